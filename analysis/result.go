@@ -1,0 +1,295 @@
+package analysis
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"time"
+)
+
+// Schema is the schema name written in analysis.json.
+const Schema = "kneecap.analysis/v1"
+
+// Float is a float64 that encodes NaN and ±Inf as JSON null: a value that could not be
+// computed is null in analysis.json (with a warning saying why).
+type Float float64
+
+// NaN is the "not computed" Float.
+func NaN() Float { return Float(math.NaN()) }
+
+// OK reports whether f holds a finite value.
+func (f Float) OK() bool { return !math.IsNaN(float64(f)) && !math.IsInf(float64(f), 0) }
+
+// MarshalJSON encodes f, or null when it is not finite.
+func (f Float) MarshalJSON() ([]byte, error) {
+	if !f.OK() {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, float64(f), 'g', -1, 64), nil
+}
+
+// UnmarshalJSON decodes a number or null (as NaN).
+func (f *Float) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*f = NaN()
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*f = Float(v)
+	return nil
+}
+
+// Latency summarises a latency distribution in milliseconds. Percentiles use linear
+// interpolation between closest ranks (numpy.percentile's default, R type 7).
+type Latency struct {
+	Mean Float `json:"mean"`
+	P50  Float `json:"p50"`
+	P90  Float `json:"p90"`
+	P95  Float `json:"p95"`
+	P99  Float `json:"p99"`
+}
+
+// NoLatency is a Latency with every field null.
+func NoLatency() Latency { return Latency{NaN(), NaN(), NaN(), NaN(), NaN()} }
+
+// Level is the summary of one concurrency level (DESIGN §1).
+type Level struct {
+	// Concurrency is the target concurrency.
+	Concurrency int `json:"concurrency"`
+	// Requests counts requests sent inside the window (the latency population).
+	Requests int `json:"requests"`
+	// Errors counts failed requests among them.
+	Errors int `json:"errors"`
+	// ErrorRate is Errors ÷ Requests.
+	ErrorRate Float `json:"error_rate"`
+	// ErrorClasses counts failures by class.
+	ErrorClasses map[string]int `json:"error_classes,omitempty"`
+	// OutputTPS is output tokens whose chunk arrived inside the window ÷ window length.
+	OutputTPS Float `json:"output_tps"`
+	// OutputTPSCI95 is the half-width of the 95% confidence interval of OutputTPS.
+	OutputTPSCI95 Float `json:"output_tps_ci95"`
+	// QPS is successful requests completed inside the window ÷ window length.
+	QPS Float `json:"qps"`
+	// InputTPS is prompt tokens of requests sent inside the window ÷ window length.
+	InputTPS Float `json:"input_tps"`
+	// GoodputQPS is requests completed inside the window meeting every SLO ÷ window length.
+	GoodputQPS Float `json:"goodput_qps"`
+	// GoodputTPS is the output tokens of those requests ÷ window length.
+	GoodputTPS Float `json:"goodput_tps"`
+	// AchievedConcurrency is the time-average of requests in flight over the window.
+	AchievedConcurrency Float `json:"achieved_concurrency"`
+	// LittlesLawError is |QPS × mean(E2E) − achieved| ÷ achieved.
+	LittlesLawError Float `json:"littles_law_error"`
+	// MeanOutputTokens is the mean N_out of successful requests.
+	MeanOutputTokens Float `json:"mean_output_tokens"`
+	// WindowS is the measurement window length in seconds.
+	WindowS Float `json:"window_s"`
+	// Steady is the sweep's steady-state verdict.
+	Steady bool `json:"steady"`
+	// ClientBound reports that the load generator was saturated during the window.
+	ClientBound bool `json:"client_bound"`
+	// Valid reports whether the level is used in fits; Notes say why not.
+	Valid bool `json:"valid"`
+	// TTFT, TPOT, ITL and E2E summarise the latencies, in milliseconds.
+	TTFT Latency `json:"ttft_ms"`
+	TPOT Latency `json:"tpot_ms"`
+	ITL  Latency `json:"itl_ms"`
+	E2E  Latency `json:"e2e_ms"`
+	// Server summarises server metrics during the window, when scraped.
+	Server *ServerEvidence `json:"server,omitempty"`
+	// Notes explain validity flags and anything unusual.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// ServerEvidence is the per-level server-metrics summary quoted beside the knee.
+type ServerEvidence struct {
+	MeanRunning float64 `json:"mean_running"`
+	MeanWaiting float64 `json:"mean_waiting"`
+	MaxKVUsage  float64 `json:"max_kv_usage"`
+	Preemptions float64 `json:"preemptions"`
+}
+
+// Meta describes where the data came from; charts and reports print it.
+type Meta struct {
+	Name     string `json:"name,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Endpoint string `json:"endpoint,omitempty"`
+	// Date is the run's start, RFC 3339 UTC.
+	Date string `json:"date,omitempty"`
+	// Source is what was analyzed: a results directory, a CSV file, vLLM bench JSON.
+	Source string `json:"source,omitempty"`
+	// StopReason is why the sweep stopped, when known.
+	StopReason string `json:"stop_reason,omitempty"`
+}
+
+// USL is a fit of the Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)).
+type USL struct {
+	Sigma  Float `json:"sigma"`
+	Kappa  Float `json:"kappa"`
+	Lambda Float `json:"lambda"`
+	R2     Float `json:"r2"`
+	// PeakConcurrency is N* = √((1−σ)/κ); null when κ = 0.
+	PeakConcurrency Float `json:"peak_concurrency"`
+	// PeakTPS is X(N*).
+	PeakTPS Float `json:"peak_tps"`
+	// PeakConcurrencyInterval is a 95% bootstrap interval of N*, [low, high].
+	PeakConcurrencyInterval [2]Float `json:"peak_concurrency_interval"`
+}
+
+// Hinge is a continuous linear-then-flat fit: y = a + b·min(x, breakpoint).
+type Hinge struct {
+	Breakpoint Float `json:"breakpoint"`
+	PlateauTPS Float `json:"plateau_tps"`
+	// Slope is b, in tokens/s per unit of concurrency before the breakpoint.
+	Slope Float `json:"slope"`
+	R2    Float `json:"r2"`
+}
+
+// Kneedle is the Kneedle (Satopää et al. 2011) knee of the throughput curve.
+type Kneedle struct {
+	Knee    Float  `json:"knee"`
+	KneeTPS Float  `json:"knee_tps"`
+	Shape   string `json:"shape"`
+}
+
+// Throughput gathers the throughput models fitted to (concurrency, output TPS).
+type Throughput struct {
+	MaxTPS            Float    `json:"max_tps"`
+	MaxTPSConcurrency int      `json:"max_tps_concurrency"`
+	USL               *USL     `json:"usl"`
+	Hinge             *Hinge   `json:"hinge"`
+	Kneedle           *Kneedle `json:"kneedle"`
+}
+
+// Knee is the headline knee: the smallest concurrency where one more doubling adds less than
+// knee_gain throughput on the fitted curve.
+type Knee struct {
+	Concurrency Float `json:"concurrency"`
+	TPS         Float `json:"tps"`
+	// Method names the fitted curve the knee was read from (usl, hinge).
+	Method string `json:"method"`
+	// Interval is a bootstrap 95% interval of Concurrency, [low, high].
+	Interval [2]Float `json:"interval"`
+	// Others holds the knees by the other methods, by name (usl, hinge, kneedle).
+	Others map[string]Float `json:"others,omitempty"`
+	// Evidence quotes server metrics at the nearest measured level, when scraped.
+	Evidence string `json:"evidence,omitempty"`
+}
+
+// Blowup is where TTFT starts growing linearly with concurrency (queueing).
+type Blowup struct {
+	Concurrency Float `json:"concurrency"`
+	// Method is "hinge" or "3x_baseline".
+	Method string `json:"method"`
+	// BaselineMS is the flat TTFT p50 before the blow-up.
+	BaselineMS Float `json:"baseline_ms"`
+	// SlopeMSPerUser is the TTFT p50 growth per added concurrent request past the blow-up.
+	SlopeMSPerUser Float `json:"slope_ms_per_user"`
+}
+
+// Overload reports throughput falling past its peak.
+type Overload struct {
+	Detected        bool  `json:"detected"`
+	FromConcurrency Float `json:"from_concurrency"`
+	DropPct         Float `json:"drop_pct"`
+}
+
+// OperatingPoint is the level of maximum Kleinrock power (output TPS ÷ mean E2E).
+type OperatingPoint struct {
+	Concurrency Float `json:"concurrency"`
+	TPS         Float `json:"tps"`
+	// Power is output TPS ÷ mean E2E in seconds.
+	Power Float `json:"power"`
+}
+
+// SLOResult is the largest concurrency meeting every SLO.
+type SLOResult struct {
+	TTFTP95MS Float `json:"ttft_p95_ms"`
+	TPOTP95MS Float `json:"tpot_p95_ms"`
+	E2EP95MS  Float `json:"e2e_p95_ms"`
+	// MaxConcurrency is interpolated on log concurrency; null when even the first level fails.
+	MaxConcurrency Float `json:"max_concurrency"`
+	TPS            Float `json:"tps"`
+	GoodputQPS     Float `json:"goodput_qps"`
+	// Limit names the SLO that binds first (ttft_p95, tpot_p95, e2e_p95), or "" when all
+	// levels meet every SLO.
+	Limit string `json:"limit,omitempty"`
+}
+
+// Capacity is the capacity plan: replicas needed for the target load.
+type Capacity struct {
+	ConcurrentUsers int     `json:"concurrent_users,omitempty"`
+	QPS             float64 `json:"qps,omitempty"`
+	OutputTPS       float64 `json:"output_tps,omitempty"`
+	// ReplicasAtSLO is the replicas needed when each runs at the SLO point.
+	ReplicasAtSLO Float `json:"replicas_at_slo"`
+	// ReplicasAtKnee is the replicas needed when each runs at the knee.
+	ReplicasAtKnee Float `json:"replicas_at_knee"`
+	GPUs           Float `json:"gpus"`
+	// CostPerHour is replicas at the SLO point × cost per replica-hour.
+	CostPerHour Float `json:"cost_per_hour"`
+	// CostPerMTokens is $ per 1M output tokens at the SLO point (and at the knee).
+	CostPerMTokens       Float `json:"cost_per_m_output_tokens"`
+	CostPerMTokensAtKnee Float `json:"cost_per_m_output_tokens_at_knee"`
+}
+
+// Result is the analysis of a sweep: the content of analysis.json.
+type Result struct {
+	Schema         string          `json:"schema"`
+	Meta           Meta            `json:"meta"`
+	Levels         []Level         `json:"levels"`
+	Throughput     Throughput      `json:"throughput"`
+	Knee           *Knee           `json:"knee"`
+	TTFTBlowup     *Blowup         `json:"ttft_blowup"`
+	Overload       Overload        `json:"overload"`
+	OperatingPoint *OperatingPoint `json:"operating_point"`
+	SLO            SLOResult       `json:"slo"`
+	Capacity       *Capacity       `json:"capacity"`
+	Warnings       []string        `json:"warnings"`
+}
+
+// SLO holds service-level objectives; a zero duration is not used.
+type SLO struct {
+	TTFTP95 time.Duration
+	TPOTP95 time.Duration
+	E2EP95  time.Duration
+}
+
+// Plan is a capacity plan's target load and cost.
+type Plan struct {
+	ConcurrentUsers    int
+	QPS                float64
+	OutputTPS          float64
+	ReplicaCostPerHour float64
+	GPUsPerReplica     int
+}
+
+// Options configures Analyze.
+type Options struct {
+	// KneeGain is the throughput gain per doubling below which the knee is reached (0.10).
+	KneeGain float64
+	// SLO holds the objectives (defaults TTFT p95 ≤ 2 s, TPOT p95 ≤ 50 ms).
+	SLO SLO
+	// Plan is the capacity plan; the zero value computes none.
+	Plan Plan
+	// MaxErrorRate is the error rate above which a level is invalid (0.05).
+	MaxErrorRate float64
+	// Bootstrap is the number of bootstrap resamples for intervals (0 disables them).
+	Bootstrap int
+	// Seed seeds the bootstrap, so results are deterministic.
+	Seed uint64
+}
+
+// DefaultOptions returns the defaults of DESIGN §4.
+func DefaultOptions() Options {
+	return Options{
+		KneeGain:     0.10,
+		SLO:          SLO{TTFTP95: 2 * time.Second, TPOTP95: 50 * time.Millisecond},
+		MaxErrorRate: 0.05,
+		Bootstrap:    500,
+		Seed:         1,
+	}
+}

@@ -1,0 +1,230 @@
+// Command kneecap finds where an LLM inference service saturates: it steps concurrency upward
+// against an OpenAI-compatible streaming endpoint, measures each level at steady state, fits
+// throughput models to find the knee and the TTFT blow-up, and writes charts and a report.
+//
+// Usage:
+//
+//	kneecap sweep   [-c FILE] [-o DIR] [--url URL] [--model M] [--levels 1,2,4,...] ...
+//	kneecap analyze PATH [-o DIR] [--slo-ttft-p95 D] [--slo-tpot-p95 D] [--knee-gain F]
+//	kneecap compare RUN... -o DIR
+//	kneecap sim     [--addr 127.0.0.1:8000] [--profile demo|fixed|seed-article] [-c FILE]
+//	kneecap version
+//
+// Exit codes: 0 ok, 1 failure, 2 usage or configuration error, 3 target unreachable,
+// 130 interrupted (results written).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+)
+
+// Exit codes (DESIGN §7).
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitUnreachable = 3
+	exitInterrupted = 130
+)
+
+// exitError carries a process exit code with an error.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// withCode wraps err so that main exits with code.
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: code, err: err}
+}
+
+// usageError is a usage or configuration error (exit 2).
+func usageError(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// exitCode maps an error returned by run to the process exit code.
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	return exitFailure
+}
+
+// env is what a subcommand may use of the process: only main touches os.Exit and signals.
+type env struct {
+	stdout, stderr io.Writer
+	// getenv reads an environment variable.
+	getenv func(string) string
+	// interrupt is done at the first SIGINT/SIGTERM: stop issuing, drain, write everything
+	// measured so far. The ctx passed to a command is cancelled at the second.
+	interrupt context.Context
+	// stderrTTY reports whether stderr is a terminal (progress bars).
+	stderrTTY bool
+}
+
+func main() {
+	hard, cancelHard := context.WithCancel(context.Background())
+	defer cancelHard()
+	soft, cancelSoft := context.WithCancel(hard)
+	defer cancelSoft()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		cancelSoft()
+		fmt.Fprintln(os.Stderr, "kneecap: interrupted: stopping (interrupt again to cancel in-flight requests)")
+		<-sigs
+		cancelHard()
+	}()
+	e := &env{
+		stdout:    os.Stdout,
+		stderr:    os.Stderr,
+		getenv:    os.Getenv,
+		interrupt: soft,
+		stderrTTY: isTerminal(os.Stderr),
+	}
+	err := run(hard, e, os.Args[1:])
+	code := exitCode(err)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		if msg := err.Error(); msg != "" && msg != fmt.Sprintf("exit %d", code) {
+			fmt.Fprintln(os.Stderr, "kneecap: "+msg)
+		}
+	}
+	os.Exit(code)
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+const usageText = `kneecap finds where an LLM inference service saturates.
+
+Usage:
+  kneecap sweep   [-c FILE] [-o DIR] [--url URL] [--model M] [flags]   measure a concurrency sweep
+  kneecap analyze PATH [-o DIR] [flags]                               analyze a run, a CSV or vLLM bench JSON
+  kneecap compare RUN... -o DIR                                       overlay several runs
+  kneecap sim     [--addr 127.0.0.1:8000] [--profile demo] [flags]    serve the simulated engine
+  kneecap version                                                     print the version
+
+Run 'kneecap COMMAND -h' for a command's flags.
+`
+
+// run dispatches a subcommand. It is main without the process: tests call it directly.
+func run(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, usageText)
+		return &exitError{code: exitUsage}
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "sweep":
+		return cmdSweep(ctx, e, rest)
+	case "analyze":
+		return cmdAnalyze(ctx, e, rest)
+	case "compare":
+		return cmdCompare(ctx, e, rest)
+	case "sim":
+		return cmdSim(ctx, e, rest)
+	case "version", "--version", "-version":
+		fmt.Fprintln(e.stdout, "kneecap", version())
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(e.stdout, usageText)
+		return nil
+	default:
+		fmt.Fprint(e.stderr, usageText)
+		return usageError("unknown command %q", cmd)
+	}
+}
+
+// version reports the module version and VCS revision the binary was built from.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := bi.Main.Version
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	out := fmt.Sprintf("%s %s", v, bi.GoVersion)
+	if rev != "" {
+		out += " " + rev + dirty
+	}
+	return out
+}
+
+// newFlagSet returns a FlagSet for a subcommand that reports errors instead of exiting.
+func newFlagSet(e *env, name, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: kneecap %s %s\n\nFlags:\n", name, usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseArgs parses flags that may stand before, between or after positional arguments
+// ("analyze PATH -o DIR"), and returns the positional arguments. A parse error is a usage
+// error (exit 2); -h is flag.ErrHelp (exit 0).
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s: %w", fs.Name(), err)}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

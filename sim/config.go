@@ -1,0 +1,72 @@
+package sim
+
+import "time"
+
+// Mode selects the engine model.
+type Mode string
+
+const (
+	// ModeBatching is the continuous-batching engine: max_num_seqs decode slots, a KV budget,
+	// an FCFS waiting queue and a step time that grows with the batch.
+	ModeBatching Mode = "batching"
+	// ModeFixed gives every request the configured TTFT and ITL with unlimited capacity; it never
+	// saturates.
+	ModeFixed Mode = "fixed"
+)
+
+// Config is the simulated engine's configuration: the `simulator:` section of a kneecap config
+// file and the flags of `kneecap sim`. Durations are YAML strings such as "4ms".
+type Config struct {
+	// Profile names a preset applied before the other fields: demo, fixed or seed-article.
+	Profile string `yaml:"profile" json:"profile,omitempty"`
+	// Mode is batching or fixed.
+	Mode Mode `yaml:"mode" json:"mode"`
+	// Model is the model name served by /v1/models and echoed in responses.
+	Model string `yaml:"model" json:"model,omitempty"`
+	// MaxNumSeqs is the number of decode slots S (batching mode).
+	MaxNumSeqs int `yaml:"max_num_seqs" json:"max_num_seqs"`
+	// KVCacheTokens is the KV-cache capacity in tokens; 0 means unlimited.
+	KVCacheTokens int `yaml:"kv_cache_tokens" json:"kv_cache_tokens"`
+	// MaxModelLen is the context-length limit in tokens (prompt + max_tokens); requests over it
+	// get HTTP 400. 0 means unlimited.
+	MaxModelLen int `yaml:"max_model_len" json:"max_model_len"`
+	// PrefillTPS is the prefill speed in prompt tokens per second.
+	PrefillTPS float64 `yaml:"prefill_tps" json:"prefill_tps"`
+	// MaxBatchedTokens caps the prompt tokens prefilled in one step (chunked prefill).
+	MaxBatchedTokens int `yaml:"max_batched_tokens" json:"max_batched_tokens"`
+	// StepBase is the fixed cost of one decode step.
+	StepBase time.Duration `yaml:"step_base" json:"step_base_ns"`
+	// StepPerSeq is the added cost of one decode step per running sequence.
+	StepPerSeq time.Duration `yaml:"step_per_seq" json:"step_per_seq_ns"`
+	// StepPerKVToken is the added cost of one decode step per KV token in use.
+	StepPerKVToken time.Duration `yaml:"step_per_kv_token" json:"step_per_kv_token_ns"`
+	// Preemption evicts the newest running request (recompute) when KV is exhausted.
+	Preemption bool `yaml:"preemption" json:"preemption"`
+	// TTFT is the time to first token in fixed mode.
+	TTFT time.Duration `yaml:"ttft" json:"ttft_ns"`
+	// ITL is the inter-token latency in fixed mode.
+	ITL time.Duration `yaml:"itl" json:"itl_ns"`
+	// OutputTokens is the mean output length when the request does not force max_tokens
+	// (ignore_eos); lengths are drawn from a seeded distribution capped by max_tokens.
+	OutputTokens int `yaml:"output_tokens" json:"output_tokens"`
+	// TokensPerChunk is the number of tokens sent in each streamed chunk.
+	TokensPerChunk int `yaml:"tokens_per_chunk" json:"tokens_per_chunk"`
+	// Faults configures fault injection.
+	Faults Faults `yaml:"faults" json:"faults"`
+	// Seed seeds every random choice of the engine.
+	Seed int64 `yaml:"seed" json:"seed"`
+}
+
+// Faults configures fault injection. Rates are probabilities per request in [0, 1].
+type Faults struct {
+	// ErrorRate is the share of requests answered with HTTP 500.
+	ErrorRate float64 `yaml:"error_rate" json:"error_rate"`
+	// DisconnectRate is the share of streams cut mid-way without [DONE].
+	DisconnectRate float64 `yaml:"disconnect_rate" json:"disconnect_rate"`
+	// QueueLimit429 answers HTTP 429 when the waiting queue is longer than this; 0 disables.
+	QueueLimit429 int `yaml:"queue_limit_429" json:"queue_limit_429"`
+	// StallRate is the share of requests that stall once mid-stream for StallDuration.
+	StallRate float64 `yaml:"stall_rate" json:"stall_rate"`
+	// StallDuration is how long a stall lasts.
+	StallDuration time.Duration `yaml:"stall_duration" json:"stall_duration_ns"`
+}

@@ -1,0 +1,171 @@
+package sweep
+
+import "time"
+
+// Phase is the part of a level a request was sent in.
+type Phase string
+
+// Phases of a level (DESIGN §3).
+const (
+	PhaseWarmup  Phase = "warmup"
+	PhaseMeasure Phase = "measure"
+	PhaseDrain   Phase = "drain"
+)
+
+// Status is the outcome of one request.
+type Status string
+
+// Request outcomes.
+const (
+	StatusOK        Status = "ok"
+	StatusError     Status = "error"
+	StatusCancelled Status = "cancelled"
+)
+
+// Error classes of failed requests (DESIGN §7).
+const (
+	ErrConnect      = "connect"
+	ErrTimeout      = "timeout"
+	ErrHTTP4xx      = "http_4xx"
+	ErrHTTP429      = "http_429"
+	ErrHTTP5xx      = "http_5xx"
+	ErrStreamBroken = "stream_broken"
+	ErrBadChunk     = "bad_chunk"
+	ErrEmpty        = "empty"
+	ErrCancelled    = "cancelled"
+)
+
+// Tokens sources: where Record.OutputTokens came from.
+const (
+	TokensFromUsage  = "usage"
+	TokensFromChunks = "chunks"
+)
+
+// Record is one request of a sweep, the line format of records.jsonl. Failures are records
+// too: they are never dropped. Durations encode as integer nanoseconds.
+type Record struct {
+	// Level is the 0-based index of the level in the sweep plan.
+	Level int `json:"level"`
+	// Concurrency is the target concurrency of the level.
+	Concurrency int `json:"concurrency"`
+	// Worker is the index of the closed-loop worker that sent the request, 0..Concurrency-1.
+	Worker int `json:"worker"`
+	// Seq is the worker's request sequence number, from 0.
+	Seq int `json:"seq"`
+	// Phase is the level phase the request was sent in.
+	Phase Phase `json:"phase"`
+	// Sent is t_send as Unix nanoseconds: taken right before the request is written.
+	Sent int64 `json:"sent_unix_ns"`
+	// ConnWait is the time spent getting a connection (pool wait, dial, TLS) before t_send.
+	ConnWait time.Duration `json:"conn_wait_ns"`
+	// TTFT is the time from t_send to the first chunk with non-empty content or reasoning
+	// content; 0 when no content arrived.
+	TTFT time.Duration `json:"ttft_ns"`
+	// E2E is the time from t_send to the last content chunk (or to the failure).
+	E2E time.Duration `json:"e2e_ns"`
+	// Chunks holds, for each content chunk, its arrival offset from t_send in microseconds.
+	// Empty when chunk recording is off; then ITL holds the summary.
+	Chunks []int64 `json:"chunks_us,omitempty"`
+	// ITL summarises inter-chunk gaps when Chunks is not recorded.
+	ITL *ITLSummary `json:"itl,omitempty"`
+	// PromptTokens is the prompt length in tokens (usage.prompt_tokens, else the workload's
+	// count).
+	PromptTokens int `json:"prompt_tokens"`
+	// OutputTokens is N_out: usage.completion_tokens, else the number of content chunks.
+	OutputTokens int `json:"output_tokens"`
+	// TokensSource says where OutputTokens came from: "usage" or "chunks".
+	TokensSource string `json:"tokens_source,omitempty"`
+	// Status is ok, error or cancelled.
+	Status Status `json:"status"`
+	// ErrorClass is one of the Err* classes when Status is not ok.
+	ErrorClass string `json:"error_class,omitempty"`
+	// Error is the error message (never containing secrets).
+	Error string `json:"error,omitempty"`
+}
+
+// ITLSummary summarises the inter-chunk gaps of one request, in microseconds, when per-chunk
+// arrival times are not recorded.
+type ITLSummary struct {
+	// Count is the number of gaps.
+	Count int `json:"count"`
+	// SumUS is the sum of the gaps.
+	SumUS int64 `json:"sum_us"`
+	// MaxUS is the largest gap.
+	MaxUS int64 `json:"max_us"`
+}
+
+// Done reports the Unix nanosecond time the request ended (t_send + E2E).
+func (r *Record) Done() int64 { return r.Sent + int64(r.E2E) }
+
+// OK reports whether the request succeeded.
+func (r *Record) OK() bool { return r.Status == StatusOK }
+
+// LevelRun describes how one level ran: its phase boundaries as Unix nanoseconds and the
+// steady-state verdict. It is the line format of levels.json's "levels" array.
+type LevelRun struct {
+	// Index is the 0-based index of the level in the plan.
+	Index int `json:"index"`
+	// Concurrency is the target concurrency (number of workers).
+	Concurrency int `json:"concurrency"`
+	// WarmupStart is when the first worker started.
+	WarmupStart int64 `json:"warmup_start_unix_ns"`
+	// W0 and W1 bound the measurement window [W0, W1).
+	W0 int64 `json:"w0_unix_ns"`
+	W1 int64 `json:"w1_unix_ns"`
+	// DrainEnd is when the last in-flight request of the level ended.
+	DrainEnd int64 `json:"drain_end_unix_ns"`
+	// Steady is the steady-state verdict of the measurement window.
+	Steady bool `json:"steady"`
+	// Slices is the number of equal slices of the window the steady-state test used.
+	Slices int `json:"slices"`
+	// SliceTPS is the output tokens/s of each slice.
+	SliceTPS []float64 `json:"slice_tps,omitempty"`
+	// CIHalfWidth is the 95% CI half-width of the mean slice TPS, relative to the mean.
+	CIHalfWidth float64 `json:"ci_half_width_rel"`
+	// TrendP is the p-value of the linear trend across slices.
+	TrendP float64 `json:"trend_p"`
+	// Cancelled counts in-flight requests cancelled at the drain timeout.
+	Cancelled int `json:"cancelled"`
+	// Client is the load generator's self-diagnosis during the window (may be nil).
+	Client *ClientStats `json:"client,omitempty"`
+	// Server summarises scraped server metrics during the window (may be nil).
+	Server *ServerStats `json:"server,omitempty"`
+	// Notes are warnings about this level (for example "not steady").
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Window returns the measurement window length.
+func (l *LevelRun) Window() time.Duration { return time.Duration(l.W1 - l.W0) }
+
+// ClientStats is the load generator's self-diagnosis over a measurement window.
+type ClientStats struct {
+	// CPUUtilization is process CPU time ÷ (wall time × GOMAXPROCS), in [0, 1].
+	CPUUtilization float64 `json:"cpu_utilization"`
+	// SchedLatencyP99 is the p99 Go scheduling latency (runtime/metrics /sched/latencies).
+	SchedLatencyP99 time.Duration `json:"sched_latency_p99_ns"`
+	// ConnWaitP99 is the p99 of conn_wait over requests sent in the window.
+	ConnWaitP99 time.Duration `json:"conn_wait_p99_ns"`
+	// Bound reports whether the client was saturated (see the thresholds in the doc).
+	Bound bool `json:"bound"`
+	// Reason says which threshold made it bound.
+	Reason string `json:"reason,omitempty"`
+}
+
+// ServerStats summarises server metrics (vLLM, SGLang, llama.cpp) scraped during a window.
+// NaN-free: a series that was not seen has its Seen flag false.
+type ServerStats struct {
+	// Samples is the number of scrapes inside the window.
+	Samples int `json:"samples"`
+	// MeanRunning is the mean number of running requests.
+	MeanRunning float64 `json:"mean_running"`
+	// MeanWaiting is the mean number of waiting (queued) requests.
+	MeanWaiting float64 `json:"mean_waiting"`
+	// MaxWaiting is the largest number of waiting requests seen.
+	MaxWaiting float64 `json:"max_waiting"`
+	// MaxKVUsage is the largest KV-cache usage seen, in [0, 1].
+	MaxKVUsage float64 `json:"max_kv_usage"`
+	// Preemptions is the increase of the preemption counter over the window.
+	Preemptions float64 `json:"preemptions"`
+	// Series lists the metric names that were found.
+	Series []string `json:"series,omitempty"`
+}
