@@ -126,6 +126,9 @@ type LevelRun struct {
 	TrendP float64 `json:"trend_p"`
 	// Cancelled counts in-flight requests cancelled at the drain timeout.
 	Cancelled int `json:"cancelled"`
+	// Interrupted reports that the sweep was interrupted during this level: W1 is the moment
+	// of the interrupt, and the analysis treats the level as invalid.
+	Interrupted bool `json:"interrupted,omitempty"`
 	// Client is the load generator's self-diagnosis during the window (may be nil).
 	Client *ClientStats `json:"client,omitempty"`
 	// Server summarises scraped server metrics during the window (may be nil).

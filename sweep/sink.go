@@ -42,3 +42,70 @@ type Results struct {
 	// StopReason is why the sweep stopped ("" while it runs).
 	StopReason string
 }
+
+// Observer receives a sweep's progress. Calls come from the controller goroutine, one at a
+// time; implementations must return quickly.
+type Observer interface {
+	// LevelStarted is called when a level's workers start.
+	LevelStarted(index, concurrency int)
+	// Live is called about every 500 ms with the running level's live numbers.
+	Live(s LiveStats)
+	// LevelFinished is called after a level has drained and its records reached the Sink.
+	LevelFinished(run LevelRun, records []Record)
+}
+
+// LiveStats are the running level's live numbers, for progress display only.
+type LiveStats struct {
+	Index       int
+	Concurrency int
+	// Phase is the phase the level is in.
+	Phase Phase
+	// Elapsed is the time since the level started.
+	Elapsed time.Duration
+	// Completed counts requests completed in the measurement window so far.
+	Completed int
+	// InFlight is the number of requests in flight.
+	InFlight int
+	// OutputTPS is output tokens/s over the measurement window so far (0 during warmup).
+	OutputTPS float64
+	// TTFTP50 is the median TTFT of requests completed in the window so far.
+	TTFTP50 time.Duration
+}
+
+// Judge makes the sweep's stop decisions from the levels finished so far (DESIGN §3: plateau,
+// overload, TTFT p95 above stop_ttft, error rate). cmd wires it to the analysis package, which
+// sweep does not import.
+type Judge interface {
+	// Decide returns a non-empty reason to stop after the last of runs, else "". records[i]
+	// holds every record of runs[i].
+	Decide(runs []LevelRun, records [][]Record) string
+}
+
+// Plan is everything Run needs besides the client and the sink.
+type Plan struct {
+	// Levels are the target concurrencies, in order.
+	Levels []int
+	// Protocol holds warmup, duration, min_requests, max_duration, ci_target, drain_timeout,
+	// cooldown and the stop rules (the budget is applied by Run itself).
+	Protocol SweepConfig
+	// Workload produces the requests.
+	Workload Workload
+	// ThinkTime is the pause of a worker between requests.
+	ThinkTime time.Duration
+	// StartIndex skips levels before it (resume); Done holds those finished levels and their
+	// records so stop rules see them.
+	StartIndex  int
+	Done        []LevelRun
+	DoneRecords [][]Record
+	// Judge makes stop decisions; nil applies only the budget.
+	Judge Judge
+	// Observer receives progress; may be nil.
+	Observer Observer
+	// Scraper, when non-nil, summarises server metrics per window into LevelRun.Server.
+	Scraper WindowSummarizer
+}
+
+// WindowSummarizer summarises server metrics over a window [w0, w1) of Unix nanoseconds.
+type WindowSummarizer interface {
+	Summarize(w0, w1 int64) *ServerStats
+}
