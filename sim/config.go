@@ -49,6 +49,10 @@ type Config struct {
 	// OutputTokens is the mean output length when the request does not force max_tokens
 	// (ignore_eos); lengths are drawn from a seeded distribution capped by max_tokens.
 	OutputTokens int `yaml:"output_tokens" json:"output_tokens"`
+	// OutputDist is the output-length distribution of requests that do not force max_tokens:
+	// geometric (a constant end-of-sequence probability 1/OutputTokens per token, mean
+	// OutputTokens) or fixed (exactly OutputTokens). Either is capped by max_tokens.
+	OutputDist string `yaml:"output_dist" json:"output_dist,omitempty"`
 	// TokensPerChunk is the number of tokens sent in each streamed chunk.
 	TokensPerChunk int `yaml:"tokens_per_chunk" json:"tokens_per_chunk"`
 	// Faults configures fault injection.

@@ -1,8 +1,139 @@
 package main
 
-import "context"
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
 
-// cmdSim is being built; see the issue tracker.
+	"gopkg.in/yaml.v3"
+
+	"github.com/kneecap/kneecap/sim"
+)
+
+// simFile is the part of a kneecap config file that `kneecap sim` reads: the simulator
+// section, strictly (unknown keys are errors); the other sections belong to sweep.
+type simFile struct {
+	Simulator sim.Config           `yaml:"simulator"`
+	Rest      map[string]yaml.Node `yaml:",inline"`
+}
+
+// cmdSim serves the simulated engine until the first interrupt.
 func cmdSim(ctx context.Context, e *env, args []string) error {
-	return usageError("sim: not built yet")
+	fs := newFlagSet(e, "sim", "[--addr 127.0.0.1:8000] [--profile demo|fixed|seed-article] [-c FILE] [engine flags]")
+	addr := fs.String("addr", "127.0.0.1:8000", "listen address (host:port; port 0 picks a free port)")
+	file := fs.String("c", "", "config `FILE` whose simulator: section configures the engine")
+	profile := fs.String("profile", "", "preset: demo, fixed or seed-article (default demo)")
+	mode := fs.String("mode", "", "engine mode: batching or fixed")
+	model := fs.String("model", "", "model name served")
+	maxSeqs := fs.Int("max-num-seqs", 0, "decode slots S")
+	stepBase := fs.Duration("step-base", 0, "fixed cost of one decode step")
+	stepPerSeq := fs.Duration("step-per-seq", 0, "added step cost per running sequence")
+	prefill := fs.Float64("prefill-tps", 0, "prefill speed in prompt tokens per second")
+	kv := fs.Int("kv-cache-tokens", 0, "KV-cache capacity in tokens (0 = unlimited)")
+	maxLen := fs.Int("max-model-len", 0, "context limit in tokens (0 = unlimited)")
+	preempt := fs.Bool("preemption", false, "evict the newest request when the KV cache is full")
+	ttft := fs.Duration("ttft", 0, "time to first token (fixed mode)")
+	itl := fs.Duration("itl", 0, "inter-token latency (fixed mode)")
+	outTok := fs.Int("output-tokens", 0, "mean output length in tokens when max_tokens is not forced")
+	perChunk := fs.Int("tokens-per-chunk", 0, "tokens per streamed chunk")
+	seed := fs.Int64("seed", 0, "seed of every random draw")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("sim: unexpected argument %q", pos[0])
+	}
+	var cfg sim.Config
+	if *file != "" {
+		if cfg, err = loadSimConfig(*file); err != nil {
+			return err
+		}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["profile"] {
+		cfg.Profile = *profile
+	}
+	rc, err := sim.Resolve(cfg)
+	if err != nil {
+		return usageError("sim: %w", err)
+	}
+	// Flags override the file exactly, zero values included (--kv-cache-tokens 0 = unlimited).
+	apply := map[string]func(){
+		"mode":             func() { rc.Mode = sim.Mode(*mode) },
+		"model":            func() { rc.Model = *model },
+		"max-num-seqs":     func() { rc.MaxNumSeqs = *maxSeqs },
+		"step-base":        func() { rc.StepBase = *stepBase },
+		"step-per-seq":     func() { rc.StepPerSeq = *stepPerSeq },
+		"prefill-tps":      func() { rc.PrefillTPS = *prefill },
+		"kv-cache-tokens":  func() { rc.KVCacheTokens = *kv },
+		"max-model-len":    func() { rc.MaxModelLen = *maxLen },
+		"preemption":       func() { rc.Preemption = *preempt },
+		"ttft":             func() { rc.TTFT = *ttft },
+		"itl":              func() { rc.ITL = *itl },
+		"output-tokens":    func() { rc.OutputTokens = *outTok },
+		"tokens-per-chunk": func() { rc.TokensPerChunk = *perChunk },
+		"seed":             func() { rc.Seed = *seed },
+	}
+	for name, f := range apply {
+		if set[name] {
+			f()
+		}
+	}
+	if err := rc.Validate(); err != nil {
+		return usageError("sim: %w", err)
+	}
+	run, err := sim.Start(rc, *addr)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	fmt.Fprintf(e.stderr, "kneecap sim: serving %s (%s)\n", run.URL, rc)
+	select {
+	case <-e.interrupt.Done():
+	case <-ctx.Done():
+	}
+	if err := run.Close(); err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	return nil
+}
+
+// yamlLine matches the "line N: " that yaml.v3 puts in its messages.
+var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// loadSimConfig reads the simulator section of a config file; errors are "FILE:LINE: ...".
+func loadSimConfig(path string) (sim.Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return sim.Config{}, usageError("sim: %w", err)
+	}
+	var f simFile
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			msgs := make([]error, 0, len(te.Errors))
+			for _, m := range te.Errors {
+				msgs = append(msgs, errors.New(fileLine(path, m)))
+			}
+			return sim.Config{}, &exitError{code: exitUsage, err: errors.Join(msgs...)}
+		}
+		return sim.Config{}, usageError("%s", fileLine(path, err.Error()))
+	}
+	return f.Simulator, nil
+}
+
+// fileLine rewrites yaml.v3's "line N: msg" as "FILE:N: msg".
+func fileLine(path, msg string) string {
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("%s:%s: %s", path, m[1], m[2])
+	}
+	return fmt.Sprintf("%s: %s", path, msg)
 }

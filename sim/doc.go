@@ -1,0 +1,83 @@
+// Package sim is a simulated LLM inference engine behind an OpenAI-compatible HTTP API. It is
+// kneecap's built-in target, the fixture its tests measure against, and `kneecap sim`. It
+// imports no other kneecap package.
+//
+// # Engines
+//
+// Batching mode is a discrete-step model of a continuous-batching server (vLLM, SGLang),
+// running in real time in one engine goroutine:
+//
+//   - S = max_num_seqs decode slots, a KV cache of kv_cache_tokens tokens (0 = unlimited; a
+//     request holds its prompt plus its generated tokens) and an FCFS waiting queue.
+//   - Each step admits waiting requests first come first served, without skipping, while a
+//     slot and KV room are free; prefills admitted prompts at prefill_tps, at most
+//     max_batched_tokens prompt tokens per step (chunked prefill), which lengthens that step
+//     for everyone; then produces one token for every running sequence. A request's first
+//     token comes at the end of the step that completes its prefill.
+//   - Step time: t(b) = step_base + step_per_seq × b + step_per_kv_token × (KV tokens in
+//     use), plus (prompt tokens prefilled in the step) ÷ prefill_tps, where b is the number
+//     of sequences producing a token in the step.
+//   - Steps run against an absolute schedule (end of step k+1 = end of step k + its duration),
+//     so timer jitter does not accumulate as drift; an engine that falls behind runs the next
+//     step at once (and restarts the schedule when more than 50 ms behind).
+//   - KV without preemption: admission reserves prompt + output tokens, so the cache never
+//     overflows. With preemption (vLLM's recompute), admission needs room for the prompt plus
+//     one token per running sequence, and when the cache cannot hold the next token of every
+//     running sequence the most recently admitted request is evicted to the head of the
+//     queue; its KV is discarded and rebuilt by prefilling prompt + generated tokens when it
+//     is admitted again (tokens already streamed stay streamed). Each eviction counts in
+//     vllm:num_preemptions_total. Thrashing makes throughput fall past overload.
+//   - A client that goes away frees its slot and KV at the next step. Tokens reach the HTTP
+//     handler through a per-request counter and a one-slot notification channel, so a slow
+//     client never blocks the engine and buffers stay bounded.
+//
+// Fixed mode gives every request its first token TTFT after arrival and one more token every
+// ITL, with unlimited capacity (one timer per stream). It never saturates.
+//
+// # Ground truth
+//
+// With unlimited KV and negligible prefill, a closed loop of c clients sees in batching mode
+//
+//	TPS(c) = c ÷ t(c)        for c ≤ S,
+//	TPS(c) = S ÷ t(S)        for c > S (flat),
+//
+// and TTFT grows about linearly for c > S: a request waits for about (c − S) ÷ S service
+// times, one service time being N_out × t(S). Prefill of P-token prompts lengthens the mean
+// step to t(c) + (c ÷ N_out) × P ÷ prefill_tps; a client's turnaround between requests costs
+// about one step per request (a factor N_out ÷ (N_out + 1)). The demo profile has
+// t(32) = 4 ms + 32 × 250 µs = 12 ms, a plateau of 32 ÷ 12 ms ≈ 2,667 tokens/s from c = 32.
+// Config.IdealTPS computes the formula. In fixed mode E2E = TTFT + (N_out − 1) × ITL; the
+// seed-article profile gives 0.3 s + 99 × 0.05 s = 5.25 s for 100 tokens.
+//
+// # Tokens
+//
+// Prompt tokens (CountTokens): one token per whitespace-separated word (strings.Fields)
+// across all message contents (chat; text parts of array contents) or the prompt
+// (completions; a token-id array counts its length); no chat-template overhead. Each output
+// token is the word "tok " in the content, so output counts the same way.
+//
+// Output length: max_tokens when ignore_eos is set or min_tokens ≥ max_tokens; otherwise a
+// draw from output_dist (geometric with mean output_tokens — a constant end-of-sequence
+// probability per token — or exactly output_tokens), raised to min_tokens and capped by
+// max_tokens. Draws are deterministic: SplitMix64 of the seed and the request's arrival
+// sequence number (1, 2, … per server), so a run with the same arrival order repeats. A
+// request that reaches max_tokens finishes with "length", otherwise "stop". Without
+// max_tokens the cap is max_model_len − prompt (or the KV capacity − prompt), if any.
+//
+// # HTTP
+//
+// POST /v1/chat/completions and /v1/completions, streamed (server-sent events ending with
+// "data: [DONE]") or not; stream_options.include_usage adds a final chunk with empty choices
+// and usage {prompt_tokens, completion_tokens, total_tokens}; chat streams open with vLLM's
+// role-only chunk (delta {role: assistant, content: ""}); every chunk is flushed; the first
+// content chunk carries the first token and later ones tokens_per_chunk tokens. GET
+// /v1/models, GET /health and GET /metrics (Prometheus text, vLLM series names labelled
+// model_name). An unknown model is 404, malformed JSON and prompt + max_tokens >
+// max_model_len are 400, all with the OpenAI error body {"error": {"message", "type",
+// "param", "code"}}.
+//
+// Faults, drawn per request from the seed like output lengths: error_rate answers 500;
+// queue_limit_429 answers 429 while the waiting queue is longer; disconnect_rate aborts the
+// connection at a random token position; stall_rate pauses the stream once, at a random
+// token position, for stall_duration (default 1 s).
+package sim

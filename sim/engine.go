@@ -1,0 +1,376 @@
+package sim
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// maxLag is how far behind its absolute schedule the engine may fall and still catch up by
+// running steps back to back; beyond it the schedule restarts from now, so a long stall of
+// the process does not turn into a burst of catch-up steps.
+const maxLag = 50 * time.Millisecond
+
+// submitBuffer is the capacity of the engine's submission channel.
+const submitBuffer = 1024
+
+// request is one generation request, shared by its HTTP handler and the engine goroutine.
+type request struct {
+	// seq is the request's arrival sequence number (1, 2, ...); random draws derive from it.
+	seq uint64
+	// prompt is the prompt length in tokens.
+	prompt int
+	// target is the number of output tokens the request will generate.
+	target int
+
+	// generated is the number of tokens generated so far; written by the engine only.
+	generated atomic.Int64
+	// notify (capacity 1) is signalled after generated changes; it coalesces, so a slow
+	// reader never blocks the engine and memory per request stays bounded.
+	notify chan struct{}
+	// gone is set by the handler when its client has left; the engine then frees the request
+	// at its next step.
+	gone atomic.Bool
+
+	// Engine-goroutine state.
+	prefillLeft   int  // tokens still to prefill (prompt, plus generated tokens on recompute)
+	kvAlloc       int  // KV tokens allocated against the capacity
+	kvActive      int  // KV tokens holding attention state (prefilled + generated)
+	promptCounted bool // prompt tokens added to the prompt-token counter
+}
+
+func newRequest(seq uint64, prompt, target int) *request {
+	return &request{seq: seq, prompt: prompt, target: target, notify: make(chan struct{}, 1)}
+}
+
+// signal wakes the request's reader without blocking.
+func (r *request) signal() {
+	select {
+	case r.notify <- struct{}{}:
+	default:
+	}
+}
+
+// Stats is a snapshot of the engine's state and counters.
+type Stats struct {
+	// Running is the number of requests holding a decode slot (batching) or in flight (fixed).
+	Running int
+	// Waiting is the number of requests in the FCFS waiting queue.
+	Waiting int
+	// KVTokensUsed is the number of KV-cache tokens allocated.
+	KVTokensUsed int
+	// KVCacheTokens is the KV capacity in tokens; 0 means unlimited.
+	KVCacheTokens int
+	// Preemptions counts requests evicted from the batch because the KV cache was exhausted.
+	Preemptions int64
+	// PromptTokens counts prompt tokens prefilled (each request's prompt once).
+	PromptTokens int64
+	// GenerationTokens counts output tokens generated.
+	GenerationTokens int64
+	// Steps counts engine steps run (batching mode).
+	Steps int64
+}
+
+// KVUsage is the fraction of the KV cache allocated, in [0, 1]; 0 when unlimited.
+func (s Stats) KVUsage() float64 {
+	if s.KVCacheTokens <= 0 {
+		return 0
+	}
+	return float64(s.KVTokensUsed) / float64(s.KVCacheTokens)
+}
+
+// engine is the continuous-batching model. All fields below mu are owned by the engine
+// goroutine (run), or by the caller of step in benchmarks.
+type engine struct {
+	cfg    Config
+	submit chan *request
+	stop   <-chan struct{}
+
+	mu    sync.Mutex
+	stats Stats
+
+	waiting   []*request // FCFS; head first
+	running   []*request // admission order, oldest first
+	producers []*request // requests that produce a token at the end of the current step
+	kvAlloc   int
+	kvActive  int
+	preempts  int64
+	promptTok int64
+	genTok    int64
+	steps     int64
+}
+
+func newEngine(cfg Config, stop <-chan struct{}) *engine {
+	return &engine{
+		cfg:    cfg,
+		submit: make(chan *request, submitBuffer),
+		stop:   stop,
+		stats:  Stats{KVCacheTokens: cfg.KVCacheTokens},
+	}
+}
+
+// snapshot returns the last published stats; Waiting includes submissions the engine has
+// not yet taken from its channel.
+func (e *engine) snapshot() Stats {
+	e.mu.Lock()
+	st := e.stats
+	e.mu.Unlock()
+	st.Waiting += len(e.submit)
+	return st
+}
+
+// publish copies the engine state into the stats snapshot.
+func (e *engine) publish() {
+	e.mu.Lock()
+	e.stats = Stats{
+		Running:          len(e.running),
+		Waiting:          len(e.waiting),
+		KVTokensUsed:     e.kvAlloc,
+		KVCacheTokens:    e.cfg.KVCacheTokens,
+		Preemptions:      e.preempts,
+		PromptTokens:     e.promptTok,
+		GenerationTokens: e.genTok,
+		Steps:            e.steps,
+	}
+	e.mu.Unlock()
+}
+
+// run is the engine goroutine: it runs steps against an absolute schedule (the end of step k+1
+// is the end of step k plus step k+1's duration) until stop is closed.
+func (e *engine) run() {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var next time.Time // end of the previous step
+	for {
+		if len(e.running) == 0 && len(e.waiting) == 0 {
+			select {
+			case r := <-e.submit:
+				e.enqueue(r)
+			case <-e.stop:
+				return
+			}
+			next = time.Now()
+		}
+		e.drain()
+		d := e.begin()
+		e.publish()
+		end := next.Add(d)
+		if now := time.Now(); now.Sub(end) > maxLag {
+			end = now
+		}
+		if !e.sleepUntil(timer, end) {
+			return
+		}
+		e.finish()
+		next = end
+	}
+}
+
+// sleepUntil waits for t while accepting submissions; it reports false when the engine is
+// stopped.
+func (e *engine) sleepUntil(timer *time.Timer, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		select {
+		case <-e.stop:
+			return false
+		default:
+			return true
+		}
+	}
+	timer.Reset(d)
+	for {
+		select {
+		case <-timer.C:
+			return true
+		case r := <-e.submit:
+			e.enqueue(r)
+			e.publish()
+		case <-e.stop:
+			return false
+		}
+	}
+}
+
+// drain moves every pending submission to the waiting queue without blocking.
+func (e *engine) drain() {
+	for {
+		select {
+		case r := <-e.submit:
+			e.enqueue(r)
+		default:
+			return
+		}
+	}
+}
+
+func (e *engine) enqueue(r *request) {
+	r.prefillLeft = r.prompt
+	e.waiting = append(e.waiting, r)
+}
+
+// begin plans one step: it frees requests whose clients left, preempts when the KV cache
+// cannot hold one more token per running sequence, admits waiting requests FCFS, and
+// schedules prefill. It returns the step's duration.
+func (e *engine) begin() time.Duration {
+	e.reap()
+	e.preempt()
+	e.admit()
+	budget := e.cfg.MaxBatchedTokens
+	prefilled := 0
+	e.producers = e.producers[:0]
+	for _, r := range e.running {
+		if r.prefillLeft > 0 {
+			n := min(r.prefillLeft, budget)
+			if n == 0 {
+				continue
+			}
+			r.prefillLeft -= n
+			r.kvActive += n
+			e.kvActive += n
+			budget -= n
+			prefilled += n
+			if r.prefillLeft > 0 {
+				continue
+			}
+		}
+		e.producers = append(e.producers, r)
+	}
+	d := e.cfg.StepTime(len(e.producers), e.kvActive)
+	if prefilled > 0 {
+		d += time.Duration(float64(prefilled) / e.cfg.PrefillTPS * float64(time.Second))
+	}
+	e.steps++
+	return d
+}
+
+// finish ends the step: every producer gets one token; finished requests leave the batch.
+// The new state is published before readers are woken, so a client that has seen its last
+// token also sees it counted in Stats.
+func (e *engine) finish() {
+	reserve := e.reserves()
+	for _, r := range e.producers {
+		if !r.promptCounted {
+			r.promptCounted = true
+			e.promptTok += int64(r.prompt)
+		}
+		r.generated.Add(1)
+		e.genTok++
+		r.kvActive++
+		e.kvActive++
+		if !reserve {
+			r.kvAlloc++
+			e.kvAlloc++
+		}
+	}
+	kept := e.running[:0]
+	for _, r := range e.running {
+		if r.generated.Load() >= int64(r.target) {
+			e.release(r)
+			continue
+		}
+		kept = append(kept, r)
+	}
+	clear(e.running[len(kept):])
+	e.running = kept
+	e.publish()
+	for _, r := range e.producers {
+		r.signal()
+	}
+	clear(e.producers)
+	e.producers = e.producers[:0]
+}
+
+// reserves reports whether admission reserves a request's full length (prompt + output) in
+// the KV cache: a limited cache without preemption.
+func (e *engine) reserves() bool {
+	return e.cfg.KVCacheTokens > 0 && !e.cfg.Preemption
+}
+
+// release returns a request's KV allocation.
+func (e *engine) release(r *request) {
+	e.kvAlloc -= r.kvAlloc
+	e.kvActive -= r.kvActive
+	r.kvAlloc, r.kvActive = 0, 0
+}
+
+// reap frees requests whose clients have gone.
+func (e *engine) reap() {
+	kept := e.running[:0]
+	for _, r := range e.running {
+		if r.gone.Load() {
+			e.release(r)
+			continue
+		}
+		kept = append(kept, r)
+	}
+	clear(e.running[len(kept):])
+	e.running = kept
+	w := e.waiting[:0]
+	for _, r := range e.waiting {
+		if !r.gone.Load() {
+			w = append(w, r)
+		}
+	}
+	clear(e.waiting[len(w):])
+	e.waiting = w
+}
+
+// preempt evicts the most recently admitted running requests (recompute preemption, as vLLM
+// does) until the KV cache has room for one more token per running sequence. An evicted
+// request returns to the head of the waiting queue; its KV is discarded and rebuilt by
+// prefilling prompt + generated tokens when it is admitted again. Tokens already streamed stay
+// streamed.
+func (e *engine) preempt() {
+	if e.cfg.KVCacheTokens <= 0 || !e.cfg.Preemption {
+		return
+	}
+	for len(e.running) > 0 && e.kvAlloc+len(e.running) > e.cfg.KVCacheTokens {
+		last := len(e.running) - 1
+		r := e.running[last]
+		e.running[last] = nil
+		e.running = e.running[:last]
+		e.release(r)
+		r.prefillLeft = r.prompt + int(r.generated.Load())
+		e.waiting = append(e.waiting, nil)
+		copy(e.waiting[1:], e.waiting)
+		e.waiting[0] = r
+		e.preempts++
+	}
+}
+
+// admit moves waiting requests into the batch, first come first served and without skipping,
+// while a decode slot and KV room are free. With a limited cache and no preemption a request
+// reserves prompt + output tokens; with preemption it needs room for its prefill plus one
+// token for every running sequence.
+func (e *engine) admit() {
+	n := 0
+	for _, r := range e.waiting {
+		if len(e.running) >= e.cfg.MaxNumSeqs {
+			break
+		}
+		need := r.prefillLeft
+		if e.reserves() {
+			need = r.prompt + r.target
+		}
+		if c := e.cfg.KVCacheTokens; c > 0 {
+			extra := 0
+			if e.cfg.Preemption {
+				extra = len(e.running) + 1
+			}
+			if e.kvAlloc+need+extra > c {
+				break
+			}
+		}
+		r.kvAlloc = need
+		e.kvAlloc += need
+		e.running = append(e.running, r)
+		n++
+	}
+	if n > 0 {
+		m := copy(e.waiting, e.waiting[n:])
+		clear(e.waiting[m:])
+		e.waiting = e.waiting[:m]
+	}
+}

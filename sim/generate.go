@@ -1,0 +1,545 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+type apiKind int
+
+const (
+	apiChat apiKind = iota
+	apiCompletions
+)
+
+// genRequest is the subset of the OpenAI (and vLLM) request body the simulator honours.
+// Unknown fields are ignored, as vLLM does.
+type genRequest struct {
+	Model               string          `json:"model"`
+	Messages            []chatMessage   `json:"messages"`
+	Prompt              json.RawMessage `json:"prompt"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *streamOptions  `json:"stream_options"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	MinTokens           int             `json:"min_tokens"`
+	IgnoreEOS           bool            `json:"ignore_eos"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// promptTokens counts the request's prompt tokens by CountTokens.
+func (g *genRequest) promptTokens(kind apiKind) (int, error) {
+	if kind == apiChat {
+		if len(g.Messages) == 0 {
+			return 0, errors.New("messages: must not be empty")
+		}
+		n := 0
+		for i, m := range g.Messages {
+			k, err := contentTokens(m.Content)
+			if err != nil {
+				return 0, fmt.Errorf("messages[%d].content: %w", i, err)
+			}
+			n += k
+		}
+		return n, nil
+	}
+	raw := bytes.TrimSpace(g.Prompt)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return 0, errors.New("prompt: required")
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return CountTokens(s), nil
+	}
+	var ss []string
+	if err := json.Unmarshal(raw, &ss); err == nil {
+		if len(ss) != 1 {
+			return 0, fmt.Errorf("prompt: %d prompts in one request are not supported", len(ss))
+		}
+		return CountTokens(ss[0]), nil
+	}
+	var ids []int
+	if err := json.Unmarshal(raw, &ids); err == nil {
+		return len(ids), nil
+	}
+	return 0, errors.New("prompt: must be a string, a one-element array of strings, or an array of token ids")
+}
+
+// contentTokens counts a message content: a string, or an array of parts whose "text" fields
+// are counted.
+func contentTokens(raw json.RawMessage) (int, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return 0, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return CountTokens(s), nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return 0, errors.New("must be a string or an array of content parts")
+	}
+	n := 0
+	for _, p := range parts {
+		n += CountTokens(p.Text)
+	}
+	return n, nil
+}
+
+// plan is what the server decided for one accepted request.
+type plan struct {
+	seq          uint64
+	kind         apiKind
+	prompt       int
+	outputTokens int
+	finish       string // "length" or "stop"
+	stream       bool
+	includeUsage bool
+	disconnectAt int // cut the stream once this many tokens are sent; -1 = never
+	stallAt      int // stall once this many tokens are sent; -1 = never
+	created      int64
+	arrived      time.Time // when the handler started; fixed mode's TTFT counts from here
+}
+
+// badRequest writes a 400 BadRequestError.
+func badRequest(w http.ResponseWriter, format string, args ...any) {
+	writeError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf(format, args...))
+}
+
+// generate serves /v1/chat/completions and /v1/completions.
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) {
+	arrived := time.Now()
+	var g genRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err := dec.Decode(&g); err != nil {
+		badRequest(w, "invalid JSON body: %v", err)
+		return
+	}
+	if g.Model != "" && g.Model != s.cfg.Model {
+		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", g.Model))
+		return
+	}
+	prompt, err := g.promptTokens(kind)
+	if err != nil {
+		badRequest(w, "%v", err)
+		return
+	}
+	maxTok := g.MaxTokens
+	if maxTok == nil {
+		maxTok = g.MaxCompletionTokens
+	}
+	if maxTok != nil && *maxTok < 1 {
+		badRequest(w, "max_tokens must be at least 1, got %d", *maxTok)
+		return
+	}
+	if g.MinTokens < 0 {
+		badRequest(w, "min_tokens must be at least 0, got %d", g.MinTokens)
+		return
+	}
+	// The context limit: max_model_len, and in batching mode the KV capacity.
+	limit := s.cfg.MaxModelLen
+	if s.cfg.Mode == ModeBatching && s.cfg.KVCacheTokens > 0 && (limit == 0 || s.cfg.KVCacheTokens < limit) {
+		limit = s.cfg.KVCacheTokens
+	}
+	capTok := 0 // 0 = no cap
+	if maxTok != nil {
+		capTok = *maxTok
+	}
+	if limit > 0 {
+		if maxTok != nil && prompt+*maxTok > limit {
+			badRequest(w, "This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
+				limit, prompt+*maxTok, prompt, *maxTok)
+			return
+		}
+		if maxTok == nil {
+			if prompt >= limit {
+				badRequest(w, "This model's maximum context length is %d tokens. However, your prompt has %d tokens. Please reduce the length of the prompt.", limit, prompt)
+				return
+			}
+			capTok = limit - prompt
+		}
+	}
+
+	seq := s.seq.Add(1)
+	f := s.cfg.Faults
+	if f.ErrorRate > 0 && uniform(s.cfg.Seed, seq, saltError) < f.ErrorRate {
+		writeError(w, http.StatusInternalServerError, "InternalServerError", "injected fault: internal server error")
+		return
+	}
+	if f.QueueLimit429 > 0 && s.eng != nil && s.eng.snapshot().Waiting > f.QueueLimit429 {
+		writeError(w, http.StatusTooManyRequests, "RateLimitError", fmt.Sprintf("injected fault: waiting queue longer than %d", f.QueueLimit429))
+		return
+	}
+
+	p := plan{seq: seq, kind: kind, prompt: prompt, stream: g.Stream, created: arrived.Unix(), arrived: arrived, disconnectAt: -1, stallAt: -1}
+	p.includeUsage = g.StreamOptions != nil && g.StreamOptions.IncludeUsage
+	n := outputLength(s.cfg.OutputDist, s.cfg.OutputTokens, s.cfg.Seed, seq)
+	if g.IgnoreEOS || (capTok > 0 && g.MinTokens >= capTok) {
+		if capTok > 0 {
+			n = capTok
+		}
+	}
+	n = max(n, g.MinTokens)
+	p.finish = "stop"
+	if capTok > 0 && n >= capTok {
+		n, p.finish = capTok, "length"
+	}
+	p.outputTokens = n
+	if f.DisconnectRate > 0 && uniform(s.cfg.Seed, seq, saltDisconnect) < f.DisconnectRate {
+		p.disconnectAt = midpoint(s.cfg.Seed, seq, saltDisconnect, n)
+	}
+	if f.StallRate > 0 && uniform(s.cfg.Seed, seq, saltStall) < f.StallRate {
+		p.stallAt = midpoint(s.cfg.Seed, seq, saltStall, n)
+	}
+
+	src := s.newSource(&p)
+	defer src.release()
+	if err := src.start(r.Context()); err != nil {
+		if errors.Is(err, errStopped) {
+			writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "server is shutting down")
+		}
+		return
+	}
+	if p.stream {
+		s.streamResponse(r.Context(), w, &p, src)
+		return
+	}
+	s.plainResponse(r.Context(), w, &p, src)
+}
+
+// midpoint draws a token position in [1, n−1] where a fault strikes (0 when n < 2).
+func midpoint(seed int64, seq, salt uint64, n int) int {
+	if n < 2 {
+		return 0
+	}
+	return 1 + int(uniform(seed, seq, salt^saltWhere)*float64(n-1))
+}
+
+// source yields the tokens of one request as the engine generates them.
+type source interface {
+	// start hands the request to the engine.
+	start(ctx context.Context) error
+	// await blocks until at least need tokens exist and returns how many exist.
+	await(ctx context.Context, need int) (int, error)
+	// release frees the request (a client that left frees its slot).
+	release()
+}
+
+func (s *Server) newSource(p *plan) source {
+	if s.eng == nil {
+		s.fixedRunning.Add(1)
+		s.fixedPrompt.Add(int64(p.prompt))
+		return &fixedSource{s: s, began: p.arrived, n: p.outputTokens}
+	}
+	req := newRequest(p.seq, p.prompt, p.outputTokens)
+	return &engineSource{s: s, req: req}
+}
+
+// engineSource reads tokens from the batching engine.
+type engineSource struct {
+	s         *Server
+	req       *request
+	submitted bool
+}
+
+func (e *engineSource) start(ctx context.Context) error {
+	if e.submitted {
+		return nil
+	}
+	select {
+	case e.s.eng.submit <- e.req:
+		e.submitted = true
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-e.s.stop:
+		return errStopped
+	}
+}
+
+func (e *engineSource) await(ctx context.Context, need int) (int, error) {
+	if err := e.start(ctx); err != nil {
+		return 0, err
+	}
+	for {
+		if g := int(e.req.generated.Load()); g >= need {
+			return g, nil
+		}
+		select {
+		case <-e.req.notify:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-e.s.stop:
+			return 0, errStopped
+		}
+	}
+}
+
+func (e *engineSource) release() { e.req.gone.Store(true) }
+
+// fixedSource makes token i (1-based) available at start + TTFT + (i−1) × ITL.
+type fixedSource struct {
+	s        *Server
+	began    time.Time
+	n        int
+	timer    *time.Timer
+	released bool
+}
+
+func (f *fixedSource) start(context.Context) error { return nil }
+
+func (f *fixedSource) await(ctx context.Context, need int) (int, error) {
+	cfg := f.s.cfg
+	due := f.began.Add(cfg.TTFT + time.Duration(need-1)*cfg.ITL)
+	if d := time.Until(due); d > 0 {
+		if f.timer == nil {
+			f.timer = time.NewTimer(d)
+		} else {
+			f.timer.Reset(d)
+		}
+		select {
+		case <-f.timer.C:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-f.s.stop:
+			return 0, errStopped
+		}
+	}
+	el := time.Since(f.began) - cfg.TTFT
+	avail := min(f.n, max(need, int(el/cfg.ITL)+1))
+	return avail, nil
+}
+
+func (f *fixedSource) release() {
+	if f.released {
+		return
+	}
+	f.released = true
+	if f.timer != nil {
+		f.timer.Stop()
+	}
+	f.s.fixedRunning.Add(-1)
+}
+
+// chunkWriter renders SSE chunks without reflection.
+type chunkWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	p       *plan
+	head    []byte // `data: {"id":...,"choices":[{"index":0,`
+	buf     []byte
+	model   []byte
+	created string
+	id      string
+}
+
+func newChunkWriter(w http.ResponseWriter, p *plan, model string) *chunkWriter {
+	mj, _ := json.Marshal(model)
+	c := &chunkWriter{w: w, rc: http.NewResponseController(w), p: p, model: mj, created: strconv.FormatInt(p.created, 10)}
+	object := "chat.completion.chunk"
+	c.id = "chatcmpl-" + strconv.FormatUint(p.seq, 16)
+	if p.kind == apiCompletions {
+		object = "text_completion"
+		c.id = "cmpl-" + strconv.FormatUint(p.seq, 16)
+	}
+	c.head = fmt.Appendf(nil, `data: {"id":"%s","object":"%s","created":%s,"model":%s,"choices":[`, c.id, object, c.created, mj)
+	return c
+}
+
+// content writes one chunk carrying k tokens; finish is "" or the finish reason.
+func (c *chunkWriter) content(k int, finish string) error {
+	b := append(c.buf[:0], c.head...)
+	if c.p.kind == apiChat {
+		b = append(b, `{"index":0,"delta":{"content":"`...)
+	} else {
+		b = append(b, `{"index":0,"text":"`...)
+	}
+	for range k {
+		b = append(b, "tok "...)
+	}
+	if c.p.kind == apiChat {
+		b = append(b, `"},"logprobs":null,"finish_reason":`...)
+	} else {
+		b = append(b, `","logprobs":null,"finish_reason":`...)
+	}
+	if finish == "" {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '"')
+		b = append(b, finish...)
+		b = append(b, '"')
+	}
+	b = append(b, "}]}\n\n"...)
+	c.buf = b
+	return c.send(b)
+}
+
+// role writes vLLM's first chat chunk: delta {role: assistant, content: ""}.
+func (c *chunkWriter) role() error {
+	b := append(c.buf[:0], c.head...)
+	b = append(b, `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
+	c.buf = b
+	return c.send(b)
+}
+
+// usage writes the include_usage chunk (empty choices) and [DONE].
+func (c *chunkWriter) done(completion int) error {
+	b := c.buf[:0]
+	if c.p.includeUsage {
+		b = append(b, c.head...)
+		b = fmt.Appendf(b, `],"usage":{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d}}`+"\n\n",
+			c.p.prompt, c.p.prompt+completion, completion)
+	}
+	b = append(b, "data: [DONE]\n\n"...)
+	c.buf = b
+	return c.send(b)
+}
+
+func (c *chunkWriter) send(b []byte) error {
+	if _, err := c.w.Write(b); err != nil {
+		return err
+	}
+	return c.rc.Flush()
+}
+
+// streamResponse streams the request's tokens as server-sent events. The first chunk carries
+// the first token; later chunks carry tokens_per_chunk tokens (the last one the remainder).
+func (s *Server) streamResponse(ctx context.Context, w http.ResponseWriter, p *plan, src source) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	cw := newChunkWriter(w, p, s.cfg.Model)
+	if p.kind == apiChat {
+		if cw.role() != nil {
+			return
+		}
+	} else if err := cw.rc.Flush(); err != nil {
+		return
+	}
+	k := s.cfg.TokensPerChunk
+	sent := 0
+	stalled := false
+	for sent < p.outputTokens {
+		if sent >= p.disconnectAt && p.disconnectAt >= 0 {
+			// Cut the connection mid-stream; the deferred release frees the request.
+			panic(http.ErrAbortHandler)
+		}
+		if sent >= p.stallAt && p.stallAt >= 0 && !stalled {
+			stalled = true
+			if !s.sleepCtx(ctx, s.cfg.Faults.StallDuration) {
+				return
+			}
+		}
+		need := min(sent+k, p.outputTokens)
+		if sent == 0 {
+			need = 1
+		}
+		avail, err := src.await(ctx, need)
+		if err != nil {
+			return
+		}
+		for sent < avail {
+			if (sent >= p.disconnectAt && p.disconnectAt >= 0) || (sent >= p.stallAt && p.stallAt >= 0 && !stalled) {
+				break // the fault strikes at the top of the outer loop
+			}
+			m := min(k, avail-sent)
+			if sent == 0 {
+				m = 1
+			}
+			if m < k && sent+m < p.outputTokens && sent > 0 {
+				break // wait for a full chunk
+			}
+			finish := ""
+			if sent+m == p.outputTokens {
+				finish = p.finish
+			}
+			if err := cw.content(m, finish); err != nil {
+				return
+			}
+			sent += m
+			if s.eng == nil {
+				s.fixedGen.Add(int64(m))
+			}
+		}
+	}
+	_ = cw.done(sent)
+}
+
+type choiceOut struct {
+	Index        int          `json:"index"`
+	Message      *messageOut  `json:"message,omitempty"`
+	Text         *string      `json:"text,omitempty"`
+	Logprobs     *struct{}    `json:"logprobs"`
+	FinishReason string       `json:"finish_reason"`
+	StopReason   *json.Number `json:"stop_reason"`
+}
+
+type messageOut struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type usageOut struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// plainResponse waits for the whole output and answers one JSON body.
+func (s *Server) plainResponse(ctx context.Context, w http.ResponseWriter, p *plan, src source) {
+	if p.stallAt >= 0 && !s.sleepCtx(ctx, s.cfg.Faults.StallDuration) {
+		return
+	}
+	n, err := src.await(ctx, p.outputTokens)
+	if err != nil {
+		if errors.Is(err, errStopped) {
+			writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "server is shutting down")
+		}
+		return
+	}
+	if p.disconnectAt >= 0 {
+		panic(http.ErrAbortHandler) // the deferred release frees the request
+	}
+	if s.eng == nil {
+		s.fixedGen.Add(int64(n))
+	}
+	text := string(bytes.Repeat([]byte("tok "), n))
+	ch := choiceOut{FinishReason: p.finish}
+	body := struct {
+		ID      string      `json:"id"`
+		Object  string      `json:"object"`
+		Created int64       `json:"created"`
+		Model   string      `json:"model"`
+		Choices []choiceOut `json:"choices"`
+		Usage   usageOut    `json:"usage"`
+	}{Created: p.created, Model: s.cfg.Model, Usage: usageOut{p.prompt, p.prompt + n, n}}
+	if p.kind == apiChat {
+		body.ID, body.Object = "chatcmpl-"+strconv.FormatUint(p.seq, 16), "chat.completion"
+		ch.Message = &messageOut{Role: "assistant", Content: text}
+	} else {
+		body.ID, body.Object = "cmpl-"+strconv.FormatUint(p.seq, 16), "text_completion"
+		ch.Text = &text
+	}
+	body.Choices = []choiceOut{ch}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(body)
+}

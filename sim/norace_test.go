@@ -1,0 +1,6 @@
+//go:build !race
+
+package sim
+
+// raceEnabled reports that the race detector, which slows every goroutine several times, is on.
+const raceEnabled = false

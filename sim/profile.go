@@ -1,0 +1,313 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Output-length distributions (Config.OutputDist).
+const (
+	// OutputGeometric ends a sequence after each token with probability 1/OutputTokens.
+	OutputGeometric = "geometric"
+	// OutputFixed generates exactly OutputTokens tokens.
+	OutputFixed = "fixed"
+)
+
+// Profile names (Config.Profile).
+const (
+	ProfileDemo        = "demo"
+	ProfileFixed       = "fixed"
+	ProfileSeedArticle = "seed-article"
+)
+
+// DefaultModel is the model name the simulator serves unless configured otherwise.
+const DefaultModel = "kneecap-sim"
+
+// defaultStallDuration is the stall length when stall_rate is set without stall_duration.
+const defaultStallDuration = time.Second
+
+// Profiles lists the preset names accepted by Profile.
+func Profiles() []string {
+	return []string{ProfileDemo, ProfileFixed, ProfileSeedArticle}
+}
+
+// demoConfig is the demo preset; the other presets start from it so that every field has a
+// usable value whichever mode is chosen later.
+func demoConfig() Config {
+	return Config{
+		Profile:          ProfileDemo,
+		Mode:             ModeBatching,
+		Model:            DefaultModel,
+		MaxNumSeqs:       32,
+		KVCacheTokens:    0,
+		PrefillTPS:       50000,
+		MaxBatchedTokens: 8192,
+		StepBase:         4 * time.Millisecond,
+		StepPerSeq:       250 * time.Microsecond,
+		TTFT:             300 * time.Millisecond,
+		ITL:              20 * time.Millisecond,
+		OutputTokens:     128,
+		OutputDist:       OutputGeometric,
+		TokensPerChunk:   1,
+		Seed:             1,
+	}
+}
+
+// Profile returns the named preset:
+//
+//   - demo: continuous batching with 32 slots, step time 4 ms + 250 µs per sequence
+//     (t(32) = 12 ms, so output throughput plateaus at 32 ÷ 12 ms ≈ 2,667 tokens/s from
+//     concurrency 32), prefill 50,000 tokens/s chunked at 8,192 tokens, unlimited KV cache,
+//     geometric output lengths with mean 128 tokens.
+//   - fixed: every request gets TTFT 300 ms, then one token every 20 ms, exactly 128 tokens
+//     unless max_tokens says otherwise; it never saturates.
+//   - seed-article: fixed mode with TTFT 300 ms, ITL 50 ms and 100 output tokens, the worked
+//     example of the article kneecap grew from: E2E = 0.3 s + 99 × 0.05 s = 5.25 s.
+func Profile(name string) (Config, error) {
+	c := demoConfig()
+	switch name {
+	case ProfileDemo, "":
+		return c, nil
+	case ProfileFixed:
+		c.Profile = ProfileFixed
+		c.Mode = ModeFixed
+		c.TTFT = 300 * time.Millisecond
+		c.ITL = 20 * time.Millisecond
+		c.OutputDist = OutputFixed
+		return c, nil
+	case ProfileSeedArticle:
+		c.Profile = ProfileSeedArticle
+		c.Mode = ModeFixed
+		c.TTFT = 300 * time.Millisecond
+		c.ITL = 50 * time.Millisecond
+		c.OutputTokens = 100
+		c.OutputDist = OutputFixed
+		return c, nil
+	}
+	return Config{}, fmt.Errorf("sim: unknown profile %q (want one of %s)", name, strings.Join(Profiles(), ", "))
+}
+
+// Resolve returns the configuration the engine runs: the preset named by c.Profile (demo when
+// empty), overlaid with every non-zero field of c, with defaults filled in, and validated.
+// A zero field cannot switch a preset value off; set the resolved Config's field directly
+// for that (kneecap sim does so for its flags).
+func Resolve(c Config) (Config, error) {
+	r, err := Profile(c.Profile)
+	if err != nil {
+		return Config{}, err
+	}
+	if c.Mode != "" {
+		r.Mode = c.Mode
+	}
+	if c.Model != "" {
+		r.Model = c.Model
+	}
+	overInt(&r.MaxNumSeqs, c.MaxNumSeqs)
+	overInt(&r.KVCacheTokens, c.KVCacheTokens)
+	overInt(&r.MaxModelLen, c.MaxModelLen)
+	if c.PrefillTPS != 0 {
+		r.PrefillTPS = c.PrefillTPS
+	}
+	overInt(&r.MaxBatchedTokens, c.MaxBatchedTokens)
+	overDur(&r.StepBase, c.StepBase)
+	overDur(&r.StepPerSeq, c.StepPerSeq)
+	overDur(&r.StepPerKVToken, c.StepPerKVToken)
+	if c.Preemption {
+		r.Preemption = true
+	}
+	overDur(&r.TTFT, c.TTFT)
+	overDur(&r.ITL, c.ITL)
+	overInt(&r.OutputTokens, c.OutputTokens)
+	if c.OutputDist != "" {
+		r.OutputDist = c.OutputDist
+	}
+	overInt(&r.TokensPerChunk, c.TokensPerChunk)
+	if c.Faults.ErrorRate != 0 {
+		r.Faults.ErrorRate = c.Faults.ErrorRate
+	}
+	if c.Faults.DisconnectRate != 0 {
+		r.Faults.DisconnectRate = c.Faults.DisconnectRate
+	}
+	overInt(&r.Faults.QueueLimit429, c.Faults.QueueLimit429)
+	if c.Faults.StallRate != 0 {
+		r.Faults.StallRate = c.Faults.StallRate
+	}
+	overDur(&r.Faults.StallDuration, c.Faults.StallDuration)
+	if c.Seed != 0 {
+		r.Seed = c.Seed
+	}
+	r.fillDefaults()
+	if err := r.Validate(); err != nil {
+		return Config{}, err
+	}
+	return r, nil
+}
+
+// fillDefaults sets values that depend on other fields.
+func (c *Config) fillDefaults() {
+	if c.Faults.StallRate > 0 && c.Faults.StallDuration == 0 {
+		c.Faults.StallDuration = defaultStallDuration
+	}
+	if c.Model == "" {
+		c.Model = DefaultModel
+	}
+}
+
+func overInt(dst *int, v int) {
+	if v != 0 {
+		*dst = v
+	}
+}
+
+func overDur(dst *time.Duration, v time.Duration) {
+	if v != 0 {
+		*dst = v
+	}
+}
+
+// Validate reports every problem of a resolved configuration at once (errors.Join), each as
+// "sim: FIELD: problem".
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("sim: %s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	switch c.Profile {
+	case "", ProfileDemo, ProfileFixed, ProfileSeedArticle:
+	default:
+		bad("profile", "unknown profile %q (want one of %s)", c.Profile, strings.Join(Profiles(), ", "))
+	}
+	switch c.Mode {
+	case ModeBatching, ModeFixed:
+	default:
+		bad("mode", "%q is not batching or fixed", c.Mode)
+	}
+	if strings.TrimSpace(c.Model) == "" {
+		bad("model", "must not be empty")
+	}
+	if c.MaxNumSeqs < 1 {
+		bad("max_num_seqs", "%d must be at least 1", c.MaxNumSeqs)
+	}
+	if c.KVCacheTokens < 0 {
+		bad("kv_cache_tokens", "%d must be ≥ 0 (0 = unlimited)", c.KVCacheTokens)
+	}
+	if c.MaxModelLen < 0 {
+		bad("max_model_len", "%d must be ≥ 0 (0 = unlimited)", c.MaxModelLen)
+	}
+	if c.KVCacheTokens > 0 && c.MaxModelLen > c.KVCacheTokens {
+		bad("max_model_len", "%d exceeds kv_cache_tokens %d: a request of full length could never run", c.MaxModelLen, c.KVCacheTokens)
+	}
+	if !(c.PrefillTPS > 0) || math.IsInf(c.PrefillTPS, 0) {
+		bad("prefill_tps", "%g must be a positive finite number of tokens per second", c.PrefillTPS)
+	}
+	if c.MaxBatchedTokens < 1 {
+		bad("max_batched_tokens", "%d must be at least 1", c.MaxBatchedTokens)
+	}
+	if c.StepBase < 0 {
+		bad("step_base", "%v must be ≥ 0", c.StepBase)
+	}
+	if c.StepPerSeq < 0 {
+		bad("step_per_seq", "%v must be ≥ 0", c.StepPerSeq)
+	}
+	if c.StepPerKVToken < 0 {
+		bad("step_per_kv_token", "%v must be ≥ 0", c.StepPerKVToken)
+	}
+	if c.Mode == ModeBatching && c.StepBase+c.StepPerSeq <= 0 {
+		bad("step_base", "step_base + step_per_seq must be positive in batching mode")
+	}
+	if c.TTFT < 0 {
+		bad("ttft", "%v must be ≥ 0", c.TTFT)
+	}
+	if c.ITL < 0 || (c.Mode == ModeFixed && c.ITL == 0) {
+		bad("itl", "%v must be positive", c.ITL)
+	}
+	if c.OutputTokens < 1 {
+		bad("output_tokens", "%d must be at least 1", c.OutputTokens)
+	}
+	switch c.OutputDist {
+	case OutputGeometric, OutputFixed:
+	default:
+		bad("output_dist", "%q is not geometric or fixed", c.OutputDist)
+	}
+	if c.TokensPerChunk < 1 {
+		bad("tokens_per_chunk", "%d must be at least 1", c.TokensPerChunk)
+	}
+	rate := func(name string, v float64) {
+		if !(v >= 0 && v <= 1) {
+			bad("faults."+name, "%g is not a probability in [0, 1]", v)
+		}
+	}
+	rate("error_rate", c.Faults.ErrorRate)
+	rate("disconnect_rate", c.Faults.DisconnectRate)
+	rate("stall_rate", c.Faults.StallRate)
+	if c.Faults.QueueLimit429 < 0 {
+		bad("faults.queue_limit_429", "%d must be ≥ 0 (0 = disabled)", c.Faults.QueueLimit429)
+	}
+	if c.Faults.StallDuration < 0 || (c.Faults.StallRate > 0 && c.Faults.StallDuration == 0) {
+		bad("faults.stall_duration", "%v must be positive when stall_rate is set", c.Faults.StallDuration)
+	}
+	return errors.Join(errs...)
+}
+
+// StepTime is the duration of one decode step with batch running sequences and kvTokens KV
+// tokens in use: step_base + step_per_seq × batch + step_per_kv_token × kvTokens. Prefill
+// time is added by the engine on top of this.
+func (c Config) StepTime(batch, kvTokens int) time.Duration {
+	return c.StepBase + time.Duration(batch)*c.StepPerSeq + time.Duration(kvTokens)*c.StepPerKVToken
+}
+
+// IdealTPS is the ground-truth output throughput in tokens per second at the given
+// concurrency when prefill and KV-dependent costs are negligible: c ÷ t(c) for c ≤ S and
+// S ÷ t(S) beyond (batching mode), c ÷ ITL in fixed mode (ignoring TTFT).
+func (c Config) IdealTPS(concurrency int) float64 {
+	if concurrency <= 0 {
+		return 0
+	}
+	if c.Mode == ModeFixed {
+		if c.ITL <= 0 {
+			return 0
+		}
+		return float64(concurrency) / c.ITL.Seconds()
+	}
+	b := min(concurrency, c.MaxNumSeqs)
+	t := c.StepTime(b, 0)
+	if t <= 0 {
+		return 0
+	}
+	return float64(b) / t.Seconds()
+}
+
+// String describes the engine in one line, for logs and the `kneecap sim` banner.
+func (c Config) String() string {
+	if c.Mode == ModeFixed {
+		return fmt.Sprintf("fixed engine: model=%s ttft=%v itl=%v output_tokens=%d (%s) tokens_per_chunk=%d seed=%d%s",
+			c.Model, c.TTFT, c.ITL, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.faultString())
+	}
+	kv := "unlimited"
+	if c.KVCacheTokens > 0 {
+		kv = fmt.Sprintf("%d tokens", c.KVCacheTokens)
+	}
+	mml := "unlimited"
+	if c.MaxModelLen > 0 {
+		mml = fmt.Sprint(c.MaxModelLen)
+	}
+	step := fmt.Sprintf("%v + %v×b", c.StepBase, c.StepPerSeq)
+	if c.StepPerKVToken > 0 {
+		step += fmt.Sprintf(" + %v×kv", c.StepPerKVToken)
+	}
+	return fmt.Sprintf("batching engine: model=%s max_num_seqs=%d step=%s (t(%d)=%v, plateau %.0f tok/s from c=%d) prefill=%.0f tok/s chunk=%d kv=%s preemption=%t max_model_len=%s output_tokens=%d (%s) tokens_per_chunk=%d seed=%d%s",
+		c.Model, c.MaxNumSeqs, step, c.MaxNumSeqs, c.StepTime(c.MaxNumSeqs, 0), c.IdealTPS(c.MaxNumSeqs), c.MaxNumSeqs,
+		c.PrefillTPS, c.MaxBatchedTokens, kv, c.Preemption, mml, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.faultString())
+}
+
+func (c Config) faultString() string {
+	f := c.Faults
+	if f == (Faults{}) {
+		return ""
+	}
+	return fmt.Sprintf(" faults={error_rate=%g disconnect_rate=%g queue_limit_429=%d stall_rate=%g stall_duration=%v}",
+		f.ErrorRate, f.DisconnectRate, f.QueueLimit429, f.StallRate, f.StallDuration)
+}

@@ -1,0 +1,177 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// maxBodyBytes bounds a request body.
+const maxBodyBytes = 32 << 20
+
+// Server is the simulated engine behind an OpenAI-compatible HTTP API. It is an http.Handler;
+// create it with NewServer and stop it with Close.
+type Server struct {
+	cfg     Config
+	eng     *engine // nil in fixed mode
+	mux     *http.ServeMux
+	created int64 // Unix seconds, for /v1/models
+	seq     atomic.Uint64
+
+	stop      chan struct{}
+	engDone   chan struct{}
+	mu        sync.Mutex // guards closed and handlers.Add
+	closed    bool
+	handlers  sync.WaitGroup
+	closeOnce sync.Once
+
+	// Fixed-mode counters (the batching engine keeps its own).
+	fixedRunning atomic.Int64
+	fixedPrompt  atomic.Int64
+	fixedGen     atomic.Int64
+}
+
+// NewServer resolves cfg (see Resolve) and starts the engine goroutine.
+func NewServer(cfg Config) (*Server, error) {
+	rc, err := Resolve(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sim: new server: %w", err)
+	}
+	s := &Server{
+		cfg:     rc,
+		created: time.Now().Unix(),
+		stop:    make(chan struct{}),
+		engDone: make(chan struct{}),
+	}
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, apiChat) })
+	s.mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, apiCompletions) })
+	s.mux.HandleFunc("GET /v1/models", s.models)
+	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	s.mux.HandleFunc("GET /metrics", s.metrics)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
+	})
+	if rc.Mode == ModeBatching {
+		s.eng = newEngine(rc, s.stop)
+		go func() {
+			defer close(s.engDone)
+			s.eng.run()
+		}()
+	} else {
+		close(s.engDone)
+	}
+	return s, nil
+}
+
+// Config returns the resolved configuration the server runs.
+func (s *Server) Config() Config { return s.cfg }
+
+// Stats returns a snapshot of the engine's state and counters.
+func (s *Server) Stats() Stats {
+	if s.eng != nil {
+		return s.eng.snapshot()
+	}
+	return Stats{
+		Running:          int(s.fixedRunning.Load()),
+		PromptTokens:     s.fixedPrompt.Load(),
+		GenerationTokens: s.fixedGen.Load(),
+	}
+}
+
+// ServeHTTP serves the OpenAI-compatible API: POST /v1/chat/completions, POST
+// /v1/completions, GET /v1/models, GET /health and GET /metrics. After Close it answers 503.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "server is shutting down")
+		return
+	}
+	s.handlers.Add(1)
+	s.mu.Unlock()
+	defer s.handlers.Done()
+	s.mux.ServeHTTP(w, r)
+}
+
+// Close stops the engine; in-flight streams end without [DONE]. It waits for the engine
+// goroutine and every running handler, and is safe to call more than once.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		close(s.stop)
+	})
+	<-s.engDone
+	s.handlers.Wait()
+	return nil
+}
+
+// errorBody is the OpenAI error envelope.
+type errorBody struct {
+	Error apiError `json:"error"`
+}
+
+type apiError struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    int     `json:"code"`
+}
+
+// writeError writes an OpenAI-style error: {"error": {"message", "type", "param", "code"}}.
+func writeError(w http.ResponseWriter, status int, typ, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(errorBody{Error: apiError{Message: msg, Type: typ, Code: status}})
+}
+
+type modelCard struct {
+	ID          string  `json:"id"`
+	Object      string  `json:"object"`
+	Created     int64   `json:"created"`
+	OwnedBy     string  `json:"owned_by"`
+	Root        string  `json:"root"`
+	Parent      *string `json:"parent"`
+	MaxModelLen *int    `json:"max_model_len,omitempty"`
+}
+
+func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
+	card := modelCard{ID: s.cfg.Model, Object: "model", Created: s.created, OwnedBy: "kneecap", Root: s.cfg.Model}
+	if s.cfg.MaxModelLen > 0 {
+		l := s.cfg.MaxModelLen
+		card.MaxModelLen = &l
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(struct {
+		Object string      `json:"object"`
+		Data   []modelCard `json:"data"`
+	}{"list", []modelCard{card}})
+}
+
+// sleepCtx waits d, or until ctx is done or the server stops; it reports whether the full
+// wait elapsed.
+func (s *Server) sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-s.stop:
+		return false
+	}
+}
+
+// errStopped reports that the server closed while a request was in flight.
+var errStopped = errors.New("sim: server closed")
