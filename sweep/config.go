@@ -28,6 +28,10 @@ type Config struct {
 	Plan PlanConfig `yaml:"plan"`
 	// Output configures where results go.
 	Output OutputConfig `yaml:"output"`
+
+	// src records where values came from (file, key lines, flag overrides) so that Validate
+	// can name FILE:LINE; nil for configs built in code.
+	src *source
 }
 
 // TargetConfig is the endpoint under test.

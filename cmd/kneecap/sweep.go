@@ -1,8 +1,538 @@
 package main
 
-import "context"
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
-// cmdSweep is being built; see the issue tracker.
+	"github.com/kneecap/kneecap/sim"
+	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/sweep/openai"
+)
+
+const sweepUsage = `[-c FILE] [-o DIR] [--url URL] [--model M] [--api chat|completions]
+                     [--levels 1,2,4,...] [--warmup D] [--duration D] [--min-requests N]
+                     [--max-duration D] [--input-tokens N] [--output-tokens N] [--name NAME]
+                     [--resume DIR]
+
+Steps concurrency upward against an OpenAI-compatible streaming endpoint and writes a results
+directory (default runs/<UTC time>-<name>/). Without --url, target.url or OPENAI_BASE_URL it
+sweeps the built-in simulator; with no flags and no file it runs the demo (about a minute).
+The API key is read from the variable named by target.api_key_env (OPENAI_API_KEY).`
+
+// preflightTimeout bounds the preflight (GET /v1/models and one probe request).
+const preflightTimeout = 10 * time.Second
+
+// sweepFlags are the flags of `kneecap sweep`.
+type sweepFlags struct {
+	config, out, url, model, api, levels, resume, name string
+	warmup, duration, maxDuration                      time.Duration
+	minRequests, inputTokens, outputTokens             int
+	set                                                map[string]bool
+}
+
+// demoConfig is the configuration of a bare `kneecap sweep`: the demo simulator (32 slots,
+// step 4 ms + 250 µs per sequence, so t(32) = 12 ms and throughput plateaus at ≈ 2,667
+// tokens/s from concurrency 32), levels 1 … 128 doubling, short windows and 64-token answers
+// so the whole sweep takes about a minute on two cores with the knee in the middle.
+func demoConfig() sweep.Config {
+	c := sweep.DefaultConfig()
+	c.Name = "demo"
+	c.Simulator = sim.Config{Profile: sim.ProfileDemo}
+	c.Workload.InputTokens = sweep.Dist{Dist: "fixed", Mean: 128}
+	c.Workload.OutputTokens = sweep.Dist{Dist: "fixed", Mean: 64}
+	c.Sweep.Levels = sweep.LevelsSpec{Start: 1, Max: 128, Factor: 2}
+	c.Sweep.Warmup = 1500 * time.Millisecond
+	c.Sweep.WarmupMax = 20 * time.Second
+	c.Sweep.Duration = 4 * time.Second
+	c.Sweep.MinRequests = 20
+	c.Sweep.MaxDuration = 8 * time.Second
+	c.Sweep.DrainTimeout = 20 * time.Second
+	return c
+}
+
+// cmdSweep runs `kneecap sweep`.
 func cmdSweep(ctx context.Context, e *env, args []string) error {
-	return usageError("sweep: not built yet")
+	fl := sweepFlags{set: map[string]bool{}}
+	fs := newFlagSet(e, "sweep", sweepUsage)
+	fs.StringVar(&fl.config, "c", "", "configuration `FILE` (YAML; see examples/)")
+	fs.StringVar(&fl.out, "o", "", "results `DIR` (default runs/<UTC time>-<name>/)")
+	fs.StringVar(&fl.url, "url", "", "OpenAI base `URL` including /v1 (default: OPENAI_BASE_URL, else the built-in simulator)")
+	fs.StringVar(&fl.model, "model", "", "model `name` sent in every request")
+	fs.StringVar(&fl.api, "api", "", "`API`: chat or completions")
+	fs.StringVar(&fl.levels, "levels", "", "concurrency levels, a `list` such as 1,2,4,8")
+	fs.DurationVar(&fl.warmup, "warmup", 0, "minimum warmup per level (`duration`, e.g. 5s)")
+	fs.DurationVar(&fl.duration, "duration", 0, "minimum measurement window per level (`duration`)")
+	fs.DurationVar(&fl.maxDuration, "max-duration", 0, "longest measurement window when the level is not steady (`duration`)")
+	fs.IntVar(&fl.minRequests, "min-requests", 0, "minimum completions in a level's window (`N`)")
+	fs.IntVar(&fl.inputTokens, "input-tokens", 0, "prompt length in tokens (`N`, fixed)")
+	fs.IntVar(&fl.outputTokens, "output-tokens", 0, "output length in tokens (`N`, fixed, with ignore_eos)")
+	fs.StringVar(&fl.name, "name", "", "run `name` (results directory suffix, chart titles)")
+	fs.StringVar(&fl.resume, "resume", "", "continue the interrupted run in `DIR` after its last finished level")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("sweep: unexpected argument %q (flags only; see kneecap sweep -h)", pos[0])
+	}
+	fs.Visit(func(f *flag.Flag) { fl.set[f.Name] = true })
+
+	var (
+		cfg  sweep.Config
+		done *sweep.Results
+		dir  *sweep.Dir
+	)
+	if fl.resume != "" {
+		for _, name := range []string{"c", "o", "model", "api", "levels", "warmup", "duration", "max-duration",
+			"min-requests", "input-tokens", "output-tokens", "name"} {
+			if fl.set[name] {
+				return usageError("sweep: --resume takes the configuration from %s; -%s cannot change it", fl.resume, name)
+			}
+		}
+		dir, done, err = sweep.ResumeDir(fl.resume)
+		if err != nil {
+			return usageError("sweep: %w", err)
+		}
+		defer dir.Close()
+		if done.StopReason != "" && done.StopReason != sweep.StopInterrupted {
+			return usageError("sweep: resume %s: the run already finished (%s): nothing to resume", fl.resume, done.StopReason)
+		}
+		cfg = done.Config
+		if fl.set["url"] {
+			cfg.Target.URL = fl.url
+			cfg.Override("target.url", "--url")
+		}
+	} else {
+		cfg, err = sweepConfig(e, &fl)
+		if err != nil {
+			return err
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return configProblems(e, err)
+	}
+	levels, err := cfg.Sweep.Levels.Expand()
+	if err != nil { // Validate has checked it
+		return usageError("sweep: levels: %w", err)
+	}
+	if done != nil && len(done.Levels) >= len(levels) {
+		return usageError("sweep: resume %s: all %d levels are done: nothing to resume", fl.resume, len(levels))
+	}
+
+	// The results directory must be writable before anything runs.
+	outDir := ""
+	if dir == nil {
+		outDir = resultsDirPath(cfg, time.Now())
+		created, err := checkWritable(outDir)
+		if err != nil {
+			return usageError("sweep: results directory: %w", err)
+		}
+		defer func() {
+			if dir == nil && created {
+				os.Remove(outDir) // nothing was written: leave no empty directory behind
+			}
+		}()
+	}
+
+	// The target: an endpoint, or the simulator in-process.
+	endpoint := cfg.Target.URL
+	scrape := cfg.ServerMetrics
+	if endpoint == "" {
+		simCfg, err := sim.Resolve(cfg.Simulator)
+		if err != nil {
+			return usageError("sweep: simulator: %w", err)
+		}
+		running, err := sim.Start(simCfg, "127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("sweep: start simulator: %w", err)
+		}
+		defer running.Close()
+		cfg.Simulator = simCfg
+		if cfg.Target.Model == "" {
+			cfg.Target.Model = simCfg.Model
+		}
+		endpoint = running.URL
+		if scrape.URL == "" {
+			// Not written to config.yaml: the port is new on every run.
+			scrape.URL = strings.TrimSuffix(running.URL, "/v1") + "/metrics"
+		}
+		fmt.Fprintf(e.stderr, "kneecap: simulator %s at %s\n", simCfg, endpoint)
+	}
+	apiKey := ""
+	if cfg.Target.APIKeyEnv != "" && cfg.Target.URL != "" {
+		apiKey = e.getenv(cfg.Target.APIKeyEnv)
+	}
+	client, err := openai.New(openai.Options{
+		BaseURL:            endpoint,
+		Model:              cfg.Target.Model,
+		API:                cfg.Target.API,
+		APIKey:             apiKey,
+		ExtraBody:          cfg.Target.ExtraBody,
+		RequestTimeout:     cfg.Target.RequestTimeout,
+		MaxConns:           levels[len(levels)-1],
+		CAFile:             cfg.Target.TLS.CAFile,
+		InsecureSkipVerify: cfg.Target.TLS.InsecureSkipVerify,
+		RecordChunks:       cfg.Sweep.RecordChunks == nil || *cfg.Sweep.RecordChunks,
+	})
+	if err != nil {
+		return usageError("sweep: %w", err)
+	}
+	defer client.Close()
+	if cfg.Target.TLS.InsecureSkipVerify {
+		fmt.Fprintln(e.stderr, "kneecap: WARNING: TLS certificate verification is off (target.tls.insecure_skip_verify)")
+	}
+
+	if err := preflight(ctx, e, client, cfg, endpoint); err != nil {
+		return err
+	}
+
+	if dir == nil {
+		if dir, err = sweep.CreateDir(outDir, cfg, endpoint, time.Now()); err != nil {
+			return usageError("sweep: %w", err)
+		}
+		defer dir.Close()
+	} else {
+		dir.SetEndpoint(endpoint)
+	}
+
+	wl, err := sweep.NewWorkload(cfg.Workload, cfg.Target.API)
+	if err != nil {
+		return usageError("sweep: workload: %w", err)
+	}
+	prog := newProgress(e.stderr, e.stderrTTY, levels, cfg.Sweep)
+	plan := sweep.Plan{
+		Levels:    levels,
+		Protocol:  cfg.Sweep,
+		Workload:  wl,
+		ThinkTime: cfg.Workload.ThinkTime,
+		Judge:     sweepJudge(cfg),
+		Observer:  prog,
+	}
+	if done != nil {
+		plan.StartIndex = len(done.Levels)
+		plan.Done = done.Levels
+		plan.DoneRecords = groupRecords(done.Levels, done.Records)
+		fmt.Fprintf(e.stderr, "kneecap: resuming %s at level %d of %d (concurrency %d)\n",
+			dir.Path(), plan.StartIndex+1, len(levels), levels[plan.StartIndex])
+	}
+
+	// Server metrics: scraped in the background for the whole sweep.
+	var stopScraper func() error
+	if scrape.URL != "" {
+		sc, stop, err := startScraper(ctx, scrape, dir)
+		if err != nil {
+			return err
+		}
+		plan.Scraper = sc
+		stopScraper = stop
+	}
+
+	fmt.Fprintf(e.stderr, "kneecap: sweeping %s (model %s), levels %v, results in %s\n",
+		endpoint, cfg.Target.Model, levels[plan.StartIndex:], dir.Path())
+	out, runErr := sweep.Run(ctx, e.interrupt, plan, client, dir)
+	prog.close()
+	if stopScraper != nil {
+		if err := stopScraper(); err != nil {
+			fmt.Fprintf(e.stderr, "kneecap: server metrics: %v\n", err)
+		}
+	}
+	if err := dir.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr != nil {
+		return fmt.Errorf("sweep: %w (results so far in %s)", runErr, dir.Path())
+	}
+	fmt.Fprintf(e.stderr, "kneecap: stopped after %s: %s\n", out.Elapsed.Round(100*time.Millisecond), out.StopReason)
+	if err := afterSweep(context.WithoutCancel(ctx), e, dir.Path(), cfg); err != nil {
+		return err
+	}
+	if out.Interrupted {
+		return withCode(exitInterrupted, fmt.Errorf("sweep interrupted: results written to %s (continue with --resume %s)", dir.Path(), dir.Path()))
+	}
+	return nil
+}
+
+// sweepConfig builds the configuration from -c FILE (or the demo/default config), the flags
+// and the environment (OPENAI_BASE_URL).
+func sweepConfig(e *env, fl *sweepFlags) (sweep.Config, error) {
+	var cfg sweep.Config
+	switch {
+	case fl.config != "":
+		c, err := sweep.ReadConfig(fl.config)
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				return c, usageError("sweep: %w", err)
+			}
+			return c, configProblems(e, err)
+		}
+		cfg = c
+	case fl.url == "" && e.getenv("OPENAI_BASE_URL") == "":
+		cfg = demoConfig()
+	default:
+		cfg = sweep.DefaultConfig()
+	}
+	str := func(flagName, key string, dst *string, v string) {
+		if fl.set[flagName] {
+			*dst = v
+			cfg.Override(key, "--"+flagName)
+		}
+	}
+	dur := func(flagName, key string, dst *time.Duration, v time.Duration) {
+		if fl.set[flagName] {
+			*dst = v
+			cfg.Override(key, "--"+flagName)
+		}
+	}
+	str("url", "target.url", &cfg.Target.URL, fl.url)
+	str("model", "target.model", &cfg.Target.Model, fl.model)
+	str("name", "name", &cfg.Name, fl.name)
+	if fl.set["api"] {
+		cfg.Target.API = sweep.API(fl.api)
+		cfg.Override("target.api", "--api")
+	}
+	if fl.set["levels"] {
+		list, err := parseLevels(fl.levels)
+		if err != nil {
+			return cfg, usageError("sweep: --levels: %w", err)
+		}
+		cfg.Sweep.Levels = sweep.LevelsSpec{List: list}
+		cfg.Override("sweep.levels", "--levels")
+	}
+	dur("warmup", "sweep.warmup", &cfg.Sweep.Warmup, fl.warmup)
+	dur("duration", "sweep.duration", &cfg.Sweep.Duration, fl.duration)
+	dur("max-duration", "sweep.max_duration", &cfg.Sweep.MaxDuration, fl.maxDuration)
+	if fl.set["duration"] && !fl.set["max-duration"] && cfg.Sweep.MaxDuration < fl.duration {
+		cfg.Sweep.MaxDuration = 2 * fl.duration // keep max_duration ≥ duration unless told
+	}
+	if fl.set["warmup"] && cfg.Sweep.WarmupMax < fl.warmup {
+		cfg.Sweep.WarmupMax = 4 * fl.warmup
+	}
+	if fl.set["min-requests"] {
+		cfg.Sweep.MinRequests = fl.minRequests
+		cfg.Override("sweep.min_requests", "--min-requests")
+	}
+	if fl.set["input-tokens"] {
+		cfg.Workload.InputTokens = sweep.Dist{Dist: "fixed", Mean: float64(fl.inputTokens)}
+		cfg.Override("workload.input_tokens", "--input-tokens")
+	}
+	if fl.set["output-tokens"] {
+		cfg.Workload.OutputTokens = sweep.Dist{Dist: "fixed", Mean: float64(fl.outputTokens)}
+		cfg.Workload.FixedOutput = true
+		cfg.Override("workload.output_tokens", "--output-tokens")
+	}
+	if cfg.Target.URL == "" {
+		if u := e.getenv("OPENAI_BASE_URL"); u != "" {
+			cfg.Target.URL = u
+			cfg.Override("target.url", "OPENAI_BASE_URL")
+		}
+	}
+	if fl.set["o"] {
+		cfg.Output.Dir = fl.out
+		cfg.Override("output.dir", "-o")
+	}
+	return cfg, nil
+}
+
+// configProblems prints every configuration problem on its own line and returns exit 2.
+func configProblems(e *env, err error) error {
+	for _, p := range sweep.Problems(err) {
+		fmt.Fprintf(e.stderr, "kneecap: sweep: %s\n", p)
+	}
+	return &exitError{code: exitUsage}
+}
+
+// parseLevels parses "1,2,4,8".
+func parseLevels(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		v, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", f)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("empty list")
+	}
+	return out, nil
+}
+
+// resultsDirPath is -o, else output.dir, else runs/<UTC time>-<name>.
+func resultsDirPath(cfg sweep.Config, now time.Time) string {
+	if cfg.Output.Dir != "" {
+		return cfg.Output.Dir
+	}
+	name := cfg.Name
+	if name == "" {
+		name = cfg.Target.Model
+		if name == "" {
+			name = "sweep"
+		}
+	}
+	name = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		}
+		return '-'
+	}, filepath.Base(name))
+	return filepath.Join("runs", now.UTC().Format("20060102T150405Z")+"-"+name)
+}
+
+// checkWritable creates dir if needed and checks that a file can be created in it. created
+// reports whether dir did not exist before.
+func checkWritable(dir string) (created bool, err error) {
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		created = true
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, fmt.Errorf("%s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".kneecap-write-check*")
+	if err != nil {
+		if created {
+			os.Remove(dir)
+		}
+		return false, fmt.Errorf("%s is not writable: %w", dir, err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	for _, name := range []string{sweep.LevelsFile, sweep.RecordsFile} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return false, fmt.Errorf("%s already holds a run (%s): continue it with --resume %s, or choose another -o", dir, name, dir)
+		}
+	}
+	return created, nil
+}
+
+// preflight checks the endpoint before the sweep within preflightTimeout: GET /v1/models must
+// list the model (when the server answers it), and one tiny streaming request must succeed.
+// An unreachable or failing endpoint is exit 3 with one line naming the URL and the cause.
+func preflight(ctx context.Context, e *env, client *openai.Client, cfg sweep.Config, endpoint string) error {
+	pctx, cancel := context.WithTimeout(ctx, preflightTimeout)
+	defer cancel()
+	unreachable := func(cause string) error {
+		return withCode(exitUnreachable, fmt.Errorf("sweep: preflight: %s: %s", endpoint, cause))
+	}
+	models, merr := client.Models(pctx)
+	if merr == nil && len(models) > 0 && !slices.Contains(models, cfg.Target.Model) {
+		return usageError("sweep: preflight: %s does not serve model %q; it serves: %s",
+			endpoint, cfg.Target.Model, strings.Join(models, ", "))
+	}
+	if merr != nil && pctx.Err() != nil {
+		return unreachable(fmt.Sprintf("no answer within %s (%v)", preflightTimeout, merr))
+	}
+	req := sweep.Request{Prompt: "Reply with one word: ok", PromptTokens: 6, MaxTokens: 2}
+	var rec sweep.Record
+	client.Do(pctx, &req, &rec)
+	if !rec.OK() {
+		cause := rec.Error
+		if cause == "" {
+			cause = string(rec.Status)
+		}
+		if rec.Status == sweep.StatusCancelled && pctx.Err() != nil && ctx.Err() == nil {
+			cause = fmt.Sprintf("no complete answer within %s", preflightTimeout)
+		}
+		if merr != nil && rec.ErrorClass != sweep.ErrConnect && rec.ErrorClass != sweep.ErrTimeout {
+			cause += fmt.Sprintf(" (and GET /models: %v)", merr)
+		}
+		if rec.ErrorClass != "" {
+			cause = rec.ErrorClass + ": " + cause
+		}
+		return unreachable(strings.ReplaceAll(cause, "\n", " "))
+	}
+	if merr != nil {
+		fmt.Fprintf(e.stderr, "kneecap: warning: GET %s/models failed (%v); the probe request worked, continuing\n", endpoint, merr)
+	}
+	fmt.Fprintf(e.stderr, "kneecap: preflight ok: model %s, probe TTFT %s\n", cfg.Target.Model, rec.TTFT.Round(100*time.Microsecond))
+	return nil
+}
+
+// groupRecords splits records by level, in the order of levels.
+func groupRecords(levels []sweep.LevelRun, records []sweep.Record) [][]sweep.Record {
+	pos := map[int]int{}
+	for i, l := range levels {
+		pos[l.Index] = i
+	}
+	out := make([][]sweep.Record, len(levels))
+	for _, r := range records {
+		if i, ok := pos[r.Level]; ok {
+			out[i] = append(out[i], r)
+		}
+	}
+	return out
+}
+
+// afterSweep runs once the sweep has ended (also after an interrupt): it prints the level
+// table of the finished run to stdout from the results directory.
+func afterSweep(ctx context.Context, e *env, dirPath string, cfg sweep.Config) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	res, err := sweep.ReadResults(dirPath)
+	if err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	groups := groupRecords(res.Levels, res.Records)
+	fmt.Fprintf(e.stdout, "kneecap sweep %s: model %s at %s, %d levels, stopped: %s\n",
+		res.Config.Name, res.Config.Target.Model, res.Endpoint, len(res.Levels), res.StopReason)
+	writeTableHeader(e.stdout)
+	best := -1
+	var bestTPS float64
+	for i, l := range res.Levels {
+		v := summarizeLevel(l, groups[i])
+		writeTableRow(e.stdout, v)
+		if !l.Interrupted && v.OutputTPS > bestTPS {
+			best, bestTPS = i, v.OutputTPS
+		}
+	}
+	if best >= 0 {
+		fmt.Fprintf(e.stdout, "max output throughput %.0f tokens/s at concurrency %d\n", bestTPS, res.Levels[best].Concurrency)
+	}
+	fmt.Fprintf(e.stdout, "results: %s\n", dirPath)
+	return nil
+}
+
+// startScraper starts scraping the server's Prometheus metrics every sc.Interval for the
+// whole sweep. stop ends the scraping goroutine, waits for it, and writes every sample to the
+// directory's server_metrics.jsonl.
+func startScraper(ctx context.Context, sc sweep.ServerMetricsConfig, dir *sweep.Dir) (sweep.WindowSummarizer, func() error, error) {
+	s, err := sweep.NewScraper(sc, nil)
+	if err != nil {
+		return nil, nil, usageError("sweep: server_metrics: %w", err)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = s.Run(sctx) // returns nil when sctx is done; scrape failures are counted
+	}()
+	stop := func() error {
+		cancel()
+		<-done
+		var errs []error
+		if n, last := s.Errors(); n > 0 {
+			errs = append(errs, fmt.Errorf("%d of %d scrapes of %s failed, last: %w", n, n+len(s.Samples()), sc.URL, last))
+		}
+		w, err := dir.ServerMetrics()
+		if err == nil {
+			err = s.WriteJSONL(w)
+		}
+		return errors.Join(append(errs, err)...)
+	}
+	return s, stop, nil
 }

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// levelSummary holds the numbers of one level shown in the progress table and used by the
+// stop rules, computed over the level's measurement window [W0, W1) with DESIGN §1's
+// definitions.
+type levelSummary struct {
+	Concurrency int
+	// Requests counts requests sent inside the window; Errors those of them that failed.
+	Requests, Errors int
+	// ErrorRate is Errors ÷ Requests (0 without requests).
+	ErrorRate float64
+	// OutputTPS is output tokens that arrived inside the window ÷ window length, tokens/s.
+	OutputTPS float64
+	// QPS is successful completions inside the window ÷ window length, requests/s.
+	QPS float64
+	// TTFT, TPOT and E2E percentiles over successful requests sent inside the window.
+	TTFTP50, TTFTP95, TPOTP50, E2EP50 time.Duration
+	Steady, Interrupted               bool
+}
+
+// summarizeLevel computes a level's table numbers from its records.
+func summarizeLevel(run sweep.LevelRun, records []sweep.Record) levelSummary {
+	s := levelSummary{
+		Concurrency: run.Concurrency,
+		Steady:      run.Steady,
+		Interrupted: run.Interrupted,
+		OutputTPS:   sweep.LevelOutputTPS(records, run.W0, run.W1),
+		QPS:         sweep.WindowQPS(records, run.W0, run.W1),
+	}
+	var ttft, tpot, e2e []float64
+	for i := range records {
+		r := &records[i]
+		if r.Sent < run.W0 || r.Sent >= run.W1 {
+			continue
+		}
+		s.Requests++
+		if r.Status == sweep.StatusError {
+			s.Errors++
+		}
+		if !r.OK() {
+			continue
+		}
+		ttft = append(ttft, float64(r.TTFT))
+		e2e = append(e2e, float64(r.E2E))
+		if r.OutputTokens > 1 {
+			tpot = append(tpot, float64(r.E2E-r.TTFT)/float64(r.OutputTokens-1))
+		}
+	}
+	if s.Requests > 0 {
+		s.ErrorRate = float64(s.Errors) / float64(s.Requests)
+	}
+	s.TTFTP50 = percentile(ttft, 0.50)
+	s.TTFTP95 = percentile(ttft, 0.95)
+	s.TPOTP50 = percentile(tpot, 0.50)
+	s.E2EP50 = percentile(e2e, 0.50)
+	return s
+}
+
+// percentile is the p-quantile of xs (nanoseconds) by linear interpolation between closest
+// ranks, R type 7 / numpy.percentile's default (DESIGN §1); 0 for no data. It sorts xs.
+func percentile(xs []float64, p float64) time.Duration {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	h := float64(len(xs)-1) * p
+	i := int(math.Floor(h))
+	if i+1 >= len(xs) {
+		return time.Duration(math.Round(xs[len(xs)-1]))
+	}
+	return time.Duration(math.Round(xs[i] + (h-float64(i))*(xs[i+1]-xs[i])))
+}
+
+const tableHeader = "%6s %8s %6s %10s %8s %9s %9s %9s %9s  %s\n"
+
+// writeTableHeader writes the level table's column names.
+func writeTableHeader(w io.Writer) {
+	fmt.Fprintf(w, tableHeader, "conc", "requests", "errors", "out tok/s", "QPS", "TTFT p50", "TTFT p95", "TPOT p50", "E2E p50", "steady")
+}
+
+// writeTableRow writes one level of the table.
+func writeTableRow(w io.Writer, s levelSummary) {
+	steady := "yes"
+	switch {
+	case s.Interrupted:
+		steady = "interrupted"
+	case !s.Steady:
+		steady = "NO"
+	}
+	fmt.Fprintf(w, "%6d %8d %6d %10.1f %8.2f %9s %9s %9s %9s  %s\n", s.Concurrency, s.Requests, s.Errors,
+		s.OutputTPS, s.QPS, ms(s.TTFTP50), ms(s.TTFTP95), ms(s.TPOTP50), ms(s.E2EP50), steady)
+}
+
+// ms formats a duration in milliseconds with three significant digits.
+func ms(d time.Duration) string {
+	v := float64(d) / 1e6
+	switch {
+	case v == 0:
+		return "-"
+	case v < 10:
+		return fmt.Sprintf("%.2fms", v)
+	case v < 100:
+		return fmt.Sprintf("%.1fms", v)
+	default:
+		return fmt.Sprintf("%.0fms", v)
+	}
+}
+
+// progress is the sweep's Observer: on a terminal, a progress bar per level whose
+// description shows the live output TPS and TTFT p50; otherwise nothing live. On both, a
+// table row when each level ends. Everything goes to w (stderr); stdout is kept for results.
+type progress struct {
+	w      io.Writer
+	tty    bool
+	levels []int
+	proto  sweep.SweepConfig
+
+	mu      sync.Mutex
+	bar     *progressbar.ProgressBar
+	header  bool
+	started time.Time
+}
+
+var _ sweep.Observer = (*progress)(nil)
+
+// newProgress returns the progress display for a sweep of levels with protocol proto.
+func newProgress(w io.Writer, tty bool, levels []int, proto sweep.SweepConfig) *progress {
+	return &progress{w: w, tty: tty, levels: levels, proto: proto}
+}
+
+// expected is the planned length of a level in milliseconds: warmup + duration.
+func (p *progress) expected() int64 {
+	return max(1, (p.proto.Warmup + p.proto.Duration).Milliseconds())
+}
+
+// LevelStarted opens the level's progress bar (on a terminal).
+func (p *progress) LevelStarted(index, concurrency int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.started = time.Now()
+	if !p.tty {
+		return
+	}
+	p.finishBar()
+	p.bar = progressbar.NewOptions64(p.expected(),
+		progressbar.OptionSetWriter(p.w),
+		progressbar.OptionSetWidth(24),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionSetPredictTime(false),
+		progressbar.OptionSetDescription(p.describe(index, concurrency, sweep.PhaseWarmup, 0, 0, 0)),
+	)
+	_ = p.bar.RenderBlank()
+}
+
+func (p *progress) describe(index, conc int, phase sweep.Phase, tps float64, ttft time.Duration, done int) string {
+	d := fmt.Sprintf("level %d/%d  c=%-4d %-7s", index+1, len(p.levels), conc, phase)
+	if phase != sweep.PhaseWarmup {
+		d += fmt.Sprintf(" %7.1f tok/s  TTFT p50 %s  %d done", tps, ms(ttft), done)
+	}
+	return d
+}
+
+// Live updates the bar's description with the live numbers.
+func (p *progress) Live(s sweep.LiveStats) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar == nil {
+		return
+	}
+	p.bar.Describe(p.describe(s.Index, s.Concurrency, s.Phase, s.OutputTPS, s.TTFTP50, s.Completed))
+	el := s.Elapsed.Milliseconds()
+	if el > p.bar.GetMax64() {
+		// The window is being extended until it is steady (up to max_duration).
+		p.bar.ChangeMax64(max(el+1, (p.proto.Warmup + p.proto.MaxDuration).Milliseconds()))
+	}
+	_ = p.bar.Set64(el)
+}
+
+// LevelFinished clears the bar and writes the level's table row.
+func (p *progress) LevelFinished(run sweep.LevelRun, records []sweep.Record) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.finishBar()
+	if !p.header {
+		writeTableHeader(p.w)
+		p.header = true
+	}
+	writeTableRow(p.w, summarizeLevel(run, records))
+	for _, n := range run.Notes {
+		fmt.Fprintf(p.w, "       note: %s\n", n)
+	}
+}
+
+// finishBar removes the current bar, if any. p.mu is held.
+func (p *progress) finishBar() {
+	if p.bar == nil {
+		return
+	}
+	_ = p.bar.Finish()
+	_ = p.bar.Clear()
+	p.bar = nil
+}
+
+// close removes a bar left by an interrupted level.
+func (p *progress) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.finishBar()
+}

@@ -1,0 +1,212 @@
+package sweep
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// maxDatasetLine caps one JSONL line, in bytes.
+const maxDatasetLine = 64 << 20
+
+// Dataset is a workload that replays prompts from a file. Formats, detected from the content:
+//
+//   - ShareGPT JSON: an array of {"conversations": [{"from": "human", "value": ...},
+//     {"from": "gpt", "value": ...}, ...]};
+//   - ShareGPT JSONL: one such object per line;
+//   - prompt JSONL: one {"prompt": "...", "max_tokens": N} per line (max_tokens optional).
+//
+// For ShareGPT the first human (or user) turn is the prompt and the length in words of the
+// first gpt (or assistant) reply after it is the output length. With fixed_output and an
+// output_tokens distribution, the drawn length replaces the dataset's and ignore_eos is sent;
+// with fixed_output alone the dataset's length is forced with ignore_eos; otherwise the
+// dataset's length is only max_tokens. Entries without a prompt, or (unless output lengths
+// are drawn) without an output length, are skipped and counted in Skipped.
+//
+// Next picks an entry with the PCG generator of (seed, level, worker, seq): deterministic
+// and lock-free.
+type Dataset struct {
+	// Path is the file read.
+	Path string
+	// Skipped counts entries that had no usable prompt or output length.
+	Skipped int
+
+	cfg     WorkloadConfig
+	api     API
+	out     sampler
+	drawOut bool
+	entries []datasetEntry
+}
+
+type datasetEntry struct {
+	prompt       string
+	promptTokens int
+	outputTokens int
+}
+
+// Len returns the number of usable entries.
+func (d *Dataset) Len() int { return len(d.entries) }
+
+// LoadDataset reads cfg.Dataset. An unreadable file, a malformed entry (named by file:line
+// for JSONL, by file and entry index for a JSON array) or a dataset without usable entries
+// is an error naming the file.
+func LoadDataset(cfg WorkloadConfig, api API) (*Dataset, error) {
+	d := &Dataset{Path: cfg.Dataset, cfg: cfg, api: api}
+	d.drawOut = cfg.FixedOutput && cfg.OutputTokens != (Dist{})
+	if d.drawOut {
+		if errs := cfg.OutputTokens.Validate("workload.output_tokens"); len(errs) > 0 {
+			return nil, fmt.Errorf("sweep: dataset %s: %w", cfg.Dataset, errors.Join(errs...))
+		}
+		d.out = newSampler(cfg.OutputTokens)
+	}
+	f, err := os.Open(cfg.Dataset)
+	if err != nil {
+		return nil, fmt.Errorf("sweep: dataset: %w", err)
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<16)
+	first, err := firstNonSpace(br)
+	if err != nil {
+		return nil, fmt.Errorf("sweep: dataset %s: %w", cfg.Dataset, err)
+	}
+	if first == '[' {
+		err = d.readArray(br)
+	} else {
+		err = d.readLines(br)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(d.entries) == 0 {
+		return nil, fmt.Errorf("sweep: dataset %s: no usable entries (%d skipped)", cfg.Dataset, d.Skipped)
+	}
+	return d, nil
+}
+
+// firstNonSpace peeks at the first non-whitespace byte.
+func firstNonSpace(br *bufio.Reader) (byte, error) {
+	for {
+		b, err := br.ReadByte()
+		if err == io.EOF {
+			return 0, errors.New("empty file")
+		}
+		if err != nil {
+			return 0, err
+		}
+		if b != ' ' && b != '\t' && b != '\n' && b != '\r' && b != 0xEF && b != 0xBB && b != 0xBF {
+			return b, br.UnreadByte()
+		}
+	}
+}
+
+// datasetRecord is one entry in any of the formats.
+type datasetRecord struct {
+	Conversations []struct {
+		From  string `json:"from"`
+		Value string `json:"value"`
+	} `json:"conversations"`
+	Prompt    *string `json:"prompt"`
+	MaxTokens *int    `json:"max_tokens"`
+}
+
+// add converts rec into an entry; where names it in errors.
+func (d *Dataset) add(rec *datasetRecord, where string) error {
+	var e datasetEntry
+	switch {
+	case rec.Prompt != nil:
+		e.prompt = *rec.Prompt
+		if rec.MaxTokens != nil {
+			if *rec.MaxTokens < 0 {
+				return fmt.Errorf("sweep: dataset %s: max_tokens %d < 0", where, *rec.MaxTokens)
+			}
+			e.outputTokens = *rec.MaxTokens
+		}
+	case rec.Conversations != nil:
+		human := -1
+		for i, t := range rec.Conversations {
+			if t.From == "human" || t.From == "user" {
+				human = i
+				break
+			}
+		}
+		if human >= 0 {
+			e.prompt = rec.Conversations[human].Value
+			for _, t := range rec.Conversations[human+1:] {
+				if t.From == "gpt" || t.From == "assistant" || t.From == "chatgpt" {
+					e.outputTokens = len(strings.Fields(t.Value))
+					break
+				}
+			}
+		}
+	default:
+		return fmt.Errorf("sweep: dataset %s: neither \"conversations\" nor \"prompt\"", where)
+	}
+	e.promptTokens = len(strings.Fields(e.prompt))
+	if e.promptTokens == 0 || (e.outputTokens == 0 && !d.drawOut) {
+		d.Skipped++
+		return nil
+	}
+	d.entries = append(d.entries, e)
+	return nil
+}
+
+// readArray reads a JSON array of ShareGPT (or prompt) objects, streaming.
+func (d *Dataset) readArray(r io.Reader) error {
+	dec := json.NewDecoder(r)
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("sweep: dataset %s: %w", d.Path, err)
+	}
+	for i := 0; dec.More(); i++ {
+		var rec datasetRecord
+		if err := dec.Decode(&rec); err != nil {
+			return fmt.Errorf("sweep: dataset %s: entry %d (byte %d): %w", d.Path, i, dec.InputOffset(), err)
+		}
+		if err := d.add(&rec, fmt.Sprintf("%s: entry %d", d.Path, i)); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("sweep: dataset %s: unterminated array: %w", d.Path, err)
+	}
+	return nil
+}
+
+// readLines reads JSONL; blank lines are ignored.
+func (d *Dataset) readLines(r io.Reader) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<16), maxDatasetLine)
+	for line := 1; sc.Scan(); line++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		where := fmt.Sprintf("%s:%d", d.Path, line)
+		var rec datasetRecord
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return fmt.Errorf("sweep: dataset %s: %w", where, err)
+		}
+		if err := d.add(&rec, where); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("sweep: dataset %s: %w", d.Path, err)
+	}
+	return nil
+}
+
+// Next returns the request worker sends as its seq-th request of level.
+func (d *Dataset) Next(level, worker, seq int) Request {
+	r := requestRand(d.cfg.Seed, level, worker, seq)
+	e := &d.entries[r.IntN(len(d.entries))]
+	req := Request{Prompt: e.prompt, PromptTokens: e.promptTokens, MaxTokens: e.outputTokens, IgnoreEOS: d.cfg.FixedOutput}
+	if d.drawOut {
+		req.MaxTokens = d.out.draw(r)
+	}
+	return req
+}

@@ -1,0 +1,22 @@
+// Package sweep measures an inference endpoint level by level: the configuration, the
+// workload, the closed-loop level runner and the sweep controller, the results directory and
+// the server-metrics scraper. It defines the Client interface (implemented by sweep/openai,
+// the only importer of go-openai) and the Record, the line format of records.jsonl — the
+// contract between measuring and analyzing, so every number can be recomputed offline.
+//
+// A level with concurrency c runs exactly c workers (DESIGN §3). Warmup lasts until the warmup
+// time has passed and every worker has completed one request; the measurement window [W0, W1)
+// then lasts at least the configured duration and min_requests completions, and is extended
+// slice by slice until the steady-state test passes (see SteadyState) or max_duration is
+// reached; the drain lets in-flight requests finish up to drain_timeout, then cancels them.
+// Levels never overlap and records never cross levels.
+//
+// Output tokens/s counts the tokens whose chunk arrived inside the window, from every request
+// of the level, divided by the window length: numerator and denominator cover the same
+// interval. Because a request's chunk times are known only when it finishes, W1 is chosen
+// after the fact among slice boundaries that precede the oldest in-flight request's send time,
+// and workers keep issuing until then, so the window is fully loaded to its end.
+//
+// sweep never imports the analysis package: stop decisions come through the Judge interface,
+// which the command wires to the analysis.
+package sweep

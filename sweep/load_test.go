@@ -1,0 +1,386 @@
+package sweep
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// writeConfig writes text to a temporary config file and returns its path.
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "kneecap.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDefaultConfigValid(t *testing.T) {
+	c := DefaultConfig()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("DefaultConfig().Validate() = %v", err)
+	}
+	levels, err := c.Sweep.Levels.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{1, 2, 4, 8, 16, 32, 64, 128, 256}; !reflect.DeepEqual(levels, want) {
+		t.Errorf("default levels = %v, want %v", levels, want)
+	}
+	if c.Sweep.RecordChunks == nil || !*c.Sweep.RecordChunks {
+		t.Error("record_chunks should default to true")
+	}
+}
+
+func TestLoadConfigGood(t *testing.T) {
+	p := writeConfig(t, `
+name: llama8b-h100
+target:
+  url: http://127.0.0.1:8000/v1
+  model: meta-llama/Llama-3.1-8B-Instruct
+  api: completions
+  request_timeout: 2m
+  extra_body: {ignore_eos: true, top_k: 1}
+workload:
+  output_tokens: {mean: 256}
+sweep:
+  levels: [1, 2, 4, 8]
+  warmup: 1500ms
+  duration: 10s
+  max_duration: 1m
+  record_chunks: false
+  stop: {plateau: false}
+slo: {ttft_p95: 1s}
+`)
+	c, err := LoadConfig(p)
+	if err != nil {
+		t.Fatalf("LoadConfig: %v", err)
+	}
+	if c.Name != "llama8b-h100" || c.Target.API != APICompletions || c.Target.RequestTimeout != 2*time.Minute {
+		t.Errorf("target not decoded: %+v", c.Target)
+	}
+	if c.Target.ExtraBody["ignore_eos"] != true || c.Target.ExtraBody["top_k"] != 1 {
+		t.Errorf("extra_body = %v", c.Target.ExtraBody)
+	}
+	// Fields not in the file keep their defaults; a partial mapping merges over them.
+	if c.Workload.OutputTokens.Dist != "fixed" || c.Workload.OutputTokens.Mean != 256 || c.Workload.InputTokens.Mean != 512 {
+		t.Errorf("workload = %+v", c.Workload)
+	}
+	if !reflect.DeepEqual(c.Sweep.Levels.List, []int{1, 2, 4, 8}) {
+		t.Errorf("levels = %+v", c.Sweep.Levels)
+	}
+	if c.Sweep.Warmup != 1500*time.Millisecond || c.Sweep.Duration != 10*time.Second || c.Sweep.MinRequests != 100 {
+		t.Errorf("sweep = %+v", c.Sweep)
+	}
+	if c.Sweep.RecordChunks == nil || *c.Sweep.RecordChunks {
+		t.Error("record_chunks: false not decoded")
+	}
+	if c.Sweep.Stop.Plateau || !c.Sweep.Stop.Overload || c.Sweep.Stop.MaxErrorRate != 0.05 {
+		t.Errorf("stop = %+v", c.Sweep.Stop)
+	}
+	if c.SLO.TTFTP95 != time.Second || c.SLO.TPOTP95 != 50*time.Millisecond {
+		t.Errorf("slo = %+v", c.SLO)
+	}
+}
+
+func TestLoadConfigProgressions(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want []int
+	}{
+		{"sweep: {levels: {start: 8, max: 64, step: 8}}", []int{8, 16, 24, 32, 40, 48, 56, 64}},
+		{"sweep: {levels: {start: 1, max: 100, factor: 2}}", []int{1, 2, 4, 8, 16, 32, 64, 100}},
+		// A mapping replaces the default progression: no factor is left over next to step.
+		{"sweep:\n  levels:\n    start: 4\n    max: 12\n    step: 4\n", []int{4, 8, 12}},
+	} {
+		c, err := LoadConfig(writeConfig(t, tc.yaml))
+		if err != nil {
+			t.Errorf("%q: %v", tc.yaml, err)
+			continue
+		}
+		got, err := c.Sweep.Levels.Expand()
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%q: Expand = %v, %v; want %v", tc.yaml, got, err, tc.want)
+		}
+	}
+}
+
+func TestLoadConfigEmptyFile(t *testing.T) {
+	c, err := LoadConfig(writeConfig(t, "# nothing here\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Sweep.Duration != DefaultConfig().Sweep.Duration {
+		t.Errorf("empty file should give defaults, got %+v", c.Sweep)
+	}
+}
+
+func TestLoadConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		// want are substrings of the error; the first names FILE:LINE.
+		want []string
+	}{
+		{"unknown key", "target:\n  url: http://x/v1\n  modle: m\n",
+			[]string{":3: field modle not found"}},
+		{"unknown top-level key", "name: a\nsweeep: {}\n",
+			[]string{":2: field sweeep not found"}},
+		{"wrong type", "sweep:\n  min_requests: many\n",
+			[]string{":2: sweep.min_requests: cannot unmarshal !!str `many` into int"}},
+		{"duration without unit", "sweep:\n  warmup: 2s\n  duration: 30\n",
+			[]string{`:3: sweep.duration: duration needs a unit: write "30s"`}},
+		{"bad duration string", "target:\n  request_timeout: soon\n",
+			[]string{":2: target.request_timeout: cannot unmarshal !!str `soon` into time.Duration"}},
+		{"decreasing levels", "sweep:\n  levels: [1, 4, 2]\n",
+			[]string{":2: sweep.levels: levels must increase: 2 follows 4"}},
+		{"zero level", "sweep:\n  levels: [0, 1]\n",
+			[]string{":2: sweep.levels: level 1 is 0"}},
+		{"non-integer level", "sweep:\n  levels: [1, two]\n",
+			[]string{`:2: sweep.levels: "two" is not an integer`}},
+		{"unknown progression key", "sweep:\n  levels:\n    start: 1\n    maximum: 9\n",
+			[]string{":4: sweep.levels: field maximum not found"}},
+		{"factor without step", "sweep:\n  levels: {start: 1, max: 8, factor: 1}\n",
+			[]string{":2: sweep.levels: factor is 1: must be > 1"}},
+		{"missing model", "target:\n  url: http://127.0.0.1:8000/v1\n",
+			[]string{":2: target.model: missing"}},
+		{"bad api", "target:\n  api: responses\n",
+			[]string{`:2: target.api: "responses": must be chat or completions`}},
+		{"ci target", "sweep:\n  ci_target: 1.5\n",
+			[]string{":2: sweep.ci_target: is 1.5: must be in (0, 1)"}},
+		{"max below duration", "sweep:\n  duration: 1m\n  max_duration: 30s\n",
+			[]string{":3: sweep.max_duration: 30s is below duration 1m0s"}},
+		{"error rate", "sweep:\n  stop:\n    max_error_rate: 2\n",
+			[]string{":3: sweep.stop.max_error_rate: is 2: must be in [0, 1]"}},
+		{"dataset missing", "workload:\n  dataset: /nonexistent/sharegpt.json\n",
+			[]string{":2: workload.dataset: cannot read"}},
+		{"bad dist", "workload:\n  input_tokens: {dist: zipf, mean: 5}\n",
+			[]string{`:2: workload.input_tokens.dist: "zipf"`}},
+		{"not a mapping", "- 1\n- 2\n",
+			[]string{":1: the configuration must be a mapping"}},
+		{"syntax", "target: [\n",
+			[]string{"kneecap.yaml:"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeConfig(t, tc.yaml)
+			_, err := LoadConfig(p)
+			if err == nil {
+				t.Fatalf("LoadConfig(%q) = nil error", tc.yaml)
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, p) {
+				t.Errorf("error %q does not start with the file name %s", msg, p)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not contain %q", msg, w)
+				}
+			}
+			for _, line := range Problems(err) {
+				if !strings.HasPrefix(line, p) {
+					t.Errorf("problem line %q does not name the file", line)
+				}
+			}
+		})
+	}
+}
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	p := writeConfig(t, `target:
+  url: ftp://host/v1
+  api: grpc
+sweep:
+  levels: [8, 4]
+  duration: 0s
+  ci_target: 0
+  stop: {max_error_rate: -1}
+analysis: {knee_gain: 3}
+`)
+	_, err := LoadConfig(p)
+	probs := Problems(err)
+	mustHave := []string{
+		p + ":2: target.url:",
+		p + ":2: target.model: missing",
+		p + ":3: target.api:",
+		p + ":5: sweep.levels:",
+		p + ":6: sweep.duration:",
+		p + ":7: sweep.ci_target:",
+		p + ":8: sweep.stop.max_error_rate:",
+		p + ":9: analysis.knee_gain:",
+	}
+	if len(probs) != len(mustHave) {
+		t.Errorf("got %d problems, want %d:\n%s", len(probs), len(mustHave), strings.Join(probs, "\n"))
+	}
+	for _, w := range mustHave {
+		found := false
+		for _, line := range probs {
+			if strings.HasPrefix(line, w) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no problem starting %q in:\n%s", w, strings.Join(probs, "\n"))
+		}
+	}
+}
+
+func TestValidateOverrideNamesFlag(t *testing.T) {
+	c, err := ReadConfig(writeConfig(t, "sweep:\n  levels: [1, 2]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Sweep.Levels = LevelsSpec{List: []int{4, 2}}
+	c.Override("sweep.levels", "--levels")
+	err = c.Validate()
+	if err == nil || !strings.HasPrefix(err.Error(), "--levels: sweep.levels: levels must increase") {
+		t.Errorf("Validate = %v, want it to name --levels", err)
+	}
+	// A config built in code has no positions: the key alone names the problem.
+	d := DefaultConfig()
+	d.Sweep.Duration = 0
+	if err := d.Validate(); err == nil || !strings.HasPrefix(err.Error(), "sweep.duration: ") {
+		t.Errorf("Validate = %v", err)
+	}
+}
+
+func TestExpand(t *testing.T) {
+	for _, tc := range []struct {
+		spec LevelsSpec
+		want []int
+		err  string
+	}{
+		{LevelsSpec{Start: 1, Max: 128, Factor: 2}, []int{1, 2, 4, 8, 16, 32, 64, 128}, ""},
+		{LevelsSpec{Start: 1, Max: 100, Factor: 2}, []int{1, 2, 4, 8, 16, 32, 64, 100}, ""},
+		{LevelsSpec{Start: 3, Max: 50, Factor: 3}, []int{3, 9, 27, 50}, ""},
+		// Rounding 1·1.5^k: 1, 1.5→2, 2.25→2 (dropped), 3.375→3, 5.06→5, 7.59→8, 11.4→11, 12 appended.
+		{LevelsSpec{Start: 1, Max: 12, Factor: 1.5}, []int{1, 2, 3, 5, 8, 11, 12}, ""},
+		{LevelsSpec{Start: 5, Max: 5, Factor: 2}, []int{5}, ""},
+		{LevelsSpec{Start: 8, Max: 30, Step: 8}, []int{8, 16, 24, 30}, ""},
+		{LevelsSpec{List: []int{1, 3, 7}}, []int{1, 3, 7}, ""},
+		{LevelsSpec{}, nil, "no levels"},
+		{LevelsSpec{List: []int{2, 2}}, nil, "levels must increase"},
+		{LevelsSpec{List: []int{-1}}, nil, "must be ≥ 1"},
+		{LevelsSpec{List: []int{1}, Start: 1}, nil, "not both"},
+		{LevelsSpec{Start: 0, Max: 8, Factor: 2}, nil, "start is 0"},
+		{LevelsSpec{Start: 9, Max: 8, Factor: 2}, nil, "below start"},
+		{LevelsSpec{Start: 1, Max: 8}, nil, "factor is 0"},
+		{LevelsSpec{Start: 1, Max: 8, Factor: 0.5}, nil, "must be > 1"},
+		{LevelsSpec{Start: 1, Max: 8, Factor: 2, Step: 1}, nil, "not both"},
+		{LevelsSpec{Start: 1, Max: 8, Step: -1}, nil, "step is -1"},
+		{LevelsSpec{Start: 1, Max: 100000, Step: 1}, nil, "more than 1000 levels"},
+	} {
+		got, err := tc.spec.Expand()
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%+v: Expand err = %v, want %q", tc.spec, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%+v: Expand = %v, %v; want %v", tc.spec, got, err, tc.want)
+		}
+	}
+}
+
+func TestRedacted(t *testing.T) {
+	c := DefaultConfig()
+	c.Target.URL = "https://user:hunter2@api.example.com/v1?api_key=sk-123&region=eu"
+	c.Target.Model = "m"
+	c.ServerMetrics.URL = "http://admin:pw@host:8000/metrics"
+	c.Target.ExtraBody = map[string]any{
+		"max_tokens":     7,
+		"stop_token_ids": []any{1, 2},
+		"api_key":        "sk-abc",
+		"Authorization":  "Bearer sk-abc",
+		"nested":         map[string]any{"auth_token": "t0k", "top_p": 0.9},
+		"list":           []any{map[string]any{"password": "p"}},
+	}
+	r := c.Redacted()
+	if strings.Contains(r.Target.URL, "hunter2") || strings.Contains(r.Target.URL, "user") || strings.Contains(r.Target.URL, "sk-123") {
+		t.Errorf("target url not redacted: %s", r.Target.URL)
+	}
+	if !strings.Contains(r.Target.URL, "region=eu") || !strings.HasPrefix(r.Target.URL, "https://api.example.com/v1?") {
+		t.Errorf("target url over-redacted: %s", r.Target.URL)
+	}
+	if r.ServerMetrics.URL != "http://host:8000/metrics" {
+		t.Errorf("metrics url = %s", r.ServerMetrics.URL)
+	}
+	b, err := yaml.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"hunter2", "sk-abc", "sk-123", "t0k", ": p\n", "pw@"} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("redacted YAML contains %q:\n%s", secret, b)
+		}
+	}
+	eb := r.Target.ExtraBody
+	if eb["max_tokens"] != 7 || eb["nested"].(map[string]any)["top_p"] != 0.9 {
+		t.Errorf("non-secret keys changed: %v", eb)
+	}
+	if !reflect.DeepEqual(eb["stop_token_ids"], []any{1, 2}) {
+		t.Errorf("stop_token_ids redacted: %v", eb["stop_token_ids"])
+	}
+	// The original is untouched.
+	if c.Target.ExtraBody["api_key"] != "sk-abc" || c.Target.ExtraBody["nested"].(map[string]any)["auth_token"] != "t0k" {
+		t.Error("Redacted modified the original config")
+	}
+}
+
+func TestSecretKey(t *testing.T) {
+	for k, want := range map[string]bool{
+		"api_key": true, "X-API-Key": true, "apiKey": true, "Authorization": true, "token": true,
+		"auth_token": true, "access_token": true, "accessToken": true, "client_secret": true,
+		"password": true, "max_tokens": false, "min_tokens": false, "stop_token_ids": false,
+		"ignore_eos": false, "top_k": false, "max_completion_tokens": false,
+	} {
+		if got := SecretKey(k); got != want {
+			t.Errorf("SecretKey(%q) = %v, want %v", k, got, want)
+		}
+	}
+}
+
+// TestConfigRoundTrip checks that a config written as YAML (as config.yaml is) reads back
+// equal, including durations and the levels spec in both forms.
+func TestConfigRoundTrip(t *testing.T) {
+	for _, spec := range []LevelsSpec{{List: []int{1, 2, 4}}, {Start: 2, Max: 64, Factor: 2}, {Start: 8, Max: 64, Step: 8}} {
+		c := DefaultConfig()
+		c.Name = "rt"
+		c.Sweep.Levels = spec
+		c.Target.ExtraBody = map[string]any{"ignore_eos": true}
+		b, err := yaml.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := LoadConfig(writeConfig(t, string(b)))
+		if err != nil {
+			t.Fatalf("reload:\n%s\n%v", b, err)
+		}
+		got.src, c.src = nil, nil
+		if !reflect.DeepEqual(got, c) {
+			t.Errorf("round trip changed the config:\n%s\ngot  %+v\nwant %+v", b, got, c)
+		}
+	}
+}
+
+// FuzzParseConfig checks that no input makes the decoder panic, and that every error it
+// returns names the file.
+func FuzzParseConfig(f *testing.F) {
+	for _, s := range []string{
+		"", "name: x\n", "sweep: {levels: [1, 2, 4]}\n", "sweep: {levels: {start: 1, max: 8, factor: 2}}\n",
+		"sweep:\n  duration: 30\n", "target: {extra_body: {a: [1, {b: 2}]}}\n", "&a [*a]", "sweep: {levels: 3}",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		_, err := parseConfig("f.yaml", []byte(s))
+		if err != nil && !strings.HasPrefix(err.Error(), "f.yaml") {
+			t.Errorf("error does not name the file: %v", err)
+		}
+	})
+}

@@ -1,0 +1,270 @@
+package sweep
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Server metric families the Scraper keeps, by engine. For each quantity the first family
+// present in a scrape is used; values are summed across label sets (models, engines, ranks).
+// A counter's samples may appear under the family name or with a "_total" suffix.
+var (
+	runningSeries = []string{"vllm:num_requests_running", "sglang:num_running_reqs", "llamacpp:requests_processing"}
+	waitingSeries = []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs", "llamacpp:requests_deferred"}
+	// KV-cache usage as a fraction in [0, 1] (vLLM's *_perc gauges are fractions too).
+	kvSeries         = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage"}
+	preemptionSeries = []string{"vllm:num_preemptions_total", "vllm:num_preemptions"}
+)
+
+// maxMetricsBody caps one scrape's body, in bytes.
+const maxMetricsBody = 16 << 20
+
+// MetricSample is one scrape of the server's metrics: a line of server_metrics.jsonl. A
+// quantity the server does not expose is nil (omitted from JSON).
+type MetricSample struct {
+	// TUnixNS is the scrape time in Unix nanoseconds (midpoint of request and response).
+	TUnixNS int64 `json:"t_unix_ns"`
+	// Running is the number of requests being decoded.
+	Running *float64 `json:"running,omitempty"`
+	// Waiting is the number of queued requests.
+	Waiting *float64 `json:"waiting,omitempty"`
+	// KVUsage is the KV-cache usage fraction in [0, 1].
+	KVUsage *float64 `json:"kv_usage,omitempty"`
+	// Preemptions is the cumulative preemption counter.
+	Preemptions *float64 `json:"preemptions,omitempty"`
+	// series names the families the values came from.
+	series []string
+}
+
+// Scraper scrapes a Prometheus text endpoint (vLLM, SGLang, llama.cpp) every interval and
+// keeps timestamped samples. Run is its loop, owned by the caller; Summarize and WriteJSONL
+// may be called concurrently with Run. Scrape errors are counted, never fatal.
+type Scraper struct {
+	url      string
+	interval time.Duration
+	hc       *http.Client
+
+	mu      sync.Mutex
+	samples []MetricSample
+	errors  int
+	lastErr error
+}
+
+var _ WindowSummarizer = (*Scraper)(nil)
+
+// NewScraper returns a Scraper for cfg (URL and Interval; Interval ≤ 0 means 1 s). hc nil
+// uses a client whose per-scrape timeout is max(interval, 2 s).
+func NewScraper(cfg ServerMetricsConfig, hc *http.Client) (*Scraper, error) {
+	if cfg.URL == "" {
+		return nil, errors.New("sweep: metrics scraper: empty url")
+	}
+	req, err := http.NewRequest(http.MethodGet, cfg.URL, nil)
+	if err != nil || (req.URL.Scheme != "http" && req.URL.Scheme != "https") {
+		return nil, fmt.Errorf("sweep: metrics scraper: url %q is not an http(s) URL", cfg.URL)
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = time.Second
+	}
+	if hc == nil {
+		hc = &http.Client{Timeout: max(cfg.Interval, 2*time.Second)}
+	}
+	return &Scraper{url: cfg.URL, interval: cfg.Interval, hc: hc}, nil
+}
+
+// Run scrapes now and then every interval until ctx is done; it returns nil then.
+func (s *Scraper) Run(ctx context.Context) error {
+	t := time.NewTicker(s.interval)
+	defer t.Stop()
+	for {
+		if _, err := s.Scrape(ctx); err != nil && ctx.Err() == nil {
+			s.mu.Lock()
+			s.errors++
+			s.lastErr = err
+			s.mu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Scrape fetches and parses the endpoint once and, on success, appends the sample.
+func (s *Scraper) Scrape(ctx context.Context) (MetricSample, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
+	if err != nil {
+		return MetricSample{}, fmt.Errorf("sweep: scrape: %w", err)
+	}
+	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	t0 := time.Now()
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		return MetricSample{}, fmt.Errorf("sweep: scrape: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return MetricSample{}, fmt.Errorf("sweep: scrape %s: status %s", s.url, resp.Status)
+	}
+	sample, err := ParseMetrics(io.LimitReader(resp.Body, maxMetricsBody))
+	if err != nil {
+		return MetricSample{}, fmt.Errorf("sweep: scrape %s: %w", s.url, err)
+	}
+	sample.TUnixNS = t0.Add(time.Since(t0) / 2).UnixNano()
+	s.mu.Lock()
+	s.samples = append(s.samples, sample)
+	s.mu.Unlock()
+	return sample, nil
+}
+
+// ParseMetrics parses Prometheus text exposition (metric names may contain ':') and extracts
+// the kept series; TUnixNS is left 0.
+func ParseMetrics(r io.Reader) (MetricSample, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return MetricSample{}, fmt.Errorf("parse metrics: %w", err)
+	}
+	var m MetricSample
+	m.Running = pick(fams, runningSeries, &m.series)
+	m.Waiting = pick(fams, waitingSeries, &m.series)
+	m.KVUsage = pick(fams, kvSeries, &m.series)
+	m.Preemptions = pick(fams, preemptionSeries, &m.series)
+	return m, nil
+}
+
+// pick returns the sum over label sets of the first family of names present.
+func pick(fams map[string]*dto.MetricFamily, names []string, seen *[]string) *float64 {
+	for _, n := range names {
+		f, ok := fams[n]
+		if !ok || len(f.GetMetric()) == 0 {
+			continue
+		}
+		var sum float64
+		for _, m := range f.GetMetric() {
+			switch {
+			case m.Gauge != nil:
+				sum += m.GetGauge().GetValue()
+			case m.Counter != nil:
+				sum += m.GetCounter().GetValue()
+			case m.Untyped != nil:
+				sum += m.GetUntyped().GetValue()
+			}
+		}
+		*seen = append(*seen, n)
+		return &sum
+	}
+	return nil
+}
+
+// Errors returns the number of failed scrapes and the last failure.
+func (s *Scraper) Errors() (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.errors, s.lastErr
+}
+
+// Samples returns a copy of the samples so far, in scrape order.
+func (s *Scraper) Samples() []MetricSample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.samples)
+}
+
+// Summarize summarises the samples taken in [w0, w1) (Unix nanoseconds): mean running,
+// mean and max waiting, max KV usage, and the preemption counter's increase from the last
+// sample before w0 (else the first in the window) to the last in the window, counting a
+// counter reset as a restart from 0. It returns nil when no sample falls in the window.
+func (s *Scraper) Summarize(w0, w1 int64) *ServerStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := &ServerStats{}
+	var (
+		nRun, nWait   int
+		base, prev    *float64
+		seen          = map[string]bool{}
+		increase      float64
+		sawPreemption bool
+	)
+	for i := range s.samples {
+		m := &s.samples[i]
+		if m.TUnixNS < w0 {
+			if m.Preemptions != nil {
+				base = m.Preemptions
+			}
+			continue
+		}
+		if m.TUnixNS >= w1 {
+			break
+		}
+		st.Samples++
+		for _, n := range m.series {
+			seen[n] = true
+		}
+		if m.Running != nil {
+			st.MeanRunning += *m.Running
+			nRun++
+		}
+		if m.Waiting != nil {
+			st.MeanWaiting += *m.Waiting
+			st.MaxWaiting = max(st.MaxWaiting, *m.Waiting)
+			nWait++
+		}
+		if m.KVUsage != nil {
+			st.MaxKVUsage = max(st.MaxKVUsage, *m.KVUsage)
+		}
+		if p := m.Preemptions; p != nil {
+			sawPreemption = true
+			if prev == nil {
+				prev = base
+			}
+			if prev != nil {
+				if *p >= *prev {
+					increase += *p - *prev
+				} else {
+					increase += *p // counter reset
+				}
+			}
+			prev = p
+		}
+	}
+	if st.Samples == 0 {
+		return nil
+	}
+	if nRun > 0 {
+		st.MeanRunning /= float64(nRun)
+	}
+	if nWait > 0 {
+		st.MeanWaiting /= float64(nWait)
+	}
+	if sawPreemption {
+		st.Preemptions = increase
+	}
+	for n := range seen {
+		st.Series = append(st.Series, n)
+	}
+	slices.Sort(st.Series)
+	return st
+}
+
+// WriteJSONL writes every sample as one JSON object per line (server_metrics.jsonl).
+func (s *Scraper) WriteJSONL(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	for _, m := range s.Samples() {
+		if err := enc.Encode(&m); err != nil {
+			return fmt.Errorf("sweep: write server metrics: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,122 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	goopenai "github.com/sashabaranov/go-openai"
+)
+
+// nonEmpty records whether a JSON string field was present and non-empty, without
+// allocating the string.
+type nonEmpty bool
+
+// UnmarshalJSON implements json.Unmarshaler: true for any string other than "".
+func (p *nonEmpty) UnmarshalJSON(b []byte) error {
+	*p = len(b) > 2 && b[0] == '"'
+	return nil
+}
+
+// isError records whether a JSON string field equals "error".
+type isError bool
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *isError) UnmarshalJSON(b []byte) error {
+	*p = string(b) == `"error"`
+	return nil
+}
+
+// wireChunk is the subset of a chat.completion.chunk or text_completion stream event the
+// adapter needs; everything else is skipped by the decoder.
+type wireChunk struct {
+	Object  isError         `json:"object"`
+	Choices []wireChoice    `json:"choices"`
+	Usage   *wireUsage      `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type wireChoice struct {
+	Text  nonEmpty `json:"text"`
+	Delta struct {
+		Content          nonEmpty `json:"content"`
+		ReasoningContent nonEmpty `json:"reasoning_content"`
+		Reasoning        nonEmpty `json:"reasoning"`
+	} `json:"delta"`
+}
+
+type wireUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// chunkResult is what one stream event says.
+type chunkResult struct {
+	// content reports a choice with non-empty content, reasoning or text.
+	content bool
+	// usage is usage.completion_tokens, or -1 when the event has no usage.
+	usage int
+	// prompt is usage.prompt_tokens when usage >= 0.
+	prompt int
+}
+
+// chunkDecoder decodes stream events, reusing its buffers across events of one stream.
+type chunkDecoder struct {
+	c     wireChunk
+	usage wireUsage
+}
+
+// decode decodes one "data:" payload. An event that is not JSON, or that carries an error
+// object, is an error (errBadChunk or an *goopenai.APIError).
+func (d *chunkDecoder) decode(line []byte) (chunkResult, error) {
+	ch := d.c.Choices[:cap(d.c.Choices)]
+	clear(ch)
+	d.c = wireChunk{Choices: ch[:0]}
+	d.usage = wireUsage{CompletionTokens: -1}
+	d.c.Usage = &d.usage
+	if err := json.Unmarshal(line, &d.c); err != nil {
+		return chunkResult{}, fmt.Errorf("%w: %w: %q", errBadChunk, err, truncate(line, 120))
+	}
+	if bool(d.c.Object) || (len(d.c.Error) > 0 && !bytes.Equal(d.c.Error, []byte("null"))) {
+		return chunkResult{}, streamError(line, d.c.Error)
+	}
+	r := chunkResult{usage: -1}
+	if d.c.Usage != nil && d.c.Usage.CompletionTokens >= 0 {
+		r.usage, r.prompt = d.c.Usage.CompletionTokens, d.c.Usage.PromptTokens
+	}
+	for i := range d.c.Choices {
+		c := &d.c.Choices[i]
+		if c.Text || c.Delta.Content || c.Delta.ReasoningContent || c.Delta.Reasoning {
+			r.content = true
+			break
+		}
+	}
+	return r, nil
+}
+
+// streamError builds the APIError of an in-stream error event: {"error": {...}} or a
+// top-level {"object": "error", "message": ..., "code": ...} (older vLLM).
+func streamError(line, inner []byte) error {
+	src := line
+	if len(inner) > 0 && inner[0] == '{' {
+		src = inner
+	}
+	e := &goopenai.APIError{}
+	if err := json.Unmarshal(src, e); err != nil || e.Message == "" {
+		if len(inner) > 0 && inner[0] == '"' {
+			var s string
+			if json.Unmarshal(inner, &s) == nil {
+				return &goopenai.APIError{Message: s}
+			}
+		}
+		return &goopenai.APIError{Message: string(truncate(line, 200))}
+	}
+	return e
+}
+
+func truncate(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}

@@ -1,0 +1,97 @@
+package openai
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"strconv"
+
+	goopenai "github.com/sashabaranov/go-openai"
+
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// classify maps a request error to an error class of sweep/record.go. streaming reports
+// that the response headers had arrived (the error came from reading the stream).
+// Cancellation and the request timeout are handled by the caller.
+func classify(err error, streaming bool) string {
+	var apiErr *goopenai.APIError
+	var reqErr *goopenai.RequestError
+	switch {
+	case errors.As(err, &apiErr):
+		if apiErr.HTTPStatusCode > 0 {
+			return statusClass(apiErr.HTTPStatusCode)
+		}
+		// An error event inside a 200 stream: use its code when it is an HTTP status.
+		if code := codeOf(apiErr.Code); code >= 400 {
+			return statusClass(code)
+		}
+		return sweep.ErrStreamBroken
+	case errors.As(err, &reqErr):
+		return statusClass(reqErr.HTTPStatusCode)
+	case errors.Is(err, errBadChunk), errors.Is(err, errLineTooLong), errors.Is(err, errNonDataTooLong),
+		errors.Is(err, goopenai.ErrTooManyEmptyStreamMessages):
+		return sweep.ErrBadChunk
+	case errors.Is(err, errBodyTooLarge):
+		return sweep.ErrBadChunk
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		return sweep.ErrTimeout
+	}
+	if streaming {
+		return sweep.ErrStreamBroken
+	}
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var recordErr tls.RecordHeaderError
+	switch {
+	case errors.As(err, &opErr) && opErr.Op == "dial",
+		errors.As(err, &dnsErr), errors.As(err, &certErr), errors.As(err, &unknownAuth),
+		errors.As(err, &hostErr), errors.As(err, &recordErr):
+		return sweep.ErrConnect
+	case errors.As(err, &opErr):
+		// The connection broke after it was established, before a response arrived.
+		return sweep.ErrStreamBroken
+	}
+	var urlErr interface{ Timeout() bool }
+	if errors.As(err, &urlErr) {
+		// *url.Error from the transport without a net cause (for example the server
+		// closed the connection before answering: "EOF").
+		return sweep.ErrStreamBroken
+	}
+	// go-openai's own validation (unsupported model for the endpoint, ...): the request
+	// could not be sent as configured.
+	return sweep.ErrHTTP4xx
+}
+
+// statusClass maps an HTTP status code to http_429, http_5xx or http_4xx.
+func statusClass(code int) string {
+	switch {
+	case code == 429:
+		return sweep.ErrHTTP429
+	case code >= 500:
+		return sweep.ErrHTTP5xx
+	}
+	return sweep.ErrHTTP4xx
+}
+
+// codeOf reads an APIError code that is an int or a numeric string; 0 otherwise.
+func codeOf(code any) int {
+	switch v := code.(type) {
+	case int:
+		return v
+	case float64:
+		return int(v)
+	case string:
+		n, err := strconv.Atoi(v)
+		if err == nil {
+			return n
+		}
+	}
+	return 0
+}

@@ -1,0 +1,446 @@
+package openai
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	goopenai "github.com/sashabaranov/go-openai"
+
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// Options configures a Client. Zero values take the defaults of DefaultOptions.
+type Options struct {
+	// BaseURL is the OpenAI base URL including /v1, for example http://127.0.0.1:8000/v1.
+	BaseURL string
+	// Model is the model name sent in every request.
+	Model string
+	// API selects chat or completions; empty means chat.
+	API sweep.API
+	// APIKey is sent as "Authorization: Bearer <key>" when non-empty. It is never logged and
+	// is scrubbed from every error message.
+	APIKey string
+	// ExtraBody is merged into every request's JSON body (for example vLLM's ignore_eos);
+	// its keys override the fields go-openai writes.
+	ExtraBody map[string]any
+	// RequestTimeout bounds one request from send to the end of its stream; 0 means no
+	// limit besides the caller's context.
+	RequestTimeout time.Duration
+	// MaxConns is the largest number of concurrent requests the client must carry (the
+	// sweep's largest level). The transport keeps at least that many idle connections per
+	// host and never caps connections per host, so pooling never throttles a level.
+	MaxConns int
+	// CAFile is a PEM file of extra trusted CA certificates.
+	CAFile string
+	// InsecureSkipVerify disables TLS certificate verification.
+	InsecureSkipVerify bool
+	// RecordChunks keeps every content chunk's arrival offset in Record.Chunks; false
+	// keeps only the Record.ITL summary.
+	RecordChunks bool
+	// MaxLineBytes caps one line of a stream, in bytes; a longer line fails the request
+	// as bad_chunk.
+	MaxLineBytes int
+	// MaxNonDataBytes caps the bytes of non-"data:" lines in one stream (go-openai keeps
+	// them to build error messages).
+	MaxNonDataBytes int
+	// MaxBodyBytes caps a non-stream response body (errors, /v1/models), in bytes.
+	MaxBodyBytes int64
+	// MaxChunks caps the content chunks of one request; more fail it as bad_chunk.
+	MaxChunks int
+	// DialTimeout bounds establishing one TCP connection (and the TLS handshake).
+	DialTimeout time.Duration
+}
+
+// DefaultOptions returns the defaults: chat API, 10 min request timeout, 256 connections,
+// chunk recording on, 1 MiB lines, 1 MiB of non-data lines, 8 MiB non-stream bodies,
+// 1 Mi chunks per request, 30 s dial timeout.
+func DefaultOptions() Options {
+	return Options{
+		API:             sweep.APIChat,
+		RequestTimeout:  10 * time.Minute,
+		MaxConns:        256,
+		RecordChunks:    true,
+		MaxLineBytes:    1 << 20,
+		MaxNonDataBytes: 1 << 20,
+		MaxBodyBytes:    8 << 20,
+		MaxChunks:       1 << 20,
+		DialTimeout:     30 * time.Second,
+	}
+}
+
+// drainTimeout bounds reading the rest of a body after [DONE] so the connection can be
+// reused; a server that keeps the stream open past it costs a connection, not a worker.
+const drainTimeout = 250 * time.Millisecond
+
+// errRequestTimeout is the cancellation cause of a request that ran past RequestTimeout.
+var errRequestTimeout = errors.New("openai: request timeout")
+
+// Client implements sweep.Client on go-openai. It is safe for concurrent use.
+type Client struct {
+	opts      Options
+	api       sweep.API
+	oc        *goopenai.Client
+	transport *http.Transport
+}
+
+var _ sweep.Client = (*Client)(nil)
+
+// New returns a Client for opts. Zero fields of opts take DefaultOptions values except
+// RecordChunks, API key and TLS settings, which are used as given.
+func New(opts Options) (*Client, error) {
+	def := DefaultOptions()
+	if opts.API == "" {
+		opts.API = def.API
+	}
+	if opts.API != sweep.APIChat && opts.API != sweep.APICompletions {
+		return nil, fmt.Errorf("openai: new client: unknown api %q (want chat or completions)", opts.API)
+	}
+	u, err := url.Parse(opts.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("openai: new client: base url %q is not an http(s) URL", scrubURL(opts.BaseURL))
+	}
+	if opts.RequestTimeout < 0 {
+		return nil, fmt.Errorf("openai: new client: negative request timeout %v", opts.RequestTimeout)
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = def.MaxConns
+	}
+	if opts.MaxLineBytes <= 0 {
+		opts.MaxLineBytes = def.MaxLineBytes
+	}
+	if opts.MaxNonDataBytes <= 0 {
+		opts.MaxNonDataBytes = def.MaxNonDataBytes
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = def.MaxBodyBytes
+	}
+	if opts.MaxChunks <= 0 {
+		opts.MaxChunks = def.MaxChunks
+	}
+	if opts.DialTimeout <= 0 {
+		opts.DialTimeout = def.DialTimeout
+	}
+	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: opts.InsecureSkipVerify} //nolint:gosec // user opt-in
+	if opts.CAFile != "" {
+		pem, err := os.ReadFile(opts.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("openai: new client: read ca file: %w", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("openai: new client: ca file %s: no PEM certificates found", opts.CAFile)
+		}
+		tlsConf.RootCAs = pool
+	}
+	dialer := &net.Dialer{Timeout: opts.DialTimeout, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         dialer.DialContext,
+		TLSClientConfig:     tlsConf,
+		TLSHandshakeTimeout: opts.DialTimeout,
+		// HTTP/1.1, one connection per in-flight stream, like the OpenAI Python SDK's
+		// default; MaxConnsPerHost 0 never queues a request behind the pool.
+		ForceAttemptHTTP2:   false,
+		MaxIdleConns:        opts.MaxConns + 16,
+		MaxIdleConnsPerHost: opts.MaxConns + 16,
+		MaxConnsPerHost:     0,
+		IdleConnTimeout:     90 * time.Second,
+		// gzip would make the server buffer the stream; token timing needs raw chunks.
+		DisableCompression: true,
+	}
+	cfg := goopenai.DefaultConfig(opts.APIKey)
+	cfg.BaseURL = strings.TrimRight(opts.BaseURL, "/")
+	cfg.HTTPClient = &doer{hc: &http.Client{Transport: tr}, opts: &opts}
+	c := &Client{opts: opts, api: opts.API, oc: goopenai.NewClientWithConfig(cfg), transport: tr}
+	return c, nil
+}
+
+// Close releases idle connections.
+func (c *Client) Close() { c.transport.CloseIdleConnections() }
+
+// Models lists the served model IDs (GET /v1/models).
+func (c *Client) Models(ctx context.Context) ([]string, error) {
+	if c.opts.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.opts.RequestTimeout)
+		defer cancel()
+	}
+	list, err := c.oc.ListModels(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("openai: list models: %s", c.message(err))
+	}
+	ids := make([]string, 0, len(list.Models))
+	for _, m := range list.Models {
+		ids = append(ids, m.ID)
+	}
+	return ids, nil
+}
+
+// Do sends req as a streaming request and fills rec (see sweep.Client). It never returns
+// before the stream has ended or ctx is done.
+func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) {
+	st := &reqState{maxTokens: req.MaxTokens, ignoreEOS: req.IgnoreEOS}
+	var cancel context.CancelFunc
+	reqCtx := ctx
+	if c.opts.RequestTimeout > 0 {
+		reqCtx, cancel = context.WithTimeoutCause(ctx, c.opts.RequestTimeout, errRequestTimeout)
+	} else {
+		reqCtx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+	reqCtx = context.WithValue(reqCtx, stateKey{}, st)
+	reqCtx = httptrace.WithClientTrace(reqCtx, &httptrace.ClientTrace{
+		GetConn: st.getConn,
+		GotConn: st.gotConn,
+	})
+
+	rec.PromptTokens = req.PromptTokens
+	rec.OutputTokens = 0
+	rec.TokensSource = ""
+	rec.Chunks = nil
+	rec.ITL = nil
+	rec.TTFT, rec.E2E, rec.ConnWait = 0, 0, 0
+
+	start := time.Now()
+	var (
+		s   rawStream
+		err error
+	)
+	switch c.api {
+	case sweep.APICompletions:
+		cr := goopenai.CompletionRequest{
+			Model:         c.opts.Model,
+			Prompt:        req.Prompt,
+			MaxTokens:     req.MaxTokens,
+			StreamOptions: &goopenai.StreamOptions{IncludeUsage: true},
+		}
+		var cs *goopenai.CompletionStream
+		cs, err = c.oc.CreateCompletionStream(reqCtx, cr)
+		if err == nil {
+			s = cs
+		}
+	default:
+		cr := goopenai.ChatCompletionRequest{
+			Model:         c.opts.Model,
+			Messages:      []goopenai.ChatCompletionMessage{{Role: goopenai.ChatMessageRoleUser, Content: req.Prompt}},
+			MaxTokens:     req.MaxTokens,
+			StreamOptions: &goopenai.StreamOptions{IncludeUsage: true},
+		}
+		if req.MaxTokens > 0 && errors.Is(goopenai.NewReasoningValidator().Validate(cr), goopenai.ErrReasoningModelMaxTokensDeprecated) {
+			cr.MaxTokens, cr.MaxCompletionTokens = 0, req.MaxTokens
+		}
+		var cs *goopenai.ChatCompletionStream
+		cs, err = c.oc.CreateChatCompletionStream(reqCtx, cr)
+		if err == nil {
+			s = cs
+		}
+	}
+	tSend := st.sendTime(start)
+	rec.Sent = tSend.UnixNano()
+	rec.ConnWait = st.connWait()
+	if err != nil {
+		rec.E2E = time.Since(tSend)
+		c.fail(ctx, reqCtx, rec, err, false)
+		return
+	}
+	c.read(ctx, reqCtx, cancel, s, st, tSend, req, rec)
+}
+
+// rawStream is the part of go-openai's stream readers the adapter uses.
+type rawStream interface {
+	RecvRaw() ([]byte, error)
+	Close() error
+}
+
+// read consumes the stream: the per-chunk path. It takes no locks; its allocations are
+// go-openai's line read and prefix strip, and the Chunks slice, preallocated from max_tokens.
+func (c *Client) read(ctx, reqCtx context.Context, cancel context.CancelFunc, s rawStream, st *reqState,
+	tSend time.Time, req *sweep.Request, rec *sweep.Record) {
+	defer s.Close()
+	var chunks []int64
+	if c.opts.RecordChunks {
+		n := req.MaxTokens
+		if n <= 0 {
+			n = 256
+		}
+		chunks = make([]int64, 0, min(n, c.opts.MaxChunks))
+	}
+	var (
+		dec      chunkDecoder
+		nContent int
+		first    time.Duration
+		last     time.Duration
+		itl      sweep.ITLSummary
+		usage    = -1
+		prompt   = -1
+		err      error
+	)
+	for {
+		var line []byte
+		line, err = s.RecvRaw()
+		if err != nil {
+			break
+		}
+		now := time.Since(tSend)
+		res, derr := dec.decode(line)
+		if derr != nil {
+			err = derr
+			break
+		}
+		if res.usage >= 0 {
+			usage, prompt = res.usage, res.prompt
+		}
+		if !res.content {
+			continue
+		}
+		nContent++
+		if nContent > c.opts.MaxChunks {
+			err = fmt.Errorf("%w: more than %d content chunks", errBadChunk, c.opts.MaxChunks)
+			break
+		}
+		if nContent == 1 {
+			first = now
+		} else {
+			gap := (now - last).Microseconds()
+			itl.Count++
+			itl.SumUS += gap
+			itl.MaxUS = max(itl.MaxUS, gap)
+		}
+		last = now
+		if chunks != nil {
+			chunks = append(chunks, now.Microseconds())
+		}
+	}
+	done := errors.Is(err, io.EOF) && st.body != nil && st.body.sawDone
+	if done {
+		// Read the chunked-encoding terminator so the connection returns to the pool.
+		t := time.AfterFunc(drainTimeout, cancel)
+		st.body.drain()
+		t.Stop()
+	}
+	rec.TTFT = first
+	if nContent > 0 {
+		rec.E2E = last
+	} else {
+		rec.E2E = time.Since(tSend)
+	}
+	if c.opts.RecordChunks {
+		rec.Chunks = chunks
+	} else if nContent > 0 {
+		rec.ITL = &itl
+	}
+	if usage >= 0 {
+		rec.OutputTokens, rec.TokensSource = usage, sweep.TokensFromUsage
+	} else {
+		rec.OutputTokens, rec.TokensSource = nContent, sweep.TokensFromChunks
+	}
+	if prompt > 0 {
+		rec.PromptTokens = prompt
+	}
+	switch {
+	case done && nContent > 0:
+		rec.Status, rec.ErrorClass, rec.Error = sweep.StatusOK, "", ""
+	case done:
+		rec.Status, rec.ErrorClass = sweep.StatusError, sweep.ErrEmpty
+		rec.Error = "openai: stream: ended with [DONE] but no content"
+	case errors.Is(err, io.EOF):
+		c.fail(ctx, reqCtx, rec, errNoDone, true)
+	default:
+		c.fail(ctx, reqCtx, rec, err, true)
+	}
+}
+
+// fail records err, classified; streaming reports whether the response had started.
+func (c *Client) fail(ctx, reqCtx context.Context, rec *sweep.Record, err error, streaming bool) {
+	rec.Status = sweep.StatusError
+	switch {
+	case ctx.Err() != nil:
+		rec.Status, rec.ErrorClass = sweep.StatusCancelled, sweep.ErrCancelled
+		err = context.Cause(ctx)
+	case errors.Is(context.Cause(reqCtx), errRequestTimeout):
+		rec.ErrorClass = sweep.ErrTimeout
+		err = fmt.Errorf("%w after %v: %w", errRequestTimeout, c.opts.RequestTimeout, err)
+	default:
+		rec.ErrorClass = classify(err, streaming)
+	}
+	op := "openai: request: "
+	if streaming {
+		op = "openai: stream: "
+	}
+	rec.Error = op + c.message(err)
+}
+
+// message renders err without the API key, truncated to maxErrorLen bytes.
+func (c *Client) message(err error) string {
+	msg := err.Error()
+	if c.opts.APIKey != "" {
+		msg = strings.ReplaceAll(msg, c.opts.APIKey, "[REDACTED]")
+	}
+	if len(msg) > maxErrorLen {
+		msg = strings.ToValidUTF8(msg[:maxErrorLen], "") + "…"
+	}
+	return msg
+}
+
+// maxErrorLen caps Record.Error, in bytes.
+const maxErrorLen = 512
+
+// scrubURL drops the userinfo and query of a URL for error messages.
+func scrubURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<unparseable>"
+	}
+	u.User = nil
+	u.RawQuery = ""
+	return u.String()
+}
+
+// stateKey is the context key of a request's reqState.
+type stateKey struct{}
+
+// reqState is one request's state shared with the HTTPDoer and the httptrace hooks. The
+// hooks run in the goroutine of the RoundTrip, before Do returns.
+type reqState struct {
+	maxTokens int
+	ignoreEOS bool
+	getAt     time.Time
+	gotAt     time.Time
+	body      *sseBody
+}
+
+func (st *reqState) getConn(string)                { st.getAt = time.Now() }
+func (st *reqState) gotConn(httptrace.GotConnInfo) { st.gotAt = time.Now() }
+
+// sendTime is t_send: GotConn, else GetConn, else start.
+func (st *reqState) sendTime(start time.Time) time.Time {
+	switch {
+	case !st.gotAt.IsZero():
+		return st.gotAt
+	case !st.getAt.IsZero():
+		return st.getAt
+	}
+	return start
+}
+
+// connWait is GotConn − GetConn, or 0 when no connection was obtained.
+func (st *reqState) connWait() time.Duration {
+	if st.gotAt.IsZero() || st.getAt.IsZero() {
+		return 0
+	}
+	return st.gotAt.Sub(st.getAt)
+}

@@ -1,0 +1,25 @@
+// Package openai implements sweep.Client on github.com/sashabaranov/go-openai: streaming
+// chat completions (POST /v1/chat/completions) and completions (POST /v1/completions) with
+// stream_options.include_usage, timed per DESIGN §1.
+//
+// Timing. t_send is the moment the transport hands the request a connection
+// (httptrace GotConn), right before the request is written; conn_wait = GotConn − GetConn.
+// TTFT = t(first chunk whose choices carry non-empty content, reasoning_content, reasoning or
+// text) − t_send; a role-only chunk does not count. E2E = t(last content chunk) − t_send.
+// Chunk arrival offsets from t_send are kept in microseconds (Record.Chunks) or summarised
+// (Record.ITL). N_out is usage.completion_tokens from the final usage chunk, else the number
+// of content chunks (Record.TokensSource says which).
+//
+// go-openai has no extra-body hook for chat or completion requests, so the adapter gives
+// go-openai an HTTPDoer that merges Options.ExtraBody (and, per request, ignore_eos and
+// min_tokens = max_tokens) into the JSON body before the request reaches the transport, and
+// wraps every response body: streams are checked for the terminal "data: [DONE]" (go-openai
+// reports a cut stream as a clean io.EOF), lines are capped at Options.MaxLineBytes and
+// non-data lines at Options.MaxNonDataBytes (go-openai's bufio.Reader.ReadBytes and its error
+// accumulator are otherwise unbounded), and non-stream bodies are capped at MaxBodyBytes.
+//
+// Failures are classified into the error classes of sweep/record.go: connect, timeout,
+// http_4xx, http_429, http_5xx, stream_broken, bad_chunk, empty, and cancelled (Status
+// cancelled) when the caller's context ends. The API key is sent as a Bearer token and is
+// scrubbed from every error message.
+package openai

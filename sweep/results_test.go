@@ -1,0 +1,324 @@
+package sweep
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeLevel builds a level run and n records of it with distinct values.
+func fakeLevel(index, conc, n int) (LevelRun, []Record) {
+	base := int64(1_700_000_000_000_000_000) + int64(index)*int64(time.Minute)
+	run := LevelRun{
+		Index: index, Concurrency: conc,
+		WarmupStart: base, W0: base + int64(time.Second), W1: base + int64(6*time.Second),
+		DrainEnd: base + int64(7*time.Second), Steady: true, Slices: 10,
+		SliceTPS: []float64{100, 101.5}, CIHalfWidth: 0.02, TrendP: 0.4,
+		Client: &ClientStats{CPUUtilization: 0.1, SchedLatencyP99: time.Millisecond},
+		Notes:  []string{"note"},
+	}
+	recs := make([]Record, n)
+	for i := range recs {
+		recs[i] = Record{
+			Level: index, Concurrency: conc, Worker: i % conc, Seq: i / conc, Phase: PhaseMeasure,
+			Sent: base + int64(i)*int64(time.Millisecond), TTFT: time.Duration(i+1) * time.Millisecond,
+			E2E: time.Duration(i+10) * time.Millisecond, Chunks: []int64{1000, 2000 + int64(i)},
+			PromptTokens: 512, OutputTokens: 2, TokensSource: TokensFromUsage, Status: StatusOK,
+		}
+	}
+	recs[n-1].Status, recs[n-1].ErrorClass, recs[n-1].Error = StatusError, ErrHTTP5xx, "http 500: boom"
+	return run, recs
+}
+
+func newTestDir(t *testing.T) (string, Config) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "runs", "r1")
+	cfg := DefaultConfig()
+	cfg.Name = "unit"
+	cfg.Target.URL = "http://user:s3cret@127.0.0.1:8000/v1"
+	cfg.Target.Model = "m"
+	cfg.Target.ExtraBody = map[string]any{"api_key": "sk-live-xyz", "ignore_eos": true}
+	return dir, cfg
+}
+
+func TestResultsRoundTrip(t *testing.T) {
+	dir, cfg := newTestDir(t)
+	start := time.Date(2025, 3, 1, 12, 0, 0, 123456789, time.UTC)
+	d, err := CreateDir(dir, cfg, cfg.Target.URL, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A fresh directory already reads back: zero levels, no stop reason.
+	if r, err := ReadResults(dir); err != nil || len(r.Levels) != 0 || r.StopReason != "" {
+		t.Fatalf("fresh ReadResults = %+v, %v", r, err)
+	}
+	var runs []LevelRun
+	var recs []Record
+	for i, c := range []int{1, 2} {
+		run, rr := fakeLevel(i, c, 5+i)
+		if err := d.LevelDone(run, rr); err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, run)
+		recs = append(recs, rr...)
+	}
+	if err := d.Finish(StopDone); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	r, err := ReadResults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(r.Levels, runs) {
+		t.Errorf("levels:\ngot  %+v\nwant %+v", r.Levels, runs)
+	}
+	if !reflect.DeepEqual(r.Records, recs) {
+		t.Errorf("records differ: got %d, want %d", len(r.Records), len(recs))
+	}
+	if !r.Start.Equal(start) || r.StopReason != StopDone || r.Endpoint != "http://127.0.0.1:8000/v1" {
+		t.Errorf("header: start %v, reason %q, endpoint %q", r.Start, r.StopReason, r.Endpoint)
+	}
+	if r.Config.Name != "unit" || r.Config.Target.Model != "m" || r.Config.Sweep.Duration != cfg.Sweep.Duration {
+		t.Errorf("config read back: %+v", r.Config)
+	}
+	if err := r.Config.Validate(); err != nil {
+		t.Errorf("config.yaml does not validate: %v", err)
+	}
+
+	// No secret reaches any file, and atomic writes leave no temporary files.
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range []string{"s3cret", "sk-live-xyz"} {
+			if strings.Contains(string(b), secret) {
+				t.Errorf("%s contains the secret %q", e.Name(), secret)
+			}
+		}
+	}
+	if want := []string{ConfigFile, LevelsFile, RecordsFile}; !reflect.DeepEqual(names, want) {
+		t.Errorf("directory holds %v, want exactly %v (no temporary files)", names, want)
+	}
+
+	var doc map[string]any
+	b, _ := os.ReadFile(filepath.Join(dir, LevelsFile))
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"schema", "name", "model", "endpoint", "start", "stop_reason", "levels"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("levels.json lacks key %q", k)
+		}
+	}
+	if doc["schema"] != LevelsSchema {
+		t.Errorf("schema = %v", doc["schema"])
+	}
+}
+
+func TestCreateDirRefusesExistingRun(t *testing.T) {
+	dir, cfg := newTestDir(t)
+	d, err := CreateDir(dir, cfg, "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	_, err = CreateDir(dir, cfg, "", time.Now())
+	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "--resume") {
+		t.Errorf("CreateDir over a run = %v, want an error naming the dir and --resume", err)
+	}
+}
+
+func TestCreateDirNotWritable(t *testing.T) {
+	parent := t.TempDir()
+	file := filepath.Join(parent, "plainfile")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(file, "run") // a directory inside a regular file cannot exist
+	_, err := CreateDir(dir, DefaultConfig(), "", time.Now())
+	if err == nil || !strings.Contains(err.Error(), dir) {
+		t.Errorf("CreateDir(%s) = %v, want an error naming it", dir, err)
+	}
+}
+
+// writeKilledRun writes two finished levels, then what a process killed during the third
+// level's write leaves behind: some of its records and a partial last line.
+func writeKilledRun(t *testing.T) (string, []Record) {
+	t.Helper()
+	dir, cfg := newTestDir(t)
+	d, err := CreateDir(dir, cfg, "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keep []Record
+	for i, c := range []int{1, 2} {
+		run, rr := fakeLevel(i, c, 4)
+		if err := d.LevelDone(run, rr); err != nil {
+			t.Fatal(err)
+		}
+		keep = append(keep, rr...)
+	}
+	d.Close()
+	_, half := fakeLevel(2, 4, 3)
+	f, err := os.OpenFile(filepath.Join(dir, RecordsFile), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := json.NewEncoder(f)
+	for i := range half {
+		if err := enc.Encode(&half[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.WriteString(`{"level":2,"concurrency":4,"wor`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return dir, keep
+}
+
+func TestReadResultsDropsUnfinishedLevel(t *testing.T) {
+	dir, keep := writeKilledRun(t)
+	r, err := ReadResults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Levels) != 2 || !reflect.DeepEqual(r.Records, keep) {
+		t.Errorf("got %d levels and %d records, want 2 and %d", len(r.Levels), len(r.Records), len(keep))
+	}
+}
+
+func TestReadResultsCorruptLine(t *testing.T) {
+	dir, _ := writeKilledRun(t)
+	p := filepath.Join(dir, RecordsFile)
+	b, _ := os.ReadFile(p)
+	lines := strings.SplitAfter(string(b), "\n")
+	lines[2] = "{not json\n"
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadResults(dir)
+	if err == nil || !strings.Contains(err.Error(), RecordsFile+":3:") {
+		t.Errorf("ReadResults = %v, want an error naming %s:3", err, RecordsFile)
+	}
+}
+
+func TestResumeDir(t *testing.T) {
+	dir, keep := writeKilledRun(t)
+	d, done, err := ResumeDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(done.Levels) != 2 || len(done.Records) != len(keep) || done.Config.Name != "unit" {
+		t.Fatalf("ResumeDir gave %d levels, %d records", len(done.Levels), len(done.Records))
+	}
+	// The half-written level is gone from the file: only whole records of finished levels.
+	b, _ := os.ReadFile(filepath.Join(dir, RecordsFile))
+	if n := strings.Count(string(b), "\n"); n != len(keep) || !strings.HasSuffix(string(b), "\n") {
+		t.Errorf("records.jsonl has %d lines after resume, want %d", n, len(keep))
+	}
+	run, rr := fakeLevel(2, 4, 6)
+	if err := d.LevelDone(run, rr); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Finish(StopDone); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	r, err := ReadResults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Levels) != 3 || len(r.Records) != len(keep)+6 || r.Records[len(r.Records)-1].Level != 2 {
+		t.Errorf("after resume: %d levels, %d records", len(r.Levels), len(r.Records))
+	}
+}
+
+func TestServerMetricsFile(t *testing.T) {
+	dir, cfg := newTestDir(t)
+	d, err := CreateDir(dir, cfg, "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := d.ServerMetrics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("{\"t\":1}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ServerMetricsFile))
+	if err != nil || string(b) != "{\"t\":1}\n" {
+		t.Errorf("server_metrics.jsonl = %q, %v", b, err)
+	}
+	if err := d.LevelDone(LevelRun{}, nil); err == nil {
+		t.Error("LevelDone after Close should fail")
+	}
+}
+
+func TestReadLineBounded(t *testing.T) {
+	r := bufio.NewReaderSize(strings.NewReader("short\n"+strings.Repeat("x", 100)+"\ntail"), 16)
+	line, err := readLine(r, nil, 50)
+	if err != nil || string(line) != "short\n" {
+		t.Fatalf("readLine = %q, %v", line, err)
+	}
+	if _, err := readLine(r, nil, 50); !errors.Is(err, errLineTooLong) {
+		t.Errorf("long line: err = %v, want errLineTooLong", err)
+	}
+}
+
+func TestResumeDropsInterruptedLevel(t *testing.T) {
+	dir, cfg := newTestDir(t)
+	d, err := CreateDir(dir, cfg, "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run0, rr0 := fakeLevel(0, 1, 4)
+	run1, rr1 := fakeLevel(1, 2, 3)
+	run1.Interrupted = true
+	for _, l := range []struct {
+		run LevelRun
+		rr  []Record
+	}{{run0, rr0}, {run1, rr1}} {
+		if err := d.LevelDone(l.run, l.rr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.Finish(StopInterrupted)
+	d.Close()
+	// analyze sees the interrupted level; resume runs it again.
+	if r, err := ReadResults(dir); err != nil || len(r.Levels) != 2 || len(r.Records) != 7 || r.StopReason != StopInterrupted {
+		t.Fatalf("ReadResults = %d levels, %d records, %v", len(r.Levels), len(r.Records), err)
+	}
+	d, done, err := ResumeDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if len(done.Levels) != 1 || len(done.Records) != 4 {
+		t.Errorf("ResumeDir kept %d levels, %d records; want 1 and 4", len(done.Levels), len(done.Records))
+	}
+	if r, err := ReadResults(dir); err != nil || len(r.Levels) != 1 || len(r.Records) != 4 || r.StopReason != "" {
+		t.Errorf("after ResumeDir: %+v, %v", r, err)
+	}
+}

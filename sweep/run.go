@@ -1,0 +1,217 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// StopBudget is the stop reason when the sweep's time budget (sweep.stop.budget) ran out.
+const StopBudget = "time budget"
+
+// Outcome is how a sweep ended.
+type Outcome struct {
+	// Levels are the levels run by this call, in order, including a partial last level
+	// (interrupted or cut by the budget). Levels of Plan.Done are not repeated.
+	Levels []LevelRun
+	// StopReason is why the sweep stopped: StopDone, StopInterrupted, StopBudget or the
+	// Judge's reason. It is the reason given to Sink.Finish.
+	StopReason string
+	// Interrupted reports a stop by the interrupt context or by cancellation of ctx.
+	Interrupted bool
+	// Cancelled reports that ctx was cancelled (hard stop): in-flight requests were
+	// cancelled rather than drained.
+	Cancelled bool
+	// Elapsed is the wall time of the sweep.
+	Elapsed time.Duration
+}
+
+// Validate reports every problem of the plan at once (nil when it can run).
+//
+// Zero values mean: Warmup 0 no minimum warmup (W0 comes when every worker has completed a
+// request); WarmupMax 0 no cap; MaxDuration 0 (or ≤ Duration) no extension past Duration;
+// DrainTimeout 0 cancel in-flight requests at W1; Cooldown, Budget, ThinkTime and MinRequests 0
+// none. Duration must be at least MinSlices nanoseconds and CITarget positive.
+func (p Plan) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if len(p.Levels) == 0 {
+		bad("no levels")
+	}
+	for i, c := range p.Levels {
+		if c <= 0 {
+			bad("level %d: concurrency %d must be > 0", i, c)
+		}
+	}
+	if p.StartIndex < 0 || p.StartIndex > len(p.Levels) {
+		bad("start index %d outside [0, %d]", p.StartIndex, len(p.Levels))
+	}
+	if len(p.Done) != len(p.DoneRecords) {
+		bad("%d done levels but %d record sets", len(p.Done), len(p.DoneRecords))
+	}
+	if p.Workload == nil {
+		bad("no workload")
+	}
+	pr := p.Protocol
+	if pr.Duration < MinSlices {
+		bad("duration %s must be > 0", pr.Duration)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"warmup", pr.Warmup}, {"warmup_max", pr.WarmupMax}, {"max_duration", pr.MaxDuration},
+		{"drain_timeout", pr.DrainTimeout}, {"cooldown", pr.Cooldown}, {"stop.budget", pr.Stop.Budget},
+		{"think_time", p.ThinkTime},
+	} {
+		if d.v < 0 {
+			bad("%s %s must be ≥ 0", d.name, d.v)
+		}
+	}
+	if pr.WarmupMax > 0 && pr.WarmupMax < pr.Warmup {
+		bad("warmup_max %s is shorter than warmup %s", pr.WarmupMax, pr.Warmup)
+	}
+	if pr.MinRequests < 0 {
+		bad("min_requests %d must be ≥ 0", pr.MinRequests)
+	}
+	if !(pr.CITarget > 0) || math.IsInf(pr.CITarget, 1) {
+		bad("ci_target %v must be > 0", pr.CITarget)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("sweep: invalid plan: %w", errors.Join(errs...))
+}
+
+// Run executes plan against client, level by level, handing each finished level to sink
+// (DESIGN §3, closed loop).
+//
+// A level with concurrency c runs exactly c workers, each sending plan.Workload's next
+// request, reading its stream to the end, recording it and (after ThinkTime) sending the
+// next. Worker w sends its first request at w·Warmup/c, so the closed loops are not
+// phase-locked (c loops started together would complete in bursts of c). Warmup lasts until Warmup has elapsed and every worker has completed a request
+// (capped by WarmupMax); that moment is W0. The window then runs for at least Duration and
+// MinRequests successful completions, split into slices of Duration ÷ MinSlices, and ends at
+// the first slice boundary W1 where SteadyState passes, extending slice by slice up to
+// MaxDuration (then the level is not steady).
+//
+// The steady test only looks at complete data: the controller collects finished records a
+// few times a second and tracks the horizon, the earliest send time of a request still in
+// flight; a candidate window is tested only once W1 ≤ horizon, when every token that arrived
+// before W1 (including those of requests sent during warmup) is in a finished record. Workers
+// keep issuing until that decision, so the window is at full occupancy to its end; requests
+// sent after W1 are phase drain. The window therefore ends up to one request duration before
+// issuing stops. At MaxDuration, an interrupt or the budget, W1 is that moment and issuing
+// stops at once; the final slice TPS and verdict are always recomputed from every record of
+// the level after the drain.
+//
+// After issuing stops, in-flight requests finish until DrainTimeout and are then cancelled
+// (LevelRun.Cancelled). After each level: sink.LevelDone, Observer.LevelFinished, then
+// plan.Judge.Decide over plan.Done and every level so far. Stop.Budget (0 = none) bounds the
+// sweep: a level that cannot fit its warmup and duration is not started, and the running
+// level is cut at the budget (StopBudget).
+//
+// interrupt done = stop issuing, drain (bounded by DrainTimeout), hand the partial level to
+// sink with Interrupted set and W1 the interrupt time, Finish(StopInterrupted). ctx
+// cancelled = hard stop: in-flight requests are cancelled, what was measured still goes to
+// sink. Neither is an error: Outcome says what happened. Run returns an error for an invalid
+// plan and for sink failures; sink.Finish is called exactly once whenever the plan is valid.
+// A nil interrupt never fires.
+func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (Outcome, error) {
+	var out Outcome
+	err := plan.Validate()
+	if client == nil {
+		err = errors.Join(err, errors.New("sweep: no client"))
+	}
+	if sink == nil {
+		err = errors.Join(err, errors.New("sweep: no sink"))
+	}
+	if err != nil {
+		return out, err
+	}
+	if interrupt == nil {
+		interrupt = context.Background()
+	}
+	start := time.Now()
+	sig := levelSignals{ctx: ctx.Done(), interrupt: interrupt.Done()}
+	budget := plan.Protocol.Stop.Budget
+	if budget > 0 {
+		bctx, cancel := context.WithDeadline(context.Background(), start.Add(budget))
+		defer cancel()
+		sig.budget = bctx.Done()
+	}
+	runs := append([]LevelRun(nil), plan.Done...)
+	recs := append([][]Record(nil), plan.DoneRecords...)
+	var sinkErr error
+	for i := plan.StartIndex; i < len(plan.Levels) && out.StopReason == ""; i++ {
+		cool := time.Duration(0)
+		if i > plan.StartIndex {
+			cool = plan.Protocol.Cooldown
+		}
+		if budget > 0 && time.Since(start)+cool+plan.Protocol.Warmup+plan.Protocol.Duration > budget {
+			out.StopReason = StopBudget
+			break
+		}
+		if reason := wait(ctx, interrupt, cool); reason != "" {
+			out.StopReason = reason
+			break
+		}
+		run, records, end := runLevel(ctx, sig, &plan, client, i)
+		out.Levels = append(out.Levels, run)
+		runs = append(runs, run)
+		recs = append(recs, records)
+		if err := sink.LevelDone(run, records); err != nil {
+			sinkErr = fmt.Errorf("sweep: level %d (concurrency %d): %w", i, run.Concurrency, err)
+			out.StopReason = "error: " + err.Error()
+			break
+		}
+		if plan.Observer != nil {
+			plan.Observer.LevelFinished(run, records)
+		}
+		switch end {
+		case endInterrupt, endCancel:
+			out.StopReason = StopInterrupted
+		case endBudget:
+			out.StopReason = StopBudget
+		default:
+			if plan.Judge != nil {
+				out.StopReason = plan.Judge.Decide(runs, recs)
+			}
+		}
+	}
+	if out.StopReason == "" {
+		out.StopReason = StopDone
+	}
+	if ctx.Err() != nil {
+		out.Cancelled = true
+	}
+	out.Interrupted = out.StopReason == StopInterrupted
+	out.Elapsed = time.Since(start)
+	if err := sink.Finish(out.StopReason); err != nil {
+		sinkErr = errors.Join(sinkErr, fmt.Errorf("sweep: finish: %w", err))
+	}
+	return out, sinkErr
+}
+
+// wait pauses for d (the cooldown) and reports StopInterrupted when ctx or interrupt is done
+// first (or already), else "".
+func wait(ctx, interrupt context.Context, d time.Duration) string {
+	if ctx.Err() != nil || interrupt.Err() != nil {
+		return StopInterrupted
+	}
+	if d <= 0 {
+		return ""
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return ""
+	case <-ctx.Done():
+		return StopInterrupted
+	case <-interrupt.Done():
+		return StopInterrupted
+	}
+}

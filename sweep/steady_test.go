@@ -1,0 +1,273 @@
+package sweep
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/floats/scalar"
+)
+
+// Student t critical values from any printed t table (e.g. NIST/SEMATECH e-Handbook of
+// Statistical Methods, §1.3.6.7.2, "Critical values of the Student's t distribution"):
+// t(0.975, 9) = 2.262, t(0.975, 8) = 2.306, t(0.995, 8) = 3.355.
+const (
+	t975df9 = 2.262
+	t975df8 = 2.306
+	t995df8 = 3.355
+)
+
+// orth is a residual pattern of length 10 with Σe = 0 and Σ i·e_i = 0 (orthogonal to the
+// intercept and the slope), so it changes only the residual sum of squares (SSE = 8).
+var orth = []float64{1, -1, -1, 1, 0, 0, 1, -1, -1, 1}
+
+// sxx10 is Σ(i − 4.5)² for i = 0..9.
+const sxx10 = 82.5
+
+func TestSteadyState(t *testing.T) {
+	// Hand computation for the steady series: deviations 0,2,−2,1,−1,0,3,−3,0,0 from a mean of
+	// 100, Σd² = 28, s = √(28/9), half-width = 2.262·s/√10, relative to 100.
+	steadySeries := []float64{100, 102, 98, 101, 99, 100, 103, 97, 100, 100}
+	steadyCI := t975df9 * math.Sqrt(28.0/9) / math.Sqrt(10) / 100
+
+	trending := make([]float64, 10)
+	for i := range trending {
+		trending[i] = 100 + 2*float64(i) + orth[i]
+	}
+	// mean 109; s² = (4·82.5 + 8)/9 (slope and residual parts are orthogonal).
+	trendingCI := t975df9 * math.Sqrt((4*sxx10+8)/9) / math.Sqrt(10) / 109
+
+	tests := []struct {
+		name       string
+		in         []float64
+		target     float64
+		wantCI     float64 // NaN: do not check
+		wantP      func(p float64) bool
+		wantSteady bool
+	}{
+		{"steady", steadySeries, 0.05, steadyCI, func(p float64) bool { return p > 0.5 }, true},
+		{"steady but CI above a tight target", steadySeries, 0.01, steadyCI, func(p float64) bool { return p > 0.5 }, false},
+		// The CI is inside 5% (3.8%) but the slope is unmistakable: not steady.
+		{"trending", trending, 0.05, trendingCI, func(p float64) bool { return p < 1e-6 }, false},
+		// Alternating 50/150: mean 100, s = √(10·2500/9), half-width 37.7% of the mean.
+		{"noisy", []float64{50, 150, 50, 150, 50, 150, 50, 150, 50, 150}, 0.05,
+			t975df9 * math.Sqrt(10*2500.0/9) / math.Sqrt(10) / 100, func(p float64) bool { return p > 0.5 }, false},
+		// Significant (p < 1e-6) but the fitted change over the window is 1.8 of 1000.9 = 0.18%,
+		// inside the 5% target: no material trend, steady.
+		{"negligible trend", func() []float64 {
+			y := make([]float64, 10)
+			for i := range y {
+				y[i] = 1000 + 0.2*float64(i) + 0.01*orth[i]
+			}
+			return y
+		}(), 0.05, math.NaN(), func(p float64) bool { return p < 1e-6 }, true},
+		{"constant", []float64{7, 7, 7, 7, 7, 7, 7, 7, 7, 7}, 0.05, 0, func(p float64) bool { return p == 1 }, true},
+		{"exact line", []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 0.5, math.NaN(), func(p float64) bool { return p == 0 }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ci, p, steady := SteadyState(tt.in, tt.target)
+			if !math.IsNaN(tt.wantCI) && !scalar.EqualWithinAbsOrRel(ci, tt.wantCI, 1e-9, 5e-4) {
+				t.Errorf("ci half-width = %.6f, want %.6f (t table value, rounded to 4 digits)", ci, tt.wantCI)
+			}
+			if !tt.wantP(p) {
+				t.Errorf("trend p = %g: out of the expected range", p)
+			}
+			if steady != tt.wantSteady {
+				t.Errorf("steady = %v, want %v (ci %.4f, p %.4g)", steady, tt.wantSteady, ci, p)
+			}
+		})
+	}
+}
+
+// TestSteadyStateTrendPAtCriticalT builds series whose slope t-statistic is exactly a tabled
+// critical value of t with 8 degrees of freedom, so the two-sided p-value must be the tabled
+// tail probability.
+func TestSteadyStateTrendPAtCriticalT(t *testing.T) {
+	// With residuals orth, SSE = 8, s² = 8/(10−2) = 1 and se(β) = √(1/82.5).
+	se := math.Sqrt(1 / sxx10)
+	for _, tc := range []struct {
+		tcrit, wantP float64
+	}{
+		{t975df8, 0.05},
+		{t995df8, 0.01},
+	} {
+		for _, sign := range []float64{1, -1} {
+			y := make([]float64, 10)
+			for i := range y {
+				y[i] = 1000 + sign*tc.tcrit*se*float64(i) + orth[i]
+			}
+			_, p, _ := SteadyState(y, 1)
+			// The table rounds t to 3 decimals: ±0.0005 in t moves p by < 3%.
+			if !scalar.EqualWithinRel(p, tc.wantP, 0.03) {
+				t.Errorf("t = %v (sign %v): p = %.5f, want %.3f", tc.tcrit, sign, p, tc.wantP)
+			}
+		}
+	}
+}
+
+func TestSteadyStateUndefined(t *testing.T) {
+	for name, in := range map[string][]float64{
+		"too few":   {1, 2},
+		"zero mean": {0, 0, 0, 0},
+		"NaN":       {1, math.NaN(), 1, 1},
+		"Inf":       {1, math.Inf(1), 1, 1},
+	} {
+		ci, p, steady := SteadyState(in, 0.05)
+		if !math.IsNaN(ci) || !math.IsNaN(p) || steady {
+			t.Errorf("%s: got (%v, %v, %v), want (NaN, NaN, false)", name, ci, p, steady)
+		}
+	}
+}
+
+const ms = int64(time.Millisecond)
+
+func TestSliceTokensAttribution(t *testing.T) {
+	const w0 = int64(1_000_000_000_000)
+	w1 := w0 + 100*ms
+	recs := []Record{
+		// 4 chunks of 2 tokens at w0−40, +10, +60, +110 ms: one chunk in each half of the
+		// window; the first and last are outside.
+		{Sent: w0 - 50*ms, TTFT: 10 * time.Millisecond, E2E: 160 * time.Millisecond,
+			Chunks: []int64{10_000, 60_000, 110_000, 160_000}, OutputTokens: 8, Status: StatusOK},
+		// No chunks: 100 tokens spread over [w0+20, w0+120] ms, 1 token/ms: 30 in
+		// [w0, w0+50), 50 in [w0+50, w0+100), 20 after the window.
+		{Sent: w0, TTFT: 20 * time.Millisecond, E2E: 120 * time.Millisecond, OutputTokens: 100, Status: StatusOK},
+		// One chunk: all 5 tokens at w0+70 ms.
+		{Sent: w0 + 30*ms, TTFT: 40 * time.Millisecond, E2E: 40 * time.Millisecond, OutputTokens: 5, Status: StatusError},
+		// Failed before any content: no tokens.
+		{Sent: w0 + 10*ms, E2E: 5 * time.Millisecond, OutputTokens: 0, Status: StatusError},
+		// Entirely before the window.
+		{Sent: w0 - 90*ms, TTFT: 10 * time.Millisecond, E2E: 80 * time.Millisecond, Chunks: []int64{10_000, 80_000}, OutputTokens: 2, Status: StatusOK},
+	}
+	got := SliceTokens(recs, w0, w1, 2)
+	want := []float64{2 + 30, 2 + 50 + 5}
+	for i := range want {
+		if !scalar.EqualWithinAbsOrRel(got[i], want[i], 1e-9, 1e-12) {
+			t.Errorf("slice %d: %v tokens, want %v", i, got[i], want[i])
+		}
+	}
+	if tok := WindowOutputTokens(recs, w0, w1); !scalar.EqualWithinAbs(tok, 89, 1e-9) {
+		t.Errorf("window tokens = %v, want 89", tok)
+	}
+	if tps := LevelOutputTPS(recs, w0, w1); !scalar.EqualWithinAbs(tps, 890, 1e-6) {
+		t.Errorf("TPS = %v, want 890 (89 tokens / 0.1 s)", tps)
+	}
+	tps := SliceTPS(recs, w0, w1, 2)
+	if !scalar.EqualWithinAbs(tps[0], 640, 1e-6) || !scalar.EqualWithinAbs(tps[1], 1140, 1e-6) {
+		t.Errorf("slice TPS = %v, want [640 1140] (tokens / 0.05 s)", tps)
+	}
+	// QPS: successful completions inside the window: the chunked record ends at w0+110 (out),
+	// the spread one at w0+120 (out), the last at w0−10 (out) → 0; widen to w0+130 ms: 2 in
+	// 0.13 s.
+	if q := WindowQPS(recs, w0, w1); q != 0 {
+		t.Errorf("QPS = %v, want 0", q)
+	}
+	if q := WindowQPS(recs, w0, w0+130*ms); !scalar.EqualWithinRel(q, 2/0.13, 1e-12) {
+		t.Errorf("QPS = %v, want %v", q, 2/0.13)
+	}
+	// Achieved concurrency over [w0, w0+100): overlaps 100 (chunked: to w0+110), 100 (spread),
+	// 40 (w0+30..70), 5 (w0+10..15), 0 → 245 ms / 100 ms.
+	if c := AchievedConcurrency(recs, w0, w1); !scalar.EqualWithinAbs(c, 2.45, 1e-12) {
+		t.Errorf("achieved concurrency = %v, want 2.45", c)
+	}
+	if SliceTokens(recs, w0, w0, 10) != nil || SliceTokens(recs, w0, w1, 0) != nil {
+		t.Error("empty window or no slices must give nil")
+	}
+}
+
+// TestSliceBoundsUneven checks that slices of a window that does not divide evenly cover it
+// without gaps or overlap: the sum over slices equals the whole-window count.
+func TestSliceBoundsUneven(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	w0 := int64(5_000_000_007)
+	w1 := w0 + 1_000_003 // 1.000003 ms in 7 slices: uneven
+	var recs []Record
+	for range 200 {
+		sent := w0 - 200_000 + rng.Int64N(1_400_000)
+		n := 1 + rng.IntN(20)
+		ch := make([]int64, n)
+		off := int64(0)
+		for j := range ch {
+			off += rng.Int64N(50)
+			ch[j] = off
+		}
+		recs = append(recs, Record{Sent: sent, Chunks: ch, OutputTokens: 3 * n, TTFT: time.Duration(ch[0]) * time.Microsecond, E2E: time.Duration(off) * time.Microsecond})
+		recs = append(recs, Record{Sent: sent, TTFT: time.Duration(rng.Int64N(100_000)), E2E: time.Duration(100_000 + rng.Int64N(900_000)), OutputTokens: 1 + rng.IntN(50)})
+	}
+	whole := WindowOutputTokens(recs, w0, w1)
+	var sum float64
+	for _, v := range SliceTokens(recs, w0, w1, 7) {
+		sum += v
+	}
+	if whole == 0 || !scalar.EqualWithinRel(sum, whole, 1e-9) {
+		t.Errorf("sum over 7 slices = %v, whole window = %v", sum, whole)
+	}
+	b := bins{w0: w0, w1: w1, n: 7}
+	for t0 := w0; t0 < w1; t0 += 997 {
+		i := b.index(t0)
+		if t0 < b.bound(i) || t0 >= b.bound(i+1) {
+			t.Fatalf("t = %d in slice %d = [%d, %d)", t0, i, b.bound(i), b.bound(i+1))
+		}
+	}
+}
+
+// TestWindowAccumulatorMatchesSliceTPS checks that the controller's incremental accumulator
+// gives the same slice TPS, bit for bit, as the exported function over the final window.
+func TestWindowAccumulatorMatchesSliceTPS(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	w0, slice := int64(1e15), 7*ms
+	w := newWindow(w0, slice, 10, 15)
+	var recs []Record
+	for range 500 {
+		sent := w0 - 50*ms + rng.Int64N(150*ms)
+		e2e := 1 + rng.Int64N(40*ms)
+		r := Record{Sent: sent, TTFT: time.Duration(e2e / 3), E2E: time.Duration(e2e), OutputTokens: 1 + rng.IntN(30), Status: StatusOK}
+		if rng.IntN(2) == 0 {
+			r.Chunks = []int64{e2e / 3000, e2e / 2000, e2e / 1000}
+		}
+		recs = append(recs, r)
+		w.add(&recs[len(recs)-1])
+	}
+	for _, k := range []int{10, 12, 15} {
+		want := SliceTPS(recs, w0, w0+int64(k)*slice, k)
+		got := w.sliceTPS(k)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("k = %d slice %d: accumulator %v, SliceTPS %v", k, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+func TestQuantileType7(t *testing.T) {
+	// numpy.percentile(np.arange(1, 11), q) with the default linear method:
+	// q=50 → 5.5, q=90 → 9.1, q=99 → 9.91, q=0 → 1, q=100 → 10.
+	xs := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	for _, c := range []struct{ p, want float64 }{{0.5, 5.5}, {0.9, 9.1}, {0.99, 9.91}, {0, 1}, {1, 10}} {
+		if got := quantile(xs, c.p); !scalar.EqualWithinAbs(got, c.want, 1e-12) {
+			t.Errorf("quantile(%v) = %v, want %v", c.p, got, c.want)
+		}
+	}
+	if durationQuantile(nil, 0.5) != 0 {
+		t.Error("empty input must give 0")
+	}
+}
+
+// BenchmarkSliceTokens attributes 1,000 records of 128 chunks to 10 slices (the final
+// slice TPS of a level).
+func BenchmarkSliceTokens(b *testing.B) {
+	const w0 = int64(1e15)
+	recs := make([]Record, 1000)
+	for i := range recs {
+		ch := make([]int64, 128)
+		for j := range ch {
+			ch[j] = int64(50_000 + 10_000*j)
+		}
+		recs[i] = Record{Sent: w0 + int64(i)*ms, Chunks: ch, OutputTokens: 128, TTFT: 50 * time.Millisecond, E2E: 1320 * time.Millisecond}
+	}
+	for b.Loop() {
+		SliceTokens(recs, w0+100*ms, w0+1100*ms, 10)
+	}
+}

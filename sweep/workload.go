@@ -1,0 +1,251 @@
+package sweep
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+)
+
+// Distribution names of Dist.Dist.
+const (
+	DistFixed     = "fixed"
+	DistUniform   = "uniform"
+	DistNormal    = "normal"
+	DistLognormal = "lognormal"
+)
+
+// Validate reports every problem of the distribution; key prefixes the messages (for example
+// "workload.input_tokens").
+func (d Dist) Validate(key string) []error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s%s: %s", key, field, fmt.Sprintf(format, args...)))
+	}
+	switch d.Dist {
+	case DistFixed, DistUniform, DistNormal, DistLognormal:
+	default:
+		bad(".dist", "%q: must be fixed, uniform, normal or lognormal", d.Dist)
+		return errs
+	}
+	if d.Dist == DistUniform {
+		if !(d.Min >= 1) || d.Max < d.Min {
+			bad("", "uniform needs 1 ≤ min ≤ max (min %g, max %g)", d.Min, d.Max)
+		}
+		return errs
+	}
+	if !(d.Mean >= 1) || math.IsInf(d.Mean, 0) {
+		bad(".mean", "is %g: must be ≥ 1 token", d.Mean)
+	}
+	if !(d.StdDev >= 0) || math.IsInf(d.StdDev, 0) {
+		bad(".stddev", "is %g: must be ≥ 0", d.StdDev)
+	}
+	if (d.Dist == DistNormal || d.Dist == DistLognormal) && d.StdDev == 0 {
+		bad(".stddev", "%s needs stddev > 0 (use dist: fixed for a constant)", d.Dist)
+	}
+	if d.Min < 0 || d.Max < 0 || (d.Max > 0 && d.Max < d.Min) {
+		bad("", "min %g and max %g: need 0 ≤ min ≤ max (0 = unset)", d.Min, d.Max)
+	}
+	return errs
+}
+
+// Validate reports every problem of the workload configuration at once. It does not open
+// the dataset; NewWorkload does.
+func (w WorkloadConfig) Validate() []error {
+	var errs []error
+	if w.Dataset == "" {
+		errs = append(errs, w.InputTokens.Validate("workload.input_tokens")...)
+	}
+	if w.Dataset == "" || w.FixedOutput && w.OutputTokens != (Dist{}) {
+		errs = append(errs, w.OutputTokens.Validate("workload.output_tokens")...)
+	}
+	if w.ThinkTime < 0 {
+		errs = append(errs, fmt.Errorf("workload.think_time: is %v: must be ≥ 0", w.ThinkTime))
+	}
+	return errs
+}
+
+// sampler draws token counts from a validated Dist. For lognormal, mu and sigma are the
+// parameters of the underlying normal chosen so the lengths themselves have the configured
+// mean m and standard deviation s: σ² = ln(1 + s²/m²), μ = ln m − σ²/2.
+type sampler struct {
+	d         Dist
+	mu, sigma float64
+}
+
+func newSampler(d Dist) sampler {
+	s := sampler{d: d}
+	if d.Dist == DistLognormal {
+		v := math.Log1p(d.StdDev * d.StdDev / (d.Mean * d.Mean))
+		s.sigma = math.Sqrt(v)
+		s.mu = math.Log(d.Mean) - v/2
+	}
+	return s
+}
+
+// draw returns a token count ≥ 1, clamped to [Min, Max] where they are set.
+func (s sampler) draw(r *rand.Rand) int {
+	var x float64
+	switch s.d.Dist {
+	case DistUniform:
+		lo, hi := int(math.Ceil(s.d.Min)), int(math.Floor(s.d.Max))
+		if hi < lo {
+			return max(lo, 1)
+		}
+		return lo + r.IntN(hi-lo+1)
+	case DistNormal:
+		x = s.d.Mean + s.d.StdDev*r.NormFloat64()
+	case DistLognormal:
+		x = math.Exp(s.mu + s.sigma*r.NormFloat64())
+	default:
+		x = s.d.Mean
+	}
+	if s.d.Min > 0 {
+		x = math.Max(x, s.d.Min)
+	}
+	if s.d.Max > 0 {
+		x = math.Min(x, s.d.Max)
+	}
+	return max(int(math.Round(x)), 1)
+}
+
+// splitmix64 is a bijective 64-bit mixer (Steele, Lea, Flood 2014), used to derive
+// independent PCG streams from (seed, level, worker, seq).
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// requestRand returns the PCG generator of one request: seeded from the workload seed and
+// (level, worker, seq) through splitmix64, so distinct requests get unrelated streams.
+func requestRand(seed int64, level, worker, seq int) *rand.Rand {
+	h := splitmix64(uint64(seed))
+	h = splitmix64(h ^ uint64(level))
+	h = splitmix64(h ^ uint64(worker))
+	h = splitmix64(h ^ uint64(seq))
+	return rand.New(rand.NewPCG(uint64(seed), h))
+}
+
+// wordPoolSize is the number of distinct filler words of synthetic prompts.
+const wordPoolSize = 4096
+
+// Synthetic is the synthetic workload: prompts of exactly the drawn number of tokens, where a
+// token is a whitespace-separated word (the simulator's rule, sim.CountTokens). Real
+// tokenizers split differently; the server's usage.prompt_tokens, when reported, is what
+// records keep.
+//
+// Without prefix_cache every prompt starts with a word unique to (seed, level, worker, seq),
+// so a server's prefix cache cannot reuse anything. With prefix_cache, a prompt of n tokens
+// starts with the first ⌊n/2⌋ words of one fixed seeded text shared by all requests, then the
+// unique word, then random words: about half of every prompt is cacheable.
+//
+// Next is deterministic in (seed, level, worker, seq), allocation-light and lock-free: it
+// reads only immutable state built by NewWorkload.
+type Synthetic struct {
+	cfg    WorkloadConfig
+	api    API
+	in     sampler
+	out    sampler
+	words  []string
+	shared string // the shared prefix text; shared[:sharedEnd[k]] holds its first k words
+	ends   []int
+}
+
+// NewWorkload returns the workload cfg describes: a Dataset workload when cfg.Dataset is set,
+// else a Synthetic one. api says how requests will be sent (chat or completions); prompt
+// token counts are of the prompt text (chat templates add server-side tokens).
+func NewWorkload(cfg WorkloadConfig, api API) (Workload, error) {
+	if errs := cfg.Validate(); len(errs) > 0 {
+		return nil, fmt.Errorf("sweep: workload: %w", errors.Join(errs...))
+	}
+	if cfg.Dataset != "" {
+		return LoadDataset(cfg, api)
+	}
+	return NewSynthetic(cfg, api)
+}
+
+// NewSynthetic returns the synthetic workload of cfg (cfg.Dataset is ignored).
+func NewSynthetic(cfg WorkloadConfig, api API) (*Synthetic, error) {
+	cfg.Dataset = ""
+	if errs := cfg.Validate(); len(errs) > 0 {
+		return nil, fmt.Errorf("sweep: workload: %w", errors.Join(errs...))
+	}
+	s := &Synthetic{cfg: cfg, api: api, in: newSampler(cfg.InputTokens), out: newSampler(cfg.OutputTokens)}
+	s.words = wordPool(cfg.Seed, wordPoolSize)
+	if cfg.PrefixCache {
+		maxIn := cfg.InputTokens.Max
+		if cfg.InputTokens.Dist == DistFixed || maxIn <= 0 {
+			maxIn = max(cfg.InputTokens.Mean+8*cfg.InputTokens.StdDev, cfg.InputTokens.Mean)
+		}
+		n := int(math.Ceil(maxIn))/2 + 1
+		r := requestRand(cfg.Seed, -1, -1, -1)
+		var b strings.Builder
+		s.ends = make([]int, n+1)
+		for k := 1; k <= n; k++ {
+			if k > 1 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(s.words[r.IntN(len(s.words))])
+			s.ends[k] = b.Len()
+		}
+		s.shared = b.String()
+	}
+	return s, nil
+}
+
+// wordPool builds n distinct lowercase pseudo-words of 2–4 syllables from the seed.
+func wordPool(seed int64, n int) []string {
+	const cons, vows = "bcdfghjklmnprstvz", "aeiou"
+	r := rand.New(rand.NewPCG(uint64(seed), 0x776f7264706f6f6c))
+	seen := make(map[string]bool, n)
+	words := make([]string, 0, n)
+	var b []byte
+	for len(words) < n {
+		b = b[:0]
+		for range 2 + r.IntN(3) {
+			b = append(b, cons[r.IntN(len(cons))], vows[r.IntN(len(vows))])
+		}
+		if w := string(b); !seen[w] {
+			seen[w] = true
+			words = append(words, w)
+		}
+	}
+	return words
+}
+
+// Next returns the request worker sends as its seq-th request of level.
+func (s *Synthetic) Next(level, worker, seq int) Request {
+	r := requestRand(s.cfg.Seed, level, worker, seq)
+	n := s.in.draw(r)
+	out := s.out.draw(r)
+	var b strings.Builder
+	b.Grow(n * 8)
+	k := 0
+	if s.cfg.PrefixCache {
+		k = min(n/2, len(s.ends)-1)
+		b.WriteString(s.shared[:s.ends[k]])
+	}
+	if k > 0 {
+		b.WriteByte(' ')
+	}
+	// The unique word: one token with no whitespace.
+	b.WriteString("id")
+	b.WriteString(strconv.FormatUint(splitmix64(uint64(s.cfg.Seed))&0xffff, 36))
+	b.WriteByte('-')
+	b.WriteString(strconv.Itoa(level))
+	b.WriteByte('-')
+	b.WriteString(strconv.Itoa(worker))
+	b.WriteByte('-')
+	b.WriteString(strconv.Itoa(seq))
+	for i := k + 1; i < n; i++ {
+		b.WriteByte(' ')
+		b.WriteString(s.words[r.IntN(len(s.words))])
+	}
+	req := Request{Prompt: b.String(), PromptTokens: n, MaxTokens: out}
+	req.IgnoreEOS = s.cfg.FixedOutput
+	return req
+}
