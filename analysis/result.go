@@ -162,6 +162,8 @@ type Throughput struct {
 	USL               *USL     `json:"usl"`
 	Hinge             *Hinge   `json:"hinge"`
 	Kneedle           *Kneedle `json:"kneedle"`
+	// Batch is the batch-limited Amdahl fit X(N) = m/(α + β·m), m = min(N, S).
+	Batch *Batch `json:"batch,omitempty"`
 }
 
 // Knee is the headline knee: the smallest concurrency where one more doubling adds less than
@@ -169,11 +171,12 @@ type Throughput struct {
 type Knee struct {
 	Concurrency Float `json:"concurrency"`
 	TPS         Float `json:"tps"`
-	// Method names the fitted curve the knee was read from (usl, hinge).
+	// Method names the fitted curve the knee was read from (usl, batch, hinge).
 	Method string `json:"method"`
 	// Interval is a bootstrap 95% interval of Concurrency, [low, high].
 	Interval [2]Float `json:"interval"`
-	// Others holds the knees by the other methods, by name (usl, hinge, kneedle).
+	// Others holds the knees by the other methods, by name: usl (peak N*), batch (limit S),
+	// hinge (breakpoint), kneedle.
 	Others map[string]Float `json:"others,omitempty"`
 	// Evidence quotes server metrics at the nearest measured level, when scraped.
 	Evidence string `json:"evidence,omitempty"`

@@ -1,0 +1,710 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+)
+
+// Model-selection and detection thresholds (DESIGN §4).
+const (
+	// MinFitLevels is the least number of valid levels the fits need.
+	MinFitLevels = 3
+	// USLMinR2 is the R² from which the USL curve is trusted for the headline knee; below it
+	// the hinge is used.
+	USLMinR2 = 0.9
+	// OverloadDrop is the fall of throughput past its peak that counts as overload.
+	OverloadDrop = 0.10
+	// BlowupFactor is the TTFT p50 multiple of the first level's that the fallback blow-up
+	// detector looks for.
+	BlowupFactor = 3.0
+	// disagreement is the factor beyond which knee methods are said to disagree.
+	disagreement = 2.0
+)
+
+// point is one usable valid level for the fits.
+type point struct {
+	c, tps float64
+	lv     *Level
+}
+
+// Analyze fits the throughput models to the valid levels and derives the headline knee, the
+// TTFT blow-up, overload, the operating point, the SLO point and the capacity plan
+// (DESIGN §4). Zero fields of opts take their defaults (KneeGain 10%, MaxErrorRate 5%);
+// Bootstrap resamples seeded by Seed give the intervals. Everything that cannot be computed
+// is NaN or nil with a warning; Analyze never panics and does not modify levels.
+func Analyze(levels []Level, meta Meta, opts Options) Result {
+	opts = opts.withDefaults()
+	a := &analyzer{opts: opts}
+	res := Result{
+		Schema:     Schema,
+		Meta:       meta,
+		Levels:     slices.Clone(levels),
+		Throughput: Throughput{MaxTPS: NaN()},
+		Overload:   Overload{FromConcurrency: NaN(), DropPct: NaN()},
+		SLO:        SLOResult{TTFTP95MS: NaN(), TPOTP95MS: NaN(), E2EP95MS: NaN(), MaxConcurrency: NaN(), TPS: NaN(), GoodputQPS: NaN()},
+	}
+	if res.Levels == nil {
+		res.Levels = []Level{}
+	}
+	a.res = &res
+	a.collect()
+	a.throughput()
+	a.knee()
+	a.blowup()
+	a.overload()
+	a.operatingPoint()
+	a.slo()
+	a.capacity()
+	if res.Warnings == nil {
+		res.Warnings = []string{}
+	}
+	return res
+}
+
+type analyzer struct {
+	opts Options
+	res  *Result
+	// pts are the usable valid levels sorted by concurrency; all are every level with a
+	// finite TPS that is not client-bound, sorted by concurrency.
+	pts, all []point
+	usl      *USL
+	hinge    *Hinge
+	batch    *Batch
+	// curve is the model the headline knee is read from.
+	curve func(float64) float64
+}
+
+func (a *analyzer) warn(format string, args ...any) {
+	a.res.Warnings = append(a.res.Warnings, fmt.Sprintf(format, args...))
+}
+
+func (a *analyzer) collect() {
+	for i := range a.res.Levels {
+		lv := &a.res.Levels[i]
+		c, tps := float64(lv.Concurrency), float64(lv.OutputTPS)
+		if lv.Concurrency <= 0 || !finite(tps) || tps < 0 {
+			a.warn("level %d (concurrency %d): dropped: concurrency must be > 0 and output TPS finite and ≥ 0 (got %g)", i, lv.Concurrency, tps)
+			continue
+		}
+		if !lv.ClientBound {
+			a.all = append(a.all, point{c, tps, lv})
+		}
+		if !lv.Valid {
+			why := "invalid"
+			if len(lv.Notes) > 0 {
+				why = strings.Join(lv.Notes, "; ")
+			}
+			a.warn("level concurrency %d excluded from fits: %s", lv.Concurrency, why)
+			continue
+		}
+		a.pts = append(a.pts, point{c, tps, lv})
+	}
+	byC := func(p, q point) int { return cmp.Compare(p.c, q.c) }
+	slices.SortStableFunc(a.pts, byC)
+	slices.SortStableFunc(a.all, byC)
+	for _, p := range a.pts {
+		if !a.res.Throughput.MaxTPS.OK() || p.tps > float64(a.res.Throughput.MaxTPS) {
+			a.res.Throughput.MaxTPS = Float(p.tps)
+			a.res.Throughput.MaxTPSConcurrency = p.lv.Concurrency
+		}
+	}
+	if len(a.pts) == 0 {
+		a.warn("no valid levels: nothing to analyze")
+	} else if len(a.pts) < MinFitLevels {
+		a.warn("too few valid levels (%d < %d): no throughput fits, no knee and no TTFT blow-up", len(a.pts), MinFitLevels)
+	}
+}
+
+func (a *analyzer) xy() (x, y []float64) {
+	for _, p := range a.pts {
+		x = append(x, p.c)
+		y = append(y, p.tps)
+	}
+	return x, y
+}
+
+// geometric reports whether the levels grow by a roughly constant factor ≥ 1.5, in which case
+// Kneedle runs on log2(concurrency).
+func geometric(x []float64) bool {
+	var ratios []float64
+	for i := 1; i < len(x); i++ {
+		if x[i] > x[i-1] {
+			ratios = append(ratios, x[i]/x[i-1])
+		}
+	}
+	if len(ratios) < 2 {
+		return false
+	}
+	lo, hi := slices.Min(ratios), slices.Max(ratios)
+	return lo >= 1.5 && hi/lo <= 1.5
+}
+
+func (a *analyzer) throughput() {
+	if len(a.pts) < MinFitLevels {
+		return
+	}
+	x, y := a.xy()
+	if u, err := FitUSL(x, y); err != nil {
+		a.warn("usl: %v", err)
+	} else {
+		a.usl = &u
+		if !u.PeakConcurrency.OK() {
+			a.warn("usl: κ = %.3g: the fitted curve has no peak (no coherency delay)", float64(u.Kappa))
+		}
+	}
+	if b, err := FitBatch(x, y); err != nil {
+		a.warn("batch: %v", err)
+	} else {
+		a.batch = &b
+	}
+	if h, err := FitHinge(x, y); err != nil {
+		a.warn("hinge: %v", err)
+	} else {
+		a.hinge = &h
+	}
+	kx := x
+	geo := geometric(x)
+	shape := "concave increasing on concurrency"
+	if geo {
+		kx = make([]float64, len(x))
+		for i := range x {
+			kx[i] = math.Log2(x[i])
+		}
+		shape = "concave increasing on log2(concurrency)"
+	}
+	k, ok, err := LocateKnee(kx, y, KneedleOptions{})
+	if err == nil && ok && k.Knee == kx[0] {
+		// The difference curve starts with its maximum at the left edge (the curve is convex
+		// there, as throughput on a log axis is at first): the offline knee is that edge
+		// artefact, so take the online (last) knee instead.
+		k, ok, err = LocateKnee(kx, y, KneedleOptions{Online: true})
+		shape += ", online"
+	}
+	if err != nil || !ok {
+		a.warn("kneedle: no knee found on the throughput curve")
+	} else {
+		knee := k.Knee
+		if geo {
+			knee = math.Exp2(knee)
+		}
+		a.res.Throughput.Kneedle = &Kneedle{Knee: Float(knee), KneeTPS: Float(k.KneeY), Shape: shape}
+	}
+	a.res.Throughput.USL = a.usl
+	a.res.Throughput.Hinge = a.hinge
+	a.res.Throughput.Batch = a.batch
+}
+
+// doublingKnee returns the smallest N in [lo, hi] with X(2N)/X(N) − 1 < gain, solved by a
+// log-spaced scan and bisection. status is "found", "below" (already below gain at lo) or
+// "none" (still ≥ gain at hi).
+func doublingKnee(X func(float64) float64, lo, hi, gain float64) (float64, string) {
+	g := func(n float64) float64 {
+		xn := X(n)
+		if !(xn > 0) {
+			return math.NaN()
+		}
+		return X(2*n)/xn - 1 - gain
+	}
+	if !(hi >= lo) || !(lo > 0) {
+		return math.NaN(), "none"
+	}
+	if v := g(lo); finite(v) && v < 0 {
+		return lo, "below"
+	}
+	const steps = 256
+	prev := lo
+	for i := 1; i <= steps; i++ {
+		n := lo * math.Pow(hi/lo, float64(i)/steps)
+		if v := g(n); finite(v) && v < 0 {
+			l, h := prev, n
+			for range 60 {
+				m := math.Sqrt(l * h)
+				if v := g(m); finite(v) && v < 0 {
+					h = m
+				} else {
+					l = m
+				}
+			}
+			return h, "found"
+		}
+		prev = n
+	}
+	return math.NaN(), "none"
+}
+
+func (a *analyzer) knee() {
+	if len(a.pts) < MinFitLevels {
+		return
+	}
+	x, y := a.xy()
+	// The headline curve is the best-fitting (highest R², all three have three parameters) of
+	// the USL (when R² ≥ 0.9), the batch-limited Amdahl curve and the hinge; ties go in that
+	// order.
+	var method string
+	bestR2 := math.Inf(-1)
+	if a.usl != nil && float64(a.usl.R2) >= USLMinR2 {
+		u := *a.usl
+		a.curve, method, bestR2 = u.At, "usl", float64(u.R2)
+	}
+	// R² is NaN only for constant throughput, which every model fits: rank it as 0.
+	r2 := func(v Float) float64 {
+		if v.OK() {
+			return float64(v)
+		}
+		return 0
+	}
+	if a.batch != nil && r2(a.batch.R2) > bestR2 {
+		b := *a.batch
+		a.curve, method, bestR2 = b.At, "batch", r2(b.R2)
+	}
+	if a.hinge != nil && r2(a.hinge.R2) > bestR2 {
+		h := *a.hinge
+		a.curve, method = h.At, "hinge"
+	}
+	if a.curve == nil {
+		a.warn("no knee: none of the USL, batch and hinge models could be fitted")
+		return
+	}
+	lo, hi := x[0], x[len(x)-1]/2
+	if hi < lo {
+		a.warn("no knee: the valid levels span less than one doubling (%g to %g)", x[0], x[len(x)-1])
+		return
+	}
+	gain := a.opts.KneeGain
+	k, status := doublingKnee(a.curve, lo, hi, gain)
+	if status == "none" {
+		a.warn("no knee: throughput still grows %.0f%% per doubling at concurrency %g (the largest valid level, knee_gain %.0f%%); extend the sweep",
+			(a.curve(x[len(x)-1])/a.curve(hi)-1)*100, x[len(x)-1], gain*100)
+		a.bootstrapUSL(x, y, gain, lo, hi, false)
+		return
+	}
+	if status == "below" {
+		a.warn("knee at or below the smallest valid level (concurrency %g): one doubling already adds < %.0f%%; measure lower concurrencies", lo, gain*100)
+	}
+	knee := &Knee{Concurrency: Float(k), TPS: Float(a.curve(k)), Method: method, Interval: [2]Float{NaN(), NaN()},
+		Others: map[string]Float{}}
+	iv := a.bootstrapUSL(x, y, gain, lo, hi, method == "usl")
+	switch method {
+	case "hinge":
+		iv = a.bootstrapHinge(x, y, gain, lo, hi)
+	case "batch":
+		iv = a.bootstrapBatch(x, y, gain, lo, hi)
+	}
+	knee.Interval = iv
+	if a.usl != nil && a.usl.PeakConcurrency.OK() {
+		knee.Others["usl"] = a.usl.PeakConcurrency
+	}
+	if a.hinge != nil {
+		knee.Others["hinge"] = a.hinge.Breakpoint
+	}
+	if a.batch != nil {
+		knee.Others["batch"] = a.batch.Limit
+	}
+	if kn := a.res.Throughput.Kneedle; kn != nil {
+		knee.Others["kneedle"] = kn.Knee
+	}
+	for _, name := range []string{"usl", "batch", "hinge", "kneedle"} {
+		v, ok := knee.Others[name]
+		if !ok || !v.OK() || !(v > 0) {
+			continue
+		}
+		if r := float64(v) / k; r > disagreement || r < 1/disagreement {
+			label := map[string]string{"usl": "USL peak", "batch": "batch limit", "hinge": "hinge breakpoint", "kneedle": "Kneedle knee"}[name]
+			a.warn("knee methods disagree: %s at concurrency %.3g vs the headline knee at %.3g (%s, %.0f%% per doubling), more than a factor %g apart",
+				label, float64(v), k, method, gain*100, disagreement)
+		}
+	}
+	knee.Evidence = a.evidence(k)
+	a.res.Knee = knee
+}
+
+// residualBootstrap resamples the residuals of fit at x, refits with refit and collects
+// stat of each refit; it returns the 2.5th and 97.5th percentiles, or NaN when fewer than half
+// of the resamples gave a value.
+func (a *analyzer) residualBootstrap(x, y []float64, fitted func(float64) float64, refit func(ys []float64) (float64, bool)) [2]Float {
+	B := a.opts.Bootstrap
+	if B <= 0 {
+		return [2]Float{NaN(), NaN()}
+	}
+	rng := rand.New(rand.NewPCG(a.opts.Seed, 0x6b6e656563617021))
+	fit := make([]float64, len(x))
+	res := make([]float64, len(x))
+	for i := range x {
+		fit[i] = fitted(x[i])
+		res[i] = y[i] - fit[i]
+	}
+	ys := make([]float64, len(x))
+	var vals []float64
+	for range B {
+		for i := range ys {
+			ys[i] = math.Max(fit[i]+res[rng.IntN(len(res))], 1e-9)
+		}
+		if v, ok := refit(ys); ok && finite(v) {
+			vals = append(vals, v)
+		}
+	}
+	if len(vals)*2 < B {
+		a.warn("bootstrap: only %d of %d resamples gave a value: no interval", len(vals), B)
+		return [2]Float{NaN(), NaN()}
+	}
+	slices.Sort(vals)
+	return [2]Float{Float(Percentile(vals, 2.5)), Float(Percentile(vals, 97.5))}
+}
+
+// bootstrapUSL sets the USL peak interval and returns the interval of the doubling knee on the
+// USL curve when forKnee.
+func (a *analyzer) bootstrapUSL(x, y []float64, gain, lo, hi float64, forKnee bool) [2]Float {
+	if a.usl == nil || a.opts.Bootstrap <= 0 {
+		return [2]Float{NaN(), NaN()}
+	}
+	var peaks []float64
+	iv := a.residualBootstrap(x, y, a.usl.At, func(ys []float64) (float64, bool) {
+		u, err := fitUSL(x, ys, [][2]float64{{float64(a.usl.Sigma), float64(a.usl.Kappa)}})
+		if err != nil {
+			return 0, false
+		}
+		if u.PeakConcurrency.OK() {
+			peaks = append(peaks, float64(u.PeakConcurrency))
+		}
+		if !forKnee {
+			return 0, true
+		}
+		k, status := doublingKnee(u.At, lo, hi, gain)
+		return k, status != "none"
+	})
+	if a.usl.PeakConcurrency.OK() && len(peaks)*2 >= a.opts.Bootstrap {
+		slices.Sort(peaks)
+		a.usl.PeakConcurrencyInterval = [2]Float{Float(Percentile(peaks, 2.5)), Float(Percentile(peaks, 97.5))}
+	}
+	if !forKnee {
+		return [2]Float{NaN(), NaN()}
+	}
+	return iv
+}
+
+func (a *analyzer) bootstrapHinge(x, y []float64, gain, lo, hi float64) [2]Float {
+	return a.residualBootstrap(x, y, a.hinge.At, func(ys []float64) (float64, bool) {
+		h, err := FitHinge(x, ys)
+		if err != nil {
+			return 0, false
+		}
+		k, status := doublingKnee(h.At, lo, hi, gain)
+		return k, status != "none"
+	})
+}
+
+func (a *analyzer) bootstrapBatch(x, y []float64, gain, lo, hi float64) [2]Float {
+	return a.residualBootstrap(x, y, a.batch.At, func(ys []float64) (float64, bool) {
+		b, err := FitBatch(x, ys)
+		if err != nil {
+			return 0, false
+		}
+		k, status := doublingKnee(b.At, lo, hi, gain)
+		return k, status != "none"
+	})
+}
+
+// evidence quotes the server metrics of the measured level nearest to c (on log scale).
+func (a *analyzer) evidence(c float64) string {
+	var best *Level
+	bd := math.Inf(1)
+	for _, p := range a.pts {
+		if p.lv.Server == nil {
+			continue
+		}
+		if d := math.Abs(math.Log(p.c / c)); d < bd {
+			best, bd = p.lv, d
+		}
+	}
+	if best == nil {
+		return ""
+	}
+	s := best.Server
+	parts := []string{fmt.Sprintf("mean running %.1f", s.MeanRunning), fmt.Sprintf("mean waiting %.1f", s.MeanWaiting),
+		fmt.Sprintf("max KV usage %.0f%%", s.MaxKVUsage*100)}
+	if s.Preemptions > 0 {
+		parts = append(parts, fmt.Sprintf("%.0f preemptions", s.Preemptions))
+	}
+	var signs []string
+	if s.MeanWaiting > 0 {
+		signs = append(signs, "requests queue")
+	}
+	if s.MaxKVUsage >= 0.95 {
+		signs = append(signs, "KV cache full")
+	}
+	if s.Preemptions > 0 {
+		signs = append(signs, "preemptions")
+	}
+	out := fmt.Sprintf("server at concurrency %d: %s", best.Concurrency, strings.Join(parts, ", "))
+	if len(signs) > 0 {
+		out += " (saturation: " + strings.Join(signs, ", ") + ")"
+	}
+	return out
+}
+
+func (a *analyzer) blowup() {
+	var x, y []float64
+	for _, p := range a.pts {
+		if v := float64(p.lv.TTFT.P50); finite(v) && v > 0 {
+			x = append(x, p.c)
+			y = append(y, v)
+		}
+	}
+	if len(x) == 0 {
+		a.warn("no TTFT blow-up: no valid level has a TTFT p50")
+		return
+	}
+	if len(x) >= MinFitLevels {
+		if r, err := FitRamp(x, y); err == nil && r.Slope > 0 && r.Base > 0 && r.Breakpoint < x[len(x)-1] &&
+			r.R2 >= 0.8 && r.Slope*(x[len(x)-1]-r.Breakpoint) >= 0.5*r.Base {
+			a.res.TTFTBlowup = &Blowup{Concurrency: Float(r.Breakpoint), Method: "hinge", BaselineMS: Float(r.Base), SlopeMSPerUser: Float(r.Slope)}
+			return
+		}
+	}
+	base := y[0]
+	for i := range x {
+		if y[i] > BlowupFactor*base {
+			a.res.TTFTBlowup = &Blowup{Concurrency: Float(x[i]), Method: "3x_baseline", BaselineMS: Float(base), SlopeMSPerUser: NaN()}
+			return
+		}
+	}
+	a.warn("no TTFT blow-up: TTFT p50 stays within %gx of the first level's %.0f ms up to concurrency %g", BlowupFactor, base, x[len(x)-1])
+}
+
+func (a *analyzer) overload() {
+	if len(a.all) < 2 {
+		return
+	}
+	peak := 0
+	for i, p := range a.all {
+		if p.tps > a.all[peak].tps {
+			peak = i
+		}
+	}
+	pk := a.all[peak].tps
+	drop := 0.0
+	a.res.Overload.DropPct = 0
+	for _, p := range a.all[peak+1:] {
+		if pk > 0 {
+			drop = math.Max(drop, (pk-p.tps)/pk)
+		}
+		if !a.res.Overload.Detected && p.tps < (1-OverloadDrop)*pk {
+			a.res.Overload.Detected = true
+			a.res.Overload.FromConcurrency = Float(p.c)
+		}
+	}
+	a.res.Overload.DropPct = Float(drop * 100)
+	if a.res.Overload.Detected {
+		a.warn("overload: throughput falls %.0f%% past its peak of %.0f tokens/s at concurrency %g (below %.0f%% of the peak from concurrency %g)",
+			drop*100, pk, a.all[peak].c, (1-OverloadDrop)*100, float64(a.res.Overload.FromConcurrency))
+	}
+}
+
+func (a *analyzer) operatingPoint() {
+	var best *OperatingPoint
+	median := false
+	for _, p := range a.pts {
+		e := float64(p.lv.E2E.Mean)
+		if !finite(e) {
+			// Imported tables may carry only the median.
+			e, median = float64(p.lv.E2E.P50), true
+		}
+		if !finite(e) || e <= 0 {
+			continue
+		}
+		power := p.tps / (e / 1e3)
+		if best == nil || power > float64(best.Power) {
+			best = &OperatingPoint{Concurrency: Float(p.c), TPS: Float(p.tps), Power: Float(power)}
+		}
+	}
+	if best == nil && len(a.pts) > 0 {
+		a.warn("no operating point: no valid level has a mean or median E2E")
+	} else if best != nil && median {
+		a.warn("operating point: mean E2E missing for some levels; E2E p50 used in its place")
+	}
+	a.res.OperatingPoint = best
+}
+
+// sloMetric is one SLO: its name, threshold in ms and the level's p95 in ms.
+type sloMetric struct {
+	name string
+	thr  float64
+	get  func(*Level) float64
+}
+
+func (a *analyzer) slo() {
+	s := a.opts.SLO
+	ms := func(d float64) Float {
+		if d > 0 {
+			return Float(d / 1e6)
+		}
+		return NaN()
+	}
+	a.res.SLO.TTFTP95MS, a.res.SLO.TPOTP95MS, a.res.SLO.E2EP95MS = ms(float64(s.TTFTP95)), ms(float64(s.TPOTP95)), ms(float64(s.E2EP95))
+	var metrics []sloMetric
+	add := func(name string, thr Float, get func(*Level) float64) {
+		if !thr.OK() {
+			return
+		}
+		for _, p := range a.pts {
+			if finite(get(p.lv)) {
+				metrics = append(metrics, sloMetric{name, float64(thr), get})
+				return
+			}
+		}
+		if len(a.pts) > 0 {
+			a.warn("slo: %s is set but no valid level reports it: ignored", name)
+		}
+	}
+	add("ttft_p95", a.res.SLO.TTFTP95MS, func(l *Level) float64 { return float64(l.TTFT.P95) })
+	add("tpot_p95", a.res.SLO.TPOTP95MS, func(l *Level) float64 { return float64(l.TPOT.P95) })
+	add("e2e_p95", a.res.SLO.E2EP95MS, func(l *Level) float64 { return float64(l.E2E.P95) })
+	if len(metrics) == 0 {
+		a.warn("slo: no usable SLO (set ttft_p95, tpot_p95 or e2e_p95): no SLO point")
+		return
+	}
+	if len(a.pts) == 0 {
+		return
+	}
+	passes := func(l *Level) bool {
+		for _, m := range metrics {
+			if v := m.get(l); !finite(v) || v > m.thr {
+				return false
+			}
+		}
+		return true
+	}
+	fail := -1
+	for i, p := range a.pts {
+		if !passes(p.lv) {
+			fail = i
+			break
+		}
+	}
+	switch fail {
+	case -1:
+		last := a.pts[len(a.pts)-1]
+		a.res.SLO.MaxConcurrency, a.res.SLO.TPS, a.res.SLO.GoodputQPS = Float(last.c), Float(last.tps), last.lv.GoodputQPS
+		a.warn("slo: every valid level meets the SLOs: the limit lies beyond concurrency %g", last.c)
+		return
+	case 0:
+		first := a.pts[0]
+		for _, m := range metrics {
+			if v := m.get(first.lv); !finite(v) || v > m.thr {
+				a.res.SLO.Limit = m.name
+				break
+			}
+		}
+		a.warn("slo: even the first valid level (concurrency %g) misses %s: no SLO point", first.c, a.res.SLO.Limit)
+		return
+	}
+	L, F := a.pts[fail-1], a.pts[fail]
+	bestT := math.Inf(1)
+	for _, m := range metrics {
+		vl, vf := m.get(L.lv), m.get(F.lv)
+		if finite(vf) && vf <= m.thr {
+			continue
+		}
+		t := 0.0
+		if finite(vf) && vf > vl {
+			t = (m.thr - vl) / (vf - vl)
+		}
+		t = math.Min(math.Max(t, 0), 1)
+		if t < bestT {
+			bestT, a.res.SLO.Limit = t, m.name
+		}
+	}
+	if L.c == F.c {
+		bestT = 0
+	}
+	lc := math.Log(L.c) + bestT*(math.Log(F.c)-math.Log(L.c))
+	a.res.SLO.MaxConcurrency = Float(math.Exp(lc))
+	a.res.SLO.TPS = Float(L.tps + bestT*(F.tps-L.tps))
+	a.res.SLO.GoodputQPS = Float(float64(L.lv.GoodputQPS) + bestT*(float64(F.lv.GoodputQPS)-float64(L.lv.GoodputQPS)))
+	if !a.res.SLO.GoodputQPS.OK() {
+		a.warn("slo: goodput at the SLO point unknown: the levels carry no goodput_qps")
+	}
+}
+
+// interpLog interpolates get over the valid levels linearly in log concurrency at c (clamped
+// to the measured range).
+func (a *analyzer) interpLog(c float64, get func(*Level) float64) float64 {
+	if len(a.pts) == 0 || !finite(c) || c <= 0 {
+		return math.NaN()
+	}
+	if c <= a.pts[0].c {
+		return get(a.pts[0].lv)
+	}
+	for i := 1; i < len(a.pts); i++ {
+		L, F := a.pts[i-1], a.pts[i]
+		if c <= F.c {
+			if F.c == L.c {
+				return get(F.lv)
+			}
+			t := (math.Log(c) - math.Log(L.c)) / (math.Log(F.c) - math.Log(L.c))
+			return get(L.lv) + t*(get(F.lv)-get(L.lv))
+		}
+	}
+	return get(a.pts[len(a.pts)-1].lv)
+}
+
+func (a *analyzer) capacity() {
+	p := a.opts.Plan
+	if p.ConcurrentUsers <= 0 && !(p.QPS > 0) && !(p.OutputTPS > 0) {
+		if p.ReplicaCostPerHour > 0 {
+			a.warn("capacity: a replica cost is set but no target load (concurrent_users, qps or output_tps): no plan")
+		}
+		return
+	}
+	gpus := p.GPUsPerReplica
+	if gpus <= 0 {
+		gpus = 1
+	}
+	capc := &Capacity{ConcurrentUsers: max(p.ConcurrentUsers, 0), QPS: math.Max(p.QPS, 0), OutputTPS: math.Max(p.OutputTPS, 0),
+		ReplicasAtSLO: NaN(), ReplicasAtKnee: NaN(), GPUs: NaN(), CostPerHour: NaN(), CostPerMTokens: NaN(), CostPerMTokensAtKnee: NaN()}
+	qpsOf := func(l *Level) float64 { return float64(l.QPS) }
+	replicas := func(c, qps, tps float64) Float {
+		need := 0.0
+		for _, t := range [][2]float64{{float64(capc.ConcurrentUsers), c}, {capc.QPS, qps}, {capc.OutputTPS, tps}} {
+			if !(t[0] > 0) {
+				continue
+			}
+			if !finite(t[1]) || t[1] <= 0 {
+				return NaN()
+			}
+			need = math.Max(need, math.Ceil(t[0]/t[1]-1e-9))
+		}
+		return Float(need)
+	}
+	perM := func(tps float64) Float {
+		if p.ReplicaCostPerHour > 0 && finite(tps) && tps > 0 {
+			return Float(p.ReplicaCostPerHour / (tps * 3600) * 1e6)
+		}
+		return NaN()
+	}
+	if c := float64(a.res.SLO.MaxConcurrency); finite(c) {
+		tps := float64(a.res.SLO.TPS)
+		capc.ReplicasAtSLO = replicas(c, a.interpLog(c, qpsOf), tps)
+		capc.CostPerMTokens = perM(tps)
+	} else {
+		a.warn("capacity: no SLO point: replicas at the SLO are unknown")
+	}
+	if k := a.res.Knee; k != nil {
+		c := float64(k.Concurrency)
+		capc.ReplicasAtKnee = replicas(c, a.interpLog(c, qpsOf), float64(k.TPS))
+		capc.CostPerMTokensAtKnee = perM(float64(k.TPS))
+	} else {
+		a.warn("capacity: no knee: replicas at the knee are unknown")
+	}
+	if capc.ReplicasAtSLO.OK() {
+		capc.GPUs = Float(float64(capc.ReplicasAtSLO) * float64(gpus))
+		if p.ReplicaCostPerHour > 0 {
+			capc.CostPerHour = Float(float64(capc.ReplicasAtSLO) * p.ReplicaCostPerHour)
+		}
+	}
+	a.res.Capacity = capc
+}

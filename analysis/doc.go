@@ -1,0 +1,27 @@
+// Package analysis turns the records of a concurrency sweep into per-level summaries and finds
+// where the service saturates. It is pure: no I/O, no clocks, no goroutines.
+//
+// Summarize implements the metric definitions of DESIGN §1 over each level's measurement
+// window [W0, W1): latency statistics over requests sent inside the window; output tokens/s
+// over tokens whose chunk arrived inside it; QPS over successful completions inside it; the
+// achieved concurrency as the exact time-average of requests in flight; Little's-law error;
+// goodput against the SLOs; and the validity verdict of each level.
+//
+// Analyze fits throughput models to the valid levels (DESIGN §4):
+//
+//   - the Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)) (Gunther 1993),
+//     fitted by bounded nonlinear least squares (FitUSL);
+//   - a continuous linear-then-flat hinge y = a + b·min(x, c) (FitHinge), and the
+//     flat-then-linear hinge y = a + b·max(0, x − c) used for the TTFT blow-up (FitRamp),
+//     both with the breakpoint solved exactly per segment (Hudson 1966);
+//   - Kneedle (Satopää, Albrecht, Irwin and Raghavan 2011), matching the Python kneed
+//     package (LocateKnee; named after kneed's KneeLocator, since Kneedle is the result type).
+//
+// The headline knee is the smallest concurrency where one more doubling adds less than
+// Options.KneeGain throughput on the fitted curve, with a residual-bootstrap 95% interval.
+// Percentiles everywhere use linear interpolation between closest ranks (numpy's default,
+// R type 7), so numbers compare 1:1 with vLLM, SGLang and genai-bench.
+//
+// Every value that cannot be computed is NaN (null in JSON) and Result.Warnings says why;
+// no input makes these functions panic.
+package analysis

@@ -1,0 +1,123 @@
+package analysis
+
+import (
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Percentile returns the p-th percentile (p in [0, 100]) of sorted, an ascending slice, by
+// linear interpolation between closest ranks: h = (n−1)·p/100, x[⌊h⌋] + (h−⌊h⌋)·(x[⌊h⌋+1] −
+// x[⌊h⌋]). This is numpy.percentile's default and R's quantile type 7. It returns NaN for an
+// empty slice or a p outside [0, 100] or NaN.
+func Percentile(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	if n == 0 || !(p >= 0 && p <= 100) {
+		return math.NaN()
+	}
+	h := float64(n-1) * p / 100
+	lo := int(math.Floor(h))
+	if lo >= n-1 {
+		return sorted[n-1]
+	}
+	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
+}
+
+// latencyOf summarises values (milliseconds); it sorts values in place. Non-finite values must
+// have been filtered by the caller.
+func latencyOf(values []float64) Latency {
+	if len(values) == 0 {
+		return NoLatency()
+	}
+	slices.Sort(values)
+	var sum float64
+	for _, v := range values {
+		sum += v
+	}
+	return Latency{
+		Mean: Float(sum / float64(len(values))),
+		P50:  Float(Percentile(values, 50)),
+		P90:  Float(Percentile(values, 90)),
+		P95:  Float(Percentile(values, 95)),
+		P99:  Float(Percentile(values, 99)),
+	}
+}
+
+// weighted is a value with a multiplicity (an ITL gap of a k-token chunk counts k times).
+type weighted struct{ v, w float64 }
+
+// weightedLatency summarises a multiset given as (value, multiplicity) pairs. With integer
+// multiplicities the percentiles equal Percentile over the expanded multiset (type 7); with
+// fractional ones the ranks are interpolated over cumulative weight. It sorts xs in place.
+func weightedLatency(xs []weighted) Latency {
+	if len(xs) == 0 {
+		return NoLatency()
+	}
+	slices.SortFunc(xs, func(a, b weighted) int {
+		switch {
+		case a.v < b.v:
+			return -1
+		case a.v > b.v:
+			return 1
+		}
+		return 0
+	})
+	cum := make([]float64, len(xs))
+	var total, sum float64
+	for i, x := range xs {
+		total += x.w
+		sum += x.w * x.v
+		cum[i] = total
+	}
+	if total <= 0 {
+		return NoLatency()
+	}
+	// at returns the element of 0-based rank r of the expanded multiset.
+	at := func(r float64) float64 {
+		i, _ := slices.BinarySearchFunc(cum, r, func(c, t float64) int {
+			if c <= t {
+				return -1
+			}
+			return 1
+		})
+		if i >= len(xs) {
+			i = len(xs) - 1
+		}
+		return xs[i].v
+	}
+	pct := func(p float64) Float {
+		h := math.Max(total-1, 0) * p / 100
+		lo := math.Floor(h)
+		a, b := at(lo), at(lo+1)
+		return Float(a + (h-lo)*(b-a))
+	}
+	return Latency{Mean: Float(sum / total), P50: pct(50), P90: pct(90), P95: pct(95), P99: pct(99)}
+}
+
+// meanCI95 returns the mean of xs and the half-width of its 95% confidence interval,
+// t(0.975, n−1)·s/√n (batch means: each x is one slice's mean). The half-width is NaN for
+// fewer than two values.
+func meanCI95(xs []float64) (mean, half float64) {
+	n := len(xs)
+	if n == 0 {
+		return math.NaN(), math.NaN()
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(n)
+	if n < 2 {
+		return mean, math.NaN()
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	sd := math.Sqrt(ss / float64(n-1))
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(0.975)
+	return mean, t * sd / math.Sqrt(float64(n))
+}
+
+// finite reports whether v is neither NaN nor ±Inf.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -1,0 +1,387 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// minSlices and maxSlices bound the number of batch-means slices used for the TPS confidence
+// interval.
+const (
+	minSlices = 10
+	maxSlices = 10000
+)
+
+// Validity thresholds (DESIGN §1, §4).
+const (
+	// MinAchievedRatio is the least achieved ÷ target concurrency of a valid level.
+	MinAchievedRatio = 0.95
+	// MaxLittlesLawError is the largest Little's-law error of a valid level.
+	MaxLittlesLawError = 0.10
+)
+
+// withDefaults fills the zero fields of o that have defaults (KneeGain, MaxErrorRate). A zero
+// SLO field stays "not used" and a zero Bootstrap stays "no intervals".
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if !(o.KneeGain > 0) || !finite(o.KneeGain) {
+		o.KneeGain = d.KneeGain
+	}
+	if !(o.MaxErrorRate > 0) || !finite(o.MaxErrorRate) {
+		o.MaxErrorRate = d.MaxErrorRate
+	}
+	if o.Bootstrap < 0 {
+		o.Bootstrap = 0
+	}
+	return o
+}
+
+// Summarize computes the summary of every level in runs from records (DESIGN §1). A record
+// belongs to the level whose LevelRun.Index equals Record.Level; records of other levels are
+// ignored. Zero fields of opts take their defaults (MaxErrorRate 5%); opts.SLO defines
+// goodput. Levels are returned in the order of runs.
+//
+// Per level, with window [W0, W1) and T = W1 − W0:
+//   - latency statistics (TTFT, TPOT, ITL, E2E) cover successful requests sent inside the
+//     window; TPOT = (E2E − TTFT)/(N_out − 1) for N_out > 1; ITL pools every gap between
+//     consecutive chunks, a chunk carrying k = N_out/len(Chunks) tokens contributing gap/k
+//     with multiplicity k (k = 1 when a request has no more tokens than chunks); without
+//     chunk offsets, each request's ITL summary contributes its mean gap (an approximation
+//     the level's notes mention);
+//   - output TPS counts, over every record of the level whatever its phase or status, the
+//     tokens of chunks that arrived inside the window (k per chunk; without chunk offsets the
+//     N_out tokens are spread evenly from TTFT to E2E), ÷ T;
+//   - QPS = successful requests with t_send + E2E in the window ÷ T; input TPS = prompt
+//     tokens of requests sent inside the window ÷ T;
+//   - the 95% CI half-width of output TPS comes from batch means over max(10, Slices) equal
+//     slices of the window;
+//   - achieved concurrency = Σ |[t_send, t_send+E2E) ∩ [W0, W1)| ÷ T over every record;
+//   - Little's-law error = |QPS × mean E2E − achieved| ÷ achieved;
+//   - goodput counts requests completed in the window whose TTFT, TPOT and E2E each meet the
+//     SLO (per request) ÷ T, and their output tokens ÷ T.
+//
+// A level is invalid (Valid false, with a note each) when its window is empty, no request
+// succeeded, achieved < 0.95 × target, error rate > MaxErrorRate, it was not steady,
+// Little's-law error > 10%, it was interrupted, or the client was bound.
+func Summarize(runs []sweep.LevelRun, records []sweep.Record, opts Options) []Level {
+	opts = opts.withDefaults()
+	pos := make(map[int]int, len(runs))
+	for i, r := range runs {
+		if _, dup := pos[r.Index]; !dup {
+			pos[r.Index] = i
+		}
+	}
+	// Counting sort of record indices by level: one allocation for all levels.
+	counts := make([]int, len(runs)+1)
+	for i := range records {
+		if p, ok := pos[records[i].Level]; ok {
+			counts[p+1]++
+		}
+	}
+	for i := 1; i < len(counts); i++ {
+		counts[i] += counts[i-1]
+	}
+	idx := make([]int32, counts[len(runs)])
+	fill := slices.Clone(counts[:len(runs)])
+	for i := range records {
+		if p, ok := pos[records[i].Level]; ok {
+			idx[fill[p]] = int32(i)
+			fill[p]++
+		}
+	}
+	var s scratch
+	out := make([]Level, len(runs))
+	for i, r := range runs {
+		lv := idx[counts[i]:counts[i+1]]
+		if pos[r.Index] != i {
+			lv = nil // a duplicate index: its records went to the first run with that index
+		}
+		out[i] = s.summarize(&r, records, lv, opts)
+	}
+	return out
+}
+
+// scratch holds buffers reused across levels.
+type scratch struct {
+	ttft, tpot, e2e []float64
+	itl             []weighted
+	slice           []float64
+}
+
+func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, idx []int32, opts Options) Level {
+	lv := Level{
+		Concurrency:         run.Concurrency,
+		ErrorRate:           NaN(),
+		OutputTPS:           NaN(),
+		OutputTPSCI95:       NaN(),
+		QPS:                 NaN(),
+		InputTPS:            NaN(),
+		GoodputQPS:          NaN(),
+		GoodputTPS:          NaN(),
+		AchievedConcurrency: NaN(),
+		LittlesLawError:     NaN(),
+		MeanOutputTokens:    NaN(),
+		WindowS:             NaN(),
+		Steady:              run.Steady,
+		TTFT:                NoLatency(),
+		TPOT:                NoLatency(),
+		ITL:                 NoLatency(),
+		E2E:                 NoLatency(),
+	}
+	for _, n := range run.Notes {
+		lv.Notes = append(lv.Notes, "sweep: "+n)
+	}
+	if run.Server != nil && run.Server.Samples > 0 {
+		lv.Server = &ServerEvidence{
+			MeanRunning: run.Server.MeanRunning,
+			MeanWaiting: run.Server.MeanWaiting,
+			MaxKVUsage:  run.Server.MaxKVUsage,
+			Preemptions: run.Server.Preemptions,
+		}
+	}
+	if run.Client != nil && run.Client.Bound {
+		lv.ClientBound = true
+	}
+	w0, w1 := run.W0, run.W1
+	if w1 <= w0 {
+		lv.Notes = append(lv.Notes, fmt.Sprintf("invalid: empty measurement window [%d, %d)", w0, w1))
+		s.validity(&lv, run, opts, false)
+		return lv
+	}
+	T := float64(w1-w0) / 1e9
+	lv.WindowS = Float(T)
+
+	nSlices := min(max(run.Slices, minSlices), maxSlices)
+	s.ttft, s.tpot, s.e2e, s.itl = s.ttft[:0], s.tpot[:0], s.e2e[:0], s.itl[:0]
+	if cap(s.slice) < nSlices {
+		s.slice = make([]float64, nSlices)
+	}
+	slice := s.slice[:nSlices]
+	clear(slice)
+	sliceNS := float64(w1-w0) / float64(nSlices)
+
+	var (
+		sent, errs, okSent int
+		promptTokens       float64
+		outTokens          float64 // tokens arriving inside the window
+		inflightNS         float64 // Σ overlap of [sent, done) with the window
+		completedOK        int
+		goodN              int
+		goodTokens         float64
+		sumOutOK           float64
+		approxITL          bool
+		classes            map[string]int
+		sloTTFT, sloTPOT   = float64(opts.SLO.TTFTP95), float64(opts.SLO.TPOTP95)
+		sloE2E             = float64(opts.SLO.E2EP95)
+	)
+	for _, i := range idx {
+		r := &records[i]
+		done := r.Sent + int64(r.E2E)
+		// Time in flight inside the window.
+		if a, b := max(r.Sent, w0), min(done, w1); b > a {
+			inflightNS += float64(b - a)
+		}
+		// Tokens arriving inside the window.
+		outTokens += tokensInWindow(r, w0, w1, slice, sliceNS)
+		ok := r.OK()
+		nOut := r.OutputTokens
+		if ok && done >= w0 && done < w1 {
+			completedOK++
+			good := true
+			if sloTTFT > 0 && float64(r.TTFT) > sloTTFT {
+				good = false
+			}
+			if sloE2E > 0 && float64(r.E2E) > sloE2E {
+				good = false
+			}
+			if sloTPOT > 0 && nOut > 1 && float64(r.E2E-r.TTFT)/float64(nOut-1) > sloTPOT {
+				good = false
+			}
+			if good {
+				goodN++
+				goodTokens += float64(nOut)
+			}
+		}
+		if r.Sent < w0 || r.Sent >= w1 {
+			continue
+		}
+		// Requests sent inside the window: the latency population.
+		sent++
+		promptTokens += float64(r.PromptTokens)
+		if !ok {
+			errs++
+			c := r.ErrorClass
+			if c == "" {
+				c = string(r.Status)
+			}
+			if classes == nil {
+				classes = make(map[string]int)
+			}
+			classes[c]++
+			continue
+		}
+		okSent++
+		sumOutOK += float64(nOut)
+		if r.TTFT > 0 {
+			s.ttft = append(s.ttft, float64(r.TTFT)/1e6)
+		}
+		s.e2e = append(s.e2e, float64(r.E2E)/1e6)
+		if nOut > 1 && r.TTFT > 0 && r.E2E >= r.TTFT {
+			s.tpot = append(s.tpot, float64(r.E2E-r.TTFT)/1e6/float64(nOut-1))
+		}
+		switch {
+		case len(r.Chunks) > 1:
+			k := 1.0
+			if nOut > len(r.Chunks) {
+				k = float64(nOut) / float64(len(r.Chunks))
+			}
+			for j := 1; j < len(r.Chunks); j++ {
+				gap := float64(r.Chunks[j]-r.Chunks[j-1]) / 1e3 // µs → ms
+				s.itl = append(s.itl, weighted{gap / k, k})
+			}
+		case len(r.Chunks) == 0 && r.ITL != nil && r.ITL.Count > 0:
+			approxITL = true
+			k := 1.0
+			if nOut > r.ITL.Count+1 {
+				k = float64(nOut) / float64(r.ITL.Count+1)
+			}
+			mean := float64(r.ITL.SumUS) / float64(r.ITL.Count) / 1e3
+			s.itl = append(s.itl, weighted{mean / k, float64(r.ITL.Count) * k})
+		}
+	}
+
+	lv.Requests = sent
+	lv.Errors = errs
+	lv.ErrorClasses = classes
+	if sent > 0 {
+		lv.ErrorRate = Float(float64(errs) / float64(sent))
+	}
+	lv.OutputTPS = Float(outTokens / T)
+	for j := range slice {
+		slice[j] /= sliceNS / 1e9
+	}
+	if _, half := meanCI95(slice); finite(half) {
+		lv.OutputTPSCI95 = Float(half)
+	}
+	lv.QPS = Float(float64(completedOK) / T)
+	lv.InputTPS = Float(promptTokens / T)
+	lv.GoodputQPS = Float(float64(goodN) / T)
+	lv.GoodputTPS = Float(goodTokens / T)
+	lv.AchievedConcurrency = Float(inflightNS / float64(w1-w0))
+	if okSent > 0 {
+		lv.MeanOutputTokens = Float(sumOutOK / float64(okSent))
+	}
+	lv.TTFT = latencyOf(s.ttft)
+	lv.TPOT = latencyOf(s.tpot)
+	lv.E2E = latencyOf(s.e2e)
+	lv.ITL = weightedLatency(s.itl)
+	if approxITL {
+		lv.Notes = append(lv.Notes, "ITL percentiles approximated from per-request ITL summaries (chunk offsets not recorded)")
+	}
+	if lv.AchievedConcurrency > 0 && lv.E2E.Mean.OK() {
+		lv.LittlesLawError = Float(math.Abs(float64(lv.QPS)*float64(lv.E2E.Mean)/1e3-float64(lv.AchievedConcurrency)) / float64(lv.AchievedConcurrency))
+	}
+	s.validity(&lv, run, opts, okSent > 0)
+	return lv
+}
+
+// validity sets lv.Valid and appends a note for each reason the level is invalid.
+func (s *scratch) validity(lv *Level, run *sweep.LevelRun, opts Options, anyOK bool) {
+	valid := lv.WindowS.OK()
+	note := func(format string, args ...any) {
+		valid = false
+		lv.Notes = append(lv.Notes, "invalid: "+fmt.Sprintf(format, args...))
+	}
+	if lv.WindowS.OK() && !anyOK {
+		note("no successful request was sent in the window")
+	}
+	if a := lv.AchievedConcurrency; a.OK() && float64(a) < MinAchievedRatio*float64(run.Concurrency) {
+		note("achieved concurrency %.2f < %.0f%% of target %d", float64(a), MinAchievedRatio*100, run.Concurrency)
+	}
+	if e := lv.ErrorRate; e.OK() && float64(e) > opts.MaxErrorRate {
+		note("error rate %.1f%% > %.1f%%", float64(e)*100, opts.MaxErrorRate*100)
+	}
+	if !run.Steady {
+		note("not steady (CI half-width %.1f%% of mean, trend p = %.3g)", run.CIHalfWidth*100, run.TrendP)
+	}
+	if l := lv.LittlesLawError; l.OK() && float64(l) > MaxLittlesLawError {
+		note("Little's-law error %.1f%% > %.0f%% (QPS × mean E2E vs achieved concurrency)", float64(l)*100, MaxLittlesLawError*100)
+	}
+	if run.Interrupted {
+		note("interrupted during the level")
+	}
+	if run.Client != nil && run.Client.Bound {
+		reason := run.Client.Reason
+		if reason == "" {
+			reason = "load generator saturated"
+		}
+		note("client-bound: %s", reason)
+	}
+	lv.Valid = valid
+}
+
+// tokensInWindow returns the output tokens of r whose chunk arrived in [w0, w1), adding each
+// token to its batch-means slice (slice j covers [w0 + j·sliceNS, w0 + (j+1)·sliceNS)).
+func tokensInWindow(r *sweep.Record, w0, w1 int64, slice []float64, sliceNS float64) float64 {
+	nOut := r.OutputTokens
+	if n := len(r.Chunks); n > 0 {
+		k := 1.0
+		if nOut > 0 {
+			k = float64(nOut) / float64(n)
+		}
+		// Chunk offsets are ascending µs from t_send: find those inside the window.
+		lo := sort.Search(n, func(j int) bool { return r.Sent+r.Chunks[j]*1e3 >= w0 })
+		var got float64
+		for j := lo; j < n; j++ {
+			t := r.Sent + r.Chunks[j]*1e3
+			if t >= w1 {
+				break
+			}
+			if t < w0 {
+				continue // offsets out of order (a misbehaving recorder): skip, never index below 0
+			}
+			sl := min(int(float64(t-w0)/sliceNS), len(slice)-1)
+			slice[sl] += k
+			got += k
+		}
+		return got
+	}
+	if nOut <= 0 || r.TTFT <= 0 {
+		return 0
+	}
+	// No chunk offsets: spread the N_out tokens evenly over [t_send+TTFT, t_send+E2E].
+	t0 := float64(r.Sent + int64(r.TTFT))
+	t1 := float64(r.Sent + int64(r.E2E))
+	if nOut == 1 || t1 <= t0 {
+		t := int64(t0)
+		if t >= w0 && t < w1 {
+			sl := min(int(float64(t-w0)/sliceNS), len(slice)-1)
+			slice[sl] += float64(nOut)
+			return float64(nOut)
+		}
+		return 0
+	}
+	d := (t1 - t0) / float64(nOut-1)
+	// count of j in [0, nOut) with t0 + j·d in [a, b)
+	count := func(a, b float64) float64 {
+		jlo := math.Max(math.Ceil((a-t0)/d), 0)
+		jhi := math.Min(math.Ceil((b-t0)/d), float64(nOut)) // exclusive
+		return math.Max(jhi-jlo, 0)
+	}
+	var got float64
+	for j := range slice {
+		a := float64(w0) + float64(j)*sliceNS
+		b := a + sliceNS
+		if j == len(slice)-1 {
+			b = float64(w1)
+		}
+		c := count(a, b)
+		slice[j] += c
+		got += c
+	}
+	return got
+}
