@@ -1,8 +1,132 @@
 package main
 
-import "context"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
 
-// cmdCompare is being built; see the issue tracker.
+	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/plots"
+	"github.com/kneecap/kneecap/report"
+)
+
+// cmdCompare overlays several analyzed runs: `kneecap compare RUN... -o DIR`. Each RUN is a
+// results directory (or any directory holding analysis.json, or the analysis.json file
+// itself). It writes compare_throughput and compare_latency as PNG and SVG and compare.md
+// with a side-by-side table into DIR, and prints the table to stdout. Fewer than two runs, or
+// a run without a readable analysis.json, is a usage error (exit 2) naming it.
 func cmdCompare(ctx context.Context, e *env, args []string) error {
-	return usageError("compare: not built yet")
+	fset := newFlagSet(e, "compare", "RUN... -o DIR")
+	out := fset.String("o", "", "output `DIR` for compare.md and the overlay charts (required)")
+	pos, err := parseArgs(fset, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) < 2 {
+		fset.Usage()
+		return usageError("compare: need at least 2 runs, got %d", len(pos))
+	}
+	if *out == "" {
+		fset.Usage()
+		return usageError("compare: -o DIR is required")
+	}
+	runs := make([]*analysis.Result, 0, len(pos))
+	labels := make([]string, 0, len(pos))
+	seen := map[string]int{}
+	for _, p := range pos {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		res, label, err := readRun(p)
+		if err != nil {
+			return err
+		}
+		seen[label]++
+		if n := seen[label]; n > 1 {
+			label += "#" + strconv.Itoa(n)
+		}
+		runs = append(runs, res)
+		labels = append(labels, label)
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	var charts []string
+	for _, c := range []struct {
+		name  string
+		build func([]*analysis.Result, []string) (plots.Chart, error)
+	}{
+		{"compare_throughput", func(r []*analysis.Result, l []string) (plots.Chart, error) { return plots.CompareThroughput(r, l) }},
+		{"compare_latency", func(r []*analysis.Result, l []string) (plots.Chart, error) { return plots.CompareLatency(r, l) }},
+	} {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		chart, err := c.build(runs, labels)
+		if err != nil {
+			return fmt.Errorf("compare: %w", err)
+		}
+		for _, format := range []string{"png", "svg"} {
+			b, err := plots.Render(chart, plots.Width, plots.Height, format)
+			if err != nil {
+				return fmt.Errorf("compare: %s: %w", c.name, err)
+			}
+			if err := plots.WriteFileAtomic(filepath.Join(*out, c.name+"."+format), b); err != nil {
+				return fmt.Errorf("compare: %w", err)
+			}
+		}
+		charts = append(charts, c.name+".png")
+	}
+	var md bytes.Buffer
+	if err := report.Compare(&md, runs, labels, charts); err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	if err := plots.WriteFileAtomic(filepath.Join(*out, "compare.md"), md.Bytes()); err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	if err := report.CompareConsole(e.stdout, runs, labels); err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	fmt.Fprintf(e.stdout, "\ncomparison: %s\n", filepath.Join(*out, "compare.md"))
+	return nil
+}
+
+// readRun reads RUN's analysis.json and labels the run with meta.name, else the directory's
+// name.
+func readRun(p string) (*analysis.Result, string, error) {
+	file, dir := p, p
+	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		file = filepath.Join(p, "analysis.json")
+	} else {
+		dir = filepath.Dir(p)
+	}
+	b, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "", usageError("compare: %s: no analysis.json (run kneecap analyze %s first)", p, p)
+	}
+	if err != nil {
+		return nil, "", usageError("compare: %s: %w", p, err)
+	}
+	var res analysis.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, "", usageError("compare: %s: %w", file, err)
+	}
+	if res.Schema != "" && res.Schema != analysis.Schema {
+		return nil, "", usageError("compare: %s: schema %q, want %q", file, res.Schema, analysis.Schema)
+	}
+	label := res.Meta.Name
+	if label == "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			abs = dir
+		}
+		label = filepath.Base(abs)
+	}
+	return &res, label, nil
 }

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/report"
+	"github.com/kneecap/kneecap/sweep"
+)
+
+func analyzeEnv() (*env, *bytes.Buffer, *bytes.Buffer) {
+	var out, errb bytes.Buffer
+	return &env{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, interrupt: context.Background()}, &out, &errb
+}
+
+// readJSON decodes dir/analysis.json into a generic map.
+func readJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// dig follows keys through nested objects.
+func dig(m map[string]any, keys ...string) (any, bool) {
+	var v any = m
+	for _, k := range keys {
+		o, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = o[k]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// `analyze levels.csv -o out/` on a plateauing curve (testdata/analyze/plateau.csv, the
+// simulator's ground truth with S = 16) writes analysis.json with the DESIGN §4 keys, a knee
+// and a USL fit, and summary.csv that reads back.
+func TestAnalyzeCSV(t *testing.T) {
+	e, stdout, stderr := analyzeEnv()
+	out := filepath.Join(t.TempDir(), "out")
+	err := run(context.Background(), e, []string{"analyze", filepath.Join("testdata", "analyze", "plateau.csv"), "-o", out, "--bootstrap", "100"})
+	if err != nil {
+		t.Fatalf("analyze: %v\nstderr: %s", err, stderr)
+	}
+	m := readJSON(t, filepath.Join(out, "analysis.json"))
+	if m["schema"] != analysis.Schema {
+		t.Errorf("schema %v", m["schema"])
+	}
+	for _, keys := range [][]string{
+		{"throughput", "max_tps"}, {"throughput", "max_tps_concurrency"},
+		{"throughput", "usl", "sigma"}, {"throughput", "usl", "kappa"}, {"throughput", "usl", "lambda"}, {"throughput", "usl", "r2"},
+		{"throughput", "usl", "peak_concurrency"}, {"throughput", "usl", "peak_tps"},
+		{"throughput", "hinge", "breakpoint"}, {"throughput", "hinge", "plateau_tps"}, {"throughput", "hinge", "r2"},
+		{"throughput", "kneedle", "knee"},
+		{"knee", "concurrency"}, {"knee", "tps"}, {"knee", "method"}, {"knee", "interval"},
+		{"ttft_blowup", "concurrency"}, {"ttft_blowup", "method"},
+		{"overload", "detected"}, {"overload", "from_concurrency"}, {"overload", "drop_pct"},
+		{"operating_point", "concurrency"}, {"operating_point", "tps"},
+		{"slo", "ttft_p95_ms"}, {"slo", "tpot_p95_ms"}, {"slo", "max_concurrency"}, {"slo", "tps"}, {"slo", "goodput_qps"},
+		{"capacity"}, {"warnings"},
+	} {
+		if _, ok := dig(m, keys...); !ok {
+			t.Errorf("analysis.json lacks %s", strings.Join(keys, "."))
+		}
+	}
+	levels, _ := m["levels"].([]any)
+	if len(levels) != 8 {
+		t.Fatalf("%d levels, want 8", len(levels))
+	}
+	for _, k := range []string{"concurrency", "requests", "errors", "error_rate", "output_tps", "output_tps_ci95", "qps", "input_tps",
+		"achieved_concurrency", "littles_law_error", "steady", "valid", "ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"} {
+		if _, ok := levels[0].(map[string]any)[k]; !ok {
+			t.Errorf("levels[0] lacks %s", k)
+		}
+	}
+	if p50, _ := dig(m, "levels"); p50 == nil {
+		t.Error("no levels")
+	}
+	knee, _ := dig(m, "knee", "concurrency")
+	kc, ok := knee.(float64)
+	if !ok || kc < 10 || kc > 20 {
+		t.Errorf("knee concurrency %v, want within ±25%% of S = 16; warnings %v", knee, m["warnings"])
+	}
+	if v, _ := dig(m, "throughput", "usl"); v == nil {
+		t.Error("throughput.usl is null")
+	}
+	// summary.csv round-trips.
+	f, err := os.Open(filepath.Join(out, "summary.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	back, err := report.ReadCSV(f, "summary.csv")
+	if err != nil || len(back) != 8 || back[4].OutputTPS != 2000 {
+		t.Errorf("summary.csv: %v, %d levels", err, len(back))
+	}
+	if stdout.Len() == 0 {
+		t.Error("no console summary")
+	}
+}
+
+func TestAnalyzeUsageErrors(t *testing.T) {
+	td := filepath.Join("testdata", "analyze")
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"unknown column", []string{filepath.Join(td, "unknown_column.csv"), "-o", "OUT"}, []string{"unknown_column.csv:1", `"gpu_temp"`}},
+		{"non-numeric", []string{filepath.Join(td, "non_numeric.csv"), "-o", "OUT"}, []string{"non_numeric.csv:4", `"output_tps"`, "not a number"}},
+		{"concurrency zero", []string{filepath.Join(td, "zero_concurrency.csv"), "-o", "OUT"}, []string{"zero_concurrency.csv:3", `"concurrency"`}},
+		{"missing path", []string{filepath.Join(td, "nope.csv"), "-o", "OUT"}, []string{"nope.csv", "no such file"}},
+		{"no path", nil, []string{"want one PATH"}},
+		{"csv without -o", []string{filepath.Join(td, "plateau.csv")}, []string{"-o DIR is required"}},
+		{"bad knee gain", []string{filepath.Join(td, "plateau.csv"), "--knee-gain", "2", "-o", "OUT"}, []string{"knee-gain"}},
+		{"bad flag", []string{"--frobnicate"}, []string{"frobnicate"}},
+		{"empty dir", []string{td + "/../analyze_empty_dir_missing"}, []string{"no such file"}},
+	}
+	for _, tt := range tests {
+		e, _, _ := analyzeEnv()
+		for i, a := range tt.args {
+			if a == "OUT" {
+				tt.args[i] = t.TempDir()
+			}
+		}
+		err := run(context.Background(), e, append([]string{"analyze"}, tt.args...))
+		if code := exitCode(err); code != exitUsage {
+			t.Errorf("%s: exit %d (%v), want %d", tt.name, code, err, exitUsage)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q lacks %q", tt.name, err, w)
+			}
+		}
+	}
+}
+
+// A directory of vLLM bench serve results (the report package's fixture, S = 8).
+func TestAnalyzeVLLMDir(t *testing.T) {
+	e, _, stderr := analyzeEnv()
+	out := t.TempDir()
+	if err := run(context.Background(), e, []string{"analyze", filepath.Join("..", "..", "report", "testdata", "vllm"), "-o", out, "--bootstrap", "50"}); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	m := readJSON(t, filepath.Join(out, "analysis.json"))
+	if model, _ := dig(m, "meta", "model"); model != "meta-llama/Llama-3.1-8B-Instruct" {
+		t.Errorf("meta.model = %v", model)
+	}
+	if k, _ := dig(m, "knee", "concurrency"); k == nil {
+		t.Errorf("no knee; warnings %v", m["warnings"])
+	}
+}
+
+// writeGroundTruthRun writes a results directory of a closed-loop sweep against the
+// simulator's ground truth (DESIGN §6): S slots, step t(b) = 4 ms + 250 µs·b, 64 output tokens
+// per request in 64 chunks. Every worker sends back to back, so Little's law holds exactly.
+func writeGroundTruthRun(t *testing.T, dir string, S int, levels []int) {
+	t.Helper()
+	const outTok = 64
+	cfg := sweep.Config{Name: "ground-truth", Target: sweep.TargetConfig{Model: "sim"}}
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	d, err := sweep.CreateDir(dir, cfg, "http://127.0.0.1:0/v1", start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := start.UnixNano()
+	for li, c := range levels {
+		b := min(c, S)
+		step := time.Duration(4*time.Millisecond + time.Duration(b)*250*time.Microsecond)
+		e2e := time.Duration(float64(c) / float64(b) * outTok * float64(step))
+		ttft := e2e - (outTok-1)*step
+		warm, window := int64(2*e2e), int64(10*time.Second)
+		run := sweep.LevelRun{Index: li, Concurrency: c, WarmupStart: t0, W0: t0 + warm, W1: t0 + warm + window,
+			Steady: true, Slices: 10}
+		var recs []sweep.Record
+		for w := range c {
+			sent := t0 + int64(w)*int64(e2e)/int64(c)
+			for seq := 0; sent < run.W1; seq++ {
+				phase := sweep.PhaseMeasure
+				if sent < run.W0 {
+					phase = sweep.PhaseWarmup
+				}
+				chunks := make([]int64, outTok)
+				for j := range chunks {
+					chunks[j] = int64(ttft+time.Duration(j)*step) / 1e3
+				}
+				recs = append(recs, sweep.Record{Level: li, Concurrency: c, Worker: w, Seq: seq, Phase: phase, Sent: sent,
+					TTFT: ttft, E2E: e2e, Chunks: chunks, PromptTokens: 256, OutputTokens: outTok, TokensSource: sweep.TokensFromUsage,
+					Status: sweep.StatusOK})
+				sent += int64(e2e)
+			}
+		}
+		run.DrainEnd = sent(recs)
+		if err := d.LevelDone(run, recs); err != nil {
+			t.Fatal(err)
+		}
+		t0 = run.DrainEnd + int64(time.Second)
+	}
+	if err := d.Finish(sweep.StopDone); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sent(recs []sweep.Record) int64 {
+	var end int64
+	for i := range recs {
+		end = max(end, recs[i].Done())
+	}
+	return end
+}
+
+// `analyze RUN_DIR` re-summarizes the records: every level is valid (achieved concurrency and
+// Little's law exact), TPS matches b ÷ t(b), and the knee and TTFT blow-up land near S.
+func TestAnalyzeResultsDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	const S = 8
+	writeGroundTruthRun(t, dir, S, []int{1, 2, 4, 8, 16, 32, 64})
+	e, _, stderr := analyzeEnv()
+	if err := run(context.Background(), e, []string{"analyze", dir, "--slo-ttft-p95", "1s", "--bootstrap", "50"}); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var res analysis.Result
+	b, err := os.ReadFile(filepath.Join(dir, "analysis.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Levels) != 7 || res.Meta.Name != "ground-truth" || res.Meta.Date != "2026-01-02T03:04:05Z" {
+		t.Fatalf("levels %d meta %+v", len(res.Levels), res.Meta)
+	}
+	for _, l := range res.Levels {
+		bb := float64(min(l.Concurrency, S))
+		want := bb / (4e-3 + 250e-6*bb)
+		if !l.Valid || math.Abs(float64(l.OutputTPS)/want-1) > 0.02 || math.Abs(float64(l.AchievedConcurrency)/float64(l.Concurrency)-1) > 0.01 {
+			t.Errorf("level %d: valid %v tps %.1f (want %.1f) achieved %.2f notes %q", l.Concurrency, l.Valid, float64(l.OutputTPS), want, float64(l.AchievedConcurrency), l.Notes)
+		}
+	}
+	if res.Knee == nil || math.Abs(float64(res.Knee.Concurrency)/S-1) > 0.25 {
+		t.Errorf("knee %+v, want within ±25%% of %d; warnings %q", res.Knee, S, res.Warnings)
+	}
+	if res.TTFTBlowup == nil || math.Abs(float64(res.TTFTBlowup.Concurrency)/S-1) > 0.25 {
+		t.Errorf("ttft blow-up %+v, want within ±25%% of %d", res.TTFTBlowup, S)
+	}
+	if res.SLO.TTFTP95MS != 1000 || !res.SLO.MaxConcurrency.OK() {
+		t.Errorf("slo %+v: want the --slo-ttft-p95 override and a max concurrency", res.SLO)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "summary.csv")); err != nil {
+		t.Error(err)
+	}
+}

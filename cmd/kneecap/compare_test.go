@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kneecap/kneecap/analysis"
+)
+
+// compareRun is a hand-made analysis of an 8-level sweep 1…128 whose throughput saturates at
+// slots concurrent requests at plateau tokens/s.
+func compareRun(name string, slots int, plateau float64, knee analysis.Float) *analysis.Result {
+	r := &analysis.Result{
+		Schema: analysis.Schema,
+		Meta:   analysis.Meta{Name: name, Model: "m", Endpoint: "http://127.0.0.1:1/v1", Date: "2025-03-14T09:26:53Z"},
+		SLO: analysis.SLOResult{TTFTP95MS: 2000, TPOTP95MS: 50, E2EP95MS: analysis.NaN(), MaxConcurrency: 2 * knee,
+			TPS: analysis.Float(plateau), GoodputQPS: analysis.Float(plateau / 128), Limit: "ttft_p95"},
+		Knee: &analysis.Knee{Concurrency: knee, TPS: analysis.Float(0.9 * plateau), Method: "usl",
+			Interval: [2]analysis.Float{knee * 0.8, knee * 1.25}},
+		TTFTBlowup: &analysis.Blowup{Concurrency: analysis.Float(slots), Method: "hinge", BaselineMS: 20, SlopeMSPerUser: 40},
+		Overload:   analysis.Overload{FromConcurrency: analysis.NaN(), DropPct: analysis.NaN()},
+		Warnings:   []string{name + ": knee methods disagree"},
+	}
+	for c := 1; c <= 128; c *= 2 {
+		n := float64(min(c, slots))
+		tps := plateau * n / float64(slots)
+		ttft := 20.0
+		if c > slots {
+			ttft += 40 * float64(c-slots)
+		}
+		l := func(v float64) analysis.Latency {
+			f := analysis.Float(v)
+			return analysis.Latency{Mean: f, P50: f, P90: f * 1.2, P95: f * 1.3, P99: f * 1.5}
+		}
+		r.Levels = append(r.Levels, analysis.Level{Concurrency: c, Requests: 100, OutputTPS: analysis.Float(tps),
+			OutputTPSCI95: analysis.Float(0.02 * tps), QPS: analysis.Float(tps / 128), Valid: true, Steady: true,
+			TTFT: l(ttft), TPOT: l(10), ITL: l(10), E2E: l(ttft + 1270), AchievedConcurrency: analysis.Float(c),
+			LittlesLawError: 0.01, MeanOutputTokens: 128, ErrorRate: 0})
+		if tps > float64(r.Throughput.MaxTPS) {
+			r.Throughput.MaxTPS, r.Throughput.MaxTPSConcurrency = analysis.Float(tps), c
+		}
+	}
+	return r
+}
+
+func writeRun(t *testing.T, dir string, r *analysis.Result) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "analysis.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func compareEnv() (*env, *bytes.Buffer, *bytes.Buffer) {
+	var out, errb bytes.Buffer
+	return &env{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, interrupt: context.Background()}, &out, &errb
+}
+
+func TestCompareWritesOverlaysAndTable(t *testing.T) {
+	tmp := t.TempDir()
+	a, b := filepath.Join(tmp, "h100"), filepath.Join(tmp, "runs", "a100-run")
+	writeRun(t, a, compareRun("h100", 64, 5000, 45.2))
+	rb := compareRun("", 16, 1800, 11.3)
+	writeRun(t, b, rb)
+	out := filepath.Join(tmp, "cmp")
+	e, stdout, _ := compareEnv()
+	if err := run(context.Background(), e, []string{"compare", a, b, "-o", out}); err != nil {
+		t.Fatalf("compare: %v", err)
+	}
+	for _, f := range []string{"compare_throughput.png", "compare_throughput.svg", "compare_latency.png", "compare_latency.svg", "compare.md"} {
+		fi, err := os.Stat(filepath.Join(out, f))
+		if err != nil || fi.Size() == 0 {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+	pngFile, err := os.Open(filepath.Join(out, "compare_throughput.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pngFile.Close()
+	if _, err := png.Decode(pngFile); err != nil {
+		t.Errorf("compare_throughput.png: %v", err)
+	}
+	svg, err := os.ReadFile(filepath.Join(out, "compare_latency.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, label := range []string{"h100 E2E p95", "a100-run TTFT p95"} { // second label from the directory name
+		if !bytes.Contains(svg, []byte(label)) {
+			t.Errorf("compare_latency.svg lacks the legend entry %q", label)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(out, "compare.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// knee (interval, method), max TPS @ N, SLO point, TTFT blow-up, per run; the interval of
+	// the second run is 11.3 × [0.8, 1.25] = [9.04, 14.1].
+	for _, want := range []string{
+		"| h100 | m | 45.2 (36.2–56.5, usl) | 4500 | 5000 @ 64 | 90.4 | 5000 | TTFT p95 | 64 (hinge) | 1 |",
+		"| a100-run | m | 11.3 (9.04–14.1, usl) | 1620 | 1800 @ 16 | 22.6 | 1800 | TTFT p95 | 16 (hinge) | 1 |",
+		"![compare throughput](compare_throughput.png)", "![compare latency](compare_latency.png)",
+		"h100: knee methods disagree",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("compare.md lacks %q:\n%s", want, md)
+		}
+	}
+	for _, want := range []string{"h100", "a100-run", "45.2 (36.2–56.5, usl)", "5000 @ 64", "11.3 (9.04–14.1, usl)"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestCompareUsageErrors(t *testing.T) {
+	tmp := t.TempDir()
+	good := filepath.Join(tmp, "good")
+	writeRun(t, good, compareRun("good", 32, 3000, 22))
+	empty := filepath.Join(tmp, "empty")
+	if err := os.MkdirAll(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(tmp, "bad")
+	if err := os.MkdirAll(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "analysis.json"), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(tmp, "out")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // in the error
+	}{
+		{"one run", []string{"compare", good, "-o", out}, "at least 2 runs"},
+		{"no runs", []string{"compare", "-o", out}, "at least 2 runs"},
+		{"no analysis.json", []string{"compare", good, empty, "-o", out}, empty + ": no analysis.json"},
+		{"missing dir", []string{"compare", good, filepath.Join(tmp, "nope"), "-o", out}, filepath.Join(tmp, "nope")},
+		{"bad json", []string{"compare", good, bad, "-o", out}, filepath.Join(bad, "analysis.json")},
+		{"no -o", []string{"compare", good, good}, "-o DIR is required"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _, _ := compareEnv()
+			err := run(context.Background(), e, tc.args)
+			if code := exitCode(err); code != exitUsage {
+				t.Fatalf("exit code %d (%v), want %d", code, err, exitUsage)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not name %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a failed compare created the output directory")
+	}
+}
+
+// TestWriteReports renders a full results directory from a hand-made result: every chart as
+// PNG and SVG, report.md, report.html, and the console summary.
+func TestWriteReports(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders full-size charts")
+	}
+	dir := t.TempDir()
+	e, stdout, _ := compareEnv()
+	res := compareRun("r", 32, 3000, 22)
+	if err := writeReports(e, res, dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"throughput", "ttft", "tpot", "latency_vs_throughput", "qps", "dashboard"} {
+		for _, ext := range []string{".png", ".svg"} {
+			if _, err := os.Stat(filepath.Join(dir, n+ext)); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "![dashboard](dashboard.png)") || !strings.Contains(string(md), "![qps](qps.png)") {
+		t.Error("report.md does not embed the charts")
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(html), "<svg"); n != 5 {
+		t.Errorf("report.html inlines %d svgs, want 5", n)
+	}
+	if !strings.Contains(stdout.String(), "Maximum output throughput is 3000 tokens/s at concurrency 32") {
+		t.Errorf("console summary lacks the answer:\n%s", stdout)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
+	if len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}

@@ -1,0 +1,547 @@
+package plots
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	// Register the PNG and SVG back ends with draw.NewFormattedCanvas.
+	_ "gonum.org/v1/plot/vg/vgimg"
+	_ "gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/kneecap/kneecap/analysis"
+)
+
+// Chart is anything that renders itself as an image of w × h in a format "png" or "svg":
+// a *plot.Plot, or the Grid of the dashboard.
+type Chart interface {
+	WriterTo(w, h vg.Length, format string) (io.WriterTo, error)
+}
+
+// Default sizes of the files WriteAll writes. Charts are laid out for these sizes: the legend
+// is kept clear of the data assuming a data area of about this size.
+const (
+	// Width and Height are the size of a single chart (7 × 4.5 in; 672 × 432 px at 96 dpi).
+	Width  = 7 * vg.Inch
+	Height = 4.5 * vg.Inch
+	// DashboardWidth and DashboardHeight are the size of the 2×2 dashboard.
+	DashboardWidth  = 2 * Width
+	DashboardHeight = 2 * Height
+)
+
+// Colours, from the Tableau 10 palette (colour-blind friendlier than pure primaries).
+var (
+	colBlue   = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
+	colOrange = color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}
+	colGreen  = color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}
+	colRed    = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
+	colPurple = color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}
+	colBrown  = color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff}
+	colGray   = color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff}
+	colShade  = color.NRGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0x40}
+)
+
+// runColors colours the runs of a comparison, in order.
+var runColors = []color.Color{colBlue, colOrange, colGreen, colRed, colPurple, colBrown, colGray,
+	color.RGBA{R: 0xe3, G: 0x77, B: 0xc2, A: 0xff}, color.RGBA{R: 0xbc, G: 0xbd, B: 0x22, A: 0xff},
+	color.RGBA{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff}}
+
+func runColor(i int) color.Color { return runColors[i%len(runColors)] }
+
+// Line dash patterns.
+var (
+	dashed = []vg.Length{vg.Points(6), vg.Points(3)}
+	dotted = []vg.Length{vg.Points(2), vg.Points(2)}
+)
+
+// builder assembles a plot whose axis ranges it computes itself, so that the legend, drawn at
+// the top left, does not cover data, and decorations that span the axes (SLO lines, knee
+// lines) are added once the ranges are known.
+type builder struct {
+	p          *plot.Plot
+	logX, logY bool
+	// xs, ys are the tracked points.
+	xs, ys []float64
+	// xOnly widens the x range without touching y (vertical markers).
+	xOnly   []float64
+	legends []string
+	// decorate run once the ranges are known.
+	decorate []func(r ranges) error
+	// empty is set when there is nothing to draw.
+	empty bool
+	// autoLogY switches the y axis to a log scale when the data span more than 100×.
+	autoLogY bool
+}
+
+// ranges are the final axis ranges and the top of the data (vertical markers stop there, below
+// the legend).
+type ranges struct {
+	xmin, xmax, ymin, ymax float64
+	dataTop                float64
+}
+
+func newBuilder(title, xlabel, ylabel string) *builder {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = vg.Points(12)
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Legend.XOffs = vg.Points(6)
+	p.Legend.YOffs = -vg.Points(4)
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	p.Legend.ThumbnailWidth = vg.Points(22)
+	p.Add(plotter.NewGrid())
+	return &builder{p: p}
+}
+
+// track records data points for the range and legend computations. Non-finite values and,
+// on log axes, non-positive values are ignored.
+func (b *builder) track(xs, ys []float64) {
+	for i := range xs {
+		if finite(xs[i]) && finite(ys[i]) {
+			b.xs = append(b.xs, xs[i])
+			b.ys = append(b.ys, ys[i])
+		}
+	}
+}
+
+func (b *builder) legend(name string, thumbs ...plot.Thumbnailer) {
+	b.p.Legend.Add(name, thumbs...)
+	b.legends = append(b.legends, name)
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// nominal data-area size of a chart rendered at Width × Height (axes, title and tick labels
+// take the rest); used to reserve room for the legend.
+const (
+	nominalDataW = Width - 75
+	nominalDataH = Height - 95
+)
+
+// finish computes the ranges, runs the decorations and returns the plot.
+func (b *builder) finish() (*builder, error) {
+	if b.empty || len(b.xs) == 0 {
+		return b, nil
+	}
+	r := ranges{xmin: math.Inf(1), xmax: math.Inf(-1), ymin: math.Inf(1), dataTop: math.Inf(-1)}
+	for i := range b.xs {
+		x, y := b.xs[i], b.ys[i]
+		if !finite(x) || !finite(y) || b.logX && x <= 0 || b.logY && y <= 0 {
+			continue
+		}
+		r.xmin, r.xmax = math.Min(r.xmin, x), math.Max(r.xmax, x)
+		r.ymin, r.dataTop = math.Min(r.ymin, y), math.Max(r.dataTop, y)
+	}
+	if !finite(r.xmin) {
+		return b, nil
+	}
+	for _, x := range b.xOnly {
+		if finite(x) && (!b.logX || x > 0) {
+			r.xmin, r.xmax = math.Min(r.xmin, x), math.Max(r.xmax, x)
+		}
+	}
+	if b.autoLogY && !b.logY {
+		lo := math.Inf(1)
+		for _, y := range b.ys {
+			if finite(y) && y > 0 {
+				lo = math.Min(lo, y)
+			}
+		}
+		if finite(lo) && r.dataTop/lo > 100 {
+			b.logY = true
+			r.ymin = lo
+		}
+	}
+	// x range.
+	if b.logX {
+		r.xmin, r.xmax = r.xmin/1.3, r.xmax*1.3
+	} else {
+		lo := math.Min(0, r.xmin)
+		span := r.xmax - lo
+		if span <= 0 {
+			span = math.Max(math.Abs(r.xmax), 1)
+		}
+		r.xmin, r.xmax = lo, r.xmax+0.08*span
+	}
+	// y range before legend room.
+	if b.logY {
+		r.ymin = r.ymin / 1.5
+		r.ymax = r.dataTop * 1.5
+	} else {
+		r.ymin = math.Min(0, r.ymin)
+		r.ymax = r.dataTop + 0.06*(r.dataTop-r.ymin)
+		if r.ymax <= r.ymin {
+			r.ymax = r.ymin + math.Max(math.Abs(r.ymin), 1)
+		}
+	}
+	r.ymax = b.legendRoom(r)
+	for _, d := range b.decorate {
+		if err := d(r); err != nil {
+			return nil, err
+		}
+	}
+	b.p.X.Min, b.p.X.Max = r.xmin, r.xmax
+	b.p.Y.Min, b.p.Y.Max = r.ymin, r.ymax
+	if b.logX {
+		b.p.X.Scale = plot.LogScale{}
+		b.p.X.Tick.Marker = pow2Ticks{}
+	}
+	if !b.logX {
+		b.p.X.Tick.Marker = niceTicks{}
+	}
+	if b.logY {
+		b.p.Y.Scale = plot.LogScale{}
+		b.p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	} else {
+		b.p.Y.Tick.Marker = niceTicks{}
+	}
+	return b, nil
+}
+
+// legendRoom raises the top of the y axis until no tracked point lies under the legend box at
+// the top left (estimated for the nominal data area), and returns the new top.
+func (b *builder) legendRoom(r ranges) float64 {
+	if len(b.legends) == 0 {
+		return r.ymax
+	}
+	var wText vg.Length
+	for _, s := range b.legends {
+		wText = max(wText, b.p.Legend.TextStyle.Width(s))
+	}
+	lh := b.p.Legend.TextStyle.Height("Xg")
+	fx := float64((wText + b.p.Legend.ThumbnailWidth + vg.Points(18)) / nominalDataW)
+	fy := float64((lh*vg.Length(len(b.legends)) + vg.Points(10)) / nominalDataH)
+	fy = math.Min(fy, 0.6)
+	nx := func(x float64) float64 {
+		if b.logX {
+			return math.Log(x/r.xmin) / math.Log(r.xmax/r.xmin)
+		}
+		return (x - r.xmin) / (r.xmax - r.xmin)
+	}
+	top := math.Inf(-1)
+	for i := range b.xs {
+		x, y := b.xs[i], b.ys[i]
+		if !finite(x) || !finite(y) || b.logX && x <= 0 || b.logY && y <= 0 {
+			continue
+		}
+		if nx(x) <= fx+0.02 {
+			top = math.Max(top, y)
+		}
+	}
+	if !finite(top) {
+		return r.ymax
+	}
+	limit := 1 - fy - 0.03
+	if b.logY {
+		// log(ymax/ymin) ≥ log(top/ymin) / limit
+		need := r.ymin * math.Exp(math.Log(top/r.ymin)/limit)
+		return math.Max(r.ymax, need)
+	}
+	need := r.ymin + (top-r.ymin)/limit
+	return math.Max(r.ymax, need)
+}
+
+// pow2Ticks marks powers of two on a log-scaled concurrency axis; when there are many, every
+// other one is labelled. Ranges without a power of two inside fall back to plot.LogTicks.
+type pow2Ticks struct{}
+
+// Ticks implements plot.Ticker.
+func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
+	if lo <= 0 || hi <= lo {
+		return nil
+	}
+	k0, k1 := int(math.Ceil(math.Log2(lo)-1e-9)), int(math.Floor(math.Log2(hi)+1e-9))
+	if k1 < k0 {
+		return plot.LogTicks{Prec: -1}.Ticks(lo, hi)
+	}
+	step := 1
+	for (k1-k0)/step+1 > 12 {
+		step++
+	}
+	var ts []plot.Tick
+	for k := k0; k <= k1; k++ {
+		v := math.Exp2(float64(k))
+		t := plot.Tick{Value: v}
+		if (k-k0)%step == 0 {
+			t.Label = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		ts = append(ts, t)
+	}
+	return ts
+}
+
+// niceTicks marks a linear axis at 1, 2 or 5 × 10^k steps, four to eight labelled ticks with as
+// many decimals as the step needs, and four minor ticks between.
+type niceTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || !finite(lo) || !finite(hi) {
+		return nil
+	}
+	raw := (hi - lo) / 7
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	prec := 0
+	if step < 1 {
+		prec = int(math.Ceil(-math.Log10(step) - 1e-9))
+	}
+	var ts []plot.Tick
+	minor := step / 5
+	for k := math.Ceil(lo / minor); k*minor <= hi*(1+1e-12); k++ {
+		v := k * minor
+		t := plot.Tick{Value: v}
+		if math.Abs(math.Mod(k, 5)) < 1e-9 {
+			t.Label = strconv.FormatFloat(v, 'f', prec, 64)
+		}
+		ts = append(ts, t)
+		if len(ts) > 200 {
+			break
+		}
+	}
+	return ts
+}
+
+// title names the chart, then model, endpoint and date of the run (from res.Meta).
+func title(kind string, m analysis.Meta) string {
+	var parts []string
+	for _, s := range []string{m.Model, m.Endpoint, formatDate(m.Date)} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 0 && m.Name != "" {
+		parts = append(parts, m.Name)
+	}
+	if len(parts) == 0 {
+		return kind
+	}
+	return kind + "\n" + strings.Join(parts, " · ")
+}
+
+// formatDate shortens an RFC 3339 date to minutes in UTC; anything else is returned as is.
+func formatDate(s string) string {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return s
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// noData turns b's plot into an empty chart with a centred note.
+func (b *builder) noData(note string) (*builder, error) {
+	b.empty = true
+	p := b.p
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
+	p.HideAxes()
+	l, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: 0.5, Y: 0.5}}, Labels: []string{note}})
+	if err != nil {
+		return nil, fmt.Errorf("plots: no-data note: %w", err)
+	}
+	for i := range l.TextStyle {
+		l.TextStyle[i].XAlign = text.XCenter
+		l.TextStyle[i].YAlign = text.YCenter
+		l.TextStyle[i].Color = colGray
+		l.TextStyle[i].Font.Size = vg.Points(14)
+	}
+	p.Add(l)
+	return b, nil
+}
+
+// sortedLevels returns res.Levels sorted by concurrency (a copy).
+func sortedLevels(res *analysis.Result) []analysis.Level {
+	if res == nil {
+		return nil
+	}
+	ls := append([]analysis.Level(nil), res.Levels...)
+	sort.SliceStable(ls, func(i, j int) bool { return ls[i].Concurrency < ls[j].Concurrency })
+	return ls
+}
+
+// series splits the levels' (x, y) into valid and invalid points, dropping points where
+// either value is not finite or, for concurrency, not positive.
+func series(ls []analysis.Level, x, y func(l *analysis.Level) analysis.Float) (valid, invalid plotter.XYs) {
+	for i := range ls {
+		l := &ls[i]
+		xv, yv := x(l), y(l)
+		if !xv.OK() || !yv.OK() {
+			continue
+		}
+		pt := plotter.XY{X: float64(xv), Y: float64(yv)}
+		if l.Valid {
+			valid = append(valid, pt)
+		} else {
+			invalid = append(invalid, pt)
+		}
+	}
+	return valid, invalid
+}
+
+func concurrency(l *analysis.Level) analysis.Float {
+	if l.Concurrency <= 0 {
+		return analysis.NaN()
+	}
+	return analysis.Float(l.Concurrency)
+}
+
+// addSeries draws valid points joined by a line with filled glyphs and invalid points hollow,
+// and tracks both. The legend gets one entry for the valid series; the caller adds a shared
+// "excluded" entry via addExcludedLegend.
+func (b *builder) addSeries(name string, c color.Color, dash []vg.Length, glyph draw.GlyphDrawer, valid, invalid plotter.XYs) (hadInvalid bool, err error) {
+	if len(valid) > 0 {
+		l, s, err := plotter.NewLinePoints(valid)
+		if err != nil {
+			return false, fmt.Errorf("plots: %s: %w", name, err)
+		}
+		l.Color, l.Width, l.Dashes = c, vg.Points(1.5), dash
+		s.Color, s.Shape, s.Radius = c, glyph, vg.Points(3)
+		b.p.Add(l, s)
+		b.legend(name, l, s)
+		b.track(xsOf(valid), ysOf(valid))
+	}
+	if len(invalid) > 0 {
+		s, err := plotter.NewScatter(invalid)
+		if err != nil {
+			return false, fmt.Errorf("plots: %s (excluded): %w", name, err)
+		}
+		s.Color, s.Shape, s.Radius = c, draw.RingGlyph{}, vg.Points(3.5)
+		b.p.Add(s)
+		b.track(xsOf(invalid), ysOf(invalid))
+		if len(valid) == 0 {
+			b.legend(name+" (excluded)", s)
+		}
+	}
+	return len(invalid) > 0, nil
+}
+
+// addExcludedLegend adds the legend entry explaining hollow glyphs.
+func (b *builder) addExcludedLegend() {
+	s := &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: colGray, Shape: draw.RingGlyph{}, Radius: vg.Points(3.5)}}
+	b.legend("hollow: excluded level (invalid)", s)
+}
+
+func xsOf(xy plotter.XYs) []float64 {
+	out := make([]float64, len(xy))
+	for i := range xy {
+		out[i] = xy[i].X
+	}
+	return out
+}
+
+func ysOf(xy plotter.XYs) []float64 {
+	out := make([]float64, len(xy))
+	for i := range xy {
+		out[i] = xy[i].Y
+	}
+	return out
+}
+
+// vline draws a vertical line at x from the bottom of the axis to the top of the data (so it
+// stays clear of the legend above the data).
+func (b *builder) vline(x float64, name string, c color.Color, dash []vg.Length) {
+	if !finite(x) || b.logX && x <= 0 {
+		return
+	}
+	b.xOnly = append(b.xOnly, x)
+	thumb := &plotter.Line{LineStyle: draw.LineStyle{Color: c, Width: vg.Points(1.5), Dashes: dash}}
+	b.legend(name, thumb)
+	d := &deferred{}
+	b.p.Add(d)
+	b.decorate = append(b.decorate, func(r ranges) error {
+		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: r.ymin}, {X: x, Y: r.dataTop}})
+		if err != nil {
+			return fmt.Errorf("plots: %s: %w", name, err)
+		}
+		l.LineStyle = thumb.LineStyle
+		d.p = l
+		return nil
+	})
+}
+
+// deferred is a plotter added in drawing order whose content is known only once the axis
+// ranges are.
+type deferred struct{ p plot.Plotter }
+
+// Plot implements plot.Plotter.
+func (d *deferred) Plot(c draw.Canvas, p *plot.Plot) {
+	if d.p != nil {
+		d.p.Plot(c, p)
+	}
+}
+
+// hline schedules a horizontal line at y across the x range, tracked at both ends so the
+// legend keeps clear of it.
+func (b *builder) hline(y float64, name string, c color.Color, dash []vg.Length) {
+	if !finite(y) || y <= 0 || len(b.xs) == 0 {
+		return
+	}
+	xlo, xhi := math.Inf(1), math.Inf(-1)
+	for _, x := range b.xs {
+		if finite(x) && (!b.logX || x > 0) {
+			xlo, xhi = math.Min(xlo, x), math.Max(xhi, x)
+		}
+	}
+	if !finite(xlo) {
+		return
+	}
+	b.track([]float64{xlo, xhi}, []float64{y, y})
+	thumb := &plotter.Line{LineStyle: draw.LineStyle{Color: c, Width: vg.Points(1.5), Dashes: dash}}
+	b.legend(name, thumb)
+	d := &deferred{}
+	b.p.Add(d)
+	b.decorate = append(b.decorate, func(r ranges) error {
+		l, err := plotter.NewLine(plotter.XYs{{X: r.xmin, Y: y}, {X: r.xmax, Y: y}})
+		if err != nil {
+			return fmt.Errorf("plots: %s: %w", name, err)
+		}
+		l.LineStyle = thumb.LineStyle
+		d.p = l
+		return nil
+	})
+}
+
+// fmtNum formats a number with about three significant digits and no exponent for ordinary
+// magnitudes.
+func fmtNum(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case !finite(v):
+		return "—"
+	case a >= 1e6 || a != 0 && a < 1e-3:
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+}
+
+// plotOf unwraps a builder's plot.
+func plotOf(b *builder, err error) (*plot.Plot, error) {
+	if err != nil {
+		return nil, err
+	}
+	return b.p, nil
+}

@@ -1,0 +1,390 @@
+package plots
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/kneecap/kneecap/analysis"
+)
+
+const xLabelConcurrency = "concurrency (requests in flight, log2 scale)"
+
+// Throughput draws output tokens/s against concurrency on a log2 axis: measured levels with
+// their 95% confidence bars (output_tps_ci95), the fitted USL curve, the knee with its 95%
+// interval shaded, the maximum measured TPS, and the SLO limit (slo.max_concurrency).
+func Throughput(res *analysis.Result) (*plot.Plot, error) {
+	return plotOf(throughputChart(res))
+}
+
+func throughputChart(res *analysis.Result) (*builder, error) {
+	b := newBuilder(title("Output throughput", meta(res)), xLabelConcurrency, "output throughput (tokens/s)")
+	b.logX = true
+	ls := sortedLevels(res)
+	valid, invalid := series(ls, concurrency, func(l *analysis.Level) analysis.Float { return l.OutputTPS })
+	if len(valid)+len(invalid) == 0 {
+		return b.noData("no data: no level has a measured output throughput")
+	}
+	// The knee interval first, so the data draws over it.
+	if k := kneeOf(res); k != nil && k.Concurrency.OK() && k.Concurrency > 0 {
+		lo, hi := k.Interval[0], k.Interval[1]
+		if lo.OK() && hi.OK() && lo > 0 && hi > lo {
+			b.shadeX(float64(lo), float64(hi), "knee 95% interval ["+fmtNum(float64(lo))+", "+fmtNum(float64(hi))+"]")
+		}
+	}
+	// 95% CI bars next, so points draw over them.
+	var ci struct {
+		plotter.XYs
+		plotter.YErrors
+	}
+	for i := range ls {
+		l := &ls[i]
+		if l.Concurrency > 0 && l.OutputTPS.OK() && l.OutputTPSCI95.OK() && l.OutputTPSCI95 > 0 {
+			y, e := float64(l.OutputTPS), float64(l.OutputTPSCI95)
+			ci.XYs = append(ci.XYs, plotter.XY{X: float64(l.Concurrency), Y: y})
+			ci.YErrors = append(ci.YErrors, struct{ Low, High float64 }{e, e})
+			b.track([]float64{float64(l.Concurrency), float64(l.Concurrency)}, []float64{y - e, y + e})
+		}
+	}
+	if len(ci.XYs) > 0 {
+		eb, err := plotter.NewYErrorBars(ci)
+		if err != nil {
+			return nil, fmt.Errorf("plots: throughput ci: %w", err)
+		}
+		eb.Color, eb.CapWidth = colBlue, vg.Points(5)
+		b.p.Add(eb)
+	}
+	hadInvalid, err := b.addSeries("measured (±95% CI)", colBlue, nil, draw.CircleGlyph{}, valid, invalid)
+	if err != nil {
+		return nil, err
+	}
+	var th analysis.Throughput
+	if res != nil {
+		th = res.Throughput
+	}
+	if u := th.USL; u != nil && u.Lambda.OK() && u.Sigma.OK() && u.Kappa.OK() {
+		lo, hi := xExtent(valid, invalid)
+		if curve := uslCurve(u, lo, hi); len(curve) > 1 {
+			l, err := plotter.NewLine(curve)
+			if err != nil {
+				return nil, fmt.Errorf("plots: usl curve: %w", err)
+			}
+			l.Color, l.Width, l.Dashes = colOrange, vg.Points(1.5), dashed
+			b.p.Add(l)
+			name := "USL fit"
+			if u.R2.OK() {
+				name += fmt.Sprintf(" (R²=%.3f)", float64(u.R2))
+			}
+			b.legend(name, l)
+			b.track(xsOf(curve), ysOf(curve))
+		}
+	}
+	if k := kneeOf(res); k != nil && k.Concurrency.OK() && k.Concurrency > 0 {
+		name := "knee N≈" + fmtNum(float64(k.Concurrency))
+		if k.Method != "" {
+			name += " (" + k.Method + ")"
+		}
+		b.vline(float64(k.Concurrency), name, colPurple, dashed)
+	}
+	if th.MaxTPS.OK() && th.MaxTPSConcurrency > 0 {
+		s, err := plotter.NewScatter(plotter.XYs{{X: float64(th.MaxTPSConcurrency), Y: float64(th.MaxTPS)}})
+		if err != nil {
+			return nil, fmt.Errorf("plots: max tps: %w", err)
+		}
+		s.Color, s.Shape, s.Radius = colRed, draw.PyramidGlyph{}, vg.Points(5)
+		b.p.Add(s)
+		b.legend(fmt.Sprintf("max %s tok/s @ N=%d", fmtNum(float64(th.MaxTPS)), th.MaxTPSConcurrency), s)
+		b.track([]float64{float64(th.MaxTPSConcurrency)}, []float64{float64(th.MaxTPS)})
+	}
+	if res != nil && res.SLO.MaxConcurrency.OK() && res.SLO.MaxConcurrency > 0 {
+		b.vline(float64(res.SLO.MaxConcurrency), "SLO limit N≈"+fmtNum(float64(res.SLO.MaxConcurrency)), colRed, dotted)
+	}
+	if hadInvalid {
+		b.addExcludedLegend()
+	}
+	return b.finish()
+}
+
+// uslCurve samples X(N) = λN / (1 + σ(N−1) + κN(N−1)) evenly in log2 N over [lo, hi].
+func uslCurve(u *analysis.USL, lo, hi float64) plotter.XYs {
+	if !(lo > 0) || !(hi >= lo) {
+		return nil
+	}
+	const n = 120
+	lam, sig, kap := float64(u.Lambda), float64(u.Sigma), float64(u.Kappa)
+	var out plotter.XYs
+	for i := 0; i <= n; i++ {
+		x := lo * math.Pow(hi/lo, float64(i)/n)
+		y := lam * x / (1 + sig*(x-1) + kap*x*(x-1))
+		if finite(y) && y >= 0 {
+			out = append(out, plotter.XY{X: x, Y: y})
+		}
+	}
+	return out
+}
+
+func xExtent(sets ...plotter.XYs) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, s := range sets {
+		for _, p := range s {
+			lo, hi = math.Min(lo, p.X), math.Max(hi, p.X)
+		}
+	}
+	return lo, hi
+}
+
+// shadeX draws a translucent band between x = lo and x = hi, from the axis to the top of the
+// data. Call it before adding the data so the band lies underneath.
+func (b *builder) shadeX(lo, hi float64, name string) {
+	b.xOnly = append(b.xOnly, lo, hi)
+	thumb := &plotter.Polygon{Color: colShade}
+	b.legend(name, thumb)
+	d := &deferred{}
+	b.p.Add(d)
+	b.decorate = append(b.decorate, func(r ranges) error {
+		pg, err := plotter.NewPolygon(plotter.XYs{{X: lo, Y: r.ymin}, {X: hi, Y: r.ymin}, {X: hi, Y: r.dataTop}, {X: lo, Y: r.dataTop}})
+		if err != nil {
+			return fmt.Errorf("plots: %s: %w", name, err)
+		}
+		pg.Color = colShade
+		pg.LineStyle.Width = 0
+		d.p = pg
+		return nil
+	})
+}
+
+// latencySeries is one latency curve of a chart.
+type latencySeries struct {
+	name  string
+	c     color.Color
+	dash  []vg.Length
+	glyph draw.GlyphDrawer
+	get   func(l *analysis.Level) analysis.Float
+}
+
+// addLatencies draws each series against concurrency and reports whether any point was drawn
+// and whether any level was excluded.
+func (b *builder) addLatencies(ls []analysis.Level, ss []latencySeries) (drawn, hadInvalid bool, err error) {
+	for _, s := range ss {
+		v, inv := series(ls, concurrency, s.get)
+		drawn = drawn || len(v)+len(inv) > 0
+		hi, err := b.addSeries(s.name, s.c, s.dash, s.glyph, v, inv)
+		if err != nil {
+			return false, false, err
+		}
+		hadInvalid = hadInvalid || hi
+	}
+	return drawn, hadInvalid, nil
+}
+
+// TTFT draws time to first token p50, p95 and p99 against concurrency (log2 axis), the TTFT
+// p95 SLO, and the TTFT blow-up (where queueing makes TTFT grow linearly). The y axis turns
+// logarithmic when the values span more than 100×.
+func TTFT(res *analysis.Result) (*plot.Plot, error) {
+	return plotOf(ttftChart(res))
+}
+
+func ttftChart(res *analysis.Result) (*builder, error) {
+	b := newBuilder(title("Time to first token", meta(res)), xLabelConcurrency, "TTFT (ms)")
+	b.logX, b.autoLogY = true, true
+	drawn, hadInvalid, err := b.addLatencies(sortedLevels(res), []latencySeries{
+		{"TTFT p50", colBlue, nil, draw.CircleGlyph{}, func(l *analysis.Level) analysis.Float { return l.TTFT.P50 }},
+		{"TTFT p95", colOrange, nil, draw.SquareGlyph{}, func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }},
+		{"TTFT p99", colRed, dashed, draw.TriangleGlyph{}, func(l *analysis.Level) analysis.Float { return l.TTFT.P99 }},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !drawn {
+		return b.noData("no data: no level has a TTFT")
+	}
+	if res != nil {
+		b.hline(float64(res.SLO.TTFTP95MS), "SLO: TTFT p95 ≤ "+fmtNum(float64(res.SLO.TTFTP95MS))+" ms", colGray, dotted)
+		if bu := res.TTFTBlowup; bu != nil && bu.Concurrency.OK() && bu.Concurrency > 0 {
+			name := "TTFT blow-up N≈" + fmtNum(float64(bu.Concurrency))
+			if bu.Method != "" {
+				name += " (" + bu.Method + ")"
+			}
+			b.vline(float64(bu.Concurrency), name, colPurple, dashed)
+		}
+	}
+	if hadInvalid {
+		b.addExcludedLegend()
+	}
+	return b.finish()
+}
+
+// TPOT draws time per output token p50 and p95, TPOT = (E2E − TTFT) ÷ (N_out − 1), and the
+// inter-token latency p99 against concurrency (log2 axis), with the TPOT p95 SLO.
+func TPOT(res *analysis.Result) (*plot.Plot, error) {
+	return plotOf(tpotChart(res))
+}
+
+func tpotChart(res *analysis.Result) (*builder, error) {
+	b := newBuilder(title("Time per output token and inter-token latency", meta(res)), xLabelConcurrency, "TPOT, ITL (ms)")
+	b.logX, b.autoLogY = true, true
+	drawn, hadInvalid, err := b.addLatencies(sortedLevels(res), []latencySeries{
+		{"TPOT p50", colBlue, nil, draw.CircleGlyph{}, func(l *analysis.Level) analysis.Float { return l.TPOT.P50 }},
+		{"TPOT p95", colOrange, nil, draw.SquareGlyph{}, func(l *analysis.Level) analysis.Float { return l.TPOT.P95 }},
+		{"ITL p99", colRed, dashed, draw.TriangleGlyph{}, func(l *analysis.Level) analysis.Float { return l.ITL.P99 }},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !drawn {
+		return b.noData("no data: no level has a TPOT or ITL")
+	}
+	if res != nil {
+		b.hline(float64(res.SLO.TPOTP95MS), "SLO: TPOT p95 ≤ "+fmtNum(float64(res.SLO.TPOTP95MS))+" ms", colGray, dotted)
+	}
+	if hadInvalid {
+		b.addExcludedLegend()
+	}
+	return b.finish()
+}
+
+// QPS draws completed requests per second, and goodput (requests meeting every SLO) where
+// computed, against concurrency (log2 axis).
+func QPS(res *analysis.Result) (*plot.Plot, error) {
+	return plotOf(qpsChart(res))
+}
+
+func qpsChart(res *analysis.Result) (*builder, error) {
+	b := newBuilder(title("Request throughput", meta(res)), xLabelConcurrency, "requests/s")
+	b.logX = true
+	drawn, hadInvalid, err := b.addLatencies(sortedLevels(res), []latencySeries{
+		{"QPS (completed)", colBlue, nil, draw.CircleGlyph{}, func(l *analysis.Level) analysis.Float { return l.QPS }},
+		{"goodput QPS (met every SLO)", colGreen, dashed, draw.SquareGlyph{}, func(l *analysis.Level) analysis.Float { return l.GoodputQPS }},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !drawn {
+		return b.noData("no data: no level has a QPS")
+	}
+	if hadInvalid {
+		b.addExcludedLegend()
+	}
+	return b.finish()
+}
+
+// LatencyVsThroughput draws E2E p50 and p95 and TTFT p95 against output tokens/s, each point
+// labelled with its concurrency, with the operating point (maximum of output TPS ÷ mean E2E)
+// circled and the knee's throughput marked. The y axis turns logarithmic when the values span
+// more than 100×.
+func LatencyVsThroughput(res *analysis.Result) (*plot.Plot, error) {
+	return plotOf(latencyVsThroughputChart(res))
+}
+
+func latencyVsThroughputChart(res *analysis.Result) (*builder, error) {
+	b := newBuilder(title("Latency vs throughput", meta(res)), "output throughput (tokens/s)", "latency (ms)")
+	b.autoLogY = true
+	ls := sortedLevels(res)
+	tps := func(l *analysis.Level) analysis.Float { return l.OutputTPS }
+	drawn := false
+	hadInvalid := false
+	for _, s := range []latencySeries{
+		{"E2E p50", colBlue, nil, draw.CircleGlyph{}, func(l *analysis.Level) analysis.Float { return l.E2E.P50 }},
+		{"E2E p95", colOrange, nil, draw.SquareGlyph{}, func(l *analysis.Level) analysis.Float { return l.E2E.P95 }},
+		{"TTFT p95", colRed, dashed, draw.TriangleGlyph{}, func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }},
+	} {
+		v, inv := series(ls, tps, s.get)
+		drawn = drawn || len(v)+len(inv) > 0
+		hi, err := b.addSeries(s.name, s.c, s.dash, s.glyph, v, inv)
+		if err != nil {
+			return nil, err
+		}
+		hadInvalid = hadInvalid || hi
+	}
+	if !drawn {
+		return b.noData("no data: no level has both output throughput and latency")
+	}
+	// Label the E2E p95 points (else E2E p50) with their concurrency.
+	var lab plotter.XYLabels
+	for i := range ls {
+		l := &ls[i]
+		y := l.E2E.P95
+		if !y.OK() {
+			y = l.E2E.P50
+		}
+		if l.OutputTPS.OK() && y.OK() {
+			lab.XYs = append(lab.XYs, plotter.XY{X: float64(l.OutputTPS), Y: float64(y)})
+			lab.Labels = append(lab.Labels, fmt.Sprintf("N=%d", l.Concurrency))
+		}
+	}
+	if len(lab.XYs) > 0 {
+		pl, err := plotter.NewLabels(lab)
+		if err != nil {
+			return nil, fmt.Errorf("plots: labels: %w", err)
+		}
+		for i := range pl.TextStyle {
+			pl.TextStyle[i].Font.Size = vg.Points(8)
+			pl.TextStyle[i].Color = colGray
+		}
+		pl.Offset = vg.Point{X: -vg.Points(10), Y: vg.Points(5)}
+		b.p.Add(pl)
+	}
+	if res != nil {
+		if op := res.OperatingPoint; op != nil && op.Concurrency.OK() {
+			if l := nearestLevel(ls, float64(op.Concurrency)); l != nil && l.OutputTPS.OK() {
+				var pts plotter.XYs
+				for _, y := range []analysis.Float{l.E2E.P50, l.E2E.P95} {
+					if y.OK() {
+						pts = append(pts, plotter.XY{X: float64(l.OutputTPS), Y: float64(y)})
+					}
+				}
+				if len(pts) > 0 {
+					s, err := plotter.NewScatter(pts)
+					if err != nil {
+						return nil, fmt.Errorf("plots: operating point: %w", err)
+					}
+					s.Color, s.Shape, s.Radius = colGreen, draw.RingGlyph{}, vg.Points(7)
+					b.p.Add(s)
+					b.legend(fmt.Sprintf("operating point N=%d (max TPS÷E2E)", l.Concurrency), s)
+				}
+			}
+		}
+		if k := res.Knee; k != nil && k.TPS.OK() && k.TPS > 0 {
+			b.vline(float64(k.TPS), "knee "+fmtNum(float64(k.TPS))+" tok/s (N≈"+fmtNum(float64(k.Concurrency))+")", colPurple, dashed)
+		}
+	}
+	if hadInvalid {
+		b.addExcludedLegend()
+	}
+	return b.finish()
+}
+
+// nearestLevel returns the level whose concurrency is nearest to c in log scale.
+func nearestLevel(ls []analysis.Level, c float64) *analysis.Level {
+	var best *analysis.Level
+	bestD := math.Inf(1)
+	for i := range ls {
+		if ls[i].Concurrency <= 0 || !(c > 0) {
+			continue
+		}
+		d := math.Abs(math.Log(float64(ls[i].Concurrency) / c))
+		if d < bestD {
+			best, bestD = &ls[i], d
+		}
+	}
+	return best
+}
+
+func meta(res *analysis.Result) analysis.Meta {
+	if res == nil {
+		return analysis.Meta{}
+	}
+	return res.Meta
+}
+
+func kneeOf(res *analysis.Result) *analysis.Knee {
+	if res == nil {
+		return nil
+	}
+	return res.Knee
+}

@@ -1,0 +1,15 @@
+// Package plots draws the charts of a kneecap run (DESIGN §5) with gonum.org/v1/plot:
+// throughput, TTFT, TPOT, latency against throughput, QPS, a 2×2 dashboard of the first four,
+// and overlays comparing several runs.
+//
+// Every chart function takes an *analysis.Result and returns a Chart that writes itself as PNG
+// or SVG. Values that were not computed (analysis.Float NaN, which is null in analysis.json) are
+// skipped, never handed to a plotter. Levels the analysis excluded from its fits (Level.Valid
+// false) are drawn with hollow glyphs. A chart with nothing to draw still renders, with a
+// "no data" note, so a report can always embed it.
+//
+// Concurrency axes use a base-2 logarithmic scale with ticks at powers of two, because sweeps
+// double concurrency; the throughput knee is "one more doubling adds less than knee_gain".
+// Output is deterministic: SVG carries no timestamps and text uses the Liberation fonts that
+// gonum/plot embeds.
+package plots

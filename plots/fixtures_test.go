@@ -1,0 +1,190 @@
+package plots
+
+import (
+	"math"
+
+	"github.com/kneecap/kneecap/analysis"
+)
+
+// Hand-made analysis results. The throughput of the "saturating" fixture follows the
+// simulator's ground truth (DESIGN §6): step time t(c) = 4 ms + 0.25 ms × c, TPS(c) = c ÷ t(c)
+// up to S = 32 decode slots and flat at S ÷ t(S) = 2667 tok/s beyond; TTFT is flat (~12 ms)
+// up to S and grows linearly (queueing) past it.
+
+const (
+	stepBaseS   = 0.004
+	stepPerSeqS = 0.00025
+	slots       = 32
+)
+
+func truthTPS(c float64) float64 {
+	n := math.Min(c, slots)
+	return n / (stepBaseS + stepPerSeqS*n)
+}
+
+func lat(p50 float64) analysis.Latency {
+	return analysis.Latency{
+		Mean: analysis.Float(p50 * 1.05), P50: analysis.Float(p50), P90: analysis.Float(p50 * 1.3),
+		P95: analysis.Float(p50 * 1.4), P99: analysis.Float(p50 * 1.8),
+	}
+}
+
+// level builds a plausible level at concurrency c with 128 output tokens per request.
+func level(c int) analysis.Level {
+	cf := float64(c)
+	tps := truthTPS(cf)
+	n := math.Min(cf, slots)
+	tpotMS := 1000 * (stepBaseS + stepPerSeqS*n)
+	ttftMS := 12.0
+	if cf > slots {
+		// requests wait (c − S)/S generations of 128 tokens for a slot
+		ttftMS += (cf - slots) / slots * 127 * tpotMS
+	}
+	e2eMS := ttftMS + 127*tpotMS
+	qps := tps / 128
+	return analysis.Level{
+		Concurrency: c, Requests: int(qps * 30), Errors: 0, ErrorRate: 0,
+		OutputTPS: analysis.Float(tps), OutputTPSCI95: analysis.Float(tps * 0.03),
+		QPS: analysis.Float(qps), InputTPS: analysis.Float(qps * 512),
+		GoodputQPS: analysis.Float(qps), GoodputTPS: analysis.Float(tps),
+		AchievedConcurrency: analysis.Float(cf * 0.99), LittlesLawError: 0.02,
+		MeanOutputTokens: 128, WindowS: 30, Steady: true, Valid: true,
+		TTFT: lat(ttftMS), TPOT: lat(tpotMS), ITL: lat(tpotMS * 0.98), E2E: lat(e2eMS),
+	}
+}
+
+func baseResult(cs []int) *analysis.Result {
+	r := &analysis.Result{
+		Schema: analysis.Schema,
+		Meta: analysis.Meta{Name: "llama8b-sim", Model: "meta-llama/Llama-3.1-8B-Instruct",
+			Endpoint: "http://127.0.0.1:8000/v1", Date: "2025-03-14T09:26:53Z", Source: "runs/x"},
+		Throughput: analysis.Throughput{MaxTPS: analysis.NaN()},
+		SLO: analysis.SLOResult{TTFTP95MS: 2000, TPOTP95MS: 50, E2EP95MS: analysis.NaN(),
+			MaxConcurrency: analysis.NaN(), TPS: analysis.NaN(), GoodputQPS: analysis.NaN()},
+		Overload: analysis.Overload{FromConcurrency: analysis.NaN(), DropPct: analysis.NaN()},
+	}
+	for _, c := range cs {
+		r.Levels = append(r.Levels, level(c))
+	}
+	best := -1.0
+	for _, l := range r.Levels {
+		if l.OutputTPS.OK() && float64(l.OutputTPS) > best {
+			best = float64(l.OutputTPS)
+			r.Throughput.MaxTPS, r.Throughput.MaxTPSConcurrency = l.OutputTPS, l.Concurrency
+		}
+	}
+	return r
+}
+
+// saturating is an 8-level sweep 1…128 that saturates at 32, with every model fitted, the
+// 128 level invalid (not steady) and two warnings.
+func saturating() *analysis.Result {
+	r := baseResult([]int{1, 2, 4, 8, 16, 32, 64, 128})
+	l := &r.Levels[7]
+	l.Steady, l.Valid = false, false
+	l.Notes = []string{"not steady: slice TPS trend p = 0.01"}
+	r.Throughput.USL = &analysis.USL{Sigma: 0.045, Kappa: 0.0004, Lambda: 235, R2: 0.991,
+		PeakConcurrency: 48.9, PeakTPS: 2776,
+		PeakConcurrencyInterval: [2]analysis.Float{28, 38}}
+	r.Throughput.Hinge = &analysis.Hinge{Breakpoint: 30, PlateauTPS: 2660, Slope: 88, R2: 0.98}
+	r.Throughput.Kneedle = &analysis.Kneedle{Knee: 16, KneeTPS: 2286, Shape: "concave_increasing"}
+	r.Knee = &analysis.Knee{Concurrency: 22.6, TPS: 2480, Method: "usl",
+		Interval: [2]analysis.Float{18.1, 27.9},
+		Others:   map[string]analysis.Float{"hinge": 30, "kneedle": 16}}
+	r.TTFTBlowup = &analysis.Blowup{Concurrency: 33.1, Method: "hinge", BaselineMS: 12, SlopeMSPerUser: 47.6}
+	r.OperatingPoint = &analysis.OperatingPoint{Concurrency: 32, TPS: 2667, Power: 1711}
+	r.SLO.MaxConcurrency, r.SLO.TPS, r.SLO.GoodputQPS, r.SLO.Limit = 45.3, 2667, 20.8, "ttft_p95"
+	r.Capacity = &analysis.Capacity{ConcurrentUsers: 1000, ReplicasAtSLO: 23, ReplicasAtKnee: 45,
+		GPUs: 23, CostPerHour: 92, CostPerMTokens: 9.58, CostPerMTokensAtKnee: 10.3}
+	r.Warnings = []string{
+		"level 128 is not steady (slice TPS trend p = 0.01); excluded from fits",
+		"knee methods disagree: usl 22.6, hinge 30, kneedle 16",
+	}
+	return r
+}
+
+// oneLevel has a single level: nothing can be fitted.
+func oneLevel() *analysis.Result {
+	r := baseResult([]int{8})
+	r.Warnings = []string{"too few levels (1) to fit a throughput model"}
+	return r
+}
+
+func twoLevels() *analysis.Result {
+	r := baseResult([]int{1, 2})
+	r.Warnings = []string{"too few levels (2) to fit a throughput model"}
+	return r
+}
+
+// twentyLevels is a linear plan 8, 16, …, 160.
+func twentyLevels() *analysis.Result {
+	var cs []int
+	for c := 8; c <= 160; c += 8 {
+		cs = append(cs, c)
+	}
+	r := baseResult(cs)
+	r.Knee = &analysis.Knee{Concurrency: 24, TPS: 2550, Method: "hinge", Interval: [2]analysis.Float{analysis.NaN(), analysis.NaN()}}
+	r.SLO.MaxConcurrency, r.SLO.Limit = 48, "ttft_p95"
+	return r
+}
+
+// allInvalid has levels that are all invalid, one with null throughput and latencies.
+func allInvalid() *analysis.Result {
+	r := baseResult([]int{1, 2, 4})
+	for i := range r.Levels {
+		r.Levels[i].Valid = false
+		r.Levels[i].Notes = []string{"achieved concurrency below 95% of target"}
+	}
+	r.Levels[2].OutputTPS, r.Levels[2].OutputTPSCI95 = analysis.NaN(), analysis.NaN()
+	r.Levels[2].TTFT, r.Levels[2].TPOT, r.Levels[2].ITL, r.Levels[2].E2E = analysis.NoLatency(), analysis.NoLatency(), analysis.NoLatency(), analysis.NoLatency()
+	r.Warnings = []string{"no valid level: nothing fitted"}
+	return r
+}
+
+// noData has levels without a single finite number.
+func noData() *analysis.Result {
+	r := baseResult(nil)
+	r.Levels = []analysis.Level{{Concurrency: 4, OutputTPS: analysis.NaN(), OutputTPSCI95: analysis.NaN(), QPS: analysis.NaN(),
+		GoodputQPS: analysis.NaN(), ErrorRate: 1, Requests: 10, Errors: 10,
+		TTFT: analysis.NoLatency(), TPOT: analysis.NoLatency(), ITL: analysis.NoLatency(), E2E: analysis.NoLatency()}}
+	r.Warnings = []string{"every request failed at concurrency 4 (connect)"}
+	return r
+}
+
+// errorsHeavy has a high error rate from 16 on, null latencies at 64, and no fits.
+func errorsHeavy() *analysis.Result {
+	r := baseResult([]int{1, 4, 16, 64})
+	for i := 2; i < 4; i++ {
+		l := &r.Levels[i]
+		l.Errors = l.Requests / 3
+		l.ErrorRate = analysis.Float(float64(l.Errors) / float64(l.Requests))
+		l.ErrorClasses = map[string]int{"http_429": l.Errors - 2, "stream_broken": 2}
+		l.Valid = false
+		l.Notes = []string{"error rate above 5%"}
+	}
+	r.Levels[3].TTFT, r.Levels[3].TPOT, r.Levels[3].E2E = analysis.NoLatency(), analysis.NoLatency(), analysis.NoLatency()
+	r.Warnings = []string{"error rate 33% at concurrency 16 (http_429)", "error rate 33% at concurrency 64 (http_429)", "no knee: too few valid levels"}
+	return r
+}
+
+// hugeRange spans concurrency 1…4096 and TTFT from 1 ms to 10⁶ ms.
+func hugeRange() *analysis.Result {
+	var cs []int
+	for c := 1; c <= 4096; c *= 2 {
+		cs = append(cs, c)
+	}
+	r := baseResult(cs)
+	for i := range r.Levels {
+		r.Levels[i].TTFT = lat(math.Pow(10, float64(i)/2))
+	}
+	return r
+}
+
+var fixtures = []struct {
+	name string
+	res  func() *analysis.Result
+}{
+	{"saturating", saturating}, {"one_level", oneLevel}, {"two_levels", twoLevels},
+	{"twenty_levels", twentyLevels}, {"all_invalid", allInvalid}, {"no_data", noData},
+	{"errors_heavy", errorsHeavy}, {"huge_range", hugeRange}, {"nil", func() *analysis.Result { return nil }},
+}

@@ -1,0 +1,413 @@
+package plots
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"flag"
+	"image"
+	"image/png"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/kneecap/kneecap/analysis"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// Small sizes keep the rendering tests fast.
+const (
+	testW = 4 * vg.Inch
+	testH = 2.6 * vg.Inch
+)
+
+// checkSVG parses b as XML to the end and reports the root element's name.
+func checkSVG(t *testing.T, b []byte) {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(b))
+	root := ""
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("svg does not parse: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && root == "" {
+			root = se.Name.Local
+		}
+	}
+	if root != "svg" {
+		t.Fatalf("svg root element = %q, want svg", root)
+	}
+}
+
+func TestChartsRenderEveryFixture(t *testing.T) {
+	for _, f := range fixtures {
+		for _, name := range Names {
+			t.Run(f.name+"/"+name, func(t *testing.T) {
+				c, err := Build(name, f.res())
+				if err != nil {
+					t.Fatalf("build: %v", err)
+				}
+				w, h := testW, testH
+				if name == "dashboard" {
+					w, h = 2*testW, 2*testH
+				}
+				svg, err := Render(c, w, h, "svg")
+				if err != nil {
+					t.Fatalf("svg: %v", err)
+				}
+				checkSVG(t, svg)
+				if f.name == "saturating" || f.name == "no_data" || f.name == "huge_range" {
+					b, err := Render(c, w, h, "png")
+					if err != nil {
+						t.Fatalf("png: %v", err)
+					}
+					img, err := png.Decode(bytes.NewReader(b))
+					if err != nil {
+						t.Fatalf("png decode: %v", err)
+					}
+					if got, want := img.Bounds().Dx(), int(math.Round(w.Dots(96))); got != want {
+						t.Errorf("png width = %d px, want %d", got, want)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestChartContent(t *testing.T) {
+	res := saturating()
+	cases := []struct {
+		chart string
+		want  []string
+	}{
+		// Title names model, endpoint and date; legend the fit, knee, interval, max and SLO.
+		{"throughput", []string{"Output throughput", "meta-llama/Llama-3.1-8B-Instruct", "http://127.0.0.1:8000/v1",
+			"2025-03-14 09:26 UTC", "USL fit (R²=0.991)", "knee N≈22.6 (usl)", "knee 95% interval [18.1, 27.9]",
+			"max 2667 tok/s @ N=32", "SLO limit N≈45.3", "hollow: excluded level", "output throughput (tokens/s)", "log2 scale"}},
+		{"ttft", []string{"TTFT p50", "TTFT p95", "TTFT p99", "SLO: TTFT p95 ≤ 2000 ms", "TTFT blow-up N≈33.1 (hinge)", "TTFT (ms)"}},
+		{"tpot", []string{"TPOT p50", "TPOT p95", "ITL p99", "SLO: TPOT p95 ≤ 50.0 ms"}},
+		{"latency_vs_throughput", []string{"E2E p50", "E2E p95", "N=32", "N=128", "operating point N=32", "knee 2480 tok/s"}},
+		{"qps", []string{"QPS (completed)", "goodput QPS", "requests/s"}},
+	}
+	for _, tc := range cases {
+		c, err := Build(tc.chart, res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		svg, err := Render(c, testW, testH, "svg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(svg)
+		for _, w := range tc.want {
+			if !strings.Contains(s, xmlEscape(w)) {
+				t.Errorf("%s: svg lacks %q", tc.chart, w)
+			}
+		}
+	}
+}
+
+func xmlEscape(s string) string {
+	var b strings.Builder
+	xml.EscapeText(&b, []byte(s))
+	return b.String()
+}
+
+// TestLegendClearOfData lays each chart out at its file size and checks that no data point
+// (points, CI bar ends, SLO lines) falls inside the legend box drawn at the top left.
+func TestLegendClearOfData(t *testing.T) {
+	charts := map[string]func(*analysis.Result) (*builder, error){
+		"throughput": throughputChart, "ttft": ttftChart, "tpot": tpotChart,
+		"latency_vs_throughput": latencyVsThroughputChart, "qps": qpsChart,
+	}
+	for _, f := range fixtures {
+		for name, build := range charts {
+			b, err := build(f.res())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.empty || len(b.legends) == 0 {
+				continue
+			}
+			dc := draw.New(vgimg.New(Width, Height))
+			dataC := b.p.DataCanvas(dc)
+			var w, h vg.Length
+			for _, s := range b.legends {
+				w = max(w, b.p.Legend.ThumbnailWidth+b.p.Legend.TextStyle.Width(" "+s))
+				h += b.p.Legend.TextStyle.Height(s)
+			}
+			box := vg.Rectangle{
+				Min: vg.Point{X: dataC.Min.X + b.p.Legend.XOffs, Y: dataC.Max.Y + b.p.Legend.YOffs - h},
+				Max: vg.Point{X: dataC.Min.X + b.p.Legend.XOffs + w, Y: dataC.Max.Y + b.p.Legend.YOffs},
+			}
+			tx, ty := b.p.Transforms(&dataC)
+			for i := range b.xs {
+				x, y := b.xs[i], b.ys[i]
+				if !finite(x) || !finite(y) || b.logY && y <= 0 || b.logX && x <= 0 {
+					continue
+				}
+				px, py := tx(x), ty(y)
+				if px > box.Min.X+2 && px < box.Max.X-2 && py > box.Min.Y+2 && py < box.Max.Y-2 {
+					t.Errorf("%s/%s: point (%g, %g) at (%.0f, %.0f) pt is under the legend %v", f.name, name, x, y, px, py, box)
+				}
+			}
+		}
+	}
+	p, err := Throughput(saturating())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Y.Min != 0 {
+		t.Errorf("throughput y axis starts at %g, want 0", p.Y.Min)
+	}
+}
+
+func TestDeterministicSVG(t *testing.T) {
+	a, err := Render(mustBuild(t, "dashboard"), 2*testW, 2*testH, "svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Render(mustBuild(t, "dashboard"), 2*testW, 2*testH, "svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Fatal("two renderings of the same result differ")
+	}
+}
+
+func mustBuild(t *testing.T, name string) Chart {
+	t.Helper()
+	c, err := Build(name, saturating())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestGolden compares the saturating fixture's charts with testdata/golden: SVG as text, PNG
+// pixel by pixel with a tolerance (anti-aliasing may differ across platforms). Regenerate
+// with `go test ./plots -update` and look at the images before committing them.
+func TestGolden(t *testing.T) {
+	for _, name := range Names {
+		t.Run(name, func(t *testing.T) {
+			c := mustBuild(t, name)
+			w, h := testW, testH
+			if name == "dashboard" {
+				w, h = 2*testW, 2*testH
+			}
+			for _, format := range []string{"svg", "png"} {
+				got, err := Render(c, w, h, format)
+				if err != nil {
+					t.Fatal(err)
+				}
+				path := filepath.Join("testdata", "golden", name+"."+format)
+				if *update {
+					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(path, got, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				want, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("%v (run go test ./plots -update)", err)
+				}
+				if format == "svg" {
+					if !bytes.Equal(got, want) {
+						t.Errorf("%s differs from the golden file", path)
+					}
+					continue
+				}
+				if frac := pngDiff(t, got, want); frac > 0.005 {
+					t.Errorf("%s: %.2f%% of pixels differ by more than 48/255, want ≤ 0.5%%", path, 100*frac)
+				}
+			}
+		})
+	}
+}
+
+// pngDiff returns the fraction of pixels whose colour differs by more than 48/255 in any
+// channel; a size mismatch is a failure.
+func pngDiff(t *testing.T, a, b []byte) float64 {
+	t.Helper()
+	ia, err := png.Decode(bytes.NewReader(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ib, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ia.Bounds() != ib.Bounds() {
+		t.Fatalf("png size %v, golden %v", ia.Bounds(), ib.Bounds())
+	}
+	bad, n := 0, 0
+	r := ia.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			n++
+			if pixDiff(ia, ib, x, y) > 48*257 {
+				bad++
+			}
+		}
+	}
+	return float64(bad) / float64(n)
+}
+
+func pixDiff(a, b image.Image, x, y int) uint32 {
+	r1, g1, b1, a1 := a.At(x, y).RGBA()
+	r2, g2, b2, a2 := b.At(x, y).RGBA()
+	d := func(u, v uint32) uint32 {
+		if u > v {
+			return u - v
+		}
+		return v - u
+	}
+	return max(d(r1, r2), d(g1, g2), d(b1, b2), d(a1, a2))
+}
+
+func TestWriteAll(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders full-size charts")
+	}
+	dir := t.TempDir()
+	paths, err := WriteAll(saturating(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != 2*len(Names) {
+		t.Fatalf("wrote %d files, want %d", len(paths), 2*len(Names))
+	}
+	for i, name := range Names {
+		for j, ext := range []string{".png", ".svg"} {
+			if want := filepath.Join(dir, name+ext); paths[2*i+j] != want {
+				t.Errorf("paths[%d] = %s, want %s", 2*i+j, paths[2*i+j], want)
+			}
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "dashboard.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := png.DecodeConfig(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 14 × 9 in at gonum/plot's PNG default of 96 dpi.
+	if cfg.Width != 1344 || cfg.Height != 864 {
+		t.Errorf("dashboard.png is %d×%d px, want 1344×864", cfg.Width, cfg.Height)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
+	if len(left) > 0 {
+		t.Errorf("temporary files left behind: %v", left)
+	}
+}
+
+func TestPow2Ticks(t *testing.T) {
+	labels := func(lo, hi float64) []string {
+		var out []string
+		for _, tk := range (pow2Ticks{}).Ticks(lo, hi) {
+			if tk.Label != "" {
+				out = append(out, tk.Label)
+			}
+		}
+		return out
+	}
+	if got := strings.Join(labels(1/1.3, 128*1.3), ","); got != "1,2,4,8,16,32,64,128" {
+		t.Errorf("ticks 1…128 = %s", got)
+	}
+	// 13 powers of two: every other one labelled.
+	if got := strings.Join(labels(1/1.3, 4096*1.3), ","); got != "1,4,16,64,256,1024,4096" {
+		t.Errorf("ticks 1…4096 = %s", got)
+	}
+	if got := labels(3.1, 3.9); len(got) == 0 {
+		t.Error("no tick between 3.1 and 3.9: want the log-ticks fallback")
+	}
+}
+
+func TestNiceTicks(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{0, 2900, "0,500,1000,1500,2000,2500"},
+		{0, 0.07, "0.00,0.01,0.02,0.03,0.04,0.05,0.06,0.07"},
+		{0, 61, "0,10,20,30,40,50,60"},
+	} {
+		var got []string
+		for _, tk := range (niceTicks{}).Ticks(tc.lo, tc.hi) {
+			if tk.Label != "" {
+				got = append(got, tk.Label)
+			}
+		}
+		if g := strings.Join(got, ","); g != tc.want {
+			t.Errorf("ticks [%g, %g] = %s, want %s", tc.lo, tc.hi, g, tc.want)
+		}
+	}
+}
+
+// TestUSLCurvePeak checks the sampled USL curve peaks at N* = √((1−σ)/κ) (DESIGN §4):
+// σ = 0.045, κ = 0.0004 → N* = √(0.955/0.0004) = 48.9.
+func TestUSLCurvePeak(t *testing.T) {
+	p := saturating().Throughput.USL
+	c := uslCurve(p, 1, 1024)
+	best := c[0]
+	for _, pt := range c {
+		if pt.Y > best.Y {
+			best = pt
+		}
+	}
+	want := math.Sqrt(0.955 / 0.0004)
+	// 120 samples over 10 octaves: adjacent samples are 2^(10/120) = 6% apart.
+	if math.Abs(best.X/want-1) > 0.06 {
+		t.Errorf("curve peaks at N = %.1f, want %.1f ± 6%%", best.X, want)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	a, b := saturating(), twentyLevels()
+	for _, f := range []func([]*analysisResult, []string) (Chart, error){compareThroughput, compareLatency} {
+		c, err := f([]*analysisResult{a, b}, []string{"h100", "a100"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svg, err := Render(c, testW, testH, "svg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSVG(t, svg)
+		for _, w := range []string{"h100", "a100"} {
+			if !bytes.Contains(svg, []byte(w)) {
+				t.Errorf("compare chart lacks the label %q", w)
+			}
+		}
+	}
+	if _, err := CompareThroughput([]*analysisResult{a}, nil); err == nil {
+		t.Error("mismatched labels: want an error")
+	}
+	if _, err := CompareLatency(nil, nil); err == nil {
+		t.Error("no runs: want an error")
+	}
+}
+
+type analysisResult = analysis.Result
+
+func compareThroughput(r []*analysis.Result, l []string) (Chart, error) {
+	return CompareThroughput(r, l)
+}
+func compareLatency(r []*analysis.Result, l []string) (Chart, error) { return CompareLatency(r, l) }

@@ -1,0 +1,288 @@
+package report
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/kneecap/kneecap/analysis"
+)
+
+// csvLatencyStats are the statistics of a latency column: <metric>_<stat>_ms.
+var csvLatencyStats = []string{"mean", "p50", "p90", "p95", "p99"}
+
+// csvLatencyMetrics are the latency metrics of a level, by column prefix.
+var csvLatencyMetrics = []string{"ttft", "tpot", "itl", "e2e"}
+
+// csvScalar is a numeric level column and where it lives in analysis.Level.
+type csvScalar struct {
+	name string
+	get  func(*analysis.Level) analysis.Float
+	set  func(*analysis.Level, float64)
+}
+
+func csvScalars() []csvScalar {
+	f := func(name string, p func(*analysis.Level) *analysis.Float) csvScalar {
+		return csvScalar{name, func(l *analysis.Level) analysis.Float { return *p(l) }, func(l *analysis.Level, v float64) { *p(l) = analysis.Float(v) }}
+	}
+	return []csvScalar{
+		f("output_tps", func(l *analysis.Level) *analysis.Float { return &l.OutputTPS }),
+		f("output_tps_ci95", func(l *analysis.Level) *analysis.Float { return &l.OutputTPSCI95 }),
+		f("qps", func(l *analysis.Level) *analysis.Float { return &l.QPS }),
+		f("input_tps", func(l *analysis.Level) *analysis.Float { return &l.InputTPS }),
+		f("goodput_qps", func(l *analysis.Level) *analysis.Float { return &l.GoodputQPS }),
+		f("goodput_tps", func(l *analysis.Level) *analysis.Float { return &l.GoodputTPS }),
+		f("achieved_concurrency", func(l *analysis.Level) *analysis.Float { return &l.AchievedConcurrency }),
+		f("littles_law_error", func(l *analysis.Level) *analysis.Float { return &l.LittlesLawError }),
+		f("mean_output_tokens", func(l *analysis.Level) *analysis.Float { return &l.MeanOutputTokens }),
+		f("window_s", func(l *analysis.Level) *analysis.Float { return &l.WindowS }),
+		f("error_rate", func(l *analysis.Level) *analysis.Float { return &l.ErrorRate }),
+	}
+}
+
+func latencyField(l *analysis.Level, metric, stat string) *analysis.Float {
+	var lat *analysis.Latency
+	switch metric {
+	case "ttft":
+		lat = &l.TTFT
+	case "tpot":
+		lat = &l.TPOT
+	case "itl":
+		lat = &l.ITL
+	default:
+		lat = &l.E2E
+	}
+	switch stat {
+	case "mean":
+		return &lat.Mean
+	case "p50":
+		return &lat.P50
+	case "p90":
+		return &lat.P90
+	case "p95":
+		return &lat.P95
+	default:
+		return &lat.P99
+	}
+}
+
+// CSVColumns returns the columns WriteCSV writes, in order. ReadCSV accepts any subset that
+// includes concurrency and output_tps.
+func CSVColumns() []string {
+	cols := []string{"concurrency"}
+	for _, s := range csvScalars() {
+		cols = append(cols, s.name)
+	}
+	cols = append(cols, "requests", "errors", "valid", "steady")
+	for _, m := range csvLatencyMetrics {
+		for _, s := range csvLatencyStats {
+			cols = append(cols, m+"_"+s+"_ms")
+		}
+	}
+	return cols
+}
+
+// WriteCSV writes levels as a level-summary CSV (DESIGN §4): a header row of CSVColumns —
+// concurrency, output_tps, qps, the *_ms latency statistics (mean, p50, p90, p95, p99 of
+// TTFT, TPOT, ITL and E2E), error_rate, requests and the validity columns — and one row per
+// level. A value that was not computed is an empty cell. Numbers are written in the shortest
+// form that reads back exactly, so WriteCSV then ReadCSV round-trips.
+func WriteCSV(w io.Writer, levels []analysis.Level) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVColumns()); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	num := func(f analysis.Float) string {
+		if !f.OK() {
+			return ""
+		}
+		return strconv.FormatFloat(float64(f), 'g', -1, 64)
+	}
+	scalars := csvScalars()
+	for i := range levels {
+		l := &levels[i]
+		row := []string{strconv.Itoa(l.Concurrency)}
+		for _, s := range scalars {
+			row = append(row, num(s.get(l)))
+		}
+		row = append(row, strconv.Itoa(l.Requests), strconv.Itoa(l.Errors), strconv.FormatBool(l.Valid), strconv.FormatBool(l.Steady))
+		for _, m := range csvLatencyMetrics {
+			for _, s := range csvLatencyStats {
+				row = append(row, num(*latencyField(l, m, s)))
+			}
+		}
+		if err := cw.Write(row); err != nil {
+			return fmt.Errorf("write csv: %w", err)
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	return nil
+}
+
+// ReadCSV reads a level-summary CSV (DESIGN §4) named name (used in errors). The first row is
+// the header; concurrency and output_tps are required, every other column of CSVColumns is
+// optional, and columns may come in any order. Lines starting with # are comments. Empty
+// cells are "not measured" (null). Levels are valid and steady unless a valid or steady
+// column says false. Errors name name:line and the column: an unknown or repeated column, a
+// non-numeric or non-finite cell, a concurrency that is not a positive integer, a negative
+// rate, a row with the wrong number of cells.
+func ReadCSV(r io.Reader, name string) ([]analysis.Level, error) {
+	cr := csv.NewReader(r)
+	cr.Comment = '#'
+	cr.TrimLeadingSpace = true
+	cr.ReuseRecord = false
+	header, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: empty file: want a header row with concurrency and output_tps", name)
+	}
+	if err != nil {
+		return nil, csvErr(name, err)
+	}
+	line, _ := cr.FieldPos(0)
+	known := map[string]bool{}
+	for _, c := range CSVColumns() {
+		known[c] = true
+	}
+	cols := make([]string, len(header))
+	seen := map[string]bool{}
+	for i, h := range header {
+		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
+		if !known[h] {
+			return nil, fmt.Errorf("%s:%d: column %q: unknown column (known: %s)", name, line, h, strings.Join(CSVColumns(), ", "))
+		}
+		if seen[h] {
+			return nil, fmt.Errorf("%s:%d: column %q: repeated", name, line, h)
+		}
+		seen[h] = true
+		cols[i] = h
+	}
+	for _, req := range []string{"concurrency", "output_tps"} {
+		if !seen[req] {
+			return nil, fmt.Errorf("%s:%d: column %q: required column missing", name, line, req)
+		}
+	}
+	setters := map[string]func(*analysis.Level, float64){}
+	for _, s := range csvScalars() {
+		setters[s.name] = s.set
+	}
+	for _, m := range csvLatencyMetrics {
+		for _, s := range csvLatencyStats {
+			setters[m+"_"+s+"_ms"] = func(l *analysis.Level, v float64) { *latencyField(l, m, s) = analysis.Float(v) }
+		}
+	}
+	var levels []analysis.Level
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, csvErr(name, err)
+		}
+		line, _ := cr.FieldPos(0)
+		lv := newLevel()
+		for i, cell := range rec {
+			col := cols[i]
+			cell = strings.TrimSpace(cell)
+			fail := func(format string, args ...any) error {
+				return fmt.Errorf("%s:%d: column %q: %s", name, line, col, fmt.Sprintf(format, args...))
+			}
+			switch col {
+			case "valid", "steady":
+				if cell == "" {
+					continue
+				}
+				b, err := strconv.ParseBool(cell)
+				if err != nil {
+					return nil, fail("%q is not true or false", cell)
+				}
+				if col == "valid" {
+					lv.Valid = b
+					if !b {
+						lv.Notes = append(lv.Notes, "invalid: marked invalid in "+name)
+					}
+				} else {
+					lv.Steady = b
+				}
+				continue
+			}
+			if cell == "" {
+				if col == "concurrency" || col == "output_tps" {
+					return nil, fail("required value is empty")
+				}
+				continue
+			}
+			v, err := strconv.ParseFloat(cell, 64)
+			if err != nil {
+				return nil, fail("%q is not a number", cell)
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fail("%q is not finite", cell)
+			}
+			switch col {
+			case "concurrency":
+				if v <= 0 || v != math.Trunc(v) || v > math.MaxInt32 {
+					return nil, fail("%q: concurrency must be a positive integer", cell)
+				}
+				lv.Concurrency = int(v)
+			case "requests", "errors":
+				if v < 0 || v != math.Trunc(v) || v > math.MaxInt32 {
+					return nil, fail("%q: must be a non-negative integer", cell)
+				}
+				if col == "requests" {
+					lv.Requests = int(v)
+				} else {
+					lv.Errors = int(v)
+				}
+			case "littles_law_error":
+				setters[col](&lv, v)
+			default:
+				if v < 0 {
+					return nil, fail("%q: must not be negative", cell)
+				}
+				if col == "error_rate" && v > 1 {
+					return nil, fail("%q: an error rate is a fraction in [0, 1]", cell)
+				}
+				setters[col](&lv, v)
+			}
+		}
+		if !lv.ErrorRate.OK() && lv.Requests > 0 && seen["errors"] {
+			lv.ErrorRate = analysis.Float(float64(lv.Errors) / float64(lv.Requests))
+		}
+		levels = append(levels, lv)
+	}
+	if len(levels) == 0 {
+		return nil, fmt.Errorf("%s:%d: no level rows after the header", name, line)
+	}
+	return levels, nil
+}
+
+// newLevel returns a level with every measurement null, valid and steady.
+func newLevel() analysis.Level {
+	n := analysis.NaN()
+	return analysis.Level{
+		ErrorRate: n, OutputTPS: n, OutputTPSCI95: n, QPS: n, InputTPS: n, GoodputQPS: n, GoodputTPS: n,
+		AchievedConcurrency: n, LittlesLawError: n, MeanOutputTokens: n, WindowS: n,
+		Steady: true, Valid: true,
+		TTFT: analysis.NoLatency(), TPOT: analysis.NoLatency(), ITL: analysis.NoLatency(), E2E: analysis.NoLatency(),
+	}
+}
+
+// csvErr formats an encoding/csv error as name:line: detail.
+func csvErr(name string, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		if errors.Is(pe.Err, csv.ErrFieldCount) {
+			return fmt.Errorf("%s:%d: row has the wrong number of cells for the header: %w", name, pe.StartLine, pe.Err)
+		}
+		return fmt.Errorf("%s:%d: column %d: %w", name, pe.Line, pe.Column, pe.Err)
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}

@@ -1,0 +1,170 @@
+package report
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/kneecap/kneecap/analysis"
+)
+
+// sampleLevels is a plateauing curve (the simulator's ground truth with S = 8, step time
+// 4 ms + 250 µs·b, 128 output tokens) with one level marked invalid.
+func sampleLevels() []analysis.Level {
+	var out []analysis.Level
+	for _, c := range []int{1, 2, 4, 8, 16, 32, 64} {
+		b := min(c, 8)
+		step := 4e-3 + 250e-6*float64(b)
+		tps := float64(b) / step
+		e2e := float64(c) / float64(b) * 128 * step
+		ttft := step + e2e - 128*step
+		lv := newLevel()
+		lv.Concurrency = c
+		lv.OutputTPS = analysis.Float(tps)
+		lv.OutputTPSCI95 = analysis.Float(tps * 0.01)
+		lv.QPS = analysis.Float(tps / 128)
+		lv.Requests = 100 * c
+		lv.Errors = c / 16
+		lv.ErrorRate = analysis.Float(float64(lv.Errors) / float64(lv.Requests))
+		lv.AchievedConcurrency = analysis.Float(c)
+		lv.TTFT = analysis.Latency{Mean: analysis.Float(ttft * 1e3), P50: analysis.Float(ttft * 1e3), P90: analysis.Float(ttft * 1.1e3), P95: analysis.Float(ttft * 1.15e3), P99: analysis.Float(ttft * 1.3e3)}
+		lv.TPOT = analysis.Latency{Mean: analysis.Float(step * 1e3), P50: analysis.Float(step * 1e3), P90: analysis.NaN(), P95: analysis.Float(step * 1.05e3), P99: analysis.Float(step * 1.1e3)}
+		lv.E2E = analysis.Latency{Mean: analysis.Float(e2e * 1e3), P50: analysis.Float(e2e * 1e3), P90: analysis.Float(e2e * 1.02e3), P95: analysis.Float(e2e * 1.05e3), P99: analysis.Float(e2e * 1.1e3)}
+		out = append(out, lv)
+	}
+	out[6].Valid = false
+	out[6].Notes = []string{"invalid: marked invalid in levels.csv"}
+	return out
+}
+
+// WriteCSV → ReadCSV gives the same levels and the same analysis.
+func TestCSVRoundTrip(t *testing.T) {
+	in := sampleLevels()
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, in); err != nil {
+		t.Fatal(err)
+	}
+	out, err := ReadCSV(bytes.NewReader(buf.Bytes()), "levels.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != len(in) {
+		t.Fatalf("%d levels, want %d", len(out), len(in))
+	}
+	for i := range in {
+		a, b := in[i], out[i]
+		if !reflect.DeepEqual(jsonOf(t, a), jsonOf(t, b)) {
+			t.Errorf("level %d:\n in  %s\n out %s", i, jsonOf(t, a), jsonOf(t, b))
+		}
+	}
+	opts := analysis.DefaultOptions()
+	opts.Bootstrap = 50
+	ra, rb := analysis.Analyze(in, analysis.Meta{}, opts), analysis.Analyze(out, analysis.Meta{}, opts)
+	if ra.Knee == nil || rb.Knee == nil || ra.Knee.Concurrency != rb.Knee.Concurrency || ra.Knee.Interval != rb.Knee.Interval {
+		t.Errorf("knee differs after the round trip: %+v vs %+v", ra.Knee, rb.Knee)
+	}
+}
+
+func jsonOf(t *testing.T, l analysis.Level) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteCSV(&b, []analysis.Level{l}); err != nil {
+		t.Fatal(err)
+	}
+	return b.String() + strings.Join(l.Notes, ";")
+}
+
+// The DESIGN §4 minimal table: only the required and a few optional columns.
+func TestReadCSVSubset(t *testing.T) {
+	in := "# published table\nconcurrency, output_tps, ttft_p95_ms, error_rate\n1,100,120,0\n2,190,,0.01\n"
+	lv, err := ReadCSV(strings.NewReader(in), "t.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lv) != 2 || lv[1].Concurrency != 2 || lv[1].OutputTPS != 190 || lv[1].TTFT.P95.OK() || lv[0].TTFT.P95 != 120 ||
+		lv[1].ErrorRate != 0.01 || !lv[0].Valid || !lv[0].Steady || lv[0].QPS.OK() {
+		t.Errorf("levels = %+v", lv)
+	}
+}
+
+func TestReadCSVErrors(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     []string // substrings of the error
+	}{
+		{"unknown column", "concurrency,output_tps,tps_magic\n1,2,3\n", []string{"x.csv:1", `"tps_magic"`, "unknown column"}},
+		{"non-numeric", "concurrency,output_tps\n1,100\n2,fast\n", []string{"x.csv:3", `"output_tps"`, "not a number"}},
+		{"concurrency zero", "concurrency,output_tps\n0,100\n", []string{"x.csv:2", `"concurrency"`, "positive integer"}},
+		{"concurrency negative", "output_tps,concurrency\n100,-4\n", []string{"x.csv:2", `"concurrency"`}},
+		{"concurrency fractional", "concurrency,output_tps\n1.5,100\n", []string{"x.csv:2", `"concurrency"`}},
+		{"missing required", "concurrency,qps\n1,2\n", []string{"x.csv:1", `"output_tps"`, "required"}},
+		{"empty required", "concurrency,output_tps\n1,\n", []string{"x.csv:2", `"output_tps"`, "empty"}},
+		{"repeated", "concurrency,output_tps,qps,qps\n1,2,3,4\n", []string{"x.csv:1", `"qps"`, "repeated"}},
+		{"nan", "concurrency,output_tps\n1,NaN\n", []string{"x.csv:2", `"output_tps"`, "not finite"}},
+		{"negative tps", "concurrency,output_tps\n1,-3\n", []string{"x.csv:2", `"output_tps"`, "negative"}},
+		{"error rate > 1", "concurrency,output_tps,error_rate\n1,3,5\n", []string{"x.csv:2", `"error_rate"`}},
+		{"bad bool", "concurrency,output_tps,valid\n1,3,maybe\n", []string{"x.csv:2", `"valid"`}},
+		{"cell count", "concurrency,output_tps\n1,3,4\n", []string{"x.csv:2", "number of cells"}},
+		{"empty", "", []string{"x.csv", "empty"}},
+		{"header only", "concurrency,output_tps\n", []string{"x.csv", "no level rows"}},
+		{"bad quote", "concurrency,output_tps\n1,\"3\n", []string{"x.csv:2"}},
+	}
+	for _, tt := range tests {
+		_, err := ReadCSV(strings.NewReader(tt.in), "x.csv")
+		if err == nil {
+			t.Errorf("%s: no error", tt.name)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q lacks %q", tt.name, err, w)
+			}
+		}
+	}
+}
+
+// FuzzReadCSV: ReadCSV never panics, and what it accepts writes and reads back the same.
+// Seeds live in testdata/fuzz/FuzzReadCSV.
+func FuzzReadCSV(f *testing.F) {
+	f.Add("concurrency,output_tps\n1,100\n2,180\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		levels, err := ReadCSV(strings.NewReader(in), "fuzz.csv")
+		if err != nil {
+			return
+		}
+		for _, l := range levels {
+			if l.Concurrency <= 0 || !l.OutputTPS.OK() {
+				t.Fatalf("accepted a level with concurrency %d, output_tps %v", l.Concurrency, l.OutputTPS)
+			}
+		}
+		var buf bytes.Buffer
+		if err := WriteCSV(&buf, levels); err != nil {
+			t.Fatal(err)
+		}
+		again, err := ReadCSV(&buf, "again.csv")
+		if err != nil {
+			t.Fatalf("re-reading written CSV: %v", err)
+		}
+		if len(again) != len(levels) {
+			t.Fatalf("%d levels after the round trip, want %d", len(again), len(levels))
+		}
+		analysis.Analyze(levels, analysis.Meta{}, analysis.Options{Bootstrap: 5})
+	})
+}
+
+func TestFuzzSeedsCommitted(t *testing.T) {
+	seeds, _ := filepath.Glob(filepath.Join("testdata", "fuzz", "FuzzReadCSV", "*"))
+	if len(seeds) < 3 {
+		t.Errorf("%d committed FuzzReadCSV seeds, want ≥ 3", len(seeds))
+	}
+	for _, s := range seeds {
+		if _, err := os.ReadFile(s); err != nil {
+			t.Error(err)
+		}
+	}
+	_ = math.NaN
+}

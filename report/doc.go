@@ -1,0 +1,11 @@
+// Package report writes the human-readable results of a kneecap run (DESIGN §5): the console
+// summary printed at the end of sweep and analyze, report.md, and a self-contained
+// report.html with the charts inlined as SVG.
+//
+// Every report opens with the answer — the maximum throughput, the knee with its interval, the
+// TTFT blow-up, the SLO point, the operating point and the capacity plan — then the level
+// table, the method notes with the formulas of DESIGN §1 beside the metrics, the validity
+// checks per level (including the identities E2E ≈ TTFT + TPOT × (N_out − 1),
+// QPS ≈ concurrency ÷ mean E2E and output TPS ≈ QPS × mean N_out with their measured error),
+// and every warning of the analysis. Values that were not computed print as "—".
+package report

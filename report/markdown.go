@@ -1,0 +1,140 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+
+	"github.com/kneecap/kneecap/analysis"
+)
+
+// Markdown writes report.md: the answer in one paragraph, the charts (charts are image paths
+// relative to the report, embedded in order), the level table with units, the fitted models,
+// the method notes with the formulas of DESIGN §1, the validity checks per level with the
+// identities' measured error, and the warnings as footnotes.
+func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
+	if res == nil {
+		return fmt.Errorf("report: markdown: nil result")
+	}
+	bw := bufio.NewWriter(w)
+	title := "kneecap report"
+	if res.Meta.Name != "" {
+		title += ": " + res.Meta.Name
+	}
+	fmt.Fprintf(bw, "# %s\n\n", mdText(title))
+	if s := subtitle(res.Meta); s != "" {
+		fmt.Fprintf(bw, "%s\n\n", mdText(s))
+	}
+	if res.Meta.Source != "" {
+		fmt.Fprintf(bw, "Source: `%s`", strings.ReplaceAll(res.Meta.Source, "`", "'"))
+		if res.Meta.StopReason != "" {
+			fmt.Fprintf(bw, " · stopped: %s", mdText(res.Meta.StopReason))
+		}
+		fmt.Fprint(bw, "\n\n")
+	}
+	para := mdText(strings.Join(Answer(res), " "))
+	if n := len(res.Warnings); n > 0 {
+		var refs []string
+		for i := range res.Warnings {
+			refs = append(refs, fmt.Sprintf("[^%d]", i+1))
+		}
+		para += fmt.Sprintf(" %d warning(s): %s.", n, strings.Join(refs, " "))
+	}
+	fmt.Fprintf(bw, "%s\n\n", para)
+
+	if len(charts) > 0 {
+		fmt.Fprint(bw, "## Charts\n\n")
+		for _, c := range charts {
+			alt := strings.TrimSuffix(path.Base(c), path.Ext(c))
+			fmt.Fprintf(bw, "![%s](%s)\n\n", strings.ReplaceAll(alt, "_", " "), mdURL(c))
+		}
+	}
+
+	fmt.Fprint(bw, "## Levels\n\n")
+	if len(res.Levels) == 0 {
+		fmt.Fprint(bw, "No levels were measured.\n\n")
+	} else {
+		mdTable(bw, levelTable(res))
+		fmt.Fprint(bw, "\nLatencies are over requests sent inside the measurement window; “—” marks a value that could not be computed; ✗ marks a level excluded from the fits.\n\n")
+	}
+
+	if fits := fitNotes(res); len(fits) > 0 {
+		fmt.Fprint(bw, "## Fitted models\n\n")
+		for _, f := range fits {
+			fmt.Fprintf(bw, "- %s\n", mdText(f))
+		}
+		fmt.Fprintln(bw)
+	}
+
+	fmt.Fprint(bw, "## Method\n\n")
+	mdTable(bw, methodTable())
+	fmt.Fprintln(bw)
+
+	if len(res.Levels) > 0 {
+		fmt.Fprint(bw, "## Validity checks\n\n")
+		mdTable(bw, validityTable(res))
+		fmt.Fprint(bw, "\nIdentity columns show the relative error between the two sides, over per-level means (flagged ✗ above 10%).\n\n")
+	}
+
+	if len(res.Warnings) > 0 {
+		fmt.Fprint(bw, "## Warnings\n\n")
+		for i, s := range res.Warnings {
+			fmt.Fprintf(bw, "[^%d]: %s\n", i+1, mdText(s))
+		}
+		fmt.Fprintln(bw)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("report: markdown: %w", err)
+	}
+	return nil
+}
+
+// methodTable lists the metric definitions and formulas.
+func methodTable() table {
+	t := table{Header: []string{"quantity", "definition"}, Class: "text"}
+	for _, m := range methodNotes {
+		t.Rows = append(t.Rows, []string{m[0], m[1]})
+	}
+	return t
+}
+
+// mdTable writes a GitHub-flavoured Markdown table.
+func mdTable(w io.Writer, t table) {
+	cells := func(row []string) string {
+		out := make([]string, len(row))
+		for i, c := range row {
+			out[i] = mdCell(c)
+		}
+		return "| " + strings.Join(out, " | ") + " |\n"
+	}
+	fmt.Fprint(w, cells(t.Header))
+	sep := make([]string, len(t.Header))
+	for i := range sep {
+		sep[i] = "---"
+	}
+	fmt.Fprint(w, "|"+strings.Join(sep, "|")+"|\n")
+	for _, r := range t.Rows {
+		fmt.Fprint(w, cells(r))
+	}
+}
+
+// mdText escapes characters that Markdown would interpret in running text.
+func mdText(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`)
+	return r.Replace(s)
+}
+
+// mdCell escapes a table cell: as mdText, plus pipes and line breaks.
+func mdCell(s string) string {
+	s = mdText(s)
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// mdURL escapes a relative link target.
+func mdURL(p string) string {
+	r := strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29")
+	return r.Replace(p)
+}

@@ -1,0 +1,80 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/kneecap/kneecap/analysis"
+)
+
+// table is a header and rows of formatted cells.
+type table struct {
+	Header []string
+	Rows   [][]string
+	// Class is the HTML class of the table ("text" left-aligns every cell).
+	Class string
+}
+
+// levelTable is the full level table of report.md and report.html, units in the header.
+func levelTable(res *analysis.Result) table {
+	t := table{Header: []string{"concurrency", "requests", "errors", "output TPS (tokens/s)", "±95% CI (tokens/s)",
+		"QPS (req/s)", "goodput (req/s)", "TTFT p50 (ms)", "TTFT p95 (ms)", "TTFT p99 (ms)", "TPOT p50 (ms)", "TPOT p95 (ms)",
+		"ITL p99 (ms)", "E2E p50 (ms)", "E2E p95 (ms)", "valid"}}
+	for _, l := range sortedLevels(res) {
+		t.Rows = append(t.Rows, []string{
+			strconv.Itoa(l.Concurrency), strconv.Itoa(l.Requests), errorsCell(&l),
+			fnum(l.OutputTPS), fnum(l.OutputTPSCI95), fnum(l.QPS), fnum(l.GoodputQPS),
+			fnum(l.TTFT.P50), fnum(l.TTFT.P95), fnum(l.TTFT.P99), fnum(l.TPOT.P50), fnum(l.TPOT.P95),
+			fnum(l.ITL.P99), fnum(l.E2E.P50), fnum(l.E2E.P95), validCell(&l),
+		})
+	}
+	return t
+}
+
+func errorsCell(l *analysis.Level) string {
+	if l.Errors == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (%s)", l.Errors, fpct(l.ErrorRate))
+}
+
+func validCell(l *analysis.Level) string {
+	if l.Valid {
+		return "yes"
+	}
+	return "no ✗"
+}
+
+// consoleTable is the compact level table of the console summary.
+func consoleTable(res *analysis.Result) table {
+	t := table{Header: []string{"N", "req", "err", "tok/s", "±CI", "QPS", "TTFT p50", "TTFT p95", "TPOT p95", "E2E p95", "valid"}}
+	for _, l := range sortedLevels(res) {
+		t.Rows = append(t.Rows, []string{
+			strconv.Itoa(l.Concurrency), strconv.Itoa(l.Requests), errorsCell(&l),
+			fnum(l.OutputTPS), fnum(l.OutputTPSCI95), fnum(l.QPS),
+			fnum(l.TTFT.P50), fnum(l.TTFT.P95), fnum(l.TPOT.P95), fnum(l.E2E.P95), validCell(&l),
+		})
+	}
+	return t
+}
+
+// validityTable holds the checks of DESIGN §1 per level; a failed check is marked ✗.
+func validityTable(res *analysis.Result) table {
+	t := table{Header: []string{"concurrency", "achieved concurrency (÷ target, ≥ 95%)", "Little's-law error (≤ 10%)",
+		"steady", "client-bound", "E2E ≈ TTFT + TPOT × (N_out − 1)", "QPS ≈ concurrency ÷ mean E2E",
+		"output TPS ≈ QPS × mean N_out", "errors by class", "notes"}, Class: "text"}
+	for _, l := range sortedLevels(res) {
+		c := checksOf(&l)
+		notes := ""
+		for i, n := range l.Notes {
+			if i > 0 {
+				notes += "; "
+			}
+			notes += n
+		}
+		t.Rows = append(t.Rows, []string{strconv.Itoa(l.Concurrency), c.Achieved.String(), c.Little.String(),
+			c.Steady.String(), c.ClientBound.String(), c.E2EIdentity.String(), c.QPSIdentity.String(),
+			c.TPSIdentity.String(), errorClasses(l.ErrorClasses), notes})
+	}
+	return t
+}

@@ -1,0 +1,389 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/kneecap/kneecap/analysis"
+)
+
+// dash stands for a value that was not computed (null in analysis.json).
+const dash = "—"
+
+// fnum formats v with about three significant digits: 2667, 22.6, 4.25, or "—".
+func fnum(v analysis.Float) string {
+	f := float64(v)
+	if !v.OK() {
+		return dash
+	}
+	a := math.Abs(f)
+	switch {
+	case a >= 1e6 || a != 0 && a < 1e-3:
+		return strconv.FormatFloat(f, 'g', 3, 64)
+	case a >= 100:
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	case a >= 10:
+		return strconv.FormatFloat(f, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(f, 'f', 2, 64)
+	}
+}
+
+// fint formats v rounded to an integer, or "—".
+func fint(v analysis.Float) string {
+	if !v.OK() {
+		return dash
+	}
+	return strconv.FormatFloat(math.Round(float64(v)), 'f', 0, 64)
+}
+
+// fpct formats a fraction as a percentage with one decimal, or "—".
+func fpct(v analysis.Float) string {
+	if !v.OK() {
+		return dash
+	}
+	return strconv.FormatFloat(100*float64(v), 'f', 1, 64) + "%"
+}
+
+// fusd formats dollars with two decimals, or "—".
+func fusd(v analysis.Float) string {
+	if !v.OK() {
+		return dash
+	}
+	return "$" + strconv.FormatFloat(float64(v), 'f', 2, 64)
+}
+
+// fconc formats a concurrency, which may be interpolated (22.6) or a level (32).
+func fconc(v analysis.Float) string {
+	if v.OK() && float64(v) == math.Round(float64(v)) {
+		return fint(v)
+	}
+	return fnum(v)
+}
+
+// fbool shows a flag as yes/no.
+func fbool(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// sortedLevels returns the levels by concurrency (a copy).
+func sortedLevels(res *analysis.Result) []analysis.Level {
+	ls := append([]analysis.Level(nil), res.Levels...)
+	sort.SliceStable(ls, func(i, j int) bool { return ls[i].Concurrency < ls[j].Concurrency })
+	return ls
+}
+
+// Answer returns the answer of a run as sentences, in order: maximum throughput, knee, TTFT
+// blow-up, overload, SLO point, operating point and capacity plan. Every report opens with
+// them.
+func Answer(res *analysis.Result) []string {
+	var s []string
+	th := res.Throughput
+	if th.MaxTPS.OK() {
+		s = append(s, fmt.Sprintf("Maximum output throughput is %s tokens/s at concurrency %d.", fnum(th.MaxTPS), th.MaxTPSConcurrency))
+	} else {
+		s = append(s, "No level has a measured output throughput.")
+	}
+	if k := res.Knee; k != nil && k.Concurrency.OK() {
+		t := fmt.Sprintf("The throughput knee is at concurrency %s", fconc(k.Concurrency))
+		if k.TPS.OK() {
+			t += fmt.Sprintf(" (%s tokens/s)", fnum(k.TPS))
+		}
+		if k.Interval[0].OK() && k.Interval[1].OK() {
+			t += fmt.Sprintf(", 95%% interval %s–%s", fnum(k.Interval[0]), fnum(k.Interval[1]))
+		}
+		if k.Method != "" {
+			t += ", from the " + k.Method + " fit"
+		}
+		if len(k.Others) > 0 {
+			names := make([]string, 0, len(k.Others))
+			for n := range k.Others {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			var parts []string
+			for _, n := range names {
+				parts = append(parts, n+" "+fnum(k.Others[n]))
+			}
+			t += " (other methods: " + strings.Join(parts, ", ") + ")"
+		}
+		t += ": past it, one more doubling of concurrency adds less than the knee gain in throughput."
+		if k.Evidence != "" {
+			t += " Server evidence: " + k.Evidence + "."
+		}
+		s = append(s, t)
+	} else {
+		s = append(s, "No throughput knee was found (see warnings).")
+	}
+	if b := res.TTFTBlowup; b != nil && b.Concurrency.OK() {
+		t := fmt.Sprintf("TTFT blows up past concurrency %s", fconc(b.Concurrency))
+		var det []string
+		if b.Method != "" {
+			det = append(det, b.Method)
+		}
+		if b.BaselineMS.OK() {
+			det = append(det, "baseline p50 "+fnum(b.BaselineMS)+" ms")
+		}
+		if b.SlopeMSPerUser.OK() {
+			det = append(det, "then +"+fnum(b.SlopeMSPerUser)+" ms per added request")
+		}
+		if len(det) > 0 {
+			t += " (" + strings.Join(det, "; ") + ")"
+		}
+		s = append(s, t+".")
+	} else {
+		s = append(s, "No TTFT blow-up was detected in the measured range.")
+	}
+	if o := res.Overload; o.Detected {
+		s = append(s, fmt.Sprintf("Overload: throughput falls %s below its peak from concurrency %s.", fpct(o.DropPct/100), fconc(o.FromConcurrency)))
+	}
+	s = append(s, sloSentence(res))
+	if op := res.OperatingPoint; op != nil && op.Concurrency.OK() {
+		s = append(s, fmt.Sprintf("The operating point (maximum of output TPS ÷ mean E2E) is concurrency %s at %s tokens/s.", fconc(op.Concurrency), fnum(op.TPS)))
+	}
+	if c := res.Capacity; c != nil {
+		s = append(s, capacitySentence(c))
+	}
+	return s
+}
+
+// sloNames describes the SLO of a result, e.g. "TTFT p95 ≤ 2000 ms, TPOT p95 ≤ 50.0 ms".
+func sloNames(slo analysis.SLOResult) string {
+	var parts []string
+	if slo.TTFTP95MS.OK() && slo.TTFTP95MS > 0 {
+		parts = append(parts, "TTFT p95 ≤ "+fnum(slo.TTFTP95MS)+" ms")
+	}
+	if slo.TPOTP95MS.OK() && slo.TPOTP95MS > 0 {
+		parts = append(parts, "TPOT p95 ≤ "+fnum(slo.TPOTP95MS)+" ms")
+	}
+	if slo.E2EP95MS.OK() && slo.E2EP95MS > 0 {
+		parts = append(parts, "E2E p95 ≤ "+fnum(slo.E2EP95MS)+" ms")
+	}
+	return strings.Join(parts, ", ")
+}
+
+var limitNames = map[string]string{"ttft_p95": "TTFT p95", "tpot_p95": "TPOT p95", "e2e_p95": "E2E p95"}
+
+func sloSentence(res *analysis.Result) string {
+	slo := res.SLO
+	names := sloNames(slo)
+	if names == "" {
+		return "No SLO was set."
+	}
+	if !slo.MaxConcurrency.OK() {
+		t := "Not even the first level meets the SLO (" + names + ")"
+		if l := limitNames[slo.Limit]; l != "" {
+			t += "; " + l + " binds"
+		}
+		return t + "."
+	}
+	t := fmt.Sprintf("The SLO (%s) holds up to concurrency %s", names, fconc(slo.MaxConcurrency))
+	if slo.TPS.OK() {
+		t += fmt.Sprintf(" with %s tokens/s", fnum(slo.TPS))
+	}
+	if slo.GoodputQPS.OK() {
+		t += fmt.Sprintf(" and a goodput of %s requests/s", fnum(slo.GoodputQPS))
+	}
+	if l := limitNames[slo.Limit]; l != "" {
+		t += "; " + l + " binds first"
+	} else {
+		t += "; every measured level meets it"
+	}
+	return t + "."
+}
+
+func capacitySentence(c *analysis.Capacity) string {
+	var target []string
+	if c.ConcurrentUsers > 0 {
+		target = append(target, fmt.Sprintf("%d concurrent users", c.ConcurrentUsers))
+	}
+	if c.QPS > 0 {
+		target = append(target, fnum(analysis.Float(c.QPS))+" requests/s")
+	}
+	if c.OutputTPS > 0 {
+		target = append(target, fnum(analysis.Float(c.OutputTPS))+" output tokens/s")
+	}
+	t := "Capacity plan"
+	if len(target) > 0 {
+		t += " for " + strings.Join(target, " and ")
+	}
+	t += fmt.Sprintf(": %s replicas at the SLO point, %s at the knee", fint(c.ReplicasAtSLO), fint(c.ReplicasAtKnee))
+	if c.GPUs.OK() {
+		t += fmt.Sprintf(" (%s GPUs)", fint(c.GPUs))
+	}
+	if c.CostPerHour.OK() {
+		t += fmt.Sprintf("; %s per hour", fusd(c.CostPerHour))
+	}
+	if c.CostPerMTokens.OK() || c.CostPerMTokensAtKnee.OK() {
+		t += fmt.Sprintf("; %s per 1M output tokens at the SLO point, %s at the knee", fusd(c.CostPerMTokens), fusd(c.CostPerMTokensAtKnee))
+	}
+	return t + "."
+}
+
+// check is one validity check of a level: its measured value and whether it passes.
+type check struct {
+	Value string
+	OK    bool
+	Known bool
+}
+
+func (c check) String() string {
+	if !c.Known {
+		return dash
+	}
+	if c.OK {
+		return c.Value
+	}
+	return c.Value + " ✗"
+}
+
+// Thresholds of the validity checks (DESIGN §1, §4).
+const (
+	minAchievedRatio = 0.95 // achieved concurrency ≥ 95% of target
+	maxLittleErr     = 0.10 // Little's-law error ≤ 10%
+	maxIdentityErr   = 0.10 // identities within 10%
+)
+
+// levelChecks are the validity checks and identities of one level.
+type levelChecks struct {
+	Achieved, Little, Steady, ClientBound check
+	// E2EIdentity is |E2E − (TTFT + TPOT × (N_out − 1))| ÷ E2E over means.
+	E2EIdentity check
+	// QPSIdentity is |QPS − concurrency ÷ mean E2E| ÷ QPS.
+	QPSIdentity check
+	// TPSIdentity is |output TPS − QPS × mean N_out| ÷ output TPS.
+	TPSIdentity check
+}
+
+func relErr(got, want float64) analysis.Float {
+	if !finite(got) || !finite(want) || got == 0 {
+		return analysis.NaN()
+	}
+	return analysis.Float(math.Abs(got-want) / math.Abs(got))
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+func errCheck(e analysis.Float, limit float64) check {
+	if !e.OK() {
+		return check{}
+	}
+	return check{Value: fpct(e), OK: float64(e) <= limit, Known: true}
+}
+
+func checksOf(l *analysis.Level) levelChecks {
+	var c levelChecks
+	if l.AchievedConcurrency.OK() && l.Concurrency > 0 {
+		r := float64(l.AchievedConcurrency) / float64(l.Concurrency)
+		c.Achieved = check{Value: fmt.Sprintf("%s (%s)", fnum(l.AchievedConcurrency), fpct(analysis.Float(r))), OK: r >= minAchievedRatio, Known: true}
+	}
+	c.Little = errCheck(l.LittlesLawError, maxLittleErr)
+	c.Steady = check{Value: fbool(l.Steady), OK: l.Steady, Known: true}
+	c.ClientBound = check{Value: fbool(l.ClientBound), OK: !l.ClientBound, Known: true}
+	ttft, tpot, e2e, nout := float64(l.TTFT.Mean), float64(l.TPOT.Mean), float64(l.E2E.Mean), float64(l.MeanOutputTokens)
+	c.E2EIdentity = errCheck(relErr(e2e, ttft+tpot*(nout-1)), maxIdentityErr)
+	conc := float64(l.AchievedConcurrency)
+	if !finite(conc) {
+		conc = float64(l.Concurrency)
+	}
+	c.QPSIdentity = errCheck(relErr(float64(l.QPS), conc/(e2e/1000)), maxIdentityErr)
+	c.TPSIdentity = errCheck(relErr(float64(l.OutputTPS), float64(l.QPS)*nout), maxIdentityErr)
+	return c
+}
+
+// methodNotes are the metric definitions and model formulas of DESIGN §1 and §4, as
+// (name, formula) pairs, printed beside the numbers.
+var methodNotes = [][2]string{
+	{"TTFT", "t(first chunk with non-empty content or reasoning_content) − t_send; a role-only chunk does not count"},
+	{"E2E", "t(last content chunk) − t_send"},
+	{"N_out", "usage.completion_tokens of the final usage chunk, else the number of content chunks"},
+	{"TPOT", "(E2E − TTFT) ÷ (N_out − 1), per request; undefined for N_out ≤ 1"},
+	{"ITL", "every gap between consecutive content chunks, pooled over requests; a chunk of k tokens contributes gap ÷ k, k times"},
+	{"output TPS", "output tokens whose chunk arrived inside the window [W0, W1) ÷ (W1 − W0)"},
+	{"QPS", "successful requests completed inside the window ÷ (W1 − W0)"},
+	{"goodput", "requests completed inside the window meeting every SLO ÷ (W1 − W0)"},
+	{"achieved concurrency", "time-average of requests in flight over the window; flagged below 95% of target"},
+	{"Little's law", "L = λ·W: error = |QPS × mean(E2E) − achieved concurrency| ÷ achieved concurrency; flagged above 10%"},
+	{"percentiles", "linear interpolation between closest ranks (numpy.percentile default, R type 7)"},
+	{"USL", "X(N) = λN ÷ (1 + σ(N − 1) + κN(N − 1)), σ, κ ≥ 0, nonlinear least squares; peak N* = √((1 − σ) ÷ κ)"},
+	{"hinge", "y = a + b·min(N, breakpoint): linear then flat, breakpoint searched continuously"},
+	{"Kneedle", "Satopää et al. 2011 (as the kneed package), on log2(concurrency) for geometric levels"},
+	{"knee rule", "smallest N where doubling concurrency adds less than knee_gain (default 10%) throughput on the fitted curve; bootstrap 95% interval"},
+	{"TTFT blow-up", "flat-then-linear hinge on (concurrency, TTFT p50); fallback: first level with TTFT p50 > 3 × baseline"},
+	{"operating point", "maximum of Kleinrock's power, output TPS ÷ mean E2E"},
+	{"SLO point", "largest concurrency (interpolated on log concurrency) meeting every SLO"},
+}
+
+// fitNotes describes the fitted models' parameters, one line per model fitted.
+func fitNotes(res *analysis.Result) []string {
+	var out []string
+	th := res.Throughput
+	if u := th.USL; u != nil {
+		t := fmt.Sprintf("USL: σ = %s, κ = %s, λ = %s tokens/s per request, R² = %s, peak N* = %s", fsci(u.Sigma), fsci(u.Kappa), fnum(u.Lambda), fr2(u.R2), fnum(u.PeakConcurrency))
+		if u.PeakConcurrencyInterval[0].OK() && u.PeakConcurrencyInterval[1].OK() {
+			t += fmt.Sprintf(" (95%% interval %s–%s)", fnum(u.PeakConcurrencyInterval[0]), fnum(u.PeakConcurrencyInterval[1]))
+		}
+		out = append(out, t+fmt.Sprintf(", X(N*) = %s tokens/s", fnum(u.PeakTPS)))
+	}
+	if h := th.Hinge; h != nil {
+		out = append(out, fmt.Sprintf("hinge: breakpoint %s, plateau %s tokens/s, slope %s tokens/s per request, R² = %s", fnum(h.Breakpoint), fnum(h.PlateauTPS), fnum(h.Slope), fr2(h.R2)))
+	}
+	if k := th.Kneedle; k != nil {
+		t := fmt.Sprintf("Kneedle: knee %s (%s tokens/s)", fnum(k.Knee), fnum(k.KneeTPS))
+		if k.Shape != "" {
+			t += ", shape " + k.Shape
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// fsci formats small model coefficients with three significant digits.
+func fsci(v analysis.Float) string {
+	if !v.OK() {
+		return dash
+	}
+	return strconv.FormatFloat(float64(v), 'g', 3, 64)
+}
+
+// fr2 formats a coefficient of determination with three decimals.
+func fr2(v analysis.Float) string {
+	if !v.OK() {
+		return dash
+	}
+	return strconv.FormatFloat(float64(v), 'f', 3, 64)
+}
+
+// errorClasses formats a level's failures by class, e.g. "http_429 31, stream_broken 2".
+func errorClasses(m map[string]int) string {
+	if len(m) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var parts []string
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %d", n, m[n]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// subtitle names the run: model · endpoint · date · source.
+func subtitle(m analysis.Meta) string {
+	var parts []string
+	for _, s := range []string{m.Model, m.Endpoint, m.Date} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, " · ")
+}

@@ -1,0 +1,201 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kneecap/kneecap/analysis"
+)
+
+// maxVLLMFile bounds one vLLM result file (detailed results with per-request lists included).
+const maxVLLMFile = 256 << 20
+
+// ReadVLLMBench reads a directory of vLLM `vllm bench serve` (benchmarks/benchmark_serving.py)
+// result JSON files (--save-result), one per --max-concurrency, into levels sorted by
+// concurrency. Keys used: max_concurrency; completed, failed (or the errors list),
+// num_prompts; duration; request_throughput; output_throughput; total_input_tokens; and for
+// ttft, tpot, itl and e2el the mean_<m>_ms, median_<m>_ms and p<P>_<m>_ms keys (p90, p95 and
+// p99 when --metric-percentiles asked for them). Meta comes from model_id, backend and date.
+//
+// Such levels are marked valid and steady, and each carries a note that vLLM measures over
+// the whole run (no warmup or drain exclusion) with an open loop capped at max_concurrency.
+// A file without max_concurrency (unlimited), two files with the same one, or a directory
+// with no result file is an error naming the file.
+func ReadVLLMBench(dir string) ([]analysis.Level, analysis.Meta, error) {
+	meta := analysis.Meta{Source: "vLLM bench serve: " + dir}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, meta, fmt.Errorf("read vllm bench: %w", err)
+	}
+	var levels []analysis.Level
+	byConc := map[int]string{}
+	for _, e := range entries {
+		if e.IsDir() || !strings.EqualFold(filepath.Ext(e.Name()), ".json") || e.Name() == "analysis.json" {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		lv, m, err := readVLLMFile(path)
+		if err != nil {
+			return nil, meta, err
+		}
+		if prev, dup := byConc[lv.Concurrency]; dup {
+			return nil, meta, fmt.Errorf("read vllm bench: %s: max_concurrency %d already in %s", path, lv.Concurrency, prev)
+		}
+		byConc[lv.Concurrency] = path
+		if meta.Model == "" {
+			meta.Model = m.Model
+		}
+		if meta.Name == "" {
+			meta.Name = m.Name
+		}
+		if meta.Date == "" || (m.Date != "" && m.Date < meta.Date) {
+			meta.Date = m.Date
+		}
+		levels = append(levels, lv)
+	}
+	if len(levels) == 0 {
+		return nil, meta, fmt.Errorf("read vllm bench: %s: no vLLM result JSON files (*.json with max_concurrency)", dir)
+	}
+	slices.SortFunc(levels, func(a, b analysis.Level) int { return a.Concurrency - b.Concurrency })
+	return levels, meta, nil
+}
+
+// readVLLMFile reads one vLLM result file.
+func readVLLMFile(path string) (analysis.Level, analysis.Meta, error) {
+	var meta analysis.Meta
+	f, err := os.Open(path)
+	if err != nil {
+		return analysis.Level{}, meta, fmt.Errorf("read vllm bench: %w", err)
+	}
+	defer f.Close()
+	var raw map[string]json.RawMessage
+	dec := json.NewDecoder(&limitedReader{r: f, n: maxVLLMFile})
+	if err := dec.Decode(&raw); err != nil {
+		return analysis.Level{}, meta, fmt.Errorf("read vllm bench: %s: %w", path, err)
+	}
+	num := func(key string) (float64, bool) {
+		b, ok := raw[key]
+		if !ok || string(b) == "null" {
+			return math.NaN(), false
+		}
+		var v float64
+		if err := json.Unmarshal(b, &v); err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return math.NaN(), false
+		}
+		return v, true
+	}
+	str := func(key string) string {
+		var s string
+		if b, ok := raw[key]; ok {
+			_ = json.Unmarshal(b, &s)
+		}
+		return s
+	}
+	c, ok := num("max_concurrency")
+	if !ok {
+		return analysis.Level{}, meta, fmt.Errorf("read vllm bench: %s: key \"max_concurrency\" missing or null (run vllm bench serve with --max-concurrency, one file per level)", path)
+	}
+	if c <= 0 || c != math.Trunc(c) || c > math.MaxInt32 {
+		return analysis.Level{}, meta, fmt.Errorf("read vllm bench: %s: max_concurrency %v is not a positive integer", path, c)
+	}
+	tps, ok := num("output_throughput")
+	if !ok || tps < 0 {
+		return analysis.Level{}, meta, fmt.Errorf("read vllm bench: %s: key \"output_throughput\" missing or not a number ≥ 0", path)
+	}
+	lv := newLevel()
+	lv.Concurrency = int(c)
+	lv.OutputTPS = analysis.Float(tps)
+	set := func(dst *analysis.Float, key string) {
+		if v, ok := num(key); ok {
+			*dst = analysis.Float(v)
+		}
+	}
+	set(&lv.QPS, "request_throughput")
+	set(&lv.WindowS, "duration")
+	set(&lv.GoodputQPS, "request_goodput")
+	if in, ok := num("total_input_tokens"); ok && lv.WindowS > 0 {
+		lv.InputTPS = analysis.Float(in / float64(lv.WindowS))
+	}
+	completed, _ := num("completed")
+	failed, hasFailed := num("failed")
+	if !hasFailed {
+		// Older versions list one error string per request ("" for success).
+		var errs []string
+		if b, ok := raw["errors"]; ok && json.Unmarshal(b, &errs) == nil && len(errs) > 0 {
+			failed, hasFailed = 0, true
+			for _, e := range errs {
+				if e != "" {
+					failed++
+				}
+			}
+		} else if np, ok := num("num_prompts"); ok && np >= completed && !math.IsNaN(completed) {
+			failed, hasFailed = np-completed, true
+		}
+	}
+	if !math.IsNaN(completed) && completed >= 0 {
+		if !hasFailed || failed < 0 {
+			failed = 0
+		}
+		lv.Requests = int(completed + failed)
+		lv.Errors = int(failed)
+		if lv.Requests > 0 {
+			lv.ErrorRate = analysis.Float(failed / (completed + failed))
+		}
+	}
+	if ol, ok := raw["output_lens"]; ok {
+		var lens []float64
+		if json.Unmarshal(ol, &lens) == nil && len(lens) > 0 {
+			var s float64
+			for _, v := range lens {
+				s += v
+			}
+			lv.MeanOutputTokens = analysis.Float(s / float64(len(lens)))
+		}
+	}
+	for _, m := range []struct {
+		key string
+		lat *analysis.Latency
+	}{{"ttft", &lv.TTFT}, {"tpot", &lv.TPOT}, {"itl", &lv.ITL}, {"e2el", &lv.E2E}} {
+		set(&m.lat.Mean, "mean_"+m.key+"_ms")
+		set(&m.lat.P50, "median_"+m.key+"_ms")
+		set(&m.lat.P50, "p50_"+m.key+"_ms")
+		set(&m.lat.P90, "p90_"+m.key+"_ms")
+		set(&m.lat.P95, "p95_"+m.key+"_ms")
+		set(&m.lat.P99, "p99_"+m.key+"_ms")
+	}
+	lv.Notes = append(lv.Notes, "imported from vLLM bench serve: measured over the whole run (no warmup or drain exclusion), open loop capped at max_concurrency")
+	meta.Model = str("model_id")
+	meta.Name = str("backend")
+	if d := str("date"); d != "" {
+		if t, err := time.Parse("20060102-150405", d); err == nil {
+			meta.Date = t.UTC().Format(time.RFC3339)
+		} else {
+			meta.Date = d
+		}
+	}
+	return lv, meta, nil
+}
+
+// limitedReader fails reads past n bytes, bounding memory against huge or hostile files.
+type limitedReader struct {
+	r interface{ Read([]byte) (int, error) }
+	n int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, fmt.Errorf("file larger than %d bytes", int64(maxVLLMFile))
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
