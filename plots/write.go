@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/sweep"
 )
 
 // Names are the base names of the charts WriteAll writes, in order (DESIGN §5).
@@ -73,36 +74,11 @@ func WriteAll(res *analysis.Result, dir string) ([]string, error) {
 				return paths, fmt.Errorf("plots: %s: %w", name, err)
 			}
 			path := filepath.Join(dir, name+"."+format)
-			if err := WriteFileAtomic(path, b); err != nil {
+			if err := sweep.WriteFileAtomic(path, b); err != nil {
 				return paths, err
 			}
 			paths = append(paths, path)
 		}
 	}
 	return paths, nil
-}
-
-// WriteFileAtomic writes b to path through a temporary file in the same directory and a
-// rename, so a reader never sees a partial file.
-func WriteFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

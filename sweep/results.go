@@ -93,7 +93,7 @@ func CreateDir(dir string, cfg Config, endpoint string, start time.Time) (*Dir, 
 	if err := enc.Close(); err != nil {
 		return nil, fmt.Errorf("create results dir %s: encode config: %w", dir, err)
 	}
-	if err := writeAtomic(filepath.Join(dir, ConfigFile), buf.Bytes()); err != nil {
+	if err := WriteFileAtomic(filepath.Join(dir, ConfigFile), buf.Bytes()); err != nil {
 		return nil, fmt.Errorf("create results dir %s: %w", dir, err)
 	}
 	if err := d.writeLevels(); err != nil {
@@ -201,12 +201,12 @@ func (d *Dir) writeLevels() error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", LevelsFile, err)
 	}
-	return writeAtomic(filepath.Join(d.path, LevelsFile), append(b, '\n'))
+	return WriteFileAtomic(filepath.Join(d.path, LevelsFile), append(b, '\n'))
 }
 
 // writeAtomic writes data to a temporary file in path's directory, fsyncs it and renames it
 // over path, so readers see the old or the new file, never a mix.
-func writeAtomic(path string, data []byte) error {
+func WriteFileAtomic(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)

@@ -130,41 +130,15 @@ func writeAnalysis(dir string, res *analysis.Result) error {
 	if err != nil {
 		return fmt.Errorf("analyze: encode analysis.json: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(dir, "analysis.json"), append(b, '\n')); err != nil {
+	if err := sweep.WriteFileAtomic(filepath.Join(dir, "analysis.json"), append(b, '\n')); err != nil {
 		return fmt.Errorf("analyze: %w", err)
 	}
 	var csv bytes.Buffer
 	if err := report.WriteCSV(&csv, res.Levels); err != nil {
 		return fmt.Errorf("analyze: summary.csv: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(dir, "summary.csv"), csv.Bytes()); err != nil {
+	if err := sweep.WriteFileAtomic(filepath.Join(dir, "summary.csv"), csv.Bytes()); err != nil {
 		return fmt.Errorf("analyze: %w", err)
-	}
-	return nil
-}
-
-// writeFileAtomic writes data to a temporary file in path's directory and renames it over
-// path, so readers never see a partial file.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp, 0o644)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, werr)
 	}
 	return nil
 }

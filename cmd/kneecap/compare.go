@@ -14,6 +14,7 @@ import (
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/plots"
 	"github.com/kneecap/kneecap/report"
+	"github.com/kneecap/kneecap/sweep"
 )
 
 // cmdCompare overlays several analyzed runs: `kneecap compare RUN... -o DIR`. Each RUN is a
@@ -77,7 +78,7 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 			if err != nil {
 				return fmt.Errorf("compare: %s: %w", c.name, err)
 			}
-			if err := plots.WriteFileAtomic(filepath.Join(*out, c.name+"."+format), b); err != nil {
+			if err := sweep.WriteFileAtomic(filepath.Join(*out, c.name+"."+format), b); err != nil {
 				return fmt.Errorf("compare: %w", err)
 			}
 		}
@@ -87,7 +88,7 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 	if err := report.Compare(&md, runs, labels, charts); err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
-	if err := plots.WriteFileAtomic(filepath.Join(*out, "compare.md"), md.Bytes()); err != nil {
+	if err := sweep.WriteFileAtomic(filepath.Join(*out, "compare.md"), md.Bytes()); err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
 	if err := report.CompareConsole(e.stdout, runs, labels); err != nil {

@@ -3,13 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -31,57 +30,31 @@ type levelSummary struct {
 	Steady, Interrupted               bool
 }
 
-// summarizeLevel computes a level's table numbers from its records.
+// summarizeLevel computes a level's table numbers from its records with the analysis
+// package's definitions (DESIGN §1), so the live table, the stop rules and analysis.json agree.
 func summarizeLevel(run sweep.LevelRun, records []sweep.Record) levelSummary {
-	s := levelSummary{
+	lv := analysis.Summarize([]sweep.LevelRun{run}, records, analysis.DefaultOptions())[0]
+	num := func(f analysis.Float) float64 {
+		if !f.OK() {
+			return 0
+		}
+		return float64(f)
+	}
+	dur := func(msec analysis.Float) time.Duration { return time.Duration(num(msec) * float64(time.Millisecond)) }
+	return levelSummary{
 		Concurrency: run.Concurrency,
+		Requests:    lv.Requests,
+		Errors:      lv.Errors,
+		ErrorRate:   num(lv.ErrorRate),
+		OutputTPS:   num(lv.OutputTPS),
+		QPS:         num(lv.QPS),
+		TTFTP50:     dur(lv.TTFT.P50),
+		TTFTP95:     dur(lv.TTFT.P95),
+		TPOTP50:     dur(lv.TPOT.P50),
+		E2EP50:      dur(lv.E2E.P50),
 		Steady:      run.Steady,
 		Interrupted: run.Interrupted,
-		OutputTPS:   sweep.LevelOutputTPS(records, run.W0, run.W1),
-		QPS:         sweep.WindowQPS(records, run.W0, run.W1),
 	}
-	var ttft, tpot, e2e []float64
-	for i := range records {
-		r := &records[i]
-		if r.Sent < run.W0 || r.Sent >= run.W1 {
-			continue
-		}
-		s.Requests++
-		if r.Status == sweep.StatusError {
-			s.Errors++
-		}
-		if !r.OK() {
-			continue
-		}
-		ttft = append(ttft, float64(r.TTFT))
-		e2e = append(e2e, float64(r.E2E))
-		if r.OutputTokens > 1 {
-			tpot = append(tpot, float64(r.E2E-r.TTFT)/float64(r.OutputTokens-1))
-		}
-	}
-	if s.Requests > 0 {
-		s.ErrorRate = float64(s.Errors) / float64(s.Requests)
-	}
-	s.TTFTP50 = percentile(ttft, 0.50)
-	s.TTFTP95 = percentile(ttft, 0.95)
-	s.TPOTP50 = percentile(tpot, 0.50)
-	s.E2EP50 = percentile(e2e, 0.50)
-	return s
-}
-
-// percentile is the p-quantile of xs (nanoseconds) by linear interpolation between closest
-// ranks, R type 7 / numpy.percentile's default (DESIGN §1); 0 for no data. It sorts xs.
-func percentile(xs []float64, p float64) time.Duration {
-	if len(xs) == 0 {
-		return 0
-	}
-	slices.Sort(xs)
-	h := float64(len(xs)-1) * p
-	i := int(math.Floor(h))
-	if i+1 >= len(xs) {
-		return time.Duration(math.Round(xs[len(xs)-1]))
-	}
-	return time.Duration(math.Round(xs[i] + (h-float64(i))*(xs[i+1]-xs[i])))
 }
 
 const tableHeader = "%6s %8s %6s %10s %8s %9s %9s %9s %9s  %s\n"

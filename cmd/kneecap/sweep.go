@@ -128,6 +128,13 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		return usageError("sweep: resume %s: all %d levels are done: nothing to resume", fl.resume, len(levels))
 	}
 
+	// The workload (a dataset is read here) before anything is created: a bad dataset is a
+	// usage error that leaves nothing behind.
+	wl, err := sweep.NewWorkload(cfg.Workload, cfg.Target.API)
+	if err != nil {
+		return usageError("sweep: workload: %w", err)
+	}
+
 	// The results directory must be writable before anything runs.
 	outDir := ""
 	if dir == nil {
@@ -204,10 +211,6 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		dir.SetEndpoint(endpoint)
 	}
 
-	wl, err := sweep.NewWorkload(cfg.Workload, cfg.Target.API)
-	if err != nil {
-		return usageError("sweep: workload: %w", err)
-	}
 	prog := newProgress(e.stderr, e.stderrTTY, levels, cfg.Sweep)
 	plan := sweep.Plan{
 		Levels:    levels,
@@ -477,8 +480,9 @@ func groupRecords(levels []sweep.LevelRun, records []sweep.Record) [][]sweep.Rec
 	return out
 }
 
-// afterSweep runs once the sweep has ended (also after an interrupt): it prints the level
-// table of the finished run to stdout from the results directory.
+// afterSweep runs once the sweep has ended (also after an interrupt): it reads the results
+// directory back, analyzes it exactly as `kneecap analyze DIR` would, and writes
+// analysis.json, summary.csv, the charts and the reports into it, then prints the answer.
 func afterSweep(ctx context.Context, e *env, dirPath string, cfg sweep.Config) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -487,21 +491,14 @@ func afterSweep(ctx context.Context, e *env, dirPath string, cfg sweep.Config) e
 	if err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
-	groups := groupRecords(res.Levels, res.Records)
-	fmt.Fprintf(e.stdout, "kneecap sweep %s: model %s at %s, %d levels, stopped: %s\n",
+	fmt.Fprintf(e.stdout, "kneecap sweep %s: model %s at %s, %d levels, stopped: %s\n\n",
 		res.Config.Name, res.Config.Target.Model, res.Endpoint, len(res.Levels), res.StopReason)
-	writeTableHeader(e.stdout)
-	best := -1
-	var bestTPS float64
-	for i, l := range res.Levels {
-		v := summarizeLevel(l, groups[i])
-		writeTableRow(e.stdout, v)
-		if !l.Interrupted && v.OutputTPS > bestTPS {
-			best, bestTPS = i, v.OutputTPS
-		}
+	result := analyzeRun(res, optionsFromConfig(cfg))
+	if err := writeAnalysis(dirPath, result); err != nil {
+		return err
 	}
-	if best >= 0 {
-		fmt.Fprintf(e.stdout, "max output throughput %.0f tokens/s at concurrency %d\n", bestTPS, res.Levels[best].Concurrency)
+	if err := writeReports(e, result, dirPath); err != nil {
+		return err
 	}
 	fmt.Fprintf(e.stdout, "results: %s\n", dirPath)
 	return nil

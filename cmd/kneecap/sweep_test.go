@@ -159,7 +159,7 @@ server_metrics: {interval: 100ms}
 			t.Errorf("level %d: no server metrics summary", l.Concurrency)
 		}
 	}
-	if !strings.Contains(stdout.String(), "max output throughput") || !strings.Contains(stderr.String(), "out tok/s") {
+	if !strings.Contains(stdout.String(), "Maximum output throughput") || !strings.Contains(stderr.String(), "out tok/s") {
 		t.Errorf("missing summary or progress table:\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
 	}
 }
@@ -336,19 +336,6 @@ func TestResultsDirPath(t *testing.T) {
 	c.Output.Dir = "out/x"
 	if got := resultsDirPath(c, now); got != "out/x" {
 		t.Errorf("resultsDirPath = %q, want out/x", got)
-	}
-}
-
-func TestPercentile(t *testing.T) {
-	// Reference: numpy.percentile([1, 2, 3, 4], [50, 95]) = [2.5, 3.85] (linear, R type 7).
-	if got := percentile([]float64{4e6, 1e6, 3e6, 2e6}, 0.5); got != 2500*time.Microsecond {
-		t.Errorf("p50 = %v, want 2.5ms", got)
-	}
-	if got := percentile([]float64{4e6, 1e6, 3e6, 2e6}, 0.95); got != 3850*time.Microsecond {
-		t.Errorf("p95 = %v, want 3.85ms", got)
-	}
-	if percentile(nil, 0.5) != 0 {
-		t.Error("empty percentile should be 0")
 	}
 }
 
