@@ -3,7 +3,6 @@ package analysis
 import (
 	"fmt"
 	"math"
-	"slices"
 )
 
 // FitHinge fits the continuous linear-then-flat model y = a + b·min(x, c) by least squares.
@@ -58,29 +57,9 @@ func fitTwoPhase(x, y []float64, ramp bool) (a, b, c, sse float64, err error) {
 	if len(x) != len(y) {
 		return 0, 0, 0, 0, fmt.Errorf("%d x but %d y: %w", len(x), len(y), ErrFit)
 	}
-	type pt struct{ x, y float64 }
-	pts := make([]pt, 0, len(x))
-	for i := range x {
-		if finite(x[i]) && finite(y[i]) {
-			pts = append(pts, pt{x[i], y[i]})
-		}
-	}
-	slices.SortFunc(pts, func(p, q pt) int {
-		switch {
-		case p.x < q.x:
-			return -1
-		case p.x > q.x:
-			return 1
-		}
-		return 0
-	})
-	if len(pts) < 3 || pts[0].x == pts[len(pts)-1].x {
-		return 0, 0, 0, 0, fmt.Errorf("%d usable points with %d distinct x, need 3 and 2: %w", len(pts), countDistinct(pts, func(p pt) float64 { return p.x }), ErrFit)
-	}
-	xs := make([]float64, len(pts))
-	ys := make([]float64, len(pts))
-	for i, p := range pts {
-		xs[i], ys[i] = p.x, p.y
+	xs, ys := finiteSorted(x, y)
+	if len(xs) < 3 || xs[0] == xs[len(xs)-1] {
+		return 0, 0, 0, 0, fmt.Errorf("%d usable points with %d distinct x, need 3 and 2: %w", len(xs), countDistinct(xs), ErrFit)
 	}
 	feature := func(xi, c float64) float64 {
 		if ramp {
@@ -179,10 +158,13 @@ func mean(v []float64) float64 {
 	return s / float64(len(v))
 }
 
-func countDistinct[T any](v []T, key func(T) float64) int {
-	seen := map[float64]bool{}
-	for _, p := range v {
-		seen[key(p)] = true
+// countDistinct returns the number of distinct values of the sorted slice v.
+func countDistinct(v []float64) int {
+	n := 0
+	for i := range v {
+		if i == 0 || v[i] != v[i-1] {
+			n++
+		}
 	}
-	return len(seen)
+	return n
 }

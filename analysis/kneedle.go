@@ -82,30 +82,10 @@ func LocateKnee(x, y []float64, o KneedleOptions) (res KneedleResult, ok bool, e
 	if len(x) != len(y) {
 		return res, false, fmt.Errorf("kneedle: %d x but %d y", len(x), len(y))
 	}
-	type pt struct{ x, y float64 }
-	pts := make([]pt, 0, len(x))
-	for i := range x {
-		if finite(x[i]) && finite(y[i]) {
-			pts = append(pts, pt{x[i], y[i]})
-		}
-	}
-	slices.SortStableFunc(pts, func(p, q pt) int {
-		switch {
-		case p.x < q.x:
-			return -1
-		case p.x > q.x:
-			return 1
-		}
-		return 0
-	})
-	n := len(pts)
+	xs, ys := finiteSorted(x, y)
+	n := len(xs)
 	if n < 3 {
 		return res, false, nil
-	}
-	xs := make([]float64, n)
-	ys := make([]float64, n)
-	for i, p := range pts {
-		xs[i], ys[i] = p.x, p.y
 	}
 	ds := ys
 	if o.PolynomialDegree > 0 {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -121,3 +122,21 @@ func meanCI95(xs []float64) (mean, half float64) {
 
 // finite reports whether v is neither NaN nor ±Inf.
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// finiteSorted returns the pairs (x[i], y[i]) whose members are both finite, ordered by x
+// (stable, so pairs with equal x keep their input order). x and y must have equal length.
+func finiteSorted(x, y []float64) (xs, ys []float64) {
+	idx := make([]int, 0, len(x))
+	for i := range x {
+		if finite(x[i]) && finite(y[i]) {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortStableFunc(idx, func(i, j int) int { return cmp.Compare(x[i], x[j]) })
+	xs = make([]float64, len(idx))
+	ys = make([]float64, len(idx))
+	for k, i := range idx {
+		xs[k], ys[k] = x[i], y[i]
+	}
+	return xs, ys
+}

@@ -19,6 +19,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/analysis/analysistest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -52,10 +53,10 @@ func checkSVG(t *testing.T, b []byte) {
 }
 
 func TestChartsRenderEveryFixture(t *testing.T) {
-	for _, f := range fixtures {
+	for _, f := range analysistest.Fixtures {
 		for _, name := range Names {
-			t.Run(f.name+"/"+name, func(t *testing.T) {
-				c, err := Build(name, f.res())
+			t.Run(f.Name+"/"+name, func(t *testing.T) {
+				c, err := Build(name, f.Result())
 				if err != nil {
 					t.Fatalf("build: %v", err)
 				}
@@ -68,7 +69,7 @@ func TestChartsRenderEveryFixture(t *testing.T) {
 					t.Fatalf("svg: %v", err)
 				}
 				checkSVG(t, svg)
-				if f.name == "saturating" || f.name == "no_data" || f.name == "huge_range" {
+				if f.Name == "saturating" || f.Name == "no_data" || f.Name == "huge_range" {
 					b, err := Render(c, w, h, "png")
 					if err != nil {
 						t.Fatalf("png: %v", err)
@@ -87,7 +88,7 @@ func TestChartsRenderEveryFixture(t *testing.T) {
 }
 
 func TestChartContent(t *testing.T) {
-	res := saturating()
+	res := analysistest.Saturating()
 	cases := []struct {
 		chart string
 		want  []string
@@ -132,9 +133,9 @@ func TestLegendClearOfData(t *testing.T) {
 		"throughput": throughputChart, "ttft": ttftChart, "tpot": tpotChart,
 		"latency_vs_throughput": latencyVsThroughputChart, "qps": qpsChart,
 	}
-	for _, f := range fixtures {
+	for _, f := range analysistest.Fixtures {
 		for name, build := range charts {
-			b, err := build(f.res())
+			b, err := build(f.Result())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,12 +161,12 @@ func TestLegendClearOfData(t *testing.T) {
 				}
 				px, py := tx(x), ty(y)
 				if px > box.Min.X+2 && px < box.Max.X-2 && py > box.Min.Y+2 && py < box.Max.Y-2 {
-					t.Errorf("%s/%s: point (%g, %g) at (%.0f, %.0f) pt is under the legend %v", f.name, name, x, y, px, py, box)
+					t.Errorf("%s/%s: point (%g, %g) at (%.0f, %.0f) pt is under the legend %v", f.Name, name, x, y, px, py, box)
 				}
 			}
 		}
 	}
-	p, err := Throughput(saturating())
+	p, err := Throughput(analysistest.Saturating())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestDeterministicSVG(t *testing.T) {
 
 func mustBuild(t *testing.T, name string) Chart {
 	t.Helper()
-	c, err := Build(name, saturating())
+	c, err := Build(name, analysistest.Saturating())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func TestWriteAll(t *testing.T) {
 		t.Skip("renders full-size charts")
 	}
 	dir := t.TempDir()
-	paths, err := WriteAll(saturating(), dir)
+	paths, err := WriteAll(analysistest.Saturating(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +365,7 @@ func TestNiceTicks(t *testing.T) {
 // TestUSLCurvePeak checks the sampled USL curve peaks at N* = √((1−σ)/κ) (DESIGN §4):
 // σ = 0.045, κ = 0.0004 → N* = √(0.955/0.0004) = 48.9.
 func TestUSLCurvePeak(t *testing.T) {
-	p := saturating().Throughput.USL
+	p := analysistest.Saturating().Throughput.USL
 	c := uslCurve(p, 1, 1024)
 	best := c[0]
 	for _, pt := range c {
@@ -380,7 +381,7 @@ func TestUSLCurvePeak(t *testing.T) {
 }
 
 func TestCompare(t *testing.T) {
-	a, b := saturating(), twentyLevels()
+	a, b := analysistest.Saturating(), analysistest.TwentyLevels()
 	for _, f := range []func([]*analysisResult, []string) (Chart, error){compareThroughput, compareLatency} {
 		c, err := f([]*analysisResult{a, b}, []string{"h100", "a100"})
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/analysis/analysistest"
 	"github.com/kneecap/kneecap/plots"
 	"github.com/kneecap/kneecap/report"
 )
@@ -39,7 +40,7 @@ var answerNumbers = []string{
 }
 
 func TestConsole(t *testing.T) {
-	res := saturating()
+	res := analysistest.Saturating()
 	var b bytes.Buffer
 	if err := report.Console(&b, res); err != nil {
 		t.Fatal(err)
@@ -63,7 +64,7 @@ func TestConsole(t *testing.T) {
 }
 
 func TestMarkdown(t *testing.T) {
-	res := saturating()
+	res := analysistest.Saturating()
 	var b bytes.Buffer
 	charts := []string{"throughput.png", "ttft.png", "latency_vs_throughput.png"}
 	if err := report.Markdown(&b, res, charts); err != nil {
@@ -106,8 +107,8 @@ func TestMarkdown(t *testing.T) {
 // TPS vs 10 × 101 = 1010: |1000 − 1010| ÷ 1000 = 1.0%;
 // Little's law error 0.5 → 50.0% ✗; achieved 11 of target 12 = 91.7% ✗.
 func TestIdentities(t *testing.T) {
-	res := baseResult(nil)
-	l := level(12)
+	res := analysistest.Base(nil)
+	l := analysistest.Level(12)
 	l.TTFT.Mean, l.TPOT.Mean, l.E2E.Mean, l.MeanOutputTokens = 100, 10, 1210, 101
 	l.AchievedConcurrency, l.QPS, l.OutputTPS, l.LittlesLawError = 11, 10, 1000, 0.5
 	l.ClientBound, l.Valid = true, false
@@ -163,7 +164,7 @@ func checkHTML(t *testing.T, doc string, wantSVGs int) {
 }
 
 func TestHTML(t *testing.T) {
-	res := saturating()
+	res := analysistest.Saturating()
 	res.Warnings = append(res.Warnings, `model name has <script>alert("x")</script> in it`)
 	svgs := map[string][]byte{}
 	for _, name := range []string{"throughput", "ttft", "tpot", "latency_vs_throughput", "qps", "dashboard"} {
@@ -195,12 +196,12 @@ func TestHTML(t *testing.T) {
 // TestEveryFixture renders every report for every hand-made result without error, and the
 // console and Markdown carry every warning.
 func TestEveryFixture(t *testing.T) {
-	for _, f := range fixtures {
-		res := f.res()
+	for _, f := range analysistest.Fixtures {
+		res := f.Result()
 		if res == nil {
 			continue
 		}
-		t.Run(f.name, func(t *testing.T) {
+		t.Run(f.Name, func(t *testing.T) {
 			var c, m, h bytes.Buffer
 			if err := report.Console(&c, res); err != nil {
 				t.Fatal(err)

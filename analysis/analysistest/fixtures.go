@@ -1,4 +1,7 @@
-package report_test
+// Package analysistest provides hand-made analysis results for the tests of the packages
+// that render them (plots, report): a Saturating sweep that follows the simulator's ground
+// truth, and the degenerate shapes every renderer must survive.
+package analysistest
 
 import (
 	"math"
@@ -6,7 +9,7 @@ import (
 	"github.com/kneecap/kneecap/analysis"
 )
 
-// Hand-made analysis results. The throughput of the "saturating" fixture follows the
+// Hand-made analysis results. The throughput of the "Saturating" fixture follows the
 // simulator's ground truth (DESIGN §6): step time t(c) = 4 ms + 0.25 ms × c, TPS(c) = c ÷ t(c)
 // up to S = 32 decode slots and flat at S ÷ t(S) = 2667 tok/s beyond; TTFT is flat (~12 ms)
 // up to S and grows linearly (queueing) past it.
@@ -17,7 +20,8 @@ const (
 	slots       = 32
 )
 
-func truthTPS(c float64) float64 {
+// TruthTPS is the simulator ground truth: c ÷ t(c) up to the slots, flat beyond (tokens/s).
+func TruthTPS(c float64) float64 {
 	n := math.Min(c, slots)
 	return n / (stepBaseS + stepPerSeqS*n)
 }
@@ -29,10 +33,10 @@ func lat(p50 float64) analysis.Latency {
 	}
 }
 
-// level builds a plausible level at concurrency c with 128 output tokens per request.
-func level(c int) analysis.Level {
+// Level builds a plausible level at concurrency c with 128 output tokens per request.
+func Level(c int) analysis.Level {
 	cf := float64(c)
-	tps := truthTPS(cf)
+	tps := TruthTPS(cf)
 	n := math.Min(cf, slots)
 	tpotMS := 1000 * (stepBaseS + stepPerSeqS*n)
 	ttftMS := 12.0
@@ -53,7 +57,8 @@ func level(c int) analysis.Level {
 	}
 }
 
-func baseResult(cs []int) *analysis.Result {
+// Base is a valid result with one Level per concurrency in cs and no fits.
+func Base(cs []int) *analysis.Result {
 	r := &analysis.Result{
 		Schema: analysis.Schema,
 		Meta: analysis.Meta{Name: "llama8b-sim", Model: "meta-llama/Llama-3.1-8B-Instruct",
@@ -64,7 +69,7 @@ func baseResult(cs []int) *analysis.Result {
 		Overload: analysis.Overload{FromConcurrency: analysis.NaN(), DropPct: analysis.NaN()},
 	}
 	for _, c := range cs {
-		r.Levels = append(r.Levels, level(c))
+		r.Levels = append(r.Levels, Level(c))
 	}
 	best := -1.0
 	for _, l := range r.Levels {
@@ -76,10 +81,10 @@ func baseResult(cs []int) *analysis.Result {
 	return r
 }
 
-// saturating is an 8-level sweep 1…128 that saturates at 32, with every model fitted, the
+// Saturating is an 8-level sweep 1…128 that saturates at 32, with every model fitted, the
 // 128 level invalid (not steady) and two warnings.
-func saturating() *analysis.Result {
-	r := baseResult([]int{1, 2, 4, 8, 16, 32, 64, 128})
+func Saturating() *analysis.Result {
+	r := Base([]int{1, 2, 4, 8, 16, 32, 64, 128})
 	l := &r.Levels[7]
 	l.Steady, l.Valid = false, false
 	l.Notes = []string{"not steady: slice TPS trend p = 0.01"}
@@ -103,34 +108,35 @@ func saturating() *analysis.Result {
 	return r
 }
 
-// oneLevel has a single level: nothing can be fitted.
-func oneLevel() *analysis.Result {
-	r := baseResult([]int{8})
+// OneLevel has a single level: nothing can be fitted.
+func OneLevel() *analysis.Result {
+	r := Base([]int{8})
 	r.Warnings = []string{"too few levels (1) to fit a throughput model"}
 	return r
 }
 
-func twoLevels() *analysis.Result {
-	r := baseResult([]int{1, 2})
+func TwoLevels() *analysis.Result {
+	r := Base([]int{1, 2})
 	r.Warnings = []string{"too few levels (2) to fit a throughput model"}
 	return r
 }
 
-// twentyLevels is a linear plan 8, 16, …, 160.
-func twentyLevels() *analysis.Result {
+// TwoLevels has two levels: too few to fit.
+// TwentyLevels is a linear plan 8, 16, …, 160.
+func TwentyLevels() *analysis.Result {
 	var cs []int
 	for c := 8; c <= 160; c += 8 {
 		cs = append(cs, c)
 	}
-	r := baseResult(cs)
+	r := Base(cs)
 	r.Knee = &analysis.Knee{Concurrency: 24, TPS: 2550, Method: "hinge", Interval: [2]analysis.Float{analysis.NaN(), analysis.NaN()}}
 	r.SLO.MaxConcurrency, r.SLO.Limit = 48, "ttft_p95"
 	return r
 }
 
-// allInvalid has levels that are all invalid, one with null throughput and latencies.
-func allInvalid() *analysis.Result {
-	r := baseResult([]int{1, 2, 4})
+// AllInvalid has levels that are all invalid, one with null throughput and latencies.
+func AllInvalid() *analysis.Result {
+	r := Base([]int{1, 2, 4})
 	for i := range r.Levels {
 		r.Levels[i].Valid = false
 		r.Levels[i].Notes = []string{"achieved concurrency below 95% of target"}
@@ -141,9 +147,9 @@ func allInvalid() *analysis.Result {
 	return r
 }
 
-// noData has levels without a single finite number.
-func noData() *analysis.Result {
-	r := baseResult(nil)
+// NoData has levels without a single finite number.
+func NoData() *analysis.Result {
+	r := Base(nil)
 	r.Levels = []analysis.Level{{Concurrency: 4, OutputTPS: analysis.NaN(), OutputTPSCI95: analysis.NaN(), QPS: analysis.NaN(),
 		GoodputQPS: analysis.NaN(), ErrorRate: 1, Requests: 10, Errors: 10,
 		TTFT: analysis.NoLatency(), TPOT: analysis.NoLatency(), ITL: analysis.NoLatency(), E2E: analysis.NoLatency()}}
@@ -151,9 +157,9 @@ func noData() *analysis.Result {
 	return r
 }
 
-// errorsHeavy has a high error rate from 16 on, null latencies at 64, and no fits.
-func errorsHeavy() *analysis.Result {
-	r := baseResult([]int{1, 4, 16, 64})
+// ErrorsHeavy has a high error rate from 16 on, null latencies at 64, and no fits.
+func ErrorsHeavy() *analysis.Result {
+	r := Base([]int{1, 4, 16, 64})
 	for i := 2; i < 4; i++ {
 		l := &r.Levels[i]
 		l.Errors = l.Requests / 3
@@ -167,24 +173,28 @@ func errorsHeavy() *analysis.Result {
 	return r
 }
 
-// hugeRange spans concurrency 1…4096 and TTFT from 1 ms to 10⁶ ms.
-func hugeRange() *analysis.Result {
+// HugeRange spans concurrency 1…4096 and TTFT from 1 ms to 10⁶ ms.
+func HugeRange() *analysis.Result {
 	var cs []int
 	for c := 1; c <= 4096; c *= 2 {
 		cs = append(cs, c)
 	}
-	r := baseResult(cs)
+	r := Base(cs)
 	for i := range r.Levels {
 		r.Levels[i].TTFT = lat(math.Pow(10, float64(i)/2))
 	}
 	return r
 }
 
-var fixtures = []struct {
-	name string
-	res  func() *analysis.Result
-}{
-	{"saturating", saturating}, {"one_level", oneLevel}, {"two_levels", twoLevels},
-	{"twenty_levels", twentyLevels}, {"all_invalid", allInvalid}, {"no_data", noData},
-	{"errors_heavy", errorsHeavy}, {"huge_range", hugeRange}, {"nil", func() *analysis.Result { return nil }},
+// Fixture is a named result constructor.
+type Fixture struct {
+	Name   string
+	Result func() *analysis.Result
+}
+
+// Fixtures lists every fixture, including a nil result.
+var Fixtures = []Fixture{
+	{"Saturating", Saturating}, {"one_level", OneLevel}, {"two_levels", TwoLevels},
+	{"twenty_levels", TwentyLevels}, {"all_invalid", AllInvalid}, {"no_data", NoData},
+	{"errors_heavy", ErrorsHeavy}, {"huge_range", HugeRange}, {"nil", func() *analysis.Result { return nil }},
 }
