@@ -165,6 +165,24 @@ func (w *window) liveTPS(horizon int64) float64 {
 	return sum / (time.Duration(w.slice) * time.Duration(k)).Seconds()
 }
 
+// pause waits d (nothing when d ≤ 0) and reports false when the level stopped issuing or was
+// cancelled meanwhile.
+func (l *level) pause(d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-l.stop:
+		return false
+	case <-l.reqCtx.Done():
+		return false
+	}
+}
+
 // work is worker w's closed loop: send, read to the end, record, think, repeat until stop.
 func (l *level) work(w int) {
 	defer l.wg.Done()
@@ -172,17 +190,8 @@ func (l *level) work(w int) {
 	// Stagger the first requests evenly over the warmup: c loops started together stay
 	// phase-locked under a steady server (every completion arrives in bursts of c), which
 	// biases counts over a window that is not a multiple of the cycle.
-	if delay := time.Duration(int64(l.proto.Warmup) * int64(w) / int64(l.c)); delay > 0 {
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-l.stop:
-			t.Stop()
-			return
-		case <-l.reqCtx.Done():
-			t.Stop()
-			return
-		}
+	if !l.pause(time.Duration(int64(l.proto.Warmup) * int64(w) / int64(l.c))) {
+		return
 	}
 	for seq := 0; ; seq++ {
 		select {
@@ -208,17 +217,8 @@ func (l *level) work(w int) {
 		if seq == 0 && l.firstDone.Add(1) == int64(l.c) {
 			close(l.warm)
 		}
-		if l.think > 0 {
-			t := time.NewTimer(l.think)
-			select {
-			case <-t.C:
-			case <-l.stop:
-				t.Stop()
-				return
-			case <-l.reqCtx.Done():
-				t.Stop()
-				return
-			}
+		if !l.pause(l.think) {
+			return
 		}
 	}
 }
