@@ -22,14 +22,26 @@ demo: build
 	./$(BIN) sweep -o runs/demo
 
 # bench: benchmarks of the hot paths and the end-to-end load benchmark.
-bench:
+# The load benchmark (bench/load) serves `kneecap sim --profile fixed` from $(BIN) as a separate
+# process and drives 256, 1,024 and 4,096 streams; it fails when a target of docs/performance.md is missed.
+bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./bench/load -kneecap $(BIN)
 
-# fuzz: every fuzz target for FUZZTIME each.
+# fuzz: every fuzz target for FUZZTIME each. Go 1.26's fuzz coordinator can fail a target
+# with a bare "context deadline exceeded" as FUZZTIME ends (golang/go#75804, fixed in Go 1.27);
+# such a run wrote no failing input and is reported as a flake, not a failure.
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-	    echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	    echo "fuzz $$pkg $$t"; \
+	    out=$$($(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg 2>&1); rc=$$?; \
+	    echo "$$out" | tail -n 3; \
+	    if [ $$rc -ne 0 ]; then \
+	      if echo "$$out" | grep -q 'context deadline exceeded' && ! echo "$$out" | grep -q 'Failing input written'; then \
+	        echo "fuzz $$t: ignoring the fuzztime deadline race of golang/go#75804 (no failing input)"; \
+	      else echo "$$out"; exit 1; fi; \
+	    fi; \
 	  done; \
 	done
 

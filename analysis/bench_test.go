@@ -55,3 +55,17 @@ func BenchmarkAnalyze(b *testing.B) {
 		Analyze(levels, Meta{}, DefaultOptions())
 	}
 }
+
+// BenchmarkAnalyze1M is `kneecap analyze` of 1M records without I/O: Summarize, then Analyze
+// with the default 500 bootstrap resamples (issue 7 target: ≤ 5 s on 2 cores).
+func BenchmarkAnalyze1M(b *testing.B) {
+	runs, recs := benchRecords(1_000_000)
+	opts := DefaultOptions()
+	b.ResetTimer()
+	for b.Loop() {
+		res := Analyze(Summarize(runs, recs, opts), Meta{}, opts)
+		if len(res.Levels) != len(runs) {
+			b.Fatalf("%d levels", len(res.Levels))
+		}
+	}
+}

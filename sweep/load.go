@@ -233,7 +233,11 @@ func parseConfig(file string, data []byte) (Config, error) {
 
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return c, fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		if m := lineRE.FindStringSubmatch(msg); m != nil {
+			return c, fmt.Errorf("%s:%s: %s", file, m[1], m[2]) // FILE:LINE like every other problem
+		}
+		return c, fmt.Errorf("%s: %s", file, msg)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return c, nil // empty file: defaults
@@ -534,6 +538,15 @@ func (l LevelsSpec) Expand() ([]int, error) {
 			v := int(math.Round(f))
 			if v > l.Max {
 				break
+			}
+			if n := len(out); n > 0 && v <= out[n-1] {
+				// A factor close to 1 repeats values for many k: jump to the first k that
+				// rounds above the last level, so expansion costs O(levels), not O(max/ln factor).
+				next := int(math.Ceil(math.Log((float64(out[n-1])+0.5)/float64(l.Start)) / math.Log(l.Factor)))
+				if next > k+1 {
+					k = next - 1
+				}
+				continue
 			}
 			if err := add(v); err != nil {
 				return nil, err

@@ -142,7 +142,9 @@ func (l *LevelRun) Window() time.Duration { return time.Duration(l.W1 - l.W0) }
 
 // ClientStats is the load generator's self-diagnosis over a measurement window.
 type ClientStats struct {
-	// CPUUtilization is process CPU time ÷ (wall time × GOMAXPROCS), in [0, 1].
+	// CPUUtilization is process CPU time ÷ (wall time × GOMAXPROCS), in [0, 1]. With the
+	// in-process simulator it includes the simulator's work (the process, not only the
+	// client, was busy); SchedLatencyP99 is the client-side signal either way.
 	CPUUtilization float64 `json:"cpu_utilization"`
 	// SchedLatencyP99 is the p99 Go scheduling latency (runtime/metrics /sched/latencies).
 	SchedLatencyP99 time.Duration `json:"sched_latency_p99_ns"`

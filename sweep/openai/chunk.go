@@ -68,7 +68,21 @@ type chunkDecoder struct {
 
 // decode decodes one "data:" payload. An event that is not JSON, or that carries an error
 // object, is an error (errBadChunk or an *goopenai.APIError).
+//
+// The per-chunk path: decode first tries scanChunk, an allocation-free scanner that handles
+// the shapes servers send and validates the whole payload as strictly as encoding/json. On
+// anything it does not handle exactly like encoding/json (invalid JSON, a key with escapes
+// or non-ASCII bytes, a value of an unexpected type, an error event) it declines and the
+// reflective decoder below decides, so both paths give the same result (FuzzScanChunk).
 func (d *chunkDecoder) decode(line []byte) (chunkResult, error) {
+	if r, ok := scanChunk(line); ok {
+		return r, nil
+	}
+	return d.decodeSlow(line)
+}
+
+// decodeSlow decodes one payload with encoding/json.
+func (d *chunkDecoder) decodeSlow(line []byte) (chunkResult, error) {
 	ch := d.c.Choices[:cap(d.c.Choices)]
 	clear(ch)
 	d.c = wireChunk{Choices: ch[:0]}

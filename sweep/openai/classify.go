@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"strings"
 
 	goopenai "github.com/sashabaranov/go-openai"
 
@@ -52,7 +53,10 @@ func classify(err error, streaming bool) string {
 	switch {
 	case errors.As(err, &opErr) && opErr.Op == "dial",
 		errors.As(err, &dnsErr), errors.As(err, &certErr), errors.As(err, &unknownAuth),
-		errors.As(err, &hostErr), errors.As(err, &recordErr):
+		errors.As(err, &hostErr), errors.As(err, &recordErr),
+		// net/http replaces the tls.RecordHeaderError of an https:// URL pointing at a
+		// plain-HTTP port by this unexported error.
+		strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
 		return sweep.ErrConnect
 	case errors.As(err, &opErr):
 		// The connection broke after it was established, before a response arrived.

@@ -384,12 +384,14 @@ func (c *Client) fail(ctx, reqCtx context.Context, rec *sweep.Record, err error,
 	rec.Error = op + c.message(err)
 }
 
-// message renders err without the API key, truncated to maxErrorLen bytes.
+// message renders err on one line (servers' error bodies carry newlines) without the API
+// key, truncated to maxErrorLen bytes.
 func (c *Client) message(err error) string {
 	msg := err.Error()
 	if c.opts.APIKey != "" {
 		msg = strings.ReplaceAll(msg, c.opts.APIKey, "[REDACTED]")
 	}
+	msg = strings.Join(strings.Fields(msg), " ")
 	if len(msg) > maxErrorLen {
 		msg = strings.ToValidUTF8(msg[:maxErrorLen], "") + "…"
 	}

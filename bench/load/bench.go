@@ -1,0 +1,550 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/sim"
+	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/sweep/openai"
+)
+
+// Targets of issue 7 on a 2-core machine.
+const (
+	// targetCPUPerToken is the largest client CPU time per streamed token.
+	targetCPUPerToken = 10 * time.Microsecond
+	// targetRSSPerStream is the largest peak RSS per in-flight stream, in bytes.
+	targetRSSPerStream = 64 << 10
+	// targetRelErr and targetAbsErr bound |measured − configured| of TTFT and TPOT p50:
+	// ≤ targetRelErr × configured + targetAbsErr.
+	targetRelErr = 0.03
+	targetAbsErr = time.Millisecond
+	// fidelityMaxStreams is the largest level the fidelity target applies to.
+	fidelityMaxStreams = 1024
+	// sustainedRatio is the smallest achieved ÷ target concurrency of a sustained level.
+	sustainedRatio = 0.95
+)
+
+// sampleEvery is the period of the CPU and RSS sampler.
+const sampleEvery = 20 * time.Millisecond
+
+// simCommand makes the command that serves the simulator with the given `kneecap sim`
+// arguments; tests replace it to avoid building the binary.
+type simCommand func(ctx context.Context, args []string) *exec.Cmd
+
+// config is the benchmark's command line.
+type config struct {
+	kneecap      string
+	levels       []int
+	ttft, itl    time.Duration
+	outputTokens int
+	inputTokens  int
+	warmup       time.Duration
+	duration     time.Duration
+	maxDuration  time.Duration
+	check        bool
+	cpuProfile   string
+	memProfile   string
+}
+
+func parseFlags(stderr io.Writer, args []string) (config, error) {
+	fs := flag.NewFlagSet("load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c config
+	levels := fs.String("levels", "256,1024,4096", "comma-separated concurrencies (streams)")
+	fs.StringVar(&c.kneecap, "kneecap", "", "kneecap `binary` serving the simulator (default: go build ./cmd/kneecap)")
+	fs.DurationVar(&c.ttft, "ttft", 500*time.Millisecond, "simulator TTFT")
+	fs.DurationVar(&c.itl, "itl", 100*time.Millisecond, "simulator inter-token latency (tokens/s = streams ÷ itl)")
+	fs.IntVar(&c.outputTokens, "output-tokens", 32, "output tokens per request")
+	fs.IntVar(&c.inputTokens, "input-tokens", 64, "prompt tokens per request")
+	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "minimum warmup per level")
+	fs.DurationVar(&c.duration, "duration", 6*time.Second, "minimum measurement window per level")
+	fs.DurationVar(&c.maxDuration, "max-duration", 12*time.Second, "longest measurement window per level")
+	fs.BoolVar(&c.check, "check", true, "exit with an error when a target is missed")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the sweep to `file`")
+	fs.StringVar(&c.memProfile, "memprofile", "", "write a heap profile at the end of the largest level to `file`")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	for f := range strings.SplitSeq(*levels, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return c, fmt.Errorf("-levels: %q is not a positive integer", f)
+		}
+		c.levels = append(c.levels, n)
+	}
+	if c.ttft <= 0 || c.itl <= 0 || c.outputTokens < 2 || c.inputTokens < 1 {
+		return c, errors.New("-ttft and -itl must be > 0, -output-tokens ≥ 2 and -input-tokens ≥ 1")
+	}
+	return c, nil
+}
+
+// run is the benchmark: flags in args, the table on stdout, progress on stderr. newSim nil
+// runs the kneecap binary (-kneecap, or built from the module).
+func run(ctx context.Context, stdout, stderr io.Writer, args []string, newSim simCommand) error {
+	cfg, err := parseFlags(stderr, args)
+	if err != nil {
+		return err
+	}
+	maxC := slices.Max(cfg.levels)
+	// Both ends of every stream live on this machine; the simulator child inherits the limit.
+	if lim, err := raiseFDLimit(uint64(2*maxC + 1024)); err != nil {
+		return fmt.Errorf("load: %w", err)
+	} else if lim < uint64(maxC+256) {
+		return fmt.Errorf("load: open-file limit %d is too low for %d streams (raise ulimit -n)", lim, maxC)
+	}
+	if newSim == nil {
+		bin := cfg.kneecap
+		if bin == "" {
+			tmp, err := os.MkdirTemp("", "kneecap-load-")
+			if err != nil {
+				return fmt.Errorf("load: %w", err)
+			}
+			defer os.RemoveAll(tmp)
+			bin = filepath.Join(tmp, "kneecap")
+			fmt.Fprintln(stderr, "load: building ./cmd/kneecap")
+			if err := buildKneecap(ctx, bin); err != nil {
+				return err
+			}
+		}
+		newSim = func(ctx context.Context, args []string) *exec.Cmd { return exec.CommandContext(ctx, bin, args...) }
+	}
+
+	simArgs := []string{"sim", "--profile", "fixed", "--addr", "127.0.0.1:0",
+		"--ttft", cfg.ttft.String(), "--itl", cfg.itl.String(), "--output-tokens", strconv.Itoa(cfg.outputTokens)}
+	sp, err := startSim(ctx, newSim, simArgs, stderr)
+	if err != nil {
+		return err
+	}
+	defer sp.stop()
+	fmt.Fprintf(stderr, "load: simulator pid %d at %s: TTFT %s, ITL %s, %d output tokens\n",
+		sp.cmd.Process.Pid, sp.url, cfg.ttft, cfg.itl, cfg.outputTokens)
+
+	client, err := openai.New(openai.Options{
+		BaseURL:        sp.url,
+		Model:          sim.DefaultModel,
+		RequestTimeout: 2 * time.Minute,
+		MaxConns:       maxC,
+		RecordChunks:   true,
+	})
+	if err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	defer client.Close()
+	wl, err := sweep.NewWorkload(sweep.WorkloadConfig{
+		InputTokens:  sweep.Dist{Dist: sweep.DistFixed, Mean: float64(cfg.inputTokens)},
+		OutputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: float64(cfg.outputTokens)},
+		FixedOutput:  true,
+		Seed:         1,
+	}, sweep.APIChat)
+	if err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+
+	smp := &sampler{pid: sp.cmd.Process.Pid}
+	if err := smp.sample(); err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	base := smp.last()
+	sctx, stopSampler := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { smp.run(sctx) })
+	defer func() { stopSampler(); wg.Wait() }()
+
+	sink := &benchSink{cfg: cfg, smp: smp, baseRSS: base.rss, stderr: stderr}
+	plan := sweep.Plan{
+		Levels: cfg.levels,
+		Protocol: sweep.SweepConfig{
+			Warmup:       cfg.warmup,
+			WarmupMax:    2 * time.Minute,
+			Duration:     cfg.duration,
+			MinRequests:  100,
+			MaxDuration:  cfg.maxDuration,
+			CITarget:     0.05,
+			DrainTimeout: 30 * time.Second,
+		},
+		Workload: wl,
+	}
+	fmt.Fprintf(stderr, "load: levels %v, baseline RSS %.1f MiB\n", cfg.levels, float64(base.rss)/(1<<20))
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("load: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("load: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	out, err := sweep.Run(ctx, nil, plan, client, sink)
+	if err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	if out.Interrupted {
+		return errors.New("load: interrupted")
+	}
+	if sink.err != nil {
+		return fmt.Errorf("load: %w", sink.err)
+	}
+	miss := report(stdout, cfg, sink.rows, out.Elapsed)
+	if cfg.check && len(miss) > 0 {
+		return fmt.Errorf("load: %d target(s) missed: %s", len(miss), strings.Join(miss, "; "))
+	}
+	return nil
+}
+
+// buildKneecap builds ./cmd/kneecap of the module containing the working directory into bin.
+func buildKneecap(ctx context.Context, bin string) error {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return fmt.Errorf("load: go env GOMOD: %w", err)
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return errors.New("load: not inside the kneecap module: run from the repository or pass -kneecap")
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/kneecap")
+	cmd.Dir = filepath.Dir(mod)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("load: go build ./cmd/kneecap: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// servingLine matches the line `kneecap sim` prints once it listens.
+var servingLine = regexp.MustCompile(`serving (http://\S+)`)
+
+// simProc is the simulator child process.
+type simProc struct {
+	cmd  *exec.Cmd
+	url  string
+	done chan struct{} // closed when the stderr reader has finished
+}
+
+// startSim starts the simulator and waits (≤ 30 s) for it to print its URL; the rest of its
+// stderr is copied to stderr.
+func startSim(ctx context.Context, newSim simCommand, args []string, stderr io.Writer) (*simProc, error) {
+	cmd := newSim(ctx, args)
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, fmt.Errorf("load: simulator: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("load: start simulator: %w", err)
+	}
+	sp := &simProc{cmd: cmd, done: make(chan struct{})}
+	urlc := make(chan string, 1)
+	go func() {
+		defer close(sp.done)
+		sc := bufio.NewScanner(pipe)
+		found := false
+		for sc.Scan() {
+			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil && !found {
+				found = true
+				urlc <- m[1]
+				continue
+			}
+			fmt.Fprintln(stderr, "sim:", sc.Text())
+		}
+		_, _ = io.Copy(io.Discard, pipe)
+	}()
+	t := time.NewTimer(30 * time.Second)
+	defer t.Stop()
+	select {
+	case sp.url = <-urlc:
+		return sp, nil
+	case <-sp.done:
+		sp.stop()
+		return nil, errors.New("load: simulator exited before serving")
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	sp.stop()
+	return nil, errors.New("load: simulator did not report its URL within 30 s")
+}
+
+// stop interrupts the simulator, kills it if it has not exited 5 s later, and waits for it.
+func (sp *simProc) stop() {
+	_ = sp.cmd.Process.Signal(os.Interrupt)
+	exited := make(chan struct{})
+	go func() {
+		<-sp.done // Wait must follow the last read from the pipe
+		_ = sp.cmd.Wait()
+		close(exited)
+	}()
+	t := time.NewTimer(5 * time.Second)
+	defer t.Stop()
+	select {
+	case <-exited:
+		return
+	case <-t.C:
+	}
+	_ = sp.cmd.Process.Kill()
+	<-exited
+}
+
+// sample is one reading of the sampler: Unix ns, this process's CPU time and RSS, the
+// simulator's CPU time.
+type sample struct {
+	t      int64
+	cpu    time.Duration
+	rss    int64
+	simCPU time.Duration
+}
+
+// sampler reads CPU and RSS every sampleEvery.
+type sampler struct {
+	pid int
+	mu  sync.Mutex
+	s   []sample
+	err error
+}
+
+func (s *sampler) sample() error {
+	cpu, err := selfCPU()
+	if err != nil {
+		return err
+	}
+	rss, _, err := memStatus()
+	if err != nil {
+		return err
+	}
+	simCPU, err := procCPU(s.pid)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.s = append(s.s, sample{t: time.Now().UnixNano(), cpu: cpu, rss: rss, simCPU: simCPU})
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *sampler) last() sample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.s[len(s.s)-1]
+}
+
+func (s *sampler) run(ctx context.Context) {
+	tk := time.NewTicker(sampleEvery)
+	defer tk.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+			if err := s.sample(); err != nil {
+				s.mu.Lock()
+				s.err = err
+				s.mu.Unlock()
+				return
+			}
+		}
+	}
+}
+
+// between returns the CPU time of this process and of the simulator over [t0, t1), linearly
+// interpolated between samples, and the largest RSS sampled in [r0, r1].
+func (s *sampler) between(t0, t1, r0, r1 int64) (cpu, simCPU time.Duration, peakRSS int64, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return 0, 0, 0, s.err
+	}
+	at := func(t int64) (time.Duration, time.Duration) {
+		i, _ := slices.BinarySearchFunc(s.s, t, func(x sample, t int64) int { return compare(x.t, t) })
+		switch {
+		case i == 0:
+			return s.s[0].cpu, s.s[0].simCPU
+		case i == len(s.s):
+			return s.s[i-1].cpu, s.s[i-1].simCPU
+		}
+		a, b := s.s[i-1], s.s[i]
+		f := float64(t-a.t) / float64(b.t-a.t)
+		lerp := func(x, y time.Duration) time.Duration { return x + time.Duration(f*float64(y-x)) }
+		return lerp(a.cpu, b.cpu), lerp(a.simCPU, b.simCPU)
+	}
+	c0, s0 := at(t0)
+	c1, s1 := at(t1)
+	for _, x := range s.s {
+		if x.t >= r0 && x.t <= r1 {
+			peakRSS = max(peakRSS, x.rss)
+		}
+	}
+	return c1 - c0, s1 - s0, peakRSS, nil
+}
+
+func compare(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// row is the figures of one level.
+type row struct {
+	streams        int
+	achieved       float64
+	tps, idealTPS  float64
+	tokens         float64
+	window         time.Duration
+	cpu            time.Duration // client CPU over the window
+	simUtil        float64       // simulator CPU ÷ (window × cores)
+	rssPerStream   float64       // bytes
+	ttft, tpot     float64       // p50, ms
+	errs, requests int
+	steady         bool
+	client         *sweep.ClientStats
+}
+
+// cpuPerToken is the client CPU time per streamed token.
+func (r row) cpuPerToken() time.Duration {
+	if r.tokens <= 0 {
+		return 0
+	}
+	return time.Duration(float64(r.cpu) / r.tokens)
+}
+
+// benchSink computes each level's figures as it finishes and keeps no records.
+type benchSink struct {
+	cfg     config
+	smp     *sampler
+	baseRSS int64
+	stderr  io.Writer
+	rows    []row
+	err     error
+}
+
+func (b *benchSink) LevelDone(run sweep.LevelRun, records []sweep.Record) error {
+	lv := analysis.Summarize([]sweep.LevelRun{run}, records, analysis.DefaultOptions())[0]
+	cpu, simCPU, peak, err := b.smp.between(run.W0, run.W1, run.WarmupStart, run.DrainEnd)
+	if err != nil {
+		return err
+	}
+	win := run.Window()
+	e2e := b.cfg.ttft + time.Duration(b.cfg.outputTokens-1)*b.cfg.itl
+	r := row{
+		streams:      run.Concurrency,
+		achieved:     float64(lv.AchievedConcurrency),
+		tps:          float64(lv.OutputTPS),
+		idealTPS:     float64(run.Concurrency) * float64(b.cfg.outputTokens) / e2e.Seconds(),
+		tokens:       float64(lv.OutputTPS) * win.Seconds(),
+		window:       win,
+		cpu:          cpu,
+		simUtil:      float64(simCPU) / (float64(win) * float64(runtime.NumCPU())),
+		rssPerStream: float64(peak-b.baseRSS) / float64(run.Concurrency),
+		ttft:         float64(lv.TTFT.P50),
+		tpot:         float64(lv.TPOT.P50),
+		errs:         lv.Errors,
+		requests:     lv.Requests,
+		steady:       run.Steady,
+		client:       run.Client,
+	}
+	b.rows = append(b.rows, r)
+	fmt.Fprintf(b.stderr, "load: %d streams: %.0f tokens/s, %.2f µs CPU/token, %.1f KiB/stream, TTFT p50 %.1f ms, TPOT p50 %.2f ms\n",
+		r.streams, r.tps, float64(r.cpuPerToken())/1e3, r.rssPerStream/1024, r.ttft, r.tpot)
+	return nil
+}
+
+func (b *benchSink) Finish(string) error { return nil }
+
+// report prints the table and the targets; it returns the missed targets.
+func report(w io.Writer, cfg config, rows []row, elapsed time.Duration) []string {
+	fmt.Fprintf(w, "kneecap end-to-end load benchmark: %s, %d CPUs, GOMAXPROCS %d, %s/%s, %s\n",
+		cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	fmt.Fprintf(w, "simulator (separate process): kneecap sim --profile fixed --ttft %s --itl %s; %d output tokens, 1 token/chunk; %s total\n\n",
+		cfg.ttft, cfg.itl, cfg.outputTokens, elapsed.Round(time.Second))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "streams\tachieved\ttokens/s\t(ideal)\tCPU ms/1k tok\tRSS KiB/stream\tTTFT p50 ms\terr\tTPOT p50 ms\terr\tsched p99\tbound\tsim CPU\terrors\t")
+	ttftCfg := ms(cfg.ttft)
+	tpotCfg := ms(cfg.itl)
+	for _, r := range rows {
+		sched, bound := "-", "-"
+		if r.client != nil {
+			sched = r.client.SchedLatencyP99.String()
+			bound = strconv.FormatBool(r.client.Bound)
+		}
+		fmt.Fprintf(tw, "%d\t%.1f\t%.0f\t%.0f\t%.2f\t%.1f\t%.2f\t%+.2f%%\t%.3f\t%+.2f%%\t%s\t%s\t%.0f%%\t%d/%d\t\n",
+			r.streams, r.achieved, r.tps, r.idealTPS, float64(r.cpuPerToken())/1e3,
+			r.rssPerStream/1024, r.ttft, 100*(r.ttft-ttftCfg)/ttftCfg, r.tpot, 100*(r.tpot-tpotCfg)/tpotCfg,
+			sched, bound, 100*r.simUtil, r.errs, r.requests)
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(w, "\nCPU ms per 1,000 tokens = µs per token: getrusage(RUSAGE_SELF) over the window ÷ tokens arrived in it; RSS: (peak VmRSS during the level − VmRSS before the first) ÷ streams;")
+	fmt.Fprintln(w, "err: (measured − configured) ÷ configured; sim CPU: the simulator process's CPU ÷ (window × CPUs).")
+
+	var miss []string
+	check := func(ok bool, format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		verdict := "PASS"
+		if !ok {
+			verdict = "FAIL"
+			miss = append(miss, msg)
+		}
+		fmt.Fprintf(w, "%s  %s\n", verdict, msg)
+	}
+	fmt.Fprintln(w)
+	for _, r := range rows {
+		check(r.errs == 0 && r.achieved >= sustainedRatio*float64(r.streams),
+			"%d streams sustained: achieved %.1f ≥ %.0f%%, %d errors", r.streams, r.achieved, 100*sustainedRatio, r.errs)
+		check(r.cpuPerToken() <= targetCPUPerToken, "%d streams: client CPU %.2f µs/token ≤ %s", r.streams, float64(r.cpuPerToken())/1e3, targetCPUPerToken)
+		check(r.rssPerStream <= targetRSSPerStream, "%d streams: %.1f KiB/stream ≤ %d KiB", r.streams, r.rssPerStream/1024, targetRSSPerStream>>10)
+		if r.streams <= fidelityMaxStreams {
+			for _, m := range []struct {
+				name      string
+				got, want float64
+			}{{"TTFT", r.ttft, ttftCfg}, {"TPOT", r.tpot, tpotCfg}} {
+				tol := targetRelErr*m.want + ms(targetAbsErr)
+				check(abs(m.got-m.want) <= tol, "%d streams: %s p50 %.3f ms within %.3f ms of %.3f ms", r.streams, m.name, m.got, tol, m.want)
+			}
+		}
+	}
+	return miss
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// cpuModel returns the CPU model name from /proc/cpuinfo, or GOARCH.
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	for line := range strings.Lines(string(b)) {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}

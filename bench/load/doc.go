@@ -1,0 +1,34 @@
+// Command load is kneecap's end-to-end load benchmark: it shows that the client is never the
+// bottleneck (issue 7).
+//
+// It starts `kneecap sim --profile fixed` as a separate process (the simulator serves every
+// request with a fixed TTFT, then one token every ITL), then runs kneecap's own level runner
+// (sweep.Run with the real go-openai client of sweep/openai) in this process at each level
+// (default 256, 1,024 and 4,096 concurrent streams), and prints per level:
+//
+//   - client CPU per 1,000 streamed tokens: getrusage(RUSAGE_SELF) user+system time over the
+//     measurement window [W0, W1) ÷ tokens whose chunk arrived in the window × 1,000. The
+//     simulator runs in another process, so this is the client's cost alone (HTTP, SSE and
+//     JSON decoding, timing, record keeping, the level controller and the Go runtime);
+//   - peak RSS per in-flight stream: (max VmRSS during the level − VmRSS before the first
+//     level) ÷ streams, sampled from /proc/self/status every 20 ms;
+//   - the measurement error of TTFT p50 and TPOT p50 (analysis.Summarize over the window)
+//     against the simulator's configured TTFT and ITL;
+//   - achieved concurrency, output tokens/s against the closed-loop ideal, the client's own
+//     diagnosis (LevelRun.Client) and the simulator process's CPU, so that a level where the
+//     simulator rather than the client ran out of CPU is visible.
+//
+// Targets (on a 2-core machine): TTFT and TPOT p50 within 3% + 1 ms of the configured values
+// at 1,024 streams; ≤ 10 µs of client CPU per token (10 ms per 1,000); ≤ 64 KiB per stream;
+// every level sustained (achieved concurrency ≥ 95% of target, no errors). The command exits
+// with status 1 when a target is missed.
+//
+// Usage (from the module root; `make bench` runs it after the Go benchmarks):
+//
+//	go run ./bench/load [-kneecap bin/kneecap] [-levels 256,1024,4096] [-ttft 500ms] [-itl 100ms]
+//	    [-output-tokens 32] [-warmup 2s] [-duration 6s]
+//
+// Without -kneecap it builds ./cmd/kneecap into a temporary directory. The number of tokens
+// per second is streams ÷ ITL (40,960/s at 4,096 streams and 100 ms); the defaults keep the
+// simulator process well below a core so that the figures describe the client.
+package main

@@ -1,0 +1,418 @@
+package openai
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// scanChunk decodes the common chat.completion.chunk and text_completion payloads without
+// reflection or allocation. ok is false when the payload is not valid JSON, is not an
+// object, nests deeper than maxScanDepth, has a key with an escape or a non-ASCII byte
+// (encoding/json unescapes keys and matches them with Unicode case folding), has a known
+// field of an unexpected type, or is an error event; the caller then uses encoding/json.
+// When ok is true the result equals chunkDecoder.decodeSlow's.
+//
+// Known fields, matched case-insensitively like encoding/json: object, error, usage
+// {prompt_tokens, completion_tokens}, choices[] {text, delta {content, reasoning_content,
+// reasoning}}. Like the reflective decoder, the content fields count when they are non-empty
+// strings (whatever their type otherwise) and the last of duplicate keys wins.
+func scanChunk(b []byte) (chunkResult, bool) {
+	s := scanner{b: b}
+	r := chunkResult{usage: -1}
+	var (
+		content           bool
+		usage             = -1
+		prompt            int
+		ok                = true
+		isErrObj          bool
+		sawChoices, sawUs bool
+	)
+	s.ws()
+	if !s.object(func(key []byte) bool {
+		switch {
+		case keyIs(key, "choices"):
+			if sawChoices {
+				return false // duplicates merge in encoding/json: leave them to it
+			}
+			sawChoices = true
+			return s.choices(&content)
+		case keyIs(key, "usage"):
+			if sawUs {
+				return false
+			}
+			sawUs = true
+			u, p, good := s.usage()
+			// null leaves no usage; an object without completion_tokens leaves -1 (no
+			// usage), as in decodeSlow.
+			usage, prompt = u, p
+			return good
+		case keyIs(key, "object"):
+			v, good := s.value()
+			isErrObj = string(v) == `"error"`
+			return good
+		case keyIs(key, "error"):
+			v, good := s.value()
+			if good && string(v) != "null" {
+				ok = false // an error event: decodeSlow builds the APIError
+			}
+			return good
+		}
+		_, good := s.value()
+		return good
+	}) {
+		return r, false
+	}
+	s.ws()
+	if s.i != len(s.b) || !ok || isErrObj {
+		return r, false
+	}
+	r.content = content
+	if usage >= 0 {
+		r.usage, r.prompt = usage, prompt
+	}
+	return r, true
+}
+
+// maxScanDepth bounds the nesting scanChunk follows; deeper payloads go to encoding/json.
+const maxScanDepth = 32
+
+// scanner is a strict JSON scanner over one payload.
+type scanner struct {
+	b     []byte
+	i     int
+	depth int
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// object scans an object, calling field for each key with s positioned at the value; field
+// must consume the value and report success.
+func (s *scanner) object(field func(key []byte) bool) bool {
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		return false
+	}
+	s.depth++
+	if s.depth > maxScanDepth {
+		return false
+	}
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		s.i++
+		s.depth--
+		return true
+	}
+	for {
+		s.ws()
+		key, plain, ok := s.str()
+		if !ok || !plain {
+			return false
+		}
+		s.ws()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			return false
+		}
+		s.i++
+		s.ws()
+		if !field(key[1 : len(key)-1]) {
+			return false
+		}
+		s.ws()
+		if s.i >= len(s.b) {
+			return false
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			s.depth--
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// array scans an array, calling elem with s positioned at each element.
+func (s *scanner) array(elem func() bool) bool {
+	if s.i >= len(s.b) || s.b[s.i] != '[' {
+		return false
+	}
+	s.depth++
+	if s.depth > maxScanDepth {
+		return false
+	}
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == ']' {
+		s.i++
+		s.depth--
+		return true
+	}
+	for {
+		s.ws()
+		if !elem() {
+			return false
+		}
+		s.ws()
+		if s.i >= len(s.b) {
+			return false
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			s.depth--
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// str scans a string and returns it with its quotes; plain reports that it has no escapes
+// and only ASCII bytes.
+func (s *scanner) str() (raw []byte, plain, ok bool) {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return nil, false, false
+	}
+	start := s.i
+	s.i++
+	plain = true
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			return s.b[start:s.i], plain, true
+		case c < 0x20:
+			return nil, false, false
+		case c == '\\':
+			plain = false
+			s.i++
+			if s.i >= len(s.b) {
+				return nil, false, false
+			}
+			switch s.b[s.i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				s.i++
+			case 'u':
+				if s.i+5 > len(s.b) {
+					return nil, false, false
+				}
+				for _, h := range s.b[s.i+1 : s.i+5] {
+					if !isHex(h) {
+						return nil, false, false
+					}
+				}
+				s.i += 5
+			default:
+				return nil, false, false
+			}
+		default:
+			if c >= 0x80 {
+				plain = false
+			}
+			s.i++
+		}
+	}
+	return nil, false, false
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// number scans a JSON number and returns its text.
+func (s *scanner) number() ([]byte, bool) {
+	start := s.i
+	if s.i < len(s.b) && s.b[s.i] == '-' {
+		s.i++
+	}
+	switch {
+	case s.i < len(s.b) && s.b[s.i] == '0':
+		s.i++
+	case s.i < len(s.b) && s.b[s.i] >= '1' && s.b[s.i] <= '9':
+		s.digits()
+	default:
+		return nil, false
+	}
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		s.i++
+		if !s.digits() {
+			return nil, false
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		if !s.digits() {
+			return nil, false
+		}
+	}
+	return s.b[start:s.i], true
+}
+
+// digits scans one or more decimal digits.
+func (s *scanner) digits() bool {
+	start := s.i
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		s.i++
+	}
+	return s.i > start
+}
+
+// value scans any JSON value and returns its text.
+func (s *scanner) value() ([]byte, bool) {
+	if s.i >= len(s.b) {
+		return nil, false
+	}
+	start := s.i
+	ok := false
+	switch c := s.b[s.i]; {
+	case c == '{':
+		ok = s.object(func([]byte) bool { _, good := s.value(); return good })
+	case c == '[':
+		ok = s.array(func() bool { _, good := s.value(); return good })
+	case c == '"':
+		_, _, ok = s.str()
+	case c == '-' || c >= '0' && c <= '9':
+		_, ok = s.number()
+	default:
+		for _, lit := range [...]string{"null", "true", "false"} {
+			if bytes.HasPrefix(s.b[s.i:], []byte(lit)) {
+				s.i += len(lit)
+				ok = true
+				break
+			}
+		}
+	}
+	if !ok {
+		return nil, false
+	}
+	return s.b[start:s.i], true
+}
+
+// nonEmptyString reports whether v is a string other than "", the nonEmpty rule.
+func nonEmptyString(v []byte) bool { return len(v) > 2 && v[0] == '"' }
+
+// choices scans the choices array (or null) and sets *content when a choice carries
+// non-empty text or delta content.
+func (s *scanner) choices(content *bool) bool {
+	if s.isNull() {
+		return true
+	}
+	return s.array(func() bool {
+		if s.isNull() {
+			return true
+		}
+		var text, delta, sawDelta bool
+		ok := s.object(func(key []byte) bool {
+			switch {
+			case keyIs(key, "text"):
+				v, good := s.value()
+				text = nonEmptyString(v)
+				return good
+			case keyIs(key, "delta"):
+				if sawDelta {
+					return false // duplicates merge in encoding/json
+				}
+				sawDelta = true
+				if s.isNull() {
+					return true
+				}
+				var c, rc, r bool
+				good := s.object(func(key []byte) bool {
+					v, good := s.value()
+					switch {
+					case keyIs(key, "content"):
+						c = nonEmptyString(v)
+					case keyIs(key, "reasoning_content"):
+						rc = nonEmptyString(v)
+					case keyIs(key, "reasoning"):
+						r = nonEmptyString(v)
+					}
+					return good
+				})
+				delta = c || rc || r
+				return good
+			}
+			_, good := s.value()
+			return good
+		})
+		if text || delta {
+			*content = true
+		}
+		return ok
+	})
+}
+
+// usage scans the usage object (or null). completion is -1 when absent or null.
+func (s *scanner) usage() (completion, prompt int, ok bool) {
+	completion = -1
+	var sawC, sawP bool
+	if s.isNull() {
+		return -1, 0, true
+	}
+	ok = s.object(func(key []byte) bool {
+		var dst *int
+		switch {
+		case keyIs(key, "completion_tokens"):
+			dst = &completion
+			if sawC {
+				return false
+			}
+			sawC = true
+		case keyIs(key, "prompt_tokens"):
+			dst = &prompt
+			if sawP {
+				return false
+			}
+			sawP = true
+		default:
+			_, good := s.value()
+			return good
+		}
+		if s.isNull() {
+			return true // encoding/json leaves an int unchanged on null
+		}
+		v, good := s.number()
+		if !good {
+			return false
+		}
+		n, err := strconv.Atoi(string(v)) // no allocation: the conversion does not escape
+		if err != nil {
+			return false // a fraction, an exponent or out of range: encoding/json fails it
+		}
+		*dst = n
+		return true
+	})
+	return completion, prompt, ok
+}
+
+// isNull consumes a null literal if one is next.
+func (s *scanner) isNull() bool {
+	if bytes.HasPrefix(s.b[s.i:], []byte("null")) {
+		s.i += 4
+		return true
+	}
+	return false
+}
+
+// keyIs matches a plain-ASCII key like encoding/json does: ASCII case-insensitively.
+func keyIs(key []byte, name string) bool {
+	return bytes.EqualFold(key, []byte(name))
+}

@@ -1,0 +1,73 @@
+package openai
+
+import (
+	"testing"
+)
+
+// scanSeeds are payloads of real servers' shapes and the edge cases where encoding/json's
+// rules (case-insensitive keys, null for ints, duplicate keys, escapes) decide.
+var scanSeeds = []string{
+	roleChunk(), contentChunk("a"), contentChunk(""), usageChunk(3, 7),
+	`{"choices":[{"text":"a"},{"text":""}]}`, `{"choices":[{"index":0,"text":"","finish_reason":"length"}]}`,
+	`{"choices":[{"delta":{"reasoning":"r"}}],"usage":null}`,
+	`{"choices":[{"delta":{"reasoning_content":"r","content":null}}]}`,
+	`{"choices":[null,{"delta":null},{"delta":{"content":"x"}}]}`, `{"choices":null}`, `{"choices":[]}`,
+	`{"CHOICES":[{"DELTA":{"Content":"x"}}]}`, `{"choices":[{"delta":{"content":"x","content":""}}]}`,
+	`{"choices":[{"delta":{"content":"x"},"delta":{}}]}`, `{"choices":[],"choices":[{"text":"a"}]}`,
+	`{"usage":{"completion_tokens":5},"usage":{"prompt_tokens":3}}`, `{"usage":{"completion_tokens":null}}`,
+	`{"usage":{"completion_tokens":1.0}}`, `{"usage":{"completion_tokens":1e2}}`, `{"usage":{"completion_tokens":"3"}}`,
+	`{"usage":{"completion_tokens":-1}}`, `{"usage":{"completion_tokens":99999999999999999999}}`,
+	`{"usage":{"prompt_tokens":4,"completion_tokens":9,"completion_tokens_details":{"reasoning_tokens":2}}}`,
+	`{"error":"plain string"}`, `{"error":null,"choices":[{"text":"a"}]}`, `{"error":{"message":"m"}}`,
+	`{"object":"error","message":"m","code":500}`, `{"object":"chat.completion.chunk"}`,
+	`{"ch\u006fices":[{"text":"a"}]}`, `{"choices":[{"text":"\u00e9\n"}]}`, "{\"choices\":[{\"text\":\"é\"}]}",
+	"{\"choſces\":[]}", `{"choices":5}`, `{"choices":[5]}`, `{"choices":[{"delta":5}]}`,
+	`{"usage":5}`, `[DONE]`, `null`, `[]`, `"x"`, `{}`, ` { } `, `{"a":[1,2,{"b":[true,false,null]}],"c":-0.5e+3}`,
+	`{"choices":[{"text":"a"}]}x`, `{"choices":[{"text":"a"}],}`, `{"a":01}`, `{"a":1.}`, `{"a":"\x"}`,
+	"{\"a\":\"\x01\"}", `{"a":tru}`, `{"a"}`, `{`, ``, `{"a":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`,
+}
+
+// TestScanChunkMatchesEncodingJSON checks the fast path against encoding/json on the seeds:
+// whenever scanChunk accepts a payload, decodeSlow accepts it and says the same.
+func TestScanChunkMatchesEncodingJSON(t *testing.T) {
+	fast := 0
+	for _, s := range scanSeeds {
+		if checkScan(t, []byte(s)) {
+			fast++
+		}
+	}
+	// The common shapes must take the fast path, or the optimisation is gone.
+	for _, s := range []string{roleChunk(), contentChunk("a"), usageChunk(3, 7), `{"choices":[{"text":"a"}]}`} {
+		if _, ok := scanChunk([]byte(s)); !ok {
+			t.Errorf("scanChunk declined the common payload %s", s)
+		}
+	}
+	if fast < len(scanSeeds)/3 {
+		t.Errorf("only %d of %d seeds took the fast path", fast, len(scanSeeds))
+	}
+}
+
+// checkScan compares scanChunk with decodeSlow on b and reports whether the fast path took it.
+func checkScan(t *testing.T, b []byte) bool {
+	t.Helper()
+	got, ok := scanChunk(b)
+	var d chunkDecoder
+	want, err := d.decodeSlow(b)
+	if !ok {
+		return false
+	}
+	if err != nil {
+		t.Errorf("%q: scanChunk accepted %+v, encoding/json failed: %v", b, got, err)
+	} else if got != want {
+		t.Errorf("%q: scanChunk %+v, encoding/json %+v", b, got, want)
+	}
+	return true
+}
+
+// FuzzScanChunk is the differential fuzz test of the fast path against encoding/json.
+func FuzzScanChunk(f *testing.F) {
+	for _, s := range scanSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { checkScan(t, b) })
+}
