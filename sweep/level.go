@@ -22,6 +22,10 @@ const (
 	ClientSchedBound = 5 * time.Millisecond
 	// ClientConnWaitBound is the p99 connection-pool wait above which the client is bound.
 	ClientConnWaitBound = time.Millisecond
+	// ClientRunQueueBound is the share of the window the process's threads spent runnable but
+	// waiting for a CPU (per GOMAXPROCS), above which the client is bound: another process
+	// was starving it, so its timestamps are late.
+	ClientRunQueueBound = 0.2
 )
 
 // liveEvery is the period of Observer.Live calls.
@@ -524,16 +528,20 @@ func connWaitP99(records []Record, w0, w1 int64) time.Duration {
 
 // clientSample is a reading of the process's CPU time and scheduling-latency histogram.
 type clientSample struct {
-	wall   time.Time
-	cpu    time.Duration
-	cpuOK  bool
-	counts []uint64
-	bounds []float64
+	wall  time.Time
+	cpu   time.Duration
+	cpuOK bool
+	// runDelay is the process's threads' total run-queue wait (Linux schedstat).
+	runDelay   time.Duration
+	runDelayOK bool
+	counts     []uint64
+	bounds     []float64
 }
 
 func sampleClient() clientSample {
 	s := clientSample{wall: time.Now()}
 	s.cpu, s.cpuOK = processCPUTime()
+	s.runDelay, s.runDelayOK = processRunDelay()
 	m := []metrics.Sample{{Name: schedMetric}}
 	metrics.Read(m)
 	if m[0].Value.Kind() == metrics.KindFloat64Histogram {
@@ -550,6 +558,9 @@ func (s clientSample) since(s0 clientSample) *ClientStats {
 	wall := s.wall.Sub(s0.wall)
 	if s.cpuOK && s0.cpuOK && wall > 0 {
 		cs.CPUUtilization = min(1, float64(s.cpu-s0.cpu)/(float64(wall)*float64(runtime.GOMAXPROCS(0))))
+	}
+	if s.runDelayOK && s0.runDelayOK && wall > 0 {
+		cs.RunQueueDelay = max(0, float64(s.runDelay-s0.runDelay)/(float64(wall)*float64(runtime.GOMAXPROCS(0))))
 	}
 	if len(s.counts) == len(s0.counts) && len(s.counts) > 0 && len(s.bounds) == len(s.counts)+1 {
 		delta := make([]uint64, len(s.counts))
@@ -589,6 +600,10 @@ func (cs *ClientStats) classify() {
 	}
 	if cs.ConnWaitP99 > ClientConnWaitBound {
 		why = append(why, fmt.Sprintf("conn_wait p99 %s > %s", cs.ConnWaitP99, ClientConnWaitBound))
+	}
+	if cs.RunQueueDelay > ClientRunQueueBound {
+		why = append(why, fmt.Sprintf("run-queue wait %.0f%% of the window > %.0f%% (the machine is busy with other work)",
+			100*cs.RunQueueDelay, 100*ClientRunQueueBound))
 	}
 	cs.Bound = len(why) > 0
 	cs.Reason = strings.Join(why, ", ")

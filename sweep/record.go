@@ -150,6 +150,10 @@ type ClientStats struct {
 	SchedLatencyP99 time.Duration `json:"sched_latency_p99_ns"`
 	// ConnWaitP99 is the p99 of conn_wait over requests sent in the window.
 	ConnWaitP99 time.Duration `json:"conn_wait_p99_ns"`
+	// RunQueueDelay is the time the process's threads were runnable but waited for a CPU,
+	// ÷ (wall time × GOMAXPROCS) (Linux schedstat; 0 elsewhere): high when other processes
+	// starve the client.
+	RunQueueDelay float64 `json:"run_queue_delay"`
 	// Bound reports whether the client was saturated (see the thresholds in the doc).
 	Bound bool `json:"bound"`
 	// Reason says which threshold made it bound.

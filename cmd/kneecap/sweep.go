@@ -132,7 +132,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	// usage error that leaves nothing behind.
 	wl, err := sweep.NewWorkload(cfg.Workload, cfg.Target.API)
 	if err != nil {
-		return usageError("sweep: workload: %w", err)
+		return usageError("%w", err)
 	}
 
 	// The results directory must be writable before anything runs.
