@@ -312,6 +312,12 @@ func (a *analyzer) knee() {
 		if !ok || !v.OK() || !(v > 0) {
 			continue
 		}
+		// The USL peak is where a retrograde curve turns down, not a knee; past a hard
+		// plateau it is an extrapolation of a worse model, so it is compared only when USL
+		// is the curve the headline knee was read from.
+		if name == "usl" && method != "usl" {
+			continue
+		}
 		if r := float64(v) / k; r > disagreement || r < 1/disagreement {
 			label := map[string]string{"usl": "USL peak", "batch": "batch limit", "hinge": "hinge breakpoint", "kneedle": "Kneedle knee"}[name]
 			a.warn("knee methods disagree: %s at concurrency %.3g vs the headline knee at %.3g (%s, %.0f%% per doubling), more than a factor %g apart",
