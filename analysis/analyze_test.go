@@ -84,6 +84,10 @@ func TestAnalyzeGroundTruth(t *testing.T) {
 				if p.checkS && math.Abs(k/float64(S)-1) > 0.25 {
 					t.Errorf("%s S=%d seed %d: knee %.2f not within ±25%% of S", p.name, S, seed, k)
 				}
+				// A hard plateau's USL peak is an extrapolation, not a competing knee.
+				if r.Knee.Method != "usl" && hasWarning(r, "USL peak") {
+					t.Errorf("%s S=%d seed %d: warns about the USL peak of a %s headline: %q", p.name, S, seed, r.Knee.Method, r.Warnings)
+				}
 				if math.Abs(bl/float64(S)-1) > 0.25 {
 					t.Errorf("%s S=%d seed %d: TTFT blow-up %.2f not within ±25%% of S", p.name, S, seed, bl)
 				}
