@@ -41,6 +41,18 @@ func Console(w io.Writer, res *analysis.Result) error {
 			return fmt.Errorf("report: console: %w", err)
 		}
 		fmt.Fprintln(bw, "  (tok/s = output tokens/s ±95% CI; QPS = requests/s; latencies in ms; ✗ = excluded from fits)")
+		first := true
+		for _, l := range sortedLevels(res) {
+			if len(l.ErrorClasses) == 0 {
+				continue
+			}
+			if first {
+				fmt.Fprintln(bw)
+				fmt.Fprintln(bw, "Errors by class:")
+				first = false
+			}
+			fmt.Fprintf(bw, "  concurrency %d: %s\n", l.Concurrency, errorClasses(l.ErrorClasses))
+		}
 	} else {
 		fmt.Fprintln(bw, "  no levels measured")
 	}

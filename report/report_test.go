@@ -61,6 +61,15 @@ func TestConsole(t *testing.T) {
 	if err := report.Console(io.Discard, nil); err == nil {
 		t.Error("nil result: want an error")
 	}
+	if strings.Contains(out, "Errors by class") {
+		t.Errorf("console lists error classes for a run without errors:\n%s", out)
+	}
+	// A run with errors lists them by class per level.
+	b.Reset()
+	if err := report.Console(&b, analysistest.ErrorsHeavy()); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "console", b.String(), "Errors by class:", "http_429", "stream_broken 2")
 }
 
 func TestMarkdown(t *testing.T) {

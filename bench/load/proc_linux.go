@@ -24,6 +24,17 @@ func selfCPU() (time.Duration, error) {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
 
+// threadCPU returns the user + system CPU time of the calling OS thread (getrusage
+// RUSAGE_THREAD); the caller must be locked to its thread.
+func threadCPU() (time.Duration, error) {
+	const rusageThread = 1 // RUSAGE_THREAD, linux/resource.h
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage thread: %w", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
+}
+
 // memStatus returns VmRSS and VmHWM (peak RSS) of this process in bytes.
 func memStatus() (rss, hwm int64, err error) {
 	b, err := os.ReadFile("/proc/self/status")
