@@ -16,7 +16,8 @@ import (
 const xLabelConcurrency = "concurrency (requests in flight, log2 scale)"
 
 // Throughput draws output tokens/s against concurrency on a log2 axis: measured levels with
-// their 95% confidence bars (output_tps_ci95), the fitted USL curve, the knee with its 95%
+// their 95% confidence bars (output_tps_ci95), the fitted USL curve and, when the headline
+// knee was read from another model (batch, hinge), that model's curve, the knee with its 95%
 // interval shaded, the maximum measured TPS, and the SLO limit (slo.max_concurrency).
 func Throughput(res *analysis.Result) (*plot.Plot, error) {
 	return plotOf(throughputChart(res))
@@ -67,21 +68,26 @@ func throughputChart(res *analysis.Result) (*builder, error) {
 	if res != nil {
 		th = res.Throughput
 	}
+	lo, hi := xExtent(valid, invalid)
+	// The curve the headline knee was read from, when it is not the USL (drawn next).
+	if k := kneeOf(res); k != nil {
+		var f func(float64) float64
+		var r2 analysis.Float
+		switch {
+		case k.Method == "batch" && th.Batch != nil && th.Batch.Alpha.OK() && th.Batch.Beta.OK() && th.Batch.Limit.OK():
+			f, r2 = th.Batch.At, th.Batch.R2
+		case k.Method == "hinge" && th.Hinge != nil && th.Hinge.Breakpoint.OK() && th.Hinge.Slope.OK() && th.Hinge.PlateauTPS.OK():
+			f, r2 = th.Hinge.At, th.Hinge.R2
+		}
+		if f != nil {
+			if err := b.fitLine(sampleCurve(f, lo, hi), k.Method+" fit", r2, colGreen, nil); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if u := th.USL; u != nil && u.Lambda.OK() && u.Sigma.OK() && u.Kappa.OK() {
-		lo, hi := xExtent(valid, invalid)
-		if curve := uslCurve(u, lo, hi); len(curve) > 1 {
-			l, err := plotter.NewLine(curve)
-			if err != nil {
-				return nil, fmt.Errorf("plots: usl curve: %w", err)
-			}
-			l.Color, l.Width, l.Dashes = colOrange, vg.Points(1.5), dashed
-			b.p.Add(l)
-			name := "USL fit"
-			if u.R2.OK() {
-				name += fmt.Sprintf(" (R²=%.3f)", float64(u.R2))
-			}
-			b.legend(name, l)
-			b.track(xsOf(curve), ysOf(curve))
+		if err := b.fitLine(sampleCurve(u.At, lo, hi), "USL fit", u.R2, colOrange, dashed); err != nil {
+			return nil, err
 		}
 	}
 	if k := kneeOf(res); k != nil && k.Concurrency.OK() && k.Concurrency > 0 {
@@ -110,22 +116,41 @@ func throughputChart(res *analysis.Result) (*builder, error) {
 	return b.finish()
 }
 
-// uslCurve samples X(N) = λN / (1 + σ(N−1) + κN(N−1)) evenly in log2 N over [lo, hi].
-func uslCurve(u *analysis.USL, lo, hi float64) plotter.XYs {
+// sampleCurve samples a fitted throughput curve evenly in log2 N over [lo, hi], keeping the
+// finite, non-negative points.
+func sampleCurve(f func(float64) float64, lo, hi float64) plotter.XYs {
 	if !(lo > 0) || !(hi >= lo) {
 		return nil
 	}
 	const n = 120
-	lam, sig, kap := float64(u.Lambda), float64(u.Sigma), float64(u.Kappa)
 	var out plotter.XYs
 	for i := 0; i <= n; i++ {
 		x := lo * math.Pow(hi/lo, float64(i)/n)
-		y := lam * x / (1 + sig*(x-1) + kap*x*(x-1))
-		if finite(y) && y >= 0 {
+		if y := f(x); finite(y) && y >= 0 {
 			out = append(out, plotter.XY{X: x, Y: y})
 		}
 	}
 	return out
+}
+
+// fitLine draws a fitted curve named "name (R²=…)" in the legend; fewer than two points draw
+// nothing.
+func (b *builder) fitLine(curve plotter.XYs, name string, r2 analysis.Float, c color.Color, dashes []vg.Length) error {
+	if len(curve) < 2 {
+		return nil
+	}
+	l, err := plotter.NewLine(curve)
+	if err != nil {
+		return fmt.Errorf("plots: %s: %w", name, err)
+	}
+	l.Color, l.Width, l.Dashes = c, vg.Points(1.5), dashes
+	b.p.Add(l)
+	if r2.OK() {
+		name += fmt.Sprintf(" (R²=%.3f)", float64(r2))
+	}
+	b.legend(name, l)
+	b.track(xsOf(curve), ysOf(curve))
+	return nil
 }
 
 func xExtent(sets ...plotter.XYs) (lo, hi float64) {

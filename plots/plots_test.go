@@ -120,6 +120,36 @@ func TestChartContent(t *testing.T) {
 	}
 }
 
+// TestThroughputDrawsHeadlineModel checks that the curve the headline knee was read from is
+// drawn when it is not the USL, beside the USL curve.
+func TestThroughputDrawsHeadlineModel(t *testing.T) {
+	res := analysistest.Saturating()
+	// The demo engine's step model (DESIGN §6): α = 4 ms, β = 0.25 ms, S = 32.
+	res.Throughput.Batch = &analysis.Batch{Alpha: 0.004, Beta: 0.00025, Limit: 32, PlateauTPS: 2667, R2: 0.998}
+	res.Knee.Method = "batch"
+	for method, want := range map[string]string{"batch": "batch fit (R²=0.998)", "hinge": "hinge fit (R²=0.980)", "usl": ""} {
+		res.Knee.Method = method
+		p, err := Throughput(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		svg, err := Render(p, testW, testH, "svg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(svg)
+		if want != "" && !strings.Contains(s, xmlEscape(want)) {
+			t.Errorf("%s headline: svg lacks %q", method, want)
+		}
+		if !strings.Contains(s, xmlEscape("USL fit (R²=0.991)")) {
+			t.Errorf("%s headline: the USL curve is missing", method)
+		}
+		if method == "usl" && strings.Contains(s, " fit (R²=0.98") {
+			t.Errorf("usl headline: another model's curve is drawn")
+		}
+	}
+}
+
 func xmlEscape(s string) string {
 	var b strings.Builder
 	xml.EscapeText(&b, []byte(s))
@@ -366,7 +396,7 @@ func TestNiceTicks(t *testing.T) {
 // σ = 0.045, κ = 0.0004 → N* = √(0.955/0.0004) = 48.9.
 func TestUSLCurvePeak(t *testing.T) {
 	p := analysistest.Saturating().Throughput.USL
-	c := uslCurve(p, 1, 1024)
+	c := sampleCurve(p.At, 1, 1024)
 	best := c[0]
 	for _, pt := range c {
 		if pt.Y > best.Y {
