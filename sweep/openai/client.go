@@ -79,6 +79,12 @@ func DefaultOptions() Options {
 	}
 }
 
+// Transport buffer sizes per connection, in bytes (see New).
+const (
+	transportReadBuffer  = 1 << 10
+	transportWriteBuffer = 1 << 10
+)
+
 // drainTimeout bounds reading the rest of a body after [DONE] so the connection can be
 // reused; a server that keeps the stream open past it costs a connection, not a worker.
 const drainTimeout = 250 * time.Millisecond
@@ -161,6 +167,11 @@ func New(opts Options) (*Client, error) {
 		IdleConnTimeout:     90 * time.Second,
 		// gzip would make the server buffer the stream; token timing needs raw chunks.
 		DisableCompression: true,
+		// Per-connection buffers (net/http's default is 4 KiB each): one stream event is a
+		// few hundred bytes, a larger read or write bypasses the buffer, and go-openai adds
+		// its own 4 KiB reader per stream, so 4 KiB here only costs memory per stream.
+		ReadBufferSize:  transportReadBuffer,
+		WriteBufferSize: transportWriteBuffer,
 	}
 	cfg := goopenai.DefaultConfig(opts.APIKey)
 	cfg.BaseURL = strings.TrimRight(opts.BaseURL, "/")

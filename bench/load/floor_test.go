@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/sim"
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// serveSim serves the simulator in fixed mode over loopback: TTFT, then one chunk every ITL.
+func serveSim(t *testing.T, ttft, itl time.Duration, tokens int) *httptest.Server {
+	t.Helper()
+	cfg, err := sim.Profile("fixed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.TTFT, cfg.ITL, cfg.TokensPerChunk, cfg.OutputTokens = ttft, itl, 1, tokens
+	s, err := sim.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	t.Cleanup(func() { srv.Close(); s.Close() })
+	return srv
+}
+
+// TestFloorClient checks the floor client against the simulator: every content chunk
+// counted (the role chunk and the usage chunk are not), offsets sorted, TTFT ≥ the
+// configured TTFT and E2E ≥ TTFT + (n−1)·ITL (the simulator's schedule, sim/profile.go), and
+// the connection reused by the next request.
+func TestFloorClient(t *testing.T) {
+	const (
+		ttft   = 20 * time.Millisecond
+		itl    = 2 * time.Millisecond
+		tokens = 8
+	)
+	srv := serveSim(t, ttft, itl, tokens)
+	fc, err := newFloorClient(srv.URL+"/v1", sim.DefaultModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.close()
+	for i := range 3 {
+		var rec sweep.Record
+		fc.Do(context.Background(), &sweep.Request{Prompt: "a b c", PromptTokens: 3, MaxTokens: tokens}, &rec)
+		if rec.Status != sweep.StatusOK || rec.OutputTokens != tokens || len(rec.Chunks) != tokens {
+			t.Fatalf("request %d: %s %q, %d tokens, %d chunks", i, rec.Status, rec.Error, rec.OutputTokens, len(rec.Chunks))
+		}
+		for j := 1; j < len(rec.Chunks); j++ {
+			if rec.Chunks[j] < rec.Chunks[j-1] {
+				t.Fatalf("chunk offsets not sorted: %v", rec.Chunks)
+			}
+		}
+		if rec.TTFT < ttft || rec.E2E < ttft+(tokens-1)*itl {
+			t.Errorf("request %d: TTFT %v, E2E %v; want ≥ %v and ≥ %v", i, rec.TTFT, rec.E2E, ttft, ttft+(tokens-1)*itl)
+		}
+		fc.mu.Lock()
+		idle := len(fc.idle)
+		fc.mu.Unlock()
+		if idle != 1 {
+			t.Fatalf("after request %d: %d idle connections, want 1 (kept alive)", i, idle)
+		}
+	}
+}
+
+// TestFloorClientCancelled checks that a cancelled request returns cancelled and does not
+// keep its connection.
+func TestFloorClientCancelled(t *testing.T) {
+	srv := serveSim(t, 10*time.Second, time.Millisecond, 4)
+	fc, err := newFloorClient(srv.URL+"/v1", sim.DefaultModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan sweep.Record)
+	go func() {
+		var rec sweep.Record
+		fc.Do(ctx, &sweep.Request{Prompt: "a", PromptTokens: 1, MaxTokens: 4}, &rec)
+		done <- rec
+	}()
+	cancel()
+	rec := <-done
+	if rec.Status != sweep.StatusCancelled {
+		t.Fatalf("status %s (%s), want cancelled", rec.Status, rec.Error)
+	}
+	if len(fc.idle) != 0 {
+		t.Fatalf("%d idle connections after a cancelled request", len(fc.idle))
+	}
+}
+
+// TestReportMisses checks that the report fails a level over a target and names it.
+func TestReportMisses(t *testing.T) {
+	cfg := config{ttft: 500 * time.Millisecond, itl: 100 * time.Millisecond, outputTokens: 32}
+	good := row{streams: 1024, achieved: 1024, tokens: 1e5, cpu: 500 * time.Millisecond, rssPerStream: 40 << 10, ttft: 500.5, tpot: 100}
+	slow := good
+	slow.cpu = 2 * time.Second // 20 µs per token
+	var b strings.Builder
+	if miss := report(&b, cfg, []row{good}, nil, time.Minute); len(miss) != 0 {
+		t.Fatalf("misses %v for a level within every target:\n%s", miss, b.String())
+	}
+	b.Reset()
+	miss := report(&b, cfg, []row{slow}, []row{good}, time.Minute)
+	if len(miss) != 1 || !strings.Contains(miss[0], "20.00 µs/token") || !strings.Contains(miss[0], "floor client 5.00") {
+		t.Fatalf("misses %q, want the CPU target with the floor:\n%s", miss, b.String())
+	}
+}
