@@ -630,7 +630,14 @@ func (a *analyzer) slo() {
 	lc := math.Log(L.c) + bestT*(math.Log(F.c)-math.Log(L.c))
 	a.res.SLO.MaxConcurrency = Float(math.Exp(lc))
 	a.res.SLO.TPS = Float(L.tps + bestT*(F.tps-L.tps))
-	a.res.SLO.GoodputQPS = Float(float64(L.lv.GoodputQPS) + bestT*(float64(F.lv.GoodputQPS)-float64(L.lv.GoodputQPS)))
+	// Goodput is not interpolated towards the failing level: past the SLO point most of its
+	// requests miss the SLO by construction, so a straight line would undercount the point
+	// itself. The point meets every SLO, so its good share is taken from the last passing
+	// level and applied to the interpolated QPS.
+	a.res.SLO.GoodputQPS = NaN()
+	if lq, lg, fq := float64(L.lv.QPS), float64(L.lv.GoodputQPS), float64(F.lv.QPS); lq > 0 && finite(lg) && finite(fq) {
+		a.res.SLO.GoodputQPS = Float((lq + bestT*(fq-lq)) * lg / lq)
+	}
 	if !a.res.SLO.GoodputQPS.OK() {
 		a.warn("slo: goodput at the SLO point unknown: the levels carry no goodput_qps")
 	}

@@ -144,9 +144,16 @@ func TestAnalyzeSLOAndCapacity(t *testing.T) {
 		mk(1, 100, 100, 1, 1000), mk(2, 190, 110, 1.9, 1050), mk(4, 350, 150, 3.5, 1150), mk(8, 600, 500, 6, 1350),
 		mk(16, 800, 1500, 8, 2000), mk(32, 820, 2500, 8.2, 3900), mk(64, 600, 6000, 6, 10000),
 	}
+	// 95% of the requests at 16 meet the SLO; none at 32 (its TTFT p95 is 2.5 s).
+	levels[4].GoodputQPS, levels[5].GoodputQPS = 7.6, 0
 	opts := DefaultOptions()
 	opts.Plan = Plan{ConcurrentUsers: 100, OutputTPS: 5000, ReplicaCostPerHour: 4, GPUsPerReplica: 2}
 	r := Analyze(levels, Meta{Name: "t"}, opts)
+	// Goodput at the SLO point: the interpolated QPS 8 + ½·0.2 = 8.1 times the last passing
+	// level's good share 7.6/8, not a line towards the failing level's 0.
+	if want := 8.1 * 7.6 / 8; math.Abs(float64(r.SLO.GoodputQPS)-want) > 1e-9 {
+		t.Errorf("goodput at the SLO point = %v, want %.4f", r.SLO.GoodputQPS, want)
+	}
 	// TTFT p95 crosses 2000 ms halfway between 16 (1500) and 32 (2500): log-interpolated at √(16·32).
 	if want := math.Sqrt(16 * 32); math.Abs(float64(r.SLO.MaxConcurrency)-want) > 1e-9 || r.SLO.Limit != "ttft_p95" ||
 		math.Abs(float64(r.SLO.TPS)-810) > 1e-9 {
