@@ -272,3 +272,33 @@ func TestAnalyzeResultsDir(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestSampleRunRoundTrip re-analyzes the committed sample run (examples/sample-run, a demo
+// sweep) from its summary.csv: the knee, the TTFT blow-up and the SLO point agree with the
+// committed analysis.json, which was computed from the records. The CSV carries the level
+// summaries, so only the bootstrap resampling differs.
+func TestSampleRunRoundTrip(t *testing.T) {
+	dir := filepath.Join("..", "..", "examples", "sample-run")
+	want := readJSON(t, filepath.Join(dir, "analysis.json"))
+	e, _, stderr := analyzeEnv()
+	out := t.TempDir()
+	if err := run(context.Background(), e, []string{"analyze", filepath.Join(dir, "summary.csv"), "-o", out}); err != nil {
+		t.Fatalf("analyze: %v\n%s", err, stderr)
+	}
+	got := readJSON(t, filepath.Join(out, "analysis.json"))
+	for _, keys := range [][]string{
+		{"knee", "concurrency"}, {"throughput", "max_tps"}, {"ttft_blowup", "concurrency"}, {"slo", "max_concurrency"},
+	} {
+		w, ok1 := dig(want, keys...)
+		g, ok2 := dig(got, keys...)
+		wf, okw := w.(float64)
+		gf, okg := g.(float64)
+		if !ok1 || !ok2 || !okw || !okg {
+			t.Errorf("%v: committed %v, from CSV %v", keys, w, g)
+			continue
+		}
+		if math.Abs(gf/wf-1) > 0.02 {
+			t.Errorf("%v: from summary.csv %.4g, committed %.4g: more than 2%% apart", keys, gf, wf)
+		}
+	}
+}
