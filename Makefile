@@ -18,7 +18,9 @@ lint:
 	$(GO) vet ./...
 
 # demo: a real sweep against the built-in simulator; writes charts and a report.
+# runs/demo is the demo's own directory: a previous demo run there is replaced.
 demo: build
+	rm -rf runs/demo
 	./$(BIN) sweep -o runs/demo
 
 # bench: benchmarks of the hot paths and the end-to-end load benchmark.
