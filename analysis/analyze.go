@@ -34,7 +34,9 @@ type point struct {
 // Analyze fits the throughput models to the valid levels and derives the headline knee, the
 // TTFT blow-up, overload, the operating point, the SLO point and the capacity plan
 // (DESIGN §4). Zero fields of opts take their defaults (KneeGain 10%, MaxErrorRate 5%);
-// Bootstrap resamples seeded by Seed give the intervals. Everything that cannot be computed
+// Bootstrap resamples seeded by Seed give the intervals. A level marked valid that fails a
+// threshold its own fields show (error rate, steadiness, achieved concurrency, Little's law)
+// is marked invalid in the result with a note, so imported levels are held to the same rules. Everything that cannot be computed
 // is NaN or nil with a warning; Analyze never panics and does not modify levels.
 func Analyze(levels []Level, meta Meta, opts Options) Result {
 	opts = opts.withDefaults()
@@ -93,6 +95,9 @@ func (a *analyzer) collect() {
 		if !lv.ClientBound {
 			a.all = append(a.all, point{c, tps, lv})
 		}
+		if lv.Valid {
+			a.recheck(lv)
+		}
 		if !lv.Valid {
 			why := "invalid"
 			if len(lv.Notes) > 0 {
@@ -115,8 +120,40 @@ func (a *analyzer) collect() {
 	if len(a.pts) == 0 {
 		a.warn("no valid levels: nothing to analyze")
 	} else if len(a.pts) < MinFitLevels {
-		a.warn("too few valid levels (%d < %d): no throughput fits, no knee and no TTFT blow-up", len(a.pts), MinFitLevels)
+		a.warn("too few valid levels (%d < %d): no throughput fits, no knee and no TTFT hinge fit", len(a.pts), MinFitLevels)
 	}
+}
+
+// recheck applies the validity thresholds that a level carries in its own fields (error rate
+// above MaxErrorRate, not steady, achieved concurrency below MinAchievedRatio × target,
+// Little's-law error above MaxLittlesLawError) to a level marked valid. Levels from Summarize
+// already passed them; imported ones (level-summary CSV, vLLM bench JSON) had no one check.
+// A failing level is marked invalid in the result (its notes are copied, never appended to
+// the caller's slice).
+func (a *analyzer) recheck(lv *Level) {
+	var why []string
+	if e := lv.ErrorRate; e.OK() && float64(e) > a.opts.MaxErrorRate {
+		why = append(why, fmt.Sprintf("error rate %.1f%% > %.1f%%", float64(e)*100, a.opts.MaxErrorRate*100))
+	}
+	if !lv.Steady {
+		why = append(why, "not steady")
+	}
+	// 0 is "not reported" here (a zero-value field); Summarize flags a real empty window itself.
+	if ac := lv.AchievedConcurrency; ac.OK() && ac > 0 && float64(ac) < MinAchievedRatio*float64(lv.Concurrency) {
+		why = append(why, fmt.Sprintf("achieved concurrency %.2f < %.0f%% of target %d", float64(ac), MinAchievedRatio*100, lv.Concurrency))
+	}
+	if l := lv.LittlesLawError; l.OK() && float64(l) > MaxLittlesLawError {
+		why = append(why, fmt.Sprintf("Little's-law error %.1f%% > %.0f%%", float64(l)*100, MaxLittlesLawError*100))
+	}
+	if len(why) == 0 {
+		return
+	}
+	lv.Valid = false
+	notes := slices.Clip(lv.Notes)
+	for _, w := range why {
+		notes = append(notes, "invalid: "+w)
+	}
+	lv.Notes = notes
 }
 
 func (a *analyzer) xy() (x, y []float64) {
@@ -290,9 +327,15 @@ func (a *analyzer) knee() {
 	iv := a.bootstrapUSL(x, y, gain, lo, hi, method == "usl")
 	switch method {
 	case "hinge":
-		iv = a.bootstrapHinge(x, y, gain, lo, hi)
+		iv = a.bootstrapCurve(x, y, gain, lo, hi, a.hinge.At, func(x, ys []float64) (func(float64) float64, error) {
+			h, err := FitHinge(x, ys)
+			return h.At, err
+		})
 	case "batch":
-		iv = a.bootstrapBatch(x, y, gain, lo, hi)
+		iv = a.bootstrapCurve(x, y, gain, lo, hi, a.batch.At, func(x, ys []float64) (func(float64) float64, error) {
+			b, err := FitBatch(x, ys)
+			return b.At, err
+		})
 	}
 	knee.Interval = iv
 	if a.usl != nil && a.usl.PeakConcurrency.OK() {
@@ -392,24 +435,16 @@ func (a *analyzer) bootstrapUSL(x, y []float64, gain, lo, hi float64, forKnee bo
 	return iv
 }
 
-func (a *analyzer) bootstrapHinge(x, y []float64, gain, lo, hi float64) [2]Float {
-	return a.residualBootstrap(x, y, a.hinge.At, func(ys []float64) (float64, bool) {
-		h, err := FitHinge(x, ys)
+// bootstrapCurve returns the bootstrap interval of the doubling knee on the curve refit
+// fits to resampled throughputs around fitted.
+func (a *analyzer) bootstrapCurve(x, y []float64, gain, lo, hi float64, fitted func(float64) float64,
+	refit func(x, y []float64) (func(float64) float64, error)) [2]Float {
+	return a.residualBootstrap(x, y, fitted, func(ys []float64) (float64, bool) {
+		curve, err := refit(x, ys)
 		if err != nil {
 			return 0, false
 		}
-		k, status := doublingKnee(h.At, lo, hi, gain)
-		return k, status != "none"
-	})
-}
-
-func (a *analyzer) bootstrapBatch(x, y []float64, gain, lo, hi float64) [2]Float {
-	return a.residualBootstrap(x, y, a.batch.At, func(ys []float64) (float64, bool) {
-		b, err := FitBatch(x, ys)
-		if err != nil {
-			return 0, false
-		}
-		k, status := doublingKnee(b.At, lo, hi, gain)
+		k, status := doublingKnee(curve, lo, hi, gain)
 		return k, status != "none"
 	})
 }

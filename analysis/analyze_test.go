@@ -254,3 +254,29 @@ func TestAnalyzeDeterministic(t *testing.T) {
 		t.Errorf("intervals differ: %v vs %v", a.Knee, b.Knee)
 	}
 }
+
+// Levels marked valid by an importer (CSV, vLLM bench) are held to the thresholds their own
+// fields show (DESIGN §4): an error rate above MaxErrorRate or a level that was not steady is
+// excluded from the fits, and the caller's levels and notes are left untouched.
+func TestAnalyzeRechecksImportedLevels(t *testing.T) {
+	levels := groundTruth(16, geometricLevels(128), 0, 1)
+	levels[2].ErrorRate = 0.30 // concurrency 4
+	levels[3].Steady = false   // concurrency 8
+	levels[3].Notes = make([]string, 1, 4)
+	levels[3].Notes[0] = "imported"
+	levels[4].AchievedConcurrency = 0.5 * 16 // concurrency 16
+	r := Analyze(levels, Meta{}, DefaultOptions())
+	for i, want := range []bool{true, true, false, false, false, true, true, true} {
+		if r.Levels[i].Valid != want {
+			t.Errorf("level %d: valid %v, want %v (notes %q)", r.Levels[i].Concurrency, r.Levels[i].Valid, want, r.Levels[i].Notes)
+		}
+	}
+	for _, sub := range []string{"error rate 30.0% > 5.0%", "not steady", "achieved concurrency 8.00 < 95% of target 16"} {
+		if !hasWarning(r, sub) {
+			t.Errorf("warnings %q lack %q", r.Warnings, sub)
+		}
+	}
+	if !levels[2].Valid || !levels[3].Valid || len(levels[3].Notes) != 1 || levels[3].Notes[:2][1] != "" {
+		t.Errorf("Analyze modified its input: %+v", levels[3])
+	}
+}

@@ -39,8 +39,9 @@ func (b Batch) At(n float64) float64 {
 
 // FitBatch fits the batch-limited Amdahl curve X(N) = m/(α + β·m), m = min(N, S), α > 0,
 // β ≥ 0, S in [min N, max N], by least squares on X. For fixed S and r = β/α the model is
-// linear in 1/α (closed form); (log r, S) are searched by Nelder–Mead (gonum/optimize) from a
-// start at every measured concurrency, and r = 0 (linear below S) is checked too. Points need
+// linear in 1/α (closed form); (log r, S) are first scanned on a grid (S at every measured
+// concurrency and midpoint, r log-spaced and r = 0, linear below S), then refined by
+// Nelder–Mead (gonum/optimize) from the two best grid points. Points need
 // n > 0 and x > 0, finite; fewer than 3 distinct n are an error wrapping ErrFit.
 func FitBatch(n, x []float64) (Batch, error) {
 	bad := Batch{NaN(), NaN(), NaN(), NaN(), NaN()}
@@ -118,14 +119,16 @@ func FitBatch(n, x []float64) (Batch, error) {
 		if c.r == 0 {
 			continue
 		}
-		res, err := optimize.Minimize(optimize.Problem{Func: obj}, []float64{math.Log(c.r), c.s}, &optimize.Settings{
+		// An error with a location (an iteration or evaluation limit) still offers its best
+		// point; a start without one is skipped.
+		res, _ := optimize.Minimize(optimize.Problem{Func: obj}, []float64{math.Log(c.r), c.s}, &optimize.Settings{
 			FuncEvaluations: 600,
 			Converger:       &optimize.FunctionConverge{Absolute: 1e-14, Relative: 1e-10, Iterations: 30},
 		}, &optimize.NelderMead{})
-		if err != nil && res == nil {
+		if res == nil || len(res.X) < 2 {
 			continue
 		}
-		if res != nil && res.F < best {
+		if res.F < best {
 			best, br, bs = res.F, math.Exp(res.X[0]), math.Min(math.Max(res.X[1], lo), hi)
 		}
 	}

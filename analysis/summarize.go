@@ -372,8 +372,14 @@ func tokensInWindow(r *sweep.Record, w0, w1 int64, slice []float64, sliceNS floa
 		jhi := math.Min(math.Ceil((b-t0)/d), float64(nOut)) // exclusive
 		return math.Max(jhi-jlo, 0)
 	}
+	// Only the slices that [t0, t1] touches (widened by one each side against rounding at
+	// the slice edges) can receive tokens: O(slices spanned) per record, not O(slices).
+	// Clamped as floats first, so that no conversion to int overflows.
+	top := float64(len(slice) - 1)
+	first := int(math.Min(math.Max(math.Floor((t0-float64(w0))/sliceNS)-1, 0), top+1))
+	last := int(math.Min(math.Max(math.Floor((t1-float64(w0))/sliceNS)+1, -1), top))
 	var got float64
-	for j := range slice {
+	for j := first; j <= last; j++ {
 		a := float64(w0) + float64(j)*sliceNS
 		b := a + sliceNS
 		if j == len(slice)-1 {

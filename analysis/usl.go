@@ -83,11 +83,13 @@ func fitUSL(n, x []float64, starts [][2]float64) (USL, error) {
 	var bs, bk float64
 	for _, st := range starts {
 		init := []float64{math.Sqrt(math.Max(st[0], 1e-6)), math.Sqrt(math.Max(st[1], 1e-8))}
-		res, err := optimize.Minimize(optimize.Problem{Func: obj}, init, &optimize.Settings{
+		// An error with a location (an iteration or evaluation limit) still offers its best
+		// point; a start without one is skipped.
+		res, _ := optimize.Minimize(optimize.Problem{Func: obj}, init, &optimize.Settings{
 			FuncEvaluations: 4000,
 			Converger:       &optimize.FunctionConverge{Absolute: 1e-14, Relative: 1e-12, Iterations: 60},
 		}, &optimize.NelderMead{})
-		if res == nil || (err != nil && res.F == 0 && res.X == nil) {
+		if res == nil || len(res.X) < 2 {
 			continue
 		}
 		if res.F < best {

@@ -27,7 +27,7 @@ func throughputChart(res *analysis.Result) (*builder, error) {
 	b := newBuilder(title("Output throughput", meta(res)), xLabelConcurrency, "output throughput (tokens/s)")
 	b.logX = true
 	ls := sortedLevels(res)
-	valid, invalid := series(ls, concurrency, func(l *analysis.Level) analysis.Float { return l.OutputTPS })
+	valid, invalid := series(ls, concurrency, outputTPS)
 	if len(valid)+len(invalid) == 0 {
 		return b.noData("no data: no level has a measured output throughput")
 	}
@@ -192,11 +192,11 @@ type latencySeries struct {
 	get   func(l *analysis.Level) analysis.Float
 }
 
-// addLatencies draws each series against concurrency and reports whether any point was drawn
-// and whether any level was excluded.
-func (b *builder) addLatencies(ls []analysis.Level, ss []latencySeries) (drawn, hadInvalid bool, err error) {
+// addLatencies draws each series against x (concurrency, or output TPS) and reports whether
+// any point was drawn and whether any level was excluded.
+func (b *builder) addLatencies(ls []analysis.Level, x func(*analysis.Level) analysis.Float, ss []latencySeries) (drawn, hadInvalid bool, err error) {
 	for _, s := range ss {
-		v, inv := series(ls, concurrency, s.get)
+		v, inv := series(ls, x, s.get)
 		drawn = drawn || len(v)+len(inv) > 0
 		hi, err := b.addSeries(s.name, s.c, s.dash, s.glyph, v, inv)
 		if err != nil {
@@ -217,7 +217,7 @@ func TTFT(res *analysis.Result) (*plot.Plot, error) {
 func ttftChart(res *analysis.Result) (*builder, error) {
 	b := newBuilder(title("Time to first token", meta(res)), xLabelConcurrency, "TTFT (ms)")
 	b.logX, b.autoLogY = true, true
-	drawn, hadInvalid, err := b.addLatencies(sortedLevels(res), []latencySeries{
+	drawn, hadInvalid, err := b.addLatencies(sortedLevels(res), concurrency, []latencySeries{
 		{"TTFT p50", colBlue, nil, draw.CircleGlyph{}, func(l *analysis.Level) analysis.Float { return l.TTFT.P50 }},
 		{"TTFT p95", colOrange, nil, draw.SquareGlyph{}, func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }},
 		{"TTFT p99", colRed, dashed, draw.TriangleGlyph{}, func(l *analysis.Level) analysis.Float { return l.TTFT.P99 }},
@@ -253,7 +253,7 @@ func TPOT(res *analysis.Result) (*plot.Plot, error) {
 func tpotChart(res *analysis.Result) (*builder, error) {
 	b := newBuilder(title("Time per output token and inter-token latency", meta(res)), xLabelConcurrency, "TPOT, ITL (ms)")
 	b.logX, b.autoLogY = true, true
-	drawn, hadInvalid, err := b.addLatencies(sortedLevels(res), []latencySeries{
+	drawn, hadInvalid, err := b.addLatencies(sortedLevels(res), concurrency, []latencySeries{
 		{"TPOT p50", colBlue, nil, draw.CircleGlyph{}, func(l *analysis.Level) analysis.Float { return l.TPOT.P50 }},
 		{"TPOT p95", colOrange, nil, draw.SquareGlyph{}, func(l *analysis.Level) analysis.Float { return l.TPOT.P95 }},
 		{"ITL p99", colRed, dashed, draw.TriangleGlyph{}, func(l *analysis.Level) analysis.Float { return l.ITL.P99 }},
@@ -282,7 +282,7 @@ func QPS(res *analysis.Result) (*plot.Plot, error) {
 func qpsChart(res *analysis.Result) (*builder, error) {
 	b := newBuilder(title("Request throughput", meta(res)), xLabelConcurrency, "requests/s")
 	b.logX = true
-	drawn, hadInvalid, err := b.addLatencies(sortedLevels(res), []latencySeries{
+	drawn, hadInvalid, err := b.addLatencies(sortedLevels(res), concurrency, []latencySeries{
 		{"QPS (completed)", colBlue, nil, draw.CircleGlyph{}, func(l *analysis.Level) analysis.Float { return l.QPS }},
 		{"goodput QPS (met every SLO)", colGreen, dashed, draw.SquareGlyph{}, func(l *analysis.Level) analysis.Float { return l.GoodputQPS }},
 	})
@@ -310,21 +310,13 @@ func latencyVsThroughputChart(res *analysis.Result) (*builder, error) {
 	b := newBuilder(title("Latency vs throughput", meta(res)), "output throughput (tokens/s)", "latency (ms)")
 	b.autoLogY = true
 	ls := sortedLevels(res)
-	tps := func(l *analysis.Level) analysis.Float { return l.OutputTPS }
-	drawn := false
-	hadInvalid := false
-	for _, s := range []latencySeries{
+	drawn, hadInvalid, err := b.addLatencies(ls, outputTPS, []latencySeries{
 		{"E2E p50", colBlue, nil, draw.CircleGlyph{}, func(l *analysis.Level) analysis.Float { return l.E2E.P50 }},
 		{"E2E p95", colOrange, nil, draw.SquareGlyph{}, func(l *analysis.Level) analysis.Float { return l.E2E.P95 }},
 		{"TTFT p95", colRed, dashed, draw.TriangleGlyph{}, func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }},
-	} {
-		v, inv := series(ls, tps, s.get)
-		drawn = drawn || len(v)+len(inv) > 0
-		hi, err := b.addSeries(s.name, s.c, s.dash, s.glyph, v, inv)
-		if err != nil {
-			return nil, err
-		}
-		hadInvalid = hadInvalid || hi
+	})
+	if err != nil {
+		return nil, err
 	}
 	if !drawn {
 		return b.noData("no data: no level has both output throughput and latency")
@@ -399,6 +391,9 @@ func nearestLevel(ls []analysis.Level, c float64) *analysis.Level {
 	}
 	return best
 }
+
+// outputTPS is a level's output tokens/s, the x of the latency-vs-throughput charts.
+func outputTPS(l *analysis.Level) analysis.Float { return l.OutputTPS }
 
 func meta(res *analysis.Result) analysis.Meta {
 	if res == nil {

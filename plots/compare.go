@@ -57,7 +57,7 @@ func compareThroughputChart(runs []*analysis.Result, labels []string) (*builder,
 	drawn, hadInvalid := false, false
 	for i, r := range runs {
 		ls := sortedLevels(r)
-		v, inv := series(ls, concurrency, func(l *analysis.Level) analysis.Float { return l.OutputTPS })
+		v, inv := series(ls, concurrency, outputTPS)
 		drawn = drawn || len(v)+len(inv) > 0
 		hi, err := b.addSeries(labels[i], runColor(i), nil, draw.CircleGlyph{}, v, inv)
 		if err != nil {
@@ -96,22 +96,16 @@ func compareLatencyChart(runs []*analysis.Result, labels []string) (*builder, er
 	}
 	b := newBuilder(compareTitle("Latency vs throughput — comparison", runs), "output throughput (tokens/s)", "latency (ms)")
 	b.autoLogY = true
-	tps := func(l *analysis.Level) analysis.Float { return l.OutputTPS }
 	drawn, hadInvalid := false, false
 	for i, r := range runs {
-		ls := sortedLevels(r)
-		for _, s := range []latencySeries{
+		d, hi, err := b.addLatencies(sortedLevels(r), outputTPS, []latencySeries{
 			{labels[i] + " E2E p95", runColor(i), nil, draw.CircleGlyph{}, func(l *analysis.Level) analysis.Float { return l.E2E.P95 }},
 			{labels[i] + " TTFT p95", runColor(i), dashed, draw.TriangleGlyph{}, func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }},
-		} {
-			v, inv := series(ls, tps, s.get)
-			drawn = drawn || len(v)+len(inv) > 0
-			hi, err := b.addSeries(s.name, s.c, s.dash, s.glyph, v, inv)
-			if err != nil {
-				return nil, err
-			}
-			hadInvalid = hadInvalid || hi
+		})
+		if err != nil {
+			return nil, err
 		}
+		drawn, hadInvalid = drawn || d, hadInvalid || hi
 	}
 	if !drawn {
 		return b.noData("no data: no run has both output throughput and latency")

@@ -53,8 +53,8 @@ func checkSVG(t *testing.T, b []byte) {
 }
 
 func TestChartsRenderEveryFixture(t *testing.T) {
-	for _, f := range analysistest.Fixtures {
-		for _, name := range Names {
+	for _, f := range analysistest.Fixtures() {
+		for _, name := range Names() {
 			t.Run(f.Name+"/"+name, func(t *testing.T) {
 				c, err := Build(name, f.Result())
 				if err != nil {
@@ -163,7 +163,7 @@ func TestLegendClearOfData(t *testing.T) {
 		"throughput": throughputChart, "ttft": ttftChart, "tpot": tpotChart,
 		"latency_vs_throughput": latencyVsThroughputChart, "qps": qpsChart,
 	}
-	for _, f := range analysistest.Fixtures {
+	for _, f := range analysistest.Fixtures() {
 		for name, build := range charts {
 			b, err := build(f.Result())
 			if err != nil {
@@ -232,7 +232,7 @@ func mustBuild(t *testing.T, name string) Chart {
 // pixel by pixel with a tolerance (anti-aliasing may differ across platforms). Regenerate
 // with `go test ./plots -update` and look at the images before committing them.
 func TestGolden(t *testing.T) {
-	for _, name := range Names {
+	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
 			c := mustBuild(t, name)
 			w, h := testW, testH
@@ -321,10 +321,10 @@ func TestWriteAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(paths) != 2*len(Names) {
-		t.Fatalf("wrote %d files, want %d", len(paths), 2*len(Names))
+	if len(paths) != 2*len(Names()) {
+		t.Fatalf("wrote %d files, want %d", len(paths), 2*len(Names()))
 	}
-	for i, name := range Names {
+	for i, name := range Names() {
 		for j, ext := range []string{".png", ".svg"} {
 			if want := filepath.Join(dir, name+ext); paths[2*i+j] != want {
 				t.Errorf("paths[%d] = %s, want %s", 2*i+j, paths[2*i+j], want)

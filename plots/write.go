@@ -12,10 +12,12 @@ import (
 	"github.com/kneecap/kneecap/sweep"
 )
 
-// Names are the base names of the charts WriteAll writes, in order (DESIGN §5).
-var Names = []string{"throughput", "ttft", "tpot", "latency_vs_throughput", "qps", "dashboard"}
+// Names returns the base names of the charts WriteAll writes, in order (DESIGN §5).
+func Names() []string {
+	return []string{"throughput", "ttft", "tpot", "latency_vs_throughput", "qps", "dashboard"}
+}
 
-// Build returns the chart called name (one of Names) for res.
+// Build returns the chart called name (one of Names()) for res.
 func Build(name string, res *analysis.Result) (Chart, error) {
 	switch name {
 	case "throughput":
@@ -55,14 +57,14 @@ func Render(c Chart, w, h vg.Length, format string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// WriteAll writes every chart of Names into dir as NAME.png and NAME.svg, each file atomically
+// WriteAll writes every chart of Names() into dir as NAME.png and NAME.svg, each file atomically
 // (temporary file, then rename), and returns the paths written, PNG before SVG for each chart.
 func WriteAll(res *analysis.Result, dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("plots: write: %w", err)
 	}
 	var paths []string
-	for _, name := range Names {
+	for _, name := range Names() {
 		c, err := Build(name, res)
 		if err != nil {
 			return paths, err

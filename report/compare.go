@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"path"
 	"strings"
 	"text/tabwriter"
 
@@ -95,10 +94,7 @@ func Compare(w io.Writer, runs []*analysis.Result, labels []string, charts []str
 	fmt.Fprintf(bw, "# kneecap comparison: %s\n\n", mdText(strings.Join(labels, " vs ")))
 	mdTable(bw, compareTable(runs, labels))
 	fmt.Fprint(bw, "\nKnee: smallest concurrency where one more doubling adds less than the knee gain in throughput (fitted curve, bootstrap 95% interval). SLO point: largest concurrency meeting every SLO. “—”: not computed.\n\n")
-	for _, c := range charts {
-		alt := strings.ReplaceAll(strings.TrimSuffix(path.Base(c), path.Ext(c)), "_", " ")
-		fmt.Fprintf(bw, "![%s](%s)\n\n", alt, mdURL(c))
-	}
+	mdImages(bw, charts)
 	for i, r := range runs {
 		fmt.Fprintf(bw, "## %s\n\n", mdText(labels[i]))
 		if s := subtitle(r.Meta); s != "" {

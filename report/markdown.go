@@ -46,10 +46,7 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 
 	if len(charts) > 0 {
 		fmt.Fprint(bw, "## Charts\n\n")
-		for _, c := range charts {
-			alt := strings.TrimSuffix(path.Base(c), path.Ext(c))
-			fmt.Fprintf(bw, "![%s](%s)\n\n", strings.ReplaceAll(alt, "_", " "), mdURL(c))
-		}
+		mdImages(bw, charts)
 	}
 
 	fmt.Fprint(bw, "## Levels\n\n")
@@ -131,6 +128,15 @@ func mdCell(s string) string {
 	s = mdText(s)
 	s = strings.ReplaceAll(s, "|", `\|`)
 	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// mdImages embeds each chart (an image path relative to the document), its base name as the
+// alt text.
+func mdImages(w io.Writer, charts []string) {
+	for _, c := range charts {
+		alt := strings.ReplaceAll(strings.TrimSuffix(path.Base(c), path.Ext(c)), "_", " ")
+		fmt.Fprintf(w, "![%s](%s)\n\n", mdText(alt), mdURL(c))
+	}
 }
 
 // mdURL escapes a relative link target.

@@ -205,7 +205,7 @@ func TestHTML(t *testing.T) {
 // TestEveryFixture renders every report for every hand-made result without error, and the
 // console and Markdown carry every warning.
 func TestEveryFixture(t *testing.T) {
-	for _, f := range analysistest.Fixtures {
+	for _, f := range analysistest.Fixtures() {
 		res := f.Result()
 		if res == nil {
 			continue

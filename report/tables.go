@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
 )
@@ -65,16 +66,9 @@ func validityTable(res *analysis.Result) table {
 		"output TPS ≈ QPS × mean N_out", "errors by class", "notes"}, Class: "text"}
 	for _, l := range sortedLevels(res) {
 		c := checksOf(&l)
-		notes := ""
-		for i, n := range l.Notes {
-			if i > 0 {
-				notes += "; "
-			}
-			notes += n
-		}
 		t.Rows = append(t.Rows, []string{strconv.Itoa(l.Concurrency), c.Achieved.String(), c.Little.String(),
 			c.Steady.String(), c.ClientBound.String(), c.E2EIdentity.String(), c.QPSIdentity.String(),
-			c.TPSIdentity.String(), errorClasses(l.ErrorClasses), notes})
+			c.TPSIdentity.String(), errorClasses(l.ErrorClasses), strings.Join(l.Notes, "; ")})
 	}
 	return t
 }

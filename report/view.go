@@ -243,12 +243,9 @@ func (c check) String() string {
 	return c.Value + " ✗"
 }
 
-// Thresholds of the validity checks (DESIGN §1, §4).
-const (
-	minAchievedRatio = 0.95 // achieved concurrency ≥ 95% of target
-	maxLittleErr     = 0.10 // Little's-law error ≤ 10%
-	maxIdentityErr   = 0.10 // identities within 10%
-)
+// maxIdentityErr is the relative error within which the identities of DESIGN §1 hold; the
+// level thresholds are analysis.MinAchievedRatio and analysis.MaxLittlesLawError.
+const maxIdentityErr = 0.10
 
 // levelChecks are the validity checks and identities of one level.
 type levelChecks struct {
@@ -281,9 +278,9 @@ func checksOf(l *analysis.Level) levelChecks {
 	var c levelChecks
 	if l.AchievedConcurrency.OK() && l.Concurrency > 0 {
 		r := float64(l.AchievedConcurrency) / float64(l.Concurrency)
-		c.Achieved = check{Value: fmt.Sprintf("%s (%s)", fnum(l.AchievedConcurrency), fpct(analysis.Float(r))), OK: r >= minAchievedRatio, Known: true}
+		c.Achieved = check{Value: fmt.Sprintf("%s (%s)", fnum(l.AchievedConcurrency), fpct(analysis.Float(r))), OK: r >= analysis.MinAchievedRatio, Known: true}
 	}
-	c.Little = errCheck(l.LittlesLawError, maxLittleErr)
+	c.Little = errCheck(l.LittlesLawError, analysis.MaxLittlesLawError)
 	c.Steady = check{Value: fbool(l.Steady), OK: l.Steady, Known: true}
 	c.ClientBound = check{Value: fbool(l.ClientBound), OK: !l.ClientBound, Known: true}
 	ttft, tpot, e2e, nout := float64(l.TTFT.Mean), float64(l.TPOT.Mean), float64(l.E2E.Mean), float64(l.MeanOutputTokens)

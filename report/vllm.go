@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -184,7 +185,7 @@ func readVLLMFile(path string) (analysis.Level, analysis.Meta, error) {
 
 // limitedReader fails reads past n bytes, bounding memory against huge or hostile files.
 type limitedReader struct {
-	r interface{ Read([]byte) (int, error) }
+	r io.Reader
 	n int64
 }
 

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -505,7 +506,7 @@ func TestFixedMode256(t *testing.T) {
 		for _, g := range gaps {
 			sum += g
 		}
-		slicesSort(ttfts)
+		slices.Sort(ttfts)
 		return ttfts, sum / conc
 	}
 	run(1) // warm the connection pool so that TTFT does not include 256 simultaneous dials

@@ -6,8 +6,8 @@ import (
 )
 
 // CountTokens is the simulator's prompt-token rule: one token per whitespace-separated word
-// (strings.Fields), counted without allocating. Chat requests count the words of every message's content; there is no
-// chat-template overhead.
+// (strings.Fields), counted without allocating. Chat requests count the words of every
+// message's content; there is no chat-template overhead.
 func CountTokens(text string) int {
 	n := 0
 	inWord := false

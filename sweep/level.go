@@ -370,8 +370,10 @@ warmup:
 	var cpu0 clientSample
 	if end == endNormal {
 		cpu0 = sampleClient()
-		l.collect()
+		// The window exists before this collect, so records that ended after W0 (while the
+		// client was sampled) count in the controller's slices and completions too.
 		l.win = newWindow(run.W0, slice, MinSlices, kmax)
+		l.collect()
 		maxEnd := run.W0 + slice*int64(kmax)
 	measure:
 		for {

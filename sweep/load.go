@@ -700,7 +700,12 @@ func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 func checkURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("not a URL: %w", err)
+		// *url.Error quotes the whole URL, userinfo included: keep only its cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("%q is not a URL: %w", redactURL(raw), err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return fmt.Errorf("%q: scheme must be http or https", redactURL(raw))

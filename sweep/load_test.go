@@ -384,3 +384,28 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+// TestURLErrorsRedacted: a malformed or unreachable URL's error never repeats its userinfo
+// or a secret-looking query parameter (DESIGN §7).
+func TestURLErrorsRedacted(t *testing.T) {
+	const secret = "s3cr3t-pw"
+	c := DefaultConfig()
+	c.Target.URL = "http://user:" + secret + "@host:badport/v1"
+	c.Target.Model = "m"
+	c.ServerMetrics.URL = "ftp://user:" + secret + "@host/metrics"
+	err := c.Validate()
+	if err == nil || !strings.Contains(err.Error(), "target.url") || strings.Contains(err.Error(), secret) {
+		t.Errorf("Validate = %v: want a target.url problem without the password", err)
+	}
+	if _, err := NewScraper(ServerMetricsConfig{URL: c.ServerMetrics.URL}, nil); err == nil || strings.Contains(err.Error(), secret) {
+		t.Errorf("NewScraper = %v: want an error without the password", err)
+	}
+	// A closed loopback port: the transport error names the URL without the token.
+	s, err := NewScraper(ServerMetricsConfig{URL: "http://127.0.0.1:1/metrics?token=" + secret}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Scrape(t.Context()); err == nil || strings.Contains(err.Error(), secret) {
+		t.Errorf("Scrape = %v: want an error without the token", err)
+	}
+}

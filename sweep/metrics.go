@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"sync"
 	"time"
@@ -52,6 +53,7 @@ type MetricSample struct {
 // may be called concurrently with Run. Scrape errors are counted, never fatal.
 type Scraper struct {
 	url      string
+	shown    string // url without credentials, for errors
 	interval time.Duration
 	hc       *http.Client
 
@@ -71,7 +73,7 @@ func NewScraper(cfg ServerMetricsConfig, hc *http.Client) (*Scraper, error) {
 	}
 	req, err := http.NewRequest(http.MethodGet, cfg.URL, nil)
 	if err != nil || (req.URL.Scheme != "http" && req.URL.Scheme != "https") {
-		return nil, fmt.Errorf("sweep: metrics scraper: url %q is not an http(s) URL", cfg.URL)
+		return nil, fmt.Errorf("sweep: metrics scraper: url %q is not an http(s) URL", redactURL(cfg.URL))
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Second
@@ -79,7 +81,7 @@ func NewScraper(cfg ServerMetricsConfig, hc *http.Client) (*Scraper, error) {
 	if hc == nil {
 		hc = &http.Client{Timeout: max(cfg.Interval, 2*time.Second)}
 	}
-	return &Scraper{url: cfg.URL, interval: cfg.Interval, hc: hc}, nil
+	return &Scraper{url: cfg.URL, shown: redactURL(cfg.URL), interval: cfg.Interval, hc: hc}, nil
 }
 
 // Run scrapes now and then every interval until ctx is done; it returns nil then.
@@ -111,15 +113,20 @@ func (s *Scraper) Scrape(ctx context.Context) (MetricSample, error) {
 	t0 := time.Now()
 	resp, err := s.hc.Do(req)
 	if err != nil {
-		return MetricSample{}, fmt.Errorf("sweep: scrape: %w", err)
+		// *url.Error quotes the URL with its query (which may hold a token): name s.shown.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return MetricSample{}, fmt.Errorf("sweep: scrape %s: %w", s.shown, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return MetricSample{}, fmt.Errorf("sweep: scrape %s: status %s", s.url, resp.Status)
+		return MetricSample{}, fmt.Errorf("sweep: scrape %s: status %s", s.shown, resp.Status)
 	}
 	sample, err := ParseMetrics(io.LimitReader(resp.Body, maxMetricsBody))
 	if err != nil {
-		return MetricSample{}, fmt.Errorf("sweep: scrape %s: %w", s.url, err)
+		return MetricSample{}, fmt.Errorf("sweep: scrape %s: %w", s.shown, err)
 	}
 	sample.TUnixNS = t0.Add(time.Since(t0) / 2).UnixNano()
 	s.mu.Lock()

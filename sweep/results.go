@@ -204,7 +204,7 @@ func (d *Dir) writeLevels() error {
 	return WriteFileAtomic(filepath.Join(d.path, LevelsFile), append(b, '\n'))
 }
 
-// writeAtomic writes data to a temporary file in path's directory, fsyncs it and renames it
+// WriteFileAtomic writes data to a temporary file in path's directory, fsyncs it and renames it
 // over path, so readers see the old or the new file, never a mix.
 func WriteFileAtomic(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
@@ -342,6 +342,9 @@ func readResults(dir string, resume bool) (*Results, int64, error) {
 
 var errLineTooLong = errors.New("line too long")
 
+// ErrFinished is returned by ResumeDir for a run that already finished: nothing to resume.
+var ErrFinished = errors.New("sweep: the run already finished: nothing to resume")
+
 // readLine appends the next line, including its '\n', to buf. At the end of the input it
 // returns io.EOF (with any partial last line in buf).
 func readLine(r *bufio.Reader, buf []byte, limit int) ([]byte, error) {
@@ -366,10 +369,17 @@ func readLine(r *bufio.Reader, buf []byte, limit int) ([]byte, error) {
 // half-written level, and a trailing level cut short by an interrupt, which is run again),
 // clears the stop reason, and returns the Dir to write the next levels to
 // along with what was already done. The configuration is the directory's config.yaml.
+//
+// A run that finished (a stop reason other than StopInterrupted) is ErrFinished, and the
+// directory is left untouched: rewriting it first would erase the stop reason and let a second
+// --resume continue a finished run.
 func ResumeDir(dir string) (*Dir, *Results, error) {
 	res, end, err := readResults(dir, true)
 	if err != nil {
 		return nil, nil, fmt.Errorf("resume: %w", err)
+	}
+	if res.StopReason != "" && res.StopReason != StopInterrupted {
+		return nil, nil, fmt.Errorf("resume %s: %w (%s)", dir, ErrFinished, res.StopReason)
 	}
 	rp := filepath.Join(dir, RecordsFile)
 	f, err := os.OpenFile(rp, os.O_WRONLY|os.O_CREATE, 0o644)

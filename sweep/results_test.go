@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -320,5 +321,33 @@ func TestResumeDropsInterruptedLevel(t *testing.T) {
 	}
 	if r, err := ReadResults(dir); err != nil || len(r.Levels) != 1 || len(r.Records) != 4 || r.StopReason != "" {
 		t.Errorf("after ResumeDir: %+v, %v", r, err)
+	}
+}
+
+// TestResumeFinishedRunUntouched: ResumeDir refuses a finished run before rewriting anything,
+// so levels.json keeps its stop reason and records.jsonl its bytes.
+func TestResumeFinishedRunUntouched(t *testing.T) {
+	dir, cfg := newTestDir(t)
+	d, err := CreateDir(dir, cfg, "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run0, rr0 := fakeLevel(0, 1, 4)
+	if err := d.LevelDone(run0, rr0); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Finish("plateau"); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	levels0, _ := os.ReadFile(filepath.Join(dir, LevelsFile))
+	records0, _ := os.ReadFile(filepath.Join(dir, RecordsFile))
+	if _, _, err := ResumeDir(dir); !errors.Is(err, ErrFinished) {
+		t.Fatalf("ResumeDir of a finished run: %v, want ErrFinished", err)
+	}
+	levels1, _ := os.ReadFile(filepath.Join(dir, LevelsFile))
+	records1, _ := os.ReadFile(filepath.Join(dir, RecordsFile))
+	if !bytes.Equal(levels0, levels1) || !bytes.Equal(records0, records1) {
+		t.Error("ResumeDir rewrote a finished run's files")
 	}
 }

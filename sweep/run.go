@@ -56,7 +56,7 @@ func (p Plan) Validate() error {
 	}
 	pr := p.Protocol
 	if pr.Duration < MinSlices {
-		bad("duration %s must be > 0", pr.Duration)
+		bad("duration %s must be at least %d ns (one per slice)", pr.Duration, MinSlices)
 	}
 	for _, d := range []struct {
 		name string
@@ -91,8 +91,9 @@ func (p Plan) Validate() error {
 // A level with concurrency c runs exactly c workers, each sending plan.Workload's next
 // request, reading its stream to the end, recording it and (after ThinkTime) sending the
 // next. Worker w sends its first request at w·Warmup/c, so the closed loops are not
-// phase-locked (c loops started together would complete in bursts of c). Warmup lasts until Warmup has elapsed and every worker has completed a request
-// (capped by WarmupMax); that moment is W0. The window then runs for at least Duration and
+// phase-locked (c loops started together would complete in bursts of c). Warmup lasts
+// until Warmup has elapsed and every worker has completed a request (capped by WarmupMax);
+// that moment is W0. The window then runs for at least Duration and
 // MinRequests successful completions, split into slices of Duration ÷ MinSlices, and ends at
 // the first slice boundary W1 where SteadyState passes, extending slice by slice up to
 // MaxDuration (then the level is not steady).

@@ -90,7 +90,7 @@ func Saturating() *analysis.Result {
 	l.Notes = []string{"not steady: slice TPS trend p = 0.01"}
 	r.Throughput.USL = &analysis.USL{Sigma: 0.045, Kappa: 0.0004, Lambda: 235, R2: 0.991,
 		PeakConcurrency: 48.9, PeakTPS: 2776,
-		PeakConcurrencyInterval: [2]analysis.Float{28, 38}}
+		PeakConcurrencyInterval: [2]analysis.Float{41, 58}}
 	r.Throughput.Hinge = &analysis.Hinge{Breakpoint: 30, PlateauTPS: 2660, Slope: 88, R2: 0.98}
 	r.Throughput.Kneedle = &analysis.Kneedle{Knee: 16, KneeTPS: 2286, Shape: "concave_increasing"}
 	r.Knee = &analysis.Knee{Concurrency: 22.6, TPS: 2480, Method: "usl",
@@ -115,13 +115,13 @@ func OneLevel() *analysis.Result {
 	return r
 }
 
+// TwoLevels has two levels: too few to fit.
 func TwoLevels() *analysis.Result {
 	r := Base([]int{1, 2})
 	r.Warnings = []string{"too few levels (2) to fit a throughput model"}
 	return r
 }
 
-// TwoLevels has two levels: too few to fit.
 // TwentyLevels is a linear plan 8, 16, …, 160.
 func TwentyLevels() *analysis.Result {
 	var cs []int
@@ -192,9 +192,12 @@ type Fixture struct {
 	Result func() *analysis.Result
 }
 
-// Fixtures lists every fixture, including a nil result.
-var Fixtures = []Fixture{
-	{"Saturating", Saturating}, {"one_level", OneLevel}, {"two_levels", TwoLevels},
-	{"twenty_levels", TwentyLevels}, {"all_invalid", AllInvalid}, {"no_data", NoData},
-	{"errors_heavy", ErrorsHeavy}, {"huge_range", HugeRange}, {"nil", func() *analysis.Result { return nil }},
+// Fixtures returns every fixture, including a nil result (a new slice each call, so no test
+// can change another's list).
+func Fixtures() []Fixture {
+	return []Fixture{
+		{"Saturating", Saturating}, {"one_level", OneLevel}, {"two_levels", TwoLevels},
+		{"twenty_levels", TwentyLevels}, {"all_invalid", AllInvalid}, {"no_data", NoData},
+		{"errors_heavy", ErrorsHeavy}, {"huge_range", HugeRange}, {"nil", func() *analysis.Result { return nil }},
+	}
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -398,7 +400,7 @@ func (s *sampler) sample(benchCPU time.Duration) error {
 	if err != nil {
 		return err
 	}
-	rss, _, err := memStatus()
+	rss, err := vmRSS()
 	if err != nil {
 		return err
 	}
@@ -476,7 +478,7 @@ func (s *sampler) between(t0, t1, r0, r1 int64) (span, error) {
 	}
 	type cpus struct{ cpu, bench, sim time.Duration }
 	at := func(t int64) cpus {
-		i, _ := slices.BinarySearchFunc(s.s, t, func(x sample, t int64) int { return compare(x.t, t) })
+		i, _ := slices.BinarySearchFunc(s.s, t, func(x sample, t int64) int { return cmp.Compare(x.t, t) })
 		switch {
 		case i == 0:
 			return cpus{s.s[0].cpu, s.s[0].benchCPU, s.s[0].simCPU}
@@ -500,16 +502,6 @@ func (s *sampler) between(t0, t1, r0, r1 int64) (span, error) {
 		}
 	}
 	return sp, nil
-}
-
-func compare(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // row is the figures of one level.
@@ -695,7 +687,7 @@ func report(w io.Writer, cfg config, rows, floor []row, elapsed time.Duration) [
 				got, want float64
 			}{{"TTFT", r.ttft, ttftCfg}, {"TPOT", r.tpot, tpotCfg}} {
 				tol := targetRelErr*m.want + ms(targetAbsErr)
-				check(abs(m.got-m.want) <= tol, "%d streams: %s p50 %.3f ms within %.3f ms of %.3f ms", r.streams, m.name, m.got, tol, m.want)
+				check(math.Abs(m.got-m.want) <= tol, "%d streams: %s p50 %.3f ms within %.3f ms of %.3f ms", r.streams, m.name, m.got, tol, m.want)
 			}
 		}
 	}
@@ -703,13 +695,6 @@ func report(w io.Writer, cfg config, rows, floor []row, elapsed time.Duration) [
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
 
 // cpuModel returns the CPU model name from /proc/cpuinfo, or GOARCH.
 func cpuModel() string {

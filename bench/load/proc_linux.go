@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -35,23 +36,22 @@ func threadCPU() (time.Duration, error) {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
 
-// memStatus returns VmRSS and VmHWM (peak RSS) of this process in bytes.
-func memStatus() (rss, hwm int64, err error) {
+// vmRSS returns VmRSS of this process in bytes (/proc/self/status).
+func vmRSS() (int64, error) {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		return 0, 0, fmt.Errorf("read status: %w", err)
+		return 0, fmt.Errorf("read status: %w", err)
 	}
 	for line := range bytes.Lines(b) {
 		if v, ok := bytes.CutPrefix(line, []byte("VmRSS:")); ok {
-			rss, err = kib(v)
-		} else if v, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
-			hwm, err = kib(v)
-		}
-		if err != nil {
-			return 0, 0, fmt.Errorf("parse status: %w", err)
+			rss, err := kib(v)
+			if err != nil {
+				return 0, fmt.Errorf("parse status: %w", err)
+			}
+			return rss, nil
 		}
 	}
-	return rss, hwm, nil
+	return 0, errors.New("parse status: no VmRSS line")
 }
 
 // kib parses "   1234 kB\n" into bytes.

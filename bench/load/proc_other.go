@@ -10,8 +10,8 @@ import (
 // errNoProc: the benchmark reads /proc and getrusage, which it only does on Linux.
 var errNoProc = errors.New("load benchmark: needs Linux (/proc, getrusage)")
 
-func selfCPU() (time.Duration, error)        { return 0, errNoProc }
-func threadCPU() (time.Duration, error)      { return 0, errNoProc }
-func memStatus() (rss, hwm int64, err error) { return 0, 0, errNoProc }
-func procCPU(int) (time.Duration, error)     { return 0, errNoProc }
-func raiseFDLimit(uint64) (uint64, error)    { return 0, errNoProc }
+func selfCPU() (time.Duration, error)     { return 0, errNoProc }
+func threadCPU() (time.Duration, error)   { return 0, errNoProc }
+func vmRSS() (int64, error)               { return 0, errNoProc }
+func procCPU(int) (time.Duration, error)  { return 0, errNoProc }
+func raiseFDLimit(uint64) (uint64, error) { return 0, errNoProc }

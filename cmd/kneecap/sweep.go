@@ -98,14 +98,12 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 				return usageError("sweep: --resume takes the configuration from %s; -%s cannot change it", fl.resume, name)
 			}
 		}
+		// ResumeDir refuses a finished run (sweep.ErrFinished) before it rewrites anything.
 		dir, done, err = sweep.ResumeDir(fl.resume)
 		if err != nil {
 			return usageError("sweep: %w", err)
 		}
 		defer dir.Close()
-		if done.StopReason != "" && done.StopReason != sweep.StopInterrupted {
-			return usageError("sweep: resume %s: the run already finished (%s): nothing to resume", fl.resume, done.StopReason)
-		}
 		cfg = done.Config
 		if fl.set["url"] {
 			cfg.Target.URL = fl.url
@@ -255,7 +253,8 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("sweep: %w (results so far in %s)", runErr, dir.Path())
 	}
 	fmt.Fprintf(e.stderr, "kneecap: stopped after %s: %s\n", out.Elapsed.Round(100*time.Millisecond), out.StopReason)
-	if err := afterSweep(context.WithoutCancel(ctx), e, dir.Path(), cfg); err != nil {
+	// Also after a hard stop (ctx cancelled): what was measured is analyzed and written.
+	if err := afterSweep(e, dir.Path(), cfg); err != nil {
 		return err
 	}
 	if out.Interrupted {
@@ -483,10 +482,7 @@ func groupRecords(levels []sweep.LevelRun, records []sweep.Record) [][]sweep.Rec
 // afterSweep runs once the sweep has ended (also after an interrupt): it reads the results
 // directory back, analyzes it exactly as `kneecap analyze DIR` would, and writes
 // analysis.json, summary.csv, the charts and the reports into it, then prints the answer.
-func afterSweep(ctx context.Context, e *env, dirPath string, cfg sweep.Config) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+func afterSweep(e *env, dirPath string, cfg sweep.Config) error {
 	res, err := sweep.ReadResults(dirPath)
 	if err != nil {
 		return fmt.Errorf("sweep: %w", err)
@@ -523,7 +519,8 @@ func startScraper(ctx context.Context, sc sweep.ServerMetricsConfig, dir *sweep.
 		<-done
 		var errs []error
 		if n, last := s.Errors(); n > 0 {
-			errs = append(errs, fmt.Errorf("%d of %d scrapes of %s failed, last: %w", n, n+len(s.Samples()), sc.URL, last))
+			// last names the URL without credentials; sc.URL may hold them.
+			errs = append(errs, fmt.Errorf("%d of %d scrapes failed, last: %w", n, n+len(s.Samples()), last))
 		}
 		w, err := dir.ServerMetrics()
 		if err == nil {

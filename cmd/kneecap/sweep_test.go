@@ -210,8 +210,12 @@ workload: {input_tokens: {mean: 16}, output_tokens: {mean: 8}}
 	}
 	// A finished run has nothing to resume.
 	e, _, _ = testEnv()
-	if err := run(context.Background(), e, []string{"sweep", "--resume", dir}); exitCode(err) != exitUsage {
-		t.Errorf("resuming a finished run: %v, want exit 2", err)
+	if err := run(context.Background(), e, []string{"sweep", "--resume", dir}); exitCode(err) != exitUsage || !errors.Is(err, sweep.ErrFinished) {
+		t.Errorf("resuming a finished run: %v, want exit 2 with sweep.ErrFinished", err)
+	}
+	// The refused resume left the run as it was: still finished, so a second try is refused too.
+	if res, err := sweep.ReadResults(dir); err != nil || res.StopReason != sweep.StopDone || len(res.Levels) != 2 {
+		t.Errorf("after a refused resume: %v, %v", res, err)
 	}
 }
 

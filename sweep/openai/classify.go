@@ -32,9 +32,7 @@ func classify(err error, streaming bool) string {
 	case errors.As(err, &reqErr):
 		return statusClass(reqErr.HTTPStatusCode)
 	case errors.Is(err, errBadChunk), errors.Is(err, errLineTooLong), errors.Is(err, errNonDataTooLong),
-		errors.Is(err, goopenai.ErrTooManyEmptyStreamMessages):
-		return sweep.ErrBadChunk
-	case errors.Is(err, errBodyTooLarge):
+		errors.Is(err, goopenai.ErrTooManyEmptyStreamMessages), errors.Is(err, errBodyTooLarge):
 		return sweep.ErrBadChunk
 	}
 	var netErr net.Error

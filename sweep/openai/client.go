@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,7 +34,8 @@ type Options struct {
 	// is scrubbed from every error message.
 	APIKey string
 	// ExtraBody is merged into every request's JSON body (for example vLLM's ignore_eos);
-	// its keys override the fields go-openai writes.
+	// its keys override the fields go-openai writes. New fails when a value has no JSON
+	// encoding.
 	ExtraBody map[string]any
 	// RequestTimeout bounds one request from send to the end of its stream; 0 means no
 	// limit besides the caller's context.
@@ -85,6 +88,10 @@ const (
 	transportWriteBuffer = 1 << 10
 )
 
+// maxChunksPrealloc caps the Chunks capacity allocated up front from max_tokens, in chunks: a
+// generous max_tokens (a model's whole context) must not cost megabytes per in-flight stream.
+const maxChunksPrealloc = 4096
+
 // drainTimeout bounds reading the rest of a body after [DONE] so the connection can be
 // reused; a server that keeps the stream open past it costs a connection, not a worker.
 const drainTimeout = 250 * time.Millisecond
@@ -98,6 +105,9 @@ type Client struct {
 	api       sweep.API
 	oc        *goopenai.Client
 	transport *http.Transport
+	// maxCompletionTokens sends max_tokens as max_completion_tokens: the model is one of
+	// OpenAI's reasoning models, which reject max_tokens (go-openai's ReasoningValidator).
+	maxCompletionTokens bool
 }
 
 var _ sweep.Client = (*Client)(nil)
@@ -173,10 +183,24 @@ func New(opts Options) (*Client, error) {
 		ReadBufferSize:  transportReadBuffer,
 		WriteBufferSize: transportWriteBuffer,
 	}
+	// Encode the extra body once: a value JSON cannot encode is a configuration error now,
+	// not a failure of every request.
+	extra := make(map[string]json.RawMessage, len(opts.ExtraBody))
+	for k, v := range opts.ExtraBody {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("openai: new client: extra body field %q: %w", k, err)
+		}
+		extra[k] = b
+	}
 	cfg := goopenai.DefaultConfig(opts.APIKey)
 	cfg.BaseURL = strings.TrimRight(opts.BaseURL, "/")
-	cfg.HTTPClient = &doer{hc: &http.Client{Transport: tr}, opts: &opts}
+	cfg.HTTPClient = &doer{hc: &http.Client{Transport: tr}, opts: &opts, extra: extra}
 	c := &Client{opts: opts, api: opts.API, oc: goopenai.NewClientWithConfig(cfg), transport: tr}
+	// The verdict depends only on the model, so it is taken once here, not per request.
+	probe := goopenai.ChatCompletionRequest{Model: opts.Model, MaxTokens: 1,
+		Messages: []goopenai.ChatCompletionMessage{{Role: goopenai.ChatMessageRoleUser, Content: "x"}}}
+	c.maxCompletionTokens = errors.Is(goopenai.NewReasoningValidator().Validate(probe), goopenai.ErrReasoningModelMaxTokensDeprecated)
 	return c, nil
 }
 
@@ -251,7 +275,7 @@ func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) 
 			MaxTokens:     req.MaxTokens,
 			StreamOptions: &goopenai.StreamOptions{IncludeUsage: true},
 		}
-		if req.MaxTokens > 0 && errors.Is(goopenai.NewReasoningValidator().Validate(cr), goopenai.ErrReasoningModelMaxTokensDeprecated) {
+		if c.maxCompletionTokens {
 			cr.MaxTokens, cr.MaxCompletionTokens = 0, req.MaxTokens
 		}
 		var cs *goopenai.ChatCompletionStream
@@ -278,7 +302,8 @@ type rawStream interface {
 }
 
 // read consumes the stream: the per-chunk path. It takes no locks; its allocations are
-// go-openai's line read and prefix strip, and the Chunks slice, preallocated from max_tokens.
+// go-openai's line read and prefix strip, and the Chunks slice, preallocated from max_tokens
+// (at most maxChunksPrealloc).
 func (c *Client) read(ctx, reqCtx context.Context, cancel context.CancelFunc, s rawStream, st *reqState,
 	tSend time.Time, req *sweep.Request, rec *sweep.Record) {
 	defer s.Close()
@@ -288,7 +313,7 @@ func (c *Client) read(ctx, reqCtx context.Context, cancel context.CancelFunc, s 
 		if n <= 0 {
 			n = 256
 		}
-		chunks = make([]int64, 0, min(n, c.opts.MaxChunks))
+		chunks = make([]int64, 0, min(n, maxChunksPrealloc, c.opts.MaxChunks))
 	}
 	var (
 		dec      chunkDecoder
@@ -336,6 +361,12 @@ func (c *Client) read(ctx, reqCtx context.Context, cancel context.CancelFunc, s 
 			chunks = append(chunks, now.Microseconds())
 		}
 	}
+	rec.TTFT = first
+	if nContent > 0 {
+		rec.E2E = last
+	} else {
+		rec.E2E = time.Since(tSend) // before the drain below, which is not the request's time
+	}
 	done := errors.Is(err, io.EOF) && st.body != nil && st.body.sawDone
 	if done {
 		// Read the chunked-encoding terminator so the connection returns to the pool.
@@ -343,13 +374,12 @@ func (c *Client) read(ctx, reqCtx context.Context, cancel context.CancelFunc, s 
 		st.body.drain()
 		t.Stop()
 	}
-	rec.TTFT = first
-	if nContent > 0 {
-		rec.E2E = last
-	} else {
-		rec.E2E = time.Since(tSend)
-	}
 	if c.opts.RecordChunks {
+		if len(chunks) < cap(chunks)/2 {
+			// max_tokens was a loose cap: the record is kept for the whole sweep, so it must
+			// not hold the unused capacity.
+			chunks = slices.Clone(chunks)
+		}
 		rec.Chunks = chunks
 	} else if nContent > 0 {
 		rec.ITL = &itl

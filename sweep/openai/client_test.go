@@ -385,7 +385,9 @@ func TestModels(t *testing.T) {
 
 func TestNewValidates(t *testing.T) {
 	for _, o := range []Options{{BaseURL: "localhost:8000"}, {BaseURL: "http://x/v1", API: "embeddings"},
-		{BaseURL: "http://x/v1", CAFile: "/nonexistent/ca.pem"}} {
+		{BaseURL: "http://x/v1", CAFile: "/nonexistent/ca.pem"},
+		// A YAML mapping with non-string keys has no JSON encoding: a config error at New.
+		{BaseURL: "http://x/v1", ExtraBody: map[string]any{"logit_bias": map[any]any{1: 2}}}} {
 		if _, err := New(o); err == nil {
 			t.Errorf("New(%+v): want error", o)
 		}
@@ -432,4 +434,63 @@ func (r *oneByteReader) Read(p []byte) (int, error) {
 	copy(p, r.s[:k])
 	r.s = r.s[k:]
 	return k, nil
+}
+
+// TestChunksCapacityBounded: a loose max_tokens (a model's whole context) neither
+// preallocates that many offsets nor leaves the unused capacity in the record, which the
+// sweep keeps until the end (the record's memory follows the chunks that arrived).
+func TestChunksCapacityBounded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		s := newSSE(w)
+		for range 3 {
+			s.data(contentChunk("x"))
+		}
+		s.data("[DONE]")
+	}))
+	defer srv.Close()
+	rec := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: "a", PromptTokens: 1, MaxTokens: 1 << 17})
+	if rec.Status != sweep.StatusOK || len(rec.Chunks) != 3 {
+		t.Fatalf("status %s (%s), %d chunks, want ok and 3", rec.Status, rec.Error, len(rec.Chunks))
+	}
+	if c := cap(rec.Chunks); c > 2*len(rec.Chunks) {
+		t.Errorf("record keeps capacity for %d chunks, %d arrived", c, len(rec.Chunks))
+	}
+}
+
+// TestReasoningModelMaxCompletionTokens: OpenAI's reasoning models reject max_tokens, so for
+// them (go-openai's ReasoningValidator: o1, o3, o4, gpt-5 prefixes) the limit is sent as
+// max_completion_tokens; other models keep max_tokens.
+func TestReasoningModelMaxCompletionTokens(t *testing.T) {
+	var (
+		mu     sync.Mutex
+		bodies []map[string]any
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
+			t.Error(err)
+		}
+		mu.Lock()
+		bodies = append(bodies, b)
+		mu.Unlock()
+		s := newSSE(w)
+		s.data(contentChunk("x"))
+		s.data("[DONE]")
+	}))
+	defer srv.Close()
+	for _, model := range []string{"o3-mini", "llama"} {
+		c := newClient(t, srv.URL, func(o *Options) { o.Model = model })
+		if rec := do(t, c, sweep.Request{Prompt: "a", PromptTokens: 1, MaxTokens: 7}); rec.Status != sweep.StatusOK {
+			t.Fatalf("%s: %s %s", model, rec.Status, rec.Error)
+		}
+	}
+	if len(bodies) != 2 {
+		t.Fatalf("%d requests", len(bodies))
+	}
+	if b := bodies[0]; b["max_completion_tokens"] != 7.0 || b["max_tokens"] != nil {
+		t.Errorf("o3-mini: max_completion_tokens %v, max_tokens %v; want 7 and absent", b["max_completion_tokens"], b["max_tokens"])
+	}
+	if b := bodies[1]; b["max_tokens"] != 7.0 || b["max_completion_tokens"] != nil {
+		t.Errorf("llama: max_tokens %v, max_completion_tokens %v; want 7 and absent", b["max_tokens"], b["max_completion_tokens"])
+	}
 }

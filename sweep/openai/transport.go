@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -23,14 +24,15 @@ var (
 // doer is the HTTPDoer given to go-openai: it merges the extra body into JSON requests and
 // bounds every response body.
 type doer struct {
-	hc   *http.Client
-	opts *Options
+	hc    *http.Client
+	opts  *Options
+	extra map[string]json.RawMessage // Options.ExtraBody, each value encoded once by New
 }
 
 // Do implements goopenai.HTTPDoer.
 func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	st, _ := req.Context().Value(stateKey{}).(*reqState)
-	if req.Body != nil && req.Method == http.MethodPost && (len(d.opts.ExtraBody) > 0 || (st != nil && st.ignoreEOS)) {
+	if req.Body != nil && req.Method == http.MethodPost && (len(d.extra) > 0 || (st != nil && st.ignoreEOS)) {
 		if err := d.mergeBody(req, st); err != nil {
 			return nil, err
 		}
@@ -59,7 +61,7 @@ func (d *doer) mergeBody(req *http.Request, st *reqState) error {
 	if err != nil {
 		return fmt.Errorf("openai: merge extra body: read: %w", err)
 	}
-	if len(d.opts.ExtraBody) == 0 && st != nil && st.ignoreEOS {
+	if len(d.extra) == 0 && st != nil && st.ignoreEOS {
 		if out, ok := appendIgnoreEOS(raw, st.maxTokens); ok {
 			setBody(req, out)
 			return nil
@@ -69,13 +71,7 @@ func (d *doer) mergeBody(req *http.Request, st *reqState) error {
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return fmt.Errorf("openai: merge extra body: decode request: %w", err)
 	}
-	for k, v := range d.opts.ExtraBody {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("openai: merge extra body: field %q: %w", k, err)
-		}
-		obj[k] = b
-	}
+	maps.Copy(obj, d.extra)
 	if st != nil && st.ignoreEOS {
 		obj["ignore_eos"] = json.RawMessage("true")
 		if st.maxTokens > 0 {

@@ -1,8 +1,0 @@
-package sim
-
-import (
-	"slices"
-	"time"
-)
-
-func slicesSort(d []time.Duration) { slices.Sort(d) }
