@@ -63,24 +63,7 @@ func FitBatch(n, x []float64) (Batch, error) {
 	// sse returns the SSE and 1/α for r = β/α and S.
 	sse := func(r, s float64) (float64, float64) {
 		s = math.Min(math.Max(s, lo), hi)
-		var sxg, sgg float64
-		for i := range n {
-			m := math.Min(n[i], s)
-			g := m / (1 + r*m)
-			sxg += x[i] * g
-			sgg += g * g
-		}
-		if !(sgg > 0) {
-			return math.Inf(1), math.NaN()
-		}
-		inv := sxg / sgg
-		var e float64
-		for i := range n {
-			m := math.Min(n[i], s)
-			d := x[i] - inv*m/(1+r*m)
-			e += d * d
-		}
-		return e, inv
+		return scaleFit(x, func(i int) float64 { m := math.Min(n[i], s); return m / (1 + r*m) })
 	}
 	obj := func(p []float64) float64 {
 		e, _ := sse(math.Exp(p[0]), p[1])

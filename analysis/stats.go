@@ -140,3 +140,24 @@ func finiteSorted(x, y []float64) (xs, ys []float64) {
 	}
 	return xs, ys
 }
+
+// scaleFit fits x ≈ c·g(i) by least squares in the scale c alone (closed form
+// c = Σx·g ÷ Σg²) and returns the residual sum of squares and c; +Inf and NaN when every
+// g(i) is 0. The USL and batch fits profile their linear scale (λ, 1/α) out this way.
+func scaleFit(x []float64, g func(i int) float64) (sse, c float64) {
+	var sxg, sgg float64
+	for i := range x {
+		gi := g(i)
+		sxg += x[i] * gi
+		sgg += gi * gi
+	}
+	if !(sgg > 0) {
+		return math.Inf(1), math.NaN()
+	}
+	c = sxg / sgg
+	for i := range x {
+		d := x[i] - c*g(i)
+		sse += d * d
+	}
+	return sse, c
+}

@@ -51,22 +51,7 @@ func fitUSL(n, x []float64, starts [][2]float64) (USL, error) {
 		return bad, fmt.Errorf("usl: %d distinct concurrencies, need 3: %w", len(distinct), ErrFit)
 	}
 	sse := func(sigma, kappa float64) (float64, float64) {
-		var sxg, sgg float64
-		for i := range n {
-			g := uslAt(sigma, kappa, 1, n[i])
-			sxg += x[i] * g
-			sgg += g * g
-		}
-		if !(sgg > 0) {
-			return math.Inf(1), math.NaN()
-		}
-		lambda := sxg / sgg
-		var s float64
-		for i := range n {
-			r := x[i] - lambda*uslAt(sigma, kappa, 1, n[i])
-			s += r * r
-		}
-		return s, lambda
+		return scaleFit(x, func(i int) float64 { return uslAt(sigma, kappa, 1, n[i]) })
 	}
 	obj := func(p []float64) float64 {
 		s, _ := sse(p[0]*p[0], p[1]*p[1])
