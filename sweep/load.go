@@ -194,18 +194,21 @@ func Problems(err error) []string {
 }
 
 // LoadConfig reads a YAML configuration file over DefaultConfig and validates it. Every
-// problem is reported at once, one per line, each naming FILE:LINE.
+// problem is reported at once, one per line, each naming FILE:LINE: the problems of single
+// keys that ReadConfig finds and Validate's, in file-line order.
 func LoadConfig(path string) (Config, error) {
 	c, err := ReadConfig(path)
-	if err != nil {
+	if err != nil && !KeyProblems(err) {
 		return c, err
 	}
-	return c, c.Validate()
+	return c, JoinProblems(err, c.Validate())
 }
 
 // ReadConfig reads a YAML configuration file over DefaultConfig without validating it (flags
 // may still override values; call Validate afterwards). Unknown keys, wrong types and
-// durations without a unit are errors naming FILE:LINE.
+// durations without a unit are errors naming FILE:LINE; the Config returned with them (see
+// KeyProblems) holds every other value of the file, so that Validate can report the rest of
+// the problems in the same round.
 func ReadConfig(path string) (Config, error) {
 	c := DefaultConfig()
 	f, err := os.Open(path)
@@ -280,8 +283,51 @@ func parseConfig(file string, data []byte) (Config, error) {
 			errs = append(errs, ce)
 		}
 	}
+	if len(errs) == 0 {
+		return c, nil
+	}
 	sortProblems(errs)
-	return c, errors.Join(errs...)
+	return c, &keyProblems{errs: errs}
+}
+
+// keyProblems is ReadConfig's error for a file that parsed but has problems of single keys:
+// unknown keys, wrong types, durations without a unit. Each such key keeps its default.
+type keyProblems struct{ errs []error }
+
+func (k *keyProblems) Error() string   { return errors.Join(k.errs...).Error() }
+func (k *keyProblems) Unwrap() []error { return k.errs }
+
+// KeyProblems reports whether err, returned by ReadConfig, lists only problems of single keys
+// (unknown keys, wrong types, durations without a unit): the file parsed, and the Config
+// returned with err holds every other value. Any other error (unreadable file, YAML syntax,
+// a document that is not a mapping) leaves nothing to validate.
+func KeyProblems(err error) bool {
+	var k *keyProblems
+	return errors.As(err, &k)
+}
+
+// JoinProblems joins configuration problems (ReadConfig's key problems, Validate's; nil
+// errors are skipped) into one error whose problems are in file-line order, for Problems.
+func JoinProblems(errs ...error) error {
+	var flat []error
+	var walk func(error)
+	walk = func(e error) {
+		if e == nil {
+			return
+		}
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				walk(x)
+			}
+			return
+		}
+		flat = append(flat, e)
+	}
+	for _, e := range errs {
+		walk(e)
+	}
+	sortProblems(flat)
+	return errors.Join(flat...)
 }
 
 // namesKey reports whether msg already starts with a key path ("sweep.levels: …").

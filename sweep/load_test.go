@@ -229,6 +229,30 @@ analysis: {knee_gain: 3}
 	}
 }
 
+// TestLoadConfigOneRound: problems of single keys (wrong types, unknown keys) and
+// Validate's come in one error, in file-line order; a syntax error comes alone.
+func TestLoadConfigOneRound(t *testing.T) {
+	p := writeConfig(t, "sweep:\n  ci_target: 1.5\n  min_requests: many\n  levels: [2, 1]\nbogus: 1\n")
+	_, err := LoadConfig(p)
+	probs := Problems(err)
+	want := []string{":2: sweep.ci_target:", ":3: sweep.min_requests: cannot unmarshal", ":4: sweep.levels:", ":5: field bogus not found"}
+	if len(probs) != len(want) {
+		t.Fatalf("got %d problems, want %d:\n%s", len(probs), len(want), strings.Join(probs, "\n"))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(probs[i], p+w) {
+			t.Errorf("problem %d is %q, want it to start %q", i+1, probs[i], p+w)
+		}
+	}
+	if _, err := ReadConfig(p); !KeyProblems(err) {
+		t.Errorf("ReadConfig: KeyProblems(%v) = false for problems of single keys", err)
+	}
+	p = writeConfig(t, "sweep: [\n")
+	if _, err := ReadConfig(p); err == nil || KeyProblems(err) {
+		t.Errorf("ReadConfig of a syntax error: err %v, KeyProblems true; want an error that is not", err)
+	}
+}
+
 func TestValidateOverrideNamesFlag(t *testing.T) {
 	c, err := ReadConfig(writeConfig(t, "sweep:\n  levels: [1, 2]\n"))
 	if err != nil {

@@ -49,7 +49,7 @@ type MetricSample struct {
 }
 
 // Scraper scrapes a Prometheus text endpoint (vLLM, SGLang, llama.cpp) every interval and
-// keeps timestamped samples. Run is its loop, owned by the caller; Summarize and WriteJSONL
+// keeps timestamped samples. Run is its loop, owned by the caller; Summarize and Samples
 // may be called concurrently with Run. Scrape errors are counted, never fatal.
 type Scraper struct {
 	url      string
@@ -61,6 +61,8 @@ type Scraper struct {
 	samples []MetricSample
 	errors  int
 	lastErr error
+	out     io.Writer // Record's writer, or nil
+	outErr  error     // the first write error to out; recording stops there
 }
 
 var _ WindowSummarizer = (*Scraper)(nil)
@@ -130,9 +132,30 @@ func (s *Scraper) Scrape(ctx context.Context) (MetricSample, error) {
 	}
 	sample.TUnixNS = t0.Add(time.Since(t0) / 2).UnixNano()
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.samples = append(s.samples, sample)
-	s.mu.Unlock()
+	if s.out != nil && s.outErr == nil {
+		if err := json.NewEncoder(s.out).Encode(&sample); err != nil {
+			s.outErr = fmt.Errorf("sweep: write server metrics: %w", err)
+		}
+	}
 	return sample, nil
+}
+
+// Record writes every later sample to w, one JSON object per line (server_metrics.jsonl), as
+// it is taken: a sweep killed mid-way keeps the samples it had. The first write error ends
+// the recording (scraping goes on) and is returned by RecordErr.
+func (s *Scraper) Record(w io.Writer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.out = w
+}
+
+// RecordErr returns the write error that ended Record's recording, or nil.
+func (s *Scraper) RecordErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.outErr
 }
 
 // ParseMetrics parses Prometheus text exposition (metric names may contain ':') and extracts
@@ -263,15 +286,4 @@ func (s *Scraper) Summarize(w0, w1 int64) *ServerStats {
 	}
 	slices.Sort(st.Series)
 	return st
-}
-
-// WriteJSONL writes every sample as one JSON object per line (server_metrics.jsonl).
-func (s *Scraper) WriteJSONL(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	for _, m := range s.Samples() {
-		if err := enc.Encode(&m); err != nil {
-			return fmt.Errorf("sweep: write server metrics: %w", err)
-		}
-	}
-	return nil
 }

@@ -97,6 +97,8 @@ func TestScraperRunSummarizeWrite(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	var buf bytes.Buffer
+	s.Record(&buf)
 	go func() { done <- s.Run(ctx) }()
 	<-reached
 	cancel()
@@ -128,8 +130,7 @@ func TestScraperRunSummarizeWrite(t *testing.T) {
 	if s.Summarize(0, 1) != nil {
 		t.Error("empty window: want nil")
 	}
-	var buf bytes.Buffer
-	if err := s.WriteJSONL(&buf); err != nil {
+	if err := s.RecordErr(); err != nil {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(&buf)

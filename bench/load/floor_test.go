@@ -109,3 +109,33 @@ func TestReportMisses(t *testing.T) {
 		t.Fatalf("misses %q, want the CPU target with the floor:\n%s", miss, b.String())
 	}
 }
+
+// TestReportMemory checks the memory targets: the slope of peak RSS over the levels always,
+// the average per stream only from memoryMinStreams up.
+func TestReportMemory(t *testing.T) {
+	cfg := config{ttft: 500 * time.Millisecond, itl: 100 * time.Millisecond, outputTokens: 32}
+	lvl := func(streams int, kib float64) row {
+		return row{streams: streams, achieved: float64(streams), tokens: 1e6, cpu: time.Second,
+			rssPerStream: kib * 1024, ttft: 500.5, tpot: 100}
+	}
+	// 256 streams at 70 KiB and 1,024 at 60 KiB: 17.5 + 60 MiB, a slope of 56.7 KiB per stream.
+	var b strings.Builder
+	if miss := report(&b, cfg, []row{lvl(256, 70), lvl(1024, 60)}, nil, time.Minute); len(miss) != 0 {
+		t.Fatalf("misses %v, want none (256 streams is below memoryMinStreams):\n%s", miss, b.String())
+	}
+	if !strings.Contains(b.String(), "slope of peak RSS over the levels) 56.7 KiB") {
+		t.Errorf("report does not print the slope 56.7 KiB:\n%s", b.String())
+	}
+	// 256 at 40 KiB and 1,024 at 63 KiB: each average within 64 KiB, but one more stream costs
+	// 70.7 KiB.
+	b.Reset()
+	miss := report(&b, cfg, []row{lvl(256, 40), lvl(1024, 63)}, nil, time.Minute)
+	if len(miss) != 1 || !strings.Contains(miss[0], "70.7 KiB") {
+		t.Fatalf("misses %q, want the slope 70.7 KiB:\n%s", miss, b.String())
+	}
+	b.Reset()
+	miss = report(&b, cfg, []row{lvl(1024, 66)}, nil, time.Minute)
+	if len(miss) != 1 || !strings.Contains(miss[0], "1024 streams: 66.0 KiB/stream") {
+		t.Fatalf("misses %q, want the 1,024-stream average:\n%s", miss, b.String())
+	}
+}

@@ -8,10 +8,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -256,8 +258,9 @@ sweep:
 }
 
 // TestSIGKILLLosesOnlyTheLevelInProgress: SIGKILL during level 2 leaves level 1 complete
-// (records flushed and fsynced before levels.json lists it); `--resume` runs level 2 and
-// finishes the sweep.
+// (records flushed and fsynced before levels.json lists it) and the server-metrics samples
+// taken so far (appended as they are scraped); `--resume` runs level 2 and finishes the
+// sweep.
 func TestSIGKILLLosesOnlyTheLevelInProgress(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
@@ -272,6 +275,10 @@ func TestSIGKILLLosesOnlyTheLevelInProgress(t *testing.T) {
 	checkLevel0(t, res)
 	if len(res.Levels) != 1 || res.Levels[0].W1 != before[0].W1 || res.StopReason != "" {
 		t.Fatalf("after SIGKILL: %d levels, stop %q; want level 1 only, no stop reason", len(res.Levels), res.StopReason)
+	}
+	// The in-process simulator's /metrics is scraped every second: level 1 took ≥ 3 s.
+	if n := countServerSamples(t, dir, res.Levels[0].W1); n < 2 {
+		t.Errorf("after SIGKILL: %d server-metrics samples taken before level 1 ended, want ≥ 2", n)
 	}
 	r := startKneecap(t, "sweep", "--resume", dir)
 	if code := r.exit(t); code != 0 {
@@ -290,4 +297,25 @@ func TestSIGKILLLosesOnlyTheLevelInProgress(t *testing.T) {
 			t.Fatalf("record of level %d", rec.Level)
 		}
 	}
+}
+
+// countServerSamples counts the lines of dir's server_metrics.jsonl taken before t (Unix ns),
+// failing on a line that is not a sample.
+func countServerSamples(t *testing.T, dir string, before int64) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, sweep.ServerMetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for line := range strings.Lines(string(b)) {
+		var m sweep.MetricSample
+		if err := json.Unmarshal([]byte(line), &m); err != nil || m.TUnixNS == 0 || m.Running == nil {
+			t.Fatalf("server_metrics.jsonl line %q: %v", line, err)
+		}
+		if m.TUnixNS < before {
+			n++
+		}
+	}
+	return n
 }

@@ -239,7 +239,9 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 
 	fmt.Fprintf(e.stderr, "kneecap: sweeping %s (model %s), levels %v, results in %s\n",
 		endpoint, cfg.Target.Model, levels[plan.StartIndex:], dir.Path())
+	restoreGC := sweep.SetLoadGC()
 	out, runErr := sweep.Run(ctx, e.interrupt, plan, client, dir)
+	restoreGC()
 	prog.close()
 	if stopScraper != nil {
 		if err := stopScraper(); err != nil {
@@ -266,7 +268,11 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 // sweepConfig builds the configuration from -c FILE (or the demo/default config), the flags
 // and the environment (OPENAI_BASE_URL).
 func sweepConfig(e *env, fl *sweepFlags) (sweep.Config, error) {
-	var cfg sweep.Config
+	var (
+		cfg     sweep.Config
+		readErr error // problems of single keys of the file: reported with Validate's
+		flagErr error // a flag that does not parse: likewise
+	)
 	switch {
 	case fl.config != "":
 		c, err := sweep.ReadConfig(fl.config)
@@ -275,7 +281,10 @@ func sweepConfig(e *env, fl *sweepFlags) (sweep.Config, error) {
 			if errors.As(err, &pe) {
 				return c, usageError("sweep: %w", err)
 			}
-			return c, configProblems(e, err)
+			if !sweep.KeyProblems(err) {
+				return c, configProblems(e, err)
+			}
+			readErr = err
 		}
 		cfg = c
 	case fl.url == "" && e.getenv("OPENAI_BASE_URL") == "":
@@ -303,12 +312,12 @@ func sweepConfig(e *env, fl *sweepFlags) (sweep.Config, error) {
 		cfg.Override("target.api", "--api")
 	}
 	if fl.set["levels"] {
-		list, err := parseLevels(fl.levels)
-		if err != nil {
-			return cfg, usageError("sweep: --levels: %w", err)
+		if list, err := parseLevels(fl.levels); err != nil {
+			flagErr = fmt.Errorf("--levels: %w", err)
+		} else {
+			cfg.Sweep.Levels = sweep.LevelsSpec{List: list}
+			cfg.Override("sweep.levels", "--levels")
 		}
-		cfg.Sweep.Levels = sweep.LevelsSpec{List: list}
-		cfg.Override("sweep.levels", "--levels")
 	}
 	dur("warmup", "sweep.warmup", &cfg.Sweep.Warmup, fl.warmup)
 	dur("duration", "sweep.duration", &cfg.Sweep.Duration, fl.duration)
@@ -341,6 +350,10 @@ func sweepConfig(e *env, fl *sweepFlags) (sweep.Config, error) {
 	if fl.set["o"] {
 		cfg.Output.Dir = fl.out
 		cfg.Override("output.dir", "-o")
+	}
+	if readErr != nil || flagErr != nil {
+		// Every problem in one round: the keys that did not decode kept their defaults.
+		return cfg, configProblems(e, sweep.JoinProblems(readErr, flagErr, cfg.Validate()))
 	}
 	return cfg, nil
 }
@@ -501,13 +514,19 @@ func afterSweep(e *env, dirPath string, cfg sweep.Config) error {
 }
 
 // startScraper starts scraping the server's Prometheus metrics every sc.Interval for the
-// whole sweep. stop ends the scraping goroutine, waits for it, and writes every sample to the
-// directory's server_metrics.jsonl.
+// whole sweep; each sample is appended to the directory's server_metrics.jsonl as it is
+// taken. stop ends the scraping goroutine, waits for it, and reports failed scrapes and
+// write errors.
 func startScraper(ctx context.Context, sc sweep.ServerMetricsConfig, dir *sweep.Dir) (sweep.WindowSummarizer, func() error, error) {
 	s, err := sweep.NewScraper(sc, nil)
 	if err != nil {
 		return nil, nil, usageError("sweep: server_metrics: %w", err)
 	}
+	w, err := dir.ServerMetrics()
+	if err != nil {
+		return nil, nil, err
+	}
+	s.Record(w)
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -522,11 +541,7 @@ func startScraper(ctx context.Context, sc sweep.ServerMetricsConfig, dir *sweep.
 			// last names the URL without credentials; sc.URL may hold them.
 			errs = append(errs, fmt.Errorf("%d of %d scrapes failed, last: %w", n, n+len(s.Samples()), last))
 		}
-		w, err := dir.ServerMetrics()
-		if err == nil {
-			err = s.WriteJSONL(w)
-		}
-		return errors.Join(append(errs, err)...)
+		return errors.Join(append(errs, s.RecordErr())...)
 	}
 	return s, stop, nil
 }
