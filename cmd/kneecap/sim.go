@@ -1,26 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"os"
-	"regexp"
-
-	"gopkg.in/yaml.v3"
+	"io/fs"
 
 	"github.com/kneecap/kneecap/sim"
+	"github.com/kneecap/kneecap/sweep"
 )
-
-// simFile is the part of a kneecap config file that `kneecap sim` reads: the simulator
-// section, strictly (unknown keys are errors); the other sections belong to sweep.
-type simFile struct {
-	Simulator sim.Config           `yaml:"simulator"`
-	Rest      map[string]yaml.Node `yaml:",inline"`
-}
 
 // cmdSim serves the simulated engine until the first interrupt.
 func cmdSim(ctx context.Context, e *env, args []string) error {
@@ -51,7 +40,7 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 	}
 	var cfg sim.Config
 	if *file != "" {
-		if cfg, err = loadSimConfig(*file); err != nil {
+		if cfg, err = loadSimConfig(e, *file); err != nil {
 			return err
 		}
 	}
@@ -104,36 +93,17 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// yamlLine matches the "line N: " that yaml.v3 puts in its messages.
-var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-
-// loadSimConfig reads the simulator section of a config file; errors are "FILE:LINE: ...".
-func loadSimConfig(path string) (sim.Config, error) {
-	data, err := os.ReadFile(path)
+// loadSimConfig reads the simulator section of a config file with sweep.ReadConfig, so that
+// the file is read as `kneecap sweep -c` reads it: unknown keys, wrong types and durations
+// without a unit anywhere in it are problems naming FILE:LINE, printed one per line.
+func loadSimConfig(e *env, path string) (sim.Config, error) {
+	c, err := sweep.ReadConfig(path)
 	if err != nil {
-		return sim.Config{}, usageError("sim: %w", err)
-	}
-	var f simFile
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
-		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			msgs := make([]error, 0, len(te.Errors))
-			for _, m := range te.Errors {
-				msgs = append(msgs, errors.New(fileLine(path, m)))
-			}
-			return sim.Config{}, &exitError{code: exitUsage, err: errors.Join(msgs...)}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return sim.Config{}, usageError("sim: %w", err)
 		}
-		return sim.Config{}, usageError("%s", fileLine(path, err.Error()))
+		return sim.Config{}, configProblems(e, "sim", err)
 	}
-	return f.Simulator, nil
-}
-
-// fileLine rewrites yaml.v3's "line N: msg" as "FILE:N: msg".
-func fileLine(path, msg string) string {
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("%s:%s: %s", path, m[1], m[2])
-	}
-	return fmt.Sprintf("%s: %s", path, msg)
+	return c.Simulator, nil
 }

@@ -116,7 +116,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if err := cfg.Validate(); err != nil {
-		return configProblems(e, err)
+		return configProblems(e, "sweep", err)
 	}
 	levels, err := cfg.Sweep.Levels.Expand()
 	if err != nil { // Validate has checked it
@@ -282,7 +282,7 @@ func sweepConfig(e *env, fl *sweepFlags) (sweep.Config, error) {
 				return c, usageError("sweep: %w", err)
 			}
 			if !sweep.KeyProblems(err) {
-				return c, configProblems(e, err)
+				return c, configProblems(e, "sweep", err)
 			}
 			readErr = err
 		}
@@ -353,15 +353,16 @@ func sweepConfig(e *env, fl *sweepFlags) (sweep.Config, error) {
 	}
 	if readErr != nil || flagErr != nil {
 		// Every problem in one round: the keys that did not decode kept their defaults.
-		return cfg, configProblems(e, sweep.JoinProblems(readErr, flagErr, cfg.Validate()))
+		return cfg, configProblems(e, "sweep", sweep.JoinProblems(readErr, flagErr, cfg.Validate()))
 	}
 	return cfg, nil
 }
 
-// configProblems prints every configuration problem on its own line and returns exit 2.
-func configProblems(e *env, err error) error {
+// configProblems prints every configuration problem on its own line, prefixed with the
+// command, and returns exit 2.
+func configProblems(e *env, cmd string, err error) error {
 	for _, p := range sweep.Problems(err) {
-		fmt.Fprintf(e.stderr, "kneecap: sweep: %s\n", p)
+		fmt.Fprintf(e.stderr, "kneecap: %s: %s\n", cmd, p)
 	}
 	return &exitError{code: exitUsage}
 }
