@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -186,7 +185,7 @@ func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, idx []i
 			inflightNS += float64(b - a)
 		}
 		// Tokens arriving inside the window.
-		outTokens += tokensInWindow(r, w0, w1, slice, sliceNS)
+		outTokens += sweep.TokensInWindow(r, w0, w1, slice)
 		ok := r.OK()
 		nOut := r.OutputTokens
 		if ok && done >= w0 && done < w1 {
@@ -322,72 +321,4 @@ func (s *scratch) validity(lv *Level, run *sweep.LevelRun, opts Options, anyOK b
 		note("client-bound: %s", reason)
 	}
 	lv.Valid = valid
-}
-
-// tokensInWindow returns the output tokens of r whose chunk arrived in [w0, w1), adding each
-// token to its batch-means slice (slice j covers [w0 + j·sliceNS, w0 + (j+1)·sliceNS)).
-func tokensInWindow(r *sweep.Record, w0, w1 int64, slice []float64, sliceNS float64) float64 {
-	nOut := r.OutputTokens
-	if n := len(r.Chunks); n > 0 {
-		k := 1.0
-		if nOut > 0 {
-			k = float64(nOut) / float64(n)
-		}
-		// Chunk offsets are ascending µs from t_send: find those inside the window.
-		lo := sort.Search(n, func(j int) bool { return r.Sent+r.Chunks[j]*1e3 >= w0 })
-		var got float64
-		for j := lo; j < n; j++ {
-			t := r.Sent + r.Chunks[j]*1e3
-			if t >= w1 {
-				break
-			}
-			if t < w0 {
-				continue // offsets out of order (a misbehaving recorder): skip, never index below 0
-			}
-			sl := min(int(float64(t-w0)/sliceNS), len(slice)-1)
-			slice[sl] += k
-			got += k
-		}
-		return got
-	}
-	if nOut <= 0 || r.TTFT <= 0 {
-		return 0
-	}
-	// No chunk offsets: spread the N_out tokens evenly over [t_send+TTFT, t_send+E2E].
-	t0 := float64(r.Sent + int64(r.TTFT))
-	t1 := float64(r.Sent + int64(r.E2E))
-	if nOut == 1 || t1 <= t0 {
-		t := int64(t0)
-		if t >= w0 && t < w1 {
-			sl := min(int(float64(t-w0)/sliceNS), len(slice)-1)
-			slice[sl] += float64(nOut)
-			return float64(nOut)
-		}
-		return 0
-	}
-	d := (t1 - t0) / float64(nOut-1)
-	// count of j in [0, nOut) with t0 + j·d in [a, b)
-	count := func(a, b float64) float64 {
-		jlo := math.Max(math.Ceil((a-t0)/d), 0)
-		jhi := math.Min(math.Ceil((b-t0)/d), float64(nOut)) // exclusive
-		return math.Max(jhi-jlo, 0)
-	}
-	// Only the slices that [t0, t1] touches (widened by one each side against rounding at
-	// the slice edges) can receive tokens: O(slices spanned) per record, not O(slices).
-	// Clamped as floats first, so that no conversion to int overflows.
-	top := float64(len(slice) - 1)
-	first := int(math.Min(math.Max(math.Floor((t0-float64(w0))/sliceNS)-1, 0), top+1))
-	last := int(math.Min(math.Max(math.Floor((t1-float64(w0))/sliceNS)+1, -1), top))
-	var got float64
-	for j := first; j <= last; j++ {
-		a := float64(w0) + float64(j)*sliceNS
-		b := a + sliceNS
-		if j == len(slice)-1 {
-			b = float64(w1)
-		}
-		c := count(a, b)
-		slice[j] += c
-		got += c
-	}
-	return got
 }

@@ -109,7 +109,7 @@ func newWindow(w0, slice int64, kmin, kmax int) *window {
 }
 
 func (w *window) add(r *Record) {
-	attribute(r, w.b, w.tok)
+	TokensInWindow(r, w.b.w0, w.b.w1, w.tok)
 	if !r.OK() {
 		return
 	}
@@ -126,7 +126,7 @@ func (w *window) add(r *Record) {
 
 // sliceTPS returns the tokens/s of the first k slices.
 func (w *window) sliceTPS(k int) []float64 {
-	sec := time.Duration(w.slice).Seconds()
+	sec := float64(w.slice) / 1e9 // as SliceTPS computes it
 	out := make([]float64, k)
 	for i := range out {
 		out[i] = w.tok[i] / sec

@@ -119,47 +119,82 @@ func (b bins) index(t int64) int64 {
 	return i
 }
 
-// attribute adds the output tokens of rec that arrived inside the window to dst, one entry
-// per slice (len(dst) == b.n). A record with Chunks carries OutputTokens/len(Chunks) tokens
-// per chunk at Sent + offset; without Chunks its tokens are spread evenly over
-// [Sent+TTFT, Sent+E2E] (all at Sent+TTFT when the two coincide). Records of every status
-// count: their tokens did arrive.
-func attribute(rec *Record, b bins, dst []float64) {
-	if rec.OutputTokens <= 0 || b.w1 <= b.w0 {
-		return
+// TokensInWindow returns the output tokens of rec that arrived in the window [w0, w1) (Unix
+// nanoseconds) and adds each to its slice of slices: len(slices) equal slices of the window,
+// slice j covering [w0 + j·(w1−w0)/n, w0 + (j+1)·(w1−w0)/n). It is the one definition of the
+// tokens of a window (DESIGN §1) that the steady-state test, the live statistics and analysis
+// all use. A record with Chunks carries OutputTokens ÷ len(Chunks) tokens at each chunk's
+// arrival, Sent + offset (one per chunk when OutputTokens is 0); chunk offsets are taken to
+// ascend, and any that do not are skipped, never misplaced. A record without Chunks has its
+// OutputTokens tokens arrive evenly spaced from Sent+TTFT to Sent+E2E (all at Sent+TTFT when
+// there is one or the two coincide); one without content (TTFT 0) has none. Records of every
+// status count: their tokens did arrive. It returns 0 when slices is empty or the window is.
+func TokensInWindow(rec *Record, w0, w1 int64, slices []float64) float64 {
+	n := len(slices)
+	if n == 0 || w1 <= w0 {
+		return 0
 	}
-	if len(rec.Chunks) > 0 {
-		per := float64(rec.OutputTokens) / float64(len(rec.Chunks))
-		for _, us := range rec.Chunks {
-			t := rec.Sent + us*int64(time.Microsecond)
-			if t >= b.w0 && t < b.w1 {
-				dst[b.index(t)] += per
+	// Offsets from w0 keep float64 exact to the nanosecond (Unix nanoseconds are not).
+	span := float64(w1 - w0)
+	sliceNS := span / float64(n)
+	slot := func(rel int64) int { return min(int(float64(rel)/sliceNS), n-1) }
+	nOut := rec.OutputTokens
+	if c := len(rec.Chunks); c > 0 {
+		k := 1.0
+		if nOut > 0 {
+			k = float64(nOut) / float64(c)
+		}
+		at := func(j int) int64 { return rec.Sent + rec.Chunks[j]*int64(time.Microsecond) }
+		var got float64
+		for j := sort.Search(c, func(j int) bool { return at(j) >= w0 }); j < c; j++ {
+			t := at(j)
+			if t >= w1 {
+				break
 			}
+			if t < w0 {
+				continue
+			}
+			slices[slot(t-w0)] += k
+			got += k
 		}
-		return
+		return got
 	}
-	if rec.TTFT <= 0 {
-		return // no content arrived
+	if nOut <= 0 || rec.TTFT <= 0 {
+		return 0
 	}
-	a, e := rec.Sent+int64(rec.TTFT), rec.Sent+int64(rec.E2E)
-	if e <= a {
-		if a >= b.w0 && a < b.w1 {
-			dst[b.index(a)] += float64(rec.OutputTokens)
+	a := rec.Sent + int64(rec.TTFT) - w0
+	e := rec.Sent + int64(rec.E2E) - w0
+	if nOut == 1 || e <= a {
+		if a < 0 || a >= w1-w0 {
+			return 0
 		}
-		return
+		slices[slot(a)] += float64(nOut)
+		return float64(nOut)
 	}
-	lo, hi := max(a, b.w0), min(e, b.w1)
-	if hi <= lo {
-		return
+	t0, t1 := float64(a), float64(e)
+	d := (t1 - t0) / float64(nOut-1)
+	// count is the number of j in [0, nOut) with t0 + j·d in [lo, hi).
+	count := func(lo, hi float64) float64 {
+		jlo := math.Max(math.Ceil((lo-t0)/d), 0)
+		jhi := math.Min(math.Ceil((hi-t0)/d), float64(nOut))
+		return math.Max(jhi-jlo, 0)
 	}
-	density := float64(rec.OutputTokens) / float64(e-a)
-	for i := b.index(lo); i < b.n; i++ {
-		s, f := max(b.bound(i), lo), min(b.bound(i+1), hi)
-		if f <= s {
-			break
+	// Only the slices [t0, t1] touches (widened by one each side against rounding at the
+	// edges) can receive tokens: O(slices spanned) per record. Clamped as floats first so that
+	// no conversion to int overflows.
+	first := int(math.Min(math.Max(math.Floor(t0/sliceNS)-1, 0), float64(n)))
+	last := int(math.Min(math.Max(math.Floor(t1/sliceNS)+1, -1), float64(n-1)))
+	var got float64
+	for j := first; j <= last; j++ {
+		lo, hi := float64(j)*sliceNS, float64(j+1)*sliceNS
+		if j == n-1 {
+			hi = span
 		}
-		dst[i] += density * float64(f-s)
+		c := count(lo, hi)
+		slices[j] += c
+		got += c
 	}
+	return got
 }
 
 // SliceTokens returns the output tokens that arrived in each of n equal slices of the window
@@ -172,10 +207,9 @@ func SliceTokens(records []Record, w0, w1 int64, n int) []float64 {
 	if int64(n) > w1-w0 {
 		n = int(w1 - w0)
 	}
-	b := bins{w0: w0, w1: w1, n: int64(n)}
 	dst := make([]float64, n)
 	for i := range records {
-		attribute(&records[i], b, dst)
+		TokensInWindow(&records[i], w0, w1, dst)
 	}
 	return dst
 }
@@ -184,9 +218,9 @@ func SliceTokens(records []Record, w0, w1 int64, n int) []float64 {
 // tokens that arrived in the slice ÷ the slice length in seconds.
 func SliceTPS(records []Record, w0, w1 int64, n int) []float64 {
 	tok := SliceTokens(records, w0, w1, n)
-	b := bins{w0: w0, w1: w1, n: int64(len(tok))}
+	sec := float64(w1-w0) / float64(len(tok)) / 1e9 // as window.sliceTPS computes it
 	for i := range tok {
-		tok[i] /= time.Duration(b.bound(int64(i+1)) - b.bound(int64(i))).Seconds()
+		tok[i] /= sec
 	}
 	return tok
 }

@@ -177,6 +177,46 @@ func TestSliceTokensAttribution(t *testing.T) {
 	}
 }
 
+// TestTokensInWindowCases: the discrete spread of a record without chunks (first token at
+// TTFT, last at E2E), chunks without a token count, and offsets that do not ascend.
+func TestTokensInWindowCases(t *testing.T) {
+	const w0 = int64(1_700_000_000_000_000_000) // a Unix time: float64 is not exact here
+	one := make([]float64, 1)
+	// 3 tokens at w0+10, +20, +30 ms.
+	spread := Record{Sent: w0, TTFT: 10 * time.Millisecond, E2E: 30 * time.Millisecond, OutputTokens: 3}
+	for _, c := range []struct {
+		lo, hi int64 // ms from w0
+		want   float64
+	}{{15, 30, 1}, {15, 31, 2}, {10, 11, 1}, {0, 10, 0}, {0, 100, 3}, {31, 100, 0}} {
+		clear(one)
+		if got := TokensInWindow(&spread, w0+c.lo*ms, w0+c.hi*ms, one); got != c.want || one[0] != c.want {
+			t.Errorf("spread, window [%d, %d) ms: %v tokens (slice %v), want %v", c.lo, c.hi, got, one[0], c.want)
+		}
+	}
+	// One token, or TTFT = E2E: everything at TTFT.
+	single := Record{Sent: w0, TTFT: 10 * time.Millisecond, E2E: 10 * time.Millisecond, OutputTokens: 4}
+	two := make([]float64, 2)
+	if got := TokensInWindow(&single, w0, w0+40*ms, two); got != 4 || two[0] != 4 || two[1] != 0 {
+		t.Errorf("single instant: %v tokens, slices %v; want 4 in the first", got, two)
+	}
+	// Chunks without a token count (usage missing, imported data): one per chunk.
+	noCount := Record{Sent: w0, Chunks: []int64{1_000, 2_000, 3_000}, TTFT: time.Millisecond, E2E: 3 * time.Millisecond}
+	clear(one)
+	if got := TokensInWindow(&noCount, w0, w0+10*ms, one); got != 3 {
+		t.Errorf("chunks, OutputTokens 0: %v tokens, want 3", got)
+	}
+	// Offsets that do not ascend are skipped or counted where they fall, never misplaced.
+	unsorted := Record{Sent: w0, Chunks: []int64{30_000, 5_000, 12_000, 50_000}, OutputTokens: 4}
+	clear(two)
+	got := TokensInWindow(&unsorted, w0+10*ms, w0+40*ms, two)
+	if got > 2 || two[0]+two[1] != got || two[1] > 1 {
+		t.Errorf("unsorted chunks: %v tokens, slices %v; want at most the 12 ms (slice 0) and 30 ms (slice 1) ones", got, two)
+	}
+	if TokensInWindow(&spread, w0, w0+100*ms, nil) != 0 || TokensInWindow(&spread, w0, w0, one) != 0 {
+		t.Error("no slices or an empty window must give 0")
+	}
+}
+
 // TestSliceBoundsUneven checks that slices of a window that does not divide evenly cover it
 // without gaps or overlap: the sum over slices equals the whole-window count.
 func TestSliceBoundsUneven(t *testing.T) {
