@@ -25,9 +25,10 @@ func Percentile(sorted []float64, p float64) float64 {
 	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
 }
 
-// latencyOf summarises values (milliseconds); it sorts values in place. Non-finite values must
-// have been filtered by the caller.
-func latencyOf(values []float64) Latency {
+// LatencyOf summarises values (milliseconds): the mean and the type-7 percentiles of
+// Percentile. It sorts values in place. Non-finite values must have been filtered by the
+// caller.
+func LatencyOf(values []float64) Latency {
 	if len(values) == 0 {
 		return NoLatency()
 	}

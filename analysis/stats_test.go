@@ -48,7 +48,7 @@ func TestWeightedLatencyMatchesExpansion(t *testing.T) {
 	xs := []weighted{{3, 2}, {1, 1}, {2, 3}, {10, 1}}
 	expanded := []float64{1, 2, 2, 2, 3, 3, 10}
 	got := weightedLatency(xs)
-	want := latencyOf(expanded)
+	want := LatencyOf(expanded)
 	for _, c := range []struct {
 		name   string
 		got, w Float

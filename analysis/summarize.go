@@ -274,9 +274,9 @@ func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, idx []i
 	if okSent > 0 {
 		lv.MeanOutputTokens = Float(sumOutOK / float64(okSent))
 	}
-	lv.TTFT = latencyOf(s.ttft)
-	lv.TPOT = latencyOf(s.tpot)
-	lv.E2E = latencyOf(s.e2e)
+	lv.TTFT = LatencyOf(s.ttft)
+	lv.TPOT = LatencyOf(s.tpot)
+	lv.E2E = LatencyOf(s.e2e)
 	lv.ITL = weightedLatency(s.itl)
 	if approxITL {
 		lv.Notes = append(lv.Notes, "ITL percentiles approximated from per-request ITL summaries (chunk offsets not recorded)")

@@ -23,6 +23,9 @@ const maxVLLMFile = 256 << 20
 // num_prompts; duration; request_throughput; output_throughput; total_input_tokens; and for
 // ttft, tpot, itl and e2el the mean_<m>_ms, median_<m>_ms and p<P>_<m>_ms keys (p90, p95 and
 // p99 when --metric-percentiles asked for them). Meta comes from model_id, backend and date.
+// A file saved with --save-detailed also has per-request lists (ttfts, itls, output_lens,
+// errors, e2els in newer versions): then TTFT, TPOT, ITL and E2E are recomputed from them with
+// kneecap's definitions (type-7 percentiles, p90 and p95 included), and the level says so.
 //
 // Such levels are marked valid and steady, and each carries a note that vLLM measures over
 // the whole run (no warmup or drain exclusion) with an open loop capped at max_concurrency.
@@ -170,6 +173,12 @@ func readVLLMFile(path string) (analysis.Level, analysis.Meta, error) {
 		set(&m.lat.P95, "p95_"+m.key+"_ms")
 		set(&m.lat.P99, "p99_"+m.key+"_ms")
 	}
+	switch n, err := perRequest(raw, &lv); {
+	case err != nil:
+		lv.Notes = append(lv.Notes, "per-request lists ignored ("+err.Error()+"): latencies are vLLM's aggregates")
+	case n > 0:
+		lv.Notes = append(lv.Notes, fmt.Sprintf("TTFT, TPOT, ITL and E2E recomputed from the per-request lists of %d successful requests (type-7 percentiles)", n))
+	}
 	lv.Notes = append(lv.Notes, "imported from vLLM bench serve: measured over the whole run (no warmup or drain exclusion), open loop capped at max_concurrency")
 	meta.Model = str("model_id")
 	meta.Name = str("backend")
@@ -181,6 +190,79 @@ func readVLLMFile(path string) (analysis.Level, analysis.Meta, error) {
 		}
 	}
 	return lv, meta, nil
+}
+
+// perRequest recomputes lv's TTFT, TPOT, ITL and E2E from the per-request lists that vLLM
+// writes with --save-detailed: "ttfts" (seconds), "itls" (seconds between chunks, one list
+// per request), "output_lens", "errors" and, in newer versions, "e2els" (seconds). A request
+// counts when its error is empty and it had content (TTFT > 0). E2E is e2els[i], else
+// TTFT + Σ itls[i] (the arrival of the last chunk, which is what vLLM's latency is); TPOT is
+// (E2E − TTFT) ÷ (output_len − 1) for output_len > 1, as vLLM defines it; ITL pools every
+// gap. It returns the number of requests used: 0 without the lists, and an error (lv left
+// alone) when they are malformed or their lengths disagree.
+func perRequest(raw map[string]json.RawMessage, lv *analysis.Level) (int, error) {
+	if _, ok := raw["ttfts"]; !ok {
+		return 0, nil
+	}
+	if _, ok := raw["itls"]; !ok {
+		return 0, nil
+	}
+	var (
+		ttfts, lens, e2els []float64
+		itls               [][]float64
+		errs               []string
+	)
+	for _, f := range []struct {
+		key      string
+		dst      any
+		optional bool
+	}{{"ttfts", &ttfts, false}, {"itls", &itls, false}, {"output_lens", &lens, false}, {"errors", &errs, true}, {"e2els", &e2els, true}} {
+		b, ok := raw[f.key]
+		if !ok || string(b) == "null" {
+			if f.optional {
+				continue
+			}
+			return 0, fmt.Errorf("%q missing", f.key)
+		}
+		if err := json.Unmarshal(b, f.dst); err != nil {
+			return 0, fmt.Errorf("%q: %v", f.key, err)
+		}
+	}
+	n := len(ttfts)
+	if len(itls) != n || len(lens) != n || (errs != nil && len(errs) != n) || (e2els != nil && len(e2els) != n) {
+		return 0, fmt.Errorf("list lengths differ: %d ttfts, %d itls, %d output_lens", n, len(itls), len(lens))
+	}
+	const ms = 1e3
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	var ttft, tpot, itl, e2e []float64
+	for i := range n {
+		if (errs != nil && errs[i] != "") || !(ttfts[i] > 0) || !finite(ttfts[i]) {
+			continue
+		}
+		end := ttfts[i]
+		for _, g := range itls[i] {
+			if finite(g) && g >= 0 {
+				itl = append(itl, g*ms)
+				end += g
+			}
+		}
+		if e2els != nil && finite(e2els[i]) && e2els[i] >= ttfts[i] {
+			end = e2els[i]
+		}
+		ttft = append(ttft, ttfts[i]*ms)
+		e2e = append(e2e, end*ms)
+		if lens[i] > 1 {
+			tpot = append(tpot, (end-ttfts[i])*ms/(lens[i]-1))
+		}
+	}
+	if len(ttft) == 0 {
+		return 0, nil
+	}
+	lv.TTFT = analysis.LatencyOf(ttft)
+	lv.TPOT = analysis.LatencyOf(tpot)
+	lv.ITL = analysis.LatencyOf(itl)
+	lv.E2E = analysis.LatencyOf(e2e)
+	return len(ttft), nil
 }
 
 // limitedReader fails reads past n bytes, bounding memory against huge or hostile files.

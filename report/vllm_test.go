@@ -64,3 +64,59 @@ func TestReadVLLMBenchErrors(t *testing.T) {
 		t.Error("missing dir: no error")
 	}
 }
+
+// TestReadVLLMBenchPerRequest: a result saved with --save-detailed has its latencies
+// recomputed from the per-request lists, failed requests excluded. Expected values are
+// numpy.percentile's default (linear, R type 7) over the lists written below.
+func TestReadVLLMBenchPerRequest(t *testing.T) {
+	dir := t.TempDir()
+	write := func(body string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "c2.json"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	head := `{"max_concurrency": 2, "output_throughput": 100, "duration": 10, "completed": 5, "num_prompts": 6,
+		"median_ttft_ms": 999, "p99_ttft_ms": 999,`
+	write(head + `
+		"ttfts": [0.010, 0.020, 0.030, 0.040, 0.050, 0],
+		"itls": [[0.005, 0.005], [0.005, 0.005], [0.010, 0.010], [0.005, 0.005], [0.005, 0.005], []],
+		"output_lens": [3, 3, 3, 3, 3, 0],
+		"errors": ["", "", "", "", "", "connection reset"]}`)
+	levels, _, err := ReadVLLMBench(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := levels[0]
+	// TTFT 10..50 ms: p50 30, p95 = 40 + 0.8·10 = 48. E2E = TTFT + Σ ITL: 20, 30, 50, 50, 60.
+	// TPOT = (E2E − TTFT) ÷ 2: 5, 5, 10, 5, 5 → p95 = 5 + 0.8·5 = 9. ITL: eight 5s, two 10s.
+	for _, c := range []struct {
+		name      string
+		got, want analysis.Float
+	}{
+		{"TTFT p50", l.TTFT.P50, 30}, {"TTFT p95", l.TTFT.P95, 48}, {"TTFT p99", l.TTFT.P99, 49.6},
+		{"E2E p50", l.E2E.P50, 50}, {"E2E mean", l.E2E.Mean, 42},
+		{"TPOT p50", l.TPOT.P50, 5}, {"TPOT p95", l.TPOT.P95, 9},
+		{"ITL p50", l.ITL.P50, 5}, {"ITL p90", l.ITL.P90, 10},
+	} {
+		if d := float64(c.got - c.want); d*d > 1e-18 {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if l.Errors != 1 || l.Requests != 6 {
+		t.Errorf("errors %d of %d, want 1 of 6", l.Errors, l.Requests)
+	}
+	if !strings.Contains(strings.Join(l.Notes, "; "), "recomputed from the per-request lists of 5 successful requests") {
+		t.Errorf("notes %q lack the recomputation", l.Notes)
+	}
+
+	// Lists whose lengths disagree are ignored, with a note; the aggregates stand.
+	write(head + `"ttfts": [0.010, 0.020], "itls": [[0.005]], "output_lens": [2, 2]}`)
+	if levels, _, err = ReadVLLMBench(dir); err != nil {
+		t.Fatal(err)
+	}
+	l = levels[0]
+	if l.TTFT.P50 != 999 || !strings.Contains(strings.Join(l.Notes, "; "), "per-request lists ignored (list lengths differ") {
+		t.Errorf("mismatched lists: TTFT p50 %v, notes %q; want the aggregate 999 and a note", l.TTFT.P50, l.Notes)
+	}
+}
