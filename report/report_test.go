@@ -27,15 +27,17 @@ func mustContain(t *testing.T, what, doc string, wants ...string) {
 
 // answerNumbers are the numbers of the saturating fixture every report must state.
 var answerNumbers = []string{
-	"2667 tokens/s at concurrency 32", // max TPS
-	"knee is at concurrency 22.6",     // knee
-	"18.1–27.9",                       // its interval
-	"usl fit",                         // its method
-	"past concurrency 33.1",           // TTFT blow-up
-	"up to concurrency 45.3",          // SLO point
-	"20.8 requests/s",                 // goodput there
-	"TTFT p95 binds first",            // binding SLO
-	"23 replicas at the SLO point",    // plan
+	"2667 tokens/s at concurrency 32",      // max TPS
+	"knee is at concurrency 22.6",          // knee
+	"18.1–27.9",                            // its interval
+	"usl fit",                              // its method
+	"other estimates: hinge breakpoint 30", // the other estimates, each named
+	"Kneedle 16",                           // for what it measures
+	"past concurrency 33.1",                // TTFT blow-up
+	"up to concurrency 45.3",               // SLO point
+	"20.8 requests/s",                      // goodput there
+	"TTFT p95 binds first",                 // binding SLO
+	"23 replicas at the SLO point",         // plan
 	"$9.58 per 1M output tokens",
 }
 

@@ -109,9 +109,9 @@ func Answer(res *analysis.Result) []string {
 			sort.Strings(names)
 			var parts []string
 			for _, n := range names {
-				parts = append(parts, n+" "+fnum(k.Others[n]))
+				parts = append(parts, otherKneeLabel(n)+" "+fnum(k.Others[n]))
 			}
-			t += " (other methods: " + strings.Join(parts, ", ") + ")"
+			t += " (other estimates: " + strings.Join(parts, ", ") + ")"
 		}
 		t += ": past it, one more doubling of concurrency adds less than the knee gain in throughput."
 		if k.Evidence != "" {
@@ -383,4 +383,21 @@ func subtitle(m analysis.Meta) string {
 		}
 	}
 	return strings.Join(parts, " · ")
+}
+
+// otherKneeLabel names what each method of Knee.Others measures: they are not all knees by the
+// headline's definition (the batch model's slot limit is where throughput stops growing at
+// all, the USL peak where it would start to fall).
+func otherKneeLabel(method string) string {
+	switch method {
+	case "batch":
+		return "batch-model slot limit"
+	case "usl":
+		return "USL peak"
+	case "hinge":
+		return "hinge breakpoint"
+	case "kneedle":
+		return "Kneedle"
+	}
+	return method
 }
