@@ -94,6 +94,9 @@ func TestMarkdown(t *testing.T) {
 		"QPS ≈ concurrency ÷ mean E2E", "output TPS ≈ QPS × mean N\\_out",
 		"not steady: slice TPS trend p = 0.01", // level note
 		"σ = 0.045, κ = 0.0004",                // fit
+		"slot limit S = 32",                    // the batch fit's parameters,
+		"β = 0.25 ms per running sequence",     // in the unit of a decode step
+		"m = min(N, S): S decode slots",        // and its method row
 	)
 	// Warnings are footnotes, referenced from the answer paragraph.
 	for i, w := range res.Warnings {

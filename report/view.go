@@ -309,6 +309,7 @@ var methodNotes = [][2]string{
 	{"Little's law", "L = λ·W: error = |QPS × mean(E2E) − achieved concurrency| ÷ achieved concurrency; flagged above 10%"},
 	{"percentiles", "linear interpolation between closest ranks (numpy.percentile default, R type 7)"},
 	{"USL", "X(N) = λN ÷ (1 + σ(N − 1) + κN(N − 1)), σ, κ ≥ 0, nonlinear least squares; peak N* = √((1 − σ) ÷ κ)"},
+	{"batch", "X(N) = m ÷ (α + β·m), m = min(N, S): S decode slots whose step takes α + β·m per token; least squares, closed form in 1 ÷ α over a grid of β ÷ α and S, refined by Nelder–Mead"},
 	{"hinge", "y = a + b·min(N, breakpoint): linear then flat, breakpoint searched continuously"},
 	{"Kneedle", "Satopää et al. 2011 (as the kneed package), on log2(concurrency) for geometric levels"},
 	{"knee rule", "smallest N where doubling concurrency adds less than knee_gain (default 10%) throughput on the fitted curve; bootstrap 95% interval"},
@@ -327,6 +328,10 @@ func fitNotes(res *analysis.Result) []string {
 			t += fmt.Sprintf(" (95%% interval %s–%s)", fnum(u.PeakConcurrencyInterval[0]), fnum(u.PeakConcurrencyInterval[1]))
 		}
 		out = append(out, t+fmt.Sprintf(", X(N*) = %s tokens/s", fnum(u.PeakTPS)))
+	}
+	if b := th.Batch; b != nil {
+		out = append(out, fmt.Sprintf("batch: X(N) = m ÷ (α + β·m), m = min(N, S): slot limit S = %s, plateau X(S) = %s tokens/s, α = %s ms, β = %s ms per running sequence (one decode step per token takes α + β·m), R² = %s",
+			fnum(b.Limit), fnum(b.PlateauTPS), fnum(b.Alpha*1e3), fsci(b.Beta*1e3), fr2(b.R2)))
 	}
 	if h := th.Hinge; h != nil {
 		out = append(out, fmt.Sprintf("hinge: breakpoint %s, plateau %s tokens/s, slope %s tokens/s per request, R² = %s", fnum(h.Breakpoint), fnum(h.PlateauTPS), fnum(h.Slope), fr2(h.R2)))

@@ -92,6 +92,7 @@ func Saturating() *analysis.Result {
 		PeakConcurrency: 48.9, PeakTPS: 2776,
 		PeakConcurrencyInterval: [2]analysis.Float{41, 58}}
 	r.Throughput.Hinge = &analysis.Hinge{Breakpoint: 30, PlateauTPS: 2660, Slope: 88, R2: 0.98}
+	r.Throughput.Batch = &analysis.Batch{Alpha: 0.004, Beta: 0.00025, Limit: 32, PlateauTPS: 2667, R2: 0.995}
 	r.Throughput.Kneedle = &analysis.Kneedle{Knee: 16, KneeTPS: 2286, Shape: "concave_increasing"}
 	r.Knee = &analysis.Knee{Concurrency: 22.6, TPS: 2480, Method: "usl",
 		Interval: [2]analysis.Float{18.1, 27.9},
