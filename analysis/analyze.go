@@ -70,14 +70,16 @@ func Analyze(levels []Level, meta Meta, opts Options) Result {
 type analyzer struct {
 	opts Options
 	res  *Result
-	// pts are the usable valid levels sorted by concurrency; all are every level with a
-	// finite TPS that is not client-bound, sorted by concurrency.
-	pts, all []point
-	usl      *USL
-	hinge    *Hinge
-	batch    *Batch
-	// curve is the model the headline knee is read from.
-	curve func(float64) float64
+	// pts are the usable valid levels sorted by concurrency; fit are those of them with a
+	// positive TPS, the points of the throughput fits; all are every level with a finite TPS
+	// that is not client-bound, sorted by concurrency.
+	pts, fit, all []point
+	usl           *USL
+	hinge         *Hinge
+	batch         *Batch
+	// curve is the model the headline knee is read from, curveName its name.
+	curve     func(float64) float64
+	curveName string
 }
 
 func (a *analyzer) warn(format string, args ...any) {
@@ -89,7 +91,15 @@ func (a *analyzer) collect() {
 		lv := &a.res.Levels[i]
 		c, tps := float64(lv.Concurrency), float64(lv.OutputTPS)
 		if lv.Concurrency <= 0 || !finite(tps) || tps < 0 {
-			a.warn("level %d (concurrency %d): dropped: concurrency must be > 0 and output TPS finite and ≥ 0 (got %g)", i, lv.Concurrency, tps)
+			// A null TPS is "not measured": the warning says so rather than print NaN.
+			got := fmt.Sprintf("%g", tps)
+			switch {
+			case math.IsNaN(tps):
+				got = "null"
+			case math.IsInf(tps, 0):
+				got = "infinite"
+			}
+			a.warn("level %d (concurrency %d): dropped: concurrency must be > 0 and output TPS finite and ≥ 0 (output TPS %s)", i, lv.Concurrency, got)
 			continue
 		}
 		if !lv.ClientBound {
@@ -117,10 +127,27 @@ func (a *analyzer) collect() {
 			a.res.Throughput.MaxTPSConcurrency = p.lv.Concurrency
 		}
 	}
+	var zero []string
+	for _, p := range a.pts {
+		if p.tps > 0 {
+			a.fit = append(a.fit, p)
+		} else {
+			zero = append(zero, fmt.Sprint(p.lv.Concurrency))
+		}
+	}
 	if len(a.pts) == 0 {
 		a.warn("no valid levels: nothing to analyze")
 	} else if len(a.pts) < MinFitLevels {
 		a.warn("too few valid levels (%d < %d): no throughput fits, no knee and no TTFT hinge fit", len(a.pts), MinFitLevels)
+	} else if len(zero) > 0 {
+		// A collapsed level (no output at all) is data for overload, but the usl and batch
+		// models have no zero; one such level must not cost the whole curve its fits.
+		t := fmt.Sprintf("throughput fits: the valid level(s) at concurrency %s with 0 output tokens/s are left out of the usl, batch and hinge fits and the knee (the models need positive throughput)",
+			strings.Join(zero, ", "))
+		if len(a.fit) < MinFitLevels {
+			t += fmt.Sprintf("; %d level(s) remain, too few (< %d): no throughput fits and no knee", len(a.fit), MinFitLevels)
+		}
+		a.warn("%s", t)
 	}
 }
 
@@ -156,8 +183,9 @@ func (a *analyzer) recheck(lv *Level) {
 	lv.Notes = notes
 }
 
+// xy returns the points of the throughput fits.
 func (a *analyzer) xy() (x, y []float64) {
-	for _, p := range a.pts {
+	for _, p := range a.fit {
 		x = append(x, p.c)
 		y = append(y, p.tps)
 	}
@@ -181,7 +209,7 @@ func geometric(x []float64) bool {
 }
 
 func (a *analyzer) throughput() {
-	if len(a.pts) < MinFitLevels {
+	if len(a.fit) < MinFitLevels {
 		return
 	}
 	x, y := a.xy()
@@ -221,9 +249,16 @@ func (a *analyzer) throughput() {
 		k, ok, err = LocateKnee(kx, y, KneedleOptions{Online: true})
 		shape += ", online"
 	}
-	if err != nil || !ok {
+	switch {
+	case err != nil || !ok:
 		a.warn("kneedle: no knee found on the throughput curve")
-	} else {
+	case k.Knee == kx[0]:
+		// Still the left edge, online: no later maximum of the difference curve is followed by
+		// a drop of S mean steps, as on a straight or convex curve (throughput growing as fast
+		// or faster at every level) or one that bends only at its last levels. The first level
+		// is an edge artefact, not a knee.
+		a.warn("kneedle: no knee: the only knee Kneedle finds is the first level (concurrency %g), an edge artefact", x[0])
+	default:
 		knee := k.Knee
 		if geo {
 			knee = math.Exp2(knee)
@@ -274,7 +309,7 @@ func doublingKnee(X func(float64) float64, lo, hi, gain float64) (float64, strin
 }
 
 func (a *analyzer) knee() {
-	if len(a.pts) < MinFitLevels {
+	if len(a.fit) < MinFitLevels {
 		return
 	}
 	x, y := a.xy()
@@ -306,6 +341,7 @@ func (a *analyzer) knee() {
 		a.warn("no knee: none of the USL, batch and hinge models could be fitted")
 		return
 	}
+	a.curveName = method
 	lo, hi := x[0], x[len(x)-1]/2
 	if hi < lo {
 		a.warn("no knee: the valid levels span less than one doubling (%g to %g)", x[0], x[len(x)-1])
@@ -495,15 +531,25 @@ func (a *analyzer) blowup() {
 			y = append(y, v)
 		}
 	}
-	if len(x) == 0 {
+	switch len(x) {
+	case 0:
 		a.warn("no TTFT blow-up: no valid level has a TTFT p50")
+		return
+	case 1:
+		a.warn("no TTFT blow-up: only one valid level (concurrency %g) has a TTFT p50: nothing to compare it with", x[0])
 		return
 	}
 	if len(x) >= MinFitLevels {
-		if r, err := FitRamp(x, y); err == nil && r.Slope > 0 && r.Base > 0 && r.Breakpoint < x[len(x)-1] &&
-			r.R2 >= 0.8 && r.Slope*(x[len(x)-1]-r.Breakpoint) >= 0.5*r.Base {
-			a.res.TTFTBlowup = &Blowup{Concurrency: Float(r.Breakpoint), Method: "hinge", BaselineMS: Float(r.Base), SlopeMSPerUser: Float(r.Slope)}
-			return
+		// The ramp is fitted by least squares weighted by TTFT^−1.5 first (FitRampWeighted):
+		// TTFT spans orders of magnitude over a sweep and its noise grows with it, so an
+		// unweighted fit lets the largest levels place the breakpoint. The unweighted fit is
+		// the fallback when the weighted one is no ramp.
+		for _, fit := range []func(x, y []float64) (Ramp, error){FitRampWeighted, FitRamp} {
+			if r, err := fit(x, y); err == nil && r.Slope > 0 && r.Base > 0 && r.Breakpoint < x[len(x)-1] &&
+				r.R2 >= 0.8 && r.Slope*(x[len(x)-1]-r.Breakpoint) >= 0.5*r.Base {
+				a.res.TTFTBlowup = &Blowup{Concurrency: Float(r.Breakpoint), Method: "hinge", BaselineMS: Float(r.Base), SlopeMSPerUser: Float(r.Slope)}
+				return
+			}
 		}
 	}
 	base := y[0]
@@ -528,10 +574,11 @@ func (a *analyzer) overload() {
 	}
 	pk := a.all[peak].tps
 	drop := 0.0
+	low := a.all[peak]
 	a.res.Overload.DropPct = 0
 	for _, p := range a.all[peak+1:] {
-		if pk > 0 {
-			drop = math.Max(drop, (pk-p.tps)/pk)
+		if pk > 0 && (pk-p.tps)/pk > drop {
+			drop, low = (pk-p.tps)/pk, p
 		}
 		if !a.res.Overload.Detected && p.tps < (1-OverloadDrop)*pk {
 			a.res.Overload.Detected = true
@@ -542,12 +589,56 @@ func (a *analyzer) overload() {
 	if a.res.Overload.Detected {
 		a.warn("overload: throughput falls %.0f%% past its peak of %.0f tokens/s at concurrency %g (below %.0f%% of the peak from concurrency %g)",
 			drop*100, pk, a.all[peak].c, (1-OverloadDrop)*100, float64(a.res.Overload.FromConcurrency))
+		if why := a.dropWithinNoise(a.all[peak], low); why != "" {
+			a.warn("overload: the %.0f%% drop from concurrency %g to %g may be noise: %s; repeat those levels before trusting it", drop*100, a.all[peak].c, low.c, why)
+		}
 	}
+}
+
+// dropWithinNoise says why the fall of throughput from the peak level pk to the level lo is
+// within the measurements' noise, or returns "". With both levels' 95% CIs it is when the
+// intervals overlap. Without them the noise is estimated from the levels up to the peak: s,
+// the RMS residual of the headline curve over them (n − 3 degrees of freedom, every model
+// has three parameters); the difference of two levels with independent noise of SD s has SD
+// √2·s, so a drop within 2√2·s ≈ 2.8·s is inside the two-sided 95% range of noise alone.
+// The peak is the highest of several noisy levels, so noise alone often puts it 10% above a
+// later one: ±20% noise on a flat plateau "falls" 26% past its peak.
+func (a *analyzer) dropWithinNoise(pk, lo point) string {
+	d := pk.tps - lo.tps
+	if cp, cl := pk.lv.OutputTPSCI95, lo.lv.OutputTPSCI95; cp.OK() && cl.OK() {
+		if d <= float64(cp)+float64(cl) {
+			return fmt.Sprintf("the 95%% confidence intervals of the two levels (±%.0f and ±%.0f tokens/s) overlap", float64(cp), float64(cl))
+		}
+		return ""
+	}
+	if a.curve == nil {
+		return ""
+	}
+	var sse float64
+	n := 0
+	for _, p := range a.fit {
+		if p.c > pk.c {
+			break
+		}
+		r := p.tps - a.curve(p.c)
+		sse += r * r
+		n++
+	}
+	if n <= 3 {
+		return ""
+	}
+	s := math.Sqrt(sse / float64(n-3))
+	if d <= 2*math.Sqrt2*s {
+		return fmt.Sprintf("the levels up to the peak scatter by %.0f tokens/s (RMS) around the %s fit, and a drop of %.0f tokens/s is within 2.8 times that for the difference of two levels", s, a.curveName, d)
+	}
+	return ""
 }
 
 func (a *analyzer) operatingPoint() {
 	var best *OperatingPoint
 	median := false
+	// n counts the levels with a power, last is the largest of their concurrencies.
+	n, last := 0, 0.0
 	for _, p := range a.pts {
 		e := float64(p.lv.E2E.Mean)
 		if !finite(e) {
@@ -558,6 +649,7 @@ func (a *analyzer) operatingPoint() {
 			continue
 		}
 		power := p.tps / (e / 1e3)
+		n, last = n+1, p.c
 		if best == nil || power > float64(best.Power) {
 			best = &OperatingPoint{Concurrency: Float(p.c), TPS: Float(p.tps), Power: Float(power)}
 		}
@@ -566,6 +658,9 @@ func (a *analyzer) operatingPoint() {
 		a.warn("no operating point: no valid level has a mean or median E2E")
 	} else if best != nil && median {
 		a.warn("operating point: mean E2E missing for some levels; E2E p50 used in its place")
+	}
+	if best != nil && n > 1 && float64(best.Concurrency) == last {
+		a.warn("operating point: power (output TPS ÷ mean E2E) still rises at the largest valid level (concurrency %g): the maximum lies beyond the measured range; extend the sweep", last)
 	}
 	a.res.OperatingPoint = best
 }
@@ -604,11 +699,16 @@ func (a *analyzer) slo() {
 	add("ttft_p95", a.res.SLO.TTFTP95MS, func(l *Level) float64 { return float64(l.TTFT.P95) })
 	add("tpot_p95", a.res.SLO.TPOTP95MS, func(l *Level) float64 { return float64(l.TPOT.P95) })
 	add("e2e_p95", a.res.SLO.E2EP95MS, func(l *Level) float64 { return float64(l.E2E.P95) })
-	if len(metrics) == 0 {
+	set := a.res.SLO.TTFTP95MS.OK() || a.res.SLO.TPOTP95MS.OK() || a.res.SLO.E2EP95MS.OK()
+	switch {
+	case !set:
 		a.warn("slo: no usable SLO (set ttft_p95, tpot_p95 or e2e_p95): no SLO point")
 		return
-	}
-	if len(a.pts) == 0 {
+	case len(a.pts) == 0:
+		a.warn("slo: no valid level to check the SLOs against: no SLO point")
+		return
+	case len(metrics) == 0:
+		a.warn("slo: no valid level reports a latency the SLOs are set on: no SLO point")
 		return
 	}
 	passes := func(l *Level) bool {

@@ -12,8 +12,9 @@
 //   - the Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)) (Gunther 1993),
 //     fitted by bounded nonlinear least squares (FitUSL);
 //   - a continuous linear-then-flat hinge y = a + b·min(x, c) (FitHinge), and the
-//     flat-then-linear hinge y = a + b·max(0, x − c) used for the TTFT blow-up (FitRamp),
-//     both with the breakpoint solved exactly per segment (Hudson 1966);
+//     flat-then-linear hinge y = a + b·max(0, x − c) used for the TTFT blow-up (weighted by
+//     y^−1.5 in FitRampWeighted, unweighted by FitRamp as the fallback), all with the
+//     breakpoint solved exactly per segment (Hudson 1966);
 //   - Kneedle (Satopää, Albrecht, Irwin and Raghavan 2011), matching the Python kneed
 //     package (LocateKnee; named after kneed's KneeLocator, since Kneedle is the result type).
 //

@@ -14,7 +14,7 @@ import (
 // R². At least 3 finite points with 2 distinct x are needed (else an error wrapping ErrFit).
 func FitHinge(x, y []float64) (Hinge, error) {
 	bad := Hinge{Breakpoint: NaN(), PlateauTPS: NaN(), Slope: NaN(), R2: NaN()}
-	a, b, c, sse, err := fitTwoPhase(x, y, false)
+	a, b, c, sse, err := fitTwoPhase(x, y, false, nil)
 	if err != nil {
 		return bad, fmt.Errorf("hinge: %w", err)
 	}
@@ -44,22 +44,60 @@ type Ramp struct {
 // (the left points share a constant, the right ones a line). It is used for the TTFT
 // blow-up: queueing makes TTFT grow linearly with concurrency past saturation.
 func FitRamp(x, y []float64) (Ramp, error) {
-	a, b, c, sse, err := fitTwoPhase(x, y, true)
+	a, b, c, sse, err := fitTwoPhase(x, y, true, nil)
 	if err != nil {
 		return Ramp{math.NaN(), math.NaN(), math.NaN(), math.NaN()}, fmt.Errorf("ramp: %w", err)
 	}
 	return Ramp{Breakpoint: c, Base: a, Slope: b, R2: rSquared(y, sse)}, nil
 }
 
+// FitRampWeighted is FitRamp by weighted least squares with weights y^−1.5. TTFT spans
+// orders of magnitude over a sweep and its noise grows with it, so an unweighted fit lets the
+// largest levels place the breakpoint alone (1 … 65536 users put it anywhere from 1 to 511
+// for a true 256). Weights y^−2 (least squares on relative error) fix that but overweight
+// the flat part: when the level at the true breakpoint is missing (excluded as invalid), the
+// breakpoint snaps to the last flat level, half the truth on a doubling sweep. y^−1.5 does
+// neither. On the simulator's ground truth (S = 8, 16, 32; levels doubling to 4S; 200 seeds
+// of 2.5% noise each) the median error is 0.2–0.5% with every level (unweighted 1.8–2.0%,
+// p95 8%), 3.4–4.0% with the level at S removed (as unweighted; y^−2: 50%), and 1 … 65536
+// users give 254 for S = 256. R2 is the weighted R², 1 − Σw(y − ŷ)² ÷ Σw(y − ȳ_w)². Every y
+// must be > 0 (else an error wrapping ErrFit).
+func FitRampWeighted(x, y []float64) (Ramp, error) {
+	bad := Ramp{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+	for i := range y {
+		if !(y[i] > 0) && finite(x[i]) {
+			return bad, fmt.Errorf("ramp: point %d (%g, %g): the weights need y > 0: %w", i, x[i], y[i], ErrFit)
+		}
+	}
+	w := func(y float64) float64 { return math.Pow(y, -1.5) }
+	a, b, c, sse, err := fitTwoPhase(x, y, true, w)
+	if err != nil {
+		return bad, fmt.Errorf("ramp: %w", err)
+	}
+	return Ramp{Breakpoint: c, Base: a, Slope: b, R2: weightedRSquared(y, sse, w)}, nil
+}
+
 // fitTwoPhase fits y = a + b·min(x, c) (ramp false) or y = a + b·max(0, x − c) (ramp true)
-// and returns a, b, c and the SSE.
-func fitTwoPhase(x, y []float64, ramp bool) (a, b, c, sse float64, err error) {
+// by least squares weighted by weight(y) (nil: every weight 1) and returns a, b, c and the
+// weighted SSE.
+func fitTwoPhase(x, y []float64, ramp bool, weight func(y float64) float64) (a, b, c, sse float64, err error) {
 	if len(x) != len(y) {
 		return 0, 0, 0, 0, fmt.Errorf("%d x but %d y: %w", len(x), len(y), ErrFit)
 	}
 	xs, ys := finiteSorted(x, y)
 	if len(xs) < 3 || xs[0] == xs[len(xs)-1] {
 		return 0, 0, 0, 0, fmt.Errorf("%d usable points with %d distinct x, need 3 and 2: %w", len(xs), countDistinct(xs), ErrFit)
+	}
+	// Unit weights keep the unweighted arithmetic exact: multiplying by 1 changes no bit.
+	ws := make([]float64, len(ys))
+	for i := range ys {
+		ws[i] = 1
+		if weight != nil {
+			ws[i] = weight(ys[i])
+		}
+		if !finite(ws[i]) || ws[i] < 0 {
+			return 0, 0, 0, 0, fmt.Errorf("point (%g, %g) has weight %g: %w", xs[i], ys[i], ws[i], ErrFit)
+		}
 	}
 	feature := func(xi, c float64) float64 {
 		if ramp {
@@ -69,14 +107,14 @@ func fitTwoPhase(x, y []float64, ramp bool) (a, b, c, sse float64, err error) {
 	}
 	// fitAt solves the linear least squares in (a, b) for a fixed breakpoint c.
 	fitAt := func(c float64) (a, b, sse float64) {
-		var sf, sy, sff, sfy float64
-		n := float64(len(xs))
+		var n, sf, sy, sff, sfy float64
 		for i := range xs {
-			f := feature(xs[i], c)
-			sf += f
-			sy += ys[i]
-			sff += f * f
-			sfy += f * ys[i]
+			w, f := ws[i], feature(xs[i], c)
+			n += w
+			sf += w * f
+			sy += w * ys[i]
+			sff += w * f * f
+			sfy += w * f * ys[i]
 		}
 		den := n*sff - sf*sf
 		if math.Abs(den) <= 1e-12*math.Max(1, n*sff) {
@@ -88,7 +126,7 @@ func fitTwoPhase(x, y []float64, ramp bool) (a, b, c, sse float64, err error) {
 		}
 		for i := range xs {
 			r := ys[i] - a - b*feature(xs[i], c)
-			sse += r * r
+			sse += ws[i] * r * r
 		}
 		return a, b, sse
 	}
@@ -111,16 +149,17 @@ func fitTwoPhase(x, y []float64, ramp bool) (a, b, c, sse float64, err error) {
 		}
 		left, right := xs[:j+1], xs[j+1:]
 		ly, ry := ys[:j+1], ys[j+1:]
+		lw, rw := ws[:j+1], ws[j+1:]
 		if ramp {
 			// constant on the left, line on the right: c = (m − a_r)/b_r
-			m := mean(ly)
-			if ar, br, ok := line(right, ry); ok && br != 0 {
+			m := wmean(ly, lw)
+			if ar, br, ok := line(right, ry, rw); ok && br != 0 {
 				try((m - ar) / br)
 			}
 		} else {
 			// line on the left, constant on the right: c = (m − a_l)/b_l
-			m := mean(ry)
-			if al, bl, ok := line(left, ly); ok && bl != 0 {
+			m := wmean(ry, rw)
+			if al, bl, ok := line(left, ly, lw); ok && bl != 0 {
 				try((m - al) / bl)
 			}
 		}
@@ -131,23 +170,33 @@ func fitTwoPhase(x, y []float64, ramp bool) (a, b, c, sse float64, err error) {
 	return a, b, c, best, nil
 }
 
-// line fits y = a + b·x by least squares; ok is false with fewer than 2 distinct x.
-func line(x, y []float64) (a, b float64, ok bool) {
-	n := float64(len(x))
+// line fits y = a + b·x by least squares weighted by w; ok is false with fewer than 2
+// distinct x.
+func line(x, y, w []float64) (a, b float64, ok bool) {
 	if len(x) < 2 {
 		return 0, 0, false
 	}
-	mx, my := mean(x), mean(y)
+	mx, my := wmean(x, w), wmean(y, w)
 	var sxx, sxy float64
 	for i := range x {
-		sxx += (x[i] - mx) * (x[i] - mx)
-		sxy += (x[i] - mx) * (y[i] - my)
+		sxx += w[i] * (x[i] - mx) * (x[i] - mx)
+		sxy += w[i] * (x[i] - mx) * (y[i] - my)
 	}
-	if !(sxx > 0) || n < 2 {
+	if !(sxx > 0) {
 		return 0, 0, false
 	}
 	b = sxy / sxx
 	return my - b*mx, b, true
+}
+
+// wmean returns Σ w·v ÷ Σ w.
+func wmean(v, w []float64) float64 {
+	var s, sw float64
+	for i, x := range v {
+		s += w[i] * x
+		sw += w[i]
+	}
+	return s / sw
 }
 
 func mean(v []float64) float64 {
@@ -167,4 +216,22 @@ func countDistinct(v []float64) int {
 		}
 	}
 	return n
+}
+
+// weightedRSquared returns 1 − wsse ÷ Σ w(y)·(y − ȳ_w)², ȳ_w the weighted mean (NaN when y is
+// constant).
+func weightedRSquared(y []float64, wsse float64, weight func(float64) float64) float64 {
+	w := make([]float64, len(y))
+	for i, v := range y {
+		w[i] = weight(v)
+	}
+	m := wmean(y, w)
+	var sst float64
+	for i, v := range y {
+		sst += w[i] * (v - m) * (v - m)
+	}
+	if !(sst > 0) {
+		return math.NaN()
+	}
+	return 1 - wsse/sst
 }

@@ -32,11 +32,16 @@ func levelTable(res *analysis.Result) table {
 	return t
 }
 
+// errorsCell shows the failed requests and their rate; a table that reports only the rate
+// (a level-summary CSV with error_rate but no errors column) shows the rate, never "0".
 func errorsCell(l *analysis.Level) string {
-	if l.Errors == 0 {
-		return "0"
+	switch {
+	case l.Errors > 0:
+		return fmt.Sprintf("%d (%s)", l.Errors, fpct(l.ErrorRate))
+	case l.ErrorRate.OK() && l.ErrorRate > 0:
+		return fpct(l.ErrorRate)
 	}
-	return fmt.Sprintf("%d (%s)", l.Errors, fpct(l.ErrorRate))
+	return "0"
 }
 
 func validCell(l *analysis.Level) string {

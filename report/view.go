@@ -56,12 +56,23 @@ func fusd(v analysis.Float) string {
 	return "$" + strconv.FormatFloat(float64(v), 'f', 2, 64)
 }
 
-// fconc formats a concurrency, which may be interpolated (22.6) or a level (32).
+// fconc formats a concurrency, which may be interpolated (22.6) or a level (32). A value
+// within rounding error of a whole number (exp(log 64) = 63.99999999999998) is that level.
 func fconc(v analysis.Float) string {
-	if v.OK() && float64(v) == math.Round(float64(v)) {
+	if f := float64(v); v.OK() && math.Abs(f-math.Round(f)) <= 1e-9*math.Max(1, math.Abs(f)) {
 		return fint(v)
 	}
 	return fnum(v)
+}
+
+// anyValid reports whether some level is valid.
+func anyValid(ls []analysis.Level) bool {
+	for i := range ls {
+		if ls[i].Valid {
+			return true
+		}
+	}
+	return false
 }
 
 // fbool shows a flag as yes/no.
@@ -85,10 +96,16 @@ func sortedLevels(res *analysis.Result) []analysis.Level {
 func Answer(res *analysis.Result) []string {
 	var s []string
 	th := res.Throughput
-	if th.MaxTPS.OK() {
+	switch {
+	case th.MaxTPS.OK():
 		s = append(s, fmt.Sprintf("Maximum output throughput is %s tokens/s at concurrency %d.", fnum(th.MaxTPS), th.MaxTPSConcurrency))
-	} else {
-		s = append(s, "No level has a measured output throughput.")
+	case len(res.Levels) == 0:
+		s = append(s, "No level was measured.")
+	case !anyValid(res.Levels):
+		// The levels have numbers (the table shows them); none may be used.
+		s = append(s, fmt.Sprintf("No level is valid: all %d were excluded from the analysis (see warnings), so there is no maximum throughput, knee or SLO point.", len(res.Levels)))
+	default:
+		s = append(s, "No valid level has a measured output throughput.")
 	}
 	if k := res.Knee; k != nil && k.Concurrency.OK() {
 		t := fmt.Sprintf("The throughput knee is at concurrency %s", fconc(k.Concurrency))
@@ -177,11 +194,13 @@ func sloSentence(res *analysis.Result) string {
 		return "No SLO was set."
 	}
 	if !slo.MaxConcurrency.OK() {
-		t := "Not even the first level meets the SLO (" + names + ")"
-		if l := limitNames[slo.Limit]; l != "" {
-			t += "; " + l + " binds"
+		// Limit names the SLO the first valid level misses; without it nothing was checked
+		// (no valid level, or none reports the latencies the SLO is set on).
+		l := limitNames[slo.Limit]
+		if l == "" {
+			return "The SLO (" + names + ") could not be checked against any level (see warnings)."
 		}
-		return t + "."
+		return "Not even the first level meets the SLO (" + names + "); " + l + " binds."
 	}
 	t := fmt.Sprintf("The SLO (%s) holds up to concurrency %s", names, fconc(slo.MaxConcurrency))
 	if slo.TPS.OK() {
@@ -313,7 +332,7 @@ var methodNotes = [][2]string{
 	{"hinge", "y = a + b·min(N, breakpoint): linear then flat, breakpoint searched continuously"},
 	{"Kneedle", "Satopää et al. 2011 (as the kneed package), on log2(concurrency) for geometric levels"},
 	{"knee rule", "smallest N where doubling concurrency adds less than knee_gain (default 10%) throughput on the fitted curve; bootstrap 95% interval"},
-	{"TTFT blow-up", "flat-then-linear hinge on (concurrency, TTFT p50); fallback: first level with TTFT p50 > 3 × baseline"},
+	{"TTFT blow-up", "flat-then-linear hinge on (concurrency, TTFT p50), least squares weighted by TTFT^−1.5 (unweighted if that is no ramp); fallback: first level with TTFT p50 > 3 × baseline"},
 	{"operating point", "maximum of Kleinrock's power, output TPS ÷ mean E2E"},
 	{"SLO point", "largest concurrency (interpolated on log concurrency) meeting every SLO"},
 }
@@ -323,18 +342,37 @@ func fitNotes(res *analysis.Result) []string {
 	var out []string
 	th := res.Throughput
 	if u := th.USL; u != nil {
-		t := fmt.Sprintf("USL: σ = %s, κ = %s, λ = %s tokens/s per request, R² = %s, peak N* = %s", fsci(u.Sigma), fsci(u.Kappa), fnum(u.Lambda), fr2(u.R2), fnum(u.PeakConcurrency))
-		if u.PeakConcurrencyInterval[0].OK() && u.PeakConcurrencyInterval[1].OK() {
-			t += fmt.Sprintf(" (95%% interval %s–%s)", fnum(u.PeakConcurrencyInterval[0]), fnum(u.PeakConcurrencyInterval[1]))
+		t := fmt.Sprintf("USL: σ = %s, κ = %s, λ = %s tokens/s per request, R² = %s", fsci(u.Sigma), fsci(u.Kappa), fnum(u.Lambda), fr2(u.R2))
+		if !u.PeakConcurrency.OK() {
+			out = append(out, t+", no peak N* (N* = √((1 − σ) ÷ κ) needs κ > 0 and σ < 1)")
+		} else {
+			t += ", peak N* = " + fnum(u.PeakConcurrency)
+			if u.PeakConcurrencyInterval[0].OK() && u.PeakConcurrencyInterval[1].OK() {
+				t += fmt.Sprintf(" (95%% interval %s–%s)", fnum(u.PeakConcurrencyInterval[0]), fnum(u.PeakConcurrencyInterval[1]))
+			}
+			out = append(out, t+fmt.Sprintf(", X(N*) = %s tokens/s", fnum(u.PeakTPS)))
 		}
-		out = append(out, t+fmt.Sprintf(", X(N*) = %s tokens/s", fnum(u.PeakTPS)))
+	}
+	// A slot limit or breakpoint at the largest valid level is where the fit ran out of data,
+	// not a plateau that was measured.
+	top := 0.0
+	for _, l := range res.Levels {
+		if l.Valid {
+			top = math.Max(top, float64(l.Concurrency))
+		}
+	}
+	unmeasured := func(c analysis.Float) string {
+		if top > 0 && c.OK() && float64(c) >= top*(1-1e-9) {
+			return " (at the largest valid level: no plateau was measured)"
+		}
+		return ""
 	}
 	if b := th.Batch; b != nil {
-		out = append(out, fmt.Sprintf("batch: X(N) = m ÷ (α + β·m), m = min(N, S): slot limit S = %s, plateau X(S) = %s tokens/s, α = %s ms, β = %s ms per running sequence (one decode step per token takes α + β·m), R² = %s",
-			fnum(b.Limit), fnum(b.PlateauTPS), fnum(b.Alpha*1e3), fsci(b.Beta*1e3), fr2(b.R2)))
+		out = append(out, fmt.Sprintf("batch: X(N) = m ÷ (α + β·m), m = min(N, S): slot limit S = %s, plateau X(S) = %s tokens/s%s, α = %s ms, β = %s ms per running sequence (one decode step per token takes α + β·m), R² = %s",
+			fnum(b.Limit), fnum(b.PlateauTPS), unmeasured(b.Limit), fnum(b.Alpha*1e3), fsci(b.Beta*1e3), fr2(b.R2)))
 	}
 	if h := th.Hinge; h != nil {
-		out = append(out, fmt.Sprintf("hinge: breakpoint %s, plateau %s tokens/s, slope %s tokens/s per request, R² = %s", fnum(h.Breakpoint), fnum(h.PlateauTPS), fnum(h.Slope), fr2(h.R2)))
+		out = append(out, fmt.Sprintf("hinge: breakpoint %s, plateau %s tokens/s%s, slope %s tokens/s per request, R² = %s", fnum(h.Breakpoint), fnum(h.PlateauTPS), unmeasured(h.Breakpoint), fnum(h.Slope), fr2(h.R2)))
 	}
 	if k := th.Kneedle; k != nil {
 		t := fmt.Sprintf("Kneedle: knee %s (%s tokens/s)", fnum(k.Knee), fnum(k.KneeTPS))
