@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"strings"
 )
 
@@ -13,6 +14,11 @@ import (
 const (
 	// MinFitLevels is the least number of valid levels the fits need.
 	MinFitLevels = 3
+	// MinIntervalLevels is the least number of valid levels for a bootstrap interval: two
+	// residual degrees of freedom after a fitParams-parameter fit.
+	MinIntervalLevels = fitParams + 2
+	// fitParams is the number of parameters of each throughput model (USL, batch, hinge).
+	fitParams = 3
 	// USLMinR2 is the R² from which the USL curve is trusted for the headline knee; below it
 	// the hinge is used.
 	USLMinR2 = 0.9
@@ -80,6 +86,14 @@ type analyzer struct {
 	// curve is the model the headline knee is read from, curveName its name.
 	curve     func(float64) float64
 	curveName string
+}
+
+// warnOnce adds a warning unless the same text is already there.
+func (a *analyzer) warnOnce(format string, args ...any) {
+	w := fmt.Sprintf(format, args...)
+	if !slices.Contains(a.res.Warnings, w) {
+		a.res.Warnings = append(a.res.Warnings, w)
+	}
 }
 
 func (a *analyzer) warn(format string, args ...any) {
@@ -403,24 +417,75 @@ func (a *analyzer) knee() {
 				label, float64(v), k, method, gain*100, disagreement)
 		}
 	}
+	if lo, hi, ok := bracket(x, k); ok && hi > maxLevelGap*lo {
+		a.warn("knee: the headline knee (%.3g) lies between the measured levels %g and %g, %.3g× apart: it is read from the fitted curve between them; measure levels in between to pin it down",
+			k, lo, hi, hi/lo)
+	}
 	knee.Evidence = a.evidence(k)
 	a.res.Knee = knee
 }
 
+// maxLevelGap is the widest ratio between neighbouring measured levels that a knee or a TTFT
+// blow-up may fall between without a warning: one doubling (with room for rounding).
+const maxLevelGap = 2 * (1 + 1e-9)
+
+// bracket returns the measured levels around v: lo, the largest of xs (ascending) ≤ v, and
+// hi, the smallest > v; ok is false when v is outside [xs[0], xs[len−1]).
+func bracket(xs []float64, v float64) (lo, hi float64, ok bool) {
+	i := sort.SearchFloat64s(xs, v) // first index with xs[i] ≥ v
+	if i < len(xs) && xs[i] == v {
+		i++
+	}
+	if i == 0 || i >= len(xs) {
+		return 0, 0, false
+	}
+	return xs[i-1], xs[i], true
+}
+
+// blowupGap warns when the measured TTFT only brackets the blow-up r found: the last level
+// within 2× the fitted baseline and the first above it are more than a doubling apart, so
+// the breakpoint between them is the fit's, not a measurement's.
+func (a *analyzer) blowupGap(x, y []float64, r Ramp) {
+	lastFlat, firstHigh := math.NaN(), math.NaN()
+	for i := range x {
+		if y[i] > 2*r.Base {
+			firstHigh = x[i]
+			break
+		}
+		lastFlat = x[i]
+	}
+	if finite(lastFlat) && finite(firstHigh) && firstHigh > maxLevelGap*lastFlat {
+		a.warn("TTFT blow-up: TTFT p50 stays within 2× its baseline (%.3g ms) up to concurrency %g and exceeds it at %g: the blow-up lies between them, where no level was measured (the fit puts it at %.3g); measure levels in between to pin it down",
+			r.Base, lastFlat, firstHigh, r.Breakpoint)
+	}
+}
+
 // residualBootstrap resamples the residuals of fit at x, refits with refit and collects
 // stat of each refit; it returns the 2.5th and 97.5th percentiles, or NaN when fewer than half
-// of the resamples gave a value.
+// of the resamples gave a value. Every model here has fitParams parameters, so the residuals
+// are rescaled by √(n ÷ (n − fitParams)) first (Davison and Hinkley 1997, §6.2.3: raw
+// residuals are smaller than the errors they stand for), and with fewer than
+// MinIntervalLevels points there is no interval (a warning says so): a three-parameter curve
+// through four points leaves one residual and a bootstrap of it claims a precision the
+// levels do not have.
 func (a *analyzer) residualBootstrap(x, y []float64, fitted func(float64) float64, refit func(ys []float64) (float64, bool)) [2]Float {
 	B := a.opts.Bootstrap
 	if B <= 0 {
 		return [2]Float{NaN(), NaN()}
 	}
+	n := len(x)
+	if n < MinIntervalLevels {
+		a.warnOnce("bootstrap: %d valid levels leave %d residual degree(s) of freedom after a %d-parameter fit: no 95%% interval; measure at least %d levels",
+			n, n-fitParams, fitParams, MinIntervalLevels)
+		return [2]Float{NaN(), NaN()}
+	}
+	scale := math.Sqrt(float64(n) / float64(n-fitParams))
 	rng := rand.New(rand.NewPCG(a.opts.Seed, 0x6b6e656563617021))
 	fit := make([]float64, len(x))
 	res := make([]float64, len(x))
 	for i := range x {
 		fit[i] = fitted(x[i])
-		res[i] = y[i] - fit[i]
+		res[i] = (y[i] - fit[i]) * scale
 	}
 	ys := make([]float64, len(x))
 	var vals []float64
@@ -548,6 +613,7 @@ func (a *analyzer) blowup() {
 			if r, err := fit(x, y); err == nil && r.Slope > 0 && r.Base > 0 && r.Breakpoint < x[len(x)-1] &&
 				r.R2 >= 0.8 && r.Slope*(x[len(x)-1]-r.Breakpoint) >= 0.5*r.Base {
 				a.res.TTFTBlowup = &Blowup{Concurrency: Float(r.Breakpoint), Method: "hinge", BaselineMS: Float(r.Base), SlopeMSPerUser: Float(r.Slope)}
+				a.blowupGap(x, y, r)
 				return
 			}
 		}

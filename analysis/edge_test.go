@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -233,5 +234,33 @@ func TestAnalyzeDroppedLevelWarning(t *testing.T) {
 		if strings.Contains(w, "NaN") || strings.Contains(w, "Inf") {
 			t.Errorf("warning %q prints a non-finite number", w)
 		}
+	}
+}
+
+// Coarse levels (1, 4, 16, 64 for S = 32) cannot place the knee or the blow-up: both lie in
+// the 16–64 gap, and four levels leave one residual degree of freedom to a three-parameter
+// fit. The analysis says so instead of quoting a knee "95% interval 23.3–23.3" and a blow-up
+// below a level whose TTFT is still at baseline. A doubling sweep gets none of these warnings.
+func TestAnalyzeCoarseLevelsWarn(t *testing.T) {
+	const S = 32
+	has := func(ws []string, sub string) bool {
+		return slices.ContainsFunc(ws, func(w string) bool { return strings.Contains(w, sub) })
+	}
+	r := Analyze(groundTruth(S, []int{1, 4, 16, 64}, 0.025, 1), Meta{}, DefaultOptions())
+	if r.Knee == nil || r.Knee.Interval[0].OK() || r.Knee.Interval[1].OK() {
+		t.Errorf("knee %+v: want a knee without an interval from 4 levels", r.Knee)
+	}
+	for _, want := range []string{
+		"between the measured levels 16 and 64",        // the knee
+		"up to concurrency 16 and exceeds it at 64",    // the blow-up
+		"4 valid levels leave 1 residual degree(s) of", // the interval
+	} {
+		if !has(r.Warnings, want) {
+			t.Errorf("warnings %q lack %q", r.Warnings, want)
+		}
+	}
+	r = Analyze(groundTruth(S, geometricLevels(4*S), 0.025, 1), Meta{}, DefaultOptions())
+	if r.Knee == nil || !r.Knee.Interval[0].OK() || has(r.Warnings, "lies between") || has(r.Warnings, "residual degree") {
+		t.Errorf("doubling sweep: knee %+v, warnings %q; want an interval and no gap warning", r.Knee, r.Warnings)
 	}
 }

@@ -305,7 +305,11 @@ func (s *scratch) validity(lv *Level, run *sweep.LevelRun, opts Options, anyOK b
 		note("error rate %.1f%% > %.1f%%", float64(e)*100, opts.MaxErrorRate*100)
 	}
 	if !run.Steady {
-		note("not steady (CI half-width %.1f%% of mean, trend p = %.3g)", run.CIHalfWidth*100, run.TrendP)
+		if r := run.NotSteadyReason; r != "" {
+			note("not steady: %s (CI half-width %.1f%% of mean, trend p = %.3g)", r, run.CIHalfWidth*100, run.TrendP)
+		} else {
+			note("not steady (CI half-width %.1f%% of mean, trend p = %.3g)", run.CIHalfWidth*100, run.TrendP)
+		}
 	}
 	if l := lv.LittlesLawError; l.OK() && float64(l) > MaxLittlesLawError {
 		note("Little's-law error %.1f%% > %.0f%% (QPS × mean E2E vs achieved concurrency)", float64(l)*100, MaxLittlesLawError*100)

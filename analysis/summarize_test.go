@@ -3,6 +3,8 @@ package analysis
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,6 +149,13 @@ func TestSummarizeValidityFlags(t *testing.T) {
 	lv := Summarize([]sweep.LevelRun{run}, recs, DefaultOptions())[0]
 	if lv.Valid || !lv.ClientBound || len(lv.Notes) != 6 {
 		t.Errorf("notes %q, want 6 (achieved, errors, steady, little, interrupted, client-bound)", lv.Notes)
+	}
+	// The note quotes the sweep's reason for "not steady" when it gave one.
+	run, recs = handLevel()
+	run.Steady, run.NotSteadyReason = false, "only 15 successful completions in the window, below min_requests 20"
+	lv = Summarize([]sweep.LevelRun{run}, recs, DefaultOptions())[0]
+	if !slices.ContainsFunc(lv.Notes, func(n string) bool { return strings.HasPrefix(n, "invalid: not steady: only 15 successful") }) {
+		t.Errorf("notes %q lack the sweep's not-steady reason", lv.Notes)
 	}
 	// Empty window and no records: no panic, invalid, NaN numbers.
 	out := Summarize([]sweep.LevelRun{{Concurrency: 2, W0: 5, W1: 5}, {Index: 1, Concurrency: 3, W0: 0, W1: sec, Steady: true}}, nil, Options{})

@@ -116,6 +116,9 @@ type LevelRun struct {
 	DrainEnd int64 `json:"drain_end_unix_ns"`
 	// Steady is the steady-state verdict of the measurement window.
 	Steady bool `json:"steady"`
+	// NotSteadyReason says why Steady is false: the steady-state test failed, too few
+	// completions (min_requests), a window shorter than duration, or an interruption.
+	NotSteadyReason string `json:"not_steady_reason,omitempty"`
 	// Slices is the number of equal slices of the window the steady-state test used.
 	Slices int `json:"slices"`
 	// SliceTPS is the output tokens/s of each slice.

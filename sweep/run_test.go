@@ -452,11 +452,33 @@ func TestBudget(t *testing.T) {
 		if run.Steady || run.Interrupted || !hasNote(run, "budget") {
 			t.Errorf("steady %v interrupted %v notes %q", run.Steady, run.Interrupted, run.Notes)
 		}
+		if !strings.Contains(run.NotSteadyReason, "steady-state test failed") {
+			t.Errorf("not-steady reason %q, want the failed test (CI target 1e-9)", run.NotSteadyReason)
+		}
 		// The window ends at the deadline: well before MaxDuration.
 		if end := time.Unix(0, run.W1).Sub(start); end > 10*time.Second {
 			t.Errorf("window ended %v after start", end)
 		}
 	})
+}
+
+// TestNotSteadyReason: a level whose steady-state test passes but whose window ends below
+// min_requests is not steady, and says why (the analysis note quotes it, not the test).
+func TestNotSteadyReason(t *testing.T) {
+	t.Parallel()
+	proto := shortProtocol()
+	// One stream of 240 ms requests gives about 4 completions in the 1 s window; the CI
+	// target 10 (1,000%) makes the test itself pass.
+	proto.MinRequests, proto.CITarget = 100, 10
+	plan := sweep.Plan{Levels: []int{1}, Protocol: proto, Workload: fixedWorkload{out: 20}}
+	sink := &memSink{}
+	if _, err := sweep.Run(context.Background(), nil, plan, newClient(t, fastSim(t), 2), sink); err != nil {
+		t.Fatal(err)
+	}
+	run := sink.runs[0]
+	if run.Steady || !strings.Contains(run.NotSteadyReason, "below min_requests 100") {
+		t.Errorf("steady %v, reason %q; want not steady for too few completions", run.Steady, run.NotSteadyReason)
+	}
 }
 
 // stopAfter is a Judge that stops once it has seen n levels and records what it saw.
