@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -18,7 +19,9 @@ const xLabelConcurrency = "concurrency (requests in flight, log2 scale)"
 // Throughput draws output tokens/s against concurrency on a log2 axis: measured levels with
 // their 95% confidence bars (output_tps_ci95), the fitted USL curve and, when the headline
 // knee was read from another model (batch, hinge), that model's curve, the knee with its 95%
-// interval shaded, the maximum measured TPS, and the SLO limit (slo.max_concurrency).
+// interval shaded, the maximum measured TPS, and the SLO limit (slo.max_concurrency); when
+// every valid level meets the SLOs (slo.limit empty) that line is grey and says the SLO holds
+// up to the last level (≥ N) instead.
 func Throughput(res *analysis.Result) (*plot.Plot, error) {
 	return plotOf(throughputChart(res))
 }
@@ -108,12 +111,28 @@ func throughputChart(res *analysis.Result) (*builder, error) {
 		b.track([]float64{float64(th.MaxTPSConcurrency)}, []float64{float64(th.MaxTPS)})
 	}
 	if res != nil && res.SLO.MaxConcurrency.OK() && res.SLO.MaxConcurrency > 0 {
-		b.vline(float64(res.SLO.MaxConcurrency), "SLO limit N≈"+fmtNum(float64(res.SLO.MaxConcurrency)), colRed, dotted)
+		n := float64(res.SLO.MaxConcurrency)
+		if res.SLO.Limit == "" {
+			// Every valid level meets the SLOs: max_concurrency is the largest level, and the
+			// limit lies beyond the measured range, not at that line.
+			b.vline(n, "SLO met up to the last level (≥ "+fmtConc(n)+")", colGray, dotted)
+		} else {
+			b.vline(n, "SLO limit N≈"+fmtConc(n), colRed, dotted)
+		}
 	}
 	if hadInvalid {
 		b.addExcludedLegend()
 	}
 	return b.finish()
+}
+
+// fmtConc formats a concurrency that may be interpolated (45.3) or a level (64): a value
+// within rounding error of a whole number (exp(log 64) = 63.99999999999998) is that level.
+func fmtConc(v float64) string {
+	if finite(v) && math.Abs(v-math.Round(v)) <= 1e-9*math.Max(1, math.Abs(v)) {
+		return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+	}
+	return fmtNum(v)
 }
 
 // sampleCurve samples a fitted throughput curve evenly in log2 N over [lo, hi], keeping the

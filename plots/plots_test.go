@@ -69,7 +69,7 @@ func TestChartsRenderEveryFixture(t *testing.T) {
 					t.Fatalf("svg: %v", err)
 				}
 				checkSVG(t, svg)
-				if f.Name == "saturating" || f.Name == "no_data" || f.Name == "huge_range" {
+				if f.Name == "Saturating" || f.Name == "no_data" || f.Name == "huge_range" {
 					b, err := Render(c, w, h, "png")
 					if err != nil {
 						t.Fatalf("png: %v", err)
@@ -147,6 +147,44 @@ func TestThroughputDrawsHeadlineModel(t *testing.T) {
 		if method == "usl" && strings.Contains(s, " fit (R²=0.98") {
 			t.Errorf("usl headline: another model's curve is drawn")
 		}
+	}
+}
+
+// TestThroughputSLOBeyond: when every valid level meets the SLOs, analysis sets
+// slo.max_concurrency to the largest valid level and leaves slo.limit empty. The chart said
+// "SLO limit N≈64.0" there, a limit that was never found; it now says the SLO holds up to the
+// last level. A binding SLO keeps its "SLO limit" line.
+func TestThroughputSLOBeyond(t *testing.T) {
+	res := analysistest.Saturating()
+	res.SLO.MaxConcurrency, res.SLO.TPS, res.SLO.Limit = 64, 2667, ""
+	for _, name := range []string{"throughput", "dashboard"} {
+		c, err := Build(name, res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		svg, err := Render(c, 2*testW, 2*testH, "svg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(svg)
+		if want := "SLO met up to the last level (≥ 64)"; !strings.Contains(s, xmlEscape(want)) {
+			t.Errorf("%s: svg lacks %q", name, want)
+		}
+		if strings.Contains(s, "SLO limit") {
+			t.Errorf("%s: svg names an SLO limit, but every level meets the SLO", name)
+		}
+	}
+	res.SLO.Limit = "tpot_p95"
+	p, err := Throughput(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg, err := Render(p, testW, testH, "svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(svg); !strings.Contains(s, xmlEscape("SLO limit N≈64")) || strings.Contains(s, "last level") {
+		t.Errorf("binding SLO: want the \"SLO limit N≈64\" line only")
 	}
 }
 

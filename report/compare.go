@@ -35,7 +35,10 @@ func compareTable(runs []*analysis.Result, labels []string) table {
 			maxTPS = fmt.Sprintf("%s @ %d", fnum(r.Throughput.MaxTPS), r.Throughput.MaxTPSConcurrency)
 		}
 		limit := limitNames[r.SLO.Limit]
-		if limit == "" {
+		switch {
+		case sloBeyond(r.SLO):
+			limit = "none: all valid levels meet it"
+		case limit == "":
 			limit = dash
 		}
 		blow := dash
@@ -49,7 +52,7 @@ func compareTable(runs []*analysis.Result, labels []string) table {
 		if model == "" {
 			model = dash
 		}
-		t.Rows = append(t.Rows, []string{labels[i], model, knee, kneeTPS, maxTPS, fconc(r.SLO.MaxConcurrency),
+		t.Rows = append(t.Rows, []string{labels[i], model, knee, kneeTPS, maxTPS, sloPoint(r.SLO),
 			fnum(r.SLO.TPS), limit, blow, fmt.Sprint(len(r.Warnings))})
 	}
 	return t
@@ -93,7 +96,7 @@ func Compare(w io.Writer, runs []*analysis.Result, labels []string, charts []str
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "# kneecap comparison: %s\n\n", mdText(strings.Join(labels, " vs ")))
 	mdTable(bw, compareTable(runs, labels))
-	fmt.Fprint(bw, "\nKnee: smallest concurrency where one more doubling adds less than the knee gain in throughput (fitted curve, bootstrap 95% interval). SLO point: largest concurrency meeting every SLO. “—”: not computed.\n\n")
+	fmt.Fprint(bw, "\nKnee: smallest concurrency where one more doubling adds less than the knee gain in throughput (fitted curve, bootstrap 95% interval). SLO point: largest concurrency meeting every SLO; “≥ N”: every valid level meets the SLOs, so the limit lies beyond the largest level N (TPS at SLO is then that level's). “—”: not computed.\n\n")
 	mdImages(bw, charts)
 	for i, r := range runs {
 		fmt.Fprintf(bw, "## %s\n\n", mdText(labels[i]))

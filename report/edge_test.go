@@ -90,3 +90,16 @@ func TestFitNotesNeverSaturating(t *testing.T) {
 		"hinge: breakpoint 64.0, plateau 6400 tokens/s (at the largest valid level: no plateau was measured)")
 	mustNotContain(t, "report.md", m, `X(N\*) = — tokens/s`, "Kneedle: knee")
 }
+
+// Every valid level meets the SLO (TTFT p95 ≤ 2 s, TPOT p95 ≤ 50 ms: the largest here are
+// 40 ms and 14 ms). Analysis sets slo.max_concurrency to the largest level, 64, and leaves
+// slo.limit empty; the answer said "holds up to concurrency 64", as if 64 were the limit.
+func TestAnswerSLOBeyondRange(t *testing.T) {
+	c, m := analyzeCSV(t, "concurrency,output_tps,ttft_p95_ms,tpot_p95_ms\n"+
+		"1,100,25,10\n2,195,26,10\n4,380,27,11\n8,700,30,12\n16,1100,33,13\n32,1400,36,14\n64,1500,40,14\n")
+	for what, doc := range map[string]string{"console": c, "report.md": m} {
+		mustContain(t, what, doc, "The SLO (TTFT p95 ≤ 2000 ms, TPOT p95 ≤ 50.0 ms) holds at every valid level, so the SLO point is ≥ 64, beyond the measured range; at concurrency 64: 1500 tokens/s.",
+			"the limit lies beyond concurrency 64")
+		mustNotContain(t, what, doc, "holds up to concurrency 64", "binds first")
+	}
+}

@@ -57,14 +57,16 @@ func HTML(w io.Writer, res *analysis.Result, svgs map[string][]byte) error {
 		Answer                              []string
 		Warnings                            []numbered
 		Charts                              []chart
-		Levels, Method, Validity            table
-		HasLevels                           bool
+		Levels, Method, Validity, Server    table
+		HasLevels, HasServer                bool
+		ServerNote                          string
 		Fits                                []string
 	}{
 		Title: title, Subtitle: subtitle(res.Meta), Source: res.Meta.Source, StopReason: res.Meta.StopReason,
 		Answer: Answer(res), Warnings: numberedList(res.Warnings), Charts: charts,
 		Levels: levelTable(res), Method: methodTable(), Validity: validityTable(res),
 		HasLevels: len(res.Levels) > 0, Fits: fitNotes(res),
+		HasServer: hasServer(res), Server: serverTable(res), ServerNote: serverNote,
 	}
 	var buf bytes.Buffer
 	if err := htmlTemplate.Execute(&buf, data); err != nil {
@@ -143,6 +145,9 @@ th{background:#f6f8fa}table.text td,table.text th{text-align:left}td.l,th.l{text
 {{if .HasLevels}}<h2>Validity checks</h2>
 {{template "table" .Validity}}
 <p class="note">Identity columns show the relative error between the two sides, over per-level means (flagged ✗ above 10%).</p>{{end}}
+{{if .HasServer}}<h2>Server metrics</h2>
+{{template "table" .Server}}
+<p class="note">{{.ServerNote}}</p>{{end}}
 {{if .Warnings}}<h2>Warnings</h2>
 <ol class="warnings">{{range .Warnings}}<li id="w{{.N}}">{{.Text}}</li>{{end}}</ol>{{end}}
 </body>

@@ -13,7 +13,8 @@ import (
 // Markdown writes report.md: the answer in one paragraph, the charts (charts are image paths
 // relative to the report, embedded in order), the level table with units, the fitted models,
 // the method notes with the formulas of DESIGN §1, the validity checks per level with the
-// identities' measured error, and the warnings as footnotes.
+// identities' measured error, the server metrics per level when they were scraped, and the
+// warnings as footnotes.
 func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 	if res == nil {
 		return fmt.Errorf("report: markdown: nil result")
@@ -73,6 +74,12 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 		fmt.Fprint(bw, "## Validity checks\n\n")
 		mdTable(bw, validityTable(res))
 		fmt.Fprint(bw, "\nIdentity columns show the relative error between the two sides, over per-level means (flagged ✗ above 10%).\n\n")
+	}
+
+	if hasServer(res) {
+		fmt.Fprint(bw, "## Server metrics\n\n")
+		mdTable(bw, serverTable(res))
+		fmt.Fprintf(bw, "\n%s\n\n", mdText(serverNote))
 	}
 
 	if len(res.Warnings) > 0 {

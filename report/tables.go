@@ -77,3 +77,31 @@ func validityTable(res *analysis.Result) table {
 	}
 	return t
 }
+
+// hasServer reports whether some level carries server metrics.
+func hasServer(res *analysis.Result) bool {
+	for i := range res.Levels {
+		if res.Levels[i].Server != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// serverNote says where the server-metrics table comes from.
+const serverNote = "From the server's /metrics (vLLM, SGLang or llama.cpp series), scraped every server_metrics.interval and averaged over the level's measurement window: mean running and mean waiting are requests; max KV usage is the largest KV-cache usage scraped; preemptions is the increase of the preemption counter over the window. A series the server does not expose reads 0; “—”: no scrape fell inside the level's window."
+
+// serverTable holds the per-level server metrics (levels[].server of analysis.json); a level
+// without them shows dashes.
+func serverTable(res *analysis.Result) table {
+	t := table{Header: []string{"concurrency", "mean running (requests)", "mean waiting (requests)", "max KV usage", "preemptions"}}
+	for _, l := range sortedLevels(res) {
+		row := []string{strconv.Itoa(l.Concurrency), dash, dash, dash, dash}
+		if s := l.Server; s != nil {
+			row[1], row[2] = fnum(analysis.Float(s.MeanRunning)), fnum(analysis.Float(s.MeanWaiting))
+			row[3], row[4] = fpct(analysis.Float(s.MaxKVUsage)), fint(analysis.Float(s.Preemptions))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}

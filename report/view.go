@@ -165,7 +165,7 @@ func Answer(res *analysis.Result) []string {
 		s = append(s, fmt.Sprintf("The operating point (maximum of output TPS ÷ mean E2E) is concurrency %s at %s tokens/s.", fconc(op.Concurrency), fnum(op.TPS)))
 	}
 	if c := res.Capacity; c != nil {
-		s = append(s, capacitySentence(c))
+		s = append(s, capacitySentence(c, res.SLO))
 	}
 	return s
 }
@@ -202,6 +202,21 @@ func sloSentence(res *analysis.Result) string {
 		}
 		return "Not even the first level meets the SLO (" + names + "); " + l + " binds."
 	}
+	if sloBeyond(slo) {
+		// max_concurrency is the largest valid level, not a limit that was found.
+		t := fmt.Sprintf("The SLO (%s) holds at every valid level, so the SLO point is %s, beyond the measured range", names, sloPoint(slo))
+		var at []string
+		if slo.TPS.OK() {
+			at = append(at, fnum(slo.TPS)+" tokens/s")
+		}
+		if slo.GoodputQPS.OK() {
+			at = append(at, "a goodput of "+fnum(slo.GoodputQPS)+" requests/s")
+		}
+		if len(at) > 0 {
+			t += fmt.Sprintf("; at concurrency %s: %s", fconc(slo.MaxConcurrency), strings.Join(at, " and "))
+		}
+		return t + "."
+	}
 	t := fmt.Sprintf("The SLO (%s) holds up to concurrency %s", names, fconc(slo.MaxConcurrency))
 	if slo.TPS.OK() {
 		t += fmt.Sprintf(" with %s tokens/s", fnum(slo.TPS))
@@ -211,13 +226,29 @@ func sloSentence(res *analysis.Result) string {
 	}
 	if l := limitNames[slo.Limit]; l != "" {
 		t += "; " + l + " binds first"
-	} else {
-		t += "; every measured level meets it"
 	}
 	return t + "."
 }
 
-func capacitySentence(c *analysis.Capacity) string {
+// sloBeyond reports whether every valid level meets the SLOs. Analysis then sets
+// max_concurrency to the largest valid level and leaves limit empty (it names the binding
+// SLO whenever a level misses one), so the SLO point lies beyond the measured range.
+func sloBeyond(slo analysis.SLOResult) bool {
+	return slo.MaxConcurrency.OK() && slo.Limit == ""
+}
+
+// sloPoint formats the SLO point: "45.3", "≥ 128" when every valid level meets the SLOs, or
+// "—".
+func sloPoint(slo analysis.SLOResult) string {
+	if sloBeyond(slo) {
+		return "≥ " + fconc(slo.MaxConcurrency)
+	}
+	return fconc(slo.MaxConcurrency)
+}
+
+// capacitySentence states the capacity plan. When every valid level meets the SLOs, the
+// replicas "at the SLO point" were computed at the largest level, and the sentence says so.
+func capacitySentence(c *analysis.Capacity, slo analysis.SLOResult) string {
 	var target []string
 	if c.ConcurrentUsers > 0 {
 		target = append(target, fmt.Sprintf("%d concurrent users", c.ConcurrentUsers))
@@ -232,7 +263,11 @@ func capacitySentence(c *analysis.Capacity) string {
 	if len(target) > 0 {
 		t += " for " + strings.Join(target, " and ")
 	}
-	t += fmt.Sprintf(": %s replicas at the SLO point, %s at the knee", fint(c.ReplicasAtSLO), fint(c.ReplicasAtKnee))
+	at := "the SLO point"
+	if sloBeyond(slo) && c.ReplicasAtSLO.OK() {
+		at = fmt.Sprintf("concurrency %s (the largest level; the SLO point is %s)", fconc(slo.MaxConcurrency), sloPoint(slo))
+	}
+	t += fmt.Sprintf(": %s replicas at %s, %s at the knee", fint(c.ReplicasAtSLO), at, fint(c.ReplicasAtKnee))
 	if c.GPUs.OK() {
 		t += fmt.Sprintf(" (%s GPUs)", fint(c.GPUs))
 	}
@@ -240,7 +275,11 @@ func capacitySentence(c *analysis.Capacity) string {
 		t += fmt.Sprintf("; %s per hour", fusd(c.CostPerHour))
 	}
 	if c.CostPerMTokens.OK() || c.CostPerMTokensAtKnee.OK() {
-		t += fmt.Sprintf("; %s per 1M output tokens at the SLO point, %s at the knee", fusd(c.CostPerMTokens), fusd(c.CostPerMTokensAtKnee))
+		at := "the SLO point"
+		if sloBeyond(slo) && c.CostPerMTokens.OK() {
+			at = "concurrency " + fconc(slo.MaxConcurrency)
+		}
+		t += fmt.Sprintf("; %s per 1M output tokens at %s, %s at the knee", fusd(c.CostPerMTokens), at, fusd(c.CostPerMTokensAtKnee))
 	}
 	return t + "."
 }

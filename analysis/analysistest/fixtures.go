@@ -109,6 +109,28 @@ func Saturating() *analysis.Result {
 	return r
 }
 
+// WithServer is Saturating with server metrics per level, as a scrape of the simulator would
+// give them (DESIGN §6): min(c, 32) requests running and c − 32 waiting past the 32 slots, KV
+// usage 640 tokens (512 in + 128 out) per running request of a 32 × 640-token cache, so full
+// from 32; 12 preemptions at the invalid level 128; and no scrape inside the window of level 2
+// (nil Server). The other fixtures have no server metrics.
+func WithServer() *analysis.Result {
+	r := Saturating()
+	for i := range r.Levels {
+		l := &r.Levels[i]
+		if l.Concurrency == 2 {
+			continue
+		}
+		c := float64(l.Concurrency)
+		running := math.Min(c, slots)
+		l.Server = &analysis.ServerEvidence{MeanRunning: running, MeanWaiting: c - running, MaxKVUsage: running / slots}
+		if l.Concurrency == 128 {
+			l.Server.Preemptions = 12
+		}
+	}
+	return r
+}
+
 // OneLevel has a single level: nothing can be fitted.
 func OneLevel() *analysis.Result {
 	r := Base([]int{8})
@@ -199,6 +221,7 @@ func Fixtures() []Fixture {
 	return []Fixture{
 		{"Saturating", Saturating}, {"one_level", OneLevel}, {"two_levels", TwoLevels},
 		{"twenty_levels", TwentyLevels}, {"all_invalid", AllInvalid}, {"no_data", NoData},
-		{"errors_heavy", ErrorsHeavy}, {"huge_range", HugeRange}, {"nil", func() *analysis.Result { return nil }},
+		{"errors_heavy", ErrorsHeavy}, {"huge_range", HugeRange}, {"with_server", WithServer},
+		{"nil", func() *analysis.Result { return nil }},
 	}
 }

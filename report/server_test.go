@@ -1,0 +1,164 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/analysis/analysistest"
+	"github.com/kneecap/kneecap/report"
+)
+
+// sloBeyond is the saturating fixture as analysis leaves it when every valid level meets the
+// SLOs: max_concurrency is the largest valid level (64) and limit is empty.
+func sloBeyond() *analysis.Result {
+	res := analysistest.Saturating()
+	res.SLO.MaxConcurrency, res.SLO.TPS, res.SLO.GoodputQPS, res.SLO.Limit = 64, 2667, 20.8, ""
+	res.Warnings = append(res.Warnings, "slo: every valid level meets the SLOs: the limit lies beyond concurrency 64")
+	return res
+}
+
+func TestAnswerSLOBeyond(t *testing.T) {
+	var b bytes.Buffer
+	if err := report.Console(&b, sloBeyond()); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "console", b.String(),
+		"holds at every valid level, so the SLO point is ≥ 64, beyond the measured range; at concurrency 64: 2667 tokens/s and a goodput of 20.8 requests/s.",
+		// The plan's replicas "at the SLO point" were computed at the largest level.
+		"23 replicas at concurrency 64 (the largest level; the SLO point is ≥ 64), 45 at the knee",
+		"$9.58 per 1M output tokens at concurrency 64, $10.30 at the knee")
+	mustNotContain(t, "console", b.String(), "up to concurrency 64", "at the SLO point")
+}
+
+// TestCompareSLOBeyond: the compare table said "SLO point N: 64, binding SLO: —" for a run
+// whose every level met the SLO; "—" means "not computed" in that table.
+func TestCompareSLOBeyond(t *testing.T) {
+	runs := []*analysis.Result{analysistest.Saturating(), sloBeyond()}
+	labels := []string{"binding", "beyond"}
+	var md, con bytes.Buffer
+	if err := report.Compare(&md, runs, labels, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.CompareConsole(&con, runs, labels); err != nil {
+		t.Fatal(err)
+	}
+	// Columns: run, model, knee, knee TPS, max TPS @ N, SLO point N, TPS at SLO, binding SLO.
+	mustContain(t, "compare.md", md.String(),
+		"| binding | meta-llama/Llama-3.1-8B-Instruct | 22.6 (18.1–27.9, usl) | 2480 | 2667 @ 32 | 45.3 | 2667 | TTFT p95 |",
+		"| beyond | meta-llama/Llama-3.1-8B-Instruct | 22.6 (18.1–27.9, usl) | 2480 | 2667 @ 32 | ≥ 64 | 2667 | none: all valid levels meet it |",
+		"“≥ N”: every valid level meets the SLOs")
+	if !regexp.MustCompile(`(?m)^beyond .* ≥ 64 +2667 +none: all valid levels meet it `).MatchString(con.String()) {
+		t.Errorf("compare console lacks the ≥ 64 row:\n%s", con.String())
+	}
+}
+
+// The WithServer fixture's values (analysistest): running min(c, 32), waiting c − 32, KV usage
+// running ÷ 32, 12 preemptions at 128, no scrape at 2.
+var serverRows = []string{
+	"| concurrency | mean running (requests) | mean waiting (requests) | max KV usage | preemptions |",
+	"| 1 | 1.00 | 0.00 | 3.1% | 0 |",
+	"| 2 | — | — | — | — |",
+	"| 16 | 16.0 | 0.00 | 50.0% | 0 |",
+	"| 64 | 32.0 | 32.0 | 100.0% | 0 |",
+	"| 128 | 32.0 | 96.0 | 100.0% | 12 |",
+}
+
+func TestMarkdownServerMetrics(t *testing.T) {
+	var b bytes.Buffer
+	if err := report.Markdown(&b, analysistest.WithServer(), nil); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	mustContain(t, "report.md", md, serverRows...)
+	mustContain(t, "report.md", md, "scraped every server\\_metrics.interval and averaged over the level's measurement window")
+	// After the validity checks, before the warnings.
+	if i, j, k := strings.Index(md, "## Validity checks"), strings.Index(md, "## Server metrics"), strings.Index(md, "## Warnings"); !(0 <= i && i < j && j < k) {
+		t.Errorf("section order: validity at %d, server metrics at %d, warnings at %d", i, j, k)
+	}
+	// No server metrics, no section.
+	b.Reset()
+	if err := report.Markdown(&b, analysistest.Saturating(), nil); err != nil {
+		t.Fatal(err)
+	}
+	mustNotContain(t, "report.md without server metrics", b.String(), "Server metrics")
+}
+
+func TestHTMLServerMetrics(t *testing.T) {
+	render := func(res *analysis.Result) string {
+		var b bytes.Buffer
+		if err := report.HTML(&b, res, nil); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	doc := render(analysistest.WithServer())
+	if doc != render(analysistest.WithServer()) {
+		t.Error("two renderings of the same result differ")
+	}
+	i := strings.Index(doc, "<h2>Server metrics</h2>")
+	if i < 0 || i < strings.Index(doc, "<h2>Validity checks</h2>") || i > strings.Index(doc, "<h2>Warnings</h2>") {
+		t.Fatalf("server metrics section missing or out of place (at %d)", i)
+	}
+	// The section (heading, table, note) is well-formed XML.
+	sec := doc[i:strings.Index(doc, "<h2>Warnings</h2>")]
+	d := xml.NewDecoder(strings.NewReader("<div>" + sec + "</div>"))
+	for {
+		_, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("server metrics section does not parse as XML: %v\n%s", err, sec)
+		}
+	}
+	mustContain(t, "report.html", sec,
+		"<tr><td>64</td><td>32.0</td><td>32.0</td><td>100.0%</td><td>0</td></tr>",
+		"<tr><td>128</td><td>32.0</td><td>96.0</td><td>100.0%</td><td>12</td></tr>",
+		"<tr><td>2</td><td>—</td><td>—</td><td>—</td><td>—</td></tr>",
+		"averaged over the level&#39;s measurement window")
+	if strings.Contains(render(analysistest.Saturating()), "Server metrics") {
+		t.Error("report.html without server metrics has a server metrics section")
+	}
+}
+
+// TestSampleRunServerMetrics renders the committed sample run's analysis.json: every level has
+// server metrics, so the table has one row per level.
+func TestSampleRunServerMetrics(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "examples", "sample-run", "analysis.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res analysis.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range res.Levels {
+		if l.Server == nil {
+			t.Fatalf("sample run level %d has no server metrics", l.Concurrency)
+		}
+	}
+	var md bytes.Buffer
+	if err := report.Markdown(&md, &res, nil); err != nil {
+		t.Fatal(err)
+	}
+	sec := md.String()[strings.Index(md.String(), "## Server metrics"):]
+	rows := regexp.MustCompile(`(?m)^\| (\d+) \| [0-9.]+ \| [0-9.]+ \| [0-9.]+% \| \d+ \|$`).FindAllStringSubmatch(sec, -1)
+	if len(rows) != len(res.Levels) {
+		t.Fatalf("server table has %d level rows, want %d:\n%s", len(rows), len(res.Levels), sec)
+	}
+	for i, r := range rows {
+		if want := strconv.Itoa(res.Levels[i].Concurrency); r[1] != want {
+			t.Errorf("server table row %d is concurrency %s, want %s", i, r[1], want)
+		}
+	}
+}
