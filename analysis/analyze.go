@@ -792,10 +792,29 @@ func (a *analyzer) slo() {
 			break
 		}
 	}
+	// goodShare returns a passing level's goodput ÷ QPS, or NaN when its goodput cannot have
+	// been counted under these SLOs: meeting each of k SLOs at p95 leaves at most 5% of
+	// requests failing each, so the good share is at least 1 − 0.05·k (less 10 points for
+	// the two populations: latencies are over requests sent in the window, goodput over
+	// completions in it). A level-summary CSV's goodput_qps was counted under whatever SLO
+	// its writer used.
+	goodShare := func(p point) float64 {
+		q, g := float64(p.lv.QPS), float64(p.lv.GoodputQPS)
+		if !(q > 0) || !finite(g) {
+			return math.NaN()
+		}
+		if share := g / q; share >= 1-0.05*float64(len(metrics))-0.10 {
+			return share
+		}
+		a.warn("slo: level %g meets every SLO at p95 but only %.0f%% of its requests count as goodput: its goodput was counted under other SLOs (a level-summary CSV written under different ones?); goodput at the SLO point is left null",
+			p.c, 100*g/q)
+		return math.NaN()
+	}
 	switch fail {
 	case -1:
 		last := a.pts[len(a.pts)-1]
-		a.res.SLO.MaxConcurrency, a.res.SLO.TPS, a.res.SLO.GoodputQPS = Float(last.c), Float(last.tps), last.lv.GoodputQPS
+		a.res.SLO.MaxConcurrency, a.res.SLO.TPS = Float(last.c), Float(last.tps)
+		a.res.SLO.GoodputQPS = Float(float64(last.lv.QPS) * goodShare(last))
 		a.warn("slo: every valid level meets the SLOs: the limit lies beyond concurrency %g", last.c)
 		return
 	case 0:
@@ -836,11 +855,14 @@ func (a *analyzer) slo() {
 	// itself. The point meets every SLO, so its good share is taken from the last passing
 	// level and applied to the interpolated QPS.
 	a.res.SLO.GoodputQPS = NaN()
-	if lq, lg, fq := float64(L.lv.QPS), float64(L.lv.GoodputQPS), float64(F.lv.QPS); lq > 0 && finite(lg) && finite(fq) {
-		a.res.SLO.GoodputQPS = Float((lq + bestT*(fq-lq)) * lg / lq)
-	}
-	if !a.res.SLO.GoodputQPS.OK() {
+	lq, lg, fq := float64(L.lv.QPS), float64(L.lv.GoodputQPS), float64(F.lv.QPS)
+	switch {
+	case !(lq > 0) || !finite(lg) || !finite(fq):
 		a.warn("slo: goodput at the SLO point unknown: the levels carry no goodput_qps")
+	default:
+		if share := goodShare(L); finite(share) {
+			a.res.SLO.GoodputQPS = Float((lq + bestT*(fq-lq)) * share)
+		}
 	}
 }
 

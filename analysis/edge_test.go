@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/floats/scalar"
 )
@@ -262,5 +263,27 @@ func TestAnalyzeCoarseLevelsWarn(t *testing.T) {
 	r = Analyze(groundTruth(S, geometricLevels(4*S), 0.025, 1), Meta{}, DefaultOptions())
 	if r.Knee == nil || !r.Knee.Interval[0].OK() || has(r.Warnings, "lies between") || has(r.Warnings, "residual degree") {
 		t.Errorf("doubling sweep: knee %+v, warnings %q; want an interval and no gap warning", r.Knee, r.Warnings)
+	}
+}
+
+// A level-summary CSV's goodput was counted under its writer's SLOs. Analysed under looser
+// ones, a level that meets every SLO at p95 cannot have most of its requests fail them: the
+// goodput is left null with a warning rather than quoted as "0.00 requests/s" next to "the
+// SLO holds at every level".
+func TestAnalyzeGoodputFromOtherSLO(t *testing.T) {
+	opts := DefaultOptions()
+	opts.Bootstrap = 0
+	opts.SLO = SLO{TTFTP95: 100 * time.Second}
+	lv := groundTruth(16, geometricLevels(64), 0.025, 1) // goodput = QPS at every level
+	r := Analyze(lv, Meta{}, opts)
+	if !r.SLO.GoodputQPS.OK() || slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "counted under other SLOs") }) {
+		t.Errorf("consistent goodput: %v, warnings %q", r.SLO.GoodputQPS, r.Warnings)
+	}
+	for i := range lv {
+		lv[i].GoodputQPS = 0 // counted under a strict SLO no level met
+	}
+	r = Analyze(lv, Meta{}, opts)
+	if r.SLO.GoodputQPS.OK() || !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "counted under other SLOs") }) {
+		t.Errorf("goodput 0 at levels meeting the SLO: goodput %v, warnings %q; want null and a warning", r.SLO.GoodputQPS, r.Warnings)
 	}
 }
