@@ -20,7 +20,8 @@ import (
 const analyzeUsage = "PATH [-o DIR] [--slo-ttft-p95 D] [--slo-tpot-p95 D] [--slo-e2e-p95 D] [--knee-gain F]\n\n" +
 	"PATH is a results directory (with levels.json), a level-summary CSV, or a directory of\n" +
 	"vLLM `bench serve` result JSON files. Writes DIR/analysis.json, DIR/summary.csv, the charts\n" +
-	"and report.md / report.html. DIR defaults to PATH for a results directory."
+	"and report.md / report.html. DIR defaults to PATH for a results directory. A results\n" +
+	"directory without records.jsonl is analyzed from its summary.csv, into a DIR of its own."
 
 // cmdAnalyze implements `kneecap analyze`: it reproduces every number of a run offline from
 // its files (or analyzes a level-summary CSV or vLLM bench results) and writes analysis.json,
@@ -77,7 +78,14 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 	}
 	var res *analysis.Result
 	switch {
-	case st.IsDir() && exists(filepath.Join(path, "levels.json")):
+	case st.IsDir() && exists(filepath.Join(path, sweep.LevelsFile)) && !exists(filepath.Join(path, sweep.RecordsFile)):
+		// A results directory kept without its (large) records: its level summary is analyzed.
+		r, err := analyzeSummary(e, path, outDir, override)
+		if err != nil {
+			return err
+		}
+		res = r
+	case st.IsDir() && exists(filepath.Join(path, sweep.LevelsFile)):
 		run, err := sweep.ReadResults(path)
 		if err != nil {
 			return withCode(exitUsage, fmt.Errorf("analyze: %w", err))
@@ -159,6 +167,99 @@ func analyzeRun(res *sweep.Results, opts analysis.Options) *analysis.Result {
 	}
 	r := analysis.Analyze(levels, meta, opts)
 	return &r
+}
+
+// analyzeSummary analyzes a results directory that has config.yaml and levels.json but no
+// records.jsonl (examples/sample-run, or a run whose records were deleted) from its
+// summary.csv, with the run's name, model, endpoint, date and stop reason and its config's
+// analysis options; it says so on stderr. Without summary.csv it is a usage error naming both
+// missing files. *outDir must be given: analyzing in place would replace the directory's
+// analysis.json, computed from the records, with one computed from their summary. A run that
+// measured no level is read as any results directory (*outDir defaults to dir).
+func analyzeSummary(e *env, dir string, outDir *string, override func(analysis.Options) analysis.Options) (*analysis.Result, error) {
+	levels, err := readLevelsMeta(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(levels.Levels) == 0 {
+		// Nothing was measured: ReadResults reads such a directory without records.jsonl.
+		run, err := sweep.ReadResults(dir)
+		if err != nil {
+			return nil, withCode(exitUsage, fmt.Errorf("analyze: %w", err))
+		}
+		if *outDir == "" {
+			*outDir = dir
+		}
+		return analyzeRun(run, override(optionsFromConfig(run.Config))), nil
+	}
+	csvPath := filepath.Join(dir, "summary.csv")
+	if !exists(csvPath) {
+		return nil, usageError("analyze: %s has no %s and no summary.csv: nothing to analyze", dir, sweep.RecordsFile)
+	}
+	if *outDir == "" {
+		return nil, usageError("analyze: %s has no %s: -o DIR is required (analyzing its summary.csv in place would replace its analysis.json)", dir, sweep.RecordsFile)
+	}
+	cfg, err := sweep.ReadConfig(filepath.Join(dir, sweep.ConfigFile))
+	if err != nil {
+		return nil, withCode(exitUsage, fmt.Errorf("analyze: %s: %w", dir, err))
+	}
+	f, err := os.Open(csvPath)
+	if err != nil {
+		return nil, usageError("analyze: %w", err)
+	}
+	summary, err := report.ReadCSV(f, csvPath)
+	f.Close()
+	if err != nil {
+		return nil, withCode(exitUsage, fmt.Errorf("analyze: %w", err))
+	}
+	fmt.Fprintf(e.stderr, "kneecap: analyze: %s has no %s: analyzing its summary.csv\n", dir, sweep.RecordsFile)
+	name := cfg.Name
+	if name == "" {
+		name = levels.Name
+	}
+	model := cfg.Target.Model
+	if model == "" {
+		model = levels.Model
+	}
+	meta := analysis.Meta{
+		Name:       name,
+		Model:      model,
+		Endpoint:   levels.Endpoint,
+		Source:     dir,
+		StopReason: levels.StopReason,
+	}
+	if t, err := time.Parse(time.RFC3339Nano, levels.Start); err == nil {
+		meta.Date = t.UTC().Format(time.RFC3339)
+	}
+	r := analysis.Analyze(summary, meta, override(optionsFromConfig(cfg)))
+	return &r, nil
+}
+
+// levelsMeta is what analyzeSummary reads of levels.json (schema kneecap.levels/v1).
+type levelsMeta struct {
+	Schema     string            `json:"schema"`
+	Name       string            `json:"name"`
+	Model      string            `json:"model"`
+	Endpoint   string            `json:"endpoint"`
+	Start      string            `json:"start"`
+	StopReason string            `json:"stop_reason"`
+	Levels     []json.RawMessage `json:"levels"`
+}
+
+func readLevelsMeta(dir string) (levelsMeta, error) {
+	var m levelsMeta
+	p := filepath.Join(dir, sweep.LevelsFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return m, usageError("analyze: %w", err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, usageError("analyze: %s: %w", p, err)
+	}
+	if m.Schema != sweep.LevelsSchema {
+		return m, usageError("analyze: %s: schema %q, want %q", p, m.Schema, sweep.LevelsSchema)
+	}
+	return m, nil
 }
 
 // optionsFromConfig returns the analysis options of a run's configuration: its SLO (the

@@ -102,9 +102,15 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 // name.
 func readRun(p string) (*analysis.Result, string, error) {
 	file, dir := p, p
-	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+	fi, err := os.Stat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, "", usageError("compare: %s: no such file or directory", p)
+	case err != nil:
+		return nil, "", usageError("compare: %w", err)
+	case fi.IsDir():
 		file = filepath.Join(p, "analysis.json")
-	} else {
+	default:
 		dir = filepath.Dir(p)
 	}
 	b, err := os.ReadFile(file)

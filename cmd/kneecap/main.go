@@ -11,7 +11,7 @@
 //	kneecap version
 //
 // Exit codes: 0 ok, 1 failure, 2 usage or configuration error, 3 target unreachable,
-// 130 interrupted (results written).
+// 130 interrupted (results written). `kneecap sim` stops on SIGINT or SIGTERM with exit 0.
 package main
 
 import (
@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 )
 
@@ -100,7 +101,7 @@ func main() {
 	go func() {
 		<-sigs
 		cancelSoft()
-		fmt.Fprintln(os.Stderr, "kneecap: interrupted: stopping (interrupt again to cancel in-flight requests)")
+		fmt.Fprintln(os.Stderr, interruptMessage(os.Args[1:]))
 		<-sigs
 		cancelHard()
 	}()
@@ -119,6 +120,16 @@ func main() {
 		}
 	}
 	os.Exit(code)
+}
+
+// interruptMessage is the line main prints at the first SIGINT/SIGTERM. A sweep stops
+// issuing and drains, and a second signal cancels the requests in flight; `kneecap sim` is a
+// server, for which a signal is the normal way to stop (exit 0).
+func interruptMessage(args []string) string {
+	if len(args) > 0 && args[0] == "sim" {
+		return "kneecap sim: stopping"
+	}
+	return "kneecap: interrupted: stopping (interrupt again to cancel in-flight requests)"
 }
 
 func isTerminal(f *os.File) bool {
@@ -155,7 +166,11 @@ func run(ctx context.Context, e *env, args []string) error {
 	case "sim":
 		return cmdSim(ctx, e, rest)
 	case "version", "--version", "-version":
-		fmt.Fprintln(e.stdout, "kneecap", version())
+		if len(rest) > 0 {
+			return usageError("version: unexpected argument %q (version takes none)", rest[0])
+		}
+		bi, ok := debug.ReadBuildInfo()
+		fmt.Fprintln(e.stdout, "kneecap", version(bi, ok))
 		return nil
 	case "help", "-h", "--help":
 		fmt.Fprint(e.stdout, usageText)
@@ -166,40 +181,57 @@ func run(ctx context.Context, e *env, args []string) error {
 	}
 }
 
-// version reports the module version and VCS revision the binary was built from.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
+// version reports the module version and Go version the binary was built with, then the VCS
+// revision (12 hex digits) and "(modified)" when the build info records them
+// (vcs.revision, vcs.modified; absent with -buildvcs=false or outside a repository):
+// "(devel) go1.26.1 rev 0123456789ab (modified)".
+func version(bi *debug.BuildInfo, ok bool) string {
+	if !ok || bi == nil {
 		return "(unknown)"
 	}
-	v := bi.Main.Version
-	var rev, dirty string
+	var rev string
+	var modified bool
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
 			rev = s.Value
 		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+dirty"
-			}
+			modified = s.Value == "true"
 		}
 	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	out := fmt.Sprintf("%s %s", v, bi.GoVersion)
+	out := fmt.Sprintf("%s %s", bi.Main.Version, bi.GoVersion)
 	if rev != "" {
-		out += " " + rev + dirty
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		out += " rev " + rev
+		if modified {
+			out += " (modified)"
+		}
 	}
 	return out
+}
+
+// prefixed returns "op: err", or err itself when its message already starts with "op: " (the
+// sim and sweep packages prefix their errors with their names), so no prefix is doubled.
+func prefixed(op string, err error) error {
+	if err == nil || strings.HasPrefix(err.Error(), op+": ") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", op, err)
 }
 
 // newFlagSet returns a FlagSet for a subcommand that reports errors instead of exiting.
 func newFlagSet(e *env, name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	// The flag package prints a parse error, then the usage; parseArgs returns the error and
+	// main prints it once, below the usage, as "kneecap: NAME: ...". So the FlagSet's own
+	// output is discarded except while the usage is printed.
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "Usage: kneecap %s %s\n\nFlags:\n", name, usage)
+		fs.SetOutput(e.stderr)
+		defer fs.SetOutput(io.Discard)
 		fs.PrintDefaults()
 	}
 	return fs

@@ -11,7 +11,8 @@ import (
 	"github.com/kneecap/kneecap/sweep"
 )
 
-// cmdSim serves the simulated engine until the first interrupt.
+// cmdSim serves the simulated engine until the first interrupt (SIGINT or SIGTERM), then
+// shuts it down gracefully and returns nil: stopping is a server's normal end (exit 0).
 func cmdSim(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "sim", "[--addr 127.0.0.1:8000] [--profile demo|fixed|seed-article] [-c FILE] [engine flags]")
 	addr := fs.String("addr", "127.0.0.1:8000", "listen address (host:port; port 0 picks a free port)")
@@ -51,7 +52,7 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 	}
 	rc, err := sim.Resolve(cfg)
 	if err != nil {
-		return usageError("sim: %w", err)
+		return withCode(exitUsage, prefixed("sim", err))
 	}
 	// Flags override the file exactly, zero values included (--kv-cache-tokens 0 = unlimited).
 	apply := map[string]func(){
@@ -76,11 +77,15 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if err := rc.Validate(); err != nil {
-		return usageError("sim: %w", err)
+		// Every problem on its own line, each "sim: FIELD: problem" from sim.Config.Validate.
+		for _, p := range sweep.Problems(err) {
+			fmt.Fprintf(e.stderr, "kneecap: %s\n", prefixed("sim", errors.New(p)))
+		}
+		return &exitError{code: exitUsage}
 	}
 	run, err := sim.Start(rc, *addr)
 	if err != nil {
-		return fmt.Errorf("sim: %w", err)
+		return prefixed("sim", err)
 	}
 	fmt.Fprintf(e.stderr, "kneecap sim: serving %s (%s)\n", run.URL, rc)
 	select {
@@ -88,7 +93,7 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 	case <-ctx.Done():
 	}
 	if err := run.Close(); err != nil {
-		return fmt.Errorf("sim: %w", err)
+		return prefixed("sim", err)
 	}
 	return nil
 }

@@ -69,10 +69,17 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&fl.model, "model", "", "model `name` sent in every request")
 	fs.StringVar(&fl.api, "api", "", "`API`: chat or completions")
 	fs.StringVar(&fl.levels, "levels", "", "concurrency levels, a `list` such as 1,2,4,8")
-	fs.DurationVar(&fl.warmup, "warmup", 0, "minimum warmup per level (`duration`, e.g. 5s)")
-	fs.DurationVar(&fl.duration, "duration", 0, "minimum measurement window per level (`duration`)")
-	fs.DurationVar(&fl.maxDuration, "max-duration", 0, "longest measurement window when the level is not steady (`duration`)")
-	fs.IntVar(&fl.minRequests, "min-requests", 0, "minimum completions in a level's window (`N`)")
+	// These flags default to 0 and override the configuration only when given, so the usage
+	// states the defaults the configuration supplies (DESIGN §9; the demo's are shorter).
+	def, demo := sweep.DefaultConfig().Sweep, demoConfig().Sweep
+	fs.DurationVar(&fl.warmup, "warmup", 0, "minimum warmup per level"+
+		configDefault("duration", shortDuration(def.Warmup), shortDuration(demo.Warmup)))
+	fs.DurationVar(&fl.duration, "duration", 0, "minimum measurement window per level"+
+		configDefault("duration", shortDuration(def.Duration), shortDuration(demo.Duration)))
+	fs.DurationVar(&fl.maxDuration, "max-duration", 0, "longest measurement window when the level is not steady"+
+		configDefault("duration", shortDuration(def.MaxDuration), shortDuration(demo.MaxDuration)))
+	fs.IntVar(&fl.minRequests, "min-requests", 0, "minimum completions in a level's window"+
+		configDefault("N", strconv.Itoa(def.MinRequests), strconv.Itoa(demo.MinRequests)))
 	fs.IntVar(&fl.inputTokens, "input-tokens", 0, "prompt length in tokens (`N`, fixed)")
 	fs.IntVar(&fl.outputTokens, "output-tokens", 0, "output length in tokens (`N`, fixed, with ignore_eos)")
 	fs.StringVar(&fl.name, "name", "", "run `name` (results directory suffix, chart titles)")
@@ -252,7 +259,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		runErr = err
 	}
 	if runErr != nil {
-		return fmt.Errorf("sweep: %w (results so far in %s)", runErr, dir.Path())
+		return fmt.Errorf("%w (results so far in %s)", prefixed("sweep", runErr), dir.Path())
 	}
 	fmt.Fprintf(e.stderr, "kneecap: stopped after %s: %s\n", out.Elapsed.Round(100*time.Millisecond), out.StopReason)
 	// Also after a hard stop (ctx cancelled): what was measured is analyzed and written.
@@ -263,6 +270,25 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		return withCode(exitInterrupted, fmt.Errorf("sweep interrupted: results written to %s (continue with --resume %s)", dir.Path(), dir.Path()))
 	}
 	return nil
+}
+
+// configDefault is the usage text's note on a flag whose default the configuration supplies:
+// " (`name`; default D, or the config file's; the demo's D')", name being the value's name
+// that flag.PrintDefaults shows.
+func configDefault(name, def, demo string) string {
+	return fmt.Sprintf(" (`%s`; default %s, or the config file's; the demo's %s)", name, def, demo)
+}
+
+// shortDuration formats d as time.Duration.String does without its zero tails: 3m, not 3m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // sweepConfig builds the configuration from -c FILE (or the demo/default config), the flags
@@ -501,8 +527,8 @@ func afterSweep(e *env, dirPath string, cfg sweep.Config) error {
 	if err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
-	fmt.Fprintf(e.stdout, "kneecap sweep %s: model %s at %s, %d levels, stopped: %s\n\n",
-		res.Config.Name, res.Config.Target.Model, res.Endpoint, len(res.Levels), res.StopReason)
+	fmt.Fprintf(e.stdout, "%s: model %s at %s, %d levels, stopped: %s\n\n",
+		strings.TrimSpace("kneecap sweep "+res.Config.Name), res.Config.Target.Model, res.Endpoint, len(res.Levels), res.StopReason)
 	result := analyzeRun(res, optionsFromConfig(cfg))
 	if err := writeAnalysis(dirPath, result); err != nil {
 		return err
