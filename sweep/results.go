@@ -241,10 +241,17 @@ func ReadResults(dir string) (*Results, error) {
 	return r, err
 }
 
-// readResults also returns the byte offset of records.jsonl where the listed levels' records
-// end. With resume, trailing interrupted levels are dropped too (they are run again), and level
-// indices must run 0, 1, 2, … so the sweep can continue at the next one.
-func readResults(dir string, resume bool) (*Results, int64, error) {
+// ReadResultsMeta reads a results directory's config.yaml and levels.json but not its
+// records (Records is nil): enough to describe a run whose records.jsonl is gone, as in a
+// published example that keeps only summary.csv.
+func ReadResultsMeta(dir string) (*Results, error) {
+	res, _, err := readHead(dir, false)
+	return res, err
+}
+
+// readHead reads config.yaml and levels.json; it also returns how many levels levels.json
+// lists (before resume drops trailing interrupted ones).
+func readHead(dir string, resume bool) (*Results, int, error) {
 	cfg, err := ReadConfig(filepath.Join(dir, ConfigFile))
 	if err != nil {
 		return nil, 0, fmt.Errorf("read results %s: %w", dir, err)
@@ -281,6 +288,17 @@ func readResults(dir string, resume bool) (*Results, int64, error) {
 			}
 		}
 	}
+	return res, len(doc.Levels), nil
+}
+
+// readResults also returns the byte offset of records.jsonl where the listed levels' records
+// end. With resume, trailing interrupted levels are dropped too (they are run again), and level
+// indices must run 0, 1, 2, … so the sweep can continue at the next one.
+func readResults(dir string, resume bool) (*Results, int64, error) {
+	res, listedLevels, err := readHead(dir, resume)
+	if err != nil {
+		return nil, 0, err
+	}
 	listed := map[int]bool{}
 	for _, l := range res.Levels {
 		listed[l.Index] = true
@@ -288,7 +306,7 @@ func readResults(dir string, resume bool) (*Results, int64, error) {
 	rp := filepath.Join(dir, RecordsFile)
 	f, err := os.Open(rp)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) && len(doc.Levels) == 0 {
+		if errors.Is(err, os.ErrNotExist) && listedLevels == 0 {
 			return res, 0, nil
 		}
 		return nil, 0, fmt.Errorf("read results %s: %w", dir, err)

@@ -155,6 +155,12 @@ func writeAnalysis(dir string, res *analysis.Result) error {
 // analysis of `kneecap sweep` at its end and of `kneecap analyze RUN_DIR`.
 func analyzeRun(res *sweep.Results, opts analysis.Options) *analysis.Result {
 	levels := analysis.Summarize(res.Levels, res.Records, opts)
+	r := analysis.Analyze(levels, runMeta(res), opts)
+	return &r
+}
+
+// runMeta describes a results directory's run for the reports.
+func runMeta(res *sweep.Results) analysis.Meta {
 	meta := analysis.Meta{
 		Name:       res.Config.Name,
 		Model:      res.Config.Target.Model,
@@ -165,8 +171,7 @@ func analyzeRun(res *sweep.Results, opts analysis.Options) *analysis.Result {
 	if !res.Start.IsZero() {
 		meta.Date = res.Start.UTC().Format(time.RFC3339)
 	}
-	r := analysis.Analyze(levels, meta, opts)
-	return &r
+	return meta
 }
 
 // analyzeSummary analyzes a results directory that has config.yaml and levels.json but no
@@ -177,11 +182,11 @@ func analyzeRun(res *sweep.Results, opts analysis.Options) *analysis.Result {
 // analysis.json, computed from the records, with one computed from their summary. A run that
 // measured no level is read as any results directory (*outDir defaults to dir).
 func analyzeSummary(e *env, dir string, outDir *string, override func(analysis.Options) analysis.Options) (*analysis.Result, error) {
-	levels, err := readLevelsMeta(dir)
+	head, err := sweep.ReadResultsMeta(dir)
 	if err != nil {
-		return nil, err
+		return nil, withCode(exitUsage, fmt.Errorf("analyze: %w", err))
 	}
-	if len(levels.Levels) == 0 {
+	if len(head.Levels) == 0 {
 		// Nothing was measured: ReadResults reads such a directory without records.jsonl.
 		run, err := sweep.ReadResults(dir)
 		if err != nil {
@@ -199,10 +204,6 @@ func analyzeSummary(e *env, dir string, outDir *string, override func(analysis.O
 	if *outDir == "" {
 		return nil, usageError("analyze: %s has no %s: -o DIR is required (analyzing its summary.csv in place would replace its analysis.json)", dir, sweep.RecordsFile)
 	}
-	cfg, err := sweep.ReadConfig(filepath.Join(dir, sweep.ConfigFile))
-	if err != nil {
-		return nil, withCode(exitUsage, fmt.Errorf("analyze: %s: %w", dir, err))
-	}
 	f, err := os.Open(csvPath)
 	if err != nil {
 		return nil, usageError("analyze: %w", err)
@@ -213,53 +214,8 @@ func analyzeSummary(e *env, dir string, outDir *string, override func(analysis.O
 		return nil, withCode(exitUsage, fmt.Errorf("analyze: %w", err))
 	}
 	fmt.Fprintf(e.stderr, "kneecap: analyze: %s has no %s: analyzing its summary.csv\n", dir, sweep.RecordsFile)
-	name := cfg.Name
-	if name == "" {
-		name = levels.Name
-	}
-	model := cfg.Target.Model
-	if model == "" {
-		model = levels.Model
-	}
-	meta := analysis.Meta{
-		Name:       name,
-		Model:      model,
-		Endpoint:   levels.Endpoint,
-		Source:     dir,
-		StopReason: levels.StopReason,
-	}
-	if t, err := time.Parse(time.RFC3339Nano, levels.Start); err == nil {
-		meta.Date = t.UTC().Format(time.RFC3339)
-	}
-	r := analysis.Analyze(summary, meta, override(optionsFromConfig(cfg)))
+	r := analysis.Analyze(summary, runMeta(head), override(optionsFromConfig(head.Config)))
 	return &r, nil
-}
-
-// levelsMeta is what analyzeSummary reads of levels.json (schema kneecap.levels/v1).
-type levelsMeta struct {
-	Schema     string            `json:"schema"`
-	Name       string            `json:"name"`
-	Model      string            `json:"model"`
-	Endpoint   string            `json:"endpoint"`
-	Start      string            `json:"start"`
-	StopReason string            `json:"stop_reason"`
-	Levels     []json.RawMessage `json:"levels"`
-}
-
-func readLevelsMeta(dir string) (levelsMeta, error) {
-	var m levelsMeta
-	p := filepath.Join(dir, sweep.LevelsFile)
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return m, usageError("analyze: %w", err)
-	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return m, usageError("analyze: %s: %w", p, err)
-	}
-	if m.Schema != sweep.LevelsSchema {
-		return m, usageError("analyze: %s: schema %q, want %q", p, m.Schema, sweep.LevelsSchema)
-	}
-	return m, nil
 }
 
 // optionsFromConfig returns the analysis options of a run's configuration: its SLO (the
