@@ -39,7 +39,7 @@ func Start(cfg Config, addr string) (*Running, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		_ = srv.Close()
-		return nil, fmt.Errorf("sim: listen %s: %w", addr, err)
+		return nil, fmt.Errorf("sim: %w", err) // net.Listen names the address
 	}
 	a := ln.Addr().String()
 	host, port, _ := net.SplitHostPort(a)

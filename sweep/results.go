@@ -361,7 +361,7 @@ func readResults(dir string, resume bool) (*Results, int64, error) {
 var errLineTooLong = errors.New("line too long")
 
 // ErrFinished is returned by ResumeDir for a run that already finished: nothing to resume.
-var ErrFinished = errors.New("sweep: the run already finished: nothing to resume")
+var ErrFinished = errors.New("the run already finished: nothing to resume")
 
 // readLine appends the next line, including its '\n', to buf. At the end of the input it
 // returns io.EOF (with any partial last line in buf).

@@ -37,7 +37,7 @@ func TestNoDoubledPrefix(t *testing.T) {
 		{"unknown profile", []string{"--profile", "nope"}, exitUsage,
 			[]string{`sim: unknown profile "nope"`}},
 		{"port in use", []string{"--addr", busy.Addr().String()}, exitFailure,
-			[]string{"sim: listen " + busy.Addr().String()}},
+			[]string{"kneecap: sim: listen tcp " + busy.Addr().String() + ": bind: address already in use"}},
 		{"two invalid fields", []string{"--profile", "fixed", "--ttft", "-1ms", "--itl", "-1ms"}, exitUsage,
 			[]string{"kneecap: sim: ttft: -1ms", "kneecap: sim: itl: -1ms"}},
 	} {

@@ -173,9 +173,24 @@ func (p *progress) LevelFinished(run sweep.LevelRun, records []sweep.Record) {
 		p.header = true
 	}
 	writeTableRow(p.w, summarizeLevel(run, records))
+	if n := extendedNote(run, p.proto); n != "" {
+		fmt.Fprintf(p.w, "       note: %s\n", n)
+	}
 	for _, n := range run.Notes {
 		fmt.Fprintf(p.w, "       note: %s\n", n)
 	}
+}
+
+// extendedNote says why a level's window ran well past the configured duration (more than
+// 10%): the window grows until the level is steady and has min_requests completions, up to
+// max_duration, which a user who asked for --duration 6s otherwise learns only from the clock.
+func extendedNote(run sweep.LevelRun, proto sweep.SweepConfig) string {
+	win := run.Window()
+	if proto.Duration <= 0 || win <= proto.Duration+proto.Duration/10 {
+		return ""
+	}
+	return fmt.Sprintf("window %s, past duration %s: a window grows until the level is steady with at least min_requests %d completions, up to max_duration %s",
+		win.Round(100*time.Millisecond), proto.Duration, proto.MinRequests, proto.MaxDuration)
 }
 
 // finishBar removes the current bar, if any. p.mu is held.

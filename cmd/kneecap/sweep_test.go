@@ -417,6 +417,26 @@ func TestProgressTTY(t *testing.T) {
 	}
 }
 
+// TestProgressExtendedWindow: a window that ran well past --duration says why.
+func TestProgressExtendedWindow(t *testing.T) {
+	var buf bytes.Buffer
+	proto := sweep.DefaultConfig().Sweep
+	proto.Duration, proto.MaxDuration, proto.MinRequests = 6*time.Second, time.Minute, 100
+	p := newProgress(&buf, false, []int{1}, proto)
+	run, recs := synthLevel(0, 1, 100, 10*time.Millisecond, 0)
+	run.W1 = run.W0 + int64(55800*time.Millisecond)
+	p.LevelFinished(run, recs)
+	if want := "note: window 55.8s, past duration 6s: a window grows until the level is steady with at least min_requests 100"; !strings.Contains(buf.String(), want) {
+		t.Errorf("progress output lacks %q:\n%s", want, buf.String())
+	}
+	buf.Reset()
+	run.W1 = run.W0 + int64(6200*time.Millisecond) // within 10% of duration: no note
+	p.LevelFinished(run, recs)
+	if strings.Contains(buf.String(), "past duration") {
+		t.Errorf("a window within 10%% of duration got a note:\n%s", buf.String())
+	}
+}
+
 // TestSweepEnvBaseURL checks that OPENAI_BASE_URL is the target when neither --url nor the
 // file gives one, as the OpenAI SDKs do, and that the API key comes from api_key_env.
 func TestSweepEnvBaseURL(t *testing.T) {
