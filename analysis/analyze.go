@@ -429,14 +429,12 @@ func (a *analyzer) knee() {
 // blow-up may fall between without a warning: one doubling (with room for rounding).
 const maxLevelGap = 2 * (1 + 1e-9)
 
-// bracket returns the measured levels around v: lo, the largest of xs (ascending) ≤ v, and
-// hi, the smallest > v; ok is false when v is outside [xs[0], xs[len−1]).
+// bracket returns the measured levels around v: lo, the largest of xs (ascending) < v, and
+// hi, the smallest > v; ok is false when v is a measured level itself or outside
+// (xs[0], xs[len−1]).
 func bracket(xs []float64, v float64) (lo, hi float64, ok bool) {
 	i := sort.SearchFloat64s(xs, v) // first index with xs[i] ≥ v
-	if i < len(xs) && xs[i] == v {
-		i++
-	}
-	if i == 0 || i >= len(xs) {
+	if i == 0 || i >= len(xs) || xs[i] == v {
 		return 0, 0, false
 	}
 	return xs[i-1], xs[i], true
@@ -755,6 +753,7 @@ func (a *analyzer) slo() {
 		for _, p := range a.pts {
 			if finite(get(p.lv)) {
 				metrics = append(metrics, sloMetric{name, float64(thr), get})
+				a.res.SLO.Checked = append(a.res.SLO.Checked, name)
 				return
 			}
 		}

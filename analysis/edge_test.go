@@ -84,6 +84,12 @@ func TestFitRampWeighted(t *testing.T) {
 	if _, err := FitRampWeighted([]float64{1, 2, 4}, []float64{10, 0, 30}); err == nil {
 		t.Error("a zero TTFT: want an error (the weights need y > 0)")
 	}
+	// A point without a concurrency is left out of the fit and of its R² alike.
+	with, err1 := FitRampWeighted([]float64{1, 2, 4, math.NaN(), 8, 16}, []float64{10, 10.2, 10.1, 0, 30, 70})
+	without, err2 := FitRampWeighted([]float64{1, 2, 4, 8, 16}, []float64{10, 10.2, 10.1, 30, 70})
+	if err1 != nil || err2 != nil || with != without {
+		t.Errorf("NaN-x point: %+v (%v), without it %+v (%v); want the same fit", with, err1, without, err2)
+	}
 }
 
 // TestAnalyzeBlowupLevelAtSMissing: when the level at the true breakpoint is excluded (a
@@ -263,6 +269,11 @@ func TestAnalyzeCoarseLevelsWarn(t *testing.T) {
 	r = Analyze(groundTruth(S, geometricLevels(4*S), 0.025, 1), Meta{}, DefaultOptions())
 	if r.Knee == nil || !r.Knee.Interval[0].OK() || has(r.Warnings, "lies between") || has(r.Warnings, "residual degree") {
 		t.Errorf("doubling sweep: knee %+v, warnings %q; want an interval and no gap warning", r.Knee, r.Warnings)
+	}
+	// A knee at the first level (already saturated there) is not "between" two levels.
+	r = Analyze(groundTruth(8, []int{32, 128, 512, 2048}, 0.025, 1), Meta{}, DefaultOptions())
+	if !has(r.Warnings, "knee at or below the smallest valid level") || has(r.Warnings, "headline knee (32) lies between") {
+		t.Errorf("knee at the first level: warnings %q", r.Warnings)
 	}
 }
 

@@ -64,9 +64,14 @@ func FitRamp(x, y []float64) (Ramp, error) {
 // must be > 0 (else an error wrapping ErrFit).
 func FitRampWeighted(x, y []float64) (Ramp, error) {
 	bad := Ramp{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+	if len(x) != len(y) {
+		return bad, fmt.Errorf("ramp: %d x but %d y: %w", len(x), len(y), ErrFit)
+	}
+	// The fit uses the finite points only; so must the weighted R².
+	x, y = finiteSorted(x, y)
 	for i := range y {
-		if !(y[i] > 0) && finite(x[i]) {
-			return bad, fmt.Errorf("ramp: point %d (%g, %g): the weights need y > 0: %w", i, x[i], y[i], ErrFit)
+		if !(y[i] > 0) {
+			return bad, fmt.Errorf("ramp: point (%g, %g): the weights need y > 0: %w", x[i], y[i], ErrFit)
 		}
 	}
 	w := func(y float64) float64 { return math.Pow(y, -1.5) }

@@ -220,6 +220,10 @@ type SLOResult struct {
 	// Limit names the SLO that binds first (ttft_p95, tpot_p95, e2e_p95), or "" when all
 	// levels meet every SLO.
 	Limit string `json:"limit,omitempty"`
+	// Checked names the SLOs the levels were checked against (ttft_p95, tpot_p95, e2e_p95):
+	// a threshold that is set but reported by no valid level is not among them (a warning
+	// says so).
+	Checked []string `json:"checked,omitempty"`
 }
 
 // Capacity is the capacity plan: replicas needed for the target load.

@@ -306,7 +306,7 @@ func (s *scratch) validity(lv *Level, run *sweep.LevelRun, opts Options, anyOK b
 	}
 	if !run.Steady {
 		if r := run.NotSteadyReason; r != "" {
-			note("not steady: %s (CI half-width %.1f%% of mean, trend p = %.3g)", r, run.CIHalfWidth*100, run.TrendP)
+			note("not steady: %s; CI half-width %.1f%% of mean, trend p = %.3g", r, run.CIHalfWidth*100, run.TrendP)
 		} else {
 			note("not steady (CI half-width %.1f%% of mean, trend p = %.3g)", run.CIHalfWidth*100, run.TrendP)
 		}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -171,15 +172,19 @@ func Answer(res *analysis.Result) []string {
 }
 
 // sloNames describes the SLO of a result, e.g. "TTFT p95 ≤ 2000 ms, TPOT p95 ≤ 50.0 ms".
+// sloNames lists the SLOs set, only those the levels were checked against when the analysis
+// says which (slo.checked): an SLO no level reports is ignored, with a warning, and must not
+// be named as holding.
 func sloNames(slo analysis.SLOResult) string {
+	used := func(name string) bool { return slo.Checked == nil || slices.Contains(slo.Checked, name) }
 	var parts []string
-	if slo.TTFTP95MS.OK() && slo.TTFTP95MS > 0 {
+	if slo.TTFTP95MS.OK() && slo.TTFTP95MS > 0 && used("ttft_p95") {
 		parts = append(parts, "TTFT p95 ≤ "+fnum(slo.TTFTP95MS)+" ms")
 	}
-	if slo.TPOTP95MS.OK() && slo.TPOTP95MS > 0 {
+	if slo.TPOTP95MS.OK() && slo.TPOTP95MS > 0 && used("tpot_p95") {
 		parts = append(parts, "TPOT p95 ≤ "+fnum(slo.TPOTP95MS)+" ms")
 	}
-	if slo.E2EP95MS.OK() && slo.E2EP95MS > 0 {
+	if slo.E2EP95MS.OK() && slo.E2EP95MS > 0 && used("e2e_p95") {
 		parts = append(parts, "E2E p95 ≤ "+fnum(slo.E2EP95MS)+" ms")
 	}
 	return strings.Join(parts, ", ")

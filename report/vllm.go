@@ -177,7 +177,7 @@ func readVLLMFile(path string) (analysis.Level, analysis.Meta, error) {
 	case err != nil:
 		lv.Notes = append(lv.Notes, "per-request lists ignored ("+err.Error()+"): latencies are vLLM's aggregates")
 	case n > 0:
-		lv.Notes = append(lv.Notes, fmt.Sprintf("TTFT, TPOT, ITL and E2E recomputed from the per-request lists of %d successful requests (type-7 percentiles)", n))
+		lv.Notes = append(lv.Notes, fmt.Sprintf("TTFT, TPOT, ITL and E2E recomputed from the per-request lists of %d successful requests (type-7 percentiles; ITL pools vLLM's gaps between chunks, not split per token)", n))
 	}
 	lv.Notes = append(lv.Notes, "imported from vLLM bench serve: measured over the whole run (no warmup or drain exclusion), open loop capped at max_concurrency")
 	meta.Model = str("model_id")

@@ -512,14 +512,14 @@ func finishWindow(run *LevelRun, records []Record, proto SweepConfig, slice int6
 	run.Steady = ok && !short && !few && !run.Interrupted
 	switch {
 	case run.Steady:
+	case run.Interrupted:
+		run.NotSteadyReason = "interrupted"
 	case !ok:
-		run.NotSteadyReason = fmt.Sprintf("the steady-state test failed (95%% CI half-width ≤ %.1f%% of mean TPS and no material trend needed)", 100*proto.CITarget)
+		run.NotSteadyReason = fmt.Sprintf("the steady-state test failed (target CI half-width %.1f%%, no material trend)", 100*proto.CITarget)
 	case few:
 		run.NotSteadyReason = fmt.Sprintf("only %d successful completions in the window, below min_requests %d", okDone, proto.MinRequests)
 	case short:
 		run.NotSteadyReason = "the window is shorter than duration"
-	case run.Interrupted:
-		run.NotSteadyReason = "interrupted"
 	}
 	if !ok && ci > 0 {
 		notes = append(notes, fmt.Sprintf("not steady after %s: 95%% CI half-width %.1f%% of mean TPS (target %.1f%%), trend p = %.3f (needs > %.2f)",

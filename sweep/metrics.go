@@ -61,8 +61,9 @@ type Scraper struct {
 	samples []MetricSample
 	errors  int
 	lastErr error
-	out     io.Writer // Record's writer, or nil
-	outErr  error     // the first write error to out; recording stops there
+	out     io.Writer  // Record's writer, or nil
+	outErr  error      // the first write error to out; recording stops there
+	wmu     sync.Mutex // serialises writes to out
 }
 
 var _ WindowSummarizer = (*Scraper)(nil)
@@ -132,14 +133,38 @@ func (s *Scraper) Scrape(ctx context.Context) (MetricSample, error) {
 	}
 	sample.TUnixNS = t0.Add(time.Since(t0) / 2).UnixNano()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.samples = append(s.samples, sample)
-	if s.out != nil && s.outErr == nil {
-		if err := json.NewEncoder(s.out).Encode(&sample); err != nil {
-			s.outErr = fmt.Errorf("sweep: write server metrics: %w", err)
-		}
+	out := s.out
+	s.mu.Unlock()
+	if out != nil {
+		s.record(out, &sample)
 	}
 	return sample, nil
+}
+
+// record appends sample to out as one JSON line, outside s.mu so that a slow disk never
+// blocks Summarize; s.wmu keeps the lines whole and in scrape order.
+func (s *Scraper) record(out io.Writer, sample *MetricSample) {
+	b, err := json.Marshal(sample)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.writeErr() != nil {
+		return
+	}
+	if err == nil {
+		_, err = out.Write(append(b, '\n'))
+	}
+	if err != nil {
+		s.mu.Lock()
+		s.outErr = fmt.Errorf("sweep: write server metrics: %w", err)
+		s.mu.Unlock()
+	}
+}
+
+func (s *Scraper) writeErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.outErr
 }
 
 // Record writes every later sample to w, one JSON object per line (server_metrics.jsonl), as
@@ -152,11 +177,7 @@ func (s *Scraper) Record(w io.Writer) {
 }
 
 // RecordErr returns the write error that ended Record's recording, or nil.
-func (s *Scraper) RecordErr() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.outErr
-}
+func (s *Scraper) RecordErr() error { return s.writeErr() }
 
 // ParseMetrics parses Prometheus text exposition (metric names may contain ':') and extracts
 // the kept series; TUnixNS is left 0.

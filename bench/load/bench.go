@@ -47,8 +47,9 @@ const (
 	// memoryMinStreams is the smallest level whose average RSS per stream is checked against
 	// targetRSSPerStream. Below it the process's fixed memory (≈ 5 MiB more than before the
 	// sweep: runtime metadata and pages not yet returned to the OS) is a large share of the
-	// average (≈ 19 KiB per stream at 256); the slope of peak RSS over every level, the cost of
-	// one more stream, is checked in any case.
+	// average (≈ 19 KiB per stream at 256); the slope of peak RSS over the levels, the cost of
+	// one more stream, is checked whenever there are two levels, and a single level's average
+	// is checked whatever its size.
 	memoryMinStreams = 1024
 	// sustainedRatio is the smallest achieved ÷ target concurrency of a sustained level.
 	sustainedRatio = 0.95
@@ -708,7 +709,8 @@ func report(w io.Writer, cfg config, rows, floor []row, elapsed time.Duration) [
 			floorNote = fmt.Sprintf(" (floor client %.2f µs/token; kneecap's own cost %.2f µs/token)", float64(f)/1e3, float64(r.cpuPerToken()-f)/1e3)
 		}
 		check(r.cpuPerToken() <= targetCPUPerToken, "%d streams: client CPU %.2f µs/token ≤ %s%s", r.streams, float64(r.cpuPerToken())/1e3, targetCPUPerToken, floorNote)
-		if r.streams >= memoryMinStreams {
+		// Without a slope (one level) the average is all there is: check it at any level.
+		if r.streams >= memoryMinStreams || !fit {
 			check(r.rssPerStream <= targetRSSPerStream, "%d streams: %.1f KiB/stream ≤ %d KiB", r.streams, r.rssPerStream/1024, targetRSSPerStream>>10)
 		}
 		if r.streams <= fidelityMaxStreams {
