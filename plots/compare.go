@@ -2,9 +2,12 @@ package plots
 
 import (
 	"fmt"
+	"image/color"
+	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -42,8 +45,12 @@ func compareTitle(kind string, runs []*analysis.Result) string {
 }
 
 // CompareThroughput overlays the output-TPS curves of several runs against concurrency (log2
-// axis), one colour per run, each run's knee marked with a large triangle on its
-// curve. labels[i] names runs[i].
+// axis), one colour per run. Each run's headline knee concurrency is marked with a large
+// triangle on that run's measured line: its y is the measured TPS interpolated between the
+// neighbouring valid levels linearly in log2 concurrency (so it lies on the segment drawn on
+// the log2 axis), not the fitted curve's TPS, which is not drawn here. A knee outside the
+// run's valid levels is a dashed vertical line in the run's colour instead. labels[i] names
+// runs[i].
 func CompareThroughput(runs []*analysis.Result, labels []string) (*plot.Plot, error) {
 	return plotOf(compareThroughputChart(runs, labels))
 }
@@ -55,6 +62,7 @@ func compareThroughputChart(runs []*analysis.Result, labels []string) (*builder,
 	b := newBuilder(compareTitle("Output throughput — comparison", runs), xLabelConcurrency, "output throughput (tokens/s)")
 	b.logX = true
 	drawn, hadInvalid := false, false
+	var knees []plot.Plotter // added after every run's line, so no line covers a marker
 	for i, r := range runs {
 		ls := sortedLevels(r)
 		v, inv := series(ls, concurrency, outputTPS)
@@ -64,17 +72,30 @@ func compareThroughputChart(runs []*analysis.Result, labels []string) (*builder,
 			return nil, err
 		}
 		hadInvalid = hadInvalid || hi
-		if k := r.Knee; k != nil && k.Concurrency.OK() && k.TPS.OK() && k.Concurrency > 0 {
-			s, err := plotter.NewScatter(plotter.XYs{{X: float64(k.Concurrency), Y: float64(k.TPS)}})
-			if err != nil {
-				return nil, fmt.Errorf("plots: compare throughput: knee: %w", err)
-			}
-			s.Color, s.Shape, s.Radius = runColor(i), draw.PyramidGlyph{}, vg.Points(6)
-			b.p.Add(s)
-			b.legend(fmt.Sprintf("%s knee N≈%s", labels[i], fmtNum(float64(k.Concurrency))), s)
-			b.track([]float64{float64(k.Concurrency)}, []float64{float64(k.TPS)})
+		k := r.Knee
+		if k == nil || !k.Concurrency.OK() || k.Concurrency <= 0 {
+			continue
 		}
+		kc := float64(k.Concurrency)
+		name := labels[i] + " knee N≈" + fmtNum(kc)
+		if k.Method != "" {
+			name += " (" + k.Method + " fit)"
+		}
+		y, ok := onLineLog2(v, kc)
+		if !ok {
+			b.vline(kc, name+", beyond the measured levels", runColor(i), dashed)
+			continue
+		}
+		s, err := plotter.NewScatter(plotter.XYs{{X: kc, Y: y}})
+		if err != nil {
+			return nil, fmt.Errorf("plots: compare throughput: knee: %w", err)
+		}
+		s.Color, s.Shape, s.Radius = runColor(i), draw.PyramidGlyph{}, vg.Points(6)
+		knees = append(knees, s)
+		b.legend(name+" on the measured line", s)
+		b.track([]float64{kc}, []float64{y})
 	}
+	b.p.Add(knees...)
 	if !drawn {
 		return b.noData("no data: no run has a measured output throughput")
 	}
@@ -84,8 +105,31 @@ func compareThroughputChart(runs []*analysis.Result, labels []string) (*builder,
 	return b.finish()
 }
 
+// onLineLog2 returns the y of the polyline pts (sorted by x > 0) at x, interpolated linearly
+// in log2 x between the neighbouring points, which is where the segment drawn on a log2 x
+// axis passes; ok is false when x lies outside [pts[0].X, pts[len-1].X].
+func onLineLog2(pts plotter.XYs, x float64) (y float64, ok bool) {
+	if len(pts) == 0 || !(x > 0) || x < pts[0].X || x > pts[len(pts)-1].X {
+		return math.NaN(), false
+	}
+	for i, p := range pts {
+		if x == p.X {
+			return p.Y, true
+		}
+		if i > 0 && x < p.X {
+			q := pts[i-1]
+			t := math.Log2(x/q.X) / math.Log2(p.X/q.X)
+			return q.Y + t*(p.Y-q.Y), true
+		}
+	}
+	return math.NaN(), false
+}
+
 // CompareLatency overlays latency against output throughput for several runs: E2E p95 solid
-// and TTFT p95 dashed, one colour per run. labels[i] names runs[i].
+// and TTFT p95 dashed, one colour per run, each level's E2E p95 point (its TTFT p95 point when
+// E2E p95 is missing) labelled "N=c" with its concurrency in the run's colour. A label that
+// would overlap one already placed (an earlier level of the same run, or any level of an
+// earlier run) is left out. labels[i] names runs[i].
 func CompareLatency(runs []*analysis.Result, labels []string) (*plot.Plot, error) {
 	return plotOf(compareLatencyChart(runs, labels))
 }
@@ -97,8 +141,11 @@ func compareLatencyChart(runs []*analysis.Result, labels []string) (*builder, er
 	b := newBuilder(compareTitle("Latency vs throughput — comparison", runs), "output throughput (tokens/s)", "latency (ms)")
 	b.autoLogY = true
 	drawn, hadInvalid := false, false
+	labs := make([]plotter.XYLabels, len(runs))
+	cols := make([]color.Color, len(runs))
 	for i, r := range runs {
-		d, hi, err := b.addLatencies(sortedLevels(r), outputTPS, []latencySeries{
+		ls := sortedLevels(r)
+		d, hi, err := b.addLatencies(ls, outputTPS, []latencySeries{
 			{labels[i] + " E2E p95", runColor(i), nil, draw.CircleGlyph{}, func(l *analysis.Level) analysis.Float { return l.E2E.P95 }},
 			{labels[i] + " TTFT p95", runColor(i), dashed, draw.TriangleGlyph{}, func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }},
 		})
@@ -106,7 +153,21 @@ func compareLatencyChart(runs []*analysis.Result, labels []string) (*builder, er
 			return nil, err
 		}
 		drawn, hadInvalid = drawn || d, hadInvalid || hi
+		lab := &labs[i]
+		cols[i] = runColor(i)
+		for j := range ls {
+			l := &ls[j]
+			y := l.E2E.P95
+			if !y.OK() {
+				y = l.TTFT.P95
+			}
+			if l.OutputTPS.OK() && y.OK() {
+				lab.XYs = append(lab.XYs, plotter.XY{X: float64(l.OutputTPS), Y: float64(y)})
+				lab.Labels = append(lab.Labels, fmt.Sprintf("N=%d", l.Concurrency))
+			}
+		}
 	}
+	b.pointLabels(labs, cols)
 	if !drawn {
 		return b.noData("no data: no run has both output throughput and latency")
 	}
@@ -114,4 +175,113 @@ func compareLatencyChart(runs []*analysis.Result, labels []string) (*builder, er
 		b.addExcludedLegend()
 	}
 	return b.finish()
+}
+
+// Point labels: small text above and to the left of the point, ending left of it so that a
+// curve rising steeply past saturation does not run through its own labels.
+var (
+	pointLabelSize   = vg.Points(8)
+	pointLabelOffset = vg.Point{X: -vg.Points(4), Y: vg.Points(3)}
+)
+
+// pointLabels labels the points of labs[i] (already tracked) in colour cols[i] once the axis
+// ranges are known, leaving out a label whose text box, laid out on the nominal data area,
+// would overlap a label placed before it (labs in order, each in its points' order).
+func (b *builder) pointLabels(labs []plotter.XYLabels, cols []color.Color) {
+	d := &deferred{}
+	b.p.Add(d)
+	b.decorate = append(b.decorate, func(r ranges) error {
+		var boxes []vg.Rectangle
+		var run []int // run[k] is the index in labs of boxes[k]
+		for i, lab := range labs {
+			if len(lab.XYs) == 0 {
+				continue
+			}
+			all, err := plotter.NewLabels(lab)
+			if err != nil {
+				return fmt.Errorf("plots: labels: %w", err)
+			}
+			for j, pt := range lab.XYs {
+				style := all.TextStyle[j]
+				style.Font.Size = pointLabelSize
+				px, py := b.nominal(r, pt.X, pt.Y)
+				// Right-aligned at the point (the offset, the same for every label, aside).
+				boxes = append(boxes, vg.Rectangle{
+					Min: vg.Point{X: px - style.Width(lab.Labels[j]), Y: py},
+					Max: vg.Point{X: px, Y: py + style.Height(lab.Labels[j])},
+				})
+				run = append(run, i)
+			}
+		}
+		kept := make([]plotter.XYLabels, len(labs))
+		first := make([]int, len(labs)) // index in boxes of labs[i]'s first point
+		for k := len(run) - 1; k >= 0; k-- {
+			first[run[k]] = k
+		}
+		for _, k := range apart(boxes) {
+			i := run[k]
+			kept[i].XYs = append(kept[i].XYs, labs[i].XYs[k-first[i]])
+			kept[i].Labels = append(kept[i].Labels, labs[i].Labels[k-first[i]])
+		}
+		var pls multi
+		for i := range kept {
+			if len(kept[i].XYs) == 0 {
+				continue
+			}
+			pl, err := plotter.NewLabels(kept[i])
+			if err != nil {
+				return fmt.Errorf("plots: labels: %w", err)
+			}
+			for j := range pl.TextStyle {
+				pl.TextStyle[j].Font.Size = pointLabelSize
+				pl.TextStyle[j].Color = cols[i]
+				pl.TextStyle[j].XAlign = text.XRight
+			}
+			pl.Offset = pointLabelOffset
+			pls = append(pls, pl)
+		}
+		d.p = pls
+		return nil
+	})
+}
+
+// multi draws several plotters in order.
+type multi []plot.Plotter
+
+// Plot implements plot.Plotter.
+func (m multi) Plot(c draw.Canvas, p *plot.Plot) {
+	for _, q := range m {
+		q.Plot(c, p)
+	}
+}
+
+// apart returns the indices of the boxes to keep, in order: each box that intersects no box
+// kept before it.
+func apart(boxes []vg.Rectangle) []int {
+	var keep []int
+next:
+	for i, bx := range boxes {
+		for _, j := range keep {
+			o := boxes[j]
+			if bx.Min.X < o.Max.X && o.Min.X < bx.Max.X && bx.Min.Y < o.Max.Y && o.Min.Y < bx.Max.Y {
+				continue next
+			}
+		}
+		keep = append(keep, i)
+	}
+	return keep
+}
+
+// nominal returns the position of (x, y) in points from the bottom left of the nominal data
+// area (nominalDataW × nominalDataH) for the ranges r and b's axis scales.
+func (b *builder) nominal(r ranges, x, y float64) (px, py vg.Length) {
+	fx := (x - r.xmin) / (r.xmax - r.xmin)
+	if b.logX {
+		fx = math.Log(x/r.xmin) / math.Log(r.xmax/r.xmin)
+	}
+	fy := (y - r.ymin) / (r.ymax - r.ymin)
+	if b.logY {
+		fy = math.Log(y/r.ymin) / math.Log(r.ymax/r.ymin)
+	}
+	return vg.Length(fx) * nominalDataW, vg.Length(fy) * nominalDataH
 }

@@ -207,31 +207,7 @@ func TestLegendClearOfData(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if b.empty || len(b.legends) == 0 {
-				continue
-			}
-			dc := draw.New(vgimg.New(Width, Height))
-			dataC := b.p.DataCanvas(dc)
-			var w, h vg.Length
-			for _, s := range b.legends {
-				w = max(w, b.p.Legend.ThumbnailWidth+b.p.Legend.TextStyle.Width(" "+s))
-				h += b.p.Legend.TextStyle.Height(s)
-			}
-			box := vg.Rectangle{
-				Min: vg.Point{X: dataC.Min.X + b.p.Legend.XOffs, Y: dataC.Max.Y + b.p.Legend.YOffs - h},
-				Max: vg.Point{X: dataC.Min.X + b.p.Legend.XOffs + w, Y: dataC.Max.Y + b.p.Legend.YOffs},
-			}
-			tx, ty := b.p.Transforms(&dataC)
-			for i := range b.xs {
-				x, y := b.xs[i], b.ys[i]
-				if !finite(x) || !finite(y) || b.logY && y <= 0 || b.logX && x <= 0 {
-					continue
-				}
-				px, py := tx(x), ty(y)
-				if px > box.Min.X+2 && px < box.Max.X-2 && py > box.Min.Y+2 && py < box.Max.Y-2 {
-					t.Errorf("%s/%s: point (%g, %g) at (%.0f, %.0f) pt is under the legend %v", f.Name, name, x, y, px, py, box)
-				}
-			}
+			checkLegendClear(t, f.Name+"/"+name, b)
 		}
 	}
 	p, err := Throughput(analysistest.Saturating())
@@ -240,6 +216,37 @@ func TestLegendClearOfData(t *testing.T) {
 	}
 	if p.Y.Min != 0 {
 		t.Errorf("throughput y axis starts at %g, want 0", p.Y.Min)
+	}
+}
+
+// checkLegendClear fails when a tracked point of b, laid out at Width × Height, lies inside
+// the legend box at the top left.
+func checkLegendClear(t *testing.T, name string, b *builder) {
+	t.Helper()
+	if b.empty || len(b.legends) == 0 {
+		return
+	}
+	dc := draw.New(vgimg.New(Width, Height))
+	dataC := b.p.DataCanvas(dc)
+	var w, h vg.Length
+	for _, s := range b.legends {
+		w = max(w, b.p.Legend.ThumbnailWidth+b.p.Legend.TextStyle.Width(" "+s))
+		h += b.p.Legend.TextStyle.Height(s)
+	}
+	box := vg.Rectangle{
+		Min: vg.Point{X: dataC.Min.X + b.p.Legend.XOffs, Y: dataC.Max.Y + b.p.Legend.YOffs - h},
+		Max: vg.Point{X: dataC.Min.X + b.p.Legend.XOffs + w, Y: dataC.Max.Y + b.p.Legend.YOffs},
+	}
+	tx, ty := b.p.Transforms(&dataC)
+	for i := range b.xs {
+		x, y := b.xs[i], b.ys[i]
+		if !finite(x) || !finite(y) || b.logY && y <= 0 || b.logX && x <= 0 {
+			continue
+		}
+		px, py := tx(x), ty(y)
+		if px > box.Min.X+2 && px < box.Max.X-2 && py > box.Min.Y+2 && py < box.Max.Y-2 {
+			t.Errorf("%s: point (%g, %g) at (%.0f, %.0f) pt is under the legend %v", name, x, y, px, py, box)
+		}
 	}
 }
 

@@ -17,13 +17,21 @@ import (
 	"github.com/kneecap/kneecap/sweep"
 )
 
+const compareUsage = "RUN... -o DIR\n\n" +
+	"Compares two or more analyzed runs (one per GPU type, or before and after a change). Each\n" +
+	"RUN is a results directory, a directory holding analysis.json, or an analysis.json file\n" +
+	"(run kneecap analyze first). Writes DIR/compare.md (a side-by-side table of knee, max TPS,\n" +
+	"SLO point and TTFT blow-up, then each run's answer and warnings) and the overlay charts\n" +
+	"DIR/compare_throughput (TPS vs concurrency, each knee marked) and DIR/compare_latency\n" +
+	"(E2E and TTFT p95 vs TPS, points labelled N=concurrency) as PNG and SVG; prints the table."
+
 // cmdCompare overlays several analyzed runs: `kneecap compare RUN... -o DIR`. Each RUN is a
 // results directory (or any directory holding analysis.json, or the analysis.json file
 // itself). It writes compare_throughput and compare_latency as PNG and SVG and compare.md
 // with a side-by-side table into DIR, and prints the table to stdout. Fewer than two runs, or
 // a run without a readable analysis.json, is a usage error (exit 2) naming it.
 func cmdCompare(ctx context.Context, e *env, args []string) error {
-	fset := newFlagSet(e, "compare", "RUN... -o DIR")
+	fset := newFlagSet(e, "compare", compareUsage)
 	out := fset.String("o", "", "output `DIR` for compare.md and the overlay charts (required)")
 	pos, err := parseArgs(fset, args)
 	if err != nil {

@@ -125,6 +125,21 @@ func TestCompareWritesOverlaysAndTable(t *testing.T) {
 	}
 }
 
+// TestCompareHelp: `kneecap compare -h` had no description; it now says what the command reads
+// and writes, and -h is not an error.
+func TestCompareHelp(t *testing.T) {
+	e, _, stderr := compareEnv()
+	if err := run(context.Background(), e, []string{"compare", "-h"}); exitCode(err) != exitOK {
+		t.Fatalf("compare -h: %v", err)
+	}
+	for _, want := range []string{"Usage: kneecap compare RUN... -o DIR\n\nCompares two or more analyzed runs",
+		"analysis.json", "DIR/compare.md", "compare_throughput", "compare_latency", "PNG and SVG", "-o DIR"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("compare -h lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
 func TestCompareUsageErrors(t *testing.T) {
 	tmp := t.TempDir()
 	good := filepath.Join(tmp, "good")
