@@ -3,7 +3,6 @@ package plots
 import (
 	"bytes"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -293,26 +292,7 @@ func TestCompareGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", "golden", name+"."+format)
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				continue
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./plots -run TestCompareGolden -update)", err)
-			}
-			if format == "svg" {
-				if !bytes.Equal(got, want) {
-					t.Errorf("%s differs from the golden file", path)
-				}
-				continue
-			}
-			if frac := pngDiff(t, got, want); frac > 0.005 {
-				t.Errorf("%s: %.2f%% of pixels differ by more than 48/255, want ≤ 0.5%%", path, 100*frac)
-			}
+			checkGolden(t, filepath.Join("testdata", "golden", name+"."+format), got, format)
 		}
 	}
 }

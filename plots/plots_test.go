@@ -289,29 +289,7 @@ func TestGolden(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				path := filepath.Join("testdata", "golden", name+"."+format)
-				if *update {
-					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(path, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					continue
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (run go test ./plots -update)", err)
-				}
-				if format == "svg" {
-					if !bytes.Equal(got, want) {
-						t.Errorf("%s differs from the golden file", path)
-					}
-					continue
-				}
-				if frac := pngDiff(t, got, want); frac > 0.005 {
-					t.Errorf("%s: %.2f%% of pixels differ by more than 48/255, want ≤ 0.5%%", path, 100*frac)
-				}
+				checkGolden(t, filepath.Join("testdata", "golden", name+"."+format), got, format)
 			}
 		})
 	}
@@ -487,3 +465,31 @@ func compareThroughput(r []*analysis.Result, l []string) (Chart, error) {
 	return CompareThroughput(r, l)
 }
 func compareLatency(r []*analysis.Result, l []string) (Chart, error) { return CompareLatency(r, l) }
+
+// checkGolden compares a rendered chart with its golden file (-update rewrites it): SVG byte
+// for byte, PNG allowing ≤ 0.5% of pixels to differ by more than 48/255 (anti-aliasing).
+func checkGolden(t *testing.T, path string, got []byte, format string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./plots -update)", err)
+	}
+	if format == "svg" {
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from the golden file", path)
+		}
+		return
+	}
+	if frac := pngDiff(t, got, want); frac > 0.005 {
+		t.Errorf("%s: %.2f%% of pixels differ by more than 48/255, want ≤ 0.5%%", path, 100*frac)
+	}
+}
