@@ -341,18 +341,7 @@ func latencyVsThroughputChart(res *analysis.Result) (*builder, error) {
 		return b.noData("no data: no level has both output throughput and latency")
 	}
 	// Label the E2E p95 points (else E2E p50) with their concurrency.
-	var lab plotter.XYLabels
-	for i := range ls {
-		l := &ls[i]
-		y := l.E2E.P95
-		if !y.OK() {
-			y = l.E2E.P50
-		}
-		if l.OutputTPS.OK() && y.OK() {
-			lab.XYs = append(lab.XYs, plotter.XY{X: float64(l.OutputTPS), Y: float64(y)})
-			lab.Labels = append(lab.Labels, fmt.Sprintf("N=%d", l.Concurrency))
-		}
-	}
+	lab := concurrencyLabels(ls, func(l *analysis.Level) analysis.Float { return l.E2E.P50 })
 	if len(lab.XYs) > 0 {
 		pl, err := plotter.NewLabels(lab)
 		if err != nil {
@@ -426,4 +415,22 @@ func kneeOf(res *analysis.Result) *analysis.Knee {
 		return nil
 	}
 	return res.Knee
+}
+
+// concurrencyLabels labels each level's (output TPS, E2E p95) point "N=c", at the fallback
+// latency where E2E p95 is missing; levels without either are skipped.
+func concurrencyLabels(ls []analysis.Level, fallback func(*analysis.Level) analysis.Float) plotter.XYLabels {
+	var lab plotter.XYLabels
+	for i := range ls {
+		l := &ls[i]
+		y := l.E2E.P95
+		if !y.OK() {
+			y = fallback(l)
+		}
+		if l.OutputTPS.OK() && y.OK() {
+			lab.XYs = append(lab.XYs, plotter.XY{X: float64(l.OutputTPS), Y: float64(y)})
+			lab.Labels = append(lab.Labels, fmt.Sprintf("N=%d", l.Concurrency))
+		}
+	}
+	return lab
 }

@@ -153,19 +153,8 @@ func compareLatencyChart(runs []*analysis.Result, labels []string) (*builder, er
 			return nil, err
 		}
 		drawn, hadInvalid = drawn || d, hadInvalid || hi
-		lab := &labs[i]
+		labs[i] = concurrencyLabels(ls, func(l *analysis.Level) analysis.Float { return l.TTFT.P95 })
 		cols[i] = runColor(i)
-		for j := range ls {
-			l := &ls[j]
-			y := l.E2E.P95
-			if !y.OK() {
-				y = l.TTFT.P95
-			}
-			if l.OutputTPS.OK() && y.OK() {
-				lab.XYs = append(lab.XYs, plotter.XY{X: float64(l.OutputTPS), Y: float64(y)})
-				lab.Labels = append(lab.Labels, fmt.Sprintf("N=%d", l.Concurrency))
-			}
-		}
 	}
 	b.pointLabels(labs, cols)
 	if !drawn {

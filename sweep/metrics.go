@@ -61,9 +61,10 @@ type Scraper struct {
 	samples []MetricSample
 	errors  int
 	lastErr error
-	out     io.Writer  // Record's writer, or nil
-	outErr  error      // the first write error to out; recording stops there
-	wmu     sync.Mutex // serialises writes to out
+
+	wmu    sync.Mutex // guards out and outErr, and serialises writes to out
+	out    io.Writer  // Record's writer, or nil
+	outErr error      // the first write error to out; recording stops there
 }
 
 var _ WindowSummarizer = (*Scraper)(nil)
@@ -134,50 +135,43 @@ func (s *Scraper) Scrape(ctx context.Context) (MetricSample, error) {
 	sample.TUnixNS = t0.Add(time.Since(t0) / 2).UnixNano()
 	s.mu.Lock()
 	s.samples = append(s.samples, sample)
-	out := s.out
 	s.mu.Unlock()
-	if out != nil {
-		s.record(out, &sample)
-	}
+	s.record(&sample)
 	return sample, nil
 }
 
-// record appends sample to out as one JSON line, outside s.mu so that a slow disk never
-// blocks Summarize; s.wmu keeps the lines whole and in scrape order.
-func (s *Scraper) record(out io.Writer, sample *MetricSample) {
-	b, err := json.Marshal(sample)
+// record appends sample to Record's writer as one JSON line. It holds s.wmu, not s.mu, so
+// that a slow disk never blocks Summarize; s.wmu keeps the lines whole and in order.
+func (s *Scraper) record(sample *MetricSample) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if s.writeErr() != nil {
+	if s.out == nil || s.outErr != nil {
 		return
 	}
+	b, err := json.Marshal(sample)
 	if err == nil {
-		_, err = out.Write(append(b, '\n'))
+		_, err = s.out.Write(append(b, '\n'))
 	}
 	if err != nil {
-		s.mu.Lock()
 		s.outErr = fmt.Errorf("sweep: write server metrics: %w", err)
-		s.mu.Unlock()
 	}
-}
-
-func (s *Scraper) writeErr() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.outErr
 }
 
 // Record writes every later sample to w, one JSON object per line (server_metrics.jsonl), as
 // it is taken: a sweep killed mid-way keeps the samples it had. The first write error ends
 // the recording (scraping goes on) and is returned by RecordErr.
 func (s *Scraper) Record(w io.Writer) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.out = w
 }
 
 // RecordErr returns the write error that ended Record's recording, or nil.
-func (s *Scraper) RecordErr() error { return s.writeErr() }
+func (s *Scraper) RecordErr() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.outErr
+}
 
 // ParseMetrics parses Prometheus text exposition (metric names may contain ':') and extracts
 // the kept series; TUnixNS is left 0.
