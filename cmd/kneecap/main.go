@@ -100,8 +100,10 @@ func main() {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-sigs
-		cancelSoft()
+		// The message goes out before the cancel: once soft is done, a command may return
+		// and main may exit before this goroutine runs again (sim did, dropping the line).
 		fmt.Fprintln(os.Stderr, interruptMessage(os.Args[1:]))
+		cancelSoft()
 		<-sigs
 		cancelHard()
 	}()
