@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/kneecap/kneecap/sim"
@@ -28,6 +29,9 @@ type Config struct {
 	Plan PlanConfig `yaml:"plan"`
 	// Output configures where results go.
 	Output OutputConfig `yaml:"output"`
+	// Shard makes this process one of several load generators that run one sweep together
+	// (DESIGN §8); the zero value is an ordinary sweep.
+	Shard ShardConfig `yaml:"shard,omitempty"`
 
 	// src records where values came from (file, key lines, flag overrides) so that Validate
 	// can name FILE:LINE; nil for configs built in code.
@@ -182,3 +186,36 @@ type OutputConfig struct {
 	// Dir is the results directory; empty means runs/<UTC time>-<name>/.
 	Dir string `yaml:"dir"`
 }
+
+// ShardConfig makes this process shard Index of Count load generators that together run one
+// sweep against one server (DESIGN §8), each on its own machine, then `kneecap merge`. Every
+// level's concurrency is split among the shards (shard i runs workers ⌊i·c/Count⌋ … of c) and
+// every level runs on a fixed wall-clock schedule from StartAt, the same on every shard:
+// level k starts at StartAt + k × (warmup + max_duration + drain_timeout + cooldown), the
+// load runs from start + warmup for max_duration, and requests still in flight drain_timeout
+// later are cancelled. The merge then picks each level's window as one process would have
+// (see Schedule). The shards' clocks must agree (NTP keeps them within milliseconds, small
+// next to a window of seconds).
+type ShardConfig struct {
+	// Index is this shard's number, 0 ≤ Index < Count.
+	Index int `yaml:"index"`
+	// Count is the number of shards; 0 means not sharded.
+	Count int `yaml:"count"`
+	// StartAt is the agreed start of level 0, RFC 3339 (for example 2026-11-30T10:00:00Z).
+	StartAt string `yaml:"start_at"`
+}
+
+// Sharded reports whether the configuration is one shard of a sharded sweep.
+func (s ShardConfig) Sharded() bool { return s.Count > 0 }
+
+// Start parses StartAt.
+func (s ShardConfig) Start() (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s.StartAt)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("start_at %q: not an RFC 3339 time such as 2026-11-30T10:00:00Z", s.StartAt)
+	}
+	return t, nil
+}
+
+// String formats the shard as "i/N".
+func (s ShardConfig) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }

@@ -17,6 +17,10 @@
 // after the fact among slice boundaries that precede the oldest in-flight request's send time,
 // and workers keep issuing until then, so the window is fully loaded to its end.
 //
+// A sharded sweep (Plan.Schedule, DESIGN §8) runs each level on a fixed wall-clock schedule
+// and only this process's part of its workers; MergeShards combines the shards' results and
+// chooses each window as above, from the union of their records.
+//
 // sweep never imports the analysis package: stop decisions come through the Judge interface,
 // which the command wires to the analysis.
 package sweep

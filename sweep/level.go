@@ -59,9 +59,12 @@ type mailbox struct {
 	since int64
 }
 
-// level is one level being run: c closed-loop workers and the controller's view of them.
+// level is one level being run: c closed-loop workers (or, for a shard, workers first …
+// first+n-1 of them) and the controller's view of them.
 type level struct {
 	index, c int
+	first, n int           // the workers this process runs
+	stagger  time.Duration // first requests are spread over [0, stagger)
 	proto    SweepConfig
 	think    time.Duration
 	workload Workload
@@ -72,7 +75,7 @@ type level struct {
 	boxes     []*mailbox
 	inflight  atomic.Int64
 	firstDone atomic.Int64
-	warm      chan struct{} // closed when every worker has completed a request
+	warm      chan struct{} // closed when every worker of this process has completed a request
 	stop      chan struct{} // closed: stop issuing
 	reqCtx    context.Context
 	cancelReq context.CancelFunc
@@ -190,11 +193,11 @@ func (l *level) pause(d time.Duration) bool {
 // work is worker w's closed loop: send, read to the end, record, think, repeat until stop.
 func (l *level) work(w int) {
 	defer l.wg.Done()
-	box := l.boxes[w]
+	box := l.boxes[w-l.first]
 	// Stagger the first requests evenly over the warmup: c loops started together stay
 	// phase-locked under a steady server (every completion arrives in bursts of c), which
 	// biases counts over a window that is not a multiple of the cycle.
-	if !l.pause(time.Duration(int64(l.proto.Warmup) * int64(w) / int64(l.c))) {
+	if !l.pause(time.Duration(int64(l.stagger) * int64(w) / int64(l.c))) {
 		return
 	}
 	for seq := 0; ; seq++ {
@@ -218,7 +221,7 @@ func (l *level) work(w int) {
 		box.recs = append(box.recs, rec)
 		box.since = 0
 		box.mu.Unlock()
-		if seq == 0 && l.firstDone.Add(1) == int64(l.c) {
+		if seq == 0 && l.firstDone.Add(1) == int64(l.n) {
 			close(l.warm)
 		}
 		if !l.pause(l.think) {
@@ -283,12 +286,34 @@ func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, ind
 	clk := clock{base: time.Now()}
 	c := p.Levels[index]
 	proto := p.Protocol
+	// A shard runs its part of the workers on the schedule's fixed times: the window is
+	// [w0At, w1At) on every shard, and the drain ends at drainBy.
+	sched := p.Schedule
+	first, n := 0, c
+	var w0At, w1At, drainBy time.Time
+	if sched != nil {
+		first, n = Workers(c, sched.Shard, sched.Shards)
+		w0At = sched.LevelStart(proto, index).Add(proto.Warmup)
+		w1At = w0At.Add(scheduledWindow(proto))
+		drainBy = w1At.Add(proto.DrainTimeout)
+	}
 	l := &level{
-		index: index, c: c, proto: proto, think: p.ThinkTime, workload: p.Workload,
+		index: index, c: c, first: first, n: n, proto: proto, think: p.ThinkTime, workload: p.Workload,
 		client: client, obs: p.Observer, clk: clk,
-		boxes: make([]*mailbox, c),
-		warm:  make(chan struct{}),
-		stop:  make(chan struct{}),
+		boxes:   make([]*mailbox, n),
+		warm:    make(chan struct{}),
+		stop:    make(chan struct{}),
+		stagger: proto.Warmup,
+	}
+	var notes []string
+	if sched != nil {
+		// A shard's warmup cannot be extended, so the first requests are spread over its
+		// first half only: every worker completes one by W0 when E2E ≤ warmup ÷ 2.
+		l.stagger = proto.Warmup / 2
+	}
+	if n == 0 {
+		close(l.warm) // a shard with no worker at this level (c < shards) only keeps time
+		notes = append(notes, fmt.Sprintf("this shard runs none of the level's %d workers (%d shards)", c, sched.Shards))
 	}
 	l.reqCtx, l.cancelReq = context.WithCancel(ctx)
 	defer l.cancelReq()
@@ -306,13 +331,16 @@ func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, ind
 	defer tick.Stop()
 
 	run := LevelRun{Index: index, Concurrency: c}
+	if sched != nil {
+		run.Shard = &ShardPart{Index: sched.Shard, Count: sched.Shards, FirstWorker: first, Workers: n}
+	}
 	l.start = clk.now()
 	run.WarmupStart = l.start
 	if l.obs != nil {
 		l.obs.LevelStarted(index, c)
 	}
-	l.wg.Add(c)
-	for w := range c {
+	l.wg.Add(n)
+	for w := first; w < first+n; w++ {
 		go l.work(w)
 	}
 	done := make(chan struct{})
@@ -326,14 +354,17 @@ func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, ind
 		}
 	}
 	end := endNormal
-	var notes []string
 
 	// Warmup: until warmup has elapsed and every worker has completed a request, capped by
-	// warmup_max.
-	warmT := time.NewTimer(proto.Warmup)
+	// warmup_max; on a schedule, until the scheduled W0.
+	warmFor := proto.Warmup
+	if sched != nil {
+		warmFor = time.Until(w0At)
+	}
+	warmT := time.NewTimer(warmFor)
 	defer warmT.Stop()
 	var capC <-chan time.Time
-	if proto.WarmupMax > 0 {
+	if proto.WarmupMax > 0 && sched == nil {
 		capT := time.NewTimer(proto.WarmupMax)
 		defer capT.Stop()
 		capC = capT.C
@@ -341,7 +372,7 @@ func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, ind
 	elapsed, allWarm := false, false
 	warmC := l.warm
 warmup:
-	for !(elapsed && allWarm) {
+	for !(elapsed && (allWarm || sched != nil)) {
 		select {
 		case <-warmT.C:
 			elapsed = true
@@ -366,6 +397,13 @@ warmup:
 		}
 	}
 	run.W0 = clk.now()
+	if sched != nil && end == endNormal {
+		run.W0 = w0At.UnixNano()
+		if k := l.firstDone.Load(); k < int64(n) {
+			notes = append(notes, fmt.Sprintf(warmupLateNote+", %d of this shard's %d workers had not completed a request",
+				int64(n)-k, n))
+		}
+	}
 	run.W1 = run.W0
 	var cpu0 clientSample
 	if end == endNormal {
@@ -375,14 +413,25 @@ warmup:
 		l.win = newWindow(run.W0, slice, MinSlices, kmax)
 		l.collect()
 		maxEnd := run.W0 + slice*int64(kmax)
+		var w1C <-chan time.Time // a shard's window ends on time, never decided or extended
+		if sched != nil {
+			w1T := time.NewTimer(time.Until(w1At))
+			defer w1T.Stop()
+			w1C = w1T.C
+		}
 	measure:
 		for {
 			select {
+			case <-w1C:
+				run.W1 = maxEnd
+				break measure
 			case <-tick.C:
 				l.collect()
-				if k := l.win.decide(l.horizon, proto.MinRequests, proto.CITarget); k > 0 {
-					run.W1 = run.W0 + slice*int64(k)
-					break measure
+				if sched == nil {
+					if k := l.win.decide(l.horizon, proto.MinRequests, proto.CITarget); k > 0 {
+						run.W1 = run.W0 + slice*int64(k)
+						break measure
+					}
 				}
 				if clk.now() >= maxEnd {
 					run.W1 = maxEnd
@@ -409,7 +458,11 @@ warmup:
 	if run.W1 > run.W0 {
 		cs = sampleClient().since(cpu0)
 	}
-	drainT := time.NewTimer(proto.DrainTimeout)
+	drainFor := proto.DrainTimeout
+	if sched != nil {
+		drainFor = time.Until(drainBy)
+	}
+	drainT := time.NewTimer(drainFor)
 	defer drainT.Stop()
 	drainC := drainT.C
 	timedOut := false
@@ -430,17 +483,9 @@ drain:
 	l.collect()
 
 	records := l.all
+	setPhases(records, run.W0, run.W1)
 	for i := range records {
-		r := &records[i]
-		switch {
-		case r.Sent < run.W0:
-			r.Phase = PhaseWarmup
-		case r.Sent < run.W1:
-			r.Phase = PhaseMeasure
-		default:
-			r.Phase = PhaseDrain
-		}
-		if r.Status == StatusCancelled {
+		if records[i].Status == StatusCancelled {
 			run.Cancelled++
 		}
 	}
@@ -466,6 +511,22 @@ drain:
 		end = endCancel
 	}
 	return run, records, end
+}
+
+// setPhases sets each record's phase from its send time: warmup before w0, measure in
+// [w0, w1), drain from w1 on.
+func setPhases(records []Record, w0, w1 int64) {
+	for i := range records {
+		r := &records[i]
+		switch {
+		case r.Sent < w0:
+			r.Phase = PhaseWarmup
+		case r.Sent < w1:
+			r.Phase = PhaseMeasure
+		default:
+			r.Phase = PhaseDrain
+		}
+	}
 }
 
 // finishWindow computes the final slice TPS and steady verdict of the window [W0, W1) from

@@ -736,6 +736,26 @@ func (c Config) Validate() error {
 	if strings.ContainsFunc(c.Output.Dir, isControl) {
 		bad("output.dir", "%q: must not contain control characters", c.Output.Dir)
 	}
+
+	// shard (DESIGN §8)
+	if sh := c.Shard; sh.Count < 0 {
+		bad("shard.count", "is %d: must be ≥ 0 (0 = not sharded)", sh.Count)
+	} else if sh.Count > 0 {
+		if sh.Index < 0 || sh.Index >= sh.Count {
+			bad("shard.index", "is %d: must be in [0, %d)", sh.Index, sh.Count)
+		}
+		if sh.StartAt == "" {
+			badAt("shard.start_at", []string{"shard.start_at", "shard.count"}, "missing: the shards start level 0 at this agreed time (RFC 3339)")
+		} else if _, err := sh.Start(); err != nil {
+			bad("shard.start_at", "%q: not an RFC 3339 time such as 2026-11-30T10:00:00Z", sh.StartAt)
+		}
+		if t.URL == "" {
+			badAt("target.url", []string{"target.url", "shard.count"}, "missing: a sharded sweep loads one server from several machines, so it needs target.url (not the built-in simulator)")
+		}
+		if s.Warmup <= 0 {
+			badAt("sweep.warmup", []string{"sweep.warmup", "shard.count"}, "is %v: a sharded sweep needs a warmup > 0 (each window starts at a fixed time after its level)", s.Warmup)
+		}
+	}
 	sortProblems(errs)
 	return errors.Join(errs...)
 }

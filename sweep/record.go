@@ -136,6 +136,9 @@ type LevelRun struct {
 	Client *ClientStats `json:"client,omitempty"`
 	// Server summarises scraped server metrics during the window (may be nil).
 	Server *ServerStats `json:"server,omitempty"`
+	// Shard is set when the level was run by one shard of a sharded sweep: the records are
+	// that shard's workers only, until `kneecap merge` combines the shards.
+	Shard *ShardPart `json:"shard,omitempty"`
 	// Notes are warnings about this level (for example "not steady").
 	Notes []string `json:"notes,omitempty"`
 }

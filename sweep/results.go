@@ -32,13 +32,15 @@ const MaxRecordLine = 16 << 20
 
 // levelsDoc is the JSON document levels.json.
 type levelsDoc struct {
-	Schema     string     `json:"schema"`
-	Name       string     `json:"name"`
-	Model      string     `json:"model"`
-	Endpoint   string     `json:"endpoint"`
-	Start      string     `json:"start"`
-	StopReason string     `json:"stop_reason"`
-	Levels     []LevelRun `json:"levels"`
+	Schema     string `json:"schema"`
+	Name       string `json:"name"`
+	Model      string `json:"model"`
+	Endpoint   string `json:"endpoint"`
+	Start      string `json:"start"`
+	StopReason string `json:"stop_reason"`
+	// Shards is the number of shards `kneecap merge` combined (absent: not a merge).
+	Shards int        `json:"merged_shards,omitempty"`
+	Levels []LevelRun `json:"levels"`
 }
 
 // Dir is a results directory being written. It implements Sink: every finished level's
@@ -109,6 +111,14 @@ func CreateDir(dir string, cfg Config, endpoint string, start time.Time) (*Dir, 
 
 // Path returns the directory's path.
 func (d *Dir) Path() string { return d.path }
+
+// SetMerged records in levels.json (at its next write) that the directory holds n shards
+// merged by `kneecap merge`.
+func (d *Dir) SetMerged(n int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.doc.Shards = n
+}
 
 // LevelDone appends the level's records to records.jsonl, fsyncs it, then rewrites
 // levels.json atomically with run added.
@@ -274,6 +284,7 @@ func readHead(dir string, resume bool) (*Results, int, error) {
 		Endpoint:   doc.Endpoint,
 		Levels:     doc.Levels,
 		StopReason: doc.StopReason,
+		Shards:     doc.Shards,
 	}
 	if res.Start, err = time.Parse(time.RFC3339Nano, doc.Start); err != nil {
 		return nil, 0, fmt.Errorf("read results %s: %s: start: %w", dir, lp, err)

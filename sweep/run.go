@@ -11,6 +11,10 @@ import (
 // StopBudget is the stop reason when the sweep's time budget (sweep.stop.budget) ran out.
 const StopBudget = "time budget"
 
+// StopScheduleMissed starts the stop reason of a shard that could not start a level on
+// schedule (more than half its warmup late).
+const StopScheduleMissed = "missed the schedule"
+
 // Outcome is how a sweep ended.
 type Outcome struct {
 	// Levels are the levels run by this call, in order, including a partial last level
@@ -79,6 +83,17 @@ func (p Plan) Validate() error {
 	if !(pr.CITarget > 0) || math.IsInf(pr.CITarget, 1) {
 		bad("ci_target %v must be > 0", pr.CITarget)
 	}
+	if s := p.Schedule; s != nil {
+		if s.Shards < 1 || s.Shard < 0 || s.Shard >= s.Shards {
+			bad("schedule: shard %d of %d", s.Shard, s.Shards)
+		}
+		if s.Start.IsZero() {
+			bad("schedule: no start time")
+		}
+		if pr.Warmup <= 0 {
+			bad("schedule: warmup %s must be > 0", pr.Warmup)
+		}
+	}
 	if len(errs) == 0 {
 		return nil
 	}
@@ -110,7 +125,11 @@ func (p Plan) Validate() error {
 //
 // After issuing stops, in-flight requests finish until DrainTimeout and are then cancelled
 // (LevelRun.Cancelled). After each level: sink.LevelDone, Observer.LevelFinished, then
-// plan.Judge.Decide over plan.Done and every level so far. Stop.Budget (0 = none) bounds the
+// plan.Judge.Decide over plan.Done and every level so far. With plan.Schedule (one shard of a
+// sharded sweep) each level instead waits for its scheduled start, runs the shard's workers
+// for the scheduled warmup and the longest window, and drains until its scheduled end; the
+// Judge is not consulted, and a level more than half a warmup late stops the sweep
+// (StopScheduleMissed). Stop.Budget (0 = none) bounds the
 // sweep: a level that cannot fit its warmup and duration is not started, and the running
 // level is cut at the budget (StopBudget).
 //
@@ -136,10 +155,16 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 		interrupt = context.Background()
 	}
 	start := time.Now()
+	sched := plan.Schedule
 	sig := levelSignals{ctx: ctx.Done(), interrupt: interrupt.Done()}
 	budget := plan.Protocol.Stop.Budget
+	// On a schedule the budget counts from the agreed start, so every shard stops alike.
+	budgetFrom := start
+	if sched != nil {
+		budgetFrom = sched.Start
+	}
 	if budget > 0 {
-		bctx, cancel := context.WithDeadline(context.Background(), start.Add(budget))
+		bctx, cancel := context.WithDeadline(context.Background(), budgetFrom.Add(budget))
 		defer cancel()
 		sig.budget = bctx.Done()
 	}
@@ -151,7 +176,19 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 		if i > plan.StartIndex {
 			cool = plan.Protocol.Cooldown
 		}
-		if budget > 0 && time.Since(start)+cool+plan.Protocol.Warmup+plan.Protocol.Duration > budget {
+		levelAt := time.Now().Add(cool)
+		if sched != nil {
+			levelAt = sched.LevelStart(plan.Protocol, i)
+			cool = time.Until(levelAt)
+			if late := -cool; late > plan.Protocol.Warmup/2 {
+				// The other shards started this level long ago: joining now would load the
+				// server with a part of the level's workers during the others' window.
+				out.StopReason = fmt.Sprintf("%s: level %d was due at %s, %s ago", StopScheduleMissed, i,
+					levelAt.UTC().Format(time.RFC3339Nano), late.Round(time.Millisecond))
+				break
+			}
+		}
+		if budget > 0 && levelAt.Add(plan.Protocol.Warmup+plan.Protocol.Duration).Sub(budgetFrom) > budget {
 			out.StopReason = StopBudget
 			break
 		}
@@ -177,7 +214,7 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 		case endBudget:
 			out.StopReason = StopBudget
 		default:
-			if plan.Judge != nil {
+			if plan.Judge != nil && sched == nil {
 				out.StopReason = plan.Judge.Decide(runs, recs)
 			}
 		}

@@ -41,6 +41,8 @@ type Results struct {
 	Records []Record
 	// StopReason is why the sweep stopped ("" while it runs).
 	StopReason string
+	// Shards is the number of shards merged into these results (0: not a merge).
+	Shards int
 }
 
 // Observer receives a sweep's progress. Calls come from the controller goroutine, one at a
@@ -103,6 +105,10 @@ type Plan struct {
 	Observer Observer
 	// Scraper, when non-nil, summarises server metrics per window into LevelRun.Server.
 	Scraper WindowSummarizer
+	// Schedule, when non-nil, runs the levels on a fixed wall-clock schedule as one shard of a
+	// sharded sweep (see Schedule): Judge is not consulted and MaxDuration, WarmupMax and the
+	// steady-state extension do not apply.
+	Schedule *Schedule
 }
 
 // WindowSummarizer summarises server metrics over a window [w0, w1) of Unix nanoseconds.

@@ -87,6 +87,9 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 		res = r
 	case st.IsDir() && exists(filepath.Join(path, sweep.LevelsFile)):
 		run, err := sweep.ReadResults(path)
+		if err == nil {
+			err = sweep.CheckNotShard(run)
+		}
 		if err != nil {
 			return withCode(exitUsage, fmt.Errorf("analyze: %w", err))
 		}
@@ -183,6 +186,9 @@ func runMeta(res *sweep.Results) analysis.Meta {
 // measured no level is read as any results directory (*outDir defaults to dir).
 func analyzeSummary(e *env, dir string, outDir *string, override func(analysis.Options) analysis.Options) (*analysis.Result, error) {
 	head, err := sweep.ReadResultsMeta(dir)
+	if err == nil {
+		err = sweep.CheckNotShard(head)
+	}
 	if err != nil {
 		return nil, withCode(exitUsage, fmt.Errorf("analyze: %w", err))
 	}

@@ -7,6 +7,7 @@
 //	kneecap sweep   [-c FILE] [-o DIR] [--url URL] [--model M] [--levels 1,2,4,...] ...
 //	kneecap analyze PATH [-o DIR] [--slo-ttft-p95 D] [--slo-tpot-p95 D] [--knee-gain F]
 //	kneecap compare RUN... -o DIR
+//	kneecap merge   SHARD_DIR... -o DIR
 //	kneecap sim     [--addr 127.0.0.1:8000] [--profile demo|fixed|seed-article] [-c FILE]
 //	kneecap version
 //
@@ -145,6 +146,7 @@ Usage:
   kneecap sweep   [-c FILE] [-o DIR] [--url URL] [--model M] [flags]   measure a concurrency sweep
   kneecap analyze PATH [-o DIR] [flags]                               analyze a run, a CSV or vLLM bench JSON
   kneecap compare RUN... -o DIR                                       overlay several runs
+  kneecap merge   SHARD_DIR... -o DIR                                 merge the shards of a sweep run by N processes
   kneecap sim     [--addr 127.0.0.1:8000] [--profile demo] [flags]    serve the simulated engine
   kneecap version                                                     print the version
 
@@ -165,6 +167,8 @@ func run(ctx context.Context, e *env, args []string) error {
 		return cmdAnalyze(ctx, e, rest)
 	case "compare":
 		return cmdCompare(ctx, e, rest)
+	case "merge":
+		return cmdMerge(ctx, e, rest)
 	case "sim":
 		return cmdSim(ctx, e, rest)
 	case "version", "--version", "-version":

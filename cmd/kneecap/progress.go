@@ -186,8 +186,8 @@ func (p *progress) LevelFinished(run sweep.LevelRun, records []sweep.Record) {
 // max_duration, which a user who asked for --duration 6s otherwise learns only from the clock.
 func extendedNote(run sweep.LevelRun, proto sweep.SweepConfig) string {
 	win := run.Window()
-	if proto.Duration <= 0 || win <= proto.Duration+proto.Duration/10 {
-		return ""
+	if proto.Duration <= 0 || win <= proto.Duration+proto.Duration/10 || run.Shard != nil {
+		return "" // a shard's window is max_duration by schedule: the merge chooses the window
 	}
 	return fmt.Sprintf("window %s, past duration %s: a window grows until the level is steady with at least min_requests %d completions, up to max_duration %s",
 		win.Round(100*time.Millisecond), proto.Duration, proto.MinRequests, proto.MaxDuration)

@@ -21,12 +21,17 @@ import (
 const sweepUsage = `[-c FILE] [-o DIR] [--url URL] [--model M] [--api chat|completions]
                      [--levels 1,2,4,...] [--warmup D] [--duration D] [--min-requests N]
                      [--max-duration D] [--input-tokens N] [--output-tokens N] [--name NAME]
-                     [--resume DIR]
+                     [--resume DIR] [--shard I/N --start-at TIME]
 
 Steps concurrency upward against an OpenAI-compatible streaming endpoint and writes a results
 directory (default runs/<UTC time>-<name>/). Without --url, target.url or OPENAI_BASE_URL it
 sweeps the built-in simulator; with no flags and no file it runs the demo (about a minute).
-The API key is read from the variable named by target.api_key_env (OPENAI_API_KEY).`
+The API key is read from the variable named by target.api_key_env (OPENAI_API_KEY).
+
+Past one machine, N processes load one server together: each runs with --shard I/N (I = 0 …
+N-1, such as a Kubernetes Indexed Job's $(JOB_COMPLETION_INDEX)) and the same --start-at, runs
+its part of every level's workers on a fixed schedule, and writes its own directory; then
+kneecap merge SHARD_DIR... -o DIR analyzes the whole sweep.`
 
 // preflightTimeout bounds the preflight (GET /v1/models and one probe request).
 const preflightTimeout = 10 * time.Second
@@ -34,6 +39,7 @@ const preflightTimeout = 10 * time.Second
 // sweepFlags are the flags of `kneecap sweep`.
 type sweepFlags struct {
 	config, out, url, model, api, levels, resume, name string
+	shard, startAt                                     string
 	warmup, duration, maxDuration                      time.Duration
 	minRequests, inputTokens, outputTokens             int
 	set                                                map[string]bool
@@ -84,6 +90,8 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&fl.outputTokens, "output-tokens", 0, "output length in tokens (`N`, fixed, with ignore_eos)")
 	fs.StringVar(&fl.name, "name", "", "run `name` (results directory suffix, chart titles)")
 	fs.StringVar(&fl.resume, "resume", "", "continue the interrupted run in `DIR` after its last finished level")
+	fs.StringVar(&fl.shard, "shard", "", "run shard `I/N` of a sweep that N processes run together (shard.index, shard.count)")
+	fs.StringVar(&fl.startAt, "start-at", "", "agreed RFC 3339 `TIME` at which every shard starts level 1 (shard.start_at)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -100,12 +108,16 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	)
 	if fl.resume != "" {
 		for _, name := range []string{"c", "o", "model", "api", "levels", "warmup", "duration", "max-duration",
-			"min-requests", "input-tokens", "output-tokens", "name"} {
+			"min-requests", "input-tokens", "output-tokens", "name", "shard", "start-at"} {
 			if fl.set[name] {
 				return usageError("sweep: --resume takes the configuration from %s; -%s cannot change it", fl.resume, name)
 			}
 		}
 		// ResumeDir refuses a finished run (sweep.ErrFinished) before it rewrites anything.
+		if head, err := sweep.ReadResultsMeta(fl.resume); err == nil && head.Config.Shard.Sharded() {
+			return usageError("sweep: --resume %s: shard %s ran on a schedule shared with the other shards, which has passed: run every shard again with a new --start-at",
+				fl.resume, head.Config.Shard)
+		}
 		dir, done, err = sweep.ResumeDir(fl.resume)
 		if err != nil {
 			return usageError("sweep: %w", err)
@@ -131,6 +143,16 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	}
 	if done != nil && len(done.Levels) >= len(levels) {
 		return usageError("sweep: resume %s: all %d levels are done: nothing to resume", fl.resume, len(levels))
+	}
+	shard := cfg.Shard
+	var schedule *sweep.Schedule
+	if shard.Sharded() {
+		at, _ := shard.Start() // Validate has checked it
+		if late := time.Since(at); late > 0 {
+			return usageError("sweep: shard %s: start_at %s passed %s ago: every shard must be started before it; choose a later time",
+				shard, shard.StartAt, late.Round(time.Second))
+		}
+		schedule = &sweep.Schedule{Start: at, Shard: shard.Index, Shards: shard.Count}
 	}
 
 	// The workload (a dataset is read here) before anything is created: a bad dataset is a
@@ -190,7 +212,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		APIKey:             apiKey,
 		ExtraBody:          cfg.Target.ExtraBody,
 		RequestTimeout:     cfg.Target.RequestTimeout,
-		MaxConns:           levels[len(levels)-1],
+		MaxConns:           maxWorkers(levels, shard),
 		CAFile:             cfg.Target.TLS.CAFile,
 		InsecureSkipVerify: cfg.Target.TLS.InsecureSkipVerify,
 		RecordChunks:       cfg.Sweep.RecordChunks == nil || *cfg.Sweep.RecordChunks,
@@ -224,6 +246,13 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		ThinkTime: cfg.Workload.ThinkTime,
 		Judge:     sweepJudge(cfg),
 		Observer:  prog,
+		Schedule:  schedule,
+	}
+	if schedule != nil {
+		plan.Judge = nil
+		period := schedule.Period(cfg.Sweep)
+		fmt.Fprintf(e.stderr, "kneecap: shard %s: level 1 starts at %s, then one level every %s (warmup + max_duration + drain_timeout + cooldown); the last ends by %s. Stop rules other than stop.budget are not applied: the shards cannot agree on them.\n",
+			shard, schedule.Start.UTC().Format(time.RFC3339), period, schedule.LevelStart(cfg.Sweep, len(levels)).UTC().Format(time.RFC3339))
 	}
 	if done != nil {
 		plan.StartIndex = len(done.Levels)
@@ -262,6 +291,19 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w (results so far in %s)", prefixed("sweep", runErr), dir.Path())
 	}
 	fmt.Fprintf(e.stderr, "kneecap: stopped after %s: %s\n", out.Elapsed.Round(100*time.Millisecond), out.StopReason)
+	if shard.Sharded() {
+		// A shard's levels hold a part of the load each: only the merge of every shard is
+		// analyzed.
+		fmt.Fprintf(e.stdout, "kneecap sweep: shard %s: %d levels, stopped: %s\nresults: %s\nwhen every shard has finished: kneecap merge SHARD_DIR... -o DIR\n",
+			shard, len(out.Levels), out.StopReason, dir.Path())
+		if out.Interrupted {
+			return withCode(exitInterrupted, fmt.Errorf("sweep interrupted: shard %s results written to %s", shard, dir.Path()))
+		}
+		if strings.HasPrefix(out.StopReason, sweep.StopScheduleMissed) {
+			return fmt.Errorf("sweep: shard %s: %s (results so far in %s)", shard, out.StopReason, dir.Path())
+		}
+		return nil
+	}
 	// Also after a hard stop (ctx cancelled): what was measured is analyzed and written.
 	if err := afterSweep(e, dir.Path(), cfg); err != nil {
 		return err
@@ -377,6 +419,16 @@ func sweepConfig(e *env, fl *sweepFlags) (sweep.Config, error) {
 		cfg.Output.Dir = fl.out
 		cfg.Override("output.dir", "-o")
 	}
+	if fl.set["shard"] {
+		if i, n, err := parseShard(fl.shard); err != nil {
+			flagErr = errors.Join(flagErr, fmt.Errorf("--shard: %w", err))
+		} else {
+			cfg.Shard.Index, cfg.Shard.Count = i, n
+			cfg.Override("shard.index", "--shard")
+			cfg.Override("shard.count", "--shard")
+		}
+	}
+	str("start-at", "shard.start_at", &cfg.Shard.StartAt, fl.startAt)
 	if readErr != nil || flagErr != nil {
 		// Every problem in one round: the keys that did not decode kept their defaults.
 		return cfg, configProblems(e, "sweep", sweep.JoinProblems(readErr, flagErr, cfg.Validate()))
@@ -413,10 +465,48 @@ func parseLevels(s string) ([]int, error) {
 	return out, nil
 }
 
-// resultsDirPath is -o, else output.dir, else runs/<UTC time>-<name>.
+// parseShard parses "I/N" with 0 ≤ I < N.
+func parseShard(s string) (i, n int, err error) {
+	a, b, ok := strings.Cut(s, "/")
+	if ok {
+		i, err = strconv.Atoi(strings.TrimSpace(a))
+		if err == nil {
+			n, err = strconv.Atoi(strings.TrimSpace(b))
+		}
+	}
+	if !ok || err != nil {
+		return 0, 0, fmt.Errorf("%q: want I/N, such as 0/4", s)
+	}
+	if n < 1 || i < 0 || i >= n {
+		return 0, 0, fmt.Errorf("%q: want 0 ≤ I < N", s)
+	}
+	return i, n, nil
+}
+
+// maxWorkers is the most workers this process runs at one level: the connection pool's size.
+func maxWorkers(levels []int, shard sweep.ShardConfig) int {
+	most := 1
+	for _, c := range levels {
+		if shard.Sharded() {
+			_, c = sweep.Workers(c, shard.Index, shard.Count)
+		}
+		most = max(most, c)
+	}
+	return most
+}
+
+// resultsDirPath is -o, else output.dir, else runs/<UTC time>-<name>; a shard's is
+// runs/<start_at>-<name>-shard-I-of-N, the same prefix on every shard.
 func resultsDirPath(cfg sweep.Config, now time.Time) string {
 	if cfg.Output.Dir != "" {
 		return cfg.Output.Dir
+	}
+	suffix := ""
+	if cfg.Shard.Sharded() {
+		if at, err := cfg.Shard.Start(); err == nil {
+			now = at
+		}
+		suffix = "-" + sweep.ShardDirName(cfg.Shard)
 	}
 	name := cfg.Name
 	if name == "" {
@@ -432,7 +522,7 @@ func resultsDirPath(cfg sweep.Config, now time.Time) string {
 		}
 		return '-'
 	}, filepath.Base(name))
-	return filepath.Join("runs", now.UTC().Format("20060102T150405Z")+"-"+name)
+	return filepath.Join("runs", now.UTC().Format("20060102T150405Z")+"-"+name+suffix)
 }
 
 // checkWritable creates dir if needed and checks that a file can be created in it. created

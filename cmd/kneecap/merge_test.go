@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/sim"
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// shardConfig is a fast sharded sweep: one level every 2.6 s (warmup 600 ms, a window of 800
+// ms to 1.6 s, drain 400 ms) against the fixed engine (16 tokens in 230 ms).
+const shardConfig = `name: sharded
+workload:
+  input_tokens: {dist: fixed, mean: 32}
+  output_tokens: {dist: fixed, mean: 16}
+sweep:
+  warmup: 600ms
+  duration: 800ms
+  max_duration: 1600ms
+  min_requests: 5
+  drain_timeout: 400ms
+`
+
+// TestShardedSweepCLI runs `kneecap sweep --shard I/2 --start-at T` twice at once against one
+// simulator, then `kneecap merge`: the merged directory is a results directory like any other
+// (analysis, charts, reports), while a single shard is refused by analyze and by a merge
+// without its sibling.
+func TestShardedSweepCLI(t *testing.T) {
+	rc, err := sim.Resolve(sim.Config{Profile: sim.ProfileFixed, TTFT: 50 * time.Millisecond, ITL: 12 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := sim.Start(rc, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	cfgPath := writeTestConfig(t, shardConfig+"server_metrics: {url: "+strings.TrimSuffix(srv.URL, "/v1")+"/metrics, interval: 100ms}\n")
+	tmp := t.TempDir()
+	at := time.Now().Add(1500 * time.Millisecond).UTC().Format(time.RFC3339Nano)
+	dirs := []string{filepath.Join(tmp, "s0"), filepath.Join(tmp, "s1")}
+	var wg sync.WaitGroup
+	for i, d := range dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e, stdout, stderr := testEnv()
+			err := run(context.Background(), e, []string{"sweep", "-c", cfgPath, "--url", srv.URL, "--model", rc.Model,
+				"--levels", "1,2,6", "--shard", []string{"0/2", "1/2"}[i], "--start-at", at, "-o", d})
+			if err != nil {
+				t.Errorf("shard %d: %v\nstderr:\n%s", i, err, stderr)
+				return
+			}
+			if !strings.Contains(stdout.String(), "kneecap merge") || strings.Contains(stdout.String(), "Maximum output throughput") {
+				t.Errorf("shard %d: stdout should point to kneecap merge, not analyze a part of the load:\n%s", i, stdout)
+			}
+			if _, err := os.Stat(filepath.Join(d, "analysis.json")); err == nil {
+				t.Errorf("shard %d wrote analysis.json for a part of the load", i)
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	e, _, stderr := testEnv()
+	if err := run(context.Background(), e, []string{"analyze", dirs[0]}); exitCode(err) != exitUsage || !strings.Contains(errString(err), "merge the shards first") {
+		t.Errorf("analyze of one shard: exit %d (%v), want %d telling to merge", exitCode(err), err, exitUsage)
+	}
+	e, _, stderr = testEnv()
+	err = run(context.Background(), e, []string{"merge", dirs[0], "-o", filepath.Join(tmp, "half")})
+	if exitCode(err) != exitUsage || !strings.Contains(stderr.String(), "shard 1/2 missing") {
+		t.Errorf("merge of one shard of two: exit %d, stderr %q; want %d naming the missing shard", exitCode(err), stderr, exitUsage)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "half")); err == nil {
+		t.Error("a refused merge created its output directory")
+	}
+
+	out := filepath.Join(tmp, "merged")
+	e, stdout, stderr := testEnv()
+	if err := run(context.Background(), e, []string{"merge", dirs[1], dirs[0], "-o", out}); err != nil {
+		t.Fatalf("merge: %v\nstderr:\n%s", err, stderr)
+	}
+	for _, f := range []string{sweep.ConfigFile, sweep.LevelsFile, sweep.RecordsFile, sweep.ServerMetricsFile,
+		"analysis.json", "summary.csv", "report.md", "report.html", "throughput.png"} {
+		if fi, err := os.Stat(filepath.Join(out, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("merged %s: %v (missing or empty)", f, err)
+		}
+	}
+	if !strings.Contains(stdout.String(), "kneecap · sharded · kneecap-sim") || !strings.Contains(stdout.String(), "report: "+out) {
+		t.Errorf("merge printed no analysis:\n%s", stdout)
+	}
+	res, err := sweep.ReadResults(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Shards != 2 || res.Config.Shard.Sharded() || len(res.Levels) != 3 || res.StopReason != sweep.StopDone {
+		t.Fatalf("merged run: %d shards, shard config %+v, %d levels, stop %q", res.Shards, res.Config.Shard, len(res.Levels), res.StopReason)
+	}
+	groups := groupRecords(res.Levels, res.Records)
+	for i, l := range res.Levels {
+		workers := map[int]bool{}
+		for _, r := range groups[i] {
+			workers[r.Worker] = true
+		}
+		if len(workers) != l.Concurrency || l.Shard != nil {
+			t.Errorf("level %d: records of %d workers, want all %d", l.Concurrency, len(workers), l.Concurrency)
+		}
+		if s := summarizeLevel(l, groups[i]); s.Errors != 0 || s.OutputTPS <= 0 {
+			t.Errorf("level %d: %+v", l.Concurrency, s)
+		}
+		if l.Server == nil || l.Server.Samples == 0 {
+			t.Errorf("level %d: no server metrics from the shards", l.Concurrency)
+		}
+	}
+	var a struct {
+		Levels []struct {
+			Concurrency int `json:"concurrency"`
+		} `json:"levels"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "analysis.json"))
+	if err != nil || json.Unmarshal(b, &a) != nil || len(a.Levels) != 3 || a.Levels[2].Concurrency != 6 {
+		t.Errorf("analysis.json levels %+v (%v)", a.Levels, err)
+	}
+	// A second merge into the same directory must not overwrite the run.
+	e, _, _ = testEnv()
+	if err := run(context.Background(), e, []string{"merge", dirs[0], dirs[1], "-o", out}); exitCode(err) != exitUsage {
+		t.Errorf("merge into a results directory: exit %d (%v), want %d", exitCode(err), err, exitUsage)
+	}
+}
+
+// TestShardFlagErrors: a sharded sweep needs a valid I/N, an agreed start time in the future
+// and a real target; it cannot be resumed.
+func TestShardFlagErrors(t *testing.T) {
+	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	url := []string{"--url", "http://127.0.0.1:9/v1", "--model", "m"}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{append([]string{"--shard", "2/2", "--start-at", future}, url...), `--shard: "2/2": want 0 ≤ I < N`},
+		{append([]string{"--shard", "x", "--start-at", future}, url...), `--shard: "x": want I/N`},
+		{append([]string{"--shard", "0/2"}, url...), "shard.start_at: missing"},
+		{append([]string{"--shard", "0/2", "--start-at", "tomorrow"}, url...), `"tomorrow": not an RFC 3339 time`},
+		{append([]string{"--shard", "0/2", "--start-at", "2020-01-01T00:00:00Z"}, url...), "passed"},
+		{[]string{"--shard", "0/2", "--start-at", future}, "needs target.url"},
+		{append([]string{"--shard", "0/2", "--start-at", future, "--warmup", "0s"}, url...), "needs a warmup > 0"},
+	}
+	for _, tc := range cases {
+		e, _, stderr := testEnv()
+		err := run(context.Background(), e, append([]string{"sweep"}, tc.args...))
+		if exitCode(err) != exitUsage || !strings.Contains(stderr.String()+errString(err), tc.want) {
+			t.Errorf("sweep %q: exit %d, %v\nstderr: %s\nwant %d saying %q", tc.args, exitCode(err), err, stderr, exitUsage, tc.want)
+		}
+	}
+	// A shard's directory cannot be resumed: its schedule is shared and has passed.
+	dir := t.TempDir()
+	cfg := sweep.DefaultConfig()
+	cfg.Target.URL, cfg.Target.Model = "http://127.0.0.1:9/v1", "m"
+	cfg.Shard = sweep.ShardConfig{Index: 1, Count: 2, StartAt: "2026-11-30T10:00:00Z"}
+	d, err := sweep.CreateDir(dir, cfg, cfg.Target.URL, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e, _, _ := testEnv()
+	err = run(context.Background(), e, []string{"sweep", "--resume", dir})
+	if exitCode(err) != exitUsage || !strings.Contains(errString(err), "new --start-at") {
+		t.Errorf("resume of a shard: exit %d (%v), want %d", exitCode(err), err, exitUsage)
+	}
+}

@@ -1,0 +1,292 @@
+package sweep_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// TestWorkersTile: the shards' worker ranges tile 0 … c-1 in shard order and differ in size by
+// at most one, for every c and shard count.
+func TestWorkersTile(t *testing.T) {
+	for shards := 1; shards <= 9; shards++ {
+		for c := 0; c <= 70; c++ {
+			next, lo, hi := 0, c, 0
+			for i := range shards {
+				first, n := sweep.Workers(c, i, shards)
+				if first != next || n < 0 {
+					t.Fatalf("c=%d shard %d/%d: workers %d+%d, want to start at %d", c, i, shards, first, n, next)
+				}
+				next += n
+				lo, hi = min(lo, n), max(hi, n)
+			}
+			if next != c || hi-lo > 1 {
+				t.Fatalf("c=%d over %d shards: %d workers in all, sizes %d…%d", c, shards, next, lo, hi)
+			}
+		}
+	}
+}
+
+// shardProtocol: 600 ms warmup (first requests spread over 300 ms, then one 240 ms request),
+// a window of 1 s to 2 s, a 400 ms drain: one level every 3 s.
+func shardProtocol() sweep.SweepConfig {
+	return sweep.SweepConfig{
+		Warmup: 600 * time.Millisecond, Duration: time.Second, MaxDuration: 2 * time.Second,
+		MinRequests: 1, CITarget: 0.05, DrainTimeout: 400 * time.Millisecond,
+	}
+}
+
+// runShards runs a sharded sweep: shards processes' worth of sweep.Run, concurrently, each with
+// its own client, against url. It returns each shard's results as a results directory would
+// hold them.
+func runShards(t *testing.T, url string, levels []int, shards int, proto sweep.SweepConfig) []*sweep.Results {
+	t.Helper()
+	start := time.Now().Add(300 * time.Millisecond)
+	parts := make([]*sweep.Results, shards)
+	var wg sync.WaitGroup
+	for i := range shards {
+		sink := &memSink{}
+		client := newClient(t, url, 8)
+		plan := sweep.Plan{
+			Levels: levels, Protocol: proto, Workload: fixedWorkload{out: 20},
+			Judge:    &stopAfter{n: 1}, // a shard never consults its judge: every level runs
+			Schedule: &sweep.Schedule{Start: start, Shard: i, Shards: shards},
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := sweep.Run(context.Background(), context.Background(), plan, client, sink)
+			if err != nil || out.StopReason != sweep.StopDone {
+				t.Errorf("shard %d: %v, stop %q", i, err, out.StopReason)
+			}
+			cfg := sweep.DefaultConfig()
+			cfg.Sweep = proto
+			cfg.Shard = sweep.ShardConfig{Index: i, Count: shards, StartAt: start.UTC().Format(time.RFC3339Nano)}
+			res := &sweep.Results{Dir: fmt.Sprintf("shard%d", i), Config: cfg, Start: start, Levels: sink.runs, StopReason: out.StopReason}
+			for _, recs := range sink.records {
+				res.Records = append(res.Records, recs...)
+			}
+			parts[i] = res
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	return parts
+}
+
+// TestShardedSweepMerges runs one sweep as two shards against one simulator and merges them:
+// the shards keep one schedule (identical windows at the agreed times), each runs its own
+// workers, and the merge is the sum of the shards — slice by slice — with every worker of the
+// level present.
+func TestShardedSweepMerges(t *testing.T) {
+	url := fastSim(t) // fixed engine: 20 tokens in 240 ms
+	levels := []int{1, 3, 8}
+	proto := shardProtocol()
+	parts := runShards(t, url, levels, 2, proto)
+	period := proto.Warmup + proto.MaxDuration + proto.DrainTimeout
+	start := parts[0].Start
+	for i, p := range parts {
+		if len(p.Levels) != len(levels) {
+			t.Fatalf("shard %d ran %d levels, want %d (a shard must not stop on its judge)", i, len(p.Levels), len(levels))
+		}
+		for k, run := range p.Levels {
+			levelAt := start.Add(time.Duration(k) * period)
+			// A shard loads the server for the longest window; the merge picks the window.
+			if want := levelAt.Add(proto.Warmup).UnixNano(); run.W0 != want || run.W1 != want+int64(proto.MaxDuration) {
+				t.Errorf("shard %d level %d: window [%d, %d), want [%d, %d): the schedule's", i, k, run.W0, run.W1, want, want+int64(proto.MaxDuration))
+			}
+			if run.WarmupStart < levelAt.UnixNano()-int64(time.Millisecond) {
+				t.Errorf("shard %d level %d started %v before its time", i, k, time.Duration(levelAt.UnixNano()-run.WarmupStart))
+			}
+			first, n := sweep.Workers(levels[k], i, 2)
+			if run.Shard == nil || *run.Shard != (sweep.ShardPart{Index: i, Count: 2, FirstWorker: first, Workers: n}) {
+				t.Errorf("shard %d level %d: part %+v, want workers %d+%d", i, k, run.Shard, first, n)
+			}
+			if run.Concurrency != levels[k] {
+				t.Errorf("shard %d level %d: concurrency %d, want the level's %d", i, k, run.Concurrency, levels[k])
+			}
+		}
+		for _, r := range p.Records {
+			first, n := sweep.Workers(r.Concurrency, i, 2)
+			if r.Worker < first || r.Worker >= first+n || !r.OK() {
+				t.Fatalf("shard %d: record of worker %d (status %s), want one of %d+%d", i, r.Worker, r.Status, first, n)
+			}
+		}
+	}
+	if !hasNote(parts[0].Levels[0], "runs none of the level's 1 workers") {
+		t.Errorf("shard 0 at concurrency 1 has no worker, yet no note says so: %q", parts[0].Levels[0].Notes)
+	}
+
+	merged, warnings, err := sweep.MergeShards(parts)
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("merge: %v, warnings %q", err, warnings)
+	}
+	if merged.Shards != 2 || merged.Config.Shard.Sharded() || len(merged.Levels) != len(levels) || merged.StopReason != sweep.StopDone {
+		t.Fatalf("merged: %d shards, config shard %+v, %d levels, stop %q", merged.Shards, merged.Config.Shard, len(merged.Levels), merged.StopReason)
+	}
+	tps := make([]float64, len(levels))
+	for k, run := range merged.Levels {
+		c := levels[k]
+		// The window is chosen as one process would: whole slices, from duration to
+		// max_duration, the shortest steady one (or the longest when none is).
+		slice := int64(proto.Duration) / sweep.MinSlices
+		win := run.W1 - run.W0
+		if run.Shard != nil || run.W0 != parts[0].Levels[k].W0 || win < int64(proto.Duration) || win > int64(proto.MaxDuration) || win%slice != 0 {
+			t.Errorf("level %d: merged shard %+v, window [W0, W0+%v)", k, run.Shard, time.Duration(win))
+		}
+		if !run.Steady && win != int64(proto.MaxDuration) {
+			t.Errorf("level %d: not steady, yet the window ended at %v, before max_duration", k, time.Duration(win))
+		}
+		// Every worker of the level sent requests in the window (a 1 s window, 240 ms requests).
+		seen := map[int]bool{}
+		for _, r := range merged.Records {
+			if r.Level == k && r.Phase == sweep.PhaseMeasure {
+				seen[r.Worker] = true
+			}
+		}
+		if len(seen) != c {
+			t.Errorf("level %d: %d distinct workers sent in the window, want %d", k, len(seen), c)
+		}
+		// Slice TPS is additive: the shards count disjoint requests over the same slices.
+		a, b := parts[0].Levels[k].SliceTPS, parts[1].Levels[k].SliceTPS
+		m := run.SliceTPS
+		if len(m) != int(win/slice) || len(a) != len(b) || len(m) > len(a) {
+			t.Fatalf("level %d: %d merged slices, shards %d and %d", k, len(m), len(a), len(b))
+		}
+		for j := range m {
+			if d := math.Abs(m[j] - (a[j] + b[j])); d > 1e-9*max(1, m[j]) {
+				t.Errorf("level %d slice %d: merged %.6f tokens/s, shards %.6f + %.6f", k, j, m[j], a[j], b[j])
+			}
+			tps[k] += m[j] / float64(len(m))
+		}
+	}
+	// The fixed engine serves every stream at 20 tokens per 240 ms: the merged 8-user level
+	// carries about 8 times the 1-user level's throughput (wide bounds for a loaded machine).
+	if r := tps[2] / tps[0]; !(r > 5 && r < 10) {
+		t.Errorf("merged throughput %.0f at 8 users vs %.0f at 1: ratio %.2f, want about 8", tps[2], tps[0], r)
+	}
+}
+
+// shardParts builds the results of a sharded sweep without running it: levels of the given
+// concurrencies, one record per worker in the middle of the window.
+func shardParts(shards int, levels []int) []*sweep.Results {
+	proto := shardProtocol()
+	start := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	sched := sweep.Schedule{Start: start}
+	parts := make([]*sweep.Results, shards)
+	for i := range shards {
+		cfg := sweep.DefaultConfig()
+		cfg.Target.URL, cfg.Target.Model = "http://gpu:8000/v1", "m"
+		cfg.Sweep = proto
+		cfg.Shard = sweep.ShardConfig{Index: i, Count: shards, StartAt: start.Format(time.RFC3339)}
+		res := &sweep.Results{Dir: fmt.Sprintf("runs/s%d", i), Config: cfg, Start: start, StopReason: sweep.StopDone}
+		for k, c := range levels {
+			w0 := sched.LevelStart(proto, k).Add(proto.Warmup).UnixNano()
+			w1 := w0 + int64(proto.MaxDuration)
+			first, n := sweep.Workers(c, i, shards)
+			res.Levels = append(res.Levels, sweep.LevelRun{
+				Index: k, Concurrency: c, WarmupStart: w0 - int64(proto.Warmup), W0: w0, W1: w1,
+				DrainEnd: w1 + int64(proto.DrainTimeout),
+				Shard:    &sweep.ShardPart{Index: i, Count: shards, FirstWorker: first, Workers: n},
+			})
+			for w := first; w < first+n; w++ {
+				res.Records = append(res.Records, sweep.Record{
+					Level: k, Concurrency: c, Worker: w, Sent: w0 + int64(100*time.Millisecond),
+					TTFT: 50 * time.Millisecond, E2E: 240 * time.Millisecond, Chunks: []int64{50000, 240000},
+					OutputTokens: 2, Status: sweep.StatusOK,
+				})
+			}
+		}
+		parts[i] = res
+	}
+	return parts
+}
+
+// TestMergeShardsRejects: a merge needs every shard of one sweep exactly once; each problem
+// is named with the directories concerned.
+func TestMergeShardsRejects(t *testing.T) {
+	cases := []struct {
+		name  string
+		parts func() []*sweep.Results
+		want  []string
+	}{
+		{"missing shard", func() []*sweep.Results { return shardParts(3, []int{4})[:2] }, []string{"shard 2/3 missing"}},
+		{"duplicate shard", func() []*sweep.Results {
+			p := shardParts(2, []int{4})
+			return []*sweep.Results{p[0], p[1], p[1]}
+		}, []string{"runs/s1 and runs/s1 are both shard 1/2"}},
+		{"other sweep", func() []*sweep.Results {
+			p := shardParts(2, []int{4})
+			p[1].Config.Workload.Seed = 7
+			p[1].Config.Sweep.Duration = 2 * time.Second
+			return p
+		}, []string{"runs/s1: configuration differs from runs/s0's in workload, sweep"}},
+		{"other shard count", func() []*sweep.Results {
+			p := shardParts(2, []int{4})
+			return []*sweep.Results{p[0], shardParts(3, []int{4})[2]}
+		}, []string{"runs/s2 is shard 2/3 but runs/s0 is shard 0/2"}},
+		{"not a shard", func() []*sweep.Results {
+			p := shardParts(2, []int{4})
+			p[0].Config.Shard = sweep.ShardConfig{}
+			return p
+		}, []string{"runs/s0 is not a shard"}},
+		{"other schedule", func() []*sweep.Results {
+			p := shardParts(2, []int{4})
+			p[1].Levels[0].W0 += int64(time.Second)
+			return p
+		}, []string{"level 1 (concurrency 4): shard 1/2's window", "not one schedule"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := sweep.MergeShards(tc.parts())
+			if err == nil {
+				t.Fatal("merged, want an error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestMergeShardsPartial: a level that one shard did not finish is left out with a warning; a
+// level one shard ran interrupted is kept, interrupted (invalid for the analysis).
+func TestMergeShardsPartial(t *testing.T) {
+	parts := shardParts(2, []int{2, 4, 8})
+	parts[1].Levels = parts[1].Levels[:2]
+	parts[1].Levels[1].Interrupted = true
+	parts[1].StopReason = sweep.StopInterrupted
+	merged, warnings, err := sweep.MergeShards(parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(merged.Levels) != 2 || len(warnings) != 1 || !strings.Contains(warnings[0], "level 3 (concurrency 8) left out") {
+		t.Fatalf("%d levels, warnings %q: want 2 and the third left out", len(merged.Levels), warnings)
+	}
+	if merged.Levels[0].Interrupted || !merged.Levels[1].Interrupted || merged.Levels[1].Steady {
+		t.Errorf("interrupted: %v %v, steady %v: want the second level interrupted and not steady",
+			merged.Levels[0].Interrupted, merged.Levels[1].Interrupted, merged.Levels[1].Steady)
+	}
+	for _, r := range merged.Records {
+		if r.Level == 2 {
+			t.Fatal("a record of the left-out level was merged")
+		}
+	}
+	if want := "shard 0/2: " + sweep.StopDone + "; shard 1/2: " + sweep.StopInterrupted; merged.StopReason != want {
+		t.Errorf("stop reason %q, want %q", merged.StopReason, want)
+	}
+	// The left-out level's records are gone, the others' records all kept: 2 + 4 workers.
+	if len(merged.Records) != 6 {
+		t.Errorf("%d merged records, want 6", len(merged.Records))
+	}
+}
