@@ -8,15 +8,18 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -393,5 +396,96 @@ func TestSimSignal(t *testing.T) {
 				t.Errorf("stderr %q, want the serving line then \"kneecap sim: stopping\"", got)
 			}
 		})
+	}
+}
+
+// TestSimSecondSignal: at a second signal `kneecap sim` cuts the streams still open at once
+// instead of waiting out sim.ShutdownGrace, says so, and still exits 0 (a server stopped as
+// asked). Before, it waited the grace and exited 1.
+func TestSimSecondSignal(t *testing.T) {
+	bin := kneecapBinary(t)
+	// A 1,000-token stream at 50 ms per token lasts 50 s: it is open at both signals.
+	cmd := exec.Command(bin, "sim", "--profile", "fixed", "--itl", "50ms", "--output-tokens", "1000", "--addr", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 64)
+	exited := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		exited <- cmd.Wait() // after stderr is read to its end
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		for range lines {
+		}
+		<-exited
+	})
+	var got []string
+	next := func() string {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("stderr closed; so far %q", got)
+			}
+			got = append(got, l)
+			return l
+		case <-time.After(deadline):
+			t.Fatalf("no stderr line within %v; so far %q", deadline, got)
+		}
+		return ""
+	}
+	_, rest, ok := strings.Cut(next(), "serving ")
+	url, _, _ := strings.Cut(rest, " ")
+	if !ok || !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("first stderr line %q, want the serving URL", got)
+	}
+	body := `{"model":"kneecap-sim","stream":true,"max_tokens":1000,"ignore_eos":true,"messages":[{"role":"user","content":"count"}]}`
+	resp, err := http.Post(url+"/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	for { // the stream is open once a content chunk has arrived
+		l, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stream ended before its first content chunk: %v", err)
+		}
+		if strings.Contains(l, `"content":"`) {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if l := next(); l != "kneecap sim: stopping" {
+		t.Fatalf("after SIGINT: %q, want \"kneecap sim: stopping\"", l)
+	}
+	second := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for l := range lines {
+		got = append(got, l)
+	}
+	if err := <-exited; err != nil {
+		t.Errorf("exit: %v, want 0; stderr %q", err, got)
+	}
+	exited <- nil // for the cleanup
+	// The cut is immediate; the grace (3 s) is the bound, 10 to 100 times what it takes.
+	if took := time.Since(second); took >= sim.ShutdownGrace {
+		t.Errorf("exited %v after the second signal, not before the %v grace ran out", took, sim.ShutdownGrace)
+	}
+	if !slices.Contains(got, "kneecap sim: streams still open were cut") {
+		t.Errorf("stderr %q does not say the open streams were cut", got)
 	}
 }

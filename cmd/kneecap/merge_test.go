@@ -44,7 +44,9 @@ func TestShardedSweepCLI(t *testing.T) {
 	t.Cleanup(func() { _ = srv.Close() })
 	cfgPath := writeTestConfig(t, shardConfig+"server_metrics: {url: "+strings.TrimSuffix(srv.URL, "/v1")+"/metrics, interval: 100ms}\n")
 	tmp := t.TempDir()
-	at := time.Now().Add(1500 * time.Millisecond).UTC().Format(time.RFC3339Nano)
+	// Time for both processes' start-up and preflight on a loaded machine, with room to spare:
+	// a shard that reaches its first level more than half a warmup late stops.
+	at := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339Nano)
 	dirs := []string{filepath.Join(tmp, "s0"), filepath.Join(tmp, "s1")}
 	var wg sync.WaitGroup
 	for i, d := range dirs {

@@ -12,7 +12,8 @@ import (
 )
 
 // cmdSim serves the simulated engine until the first interrupt (SIGINT or SIGTERM), then
-// shuts it down gracefully and returns nil: stopping is a server's normal end (exit 0).
+// shuts it down gracefully (streams finish within sim.ShutdownGrace, or at once at a second
+// signal) and returns nil: stopping is a server's normal end (exit 0).
 func cmdSim(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "sim", "[--addr 127.0.0.1:8000] [--profile demo|fixed|seed-article] [-c FILE] [engine flags]")
 	addr := fs.String("addr", "127.0.0.1:8000", "listen address (host:port; port 0 picks a free port)")
@@ -92,8 +93,15 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 	case <-e.interrupt.Done():
 	case <-ctx.Done():
 	}
-	if err := run.Close(); err != nil {
-		return prefixed("sim", err)
+	// In-flight streams may finish for sim.ShutdownGrace; a second signal (ctx) cuts them at
+	// once. Either way the server stopped as asked: exit 0.
+	sctx, cancel := context.WithTimeout(ctx, sim.ShutdownGrace)
+	defer cancel()
+	if err := run.Shutdown(sctx); err != nil {
+		if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			return prefixed("sim", err)
+		}
+		fmt.Fprintln(e.stderr, "kneecap sim: streams still open were cut")
 	}
 	return nil
 }
