@@ -20,6 +20,26 @@ func NaN() Float { return Float(math.NaN()) }
 // OK reports whether f holds a finite value.
 func (f Float) OK() bool { return !math.IsNaN(float64(f)) && !math.IsInf(float64(f), 0) }
 
+// Format formats f as the reports and charts print numbers: no decimals from 100 up, one
+// from 10, two below; three significant digits from a million up and below 0.001; "—" when
+// f is not finite.
+func (f Float) Format() string {
+	v := float64(f)
+	a := math.Abs(v)
+	switch {
+	case !f.OK():
+		return "—"
+	case a >= 1e6 || a != 0 && a < 1e-3:
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+}
+
 // MarshalJSON encodes f, or null when it is not finite.
 func (f Float) MarshalJSON() ([]byte, error) {
 	if !f.OK() {

@@ -522,21 +522,7 @@ func (b *builder) hline(y float64, name string, c color.Color, dash []vg.Length)
 
 // fmtNum formats a number with about three significant digits and no exponent for ordinary
 // magnitudes.
-func fmtNum(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case !finite(v):
-		return "—"
-	case a >= 1e6 || a != 0 && a < 1e-3:
-		return strconv.FormatFloat(v, 'g', 3, 64)
-	case a >= 100:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case a >= 10:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	default:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	}
-}
+func fmtNum(v float64) string { return analysis.Float(v).Format() }
 
 // plotOf unwraps a builder's plot.
 func plotOf(b *builder, err error) (*plot.Plot, error) {

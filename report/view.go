@@ -15,23 +15,7 @@ import (
 const dash = "—"
 
 // fnum formats v with about three significant digits: 2667, 22.6, 4.25, or "—".
-func fnum(v analysis.Float) string {
-	f := float64(v)
-	if !v.OK() {
-		return dash
-	}
-	a := math.Abs(f)
-	switch {
-	case a >= 1e6 || a != 0 && a < 1e-3:
-		return strconv.FormatFloat(f, 'g', 3, 64)
-	case a >= 100:
-		return strconv.FormatFloat(f, 'f', 0, 64)
-	case a >= 10:
-		return strconv.FormatFloat(f, 'f', 1, 64)
-	default:
-		return strconv.FormatFloat(f, 'f', 2, 64)
-	}
-}
+func fnum(v analysis.Float) string { return v.Format() }
 
 // fint formats v rounded to an integer, or "—".
 func fint(v analysis.Float) string {

@@ -1,0 +1,21 @@
+package analysis
+
+import (
+	"math"
+	"testing"
+)
+
+// TestFloatFormat: the one number format of the reports and charts.
+func TestFloatFormat(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{
+		{2666.67, "2667"}, {100, "100"}, {22.64, "22.6"}, {10, "10.0"}, {4.254, "4.25"}, {0, "0.00"},
+		{-37.5, "-37.5"}, {1.5e6, "1.5e+06"}, {0.0004, "0.0004"}, {math.NaN(), "—"}, {math.Inf(1), "—"},
+	} {
+		if got := Float(tc.v).Format(); got != tc.want {
+			t.Errorf("Float(%g).Format() = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}
