@@ -191,7 +191,8 @@ type OutputConfig struct {
 // sweep against one server (DESIGN §8), each on its own machine, then `kneecap merge`. Every
 // level's concurrency is split among the shards (shard i runs workers ⌊i·c/Count⌋ … of c) and
 // every level runs on a fixed wall-clock schedule from StartAt, the same on every shard:
-// level k starts at StartAt + k × (warmup + max_duration + drain_timeout + cooldown), the
+// level k (from 0) starts at StartAt + k × (warmup + max_duration + drain_timeout + cooldown +
+// ScheduleSlack), the
 // load runs from start + warmup for max_duration, and requests still in flight drain_timeout
 // later are cancelled. The merge then picks each level's window as one process would have
 // (see Schedule). The shards' clocks must agree (NTP keeps them within milliseconds, small
@@ -201,7 +202,8 @@ type ShardConfig struct {
 	Index int `yaml:"index"`
 	// Count is the number of shards; 0 means not sharded.
 	Count int `yaml:"count"`
-	// StartAt is the agreed start of level 0, RFC 3339 (for example 2026-11-30T10:00:00Z).
+	// StartAt is the agreed start of the first level, RFC 3339 (for example
+	// 2026-11-30T10:00:00Z).
 	StartAt string `yaml:"start_at"`
 }
 

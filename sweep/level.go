@@ -65,12 +65,15 @@ type level struct {
 	index, c int
 	first, n int           // the workers this process runs
 	stagger  time.Duration // first requests are spread over [0, stagger)
-	proto    SweepConfig
-	think    time.Duration
-	workload Workload
-	client   Client
-	obs      Observer
-	clk      clock
+	// staggerFrom is the scheduled start of a shard's level: the spread counts from it, so a
+	// shard that starts a little late still has every worker in the same place as the others.
+	staggerFrom time.Time
+	proto       SweepConfig
+	think       time.Duration
+	workload    Workload
+	client      Client
+	obs         Observer
+	clk         clock
 
 	boxes     []*mailbox
 	inflight  atomic.Int64
@@ -197,7 +200,11 @@ func (l *level) work(w int) {
 	// Stagger the first requests evenly over the warmup: c loops started together stay
 	// phase-locked under a steady server (every completion arrives in bursts of c), which
 	// biases counts over a window that is not a multiple of the cycle.
-	if !l.pause(time.Duration(int64(l.stagger) * int64(w) / int64(l.c))) {
+	d := time.Duration(int64(l.stagger) * int64(w) / int64(l.c))
+	if !l.staggerFrom.IsZero() {
+		d = time.Until(l.staggerFrom.Add(d))
+	}
+	if !l.pause(d) {
 		return
 	}
 	for seq := 0; ; seq++ {
@@ -310,6 +317,7 @@ func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, ind
 		// A shard's warmup cannot be extended, so the first requests are spread over its
 		// first half only: every worker completes one by W0 when E2E ≤ warmup ÷ 2.
 		l.stagger = proto.Warmup / 2
+		l.staggerFrom = sched.LevelStart(proto, index)
 	}
 	if n == 0 {
 		close(l.warm) // a shard with no worker at this level (c < shards) only keeps time
@@ -459,8 +467,8 @@ warmup:
 		cs = sampleClient().since(cpu0)
 	}
 	drainFor := proto.DrainTimeout
-	if sched != nil {
-		drainFor = time.Until(drainBy)
+	if sched != nil && end == endNormal {
+		drainFor = time.Until(drainBy) // = drain_timeout unless the window ended late
 	}
 	drainT := time.NewTimer(drainFor)
 	defer drainT.Stop()

@@ -745,7 +745,7 @@ func (c Config) Validate() error {
 			bad("shard.index", "is %d: must be in [0, %d)", sh.Index, sh.Count)
 		}
 		if sh.StartAt == "" {
-			badAt("shard.start_at", []string{"shard.start_at", "shard.count"}, "missing: the shards start level 0 at this agreed time (RFC 3339)")
+			badAt("shard.start_at", []string{"shard.start_at", "shard.count"}, "missing: the shards start the first level at this agreed time (RFC 3339)")
 		} else if _, err := sh.Start(); err != nil {
 			bad("shard.start_at", "%q: not an RFC 3339 time such as 2026-11-30T10:00:00Z", sh.StartAt)
 		}

@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -234,6 +237,11 @@ func (s *Scraper) Samples() []MetricSample {
 func (s *Scraper) Summarize(w0, w1 int64) *ServerStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return summarize(s.samples, w0, w1)
+}
+
+// summarize is Summarize over samples (in time order).
+func summarize(samples []MetricSample, w0, w1 int64) *ServerStats {
 	st := &ServerStats{}
 	var (
 		nRun, nWait   int
@@ -242,8 +250,8 @@ func (s *Scraper) Summarize(w0, w1 int64) *ServerStats {
 		increase      float64
 		sawPreemption bool
 	)
-	for i := range s.samples {
-		m := &s.samples[i]
+	for i := range samples {
+		m := &samples[i]
 		if m.TUnixNS < w0 {
 			if m.Preemptions != nil {
 				base = m.Preemptions
@@ -301,4 +309,40 @@ func (s *Scraper) Summarize(w0, w1 int64) *ServerStats {
 	}
 	slices.Sort(st.Series)
 	return st
+}
+
+// ReadServerMetrics reads a server_metrics.jsonl file: one MetricSample per line, in the order
+// taken (the series each value came from are not recorded in the file). A corrupt line is an
+// error naming FILE:LINE; a last line without its newline (cut by a kill) is dropped.
+func ReadServerMetrics(path string) ([]MetricSample, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	var (
+		out  []MetricSample
+		buf  []byte
+		line int
+	)
+	for {
+		buf, err = readLine(br, buf[:0], MaxRecordLine)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line+1, err)
+		}
+		line++
+		body := bytes.TrimSpace(buf)
+		if len(body) == 0 {
+			continue
+		}
+		var m MetricSample
+		if err := json.Unmarshal(body, &m); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		out = append(out, m)
+	}
 }

@@ -163,7 +163,9 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 	if sched != nil {
 		budgetFrom = sched.Start
 	}
-	if budget > 0 {
+	if budget > 0 && sched == nil {
+		// A shard never cuts a level at the budget (the shards' cuts would differ): it only
+		// starts the levels whose scheduled load ends within it, below.
 		bctx, cancel := context.WithDeadline(context.Background(), budgetFrom.Add(budget))
 		defer cancel()
 		sig.budget = bctx.Done()
@@ -177,18 +179,20 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 			cool = plan.Protocol.Cooldown
 		}
 		levelAt := time.Now().Add(cool)
+		loadEnd := levelAt.Add(plan.Protocol.Warmup + plan.Protocol.Duration)
 		if sched != nil {
 			levelAt = sched.LevelStart(plan.Protocol, i)
+			loadEnd = sched.LevelEnd(plan.Protocol, i).Add(-plan.Protocol.DrainTimeout)
 			cool = time.Until(levelAt)
 			if late := -cool; late > plan.Protocol.Warmup/2 {
 				// The other shards started this level long ago: joining now would load the
 				// server with a part of the level's workers during the others' window.
-				out.StopReason = fmt.Sprintf("%s: level %d was due at %s, %s ago", StopScheduleMissed, i,
-					levelAt.UTC().Format(time.RFC3339Nano), late.Round(time.Millisecond))
+				out.StopReason = fmt.Sprintf("%s: level %d (concurrency %d) was due at %s, %s ago", StopScheduleMissed,
+					i+1, plan.Levels[i], levelAt.UTC().Format(time.RFC3339Nano), late.Round(time.Millisecond))
 				break
 			}
 		}
-		if budget > 0 && levelAt.Add(plan.Protocol.Warmup+plan.Protocol.Duration).Sub(budgetFrom) > budget {
+		if budget > 0 && loadEnd.Sub(budgetFrom) > budget {
 			out.StopReason = StopBudget
 			break
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -16,7 +17,7 @@ import (
 
 // Schedule fixes every level of a sweep to the wall clock, so that several load generators
 // (the shards of ShardConfig) run the same level at the same time without talking to each
-// other. Level k starts at Start + k × Period; its warmup lasts exactly Warmup and the load
+// other. Level k (from 0) starts at Start + k × Period; its warmup lasts exactly Warmup and the load
 // runs for the longest window, max(Duration, MaxDuration), then requests in flight
 // DrainTimeout later are cancelled. No shard can tell alone whether the level is steady, so
 // MergeShards chooses the window afterwards exactly as one process would have: the shortest
@@ -30,10 +31,19 @@ type Schedule struct {
 	Shard, Shards int
 }
 
+// ScheduleSlack is added to every level of a schedule after its drain, for writing the level's
+// records and results before the next level is due.
+const ScheduleSlack = time.Second
+
 // Period is the time between the starts of two levels: warmup + the longest window +
-// drain_timeout + cooldown.
+// drain_timeout + cooldown + ScheduleSlack.
 func (s *Schedule) Period(p SweepConfig) time.Duration {
-	return p.Warmup + scheduledWindow(p) + p.DrainTimeout + p.Cooldown
+	return p.Warmup + scheduledWindow(p) + p.DrainTimeout + p.Cooldown + ScheduleSlack
+}
+
+// LevelEnd is when level k's drain ends at the latest: its load ends drain_timeout before.
+func (s *Schedule) LevelEnd(p SweepConfig, k int) time.Time {
+	return s.LevelStart(p, k).Add(p.Warmup + scheduledWindow(p) + p.DrainTimeout)
 }
 
 // scheduledWindow is how long a shard loads the server after warmup: max_duration (at least
@@ -147,12 +157,29 @@ func MergeShards(parts []*Results) (*Results, []string, error) {
 		Shards:   n,
 	}
 	var warnings []string
+	// Server metrics are summarised again over the merged window from the shard's
+	// server_metrics.jsonl (the shard summarised its whole load period), read once.
+	samples := map[int][]MetricSample{}
+	server := func(shard int, w0, w1 int64) (*ServerStats, error) {
+		s, ok := samples[shard]
+		if !ok {
+			var err error
+			if s, err = ReadServerMetrics(filepath.Join(ordered[shard].Dir, ServerMetricsFile)); err != nil {
+				return nil, err
+			}
+			samples[shard] = s
+		}
+		return summarize(s, w0, w1), nil
+	}
 	common := len(first.Levels)
 	for _, p := range ordered {
 		common = min(common, len(p.Levels))
 		if p.Start.Before(out.Start) {
 			out.Start = p.Start
 		}
+	}
+	if common == 0 {
+		return nil, nil, fmt.Errorf("merge: no level was finished by every shard: nothing to merge (%s)", strings.Join(shardLevels(ordered), ", "))
 	}
 	for _, p := range ordered {
 		for _, l := range p.Levels[common:] {
@@ -180,7 +207,7 @@ func MergeShards(parts []*Results) (*Results, []string, error) {
 			parts[i] = p.Levels[j]
 			records = append(records, recs[i][j]...)
 		}
-		run, err := mergeLevel(parts, records, cfg.Sweep)
+		run, err := mergeLevel(parts, records, cfg.Sweep, server)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -212,10 +239,27 @@ func MergeShards(parts []*Results) (*Results, []string, error) {
 	return out, warnings, nil
 }
 
+// shardLevels describes how many levels each shard finished: "shard 0/2: 3 levels".
+func shardLevels(parts []*Results) []string {
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		out[i] = fmt.Sprintf("shard %s: %d levels", p.Config.Shard, len(p.Levels))
+	}
+	return out
+}
+
 // mergeLevel merges the shards' parts of one level (parts in shard order) with the union of
-// their records, which it sorts by send time.
-func mergeLevel(parts []LevelRun, records []Record, proto SweepConfig) (LevelRun, error) {
+// their records, which it sorts by send time. server summarises a shard's server metrics over
+// a window.
+func mergeLevel(parts []LevelRun, records []Record, proto SweepConfig, server func(shard int, w0, w1 int64) (*ServerStats, error)) (LevelRun, error) {
 	p0 := parts[0]
+	ref := -1 // the first shard that ran the level to its scheduled end: the others must agree
+	for i, p := range parts {
+		if !p.Interrupted {
+			ref = i
+			break
+		}
+	}
 	name := fmt.Sprintf("merge: level %d (concurrency %d)", p0.Index+1, p0.Concurrency)
 	run := LevelRun{
 		Index: p0.Index, Concurrency: p0.Concurrency,
@@ -239,15 +283,17 @@ func mergeLevel(parts []LevelRun, records []Record, proto SweepConfig) (LevelRun
 		run.W0 = max(run.W0, p.W0)
 		run.W1 = min(run.W1, p.W1)
 		run.Cancelled += p.Cancelled
-		if !p.Interrupted && !p0.Interrupted && (p.W0 != p0.W0 || p.W1 != p0.W1) {
-			return run, fmt.Errorf("%s: shard %d/%d's window [%d, %d) differs from shard 0's [%d, %d): not one schedule",
-				name, i, len(parts), p.W0, p.W1, p0.W0, p0.W1)
+		if r := parts[max(ref, 0)]; !p.Interrupted && (p.W0 != r.W0 || p.W1 != r.W1) {
+			return run, fmt.Errorf("%s: shard %d/%d's window [%d, %d) differs from shard %d/%d's [%d, %d): not one schedule",
+				name, i, len(parts), p.W0, p.W1, ref, len(parts), r.W0, r.W1)
 		}
 		for _, note := range p.Notes {
 			if strings.HasPrefix(note, warmupLateNote) {
 				shardNotes = append(shardNotes, fmt.Sprintf("shard %d/%d: %s", i, len(parts), note))
 			}
 		}
+		// Client diagnostics cover each shard's whole load period, not only the merged
+		// window: CPU and scheduling latency are not kept per slice.
 		if c := p.Client; c != nil {
 			if cs == nil {
 				cs = &ClientStats{}
@@ -258,9 +304,6 @@ func mergeLevel(parts []LevelRun, records []Record, proto SweepConfig) (LevelRun
 			if c.Bound {
 				boundWhy = append(boundWhy, fmt.Sprintf("shard %d/%d: %s", i, len(parts), c.Reason))
 			}
-		}
-		if run.Server == nil && p.Server != nil {
-			run.Server = p.Server
 		}
 	}
 	if next != p0.Concurrency {
@@ -289,6 +332,23 @@ func mergeLevel(parts []LevelRun, records []Record, proto SweepConfig) (LevelRun
 		}
 	}
 	setPhases(records, run.W0, run.W1)
+	for i, p := range parts {
+		if p.Server == nil {
+			continue
+		}
+		run.Server = p.Server
+		if p.W0 != run.W0 || p.W1 != run.W1 {
+			st, err := server(i, run.W0, run.W1)
+			switch {
+			case err != nil:
+				notes = append(notes, fmt.Sprintf("server metrics over shard %d/%d's whole load period (re-reading them failed: %v)", i, len(parts), err))
+			case st != nil:
+				st.Series = p.Server.Series // the file does not record them
+				run.Server = st
+			}
+		}
+		break
+	}
 	notes = append(notes, finishWindow(&run, records, proto, slice, end)...)
 	if cs != nil && run.W1 > run.W0 {
 		cs.ConnWaitP99 = connWaitP99(records, run.W0, run.W1)

@@ -62,8 +62,8 @@ func runShards(t *testing.T, url string, levels []int, shards int, proto sweep.S
 		go func() {
 			defer wg.Done()
 			out, err := sweep.Run(context.Background(), context.Background(), plan, client, sink)
-			if err != nil || out.StopReason != sweep.StopDone {
-				t.Errorf("shard %d: %v, stop %q", i, err, out.StopReason)
+			if err != nil {
+				t.Errorf("shard %d: %v", i, err)
 			}
 			cfg := sweep.DefaultConfig()
 			cfg.Sweep = proto
@@ -85,17 +85,22 @@ func runShards(t *testing.T, url string, levels []int, shards int, proto sweep.S
 // TestShardedSweepMerges runs one sweep as two shards against one simulator and merges them:
 // the shards keep one schedule (identical windows at the agreed times), each runs its own
 // workers, and the merge is the sum of the shards — slice by slice — with every worker of the
-// level present.
+// level present. The budget admits three of the four levels on both shards alike.
 func TestShardedSweepMerges(t *testing.T) {
 	url := fastSim(t) // fixed engine: 20 tokens in 240 ms
-	levels := []int{1, 3, 8}
+	levels := []int{1, 3, 8, 16}
 	proto := shardProtocol()
+	period := (&sweep.Schedule{}).Period(proto)
+	// The third level's load ends at 2 periods + warmup + max_duration; the fourth's a period
+	// later, past the budget.
+	proto.Stop.Budget = 2*period + proto.Warmup + proto.MaxDuration + period/2
 	parts := runShards(t, url, levels, 2, proto)
-	period := proto.Warmup + proto.MaxDuration + proto.DrainTimeout
+	levels = levels[:3]
 	start := parts[0].Start
 	for i, p := range parts {
-		if len(p.Levels) != len(levels) {
-			t.Fatalf("shard %d ran %d levels, want %d (a shard must not stop on its judge)", i, len(p.Levels), len(levels))
+		if len(p.Levels) != len(levels) || p.StopReason != sweep.StopBudget {
+			t.Fatalf("shard %d ran %d levels and stopped on %q, want %d and the budget (a shard must not stop on its judge)",
+				i, len(p.Levels), p.StopReason, len(levels))
 		}
 		for k, run := range p.Levels {
 			levelAt := start.Add(time.Duration(k) * period)
@@ -129,7 +134,7 @@ func TestShardedSweepMerges(t *testing.T) {
 	if err != nil || len(warnings) > 0 {
 		t.Fatalf("merge: %v, warnings %q", err, warnings)
 	}
-	if merged.Shards != 2 || merged.Config.Shard.Sharded() || len(merged.Levels) != len(levels) || merged.StopReason != sweep.StopDone {
+	if merged.Shards != 2 || merged.Config.Shard.Sharded() || len(merged.Levels) != len(levels) || merged.StopReason != sweep.StopBudget {
 		t.Fatalf("merged: %d shards, config shard %+v, %d levels, stop %q", merged.Shards, merged.Config.Shard, len(merged.Levels), merged.StopReason)
 	}
 	tps := make([]float64, len(levels))
@@ -243,6 +248,11 @@ func TestMergeShardsRejects(t *testing.T) {
 			p[1].Levels[0].W0 += int64(time.Second)
 			return p
 		}, []string{"level 1 (concurrency 4): shard 1/2's window", "not one schedule"}},
+		{"no common level", func() []*sweep.Results {
+			p := shardParts(2, []int{4})
+			p[0].Levels, p[0].Records = nil, nil
+			return p
+		}, []string{"no level was finished by every shard", "shard 0/2: 0 levels, shard 1/2: 1 levels"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -288,5 +298,74 @@ func TestMergeShardsPartial(t *testing.T) {
 	// The left-out level's records are gone, the others' records all kept: 2 + 4 workers.
 	if len(merged.Records) != 6 {
 		t.Errorf("%d merged records, want 6", len(merged.Records))
+	}
+}
+
+// streamParts builds the shards' results of one level of c workers running back-to-back
+// 240 ms requests (20 tokens 10 ms apart after a 50 ms TTFT), phases 60 ms apart, from the
+// level's start to the end of the shards' load period (max_duration).
+func streamParts(shards, c int, proto sweep.SweepConfig) []*sweep.Results {
+	parts := shardParts(shards, []int{c})
+	chunks := make([]int64, 20)
+	for j := range chunks {
+		chunks[j] = int64(50_000 + 10_000*j)
+	}
+	for _, p := range parts {
+		l := p.Levels[0]
+		p.Config.Sweep = proto
+		p.Records = p.Records[:0]
+		for w := l.Shard.FirstWorker; w < l.Shard.FirstWorker+l.Shard.Workers; w++ {
+			for s, seq := l.WarmupStart+int64(w)*int64(60*time.Millisecond), 0; s < l.W1; s, seq = s+int64(240*time.Millisecond), seq+1 {
+				p.Records = append(p.Records, sweep.Record{
+					Level: 0, Concurrency: c, Worker: w, Seq: seq, Sent: s,
+					TTFT: 50 * time.Millisecond, E2E: 240 * time.Millisecond, Chunks: chunks,
+					OutputTokens: 20, Status: sweep.StatusOK,
+				})
+			}
+		}
+	}
+	return parts
+}
+
+// TestMergeChoosesWindow: the merge ends each window where the one-process controller would:
+// the first whole slice from duration on where the union of the shards has min_requests
+// completions and passes the steady-state test; never past the shards' load period.
+func TestMergeChoosesWindow(t *testing.T) {
+	const c = 4
+	for _, minReq := range []int{1, 30, 1000} {
+		proto := shardProtocol()
+		proto.MinRequests = minReq
+		parts := streamParts(2, c, proto)
+		merged, _, err := sweep.MergeShards(parts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := merged.Levels[0]
+		slice := int64(proto.Duration) / sweep.MinSlices
+		// The expected end: the smallest k ≥ 10 slices with minReq completions in [W0, W0+k·slice)
+		// (the stream is steady), capped at the load period.
+		kmax := int(int64(proto.MaxDuration) / slice)
+		want := kmax
+		for k := sweep.MinSlices; k <= kmax; k++ {
+			done := 0
+			for _, r := range merged.Records {
+				if d := r.Done(); d >= run.W0 && d < run.W0+int64(k)*slice {
+					done++
+				}
+			}
+			if done >= minReq {
+				want = k
+				break
+			}
+		}
+		if got := int((run.W1 - run.W0) / slice); got != want || (run.W1-run.W0)%slice != 0 {
+			t.Errorf("min_requests %d: window of %d slices, want %d", minReq, got, want)
+		}
+		if steady := minReq <= c*int(proto.MaxDuration/(240*time.Millisecond)); run.Steady != steady {
+			t.Errorf("min_requests %d: steady %v (%s), want %v", minReq, run.Steady, run.NotSteadyReason, steady)
+		}
+		if minReq == 30 && (want == sweep.MinSlices || want == kmax) {
+			t.Errorf("min_requests 30 should end the window between duration and max_duration, not at %d slices", want)
+		}
 	}
 }

@@ -37,9 +37,15 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 		fset.Usage()
 		return usageError("merge: -o DIR is required")
 	}
+	interrupted := func() error {
+		if ctx.Err() != nil || e.interrupt.Err() != nil {
+			return withCode(exitInterrupted, errors.New("merge interrupted: nothing written"))
+		}
+		return nil
+	}
 	parts := make([]*sweep.Results, 0, len(pos))
 	for _, p := range pos {
-		if err := ctx.Err(); err != nil {
+		if err := interrupted(); err != nil {
 			return err
 		}
 		res, err := sweep.ReadResults(p)
@@ -57,6 +63,14 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 	}
 	for _, w := range warnings {
 		fmt.Fprintf(e.stderr, "kneecap: merge: warning: %s\n", w)
+	}
+	if err := interrupted(); err != nil {
+		return err
+	}
+	for _, name := range []string{sweep.LevelsFile, sweep.RecordsFile} {
+		if exists(filepath.Join(*out, name)) {
+			return usageError("merge: %s already holds a run (%s): choose another -o", *out, name)
+		}
 	}
 	if _, err := checkWritable(*out); err != nil {
 		return usageError("merge: %w", err)

@@ -107,8 +107,18 @@ func TestShardedSweepCLI(t *testing.T) {
 	if res.Shards != 2 || res.Config.Shard.Sharded() || len(res.Levels) != 3 || res.StopReason != sweep.StopDone {
 		t.Fatalf("merged run: %d shards, shard config %+v, %d levels, stop %q", res.Shards, res.Config.Shard, len(res.Levels), res.StopReason)
 	}
+	shard0, err := sweep.ReadResults(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
 	groups := groupRecords(res.Levels, res.Records)
 	for i, l := range res.Levels {
+		// Server metrics are summarised over the merged window, which ends at or before the
+		// shards' load period: no more samples than the shard's, from the same series.
+		if s, m := shard0.Levels[i].Server, l.Server; s != nil && m != nil &&
+			(m.Samples > s.Samples || strings.Join(m.Series, ",") != strings.Join(s.Series, ",")) {
+			t.Errorf("level %d: merged server metrics %d samples of %q, shard 0 %d of %q", l.Concurrency, m.Samples, m.Series, s.Samples, s.Series)
+		}
 		workers := map[int]bool{}
 		for _, r := range groups[i] {
 			workers[r.Worker] = true
@@ -134,8 +144,25 @@ func TestShardedSweepCLI(t *testing.T) {
 	}
 	// A second merge into the same directory must not overwrite the run.
 	e, _, _ = testEnv()
-	if err := run(context.Background(), e, []string{"merge", dirs[0], dirs[1], "-o", out}); exitCode(err) != exitUsage {
-		t.Errorf("merge into a results directory: exit %d (%v), want %d", exitCode(err), err, exitUsage)
+	if err := run(context.Background(), e, []string{"merge", dirs[0], dirs[1], "-o", out}); exitCode(err) != exitUsage ||
+		!strings.Contains(errString(err), "choose another -o") || strings.Contains(errString(err), "--resume") {
+		t.Errorf("merge into a results directory: exit %d (%v), want %d and another -o", exitCode(err), err, exitUsage)
+	}
+	// An interrupt before the merge writes anything: exit 130, nothing written.
+	ictx, cancel := context.WithCancel(context.Background())
+	cancel()
+	e, _, _ = testEnv()
+	e.interrupt = ictx
+	if err := run(context.Background(), e, []string{"merge", dirs[0], dirs[1], "-o", filepath.Join(tmp, "cut")}); exitCode(err) != exitInterrupted {
+		t.Errorf("interrupted merge: exit %d (%v), want %d", exitCode(err), err, exitInterrupted)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "cut")); err == nil {
+		t.Error("an interrupted merge created its output directory")
+	}
+	// Nor can one process resume the merged sweep.
+	e, _, _ = testEnv()
+	if err := run(context.Background(), e, []string{"sweep", "--resume", out}); exitCode(err) != exitUsage || !strings.Contains(errString(err), "merges 2 shards") {
+		t.Errorf("resume of a merge: exit %d (%v), want %d", exitCode(err), err, exitUsage)
 	}
 }
 

@@ -117,6 +117,9 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		if head, err := sweep.ReadResultsMeta(fl.resume); err == nil && head.Config.Shard.Sharded() {
 			return usageError("sweep: --resume %s: shard %s ran on a schedule shared with the other shards, which has passed: run every shard again with a new --start-at",
 				fl.resume, head.Config.Shard)
+		} else if err == nil && head.Shards > 0 {
+			return usageError("sweep: --resume %s: it merges %d shards; one process cannot continue their sweep: run every shard again with a new --start-at",
+				fl.resume, head.Shards)
 		}
 		dir, done, err = sweep.ResumeDir(fl.resume)
 		if err != nil {
@@ -251,8 +254,9 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	if schedule != nil {
 		plan.Judge = nil
 		period := schedule.Period(cfg.Sweep)
-		fmt.Fprintf(e.stderr, "kneecap: shard %s: level 1 starts at %s, then one level every %s (warmup + max_duration + drain_timeout + cooldown); the last ends by %s. Stop rules other than stop.budget are not applied: the shards cannot agree on them.\n",
-			shard, schedule.Start.UTC().Format(time.RFC3339), period, schedule.LevelStart(cfg.Sweep, len(levels)).UTC().Format(time.RFC3339))
+		fmt.Fprintf(e.stderr, "kneecap: shard %s: level 1 starts at %s, then one level every %s (warmup + max_duration + drain_timeout + cooldown + %s); the last ends by %s. Stop rules other than stop.budget are not applied: the shards cannot agree on them.\n",
+			shard, schedule.Start.UTC().Format(time.RFC3339Nano), period, sweep.ScheduleSlack,
+			schedule.LevelEnd(cfg.Sweep, len(levels)-1).UTC().Format(time.RFC3339Nano))
 	}
 	if done != nil {
 		plan.StartIndex = len(done.Levels)
