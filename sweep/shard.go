@@ -86,8 +86,9 @@ const warmupLateNote = "at the scheduled end of warmup"
 
 // MergeShards combines the results of every shard of one sharded sweep (ShardConfig) into the
 // results of the whole sweep, as if one process had run every worker: each level's records
-// are the union of the shards' records, its window is the shards' common window, and the
-// steady-state verdict, slice TPS and notes are computed again from the union. Client
+// are the union of the shards' records, its window is chosen from the union as the
+// one-process controller would (see Schedule), and the steady-state verdict, slice TPS and
+// notes are computed again from the union. Client
 // diagnostics take the worst shard (a level is client-bound when any shard was); server
 // metrics come from the lowest-numbered shard that scraped them.
 //
@@ -147,6 +148,9 @@ func MergeShards(parts []*Results) (*Results, []string, error) {
 	}
 
 	first := ordered[0]
+	if d := first.Config.Sweep.Duration; d < MinSlices {
+		return nil, nil, fmt.Errorf("merge: %s: sweep.duration %s is shorter than its %d slices", first.Dir, d, MinSlices)
+	}
 	cfg := first.Config
 	cfg.Shard = ShardConfig{}
 	cfg.Output.Dir = ""
