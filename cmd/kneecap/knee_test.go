@@ -53,10 +53,11 @@ sweep:
 				t.Fatalf("sweep: %v\n%s", err, stderr)
 			}
 			m := readJSON(t, filepath.Join(dir, "analysis.json"))
-			// Levels whose client threads waited for a CPU (another process on this shared
-			// machine took it) are flagged client-bound and excluded from the fits, as they
-			// should be; the knee is then unknowable and the run proves nothing either way.
-			starved := strings.Contains(fmt.Sprint(m["warnings"]), "run-queue wait")
+			// Levels where the client was starved (its threads waited for a CPU another process
+			// took, or Go's scheduler lagged) are flagged client-bound and excluded from the
+			// fits, as they should be; the knee is then unknowable and the run proves nothing
+			// either way.
+			starved := strings.Contains(fmt.Sprint(m["warnings"]), "client-bound")
 			for _, c := range []struct {
 				name string
 				keys []string

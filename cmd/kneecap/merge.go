@@ -14,10 +14,11 @@ import (
 
 const mergeUsage = "SHARD_DIR... -o DIR\n\n" +
 	"Merges the results directories of every shard of a sharded sweep (kneecap sweep --shard I/N\n" +
-	"--start-at TIME, DESIGN §8) into one results directory DIR, as if one process had run every\n" +
-	"worker: each level's records are the union of the shards', its steady-state verdict is\n" +
-	"computed again, and DIR gets the analysis, charts and reports of `kneecap sweep`. Every\n" +
-	"shard must be given once; levels that not every shard finished are left out, with a warning."
+	"--start-at TIME; see docs/sharding.md) into one results directory DIR, as if one process\n" +
+	"had run every worker: each level's records are the union of the shards', its window and\n" +
+	"steady-state verdict are chosen again as one process would, and DIR gets the analysis,\n" +
+	"charts and reports of `kneecap sweep`. Every shard must be given once; levels that not\n" +
+	"every shard finished are left out, with a warning."
 
 // cmdMerge runs `kneecap merge SHARD_DIR... -o DIR`. A missing or duplicate shard, shards of
 // different sweeps, or an unreadable directory is a usage error (exit 2) naming the

@@ -130,7 +130,7 @@ func waitLevels(t *testing.T, p *proc, dir string, n int) []sweep.LevelRun {
 }
 
 // signalConfig is a two-level sweep of the in-process simulator whose levels each take
-// about 3.3 s (200 ms warmup, a 3 s window, requests of about 100 ms).
+// about 5.3 s (200 ms warmup, a 5 s window, requests of about 100 ms).
 func signalConfig(t *testing.T) string {
 	return writeTestConfig(t, `name: signals
 simulator: {profile: fixed, ttft: 20ms, itl: 5ms}
@@ -138,9 +138,9 @@ workload: {input_tokens: {mean: 16}, output_tokens: {mean: 16}}
 sweep:
   levels: [1, 2]
   warmup: 200ms
-  duration: 3s
+  duration: 5s
   min_requests: 5
-  max_duration: 3s
+  max_duration: 5s
   drain_timeout: 5s
 `)
 }
@@ -170,8 +170,8 @@ func TestSIGINTDuringSecondLevel(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	p := startKneecap(t, "sweep", "-c", signalConfig(t), "-o", dir)
 	waitLevels(t, p, dir, 1)
-	// Level 2 starts as level 1 is written (no cooldown); its window lasts ≥ 3 s. The two
-	// seconds are the scenario's moment, not a synchronisation.
+	// Level 2 starts as level 1 is written (no cooldown); its window lasts ≥ 5 s. The two
+	// seconds are the scenario's moment, not a synchronisation (3 s to spare).
 	select {
 	case <-time.After(2 * time.Second):
 	case <-p.done:
@@ -214,19 +214,27 @@ sweep:
   min_requests: 1
   max_duration: 30s
   drain_timeout: 60s
+server_metrics: {interval: 50ms}
 `)
 	dir := filepath.Join(t.TempDir(), "run")
 	p := startKneecap(t, "sweep", "-c", cfg, "-o", dir)
-	// Wait until the sweep is running: levels.json exists (written before the first level).
+	// Wait until all four requests are in flight: the simulator's running count, scraped into
+	// server_metrics.jsonl as it is taken. (levels.json exists before the level starts: a
+	// signal then stops the sweep before any request.)
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	for ok := false; !ok; {
-		_, err := os.Stat(filepath.Join(dir, sweep.LevelsFile))
-		ok = err == nil
+	limit := time.After(deadline)
+	for running := false; !running; {
+		samples, _ := sweep.ReadServerMetrics(filepath.Join(dir, sweep.ServerMetricsFile))
+		for _, s := range samples {
+			running = running || s.Running != nil && *s.Running >= 4
+		}
 		select {
 		case <-tick.C:
 		case <-p.done:
 			t.Fatalf("kneecap exited early\n%s", p.stderr.String())
+		case <-limit:
+			t.Fatalf("no scrape showed 4 requests running within %v\n%s", deadline, p.stderr.String())
 		}
 	}
 	p.signal(t, syscall.SIGTERM)
