@@ -143,6 +143,9 @@ type Meta struct {
 	Source string `json:"source,omitempty"`
 	// StopReason is why the sweep stopped, when known.
 	StopReason string `json:"stop_reason,omitempty"`
+	// LoadGenerators is the number of kneecap processes whose load was merged (`kneecap
+	// merge` of a sharded sweep); 0 for one process.
+	LoadGenerators int `json:"load_generators,omitempty"`
 }
 
 // USL is a fit of the Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)).

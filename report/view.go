@@ -453,6 +453,9 @@ func subtitle(m analysis.Meta) string {
 			parts = append(parts, s)
 		}
 	}
+	if m.LoadGenerators > 1 {
+		parts = append(parts, fmt.Sprintf("load from %d kneecap processes", m.LoadGenerators))
+	}
 	return strings.Join(parts, " · ")
 }
 

@@ -165,11 +165,12 @@ func analyzeRun(res *sweep.Results, opts analysis.Options) *analysis.Result {
 // runMeta describes a results directory's run for the reports.
 func runMeta(res *sweep.Results) analysis.Meta {
 	meta := analysis.Meta{
-		Name:       res.Config.Name,
-		Model:      res.Config.Target.Model,
-		Endpoint:   res.Endpoint,
-		Source:     res.Dir,
-		StopReason: res.StopReason,
+		Name:           res.Config.Name,
+		Model:          res.Config.Target.Model,
+		Endpoint:       res.Endpoint,
+		Source:         res.Dir,
+		StopReason:     res.StopReason,
+		LoadGenerators: res.Shards,
 	}
 	if !res.Start.IsZero() {
 		meta.Date = res.Start.UTC().Format(time.RFC3339)

@@ -97,7 +97,8 @@ func TestShardedSweepCLI(t *testing.T) {
 			t.Errorf("merged %s: %v (missing or empty)", f, err)
 		}
 	}
-	if !strings.Contains(stdout.String(), "kneecap · sharded · kneecap-sim") || !strings.Contains(stdout.String(), "report: "+out) {
+	if !strings.Contains(stdout.String(), "kneecap · sharded · kneecap-sim") || !strings.Contains(stdout.String(), "load from 2 kneecap processes") ||
+		!strings.Contains(stdout.String(), "report: "+out) {
 		t.Errorf("merge printed no analysis:\n%s", stdout)
 	}
 	res, err := sweep.ReadResults(out)
@@ -134,13 +135,19 @@ func TestShardedSweepCLI(t *testing.T) {
 		}
 	}
 	var a struct {
+		Meta struct {
+			LoadGenerators int `json:"load_generators"`
+		} `json:"meta"`
 		Levels []struct {
 			Concurrency int `json:"concurrency"`
 		} `json:"levels"`
 	}
 	b, err := os.ReadFile(filepath.Join(out, "analysis.json"))
-	if err != nil || json.Unmarshal(b, &a) != nil || len(a.Levels) != 3 || a.Levels[2].Concurrency != 6 {
-		t.Errorf("analysis.json levels %+v (%v)", a.Levels, err)
+	if err != nil || json.Unmarshal(b, &a) != nil || len(a.Levels) != 3 || a.Levels[2].Concurrency != 6 || a.Meta.LoadGenerators != 2 {
+		t.Errorf("analysis.json meta %+v, levels %+v (%v)", a.Meta, a.Levels, err)
+	}
+	if md, err := os.ReadFile(filepath.Join(out, "report.md")); err != nil || !strings.Contains(string(md), "load from 2 kneecap processes") {
+		t.Errorf("report.md does not say the load came from 2 processes (%v)", err)
 	}
 	// A second merge into the same directory must not overwrite the run.
 	e, _, _ = testEnv()
