@@ -501,7 +501,13 @@ drain:
 		notes = append(notes, fmt.Sprintf("%d requests still in flight at drain_timeout (%s) were cancelled",
 			run.Cancelled, proto.DrainTimeout))
 	}
-	notes = append(notes, finishWindow(&run, records, proto, slice, end)...)
+	verdict := finishWindow(&run, records, proto, slice, end)
+	if sched != nil && !run.Interrupted {
+		// A shard holds a part of the level: steadiness and min_requests are judged on the
+		// union of the shards' records by MergeShards, so this part's verdict is not given.
+		run.Steady, run.NotSteadyReason, verdict = false, "one shard's part of the level: kneecap merge judges the whole", nil
+	}
+	notes = append(notes, verdict...)
 	if cs != nil {
 		cs.ConnWaitP99 = connWaitP99(records, run.W0, run.W1)
 		cs.classify()

@@ -740,6 +740,8 @@ func (c Config) Validate() error {
 	// shard (DESIGN §8)
 	if sh := c.Shard; sh.Count < 0 {
 		bad("shard.count", "is %d: must be ≥ 0 (0 = not sharded)", sh.Count)
+	} else if sh.Count == 0 && (sh.StartAt != "" || sh.Index != 0) {
+		badAt("shard.count", []string{"shard.start_at", "shard.index", "shard.count"}, "missing: shard.start_at or shard.index is set, but a sharded sweep also needs its shard count (--shard I/N)")
 	} else if sh.Count > 0 {
 		if sh.Index < 0 || sh.Index >= sh.Count {
 			bad("shard.index", "is %d: must be in [0, %d)", sh.Index, sh.Count)

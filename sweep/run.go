@@ -184,13 +184,6 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 			levelAt = sched.LevelStart(plan.Protocol, i)
 			loadEnd = sched.LevelEnd(plan.Protocol, i).Add(-plan.Protocol.DrainTimeout)
 			cool = time.Until(levelAt)
-			if late := -cool; late > plan.Protocol.Warmup/2 {
-				// The other shards started this level long ago: joining now would load the
-				// server with a part of the level's workers during the others' window.
-				out.StopReason = fmt.Sprintf("%s: level %d (concurrency %d) was due at %s, %s ago", StopScheduleMissed,
-					i+1, plan.Levels[i], levelAt.UTC().Format(time.RFC3339Nano), late.Round(time.Millisecond))
-				break
-			}
 		}
 		if budget > 0 && loadEnd.Sub(budgetFrom) > budget {
 			out.StopReason = StopBudget
@@ -198,6 +191,14 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 		}
 		if reason := wait(ctx, interrupt, cool); reason != "" {
 			out.StopReason = reason
+			break
+		}
+		if late := time.Since(levelAt); sched != nil && late > plan.Protocol.Warmup/2 {
+			// The other shards started this level long ago (this process was late to start,
+			// or stopped): joining now would load the server with a part of the level's
+			// workers during the others' window.
+			out.StopReason = fmt.Sprintf("%s: level %d (concurrency %d) was due at %s, %s ago", StopScheduleMissed,
+				i+1, plan.Levels[i], levelAt.UTC().Format(time.RFC3339Nano), late.Round(time.Millisecond))
 			break
 		}
 		run, records, end := runLevel(ctx, sig, &plan, client, i)

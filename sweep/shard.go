@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -81,7 +79,7 @@ type ShardPart struct {
 }
 
 // warmupLateNote starts a shard's note that some of its workers had not completed a request
-// by the scheduled end of warmup; MergeShards carries it over.
+// by the scheduled end of warmup (the merge then starts the window later: see mergeLevel).
 const warmupLateNote = "at the scheduled end of warmup"
 
 // MergeShards combines the results of every shard of one sharded sweep (ShardConfig) into the
@@ -226,10 +224,15 @@ func MergeShards(parts []*Results) (*Results, []string, error) {
 	reasons := map[string][]string{}
 	var order []string
 	for _, p := range ordered {
-		if _, seen := reasons[p.StopReason]; !seen {
-			order = append(order, p.StopReason)
+		reason := p.StopReason
+		if reason == "" {
+			reason = "did not finish (no stop reason: killed?)"
+			warnings = append(warnings, fmt.Sprintf("shard %s did not finish: its levels.json has no stop reason (was it killed?)", p.Config.Shard))
 		}
-		reasons[p.StopReason] = append(reasons[p.StopReason], p.Config.Shard.String())
+		if _, seen := reasons[reason]; !seen {
+			order = append(order, reason)
+		}
+		reasons[reason] = append(reasons[reason], p.Config.Shard.String())
 	}
 	if len(order) == 1 {
 		out.StopReason = order[0]
@@ -271,7 +274,7 @@ func mergeLevel(parts []LevelRun, records []Record, proto SweepConfig, server fu
 	}
 	interrupted := false
 	next := 0 // the next worker the shards' ranges must cover
-	var shardNotes, boundWhy []string
+	var boundWhy []string
 	var cs *ClientStats
 	for i, p := range parts {
 		if p.Index != p0.Index || p.Concurrency != p0.Concurrency {
@@ -290,11 +293,6 @@ func mergeLevel(parts []LevelRun, records []Record, proto SweepConfig, server fu
 		if r := parts[max(ref, 0)]; !p.Interrupted && (p.W0 != r.W0 || p.W1 != r.W1) {
 			return run, fmt.Errorf("%s: shard %d/%d's window [%d, %d) differs from shard %d/%d's [%d, %d): not one schedule",
 				name, i, len(parts), p.W0, p.W1, ref, len(parts), r.W0, r.W1)
-		}
-		for _, note := range p.Notes {
-			if strings.HasPrefix(note, warmupLateNote) {
-				shardNotes = append(shardNotes, fmt.Sprintf("shard %d/%d: %s", i, len(parts), note))
-			}
 		}
 		// Client diagnostics cover each shard's whole load period, not only the merged
 		// window: CPU and scheduling latency are not kept per slice.
@@ -315,7 +313,7 @@ func mergeLevel(parts []LevelRun, records []Record, proto SweepConfig, server fu
 	}
 	run.W1 = max(run.W1, run.W0)
 	sort.SliceStable(records, func(a, b int) bool { return records[a].Sent < records[b].Sent })
-	notes := slices.Clone(shardNotes)
+	var notes []string
 	if run.Cancelled > 0 {
 		notes = append(notes, fmt.Sprintf("%d requests still in flight at the scheduled end of the drain were cancelled", run.Cancelled))
 	}
@@ -324,14 +322,46 @@ func mergeLevel(parts []LevelRun, records []Record, proto SweepConfig, server fu
 		end = endInterrupt
 	}
 	slice := int64(proto.Duration) / MinSlices
+	if !interrupted {
+		// One process ends its warmup only when every worker has completed a request; a
+		// shard cannot wait for the others, so the window starts at the first slice boundary
+		// after the last worker's first completion (its first request, whatever its status).
+		first := map[int]int64{}
+		for i := range records {
+			if r := &records[i]; r.Seq == 0 {
+				first[r.Worker] = r.Done()
+			}
+		}
+		late, last := 0, run.W0
+		for _, d := range first {
+			if d > run.W0 {
+				late++
+				last = max(last, d)
+			}
+		}
+		if late > 0 {
+			w0 := min(run.W0+(last-run.W0+slice-1)/slice*slice, run.W1)
+			notes = append(notes, fmt.Sprintf("window starts %s after the scheduled end of warmup: %d of %d workers had not completed a request by then (one process extends its warmup until every worker has)",
+				time.Duration(w0-run.W0), late, p0.Concurrency))
+			run.W0 = w0
+		}
+	}
 	if kmax := int((run.W1 - run.W0) / slice); !interrupted && kmax >= MinSlices {
 		// The shards loaded the server for the longest window; the window is the shortest
-		// steady one with min_requests completions, as the one-process controller decides.
+		// steady one with min_requests completions, as the one-process controller decides,
+		// among the windows it could have tested: those ending before the oldest request in
+		// flight when its longest window ended (its horizon then).
+		horizon := run.W1
+		for i := range records {
+			if r := &records[i]; r.Sent < run.W1 && r.Done() > run.W1 {
+				horizon = min(horizon, r.Sent)
+			}
+		}
 		win := newWindow(run.W0, slice, MinSlices, kmax)
 		for i := range records {
 			win.add(&records[i])
 		}
-		if k := win.decide(math.MaxInt64, proto.MinRequests, proto.CITarget); k > 0 {
+		if k := win.decide(horizon, proto.MinRequests, proto.CITarget); k > 0 {
 			run.W1 = run.W0 + slice*int64(k)
 		}
 	}
@@ -358,6 +388,9 @@ func mergeLevel(parts []LevelRun, records []Record, proto SweepConfig, server fu
 		cs.ConnWaitP99 = connWaitP99(records, run.W0, run.W1)
 		cs.classify()
 		if len(boundWhy) > 0 {
+			if cs.Reason != "" {
+				boundWhy = append([]string{"merged: " + cs.Reason}, boundWhy...)
+			}
 			cs.Bound, cs.Reason = true, strings.Join(boundWhy, "; ")
 		}
 		run.Client = cs
@@ -369,11 +402,18 @@ func mergeLevel(parts []LevelRun, records []Record, proto SweepConfig, server fu
 	return run, nil
 }
 
-// configDiff names the sections (top-level keys) of two shards' configurations that differ,
-// ignoring shard.index and output.dir, which differ between shards by design.
+// configDiff names the sections (top-level keys) of two shards' configurations that differ
+// in what loads the server, ignoring shard.index and output.dir, which differ between shards
+// by design, and slo, analysis and plan, which only the analysis of the merge uses (the
+// first shard's). start_at is compared as an instant.
 func configDiff(a, b Config) []string {
-	a.Shard.Index, b.Shard.Index = 0, 0
-	a.Output.Dir, b.Output.Dir = "", ""
+	for _, c := range []*Config{&a, &b} {
+		c.Shard.Index, c.Output.Dir = 0, ""
+		c.SLO, c.Analysis, c.Plan = SLOConfig{}, AnalysisConfig{}, PlanConfig{}
+		if t, err := c.Shard.Start(); err == nil {
+			c.Shard.StartAt = t.UTC().Format(time.RFC3339Nano)
+		}
+	}
 	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
 	t := va.Type()
 	var diff []string

@@ -302,9 +302,9 @@ func TestMergeShardsPartial(t *testing.T) {
 }
 
 // streamParts builds the shards' results of one level of c workers running back-to-back
-// 240 ms requests (20 tokens 10 ms apart after a 50 ms TTFT), phases 60 ms apart, from the
-// level's start to the end of the shards' load period (max_duration).
-func streamParts(shards, c int, proto sweep.SweepConfig) []*sweep.Results {
+// 240 ms requests (20 tokens 10 ms apart after a 50 ms TTFT), worker w starting w·phase after
+// the level's start, to the end of the shards' load period (max_duration).
+func streamParts(shards, c int, proto sweep.SweepConfig, phase time.Duration) []*sweep.Results {
 	parts := shardParts(shards, []int{c})
 	chunks := make([]int64, 20)
 	for j := range chunks {
@@ -315,7 +315,7 @@ func streamParts(shards, c int, proto sweep.SweepConfig) []*sweep.Results {
 		p.Config.Sweep = proto
 		p.Records = p.Records[:0]
 		for w := l.Shard.FirstWorker; w < l.Shard.FirstWorker+l.Shard.Workers; w++ {
-			for s, seq := l.WarmupStart+int64(w)*int64(60*time.Millisecond), 0; s < l.W1; s, seq = s+int64(240*time.Millisecond), seq+1 {
+			for s, seq := l.WarmupStart+int64(w)*int64(phase), 0; s < l.W1; s, seq = s+int64(240*time.Millisecond), seq+1 {
 				p.Records = append(p.Records, sweep.Record{
 					Level: 0, Concurrency: c, Worker: w, Seq: seq, Sent: s,
 					TTFT: 50 * time.Millisecond, E2E: 240 * time.Millisecond, Chunks: chunks,
@@ -329,43 +329,77 @@ func streamParts(shards, c int, proto sweep.SweepConfig) []*sweep.Results {
 
 // TestMergeChoosesWindow: the merge ends each window where the one-process controller would:
 // the first whole slice from duration on where the union of the shards has min_requests
-// completions and passes the steady-state test; never past the shards' load period.
+// completions and passes the steady-state test, among the windows that end before the oldest
+// request in flight at the end of the load period (the controller's horizon then); else the
+// whole load period, not steady.
 func TestMergeChoosesWindow(t *testing.T) {
 	const c = 4
-	for _, minReq := range []int{1, 30, 1000} {
+	for _, minReq := range []int{1, 30, 32, 1000} {
 		proto := shardProtocol()
 		proto.MinRequests = minReq
-		parts := streamParts(2, c, proto)
+		parts := streamParts(2, c, proto, 60*time.Millisecond)
 		merged, _, err := sweep.MergeShards(parts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		run := merged.Levels[0]
 		slice := int64(proto.Duration) / sweep.MinSlices
+		end := parts[0].Levels[0].W1
+		horizon := end
+		for _, r := range merged.Records {
+			if r.Sent < end && r.Done() > end {
+				horizon = min(horizon, r.Sent)
+			}
+		}
 		// The expected end: the smallest k ≥ 10 slices with minReq completions in [W0, W0+k·slice)
-		// (the stream is steady), capped at the load period.
+		// (the stream is steady) and W0+k·slice ≤ horizon; else the load period, steady when
+		// the whole of it has minReq completions (the verdict is always given on the final
+		// window, as one process gives it at max_duration).
 		kmax := int(int64(proto.MaxDuration) / slice)
-		want := kmax
-		for k := sweep.MinSlices; k <= kmax; k++ {
-			done := 0
+		done := func(k int) int {
+			n := 0
 			for _, r := range merged.Records {
 				if d := r.Done(); d >= run.W0 && d < run.W0+int64(k)*slice {
-					done++
+					n++
 				}
 			}
-			if done >= minReq {
-				want = k
+			return n
+		}
+		want, steady := kmax, done(kmax) >= minReq
+		for k := sweep.MinSlices; run.W0+int64(k)*slice <= horizon; k++ {
+			if done(k) >= minReq {
+				want, steady = k, true
 				break
 			}
 		}
 		if got := int((run.W1 - run.W0) / slice); got != want || (run.W1-run.W0)%slice != 0 {
 			t.Errorf("min_requests %d: window of %d slices, want %d", minReq, got, want)
 		}
-		if steady := minReq <= c*int(proto.MaxDuration/(240*time.Millisecond)); run.Steady != steady {
+		if run.Steady != steady {
 			t.Errorf("min_requests %d: steady %v (%s), want %v", minReq, run.Steady, run.NotSteadyReason, steady)
 		}
 		if minReq == 30 && (want == sweep.MinSlices || want == kmax) {
 			t.Errorf("min_requests 30 should end the window between duration and max_duration, not at %d slices", want)
+		}
+	}
+
+	// A warmup too short for the last workers' first requests (worker 3 starts 3 × 200 ms in,
+	// at the scheduled window start, and ends 240 ms later; worker 2 ends 40 ms into it): one
+	// process would have waited for them, so the merged window starts at the next slice
+	// boundary, 300 ms later.
+	proto := shardProtocol()
+	parts := streamParts(2, c, proto, 200*time.Millisecond)
+	merged, _, err := sweep.MergeShards(parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := merged.Levels[0]
+	if shift := time.Duration(run.W0 - parts[0].Levels[0].W0); shift != 300*time.Millisecond || !hasNote(run, "window starts 300ms after the scheduled end of warmup: 2 of 4 workers") {
+		t.Errorf("window starts %v after the scheduled one, notes %q: want 300ms and a note", shift, run.Notes)
+	}
+	for _, r := range merged.Records {
+		if r.Seq == 0 && r.Phase == sweep.PhaseMeasure {
+			t.Errorf("worker %d's first request is in the window", r.Worker)
 		}
 	}
 }

@@ -123,6 +123,11 @@ func readRun(p string) (*analysis.Result, string, error) {
 	}
 	b, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
+		if head, herr := sweep.ReadResultsMeta(dir); herr == nil {
+			if err := sweep.CheckNotShard(head); err != nil {
+				return nil, "", usageError("compare: %w", err)
+			}
+		}
 		return nil, "", usageError("compare: %s: no analysis.json (run kneecap analyze %s first)", p, p)
 	}
 	if err != nil {

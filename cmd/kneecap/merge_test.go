@@ -77,6 +77,16 @@ func TestShardedSweepCLI(t *testing.T) {
 	if err := run(context.Background(), e, []string{"analyze", dirs[0]}); exitCode(err) != exitUsage || !strings.Contains(errString(err), "merge the shards first") {
 		t.Errorf("analyze of one shard: exit %d (%v), want %d telling to merge", exitCode(err), err, exitUsage)
 	}
+	e, _, _ = testEnv()
+	if err := run(context.Background(), e, []string{"compare", dirs[0], dirs[1], "-o", filepath.Join(tmp, "cmp")}); exitCode(err) != exitUsage || !strings.Contains(errString(err), "merge the shards first") {
+		t.Errorf("compare of shards: exit %d (%v), want %d telling to merge", exitCode(err), err, exitUsage)
+	}
+	e, _, _ = testEnv()
+	err = run(context.Background(), e, []string{"sweep", "-c", cfgPath, "--url", srv.URL, "--model", rc.Model,
+		"--shard", "1/2", "--start-at", time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "-o", dirs[0]})
+	if exitCode(err) != exitUsage || !strings.Contains(errString(err), "give each shard its own -o") {
+		t.Errorf("a shard into another shard's directory: exit %d (%v), want %d", exitCode(err), err, exitUsage)
+	}
 	e, _, stderr = testEnv()
 	err = run(context.Background(), e, []string{"merge", dirs[0], "-o", filepath.Join(tmp, "half")})
 	if exitCode(err) != exitUsage || !strings.Contains(stderr.String(), "shard 1/2 missing") {
@@ -189,6 +199,7 @@ func TestShardFlagErrors(t *testing.T) {
 		{append([]string{"--shard", "0/2", "--start-at", "2020-01-01T00:00:00Z"}, url...), "passed"},
 		{[]string{"--shard", "0/2", "--start-at", future}, "needs target.url"},
 		{append([]string{"--shard", "0/2", "--start-at", future, "--warmup", "0s"}, url...), "needs a warmup > 0"},
+		{append([]string{"--start-at", future}, url...), "needs its shard count (--shard I/N)"},
 	}
 	for _, tc := range cases {
 		e, _, stderr := testEnv()

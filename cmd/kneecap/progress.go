@@ -28,6 +28,8 @@ type levelSummary struct {
 	// TTFT, TPOT and E2E percentiles over successful requests sent inside the window.
 	TTFTP50, TTFTP95, TPOTP50, E2EP50 time.Duration
 	Steady, Interrupted               bool
+	// Part reports a shard's part of a level, whose verdict only the merge gives.
+	Part bool
 }
 
 // summarizeLevel computes a level's table numbers from its records with the analysis
@@ -54,6 +56,7 @@ func summarizeLevel(run sweep.LevelRun, records []sweep.Record) levelSummary {
 		E2EP50:      dur(lv.E2E.P50),
 		Steady:      run.Steady,
 		Interrupted: run.Interrupted,
+		Part:        run.Shard != nil,
 	}
 }
 
@@ -70,6 +73,8 @@ func writeTableRow(w io.Writer, s levelSummary) {
 	switch {
 	case s.Interrupted:
 		steady = "interrupted"
+	case s.Part:
+		steady = "part" // a shard's part of the level: kneecap merge gives the verdict
 	case !s.Steady:
 		steady = "NO"
 	}

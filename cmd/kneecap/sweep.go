@@ -169,6 +169,9 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	outDir := ""
 	if dir == nil {
 		outDir = resultsDirPath(cfg, time.Now())
+		if shard.Sharded() && exists(filepath.Join(outDir, sweep.LevelsFile)) {
+			return usageError("sweep: results directory %s already holds a run: give each shard its own -o", outDir)
+		}
 		created, err := checkWritable(outDir)
 		if err != nil {
 			return usageError("sweep: results directory: %w", err)
@@ -254,9 +257,14 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	if schedule != nil {
 		plan.Judge = nil
 		period := schedule.Period(cfg.Sweep)
-		fmt.Fprintf(e.stderr, "kneecap: shard %s: level 1 starts at %s, then one level every %s (warmup + max_duration + drain_timeout + cooldown + %s); the last ends by %s. Stop rules other than stop.budget are not applied: the shards cannot agree on them.\n",
+		// The last level the budget admits (each starts only if its load ends within it).
+		last := len(levels) - 1
+		for b := cfg.Sweep.Stop.Budget; b > 0 && last > 0 && schedule.LevelEnd(cfg.Sweep, last).Add(-cfg.Sweep.DrainTimeout).Sub(schedule.Start) > b; {
+			last--
+		}
+		fmt.Fprintf(e.stderr, "kneecap: shard %s: level 1 starts at %s, then one level every %s (warmup + max_duration + drain_timeout + cooldown + %s); level %d, the last to run, ends by %s. Stop rules other than stop.budget are not applied: the shards cannot agree on them.\n",
 			shard, schedule.Start.UTC().Format(time.RFC3339Nano), period, sweep.ScheduleSlack,
-			schedule.LevelEnd(cfg.Sweep, len(levels)-1).UTC().Format(time.RFC3339Nano))
+			last+1, schedule.LevelEnd(cfg.Sweep, last).UTC().Format(time.RFC3339Nano))
 	}
 	if done != nil {
 		plan.StartIndex = len(done.Levels)
