@@ -129,15 +129,7 @@ func TestThroughputDrawsHeadlineModel(t *testing.T) {
 	res.Knee.Method = "batch"
 	for method, want := range map[string]string{"batch": "batch fit (R²=0.998)", "hinge": "hinge fit (R²=0.980)", "usl": ""} {
 		res.Knee.Method = method
-		p, err := Throughput(res)
-		if err != nil {
-			t.Fatal(err)
-		}
-		svg, err := Render(p, testW, testH, "svg")
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := string(svg)
+		s := throughputSVG(t, res)
 		if want != "" && !strings.Contains(s, xmlEscape(want)) {
 			t.Errorf("%s headline: svg lacks %q", method, want)
 		}
@@ -175,15 +167,7 @@ func TestThroughputSLOBeyond(t *testing.T) {
 		}
 	}
 	res.SLO.Limit = "tpot_p95"
-	p, err := Throughput(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svg, err := Render(p, testW, testH, "svg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := string(svg); !strings.Contains(s, xmlEscape("SLO limit N≈64")) || strings.Contains(s, "last level") {
+	if s := throughputSVG(t, res); !strings.Contains(s, xmlEscape("SLO limit N≈64")) || strings.Contains(s, "last level") {
 		t.Errorf("binding SLO: want the \"SLO limit N≈64\" line only")
 	}
 }
@@ -492,4 +476,18 @@ func checkGolden(t *testing.T, path string, got []byte, format string) {
 	if frac := pngDiff(t, got, want); frac > 0.005 {
 		t.Errorf("%s: %.2f%% of pixels differ by more than 48/255, want ≤ 0.5%%", path, 100*frac)
 	}
+}
+
+// throughputSVG renders res's throughput chart as SVG text.
+func throughputSVG(t *testing.T, res *analysis.Result) string {
+	t.Helper()
+	p, err := Throughput(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg, err := Render(p, testW, testH, "svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(svg)
 }

@@ -329,10 +329,7 @@ func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, ind
 		l.boxes[i] = &mailbox{}
 	}
 	slice := int64(proto.Duration) / MinSlices
-	kmax := MinSlices
-	if proto.MaxDuration > proto.Duration {
-		kmax = max(kmax, int(int64(proto.MaxDuration)/slice))
-	}
+	kmax := maxSlices(proto)
 	tickEvery := min(time.Duration(slice)/4, 100*time.Millisecond)
 	tickEvery = max(tickEvery, 5*time.Millisecond)
 	tick := time.NewTicker(tickEvery)

@@ -44,14 +44,20 @@ func (s *Schedule) LevelEnd(p SweepConfig, k int) time.Time {
 	return s.LevelStart(p, k).Add(p.Warmup + scheduledWindow(p) + p.DrainTimeout)
 }
 
-// scheduledWindow is how long a shard loads the server after warmup: max_duration (at least
-// duration) in whole slices, as the one-process controller would at most measure.
+// scheduledWindow is how long a shard loads the server after warmup: the longest window the
+// one-process controller measures, max_duration (at least duration) in whole slices.
 func scheduledWindow(p SweepConfig) time.Duration {
 	slice := p.Duration / MinSlices
 	if slice <= 0 {
 		return p.Duration
 	}
-	return slice * time.Duration(max(MinSlices, int(p.MaxDuration/slice)))
+	return slice * time.Duration(maxSlices(p))
+}
+
+// maxSlices is the longest window in slices of duration ÷ MinSlices: max_duration, at least
+// MinSlices (duration). p.Duration must be at least MinSlices nanoseconds.
+func maxSlices(p SweepConfig) int {
+	return max(MinSlices, int(p.MaxDuration/(p.Duration/MinSlices)))
 }
 
 // LevelStart is when level k starts.

@@ -318,6 +318,90 @@ func TestSweepUsageDefaults(t *testing.T) {
 	}
 }
 
+// simProc is `kneecap sim` run as a real process, its stderr read line by line.
+type simProc struct {
+	cmd    *exec.Cmd
+	lines  chan string // stderr's lines; closed at its end
+	exited chan error  // cmd.Wait's result, once stderr has ended
+	got    []string    // the lines read so far
+	waited bool
+}
+
+// startSimProc starts `kneecap sim ARGS...`; the cleanup kills and reaps it.
+func startSimProc(t *testing.T, args ...string) *simProc {
+	t.Helper()
+	p := &simProc{
+		cmd:    exec.Command(kneecapBinary(t), append([]string{"sim"}, args...)...),
+		lines:  make(chan string, 64), // sim writes a handful of lines
+		exited: make(chan error, 1),
+	}
+	stderr, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+		p.exited <- p.cmd.Wait() // Wait closes the pipe: only after stderr is read to its end
+	}()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		for range p.lines {
+		}
+		if !p.waited {
+			<-p.exited
+		}
+	})
+	return p
+}
+
+// next returns the next stderr line; the test fails at stderr's end or after deadline.
+func (p *simProc) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case l, ok := <-p.lines:
+		if !ok {
+			t.Fatalf("stderr closed; so far %q", p.got)
+		}
+		p.got = append(p.got, l)
+		return l
+	case <-time.After(deadline):
+		t.Fatalf("no stderr line within %v; so far %q", deadline, p.got)
+	}
+	return ""
+}
+
+// signal sends sig to the process.
+func (p *simProc) signal(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wait reads stderr to its end and returns the exit error (nil for exit 0); the test fails if
+// the process has not exited within deadline.
+func (p *simProc) wait(t *testing.T) error {
+	t.Helper()
+	for l := range p.lines {
+		p.got = append(p.got, l)
+	}
+	select {
+	case err := <-p.exited:
+		p.waited = true
+		return err
+	case <-time.After(deadline):
+		t.Fatalf("sim did not exit within %v; stderr %q", deadline, p.got)
+	}
+	return nil
+}
+
 // TestSimSignal: `kneecap sim` (a real process) stops on SIGINT and on SIGTERM with a message
 // that fits a server, not the sweep's, and exits 0.
 func TestSimSignal(t *testing.T) {
@@ -327,73 +411,20 @@ func TestSimSignal(t *testing.T) {
 	if got := interruptMessage([]string{"sweep"}); !strings.Contains(got, "interrupt again") {
 		t.Errorf("interruptMessage(sweep) = %q", got)
 	}
-	bin := kneecapBinary(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			t.Parallel()
-			cmd := exec.Command(bin, "sim", "--profile", "fixed", "--addr", "127.0.0.1:0")
-			stderr, err := cmd.StderrPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			// Wait closes the pipe, so it is called once stderr is read to its end; until then
-			// (or on a failure) the cleanup kills and reaps the process.
-			exited := make(chan error, 1)
-			waiting := false
-			t.Cleanup(func() {
-				_ = cmd.Process.Kill()
-				if waiting {
-					<-exited
-				} else {
-					_ = cmd.Wait()
-				}
-			})
-			lines := make(chan string, 64) // sim writes a handful of lines
-			go func() {
-				defer close(lines)
-				sc := bufio.NewScanner(stderr)
-				for sc.Scan() {
-					lines <- sc.Text()
-				}
-			}()
-			var got []string
-			next := func() (string, bool) {
-				select {
-				case l, ok := <-lines:
-					if ok {
-						got = append(got, l)
-					}
-					return l, ok
-				case <-time.After(deadline):
-					t.Fatalf("no stderr line within %v; so far %q", deadline, got)
-					return "", false
-				}
-			}
+			p := startSimProc(t, "--profile", "fixed", "--addr", "127.0.0.1:0")
 			// The signal goes after the server says it is serving (so the handler is set).
-			if l, ok := next(); !ok || !strings.Contains(l, "serving http://127.0.0.1:") {
+			if l := p.next(t); !strings.Contains(l, "serving http://127.0.0.1:") {
 				t.Fatalf("first stderr line %q, want the serving line", l)
 			}
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
+			p.signal(t, sig)
+			if err := p.wait(t); err != nil {
+				t.Errorf("exit: %v, want 0; stderr %q", err, p.got)
 			}
-			for _, ok := next(); ok; _, ok = next() {
-			}
-			waiting = true
-			go func() { exited <- cmd.Wait() }()
-			select {
-			case err = <-exited:
-				exited <- err // for the cleanup
-			case <-time.After(deadline):
-				t.Fatalf("sim did not exit within %v of %v", deadline, sig)
-			}
-			if err != nil {
-				t.Errorf("exit: %v, want 0; stderr %q", err, got)
-			}
-			if len(got) != 2 || got[1] != "kneecap sim: stopping" {
-				t.Errorf("stderr %q, want the serving line then \"kneecap sim: stopping\"", got)
+			if len(p.got) != 2 || p.got[1] != "kneecap sim: stopping" {
+				t.Errorf("stderr %q, want the serving line then \"kneecap sim: stopping\"", p.got)
 			}
 		})
 	}
@@ -403,50 +434,12 @@ func TestSimSignal(t *testing.T) {
 // instead of waiting out sim.ShutdownGrace, says so, and still exits 0 (a server stopped as
 // asked). Before, it waited the grace and exited 1.
 func TestSimSecondSignal(t *testing.T) {
-	bin := kneecapBinary(t)
 	// A 1,000-token stream at 50 ms per token lasts 50 s: it is open at both signals.
-	cmd := exec.Command(bin, "sim", "--profile", "fixed", "--itl", "50ms", "--output-tokens", "1000", "--addr", "127.0.0.1:0")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 64)
-	exited := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-		exited <- cmd.Wait() // after stderr is read to its end
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		for range lines {
-		}
-		<-exited
-	})
-	var got []string
-	next := func() string {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("stderr closed; so far %q", got)
-			}
-			got = append(got, l)
-			return l
-		case <-time.After(deadline):
-			t.Fatalf("no stderr line within %v; so far %q", deadline, got)
-		}
-		return ""
-	}
-	_, rest, ok := strings.Cut(next(), "serving ")
+	p := startSimProc(t, "--profile", "fixed", "--itl", "50ms", "--output-tokens", "1000", "--addr", "127.0.0.1:0")
+	_, rest, ok := strings.Cut(p.next(t), "serving ")
 	url, _, _ := strings.Cut(rest, " ")
 	if !ok || !strings.HasPrefix(url, "http://127.0.0.1:") {
-		t.Fatalf("first stderr line %q, want the serving URL", got)
+		t.Fatalf("first stderr line %q, want the serving URL", p.got)
 	}
 	body := `{"model":"kneecap-sim","stream":true,"max_tokens":1000,"ignore_eos":true,"messages":[{"role":"user","content":"count"}]}`
 	resp, err := http.Post(url+"/chat/completions", "application/json", strings.NewReader(body))
@@ -464,28 +457,20 @@ func TestSimSecondSignal(t *testing.T) {
 			break
 		}
 	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	if l := next(); l != "kneecap sim: stopping" {
+	p.signal(t, syscall.SIGINT)
+	if l := p.next(t); l != "kneecap sim: stopping" {
 		t.Fatalf("after SIGINT: %q, want \"kneecap sim: stopping\"", l)
 	}
 	second := time.Now()
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
+	p.signal(t, syscall.SIGINT)
+	if err := p.wait(t); err != nil {
+		t.Errorf("exit: %v, want 0; stderr %q", err, p.got)
 	}
-	for l := range lines {
-		got = append(got, l)
-	}
-	if err := <-exited; err != nil {
-		t.Errorf("exit: %v, want 0; stderr %q", err, got)
-	}
-	exited <- nil // for the cleanup
 	// The cut is immediate; the grace (3 s) is the bound, 10 to 100 times what it takes.
 	if took := time.Since(second); took >= sim.ShutdownGrace {
 		t.Errorf("exited %v after the second signal, not before the %v grace ran out", took, sim.ShutdownGrace)
 	}
-	if !slices.Contains(got, "kneecap sim: streams still open were cut") {
-		t.Errorf("stderr %q does not say the open streams were cut", got)
+	if !slices.Contains(p.got, "kneecap sim: streams still open were cut") {
+		t.Errorf("stderr %q does not say the open streams were cut", p.got)
 	}
 }

@@ -68,12 +68,7 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 	if err := interrupted(); err != nil {
 		return err
 	}
-	for _, name := range []string{sweep.LevelsFile, sweep.RecordsFile} {
-		if exists(filepath.Join(*out, name)) {
-			return usageError("merge: %s already holds a run (%s): choose another -o", *out, name)
-		}
-	}
-	if _, err := checkWritable(*out); err != nil {
+	if _, err := checkWritable(*out, "choose another -o"); err != nil {
 		return usageError("merge: %w", err)
 	}
 	if err := writeMerged(*out, merged, parts); err != nil {

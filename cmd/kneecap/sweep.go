@@ -169,10 +169,11 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	outDir := ""
 	if dir == nil {
 		outDir = resultsDirPath(cfg, time.Now())
-		if shard.Sharded() && exists(filepath.Join(outDir, sweep.LevelsFile)) {
-			return usageError("sweep: results directory %s already holds a run: give each shard its own -o", outDir)
+		advice := fmt.Sprintf("continue it with --resume %s, or choose another -o", outDir)
+		if shard.Sharded() {
+			advice = "give each shard its own -o" // a shard cannot be resumed
 		}
-		created, err := checkWritable(outDir)
+		created, err := checkWritable(outDir, advice)
 		if err != nil {
 			return usageError("sweep: results directory: %w", err)
 		}
@@ -537,9 +538,10 @@ func resultsDirPath(cfg sweep.Config, now time.Time) string {
 	return filepath.Join("runs", now.UTC().Format("20060102T150405Z")+"-"+name+suffix)
 }
 
-// checkWritable creates dir if needed and checks that a file can be created in it. created
-// reports whether dir did not exist before.
-func checkWritable(dir string) (created bool, err error) {
+// checkWritable creates dir if needed and checks that a file can be created in it and that it
+// holds no run (the error then ends with advice). created reports whether dir did not exist
+// before.
+func checkWritable(dir, advice string) (created bool, err error) {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		created = true
 	}
@@ -557,7 +559,7 @@ func checkWritable(dir string) (created bool, err error) {
 	os.Remove(f.Name())
 	for _, name := range []string{sweep.LevelsFile, sweep.RecordsFile} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
-			return false, fmt.Errorf("%s already holds a run (%s): continue it with --resume %s, or choose another -o", dir, name, dir)
+			return false, fmt.Errorf("%s already holds a run (%s): %s", dir, name, advice)
 		}
 	}
 	return created, nil
