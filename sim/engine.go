@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,6 +89,12 @@ type engine struct {
 
 	mu    sync.Mutex
 	stats Stats
+	// inbox counts requests offered to submit that the last published stats do not yet
+	// show: offer raises it before sending, publish lowers it by what the engine took since
+	// the previous publish. Kept under mu with stats so that a snapshot counts every
+	// request exactly once, wherever it is between the handler and the waiting queue.
+	inbox int
+	taken int // enqueued since the last publish; engine goroutine only
 
 	waiting   []*request // FCFS; head first
 	running   []*request // admission order, oldest first
@@ -110,13 +117,37 @@ func newEngine(cfg Config, stop <-chan struct{}) *engine {
 }
 
 // snapshot returns the last published stats; Waiting includes submissions the engine has
-// not yet taken from its channel.
+// not yet published (still in its channel, or taken but not yet published).
 func (e *engine) snapshot() Stats {
 	e.mu.Lock()
 	st := e.stats
+	st.Waiting += e.inbox
 	e.mu.Unlock()
-	st.Waiting += len(e.submit)
 	return st
+}
+
+// offer hands r to the engine goroutine. It fails when ctx is done or the engine stops
+// before the engine takes r.
+func (e *engine) offer(ctx context.Context, stopped <-chan struct{}, r *request) error {
+	e.mu.Lock()
+	e.inbox++
+	e.mu.Unlock()
+	select {
+	case e.submit <- r:
+		return nil
+	case <-ctx.Done():
+		e.withdraw()
+		return ctx.Err()
+	case <-stopped:
+		e.withdraw()
+		return errStopped
+	}
+}
+
+func (e *engine) withdraw() {
+	e.mu.Lock()
+	e.inbox--
+	e.mu.Unlock()
 }
 
 // publish copies the engine state into the stats snapshot.
@@ -132,6 +163,8 @@ func (e *engine) publish() {
 		GenerationTokens: e.genTok,
 		Steps:            e.steps,
 	}
+	e.inbox -= e.taken
+	e.taken = 0
 	e.mu.Unlock()
 }
 
@@ -208,6 +241,7 @@ func (e *engine) drain() {
 func (e *engine) enqueue(r *request) {
 	r.prefillLeft = r.prompt
 	e.waiting = append(e.waiting, r)
+	e.taken++
 }
 
 // begin plans one step: it frees requests whose clients left, preempts when the KV cache

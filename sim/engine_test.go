@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"math"
 	"testing"
 	"time"
@@ -198,5 +199,48 @@ func BenchmarkStep(b *testing.B) {
 	for b.Loop() {
 		e.begin()
 		e.finish()
+	}
+}
+
+// TestSnapshotCountsEveryHandover: a request is counted as waiting exactly once at every stage
+// between the handler and the waiting queue. The engine goroutine's steps are taken by hand
+// here, so each stage is observed in turn: offered (in the channel), taken but not yet
+// published (the stage CI once caught, 3 of 4 queued requests shown), published, withdrawn.
+func TestSnapshotCountsEveryHandover(t *testing.T) {
+	rc, err := Resolve(Config{MaxNumSeqs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	e := newEngine(rc, stop)
+	wantWaiting := func(stage string, n int) {
+		t.Helper()
+		if st := e.snapshot(); st.Waiting != n {
+			t.Errorf("%s: snapshot shows %d waiting, want %d", stage, st.Waiting, n)
+		}
+	}
+	ctx := context.Background()
+	for i := range 2 {
+		if err := e.offer(ctx, stop, newRequest(uint64(i+1), 10, 10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantWaiting("in the channel", 2)
+	e.drain()
+	wantWaiting("taken, not published", 2)
+	e.publish()
+	wantWaiting("published", 2)
+	if e.inbox != 0 {
+		t.Errorf("inbox %d after publish, want 0", e.inbox)
+	}
+	// An offer that cannot be delivered (the engine stopped) is withdrawn.
+	full := newEngine(rc, stop)
+	full.submit = make(chan *request) // nobody receives
+	close(stop)
+	if err := full.offer(ctx, stop, newRequest(9, 10, 10)); err != errStopped {
+		t.Fatalf("offer to a stopped engine: %v, want errStopped", err)
+	}
+	if st := full.snapshot(); st.Waiting != 0 {
+		t.Errorf("withdrawn offer still counted: %d waiting", st.Waiting)
 	}
 }

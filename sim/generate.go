@@ -264,15 +264,11 @@ func (e *engineSource) start(ctx context.Context) error {
 	if e.submitted {
 		return nil
 	}
-	select {
-	case e.s.eng.submit <- e.req:
-		e.submitted = true
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-e.s.stop:
-		return errStopped
+	if err := e.s.eng.offer(ctx, e.s.stop, e.req); err != nil {
+		return err
 	}
+	e.submitted = true
+	return nil
 }
 
 func (e *engineSource) await(ctx context.Context, need int) (int, error) {

@@ -304,7 +304,9 @@ func TestBatchingQueue(t *testing.T) {
 		OutputDist: OutputFixed, OutputTokens: 1000})
 	c := newClient(url)
 	ctx := context.Background()
-	const nA, nB = 60, 10
+	// nA: the A requests run ~0.5 s, far longer than sending the B requests takes on a loaded
+	// machine, so no slot frees before the stats are read.
+	const nA, nB = 120, 10
 	type result struct {
 		tr  streamTrace
 		err error
