@@ -207,7 +207,7 @@ func (a *analyzer) xy() (x, y []float64) {
 }
 
 // geometric reports whether the levels grow by a roughly constant factor ≥ 1.5, in which case
-// Kneedle runs on log2(concurrency).
+// Kneedle runs on log2(concurrency) (of every level, added ones included).
 func geometric(x []float64) bool {
 	var ratios []float64
 	for i := 1; i < len(x); i++ {
@@ -246,7 +246,15 @@ func (a *analyzer) throughput() {
 		a.hinge = &h
 	}
 	kx := x
-	geo := geometric(x)
+	// The plan's spacing decides the axis: levels added between doublings (sweep.refine)
+	// break the constant factor but not the doubling plan's log-scale reading.
+	var planned []float64
+	for _, p := range a.fit {
+		if p.lv == nil || p.lv.Refine == "" {
+			planned = append(planned, p.c)
+		}
+	}
+	geo := geometric(planned)
 	shape := "concave increasing on concurrency"
 	if geo {
 		kx = make([]float64, len(x))

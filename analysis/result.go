@@ -122,6 +122,9 @@ type Level struct {
 	Server *ServerEvidence `json:"server,omitempty"`
 	// Notes explain validity flags and anything unusual.
 	Notes []string `json:"notes,omitempty"`
+	// Refine, on a level the sweep added after its planned ones (sweep.refine), says which
+	// answer it was added to measure (see Refinement).
+	Refine string `json:"refine,omitempty"`
 }
 
 // ServerEvidence is the per-level server-metrics summary quoted beside the knee.

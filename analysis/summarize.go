@@ -126,6 +126,7 @@ func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, idx []i
 		MeanOutputTokens:    NaN(),
 		WindowS:             NaN(),
 		Steady:              run.Steady,
+		Refine:              run.Refine,
 		TTFT:                NoLatency(),
 		TPOT:                NoLatency(),
 		ITL:                 NoLatency(),

@@ -23,7 +23,7 @@ func levelTable(res *analysis.Result) table {
 		"ITL p99 (ms)", "E2E p50 (ms)", "E2E p95 (ms)", "valid"}}
 	for _, l := range sortedLevels(res) {
 		t.Rows = append(t.Rows, []string{
-			strconv.Itoa(l.Concurrency), strconv.Itoa(l.Requests), errorsCell(&l),
+			concurrencyCell(&l), strconv.Itoa(l.Requests), errorsCell(&l),
 			fnum(l.OutputTPS), fnum(l.OutputTPSCI95), fnum(l.QPS), fnum(l.GoodputQPS),
 			fnum(l.TTFT.P50), fnum(l.TTFT.P95), fnum(l.TTFT.P99), fnum(l.TPOT.P50), fnum(l.TPOT.P95),
 			fnum(l.ITL.P99), fnum(l.E2E.P50), fnum(l.E2E.P95), validCell(&l),
@@ -42,6 +42,22 @@ func errorsCell(l *analysis.Level) string {
 		return fpct(l.ErrorRate)
 	}
 	return "0"
+}
+
+// concurrencyCell marks a level the sweep added after its planned ones (sweep.refine).
+func concurrencyCell(l *analysis.Level) string {
+	if l.Refine != "" {
+		return strconv.Itoa(l.Concurrency) + " (added)"
+	}
+	return strconv.Itoa(l.Concurrency)
+}
+
+// levelNotes are a level's notes, with why it was added first.
+func levelNotes(l *analysis.Level) []string {
+	if l.Refine == "" {
+		return l.Notes
+	}
+	return append([]string{"added after the planned levels: " + l.Refine}, l.Notes...)
 }
 
 func validCell(l *analysis.Level) string {
@@ -73,7 +89,7 @@ func validityTable(res *analysis.Result) table {
 		c := checksOf(&l)
 		t.Rows = append(t.Rows, []string{strconv.Itoa(l.Concurrency), c.Achieved.String(), c.Little.String(),
 			c.Steady.String(), c.ClientBound.String(), c.E2EIdentity.String(), c.QPSIdentity.String(),
-			c.TPSIdentity.String(), errorClasses(l.ErrorClasses), strings.Join(l.Notes, "; ")})
+			c.TPSIdentity.String(), errorClasses(l.ErrorClasses), strings.Join(levelNotes(&l), "; ")})
 	}
 	return t
 }

@@ -152,7 +152,28 @@ func Answer(res *analysis.Result) []string {
 	if c := res.Capacity; c != nil {
 		s = append(s, capacitySentence(c, res.SLO))
 	}
+	if t := addedSentence(res); t != "" {
+		s = append(s, t)
+	}
 	return s
+}
+
+// addedSentence names the levels the sweep added after its planned ones (sweep.refine), or "".
+func addedSentence(res *analysis.Result) string {
+	var cs []string
+	for _, l := range sortedLevels(res) {
+		if l.Refine != "" {
+			cs = append(cs, strconv.Itoa(l.Concurrency))
+		}
+	}
+	switch len(cs) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("Concurrency %s was added after the planned levels, where an answer lay farthest from a measured level (sweep.refine).", cs[0])
+	}
+	return fmt.Sprintf("Concurrencies %s and %s were added after the planned levels, each where an answer lay farthest from a measured level (sweep.refine).",
+		strings.Join(cs[:len(cs)-1], ", "), cs[len(cs)-1])
 }
 
 // sloNames describes the SLO of a result, e.g. "TTFT p95 ≤ 2000 ms, TPOT p95 ≤ 50.0 ms".

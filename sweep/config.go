@@ -130,6 +130,9 @@ type SweepConfig struct {
 	DrainTimeout time.Duration `yaml:"drain_timeout"`
 	// Cooldown is a pause between levels.
 	Cooldown time.Duration `yaml:"cooldown"`
+	// Refine is the number of levels added after the planned ones, each where the SLO limit,
+	// the knee or the TTFT blow-up lies farthest from a measured level (0 = none).
+	Refine int `yaml:"refine"`
 	// Stop holds the stop rules.
 	Stop StopConfig `yaml:"stop"`
 	// RecordChunks keeps per-chunk arrival offsets in records (default true).

@@ -287,11 +287,10 @@ type levelSignals struct {
 
 // runLevel runs level index with concurrency c and returns its LevelRun, every record of the
 // level (phases assigned) and how it ended.
-func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, index int) (LevelRun, []Record, levelEnd) {
+func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, index, c int) (LevelRun, []Record, levelEnd) {
 	// Anchored per level: phase boundaries stay within microseconds of the client's wall-clock
 	// send times even if the wall clock is slewed during a long sweep.
 	clk := clock{base: time.Now()}
-	c := p.Levels[index]
 	proto := p.Protocol
 	// A shard runs its part of the workers on the schedule's fixed times: the window is
 	// [w0At, w1At) on every shard, and the drain ends at drainBy.

@@ -699,6 +699,9 @@ func (c Config) Validate() error {
 	}
 	positive("sweep.drain_timeout", s.DrainTimeout)
 	nonNegative("sweep.cooldown", s.Cooldown)
+	if s.Refine < 0 {
+		bad("sweep.refine", "is %d: must be ≥ 0 (0 = no added levels)", s.Refine)
+	}
 	rate("sweep.stop.max_error_rate", s.Stop.MaxErrorRate)
 	nonNegative("sweep.stop.stop_ttft", s.Stop.StopTTFT)
 	nonNegative("sweep.stop.budget", s.Stop.Budget)
@@ -753,6 +756,9 @@ func (c Config) Validate() error {
 		}
 		if t.URL == "" {
 			badAt("target.url", []string{"target.url", "shard.count"}, "missing: a sharded sweep loads one server from several machines, so it needs target.url (not the built-in simulator)")
+		}
+		if s.Refine > 0 {
+			badAt("sweep.refine", []string{"sweep.refine", "shard.count"}, "is %d: a sharded sweep cannot add levels (where to add them is decided from the merged results, which no shard has); merge, then run one process with the added levels", s.Refine)
 		}
 		if s.Warmup <= 0 {
 			badAt("sweep.warmup", []string{"sweep.warmup", "shard.count"}, "is %v: a sharded sweep needs a warmup > 0 (each window starts at a fixed time after its level)", s.Warmup)

@@ -139,6 +139,9 @@ type LevelRun struct {
 	// Shard is set when the level was run by one shard of a sharded sweep: the records are
 	// that shard's workers only, until `kneecap merge` combines the shards.
 	Shard *ShardPart `json:"shard,omitempty"`
+	// Refine, on a level added after the planned ones (sweep.refine), says why it was added
+	// and where: "SLO limit ≈ 41.3 between measured 32 and 64".
+	Refine string `json:"refine,omitempty"`
 	// Notes are warnings about this level (for example "not steady").
 	Notes []string `json:"notes,omitempty"`
 }

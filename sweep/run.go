@@ -83,6 +83,12 @@ func (p Plan) Validate() error {
 	if !(pr.CITarget > 0) || math.IsInf(pr.CITarget, 1) {
 		bad("ci_target %v must be > 0", pr.CITarget)
 	}
+	if p.Refine < 0 {
+		bad("refine %d must be ≥ 0", p.Refine)
+	}
+	if p.Refine > 0 && p.Refiner != nil && p.Schedule != nil {
+		bad("refine: a shard on a schedule cannot add levels")
+	}
 	if s := p.Schedule; s != nil {
 		if s.Shards < 1 || s.Shard < 0 || s.Shard >= s.Shards {
 			bad("schedule: shard %d of %d", s.Shard, s.Shards)
@@ -133,6 +139,12 @@ func (p Plan) Validate() error {
 // sweep: a level that cannot fit its warmup and duration is not started, and the running
 // level is cut at the budget (StopBudget).
 //
+// After the planned levels (all run, or stopped by the Judge), plan.Refiner adds up to
+// plan.Refine levels one at a time, each chosen from every level so far (LevelRun.Refine says
+// why); the stop rules are not applied to them, the budget and interrupts are. An
+// interrupt, the budget or an error ends the sweep without added levels. The stop reason
+// stays the Judge's (or StopDone).
+//
 // interrupt done = stop issuing, drain (bounded by DrainTimeout), hand the partial level to
 // sink with Interrupted set and W1 the interrupt time, Finish(StopInterrupted). ctx
 // cancelled = hard stop: in-flight requests are cancelled, what was measured still goes to
@@ -172,57 +184,93 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 	}
 	runs := append([]LevelRun(nil), plan.Done...)
 	recs := append([][]Record(nil), plan.DoneRecords...)
+	added := 0
+	for _, r := range plan.Done {
+		if r.Refine != "" {
+			added++
+		}
+	}
 	var sinkErr error
-	for i := plan.StartIndex; i < len(plan.Levels) && out.StopReason == ""; i++ {
+	// level runs one level and returns a reason to stop the sweep, or "".
+	level := func(index, c int, why string, first bool) string {
 		cool := time.Duration(0)
-		if i > plan.StartIndex {
+		if !first {
 			cool = plan.Protocol.Cooldown
 		}
 		levelAt := time.Now().Add(cool)
 		loadEnd := levelAt.Add(plan.Protocol.Warmup + plan.Protocol.Duration)
 		if sched != nil {
-			levelAt = sched.LevelStart(plan.Protocol, i)
-			loadEnd = sched.LevelEnd(plan.Protocol, i).Add(-plan.Protocol.DrainTimeout)
+			levelAt = sched.LevelStart(plan.Protocol, index)
+			loadEnd = sched.LevelEnd(plan.Protocol, index).Add(-plan.Protocol.DrainTimeout)
 			cool = time.Until(levelAt)
 		}
 		if budget > 0 && loadEnd.Sub(budgetFrom) > budget {
-			out.StopReason = StopBudget
-			break
+			return StopBudget
 		}
 		if reason := wait(ctx, interrupt, cool); reason != "" {
-			out.StopReason = reason
-			break
+			return reason
 		}
 		if late := time.Since(levelAt); sched != nil && late > plan.Protocol.Warmup/2 {
 			// The other shards started this level long ago (this process was late to start,
 			// or stopped): joining now would load the server with a part of the level's
 			// workers during the others' window.
-			out.StopReason = fmt.Sprintf("%s: level %d (concurrency %d) was due at %s, %s ago", StopScheduleMissed,
-				i+1, plan.Levels[i], levelAt.UTC().Format(time.RFC3339Nano), late.Round(time.Millisecond))
-			break
+			return fmt.Sprintf("%s: level %d (concurrency %d) was due at %s, %s ago", StopScheduleMissed,
+				index+1, c, levelAt.UTC().Format(time.RFC3339Nano), late.Round(time.Millisecond))
 		}
-		run, records, end := runLevel(ctx, sig, &plan, client, i)
+		run, records, end := runLevel(ctx, sig, &plan, client, index, c)
+		run.Refine = why
 		out.Levels = append(out.Levels, run)
 		runs = append(runs, run)
 		recs = append(recs, records)
 		if err := sink.LevelDone(run, records); err != nil {
-			sinkErr = fmt.Errorf("sweep: level %d (concurrency %d): %w", i, run.Concurrency, err)
-			out.StopReason = "error: " + err.Error()
-			break
+			sinkErr = fmt.Errorf("sweep: level %d (concurrency %d): %w", index, run.Concurrency, err)
+			return "error: " + err.Error()
 		}
 		if plan.Observer != nil {
 			plan.Observer.LevelFinished(run, records)
 		}
 		switch end {
 		case endInterrupt, endCancel:
-			out.StopReason = StopInterrupted
+			return StopInterrupted
 		case endBudget:
-			out.StopReason = StopBudget
-		default:
-			if plan.Judge != nil && sched == nil {
-				out.StopReason = plan.Judge.Decide(runs, recs)
-			}
+			return StopBudget
 		}
+		return ""
+	}
+
+	// The planned levels, until the Judge stops them. A resumed sweep that adds levels asks
+	// the Judge first: it may have stopped the planned levels before an added level was
+	// interrupted (and dropped, to be run again).
+	judged := ""
+	refining := plan.Refiner != nil && plan.Refine > 0 && sched == nil
+	if plan.Judge != nil && refining && added == 0 && len(runs) > 0 {
+		judged = plan.Judge.Decide(runs, recs)
+	}
+	if added > 0 {
+		judged = "" // the planned part is over; its reason is not recorded
+	}
+	for i := plan.StartIndex; added == 0 && judged == "" && i < len(plan.Levels); i++ {
+		if out.StopReason = level(i, plan.Levels[i], "", i == plan.StartIndex); out.StopReason != "" {
+			break
+		}
+		if plan.Judge != nil && sched == nil {
+			judged = plan.Judge.Decide(runs, recs)
+		}
+	}
+	// Then the added levels. The stop rules do not apply to them: they lie inside the
+	// measured range, where the rules have already been checked.
+	if refining {
+		for first := len(out.Levels) == 0; out.StopReason == "" && added < plan.Refine; added++ {
+			c, why := plan.Refiner.Refine(runs, recs)
+			if c <= 0 {
+				break
+			}
+			out.StopReason = level(len(runs), c, why, first)
+			first = false
+		}
+	}
+	if out.StopReason == "" {
+		out.StopReason = judged
 	}
 	if out.StopReason == "" {
 		out.StopReason = StopDone

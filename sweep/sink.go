@@ -83,6 +83,16 @@ type Judge interface {
 	Decide(runs []LevelRun, records [][]Record) string
 }
 
+// Refiner chooses the levels added after the planned ones (sweep.refine): each where an
+// answer the analysis reads between two measured levels (the SLO limit, the knee, the TTFT
+// blow-up) is farthest from a measurement. cmd wires it to the analysis package.
+type Refiner interface {
+	// Refine returns the concurrency of the next level to add and why (the text of
+	// LevelRun.Refine), or 0 when every answer lies close enough to a measured level.
+	// records[i] holds every record of runs[i].
+	Refine(runs []LevelRun, records [][]Record) (concurrency int, why string)
+}
+
 // Plan is everything Run needs besides the client and the sink.
 type Plan struct {
 	// Levels are the target concurrencies, in order.
@@ -94,13 +104,18 @@ type Plan struct {
 	Workload Workload
 	// ThinkTime is the pause of a worker between requests.
 	ThinkTime time.Duration
-	// StartIndex skips levels before it (resume); Done holds those finished levels and their
-	// records so stop rules see them.
+	// StartIndex skips planned levels before it (resume); Done holds the finished levels and
+	// their records so stop rules see them. Done levels with Refine set are added levels: the
+	// planned part is then over, and only the rest of the added levels run.
 	StartIndex  int
 	Done        []LevelRun
 	DoneRecords [][]Record
 	// Judge makes stop decisions; nil applies only the budget.
 	Judge Judge
+	// Refiner, with Refine > 0, adds up to Refine levels after the planned ones (the
+	// planned levels all run, or the Judge stopped them). Not with Schedule.
+	Refiner Refiner
+	Refine  int
 	// Observer receives progress; may be nil.
 	Observer Observer
 	// Scraper, when non-nil, summarises server metrics per window into LevelRun.Server.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -74,4 +75,36 @@ func (j ruleJudge) Decide(runs []sweep.LevelRun, records [][]sweep.Record) strin
 		}
 	}
 	return ""
+}
+
+// refiner adds levels after the planned ones (sweep.refine): it summarizes every level so far
+// as the run's analysis will, and asks analysis.Refinement where an answer (the SLO limit,
+// the knee, the TTFT blow-up) lies farthest from a measured level.
+type refiner struct {
+	opts analysis.Options
+	prog *progress
+}
+
+// sweepRefiner returns the refiner of a sweep run with cfg, reporting to prog.
+func sweepRefiner(cfg sweep.Config, prog *progress) refiner {
+	opts := optionsFromConfig(cfg)
+	opts.Bootstrap = 0 // intervals do not move the answers, only their error bars
+	return refiner{opts: opts, prog: prog}
+}
+
+// Refine implements sweep.Refiner.
+func (r refiner) Refine(runs []sweep.LevelRun, records [][]sweep.Record) (int, string) {
+	levels := make([]analysis.Level, 0, len(runs))
+	attempted := make([]int, 0, len(runs))
+	for i, run := range runs {
+		attempted = append(attempted, run.Concurrency)
+		if i < len(records) {
+			// Level by level, as the progress table does: no copy of every record.
+			levels = append(levels, analysis.Summarize([]sweep.LevelRun{run}, records[i], r.opts)...)
+		}
+	}
+	res := analysis.Analyze(levels, analysis.Meta{}, r.opts)
+	c, why := analysis.Refinement(&res, attempted)
+	r.prog.adding(c, why)
+	return c, why
 }

@@ -200,6 +200,7 @@ func TestShardFlagErrors(t *testing.T) {
 		{[]string{"--shard", "0/2", "--start-at", future}, "needs target.url"},
 		{append([]string{"--shard", "0/2", "--start-at", future, "--warmup", "0s"}, url...), "needs a warmup > 0"},
 		{append([]string{"--start-at", future}, url...), "needs its shard count (--shard I/N)"},
+		{append([]string{"--shard", "0/2", "--start-at", future, "--refine", "2"}, url...), "a sharded sweep cannot add levels"},
 	}
 	for _, tc := range cases {
 		e, _, stderr := testEnv()

@@ -110,6 +110,12 @@ type progress struct {
 	bar     *progressbar.ProgressBar
 	header  bool
 	started time.Time
+	// refine is the number of levels the sweep may add (sweep.refine); added counts those
+	// started (resumed ones included); next is set between adding and the added level's
+	// start, current while an added level runs.
+	refine        int
+	added         int
+	next, current bool
 }
 
 var _ sweep.Observer = (*progress)(nil)
@@ -129,6 +135,11 @@ func (p *progress) LevelStarted(index, concurrency int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.started = time.Now()
+	p.current = p.next
+	if p.next {
+		p.added++
+		p.next = false
+	}
 	if !p.tty {
 		return
 	}
@@ -146,6 +157,9 @@ func (p *progress) LevelStarted(index, concurrency int) {
 
 func (p *progress) describe(index, conc int, phase sweep.Phase, tps float64, ttft time.Duration, done int) string {
 	d := fmt.Sprintf("level %d/%d  c=%-4d %-7s", index+1, len(p.levels), conc, phase)
+	if p.current {
+		d = fmt.Sprintf("added %d/%d  c=%-4d %-7s", p.added, p.refine, conc, phase)
+	}
 	if phase != sweep.PhaseWarmup {
 		d += fmt.Sprintf(" %7.1f tok/s  TTFT p50 %s  %d done", tps, ms(ttft), done)
 	}
@@ -184,6 +198,20 @@ func (p *progress) LevelFinished(run sweep.LevelRun, records []sweep.Record) {
 	for _, n := range run.Notes {
 		fmt.Fprintf(p.w, "       note: %s\n", n)
 	}
+}
+
+// adding announces the next added level (sweep.refine), or that none is needed (c = 0).
+func (p *progress) adding(c int, why string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.finishBar()
+	if c <= 0 {
+		fmt.Fprintf(p.w, "kneecap: no level added: each answer found (SLO limit, knee, TTFT blow-up) lies within %.0f%% of a measured level, next to one with no integer between, or outside the measured range\n",
+			100*analysis.RefineTolerance)
+		return
+	}
+	p.next = true
+	fmt.Fprintf(p.w, "kneecap: adding concurrency %d (%d of at most %d): %s\n", c, p.added+1, p.refine, why)
 }
 
 // extendedNote says why a level's window ran well past the configured duration (more than

@@ -21,12 +21,16 @@ import (
 const sweepUsage = `[-c FILE] [-o DIR] [--url URL] [--model M] [--api chat|completions]
                      [--levels 1,2,4,...] [--warmup D] [--duration D] [--min-requests N]
                      [--max-duration D] [--input-tokens N] [--output-tokens N] [--name NAME]
-                     [--resume DIR] [--shard I/N --start-at TIME]
+                     [--refine N] [--resume DIR] [--shard I/N --start-at TIME]
 
 Steps concurrency upward against an OpenAI-compatible streaming endpoint and writes a results
 directory (default runs/<UTC time>-<name>/). Without --url, target.url or OPENAI_BASE_URL it
 sweeps the built-in simulator; with no flags and no file it runs the demo (about a minute).
 The API key is read from the variable named by target.api_key_env (OPENAI_API_KEY).
+
+--refine N adds up to N levels after the planned ones, one at a time, each where the SLO
+limit, the knee or the TTFT blow-up lies farthest from a measured level, so that the answers
+a capacity review quotes are measured, not only interpolated between doublings.
 
 Past one machine, N processes load one server together: each runs with --shard I/N (I = 0 …
 N-1, such as a Kubernetes Indexed Job's $(JOB_COMPLETION_INDEX)) and the same --start-at, runs
@@ -41,14 +45,15 @@ type sweepFlags struct {
 	config, out, url, model, api, levels, resume, name string
 	shard, startAt                                     string
 	warmup, duration, maxDuration                      time.Duration
-	minRequests, inputTokens, outputTokens             int
+	minRequests, inputTokens, outputTokens, refine     int
 	set                                                map[string]bool
 }
 
 // demoConfig is the configuration of a bare `kneecap sweep`: the demo simulator (32 slots,
 // step 4 ms + 250 µs per sequence, so t(32) = 12 ms and throughput plateaus at ≈ 2,667
 // tokens/s from concurrency 32), levels 1 … 128 doubling, short windows and 64-token answers
-// so the whole sweep takes about a minute on two cores with the knee in the middle.
+// so the whole sweep takes about a minute on two cores with the knee in the middle; then two
+// levels are added where answers lie between doublings.
 func demoConfig() sweep.Config {
 	c := sweep.DefaultConfig()
 	c.Name = "demo"
@@ -62,6 +67,7 @@ func demoConfig() sweep.Config {
 	c.Sweep.MinRequests = 20
 	c.Sweep.MaxDuration = 8 * time.Second
 	c.Sweep.DrainTimeout = 20 * time.Second
+	c.Sweep.Refine = 2 // measure near the knee and the SLO limit, not only at doublings
 	return c
 }
 
@@ -89,6 +95,8 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&fl.inputTokens, "input-tokens", 0, "prompt length in tokens (`N`, fixed)")
 	fs.IntVar(&fl.outputTokens, "output-tokens", 0, "output length in tokens (`N`, fixed, with ignore_eos)")
 	fs.StringVar(&fl.name, "name", "", "run `name` (results directory suffix, chart titles)")
+	fs.IntVar(&fl.refine, "refine", 0, "add up to `N` levels after the planned ones where an answer lies between measured levels (sweep.refine)"+
+		configDefault("N", strconv.Itoa(def.Refine), strconv.Itoa(demo.Refine)))
 	fs.StringVar(&fl.resume, "resume", "", "continue the interrupted run in `DIR` after its last finished level")
 	fs.StringVar(&fl.shard, "shard", "", "run shard `I/N` of a sweep that N processes run together (shard.index, shard.count)")
 	fs.StringVar(&fl.startAt, "start-at", "", "agreed RFC 3339 `TIME` at which every shard starts level 1 (shard.start_at)")
@@ -108,7 +116,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	)
 	if fl.resume != "" {
 		for _, name := range []string{"c", "o", "model", "api", "levels", "warmup", "duration", "max-duration",
-			"min-requests", "input-tokens", "output-tokens", "name", "shard", "start-at"} {
+			"min-requests", "input-tokens", "output-tokens", "name", "shard", "start-at", "refine"} {
 			if fl.set[name] {
 				return usageError("sweep: --resume takes the configuration from %s; -%s cannot change it", fl.resume, name)
 			}
@@ -144,8 +152,19 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	if err != nil { // Validate has checked it
 		return usageError("sweep: levels: %w", err)
 	}
-	if done != nil && len(done.Levels) >= len(levels) {
-		return usageError("sweep: resume %s: all %d levels are done: nothing to resume", fl.resume, len(levels))
+	planned, added := 0, 0 // done levels of the plan, and added ones (sweep.refine)
+	if done != nil {
+		for _, l := range done.Levels {
+			if l.Refine != "" {
+				added++
+			} else {
+				planned++
+			}
+		}
+		if added >= cfg.Sweep.Refine && (added > 0 || planned >= len(levels)) {
+			return usageError("sweep: resume %s: all %d levels are done (%d planned, %d added): nothing to resume",
+				fl.resume, len(done.Levels), planned, added)
+		}
 	}
 	shard := cfg.Shard
 	var schedule *sweep.Schedule
@@ -246,6 +265,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	}
 
 	prog := newProgress(e.stderr, e.stderrTTY, levels, cfg.Sweep)
+	prog.added, prog.refine = added, cfg.Sweep.Refine
 	plan := sweep.Plan{
 		Levels:    levels,
 		Protocol:  cfg.Sweep,
@@ -254,6 +274,9 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		Judge:     sweepJudge(cfg),
 		Observer:  prog,
 		Schedule:  schedule,
+	}
+	if cfg.Sweep.Refine > 0 && schedule == nil {
+		plan.Refiner, plan.Refine = sweepRefiner(cfg, prog), cfg.Sweep.Refine
 	}
 	if schedule != nil {
 		plan.Judge = nil
@@ -268,11 +291,16 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 			last+1, schedule.LevelEnd(cfg.Sweep, last).UTC().Format(time.RFC3339Nano))
 	}
 	if done != nil {
-		plan.StartIndex = len(done.Levels)
+		plan.StartIndex = planned
 		plan.Done = done.Levels
 		plan.DoneRecords = groupRecords(done.Levels, done.Records)
-		fmt.Fprintf(e.stderr, "kneecap: resuming %s at level %d of %d (concurrency %d)\n",
-			dir.Path(), plan.StartIndex+1, len(levels), levels[plan.StartIndex])
+		if added == 0 && planned < len(levels) {
+			fmt.Fprintf(e.stderr, "kneecap: resuming %s at level %d of %d (concurrency %d)\n",
+				dir.Path(), plan.StartIndex+1, len(levels), levels[plan.StartIndex])
+		} else {
+			fmt.Fprintf(e.stderr, "kneecap: resuming %s after its planned levels: %d of at most %d levels added so far\n",
+				dir.Path(), added, cfg.Sweep.Refine)
+		}
 	}
 
 	// Server metrics: scraped in the background for the whole sweep.
@@ -286,8 +314,12 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		stopScraper = stop
 	}
 
-	fmt.Fprintf(e.stderr, "kneecap: sweeping %s (model %s), levels %v, results in %s\n",
-		endpoint, cfg.Target.Model, levels[plan.StartIndex:], dir.Path())
+	then := ""
+	if plan.Refine > 0 {
+		then = fmt.Sprintf(", then up to %d added", plan.Refine-added)
+	}
+	fmt.Fprintf(e.stderr, "kneecap: sweeping %s (model %s), levels %v%s, results in %s\n",
+		endpoint, cfg.Target.Model, levels[plan.StartIndex:], then, dir.Path())
 	restoreGC := sweep.SetLoadGC()
 	out, runErr := sweep.Run(ctx, e.interrupt, plan, client, dir)
 	restoreGC()
@@ -303,7 +335,17 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	if runErr != nil {
 		return fmt.Errorf("%w (results so far in %s)", prefixed("sweep", runErr), dir.Path())
 	}
-	fmt.Fprintf(e.stderr, "kneecap: stopped after %s: %s\n", out.Elapsed.Round(100*time.Millisecond), out.StopReason)
+	addedNote := ""
+	var addedCs []string
+	for _, l := range out.Levels {
+		if l.Refine != "" {
+			addedCs = append(addedCs, strconv.Itoa(l.Concurrency))
+		}
+	}
+	if len(addedCs) > 0 {
+		addedNote = "; then added " + strings.Join(addedCs, ", ")
+	}
+	fmt.Fprintf(e.stderr, "kneecap: stopped after %s: %s%s\n", out.Elapsed.Round(100*time.Millisecond), out.StopReason, addedNote)
 	if shard.Sharded() {
 		// A shard's levels hold a part of the load each: only the merge of every shard is
 		// analyzed.
@@ -412,6 +454,10 @@ func sweepConfig(e *env, fl *sweepFlags) (sweep.Config, error) {
 	if fl.set["min-requests"] {
 		cfg.Sweep.MinRequests = fl.minRequests
 		cfg.Override("sweep.min_requests", "--min-requests")
+	}
+	if fl.set["refine"] {
+		cfg.Sweep.Refine = fl.refine
+		cfg.Override("sweep.refine", "--refine")
 	}
 	if fl.set["input-tokens"] {
 		cfg.Workload.InputTokens = sweep.Dist{Dist: "fixed", Mean: float64(fl.inputTokens)}

@@ -81,6 +81,8 @@ func TestSweepBadFlags(t *testing.T) {
 		{[]string{"sweep", "--api", "grpc"}, "--api: target.api"},
 		{[]string{"sweep", "extra"}, "unexpected argument"},
 		{[]string{"sweep", "--resume", "/x", "--levels", "1"}, "--resume takes the configuration"},
+		{[]string{"sweep", "--resume", "/x", "--refine", "1"}, "--resume takes the configuration"},
+		{[]string{"sweep", "--refine", "-1"}, "--refine: sweep.refine: is -1: must be ≥ 0"},
 	} {
 		e, _, stderr := testEnv()
 		err := run(context.Background(), e, tc.args)

@@ -1,0 +1,159 @@
+package sweep_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// listRefiner adds the levels of add in order, then none; it records the concurrencies of
+// the levels it was shown at each call.
+type listRefiner struct {
+	add   []int
+	calls [][]int
+}
+
+func (r *listRefiner) Refine(runs []sweep.LevelRun, records [][]sweep.Record) (int, string) {
+	var seen []int
+	for i, run := range runs {
+		seen = append(seen, run.Concurrency)
+		if len(records[i]) == 0 && run.Refine == "" && !run.Interrupted {
+			panic(fmt.Sprintf("level %d handed over without records", i))
+		}
+	}
+	r.calls = append(r.calls, seen)
+	if n := len(r.calls) - 1; n < len(r.add) {
+		return r.add[n], fmt.Sprintf("test: add %d", r.add[n])
+	}
+	return 0, ""
+}
+
+func concurrencies(runs []sweep.LevelRun) []int {
+	var cs []int
+	for _, r := range runs {
+		cs = append(cs, r.Concurrency)
+	}
+	return cs
+}
+
+// TestRefineAfterPlan: added levels run after the planned ones (here after the Judge stopped
+// them), at most Refine of them, each marked with its reason and a fresh index, and the stop
+// reason stays the Judge's; the Refiner sees every level so far.
+func TestRefineAfterPlan(t *testing.T) {
+	t.Parallel()
+	proto := shortProtocol()
+	proto.Duration, proto.MaxDuration = 500*time.Millisecond, 500*time.Millisecond
+	ref := &listRefiner{add: []int{3, 1, 2}}
+	plan := sweep.Plan{Levels: []int{1, 4, 8}, Protocol: proto, Workload: fixedWorkload{out: 10},
+		Judge: &stopAfter{n: 2}, Refiner: ref, Refine: 2}
+	sink := &memSink{}
+	out, err := sweep.Run(context.Background(), nil, plan, newClient(t, fastSim(t), 8), sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := concurrencies(sink.runs); !slices.Equal(got, []int{1, 4, 3, 1}) {
+		t.Fatalf("levels %v, want [1 4 3 1] (8 stopped by the judge, two added)", got)
+	}
+	for i, r := range sink.runs {
+		want := ""
+		if i >= 2 {
+			want = fmt.Sprintf("test: add %d", r.Concurrency)
+		}
+		if r.Index != i || r.Refine != want || r.Interrupted {
+			t.Errorf("level %d: index %d, refine %q, interrupted %v; want index %d, refine %q", i, r.Index, r.Refine, r.Interrupted, i, want)
+		}
+	}
+	if len(ref.calls) != 2 || !slices.Equal(ref.calls[0], []int{1, 4}) || !slices.Equal(ref.calls[1], []int{1, 4, 3}) {
+		t.Errorf("refiner calls %v, want [[1 4] [1 4 3]] (the cap of 2 ends the loop, not a third call)", ref.calls)
+	}
+	if out.StopReason != "plateau: test judge" || !slices.Equal(sink.reasons, []string{"plateau: test judge"}) {
+		t.Errorf("stop reason %q, finish %q; want the judge's", out.StopReason, sink.reasons)
+	}
+}
+
+// TestRefineResume: a resumed sweep whose planned part the Judge had stopped goes straight to
+// the added levels (the Judge is asked again over the done levels), and one that already has
+// an added level only runs the rest of Refine. Without the Refiner's word (0) nothing is added.
+func TestRefineResume(t *testing.T) {
+	t.Parallel()
+	url := fastSim(t)
+	proto := shortProtocol()
+	proto.Duration, proto.MaxDuration = 500*time.Millisecond, 500*time.Millisecond
+	rec := func(level, c int) []sweep.Record {
+		return []sweep.Record{{Level: level, Concurrency: c, Status: sweep.StatusOK}}
+	}
+	l0 := sweep.LevelRun{Index: 0, Concurrency: 1, Steady: true}
+	l1 := sweep.LevelRun{Index: 1, Concurrency: 2, Steady: true}
+	added := sweep.LevelRun{Index: 2, Concurrency: 3, Steady: true, Refine: "test: earlier"}
+	cases := []struct {
+		name     string
+		done     []sweep.LevelRun
+		start    int
+		judgeN   int
+		add      []int
+		want     []int
+		refCalls int
+	}{
+		// The judge stops after 2 levels: level 4 is not run again on resume.
+		{"judge had stopped", []sweep.LevelRun{l0, l1}, 2, 2, []int{3}, []int{3}, 2},
+		// The judge would go on: the planned level 4 runs first.
+		{"planned levels left", []sweep.LevelRun{l0, l1}, 2, 9, []int{3}, []int{4, 3}, 2},
+		// One added level is done: one more at most, no planned level.
+		{"added level done", []sweep.LevelRun{l0, l1, added}, 2, 9, []int{5, 6}, []int{5}, 1},
+		{"nothing to add", []sweep.LevelRun{l0, l1}, 2, 2, nil, nil, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var recs [][]sweep.Record
+			for _, d := range tc.done {
+				recs = append(recs, rec(d.Index, d.Concurrency))
+			}
+			ref := &listRefiner{add: tc.add}
+			plan := sweep.Plan{Levels: []int{1, 2, 4}, Protocol: proto, Workload: fixedWorkload{out: 10},
+				StartIndex: tc.start, Done: tc.done, DoneRecords: recs,
+				Judge: &stopAfter{n: tc.judgeN}, Refiner: ref, Refine: 2}
+			sink := &memSink{}
+			if _, err := sweep.Run(context.Background(), nil, plan, newClient(t, url, 8), sink); err != nil {
+				t.Fatal(err)
+			}
+			if got := concurrencies(sink.runs); !slices.Equal(got, tc.want) {
+				t.Errorf("levels run %v, want %v", got, tc.want)
+			}
+			for i, r := range sink.runs {
+				if r.Index != len(tc.done)+i {
+					t.Errorf("level %d has index %d, want %d", i, r.Index, len(tc.done)+i)
+				}
+			}
+			if len(ref.calls) != tc.refCalls {
+				t.Errorf("refiner called %d times, want %d", len(ref.calls), tc.refCalls)
+			}
+		})
+	}
+}
+
+// TestRefineNotAfterInterrupt: an interrupted sweep adds no level, and a shard cannot refine.
+func TestRefineNotAfterInterrupt(t *testing.T) {
+	t.Parallel()
+	stopped, cancel := context.WithCancel(context.Background())
+	cancel()
+	ref := &listRefiner{add: []int{3}}
+	plan := sweep.Plan{Levels: []int{1, 4}, Protocol: shortProtocol(), Workload: fixedWorkload{out: 10},
+		Refiner: ref, Refine: 2}
+	sink := &memSink{}
+	out, err := sweep.Run(context.Background(), stopped, plan, newClient(t, fastSim(t), 8), sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.StopReason != sweep.StopInterrupted || len(ref.calls) != 0 {
+		t.Errorf("stop %q, refiner calls %v; want interrupted and no call", out.StopReason, ref.calls)
+	}
+	plan.Schedule = &sweep.Schedule{Start: time.Now().Add(time.Hour), Shard: 0, Shards: 2}
+	plan.Protocol.Warmup = time.Second
+	if _, err := sweep.Run(context.Background(), nil, plan, newClient(t, "http://127.0.0.1:1/v1", 1), &memSink{}); err == nil {
+		t.Error("a shard with a Refiner ran; want an invalid plan")
+	}
+}
