@@ -856,6 +856,7 @@ func (a *analyzer) slo() {
 	}
 	lc := math.Log(L.c) + bestT*(math.Log(F.c)-math.Log(L.c))
 	a.res.SLO.MaxConcurrency = Float(math.Exp(lc))
+	a.res.SLO.Bracket = []Float{Float(L.c), Float(F.c)}
 	a.res.SLO.TPS = Float(L.tps + bestT*(F.tps-L.tps))
 	// Goodput is not interpolated towards the failing level: past the SLO point most of its
 	// requests miss the SLO by construction, so a straight line would undercount the point

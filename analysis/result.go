@@ -241,8 +241,12 @@ type SLOResult struct {
 	E2EP95MS  Float `json:"e2e_p95_ms"`
 	// MaxConcurrency is interpolated on log concurrency; null when even the first level fails.
 	MaxConcurrency Float `json:"max_concurrency"`
-	TPS            Float `json:"tps"`
-	GoodputQPS     Float `json:"goodput_qps"`
+	// Bracket holds the measured levels MaxConcurrency was interpolated between: the last
+	// valid level meeting every SLO and the first one missing one. Absent when every level
+	// meets them or the first misses one.
+	Bracket    []Float `json:"bracket,omitempty"`
+	TPS        Float   `json:"tps"`
+	GoodputQPS Float   `json:"goodput_qps"`
 	// Limit names the SLO that binds first (ttft_p95, tpot_p95, e2e_p95), or "" when all
 	// levels meet every SLO.
 	Limit string `json:"limit,omitempty"`

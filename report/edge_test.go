@@ -77,7 +77,10 @@ func TestAnswerAllLevelsInvalid(t *testing.T) {
 func TestAnswerSLOPointOnALevel(t *testing.T) {
 	c, _ := analyzeCSV(t, "concurrency,output_tps,ttft_p95_ms,tpot_p95_ms\n"+
 		"1,100,25,10\n2,195,26,10\n4,380,27,11\n8,700,30,12\n16,1100,50,14\n32,1000,400,20\n64,700,2000,40\n128,400,5000,60\n")
-	mustContain(t, "console", c, "holds up to concurrency 64 with 700 tokens/s; TTFT p95 binds first.")
+	mustContain(t, "console", c, "holds up to concurrency 64 (measured: 64 meets it, 128 does not) with 700 tokens/s; TTFT p95 binds first.")
+	// 101.7 (exp of the log interpolation) between measured 64 and 102 reads with a decimal, not as the failing level.
+	c, _ = analyzeCSV(t, "concurrency,output_tps,ttft_p95_ms\n1,100,25\n8,700,30\n64,2400,867\n102,2400,2006\n")
+	mustContain(t, "console", c, "holds up to concurrency 101.7 (measured: 64 meets it, 102 does not)")
 }
 
 // A throughput that never saturates: the fitted models say that the USL has no peak and that

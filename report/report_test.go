@@ -37,7 +37,7 @@ var answerNumbers = []string{
 	"up to concurrency 45.3",               // SLO point
 	"20.8 requests/s",                      // goodput there
 	"TTFT p95 binds first",                 // binding SLO
-	"23 replicas at the SLO point",         // plan
+	"23 replicas (23 GPUs, $92.00 per hour) at the SLO point, 45 at the knee", // plan
 	"$9.58 per 1M output tokens",
 }
 

@@ -35,7 +35,7 @@ func TestAnswerSLOBeyond(t *testing.T) {
 	mustContain(t, "console", b.String(),
 		"holds at every valid level, so the SLO point is ≥ 64, beyond the measured range; at concurrency 64: 2667 tokens/s and a goodput of 20.8 requests/s.",
 		// The plan's replicas "at the SLO point" were computed at the largest level.
-		"23 replicas at concurrency 64 (the largest level; the SLO point is ≥ 64), 45 at the knee",
+		"23 replicas (23 GPUs, $92.00 per hour) at concurrency 64 (the largest level; the SLO point is ≥ 64), 45 at the knee",
 		"$9.58 per 1M output tokens at concurrency 64, $10.30 at the knee")
 	mustNotContain(t, "console", b.String(), "up to concurrency 64", "at the SLO point")
 }

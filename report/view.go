@@ -228,6 +228,14 @@ func sloSentence(res *analysis.Result) string {
 		return t + "."
 	}
 	t := fmt.Sprintf("The SLO (%s) holds up to concurrency %s", names, fconc(slo.MaxConcurrency))
+	if b := slo.Bracket; len(b) == 2 && b[0].OK() && b[1].OK() && b[0] < b[1] {
+		v := float64(slo.MaxConcurrency)
+		if at := fconc(slo.MaxConcurrency); (at == fconc(b[0]) || at == fconc(b[1])) && math.Abs(v-math.Round(v)) > 1e-9*math.Max(1, v) {
+			// 101.7 between 64 and 102 must not read "up to 102 … 102 does not".
+			t = fmt.Sprintf("The SLO (%s) holds up to concurrency %s", names, strconv.FormatFloat(v, 'f', 1, 64))
+		}
+		t += fmt.Sprintf(" (measured: %s meets it, %s does not)", fconc(b[0]), fconc(b[1]))
+	}
 	if slo.TPS.OK() {
 		t += fmt.Sprintf(" with %s tokens/s", fnum(slo.TPS))
 	}
@@ -277,13 +285,19 @@ func capacitySentence(c *analysis.Capacity, slo analysis.SLOResult) string {
 	if sloBeyond(slo) && c.ReplicasAtSLO.OK() {
 		at = fmt.Sprintf("concurrency %s (the largest level; the SLO point is %s)", fconc(slo.MaxConcurrency), sloPoint(slo))
 	}
-	t += fmt.Sprintf(": %s replicas at %s, %s at the knee", fint(c.ReplicasAtSLO), at, fint(c.ReplicasAtKnee))
+	t += fmt.Sprintf(": %s replicas", fint(c.ReplicasAtSLO))
+	// GPUs and cost per hour are those of the replicas at the SLO point.
+	var of []string
 	if c.GPUs.OK() {
-		t += fmt.Sprintf(" (%s GPUs)", fint(c.GPUs))
+		of = append(of, fint(c.GPUs)+" GPUs")
 	}
 	if c.CostPerHour.OK() {
-		t += fmt.Sprintf("; %s per hour", fusd(c.CostPerHour))
+		of = append(of, fusd(c.CostPerHour)+" per hour")
 	}
+	if len(of) > 0 {
+		t += " (" + strings.Join(of, ", ") + ")"
+	}
+	t += fmt.Sprintf(" at %s, %s at the knee", at, fint(c.ReplicasAtKnee))
 	if c.CostPerMTokens.OK() || c.CostPerMTokensAtKnee.OK() {
 		at := "the SLO point"
 		if sloBeyond(slo) && c.CostPerMTokens.OK() {

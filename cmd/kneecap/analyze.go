@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -17,11 +18,16 @@ import (
 	"github.com/kneecap/kneecap/sweep"
 )
 
-const analyzeUsage = "PATH [-o DIR] [--slo-ttft-p95 D] [--slo-tpot-p95 D] [--slo-e2e-p95 D] [--knee-gain F]\n\n" +
+const analyzeUsage = "PATH [-o DIR] [--slo-ttft-p95 D] [--slo-tpot-p95 D] [--slo-e2e-p95 D] [--knee-gain F]\n" +
+	"                       [--plan-users N] [--plan-qps F] [--plan-output-tps F] [--replica-cost-per-hour F]\n" +
+	"                       [--gpus-per-replica N]\n\n" +
 	"PATH is a results directory (with levels.json), a level-summary CSV, or a directory of\n" +
 	"vLLM `bench serve` result JSON files. Writes DIR/analysis.json, DIR/summary.csv, the charts\n" +
 	"and report.md / report.html. DIR defaults to PATH for a results directory. A results\n" +
-	"directory without records.jsonl is analyzed from its summary.csv, into a DIR of its own."
+	"directory without records.jsonl is analyzed from its summary.csv, into a DIR of its own.\n\n" +
+	"The --plan flags set the capacity plan (the config's plan:) without a new sweep: the\n" +
+	"replicas needed for that load at the SLO point and at the knee, and with a replica's cost,\n" +
+	"$/hour and $ per 1M output tokens."
 
 // cmdAnalyze implements `kneecap analyze`: it reproduces every number of a run offline from
 // its files (or analyzes a level-summary CSV or vLLM bench results) and writes analysis.json,
@@ -35,6 +41,11 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 	e2e := fl.Duration("slo-e2e-p95", 0, "E2E p95 SLO (overrides the run's config; 0 = not used)")
 	gain := fl.Float64("knee-gain", 0, "throughput gain per doubling below which the knee is reached (default 0.10 or the run's config)")
 	boot := fl.Int("bootstrap", analysis.DefaultOptions().Bootstrap, "bootstrap resamples for the knee interval (0 = none)")
+	users := fl.Int("plan-users", 0, "capacity plan: concurrent users `N` to serve (overrides plan.concurrent_users)")
+	planQPS := fl.Float64("plan-qps", 0, "capacity plan: requests/s to serve (overrides plan.qps)")
+	planTPS := fl.Float64("plan-output-tps", 0, "capacity plan: output tokens/s to serve (overrides plan.output_tps)")
+	cost := fl.Float64("replica-cost-per-hour", 0, "capacity plan: $ per replica-hour (overrides plan.replica_cost_per_hour)")
+	gpus := fl.Int("gpus-per-replica", 0, "capacity plan: GPUs per replica `N` (overrides plan.gpus_per_replica)")
 	pos, err := parseArgs(fl, args)
 	if err != nil {
 		return err
@@ -48,6 +59,15 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 	}
 	if *ttft < 0 || *tpot < 0 || *e2e < 0 || *boot < 0 {
 		return usageError("analyze: SLOs and --bootstrap must not be negative")
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"plan-users", float64(*users)}, {"plan-qps", *planQPS}, {"plan-output-tps", *planTPS},
+		{"replica-cost-per-hour", *cost}, {"gpus-per-replica", float64(*gpus)}} {
+		if !(f.v >= 0) || math.IsInf(f.v, 0) {
+			return usageError("analyze: --%s %g: must be a number ≥ 0", f.name, f.v)
+		}
 	}
 	set := map[string]bool{}
 	fl.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -63,6 +83,21 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 		}
 		if set["knee-gain"] && *gain > 0 {
 			o.KneeGain = *gain
+		}
+		if set["plan-users"] {
+			o.Plan.ConcurrentUsers = *users
+		}
+		if set["plan-qps"] {
+			o.Plan.QPS = *planQPS
+		}
+		if set["plan-output-tps"] {
+			o.Plan.OutputTPS = *planTPS
+		}
+		if set["replica-cost-per-hour"] {
+			o.Plan.ReplicaCostPerHour = *cost
+		}
+		if set["gpus-per-replica"] {
+			o.Plan.GPUsPerReplica = *gpus
 		}
 		o.Bootstrap = *boot
 		return o

@@ -302,3 +302,45 @@ func TestSampleRunRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// The --plan flags give a capacity plan without a new sweep. Reference: arithmetic on
+// the CSV below: the SLO (TTFT p95 ≤ 2 s) holds to 64 (QPS 20, the last passing level) and
+// fails at 128, so the point lies at or below 128; 1,000 users need ⌈1000 ÷ N_slo⌉ replicas
+// with N_slo in [64, 128): 8 to 16; 8 GPUs each; $2.50 per replica-hour.
+func TestAnalyzePlanFlags(t *testing.T) {
+	csv := filepath.Join(t.TempDir(), "levels.csv")
+	body := "concurrency,output_tps,qps,ttft_p95_ms\n1,100,1,20\n4,380,3.8,22\n16,1300,13,30\n64,2000,20,900\n128,2000,20,3000\n"
+	if err := os.WriteFile(csv, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	e, stdout, stderr := analyzeEnv()
+	err := run(context.Background(), e, []string{"analyze", csv, "-o", out, "--bootstrap", "0",
+		"--plan-users", "1000", "--replica-cost-per-hour", "2.5", "--gpus-per-replica", "8"})
+	if err != nil {
+		t.Fatalf("analyze: %v\n%s", err, stderr)
+	}
+	m := readJSON(t, filepath.Join(out, "analysis.json"))
+	nslo, _ := dig(m, "slo", "max_concurrency")
+	reps, _ := dig(m, "capacity", "replicas_at_slo")
+	gpus, _ := dig(m, "capacity", "gpus")
+	cost, _ := dig(m, "capacity", "cost_per_hour")
+	n, _ := nslo.(float64)
+	r, _ := reps.(float64)
+	if !(n >= 64 && n < 128) || r != math.Ceil(1000/n) || gpus != 8*r || cost != 2.5*r {
+		t.Errorf("SLO point %v: replicas %v, GPUs %v, $/h %v; want ⌈1000 ÷ %v⌉, 8 GPUs and $2.50 each", nslo, reps, gpus, cost, nslo)
+	}
+	if u, _ := dig(m, "capacity", "concurrent_users"); u != 1000.0 {
+		t.Errorf("capacity.concurrent_users %v, want 1000", u)
+	}
+	if !strings.Contains(stdout.String(), "Capacity plan for 1000 concurrent users") {
+		t.Errorf("console lacks the plan:\n%s", stdout)
+	}
+	for _, bad := range [][]string{{"--plan-qps", "-1"}, {"--plan-users", "-5"}, {"--replica-cost-per-hour", "NaN"}} {
+		e, _, _ := analyzeEnv()
+		err := run(context.Background(), e, append([]string{"analyze", csv, "-o", out}, bad...))
+		if exitCode(err) != exitUsage || !strings.Contains(errString(err), bad[0]) {
+			t.Errorf("%v: exit %d (%v), want %d naming the flag", bad, exitCode(err), err, exitUsage)
+		}
+	}
+}
