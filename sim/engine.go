@@ -38,6 +38,7 @@ type request struct {
 	kvAlloc       int  // KV tokens allocated against the capacity
 	kvActive      int  // KV tokens holding attention state (prefilled + generated)
 	promptCounted bool // prompt tokens added to the prompt-token counter
+	finished      bool // produced its last token in the current step
 }
 
 func newRequest(seq uint64, prompt, target int) *request {
@@ -289,7 +290,7 @@ func (e *engine) finish() {
 			r.promptCounted = true
 			e.promptTok += int64(r.prompt)
 		}
-		r.generated.Add(1)
+		r.finished = r.generated.Load()+1 >= int64(r.target)
 		e.genTok++
 		r.kvActive++
 		e.kvActive++
@@ -300,7 +301,7 @@ func (e *engine) finish() {
 	}
 	kept := e.running[:0]
 	for _, r := range e.running {
-		if r.generated.Load() >= int64(r.target) {
+		if r.finished {
 			e.release(r)
 			continue
 		}
@@ -308,8 +309,11 @@ func (e *engine) finish() {
 	}
 	clear(e.running[len(kept):])
 	e.running = kept
+	// Published before a reader can see the new tokens: a client that has read its last token
+	// is no longer running in the stats, and every token it read is counted.
 	e.publish()
 	for _, r := range e.producers {
+		r.generated.Add(1)
 		r.signal()
 	}
 	clear(e.producers)

@@ -468,15 +468,20 @@ func (s *Server) streamResponse(ctx context.Context, w http.ResponseWriter, p *p
 			if sent+m == p.outputTokens {
 				finish = p.finish
 			}
+			if s.eng == nil {
+				// Counted when generated, before the client can see them (as the engine
+				// counts at the end of its step): /metrics never lags what a client read.
+				s.fixedGen.Add(int64(m))
+			}
 			if err := cw.content(m, finish); err != nil {
 				return
 			}
 			sent += m
-			if s.eng == nil {
-				s.fixedGen.Add(int64(m))
-			}
 		}
 	}
+	// The request is finished before its last bytes reach the client, as a server's scheduler
+	// frees it with its last token: a client that has read [DONE] no longer counts as running.
+	src.release()
 	_ = cw.done(sent)
 }
 
@@ -536,6 +541,7 @@ func (s *Server) plainResponse(ctx context.Context, w http.ResponseWriter, p *pl
 		ch.Text = &text
 	}
 	body.Choices = []choiceOut{ch}
+	src.release() // finished before the client reads the answer (see streamResponse)
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(body)
 }

@@ -187,6 +187,37 @@ func TestNonStream(t *testing.T) {
 	}
 }
 
+// TestStatsCurrentWhenClientDone: once a client has read a whole answer (streamed to [DONE],
+// or a plain body), the server's stats already count its tokens and no longer count it as
+// running, in both modes: a test or scraper reading /metrics right after never sees a stale
+// count. (Fixed mode counted tokens after writing them and freed the request after [DONE].)
+func TestStatsCurrentWhenClientDone(t *testing.T) {
+	for _, mode := range []Mode{ModeBatching, ModeFixed} {
+		srv, url := newTestServer(t, Config{Mode: mode, StepBase: time.Millisecond, TTFT: time.Millisecond, ITL: time.Millisecond,
+			OutputDist: OutputFixed, OutputTokens: 1000})
+		c := newClient(url)
+		var want int64
+		for i := range 20 {
+			if i%2 == 0 {
+				tr, err := chatStream(context.Background(), c, chatReq(6, true))
+				if err != nil || tr.tokens != 6 {
+					t.Fatalf("%s: stream %d: %d tokens, %v", mode, i, tr.tokens, err)
+				}
+			} else {
+				req := chatReq(6, false)
+				req.StreamOptions = nil
+				if _, err := c.CreateChatCompletion(context.Background(), req); err != nil {
+					t.Fatalf("%s: request %d: %v", mode, i, err)
+				}
+			}
+			want += 6
+			if st := srv.Stats(); st.Running != 0 || st.GenerationTokens != want {
+				t.Fatalf("%s: after request %d: running %d, generation tokens %d; want 0 and %d", mode, i, st.Running, st.GenerationTokens, want)
+			}
+		}
+	}
+}
+
 // rawPost posts body and returns the status and the full body.
 func rawPost(t *testing.T, url, path, body string) (int, []byte) {
 	t.Helper()

@@ -8,12 +8,10 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -307,19 +305,19 @@ func TestSIGKILLLosesOnlyTheLevelInProgress(t *testing.T) {
 	}
 }
 
-// countServerSamples counts the lines of dir's server_metrics.jsonl taken before t (Unix ns),
-// failing on a line that is not a sample.
+// countServerSamples counts the samples of dir's server_metrics.jsonl taken before t (Unix
+// ns), failing on a line that is not a sample. It reads the file as kneecap does: a last line
+// a SIGKILL cut before its newline is dropped.
 func countServerSamples(t *testing.T, dir string, before int64) int {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, sweep.ServerMetricsFile))
+	samples, err := sweep.ReadServerMetrics(filepath.Join(dir, sweep.ServerMetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
-	for line := range strings.Lines(string(b)) {
-		var m sweep.MetricSample
-		if err := json.Unmarshal([]byte(line), &m); err != nil || m.TUnixNS == 0 || m.Running == nil {
-			t.Fatalf("server_metrics.jsonl line %q: %v", line, err)
+	for _, m := range samples {
+		if m.TUnixNS == 0 || m.Running == nil {
+			t.Fatalf("server_metrics.jsonl sample %+v: no time or running", m)
 		}
 		if m.TUnixNS < before {
 			n++

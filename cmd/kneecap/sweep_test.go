@@ -154,8 +154,16 @@ server_metrics: {interval: 100ms}
 	groups := groupRecords(res.Levels, res.Records)
 	for i, l := range res.Levels {
 		s := summarizeLevel(l, groups[i])
-		if s.Requests < 10 || s.Errors != 0 || s.OutputTPS <= 0 {
-			t.Errorf("level %d: %+v", l.Concurrency, s)
+		// min_requests (10) counts completions in the window, Requests the requests sent in it:
+		// up to c of the first completions were sent during warmup. A starved client (the
+		// machine busy with other tests) may not reach min_requests by max_duration; it says so.
+		minSent := 10 - l.Concurrency
+		if l.Client != nil && l.Client.Bound {
+			t.Logf("level %d client-bound (%s): not checking its request count", l.Concurrency, l.Client.Reason)
+			minSent = 1
+		}
+		if s.Requests < minSent || s.Errors != 0 || s.OutputTPS <= 0 {
+			t.Errorf("level %d: %+v, want ≥ %d requests, no errors", l.Concurrency, s, minSent)
 		}
 		if l.Server == nil || l.Server.Samples == 0 {
 			t.Errorf("level %d: no server metrics summary", l.Concurrency)

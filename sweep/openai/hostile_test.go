@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -184,6 +185,11 @@ func (h *hostile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	case faultKeepAlive:
 		s := sse()
+		// A burst past go-openai's limit of 300 non-data lines first: at one line per tick the
+		// limit took ~150 ms of ticks, which a starved machine stretched past faultTimeout
+		// (the record then said timeout, not bad_chunk).
+		io.WriteString(w, strings.Repeat(": keep-alive\n\n", 400))
+		s.f.Flush()
 		t := time.NewTicker(time.Millisecond)
 		defer t.Stop()
 		for {
