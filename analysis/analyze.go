@@ -43,7 +43,8 @@ type point struct {
 // Bootstrap resamples seeded by Seed give the intervals. A level marked valid that fails a
 // threshold its own fields show (error rate, steadiness, achieved concurrency, Little's law)
 // is marked invalid in the result with a note, so imported levels are held to the same rules. Everything that cannot be computed
-// is NaN or nil with a warning; Analyze never panics and does not modify levels.
+// is NaN or nil with a warning; Analyze never panics and does not modify levels. The result's
+// levels are sorted by concurrency.
 func Analyze(levels []Level, meta Meta, opts Options) Result {
 	opts = opts.withDefaults()
 	a := &analyzer{opts: opts}
@@ -58,6 +59,9 @@ func Analyze(levels []Level, meta Meta, opts Options) Result {
 	if res.Levels == nil {
 		res.Levels = []Level{}
 	}
+	// By concurrency, whatever order the levels ran in (levels added by sweep.refine run
+	// after the planned ones): analysis.json, summary.csv and the warnings read in order.
+	slices.SortStableFunc(res.Levels, func(p, q Level) int { return cmp.Compare(p.Concurrency, q.Concurrency) })
 	a.res = &res
 	a.collect()
 	a.throughput()
