@@ -70,26 +70,94 @@ func checkCompare(op string, runs []*analysis.Result, labels []string) error {
 	return nil
 }
 
-// CompareConsole writes the side-by-side table of several runs for a terminal.
-func CompareConsole(w io.Writer, runs []*analysis.Result, labels []string) error {
+// Gate is a regression gate's outcome for compare: Checks[i] holds analysis.Gate of run i+1
+// against the first run (the baseline), allowing a fall of MaxDrop (a fraction).
+type Gate struct {
+	MaxDrop float64
+	Checks  [][]analysis.GateCheck
+}
+
+// Regressions counts the regressed checks.
+func (g *Gate) Regressions() int {
+	n := 0
+	for _, cs := range g.Checks {
+		for _, c := range cs {
+			if c.Verdict == analysis.GateRegressed {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+var gateNames = map[string]string{
+	"max_tps": "max TPS (tokens/s)", "knee_concurrency": "knee N", "knee_tps": "knee TPS (tokens/s)",
+	"slo_concurrency": "SLO point N", "slo_tps": "TPS at SLO (tokens/s)", "slo_goodput_qps": "goodput at SLO (req/s)",
+	"ttft_blowup_concurrency": "TTFT blow-up N",
+}
+
+// gateTable lists every check of every run against the baseline; a regression is marked ✗.
+func gateTable(g *Gate, labels []string) table {
+	t := table{Header: []string{"run", "figure", labels[0] + " (baseline)", "run", "change", "verdict"}, Class: "text"}
+	val := func(v analysis.Float, atLeast bool) string {
+		if atLeast && v.OK() {
+			return "≥ " + fconc(v)
+		}
+		return fconc(v)
+	}
+	for i, cs := range g.Checks {
+		for _, c := range cs {
+			verdict := c.Verdict
+			switch {
+			case c.Verdict == analysis.GateRegressed:
+				verdict = fmt.Sprintf("regressed ✗ (fell more than %s)", fpct(analysis.Float(g.MaxDrop)))
+			case c.Why != "":
+				verdict += ": " + c.Why
+			}
+			change := dash
+			if c.Change.OK() {
+				change = fmt.Sprintf("%+.1f%%", 100*float64(c.Change))
+			}
+			name := gateNames[c.Metric]
+			if name == "" {
+				name = c.Metric
+			}
+			t.Rows = append(t.Rows, []string{labels[i+1], name, val(c.Base, c.BaseAtLeast), val(c.Run, c.RunAtLeast), change, verdict})
+		}
+	}
+	return t
+}
+
+// CompareConsole writes the side-by-side table of several runs for a terminal, then the
+// regression gate when gate is not nil.
+func CompareConsole(w io.Writer, runs []*analysis.Result, labels []string, gate *Gate) error {
 	if err := checkCompare("compare console", runs, labels); err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	t := compareTable(runs, labels)
-	fmt.Fprintln(tw, strings.Join(t.Header, "\t"))
-	for _, r := range t.Rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	tables := []table{compareTable(runs, labels)}
+	if gate != nil {
+		tables = append(tables, gateTable(gate, labels))
 	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("report: compare console: %w", err)
+	for i, t := range tables {
+		if i > 0 {
+			fmt.Fprintf(tw, "\nregression gate: each run against %s, allowed fall %s\n", labels[0], fpct(analysis.Float(gate.MaxDrop)))
+		}
+		fmt.Fprintln(tw, strings.Join(t.Header, "\t"))
+		for _, r := range t.Rows {
+			fmt.Fprintln(tw, strings.Join(r, "\t"))
+		}
+		if err := tw.Flush(); err != nil {
+			return fmt.Errorf("report: compare console: %w", err)
+		}
 	}
 	return nil
 }
 
-// Compare writes compare.md: the side-by-side table of several runs, the charts (image paths
-// relative to compare.md), each run's answer, and every run's warnings.
-func Compare(w io.Writer, runs []*analysis.Result, labels []string, charts []string) error {
+// Compare writes compare.md: the side-by-side table of several runs, the regression gate
+// (when gate is not nil), the charts (image paths relative to compare.md), each run's answer,
+// and every run's warnings.
+func Compare(w io.Writer, runs []*analysis.Result, labels []string, charts []string, gate *Gate) error {
 	if err := checkCompare("compare", runs, labels); err != nil {
 		return err
 	}
@@ -97,6 +165,12 @@ func Compare(w io.Writer, runs []*analysis.Result, labels []string, charts []str
 	fmt.Fprintf(bw, "# kneecap comparison: %s\n\n", mdText(strings.Join(labels, " vs ")))
 	mdTable(bw, compareTable(runs, labels))
 	fmt.Fprint(bw, "\nKnee: smallest concurrency where one more doubling adds less than the knee gain in throughput (fitted curve, bootstrap 95% interval). SLO point: largest concurrency meeting every SLO; “≥ N”: every valid level meets the SLOs, so the limit lies beyond the largest level N (TPS at SLO is then that level's). “—”: not computed.\n\n")
+	if gate != nil {
+		fmt.Fprintf(bw, "## Regression gate\n\nEach run against %s (the baseline): a figure regresses when it falls more than %s below the baseline's. %d regressed. A figure either run could not compute is unknown; “≥ N” is a lower bound (every valid level met the SLOs), which decides only what it can.\n\n",
+			mdText(labels[0]), fpct(analysis.Float(gate.MaxDrop)), gate.Regressions())
+		mdTable(bw, gateTable(gate, labels))
+		fmt.Fprintln(bw)
+	}
 	mdImages(bw, charts)
 	for i, r := range runs {
 		fmt.Fprintf(bw, "## %s\n\n", mdText(labels[i]))

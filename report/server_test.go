@@ -46,10 +46,10 @@ func TestCompareSLOBeyond(t *testing.T) {
 	runs := []*analysis.Result{analysistest.Saturating(), sloBeyond()}
 	labels := []string{"binding", "beyond"}
 	var md, con bytes.Buffer
-	if err := report.Compare(&md, runs, labels, nil); err != nil {
+	if err := report.Compare(&md, runs, labels, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.CompareConsole(&con, runs, labels); err != nil {
+	if err := report.CompareConsole(&con, runs, labels, nil); err != nil {
 		t.Fatal(err)
 	}
 	// Columns: run, model, knee, knee TPS, max TPS @ N, SLO point N, TPS at SLO, binding SLO.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/plots"
@@ -17,13 +18,17 @@ import (
 	"github.com/kneecap/kneecap/sweep"
 )
 
-const compareUsage = "RUN... -o DIR\n\n" +
+const compareUsage = "RUN... -o DIR [--max-regression PCT]\n\n" +
 	"Compares two or more analyzed runs (one per GPU type, or before and after a change). Each\n" +
 	"RUN is a results directory, a directory holding analysis.json, or an analysis.json file\n" +
 	"(run kneecap analyze first). Writes DIR/compare.md (a side-by-side table of knee, max TPS,\n" +
 	"SLO point and TTFT blow-up, then each run's answer and warnings) and the overlay charts\n" +
 	"DIR/compare_throughput (TPS vs concurrency, each knee marked) and DIR/compare_latency\n" +
-	"(E2E and TTFT p95 vs TPS, points labelled N=concurrency) as PNG and SVG; prints the table."
+	"(E2E and TTFT p95 vs TPS, points labelled N=concurrency) as PNG and SVG; prints the table.\n\n" +
+	"--max-regression PCT (such as 10%) makes compare a regression gate for continuous\n" +
+	"benchmarking: the first RUN is the baseline, and compare exits 1 when a later run's max TPS,\n" +
+	"knee (N or TPS), SLO point (N, TPS or goodput) or TTFT blow-up falls more than PCT below\n" +
+	"the baseline's. Everything is written first."
 
 // cmdCompare overlays several analyzed runs: `kneecap compare RUN... -o DIR`. Each RUN is a
 // results directory (or any directory holding analysis.json, or the analysis.json file
@@ -33,6 +38,7 @@ const compareUsage = "RUN... -o DIR\n\n" +
 func cmdCompare(ctx context.Context, e *env, args []string) error {
 	fset := newFlagSet(e, "compare", compareUsage)
 	out := fset.String("o", "", "output `DIR` for compare.md and the overlay charts (required)")
+	maxReg := fset.String("max-regression", "", "exit 1 when a headline figure falls more than `PCT` (10% or 0.1) below the first run's")
 	pos, err := parseArgs(fset, args)
 	if err != nil {
 		return err
@@ -44,6 +50,12 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 	if *out == "" {
 		fset.Usage()
 		return usageError("compare: -o DIR is required")
+	}
+	maxDrop := -1.0
+	if *maxReg != "" {
+		if maxDrop, err = parseFraction(*maxReg); err != nil {
+			return usageError("compare: --max-regression: %v", err)
+		}
 	}
 	runs := make([]*analysis.Result, 0, len(pos))
 	labels := make([]string, 0, len(pos))
@@ -92,17 +104,38 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 		}
 		charts = append(charts, c.name+".png")
 	}
+	var gate *report.Gate
+	if maxDrop >= 0 {
+		gate = &report.Gate{MaxDrop: maxDrop}
+		for _, r := range runs[1:] {
+			gate.Checks = append(gate.Checks, analysis.Gate(runs[0], r, maxDrop))
+		}
+	}
 	var md bytes.Buffer
-	if err := report.Compare(&md, runs, labels, charts); err != nil {
+	if err := report.Compare(&md, runs, labels, charts, gate); err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
 	if err := sweep.WriteFileAtomic(filepath.Join(*out, "compare.md"), md.Bytes()); err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
-	if err := report.CompareConsole(e.stdout, runs, labels); err != nil {
+	if err := report.CompareConsole(e.stdout, runs, labels, gate); err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
 	fmt.Fprintf(e.stdout, "\ncomparison: %s\n", filepath.Join(*out, "compare.md"))
+	if gate != nil {
+		if n := gate.Regressions(); n > 0 {
+			var what []string
+			for i, cs := range gate.Checks {
+				for _, c := range cs {
+					if c.Verdict == analysis.GateRegressed {
+						what = append(what, fmt.Sprintf("%s %s %s → %s (%+.1f%%)", labels[i+1], c.Metric,
+							c.Base.Format(), c.Run.Format(), 100*float64(c.Change)))
+					}
+				}
+			}
+			return fmt.Errorf("compare: %d regressions beyond %s against %s: %s", n, *maxReg, labels[0], strings.Join(what, "; "))
+		}
+	}
 	return nil
 }
 
@@ -149,4 +182,18 @@ func readRun(p string) (*analysis.Result, string, error) {
 		label = filepath.Base(abs)
 	}
 	return &res, label, nil
+}
+
+// parseFraction reads a fraction in [0, 1): "10%" or "0.1".
+func parseFraction(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	scale := 1.0
+	if rest, ok := strings.CutSuffix(t, "%"); ok {
+		t, scale = strings.TrimSpace(rest), 100
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || !(v/scale >= 0 && v/scale < 1) {
+		return 0, fmt.Errorf("%q: want a fraction such as 10%% or 0.1, at least 0 and below 100%%", s)
+	}
+	return v / scale, nil
 }

@@ -132,7 +132,7 @@ func TestCompareHelp(t *testing.T) {
 	if err := run(context.Background(), e, []string{"compare", "-h"}); exitCode(err) != exitOK {
 		t.Fatalf("compare -h: %v", err)
 	}
-	for _, want := range []string{"Usage: kneecap compare RUN... -o DIR\n\nCompares two or more analyzed runs",
+	for _, want := range []string{"Usage: kneecap compare RUN... -o DIR [--max-regression PCT]\n\nCompares two or more analyzed runs",
 		"analysis.json", "DIR/compare.md", "compare_throughput", "compare_latency", "PNG and SVG", "-o DIR"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("compare -h lacks %q:\n%s", want, stderr)
@@ -167,6 +167,8 @@ func TestCompareUsageErrors(t *testing.T) {
 		{"missing dir", []string{"compare", good, filepath.Join(tmp, "nope"), "-o", out}, filepath.Join(tmp, "nope")},
 		{"bad json", []string{"compare", good, bad, "-o", out}, filepath.Join(bad, "analysis.json")},
 		{"no -o", []string{"compare", good, good}, "-o DIR is required"},
+		{"bad gate", []string{"compare", good, good, "-o", out, "--max-regression", "150%"}, "--max-regression: \"150%\""},
+		{"gate not a number", []string{"compare", good, good, "-o", out, "--max-regression", "ten"}, "want a fraction"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, _, _ := compareEnv()
@@ -223,5 +225,57 @@ func TestWriteReports(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
 	if len(left) > 0 {
 		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// TestCompareRegressionGate: with --max-regression the first run is the baseline, and a
+// later run whose headline figures fall further exits 1 naming them, after writing
+// everything; within the allowed fall it exits 0. Reference: compareRun's figures (max TPS =
+// plateau, knee TPS 0.9 × plateau, SLO point 2 × knee, TTFT blow-up at slots).
+func TestCompareRegressionGate(t *testing.T) {
+	tmp := t.TempDir()
+	base, slower := filepath.Join(tmp, "h100"), filepath.Join(tmp, "h100-new-driver")
+	writeRun(t, base, compareRun("h100", 32, 3000, 22))
+	// 12% less throughput (3000 → 2640), the knee and the blow-up unchanged.
+	writeRun(t, slower, compareRun("h100-new-driver", 32, 2640, 22))
+
+	out := filepath.Join(tmp, "gate")
+	e, stdout, _ := compareEnv()
+	err := run(context.Background(), e, []string{"compare", base, slower, "-o", out, "--max-regression", "10%"})
+	if exitCode(err) != exitFailure {
+		t.Fatalf("exit %d (%v), want %d", exitCode(err), err, exitFailure)
+	}
+	for _, want := range []string{"max_tps 3000 → 2640 (-12.0%)", "knee_tps", "slo_tps", "against h100"} {
+		if !strings.Contains(errString(err), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	for _, notWant := range []string{"knee_concurrency", "ttft_blowup_concurrency", "slo_concurrency"} {
+		if strings.Contains(errString(err), notWant) {
+			t.Errorf("error %q names %s, which did not fall", err, notWant)
+		}
+	}
+	md, rerr := os.ReadFile(filepath.Join(out, "compare.md"))
+	if rerr != nil {
+		t.Fatalf("compare.md not written before the gate failed: %v", rerr)
+	}
+	if !strings.Contains(string(md), "## Regression gate") || !strings.Contains(string(md), "regressed ✗") {
+		t.Errorf("compare.md lacks the gate table")
+	}
+	if !strings.Contains(stdout.String(), "regression gate: each run against h100, allowed fall 10.0%") {
+		t.Errorf("console lacks the gate:\n%s", stdout)
+	}
+	for _, f := range []string{"compare_throughput.png", "compare_latency.svg"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+
+	// A 15% allowance passes, and so does a run without the gate.
+	for _, args := range [][]string{{"--max-regression", "0.15"}, nil} {
+		e, _, _ := compareEnv()
+		if err := run(context.Background(), e, append([]string{"compare", base, slower, "-o", out}, args...)); err != nil {
+			t.Errorf("compare %v: %v, want exit 0", args, err)
+		}
 	}
 }

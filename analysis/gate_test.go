@@ -1,0 +1,106 @@
+package analysis
+
+import (
+	"math"
+	"testing"
+)
+
+// gateResult is a result with the figures Gate reads: max TPS, knee (N, TPS), SLO point
+// (N, TPS, goodput; limit "" makes it a lower bound) and TTFT blow-up N.
+func gateResult(maxTPS, kneeN, kneeTPS, sloN, sloTPS, goodput, blowN float64, sloBound bool) *Result {
+	r := &Result{
+		Throughput: Throughput{MaxTPS: Float(maxTPS)},
+		Knee:       &Knee{Concurrency: Float(kneeN), TPS: Float(kneeTPS)},
+		TTFTBlowup: &Blowup{Concurrency: Float(blowN)},
+		SLO:        SLOResult{MaxConcurrency: Float(sloN), TPS: Float(sloTPS), GoodputQPS: Float(goodput), Limit: "ttft_p95"},
+	}
+	if sloBound {
+		r.SLO.Limit = ""
+	}
+	return r
+}
+
+func verdicts(checks []GateCheck) map[string]string {
+	m := map[string]string{}
+	for _, c := range checks {
+		m[c.Metric] = c.Verdict
+	}
+	return m
+}
+
+func TestGate(t *testing.T) {
+	base := gateResult(2400, 24, 2200, 100, 2400, 38, 31, false)
+	t.Run("within the allowed drop", func(t *testing.T) {
+		// Every figure 9% lower: within 10%; 2400 → 2184 is a change of −0.09.
+		run := gateResult(2184, 21.84, 2002, 91, 2184, 34.58, 28.21, false)
+		checks := Gate(base, run, 0.10)
+		for _, c := range checks {
+			if c.Verdict != GateOK {
+				t.Errorf("%s: %s (%s), want ok", c.Metric, c.Verdict, c.Why)
+			}
+		}
+		if c := checks[0]; c.Metric != "max_tps" || math.Abs(float64(c.Change)+0.09) > 1e-12 {
+			t.Errorf("first check %+v, want max_tps with change −0.09", c)
+		}
+	})
+	t.Run("one figure past it", func(t *testing.T) {
+		// Only the SLO point falls by 11%: 100 → 89.
+		run := gateResult(2400, 24, 2200, 89, 2400, 38, 31, false)
+		v := verdicts(Gate(base, run, 0.10))
+		for m, want := range map[string]string{"slo_concurrency": GateRegressed, "max_tps": GateOK, "knee_concurrency": GateOK, "slo_tps": GateOK} {
+			if v[m] != want {
+				t.Errorf("%s: %s, want %s", m, v[m], want)
+			}
+		}
+		if len(v) != 7 {
+			t.Errorf("%d checks, want 7", len(v))
+		}
+	})
+	t.Run("improvement", func(t *testing.T) {
+		run := gateResult(3000, 40, 2900, 200, 3000, 60, 50, false)
+		for _, c := range Gate(base, run, 0.10) {
+			if c.Verdict != GateOK || !(c.Change > 0) {
+				t.Errorf("%s: %s, change %v; want ok and positive", c.Metric, c.Verdict, c.Change)
+			}
+		}
+	})
+	t.Run("lower bounds", func(t *testing.T) {
+		// The run meets the SLOs at every level up to 64: "≥ 64" is below the floor 90 of an
+		// exact 100, so nothing is known; "≥ 128" is above it, so it holds.
+		v := verdicts(Gate(base, gateResult(2400, 24, 2200, 64, 2400, 38, 31, true), 0.10))
+		if v["slo_concurrency"] != GateUnknown {
+			t.Errorf("run ≥ 64 vs 100: %s, want unknown", v["slo_concurrency"])
+		}
+		v = verdicts(Gate(base, gateResult(2400, 24, 2200, 128, 2400, 38, 31, true), 0.10))
+		if v["slo_concurrency"] != GateOK {
+			t.Errorf("run ≥ 128 vs 100: %s, want ok", v["slo_concurrency"])
+		}
+		// A baseline "≥ 100" held at least 100: a run at 80 has regressed, one at 95 may have.
+		bb := gateResult(2400, 24, 2200, 100, 2400, 38, 31, true)
+		if v := verdicts(Gate(bb, gateResult(2400, 24, 2200, 80, 2400, 38, 31, false), 0.10)); v["slo_concurrency"] != GateRegressed {
+			t.Errorf("run 80 vs baseline ≥ 100: %s, want regressed", v["slo_concurrency"])
+		}
+		if v := verdicts(Gate(bb, gateResult(2400, 24, 2200, 95, 2400, 38, 31, false), 0.10)); v["slo_concurrency"] != GateUnknown {
+			t.Errorf("run 95 vs baseline ≥ 100: %s, want unknown", v["slo_concurrency"])
+		}
+	})
+	t.Run("not computed", func(t *testing.T) {
+		run := gateResult(2400, math.NaN(), math.NaN(), 100, 2400, 38, 31, false)
+		run.TTFTBlowup = nil
+		checks := Gate(base, run, 0.10)
+		v := verdicts(checks)
+		for _, m := range []string{"knee_concurrency", "knee_tps", "ttft_blowup_concurrency"} {
+			if v[m] != GateUnknown {
+				t.Errorf("%s: %s, want unknown", m, v[m])
+			}
+		}
+		for _, c := range checks {
+			if c.Metric == "knee_concurrency" && (c.Why != "not computed in the run" || c.Change.OK()) {
+				t.Errorf("knee: why %q, change %v", c.Why, c.Change)
+			}
+		}
+		if v := verdicts(Gate(run, base, 0.10)); v["knee_tps"] != GateUnknown {
+			t.Errorf("baseline without a knee: %s, want unknown", v["knee_tps"])
+		}
+	})
+}
