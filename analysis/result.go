@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/kneecap/kneecap/sweep"
 )
 
 // Schema is the schema name written in analysis.json.
@@ -149,6 +151,11 @@ type Meta struct {
 	// LoadGenerators is the number of kneecap processes whose load was merged (`kneecap
 	// merge` of a sharded sweep); 0 for one process.
 	LoadGenerators int `json:"load_generators,omitempty"`
+	// Server is what the server under test said it is (engine, version, limits), when it
+	// answered an info endpoint before the sweep.
+	Server *sweep.ServerInfo `json:"server,omitempty"`
+	// Kneecap is the version of kneecap that ran the sweep.
+	Kneecap string `json:"kneecap,omitempty"`
 }
 
 // USL is a fit of the Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)).

@@ -54,6 +54,7 @@ func HTML(w io.Writer, res *analysis.Result, svgs map[string][]byte) error {
 	}
 	data := struct {
 		Title, Subtitle, Source, StopReason string
+		Provenance                          string
 		Answer                              []string
 		Warnings                            []numbered
 		Charts                              []chart
@@ -63,7 +64,8 @@ func HTML(w io.Writer, res *analysis.Result, svgs map[string][]byte) error {
 		Fits                                []string
 	}{
 		Title: title, Subtitle: subtitle(res.Meta), Source: res.Meta.Source, StopReason: res.Meta.StopReason,
-		Answer: Answer(res), Warnings: numberedList(res.Warnings), Charts: charts,
+		Provenance: provenance(res.Meta),
+		Answer:     Answer(res), Warnings: numberedList(res.Warnings), Charts: charts,
 		Levels: levelTable(res), Method: methodTable(), Validity: validityTable(res),
 		HasLevels: len(res.Levels) > 0, Fits: fitNotes(res),
 		HasServer: hasServer(res), Server: serverTable(res), ServerNote: serverNote,
@@ -129,6 +131,7 @@ th{background:#f6f8fa}table.text td,table.text th{text-align:left}td.l,th.l{text
 <h1>{{.Title}}</h1>
 {{with .Subtitle}}<p class="sub">{{.}}</p>{{end}}
 {{with .Source}}<p class="sub">Source: <code>{{.}}</code>{{with $.StopReason}} · stopped: {{.}}{{end}}</p>{{end}}
+{{with .Provenance}}<p class="sub">{{.}}</p>{{end}}
 <p class="answer">{{range .Answer}}{{.}} {{end}}{{if .Warnings}}{{len .Warnings}} warning(s):{{range .Warnings}} <sup><a href="#w{{.N}}">{{.N}}</a></sup>{{end}}.{{end}}</p>
 {{if .Charts}}<h2>Charts</h2>
 <div class="charts">{{range .Charts}}

@@ -35,6 +35,9 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 		}
 		fmt.Fprint(bw, "\n\n")
 	}
+	if p := provenance(res.Meta); p != "" {
+		fmt.Fprintf(bw, "%s\n\n", mdText(p))
+	}
 	para := mdText(strings.Join(Answer(res), " "))
 	if n := len(res.Warnings); n > 0 {
 		var refs []string

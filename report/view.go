@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/sweep"
 )
 
 // dash stands for a value that was not computed (null in analysis.json).
@@ -433,6 +434,10 @@ func fitNotes(res *analysis.Result) []string {
 	if b := th.Batch; b != nil {
 		out = append(out, fmt.Sprintf("batch: X(N) = m ÷ (α + β·m), m = min(N, S): slot limit S = %s, plateau X(S) = %s tokens/s%s, α = %s ms, β = %s ms per running sequence (one decode step per token takes α + β·m), R² = %s",
 			fnum(b.Limit), fnum(b.PlateauTPS), unmeasured(b.Limit), fnum(b.Alpha*1e3), fsci(b.Beta*1e3), fr2(b.R2)))
+		if name, v := serverSlots(res.Meta.Server); name != "" && b.Limit.OK() {
+			out = append(out, fmt.Sprintf("the server reports %s %s (%s), against the batch model's slot limit S = %s fitted from throughput alone",
+				name, v, res.Meta.Server.From, fnum(b.Limit)))
+		}
 	}
 	if h := th.Hinge; h != nil {
 		out = append(out, fmt.Sprintf("hinge: breakpoint %s, plateau %s tokens/s%s, slope %s tokens/s per request, R² = %s", fnum(h.Breakpoint), fnum(h.PlateauTPS), unmeasured(h.Breakpoint), fnum(h.Slope), fr2(h.R2)))
@@ -483,13 +488,40 @@ func errorClasses(m map[string]int) string {
 // subtitle names the run: model · endpoint · date · source.
 func subtitle(m analysis.Meta) string {
 	var parts []string
-	for _, s := range []string{m.Model, m.Endpoint, m.Date} {
+	for _, s := range []string{m.Model, m.Server.Name(), m.Endpoint, m.Date} {
 		if s != "" {
 			parts = append(parts, s)
 		}
 	}
 	if m.LoadGenerators > 1 {
 		parts = append(parts, fmt.Sprintf("load from %d kneecap processes", m.LoadGenerators))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// serverSlots returns the server's own limit on sequences decoded together, when its info
+// endpoint reports one: the quantity the batch model's slot limit S estimates.
+func serverSlots(info *sweep.ServerInfo) (name, value string) {
+	if info == nil {
+		return "", ""
+	}
+	for _, k := range []string{"max_num_seqs", "max_running_requests", "total_slots"} {
+		if v, ok := info.Settings[k]; ok {
+			return k, v
+		}
+	}
+	return "", ""
+}
+
+// provenance says what was measured and by what: the server's own description (engine,
+// version, limits, and where it said so) and kneecap's version; "" when neither is known.
+func provenance(m analysis.Meta) string {
+	var parts []string
+	if m.Server != nil {
+		parts = append(parts, fmt.Sprintf("Server: %s (from %s)", m.Server, m.Server.From))
+	}
+	if m.Kneecap != "" {
+		parts = append(parts, "measured by kneecap "+m.Kneecap)
 	}
 	return strings.Join(parts, " · ")
 }

@@ -54,6 +54,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /v1/models", s.models)
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	s.mux.HandleFunc("GET /metrics", s.metrics)
+	s.mux.HandleFunc("GET /version", s.version)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	})
@@ -67,6 +68,17 @@ func NewServer(cfg Config) (*Server, error) {
 		close(s.engDone)
 	}
 	return s, nil
+}
+
+// version answers GET /version as vLLM does ({"version": …}), naming the simulator and, in
+// batching mode, its decode slots: kneecap's server-info probe records them.
+func (s *Server) version(w http.ResponseWriter, _ *http.Request) {
+	body := map[string]any{"version": "kneecap-sim " + string(s.cfg.Mode)}
+	if s.cfg.Mode == ModeBatching {
+		body["max_num_seqs"] = s.cfg.MaxNumSeqs
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(body)
 }
 
 // Config returns the resolved configuration the server runs.

@@ -39,8 +39,12 @@ type levelsDoc struct {
 	Start      string `json:"start"`
 	StopReason string `json:"stop_reason"`
 	// Shards is the number of shards `kneecap merge` combined (absent: not a merge).
-	Shards int        `json:"merged_shards,omitempty"`
-	Levels []LevelRun `json:"levels"`
+	Shards int `json:"merged_shards,omitempty"`
+	// Kneecap is the version of kneecap that ran the sweep; Server what the server said it
+	// is (see ServerInfo).
+	Kneecap string      `json:"kneecap,omitempty"`
+	Server  *ServerInfo `json:"server,omitempty"`
+	Levels  []LevelRun  `json:"levels"`
 }
 
 // Dir is a results directory being written. It implements Sink: every finished level's
@@ -285,6 +289,8 @@ func readHead(dir string, resume bool) (*Results, int, error) {
 		Levels:     doc.Levels,
 		StopReason: doc.StopReason,
 		Shards:     doc.Shards,
+		Kneecap:    doc.Kneecap,
+		Server:     doc.Server,
 	}
 	if res.Start, err = time.Parse(time.RFC3339Nano, doc.Start); err != nil {
 		return nil, 0, fmt.Errorf("read results %s: %s: start: %w", dir, lp, err)
@@ -436,6 +442,8 @@ func ResumeDir(dir string) (*Dir, *Results, error) {
 			Model:    res.Config.Target.Model,
 			Endpoint: res.Endpoint,
 			Start:    res.Start.UTC().Format(time.RFC3339Nano),
+			Kneecap:  res.Kneecap,
+			Server:   res.Server,
 			Levels:   append([]LevelRun{}, res.Levels...),
 		},
 	}
@@ -444,6 +452,21 @@ func ResumeDir(dir string) (*Dir, *Results, error) {
 		return nil, nil, fmt.Errorf("resume %s: %w", dir, err)
 	}
 	return d, res, nil
+}
+
+// SetProvenance records in levels.json (at its next write) the kneecap version that runs the
+// sweep and what the server said it is (nil: it said nothing), and writes the server's
+// redacted info bodies (RedactServerInfo) to ServerInfoFile when there are any.
+func (d *Dir) SetProvenance(kneecap string, server *ServerInfo, infoDoc []byte) error {
+	if len(infoDoc) > 0 {
+		if err := WriteFileAtomic(filepath.Join(d.path, ServerInfoFile), infoDoc); err != nil {
+			return fmt.Errorf("results %s: %w", d.path, err)
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.doc.Kneecap, d.doc.Server = kneecap, server
+	return nil
 }
 
 // SetEndpoint changes the endpoint recorded in levels.json (a resumed in-process run gets a

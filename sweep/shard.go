@@ -163,6 +163,8 @@ func MergeShards(parts []*Results) (*Results, []string, error) {
 		Start:    first.Start,
 		Endpoint: first.Endpoint,
 		Shards:   n,
+		Kneecap:  first.Kneecap,
+		Server:   first.Server,
 	}
 	var warnings []string
 	// Server metrics are summarised again over the merged window from the shard's

@@ -43,6 +43,10 @@ type Results struct {
 	StopReason string
 	// Shards is the number of shards merged into these results (0: not a merge).
 	Shards int
+	// Kneecap is the version of kneecap that ran the sweep ("" before it was recorded).
+	Kneecap string
+	// Server is what the server said it is, when it said (see ServerInfo).
+	Server *ServerInfo
 }
 
 // Observer receives a sweep's progress. Calls come from the controller goroutine, one at a

@@ -206,6 +206,8 @@ func runMeta(res *sweep.Results) analysis.Meta {
 		Source:         res.Dir,
 		StopReason:     res.StopReason,
 		LoadGenerators: res.Shards,
+		Server:         res.Server,
+		Kneecap:        res.Kneecap,
 	}
 	if !res.Start.IsZero() {
 		meta.Date = res.Start.UTC().Format(time.RFC3339)

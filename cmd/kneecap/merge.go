@@ -89,6 +89,16 @@ func writeMerged(dir string, merged *sweep.Results, parts []*sweep.Results) (err
 	}
 	defer func() { err = errors.Join(err, d.Close()) }()
 	d.SetMerged(merged.Shards)
+	// Shard 0's record of the server (every shard probed the same one).
+	var info []byte
+	for _, p := range parts {
+		if p.Config.Shard.Index == 0 {
+			info, _ = os.ReadFile(filepath.Join(p.Dir, sweep.ServerInfoFile))
+		}
+	}
+	if err := d.SetProvenance(merged.Kneecap, merged.Server, info); err != nil {
+		return err
+	}
 	byLevel := groupRecords(merged.Levels, merged.Records)
 	for i, l := range merged.Levels {
 		if err := d.LevelDone(l, byLevel[i]); err != nil {

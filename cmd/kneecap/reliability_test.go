@@ -219,6 +219,11 @@ func (f *faultyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.seen.Store(true)
+		if r.URL.Path == "/get_server_info" {
+			// SGLang lists every server argument, its --api-key among them.
+			fmt.Fprintf(w, `{"model_path":"m","api_key":%q,"max_running_requests":4,"version":"0.4.1"}`, f.auth)
+			return
+		}
 	}
 	if r.Method != http.MethodPost {
 		f.sim.ServeHTTP(w, r)

@@ -61,6 +61,9 @@ sweep:
 	if !f.seen.Load() {
 		t.Fatal("the server never saw the key: the test proves nothing")
 	}
+	if b, err := os.ReadFile(filepath.Join(dir, sweep.ServerInfoFile)); err != nil || !strings.Contains(string(b), "max_running_requests") {
+		t.Errorf("%s does not hold the server's info (%v): its redaction is untested", sweep.ServerInfoFile, err)
+	}
 	e2, stdout2, stderr2 := testEnv()
 	if err := run(context.Background(), e2, []string{"analyze", dir, "--bootstrap", "0"}); err != nil {
 		t.Fatalf("analyze: %v\n%s", err, stderr2)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -263,6 +264,9 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	} else {
 		dir.SetEndpoint(endpoint)
 	}
+	if err := recordServer(ctx, e, client, dir, done); err != nil {
+		return err
+	}
 
 	prog := newProgress(e.stderr, e.stderrTTY, levels, cfg.Sweep)
 	prog.added, prog.refine = added, cfg.Sweep.Refine
@@ -365,6 +369,36 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	}
 	if out.Interrupted {
 		return withCode(exitInterrupted, fmt.Errorf("sweep interrupted: results written to %s (continue with --resume %s)", dir.Path(), dir.Path()))
+	}
+	return nil
+}
+
+// recordServer asks the server what it is (sweep.ServerInfoPaths) and records the answer with
+// kneecap's version in the results directory. A resumed run keeps what it recorded first and
+// warns when the server now describes itself differently.
+func recordServer(ctx context.Context, e *env, client *openai.Client, dir *sweep.Dir, done *sweep.Results) error {
+	bi, ok := debug.ReadBuildInfo()
+	tool := version(bi, ok)
+	bodies := client.ServerInfo(ctx)
+	info := sweep.IdentifyServer(bodies)
+	if done != nil {
+		if was, now := done.Server.String(), info.String(); was != now {
+			fmt.Fprintf(e.stderr, "kneecap: warning: the server now says %q; the levels so far measured %q (levels.json keeps the first)\n", now, was)
+		}
+		return dir.SetProvenance(done.Kneecap, done.Server, nil)
+	}
+	var doc []byte
+	if len(bodies) > 0 {
+		var err error
+		if doc, err = sweep.RedactServerInfo(bodies); err != nil {
+			return err
+		}
+	}
+	if info != nil {
+		fmt.Fprintf(e.stderr, "kneecap: server: %s, from %s\n", info, info.From)
+	}
+	if err := dir.SetProvenance(tool, info, doc); err != nil {
+		return fmt.Errorf("sweep: %w", err)
 	}
 	return nil
 }

@@ -172,6 +172,21 @@ server_metrics: {interval: 100ms}
 	if !strings.Contains(stdout.String(), "Maximum output throughput") || !strings.Contains(stderr.String(), "out tok/s") {
 		t.Errorf("missing summary or progress table:\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
 	}
+	// Provenance: the simulator described itself over GET /version; the run records it with
+	// kneecap's version, and the report and analysis.json quote it.
+	if s := res.Server; s == nil || s.Engine != sweep.SimEngine || s.Settings["max_num_seqs"] == "" || s.From != "GET /version" || res.Kneecap == "" {
+		t.Errorf("levels.json server %+v, kneecap %q; want the simulator from GET /version and a version", s, res.Kneecap)
+	}
+	if _, err := os.Stat(filepath.Join(dir, sweep.ServerInfoFile)); err != nil {
+		t.Errorf("%s: %v", sweep.ServerInfoFile, err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil || !strings.Contains(string(md), "Server: kneecap-sim batching") || !strings.Contains(string(md), "measured by kneecap") {
+		t.Errorf("report.md lacks the server line (%v)", err)
+	}
+	if v, _ := dig(readJSON(t, filepath.Join(dir, "analysis.json")), "meta", "server", "engine"); v != sweep.SimEngine {
+		t.Errorf("analysis.json meta.server.engine %v", v)
+	}
 }
 
 // TestSweepInterruptAndResume interrupts a sweep before it starts (the interrupt context is

@@ -1,0 +1,215 @@
+package sweep
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ServerInfoFile is the results directory's record of what the server said about itself:
+// the bodies of the info endpoints that answered, secrets redacted.
+const ServerInfoFile = "server_info.json"
+
+// ServerInfoPaths are the info endpoints probed before a sweep, relative to the server's root
+// (the base URL without /v1), in the order their answers are trusted: SGLang, TGI, llama.cpp,
+// Ollama, vLLM. A server answers the few it has; an OpenAI-style API usually none.
+var ServerInfoPaths = []string{"/get_server_info", "/info", "/props", "/api/version", "/version"}
+
+// MaxServerInfoBody is the largest info body kept, in bytes (SGLang's holds every server
+// argument: a few KiB).
+const MaxServerInfoBody = 256 << 10
+
+// ServerInfo is what the server under test says it is: the engine, its version and the
+// settings that bound its concurrency, when it reports them. It goes into levels.json and the
+// reports, so a run states what it measured ("vLLM 0.6.3") beside the endpoint.
+type ServerInfo struct {
+	// Engine is vLLM, SGLang, TGI, llama.cpp, Ollama or kneecap-sim.
+	Engine string `json:"engine"`
+	// Version is the engine's version or build, as it reports it ("" when it does not).
+	Version string `json:"version,omitempty"`
+	// Settings are reported limits on concurrency and batching, by the engine's own names:
+	// max_running_requests (SGLang), max_concurrent_requests and max_batch_total_tokens
+	// (TGI), total_slots (llama.cpp), max_num_seqs (kneecap-sim).
+	Settings map[string]string `json:"settings,omitempty"`
+	// From is the endpoint the information came from ("GET /version").
+	From string `json:"from"`
+}
+
+// Name formats the engine and its version: "vLLM 0.6.3" ("" for nil).
+func (s *ServerInfo) Name() string {
+	if s == nil {
+		return ""
+	}
+	if s.Version == "" {
+		return s.Engine
+	}
+	return s.Engine + " " + s.Version
+}
+
+// String formats the engine and version, then the settings: "SGLang 0.4.1
+// (max_running_requests 256)".
+func (s *ServerInfo) String() string {
+	if s == nil {
+		return ""
+	}
+	out := s.Name()
+	if len(s.Settings) > 0 {
+		keys := make([]string, 0, len(s.Settings))
+		for k := range s.Settings {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + " " + s.Settings[k]
+		}
+		out += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return out
+}
+
+// IdentifyServer reads the info bodies a server answered (by path of ServerInfoPaths) and
+// returns what they say, trusting the paths in ServerInfoPaths order; nil when no body is a
+// JSON object of the shape its engine answers (a catch-all server that answers every path
+// with the same page is not mistaken for one).
+func IdentifyServer(bodies map[string][]byte) *ServerInfo {
+	for _, path := range ServerInfoPaths {
+		b, ok := bodies[path]
+		if !ok {
+			continue
+		}
+		var m map[string]any
+		if json.Unmarshal(b, &m) != nil {
+			continue
+		}
+		if info := identify(path, m); info != nil {
+			info.From = "GET " + path
+			return info
+		}
+	}
+	return nil
+}
+
+// identify recognises one engine's info body.
+func identify(path string, m map[string]any) *ServerInfo {
+	str := func(key string) string {
+		switch v := m[key].(type) {
+		case string:
+			return clip(v)
+		case float64:
+			return strconv.FormatFloat(v, 'f', -1, 64)
+		case bool:
+			return strconv.FormatBool(v)
+		}
+		return ""
+	}
+	settings := func(keys ...string) map[string]string {
+		out := map[string]string{}
+		for _, k := range keys {
+			if v := str(k); v != "" {
+				out[k] = v
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	}
+	switch path {
+	case "/get_server_info":
+		// SGLang: every server argument, the scheduler's limits and "version".
+		if _, ok := m["model_path"]; !ok {
+			return nil
+		}
+		return &ServerInfo{Engine: "SGLang", Version: str("version"),
+			Settings: settings("max_running_requests", "max_total_num_tokens", "chunked_prefill_size", "tp_size")}
+	case "/info":
+		// TGI: model_id, version and the router's limits.
+		if str("model_id") == "" {
+			return nil
+		}
+		return &ServerInfo{Engine: "TGI", Version: str("version"),
+			Settings: settings("max_concurrent_requests", "max_batch_total_tokens", "max_batch_prefill_tokens")}
+	case "/props":
+		// llama.cpp: the server's slots (-np) and its build.
+		if _, ok := m["total_slots"]; !ok {
+			if _, ok := m["default_generation_settings"]; !ok {
+				return nil
+			}
+		}
+		return &ServerInfo{Engine: "llama.cpp", Version: str("build_info"), Settings: settings("total_slots")}
+	case "/api/version":
+		if str("version") == "" {
+			return nil
+		}
+		return &ServerInfo{Engine: "Ollama", Version: str("version")}
+	case "/version":
+		v := str("version")
+		if v == "" {
+			return nil
+		}
+		if rest, ok := strings.CutPrefix(v, SimEngine); ok {
+			return &ServerInfo{Engine: SimEngine, Version: strings.TrimSpace(rest), Settings: settings("max_num_seqs")}
+		}
+		return &ServerInfo{Engine: "vLLM", Version: v}
+	}
+	return nil
+}
+
+// clip makes a server-given string fit for a report line: control characters dropped, at
+// most 64 runes (a hostile or odd server must not fill the report).
+func clip(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > 64 {
+		s = string(r[:63]) + "…"
+	}
+	return strings.TrimSpace(s)
+}
+
+// SimEngine is the engine name of kneecap's simulator; its GET /version answers
+// {"version": "kneecap-sim …"} (vLLM's endpoint and shape).
+const SimEngine = "kneecap-sim"
+
+// RedactServerInfo returns the info bodies as one JSON document for ServerInfoFile, each body
+// parsed and its values under secret-looking keys (api_key, token, …) replaced at any depth;
+// a body that is not JSON is kept as a string, cut to 4 KiB.
+func RedactServerInfo(bodies map[string][]byte) ([]byte, error) {
+	doc := map[string]any{}
+	for path, b := range bodies {
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			s := string(b)
+			if len(s) > 4<<10 {
+				s = s[:4<<10]
+			}
+			doc[path] = redactText(s)
+			continue
+		}
+		doc[path] = redactValue(v)
+	}
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("server info: %w", err)
+	}
+	return append(out, '\n'), nil
+}
+
+// redactText hides a non-JSON body that mentions a secret-looking word: it cannot be
+// redacted key by key.
+func redactText(s string) string {
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r == '_' || r == '-')
+	}) {
+		if SecretKey(w) {
+			return RedactedValue
+		}
+	}
+	return s
+}

@@ -1,0 +1,84 @@
+package sweep
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestIdentifyServer reads each engine's info body. The bodies are cut-down answers of the
+// engines' documented endpoints: vLLM GET /version, SGLang GET /get_server_info (server
+// arguments, scheduler limits, version), TGI GET /info, llama.cpp GET /props, Ollama GET
+// /api/version.
+func TestIdentifyServer(t *testing.T) {
+	cases := []struct {
+		name   string
+		bodies map[string]string
+		want   string // String()
+		from   string
+	}{
+		{"vLLM", map[string]string{"/version": `{"version":"0.6.3.post1"}`}, "vLLM 0.6.3.post1", "GET /version"},
+		{"SGLang over its /version", map[string]string{
+			"/version":         `{"version":"0.4.1"}`,
+			"/get_server_info": `{"model_path":"meta-llama/Llama-3.1-8B-Instruct","tp_size":1,"chunked_prefill_size":8192,"max_running_requests":256,"api_key":"sk-x","version":"0.4.1"}`,
+		}, "SGLang 0.4.1 (chunked_prefill_size 8192, max_running_requests 256, tp_size 1)", "GET /get_server_info"},
+		{"TGI", map[string]string{"/info": `{"model_id":"bigscience/bloom-560m","version":"2.4.0","max_concurrent_requests":128,"max_batch_total_tokens":16000}`},
+			"TGI 2.4.0 (max_batch_total_tokens 16000, max_concurrent_requests 128)", "GET /info"},
+		{"llama.cpp", map[string]string{"/props": `{"default_generation_settings":{"n_ctx":4096},"total_slots":4,"build_info":"b4200-abcdef"}`},
+			"llama.cpp b4200-abcdef (total_slots 4)", "GET /props"},
+		{"Ollama", map[string]string{"/api/version": `{"version":"0.5.7"}`}, "Ollama 0.5.7", "GET /api/version"},
+		{"kneecap sim", map[string]string{"/version": `{"version":"kneecap-sim batching","max_num_seqs":32}`},
+			"kneecap-sim batching (max_num_seqs 32)", "GET /version"},
+		// A catch-all server answering every path with the same page, or JSON of another
+		// shape, is no engine.
+		{"catch-all", map[string]string{"/version": `<html>hello</html>`, "/info": `{"status":"ok"}`, "/props": `[]`, "/get_server_info": `{"version":"1"}`}, "", ""},
+		{"nothing", nil, "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			bodies := map[string][]byte{}
+			for k, v := range tc.bodies {
+				bodies[k] = []byte(v)
+			}
+			info := IdentifyServer(bodies)
+			if got := info.String(); got != tc.want {
+				t.Errorf("String() = %q, want %q", got, tc.want)
+			}
+			if info != nil && info.From != tc.from {
+				t.Errorf("From = %q, want %q", info.From, tc.from)
+			}
+		})
+	}
+	// A hostile version string is clipped and loses its control characters.
+	long := `{"version":"` + strings.Repeat("9", 500) + `\u001b[31m"}`
+	info := IdentifyServer(map[string][]byte{"/version": []byte(long)})
+	if n := len([]rune(info.Version)); n > 64 || strings.ContainsRune(info.Version, 0x1b) {
+		t.Errorf("version kept %d runes, escape %v", n, strings.ContainsRune(info.Version, 0x1b))
+	}
+}
+
+// TestRedactServerInfo: secrets in the bodies (SGLang lists its --api-key among its server
+// arguments) never reach server_info.json, at any depth; a non-JSON body that mentions one is
+// replaced whole.
+func TestRedactServerInfo(t *testing.T) {
+	doc, err := RedactServerInfo(map[string][]byte{
+		"/get_server_info": []byte(`{"model_path":"m","api_key":"sk-secret-1","nested":{"hf_token":"hf_secret2","list":[{"admin_api_key":"secret3"}]},"max_running_requests":8}`),
+		"/props":           []byte(`plain text with token=secret4`),
+		"/version":         []byte(`{"version":"0.6.3"}`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"sk-secret-1", "hf_secret2", "secret3", "secret4"} {
+		if strings.Contains(string(doc), secret) {
+			t.Errorf("server_info.json holds %q:\n%s", secret, doc)
+		}
+	}
+	var m map[string]any
+	if err := json.Unmarshal(doc, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["/version"].(map[string]any)["version"] != "0.6.3" || m["/get_server_info"].(map[string]any)["max_running_requests"] != 8.0 {
+		t.Errorf("non-secret values lost:\n%s", doc)
+	}
+}
