@@ -210,8 +210,9 @@ func (a *analyzer) xy() (x, y []float64) {
 	return x, y
 }
 
-// geometric reports whether the levels grow by a roughly constant factor ≥ 1.5, in which case
-// Kneedle runs on log2(concurrency) (of every level, added ones included).
+// geometric reports whether the levels grow by a roughly constant factor ≥ 1.5. Called with the
+// planned levels; when it holds, Kneedle runs on log2(concurrency) of every level, added ones
+// included.
 func geometric(x []float64) bool {
 	var ratios []float64
 	for i := 1; i < len(x); i++ {

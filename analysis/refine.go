@@ -24,8 +24,10 @@ const RefineTolerance = 0.05
 // Ties go to the SLO limit, then the knee, then the blow-up.
 //
 // attempted holds the concurrency of every level run so far, valid or not: a level that
-// came out invalid is not proposed again. It returns 0 when no answer needs a level, else
-// the concurrency and why, for example "SLO limit ≈ 41.3 lies between measured 32 and 64".
+// came out invalid is not proposed again, and it still bounds brackets and counts as near an
+// answer (a level added at an answer that came out not steady ends the search there; the
+// report shows it invalid). It returns 0 when no answer needs a level, else
+// the concurrency and why, for example "SLO limit ≈ 41.3 lies between levels 32 and 64".
 func Refinement(res *Result, attempted []int) (concurrency int, why string) {
 	if res == nil || len(attempted) == 0 {
 		return 0, ""
@@ -66,7 +68,7 @@ func Refinement(res *Result, attempted []int) (concurrency int, why string) {
 		}
 		best = gap
 		concurrency = n
-		why = fmt.Sprintf("%s ≈ %s lies between measured %d and %d", a.name, a.v.Format(), lo, hi)
+		why = fmt.Sprintf("%s ≈ %s lies between levels %d and %d", a.name, a.v.Format(), lo, hi)
 	}
 	return concurrency, why
 }

@@ -26,14 +26,14 @@ func TestRefinementRule(t *testing.T) {
 			// middle half [⌈16·2^¼⌉, ⌊16·2^¾⌋] = [20, 26].
 			name: "farthest answer first",
 			res:  Result{SLO: slo(41.3), Knee: &Knee{Concurrency: 24.4}}, attempted: geo,
-			want: 24, wantWhy: "knee ≈ 24.4 lies between measured 16 and 32",
+			want: 24, wantWhy: "knee ≈ 24.4 lies between levels 16 and 32",
 		},
 		{
 			// SLO 35 in [32, 64]: gap ln(35/32) = 0.090 > ln 1.05; round(35) = 35 is below the
 			// middle half [⌈38.05⌉, ⌊53.8⌋] = [39, 53]: 39.
 			name: "kept in the middle half",
 			res:  Result{SLO: slo(35)}, attempted: geo,
-			want: 39, wantWhy: "SLO limit ≈ 35.0 lies between measured 32 and 64",
+			want: 39, wantWhy: "SLO limit ≈ 35.0 lies between levels 32 and 64",
 		},
 		{
 			// 33 is within 5% of 32 (ln(33/32) = 0.031 ≤ ln 1.05 = 0.049).
@@ -66,7 +66,7 @@ func TestRefinementRule(t *testing.T) {
 			res: Result{SLO: slo(4 * math.Sqrt2), Knee: &Knee{Concurrency: Float(4 * math.Sqrt2)},
 				TTFTBlowup: &Blowup{Concurrency: Float(4 * math.Sqrt2)}},
 			attempted: geo,
-			want:      6, wantWhy: "SLO limit ≈ 5.66 lies between measured 4 and 8",
+			want:      6, wantWhy: "SLO limit ≈ 5.66 lies between levels 4 and 8",
 		},
 		{
 			// An attempted level (here an invalid one at 24) bounds the bracket like any other:
@@ -74,7 +74,7 @@ func TestRefinementRule(t *testing.T) {
 			// = 20 ∈ [⌈17.7⌉, ⌊21.7⌋] = [18, 21].
 			name: "attempted levels bound the bracket",
 			res:  Result{TTFTBlowup: &Blowup{Concurrency: 20}}, attempted: []int{32, 16, 24, 8, 24},
-			want: 20, wantWhy: "TTFT blow-up ≈ 20.0 lies between measured 16 and 24",
+			want: 20, wantWhy: "TTFT blow-up ≈ 20.0 lies between levels 16 and 24",
 		},
 	}
 	for _, tc := range cases {

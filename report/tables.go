@@ -72,7 +72,7 @@ func consoleTable(res *analysis.Result) table {
 	t := table{Header: []string{"N", "req", "err", "tok/s", "±CI", "QPS", "TTFT p50", "TTFT p95", "TPOT p95", "E2E p95", "valid"}}
 	for _, l := range sortedLevels(res) {
 		t.Rows = append(t.Rows, []string{
-			strconv.Itoa(l.Concurrency), strconv.Itoa(l.Requests), errorsCell(&l),
+			concurrencyCell(&l), strconv.Itoa(l.Requests), errorsCell(&l),
 			fnum(l.OutputTPS), fnum(l.OutputTPSCI95), fnum(l.QPS),
 			fnum(l.TTFT.P50), fnum(l.TTFT.P95), fnum(l.TPOT.P95), fnum(l.E2E.P95), validCell(&l),
 		})

@@ -97,14 +97,18 @@ func TestRefineResume(t *testing.T) {
 		add      []int
 		want     []int
 		refCalls int
+		stop     string
 	}{
-		// The judge stops after 2 levels: level 4 is not run again on resume.
-		{"judge had stopped", []sweep.LevelRun{l0, l1}, 2, 2, []int{3}, []int{3}, 2},
+		// The judge stops after 2 levels: level 4 is not run again on resume, and the judge's
+		// reason is the sweep's.
+		{"judge had stopped", []sweep.LevelRun{l0, l1}, 2, 2, []int{3}, []int{3}, 2, "plateau: test judge"},
 		// The judge would go on: the planned level 4 runs first.
-		{"planned levels left", []sweep.LevelRun{l0, l1}, 2, 9, []int{3}, []int{4, 3}, 2},
-		// One added level is done: one more at most, no planned level.
-		{"added level done", []sweep.LevelRun{l0, l1, added}, 2, 9, []int{5, 6}, []int{5}, 1},
-		{"nothing to add", []sweep.LevelRun{l0, l1}, 2, 2, nil, nil, 1},
+		{"planned levels left", []sweep.LevelRun{l0, l1}, 2, 9, []int{3}, []int{4, 3}, 2, sweep.StopDone},
+		// One added level is done: one more at most, no planned level; the reason the judge
+		// gave for the planned levels (it sees those only: 2 of them) is kept.
+		{"added level done", []sweep.LevelRun{l0, l1, added}, 2, 2, []int{5, 6}, []int{5}, 1, "plateau: test judge"},
+		{"added level done, planned all run", []sweep.LevelRun{l0, l1, added}, 3, 9, []int{5}, []int{5}, 1, sweep.StopDone},
+		{"nothing to add", []sweep.LevelRun{l0, l1}, 2, 2, nil, nil, 1, "plateau: test judge"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,8 +121,12 @@ func TestRefineResume(t *testing.T) {
 				StartIndex: tc.start, Done: tc.done, DoneRecords: recs,
 				Judge: &stopAfter{n: tc.judgeN}, Refiner: ref, Refine: 2}
 			sink := &memSink{}
-			if _, err := sweep.Run(context.Background(), nil, plan, newClient(t, url, 8), sink); err != nil {
+			out, err := sweep.Run(context.Background(), nil, plan, newClient(t, url, 8), sink)
+			if err != nil {
 				t.Fatal(err)
+			}
+			if out.StopReason != tc.stop {
+				t.Errorf("stop reason %q, want %q", out.StopReason, tc.stop)
 			}
 			if got := concurrencies(sink.runs); !slices.Equal(got, tc.want) {
 				t.Errorf("levels run %v, want %v", got, tc.want)
@@ -155,5 +163,49 @@ func TestRefineNotAfterInterrupt(t *testing.T) {
 	plan.Protocol.Warmup = time.Second
 	if _, err := sweep.Run(context.Background(), nil, plan, newClient(t, "http://127.0.0.1:1/v1", 1), &memSink{}); err == nil {
 		t.Error("a shard with a Refiner ran; want an invalid plan")
+	}
+}
+
+// failRefiner adds one level, then stops adding with a reason.
+type failRefiner struct{ calls int }
+
+func (r *failRefiner) Refine([]sweep.LevelRun, [][]sweep.Record) (int, string) {
+	r.calls++
+	if r.calls == 1 {
+		return 2, "test: add 2"
+	}
+	return 0, "test: the added level failed"
+}
+
+// TestRefineStops: the Refiner's reason to stop adding, and a budget with no room for an
+// added level, follow the sweep's own stop reason instead of replacing it; an added level is
+// only started when its warmup and duration (after the cooldown) fit the budget.
+func TestRefineStops(t *testing.T) {
+	t.Parallel()
+	url := fastSim(t)
+	proto := shortProtocol()
+	proto.Duration, proto.MaxDuration = 500*time.Millisecond, 500*time.Millisecond
+
+	ref := &failRefiner{}
+	plan := sweep.Plan{Levels: []int{1}, Protocol: proto, Workload: fixedWorkload{out: 10}, Refiner: ref, Refine: 3}
+	out, err := sweep.Run(context.Background(), nil, plan, newClient(t, url, 4), &memSink{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := sweep.StopDone + "; no more levels added: test: the added level failed"; out.StopReason != want || len(out.Levels) != 2 {
+		t.Errorf("stop %q after %d levels, want %q after 2", out.StopReason, len(out.Levels), want)
+	}
+
+	// The planned level fits a 5 s budget; an added one would need the 10 s cooldown first.
+	ref2 := &listRefiner{add: []int{2}}
+	proto.Cooldown, proto.Stop.Budget = 10*time.Second, 5*time.Second
+	plan = sweep.Plan{Levels: []int{1}, Protocol: proto, Workload: fixedWorkload{out: 10}, Refiner: ref2, Refine: 3}
+	sink := &memSink{}
+	out, err = sweep.Run(context.Background(), nil, plan, newClient(t, url, 4), sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := sweep.StopDone + "; no more levels added: stop.budget leaves no time for an added level"; out.StopReason != want || len(ref2.calls) != 0 || len(sink.runs) != 1 {
+		t.Errorf("stop %q, refiner calls %d, levels %d; want %q, none, 1", out.StopReason, len(ref2.calls), len(sink.runs), want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -141,9 +142,12 @@ func (p Plan) Validate() error {
 //
 // After the planned levels (all run, or stopped by the Judge), plan.Refiner adds up to
 // plan.Refine levels one at a time, each chosen from every level so far (LevelRun.Refine says
-// why); the stop rules are not applied to them, the budget and interrupts are. An
-// interrupt, the budget or an error ends the sweep without added levels. The stop reason
-// stays the Judge's (or StopDone).
+// why). The Judge is not consulted on them (its rules read the planned ramp); the Refiner
+// stops adding with a reason when an added level fails, and an added level starts only when
+// the budget leaves room for its warmup and duration. An interrupt, the budget or an error
+// during the planned levels ends the sweep without added levels. The stop reason stays the
+// Judge's (or StopDone), followed by "; no more levels added: …" when adding stopped early
+// (the Refiner's reason, or the budget).
 //
 // interrupt done = stop issuing, drain (bounded by DrainTimeout), hand the partial level to
 // sink with Interrupted set and W1 the interrupt time, Finish(StopInterrupted). ctx
@@ -239,15 +243,16 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 	}
 
 	// The planned levels, until the Judge stops them. A resumed sweep that adds levels asks
-	// the Judge first: it may have stopped the planned levels before an added level was
-	// interrupted (and dropped, to be run again).
+	// the Judge first, over the planned levels done: it may have stopped them before an added
+	// level ran (or was interrupted, and dropped to be run again), and its reason is the
+	// sweep's.
 	judged := ""
 	refining := plan.Refiner != nil && plan.Refine > 0 && sched == nil
-	if plan.Judge != nil && refining && added == 0 && len(runs) > 0 {
-		judged = plan.Judge.Decide(runs, recs)
-	}
-	if added > 0 {
-		judged = "" // the planned part is over; its reason is not recorded
+	if plan.Judge != nil && refining && len(runs) > 0 {
+		pr, pc := PlannedLevels(runs, recs)
+		if len(pr) > 0 {
+			judged = plan.Judge.Decide(pr, pc)
+		}
 	}
 	for i := plan.StartIndex; added == 0 && judged == "" && i < len(plan.Levels); i++ {
 		if out.StopReason = level(i, plan.Levels[i], "", i == plan.StartIndex); out.StopReason != "" {
@@ -257,16 +262,33 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 			judged = plan.Judge.Decide(runs, recs)
 		}
 	}
-	// Then the added levels. The stop rules do not apply to them: they lie inside the
-	// measured range, where the rules have already been checked.
+	// Then the added levels, while the Refiner asks for one and the budget leaves room for
+	// it. The Judge's rules on the sweep's shape (plateau, overload) do not apply to them;
+	// the Refiner stops adding when an added level fails (errors, stop_ttft) and says why.
+	notAdded := ""
 	if refining {
 		for first := len(out.Levels) == 0; out.StopReason == "" && added < plan.Refine; added++ {
+			need := plan.Protocol.Warmup + plan.Protocol.Duration
+			if !first {
+				need += plan.Protocol.Cooldown
+			}
+			if budget > 0 && time.Now().Add(need).Sub(budgetFrom) > budget {
+				notAdded = "stop.budget leaves no time for an added level"
+				break
+			}
 			c, why := plan.Refiner.Refine(runs, recs)
 			if c <= 0 {
+				notAdded = why
 				break
 			}
 			out.StopReason = level(len(runs), c, why, first)
 			first = false
+			if out.StopReason == StopBudget {
+				// The budget cut the added level short: the sweep itself was complete.
+				out.StopReason = ""
+				notAdded = fmt.Sprintf("stop.budget cut added level %d (concurrency %d) short", len(runs), c)
+				break
+			}
 		}
 	}
 	if out.StopReason == "" {
@@ -275,6 +297,10 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 	if out.StopReason == "" {
 		out.StopReason = StopDone
 	}
+	if notAdded != "" && out.StopReason != StopInterrupted && !strings.HasPrefix(out.StopReason, "error: ") {
+		out.StopReason += "; no more levels added: " + notAdded
+	}
+
 	if ctx.Err() != nil {
 		out.Cancelled = true
 	}
@@ -284,6 +310,19 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 		sinkErr = errors.Join(sinkErr, fmt.Errorf("sweep: finish: %w", err))
 	}
 	return out, sinkErr
+}
+
+// PlannedLevels returns the planned levels of runs (not added by the Refiner) and their records.
+func PlannedLevels(runs []LevelRun, recs [][]Record) ([]LevelRun, [][]Record) {
+	var pr []LevelRun
+	var pc [][]Record
+	for i, r := range runs {
+		if r.Refine == "" && i < len(recs) {
+			pr = append(pr, r)
+			pc = append(pc, recs[i])
+		}
+	}
+	return pr, pc
 }
 
 // wait pauses for d (the cooldown) and reports StopInterrupted when ctx or interrupt is done

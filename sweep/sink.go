@@ -92,8 +92,10 @@ type Judge interface {
 // blow-up) is farthest from a measurement. cmd wires it to the analysis package.
 type Refiner interface {
 	// Refine returns the concurrency of the next level to add and why (the text of
-	// LevelRun.Refine), or 0 when every answer lies close enough to a measured level.
-	// records[i] holds every record of runs[i].
+	// LevelRun.Refine). It returns 0 when no level is to be added: with why "" when every
+	// answer lies close enough to a level already run, with why the reason when adding must
+	// stop (an added level failed: errors, TTFT past stop_ttft). records[i] holds every
+	// record of runs[i].
 	Refine(runs []LevelRun, records [][]Record) (concurrency int, why string)
 }
 

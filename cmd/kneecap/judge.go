@@ -82,6 +82,7 @@ func (j ruleJudge) Decide(runs []sweep.LevelRun, records [][]sweep.Record) strin
 // the knee, the TTFT blow-up) lies farthest from a measured level.
 type refiner struct {
 	opts analysis.Options
+	stop sweep.StopConfig
 	prog *progress
 }
 
@@ -89,11 +90,29 @@ type refiner struct {
 func sweepRefiner(cfg sweep.Config, prog *progress) refiner {
 	opts := optionsFromConfig(cfg)
 	opts.Bootstrap = 0 // intervals do not move the answers, only their error bars
-	return refiner{opts: opts, prog: prog}
+	return refiner{opts: opts, stop: cfg.Sweep.Stop, prog: prog}
 }
 
-// Refine implements sweep.Refiner.
+// Refine implements sweep.Refiner. An added level that failed the error-rate or stop_ttft
+// rule stops the adding: the server changed (or broke) since the planned levels, and more
+// load would only repeat the failure.
 func (r refiner) Refine(runs []sweep.LevelRun, records [][]sweep.Record) (int, string) {
+	if n := len(runs) - 1; n >= 0 && n < len(records) && runs[n].Refine != "" && !runs[n].Interrupted {
+		s := summarizeLevel(runs[n], records[n])
+		why := ""
+		switch {
+		case s.Requests > 0 && s.ErrorRate > r.stop.MaxErrorRate:
+			why = fmt.Sprintf("added level concurrency %d had error rate %.1f%%, above max_error_rate %.1f%%",
+				s.Concurrency, 100*s.ErrorRate, 100*r.stop.MaxErrorRate)
+		case r.stop.StopTTFT > 0 && s.TTFTP95 > r.stop.StopTTFT:
+			why = fmt.Sprintf("added level concurrency %d had TTFT p95 %s, above stop_ttft %s",
+				s.Concurrency, s.TTFTP95.Round(time.Millisecond), r.stop.StopTTFT)
+		}
+		if why != "" {
+			r.prog.stopAdding(why)
+			return 0, why
+		}
+	}
 	levels := make([]analysis.Level, 0, len(runs))
 	attempted := make([]int, 0, len(runs))
 	for i, run := range runs {

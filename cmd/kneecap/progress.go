@@ -206,12 +206,24 @@ func (p *progress) adding(c int, why string) {
 	defer p.mu.Unlock()
 	p.finishBar()
 	if c <= 0 {
-		fmt.Fprintf(p.w, "kneecap: no level added: each answer found (SLO limit, knee, TTFT blow-up) lies within %.0f%% of a measured level, next to one with no integer between, or outside the measured range\n",
-			100*analysis.RefineTolerance)
+		what := "no level added"
+		if p.added > 0 {
+			what = "no further level needed"
+		}
+		fmt.Fprintf(p.w, "kneecap: %s: each answer found (SLO limit, knee, TTFT blow-up) lies within %.0f%% of a level already run, next to one with no integer between, or outside the range run\n",
+			what, 100*analysis.RefineTolerance)
 		return
 	}
 	p.next = true
 	fmt.Fprintf(p.w, "kneecap: adding concurrency %d (%d of at most %d): %s\n", c, p.added+1, p.refine, why)
+}
+
+// stopAdding says why no further level is added (an added level failed).
+func (p *progress) stopAdding(why string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.finishBar()
+	fmt.Fprintf(p.w, "kneecap: no more levels added: %s\n", why)
 }
 
 // extendedNote says why a level's window ran well past the configured duration (more than

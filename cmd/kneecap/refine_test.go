@@ -66,7 +66,7 @@ slo: {ttft_p95: 200ms, tpot_p95: 50ms}
 		if l.Concurrency <= 1 || l.Concurrency >= 64 || slices.Contains(planned, l.Concurrency) || slices.Contains(added, l.Concurrency) {
 			t.Errorf("added level %d: outside (1, 64) or measured already (planned %v, added %v)", l.Concurrency, planned, added)
 		}
-		if !strings.Contains(l.Refine, "lies between measured") {
+		if !strings.Contains(l.Refine, "lies between levels") {
 			t.Errorf("added level %d: reason %q", l.Concurrency, l.Refine)
 		}
 		added = append(added, l.Concurrency)
@@ -119,4 +119,37 @@ slo: {ttft_p95: 200ms, tpot_p95: 50ms}
 	}
 	t.Logf("added %v; knee %s, blow-up %s, SLO limit %s", added, final.Knee.Concurrency.Format(),
 		final.TTFTBlowup.Concurrency.Format(), final.SLO.MaxConcurrency.Format())
+}
+
+// TestRefinerStopsOnFailedAddedLevel: an added level whose requests failed (the server went
+// down after the planned levels) stops the adding, with a reason naming the rule; a failed
+// planned level is the Judge's business, not the refiner's.
+func TestRefinerStopsOnFailedAddedLevel(t *testing.T) {
+	cfg := sweep.DefaultConfig()
+	var buf strings.Builder
+	r := sweepRefiner(cfg, newProgress(&buf, false, []int{1, 2}, cfg.Sweep))
+	const w0, w1 = int64(1_000_000_000), int64(2_000_000_000)
+	level := func(index, c int, refine string, status sweep.Status) (sweep.LevelRun, []sweep.Record) {
+		run := sweep.LevelRun{Index: index, Concurrency: c, W0: w0, W1: w1, Steady: true, Refine: refine}
+		var recs []sweep.Record
+		for i := range 20 {
+			recs = append(recs, sweep.Record{Level: index, Concurrency: c, Worker: i % c, Phase: sweep.PhaseMeasure,
+				Sent: w0 + int64(i)*40_000_000, Status: status, ErrorClass: sweep.ErrConnect})
+		}
+		return run, recs
+	}
+	r0, c0 := level(0, 1, "", sweep.StatusError)
+	r1, c1 := level(1, 4, "test", sweep.StatusError)
+	c, why := r.Refine([]sweep.LevelRun{r0, r1}, [][]sweep.Record{c0, c1})
+	if c != 0 || !strings.Contains(why, "added level concurrency 4 had error rate 100.0%, above max_error_rate 5.0%") {
+		t.Errorf("Refine = %d, %q; want 0 and the error-rate rule", c, why)
+	}
+	if !strings.Contains(buf.String(), "kneecap: no more levels added: added level concurrency 4") {
+		t.Errorf("progress output %q", buf.String())
+	}
+	// The same failure on a planned level: the refiner analyzes (no valid level: no answer,
+	// nothing to add) but gives no reason to stop.
+	if c, why := r.Refine([]sweep.LevelRun{r0}, [][]sweep.Record{c0}); c != 0 || why != "" {
+		t.Errorf("planned failure: Refine = %d, %q; want 0 and no reason", c, why)
+	}
 }

@@ -26,7 +26,7 @@ const sweepUsage = `[-c FILE] [-o DIR] [--url URL] [--model M] [--api chat|compl
 
 Steps concurrency upward against an OpenAI-compatible streaming endpoint and writes a results
 directory (default runs/<UTC time>-<name>/). Without --url, target.url or OPENAI_BASE_URL it
-sweeps the built-in simulator; with no flags and no file it runs the demo (about a minute).
+sweeps the built-in simulator; with no flags and no file it runs the demo (about 90 s).
 The API key is read from the variable named by target.api_key_env (OPENAI_API_KEY).
 
 --refine N adds up to N levels after the planned ones, one at a time, each where the SLO
@@ -53,7 +53,7 @@ type sweepFlags struct {
 // demoConfig is the configuration of a bare `kneecap sweep`: the demo simulator (32 slots,
 // step 4 ms + 250 µs per sequence, so t(32) = 12 ms and throughput plateaus at ≈ 2,667
 // tokens/s from concurrency 32), levels 1 … 128 doubling, short windows and 64-token answers
-// so the whole sweep takes about a minute on two cores with the knee in the middle; then two
+// so the planned sweep takes about a minute on two cores with the knee in the middle; then two
 // levels are added where answers lie between doublings.
 func demoConfig() sweep.Config {
 	c := sweep.DefaultConfig()
@@ -96,7 +96,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&fl.inputTokens, "input-tokens", 0, "prompt length in tokens (`N`, fixed)")
 	fs.IntVar(&fl.outputTokens, "output-tokens", 0, "output length in tokens (`N`, fixed, with ignore_eos)")
 	fs.StringVar(&fl.name, "name", "", "run `name` (results directory suffix, chart titles)")
-	fs.IntVar(&fl.refine, "refine", 0, "add up to `N` levels after the planned ones where an answer lies between measured levels (sweep.refine)"+
+	fs.IntVar(&fl.refine, "refine", 0, "add up to N levels after the planned ones where an answer lies between levels run (sweep.refine)"+
 		configDefault("N", strconv.Itoa(def.Refine), strconv.Itoa(demo.Refine)))
 	fs.StringVar(&fl.resume, "resume", "", "continue the interrupted run in `DIR` after its last finished level")
 	fs.StringVar(&fl.shard, "shard", "", "run shard `I/N` of a sweep that N processes run together (shard.index, shard.count)")
@@ -298,12 +298,24 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		plan.StartIndex = planned
 		plan.Done = done.Levels
 		plan.DoneRecords = groupRecords(done.Levels, done.Records)
-		if added == 0 && planned < len(levels) {
+		// With added levels to come, the stop rules may have ended the planned levels early:
+		// Run asks the Judge again; so does this message.
+		plannedOver := added > 0 || planned >= len(levels)
+		stopped := ""
+		if !plannedOver && plan.Refiner != nil {
+			pr, pc := sweep.PlannedLevels(plan.Done, plan.DoneRecords)
+			if stopped = plan.Judge.Decide(pr, pc); stopped != "" {
+				plannedOver = true
+				stopped = " (stopped: " + stopped + ")"
+			}
+		}
+		if plannedOver {
+			fmt.Fprintf(e.stderr, "kneecap: resuming %s after its planned levels%s: %d of at most %d levels added so far\n",
+				dir.Path(), stopped, added, cfg.Sweep.Refine)
+			plan.StartIndex = len(levels)
+		} else {
 			fmt.Fprintf(e.stderr, "kneecap: resuming %s at level %d of %d (concurrency %d)\n",
 				dir.Path(), plan.StartIndex+1, len(levels), levels[plan.StartIndex])
-		} else {
-			fmt.Fprintf(e.stderr, "kneecap: resuming %s after its planned levels: %d of at most %d levels added so far\n",
-				dir.Path(), added, cfg.Sweep.Refine)
 		}
 	}
 
@@ -318,12 +330,15 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		stopScraper = stop
 	}
 
-	then := ""
+	what := fmt.Sprintf("levels %v", levels[plan.StartIndex:])
 	if plan.Refine > 0 {
-		then = fmt.Sprintf(", then up to %d added", plan.Refine-added)
+		what += fmt.Sprintf(", then up to %d added", plan.Refine-added)
+		if plan.StartIndex >= len(levels) {
+			what = fmt.Sprintf("up to %d added levels", plan.Refine-added)
+		}
 	}
-	fmt.Fprintf(e.stderr, "kneecap: sweeping %s (model %s), levels %v%s, results in %s\n",
-		endpoint, cfg.Target.Model, levels[plan.StartIndex:], then, dir.Path())
+	fmt.Fprintf(e.stderr, "kneecap: sweeping %s (model %s), %s, results in %s\n",
+		endpoint, cfg.Target.Model, what, dir.Path())
 	restoreGC := sweep.SetLoadGC()
 	out, runErr := sweep.Run(ctx, e.interrupt, plan, client, dir)
 	restoreGC()
@@ -342,7 +357,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	addedNote := ""
 	var addedCs []string
 	for _, l := range out.Levels {
-		if l.Refine != "" {
+		if l.Refine != "" && !l.Interrupted { // an interrupted one is run again on --resume
 			addedCs = append(addedCs, strconv.Itoa(l.Concurrency))
 		}
 	}
