@@ -83,13 +83,15 @@ func CSVColumns() []string {
 			cols = append(cols, m+"_"+s+"_ms")
 		}
 	}
-	return cols
+	// Why a level was added after the planned ones (sweep.refine); empty for planned levels.
+	return append(cols, "refine")
 }
 
 // WriteCSV writes levels as a level-summary CSV (DESIGN §4): a header row of CSVColumns —
 // concurrency, output_tps, qps, the *_ms latency statistics (mean, p50, p90, p95, p99 of
 // TTFT, TPOT, ITL and E2E), error_rate, requests and the validity columns — and one row per
-// level. A value that was not computed is an empty cell. Numbers are written in the shortest
+// level, then refine (why the level was added after the planned ones; empty for planned
+// levels). A value that was not computed is an empty cell. Numbers are written in the shortest
 // form that reads back exactly, so WriteCSV then ReadCSV round-trips.
 func WriteCSV(w io.Writer, levels []analysis.Level) error {
 	cw := csv.NewWriter(w)
@@ -115,6 +117,7 @@ func WriteCSV(w io.Writer, levels []analysis.Level) error {
 				row = append(row, num(*latencyField(l, m, s)))
 			}
 		}
+		row = append(row, l.Refine)
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write csv: %w", err)
 		}
@@ -195,6 +198,9 @@ func ReadCSV(r io.Reader, name string) ([]analysis.Level, error) {
 				return fmt.Errorf("%s:%d: column %q: %s", name, line, col, fmt.Sprintf(format, args...))
 			}
 			switch col {
+			case "refine":
+				lv.Refine = cell
+				continue
 			case "valid", "steady":
 				if cell == "" {
 					continue

@@ -38,6 +38,8 @@ func sampleLevels() []analysis.Level {
 	}
 	out[6].Valid = false
 	out[6].Notes = []string{"invalid: marked invalid in levels.csv"}
+	// An added level (sweep.refine): its reason, commas and quotes included, round-trips.
+	out[3].Refine = `knee ≈ 6.54 lies between levels 4 and 8, "quoted"`
 	return out
 }
 
@@ -54,6 +56,9 @@ func TestCSVRoundTrip(t *testing.T) {
 	}
 	if len(out) != len(in) {
 		t.Fatalf("%d levels, want %d", len(out), len(in))
+	}
+	if out[3].Refine != in[3].Refine || out[2].Refine != "" {
+		t.Errorf("refine %q / %q after the round trip, want %q / \"\"", out[3].Refine, out[2].Refine, in[3].Refine)
 	}
 	for i := range in {
 		a, b := in[i], out[i]
