@@ -34,59 +34,124 @@ type GateCheck struct {
 // Gate checks run against base, a regression gate for continuous benchmarking: each headline
 // figure (maximum TPS, the knee's concurrency and TPS, the SLO point's concurrency, TPS and
 // goodput, the TTFT blow-up's concurrency) regresses when it falls more than maxDrop (a
-// fraction, such as 0.10) below the baseline's. A figure either run could not compute is
-// unknown, never a regression. A lower bound ("≥ N") decides only what it can: a run
-// bounded at or above the allowed floor is ok, one bounded below it unknown; a run below a
-// bounded baseline's floor has regressed (the baseline held at least that much), one above
-// it is unknown.
+// fraction, such as 0.10) below the baseline's.
+//
+// A figure a result lacks is read for what its absence means: no valid level is 0 for every
+// figure (a dead run fails the gate); no knee with at least MinFitLevels valid levels, or no
+// TTFT blow-up with two, means none within the levels run, a lower bound "≥ the largest valid
+// level" (a knee's TPS then ≥ the maximum TPS); an SLO missed from the first valid level is
+// 0; every valid level meeting the SLOs is a lower bound "≥ the largest". A lower bound
+// decides only what it can: a run bounded at or above the allowed floor is ok, one bounded
+// below it unknown; a run below a bounded baseline's floor has regressed (the baseline held
+// at least that much), one above it is unknown. A figure that stays unknown (no SLO set, a
+// goodput not counted) is never a regression.
 func Gate(base, run *Result, maxDrop float64) []GateCheck {
-	type fig struct {
-		v       Float
-		atLeast bool
-	}
-	figures := func(r *Result) map[string]fig {
-		f := map[string]fig{
-			"max_tps":         {v: r.Throughput.MaxTPS},
-			"slo_concurrency": {v: r.SLO.MaxConcurrency, atLeast: r.SLO.MaxConcurrency.OK() && r.SLO.Limit == ""},
-			"slo_tps":         {v: r.SLO.TPS, atLeast: r.SLO.MaxConcurrency.OK() && r.SLO.Limit == ""},
-			"slo_goodput_qps": {v: r.SLO.GoodputQPS, atLeast: r.SLO.MaxConcurrency.OK() && r.SLO.Limit == ""},
-		}
-		f["knee_concurrency"], f["knee_tps"], f["ttft_blowup_concurrency"] = fig{v: NaN()}, fig{v: NaN()}, fig{v: NaN()}
-		if k := r.Knee; k != nil {
-			f["knee_concurrency"], f["knee_tps"] = fig{v: k.Concurrency}, fig{v: k.TPS}
-		}
-		if b := r.TTFTBlowup; b != nil {
-			f["ttft_blowup_concurrency"] = fig{v: b.Concurrency}
-		}
-		return f
-	}
-	fb, fr := figures(base), figures(run)
+	fb, fr := gateFigures(base), gateFigures(run)
 	var out []GateCheck
-	for _, m := range []string{"max_tps", "knee_concurrency", "knee_tps", "slo_concurrency", "slo_tps", "slo_goodput_qps", "ttft_blowup_concurrency"} {
+	for _, m := range gateMetrics {
 		b, r := fb[m], fr[m]
 		c := GateCheck{Metric: m, Base: b.v, Run: r.v, BaseAtLeast: b.atLeast, RunAtLeast: r.atLeast, Change: NaN(), Verdict: GateUnknown}
-		if !b.v.OK() || !r.v.OK() || b.v <= 0 {
-			c.Why = "not computed in the baseline"
-			if b.v.OK() && b.v > 0 {
-				c.Why = "not computed in the run"
-			}
-			out = append(out, c)
-			continue
-		}
-		c.Change = Float((float64(r.v) - float64(b.v)) / float64(b.v))
-		floor := float64(b.v) * (1 - maxDrop)
-		below := float64(r.v) < floor-1e-9*math.Abs(floor)
 		switch {
-		case below && !r.atLeast:
-			c.Verdict = GateRegressed // also below a bounded baseline, which held at least b
-		case below:
-			c.Why = fmt.Sprintf("the run only shows ≥ %s (every valid level met the SLOs), below the floor %s", r.v.Format(), Float(floor).Format())
-		case b.atLeast:
-			c.Why = fmt.Sprintf("the baseline only shows ≥ %s (every valid level met the SLOs): it may have held more", b.v.Format())
+		case !b.v.OK():
+			c.Why = "not computed in the baseline"
+		case !r.v.OK():
+			c.Why = "not computed in the run"
+		case b.v <= 0:
+			c.Verdict, c.Why = GateOK, "the baseline had none: "+b.note
 		default:
-			c.Verdict = GateOK
+			c.Change = Float((float64(r.v) - float64(b.v)) / float64(b.v))
+			floor := float64(b.v) * (1 - maxDrop)
+			below := float64(r.v) < floor-1e-9*math.Abs(floor)
+			switch {
+			case below && !r.atLeast:
+				c.Verdict = GateRegressed // also below a bounded baseline, which held at least b
+				c.Why = r.note
+			case below:
+				c.Why = fmt.Sprintf("the run only shows ≥ %s (%s), below the floor %s", r.v.Format(), r.note, Float(floor).Format())
+			case b.atLeast:
+				c.Why = fmt.Sprintf("the baseline only shows ≥ %s (%s): it may have held more", b.v.Format(), b.note)
+			default:
+				c.Verdict = GateOK
+			}
 		}
 		out = append(out, c)
 	}
 	return out
+}
+
+// gateMetrics are the figures Gate checks, in order.
+var gateMetrics = []string{"max_tps", "knee_concurrency", "knee_tps", "slo_concurrency", "slo_tps", "slo_goodput_qps", "ttft_blowup_concurrency"}
+
+// gateFigure is one figure of a result as Gate reads it; note says what a bound or a zero
+// stands for.
+type gateFigure struct {
+	v       Float
+	atLeast bool
+	note    string
+}
+
+// gateFigures reads a result's headline figures (see Gate).
+func gateFigures(r *Result) map[string]gateFigure {
+	valid, top := 0, 0
+	for _, l := range r.Levels {
+		if l.Valid {
+			valid++
+			top = max(top, l.Concurrency)
+		}
+	}
+	f := map[string]gateFigure{}
+	if valid == 0 {
+		for _, m := range gateMetrics {
+			f[m] = gateFigure{v: 0, note: "no valid level"}
+		}
+		if !sloChecked(r) {
+			for _, m := range []string{"slo_concurrency", "slo_tps", "slo_goodput_qps"} {
+				f[m] = gateFigure{v: NaN()}
+			}
+		}
+		return f
+	}
+	bound := func(v Float, why string) gateFigure { return gateFigure{v: v, atLeast: true, note: why} }
+	f["max_tps"] = gateFigure{v: r.Throughput.MaxTPS}
+	switch k := r.Knee; {
+	case k != nil && k.Concurrency.OK():
+		f["knee_concurrency"], f["knee_tps"] = gateFigure{v: k.Concurrency}, gateFigure{v: k.TPS}
+	case valid >= MinFitLevels:
+		f["knee_concurrency"] = bound(Float(top), "no knee within the levels run")
+		f["knee_tps"] = bound(r.Throughput.MaxTPS, "no knee within the levels run")
+	default:
+		f["knee_concurrency"] = gateFigure{v: 0, note: fmt.Sprintf("%d valid levels, too few for a knee", valid)}
+		f["knee_tps"] = f["knee_concurrency"]
+	}
+	switch b := r.TTFTBlowup; {
+	case b != nil && b.Concurrency.OK():
+		f["ttft_blowup_concurrency"] = gateFigure{v: b.Concurrency}
+	case valid >= 2:
+		f["ttft_blowup_concurrency"] = bound(Float(top), "no TTFT blow-up within the levels run")
+	default:
+		f["ttft_blowup_concurrency"] = gateFigure{v: NaN()}
+	}
+	slo := r.SLO
+	switch {
+	case !sloChecked(r):
+		for _, m := range []string{"slo_concurrency", "slo_tps", "slo_goodput_qps"} {
+			f[m] = gateFigure{v: NaN()}
+		}
+	case !slo.MaxConcurrency.OK():
+		for _, m := range []string{"slo_concurrency", "slo_tps", "slo_goodput_qps"} {
+			f[m] = gateFigure{v: 0, note: "the first valid level misses the SLO"}
+		}
+	case slo.Limit == "":
+		why := "every valid level meets the SLOs"
+		f["slo_concurrency"], f["slo_tps"], f["slo_goodput_qps"] = bound(slo.MaxConcurrency, why), bound(slo.TPS, why), bound(slo.GoodputQPS, why)
+	default:
+		f["slo_concurrency"], f["slo_tps"], f["slo_goodput_qps"] = gateFigure{v: slo.MaxConcurrency}, gateFigure{v: slo.TPS}, gateFigure{v: slo.GoodputQPS}
+	}
+	return f
+}
+
+// sloChecked reports whether the result's levels were checked against some SLO (a limit was
+// found, or every level met them).
+func sloChecked(r *Result) bool {
+	return len(r.SLO.Checked) > 0 || r.SLO.Limit != "" || r.SLO.MaxConcurrency.OK()
 }

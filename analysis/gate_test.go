@@ -17,6 +17,10 @@ func gateResult(maxTPS, kneeN, kneeTPS, sloN, sloTPS, goodput, blowN float64, sl
 	if sloBound {
 		r.SLO.Limit = ""
 	}
+	r.SLO.Checked = []string{"ttft_p95"}
+	for c := 1; c <= 128; c *= 2 {
+		r.Levels = append(r.Levels, Level{Concurrency: c, Valid: true})
+	}
 	return r
 }
 
@@ -84,23 +88,57 @@ func TestGate(t *testing.T) {
 			t.Errorf("run 95 vs baseline ≥ 100: %s, want unknown", v["slo_concurrency"])
 		}
 	})
-	t.Run("not computed", func(t *testing.T) {
-		run := gateResult(2400, math.NaN(), math.NaN(), 100, 2400, 38, 31, false)
+	t.Run("missing figures", func(t *testing.T) {
+		// No knee and no blow-up over 8 valid levels: none within 1…128, lower bounds ≥ 128
+		// (knee TPS ≥ max TPS 2400) above the baseline's floors: ok.
+		run := gateResult(2400, math.NaN(), math.NaN(), 100, 2400, math.NaN(), 31, false)
 		run.TTFTBlowup = nil
 		checks := Gate(base, run, 0.10)
 		v := verdicts(checks)
 		for _, m := range []string{"knee_concurrency", "knee_tps", "ttft_blowup_concurrency"} {
-			if v[m] != GateUnknown {
-				t.Errorf("%s: %s, want unknown", m, v[m])
+			if v[m] != GateOK {
+				t.Errorf("%s: %s, want ok (a lower bound above the floor)", m, v[m])
 			}
 		}
-		for _, c := range checks {
-			if c.Metric == "knee_concurrency" && (c.Why != "not computed in the run" || c.Change.OK()) {
-				t.Errorf("knee: why %q, change %v", c.Why, c.Change)
+		// A goodput the run did not count stays unknown.
+		if v["slo_goodput_qps"] != GateUnknown {
+			t.Errorf("goodput not counted: %s, want unknown", v["slo_goodput_qps"])
+		}
+		// The other way round, the baseline had no knee or blow-up up to 128 and the run has
+		// them at 24 and 31: far below the baseline's floor, regressed.
+		v = verdicts(Gate(run, base, 0.10))
+		for _, m := range []string{"knee_concurrency", "ttft_blowup_concurrency"} {
+			if v[m] != GateRegressed {
+				t.Errorf("a new %s below the baseline's bound: %s, want regressed", m, v[m])
 			}
 		}
-		if v := verdicts(Gate(run, base, 0.10)); v["knee_tps"] != GateUnknown {
-			t.Errorf("baseline without a knee: %s, want unknown", v["knee_tps"])
+	})
+	t.Run("dead run", func(t *testing.T) {
+		// Every level invalid: every figure is 0 and regresses (the SLO was not checked: unknown).
+		dead := gateResult(math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), false)
+		dead.Knee, dead.TTFTBlowup, dead.SLO = nil, nil, SLOResult{MaxConcurrency: NaN(), TPS: NaN(), GoodputQPS: NaN()}
+		for i := range dead.Levels {
+			dead.Levels[i].Valid = false
+		}
+		v := verdicts(Gate(base, dead, 0.10))
+		for _, m := range []string{"max_tps", "knee_concurrency", "knee_tps", "ttft_blowup_concurrency"} {
+			if v[m] != GateRegressed {
+				t.Errorf("%s: %s, want regressed", m, v[m])
+			}
+		}
+		if v["slo_concurrency"] != GateUnknown {
+			t.Errorf("slo_concurrency: %s, want unknown (not checked)", v["slo_concurrency"])
+		}
+		// The first level already misses the SLO: the SLO point is 0, regressed.
+		miss := gateResult(2400, 24, 2200, math.NaN(), math.NaN(), math.NaN(), 31, false)
+		if v := verdicts(Gate(base, miss, 0.10)); v["slo_concurrency"] != GateRegressed || v["slo_tps"] != GateRegressed {
+			t.Errorf("SLO missed from the first level: %s / %s, want regressed", v["slo_concurrency"], v["slo_tps"])
+		}
+		// And a baseline that failed entirely makes every figure of a working run ok.
+		for _, c := range Gate(dead, base, 0.10) {
+			if c.Verdict == GateRegressed {
+				t.Errorf("against a dead baseline %s regressed", c.Metric)
+			}
 		}
 	})
 }

@@ -153,7 +153,7 @@ type Meta struct {
 	LoadGenerators int `json:"load_generators,omitempty"`
 	// Server is what the server under test said it is (engine, version, limits), when it
 	// answered an info endpoint before the sweep.
-	Server *sweep.ServerInfo `json:"server,omitempty"`
+	Server *sweep.ServerInfo `json:"server_info,omitempty"`
 	// Kneecap is the version of kneecap that ran the sweep.
 	Kneecap string `json:"kneecap,omitempty"`
 }

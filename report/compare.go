@@ -75,6 +75,35 @@ func checkCompare(op string, runs []*analysis.Result, labels []string) error {
 type Gate struct {
 	MaxDrop float64
 	Checks  [][]analysis.GateCheck
+	// Warnings say why some checks may not compare (runs analyzed under other SLOs).
+	Warnings []string
+}
+
+// GateJSON is compare.json: the gate's verdicts for CI.
+type GateJSON struct {
+	Baseline    string        `json:"baseline"`
+	MaxDrop     float64       `json:"max_drop"`
+	Regressions int           `json:"regressions"`
+	Runs        []GateRunJSON `json:"runs"`
+	Warnings    []string      `json:"warnings"`
+}
+
+// GateRunJSON is one run's checks in compare.json.
+type GateRunJSON struct {
+	Run    string               `json:"run"`
+	Checks []analysis.GateCheck `json:"checks"`
+}
+
+// JSON returns the gate as compare.json holds it; labels[0] is the baseline's.
+func (g *Gate) JSON(labels []string) GateJSON {
+	out := GateJSON{Baseline: labels[0], MaxDrop: g.MaxDrop, Regressions: g.Regressions(), Warnings: g.Warnings}
+	if out.Warnings == nil {
+		out.Warnings = []string{}
+	}
+	for i, cs := range g.Checks {
+		out.Runs = append(out.Runs, GateRunJSON{Run: labels[i+1], Checks: cs})
+	}
+	return out
 }
 
 // Regressions counts the regressed checks.
@@ -170,6 +199,9 @@ func Compare(w io.Writer, runs []*analysis.Result, labels []string, charts []str
 			mdText(labels[0]), fpct(analysis.Float(gate.MaxDrop)), gate.Regressions())
 		mdTable(bw, gateTable(gate, labels))
 		fmt.Fprintln(bw)
+		for _, w := range gate.Warnings {
+			fmt.Fprintf(bw, "Warning: %s\n\n", mdText(w))
+		}
 	}
 	mdImages(bw, charts)
 	for i, r := range runs {

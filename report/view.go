@@ -434,7 +434,7 @@ func fitNotes(res *analysis.Result) []string {
 	if b := th.Batch; b != nil {
 		out = append(out, fmt.Sprintf("batch: X(N) = m ÷ (α + β·m), m = min(N, S): slot limit S = %s, plateau X(S) = %s tokens/s%s, α = %s ms, β = %s ms per running sequence (one decode step per token takes α + β·m), R² = %s",
 			fnum(b.Limit), fnum(b.PlateauTPS), unmeasured(b.Limit), fnum(b.Alpha*1e3), fsci(b.Beta*1e3), fr2(b.R2)))
-		if name, v := serverSlots(res.Meta.Server); name != "" && b.Limit.OK() {
+		if name, v := serverSlots(res.Meta.Server); name != "" && b.Limit.OK() && unmeasured(b.Limit) == "" {
 			out = append(out, fmt.Sprintf("the server reports %s %s (%s), against the batch model's slot limit S = %s fitted from throughput alone",
 				name, v, res.Meta.Server.From, fnum(b.Limit)))
 		}

@@ -55,6 +55,9 @@ type TargetConfig struct {
 	ExtraBody map[string]any `yaml:"extra_body"`
 	// TLS configures certificate checks.
 	TLS TLSConfig `yaml:"tls"`
+	// ServerInfo, unless false, asks the server what it is before the sweep (GET of the
+	// ServerInfoPaths at its root; see ServerInfo). Nil means true.
+	ServerInfo *bool `yaml:"server_info,omitempty"`
 }
 
 // TLSConfig configures TLS for the target.

@@ -43,7 +43,7 @@ type levelsDoc struct {
 	// Kneecap is the version of kneecap that ran the sweep; Server what the server said it
 	// is (see ServerInfo).
 	Kneecap string      `json:"kneecap,omitempty"`
-	Server  *ServerInfo `json:"server,omitempty"`
+	Server  *ServerInfo `json:"server_info,omitempty"`
 	Levels  []LevelRun  `json:"levels"`
 }
 

@@ -3,9 +3,11 @@ package sweep
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // ServerInfoFile is the results directory's record of what the server said about itself:
@@ -75,10 +77,14 @@ func (s *ServerInfo) String() string {
 // JSON object of the shape its engine answers (a catch-all server that answers every path
 // with the same page is not mistaken for one).
 func IdentifyServer(bodies map[string][]byte) *ServerInfo {
+	same := map[string]int{}
+	for _, b := range bodies {
+		same[string(b)]++
+	}
 	for _, path := range ServerInfoPaths {
 		b, ok := bodies[path]
-		if !ok {
-			continue
+		if !ok || same[string(b)] > 1 {
+			continue // a catch-all answers several paths with the same body
 		}
 		var m map[string]any
 		if json.Unmarshal(b, &m) != nil {
@@ -99,7 +105,7 @@ func identify(path string, m map[string]any) *ServerInfo {
 		case string:
 			return clip(v)
 		case float64:
-			return strconv.FormatFloat(v, 'f', -1, 64)
+			return clip(strconv.FormatFloat(v, 'g', 12, 64))
 		case bool:
 			return strconv.FormatBool(v)
 		}
@@ -127,7 +133,7 @@ func identify(path string, m map[string]any) *ServerInfo {
 			Settings: settings("max_running_requests", "max_total_num_tokens", "chunked_prefill_size", "tp_size")}
 	case "/info":
 		// TGI: model_id, version and the router's limits.
-		if str("model_id") == "" {
+		if str("model_id") == "" || str("max_concurrent_requests") == "" {
 			return nil
 		}
 		return &ServerInfo{Engine: "TGI", Version: str("version"),
@@ -141,7 +147,8 @@ func identify(path string, m map[string]any) *ServerInfo {
 		}
 		return &ServerInfo{Engine: "llama.cpp", Version: str("build_info"), Settings: settings("total_slots")}
 	case "/api/version":
-		if str("version") == "" {
+		// Ollama answers {"version": …} and nothing else.
+		if str("version") == "" || len(m) != 1 {
 			return nil
 		}
 		return &ServerInfo{Engine: "Ollama", Version: str("version")}
@@ -153,6 +160,10 @@ func identify(path string, m map[string]any) *ServerInfo {
 		if rest, ok := strings.CutPrefix(v, SimEngine); ok {
 			return &ServerInfo{Engine: SimEngine, Version: strings.TrimSpace(rest), Settings: settings("max_num_seqs")}
 		}
+		// vLLM answers {"version": …} and nothing else; a gateway's status page has more.
+		if len(m) != 1 {
+			return nil
+		}
 		return &ServerInfo{Engine: "vLLM", Version: v}
 	}
 	return nil
@@ -162,7 +173,7 @@ func identify(path string, m map[string]any) *ServerInfo {
 // most 64 runes (a hostile or odd server must not fill the report).
 func clip(s string) string {
 	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) { // C0, C1, bidi overrides
 			return -1
 		}
 		return r
@@ -177,9 +188,13 @@ func clip(s string) string {
 // {"version": "kneecap-sim …"} (vLLM's endpoint and shape).
 const SimEngine = "kneecap-sim"
 
-// RedactServerInfo returns the info bodies as one JSON document for ServerInfoFile, each body
-// parsed and its values under secret-looking keys (api_key, token, …) replaced at any depth;
-// a body that is not JSON is kept as a string, cut to 4 KiB.
+// RedactServerInfo returns the info bodies as one JSON document for ServerInfoFile. Each body
+// is parsed and, at any depth, loses the values under keys that may name a secret (any key
+// mentioning key, token (not tokens or tokenizer), secret, password, auth or credential: an
+// info body is not worth a leak), the user:password of URLs, and secrets inside string values that are JSON
+// themselves; a body that is not JSON is kept as a string cut to 4 KiB, or replaced whole
+// when it mentions such a word. The caller removes the literal API key first (the probe
+// does).
 func RedactServerInfo(bodies map[string][]byte) ([]byte, error) {
 	doc := map[string]any{}
 	for path, b := range bodies {
@@ -192,7 +207,7 @@ func RedactServerInfo(bodies map[string][]byte) ([]byte, error) {
 			doc[path] = redactText(s)
 			continue
 		}
-		doc[path] = redactValue(v)
+		doc[path] = redactInfo(v, 0)
 	}
 	out, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
@@ -207,9 +222,64 @@ func redactText(s string) string {
 	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r == '_' || r == '-')
 	}) {
-		if SecretKey(w) {
+		if infoSecret(w) {
 			return RedactedValue
 		}
 	}
-	return s
+	return urlUserinfo.ReplaceAllString(s, "://"+RedactedValue+"@")
+}
+
+// infoSecret reports whether an info body's key may name a secret: broader than SecretKey
+// (private_key, hf_key, access_key_id, auth, …), since nothing in an info body is worth a leak.
+func infoSecret(k string) bool {
+	k = strings.ToLower(k)
+	for _, w := range []string{"key", "secret", "passw", "auth", "credential", "cookie", "bearer"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	// hf_token, token_id, … but not the token counts and tokenizer settings that bound a
+	// server's batch (max_total_num_tokens, max_batch_total_tokens, tokenizer_path).
+	if strings.Contains(k, "token") && !strings.Contains(k, "tokens") && !strings.Contains(k, "tokenizer") {
+		return true
+	}
+	return SecretKey(k)
+}
+
+// urlUserinfo matches the user:password part of a URL.
+var urlUserinfo = regexp.MustCompile(`://[^/@\s"]+@`)
+
+// redactInfo deep-copies an info body's value with secrets removed (see RedactServerInfo).
+func redactInfo(v any, depth int) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if infoSecret(k) {
+				out[k] = RedactedValue
+			} else {
+				out[k] = redactInfo(e, depth+1)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = redactInfo(e, depth+1)
+		}
+		return out
+	case string:
+		t := strings.TrimSpace(x)
+		if depth < 8 && (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) {
+			var inner any
+			if json.Unmarshal([]byte(t), &inner) == nil {
+				b, err := json.Marshal(redactInfo(inner, depth+1))
+				if err == nil {
+					return string(b)
+				}
+			}
+		}
+		return urlUserinfo.ReplaceAllString(x, "://"+RedactedValue+"@")
+	}
+	return v
 }

@@ -62,14 +62,22 @@ func TestIdentifyServer(t *testing.T) {
 // replaced whole.
 func TestRedactServerInfo(t *testing.T) {
 	doc, err := RedactServerInfo(map[string][]byte{
-		"/get_server_info": []byte(`{"model_path":"m","api_key":"sk-secret-1","nested":{"hf_token":"hf_secret2","list":[{"admin_api_key":"secret3"}]},"max_running_requests":8}`),
-		"/props":           []byte(`plain text with token=secret4`),
-		"/version":         []byte(`{"version":"0.6.3"}`),
+		"/get_server_info": []byte(`{"model_path":"m","api_key":"sk-secret-1","nested":{"hf_token":"hf_secret2","list":[{"admin_api_key":"secret3"}]},` +
+			`"max_running_requests":8,"max_total_num_tokens":65536,"private_key":"secret5","hf_key":"secret6","access_key_id":"secret7",` +
+			`"auth":"Bearer secret8","otlp":"https://user:secret9@collector:4317","config":"{\"secret_key\":\"secret10\"}"}`),
+		"/props":   []byte(`plain text with token=secret4`),
+		"/version": []byte(`{"version":"0.6.3"}`),
+		"/info":    []byte(`{"model_id":"m","max_batch_total_tokens":16000,"tokenizer_config":{"x":1}}`),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, secret := range []string{"sk-secret-1", "hf_secret2", "secret3", "secret4"} {
+	for _, want := range []string{`"max_total_num_tokens": 65536`, `"max_batch_total_tokens": 16000`, `"tokenizer_config"`, "collector:4317"} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("server_info.json lost %s (not a secret):\n%s", want, doc)
+		}
+	}
+	for _, secret := range []string{"sk-secret-1", "hf_secret2", "secret3", "secret4", "secret5", "secret6", "secret7", "secret8", "secret9", "secret10"} {
 		if strings.Contains(string(doc), secret) {
 			t.Errorf("server_info.json holds %q:\n%s", secret, doc)
 		}

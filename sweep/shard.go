@@ -167,6 +167,12 @@ func MergeShards(parts []*Results) (*Results, []string, error) {
 		Server:   first.Server,
 	}
 	var warnings []string
+	for _, p := range ordered[1:] {
+		if p.Kneecap != first.Kneecap {
+			warnings = append(warnings, fmt.Sprintf("shard %s ran kneecap %q, shard %s %q: the load generators differ",
+				p.Config.Shard, p.Kneecap, first.Config.Shard, first.Kneecap))
+		}
+	}
 	// Server metrics are summarised again over the merged window from the shard's
 	// server_metrics.jsonl (the shard summarised its whole load period), read once.
 	samples := map[int][]MetricSample{}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -26,9 +27,10 @@ const compareUsage = "RUN... -o DIR [--max-regression PCT]\n\n" +
 	"DIR/compare_throughput (TPS vs concurrency, each knee marked) and DIR/compare_latency\n" +
 	"(E2E and TTFT p95 vs TPS, points labelled N=concurrency) as PNG and SVG; prints the table.\n\n" +
 	"--max-regression PCT (such as 10%) makes compare a regression gate for continuous\n" +
-	"benchmarking: the first RUN is the baseline, and compare exits 1 when a later run's max TPS,\n" +
+	"benchmarking: the first RUN is the baseline, and compare exits 4 when a later run's max TPS,\n" +
 	"knee (N or TPS), SLO point (N, TPS or goodput) or TTFT blow-up falls more than PCT below\n" +
-	"the baseline's. Everything is written first."
+	"the baseline's (a run with no valid level fails every figure). Everything is written\n" +
+	"first, the verdicts also as DIR/compare.json."
 
 // cmdCompare overlays several analyzed runs: `kneecap compare RUN... -o DIR`. Each RUN is a
 // results directory (or any directory holding analysis.json, or the analysis.json file
@@ -38,7 +40,7 @@ const compareUsage = "RUN... -o DIR [--max-regression PCT]\n\n" +
 func cmdCompare(ctx context.Context, e *env, args []string) error {
 	fset := newFlagSet(e, "compare", compareUsage)
 	out := fset.String("o", "", "output `DIR` for compare.md and the overlay charts (required)")
-	maxReg := fset.String("max-regression", "", "exit 1 when a headline figure falls more than `PCT` (10% or 0.1) below the first run's")
+	maxReg := fset.String("max-regression", "", "exit 4 when a headline figure falls more than `PCT` (10% or 0.1) below the first run's")
 	pos, err := parseArgs(fset, args)
 	if err != nil {
 		return err
@@ -52,7 +54,9 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 		return usageError("compare: -o DIR is required")
 	}
 	maxDrop := -1.0
-	if *maxReg != "" {
+	gateSet := false
+	fset.Visit(func(f *flag.Flag) { gateSet = gateSet || f.Name == "max-regression" })
+	if gateSet {
 		if maxDrop, err = parseFraction(*maxReg); err != nil {
 			return usageError("compare: --max-regression: %v", err)
 		}
@@ -111,6 +115,25 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 			gate.Checks = append(gate.Checks, analysis.Gate(runs[0], r, maxDrop))
 		}
 	}
+	if gate != nil {
+		// SLO points and goodput compare only under the same SLOs.
+		for i, r := range runs[1:] {
+			if a, b := sloKey(runs[0]), sloKey(r); a != b {
+				gate.Warnings = append(gate.Warnings, fmt.Sprintf("%s was analyzed under other SLOs than %s (%s vs %s): its SLO figures do not compare; re-run kneecap analyze with the same --slo flags",
+					labels[i+1], labels[0], b, a))
+			}
+		}
+		for _, w := range gate.Warnings {
+			fmt.Fprintf(e.stderr, "kneecap compare: warning: %s\n", w)
+		}
+		b, err := json.MarshalIndent(gate.JSON(labels), "", "  ")
+		if err != nil {
+			return fmt.Errorf("compare: %w", err)
+		}
+		if err := sweep.WriteFileAtomic(filepath.Join(*out, "compare.json"), append(b, '\n')); err != nil {
+			return fmt.Errorf("compare: %w", err)
+		}
+	}
 	var md bytes.Buffer
 	if err := report.Compare(&md, runs, labels, charts, gate); err != nil {
 		return fmt.Errorf("compare: %w", err)
@@ -133,7 +156,11 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 					}
 				}
 			}
-			return fmt.Errorf("compare: %d regressions beyond %s against %s: %s", n, *maxReg, labels[0], strings.Join(what, "; "))
+			noun := "regressions"
+			if n == 1 {
+				noun = "regression"
+			}
+			return withCode(exitRegressed, fmt.Errorf("compare: %d %s beyond %s against %s: %s", n, noun, *maxReg, labels[0], strings.Join(what, "; ")))
 		}
 	}
 	return nil
@@ -182,6 +209,11 @@ func readRun(p string) (*analysis.Result, string, error) {
 		label = filepath.Base(abs)
 	}
 	return &res, label, nil
+}
+
+// sloKey describes the SLOs a run was analyzed under.
+func sloKey(r *analysis.Result) string {
+	return fmt.Sprintf("TTFT p95 %s ms, TPOT p95 %s ms, E2E p95 %s ms", r.SLO.TTFTP95MS.Format(), r.SLO.TPOTP95MS.Format(), r.SLO.E2EP95MS.Format())
 }
 
 // parseFraction reads a fraction in [0, 1): "10%" or "0.1".

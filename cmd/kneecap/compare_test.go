@@ -169,6 +169,7 @@ func TestCompareUsageErrors(t *testing.T) {
 		{"no -o", []string{"compare", good, good}, "-o DIR is required"},
 		{"bad gate", []string{"compare", good, good, "-o", out, "--max-regression", "150%"}, "--max-regression: \"150%\""},
 		{"gate not a number", []string{"compare", good, good, "-o", out, "--max-regression", "ten"}, "want a fraction"},
+		{"gate empty", []string{"compare", good, good, "-o", out, "--max-regression", ""}, "want a fraction"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, _, _ := compareEnv()
@@ -242,8 +243,8 @@ func TestCompareRegressionGate(t *testing.T) {
 	out := filepath.Join(tmp, "gate")
 	e, stdout, _ := compareEnv()
 	err := run(context.Background(), e, []string{"compare", base, slower, "-o", out, "--max-regression", "10%"})
-	if exitCode(err) != exitFailure {
-		t.Fatalf("exit %d (%v), want %d", exitCode(err), err, exitFailure)
+	if exitCode(err) != exitRegressed {
+		t.Fatalf("exit %d (%v), want %d", exitCode(err), err, exitRegressed)
 	}
 	for _, want := range []string{"max_tps 3000 → 2640 (-12.0%)", "knee_tps", "slo_tps", "against h100"} {
 		if !strings.Contains(errString(err), want) {
@@ -264,6 +265,22 @@ func TestCompareRegressionGate(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "regression gate: each run against h100, allowed fall 10.0%") {
 		t.Errorf("console lacks the gate:\n%s", stdout)
+	}
+	var gj struct {
+		Baseline    string `json:"baseline"`
+		Regressions int    `json:"regressions"`
+		Runs        []struct {
+			Run    string `json:"run"`
+			Checks []struct {
+				Metric, Verdict string
+			} `json:"checks"`
+		} `json:"runs"`
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "compare.json")); err != nil || json.Unmarshal(b, &gj) != nil {
+		t.Fatalf("compare.json: %v", err)
+	}
+	if gj.Baseline != "h100" || gj.Regressions != 4 || len(gj.Runs) != 1 || gj.Runs[0].Run != "h100-new-driver" || len(gj.Runs[0].Checks) != 7 {
+		t.Errorf("compare.json %+v; want baseline h100, 4 regressions (max TPS, knee TPS, SLO TPS and goodput), 7 checks of one run", gj)
 	}
 	for _, f := range []string{"compare_throughput.png", "compare_latency.svg"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {

@@ -34,6 +34,9 @@ const (
 	exitFailure     = 1
 	exitUsage       = 2
 	exitUnreachable = 3
+	// exitRegressed: kneecap compare --max-regression found a regression (everything was
+	// written); CI tells it from a broken run (1) or bad input (2).
+	exitRegressed   = 4
 	exitInterrupted = 130
 )
 

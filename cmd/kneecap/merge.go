@@ -89,7 +89,7 @@ func writeMerged(dir string, merged *sweep.Results, parts []*sweep.Results) (err
 	}
 	defer func() { err = errors.Join(err, d.Close()) }()
 	d.SetMerged(merged.Shards)
-	// Shard 0's record of the server (every shard probed the same one).
+	// Shard 0's record of the server: only shard 0 asks it.
 	var info []byte
 	for _, p := range parts {
 		if p.Config.Shard.Index == 0 {

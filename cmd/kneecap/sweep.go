@@ -264,7 +264,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	} else {
 		dir.SetEndpoint(endpoint)
 	}
-	if err := recordServer(ctx, e, client, dir, done); err != nil {
+	if err := recordServer(ctx, e, client, cfg, dir, done); err != nil {
 		return err
 	}
 
@@ -388,17 +388,25 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// recordServer asks the server what it is (sweep.ServerInfoPaths) and records the answer with
-// kneecap's version in the results directory. A resumed run keeps what it recorded first and
-// warns when the server now describes itself differently.
-func recordServer(ctx context.Context, e *env, client *openai.Client, dir *sweep.Dir, done *sweep.Results) error {
+// recordServer asks the server what it is (sweep.ServerInfoPaths; not when
+// target.server_info is false, and only on shard 0 of a sharded sweep, whose merge keeps
+// shard 0's) and records the answer with kneecap's version in the results directory. A
+// resumed run keeps what it recorded first (a run from before this record gets it now) and
+// warns when the server or kneecap now differ.
+func recordServer(ctx context.Context, e *env, client *openai.Client, cfg sweep.Config, dir *sweep.Dir, done *sweep.Results) error {
 	bi, ok := debug.ReadBuildInfo()
 	tool := version(bi, ok)
-	bodies := client.ServerInfo(ctx)
+	var bodies map[string][]byte
+	if (cfg.Target.ServerInfo == nil || *cfg.Target.ServerInfo) && cfg.Shard.Index == 0 {
+		bodies = client.ServerInfo(ctx)
+	}
 	info := sweep.IdentifyServer(bodies)
-	if done != nil {
-		if was, now := done.Server.String(), info.String(); was != now {
+	if done != nil && (done.Kneecap != "" || done.Server != nil) {
+		if was, now := done.Server.String(), info.String(); was != now && len(bodies) > 0 {
 			fmt.Fprintf(e.stderr, "kneecap: warning: the server now says %q; the levels so far measured %q (levels.json keeps the first)\n", now, was)
+		}
+		if done.Kneecap != tool {
+			fmt.Fprintf(e.stderr, "kneecap: warning: this is kneecap %s; the levels so far were measured by %s (levels.json keeps the first)\n", tool, done.Kneecap)
 		}
 		return dir.SetProvenance(done.Kneecap, done.Server, nil)
 	}

@@ -184,8 +184,8 @@ server_metrics: {interval: 100ms}
 	if err != nil || !strings.Contains(string(md), "Server: kneecap-sim batching") || !strings.Contains(string(md), "measured by kneecap") {
 		t.Errorf("report.md lacks the server line (%v)", err)
 	}
-	if v, _ := dig(readJSON(t, filepath.Join(dir, "analysis.json")), "meta", "server", "engine"); v != sweep.SimEngine {
-		t.Errorf("analysis.json meta.server.engine %v", v)
+	if v, _ := dig(readJSON(t, filepath.Join(dir, "analysis.json")), "meta", "server_info", "engine"); v != sweep.SimEngine {
+		t.Errorf("analysis.json meta.server_info.engine %v", v)
 	}
 }
 
@@ -199,6 +199,7 @@ func TestSweepInterruptAndResume(t *testing.T) {
   min_requests: 5
   max_duration: 1s
 workload: {input_tokens: {mean: 16}, output_tokens: {mean: 8}}
+target: {server_info: false}
 `)
 	dir := filepath.Join(t.TempDir(), "run")
 	e, _, stderr := testEnv()
@@ -227,6 +228,10 @@ workload: {input_tokens: {mean: 16}, output_tokens: {mean: 8}}
 	}
 	if len(res.Levels) != 2 || res.StopReason != sweep.StopDone || res.Levels[0].Interrupted || res.Levels[1].Index != 1 {
 		t.Errorf("after resume: %d levels, stop %q", len(res.Levels), res.StopReason)
+	}
+	// target.server_info: false: the server was not asked what it is.
+	if _, err := os.Stat(filepath.Join(dir, sweep.ServerInfoFile)); err == nil || res.Server != nil || res.Kneecap == "" {
+		t.Errorf("server_info false: %s written (%v), server %+v, kneecap %q; want none, none, a version", sweep.ServerInfoFile, err, res.Server, res.Kneecap)
 	}
 	for _, r := range res.Records {
 		if r.Level > 1 || r.Concurrency != res.Levels[r.Level].Concurrency {

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -17,9 +18,12 @@ import (
 const ServerInfoTimeout = 3 * time.Second
 
 // ServerInfo GETs sweep.ServerInfoPaths at the server's root (the base URL without its /v1),
-// in parallel, with the client's TLS settings and API key, and returns the bodies of those
-// that answered 200 with at most sweep.MaxServerInfoBody bytes; sweep.IdentifyServer reads
-// them. Failures are not errors: most servers answer few of the paths.
+// in parallel, with the client's TLS settings, and returns the bodies of those that answered
+// 200 with at most sweep.MaxServerInfoBody bytes; sweep.IdentifyServer reads them. The API key
+// is sent only to a path that refused the request without it (401 or 403): the root's other
+// paths may be other services behind a path-routed gateway. Redirects are not followed (a
+// redirect to another port of the same host would receive the key), and the key is removed
+// from every body. Failures are not errors: most servers answer few of the paths.
 func (c *Client) ServerInfo(ctx context.Context) map[string][]byte {
 	root, err := url.Parse(strings.TrimRight(c.opts.BaseURL, "/"))
 	if err != nil {
@@ -28,7 +32,32 @@ func (c *Client) ServerInfo(ctx context.Context) map[string][]byte {
 	root.Path = strings.TrimSuffix(root.Path, "/v1")
 	ctx, cancel := context.WithTimeout(ctx, ServerInfoTimeout)
 	defer cancel()
-	hc := &http.Client{Transport: c.transport}
+	hc := &http.Client{
+		Transport:     c.transport,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	get := func(path string, withKey bool) (int, []byte) {
+		u := *root
+		u.Path = strings.TrimRight(u.Path, "/") + path
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+		if err != nil {
+			return 0, nil
+		}
+		if withKey {
+			req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
+		}
+		req.Header.Set("Accept", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, nil
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(io.LimitReader(resp.Body, sweep.MaxServerInfoBody+1))
+		if err != nil || len(b) > sweep.MaxServerInfoBody {
+			return 0, nil
+		}
+		return resp.StatusCode, b
+	}
 	var (
 		mu  sync.Mutex
 		out = map[string][]byte{}
@@ -36,24 +65,15 @@ func (c *Client) ServerInfo(ctx context.Context) map[string][]byte {
 	)
 	for _, path := range sweep.ServerInfoPaths {
 		wg.Go(func() {
-			u := *root
-			u.Path = strings.TrimRight(u.Path, "/") + path
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-			if err != nil {
+			code, b := get(path, false)
+			if (code == http.StatusUnauthorized || code == http.StatusForbidden) && c.opts.APIKey != "" {
+				code, b = get(path, true)
+			}
+			if code != http.StatusOK {
 				return
 			}
 			if c.opts.APIKey != "" {
-				req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
-			}
-			req.Header.Set("Accept", "application/json")
-			resp, err := hc.Do(req)
-			if err != nil {
-				return
-			}
-			defer resp.Body.Close()
-			b, err := io.ReadAll(io.LimitReader(resp.Body, sweep.MaxServerInfoBody+1))
-			if err != nil || resp.StatusCode != http.StatusOK || len(b) > sweep.MaxServerInfoBody {
-				return
+				b = bytes.ReplaceAll(b, []byte(c.opts.APIKey), []byte(sweep.RedactedValue))
 			}
 			mu.Lock()
 			out[path] = b
