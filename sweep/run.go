@@ -286,7 +286,7 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 			if out.StopReason == StopBudget {
 				// The budget cut the added level short: the sweep itself was complete.
 				out.StopReason = ""
-				notAdded = fmt.Sprintf("stop.budget cut added level %d (concurrency %d) short", len(runs), c)
+				notAdded = fmt.Sprintf("stop.budget cut the added level at concurrency %d short", c)
 				break
 			}
 		}
