@@ -117,7 +117,7 @@ func (a *analyzer) collect() {
 			case math.IsInf(tps, 0):
 				got = "infinite"
 			}
-			a.warn("level %d (concurrency %d): dropped: concurrency must be > 0 and output TPS finite and ≥ 0 (output TPS %s)", i, lv.Concurrency, got)
+			a.warn("level concurrency %d: dropped: concurrency must be > 0 and output TPS finite and ≥ 0 (output TPS %s)", lv.Concurrency, got)
 			continue
 		}
 		if !lv.ClientBound {

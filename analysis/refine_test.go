@@ -179,3 +179,21 @@ func TestKneedleAxisKeepsPlan(t *testing.T) {
 		t.Errorf("levels 12 and 40 added: Kneedle shape %q, want on log2(concurrency)", s)
 	}
 }
+
+// TestAnalyzeSortsLevels: levels come in run order (added levels last); the result lists them
+// by concurrency, as analysis.json and summary.csv do.
+func TestAnalyzeSortsLevels(t *testing.T) {
+	levels := groundTruth(8, []int{1, 4, 16, 64, 8, 2}, 0, 1)
+	levels[4].Refine, levels[5].Refine = "test", "test"
+	r := Analyze(levels, Meta{}, Options{Bootstrap: 0})
+	var got []int
+	for _, l := range r.Levels {
+		got = append(got, l.Concurrency)
+	}
+	if !slices.Equal(got, []int{1, 2, 4, 8, 16, 64}) {
+		t.Errorf("levels %v, want sorted by concurrency", got)
+	}
+	if levels[4].Concurrency != 8 {
+		t.Error("Analyze reordered its input")
+	}
+}

@@ -248,8 +248,8 @@ type SLOResult struct {
 	E2EP95MS  Float `json:"e2e_p95_ms"`
 	// MaxConcurrency is interpolated on log concurrency; null when even the first level fails.
 	MaxConcurrency Float `json:"max_concurrency"`
-	// Bracket holds the measured levels MaxConcurrency was interpolated between: the last
-	// valid level meeting every SLO and the first one missing one. Absent when every level
+	// Bracket holds the measured levels MaxConcurrency was interpolated between: the first
+	// valid level missing an SLO and the valid level just below it. Absent when every level
 	// meets them or the first misses one.
 	Bracket    []Float `json:"bracket,omitempty"`
 	TPS        Float   `json:"tps"`

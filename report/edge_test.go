@@ -78,9 +78,18 @@ func TestAnswerSLOPointOnALevel(t *testing.T) {
 	c, _ := analyzeCSV(t, "concurrency,output_tps,ttft_p95_ms,tpot_p95_ms\n"+
 		"1,100,25,10\n2,195,26,10\n4,380,27,11\n8,700,30,12\n16,1100,50,14\n32,1000,400,20\n64,700,2000,40\n128,400,5000,60\n")
 	mustContain(t, "console", c, "holds up to concurrency 64 (measured: 64 meets it, 128 does not) with 700 tokens/s; TTFT p95 binds first.")
-	// 101.7 (exp of the log interpolation) between measured 64 and 102 reads with a decimal, not as the failing level.
-	c, _ = analyzeCSV(t, "concurrency,output_tps,ttft_p95_ms\n1,100,25\n8,700,30\n64,2400,867\n102,2400,2006\n")
-	mustContain(t, "console", c, "holds up to concurrency 101.7 (measured: 64 meets it, 102 does not)")
+	// The SLO point is an upper bound, rounded down: never shown as the failing level.
+	// 101.75 (exp of the log interpolation) between 64 and 102 reads 101; 31.988 between 16
+	// and 32 reads 31.9; 101.988 between 64 and 102 reads 101; 2·2^(500/1100) = 2.7406 reads 2.74.
+	for _, tc := range []struct{ csv, want string }{
+		{"1,100,25\n8,700,30\n64,2400,867\n102,2400,2006\n", "holds up to concurrency 101 (measured: 64 meets it, 102 does not)"},
+		{"1,100,25\n16,1400,100\n32,2400,2001\n", "holds up to concurrency 31.9 (measured: 16 meets it, 32 does not)"},
+		{"1,100,25\n64,2400,20\n102,2400,2000.5\n", "holds up to concurrency 101 (measured: 64 meets it, 102 does not)"},
+		{"1,100,25\n2,190,1500\n4,380,2600\n", "holds up to concurrency 2.74 (measured: 2 meets it, 4 does not)"},
+	} {
+		c, _ = analyzeCSV(t, "concurrency,output_tps,ttft_p95_ms\n"+tc.csv)
+		mustContain(t, "console", c, tc.want)
+	}
 }
 
 // A throughput that never saturates: the fitted models say that the USL has no peak and that

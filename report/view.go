@@ -228,13 +228,8 @@ func sloSentence(res *analysis.Result) string {
 		}
 		return t + "."
 	}
-	t := fmt.Sprintf("The SLO (%s) holds up to concurrency %s", names, fconc(slo.MaxConcurrency))
+	t := fmt.Sprintf("The SLO (%s) holds up to concurrency %s", names, sloPoint(slo))
 	if b := slo.Bracket; len(b) == 2 && b[0].OK() && b[1].OK() && b[0] < b[1] {
-		v := float64(slo.MaxConcurrency)
-		if at := fconc(slo.MaxConcurrency); (at == fconc(b[0]) || at == fconc(b[1])) && math.Abs(v-math.Round(v)) > 1e-9*math.Max(1, v) {
-			// 101.7 between 64 and 102 must not read "up to 102 … 102 does not".
-			t = fmt.Sprintf("The SLO (%s) holds up to concurrency %s", names, strconv.FormatFloat(v, 'f', 1, 64))
-		}
 		t += fmt.Sprintf(" (measured: %s meets it, %s does not)", fconc(b[0]), fconc(b[1]))
 	}
 	if slo.TPS.OK() {
@@ -257,12 +252,30 @@ func sloBeyond(slo analysis.SLOResult) bool {
 }
 
 // sloPoint formats the SLO point: "45.3", "≥ 128" when every valid level meets the SLOs, or
-// "—".
+// "—". The point is an upper bound ("holds up to"), so it is rounded down at the reports'
+// precision: 101.75 between a passing 64 and a failing 102 reads 101, never 102.
 func sloPoint(slo analysis.SLOResult) string {
 	if sloBeyond(slo) {
 		return "≥ " + fconc(slo.MaxConcurrency)
 	}
-	return fconc(slo.MaxConcurrency)
+	return floorConc(slo.MaxConcurrency)
+}
+
+// floorConc formats a concurrency as fconc does, rounded down instead of to nearest.
+func floorConc(v analysis.Float) string {
+	f := float64(v)
+	if !v.OK() || math.Abs(f-math.Round(f)) <= 1e-9*math.Max(1, math.Abs(f)) || f <= 0 || f >= 1e6 {
+		return fconc(v)
+	}
+	d := 2
+	switch {
+	case f >= 100:
+		d = 0
+	case f >= 10:
+		d = 1
+	}
+	p := math.Pow(10, float64(d))
+	return strconv.FormatFloat(math.Floor(f*p)/p, 'f', d, 64)
 }
 
 // capacitySentence states the capacity plan. When every valid level meets the SLOs, the

@@ -180,7 +180,7 @@ func (e *engine) run() {
 		if len(e.running) == 0 && len(e.waiting) == 0 {
 			select {
 			case r := <-e.submit:
-				e.enqueue(r)
+				e.take(r)
 			case <-e.stop:
 				return
 			}
@@ -219,7 +219,7 @@ func (e *engine) sleepUntil(timer *time.Timer, t time.Time) bool {
 		case <-timer.C:
 			return true
 		case r := <-e.submit:
-			e.enqueue(r)
+			e.take(r)
 			e.publish()
 		case <-e.stop:
 			return false
@@ -232,17 +232,23 @@ func (e *engine) drain() {
 	for {
 		select {
 		case r := <-e.submit:
-			e.enqueue(r)
+			e.take(r)
 		default:
 			return
 		}
 	}
 }
 
+// take queues a request received from submit (offered): the next publish shows it as
+// waiting and drops it from the inbox count.
+func (e *engine) take(r *request) {
+	e.enqueue(r)
+	e.taken++
+}
+
 func (e *engine) enqueue(r *request) {
 	r.prefillLeft = r.prompt
 	e.waiting = append(e.waiting, r)
-	e.taken++
 }
 
 // begin plans one step: it frees requests whose clients left, preempts when the KV cache
