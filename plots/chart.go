@@ -434,6 +434,44 @@ func (b *builder) addSeries(name string, c color.Color, dash []vg.Length, glyph 
 	return len(invalid) > 0, nil
 }
 
+// markAdded rings the levels a sweep added after its planned ones (sweep.refine) with a
+// square, so a reader sees which points were measured to pin an answer down.
+func (b *builder) markAdded(ls []analysis.Level, y func(l *analysis.Level) analysis.Float) error {
+	var pts plotter.XYs
+	for i := range ls {
+		l := &ls[i]
+		if v := y(l); l.Refine != "" && l.Concurrency > 0 && v.OK() {
+			pts = append(pts, plotter.XY{X: float64(l.Concurrency), Y: float64(v)})
+		}
+	}
+	if len(pts) == 0 {
+		return nil
+	}
+	s, err := plotter.NewScatter(pts)
+	if err != nil {
+		return fmt.Errorf("plots: added levels: %w", err)
+	}
+	s.GlyphStyle = draw.GlyphStyle{Color: colGray, Shape: hollowBox{}, Radius: vg.Points(5.5)}
+	b.p.Add(s)
+	b.legend("level added after the planned ones (sweep.refine)", s)
+	return nil
+}
+
+// hollowBox draws a square outline: the added-level mark around a data point.
+type hollowBox struct{}
+
+func (hollowBox) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(1)})
+	r := sty.Radius
+	var p vg.Path
+	p.Move(vg.Point{X: pt.X - r, Y: pt.Y - r})
+	p.Line(vg.Point{X: pt.X + r, Y: pt.Y - r})
+	p.Line(vg.Point{X: pt.X + r, Y: pt.Y + r})
+	p.Line(vg.Point{X: pt.X - r, Y: pt.Y + r})
+	p.Close()
+	c.Stroke(p)
+}
+
 // addExcludedLegend adds the legend entry explaining hollow glyphs.
 func (b *builder) addExcludedLegend() {
 	s := &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: colGray, Shape: draw.RingGlyph{}, Radius: vg.Points(3.5)}}

@@ -67,6 +67,9 @@ func throughputChart(res *analysis.Result) (*builder, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := b.markAdded(ls, outputTPS); err != nil {
+		return nil, err
+	}
 	var th analysis.Throughput
 	if res != nil {
 		th = res.Throughput

@@ -120,6 +120,20 @@ func TestChartContent(t *testing.T) {
 	}
 }
 
+// TestThroughputMarksAddedLevels: a level added after the planned ones (sweep.refine) is
+// ringed and named in the legend; a sweep without added levels has neither.
+func TestThroughputMarksAddedLevels(t *testing.T) {
+	const legend = "level added after the planned ones (sweep.refine)"
+	res := analysistest.Saturating()
+	if s := throughputSVG(t, res); strings.Contains(s, legend) {
+		t.Error("no level was added, but the legend names one")
+	}
+	res.Levels[3].Refine = "knee ≈ 7.5 lies between levels 4 and 16"
+	if s := throughputSVG(t, res); !strings.Contains(s, legend) {
+		t.Error("the added level is not named in the legend")
+	}
+}
+
 // TestThroughputDrawsHeadlineModel checks that the curve the headline knee was read from is
 // drawn when it is not the USL, beside the USL curve.
 func TestThroughputDrawsHeadlineModel(t *testing.T) {
