@@ -12,7 +12,7 @@ const RefineTolerance = 0.05
 
 // Refinement chooses the next level a sweep adds after its planned ones (sweep.refine). The
 // answers a capacity review quotes are read between measured levels: the SLO limit
-// (interpolated on log concurrency between the last passing and the first failing level),
+// (interpolated on log concurrency between the first failing level and the valid one below),
 // the headline knee and the TTFT blow-up (read from fitted curves). Each lies in a bracket
 // [lo, hi] of attempted concurrencies; the answer farthest (on log concurrency) from both
 // ends of its bracket gets a level at its estimate, rounded, and kept within the middle half
