@@ -853,27 +853,34 @@ func redactURL(raw string) string {
 }
 
 // redactValue deep-copies v, redacting values under secret-looking keys.
-func redactValue(v any) any {
+func redactValue(v any) any { return redactTree(v, SecretKey, nil) }
+
+// redactTree deep-copies v (decoded YAML or JSON): a value under a key secret reports is
+// replaced by RedactedValue, and a string elsewhere by str's result (kept when str is nil).
+func redactTree(v any, secret func(string) bool, str func(string) any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			if SecretKey(k) {
+			if secret(k) {
 				out[k] = RedactedValue
 			} else {
-				out[k] = redactValue(e)
+				out[k] = redactTree(e, secret, str)
 			}
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = redactValue(e)
+			out[i] = redactTree(e, secret, str)
 		}
 		return out
-	default:
-		return v
+	case string:
+		if str != nil {
+			return str(x)
+		}
 	}
+	return v
 }
 
 // SecretKey reports whether a key looks like it holds a credential: api_key, apikey,

@@ -249,37 +249,19 @@ func infoSecret(k string) bool {
 // urlUserinfo matches the user:password part of a URL.
 var urlUserinfo = regexp.MustCompile(`://[^/@\s"]+@`)
 
-// redactInfo deep-copies an info body's value with secrets removed (see RedactServerInfo).
+// redactInfo deep-copies an info body's value with secrets removed (see RedactServerInfo);
+// depth counts JSON documents nested in strings.
 func redactInfo(v any, depth int) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			if infoSecret(k) {
-				out[k] = RedactedValue
-			} else {
-				out[k] = redactInfo(e, depth+1)
-			}
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = redactInfo(e, depth+1)
-		}
-		return out
-	case string:
+	return redactTree(v, infoSecret, func(x string) any {
 		t := strings.TrimSpace(x)
 		if depth < 8 && (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) {
 			var inner any
 			if json.Unmarshal([]byte(t), &inner) == nil {
-				b, err := json.Marshal(redactInfo(inner, depth+1))
-				if err == nil {
+				if b, err := json.Marshal(redactInfo(inner, depth+1)); err == nil {
 					return string(b)
 				}
 			}
 		}
 		return urlUserinfo.ReplaceAllString(x, "://"+RedactedValue+"@")
-	}
-	return v
+	})
 }

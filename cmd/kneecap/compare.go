@@ -114,8 +114,6 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 		for _, r := range runs[1:] {
 			gate.Checks = append(gate.Checks, analysis.Gate(runs[0], r, maxDrop))
 		}
-	}
-	if gate != nil {
 		// SLO points and goodput compare only under the same SLOs.
 		for i, r := range runs[1:] {
 			if a, b := sloKey(runs[0]), sloKey(r); a != b {
