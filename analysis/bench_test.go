@@ -39,7 +39,7 @@ func BenchmarkSummarize(b *testing.B) {
 	opts := DefaultOptions()
 	b.ResetTimer()
 	for b.Loop() {
-		levels := Summarize(runs, recs, opts)
+		levels := Summarize(sweep.GroupRecords(runs, recs), opts)
 		if len(levels) != len(runs) || !levels[3].Valid {
 			b.Fatalf("level 3: %+v", levels[3])
 		}
@@ -49,7 +49,7 @@ func BenchmarkSummarize(b *testing.B) {
 // BenchmarkAnalyze analyzes 8 levels with the default 500 bootstrap resamples.
 func BenchmarkAnalyze(b *testing.B) {
 	runs, recs := benchRecords(80_000)
-	levels := Summarize(runs, recs, DefaultOptions())
+	levels := Summarize(sweep.GroupRecords(runs, recs), DefaultOptions())
 	b.ResetTimer()
 	for b.Loop() {
 		Analyze(levels, Meta{}, DefaultOptions())
@@ -63,7 +63,7 @@ func BenchmarkAnalyze1M(b *testing.B) {
 	opts := DefaultOptions()
 	b.ResetTimer()
 	for b.Loop() {
-		res := Analyze(Summarize(runs, recs, opts), Meta{}, opts)
+		res := Analyze(Summarize(sweep.GroupRecords(runs, recs), opts), Meta{}, opts)
 		if len(res.Levels) != len(runs) {
 			b.Fatalf("%d levels", len(res.Levels))
 		}

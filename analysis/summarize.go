@@ -3,7 +3,6 @@ package analysis
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -39,10 +38,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Summarize computes the summary of every level in runs from records (DESIGN §1). A record
-// belongs to the level whose LevelRun.Index equals Record.Level; records of other levels are
-// ignored. Zero fields of opts take their defaults (MaxErrorRate 5%); opts.SLO defines
-// goodput. Levels are returned in the order of runs.
+// Summarize computes the summary of every level from its records (DESIGN §1), in the order
+// given. Zero fields of opts take their defaults (MaxErrorRate 5%); opts.SLO defines goodput.
 //
 // Per level, with window [W0, W1) and T = W1 − W0:
 //   - latency statistics (TTFT, TPOT, ITL, E2E) cover successful requests sent inside the
@@ -66,40 +63,12 @@ func (o Options) withDefaults() Options {
 // A level is invalid (Valid false, with a note each) when its window is empty, no request
 // succeeded, achieved < 0.95 × target, error rate > MaxErrorRate, it was not steady,
 // Little's-law error > 10%, it was interrupted, or the client was bound.
-func Summarize(runs []sweep.LevelRun, records []sweep.Record, opts Options) []Level {
+func Summarize(levels []sweep.Level, opts Options) []Level {
 	opts = opts.withDefaults()
-	pos := make(map[int]int, len(runs))
-	for i, r := range runs {
-		if _, dup := pos[r.Index]; !dup {
-			pos[r.Index] = i
-		}
-	}
-	// Counting sort of record indices by level: one allocation for all levels.
-	counts := make([]int, len(runs)+1)
-	for i := range records {
-		if p, ok := pos[records[i].Level]; ok {
-			counts[p+1]++
-		}
-	}
-	for i := 1; i < len(counts); i++ {
-		counts[i] += counts[i-1]
-	}
-	idx := make([]int32, counts[len(runs)])
-	fill := slices.Clone(counts[:len(runs)])
-	for i := range records {
-		if p, ok := pos[records[i].Level]; ok {
-			idx[fill[p]] = int32(i)
-			fill[p]++
-		}
-	}
 	var s scratch
-	out := make([]Level, len(runs))
-	for i, r := range runs {
-		lv := idx[counts[i]:counts[i+1]]
-		if pos[r.Index] != i {
-			lv = nil // a duplicate index: its records went to the first run with that index
-		}
-		out[i] = s.summarize(&r, records, lv, opts)
+	out := make([]Level, len(levels))
+	for i := range levels {
+		out[i] = s.summarize(&levels[i].Run, levels[i].Records, opts)
 	}
 	return out
 }
@@ -111,7 +80,7 @@ type scratch struct {
 	slice           []float64
 }
 
-func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, idx []int32, opts Options) Level {
+func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, opts Options) Level {
 	lv := Level{
 		Concurrency:         run.Concurrency,
 		ErrorRate:           NaN(),
@@ -178,7 +147,7 @@ func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, idx []i
 		sloTTFT, sloTPOT   = float64(opts.SLO.TTFTP95), float64(opts.SLO.TPOTP95)
 		sloE2E             = float64(opts.SLO.E2EP95)
 	)
-	for _, i := range idx {
+	for i := range records {
 		r := &records[i]
 		done := r.Sent + int64(r.E2E)
 		// Time in flight inside the window.
@@ -214,7 +183,7 @@ func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, idx []i
 		promptTokens += float64(r.PromptTokens)
 		if !ok {
 			errs++
-			c := r.ErrorClass
+			c := string(r.ErrorClass)
 			if c == "" {
 				c = string(r.Status)
 			}

@@ -54,7 +54,7 @@ func TestSummarizeHandMade(t *testing.T) {
 	run, recs := handLevel()
 	opts := DefaultOptions()
 	opts.SLO = SLO{TTFTP95: 2 * time.Second, TPOTP95: 700 * time.Millisecond}
-	lv := Summarize([]sweep.LevelRun{run}, recs, opts)[0]
+	lv := Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), opts)[0]
 	check := func(name string, got Float, want, tol float64) {
 		t.Helper()
 		if !scalar.EqualWithinAbsOrRel(float64(got), want, tol, tol) {
@@ -77,7 +77,7 @@ func TestSummarizeHandMade(t *testing.T) {
 	check("goodput_qps (both completions meet TTFT ≤ 2 s, TPOT ≤ 700 ms)", lv.GoodputQPS, 0.2, 1e-12)
 	check("goodput_tps ((8+6) / 10 s)", lv.GoodputTPS, 1.4, 1e-12)
 	check("mean_output_tokens", lv.MeanOutputTokens, 5, 1e-12)
-	if lv.Requests != 3 || lv.Errors != 1 || lv.ErrorClasses[sweep.ErrHTTP5xx] != 1 {
+	if lv.Requests != 3 || lv.Errors != 1 || lv.ErrorClasses[string(sweep.ErrHTTP5xx)] != 1 {
 		t.Errorf("requests %d errors %d classes %v, want 3, 1, http_5xx:1", lv.Requests, lv.Errors, lv.ErrorClasses)
 	}
 	// Invalid on three counts: achieved 0.71 < 0.95, errors 33% > 5%, Little 12.7% > 10%.
@@ -91,7 +91,7 @@ func TestSummarizeHandMade(t *testing.T) {
 	// A tighter TPOT SLO (500 ms) fails the 12 s request (600 ms) but not the warmup one
 	// ((2 − 0.5)/7 = 214 ms).
 	opts.SLO.TPOTP95 = 500 * time.Millisecond
-	lv = Summarize([]sweep.LevelRun{run}, recs, opts)[0]
+	lv = Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), opts)[0]
 	check("goodput_qps with TPOT ≤ 500 ms", lv.GoodputQPS, 0.1, 1e-12)
 }
 
@@ -107,7 +107,7 @@ func TestSummarizeWithoutChunks(t *testing.T) {
 		{Sent: 12 * sec, TTFT: time.Second, E2E: 3 * time.Second, OutputTokens: 5, Status: sweep.StatusOK,
 			ITL: &sweep.ITLSummary{Count: 4, SumUS: 2e6, MaxUS: 5e5}},
 	}
-	lv := Summarize([]sweep.LevelRun{run}, recs, DefaultOptions())[0]
+	lv := Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
 	if !scalar.EqualWithinAbsOrRel(float64(lv.OutputTPS), 0.8, 1e-12, 1e-12) {
 		t.Errorf("output_tps = %v, want 0.8", lv.OutputTPS)
 	}
@@ -129,7 +129,7 @@ func TestSummarizeClosedLoop(t *testing.T) {
 				E2E: time.Second, Chunks: us(0.1, 0.4, 0.7, 1.0), OutputTokens: 4, PromptTokens: 10, Status: sweep.StatusOK})
 		}
 	}
-	lv := Summarize([]sweep.LevelRun{run}, recs, DefaultOptions())[0]
+	lv := Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
 	if !scalar.EqualWithinAbsOrRel(float64(lv.AchievedConcurrency), c, 1e-9, 1e-9) ||
 		!scalar.EqualWithinAbsOrRel(float64(lv.QPS), c, 1e-9, 1e-9) ||
 		!scalar.EqualWithinAbsOrRel(float64(lv.OutputTPS), 4*c, 1e-9, 1e-9) ||
@@ -146,19 +146,19 @@ func TestSummarizeValidityFlags(t *testing.T) {
 	run.Steady = false
 	run.Interrupted = true
 	run.Client = &sweep.ClientStats{Bound: true, Reason: "cpu 97%"}
-	lv := Summarize([]sweep.LevelRun{run}, recs, DefaultOptions())[0]
+	lv := Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
 	if lv.Valid || !lv.ClientBound || len(lv.Notes) != 6 {
 		t.Errorf("notes %q, want 6 (achieved, errors, steady, little, interrupted, client-bound)", lv.Notes)
 	}
 	// The note quotes the sweep's reason for "not steady" when it gave one.
 	run, recs = handLevel()
 	run.Steady, run.NotSteadyReason = false, "only 15 successful completions in the window, below min_requests 20"
-	lv = Summarize([]sweep.LevelRun{run}, recs, DefaultOptions())[0]
+	lv = Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
 	if !slices.ContainsFunc(lv.Notes, func(n string) bool { return strings.HasPrefix(n, "invalid: not steady: only 15 successful") }) {
 		t.Errorf("notes %q lack the sweep's not-steady reason", lv.Notes)
 	}
 	// Empty window and no records: no panic, invalid, NaN numbers.
-	out := Summarize([]sweep.LevelRun{{Concurrency: 2, W0: 5, W1: 5}, {Index: 1, Concurrency: 3, W0: 0, W1: sec, Steady: true}}, nil, Options{})
+	out := Summarize(sweep.GroupRecords([]sweep.LevelRun{{Concurrency: 2, W0: 5, W1: 5}, {Index: 1, Concurrency: 3, W0: 0, W1: sec, Steady: true}}, nil), Options{})
 	if out[0].Valid || out[1].Valid || out[0].OutputTPS.OK() || out[1].TTFT.P50.OK() {
 		t.Errorf("degenerate levels: %+v", out)
 	}
@@ -187,6 +187,6 @@ func TestSummarizeHostileRecords(t *testing.T) {
 			ITL:    &sweep.ITLSummary{Count: rng.IntN(5), SumUS: rng.Int64N(1e6)}})
 	}
 	runs := []sweep.LevelRun{{Index: 0, Concurrency: 4, W0: 5 * sec, W1: 25 * sec, Slices: 1 << 40}, {Index: 1, Concurrency: 2, W0: 10 * sec, W1: 11 * sec, Steady: true}}
-	levels := Summarize(runs, recs, DefaultOptions())
+	levels := Summarize(sweep.GroupRecords(runs, recs), DefaultOptions())
 	Analyze(levels, Meta{}, DefaultOptions())
 }

@@ -22,23 +22,31 @@ const (
 	StatusCancelled Status = "cancelled"
 )
 
+// ErrorClass classifies a failed request (DESIGN §7); it is Record.ErrorClass.
+type ErrorClass string
+
 // Error classes of failed requests (DESIGN §7).
 const (
-	ErrConnect      = "connect"
-	ErrTimeout      = "timeout"
-	ErrHTTP4xx      = "http_4xx"
-	ErrHTTP429      = "http_429"
-	ErrHTTP5xx      = "http_5xx"
-	ErrStreamBroken = "stream_broken"
-	ErrBadChunk     = "bad_chunk"
-	ErrEmpty        = "empty"
-	ErrCancelled    = "cancelled"
+	ErrConnect      ErrorClass = "connect"
+	ErrTimeout      ErrorClass = "timeout"
+	ErrHTTP4xx      ErrorClass = "http_4xx"
+	ErrHTTP429      ErrorClass = "http_429"
+	ErrHTTP5xx      ErrorClass = "http_5xx"
+	ErrStreamBroken ErrorClass = "stream_broken"
+	ErrBadChunk     ErrorClass = "bad_chunk"
+	ErrEmpty        ErrorClass = "empty"
+	ErrCancelled    ErrorClass = "cancelled"
 )
 
-// Tokens sources: where Record.OutputTokens came from.
+// TokensSource says where Record.OutputTokens came from.
+type TokensSource string
+
+// Tokens sources.
 const (
-	TokensFromUsage  = "usage"
-	TokensFromChunks = "chunks"
+	// TokensFromUsage: usage.completion_tokens of the final usage chunk.
+	TokensFromUsage TokensSource = "usage"
+	// TokensFromChunks: the number of content chunks (the server reported no usage).
+	TokensFromChunks TokensSource = "chunks"
 )
 
 // Record is one request of a sweep, the line format of records.jsonl. Failures are records
@@ -74,11 +82,11 @@ type Record struct {
 	// OutputTokens is N_out: usage.completion_tokens, else the number of content chunks.
 	OutputTokens int `json:"output_tokens"`
 	// TokensSource says where OutputTokens came from: "usage" or "chunks".
-	TokensSource string `json:"tokens_source,omitempty"`
+	TokensSource TokensSource `json:"tokens_source,omitempty"`
 	// Status is ok, error or cancelled.
 	Status Status `json:"status"`
 	// ErrorClass is one of the Err* classes when Status is not ok.
-	ErrorClass string `json:"error_class,omitempty"`
+	ErrorClass ErrorClass `json:"error_class,omitempty"`
 	// Error is the error message (never containing secrets).
 	Error string `json:"error,omitempty"`
 }
@@ -99,6 +107,43 @@ func (r *Record) Done() int64 { return r.Sent + int64(r.E2E) }
 
 // OK reports whether the request succeeded.
 func (r *Record) OK() bool { return r.Status == StatusOK }
+
+// Level is one finished level of a sweep: how it ran and every request it sent (warmup,
+// measure and drain phases). It is what the controller hands to the Sink, the Judge and the
+// Refiner, and what a results directory holds per level.
+type Level struct {
+	Run     LevelRun
+	Records []Record
+}
+
+// GroupRecords pairs each run with its records (Record.Level == LevelRun.Index), in the order
+// of runs. Records of levels not in runs are dropped; a second run with the same index gets
+// no records.
+func GroupRecords(runs []LevelRun, records []Record) []Level {
+	pos := make(map[int]int, len(runs))
+	out := make([]Level, len(runs))
+	for i, r := range runs {
+		out[i].Run = r
+		if _, dup := pos[r.Index]; !dup {
+			pos[r.Index] = i
+		}
+	}
+	for _, r := range records {
+		if i, ok := pos[r.Level]; ok {
+			out[i].Records = append(out[i].Records, r)
+		}
+	}
+	return out
+}
+
+// Runs returns the LevelRun of each level.
+func Runs(levels []Level) []LevelRun {
+	out := make([]LevelRun, len(levels))
+	for i := range levels {
+		out[i] = levels[i].Run
+	}
+	return out
+}
 
 // LevelRun describes how one level ran: its phase boundaries as Unix nanoseconds and the
 // steady-state verdict. It is the line format of levels.json's "levels" array.

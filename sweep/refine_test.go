@@ -17,11 +17,12 @@ type listRefiner struct {
 	calls [][]int
 }
 
-func (r *listRefiner) Refine(runs []sweep.LevelRun, records [][]sweep.Record) (int, string) {
+func (r *listRefiner) Refine(levels []sweep.Level) (int, string) {
 	var seen []int
-	for i, run := range runs {
+	for i, l := range levels {
+		run := l.Run
 		seen = append(seen, run.Concurrency)
-		if len(records[i]) == 0 && run.Refine == "" && !run.Interrupted {
+		if len(l.Records) == 0 && run.Refine == "" && !run.Interrupted {
 			panic(fmt.Sprintf("level %d handed over without records", i))
 		}
 	}
@@ -112,13 +113,13 @@ func TestRefineResume(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var recs [][]sweep.Record
+			var done []sweep.Level
 			for _, d := range tc.done {
-				recs = append(recs, rec(d.Index, d.Concurrency))
+				done = append(done, sweep.Level{Run: d, Records: rec(d.Index, d.Concurrency)})
 			}
 			ref := &listRefiner{add: tc.add}
 			plan := sweep.Plan{Levels: []int{1, 2, 4}, Protocol: proto, Workload: fixedWorkload{out: 10},
-				StartIndex: tc.start, Done: tc.done, DoneRecords: recs,
+				StartIndex: tc.start, Done: done,
 				Judge: &stopAfter{n: tc.judgeN}, Refiner: ref, Refine: 2}
 			sink := &memSink{}
 			out, err := sweep.Run(context.Background(), nil, plan, newClient(t, url, 8), sink)
@@ -169,7 +170,7 @@ func TestRefineNotAfterInterrupt(t *testing.T) {
 // failRefiner adds one level, then stops adding with a reason.
 type failRefiner struct{ calls int }
 
-func (r *failRefiner) Refine([]sweep.LevelRun, [][]sweep.Record) (int, string) {
+func (r *failRefiner) Refine([]sweep.Level) (int, string) {
 	r.calls++
 	if r.calls == 1 {
 		return 2, "test: add 2"

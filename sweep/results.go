@@ -125,8 +125,9 @@ func (d *Dir) SetMerged(n int) {
 }
 
 // LevelDone appends the level's records to records.jsonl, fsyncs it, then rewrites
-// levels.json atomically with run added.
-func (d *Dir) LevelDone(run LevelRun, records []Record) error {
+// levels.json atomically with the level's run added.
+func (d *Dir) LevelDone(l Level) error {
+	run, records := l.Run, l.Records
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {

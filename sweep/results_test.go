@@ -63,7 +63,7 @@ func TestResultsRoundTrip(t *testing.T) {
 	var recs []Record
 	for i, c := range []int{1, 2} {
 		run, rr := fakeLevel(i, c, 5+i)
-		if err := d.LevelDone(run, rr); err != nil {
+		if err := d.LevelDone(Level{Run: run, Records: rr}); err != nil {
 			t.Fatal(err)
 		}
 		runs = append(runs, run)
@@ -171,7 +171,7 @@ func writeKilledRun(t *testing.T) (string, []Record) {
 	var keep []Record
 	for i, c := range []int{1, 2} {
 		run, rr := fakeLevel(i, c, 4)
-		if err := d.LevelDone(run, rr); err != nil {
+		if err := d.LevelDone(Level{Run: run, Records: rr}); err != nil {
 			t.Fatal(err)
 		}
 		keep = append(keep, rr...)
@@ -236,7 +236,7 @@ func TestResumeDir(t *testing.T) {
 		t.Errorf("records.jsonl has %d lines after resume, want %d", n, len(keep))
 	}
 	run, rr := fakeLevel(2, 4, 6)
-	if err := d.LevelDone(run, rr); err != nil {
+	if err := d.LevelDone(Level{Run: run, Records: rr}); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Finish(StopDone); err != nil {
@@ -272,7 +272,7 @@ func TestServerMetricsFile(t *testing.T) {
 	if err != nil || string(b) != "{\"t\":1}\n" {
 		t.Errorf("server_metrics.jsonl = %q, %v", b, err)
 	}
-	if err := d.LevelDone(LevelRun{}, nil); err == nil {
+	if err := d.LevelDone(Level{Run: LevelRun{}, Records: nil}); err == nil {
 		t.Error("LevelDone after Close should fail")
 	}
 }
@@ -301,7 +301,7 @@ func TestResumeDropsInterruptedLevel(t *testing.T) {
 		run LevelRun
 		rr  []Record
 	}{{run0, rr0}, {run1, rr1}} {
-		if err := d.LevelDone(l.run, l.rr); err != nil {
+		if err := d.LevelDone(Level{Run: l.run, Records: l.rr}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -333,7 +333,7 @@ func TestResumeFinishedRunUntouched(t *testing.T) {
 		t.Fatal(err)
 	}
 	run0, rr0 := fakeLevel(0, 1, 4)
-	if err := d.LevelDone(run0, rr0); err != nil {
+	if err := d.LevelDone(Level{Run: run0, Records: rr0}); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Finish("plateau"); err != nil {

@@ -53,9 +53,6 @@ func (p Plan) Validate() error {
 	if p.StartIndex < 0 || p.StartIndex > len(p.Levels) {
 		bad("start index %d outside [0, %d]", p.StartIndex, len(p.Levels))
 	}
-	if len(p.Done) != len(p.DoneRecords) {
-		bad("%d done levels but %d record sets", len(p.Done), len(p.DoneRecords))
-	}
 	if p.Workload == nil {
 		bad("no workload")
 	}
@@ -186,11 +183,10 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 		defer cancel()
 		sig.budget = bctx.Done()
 	}
-	runs := append([]LevelRun(nil), plan.Done...)
-	recs := append([][]Record(nil), plan.DoneRecords...)
+	levels := append([]Level(nil), plan.Done...)
 	added := 0
-	for _, r := range plan.Done {
-		if r.Refine != "" {
+	for _, l := range plan.Done {
+		if l.Run.Refine != "" {
 			added++
 		}
 	}
@@ -224,14 +220,13 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 		run, records, end := runLevel(ctx, sig, &plan, client, index, c)
 		run.Refine = why
 		out.Levels = append(out.Levels, run)
-		runs = append(runs, run)
-		recs = append(recs, records)
-		if err := sink.LevelDone(run, records); err != nil {
+		levels = append(levels, Level{Run: run, Records: records})
+		if err := sink.LevelDone(levels[len(levels)-1]); err != nil {
 			sinkErr = fmt.Errorf("sweep: level %d (concurrency %d): %w", index, run.Concurrency, err)
 			return "error: " + err.Error()
 		}
 		if plan.Observer != nil {
-			plan.Observer.LevelFinished(run, records)
+			plan.Observer.LevelFinished(levels[len(levels)-1])
 		}
 		switch end {
 		case endInterrupt, endCancel:
@@ -248,10 +243,9 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 	// sweep's.
 	judged := ""
 	refining := plan.Refiner != nil && plan.Refine > 0 && sched == nil
-	if plan.Judge != nil && refining && len(runs) > 0 {
-		pr, pc := PlannedLevels(runs, recs)
-		if len(pr) > 0 {
-			judged = plan.Judge.Decide(pr, pc)
+	if plan.Judge != nil && refining && len(levels) > 0 {
+		if planned := PlannedLevels(levels); len(planned) > 0 {
+			judged = plan.Judge.Decide(planned)
 		}
 	}
 	for i := plan.StartIndex; added == 0 && judged == "" && i < len(plan.Levels); i++ {
@@ -259,7 +253,7 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 			break
 		}
 		if plan.Judge != nil && sched == nil {
-			judged = plan.Judge.Decide(runs, recs)
+			judged = plan.Judge.Decide(levels)
 		}
 	}
 	// Then the added levels, while the Refiner asks for one and the budget leaves room for
@@ -276,12 +270,12 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 				notAdded = "stop.budget leaves no time for an added level"
 				break
 			}
-			c, why := plan.Refiner.Refine(runs, recs)
+			c, why := plan.Refiner.Refine(levels)
 			if c <= 0 {
 				notAdded = why
 				break
 			}
-			out.StopReason = level(len(runs), c, why, first)
+			out.StopReason = level(len(levels), c, why, first)
 			first = false
 			if out.StopReason == StopBudget {
 				// The budget cut the added level short: the sweep itself was complete.
@@ -312,17 +306,15 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 	return out, sinkErr
 }
 
-// PlannedLevels returns the planned levels of runs (not added by the Refiner) and their records.
-func PlannedLevels(runs []LevelRun, recs [][]Record) ([]LevelRun, [][]Record) {
-	var pr []LevelRun
-	var pc [][]Record
-	for i, r := range runs {
-		if r.Refine == "" && i < len(recs) {
-			pr = append(pr, r)
-			pc = append(pc, recs[i])
+// PlannedLevels returns the planned levels of levels: those not added by the Refiner.
+func PlannedLevels(levels []Level) []Level {
+	var out []Level
+	for _, l := range levels {
+		if l.Run.Refine == "" {
+			out = append(out, l)
 		}
 	}
-	return pr, pc
+	return out
 }
 
 // wait pauses for d (the cooldown) and reports StopInterrupted when ctx or interrupt is done

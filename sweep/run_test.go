@@ -32,9 +32,9 @@ type memSink struct {
 	levelErr error
 }
 
-func (s *memSink) LevelDone(run sweep.LevelRun, records []sweep.Record) error {
-	s.runs = append(s.runs, run)
-	s.records = append(s.records, records)
+func (s *memSink) LevelDone(l sweep.Level) error {
+	s.runs = append(s.runs, l.Run)
+	s.records = append(s.records, l.Records)
 	return s.levelErr
 }
 
@@ -67,10 +67,10 @@ func (o *observer) Live(s sweep.LiveStats) {
 	}
 }
 
-func (o *observer) LevelFinished(run sweep.LevelRun, records []sweep.Record) {
+func (o *observer) LevelFinished(l sweep.Level) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.finished = append(o.finished, run.Index)
+	o.finished = append(o.finished, l.Run.Index)
 }
 
 // startSim serves cfg (resolved over its profile) on a loopback port.
@@ -495,14 +495,14 @@ type stopAfter struct {
 	recs  []int   // record counts of the first level
 }
 
-func (j *stopAfter) Decide(runs []sweep.LevelRun, records [][]sweep.Record) string {
+func (j *stopAfter) Decide(levels []sweep.Level) string {
 	var idx []int
-	for _, r := range runs {
-		idx = append(idx, r.Index)
+	for _, l := range levels {
+		idx = append(idx, l.Run.Index)
 	}
 	j.calls = append(j.calls, idx)
-	j.recs = append(j.recs, len(records[0]))
-	if len(runs) >= j.n {
+	j.recs = append(j.recs, len(levels[0].Records))
+	if len(levels) >= j.n {
 		return "plateau: test judge"
 	}
 	return ""
@@ -518,7 +518,7 @@ func TestJudgeStop(t *testing.T) {
 	doneRecs := []sweep.Record{{Level: 0, Concurrency: 1, Status: sweep.StatusOK}}
 	j := &stopAfter{n: 2}
 	plan := sweep.Plan{Levels: []int{1, 2, 4}, Protocol: proto, Workload: fixedWorkload{out: 20},
-		StartIndex: 1, Done: []sweep.LevelRun{done}, DoneRecords: [][]sweep.Record{doneRecs}, Judge: j}
+		StartIndex: 1, Done: []sweep.Level{{Run: done, Records: doneRecs}}, Judge: j}
 	sink := &memSink{}
 	out, err := sweep.Run(context.Background(), nil, plan, newClient(t, url, 4), sink)
 	if err != nil {
@@ -576,15 +576,15 @@ func TestRunValidates(t *testing.T) {
 	good := sweep.Plan{Levels: []int{1}, Protocol: shortProtocol(), Workload: fixedWorkload{out: 1}}
 	client := newClient(t, "http://127.0.0.1:1/v1", 1)
 	cases := map[string]func(p *sweep.Plan){
-		"empty":         func(p *sweep.Plan) { p.Levels = nil },
-		"zero level":    func(p *sweep.Plan) { p.Levels = []int{1, 0} },
-		"negative":      func(p *sweep.Plan) { p.Levels = []int{-3} },
-		"no workload":   func(p *sweep.Plan) { p.Workload = nil },
-		"no duration":   func(p *sweep.Plan) { p.Protocol.Duration = 0 },
-		"no ci target":  func(p *sweep.Plan) { p.Protocol.CITarget = 0 },
-		"start index":   func(p *sweep.Plan) { p.StartIndex = 5 },
-		"done mismatch": func(p *sweep.Plan) { p.Done = []sweep.LevelRun{{}} },
-		"warmup max":    func(p *sweep.Plan) { p.Protocol.WarmupMax = time.Millisecond },
+		"empty":        func(p *sweep.Plan) { p.Levels = nil },
+		"zero level":   func(p *sweep.Plan) { p.Levels = []int{1, 0} },
+		"negative":     func(p *sweep.Plan) { p.Levels = []int{-3} },
+		"no workload":  func(p *sweep.Plan) { p.Workload = nil },
+		"no duration":  func(p *sweep.Plan) { p.Protocol.Duration = 0 },
+		"no ci target": func(p *sweep.Plan) { p.Protocol.CITarget = 0 },
+		"start index":  func(p *sweep.Plan) { p.StartIndex = 5 },
+		"done index":   func(p *sweep.Plan) { p.StartIndex = -1 },
+		"warmup max":   func(p *sweep.Plan) { p.Protocol.WarmupMax = time.Millisecond },
 	}
 	for name, mod := range cases {
 		p := good

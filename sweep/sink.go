@@ -14,7 +14,7 @@ type Workload interface {
 type Sink interface {
 	// LevelDone is called once per finished level, in order, with every record of the level
 	// (warmup, measure and drain). It must make the level durable before it returns.
-	LevelDone(run LevelRun, records []Record) error
+	LevelDone(l Level) error
 	// Finish is called once when the sweep ends, with the reason it stopped.
 	Finish(reason string) error
 }
@@ -57,7 +57,7 @@ type Observer interface {
 	// Live is called about every 500 ms with the running level's live numbers.
 	Live(s LiveStats)
 	// LevelFinished is called after a level has drained and its records reached the Sink.
-	LevelFinished(run LevelRun, records []Record)
+	LevelFinished(l Level)
 }
 
 // LiveStats are the running level's live numbers, for progress display only.
@@ -82,9 +82,8 @@ type LiveStats struct {
 // overload, TTFT p95 above stop_ttft, error rate). cmd wires it to the analysis package, which
 // sweep does not import.
 type Judge interface {
-	// Decide returns a non-empty reason to stop after the last of runs, else "". records[i]
-	// holds every record of runs[i].
-	Decide(runs []LevelRun, records [][]Record) string
+	// Decide returns a non-empty reason to stop after the last of levels, else "".
+	Decide(levels []Level) string
 }
 
 // Refiner chooses the levels added after the planned ones (sweep.refine): each where an
@@ -94,9 +93,8 @@ type Refiner interface {
 	// Refine returns the concurrency of the next level to add and why (the text of
 	// LevelRun.Refine). It returns 0 when no level is to be added: with why "" when every
 	// answer lies close enough to a level already run, with why the reason when adding must
-	// stop (an added level failed: errors, TTFT past stop_ttft). records[i] holds every
-	// record of runs[i].
-	Refine(runs []LevelRun, records [][]Record) (concurrency int, why string)
+	// stop (an added level failed: errors, TTFT past stop_ttft).
+	Refine(levels []Level) (concurrency int, why string)
 }
 
 // Plan is everything Run needs besides the client and the sink.
@@ -110,12 +108,11 @@ type Plan struct {
 	Workload Workload
 	// ThinkTime is the pause of a worker between requests.
 	ThinkTime time.Duration
-	// StartIndex skips planned levels before it (resume); Done holds the finished levels and
-	// their records so stop rules see them. Done levels with Refine set are added levels: the
-	// planned part is then over, and only the rest of the added levels run.
-	StartIndex  int
-	Done        []LevelRun
-	DoneRecords [][]Record
+	// StartIndex skips planned levels before it (resume); Done holds the finished levels
+	// with their records so stop rules see them. Done levels with Refine set are added
+	// levels: the planned part is then over, and only the rest of the added levels run.
+	StartIndex int
+	Done       []Level
 	// Judge makes stop decisions; nil applies only the budget.
 	Judge Judge
 	// Refiner, with Refine > 0, adds up to Refine levels after the planned ones (the

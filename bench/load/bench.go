@@ -568,8 +568,9 @@ type benchSink struct {
 	err    error
 }
 
-func (b *benchSink) LevelDone(run sweep.LevelRun, records []sweep.Record) error {
-	lv := analysis.Summarize([]sweep.LevelRun{run}, records, analysis.DefaultOptions())[0]
+func (b *benchSink) LevelDone(l sweep.Level) error {
+	run := l.Run
+	lv := analysis.Summarize([]sweep.Level{l}, analysis.DefaultOptions())[0]
 	sp, err := b.smp.between(run.W0, run.W1, run.WarmupStart, run.DrainEnd)
 	if err != nil {
 		return err
@@ -636,7 +637,7 @@ func (h *heapProfiler) Live(s sweep.LiveStats) {
 	}
 }
 
-func (h *heapProfiler) LevelFinished(sweep.LevelRun, []sweep.Record) {}
+func (h *heapProfiler) LevelFinished(sweep.Level) {}
 
 // report prints the tables and the targets; it returns the missed targets. floor holds the
 // floor client's rows (may be empty).

@@ -192,7 +192,7 @@ func writeAnalysis(dir string, res *analysis.Result) error {
 // analyzeRun summarizes a results directory's records per level and analyzes them: the
 // analysis of `kneecap sweep` at its end and of `kneecap analyze RUN_DIR`.
 func analyzeRun(res *sweep.Results, opts analysis.Options) *analysis.Result {
-	levels := analysis.Summarize(res.Levels, res.Records, opts)
+	levels := analysis.Summarize(sweep.GroupRecords(res.Levels, res.Records), opts)
 	r := analysis.Analyze(levels, runMeta(res), opts)
 	return &r
 }

@@ -210,7 +210,7 @@ func writeGroundTruthRun(t *testing.T, dir string, S int, levels []int) {
 			}
 		}
 		run.DrainEnd = sent(recs)
-		if err := d.LevelDone(run, recs); err != nil {
+		if err := d.LevelDone(sweep.Level{Run: run, Records: recs}); err != nil {
 			t.Fatal(err)
 		}
 		t0 = run.DrainEnd + int64(time.Second)

@@ -32,13 +32,13 @@ func sweepJudge(cfg sweep.Config) sweep.Judge {
 // are ignored. Rules, in order: error rate above max_error_rate; TTFT p95 above stop_ttft;
 // overload (TPS below 90% of the best level); plateau (TPS gained < 5% on each of the last two
 // steps and TTFT p50 ≥ 3× the first level's).
-func (j ruleJudge) Decide(runs []sweep.LevelRun, records [][]sweep.Record) string {
+func (j ruleJudge) Decide(levels []sweep.Level) string {
 	var sums []levelSummary
-	for i, r := range runs {
-		if r.Interrupted || i >= len(records) {
+	for _, l := range levels {
+		if l.Run.Interrupted {
 			continue
 		}
-		sums = append(sums, summarizeLevel(r, records[i]))
+		sums = append(sums, summarizeLevel(l))
 	}
 	if len(sums) == 0 {
 		return ""
@@ -96,9 +96,9 @@ func sweepRefiner(cfg sweep.Config, prog *progress) refiner {
 // Refine implements sweep.Refiner. An added level that failed the error-rate or stop_ttft
 // rule stops the adding: the server changed (or broke) since the planned levels, and more
 // load would only repeat the failure.
-func (r refiner) Refine(runs []sweep.LevelRun, records [][]sweep.Record) (int, string) {
-	if n := len(runs) - 1; n >= 0 && n < len(records) && runs[n].Refine != "" && !runs[n].Interrupted {
-		s := summarizeLevel(runs[n], records[n])
+func (r refiner) Refine(levels []sweep.Level) (int, string) {
+	if n := len(levels) - 1; n >= 0 && levels[n].Run.Refine != "" && !levels[n].Run.Interrupted {
+		s := summarizeLevel(levels[n])
 		why := ""
 		switch {
 		case s.Requests > 0 && s.ErrorRate > r.stop.MaxErrorRate:
@@ -113,16 +113,11 @@ func (r refiner) Refine(runs []sweep.LevelRun, records [][]sweep.Record) (int, s
 			return 0, why
 		}
 	}
-	levels := make([]analysis.Level, 0, len(runs))
-	attempted := make([]int, 0, len(runs))
-	for i, run := range runs {
-		attempted = append(attempted, run.Concurrency)
-		if i < len(records) {
-			// Level by level, as the progress table does: no copy of every record.
-			levels = append(levels, analysis.Summarize([]sweep.LevelRun{run}, records[i], r.opts)...)
-		}
+	attempted := make([]int, len(levels))
+	for i, l := range levels {
+		attempted[i] = l.Run.Concurrency
 	}
-	res := analysis.Analyze(levels, analysis.Meta{}, r.opts)
+	res := analysis.Analyze(analysis.Summarize(levels, r.opts), analysis.Meta{}, r.opts)
 	c, why := analysis.Refinement(&res, attempted)
 	r.prog.adding(c, why)
 	return c, why

@@ -99,9 +99,8 @@ func writeMerged(dir string, merged *sweep.Results, parts []*sweep.Results) (err
 	if err := d.SetProvenance(merged.Kneecap, merged.Server, info); err != nil {
 		return err
 	}
-	byLevel := groupRecords(merged.Levels, merged.Records)
-	for i, l := range merged.Levels {
-		if err := d.LevelDone(l, byLevel[i]); err != nil {
+	for _, l := range sweep.GroupRecords(merged.Levels, merged.Records) {
+		if err := d.LevelDone(l); err != nil {
 			return err
 		}
 	}

@@ -122,7 +122,7 @@ func TestShardedSweepCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	groups := groupRecords(res.Levels, res.Records)
+	groups := sweep.GroupRecords(res.Levels, res.Records)
 	for i, l := range res.Levels {
 		// Server metrics are summarised over the merged window, which ends at or before the
 		// shards' load period: no more samples than the shard's, from the same series.
@@ -131,13 +131,13 @@ func TestShardedSweepCLI(t *testing.T) {
 			t.Errorf("level %d: merged server metrics %d samples of %q, shard 0 %d of %q", l.Concurrency, m.Samples, m.Series, s.Samples, s.Series)
 		}
 		workers := map[int]bool{}
-		for _, r := range groups[i] {
+		for _, r := range groups[i].Records {
 			workers[r.Worker] = true
 		}
 		if len(workers) != l.Concurrency || l.Shard != nil {
 			t.Errorf("level %d: records of %d workers, want all %d", l.Concurrency, len(workers), l.Concurrency)
 		}
-		if s := summarizeLevel(l, groups[i]); s.Errors != 0 || s.OutputTPS <= 0 {
+		if s := summarizeLevel(groups[i]); s.Errors != 0 || s.OutputTPS <= 0 {
 			t.Errorf("level %d: %+v", l.Concurrency, s)
 		}
 		if l.Server == nil || l.Server.Samples == 0 {

@@ -34,8 +34,9 @@ type levelSummary struct {
 
 // summarizeLevel computes a level's table numbers from its records with the analysis
 // package's definitions (DESIGN §1), so the live table, the stop rules and analysis.json agree.
-func summarizeLevel(run sweep.LevelRun, records []sweep.Record) levelSummary {
-	lv := analysis.Summarize([]sweep.LevelRun{run}, records, analysis.DefaultOptions())[0]
+func summarizeLevel(l sweep.Level) levelSummary {
+	run := l.Run
+	lv := analysis.Summarize([]sweep.Level{l}, analysis.DefaultOptions())[0]
 	num := func(f analysis.Float) float64 {
 		if !f.OK() {
 			return 0
@@ -183,7 +184,8 @@ func (p *progress) Live(s sweep.LiveStats) {
 }
 
 // LevelFinished clears the bar and writes the level's table row.
-func (p *progress) LevelFinished(run sweep.LevelRun, records []sweep.Record) {
+func (p *progress) LevelFinished(l sweep.Level) {
+	run := l.Run
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.finishBar()
@@ -191,7 +193,7 @@ func (p *progress) LevelFinished(run sweep.LevelRun, records []sweep.Record) {
 		writeTableHeader(p.w)
 		p.header = true
 	}
-	writeTableRow(p.w, summarizeLevel(run, records))
+	writeTableRow(p.w, summarizeLevel(l))
 	if n := extendedNote(run, p.proto); n != "" {
 		fmt.Fprintf(p.w, "       note: %s\n", n)
 	}

@@ -140,7 +140,7 @@ func TestRefinerStopsOnFailedAddedLevel(t *testing.T) {
 	}
 	r0, c0 := level(0, 1, "", sweep.StatusError)
 	r1, c1 := level(1, 4, "test", sweep.StatusError)
-	c, why := r.Refine([]sweep.LevelRun{r0, r1}, [][]sweep.Record{c0, c1})
+	c, why := r.Refine([]sweep.Level{{Run: r0, Records: c0}, {Run: r1, Records: c1}})
 	if c != 0 || !strings.Contains(why, "added level concurrency 4 had error rate 100.0%, above max_error_rate 5.0%") {
 		t.Errorf("Refine = %d, %q; want 0 and the error-rate rule", c, why)
 	}
@@ -149,7 +149,7 @@ func TestRefinerStopsOnFailedAddedLevel(t *testing.T) {
 	}
 	// The same failure on a planned level: the refiner analyzes (no valid level: no answer,
 	// nothing to add) but gives no reason to stop.
-	if c, why := r.Refine([]sweep.LevelRun{r0}, [][]sweep.Record{c0}); c != 0 || why != "" {
+	if c, why := r.Refine([]sweep.Level{{Run: r0, Records: c0}}); c != 0 || why != "" {
 		t.Errorf("planned failure: Refine = %d, %q; want 0 and no reason", c, why)
 	}
 }

@@ -287,7 +287,7 @@ sweep:
 	if len(res.Levels) != 1 || !strings.Contains(res.StopReason, "above max_error_rate") {
 		t.Fatalf("%d levels, stop %q: want the error-rate rule to stop after the first level", len(res.Levels), res.StopReason)
 	}
-	classes := map[string]int{}
+	classes := map[sweep.ErrorClass]int{}
 	for _, r := range res.Records {
 		if !r.OK() {
 			classes[r.ErrorClass]++
@@ -316,9 +316,9 @@ sweep:
 	if !ok {
 		t.Fatalf("analysis.json levels[0] has no error_classes: %v", lv)
 	}
-	for _, c := range []string{sweep.ErrHTTP5xx, sweep.ErrHTTP429, sweep.ErrStreamBroken} {
-		if n, _ := ec[c].(float64); n <= 0 || int(n) > classes[c] {
-			t.Errorf("error_classes[%s] = %v, want 1..%d (the window's share of the records)", c, ec[c], classes[c])
+	for _, c := range []sweep.ErrorClass{sweep.ErrHTTP5xx, sweep.ErrHTTP429, sweep.ErrStreamBroken} {
+		if n, _ := ec[string(c)].(float64); n <= 0 || int(n) > classes[c] {
+			t.Errorf("error_classes[%s] = %v, want 1..%d (the window's share of the records)", c, ec[string(c)], classes[c])
 		}
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))

@@ -296,15 +296,13 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	}
 	if done != nil {
 		plan.StartIndex = planned
-		plan.Done = done.Levels
-		plan.DoneRecords = groupRecords(done.Levels, done.Records)
+		plan.Done = sweep.GroupRecords(done.Levels, done.Records)
 		// With added levels to come, the stop rules may have ended the planned levels early:
 		// Run asks the Judge again; so does this message.
 		plannedOver := added > 0 || planned >= len(levels)
 		stopped := ""
 		if !plannedOver && plan.Refiner != nil {
-			pr, pc := sweep.PlannedLevels(plan.Done, plan.DoneRecords)
-			if stopped = plan.Judge.Decide(pr, pc); stopped != "" {
+			if stopped = plan.Judge.Decide(sweep.PlannedLevels(plan.Done)); stopped != "" {
 				plannedOver = true
 				stopped = " (stopped: " + stopped + ")"
 			}
@@ -700,7 +698,7 @@ func preflight(ctx context.Context, e *env, client *openai.Client, cfg sweep.Con
 			cause += fmt.Sprintf(" (and GET /models: %v)", merr)
 		}
 		if rec.ErrorClass != "" {
-			cause = rec.ErrorClass + ": " + cause
+			cause = string(rec.ErrorClass) + ": " + cause
 		}
 		return unreachable(strings.ReplaceAll(cause, "\n", " "))
 	}
@@ -709,21 +707,6 @@ func preflight(ctx context.Context, e *env, client *openai.Client, cfg sweep.Con
 	}
 	fmt.Fprintf(e.stderr, "kneecap: preflight ok: model %s, probe TTFT %s\n", cfg.Target.Model, rec.TTFT.Round(100*time.Microsecond))
 	return nil
-}
-
-// groupRecords splits records by level, in the order of levels.
-func groupRecords(levels []sweep.LevelRun, records []sweep.Record) [][]sweep.Record {
-	pos := map[int]int{}
-	for i, l := range levels {
-		pos[l.Index] = i
-	}
-	out := make([][]sweep.Record, len(levels))
-	for _, r := range records {
-		if i, ok := pos[r.Level]; ok {
-			out[i] = append(out[i], r)
-		}
-	}
-	return out
 }
 
 // afterSweep runs once the sweep has ended (also after an interrupt): it reads the results

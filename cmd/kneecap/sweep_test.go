@@ -151,9 +151,9 @@ server_metrics: {interval: 100ms}
 	if res.Config.Target.URL != "" || res.Config.Target.Model != sim.DefaultModel || res.Config.Simulator.MaxNumSeqs == 0 {
 		t.Errorf("config.yaml should keep the simulator target and its resolved config: %+v", res.Config.Target)
 	}
-	groups := groupRecords(res.Levels, res.Records)
+	groups := sweep.GroupRecords(res.Levels, res.Records)
 	for i, l := range res.Levels {
-		s := summarizeLevel(l, groups[i])
+		s := summarizeLevel(groups[i])
 		// min_requests (10) counts completions in the window, Requests the requests sent in it:
 		// up to c of the first completions were sent during warmup. A starved client (the
 		// machine busy with other tests) may not reach min_requests by max_duration; it says so.
@@ -284,10 +284,10 @@ sweep:
 	if err != nil {
 		t.Fatal(err)
 	}
-	groups := groupRecords(res.Levels, res.Records)
+	groups := sweep.GroupRecords(res.Levels, res.Records)
 	by := map[int]levelSummary{}
 	for i, l := range res.Levels {
-		by[l.Concurrency] = summarizeLevel(l, groups[i])
+		by[l.Concurrency] = summarizeLevel(groups[i])
 	}
 	for _, c := range []int{8, 16, 32, 64} {
 		if _, ok := by[c]; !ok {
@@ -408,13 +408,12 @@ func TestJudge(t *testing.T) {
 		{"ttft", []lv{{100, 10 * ms, 0}, {200, 21 * time.Second, 0}}, "TTFT p95"},
 	} {
 		cfg := sweep.DefaultConfig()
-		var runs []sweep.LevelRun
-		var recs [][]sweep.Record
+		var levels []sweep.Level
 		for i, l := range tc.levels {
 			r, rr := synthLevel(i, 1<<i, l.tps, l.ttft, l.errs)
-			runs, recs = append(runs, r), append(recs, rr)
+			levels = append(levels, sweep.Level{Run: r, Records: rr})
 		}
-		got := sweepJudge(cfg).Decide(runs, recs)
+		got := sweepJudge(cfg).Decide(levels)
 		if (tc.want == "") != (got == "") || !strings.HasPrefix(got, tc.want) {
 			t.Errorf("%s: Decide = %q, want prefix %q", tc.name, got, tc.want)
 		}
@@ -428,7 +427,7 @@ func TestProgressTTY(t *testing.T) {
 	p.LevelStarted(0, 1)
 	p.Live(sweep.LiveStats{Index: 0, Concurrency: 1, Phase: sweep.PhaseMeasure, Elapsed: time.Hour, OutputTPS: 123.4, TTFTP50: 42 * time.Millisecond, Completed: 7})
 	run, recs := synthLevel(0, 1, 100, 10*time.Millisecond, 0)
-	p.LevelFinished(run, recs)
+	p.LevelFinished(sweep.Level{Run: run, Records: recs})
 	p.close()
 	out := buf.String()
 	for _, want := range []string{"level 1/2", "123.4 tok/s", "TTFT p50 42.0ms", "out tok/s", "100.0"} {
@@ -441,7 +440,7 @@ func TestProgressTTY(t *testing.T) {
 	p = newProgress(&buf, false, []int{1, 2}, proto)
 	p.LevelStarted(0, 1)
 	p.Live(sweep.LiveStats{Index: 0, Concurrency: 1, Phase: sweep.PhaseMeasure, OutputTPS: 1})
-	p.LevelFinished(run, recs)
+	p.LevelFinished(sweep.Level{Run: run, Records: recs})
 	if lines := strings.Split(strings.TrimSpace(buf.String()), "\n"); len(lines) != 2 || strings.Contains(buf.String(), "\r") {
 		t.Errorf("non-TTY progress should be a header and one row:\n%q", buf.String())
 	}
@@ -455,13 +454,13 @@ func TestProgressExtendedWindow(t *testing.T) {
 	p := newProgress(&buf, false, []int{1}, proto)
 	run, recs := synthLevel(0, 1, 100, 10*time.Millisecond, 0)
 	run.W1 = run.W0 + int64(55800*time.Millisecond)
-	p.LevelFinished(run, recs)
+	p.LevelFinished(sweep.Level{Run: run, Records: recs})
 	if want := "note: window 55.8s, past duration 6s: a window grows until the level is steady with at least min_requests 100"; !strings.Contains(buf.String(), want) {
 		t.Errorf("progress output lacks %q:\n%s", want, buf.String())
 	}
 	buf.Reset()
 	run.W1 = run.W0 + int64(6200*time.Millisecond) // within 10% of duration: no note
-	p.LevelFinished(run, recs)
+	p.LevelFinished(sweep.Level{Run: run, Records: recs})
 	if strings.Contains(buf.String(), "past duration") {
 		t.Errorf("a window within 10%% of duration got a note:\n%s", buf.String())
 	}

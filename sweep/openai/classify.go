@@ -16,7 +16,7 @@ import (
 // classify maps a request error to an error class of sweep/record.go. streaming reports
 // that the response headers had arrived (the error came from reading the stream).
 // Cancellation and the request timeout are handled by the caller.
-func classify(err error, streaming bool) string {
+func classify(err error, streaming bool) sweep.ErrorClass {
 	var apiErr *goopenai.APIError
 	var reqErr *goopenai.RequestError
 	switch {
@@ -72,7 +72,7 @@ func classify(err error, streaming bool) string {
 }
 
 // statusClass maps an HTTP status code to http_429, http_5xx or http_4xx.
-func statusClass(code int) string {
+func statusClass(code int) sweep.ErrorClass {
 	switch {
 	case code == 429:
 		return sweep.ErrHTTP429

@@ -138,7 +138,7 @@ func TestErrorClasses(t *testing.T) {
 	tests := []struct {
 		name    string
 		handler http.HandlerFunc
-		class   string
+		class   sweep.ErrorClass
 		timeout time.Duration
 	}{
 		{"400", func(w http.ResponseWriter, r *http.Request) {

@@ -29,7 +29,7 @@ const faultTimeout = 700 * time.Millisecond
 const timeoutSlack = 1500 * time.Millisecond
 
 // faultClass is the error class DESIGN §7 assigns to each fault ("" for success).
-var faultClass = map[fault]string{
+var faultClass = map[fault]sweep.ErrorClass{
 	faultNone:        "",
 	fault401:         sweep.ErrHTTP4xx,
 	fault404Model:    sweep.ErrHTTP4xx,
@@ -49,12 +49,12 @@ var faultClass = map[fault]string{
 	faultKeepAlive:   sweep.ErrBadChunk,
 }
 
-var designClasses = []string{sweep.ErrConnect, sweep.ErrTimeout, sweep.ErrHTTP4xx, sweep.ErrHTTP429,
+var designClasses = []sweep.ErrorClass{sweep.ErrConnect, sweep.ErrTimeout, sweep.ErrHTTP4xx, sweep.ErrHTTP429,
 	sweep.ErrHTTP5xx, sweep.ErrStreamBroken, sweep.ErrBadChunk, sweep.ErrEmpty}
 
 // checkFailure asserts the invariants of every failed record: an error status, a DESIGN §7
 // class, a one-line bounded message, and an end no later than request_timeout + slack.
-func checkFailure(t *testing.T, rec *sweep.Record, class string) {
+func checkFailure(t *testing.T, rec *sweep.Record, class sweep.ErrorClass) {
 	t.Helper()
 	if rec.Status != sweep.StatusError || rec.ErrorClass != class {
 		t.Errorf("status %s class %q (%s), want error %q", rec.Status, rec.ErrorClass, rec.Error, class)
@@ -77,7 +77,7 @@ func TestFaultEachRequest(t *testing.T) {
 	type tc struct {
 		name  string
 		url   func(t testing.TB) string
-		class string
+		class sweep.ErrorClass
 	}
 	var cases []tc
 	for f, class := range faultClass {
@@ -173,11 +173,11 @@ type memSink struct {
 	reason string
 }
 
-func (s *memSink) LevelDone(run sweep.LevelRun, records []sweep.Record) error {
+func (s *memSink) LevelDone(l sweep.Level) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.runs = append(s.runs, run)
-	s.recs = append(s.recs, records...)
+	s.runs = append(s.runs, l.Run)
+	s.recs = append(s.recs, l.Records...)
 	return nil
 }
 
@@ -228,13 +228,13 @@ func TestFaultSweepKeepsRunning(t *testing.T) {
 
 	// Every request is one record, with the class of the fault the server played.
 	played := h.counts()
-	want := map[string]int{}
+	want := map[sweep.ErrorClass]int{}
 	total := 0
 	for f, n := range played {
 		want[faultClass[f]] += n
 		total += n
 	}
-	got := map[string]int{}
+	got := map[sweep.ErrorClass]int{}
 	for i := range sink.recs {
 		r := &sink.recs[i]
 		if r.OK() {
@@ -263,7 +263,7 @@ func TestFaultSweepKeepsRunning(t *testing.T) {
 
 	// The analysis counts the classes of the requests sent in each window, and the report
 	// prints them.
-	levels := analysis.Summarize(sink.runs, sink.recs, analysis.DefaultOptions())
+	levels := analysis.Summarize(sweep.GroupRecords(sink.runs, sink.recs), analysis.DefaultOptions())
 	if len(levels) != 2 {
 		t.Fatalf("%d analysis levels, want 2", len(levels))
 	}
@@ -273,7 +273,7 @@ func TestFaultSweepKeepsRunning(t *testing.T) {
 		errs := 0
 		for _, r := range sink.recs {
 			if r.Level == run.Index && !r.OK() && r.Sent >= run.W0 && r.Sent < run.W1 {
-				wantLv[r.ErrorClass]++
+				wantLv[string(r.ErrorClass)]++
 				errs++
 			}
 		}

@@ -75,7 +75,7 @@ func TestSimulatorFaults(t *testing.T) {
 	tests := []struct {
 		name  string
 		mod   func(*sim.Config)
-		class string
+		class sweep.ErrorClass
 	}{
 		{"error_rate", func(c *sim.Config) { c.Faults.ErrorRate = 1 }, sweep.ErrHTTP5xx},
 		{"disconnect_rate", func(c *sim.Config) { c.Faults.DisconnectRate = 1 }, sweep.ErrStreamBroken},
