@@ -44,7 +44,7 @@ func TestClientBoundFlagged(t *testing.T) {
 	}
 	defer func() { stop.Store(true); wg.Wait() }()
 
-	proto := sweep.SweepConfig{
+	proto := sweep.Protocol{
 		Warmup: 100 * time.Millisecond, WarmupMax: 20 * time.Second,
 		Duration: 500 * time.Millisecond, MaxDuration: 500 * time.Millisecond, MinRequests: 1,
 		CITarget: 0.05, DrainTimeout: 20 * time.Second,

@@ -18,7 +18,7 @@ type Config struct {
 	// Workload describes the requests.
 	Workload WorkloadConfig `yaml:"workload"`
 	// Sweep describes the levels and their protocol.
-	Sweep SweepConfig `yaml:"sweep"`
+	Sweep Protocol `yaml:"sweep"`
 	// SLO holds the service-level objectives; 0 means not used.
 	SLO SLOConfig `yaml:"slo"`
 	// ServerMetrics configures scraping of the server's Prometheus endpoint.
@@ -114,8 +114,8 @@ type LevelsSpec struct {
 	Step   int     `yaml:"step"`
 }
 
-// SweepConfig describes the levels and the level protocol (DESIGN §3).
-type SweepConfig struct {
+// Protocol is the sweep: section: the levels and the level protocol (DESIGN §3).
+type Protocol struct {
 	Levels LevelsSpec `yaml:"levels"`
 	// Warmup is the minimum warmup time; warmup also waits for every worker's first request.
 	Warmup time.Duration `yaml:"warmup"`
@@ -137,13 +137,13 @@ type SweepConfig struct {
 	// the knee or the TTFT blow-up lies farthest from a measured level (0 = none).
 	Refine int `yaml:"refine"`
 	// Stop holds the stop rules.
-	Stop StopConfig `yaml:"stop"`
+	Stop StopRules `yaml:"stop"`
 	// RecordChunks keeps per-chunk arrival offsets in records (default true).
 	RecordChunks *bool `yaml:"record_chunks"`
 }
 
-// StopConfig holds the sweep's stop rules.
-type StopConfig struct {
+// StopRules holds the sweep's stop rules.
+type StopRules struct {
 	// Plateau stops when TPS gains < 5% over two consecutive steps and TTFT p50 ≥ 3× the first
 	// level's.
 	Plateau bool `yaml:"plateau"`

@@ -68,7 +68,7 @@ type level struct {
 	// staggerFrom is the scheduled start of a shard's level: the spread counts from it, so a
 	// shard that starts a little late still has every worker in the same place as the others.
 	staggerFrom time.Time
-	proto       SweepConfig
+	proto       Protocol
 	think       time.Duration
 	workload    Workload
 	client      Client
@@ -543,7 +543,7 @@ func setPhases(records []Record, w0, w1 int64) {
 // every record of the level, and returns notes. For a window decided steady by the
 // controller this reproduces the controller's numbers exactly: the same slices, and every
 // record with a token in the window was complete when it decided.
-func finishWindow(run *LevelRun, records []Record, proto SweepConfig, slice int64, end levelEnd) []string {
+func finishWindow(run *LevelRun, records []Record, proto Protocol, slice int64, end levelEnd) []string {
 	var notes []string
 	win := run.W1 - run.W0
 	switch end {

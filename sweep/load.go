@@ -46,7 +46,7 @@ func DefaultConfig() Config {
 			FixedOutput:  true,
 			Seed:         1,
 		},
-		Sweep: SweepConfig{
+		Sweep: Protocol{
 			Levels:       LevelsSpec{Start: 1, Max: 256, Factor: 2},
 			Warmup:       5 * time.Second,
 			WarmupMax:    2 * time.Minute,
@@ -55,7 +55,7 @@ func DefaultConfig() Config {
 			MaxDuration:  3 * time.Minute,
 			CITarget:     0.05,
 			DrainTimeout: 60 * time.Second,
-			Stop: StopConfig{
+			Stop: StopRules{
 				Plateau:      true,
 				Overload:     true,
 				MaxErrorRate: 0.05,

@@ -108,8 +108,8 @@ func fastSim(t testing.TB) string {
 }
 
 // shortProtocol is a fast level protocol: 240 ms warmup, 1 s window of 10 slices of 100 ms.
-func shortProtocol() sweep.SweepConfig {
-	return sweep.SweepConfig{
+func shortProtocol() sweep.Protocol {
+	return sweep.Protocol{
 		Warmup: 240 * time.Millisecond, WarmupMax: 10 * time.Second,
 		Duration: time.Second, MaxDuration: time.Second, MinRequests: 1,
 		CITarget: 0.05, DrainTimeout: 10 * time.Second,
@@ -290,7 +290,7 @@ func TestArticleWorkedExample(t *testing.T) {
 		t.Skip("slow: 10.5 s window")
 	}
 	url, _ := startSim(t, sim.Config{Profile: sim.ProfileSeedArticle})
-	proto := sweep.SweepConfig{
+	proto := sweep.Protocol{
 		Warmup: 5250 * time.Millisecond, WarmupMax: time.Minute,
 		Duration: 10500 * time.Millisecond, MaxDuration: 10500 * time.Millisecond,
 		CITarget: 0.05, DrainTimeout: 30 * time.Second,
@@ -541,7 +541,7 @@ func TestDrainTimeout(t *testing.T) {
 	t.Parallel()
 	// 40 tokens at 100 ms: E2E ≈ 4 s.
 	url, _ := startSim(t, sim.Config{Profile: sim.ProfileFixed, TTFT: 50 * time.Millisecond, ITL: 100 * time.Millisecond})
-	proto := sweep.SweepConfig{
+	proto := sweep.Protocol{
 		Warmup: 0, WarmupMax: 200 * time.Millisecond,
 		Duration: 500 * time.Millisecond, MaxDuration: 500 * time.Millisecond,
 		CITarget: 0.05, DrainTimeout: 100 * time.Millisecond,

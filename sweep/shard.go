@@ -35,18 +35,18 @@ const ScheduleSlack = time.Second
 
 // Period is the time between the starts of two levels: warmup + the longest window +
 // drain_timeout + cooldown + ScheduleSlack.
-func (s *Schedule) Period(p SweepConfig) time.Duration {
+func (s *Schedule) Period(p Protocol) time.Duration {
 	return p.Warmup + scheduledWindow(p) + p.DrainTimeout + p.Cooldown + ScheduleSlack
 }
 
 // LevelEnd is when level k's drain ends at the latest: its load ends drain_timeout before.
-func (s *Schedule) LevelEnd(p SweepConfig, k int) time.Time {
+func (s *Schedule) LevelEnd(p Protocol, k int) time.Time {
 	return s.LevelStart(p, k).Add(p.Warmup + scheduledWindow(p) + p.DrainTimeout)
 }
 
 // scheduledWindow is how long a shard loads the server after warmup: the longest window the
 // one-process controller measures, max_duration (at least duration) in whole slices.
-func scheduledWindow(p SweepConfig) time.Duration {
+func scheduledWindow(p Protocol) time.Duration {
 	slice := p.Duration / MinSlices
 	if slice <= 0 {
 		return p.Duration
@@ -56,12 +56,12 @@ func scheduledWindow(p SweepConfig) time.Duration {
 
 // maxSlices is the longest window in slices of duration ÷ MinSlices: max_duration, at least
 // MinSlices (duration). p.Duration must be at least MinSlices nanoseconds.
-func maxSlices(p SweepConfig) int {
+func maxSlices(p Protocol) int {
 	return max(MinSlices, int(p.MaxDuration/(p.Duration/MinSlices)))
 }
 
 // LevelStart is when level k starts.
-func (s *Schedule) LevelStart(p SweepConfig, k int) time.Time {
+func (s *Schedule) LevelStart(p Protocol, k int) time.Time {
 	return s.Start.Add(time.Duration(k) * s.Period(p))
 }
 
@@ -272,7 +272,7 @@ func shardLevels(parts []*Results) []string {
 // mergeLevel merges the shards' parts of one level (parts in shard order) with the union of
 // their records, which it sorts by send time. server summarises a shard's server metrics over
 // a window.
-func mergeLevel(parts []LevelRun, records []Record, proto SweepConfig, server func(shard int, w0, w1 int64) (*ServerStats, error)) (LevelRun, error) {
+func mergeLevel(parts []LevelRun, records []Record, proto Protocol, server func(shard int, w0, w1 int64) (*ServerStats, error)) (LevelRun, error) {
 	p0 := parts[0]
 	ref := -1 // the first shard that ran the level to its scheduled end: the others must agree
 	for i, p := range parts {

@@ -35,8 +35,8 @@ func TestWorkersTile(t *testing.T) {
 
 // shardProtocol: 600 ms warmup (first requests spread over 300 ms, then one 240 ms request),
 // a window of 1 s to 2 s, a 400 ms drain: one level every 3 s.
-func shardProtocol() sweep.SweepConfig {
-	return sweep.SweepConfig{
+func shardProtocol() sweep.Protocol {
+	return sweep.Protocol{
 		Warmup: 600 * time.Millisecond, Duration: time.Second, MaxDuration: 2 * time.Second,
 		MinRequests: 1, CITarget: 0.05, DrainTimeout: 400 * time.Millisecond,
 	}
@@ -45,7 +45,7 @@ func shardProtocol() sweep.SweepConfig {
 // runShards runs a sharded sweep: shards processes' worth of sweep.Run, concurrently, each with
 // its own client, against url. It returns each shard's results as a results directory would
 // hold them.
-func runShards(t *testing.T, url string, levels []int, shards int, proto sweep.SweepConfig) []*sweep.Results {
+func runShards(t *testing.T, url string, levels []int, shards int, proto sweep.Protocol) []*sweep.Results {
 	t.Helper()
 	start := time.Now().Add(300 * time.Millisecond)
 	parts := make([]*sweep.Results, shards)
@@ -304,7 +304,7 @@ func TestMergeShardsPartial(t *testing.T) {
 // streamParts builds the shards' results of one level of c workers running back-to-back
 // 240 ms requests (20 tokens 10 ms apart after a 50 ms TTFT), worker w starting w·phase after
 // the level's start, to the end of the shards' load period (max_duration).
-func streamParts(shards, c int, proto sweep.SweepConfig, phase time.Duration) []*sweep.Results {
+func streamParts(shards, c int, proto sweep.Protocol, phase time.Duration) []*sweep.Results {
 	parts := shardParts(shards, []int{c})
 	chunks := make([]int64, 20)
 	for j := range chunks {

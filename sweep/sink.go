@@ -103,7 +103,7 @@ type Plan struct {
 	Levels []int
 	// Protocol holds warmup, duration, min_requests, max_duration, ci_target, drain_timeout,
 	// cooldown and the stop rules (the budget is applied by Run itself).
-	Protocol SweepConfig
+	Protocol Protocol
 	// Workload produces the requests.
 	Workload Workload
 	// ThinkTime is the pause of a worker between requests.

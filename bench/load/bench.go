@@ -206,7 +206,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string, newSim si
 	prof := &heapProfiler{path: cfg.memProfile, streams: maxC}
 	plan := sweep.Plan{
 		Levels: cfg.levels,
-		Protocol: sweep.SweepConfig{
+		Protocol: sweep.Protocol{
 			Warmup:       cfg.warmup,
 			WarmupMax:    2 * time.Minute,
 			Duration:     cfg.duration,

@@ -20,7 +20,7 @@ const (
 
 // ruleJudge applies DESIGN §3's stop rules to the levels' measurement windows.
 type ruleJudge struct {
-	stop sweep.StopConfig
+	stop sweep.StopRules
 }
 
 // sweepJudge returns the sweep's stop-rule judge for cfg.
@@ -82,7 +82,7 @@ func (j ruleJudge) Decide(levels []sweep.Level) string {
 // the knee, the TTFT blow-up) lies farthest from a measured level.
 type refiner struct {
 	opts analysis.Options
-	stop sweep.StopConfig
+	stop sweep.StopRules
 	prog *progress
 }
 

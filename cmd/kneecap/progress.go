@@ -105,7 +105,7 @@ type progress struct {
 	w      io.Writer
 	tty    bool
 	levels []int
-	proto  sweep.SweepConfig
+	proto  sweep.Protocol
 
 	mu      sync.Mutex
 	bar     *progressbar.ProgressBar
@@ -122,7 +122,7 @@ type progress struct {
 var _ sweep.Observer = (*progress)(nil)
 
 // newProgress returns the progress display for a sweep of levels with protocol proto.
-func newProgress(w io.Writer, tty bool, levels []int, proto sweep.SweepConfig) *progress {
+func newProgress(w io.Writer, tty bool, levels []int, proto sweep.Protocol) *progress {
 	return &progress{w: w, tty: tty, levels: levels, proto: proto}
 }
 
@@ -231,7 +231,7 @@ func (p *progress) stopAdding(why string) {
 // extendedNote says why a level's window ran well past the configured duration (more than
 // 10%): the window grows until the level is steady and has min_requests completions, up to
 // max_duration, which a user who asked for --duration 6s otherwise learns only from the clock.
-func extendedNote(run sweep.LevelRun, proto sweep.SweepConfig) string {
+func extendedNote(run sweep.LevelRun, proto sweep.Protocol) string {
 	win := run.Window()
 	if proto.Duration <= 0 || win <= proto.Duration+proto.Duration/10 || run.Shard != nil {
 		return "" // a shard's window is max_duration by schedule: the merge chooses the window

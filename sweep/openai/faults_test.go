@@ -207,7 +207,7 @@ func TestFaultSweepKeepsRunning(t *testing.T) {
 	}
 	plan := sweep.Plan{
 		Levels: []int{2, 4},
-		Protocol: sweep.SweepConfig{
+		Protocol: sweep.Protocol{
 			Warmup:       50 * time.Millisecond,
 			WarmupMax:    5 * time.Second,
 			Duration:     time.Second,
