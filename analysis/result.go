@@ -295,20 +295,23 @@ type Result struct {
 	Warnings       []string        `json:"warnings"`
 }
 
-// SLO holds service-level objectives; a zero duration is not used.
+// SLO holds service-level objectives; a zero duration is not used. It is also the slo:
+// section of a configuration file.
 type SLO struct {
-	TTFTP95 time.Duration
-	TPOTP95 time.Duration
-	E2EP95  time.Duration
+	TTFTP95 time.Duration `yaml:"ttft_p95"`
+	TPOTP95 time.Duration `yaml:"tpot_p95"`
+	E2EP95  time.Duration `yaml:"e2e_p95"`
 }
 
-// Plan is a capacity plan's target load and cost.
+// Plan is a capacity plan's target load and cost: concurrent users, requests/s or output
+// tokens/s to serve (0 = not planned), $ per replica-hour and GPUs per replica. It is also
+// the plan: section of a configuration file.
 type Plan struct {
-	ConcurrentUsers    int
-	QPS                float64
-	OutputTPS          float64
-	ReplicaCostPerHour float64
-	GPUsPerReplica     int
+	ConcurrentUsers    int     `yaml:"concurrent_users"`
+	QPS                float64 `yaml:"qps"`
+	OutputTPS          float64 `yaml:"output_tps"`
+	ReplicaCostPerHour float64 `yaml:"replica_cost_per_hour"`
+	GPUsPerReplica     int     `yaml:"gpus_per_replica"`
 }
 
 // Options configures Analyze.

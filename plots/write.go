@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/kneecap/kneecap/analysis"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/rundir"
 )
 
 // Names returns the base names of the charts WriteAll writes, in order (DESIGN §5).
@@ -76,7 +76,7 @@ func WriteAll(res *analysis.Result, dir string) ([]string, error) {
 				return paths, fmt.Errorf("plots: %s: %w", name, err)
 			}
 			path := filepath.Join(dir, name+"."+format)
-			if err := sweep.WriteFileAtomic(path, b); err != nil {
+			if err := rundir.WriteFileAtomic(path, b); err != nil {
 				return paths, err
 			}
 			paths = append(paths, path)

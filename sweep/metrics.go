@@ -1,8 +1,6 @@
 package sweep
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -18,7 +15,17 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/kneecap/kneecap/redact"
 )
+
+// ServerMetricsConfig configures Prometheus scraping of the server.
+type ServerMetricsConfig struct {
+	// URL is the metrics endpoint, for example http://host:8000/metrics; empty disables.
+	URL string `yaml:"url"`
+	// Interval is the scrape interval.
+	Interval time.Duration `yaml:"interval"`
+}
 
 // Server metric families the Scraper keeps, by engine. For each quantity the first family
 // present in a scrape is used; values are summed across label sets (models, engines, ranks).
@@ -80,7 +87,7 @@ func NewScraper(cfg ServerMetricsConfig, hc *http.Client) (*Scraper, error) {
 	}
 	req, err := http.NewRequest(http.MethodGet, cfg.URL, nil)
 	if err != nil || (req.URL.Scheme != "http" && req.URL.Scheme != "https") {
-		return nil, fmt.Errorf("sweep: metrics scraper: url %q is not an http(s) URL", redactURL(cfg.URL))
+		return nil, fmt.Errorf("sweep: metrics scraper: url %q is not an http(s) URL", redact.URL(cfg.URL))
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Second
@@ -88,7 +95,7 @@ func NewScraper(cfg ServerMetricsConfig, hc *http.Client) (*Scraper, error) {
 	if hc == nil {
 		hc = &http.Client{Timeout: max(cfg.Interval, 2*time.Second)}
 	}
-	return &Scraper{url: cfg.URL, shown: redactURL(cfg.URL), interval: cfg.Interval, hc: hc}, nil
+	return &Scraper{url: cfg.URL, shown: redact.URL(cfg.URL), interval: cfg.Interval, hc: hc}, nil
 }
 
 // Run scrapes now and then every interval until ctx is done; it returns nil then.
@@ -107,6 +114,27 @@ func (s *Scraper) Run(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
+	}
+}
+
+// Start runs Run in a goroutine until ctx is done or stop is called; stop waits for it and
+// reports the scrapes that failed (the last error names the URL without credentials) and any
+// error writing the samples recorded (Record).
+func (s *Scraper) Start(ctx context.Context) (stop func() error) {
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = s.Run(sctx) // nil when sctx is done; failed scrapes are counted
+	}()
+	return func() error {
+		cancel()
+		<-done
+		var errs []error
+		if n, last := s.Errors(); n > 0 {
+			errs = append(errs, fmt.Errorf("%d of %d scrapes failed, last: %w", n, n+len(s.Samples()), last))
+		}
+		return errors.Join(append(errs, s.RecordErr())...)
 	}
 }
 
@@ -237,11 +265,11 @@ func (s *Scraper) Samples() []MetricSample {
 func (s *Scraper) Summarize(w0, w1 int64) *ServerStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return summarize(s.samples, w0, w1)
+	return SummarizeSamples(s.samples, w0, w1)
 }
 
 // summarize is Summarize over samples (in time order).
-func summarize(samples []MetricSample, w0, w1 int64) *ServerStats {
+func SummarizeSamples(samples []MetricSample, w0, w1 int64) *ServerStats {
 	st := &ServerStats{}
 	var (
 		nRun, nWait   int
@@ -309,40 +337,4 @@ func summarize(samples []MetricSample, w0, w1 int64) *ServerStats {
 	}
 	slices.Sort(st.Series)
 	return st
-}
-
-// ReadServerMetrics reads a server_metrics.jsonl file: one MetricSample per line, in the order
-// taken (the series each value came from are not recorded in the file). A corrupt line is an
-// error naming FILE:LINE; a last line without its newline (cut by a kill) is dropped.
-func ReadServerMetrics(path string) ([]MetricSample, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	br := bufio.NewReader(f)
-	var (
-		out  []MetricSample
-		buf  []byte
-		line int
-	)
-	for {
-		buf, err = readLine(br, buf[:0], MaxRecordLine)
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line+1, err)
-		}
-		line++
-		body := bytes.TrimSpace(buf)
-		if len(body) == 0 {
-			continue
-		}
-		var m MetricSample
-		if err := json.Unmarshal(body, &m); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		out = append(out, m)
-	}
 }

@@ -153,7 +153,6 @@ func (p Plan) Validate() error {
 // plan and for sink failures; sink.Finish is called exactly once whenever the plan is valid.
 // A nil interrupt never fires.
 func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (Outcome, error) {
-	var out Outcome
 	err := plan.Validate()
 	if client == nil {
 		err = errors.Join(err, errors.New("sweep: no client"))
@@ -162,129 +161,38 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 		err = errors.Join(err, errors.New("sweep: no sink"))
 	}
 	if err != nil {
-		return out, err
+		return Outcome{}, err
 	}
 	if interrupt == nil {
 		interrupt = context.Background()
 	}
-	start := time.Now()
-	sched := plan.Schedule
-	sig := levelSignals{ctx: ctx.Done(), interrupt: interrupt.Done()}
-	budget := plan.Protocol.Stop.Budget
+	r := &controller{ctx: ctx, interrupt: interrupt, plan: &plan, client: client, sink: sink, start: time.Now()}
+	r.sig = levelSignals{ctx: ctx.Done(), interrupt: interrupt.Done()}
 	// On a schedule the budget counts from the agreed start, so every shard stops alike.
-	budgetFrom := start
-	if sched != nil {
-		budgetFrom = sched.Start
+	r.budgetFrom = r.start
+	if plan.Schedule != nil {
+		r.budgetFrom = plan.Schedule.Start
 	}
-	if budget > 0 && sched == nil {
+	if b := plan.Protocol.Stop.Budget; b > 0 && plan.Schedule == nil {
 		// A shard never cuts a level at the budget (the shards' cuts would differ): it only
-		// starts the levels whose scheduled load ends within it, below.
-		bctx, cancel := context.WithDeadline(context.Background(), budgetFrom.Add(budget))
+		// starts the levels whose scheduled load ends within it (controller.level).
+		bctx, cancel := context.WithDeadline(context.Background(), r.budgetFrom.Add(b))
 		defer cancel()
-		sig.budget = bctx.Done()
+		r.sig.budget = bctx.Done()
 	}
-	levels := append([]Level(nil), plan.Done...)
-	added := 0
+	r.levels = append([]Level(nil), plan.Done...)
 	for _, l := range plan.Done {
 		if l.Run.Refine != "" {
-			added++
+			r.added++
 		}
-	}
-	var sinkErr error
-	// level runs one level and returns a reason to stop the sweep, or "".
-	level := func(index, c int, why string, first bool) string {
-		cool := time.Duration(0)
-		if !first {
-			cool = plan.Protocol.Cooldown
-		}
-		levelAt := time.Now().Add(cool)
-		loadEnd := levelAt.Add(plan.Protocol.Warmup + plan.Protocol.Duration)
-		if sched != nil {
-			levelAt = sched.LevelStart(plan.Protocol, index)
-			loadEnd = sched.LevelEnd(plan.Protocol, index).Add(-plan.Protocol.DrainTimeout)
-			cool = time.Until(levelAt)
-		}
-		if budget > 0 && loadEnd.Sub(budgetFrom) > budget {
-			return StopBudget
-		}
-		if reason := wait(ctx, interrupt, cool); reason != "" {
-			return reason
-		}
-		if late := time.Since(levelAt); sched != nil && late > plan.Protocol.Warmup/2 {
-			// The other shards started this level long ago (this process was late to start,
-			// or stopped): joining now would load the server with a part of the level's
-			// workers during the others' window.
-			return fmt.Sprintf("%s: level %d (concurrency %d) was due at %s, %s ago", StopScheduleMissed,
-				index+1, c, levelAt.UTC().Format(time.RFC3339Nano), late.Round(time.Millisecond))
-		}
-		run, records, end := runLevel(ctx, sig, &plan, client, index, c)
-		run.Refine = why
-		out.Levels = append(out.Levels, run)
-		levels = append(levels, Level{Run: run, Records: records})
-		if err := sink.LevelDone(levels[len(levels)-1]); err != nil {
-			sinkErr = fmt.Errorf("sweep: level %d (concurrency %d): %w", index, run.Concurrency, err)
-			return "error: " + err.Error()
-		}
-		if plan.Observer != nil {
-			plan.Observer.LevelFinished(levels[len(levels)-1])
-		}
-		switch end {
-		case endInterrupt, endCancel:
-			return StopInterrupted
-		case endBudget:
-			return StopBudget
-		}
-		return ""
 	}
 
-	// The planned levels, until the Judge stops them. A resumed sweep that adds levels asks
-	// the Judge first, over the planned levels done: it may have stopped them before an added
-	// level ran (or was interrupted, and dropped to be run again), and its reason is the
-	// sweep's.
-	judged := ""
-	refining := plan.Refiner != nil && plan.Refine > 0 && sched == nil
-	if plan.Judge != nil && refining && len(levels) > 0 {
-		if planned := PlannedLevels(levels); len(planned) > 0 {
-			judged = plan.Judge.Decide(planned)
-		}
-	}
-	for i := plan.StartIndex; added == 0 && judged == "" && i < len(plan.Levels); i++ {
-		if out.StopReason = level(i, plan.Levels[i], "", i == plan.StartIndex); out.StopReason != "" {
-			break
-		}
-		if plan.Judge != nil && sched == nil {
-			judged = plan.Judge.Decide(levels)
-		}
-	}
-	// Then the added levels, while the Refiner asks for one and the budget leaves room for
-	// it. The Judge's rules on the sweep's shape (plateau, overload) do not apply to them;
-	// the Refiner stops adding when an added level fails (errors, stop_ttft) and says why.
+	judged := r.planned()
 	notAdded := ""
-	if refining {
-		for first := len(out.Levels) == 0; out.StopReason == "" && added < plan.Refine; added++ {
-			need := plan.Protocol.Warmup + plan.Protocol.Duration
-			if !first {
-				need += plan.Protocol.Cooldown
-			}
-			if budget > 0 && time.Now().Add(need).Sub(budgetFrom) > budget {
-				notAdded = "stop.budget leaves no time for an added level"
-				break
-			}
-			c, why := plan.Refiner.Refine(levels)
-			if c <= 0 {
-				notAdded = why
-				break
-			}
-			out.StopReason = level(len(levels), c, why, first)
-			first = false
-			if out.StopReason == StopBudget {
-				// The budget cut the added level short: the sweep itself was complete.
-				out.StopReason = ""
-				notAdded = fmt.Sprintf("stop.budget cut the added level at concurrency %d short", c)
-				break
-			}
-		}
+	if r.refining() {
+		notAdded = r.addLevels()
 	}
+	out := &r.out
 	if out.StopReason == "" {
 		out.StopReason = judged
 	}
@@ -294,16 +202,136 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 	if notAdded != "" && out.StopReason != StopInterrupted && !strings.HasPrefix(out.StopReason, "error: ") {
 		out.StopReason += "; no more levels added: " + notAdded
 	}
-
-	if ctx.Err() != nil {
-		out.Cancelled = true
-	}
+	out.Cancelled = ctx.Err() != nil
 	out.Interrupted = out.StopReason == StopInterrupted
-	out.Elapsed = time.Since(start)
+	out.Elapsed = time.Since(r.start)
 	if err := sink.Finish(out.StopReason); err != nil {
-		sinkErr = errors.Join(sinkErr, fmt.Errorf("sweep: finish: %w", err))
+		r.sinkErr = errors.Join(r.sinkErr, fmt.Errorf("sweep: finish: %w", err))
 	}
-	return out, sinkErr
+	return *out, r.sinkErr
+}
+
+// controller is one Run: the levels so far and how the sweep is ending.
+type controller struct {
+	ctx, interrupt context.Context
+	plan           *Plan
+	client         Client
+	sink           Sink
+	sig            levelSignals
+	start          time.Time
+	budgetFrom     time.Time
+	// levels are every level so far (plan.Done first); added counts the added ones.
+	levels  []Level
+	added   int
+	out     Outcome
+	sinkErr error
+}
+
+// refining reports whether the sweep adds levels after its planned ones.
+func (r *controller) refining() bool {
+	return r.plan.Refiner != nil && r.plan.Refine > 0 && r.plan.Schedule == nil
+}
+
+// planned runs the planned levels until the Judge stops them (or an interrupt, the budget or
+// a sink error does, in out.StopReason) and returns the Judge's reason. A resumed sweep that
+// adds levels asks the Judge first, over the planned levels done: it may have stopped them
+// before an added level ran (or was interrupted, and dropped to be run again), and its reason
+// is the sweep's.
+func (r *controller) planned() (judged string) {
+	p := r.plan
+	if p.Judge != nil && r.refining() && len(r.levels) > 0 {
+		if done := PlannedLevels(r.levels); len(done) > 0 {
+			judged = p.Judge.Decide(done)
+		}
+	}
+	for i := p.StartIndex; r.added == 0 && judged == "" && i < len(p.Levels); i++ {
+		if r.out.StopReason = r.level(i, p.Levels[i], "", i == p.StartIndex); r.out.StopReason != "" {
+			break
+		}
+		if p.Judge != nil && p.Schedule == nil {
+			judged = p.Judge.Decide(r.levels)
+		}
+	}
+	return judged
+}
+
+// addLevels runs the added levels while the Refiner asks for one and the budget leaves room
+// for it, and returns why adding stopped early ("" when it did not). The Judge's rules on the
+// sweep's shape (plateau, overload) do not apply to them; the Refiner stops adding when an
+// added level fails (errors, stop_ttft) and says why.
+func (r *controller) addLevels() (notAdded string) {
+	p := r.plan
+	budget := p.Protocol.Stop.Budget
+	for first := len(r.out.Levels) == 0; r.out.StopReason == "" && r.added < p.Refine; r.added++ {
+		need := p.Protocol.Warmup + p.Protocol.Duration
+		if !first {
+			need += p.Protocol.Cooldown
+		}
+		if budget > 0 && time.Now().Add(need).Sub(r.budgetFrom) > budget {
+			return "stop.budget leaves no time for an added level"
+		}
+		c, why := p.Refiner.Refine(r.levels)
+		if c <= 0 {
+			return why
+		}
+		r.out.StopReason = r.level(len(r.levels), c, why, first)
+		first = false
+		if r.out.StopReason == StopBudget {
+			// The budget cut the added level short: the sweep itself was complete.
+			r.out.StopReason = ""
+			return fmt.Sprintf("stop.budget cut the added level at concurrency %d short", c)
+		}
+	}
+	return ""
+}
+
+// level runs one level (after the cooldown, or at its scheduled time) and returns a reason to
+// stop the sweep, or "".
+func (r *controller) level(index, c int, why string, first bool) string {
+	p := r.plan
+	sched := p.Schedule
+	cool := time.Duration(0)
+	if !first {
+		cool = p.Protocol.Cooldown
+	}
+	levelAt := time.Now().Add(cool)
+	loadEnd := levelAt.Add(p.Protocol.Warmup + p.Protocol.Duration)
+	if sched != nil {
+		levelAt = sched.LevelStart(p.Protocol, index)
+		loadEnd = sched.LevelEnd(p.Protocol, index).Add(-p.Protocol.DrainTimeout)
+		cool = time.Until(levelAt)
+	}
+	if b := p.Protocol.Stop.Budget; b > 0 && loadEnd.Sub(r.budgetFrom) > b {
+		return StopBudget
+	}
+	if reason := wait(r.ctx, r.interrupt, cool); reason != "" {
+		return reason
+	}
+	if late := time.Since(levelAt); sched != nil && late > p.Protocol.Warmup/2 {
+		// The other shards started this level long ago (this process was late to start,
+		// or stopped): joining now would load the server with a part of the level's
+		// workers during the others' window.
+		return fmt.Sprintf("%s: level %d (concurrency %d) was due at %s, %s ago", StopScheduleMissed,
+			index+1, c, levelAt.UTC().Format(time.RFC3339Nano), late.Round(time.Millisecond))
+	}
+	run, records, end := runLevel(r.ctx, r.sig, p, r.client, index, c)
+	run.Refine = why
+	r.out.Levels = append(r.out.Levels, run)
+	r.levels = append(r.levels, Level{Run: run, Records: records})
+	if err := r.sink.LevelDone(r.levels[len(r.levels)-1]); err != nil {
+		r.sinkErr = fmt.Errorf("sweep: level %d (concurrency %d): %w", index, run.Concurrency, err)
+		return "error: " + err.Error()
+	}
+	if p.Observer != nil {
+		p.Observer.LevelFinished(r.levels[len(r.levels)-1])
+	}
+	switch end {
+	case endInterrupt, endCancel:
+		return StopInterrupted
+	case endBudget:
+		return StopBudget
+	}
+	return ""
 }
 
 // PlannedLevels returns the planned levels of levels: those not added by the Refiner.

@@ -8,11 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-)
 
-// ServerInfoFile is the results directory's record of what the server said about itself:
-// the bodies of the info endpoints that answered, secrets redacted.
-const ServerInfoFile = "server_info.json"
+	"github.com/kneecap/kneecap/redact"
+)
 
 // ServerInfoPaths are the info endpoints probed before a sweep, relative to the server's root
 // (the base URL without /v1), in the order their answers are trusted: SGLang, TGI, llama.cpp,
@@ -188,7 +186,8 @@ func clip(s string) string {
 // {"version": "kneecap-sim …"} (vLLM's endpoint and shape).
 const SimEngine = "kneecap-sim"
 
-// RedactServerInfo returns the info bodies as one JSON document for ServerInfoFile. Each body
+// RedactServerInfo returns the info bodies as one JSON document for the results directory's
+// server_info.json. Each body
 // is parsed and, at any depth, loses the values under keys that may name a secret (any key
 // mentioning key, token (not tokens or tokenizer), secret, password, auth or credential: an
 // info body is not worth a leak), the user:password of URLs, and secrets inside string values that are JSON
@@ -223,10 +222,10 @@ func redactText(s string) string {
 		return !(r >= 'a' && r <= 'z' || r == '_' || r == '-')
 	}) {
 		if infoSecret(w) {
-			return RedactedValue
+			return redact.Value
 		}
 	}
-	return urlUserinfo.ReplaceAllString(s, "://"+RedactedValue+"@")
+	return urlUserinfo.ReplaceAllString(s, "://"+redact.Value+"@")
 }
 
 // infoSecret reports whether an info body's key may name a secret: broader than SecretKey
@@ -243,7 +242,7 @@ func infoSecret(k string) bool {
 	if strings.Contains(k, "token") && !strings.Contains(k, "tokens") && !strings.Contains(k, "tokenizer") {
 		return true
 	}
-	return SecretKey(k)
+	return redact.SecretKey(k)
 }
 
 // urlUserinfo matches the user:password part of a URL.
@@ -252,7 +251,7 @@ var urlUserinfo = regexp.MustCompile(`://[^/@\s"]+@`)
 // redactInfo deep-copies an info body's value with secrets removed (see RedactServerInfo);
 // depth counts JSON documents nested in strings.
 func redactInfo(v any, depth int) any {
-	return redactTree(v, infoSecret, func(x string) any {
+	return redact.Tree(v, infoSecret, func(x string) any {
 		t := strings.TrimSpace(x)
 		if depth < 8 && (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) {
 			var inner any
@@ -262,6 +261,6 @@ func redactInfo(v any, depth int) any {
 				}
 			}
 		}
-		return urlUserinfo.ReplaceAllString(x, "://"+RedactedValue+"@")
+		return urlUserinfo.ReplaceAllString(x, "://"+redact.Value+"@")
 	})
 }

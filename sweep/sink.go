@@ -25,30 +25,6 @@ const (
 	StopInterrupted = "interrupted"
 )
 
-// Results is a results directory read back: everything `kneecap analyze` needs.
-type Results struct {
-	// Dir is the directory read.
-	Dir string
-	// Config is the resolved configuration (secrets redacted).
-	Config Config
-	// Start is when the sweep started.
-	Start time.Time
-	// Endpoint is the target URL (the simulator's loopback URL for in-process runs).
-	Endpoint string
-	// Levels are the finished levels, in order.
-	Levels []LevelRun
-	// Records are every request of those levels.
-	Records []Record
-	// StopReason is why the sweep stopped ("" while it runs).
-	StopReason string
-	// Shards is the number of shards merged into these results (0: not a merge).
-	Shards int
-	// Kneecap is the version of kneecap that ran the sweep ("" before it was recorded).
-	Kneecap string
-	// Server is what the server said it is, when it said (see ServerInfo).
-	Server *ServerInfo
-}
-
 // Observer receives a sweep's progress. Calls come from the controller goroutine, one at a
 // time; implementations must return quickly.
 type Observer interface {

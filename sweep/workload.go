@@ -7,7 +7,42 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"time"
 )
+
+// Dist is a token-count distribution.
+type Dist struct {
+	// Dist is fixed, uniform, normal or lognormal.
+	Dist string `yaml:"dist"`
+	// Mean is the mean in tokens.
+	Mean float64 `yaml:"mean"`
+	// StdDev is the standard deviation in tokens (normal, lognormal).
+	StdDev float64 `yaml:"stddev"`
+	// Min and Max clamp the draw (uniform draws in [Min, Max]); 0 means unset.
+	Min float64 `yaml:"min"`
+	Max float64 `yaml:"max"`
+}
+
+// WorkloadConfig describes the requests a sweep sends.
+type WorkloadConfig struct {
+	// InputTokens is the prompt-length distribution.
+	InputTokens Dist `yaml:"input_tokens"`
+	// OutputTokens is the output-length distribution (max_tokens).
+	OutputTokens Dist `yaml:"output_tokens"`
+	// FixedOutput sends max_tokens equal to the drawn length and ignore_eos, so every request
+	// generates exactly that many tokens.
+	FixedOutput bool `yaml:"fixed_output"`
+	// Dataset is a ShareGPT JSON/JSONL file or a JSONL file of {prompt, max_tokens}; empty means
+	// synthetic prompts.
+	Dataset string `yaml:"dataset"`
+	// PrefixCache allows requests to share a prompt prefix; false gives every request a unique
+	// prefix so the server's prefix cache cannot help.
+	PrefixCache bool `yaml:"prefix_cache"`
+	// ThinkTime is the pause of a worker between requests.
+	ThinkTime time.Duration `yaml:"think_time"`
+	// Seed seeds the workload.
+	Seed int64 `yaml:"seed"`
+}
 
 // Distribution names of Dist.Dist.
 const (

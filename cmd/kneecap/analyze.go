@@ -15,7 +15,7 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/report"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/rundir"
 )
 
 const analyzeUsage = "PATH [-o DIR] [--slo-ttft-p95 D] [--slo-tpot-p95 D] [--slo-e2e-p95 D] [--knee-gain F]\n" +
@@ -113,17 +113,17 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 	}
 	var res *analysis.Result
 	switch {
-	case st.IsDir() && exists(filepath.Join(path, sweep.LevelsFile)) && !exists(filepath.Join(path, sweep.RecordsFile)):
+	case st.IsDir() && exists(filepath.Join(path, rundir.LevelsFile)) && !exists(filepath.Join(path, rundir.RecordsFile)):
 		// A results directory kept without its (large) records: its level summary is analyzed.
 		r, err := analyzeSummary(e, path, outDir, override)
 		if err != nil {
 			return err
 		}
 		res = r
-	case st.IsDir() && exists(filepath.Join(path, sweep.LevelsFile)):
-		run, err := sweep.ReadResults(path)
+	case st.IsDir() && exists(filepath.Join(path, rundir.LevelsFile)):
+		run, err := rundir.Read(path)
 		if err == nil {
-			err = sweep.CheckNotShard(run)
+			err = rundir.CheckNotShard(run)
 		}
 		if err != nil {
 			return withCode(exitUsage, fmt.Errorf("analyze: %w", err))
@@ -131,7 +131,7 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		res = analyzeRun(run, override(optionsFromConfig(run.Config)))
+		res = analyzeRun(run, override(run.Config.AnalysisOptions()))
 		if *outDir == "" {
 			*outDir = path
 		}
@@ -176,14 +176,14 @@ func writeAnalysis(dir string, res *analysis.Result) error {
 	if err != nil {
 		return fmt.Errorf("analyze: encode analysis.json: %w", err)
 	}
-	if err := sweep.WriteFileAtomic(filepath.Join(dir, "analysis.json"), append(b, '\n')); err != nil {
+	if err := rundir.WriteFileAtomic(filepath.Join(dir, "analysis.json"), append(b, '\n')); err != nil {
 		return fmt.Errorf("analyze: %w", err)
 	}
 	var csv bytes.Buffer
 	if err := report.WriteCSV(&csv, res.Levels); err != nil {
 		return fmt.Errorf("analyze: summary.csv: %w", err)
 	}
-	if err := sweep.WriteFileAtomic(filepath.Join(dir, "summary.csv"), csv.Bytes()); err != nil {
+	if err := rundir.WriteFileAtomic(filepath.Join(dir, "summary.csv"), csv.Bytes()); err != nil {
 		return fmt.Errorf("analyze: %w", err)
 	}
 	return nil
@@ -191,14 +191,14 @@ func writeAnalysis(dir string, res *analysis.Result) error {
 
 // analyzeRun summarizes a results directory's records per level and analyzes them: the
 // analysis of `kneecap sweep` at its end and of `kneecap analyze RUN_DIR`.
-func analyzeRun(res *sweep.Results, opts analysis.Options) *analysis.Result {
-	levels := analysis.Summarize(sweep.GroupRecords(res.Levels, res.Records), opts)
+func analyzeRun(res *rundir.Run, opts analysis.Options) *analysis.Result {
+	levels := analysis.Summarize(res.Levels, opts)
 	r := analysis.Analyze(levels, runMeta(res), opts)
 	return &r
 }
 
 // runMeta describes a results directory's run for the reports.
-func runMeta(res *sweep.Results) analysis.Meta {
+func runMeta(res *rundir.Run) analysis.Meta {
 	meta := analysis.Meta{
 		Name:           res.Config.Name,
 		Model:          res.Config.Target.Model,
@@ -223,30 +223,30 @@ func runMeta(res *sweep.Results) analysis.Meta {
 // analysis.json, computed from the records, with one computed from their summary. A run that
 // measured no level is read as any results directory (*outDir defaults to dir).
 func analyzeSummary(e *env, dir string, outDir *string, override func(analysis.Options) analysis.Options) (*analysis.Result, error) {
-	head, err := sweep.ReadResultsMeta(dir)
+	head, err := rundir.ReadMeta(dir)
 	if err == nil {
-		err = sweep.CheckNotShard(head)
+		err = rundir.CheckNotShard(head)
 	}
 	if err != nil {
 		return nil, withCode(exitUsage, fmt.Errorf("analyze: %w", err))
 	}
 	if len(head.Levels) == 0 {
 		// Nothing was measured: ReadResults reads such a directory without records.jsonl.
-		run, err := sweep.ReadResults(dir)
+		run, err := rundir.Read(dir)
 		if err != nil {
 			return nil, withCode(exitUsage, fmt.Errorf("analyze: %w", err))
 		}
 		if *outDir == "" {
 			*outDir = dir
 		}
-		return analyzeRun(run, override(optionsFromConfig(run.Config))), nil
+		return analyzeRun(run, override(run.Config.AnalysisOptions())), nil
 	}
 	csvPath := filepath.Join(dir, "summary.csv")
 	if !exists(csvPath) {
-		return nil, usageError("analyze: %s has no %s and no summary.csv: nothing to analyze", dir, sweep.RecordsFile)
+		return nil, usageError("analyze: %s has no %s and no summary.csv: nothing to analyze", dir, rundir.RecordsFile)
 	}
 	if *outDir == "" {
-		return nil, usageError("analyze: %s has no %s: -o DIR is required (analyzing its summary.csv in place would replace its analysis.json)", dir, sweep.RecordsFile)
+		return nil, usageError("analyze: %s has no %s: -o DIR is required (analyzing its summary.csv in place would replace its analysis.json)", dir, rundir.RecordsFile)
 	}
 	f, err := os.Open(csvPath)
 	if err != nil {
@@ -257,33 +257,9 @@ func analyzeSummary(e *env, dir string, outDir *string, override func(analysis.O
 	if err != nil {
 		return nil, withCode(exitUsage, fmt.Errorf("analyze: %w", err))
 	}
-	fmt.Fprintf(e.stderr, "kneecap: analyze: %s has no %s: analyzing its summary.csv\n", dir, sweep.RecordsFile)
-	r := analysis.Analyze(summary, runMeta(head), override(optionsFromConfig(head.Config)))
+	fmt.Fprintf(e.stderr, "kneecap: analyze: %s has no %s: analyzing its summary.csv\n", dir, rundir.RecordsFile)
+	r := analysis.Analyze(summary, runMeta(head), override(head.Config.AnalysisOptions()))
 	return &r, nil
-}
-
-// optionsFromConfig returns the analysis options of a run's configuration: its SLO (the
-// article's defaults, TTFT p95 ≤ 2 s and TPOT p95 ≤ 50 ms, when the config sets none), knee
-// gain, max error rate and capacity plan.
-func optionsFromConfig(cfg sweep.Config) analysis.Options {
-	o := analysis.DefaultOptions()
-	if cfg.Analysis.KneeGain > 0 {
-		o.KneeGain = cfg.Analysis.KneeGain
-	}
-	if s := cfg.SLO; s.TTFTP95 > 0 || s.TPOTP95 > 0 || s.E2EP95 > 0 {
-		o.SLO = analysis.SLO{TTFTP95: s.TTFTP95, TPOTP95: s.TPOTP95, E2EP95: s.E2EP95}
-	}
-	if cfg.Sweep.Stop.MaxErrorRate > 0 {
-		o.MaxErrorRate = cfg.Sweep.Stop.MaxErrorRate
-	}
-	o.Plan = analysis.Plan{
-		ConcurrentUsers:    cfg.Plan.ConcurrentUsers,
-		QPS:                cfg.Plan.QPS,
-		OutputTPS:          cfg.Plan.OutputTPS,
-		ReplicaCostPerHour: cfg.Plan.ReplicaCostPerHour,
-		GPUsPerReplica:     cfg.Plan.GPUsPerReplica,
-	}
-	return o
 }
 
 func exists(path string) bool {

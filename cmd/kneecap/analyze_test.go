@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/report"
+	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -176,9 +178,9 @@ func TestAnalyzeVLLMDir(t *testing.T) {
 func writeGroundTruthRun(t *testing.T, dir string, S int, levels []int) {
 	t.Helper()
 	const outTok = 64
-	cfg := sweep.Config{Name: "ground-truth", Target: sweep.TargetConfig{Model: "sim"}}
+	cfg := config.Config{Name: "ground-truth", Target: config.TargetConfig{Model: "sim"}}
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	d, err := sweep.CreateDir(dir, cfg, "http://127.0.0.1:0/v1", start)
+	d, err := rundir.Create(dir, cfg, "http://127.0.0.1:0/v1", start)
 	if err != nil {
 		t.Fatal(err)
 	}

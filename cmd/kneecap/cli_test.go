@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/sim"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // TestNoDoubledPrefix: the sim package prefixes its errors with "sim: "; kneecap sim prints
@@ -311,7 +311,7 @@ func TestSweepUsageDefaults(t *testing.T) {
 			t.Errorf("%s: usage %q lacks %q and \"or the config file's\"", flag, desc, want)
 		}
 	}
-	d := sweep.DefaultConfig().Sweep
+	d := config.Default().Sweep
 	if d.Warmup != 5*time.Second || d.Duration != 30*time.Second || d.MaxDuration != 3*time.Minute || d.MinRequests != 100 {
 		t.Errorf("sweep.DefaultConfig: warmup %v, duration %v, max_duration %v, min_requests %d; DESIGN §9 says 5s, 30s, 3m, 100",
 			d.Warmup, d.Duration, d.MaxDuration, d.MinRequests)

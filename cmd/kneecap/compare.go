@@ -16,7 +16,7 @@ import (
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/plots"
 	"github.com/kneecap/kneecap/report"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/rundir"
 )
 
 const compareUsage = "RUN... -o DIR [--max-regression PCT]\n\n" +
@@ -102,7 +102,7 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 			if err != nil {
 				return fmt.Errorf("compare: %s: %w", c.name, err)
 			}
-			if err := sweep.WriteFileAtomic(filepath.Join(*out, c.name+"."+format), b); err != nil {
+			if err := rundir.WriteFileAtomic(filepath.Join(*out, c.name+"."+format), b); err != nil {
 				return fmt.Errorf("compare: %w", err)
 			}
 		}
@@ -128,7 +128,7 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return fmt.Errorf("compare: %w", err)
 		}
-		if err := sweep.WriteFileAtomic(filepath.Join(*out, "compare.json"), append(b, '\n')); err != nil {
+		if err := rundir.WriteFileAtomic(filepath.Join(*out, "compare.json"), append(b, '\n')); err != nil {
 			return fmt.Errorf("compare: %w", err)
 		}
 	}
@@ -136,7 +136,7 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 	if err := report.Compare(&md, runs, labels, charts, gate); err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
-	if err := sweep.WriteFileAtomic(filepath.Join(*out, "compare.md"), md.Bytes()); err != nil {
+	if err := rundir.WriteFileAtomic(filepath.Join(*out, "compare.md"), md.Bytes()); err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
 	if err := report.CompareConsole(e.stdout, runs, labels, gate); err != nil {
@@ -181,8 +181,8 @@ func readRun(p string) (*analysis.Result, string, error) {
 	}
 	b, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		if head, herr := sweep.ReadResultsMeta(dir); herr == nil {
-			if err := sweep.CheckNotShard(head); err != nil {
+		if head, herr := rundir.ReadMeta(dir); herr == nil {
+			if err := rundir.CheckNotShard(head); err != nil {
 				return nil, "", usageError("compare: %w", err)
 			}
 		}

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/rundir"
 )
 
 const mergeUsage = "SHARD_DIR... -o DIR\n\n" +
@@ -44,20 +42,20 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 		}
 		return nil
 	}
-	parts := make([]*sweep.Results, 0, len(pos))
+	parts := make([]*rundir.Run, 0, len(pos))
 	for _, p := range pos {
 		if err := interrupted(); err != nil {
 			return err
 		}
-		res, err := sweep.ReadResults(p)
+		res, err := rundir.Read(p)
 		if err != nil {
 			return usageError("merge: %w", err)
 		}
 		parts = append(parts, res)
 	}
-	merged, warnings, err := sweep.MergeShards(parts)
+	merged, warnings, err := rundir.Merge(parts)
 	if err != nil {
-		for _, p := range sweep.Problems(err) {
+		for _, p := range config.Problems(err) {
 			fmt.Fprintf(e.stderr, "kneecap: merge: %s\n", strings.TrimPrefix(p, "merge: "))
 		}
 		return &exitError{code: exitUsage}
@@ -68,69 +66,13 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 	if err := interrupted(); err != nil {
 		return err
 	}
-	if _, err := checkWritable(*out, "choose another -o"); err != nil {
+	if _, err := rundir.CheckWritable(*out, "choose another -o"); err != nil {
 		return usageError("merge: %w", err)
 	}
-	if err := writeMerged(*out, merged, parts); err != nil {
+	if err := rundir.WriteMerged(*out, merged, parts); err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
 	fmt.Fprintf(e.stderr, "kneecap: merged %d shards (%d levels, %d requests) into %s\n",
-		merged.Shards, len(merged.Levels), len(merged.Records), *out)
-	return afterSweep(e, *out, merged.Config)
-}
-
-// writeMerged writes merged into the new results directory dir: config.yaml, records.jsonl
-// and levels.json level by level, and the server metrics of the lowest-numbered shard that
-// scraped them.
-func writeMerged(dir string, merged *sweep.Results, parts []*sweep.Results) (err error) {
-	d, err := sweep.CreateDir(dir, merged.Config, merged.Endpoint, merged.Start)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, d.Close()) }()
-	d.SetMerged(merged.Shards)
-	// Shard 0's record of the server: only shard 0 asks it.
-	var info []byte
-	for _, p := range parts {
-		if p.Config.Shard.Index == 0 {
-			info, _ = os.ReadFile(filepath.Join(p.Dir, sweep.ServerInfoFile))
-		}
-	}
-	if err := d.SetProvenance(merged.Kneecap, merged.Server, info); err != nil {
-		return err
-	}
-	for _, l := range sweep.GroupRecords(merged.Levels, merged.Records) {
-		if err := d.LevelDone(l); err != nil {
-			return err
-		}
-	}
-	if src := shardMetrics(parts); src != "" {
-		w, err := d.ServerMetrics()
-		if err != nil {
-			return err
-		}
-		f, err := os.Open(src)
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(w, f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("copy %s: %w", src, err)
-		}
-	}
-	return d.Finish(merged.StopReason)
-}
-
-// shardMetrics returns the server_metrics.jsonl of the lowest-numbered shard that has a
-// non-empty one ("" when none has): every shard scrapes the same server.
-func shardMetrics(parts []*sweep.Results) string {
-	best, path := -1, ""
-	for _, p := range parts {
-		f := filepath.Join(p.Dir, sweep.ServerMetricsFile)
-		if st, err := os.Stat(f); err == nil && st.Size() > 0 && (best < 0 || p.Config.Shard.Index < best) {
-			best, path = p.Config.Shard.Index, f
-		}
-	}
-	return path
+		merged.Shards, len(merged.Levels), len(merged.Records()), *out)
+	return afterSweep(e, *out)
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -101,7 +103,7 @@ func TestShardedSweepCLI(t *testing.T) {
 	if err := run(context.Background(), e, []string{"merge", dirs[1], dirs[0], "-o", out}); err != nil {
 		t.Fatalf("merge: %v\nstderr:\n%s", err, stderr)
 	}
-	for _, f := range []string{sweep.ConfigFile, sweep.LevelsFile, sweep.RecordsFile, sweep.ServerMetricsFile,
+	for _, f := range []string{rundir.ConfigFile, rundir.LevelsFile, rundir.RecordsFile, rundir.ServerMetricsFile,
 		"analysis.json", "summary.csv", "report.md", "report.html", "throughput.png"} {
 		if fi, err := os.Stat(filepath.Join(out, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("merged %s: %v (missing or empty)", f, err)
@@ -111,22 +113,22 @@ func TestShardedSweepCLI(t *testing.T) {
 		!strings.Contains(stdout.String(), "report: "+out) {
 		t.Errorf("merge printed no analysis:\n%s", stdout)
 	}
-	res, err := sweep.ReadResults(out)
+	res, err := rundir.Read(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Shards != 2 || res.Config.Shard.Sharded() || len(res.Levels) != 3 || res.StopReason != sweep.StopDone {
 		t.Fatalf("merged run: %d shards, shard config %+v, %d levels, stop %q", res.Shards, res.Config.Shard, len(res.Levels), res.StopReason)
 	}
-	shard0, err := sweep.ReadResults(dirs[0])
+	shard0, err := rundir.Read(dirs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	groups := sweep.GroupRecords(res.Levels, res.Records)
-	for i, l := range res.Levels {
+	groups := res.Levels
+	for i, l := range res.Runs() {
 		// Server metrics are summarised over the merged window, which ends at or before the
 		// shards' load period: no more samples than the shard's, from the same series.
-		if s, m := shard0.Levels[i].Server, l.Server; s != nil && m != nil &&
+		if s, m := shard0.Levels[i].Run.Server, l.Server; s != nil && m != nil &&
 			(m.Samples > s.Samples || strings.Join(m.Series, ",") != strings.Join(s.Series, ",")) {
 			t.Errorf("level %d: merged server metrics %d samples of %q, shard 0 %d of %q", l.Concurrency, m.Samples, m.Series, s.Samples, s.Series)
 		}
@@ -211,10 +213,10 @@ func TestShardFlagErrors(t *testing.T) {
 	}
 	// A shard's directory cannot be resumed: its schedule is shared and has passed.
 	dir := t.TempDir()
-	cfg := sweep.DefaultConfig()
+	cfg := config.Default()
 	cfg.Target.URL, cfg.Target.Model = "http://127.0.0.1:9/v1", "m"
-	cfg.Shard = sweep.ShardConfig{Index: 1, Count: 2, StartAt: "2026-11-30T10:00:00Z"}
-	d, err := sweep.CreateDir(dir, cfg, cfg.Target.URL, time.Now())
+	cfg.Shard = config.ShardConfig{Index: 1, Count: 2, StartAt: "2026-11-30T10:00:00Z"}
+	d, err := rundir.Create(dir, cfg, cfg.Target.URL, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,8 @@ import (
 	"github.com/kneecap/kneecap/sweep"
 )
 
-// levelSummary holds the numbers of one level shown in the progress table and used by the
-// stop rules, computed over the level's measurement window [W0, W1) with DESIGN §1's
-// definitions.
+// levelSummary holds the numbers of one level shown in the progress table, computed over the
+// level's measurement window [W0, W1) with DESIGN §1's definitions.
 type levelSummary struct {
 	Concurrency int
 	// Requests counts requests sent inside the window; Errors those of them that failed.
@@ -226,6 +225,24 @@ func (p *progress) stopAdding(why string) {
 	defer p.mu.Unlock()
 	p.finishBar()
 	fmt.Fprintf(p.w, "kneecap: no more levels added: %s\n", why)
+}
+
+// announcingRefiner is the sweep's refiner (analysis.Refiner) that says on the console which
+// level it adds and why, or why it adds none.
+type announcingRefiner struct {
+	analysis.Refiner
+	prog *progress
+}
+
+// Refine implements sweep.Refiner.
+func (r announcingRefiner) Refine(levels []sweep.Level) (int, string) {
+	c, why := r.Refiner.Refine(levels)
+	if c <= 0 && why != "" {
+		r.prog.stopAdding(why)
+	} else {
+		r.prog.adding(c, why)
+	}
+	return c, why
 }
 
 // extendedNote says why a level's window ran well past the configured duration (more than

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -44,7 +46,7 @@ slo: {ttft_p95: 200ms, tpot_p95: 50ms}
 	if err != nil {
 		t.Fatalf("sweep: %v\nstderr:\n%s", err, stderr)
 	}
-	res, err := sweep.ReadResults(dir)
+	res, err := rundir.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +54,7 @@ slo: {ttft_p95: 200ms, tpot_p95: 50ms}
 		t.Errorf("config.yaml keeps refine %d, want %d", res.Config.Sweep.Refine, refine)
 	}
 	var planned, added []int
-	for i, l := range res.Levels {
+	for i, l := range res.Runs() {
 		if l.Index != i {
 			t.Errorf("level %d has index %d", i, l.Index)
 		}
@@ -125,9 +127,9 @@ slo: {ttft_p95: 200ms, tpot_p95: 50ms}
 // down after the planned levels) stops the adding, with a reason naming the rule; a failed
 // planned level is the Judge's business, not the refiner's.
 func TestRefinerStopsOnFailedAddedLevel(t *testing.T) {
-	cfg := sweep.DefaultConfig()
+	cfg := config.Default()
 	var buf strings.Builder
-	r := sweepRefiner(cfg, newProgress(&buf, false, []int{1, 2}, cfg.Sweep))
+	r := announcingRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), newProgress(&buf, false, []int{1, 2}, cfg.Sweep)}
 	const w0, w1 = int64(1_000_000_000), int64(2_000_000_000)
 	level := func(index, c int, refine string, status sweep.Status) (sweep.LevelRun, []sweep.Record) {
 		run := sweep.LevelRun{Index: index, Concurrency: c, W0: w0, W1: w1, Steady: true, Refine: refine}

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -280,7 +281,7 @@ sweep:
 	if err := run(context.Background(), e, []string{"sweep", "-c", cfg, "-o", dir}); err != nil {
 		t.Fatalf("sweep: %v\n%s", err, stderr)
 	}
-	res, err := sweep.ReadResults(dir)
+	res, err := rundir.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +289,7 @@ sweep:
 		t.Fatalf("%d levels, stop %q: want the error-rate rule to stop after the first level", len(res.Levels), res.StopReason)
 	}
 	classes := map[sweep.ErrorClass]int{}
-	for _, r := range res.Records {
+	for _, r := range res.Records() {
 		if !r.OK() {
 			classes[r.ErrorClass]++
 		}
@@ -299,8 +300,8 @@ sweep:
 	if got := classes[sweep.ErrHTTP5xx] + classes[sweep.ErrHTTP429] + classes[sweep.ErrStreamBroken]; got != nFaults || len(classes) != 3 {
 		t.Errorf("records by class %v (total %d), server played %d faults of 3 kinds", classes, got, nFaults)
 	}
-	if len(res.Records)+1 != int(f.n.Load()) {
-		t.Errorf("%d records for %d requests after the preflight", len(res.Records), f.n.Load()-1)
+	if len(res.Records())+1 != int(f.n.Load()) {
+		t.Errorf("%d records for %d requests after the preflight", len(res.Records()), f.n.Load()-1)
 	}
 
 	e, stdout, stderr := testEnv()

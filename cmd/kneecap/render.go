@@ -10,7 +10,7 @@ import (
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/plots"
 	"github.com/kneecap/kneecap/report"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/rundir"
 )
 
 // writeReports renders the charts of res into outDir (every chart as PNG and SVG), writes
@@ -47,14 +47,14 @@ func writeReports(e *env, res *analysis.Result, outDir string) error {
 	if err := report.Markdown(&md, res, pngs); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
-	if err := sweep.WriteFileAtomic(filepath.Join(outDir, "report.md"), md.Bytes()); err != nil {
+	if err := rundir.WriteFileAtomic(filepath.Join(outDir, "report.md"), md.Bytes()); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
 	var html bytes.Buffer
 	if err := report.HTML(&html, res, svgs); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
-	if err := sweep.WriteFileAtomic(filepath.Join(outDir, "report.html"), html.Bytes()); err != nil {
+	if err := rundir.WriteFileAtomic(filepath.Join(outDir, "report.html"), html.Bytes()); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
 	if err := report.Console(e.stdout, res); err != nil {

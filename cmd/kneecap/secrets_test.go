@@ -16,8 +16,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sim"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // testKey is the API key of the secrets test: it must never be written anywhere.
@@ -61,19 +61,19 @@ sweep:
 	if !f.seen.Load() {
 		t.Fatal("the server never saw the key: the test proves nothing")
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, sweep.ServerInfoFile)); err != nil || !strings.Contains(string(b), "max_running_requests") {
-		t.Errorf("%s does not hold the server's info (%v): its redaction is untested", sweep.ServerInfoFile, err)
+	if b, err := os.ReadFile(filepath.Join(dir, rundir.ServerInfoFile)); err != nil || !strings.Contains(string(b), "max_running_requests") {
+		t.Errorf("%s does not hold the server's info (%v): its redaction is untested", rundir.ServerInfoFile, err)
 	}
 	e2, stdout2, stderr2 := testEnv()
 	if err := run(context.Background(), e2, []string{"analyze", dir, "--bootstrap", "0"}); err != nil {
 		t.Fatalf("analyze: %v\n%s", err, stderr2)
 	}
-	res, err := sweep.ReadResults(dir)
+	res, err := rundir.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	echoed := 0
-	for _, r := range res.Records {
+	for _, r := range res.Records() {
 		if strings.Contains(r.Error, "[REDACTED]") {
 			echoed++
 		}

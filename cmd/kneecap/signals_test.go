@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -114,8 +115,8 @@ func waitLevels(t *testing.T, p *proc, dir string, n int) []sweep.LevelRun {
 	defer tick.Stop()
 	limit := time.After(deadline)
 	for {
-		if res, err := sweep.ReadResults(dir); err == nil && len(res.Levels) >= n {
-			return res.Levels
+		if res, err := rundir.Read(dir); err == nil && len(res.Levels) >= n {
+			return res.Runs()
 		}
 		select {
 		case <-tick.C:
@@ -144,13 +145,13 @@ sweep:
 }
 
 // checkLevel0 asserts that the first level is complete: not interrupted, a window, records.
-func checkLevel0(t *testing.T, res *sweep.Results) {
+func checkLevel0(t *testing.T, res *rundir.Run) {
 	t.Helper()
-	if len(res.Levels) == 0 || res.Levels[0].Interrupted || res.Levels[0].W1 <= res.Levels[0].W0 {
+	if len(res.Levels) == 0 || res.Levels[0].Run.Interrupted || res.Levels[0].Run.W1 <= res.Levels[0].Run.W0 {
 		t.Fatalf("level 1 is not complete: %+v", res.Levels)
 	}
 	n := 0
-	for _, r := range res.Records {
+	for _, r := range res.Records() {
 		if r.Level == 0 {
 			n++
 		}
@@ -179,12 +180,12 @@ func TestSIGINTDuringSecondLevel(t *testing.T) {
 	if code := p.exit(t); code != exitInterrupted {
 		t.Fatalf("exit %d, want %d\nstderr:\n%s", code, exitInterrupted, p.stderr.String())
 	}
-	res, err := sweep.ReadResults(dir)
+	res, err := rundir.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkLevel0(t, res)
-	if len(res.Levels) != 2 || !res.Levels[1].Interrupted || res.StopReason != sweep.StopInterrupted {
+	if len(res.Levels) != 2 || !res.Levels[1].Run.Interrupted || res.StopReason != sweep.StopInterrupted {
 		t.Errorf("want level 2 written as interrupted and stop %q; got %d levels, stop %q", sweep.StopInterrupted, len(res.Levels), res.StopReason)
 	}
 	a := startKneecap(t, "analyze", dir, "--bootstrap", "0")
@@ -223,7 +224,7 @@ server_metrics: {interval: 50ms}
 	defer tick.Stop()
 	limit := time.After(deadline)
 	for running := false; !running; {
-		samples, _ := sweep.ReadServerMetrics(filepath.Join(dir, sweep.ServerMetricsFile))
+		samples, _ := rundir.ReadServerMetrics(filepath.Join(dir, rundir.ServerMetricsFile))
 		for _, s := range samples {
 			running = running || s.Running != nil && *s.Running >= 4
 		}
@@ -245,21 +246,21 @@ server_metrics: {interval: 50ms}
 	if el := time.Since(start); el > 20*time.Second {
 		t.Errorf("exit took %v after the second signal", el)
 	}
-	res, err := sweep.ReadResults(dir)
+	res, err := rundir.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Levels) != 1 || !res.Levels[0].Interrupted || res.StopReason != sweep.StopInterrupted {
+	if len(res.Levels) != 1 || !res.Levels[0].Run.Interrupted || res.StopReason != sweep.StopInterrupted {
 		t.Fatalf("levels %d, stop %q: want the interrupted level written", len(res.Levels), res.StopReason)
 	}
 	cancelled := 0
-	for _, r := range res.Records {
+	for _, r := range res.Records() {
 		if r.Status == sweep.StatusCancelled {
 			cancelled++
 		}
 	}
-	if cancelled == 0 || cancelled != len(res.Records) {
-		t.Errorf("%d of %d records cancelled, want all (none could finish)", cancelled, len(res.Records))
+	if cancelled == 0 || cancelled != len(res.Records()) {
+		t.Errorf("%d of %d records cancelled, want all (none could finish)", cancelled, len(res.Records()))
 	}
 }
 
@@ -274,31 +275,31 @@ func TestSIGKILLLosesOnlyTheLevelInProgress(t *testing.T) {
 	before := waitLevels(t, p, dir, 1)
 	p.signal(t, syscall.SIGKILL)
 	p.exit(t)
-	res, err := sweep.ReadResults(dir)
+	res, err := rundir.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkLevel0(t, res)
-	if len(res.Levels) != 1 || res.Levels[0].W1 != before[0].W1 || res.StopReason != "" {
+	if len(res.Levels) != 1 || res.Levels[0].Run.W1 != before[0].W1 || res.StopReason != "" {
 		t.Fatalf("after SIGKILL: %d levels, stop %q; want level 1 only, no stop reason", len(res.Levels), res.StopReason)
 	}
 	// The in-process simulator's /metrics is scraped every second: level 1 took ≥ 3 s.
-	if n := countServerSamples(t, dir, res.Levels[0].W1); n < 2 {
+	if n := countServerSamples(t, dir, res.Levels[0].Run.W1); n < 2 {
 		t.Errorf("after SIGKILL: %d server-metrics samples taken before level 1 ended, want ≥ 2", n)
 	}
 	r := startKneecap(t, "sweep", "--resume", dir)
 	if code := r.exit(t); code != 0 {
 		t.Fatalf("resume: exit %d\n%s", code, r.stderr.String())
 	}
-	res, err = sweep.ReadResults(dir)
+	res, err = rundir.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Levels) != 2 || res.Levels[1].Interrupted || res.StopReason != sweep.StopDone {
+	if len(res.Levels) != 2 || res.Levels[1].Run.Interrupted || res.StopReason != sweep.StopDone {
 		t.Fatalf("after resume: %d levels, stop %q", len(res.Levels), res.StopReason)
 	}
 	checkLevel0(t, res)
-	for _, rec := range res.Records {
+	for _, rec := range res.Records() {
 		if rec.Level > 1 {
 			t.Fatalf("record of level %d", rec.Level)
 		}
@@ -310,7 +311,7 @@ func TestSIGKILLLosesOnlyTheLevelInProgress(t *testing.T) {
 // a SIGKILL cut before its newline is dropped.
 func countServerSamples(t *testing.T, dir string, before int64) int {
 	t.Helper()
-	samples, err := sweep.ReadServerMetrics(filepath.Join(dir, sweep.ServerMetricsFile))
+	samples, err := rundir.ReadServerMetrics(filepath.Join(dir, rundir.ServerMetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/sim"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // cmdSim serves the simulated engine until the first interrupt (SIGINT or SIGTERM), then
@@ -79,7 +79,7 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 	}
 	if err := rc.Validate(); err != nil {
 		// Every problem on its own line, each "sim: FIELD: problem" from sim.Config.Validate.
-		for _, p := range sweep.Problems(err) {
+		for _, p := range config.Problems(err) {
 			fmt.Fprintf(e.stderr, "kneecap: %s\n", prefixed("sim", errors.New(p)))
 		}
 		return &exitError{code: exitUsage}
@@ -106,11 +106,11 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// loadSimConfig reads the simulator section of a config file with sweep.ReadConfig, so that
+// loadSimConfig reads the simulator section of a config file with config.Read, so that
 // the file is read as `kneecap sweep -c` reads it: unknown keys, wrong types and durations
 // without a unit anywhere in it are problems naming FILE:LINE, printed one per line.
 func loadSimConfig(e *env, path string) (sim.Config, error) {
-	c, err := sweep.ReadConfig(path)
+	c, err := config.Read(path)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -40,8 +43,8 @@ func TestSweepUnreachable(t *testing.T) {
 	if !strings.Contains(msg, "http://127.0.0.1:1/v1") || !strings.Contains(msg, "connect") || strings.Contains(msg, "\n") {
 		t.Errorf("error %q should be one line naming the URL and the cause", msg)
 	}
-	if elapsed > preflightTimeout {
-		t.Errorf("took %v, want under %v", elapsed, preflightTimeout)
+	if elapsed > sweep.PreflightTimeout {
+		t.Errorf("took %v, want under %v", elapsed, sweep.PreflightTimeout)
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a failed preflight left %s behind (%v)", dir, err)
@@ -132,17 +135,17 @@ server_metrics: {interval: 100ms}
 	if err != nil {
 		t.Fatalf("sweep: %v\nstderr:\n%s", err, stderr)
 	}
-	for _, f := range []string{sweep.ConfigFile, sweep.RecordsFile, sweep.LevelsFile, sweep.ServerMetricsFile} {
+	for _, f := range []string{rundir.ConfigFile, rundir.RecordsFile, rundir.LevelsFile, rundir.ServerMetricsFile} {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v (empty or missing)", f, err)
 		}
 	}
-	res, err := sweep.ReadResults(dir)
+	res, err := rundir.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var conc []int
-	for _, l := range res.Levels {
+	for _, l := range res.Runs() {
 		conc = append(conc, l.Concurrency)
 	}
 	if !reflect.DeepEqual(conc, []int{1, 2, 4}) || res.StopReason != sweep.StopDone {
@@ -151,8 +154,8 @@ server_metrics: {interval: 100ms}
 	if res.Config.Target.URL != "" || res.Config.Target.Model != sim.DefaultModel || res.Config.Simulator.MaxNumSeqs == 0 {
 		t.Errorf("config.yaml should keep the simulator target and its resolved config: %+v", res.Config.Target)
 	}
-	groups := sweep.GroupRecords(res.Levels, res.Records)
-	for i, l := range res.Levels {
+	groups := res.Levels
+	for i, l := range res.Runs() {
 		s := summarizeLevel(groups[i])
 		// min_requests (10) counts completions in the window, Requests the requests sent in it:
 		// up to c of the first completions were sent during warmup. A starved client (the
@@ -177,8 +180,8 @@ server_metrics: {interval: 100ms}
 	if s := res.Server; s == nil || s.Engine != sweep.SimEngine || s.Settings["max_num_seqs"] == "" || s.From != "GET /version" || res.Kneecap == "" {
 		t.Errorf("levels.json server %+v, kneecap %q; want the simulator from GET /version and a version", s, res.Kneecap)
 	}
-	if _, err := os.Stat(filepath.Join(dir, sweep.ServerInfoFile)); err != nil {
-		t.Errorf("%s: %v", sweep.ServerInfoFile, err)
+	if _, err := os.Stat(filepath.Join(dir, rundir.ServerInfoFile)); err != nil {
+		t.Errorf("%s: %v", rundir.ServerInfoFile, err)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	if err != nil || !strings.Contains(string(md), "Server: kneecap-sim batching") || !strings.Contains(string(md), "measured by kneecap") {
@@ -210,7 +213,7 @@ target: {server_info: false}
 	if code := exitCode(err); code != exitInterrupted {
 		t.Fatalf("exit %d (%v), want %d\n%s", code, err, exitInterrupted, stderr)
 	}
-	res, err := sweep.ReadResults(dir)
+	res, err := rundir.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,29 +225,29 @@ target: {server_info: false}
 	if err := run(context.Background(), e, []string{"sweep", "--resume", dir}); err != nil {
 		t.Fatalf("resume: %v\n%s", err, stderr)
 	}
-	res, err = sweep.ReadResults(dir)
+	res, err = rundir.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Levels) != 2 || res.StopReason != sweep.StopDone || res.Levels[0].Interrupted || res.Levels[1].Index != 1 {
+	if len(res.Levels) != 2 || res.StopReason != sweep.StopDone || res.Levels[0].Run.Interrupted || res.Levels[1].Run.Index != 1 {
 		t.Errorf("after resume: %d levels, stop %q", len(res.Levels), res.StopReason)
 	}
 	// target.server_info: false: the server was not asked what it is.
-	if _, err := os.Stat(filepath.Join(dir, sweep.ServerInfoFile)); err == nil || res.Server != nil || res.Kneecap == "" {
-		t.Errorf("server_info false: %s written (%v), server %+v, kneecap %q; want none, none, a version", sweep.ServerInfoFile, err, res.Server, res.Kneecap)
+	if _, err := os.Stat(filepath.Join(dir, rundir.ServerInfoFile)); err == nil || res.Server != nil || res.Kneecap == "" {
+		t.Errorf("server_info false: %s written (%v), server %+v, kneecap %q; want none, none, a version", rundir.ServerInfoFile, err, res.Server, res.Kneecap)
 	}
-	for _, r := range res.Records {
-		if r.Level > 1 || r.Concurrency != res.Levels[r.Level].Concurrency {
+	for _, r := range res.Records() {
+		if r.Level > 1 || r.Concurrency != res.Levels[r.Level].Run.Concurrency {
 			t.Fatalf("record of level %d with concurrency %d", r.Level, r.Concurrency)
 		}
 	}
 	// A finished run has nothing to resume.
 	e, _, _ = testEnv()
-	if err := run(context.Background(), e, []string{"sweep", "--resume", dir}); exitCode(err) != exitUsage || !errors.Is(err, sweep.ErrFinished) {
-		t.Errorf("resuming a finished run: %v, want exit 2 with sweep.ErrFinished", err)
+	if err := run(context.Background(), e, []string{"sweep", "--resume", dir}); exitCode(err) != exitUsage || !errors.Is(err, rundir.ErrFinished) {
+		t.Errorf("resuming a finished run: %v, want exit 2 with rundir.ErrFinished", err)
 	}
 	// The refused resume left the run as it was: still finished, so a second try is refused too.
-	if res, err := sweep.ReadResults(dir); err != nil || res.StopReason != sweep.StopDone || len(res.Levels) != 2 {
+	if res, err := rundir.Read(dir); err != nil || res.StopReason != sweep.StopDone || len(res.Levels) != 2 {
 		t.Errorf("after a refused resume: %v, %v", res, err)
 	}
 }
@@ -280,13 +283,13 @@ sweep:
 		t.Fatalf("sweep: %v\n%s", err, stderr)
 	}
 	t.Logf("progress:\n%s", stderr)
-	res, err := sweep.ReadResults(dir)
+	res, err := rundir.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	groups := sweep.GroupRecords(res.Levels, res.Records)
+	groups := res.Levels
 	by := map[int]levelSummary{}
-	for i, l := range res.Levels {
+	for i, l := range res.Runs() {
 		by[l.Concurrency] = summarizeLevel(groups[i])
 	}
 	for _, c := range []int{8, 16, 32, 64} {
@@ -328,7 +331,7 @@ func TestExamplesLoad(t *testing.T) {
 	want := map[string]bool{"sim.yaml": false, "vllm.yaml": false, "sglang.yaml": false,
 		"llamacpp.yaml": false, "ollama.yaml": false, "openai.yaml": false}
 	for _, f := range files {
-		c, err := sweep.LoadConfig(f)
+		c, err := config.Load(f)
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue
@@ -346,7 +349,7 @@ func TestExamplesLoad(t *testing.T) {
 }
 
 func TestDemoConfigValid(t *testing.T) {
-	c := demoConfig()
+	c := config.Demo()
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -358,17 +361,17 @@ func TestDemoConfigValid(t *testing.T) {
 
 func TestResultsDirPath(t *testing.T) {
 	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	c := sweep.DefaultConfig()
+	c := config.Default()
 	c.Target.Model = "meta-llama/Llama-3.1-8B"
-	if got, want := resultsDirPath(c, now), filepath.Join("runs", "20250102T030405Z-Llama-3.1-8B"); got != want {
+	if got, want := rundir.DefaultPath(c, now), filepath.Join("runs", "20250102T030405Z-Llama-3.1-8B"); got != want {
 		t.Errorf("resultsDirPath = %q, want %q", got, want)
 	}
 	c.Name = "demo"
-	if got, want := resultsDirPath(c, now), filepath.Join("runs", "20250102T030405Z-demo"); got != want {
+	if got, want := rundir.DefaultPath(c, now), filepath.Join("runs", "20250102T030405Z-demo"); got != want {
 		t.Errorf("resultsDirPath = %q, want %q", got, want)
 	}
 	c.Output.Dir = "out/x"
-	if got := resultsDirPath(c, now); got != "out/x" {
+	if got := rundir.DefaultPath(c, now); got != "out/x" {
 		t.Errorf("resultsDirPath = %q, want out/x", got)
 	}
 }
@@ -407,13 +410,13 @@ func TestJudge(t *testing.T) {
 		{"errors", []lv{{100, 10 * ms, 0}, {200, 10 * ms, 1}}, "error rate 50.0%"},
 		{"ttft", []lv{{100, 10 * ms, 0}, {200, 21 * time.Second, 0}}, "TTFT p95"},
 	} {
-		cfg := sweep.DefaultConfig()
+		cfg := config.Default()
 		var levels []sweep.Level
 		for i, l := range tc.levels {
 			r, rr := synthLevel(i, 1<<i, l.tps, l.ttft, l.errs)
 			levels = append(levels, sweep.Level{Run: r, Records: rr})
 		}
-		got := sweepJudge(cfg).Decide(levels)
+		got := analysis.StopRules{Rules: cfg.Sweep.Stop}.Decide(levels)
 		if (tc.want == "") != (got == "") || !strings.HasPrefix(got, tc.want) {
 			t.Errorf("%s: Decide = %q, want prefix %q", tc.name, got, tc.want)
 		}
@@ -422,7 +425,7 @@ func TestJudge(t *testing.T) {
 
 func TestProgressTTY(t *testing.T) {
 	var buf bytes.Buffer
-	proto := sweep.DefaultConfig().Sweep
+	proto := config.Default().Sweep
 	p := newProgress(&buf, true, []int{1, 2}, proto)
 	p.LevelStarted(0, 1)
 	p.Live(sweep.LiveStats{Index: 0, Concurrency: 1, Phase: sweep.PhaseMeasure, Elapsed: time.Hour, OutputTPS: 123.4, TTFTP50: 42 * time.Millisecond, Completed: 7})
@@ -449,7 +452,7 @@ func TestProgressTTY(t *testing.T) {
 // TestProgressExtendedWindow: a window that ran well past --duration says why.
 func TestProgressExtendedWindow(t *testing.T) {
 	var buf bytes.Buffer
-	proto := sweep.DefaultConfig().Sweep
+	proto := config.Default().Sweep
 	proto.Duration, proto.MaxDuration, proto.MinRequests = 6*time.Second, time.Minute, 100
 	p := newProgress(&buf, false, []int{1}, proto)
 	run, recs := synthLevel(0, 1, 100, 10*time.Millisecond, 0)

@@ -19,6 +19,7 @@ import (
 
 	goopenai "github.com/sashabaranov/go-openai"
 
+	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -124,7 +125,7 @@ func New(opts Options) (*Client, error) {
 	}
 	u, err := url.Parse(opts.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openai: new client: base url %q is not an http(s) URL", scrubURL(opts.BaseURL))
+		return nil, fmt.Errorf("openai: new client: base url %q is not an http(s) URL", redact.URL(opts.BaseURL))
 	}
 	if opts.RequestTimeout < 0 {
 		return nil, fmt.Errorf("openai: new client: negative request timeout %v", opts.RequestTimeout)
@@ -428,10 +429,7 @@ func (c *Client) fail(ctx, reqCtx context.Context, rec *sweep.Record, err error,
 // message renders err on one line (servers' error bodies carry newlines) without the API
 // key, truncated to maxErrorLen bytes.
 func (c *Client) message(err error) string {
-	msg := err.Error()
-	if c.opts.APIKey != "" {
-		msg = strings.ReplaceAll(msg, c.opts.APIKey, "[REDACTED]")
-	}
+	msg := redact.Text(err.Error(), c.opts.APIKey)
 	msg = strings.Join(strings.Fields(msg), " ")
 	if len(msg) > maxErrorLen {
 		msg = strings.ToValidUTF8(msg[:maxErrorLen], "") + "…"
@@ -441,17 +439,6 @@ func (c *Client) message(err error) string {
 
 // maxErrorLen caps Record.Error, in bytes.
 const maxErrorLen = 512
-
-// scrubURL drops the userinfo and query of a URL for error messages.
-func scrubURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "<unparseable>"
-	}
-	u.User = nil
-	u.RawQuery = ""
-	return u.String()
-}
 
 // stateKey is the context key of a request's reqState.
 type stateKey struct{}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -73,7 +74,7 @@ func (c *Client) ServerInfo(ctx context.Context) map[string][]byte {
 				return
 			}
 			if c.opts.APIKey != "" {
-				b = bytes.ReplaceAll(b, []byte(c.opts.APIKey), []byte(sweep.RedactedValue))
+				b = bytes.ReplaceAll(b, []byte(c.opts.APIKey), []byte(redact.Value))
 			}
 			mu.Lock()
 			out[path] = b

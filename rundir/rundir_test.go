@@ -1,4 +1,4 @@
-package sweep
+package rundir
 
 import (
 	"bufio"
@@ -11,36 +11,39 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/sweep"
 )
 
 // fakeLevel builds a level run and n records of it with distinct values.
-func fakeLevel(index, conc, n int) (LevelRun, []Record) {
+func fakeLevel(index, conc, n int) (sweep.LevelRun, []sweep.Record) {
 	base := int64(1_700_000_000_000_000_000) + int64(index)*int64(time.Minute)
-	run := LevelRun{
+	run := sweep.LevelRun{
 		Index: index, Concurrency: conc,
 		WarmupStart: base, W0: base + int64(time.Second), W1: base + int64(6*time.Second),
 		DrainEnd: base + int64(7*time.Second), Steady: true, Slices: 10,
 		SliceTPS: []float64{100, 101.5}, CIHalfWidth: 0.02, TrendP: 0.4,
-		Client: &ClientStats{CPUUtilization: 0.1, SchedLatencyP99: time.Millisecond},
+		Client: &sweep.ClientStats{CPUUtilization: 0.1, SchedLatencyP99: time.Millisecond},
 		Notes:  []string{"note"},
 	}
-	recs := make([]Record, n)
+	recs := make([]sweep.Record, n)
 	for i := range recs {
-		recs[i] = Record{
-			Level: index, Concurrency: conc, Worker: i % conc, Seq: i / conc, Phase: PhaseMeasure,
+		recs[i] = sweep.Record{
+			Level: index, Concurrency: conc, Worker: i % conc, Seq: i / conc, Phase: sweep.PhaseMeasure,
 			Sent: base + int64(i)*int64(time.Millisecond), TTFT: time.Duration(i+1) * time.Millisecond,
 			E2E: time.Duration(i+10) * time.Millisecond, Chunks: []int64{1000, 2000 + int64(i)},
-			PromptTokens: 512, OutputTokens: 2, TokensSource: TokensFromUsage, Status: StatusOK,
+			PromptTokens: 512, OutputTokens: 2, TokensSource: sweep.TokensFromUsage, Status: sweep.StatusOK,
 		}
 	}
-	recs[n-1].Status, recs[n-1].ErrorClass, recs[n-1].Error = StatusError, ErrHTTP5xx, "http 500: boom"
+	recs[n-1].Status, recs[n-1].ErrorClass, recs[n-1].Error = sweep.StatusError, sweep.ErrHTTP5xx, "http 500: boom"
 	return run, recs
 }
 
-func newTestDir(t *testing.T) (string, Config) {
+func newTestDir(t *testing.T) (string, config.Config) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "runs", "r1")
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Name = "unit"
 	cfg.Target.URL = "http://user:s3cret@127.0.0.1:8000/v1"
 	cfg.Target.Model = "m"
@@ -51,42 +54,42 @@ func newTestDir(t *testing.T) (string, Config) {
 func TestResultsRoundTrip(t *testing.T) {
 	dir, cfg := newTestDir(t)
 	start := time.Date(2025, 3, 1, 12, 0, 0, 123456789, time.UTC)
-	d, err := CreateDir(dir, cfg, cfg.Target.URL, start)
+	d, err := Create(dir, cfg, cfg.Target.URL, start)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A fresh directory already reads back: zero levels, no stop reason.
-	if r, err := ReadResults(dir); err != nil || len(r.Levels) != 0 || r.StopReason != "" {
+	if r, err := Read(dir); err != nil || len(r.Levels) != 0 || r.StopReason != "" {
 		t.Fatalf("fresh ReadResults = %+v, %v", r, err)
 	}
-	var runs []LevelRun
-	var recs []Record
+	var runs []sweep.LevelRun
+	var recs []sweep.Record
 	for i, c := range []int{1, 2} {
 		run, rr := fakeLevel(i, c, 5+i)
-		if err := d.LevelDone(Level{Run: run, Records: rr}); err != nil {
+		if err := d.LevelDone(sweep.Level{Run: run, Records: rr}); err != nil {
 			t.Fatal(err)
 		}
 		runs = append(runs, run)
 		recs = append(recs, rr...)
 	}
-	if err := d.Finish(StopDone); err != nil {
+	if err := d.Finish(sweep.StopDone); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
 
-	r, err := ReadResults(dir)
+	r, err := Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(r.Levels, runs) {
+	if !reflect.DeepEqual(r.Runs(), runs) {
 		t.Errorf("levels:\ngot  %+v\nwant %+v", r.Levels, runs)
 	}
-	if !reflect.DeepEqual(r.Records, recs) {
-		t.Errorf("records differ: got %d, want %d", len(r.Records), len(recs))
+	if !reflect.DeepEqual(r.Records(), recs) {
+		t.Errorf("records differ: got %d, want %d", len(r.Records()), len(recs))
 	}
-	if !r.Start.Equal(start) || r.StopReason != StopDone || r.Endpoint != "http://127.0.0.1:8000/v1" {
+	if !r.Start.Equal(start) || r.StopReason != sweep.StopDone || r.Endpoint != "http://127.0.0.1:8000/v1" {
 		t.Errorf("header: start %v, reason %q, endpoint %q", r.Start, r.StopReason, r.Endpoint)
 	}
 	if r.Config.Name != "unit" || r.Config.Target.Model != "m" || r.Config.Sweep.Duration != cfg.Sweep.Duration {
@@ -135,12 +138,12 @@ func TestResultsRoundTrip(t *testing.T) {
 
 func TestCreateDirRefusesExistingRun(t *testing.T) {
 	dir, cfg := newTestDir(t)
-	d, err := CreateDir(dir, cfg, "", time.Now())
+	d, err := Create(dir, cfg, "", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	d.Close()
-	_, err = CreateDir(dir, cfg, "", time.Now())
+	_, err = Create(dir, cfg, "", time.Now())
 	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "--resume") {
 		t.Errorf("CreateDir over a run = %v, want an error naming the dir and --resume", err)
 	}
@@ -153,25 +156,25 @@ func TestCreateDirNotWritable(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(file, "run") // a directory inside a regular file cannot exist
-	_, err := CreateDir(dir, DefaultConfig(), "", time.Now())
+	_, err := Create(dir, config.Default(), "", time.Now())
 	if err == nil || !strings.Contains(err.Error(), dir) {
-		t.Errorf("CreateDir(%s) = %v, want an error naming it", dir, err)
+		t.Errorf("Create(%s) = %v, want an error naming it", dir, err)
 	}
 }
 
 // writeKilledRun writes two finished levels, then what a process killed during the third
 // level's write leaves behind: some of its records and a partial last line.
-func writeKilledRun(t *testing.T) (string, []Record) {
+func writeKilledRun(t *testing.T) (string, []sweep.Record) {
 	t.Helper()
 	dir, cfg := newTestDir(t)
-	d, err := CreateDir(dir, cfg, "", time.Now())
+	d, err := Create(dir, cfg, "", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var keep []Record
+	var keep []sweep.Record
 	for i, c := range []int{1, 2} {
 		run, rr := fakeLevel(i, c, 4)
-		if err := d.LevelDone(Level{Run: run, Records: rr}); err != nil {
+		if err := d.LevelDone(sweep.Level{Run: run, Records: rr}); err != nil {
 			t.Fatal(err)
 		}
 		keep = append(keep, rr...)
@@ -197,12 +200,12 @@ func writeKilledRun(t *testing.T) (string, []Record) {
 
 func TestReadResultsDropsUnfinishedLevel(t *testing.T) {
 	dir, keep := writeKilledRun(t)
-	r, err := ReadResults(dir)
+	r, err := Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Levels) != 2 || !reflect.DeepEqual(r.Records, keep) {
-		t.Errorf("got %d levels and %d records, want 2 and %d", len(r.Levels), len(r.Records), len(keep))
+	if len(r.Levels) != 2 || !reflect.DeepEqual(r.Records(), keep) {
+		t.Errorf("got %d levels and %d records, want 2 and %d", len(r.Levels), len(r.Records()), len(keep))
 	}
 }
 
@@ -215,7 +218,7 @@ func TestReadResultsCorruptLine(t *testing.T) {
 	if err := os.WriteFile(p, []byte(strings.Join(lines, "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := ReadResults(dir)
+	_, err := Read(dir)
 	if err == nil || !strings.Contains(err.Error(), RecordsFile+":3:") {
 		t.Errorf("ReadResults = %v, want an error naming %s:3", err, RecordsFile)
 	}
@@ -223,12 +226,12 @@ func TestReadResultsCorruptLine(t *testing.T) {
 
 func TestResumeDir(t *testing.T) {
 	dir, keep := writeKilledRun(t)
-	d, done, err := ResumeDir(dir)
+	d, done, err := Resume(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(done.Levels) != 2 || len(done.Records) != len(keep) || done.Config.Name != "unit" {
-		t.Fatalf("ResumeDir gave %d levels, %d records", len(done.Levels), len(done.Records))
+	if len(done.Levels) != 2 || len(done.Records()) != len(keep) || done.Config.Name != "unit" {
+		t.Fatalf("ResumeDir gave %d levels, %d records", len(done.Levels), len(done.Records()))
 	}
 	// The half-written level is gone from the file: only whole records of finished levels.
 	b, _ := os.ReadFile(filepath.Join(dir, RecordsFile))
@@ -236,25 +239,25 @@ func TestResumeDir(t *testing.T) {
 		t.Errorf("records.jsonl has %d lines after resume, want %d", n, len(keep))
 	}
 	run, rr := fakeLevel(2, 4, 6)
-	if err := d.LevelDone(Level{Run: run, Records: rr}); err != nil {
+	if err := d.LevelDone(sweep.Level{Run: run, Records: rr}); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Finish(StopDone); err != nil {
+	if err := d.Finish(sweep.StopDone); err != nil {
 		t.Fatal(err)
 	}
 	d.Close()
-	r, err := ReadResults(dir)
+	r, err := Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Levels) != 3 || len(r.Records) != len(keep)+6 || r.Records[len(r.Records)-1].Level != 2 {
-		t.Errorf("after resume: %d levels, %d records", len(r.Levels), len(r.Records))
+	if len(r.Levels) != 3 || len(r.Records()) != len(keep)+6 || r.Records()[len(r.Records())-1].Level != 2 {
+		t.Errorf("after resume: %d levels, %d records", len(r.Levels), len(r.Records()))
 	}
 }
 
 func TestServerMetricsFile(t *testing.T) {
 	dir, cfg := newTestDir(t)
-	d, err := CreateDir(dir, cfg, "", time.Now())
+	d, err := Create(dir, cfg, "", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +275,7 @@ func TestServerMetricsFile(t *testing.T) {
 	if err != nil || string(b) != "{\"t\":1}\n" {
 		t.Errorf("server_metrics.jsonl = %q, %v", b, err)
 	}
-	if err := d.LevelDone(Level{Run: LevelRun{}, Records: nil}); err == nil {
+	if err := d.LevelDone(sweep.Level{Run: sweep.LevelRun{}, Records: nil}); err == nil {
 		t.Error("LevelDone after Close should fail")
 	}
 }
@@ -290,7 +293,7 @@ func TestReadLineBounded(t *testing.T) {
 
 func TestResumeDropsInterruptedLevel(t *testing.T) {
 	dir, cfg := newTestDir(t)
-	d, err := CreateDir(dir, cfg, "", time.Now())
+	d, err := Create(dir, cfg, "", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,28 +301,28 @@ func TestResumeDropsInterruptedLevel(t *testing.T) {
 	run1, rr1 := fakeLevel(1, 2, 3)
 	run1.Interrupted = true
 	for _, l := range []struct {
-		run LevelRun
-		rr  []Record
+		run sweep.LevelRun
+		rr  []sweep.Record
 	}{{run0, rr0}, {run1, rr1}} {
-		if err := d.LevelDone(Level{Run: l.run, Records: l.rr}); err != nil {
+		if err := d.LevelDone(sweep.Level{Run: l.run, Records: l.rr}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	d.Finish(StopInterrupted)
+	d.Finish(sweep.StopInterrupted)
 	d.Close()
 	// analyze sees the interrupted level; resume runs it again.
-	if r, err := ReadResults(dir); err != nil || len(r.Levels) != 2 || len(r.Records) != 7 || r.StopReason != StopInterrupted {
-		t.Fatalf("ReadResults = %d levels, %d records, %v", len(r.Levels), len(r.Records), err)
+	if r, err := Read(dir); err != nil || len(r.Levels) != 2 || len(r.Records()) != 7 || r.StopReason != sweep.StopInterrupted {
+		t.Fatalf("ReadResults = %d levels, %d records, %v", len(r.Levels), len(r.Records()), err)
 	}
-	d, done, err := ResumeDir(dir)
+	d, done, err := Resume(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if len(done.Levels) != 1 || len(done.Records) != 4 {
-		t.Errorf("ResumeDir kept %d levels, %d records; want 1 and 4", len(done.Levels), len(done.Records))
+	if len(done.Levels) != 1 || len(done.Records()) != 4 {
+		t.Errorf("ResumeDir kept %d levels, %d records; want 1 and 4", len(done.Levels), len(done.Records()))
 	}
-	if r, err := ReadResults(dir); err != nil || len(r.Levels) != 1 || len(r.Records) != 4 || r.StopReason != "" {
+	if r, err := Read(dir); err != nil || len(r.Levels) != 1 || len(r.Records()) != 4 || r.StopReason != "" {
 		t.Errorf("after ResumeDir: %+v, %v", r, err)
 	}
 }
@@ -328,12 +331,12 @@ func TestResumeDropsInterruptedLevel(t *testing.T) {
 // so levels.json keeps its stop reason and records.jsonl its bytes.
 func TestResumeFinishedRunUntouched(t *testing.T) {
 	dir, cfg := newTestDir(t)
-	d, err := CreateDir(dir, cfg, "", time.Now())
+	d, err := Create(dir, cfg, "", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	run0, rr0 := fakeLevel(0, 1, 4)
-	if err := d.LevelDone(Level{Run: run0, Records: rr0}); err != nil {
+	if err := d.LevelDone(sweep.Level{Run: run0, Records: rr0}); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Finish("plateau"); err != nil {
@@ -342,7 +345,7 @@ func TestResumeFinishedRunUntouched(t *testing.T) {
 	d.Close()
 	levels0, _ := os.ReadFile(filepath.Join(dir, LevelsFile))
 	records0, _ := os.ReadFile(filepath.Join(dir, RecordsFile))
-	if _, _, err := ResumeDir(dir); !errors.Is(err, ErrFinished) {
+	if _, _, err := Resume(dir); !errors.Is(err, ErrFinished) {
 		t.Fatalf("ResumeDir of a finished run: %v, want ErrFinished", err)
 	}
 	levels1, _ := os.ReadFile(filepath.Join(dir, LevelsFile))

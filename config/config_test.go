@@ -1,4 +1,4 @@
-package sweep
+package config
 
 import (
 	"os"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kneecap/kneecap/sweep"
 )
 
 // writeConfig writes text to a temporary config file and returns its path.
@@ -22,9 +24,9 @@ func writeConfig(t *testing.T, text string) string {
 }
 
 func TestDefaultConfigValid(t *testing.T) {
-	c := DefaultConfig()
+	c := Default()
 	if err := c.Validate(); err != nil {
-		t.Fatalf("DefaultConfig().Validate() = %v", err)
+		t.Fatalf("Default().Validate() = %v", err)
 	}
 	levels, err := c.Sweep.Levels.Expand()
 	if err != nil {
@@ -58,11 +60,11 @@ sweep:
   stop: {plateau: false}
 slo: {ttft_p95: 1s}
 `)
-	c, err := LoadConfig(p)
+	c, err := Load(p)
 	if err != nil {
 		t.Fatalf("LoadConfig: %v", err)
 	}
-	if c.Name != "llama8b-h100" || c.Target.API != APICompletions || c.Target.RequestTimeout != 2*time.Minute {
+	if c.Name != "llama8b-h100" || c.Target.API != sweep.APICompletions || c.Target.RequestTimeout != 2*time.Minute {
 		t.Errorf("target not decoded: %+v", c.Target)
 	}
 	if c.Target.ExtraBody["ignore_eos"] != true || c.Target.ExtraBody["top_k"] != 1 {
@@ -99,7 +101,7 @@ func TestLoadConfigProgressions(t *testing.T) {
 		// A mapping replaces the default progression: no factor is left over next to step.
 		{"sweep:\n  levels:\n    start: 4\n    max: 12\n    step: 4\n", []int{4, 8, 12}},
 	} {
-		c, err := LoadConfig(writeConfig(t, tc.yaml))
+		c, err := Load(writeConfig(t, tc.yaml))
 		if err != nil {
 			t.Errorf("%q: %v", tc.yaml, err)
 			continue
@@ -112,11 +114,11 @@ func TestLoadConfigProgressions(t *testing.T) {
 }
 
 func TestLoadConfigEmptyFile(t *testing.T) {
-	c, err := LoadConfig(writeConfig(t, "# nothing here\n"))
+	c, err := Load(writeConfig(t, "# nothing here\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Sweep.Duration != DefaultConfig().Sweep.Duration {
+	if c.Sweep.Duration != Default().Sweep.Duration {
 		t.Errorf("empty file should give defaults, got %+v", c.Sweep)
 	}
 }
@@ -168,9 +170,9 @@ func TestLoadConfigErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := writeConfig(t, tc.yaml)
-			_, err := LoadConfig(p)
+			_, err := Load(p)
 			if err == nil {
-				t.Fatalf("LoadConfig(%q) = nil error", tc.yaml)
+				t.Fatalf("Load(%q) = nil error", tc.yaml)
 			}
 			msg := err.Error()
 			if !strings.HasPrefix(msg, p) {
@@ -201,7 +203,7 @@ sweep:
   stop: {max_error_rate: -1}
 analysis: {knee_gain: 3}
 `)
-	_, err := LoadConfig(p)
+	_, err := Load(p)
 	probs := Problems(err)
 	mustHave := []string{
 		p + ":2: target.url:",
@@ -233,7 +235,7 @@ analysis: {knee_gain: 3}
 // Validate's come in one error, in file-line order; a syntax error comes alone.
 func TestLoadConfigOneRound(t *testing.T) {
 	p := writeConfig(t, "sweep:\n  ci_target: 1.5\n  min_requests: many\n  levels: [2, 1]\nbogus: 1\n")
-	_, err := LoadConfig(p)
+	_, err := Load(p)
 	probs := Problems(err)
 	want := []string{":2: sweep.ci_target:", ":3: sweep.min_requests: cannot unmarshal", ":4: sweep.levels:", ":5: field bogus not found"}
 	if len(probs) != len(want) {
@@ -244,75 +246,36 @@ func TestLoadConfigOneRound(t *testing.T) {
 			t.Errorf("problem %d is %q, want it to start %q", i+1, probs[i], p+w)
 		}
 	}
-	if _, err := ReadConfig(p); !KeyProblems(err) {
+	if _, err := Read(p); !KeyProblems(err) {
 		t.Errorf("ReadConfig: KeyProblems(%v) = false for problems of single keys", err)
 	}
 	p = writeConfig(t, "sweep: [\n")
-	if _, err := ReadConfig(p); err == nil || KeyProblems(err) {
+	if _, err := Read(p); err == nil || KeyProblems(err) {
 		t.Errorf("ReadConfig of a syntax error: err %v, KeyProblems true; want an error that is not", err)
 	}
 }
 
 func TestValidateOverrideNamesFlag(t *testing.T) {
-	c, err := ReadConfig(writeConfig(t, "sweep:\n  levels: [1, 2]\n"))
+	c, err := Read(writeConfig(t, "sweep:\n  levels: [1, 2]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Sweep.Levels = LevelsSpec{List: []int{4, 2}}
+	c.Sweep.Levels = sweep.LevelsSpec{List: []int{4, 2}}
 	c.Override("sweep.levels", "--levels")
 	err = c.Validate()
 	if err == nil || !strings.HasPrefix(err.Error(), "--levels: sweep.levels: levels must increase") {
 		t.Errorf("Validate = %v, want it to name --levels", err)
 	}
 	// A config built in code has no positions: the key alone names the problem.
-	d := DefaultConfig()
+	d := Default()
 	d.Sweep.Duration = 0
 	if err := d.Validate(); err == nil || !strings.HasPrefix(err.Error(), "sweep.duration: ") {
 		t.Errorf("Validate = %v", err)
 	}
 }
 
-func TestExpand(t *testing.T) {
-	for _, tc := range []struct {
-		spec LevelsSpec
-		want []int
-		err  string
-	}{
-		{LevelsSpec{Start: 1, Max: 128, Factor: 2}, []int{1, 2, 4, 8, 16, 32, 64, 128}, ""},
-		{LevelsSpec{Start: 1, Max: 100, Factor: 2}, []int{1, 2, 4, 8, 16, 32, 64, 100}, ""},
-		{LevelsSpec{Start: 3, Max: 50, Factor: 3}, []int{3, 9, 27, 50}, ""},
-		// Rounding 1·1.5^k: 1, 1.5→2, 2.25→2 (dropped), 3.375→3, 5.06→5, 7.59→8, 11.4→11, 12 appended.
-		{LevelsSpec{Start: 1, Max: 12, Factor: 1.5}, []int{1, 2, 3, 5, 8, 11, 12}, ""},
-		{LevelsSpec{Start: 5, Max: 5, Factor: 2}, []int{5}, ""},
-		{LevelsSpec{Start: 8, Max: 30, Step: 8}, []int{8, 16, 24, 30}, ""},
-		{LevelsSpec{List: []int{1, 3, 7}}, []int{1, 3, 7}, ""},
-		{LevelsSpec{}, nil, "no levels"},
-		{LevelsSpec{List: []int{2, 2}}, nil, "levels must increase"},
-		{LevelsSpec{List: []int{-1}}, nil, "must be ≥ 1"},
-		{LevelsSpec{List: []int{1}, Start: 1}, nil, "not both"},
-		{LevelsSpec{Start: 0, Max: 8, Factor: 2}, nil, "start is 0"},
-		{LevelsSpec{Start: 9, Max: 8, Factor: 2}, nil, "below start"},
-		{LevelsSpec{Start: 1, Max: 8}, nil, "factor is 0"},
-		{LevelsSpec{Start: 1, Max: 8, Factor: 0.5}, nil, "must be > 1"},
-		{LevelsSpec{Start: 1, Max: 8, Factor: 2, Step: 1}, nil, "not both"},
-		{LevelsSpec{Start: 1, Max: 8, Step: -1}, nil, "step is -1"},
-		{LevelsSpec{Start: 1, Max: 100000, Step: 1}, nil, "more than 1000 levels"},
-	} {
-		got, err := tc.spec.Expand()
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("%+v: Expand err = %v, want %q", tc.spec, err, tc.err)
-			}
-			continue
-		}
-		if err != nil || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%+v: Expand = %v, %v; want %v", tc.spec, got, err, tc.want)
-		}
-	}
-}
-
 func TestRedacted(t *testing.T) {
-	c := DefaultConfig()
+	c := Default()
 	c.Target.URL = "https://user:hunter2@api.example.com/v1?api_key=sk-123&region=eu"
 	c.Target.Model = "m"
 	c.ServerMetrics.URL = "http://admin:pw@host:8000/metrics"
@@ -356,24 +319,11 @@ func TestRedacted(t *testing.T) {
 	}
 }
 
-func TestSecretKey(t *testing.T) {
-	for k, want := range map[string]bool{
-		"api_key": true, "X-API-Key": true, "apiKey": true, "Authorization": true, "token": true,
-		"auth_token": true, "access_token": true, "accessToken": true, "client_secret": true,
-		"password": true, "max_tokens": false, "min_tokens": false, "stop_token_ids": false,
-		"ignore_eos": false, "top_k": false, "max_completion_tokens": false,
-	} {
-		if got := SecretKey(k); got != want {
-			t.Errorf("SecretKey(%q) = %v, want %v", k, got, want)
-		}
-	}
-}
-
 // TestConfigRoundTrip checks that a config written as YAML (as config.yaml is) reads back
 // equal, including durations and the levels spec in both forms.
 func TestConfigRoundTrip(t *testing.T) {
-	for _, spec := range []LevelsSpec{{List: []int{1, 2, 4}}, {Start: 2, Max: 64, Factor: 2}, {Start: 8, Max: 64, Step: 8}} {
-		c := DefaultConfig()
+	for _, spec := range []sweep.LevelsSpec{{List: []int{1, 2, 4}}, {Start: 2, Max: 64, Factor: 2}, {Start: 8, Max: 64, Step: 8}} {
+		c := Default()
 		c.Name = "rt"
 		c.Sweep.Levels = spec
 		c.Target.ExtraBody = map[string]any{"ignore_eos": true}
@@ -381,7 +331,7 @@ func TestConfigRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := LoadConfig(writeConfig(t, string(b)))
+		got, err := Load(writeConfig(t, string(b)))
 		if err != nil {
 			t.Fatalf("reload:\n%s\n%v", b, err)
 		}
@@ -413,7 +363,7 @@ func FuzzParseConfig(f *testing.F) {
 // or a secret-looking query parameter (DESIGN §7).
 func TestURLErrorsRedacted(t *testing.T) {
 	const secret = "s3cr3t-pw"
-	c := DefaultConfig()
+	c := Default()
 	c.Target.URL = "http://user:" + secret + "@host:badport/v1"
 	c.Target.Model = "m"
 	c.ServerMetrics.URL = "ftp://user:" + secret + "@host/metrics"
@@ -421,11 +371,11 @@ func TestURLErrorsRedacted(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "target.url") || strings.Contains(err.Error(), secret) {
 		t.Errorf("Validate = %v: want a target.url problem without the password", err)
 	}
-	if _, err := NewScraper(ServerMetricsConfig{URL: c.ServerMetrics.URL}, nil); err == nil || strings.Contains(err.Error(), secret) {
+	if _, err := sweep.NewScraper(sweep.ServerMetricsConfig{URL: c.ServerMetrics.URL}, nil); err == nil || strings.Contains(err.Error(), secret) {
 		t.Errorf("NewScraper = %v: want an error without the password", err)
 	}
 	// A closed loopback port: the transport error names the URL without the token.
-	s, err := NewScraper(ServerMetricsConfig{URL: "http://127.0.0.1:1/metrics?token=" + secret}, nil)
+	s, err := sweep.NewScraper(sweep.ServerMetricsConfig{URL: "http://127.0.0.1:1/metrics?token=" + secret}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,43 @@
+package analysis
+
+import (
+	"fmt"
+
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// Refiner chooses the levels a sweep adds after its planned ones (sweep.refine); it implements
+// sweep.Refiner. It summarizes and analyzes every level so far as the run's analysis will
+// (without bootstrap intervals, which move no answer) and asks Refinement where an answer —
+// the SLO limit, the knee, the TTFT blow-up — lies farthest from a measured level.
+type Refiner struct {
+	opts  Options
+	rules StopRules
+}
+
+var _ sweep.Refiner = Refiner{}
+
+// NewRefiner returns the refiner of a sweep analyzed with opts and stopped by rules.
+func NewRefiner(opts Options, rules sweep.StopRules) Refiner {
+	opts.Bootstrap = 0
+	return Refiner{opts: opts, rules: StopRules{Rules: rules}}
+}
+
+// Refine returns the concurrency of the next level to add and why, or 0 and "" when every
+// answer lies close enough to a level run. An added level that broke the error-rate or
+// stop_ttft rule stops the adding (0 and the reason): the server changed, or broke, since the
+// planned levels, and more load would only repeat the failure.
+func (r Refiner) Refine(levels []sweep.Level) (int, string) {
+	if n := len(levels) - 1; n >= 0 && levels[n].Run.Refine != "" && !levels[n].Run.Interrupted {
+		lv := Summarize(levels[n:], DefaultOptions())[0]
+		if b := r.rules.breach(&lv); b.rule != "" {
+			return 0, fmt.Sprintf("added level concurrency %d had %s %s, above %s", lv.Concurrency, b.what, b.value, b.rule)
+		}
+	}
+	attempted := make([]int, len(levels))
+	for i, l := range levels {
+		attempted[i] = l.Run.Concurrency
+	}
+	res := Analyze(Summarize(levels, r.opts), Meta{}, r.opts)
+	return Refinement(&res, attempted)
+}

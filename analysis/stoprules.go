@@ -1,0 +1,98 @@
+package analysis
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// Stop-rule thresholds (DESIGN §3).
+const (
+	// PlateauGain is the largest relative TPS gain per step that counts as no gain.
+	PlateauGain = 0.05
+	// PlateauTTFT is the TTFT p50 growth over the first level that confirms saturation.
+	PlateauTTFT = 3.0
+	// OverloadFraction: TPS below this share of the best level is overload.
+	OverloadFraction = 0.90
+)
+
+// StopRules applies a sweep's stop rules (DESIGN §3) to the levels finished so far; it
+// implements sweep.Judge. Each level is summarized as analysis.json summarizes it (Summarize
+// with DefaultOptions), so the rules read the numbers the report shows.
+type StopRules struct {
+	Rules sweep.StopRules
+}
+
+var _ sweep.Judge = StopRules{}
+
+// Decide returns why the sweep should stop after the last level, or "". Interrupted levels
+// are ignored. Rules, in order: error rate above max_error_rate; TTFT p95 above stop_ttft;
+// overload (TPS below 90% of the best level); plateau (TPS gained < 5% on each of the last two
+// steps and TTFT p50 ≥ 3× the first level's).
+func (s StopRules) Decide(levels []sweep.Level) string {
+	var done []sweep.Level
+	for _, l := range levels {
+		if !l.Run.Interrupted {
+			done = append(done, l)
+		}
+	}
+	if len(done) == 0 {
+		return ""
+	}
+	sums := Summarize(done, DefaultOptions())
+	last := &sums[len(sums)-1]
+	if b := s.breach(last); b.rule != "" {
+		return fmt.Sprintf("%s %s at concurrency %d is above %s", b.what, b.value, last.Concurrency, b.rule)
+	}
+	if s.Rules.Overload && len(sums) >= 2 {
+		best := &sums[0]
+		for i := range sums[:len(sums)-1] {
+			if num(sums[i].OutputTPS) > num(best.OutputTPS) {
+				best = &sums[i]
+			}
+		}
+		if tps, top := num(last.OutputTPS), num(best.OutputTPS); tps < OverloadFraction*top {
+			return fmt.Sprintf("overload: %.0f tokens/s at concurrency %d is %.0f%% below the best, %.0f tokens/s at %d",
+				tps, last.Concurrency, 100*(1-tps/top), top, best.Concurrency)
+		}
+	}
+	if s.Rules.Plateau && len(sums) >= 3 {
+		a, b, c := &sums[len(sums)-3], &sums[len(sums)-2], last
+		first := msDuration(sums[0].TTFT.P50)
+		flat := num(b.OutputTPS) < (1+PlateauGain)*num(a.OutputTPS) && num(c.OutputTPS) < (1+PlateauGain)*num(b.OutputTPS)
+		if ttft := msDuration(c.TTFT.P50); flat && first > 0 && float64(ttft) >= PlateauTTFT*float64(first) {
+			return fmt.Sprintf("plateau: throughput gained < %.0f%% from concurrency %d to %d and %d, TTFT p50 %s is %.1f× the first level's",
+				100*PlateauGain, a.Concurrency, b.Concurrency, c.Concurrency, ttft.Round(time.Millisecond),
+				float64(ttft)/float64(first))
+		}
+	}
+	return ""
+}
+
+// breach is a level's breach of the error-rate or stop_ttft rule: what was measured, its
+// value as printed, and the rule's name and limit ("" when the level broke neither).
+type breach struct{ what, value, rule string }
+
+// breach returns the first of the error-rate and stop_ttft rules that lv breaks: the one
+// check of both that the stop rules and the refiner apply.
+func (s StopRules) breach(lv *Level) breach {
+	if e := num(lv.ErrorRate); lv.Requests > 0 && e > s.Rules.MaxErrorRate {
+		return breach{"error rate", fmt.Sprintf("%.1f%%", 100*e), fmt.Sprintf("max_error_rate %.1f%%", 100*s.Rules.MaxErrorRate)}
+	}
+	if p95 := msDuration(lv.TTFT.P95); s.Rules.StopTTFT > 0 && p95 > s.Rules.StopTTFT {
+		return breach{"TTFT p95", p95.Round(time.Millisecond).String(), "stop_ttft " + s.Rules.StopTTFT.String()}
+	}
+	return breach{}
+}
+
+// num is f, or 0 when f is not finite.
+func num(f Float) float64 {
+	if !f.OK() {
+		return 0
+	}
+	return float64(f)
+}
+
+// msDuration converts milliseconds to a Duration (0 when not finite).
+func msDuration(ms Float) time.Duration { return time.Duration(num(ms) * float64(time.Millisecond)) }

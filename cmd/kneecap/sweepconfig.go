@@ -1,0 +1,186 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// configDefault is the usage text's note on a flag whose default the configuration supplies:
+// " (`name`; default D, or the config file's; the demo's D')", name being the value's name
+// that flag.PrintDefaults shows.
+func configDefault(name, def, demo string) string {
+	return fmt.Sprintf(" (`%s`; default %s, or the config file's; the demo's %s)", name, def, demo)
+}
+
+// shortDuration formats d as time.Duration.String does without its zero tails: 3m, not 3m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// sweepConfig builds the configuration from -c FILE (or the demo/default config), the flags
+// and the environment (OPENAI_BASE_URL).
+func sweepConfig(e *env, fl *sweepFlags) (config.Config, error) {
+	var (
+		cfg     config.Config
+		readErr error // problems of single keys of the file: reported with Validate's
+		flagErr error // a flag that does not parse: likewise
+	)
+	switch {
+	case fl.config != "":
+		c, err := config.Read(fl.config)
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				return c, usageError("sweep: %w", err)
+			}
+			if !config.KeyProblems(err) {
+				return c, configProblems(e, "sweep", err)
+			}
+			readErr = err
+		}
+		cfg = c
+	case fl.url == "" && e.getenv("OPENAI_BASE_URL") == "":
+		cfg = config.Demo()
+	default:
+		cfg = config.Default()
+	}
+	str := func(flagName, key string, dst *string, v string) {
+		if fl.set[flagName] {
+			*dst = v
+			cfg.Override(key, "--"+flagName)
+		}
+	}
+	dur := func(flagName, key string, dst *time.Duration, v time.Duration) {
+		if fl.set[flagName] {
+			*dst = v
+			cfg.Override(key, "--"+flagName)
+		}
+	}
+	str("url", "target.url", &cfg.Target.URL, fl.url)
+	str("model", "target.model", &cfg.Target.Model, fl.model)
+	str("name", "name", &cfg.Name, fl.name)
+	if fl.set["api"] {
+		cfg.Target.API = sweep.API(fl.api)
+		cfg.Override("target.api", "--api")
+	}
+	if fl.set["levels"] {
+		if list, err := parseLevels(fl.levels); err != nil {
+			flagErr = fmt.Errorf("--levels: %w", err)
+		} else {
+			cfg.Sweep.Levels = sweep.LevelsSpec{List: list}
+			cfg.Override("sweep.levels", "--levels")
+		}
+	}
+	dur("warmup", "sweep.warmup", &cfg.Sweep.Warmup, fl.warmup)
+	dur("duration", "sweep.duration", &cfg.Sweep.Duration, fl.duration)
+	dur("max-duration", "sweep.max_duration", &cfg.Sweep.MaxDuration, fl.maxDuration)
+	if fl.set["duration"] && !fl.set["max-duration"] && cfg.Sweep.MaxDuration < fl.duration {
+		cfg.Sweep.MaxDuration = 2 * fl.duration // keep max_duration ≥ duration unless told
+	}
+	if fl.set["warmup"] && cfg.Sweep.WarmupMax < fl.warmup {
+		cfg.Sweep.WarmupMax = 4 * fl.warmup
+	}
+	if fl.set["min-requests"] {
+		cfg.Sweep.MinRequests = fl.minRequests
+		cfg.Override("sweep.min_requests", "--min-requests")
+	}
+	if fl.set["refine"] {
+		cfg.Sweep.Refine = fl.refine
+		cfg.Override("sweep.refine", "--refine")
+	}
+	if fl.set["input-tokens"] {
+		cfg.Workload.InputTokens = sweep.Dist{Dist: "fixed", Mean: float64(fl.inputTokens)}
+		cfg.Override("workload.input_tokens", "--input-tokens")
+	}
+	if fl.set["output-tokens"] {
+		cfg.Workload.OutputTokens = sweep.Dist{Dist: "fixed", Mean: float64(fl.outputTokens)}
+		cfg.Workload.FixedOutput = true
+		cfg.Override("workload.output_tokens", "--output-tokens")
+	}
+	if cfg.Target.URL == "" {
+		if u := e.getenv("OPENAI_BASE_URL"); u != "" {
+			cfg.Target.URL = u
+			cfg.Override("target.url", "OPENAI_BASE_URL")
+		}
+	}
+	if fl.set["o"] {
+		cfg.Output.Dir = fl.out
+		cfg.Override("output.dir", "-o")
+	}
+	if fl.set["shard"] {
+		if i, n, err := parseShard(fl.shard); err != nil {
+			flagErr = errors.Join(flagErr, fmt.Errorf("--shard: %w", err))
+		} else {
+			cfg.Shard.Index, cfg.Shard.Count = i, n
+			cfg.Override("shard.index", "--shard")
+			cfg.Override("shard.count", "--shard")
+		}
+	}
+	str("start-at", "shard.start_at", &cfg.Shard.StartAt, fl.startAt)
+	if readErr != nil || flagErr != nil {
+		// Every problem in one round: the keys that did not decode kept their defaults.
+		return cfg, configProblems(e, "sweep", config.JoinProblems(readErr, flagErr, cfg.Validate()))
+	}
+	return cfg, nil
+}
+
+// configProblems prints every configuration problem on its own line, prefixed with the
+// command, and returns exit 2.
+func configProblems(e *env, cmd string, err error) error {
+	for _, p := range config.Problems(err) {
+		fmt.Fprintf(e.stderr, "kneecap: %s: %s\n", cmd, p)
+	}
+	return &exitError{code: exitUsage}
+}
+
+// parseLevels parses "1,2,4,8".
+func parseLevels(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		v, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", f)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("empty list")
+	}
+	return out, nil
+}
+
+// parseShard parses "I/N" with 0 ≤ I < N.
+func parseShard(s string) (i, n int, err error) {
+	a, b, ok := strings.Cut(s, "/")
+	if ok {
+		i, err = strconv.Atoi(strings.TrimSpace(a))
+		if err == nil {
+			n, err = strconv.Atoi(strings.TrimSpace(b))
+		}
+	}
+	if !ok || err != nil {
+		return 0, 0, fmt.Errorf("%q: want I/N, such as 0/4", s)
+	}
+	if n < 1 || i < 0 || i >= n {
+		return 0, 0, fmt.Errorf("%q: want 0 ≤ I < N", s)
+	}
+	return i, n, nil
+}

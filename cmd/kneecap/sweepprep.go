@@ -1,0 +1,204 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/rundir"
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// sweepPrep is a sweep made ready to run: its configuration, levels, schedule and workload,
+// and its results directory (reserved, created once the target has passed the preflight; or
+// reopened for --resume with the levels done so far).
+type sweepPrep struct {
+	cfg      config.Config
+	levels   []int
+	schedule *sweep.Schedule
+	workload sweep.Workload
+	// done and resume describe what a resumed run had done (nil and zero otherwise).
+	done   *rundir.Run
+	resume sweep.Resume
+	// dir is the results directory once opened; outDir and created the reserved path of a new
+	// one and whether it did not exist before.
+	dir     *rundir.Dir
+	outDir  string
+	created bool
+}
+
+// prepareSweep turns the flags into a sweep ready to run. Everything that can be refused is
+// refused here, before anything is created or sent: the configuration (every problem at
+// once, exit 2), a run that cannot be resumed, a shard's start time that has passed, a bad
+// dataset, a results directory that is not writable or already holds a run.
+func prepareSweep(e *env, fl *sweepFlags) (*sweepPrep, error) {
+	s := &sweepPrep{}
+	var err error
+	if fl.resume != "" {
+		err = s.reopen(fl)
+	} else {
+		s.cfg, err = sweepConfig(e, fl)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.cfg.Validate(); err != nil {
+		s.release()
+		return nil, configProblems(e, "sweep", err)
+	}
+	if err := s.plan0(); err != nil {
+		s.release()
+		return nil, err
+	}
+	if s.dir == nil {
+		s.outDir = rundir.DefaultPath(s.cfg, time.Now())
+		advice := fmt.Sprintf("continue it with --resume %s, or choose another -o", s.outDir)
+		if s.cfg.Shard.Sharded() {
+			advice = "give each shard its own -o" // a shard cannot be resumed
+		}
+		if s.created, err = rundir.CheckWritable(s.outDir, advice); err != nil {
+			return nil, usageError("sweep: results directory: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// reopen reopens the interrupted run of --resume DIR, whose config.yaml is the configuration
+// (only --url may change: an in-process simulator gets a new port anyway).
+func (s *sweepPrep) reopen(fl *sweepFlags) error {
+	for _, name := range []string{"c", "o", "model", "api", "levels", "warmup", "duration", "max-duration",
+		"min-requests", "input-tokens", "output-tokens", "name", "shard", "start-at", "refine"} {
+		if fl.set[name] {
+			return usageError("sweep: --resume takes the configuration from %s; -%s cannot change it", fl.resume, name)
+		}
+	}
+	// Resume refuses a finished run (rundir.ErrFinished) before it rewrites anything.
+	if head, err := rundir.ReadMeta(fl.resume); err == nil && head.Config.Shard.Sharded() {
+		return usageError("sweep: --resume %s: shard %s ran on a schedule shared with the other shards, which has passed: run every shard again with a new --start-at",
+			fl.resume, head.Config.Shard)
+	} else if err == nil && head.Shards > 0 {
+		return usageError("sweep: --resume %s: it merges %d shards; one process cannot continue their sweep: run every shard again with a new --start-at",
+			fl.resume, head.Shards)
+	}
+	dir, done, err := rundir.Resume(fl.resume)
+	if err != nil {
+		return usageError("sweep: %w", err)
+	}
+	s.dir, s.done, s.cfg = dir, done, done.Config
+	if fl.set["url"] {
+		s.cfg.Target.URL = fl.url
+		s.cfg.Override("target.url", "--url")
+	}
+	return nil
+}
+
+// plan0 expands the levels and works out the resume point, the shard schedule and the
+// workload of a valid configuration.
+func (s *sweepPrep) plan0() error {
+	levels, err := s.cfg.Sweep.Levels.Expand()
+	if err != nil { // Validate has checked it
+		return usageError("sweep: levels: %w", err)
+	}
+	s.levels = levels
+	if s.done != nil {
+		judge := analysis.StopRules{Rules: s.cfg.Sweep.Stop}
+		if s.resume, err = sweep.PlanResume(levels, s.done.Levels, s.cfg.Sweep.Refine, judge); err != nil {
+			return usageError("sweep: resume %s: %w", s.done.Dir, err)
+		}
+	}
+	if sh := s.cfg.Shard; sh.Sharded() {
+		at, _ := sh.Start() // Validate has checked it
+		if late := time.Since(at); late > 0 {
+			return usageError("sweep: shard %s: start_at %s passed %s ago: every shard must be started before it; choose a later time",
+				sh, sh.StartAt, late.Round(time.Second))
+		}
+		s.schedule = &sweep.Schedule{Start: at, Shard: sh.Index, Shards: sh.Count}
+	}
+	// The workload (a dataset is read here) before anything is created: a bad dataset is a
+	// usage error that leaves nothing behind.
+	if s.workload, err = sweep.NewWorkload(s.cfg.Workload, s.cfg.Target.API); err != nil {
+		return usageError("%w", err)
+	}
+	return nil
+}
+
+// openDir creates the new results directory (config.yaml, an empty levels.json), or records
+// the endpoint of a resumed run (an in-process simulator has a new port).
+func (s *sweepPrep) openDir(endpoint string) error {
+	if s.dir != nil {
+		s.dir.SetEndpoint(endpoint)
+		return nil
+	}
+	dir, err := rundir.Create(s.outDir, s.cfg, endpoint, time.Now())
+	if err != nil {
+		return usageError("sweep: %w", err)
+	}
+	s.dir = dir
+	return nil
+}
+
+// release closes the results directory, or removes the reserved one when nothing was
+// written into it (a refused or unreachable target leaves no empty directory behind).
+func (s *sweepPrep) release() {
+	switch {
+	case s.dir != nil:
+		s.dir.Close()
+	case s.created:
+		os.Remove(s.outDir)
+	}
+}
+
+// plan builds the sweep's plan with its progress display, and prints how a shard's levels are
+// scheduled and where a resumed run continues.
+func (s *sweepPrep) plan(e *env) (sweep.Plan, *progress) {
+	cfg := s.cfg
+	prog := newProgress(e.stderr, e.stderrTTY, s.levels, cfg.Sweep)
+	prog.added, prog.refine = s.resume.Added, cfg.Sweep.Refine
+	plan := sweep.Plan{
+		Levels:    s.levels,
+		Protocol:  cfg.Sweep,
+		Workload:  s.workload,
+		ThinkTime: cfg.Workload.ThinkTime,
+		Judge:     analysis.StopRules{Rules: cfg.Sweep.Stop},
+		Observer:  prog,
+		Schedule:  s.schedule,
+	}
+	if s.schedule != nil {
+		plan.Judge = nil // the shards cannot agree on stop rules other than the budget
+		fmt.Fprintln(e.stderr, "kneecap: "+s.schedule.Describe(cfg.Sweep, len(s.levels), cfg.Shard.String()))
+	} else if cfg.Sweep.Refine > 0 {
+		plan.Refiner = announcingRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), prog}
+		plan.Refine = cfg.Sweep.Refine
+	}
+	if s.done == nil {
+		return plan, prog
+	}
+	plan.StartIndex, plan.Done = s.resume.StartIndex, s.done.Levels
+	if s.resume.PlannedOver {
+		stopped := ""
+		if s.resume.Stopped != "" {
+			stopped = " (stopped: " + s.resume.Stopped + ")"
+		}
+		fmt.Fprintf(e.stderr, "kneecap: resuming %s after its planned levels%s: %d of at most %d levels added so far\n",
+			s.dir.Path(), stopped, s.resume.Added, cfg.Sweep.Refine)
+	} else {
+		fmt.Fprintf(e.stderr, "kneecap: resuming %s at level %d of %d (concurrency %d)\n",
+			s.dir.Path(), plan.StartIndex+1, len(s.levels), s.levels[plan.StartIndex])
+	}
+	return plan, prog
+}
+
+// what names the levels the sweep is about to run: "levels [1 2 4], then up to 2 added".
+func (s *sweepPrep) what(plan sweep.Plan) string {
+	what := fmt.Sprintf("levels %v", s.levels[plan.StartIndex:])
+	if plan.Refine > 0 {
+		left := plan.Refine - s.resume.Added
+		what += fmt.Sprintf(", then up to %d added", left)
+		if plan.StartIndex >= len(s.levels) {
+			what = fmt.Sprintf("up to %d added levels", left)
+		}
+	}
+	return what
+}

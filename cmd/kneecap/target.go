@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/rundir"
+	"github.com/kneecap/kneecap/sim"
+	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/sweep/openai"
+)
+
+// target is the endpoint under test and the client that loads it.
+type target struct {
+	endpoint string
+	client   *openai.Client
+	// scrape is where server metrics are scraped (the simulator's /metrics in-process).
+	scrape sweep.ServerMetricsConfig
+	// stopSim stops the in-process simulator (nil for an endpoint).
+	stopSim func() error
+}
+
+// close closes the client's connections and stops the simulator.
+func (t *target) close() {
+	if t.client != nil {
+		t.client.Close()
+	}
+	if t.stopSim != nil {
+		_ = t.stopSim()
+	}
+}
+
+// startTarget starts the target of cfg: its endpoint, or, without target.url, the simulator
+// in-process on a free loopback port (cfg then records the resolved simulator and its model).
+// The client's connection pool holds the most workers a level of levels runs here.
+func startTarget(e *env, cfg *config.Config, levels []int) (*target, error) {
+	t := &target{endpoint: cfg.Target.URL, scrape: cfg.ServerMetrics}
+	if t.endpoint == "" {
+		simCfg, err := sim.Resolve(cfg.Simulator)
+		if err != nil {
+			return nil, usageError("sweep: simulator: %w", err)
+		}
+		running, err := sim.Start(simCfg, "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("sweep: start simulator: %w", err)
+		}
+		t.stopSim = running.Close
+		cfg.Simulator = simCfg
+		if cfg.Target.Model == "" {
+			cfg.Target.Model = simCfg.Model
+		}
+		t.endpoint = running.URL
+		if t.scrape.URL == "" {
+			// Not written to config.yaml: the port is new on every run.
+			t.scrape.URL = strings.TrimSuffix(running.URL, "/v1") + "/metrics"
+		}
+		fmt.Fprintf(e.stderr, "kneecap: simulator %s at %s\n", simCfg, t.endpoint)
+	}
+	apiKey := ""
+	if cfg.Target.APIKeyEnv != "" && cfg.Target.URL != "" {
+		apiKey = e.getenv(cfg.Target.APIKeyEnv)
+	}
+	client, err := openai.New(openai.Options{
+		BaseURL:            t.endpoint,
+		Model:              cfg.Target.Model,
+		API:                cfg.Target.API,
+		APIKey:             apiKey,
+		ExtraBody:          cfg.Target.ExtraBody,
+		RequestTimeout:     cfg.Target.RequestTimeout,
+		MaxConns:           sweep.MaxWorkers(levels, cfg.Shard.Index, cfg.Shard.Count),
+		CAFile:             cfg.Target.TLS.CAFile,
+		InsecureSkipVerify: cfg.Target.TLS.InsecureSkipVerify,
+		RecordChunks:       cfg.Sweep.RecordChunks == nil || *cfg.Sweep.RecordChunks,
+	})
+	if err != nil {
+		t.close()
+		return nil, usageError("sweep: %w", err)
+	}
+	t.client = client
+	if cfg.Target.TLS.InsecureSkipVerify {
+		fmt.Fprintln(e.stderr, "kneecap: WARNING: TLS certificate verification is off (target.tls.insecure_skip_verify)")
+	}
+	return t, nil
+}
+
+// preflight checks the target before the sweep (sweep.RunPreflight): a model it does not
+// serve is exit 2, an unreachable or failing endpoint exit 3, with one line naming the URL and
+// the cause.
+func preflight(ctx context.Context, e *env, t *target, model string) error {
+	pf, err := sweep.RunPreflight(ctx, t.client, model, sweep.PreflightTimeout)
+	var notServed *sweep.ModelNotServedError
+	switch {
+	case errors.As(err, &notServed):
+		return usageError("sweep: preflight: %s %v", t.endpoint, err)
+	case err != nil:
+		return withCode(exitUnreachable, fmt.Errorf("sweep: preflight: %s: %v", t.endpoint, err))
+	}
+	if pf.ModelsErr != nil {
+		fmt.Fprintf(e.stderr, "kneecap: warning: GET %s/models failed (%v); the probe request worked, continuing\n", t.endpoint, pf.ModelsErr)
+	}
+	fmt.Fprintf(e.stderr, "kneecap: preflight ok: model %s, probe TTFT %s\n", model, pf.TTFT.Round(100*time.Microsecond))
+	return nil
+}
+
+// recordServer asks the server what it is (sweep.ServerInfoPaths; not when
+// target.server_info is false, and only on shard 0 of a sharded sweep, whose merge keeps
+// shard 0's) and records the answer with kneecap's version in the results directory. A
+// resumed run keeps what it recorded first (a run from before this record gets it now) and
+// warns when the server or kneecap now differ.
+func recordServer(ctx context.Context, e *env, client *openai.Client, cfg config.Config, dir *rundir.Dir, done *rundir.Run) error {
+	bi, ok := debug.ReadBuildInfo()
+	tool := version(bi, ok)
+	var bodies map[string][]byte
+	if (cfg.Target.ServerInfo == nil || *cfg.Target.ServerInfo) && cfg.Shard.Index == 0 {
+		bodies = client.ServerInfo(ctx)
+	}
+	info := sweep.IdentifyServer(bodies)
+	if done != nil && (done.Kneecap != "" || done.Server != nil) {
+		if was, now := done.Server.String(), info.String(); was != now && len(bodies) > 0 {
+			fmt.Fprintf(e.stderr, "kneecap: warning: the server now says %q; the levels so far measured %q (levels.json keeps the first)\n", now, was)
+		}
+		if done.Kneecap != tool {
+			fmt.Fprintf(e.stderr, "kneecap: warning: this is kneecap %s; the levels so far were measured by %s (levels.json keeps the first)\n", tool, done.Kneecap)
+		}
+		return dir.SetProvenance(done.Kneecap, done.Server, nil)
+	}
+	var doc []byte
+	if len(bodies) > 0 {
+		var err error
+		if doc, err = sweep.RedactServerInfo(bodies); err != nil {
+			return err
+		}
+	}
+	if info != nil {
+		fmt.Fprintf(e.stderr, "kneecap: server: %s, from %s\n", info, info.From)
+	}
+	if err := dir.SetProvenance(tool, info, doc); err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	return nil
+}
+
+// startScraper starts scraping the server's Prometheus metrics for the whole sweep when sc
+// names a URL: each sample is appended to the directory's server_metrics.jsonl as it is
+// taken, and plan summarizes them per window. stop ends the scraping and reports failed
+// scrapes and write errors (a no-op without a URL).
+func startScraper(ctx context.Context, sc sweep.ServerMetricsConfig, dir *rundir.Dir, plan *sweep.Plan) (stop func() error, err error) {
+	if sc.URL == "" {
+		return func() error { return nil }, nil
+	}
+	s, err := sweep.NewScraper(sc, nil)
+	if err != nil {
+		return nil, usageError("sweep: server_metrics: %w", err)
+	}
+	w, err := dir.ServerMetrics()
+	if err != nil {
+		return nil, err
+	}
+	s.Record(w)
+	plan.Scraper = s
+	return s.Start(ctx), nil
+}

@@ -1,0 +1,250 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/kneecap/kneecap/redact"
+	"github.com/kneecap/kneecap/sim"
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// Validate reports every problem of the configuration at once (errors.Join), one line each,
+// naming FILE:LINE when the config was read from a file (or the flag that set the value).
+func (c Config) Validate() error {
+	v := &validation{c: &c}
+	if strings.ContainsAny(c.Name, `/\`) || c.Name == "." || c.Name == ".." || strings.ContainsFunc(c.Name, isControl) {
+		v.bad("name", "%q: must not contain path separators or control characters (it names the results directory)", c.Name)
+	}
+	v.target()
+	v.workload()
+	v.sweep()
+	v.analysis()
+	v.shard()
+	sortProblems(v.errs)
+	return errors.Join(v.errs...)
+}
+
+// validation collects the problems of one configuration.
+type validation struct {
+	c    *Config
+	errs []error
+}
+
+// bad records a problem of key, placed where key was set.
+func (v *validation) bad(key, format string, args ...any) {
+	v.errs = append(v.errs, &Error{Where: v.c.where(key), Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
+// badAt records a problem of key, placed where the first of at was set.
+func (v *validation) badAt(key string, at []string, format string, args ...any) {
+	v.errs = append(v.errs, &Error{Where: v.c.where(at...), Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (v *validation) positive(key string, d time.Duration) {
+	if d <= 0 {
+		v.bad(key, "is %v: must be > 0", d)
+	}
+}
+
+func (v *validation) nonNegative(key string, d time.Duration) {
+	if d < 0 {
+		v.bad(key, "is %v: must be ≥ 0", d)
+	}
+}
+
+func (v *validation) rate(key string, r float64) {
+	if !(r >= 0 && r <= 1) {
+		v.bad(key, "is %g: must be in [0, 1]", r)
+	}
+}
+
+// target checks target: and, without a target URL, simulator:.
+func (v *validation) target() {
+	t := v.c.Target
+	if t.URL != "" {
+		if err := checkURL(t.URL); err != nil {
+			v.bad("target.url", "%v", err)
+		}
+		if t.Model == "" {
+			v.badAt("target.model", []string{"target.model", "target.url"}, "missing: a model is required when target.url is set")
+		}
+	}
+	if t.API != sweep.APIChat && t.API != sweep.APICompletions {
+		v.bad("target.api", "%q: must be chat or completions", t.API)
+	}
+	v.positive("target.request_timeout", t.RequestTimeout)
+	if t.TLS.CAFile != "" {
+		if err := readable(t.TLS.CAFile); err != nil {
+			v.bad("target.tls.ca_file", "%v", err)
+		}
+	}
+	if t.URL == "" {
+		if _, err := sim.Resolve(v.c.Simulator); err != nil {
+			for _, p := range Problems(err) {
+				v.bad("simulator", "%s", p)
+			}
+		}
+	}
+}
+
+// workload checks workload: (sweep.WorkloadConfig.Validate names its keys) and its dataset.
+func (v *validation) workload() {
+	wl := v.c.Workload
+	for _, err := range wl.Validate() {
+		msg := err.Error()
+		if k, rest, ok := strings.Cut(msg, ": "); ok && namesKey(msg) {
+			v.bad(k, "%s", rest)
+		} else {
+			v.bad("workload", "%s", msg)
+		}
+	}
+	if wl.Dataset != "" {
+		if err := readable(wl.Dataset); err != nil {
+			v.bad("workload.dataset", "%v", err)
+		}
+	}
+}
+
+// sweep checks sweep: the levels, the level protocol and the stop rules.
+func (v *validation) sweep() {
+	s := v.c.Sweep
+	if _, err := s.Levels.Expand(); err != nil {
+		v.bad("sweep.levels", "%v", err)
+	}
+	v.nonNegative("sweep.warmup", s.Warmup)
+	if s.WarmupMax < s.Warmup {
+		v.bad("sweep.warmup_max", "%v is below warmup %v", s.WarmupMax, s.Warmup)
+	}
+	v.positive("sweep.duration", s.Duration)
+	if s.MinRequests < 0 {
+		v.bad("sweep.min_requests", "is %d: must be ≥ 0", s.MinRequests)
+	}
+	if s.MaxDuration < s.Duration {
+		v.bad("sweep.max_duration", "%v is below duration %v", s.MaxDuration, s.Duration)
+	}
+	if !(s.CITarget > 0 && s.CITarget < 1) {
+		v.bad("sweep.ci_target", "is %g: must be in (0, 1)", s.CITarget)
+	}
+	v.positive("sweep.drain_timeout", s.DrainTimeout)
+	v.nonNegative("sweep.cooldown", s.Cooldown)
+	if s.Refine < 0 {
+		v.bad("sweep.refine", "is %d: must be ≥ 0 (0 = no added levels)", s.Refine)
+	}
+	v.rate("sweep.stop.max_error_rate", s.Stop.MaxErrorRate)
+	v.nonNegative("sweep.stop.stop_ttft", s.Stop.StopTTFT)
+	v.nonNegative("sweep.stop.budget", s.Stop.Budget)
+}
+
+// analysis checks slo:, server_metrics:, analysis:, plan: and output:.
+func (v *validation) analysis() {
+	c := v.c
+	v.nonNegative("slo.ttft_p95", c.SLO.TTFTP95)
+	v.nonNegative("slo.tpot_p95", c.SLO.TPOTP95)
+	v.nonNegative("slo.e2e_p95", c.SLO.E2EP95)
+	if c.ServerMetrics.URL != "" {
+		if err := checkURL(c.ServerMetrics.URL); err != nil {
+			v.bad("server_metrics.url", "%v", err)
+		}
+		v.positive("server_metrics.interval", c.ServerMetrics.Interval)
+	} else {
+		v.nonNegative("server_metrics.interval", c.ServerMetrics.Interval)
+	}
+	if !(c.Analysis.KneeGain > 0 && c.Analysis.KneeGain < 1) {
+		v.bad("analysis.knee_gain", "is %g: must be in (0, 1)", c.Analysis.KneeGain)
+	}
+	p := c.Plan
+	if p.ConcurrentUsers < 0 {
+		v.bad("plan.concurrent_users", "is %d: must be ≥ 0", p.ConcurrentUsers)
+	}
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{{"plan.qps", p.QPS}, {"plan.output_tps", p.OutputTPS}, {"plan.replica_cost_per_hour", p.ReplicaCostPerHour}} {
+		if !(f.v >= 0) || math.IsInf(f.v, 0) {
+			v.bad(f.key, "is %g: must be ≥ 0", f.v)
+		}
+	}
+	if p.GPUsPerReplica < 0 {
+		v.bad("plan.gpus_per_replica", "is %d: must be ≥ 0", p.GPUsPerReplica)
+	}
+	if strings.ContainsFunc(c.Output.Dir, isControl) {
+		v.bad("output.dir", "%q: must not contain control characters", c.Output.Dir)
+	}
+}
+
+// shard checks shard: and what a sharded sweep needs of the rest (DESIGN §8).
+func (v *validation) shard() {
+	sh, s := v.c.Shard, v.c.Sweep
+	switch {
+	case sh.Count < 0:
+		v.bad("shard.count", "is %d: must be ≥ 0 (0 = not sharded)", sh.Count)
+		return
+	case sh.Count == 0 && (sh.StartAt != "" || sh.Index != 0):
+		v.badAt("shard.count", []string{"shard.start_at", "shard.index", "shard.count"}, "missing: shard.start_at or shard.index is set, but a sharded sweep also needs its shard count (--shard I/N)")
+		return
+	case sh.Count == 0:
+		return
+	}
+	if sh.Index < 0 || sh.Index >= sh.Count {
+		v.bad("shard.index", "is %d: must be in [0, %d)", sh.Index, sh.Count)
+	}
+	if sh.StartAt == "" {
+		v.badAt("shard.start_at", []string{"shard.start_at", "shard.count"}, "missing: the shards start the first level at this agreed time (RFC 3339)")
+	} else if _, err := sh.Start(); err != nil {
+		v.bad("shard.start_at", "%q: not an RFC 3339 time such as 2026-11-30T10:00:00Z", sh.StartAt)
+	}
+	if v.c.Target.URL == "" {
+		v.badAt("target.url", []string{"target.url", "shard.count"}, "missing: a sharded sweep loads one server from several machines, so it needs target.url (not the built-in simulator)")
+	}
+	if s.Refine > 0 {
+		v.badAt("sweep.refine", []string{"sweep.refine", "shard.count"}, "is %d: a sharded sweep cannot add levels (where to add them is decided from the merged results, which no shard has); merge, then run one process with the added levels", s.Refine)
+	}
+	if s.Warmup <= 0 {
+		v.badAt("sweep.warmup", []string{"sweep.warmup", "shard.count"}, "is %v: a sharded sweep needs a warmup > 0 (each window starts at a fixed time after its level)", s.Warmup)
+	}
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// checkURL accepts absolute http(s) URLs with a host.
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		// *url.Error quotes the whole URL, userinfo included: keep only its cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("%q is not a URL: %w", redact.URL(raw), err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%q: scheme must be http or https", redact.URL(raw))
+	}
+	if u.Host == "" {
+		return fmt.Errorf("%q: no host", redact.URL(raw))
+	}
+	return nil
+}
+
+// readable checks that path names a readable regular file.
+func readable(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("cannot read: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("cannot read: %w", err)
+	}
+	if fi.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	return nil
+}

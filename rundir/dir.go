@@ -1,0 +1,263 @@
+// Package rundir is the results directory of a run (DESIGN §5): creating it, appending each
+// finished level durably (records.jsonl, then levels.json atomically), resuming an
+// interrupted run, reading a run back, merging the directories of a sharded sweep's shards,
+// and the rules for choosing and checking an output directory. It is the contract between
+// measuring and analyzing: `kneecap analyze` reproduces every number from these files.
+package rundir
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/redact"
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// Files of a results directory (DESIGN §5).
+const (
+	// ConfigFile is the resolved configuration, secrets redacted; --resume reads it.
+	ConfigFile = "config.yaml"
+	// LevelsFile lists the finished levels (LevelRun) and why the sweep stopped.
+	LevelsFile = "levels.json"
+	// RecordsFile holds one sweep.Record per line, every request of every listed level.
+	RecordsFile = "records.jsonl"
+	// ServerMetricsFile holds one scrape of the server's metrics per line.
+	ServerMetricsFile = "server_metrics.jsonl"
+	// ServerInfoFile is what the server said about itself: the bodies of the info endpoints
+	// that answered, secrets redacted.
+	ServerInfoFile = "server_info.json"
+	// AnalysisFile is the analysis (schema kneecap.analysis/v1).
+	AnalysisFile = "analysis.json"
+	// SummaryFile is the level-summary CSV, which `kneecap analyze` reads back.
+	SummaryFile = "summary.csv"
+)
+
+// LevelsSchema is the schema tag of levels.json.
+const LevelsSchema = "kneecap.levels/v1"
+
+// MaxRecordLine is the longest records.jsonl line Read accepts, in bytes (a record
+// with per-chunk offsets of a 100k-token answer is about 1 MB).
+const MaxRecordLine = 16 << 20
+
+// levelsDoc is the JSON document levels.json.
+type levelsDoc struct {
+	Schema     string `json:"schema"`
+	Name       string `json:"name"`
+	Model      string `json:"model"`
+	Endpoint   string `json:"endpoint"`
+	Start      string `json:"start"`
+	StopReason string `json:"stop_reason"`
+	// Shards is the number of shards `kneecap merge` combined (absent: not a merge).
+	Shards int `json:"merged_shards,omitempty"`
+	// Kneecap is the version of kneecap that ran the sweep; Server what the server said it
+	// is (see sweep.ServerInfo).
+	Kneecap string            `json:"kneecap,omitempty"`
+	Server  *sweep.ServerInfo `json:"server_info,omitempty"`
+	Levels  []sweep.LevelRun  `json:"levels"`
+}
+
+// Dir is a results directory being written. It implements sweep.Sink: every finished level's
+// records are appended to records.jsonl and fsynced, then levels.json is rewritten atomically,
+// so a level listed in levels.json always has all its records on disk. Safe for concurrent
+// use.
+type Dir struct {
+	path string
+
+	mu      sync.Mutex
+	doc     levelsDoc
+	records *os.File
+	metrics *os.File
+	closed  bool
+}
+
+var _ sweep.Sink = (*Dir)(nil)
+
+// Create creates the results directory dir (with parents), checks that it is writable and
+// holds no earlier run, and writes config.yaml (cfg.Redacted()) and an empty levels.json.
+// endpoint is the URL under test (the simulator's loopback URL for in-process runs).
+func Create(dir string, cfg config.Config, endpoint string, start time.Time) (*Dir, error) {
+	if dir == "" {
+		return nil, errors.New("create results dir: empty path")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create results dir %s: %w", dir, err)
+	}
+	for _, f := range []string{LevelsFile, RecordsFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return nil, fmt.Errorf("create results dir %s: it already holds a run (%s); use --resume %s or another -o", dir, f, dir)
+		}
+	}
+	d := &Dir{
+		path: dir,
+		doc: levelsDoc{
+			Schema:   LevelsSchema,
+			Name:     cfg.Name,
+			Model:    cfg.Target.Model,
+			Endpoint: redact.URL(endpoint),
+			Start:    start.UTC().Format(time.RFC3339Nano),
+			Levels:   []sweep.LevelRun{},
+		},
+	}
+	var buf bytes.Buffer
+	buf.WriteString("# kneecap resolved configuration (secrets redacted); `kneecap sweep --resume` reads it.\n")
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(cfg.Redacted()); err != nil {
+		return nil, fmt.Errorf("create results dir %s: encode config: %w", dir, err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("create results dir %s: encode config: %w", dir, err)
+	}
+	if err := WriteFileAtomic(filepath.Join(dir, ConfigFile), buf.Bytes()); err != nil {
+		return nil, fmt.Errorf("create results dir %s: %w", dir, err)
+	}
+	if err := d.writeLevels(); err != nil {
+		return nil, fmt.Errorf("create results dir %s: %w", dir, err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, RecordsFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create results dir %s: %w", dir, err)
+	}
+	d.records = f
+	return d, nil
+}
+
+// Path returns the directory's path.
+func (d *Dir) Path() string { return d.path }
+
+// SetMerged records in levels.json (at its next write) that the directory holds n shards
+// merged by `kneecap merge`.
+func (d *Dir) SetMerged(n int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.doc.Shards = n
+}
+
+// LevelDone appends the level's records to records.jsonl, fsyncs it, then rewrites
+// levels.json atomically with the level's run added.
+func (d *Dir) LevelDone(l sweep.Level) error {
+	run, records := l.Run, l.Records
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return fmt.Errorf("results %s: level %d: directory closed", d.path, run.Index)
+	}
+	w := bufio.NewWriterSize(d.records, 256<<10)
+	enc := json.NewEncoder(w)
+	for i := range records {
+		if err := enc.Encode(&records[i]); err != nil {
+			return fmt.Errorf("results %s: write %s: %w", d.path, RecordsFile, err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("results %s: write %s: %w", d.path, RecordsFile, err)
+	}
+	if err := d.records.Sync(); err != nil {
+		return fmt.Errorf("results %s: sync %s: %w", d.path, RecordsFile, err)
+	}
+	d.doc.Levels = append(d.doc.Levels, run)
+	if err := d.writeLevels(); err != nil {
+		d.doc.Levels = d.doc.Levels[:len(d.doc.Levels)-1]
+		return fmt.Errorf("results %s: %w", d.path, err)
+	}
+	return nil
+}
+
+// Finish records why the sweep stopped in levels.json.
+func (d *Dir) Finish(reason string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.doc.StopReason = reason
+	if err := d.writeLevels(); err != nil {
+		return fmt.Errorf("results %s: %w", d.path, err)
+	}
+	return nil
+}
+
+// ServerMetrics opens server_metrics.jsonl for appending and returns it; the Dir closes it in
+// Close. Repeated calls return the same writer.
+func (d *Dir) ServerMetrics() (io.Writer, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, fmt.Errorf("results %s: directory closed", d.path)
+	}
+	if d.metrics != nil {
+		return d.metrics, nil
+	}
+	f, err := os.OpenFile(filepath.Join(d.path, ServerMetricsFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("results %s: %w", d.path, err)
+	}
+	d.metrics = f
+	return f, nil
+}
+
+// Close syncs and closes the directory's open files. Stop writers of ServerMetrics first.
+func (d *Dir) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	var errs []error
+	for _, f := range []*os.File{d.records, d.metrics} {
+		if f == nil {
+			continue
+		}
+		if err := f.Sync(); err != nil {
+			errs = append(errs, err)
+		}
+		if err := f.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("results %s: close: %w", d.path, err)
+	}
+	return nil
+}
+
+// writeLevels rewrites levels.json atomically. d.mu is held or d is not shared yet.
+func (d *Dir) writeLevels() error {
+	b, err := json.MarshalIndent(&d.doc, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", LevelsFile, err)
+	}
+	return WriteFileAtomic(filepath.Join(d.path, LevelsFile), append(b, '\n'))
+}
+
+// SetProvenance records in levels.json (at its next write) the kneecap version that runs the
+// sweep and what the server said it is (nil: it said nothing), and writes the server's
+// redacted info bodies (RedactServerInfo) to ServerInfoFile when there are any.
+func (d *Dir) SetProvenance(kneecap string, server *sweep.ServerInfo, infoDoc []byte) error {
+	if len(infoDoc) > 0 {
+		if err := WriteFileAtomic(filepath.Join(d.path, ServerInfoFile), infoDoc); err != nil {
+			return fmt.Errorf("results %s: %w", d.path, err)
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.doc.Kneecap, d.doc.Server = kneecap, server
+	return nil
+}
+
+// SetEndpoint changes the endpoint recorded in levels.json (a resumed in-process run gets a
+// new loopback port). It takes effect at the next write.
+func (d *Dir) SetEndpoint(endpoint string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.doc.Endpoint = redact.URL(endpoint)
+}

@@ -1,0 +1,307 @@
+package rundir
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// Merge combines the results of every shard of one sharded sweep (config.ShardConfig) into the
+// results of the whole sweep, as if one process had run every worker: each level's records
+// are the union of the shards' records, its window is chosen from the union as the
+// one-process controller would (see Schedule), and the steady-state verdict, slice TPS and
+// notes are computed again from the union. Client
+// diagnostics take the worst shard (a level is client-bound when any shard was); server
+// metrics come from the lowest-numbered shard that scraped them.
+//
+// parts must be every shard exactly once, with the same configuration apart from
+// shard.index and output.dir, and levels on the same schedule; anything else is an error
+// naming the directories. Levels that only some shards finished (one was interrupted or
+// stopped early) are left out, with a warning each; a level that any shard ran interrupted is
+// kept and marked interrupted, so the analysis treats it as invalid. The result's Config has
+// no shard section, and its Shards counts the parts.
+func Merge(parts []*Run) (*Run, []string, error) {
+	ordered, err := orderShards(parts)
+	if err != nil {
+		return nil, nil, err
+	}
+	first, n := ordered[0], len(ordered)
+	if d := first.Config.Sweep.Duration; d < sweep.MinSlices {
+		return nil, nil, fmt.Errorf("merge: %s: sweep.duration %s is shorter than its %d slices", first.Dir, d, sweep.MinSlices)
+	}
+	cfg := first.Config
+	cfg.Shard = config.ShardConfig{}
+	cfg.Output.Dir = ""
+	out := &Run{
+		Config:   cfg,
+		Start:    first.Start,
+		Endpoint: first.Endpoint,
+		Shards:   n,
+		Kneecap:  first.Kneecap,
+		Server:   first.Server,
+	}
+	var warnings []string
+	for _, p := range ordered[1:] {
+		if p.Kneecap != first.Kneecap {
+			warnings = append(warnings, fmt.Sprintf("shard %s ran kneecap %q, shard %s %q: the load generators differ",
+				p.Config.Shard, p.Kneecap, first.Config.Shard, first.Kneecap))
+		}
+	}
+	common := len(first.Levels)
+	for _, p := range ordered {
+		common = min(common, len(p.Levels))
+		if p.Start.Before(out.Start) {
+			out.Start = p.Start
+		}
+	}
+	if common == 0 {
+		return nil, nil, fmt.Errorf("merge: no level was finished by every shard: nothing to merge (%s)", strings.Join(shardLevels(ordered), ", "))
+	}
+	for _, p := range ordered {
+		for _, l := range p.Levels[common:] {
+			warnings = append(warnings, fmt.Sprintf("level %d (concurrency %d) left out: shard %s finished it, but not every shard did",
+				l.Run.Index+1, l.Run.Concurrency, p.Config.Shard))
+		}
+	}
+	var errs []error
+	server := serverMetrics(ordered)
+	for j := range common {
+		runs := make([]sweep.LevelRun, n)
+		var records []sweep.Record
+		for i, p := range ordered {
+			runs[i] = p.Levels[j].Run
+			records = append(records, p.Levels[j].Records...)
+		}
+		run, err := sweep.MergeLevel(runs, records, cfg.Sweep, server)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out.Levels = append(out.Levels, sweep.Level{Run: run, Records: records})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	var why []string
+	out.StopReason, why = stopReason(ordered)
+	return out, append(warnings, why...), nil
+}
+
+// orderShards checks that parts are every shard of one sweep exactly once, with the same
+// configuration but for the shard index and output directory, and returns them in shard order.
+// Every problem found is in the error, one per line, naming the directories.
+func orderShards(parts []*Run) ([]*Run, error) {
+	if len(parts) == 0 {
+		return nil, errors.New("merge: no shard results")
+	}
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	byIndex := map[int]*Run{}
+	n := parts[0].Config.Shard.Count
+	for _, p := range parts {
+		sh := p.Config.Shard
+		switch {
+		case !sh.Sharded():
+			bad("%s is not a shard of a sharded sweep (its config.yaml has no shard section)", p.Dir)
+			continue
+		case sh.Count != n:
+			bad("%s is shard %s but %s is shard %s: not shards of one sweep", p.Dir, sh, parts[0].Dir, parts[0].Config.Shard)
+			continue
+		case sh.Index < 0 || sh.Index >= sh.Count:
+			bad("%s: shard index %d outside [0, %d)", p.Dir, sh.Index, sh.Count)
+			continue
+		}
+		if q, dup := byIndex[sh.Index]; dup {
+			bad("%s and %s are both shard %s", q.Dir, p.Dir, sh)
+			continue
+		}
+		byIndex[sh.Index] = p
+		if diff := configDiff(parts[0].Config, p.Config); len(diff) > 0 {
+			bad("%s: configuration differs from %s's in %s: not shards of one sweep", p.Dir, parts[0].Dir, strings.Join(diff, ", "))
+		}
+	}
+	if len(errs) == 0 {
+		var missing []string
+		for i := range n {
+			if byIndex[i] == nil {
+				missing = append(missing, fmt.Sprintf("%d/%d", i, n))
+			}
+		}
+		if len(missing) > 0 {
+			bad("merge: shard %s missing: give every shard's results directory", strings.Join(missing, ", "))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	ordered := make([]*Run, n)
+	for i := range n {
+		ordered[i] = byIndex[i]
+	}
+	return ordered, nil
+}
+
+// serverMetrics returns the function sweep.MergeLevel summarises a shard's server metrics with
+// over the merged window: from the shard's server_metrics.jsonl (the shard summarised its
+// whole load period), each file read once.
+func serverMetrics(ordered []*Run) func(shard int, w0, w1 int64) (*sweep.ServerStats, error) {
+	samples := map[int][]sweep.MetricSample{}
+	return func(shard int, w0, w1 int64) (*sweep.ServerStats, error) {
+		s, ok := samples[shard]
+		if !ok {
+			var err error
+			if s, err = ReadServerMetrics(filepath.Join(ordered[shard].Dir, ServerMetricsFile)); err != nil {
+				return nil, err
+			}
+			samples[shard] = s
+		}
+		return sweep.SummarizeSamples(s, w0, w1), nil
+	}
+}
+
+// stopReason is the merged sweep's stop reason: the shards' when they agree, else each
+// reason with the shards that gave it ("shard 0/2: …; shard 1/2: …"). A shard without one
+// (killed) is warned about.
+func stopReason(ordered []*Run) (string, []string) {
+	var warnings []string
+	reasons := map[string][]string{}
+	var order []string
+	for _, p := range ordered {
+		reason := p.StopReason
+		if reason == "" {
+			reason = "did not finish (no stop reason: killed?)"
+			warnings = append(warnings, fmt.Sprintf("shard %s did not finish: its levels.json has no stop reason (was it killed?)", p.Config.Shard))
+		}
+		if _, seen := reasons[reason]; !seen {
+			order = append(order, reason)
+		}
+		reasons[reason] = append(reasons[reason], p.Config.Shard.String())
+	}
+	if len(order) == 1 {
+		return order[0], warnings
+	}
+	var b []string
+	for _, r := range order {
+		b = append(b, fmt.Sprintf("shard %s: %s", strings.Join(reasons[r], ", "), r))
+	}
+	return strings.Join(b, "; "), warnings
+}
+
+// shardLevels describes how many levels each shard finished: "shard 0/2: 3 levels".
+func shardLevels(parts []*Run) []string {
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		out[i] = fmt.Sprintf("shard %s: %d levels", p.Config.Shard, len(p.Levels))
+	}
+	return out
+}
+
+// configDiff names the sections (top-level keys) of two shards' configurations that differ
+// in what loads the server, ignoring shard.index and output.dir, which differ between shards
+// by design, and slo, analysis and plan, which only the analysis of the merge uses (the
+// first shard's). start_at is compared as an instant.
+func configDiff(a, b config.Config) []string {
+	for _, c := range []*config.Config{&a, &b} {
+		c.Shard.Index, c.Output.Dir = 0, ""
+		c.SLO, c.Analysis, c.Plan = analysis.SLO{}, config.AnalysisConfig{}, analysis.Plan{}
+		if t, err := c.Shard.Start(); err == nil {
+			c.Shard.StartAt = t.UTC().Format(time.RFC3339Nano)
+		}
+	}
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	t := va.Type()
+	var diff []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		ya, erra := yaml.Marshal(va.Field(i).Interface())
+		yb, errb := yaml.Marshal(vb.Field(i).Interface())
+		if erra != nil || errb != nil || !bytes.Equal(ya, yb) {
+			key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			diff = append(diff, key)
+		}
+	}
+	return diff
+}
+
+// errNotMerged is wrapped by CheckNotShard.
+var errNotMerged = errors.New("one shard of a sharded sweep holds a part of every level's load: merge the shards first (kneecap merge SHARD_DIR... -o DIR)")
+
+// CheckNotShard returns an error when res is one shard of a sharded sweep: analyzing it alone
+// would attribute the whole level's concurrency to a part of its load.
+func CheckNotShard(res *Run) error {
+	if res.Config.Shard.Sharded() {
+		return fmt.Errorf("%s is shard %s: %w", res.Dir, res.Config.Shard, errNotMerged)
+	}
+	return nil
+}
+
+// WriteMerged writes merged (Merge's result of parts) into the new results directory dir:
+// config.yaml, records.jsonl and levels.json level by level, shard 0's server_info.json (only
+// shard 0 asks the server), and the server metrics of the lowest-numbered shard that scraped
+// them (every shard scrapes the same server).
+func WriteMerged(dir string, merged *Run, parts []*Run) (err error) {
+	d, err := Create(dir, merged.Config, merged.Endpoint, merged.Start)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, d.Close()) }()
+	d.SetMerged(merged.Shards)
+	var info []byte
+	for _, p := range parts {
+		if p.Config.Shard.Index == 0 {
+			info, _ = os.ReadFile(filepath.Join(p.Dir, ServerInfoFile))
+		}
+	}
+	if err := d.SetProvenance(merged.Kneecap, merged.Server, info); err != nil {
+		return err
+	}
+	for _, l := range merged.Levels {
+		if err := d.LevelDone(l); err != nil {
+			return err
+		}
+	}
+	if src := shardMetrics(parts); src != "" {
+		w, err := d.ServerMetrics()
+		if err != nil {
+			return err
+		}
+		f, err := os.Open(src)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(w, f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("copy %s: %w", src, err)
+		}
+	}
+	return d.Finish(merged.StopReason)
+}
+
+// shardMetrics returns the server_metrics.jsonl of the lowest-numbered shard that has a
+// non-empty one ("" when none has).
+func shardMetrics(parts []*Run) string {
+	best, path := -1, ""
+	for _, p := range parts {
+		f := filepath.Join(p.Dir, ServerMetricsFile)
+		if st, err := os.Stat(f); err == nil && st.Size() > 0 && (best < 0 || p.Config.Shard.Index < best) {
+			best, path = p.Config.Shard.Index, f
+		}
+	}
+	return path
+}

@@ -1,0 +1,249 @@
+package rundir
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// Run is a results directory read back: everything `kneecap analyze` needs.
+type Run struct {
+	// Dir is the directory read.
+	Dir string
+	// Config is the resolved configuration (secrets redacted).
+	Config config.Config
+	// Start is when the sweep started.
+	Start time.Time
+	// Endpoint is the target URL (the simulator's loopback URL for in-process runs).
+	Endpoint string
+	// Levels are the finished levels in the order they ran, each with its records (none
+	// when read by ReadMeta).
+	Levels []sweep.Level
+	// StopReason is why the sweep stopped ("" while it runs).
+	StopReason string
+	// Shards is the number of shards merged into this run (0: not a merge).
+	Shards int
+	// Kneecap is the version of kneecap that ran the sweep ("" before it was recorded).
+	Kneecap string
+	// Server is what the server said it is, when it said (see sweep.ServerInfo).
+	Server *sweep.ServerInfo
+}
+
+// Runs returns how each level ran, in order.
+func (r *Run) Runs() []sweep.LevelRun { return sweep.Runs(r.Levels) }
+
+// Records returns every record of every level, level by level.
+func (r *Run) Records() []sweep.Record {
+	n := 0
+	for _, l := range r.Levels {
+		n += len(l.Records)
+	}
+	out := make([]sweep.Record, 0, n)
+	for _, l := range r.Levels {
+		out = append(out, l.Records...)
+	}
+	return out
+}
+
+// Read reads a results directory: config.yaml, levels.json and records.jsonl. Only records of
+// levels listed in levels.json are returned: a level half-written when the process was killed
+// is dropped, and so is a last line without its newline. A corrupt line is an error naming
+// records.jsonl:LINE.
+func Read(dir string) (*Run, error) {
+	r, _, err := readRun(dir, false)
+	return r, err
+}
+
+// ReadMeta reads a results directory's config.yaml and levels.json but not its records (every
+// level's Records is nil): enough to describe a run whose records.jsonl is gone, as in a
+// published example that keeps only summary.csv.
+func ReadMeta(dir string) (*Run, error) {
+	res, _, err := readHead(dir, false)
+	return res, err
+}
+
+// readHead reads config.yaml and levels.json; it also returns how many levels levels.json
+// lists (before resume drops trailing interrupted ones).
+func readHead(dir string, resume bool) (*Run, int, error) {
+	cfg, err := config.Read(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		return nil, 0, fmt.Errorf("read results %s: %w", dir, err)
+	}
+	lp := filepath.Join(dir, LevelsFile)
+	b, err := os.ReadFile(lp)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read results %s: %w", dir, err)
+	}
+	var doc levelsDoc
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, 0, fmt.Errorf("read results %s: %s: %w", dir, lp, err)
+	}
+	if doc.Schema != LevelsSchema {
+		return nil, 0, fmt.Errorf("read results %s: %s: schema %q, want %q", dir, lp, doc.Schema, LevelsSchema)
+	}
+	res := &Run{
+		Dir:        dir,
+		Config:     cfg,
+		Endpoint:   doc.Endpoint,
+		Levels:     sweep.GroupRecords(doc.Levels, nil),
+		StopReason: doc.StopReason,
+		Shards:     doc.Shards,
+		Kneecap:    doc.Kneecap,
+		Server:     doc.Server,
+	}
+	if res.Start, err = time.Parse(time.RFC3339Nano, doc.Start); err != nil {
+		return nil, 0, fmt.Errorf("read results %s: %s: start: %w", dir, lp, err)
+	}
+	if resume {
+		for n := len(res.Levels); n > 0 && res.Levels[n-1].Run.Interrupted; n-- {
+			res.Levels = res.Levels[:n-1]
+		}
+		for i, l := range res.Levels {
+			if l.Run.Index != i {
+				return nil, 0, fmt.Errorf("read results %s: %s: level %d has index %d", dir, lp, i, l.Run.Index)
+			}
+		}
+	}
+	return res, len(doc.Levels), nil
+}
+
+// readRun also returns the byte offset of records.jsonl where the listed levels' records end.
+// With resume, trailing interrupted levels are dropped too (they are run again), and level
+// indices must run 0, 1, 2, … so the sweep can continue at the next one.
+func readRun(dir string, resume bool) (*Run, int64, error) {
+	res, listedLevels, err := readHead(dir, resume)
+	if err != nil {
+		return nil, 0, err
+	}
+	rp := filepath.Join(dir, RecordsFile)
+	f, err := os.Open(rp)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && listedLevels == 0 {
+			return res, 0, nil
+		}
+		return nil, 0, fmt.Errorf("read results %s: %w", dir, err)
+	}
+	defer f.Close()
+	end, err := readRecords(bufio.NewReaderSize(f, 1<<20), rp, res.Levels)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read results %s: %w", dir, err)
+	}
+	return res, end, nil
+}
+
+// readRecords appends each record of r (records.jsonl, named path in errors) to the level of
+// levels it belongs to and returns the byte offset where the listed levels' records end.
+// Records of a level not in levels (half-written when the run was killed) must all follow
+// the listed ones; a partial last line is dropped.
+func readRecords(r *bufio.Reader, path string, levels []sweep.Level) (end int64, err error) {
+	pos := make(map[int]int, len(levels))
+	for i, l := range levels {
+		pos[l.Run.Index] = i
+	}
+	var (
+		off       int64
+		line      int
+		buf       []byte
+		firstDrop = -1 // the first line of an unlisted level
+	)
+	for {
+		buf, err = readLine(r, buf[:0], MaxRecordLine)
+		if errors.Is(err, errLineTooLong) {
+			return 0, fmt.Errorf("%s:%d: line longer than %d bytes", path, line+1, MaxRecordLine)
+		}
+		if errors.Is(err, io.EOF) {
+			return end, nil // a partial last line (no newline) was being written when the run stopped
+		}
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", path, err)
+		}
+		line++
+		off += int64(len(buf))
+		body := bytes.TrimSpace(buf)
+		if len(body) == 0 {
+			continue
+		}
+		var rec sweep.Record
+		if err := json.Unmarshal(body, &rec); err != nil {
+			return 0, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		i, listed := pos[rec.Level]
+		switch {
+		case !listed && firstDrop < 0:
+			firstDrop = line
+		case !listed:
+		case firstDrop >= 0:
+			return 0, fmt.Errorf("%s:%d: record of finished level %d after line %d of an unfinished level",
+				path, line, rec.Level, firstDrop)
+		default:
+			levels[i].Records = append(levels[i].Records, rec)
+			end = off
+		}
+	}
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine appends the next line, including its '\n', to buf. At the end of the input it
+// returns io.EOF (with any partial last line in buf).
+func readLine(r *bufio.Reader, buf []byte, limit int) ([]byte, error) {
+	for {
+		frag, err := r.ReadSlice('\n')
+		if len(buf)+len(frag) > limit {
+			return buf, errLineTooLong
+		}
+		buf = append(buf, frag...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err == nil {
+			return buf, nil
+		}
+		return buf, err
+	}
+}
+
+// ReadServerMetrics reads a server_metrics.jsonl file: one MetricSample per line, in the order
+// taken (the series each value came from are not recorded in the file). A corrupt line is an
+// error naming FILE:LINE; a last line without its newline (cut by a kill) is dropped.
+func ReadServerMetrics(path string) ([]sweep.MetricSample, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	var (
+		out  []sweep.MetricSample
+		buf  []byte
+		line int
+	)
+	for {
+		buf, err = readLine(br, buf[:0], MaxRecordLine)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line+1, err)
+		}
+		line++
+		body := bytes.TrimSpace(buf)
+		if len(body) == 0 {
+			continue
+		}
+		var m sweep.MetricSample
+		if err := json.Unmarshal(body, &m); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		out = append(out, m)
+	}
+}

@@ -1,0 +1,46 @@
+package sweep
+
+import "time"
+
+// Protocol is the sweep: section: the levels and the level protocol (DESIGN §3).
+type Protocol struct {
+	Levels LevelsSpec `yaml:"levels"`
+	// Warmup is the minimum warmup time; warmup also waits for every worker's first request.
+	Warmup time.Duration `yaml:"warmup"`
+	// WarmupMax caps the warmup.
+	WarmupMax time.Duration `yaml:"warmup_max"`
+	// Duration is the minimum measurement window.
+	Duration time.Duration `yaml:"duration"`
+	// MinRequests is the minimum number of completions in the window.
+	MinRequests int `yaml:"min_requests"`
+	// MaxDuration caps the window when the steady-state test keeps failing.
+	MaxDuration time.Duration `yaml:"max_duration"`
+	// CITarget is the largest accepted 95% CI half-width of the mean slice TPS, relative.
+	CITarget float64 `yaml:"ci_target"`
+	// DrainTimeout bounds the drain; requests still in flight are then cancelled.
+	DrainTimeout time.Duration `yaml:"drain_timeout"`
+	// Cooldown is a pause between levels.
+	Cooldown time.Duration `yaml:"cooldown"`
+	// Refine is the number of levels added after the planned ones, each where the SLO limit,
+	// the knee or the TTFT blow-up lies farthest from a measured level (0 = none).
+	Refine int `yaml:"refine"`
+	// Stop holds the stop rules.
+	Stop StopRules `yaml:"stop"`
+	// RecordChunks keeps per-chunk arrival offsets in records (default true).
+	RecordChunks *bool `yaml:"record_chunks"`
+}
+
+// StopRules holds the sweep's stop rules.
+type StopRules struct {
+	// Plateau stops when TPS gains < 5% over two consecutive steps and TTFT p50 ≥ 3× the first
+	// level's.
+	Plateau bool `yaml:"plateau"`
+	// Overload stops when TPS falls below 90% of the best level.
+	Overload bool `yaml:"overload"`
+	// MaxErrorRate stops when a level's error rate exceeds it.
+	MaxErrorRate float64 `yaml:"max_error_rate"`
+	// StopTTFT stops when TTFT p95 exceeds it.
+	StopTTFT time.Duration `yaml:"stop_ttft"`
+	// Budget bounds the whole sweep's time; 0 means no limit.
+	Budget time.Duration `yaml:"budget"`
+}

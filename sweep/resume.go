@@ -1,0 +1,48 @@
+package sweep
+
+import "fmt"
+
+// Resume is where a resumed sweep continues, worked out from the levels its results directory
+// holds (PlanResume).
+type Resume struct {
+	// Planned and Added count the levels done of the plan and added after it (sweep.refine).
+	Planned, Added int
+	// StartIndex is Plan.StartIndex: the first planned level to run, len(levels) when no
+	// planned level is left.
+	StartIndex int
+	// PlannedOver reports that no planned level is left to run: all ran, an added level ran
+	// (so the planned part had ended), or the stop rules had ended them.
+	PlannedOver bool
+	// Stopped is the stop rules' reason when they had ended the planned levels, else "".
+	Stopped string
+}
+
+// PlanResume works out where a sweep of the planned levels (concurrencies) that adds up to
+// refine levels continues after done, the levels its directory holds. With levels still to
+// add, judge (nil: none) is asked over the planned levels done: it may have ended them before
+// the interrupt, and the rest of the sweep is then the added levels only (Run asks it again
+// and keeps its reason). It is an error when nothing is left to run.
+func PlanResume(levels []int, done []Level, refine int, judge Judge) (Resume, error) {
+	var r Resume
+	for _, l := range done {
+		if l.Run.Refine != "" {
+			r.Added++
+		} else {
+			r.Planned++
+		}
+	}
+	r.PlannedOver = r.Added > 0 || r.Planned >= len(levels)
+	if r.Added >= refine && r.PlannedOver {
+		return r, fmt.Errorf("all %d levels are done (%d planned, %d added): nothing to resume", len(done), r.Planned, r.Added)
+	}
+	r.StartIndex = r.Planned
+	if !r.PlannedOver && refine > 0 && judge != nil {
+		if r.Stopped = judge.Decide(PlannedLevels(done)); r.Stopped != "" {
+			r.PlannedOver = true
+		}
+	}
+	if r.PlannedOver {
+		r.StartIndex = len(levels)
+	}
+	return r, nil
+}
