@@ -6,13 +6,15 @@
 //
 //	kneecap sweep   [-c FILE] [-o DIR] [--url URL] [--model M] [--levels 1,2,4,...] ...
 //	kneecap analyze PATH [-o DIR] [--slo-ttft-p95 D] [--slo-tpot-p95 D] [--knee-gain F]
-//	kneecap compare RUN... -o DIR
+//	kneecap compare RUN... -o DIR [--max-regression PCT]
 //	kneecap merge   SHARD_DIR... -o DIR
 //	kneecap sim     [--addr 127.0.0.1:8000] [--profile demo|fixed|seed-article] [-c FILE]
 //	kneecap version
 //
 // Exit codes: 0 ok, 1 failure, 2 usage or configuration error, 3 target unreachable,
-// 130 interrupted (results written). `kneecap sim` stops on SIGINT or SIGTERM with exit 0.
+// 4 regression (compare --max-regression; everything written), 130 interrupted (results
+// written). `kneecap sim` stops on SIGINT or SIGTERM with exit 0. docs/design.md §9 is the
+// contract.
 package main
 
 import (
@@ -148,7 +150,7 @@ const usageText = `kneecap finds where an LLM inference service saturates.
 Usage:
   kneecap sweep   [-c FILE] [-o DIR] [--url URL] [--model M] [flags]   measure a concurrency sweep
   kneecap analyze PATH [-o DIR] [flags]                               analyze a run, a CSV or vLLM bench JSON
-  kneecap compare RUN... -o DIR                                       overlay several runs
+  kneecap compare RUN... -o DIR [--max-regression PCT]                overlay several runs; a regression gate
   kneecap merge   SHARD_DIR... -o DIR                                 merge the shards of a sweep run by N processes
   kneecap sim     [--addr 127.0.0.1:8000] [--profile demo] [flags]    serve the simulated engine
   kneecap version                                                     print the version
