@@ -3,9 +3,7 @@ package analysis
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
-	"strings"
 )
 
 // Model-selection and detection thresholds (DESIGN §4).
@@ -69,9 +67,7 @@ func Analyze(levels []Level, meta Meta, opts Options) Result {
 	a.operatingPoint()
 	a.slo()
 	a.capacity()
-	if res.Warnings == nil {
-		res.Warnings = []string{}
-	}
+	res.Warnings = a.warnings.texts()
 	return res
 }
 
@@ -85,37 +81,25 @@ type analyzer struct {
 	usl           *USL
 	hinge         *Hinge
 	batch         *Batch
-	// curve is the model the headline knee is read from, curveName its name.
-	curve     func(float64) float64
-	curveName string
+	// curve is the model the headline knee is read from, curveMethod its method.
+	curve       func(float64) float64
+	curveMethod Method
+	// warnings become the result's, in order.
+	warnings warnings
 }
 
-// warnOnce adds a warning unless the same text is already there.
-func (a *analyzer) warnOnce(format string, args ...any) {
-	w := fmt.Sprintf(format, args...)
-	if !slices.Contains(a.res.Warnings, w) {
-		a.res.Warnings = append(a.res.Warnings, w)
-	}
-}
+// warn adds w.
+func (a *analyzer) warn(w warning) { a.warnings.add(w) }
 
-func (a *analyzer) warn(format string, args ...any) {
-	a.res.Warnings = append(a.res.Warnings, fmt.Sprintf(format, args...))
-}
+// warnOnce adds w unless a warning of its kind and subject is already there.
+func (a *analyzer) warnOnce(w warning) { a.warnings.addOnce(w) }
 
 func (a *analyzer) collect() {
 	for i := range a.res.Levels {
 		lv := &a.res.Levels[i]
 		c, tps := float64(lv.Concurrency), float64(lv.OutputTPS)
 		if lv.Concurrency <= 0 || !finite(tps) || tps < 0 {
-			// A null TPS is "not measured": the warning says so rather than print NaN.
-			got := fmt.Sprintf("%g", tps)
-			switch {
-			case math.IsNaN(tps):
-				got = "null"
-			case math.IsInf(tps, 0):
-				got = "infinite"
-			}
-			a.warn("level concurrency %d: dropped: concurrency must be > 0 and output TPS finite and ≥ 0 (output TPS %s)", lv.Concurrency, got)
+			a.warn(levelDropped(lv.Concurrency, tps))
 			continue
 		}
 		if !lv.ClientBound {
@@ -125,11 +109,7 @@ func (a *analyzer) collect() {
 			a.recheck(lv)
 		}
 		if !lv.Valid {
-			why := "invalid"
-			if len(lv.Notes) > 0 {
-				why = strings.Join(lv.Notes, "; ")
-			}
-			a.warn("level concurrency %d excluded from fits: %s", lv.Concurrency, why)
+			a.warn(levelExcluded(lv.Concurrency, lv.Notes))
 			continue
 		}
 		a.pts = append(a.pts, point{c, tps, lv})
@@ -152,18 +132,13 @@ func (a *analyzer) collect() {
 		}
 	}
 	if len(a.pts) == 0 {
-		a.warn("no valid levels: nothing to analyze")
+		a.warn(noValidLevels())
 	} else if len(a.pts) < MinFitLevels {
-		a.warn("too few valid levels (%d < %d): no throughput fits, no knee and no TTFT hinge fit", len(a.pts), MinFitLevels)
+		a.warn(tooFewLevels(len(a.pts)))
 	} else if len(zero) > 0 {
 		// A collapsed level (no output at all) is data for overload, but the usl and batch
 		// models have no zero; one such level must not cost the whole curve its fits.
-		t := fmt.Sprintf("throughput fits: the valid level(s) at concurrency %s with 0 output tokens/s are left out of the usl, batch and hinge fits and the knee (the models need positive throughput)",
-			strings.Join(zero, ", "))
-		if len(a.fit) < MinFitLevels {
-			t += fmt.Sprintf("; %d level(s) remain, too few (< %d): no throughput fits and no knee", len(a.fit), MinFitLevels)
-		}
-		a.warn("%s", t)
+		a.warn(zeroThroughput(zero, len(a.fit)))
 	}
 }
 

@@ -12,10 +12,10 @@ func (a *analyzer) blowup() {
 	}
 	switch len(x) {
 	case 0:
-		a.warn("no TTFT blow-up: no valid level has a TTFT p50")
+		a.warn(blowupNoTTFT())
 		return
 	case 1:
-		a.warn("no TTFT blow-up: only one valid level (concurrency %g) has a TTFT p50: nothing to compare it with", x[0])
+		a.warn(blowupOneLevel(x[0]))
 		return
 	}
 	if len(x) >= MinFitLevels {
@@ -26,7 +26,7 @@ func (a *analyzer) blowup() {
 		for _, fit := range []func(x, y []float64) (Ramp, error){FitRampWeighted, FitRamp} {
 			if r, err := fit(x, y); err == nil && r.Slope > 0 && r.Base > 0 && r.Breakpoint < x[len(x)-1] &&
 				r.R2 >= 0.8 && r.Slope*(x[len(x)-1]-r.Breakpoint) >= 0.5*r.Base {
-				a.res.TTFTBlowup = &Blowup{Concurrency: Float(r.Breakpoint), Method: "hinge", BaselineMS: Float(r.Base), SlopeMSPerUser: Float(r.Slope)}
+				a.res.TTFTBlowup = &Blowup{Concurrency: Float(r.Breakpoint), Method: MethodHinge, BaselineMS: Float(r.Base), SlopeMSPerUser: Float(r.Slope)}
 				a.blowupGap(x, y, r)
 				return
 			}
@@ -35,11 +35,11 @@ func (a *analyzer) blowup() {
 	base := y[0]
 	for i := range x {
 		if y[i] > BlowupFactor*base {
-			a.res.TTFTBlowup = &Blowup{Concurrency: Float(x[i]), Method: "3x_baseline", BaselineMS: Float(base), SlopeMSPerUser: NaN()}
+			a.res.TTFTBlowup = &Blowup{Concurrency: Float(x[i]), Method: Method3xBaseline, BaselineMS: Float(base), SlopeMSPerUser: NaN()}
 			return
 		}
 	}
-	a.warn("no TTFT blow-up: TTFT p50 stays within %gx of the first level's %.0f ms up to concurrency %g", BlowupFactor, base, x[len(x)-1])
+	a.warn(blowupNone(base, x[len(x)-1]))
 }
 
 // blowupGap warns when the measured TTFT only brackets the blow-up r found: the last level
@@ -55,7 +55,6 @@ func (a *analyzer) blowupGap(x, y []float64, r Ramp) {
 		lastFlat = x[i]
 	}
 	if finite(lastFlat) && finite(firstHigh) && firstHigh > maxLevelGap*lastFlat {
-		a.warn("TTFT blow-up: TTFT p50 stays within 2× its baseline (%.3g ms) up to concurrency %g and exceeds it at %g: the blow-up lies between them, where no level was measured (the fit puts it at %.3g); measure levels in between to pin it down",
-			r.Base, lastFlat, firstHigh, r.Breakpoint)
+		a.warn(blowupGap(r, lastFlat, firstHigh))
 	}
 }

@@ -21,8 +21,7 @@ func (a *analyzer) residualBootstrap(x, y []float64, fitted func(float64) float6
 	}
 	n := len(x)
 	if n < MinIntervalLevels {
-		a.warnOnce("bootstrap: %d valid levels leave %d residual degree(s) of freedom after a %d-parameter fit: no 95%% interval; measure at least %d levels",
-			n, n-fitParams, fitParams, MinIntervalLevels)
+		a.warnOnce(bootstrapFewLevels(n))
 		return [2]Float{NaN(), NaN()}
 	}
 	scale := math.Sqrt(float64(n) / float64(n-fitParams))
@@ -44,7 +43,7 @@ func (a *analyzer) residualBootstrap(x, y []float64, fitted func(float64) float6
 		}
 	}
 	if len(vals)*2 < B {
-		a.warn("bootstrap: only %d of %d resamples gave a value: no interval", len(vals), B)
+		a.warn(bootstrapFewValues(len(vals), B))
 		return [2]Float{NaN(), NaN()}
 	}
 	slices.Sort(vals)

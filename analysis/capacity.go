@@ -28,7 +28,7 @@ func (a *analyzer) capacity() {
 	p := a.opts.Plan
 	if p.ConcurrentUsers <= 0 && !(p.QPS > 0) && !(p.OutputTPS > 0) {
 		if p.ReplicaCostPerHour > 0 {
-			a.warn("capacity: a replica cost is set but no target load (concurrent_users, qps or output_tps): no plan")
+			a.warn(capacityNoTarget())
 		}
 		return
 	}
@@ -63,14 +63,14 @@ func (a *analyzer) capacity() {
 		capc.ReplicasAtSLO = replicas(c, a.interpLog(c, qpsOf), tps)
 		capc.CostPerMTokens = perM(tps)
 	} else {
-		a.warn("capacity: no SLO point: replicas at the SLO are unknown")
+		a.warn(capacityNoSLO())
 	}
 	if k := a.res.Knee; k != nil {
 		c := float64(k.Concurrency)
 		capc.ReplicasAtKnee = replicas(c, a.interpLog(c, qpsOf), float64(k.TPS))
 		capc.CostPerMTokensAtKnee = perM(float64(k.TPS))
 	} else {
-		a.warn("capacity: no knee: replicas at the knee are unknown")
+		a.warn(capacityNoKnee())
 	}
 	if capc.ReplicasAtSLO.OK() {
 		capc.GPUs = Float(float64(capc.ReplicasAtSLO) * float64(gpus))

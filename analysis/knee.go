@@ -45,19 +45,66 @@ func doublingKnee(X func(float64) float64, lo, hi, gain float64) (float64, strin
 	return math.NaN(), "none"
 }
 
+// knee reads the headline knee from the best-fitting throughput curve, with its bootstrap
+// interval, the other methods' estimates and the warnings when they disagree.
 func (a *analyzer) knee() {
 	if len(a.fit) < MinFitLevels {
 		return
 	}
 	x, y := a.xy()
-	// The headline curve is the best-fitting (highest R², all three have three parameters) of
-	// the USL (when R² ≥ 0.9), the batch-limited Amdahl curve and the hinge; ties go in that
-	// order.
-	var method string
+	if !a.chooseCurve() {
+		a.warn(noKneeModel())
+		return
+	}
+	method := a.curveMethod
+	lo, hi := x[0], x[len(x)-1]/2
+	if hi < lo {
+		a.warn(kneeSpan(x[0], x[len(x)-1]))
+		return
+	}
+	gain := a.opts.KneeGain
+	k, status := doublingKnee(a.curve, lo, hi, gain)
+	if status == "none" {
+		a.warn(kneeBeyond((a.curve(x[len(x)-1])/a.curve(hi)-1)*100, x[len(x)-1], gain))
+		a.bootstrapUSL(x, y, gain, lo, hi, false)
+		return
+	}
+	if status == "below" {
+		a.warn(kneeAtBottom(lo, gain))
+	}
+	knee := &Knee{Concurrency: Float(k), TPS: Float(a.curve(k)), Method: method, Interval: [2]Float{NaN(), NaN()},
+		Others: a.otherKnees()}
+	iv := a.bootstrapUSL(x, y, gain, lo, hi, method == MethodUSL)
+	switch method {
+	case MethodHinge:
+		iv = a.bootstrapCurve(x, y, gain, lo, hi, a.hinge.At, func(x, ys []float64) (func(float64) float64, error) {
+			h, err := FitHinge(x, ys)
+			return h.At, err
+		})
+	case MethodBatch:
+		iv = a.bootstrapCurve(x, y, gain, lo, hi, a.batch.At, func(x, ys []float64) (func(float64) float64, error) {
+			b, err := FitBatch(x, ys)
+			return b.At, err
+		})
+	}
+	knee.Interval = iv
+	a.compareKnees(knee, gain)
+	if lo, hi, ok := bracket(x, k); ok && hi > maxLevelGap*lo {
+		a.warn(kneeGap(k, lo, hi))
+	}
+	knee.Evidence = a.evidence(k)
+	a.res.Knee = knee
+}
+
+// chooseCurve sets the curve the headline knee is read from and its method: the
+// best-fitting (highest R², all three have three parameters) of the USL (when R² ≥
+// USLMinR2), the batch-limited Amdahl curve and the hinge; ties go in that order. It reports
+// false when none was fitted.
+func (a *analyzer) chooseCurve() bool {
 	bestR2 := math.Inf(-1)
 	if a.usl != nil && float64(a.usl.R2) >= USLMinR2 {
 		u := *a.usl
-		a.curve, method, bestR2 = u.At, "usl", float64(u.R2)
+		a.curve, a.curveMethod, bestR2 = u.At, MethodUSL, float64(u.R2)
 	}
 	// R² is NaN only for constant throughput, which every model fits: rank it as 0.
 	r2 := func(v Float) float64 {
@@ -68,84 +115,53 @@ func (a *analyzer) knee() {
 	}
 	if a.batch != nil && r2(a.batch.R2) > bestR2 {
 		b := *a.batch
-		a.curve, method, bestR2 = b.At, "batch", r2(b.R2)
+		a.curve, a.curveMethod, bestR2 = b.At, MethodBatch, r2(b.R2)
 	}
 	if a.hinge != nil && r2(a.hinge.R2) > bestR2 {
 		h := *a.hinge
-		a.curve, method = h.At, "hinge"
+		a.curve, a.curveMethod = h.At, MethodHinge
 	}
-	if a.curve == nil {
-		a.warn("no knee: none of the USL, batch and hinge models could be fitted")
-		return
-	}
-	a.curveName = method
-	lo, hi := x[0], x[len(x)-1]/2
-	if hi < lo {
-		a.warn("no knee: the valid levels span less than one doubling (%g to %g)", x[0], x[len(x)-1])
-		return
-	}
-	gain := a.opts.KneeGain
-	k, status := doublingKnee(a.curve, lo, hi, gain)
-	if status == "none" {
-		a.warn("no knee: throughput still grows %.0f%% per doubling at concurrency %g (the largest valid level, knee_gain %.0f%%); extend the sweep",
-			(a.curve(x[len(x)-1])/a.curve(hi)-1)*100, x[len(x)-1], gain*100)
-		a.bootstrapUSL(x, y, gain, lo, hi, false)
-		return
-	}
-	if status == "below" {
-		a.warn("knee at or below the smallest valid level (concurrency %g): one doubling already adds < %.0f%%; measure lower concurrencies", lo, gain*100)
-	}
-	knee := &Knee{Concurrency: Float(k), TPS: Float(a.curve(k)), Method: method, Interval: [2]Float{NaN(), NaN()},
-		Others: map[string]Float{}}
-	iv := a.bootstrapUSL(x, y, gain, lo, hi, method == "usl")
-	switch method {
-	case "hinge":
-		iv = a.bootstrapCurve(x, y, gain, lo, hi, a.hinge.At, func(x, ys []float64) (func(float64) float64, error) {
-			h, err := FitHinge(x, ys)
-			return h.At, err
-		})
-	case "batch":
-		iv = a.bootstrapCurve(x, y, gain, lo, hi, a.batch.At, func(x, ys []float64) (func(float64) float64, error) {
-			b, err := FitBatch(x, ys)
-			return b.At, err
-		})
-	}
-	knee.Interval = iv
+	return a.curve != nil
+}
+
+// otherKnees returns each method's estimate for Knee.Others: the USL peak N* (when the curve
+// has one), the hinge breakpoint, the batch limit S and the Kneedle knee.
+func (a *analyzer) otherKnees() map[Method]Float {
+	others := map[Method]Float{}
 	if a.usl != nil && a.usl.PeakConcurrency.OK() {
-		knee.Others["usl"] = a.usl.PeakConcurrency
+		others[MethodUSL] = a.usl.PeakConcurrency
 	}
 	if a.hinge != nil {
-		knee.Others["hinge"] = a.hinge.Breakpoint
+		others[MethodHinge] = a.hinge.Breakpoint
 	}
 	if a.batch != nil {
-		knee.Others["batch"] = a.batch.Limit
+		others[MethodBatch] = a.batch.Limit
 	}
 	if kn := a.res.Throughput.Kneedle; kn != nil {
-		knee.Others["kneedle"] = kn.Knee
+		others[MethodKneedle] = kn.Knee
 	}
-	for _, name := range []string{"usl", "batch", "hinge", "kneedle"} {
-		v, ok := knee.Others[name]
+	return others
+}
+
+// compareKnees warns about each estimate of knee.Others more than a factor disagreement from
+// the headline knee.
+func (a *analyzer) compareKnees(knee *Knee, gain float64) {
+	k := float64(knee.Concurrency)
+	for _, m := range kneeMethods {
+		v, ok := knee.Others[m]
 		if !ok || !v.OK() || !(v > 0) {
 			continue
 		}
 		// The USL peak is where a retrograde curve turns down, not a knee; past a hard
 		// plateau it is an extrapolation of a worse model, so it is compared only when USL
 		// is the curve the headline knee was read from.
-		if name == "usl" && method != "usl" {
+		if m == MethodUSL && knee.Method != MethodUSL {
 			continue
 		}
 		if r := float64(v) / k; r > disagreement || r < 1/disagreement {
-			label := map[string]string{"usl": "USL peak", "batch": "batch limit", "hinge": "hinge breakpoint", "kneedle": "Kneedle knee"}[name]
-			a.warn("knee methods disagree: %s at concurrency %.3g vs the headline knee at %.3g (%s, %.0f%% per doubling), more than a factor %g apart",
-				label, float64(v), k, method, gain*100, disagreement)
+			a.warn(kneeDisagree(m, float64(v), k, knee.Method, gain))
 		}
 	}
-	if lo, hi, ok := bracket(x, k); ok && hi > maxLevelGap*lo {
-		a.warn("knee: the headline knee (%.3g) lies between the measured levels %g and %g, %.3g× apart: it is read from the fitted curve between them; measure levels in between to pin it down",
-			k, lo, hi, hi/lo)
-	}
-	knee.Evidence = a.evidence(k)
-	a.res.Knee = knee
 }
 
 // maxLevelGap is the widest ratio between neighbouring measured levels that a knee or a TTFT

@@ -21,12 +21,12 @@ func (a *analyzer) operatingPoint() {
 		}
 	}
 	if best == nil && len(a.pts) > 0 {
-		a.warn("no operating point: no valid level has a mean or median E2E")
+		a.warn(noOperatingPoint())
 	} else if best != nil && median {
-		a.warn("operating point: mean E2E missing for some levels; E2E p50 used in its place")
+		a.warn(operatingMedian())
 	}
 	if best != nil && n > 1 && float64(best.Concurrency) == last {
-		a.warn("operating point: power (output TPS ÷ mean E2E) still rises at the largest valid level (concurrency %g): the maximum lies beyond the measured range; extend the sweep", last)
+		a.warn(operatingBeyond(last))
 	}
 	a.res.OperatingPoint = best
 }

@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"fmt"
 	"math"
 )
 
@@ -30,10 +29,9 @@ func (a *analyzer) overload() {
 	}
 	a.res.Overload.DropPct = Float(drop * 100)
 	if a.res.Overload.Detected {
-		a.warn("overload: throughput falls %.0f%% past its peak of %.0f tokens/s at concurrency %g (below %.0f%% of the peak from concurrency %g)",
-			drop*100, pk, a.all[peak].c, (1-OverloadDrop)*100, float64(a.res.Overload.FromConcurrency))
+		a.warn(overloadDetected(drop*100, pk, a.all[peak].c, float64(a.res.Overload.FromConcurrency)))
 		if why := a.dropWithinNoise(a.all[peak], low); why != "" {
-			a.warn("overload: the %.0f%% drop from concurrency %g to %g may be noise: %s; repeat those levels before trusting it", drop*100, a.all[peak].c, low.c, why)
+			a.warn(overloadNoise(drop*100, a.all[peak].c, low.c, why))
 		}
 	}
 }
@@ -50,7 +48,7 @@ func (a *analyzer) dropWithinNoise(pk, lo point) string {
 	d := pk.tps - lo.tps
 	if cp, cl := pk.lv.OutputTPSCI95, lo.lv.OutputTPSCI95; cp.OK() && cl.OK() {
 		if d <= float64(cp)+float64(cl) {
-			return fmt.Sprintf("the 95%% confidence intervals of the two levels (±%.0f and ±%.0f tokens/s) overlap", float64(cp), float64(cl))
+			return noiseOverlap(cp, cl)
 		}
 		return ""
 	}
@@ -72,7 +70,7 @@ func (a *analyzer) dropWithinNoise(pk, lo point) string {
 	}
 	s := math.Sqrt(sse / float64(n-3))
 	if d <= 2*math.Sqrt2*s {
-		return fmt.Sprintf("the levels up to the peak scatter by %.0f tokens/s (RMS) around the %s fit, and a drop of %.0f tokens/s is within 2.8 times that for the difference of two levels", s, a.curveName, d)
+		return noiseScatter(s, a.curveMethod, d)
 	}
 	return ""
 }

@@ -28,20 +28,20 @@ func (a *analyzer) throughput() {
 	}
 	x, y := a.xy()
 	if u, err := FitUSL(x, y); err != nil {
-		a.warn("usl: %v", err)
+		a.warn(fitFailed(MethodUSL, err))
 	} else {
 		a.usl = &u
 		if !u.PeakConcurrency.OK() {
-			a.warn("usl: κ = %.3g: the fitted curve has no peak (no coherency delay)", float64(u.Kappa))
+			a.warn(uslNoPeak(u.Kappa))
 		}
 	}
 	if b, err := FitBatch(x, y); err != nil {
-		a.warn("batch: %v", err)
+		a.warn(fitFailed(MethodBatch, err))
 	} else {
 		a.batch = &b
 	}
 	if h, err := FitHinge(x, y); err != nil {
-		a.warn("hinge: %v", err)
+		a.warn(fitFailed(MethodHinge, err))
 	} else {
 		a.hinge = &h
 	}
@@ -73,13 +73,13 @@ func (a *analyzer) throughput() {
 	}
 	switch {
 	case err != nil || !ok:
-		a.warn("kneedle: no knee found on the throughput curve")
+		a.warn(kneedleNone())
 	case k.Knee == kx[0]:
 		// Still the left edge, online: no later maximum of the difference curve is followed by
 		// a drop of S mean steps, as on a straight or convex curve (throughput growing as fast
 		// or faster at every level) or one that bends only at its last levels. The first level
 		// is an edge artefact, not a knee.
-		a.warn("kneedle: no knee: the only knee Kneedle finds is the first level (concurrency %g), an edge artefact", x[0])
+		a.warn(kneedleEdge(x[0]))
 	default:
 		knee := k.Knee
 		if geo {
