@@ -109,7 +109,7 @@ func gateTable(g *analysis.GateReport, labels []string) table {
 }
 
 // CompareConsole writes the side-by-side table of several runs for a terminal, then the
-// regression gate when gate is not nil.
+// regression gate (analysis.CompareGate) when gate is not nil.
 func CompareConsole(w io.Writer, runs []*analysis.Result, labels []string, gate *analysis.GateReport) error {
 	if err := checkCompare("compare console", runs, labels); err != nil {
 		return err
