@@ -85,7 +85,7 @@ func TestAnalyzeGroundTruth(t *testing.T) {
 					t.Errorf("%s S=%d seed %d: knee %.2f not within ±25%% of S", p.name, S, seed, k)
 				}
 				// A hard plateau's USL peak is an extrapolation, not a competing knee.
-				if r.Knee.Method != "usl" && hasWarning(r, "USL peak") {
+				if r.Knee.Method != MethodUSL && hasWarning(r, "USL peak") {
 					t.Errorf("%s S=%d seed %d: warns about the USL peak of a %s headline: %q", p.name, S, seed, r.Knee.Method, r.Warnings)
 				}
 				if math.Abs(bl/float64(S)-1) > 0.25 {
@@ -218,7 +218,7 @@ func TestAnalyzeDegenerate(t *testing.T) {
 		{"nan and inf", []Level{lv(1, 10), lv(2, math.NaN()), lv(4, math.Inf(1)), lv(8, 40), lv(16, 41)}, "dropped"},
 		{"zero concurrency", []Level{lv(0, 10), lv(-1, 10), lv(1, 10)}, "dropped"},
 		{"non-monotone", []Level{lv(8, 10), lv(1, 50), lv(4, 5), lv(2, 80), lv(16, 1)}, ""},
-		{"all zero tps", []Level{lv(1, 0), lv(2, 0), lv(4, 0)}, "usl"},
+		{"all zero tps", []Level{lv(1, 0), lv(2, 0), lv(4, 0)}, "left out of the USL, batch and hinge fits"},
 		{"duplicate concurrency", []Level{lv(4, 10), lv(4, 11), lv(4, 12)}, "usl"},
 		{"all invalid", []Level{{Concurrency: 1, OutputTPS: 5, Notes: []string{"invalid: x"}}}, "excluded from fits"},
 	}

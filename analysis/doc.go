@@ -23,6 +23,12 @@
 // Percentiles everywhere use linear interpolation between closest ranks (numpy's default,
 // R type 7), so numbers compare 1:1 with vLLM, SGLang and genai-bench.
 //
-// Every value that cannot be computed is NaN (null in JSON) and Result.Warnings says why;
-// no input makes these functions panic.
+// Knee.Method, Blowup.Method and the keys of Knee.Others are Methods (MethodUSL, MethodBatch,
+// MethodHinge, MethodKneedle, Method3xBaseline), each with one display Label that reports,
+// charts and warnings print. Gate checks one run against a baseline, CompareGate several (the
+// regression gate of kneecap compare, compare.json).
+//
+// Every value that cannot be computed is NaN (null in JSON) and Result.Warnings says why
+// (the warnings are built in warnings.go, one constructor per kind); no input makes these
+// functions panic.
 package analysis

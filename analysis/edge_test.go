@@ -51,7 +51,7 @@ func TestAnalyzeBlowupOverAHugeRange(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		r := Analyze(groundTruth(S, cs, 0.025, seed), Meta{}, Options{Bootstrap: 0})
 		b := r.TTFTBlowup
-		if b == nil || b.Method != "hinge" || math.Abs(float64(b.Concurrency)/S-1) > 0.25 {
+		if b == nil || b.Method != MethodHinge || math.Abs(float64(b.Concurrency)/S-1) > 0.25 {
 			t.Errorf("seed %d: blow-up %+v, want a hinge within ±25%% of %d; warnings %q", seed, b, S, r.Warnings)
 		}
 	}

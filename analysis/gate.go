@@ -155,3 +155,89 @@ func gateFigures(r *Result) map[string]gateFigure {
 func sloChecked(r *Result) bool {
 	return len(r.SLO.Checked) > 0 || r.SLO.Limit != "" || r.SLO.MaxConcurrency.OK()
 }
+
+// GateReport is the outcome of CompareGate: every later run's checks against the first run,
+// the baseline.
+type GateReport struct {
+	// Labels name the runs; Labels[0] is the baseline's.
+	Labels []string
+	// MaxDrop is the fall (a fraction) a figure may take before it regresses.
+	MaxDrop float64
+	// Checks[i] holds Gate of run i+1 against the baseline.
+	Checks [][]GateCheck
+	// Warnings say why some checks may not compare (runs analyzed under other SLOs).
+	Warnings []string
+}
+
+// CompareGate checks each of runs[1:] against runs[0] with Gate, allowing a fall of maxDrop
+// (a fraction, such as 0.10); labels[i] names runs[i]. SLO points and goodput compare only
+// under the same SLOs: a run analyzed under other SLOs than the baseline gets a warning.
+// Every run must be non-nil.
+func CompareGate(runs []*Result, labels []string, maxDrop float64) GateReport {
+	g := GateReport{Labels: labels, MaxDrop: maxDrop}
+	if len(runs) == 0 {
+		return g
+	}
+	for _, r := range runs[1:] {
+		g.Checks = append(g.Checks, Gate(runs[0], r, maxDrop))
+	}
+	for i, r := range runs[1:] {
+		if base, run := sloKey(runs[0]), sloKey(r); base != run {
+			g.Warnings = append(g.Warnings, gateOtherSLOs(g.label(i+1), g.label(0), run, base).text)
+		}
+	}
+	return g
+}
+
+// label returns the label of run i, or "run i+1" when labels ran short.
+func (g GateReport) label(i int) string {
+	if i < len(g.Labels) {
+		return g.Labels[i]
+	}
+	return fmt.Sprintf("run %d", i+1)
+}
+
+// sloKey describes the SLOs a run was analyzed under.
+func sloKey(r *Result) string {
+	return fmt.Sprintf("TTFT p95 %s ms, TPOT p95 %s ms, E2E p95 %s ms", r.SLO.TTFTP95MS.Format(), r.SLO.TPOTP95MS.Format(), r.SLO.E2EP95MS.Format())
+}
+
+// Regressions counts the regressed checks.
+func (g GateReport) Regressions() int {
+	n := 0
+	for _, cs := range g.Checks {
+		for _, c := range cs {
+			if c.Verdict == GateRegressed {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// GateJSON is compare.json: the gate's verdicts for CI.
+type GateJSON struct {
+	Baseline    string        `json:"baseline"`
+	MaxDrop     float64       `json:"max_drop"`
+	Regressions int           `json:"regressions"`
+	Runs        []GateRunJSON `json:"runs"`
+	Warnings    []string      `json:"warnings"`
+}
+
+// GateRunJSON is one run's checks in compare.json.
+type GateRunJSON struct {
+	Run    string      `json:"run"`
+	Checks []GateCheck `json:"checks"`
+}
+
+// JSON returns the gate as compare.json holds it.
+func (g GateReport) JSON() GateJSON {
+	out := GateJSON{Baseline: g.label(0), MaxDrop: g.MaxDrop, Regressions: g.Regressions(), Warnings: g.Warnings}
+	if out.Warnings == nil {
+		out.Warnings = []string{}
+	}
+	for i, cs := range g.Checks {
+		out.Runs = append(out.Runs, GateRunJSON{Run: g.label(i + 1), Checks: cs})
+	}
+	return out
+}

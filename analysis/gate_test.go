@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -141,4 +143,41 @@ func TestGate(t *testing.T) {
 			}
 		}
 	})
+}
+
+// CompareGate checks every later run against the first, counts the regressions, warns about
+// a run analyzed under other SLOs (the text compare prints and compare.json holds) and
+// encodes as compare.json.
+func TestCompareGate(t *testing.T) {
+	base := gateResult(2400, 24, 2200, 100, 2400, 38, 31, false)
+	same := gateResult(2400, 24, 2200, 100, 2400, 38, 31, false)
+	worse := gateResult(2000, 24, 2200, 80, 2400, 38, 31, false)
+	for _, r := range []*Result{base, same, worse} {
+		r.SLO.TTFTP95MS, r.SLO.TPOTP95MS, r.SLO.E2EP95MS = 2000, 50, NaN()
+	}
+	worse.SLO.TTFTP95MS = 1000
+	g := CompareGate([]*Result{base, same, worse}, []string{"h100", "same", "worse"}, 0.05)
+	if len(g.Checks) != 2 || len(g.Checks[0]) != len(gateMetrics) {
+		t.Fatalf("checks %v, want 2 runs of %d", g.Checks, len(gateMetrics))
+	}
+	// worse: max TPS 2400 → 2000 and SLO point 100 → 80 fall more than 5%.
+	if n := g.Regressions(); n != 2 {
+		t.Errorf("%d regressions, want 2", n)
+	}
+	want := "worse was analyzed under other SLOs than h100 (TTFT p95 1000 ms, TPOT p95 50.0 ms, E2E p95 — ms vs TTFT p95 2000 ms, TPOT p95 50.0 ms, E2E p95 — ms): its SLO figures do not compare; re-run kneecap analyze with the same --slo flags"
+	if len(g.Warnings) != 1 || g.Warnings[0] != want {
+		t.Errorf("warnings %q, want [%q]", g.Warnings, want)
+	}
+	j := g.JSON()
+	if j.Baseline != "h100" || j.MaxDrop != 0.05 || j.Regressions != 2 || len(j.Runs) != 2 || j.Runs[0].Run != "same" || j.Runs[1].Run != "worse" {
+		t.Errorf("JSON %+v", j)
+	}
+	b, err := json.Marshal(CompareGate([]*Result{base, same}, []string{"a", "b"}, 0.1).JSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(b); !strings.HasPrefix(s, `{"baseline":"a","max_drop":0.1,"regressions":0,"runs":[{"run":"b","checks":[{"metric":"max_tps"`) ||
+		!strings.HasSuffix(s, `"warnings":[]}`) {
+		t.Errorf("compare.json %s", s)
+	}
 }

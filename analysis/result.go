@@ -204,13 +204,15 @@ type Throughput struct {
 type Knee struct {
 	Concurrency Float `json:"concurrency"`
 	TPS         Float `json:"tps"`
-	// Method names the fitted curve the knee was read from (usl, batch, hinge).
-	Method string `json:"method"`
+	// Method names the fitted curve the knee was read from (MethodUSL, MethodBatch,
+	// MethodHinge).
+	Method Method `json:"method"`
 	// Interval is a bootstrap 95% interval of Concurrency, [low, high].
 	Interval [2]Float `json:"interval"`
-	// Others holds the knees by the other methods, by name: usl (peak N*), batch (limit S),
-	// hinge (breakpoint), kneedle.
-	Others map[string]Float `json:"others,omitempty"`
+	// Others holds the estimates of the methods, by method: MethodUSL (peak N*), MethodBatch
+	// (limit S), MethodHinge (breakpoint), MethodKneedle (knee); Method.EstimateLabel names
+	// them.
+	Others map[Method]Float `json:"others,omitempty"`
 	// Evidence quotes server metrics at the nearest measured level, when scraped.
 	Evidence string `json:"evidence,omitempty"`
 }
@@ -218,8 +220,8 @@ type Knee struct {
 // Blowup is where TTFT starts growing linearly with concurrency (queueing).
 type Blowup struct {
 	Concurrency Float `json:"concurrency"`
-	// Method is "hinge" or "3x_baseline".
-	Method string `json:"method"`
+	// Method is MethodHinge (the fitted ramp) or Method3xBaseline (the fallback).
+	Method Method `json:"method"`
 	// BaselineMS is the flat TTFT p50 before the blow-up.
 	BaselineMS Float `json:"baseline_ms"`
 	// SlopeMSPerUser is the TTFT p50 growth per added concurrent request past the blow-up.

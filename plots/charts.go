@@ -80,26 +80,26 @@ func throughputChart(res *analysis.Result) (*builder, error) {
 		var f func(float64) float64
 		var r2 analysis.Float
 		switch {
-		case k.Method == "batch" && th.Batch != nil && th.Batch.Alpha.OK() && th.Batch.Beta.OK() && th.Batch.Limit.OK():
+		case k.Method == analysis.MethodBatch && th.Batch != nil && th.Batch.Alpha.OK() && th.Batch.Beta.OK() && th.Batch.Limit.OK():
 			f, r2 = th.Batch.At, th.Batch.R2
-		case k.Method == "hinge" && th.Hinge != nil && th.Hinge.Breakpoint.OK() && th.Hinge.Slope.OK() && th.Hinge.PlateauTPS.OK():
+		case k.Method == analysis.MethodHinge && th.Hinge != nil && th.Hinge.Breakpoint.OK() && th.Hinge.Slope.OK() && th.Hinge.PlateauTPS.OK():
 			f, r2 = th.Hinge.At, th.Hinge.R2
 		}
 		if f != nil {
-			if err := b.fitLine(sampleCurve(f, lo, hi), k.Method+" fit", r2, colGreen, nil); err != nil {
+			if err := b.fitLine(sampleCurve(f, lo, hi), k.Method.Label()+" fit", r2, colGreen, nil); err != nil {
 				return nil, err
 			}
 		}
 	}
 	if u := th.USL; u != nil && u.Lambda.OK() && u.Sigma.OK() && u.Kappa.OK() {
-		if err := b.fitLine(sampleCurve(u.At, lo, hi), "USL fit", u.R2, colOrange, dashed); err != nil {
+		if err := b.fitLine(sampleCurve(u.At, lo, hi), analysis.MethodUSL.Label()+" fit", u.R2, colOrange, dashed); err != nil {
 			return nil, err
 		}
 	}
 	if k := kneeOf(res); k != nil && k.Concurrency.OK() && k.Concurrency > 0 {
 		name := "knee N≈" + fmtNum(float64(k.Concurrency))
 		if k.Method != "" {
-			name += " (" + k.Method + ")"
+			name += " (" + k.Method.Label() + ")"
 		}
 		b.vline(float64(k.Concurrency), name, colPurple, dashed)
 	}
@@ -255,7 +255,7 @@ func ttftChart(res *analysis.Result) (*builder, error) {
 		if bu := res.TTFTBlowup; bu != nil && bu.Concurrency.OK() && bu.Concurrency > 0 {
 			name := "TTFT blow-up N≈" + fmtNum(float64(bu.Concurrency))
 			if bu.Method != "" {
-				name += " (" + bu.Method + ")"
+				name += " (" + bu.Method.Label() + ")"
 			}
 			b.vline(float64(bu.Concurrency), name, colPurple, dashed)
 		}

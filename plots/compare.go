@@ -79,7 +79,7 @@ func compareThroughputChart(runs []*analysis.Result, labels []string) (*builder,
 		kc := float64(k.Concurrency)
 		name := labels[i] + " knee N≈" + fmtNum(kc)
 		if k.Method != "" {
-			name += " (" + k.Method + " fit)"
+			name += " (" + k.Method.Label() + " fit)"
 		}
 		y, ok := onLineLog2(v, kc)
 		if !ok {

@@ -90,7 +90,7 @@ func TestCompareKneeOnMeasuredLine(t *testing.T) {
 		legend       string
 	}{
 		// Saturating: knee 22.6 between the levels 16 and 32; fitted TPS 2480.
-		{"h100", 22.6, 2332.167245, 2480, 1, "h100 knee N≈22.6 (usl fit) on the measured line"},
+		{"h100", 22.6, 2332.167245, 2480, 1, "h100 knee N≈22.6 (USL fit) on the measured line"},
 		// TwentyLevels (8, 16, 24, …): knee 24 on the level 24, TPS(24) = 24 ÷ 10 ms; fitted 2550.
 		{"a100", 24, 2400, 2550, 2, "a100 knee N≈24.0 (hinge fit) on the measured line"},
 	} {

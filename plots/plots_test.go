@@ -95,7 +95,7 @@ func TestChartContent(t *testing.T) {
 	}{
 		// Title names model, endpoint and date; legend the fit, knee, interval, max and SLO.
 		{"throughput", []string{"Output throughput", "meta-llama/Llama-3.1-8B-Instruct", "http://127.0.0.1:8000/v1",
-			"2025-03-14 09:26 UTC", "USL fit (R²=0.991)", "knee N≈22.6 (usl)", "knee 95% interval [18.1, 27.9]",
+			"2025-03-14 09:26 UTC", "USL fit (R²=0.991)", "knee N≈22.6 (USL)", "knee 95% interval [18.1, 27.9]",
 			"max 2667 tok/s @ N=32", "SLO limit N≈45.3", "hollow: excluded level", "output throughput (tokens/s)", "log2 scale"}},
 		{"ttft", []string{"TTFT p50", "TTFT p95", "TTFT p99", "SLO: TTFT p95 ≤ 2000 ms", "TTFT blow-up N≈33.1 (hinge)", "TTFT (ms)"}},
 		{"tpot", []string{"TPOT p50", "TPOT p95", "ITL p99", "SLO: TPOT p95 ≤ 50.0 ms"}},
@@ -140,8 +140,8 @@ func TestThroughputDrawsHeadlineModel(t *testing.T) {
 	res := analysistest.Saturating()
 	// The demo engine's step model (DESIGN §6): α = 4 ms, β = 0.25 ms, S = 32.
 	res.Throughput.Batch = &analysis.Batch{Alpha: 0.004, Beta: 0.00025, Limit: 32, PlateauTPS: 2667, R2: 0.998}
-	res.Knee.Method = "batch"
-	for method, want := range map[string]string{"batch": "batch fit (R²=0.998)", "hinge": "hinge fit (R²=0.980)", "usl": ""} {
+	res.Knee.Method = analysis.MethodBatch
+	for method, want := range map[analysis.Method]string{analysis.MethodBatch: "batch fit (R²=0.998)", analysis.MethodHinge: "hinge fit (R²=0.980)", analysis.MethodUSL: ""} {
 		res.Knee.Method = method
 		s := throughputSVG(t, res)
 		if want != "" && !strings.Contains(s, xmlEscape(want)) {
@@ -150,7 +150,7 @@ func TestThroughputDrawsHeadlineModel(t *testing.T) {
 		if !strings.Contains(s, xmlEscape("USL fit (R²=0.991)")) {
 			t.Errorf("%s headline: the USL curve is missing", method)
 		}
-		if method == "usl" && strings.Contains(s, " fit (R²=0.98") {
+		if method == analysis.MethodUSL && strings.Contains(s, " fit (R²=0.98") {
 			t.Errorf("usl headline: another model's curve is drawn")
 		}
 	}

@@ -25,7 +25,7 @@ func compareTable(runs []*analysis.Result, labels []string) table {
 				knee += " (—"
 			}
 			if k.Method != "" {
-				knee += ", " + k.Method
+				knee += ", " + k.Method.Label()
 			}
 			knee += ")"
 			kneeTPS = fnum(k.TPS)
@@ -45,7 +45,7 @@ func compareTable(runs []*analysis.Result, labels []string) table {
 		if b := r.TTFTBlowup; b != nil && b.Concurrency.OK() {
 			blow = fconc(b.Concurrency)
 			if b.Method != "" {
-				blow += " (" + b.Method + ")"
+				blow += " (" + b.Method.Label() + ")"
 			}
 		}
 		model := r.Meta.Model
@@ -70,55 +70,6 @@ func checkCompare(op string, runs []*analysis.Result, labels []string) error {
 	return nil
 }
 
-// Gate is a regression gate's outcome for compare: Checks[i] holds analysis.Gate of run i+1
-// against the first run (the baseline), allowing a fall of MaxDrop (a fraction).
-type Gate struct {
-	MaxDrop float64
-	Checks  [][]analysis.GateCheck
-	// Warnings say why some checks may not compare (runs analyzed under other SLOs).
-	Warnings []string
-}
-
-// GateJSON is compare.json: the gate's verdicts for CI.
-type GateJSON struct {
-	Baseline    string        `json:"baseline"`
-	MaxDrop     float64       `json:"max_drop"`
-	Regressions int           `json:"regressions"`
-	Runs        []GateRunJSON `json:"runs"`
-	Warnings    []string      `json:"warnings"`
-}
-
-// GateRunJSON is one run's checks in compare.json.
-type GateRunJSON struct {
-	Run    string               `json:"run"`
-	Checks []analysis.GateCheck `json:"checks"`
-}
-
-// JSON returns the gate as compare.json holds it; labels[0] is the baseline's.
-func (g *Gate) JSON(labels []string) GateJSON {
-	out := GateJSON{Baseline: labels[0], MaxDrop: g.MaxDrop, Regressions: g.Regressions(), Warnings: g.Warnings}
-	if out.Warnings == nil {
-		out.Warnings = []string{}
-	}
-	for i, cs := range g.Checks {
-		out.Runs = append(out.Runs, GateRunJSON{Run: labels[i+1], Checks: cs})
-	}
-	return out
-}
-
-// Regressions counts the regressed checks.
-func (g *Gate) Regressions() int {
-	n := 0
-	for _, cs := range g.Checks {
-		for _, c := range cs {
-			if c.Verdict == analysis.GateRegressed {
-				n++
-			}
-		}
-	}
-	return n
-}
-
 var gateNames = map[string]string{
 	"max_tps": "max TPS (tokens/s)", "knee_concurrency": "knee N", "knee_tps": "knee TPS (tokens/s)",
 	"slo_concurrency": "SLO point N", "slo_tps": "TPS at SLO (tokens/s)", "slo_goodput_qps": "goodput at SLO (req/s)",
@@ -126,7 +77,7 @@ var gateNames = map[string]string{
 }
 
 // gateTable lists every check of every run against the baseline; a regression is marked ✗.
-func gateTable(g *Gate, labels []string) table {
+func gateTable(g *analysis.GateReport, labels []string) table {
 	t := table{Header: []string{"run", "figure", labels[0] + " (baseline)", "run", "change", "verdict"}, Class: "text"}
 	val := func(v analysis.Float, atLeast bool) string {
 		if atLeast && v.OK() {
@@ -158,8 +109,8 @@ func gateTable(g *Gate, labels []string) table {
 }
 
 // CompareConsole writes the side-by-side table of several runs for a terminal, then the
-// regression gate when gate is not nil.
-func CompareConsole(w io.Writer, runs []*analysis.Result, labels []string, gate *Gate) error {
+// regression gate (analysis.CompareGate) when gate is not nil.
+func CompareConsole(w io.Writer, runs []*analysis.Result, labels []string, gate *analysis.GateReport) error {
 	if err := checkCompare("compare console", runs, labels); err != nil {
 		return err
 	}
@@ -186,7 +137,7 @@ func CompareConsole(w io.Writer, runs []*analysis.Result, labels []string, gate 
 // Compare writes compare.md: the side-by-side table of several runs, the regression gate
 // (when gate is not nil), the charts (image paths relative to compare.md), each run's answer,
 // and every run's warnings.
-func Compare(w io.Writer, runs []*analysis.Result, labels []string, charts []string, gate *Gate) error {
+func Compare(w io.Writer, runs []*analysis.Result, labels []string, charts []string, gate *analysis.GateReport) error {
 	if err := checkCompare("compare", runs, labels); err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ var answerNumbers = []string{
 	"2667 tokens/s at concurrency 32",      // max TPS
 	"knee is at concurrency 22.6",          // knee
 	"18.1–27.9",                            // its interval
-	"usl fit",                              // its method
+	"USL fit",                              // its method
 	"other estimates: hinge breakpoint 30", // the other estimates, each named
 	"Kneedle 16",                           // for what it measures
 	"past concurrency 33.1",                // TTFT blow-up

@@ -54,8 +54,8 @@ func TestCompareSLOBeyond(t *testing.T) {
 	}
 	// Columns: run, model, knee, knee TPS, max TPS @ N, SLO point N, TPS at SLO, binding SLO.
 	mustContain(t, "compare.md", md.String(),
-		"| binding | meta-llama/Llama-3.1-8B-Instruct | 22.6 (18.1–27.9, usl) | 2480 | 2667 @ 32 | 45.3 | 2667 | TTFT p95 |",
-		"| beyond | meta-llama/Llama-3.1-8B-Instruct | 22.6 (18.1–27.9, usl) | 2480 | 2667 @ 32 | ≥ 64 | 2667 | none: all valid levels meet it |",
+		"| binding | meta-llama/Llama-3.1-8B-Instruct | 22.6 (18.1–27.9, USL) | 2480 | 2667 @ 32 | 45.3 | 2667 | TTFT p95 |",
+		"| beyond | meta-llama/Llama-3.1-8B-Instruct | 22.6 (18.1–27.9, USL) | 2480 | 2667 @ 32 | ≥ 64 | 2667 | none: all valid levels meet it |",
 		"“≥ N”: every valid level meets the SLOs")
 	if !regexp.MustCompile(`(?m)^beyond .* ≥ 64 +2667 +none: all valid levels meet it `).MatchString(con.String()) {
 		t.Errorf("compare console lacks the ≥ 64 row:\n%s", con.String())

@@ -102,17 +102,17 @@ func Answer(res *analysis.Result) []string {
 			t += fmt.Sprintf(", 95%% interval %s–%s", fnum(k.Interval[0]), fnum(k.Interval[1]))
 		}
 		if k.Method != "" {
-			t += ", from the " + k.Method + " fit"
+			t += ", from the " + k.Method.Label() + " fit"
 		}
 		if len(k.Others) > 0 {
-			names := make([]string, 0, len(k.Others))
-			for n := range k.Others {
-				names = append(names, n)
+			methods := make([]analysis.Method, 0, len(k.Others))
+			for m := range k.Others {
+				methods = append(methods, m)
 			}
-			sort.Strings(names)
+			slices.Sort(methods)
 			var parts []string
-			for _, n := range names {
-				parts = append(parts, otherKneeLabel(n)+" "+fnum(k.Others[n]))
+			for _, m := range methods {
+				parts = append(parts, m.EstimateLabel()+" "+fnum(k.Others[m]))
 			}
 			t += " (other estimates: " + strings.Join(parts, ", ") + ")"
 		}
@@ -128,7 +128,7 @@ func Answer(res *analysis.Result) []string {
 		t := fmt.Sprintf("TTFT blows up past concurrency %s", fconc(b.Concurrency))
 		var det []string
 		if b.Method != "" {
-			det = append(det, b.Method)
+			det = append(det, b.Method.Label())
 		}
 		if b.BaselineMS.OK() {
 			det = append(det, "baseline p50 "+fnum(b.BaselineMS)+" ms")
@@ -404,10 +404,10 @@ var methodNotes = [][2]string{
 	{"achieved concurrency", "time-average of requests in flight over the window; flagged below 95% of target"},
 	{"Little's law", "L = λ·W: error = |QPS × mean(E2E) − achieved concurrency| ÷ achieved concurrency; flagged above 10%"},
 	{"percentiles", "linear interpolation between closest ranks (numpy.percentile default, R type 7)"},
-	{"USL", "X(N) = λN ÷ (1 + σ(N − 1) + κN(N − 1)), σ, κ ≥ 0, nonlinear least squares; peak N* = √((1 − σ) ÷ κ)"},
-	{"batch", "X(N) = m ÷ (α + β·m), m = min(N, S): S decode slots whose step takes α + β·m per token; least squares, closed form in 1 ÷ α over a grid of β ÷ α and S, refined by Nelder–Mead"},
-	{"hinge", "y = a + b·min(N, breakpoint): linear then flat, breakpoint searched continuously"},
-	{"Kneedle", "Satopää et al. 2011 (as the kneed package), on log2(concurrency) for geometric levels"},
+	{analysis.MethodUSL.Label(), "X(N) = λN ÷ (1 + σ(N − 1) + κN(N − 1)), σ, κ ≥ 0, nonlinear least squares; peak N* = √((1 − σ) ÷ κ)"},
+	{analysis.MethodBatch.Label(), "X(N) = m ÷ (α + β·m), m = min(N, S): S decode slots whose step takes α + β·m per token; least squares, closed form in 1 ÷ α over a grid of β ÷ α and S, refined by Nelder–Mead"},
+	{analysis.MethodHinge.Label(), "y = a + b·min(N, breakpoint): linear then flat, breakpoint searched continuously"},
+	{analysis.MethodKneedle.Label(), "Satopää et al. 2011 (as the kneed package), on log2(concurrency) for geometric levels"},
 	{"knee rule", "smallest N where doubling concurrency adds less than knee_gain (default 10%) throughput on the fitted curve; bootstrap 95% interval"},
 	{"TTFT blow-up", "flat-then-linear hinge on (concurrency, TTFT p50), least squares weighted by TTFT^−1.5 (unweighted if that is no ramp); fallback: first level with TTFT p50 > 3 × baseline"},
 	{"operating point", "maximum of Kleinrock's power, output TPS ÷ mean E2E"},
@@ -419,7 +419,7 @@ func fitNotes(res *analysis.Result) []string {
 	var out []string
 	th := res.Throughput
 	if u := th.USL; u != nil {
-		t := fmt.Sprintf("USL: σ = %s, κ = %s, λ = %s tokens/s per request, R² = %s", fsci(u.Sigma), fsci(u.Kappa), fnum(u.Lambda), fr2(u.R2))
+		t := fmt.Sprintf("%s: σ = %s, κ = %s, λ = %s tokens/s per request, R² = %s", analysis.MethodUSL.Label(), fsci(u.Sigma), fsci(u.Kappa), fnum(u.Lambda), fr2(u.R2))
 		if !u.PeakConcurrency.OK() {
 			out = append(out, t+", no peak N* (N* = √((1 − σ) ÷ κ) needs κ > 0 and σ < 1)")
 		} else {
@@ -445,18 +445,18 @@ func fitNotes(res *analysis.Result) []string {
 		return ""
 	}
 	if b := th.Batch; b != nil {
-		out = append(out, fmt.Sprintf("batch: X(N) = m ÷ (α + β·m), m = min(N, S): slot limit S = %s, plateau X(S) = %s tokens/s%s, α = %s ms, β = %s ms per running sequence (one decode step per token takes α + β·m), R² = %s",
-			fnum(b.Limit), fnum(b.PlateauTPS), unmeasured(b.Limit), fnum(b.Alpha*1e3), fsci(b.Beta*1e3), fr2(b.R2)))
+		out = append(out, fmt.Sprintf("%s: X(N) = m ÷ (α + β·m), m = min(N, S): slot limit S = %s, plateau X(S) = %s tokens/s%s, α = %s ms, β = %s ms per running sequence (one decode step per token takes α + β·m), R² = %s",
+			analysis.MethodBatch.Label(), fnum(b.Limit), fnum(b.PlateauTPS), unmeasured(b.Limit), fnum(b.Alpha*1e3), fsci(b.Beta*1e3), fr2(b.R2)))
 		if name, v := serverSlots(res.Meta.Server); name != "" && b.Limit.OK() && unmeasured(b.Limit) == "" {
 			out = append(out, fmt.Sprintf("the server reports %s %s (%s), against the batch model's slot limit S = %s fitted from throughput alone",
 				name, v, res.Meta.Server.From, fnum(b.Limit)))
 		}
 	}
 	if h := th.Hinge; h != nil {
-		out = append(out, fmt.Sprintf("hinge: breakpoint %s, plateau %s tokens/s%s, slope %s tokens/s per request, R² = %s", fnum(h.Breakpoint), fnum(h.PlateauTPS), unmeasured(h.Breakpoint), fnum(h.Slope), fr2(h.R2)))
+		out = append(out, fmt.Sprintf("%s: breakpoint %s, plateau %s tokens/s%s, slope %s tokens/s per request, R² = %s", analysis.MethodHinge.Label(), fnum(h.Breakpoint), fnum(h.PlateauTPS), unmeasured(h.Breakpoint), fnum(h.Slope), fr2(h.R2)))
 	}
 	if k := th.Kneedle; k != nil {
-		t := fmt.Sprintf("Kneedle: knee %s (%s tokens/s)", fnum(k.Knee), fnum(k.KneeTPS))
+		t := fmt.Sprintf("%s: knee %s (%s tokens/s)", analysis.MethodKneedle.Label(), fnum(k.Knee), fnum(k.KneeTPS))
 		if k.Shape != "" {
 			t += ", shape " + k.Shape
 		}
@@ -537,21 +537,4 @@ func provenance(m analysis.Meta) string {
 		parts = append(parts, "measured by kneecap "+m.Kneecap)
 	}
 	return strings.Join(parts, " · ")
-}
-
-// otherKneeLabel names what each method of Knee.Others measures: they are not all knees by the
-// headline's definition (the batch model's slot limit is where throughput stops growing at
-// all, the USL peak where it would start to fall).
-func otherKneeLabel(method string) string {
-	switch method {
-	case "batch":
-		return "batch-model slot limit"
-	case "usl":
-		return "USL peak"
-	case "hinge":
-		return "hinge breakpoint"
-	case "kneedle":
-		return "Kneedle"
-	}
-	return method
 }

@@ -94,10 +94,10 @@ func Saturating() *analysis.Result {
 	r.Throughput.Hinge = &analysis.Hinge{Breakpoint: 30, PlateauTPS: 2660, Slope: 88, R2: 0.98}
 	r.Throughput.Batch = &analysis.Batch{Alpha: 0.004, Beta: 0.00025, Limit: 32, PlateauTPS: 2667, R2: 0.995}
 	r.Throughput.Kneedle = &analysis.Kneedle{Knee: 16, KneeTPS: 2286, Shape: "concave_increasing"}
-	r.Knee = &analysis.Knee{Concurrency: 22.6, TPS: 2480, Method: "usl",
+	r.Knee = &analysis.Knee{Concurrency: 22.6, TPS: 2480, Method: analysis.MethodUSL,
 		Interval: [2]analysis.Float{18.1, 27.9},
-		Others:   map[string]analysis.Float{"hinge": 30, "kneedle": 16}}
-	r.TTFTBlowup = &analysis.Blowup{Concurrency: 33.1, Method: "hinge", BaselineMS: 12, SlopeMSPerUser: 47.6}
+		Others:   map[analysis.Method]analysis.Float{analysis.MethodHinge: 30, analysis.MethodKneedle: 16}}
+	r.TTFTBlowup = &analysis.Blowup{Concurrency: 33.1, Method: analysis.MethodHinge, BaselineMS: 12, SlopeMSPerUser: 47.6}
 	r.OperatingPoint = &analysis.OperatingPoint{Concurrency: 32, TPS: 2667, Power: 1711}
 	r.SLO.MaxConcurrency, r.SLO.TPS, r.SLO.GoodputQPS, r.SLO.Limit = 45.3, 2667, 20.8, "ttft_p95"
 	r.Capacity = &analysis.Capacity{ConcurrentUsers: 1000, ReplicasAtSLO: 23, ReplicasAtKnee: 45,
@@ -152,7 +152,7 @@ func TwentyLevels() *analysis.Result {
 		cs = append(cs, c)
 	}
 	r := Base(cs)
-	r.Knee = &analysis.Knee{Concurrency: 24, TPS: 2550, Method: "hinge", Interval: [2]analysis.Float{analysis.NaN(), analysis.NaN()}}
+	r.Knee = &analysis.Knee{Concurrency: 24, TPS: 2550, Method: analysis.MethodHinge, Interval: [2]analysis.Float{analysis.NaN(), analysis.NaN()}}
 	r.SLO.MaxConcurrency, r.SLO.Limit = 48, "ttft_p95"
 	return r
 }

@@ -108,23 +108,14 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 		}
 		charts = append(charts, c.name+".png")
 	}
-	var gate *report.Gate
+	var gate *analysis.GateReport
 	if maxDrop >= 0 {
-		gate = &report.Gate{MaxDrop: maxDrop}
-		for _, r := range runs[1:] {
-			gate.Checks = append(gate.Checks, analysis.Gate(runs[0], r, maxDrop))
-		}
-		// SLO points and goodput compare only under the same SLOs.
-		for i, r := range runs[1:] {
-			if a, b := sloKey(runs[0]), sloKey(r); a != b {
-				gate.Warnings = append(gate.Warnings, fmt.Sprintf("%s was analyzed under other SLOs than %s (%s vs %s): its SLO figures do not compare; re-run kneecap analyze with the same --slo flags",
-					labels[i+1], labels[0], b, a))
-			}
-		}
+		g := analysis.CompareGate(runs, labels, maxDrop)
+		gate = &g
 		for _, w := range gate.Warnings {
 			fmt.Fprintf(e.stderr, "kneecap compare: warning: %s\n", w)
 		}
-		b, err := json.MarshalIndent(gate.JSON(labels), "", "  ")
+		b, err := json.MarshalIndent(gate.JSON(), "", "  ")
 		if err != nil {
 			return fmt.Errorf("compare: %w", err)
 		}
@@ -207,11 +198,6 @@ func readRun(p string) (*analysis.Result, string, error) {
 		label = filepath.Base(abs)
 	}
 	return &res, label, nil
-}
-
-// sloKey describes the SLOs a run was analyzed under.
-func sloKey(r *analysis.Result) string {
-	return fmt.Sprintf("TTFT p95 %s ms, TPOT p95 %s ms, E2E p95 %s ms", r.SLO.TTFTP95MS.Format(), r.SLO.TPOTP95MS.Format(), r.SLO.E2EP95MS.Format())
 }
 
 // parseFraction reads a fraction in [0, 1): "10%" or "0.1".

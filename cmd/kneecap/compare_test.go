@@ -109,8 +109,8 @@ func TestCompareWritesOverlaysAndTable(t *testing.T) {
 	// knee (interval, method), max TPS @ N, SLO point, TTFT blow-up, per run; the interval of
 	// the second run is 11.3 × [0.8, 1.25] = [9.04, 14.1].
 	for _, want := range []string{
-		"| h100 | m | 45.2 (36.2–56.5, usl) | 4500 | 5000 @ 64 | 90.4 | 5000 | TTFT p95 | 64 (hinge) | 1 |",
-		"| a100-run | m | 11.3 (9.04–14.1, usl) | 1620 | 1800 @ 16 | 22.6 | 1800 | TTFT p95 | 16 (hinge) | 1 |",
+		"| h100 | m | 45.2 (36.2–56.5, USL) | 4500 | 5000 @ 64 | 90.4 | 5000 | TTFT p95 | 64 (hinge) | 1 |",
+		"| a100-run | m | 11.3 (9.04–14.1, USL) | 1620 | 1800 @ 16 | 22.6 | 1800 | TTFT p95 | 16 (hinge) | 1 |",
 		"![compare throughput](compare_throughput.png)", "![compare latency](compare_latency.png)",
 		"h100: knee methods disagree",
 	} {
@@ -118,7 +118,7 @@ func TestCompareWritesOverlaysAndTable(t *testing.T) {
 			t.Errorf("compare.md lacks %q:\n%s", want, md)
 		}
 	}
-	for _, want := range []string{"h100", "a100-run", "45.2 (36.2–56.5, usl)", "5000 @ 64", "11.3 (9.04–14.1, usl)"} {
+	for _, want := range []string{"h100", "a100-run", "45.2 (36.2–56.5, USL)", "5000 @ 64", "11.3 (9.04–14.1, USL)"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}

@@ -1,0 +1,154 @@
+package analysis
+
+import "math"
+
+// sloMetric is one SLO: its name, threshold in ms and the level's p95 in ms.
+type sloMetric struct {
+	name string
+	thr  float64
+	get  func(*Level) float64
+}
+
+// slo finds the SLO point: the largest concurrency meeting every SLO, interpolated on log
+// concurrency between the last passing valid level and the first failing one.
+func (a *analyzer) slo() {
+	metrics := a.sloMetrics()
+	set := a.res.SLO.TTFTP95MS.OK() || a.res.SLO.TPOTP95MS.OK() || a.res.SLO.E2EP95MS.OK()
+	switch {
+	case !set:
+		a.warn(sloUnset())
+		return
+	case len(a.pts) == 0:
+		a.warn(sloNoLevel())
+		return
+	case len(metrics) == 0:
+		a.warn(sloNoMetric())
+		return
+	}
+	passes := func(l *Level) bool {
+		for _, m := range metrics {
+			if v := m.get(l); !finite(v) || v > m.thr {
+				return false
+			}
+		}
+		return true
+	}
+	fail := -1
+	for i, p := range a.pts {
+		if !passes(p.lv) {
+			fail = i
+			break
+		}
+	}
+	switch fail {
+	case -1:
+		last := a.pts[len(a.pts)-1]
+		a.res.SLO.MaxConcurrency, a.res.SLO.TPS = Float(last.c), Float(last.tps)
+		a.res.SLO.GoodputQPS = Float(float64(last.lv.QPS) * a.goodShare(last, len(metrics)))
+		a.warn(sloBeyond(last.c))
+	case 0:
+		first := a.pts[0]
+		for _, m := range metrics {
+			if v := m.get(first.lv); !finite(v) || v > m.thr {
+				a.res.SLO.Limit = m.name
+				break
+			}
+		}
+		a.warn(sloFirstMisses(first.c, a.res.SLO.Limit))
+	default:
+		a.sloBetween(metrics, a.pts[fail-1], a.pts[fail])
+	}
+}
+
+// sloMetrics sets the result's thresholds from the options and returns the SLOs that some
+// valid level reports (Checked names them); a threshold no valid level reports is ignored
+// with a warning.
+func (a *analyzer) sloMetrics() []sloMetric {
+	s := a.opts.SLO
+	ms := func(d float64) Float {
+		if d > 0 {
+			return Float(d / 1e6)
+		}
+		return NaN()
+	}
+	a.res.SLO.TTFTP95MS, a.res.SLO.TPOTP95MS, a.res.SLO.E2EP95MS = ms(float64(s.TTFTP95)), ms(float64(s.TPOTP95)), ms(float64(s.E2EP95))
+	var metrics []sloMetric
+	add := func(name string, thr Float, get func(*Level) float64) {
+		if !thr.OK() {
+			return
+		}
+		for _, p := range a.pts {
+			if finite(get(p.lv)) {
+				metrics = append(metrics, sloMetric{name, float64(thr), get})
+				a.res.SLO.Checked = append(a.res.SLO.Checked, name)
+				return
+			}
+		}
+		if len(a.pts) > 0 {
+			a.warn(sloUnreported(name))
+		}
+	}
+	add("ttft_p95", a.res.SLO.TTFTP95MS, func(l *Level) float64 { return float64(l.TTFT.P95) })
+	add("tpot_p95", a.res.SLO.TPOTP95MS, func(l *Level) float64 { return float64(l.TPOT.P95) })
+	add("e2e_p95", a.res.SLO.E2EP95MS, func(l *Level) float64 { return float64(l.E2E.P95) })
+	return metrics
+}
+
+// sloBetween interpolates the SLO point between the passing level L and the failing level F
+// just above it: the binding SLO is the one whose threshold is crossed first on log
+// concurrency.
+func (a *analyzer) sloBetween(metrics []sloMetric, L, F point) {
+	bestT := math.Inf(1)
+	for _, m := range metrics {
+		vl, vf := m.get(L.lv), m.get(F.lv)
+		if finite(vf) && vf <= m.thr {
+			continue
+		}
+		t := 0.0
+		if finite(vf) && vf > vl {
+			t = (m.thr - vl) / (vf - vl)
+		}
+		t = math.Min(math.Max(t, 0), 1)
+		if t < bestT {
+			bestT, a.res.SLO.Limit = t, m.name
+		}
+	}
+	if L.c == F.c {
+		bestT = 0
+	}
+	lc := math.Log(L.c) + bestT*(math.Log(F.c)-math.Log(L.c))
+	a.res.SLO.MaxConcurrency = Float(math.Exp(lc))
+	a.res.SLO.Bracket = []Float{Float(L.c), Float(F.c)}
+	a.res.SLO.TPS = Float(L.tps + bestT*(F.tps-L.tps))
+	// Goodput is not interpolated towards the failing level: past the SLO point most of its
+	// requests miss the SLO by construction, so a straight line would undercount the point
+	// itself. The point meets every SLO, so its good share is taken from the last passing
+	// level and applied to the interpolated QPS.
+	a.res.SLO.GoodputQPS = NaN()
+	lq, lg, fq := float64(L.lv.QPS), float64(L.lv.GoodputQPS), float64(F.lv.QPS)
+	switch {
+	case !(lq > 0) || !finite(lg) || !finite(fq):
+		a.warn(sloGoodputUnknown())
+	default:
+		if share := a.goodShare(L, len(metrics)); finite(share) {
+			a.res.SLO.GoodputQPS = Float((lq + bestT*(fq-lq)) * share)
+		}
+	}
+}
+
+// goodShare returns a passing level's goodput ÷ QPS, or NaN when its goodput cannot have been
+// counted under these k SLOs: meeting each of k SLOs at p95 leaves at most 5% of requests
+// failing each, so the good share is at least 1 − 0.05·k (less 10 points for the two
+// populations: latencies are over requests sent in the window, goodput over completions in
+// it). A level-summary CSV's goodput_qps was counted under whatever SLO its writer used.
+func (a *analyzer) goodShare(p point, k int) float64 {
+	q, g := float64(p.lv.QPS), float64(p.lv.GoodputQPS)
+	if !(q > 0) || !finite(g) {
+		return math.NaN()
+	}
+	if share := g / q; share >= 1-0.05*float64(k)-0.10 {
+		return share
+	}
+	a.warn(sloOtherGoodput(p.c, 100*g/q))
+	return math.NaN()
+}

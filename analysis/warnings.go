@@ -1,0 +1,316 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Every warning of Analyze and CompareGate is built here, one constructor per kind; the
+// phases only decide when to warn. Result.Warnings holds the texts.
+
+// warnKind tells the kinds of warning apart (one per constructor).
+type warnKind int
+
+const (
+	warnLevelDropped warnKind = iota
+	warnLevelExcluded
+	warnNoValidLevels
+	warnTooFewLevels
+	warnZeroThroughput
+	warnFitFailed
+	warnUSLNoPeak
+	warnKneedleNone
+	warnKneedleEdge
+	warnNoKneeModel
+	warnKneeSpan
+	warnKneeBeyond
+	warnKneeAtBottom
+	warnKneeDisagree
+	warnKneeGap
+	warnBootstrapFewLevels
+	warnBootstrapFewValues
+	warnBlowupNoTTFT
+	warnBlowupOneLevel
+	warnBlowupNone
+	warnBlowupGap
+	warnOverload
+	warnOverloadNoise
+	warnNoOperatingPoint
+	warnOperatingMedian
+	warnOperatingBeyond
+	warnSLOUnreported
+	warnSLOUnset
+	warnSLONoLevel
+	warnSLONoMetric
+	warnSLOOtherGoodput
+	warnSLOBeyond
+	warnSLOFirstMisses
+	warnSLOGoodputUnknown
+	warnCapacityNoTarget
+	warnCapacityNoSLO
+	warnCapacityNoKnee
+	warnGateOtherSLOs
+)
+
+// warning is one warning: its kind and subject (what it is about, when one kind can be
+// about several things), which de-duplicate it, and its text.
+type warning struct {
+	kind    warnKind
+	subject string
+	text    string
+}
+
+func newWarning(kind warnKind, subject, format string, args ...any) warning {
+	return warning{kind: kind, subject: subject, text: fmt.Sprintf(format, args...)}
+}
+
+// levelDropped: a level with no usable concurrency or output TPS. A null TPS is "not
+// measured": the warning says so rather than print NaN.
+func levelDropped(concurrency int, tps float64) warning {
+	got := fmt.Sprintf("%g", tps)
+	switch {
+	case math.IsNaN(tps):
+		got = "null"
+	case math.IsInf(tps, 0):
+		got = "infinite"
+	}
+	return newWarning(warnLevelDropped, fmt.Sprint(concurrency),
+		"level concurrency %d: dropped: concurrency must be > 0 and output TPS finite and ≥ 0 (output TPS %s)", concurrency, got)
+}
+
+// levelExcluded: an invalid level, with its notes.
+func levelExcluded(concurrency int, notes []string) warning {
+	why := "invalid"
+	if len(notes) > 0 {
+		why = strings.Join(notes, "; ")
+	}
+	return newWarning(warnLevelExcluded, fmt.Sprint(concurrency), "level concurrency %d excluded from fits: %s", concurrency, why)
+}
+
+func noValidLevels() warning {
+	return newWarning(warnNoValidLevels, "", "no valid levels: nothing to analyze")
+}
+
+func tooFewLevels(n int) warning {
+	return newWarning(warnTooFewLevels, "", "too few valid levels (%d < %d): no throughput fits, no knee and no TTFT hinge fit", n, MinFitLevels)
+}
+
+// zeroThroughput: valid levels with no output left out of the fits (zero lists their
+// concurrencies); remain is the number of levels the fits keep.
+func zeroThroughput(zero []string, remain int) warning {
+	w := newWarning(warnZeroThroughput, "", "throughput fits: the valid level(s) at concurrency %s with 0 output tokens/s are left out of the %s, %s and %s fits and the knee (the models need positive throughput)",
+		strings.Join(zero, ", "), MethodUSL.Label(), MethodBatch.Label(), MethodHinge.Label())
+	if remain < MinFitLevels {
+		w.text += fmt.Sprintf("; %d level(s) remain, too few (< %d): no throughput fits and no knee", remain, MinFitLevels)
+	}
+	return w
+}
+
+// fitFailed: the throughput model m could not be fitted.
+func fitFailed(m Method, err error) warning {
+	return newWarning(warnFitFailed, string(m), "%s: %v", m, err)
+}
+
+func uslNoPeak(kappa Float) warning {
+	return newWarning(warnUSLNoPeak, "", "%s: κ = %.3g: the fitted curve has no peak (no coherency delay)", MethodUSL, float64(kappa))
+}
+
+func kneedleNone() warning {
+	return newWarning(warnKneedleNone, "", "%s: no knee found on the throughput curve", MethodKneedle)
+}
+
+// kneedleEdge: the only knee Kneedle finds is the first level, at concurrency first.
+func kneedleEdge(first float64) warning {
+	return newWarning(warnKneedleEdge, "", "%s: no knee: the only knee %s finds is the first level (concurrency %g), an edge artefact",
+		MethodKneedle, MethodKneedle.Label(), first)
+}
+
+func noKneeModel() warning {
+	return newWarning(warnNoKneeModel, "", "no knee: none of the %s, %s and %s models could be fitted",
+		MethodUSL.Label(), MethodBatch.Label(), MethodHinge.Label())
+}
+
+// kneeSpan: the valid levels from lo to hi span less than one doubling.
+func kneeSpan(lo, hi float64) warning {
+	return newWarning(warnKneeSpan, "", "no knee: the valid levels span less than one doubling (%g to %g)", lo, hi)
+}
+
+// kneeBeyond: throughput still grows growPct per doubling at the largest valid level top.
+func kneeBeyond(growPct, top, gain float64) warning {
+	return newWarning(warnKneeBeyond, "", "no knee: throughput still grows %.0f%% per doubling at concurrency %g (the largest valid level, knee_gain %.0f%%); extend the sweep",
+		growPct, top, gain*100)
+}
+
+// kneeAtBottom: one doubling from the smallest valid level lo already adds less than gain.
+func kneeAtBottom(lo, gain float64) warning {
+	return newWarning(warnKneeAtBottom, "", "knee at or below the smallest valid level (concurrency %g): one doubling already adds < %.0f%%; measure lower concurrencies", lo, gain*100)
+}
+
+// kneeDisagree: the estimate v of method m is more than a factor disagreement from the
+// headline knee k, read from the curve of method headline.
+func kneeDisagree(m Method, v, k float64, headline Method, gain float64) warning {
+	return newWarning(warnKneeDisagree, string(m), "knee methods disagree: %s at concurrency %.3g vs the headline knee at %.3g (%s, %.0f%% per doubling), more than a factor %g apart",
+		m.EstimateLabel(), v, k, headline.Label(), gain*100, disagreement)
+}
+
+// kneeGap: the headline knee k lies between the measured levels lo and hi, more than a
+// doubling apart.
+func kneeGap(k, lo, hi float64) warning {
+	return newWarning(warnKneeGap, "", "knee: the headline knee (%.3g) lies between the measured levels %g and %g, %.3g× apart: it is read from the fitted curve between them; measure levels in between to pin it down",
+		k, lo, hi, hi/lo)
+}
+
+// bootstrapFewLevels: n valid levels are too few for a bootstrap interval.
+func bootstrapFewLevels(n int) warning {
+	return newWarning(warnBootstrapFewLevels, "", "bootstrap: %d valid levels leave %d residual degree(s) of freedom after a %d-parameter fit: no 95%% interval; measure at least %d levels",
+		n, n-fitParams, fitParams, MinIntervalLevels)
+}
+
+// bootstrapFewValues: only got of b resamples gave a value.
+func bootstrapFewValues(got, b int) warning {
+	return newWarning(warnBootstrapFewValues, "", "bootstrap: only %d of %d resamples gave a value: no interval", got, b)
+}
+
+func blowupNoTTFT() warning {
+	return newWarning(warnBlowupNoTTFT, "", "no TTFT blow-up: no valid level has a TTFT p50")
+}
+
+// blowupOneLevel: only the level at concurrency c has a TTFT p50.
+func blowupOneLevel(c float64) warning {
+	return newWarning(warnBlowupOneLevel, "", "no TTFT blow-up: only one valid level (concurrency %g) has a TTFT p50: nothing to compare it with", c)
+}
+
+// blowupNone: TTFT p50 stays within BlowupFactor of the first level's baseMS up to top.
+func blowupNone(baseMS, top float64) warning {
+	return newWarning(warnBlowupNone, "", "no TTFT blow-up: TTFT p50 stays within %gx of the first level's %.0f ms up to concurrency %g", BlowupFactor, baseMS, top)
+}
+
+// blowupGap: the measured TTFT only brackets the fitted blow-up r, between lastFlat and
+// firstHigh.
+func blowupGap(r Ramp, lastFlat, firstHigh float64) warning {
+	return newWarning(warnBlowupGap, "", "TTFT blow-up: TTFT p50 stays within 2× its baseline (%.3g ms) up to concurrency %g and exceeds it at %g: the blow-up lies between them, where no level was measured (the fit puts it at %.3g); measure levels in between to pin it down",
+		r.Base, lastFlat, firstHigh, r.Breakpoint)
+}
+
+// overloadDetected: throughput falls dropPct past its peak peakTPS at peakC, below
+// 1 − OverloadDrop of it from concurrency from.
+func overloadDetected(dropPct, peakTPS, peakC, from float64) warning {
+	return newWarning(warnOverload, "", "overload: throughput falls %.0f%% past its peak of %.0f tokens/s at concurrency %g (below %.0f%% of the peak from concurrency %g)",
+		dropPct, peakTPS, peakC, (1-OverloadDrop)*100, from)
+}
+
+// overloadNoise: the dropPct fall from concurrency from to to may be noise, for the reason
+// why.
+func overloadNoise(dropPct, from, to float64, why string) warning {
+	return newWarning(warnOverloadNoise, "", "overload: the %.0f%% drop from concurrency %g to %g may be noise: %s; repeat those levels before trusting it", dropPct, from, to, why)
+}
+
+// noiseOverlap is why a drop may be noise: the 95% CIs cp and cl of the two levels overlap.
+func noiseOverlap(cp, cl Float) string {
+	return fmt.Sprintf("the 95%% confidence intervals of the two levels (±%.0f and ±%.0f tokens/s) overlap", float64(cp), float64(cl))
+}
+
+// noiseScatter is why a drop of drop tokens/s may be noise: the levels up to the peak scatter
+// by rms tokens/s around the fit of method m.
+func noiseScatter(rms float64, m Method, drop float64) string {
+	return fmt.Sprintf("the levels up to the peak scatter by %.0f tokens/s (RMS) around the %s fit, and a drop of %.0f tokens/s is within 2.8 times that for the difference of two levels",
+		rms, m.Label(), drop)
+}
+
+func noOperatingPoint() warning {
+	return newWarning(warnNoOperatingPoint, "", "no operating point: no valid level has a mean or median E2E")
+}
+
+func operatingMedian() warning {
+	return newWarning(warnOperatingMedian, "", "operating point: mean E2E missing for some levels; E2E p50 used in its place")
+}
+
+// operatingBeyond: power still rises at the largest valid level last.
+func operatingBeyond(last float64) warning {
+	return newWarning(warnOperatingBeyond, "", "operating point: power (output TPS ÷ mean E2E) still rises at the largest valid level (concurrency %g): the maximum lies beyond the measured range; extend the sweep", last)
+}
+
+// sloUnreported: the SLO name is set but no valid level reports its metric.
+func sloUnreported(name string) warning {
+	return newWarning(warnSLOUnreported, name, "slo: %s is set but no valid level reports it: ignored", name)
+}
+
+func sloUnset() warning {
+	return newWarning(warnSLOUnset, "", "slo: no usable SLO (set ttft_p95, tpot_p95 or e2e_p95): no SLO point")
+}
+
+func sloNoLevel() warning {
+	return newWarning(warnSLONoLevel, "", "slo: no valid level to check the SLOs against: no SLO point")
+}
+
+func sloNoMetric() warning {
+	return newWarning(warnSLONoMetric, "", "slo: no valid level reports a latency the SLOs are set on: no SLO point")
+}
+
+// sloOtherGoodput: the level at concurrency c meets every SLO but only sharePct of its
+// requests count as goodput.
+func sloOtherGoodput(c, sharePct float64) warning {
+	return newWarning(warnSLOOtherGoodput, fmt.Sprint(c), "slo: level %g meets every SLO at p95 but only %.0f%% of its requests count as goodput: its goodput was counted under other SLOs (a level-summary CSV written under different ones?); goodput at the SLO point is left null",
+		c, sharePct)
+}
+
+// sloBeyond: every valid level, up to last, meets the SLOs.
+func sloBeyond(last float64) warning {
+	return newWarning(warnSLOBeyond, "", "slo: every valid level meets the SLOs: the limit lies beyond concurrency %g", last)
+}
+
+// sloFirstMisses: the first valid level, at concurrency first, misses the SLO limit.
+func sloFirstMisses(first float64, limit string) warning {
+	return newWarning(warnSLOFirstMisses, "", "slo: even the first valid level (concurrency %g) misses %s: no SLO point", first, limit)
+}
+
+func sloGoodputUnknown() warning {
+	return newWarning(warnSLOGoodputUnknown, "", "slo: goodput at the SLO point unknown: the levels carry no goodput_qps")
+}
+
+func capacityNoTarget() warning {
+	return newWarning(warnCapacityNoTarget, "", "capacity: a replica cost is set but no target load (concurrent_users, qps or output_tps): no plan")
+}
+
+func capacityNoSLO() warning {
+	return newWarning(warnCapacityNoSLO, "", "capacity: no SLO point: replicas at the SLO are unknown")
+}
+
+func capacityNoKnee() warning {
+	return newWarning(warnCapacityNoKnee, "", "capacity: no knee: replicas at the knee are unknown")
+}
+
+// gateOtherSLOs: the run labelled run was analyzed under the SLOs runSLOs, the baseline
+// labelled base under baseSLOs (see sloKey).
+func gateOtherSLOs(run, base, runSLOs, baseSLOs string) warning {
+	return newWarning(warnGateOtherSLOs, run, "%s was analyzed under other SLOs than %s (%s vs %s): its SLO figures do not compare; re-run kneecap analyze with the same --slo flags",
+		run, base, runSLOs, baseSLOs)
+}
+
+// warnings collects the warnings of one analysis in order.
+type warnings struct {
+	list []warning
+}
+
+// add appends w.
+func (ws *warnings) add(w warning) { ws.list = append(ws.list, w) }
+
+// addOnce appends w unless a warning of its kind and subject is already there.
+func (ws *warnings) addOnce(w warning) {
+	for _, o := range ws.list {
+		if o.kind == w.kind && o.subject == w.subject {
+			return
+		}
+	}
+	ws.add(w)
+}
+
+// texts returns the warnings' texts, never nil.
+func (ws *warnings) texts() []string {
+	out := make([]string, 0, len(ws.list))
+	for _, w := range ws.list {
+		out = append(out, w.text)
+	}
+	return out
+}
