@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/summary"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -88,7 +89,7 @@ type refiner struct {
 
 // sweepRefiner returns the refiner of a sweep run with cfg, reporting to prog.
 func sweepRefiner(cfg sweep.Config, prog *progress) refiner {
-	opts := optionsFromConfig(cfg)
+	opts := summary.ConfigOptions(cfg)
 	opts.Bootstrap = 0 // intervals do not move the answers, only their error bars
 	return refiner{opts: opts, stop: cfg.Sweep.Stop, prog: prog}
 }

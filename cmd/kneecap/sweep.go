@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/sim"
+	"github.com/kneecap/kneecap/summary"
 	"github.com/kneecap/kneecap/sweep"
 	"github.com/kneecap/kneecap/sweep/openai"
 )
@@ -719,7 +720,7 @@ func afterSweep(e *env, dirPath string, cfg sweep.Config) error {
 	}
 	fmt.Fprintf(e.stdout, "%s: model %s at %s, %d levels, stopped: %s\n\n",
 		strings.TrimSpace("kneecap sweep "+res.Config.Name), res.Config.Target.Model, res.Endpoint, len(res.Levels), res.StopReason)
-	result := analyzeRun(res, optionsFromConfig(cfg))
+	result := summary.FromResults(res).Analyze(summary.ConfigOptions(cfg))
 	if err := writeAnalysis(dirPath, result); err != nil {
 		return err
 	}
