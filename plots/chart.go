@@ -29,7 +29,7 @@ type Chart interface {
 	WriterTo(w, h vg.Length, format string) (io.WriterTo, error)
 }
 
-// Default sizes of the files WriteAll writes. Charts are laid out for these sizes: the legend
+// Default sizes of the charts RenderAll renders. Charts are laid out for these sizes: the legend
 // is kept clear of the data assuming a data area of about this size.
 const (
 	// Width and Height are the size of a single chart (7 × 4.5 in; 672 × 432 px at 96 dpi).

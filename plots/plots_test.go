@@ -333,30 +333,42 @@ func pixDiff(a, b image.Image, x, y int) uint32 {
 	return max(d(r1, r2), d(g1, g2), d(b1, b2), d(a1, a2))
 }
 
-func TestWriteAll(t *testing.T) {
+// TestRenderAll: every chart of Names() in every format, in order, each as Render draws it at
+// the default size; File writes itself (io.WriterTo) and names its file NAME.FORMAT.
+func TestRenderAll(t *testing.T) {
 	if testing.Short() {
 		t.Skip("renders full-size charts")
 	}
-	dir := t.TempDir()
-	paths, err := WriteAll(analysistest.Saturating(), dir)
+	res := analysistest.Saturating()
+	files, err := RenderAll(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(paths) != 2*len(Names()) {
-		t.Fatalf("wrote %d files, want %d", len(paths), 2*len(Names()))
+	if len(files) != len(Formats())*len(Names()) {
+		t.Fatalf("rendered %d files, want %d", len(files), len(Formats())*len(Names()))
 	}
 	for i, name := range Names() {
-		for j, ext := range []string{".png", ".svg"} {
-			if want := filepath.Join(dir, name+ext); paths[2*i+j] != want {
-				t.Errorf("paths[%d] = %s, want %s", 2*i+j, paths[2*i+j], want)
+		for j, format := range Formats() {
+			f := files[len(Formats())*i+j]
+			if f.Name != name || f.Format != format || f.FileName() != name+"."+format {
+				t.Errorf("files[%d] = %s (%s, %s), want %s.%s", len(Formats())*i+j, f.FileName(), f.Name, f.Format, name, format)
 			}
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "dashboard.png"))
+	dash := files[len(files)-1]
+	c, err := Build("dashboard", res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := png.DecodeConfig(bytes.NewReader(b))
+	want, err := Render(c, DashboardWidth, DashboardHeight, "svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if n, err := dash.WriteTo(&buf); err != nil || n != int64(len(want)) || !bytes.Equal(buf.Bytes(), want) {
+		t.Errorf("dashboard.svg WriteTo: %d bytes, %v; want the %d bytes Render draws", n, err, len(want))
+	}
+	cfg, err := png.DecodeConfig(bytes.NewReader(files[len(files)-2].Data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,9 +376,33 @@ func TestWriteAll(t *testing.T) {
 	if cfg.Width != 1344 || cfg.Height != 864 {
 		t.Errorf("dashboard.png is %d×%d px, want 1344×864", cfg.Width, cfg.Height)
 	}
-	left, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
-	if len(left) > 0 {
-		t.Errorf("temporary files left behind: %v", left)
+}
+
+// TestRenderCompare: the two overlays of CompareNames() in every format, in order; a build
+// error is the chart function's.
+func TestRenderCompare(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders full-size charts")
+	}
+	runs := []*analysis.Result{analysistest.Saturating(), analysistest.TwentyLevels()}
+	files, err := RenderCompare(runs, []string{"h100", "a100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range files {
+		got = append(got, f.FileName())
+		if len(f.Data) == 0 {
+			t.Errorf("%s is empty", f.FileName())
+		}
+	}
+	if want := "compare_throughput.png compare_throughput.svg compare_latency.png compare_latency.svg"; strings.Join(got, " ") != want {
+		t.Errorf("files %q, want %q", got, want)
+	}
+	checkSVG(t, files[3].Data)
+	_, want := CompareThroughput(runs, []string{"h100"})
+	if _, err := RenderCompare(runs, []string{"h100"}); err == nil || want == nil || err.Error() != want.Error() {
+		t.Errorf("labels mismatch: error %v, want CompareThroughput's %v", err, want)
 	}
 }
 

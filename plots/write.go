@@ -3,19 +3,23 @@ package plots
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 
 	"gonum.org/v1/plot/vg"
 
 	"github.com/kneecap/kneecap/analysis"
-	"github.com/kneecap/kneecap/rundir"
 )
 
-// Names returns the base names of the charts WriteAll writes, in order (DESIGN §5).
+// Names returns the base names of the charts RenderAll renders, in order (DESIGN §5).
 func Names() []string {
 	return []string{"throughput", "ttft", "tpot", "latency_vs_throughput", "qps", "dashboard"}
 }
+
+// CompareNames returns the base names of the overlay charts RenderCompare renders, in order.
+func CompareNames() []string { return []string{"compare_throughput", "compare_latency"} }
+
+// Formats returns the formats RenderAll and RenderCompare render every chart in, in order.
+func Formats() []string { return []string{"png", "svg"} }
 
 // Build returns the chart called name (one of Names()) for res.
 func Build(name string, res *analysis.Result) (Chart, error) {
@@ -57,30 +61,79 @@ func Render(c Chart, w, h vg.Length, format string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// WriteAll writes every chart of Names() into dir as NAME.png and NAME.svg, each file atomically
-// (temporary file, then rename), and returns the paths written, PNG before SVG for each chart.
-func WriteAll(res *analysis.Result, dir string) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("plots: write: %w", err)
-	}
-	var paths []string
+// File is one rendered chart held in memory, ready to be saved as FileName() or embedded.
+type File struct {
+	// Name is the chart's base name: one of Names() or CompareNames().
+	Name string
+	// Format is "png" or "svg".
+	Format string
+	// Data is the encoded image.
+	Data []byte
+}
+
+// FileName returns the chart's file name, Name.Format (such as "throughput.svg").
+func (f File) FileName() string { return f.Name + "." + f.Format }
+
+// WriteTo writes the encoded image to w; File is an io.WriterTo, as gonum/plot's writers are.
+func (f File) WriteTo(w io.Writer) (int64, error) {
+	n, err := w.Write(f.Data)
+	return int64(n), err
+}
+
+// RenderAll renders every chart of Names() for res at its default size (Width × Height, the
+// dashboard DashboardWidth × DashboardHeight) in every format of Formats(): in the order of
+// Names(), PNG before SVG for each chart. It writes no file: the caller saves or embeds them.
+// An error names the chart ("plots: NAME: …") when rendering fails.
+func RenderAll(res *analysis.Result) ([]File, error) {
+	var files []File
 	for _, name := range Names() {
 		c, err := Build(name, res)
 		if err != nil {
-			return paths, err
+			return nil, err
 		}
 		w, h := size(name)
-		for _, format := range []string{"png", "svg"} {
-			b, err := Render(c, w, h, format)
-			if err != nil {
-				return paths, fmt.Errorf("plots: %s: %w", name, err)
-			}
-			path := filepath.Join(dir, name+"."+format)
-			if err := rundir.WriteFileAtomic(path, b); err != nil {
-				return paths, err
-			}
-			paths = append(paths, path)
+		rendered, err := renderFormats(name, c, w, h)
+		if err != nil {
+			return nil, fmt.Errorf("plots: %w", err)
 		}
+		files = append(files, rendered...)
 	}
-	return paths, nil
+	return files, nil
+}
+
+// RenderCompare renders the overlay charts of CompareNames() — CompareThroughput and
+// CompareLatency of runs, labelled labels — at Width × Height in every format of Formats(),
+// in that order, PNG before SVG for each chart. It writes no file. An error building a chart
+// is CompareThroughput's or CompareLatency's; one rendering it names the chart ("NAME: …").
+func RenderCompare(runs []*analysis.Result, labels []string) ([]File, error) {
+	var files []File
+	for _, name := range CompareNames() {
+		build := CompareLatency
+		if name == "compare_throughput" {
+			build = CompareThroughput
+		}
+		c, err := build(runs, labels)
+		if err != nil {
+			return nil, err
+		}
+		rendered, err := renderFormats(name, c, Width, Height)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, rendered...)
+	}
+	return files, nil
+}
+
+// renderFormats renders c, the chart called name, at w × h in every format of Formats().
+func renderFormats(name string, c Chart, w, h vg.Length) ([]File, error) {
+	var files []File
+	for _, format := range Formats() {
+		b, err := Render(c, w, h, format)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		files = append(files, File{Name: name, Format: format, Data: b})
+	}
+	return files, nil
 }

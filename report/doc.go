@@ -8,4 +8,7 @@
 // checks per level (including the identities E2E ≈ TTFT + TPOT × (N_out − 1),
 // QPS ≈ concurrency ÷ mean E2E and output TPS ≈ QPS × mean N_out with their measured error),
 // and every warning of the analysis. Values that were not computed print as "—".
+//
+// report only writes: level summaries are read by package summary, and the charts it inlines
+// are rendered by package plots.
 package report

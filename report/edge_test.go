@@ -8,13 +8,14 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/report"
+	"github.com/kneecap/kneecap/summary"
 )
 
-// analyzeCSV runs what `kneecap analyze FILE.csv` runs (ReadCSV, Analyze with the default
+// analyzeCSV runs what `kneecap analyze FILE.csv` runs (summary.ReadCSV, Analyze with the default
 // options) and returns the console summary and report.md.
 func analyzeCSV(t *testing.T, csv string) (console, md string) {
 	t.Helper()
-	levels, err := report.ReadCSV(strings.NewReader(csv), "edge.csv")
+	levels, err := summary.ReadCSV(strings.NewReader(csv), "edge.csv")
 	if err != nil {
 		t.Fatal(err)
 	}

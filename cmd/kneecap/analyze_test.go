@@ -13,8 +13,8 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
-	"github.com/kneecap/kneecap/report"
 	"github.com/kneecap/kneecap/rundir"
+	"github.com/kneecap/kneecap/summary"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -110,7 +110,7 @@ func TestAnalyzeCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	back, err := report.ReadCSV(f, "summary.csv")
+	back, err := summary.ReadCSV(f, "summary.csv")
 	if err != nil || len(back) != 8 || back[4].OutputTPS != 2000 {
 		t.Errorf("summary.csv: %v, %d levels", err, len(back))
 	}
@@ -156,11 +156,13 @@ func TestAnalyzeUsageErrors(t *testing.T) {
 	}
 }
 
-// A directory of vLLM bench serve results (the report package's fixture, S = 8).
+// A directory of vLLM bench serve results (testdata/vllm: the key set of vLLM's --save-result
+// JSON, one file per --max-concurrency 1…32, generated from the simulator's ground truth with
+// S = 8; the 32-user file lists one failed request).
 func TestAnalyzeVLLMDir(t *testing.T) {
 	e, _, stderr := analyzeEnv()
 	out := t.TempDir()
-	if err := run(context.Background(), e, []string{"analyze", filepath.Join("..", "..", "report", "testdata", "vllm"), "-o", out, "--bootstrap", "50"}); err != nil {
+	if err := run(context.Background(), e, []string{"analyze", filepath.Join("testdata", "vllm"), "-o", out, "--bootstrap", "50"}); err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
 	m := readJSON(t, filepath.Join(out, "analysis.json"))

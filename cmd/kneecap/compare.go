@@ -82,31 +82,21 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	overlays, err := plots.RenderCompare(runs, labels)
+	if err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	if err := saveCharts(*out, overlays); err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
 	var charts []string
-	for _, c := range []struct {
-		name  string
-		build func([]*analysis.Result, []string) (plots.Chart, error)
-	}{
-		{"compare_throughput", func(r []*analysis.Result, l []string) (plots.Chart, error) { return plots.CompareThroughput(r, l) }},
-		{"compare_latency", func(r []*analysis.Result, l []string) (plots.Chart, error) { return plots.CompareLatency(r, l) }},
-	} {
-		if err := ctx.Err(); err != nil {
-			return err
+	for _, c := range overlays {
+		if c.Format == "png" {
+			charts = append(charts, c.FileName())
 		}
-		chart, err := c.build(runs, labels)
-		if err != nil {
-			return fmt.Errorf("compare: %w", err)
-		}
-		for _, format := range []string{"png", "svg"} {
-			b, err := plots.Render(chart, plots.Width, plots.Height, format)
-			if err != nil {
-				return fmt.Errorf("compare: %s: %w", c.name, err)
-			}
-			if err := rundir.WriteFileAtomic(filepath.Join(*out, c.name+"."+format), b); err != nil {
-				return fmt.Errorf("compare: %w", err)
-			}
-		}
-		charts = append(charts, c.name+".png")
 	}
 	var gate *analysis.GateReport
 	if maxDrop >= 0 {

@@ -2,41 +2,56 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/plots"
 	"github.com/kneecap/kneecap/report"
 	"github.com/kneecap/kneecap/rundir"
+	"github.com/kneecap/kneecap/summary"
 )
 
-// writeReports renders the charts of res into outDir (every chart as PNG and SVG), writes
-// report.md and the self-contained report.html there (each atomically: temporary file, then
-// rename), and prints the console summary to e.stdout.
-func writeReports(e *env, res *analysis.Result, outDir string) error {
-	paths, err := plots.WriteAll(res, outDir)
+// writeAnalysis writes dir/analysis.json (indented) and dir/summary.csv, each atomically.
+func writeAnalysis(dir string, res *analysis.Result) error {
+	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
+		return fmt.Errorf("analyze: encode analysis.json: %w", err)
+	}
+	if err := rundir.WriteFileAtomic(filepath.Join(dir, "analysis.json"), append(b, '\n')); err != nil {
+		return fmt.Errorf("analyze: %w", err)
+	}
+	var csv bytes.Buffer
+	if err := summary.WriteCSV(&csv, res.Levels); err != nil {
+		return fmt.Errorf("analyze: summary.csv: %w", err)
+	}
+	if err := rundir.WriteFileAtomic(filepath.Join(dir, summary.CSVFile), csv.Bytes()); err != nil {
+		return fmt.Errorf("analyze: %w", err)
+	}
+	return nil
+}
+
+// writeReports renders the charts of res and saves them into outDir (every chart as PNG and
+// SVG), writes report.md and the self-contained report.html, with the SVGs inlined, there
+// (each file atomically: temporary file, then rename), and prints the console summary to
+// e.stdout.
+func writeReports(e *env, res *analysis.Result, outDir string) error {
+	charts, err := plots.RenderAll(res)
+	if err != nil {
+		return fmt.Errorf("render: charts: %w", err)
+	}
+	if err := saveCharts(outDir, charts); err != nil {
 		return fmt.Errorf("render: charts: %w", err)
 	}
 	var pngs []string
 	svgs := map[string][]byte{}
-	for _, p := range paths {
-		base := filepath.Base(p)
-		name := strings.TrimSuffix(base, filepath.Ext(base))
-		switch filepath.Ext(base) {
-		case ".png":
-			if name != "dashboard" {
-				pngs = append(pngs, base)
-			}
-		case ".svg":
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return fmt.Errorf("render: %w", err)
-			}
-			svgs[name] = b
+	for _, c := range charts {
+		switch {
+		case c.Format == "png" && c.Name != "dashboard":
+			pngs = append(pngs, c.FileName())
+		case c.Format == "svg":
+			svgs[c.Name] = c.Data
 		}
 	}
 	// The dashboard leads the Markdown report: one image that answers at a glance.
@@ -61,5 +76,15 @@ func writeReports(e *env, res *analysis.Result, outDir string) error {
 		return fmt.Errorf("render: %w", err)
 	}
 	fmt.Fprintf(e.stdout, "\nreport: %s\n", filepath.Join(outDir, "report.html"))
+	return nil
+}
+
+// saveCharts writes every rendered chart into dir as its FileName, each atomically.
+func saveCharts(dir string, charts []plots.File) error {
+	for _, c := range charts {
+		if err := rundir.WriteFileAtomic(filepath.Join(dir, c.FileName()), c.Data); err != nil {
+			return err
+		}
+	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/rundir"
+	"github.com/kneecap/kneecap/summary"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -182,7 +183,7 @@ func afterSweep(e *env, dirPath string) error {
 	}
 	fmt.Fprintf(e.stdout, "%s: model %s at %s, %d levels, stopped: %s\n\n",
 		strings.TrimSpace("kneecap sweep "+res.Config.Name), res.Config.Target.Model, res.Endpoint, len(res.Levels), res.StopReason)
-	result := analyzeRun(res, res.Config.AnalysisOptions())
+	result := summary.FromResults(res).Analyze(res.Config.AnalysisOptions())
 	if err := writeAnalysis(dirPath, result); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package report
+package summary
 
 import (
 	"encoding/csv"
@@ -141,6 +141,45 @@ func ReadCSV(r io.Reader, name string) ([]analysis.Level, error) {
 	cr.Comment = '#'
 	cr.TrimLeadingSpace = true
 	cr.ReuseRecord = false
+	h, err := readCSVHeader(cr, name)
+	if err != nil {
+		return nil, err
+	}
+	var levels []analysis.Level
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, csvErr(name, err)
+		}
+		line, _ := cr.FieldPos(0)
+		lv, err := h.level(rec, line)
+		if err != nil {
+			return nil, err
+		}
+		levels = append(levels, lv)
+	}
+	if len(levels) == 0 {
+		return nil, fmt.Errorf("%s:%d: no level rows after the header", name, h.line)
+	}
+	return levels, nil
+}
+
+// csvHeader is the header row of a level-summary CSV: the column of each cell and where to
+// store its value.
+type csvHeader struct {
+	name    string // the file's name, for errors
+	line    int    // the header's line
+	cols    []string
+	seen    map[string]bool
+	setters map[string]func(*analysis.Level, float64)
+}
+
+// readCSVHeader reads and checks the header row: every column known, none repeated,
+// concurrency and output_tps present.
+func readCSVHeader(cr *csv.Reader, name string) (*csvHeader, error) {
 	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: empty file: want a header row with concurrency and output_tps", name)
@@ -153,121 +192,117 @@ func ReadCSV(r io.Reader, name string) ([]analysis.Level, error) {
 	for _, c := range CSVColumns() {
 		known[c] = true
 	}
-	cols := make([]string, len(header))
-	seen := map[string]bool{}
-	for i, h := range header {
-		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
-		if !known[h] {
-			return nil, fmt.Errorf("%s:%d: column %q: unknown column (known: %s)", name, line, h, strings.Join(CSVColumns(), ", "))
+	h := &csvHeader{name: name, line: line, cols: make([]string, len(header)), seen: map[string]bool{},
+		setters: map[string]func(*analysis.Level, float64){}}
+	for i, c := range header {
+		c = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(c, "\ufeff")))
+		if !known[c] {
+			return nil, fmt.Errorf("%s:%d: column %q: unknown column (known: %s)", name, line, c, strings.Join(CSVColumns(), ", "))
 		}
-		if seen[h] {
-			return nil, fmt.Errorf("%s:%d: column %q: repeated", name, line, h)
+		if h.seen[c] {
+			return nil, fmt.Errorf("%s:%d: column %q: repeated", name, line, c)
 		}
-		seen[h] = true
-		cols[i] = h
+		h.seen[c] = true
+		h.cols[i] = c
 	}
 	for _, req := range []string{"concurrency", "output_tps"} {
-		if !seen[req] {
+		if !h.seen[req] {
 			return nil, fmt.Errorf("%s:%d: column %q: required column missing", name, line, req)
 		}
 	}
-	setters := map[string]func(*analysis.Level, float64){}
 	for _, s := range csvScalars() {
-		setters[s.name] = s.set
+		h.setters[s.name] = s.set
 	}
 	for _, m := range csvLatencyMetrics {
 		for _, s := range csvLatencyStats {
-			setters[m+"_"+s+"_ms"] = func(l *analysis.Level, v float64) { *latencyField(l, m, s) = analysis.Float(v) }
+			h.setters[m+"_"+s+"_ms"] = func(l *analysis.Level, v float64) { *latencyField(l, m, s) = analysis.Float(v) }
 		}
 	}
-	var levels []analysis.Level
-	for {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			break
+	return h, nil
+}
+
+// level parses the row rec on line line into a level. An error rate the row lacks is
+// errors ÷ requests when the header has an errors column.
+func (h *csvHeader) level(rec []string, line int) (analysis.Level, error) {
+	lv := newLevel()
+	for i, cell := range rec {
+		if err := h.cell(&lv, h.cols[i], strings.TrimSpace(cell), line); err != nil {
+			return analysis.Level{}, err
 		}
+	}
+	if !lv.ErrorRate.OK() && lv.Requests > 0 && h.seen["errors"] {
+		lv.ErrorRate = analysis.Float(float64(lv.Errors) / float64(lv.Requests))
+	}
+	return lv, nil
+}
+
+// cell stores the (trimmed) cell of column col on line line in lv.
+func (h *csvHeader) cell(lv *analysis.Level, col, cell string, line int) error {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%s:%d: column %q: %s", h.name, line, col, fmt.Sprintf(format, args...))
+	}
+	switch col {
+	case "refine":
+		lv.Refine = cell
+		return nil
+	case "valid", "steady":
+		if cell == "" {
+			return nil
+		}
+		b, err := strconv.ParseBool(cell)
 		if err != nil {
-			return nil, csvErr(name, err)
+			return fail("%q is not true or false", cell)
 		}
-		line, _ := cr.FieldPos(0)
-		lv := newLevel()
-		for i, cell := range rec {
-			col := cols[i]
-			cell = strings.TrimSpace(cell)
-			fail := func(format string, args ...any) error {
-				return fmt.Errorf("%s:%d: column %q: %s", name, line, col, fmt.Sprintf(format, args...))
+		if col == "valid" {
+			lv.Valid = b
+			if !b {
+				lv.Notes = append(lv.Notes, "invalid: marked invalid in "+h.name)
 			}
-			switch col {
-			case "refine":
-				lv.Refine = cell
-				continue
-			case "valid", "steady":
-				if cell == "" {
-					continue
-				}
-				b, err := strconv.ParseBool(cell)
-				if err != nil {
-					return nil, fail("%q is not true or false", cell)
-				}
-				if col == "valid" {
-					lv.Valid = b
-					if !b {
-						lv.Notes = append(lv.Notes, "invalid: marked invalid in "+name)
-					}
-				} else {
-					lv.Steady = b
-				}
-				continue
-			}
-			if cell == "" {
-				if col == "concurrency" || col == "output_tps" {
-					return nil, fail("required value is empty")
-				}
-				continue
-			}
-			v, err := strconv.ParseFloat(cell, 64)
-			if err != nil {
-				return nil, fail("%q is not a number", cell)
-			}
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fail("%q is not finite", cell)
-			}
-			switch col {
-			case "concurrency":
-				if v <= 0 || v != math.Trunc(v) || v > math.MaxInt32 {
-					return nil, fail("%q: concurrency must be a positive integer", cell)
-				}
-				lv.Concurrency = int(v)
-			case "requests", "errors":
-				if v < 0 || v != math.Trunc(v) || v > math.MaxInt32 {
-					return nil, fail("%q: must be a non-negative integer", cell)
-				}
-				if col == "requests" {
-					lv.Requests = int(v)
-				} else {
-					lv.Errors = int(v)
-				}
-			case "littles_law_error":
-				setters[col](&lv, v)
-			default:
-				if v < 0 {
-					return nil, fail("%q: must not be negative", cell)
-				}
-				if col == "error_rate" && v > 1 {
-					return nil, fail("%q: an error rate is a fraction in [0, 1]", cell)
-				}
-				setters[col](&lv, v)
-			}
+		} else {
+			lv.Steady = b
 		}
-		if !lv.ErrorRate.OK() && lv.Requests > 0 && seen["errors"] {
-			lv.ErrorRate = analysis.Float(float64(lv.Errors) / float64(lv.Requests))
-		}
-		levels = append(levels, lv)
+		return nil
 	}
-	if len(levels) == 0 {
-		return nil, fmt.Errorf("%s:%d: no level rows after the header", name, line)
+	if cell == "" {
+		if col == "concurrency" || col == "output_tps" {
+			return fail("required value is empty")
+		}
+		return nil
 	}
-	return levels, nil
+	v, err := strconv.ParseFloat(cell, 64)
+	if err != nil {
+		return fail("%q is not a number", cell)
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fail("%q is not finite", cell)
+	}
+	switch col {
+	case "concurrency":
+		if v <= 0 || v != math.Trunc(v) || v > math.MaxInt32 {
+			return fail("%q: concurrency must be a positive integer", cell)
+		}
+		lv.Concurrency = int(v)
+	case "requests", "errors":
+		if v < 0 || v != math.Trunc(v) || v > math.MaxInt32 {
+			return fail("%q: must be a non-negative integer", cell)
+		}
+		if col == "requests" {
+			lv.Requests = int(v)
+		} else {
+			lv.Errors = int(v)
+		}
+	case "littles_law_error":
+		h.setters[col](lv, v)
+	default:
+		if v < 0 {
+			return fail("%q: must not be negative", cell)
+		}
+		if col == "error_rate" && v > 1 {
+			return fail("%q: an error rate is a fraction in [0, 1]", cell)
+		}
+		h.setters[col](lv, v)
+	}
+	return nil
 }
 
 // newLevel returns a level with every measurement null, valid and steady.

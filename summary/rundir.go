@@ -1,0 +1,97 @@
+package summary
+
+// This file is the one place summary reads a results directory (package rundir).
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/rundir"
+)
+
+// isResultsDir reports whether dir is a results directory: it has levels.json.
+func isResultsDir(dir string) bool { return exists(filepath.Join(dir, rundir.LevelsFile)) }
+
+// loadResultsDir reads the results directory dir: its records, or without records.jsonl its
+// summary.csv (refused when inPlace, see Load).
+func loadResultsDir(dir string, inPlace bool) (*Input, error) {
+	if !exists(filepath.Join(dir, rundir.RecordsFile)) {
+		return loadResultsSummary(dir, inPlace)
+	}
+	run, err := rundir.Read(dir)
+	if err == nil {
+		err = rundir.CheckNotShard(run)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return FromResults(run), nil
+}
+
+// loadResultsSummary reads a results directory that has config.yaml and levels.json but no
+// records.jsonl from its summary.csv, with the run's meta and its config's analysis options.
+// A run that measured no level is read as any results directory (in place allowed).
+func loadResultsSummary(dir string, inPlace bool) (*Input, error) {
+	head, err := rundir.ReadMeta(dir)
+	if err == nil {
+		err = rundir.CheckNotShard(head)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(head.Levels) == 0 {
+		// Nothing was measured: rundir.Read reads such a directory without records.jsonl.
+		run, err := rundir.Read(dir)
+		if err != nil {
+			return nil, err
+		}
+		return FromResults(run), nil
+	}
+	csvPath := filepath.Join(dir, CSVFile)
+	if !exists(csvPath) {
+		return nil, fmt.Errorf("%s has no %s and no %s: nothing to analyze", dir, rundir.RecordsFile, CSVFile)
+	}
+	if inPlace {
+		return nil, fmt.Errorf("%s has no %s: %w", dir, rundir.RecordsFile, ErrInPlace)
+	}
+	levels, err := readCSVFile(csvPath)
+	if err != nil {
+		return nil, err
+	}
+	return &Input{Kind: ResultsSummary, Path: dir, Meta: runMeta(head), Options: head.Config.AnalysisOptions(), levels: levels}, nil
+}
+
+// FromResults returns the input of a results directory already read with rundir.Read
+// (kneecap sweep analyzes its own directory at its end): Kind ResultsDir, Levels summarizes
+// its records per level, Meta describes the run and Options are its config's.
+func FromResults(res *rundir.Run) *Input {
+	return &Input{
+		Kind:    ResultsDir,
+		Path:    res.Dir,
+		Meta:    runMeta(res),
+		Options: res.Config.AnalysisOptions(),
+		summarize: func(opts analysis.Options) []analysis.Level {
+			return analysis.Summarize(res.Levels, opts)
+		},
+	}
+}
+
+// runMeta describes a results directory's run for the reports.
+func runMeta(res *rundir.Run) analysis.Meta {
+	meta := analysis.Meta{
+		Name:           res.Config.Name,
+		Model:          res.Config.Target.Model,
+		Endpoint:       res.Endpoint,
+		Source:         res.Dir,
+		StopReason:     res.StopReason,
+		LoadGenerators: res.Shards,
+		Server:         res.Server,
+		Kneecap:        res.Kneecap,
+	}
+	if !res.Start.IsZero() {
+		meta.Date = res.Start.UTC().Format(time.RFC3339)
+	}
+	return meta
+}
