@@ -60,6 +60,10 @@ func (o Options) withDefaults() Options {
 //   - goodput counts requests completed in the window whose TTFT, TPOT and E2E each meet the
 //     SLO (per request) ÷ T, and their output tokens ÷ T.
 //
+// The window metrics are sweep's definitions (sweep.WindowTotals over sweep.TokensInWindow,
+// sweep.BusyInWindow and sweep.CompletedInWindow; sweep.SentInWindow for the latency
+// population), the ones the sweep's steady-state test and shard merge use.
+//
 // A level is invalid (Valid false, with a note each) when its window is empty, no request
 // succeeded, achieved < 0.95 × target, error rate > MaxErrorRate, it was not steady,
 // Little's-law error > 10%, it was interrupted, or the client was bound.
@@ -109,6 +113,14 @@ func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, opts Op
 		}
 	}
 
+	s.fill(&lv, win, &sent, good)
+	s.validity(&lv, run, opts, sent.ok > 0)
+	return lv
+}
+
+// fill sets lv's numbers from the window's totals, the requests sent in the window (their
+// latencies in s) and goodput.
+func (s *scratch) fill(lv *Level, win *sweep.WindowTotals, sent *sentStats, good goodput) {
 	lv.Requests = sent.requests
 	lv.Errors = sent.errors
 	lv.ErrorClasses = sent.classes
@@ -137,8 +149,6 @@ func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, opts Op
 	if lv.AchievedConcurrency > 0 && lv.E2E.Mean.OK() {
 		lv.LittlesLawError = Float(math.Abs(float64(lv.QPS)*float64(lv.E2E.Mean)/1e3-float64(lv.AchievedConcurrency)) / float64(lv.AchievedConcurrency))
 	}
-	s.validity(&lv, run, opts, sent.ok > 0)
-	return lv
 }
 
 // emptyLevel returns the summary of run before its records are read: every number NaN (not

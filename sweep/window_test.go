@@ -225,3 +225,91 @@ func TestWindowDecideWaitsForHorizon(t *testing.T) {
 		t.Errorf("live TPS = %v, want 1000 (10 tokens per 10 ms, full slices only)", got)
 	}
 }
+
+// TestPerRecordDefinitions: the boundaries of the per-record window definitions. A window is
+// half-open: a request sent (or completed) at w0 is in it, one at w1 is not.
+func TestPerRecordDefinitions(t *testing.T) {
+	const w0 = int64(1_000_000_000_000)
+	w1 := w0 + 100*ms
+	rec := func(sent, e2e int64, st Status) *Record {
+		return &Record{Sent: w0 + sent*ms, E2E: time.Duration(e2e * ms), Status: st}
+	}
+	for _, c := range []struct {
+		name            string
+		r               *Record
+		sent, completed bool
+		busy            int64 // ms
+	}{
+		{"inside", rec(10, 20, StatusOK), true, true, 20},
+		{"sent at w0", rec(0, 20, StatusOK), true, true, 20},
+		{"sent at w1", rec(100, 20, StatusOK), false, false, 0},
+		{"done at w0", rec(-20, 20, StatusOK), false, true, 0},
+		{"done at w1", rec(80, 20, StatusOK), true, false, 20},
+		{"straddles w0", rec(-30, 50, StatusOK), false, true, 20},
+		{"spans the window", rec(-10, 200, StatusOK), false, false, 100},
+		{"failed inside", rec(10, 20, StatusError), true, false, 20},
+		{"before", rec(-50, 10, StatusOK), false, false, 0},
+	} {
+		if got := SentInWindow(c.r, w0, w1); got != c.sent {
+			t.Errorf("%s: SentInWindow %v, want %v", c.name, got, c.sent)
+		}
+		if got := CompletedInWindow(c.r, w0, w1); got != c.completed {
+			t.Errorf("%s: CompletedInWindow %v, want %v", c.name, got, c.completed)
+		}
+		if got := BusyInWindow(c.r, w0, w1); got != c.busy*ms {
+			t.Errorf("%s: BusyInWindow %v, want %v", c.name, time.Duration(got), time.Duration(c.busy*ms))
+		}
+	}
+}
+
+// TestWindowTotalsMatchAggregates: the totals accumulated record by record give the window
+// aggregates, the slice TPS bit for bit; an empty window gives zeros, not NaN.
+func TestWindowTotalsMatchAggregates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	w0 := int64(1e15)
+	w1 := w0 + 700*ms
+	var recs []Record
+	for range 400 {
+		e2e := 1 + rng.Int64N(90*ms)
+		r := Record{Sent: w0 - 100*ms + rng.Int64N(900*ms), TTFT: time.Duration(e2e / 4), E2E: time.Duration(e2e),
+			OutputTokens: 1 + rng.IntN(40), Status: StatusOK}
+		if rng.IntN(3) == 0 {
+			r.Chunks = []int64{e2e / 4000, e2e / 2000, e2e / 1000}
+		}
+		if rng.IntN(5) == 0 {
+			r.Status = StatusError
+		}
+		recs = append(recs, r)
+	}
+	tot := NewWindowTotals(w0, w1, 7)
+	for i := range recs {
+		tot.Add(&recs[i])
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"output TPS", tot.OutputTPS(), LevelOutputTPS(recs, w0, w1)},
+		{"QPS", tot.QPS(), WindowQPS(recs, w0, w1)},
+		{"concurrency", tot.Concurrency(), AchievedConcurrency(recs, w0, w1)},
+		{"output tokens", tot.OutputTokens, WindowOutputTokens(recs, w0, w1)},
+	} {
+		if c.want == 0 || !scalar.EqualWithinRel(c.got, c.want, 1e-12) {
+			t.Errorf("%s: totals %v, aggregate %v", c.name, c.got, c.want)
+		}
+	}
+	want := SliceTPS(recs, w0, w1, 7)
+	for i, v := range tot.SliceTPS() {
+		if v != want[i] {
+			t.Errorf("slice %d: totals %v TPS, SliceTPS %v", i, v, want[i])
+		}
+	}
+	empty := NewWindowTotals(w0, w0, 0)
+	for i := range recs {
+		empty.Add(&recs[i])
+	}
+	if empty.OutputTPS() != 0 || empty.QPS() != 0 || empty.Concurrency() != 0 || len(empty.SliceTokens) != 1 {
+		t.Errorf("empty window: TPS %v QPS %v concurrency %v, %d slices; want zeros and one slice",
+			empty.OutputTPS(), empty.QPS(), empty.Concurrency(), len(empty.SliceTokens))
+	}
+}
