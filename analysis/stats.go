@@ -6,24 +6,15 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/kneecap/kneecap/sweep"
 )
 
 // Percentile returns the p-th percentile (p in [0, 100]) of sorted, an ascending slice, by
-// linear interpolation between closest ranks: h = (n−1)·p/100, x[⌊h⌋] + (h−⌊h⌋)·(x[⌊h⌋+1] −
-// x[⌊h⌋]). This is numpy.percentile's default and R's quantile type 7. It returns NaN for an
-// empty slice or a p outside [0, 100] or NaN.
-func Percentile(sorted []float64, p float64) float64 {
-	n := len(sorted)
-	if n == 0 || !(p >= 0 && p <= 100) {
-		return math.NaN()
-	}
-	h := float64(n-1) * p / 100
-	lo := int(math.Floor(h))
-	if lo >= n-1 {
-		return sorted[n-1]
-	}
-	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
-}
+// linear interpolation between closest ranks (numpy.percentile's default, R's quantile type
+// 7): sweep.Percentile, the one definition the sweep's client self-check uses too. It returns
+// NaN for an empty slice or a p outside [0, 100] or NaN.
+func Percentile(sorted []float64, p float64) float64 { return sweep.Percentile(sorted, p) }
 
 // LatencyOf summarises values (milliseconds): the mean and the type-7 percentiles of
 // Percentile. It sorts values in place. Non-finite values must have been filtered by the

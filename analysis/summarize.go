@@ -60,6 +60,10 @@ func (o Options) withDefaults() Options {
 //   - goodput counts requests completed in the window whose TTFT, TPOT and E2E each meet the
 //     SLO (per request) ÷ T, and their output tokens ÷ T.
 //
+// The window metrics are sweep's definitions (sweep.WindowTotals over sweep.TokensInWindow,
+// sweep.BusyInWindow and sweep.CompletedInWindow; sweep.SentInWindow for the latency
+// population), the ones the sweep's steady-state test and shard merge use.
+//
 // A level is invalid (Valid false, with a note each) when its window is empty, no request
 // succeeded, achieved < 0.95 × target, error rate > MaxErrorRate, it was not steady,
 // Little's-law error > 10%, it was interrupted, or the client was bound.
@@ -77,10 +81,79 @@ func Summarize(levels []sweep.Level, opts Options) []Level {
 type scratch struct {
 	ttft, tpot, e2e []float64
 	itl             []weighted
-	slice           []float64
 }
 
 func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, opts Options) Level {
+	lv := emptyLevel(run)
+	w0, w1 := run.W0, run.W1
+	if w1 <= w0 {
+		lv.Notes = append(lv.Notes, fmt.Sprintf("invalid: empty measurement window [%d, %d)", w0, w1))
+		s.validity(&lv, run, opts, false)
+		return lv
+	}
+	lv.WindowS = Float(sweep.WindowSeconds(w0, w1))
+
+	// One pass over every record of the level: the window's totals (every record, whatever
+	// its phase or status), goodput (successful requests completed in the window) and the
+	// latency population (requests sent in the window).
+	win := sweep.NewWindowTotals(w0, w1, min(max(run.Slices, minSlices), maxSlices))
+	slo := requestSLO{ttft: float64(opts.SLO.TTFTP95), tpot: float64(opts.SLO.TPOTP95), e2e: float64(opts.SLO.E2EP95)}
+	var good goodput
+	var sent sentStats
+	s.ttft, s.tpot, s.e2e, s.itl = s.ttft[:0], s.tpot[:0], s.e2e[:0], s.itl[:0]
+	for i := range records {
+		r := &records[i]
+		win.Add(r)
+		if sweep.CompletedInWindow(r, w0, w1) && slo.met(r) {
+			good.requests++
+			good.tokens += float64(r.OutputTokens)
+		}
+		if sweep.SentInWindow(r, w0, w1) {
+			s.addSent(&sent, r)
+		}
+	}
+
+	s.fill(&lv, win, &sent, good)
+	s.validity(&lv, run, opts, sent.ok > 0)
+	return lv
+}
+
+// fill sets lv's numbers from the window's totals, the requests sent in the window (their
+// latencies in s) and goodput.
+func (s *scratch) fill(lv *Level, win *sweep.WindowTotals, sent *sentStats, good goodput) {
+	lv.Requests = sent.requests
+	lv.Errors = sent.errors
+	lv.ErrorClasses = sent.classes
+	if sent.requests > 0 {
+		lv.ErrorRate = Float(float64(sent.errors) / float64(sent.requests))
+	}
+	lv.OutputTPS = Float(win.OutputTPS())
+	if _, half := meanCI95(win.SliceTPS()); finite(half) {
+		lv.OutputTPSCI95 = Float(half)
+	}
+	lv.QPS = Float(win.QPS())
+	lv.InputTPS = Float(win.PerSecond(sent.promptTokens))
+	lv.GoodputQPS = Float(win.PerSecond(float64(good.requests)))
+	lv.GoodputTPS = Float(win.PerSecond(good.tokens))
+	lv.AchievedConcurrency = Float(win.Concurrency())
+	if sent.ok > 0 {
+		lv.MeanOutputTokens = Float(sent.okOutputTokens / float64(sent.ok))
+	}
+	lv.TTFT = LatencyOf(s.ttft)
+	lv.TPOT = LatencyOf(s.tpot)
+	lv.E2E = LatencyOf(s.e2e)
+	lv.ITL = weightedLatency(s.itl)
+	if sent.approxITL {
+		lv.Notes = append(lv.Notes, "ITL percentiles approximated from per-request ITL summaries (chunk offsets not recorded)")
+	}
+	if lv.AchievedConcurrency > 0 && lv.E2E.Mean.OK() {
+		lv.LittlesLawError = Float(math.Abs(float64(lv.QPS)*float64(lv.E2E.Mean)/1e3-float64(lv.AchievedConcurrency)) / float64(lv.AchievedConcurrency))
+	}
+}
+
+// emptyLevel returns the summary of run before its records are read: every number NaN (not
+// measured), and what the LevelRun itself says (verdict, notes, server and client evidence).
+func emptyLevel(run *sweep.LevelRun) Level {
 	lv := Level{
 		Concurrency:         run.Concurrency,
 		ErrorRate:           NaN(),
@@ -115,147 +188,89 @@ func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, opts Op
 	if run.Client != nil && run.Client.Bound {
 		lv.ClientBound = true
 	}
-	w0, w1 := run.W0, run.W1
-	if w1 <= w0 {
-		lv.Notes = append(lv.Notes, fmt.Sprintf("invalid: empty measurement window [%d, %d)", w0, w1))
-		s.validity(&lv, run, opts, false)
-		return lv
-	}
-	T := float64(w1-w0) / 1e9
-	lv.WindowS = Float(T)
-
-	nSlices := min(max(run.Slices, minSlices), maxSlices)
-	s.ttft, s.tpot, s.e2e, s.itl = s.ttft[:0], s.tpot[:0], s.e2e[:0], s.itl[:0]
-	if cap(s.slice) < nSlices {
-		s.slice = make([]float64, nSlices)
-	}
-	slice := s.slice[:nSlices]
-	clear(slice)
-	sliceNS := float64(w1-w0) / float64(nSlices)
-
-	var (
-		sent, errs, okSent int
-		promptTokens       float64
-		outTokens          float64 // tokens arriving inside the window
-		inflightNS         float64 // Σ overlap of [sent, done) with the window
-		completedOK        int
-		goodN              int
-		goodTokens         float64
-		sumOutOK           float64
-		approxITL          bool
-		classes            map[string]int
-		sloTTFT, sloTPOT   = float64(opts.SLO.TTFTP95), float64(opts.SLO.TPOTP95)
-		sloE2E             = float64(opts.SLO.E2EP95)
-	)
-	for i := range records {
-		r := &records[i]
-		done := r.Sent + int64(r.E2E)
-		// Time in flight inside the window.
-		if a, b := max(r.Sent, w0), min(done, w1); b > a {
-			inflightNS += float64(b - a)
-		}
-		// Tokens arriving inside the window.
-		outTokens += sweep.TokensInWindow(r, w0, w1, slice)
-		ok := r.OK()
-		nOut := r.OutputTokens
-		if ok && done >= w0 && done < w1 {
-			completedOK++
-			good := true
-			if sloTTFT > 0 && float64(r.TTFT) > sloTTFT {
-				good = false
-			}
-			if sloE2E > 0 && float64(r.E2E) > sloE2E {
-				good = false
-			}
-			if sloTPOT > 0 && nOut > 1 && float64(r.E2E-r.TTFT)/float64(nOut-1) > sloTPOT {
-				good = false
-			}
-			if good {
-				goodN++
-				goodTokens += float64(nOut)
-			}
-		}
-		if r.Sent < w0 || r.Sent >= w1 {
-			continue
-		}
-		// Requests sent inside the window: the latency population.
-		sent++
-		promptTokens += float64(r.PromptTokens)
-		if !ok {
-			errs++
-			c := string(r.ErrorClass)
-			if c == "" {
-				c = string(r.Status)
-			}
-			if classes == nil {
-				classes = make(map[string]int)
-			}
-			classes[c]++
-			continue
-		}
-		okSent++
-		sumOutOK += float64(nOut)
-		if r.TTFT > 0 {
-			s.ttft = append(s.ttft, float64(r.TTFT)/1e6)
-		}
-		s.e2e = append(s.e2e, float64(r.E2E)/1e6)
-		if nOut > 1 && r.TTFT > 0 && r.E2E >= r.TTFT {
-			s.tpot = append(s.tpot, float64(r.E2E-r.TTFT)/1e6/float64(nOut-1))
-		}
-		switch {
-		case len(r.Chunks) > 1:
-			k := 1.0
-			if nOut > len(r.Chunks) {
-				k = float64(nOut) / float64(len(r.Chunks))
-			}
-			for j := 1; j < len(r.Chunks); j++ {
-				gap := float64(r.Chunks[j]-r.Chunks[j-1]) / 1e3 // µs → ms
-				s.itl = append(s.itl, weighted{gap / k, k})
-			}
-		case len(r.Chunks) == 0 && r.ITL != nil && r.ITL.Count > 0:
-			approxITL = true
-			k := 1.0
-			if nOut > r.ITL.Count+1 {
-				k = float64(nOut) / float64(r.ITL.Count+1)
-			}
-			mean := float64(r.ITL.SumUS) / float64(r.ITL.Count) / 1e3
-			s.itl = append(s.itl, weighted{mean / k, float64(r.ITL.Count) * k})
-		}
-	}
-
-	lv.Requests = sent
-	lv.Errors = errs
-	lv.ErrorClasses = classes
-	if sent > 0 {
-		lv.ErrorRate = Float(float64(errs) / float64(sent))
-	}
-	lv.OutputTPS = Float(outTokens / T)
-	for j := range slice {
-		slice[j] /= sliceNS / 1e9
-	}
-	if _, half := meanCI95(slice); finite(half) {
-		lv.OutputTPSCI95 = Float(half)
-	}
-	lv.QPS = Float(float64(completedOK) / T)
-	lv.InputTPS = Float(promptTokens / T)
-	lv.GoodputQPS = Float(float64(goodN) / T)
-	lv.GoodputTPS = Float(goodTokens / T)
-	lv.AchievedConcurrency = Float(inflightNS / float64(w1-w0))
-	if okSent > 0 {
-		lv.MeanOutputTokens = Float(sumOutOK / float64(okSent))
-	}
-	lv.TTFT = LatencyOf(s.ttft)
-	lv.TPOT = LatencyOf(s.tpot)
-	lv.E2E = LatencyOf(s.e2e)
-	lv.ITL = weightedLatency(s.itl)
-	if approxITL {
-		lv.Notes = append(lv.Notes, "ITL percentiles approximated from per-request ITL summaries (chunk offsets not recorded)")
-	}
-	if lv.AchievedConcurrency > 0 && lv.E2E.Mean.OK() {
-		lv.LittlesLawError = Float(math.Abs(float64(lv.QPS)*float64(lv.E2E.Mean)/1e3-float64(lv.AchievedConcurrency)) / float64(lv.AchievedConcurrency))
-	}
-	s.validity(&lv, run, opts, okSent > 0)
 	return lv
+}
+
+// requestSLO holds the per-request SLO limits of goodput in nanoseconds (0: not used).
+type requestSLO struct{ ttft, tpot, e2e float64 }
+
+// met reports whether r's TTFT, E2E and (with more than one output token) TPOT each meet
+// their limit.
+func (slo requestSLO) met(r *sweep.Record) bool {
+	nOut := r.OutputTokens
+	switch {
+	case slo.ttft > 0 && float64(r.TTFT) > slo.ttft:
+		return false
+	case slo.e2e > 0 && float64(r.E2E) > slo.e2e:
+		return false
+	case slo.tpot > 0 && nOut > 1 && float64(r.E2E-r.TTFT)/float64(nOut-1) > slo.tpot:
+		return false
+	}
+	return true
+}
+
+// goodput counts the requests completed in the window that met every SLO, and their output
+// tokens.
+type goodput struct {
+	requests int
+	tokens   float64
+}
+
+// sentStats are the sums over the requests sent in the window.
+type sentStats struct {
+	requests, errors, ok int
+	promptTokens         float64
+	okOutputTokens       float64 // output tokens of the successful ones
+	approxITL            bool    // some ITL came from a per-request summary
+	classes              map[string]int
+}
+
+// addSent counts r, a request sent in the window, in st; a successful one joins the latency
+// population (TTFT, TPOT, E2E and ITL in milliseconds).
+func (s *scratch) addSent(st *sentStats, r *sweep.Record) {
+	st.requests++
+	st.promptTokens += float64(r.PromptTokens)
+	if !r.OK() {
+		st.errors++
+		c := string(r.ErrorClass)
+		if c == "" {
+			c = string(r.Status)
+		}
+		if st.classes == nil {
+			st.classes = make(map[string]int)
+		}
+		st.classes[c]++
+		return
+	}
+	nOut := r.OutputTokens
+	st.ok++
+	st.okOutputTokens += float64(nOut)
+	if r.TTFT > 0 {
+		s.ttft = append(s.ttft, float64(r.TTFT)/1e6)
+	}
+	s.e2e = append(s.e2e, float64(r.E2E)/1e6)
+	if nOut > 1 && r.TTFT > 0 && r.E2E >= r.TTFT {
+		s.tpot = append(s.tpot, float64(r.E2E-r.TTFT)/1e6/float64(nOut-1))
+	}
+	switch {
+	case len(r.Chunks) > 1:
+		k := 1.0
+		if nOut > len(r.Chunks) {
+			k = float64(nOut) / float64(len(r.Chunks))
+		}
+		for j := 1; j < len(r.Chunks); j++ {
+			gap := float64(r.Chunks[j]-r.Chunks[j-1]) / 1e3 // µs → ms
+			s.itl = append(s.itl, weighted{gap / k, k})
+		}
+	case len(r.Chunks) == 0 && r.ITL != nil && r.ITL.Count > 0:
+		st.approxITL = true
+		k := 1.0
+		if nOut > r.ITL.Count+1 {
+			k = float64(nOut) / float64(r.ITL.Count+1)
+		}
+		mean := float64(r.ITL.SumUS) / float64(r.ITL.Count) / 1e3
+		s.itl = append(s.itl, weighted{mean / k, float64(r.ITL.Count) * k})
+	}
 }
 
 // validity sets lv.Valid and appends a note for each reason the level is invalid.

@@ -7,32 +7,6 @@ import (
 	"time"
 )
 
-// TestWindowDecideWaitsForHorizon: a candidate window is tested only when every token before
-// its end is known (W1 ≤ horizon), and only with min_requests completions in it.
-func TestWindowDecideWaitsForHorizon(t *testing.T) {
-	const w0 = int64(1e12)
-	slice := 10 * ms
-	w := newWindow(w0, slice, 10, 12)
-	// One request per slice, each with 10 tokens arriving mid-slice and ending there: a flat
-	// series (constant slice TPS, so steady), 1 completion per slice.
-	for i := range int64(12) {
-		sent := w0 + i*slice
-		r := Record{Sent: sent, TTFT: 5 * time.Millisecond, E2E: 5 * time.Millisecond, OutputTokens: 10,
-			Chunks: []int64{5000}, Status: StatusOK}
-		w.add(&r)
-	}
-	if k := w.decide(w0+10*slice-1, 0, 0.05); k != 0 {
-		t.Fatalf("decided k = %d with the horizon 1 ns before the 10th boundary", k)
-	}
-	// 11 completions needed: the 10-slice window has 10, so the first candidate is 11.
-	if k := w.decide(w0+12*slice, 11, 0.05); k != 11 {
-		t.Fatalf("decided k = %d, want 11", k)
-	}
-	if got := w.liveTPS(w0 + 5*slice + 3*ms); math.Abs(got-1000) > 1e-9 {
-		t.Errorf("live TPS = %v, want 1000 (10 tokens per 10 ms, full slices only)", got)
-	}
-}
-
 func TestClientStatsClassify(t *testing.T) {
 	for _, c := range []struct {
 		in    ClientStats

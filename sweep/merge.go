@@ -1,0 +1,212 @@
+package sweep
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// MergeLevel merges the shards' parts of one level of a sharded sweep (parts in shard order,
+// one LevelRun each, as its shard ran it on the Schedule) with the union of their records,
+// which it sorts by send time, into the level one process would have run with every worker.
+// server summarises shard i's server metrics over a window [w0, w1); it is called only when
+// the merged window differs from the shard's.
+//
+// The parts must be one level of one schedule: the same index and concurrency, worker ranges
+// that continue each other in shard order and cover the concurrency, and the same window on
+// every shard that ran it to its end; anything else is an error. A level that any shard ran
+// interrupted stays interrupted, with the common part of the shards' windows. Otherwise the
+// window is chosen as the one-process controller chooses it: it starts at the scheduled end
+// of warmup, or at the first slice boundary after the last worker's first completion when
+// some worker had not completed a request by then (one process extends its warmup until
+// every worker has), and ends at the shortest steady window with min_requests completions
+// among those the controller could have tested, else at the end of the load period. The
+// verdict, slice TPS and notes are then computed from the union as for one process. Client
+// diagnostics take the worst shard (the level is client-bound when any shard was); server
+// metrics come from the lowest-numbered shard that scraped them.
+func MergeLevel(parts []LevelRun, records []Record, proto Protocol, server func(shard int, w0, w1 int64) (*ServerStats, error)) (LevelRun, error) {
+	m, err := mergeParts(parts)
+	run := m.run
+	if err != nil {
+		return run, err
+	}
+	sort.SliceStable(records, func(a, b int) bool { return records[a].Sent < records[b].Sent })
+	var notes []string
+	if run.Cancelled > 0 {
+		notes = append(notes, fmt.Sprintf("%d requests still in flight at the scheduled end of the drain were cancelled", run.Cancelled))
+	}
+	end := endNormal
+	slice := int64(proto.Duration) / MinSlices
+	if m.interrupted {
+		end = endInterrupt
+	} else {
+		if note := startAfterFirstRequests(&run, records, slice); note != "" {
+			notes = append(notes, note)
+		}
+		chooseWindowEnd(&run, records, proto, slice)
+	}
+	setPhases(records, run.W0, run.W1)
+	notes = append(notes, mergeServer(&run, parts, server)...)
+	notes = append(notes, finishWindow(&run, records, proto, slice, end)...)
+	if cs := m.client; cs != nil && run.W1 > run.W0 {
+		cs.judge(records, run.W0, run.W1)
+		if len(m.boundWhy) > 0 {
+			why := m.boundWhy
+			if cs.Reason != "" {
+				why = append([]string{"merged: " + cs.Reason}, why...)
+			}
+			cs.Bound, cs.Reason = true, strings.Join(why, "; ")
+		}
+		run.Client = cs
+		if cs.Bound {
+			notes = append(notes, cs.boundNote())
+		}
+	}
+	run.Notes = notes
+	return run, nil
+}
+
+// mergedParts is what the shards' parts of a level say together.
+type mergedParts struct {
+	// run has the level's identity, the union of the shards' load periods, the common part
+	// of their windows and the sum of their cancelled requests.
+	run         LevelRun
+	interrupted bool         // some shard ran the level interrupted
+	client      *ClientStats // the worst shard's CPU, scheduling and run-queue figures
+	boundWhy    []string     // "shard i/n: reason" of every client-bound shard
+}
+
+// mergeParts checks that parts are one level of one schedule and combines them.
+func mergeParts(parts []LevelRun) (mergedParts, error) {
+	p0 := parts[0]
+	ref := -1 // the first shard that ran the level to its scheduled end: the others must agree
+	for i, p := range parts {
+		if !p.Interrupted {
+			ref = i
+			break
+		}
+	}
+	name := fmt.Sprintf("merge: level %d (concurrency %d)", p0.Index+1, p0.Concurrency)
+	m := mergedParts{run: LevelRun{
+		Index: p0.Index, Concurrency: p0.Concurrency,
+		WarmupStart: p0.WarmupStart, W0: p0.W0, W1: p0.W1, DrainEnd: p0.DrainEnd,
+	}}
+	run := &m.run
+	next := 0 // the next worker the shards' ranges must cover
+	for i, p := range parts {
+		if p.Index != p0.Index || p.Concurrency != p0.Concurrency {
+			return m, fmt.Errorf("%s: shard %d/%d has level %d at concurrency %d here", name, i, len(parts), p.Index+1, p.Concurrency)
+		}
+		if p.Shard == nil || p.Shard.Index != i || p.Shard.FirstWorker != next {
+			return m, fmt.Errorf("%s: shard %d/%d's part does not continue the workers at %d", name, i, len(parts), next)
+		}
+		next += p.Shard.Workers
+		m.interrupted = m.interrupted || p.Interrupted
+		run.WarmupStart = min(run.WarmupStart, p.WarmupStart)
+		run.DrainEnd = max(run.DrainEnd, p.DrainEnd)
+		run.W0 = max(run.W0, p.W0)
+		run.W1 = min(run.W1, p.W1)
+		run.Cancelled += p.Cancelled
+		if r := parts[max(ref, 0)]; !p.Interrupted && (p.W0 != r.W0 || p.W1 != r.W1) {
+			return m, fmt.Errorf("%s: shard %d/%d's window [%d, %d) differs from shard %d/%d's [%d, %d): not one schedule",
+				name, i, len(parts), p.W0, p.W1, ref, len(parts), r.W0, r.W1)
+		}
+		// Client diagnostics cover each shard's whole load period, not only the merged
+		// window: CPU and scheduling latency are not kept per slice.
+		if c := p.Client; c != nil {
+			if m.client == nil {
+				m.client = &ClientStats{}
+			}
+			m.client.CPUUtilization = max(m.client.CPUUtilization, c.CPUUtilization)
+			m.client.SchedLatencyP99 = max(m.client.SchedLatencyP99, c.SchedLatencyP99)
+			m.client.RunQueueDelay = max(m.client.RunQueueDelay, c.RunQueueDelay)
+			if c.Bound {
+				m.boundWhy = append(m.boundWhy, fmt.Sprintf("shard %d/%d: %s", i, len(parts), c.Reason))
+			}
+		}
+	}
+	if next != p0.Concurrency {
+		return m, fmt.Errorf("%s: the shards run %d workers, not %d", name, next, p0.Concurrency)
+	}
+	run.W1 = max(run.W1, run.W0)
+	return m, nil
+}
+
+// startAfterFirstRequests moves W0 to the first slice boundary after the last worker's first
+// completion (its first request, whatever its status) when some worker had not completed a
+// request by the scheduled W0, and returns a note saying so (else ""). One process ends its
+// warmup only when every worker has completed a request; a shard cannot wait for the others.
+func startAfterFirstRequests(run *LevelRun, records []Record, slice int64) string {
+	first := map[int]int64{}
+	for i := range records {
+		if r := &records[i]; r.Seq == 0 {
+			first[r.Worker] = r.Done()
+		}
+	}
+	late, last := 0, run.W0
+	for _, d := range first {
+		if d > run.W0 {
+			late++
+			last = max(last, d)
+		}
+	}
+	if late == 0 {
+		return ""
+	}
+	w0 := min(run.W0+(last-run.W0+slice-1)/slice*slice, run.W1)
+	note := fmt.Sprintf("window starts %s after the scheduled end of warmup: %d of %d workers had not completed a request by then (one process extends its warmup until every worker has)",
+		time.Duration(w0-run.W0), late, run.Concurrency)
+	run.W0 = w0
+	return note
+}
+
+// chooseWindowEnd ends the window as the one-process controller decides: the shards loaded
+// the server for the longest window, and W1 becomes the end of the shortest steady one with
+// min_requests completions among the windows the controller could have tested, those ending
+// before the oldest request in flight when its longest window ended (its horizon then). When
+// none is, or the load period holds fewer than MinSlices slices, W1 stays.
+func chooseWindowEnd(run *LevelRun, records []Record, proto Protocol, slice int64) {
+	kmax := int((run.W1 - run.W0) / slice)
+	if kmax < MinSlices {
+		return
+	}
+	horizon := run.W1
+	for i := range records {
+		if r := &records[i]; r.Sent < run.W1 && r.Done() > run.W1 {
+			horizon = min(horizon, r.Sent)
+		}
+	}
+	win := newWindow(run.W0, slice, MinSlices, kmax)
+	for i := range records {
+		win.add(&records[i])
+	}
+	if k := win.decide(horizon, proto.MinRequests, proto.CITarget); k > 0 {
+		run.W1 = run.W0 + slice*int64(k)
+	}
+}
+
+// mergeServer sets run.Server from the lowest-numbered shard that scraped server metrics,
+// summarised again over the merged window when it differs from the shard's, and returns a
+// note when that failed.
+func mergeServer(run *LevelRun, parts []LevelRun, server func(shard int, w0, w1 int64) (*ServerStats, error)) []string {
+	for i, p := range parts {
+		if p.Server == nil {
+			continue
+		}
+		run.Server = p.Server
+		if p.W0 == run.W0 && p.W1 == run.W1 {
+			return nil
+		}
+		st, err := server(i, run.W0, run.W1)
+		switch {
+		case err != nil:
+			return []string{fmt.Sprintf("server metrics over shard %d/%d's whole load period (re-reading them failed: %v)", i, len(parts), err)}
+		case st != nil:
+			st.Series = p.Server.Series // the file does not record them
+			run.Server = st
+		}
+		return nil
+	}
+	return nil
+}

@@ -1,0 +1,507 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The level runner (DESIGN §3): c closed-loop workers and the controller that collects their
+// records, watches the window and ends the phases when the level's clock (clock.go) says so.
+
+// liveEvery is the period of Observer.Live calls.
+const liveEvery = 500 * time.Millisecond
+
+// levelEnd says how a level ended.
+type levelEnd int
+
+const (
+	endNormal    levelEnd = iota // measured to a steady verdict or max_duration
+	endInterrupt                 // interrupt: stop issuing and drain
+	endCancel                    // ctx cancelled: in-flight requests cancelled
+	endBudget                    // the sweep's time budget ran out
+)
+
+// unixClock returns Unix nanoseconds derived from the monotonic clock from base on, so that
+// intervals between readings are immune to wall-clock steps.
+type unixClock struct{ base time.Time }
+
+func (c unixClock) now() int64 { return c.unix(time.Now()) }
+
+// unix returns t, a reading taken after base, in the clock's Unix nanoseconds.
+func (c unixClock) unix(t time.Time) int64 { return c.base.UnixNano() + int64(t.Sub(c.base)) }
+
+// mailbox is a worker's local record buffer. The worker appends under mu (uncontended except
+// when the controller collects, a few times a second); since is the issue time of the
+// worker's in-flight request, 0 when idle.
+type mailbox struct {
+	mu    sync.Mutex
+	recs  []Record
+	since int64
+}
+
+// level is one level being run: c closed-loop workers (or, for a shard, workers first …
+// first+n-1 of them) and the controller's view of them.
+type level struct {
+	index, c int
+	first, n int           // the workers this process runs
+	stagger  time.Duration // first requests are spread over [0, stagger)
+	// staggerFrom is the scheduled start of a shard's level: the spread counts from it, so a
+	// shard that starts a little late still has every worker in the same place as the others.
+	staggerFrom time.Time
+	proto       Protocol
+	think       time.Duration
+	workload    Workload
+	client      Client
+	obs         Observer
+	scraper     WindowSummarizer
+	clk         unixClock
+	clock       levelClock
+
+	boxes     []*mailbox
+	inflight  atomic.Int64
+	firstDone atomic.Int64
+	warm      chan struct{} // closed when every worker of this process has completed a request
+	stop      chan struct{} // closed: stop issuing
+	done      chan struct{} // closed when every worker has returned
+	reqCtx    context.Context
+	cancelReq context.CancelFunc
+	wg        sync.WaitGroup
+
+	// Controller-only state.
+	slice    int64 // the steady-state test's slice, duration ÷ MinSlices (ns)
+	kmax     int   // the longest window in slices
+	tick     *time.Ticker
+	lastLive time.Time
+	start    int64 // level start (Unix ns)
+	all      []Record
+	win      *window
+	horizon  int64 // every record with a chunk before horizon has been collected
+	run      LevelRun
+	notes    []string
+}
+
+// levelSignals are the events that end a level early.
+type levelSignals struct {
+	ctx, interrupt, budget <-chan struct{}
+}
+
+// runLevel runs level index with concurrency c and returns its LevelRun, every record of the
+// level (phases assigned) and how it ended.
+func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, index, c int) (LevelRun, []Record, levelEnd) {
+	l := newLevel(ctx, p, client, index, c)
+	defer l.cancelReq()
+	defer l.tick.Stop()
+	l.begin()
+	l.clock = newLevelClock(p, index, time.Now())
+
+	end := l.warmup(sig)
+	var cpu0 clientSample
+	if end == endNormal {
+		cpu0 = sampleClient()
+		// The window exists before this collect, so records that ended after W0 (while the
+		// client was sampled) count in the controller's slices and completions too.
+		l.win = newWindow(l.run.W0, l.slice, MinSlices, l.kmax)
+		l.collect()
+		end = l.measure(sig)
+	}
+
+	// Drain: stop issuing; in-flight requests finish until the clock's drain end, then are
+	// cancelled.
+	close(l.stop)
+	var cs *ClientStats
+	if l.run.W1 > l.run.W0 {
+		cs = sampleClient().since(cpu0)
+	}
+	timedOut := l.drain(l.clock.drainEnd(time.Now(), end))
+	records := l.finish(end, timedOut, cs)
+	if end == endNormal && ctx.Err() != nil {
+		// Hard stop during the drain: the window is complete, but the sweep ends here.
+		end = endCancel
+	}
+	return l.run, records, end
+}
+
+// newLevel prepares level index of p with concurrency c: this process's workers (a shard's
+// part on a Schedule), their mailboxes and the controller's ticker.
+func newLevel(ctx context.Context, p *Plan, client Client, index, c int) *level {
+	proto := p.Protocol
+	l := &level{
+		index: index, c: c, first: 0, n: c, proto: proto, think: p.ThinkTime, workload: p.Workload,
+		client: client, obs: p.Observer, scraper: p.Scraper,
+		// Anchored per level: phase boundaries stay within microseconds of the client's
+		// wall-clock send times even if the wall clock is slewed during a long sweep.
+		clk:     unixClock{base: time.Now()},
+		warm:    make(chan struct{}),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+		stagger: proto.Warmup,
+		slice:   int64(proto.Duration) / MinSlices,
+		kmax:    maxSlices(proto),
+		run:     LevelRun{Index: index, Concurrency: c},
+	}
+	if s := p.Schedule; s != nil {
+		l.first, l.n = Workers(c, s.Shard, s.Shards)
+		// A shard's warmup cannot be extended, so the first requests are spread over its
+		// first half only: every worker completes one by W0 when E2E ≤ warmup ÷ 2.
+		l.stagger = proto.Warmup / 2
+		l.staggerFrom = s.LevelStart(proto, index)
+		l.run.Shard = &ShardPart{Index: s.Shard, Count: s.Shards, FirstWorker: l.first, Workers: l.n}
+		if l.n == 0 {
+			close(l.warm) // a shard with no worker at this level (c < shards) only keeps time
+			l.note("this shard runs none of the level's %d workers (%d shards)", c, s.Shards)
+		}
+	}
+	l.reqCtx, l.cancelReq = context.WithCancel(ctx)
+	l.boxes = make([]*mailbox, l.n)
+	for i := range l.boxes {
+		l.boxes[i] = &mailbox{}
+	}
+	tickEvery := min(time.Duration(l.slice)/4, 100*time.Millisecond)
+	l.tick = time.NewTicker(max(tickEvery, 5*time.Millisecond))
+	return l
+}
+
+// begin starts the level: WarmupStart, the observer's LevelStarted and the workers.
+func (l *level) begin() {
+	l.start = l.clk.now()
+	l.run.WarmupStart = l.start
+	if l.obs != nil {
+		l.obs.LevelStarted(l.index, l.c)
+	}
+	l.wg.Add(l.n)
+	for w := l.first; w < l.first+l.n; w++ {
+		go l.work(w)
+	}
+	go func() { l.wg.Wait(); close(l.done) }()
+	l.lastLive = time.Now()
+}
+
+// warmup runs the warmup until the clock ends it or a signal ends the level, and sets W0 (the
+// moment of the signal if one came) and W1 = W0.
+func (l *level) warmup(sig levelSignals) levelEnd {
+	var w0 int64
+	end := l.await(sig, PhaseWarmup, l.warm, func(ev event) (over bool) {
+		w0, over = l.clock.warmupEnd(l, ev)
+		return over
+	})
+	if end != endNormal {
+		w0 = l.clk.now()
+	}
+	l.run.W0, l.run.W1 = w0, w0
+	return end
+}
+
+// measure runs the measurement until the clock ends the window or a signal ends the level
+// (W1 is then that moment, at most the longest window's end), and sets W1.
+func (l *level) measure(sig levelSignals) levelEnd {
+	var w1 int64
+	end := l.await(sig, PhaseMeasure, nil, func(ev event) (over bool) {
+		w1, over = l.clock.windowEnd(l, ev)
+		return over
+	})
+	if end != endNormal {
+		w1 = min(l.clk.now(), l.longestEnd())
+	}
+	l.run.W1 = w1
+	return end
+}
+
+// longestEnd is the end of the longest window from W0: max_duration in whole slices.
+func (l *level) longestEnd() int64 { return l.run.W0 + l.slice*int64(l.kmax) }
+
+// await runs the controller through one phase until ask reports it over (endNormal) or a
+// signal ends the level. On every tick it collects the workers' records, asks, and sends the
+// live statistics; it also asks when the clock's wake time comes and, unless warm is nil,
+// when every worker has completed a request.
+func (l *level) await(sig levelSignals, phase Phase, warm <-chan struct{}, ask func(event) bool) levelEnd {
+	var a alarm
+	defer a.stop()
+	for {
+		a.set(l.clock.wake(phase, time.Now()))
+		var ev event
+		tick := false
+		select {
+		case <-a.c:
+			a.c, ev.timer = nil, true
+		case <-warm:
+			warm = nil
+		case <-l.tick.C:
+			l.collect()
+			tick = true
+		case <-sig.interrupt:
+			return endInterrupt
+		case <-sig.ctx:
+			return endCancel
+		case <-sig.budget:
+			return endBudget
+		}
+		ev.now = time.Now()
+		if ask(ev) {
+			return endNormal
+		}
+		if tick {
+			l.maybeLive(phase)
+		}
+	}
+}
+
+// alarm is a timer for a clock's wake time, armed anew when the time changes.
+type alarm struct {
+	t  *time.Timer
+	at time.Time
+	c  <-chan time.Time // nil when not armed or fired
+}
+
+// set arms the alarm for at (the zero time: none) unless it is already set for it.
+func (a *alarm) set(at time.Time) {
+	if at.Equal(a.at) {
+		return
+	}
+	a.stop()
+	a.at, a.c = at, nil
+	if !at.IsZero() {
+		a.t = time.NewTimer(time.Until(at))
+		a.c = a.t.C
+	}
+}
+
+func (a *alarm) stop() {
+	if a.t != nil {
+		a.t.Stop()
+	}
+}
+
+// drain waits until every worker has returned, collecting and reporting live statistics
+// meanwhile; at deadline it cancels the requests still in flight and reports that it did.
+func (l *level) drain(deadline time.Time) (timedOut bool) {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	tc := t.C
+	for {
+		select {
+		case <-l.done:
+			return timedOut
+		case <-tc:
+			timedOut, tc = true, nil
+			l.cancelReq()
+		case <-l.tick.C:
+			l.collect()
+			l.maybeLive(PhaseDrain)
+		}
+	}
+}
+
+// finish completes the LevelRun after the drain — DrainEnd, phases, cancellations, the
+// verdict of the final window, the client self-check cs (nil without a window) and the
+// server metrics — and returns every record of the level.
+func (l *level) finish(end levelEnd, timedOut bool, cs *ClientStats) []Record {
+	run := &l.run
+	run.DrainEnd = l.clk.now()
+	l.collect()
+	records := l.all
+	setPhases(records, run.W0, run.W1)
+	for i := range records {
+		if records[i].Status == StatusCancelled {
+			run.Cancelled++
+		}
+	}
+	if timedOut && run.Cancelled > 0 {
+		l.note("%d requests still in flight at drain_timeout (%s) were cancelled", run.Cancelled, l.proto.DrainTimeout)
+	}
+	verdict := finishWindow(run, records, l.proto, l.slice, end)
+	if run.Shard != nil && !run.Interrupted {
+		// A shard holds a part of the level: steadiness and min_requests are judged on the
+		// union of the shards' records by MergeLevel, so this part's verdict is not given.
+		run.Steady, run.NotSteadyReason, verdict = false, "one shard's part of the level: kneecap merge judges the whole", nil
+	}
+	l.notes = append(l.notes, verdict...)
+	if cs != nil {
+		cs.judge(records, run.W0, run.W1)
+		run.Client = cs
+		if cs.Bound {
+			l.notes = append(l.notes, cs.boundNote())
+		}
+	}
+	if l.scraper != nil && run.W1 > run.W0 {
+		run.Server = l.scraper.Summarize(run.W0, run.W1)
+	}
+	run.Notes = l.notes
+	return records
+}
+
+// note adds a note to the level.
+func (l *level) note(format string, args ...any) {
+	l.notes = append(l.notes, fmt.Sprintf(format, args...))
+}
+
+// pause waits d (nothing when d ≤ 0) and reports false when the level stopped issuing or was
+// cancelled meanwhile.
+func (l *level) pause(d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-l.stop:
+		return false
+	case <-l.reqCtx.Done():
+		return false
+	}
+}
+
+// work is worker w's closed loop: send, read to the end, record, think, repeat until stop.
+func (l *level) work(w int) {
+	defer l.wg.Done()
+	box := l.boxes[w-l.first]
+	// Stagger the first requests evenly over the warmup: c loops started together stay
+	// phase-locked under a steady server (every completion arrives in bursts of c), which
+	// biases counts over a window that is not a multiple of the cycle.
+	d := time.Duration(int64(l.stagger) * int64(w) / int64(l.c))
+	if !l.staggerFrom.IsZero() {
+		d = time.Until(l.staggerFrom.Add(d))
+	}
+	if !l.pause(d) {
+		return
+	}
+	for seq := 0; ; seq++ {
+		select {
+		case <-l.stop:
+			return
+		case <-l.reqCtx.Done():
+			return
+		default:
+		}
+		req := l.workload.Next(l.index, w, seq)
+		issue := l.clk.now()
+		rec := Record{Level: l.index, Concurrency: l.c, Worker: w, Seq: seq, Sent: issue}
+		box.mu.Lock()
+		box.since = issue
+		box.mu.Unlock()
+		l.inflight.Add(1)
+		l.client.Do(l.reqCtx, &req, &rec)
+		l.inflight.Add(-1)
+		box.mu.Lock()
+		box.recs = append(box.recs, rec)
+		box.since = 0
+		box.mu.Unlock()
+		if seq == 0 && l.firstDone.Add(1) == int64(l.n) {
+			close(l.warm)
+		}
+		if !l.pause(l.think) {
+			return
+		}
+	}
+}
+
+// collect moves the workers' records to the controller and updates the horizon: the
+// earliest issue time of a request in flight, or the collection start when none is. No
+// request in flight can have a chunk before it, so the tokens before it are all known.
+func (l *level) collect() {
+	h := l.clk.now()
+	for _, box := range l.boxes {
+		box.mu.Lock()
+		recs := box.recs
+		box.recs = nil
+		if box.since != 0 && box.since < h {
+			h = box.since
+		}
+		box.mu.Unlock()
+		for i := range recs {
+			if l.win != nil {
+				l.win.add(&recs[i])
+			}
+		}
+		l.all = append(l.all, recs...)
+	}
+	l.horizon = h
+}
+
+// maybeLive sends the live numbers when liveEvery has passed since the last time.
+func (l *level) maybeLive(phase Phase) {
+	if time.Since(l.lastLive) >= liveEvery {
+		l.lastLive = time.Now()
+		l.live(phase)
+	}
+}
+
+// live sends the level's live numbers to the observer.
+func (l *level) live(phase Phase) {
+	if l.obs == nil {
+		return
+	}
+	s := LiveStats{
+		Index:       l.index,
+		Concurrency: l.c,
+		Phase:       phase,
+		Elapsed:     time.Duration(l.clk.now() - l.start),
+		InFlight:    int(l.inflight.Load()),
+	}
+	if l.win != nil {
+		s.Completed = l.win.completed
+		s.OutputTPS = l.win.liveTPS(l.horizon)
+		s.TTFTP50 = durationPercentile(l.win.ttft, 50)
+	}
+	l.obs.Live(s)
+}
+
+// finishWindow computes the final slice TPS and steady verdict of the window [W0, W1) from
+// every record of the level, and returns notes. For a window decided steady by the
+// controller this reproduces the controller's numbers exactly: the same slices, and every
+// record with a token in the window was complete when it decided.
+func finishWindow(run *LevelRun, records []Record, proto Protocol, slice int64, end levelEnd) []string {
+	var notes []string
+	win := run.W1 - run.W0
+	switch end {
+	case endInterrupt, endCancel:
+		run.Interrupted = true
+		notes = append(notes, fmt.Sprintf("interrupted after %s of measurement", time.Duration(win).Round(time.Millisecond)))
+	case endBudget:
+		notes = append(notes, fmt.Sprintf("cut by the time budget after %s of measurement", time.Duration(win).Round(time.Millisecond)))
+	}
+	if win <= 0 {
+		notes = append(notes, "no measurement window: the level ended during warmup")
+		return notes
+	}
+	n := max(MinSlices, int(math.Round(float64(win)/float64(slice))))
+	run.Slices = n
+	run.SliceTPS = SliceTPS(records, run.W0, run.W1, n)
+	ci, p, ok := SteadyState(run.SliceTPS, proto.CITarget)
+	if math.IsNaN(ci) || math.IsNaN(p) {
+		ci, p = 0, 0
+		notes = append(notes, "steady-state test undefined: no output tokens in the window")
+	}
+	run.CIHalfWidth, run.TrendP = ci, p
+	okDone := completions(records, run.W0, run.W1)
+	short := win < slice*MinSlices
+	few := okDone < proto.MinRequests
+	if few {
+		notes = append(notes, fmt.Sprintf("only %d successful completions in the window (min_requests %d)", okDone, proto.MinRequests))
+	}
+	if short && end == endNormal {
+		notes = append(notes, "window shorter than duration")
+	}
+	run.Steady = ok && !short && !few && !run.Interrupted
+	switch {
+	case run.Steady:
+	case run.Interrupted:
+		run.NotSteadyReason = "interrupted"
+	case !ok:
+		run.NotSteadyReason = fmt.Sprintf("the steady-state test failed (target CI half-width %.1f%%, no material trend)", 100*proto.CITarget)
+	case few:
+		run.NotSteadyReason = fmt.Sprintf("only %d successful completions in the window, below min_requests %d", okDone, proto.MinRequests)
+	case short:
+		run.NotSteadyReason = "the window is shorter than duration"
+	}
+	if !ok && ci > 0 {
+		notes = append(notes, fmt.Sprintf("not steady after %s: 95%% CI half-width %.1f%% of mean TPS (target %.1f%%), trend p = %.3f (needs > %.2f)",
+			time.Duration(win).Round(time.Millisecond), 100*ci, 100*proto.CITarget, p, TrendAlpha))
+	}
+	return notes
+}

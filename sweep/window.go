@@ -1,0 +1,405 @@
+package sweep
+
+import (
+	"math"
+	"sort"
+	"time"
+)
+
+// The window arithmetic (DESIGN §1). A measurement window is [w0, w1) in Unix nanoseconds.
+// Each window metric is defined here once: per record first (SentInWindow, CompletedInWindow,
+// BusyInWindow, TokensInWindow), then as sums over records (WindowTotals) and the rates built
+// on them, which the runner, the shard merge and the analysis all use. The controller's
+// incremental window (window) and the one type-7 quantile of the tree (Percentile) live here
+// too.
+
+// SentInWindow reports whether rec was sent inside [w0, w1): the requests of the measure
+// phase, whose latencies, prompt tokens and errors describe the level.
+func SentInWindow(rec *Record, w0, w1 int64) bool { return rec.Sent >= w0 && rec.Sent < w1 }
+
+// CompletedInWindow reports whether rec succeeded and completed (Sent + E2E) inside
+// [w0, w1): the requests that QPS, goodput and min_requests count.
+func CompletedInWindow(rec *Record, w0, w1 int64) bool {
+	d := rec.Done()
+	return rec.OK() && d >= w0 && d < w1
+}
+
+// BusyInWindow returns the nanoseconds of rec's time in flight, [Sent, Done), that lie inside
+// [w0, w1): its part of the achieved concurrency. Records of every status count.
+func BusyInWindow(rec *Record, w0, w1 int64) int64 {
+	lo, hi := max(rec.Sent, w0), min(rec.Done(), w1)
+	return max(hi-lo, 0)
+}
+
+// TokensInWindow returns the output tokens of rec that arrived in the window [w0, w1) (Unix
+// nanoseconds) and adds each to its slice of slices: len(slices) equal slices of the window,
+// slice j covering [w0 + j·(w1−w0)/n, w0 + (j+1)·(w1−w0)/n). It is the one definition of the
+// tokens of a window (DESIGN §1) that the steady-state test, the live statistics and analysis
+// all use. A record with Chunks carries OutputTokens ÷ len(Chunks) tokens at each chunk's
+// arrival, Sent + offset (one per chunk when OutputTokens is 0); chunk offsets are taken to
+// ascend, and any that do not are skipped, never misplaced. A record without Chunks has its
+// OutputTokens tokens arrive evenly spaced from Sent+TTFT to Sent+E2E (all at Sent+TTFT when
+// there is one or the two coincide); one without content (TTFT 0) has none. Records of every
+// status count: their tokens did arrive. It returns 0 when slices is empty or the window is.
+func TokensInWindow(rec *Record, w0, w1 int64, slices []float64) float64 {
+	n := len(slices)
+	if n == 0 || w1 <= w0 {
+		return 0
+	}
+	// Offsets from w0 keep float64 exact to the nanosecond (Unix nanoseconds are not).
+	span := float64(w1 - w0)
+	sliceNS := span / float64(n)
+	slot := func(rel int64) int { return min(int(float64(rel)/sliceNS), n-1) }
+	nOut := rec.OutputTokens
+	if c := len(rec.Chunks); c > 0 {
+		k := 1.0
+		if nOut > 0 {
+			k = float64(nOut) / float64(c)
+		}
+		at := func(j int) int64 { return rec.Sent + rec.Chunks[j]*int64(time.Microsecond) }
+		var got float64
+		for j := sort.Search(c, func(j int) bool { return at(j) >= w0 }); j < c; j++ {
+			t := at(j)
+			if t >= w1 {
+				break
+			}
+			if t < w0 {
+				continue
+			}
+			slices[slot(t-w0)] += k
+			got += k
+		}
+		return got
+	}
+	if nOut <= 0 || rec.TTFT <= 0 {
+		return 0
+	}
+	a := rec.Sent + int64(rec.TTFT) - w0
+	e := rec.Sent + int64(rec.E2E) - w0
+	if nOut == 1 || e <= a {
+		if a < 0 || a >= w1-w0 {
+			return 0
+		}
+		slices[slot(a)] += float64(nOut)
+		return float64(nOut)
+	}
+	t0, t1 := float64(a), float64(e)
+	d := (t1 - t0) / float64(nOut-1)
+	// count is the number of j in [0, nOut) with t0 + j·d in [lo, hi).
+	count := func(lo, hi float64) float64 {
+		jlo := math.Max(math.Ceil((lo-t0)/d), 0)
+		jhi := math.Min(math.Ceil((hi-t0)/d), float64(nOut))
+		return math.Max(jhi-jlo, 0)
+	}
+	// Only the slices [t0, t1] touches (widened by one each side against rounding at the
+	// edges) can receive tokens: O(slices spanned) per record. Clamped as floats first so that
+	// no conversion to int overflows.
+	first := int(math.Min(math.Max(math.Floor(t0/sliceNS)-1, 0), float64(n)))
+	last := int(math.Min(math.Max(math.Floor(t1/sliceNS)+1, -1), float64(n-1)))
+	var got float64
+	for j := first; j <= last; j++ {
+		lo, hi := float64(j)*sliceNS, float64(j+1)*sliceNS
+		if j == n-1 {
+			hi = span
+		}
+		c := count(lo, hi)
+		slices[j] += c
+		got += c
+	}
+	return got
+}
+
+// WindowSeconds is the length of the window [w0, w1) in seconds, (w1 − w0) ÷ 10⁹: the
+// denominator of every rate of the window.
+func WindowSeconds(w0, w1 int64) float64 { return float64(w1-w0) / 1e9 }
+
+// WindowTotals are the sums over a level's records that the metrics of the window [W0, W1)
+// divide by its length (DESIGN §1). Add accumulates one record; every record of the level
+// counts, whatever its phase or status, as each per-record definition says.
+type WindowTotals struct {
+	// W0 and W1 bound the window (Unix nanoseconds).
+	W0, W1 int64
+	// SliceTokens are the output tokens that arrived in each of len(SliceTokens) equal
+	// slices of the window (TokensInWindow).
+	SliceTokens []float64
+	// OutputTokens are the output tokens that arrived in the window: Σ TokensInWindow.
+	OutputTokens float64
+	// BusyNS is the time in flight inside the window summed over requests, in
+	// nanoseconds: Σ BusyInWindow.
+	BusyNS float64
+	// Completed counts the successful requests that completed in the window
+	// (CompletedInWindow).
+	Completed int
+}
+
+// NewWindowTotals returns the empty totals of [w0, w1) with the output tokens also counted in
+// slices equal slices (at least one).
+func NewWindowTotals(w0, w1 int64, slices int) *WindowTotals {
+	return &WindowTotals{W0: w0, W1: w1, SliceTokens: make([]float64, max(slices, 1))}
+}
+
+// Add counts rec in the totals.
+func (t *WindowTotals) Add(rec *Record) {
+	t.OutputTokens += TokensInWindow(rec, t.W0, t.W1, t.SliceTokens)
+	t.BusyNS += float64(BusyInWindow(rec, t.W0, t.W1))
+	if CompletedInWindow(rec, t.W0, t.W1) {
+		t.Completed++
+	}
+}
+
+// PerSecond returns x ÷ the window's length in seconds (WindowSeconds): 0 for an empty
+// window.
+func (t *WindowTotals) PerSecond(x float64) float64 {
+	if t.W1 <= t.W0 {
+		return 0
+	}
+	return x / WindowSeconds(t.W0, t.W1)
+}
+
+// OutputTPS is the output tokens/s of the window: tokens that arrived inside it ÷ its length
+// (DESIGN §1).
+func (t *WindowTotals) OutputTPS() float64 { return t.PerSecond(t.OutputTokens) }
+
+// QPS is the successful requests that completed inside the window ÷ its length (DESIGN §1).
+func (t *WindowTotals) QPS() float64 { return t.PerSecond(float64(t.Completed)) }
+
+// Concurrency is the achieved concurrency of the window: the time-average number of requests
+// in flight, BusyNS ÷ (W1 − W0) (DESIGN §1); 0 for an empty window.
+func (t *WindowTotals) Concurrency() float64 {
+	if t.W1 <= t.W0 {
+		return 0
+	}
+	return t.BusyNS / float64(t.W1-t.W0)
+}
+
+// SliceTPS returns the output tokens/s of each slice: its tokens ÷ the slice length in
+// seconds.
+func (t *WindowTotals) SliceTPS() []float64 {
+	out := append([]float64(nil), t.SliceTokens...)
+	toTPS(out, t.W0, t.W1)
+	return out
+}
+
+// toTPS divides the tokens of the len(tok) equal slices of [w0, w1) in place by the slice
+// length in seconds.
+func toTPS(tok []float64, w0, w1 int64) {
+	sec := float64(w1-w0) / float64(len(tok)) / 1e9
+	for i := range tok {
+		tok[i] /= sec
+	}
+}
+
+// totals returns the WindowTotals of records over [w0, w1) with n slices.
+func totals(records []Record, w0, w1 int64, n int) *WindowTotals {
+	t := NewWindowTotals(w0, w1, n)
+	for i := range records {
+		t.Add(&records[i])
+	}
+	return t
+}
+
+// completions counts the records that CompletedInWindow [w0, w1).
+func completions(records []Record, w0, w1 int64) int {
+	n := 0
+	for i := range records {
+		if CompletedInWindow(&records[i], w0, w1) {
+			n++
+		}
+	}
+	return n
+}
+
+// SliceTokens returns the output tokens that arrived in each of n equal slices of the window
+// [w0, w1) (Unix nanoseconds), from every record (including ones sent before w0 or finishing
+// after w1). It returns nil when n < 1 or the window is empty.
+func SliceTokens(records []Record, w0, w1 int64, n int) []float64 {
+	if n < 1 || w1 <= w0 {
+		return nil
+	}
+	if int64(n) > w1-w0 {
+		n = int(w1 - w0)
+	}
+	dst := make([]float64, n)
+	for i := range records {
+		TokensInWindow(&records[i], w0, w1, dst)
+	}
+	return dst
+}
+
+// SliceTPS returns the output tokens/s of each of n equal slices of the window [w0, w1): the
+// tokens that arrived in the slice ÷ the slice length in seconds.
+func SliceTPS(records []Record, w0, w1 int64, n int) []float64 {
+	tok := SliceTokens(records, w0, w1, n)
+	toTPS(tok, w0, w1)
+	return tok
+}
+
+// WindowOutputTokens returns the output tokens that arrived inside [w0, w1), from every
+// record.
+func WindowOutputTokens(records []Record, w0, w1 int64) float64 {
+	return totals(records, w0, w1, 1).OutputTokens
+}
+
+// LevelOutputTPS is the output tokens/s of the window [w0, w1) (WindowTotals.OutputTPS): 0
+// for an empty window.
+func LevelOutputTPS(records []Record, w0, w1 int64) float64 {
+	return totals(records, w0, w1, 1).OutputTPS()
+}
+
+// WindowQPS is the successful requests that completed inside [w0, w1) per second
+// (WindowTotals.QPS): 0 for an empty window.
+func WindowQPS(records []Record, w0, w1 int64) float64 {
+	return totals(records, w0, w1, 1).QPS()
+}
+
+// AchievedConcurrency is the time-average number of requests in flight over [w0, w1)
+// (WindowTotals.Concurrency): 0 for an empty window.
+func AchievedConcurrency(records []Record, w0, w1 int64) float64 {
+	return totals(records, w0, w1, 1).Concurrency()
+}
+
+// setPhases sets each record's phase from its send time: warmup before w0, measure when
+// SentInWindow [w0, w1), drain from w1 on.
+func setPhases(records []Record, w0, w1 int64) {
+	for i := range records {
+		r := &records[i]
+		switch {
+		case SentInWindow(r, w0, w1):
+			r.Phase = PhaseMeasure
+		case r.Sent < w0:
+			r.Phase = PhaseWarmup
+		default:
+			r.Phase = PhaseDrain
+		}
+	}
+}
+
+// bins splits the window [w0, w1) (Unix nanoseconds) into n equal slices; slice i is
+// [w0 + (w1−w0)·i/n, w0 + (w1−w0)·(i+1)/n) with integer division.
+type bins struct {
+	w0, w1 int64
+	n      int64
+}
+
+// bound returns the start of slice i (i = n gives w1).
+func (b bins) bound(i int64) int64 { return b.w0 + (b.w1-b.w0)*i/b.n }
+
+// index returns the slice holding t, which must be in [w0, w1).
+func (b bins) index(t int64) int64 {
+	i := (t - b.w0) * b.n / (b.w1 - b.w0)
+	// Integer division of the bounds can put t one slice off; correct it.
+	for i > 0 && t < b.bound(i) {
+		i--
+	}
+	for i < b.n-1 && t >= b.bound(i+1) {
+		i++
+	}
+	return i
+}
+
+// window accumulates the measurement window incrementally as records are collected, in
+// slices of fixed length from W0 (the steady-state test's slices): the candidate windows
+// [w0, w0+k·slice) for k from kmin to kmax.
+type window struct {
+	w0, slice  int64
+	kmin, kmax int
+	b          bins // [w0, w0+kmax·slice) in kmax slices
+	tok        []float64
+	okDone     []int
+	completed  int       // successful completions at or after w0
+	ttft       []float64 // TTFT (ns) of successful completions at or after w0
+	nextK      int       // next candidate window length in slices
+}
+
+func newWindow(w0, slice int64, kmin, kmax int) *window {
+	return &window{
+		w0: w0, slice: slice, kmin: kmin, kmax: kmax,
+		b:      bins{w0: w0, w1: w0 + slice*int64(kmax), n: int64(kmax)},
+		tok:    make([]float64, kmax),
+		okDone: make([]int, kmax),
+		nextK:  kmin,
+	}
+}
+
+func (w *window) add(r *Record) {
+	TokensInWindow(r, w.b.w0, w.b.w1, w.tok)
+	if !CompletedInWindow(r, w.w0, math.MaxInt64) {
+		return
+	}
+	w.completed++
+	w.ttft = append(w.ttft, float64(r.TTFT))
+	if d := r.Done(); d < w.b.w1 {
+		w.okDone[w.b.index(d)]++
+	}
+}
+
+// sliceTPS returns the tokens/s of the first k slices, as SliceTPS computes them over
+// [w0, w0+k·slice).
+func (w *window) sliceTPS(k int) []float64 {
+	out := append([]float64(nil), w.tok[:k]...)
+	toTPS(out, w.w0, w.w0+int64(k)*w.slice)
+	return out
+}
+
+// decide evaluates every candidate window [w0, w0+k·slice) that lies entirely below horizon
+// (so every token in it is known) and has not been evaluated yet, shortest first. It returns
+// the first k that has min_requests successful completions and passes the steady-state test,
+// or 0.
+func (w *window) decide(horizon int64, minRequests int, ciTarget float64) int {
+	for ; w.nextK <= w.kmax && w.w0+int64(w.nextK)*w.slice <= horizon; w.nextK++ {
+		k := w.nextK
+		done := 0
+		for _, n := range w.okDone[:k] {
+			done += n
+		}
+		if done < minRequests {
+			continue
+		}
+		if _, _, ok := SteadyState(w.sliceTPS(k), ciTarget); ok {
+			w.nextK++
+			return k
+		}
+	}
+	return 0
+}
+
+// liveTPS returns tokens/s over the full slices below horizon: exact, if a little behind.
+func (w *window) liveTPS(horizon int64) float64 {
+	k := int(min(int64(w.kmax), (horizon-w.w0)/w.slice))
+	if k <= 0 {
+		return 0
+	}
+	var sum float64
+	for _, v := range w.tok[:k] {
+		sum += v
+	}
+	return sum / WindowSeconds(w.w0, w.w0+int64(k)*w.slice)
+}
+
+// Percentile returns the p-th percentile (p in [0, 100]) of sorted, an ascending slice, by
+// linear interpolation between closest ranks: h = (n−1)·p/100, x[⌊h⌋] + (h−⌊h⌋)·(x[⌊h⌋+1] −
+// x[⌊h⌋]). This is numpy.percentile's default and R's quantile type 7, the one quantile of
+// kneecap (the analysis's latency percentiles and the client self-check use it). It returns
+// NaN for an empty slice or a p outside [0, 100] or NaN.
+func Percentile(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	if n == 0 || !(p >= 0 && p <= 100) {
+		return math.NaN()
+	}
+	h := float64(n-1) * p / 100
+	lo := int(math.Floor(h))
+	if lo >= n-1 {
+		return sorted[n-1]
+	}
+	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
+}
+
+// durationPercentile returns the p-th Percentile of ds (nanoseconds) as a duration, 0 when ds
+// is empty. It sorts ds.
+func durationPercentile(ds []float64, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	sort.Float64s(ds)
+	return time.Duration(Percentile(ds, p))
+}
