@@ -6,6 +6,7 @@ package redact
 
 import (
 	"net/url"
+	"regexp"
 	"strings"
 )
 
@@ -69,6 +70,15 @@ func Tree(v any, secret func(string) bool, str func(string) any) any {
 		}
 	}
 	return v
+}
+
+// urlUserinfo matches the user:password part of a URL in free text.
+var urlUserinfo = regexp.MustCompile(`://[^/@\s"]+@`)
+
+// Userinfo replaces the user:password of every URL in free text s by Value
+// ("https://u:p@host" becomes "https://REDACTED@host").
+func Userinfo(s string) string {
+	return urlUserinfo.ReplaceAllString(s, "://"+Value+"@")
 }
 
 // Text replaces every occurrence of each non-empty secret in s by Marker.

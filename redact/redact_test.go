@@ -14,3 +14,27 @@ func TestSecretKey(t *testing.T) {
 		}
 	}
 }
+
+// TestUserinfo: the user:password of URLs in free text is replaced, whatever the scheme;
+// text without one is returned as it is.
+func TestUserinfo(t *testing.T) {
+	for in, want := range map[string]string{
+		"dial https://alice:s3cret@gpu:8000/v1 failed": "dial https://REDACTED@gpu:8000/v1 failed",
+		`{"url": "redis://:pw@cache:6379"}`:            `{"url": "redis://REDACTED@cache:6379"}`,
+		"http://host/v1 and mailto:a@b":                "http://host/v1 and mailto:a@b",
+	} {
+		if got := Userinfo(in); got != want {
+			t.Errorf("Userinfo(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestURLAndText: URL drops userinfo and secret query values; Text removes literal secrets.
+func TestURLAndText(t *testing.T) {
+	if got := URL("https://u:p@host/v1?api_key=k&model=m"); got != "https://host/v1?api_key=REDACTED&model=m" {
+		t.Errorf("URL = %q", got)
+	}
+	if got := Text("Bearer sk-123 rejected", "sk-123", ""); got != "Bearer [REDACTED] rejected" {
+		t.Errorf("Text = %q", got)
+	}
+}

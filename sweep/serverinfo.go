@@ -3,7 +3,6 @@ package sweep
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -225,7 +224,7 @@ func redactText(s string) string {
 			return redact.Value
 		}
 	}
-	return urlUserinfo.ReplaceAllString(s, "://"+redact.Value+"@")
+	return redact.Userinfo(s)
 }
 
 // infoSecret reports whether an info body's key may name a secret: broader than SecretKey
@@ -245,9 +244,6 @@ func infoSecret(k string) bool {
 	return redact.SecretKey(k)
 }
 
-// urlUserinfo matches the user:password part of a URL.
-var urlUserinfo = regexp.MustCompile(`://[^/@\s"]+@`)
-
 // redactInfo deep-copies an info body's value with secrets removed (see RedactServerInfo);
 // depth counts JSON documents nested in strings.
 func redactInfo(v any, depth int) any {
@@ -261,6 +257,6 @@ func redactInfo(v any, depth int) any {
 				}
 			}
 		}
-		return urlUserinfo.ReplaceAllString(x, "://"+redact.Value+"@")
+		return redact.Userinfo(x)
 	})
 }
