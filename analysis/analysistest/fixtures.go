@@ -104,7 +104,7 @@ func Saturating() *analysis.Result {
 		GPUs: 23, CostPerHour: 92, CostPerMTokens: 9.58, CostPerMTokensAtKnee: 10.3}
 	r.Warnings = []string{
 		"level 128 is not steady (slice TPS trend p = 0.01); excluded from fits",
-		"knee methods disagree: usl 22.6, hinge 30, kneedle 16",
+		"knee: the headline knee (22.6) lies between the measured levels 16 and 32, 2× apart: it is read from the fitted curve between them; measure levels in between to pin it down",
 	}
 	return r
 }

@@ -15,8 +15,8 @@ import (
 )
 
 const analyzeUsage = "PATH [-o DIR] [--slo-ttft-p95 D] [--slo-tpot-p95 D] [--slo-e2e-p95 D] [--knee-gain F]\n" +
-	"                       [--plan-users N] [--plan-qps F] [--plan-output-tps F] [--replica-cost-per-hour F]\n" +
-	"                       [--gpus-per-replica N]\n\n" +
+	"                       [--bootstrap N] [--plan-users N] [--plan-qps F] [--plan-output-tps F]\n" +
+	"                       [--replica-cost-per-hour F] [--gpus-per-replica N]\n\n" +
 	"PATH is a results directory (with levels.json), a level-summary CSV, or a directory of\n" +
 	"vLLM `bench serve` result JSON files. Writes DIR/analysis.json, DIR/summary.csv, the charts\n" +
 	"and report.md / report.html. DIR defaults to PATH for a results directory. A results\n" +

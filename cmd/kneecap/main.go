@@ -177,6 +177,10 @@ func run(ctx context.Context, e *env, args []string) error {
 	case "sim":
 		return cmdSim(ctx, e, rest)
 	case "version", "--version", "-version":
+		if len(rest) == 1 && (rest[0] == "-h" || rest[0] == "--help" || rest[0] == "-help") {
+			fmt.Fprintln(e.stderr, "Usage: kneecap version\n\nPrints kneecap's module version, the Go version it was built with and, when the build\nrecorded them, the VCS revision and \"(modified)\".")
+			return nil
+		}
 		if len(rest) > 0 {
 			return usageError("version: unexpected argument %q (version takes none)", rest[0])
 		}
