@@ -7,12 +7,8 @@ package main
 // directory (never a sleep for synchronisation) and send real signals.
 
 import (
-	"bytes"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,93 +16,6 @@ import (
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
 )
-
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-	binDir  string
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
-// kneecapBinary builds the command once per test binary.
-func kneecapBinary(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the kneecap binary")
-	}
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "kneecap-bin")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "kneecap")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = errors.New("go build: " + err.Error() + "\n" + string(out))
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
-
-// proc is a running kneecap process; wait reaps it once.
-type proc struct {
-	cmd            *exec.Cmd
-	stdout, stderr bytes.Buffer
-	done           chan struct{}
-	err            error
-}
-
-func startKneecap(t *testing.T, args ...string) *proc {
-	t.Helper()
-	p := &proc{cmd: exec.Command(kneecapBinary(t), args...), done: make(chan struct{})}
-	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
-	p.cmd.Env = append(os.Environ(), "OPENAI_BASE_URL=", "OPENAI_API_KEY=")
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.err = p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	return p
-}
-
-// deadline bounds every wait of these tests: generous, for a loaded 2-core machine.
-const deadline = 30 * time.Second
-
-// exitCode waits for the process and returns its exit code.
-func (p *proc) exit(t *testing.T) int {
-	t.Helper()
-	select {
-	case <-p.done:
-	case <-time.After(deadline):
-		t.Fatalf("kneecap did not exit within %v\nstderr:\n%s", deadline, p.stderr.String())
-	}
-	return p.cmd.ProcessState.ExitCode()
-}
-
-func (p *proc) signal(t *testing.T, sig syscall.Signal) {
-	t.Helper()
-	if err := syscall.Kill(p.cmd.Process.Pid, sig); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // waitLevels polls levels.json until it lists at least n levels, and returns them.
 func waitLevels(t *testing.T, p *proc, dir string, n int) []sweep.LevelRun {
