@@ -84,6 +84,7 @@ func sent(recs []sweep.Record) int64 {
 // `analyze RUN_DIR` re-summarizes the records: every level is valid (achieved concurrency and
 // Little's law exact), TPS matches b ÷ t(b), and the knee and TTFT blow-up land near S.
 func TestAnalyzeResultsDir(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	const S = 8
 	writeGroundTruthRun(t, dir, S, []int{1, 2, 4, 8, 16, 32, 64})
@@ -123,19 +124,44 @@ func TestAnalyzeResultsDir(t *testing.T) {
 	}
 }
 
-// TestSampleRunRoundTrip re-analyzes the committed sample run (examples/sample-run, a demo
-// sweep) from its summary.csv: the knee, the TTFT blow-up and the SLO point agree with the
-// committed analysis.json, which was computed from the records. The CSV carries the level
-// summaries, so only the bootstrap resampling differs.
-func TestSampleRunRoundTrip(t *testing.T) {
-	dir := filepath.Join("..", "..", "examples", "sample-run")
-	want := readJSON(t, filepath.Join(dir, "analysis.json"))
-	e, _, stderr := analyzeEnv()
-	out := t.TempDir()
-	if err := run(context.Background(), e, []string{"analyze", filepath.Join(dir, "summary.csv"), "-o", out}); err != nil {
-		t.Fatalf("analyze: %v\n%s", err, stderr)
+// sampleRun is the committed sample run (examples/sample-run, a demo sweep): its records are
+// not committed, its summary.csv, levels.json, config.yaml and analysis.json are.
+var sampleRun = filepath.Join("..", "..", "examples", "sample-run")
+
+// sampleCSVAnalysis is `kneecap analyze examples/sample-run/summary.csv -o DIR --bootstrap 0`,
+// which TestSampleRunRoundTrip and TestAnalyzeRunWithoutRecords compare with their references.
+var sampleCSVAnalysis once[struct {
+	dir string
+	cmdRun
+}]
+
+// sharedSampleCSVAnalysis runs the analysis once and returns its analysis.json.
+func sharedSampleCSVAnalysis(t *testing.T) map[string]any {
+	t.Helper()
+	a := sampleCSVAnalysis.get(func() (a struct {
+		dir string
+		cmdRun
+	}) {
+		if a.dir, a.err = os.MkdirTemp(testRoot, "sample-csv"); a.err == nil {
+			a.cmdRun = runCmd(nil, "analyze", filepath.Join(sampleRun, "summary.csv"), "-o", a.dir, "--bootstrap", "0")
+		}
+		return a
+	})
+	if a.err != nil {
+		t.Fatalf("analyze summary.csv: %v\n%s", a.err, a.stderr)
 	}
-	got := readJSON(t, filepath.Join(out, "analysis.json"))
+	return readJSON(t, filepath.Join(a.dir, "analysis.json"))
+}
+
+// TestSampleRunRoundTrip re-analyzes the committed sample run from its summary.csv: the knee,
+// the TTFT blow-up and the SLO point agree with the committed analysis.json, which was
+// computed from the records. The CSV carries the level summaries, so only the bootstrap
+// resampling differs, and it gives the intervals only, none of the figures compared: the
+// shared analysis runs without it.
+func TestSampleRunRoundTrip(t *testing.T) {
+	t.Parallel()
+	want := readJSON(t, filepath.Join(sampleRun, "analysis.json"))
+	got := sharedSampleCSVAnalysis(t)
 	for _, keys := range [][]string{
 		{"knee", "concurrency"}, {"throughput", "max_tps"}, {"ttft_blowup", "concurrency"}, {"slo", "max_concurrency"},
 	} {
@@ -159,7 +185,8 @@ func TestSampleRunRoundTrip(t *testing.T) {
 // headline numbers equal those of `kneecap analyze DIR/summary.csv` (the same level table;
 // the bootstrap is off so the knee interval is deterministic too).
 func TestAnalyzeRunWithoutRecords(t *testing.T) {
-	dir := filepath.Join("..", "..", "examples", "sample-run")
+	t.Parallel()
+	dir := sampleRun
 	e, _, stderr := analyzeEnv()
 	out := t.TempDir()
 	if err := run(context.Background(), e, []string{"analyze", dir, "-o", out, "--bootstrap", "0"}); err != nil {
@@ -179,12 +206,7 @@ func TestAnalyzeRunWithoutRecords(t *testing.T) {
 		}
 	}
 
-	e2, _, stderr2 := analyzeEnv()
-	out2 := t.TempDir()
-	if err := run(context.Background(), e2, []string{"analyze", filepath.Join(dir, "summary.csv"), "-o", out2, "--bootstrap", "0"}); err != nil {
-		t.Fatalf("analyze summary.csv: %v\n%s", err, stderr2)
-	}
-	fromCSV := readJSON(t, filepath.Join(out2, "analysis.json"))
+	fromCSV := sharedSampleCSVAnalysis(t)
 	for _, keys := range [][]string{{"knee", "concurrency"}, {"throughput", "max_tps"}, {"ttft_blowup", "concurrency"}, {"slo", "max_concurrency"}} {
 		g, ok1 := dig(got, keys...)
 		w, ok2 := dig(fromCSV, keys...)
@@ -197,7 +219,7 @@ func TestAnalyzeRunWithoutRecords(t *testing.T) {
 // TestAnalyzeRunWithoutRecordsErrors: without records.jsonl and summary.csv the error names
 // both; without -o the directory's own analysis.json is not replaced by one from the summary.
 func TestAnalyzeRunWithoutRecordsErrors(t *testing.T) {
-	sample := filepath.Join("..", "..", "examples", "sample-run")
+	sample := sampleRun
 	copyFiles := func(names ...string) string {
 		dir := t.TempDir()
 		for _, n := range names {

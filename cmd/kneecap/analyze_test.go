@@ -16,6 +16,7 @@ import (
 // simulator's ground truth with S = 16) writes analysis.json with the DESIGN §4 keys, a knee
 // and a USL fit, and summary.csv that reads back.
 func TestAnalyzeCSV(t *testing.T) {
+	t.Parallel()
 	e, stdout, stderr := analyzeEnv()
 	out := filepath.Join(t.TempDir(), "out")
 	err := run(context.Background(), e, []string{"analyze", filepath.Join("testdata", "analyze", "plateau.csv"), "-o", out, "--bootstrap", "100"})
@@ -120,6 +121,7 @@ func TestAnalyzeUsageErrors(t *testing.T) {
 // JSON, one file per --max-concurrency 1…32, generated from the simulator's ground truth with
 // S = 8; the 32-user file lists one failed request).
 func TestAnalyzeVLLMDir(t *testing.T) {
+	t.Parallel()
 	e, _, stderr := analyzeEnv()
 	out := t.TempDir()
 	if err := run(context.Background(), e, []string{"analyze", filepath.Join("testdata", "vllm"), "-o", out, "--bootstrap", "50"}); err != nil {
@@ -139,6 +141,7 @@ func TestAnalyzeVLLMDir(t *testing.T) {
 // fails at 128, so the point lies at or below 128; 1,000 users need ⌈1000 ÷ N_slo⌉ replicas
 // with N_slo in [64, 128): 8 to 16; 8 GPUs each; $2.50 per replica-hour.
 func TestAnalyzePlanFlags(t *testing.T) {
+	t.Parallel()
 	csv := filepath.Join(t.TempDir(), "levels.csv")
 	body := "concurrency,output_tps,qps,ttft_p95_ms\n1,100,1,20\n4,380,3.8,22\n16,1300,13,30\n64,2000,20,900\n128,2000,20,3000\n"
 	if err := os.WriteFile(csv, []byte(body), 0o644); err != nil {

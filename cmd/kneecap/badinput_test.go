@@ -12,35 +12,45 @@ import (
 	"testing"
 )
 
+// badInput is one bad input of TestBadInput: a `kneecap sweep` and what it must print.
+type badInput struct {
+	name string
+	// config is the YAML file body ("" = no -c); $TMP is replaced.
+	config string
+	args   []string
+	// want holds one entry per expected output line, in order: substrings of the line
+	// joined by "&&"; "$CFG" is the config file's path.
+	want []string
+}
+
 // TestBadInput runs kneecap with every kind of bad input a user writes and checks that each
 // is exit 2 with one line per problem naming the file and line (where a file applies), and
 // that no results or output directory was created.
 func TestBadInput(t *testing.T) {
 	tmp := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(tmp, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
+	for _, tt := range badInputs(t, tmp) {
+		t.Run(tt.name, func(t *testing.T) { tt.check(t, tmp) })
 	}
-	emptyDS := write("empty.jsonl", "")
-	badDS := write("bad.jsonl", `{"prompt": "hello there", "max_tokens": 8}`+"\n"+`{"prompt": "hi", "max_tokens": }`+"\n")
-	notFile := write("not-a-dir", "x")
-	csvMissing := write("missing.csv", "concurrency,qps\n1,2\n")
-	csvCells := write("cells.csv", "concurrency,output_tps\n1,100\n2,150,7\n")
-	csvNaN := write("nan.csv", "concurrency,output_tps\n1,100\n2,NaN\n")
+	badSummaryCSVs(t, tmp)
+}
 
-	type tc struct {
-		name string
-		// config is the YAML file body ("" = no -c); $DS and $TMP are replaced.
-		config string
-		args   []string
-		// want holds one entry per expected output line, in order: substrings of the line
-		// joined by "&&"; "$CFG" is the config file's path.
-		want []string
+// writeIn writes body to dir/name and returns its path.
+func writeIn(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	tests := []tc{
+	return p
+}
+
+// badInputs returns the bad inputs, with the files they name written into tmp.
+func badInputs(t *testing.T, tmp string) []badInput {
+	t.Helper()
+	emptyDS := writeIn(t, tmp, "empty.jsonl", "")
+	badDS := writeIn(t, tmp, "bad.jsonl", `{"prompt": "hello there", "max_tokens": 8}`+"\n"+`{"prompt": "hi", "max_tokens": }`+"\n")
+	notFile := writeIn(t, tmp, "not-a-dir", "x")
+	tests := []badInput{
 		{"malformed YAML", "name: x\nsweep:\n  warmup: 5s\n   duration: 1s\n", nil, []string{"$CFG:4: mapping values are not allowed"}},
 		{"unclosed list", "sweep:\n  levels: [1, 2\n", nil, []string{"$CFG:1: did not find expected ','"}},
 		{"tab indentation", "sweep:\n\twarmup: 5s\n", nil, []string{"$CFG:2: found character that cannot start any token"}},
@@ -80,53 +90,59 @@ func TestBadInput(t *testing.T) {
 		if err := os.Mkdir(ro, 0o555); err != nil {
 			t.Fatal(err)
 		}
-		tests = append(tests, tc{"read-only output parent", "", []string{"--levels", "1", "-o", filepath.Join(ro, "run")},
+		tests = append(tests, badInput{"read-only output parent", "", []string{"--levels", "1", "-o", filepath.Join(ro, "run")},
 			[]string{"results directory && read-only"}})
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			out := filepath.Join(t.TempDir(), "run")
-			args := []string{"sweep"}
-			cfg := ""
-			if tt.config != "" {
-				body := strings.NewReplacer("$TMP", tmp).Replace(tt.config)
-				cfg = filepath.Join(t.TempDir(), "bad.yaml")
-				if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				args = append(args, "-c", cfg)
-			}
-			args = append(args, tt.args...)
-			if !strings.Contains(strings.Join(args, " "), " -o ") {
-				args = append(args, "-o", out)
-			}
-			e, stdout, stderr := testEnv()
-			err := run(context.Background(), e, args)
-			if code := exitCode(err); code != exitUsage {
-				t.Fatalf("exit %d (%v), want %d\nstderr:\n%s", code, err, exitUsage, stderr)
-			}
-			lines := outputLines(stderr.String(), err)
-			if len(lines) != len(tt.want) {
-				t.Fatalf("%d output lines, want %d (one per problem):\n%s", len(lines), len(tt.want), strings.Join(lines, "\n"))
-			}
-			for i, w := range tt.want {
-				for _, sub := range strings.Split(strings.ReplaceAll(w, "$CFG", cfg), " && ") {
-					if !strings.Contains(lines[i], sub) {
-						t.Errorf("line %d %q does not contain %q", i+1, lines[i], sub)
-					}
-				}
-			}
-			if stdout.Len() > 0 {
-				t.Errorf("stdout should be empty on a usage error: %q", stdout)
-			}
-			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("bad input left %s behind (%v)", out, err)
-			}
-		})
-	}
+	return tests
+}
 
-	// A level-summary CSV with problems: exit 2, one line naming FILE:LINE and the column,
-	// and no output directory.
+// check runs the sweep and checks its exit code, its output lines and that it wrote nothing.
+func (tt badInput) check(t *testing.T, tmp string) {
+	out := filepath.Join(t.TempDir(), "run")
+	args := []string{"sweep"}
+	cfg := ""
+	if tt.config != "" {
+		body := strings.NewReplacer("$TMP", tmp).Replace(tt.config)
+		cfg = filepath.Join(t.TempDir(), "bad.yaml")
+		if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "-c", cfg)
+	}
+	args = append(args, tt.args...)
+	if !strings.Contains(strings.Join(args, " "), " -o ") {
+		args = append(args, "-o", out)
+	}
+	e, stdout, stderr := testEnv()
+	err := run(context.Background(), e, args)
+	if code := exitCode(err); code != exitUsage {
+		t.Fatalf("exit %d (%v), want %d\nstderr:\n%s", code, err, exitUsage, stderr)
+	}
+	lines := outputLines(stderr.String(), err)
+	if len(lines) != len(tt.want) {
+		t.Fatalf("%d output lines, want %d (one per problem):\n%s", len(lines), len(tt.want), strings.Join(lines, "\n"))
+	}
+	for i, w := range tt.want {
+		for _, sub := range strings.Split(strings.ReplaceAll(w, "$CFG", cfg), " && ") {
+			if !strings.Contains(lines[i], sub) {
+				t.Errorf("line %d %q does not contain %q", i+1, lines[i], sub)
+			}
+		}
+	}
+	if stdout.Len() > 0 {
+		t.Errorf("stdout should be empty on a usage error: %q", stdout)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("bad input left %s behind (%v)", out, err)
+	}
+}
+
+// badSummaryCSVs: a level-summary CSV with problems is exit 2, one line naming FILE:LINE and
+// the column, and no output directory.
+func badSummaryCSVs(t *testing.T, tmp string) {
+	csvMissing := writeIn(t, tmp, "missing.csv", "concurrency,qps\n1,2\n")
+	csvCells := writeIn(t, tmp, "cells.csv", "concurrency,output_tps\n1,100\n2,150,7\n")
+	csvNaN := writeIn(t, tmp, "nan.csv", "concurrency,output_tps\n1,100\n2,NaN\n")
 	for _, c := range []struct{ path, want string }{
 		{csvMissing, csvMissing + ":1"},
 		{csvCells, csvCells + ":3"},

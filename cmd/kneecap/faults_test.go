@@ -110,6 +110,7 @@ func (f *faultyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the error-rate rule (5%) stops the sweep there, the exit code is 0, and `kneecap analyze`
 // counts the classes in analysis.json and prints them in the report.
 func TestFaultSweepStopsOnErrorRate(t *testing.T) {
+	t.Parallel()
 	f := &faultyServer{}
 	srv := startFaulty(t, f, false)
 	cfg := writeTestConfig(t, fmt.Sprintf(`name: faulty

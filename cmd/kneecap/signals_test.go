@@ -40,18 +40,19 @@ func waitLevels(t *testing.T, p *proc, dir string, n int) []sweep.LevelRun {
 // signalConfig is a two-level sweep of the in-process simulator whose levels each take
 // about 5.3 s (200 ms warmup, a 5 s window, requests of about 100 ms).
 func signalConfig(t *testing.T) string {
-	return writeTestConfig(t, `name: signals
+	return writeTestConfig(t, signalSweep+"  duration: 5s\n  max_duration: 5s\n")
+}
+
+// signalSweep is signalConfig less the window.
+const signalSweep = `name: signals
 simulator: {profile: fixed, ttft: 20ms, itl: 5ms}
 workload: {input_tokens: {mean: 16}, output_tokens: {mean: 16}}
 sweep:
   levels: [1, 2]
   warmup: 200ms
-  duration: 5s
   min_requests: 5
-  max_duration: 5s
   drain_timeout: 5s
-`)
-}
+`
 
 // checkLevel0 asserts that the first level is complete: not interrupted, a window, records.
 func checkLevel0(t *testing.T, res *rundir.Run) {
@@ -180,7 +181,9 @@ server_metrics: {interval: 50ms}
 func TestSIGKILLLosesOnlyTheLevelInProgress(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
-	p := startKneecap(t, "sweep", "-c", signalConfig(t), "-o", dir)
+	// Levels of 1.7 s (200 ms warmup, a 1.5 s window), the server scraped every 250 ms.
+	cfg := writeTestConfig(t, signalSweep+"  duration: 1500ms\n  max_duration: 1500ms\nserver_metrics: {interval: 250ms}\n")
+	p := startKneecap(t, "sweep", "-c", cfg, "-o", dir)
 	before := waitLevels(t, p, dir, 1)
 	p.signal(t, syscall.SIGKILL)
 	p.exit(t)
@@ -192,7 +195,8 @@ func TestSIGKILLLosesOnlyTheLevelInProgress(t *testing.T) {
 	if len(res.Levels) != 1 || res.Levels[0].Run.W1 != before[0].W1 || res.StopReason != "" {
 		t.Fatalf("after SIGKILL: %d levels, stop %q; want level 1 only, no stop reason", len(res.Levels), res.StopReason)
 	}
-	// The in-process simulator's /metrics is scraped every second: level 1 took ≥ 3 s.
+	// The in-process simulator's /metrics is scraped every 250 ms: level 1 took ≥ 1.7 s, six
+	// scrapes or more.
 	if n := countServerSamples(t, dir, res.Levels[0].Run.W1); n < 2 {
 		t.Errorf("after SIGKILL: %d server-metrics samples taken before level 1 ended, want ≥ 2", n)
 	}

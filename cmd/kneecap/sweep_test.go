@@ -88,25 +88,12 @@ func TestSweepBadFlags(t *testing.T) {
 	}
 }
 
+// TestSweepSimulator sweeps the in-process simulator at 1, 2 and 4 (fastSweep) and checks what
+// the run wrote: every file, the levels, the requests of each, the server metrics and the
+// server's description of itself.
 func TestSweepSimulator(t *testing.T) {
-	cfgPath := writeTestConfig(t, `name: fast
-workload:
-  input_tokens: {dist: fixed, mean: 32}
-  output_tokens: {dist: fixed, mean: 16}
-sweep:
-  warmup: 200ms
-  duration: 800ms
-  min_requests: 10
-  max_duration: 1600ms
-  drain_timeout: 5s
-server_metrics: {interval: 100ms}
-`)
-	dir := filepath.Join(t.TempDir(), "run")
-	e, stdout, stderr := testEnv()
-	err := run(context.Background(), e, []string{"sweep", "-c", cfgPath, "--levels", "1,2,4", "-o", dir})
-	if err != nil {
-		t.Fatalf("sweep: %v\nstderr:\n%s", err, stderr)
-	}
+	t.Parallel()
+	dir, r := sharedFastSweep(t)
 	for _, f := range []string{rundir.ConfigFile, rundir.RecordsFile, rundir.LevelsFile, rundir.ServerMetricsFile} {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v (empty or missing)", f, err)
@@ -144,8 +131,8 @@ server_metrics: {interval: 100ms}
 			t.Errorf("level %d: no server metrics summary", l.Concurrency)
 		}
 	}
-	if !strings.Contains(stdout.String(), "Maximum output throughput") || !strings.Contains(stderr.String(), "out tok/s") {
-		t.Errorf("missing summary or progress table:\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+	if !strings.Contains(r.stdout, "Maximum output throughput") || !strings.Contains(r.stderr, "out tok/s") {
+		t.Errorf("missing summary or progress table:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	}
 	// Provenance: the simulator described itself over GET /version; the run records it with
 	// kneecap's version, and the report and analysis.json quote it.
@@ -165,39 +152,26 @@ server_metrics: {interval: 100ms}
 }
 
 // TestSweepInterruptAndResume interrupts a sweep before it starts (the interrupt context is
-// already done), checks exit 130 with everything written, then resumes it to the end.
+// already done), checks exit 130 with everything written, then resumes it to the end
+// (interruptedSweep).
 func TestSweepInterruptAndResume(t *testing.T) {
-	cfgPath := writeTestConfig(t, `sweep:
-  levels: [1, 2]
-  warmup: 100ms
-  duration: 500ms
-  min_requests: 5
-  max_duration: 1s
-workload: {input_tokens: {mean: 16}, output_tokens: {mean: 8}}
-target: {server_info: false}
-`)
-	dir := filepath.Join(t.TempDir(), "run")
-	e, _, stderr := testEnv()
-	stopped, cancel := context.WithCancel(context.Background())
-	cancel()
-	e.interrupt = stopped
-	err := run(context.Background(), e, []string{"sweep", "-c", cfgPath, "-o", dir})
-	if code := exitCode(err); code != exitInterrupted {
-		t.Fatalf("exit %d (%v), want %d\n%s", code, err, exitInterrupted, stderr)
+	t.Parallel()
+	s := sharedInterruptedSweep(t)
+	if code := exitCode(s.first.err); code != exitInterrupted {
+		t.Fatalf("exit %d (%v), want %d\n%s", code, s.first.err, exitInterrupted, s.first.stderr)
 	}
-	res, err := rundir.Read(dir)
-	if err != nil {
-		t.Fatal(err)
+	if s.afterFirstErr != nil {
+		t.Fatal(s.afterFirstErr)
 	}
-	if res.StopReason != sweep.StopInterrupted {
-		t.Errorf("stop reason %q, want %q", res.StopReason, sweep.StopInterrupted)
+	if s.afterFirst.StopReason != sweep.StopInterrupted {
+		t.Errorf("stop reason %q, want %q", s.afterFirst.StopReason, sweep.StopInterrupted)
 	}
 
-	e, _, stderr = testEnv()
-	if err := run(context.Background(), e, []string{"sweep", "--resume", dir}); err != nil {
-		t.Fatalf("resume: %v\n%s", err, stderr)
+	if s.resumed.err != nil {
+		t.Fatalf("resume: %v\n%s", s.resumed.err, s.resumed.stderr)
 	}
-	res, err = rundir.Read(dir)
+	dir := s.dir
+	res, err := rundir.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +188,7 @@ target: {server_info: false}
 		}
 	}
 	// A finished run has nothing to resume.
-	e, _, _ = testEnv()
+	e, _, _ := testEnv()
 	if err := run(context.Background(), e, []string{"sweep", "--resume", dir}); exitCode(err) != exitUsage || !errors.Is(err, rundir.ErrFinished) {
 		t.Errorf("resuming a finished run: %v, want exit 2 with rundir.ErrFinished", err)
 	}
@@ -241,23 +215,23 @@ func TestSweepEnvBaseURL(t *testing.T) {
 }
 
 // TestSweepHeaderWithoutName: a run without a name prints "kneecap sweep: model …" (no
-// space before the colon); with one, "kneecap sweep NAME: model …". A one-level sweep of
-// the fixed simulator, about half a second.
+// space before the colon); with one, "kneecap sweep NAME: model …". The runs are shared: the
+// resumed sweep of interruptedSweep has no name, fastSweep is named "fast".
 func TestSweepHeaderWithoutName(t *testing.T) {
-	const body = `simulator: {profile: fixed, ttft: 5ms, itl: 1ms}
-workload: {input_tokens: {mean: 16}, output_tokens: {mean: 8}}
-sweep: {levels: [1], warmup: 0s, duration: 300ms, min_requests: 3, max_duration: 300ms, drain_timeout: 5s}
-`
-	for _, tc := range []struct{ name, want string }{
-		{"", "kneecap sweep: model kneecap-sim at "},
-		{"name: tiny\n", "kneecap sweep tiny: model kneecap-sim at "},
+	t.Parallel()
+	unnamed := sharedInterruptedSweep(t).resumed
+	_, named := sharedFastSweep(t)
+	for _, tc := range []struct {
+		run  cmdRun
+		want string
+	}{
+		{unnamed, "kneecap sweep: model kneecap-sim at "},
+		{named, "kneecap sweep fast: model kneecap-sim at "},
 	} {
-		cfg := writeTestConfig(t, tc.name+body)
-		e, stdout, stderr := testEnv()
-		if err := run(context.Background(), e, []string{"sweep", "-c", cfg, "-o", filepath.Join(t.TempDir(), "run")}); err != nil {
-			t.Fatalf("sweep: %v\n%s", err, stderr)
+		if tc.run.err != nil {
+			t.Fatalf("sweep: %v\n%s", tc.run.err, tc.run.stderr)
 		}
-		if first, _, _ := strings.Cut(stdout.String(), "\n"); !strings.HasPrefix(first, tc.want) {
+		if first, _, _ := strings.Cut(tc.run.stdout, "\n"); !strings.HasPrefix(first, tc.want) {
 			t.Errorf("header %q, want it to start with %q", first, tc.want)
 		}
 	}
