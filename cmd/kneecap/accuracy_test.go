@@ -5,11 +5,12 @@ package main
 //
 // They run the kneecap binary, built without -race, all four at once, as separate processes.
 // The numbers are the client's measurements of simulated time, and the race detector costs
-// the client 5–10× its CPU: in-process under -race these sweeps took 90 s one after another,
-// and their levels came out client-bound (run-queue wait 27–40% of the window) whenever
-// another test or process ran. As processes of their own, each sees its own run-queue wait
-// (under 10% with all four running), and the group takes as long as its longest sweep. The
-// same code paths run in-process under -race in TestSweepSimulator, TestSweepRefine,
+// the client several times its CPU: in-process under -race these sweeps took 90 s one after
+// another, and in a run of the suite with nothing else on the machine the acceptance sweep's
+// levels from 16 up came out client-bound (run-queue wait 27–40% of the window). As processes
+// of their own, each sees only its own threads' run-queue wait (under 10% with all four
+// running), and the group takes as long as its longest sweep, about 12 s. The same code
+// paths run in-process under -race in TestSweepSimulator, TestSweepRefine,
 // TestShardedSweepCLI and the sweep package's tests.
 
 import (
