@@ -32,6 +32,12 @@ func runCmd(setup func(*env), args ...string) cmdRun {
 	return cmdRun{stdout: stdout.String(), stderr: stderr.String(), err: err}
 }
 
+// dirRun is a command that wrote into dir.
+type dirRun struct {
+	dir string
+	cmdRun
+}
+
 // once holds the value of a shared run, made by the first caller of get.
 type once[T any] struct {
 	once sync.Once
@@ -57,11 +63,10 @@ func sharedConfig(name, body string) (cfg, dir string, err error) {
 
 // fastSweep is a three-level sweep of the in-process simulator (TestSweepSimulator's); its
 // header is one of TestSweepHeaderWithoutName's.
-var fastSweep once[struct {
-	dir string
-	cmdRun
-}]
+var fastSweep once[dirRun]
 
+// fastSweepConfig is fastSweep's configuration: the demo simulator (the default), short
+// windows, the server's metrics scraped every 100 ms.
 const fastSweepConfig = `name: fast
 workload:
   input_tokens: {dist: fixed, mean: 32}
@@ -79,10 +84,7 @@ server_metrics: {interval: 100ms}
 // the sweep did.
 func sharedFastSweep(t *testing.T) (dir string, r cmdRun) {
 	t.Helper()
-	s := fastSweep.get(func() (s struct {
-		dir string
-		cmdRun
-	}) {
+	s := fastSweep.get(func() (s dirRun) {
 		cfg, dir, err := sharedConfig("fast", fastSweepConfig)
 		if err != nil {
 			s.err = err
@@ -113,6 +115,8 @@ type interrupted struct {
 	err           error // of writing the configuration
 }
 
+// interruptedSweepConfig is interruptedSweep's configuration: no name, two short levels, the
+// server not asked what it is.
 const interruptedSweepConfig = `sweep:
   levels: [1, 2]
   warmup: 100ms
