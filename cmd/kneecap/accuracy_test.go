@@ -92,11 +92,8 @@ type accuracySweep struct {
 	took   time.Duration
 }
 
-// accuracy holds the group, run once per test binary by the first test that asks.
-var accuracy struct {
-	once   sync.Once
-	sweeps map[string]*accuracySweep
-}
+// accuracy is the group, run by the first test that asks (once per -count round).
+var accuracy shared[map[string]*accuracySweep]
 
 // accuracyRun returns the named sweep of the group ("knee-8", "knee-16", "knee-32",
 // "acceptance"), running the whole group at once the first time; the test fails if that
@@ -104,18 +101,19 @@ var accuracy struct {
 func accuracyRun(t *testing.T, name string) *accuracySweep {
 	t.Helper()
 	bin := kneecapBinary(t)
-	accuracy.once.Do(func() {
-		accuracy.sweeps = map[string]*accuracySweep{"acceptance": {config: acceptanceConfig}}
+	sweeps := accuracy.get(t, func() map[string]*accuracySweep {
+		sweeps := map[string]*accuracySweep{"acceptance": {config: acceptanceConfig}}
 		for _, s := range []int{8, 16, 32} {
-			accuracy.sweeps[fmt.Sprintf("knee-%d", s)] = &accuracySweep{config: kneeConfig(s)}
+			sweeps[fmt.Sprintf("knee-%d", s)] = &accuracySweep{config: kneeConfig(s)}
 		}
 		var wg sync.WaitGroup
-		for name, s := range accuracy.sweeps {
+		for name, s := range sweeps {
 			wg.Go(func() { s.run(bin, name) })
 		}
 		wg.Wait()
+		return sweeps
 	})
-	s := accuracy.sweeps[name]
+	s := sweeps[name]
 	if s.err != nil {
 		t.Fatalf("sweep %s: %v\n%s", name, s.err, s.stderr)
 	}

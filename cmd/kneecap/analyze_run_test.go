@@ -130,12 +130,12 @@ var sampleRun = filepath.Join("..", "..", "examples", "sample-run")
 
 // sampleCSVAnalysis is `kneecap analyze examples/sample-run/summary.csv -o DIR --bootstrap 0`,
 // which TestSampleRunRoundTrip and TestAnalyzeRunWithoutRecords compare with their references.
-var sampleCSVAnalysis once[dirRun]
+var sampleCSVAnalysis shared[dirRun]
 
 // sharedSampleCSVAnalysis runs the analysis once and returns its analysis.json.
 func sharedSampleCSVAnalysis(t *testing.T) map[string]any {
 	t.Helper()
-	a := sampleCSVAnalysis.get(func() (a dirRun) {
+	a := sampleCSVAnalysis.get(t, func() (a dirRun) {
 		if a.dir, a.err = os.MkdirTemp(testRoot, "sample-csv"); a.err == nil {
 			a.cmdRun = runCmd(nil, "analyze", filepath.Join(sampleRun, "summary.csv"), "-o", a.dir, "--bootstrap", "0")
 		}

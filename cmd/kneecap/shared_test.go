@@ -2,8 +2,8 @@ package main
 
 // Runs that several tests assert on. Under -race a sweep, or an analysis with its charts,
 // costs seconds of CPU (rendering the PNGs alone takes about 2 s), so a run whose outcome
-// more than one test reads is made once per test binary, by the first test that asks, in a
-// directory under testRoot; the tests that share it only read it.
+// more than one test reads is made once (once per -count round), by the first test that
+// asks, in a directory under testRoot; the tests that share it only read it.
 
 import (
 	"context"
@@ -38,16 +38,36 @@ type dirRun struct {
 	cmdRun
 }
 
-// once holds the value of a shared run, made by the first caller of get.
-type once[T any] struct {
+// shared is a run made once per round for the tests that share it: a test that asks again
+// (go test -count=N runs every test N times) gets the next round's, made afresh, so that
+// repeating a test repeats its run.
+type shared[T any] struct {
+	mu     sync.Mutex
+	rounds []*round[T]
+	asked  map[string]int // by test name: how many times it has asked
+}
+
+// round is one round's value, made by the first test of the round that asks.
+type round[T any] struct {
 	once sync.Once
 	v    T
 }
 
-// get returns the value, made by f the first time.
-func (o *once[T]) get(f func() T) T {
-	o.once.Do(func() { o.v = f() })
-	return o.v
+// get returns the value of t's next round, made by f if no test made it yet.
+func (s *shared[T]) get(t *testing.T, f func() T) T {
+	s.mu.Lock()
+	if s.asked == nil {
+		s.asked = map[string]int{}
+	}
+	i := s.asked[t.Name()]
+	s.asked[t.Name()]++
+	for len(s.rounds) <= i {
+		s.rounds = append(s.rounds, &round[T]{})
+	}
+	r := s.rounds[i]
+	s.mu.Unlock()
+	r.once.Do(func() { r.v = f() })
+	return r.v
 }
 
 // sharedConfig writes body as a config file in a new directory under testRoot and returns
@@ -63,7 +83,7 @@ func sharedConfig(name, body string) (cfg, dir string, err error) {
 
 // fastSweep is a three-level sweep of the in-process simulator (TestSweepSimulator's); its
 // header is one of TestSweepHeaderWithoutName's.
-var fastSweep once[dirRun]
+var fastSweep shared[dirRun]
 
 // fastSweepConfig is fastSweep's configuration: the demo simulator (the default), short
 // windows, the server's metrics scraped every 100 ms.
@@ -84,7 +104,7 @@ server_metrics: {interval: 100ms}
 // the sweep did.
 func sharedFastSweep(t *testing.T) (dir string, r cmdRun) {
 	t.Helper()
-	s := fastSweep.get(func() (s dirRun) {
+	s := fastSweep.get(t, func() (s dirRun) {
 		cfg, dir, err := sharedConfig("fast", fastSweepConfig)
 		if err != nil {
 			s.err = err
@@ -102,7 +122,7 @@ func sharedFastSweep(t *testing.T) (dir string, r cmdRun) {
 // interruptedSweep is TestSweepInterruptAndResume's two-level sweep without a name: run with
 // the interrupt already delivered, then resumed. The resumed run's header is one of
 // TestSweepHeaderWithoutName's.
-var interruptedSweep once[interrupted]
+var interruptedSweep shared[interrupted]
 
 // interrupted is what the interrupted sweep and its resume left: the results directory, the
 // interrupted run and the directory as it left it, and the resumed run.
@@ -130,7 +150,7 @@ target: {server_info: false}
 // sharedInterruptedSweep runs the interrupted sweep and its resume once.
 func sharedInterruptedSweep(t *testing.T) interrupted {
 	t.Helper()
-	s := interruptedSweep.get(func() (s interrupted) {
+	s := interruptedSweep.get(t, func() (s interrupted) {
 		var cfg string
 		if cfg, s.dir, s.err = sharedConfig("interrupted", interruptedSweepConfig); s.err != nil {
 			return s
