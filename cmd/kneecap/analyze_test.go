@@ -1,61 +1,22 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kneecap/kneecap/analysis"
-	"github.com/kneecap/kneecap/config"
-	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/summary"
-	"github.com/kneecap/kneecap/sweep"
 )
-
-func analyzeEnv() (*env, *bytes.Buffer, *bytes.Buffer) {
-	var out, errb bytes.Buffer
-	return &env{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, interrupt: context.Background()}, &out, &errb
-}
-
-// readJSON decodes dir/analysis.json into a generic map.
-func readJSON(t *testing.T, path string) map[string]any {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-// dig follows keys through nested objects.
-func dig(m map[string]any, keys ...string) (any, bool) {
-	var v any = m
-	for _, k := range keys {
-		o, ok := v.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if v, ok = o[k]; !ok {
-			return nil, false
-		}
-	}
-	return v, true
-}
 
 // `analyze levels.csv -o out/` on a plateauing curve (testdata/analyze/plateau.csv, the
 // simulator's ground truth with S = 16) writes analysis.json with the DESIGN §4 keys, a knee
 // and a USL fit, and summary.csv that reads back.
 func TestAnalyzeCSV(t *testing.T) {
+	t.Parallel()
 	e, stdout, stderr := analyzeEnv()
 	out := filepath.Join(t.TempDir(), "out")
 	err := run(context.Background(), e, []string{"analyze", filepath.Join("testdata", "analyze", "plateau.csv"), "-o", out, "--bootstrap", "100"})
@@ -160,6 +121,7 @@ func TestAnalyzeUsageErrors(t *testing.T) {
 // JSON, one file per --max-concurrency 1…32, generated from the simulator's ground truth with
 // S = 8; the 32-user file lists one failed request).
 func TestAnalyzeVLLMDir(t *testing.T) {
+	t.Parallel()
 	e, _, stderr := analyzeEnv()
 	out := t.TempDir()
 	if err := run(context.Background(), e, []string{"analyze", filepath.Join("testdata", "vllm"), "-o", out, "--bootstrap", "50"}); err != nil {
@@ -174,144 +136,12 @@ func TestAnalyzeVLLMDir(t *testing.T) {
 	}
 }
 
-// writeGroundTruthRun writes a results directory of a closed-loop sweep against the
-// simulator's ground truth (DESIGN §6): S slots, step t(b) = 4 ms + 250 µs·b, 64 output tokens
-// per request in 64 chunks. Every worker sends back to back, so Little's law holds exactly.
-func writeGroundTruthRun(t *testing.T, dir string, S int, levels []int) {
-	t.Helper()
-	const outTok = 64
-	cfg := config.Config{Name: "ground-truth", Target: config.TargetConfig{Model: "sim"}}
-	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	d, err := rundir.Create(dir, cfg, "http://127.0.0.1:0/v1", start)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t0 := start.UnixNano()
-	for li, c := range levels {
-		b := min(c, S)
-		step := time.Duration(4*time.Millisecond + time.Duration(b)*250*time.Microsecond)
-		e2e := time.Duration(float64(c) / float64(b) * outTok * float64(step))
-		ttft := e2e - (outTok-1)*step
-		warm, window := int64(2*e2e), int64(10*time.Second)
-		run := sweep.LevelRun{Index: li, Concurrency: c, WarmupStart: t0, W0: t0 + warm, W1: t0 + warm + window,
-			Steady: true, Slices: 10}
-		var recs []sweep.Record
-		for w := range c {
-			sent := t0 + int64(w)*int64(e2e)/int64(c)
-			for seq := 0; sent < run.W1; seq++ {
-				phase := sweep.PhaseMeasure
-				if sent < run.W0 {
-					phase = sweep.PhaseWarmup
-				}
-				chunks := make([]int64, outTok)
-				for j := range chunks {
-					chunks[j] = int64(ttft+time.Duration(j)*step) / 1e3
-				}
-				recs = append(recs, sweep.Record{Level: li, Concurrency: c, Worker: w, Seq: seq, Phase: phase, Sent: sent,
-					TTFT: ttft, E2E: e2e, Chunks: chunks, PromptTokens: 256, OutputTokens: outTok, TokensSource: sweep.TokensFromUsage,
-					Status: sweep.StatusOK})
-				sent += int64(e2e)
-			}
-		}
-		run.DrainEnd = sent(recs)
-		if err := d.LevelDone(sweep.Level{Run: run, Records: recs}); err != nil {
-			t.Fatal(err)
-		}
-		t0 = run.DrainEnd + int64(time.Second)
-	}
-	if err := d.Finish(sweep.StopDone); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func sent(recs []sweep.Record) int64 {
-	var end int64
-	for i := range recs {
-		end = max(end, recs[i].Done())
-	}
-	return end
-}
-
-// `analyze RUN_DIR` re-summarizes the records: every level is valid (achieved concurrency and
-// Little's law exact), TPS matches b ÷ t(b), and the knee and TTFT blow-up land near S.
-func TestAnalyzeResultsDir(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "run")
-	const S = 8
-	writeGroundTruthRun(t, dir, S, []int{1, 2, 4, 8, 16, 32, 64})
-	e, _, stderr := analyzeEnv()
-	if err := run(context.Background(), e, []string{"analyze", dir, "--slo-ttft-p95", "1s", "--bootstrap", "50"}); err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
-	var res analysis.Result
-	b, err := os.ReadFile(filepath.Join(dir, "analysis.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Levels) != 7 || res.Meta.Name != "ground-truth" || res.Meta.Date != "2026-01-02T03:04:05Z" {
-		t.Fatalf("levels %d meta %+v", len(res.Levels), res.Meta)
-	}
-	for _, l := range res.Levels {
-		bb := float64(min(l.Concurrency, S))
-		want := bb / (4e-3 + 250e-6*bb)
-		if !l.Valid || math.Abs(float64(l.OutputTPS)/want-1) > 0.02 || math.Abs(float64(l.AchievedConcurrency)/float64(l.Concurrency)-1) > 0.01 {
-			t.Errorf("level %d: valid %v tps %.1f (want %.1f) achieved %.2f notes %q", l.Concurrency, l.Valid, float64(l.OutputTPS), want, float64(l.AchievedConcurrency), l.Notes)
-		}
-	}
-	if res.Knee == nil || math.Abs(float64(res.Knee.Concurrency)/S-1) > 0.25 {
-		t.Errorf("knee %+v, want within ±25%% of %d; warnings %q", res.Knee, S, res.Warnings)
-	}
-	if res.TTFTBlowup == nil || math.Abs(float64(res.TTFTBlowup.Concurrency)/S-1) > 0.25 {
-		t.Errorf("ttft blow-up %+v, want within ±25%% of %d", res.TTFTBlowup, S)
-	}
-	if res.SLO.TTFTP95MS != 1000 || !res.SLO.MaxConcurrency.OK() {
-		t.Errorf("slo %+v: want the --slo-ttft-p95 override and a max concurrency", res.SLO)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "summary.csv")); err != nil {
-		t.Error(err)
-	}
-}
-
-// TestSampleRunRoundTrip re-analyzes the committed sample run (examples/sample-run, a demo
-// sweep) from its summary.csv: the knee, the TTFT blow-up and the SLO point agree with the
-// committed analysis.json, which was computed from the records. The CSV carries the level
-// summaries, so only the bootstrap resampling differs.
-func TestSampleRunRoundTrip(t *testing.T) {
-	dir := filepath.Join("..", "..", "examples", "sample-run")
-	want := readJSON(t, filepath.Join(dir, "analysis.json"))
-	e, _, stderr := analyzeEnv()
-	out := t.TempDir()
-	if err := run(context.Background(), e, []string{"analyze", filepath.Join(dir, "summary.csv"), "-o", out}); err != nil {
-		t.Fatalf("analyze: %v\n%s", err, stderr)
-	}
-	got := readJSON(t, filepath.Join(out, "analysis.json"))
-	for _, keys := range [][]string{
-		{"knee", "concurrency"}, {"throughput", "max_tps"}, {"ttft_blowup", "concurrency"}, {"slo", "max_concurrency"},
-	} {
-		w, ok1 := dig(want, keys...)
-		g, ok2 := dig(got, keys...)
-		wf, okw := w.(float64)
-		gf, okg := g.(float64)
-		if !ok1 || !ok2 || !okw || !okg {
-			t.Errorf("%v: committed %v, from CSV %v", keys, w, g)
-			continue
-		}
-		if math.Abs(gf/wf-1) > 0.02 {
-			t.Errorf("%v: from summary.csv %.4g, committed %.4g: more than 2%% apart", keys, gf, wf)
-		}
-	}
-}
-
 // The --plan flags give a capacity plan without a new sweep. Reference: arithmetic on
 // the CSV below: the SLO (TTFT p95 ≤ 2 s) holds to 64 (QPS 20, the last passing level) and
 // fails at 128, so the point lies at or below 128; 1,000 users need ⌈1000 ÷ N_slo⌉ replicas
 // with N_slo in [64, 128): 8 to 16; 8 GPUs each; $2.50 per replica-hour.
 func TestAnalyzePlanFlags(t *testing.T) {
+	t.Parallel()
 	csv := filepath.Join(t.TempDir(), "levels.csv")
 	body := "concurrency,output_tps,qps,ttft_p95_ms\n1,100,1,20\n4,380,3.8,22\n16,1300,13,30\n64,2000,20,900\n128,2000,20,3000\n"
 	if err := os.WriteFile(csv, []byte(body), 0o644); err != nil {

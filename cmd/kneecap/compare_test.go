@@ -69,6 +69,7 @@ func compareEnv() (*env, *bytes.Buffer, *bytes.Buffer) {
 }
 
 func TestCompareWritesOverlaysAndTable(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	a, b := filepath.Join(tmp, "h100"), filepath.Join(tmp, "runs", "a100-run")
 	writeRun(t, a, compareRun("h100", 64, 5000, 45.2))
@@ -187,53 +188,12 @@ func TestCompareUsageErrors(t *testing.T) {
 	}
 }
 
-// TestWriteReports renders a full results directory from a hand-made result: every chart as
-// PNG and SVG, report.md, report.html, and the console summary.
-func TestWriteReports(t *testing.T) {
-	if testing.Short() {
-		t.Skip("renders full-size charts")
-	}
-	dir := t.TempDir()
-	e, stdout, _ := compareEnv()
-	res := compareRun("r", 32, 3000, 22)
-	if err := writeReports(e, res, dir); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range []string{"throughput", "ttft", "tpot", "latency_vs_throughput", "qps", "dashboard"} {
-		for _, ext := range []string{".png", ".svg"} {
-			if _, err := os.Stat(filepath.Join(dir, n+ext)); err != nil {
-				t.Error(err)
-			}
-		}
-	}
-	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(md), "![dashboard](dashboard.png)") || !strings.Contains(string(md), "![qps](qps.png)") {
-		t.Error("report.md does not embed the charts")
-	}
-	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(string(html), "<svg"); n != 5 {
-		t.Errorf("report.html inlines %d svgs, want 5", n)
-	}
-	if !strings.Contains(stdout.String(), "Maximum output throughput is 3000 tokens/s at concurrency 32") {
-		t.Errorf("console summary lacks the answer:\n%s", stdout)
-	}
-	left, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
-	if len(left) > 0 {
-		t.Errorf("temporary files left: %v", left)
-	}
-}
-
 // TestCompareRegressionGate: with --max-regression the first run is the baseline, and a
 // later run whose headline figures fall further exits 1 naming them, after writing
 // everything; within the allowed fall it exits 0. Reference: compareRun's figures (max TPS =
 // plateau, knee TPS 0.9 × plateau, SLO point 2 × knee, TTFT blow-up at slots).
 func TestCompareRegressionGate(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	base, slower := filepath.Join(tmp, "h100"), filepath.Join(tmp, "h100-new-driver")
 	writeRun(t, base, compareRun("h100", 32, 3000, 22))

@@ -16,8 +16,9 @@ import (
 	"github.com/kneecap/kneecap/sweep"
 )
 
-// shardConfig is a fast sharded sweep: one level every 2.6 s (warmup 600 ms, a window of 800
-// ms to 1.6 s, drain 400 ms) against the fixed engine (16 tokens in 230 ms).
+// shardConfig is a fast sharded sweep: one level every 3.6 s (warmup 600 ms, a window of 800
+// ms to 1.6 s, drain 400 ms, sweep.ScheduleSlack 1 s) against the fixed engine (16 tokens in
+// 230 ms).
 const shardConfig = `name: sharded
 workload:
   input_tokens: {dist: fixed, mean: 32}
@@ -30,11 +31,17 @@ sweep:
   drain_timeout: 400ms
 `
 
+// shardTarget is the simulator both shards load, and the config file naming its metrics.
+type shardTarget struct {
+	url, model, config string
+}
+
 // TestShardedSweepCLI runs `kneecap sweep --shard I/2 --start-at T` twice at once against one
 // simulator, then `kneecap merge`: the merged directory is a results directory like any other
 // (analysis, charts, reports), while a single shard is refused by analyze and by a merge
 // without its sibling.
 func TestShardedSweepCLI(t *testing.T) {
+	t.Parallel()
 	rc, err := sim.Resolve(sim.Config{Profile: sim.ProfileFixed, TTFT: 50 * time.Millisecond, ITL: 12 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -44,8 +51,25 @@ func TestShardedSweepCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	cfgPath := writeTestConfig(t, shardConfig+"server_metrics: {url: "+strings.TrimSuffix(srv.URL, "/v1")+"/metrics, interval: 100ms}\n")
+	st := shardTarget{url: srv.URL, model: rc.Model,
+		config: writeTestConfig(t, shardConfig+"server_metrics: {url: "+strings.TrimSuffix(srv.URL, "/v1")+"/metrics, interval: 100ms}\n")}
 	tmp := t.TempDir()
+	dirs := runShards(t, st, tmp)
+	checkShardRefusals(t, st, dirs, tmp)
+
+	out := filepath.Join(tmp, "merged")
+	e, stdout, stderr := testEnv()
+	if err := run(context.Background(), e, []string{"merge", dirs[1], dirs[0], "-o", out}); err != nil {
+		t.Fatalf("merge: %v\nstderr:\n%s", err, stderr)
+	}
+	checkMerged(t, out, dirs[0], stdout.String())
+	checkMergeRefusals(t, out, dirs, tmp)
+}
+
+// runShards runs shards 0/2 and 1/2 of levels 1, 2, 6 at once in tmp/s0 and tmp/s1 and
+// returns the directories; the test stops if either failed.
+func runShards(t *testing.T, st shardTarget, tmp string) []string {
+	t.Helper()
 	// Time for both processes' start-up and preflight on a loaded machine, with room to spare:
 	// a shard that reaches its first level more than half a warmup late stops.
 	at := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339Nano)
@@ -56,7 +80,7 @@ func TestShardedSweepCLI(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			e, stdout, stderr := testEnv()
-			err := run(context.Background(), e, []string{"sweep", "-c", cfgPath, "--url", srv.URL, "--model", rc.Model,
+			err := run(context.Background(), e, []string{"sweep", "-c", st.config, "--url", st.url, "--model", st.model,
 				"--levels", "1,2,6", "--shard", []string{"0/2", "1/2"}[i], "--start-at", at, "-o", d})
 			if err != nil {
 				t.Errorf("shard %d: %v\nstderr:\n%s", i, err, stderr)
@@ -74,8 +98,14 @@ func TestShardedSweepCLI(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
+	return dirs
+}
 
-	e, _, stderr := testEnv()
+// checkShardRefusals: a shard's directory is not analyzed, compared, reused by another shard
+// or merged without its sibling.
+func checkShardRefusals(t *testing.T, st shardTarget, dirs []string, tmp string) {
+	t.Helper()
+	e, _, _ := testEnv()
 	if err := run(context.Background(), e, []string{"analyze", dirs[0]}); exitCode(err) != exitUsage || !strings.Contains(errString(err), "merge the shards first") {
 		t.Errorf("analyze of one shard: exit %d (%v), want %d telling to merge", exitCode(err), err, exitUsage)
 	}
@@ -84,12 +114,12 @@ func TestShardedSweepCLI(t *testing.T) {
 		t.Errorf("compare of shards: exit %d (%v), want %d telling to merge", exitCode(err), err, exitUsage)
 	}
 	e, _, _ = testEnv()
-	err = run(context.Background(), e, []string{"sweep", "-c", cfgPath, "--url", srv.URL, "--model", rc.Model,
+	err := run(context.Background(), e, []string{"sweep", "-c", st.config, "--url", st.url, "--model", st.model,
 		"--shard", "1/2", "--start-at", time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "-o", dirs[0]})
 	if exitCode(err) != exitUsage || !strings.Contains(errString(err), "give each shard its own -o") {
 		t.Errorf("a shard into another shard's directory: exit %d (%v), want %d", exitCode(err), err, exitUsage)
 	}
-	e, _, stderr = testEnv()
+	e, _, stderr := testEnv()
 	err = run(context.Background(), e, []string{"merge", dirs[0], "-o", filepath.Join(tmp, "half")})
 	if exitCode(err) != exitUsage || !strings.Contains(stderr.String(), "shard 1/2 missing") {
 		t.Errorf("merge of one shard of two: exit %d, stderr %q; want %d naming the missing shard", exitCode(err), stderr, exitUsage)
@@ -98,19 +128,20 @@ func TestShardedSweepCLI(t *testing.T) {
 		t.Error("a refused merge created its output directory")
 	}
 
-	out := filepath.Join(tmp, "merged")
-	e, stdout, stderr := testEnv()
-	if err := run(context.Background(), e, []string{"merge", dirs[1], dirs[0], "-o", out}); err != nil {
-		t.Fatalf("merge: %v\nstderr:\n%s", err, stderr)
-	}
+}
+
+// checkMerged checks the merged directory out against shard 0's directory and what the merge
+// printed.
+func checkMerged(t *testing.T, out, shard0Dir, stdout string) {
+	t.Helper()
 	for _, f := range []string{rundir.ConfigFile, rundir.LevelsFile, rundir.RecordsFile, rundir.ServerMetricsFile,
 		"analysis.json", "summary.csv", "report.md", "report.html", "throughput.png"} {
 		if fi, err := os.Stat(filepath.Join(out, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("merged %s: %v (missing or empty)", f, err)
 		}
 	}
-	if !strings.Contains(stdout.String(), "kneecap · sharded · kneecap-sim") || !strings.Contains(stdout.String(), "load from 2 kneecap processes") ||
-		!strings.Contains(stdout.String(), "report: "+out) {
+	if !strings.Contains(stdout, "kneecap · sharded · kneecap-sim") || !strings.Contains(stdout, "load from 2 kneecap processes") ||
+		!strings.Contains(stdout, "report: "+out) {
 		t.Errorf("merge printed no analysis:\n%s", stdout)
 	}
 	res, err := rundir.Read(out)
@@ -120,7 +151,7 @@ func TestShardedSweepCLI(t *testing.T) {
 	if res.Shards != 2 || res.Config.Shard.Sharded() || len(res.Levels) != 3 || res.StopReason != sweep.StopDone {
 		t.Fatalf("merged run: %d shards, shard config %+v, %d levels, stop %q", res.Shards, res.Config.Shard, len(res.Levels), res.StopReason)
 	}
-	shard0, err := rundir.Read(dirs[0])
+	shard0, err := rundir.Read(shard0Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,8 +192,14 @@ func TestShardedSweepCLI(t *testing.T) {
 	if md, err := os.ReadFile(filepath.Join(out, "report.md")); err != nil || !strings.Contains(string(md), "load from 2 kneecap processes") {
 		t.Errorf("report.md does not say the load came from 2 processes (%v)", err)
 	}
+}
+
+// checkMergeRefusals: a merge does not overwrite a run, writes nothing when interrupted, and
+// the merged sweep cannot be resumed.
+func checkMergeRefusals(t *testing.T, out string, dirs []string, tmp string) {
+	t.Helper()
 	// A second merge into the same directory must not overwrite the run.
-	e, _, _ = testEnv()
+	e, _, _ := testEnv()
 	if err := run(context.Background(), e, []string{"merge", dirs[0], dirs[1], "-o", out}); exitCode(err) != exitUsage ||
 		!strings.Contains(errString(err), "choose another -o") || strings.Contains(errString(err), "--resume") {
 		t.Errorf("merge into a results directory: exit %d (%v), want %d and another -o", exitCode(err), err, exitUsage)

@@ -28,6 +28,7 @@ const testKey = "sk-test-SECRET"
 // requests. Then it analyzes the run and greps every file of the results directory, and
 // stdout and stderr of both commands, for the key.
 func TestSecretsNeverWritten(t *testing.T) {
+	t.Parallel()
 	f := &faultyServer{auth: testKey}
 	srv := startFaulty(t, f, false)
 	cfg := writeTestConfig(t, fmt.Sprintf(`name: secrets
@@ -141,6 +142,7 @@ func writeCA(t *testing.T, der []byte) string {
 // works; without it the preflight fails with exit 3 and a message naming the certificate
 // problem; with insecure_skip_verify it works and stderr carries a loud warning.
 func TestTLS(t *testing.T) {
+	t.Parallel()
 	// A fresh server per case: faultyServer's fault schedule starts with a good preflight.
 	config := func(t *testing.T, tls func(ca string) string) string {
 		srv := startFaulty(t, &faultyServer{}, true)

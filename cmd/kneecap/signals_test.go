@@ -7,12 +7,8 @@ package main
 // directory (never a sleep for synchronisation) and send real signals.
 
 import (
-	"bytes"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,93 +16,6 @@ import (
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
 )
-
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-	binDir  string
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
-// kneecapBinary builds the command once per test binary.
-func kneecapBinary(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the kneecap binary")
-	}
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "kneecap-bin")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "kneecap")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = errors.New("go build: " + err.Error() + "\n" + string(out))
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
-
-// proc is a running kneecap process; wait reaps it once.
-type proc struct {
-	cmd            *exec.Cmd
-	stdout, stderr bytes.Buffer
-	done           chan struct{}
-	err            error
-}
-
-func startKneecap(t *testing.T, args ...string) *proc {
-	t.Helper()
-	p := &proc{cmd: exec.Command(kneecapBinary(t), args...), done: make(chan struct{})}
-	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
-	p.cmd.Env = append(os.Environ(), "OPENAI_BASE_URL=", "OPENAI_API_KEY=")
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.err = p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	return p
-}
-
-// deadline bounds every wait of these tests: generous, for a loaded 2-core machine.
-const deadline = 30 * time.Second
-
-// exitCode waits for the process and returns its exit code.
-func (p *proc) exit(t *testing.T) int {
-	t.Helper()
-	select {
-	case <-p.done:
-	case <-time.After(deadline):
-		t.Fatalf("kneecap did not exit within %v\nstderr:\n%s", deadline, p.stderr.String())
-	}
-	return p.cmd.ProcessState.ExitCode()
-}
-
-func (p *proc) signal(t *testing.T, sig syscall.Signal) {
-	t.Helper()
-	if err := syscall.Kill(p.cmd.Process.Pid, sig); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // waitLevels polls levels.json until it lists at least n levels, and returns them.
 func waitLevels(t *testing.T, p *proc, dir string, n int) []sweep.LevelRun {
@@ -131,18 +40,19 @@ func waitLevels(t *testing.T, p *proc, dir string, n int) []sweep.LevelRun {
 // signalConfig is a two-level sweep of the in-process simulator whose levels each take
 // about 5.3 s (200 ms warmup, a 5 s window, requests of about 100 ms).
 func signalConfig(t *testing.T) string {
-	return writeTestConfig(t, `name: signals
+	return writeTestConfig(t, signalSweep+"  duration: 5s\n  max_duration: 5s\n")
+}
+
+// signalSweep is signalConfig less the window.
+const signalSweep = `name: signals
 simulator: {profile: fixed, ttft: 20ms, itl: 5ms}
 workload: {input_tokens: {mean: 16}, output_tokens: {mean: 16}}
 sweep:
   levels: [1, 2]
   warmup: 200ms
-  duration: 5s
   min_requests: 5
-  max_duration: 5s
   drain_timeout: 5s
-`)
-}
+`
 
 // checkLevel0 asserts that the first level is complete: not interrupted, a window, records.
 func checkLevel0(t *testing.T, res *rundir.Run) {
@@ -271,7 +181,9 @@ server_metrics: {interval: 50ms}
 func TestSIGKILLLosesOnlyTheLevelInProgress(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
-	p := startKneecap(t, "sweep", "-c", signalConfig(t), "-o", dir)
+	// Levels of 1.7 s (200 ms warmup, a 1.5 s window), the server scraped every 250 ms.
+	cfg := writeTestConfig(t, signalSweep+"  duration: 1500ms\n  max_duration: 1500ms\nserver_metrics: {interval: 250ms}\n")
+	p := startKneecap(t, "sweep", "-c", cfg, "-o", dir)
 	before := waitLevels(t, p, dir, 1)
 	p.signal(t, syscall.SIGKILL)
 	p.exit(t)
@@ -283,7 +195,8 @@ func TestSIGKILLLosesOnlyTheLevelInProgress(t *testing.T) {
 	if len(res.Levels) != 1 || res.Levels[0].Run.W1 != before[0].W1 || res.StopReason != "" {
 		t.Fatalf("after SIGKILL: %d levels, stop %q; want level 1 only, no stop reason", len(res.Levels), res.StopReason)
 	}
-	// The in-process simulator's /metrics is scraped every second: level 1 took ≥ 3 s.
+	// The in-process simulator's /metrics is scraped every 250 ms: level 1 took ≥ 1.7 s, six
+	// scrapes or more.
 	if n := countServerSamples(t, dir, res.Levels[0].Run.W1); n < 2 {
 		t.Errorf("after SIGKILL: %d server-metrics samples taken before level 1 ended, want ≥ 2", n)
 	}

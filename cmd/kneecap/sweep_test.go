@@ -1,7 +1,10 @@
 package main
 
+// `kneecap sweep` in-process: its flags and configuration errors, an unreachable target, and
+// short sweeps of the built-in simulator (what a run writes, interrupt and resume, the header
+// it prints).
+
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -11,24 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kneecap/kneecap/analysis"
-	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
-
-// testEnv returns an env writing to buffers, with no environment variables and an interrupt
-// that never fires.
-func testEnv() (*env, *bytes.Buffer, *bytes.Buffer) {
-	var out, errb bytes.Buffer
-	return &env{
-		stdout:    &out,
-		stderr:    &errb,
-		getenv:    func(string) string { return "" },
-		interrupt: context.Background(),
-	}, &out, &errb
-}
 
 func TestSweepUnreachable(t *testing.T) {
 	e, _, stderr := testEnv()
@@ -99,42 +88,13 @@ func TestSweepBadFlags(t *testing.T) {
 	}
 }
 
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
-// writeTestConfig writes a config for a fast sweep of the in-process simulator.
-func writeTestConfig(t *testing.T, body string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "fast.yaml")
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
+// TestSweepSimulator sweeps the in-process simulator at 1, 2 and 4 (fastSweep) and checks what
+// the run wrote: every file, the levels, the requests of each, the server metrics and the
+// server's description of itself. It is not parallel: with the CPU-bound tests beside it,
+// its levels came out client-bound on a busy machine, and with no valid level the console
+// states no maximum throughput.
 func TestSweepSimulator(t *testing.T) {
-	cfgPath := writeTestConfig(t, `name: fast
-workload:
-  input_tokens: {dist: fixed, mean: 32}
-  output_tokens: {dist: fixed, mean: 16}
-sweep:
-  warmup: 200ms
-  duration: 800ms
-  min_requests: 10
-  max_duration: 1600ms
-  drain_timeout: 5s
-server_metrics: {interval: 100ms}
-`)
-	dir := filepath.Join(t.TempDir(), "run")
-	e, stdout, stderr := testEnv()
-	err := run(context.Background(), e, []string{"sweep", "-c", cfgPath, "--levels", "1,2,4", "-o", dir})
-	if err != nil {
-		t.Fatalf("sweep: %v\nstderr:\n%s", err, stderr)
-	}
+	dir, r := sharedFastSweep(t)
 	for _, f := range []string{rundir.ConfigFile, rundir.RecordsFile, rundir.LevelsFile, rundir.ServerMetricsFile} {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v (empty or missing)", f, err)
@@ -172,8 +132,8 @@ server_metrics: {interval: 100ms}
 			t.Errorf("level %d: no server metrics summary", l.Concurrency)
 		}
 	}
-	if !strings.Contains(stdout.String(), "Maximum output throughput") || !strings.Contains(stderr.String(), "out tok/s") {
-		t.Errorf("missing summary or progress table:\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+	if !strings.Contains(r.stdout, "Maximum output throughput") || !strings.Contains(r.stderr, "out tok/s") {
+		t.Errorf("missing summary or progress table:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	}
 	// Provenance: the simulator described itself over GET /version; the run records it with
 	// kneecap's version, and the report and analysis.json quote it.
@@ -193,39 +153,26 @@ server_metrics: {interval: 100ms}
 }
 
 // TestSweepInterruptAndResume interrupts a sweep before it starts (the interrupt context is
-// already done), checks exit 130 with everything written, then resumes it to the end.
+// already done), checks exit 130 with everything written, then resumes it to the end
+// (interruptedSweep). Not parallel, so that the sweep is made before the parallel tests
+// start and TestSweepHeaderWithoutName does not wait for it.
 func TestSweepInterruptAndResume(t *testing.T) {
-	cfgPath := writeTestConfig(t, `sweep:
-  levels: [1, 2]
-  warmup: 100ms
-  duration: 500ms
-  min_requests: 5
-  max_duration: 1s
-workload: {input_tokens: {mean: 16}, output_tokens: {mean: 8}}
-target: {server_info: false}
-`)
-	dir := filepath.Join(t.TempDir(), "run")
-	e, _, stderr := testEnv()
-	stopped, cancel := context.WithCancel(context.Background())
-	cancel()
-	e.interrupt = stopped
-	err := run(context.Background(), e, []string{"sweep", "-c", cfgPath, "-o", dir})
-	if code := exitCode(err); code != exitInterrupted {
-		t.Fatalf("exit %d (%v), want %d\n%s", code, err, exitInterrupted, stderr)
+	s := sharedInterruptedSweep(t)
+	if code := exitCode(s.first.err); code != exitInterrupted {
+		t.Fatalf("exit %d (%v), want %d\n%s", code, s.first.err, exitInterrupted, s.first.stderr)
 	}
-	res, err := rundir.Read(dir)
-	if err != nil {
-		t.Fatal(err)
+	if s.afterFirstErr != nil {
+		t.Fatal(s.afterFirstErr)
 	}
-	if res.StopReason != sweep.StopInterrupted {
-		t.Errorf("stop reason %q, want %q", res.StopReason, sweep.StopInterrupted)
+	if s.afterFirst.StopReason != sweep.StopInterrupted {
+		t.Errorf("stop reason %q, want %q", s.afterFirst.StopReason, sweep.StopInterrupted)
 	}
 
-	e, _, stderr = testEnv()
-	if err := run(context.Background(), e, []string{"sweep", "--resume", dir}); err != nil {
-		t.Fatalf("resume: %v\n%s", err, stderr)
+	if s.resumed.err != nil {
+		t.Fatalf("resume: %v\n%s", s.resumed.err, s.resumed.stderr)
 	}
-	res, err = rundir.Read(dir)
+	dir := s.dir
+	res, err := rundir.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,230 +189,13 @@ target: {server_info: false}
 		}
 	}
 	// A finished run has nothing to resume.
-	e, _, _ = testEnv()
+	e, _, _ := testEnv()
 	if err := run(context.Background(), e, []string{"sweep", "--resume", dir}); exitCode(err) != exitUsage || !errors.Is(err, rundir.ErrFinished) {
 		t.Errorf("resuming a finished run: %v, want exit 2 with rundir.ErrFinished", err)
 	}
 	// The refused resume left the run as it was: still finished, so a second try is refused too.
 	if res, err := rundir.Read(dir); err != nil || res.StopReason != sweep.StopDone || len(res.Levels) != 2 {
 		t.Errorf("after a refused resume: %v, %v", res, err)
-	}
-}
-
-// TestSweepAcceptance is DESIGN's acceptance check of the whole pipeline: a simulator with
-// max_num_seqs 16 swept 1 → 128 doubling shows output TPS flat (±10%) from 16 up and TTFT p50
-// at 64 at least 3× that at 8. Reference (DESIGN §6 ground truth): TPS(c) = c ÷ t(c) up to
-// S = 16 and flat at S ÷ t(S) beyond; TTFT grows linearly past S as requests queue for a slot.
-func TestSweepAcceptance(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a 1→128 sweep takes about 20 s")
-	}
-	cfgPath := writeTestConfig(t, `name: acceptance
-simulator:
-  max_num_seqs: 16
-  step_base: 2ms
-  step_per_seq: 125us
-workload:
-  input_tokens: {dist: fixed, mean: 32}
-  output_tokens: {dist: fixed, mean: 32}
-sweep:
-  levels: {start: 1, max: 128, factor: 2}
-  warmup: 200ms
-  duration: 1s
-  min_requests: 10
-  max_duration: 2s
-  drain_timeout: 10s
-  stop: {plateau: false}
-`)
-	dir := filepath.Join(t.TempDir(), "run")
-	e, _, stderr := testEnv()
-	if err := run(context.Background(), e, []string{"sweep", "-c", cfgPath, "-o", dir}); err != nil {
-		t.Fatalf("sweep: %v\n%s", err, stderr)
-	}
-	t.Logf("progress:\n%s", stderr)
-	res, err := rundir.Read(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	groups := res.Levels
-	by := map[int]levelSummary{}
-	for i, l := range res.Runs() {
-		by[l.Concurrency] = summarizeLevel(groups[i])
-	}
-	for _, c := range []int{8, 16, 32, 64} {
-		if _, ok := by[c]; !ok {
-			t.Fatalf("no level %d (stop: %s)", c, res.StopReason)
-		}
-	}
-	var sat []float64
-	for c := 16; c <= 128; c *= 2 {
-		if s, ok := by[c]; ok {
-			sat = append(sat, s.OutputTPS)
-		}
-	}
-	var mean float64
-	for _, v := range sat {
-		mean += v
-	}
-	mean /= float64(len(sat))
-	for i, v := range sat {
-		if v < 0.85*mean || v > 1.15*mean {
-			t.Errorf("TPS at concurrency %d is %.0f, more than 15%% from the plateau mean %.0f", 16<<i, v, mean)
-		}
-	}
-	// The plateau is the engine's S ÷ t(S) less prefill and closed-loop gaps: within 25%.
-	ideal := res.Config.Simulator.IdealTPS(16)
-	if mean > 1.02*ideal || mean < 0.75*ideal {
-		t.Errorf("plateau %.0f tokens/s, ideal S÷t(S) = %.0f", mean, ideal)
-	}
-	if r := float64(by[64].TTFTP50) / float64(by[8].TTFTP50); !(r >= 3) {
-		t.Errorf("TTFT p50 at 64 (%v) is %.1f× that at 8 (%v), want ≥ 3×", by[64].TTFTP50, r, by[8].TTFTP50)
-	}
-}
-
-func TestExamplesLoad(t *testing.T) {
-	files, err := filepath.Glob("../../examples/*.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]bool{"sim.yaml": false, "vllm.yaml": false, "sglang.yaml": false,
-		"llamacpp.yaml": false, "ollama.yaml": false, "openai.yaml": false}
-	for _, f := range files {
-		c, err := config.Load(f)
-		if err != nil {
-			t.Errorf("%s: %v", f, err)
-			continue
-		}
-		if _, err := c.Sweep.Levels.Expand(); err != nil {
-			t.Errorf("%s: levels: %v", f, err)
-		}
-		want[filepath.Base(f)] = true
-	}
-	for f, ok := range want {
-		if !ok {
-			t.Errorf("examples/%s missing", f)
-		}
-	}
-}
-
-func TestDemoConfigValid(t *testing.T) {
-	c := config.Demo()
-	if err := c.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	levels, _ := c.Sweep.Levels.Expand()
-	if want := []int{1, 2, 4, 8, 16, 32, 64, 128}; !reflect.DeepEqual(levels, want) {
-		t.Errorf("demo levels %v, want %v", levels, want)
-	}
-}
-
-func TestResultsDirPath(t *testing.T) {
-	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	c := config.Default()
-	c.Target.Model = "meta-llama/Llama-3.1-8B"
-	if got, want := rundir.DefaultPath(c, now), filepath.Join("runs", "20250102T030405Z-Llama-3.1-8B"); got != want {
-		t.Errorf("resultsDirPath = %q, want %q", got, want)
-	}
-	c.Name = "demo"
-	if got, want := rundir.DefaultPath(c, now), filepath.Join("runs", "20250102T030405Z-demo"); got != want {
-		t.Errorf("resultsDirPath = %q, want %q", got, want)
-	}
-	c.Output.Dir = "out/x"
-	if got := rundir.DefaultPath(c, now); got != "out/x" {
-		t.Errorf("resultsDirPath = %q, want out/x", got)
-	}
-}
-
-// synthLevel builds a level with a 1 s window holding one successful request per TTFT value
-// whose tokens (tps ÷ len(ttfts) each) all arrive inside the window, so the level's output TPS
-// is tps, plus errs failed requests.
-func synthLevel(index, conc int, tps float64, ttft time.Duration, errs int) (sweep.LevelRun, []sweep.Record) {
-	w0 := int64(1e18) + int64(index)*int64(time.Minute)
-	run := sweep.LevelRun{Index: index, Concurrency: conc, W0: w0, W1: w0 + int64(time.Second), Steady: true}
-	recs := []sweep.Record{{Level: index, Concurrency: conc, Sent: w0, TTFT: ttft, E2E: ttft + 100*time.Millisecond,
-		OutputTokens: int(tps), Status: sweep.StatusOK}}
-	for i := 0; i < errs; i++ {
-		recs = append(recs, sweep.Record{Level: index, Concurrency: conc, Sent: w0 + 1, Status: sweep.StatusError, ErrorClass: sweep.ErrHTTP5xx})
-	}
-	return run, recs
-}
-
-func TestJudge(t *testing.T) {
-	type lv struct {
-		tps  float64
-		ttft time.Duration
-		errs int
-	}
-	ms := time.Millisecond
-	for _, tc := range []struct {
-		name   string
-		levels []lv
-		want   string // prefix of the reason; "" = continue
-	}{
-		{"growing", []lv{{100, 10 * ms, 0}, {190, 10 * ms, 0}, {350, 12 * ms, 0}}, ""},
-		{"plateau", []lv{{100, 10 * ms, 0}, {500, 12 * ms, 0}, {510, 20 * ms, 0}, {515, 40 * ms, 0}}, "plateau"},
-		// Flat but TTFT has not grown 3×: not saturated yet (DESIGN §3).
-		{"flat without queueing", []lv{{100, 10 * ms, 0}, {500, 12 * ms, 0}, {510, 20 * ms, 0}, {515, 25 * ms, 0}}, ""},
-		{"overload", []lv{{100, 10 * ms, 0}, {500, 12 * ms, 0}, {440, 50 * ms, 0}}, "overload"},
-		{"errors", []lv{{100, 10 * ms, 0}, {200, 10 * ms, 1}}, "error rate 50.0%"},
-		{"ttft", []lv{{100, 10 * ms, 0}, {200, 21 * time.Second, 0}}, "TTFT p95"},
-	} {
-		cfg := config.Default()
-		var levels []sweep.Level
-		for i, l := range tc.levels {
-			r, rr := synthLevel(i, 1<<i, l.tps, l.ttft, l.errs)
-			levels = append(levels, sweep.Level{Run: r, Records: rr})
-		}
-		got := analysis.StopRules{Rules: cfg.Sweep.Stop}.Decide(levels)
-		if (tc.want == "") != (got == "") || !strings.HasPrefix(got, tc.want) {
-			t.Errorf("%s: Decide = %q, want prefix %q", tc.name, got, tc.want)
-		}
-	}
-}
-
-func TestProgressTTY(t *testing.T) {
-	var buf bytes.Buffer
-	proto := config.Default().Sweep
-	p := newProgress(&buf, true, []int{1, 2}, proto)
-	p.LevelStarted(0, 1)
-	p.Live(sweep.LiveStats{Index: 0, Concurrency: 1, Phase: sweep.PhaseMeasure, Elapsed: time.Hour, OutputTPS: 123.4, TTFTP50: 42 * time.Millisecond, Completed: 7})
-	run, recs := synthLevel(0, 1, 100, 10*time.Millisecond, 0)
-	p.LevelFinished(sweep.Level{Run: run, Records: recs})
-	p.close()
-	out := buf.String()
-	for _, want := range []string{"level 1/2", "123.4 tok/s", "TTFT p50 42.0ms", "out tok/s", "100.0"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("progress output lacks %q:\n%q", want, out)
-		}
-	}
-	// Without a terminal: no bar, only the table.
-	buf.Reset()
-	p = newProgress(&buf, false, []int{1, 2}, proto)
-	p.LevelStarted(0, 1)
-	p.Live(sweep.LiveStats{Index: 0, Concurrency: 1, Phase: sweep.PhaseMeasure, OutputTPS: 1})
-	p.LevelFinished(sweep.Level{Run: run, Records: recs})
-	if lines := strings.Split(strings.TrimSpace(buf.String()), "\n"); len(lines) != 2 || strings.Contains(buf.String(), "\r") {
-		t.Errorf("non-TTY progress should be a header and one row:\n%q", buf.String())
-	}
-}
-
-// TestProgressExtendedWindow: a window that ran well past --duration says why.
-func TestProgressExtendedWindow(t *testing.T) {
-	var buf bytes.Buffer
-	proto := config.Default().Sweep
-	proto.Duration, proto.MaxDuration, proto.MinRequests = 6*time.Second, time.Minute, 100
-	p := newProgress(&buf, false, []int{1}, proto)
-	run, recs := synthLevel(0, 1, 100, 10*time.Millisecond, 0)
-	run.W1 = run.W0 + int64(55800*time.Millisecond)
-	p.LevelFinished(sweep.Level{Run: run, Records: recs})
-	if want := "note: window 55.8s, past duration 6s: a window grows until the level is steady with at least min_requests 100"; !strings.Contains(buf.String(), want) {
-		t.Errorf("progress output lacks %q:\n%s", want, buf.String())
-	}
-	buf.Reset()
-	run.W1 = run.W0 + int64(6200*time.Millisecond) // within 10% of duration: no note
-	p.LevelFinished(sweep.Level{Run: run, Records: recs})
-	if strings.Contains(buf.String(), "past duration") {
-		t.Errorf("a window within 10%% of duration got a note:\n%s", buf.String())
 	}
 }
 
@@ -482,5 +212,30 @@ func TestSweepEnvBaseURL(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "sk-test-secret") {
 		t.Errorf("error leaks the API key: %v", err)
+	}
+}
+
+// TestSweepHeaderWithoutName: a run without a name prints "kneecap sweep: model …" (no
+// space before the colon); with one, "kneecap sweep NAME: model …". The runs are shared: the
+// resumed sweep of interruptedSweep has no name, fastSweep is named "fast" (both made by the
+// sequential TestSweepSimulator and TestSweepInterruptAndResume before this runs, unless
+// -run leaves them out).
+func TestSweepHeaderWithoutName(t *testing.T) {
+	t.Parallel()
+	unnamed := sharedInterruptedSweep(t).resumed
+	_, named := sharedFastSweep(t)
+	for _, tc := range []struct {
+		run  cmdRun
+		want string
+	}{
+		{unnamed, "kneecap sweep: model kneecap-sim at "},
+		{named, "kneecap sweep fast: model kneecap-sim at "},
+	} {
+		if tc.run.err != nil {
+			t.Fatalf("sweep: %v\n%s", tc.run.err, tc.run.stderr)
+		}
+		if first, _, _ := strings.Cut(tc.run.stdout, "\n"); !strings.HasPrefix(first, tc.want) {
+			t.Errorf("header %q, want it to start with %q", first, tc.want)
+		}
 	}
 }

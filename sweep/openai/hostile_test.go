@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -102,6 +103,8 @@ func (h *hostile) counts() map[fault]int {
 	return out
 }
 
+// ServeHTTP answers the n-th POST with the fault pick(n) gives (the simulator's answer for
+// faultNone) and every other request with the simulator's.
 func (h *hostile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		h.sim.ServeHTTP(w, r)
@@ -114,17 +117,23 @@ func (h *hostile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = io.Copy(io.Discard, r.Body)
-	ctx := r.Context()
 	echo := ""
 	if h.echo {
 		echo = " (you sent " + r.Header.Get("Authorization") + ")"
 	}
+	if !replyError(w, f, echo) {
+		streamFault(r.Context(), w, f, echo)
+	}
+}
+
+// replyError answers with fault f if it is an HTTP error status, and reports whether it was;
+// echo is appended to the message.
+func replyError(w http.ResponseWriter, f fault, echo string) bool {
 	jsonErr := func(code int, typ, msg string) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(code)
 		fmt.Fprintf(w, `{"error":{"message":%q,"type":%q,"code":%d}}`, msg+echo, typ, code)
 	}
-	sse := func() *sse { return newSSE(w) }
 	switch f {
 	case fault401:
 		jsonErr(401, "invalid_api_key", "Incorrect API key provided")
@@ -142,6 +151,17 @@ func (h *hostile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(502)
 		io.WriteString(w, "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center>"+echo+"</body></html>\n")
+	default:
+		return false
+	}
+	return true
+}
+
+// streamFault plays fault f, one that starts as a 200 response or never answers, until ctx
+// ends where the fault is endless; echo is appended to error messages.
+func streamFault(ctx context.Context, w http.ResponseWriter, f fault, echo string) {
+	sse := func() *sse { return newSSE(w) }
+	switch f {
 	case faultDisconnect:
 		s := sse()
 		s.data(roleChunk())

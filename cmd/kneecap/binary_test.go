@@ -1,0 +1,124 @@
+package main
+
+// The kneecap binary as the tests run it: built once per test binary (without -race), started
+// as a real process whose exit code, stdout and stderr the tests read, and the temporary
+// directory that outlives single tests (the binary, and the results of runs several tests
+// share).
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	// testRoot is the temporary directory of the whole test binary (TestMain removes it);
+	// t.TempDir would go with the first test that asked.
+	testRoot string
+
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+func TestMain(m *testing.M) {
+	var err error
+	if testRoot, err = os.MkdirTemp("", "kneecap-test"); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(testRoot)
+	os.Exit(code)
+}
+
+// sharedDir returns a new directory under testRoot for a run that several tests share.
+func sharedDir(t *testing.T, name string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(testRoot, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// kneecapBinary builds the command once per test binary.
+func kneecapBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the kneecap binary")
+	}
+	binOnce.Do(func() {
+		binPath = filepath.Join(testRoot, "kneecap")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = errors.New("go build: " + err.Error() + "\n" + string(out))
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// proc is a running kneecap process; wait reaps it once.
+type proc struct {
+	cmd            *exec.Cmd
+	stdout, stderr bytes.Buffer
+	done           chan struct{}
+	err            error
+}
+
+// kneecapCommand is `kneecap ARGS...` with OPENAI_BASE_URL and OPENAI_API_KEY emptied, so
+// that the environment of the test cannot choose a target.
+func kneecapCommand(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(kneecapBinary(t), args...)
+	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL=", "OPENAI_API_KEY=")
+	return cmd
+}
+
+func startKneecap(t *testing.T, args ...string) *proc {
+	t.Helper()
+	p := &proc{cmd: kneecapCommand(t, args...), done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// deadline bounds every wait of these tests: generous, for a loaded 2-core machine.
+const deadline = 30 * time.Second
+
+// exit waits for the process and returns its exit code.
+func (p *proc) exit(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(deadline):
+		t.Fatalf("kneecap did not exit within %v\nstderr:\n%s", deadline, p.stderr.String())
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+func (p *proc) signal(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	if err := syscall.Kill(p.cmd.Process.Pid, sig); err != nil {
+		t.Fatal(err)
+	}
+}
