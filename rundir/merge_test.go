@@ -254,9 +254,9 @@ func shardParts(shards int, levels []int) []*rundir.Run {
 	return parts
 }
 
-// TestMergeShardsRejects: a merge needs every shard of one sweep exactly once; each problem
+// TestMergeRejects: a merge needs every shard of one sweep exactly once; each problem
 // is named with the directories concerned.
-func TestMergeShardsRejects(t *testing.T) {
+func TestMergeRejects(t *testing.T) {
 	cases := []struct {
 		name  string
 		parts func() []*rundir.Run
@@ -308,9 +308,9 @@ func TestMergeShardsRejects(t *testing.T) {
 	}
 }
 
-// TestMergeShardsPartial: a level that one shard did not finish is left out with a warning; a
+// TestMergePartial: a level that one shard did not finish is left out with a warning; a
 // level one shard ran interrupted is kept, interrupted (invalid for the analysis).
-func TestMergeShardsPartial(t *testing.T) {
+func TestMergePartial(t *testing.T) {
 	parts := shardParts(2, []int{2, 4, 8})
 	parts[1].Levels = parts[1].Levels[:2]
 	parts[1].Levels[1].Run.Interrupted = true

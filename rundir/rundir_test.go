@@ -60,7 +60,7 @@ func TestResultsRoundTrip(t *testing.T) {
 	}
 	// A fresh directory already reads back: zero levels, no stop reason.
 	if r, err := Read(dir); err != nil || len(r.Levels) != 0 || r.StopReason != "" {
-		t.Fatalf("fresh ReadResults = %+v, %v", r, err)
+		t.Fatalf("fresh Read = %+v, %v", r, err)
 	}
 	var runs []sweep.LevelRun
 	var recs []sweep.Record
@@ -136,7 +136,7 @@ func TestResultsRoundTrip(t *testing.T) {
 	}
 }
 
-func TestCreateDirRefusesExistingRun(t *testing.T) {
+func TestCreateRefusesExistingRun(t *testing.T) {
 	dir, cfg := newTestDir(t)
 	d, err := Create(dir, cfg, "", time.Now())
 	if err != nil {
@@ -145,11 +145,11 @@ func TestCreateDirRefusesExistingRun(t *testing.T) {
 	d.Close()
 	_, err = Create(dir, cfg, "", time.Now())
 	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "--resume") {
-		t.Errorf("CreateDir over a run = %v, want an error naming the dir and --resume", err)
+		t.Errorf("Create over a run = %v, want an error naming the dir and --resume", err)
 	}
 }
 
-func TestCreateDirNotWritable(t *testing.T) {
+func TestCreateNotWritable(t *testing.T) {
 	parent := t.TempDir()
 	file := filepath.Join(parent, "plainfile")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
@@ -198,7 +198,7 @@ func writeKilledRun(t *testing.T) (string, []sweep.Record) {
 	return dir, keep
 }
 
-func TestReadResultsDropsUnfinishedLevel(t *testing.T) {
+func TestReadDropsUnfinishedLevel(t *testing.T) {
 	dir, keep := writeKilledRun(t)
 	r, err := Read(dir)
 	if err != nil {
@@ -209,7 +209,7 @@ func TestReadResultsDropsUnfinishedLevel(t *testing.T) {
 	}
 }
 
-func TestReadResultsCorruptLine(t *testing.T) {
+func TestReadCorruptLine(t *testing.T) {
 	dir, _ := writeKilledRun(t)
 	p := filepath.Join(dir, RecordsFile)
 	b, _ := os.ReadFile(p)
@@ -220,18 +220,18 @@ func TestReadResultsCorruptLine(t *testing.T) {
 	}
 	_, err := Read(dir)
 	if err == nil || !strings.Contains(err.Error(), RecordsFile+":3:") {
-		t.Errorf("ReadResults = %v, want an error naming %s:3", err, RecordsFile)
+		t.Errorf("Read = %v, want an error naming %s:3", err, RecordsFile)
 	}
 }
 
-func TestResumeDir(t *testing.T) {
+func TestResume(t *testing.T) {
 	dir, keep := writeKilledRun(t)
 	d, done, err := Resume(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(done.Levels) != 2 || len(done.Records()) != len(keep) || done.Config.Name != "unit" {
-		t.Fatalf("ResumeDir gave %d levels, %d records", len(done.Levels), len(done.Records()))
+		t.Fatalf("Resume gave %d levels, %d records", len(done.Levels), len(done.Records()))
 	}
 	// The half-written level is gone from the file: only whole records of finished levels.
 	b, _ := os.ReadFile(filepath.Join(dir, RecordsFile))
@@ -312,7 +312,7 @@ func TestResumeDropsInterruptedLevel(t *testing.T) {
 	d.Close()
 	// analyze sees the interrupted level; resume runs it again.
 	if r, err := Read(dir); err != nil || len(r.Levels) != 2 || len(r.Records()) != 7 || r.StopReason != sweep.StopInterrupted {
-		t.Fatalf("ReadResults = %d levels, %d records, %v", len(r.Levels), len(r.Records()), err)
+		t.Fatalf("Read = %d levels, %d records, %v", len(r.Levels), len(r.Records()), err)
 	}
 	d, done, err := Resume(dir)
 	if err != nil {
@@ -320,14 +320,14 @@ func TestResumeDropsInterruptedLevel(t *testing.T) {
 	}
 	defer d.Close()
 	if len(done.Levels) != 1 || len(done.Records()) != 4 {
-		t.Errorf("ResumeDir kept %d levels, %d records; want 1 and 4", len(done.Levels), len(done.Records()))
+		t.Errorf("Resume kept %d levels, %d records; want 1 and 4", len(done.Levels), len(done.Records()))
 	}
 	if r, err := Read(dir); err != nil || len(r.Levels) != 1 || len(r.Records()) != 4 || r.StopReason != "" {
-		t.Errorf("after ResumeDir: %+v, %v", r, err)
+		t.Errorf("after Resume: %+v, %v", r, err)
 	}
 }
 
-// TestResumeFinishedRunUntouched: ResumeDir refuses a finished run before rewriting anything,
+// TestResumeFinishedRunUntouched: Resume refuses a finished run before rewriting anything,
 // so levels.json keeps its stop reason and records.jsonl its bytes.
 func TestResumeFinishedRunUntouched(t *testing.T) {
 	dir, cfg := newTestDir(t)
@@ -346,11 +346,11 @@ func TestResumeFinishedRunUntouched(t *testing.T) {
 	levels0, _ := os.ReadFile(filepath.Join(dir, LevelsFile))
 	records0, _ := os.ReadFile(filepath.Join(dir, RecordsFile))
 	if _, _, err := Resume(dir); !errors.Is(err, ErrFinished) {
-		t.Fatalf("ResumeDir of a finished run: %v, want ErrFinished", err)
+		t.Fatalf("Resume of a finished run: %v, want ErrFinished", err)
 	}
 	levels1, _ := os.ReadFile(filepath.Join(dir, LevelsFile))
 	records1, _ := os.ReadFile(filepath.Join(dir, RecordsFile))
 	if !bytes.Equal(levels0, levels1) || !bytes.Equal(records0, records1) {
-		t.Error("ResumeDir rewrote a finished run's files")
+		t.Error("Resume rewrote a finished run's files")
 	}
 }

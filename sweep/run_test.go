@@ -140,6 +140,37 @@ func TestLevelsInvariants(t *testing.T) {
 	if !slices.Equal(sink.reasons, []string{sweep.StopDone}) || len(sink.runs) != 2 {
 		t.Fatalf("sink got %d levels, finish %q", len(sink.runs), sink.reasons)
 	}
+	checkObserver(t, obs, levels)
+	for li, run := range sink.runs {
+		recs := sink.records[li]
+		c := levels[li]
+		if run.Index != li || run.Concurrency != c {
+			t.Errorf("level %d: index %d concurrency %d", li, run.Index, run.Concurrency)
+		}
+		if !(run.WarmupStart < run.W0 && run.W0 < run.W1 && run.W1 <= run.DrainEnd) {
+			t.Fatalf("level %d: boundaries %d %d %d %d out of order", li, run.WarmupStart, run.W0, run.W1, run.DrainEnd)
+		}
+		if li > 0 && run.WarmupStart < sink.runs[li-1].DrainEnd {
+			t.Errorf("level %d starts before level %d drained", li, li-1)
+		}
+		inWin := checkLevelRecords(t, run, recs, li, c)
+		hand := checkLevelTPS(t, run, recs, li, c)
+		checkLevelWindow(t, run, proto, li)
+		t.Logf("level %d (c=%d): TPS %.1f (ideal %.1f), achieved concurrency %.3f, window %v, steady %v (ci %.3f, p %.3f), client %+v",
+			li, c, hand, float64(c)*20/0.240, sweep.AchievedConcurrency(recs, run.W0, run.W1), run.Window(), run.Steady, run.CIHalfWidth, run.TrendP, *run.Client)
+		if inWin == 0 || run.Client == nil {
+			t.Errorf("level %d: %d requests in the window, client stats %v", li, inWin, run.Client)
+		}
+		if run.Cancelled != 0 {
+			t.Errorf("level %d: %d cancelled", li, run.Cancelled)
+		}
+	}
+}
+
+// checkObserver: every level was started and finished in order, and the live numbers during
+// windows are in range.
+func checkObserver(t *testing.T, obs *observer, levels []int) {
+	t.Helper()
 	if !slices.Equal(obs.started, []int{0, 1}) || !slices.Equal(obs.finished, []int{0, 1}) {
 		t.Errorf("observer started %v finished %v", obs.started, obs.finished)
 	}
@@ -155,100 +186,96 @@ func TestLevelsInvariants(t *testing.T) {
 	if measureLive == 0 {
 		t.Error("no Live call during a window")
 	}
-	for li, run := range sink.runs {
-		recs := sink.records[li]
-		c := levels[li]
-		if run.Index != li || run.Concurrency != c {
-			t.Errorf("level %d: index %d concurrency %d", li, run.Index, run.Concurrency)
+}
+
+// checkLevelRecords: no record crosses the level, phases follow the window, every request
+// succeeded with the fixed engine's TTFT and token count, and c requests were in flight. It
+// returns how many requests were sent in the window.
+func checkLevelRecords(t *testing.T, run sweep.LevelRun, recs []sweep.Record, li, c int) (inWin int) {
+	t.Helper()
+	for _, r := range recs {
+		if r.Level != li || r.Concurrency != c {
+			t.Fatalf("record of level %d in level %d", r.Level, li)
 		}
-		if !(run.WarmupStart < run.W0 && run.W0 < run.W1 && run.W1 <= run.DrainEnd) {
-			t.Fatalf("level %d: boundaries %d %d %d %d out of order", li, run.WarmupStart, run.W0, run.W1, run.DrainEnd)
+		if r.Sent < run.WarmupStart || r.Done() > run.DrainEnd {
+			t.Fatalf("level %d: record [%d, %d] outside [%d, %d]", li, r.Sent, r.Done(), run.WarmupStart, run.DrainEnd)
 		}
-		if li > 0 && run.WarmupStart < sink.runs[li-1].DrainEnd {
-			t.Errorf("level %d starts before level %d drained", li, li-1)
+		want := sweep.PhaseDrain
+		if r.Sent < run.W0 {
+			want = sweep.PhaseWarmup
+		} else if r.Sent < run.W1 {
+			want = sweep.PhaseMeasure
 		}
-		// No record crosses the level.
-		var inWin []sweep.Record
-		for _, r := range recs {
-			if r.Level != li || r.Concurrency != c {
-				t.Fatalf("record of level %d in level %d", r.Level, li)
+		if r.Phase != want {
+			t.Errorf("record sent at W0%+dns has phase %s, want %s", r.Sent-run.W0, r.Phase, want)
+		}
+		if !r.OK() {
+			t.Fatalf("request failed: %s %s", r.ErrorClass, r.Error)
+		}
+		// The sim sends a role-only chunk first on chat: it must neither set TTFT nor count
+		// as content (fixed mode: TTFT = 50 ms, 20 content chunks).
+		if r.TTFT < 45*time.Millisecond || len(r.Chunks) != 20 || r.OutputTokens != 20 {
+			t.Fatalf("TTFT %v, %d chunks, %d tokens: want ≥ 45 ms, 20, 20", r.TTFT, len(r.Chunks), r.OutputTokens)
+		}
+		if r.Phase == sweep.PhaseMeasure {
+			inWin++
+		}
+	}
+	// c requests in flight during the window, less the client's turnaround between a
+	// request's end and the next send (DESIGN §1 asks 5%; 8% for a loaded machine).
+	if ac := sweep.AchievedConcurrency(recs, run.W0, run.W1); ac > float64(c)*1.0001 || ac < 0.92*float64(c) {
+		t.Errorf("level %d: achieved concurrency %.3f, want %d (−8%%)", li, ac, c)
+	}
+	return inWin
+}
+
+// checkLevelTPS: output TPS counts only in-window tokens (a hand computation from the chunk
+// times), the slices average to it, and it is near the fixed engine's c·20/0.24 s. It returns
+// the hand-computed TPS.
+func checkLevelTPS(t *testing.T, run sweep.LevelRun, recs []sweep.Record, li, c int) float64 {
+	t.Helper()
+	var tokens float64
+	for _, r := range recs {
+		per := float64(r.OutputTokens) / float64(len(r.Chunks))
+		for _, us := range r.Chunks {
+			if at := r.Sent + us*1000; at >= run.W0 && at < run.W1 {
+				tokens += per
 			}
-			if r.Sent < run.WarmupStart || r.Done() > run.DrainEnd {
-				t.Fatalf("level %d: record [%d, %d] outside [%d, %d]", li, r.Sent, r.Done(), run.WarmupStart, run.DrainEnd)
-			}
-			want := sweep.PhaseDrain
-			if r.Sent < run.W0 {
-				want = sweep.PhaseWarmup
-			} else if r.Sent < run.W1 {
-				want = sweep.PhaseMeasure
-			}
-			if r.Phase != want {
-				t.Errorf("record sent at W0%+dns has phase %s, want %s", r.Sent-run.W0, r.Phase, want)
-			}
-			if !r.OK() {
-				t.Fatalf("request failed: %s %s", r.ErrorClass, r.Error)
-			}
-			// The sim sends a role-only chunk first on chat: it must neither set TTFT nor count
-			// as content (fixed mode: TTFT = 50 ms, 20 content chunks).
-			if r.TTFT < 45*time.Millisecond || len(r.Chunks) != 20 || r.OutputTokens != 20 {
-				t.Fatalf("TTFT %v, %d chunks, %d tokens: want ≥ 45 ms, 20, 20", r.TTFT, len(r.Chunks), r.OutputTokens)
-			}
-			if r.Phase == sweep.PhaseMeasure {
-				inWin = append(inWin, r)
-			}
 		}
-		// c requests in flight during the window, less the client's turnaround between a
-		// request's end and the next send (DESIGN §1 asks 5%; 8% for a loaded machine).
-		if ac := sweep.AchievedConcurrency(recs, run.W0, run.W1); ac > float64(c)*1.0001 || ac < 0.92*float64(c) {
-			t.Errorf("level %d: achieved concurrency %.3f, want %d (−8%%)", li, ac, c)
-		}
-		// TPS counts only in-window tokens: hand computation from the chunk times.
-		var tokens float64
-		for _, r := range recs {
-			per := float64(r.OutputTokens) / float64(len(r.Chunks))
-			for _, us := range r.Chunks {
-				if at := r.Sent + us*1000; at >= run.W0 && at < run.W1 {
-					tokens += per
-				}
-			}
-		}
-		hand := tokens / time.Duration(run.W1-run.W0).Seconds()
-		var sliceSum float64
-		for _, v := range run.SliceTPS {
-			sliceSum += v
-		}
-		if got := sweep.LevelOutputTPS(recs, run.W0, run.W1); !scalar.EqualWithinRel(got, hand, 1e-9) {
-			t.Errorf("level %d: LevelOutputTPS %.3f, hand computation %.3f", li, got, hand)
-		}
-		if mean := sliceSum / float64(len(run.SliceTPS)); !scalar.EqualWithinRel(mean, hand, 1e-9) {
-			t.Errorf("level %d: mean slice TPS %.3f, hand computation %.3f", li, mean, hand)
-		}
-		// Fixed mode: each worker makes 20 tokens per 240 ms cycle, less client overhead (and
-		// a window edge's part of a token stream: +3%).
-		if ideal := float64(c) * 20 / 0.240; hand > 1.03*ideal || hand < 0.85*ideal {
-			t.Errorf("level %d: TPS %.1f, want c·20/0.24 s = %.1f (−15%%/+3%%)", li, hand, ideal)
-		}
-		// The window is a whole number of 100 ms slices, from 10 (duration) to 20 (max
-		// duration); it ends early only with a steady verdict that the final data confirm.
-		slice := proto.Duration / sweep.MinSlices
-		if run.Slices < 10 || run.Slices > 20 || len(run.SliceTPS) != run.Slices || run.Window() != time.Duration(run.Slices)*slice {
-			t.Errorf("level %d: %d slices over %v", li, run.Slices, run.Window())
-		}
-		// A steady verdict is the steady-state test passing on the level's own slices.
-		if _, _, ok := sweep.SteadyState(run.SliceTPS, proto.CITarget); run.Steady && (!ok || run.CIHalfWidth > proto.CITarget) {
-			t.Errorf("level %d: steady with ci %.3f, trend p %.3f, but its slices fail the test", li, run.CIHalfWidth, run.TrendP)
-		}
-		if !run.Steady && run.Window() != proto.MaxDuration {
-			t.Errorf("level %d: not steady but the window stopped at %v (notes %q)", li, run.Window(), run.Notes)
-		}
-		t.Logf("level %d (c=%d): TPS %.1f (ideal %.1f), achieved concurrency %.3f, window %v, steady %v (ci %.3f, p %.3f), client %+v",
-			li, c, hand, float64(c)*20/0.240, sweep.AchievedConcurrency(recs, run.W0, run.W1), run.Window(), run.Steady, run.CIHalfWidth, run.TrendP, *run.Client)
-		if len(inWin) == 0 || run.Client == nil {
-			t.Errorf("level %d: %d requests in the window, client stats %v", li, len(inWin), run.Client)
-		}
-		if run.Cancelled != 0 {
-			t.Errorf("level %d: %d cancelled", li, run.Cancelled)
-		}
+	}
+	hand := tokens / time.Duration(run.W1-run.W0).Seconds()
+	var sliceSum float64
+	for _, v := range run.SliceTPS {
+		sliceSum += v
+	}
+	if got := sweep.LevelOutputTPS(recs, run.W0, run.W1); !scalar.EqualWithinRel(got, hand, 1e-9) {
+		t.Errorf("level %d: LevelOutputTPS %.3f, hand computation %.3f", li, got, hand)
+	}
+	if mean := sliceSum / float64(len(run.SliceTPS)); !scalar.EqualWithinRel(mean, hand, 1e-9) {
+		t.Errorf("level %d: mean slice TPS %.3f, hand computation %.3f", li, mean, hand)
+	}
+	// Fixed mode: each worker makes 20 tokens per 240 ms cycle, less client overhead (and
+	// a window edge's part of a token stream: +3%).
+	if ideal := float64(c) * 20 / 0.240; hand > 1.03*ideal || hand < 0.85*ideal {
+		t.Errorf("level %d: TPS %.1f, want c·20/0.24 s = %.1f (−15%%/+3%%)", li, hand, ideal)
+	}
+	return hand
+}
+
+// checkLevelWindow: the window is a whole number of 100 ms slices, from 10 (duration) to 20
+// (max duration); it ends early only with a steady verdict that the final data confirm.
+func checkLevelWindow(t *testing.T, run sweep.LevelRun, proto sweep.Protocol, li int) {
+	t.Helper()
+	slice := proto.Duration / sweep.MinSlices
+	if run.Slices < 10 || run.Slices > 20 || len(run.SliceTPS) != run.Slices || run.Window() != time.Duration(run.Slices)*slice {
+		t.Errorf("level %d: %d slices over %v", li, run.Slices, run.Window())
+	}
+	// A steady verdict is the steady-state test passing on the level's own slices.
+	if _, _, ok := sweep.SteadyState(run.SliceTPS, proto.CITarget); run.Steady && (!ok || run.CIHalfWidth > proto.CITarget) {
+		t.Errorf("level %d: steady with ci %.3f, trend p %.3f, but its slices fail the test", li, run.CIHalfWidth, run.TrendP)
+	}
+	if !run.Steady && run.Window() != proto.MaxDuration {
+		t.Errorf("level %d: not steady but the window stopped at %v (notes %q)", li, run.Window(), run.Notes)
 	}
 }
 
