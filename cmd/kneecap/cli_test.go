@@ -179,7 +179,7 @@ func TestVersion(t *testing.T) {
 
 // TestSweepUsageDefaults: `kneecap sweep -h` states the defaults DESIGN §9 gives the flags
 // whose values come from the configuration (warmup 5s, duration 30s, max_duration 3m,
-// min_requests 100), and those are the defaults sweep.DefaultConfig really has.
+// min_requests 100), and those are the defaults config.Default really has.
 func TestSweepUsageDefaults(t *testing.T) {
 	e, _, stderr := testEnv()
 	if err := run(context.Background(), e, []string{"sweep", "-h"}); exitCode(err) != exitOK {
@@ -197,7 +197,7 @@ func TestSweepUsageDefaults(t *testing.T) {
 	}
 	d := config.Default().Sweep
 	if d.Warmup != 5*time.Second || d.Duration != 30*time.Second || d.MaxDuration != 3*time.Minute || d.MinRequests != 100 {
-		t.Errorf("sweep.DefaultConfig: warmup %v, duration %v, max_duration %v, min_requests %d; DESIGN §9 says 5s, 30s, 3m, 100",
+		t.Errorf("config.Default: warmup %v, duration %v, max_duration %v, min_requests %d; DESIGN §9 says 5s, 30s, 3m, 100",
 			d.Warmup, d.Duration, d.MaxDuration, d.MinRequests)
 	}
 }
