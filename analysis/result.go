@@ -120,6 +120,21 @@ type Level struct {
 	TPOT Latency `json:"tpot_ms"`
 	ITL  Latency `json:"itl_ms"`
 	E2E  Latency `json:"e2e_ms"`
+	// InputTokens and OutputTokens summarise the prompt and output lengths of the successful
+	// requests sent in the window as the server counted them (usage), beside the lengths the
+	// workload requested.
+	InputTokens  TokenLengths `json:"input_tokens"`
+	OutputTokens TokenLengths `json:"output_tokens"`
+	// TTFA summarises the time to first answer token in milliseconds (reasoning models: the
+	// first non-reasoning content); all null when no request reasoned first.
+	TTFA Latency `json:"ttfa_ms"`
+	// MeanReasoningTokens is the mean reasoning tokens of successful requests whose usage
+	// reports them (null when none does).
+	MeanReasoningTokens Float `json:"mean_reasoning_tokens"`
+	// UsageDisbelieved counts the requests sent in the window whose usage was not believed
+	// (Record.TokensNote); Retried those retried on a fresh connection.
+	UsageDisbelieved int `json:"usage_disbelieved,omitempty"`
+	Retried          int `json:"retried,omitempty"`
 	// Server summarises server metrics during the window, when scraped.
 	Server *ServerEvidence `json:"server,omitempty"`
 	// Notes explain validity flags and anything unusual.
@@ -128,6 +143,18 @@ type Level struct {
 	// answer it was added to measure (see Refinement).
 	Refine string `json:"refine,omitempty"`
 }
+
+// TokenLengths summarises token lengths: the mean length requested and the mean, median
+// and 95th percentile (R type 7) of the lengths counted. Null where unknown.
+type TokenLengths struct {
+	Requested Float `json:"requested"`
+	Mean      Float `json:"mean"`
+	P50       Float `json:"p50"`
+	P95       Float `json:"p95"`
+}
+
+// NoTokenLengths is a TokenLengths with every field null.
+func NoTokenLengths() TokenLengths { return TokenLengths{NaN(), NaN(), NaN(), NaN()} }
 
 // ServerEvidence is the per-level server-metrics summary quoted beside the knee.
 type ServerEvidence struct {

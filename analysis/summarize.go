@@ -173,6 +173,10 @@ func emptyLevel(run *sweep.LevelRun) Level {
 		TPOT:                NoLatency(),
 		ITL:                 NoLatency(),
 		E2E:                 NoLatency(),
+		TTFA:                NoLatency(),
+		InputTokens:         NoTokenLengths(),
+		OutputTokens:        NoTokenLengths(),
+		MeanReasoningTokens: NaN(),
 	}
 	for _, n := range run.Notes {
 		lv.Notes = append(lv.Notes, "sweep: "+n)

@@ -313,6 +313,8 @@ func newLevel() analysis.Level {
 		AchievedConcurrency: n, LittlesLawError: n, MeanOutputTokens: n, WindowS: n,
 		Steady: true, Valid: true,
 		TTFT: analysis.NoLatency(), TPOT: analysis.NoLatency(), ITL: analysis.NoLatency(), E2E: analysis.NoLatency(),
+		TTFA: analysis.NoLatency(), InputTokens: analysis.NoTokenLengths(), OutputTokens: analysis.NoTokenLengths(),
+		MeanReasoningTokens: n,
 	}
 }
 

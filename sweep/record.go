@@ -89,6 +89,32 @@ type Record struct {
 	ErrorClass ErrorClass `json:"error_class,omitempty"`
 	// Error is the error message (never containing secrets).
 	Error string `json:"error,omitempty"`
+
+	// RequestedPromptTokens is the prompt length the workload asked for (Request.PromptTokens:
+	// in the server's tokens when the sweep sized its prompts by them, DESIGN §3.6), beside
+	// PromptTokens, the length the server counted. 0 when unknown.
+	RequestedPromptTokens int `json:"requested_prompt_tokens,omitempty"`
+	// RequestedOutputTokens is max_tokens as sent (0: not sent).
+	RequestedOutputTokens int `json:"requested_output_tokens,omitempty"`
+	// TTFA is the time to first answer token: from t_send to the first chunk with non-empty
+	// answer content (not reasoning content). 0 when no reasoning content came first (TTFA is
+	// then TTFT) or no answer came.
+	TTFA time.Duration `json:"ttfa_ns,omitempty"`
+	// ReasoningChunks counts the content chunks that carried reasoning content only.
+	ReasoningChunks int `json:"reasoning_chunks,omitempty"`
+	// ReasoningTokens is usage.completion_tokens_details.reasoning_tokens (0: not reported).
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
+	// UsageOutputTokens and UsagePromptTokens keep the usage the server reported when it was not
+	// believed (TokensNote says why; OutputTokens is then the chunk count, PromptTokens the
+	// requested length). 0 when the usage was believed or absent.
+	UsageOutputTokens int64 `json:"usage_output_tokens,omitempty"`
+	UsagePromptTokens int64 `json:"usage_prompt_tokens,omitempty"`
+	// TokensNote says why the server's usage was not believed.
+	TokensNote string `json:"tokens_note,omitempty"`
+	// Retried reports that the request was sent a second time on a fresh connection because
+	// its reused connection failed before any response byte (the server had closed a
+	// keep-alive connection); it is not a server error.
+	Retried bool `json:"retried,omitempty"`
 }
 
 // ITLSummary summarises the inter-chunk gaps of one request, in microseconds, when per-chunk

@@ -54,6 +54,10 @@ func Level(c int) analysis.Level {
 		AchievedConcurrency: analysis.Float(cf * 0.99), LittlesLawError: 0.02,
 		MeanOutputTokens: 128, WindowS: 30, Steady: true, Valid: true,
 		TTFT: lat(ttftMS), TPOT: lat(tpotMS), ITL: lat(tpotMS * 0.98), E2E: lat(e2eMS),
+		TTFA:                analysis.NoLatency(),
+		InputTokens:         analysis.TokenLengths{Requested: 512, Mean: 512, P50: 512, P95: 512},
+		OutputTokens:        analysis.TokenLengths{Requested: 128, Mean: 128, P50: 128, P95: 128},
+		MeanReasoningTokens: analysis.NaN(),
 	}
 }
 
