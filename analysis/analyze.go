@@ -18,6 +18,20 @@ const (
 	// USLMinR2 is the R² from which the USL curve is trusted for the headline knee; below it
 	// the hinge is used.
 	USLMinR2 = 0.9
+	// SharpMinR2 is the R² from which a sharp-knee fit (batch, hinge) that fits best gives the
+	// headline knee its breakpoint (RulePlateauOnset): below it the levels scatter by more
+	// than a fifth of their spread around the fit (√0.05 ≈ 0.22), too much to place a corner.
+	SharpMinR2 = 0.95
+	// MinRiseLevels and MinPlateauLevels are the least numbers of valid levels below and above
+	// a sharp fit's breakpoint (by more than RefineTolerance) for it to be the headline knee:
+	// as many as each side has parameters, the rise two (α and β, or the hinge's intercept and
+	// slope) and the plateau one (its height).
+	MinRiseLevels    = 2
+	MinPlateauLevels = 1
+	// HingeMargin is the share of the batch model's unexplained variance (1 − R²) below which
+	// the hinge's must be for the hinge to be the curve instead of the batch model: a
+	// residual RMS under half the batch model's.
+	HingeMargin = 0.25
 	// OverloadDrop is the fall of throughput past its peak that counts as overload.
 	OverloadDrop = 0.10
 	// BlowupFactor is the TTFT p50 multiple of the first level's that the fallback blow-up

@@ -51,17 +51,19 @@ func geometricLevels(max int) []int {
 	return l
 }
 
-// The headline knee matches the knee of the noise-free ground-truth curve (by the same
-// definition: one more doubling adds < 10%) within ±20%, and lies within ±25% of S when that
-// true knee does (a GPU-like profile, t(b) = 10 ms + 100 µs·b: the true knee is 0.88–0.90·S);
-// with the simulator's demo profile (4 ms + 250 µs·b) the true knee itself is 0.77·S at
-// S = 32. The TTFT blow-up lies within ±25% of S for both.
+// On the simulator's ground truth with 2.5% noise (ten times the simulator's own scatter)
+// and levels doubling to 8·S, the headline knee is the batch model's slot limit (the plateau
+// onset) within ±15% of S, the efficient point matches the marginal-gain point of the
+// noise-free curve (one more doubling adds < 10%) within ±20%, below the knee, and the TTFT
+// blow-up lies within ±25% of S; for two step profiles: the simulator's demo (4 ms + 250 µs·b,
+// a rise that bends well before S: the true efficient point is 0.77·S at S = 32) and a
+// GPU-like one (10 ms + 100 µs·b: 0.88–0.90·S). Tighter noise and the tolerances of the
+// issue are TestKneePlateauOnset's.
 func TestAnalyzeGroundTruth(t *testing.T) {
 	profiles := []struct {
 		name         string
 		base, perSeq float64
-		checkS       bool
-	}{{"demo", 4e-3, 250e-6, false}, {"gpu", 10e-3, 100e-6, true}}
+	}{{"demo", 4e-3, 250e-6}, {"gpu", 10e-3, 100e-6}}
 	for _, p := range profiles {
 		for _, S := range []int{8, 16, 32} {
 			levels := geometricLevels(8 * S)
@@ -72,27 +74,36 @@ func TestAnalyzeGroundTruth(t *testing.T) {
 				opts.Bootstrap = 100
 				opts.Seed = seed
 				r := Analyze(groundTruthStep(S, levels, 0.025, seed, p.base, p.perSeq), Meta{}, opts)
-				if r.Knee == nil || r.TTFTBlowup == nil {
-					t.Fatalf("%s S=%d seed %d: knee %v blowup %v; warnings %q", p.name, S, seed, r.Knee, r.TTFTBlowup, r.Warnings)
+				if r.Knee == nil || r.EfficientPoint == nil || r.TTFTBlowup == nil {
+					t.Fatalf("%s S=%d seed %d: knee %v efficient point %v blowup %v; warnings %q", p.name, S, seed, r.Knee, r.EfficientPoint, r.TTFTBlowup, r.Warnings)
 				}
-				k, bl := float64(r.Knee.Concurrency), float64(r.TTFTBlowup.Concurrency)
-				t.Logf("%s S=%d seed %d: true knee %.1f, knee %.1f (%s, [%.1f, %.1f]) blowup %.1f (%s) others %v", p.name, S, seed, truth, k, r.Knee.Method,
-					float64(r.Knee.Interval[0]), float64(r.Knee.Interval[1]), bl, r.TTFTBlowup.Method, r.Knee.Others)
-				if math.Abs(k/truth-1) > 0.20 {
-					t.Errorf("%s S=%d seed %d: knee %.2f not within ±20%% of the true knee %.2f", p.name, S, seed, k, truth)
+				k, e, bl := float64(r.Knee.Concurrency), float64(r.EfficientPoint.Concurrency), float64(r.TTFTBlowup.Concurrency)
+				t.Logf("%s S=%d seed %d: knee %.1f (%s, %s, [%.1f, %.1f]); efficient point %.1f (true %.1f) blowup %.1f (%s) others %v", p.name, S, seed,
+					k, r.Knee.Rule, r.Knee.Method, float64(r.Knee.Interval[0]), float64(r.Knee.Interval[1]), e, truth, bl, r.TTFTBlowup.Method, r.Knee.Others)
+				if r.Knee.Rule != RulePlateauOnset || r.Knee.Method != MethodBatch {
+					t.Errorf("%s S=%d seed %d: knee by %s from %s (%s), want the batch model's plateau onset", p.name, S, seed, r.Knee.Rule, r.Knee.Method, r.Knee.RuleReason)
 				}
-				if p.checkS && math.Abs(k/float64(S)-1) > 0.25 {
-					t.Errorf("%s S=%d seed %d: knee %.2f not within ±25%% of S", p.name, S, seed, k)
+				if math.Abs(k/float64(S)-1) > 0.15 {
+					t.Errorf("%s S=%d seed %d: knee %.2f not within ±15%% of S", p.name, S, seed, k)
+				}
+				if math.Abs(e/truth-1) > 0.20 || e > k {
+					t.Errorf("%s S=%d seed %d: efficient point %.2f not within ±20%% of the true %.2f, or above the knee %.2f", p.name, S, seed, e, truth, k)
 				}
 				// A hard plateau's USL peak is an extrapolation, not a competing knee.
-				if r.Knee.Method != MethodUSL && hasWarning(r, "USL peak") {
+				if hasWarning(r, "USL peak") {
 					t.Errorf("%s S=%d seed %d: warns about the USL peak of a %s headline: %q", p.name, S, seed, r.Knee.Method, r.Warnings)
 				}
 				if math.Abs(bl/float64(S)-1) > 0.25 {
 					t.Errorf("%s S=%d seed %d: TTFT blow-up %.2f not within ±25%% of S", p.name, S, seed, bl)
 				}
-				if !(r.Knee.Interval[0] <= r.Knee.Concurrency+1e-9 && r.Knee.Concurrency <= r.Knee.Interval[1]+1e-9) {
-					t.Errorf("%s S=%d seed %d: knee %v outside its interval %v", p.name, S, seed, r.Knee.Concurrency, r.Knee.Interval)
+				for _, v := range []struct {
+					what string
+					c    Float
+					iv   [2]Float
+				}{{"knee", r.Knee.Concurrency, r.Knee.Interval}, {"efficient point", r.EfficientPoint.Concurrency, r.EfficientPoint.Interval}} {
+					if !(v.iv[0] <= v.c+1e-9 && v.c <= v.iv[1]+1e-9) {
+						t.Errorf("%s S=%d seed %d: %s %v outside its interval %v", p.name, S, seed, v.what, v.c, v.iv)
+					}
 				}
 			}
 		}
@@ -176,15 +187,26 @@ func TestAnalyzeSLOAndCapacity(t *testing.T) {
 	if c.ReplicasAtSLO != 7 || c.GPUs != 14 || c.CostPerHour != 28 || math.Abs(float64(c.CostPerMTokens)-4/(810*3600.0)*1e6) > 1e-9 {
 		t.Errorf("capacity = %+v", *c)
 	}
-	if r.Knee == nil || !c.ReplicasAtKnee.OK() {
-		t.Errorf("knee %+v replicas at knee %v", r.Knee, c.ReplicasAtKnee)
+	// At the knee and at the efficient point, each by the same formula: users 100 ÷ N,
+	// tokens 5000 ÷ X(N), rounded up, the larger.
+	for _, p := range []struct {
+		what     string
+		c, tps   Float
+		replicas Float
+		perM     Float
+	}{{"knee", r.Knee.Concurrency, r.Knee.TPS, c.ReplicasAtKnee, c.CostPerMTokensAtKnee},
+		{"efficient point", r.EfficientPoint.Concurrency, r.EfficientPoint.TPS, c.ReplicasAtEfficientPoint, c.CostPerMTokensAtEfficientPoint}} {
+		want := math.Max(math.Ceil(100/float64(p.c)), math.Ceil(5000/float64(p.tps)))
+		if float64(p.replicas) != want || math.Abs(float64(p.perM)-4/(float64(p.tps)*3600)*1e6) > 1e-9 {
+			t.Errorf("at the %s (N %v, %v tokens/s): %v replicas, %v per 1M tokens; want %v", p.what, p.c, p.tps, p.replicas, p.perM, want)
+		}
 	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, key := range []string{`"schema":"kneecap.analysis/v1"`, `"usl":{"sigma"`, `"hinge":{"breakpoint"`, `"kneedle":{"knee"`,
-		`"knee":{"concurrency"`, `"ttft_blowup":`, `"overload":{"detected":true`, `"operating_point":{"concurrency":8`,
+		`"knee":{"concurrency"`, `"efficient_point":{"concurrency"`, `"ttft_blowup":`, `"overload":{"detected":true`, `"operating_point":{"concurrency":8`,
 		`"slo":{"ttft_p95_ms":2000`, `"capacity":{`, `"warnings":[`} {
 		if !strings.Contains(string(b), key) {
 			t.Errorf("analysis.json lacks %s", key)

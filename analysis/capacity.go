@@ -37,7 +37,8 @@ func (a *analyzer) capacity() {
 		gpus = 1
 	}
 	capc := &Capacity{ConcurrentUsers: max(p.ConcurrentUsers, 0), QPS: math.Max(p.QPS, 0), OutputTPS: math.Max(p.OutputTPS, 0),
-		ReplicasAtSLO: NaN(), ReplicasAtKnee: NaN(), GPUs: NaN(), CostPerHour: NaN(), CostPerMTokens: NaN(), CostPerMTokensAtKnee: NaN()}
+		ReplicasAtSLO: NaN(), ReplicasAtKnee: NaN(), ReplicasAtEfficientPoint: NaN(), GPUs: NaN(), CostPerHour: NaN(),
+		CostPerMTokens: NaN(), CostPerMTokensAtKnee: NaN(), CostPerMTokensAtEfficientPoint: NaN()}
 	qpsOf := func(l *Level) float64 { return float64(l.QPS) }
 	replicas := func(c, qps, tps float64) Float {
 		need := 0.0
@@ -71,6 +72,11 @@ func (a *analyzer) capacity() {
 		capc.CostPerMTokensAtKnee = perM(float64(k.TPS))
 	} else {
 		a.warn(capacityNoKnee())
+	}
+	if e := a.res.EfficientPoint; e != nil {
+		c := float64(e.Concurrency)
+		capc.ReplicasAtEfficientPoint = replicas(c, a.interpLog(c, qpsOf), float64(e.TPS))
+		capc.CostPerMTokensAtEfficientPoint = perM(float64(e.TPS))
 	}
 	if capc.ReplicasAtSLO.OK() {
 		capc.GPUs = Float(float64(capc.ReplicasAtSLO) * float64(gpus))

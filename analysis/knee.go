@@ -7,46 +7,10 @@ import (
 	"strings"
 )
 
-// doublingKnee returns the smallest N in [lo, hi] with X(2N)/X(N) − 1 < gain, solved by a
-// log-spaced scan and bisection. status is "found", "below" (already below gain at lo) or
-// "none" (still ≥ gain at hi).
-func doublingKnee(X func(float64) float64, lo, hi, gain float64) (float64, string) {
-	g := func(n float64) float64 {
-		xn := X(n)
-		if !(xn > 0) {
-			return math.NaN()
-		}
-		return X(2*n)/xn - 1 - gain
-	}
-	if !(hi >= lo) || !(lo > 0) {
-		return math.NaN(), "none"
-	}
-	if v := g(lo); finite(v) && v < 0 {
-		return lo, "below"
-	}
-	const steps = 256
-	prev := lo
-	for i := 1; i <= steps; i++ {
-		n := lo * math.Pow(hi/lo, float64(i)/steps)
-		if v := g(n); finite(v) && v < 0 {
-			l, h := prev, n
-			for range 60 {
-				m := math.Sqrt(l * h)
-				if v := g(m); finite(v) && v < 0 {
-					h = m
-				} else {
-					l = m
-				}
-			}
-			return h, "found"
-		}
-		prev = n
-	}
-	return math.NaN(), "none"
-}
-
-// knee reads the headline knee from the best-fitting throughput curve, with its bootstrap
-// interval, the other methods' estimates and the warnings when they disagree.
+// knee reads the headline knee and the efficient point from the best-fitting throughput
+// curve (DESIGN §4.3): the plateau onset of a sharp-knee fit whose plateau was measured
+// (RulePlateauOnset), else the marginal-gain point (RuleMarginalGain); each with its
+// bootstrap interval, the other methods' estimates and the warnings when they disagree.
 func (a *analyzer) knee() {
 	if len(a.fit) < MinFitLevels {
 		return
@@ -57,37 +21,26 @@ func (a *analyzer) knee() {
 		return
 	}
 	method := a.curveMethod
-	lo, hi := x[0], x[len(x)-1]/2
-	if hi < lo {
-		a.warn(kneeSpan(x[0], x[len(x)-1]))
-		return
-	}
+	plateau, why := a.plateauRule(x)
 	gain := a.opts.KneeGain
-	k, status := doublingKnee(a.curve, lo, hi, gain)
-	if status == "none" {
-		a.warn(kneeBeyond((a.curve(x[len(x)-1])/a.curve(hi)-1)*100, x[len(x)-1], gain))
-		a.bootstrapUSL(x, y, gain, lo, hi, false)
+	ep := a.efficientPoint(x, plateau)
+	if ep == nil && !plateau.OK() {
+		// No headline: the marginal-gain point is the knee, and there is none.
+		a.bootstrapUSL(x, y, gain, x[0], x[len(x)-1]/2, "")
 		return
 	}
-	if status == "below" {
-		a.warn(kneeAtBottom(lo, gain))
+	breaks, eff := a.intervals(x, y, plateau, ep != nil)
+	if ep != nil {
+		ep.Interval = eff
+		a.res.EfficientPoint = ep
 	}
-	knee := &Knee{Concurrency: Float(k), TPS: Float(a.curve(k)), Method: method, Interval: [2]Float{NaN(), NaN()},
-		Others: a.otherKnees()}
-	iv := a.bootstrapUSL(x, y, gain, lo, hi, method == MethodUSL)
-	switch method {
-	case MethodHinge:
-		iv = a.bootstrapCurve(x, y, gain, lo, hi, a.hinge.At, func(x, ys []float64) (func(float64) float64, error) {
-			h, err := FitHinge(x, ys)
-			return h.At, err
-		})
-	case MethodBatch:
-		iv = a.bootstrapCurve(x, y, gain, lo, hi, a.batch.At, func(x, ys []float64) (func(float64) float64, error) {
-			b, err := FitBatch(x, ys)
-			return b.At, err
-		})
+	knee := &Knee{Method: method, Rule: RuleMarginalGain, RuleReason: why, Others: a.otherKnees()}
+	if plateau.OK() {
+		knee.Rule, knee.Concurrency, knee.TPS, knee.Interval = RulePlateauOnset, plateau, Float(a.curve(float64(plateau))), breaks
+	} else {
+		knee.Concurrency, knee.TPS, knee.Interval = ep.Concurrency, ep.TPS, ep.Interval
 	}
-	knee.Interval = iv
+	k := float64(knee.Concurrency)
 	a.compareKnees(knee, gain)
 	if lo, hi, ok := bracket(x, k); ok && hi > maxLevelGap*lo {
 		a.warn(kneeGap(k, lo, hi))
@@ -98,30 +51,139 @@ func (a *analyzer) knee() {
 
 // chooseCurve sets the curve the headline knee is read from and its method: the
 // best-fitting (highest R², all three have three parameters) of the USL (when R² ≥
-// USLMinR2), the batch-limited Amdahl curve and the hinge; ties go in that order. It reports
-// false when none was fitted.
+// USLMinR2), the batch model and the hinge, ties in that order, except that the hinge wins
+// over a fitted batch model only when it fits clearly better (hingeBetter). It reports false
+// when none was fitted.
 func (a *analyzer) chooseCurve() bool {
 	bestR2 := math.Inf(-1)
 	if a.usl != nil && float64(a.usl.R2) >= USLMinR2 {
 		u := *a.usl
 		a.curve, a.curveMethod, bestR2 = u.At, MethodUSL, float64(u.R2)
 	}
-	// R² is NaN only for constant throughput, which every model fits: rank it as 0.
-	r2 := func(v Float) float64 {
-		if v.OK() {
-			return float64(v)
-		}
-		return 0
-	}
-	if a.batch != nil && r2(a.batch.R2) > bestR2 {
+	if a.batch != nil && rankR2(a.batch.R2) > bestR2 {
 		b := *a.batch
-		a.curve, a.curveMethod, bestR2 = b.At, MethodBatch, r2(b.R2)
+		a.curve, a.curveMethod, bestR2 = b.At, MethodBatch, rankR2(b.R2)
 	}
-	if a.hinge != nil && r2(a.hinge.R2) > bestR2 {
+	if a.hinge != nil && rankR2(a.hinge.R2) > bestR2 && (a.batch == nil || hingeBetter(a.hinge.R2, a.batch.R2)) {
 		h := *a.hinge
 		a.curve, a.curveMethod = h.At, MethodHinge
 	}
 	return a.curve != nil
+}
+
+// rankR2 is R² for ranking the fits: NaN (constant throughput, which every model fits) as 0.
+func rankR2(v Float) float64 {
+	if v.OK() {
+		return float64(v)
+	}
+	return 0
+}
+
+// hingeBetter reports whether the hinge (R² h) fits clearly better than the batch model (R²
+// b): its unexplained share 1 − R² below HingeMargin times the batch model's, each floored at
+// 1e-8 (a residual RMS of 0.01% of the throughputs' spread, below any measurement's noise,
+// so that two exact fits tie). Both models are sharp knees; the batch model's rise is the
+// physics of a batching step, and the hinge's straight line, on a rise that bends before its
+// breakpoint, meets the plateau early (0.6–0.95·S on the simulator).
+func hingeBetter(h, b Float) bool {
+	u := func(v Float) float64 { return math.Max(1-rankR2(v), 1e-8) }
+	return u(h) < HingeMargin*u(b)
+}
+
+// plateauRule decides the rule of the headline knee: it returns the breakpoint of the curve
+// (the batch model's S, the hinge breakpoint) when the curve is a sharp-knee fit with R² ≥
+// SharpMinR2, at least MinRiseLevels valid levels below the breakpoint and MinPlateauLevels
+// above it, by more than RefineTolerance, else NaN (the marginal-gain rule, with a warning when the curve was a sharp fit); why says
+// which, as Knee.RuleReason.
+func (a *analyzer) plateauRule(x []float64) (Float, string) {
+	fits := a.fitR2s()
+	var bp, r2 Float
+	switch a.curveMethod {
+	case MethodBatch:
+		bp, r2 = a.batch.Limit, a.batch.R2
+	case MethodHinge:
+		bp, r2 = a.hinge.Breakpoint, a.hinge.R2
+	default:
+		return NaN(), fmt.Sprintf("the %s fits best (R² %s): a smooth curve, whose knee is where one more doubling adds less than %.0f%%",
+			a.curveMethod.Label(), fits, a.opts.KneeGain*100)
+	}
+	name := breakpointName(a.curveMethod)
+	// A level within RefineTolerance of the breakpoint is at the corner: it shows neither the
+	// rise nor that the plateau stays flat.
+	var below, above int
+	for _, c := range x {
+		switch {
+		case c < float64(bp)/(1+RefineTolerance):
+			below++
+		case c > float64(bp)*(1+RefineTolerance):
+			above++
+		}
+	}
+	var fail string
+	switch {
+	case !bp.OK():
+		fail = "its breakpoint is undefined"
+	case rankR2(r2) < SharpMinR2:
+		fail = fmt.Sprintf("it fits with R² %s only (< %g)", fmtR2(r2), SharpMinR2)
+	case below < MinRiseLevels:
+		fail = fmt.Sprintf("%d valid level(s) lie more than %.0f%% below its %s %.3g (< %d): the rise to it was not measured",
+			below, RefineTolerance*100, name, float64(bp), MinRiseLevels)
+	case above < MinPlateauLevels:
+		fail = fmt.Sprintf("no valid level lies more than %.0f%% above its %s %.3g: its plateau was not measured",
+			RefineTolerance*100, name, float64(bp))
+	}
+	if fail != "" {
+		a.warn(kneeNoPlateau(a.curveMethod, fail))
+		return NaN(), fmt.Sprintf("the %s model fits best (R² %s) but %s, so the knee is where one more doubling adds less than %.0f%%",
+			a.curveMethod.Label(), fits, fail, a.opts.KneeGain*100)
+	}
+	return bp, fmt.Sprintf("the %s model fits best (R² %s), a sharp knee, with %d valid levels below its %s and %d on the plateau beyond: the knee is the onset of that plateau",
+		a.curveMethod.Label(), fits, below, name, above)
+}
+
+// breakpointName names the breakpoint of a sharp-knee model as the rule's reason does.
+func breakpointName(m Method) string {
+	if m == MethodBatch {
+		return "slot limit S"
+	}
+	return "breakpoint"
+}
+
+// fitR2s lists the R² of the fitted throughput models, the curve's first: "0.9999; USL
+// 0.9965, hinge 0.9871".
+func (a *analyzer) fitR2s() string {
+	r2 := map[Method]Float{}
+	if a.usl != nil {
+		r2[MethodUSL] = a.usl.R2
+	}
+	if a.batch != nil {
+		r2[MethodBatch] = a.batch.R2
+	}
+	if a.hinge != nil {
+		r2[MethodHinge] = a.hinge.R2
+	}
+	out := fmtR2(r2[a.curveMethod])
+	var others []string
+	for _, m := range []Method{MethodUSL, MethodBatch, MethodHinge} {
+		if v, ok := r2[m]; ok && m != a.curveMethod {
+			others = append(others, m.Label()+" "+fmtR2(v))
+		}
+	}
+	if len(others) > 0 {
+		out += "; " + strings.Join(others, ", ")
+	}
+	return out
+}
+
+// fmtR2 formats R² with four decimals, or five when it rounds to 1.0000; "—" when null.
+func fmtR2(v Float) string {
+	if !v.OK() {
+		return "—"
+	}
+	if s := fmt.Sprintf("%.4f", float64(v)); s != "1.0000" {
+		return s
+	}
+	return fmt.Sprintf("%.5f", float64(v))
 }
 
 // otherKnees returns each method's estimate for Knee.Others: the USL peak N* (when the curve
@@ -159,7 +221,7 @@ func (a *analyzer) compareKnees(knee *Knee, gain float64) {
 			continue
 		}
 		if r := float64(v) / k; r > disagreement || r < 1/disagreement {
-			a.warn(kneeDisagree(m, float64(v), k, knee.Method, gain))
+			a.warn(kneeDisagree(m, float64(v), k, knee.Method, knee.Rule, gain))
 		}
 	}
 }

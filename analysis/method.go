@@ -57,3 +57,15 @@ func (m Method) EstimateLabel() string {
 	}
 	return m.Label()
 }
+
+// Label is the rule's name as reports and charts print it ("plateau onset", "marginal
+// gain"); a rule this package does not know is printed as it is, and none as "".
+func (r KneeRule) Label() string {
+	switch r {
+	case RulePlateauOnset:
+		return "plateau onset"
+	case RuleMarginalGain:
+		return "marginal gain"
+	}
+	return string(r)
+}

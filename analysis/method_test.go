@@ -29,15 +29,15 @@ func TestMethodLabels(t *testing.T) {
 }
 
 // analysis.json holds the methods' values as before Method was typed: the method names and
-// the keys of knee.others, sorted, read back as the same Method.
+// the keys of knee.others, sorted, read back as the same Method; knee.rule likewise.
 func TestMethodJSON(t *testing.T) {
-	k := Knee{Concurrency: 24, TPS: 2000, Method: MethodBatch, Interval: [2]Float{NaN(), NaN()},
+	k := Knee{Concurrency: 32.6, TPS: 2000, Method: MethodBatch, Interval: [2]Float{NaN(), NaN()}, Rule: RulePlateauOnset,
 		Others: map[Method]Float{MethodUSL: 66, MethodKneedle: 32, MethodBatch: 32.6, MethodHinge: 20}}
 	b, err := json.Marshal(k)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"concurrency":24,"tps":2000,"method":"batch","interval":[null,null],"others":{"batch":32.6,"hinge":20,"kneedle":32,"usl":66}}`
+	want := `{"concurrency":32.6,"tps":2000,"method":"batch","interval":[null,null],"rule":"plateau_onset","others":{"batch":32.6,"hinge":20,"kneedle":32,"usl":66}}`
 	if string(b) != want {
 		t.Errorf("knee = %s, want %s", b, want)
 	}
@@ -45,7 +45,7 @@ func TestMethodJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Method != MethodBatch || back.Others[MethodUSL] != 66 {
+	if back.Method != MethodBatch || back.Rule != RulePlateauOnset || back.Others[MethodUSL] != 66 {
 		t.Errorf("read back %+v", back)
 	}
 	b, err = json.Marshal(Blowup{Concurrency: 31, Method: Method3xBaseline, BaselineMS: 12, SlopeMSPerUser: NaN()})

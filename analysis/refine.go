@@ -50,6 +50,10 @@ func Refinement(res *Result, attempted []int) (concurrency int, why string) {
 	if res.TTFTBlowup != nil {
 		answers = append(answers, answer{"TTFT blow-up", res.TTFTBlowup.Concurrency})
 	}
+	if e := res.EfficientPoint; e != nil && (res.Knee == nil || res.Knee.Rule == RulePlateauOnset) {
+		// Under the marginal-gain rule the efficient point is the knee itself.
+		answers = append(answers, answer{"efficient point", e.Concurrency})
+	}
 	best := 0.0
 	for _, a := range answers {
 		v := float64(a.v)

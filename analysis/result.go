@@ -226,22 +226,61 @@ type Throughput struct {
 	Batch *Batch `json:"batch,omitempty"`
 }
 
-// Knee is the headline knee: the smallest concurrency where one more doubling adds less than
-// knee_gain throughput on the fitted curve.
+// KneeRule names the rule the headline knee was read by (DESIGN §4.3).
+type KneeRule string
+
+// The rules of the headline knee.
+const (
+	// RulePlateauOnset: the best fit is a sharp-knee model (the batch model, or the hinge
+	// when it fits clearly better) whose plateau was measured; the knee is its breakpoint,
+	// the batch model's slot limit S or the hinge breakpoint.
+	RulePlateauOnset KneeRule = "plateau_onset"
+	// RuleMarginalGain: the smallest concurrency where one more doubling adds less than
+	// knee_gain throughput on the best fit (the efficient point), for a smooth curve (the USL
+	// fits best) or a sharp fit whose plateau was not measured.
+	RuleMarginalGain KneeRule = "marginal_gain"
+)
+
+// Knee is the headline knee: where throughput stops growing. Rule says how it was read:
+// the onset of the throughput plateau on a sharp-knee fit (RulePlateauOnset), else the
+// marginal-gain point of the best fit (RuleMarginalGain, then equal to the EfficientPoint).
 type Knee struct {
+	// Concurrency is the knee's concurrency (interpolated; not necessarily a level).
 	Concurrency Float `json:"concurrency"`
-	TPS         Float `json:"tps"`
+	// TPS is the fitted output throughput at Concurrency, in tokens/s: the plateau for
+	// RulePlateauOnset.
+	TPS Float `json:"tps"`
 	// Method names the fitted curve the knee was read from (MethodUSL, MethodBatch,
 	// MethodHinge).
 	Method Method `json:"method"`
 	// Interval is a bootstrap 95% interval of Concurrency, [low, high].
 	Interval [2]Float `json:"interval"`
+	// Rule is the rule the knee was read by; RuleReason says why that rule applies, as the
+	// reports print it ("the batch fit (R² 0.9999) fits best and 3 valid levels lie on its
+	// plateau").
+	Rule       KneeRule `json:"rule"`
+	RuleReason string   `json:"rule_reason,omitempty"`
 	// Others holds the estimates of the methods, by method: MethodUSL (peak N*), MethodBatch
 	// (limit S), MethodHinge (breakpoint), MethodKneedle (knee); Method.EstimateLabel names
 	// them.
 	Others map[Method]Float `json:"others,omitempty"`
 	// Evidence quotes server metrics at the nearest measured level, when scraped.
 	Evidence string `json:"evidence,omitempty"`
+}
+
+// EfficientPoint is the marginal-gain point: the smallest concurrency where one more
+// doubling adds less than Gain throughput on the best fit (DESIGN §4.3). Below the plateau
+// onset of a sharp knee it is where adding users starts to pay less than Gain per doubling.
+type EfficientPoint struct {
+	Concurrency Float `json:"concurrency"`
+	// TPS is the fitted output throughput at Concurrency, in tokens/s.
+	TPS Float `json:"tps"`
+	// Interval is a bootstrap 95% interval of Concurrency, [low, high].
+	Interval [2]Float `json:"interval"`
+	// Method names the fitted curve it was read from.
+	Method Method `json:"method"`
+	// Gain is knee_gain, the gain per doubling (0.10 = 10%).
+	Gain Float `json:"gain"`
 }
 
 // Blowup is where TTFT starts growing linearly with concurrency (queueing).
@@ -299,14 +338,19 @@ type Capacity struct {
 	OutputTPS       float64 `json:"output_tps,omitempty"`
 	// ReplicasAtSLO is the replicas needed when each runs at the SLO point.
 	ReplicasAtSLO Float `json:"replicas_at_slo"`
-	// ReplicasAtKnee is the replicas needed when each runs at the knee.
+	// ReplicasAtKnee is the replicas needed when each runs at the knee (the plateau onset
+	// under RulePlateauOnset: full throughput, no request queued for a slot).
 	ReplicasAtKnee Float `json:"replicas_at_knee"`
-	GPUs           Float `json:"gpus"`
+	// ReplicasAtEfficientPoint is the replicas needed when each runs at the efficient point.
+	ReplicasAtEfficientPoint Float `json:"replicas_at_efficient_point"`
+	GPUs                     Float `json:"gpus"`
 	// CostPerHour is replicas at the SLO point × cost per replica-hour.
 	CostPerHour Float `json:"cost_per_hour"`
-	// CostPerMTokens is $ per 1M output tokens at the SLO point (and at the knee).
-	CostPerMTokens       Float `json:"cost_per_m_output_tokens"`
-	CostPerMTokensAtKnee Float `json:"cost_per_m_output_tokens_at_knee"`
+	// CostPerMTokens is $ per 1M output tokens at the SLO point (and at the knee and the
+	// efficient point).
+	CostPerMTokens                 Float `json:"cost_per_m_output_tokens"`
+	CostPerMTokensAtKnee           Float `json:"cost_per_m_output_tokens_at_knee"`
+	CostPerMTokensAtEfficientPoint Float `json:"cost_per_m_output_tokens_at_efficient_point"`
 }
 
 // Result is the analysis of a sweep: the content of analysis.json.
@@ -316,6 +360,7 @@ type Result struct {
 	Levels         []Level         `json:"levels"`
 	Throughput     Throughput      `json:"throughput"`
 	Knee           *Knee           `json:"knee"`
+	EfficientPoint *EfficientPoint `json:"efficient_point"`
 	TTFTBlowup     *Blowup         `json:"ttft_blowup"`
 	Overload       Overload        `json:"overload"`
 	OperatingPoint *OperatingPoint `json:"operating_point"`

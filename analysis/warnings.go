@@ -28,6 +28,7 @@ const (
 	warnKneeAtBottom
 	warnKneeDisagree
 	warnKneeGap
+	warnKneeNoPlateau
 	warnBootstrapFewLevels
 	warnBootstrapFewValues
 	warnBlowupNoTTFT
@@ -131,27 +132,42 @@ func noKneeModel() warning {
 		MethodUSL.Label(), MethodBatch.Label(), MethodHinge.Label())
 }
 
-// kneeSpan: the valid levels from lo to hi span less than one doubling.
-func kneeSpan(lo, hi float64) warning {
-	return newWarning(warnKneeSpan, "", "no knee: the valid levels span less than one doubling (%g to %g)", lo, hi)
+// kneeSpan: the valid levels from lo to hi span less than one doubling, so there is no
+// marginal-gain point; what names it ("knee" when it would be the headline, else "efficient
+// point").
+func kneeSpan(what string, lo, hi float64) warning {
+	return newWarning(warnKneeSpan, "", "no %s: the valid levels span less than one doubling (%g to %g)", what, lo, hi)
 }
 
-// kneeBeyond: throughput still grows growPct per doubling at the largest valid level top.
-func kneeBeyond(growPct, top, gain float64) warning {
-	return newWarning(warnKneeBeyond, "", "no knee: throughput still grows %.0f%% per doubling at concurrency %g (the largest valid level, knee_gain %.0f%%); extend the sweep",
-		growPct, top, gain*100)
+// kneeBeyond: throughput still grows growPct per doubling at the largest valid level top, so
+// there is no marginal-gain point (what names it, as for kneeSpan).
+func kneeBeyond(what string, growPct, top, gain float64) warning {
+	return newWarning(warnKneeBeyond, "", "no %s: throughput still grows %.0f%% per doubling at concurrency %g (the largest valid level, knee_gain %.0f%%); extend the sweep",
+		what, growPct, top, gain*100)
 }
 
-// kneeAtBottom: one doubling from the smallest valid level lo already adds less than gain.
-func kneeAtBottom(lo, gain float64) warning {
-	return newWarning(warnKneeAtBottom, "", "knee at or below the smallest valid level (concurrency %g): one doubling already adds < %.0f%%; measure lower concurrencies", lo, gain*100)
+// kneeAtBottom: one doubling from the smallest valid level lo already adds less than gain
+// (what names the marginal-gain point, as for kneeSpan).
+func kneeAtBottom(what string, lo, gain float64) warning {
+	return newWarning(warnKneeAtBottom, "", "%s at or below the smallest valid level (concurrency %g): one doubling already adds < %.0f%%; measure lower concurrencies", what, lo, gain*100)
+}
+
+// kneeNoPlateau: the best fit, of method m, is a sharp-knee model but its breakpoint cannot be
+// the headline (why): the knee falls back to the marginal-gain rule.
+func kneeNoPlateau(m Method, why string) warning {
+	return newWarning(warnKneeNoPlateau, "", "knee: the %s model fits best but %s; the headline knee is the marginal-gain point instead, not the onset of the plateau",
+		m.Label(), why)
 }
 
 // kneeDisagree: the estimate v of method m is more than a factor disagreement from the
-// headline knee k, read from the curve of method headline.
-func kneeDisagree(m Method, v, k float64, headline Method, gain float64) warning {
-	return newWarning(warnKneeDisagree, string(m), "knee methods disagree: %s at concurrency %.3g vs the headline knee at %.3g (%s, %.0f%% per doubling), more than a factor %g apart",
-		m.EstimateLabel(), v, k, headline.Label(), gain*100, disagreement)
+// headline knee k, read from the curve of method headline by rule.
+func kneeDisagree(m Method, v, k float64, headline Method, rule KneeRule, gain float64) warning {
+	how := fmt.Sprintf("%.0f%% per doubling", gain*100)
+	if rule == RulePlateauOnset {
+		how = "plateau onset"
+	}
+	return newWarning(warnKneeDisagree, string(m), "knee methods disagree: %s at concurrency %.3g vs the headline knee at %.3g (%s, %s), more than a factor %g apart",
+		m.EstimateLabel(), v, k, headline.Label(), how, disagreement)
 }
 
 // kneeGap: the headline knee k lies between the measured levels lo and hi, more than a
@@ -167,9 +183,13 @@ func bootstrapFewLevels(n int) warning {
 		n, n-fitParams, fitParams, MinIntervalLevels)
 }
 
-// bootstrapFewValues: only got of b resamples gave a value.
-func bootstrapFewValues(got, b int) warning {
-	return newWarning(warnBootstrapFewValues, "", "bootstrap: only %d of %d resamples gave a value: no interval", got, b)
+// bootstrapFewValues: only got of b resamples gave a value of what (the knee, the efficient
+// point; "" when the refits themselves failed).
+func bootstrapFewValues(what string, got, b int) warning {
+	if what == "" {
+		return newWarning(warnBootstrapFewValues, what, "bootstrap: only %d of %d resamples gave a value: no interval", got, b)
+	}
+	return newWarning(warnBootstrapFewValues, what, "bootstrap: only %d of %d resamples gave a value of the %s: no interval", got, b, what)
 }
 
 func blowupNoTTFT() warning {

@@ -47,7 +47,7 @@ func TestAnalyzeBootstrapWarningOnce(t *testing.T) {
 
 // The warning that knee methods disagree names each estimate as the reports do.
 func TestKneeDisagreeWording(t *testing.T) {
-	got := kneeDisagree(MethodBatch, 64, 24.5, MethodUSL, 0.10).text
+	got := kneeDisagree(MethodBatch, 64, 24.5, MethodUSL, RuleMarginalGain, 0.10).text
 	want := "knee methods disagree: batch-model slot limit at concurrency 64 vs the headline knee at 24.5 (USL, 10% per doubling), more than a factor 2 apart"
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)

@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -18,8 +19,9 @@ const xLabelConcurrency = "concurrency (requests in flight, log2 scale)"
 
 // Throughput draws output tokens/s against concurrency on a log2 axis: measured levels with
 // their 95% confidence bars (output_tps_ci95), the fitted USL curve and, when the headline
-// knee was read from another model (batch, hinge), that model's curve, the knee with its 95%
-// interval shaded, the maximum measured TPS, and the SLO limit (slo.max_concurrency); when
+// knee was read from another model (batch, hinge), that model's curve, the knee (labelled
+// with its method and rule) with its 95% interval shaded, the efficient point when it is not
+// the knee (the plateau-onset rule), the maximum measured TPS, and the SLO limit (slo.max_concurrency); when
 // every valid level meets the SLOs (slo.limit empty) that line is grey and says the SLO holds
 // up to the last level (≥ N) instead.
 func Throughput(res *analysis.Result) (*plot.Plot, error) {
@@ -97,11 +99,15 @@ func throughputChart(res *analysis.Result) (*builder, error) {
 		}
 	}
 	if k := kneeOf(res); k != nil && k.Concurrency.OK() && k.Concurrency > 0 {
-		name := "knee N≈" + fmtNum(float64(k.Concurrency))
-		if k.Method != "" {
-			name += " (" + k.Method.Label() + ")"
+		b.vline(float64(k.Concurrency), "knee N≈"+fmtNum(float64(k.Concurrency))+kneeHow(k, ""), colPurple, dashed)
+		// The efficient point is drawn when it is not the knee itself (the plateau-onset rule).
+		if e := res.EfficientPoint; k.Rule == analysis.RulePlateauOnset && e != nil && e.Concurrency.OK() && e.Concurrency > 0 {
+			name := "efficient point N≈" + fmtNum(float64(e.Concurrency))
+			if e.Gain.OK() && e.Gain > 0 {
+				name += fmt.Sprintf(" (next doubling < +%.3g%%)", float64(e.Gain)*100)
+			}
+			b.vline(float64(e.Concurrency), name, colBrown, dotted)
 		}
-		b.vline(float64(k.Concurrency), name, colPurple, dashed)
 	}
 	if th.MaxTPS.OK() && th.MaxTPSConcurrency > 0 {
 		s, err := plotter.NewScatter(plotter.XYs{{X: float64(th.MaxTPSConcurrency), Y: float64(th.MaxTPS)}})
@@ -411,6 +417,23 @@ func meta(res *analysis.Result) analysis.Meta {
 		return analysis.Meta{}
 	}
 	return res.Meta
+}
+
+// kneeHow is the method and rule of a knee as a chart's label gives them, the method's label
+// followed by fit: " (batch, plateau onset)", " (USL fit, marginal gain)" (fit " fit"),
+// " (USL)" for a knee without a rule, or "".
+func kneeHow(k *analysis.Knee, fit string) string {
+	var parts []string
+	if k.Method != "" {
+		parts = append(parts, k.Method.Label()+fit)
+	}
+	if k.Rule != "" {
+		parts = append(parts, k.Rule.Label())
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 func kneeOf(res *analysis.Result) *analysis.Knee {

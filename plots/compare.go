@@ -77,10 +77,7 @@ func compareThroughputChart(runs []*analysis.Result, labels []string) (*builder,
 			continue
 		}
 		kc := float64(k.Concurrency)
-		name := labels[i] + " knee N≈" + fmtNum(kc)
-		if k.Method != "" {
-			name += " (" + k.Method.Label() + " fit)"
-		}
+		name := labels[i] + " knee N≈" + fmtNum(kc) + kneeHow(k, " fit")
 		y, ok := onLineLog2(v, kc)
 		if !ok {
 			b.vline(kc, name+", beyond the measured levels", runColor(i), dashed)

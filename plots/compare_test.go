@@ -31,7 +31,7 @@ func TestOnLineLog2(t *testing.T) {
 		want   float64
 		wantOK bool
 	}{
-		// log2(22.6/16) = 0.49825 of the way from 2000 to 2666.67 (the Saturating knee).
+		// log2(22.6/16) = 0.49825 of the way from 2000 to 2666.67.
 		{"between levels", line, 22.6, 2332.167245, true},
 		// Halfway in log2 between 16 and 32 is √(16·32) = 22.63, not the arithmetic 24.
 		{"log2 midpoint", line, math.Sqrt(16 * 32), (tps16 + tps32) / 2, true},
@@ -89,10 +89,11 @@ func TestCompareKneeOnMeasuredLine(t *testing.T) {
 		n            int // points tracked at (x, want): the marker, and the level under it
 		legend       string
 	}{
-		// Saturating: knee 22.6 between the levels 16 and 32; fitted TPS 2480.
-		{"h100", 22.6, 2332.167245, 2480, 1, "h100 knee N≈22.6 (USL fit) on the measured line"},
+		// Saturating: knee 32.6 between the levels 32 and 64, where the measured line is flat
+		// at TPS(32); fitted TPS 2683.
+		{"h100", 32.6, tps32, 2683, 1, "h100 knee N≈32.6 (batch fit, plateau onset) on the measured line"},
 		// TwentyLevels (8, 16, 24, …): knee 24 on the level 24, TPS(24) = 24 ÷ 10 ms; fitted 2550.
-		{"a100", 24, 2400, 2550, 2, "a100 knee N≈24.0 (hinge fit) on the measured line"},
+		{"a100", 24, 2400, 2550, 2, "a100 knee N≈24.0 (hinge fit, plateau onset) on the measured line"},
 	} {
 		if got := tracked(b, tc.x, tc.want); got != tc.n {
 			t.Errorf("%s: %d points at (%g, %g), want %d (knee marker on the measured line)", tc.run, got, tc.x, tc.want, tc.n)
@@ -116,7 +117,7 @@ func TestCompareKneeBeyondLevels(t *testing.T) {
 		noKnee.Knee = nil
 		b, err := compareThroughputChart([]*analysis.Result{lin, noKnee}, []string{"a100", "l4"})
 		svg := renderSVG(t, b, err)
-		want := "a100 knee N≈" + fmtNum(float64(knee)) + " (hinge fit), beyond the measured levels"
+		want := "a100 knee N≈" + fmtNum(float64(knee)) + " (hinge fit, plateau onset), beyond the measured levels"
 		if !strings.Contains(svg, xmlEscape(want)) {
 			t.Errorf("knee %g: svg lacks %q", knee, want)
 		}

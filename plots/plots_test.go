@@ -95,11 +95,12 @@ func TestChartContent(t *testing.T) {
 	}{
 		// Title names model, endpoint and date; legend the fit, knee, interval, max and SLO.
 		{"throughput", []string{"Output throughput", "meta-llama/Llama-3.1-8B-Instruct", "http://127.0.0.1:8000/v1",
-			"2025-03-14 09:26 UTC", "USL fit (R²=0.991)", "knee N≈22.6 (USL)", "knee 95% interval [18.1, 27.9]",
+			"2025-03-14 09:26 UTC", "USL fit (R²=0.991)", "batch fit (R²=0.995)", "knee N≈32.6 (batch, plateau onset)", "knee 95% interval [31.8, 33.5]",
+			"efficient point N≈25.0 (next doubling < +10%)",
 			"max 2667 tok/s @ N=32", "SLO limit N≈45.3", "hollow: excluded level", "output throughput (tokens/s)", "log2 scale"}},
 		{"ttft", []string{"TTFT p50", "TTFT p95", "TTFT p99", "SLO: TTFT p95 ≤ 2000 ms", "TTFT blow-up N≈33.1 (hinge)", "TTFT (ms)"}},
 		{"tpot", []string{"TPOT p50", "TPOT p95", "ITL p99", "SLO: TPOT p95 ≤ 50.0 ms"}},
-		{"latency_vs_throughput", []string{"E2E p50", "E2E p95", "N=32", "N=128", "operating point N=32", "knee 2480 tok/s"}},
+		{"latency_vs_throughput", []string{"E2E p50", "E2E p95", "N=32", "N=128", "operating point N=32", "knee 2683 tok/s (N≈32.6)"}},
 		{"qps", []string{"QPS (completed)", "goodput QPS", "requests/s"}},
 	}
 	for _, tc := range cases {

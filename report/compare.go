@@ -10,24 +10,14 @@ import (
 	"github.com/kneecap/kneecap/analysis"
 )
 
-// compareTable is the side-by-side table of several runs: knee with its interval, maximum
-// TPS, SLO point and TTFT blow-up per run.
+// compareTable is the side-by-side table of several runs: knee with its interval, method and
+// rule, the efficient point, maximum TPS, SLO point and TTFT blow-up per run.
 func compareTable(runs []*analysis.Result, labels []string) table {
-	t := table{Header: []string{"run", "model", "knee N (95% interval, method)", "knee TPS (tokens/s)",
+	t := table{Header: []string{"run", "model", "knee N (95% interval, method, rule)", "knee TPS (tokens/s)", "efficient point N (95% interval)",
 		"max TPS (tokens/s) @ N", "SLO point N", "TPS at SLO (tokens/s)", "binding SLO", "TTFT blow-up N (method)", "warnings"}}
 	for i, r := range runs {
-		knee, kneeTPS := dash, dash
+		kneeTPS := dash
 		if k := r.Knee; k != nil && k.Concurrency.OK() {
-			knee = fconc(k.Concurrency)
-			if k.Interval[0].OK() && k.Interval[1].OK() {
-				knee += fmt.Sprintf(" (%s–%s", fnum(k.Interval[0]), fnum(k.Interval[1]))
-			} else {
-				knee += " (—"
-			}
-			if k.Method != "" {
-				knee += ", " + k.Method.Label()
-			}
-			knee += ")"
 			kneeTPS = fnum(k.TPS)
 		}
 		maxTPS := dash
@@ -52,7 +42,7 @@ func compareTable(runs []*analysis.Result, labels []string) table {
 		if model == "" {
 			model = dash
 		}
-		t.Rows = append(t.Rows, []string{labels[i], model, knee, kneeTPS, maxTPS, sloPoint(r.SLO),
+		t.Rows = append(t.Rows, []string{labels[i], model, kneeCell(r.Knee), kneeTPS, efficientCell(r.EfficientPoint), maxTPS, sloPoint(r.SLO),
 			fnum(r.SLO.TPS), limit, blow, fmt.Sprint(len(r.Warnings))})
 	}
 	return t
@@ -144,7 +134,7 @@ func Compare(w io.Writer, runs []*analysis.Result, labels []string, charts []str
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "# kneecap comparison: %s\n\n", mdText(strings.Join(labels, " vs ")))
 	mdTable(bw, compareTable(runs, labels))
-	fmt.Fprint(bw, "\nKnee: smallest concurrency where one more doubling adds less than the knee gain in throughput (fitted curve, bootstrap 95% interval). SLO point: largest concurrency meeting every SLO; “≥ N”: every valid level meets the SLOs, so the limit lies beyond the largest level N (TPS at SLO is then that level's). “—”: not computed.\n\n")
+	fmt.Fprint(bw, "\nKnee: where throughput stops growing, by its rule: plateau onset, the breakpoint of a sharp-knee fit (batch slot limit S or hinge breakpoint) whose plateau was measured; marginal gain, the efficient point. Efficient point: smallest concurrency where one more doubling adds less than the knee gain in throughput. Both on the best fit, with bootstrap 95% intervals. SLO point: largest concurrency meeting every SLO; “≥ N”: every valid level meets the SLOs, so the limit lies beyond the largest level N (TPS at SLO is then that level's). “—”: not computed.\n\n")
 	if gate != nil {
 		fmt.Fprintf(bw, "## Regression gate\n\nEach run against %s (the baseline): a figure regresses when it falls more than %s below the baseline's. %d regressed. A figure either run could not compute is unknown; “≥ N” is a lower bound (every valid level met the SLOs), which decides only what it can.\n\n",
 			mdText(labels[0]), fpct(analysis.Float(gate.MaxDrop)), gate.Regressions())

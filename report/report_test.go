@@ -28,17 +28,42 @@ func mustContain(t *testing.T, what, doc string, wants ...string) {
 // answerNumbers are the numbers of the saturating fixture every report must state.
 var answerNumbers = []string{
 	"2667 tokens/s at concurrency 32",      // max TPS
-	"knee is at concurrency 22.6",          // knee
-	"18.1–27.9",                            // its interval
-	"USL fit",                              // its method
+	"knee is at concurrency 32.6",          // knee
+	"31.8–33.5",                            // its interval
+	"batch fit",                            // its method
 	"other estimates: hinge breakpoint 30", // the other estimates, each named
 	"Kneedle 16",                           // for what it measures
-	"past concurrency 33.1",                // TTFT blow-up
-	"up to concurrency 45.3",               // SLO point
-	"20.8 requests/s",                      // goodput there
-	"TTFT p95 binds first",                 // binding SLO
-	"23 replicas (23 GPUs, $92.00 per hour) at the SLO point, 45 at the knee", // plan
-	"$9.58 per 1M output tokens",
+	"the onset of the throughput plateau, the batch model's slot limit S", // what it is
+	"Rule (plateau onset): the batch model fits best",                     // its rule
+	"efficient point is concurrency 25 (2439 tokens/s), 95% interval 24.3–25.8, on the batch fit: past it, one more doubling of concurrency adds less than 10% throughput",
+	"past concurrency 33.1",  // TTFT blow-up
+	"up to concurrency 45.3", // SLO point
+	"20.8 requests/s",        // goodput there
+	"TTFT p95 binds first",   // binding SLO
+	"23 replicas (23 GPUs, $92.00 per hour) at the SLO point, 31 at the knee, 40 at the efficient point", // plan
+	"$9.58 per 1M output tokens at the SLO point, $9.52 at the knee, $10.50 at the efficient point",
+}
+
+// TestAnswerKneeRules: the knee sentence says what the knee is by its rule. Under the
+// marginal-gain rule the knee is the efficient point, and no second sentence repeats it; an
+// analysis.json written before knee.rule existed reads as the marginal-gain knee it was,
+// with no rule sentence.
+func TestAnswerKneeRules(t *testing.T) {
+	res := analysistest.Saturating()
+	e := res.EfficientPoint
+	res.Knee.Concurrency, res.Knee.TPS, res.Knee.Interval, res.Knee.Method = e.Concurrency, e.TPS, e.Interval, analysis.MethodUSL
+	res.Knee.Rule, res.Knee.RuleReason = analysis.RuleMarginalGain, "the USL fits best (R² 0.9990; batch 0.9950, hinge 0.9800): a smooth curve"
+	res.Capacity.ReplicasAtKnee = res.Capacity.ReplicasAtEfficientPoint
+	answer := strings.Join(report.Answer(res), " ")
+	mustContain(t, "marginal-gain answer", answer,
+		"knee is at concurrency 25 (2439 tokens/s), 95% interval 24.3–25.8, from the USL fit (other estimates: batch-model slot limit 32.6, hinge breakpoint 30.0, Kneedle 16.0): past it, one more doubling of concurrency adds less than 10% throughput.",
+		"Rule (marginal gain): the USL fits best (R² 0.9990; batch 0.9950, hinge 0.9800): a smooth curve.",
+		"at the SLO point, 40 at the knee;")
+	mustNotContain(t, "marginal-gain answer", answer, "efficient point")
+	res.Knee.Rule, res.Knee.RuleReason, res.EfficientPoint = "", "", nil
+	answer = strings.Join(report.Answer(res), " ")
+	mustContain(t, "answer without a rule", answer, "past it, one more doubling of concurrency adds less than the knee gain in throughput.")
+	mustNotContain(t, "answer without a rule", answer, "Rule (", "efficient point")
 }
 
 func TestConsole(t *testing.T) {
@@ -198,7 +223,7 @@ func TestHTML(t *testing.T) {
 	}
 	doc := b.String()
 	checkHTML(t, doc, 5) // the dashboard is left out: it repeats four of the charts
-	mustContain(t, "report.html", html.UnescapeString(doc), "2667 tokens/s at concurrency 32", "knee is at concurrency 22.6", "18.1–27.9",
+	mustContain(t, "report.html", html.UnescapeString(doc), "2667 tokens/s at concurrency 32", "knee is at concurrency 32.6", "31.8–33.5",
 		"(E2E − TTFT) ÷ (N_out − 1)", "X(N) = λN ÷ (1 + σ(N − 1) + κN(N − 1))", res.Warnings[0],
 		"model name has <script>alert(\"x\")</script> in it")
 	mustContain(t, "report.html", doc, `&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;`)

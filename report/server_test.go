@@ -35,8 +35,8 @@ func TestAnswerSLOBeyond(t *testing.T) {
 	mustContain(t, "console", b.String(),
 		"holds at every valid level, so the SLO point is ≥ 64, beyond the measured range; at concurrency 64: 2667 tokens/s and a goodput of 20.8 requests/s.",
 		// The plan's replicas "at the SLO point" were computed at the largest level.
-		"23 replicas (23 GPUs, $92.00 per hour) at concurrency 64 (the largest level; the SLO point is ≥ 64), 45 at the knee",
-		"$9.58 per 1M output tokens at concurrency 64, $10.30 at the knee")
+		"23 replicas (23 GPUs, $92.00 per hour) at concurrency 64 (the largest level; the SLO point is ≥ 64), 31 at the knee, 40 at the efficient point",
+		"$9.58 per 1M output tokens at concurrency 64, $9.52 at the knee, $10.50 at the efficient point")
 	mustNotContain(t, "console", b.String(), "up to concurrency 64", "at the SLO point")
 }
 
@@ -52,10 +52,11 @@ func TestCompareSLOBeyond(t *testing.T) {
 	if err := report.CompareConsole(&con, runs, labels, nil); err != nil {
 		t.Fatal(err)
 	}
-	// Columns: run, model, knee, knee TPS, max TPS @ N, SLO point N, TPS at SLO, binding SLO.
+	// Columns: run, model, knee, knee TPS, efficient point, max TPS @ N, SLO point N, TPS at
+	// SLO, binding SLO.
 	mustContain(t, "compare.md", md.String(),
-		"| binding | meta-llama/Llama-3.1-8B-Instruct | 22.6 (18.1–27.9, USL) | 2480 | 2667 @ 32 | 45.3 | 2667 | TTFT p95 |",
-		"| beyond | meta-llama/Llama-3.1-8B-Instruct | 22.6 (18.1–27.9, USL) | 2480 | 2667 @ 32 | ≥ 64 | 2667 | none: all valid levels meet it |",
+		"| binding | meta-llama/Llama-3.1-8B-Instruct | 32.6 (31.8–33.5, batch, plateau onset) | 2683 | 25 (24.3–25.8) | 2667 @ 32 | 45.3 | 2667 | TTFT p95 |",
+		"| beyond | meta-llama/Llama-3.1-8B-Instruct | 32.6 (31.8–33.5, batch, plateau onset) | 2683 | 25 (24.3–25.8) | 2667 @ 32 | ≥ 64 | 2667 | none: all valid levels meet it |",
 		"“≥ N”: every valid level meets the SLOs")
 	if !regexp.MustCompile(`(?m)^beyond .* ≥ 64 +2667 +none: all valid levels meet it `).MatchString(con.String()) {
 		t.Errorf("compare console lacks the ≥ 64 row:\n%s", con.String())

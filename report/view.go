@@ -76,8 +76,9 @@ func sortedLevels(res *analysis.Result) []analysis.Level {
 	return ls
 }
 
-// Answer returns the answer of a run as sentences, in order: maximum throughput, knee, TTFT
-// blow-up, overload, SLO point, operating point and capacity plan. Every report opens with
+// Answer returns the answer of a run as sentences, in order: maximum throughput, knee (with
+// its rule), efficient point (when it is not the knee), TTFT blow-up, overload, SLO point,
+// operating point and capacity plan. Every report opens with
 // them.
 func Answer(res *analysis.Result) []string {
 	var s []string
@@ -93,37 +94,7 @@ func Answer(res *analysis.Result) []string {
 	default:
 		s = append(s, "No valid level has a measured output throughput.")
 	}
-	if k := res.Knee; k != nil && k.Concurrency.OK() {
-		t := fmt.Sprintf("The throughput knee is at concurrency %s", fconc(k.Concurrency))
-		if k.TPS.OK() {
-			t += fmt.Sprintf(" (%s tokens/s)", fnum(k.TPS))
-		}
-		if k.Interval[0].OK() && k.Interval[1].OK() {
-			t += fmt.Sprintf(", 95%% interval %s–%s", fnum(k.Interval[0]), fnum(k.Interval[1]))
-		}
-		if k.Method != "" {
-			t += ", from the " + k.Method.Label() + " fit"
-		}
-		if len(k.Others) > 0 {
-			methods := make([]analysis.Method, 0, len(k.Others))
-			for m := range k.Others {
-				methods = append(methods, m)
-			}
-			slices.Sort(methods)
-			var parts []string
-			for _, m := range methods {
-				parts = append(parts, m.EstimateLabel()+" "+fnum(k.Others[m]))
-			}
-			t += " (other estimates: " + strings.Join(parts, ", ") + ")"
-		}
-		t += ": past it, one more doubling of concurrency adds less than the knee gain in throughput."
-		if k.Evidence != "" {
-			t += " Server evidence: " + k.Evidence + "."
-		}
-		s = append(s, t)
-	} else {
-		s = append(s, "No throughput knee was found (see warnings).")
-	}
+	s = append(s, kneeSentences(res)...)
 	if b := res.TTFTBlowup; b != nil && b.Concurrency.OK() {
 		t := fmt.Sprintf("TTFT blows up past concurrency %s", fconc(b.Concurrency))
 		var det []string
@@ -151,7 +122,7 @@ func Answer(res *analysis.Result) []string {
 		s = append(s, fmt.Sprintf("The operating point (maximum of output TPS ÷ mean E2E) is concurrency %s at %s tokens/s.", fconc(op.Concurrency), fnum(op.TPS)))
 	}
 	if c := res.Capacity; c != nil {
-		s = append(s, capacitySentence(c, res.SLO))
+		s = append(s, capacitySentence(c, res.SLO, res.EfficientPoint != nil && res.Knee != nil && res.Knee.Rule == analysis.RulePlateauOnset))
 	}
 	if t := addedSentence(res); t != "" {
 		s = append(s, t)
@@ -280,7 +251,8 @@ func floorConc(v analysis.Float) string {
 
 // capacitySentence states the capacity plan. When every valid level meets the SLOs, the
 // replicas "at the SLO point" were computed at the largest level, and the sentence says so.
-func capacitySentence(c *analysis.Capacity, slo analysis.SLOResult) string {
+// eff adds the replicas and cost at the efficient point (when it is not the knee itself).
+func capacitySentence(c *analysis.Capacity, slo analysis.SLOResult, eff bool) string {
 	var target []string
 	if c.ConcurrentUsers > 0 {
 		target = append(target, fmt.Sprintf("%d concurrent users", c.ConcurrentUsers))
@@ -312,12 +284,18 @@ func capacitySentence(c *analysis.Capacity, slo analysis.SLOResult) string {
 		t += " (" + strings.Join(of, ", ") + ")"
 	}
 	t += fmt.Sprintf(" at %s, %s at the knee", at, fint(c.ReplicasAtKnee))
+	if eff {
+		t += fmt.Sprintf(", %s at the efficient point", fint(c.ReplicasAtEfficientPoint))
+	}
 	if c.CostPerMTokens.OK() || c.CostPerMTokensAtKnee.OK() {
 		at := "the SLO point"
 		if sloBeyond(slo) && c.CostPerMTokens.OK() {
 			at = "concurrency " + fconc(slo.MaxConcurrency)
 		}
 		t += fmt.Sprintf("; %s per 1M output tokens at %s, %s at the knee", fusd(c.CostPerMTokens), at, fusd(c.CostPerMTokensAtKnee))
+		if eff {
+			t += fmt.Sprintf(", %s at the efficient point", fusd(c.CostPerMTokensAtEfficientPoint))
+		}
 	}
 	return t + "."
 }
@@ -408,7 +386,8 @@ var methodNotes = [][2]string{
 	{analysis.MethodBatch.Label(), "X(N) = m ÷ (α + β·m), m = min(N, S): S decode slots whose step takes α + β·m per token; least squares, closed form in 1 ÷ α over a grid of β ÷ α and S, refined by Nelder–Mead"},
 	{analysis.MethodHinge.Label(), "y = a + b·min(N, breakpoint): linear then flat, breakpoint searched continuously"},
 	{analysis.MethodKneedle.Label(), "Satopää et al. 2011 (as the kneed package), on log2(concurrency) for geometric levels"},
-	{"knee rule", "smallest N where doubling concurrency adds less than knee_gain (default 10%) throughput on the fitted curve; bootstrap 95% interval"},
+	{"knee rule", "plateau onset: the breakpoint (batch slot limit S, or hinge breakpoint) of the best fit when that is a sharp-knee model (the hinge only with under ¼ of the batch model's 1 − R²) with R² ≥ 0.95, ≥ 2 valid levels more than 5% below the breakpoint and ≥ 1 more than 5% above it; otherwise (the USL fits best, or the rise or plateau was not measured) marginal gain, the efficient point; bootstrap 95% interval"},
+	{"efficient point", "smallest N where doubling concurrency adds less than knee_gain (default 10%) throughput on the best fit; bootstrap 95% interval"},
 	{"TTFT blow-up", "flat-then-linear hinge on (concurrency, TTFT p50), least squares weighted by TTFT^−1.5 (unweighted if that is no ramp); fallback: first level with TTFT p50 > 3 × baseline"},
 	{"operating point", "maximum of Kleinrock's power, output TPS ÷ mean E2E"},
 	{"SLO point", "largest concurrency (interpolated on log concurrency) meeting every SLO"},
@@ -462,7 +441,7 @@ func fitNotes(res *analysis.Result) []string {
 		}
 		out = append(out, t)
 	}
-	return out
+	return append(out, kneeNotes(res)...)
 }
 
 // fsci formats small model coefficients with three significant digits.

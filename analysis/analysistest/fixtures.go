@@ -86,7 +86,8 @@ func Base(cs []int) *analysis.Result {
 }
 
 // Saturating is an 8-level sweep 1…128 that saturates at 32, with every model fitted, the
-// 128 level invalid (not steady) and two warnings.
+// headline knee at the batch model's S (the plateau onset) and the efficient point below it,
+// the 128 level invalid (not steady) and two warnings.
 func Saturating() *analysis.Result {
 	r := Base([]int{1, 2, 4, 8, 16, 32, 64, 128})
 	l := &r.Levels[7]
@@ -96,19 +97,24 @@ func Saturating() *analysis.Result {
 		PeakConcurrency: 48.9, PeakTPS: 2776,
 		PeakConcurrencyInterval: [2]analysis.Float{41, 58}}
 	r.Throughput.Hinge = &analysis.Hinge{Breakpoint: 30, PlateauTPS: 2660, Slope: 88, R2: 0.98}
-	r.Throughput.Batch = &analysis.Batch{Alpha: 0.004, Beta: 0.00025, Limit: 32, PlateauTPS: 2667, R2: 0.995}
+	r.Throughput.Batch = &analysis.Batch{Alpha: 0.004, Beta: 0.00025, Limit: 32.6, PlateauTPS: 2683, R2: 0.995}
 	r.Throughput.Kneedle = &analysis.Kneedle{Knee: 16, KneeTPS: 2286, Shape: "concave_increasing"}
-	r.Knee = &analysis.Knee{Concurrency: 22.6, TPS: 2480, Method: analysis.MethodUSL,
-		Interval: [2]analysis.Float{18.1, 27.9},
-		Others:   map[analysis.Method]analysis.Float{analysis.MethodHinge: 30, analysis.MethodKneedle: 16}}
+	// The batch model fits best and one valid level (64) lies past its S: the knee is S, the
+	// plateau onset; the efficient point is where X(2N) = 1.1·X(N) on that curve, 25.0.
+	r.Knee = &analysis.Knee{Concurrency: 32.6, TPS: 2683, Method: analysis.MethodBatch,
+		Interval: [2]analysis.Float{31.8, 33.5}, Rule: analysis.RulePlateauOnset,
+		RuleReason: "the batch model fits best (R² 0.9950; USL 0.9910, hinge 0.9800), a sharp knee, with 5 valid levels below its slot limit S and 1 on the plateau beyond: the knee is the onset of that plateau",
+		Others:     map[analysis.Method]analysis.Float{analysis.MethodBatch: 32.6, analysis.MethodHinge: 30, analysis.MethodKneedle: 16}}
+	r.EfficientPoint = &analysis.EfficientPoint{Concurrency: 25.0, TPS: 2439, Interval: [2]analysis.Float{24.3, 25.8},
+		Method: analysis.MethodBatch, Gain: 0.10}
 	r.TTFTBlowup = &analysis.Blowup{Concurrency: 33.1, Method: analysis.MethodHinge, BaselineMS: 12, SlopeMSPerUser: 47.6}
 	r.OperatingPoint = &analysis.OperatingPoint{Concurrency: 32, TPS: 2667, Power: 1711}
 	r.SLO.MaxConcurrency, r.SLO.TPS, r.SLO.GoodputQPS, r.SLO.Limit = 45.3, 2667, 20.8, "ttft_p95"
-	r.Capacity = &analysis.Capacity{ConcurrentUsers: 1000, ReplicasAtSLO: 23, ReplicasAtKnee: 45,
-		GPUs: 23, CostPerHour: 92, CostPerMTokens: 9.58, CostPerMTokensAtKnee: 10.3}
+	r.Capacity = &analysis.Capacity{ConcurrentUsers: 1000, ReplicasAtSLO: 23, ReplicasAtKnee: 31, ReplicasAtEfficientPoint: 40,
+		GPUs: 23, CostPerHour: 92, CostPerMTokens: 9.58, CostPerMTokensAtKnee: 9.52, CostPerMTokensAtEfficientPoint: 10.5}
 	r.Warnings = []string{
 		"level 128 is not steady (slice TPS trend p = 0.01); excluded from fits",
-		"knee: the headline knee (22.6) lies between the measured levels 16 and 32, 2× apart: it is read from the fitted curve between them; measure levels in between to pin it down",
+		"knee methods disagree: Kneedle at concurrency 16 vs the headline knee at 32.6 (batch, plateau onset), more than a factor 2 apart",
 	}
 	return r
 }
@@ -156,7 +162,8 @@ func TwentyLevels() *analysis.Result {
 		cs = append(cs, c)
 	}
 	r := Base(cs)
-	r.Knee = &analysis.Knee{Concurrency: 24, TPS: 2550, Method: analysis.MethodHinge, Interval: [2]analysis.Float{analysis.NaN(), analysis.NaN()}}
+	r.Knee = &analysis.Knee{Concurrency: 24, TPS: 2550, Method: analysis.MethodHinge, Interval: [2]analysis.Float{analysis.NaN(), analysis.NaN()},
+		Rule: analysis.RulePlateauOnset}
 	r.SLO.MaxConcurrency, r.SLO.Limit = 48, "ttft_p95"
 	return r
 }

@@ -3,25 +3,23 @@ package main
 // The accuracy sweeps: whole sweeps of the batching simulator whose numbers (where the knee
 // lies, how flat the plateau is) are the assertion, against the ground truth of DESIGN §6.
 //
-// They run the kneecap binary, built without -race, all four at once, as separate processes.
+// They run the kneecap binary, built without -race, all six at once, as separate processes.
 // The numbers are the client's measurements of simulated time, and the race detector costs
 // the client several times its CPU: in-process under -race these sweeps took 90 s one after
 // another, and in a run of the suite with nothing else on the machine the acceptance sweep's
 // levels from 16 up came out client-bound (run-queue wait 27–40% of the window). As processes
-// of their own, each sees only its own threads' run-queue wait (under 10% with all four
-// running), and the group takes as long as its longest sweep, about 12 s. The same code
-// paths run in-process under -race in TestSweepSimulator, TestSweepRefine,
-// TestShardedSweepCLI and the sweep package's tests.
+// of their own, each sees only its own threads' run-queue wait (under 10% with four
+// running), and the group takes as long as its longest sweep, the demo's. The same code paths
+// run in-process under -race in TestSweepSimulator, TestSweepRefine, TestShardedSweepCLI and
+// the sweep package's tests. The knee tests are in accuracy_knee_test.go.
 
 import (
 	"bytes"
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -59,6 +57,30 @@ sweep:
 `, maxNumSeqs, maxNumSeqs, 4*maxNumSeqs)
 }
 
+// demoConfig is the demo (config.Demo: the demo profile's 32 slots and step 4 ms + 250 µs
+// per sequence, 128-token prompts and 64-token answers, levels 1 … 128 doubling, two levels
+// added where answers lie between doublings) at twice the speed, as the knee test's sweeps
+// are: step 2 ms + 125 µs, prefill 100,000 tokens/s, warmup and windows as kneeConfig's.
+const demoConfig = `name: demo-fast
+simulator:
+  profile: demo
+  step_base: 2ms
+  step_per_seq: 125us
+  prefill_tps: 100000
+workload:
+  input_tokens: {dist: fixed, mean: 128}
+  output_tokens: {dist: fixed, mean: 64}
+  fixed_output: true
+sweep:
+  levels: {start: 1, max: 128, factor: 2}
+  warmup: 150ms
+  duration: 600ms
+  min_requests: 8
+  max_duration: 1200ms
+  drain_timeout: 10s
+  refine: 2
+`
+
 // acceptanceConfig is the sweep of DESIGN's acceptance check: max_num_seqs 16, levels 1 → 128
 // doubling. Its engine (2 ms + 125 µs per sequence, prefill 50,000 tokens/s) runs at twice
 // the speed, as the knee test's does: step 1 ms + 62.5 µs, prefill 100,000 tokens/s, warmup
@@ -95,15 +117,15 @@ type accuracySweep struct {
 // accuracy is the group, run by the first test that asks (once per -count round).
 var accuracy shared[map[string]*accuracySweep]
 
-// accuracyRun returns the named sweep of the group ("knee-8", "knee-16", "knee-32",
-// "acceptance"), running the whole group at once the first time; the test fails if that
-// sweep failed.
+// accuracyRun returns the named sweep of the group ("knee-4", "knee-8", "knee-16", "knee-32",
+// "demo", "acceptance"), running the whole group at once the first time; the test fails if
+// that sweep failed.
 func accuracyRun(t *testing.T, name string) *accuracySweep {
 	t.Helper()
 	bin := kneecapBinary(t)
 	sweeps := accuracy.get(t, func() map[string]*accuracySweep {
-		sweeps := map[string]*accuracySweep{"acceptance": {config: acceptanceConfig}}
-		for _, s := range []int{8, 16, 32} {
+		sweeps := map[string]*accuracySweep{"acceptance": {config: acceptanceConfig}, "demo": {config: demoConfig}}
+		for _, s := range []int{4, 8, 16, 32} {
 			sweeps[fmt.Sprintf("knee-%d", s)] = &accuracySweep{config: kneeConfig(s)}
 		}
 		var wg sync.WaitGroup
@@ -142,53 +164,6 @@ func (s *accuracySweep) run(bin, name string) {
 	cmd.Stderr = &stderr
 	s.err = cmd.Run()
 	s.stderr = stderr.String()
-}
-
-// TestSimulatorKneeMatchesSlots sweeps the simulator end to end (real loopback HTTP, the
-// go-openai client, the analysis) with max_num_seqs S = 8, 16 and 32 and checks that the
-// headline knee and the TTFT blow-up land within ±25% of S (issue "Analysis").
-//
-// The engine's step is b + p·n for n running sequences, b = 5 ms, p = 50 µs (kneeConfig): a
-// GPU-like profile where a bigger batch is nearly free, so throughput grows almost linearly
-// up to S and is flat beyond (DESIGN §6): X(N) = N ÷ (b + p·N) for N ≤ S, X(S) beyond. The
-// headline knee is by definition the smallest N where X(2N) < 1.1·X(N); for S/2 ≤ N ≤ S that
-// is N > S ÷ (1.1 + 0.1·p·S/b) = S ÷ (1.1 + 0.001·S): 0.90·S at S = 8 and 16, 0.88·S at 32.
-// The TTFT blow-up is S, where requests start queueing for a slot.
-func TestSimulatorKneeMatchesSlots(t *testing.T) {
-	if testing.Short() {
-		t.Skip("three simulator sweeps, about 12 s together")
-	}
-	for _, S := range []int{8, 16, 32} {
-		t.Run(fmt.Sprintf("S=%d", S), func(t *testing.T) {
-			sw := accuracyRun(t, fmt.Sprintf("knee-%d", S))
-			m := readJSON(t, filepath.Join(sw.dir, "analysis.json"))
-			// Levels where the client was starved (its threads waited for a CPU another process
-			// took, or Go's scheduler lagged) are flagged client-bound and excluded from the
-			// fits, as they should be; the knee is then unknowable and the run proves nothing
-			// either way.
-			starved := strings.Contains(fmt.Sprint(m["warnings"]), "client-bound")
-			for _, c := range []struct {
-				name string
-				keys []string
-			}{{"knee", []string{"knee", "concurrency"}}, {"TTFT blow-up", []string{"ttft_blowup", "concurrency"}}} {
-				v, ok := dig(m, c.keys...)
-				f, isNum := v.(float64)
-				bad := !ok || !isNum || math.Abs(f/float64(S)-1) > 0.25
-				if bad && starved {
-					t.Skipf("%s: %v: inconclusive, the machine starved the client (warnings %v)", c.name, v, m["warnings"])
-				}
-				if !ok || !isNum {
-					t.Errorf("%s: %v (warnings %v)", c.name, v, m["warnings"])
-					continue
-				}
-				if math.Abs(f/float64(S)-1) > 0.25 {
-					t.Errorf("%s at %.1f, not within ±25%% of S = %d (warnings %v)", c.name, f, S, m["warnings"])
-				}
-				t.Logf("S=%d: %s at %.2f (%.0f%% of S)", S, c.name, f, 100*f/float64(S))
-			}
-			t.Logf("S=%d: sweep and analysis took %s (the group of four, at once)", S, sw.took.Round(time.Millisecond))
-		})
-	}
 }
 
 // TestSweepAcceptance is DESIGN's acceptance check of the whole pipeline: a simulator with

@@ -1,0 +1,123 @@
+package main
+
+// The knee of the accuracy sweeps (accuracy_test.go): the headline knee by the plateau-onset
+// rule, the efficient point and the TTFT blow-up against the simulator's ground truth.
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSimulatorKneeMatchesSlots sweeps the simulator end to end (real loopback HTTP, the
+// go-openai client, the analysis) with max_num_seqs S = 4, 8, 16 and 32 and checks the
+// answers against the engine's ground truth (DESIGN §6, issue 12):
+//
+//   - the headline knee is the plateau onset (knee.rule plateau_onset) within ±5% of S, with
+//     its bootstrap 95% interval inside [0.9·S, 1.1·S];
+//   - the efficient point, where one more doubling adds < 10%, within ±10% of the engine's:
+//     the step is b + p·n for n running sequences, b = 5 ms, p = 50 µs (kneeConfig), so
+//     X(N) = N ÷ (b + p·N) up to S and flat beyond, and X(2N) < 1.1·X(N) for S/2 ≤ N ≤ S from
+//     N = S ÷ (1.1 + 0.1·p·S ÷ b) = S ÷ (1.1 + 0.001·S): 0.91·S at S = 4, 0.90·S at 8 and 16,
+//     0.88·S at 32;
+//   - the TTFT blow-up within ±25% of S, where requests start queueing for a slot.
+func TestSimulatorKneeMatchesSlots(t *testing.T) {
+	if testing.Short() {
+		t.Skip("four simulator sweeps, about 12 s together")
+	}
+	for _, S := range []int{4, 8, 16, 32} {
+		t.Run(fmt.Sprintf("S=%d", S), func(t *testing.T) {
+			sw := accuracyRun(t, fmt.Sprintf("knee-%d", S))
+			s := float64(S)
+			checkKnee(t, sw, S, 0.05, [2]float64{0.9 * s, 1.1 * s})
+			m := readJSON(t, filepath.Join(sw.dir, "analysis.json"))
+			eff := s / (1.1 + 0.001*s)
+			checkNumber(t, m, "efficient point", []string{"efficient_point", "concurrency"}, eff, 0.10)
+			checkNumber(t, m, "TTFT blow-up", []string{"ttft_blowup", "concurrency"}, s, 0.25)
+			t.Logf("S=%d: sweep and analysis took %s (the group of six, at once)", S, sw.took.Round(time.Millisecond))
+		})
+	}
+}
+
+// TestDemoKneeMatchesSlots: the demo (demoConfig, the demo engine's 32 slots with its step
+// 4 ms + 250 µs at twice the speed, refine 2) puts the headline knee within ±5% of 32 with
+// its interval inside [28.8, 35.2] (issue 12's acceptance), by the plateau-onset rule. Its
+// rise bends well before S (X(16) = 75% of the plateau), where the marginal-gain rule said
+// 24.5 for 32 slots: that is now the efficient point, 0.77·S = 24.6 on the engine's curve
+// (X(2N) = 1.1·X(N) at N = 1.1⁻¹·X(S)·b ÷ (1 − 1.1⁻¹·X(S)·p)), within ±10%.
+func TestDemoKneeMatchesSlots(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a demo sweep, about 20 s")
+	}
+	sw := accuracyRun(t, "demo")
+	checkKnee(t, sw, 32, 0.05, [2]float64{28.8, 35.2})
+	m := readJSON(t, filepath.Join(sw.dir, "analysis.json"))
+	const b, p, S = 4e-3, 250e-6, 32.0
+	x := S / (b + p*S) / 1.1
+	checkNumber(t, m, "efficient point", []string{"efficient_point", "concurrency"}, x*b/(1-x*p), 0.10)
+	t.Logf("demo: sweep and analysis took %s (the group of six, at once)", sw.took.Round(time.Millisecond))
+}
+
+// starved reports why a run proves nothing, or "": levels flagged client-bound (the client's
+// threads waited for a CPU another process took, or Go's scheduler lagged), or excluded from
+// the fits for another reason (not steady, Little's law off): the simulated engine is steady
+// by construction, so on a machine shared with other work these too are the client's
+// starvation. Such levels are excluded, as they should be; the knee is then read from fewer
+// levels, or none, and the run is inconclusive either way.
+func starved(m map[string]any) string {
+	w := fmt.Sprint(m["warnings"])
+	switch {
+	case strings.Contains(w, "client-bound"):
+		return "the machine starved the client (client-bound levels)"
+	case strings.Contains(w, "excluded from fits"):
+		return "levels of a steady engine were excluded (a starved client)"
+	}
+	return ""
+}
+
+// checkKnee checks the sweep's headline knee: read by the plateau-onset rule, within ±tol of
+// S, its interval inside within. A miss on a starved machine skips the test.
+func checkKnee(t *testing.T, sw *accuracySweep, S int, tol float64, within [2]float64) {
+	t.Helper()
+	m := readJSON(t, filepath.Join(sw.dir, "analysis.json"))
+	k, _ := dig(m, "knee", "concurrency")
+	rule, _ := dig(m, "knee", "rule")
+	iv, _ := dig(m, "knee", "interval")
+	c, _ := k.(float64)
+	lohi, _ := iv.([]any)
+	var lo, hi float64
+	if len(lohi) == 2 {
+		lo, _ = lohi[0].(float64)
+		hi, _ = lohi[1].(float64)
+	}
+	bad := rule != "plateau_onset" || math.Abs(c/float64(S)-1) > tol || !(lo >= within[0] && hi <= within[1] && lo <= c && c <= hi)
+	if why := starved(m); bad && why != "" {
+		t.Skipf("knee %v (%v, interval %v): inconclusive, %s (warnings %v)", k, rule, iv, why, m["warnings"])
+	}
+	if bad {
+		reason, _ := dig(m, "knee", "rule_reason")
+		t.Errorf("knee %v by %v (%v), interval %v; want the plateau onset within ±%.0f%% of S = %d, interval inside [%.1f, %.1f] (warnings %v)",
+			k, rule, reason, iv, tol*100, S, within[0], within[1], m["warnings"])
+	}
+	t.Logf("S=%d: knee %.3f (%.1f%% of S), interval [%.3f, %.3f], rule %v", S, c, 100*c/float64(S), lo, hi, rule)
+}
+
+// checkNumber checks that the number at keys lies within ±tol of want (relative); a miss on
+// a starved machine skips the test.
+func checkNumber(t *testing.T, m map[string]any, name string, keys []string, want, tol float64) {
+	t.Helper()
+	v, ok := dig(m, keys...)
+	f, isNum := v.(float64)
+	bad := !ok || !isNum || math.Abs(f/want-1) > tol
+	if why := starved(m); bad && why != "" {
+		t.Skipf("%s: %v: inconclusive, %s (warnings %v)", name, v, why, m["warnings"])
+	}
+	if bad {
+		t.Errorf("%s at %v, not within ±%.0f%% of %.2f (warnings %v)", name, v, tol*100, want, m["warnings"])
+		return
+	}
+	t.Logf("%s at %.2f (%.0f%% of %.2f)", name, f, 100*f/want, want)
+}
