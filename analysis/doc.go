@@ -18,8 +18,11 @@
 //   - Kneedle (Satopää, Albrecht, Irwin and Raghavan 2011), matching the Python kneed
 //     package (LocateKnee; named after kneed's KneeLocator, since Kneedle is the result type).
 //
-// The headline knee is the smallest concurrency where one more doubling adds less than
-// Options.KneeGain throughput on the fitted curve, with a residual-bootstrap 95% interval.
+// The headline knee is the onset of the throughput plateau, the breakpoint of the best fit
+// when that is a sharp-knee model (the batch model's S, or the hinge breakpoint) whose rise
+// and plateau were measured (RulePlateauOnset); otherwise (a smooth curve) the efficient
+// point (RuleMarginalGain): the smallest concurrency where one more doubling adds less than
+// Options.KneeGain throughput on the fitted curve. Both have residual-bootstrap 95% intervals.
 // Percentiles everywhere use linear interpolation between closest ranks (numpy's default,
 // R type 7), so numbers compare 1:1 with vLLM, SGLang and genai-bench.
 //

@@ -123,6 +123,8 @@ func (a *analyzer) plateauRule(x []float64) (Float, string) {
 	switch {
 	case !bp.OK():
 		fail = "its breakpoint is undefined"
+	case a.curveMethod == MethodHinge && !(a.hinge.Slope > 0):
+		fail = fmt.Sprintf("its slope %s is not positive: throughput does not rise to the breakpoint", a.hinge.Slope.Format())
 	case rankR2(r2) < SharpMinR2:
 		fail = fmt.Sprintf("it fits with R² %s only (< %g)", fmtR2(r2), SharpMinR2)
 	case below < MinRiseLevels:

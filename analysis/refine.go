@@ -13,7 +13,8 @@ const RefineTolerance = 0.05
 // Refinement chooses the next level a sweep adds after its planned ones (sweep.refine). The
 // answers a capacity review quotes are read between measured levels: the SLO limit
 // (interpolated on log concurrency between the first failing level and the valid one below),
-// the headline knee and the TTFT blow-up (read from fitted curves). Each lies in a bracket
+// the headline knee, the TTFT blow-up and the efficient point when it is not the knee (read
+// from fitted curves). Each lies in a bracket
 // [lo, hi] of attempted concurrencies; the answer farthest (on log concurrency) from both
 // ends of its bracket gets a level at its estimate, rounded, and kept within the middle half
 // of the bracket on log concurrency, so that every added level at least quarters the
@@ -21,7 +22,7 @@ const RefineTolerance = 0.05
 // closes as in bisection). An answer needs no level when an attempted level lies within
 // RefineTolerance of it, when no integer lies strictly inside its bracket, or when it lies
 // outside the attempted range (no extrapolation: the planned levels bound the search).
-// Ties go to the SLO limit, then the knee, then the blow-up.
+// Ties go to the SLO limit, then the knee, then the blow-up, then the efficient point.
 //
 // attempted holds the concurrency of every level run so far, valid or not: a level that
 // came out invalid is not proposed again, and it still bounds brackets and counts as near an

@@ -29,6 +29,21 @@ func TestRefinementRule(t *testing.T) {
 			want: 24, wantWhy: "knee ≈ 24.4 lies between levels 16 and 32",
 		},
 		{
+			// The plateau-onset knee 32.6 is within 5% of 32; the efficient point 24.4 below it
+			// lies in [16, 32] (as the knee of the first case): a level at 24 for it.
+			name: "efficient point under the plateau-onset rule",
+			res: Result{Knee: &Knee{Concurrency: 32.6, Rule: RulePlateauOnset},
+				EfficientPoint: &EfficientPoint{Concurrency: 24.4}}, attempted: geo,
+			want: 24, wantWhy: "efficient point ≈ 24.4 lies between levels 16 and 32",
+		},
+		{
+			// Under the marginal-gain rule the efficient point is the knee: named as the knee.
+			name: "efficient point that is the knee",
+			res: Result{Knee: &Knee{Concurrency: 24.4, Rule: RuleMarginalGain},
+				EfficientPoint: &EfficientPoint{Concurrency: 24.4}}, attempted: geo,
+			want: 24, wantWhy: "knee ≈ 24.4 lies between levels 16 and 32",
+		},
+		{
 			// SLO 35 in [32, 64]: gap ln(35/32) = 0.090 > ln 1.05; round(35) = 35 is below the
 			// middle half [⌈38.05⌉, ⌊53.8⌋] = [39, 53]: 39.
 			name: "kept in the middle half",
@@ -142,6 +157,7 @@ func TestRefinementConverges(t *testing.T) {
 	}
 	check("SLO limit", res.SLO.MaxConcurrency)
 	check("knee", res.Knee.Concurrency)
+	check("efficient point", res.EfficientPoint.Concurrency)
 	check("TTFT blow-up", res.TTFTBlowup.Concurrency)
 	if v := float64(res.SLO.MaxConcurrency); math.Abs(v-40.1)/40.1 > 0.05 {
 		t.Errorf("SLO limit %.2f, truth 40.1 (±5%%)", v)

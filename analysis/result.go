@@ -390,7 +390,8 @@ type Plan struct {
 
 // Options configures Analyze.
 type Options struct {
-	// KneeGain is the throughput gain per doubling below which the knee is reached (0.10).
+	// KneeGain is the throughput gain per doubling below which the efficient point is reached
+	// (0.10); the knee too under RuleMarginalGain.
 	KneeGain float64
 	// SLO holds the objectives (defaults TTFT p95 ≤ 2 s, TPOT p95 ≤ 50 ms).
 	SLO SLO

@@ -77,7 +77,8 @@ type TLSConfig struct {
 
 // AnalysisConfig holds analysis options.
 type AnalysisConfig struct {
-	// KneeGain is the throughput gain per doubling below which the curve has reached its knee.
+	// KneeGain is the throughput gain per doubling below which the curve has reached its
+	// efficient point (its knee too when the curve is smooth; DESIGN §4.3).
 	KneeGain float64 `yaml:"knee_gain"`
 }
 

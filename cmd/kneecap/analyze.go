@@ -96,7 +96,7 @@ func (f *analyzeFlags) register(fl *flag.FlagSet) {
 	fl.DurationVar(&f.ttft, "slo-ttft-p95", 0, "TTFT p95 SLO (overrides the run's config; 0 = not used)")
 	fl.DurationVar(&f.tpot, "slo-tpot-p95", 0, "TPOT p95 SLO (overrides the run's config; 0 = not used)")
 	fl.DurationVar(&f.e2e, "slo-e2e-p95", 0, "E2E p95 SLO (overrides the run's config; 0 = not used)")
-	fl.Float64Var(&f.gain, "knee-gain", 0, "throughput gain per doubling below which the knee is reached (default 0.10 or the run's config)")
+	fl.Float64Var(&f.gain, "knee-gain", 0, "throughput gain per doubling below which the efficient point (and a smooth curve's knee) is reached (default 0.10 or the run's config)")
 	fl.IntVar(&f.boot, "bootstrap", analysis.DefaultOptions().Bootstrap, "bootstrap resamples for the knee interval (0 = none)")
 	fl.IntVar(&f.users, "plan-users", 0, "capacity plan: concurrent users `N` to serve (overrides plan.concurrent_users)")
 	fl.Float64Var(&f.qps, "plan-qps", 0, "capacity plan: requests/s to serve (overrides plan.qps)")
