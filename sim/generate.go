@@ -41,69 +41,6 @@ type chatMessage struct {
 	Content json.RawMessage `json:"content"`
 }
 
-// promptTokens counts the request's prompt tokens by CountTokens.
-func (g *genRequest) promptTokens(kind apiKind) (int, error) {
-	if kind == apiChat {
-		if len(g.Messages) == 0 {
-			return 0, errors.New("messages: must not be empty")
-		}
-		n := 0
-		for i, m := range g.Messages {
-			k, err := contentTokens(m.Content)
-			if err != nil {
-				return 0, fmt.Errorf("messages[%d].content: %w", i, err)
-			}
-			n += k
-		}
-		return n, nil
-	}
-	raw := bytes.TrimSpace(g.Prompt)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return 0, errors.New("prompt: required")
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		return CountTokens(s), nil
-	}
-	var ss []string
-	if err := json.Unmarshal(raw, &ss); err == nil {
-		if len(ss) != 1 {
-			return 0, fmt.Errorf("prompt: %d prompts in one request are not supported", len(ss))
-		}
-		return CountTokens(ss[0]), nil
-	}
-	var ids []int
-	if err := json.Unmarshal(raw, &ids); err == nil {
-		return len(ids), nil
-	}
-	return 0, errors.New("prompt: must be a string, a one-element array of strings, or an array of token ids")
-}
-
-// contentTokens counts a message content: a string, or an array of parts whose "text" fields
-// are counted.
-func contentTokens(raw json.RawMessage) (int, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return 0, nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		return CountTokens(s), nil
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return 0, errors.New("must be a string or an array of content parts")
-	}
-	n := 0
-	for _, p := range parts {
-		n += CountTokens(p.Text)
-	}
-	return n, nil
-}
-
 // plan is what the server decided for one accepted request.
 type plan struct {
 	seq          uint64
@@ -137,7 +74,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) 
 		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", g.Model))
 		return
 	}
-	prompt, err := g.promptTokens(kind)
+	prompt, err := s.cfg.promptTokens(&g, kind)
 	if err != nil {
 		badRequest(w, "%v", err)
 		return
@@ -154,11 +91,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) 
 		badRequest(w, "min_tokens must be at least 0, got %d", g.MinTokens)
 		return
 	}
-	// The context limit: max_model_len, and in batching mode the KV capacity.
-	limit := s.cfg.MaxModelLen
-	if s.cfg.Mode == ModeBatching && s.cfg.KVCacheTokens > 0 && (limit == 0 || s.cfg.KVCacheTokens < limit) {
-		limit = s.cfg.KVCacheTokens
-	}
+	limit := s.cfg.contextLimit()
 	capTok := 0 // 0 = no cap
 	if maxTok != nil {
 		capTok = *maxTok

@@ -55,6 +55,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	s.mux.HandleFunc("GET /metrics", s.metrics)
 	s.mux.HandleFunc("GET /version", s.version)
+	s.mux.HandleFunc("POST /tokenize", s.tokenize)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	})
@@ -70,10 +71,12 @@ func NewServer(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// version answers GET /version as vLLM does ({"version": …}), naming the simulator and, in
-// batching mode, its decode slots: kneecap's server-info probe records them.
+// version answers GET /version as vLLM does ({"version": …}), naming the simulator, its
+// tokenizer rule and chat-template tokens and, in batching mode, its decode slots: kneecap's
+// server-info probe records them.
 func (s *Server) version(w http.ResponseWriter, _ *http.Request) {
-	body := map[string]any{"version": "kneecap-sim " + string(s.cfg.Mode)}
+	body := map[string]any{"version": "kneecap-sim " + string(s.cfg.Mode), "tokenizer": s.cfg.Tokenizer,
+		"chat_template_tokens": s.cfg.ChatTemplateTokens}
 	if s.cfg.Mode == ModeBatching {
 		body["max_num_seqs"] = s.cfg.MaxNumSeqs
 	}
