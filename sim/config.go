@@ -61,6 +61,10 @@ type Config struct {
 	// ChatTemplateTokens is the number of tokens the chat template adds to the prompt of every
 	// chat request (not to completions); 0 = none.
 	ChatTemplateTokens int `yaml:"chat_template_tokens" json:"chat_template_tokens,omitempty"`
+	// CloseAfterStream closes the connection after every streamed response while advertising
+	// keep-alive (Connection: keep-alive, Keep-Alive: timeout=5), as llama.cpp's llama-server
+	// does: a client that reuses the connection gets EOF before any response byte.
+	CloseAfterStream bool `yaml:"close_after_stream" json:"close_after_stream,omitempty"`
 	// Faults configures fault injection.
 	Faults Faults `yaml:"faults" json:"faults"`
 	// Seed seeds every random choice of the engine.

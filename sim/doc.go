@@ -83,6 +83,12 @@
 // max_model_len are 400, all with the OpenAI error body {"error": {"message", "type",
 // "param", "code"}}.
 //
+// close_after_stream reproduces llama.cpp's llama-server: a streamed answer advertises
+// keep-alive (Connection: keep-alive, Keep-Alive: timeout=5, chunked) and the connection is
+// closed right after its last byte (the connection is hijacked to write it). The stream ends
+// normally; the next request a client sends on that pooled connection gets EOF before any
+// response byte. Plain answers keep their connection.
+//
 // Faults, drawn per request from the seed like output lengths: error_rate answers 500;
 // queue_limit_429 answers 429 while the waiting queue is longer; disconnect_rate aborts the
 // connection at a random token position; stall_rate pauses the stream once, at a random

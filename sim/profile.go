@@ -130,6 +130,9 @@ func Resolve(c Config) (Config, error) {
 		r.Tokenizer = c.Tokenizer
 	}
 	overInt(&r.ChatTemplateTokens, c.ChatTemplateTokens)
+	if c.CloseAfterStream {
+		r.CloseAfterStream = true
+	}
 	if c.Faults.ErrorRate != 0 {
 		r.Faults.ErrorRate = c.Faults.ErrorRate
 	}
@@ -317,7 +320,7 @@ func (c Config) String() string {
 }
 
 // realString names the real-engine behaviours that differ from the defaults (" tokenizer=subword
-// chat_template_tokens=40"), or "".
+// chat_template_tokens=40 close_after_stream"), or "".
 func (c Config) realString() string {
 	var b strings.Builder
 	if c.Tokenizer != "" && c.Tokenizer != TokenizerWords {
@@ -325,6 +328,9 @@ func (c Config) realString() string {
 	}
 	if c.ChatTemplateTokens != 0 {
 		fmt.Fprintf(&b, " chat_template_tokens=%d", c.ChatTemplateTokens)
+	}
+	if c.CloseAfterStream {
+		b.WriteString(" close_after_stream")
 	}
 	return b.String()
 }

@@ -128,6 +128,23 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// idle waits until no handler runs, or until ctx is done. Call it only once no new request
+// can arrive (after http.Server.Shutdown); if ctx ends first its waiting goroutine ends with
+// the handlers, which Close ends.
+func (s *Server) idle(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		s.handlers.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // errorBody is the OpenAI error envelope.
 type errorBody struct {
 	Error apiError `json:"error"`

@@ -1,6 +1,7 @@
 package main
 
-// `kneecap sim`'s real-engine keys and flags: the tokenizer rule, the chat template.
+// `kneecap sim`'s real-engine keys and flags: the tokenizer rule, the chat template, closing
+// after each stream.
 
 import (
 	"context"
@@ -17,10 +18,11 @@ func TestSimRealEngineKeys(t *testing.T) {
   chat_template_tokens: 40
 `)
 	e, stderr := simEnv()
-	if err := run(context.Background(), e, []string{"sim", "--addr", "127.0.0.1:0", "-c", cfg, "--chat-template-tokens", "12"}); err != nil {
+	if err := run(context.Background(), e, []string{"sim", "--addr", "127.0.0.1:0", "-c", cfg, "--chat-template-tokens", "12",
+		"--close-after-stream"}); err != nil {
 		t.Fatalf("sim: %v\n%s", err, stderr)
 	}
-	for _, want := range []string{"tokenizer=subword", "chat_template_tokens=12"} {
+	for _, want := range []string{"tokenizer=subword", "chat_template_tokens=12", "close_after_stream"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("banner lacks %q:\n%s", want, stderr)
 		}
@@ -29,7 +31,8 @@ func TestSimRealEngineKeys(t *testing.T) {
 	if err := run(context.Background(), e, []string{"sim", "--addr", "127.0.0.1:0"}); err != nil {
 		t.Fatalf("sim: %v\n%s", err, stderr)
 	}
-	if strings.Contains(stderr.String(), "tokenizer=") || strings.Contains(stderr.String(), "chat_template_tokens") {
+	if strings.Contains(stderr.String(), "tokenizer=") || strings.Contains(stderr.String(), "chat_template_tokens") ||
+		strings.Contains(stderr.String(), "close_after_stream") {
 		t.Errorf("default banner names default modes:\n%s", stderr)
 	}
 	for _, tc := range []struct {
