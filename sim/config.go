@@ -83,4 +83,14 @@ type Faults struct {
 	StallRate float64 `yaml:"stall_rate" json:"stall_rate"`
 	// StallDuration is how long a stall lasts.
 	StallDuration time.Duration `yaml:"stall_duration" json:"stall_duration_ns"`
+	// UsagePromptTokens, when set, is the prompt_tokens every usage reports instead of the
+	// truth (any integer: 0, 1e15, negative); total_tokens is then the sum of the reported
+	// counts. Nil reports the truth.
+	UsagePromptTokens *int64 `yaml:"usage_prompt_tokens,omitempty" json:"usage_prompt_tokens,omitempty"`
+	// UsageCompletionTokens, when set, is the completion_tokens every usage reports instead of
+	// the truth (0, 1e12, negative …); the content streamed stays true. Nil reports the truth.
+	UsageCompletionTokens *int64 `yaml:"usage_completion_tokens,omitempty" json:"usage_completion_tokens,omitempty"`
+	// OmitUsage reports no usage at all: no usage chunk in a stream, even with
+	// stream_options.include_usage, and no usage field in a plain answer.
+	OmitUsage bool `yaml:"omit_usage" json:"omit_usage,omitempty"`
 }

@@ -92,5 +92,7 @@
 // Faults, drawn per request from the seed like output lengths: error_rate answers 500;
 // queue_limit_429 answers 429 while the waiting queue is longer; disconnect_rate aborts the
 // connection at a random token position; stall_rate pauses the stream once, at a random
-// token position, for stall_duration (default 1 s).
+// token position, for stall_duration (default 1 s). Usage faults apply to every request:
+// usage_prompt_tokens and usage_completion_tokens replace the counts usage reports (total =
+// their sum), omit_usage reports no usage; the content stays true.
 package sim

@@ -282,12 +282,6 @@ type messageOut struct {
 	Content string `json:"content"`
 }
 
-type usageOut struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-}
-
 // plainResponse waits for the whole output and answers one JSON body.
 func (s *Server) plainResponse(ctx context.Context, w http.ResponseWriter, p *plan, src source) {
 	if p.stallAt >= 0 && !s.sleepCtx(ctx, s.cfg.Faults.StallDuration) {
@@ -314,8 +308,8 @@ func (s *Server) plainResponse(ctx context.Context, w http.ResponseWriter, p *pl
 		Created int64       `json:"created"`
 		Model   string      `json:"model"`
 		Choices []choiceOut `json:"choices"`
-		Usage   usageOut    `json:"usage"`
-	}{Created: p.created, Model: s.cfg.Model, Usage: usageOut{p.prompt, p.prompt + n, n}}
+		Usage   *usageOut   `json:"usage,omitempty"`
+	}{Created: p.created, Model: s.cfg.Model, Usage: s.cfg.reportedUsage(p, n)}
 	if p.kind == apiChat {
 		body.ID, body.Object = "chatcmpl-"+strconv.FormatUint(p.seq, 16), "chat.completion"
 		ch.Message = &messageOut{Role: "assistant", Content: text}

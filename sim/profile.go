@@ -144,6 +144,15 @@ func Resolve(c Config) (Config, error) {
 		r.Faults.StallRate = c.Faults.StallRate
 	}
 	overDur(&r.Faults.StallDuration, c.Faults.StallDuration)
+	if c.Faults.UsagePromptTokens != nil {
+		r.Faults.UsagePromptTokens = ptr(*c.Faults.UsagePromptTokens)
+	}
+	if c.Faults.UsageCompletionTokens != nil {
+		r.Faults.UsageCompletionTokens = ptr(*c.Faults.UsageCompletionTokens)
+	}
+	if c.Faults.OmitUsage {
+		r.Faults.OmitUsage = true
+	}
 	if c.Seed != 0 {
 		r.Seed = c.Seed
 	}
@@ -265,6 +274,9 @@ func (c Config) Validate() error {
 	if c.Faults.StallDuration < 0 || (c.Faults.StallRate > 0 && c.Faults.StallDuration == 0) {
 		bad("faults.stall_duration", "%v must be positive when stall_rate is set", c.Faults.StallDuration)
 	}
+	if c.Faults.OmitUsage && (c.Faults.UsagePromptTokens != nil || c.Faults.UsageCompletionTokens != nil) {
+		bad("faults.omit_usage", "omits the usage that faults.usage_prompt_tokens or faults.usage_completion_tokens would report: set one or the other")
+	}
 	return errors.Join(errs...)
 }
 
@@ -337,9 +349,22 @@ func (c Config) realString() string {
 
 func (c Config) faultString() string {
 	f := c.Faults
-	if f == (Faults{}) {
+	var parts []string
+	if f.ErrorRate != 0 || f.DisconnectRate != 0 || f.QueueLimit429 != 0 || f.StallRate != 0 || f.StallDuration != 0 {
+		parts = append(parts, fmt.Sprintf("error_rate=%g disconnect_rate=%g queue_limit_429=%d stall_rate=%g stall_duration=%v",
+			f.ErrorRate, f.DisconnectRate, f.QueueLimit429, f.StallRate, f.StallDuration))
+	}
+	if f.UsagePromptTokens != nil {
+		parts = append(parts, fmt.Sprintf("usage_prompt_tokens=%d", *f.UsagePromptTokens))
+	}
+	if f.UsageCompletionTokens != nil {
+		parts = append(parts, fmt.Sprintf("usage_completion_tokens=%d", *f.UsageCompletionTokens))
+	}
+	if f.OmitUsage {
+		parts = append(parts, "omit_usage")
+	}
+	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" faults={error_rate=%g disconnect_rate=%g queue_limit_429=%d stall_rate=%g stall_duration=%v}",
-		f.ErrorRate, f.DisconnectRate, f.QueueLimit429, f.StallRate, f.StallDuration)
+	return " faults={" + strings.Join(parts, " ") + "}"
 }

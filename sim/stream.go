@@ -105,13 +105,14 @@ func (c *chunkWriter) role() error {
 	return c.send(b)
 }
 
-// usage writes the include_usage chunk (empty choices) and [DONE].
-func (c *chunkWriter) done(completion int) error {
+// done writes the include_usage chunk (empty choices) when the request asked for it and u is
+// not nil, then [DONE].
+func (c *chunkWriter) done(u *usageOut) error {
 	b := c.buf[:0]
-	if c.p.includeUsage {
+	if c.p.includeUsage && u != nil {
 		b = append(b, c.head...)
 		b = fmt.Appendf(b, `],"usage":{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d}}`+"\n\n",
-			c.p.prompt, c.p.prompt+completion, completion)
+			u.PromptTokens, u.TotalTokens, u.CompletionTokens)
 	}
 	b = append(b, "data: [DONE]\n\n"...)
 	c.buf = b
@@ -190,5 +191,5 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, p *plan,
 	// The request is finished before its last bytes reach the client, as a server's scheduler
 	// frees it with its last token: a client that has read [DONE] no longer counts as running.
 	src.release()
-	complete = cw.done(sent) == nil
+	complete = cw.done(s.cfg.reportedUsage(p, sent)) == nil
 }

@@ -1,7 +1,7 @@
 package main
 
 // `kneecap sim`'s real-engine keys and flags: the tokenizer rule, the chat template, closing
-// after each stream.
+// after each stream, usage that lies.
 
 import (
 	"context"
@@ -16,13 +16,15 @@ func TestSimRealEngineKeys(t *testing.T) {
 	cfg := writeTestConfig(t, `simulator:
   tokenizer: subword
   chat_template_tokens: 40
+  faults: {usage_completion_tokens: 1e12}
 `)
 	e, stderr := simEnv()
 	if err := run(context.Background(), e, []string{"sim", "--addr", "127.0.0.1:0", "-c", cfg, "--chat-template-tokens", "12",
 		"--close-after-stream"}); err != nil {
 		t.Fatalf("sim: %v\n%s", err, stderr)
 	}
-	for _, want := range []string{"tokenizer=subword", "chat_template_tokens=12", "close_after_stream"} {
+	for _, want := range []string{"tokenizer=subword", "chat_template_tokens=12", "close_after_stream",
+		"faults={usage_completion_tokens=1000000000000}"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("banner lacks %q:\n%s", want, stderr)
 		}
@@ -35,10 +37,12 @@ func TestSimRealEngineKeys(t *testing.T) {
 		strings.Contains(stderr.String(), "close_after_stream") {
 		t.Errorf("default banner names default modes:\n%s", stderr)
 	}
+	bad := writeTestConfig(t, "simulator:\n  faults: {omit_usage: true, usage_prompt_tokens: 3}\n")
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
+		{[]string{"-c", bad}, "sim: faults.omit_usage: omits the usage"},
 		{[]string{"--tokenizer", "bpe"}, `sim: tokenizer: "bpe" is not words or subword`},
 		{[]string{"--chat-template-tokens", "-1"}, "sim: chat_template_tokens: -1 must be ≥ 0"},
 	} {
@@ -47,8 +51,8 @@ func TestSimRealEngineKeys(t *testing.T) {
 		if code := exitCode(err); code != exitUsage {
 			t.Errorf("%v: exit %d (%v), want %d\n%s", tc.args, code, err, exitUsage, stderr)
 		}
-		if !strings.Contains(stderr.String(), tc.want) {
-			t.Errorf("%v: stderr lacks %q:\n%s", tc.args, tc.want, stderr)
+		if out := strings.Join(outputLines(stderr.String(), err), "\n"); !strings.Contains(out, tc.want) {
+			t.Errorf("%v: output lacks %q:\n%s", tc.args, tc.want, out)
 		}
 	}
 }

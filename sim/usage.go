@@ -1,0 +1,28 @@
+package sim
+
+// usageOut is the OpenAI usage object.
+type usageOut struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+}
+
+// reportedUsage is the usage the server reports for a request of p that generated completion
+// tokens: the truth, except that faults.usage_prompt_tokens and faults.usage_completion_tokens
+// replace their counts when set (total_tokens is then the sum of the reported two), and
+// faults.omit_usage reports none (nil). The content streamed stays true either way.
+func (c *Config) reportedUsage(p *plan, completion int) *usageOut {
+	f := c.Faults
+	if f.OmitUsage {
+		return nil
+	}
+	u := usageOut{PromptTokens: int64(p.prompt), CompletionTokens: int64(completion)}
+	if f.UsagePromptTokens != nil {
+		u.PromptTokens = *f.UsagePromptTokens
+	}
+	if f.UsageCompletionTokens != nil {
+		u.CompletionTokens = *f.UsageCompletionTokens
+	}
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	return &u
+}
