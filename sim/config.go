@@ -61,6 +61,12 @@ type Config struct {
 	// ChatTemplateTokens is the number of tokens the chat template adds to the prompt of every
 	// chat request (not to completions); 0 = none.
 	ChatTemplateTokens int `yaml:"chat_template_tokens" json:"chat_template_tokens,omitempty"`
+	// ReasoningTokens makes the first min(N, output) output tokens of each chat request
+	// reasoning: streamed as delta.reasoning_content (returned as message.reasoning_content),
+	// the rest as content, as vLLM's reasoning parsers (DeepSeek-R1) do (newer vLLM names the
+	// field "reasoning"; this is DeepSeek's name, which go-openai decodes); usage counts both in
+	// completion_tokens and reports completion_tokens_details.reasoning_tokens. 0 = none.
+	ReasoningTokens int `yaml:"reasoning_tokens" json:"reasoning_tokens,omitempty"`
 	// CloseAfterStream closes the connection after every streamed response while advertising
 	// keep-alive (Connection: keep-alive, Keep-Alive: timeout=5), as llama.cpp's llama-server
 	// does: a client that reuses the connection gets EOF before any response byte.

@@ -83,6 +83,14 @@
 // max_model_len are 400, all with the OpenAI error body {"error": {"message", "type",
 // "param", "code"}}.
 //
+// reasoning_tokens N makes the first min(N, output) tokens of each chat request reasoning, as
+// vLLM's reasoning parsers (DeepSeek-R1) stream them: delta.reasoning_content ("hmm " each;
+// message.reasoning_content in a plain answer), then content; a chunk across the boundary
+// carries both; usage.completion_tokens counts both and
+// completion_tokens_details.reasoning_tokens the reasoning ones. Newer vLLM names the field
+// "reasoning" (vllm-project/vllm#27752); the simulator sends DeepSeek's reasoning_content,
+// which older vLLM sends and go-openai decodes. Completions have no reasoning.
+//
 // close_after_stream reproduces llama.cpp's llama-server: a streamed answer advertises
 // keep-alive (Connection: keep-alive, Keep-Alive: timeout=5, chunked) and the connection is
 // closed right after its last byte (the connection is hijacked to write it). The stream ends

@@ -130,6 +130,7 @@ func Resolve(c Config) (Config, error) {
 		r.Tokenizer = c.Tokenizer
 	}
 	overInt(&r.ChatTemplateTokens, c.ChatTemplateTokens)
+	overInt(&r.ReasoningTokens, c.ReasoningTokens)
 	if c.CloseAfterStream {
 		r.CloseAfterStream = true
 	}
@@ -260,6 +261,9 @@ func (c Config) Validate() error {
 	if c.ChatTemplateTokens < 0 {
 		bad("chat_template_tokens", "%d must be ≥ 0 (0 = no template)", c.ChatTemplateTokens)
 	}
+	if c.ReasoningTokens < 0 {
+		bad("reasoning_tokens", "%d must be ≥ 0 (0 = no reasoning)", c.ReasoningTokens)
+	}
 	rate := func(name string, v float64) {
 		if !(v >= 0 && v <= 1) {
 			bad("faults."+name, "%g is not a probability in [0, 1]", v)
@@ -340,6 +344,9 @@ func (c Config) realString() string {
 	}
 	if c.ChatTemplateTokens != 0 {
 		fmt.Fprintf(&b, " chat_template_tokens=%d", c.ChatTemplateTokens)
+	}
+	if c.ReasoningTokens != 0 {
+		fmt.Fprintf(&b, " reasoning_tokens=%d", c.ReasoningTokens)
 	}
 	if c.CloseAfterStream {
 		b.WriteString(" close_after_stream")

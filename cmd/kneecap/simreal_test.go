@@ -1,7 +1,7 @@
 package main
 
 // `kneecap sim`'s real-engine keys and flags: the tokenizer rule, the chat template, closing
-// after each stream, usage that lies.
+// after each stream, usage that lies, reasoning.
 
 import (
 	"context"
@@ -20,11 +20,11 @@ func TestSimRealEngineKeys(t *testing.T) {
 `)
 	e, stderr := simEnv()
 	if err := run(context.Background(), e, []string{"sim", "--addr", "127.0.0.1:0", "-c", cfg, "--chat-template-tokens", "12",
-		"--close-after-stream"}); err != nil {
+		"--close-after-stream", "--reasoning-tokens", "16"}); err != nil {
 		t.Fatalf("sim: %v\n%s", err, stderr)
 	}
 	for _, want := range []string{"tokenizer=subword", "chat_template_tokens=12", "close_after_stream",
-		"faults={usage_completion_tokens=1000000000000}"} {
+		"reasoning_tokens=16", "faults={usage_completion_tokens=1000000000000}"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("banner lacks %q:\n%s", want, stderr)
 		}
@@ -34,7 +34,7 @@ func TestSimRealEngineKeys(t *testing.T) {
 		t.Fatalf("sim: %v\n%s", err, stderr)
 	}
 	if strings.Contains(stderr.String(), "tokenizer=") || strings.Contains(stderr.String(), "chat_template_tokens") ||
-		strings.Contains(stderr.String(), "close_after_stream") {
+		strings.Contains(stderr.String(), "close_after_stream") || strings.Contains(stderr.String(), "reasoning_tokens") {
 		t.Errorf("default banner names default modes:\n%s", stderr)
 	}
 	bad := writeTestConfig(t, "simulator:\n  faults: {omit_usage: true, usage_prompt_tokens: 3}\n")
@@ -45,6 +45,7 @@ func TestSimRealEngineKeys(t *testing.T) {
 		{[]string{"-c", bad}, "sim: faults.omit_usage: omits the usage"},
 		{[]string{"--tokenizer", "bpe"}, `sim: tokenizer: "bpe" is not words or subword`},
 		{[]string{"--chat-template-tokens", "-1"}, "sim: chat_template_tokens: -1 must be ≥ 0"},
+		{[]string{"--reasoning-tokens", "-1"}, "sim: reasoning_tokens: -1 must be ≥ 0"},
 	} {
 		e, stderr := simEnv()
 		err := run(context.Background(), e, append([]string{"sim", "--addr", "127.0.0.1:0"}, tc.args...))
