@@ -103,3 +103,37 @@ func TestUsageFaultsConfig(t *testing.T) {
 		t.Errorf("omit_usage: %v, %q", err, c.String())
 	}
 }
+
+// TestMinTokens: min_tokens raises a shorter natural length (finish "stop"), is capped by
+// max_tokens (finish "length"), and a negative one is a 400.
+func TestMinTokens(t *testing.T) {
+	_, url := newTestServer(t, Config{StepBase: time.Millisecond, OutputDist: OutputFixed, OutputTokens: 5})
+	for _, tc := range []struct {
+		body, finish string
+		want         int64
+	}{
+		{`"max_tokens":50`, "stop", 5},
+		{`"max_tokens":50,"min_tokens":20`, "stop", 20},
+		{`"max_tokens":10,"min_tokens":10`, "length", 10},
+		{`"max_tokens":10,"min_tokens":30`, "length", 10},
+		{`"min_tokens":3`, "stop", 5},
+	} {
+		code, b := rawPost(t, url, "/v1/completions", `{"prompt":"a",`+tc.body+`}`)
+		var ans struct {
+			Choices []struct {
+				Text         string `json:"text"`
+				FinishReason string `json:"finish_reason"`
+			} `json:"choices"`
+			Usage usageOut `json:"usage"`
+		}
+		if err := json.Unmarshal(b, &ans); err != nil || code != 200 || len(ans.Choices) != 1 {
+			t.Fatalf("%s: %d %v %s", tc.body, code, err, b)
+		}
+		if c := ans.Choices[0]; ans.Usage.CompletionTokens != tc.want || int64(CountTokens(c.Text)) != tc.want || c.FinishReason != tc.finish {
+			t.Errorf("%s: %d tokens (text %d) finish %q; want %d, %q", tc.body, ans.Usage.CompletionTokens, CountTokens(c.Text), c.FinishReason, tc.want, tc.finish)
+		}
+	}
+	if code, _ := rawPost(t, url, "/v1/completions", `{"prompt":"a","min_tokens":-1}`); code != 400 {
+		t.Errorf("min_tokens -1: status %d, want 400", code)
+	}
+}
