@@ -13,22 +13,23 @@ import (
 )
 
 // TestSimulatorKneeMatchesSlots sweeps the simulator end to end (real loopback HTTP, the
-// go-openai client, the analysis) with max_num_seqs S = 4, 8, 16 and 32 and checks the
-// answers against the engine's ground truth (DESIGN §6, issue 12):
+// go-openai client, the analysis) with max_num_seqs S = 4, 8 and 16 and checks the answers
+// against the engine's ground truth (DESIGN §6, issue 12; S = 32 is the demo's, below):
 //
 //   - the headline knee is the plateau onset (knee.rule plateau_onset) within ±5% of S, with
 //     its bootstrap 95% interval inside [0.9·S, 1.1·S];
 //   - the efficient point, where one more doubling adds < 10%, within ±10% of the engine's:
 //     the step is b + p·n for n running sequences, b = 5 ms, p = 50 µs (kneeConfig), so
 //     X(N) = N ÷ (b + p·N) up to S and flat beyond, and X(2N) < 1.1·X(N) for S/2 ≤ N ≤ S from
-//     N = S ÷ (1.1 + 0.1·p·S ÷ b) = S ÷ (1.1 + 0.001·S): 0.91·S at S = 4, 0.90·S at 8 and 16,
-//     0.88·S at 32;
+//     N = S ÷ (1.1 + 0.1·p·S ÷ b) = S ÷ (1.1 + 0.001·S): 0.91·S at S = 4, 0.90·S at 8 and 16;
 //   - the TTFT blow-up within ±25% of S, where requests start queueing for a slot.
+//
+// Both concurrencies come out about 3% high (kneeConfig: a slot idles one step in 33).
 func TestSimulatorKneeMatchesSlots(t *testing.T) {
 	if testing.Short() {
-		t.Skip("four simulator sweeps, about 12 s together")
+		t.Skip("three simulator sweeps, about 15 s together")
 	}
-	for _, S := range []int{4, 8, 16, 32} {
+	for _, S := range []int{4, 8, 16} {
 		t.Run(fmt.Sprintf("S=%d", S), func(t *testing.T) {
 			sw := accuracyRun(t, fmt.Sprintf("knee-%d", S))
 			s := float64(S)
@@ -37,17 +38,17 @@ func TestSimulatorKneeMatchesSlots(t *testing.T) {
 			eff := s / (1.1 + 0.001*s)
 			checkNumber(t, m, "efficient point", []string{"efficient_point", "concurrency"}, eff, 0.10)
 			checkNumber(t, m, "TTFT blow-up", []string{"ttft_blowup", "concurrency"}, s, 0.25)
-			t.Logf("S=%d: sweep and analysis took %s (the group of six, at once)", S, sw.took.Round(time.Millisecond))
+			t.Logf("S=%d: sweep and analysis took %s (the group of five, at once)", S, sw.took.Round(time.Millisecond))
 		})
 	}
 }
 
-// TestDemoKneeMatchesSlots: the demo (demoConfig, the demo engine's 32 slots with its step
-// 4 ms + 250 µs at twice the speed, refine 2) puts the headline knee within ±5% of 32 with
-// its interval inside [28.8, 35.2] (issue 12's acceptance), by the plateau-onset rule. Its
-// rise bends well before S (X(16) = 75% of the plateau), where the marginal-gain rule said
-// 24.5 for 32 slots: that is now the efficient point, 0.77·S = 24.6 on the engine's curve
-// (X(2N) = 1.1·X(N) at N = 1.1⁻¹·X(S)·b ÷ (1 − 1.1⁻¹·X(S)·p)), within ±10%.
+// TestDemoKneeMatchesSlots: the demo engine (demoConfig: its 32 slots and step 4 ms + 250 µs
+// at twice the speed, refine 2) puts the headline knee within ±5% of 32 with its interval
+// inside [28.8, 35.2] (issue 12's acceptance), by the plateau-onset rule. Its rise bends well
+// before S (X(16) = 75% of the plateau), where the marginal-gain rule said 24.5 for 32 slots:
+// that is now the efficient point, 0.77·S = 24.6 on the engine's curve (X(2N) = 1.1·X(N) at
+// N = x·b ÷ (1 − x·p), x = X(S) ÷ 1.1), within ±10%.
 func TestDemoKneeMatchesSlots(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a demo sweep, about 20 s")
@@ -58,7 +59,7 @@ func TestDemoKneeMatchesSlots(t *testing.T) {
 	const b, p, S = 4e-3, 250e-6, 32.0
 	x := S / (b + p*S) / 1.1
 	checkNumber(t, m, "efficient point", []string{"efficient_point", "concurrency"}, x*b/(1-x*p), 0.10)
-	t.Logf("demo: sweep and analysis took %s (the group of six, at once)", sw.took.Round(time.Millisecond))
+	t.Logf("demo: sweep and analysis took %s (the group of five, at once)", sw.took.Round(time.Millisecond))
 }
 
 // starved reports why a run proves nothing, or "": levels flagged client-bound (the client's

@@ -3,7 +3,7 @@ package main
 // The accuracy sweeps: whole sweeps of the batching simulator whose numbers (where the knee
 // lies, how flat the plateau is) are the assertion, against the ground truth of DESIGN §6.
 //
-// They run the kneecap binary, built without -race, all six at once, as separate processes.
+// They run the kneecap binary, built without -race, all five at once, as separate processes.
 // The numbers are the client's measurements of simulated time, and the race detector costs
 // the client several times its CPU: in-process under -race these sweeps took 90 s one after
 // another, and in a run of the suite with nothing else on the machine the acceptance sweep's
@@ -30,9 +30,14 @@ import (
 // kneeConfig is the knee test's sweep with S = maxNumSeqs slots, levels 1 … 4·S doubling.
 // The engine's step is 5 ms + 50 µs per running sequence, prefill 2,000,000 tokens/s: the
 // GPU-like profile of the issue ("Analysis": 10 ms + 0.1 ms, 1,000,000 tokens/s) at twice the
-// speed, with warmup and windows halved too, so that every level holds the requests and
-// tokens it held at full speed in half the time. The expected values below depend only on
-// the dimensionless step_per_seq·S ÷ step_base, which the speed-up keeps.
+// speed. The expected values below depend only on the dimensionless step_per_seq·S ÷
+// step_base, which the speed-up keeps, and on the answer length: a slot idles for about one
+// step between a request's last token and the next request's first (the next one is sent
+// when the last token arrives and admitted at a step boundary), so N closed-loop users keep
+// about N·n ÷ (n + 1) slots busy and throughput stops growing near S·(n + 1) ÷ n: 4.2% past S
+// with n = 24 tokens (measured 4.4–4.7%), 3% with the 32 used here (measured 2–3%), which
+// leaves the ±5% of the knee test a margin. The warmup spans one request at S (≈ 160 ms), so
+// the closed loops are not phase-locked, and a window holds 10 requests at concurrency 1.
 func kneeConfig(maxNumSeqs int) string {
 	return fmt.Sprintf(`name: knee-%d
 simulator:
@@ -44,23 +49,25 @@ simulator:
   seed: 1
 workload:
   input_tokens: {dist: fixed, mean: 16}
-  output_tokens: {dist: fixed, mean: 24}
+  output_tokens: {dist: fixed, mean: 32}
   fixed_output: true
 sweep:
   levels: {start: 1, max: %d, factor: 2}
-  warmup: 150ms
-  duration: 600ms
-  min_requests: 8
-  max_duration: 1200ms
+  warmup: 200ms
+  duration: 1s
+  min_requests: 10
+  max_duration: 2s
   drain_timeout: 10s
   stop: {plateau: false, overload: false}
 `, maxNumSeqs, maxNumSeqs, 4*maxNumSeqs)
 }
 
 // demoConfig is the demo (config.Demo: the demo profile's 32 slots and step 4 ms + 250 µs
-// per sequence, 128-token prompts and 64-token answers, levels 1 … 128 doubling, two levels
+// per sequence, 128-token prompts and 64-token answers fixed, levels doubling, two levels
 // added where answers lie between doublings) at twice the speed, as the knee test's sweeps
-// are: step 2 ms + 125 µs, prefill 100,000 tokens/s, warmup and windows as kneeConfig's.
+// are: step 2 ms + 125 µs, prefill 100,000 tokens/s. Its levels stop at 64, one doubling past
+// S (the plateau needs one level), and its windows hold 16 requests at concurrency 1 (136 ms
+// each), so that Little's law is not broken by the one request a window cuts.
 const demoConfig = `name: demo-fast
 simulator:
   profile: demo
@@ -72,11 +79,11 @@ workload:
   output_tokens: {dist: fixed, mean: 64}
   fixed_output: true
 sweep:
-  levels: {start: 1, max: 128, factor: 2}
-  warmup: 150ms
-  duration: 600ms
-  min_requests: 8
-  max_duration: 1200ms
+  levels: {start: 1, max: 64, factor: 2}
+  warmup: 400ms
+  duration: 1s
+  min_requests: 16
+  max_duration: 2500ms
   drain_timeout: 10s
   refine: 2
 `
@@ -117,15 +124,15 @@ type accuracySweep struct {
 // accuracy is the group, run by the first test that asks (once per -count round).
 var accuracy shared[map[string]*accuracySweep]
 
-// accuracyRun returns the named sweep of the group ("knee-4", "knee-8", "knee-16", "knee-32",
-// "demo", "acceptance"), running the whole group at once the first time; the test fails if
-// that sweep failed.
+// accuracyRun returns the named sweep of the group ("knee-4", "knee-8", "knee-16", "demo",
+// "acceptance"), running the whole group at once the first time; the test fails if that
+// sweep failed.
 func accuracyRun(t *testing.T, name string) *accuracySweep {
 	t.Helper()
 	bin := kneecapBinary(t)
 	sweeps := accuracy.get(t, func() map[string]*accuracySweep {
 		sweeps := map[string]*accuracySweep{"acceptance": {config: acceptanceConfig}, "demo": {config: demoConfig}}
-		for _, s := range []int{4, 8, 16, 32} {
+		for _, s := range []int{4, 8, 16} {
 			sweeps[fmt.Sprintf("knee-%d", s)] = &accuracySweep{config: kneeConfig(s)}
 		}
 		var wg sync.WaitGroup
