@@ -65,7 +65,7 @@ func TestRedactServerInfo(t *testing.T) {
 		"/get_server_info": []byte(`{"model_path":"m","api_key":"sk-secret-1","nested":{"hf_token":"hf_secret2","list":[{"admin_api_key":"secret3"}]},` +
 			`"max_running_requests":8,"max_total_num_tokens":65536,"private_key":"secret5","hf_key":"secret6","access_key_id":"secret7",` +
 			`"auth":"Bearer secret8","otlp":"https://user:secret9@collector:4317","config":"{\"secret_key\":\"secret10\"}"}`),
-		"/props":   []byte(`plain text with token=secret4`),
+		"/props": []byte(`plain text with token=secret4`),
 		"/slots": []byte(`{"total_slots":4,"bos_token":"<s>","eos_token":"</s>","eos_token_id":2,"author":"Meta",` +
 			`"default_generation_settings":{"next_token":{"has_next_token":true,"n_remain":-1}},` +
 			`"token":"secret11","hfToken":"secret12","access_token":"secret13","password":"secret14","Authorization":"secret15"}`),
