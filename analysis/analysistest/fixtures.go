@@ -127,11 +127,16 @@ func WithServer() *analysis.Result {
 		}
 		c := float64(l.Concurrency)
 		running := math.Min(c, slots)
-		l.Server = &analysis.ServerEvidence{MeanRunning: running, MeanWaiting: c - running, MaxKVUsage: running / slots}
+		l.Server = &analysis.ServerEvidence{MeanRunning: analysis.Float(running), MaxRunning: analysis.Float(running),
+			MeanWaiting: analysis.Float(c - running), MaxWaiting: analysis.Float(c - running),
+			MaxKVUsage: analysis.Float(running / slots), Preemptions: 0}
 		if l.Concurrency == 128 {
 			l.Server.Preemptions = 12
 		}
 	}
+	// The running count is capped at the 32 slots while requests wait at 64 and 128.
+	r.ServerLimit = &analysis.ServerLimit{Slots: slots, Stated: analysis.NaN(), Observed: slots,
+		CappedAt: []int{64, 128}, MaxWaiting: 96}
 	return r
 }
 
