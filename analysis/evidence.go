@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -56,7 +57,7 @@ type ServerLimit struct {
 }
 
 // Describe says where the limit comes from: "total_slots 4, GET /props; its metrics: at most
-// 4 running while the waiting grew to 12 (mean), at concurrency 8, 16".
+// 4 running while the mean waiting grew to 12, at concurrency 8, 16".
 func (l *ServerLimit) Describe() string {
 	var parts []string
 	if l.Setting != "" {
@@ -71,7 +72,7 @@ func (l *ServerLimit) Describe() string {
 		for i, c := range l.CappedAt {
 			cs[i] = strconv.Itoa(c)
 		}
-		parts = append(parts, fmt.Sprintf("its metrics: at most %s running while the waiting grew to %s (mean), at concurrency %s",
+		parts = append(parts, fmt.Sprintf("its metrics: at most %s running while the mean waiting grew to %s, at concurrency %s",
 			fconcurrency(float64(l.Observed)), fconcurrency(float64(l.MaxWaiting)), strings.Join(cs, ", ")))
 	}
 	return strings.Join(parts, "; ")
@@ -104,6 +105,18 @@ func serverEvidence(st *sweep.ServerStats) *ServerEvidence {
 		e.MaxWaiting = NaN()
 	}
 	return e
+}
+
+// UnmarshalJSON decodes e with the keys it lacks null (max_running and max_waiting are not
+// in an analysis.json from before them), not 0.
+func (e *ServerEvidence) UnmarshalJSON(b []byte) error {
+	type plain ServerEvidence
+	p := plain{NaN(), NaN(), NaN(), NaN(), NaN(), NaN()}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*e = ServerEvidence(p)
+	return nil
 }
 
 // serverLimitOf returns the server's limit on requests run at once from what it states

@@ -36,6 +36,16 @@ func TestServerEvidenceNull(t *testing.T) {
 	if e := serverEvidence(old); e.MaxRunning.OK() || e.MeanRunning != 8 {
 		t.Errorf("old levels.json: %+v", e)
 	}
+	// An analysis.json from before max_running reads it as null, not 0.
+	var back ServerEvidence
+	if err := json.Unmarshal([]byte(`{"mean_running":8,"mean_waiting":2,"max_kv_usage":0.5,"preemptions":0}`), &back); err != nil ||
+		back.MaxRunning.OK() || back.MaxWaiting.OK() || back.MeanRunning != 8 || back.MaxKVUsage != 0.5 || back.Preemptions != 0 {
+		t.Errorf("old analysis.json server: %+v, %v", back, err)
+	}
+	var tl TokenLengths
+	if err := json.Unmarshal([]byte(`{"requested":64,"mean":null}`), &tl); err != nil || tl.Requested != 64 || tl.Mean.OK() || tl.P95.OK() {
+		t.Errorf("token lengths: %+v, %v", tl, err)
+	}
 	if serverEvidence(nil) != nil || serverEvidence(&sweep.ServerStats{}) != nil {
 		t.Error("no scrape in the window: want nil")
 	}
@@ -94,7 +104,7 @@ func TestServerLimitOf(t *testing.T) {
 	if lim == nil || lim.Slots != 4 || lim.Observed != 4 || lim.Stated.OK() || len(lim.CappedAt) != 2 || lim.CappedAt[1] != 16 || lim.MaxWaiting != 12 {
 		t.Fatalf("observed: %+v", lim)
 	}
-	want := "its metrics: at most 4 running while the waiting grew to 12 (mean), at concurrency 8, 16"
+	want := "its metrics: at most 4 running while the mean waiting grew to 12, at concurrency 8, 16"
 	if d := lim.Describe(); d != want {
 		t.Errorf("Describe %q, want %q", d, want)
 	}
@@ -157,10 +167,10 @@ func TestCheckServerLimit(t *testing.T) {
 		t.Errorf("no plateau measured: %q", r.Warnings)
 	}
 	// The issue's llama.cpp run: a fit claiming S = 16 beside metrics showing at most 4
-	// running while the waiting grew to 12 (mean).
+	// running while the mean waiting grew to 12.
 	r = Analyze(cappedLevels(16, 4, []int{1, 2, 4, 8, 16, 32}), Meta{}, fastOptions())
 	if r.ServerLimit == nil || r.ServerLimit.Observed != 4 ||
-		!hasWarning(r, "server evidence: the batch-model slot limit S at concurrency 16 is 300% above the server's limit of 4 requests at once (its metrics: at most 4 running while the waiting grew to 28 (mean), at concurrency 8, 16, 32)") {
+		!hasWarning(r, "server evidence: the batch-model slot limit S at concurrency 16 is 300% above the server's limit of 4 requests at once (its metrics: at most 4 running while the mean waiting grew to 28, at concurrency 8, 16, 32)") {
 		t.Errorf("observed cap 4 vs S 16: limit %+v, warnings %q", r.ServerLimit, r.Warnings)
 	}
 	b, err := json.Marshal(r)

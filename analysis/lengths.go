@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 
@@ -145,4 +146,16 @@ func (a *analyzer) lengths() {
 	if len(output) > 0 {
 		a.warn(outputLengthIgnored(output))
 	}
+}
+
+// UnmarshalJSON decodes t with the keys it lacks null (an analysis.json from before the token
+// lengths has none), not 0.
+func (t *TokenLengths) UnmarshalJSON(b []byte) error {
+	type plain TokenLengths
+	p := plain(NoTokenLengths())
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*t = TokenLengths(p)
+	return nil
 }
