@@ -52,6 +52,7 @@ func demoConfig() Config {
 		OutputTokens:     128,
 		OutputDist:       OutputGeometric,
 		TokensPerChunk:   1,
+		Tokenizer:        TokenizerWords,
 		Seed:             1,
 	}
 }
@@ -125,6 +126,14 @@ func Resolve(c Config) (Config, error) {
 		r.OutputDist = c.OutputDist
 	}
 	overInt(&r.TokensPerChunk, c.TokensPerChunk)
+	if c.Tokenizer != "" {
+		r.Tokenizer = c.Tokenizer
+	}
+	overInt(&r.ChatTemplateTokens, c.ChatTemplateTokens)
+	overInt(&r.ReasoningTokens, c.ReasoningTokens)
+	if c.CloseAfterStream {
+		r.CloseAfterStream = true
+	}
 	if c.Faults.ErrorRate != 0 {
 		r.Faults.ErrorRate = c.Faults.ErrorRate
 	}
@@ -136,6 +145,15 @@ func Resolve(c Config) (Config, error) {
 		r.Faults.StallRate = c.Faults.StallRate
 	}
 	overDur(&r.Faults.StallDuration, c.Faults.StallDuration)
+	if c.Faults.UsagePromptTokens != nil {
+		r.Faults.UsagePromptTokens = ptr(*c.Faults.UsagePromptTokens)
+	}
+	if c.Faults.UsageCompletionTokens != nil {
+		r.Faults.UsageCompletionTokens = ptr(*c.Faults.UsageCompletionTokens)
+	}
+	if c.Faults.OmitUsage {
+		r.Faults.OmitUsage = true
+	}
 	if c.Seed != 0 {
 		r.Seed = c.Seed
 	}
@@ -235,6 +253,17 @@ func (c Config) Validate() error {
 	if c.TokensPerChunk < 1 {
 		bad("tokens_per_chunk", "%d must be at least 1", c.TokensPerChunk)
 	}
+	switch c.Tokenizer {
+	case TokenizerWords, TokenizerSubword:
+	default:
+		bad("tokenizer", "%q is not words or subword", c.Tokenizer)
+	}
+	if c.ChatTemplateTokens < 0 {
+		bad("chat_template_tokens", "%d must be ≥ 0 (0 = no template)", c.ChatTemplateTokens)
+	}
+	if c.ReasoningTokens < 0 {
+		bad("reasoning_tokens", "%d must be ≥ 0 (0 = no reasoning)", c.ReasoningTokens)
+	}
 	rate := func(name string, v float64) {
 		if !(v >= 0 && v <= 1) {
 			bad("faults."+name, "%g is not a probability in [0, 1]", v)
@@ -248,6 +277,9 @@ func (c Config) Validate() error {
 	}
 	if c.Faults.StallDuration < 0 || (c.Faults.StallRate > 0 && c.Faults.StallDuration == 0) {
 		bad("faults.stall_duration", "%v must be positive when stall_rate is set", c.Faults.StallDuration)
+	}
+	if c.Faults.OmitUsage && (c.Faults.UsagePromptTokens != nil || c.Faults.UsageCompletionTokens != nil) {
+		bad("faults.omit_usage", "omits the usage that faults.usage_prompt_tokens or faults.usage_completion_tokens would report: set one or the other")
 	}
 	return errors.Join(errs...)
 }
@@ -284,7 +316,7 @@ func (c Config) IdealTPS(concurrency int) float64 {
 func (c Config) String() string {
 	if c.Mode == ModeFixed {
 		return fmt.Sprintf("fixed engine: model=%s ttft=%v itl=%v output_tokens=%d (%s) tokens_per_chunk=%d seed=%d%s",
-			c.Model, c.TTFT, c.ITL, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.faultString())
+			c.Model, c.TTFT, c.ITL, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.realString()+c.faultString())
 	}
 	kv := "unlimited"
 	if c.KVCacheTokens > 0 {
@@ -300,14 +332,46 @@ func (c Config) String() string {
 	}
 	return fmt.Sprintf("batching engine: model=%s max_num_seqs=%d step=%s (t(%d)=%v, plateau %.0f tok/s from c=%d) prefill=%.0f tok/s chunk=%d kv=%s preemption=%t max_model_len=%s output_tokens=%d (%s) tokens_per_chunk=%d seed=%d%s",
 		c.Model, c.MaxNumSeqs, step, c.MaxNumSeqs, c.StepTime(c.MaxNumSeqs, 0), c.IdealTPS(c.MaxNumSeqs), c.MaxNumSeqs,
-		c.PrefillTPS, c.MaxBatchedTokens, kv, c.Preemption, mml, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.faultString())
+		c.PrefillTPS, c.MaxBatchedTokens, kv, c.Preemption, mml, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.realString()+c.faultString())
+}
+
+// realString names the real-engine behaviours that differ from the defaults (" tokenizer=subword
+// chat_template_tokens=40 close_after_stream"), or "".
+func (c Config) realString() string {
+	var b strings.Builder
+	if c.Tokenizer != "" && c.Tokenizer != TokenizerWords {
+		fmt.Fprintf(&b, " tokenizer=%s", c.Tokenizer)
+	}
+	if c.ChatTemplateTokens != 0 {
+		fmt.Fprintf(&b, " chat_template_tokens=%d", c.ChatTemplateTokens)
+	}
+	if c.ReasoningTokens != 0 {
+		fmt.Fprintf(&b, " reasoning_tokens=%d", c.ReasoningTokens)
+	}
+	if c.CloseAfterStream {
+		b.WriteString(" close_after_stream")
+	}
+	return b.String()
 }
 
 func (c Config) faultString() string {
 	f := c.Faults
-	if f == (Faults{}) {
+	var parts []string
+	if f.ErrorRate != 0 || f.DisconnectRate != 0 || f.QueueLimit429 != 0 || f.StallRate != 0 || f.StallDuration != 0 {
+		parts = append(parts, fmt.Sprintf("error_rate=%g disconnect_rate=%g queue_limit_429=%d stall_rate=%g stall_duration=%v",
+			f.ErrorRate, f.DisconnectRate, f.QueueLimit429, f.StallRate, f.StallDuration))
+	}
+	if f.UsagePromptTokens != nil {
+		parts = append(parts, fmt.Sprintf("usage_prompt_tokens=%d", *f.UsagePromptTokens))
+	}
+	if f.UsageCompletionTokens != nil {
+		parts = append(parts, fmt.Sprintf("usage_completion_tokens=%d", *f.UsageCompletionTokens))
+	}
+	if f.OmitUsage {
+		parts = append(parts, "omit_usage")
+	}
+	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" faults={error_rate=%g disconnect_rate=%g queue_limit_429=%d stall_rate=%g stall_duration=%v}",
-		f.ErrorRate, f.DisconnectRate, f.QueueLimit429, f.StallRate, f.StallDuration)
+	return " faults={" + strings.Join(parts, " ") + "}"
 }
