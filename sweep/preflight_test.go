@@ -10,12 +10,13 @@ import (
 )
 
 // TestPreflightWindowCheck: the probe (max_tokens 2) against the fixed-mode simulator (TTFT
-// 40 ms, ITL 8 ms) says a 64-token request takes TTFT + 63 × ITL = 544 ms alone; a real
-// request of 64 tokens agrees within 25% (timers on a loaded machine). min_requests 100 at
-// concurrency 1 then need 100 × that ≈ 54 s, more than a 2 s max_duration: the plan is
-// warned about; at concurrency 64 two rounds fit.
+// 30 ms, ITL 40 ms) says a 32-token request takes TTFT + 31 × ITL = 1.27 s alone; a real
+// request of 32 tokens agrees within 25% (the probe's one gap between tokens is what the
+// estimate scales: a few ms of timer jitter on a loaded machine stay under 10% of 40 ms).
+// min_requests 100 at concurrency 1 then need 100 × that ≈ 127 s, more than a 3 s
+// max_duration: the plan is warned about; at concurrency 64 two rounds (2.5 s) fit.
 func TestPreflightWindowCheck(t *testing.T) {
-	const ttft, itl = 40 * time.Millisecond, 8 * time.Millisecond
+	const ttft, itl = 30 * time.Millisecond, 40 * time.Millisecond
 	url, _ := startSim(t, sim.Config{Profile: sim.ProfileFixed, TTFT: ttft, ITL: itl})
 	c := newClient(t, url, 2)
 	pf, err := sweep.RunPreflight(context.Background(), c, sim.DefaultModel, sweep.PreflightTimeout)
@@ -25,28 +26,28 @@ func TestPreflightWindowCheck(t *testing.T) {
 	if pf.OutputTokens != 2 || pf.E2E < pf.TTFT || pf.TTFT < ttft {
 		t.Fatalf("probe: %+v", pf)
 	}
-	est := pf.RequestE2E(64)
-	want := ttft + 63*itl
+	est := pf.RequestE2E(32)
+	want := ttft + 31*itl
 	var rec sweep.Record
-	c.Do(context.Background(), &sweep.Request{Prompt: "one two three", PromptTokens: 3, MaxTokens: 64, IgnoreEOS: true}, &rec)
-	if !rec.OK() || rec.OutputTokens != 64 {
-		t.Fatalf("64-token request: %+v", rec)
+	c.Do(context.Background(), &sweep.Request{Prompt: "one two three", PromptTokens: 3, MaxTokens: 32, IgnoreEOS: true}, &rec)
+	if !rec.OK() || rec.OutputTokens != 32 {
+		t.Fatalf("32-token request: %+v", rec)
 	}
-	for name, d := range map[string]time.Duration{"ground truth TTFT + 63 × ITL": want, "a 64-token request": rec.E2E} {
+	for name, d := range map[string]time.Duration{"ground truth TTFT + 31 × ITL": want, "a 32-token request": rec.E2E} {
 		if r := float64(est) / float64(d); r < 0.75 || r > 1.25 {
 			t.Errorf("estimated E2E %v vs %s %v: ratio %.2f, want within 25%%", est, name, d, r)
 		}
 	}
-	proto := sweep.Protocol{MinRequests: 100, Duration: time.Second, MaxDuration: 2 * time.Second}
-	w := pf.CheckWindow(proto, []int{4, 1, 2}, 64, 0)
-	if w.Fits || w.Concurrency != 1 || w.E2E != est || w.Need != 100*est || w.Max != 2*time.Second {
+	proto := sweep.Protocol{MinRequests: 100, Duration: time.Second, MaxDuration: 3 * time.Second}
+	w := pf.CheckWindow(proto, []int{4, 1, 2}, 32, 0)
+	if w.Fits || w.Concurrency != 1 || w.E2E != est || w.Need != 100*est || w.Max != 3*time.Second {
 		t.Errorf("concurrency 1: %+v", w)
 	}
-	if w := pf.CheckWindow(proto, []int{64, 128}, 64, 0); !w.Fits || w.Need != 2*est {
-		t.Errorf("concurrency 64: %+v (two rounds of %v)", w, est)
+	if w := pf.CheckWindow(proto, []int{64, 128}, 32, 0); !w.Fits || w.Need != 2*est {
+		t.Errorf("concurrency 64: %+v (two rounds of %v fit in 3 s)", w, est)
 	}
 	proto.MinRequests = 0
-	if w := pf.CheckWindow(proto, []int{1}, 64, 0); !w.Fits {
+	if w := pf.CheckWindow(proto, []int{1}, 32, 0); !w.Fits {
 		t.Errorf("no min_requests: %+v", w)
 	}
 }
