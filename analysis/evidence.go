@@ -10,7 +10,7 @@ import (
 	"github.com/kneecap/kneecap/sweep"
 )
 
-// This file holds what the server says about itself beside the fit (DESIGN §3.7, §4.3): the
+// This file holds what the server says about itself beside the fit (DESIGN §3.7, §4.14): the
 // per-level server metrics and the server's own limit on requests run at once, compared with
 // the fitted slot limit and the knee. (The evidence quoted beside the knee is in knee.go.)
 
@@ -35,7 +35,7 @@ const (
 // llama.cpp total_slots, TGI max_concurrent_requests (its router's admission limit).
 var slotSettings = []string{"max_num_seqs", "max_running_requests", "total_slots", "max_concurrent_requests"}
 
-// ServerLimit is the server's own limit on the requests it runs at once: stated by its info
+// ServerLimit is the server's own limit on the requests it runs at once (DESIGN §4.14): stated by its info
 // endpoint, or seen in its metrics as a running count capped while requests waited.
 type ServerLimit struct {
 	// Slots is the limit the fit is compared with: Observed when the metrics show one (what

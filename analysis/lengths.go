@@ -10,10 +10,10 @@ import (
 
 // MaxLengthOff is the largest relative difference between a level's mean prompt (or fixed
 // output) length as the server counted it and the length requested that passes without a
-// warning (DESIGN §4.11).
+// warning (DESIGN §4.14).
 const MaxLengthOff = 0.05
 
-// summarizeLengths sets lv.InputTokens, lv.OutputTokens and lv.FixedOutput (DESIGN §1) from
+// summarizeLengths sets lv.InputTokens, lv.OutputTokens and lv.FixedOutput (DESIGN §4.14) from
 // the successful requests sent in [w0, w1):
 //   - requested: the mean of Record.RequestedPromptTokens (RequestedOutputTokens, max_tokens as
 //     sent) over those that carry it; records from before those fields take the workload's

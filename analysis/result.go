@@ -331,7 +331,7 @@ type Result struct {
 	SLO            SLOResult       `json:"slo"`
 	Capacity       *Capacity       `json:"capacity"`
 	// ServerLimit is the server's own limit on the requests it runs at once, when it states
-	// one or its metrics show one (DESIGN §4.3); nil otherwise.
+	// one or its metrics show one (DESIGN §4.14); nil otherwise.
 	ServerLimit *ServerLimit `json:"server_limit,omitempty"`
 	Warnings    []string     `json:"warnings"`
 }
