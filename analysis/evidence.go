@@ -35,8 +35,9 @@ const (
 // llama.cpp total_slots, TGI max_concurrent_requests (its router's admission limit).
 var slotSettings = []string{"max_num_seqs", "max_running_requests", "total_slots", "max_concurrent_requests"}
 
-// ServerLimit is the server's own limit on the requests it runs at once (DESIGN §4.14): stated by its info
-// endpoint, or seen in its metrics as a running count capped while requests waited.
+// ServerLimit is the server's own limit on the requests it runs at once (DESIGN §4.14):
+// stated by its info endpoint, or seen in its metrics as a running count capped while
+// requests waited.
 type ServerLimit struct {
 	// Slots is the limit the fit is compared with: Observed when the metrics show one (what
 	// bound at steady state), else Stated.
