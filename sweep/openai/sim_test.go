@@ -90,3 +90,27 @@ func TestSimulatorFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestSimulatorCloseAfterStreamSweep is issue 12's acceptance test of the retry: against the
+// simulator's close_after_stream mode (llama.cpp's llama-server: keep-alive advertised, the
+// connection closed after every stream), a sweep at concurrency 1, 2, 4 and 8 has no error;
+// each request that met a closed pooled connection was retried on a fresh one. The
+// simulator's stream of MaxTokens tokens is the ground truth of every record's N_out.
+func TestSimulatorCloseAfterStreamSweep(t *testing.T) {
+	srv := startSim(t, func(c *sim.Config) {
+		c.TTFT, c.ITL, c.CloseAfterStream = 2*time.Millisecond, 200*time.Microsecond, true
+	})
+	cl := newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel })
+	recs := runSweep(t, cl, []int{1, 2, 4, 8})
+	retried := 0
+	for i := range recs {
+		r := &recs[i]
+		if !r.OK() || r.OutputTokens != 8 {
+			t.Errorf("level %d worker %d seq %d: %s %s (N_out %d): %s", r.Concurrency, r.Worker, r.Seq, r.Status, r.ErrorClass, r.OutputTokens, r.Error)
+		}
+		if r.Retried {
+			retried++
+		}
+	}
+	t.Logf("%d requests, %d retried on a fresh connection", len(recs), retried)
+}
