@@ -51,6 +51,7 @@ const (
 	warnCapacityNoSLO
 	warnCapacityNoKnee
 	warnGateOtherSLOs
+	warnUsageDisbelieved
 )
 
 // warning is one warning: its kind and subject (what it is about, when one kind can be
@@ -286,6 +287,13 @@ func capacityNoKnee() warning {
 func gateOtherSLOs(run, base, runSLOs, baseSLOs string) warning {
 	return newWarning(warnGateOtherSLOs, run, "%s was analyzed under other SLOs than %s (%s vs %s): its SLO figures do not compare; re-run kneecap analyze with the same --slo flags",
 		run, base, runSLOs, baseSLOs)
+}
+
+// usageDisbelieved: at the level at concurrency c, the usage the server reported was not
+// believed for n of the requests sent in the window (DESIGN §7).
+func usageDisbelieved(c, n, requests int) warning {
+	return newWarning(warnUsageDisbelieved, fmt.Sprint(c), "level concurrency %d: the usage the server reported was not believed for %d of %d requests (a count no server could send for the stream that arrived): their output tokens, and so the level's TPS, count content chunks, their prompt tokens are the requested lengths; the level's notes and tokens_note in records.jsonl say why",
+		c, n, requests)
 }
 
 // warnings collects the warnings of one analysis in order.

@@ -220,6 +220,14 @@ func TestCloseAfterStreamSweep(t *testing.T) {
 // runSweep runs a short closed-loop sweep of levels against cl and returns its records.
 func runSweep(t *testing.T, cl sweep.Client, levels []int) []sweep.Record {
 	t.Helper()
+	recs, _ := runSweepRuns(t, cl, levels)
+	return recs
+}
+
+// runSweepRuns runs a short closed-loop sweep of levels against cl and returns its records
+// and levels.
+func runSweepRuns(t *testing.T, cl sweep.Client, levels []int) ([]sweep.Record, []sweep.LevelRun) {
+	t.Helper()
 	wl, err := sweep.NewWorkload(sweep.WorkloadConfig{
 		InputTokens:  sweep.Dist{Dist: sweep.DistFixed, Mean: 8},
 		OutputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: 8},
@@ -249,5 +257,5 @@ func runSweep(t *testing.T, cl sweep.Client, levels []int) []sweep.Record {
 	if len(sink.runs) != len(levels) {
 		t.Fatalf("sweep ran %d of %d levels: %s", len(sink.runs), len(levels), out.StopReason)
 	}
-	return sink.recs
+	return sink.recs, sink.runs
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -101,7 +102,7 @@ func TestSimulatorCloseAfterStreamSweep(t *testing.T) {
 		c.TTFT, c.ITL, c.CloseAfterStream = 2*time.Millisecond, 200*time.Microsecond, true
 	})
 	cl := newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel })
-	recs := runSweep(t, cl, []int{1, 2, 4, 8})
+	recs, runs := runSweepRuns(t, cl, []int{1, 2, 4, 8})
 	retried := 0
 	for i := range recs {
 		r := &recs[i]
@@ -110,6 +111,18 @@ func TestSimulatorCloseAfterStreamSweep(t *testing.T) {
 		}
 		if r.Retried {
 			retried++
+		}
+	}
+	// The analysis counts the retried requests sent in each window, none as an error.
+	for i, lv := range analysis.Summarize(sweep.GroupRecords(runs, recs), analysis.DefaultOptions()) {
+		want := 0
+		for j := range recs {
+			if r := &recs[j]; r.Level == runs[i].Index && r.Retried && sweep.SentInWindow(r, runs[i].W0, runs[i].W1) {
+				want++
+			}
+		}
+		if lv.Errors != 0 || lv.Retried != want {
+			t.Errorf("level %d: %d errors, %d retried; want 0 and %d", lv.Concurrency, lv.Errors, lv.Retried, want)
 		}
 	}
 	t.Logf("%d requests, %d retried on a fresh connection", len(recs), retried)

@@ -2,12 +2,15 @@ package openai
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -154,5 +157,41 @@ func TestNoTTFAWithoutReasoningFirst(t *testing.T) {
 	rec := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: "x", PromptTokens: 1})
 	if rec.Status != sweep.StatusOK || rec.TTFA != 0 || rec.ReasoningChunks != 0 || rec.OutputTokens != 2 {
 		t.Errorf("%s TTFA %v reasoning chunks %d out %d, want ok 0 0 2", rec.Status, rec.TTFA, rec.ReasoningChunks, rec.OutputTokens)
+	}
+}
+
+// TestUsageLyingSweep: a server whose usage says completion_tokens 1e12 for streams of 8
+// content chunks. Through a real sweep and the analysis, every level warns by name that the
+// usage was not believed, and its TPS comes from the chunks: N_out is exactly 8 and output
+// TPS ≈ QPS × 8 (the identity of DESIGN §1, within 15%: window edges), not 1e13 tokens/s.
+func TestUsageLyingSweep(t *testing.T) {
+	srv := streamOf(t, 8, `{"prompt_tokens":9,"completion_tokens":1000000000000}`)
+	recs, runs := runSweepRuns(t, newClient(t, srv.URL, nil), []int{1, 2})
+	checkLyingLevels(t, recs, runs, 8)
+}
+
+// checkLyingLevels summarises and analyses a sweep whose server lied in every usage and
+// checks each level against chunks content chunks per request.
+func checkLyingLevels(t *testing.T, recs []sweep.Record, runs []sweep.LevelRun, chunks int) {
+	t.Helper()
+	levels := analysis.Summarize(sweep.GroupRecords(runs, recs), analysis.DefaultOptions())
+	res := analysis.Analyze(levels, analysis.Meta{}, analysis.DefaultOptions())
+	for _, lv := range levels {
+		if lv.Requests == 0 || lv.UsageDisbelieved != lv.Requests || lv.Errors != 0 {
+			t.Errorf("level %d: usage not believed for %d of %d requests (%d errors), want all", lv.Concurrency, lv.UsageDisbelieved, lv.Requests, lv.Errors)
+		}
+		if lv.MeanOutputTokens != analysis.Float(chunks) || !lv.TPOT.P50.OK() {
+			t.Errorf("level %d: mean N_out %v, TPOT p50 %v; want %d from chunks and a TPOT", lv.Concurrency, lv.MeanOutputTokens, lv.TPOT.P50, chunks)
+		}
+		if want := float64(lv.QPS) * float64(chunks); !(math.Abs(float64(lv.OutputTPS)-want) <= 0.15*want) {
+			t.Errorf("level %d: output TPS %v, want ≈ QPS × %d = %v", lv.Concurrency, lv.OutputTPS, chunks, want)
+		}
+		prefix := fmt.Sprintf("level concurrency %d: the usage the server reported was not believed for %d of %d requests", lv.Concurrency, lv.Requests, lv.Requests)
+		if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, prefix) }) {
+			t.Errorf("no warning %q in %q", prefix, res.Warnings)
+		}
+	}
+	if res.Throughput.MaxTPS.OK() && res.Throughput.MaxTPS > 1e6 {
+		t.Errorf("headline %v tokens/s: the lying usage was believed", res.Throughput.MaxTPS)
 	}
 }
