@@ -292,7 +292,7 @@ func gateOtherSLOs(run, base, runSLOs, baseSLOs string) warning {
 // usageDisbelieved: at the level at concurrency c, the usage the server reported was not
 // believed for n of the requests sent in the window (DESIGN §7).
 func usageDisbelieved(c, n, requests int) warning {
-	return newWarning(warnUsageDisbelieved, fmt.Sprint(c), "level concurrency %d: the usage the server reported was not believed for %d of %d requests (a count no server could send for the stream that arrived): their output tokens, and so the level's TPS, count content chunks, their prompt tokens are the requested lengths; the level's notes and tokens_note in records.jsonl say why",
+	return newWarning(warnUsageDisbelieved, fmt.Sprint(c), "level concurrency %d: the usage the server reported was not believed for %d of %d requests (a count no server could send for the stream that arrived): an output count not believed is replaced by the content chunks, and the level's TPS counts them, a prompt count by the requested length; the level's notes and tokens_note in records.jsonl say why",
 		c, n, requests)
 }
 
