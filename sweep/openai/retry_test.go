@@ -3,6 +3,7 @@ package openai
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -44,6 +45,14 @@ func startStale(t *testing.T, answer func(onConn, overall int64) bool) *staleSer
 			s.mu.Unlock()
 			conn.Close()
 			return
+		}
+		// A retry sends the whole body again.
+		var body struct {
+			Model    string `json:"model"`
+			Messages []any  `json:"messages"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Model != "m" || len(body.Messages) != 1 {
+			t.Errorf("request body: %v (%+v)", err, body)
 		}
 		sse := newSSE(w)
 		sse.data(contentChunk("a"))
