@@ -342,6 +342,7 @@ func (c *Client) read(ctx, reqCtx context.Context, cancel context.CancelFunc, s 
 		sr.chunks = make([]int64, 0, min(n, maxChunksPrealloc, c.opts.MaxChunks))
 	}
 	err := c.readChunks(s, tSend, &sr)
+	sr.sc.sentBytes = st.sentBytes
 	sc, chunks := sr.sc, sr.chunks
 	nContent := sc.chunks
 	rec.TTFT, rec.TTFA, rec.ReasoningChunks = sr.first, sr.answer, sc.reasoningChunks
@@ -493,6 +494,7 @@ type reqState struct {
 	reused    bool        // the last attempt's connection had carried an earlier request
 	firstByte atomic.Bool // the last attempt read a response byte (set from net/http's read loop)
 	retried   bool
+	sentBytes int // of the request body, as sent
 	body      *sseBody
 }
 

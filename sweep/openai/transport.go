@@ -40,6 +40,9 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+	if st != nil {
+		st.sentBytes = int(req.ContentLength)
+	}
 	resp, err := d.hc.Do(req)
 	if err != nil && st != nil && st.staleConn() && req.Context().Err() == nil {
 		// The server closed a pooled keep-alive connection (llama.cpp's llama-server does after

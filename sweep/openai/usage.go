@@ -17,8 +17,8 @@ const (
 	// beyond the context of any model served today.
 	MaxPlausibleTokens = 10_000_000
 	// MaxTemplateTokens is the most tokens a chat template may add to a prompt: a reported
-	// prompt_tokens above the prompt's bytes plus this is not believed (a token of text
-	// covers at least one byte).
+	// prompt_tokens above the request's bytes (its JSON body: the prompt and whatever
+	// extra_body adds) plus this is not believed (a token of text covers at least one byte).
 	MaxTemplateTokens = 1024
 	// MinPromptFraction is the least fraction of the requested prompt length a reported
 	// prompt_tokens may be.
@@ -40,10 +40,12 @@ func (u *usageCounts) merge(v usageCounts) {
 }
 
 // streamCounts is what a stream showed of its tokens: its content chunks, those that carried
-// reasoning content only, and the usage it reported.
+// reasoning content only, and the usage it reported; and the bytes of the request it
+// answered (its JSON body, at least the prompt), which bound the prompt's tokens.
 type streamCounts struct {
 	chunks, reasoningChunks int
 	usage                   usageCounts
+	sentBytes               int
 }
 
 // setTokens fills rec's token fields from what the stream of req showed: OutputTokens,
@@ -70,7 +72,7 @@ func setTokens(rec *sweep.Record, sc streamCounts, req *sweep.Request, perChunk 
 	}
 	rec.PromptTokens = req.PromptTokens
 	if u.prompt.set {
-		if why := implausiblePrompt(u.prompt.n, req); why != "" {
+		if why := implausiblePrompt(u.prompt.n, req, max(sc.sentBytes, len(req.Prompt))); why != "" {
 			rec.UsagePromptTokens = int64(u.prompt.n)
 			notes = append(notes, fmt.Sprintf("prompt_tokens %d not believed: %s; prompt_tokens is the requested %d", u.prompt.n, why, req.PromptTokens))
 		} else {
@@ -115,15 +117,16 @@ func implausibleOutput(u usageCounts, sc streamCounts, maxTokens, perChunk int) 
 	return ""
 }
 
-// implausiblePrompt says why usage.prompt_tokens n cannot count req's prompt, or "".
-func implausiblePrompt(n int, req *sweep.Request) string {
+// implausiblePrompt says why usage.prompt_tokens n cannot count req's prompt, sent in a
+// request of sent bytes, or "".
+func implausiblePrompt(n int, req *sweep.Request, sent int) string {
 	switch {
 	case n < 0:
 		return "negative"
 	case n > MaxPlausibleTokens:
 		return fmt.Sprintf("more than %d (absurd)", MaxPlausibleTokens)
-	case n > len(req.Prompt)+MaxTemplateTokens:
-		return fmt.Sprintf("more than the prompt's %d bytes plus %d tokens of chat template (a token covers at least one byte)", len(req.Prompt), MaxTemplateTokens)
+	case n > sent+MaxTemplateTokens:
+		return fmt.Sprintf("more than the request's %d bytes plus %d tokens of chat template (a token covers at least one byte)", sent, MaxTemplateTokens)
 	case float64(n) < MinPromptFraction*float64(req.PromptTokens):
 		return fmt.Sprintf("less than %.0f%% of the %d tokens requested", MinPromptFraction*100, req.PromptTokens)
 	}

@@ -2,11 +2,13 @@ package openai
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,8 +19,17 @@ import (
 // streamOf serves chunks content chunks, then the usage event (none when usage is ""), then
 // [DONE].
 func streamOf(t *testing.T, chunks int, usage string) *httptest.Server {
+	srv, _ := streamOfBody(t, chunks, usage)
+	return srv
+}
+
+// streamOfBody is streamOf that also keeps the length of the last request body it read.
+func streamOfBody(t *testing.T, chunks int, usage string) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
+	var body atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		body.Store(int64(len(b)))
 		s := newSSE(w)
 		s.data(roleChunk())
 		for i := range chunks {
@@ -30,7 +41,7 @@ func streamOf(t *testing.T, chunks int, usage string) *httptest.Server {
 		s.data("[DONE]")
 	}))
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, &body
 }
 
 // TestUsagePlausibility drives each rule of DESIGN §7 over loopback: the usage a server
@@ -73,10 +84,11 @@ func TestUsagePlausibility(t *testing.T) {
 			out: 10, promptTokens: 9, source: sweep.TokensFromUsage, note: "reasoning_tokens 11 not believed"},
 		{name: "prompt 1e15", chunks: 4, usage: `{"prompt_tokens":1000000000000000,"completion_tokens":4}`,
 			out: 4, promptTokens: 4, source: sweep.TokensFromUsage, usagePrompt: 1e15, note: "prompt_tokens 1000000000000000 not believed: more than 10000000 (absurd); prompt_tokens is the requested 4"},
-		{name: "prompt beyond bytes and template", chunks: 4, usage: `{"prompt_tokens":1047,"completion_tokens":4}`,
-			out: 4, promptTokens: 4, source: sweep.TokensFromUsage, usagePrompt: 1047, note: "more than the prompt's 22 bytes plus 1024 tokens of chat template"},
-		{name: "prompt at bytes and template", chunks: 4, usage: `{"prompt_tokens":1046,"completion_tokens":4}`,
-			out: 4, promptTokens: 1046, source: sweep.TokensFromUsage},
+		// The request's JSON body is about 150 bytes: the bound is its length + 1024.
+		{name: "prompt beyond bytes and template", chunks: 4, usage: `{"prompt_tokens":1400,"completion_tokens":4}`,
+			out: 4, promptTokens: 4, source: sweep.TokensFromUsage, usagePrompt: 1400, note: "bytes plus 1024 tokens of chat template"},
+		{name: "prompt within bytes and template", chunks: 4, usage: `{"prompt_tokens":1100,"completion_tokens":4}`,
+			out: 4, promptTokens: 1100, source: sweep.TokensFromUsage},
 		{name: "prompt 0", chunks: 4, usage: `{"prompt_tokens":0,"completion_tokens":4}`,
 			out: 4, promptTokens: 4, source: sweep.TokensFromUsage, note: "prompt_tokens 0 not believed: less than 25% of the 4 tokens requested"},
 		{name: "both", chunks: 4, usage: `{"prompt_tokens":-1,"completion_tokens":-1}`,
@@ -84,7 +96,7 @@ func TestUsagePlausibility(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := streamOf(t, tt.chunks, tt.usage)
+			srv, body := streamOfBody(t, tt.chunks, tt.usage)
 			rec := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: prompt, PromptTokens: 4, MaxTokens: tt.maxTokens})
 			if rec.Status != sweep.StatusOK {
 				t.Fatalf("%s %s: %s", rec.Status, rec.ErrorClass, rec.Error)
@@ -98,6 +110,9 @@ func TestUsagePlausibility(t *testing.T) {
 			}
 			if (tt.note == "") != (rec.TokensNote == "") || !strings.Contains(rec.TokensNote, tt.note) {
 				t.Errorf("note %q, want one containing %q", rec.TokensNote, tt.note)
+			}
+			if n := body.Load(); strings.Contains(tt.note, "bytes plus") && !strings.Contains(rec.TokensNote, fmt.Sprintf("the request's %d bytes", n)) {
+				t.Errorf("note %q does not name the %d bytes of the request body", rec.TokensNote, n)
 			}
 			if rec.RequestedPromptTokens != 4 || rec.RequestedOutputTokens != tt.maxTokens {
 				t.Errorf("requested %d/%d, want 4/%d", rec.RequestedPromptTokens, rec.RequestedOutputTokens, tt.maxTokens)
