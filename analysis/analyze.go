@@ -104,6 +104,9 @@ func (a *analyzer) collect() {
 			a.warn(levelDropped(lv.Concurrency, tps))
 			continue
 		}
+		if lv.UsageDisbelieved > 0 {
+			a.warn(usageDisbelieved(lv.Concurrency, lv.UsageDisbelieved, lv.Requests))
+		}
 		if !lv.ClientBound {
 			a.all = append(a.all, point{c, tps, lv})
 		}

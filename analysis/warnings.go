@@ -55,6 +55,7 @@ const (
 	warnPromptLengthOff
 	warnOutputLengthIgnored
 	warnServerLimit
+	warnUsageDisbelieved
 )
 
 // warning is one warning: its kind and subject (what it is about, when one kind can be
@@ -332,6 +333,13 @@ func serverLimitDisagree(what string, v float64, lim *ServerLimit) warning {
 
 // fconcurrency formats a count of requests: 4, 4.5.
 func fconcurrency(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+
+// usageDisbelieved: at the level at concurrency c, the usage the server reported was not
+// believed for n of the requests sent in the window (DESIGN §7).
+func usageDisbelieved(c, n, requests int) warning {
+	return newWarning(warnUsageDisbelieved, fmt.Sprint(c), "level concurrency %d: the usage the server reported was not believed for %d of %d requests (a count no server could send for the stream that arrived): an output count not believed is replaced by the content chunks, and the level's TPS counts them, a prompt count by the requested length; the level's notes and tokens_note in records.jsonl say why",
+		c, n, requests)
+}
 
 // warnings collects the warnings of one analysis in order.
 type warnings struct {

@@ -69,7 +69,7 @@ func HTML(w io.Writer, res *analysis.Result, svgs map[string][]byte) error {
 		Title: title, Subtitle: subtitle(res.Meta), Source: res.Meta.Source, StopReason: res.Meta.StopReason,
 		Provenance: provenance(res.Meta),
 		Answer:     Answer(res), Warnings: numberedList(res.Warnings), Charts: charts,
-		Levels: levelTable(res), Method: methodTable(), Validity: validityTable(res),
+		Levels: levelTable(res), Method: methodTable(res), Validity: validityTable(res),
 		HasLevels: len(res.Levels) > 0, Fits: fitNotes(res),
 		HasServer: hasServer(res), Server: serverTable(res), ServerNote: serverNote,
 		HasLengths: hasLengths(res), Lengths: lengthsTable(res), LengthsNote: lengthsNote,

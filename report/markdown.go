@@ -76,7 +76,7 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 	}
 
 	fmt.Fprint(bw, "## Method\n\n")
-	mdTable(bw, methodTable())
+	mdTable(bw, methodTable(res))
 	fmt.Fprintln(bw)
 
 	if len(res.Levels) > 0 {
@@ -104,11 +104,15 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 	return nil
 }
 
-// methodTable lists the metric definitions and formulas.
-func methodTable() table {
+// methodTable lists the metric definitions and formulas; TTFA follows TTFT when some
+// request of res reasoned first.
+func methodTable(res *analysis.Result) table {
 	t := table{Header: []string{"quantity", "definition"}, Class: "text"}
 	for _, m := range methodNotes {
 		t.Rows = append(t.Rows, []string{m[0], m[1]})
+		if m[0] == "TTFT" && reasoned(res) {
+			t.Rows = append(t.Rows, []string{ttfaNote[0], ttfaNote[1]})
+		}
 	}
 	return t
 }

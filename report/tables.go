@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,15 +22,36 @@ func levelTable(res *analysis.Result) table {
 	t := table{Header: []string{"concurrency", "requests", "errors", "output TPS (tokens/s)", "±95% CI (tokens/s)",
 		"QPS (req/s)", "goodput (req/s)", "TTFT p50 (ms)", "TTFT p95 (ms)", "TTFT p99 (ms)", "TPOT p50 (ms)", "TPOT p95 (ms)",
 		"ITL p99 (ms)", "E2E p50 (ms)", "E2E p95 (ms)", "valid"}}
+	// TTFT counts reasoning content; the time to the first answer token follows it when some
+	// request reasoned first.
+	ttfa := reasoned(res)
+	if ttfa {
+		t.Header = slices.Insert(t.Header, 10, "TTFA p50 (ms)", "TTFA p95 (ms)")
+	}
 	for _, l := range sortedLevels(res) {
-		t.Rows = append(t.Rows, []string{
+		row := []string{
 			concurrencyCell(&l), strconv.Itoa(l.Requests), errorsCell(&l),
 			fnum(l.OutputTPS), fnum(l.OutputTPSCI95), fnum(l.QPS), fnum(l.GoodputQPS),
 			fnum(l.TTFT.P50), fnum(l.TTFT.P95), fnum(l.TTFT.P99), fnum(l.TPOT.P50), fnum(l.TPOT.P95),
 			fnum(l.ITL.P99), fnum(l.E2E.P50), fnum(l.E2E.P95), validCell(&l),
-		})
+		}
+		if ttfa {
+			row = slices.Insert(row, 10, fnum(l.TTFA.P50), fnum(l.TTFA.P95))
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	return withLengths(t, res, "ISL (tokens)", "OSL (tokens)", " ≠ ")
+}
+
+// reasoned reports whether some level's requests reasoned before they answered: its TTFA
+// (time to first answer token) was measured apart from TTFT.
+func reasoned(res *analysis.Result) bool {
+	for i := range res.Levels {
+		if res.Levels[i].TTFA.P50.OK() {
+			return true
+		}
+	}
+	return false
 }
 
 // errorsCell shows the failed requests and their rate; a table that reports only the rate

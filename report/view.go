@@ -155,7 +155,50 @@ func Answer(res *analysis.Result) []string {
 	if t := addedSentence(res); t != "" {
 		s = append(s, t)
 	}
+	if t := reasoningSentence(res); t != "" {
+		s = append(s, t)
+	}
 	return s
+}
+
+// reasoningSentence says which TTFT the report uses when requests reasoned before they
+// answered (DESIGN §1), with the time to first answer token beside it; "" otherwise.
+func reasoningSentence(res *analysis.Result) string {
+	var lo, hi *analysis.Level
+	var reasonMin, reasonMax analysis.Float = analysis.NaN(), analysis.NaN()
+	for _, l := range sortedLevels(res) {
+		if !l.TTFA.P50.OK() {
+			continue
+		}
+		if lo == nil {
+			lo = &l
+		}
+		hi = &l
+		if r := l.MeanReasoningTokens; r.OK() {
+			if !reasonMin.OK() || r < reasonMin {
+				reasonMin = r
+			}
+			if !reasonMax.OK() || r > reasonMax {
+				reasonMax = r
+			}
+		}
+	}
+	if lo == nil {
+		return ""
+	}
+	t := "Requests reasoned before they answered: TTFT here is the time to the first token, reasoning included; the time to the first answer token (TTFA) p50 is "
+	if lo == hi {
+		t += fmt.Sprintf("%s ms at concurrency %d", fnum(lo.TTFA.P50), lo.Concurrency)
+	} else {
+		t += fmt.Sprintf("%s ms at concurrency %d to %s ms at %d", fnum(lo.TTFA.P50), lo.Concurrency, fnum(hi.TTFA.P50), hi.Concurrency)
+	}
+	switch {
+	case reasonMin.OK() && reasonMin == reasonMax:
+		t += fmt.Sprintf(", after %s reasoning tokens on average", fnum(reasonMin))
+	case reasonMin.OK():
+		t += fmt.Sprintf(", after %s–%s reasoning tokens on average", fnum(reasonMin), fnum(reasonMax))
+	}
+	return t + "."
 }
 
 // addedSentence names the levels the sweep added after its planned ones (sweep.refine), or "".
@@ -388,6 +431,9 @@ func checksOf(l *analysis.Level) levelChecks {
 	c.TPSIdentity = errCheck(relErr(float64(l.OutputTPS), float64(l.QPS)*nout), maxIdentityErr)
 	return c
 }
+
+// ttfaNote defines TTFA; the method table lists it when some request reasoned first.
+var ttfaNote = [2]string{"TTFA", "t(first chunk with non-empty answer content, not reasoning) − t_send, for requests that reasoned first (TTFT otherwise)"}
 
 // methodNotes are the metric definitions and model formulas of DESIGN §1 and §4, as
 // (name, formula) pairs, printed beside the numbers.

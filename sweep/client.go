@@ -30,7 +30,8 @@ type Request struct {
 type Client interface {
 	// Do sends req as a streaming request, reads the stream to its end, and fills rec's
 	// Sent, ConnWait, TTFT, E2E, Chunks/ITL, PromptTokens, OutputTokens, TokensSource,
-	// Status, ErrorClass and Error fields. It never returns before the stream has ended or
+	// Status, ErrorClass and Error fields, and the requested lengths, TTFA, reasoning,
+	// usage-plausibility and Retried fields. It never returns before the stream has ended or
 	// ctx is done; a cancelled ctx yields Status cancelled.
 	Do(ctx context.Context, req *Request, rec *Record)
 	// Models lists the served model IDs (GET /v1/models).
