@@ -42,6 +42,13 @@ type WorkloadConfig struct {
 	ThinkTime time.Duration `yaml:"think_time"`
 	// Seed seeds the workload.
 	Seed int64 `yaml:"seed"`
+	// PromptSizing says how prompt lengths are made to count in the server's tokens (DESIGN
+	// §3.6): auto (empty means auto), tokenize, usage, tokenizer or words (one token per
+	// word, the prompts of earlier versions).
+	PromptSizing string `yaml:"prompt_sizing"`
+	// Tokenizer is a Hugging Face tokenizer.json that counts prompt tokens offline (prompt
+	// sizing tokenizer, or auto).
+	Tokenizer string `yaml:"tokenizer"`
 }
 
 // Distribution names of Dist.Dist.
@@ -98,6 +105,18 @@ func (w WorkloadConfig) Validate() []error {
 	}
 	if w.ThinkTime < 0 {
 		errs = append(errs, fmt.Errorf("workload.think_time: is %v: must be ≥ 0", w.ThinkTime))
+	}
+	switch w.PromptSizing {
+	case "", SizingAuto, SizingTokenize, SizingUsage, SizingWords:
+		if w.Tokenizer != "" && w.PromptSizing != "" && w.PromptSizing != SizingAuto {
+			errs = append(errs, fmt.Errorf("workload.tokenizer: is set, but workload.prompt_sizing is %s, which does not read it (use tokenizer or auto, or remove workload.tokenizer)", w.PromptSizing))
+		}
+	case SizingTokenizer:
+		if w.Tokenizer == "" {
+			errs = append(errs, errors.New("workload.prompt_sizing: tokenizer needs workload.tokenizer (a Hugging Face tokenizer.json)"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("workload.prompt_sizing: %q: must be auto, tokenize, usage, tokenizer or words", w.PromptSizing))
 	}
 	return errs
 }

@@ -106,6 +106,8 @@ type Client struct {
 	api       sweep.API
 	oc        *goopenai.Client
 	transport *http.Transport
+	// extra is Options.ExtraBody, each value encoded once.
+	extra map[string]json.RawMessage
 	// maxCompletionTokens sends max_tokens as max_completion_tokens: the model is one of
 	// OpenAI's reasoning models, which reject max_tokens (go-openai's ReasoningValidator).
 	maxCompletionTokens bool
@@ -197,7 +199,7 @@ func New(opts Options) (*Client, error) {
 	cfg := goopenai.DefaultConfig(opts.APIKey)
 	cfg.BaseURL = strings.TrimRight(opts.BaseURL, "/")
 	cfg.HTTPClient = &doer{hc: &http.Client{Transport: tr}, opts: &opts, extra: extra}
-	c := &Client{opts: opts, api: opts.API, oc: goopenai.NewClientWithConfig(cfg), transport: tr}
+	c := &Client{opts: opts, api: opts.API, oc: goopenai.NewClientWithConfig(cfg), transport: tr, extra: extra}
 	// The verdict depends only on the model, so it is taken once here, not per request.
 	probe := goopenai.ChatCompletionRequest{Model: opts.Model, MaxTokens: 1,
 		Messages: []goopenai.ChatCompletionMessage{{Role: goopenai.ChatMessageRoleUser, Content: "x"}}}
