@@ -130,9 +130,9 @@ func TestLoadConfigErrors(t *testing.T) {
 		want []string
 	}{
 		{"unknown key", "target:\n  url: http://x/v1\n  modle: m\n",
-			[]string{":3: field modle not found"}},
+			[]string{":3: target.modle: unknown key (target takes url, model"}},
 		{"unknown top-level key", "name: a\nsweeep: {}\n",
-			[]string{":2: field sweeep not found"}},
+			[]string{":2: sweeep: unknown key (the top level takes name"}},
 		{"wrong type", "sweep:\n  min_requests: many\n",
 			[]string{":2: sweep.min_requests: cannot unmarshal !!str `many` into int"}},
 		{"duration without unit", "sweep:\n  warmup: 2s\n  duration: 30\n",
@@ -237,7 +237,7 @@ func TestLoadConfigOneRound(t *testing.T) {
 	p := writeConfig(t, "sweep:\n  ci_target: 1.5\n  min_requests: many\n  levels: [2, 1]\nbogus: 1\n")
 	_, err := Load(p)
 	probs := Problems(err)
-	want := []string{":2: sweep.ci_target:", ":3: sweep.min_requests: cannot unmarshal", ":4: sweep.levels:", ":5: field bogus not found"}
+	want := []string{":2: sweep.ci_target:", ":3: sweep.min_requests: cannot unmarshal", ":4: sweep.levels:", ":5: bogus: unknown key (the top level takes name, target"}
 	if len(probs) != len(want) {
 		t.Fatalf("got %d problems, want %d:\n%s", len(probs), len(want), strings.Join(probs, "\n"))
 	}
@@ -381,5 +381,26 @@ func TestURLErrorsRedacted(t *testing.T) {
 	}
 	if _, err := s.Scrape(t.Context()); err == nil || strings.Contains(err.Error(), secret) {
 		t.Errorf("Scrape = %v: want an error without the token", err)
+	}
+}
+
+// TestDecodeProblemsNameKeys: yaml.v3's messages name Go types ("field x not found in type
+// sweep.Protocol"); the problems a user reads name the key's path and what its section takes,
+// and a section given a scalar asks for a mapping.
+func TestDecodeProblemsNameKeys(t *testing.T) {
+	p := writeConfig(t, "sweep:\n  stop: {plateu: true}\nslo: 3\n")
+	_, err := Read(p)
+	got := Problems(err)
+	want := []string{
+		p + ":2: sweep.stop.plateu: unknown key (sweep.stop takes plateau, overload, max_error_rate, stop_ttft, budget)",
+		p + ":3: slo: cannot unmarshal !!int `3` into a mapping of keys",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("problems\n%q\nwant\n%q", got, want)
+	}
+	for _, g := range got {
+		if strings.Contains(g, "sweep.StopRules") || strings.Contains(g, "analysis.SLO") {
+			t.Errorf("problem names a Go type: %q", g)
+		}
 	}
 }

@@ -228,11 +228,7 @@ func parseConfig(file string, data []byte) (Config, error) {
 			if durLines[n] && strings.Contains(m[2], "time.Duration") {
 				continue // already reported as "duration needs a unit"
 			}
-			ce := &Error{Where: fmt.Sprintf("%s:%d", file, n), Msg: m[2]}
-			if !strings.HasPrefix(m[2], "field ") && !namesKey(m[2]) {
-				ce.Key = lineKeys[n]
-			}
-			errs = append(errs, ce)
+			errs = append(errs, typeProblem(fmt.Sprintf("%s:%d", file, n), lineKeys[n], m[2]))
 		}
 	}
 	if len(errs) == 0 {
@@ -240,6 +236,86 @@ func parseConfig(file string, data []byte) (Config, error) {
 	}
 	sortProblems(errs)
 	return c, &keyProblems{errs: errs}
+}
+
+// unknownFieldRE and intoTypeRE match yaml.v3's messages for an unknown key and for a value of
+// the wrong kind.
+var (
+	unknownFieldRE = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
+	intoTypeRE     = regexp.MustCompile(`^(.*cannot unmarshal .* into )(\S+)$`)
+)
+
+// typeProblem turns one of yaml.v3's decode messages, at where, into the problem a user reads:
+// an unknown key names its full path and the keys its section takes (yaml.v3 names the Go
+// type, an implementation detail); a section given a scalar says it wants a mapping. key is
+// the deepest key on the line.
+func typeProblem(where, key, msg string) *Error {
+	if m := unknownFieldRE.FindStringSubmatch(msg); m != nil {
+		if t, ok := sectionTypes()[m[2]]; ok {
+			section := parentKey(key)
+			if key == "" || !strings.HasSuffix(key, m[1]) {
+				key = m[1]
+				if section != "" {
+					key = section + "." + m[1]
+				}
+			}
+			takes := "the top level takes "
+			if section != "" {
+				takes = section + " takes "
+			}
+			return &Error{Where: where, Key: key, Msg: "unknown key (" + takes + strings.Join(yamlKeys(t), ", ") + ")"}
+		}
+	}
+	if m := intoTypeRE.FindStringSubmatch(msg); m != nil {
+		if _, ok := sectionTypes()[m[2]]; ok {
+			msg = m[1] + "a mapping of keys"
+		}
+	}
+	e := &Error{Where: where, Msg: msg}
+	if !namesKey(msg) {
+		e.Key = key
+	}
+	return e
+}
+
+// sectionTypes maps the Go name of every struct type of a Config ("sweep.Protocol"), as
+// yaml.v3 prints it, to the type.
+func sectionTypes() map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || out[t.String()] != nil {
+			return
+		}
+		out[t.String()] = t
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() {
+				walk(f.Type)
+			}
+		}
+	}
+	walk(reflect.TypeOf(Config{}))
+	return out
+}
+
+// yamlKeys lists the YAML keys of struct type t in field order.
+func yamlKeys(t reflect.Type) []string {
+	var keys []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		keys = append(keys, name)
+	}
+	return keys
 }
 
 // keyProblems is Read's error for a file that parsed but has problems of single keys:

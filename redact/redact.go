@@ -43,6 +43,18 @@ func URL(raw string) string {
 	return u.String()
 }
 
+// URLWithoutQuery drops the userinfo and the whole query of raw, for messages about a URL
+// whose query has no business being there; a string that does not parse is "<unparseable>".
+func URLWithoutQuery(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<unparseable>"
+	}
+	u.User = nil
+	u.RawQuery, u.ForceQuery = "", false
+	return u.String()
+}
+
 // Tree deep-copies v (decoded YAML or JSON: maps of string keys, slices, scalars): a value
 // under a key that secret reports is replaced by Value, and a string elsewhere by str's
 // result (kept as it is when str is nil).

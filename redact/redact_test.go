@@ -38,3 +38,16 @@ func TestURLAndText(t *testing.T) {
 		t.Errorf("Text = %q", got)
 	}
 }
+
+// TestURLWithoutQuery: userinfo and the whole query go; an unparseable string is not echoed.
+func TestURLWithoutQuery(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://u:p@host:8000/v1?sig=abc&model=m": "http://host:8000/v1",
+		"http://host/v1?":                         "http://host/v1",
+		"http://[::1:bad/v1 key=sk-1":             "<unparseable>",
+	} {
+		if got := URLWithoutQuery(in); got != want {
+			t.Errorf("URLWithoutQuery(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

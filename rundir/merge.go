@@ -13,7 +13,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -221,7 +220,8 @@ func shardLevels(parts []*Run) []string {
 func configDiff(a, b config.Config) []string {
 	for _, c := range []*config.Config{&a, &b} {
 		c.Shard.Index, c.Output.Dir = 0, ""
-		c.SLO, c.Analysis, c.Plan = analysis.SLO{}, config.AnalysisConfig{}, analysis.Plan{}
+		var zero config.Config
+		c.SLO, c.Analysis, c.Plan = zero.SLO, zero.Analysis, zero.Plan
 		if t, err := c.Shard.Start(); err == nil {
 			c.Shard.StartAt = t.UTC().Format(time.RFC3339Nano)
 		}

@@ -55,6 +55,16 @@ type Config struct {
 	OutputDist string `yaml:"output_dist" json:"output_dist,omitempty"`
 	// TokensPerChunk is the number of tokens sent in each streamed chunk.
 	TokensPerChunk int `yaml:"tokens_per_chunk" json:"tokens_per_chunk"`
+	// Tokenizer is the token rule of prompts and output text: words (the default: one token per
+	// whitespace-separated word) or subword (⌈n ÷ 4⌉ tokens for a word of n bytes).
+	Tokenizer Tokenizer `yaml:"tokenizer" json:"tokenizer,omitempty"`
+	// ChatTemplateTokens is the number of tokens the chat template adds to the prompt of every
+	// chat request (not to completions); 0 = none.
+	ChatTemplateTokens int `yaml:"chat_template_tokens" json:"chat_template_tokens,omitempty"`
+	// CloseAfterStream closes the connection after every streamed response while advertising
+	// keep-alive (Connection: keep-alive, Keep-Alive: timeout=5), as llama.cpp's llama-server
+	// does: a client that reuses the connection gets EOF before any response byte.
+	CloseAfterStream bool `yaml:"close_after_stream" json:"close_after_stream,omitempty"`
 	// Faults configures fault injection.
 	Faults Faults `yaml:"faults" json:"faults"`
 	// Seed seeds every random choice of the engine.

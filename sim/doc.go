@@ -51,10 +51,14 @@
 //
 // # Tokens
 //
-// Prompt tokens (CountTokens): one token per whitespace-separated word (strings.Fields)
-// across all message contents (chat; text parts of array contents) or the prompt
-// (completions; a token-id array counts its length); no chat-template overhead. Each output
-// token is the word "tok " in the content, so output counts the same way.
+// Prompt tokens: the rule Config.Tokenizer names — words (CountTokens: one token per
+// whitespace-separated word, strings.Fields) or subword (CountSubwordTokens: ⌈n ÷ 4⌉ tokens
+// for a word of n bytes) — across all message contents (chat; text parts of array contents)
+// or the prompt (completions; a token-id array counts its length), plus chat_template_tokens
+// for a chat request. That one count (Config.promptTokens) is usage.prompt_tokens, the
+// /tokenize count, the context-limit check, the KV the request holds and its prefill work.
+// Each output token is the word "tok " in the content, one token under either rule, so
+// output counts the same way.
 //
 // Output length: max_tokens when ignore_eos is set or min_tokens ≥ max_tokens; otherwise a
 // draw from output_dist (geometric with mean output_tokens — a constant end-of-sequence
@@ -70,11 +74,20 @@
 // "data: [DONE]") or not; stream_options.include_usage adds a final chunk with empty choices
 // and usage {prompt_tokens, completion_tokens, total_tokens}; chat streams open with vLLM's
 // role-only chunk (delta {role: assistant, content: ""}); every chunk is flushed; the first
-// content chunk carries the first token and later ones tokens_per_chunk tokens. GET
-// /v1/models, GET /health and GET /metrics (Prometheus text, vLLM series names labelled
+// content chunk carries the first token and later ones tokens_per_chunk tokens. POST
+// /tokenize as vLLM serves it ({"model", "prompt"} or {"model", "messages",
+// "add_generation_prompt"} → {"count", "max_model_len", "tokens"}; the ids are FNV-1a hashes
+// of the tokens' texts, max_model_len the context limit, 0 = unlimited). GET /v1/models, GET
+// /health, GET /version and GET /metrics (Prometheus text, vLLM series names labelled
 // model_name). An unknown model is 404, malformed JSON and prompt + max_tokens >
 // max_model_len are 400, all with the OpenAI error body {"error": {"message", "type",
 // "param", "code"}}.
+//
+// close_after_stream reproduces llama.cpp's llama-server: a streamed answer advertises
+// keep-alive (Connection: keep-alive, Keep-Alive: timeout=5, chunked) and the connection is
+// closed right after its last byte (the connection is hijacked to write it). The stream ends
+// normally; the next request a client sends on that pooled connection gets EOF before any
+// response byte. Plain answers keep their connection.
 //
 // Faults, drawn per request from the seed like output lengths: error_rate answers 500;
 // queue_limit_429 answers 429 while the waiting queue is longer; disconnect_rate aborts the

@@ -41,69 +41,6 @@ type chatMessage struct {
 	Content json.RawMessage `json:"content"`
 }
 
-// promptTokens counts the request's prompt tokens by CountTokens.
-func (g *genRequest) promptTokens(kind apiKind) (int, error) {
-	if kind == apiChat {
-		if len(g.Messages) == 0 {
-			return 0, errors.New("messages: must not be empty")
-		}
-		n := 0
-		for i, m := range g.Messages {
-			k, err := contentTokens(m.Content)
-			if err != nil {
-				return 0, fmt.Errorf("messages[%d].content: %w", i, err)
-			}
-			n += k
-		}
-		return n, nil
-	}
-	raw := bytes.TrimSpace(g.Prompt)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return 0, errors.New("prompt: required")
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		return CountTokens(s), nil
-	}
-	var ss []string
-	if err := json.Unmarshal(raw, &ss); err == nil {
-		if len(ss) != 1 {
-			return 0, fmt.Errorf("prompt: %d prompts in one request are not supported", len(ss))
-		}
-		return CountTokens(ss[0]), nil
-	}
-	var ids []int
-	if err := json.Unmarshal(raw, &ids); err == nil {
-		return len(ids), nil
-	}
-	return 0, errors.New("prompt: must be a string, a one-element array of strings, or an array of token ids")
-}
-
-// contentTokens counts a message content: a string, or an array of parts whose "text" fields
-// are counted.
-func contentTokens(raw json.RawMessage) (int, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return 0, nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		return CountTokens(s), nil
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return 0, errors.New("must be a string or an array of content parts")
-	}
-	n := 0
-	for _, p := range parts {
-		n += CountTokens(p.Text)
-	}
-	return n, nil
-}
-
 // plan is what the server decided for one accepted request.
 type plan struct {
 	seq          uint64
@@ -137,7 +74,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) 
 		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", g.Model))
 		return
 	}
-	prompt, err := g.promptTokens(kind)
+	prompt, err := s.cfg.promptTokens(&g, kind)
 	if err != nil {
 		badRequest(w, "%v", err)
 		return
@@ -154,11 +91,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) 
 		badRequest(w, "min_tokens must be at least 0, got %d", g.MinTokens)
 		return
 	}
-	// The context limit: max_model_len, and in batching mode the KV capacity.
-	limit := s.cfg.MaxModelLen
-	if s.cfg.Mode == ModeBatching && s.cfg.KVCacheTokens > 0 && (limit == 0 || s.cfg.KVCacheTokens < limit) {
-		limit = s.cfg.KVCacheTokens
-	}
+	limit := s.cfg.contextLimit()
 	capTok := 0 // 0 = no cap
 	if maxTok != nil {
 		capTok = *maxTok
@@ -219,7 +152,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) 
 		return
 	}
 	if p.stream {
-		s.streamResponse(r.Context(), w, &p, src)
+		s.streamResponse(w, r, &p, src)
 		return
 	}
 	s.plainResponse(r.Context(), w, &p, src)
@@ -333,156 +266,6 @@ func (f *fixedSource) release() {
 		f.timer.Stop()
 	}
 	f.s.fixedRunning.Add(-1)
-}
-
-// chunkWriter renders SSE chunks without reflection.
-type chunkWriter struct {
-	w       http.ResponseWriter
-	rc      *http.ResponseController
-	p       *plan
-	head    []byte // `data: {"id":...,"choices":[{"index":0,`
-	buf     []byte
-	model   []byte
-	created string
-	id      string
-}
-
-func newChunkWriter(w http.ResponseWriter, p *plan, model string) *chunkWriter {
-	mj, _ := json.Marshal(model)
-	c := &chunkWriter{w: w, rc: http.NewResponseController(w), p: p, model: mj, created: strconv.FormatInt(p.created, 10)}
-	object := "chat.completion.chunk"
-	c.id = "chatcmpl-" + strconv.FormatUint(p.seq, 16)
-	if p.kind == apiCompletions {
-		object = "text_completion"
-		c.id = "cmpl-" + strconv.FormatUint(p.seq, 16)
-	}
-	c.head = fmt.Appendf(nil, `data: {"id":"%s","object":"%s","created":%s,"model":%s,"choices":[`, c.id, object, c.created, mj)
-	return c
-}
-
-// content writes one chunk carrying k tokens; finish is "" or the finish reason.
-func (c *chunkWriter) content(k int, finish string) error {
-	b := append(c.buf[:0], c.head...)
-	if c.p.kind == apiChat {
-		b = append(b, `{"index":0,"delta":{"content":"`...)
-	} else {
-		b = append(b, `{"index":0,"text":"`...)
-	}
-	for range k {
-		b = append(b, "tok "...)
-	}
-	if c.p.kind == apiChat {
-		b = append(b, `"},"logprobs":null,"finish_reason":`...)
-	} else {
-		b = append(b, `","logprobs":null,"finish_reason":`...)
-	}
-	if finish == "" {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '"')
-		b = append(b, finish...)
-		b = append(b, '"')
-	}
-	b = append(b, "}]}\n\n"...)
-	c.buf = b
-	return c.send(b)
-}
-
-// role writes vLLM's first chat chunk: delta {role: assistant, content: ""}.
-func (c *chunkWriter) role() error {
-	b := append(c.buf[:0], c.head...)
-	b = append(b, `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
-	c.buf = b
-	return c.send(b)
-}
-
-// usage writes the include_usage chunk (empty choices) and [DONE].
-func (c *chunkWriter) done(completion int) error {
-	b := c.buf[:0]
-	if c.p.includeUsage {
-		b = append(b, c.head...)
-		b = fmt.Appendf(b, `],"usage":{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d}}`+"\n\n",
-			c.p.prompt, c.p.prompt+completion, completion)
-	}
-	b = append(b, "data: [DONE]\n\n"...)
-	c.buf = b
-	return c.send(b)
-}
-
-func (c *chunkWriter) send(b []byte) error {
-	if _, err := c.w.Write(b); err != nil {
-		return err
-	}
-	return c.rc.Flush()
-}
-
-// streamResponse streams the request's tokens as server-sent events. The first chunk carries
-// the first token; later chunks carry tokens_per_chunk tokens (the last one the remainder).
-func (s *Server) streamResponse(ctx context.Context, w http.ResponseWriter, p *plan, src source) {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	cw := newChunkWriter(w, p, s.cfg.Model)
-	if p.kind == apiChat {
-		if cw.role() != nil {
-			return
-		}
-	} else if err := cw.rc.Flush(); err != nil {
-		return
-	}
-	k := s.cfg.TokensPerChunk
-	sent := 0
-	stalled := false
-	for sent < p.outputTokens {
-		if sent >= p.disconnectAt && p.disconnectAt >= 0 {
-			// Cut the connection mid-stream; the deferred release frees the request.
-			panic(http.ErrAbortHandler)
-		}
-		if sent >= p.stallAt && p.stallAt >= 0 && !stalled {
-			stalled = true
-			if !s.sleepCtx(ctx, s.cfg.Faults.StallDuration) {
-				return
-			}
-		}
-		need := min(sent+k, p.outputTokens)
-		if sent == 0 {
-			need = 1
-		}
-		avail, err := src.await(ctx, need)
-		if err != nil {
-			return
-		}
-		for sent < avail {
-			if (sent >= p.disconnectAt && p.disconnectAt >= 0) || (sent >= p.stallAt && p.stallAt >= 0 && !stalled) {
-				break // the fault strikes at the top of the outer loop
-			}
-			m := min(k, avail-sent)
-			if sent == 0 {
-				m = 1
-			}
-			if m < k && sent+m < p.outputTokens && sent > 0 {
-				break // wait for a full chunk
-			}
-			finish := ""
-			if sent+m == p.outputTokens {
-				finish = p.finish
-			}
-			if s.eng == nil {
-				// Counted when generated, before the client can see them (as the engine
-				// counts at the end of its step): /metrics never lags what a client read.
-				s.fixedGen.Add(int64(m))
-			}
-			if err := cw.content(m, finish); err != nil {
-				return
-			}
-			sent += m
-		}
-	}
-	// The request is finished before its last bytes reach the client, as a server's scheduler
-	// frees it with its last token: a client that has read [DONE] no longer counts as running.
-	src.release()
-	_ = cw.done(sent)
 }
 
 type choiceOut struct {

@@ -52,6 +52,7 @@ func demoConfig() Config {
 		OutputTokens:     128,
 		OutputDist:       OutputGeometric,
 		TokensPerChunk:   1,
+		Tokenizer:        TokenizerWords,
 		Seed:             1,
 	}
 }
@@ -125,6 +126,13 @@ func Resolve(c Config) (Config, error) {
 		r.OutputDist = c.OutputDist
 	}
 	overInt(&r.TokensPerChunk, c.TokensPerChunk)
+	if c.Tokenizer != "" {
+		r.Tokenizer = c.Tokenizer
+	}
+	overInt(&r.ChatTemplateTokens, c.ChatTemplateTokens)
+	if c.CloseAfterStream {
+		r.CloseAfterStream = true
+	}
 	if c.Faults.ErrorRate != 0 {
 		r.Faults.ErrorRate = c.Faults.ErrorRate
 	}
@@ -235,6 +243,14 @@ func (c Config) Validate() error {
 	if c.TokensPerChunk < 1 {
 		bad("tokens_per_chunk", "%d must be at least 1", c.TokensPerChunk)
 	}
+	switch c.Tokenizer {
+	case TokenizerWords, TokenizerSubword:
+	default:
+		bad("tokenizer", "%q is not words or subword", c.Tokenizer)
+	}
+	if c.ChatTemplateTokens < 0 {
+		bad("chat_template_tokens", "%d must be ≥ 0 (0 = no template)", c.ChatTemplateTokens)
+	}
 	rate := func(name string, v float64) {
 		if !(v >= 0 && v <= 1) {
 			bad("faults."+name, "%g is not a probability in [0, 1]", v)
@@ -284,7 +300,7 @@ func (c Config) IdealTPS(concurrency int) float64 {
 func (c Config) String() string {
 	if c.Mode == ModeFixed {
 		return fmt.Sprintf("fixed engine: model=%s ttft=%v itl=%v output_tokens=%d (%s) tokens_per_chunk=%d seed=%d%s",
-			c.Model, c.TTFT, c.ITL, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.faultString())
+			c.Model, c.TTFT, c.ITL, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.realString()+c.faultString())
 	}
 	kv := "unlimited"
 	if c.KVCacheTokens > 0 {
@@ -300,7 +316,23 @@ func (c Config) String() string {
 	}
 	return fmt.Sprintf("batching engine: model=%s max_num_seqs=%d step=%s (t(%d)=%v, plateau %.0f tok/s from c=%d) prefill=%.0f tok/s chunk=%d kv=%s preemption=%t max_model_len=%s output_tokens=%d (%s) tokens_per_chunk=%d seed=%d%s",
 		c.Model, c.MaxNumSeqs, step, c.MaxNumSeqs, c.StepTime(c.MaxNumSeqs, 0), c.IdealTPS(c.MaxNumSeqs), c.MaxNumSeqs,
-		c.PrefillTPS, c.MaxBatchedTokens, kv, c.Preemption, mml, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.faultString())
+		c.PrefillTPS, c.MaxBatchedTokens, kv, c.Preemption, mml, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.realString()+c.faultString())
+}
+
+// realString names the real-engine behaviours that differ from the defaults (" tokenizer=subword
+// chat_template_tokens=40 close_after_stream"), or "".
+func (c Config) realString() string {
+	var b strings.Builder
+	if c.Tokenizer != "" && c.Tokenizer != TokenizerWords {
+		fmt.Fprintf(&b, " tokenizer=%s", c.Tokenizer)
+	}
+	if c.ChatTemplateTokens != 0 {
+		fmt.Fprintf(&b, " chat_template_tokens=%d", c.ChatTemplateTokens)
+	}
+	if c.CloseAfterStream {
+		b.WriteString(" close_after_stream")
+	}
+	return b.String()
 }
 
 func (c Config) faultString() string {

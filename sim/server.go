@@ -55,6 +55,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	s.mux.HandleFunc("GET /metrics", s.metrics)
 	s.mux.HandleFunc("GET /version", s.version)
+	s.mux.HandleFunc("POST /tokenize", s.tokenize)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	})
@@ -70,10 +71,12 @@ func NewServer(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// version answers GET /version as vLLM does ({"version": …}), naming the simulator and, in
-// batching mode, its decode slots: kneecap's server-info probe records them.
+// version answers GET /version as vLLM does ({"version": …}), naming the simulator, its
+// tokenizer rule and chat-template tokens and, in batching mode, its decode slots: kneecap's
+// server-info probe records them.
 func (s *Server) version(w http.ResponseWriter, _ *http.Request) {
-	body := map[string]any{"version": "kneecap-sim " + string(s.cfg.Mode)}
+	body := map[string]any{"version": "kneecap-sim " + string(s.cfg.Mode), "tokenizer": s.cfg.Tokenizer,
+		"chat_template_tokens": s.cfg.ChatTemplateTokens}
 	if s.cfg.Mode == ModeBatching {
 		body["max_num_seqs"] = s.cfg.MaxNumSeqs
 	}
@@ -123,6 +126,23 @@ func (s *Server) Close() error {
 	<-s.engDone
 	s.handlers.Wait()
 	return nil
+}
+
+// idle waits until no handler runs, or until ctx is done. Call it only once no new request
+// can arrive (after http.Server.Shutdown); if ctx ends first its waiting goroutine ends with
+// the handlers, which Close ends.
+func (s *Server) idle(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		s.handlers.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // errorBody is the OpenAI error envelope.

@@ -73,6 +73,11 @@ func (r *Running) Shutdown(ctx context.Context) error {
 
 func (r *Running) shutdown(ctx context.Context) error {
 	err := r.hs.Shutdown(ctx)
+	if err == nil && r.Server.cfg.CloseAfterStream {
+		// http.Server.Shutdown does not wait for hijacked connections, which carry the
+		// streams of close_after_stream: let those finish within ctx too.
+		err = r.Server.idle(ctx)
+	}
 	if err != nil {
 		err = errors.Join(fmt.Errorf("sim: shutdown: %w", err), r.hs.Close())
 		err = errors.Join(err, r.Server.Close())

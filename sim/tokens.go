@@ -5,9 +5,36 @@ import (
 	"unicode"
 )
 
-// CountTokens is the simulator's prompt-token rule: one token per whitespace-separated word
-// (strings.Fields), counted without allocating. Chat requests count the words of every
-// message's content; there is no chat-template overhead.
+// Tokenizer names the simulator's token rule (Config.Tokenizer). One rule counts a request's
+// prompt everywhere: usage.prompt_tokens, POST /tokenize, the max_model_len check, the KV
+// cache and prefill time.
+type Tokenizer string
+
+const (
+	// TokenizerWords counts one token per whitespace-separated word (CountTokens).
+	TokenizerWords Tokenizer = "words"
+	// TokenizerSubword counts ⌈n ÷ 4⌉ tokens for a whitespace-separated word of n bytes
+	// (CountSubwordTokens), as a sub-word tokenizer splits long words into pieces.
+	TokenizerSubword Tokenizer = "subword"
+)
+
+// subwordBytes is the length in bytes of one sub-word piece.
+const subwordBytes = 4
+
+// Tokenizers lists the accepted Tokenizer names.
+func Tokenizers() []Tokenizer { return []Tokenizer{TokenizerWords, TokenizerSubword} }
+
+// Count returns the number of tokens in text under rule t; an unknown or empty rule counts as
+// TokenizerWords.
+func (t Tokenizer) Count(text string) int {
+	if t == TokenizerSubword {
+		return CountSubwordTokens(text)
+	}
+	return CountTokens(text)
+}
+
+// CountTokens is the simulator's words rule: one token per whitespace-separated word
+// (strings.Fields), counted without allocating.
 func CountTokens(text string) int {
 	n := 0
 	inWord := false
@@ -22,6 +49,67 @@ func CountTokens(text string) int {
 		}
 	}
 	return n
+}
+
+// CountSubwordTokens is the simulator's subword rule: a whitespace-separated word
+// (strings.Fields) of n bytes counts ⌈n ÷ 4⌉ tokens, counted without allocating. kneecap's
+// synthetic pseudo-words of 4–8 bytes count 1 or 2 tokens each; an output token's text "tok "
+// counts 1.
+func CountSubwordTokens(text string) int {
+	n := 0
+	eachWord(text, func(w string) { n += (len(w) + subwordBytes - 1) / subwordBytes })
+	return n
+}
+
+// eachWord calls fn with every whitespace-separated word of text, as strings.Fields splits it.
+func eachWord(text string, fn func(string)) {
+	start := -1
+	for i, r := range text {
+		if unicode.IsSpace(r) {
+			if start >= 0 {
+				fn(text[start:i])
+				start = -1
+			}
+			continue
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		fn(text[start:])
+	}
+}
+
+// vocabSize bounds the token ids that POST /tokenize reports (about Llama 3's vocabulary).
+const vocabSize = 1 << 17
+
+// appendIDs appends the token ids of text under rule t: one id per token, the FNV-1a hash of
+// the token's text (the word, or the word's 4-byte piece) modulo vocabSize. len(ids added)
+// is t.Count(text).
+func (t Tokenizer) appendIDs(ids []int, text string) []int {
+	eachWord(text, func(w string) {
+		if t != TokenizerSubword {
+			ids = append(ids, tokenID(w))
+			return
+		}
+		for len(w) > 0 {
+			k := min(len(w), subwordBytes)
+			ids = append(ids, tokenID(w[:k]))
+			w = w[k:]
+		}
+	})
+	return ids
+}
+
+// tokenID is the FNV-1a hash (32 bits) of a token's text modulo vocabSize.
+func tokenID(text string) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(text); i++ {
+		h ^= uint32(text[i])
+		h *= 16777619
+	}
+	return int(h % vocabSize)
 }
 
 // Salts separate the random streams drawn for one request.

@@ -19,14 +19,56 @@ func TestCountTokens(t *testing.T) {
 	}
 }
 
-// FuzzCountTokens checks the rule against its definition, len(strings.Fields(s)).
+func TestCountSubwordTokens(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{
+		// ⌈n ÷ 4⌉ per word of n bytes: 1–4 bytes 1 token, 5–8 bytes 2, 9 bytes 3.
+		{"", 0}, {"  \n", 0}, {"a", 1}, {"abcd", 1}, {"abcde", 2}, {"abcdefgh", 2}, {"abcdefghi", 3},
+		{"tok tok tok ", 3}, {"hmm ", 1}, {" be  brief\t", 3}, {"é", 1}, {"ééé", 2}, // é is 2 bytes
+	} {
+		if got := CountSubwordTokens(tc.in); got != tc.want {
+			t.Errorf("CountSubwordTokens(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+		if got := TokenizerSubword.Count(tc.in); got != tc.want {
+			t.Errorf("TokenizerSubword.Count(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+		if got, want := TokenizerWords.Count(tc.in), len(strings.Fields(tc.in)); got != want {
+			t.Errorf("TokenizerWords.Count(%q) = %d, want %d", tc.in, got, want)
+		}
+	}
+}
+
+// FuzzCountTokens checks both rules against their definitions over strings.Fields: the words
+// rule is len(strings.Fields(s)), the subword rule Σ ⌈len(word) ÷ 4⌉; and the ids /tokenize
+// reports are one per counted token, inside the vocabulary.
 func FuzzCountTokens(f *testing.F) {
-	for _, s := range []string{"", "a b", " x\ty\n", "\xff\xfe a", "\u2003word\u2003"} {
+	for _, s := range []string{"", "a b", " x\ty\n", "\xff\xfe a", "\u2003word\u2003", "abcdefghi jk", "tok tok "} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := CountTokens(s), len(strings.Fields(s)); got != want {
+		fields := strings.Fields(s)
+		if got, want := CountTokens(s), len(fields); got != want {
 			t.Fatalf("CountTokens(%q) = %d, strings.Fields gives %d", s, got, want)
+		}
+		want := 0
+		for _, w := range fields {
+			want += (len(w) + 3) / 4
+		}
+		if got := CountSubwordTokens(s); got != want {
+			t.Fatalf("CountSubwordTokens(%q) = %d, Σ ⌈len ÷ 4⌉ over strings.Fields gives %d", s, got, want)
+		}
+		for _, tk := range Tokenizers() {
+			ids := tk.appendIDs(nil, s)
+			if len(ids) != tk.Count(s) {
+				t.Fatalf("%s: %d ids for %d tokens of %q", tk, len(ids), tk.Count(s), s)
+			}
+			for _, id := range ids {
+				if id < 0 || id >= vocabSize {
+					t.Fatalf("%s: id %d outside [0, %d)", tk, id, vocabSize)
+				}
+			}
 		}
 	})
 }

@@ -33,6 +33,9 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 	outTok := fs.Int("output-tokens", 0, "mean output length in tokens when max_tokens is not forced")
 	perChunk := fs.Int("tokens-per-chunk", 0, "tokens per streamed chunk")
 	seed := fs.Int64("seed", 0, "seed of every random draw")
+	tokenizer := fs.String("tokenizer", "", "token rule: words (one a word) or subword (⌈bytes ÷ 4⌉ a word)")
+	template := fs.Int("chat-template-tokens", 0, "tokens the chat template adds to every chat prompt")
+	closeAfter := fs.Bool("close-after-stream", false, "close the connection after every stream while advertising keep-alive (llama-server)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -57,20 +60,23 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 	}
 	// Flags override the file exactly, zero values included (--kv-cache-tokens 0 = unlimited).
 	apply := map[string]func(){
-		"mode":             func() { rc.Mode = sim.Mode(*mode) },
-		"model":            func() { rc.Model = *model },
-		"max-num-seqs":     func() { rc.MaxNumSeqs = *maxSeqs },
-		"step-base":        func() { rc.StepBase = *stepBase },
-		"step-per-seq":     func() { rc.StepPerSeq = *stepPerSeq },
-		"prefill-tps":      func() { rc.PrefillTPS = *prefill },
-		"kv-cache-tokens":  func() { rc.KVCacheTokens = *kv },
-		"max-model-len":    func() { rc.MaxModelLen = *maxLen },
-		"preemption":       func() { rc.Preemption = *preempt },
-		"ttft":             func() { rc.TTFT = *ttft },
-		"itl":              func() { rc.ITL = *itl },
-		"output-tokens":    func() { rc.OutputTokens = *outTok },
-		"tokens-per-chunk": func() { rc.TokensPerChunk = *perChunk },
-		"seed":             func() { rc.Seed = *seed },
+		"mode":                 func() { rc.Mode = sim.Mode(*mode) },
+		"model":                func() { rc.Model = *model },
+		"max-num-seqs":         func() { rc.MaxNumSeqs = *maxSeqs },
+		"step-base":            func() { rc.StepBase = *stepBase },
+		"step-per-seq":         func() { rc.StepPerSeq = *stepPerSeq },
+		"prefill-tps":          func() { rc.PrefillTPS = *prefill },
+		"kv-cache-tokens":      func() { rc.KVCacheTokens = *kv },
+		"max-model-len":        func() { rc.MaxModelLen = *maxLen },
+		"preemption":           func() { rc.Preemption = *preempt },
+		"ttft":                 func() { rc.TTFT = *ttft },
+		"itl":                  func() { rc.ITL = *itl },
+		"output-tokens":        func() { rc.OutputTokens = *outTok },
+		"tokens-per-chunk":     func() { rc.TokensPerChunk = *perChunk },
+		"seed":                 func() { rc.Seed = *seed },
+		"tokenizer":            func() { rc.Tokenizer = sim.Tokenizer(*tokenizer) },
+		"chat-template-tokens": func() { rc.ChatTemplateTokens = *template },
+		"close-after-stream":   func() { rc.CloseAfterStream = *closeAfter },
 	}
 	for name, f := range apply {
 		if set[name] {

@@ -71,7 +71,7 @@ sweep:
 	lines := outputLines(stderr.String(), err)
 	want := []string{
 		cfg + ":3: simulator.itl: duration needs a unit",
-		cfg + ":4: field max_num_seqz not found",
+		cfg + ":4: simulator.max_num_seqz: unknown key (simulator takes profile",
 		cfg + ":6: sweep.warmup: cannot unmarshal",
 	}
 	if len(lines) != len(want) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/summary"
 	"github.com/kneecap/kneecap/sweep"
@@ -120,7 +121,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "kneecap: sweeping %s (model %s), %s, results in %s\n",
-		t.endpoint, s.cfg.Target.Model, s.what(plan), s.dir.Path())
+		redact.URL(t.endpoint), s.cfg.Target.Model, s.what(plan), s.dir.Path())
 	restoreGC := sweep.SetLoadGC()
 	out, runErr := sweep.Run(ctx, e.interrupt, plan, t.client, s.dir)
 	restoreGC()

@@ -51,7 +51,7 @@ func TestSweepBadConfig(t *testing.T) {
 		t.Fatalf("exit code %d (%v), want %d", code, err, exitUsage)
 	}
 	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-	want := []string{p + ":3: field duraton not found", p + ":4: sweep.warmup: duration needs a unit"}
+	want := []string{p + ":3: sweep.duraton: unknown key (sweep takes levels", p + ":4: sweep.warmup: duration needs a unit"}
 	if len(lines) != len(want) {
 		t.Fatalf("stderr has %d lines, want %d (one per problem):\n%s", len(lines), len(want), stderr)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
@@ -96,12 +97,12 @@ func preflight(ctx context.Context, e *env, t *target, model string) error {
 	var notServed *sweep.ModelNotServedError
 	switch {
 	case errors.As(err, &notServed):
-		return usageError("sweep: preflight: %s %v", t.endpoint, err)
+		return usageError("sweep: preflight: %s %v", redact.URL(t.endpoint), err)
 	case err != nil:
-		return withCode(exitUnreachable, fmt.Errorf("sweep: preflight: %s: %v", t.endpoint, err))
+		return withCode(exitUnreachable, fmt.Errorf("sweep: preflight: %s: %v", redact.URL(t.endpoint), err))
 	}
 	if pf.ModelsErr != nil {
-		fmt.Fprintf(e.stderr, "kneecap: warning: GET %s/models failed (%v); the probe request worked, continuing\n", t.endpoint, pf.ModelsErr)
+		fmt.Fprintf(e.stderr, "kneecap: warning: GET %s/models failed (%v); the probe request worked, continuing\n", redact.URL(t.endpoint), pf.ModelsErr)
 	}
 	fmt.Fprintf(e.stderr, "kneecap: preflight ok: model %s, probe TTFT %s\n", model, pf.TTFT.Round(100*time.Microsecond))
 	return nil

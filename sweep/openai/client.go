@@ -127,7 +127,7 @@ func New(opts Options) (*Client, error) {
 	}
 	u, err := url.Parse(opts.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openai: new client: base url %q is not an http(s) URL", redact.URL(opts.BaseURL))
+		return nil, fmt.Errorf("openai: new client: base url %q is not an http(s) URL", redact.URLWithoutQuery(opts.BaseURL))
 	}
 	if opts.RequestTimeout < 0 {
 		return nil, fmt.Errorf("openai: new client: negative request timeout %v", opts.RequestTimeout)
