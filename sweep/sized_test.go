@@ -239,7 +239,7 @@ func TestSizingFallsBack(t *testing.T) {
 			t.Errorf("%s: method %s, want %s", tt.name, sz.Method, tt.want)
 		}
 		if tt.want == SizingWords {
-			if _, ok := w.(*Synthetic); !ok || len(sz.Notes) != 2 || !strings.Contains(sz.Notes[0], "usage") {
+			if _, ok := w.(*Synthetic); !ok || len(sz.Notes) != 3 || !strings.Contains(sz.Notes[0], "usage") || !strings.Contains(sz.Notes[1], "no tokenize endpoint") {
 				t.Errorf("words: workload %T, notes %q", w, sz.Notes)
 			}
 		}

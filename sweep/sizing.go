@@ -115,20 +115,28 @@ func (p PromptSizing) String() string {
 	if p.Source != "" {
 		fmt.Fprintf(&b, " (%s)", p.Source)
 	}
+	fit := fmt.Sprintf("tokens = %.1f + %.3f × words (residual %.2f tokens)", p.OverheadTokens, p.TokensPerWord, p.ResidualTokens)
 	switch {
 	case p.Method == SizingWords || p.Method == "":
 		b.WriteString(": one token a word")
+	case p.Entries > 0 && p.Counted == p.Entries:
+		fmt.Fprintf(&b, ": every one of the %d dataset entries counted (%s)", p.Entries, fit)
+	case p.Entries > 0:
+		fmt.Fprintf(&b, ": %d of the %d dataset entries counted, the others by the fit %s", p.Counted, p.Entries, fit)
 	case p.Exact:
-		fmt.Fprintf(&b, ": each word counted, %.3g tokens a word, %.0f tokens of overhead, within %.0f tokens",
-			p.TokensPerWord, p.OverheadTokens, p.ResidualTokens)
+		fmt.Fprintf(&b, ": exact, %.3g tokens/word (each vocabulary word counted), %.0f tokens of overhead, ",
+			p.TokensPerWord, p.OverheadTokens)
+		if p.ResidualTokens == 0 {
+			b.WriteString("whole prompts verified")
+		} else {
+			fmt.Fprintf(&b, "whole prompts off by up to %.0f tokens", p.ResidualTokens)
+		}
 	default:
-		fmt.Fprintf(&b, ": prompt_tokens = %.1f + %.3f × words (residual %.2f tokens)",
-			p.OverheadTokens, p.TokensPerWord, p.ResidualTokens)
+		b.WriteString(": prompt_" + fit)
 	}
-	if p.Entries > 0 {
-		fmt.Fprintf(&b, "; dataset: %d of %d entries counted, the rest by the fit", p.Counted, p.Entries)
+	if p.Probes > 0 {
+		fmt.Fprintf(&b, "; %d counts", p.Probes)
 	}
-	fmt.Fprintf(&b, "; %d probes", p.Probes)
 	return b.String()
 }
 
@@ -184,11 +192,14 @@ func SizePrompts(ctx context.Context, w Workload, opts SizingOptions) (Workload,
 		if method != SizingAuto {
 			return nil, PromptSizing{}, fmt.Errorf("sweep: prompt sizing %s: %w", m, err)
 		}
-		if !errors.Is(err, errNoCounter) || m == SizingUsage {
+		if !errors.Is(err, errNoCounter) {
 			notes = append(notes, fmt.Sprintf("%s: %v", m, err))
 		}
 	}
 	sz := WordsSizing()
+	if opts.Endpoint == nil {
+		notes = append(notes, "no tokenize endpoint answered")
+	}
 	sz.Notes = append(notes, "prompts are sized in words (one token a word): their length in the server's tokens is not known")
 	return w, sz, nil
 }

@@ -187,10 +187,11 @@ func requestRand(seed int64, level, worker, seq int) *rand.Rand {
 // wordPoolSize is the number of distinct filler words of synthetic prompts.
 const wordPoolSize = 4096
 
-// Synthetic is the synthetic workload: prompts of exactly the drawn number of tokens, where a
-// token is a whitespace-separated word (the simulator's rule, sim.CountTokens). Real
-// tokenizers split differently; the server's usage.prompt_tokens, when reported, is what
-// records keep.
+// Synthetic is the synthetic workload in words: prompts of exactly the drawn number of
+// tokens, where a token is a whitespace-separated word (the simulator's default rule,
+// sim.CountTokens; prompt_sizing words). Real tokenizers split differently: SizePrompts gives
+// the workload sized in the server's tokens (DESIGN §3.6); the server's usage.prompt_tokens,
+// when reported, is what records keep.
 //
 // Without prefix_cache every prompt starts with a word unique to (seed, level, worker, seq),
 // so a server's prefix cache cannot reuse anything. With prefix_cache, a prompt of n tokens
@@ -211,7 +212,7 @@ type Synthetic struct {
 
 // NewWorkload returns the workload cfg describes: a Dataset workload when cfg.Dataset is set,
 // else a Synthetic one. api says how requests will be sent (chat or completions); prompt
-// token counts are of the prompt text (chat templates add server-side tokens).
+// token counts are in words until SizePrompts counts them in the server's tokens.
 func NewWorkload(cfg WorkloadConfig, api API) (Workload, error) {
 	if errs := cfg.Validate(); len(errs) > 0 {
 		return nil, fmt.Errorf("sweep: workload: %w", errors.Join(errs...))
