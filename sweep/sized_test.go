@@ -292,3 +292,42 @@ func TestSizedDataset(t *testing.T) {
 		}
 	}
 }
+
+// lumpyCounter counts one token more for a text of more than 100 words: a counter whose
+// whole prompts do not count the sum of their words.
+type lumpyCounter struct{ subwordCounter }
+
+func (c *lumpyCounter) CountTokens(ctx context.Context, text string) (int, error) {
+	n, _ := c.subwordCounter.CountTokens(ctx, text)
+	if len(strings.Fields(text)) > 100 {
+		n++
+	}
+	return n, nil
+}
+
+// TestSizedCorrectsWholePrompts: when whole prompts count otherwise than the sum of their
+// words' costs, the verification says by how much, corrects the overhead, and notes it.
+func TestSizedCorrectsWholePrompts(t *testing.T) {
+	c := &lumpyCounter{subwordCounter{template: templateTokens}}
+	w, sz := size(t, synthCfg(Dist{Dist: DistFixed, Mean: 512}), SizingOptions{Method: SizingTokenize,
+		Endpoint: &Counter{TokenCounter: c, Templated: true}})
+	if sz.ResidualTokens != 1 || len(sz.Notes) != 1 || !strings.Contains(sz.Notes[0], "+1 tokens") {
+		t.Fatalf("sizing %+v", sz)
+	}
+	for seq := range 20 {
+		req := w.Next(0, 0, seq)
+		if n, _ := c.CountTokens(context.Background(), req.Prompt); n != 512 || req.PromptTokens != 512 {
+			t.Fatalf("seq %d: counts %d, PromptTokens %d, want 512", seq, n, req.PromptTokens)
+		}
+	}
+}
+
+// TestSizedCompletions: the completions API has no chat template, so a counter that sees no
+// template needs no usage: no probe request, no note.
+func TestSizedCompletions(t *testing.T) {
+	_, sz := size(t, synthCfg(Dist{Dist: DistFixed, Mean: 300}), SizingOptions{Method: SizingTokenizer, API: APICompletions,
+		Tokenizer: &Counter{TokenCounter: &subwordCounter{}, Source: "file"}})
+	if len(sz.Notes) != 0 || sz.OverheadTokens != 0 || sz.MinPromptTokens != 1 {
+		t.Errorf("sizing %+v", sz)
+	}
+}
