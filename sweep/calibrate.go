@@ -5,8 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
+
+// maxWordCost bounds the tokens of one word of the sized vocabulary (at most 8 bytes): more
+// is not believed.
+const maxWordCost = 16
 
 // verifyPrompts is the number of synthetic prompts an exact sizing counts whole to check
 // that the words' costs add up.
@@ -39,9 +44,9 @@ func sizeSynthetic(ctx context.Context, s *Synthetic, method string, opts Sizing
 	base := counts[0]
 	cost := make([]int, tableSize)
 	for i := range cost {
-		if cost[i] = counts[2+i] - base; cost[i] <= 0 {
-			return nil, PromptSizing{}, fmt.Errorf("%s counts %q as %d tokens and %q as %d: a word must add a token or more",
-				c.Source, texts[0], base, texts[2+i], counts[2+i])
+		if cost[i] = counts[2+i] - base; cost[i] <= 0 || cost[i] > maxWordCost {
+			return nil, PromptSizing{}, fmt.Errorf("%s counts %q as %d tokens and %q as %d: a word must add 1 to %d tokens",
+				c.Source, texts[0], base, texts[2+i], counts[2+i], maxWordCost)
 		}
 	}
 	sz := PromptSizing{Method: method, Source: c.Source, Exact: true, Probes: len(texts), MaxModelLen: c.MaxModelLen}
@@ -100,6 +105,9 @@ func templateDelta(ctx context.Context, z *sizedSynthetic, c *Counter, opts Sizi
 		words = append(words, 1+m*tableSize)
 	}
 	delta = d[0]
+	if slices.ContainsFunc(d, func(x int) bool { return x < -words[0] || x > maxOverhead }) {
+		return 0, probes, append(unknown("usage not believed"), fmt.Sprintf("the server's usage differs from %s by %v tokens: not believed", c.Source, d))
+	}
 	if len(d) == 2 && d[0] != d[1] {
 		notes = append(notes, fmt.Sprintf("the server's usage counts %+d tokens more than %s at %d words, %+d at %d words: they do not count alike (a tokenizer of another model?)",
 			d[0], c.Source, words[0], d[1], words[1]))
@@ -139,6 +147,10 @@ func abs(x int) int {
 	return x
 }
 
+// minTokensPerWord bounds the fitted tokens per word from below: a word is a token or more
+// in every tokenizer that splits at spaces, and a flat usage is not believed.
+const minTokensPerWord = 0.5
+
 // sizeSyntheticUsage fits usage.prompt_tokens = a + b × words to the usage probes; a probe
 // the server refuses (a context limit) is left out as long as two answer.
 func sizeSyntheticUsage(ctx context.Context, z *sizedSynthetic, opts SizingOptions) (Workload, PromptSizing, error) {
@@ -158,8 +170,11 @@ func sizeSyntheticUsage(ctx context.Context, z *sizedSynthetic, opts SizingOptio
 		ys = append(ys, float64(u))
 	}
 	a, b, rms, ok := fitLine(xs, ys)
-	if !ok || !(b > 0) {
+	if !ok {
 		return nil, PromptSizing{}, fmt.Errorf("fewer than two probe requests answered with a usable count (%s)", strings.Join(refused, "; "))
+	}
+	if !(b >= minTokensPerWord && b <= maxWordCost) {
+		return nil, PromptSizing{}, fmt.Errorf("usage.prompt_tokens grows by %.3g tokens a word over %v words (%v tokens): not believed", b, xs, ys)
 	}
 	z.setFit(a+b, b)
 	sz := PromptSizing{Method: SizingUsage, Source: fmt.Sprintf("usage.prompt_tokens of %d probe requests", len(xs)),

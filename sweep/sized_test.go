@@ -42,13 +42,17 @@ func (c *subwordCounter) CountTokens(_ context.Context, text string) (int, error
 type usageClient struct {
 	template int
 	omit     bool
+	lie      int // usage.prompt_tokens reported whatever the prompt (0: the truth)
 	calls    atomic.Int64
 }
 
 func (c *usageClient) Do(_ context.Context, req *Request, rec *Record) {
 	c.calls.Add(1)
 	rec.Status, rec.OutputTokens, rec.PromptTokens = StatusOK, 1, req.PromptTokens
-	if !c.omit {
+	switch {
+	case c.lie != 0:
+		rec.PromptTokens = c.lie
+	case !c.omit:
 		rec.PromptTokens = c.template + subword(req.Prompt)
 	}
 }
@@ -329,5 +333,23 @@ func TestSizedCompletions(t *testing.T) {
 		Tokenizer: &Counter{TokenCounter: &subwordCounter{}, Source: "file"}})
 	if len(sz.Notes) != 0 || sz.OverheadTokens != 0 || sz.MinPromptTokens != 1 {
 		t.Errorf("sizing %+v", sz)
+	}
+}
+
+// TestSizingDisbelievesUsage: a usage that lies (a constant, absurd or small, as
+// simulator.faults.usage_prompt_tokens plays it) fits no believable rule: usage calibration
+// fails (auto falls back to words), and a tokenizer keeps its own counts, with a note.
+func TestSizingDisbelievesUsage(t *testing.T) {
+	cfg := synthCfg(Dist{Dist: DistFixed, Mean: 512})
+	for _, lie := range []int{1, 7, 1_000_000_000_000} {
+		_, sz := size(t, cfg, SizingOptions{Client: &usageClient{lie: lie}})
+		if sz.Method != SizingWords || !strings.Contains(strings.Join(sz.Notes, " "), "not believed") {
+			t.Errorf("usage %d: sizing %+v", lie, sz)
+		}
+		w, sz := size(t, cfg, SizingOptions{Client: &usageClient{lie: lie},
+			Tokenizer: &Counter{TokenCounter: &subwordCounter{template: templateTokens}, Source: "file"}})
+		if req := w.Next(0, 0, 0); sz.Method != SizingTokenizer || req.PromptTokens != 512 || templateTokens+subword(req.Prompt) != 512 {
+			t.Errorf("usage %d, tokenizer: sizing %+v, prompt of %d tokens", lie, sz, templateTokens+subword(req.Prompt))
+		}
 	}
 }

@@ -287,8 +287,15 @@ func usageCount(ctx context.Context, c Client, text string) (int, error) {
 	if rec.PromptTokens <= 0 {
 		return 0, errNoUsage
 	}
+	if rec.PromptTokens > len(text)+maxOverhead {
+		return 0, fmt.Errorf("usage.prompt_tokens %d for a prompt of %d bytes: not believed", rec.PromptTokens, len(text))
+	}
 	return rec.PromptTokens, nil
 }
+
+// maxOverhead bounds what a server may add to a prompt (a chat template, a system prompt), in
+// tokens: more is not believed.
+const maxOverhead = 8192
 
 // fitLine fits y = a + b·x by least squares and returns a, b and the root-mean-square
 // residual; with fewer than two distinct x it returns ok false.
