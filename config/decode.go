@@ -267,8 +267,8 @@ func typeProblem(where, key, msg string) *Error {
 		}
 	}
 	if m := intoTypeRE.FindStringSubmatch(msg); m != nil {
-		if _, ok := sectionTypes()[m[2]]; ok {
-			msg = m[1] + "a mapping of keys"
+		if t, ok := sectionTypes()[m[2]]; ok {
+			msg = m[1] + kindName(t)
 		}
 	}
 	e := &Error{Where: where, Msg: msg}
@@ -278,8 +278,27 @@ func typeProblem(where, key, msg string) *Error {
 	return e
 }
 
-// sectionTypes maps the Go name of every struct type of a Config ("sweep.Protocol"), as
-// yaml.v3 prints it, to the type.
+// kindName says what a value of type t is written as in YAML.
+func kindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "a mapping of keys"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	default:
+		return "an integer"
+	}
+}
+
+// sectionTypes maps the Go name ("sweep.Protocol", "sim.Tokenizer"), as yaml.v3 prints it, of
+// every struct type of a Config and of every named type of its fields declared in kneecap's
+// packages (time.Duration keeps its own messages) to the type.
 func sectionTypes() map[string]reflect.Type {
 	out := map[string]reflect.Type{}
 	var walk func(t reflect.Type)
@@ -287,7 +306,13 @@ func sectionTypes() map[string]reflect.Type {
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
-		if t.Kind() != reflect.Struct || out[t.String()] != nil {
+		if out[t.String()] != nil {
+			return
+		}
+		if t.Kind() != reflect.Struct {
+			if t.Name() != "" && strings.HasPrefix(t.PkgPath(), "github.com/kneecap/") {
+				out[t.String()] = t
+			}
 			return
 		}
 		out[t.String()] = t

@@ -61,6 +61,12 @@ type Config struct {
 	// ChatTemplateTokens is the number of tokens the chat template adds to the prompt of every
 	// chat request (not to completions); 0 = none.
 	ChatTemplateTokens int `yaml:"chat_template_tokens" json:"chat_template_tokens,omitempty"`
+	// ReasoningTokens makes the first min(N, output) output tokens of each chat request
+	// reasoning: streamed as delta.reasoning_content (returned as message.reasoning_content),
+	// the rest as content, as vLLM's reasoning parsers (DeepSeek-R1) do (newer vLLM names the
+	// field "reasoning"; this is DeepSeek's name, which go-openai decodes); usage counts both in
+	// completion_tokens and reports completion_tokens_details.reasoning_tokens. 0 = none.
+	ReasoningTokens int `yaml:"reasoning_tokens" json:"reasoning_tokens,omitempty"`
 	// CloseAfterStream closes the connection after every streamed response while advertising
 	// keep-alive (Connection: keep-alive, Keep-Alive: timeout=5), as llama.cpp's llama-server
 	// does: a client that reuses the connection gets EOF before any response byte.
@@ -83,4 +89,14 @@ type Faults struct {
 	StallRate float64 `yaml:"stall_rate" json:"stall_rate"`
 	// StallDuration is how long a stall lasts.
 	StallDuration time.Duration `yaml:"stall_duration" json:"stall_duration_ns"`
+	// UsagePromptTokens, when set, is the prompt_tokens every usage reports instead of the
+	// truth (any integer: 0, 1e15, negative); total_tokens is then the sum of the reported
+	// counts. Nil reports the truth.
+	UsagePromptTokens *int64 `yaml:"usage_prompt_tokens,omitempty" json:"usage_prompt_tokens,omitempty"`
+	// UsageCompletionTokens, when set, is the completion_tokens every usage reports instead of
+	// the truth (0, 1e12, negative …); the content streamed stays true. Nil reports the truth.
+	UsageCompletionTokens *int64 `yaml:"usage_completion_tokens,omitempty" json:"usage_completion_tokens,omitempty"`
+	// OmitUsage reports no usage at all: no usage chunk in a stream, even with
+	// stream_options.include_usage, and no usage field in a plain answer.
+	OmitUsage bool `yaml:"omit_usage" json:"omit_usage,omitempty"`
 }

@@ -83,6 +83,14 @@
 // max_model_len are 400, all with the OpenAI error body {"error": {"message", "type",
 // "param", "code"}}.
 //
+// reasoning_tokens N makes the first min(N, output) tokens of each chat request reasoning, as
+// vLLM's reasoning parsers (DeepSeek-R1) stream them: delta.reasoning_content ("hmm " each;
+// message.reasoning_content in a plain answer), then content; a chunk across the boundary
+// carries both; usage.completion_tokens counts both and
+// completion_tokens_details.reasoning_tokens the reasoning ones. Newer vLLM names the field
+// "reasoning" (vllm-project/vllm#27752); the simulator sends DeepSeek's reasoning_content,
+// which older vLLM sends and go-openai decodes. Completions have no reasoning.
+//
 // close_after_stream reproduces llama.cpp's llama-server: a streamed answer advertises
 // keep-alive (Connection: keep-alive, Keep-Alive: timeout=5, chunked) and the connection is
 // closed right after its last byte (the connection is hijacked to write it). The stream ends
@@ -92,5 +100,7 @@
 // Faults, drawn per request from the seed like output lengths: error_rate answers 500;
 // queue_limit_429 answers 429 while the waiting queue is longer; disconnect_rate aborts the
 // connection at a random token position; stall_rate pauses the stream once, at a random
-// token position, for stall_duration (default 1 s).
+// token position, for stall_duration (default 1 s). Usage faults apply to every request:
+// usage_prompt_tokens and usage_completion_tokens replace the counts usage reports (total =
+// their sum), omit_usage reports no usage; the content stays true.
 package sim

@@ -1,13 +1,13 @@
 package sim
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -47,6 +47,7 @@ type plan struct {
 	kind         apiKind
 	prompt       int
 	outputTokens int
+	reasoning    int    // the first tokens of the output that are reasoning (chat only)
 	finish       string // "length" or "stop"
 	stream       bool
 	includeUsage bool
@@ -136,6 +137,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) 
 		n, p.finish = capTok, "length"
 	}
 	p.outputTokens = n
+	if kind == apiChat {
+		p.reasoning = min(s.cfg.ReasoningTokens, n)
+	}
 	if f.DisconnectRate > 0 && uniform(s.cfg.Seed, seq, saltDisconnect) < f.DisconnectRate {
 		p.disconnectAt = midpoint(s.cfg.Seed, seq, saltDisconnect, n)
 	}
@@ -278,14 +282,9 @@ type choiceOut struct {
 }
 
 type messageOut struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
-type usageOut struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
+	Role             string  `json:"role"`
+	Content          string  `json:"content"`
+	ReasoningContent *string `json:"reasoning_content,omitempty"`
 }
 
 // plainResponse waits for the whole output and answers one JSON body.
@@ -306,7 +305,7 @@ func (s *Server) plainResponse(ctx context.Context, w http.ResponseWriter, p *pl
 	if s.eng == nil {
 		s.fixedGen.Add(int64(n))
 	}
-	text := string(bytes.Repeat([]byte("tok "), n))
+	text := strings.Repeat(answerText, n-p.reasoning)
 	ch := choiceOut{FinishReason: p.finish}
 	body := struct {
 		ID      string      `json:"id"`
@@ -314,11 +313,14 @@ func (s *Server) plainResponse(ctx context.Context, w http.ResponseWriter, p *pl
 		Created int64       `json:"created"`
 		Model   string      `json:"model"`
 		Choices []choiceOut `json:"choices"`
-		Usage   usageOut    `json:"usage"`
-	}{Created: p.created, Model: s.cfg.Model, Usage: usageOut{p.prompt, p.prompt + n, n}}
+		Usage   *usageOut   `json:"usage,omitempty"`
+	}{Created: p.created, Model: s.cfg.Model, Usage: s.cfg.reportedUsage(p, n)}
 	if p.kind == apiChat {
 		body.ID, body.Object = "chatcmpl-"+strconv.FormatUint(p.seq, 16), "chat.completion"
 		ch.Message = &messageOut{Role: "assistant", Content: text}
+		if s.cfg.ReasoningTokens > 0 {
+			ch.Message.ReasoningContent = ptr(strings.Repeat(reasoningText, p.reasoning))
+		}
 	} else {
 		body.ID, body.Object = "cmpl-"+strconv.FormatUint(p.seq, 16), "text_completion"
 		ch.Text = &text

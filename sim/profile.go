@@ -130,6 +130,7 @@ func Resolve(c Config) (Config, error) {
 		r.Tokenizer = c.Tokenizer
 	}
 	overInt(&r.ChatTemplateTokens, c.ChatTemplateTokens)
+	overInt(&r.ReasoningTokens, c.ReasoningTokens)
 	if c.CloseAfterStream {
 		r.CloseAfterStream = true
 	}
@@ -144,6 +145,15 @@ func Resolve(c Config) (Config, error) {
 		r.Faults.StallRate = c.Faults.StallRate
 	}
 	overDur(&r.Faults.StallDuration, c.Faults.StallDuration)
+	if c.Faults.UsagePromptTokens != nil {
+		r.Faults.UsagePromptTokens = ptr(*c.Faults.UsagePromptTokens)
+	}
+	if c.Faults.UsageCompletionTokens != nil {
+		r.Faults.UsageCompletionTokens = ptr(*c.Faults.UsageCompletionTokens)
+	}
+	if c.Faults.OmitUsage {
+		r.Faults.OmitUsage = true
+	}
 	if c.Seed != 0 {
 		r.Seed = c.Seed
 	}
@@ -251,6 +261,9 @@ func (c Config) Validate() error {
 	if c.ChatTemplateTokens < 0 {
 		bad("chat_template_tokens", "%d must be ≥ 0 (0 = no template)", c.ChatTemplateTokens)
 	}
+	if c.ReasoningTokens < 0 {
+		bad("reasoning_tokens", "%d must be ≥ 0 (0 = no reasoning)", c.ReasoningTokens)
+	}
 	rate := func(name string, v float64) {
 		if !(v >= 0 && v <= 1) {
 			bad("faults."+name, "%g is not a probability in [0, 1]", v)
@@ -264,6 +277,9 @@ func (c Config) Validate() error {
 	}
 	if c.Faults.StallDuration < 0 || (c.Faults.StallRate > 0 && c.Faults.StallDuration == 0) {
 		bad("faults.stall_duration", "%v must be positive when stall_rate is set", c.Faults.StallDuration)
+	}
+	if c.Faults.OmitUsage && (c.Faults.UsagePromptTokens != nil || c.Faults.UsageCompletionTokens != nil) {
+		bad("faults.omit_usage", "omits the usage that faults.usage_prompt_tokens or faults.usage_completion_tokens would report: set one or the other")
 	}
 	return errors.Join(errs...)
 }
@@ -329,6 +345,9 @@ func (c Config) realString() string {
 	if c.ChatTemplateTokens != 0 {
 		fmt.Fprintf(&b, " chat_template_tokens=%d", c.ChatTemplateTokens)
 	}
+	if c.ReasoningTokens != 0 {
+		fmt.Fprintf(&b, " reasoning_tokens=%d", c.ReasoningTokens)
+	}
 	if c.CloseAfterStream {
 		b.WriteString(" close_after_stream")
 	}
@@ -337,9 +356,22 @@ func (c Config) realString() string {
 
 func (c Config) faultString() string {
 	f := c.Faults
-	if f == (Faults{}) {
+	var parts []string
+	if f.ErrorRate != 0 || f.DisconnectRate != 0 || f.QueueLimit429 != 0 || f.StallRate != 0 || f.StallDuration != 0 {
+		parts = append(parts, fmt.Sprintf("error_rate=%g disconnect_rate=%g queue_limit_429=%d stall_rate=%g stall_duration=%v",
+			f.ErrorRate, f.DisconnectRate, f.QueueLimit429, f.StallRate, f.StallDuration))
+	}
+	if f.UsagePromptTokens != nil {
+		parts = append(parts, fmt.Sprintf("usage_prompt_tokens=%d", *f.UsagePromptTokens))
+	}
+	if f.UsageCompletionTokens != nil {
+		parts = append(parts, fmt.Sprintf("usage_completion_tokens=%d", *f.UsageCompletionTokens))
+	}
+	if f.OmitUsage {
+		parts = append(parts, "omit_usage")
+	}
+	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" faults={error_rate=%g disconnect_rate=%g queue_limit_429=%d stall_rate=%g stall_duration=%v}",
-		f.ErrorRate, f.DisconnectRate, f.QueueLimit429, f.StallRate, f.StallDuration)
+	return " faults={" + strings.Join(parts, " ") + "}"
 }

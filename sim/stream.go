@@ -69,20 +69,33 @@ func newChunkWriter(w streamSink, p *plan, model string) *chunkWriter {
 	return c
 }
 
-// content writes one chunk carrying k tokens; finish is "" or the finish reason.
-func (c *chunkWriter) content(k int, finish string) error {
+// content writes one chunk carrying the k tokens after the first from. In a chat stream the
+// tokens before p.reasoning go in delta.reasoning_content ("hmm " each) and the rest in
+// delta.content ("tok " each), as vLLM's reasoning parsers stream them; a chunk across the
+// boundary carries both fields, as vLLM's does when the end-of-thinking token falls inside it.
+// finish is "" or the finish reason.
+func (c *chunkWriter) content(from, k int, finish string) error {
 	b := append(c.buf[:0], c.head...)
 	if c.p.kind == apiChat {
-		b = append(b, `{"index":0,"delta":{"content":"`...)
+		r := min(max(c.p.reasoning-from, 0), k)
+		b = append(b, `{"index":0,"delta":{`...)
+		if r > 0 {
+			b = append(b, `"reasoning_content":"`...)
+			b = appendTokens(b, reasoningText, r)
+			b = append(b, '"')
+		}
+		if k > r {
+			if r > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `"content":"`...)
+			b = appendTokens(b, answerText, k-r)
+			b = append(b, '"')
+		}
+		b = append(b, `},"logprobs":null,"finish_reason":`...)
 	} else {
 		b = append(b, `{"index":0,"text":"`...)
-	}
-	for range k {
-		b = append(b, "tok "...)
-	}
-	if c.p.kind == apiChat {
-		b = append(b, `"},"logprobs":null,"finish_reason":`...)
-	} else {
+		b = appendTokens(b, answerText, k)
 		b = append(b, `","logprobs":null,"finish_reason":`...)
 	}
 	if finish == "" {
@@ -97,6 +110,20 @@ func (c *chunkWriter) content(k int, finish string) error {
 	return c.send(b)
 }
 
+// The text of one output token: one token under either Tokenizer rule.
+const (
+	answerText    = "tok "
+	reasoningText = "hmm "
+)
+
+// appendTokens appends k copies of one token's text.
+func appendTokens(b []byte, text string, k int) []byte {
+	for range k {
+		b = append(b, text...)
+	}
+	return b
+}
+
 // role writes vLLM's first chat chunk: delta {role: assistant, content: ""}.
 func (c *chunkWriter) role() error {
 	b := append(c.buf[:0], c.head...)
@@ -105,13 +132,18 @@ func (c *chunkWriter) role() error {
 	return c.send(b)
 }
 
-// usage writes the include_usage chunk (empty choices) and [DONE].
-func (c *chunkWriter) done(completion int) error {
+// done writes the include_usage chunk (empty choices) when the request asked for it and u is
+// not nil, then [DONE].
+func (c *chunkWriter) done(u *usageOut) error {
 	b := c.buf[:0]
-	if c.p.includeUsage {
+	if c.p.includeUsage && u != nil {
 		b = append(b, c.head...)
-		b = fmt.Appendf(b, `],"usage":{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d}}`+"\n\n",
-			c.p.prompt, c.p.prompt+completion, completion)
+		b = fmt.Appendf(b, `],"usage":{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d`,
+			u.PromptTokens, u.TotalTokens, u.CompletionTokens)
+		if d := u.CompletionTokensDetails; d != nil {
+			b = fmt.Appendf(b, `,"completion_tokens_details":{"reasoning_tokens":%d}`, d.ReasoningTokens)
+		}
+		b = append(b, "}}\n\n"...)
 	}
 	b = append(b, "data: [DONE]\n\n"...)
 	c.buf = b
@@ -181,7 +213,7 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, p *plan,
 				// counts at the end of its step): /metrics never lags what a client read.
 				s.fixedGen.Add(int64(m))
 			}
-			if err := cw.content(m, finish); err != nil {
+			if err := cw.content(sent, m, finish); err != nil {
 				return
 			}
 			sent += m
@@ -190,5 +222,5 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, p *plan,
 	// The request is finished before its last bytes reach the client, as a server's scheduler
 	// frees it with its last token: a client that has read [DONE] no longer counts as running.
 	src.release()
-	complete = cw.done(sent) == nil
+	complete = cw.done(s.cfg.reportedUsage(p, sent)) == nil
 }

@@ -145,3 +145,19 @@ func TestSubwordLimitsAndKV(t *testing.T) {
 		t.Errorf("KV in use %d, want 60 prompt + 40 output tokens", got)
 	}
 }
+
+// TestSubwordPrefill: prefill works through the subword count. Chunked at 10 prompt tokens a
+// step, a 30-word prompt of 8-byte words takes ⌈30 ÷ 10⌉ = 3 steps under the words rule and
+// ⌈60 ÷ 10⌉ = 6 under the subword rule (the step that completes prefill yields the only token).
+func TestSubwordPrefill(t *testing.T) {
+	prompt := strings.Repeat("abcdefgh ", 30)
+	for tk, want := range map[Tokenizer]int64{TokenizerWords: 3, TokenizerSubword: 6} {
+		srv, url := newTestServer(t, Config{StepBase: time.Millisecond, Tokenizer: tk, MaxBatchedTokens: 10})
+		if code, b := rawPost(t, url, "/v1/completions", fmt.Sprintf(`{"prompt":%q,"max_tokens":1}`, prompt)); code != 200 {
+			t.Fatalf("%s: %d %s", tk, code, b)
+		}
+		if st := srv.Stats(); st.Steps != want {
+			t.Errorf("%s: %d engine steps, want %d", tk, st.Steps, want)
+		}
+	}
+}

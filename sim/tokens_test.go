@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -101,4 +102,31 @@ func TestGeometricLength(t *testing.T) {
 	if outputLength(OutputFixed, 100, 1, 3) != 100 {
 		t.Error("fixed distribution is not fixed")
 	}
+}
+
+// FuzzPromptCount: for any request body, the count usage reports (promptTokens) and the ids
+// /tokenize answers (promptIDs) agree, under both rules, with and without a template.
+func FuzzPromptCount(f *testing.F) {
+	for _, s := range []string{`{"prompt":"a bb ccccc"}`, `{"prompt":["x"]}`, `{"prompt":[1,2]}`, `{"prompt":[]}`,
+		`{"messages":[{"role":"user","content":"hi there"}]}`, `{"messages":[{"content":[{"type":"text","text":"abcdefghi"}]}]}`,
+		`{"messages":[]}`, `{"messages":[{"content":5}]}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		var tr tokenizeRequest
+		if json.Unmarshal([]byte(body), &tr) != nil {
+			return
+		}
+		g := genRequest{Messages: tr.Messages, Prompt: tr.Prompt}
+		for _, tk := range Tokenizers() {
+			for _, kind := range []apiKind{apiChat, apiCompletions} {
+				c := Config{Tokenizer: tk, ChatTemplateTokens: 3}
+				n, errN := c.promptTokens(&g, kind)
+				ids, errI := c.promptIDs(&g, kind)
+				if (errN == nil) != (errI == nil) || (errN == nil && n != len(ids)) {
+					t.Fatalf("%s %d: count %d (%v), %d ids (%v) for %s", tk, kind, n, errN, len(ids), errI, body)
+				}
+			}
+		}
+	})
 }

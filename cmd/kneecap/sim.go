@@ -35,6 +35,7 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 	seed := fs.Int64("seed", 0, "seed of every random draw")
 	tokenizer := fs.String("tokenizer", "", "token rule: words (one a word) or subword (⌈bytes ÷ 4⌉ a word)")
 	template := fs.Int("chat-template-tokens", 0, "tokens the chat template adds to every chat prompt")
+	reasoning := fs.Int("reasoning-tokens", 0, "output tokens of each chat request streamed as reasoning_content first")
 	closeAfter := fs.Bool("close-after-stream", false, "close the connection after every stream while advertising keep-alive (llama-server)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -77,6 +78,7 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 		"tokenizer":            func() { rc.Tokenizer = sim.Tokenizer(*tokenizer) },
 		"chat-template-tokens": func() { rc.ChatTemplateTokens = *template },
 		"close-after-stream":   func() { rc.CloseAfterStream = *closeAfter },
+		"reasoning-tokens":     func() { rc.ReasoningTokens = *reasoning },
 	}
 	for name, f := range apply {
 		if set[name] {

@@ -1,7 +1,7 @@
 package main
 
 // `kneecap sim`'s real-engine keys and flags: the tokenizer rule, the chat template, closing
-// after each stream.
+// after each stream, usage that lies, reasoning.
 
 import (
 	"context"
@@ -16,13 +16,15 @@ func TestSimRealEngineKeys(t *testing.T) {
 	cfg := writeTestConfig(t, `simulator:
   tokenizer: subword
   chat_template_tokens: 40
+  faults: {usage_completion_tokens: 1e12}
 `)
 	e, stderr := simEnv()
 	if err := run(context.Background(), e, []string{"sim", "--addr", "127.0.0.1:0", "-c", cfg, "--chat-template-tokens", "12",
-		"--close-after-stream"}); err != nil {
+		"--close-after-stream", "--reasoning-tokens", "16"}); err != nil {
 		t.Fatalf("sim: %v\n%s", err, stderr)
 	}
-	for _, want := range []string{"tokenizer=subword", "chat_template_tokens=12", "close_after_stream"} {
+	for _, want := range []string{"tokenizer=subword", "chat_template_tokens=12", "close_after_stream",
+		"reasoning_tokens=16", "faults={usage_completion_tokens=1000000000000}"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("banner lacks %q:\n%s", want, stderr)
 		}
@@ -32,23 +34,26 @@ func TestSimRealEngineKeys(t *testing.T) {
 		t.Fatalf("sim: %v\n%s", err, stderr)
 	}
 	if strings.Contains(stderr.String(), "tokenizer=") || strings.Contains(stderr.String(), "chat_template_tokens") ||
-		strings.Contains(stderr.String(), "close_after_stream") {
+		strings.Contains(stderr.String(), "close_after_stream") || strings.Contains(stderr.String(), "reasoning_tokens") {
 		t.Errorf("default banner names default modes:\n%s", stderr)
 	}
+	bad := writeTestConfig(t, "simulator:\n  faults: {omit_usage: true, usage_prompt_tokens: 3}\n")
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
+		{[]string{"-c", bad}, "sim: faults.omit_usage: omits the usage"},
 		{[]string{"--tokenizer", "bpe"}, `sim: tokenizer: "bpe" is not words or subword`},
 		{[]string{"--chat-template-tokens", "-1"}, "sim: chat_template_tokens: -1 must be ≥ 0"},
+		{[]string{"--reasoning-tokens", "-1"}, "sim: reasoning_tokens: -1 must be ≥ 0"},
 	} {
 		e, stderr := simEnv()
 		err := run(context.Background(), e, append([]string{"sim", "--addr", "127.0.0.1:0"}, tc.args...))
 		if code := exitCode(err); code != exitUsage {
 			t.Errorf("%v: exit %d (%v), want %d\n%s", tc.args, code, err, exitUsage, stderr)
 		}
-		if !strings.Contains(stderr.String(), tc.want) {
-			t.Errorf("%v: stderr lacks %q:\n%s", tc.args, tc.want, stderr)
+		if out := strings.Join(outputLines(stderr.String(), err), "\n"); !strings.Contains(out, tc.want) {
+			t.Errorf("%v: output lacks %q:\n%s", tc.args, tc.want, out)
 		}
 	}
 }
