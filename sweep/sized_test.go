@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -84,7 +85,7 @@ func size(t *testing.T, cfg WorkloadConfig, opts SizingOptions) (Workload, Promp
 // as vLLM's messages form), every prompt counts exactly its drawn length in the server's
 // tokens, template included, from the shortest buildable length up.
 func TestSizedPromptsHaveTheRequestedLength(t *testing.T) {
-	cfg := synthCfg(Dist{Dist: DistUniform, Min: 1, Max: 3000})
+	cfg := synthCfg(Dist{Dist: DistUniform, Min: 1, Max: 1500})
 	for _, pc := range []bool{false, true} {
 		cfg.PrefixCache = pc
 		c := &subwordCounter{template: templateTokens}
@@ -96,7 +97,7 @@ func TestSizedPromptsHaveTheRequestedLength(t *testing.T) {
 		if got := int(c.calls.Load()); got != sz.Probes || got != 2+tableSize+verifyPrompts {
 			t.Errorf("%d counts, %d recorded", got, sz.Probes)
 		}
-		for seq := range 3000 {
+		for seq := range 1000 {
 			req := z.Next(1, seq%5, seq)
 			n := z.in.draw(requestRand(cfg.Seed, 1, seq%5, seq))
 			got := templateTokens + subword(req.Prompt)
@@ -113,7 +114,7 @@ func TestSizedPromptsHaveTheRequestedLength(t *testing.T) {
 
 // TestSizedHeadIsUnique: the first word and the head (7 words) differ between any two of
 // many requests (without prefix_cache), so no prefix cache can share more than the template
-// and the first word.
+// and the first word; and requests are deterministic.
 func TestSizedHeadIsUnique(t *testing.T) {
 	c := &subwordCounter{template: templateTokens}
 	w, _ := size(t, synthCfg(Dist{Dist: DistFixed, Mean: 256}), SizingOptions{Method: SizingTokenize,
@@ -130,6 +131,25 @@ func TestSizedHeadIsUnique(t *testing.T) {
 				}
 				seen[head] = id
 			}
+		}
+	}
+	// Deterministic in (seed, level, worker, seq): a second sizing, asked concurrently,
+	// builds the same requests.
+	w2, _ := size(t, synthCfg(Dist{Dist: DistFixed, Mean: 256}), SizingOptions{Method: SizingTokenize,
+		Endpoint: &Counter{TokenCounter: &subwordCounter{template: templateTokens}, Templated: true}})
+	got := make([]Request, 64)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := g; i < len(got); i += 4 {
+				got[i] = w2.Next(1, i%3, i)
+			}
+		})
+	}
+	wg.Wait()
+	for i := range got {
+		if got[i] != w.Next(1, i%3, i) {
+			t.Fatalf("request %d differs between two sizings", i)
 		}
 	}
 }
@@ -186,7 +206,7 @@ func (wordCounter) CountTokens(_ context.Context, text string) (int, error) {
 
 // TestUsageCalibration: four probes (the first word and 1–3 passes over the vocabulary) fit
 // overhead and tokens per word exactly for an additive server; prompts then have the
-// requested length on average: the p50 of 2000 fixed-length prompts within 1% (+1 token),
+// requested length on average: the p50 of 1000 fixed-length prompts within 1% (+1 token),
 // each within 3% + 5 tokens (only the head's and the last partial pass's words are drawn: at
 // 64 tokens, 14 words of sd 0.47 tokens each give sd 1.8 tokens).
 func TestUsageCalibration(t *testing.T) {
@@ -205,7 +225,7 @@ func TestUsageCalibration(t *testing.T) {
 			t.Fatalf("mean %g: fit %.4f + %.4f × words, want tokens per word %.4f and %d for the first word", mean, sz.OverheadTokens, sz.TokensPerWord, tableMean, templateTokens+1)
 		}
 		var got []float64
-		for seq := range 2000 {
+		for seq := range 1000 {
 			req := w.Next(0, seq%8, seq)
 			n := float64(templateTokens + subword(req.Prompt))
 			if math.Abs(n-mean) > 0.03*mean+5 || req.PromptTokens != int(mean) {
