@@ -60,8 +60,10 @@ func Analyze(levels []Level, meta Meta, opts Options) Result {
 	slices.SortStableFunc(res.Levels, func(p, q Level) int { return cmp.Compare(p.Concurrency, q.Concurrency) })
 	a.res = &res
 	a.collect()
+	a.lengths()
 	a.throughput()
 	a.knee()
+	a.checkServerLimit()
 	a.blowup()
 	a.overload()
 	a.operatingPoint()

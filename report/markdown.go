@@ -61,6 +61,12 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 		fmt.Fprint(bw, "\nLatencies are over requests sent inside the measurement window; “—” marks a value that could not be computed; ✗ marks a level excluded from the fits.\n\n")
 	}
 
+	if hasLengths(res) {
+		fmt.Fprint(bw, "## Token lengths\n\n")
+		mdTable(bw, lengthsTable(res))
+		fmt.Fprintf(bw, "\n%s\n\n", mdText(lengthsNote))
+	}
+
 	if fits := fitNotes(res); len(fits) > 0 {
 		fmt.Fprint(bw, "## Fitted models\n\n")
 		for _, f := range fits {

@@ -29,7 +29,7 @@ func levelTable(res *analysis.Result) table {
 			fnum(l.ITL.P99), fnum(l.E2E.P50), fnum(l.E2E.P95), validCell(&l),
 		})
 	}
-	return t
+	return withLengths(t, res, "ISL (tokens)", "OSL (tokens)", " ≠ ")
 }
 
 // errorsCell shows the failed requests and their rate; a table that reports only the rate
@@ -77,7 +77,7 @@ func consoleTable(res *analysis.Result) table {
 			fnum(l.TTFT.P50), fnum(l.TTFT.P95), fnum(l.TPOT.P95), fnum(l.E2E.P95), validCell(&l),
 		})
 	}
-	return t
+	return withLengths(t, res, "ISL", "OSL", "≠")
 }
 
 // validityTable holds the checks of DESIGN §1 per level; a failed check is marked ✗.
@@ -105,17 +105,17 @@ func hasServer(res *analysis.Result) bool {
 }
 
 // serverNote says where the server-metrics table comes from.
-const serverNote = "From the server's /metrics (vLLM, SGLang or llama.cpp series), scraped every server_metrics.interval and averaged over the level's measurement window: mean running and mean waiting are requests; max KV usage is the largest KV-cache usage scraped; preemptions is the increase of the preemption counter over the window. A series the server does not expose reads 0; “—”: no scrape fell inside the level's window."
+const serverNote = "From the server's /metrics (vLLM, SGLang or llama.cpp series), scraped every server_metrics.interval and averaged over the level's measurement window: mean running, max running and mean waiting are requests; max KV usage is the largest KV-cache usage scraped; preemptions is the increase of the preemption counter over the window. “—”: the server does not expose that series, or no scrape fell inside the level's window."
 
 // serverTable holds the per-level server metrics (levels[].server of analysis.json); a level
 // without them shows dashes.
 func serverTable(res *analysis.Result) table {
-	t := table{Header: []string{"concurrency", "mean running (requests)", "mean waiting (requests)", "max KV usage", "preemptions"}}
+	t := table{Header: []string{"concurrency", "mean running (requests)", "max running (requests)", "mean waiting (requests)", "max KV usage", "preemptions"}}
 	for _, l := range sortedLevels(res) {
-		row := []string{strconv.Itoa(l.Concurrency), dash, dash, dash, dash}
+		row := []string{strconv.Itoa(l.Concurrency), dash, dash, dash, dash, dash}
 		if s := l.Server; s != nil {
-			row[1], row[2] = fnum(analysis.Float(s.MeanRunning)), fnum(analysis.Float(s.MeanWaiting))
-			row[3], row[4] = fpct(analysis.Float(s.MaxKVUsage)), fint(analysis.Float(s.Preemptions))
+			row[1], row[2], row[3] = fnum(s.MeanRunning), fint(s.MaxRunning), fnum(s.MeanWaiting)
+			row[4], row[5] = fpct(s.MaxKVUsage), fint(s.Preemptions)
 		}
 		t.Rows = append(t.Rows, row)
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // dash stands for a value that was not computed (null in analysis.json).
@@ -447,10 +446,13 @@ func fitNotes(res *analysis.Result) []string {
 	if b := th.Batch; b != nil {
 		out = append(out, fmt.Sprintf("%s: X(N) = m ÷ (α + β·m), m = min(N, S): slot limit S = %s, plateau X(S) = %s tokens/s%s, α = %s ms, β = %s ms per running sequence (one decode step per token takes α + β·m), R² = %s",
 			analysis.MethodBatch.Label(), fnum(b.Limit), fnum(b.PlateauTPS), unmeasured(b.Limit), fnum(b.Alpha*1e3), fsci(b.Beta*1e3), fr2(b.R2)))
-		if name, v := serverSlots(res.Meta.Server); name != "" && b.Limit.OK() && unmeasured(b.Limit) == "" {
-			out = append(out, fmt.Sprintf("the server reports %s %s (%s), against the batch model's slot limit S = %s fitted from throughput alone",
-				name, v, res.Meta.Server.From, fnum(b.Limit)))
+	}
+	if l := res.ServerLimit; l != nil && l.Slots.OK() {
+		t := fmt.Sprintf("the server's own limit: %s requests at once (%s)", fconc(l.Slots), l.Describe())
+		if b := th.Batch; b != nil && b.Limit.OK() {
+			t += fmt.Sprintf(", against the batch model's slot limit S = %s fitted from throughput alone", fnum(b.Limit))
 		}
+		out = append(out, t)
 	}
 	if h := th.Hinge; h != nil {
 		out = append(out, fmt.Sprintf("%s: breakpoint %s, plateau %s tokens/s%s, slope %s tokens/s per request, R² = %s", analysis.MethodHinge.Label(), fnum(h.Breakpoint), fnum(h.PlateauTPS), unmeasured(h.Breakpoint), fnum(h.Slope), fr2(h.R2)))
@@ -510,20 +512,6 @@ func subtitle(m analysis.Meta) string {
 		parts = append(parts, fmt.Sprintf("load from %d kneecap processes", m.LoadGenerators))
 	}
 	return strings.Join(parts, " · ")
-}
-
-// serverSlots returns the server's own limit on sequences decoded together, when its info
-// endpoint reports one: the quantity the batch model's slot limit S estimates.
-func serverSlots(info *sweep.ServerInfo) (name, value string) {
-	if info == nil {
-		return "", ""
-	}
-	for _, k := range []string{"max_num_seqs", "max_running_requests", "total_slots"} {
-		if v, ok := info.Settings[k]; ok {
-			return k, v
-		}
-	}
-	return "", ""
 }
 
 // provenance says what was measured and by what: the server's own description (engine,

@@ -241,12 +241,14 @@ type ClientStats struct {
 }
 
 // ServerStats summarises server metrics (vLLM, SGLang, llama.cpp) scraped during a window.
-// NaN-free: a series that was not seen has its Seen flag false.
+// NaN-free: a quantity none of whose series the server exposed reads 0, and Exposes says so.
 type ServerStats struct {
 	// Samples is the number of scrapes inside the window.
 	Samples int `json:"samples"`
 	// MeanRunning is the mean number of running requests.
 	MeanRunning float64 `json:"mean_running"`
+	// MaxRunning is the largest number of running requests seen.
+	MaxRunning float64 `json:"max_running"`
 	// MeanWaiting is the mean number of waiting (queued) requests.
 	MeanWaiting float64 `json:"mean_waiting"`
 	// MaxWaiting is the largest number of waiting requests seen.

@@ -1,103 +1,99 @@
 package main
 
+// Lengths through the CLI (DESIGN §4.14): a sweep against an API that ignores ignore_eos and
+// min_tokens gets a warning with the output lengths it produced, not a silent change of
+// workload.
+
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
-	"os"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/kneecap/kneecap/rundir"
-	"github.com/kneecap/kneecap/sweep"
-	"github.com/kneecap/kneecap/sweep/hftokenizer/hftest"
+	"github.com/kneecap/kneecap/sim"
 )
 
-// subwordSweepConfig is a three-level sweep of the simulator in subword mode (⌈n ÷ 4⌉ tokens
-// for a word of n bytes: about 1.64 tokens for a word of kneecap's sized vocabulary) with a
-// 40-token chat template; %s is the workload's prompt-sizing keys.
-const subwordSweepConfig = `simulator: {tokenizer: subword, chat_template_tokens: 40}
-workload:
-  output_tokens: {dist: fixed, mean: 16}
-%s
-sweep:
-  levels: [1, 2, 4]
-  warmup: 100ms
-  duration: 500ms
-  min_requests: 5
-  max_duration: 1s
-  refine: 0
-target: {server_info: false}
-`
-
-// TestPromptLengthsInServerTokens is issue 12's acceptance of prompt sizing (DESIGN §3.6):
-// against the simulator in subword mode with a 40-token chat template, `kneecap sweep
-// --input-tokens 512` sends prompts whose length as the server counts it (usage.prompt_tokens
-// in records.jsonl) has its p50 within ±2% of 512 at every level, by each method: the
-// simulator's POST /tokenize, usage calibration, and a tokenizer file (hftest's fixture, which
-// counts as the subword rule). levels.json and the report record the method. (The words
-// method, kneecap's prompts before sizing, gives 512 words: about 40 + 512 × 1.67 ≈ 900
-// tokens.)
-func TestPromptLengthsInServerTokens(t *testing.T) {
-	tok := filepath.Join(t.TempDir(), "tokenizer.json")
-	if err := hftest.WriteSubwordTokenizer(tok); err != nil {
+// ignoringAPI serves the simulator as an OpenAI-style API does: it drops ignore_eos and
+// min_tokens from every request body, so outputs end where the model stops.
+func ignoringAPI(t *testing.T, cfg sim.Config) *httptest.Server {
+	t.Helper()
+	rc, err := sim.Resolve(cfg)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tt := range []struct {
-		method, keys string
-		exact        bool
-	}{
-		{sweep.SizingTokenize, "  prompt_sizing: tokenize", true},
-		{sweep.SizingUsage, "  prompt_sizing: usage", false},
-		{sweep.SizingTokenizer, "  prompt_sizing: tokenizer\n  tokenizer: " + tok, true},
-	} {
-		t.Run(tt.method, func(t *testing.T) {
-			t.Parallel()
-			cfg := writeTestConfig(t, fmt.Sprintf(subwordSweepConfig, tt.keys))
-			dir := filepath.Join(t.TempDir(), "run")
-			r := runCmd(nil, "sweep", "-c", cfg, "-o", dir, "--input-tokens", "512")
-			if r.err != nil {
-				t.Fatalf("sweep: %v\n%s", r.err, r.stderr)
-			}
-			if n := strings.Count(r.stderr, "kneecap: prompt sizing: "+tt.method); n != 1 {
-				t.Errorf("the sizing is printed %d times:\n%s", n, r.stderr)
-			}
-			res, err := rundir.Read(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if sz := res.PromptSizing; sz == nil || sz.Method != tt.method || sz.Exact != tt.exact {
-				t.Fatalf("levels.json prompt_sizing %+v", sz)
-			}
-			checkPromptP50(t, res)
-			report, err := os.ReadFile(filepath.Join(dir, "report.md"))
-			if err != nil || !strings.Contains(string(report), "prompts sized by "+tt.method) {
-				t.Errorf("report.md does not say how the prompts were sized (%v)", err)
-			}
-		})
+	s, err := sim.NewServer(rc)
+	if err != nil {
+		t.Fatal(err)
 	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			var body map[string]any
+			b, _ := io.ReadAll(r.Body)
+			if json.Unmarshal(b, &body) == nil {
+				delete(body, "ignore_eos")
+				delete(body, "min_tokens")
+				b, _ = json.Marshal(body)
+			}
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+		}
+		s.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { srv.Close(); s.Close() })
+	return srv
 }
 
-// checkPromptP50 checks every level's p50 of usage.prompt_tokens: within ±2% of 512.
-func checkPromptP50(t *testing.T, res *rundir.Run) {
-	t.Helper()
-	const want = 512
-	for _, l := range res.Levels {
-		var p []int
-		for _, rec := range l.Records {
-			if rec.OK() {
-				p = append(p, rec.PromptTokens)
-			}
+// TestSweepFixedOutputIgnored: fixed_output asks for 64 tokens; the API drops ignore_eos and
+// min_tokens and the simulator's outputs end at a geometric length of mean 16 (an
+// end-of-sequence probability of 1/16 per token), capped at 64: mean 16 × (1 − (15/16)^64) ≈
+// 15.7 tokens. Every level is named in one warning with its distribution against the 64
+// requested; the prompts, counted as sent (the simulator counts words), get none.
+func TestSweepFixedOutputIgnored(t *testing.T) {
+	t.Parallel()
+	srv := ignoringAPI(t, sim.Config{Profile: sim.ProfileFixed, TTFT: 5 * time.Millisecond, ITL: time.Millisecond,
+		OutputTokens: 16, OutputDist: sim.OutputGeometric})
+	cfg := writeTestConfig(t, fmt.Sprintf(`name: ignored
+target: {url: %s/v1, model: %s, request_timeout: 5s}
+workload: {input_tokens: {dist: fixed, mean: 16}, output_tokens: {dist: fixed, mean: 64}, fixed_output: true}
+sweep:
+  levels: [1, 2]
+  warmup: 50ms
+  duration: 500ms
+  min_requests: 10
+  max_duration: 1s
+  drain_timeout: 2s
+`, srv.URL, sim.DefaultModel))
+	dir := filepath.Join(t.TempDir(), "run")
+	e, stdout, stderr := testEnv()
+	if err := run(context.Background(), e, []string{"sweep", "-c", cfg, "-o", dir}); err != nil {
+		t.Fatalf("sweep: %v\n%s", err, stderr)
+	}
+	m := readJSON(t, filepath.Join(dir, "analysis.json"))
+	warnings := fmt.Sprint(m["warnings"])
+	if !strings.Contains(warnings, "output length: fixed_output asked for exactly max_tokens (with ignore_eos and min_tokens), but the outputs were more than 5% off it at concurrency 1 (mean ") ||
+		!strings.Contains(warnings, "vs 64 requested), 2 (mean ") || !strings.Contains(warnings, "the server ignores those parameters") {
+		t.Errorf("warnings lack the ignored fixed output naming levels 1 and 2: %s", warnings)
+	}
+	if strings.Contains(warnings, "prompt length") {
+		t.Errorf("prompts were counted as requested: %s", warnings)
+	}
+	levels, _ := m["levels"].([]any)
+	for _, l := range levels {
+		lv := l.(map[string]any)
+		out, _ := lv["output_tokens"].(map[string]any)
+		in, _ := lv["input_tokens"].(map[string]any)
+		mean, _ := out["mean"].(float64)
+		if out["requested"] != 64.0 || mean < 10 || mean > 22 || lv["fixed_output"] != true || in["mean"] != 16.0 || in["requested"] != 16.0 {
+			t.Errorf("level %v: input %v, output %v (want a mean near 15.7 of 64 requested), fixed %v", lv["concurrency"], in, out, lv["fixed_output"])
 		}
-		if len(p) == 0 {
-			t.Fatalf("level %d: no successful request", l.Run.Index)
-		}
-		slices.Sort(p)
-		p50 := p[len(p)/2]
-		t.Logf("concurrency %d: %d requests, prompt tokens p50 %d (%d … %d)", l.Run.Concurrency, len(p), p50, p[0], p[len(p)-1])
-		off := float64(p50-want) / want
-		if off < -0.02 || off > 0.02 {
-			t.Errorf("concurrency %d: p50 %d tokens, %+.1f%% from %d", l.Run.Concurrency, p50, 100*off, want)
-		}
+	}
+	if !strings.Contains(stdout.String(), "≠64") {
+		t.Errorf("console level table lacks the request beside the outputs:\n%s", stdout)
 	}
 }

@@ -102,7 +102,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer t.close()
-	if err := preflight(ctx, e, t, s.cfg.Target.Model); err != nil {
+	if err := preflight(ctx, e, t, s); err != nil {
 		return err
 	}
 	if err := s.sizePrompts(ctx, e, t); err != nil {
