@@ -192,6 +192,9 @@ type Meta struct {
 	Server *sweep.ServerInfo `json:"server_info,omitempty"`
 	// Kneecap is the version of kneecap that ran the sweep.
 	Kneecap string `json:"kneecap,omitempty"`
+	// PromptSizing is how the sweep sized its prompts in the server's tokens (DESIGN §3.6),
+	// when recorded.
+	PromptSizing *sweep.PromptSizing `json:"prompt_sizing,omitempty"`
 }
 
 // USL is a fit of the Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)).

@@ -561,7 +561,8 @@ func subtitle(m analysis.Meta) string {
 }
 
 // provenance says what was measured and by what: the server's own description (engine,
-// version, limits, and where it said so) and kneecap's version; "" when neither is known.
+// version, limits, and where it said so), kneecap's version and how the prompts were sized
+// in the server's tokens (DESIGN §3.6); "" when none is known.
 func provenance(m analysis.Meta) string {
 	var parts []string
 	if m.Server != nil {
@@ -569,6 +570,13 @@ func provenance(m analysis.Meta) string {
 	}
 	if m.Kneecap != "" {
 		parts = append(parts, "measured by kneecap "+m.Kneecap)
+	}
+	if p := m.PromptSizing; p != nil {
+		note := ""
+		if len(p.Notes) > 0 {
+			note = " (" + strings.Join(p.Notes, "; ") + ")"
+		}
+		parts = append(parts, "prompts sized by "+p.String()+note)
 	}
 	return strings.Join(parts, " · ")
 }

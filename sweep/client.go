@@ -15,8 +15,9 @@ const (
 type Request struct {
 	// Prompt is the user message (chat) or the prompt (completions).
 	Prompt string
-	// PromptTokens is the workload's count of the prompt's tokens (used when the server does
-	// not report usage).
+	// PromptTokens is the workload's count of the prompt's tokens: the requested length in the
+	// server's tokens when the prompts were sized (DESIGN §3.6), else words. It is the
+	// record's requested length, and its length when the server does not report usage.
 	PromptTokens int
 	// MaxTokens is max_tokens; 0 leaves it unset.
 	MaxTokens int

@@ -115,6 +115,8 @@ type Client struct {
 	oc        *goopenai.Client
 	transport *http.Transport
 	fresh     *http.Transport // the retries' (see doer)
+	// extra is Options.ExtraBody, each value encoded once.
+	extra map[string]json.RawMessage
 	// maxCompletionTokens sends max_tokens as max_completion_tokens: the model is one of
 	// OpenAI's reasoning models, which reject max_tokens (go-openai's ReasoningValidator).
 	maxCompletionTokens bool
@@ -213,7 +215,7 @@ func New(opts Options) (*Client, error) {
 	fresh := tr.Clone()
 	fresh.DisableKeepAlives = true
 	cfg.HTTPClient = &doer{hc: &http.Client{Transport: tr}, fresh: &http.Client{Transport: fresh}, opts: &opts, extra: extra}
-	c := &Client{opts: opts, api: opts.API, oc: goopenai.NewClientWithConfig(cfg), transport: tr, fresh: fresh}
+	c := &Client{opts: opts, api: opts.API, oc: goopenai.NewClientWithConfig(cfg), transport: tr, fresh: fresh, extra: extra}
 	// The verdict depends only on the model, so it is taken once here, not per request.
 	probe := goopenai.ChatCompletionRequest{Model: opts.Model, MaxTokens: 1,
 		Messages: []goopenai.ChatCompletionMessage{{Role: goopenai.ChatMessageRoleUser, Content: "x"}}}
