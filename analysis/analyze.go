@@ -74,8 +74,10 @@ func Analyze(levels []Level, meta Meta, opts Options) Result {
 	slices.SortStableFunc(res.Levels, func(p, q Level) int { return cmp.Compare(p.Concurrency, q.Concurrency) })
 	a.res = &res
 	a.collect()
+	a.lengths()
 	a.throughput()
 	a.knee()
+	a.checkServerLimit()
 	a.blowup()
 	a.overload()
 	a.operatingPoint()
@@ -115,6 +117,9 @@ func (a *analyzer) collect() {
 		if lv.Concurrency <= 0 || !finite(tps) || tps < 0 {
 			a.warn(levelDropped(lv.Concurrency, tps))
 			continue
+		}
+		if lv.UsageDisbelieved > 0 {
+			a.warn(usageDisbelieved(lv.Concurrency, lv.UsageDisbelieved, lv.Requests))
 		}
 		if !lv.ClientBound {
 			a.all = append(a.all, point{c, tps, lv})

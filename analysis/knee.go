@@ -243,7 +243,8 @@ func bracket(xs []float64, v float64) (lo, hi float64, ok bool) {
 	return xs[i-1], xs[i], true
 }
 
-// evidence quotes the server metrics of the measured level nearest to c (on log scale).
+// evidence quotes the server metrics of the measured level nearest to c (on log scale),
+// naming only the quantities the server exposes.
 func (a *analyzer) evidence(c float64) string {
 	var best *Level
 	bd := math.Inf(1)
@@ -259,20 +260,28 @@ func (a *analyzer) evidence(c float64) string {
 		return ""
 	}
 	s := best.Server
-	parts := []string{fmt.Sprintf("mean running %.1f", s.MeanRunning), fmt.Sprintf("mean waiting %.1f", s.MeanWaiting),
-		fmt.Sprintf("max KV usage %.0f%%", s.MaxKVUsage*100)}
-	if s.Preemptions > 0 {
-		parts = append(parts, fmt.Sprintf("%.0f preemptions", s.Preemptions))
+	var parts, signs []string
+	if s.MeanRunning.OK() {
+		parts = append(parts, fmt.Sprintf("mean running %.1f", float64(s.MeanRunning)))
 	}
-	var signs []string
-	if s.MeanWaiting > 0 {
-		signs = append(signs, "requests queue")
+	if s.MeanWaiting.OK() {
+		parts = append(parts, fmt.Sprintf("mean waiting %.1f", float64(s.MeanWaiting)))
+		if s.MeanWaiting > 0 {
+			signs = append(signs, "requests queue")
+		}
 	}
-	if s.MaxKVUsage >= 0.95 {
-		signs = append(signs, "KV cache full")
+	if s.MaxKVUsage.OK() {
+		parts = append(parts, fmt.Sprintf("max KV usage %.0f%%", float64(s.MaxKVUsage)*100))
+		if s.MaxKVUsage >= 0.95 {
+			signs = append(signs, "KV cache full")
+		}
 	}
-	if s.Preemptions > 0 {
+	if s.Preemptions.OK() && s.Preemptions > 0 {
+		parts = append(parts, fmt.Sprintf("%.0f preemptions", float64(s.Preemptions)))
 		signs = append(signs, "preemptions")
+	}
+	if len(parts) == 0 {
+		return ""
 	}
 	out := fmt.Sprintf("server at concurrency %d: %s", best.Concurrency, strings.Join(parts, ", "))
 	if len(signs) > 0 {

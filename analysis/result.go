@@ -125,6 +125,10 @@ type Level struct {
 	// workload requested.
 	InputTokens  TokenLengths `json:"input_tokens"`
 	OutputTokens TokenLengths `json:"output_tokens"`
+	// FixedOutput reports that every request asked for exactly OutputTokens.Requested tokens
+	// (workload.fixed_output: max_tokens with ignore_eos and min_tokens); otherwise max_tokens
+	// is a cap the output may stop short of.
+	FixedOutput bool `json:"fixed_output,omitempty"`
 	// TTFA summarises the time to first answer token in milliseconds (reasoning models: the
 	// first non-reasoning content); all null when no request reasoned first.
 	TTFA Latency `json:"ttfa_ms"`
@@ -156,12 +160,17 @@ type TokenLengths struct {
 // NoTokenLengths is a TokenLengths with every field null.
 func NoTokenLengths() TokenLengths { return TokenLengths{NaN(), NaN(), NaN(), NaN()} }
 
-// ServerEvidence is the per-level server-metrics summary quoted beside the knee.
+// ServerEvidence is the per-level server-metrics summary quoted beside the knee (DESIGN
+// §3.7): running and waiting requests, the largest KV-cache usage (a fraction) and the
+// preemption counter's increase over the window. A quantity the server does not expose is
+// null (NaN), never 0.
 type ServerEvidence struct {
-	MeanRunning float64 `json:"mean_running"`
-	MeanWaiting float64 `json:"mean_waiting"`
-	MaxKVUsage  float64 `json:"max_kv_usage"`
-	Preemptions float64 `json:"preemptions"`
+	MeanRunning Float `json:"mean_running"`
+	MaxRunning  Float `json:"max_running"`
+	MeanWaiting Float `json:"mean_waiting"`
+	MaxWaiting  Float `json:"max_waiting"`
+	MaxKVUsage  Float `json:"max_kv_usage"`
+	Preemptions Float `json:"preemptions"`
 }
 
 // Meta describes where the data came from; charts and reports print it.
@@ -183,6 +192,9 @@ type Meta struct {
 	Server *sweep.ServerInfo `json:"server_info,omitempty"`
 	// Kneecap is the version of kneecap that ran the sweep.
 	Kneecap string `json:"kneecap,omitempty"`
+	// PromptSizing is how the sweep sized its prompts in the server's tokens (DESIGN §3.6),
+	// when recorded.
+	PromptSizing *sweep.PromptSizing `json:"prompt_sizing,omitempty"`
 }
 
 // USL is a fit of the Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)).
@@ -366,7 +378,10 @@ type Result struct {
 	OperatingPoint *OperatingPoint `json:"operating_point"`
 	SLO            SLOResult       `json:"slo"`
 	Capacity       *Capacity       `json:"capacity"`
-	Warnings       []string        `json:"warnings"`
+	// ServerLimit is the server's own limit on the requests it runs at once, when it states
+	// one or its metrics show one (DESIGN §4.14); nil otherwise.
+	ServerLimit *ServerLimit `json:"server_limit,omitempty"`
+	Warnings    []string     `json:"warnings"`
 }
 
 // SLO holds service-level objectives; a zero duration is not used. It is also the slo:
@@ -403,6 +418,21 @@ type Options struct {
 	Bootstrap int
 	// Seed seeds the bootstrap, so results are deterministic.
 	Seed uint64
+	// Lengths is what the workload asked for, for Summarize: whether outputs were of fixed
+	// length, and the lengths of records that do not carry theirs.
+	Lengths RequestedLengths
+}
+
+// RequestedLengths describes the lengths a sweep's workload asked for (config.AnalysisOptions
+// fills it from the workload: section). The zero value knows nothing.
+type RequestedLengths struct {
+	// FixedOutput reports workload.fixed_output: every request asked for exactly its
+	// max_tokens (Level.FixedOutput).
+	FixedOutput bool
+	// InputTokens and OutputTokens are the mean prompt and output lengths the workload
+	// requested, in tokens, used for records that do not say what they requested (records.jsonl
+	// before requested_prompt_tokens); 0 when unknown (a dataset).
+	InputTokens, OutputTokens float64
 }
 
 // DefaultOptions returns the defaults of DESIGN §4.

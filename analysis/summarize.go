@@ -114,6 +114,8 @@ func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, opts Op
 	}
 
 	s.fill(&lv, win, &sent, good)
+	summarizeLengths(&lv, records, w0, w1, opts.Lengths)
+	summarizeUsage(&lv, records, w0, w1)
 	s.validity(&lv, run, opts, sent.ok > 0)
 	return lv
 }
@@ -181,14 +183,7 @@ func emptyLevel(run *sweep.LevelRun) Level {
 	for _, n := range run.Notes {
 		lv.Notes = append(lv.Notes, "sweep: "+n)
 	}
-	if run.Server != nil && run.Server.Samples > 0 {
-		lv.Server = &ServerEvidence{
-			MeanRunning: run.Server.MeanRunning,
-			MeanWaiting: run.Server.MeanWaiting,
-			MaxKVUsage:  run.Server.MaxKVUsage,
-			Preemptions: run.Server.Preemptions,
-		}
-	}
+	lv.Server = serverEvidence(run.Server)
 	if run.Client != nil && run.Client.Bound {
 		lv.ClientBound = true
 	}

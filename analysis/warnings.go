@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -52,6 +53,10 @@ const (
 	warnCapacityNoSLO
 	warnCapacityNoKnee
 	warnGateOtherSLOs
+	warnPromptLengthOff
+	warnOutputLengthIgnored
+	warnServerLimit
+	warnUsageDisbelieved
 )
 
 // warning is one warning: its kind and subject (what it is about, when one kind can be
@@ -306,6 +311,54 @@ func capacityNoKnee() warning {
 func gateOtherSLOs(run, base, runSLOs, baseSLOs string) warning {
 	return newWarning(warnGateOtherSLOs, run, "%s was analyzed under other SLOs than %s (%s vs %s): its SLO figures do not compare; re-run kneecap analyze with the same --slo flags",
 		run, base, runSLOs, baseSLOs)
+}
+
+// promptLengthOff: the server counted the prompts of levels more than MaxLengthOff from the
+// length requested.
+func promptLengthOff(levels []*Level) warning {
+	return newWarning(warnPromptLengthOff, "", "prompt length: the server counted prompts more than %.0f%% off the length requested at concurrency %s: its tokenizer or chat template counts them otherwise, so those levels measured another workload than the one asked for",
+		MaxLengthOff*100, lengthsAt(levels, func(l *Level) TokenLengths { return l.InputTokens }))
+}
+
+// outputLengthIgnored: with fixed_output, the outputs of levels were more than MaxLengthOff
+// from the max_tokens requested with ignore_eos and min_tokens.
+func outputLengthIgnored(levels []*Level) warning {
+	return newWarning(warnOutputLengthIgnored, "", "output length: fixed_output asked for exactly max_tokens (with ignore_eos and min_tokens), but the outputs were more than %.0f%% off it at concurrency %s: the server ignores those parameters (an OpenAI-style API, Ollama), so outputs end where the model stops and those levels measured another workload than the one asked for",
+		MaxLengthOff*100, lengthsAt(levels, func(l *Level) TokenLengths { return l.OutputTokens }))
+}
+
+// lengthsAt lists each level's concurrency and its length distribution against the request:
+// "1 (mean 247, p50 247, p95 251 vs 64 requested), 2 (…)".
+func lengthsAt(levels []*Level, of func(*Level) TokenLengths) string {
+	parts := make([]string, len(levels))
+	for i, l := range levels {
+		t := of(l)
+		parts[i] = fmt.Sprintf("%d (mean %s, p50 %s, p95 %s vs %s requested)", l.Concurrency,
+			FormatTokens(t.Mean), FormatTokens(t.P50), FormatTokens(t.P95), FormatTokens(t.Requested))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// serverLimitDisagree: the estimate named what (the batch-model slot limit, the headline
+// knee) at v is more than MaxLimitOff from the server's limit lim.
+func serverLimitDisagree(what string, v float64, lim *ServerLimit) warning {
+	l := float64(lim.Slots)
+	why := "the server runs no more than that at once, so throughput growing past it is not more requests decoded together: the fit does not describe this server"
+	if v < l {
+		why = "throughput stops growing before the server's slots are full: another resource binds first (compute, memory bandwidth, the KV cache, a prefill budget)"
+	}
+	return newWarning(warnServerLimit, what, "server evidence: the %s at concurrency %.3g is %.0f%% %s the server's limit of %s requests at once (%s), more than %.0f%% apart: %s",
+		what, v, math.Abs(v/l-1)*100, map[bool]string{true: "below", false: "above"}[v < l], fconcurrency(l), lim.Describe(), MaxLimitOff*100, why)
+}
+
+// fconcurrency formats a count of requests: 4, 4.5.
+func fconcurrency(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+
+// usageDisbelieved: at the level at concurrency c, the usage the server reported was not
+// believed for n of the requests sent in the window (DESIGN §7).
+func usageDisbelieved(c, n, requests int) warning {
+	return newWarning(warnUsageDisbelieved, fmt.Sprint(c), "level concurrency %d: the usage the server reported was not believed for %d of %d requests (a count no server could send for the stream that arrived): an output count not believed is replaced by the content chunks, and the level's TPS counts them, a prompt count by the requested length; the level's notes and tokens_note in records.jsonl say why",
+		c, n, requests)
 }
 
 // warnings collects the warnings of one analysis in order.

@@ -125,8 +125,9 @@ func (s ShardConfig) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Co
 
 // Default returns the configuration every file is decoded over (DESIGN §9): chat API,
 // key from OPENAI_API_KEY, 10 min request timeout, 512 input / 128 output tokens (fixed, with
-// ignore_eos), levels 1, 2, 4 … 256, every stop rule on, SLO TTFT p95 ≤ 2 s and TPOT p95 ≤ 50 ms,
-// knee gain 10%, server metrics every 1 s, per-chunk records, and the demo simulator.
+// ignore_eos) sized in the server's tokens (prompt_sizing auto), levels 1, 2, 4 … 256, every
+// stop rule on, SLO TTFT p95 ≤ 2 s and TPOT p95 ≤ 50 ms, knee gain 10%, server metrics every
+// 1 s, per-chunk records, and the demo simulator.
 func Default() Config {
 	recordChunks := true
 	return Config{
@@ -142,6 +143,7 @@ func Default() Config {
 			OutputTokens: sweep.Dist{Dist: "fixed", Mean: 128},
 			FixedOutput:  true,
 			Seed:         1,
+			PromptSizing: sweep.SizingAuto,
 		},
 		Sweep: sweep.Protocol{
 			Levels:       sweep.LevelsSpec{Start: 1, Max: 256, Factor: 2},

@@ -4,8 +4,9 @@ import "github.com/kneecap/kneecap/analysis"
 
 // AnalysisOptions returns the analysis options of a run with this configuration (the one
 // place a Config becomes analysis.Options): its SLO (the article's defaults, TTFT p95 ≤ 2 s
-// and TPOT p95 ≤ 50 ms, when the config sets none), knee gain, max error rate and capacity
-// plan, with analysis.DefaultOptions' bootstrap and seed.
+// and TPOT p95 ≤ 50 ms, when the config sets none), knee gain, max error rate, capacity
+// plan and the lengths its workload requests, with analysis.DefaultOptions' bootstrap and
+// seed.
 func (c Config) AnalysisOptions() analysis.Options {
 	o := analysis.DefaultOptions()
 	if c.Analysis.KneeGain > 0 {
@@ -18,5 +19,7 @@ func (c Config) AnalysisOptions() analysis.Options {
 		o.MaxErrorRate = c.Sweep.Stop.MaxErrorRate
 	}
 	o.Plan = c.Plan
+	o.Lengths.FixedOutput = c.Workload.FixedOutput
+	o.Lengths.InputTokens, o.Lengths.OutputTokens = c.Workload.NominalLengths()
 	return o
 }

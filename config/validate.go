@@ -109,6 +109,11 @@ func (v *validation) workload() {
 			v.bad("workload.dataset", "%v", err)
 		}
 	}
+	if wl.Tokenizer != "" {
+		if err := readable(wl.Tokenizer); err != nil {
+			v.bad("workload.tokenizer", "%v", err)
+		}
+	}
 }
 
 // sweep checks sweep: the levels, the level protocol and the stop rules.

@@ -41,6 +41,9 @@ func Console(w io.Writer, res *analysis.Result) error {
 			return fmt.Errorf("report: console: %w", err)
 		}
 		fmt.Fprintln(bw, "  (tok/s = output tokens/s ±95% CI; QPS = requests/s; latencies in ms; ✗ = excluded from fits)")
+		if hasLengths(res) {
+			fmt.Fprintln(bw, "  (ISL, OSL = mean prompt and output tokens per request as the server counted them; ≠N: more than 5% off the N requested)")
+		}
 		first := true
 		for _, l := range sortedLevels(res) {
 			if len(l.ErrorClasses) == 0 {

@@ -62,13 +62,17 @@ func HTML(w io.Writer, res *analysis.Result, svgs map[string][]byte) error {
 		HasLevels, HasServer                bool
 		ServerNote                          string
 		Fits                                []string
+		HasLengths                          bool
+		Lengths                             table
+		LengthsNote                         string
 	}{
 		Title: title, Subtitle: subtitle(res.Meta), Source: res.Meta.Source, StopReason: res.Meta.StopReason,
 		Provenance: provenance(res.Meta),
 		Answer:     Answer(res), Warnings: numberedList(res.Warnings), Charts: charts,
-		Levels: levelTable(res), Method: methodTable(), Validity: validityTable(res),
+		Levels: levelTable(res), Method: methodTable(res), Validity: validityTable(res),
 		HasLevels: len(res.Levels) > 0, Fits: fitNotes(res),
 		HasServer: hasServer(res), Server: serverTable(res), ServerNote: serverNote,
+		HasLengths: hasLengths(res), Lengths: lengthsTable(res), LengthsNote: lengthsNote,
 	}
 	var buf bytes.Buffer
 	if err := htmlTemplate.Execute(&buf, data); err != nil {
@@ -141,6 +145,9 @@ th{background:#f6f8fa}table.text td,table.text th{text-align:left}td.l,th.l{text
 {{if .HasLevels}}{{template "table" .Levels}}
 <p class="note">Latencies are over requests sent inside the measurement window; “—” marks a value that could not be computed; ✗ marks a level excluded from the fits.</p>
 {{else}}<p>No levels were measured.</p>{{end}}
+{{if .HasLengths}}<h2>Token lengths</h2>
+{{template "table" .Lengths}}
+<p class="note">{{.LengthsNote}}</p>{{end}}
 {{if .Fits}}<h2>Fitted models</h2>
 <ul>{{range .Fits}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <h2>Method</h2>

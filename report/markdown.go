@@ -61,6 +61,12 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 		fmt.Fprint(bw, "\nLatencies are over requests sent inside the measurement window; “—” marks a value that could not be computed; ✗ marks a level excluded from the fits.\n\n")
 	}
 
+	if hasLengths(res) {
+		fmt.Fprint(bw, "## Token lengths\n\n")
+		mdTable(bw, lengthsTable(res))
+		fmt.Fprintf(bw, "\n%s\n\n", mdText(lengthsNote))
+	}
+
 	if fits := fitNotes(res); len(fits) > 0 {
 		fmt.Fprint(bw, "## Fitted models\n\n")
 		for _, f := range fits {
@@ -70,7 +76,7 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 	}
 
 	fmt.Fprint(bw, "## Method\n\n")
-	mdTable(bw, methodTable())
+	mdTable(bw, methodTable(res))
 	fmt.Fprintln(bw)
 
 	if len(res.Levels) > 0 {
@@ -98,11 +104,15 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 	return nil
 }
 
-// methodTable lists the metric definitions and formulas.
-func methodTable() table {
+// methodTable lists the metric definitions and formulas; TTFA follows TTFT when some
+// request of res reasoned first.
+func methodTable(res *analysis.Result) table {
 	t := table{Header: []string{"quantity", "definition"}, Class: "text"}
 	for _, m := range methodNotes {
 		t.Rows = append(t.Rows, []string{m[0], m[1]})
+		if m[0] == "TTFT" && reasoned(res) {
+			t.Rows = append(t.Rows, []string{ttfaNote[0], ttfaNote[1]})
+		}
 	}
 	return t
 }

@@ -66,12 +66,31 @@ func TestCompareSLOBeyond(t *testing.T) {
 // The WithServer fixture's values (analysistest): running min(c, 32), waiting c − 32, KV usage
 // running ÷ 32, 12 preemptions at 128, no scrape at 2.
 var serverRows = []string{
-	"| concurrency | mean running (requests) | mean waiting (requests) | max KV usage | preemptions |",
-	"| 1 | 1.00 | 0.00 | 3.1% | 0 |",
-	"| 2 | — | — | — | — |",
-	"| 16 | 16.0 | 0.00 | 50.0% | 0 |",
-	"| 64 | 32.0 | 32.0 | 100.0% | 0 |",
-	"| 128 | 32.0 | 96.0 | 100.0% | 12 |",
+	"| concurrency | mean running (requests) | max running (requests) | mean waiting (requests) | max KV usage | preemptions |",
+	"| 1 | 1.00 | 1 | 0.00 | 3.1% | 0 |",
+	"| 2 | — | — | — | — | — |",
+	"| 16 | 16.0 | 16 | 0.00 | 50.0% | 0 |",
+	"| 64 | 32.0 | 32 | 32.0 | 100.0% | 0 |",
+	"| 128 | 32.0 | 32 | 96.0 | 100.0% | 12 |",
+}
+
+// TestServerMetricsNotExposed: a series the server does not expose (llama-server without its
+// KV gauge, SGLang without a preemption counter) reads "—", never 0, in the table and is left
+// out of the knee's evidence.
+func TestServerMetricsNotExposed(t *testing.T) {
+	res := analysistest.WithServer()
+	for i := range res.Levels {
+		if s := res.Levels[i].Server; s != nil {
+			s.MaxKVUsage, s.Preemptions = analysis.NaN(), analysis.NaN()
+		}
+	}
+	var b bytes.Buffer
+	if err := report.Markdown(&b, res, nil); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "report.md", b.String(), "| 64 | 32.0 | 32 | 32.0 | — | — |", "| 1 | 1.00 | 1 | 0.00 | — | — |")
+	sec := b.String()[strings.Index(b.String(), "## Server metrics"):]
+	mustNotContain(t, "report.md server metrics", sec[:strings.Index(sec, "## Warnings")], "0.0%")
 }
 
 func TestMarkdownServerMetrics(t *testing.T) {
@@ -123,9 +142,9 @@ func TestHTMLServerMetrics(t *testing.T) {
 		}
 	}
 	mustContain(t, "report.html", sec,
-		"<tr><td>64</td><td>32.0</td><td>32.0</td><td>100.0%</td><td>0</td></tr>",
-		"<tr><td>128</td><td>32.0</td><td>96.0</td><td>100.0%</td><td>12</td></tr>",
-		"<tr><td>2</td><td>—</td><td>—</td><td>—</td><td>—</td></tr>",
+		"<tr><td>64</td><td>32.0</td><td>32</td><td>32.0</td><td>100.0%</td><td>0</td></tr>",
+		"<tr><td>128</td><td>32.0</td><td>32</td><td>96.0</td><td>100.0%</td><td>12</td></tr>",
+		"<tr><td>2</td><td>—</td><td>—</td><td>—</td><td>—</td><td>—</td></tr>",
 		"averaged over the level&#39;s measurement window")
 	if strings.Contains(render(analysistest.Saturating()), "Server metrics") {
 		t.Error("report.html without server metrics has a server metrics section")
@@ -153,7 +172,8 @@ func TestSampleRunServerMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	sec := md.String()[strings.Index(md.String(), "## Server metrics"):]
-	rows := regexp.MustCompile(`(?m)^\| (\d+) \| [0-9.]+ \| [0-9.]+ \| [0-9.]+% \| \d+ \|$`).FindAllStringSubmatch(sec, -1)
+	// Its analysis.json is from before max_running: that column reads "—".
+	rows := regexp.MustCompile(`(?m)^\| (\d+) \| [0-9.]+ \| (—|\d+) \| [0-9.]+ \| [0-9.]+% \| \d+ \|$`).FindAllStringSubmatch(sec, -1)
 	if len(rows) != len(res.Levels) {
 		t.Fatalf("server table has %d level rows, want %d:\n%s", len(rows), len(res.Levels), sec)
 	}
@@ -162,4 +182,46 @@ func TestSampleRunServerMetrics(t *testing.T) {
 			t.Errorf("server table row %d is concurrency %s, want %s", i, r[1], want)
 		}
 	}
+}
+
+// TestLengthsOff: a level whose prompts the server counted more than 5% off the request, or
+// whose fixed outputs it did not hold, shows the request beside the mean counted (the level
+// table's ISL and OSL, the token-lengths table); a level-summary CSV without lengths has no
+// such columns.
+func TestLengthsOff(t *testing.T) {
+	res := analysistest.Saturating()
+	res.Levels[0].InputTokens = analysis.TokenLengths{Requested: 64, Mean: 247.4, P50: 247, P95: 251}
+	res.Levels[1].OutputTokens = analysis.TokenLengths{Requested: 128, Mean: 40.2, P50: 31, P95: 110}
+	res.Levels[2].OutputTokens = analysis.TokenLengths{Requested: 128, Mean: 40.2, P50: 31, P95: 110}
+	res.Levels[2].FixedOutput = false // a cap, not a request
+	var con, md bytes.Buffer
+	if err := report.Console(&con, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.Markdown(&md, res, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^ +1 .* 247≠64 +128 +yes$`).MatchString(con.String()) ||
+		!regexp.MustCompile(`(?m)^ +2 .* 512 +40≠128 +yes$`).MatchString(con.String()) ||
+		!regexp.MustCompile(`(?m)^ +4 .* 512 +40 +yes$`).MatchString(con.String()) {
+		t.Errorf("console level table:\n%s", con.String())
+	}
+	mustContain(t, "report.md", md.String(),
+		"| 772 | 247 ≠ 64 | 128 | yes |",
+		"| 1 | 64 | 247 ≠ | 247 | 251 | 128 | 128 | 128 | 128 | yes |",
+		"| 2 | 512 | 512 | 512 | 512 | 128 | 40.2 ≠ | 31 | 110 | yes |",
+		"| 4 | 512 | 512 | 512 | 512 | 128 | 40.2 | 31 | 110 | no |")
+	for i := range res.Levels {
+		res.Levels[i].InputTokens, res.Levels[i].OutputTokens = analysis.NoTokenLengths(), analysis.NoTokenLengths()
+	}
+	con.Reset()
+	md.Reset()
+	if err := report.Console(&con, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.Markdown(&md, res, nil); err != nil {
+		t.Fatal(err)
+	}
+	mustNotContain(t, "console without lengths", con.String(), "ISL", "OSL")
+	mustNotContain(t, "report.md without lengths", md.String(), "ISL", "## Token lengths")
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,15 +22,36 @@ func levelTable(res *analysis.Result) table {
 	t := table{Header: []string{"concurrency", "requests", "errors", "output TPS (tokens/s)", "±95% CI (tokens/s)",
 		"QPS (req/s)", "goodput (req/s)", "TTFT p50 (ms)", "TTFT p95 (ms)", "TTFT p99 (ms)", "TPOT p50 (ms)", "TPOT p95 (ms)",
 		"ITL p99 (ms)", "E2E p50 (ms)", "E2E p95 (ms)", "valid"}}
+	// TTFT counts reasoning content; the time to the first answer token follows it when some
+	// request reasoned first.
+	ttfa := reasoned(res)
+	if ttfa {
+		t.Header = slices.Insert(t.Header, 10, "TTFA p50 (ms)", "TTFA p95 (ms)")
+	}
 	for _, l := range sortedLevels(res) {
-		t.Rows = append(t.Rows, []string{
+		row := []string{
 			concurrencyCell(&l), strconv.Itoa(l.Requests), errorsCell(&l),
 			fnum(l.OutputTPS), fnum(l.OutputTPSCI95), fnum(l.QPS), fnum(l.GoodputQPS),
 			fnum(l.TTFT.P50), fnum(l.TTFT.P95), fnum(l.TTFT.P99), fnum(l.TPOT.P50), fnum(l.TPOT.P95),
 			fnum(l.ITL.P99), fnum(l.E2E.P50), fnum(l.E2E.P95), validCell(&l),
-		})
+		}
+		if ttfa {
+			row = slices.Insert(row, 10, fnum(l.TTFA.P50), fnum(l.TTFA.P95))
+		}
+		t.Rows = append(t.Rows, row)
 	}
-	return t
+	return withLengths(t, res, "ISL (tokens)", "OSL (tokens)", " ≠ ")
+}
+
+// reasoned reports whether some level's requests reasoned before they answered: its TTFA
+// (time to first answer token) was measured apart from TTFT.
+func reasoned(res *analysis.Result) bool {
+	for i := range res.Levels {
+		if res.Levels[i].TTFA.P50.OK() {
+			return true
+		}
+	}
+	return false
 }
 
 // errorsCell shows the failed requests and their rate; a table that reports only the rate
@@ -77,7 +99,7 @@ func consoleTable(res *analysis.Result) table {
 			fnum(l.TTFT.P50), fnum(l.TTFT.P95), fnum(l.TPOT.P95), fnum(l.E2E.P95), validCell(&l),
 		})
 	}
-	return t
+	return withLengths(t, res, "ISL", "OSL", "≠")
 }
 
 // validityTable holds the checks of DESIGN §1 per level; a failed check is marked ✗.
@@ -105,17 +127,17 @@ func hasServer(res *analysis.Result) bool {
 }
 
 // serverNote says where the server-metrics table comes from.
-const serverNote = "From the server's /metrics (vLLM, SGLang or llama.cpp series), scraped every server_metrics.interval and averaged over the level's measurement window: mean running and mean waiting are requests; max KV usage is the largest KV-cache usage scraped; preemptions is the increase of the preemption counter over the window. A series the server does not expose reads 0; “—”: no scrape fell inside the level's window."
+const serverNote = "From the server's /metrics (vLLM, SGLang or llama.cpp series), scraped every server_metrics.interval and averaged over the level's measurement window: mean running, max running and mean waiting are requests; max KV usage is the largest KV-cache usage scraped; preemptions is the increase of the preemption counter over the window. “—”: the server does not expose that series, or no scrape fell inside the level's window."
 
 // serverTable holds the per-level server metrics (levels[].server of analysis.json); a level
 // without them shows dashes.
 func serverTable(res *analysis.Result) table {
-	t := table{Header: []string{"concurrency", "mean running (requests)", "mean waiting (requests)", "max KV usage", "preemptions"}}
+	t := table{Header: []string{"concurrency", "mean running (requests)", "max running (requests)", "mean waiting (requests)", "max KV usage", "preemptions"}}
 	for _, l := range sortedLevels(res) {
-		row := []string{strconv.Itoa(l.Concurrency), dash, dash, dash, dash}
+		row := []string{strconv.Itoa(l.Concurrency), dash, dash, dash, dash, dash}
 		if s := l.Server; s != nil {
-			row[1], row[2] = fnum(analysis.Float(s.MeanRunning)), fnum(analysis.Float(s.MeanWaiting))
-			row[3], row[4] = fpct(analysis.Float(s.MaxKVUsage)), fint(analysis.Float(s.Preemptions))
+			row[1], row[2], row[3] = fnum(s.MeanRunning), fint(s.MaxRunning), fnum(s.MeanWaiting)
+			row[4], row[5] = fpct(s.MaxKVUsage), fint(s.Preemptions)
 		}
 		t.Rows = append(t.Rows, row)
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // dash stands for a value that was not computed (null in analysis.json).
@@ -127,7 +126,50 @@ func Answer(res *analysis.Result) []string {
 	if t := addedSentence(res); t != "" {
 		s = append(s, t)
 	}
+	if t := reasoningSentence(res); t != "" {
+		s = append(s, t)
+	}
 	return s
+}
+
+// reasoningSentence says which TTFT the report uses when requests reasoned before they
+// answered (DESIGN §1), with the time to first answer token beside it; "" otherwise.
+func reasoningSentence(res *analysis.Result) string {
+	var lo, hi *analysis.Level
+	var reasonMin, reasonMax analysis.Float = analysis.NaN(), analysis.NaN()
+	for _, l := range sortedLevels(res) {
+		if !l.TTFA.P50.OK() {
+			continue
+		}
+		if lo == nil {
+			lo = &l
+		}
+		hi = &l
+		if r := l.MeanReasoningTokens; r.OK() {
+			if !reasonMin.OK() || r < reasonMin {
+				reasonMin = r
+			}
+			if !reasonMax.OK() || r > reasonMax {
+				reasonMax = r
+			}
+		}
+	}
+	if lo == nil {
+		return ""
+	}
+	t := "Requests reasoned before they answered: TTFT here is the time to the first token, reasoning included; the time to the first answer token (TTFA) p50 is "
+	if lo == hi {
+		t += fmt.Sprintf("%s ms at concurrency %d", fnum(lo.TTFA.P50), lo.Concurrency)
+	} else {
+		t += fmt.Sprintf("%s ms at concurrency %d to %s ms at %d", fnum(lo.TTFA.P50), lo.Concurrency, fnum(hi.TTFA.P50), hi.Concurrency)
+	}
+	switch {
+	case reasonMin.OK() && reasonMin == reasonMax:
+		t += fmt.Sprintf(", after %s reasoning tokens on average", fnum(reasonMin))
+	case reasonMin.OK():
+		t += fmt.Sprintf(", after %s–%s reasoning tokens on average", fnum(reasonMin), fnum(reasonMax))
+	}
+	return t + "."
 }
 
 // addedSentence names the levels the sweep added after its planned ones (sweep.refine), or "".
@@ -368,6 +410,9 @@ func checksOf(l *analysis.Level) levelChecks {
 	return c
 }
 
+// ttfaNote defines TTFA; the method table lists it when some request reasoned first.
+var ttfaNote = [2]string{"TTFA", "t(first chunk with non-empty answer content, not reasoning) − t_send, for requests that reasoned first (TTFT otherwise)"}
+
 // methodNotes are the metric definitions and model formulas of DESIGN §1 and §4, as
 // (name, formula) pairs, printed beside the numbers.
 var methodNotes = [][2]string{
@@ -426,10 +471,13 @@ func fitNotes(res *analysis.Result) []string {
 	if b := th.Batch; b != nil {
 		out = append(out, fmt.Sprintf("%s: X(N) = m ÷ (α + β·m), m = min(N, S): slot limit S = %s, plateau X(S) = %s tokens/s%s, α = %s ms, β = %s ms per running sequence (one decode step per token takes α + β·m), R² = %s",
 			analysis.MethodBatch.Label(), fnum(b.Limit), fnum(b.PlateauTPS), unmeasured(b.Limit), fnum(b.Alpha*1e3), fsci(b.Beta*1e3), fr2(b.R2)))
-		if name, v := serverSlots(res.Meta.Server); name != "" && b.Limit.OK() && unmeasured(b.Limit) == "" {
-			out = append(out, fmt.Sprintf("the server reports %s %s (%s), against the batch model's slot limit S = %s fitted from throughput alone",
-				name, v, res.Meta.Server.From, fnum(b.Limit)))
+	}
+	if l := res.ServerLimit; l != nil && l.Slots.OK() {
+		t := fmt.Sprintf("the server's own limit: %s requests at once (%s)", fconc(l.Slots), l.Describe())
+		if b := th.Batch; b != nil && b.Limit.OK() {
+			t += fmt.Sprintf(", against the batch model's slot limit S = %s fitted from throughput alone", fnum(b.Limit))
 		}
+		out = append(out, t)
 	}
 	if h := th.Hinge; h != nil {
 		out = append(out, fmt.Sprintf("%s: breakpoint %s, plateau %s tokens/s%s, slope %s tokens/s per request, R² = %s", analysis.MethodHinge.Label(), fnum(h.Breakpoint), fnum(h.PlateauTPS), unmeasured(h.Breakpoint), fnum(h.Slope), fr2(h.R2)))
@@ -491,22 +539,9 @@ func subtitle(m analysis.Meta) string {
 	return strings.Join(parts, " · ")
 }
 
-// serverSlots returns the server's own limit on sequences decoded together, when its info
-// endpoint reports one: the quantity the batch model's slot limit S estimates.
-func serverSlots(info *sweep.ServerInfo) (name, value string) {
-	if info == nil {
-		return "", ""
-	}
-	for _, k := range []string{"max_num_seqs", "max_running_requests", "total_slots"} {
-		if v, ok := info.Settings[k]; ok {
-			return k, v
-		}
-	}
-	return "", ""
-}
-
 // provenance says what was measured and by what: the server's own description (engine,
-// version, limits, and where it said so) and kneecap's version; "" when neither is known.
+// version, limits, and where it said so), kneecap's version and how the prompts were sized
+// in the server's tokens (DESIGN §3.6); "" when none is known.
 func provenance(m analysis.Meta) string {
 	var parts []string
 	if m.Server != nil {
@@ -514,6 +549,13 @@ func provenance(m analysis.Meta) string {
 	}
 	if m.Kneecap != "" {
 		parts = append(parts, "measured by kneecap "+m.Kneecap)
+	}
+	if p := m.PromptSizing; p != nil {
+		note := ""
+		if len(p.Notes) > 0 {
+			note = " (" + strings.Join(p.Notes, "; ") + ")"
+		}
+		parts = append(parts, "prompts sized by "+p.String()+note)
 	}
 	return strings.Join(parts, " · ")
 }

@@ -64,7 +64,9 @@ type levelsDoc struct {
 	// is (see sweep.ServerInfo).
 	Kneecap string            `json:"kneecap,omitempty"`
 	Server  *sweep.ServerInfo `json:"server_info,omitempty"`
-	Levels  []sweep.LevelRun  `json:"levels"`
+	// PromptSizing is how the prompts were sized in the server's tokens (DESIGN §3.6).
+	PromptSizing *sweep.PromptSizing `json:"prompt_sizing,omitempty"`
+	Levels       []sweep.LevelRun    `json:"levels"`
 }
 
 // Dir is a results directory being written. It implements sweep.Sink: every finished level's
@@ -252,6 +254,13 @@ func (d *Dir) SetProvenance(kneecap string, server *sweep.ServerInfo, infoDoc []
 	defer d.mu.Unlock()
 	d.doc.Kneecap, d.doc.Server = kneecap, server
 	return nil
+}
+
+// SetPromptSizing records in levels.json (at its next write) how the prompts were sized.
+func (d *Dir) SetPromptSizing(p *sweep.PromptSizing) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.doc.PromptSizing = p
 }
 
 // SetEndpoint changes the endpoint recorded in levels.json (a resumed in-process run gets a

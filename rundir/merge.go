@@ -50,12 +50,18 @@ func Merge(parts []*Run) (*Run, []string, error) {
 		Shards:   n,
 		Kneecap:  first.Kneecap,
 		Server:   first.Server,
+
+		PromptSizing: first.PromptSizing,
 	}
 	var warnings []string
 	for _, p := range ordered[1:] {
 		if p.Kneecap != first.Kneecap {
 			warnings = append(warnings, fmt.Sprintf("shard %s ran kneecap %q, shard %s %q: the load generators differ",
 				p.Config.Shard, p.Kneecap, first.Config.Shard, first.Kneecap))
+		}
+		if a, b := sizingText(p.PromptSizing), sizingText(first.PromptSizing); a != b {
+			warnings = append(warnings, fmt.Sprintf("shard %s sized its prompts as %s, shard %s as %s: their requests differ",
+				p.Config.Shard, a, first.Config.Shard, b))
 		}
 	}
 	common := len(first.Levels)
@@ -270,6 +276,7 @@ func WriteMerged(dir string, merged *Run, parts []*Run) (err error) {
 	if err := d.SetProvenance(merged.Kneecap, merged.Server, info); err != nil {
 		return err
 	}
+	d.SetPromptSizing(merged.PromptSizing)
 	for _, l := range merged.Levels {
 		if err := d.LevelDone(l); err != nil {
 			return err
@@ -304,4 +311,12 @@ func shardMetrics(parts []*Run) string {
 		}
 	}
 	return path
+}
+
+// sizingText describes a recorded prompt sizing, "unrecorded" for none.
+func sizingText(p *sweep.PromptSizing) string {
+	if p == nil {
+		return "unrecorded"
+	}
+	return p.String()
 }

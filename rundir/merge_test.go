@@ -308,6 +308,24 @@ func TestMergeRejects(t *testing.T) {
 	}
 }
 
+// TestMergePromptSizing: the merge keeps shard 0's prompt sizing and warns when a shard sized
+// its prompts otherwise.
+func TestMergePromptSizing(t *testing.T) {
+	p := shardParts(2, []int{4})
+	a := &sweep.PromptSizing{Method: sweep.SizingTokenize, Exact: true, TokensPerWord: 1.64, OverheadTokens: 40}
+	b := *a
+	p[0].PromptSizing, p[1].PromptSizing = a, &b
+	merged, warnings, err := rundir.Merge(p)
+	if err != nil || len(warnings) != 0 || merged.PromptSizing != a {
+		t.Fatalf("alike: sizing %+v, warnings %q, %v", merged.PromptSizing, warnings, err)
+	}
+	b.TokensPerWord = 1.5
+	_, warnings, err = rundir.Merge(p)
+	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "shard 1/2 sized its prompts as tokenize") {
+		t.Errorf("unlike: warnings %q, %v", warnings, err)
+	}
+}
+
 // TestMergePartial: a level that one shard did not finish is left out with a warning; a
 // level one shard ran interrupted is kept, interrupted (invalid for the analysis).
 func TestMergePartial(t *testing.T) {

@@ -36,6 +36,9 @@ type Run struct {
 	Kneecap string
 	// Server is what the server said it is, when it said (see sweep.ServerInfo).
 	Server *sweep.ServerInfo
+	// PromptSizing is how the prompts were sized in the server's tokens (nil before it was
+	// recorded).
+	PromptSizing *sweep.PromptSizing
 }
 
 // Runs returns how each level ran, in order.
@@ -99,6 +102,8 @@ func readHead(dir string, resume bool) (*Run, int, error) {
 		Shards:     doc.Shards,
 		Kneecap:    doc.Kneecap,
 		Server:     doc.Server,
+
+		PromptSizing: doc.PromptSizing,
 	}
 	if res.Start, err = time.Parse(time.RFC3339Nano, doc.Start); err != nil {
 		return nil, 0, fmt.Errorf("read results %s: %s: start: %w", dir, lp, err)

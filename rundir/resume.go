@@ -60,6 +60,8 @@ func Resume(dir string) (*Dir, *Run, error) {
 			Kneecap:  res.Kneecap,
 			Server:   res.Server,
 			Levels:   res.Runs(),
+
+			PromptSizing: res.PromptSizing,
 		},
 	}
 	if err := d.writeLevels(); err != nil {

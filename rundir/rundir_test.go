@@ -354,3 +354,40 @@ func TestResumeFinishedRunUntouched(t *testing.T) {
 		t.Error("Resume rewrote a finished run's files")
 	}
 }
+
+// TestPromptSizingRecorded: the sizing set on a Dir is in levels.json, read back by Read and
+// kept by Resume.
+func TestPromptSizingRecorded(t *testing.T) {
+	dir, cfg := newTestDir(t)
+	d, err := Create(dir, cfg, cfg.Target.URL, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sz := &sweep.PromptSizing{Method: sweep.SizingUsage, Source: "usage.prompt_tokens of 4 probe requests",
+		TokensPerWord: 1.64, OverheadTokens: 39.4, Probes: 4, MinPromptTokens: 41, Notes: []string{"n"}}
+	d.SetPromptSizing(sz)
+	run, rr := fakeLevel(0, 1, 3)
+	if err := d.LevelDone(sweep.Level{Run: run, Records: rr}); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	b, _ := os.ReadFile(filepath.Join(dir, LevelsFile))
+	if !strings.Contains(string(b), `"prompt_sizing": {`) || !strings.Contains(string(b), `"tokens_per_word": 1.64`) {
+		t.Errorf("levels.json lacks the sizing:\n%s", b)
+	}
+	r, err := Read(dir)
+	if err != nil || !reflect.DeepEqual(r.PromptSizing, sz) {
+		t.Fatalf("Read: %+v, %v; want %+v", r.PromptSizing, err, sz)
+	}
+	d, done, err := Resume(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Finish(sweep.StopDone); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if r, err := Read(dir); err != nil || !reflect.DeepEqual(done.PromptSizing, sz) || !reflect.DeepEqual(r.PromptSizing, sz) {
+		t.Errorf("after resume: %+v, %+v, %v", done.PromptSizing, r.PromptSizing, err)
+	}
+}

@@ -44,6 +44,35 @@ func csvScalars() []csvScalar {
 	}
 }
 
+// csvLengths are the token-length columns, after refine: input_tokens_ and output_tokens_
+// requested, mean, p50 and p95 (analysis.Level InputTokens and OutputTokens); fixed_output
+// follows them.
+func csvLengths() []csvScalar {
+	var out []csvScalar
+	for _, q := range []struct {
+		name string
+		of   func(*analysis.Level) *analysis.TokenLengths
+	}{
+		{"input_tokens", func(l *analysis.Level) *analysis.TokenLengths { return &l.InputTokens }},
+		{"output_tokens", func(l *analysis.Level) *analysis.TokenLengths { return &l.OutputTokens }},
+	} {
+		for _, st := range []struct {
+			name string
+			of   func(*analysis.TokenLengths) *analysis.Float
+		}{
+			{"requested", func(t *analysis.TokenLengths) *analysis.Float { return &t.Requested }},
+			{"mean", func(t *analysis.TokenLengths) *analysis.Float { return &t.Mean }},
+			{"p50", func(t *analysis.TokenLengths) *analysis.Float { return &t.P50 }},
+			{"p95", func(t *analysis.TokenLengths) *analysis.Float { return &t.P95 }},
+		} {
+			out = append(out, csvScalar{q.name + "_" + st.name,
+				func(l *analysis.Level) analysis.Float { return *st.of(q.of(l)) },
+				func(l *analysis.Level, v float64) { *st.of(q.of(l)) = analysis.Float(v) }})
+		}
+	}
+	return out
+}
+
 func latencyField(l *analysis.Level, metric, stat string) *analysis.Float {
 	var lat *analysis.Latency
 	switch metric {
@@ -84,15 +113,21 @@ func CSVColumns() []string {
 		}
 	}
 	// Why a level was added after the planned ones (sweep.refine); empty for planned levels.
-	return append(cols, "refine")
+	cols = append(cols, "refine")
+	for _, s := range csvLengths() {
+		cols = append(cols, s.name)
+	}
+	return append(cols, "fixed_output")
 }
 
 // WriteCSV writes levels as a level-summary CSV (DESIGN §4): a header row of CSVColumns —
 // concurrency, output_tps, qps, the *_ms latency statistics (mean, p50, p90, p95, p99 of
 // TTFT, TPOT, ITL and E2E), error_rate, requests and the validity columns — and one row per
 // level, then refine (why the level was added after the planned ones; empty for planned
-// levels). A value that was not computed is an empty cell. Numbers are written in the shortest
-// form that reads back exactly, so WriteCSV then ReadCSV round-trips.
+// levels), then the token lengths requested and counted (input_tokens_{requested, mean, p50,
+// p95}, output_tokens_…) and fixed_output. A value that was not computed is an empty cell.
+// Numbers are written in the shortest form that reads back exactly, so WriteCSV then ReadCSV
+// round-trips.
 func WriteCSV(w io.Writer, levels []analysis.Level) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVColumns()); err != nil {
@@ -104,7 +139,7 @@ func WriteCSV(w io.Writer, levels []analysis.Level) error {
 		}
 		return strconv.FormatFloat(float64(f), 'g', -1, 64)
 	}
-	scalars := csvScalars()
+	scalars, lengths := csvScalars(), csvLengths()
 	for i := range levels {
 		l := &levels[i]
 		row := []string{strconv.Itoa(l.Concurrency)}
@@ -118,6 +153,10 @@ func WriteCSV(w io.Writer, levels []analysis.Level) error {
 			}
 		}
 		row = append(row, l.Refine)
+		for _, s := range lengths {
+			row = append(row, num(s.get(l)))
+		}
+		row = append(row, strconv.FormatBool(l.FixedOutput))
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write csv: %w", err)
 		}
@@ -133,7 +172,8 @@ func WriteCSV(w io.Writer, levels []analysis.Level) error {
 // the header; concurrency and output_tps are required, every other column of CSVColumns is
 // optional, and columns may come in any order. Lines starting with # are comments. Empty
 // cells are "not measured" (null). Levels are valid and steady unless a valid or steady
-// column says false. Errors name name:line and the column: an unknown or repeated column, a
+// column says false, and their outputs of fixed length when fixed_output says true. Errors
+// name name:line and the column: an unknown or repeated column, a
 // non-numeric or non-finite cell, a concurrency that is not a positive integer, a negative
 // rate, a row with the wrong number of cells.
 func ReadCSV(r io.Reader, name string) ([]analysis.Level, error) {
@@ -210,7 +250,7 @@ func readCSVHeader(cr *csv.Reader, name string) (*csvHeader, error) {
 			return nil, fmt.Errorf("%s:%d: column %q: required column missing", name, line, req)
 		}
 	}
-	for _, s := range csvScalars() {
+	for _, s := range append(csvScalars(), csvLengths()...) {
 		h.setters[s.name] = s.set
 	}
 	for _, m := range csvLatencyMetrics {
@@ -233,6 +273,13 @@ func (h *csvHeader) level(rec []string, line int) (analysis.Level, error) {
 	if !lv.ErrorRate.OK() && lv.Requests > 0 && h.seen["errors"] {
 		lv.ErrorRate = analysis.Float(float64(lv.Errors) / float64(lv.Requests))
 	}
+	// mean_output_tokens and output_tokens_mean are one quantity (a file from before the
+	// token-length columns has only the first).
+	if !lv.OutputTokens.Mean.OK() {
+		lv.OutputTokens.Mean = lv.MeanOutputTokens
+	} else if !lv.MeanOutputTokens.OK() {
+		lv.MeanOutputTokens = lv.OutputTokens.Mean
+	}
 	return lv, nil
 }
 
@@ -245,13 +292,17 @@ func (h *csvHeader) cell(lv *analysis.Level, col, cell string, line int) error {
 	case "refine":
 		lv.Refine = cell
 		return nil
-	case "valid", "steady":
+	case "valid", "steady", "fixed_output":
 		if cell == "" {
 			return nil
 		}
 		b, err := strconv.ParseBool(cell)
 		if err != nil {
 			return fail("%q is not true or false", cell)
+		}
+		if col == "fixed_output" {
+			lv.FixedOutput = b
+			return nil
 		}
 		if col == "valid" {
 			lv.Valid = b

@@ -38,6 +38,14 @@ func sampleLevels() []analysis.Level {
 	}
 	out[6].Valid = false
 	out[6].Notes = []string{"invalid: marked invalid in levels.csv"}
+	// Token lengths: prompts of 64 tokens counted as ~247 (a sub-word tokenizer), fixed
+	// outputs of 128; the last level measured without them (null).
+	for i := range out[:6] {
+		out[i].InputTokens = analysis.TokenLengths{Requested: 64, Mean: 247.25, P50: 247, P95: 251.5}
+		out[i].OutputTokens = analysis.TokenLengths{Requested: 128, Mean: 128, P50: 128, P95: 128}
+		out[i].MeanOutputTokens = 128
+		out[i].FixedOutput = true
+	}
 	// An added level (sweep.refine): its reason, commas and quotes included, round-trips.
 	out[3].Refine = `knee ≈ 6.54 lies between levels 4 and 8, "quoted"`
 	return out
@@ -66,11 +74,36 @@ func TestCSVRoundTrip(t *testing.T) {
 			t.Errorf("level %d:\n in  %s\n out %s", i, jsonOf(t, a), jsonOf(t, b))
 		}
 	}
+	if out[0].InputTokens != in[0].InputTokens || out[0].OutputTokens != in[0].OutputTokens || !out[0].FixedOutput || out[6].FixedOutput {
+		t.Errorf("token lengths after the round trip: %+v %+v %v", out[0].InputTokens, out[0].OutputTokens, out[0].FixedOutput)
+	}
 	opts := analysis.DefaultOptions()
 	opts.Bootstrap = 50
 	ra, rb := analysis.Analyze(in, analysis.Meta{}, opts), analysis.Analyze(out, analysis.Meta{}, opts)
 	if ra.Knee == nil || rb.Knee == nil || ra.Knee.Concurrency != rb.Knee.Concurrency || ra.Knee.Interval != rb.Knee.Interval {
 		t.Errorf("knee differs after the round trip: %+v vs %+v", ra.Knee, rb.Knee)
+	}
+	if !reflect.DeepEqual(ra.Warnings, rb.Warnings) || !strings.Contains(strings.Join(rb.Warnings, "\n"), "prompt length: ") {
+		t.Errorf("warnings differ after the round trip, or the prompt-length warning is lost:\n%q\n%q", ra.Warnings, rb.Warnings)
+	}
+}
+
+// TestReadCSVOldColumns: a summary.csv from before the token-length columns reads as before;
+// its mean_output_tokens is the mean output length counted (one quantity), and nothing says
+// what was requested.
+func TestReadCSVOldColumns(t *testing.T) {
+	in := "concurrency,output_tps,mean_output_tokens,refine\n1,100,127.5,\n"
+	lv, err := ReadCSV(strings.NewReader(in), "old.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := lv[0]
+	if l.OutputTokens.Mean != 127.5 || l.OutputTokens.Requested.OK() || l.InputTokens.Mean.OK() || l.FixedOutput {
+		t.Errorf("old file: input %+v, output %+v, fixed %v", l.InputTokens, l.OutputTokens, l.FixedOutput)
+	}
+	in = "concurrency,output_tps,output_tokens_requested,output_tokens_mean,fixed_output\n1,100,128,40,true\n"
+	if lv, err = ReadCSV(strings.NewReader(in), "new.csv"); err != nil || lv[0].MeanOutputTokens != 40 || !lv[0].FixedOutput || lv[0].OutputTokens.Requested != 128 {
+		t.Errorf("new columns: %v %+v", err, lv)
 	}
 }
 
@@ -113,6 +146,8 @@ func TestReadCSVErrors(t *testing.T) {
 		{"negative tps", "concurrency,output_tps\n1,-3\n", []string{"x.csv:2", `"output_tps"`, "negative"}},
 		{"error rate > 1", "concurrency,output_tps,error_rate\n1,3,5\n", []string{"x.csv:2", `"error_rate"`}},
 		{"bad bool", "concurrency,output_tps,valid\n1,3,maybe\n", []string{"x.csv:2", `"valid"`}},
+		{"bad fixed_output", "concurrency,output_tps,fixed_output\n1,3,yes\n", []string{"x.csv:2", `"fixed_output"`}},
+		{"negative length", "concurrency,output_tps,input_tokens_p95\n1,3,-1\n", []string{"x.csv:2", `"input_tokens_p95"`, "negative"}},
 		{"cell count", "concurrency,output_tps\n1,3,4\n", []string{"x.csv:2", "number of cells"}},
 		{"empty", "", []string{"x.csv", "empty"}},
 		{"header only", "concurrency,output_tps\n", []string{"x.csv", "no level rows"}},

@@ -89,6 +89,7 @@ func runMeta(res *rundir.Run) analysis.Meta {
 		LoadGenerators: res.Shards,
 		Server:         res.Server,
 		Kneecap:        res.Kneecap,
+		PromptSizing:   res.PromptSizing,
 	}
 	if !res.Start.IsZero() {
 		meta.Date = res.Start.UTC().Format(time.RFC3339)

@@ -15,8 +15,9 @@ const (
 type Request struct {
 	// Prompt is the user message (chat) or the prompt (completions).
 	Prompt string
-	// PromptTokens is the workload's count of the prompt's tokens (used when the server does
-	// not report usage).
+	// PromptTokens is the workload's count of the prompt's tokens: the requested length in the
+	// server's tokens when the prompts were sized (DESIGN §3.6), else words. It is the
+	// record's requested length, and its length when the server does not report usage.
 	PromptTokens int
 	// MaxTokens is max_tokens; 0 leaves it unset.
 	MaxTokens int
@@ -30,7 +31,8 @@ type Request struct {
 type Client interface {
 	// Do sends req as a streaming request, reads the stream to its end, and fills rec's
 	// Sent, ConnWait, TTFT, E2E, Chunks/ITL, PromptTokens, OutputTokens, TokensSource,
-	// Status, ErrorClass and Error fields. It never returns before the stream has ended or
+	// Status, ErrorClass and Error fields, and the requested lengths, TTFA, reasoning,
+	// usage-plausibility and Retried fields. It never returns before the stream has ended or
 	// ctx is done; a cancelled ctx yields Status cancelled.
 	Do(ctx context.Context, req *Request, rec *Record)
 	// Models lists the served model IDs (GET /v1/models).

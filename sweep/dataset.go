@@ -44,7 +44,10 @@ type Dataset struct {
 }
 
 type datasetEntry struct {
-	prompt       string
+	prompt string
+	// words is the prompt's number of whitespace-separated words; promptTokens its length
+	// in tokens: words, or the server's tokens once sized (SizePrompts).
+	words        int
 	promptTokens int
 	outputTokens int
 }
@@ -146,7 +149,8 @@ func (d *Dataset) add(rec *datasetRecord, where string) error {
 	default:
 		return fmt.Errorf("sweep: dataset %s: neither \"conversations\" nor \"prompt\"", where)
 	}
-	e.promptTokens = len(strings.Fields(e.prompt))
+	e.words = len(strings.Fields(e.prompt))
+	e.promptTokens = e.words
 	if e.promptTokens == 0 || (e.outputTokens == 0 && !d.drawOut) {
 		d.Skipped++
 		return nil

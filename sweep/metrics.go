@@ -34,9 +34,51 @@ var (
 	runningSeries = []string{"vllm:num_requests_running", "sglang:num_running_reqs", "llamacpp:requests_processing"}
 	waitingSeries = []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs", "llamacpp:requests_deferred"}
 	// KV-cache usage as a fraction in [0, 1] (vLLM's *_perc gauges are fractions too).
-	kvSeries         = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage"}
+	kvSeries         = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage", "llamacpp:kv_cache_usage_ratio"}
 	preemptionSeries = []string{"vllm:num_preemptions_total", "vllm:num_preemptions"}
 )
+
+// MetricQuantity is a quantity of the server metrics, measured by one of several families
+// depending on the engine (DESIGN §3.7).
+type MetricQuantity int
+
+// The quantities the Scraper keeps.
+const (
+	MetricRunning MetricQuantity = iota
+	MetricWaiting
+	MetricKVUsage
+	MetricPreemptions
+)
+
+// series returns the families that measure q, in order of preference.
+func (q MetricQuantity) series() []string {
+	switch q {
+	case MetricRunning:
+		return runningSeries
+	case MetricWaiting:
+		return waitingSeries
+	case MetricKVUsage:
+		return kvSeries
+	case MetricPreemptions:
+		return preemptionSeries
+	}
+	return nil
+}
+
+// Exposes reports whether the server exposed quantity q in the window: one of its families
+// is among s.Series. A quantity it does not expose reads 0 in s and is "not measured" (null)
+// in the analysis, never 0.
+func (s *ServerStats) Exposes(q MetricQuantity) bool {
+	if s == nil {
+		return false
+	}
+	for _, n := range s.Series {
+		if slices.Contains(q.series(), n) {
+			return true
+		}
+	}
+	return false
+}
 
 // maxMetricsBody caps one scrape's body, in bytes.
 const maxMetricsBody = 16 << 20
@@ -258,8 +300,8 @@ func (s *Scraper) Samples() []MetricSample {
 	return slices.Clone(s.samples)
 }
 
-// Summarize summarises the samples taken in [w0, w1) (Unix nanoseconds): mean running,
-// mean and max waiting, max KV usage, and the preemption counter's increase from the last
+// Summarize summarises the samples taken in [w0, w1) (Unix nanoseconds): mean and max
+// running, mean and max waiting, max KV usage, and the preemption counter's increase from the last
 // sample before w0 (else the first in the window) to the last in the window, counting a
 // counter reset as a restart from 0. It returns nil when no sample falls in the window.
 func (s *Scraper) Summarize(w0, w1 int64) *ServerStats {
@@ -268,7 +310,7 @@ func (s *Scraper) Summarize(w0, w1 int64) *ServerStats {
 	return SummarizeSamples(s.samples, w0, w1)
 }
 
-// summarize is Summarize over samples (in time order).
+// SummarizeSamples is Summarize over samples (in time order).
 func SummarizeSamples(samples []MetricSample, w0, w1 int64) *ServerStats {
 	st := &ServerStats{}
 	var (
@@ -295,6 +337,7 @@ func SummarizeSamples(samples []MetricSample, w0, w1 int64) *ServerStats {
 		}
 		if m.Running != nil {
 			st.MeanRunning += *m.Running
+			st.MaxRunning = max(st.MaxRunning, *m.Running)
 			nRun++
 		}
 		if m.Waiting != nil {

@@ -46,6 +46,9 @@ sglang:token_usage{model_name="qwen"} 0.5
 llamacpp:requests_processing 2
 # TYPE llamacpp:requests_deferred gauge
 llamacpp:requests_deferred 1
+# HELP llamacpp:kv_cache_usage_ratio KV-cache usage. 1 means 100 percent usage.
+# TYPE llamacpp:kv_cache_usage_ratio gauge
+llamacpp:kv_cache_usage_ratio 0.375
 `
 )
 
@@ -58,7 +61,9 @@ func TestParseMetricsEngines(t *testing.T) {
 	}{
 		{"vllm", strings.Replace(vllmText, "%d", "9", 1), f(8), f(2), f(0.25), f(9)},
 		{"sglang", sglangText, f(7), f(4), f(0.5), nil},
-		{"llamacpp", llamacppText, f(2), f(1), nil, nil},
+		{"llamacpp", llamacppText, f(2), f(1), f(0.375), nil},
+		// An older llama-server without the KV gauge: KV usage not measured (nil), never 0.
+		{"llamacpp-no-kv", llamacppText[:strings.Index(llamacppText, "# HELP llamacpp:kv")], f(2), f(1), nil, nil},
 	}
 	eq := func(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 	for _, tt := range tests {
@@ -110,7 +115,7 @@ func TestScraperRunSummarizeWrite(t *testing.T) {
 		t.Fatalf("errors %d (%v), samples %d", errs, last, len(samples))
 	}
 	st := s.Summarize(samples[0].TUnixNS, samples[len(samples)-1].TUnixNS+1)
-	if st == nil || st.Samples != len(samples) || st.MeanRunning != 8 || st.MeanWaiting != 2 || st.MaxWaiting != 2 || st.MaxKVUsage != 0.25 {
+	if st == nil || st.Samples != len(samples) || st.MeanRunning != 8 || st.MaxRunning != 8 || st.MeanWaiting != 2 || st.MaxWaiting != 2 || st.MaxKVUsage != 0.25 {
 		t.Fatalf("summary %+v", st)
 	}
 	// The counter alternates 1, 10, 1, ... (a reset each other scrape): each reset restarts
@@ -203,5 +208,40 @@ func TestScraperAgainstSimulator(t *testing.T) {
 	st := sc.Summarize(0, time.Now().Add(time.Hour).UnixNano())
 	if st == nil || !slices.Contains(st.Series, "vllm:num_requests_running") || !slices.Contains(st.Series, "vllm:kv_cache_usage_perc") {
 		t.Fatalf("summary %+v", st)
+	}
+}
+
+// TestSummarizeExposes: a window's summary says which quantities the server exposed, so that
+// a KV usage the server lacks is "not measured", not 0 (llama.cpp without its KV gauge,
+// SGLang without a preemption counter), and keeps the largest running count.
+func TestSummarizeExposes(t *testing.T) {
+	var samples []MetricSample
+	for i, text := range []string{sglangText, strings.Replace(sglangText, "num_running_reqs{model_name=\"qwen\"} 7.0", "num_running_reqs{model_name=\"qwen\"} 9.0", 1)} {
+		m, err := ParseMetrics(strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.TUnixNS = int64(i + 1)
+		samples = append(samples, m)
+	}
+	st := SummarizeSamples(samples, 0, 10)
+	if st == nil || st.MeanRunning != 8 || st.MaxRunning != 9 {
+		t.Fatalf("summary %+v: want mean running 8, max 9", st)
+	}
+	for q, want := range map[MetricQuantity]bool{MetricRunning: true, MetricWaiting: true, MetricKVUsage: true, MetricPreemptions: false} {
+		if st.Exposes(q) != want {
+			t.Errorf("Exposes(%d) = %v, want %v (series %v)", q, !want, want, st.Series)
+		}
+	}
+	m, err := ParseMetrics(strings.NewReader(llamacppText[:strings.Index(llamacppText, "# HELP llamacpp:kv")]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.TUnixNS = 1
+	if st := SummarizeSamples([]MetricSample{m}, 0, 10); st.Exposes(MetricKVUsage) || !st.Exposes(MetricRunning) {
+		t.Errorf("llama.cpp without its KV gauge: %+v", st)
+	}
+	if (*ServerStats)(nil).Exposes(MetricRunning) {
+		t.Error("nil stats expose nothing")
 	}
 }

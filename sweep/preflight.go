@@ -15,6 +15,9 @@ const PreflightTimeout = 10 * time.Second
 type Preflight struct {
 	// TTFT is the probe request's time to first token.
 	TTFT time.Duration
+	// E2E is the probe's end-to-end time and OutputTokens its N_out (it asks for 2).
+	E2E          time.Duration
+	OutputTokens int
 	// ModelsErr is the error of GET /v1/models when it failed but the probe worked (a
 	// warning: some servers do not list models).
 	ModelsErr error
@@ -72,5 +75,52 @@ func RunPreflight(ctx context.Context, client Client, model string, timeout time
 		}
 		return Preflight{}, &UnreachableError{Cause: strings.ReplaceAll(cause, "\n", " ")}
 	}
-	return Preflight{TTFT: rec.TTFT, ModelsErr: merr}, nil
+	return Preflight{TTFT: rec.TTFT, E2E: rec.E2E, OutputTokens: rec.OutputTokens, ModelsErr: merr}, nil
+}
+
+// RequestE2E estimates from the probe the E2E of one request of outputTokens tokens alone on
+// the server: the probe's TTFT plus outputTokens − 1 times its time per output token, (E2E −
+// TTFT) ÷ (N_out − 1); the probe's E2E when it had a single token or outputTokens is unknown
+// (≤ 1). A lower bound: the probe's prompt is shorter than most.
+func (p Preflight) RequestE2E(outputTokens float64) time.Duration {
+	if p.OutputTokens < 2 || !(outputTokens > 1) || p.E2E < p.TTFT {
+		return p.E2E
+	}
+	perToken := float64(p.E2E-p.TTFT) / float64(p.OutputTokens-1)
+	return p.TTFT + time.Duration(perToken*(outputTokens-1))
+}
+
+// WindowCheck is the preflight's sanity check of a plan (DESIGN §3.1): can its smallest level
+// complete min_requests requests within the longest measurement window?
+type WindowCheck struct {
+	// Concurrency is the plan's smallest level; E2E the estimated E2E of one of its requests
+	// (Preflight.RequestE2E) and OutputTokens the length it was estimated for (0: unknown).
+	Concurrency  int
+	E2E          time.Duration
+	OutputTokens float64
+	// Need is the window its min_requests need: ⌈min_requests ÷ concurrency⌉ × (E2E + think
+	// time); Max the longest window, max(duration, max_duration).
+	Need, Max time.Duration
+	// Fits reports Need ≤ Max (true when min_requests is 0).
+	Fits bool
+}
+
+// CheckWindow checks that the smallest of levels can complete proto.MinRequests requests of
+// outputTokens tokens (0: unknown) within its longest window, each taking the E2E the probe
+// suggests plus think: a closed loop of c workers completes about c requests per E2E + think.
+// A plan that cannot is worth a warning before the sweep: its first levels would end at
+// max_duration short of min_requests, not steady and invalid.
+func (p Preflight) CheckWindow(proto Protocol, levels []int, outputTokens float64, think time.Duration) WindowCheck {
+	w := WindowCheck{Concurrency: 1, OutputTokens: outputTokens, Max: max(proto.Duration, proto.MaxDuration), Fits: true}
+	if len(levels) > 0 {
+		w.Concurrency = max(slices.Min(levels), 1)
+	}
+	w.E2E = p.RequestE2E(outputTokens)
+	if proto.MinRequests <= 0 {
+		return w
+	}
+	rounds := (proto.MinRequests + w.Concurrency - 1) / w.Concurrency
+	w.Need = time.Duration(rounds) * (w.E2E + max(think, 0))
+	w.Fits = w.Need <= w.Max
+	return w
 }

@@ -45,7 +45,8 @@ type TokensSource string
 const (
 	// TokensFromUsage: usage.completion_tokens of the final usage chunk.
 	TokensFromUsage TokensSource = "usage"
-	// TokensFromChunks: the number of content chunks (the server reported no usage).
+	// TokensFromChunks: the number of content chunks (the server reported no usage, or usage
+	// that was not believed: Record.TokensNote says why).
 	TokensFromChunks TokensSource = "chunks"
 )
 
@@ -76,10 +77,11 @@ type Record struct {
 	Chunks []int64 `json:"chunks_us,omitempty"`
 	// ITL summarises inter-chunk gaps when Chunks is not recorded.
 	ITL *ITLSummary `json:"itl,omitempty"`
-	// PromptTokens is the prompt length in tokens (usage.prompt_tokens, else the workload's
-	// count).
+	// PromptTokens is the prompt length in tokens (usage.prompt_tokens where it is reported and
+	// believed, else the workload's count).
 	PromptTokens int `json:"prompt_tokens"`
-	// OutputTokens is N_out: usage.completion_tokens, else the number of content chunks.
+	// OutputTokens is N_out: usage.completion_tokens where it is reported and believed, else
+	// the number of content chunks (reasoning content included).
 	OutputTokens int `json:"output_tokens"`
 	// TokensSource says where OutputTokens came from: "usage" or "chunks".
 	TokensSource TokensSource `json:"tokens_source,omitempty"`
@@ -241,12 +243,14 @@ type ClientStats struct {
 }
 
 // ServerStats summarises server metrics (vLLM, SGLang, llama.cpp) scraped during a window.
-// NaN-free: a series that was not seen has its Seen flag false.
+// NaN-free: a quantity none of whose series the server exposed reads 0, and Exposes says so.
 type ServerStats struct {
 	// Samples is the number of scrapes inside the window.
 	Samples int `json:"samples"`
 	// MeanRunning is the mean number of running requests.
 	MeanRunning float64 `json:"mean_running"`
+	// MaxRunning is the largest number of running requests seen.
+	MaxRunning float64 `json:"max_running"`
 	// MeanWaiting is the mean number of waiting (queued) requests.
 	MeanWaiting float64 `json:"mean_waiting"`
 	// MaxWaiting is the largest number of waiting requests seen.

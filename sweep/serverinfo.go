@@ -186,10 +186,10 @@ func clip(s string) string {
 const SimEngine = "kneecap-sim"
 
 // RedactServerInfo returns the info bodies as one JSON document for the results directory's
-// server_info.json. Each body
-// is parsed and, at any depth, loses the values under keys that may name a secret (any key
-// mentioning key, token (not tokens or tokenizer), secret, password, auth or credential: an
-// info body is not worth a leak), the user:password of URLs, and secrets inside string values that are JSON
+// server_info.json. Each body is parsed and, at any depth, loses the values under keys that
+// may name a secret (infoSecret: a key mentioning key, secret, password, auth, credential,
+// cookie or bearer, or a token that is not one of a vocabulary's: an info body is not worth a
+// leak), the user:password of URLs, and secrets inside string values that are JSON
 // themselves; a body that is not JSON is kept as a string cut to 4 KiB, or replaced whole
 // when it mentions such a word. The caller removes the literal API key first (the probe
 // does).
@@ -227,21 +227,74 @@ func redactText(s string) string {
 	return redact.Userinfo(s)
 }
 
-// infoSecret reports whether an info body's key may name a secret: broader than SecretKey
-// (private_key, hf_key, access_key_id, auth, …), since nothing in an info body is worth a leak.
+// infoSecret reports whether an info body's key may name a secret, keyed on its words
+// (split at non-letters and camelCase): any key mentioning key, secret, passw, auth (not
+// author), credential, cookie or bearer, since nothing in an info body is worth a leak; and
+// a key with the word "token" (token, hf_token, access_token, id_token, hfToken) unless it
+// names a token of the model's vocabulary: a special token (bos_token, eos_token, pad_token,
+// next_token, has_next_token) or a token's id (token_id, eos_token_ids). Token counts and
+// tokenizer settings (max_total_num_tokens, tokenizer_path) have no word "token".
 func infoSecret(k string) bool {
-	k = strings.ToLower(k)
-	for _, w := range []string{"key", "secret", "passw", "auth", "credential", "cookie", "bearer"} {
-		if strings.Contains(k, w) {
+	words := keyWords(k)
+	for _, w := range words {
+		if w == "author" || w == "authors" {
+			continue // a model card's, not a credential (authorization is one)
+		}
+		for _, s := range []string{"key", "secret", "passw", "auth", "credential", "cookie", "bearer"} {
+			if strings.Contains(w, s) {
+				return true
+			}
+		}
+	}
+	for i, w := range words {
+		if w != "token" {
+			continue
+		}
+		vocab := i > 0 && slices.Contains(vocabularyTokens, words[i-1]) ||
+			i+1 < len(words) && (words[i+1] == "id" || words[i+1] == "ids")
+		if !vocab {
 			return true
 		}
 	}
-	// hf_token, token_id, … but not the token counts and tokenizer settings that bound a
-	// server's batch (max_total_num_tokens, max_batch_total_tokens, tokenizer_path).
-	if strings.Contains(k, "token") && !strings.Contains(k, "tokens") && !strings.Contains(k, "tokenizer") {
-		return true
+	return false
+}
+
+// vocabularyTokens are the words naming a tokenizer's special tokens before "token"
+// (bos_token: "<s>"; llama.cpp's /props lists them, and its slots' next_token).
+var vocabularyTokens = []string{"bos", "eos", "eot", "eom", "pad", "unk", "sep", "cls", "mask", "next",
+	"start", "end", "stop", "begin", "image", "audio", "video", "think", "fim"}
+
+// keyWords splits a JSON key into lowercase words at every character that is not a letter or
+// digit and before an upper-case letter that follows a lower-case one: "hfToken" and
+// "hf-token" are [hf token].
+func keyWords(k string) []string {
+	var words []string
+	var b strings.Builder
+	prevLower := false
+	flush := func() {
+		if b.Len() > 0 {
+			words = append(words, b.String())
+			b.Reset()
+		}
 	}
-	return redact.SecretKey(k)
+	for _, r := range k {
+		switch {
+		case unicode.IsUpper(r):
+			if prevLower {
+				flush()
+			}
+			b.WriteRune(unicode.ToLower(r))
+			prevLower = false
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+			prevLower = unicode.IsLower(r)
+		default:
+			flush()
+			prevLower = false
+		}
+	}
+	flush()
+	return words
 }
 
 // redactInfo deep-copies an info body's value with secrets removed (see RedactServerInfo);

@@ -65,19 +65,24 @@ func TestRedactServerInfo(t *testing.T) {
 		"/get_server_info": []byte(`{"model_path":"m","api_key":"sk-secret-1","nested":{"hf_token":"hf_secret2","list":[{"admin_api_key":"secret3"}]},` +
 			`"max_running_requests":8,"max_total_num_tokens":65536,"private_key":"secret5","hf_key":"secret6","access_key_id":"secret7",` +
 			`"auth":"Bearer secret8","otlp":"https://user:secret9@collector:4317","config":"{\"secret_key\":\"secret10\"}"}`),
-		"/props":   []byte(`plain text with token=secret4`),
+		"/props": []byte(`plain text with token=secret4`),
+		"/slots": []byte(`{"total_slots":4,"bos_token":"<s>","eos_token":"</s>","eos_token_id":2,"author":"Meta",` +
+			`"default_generation_settings":{"next_token":{"has_next_token":true,"n_remain":-1}},` +
+			`"token":"secret11","hfToken":"secret12","access_token":"secret13","password":"secret14","Authorization":"secret15"}`),
 		"/version": []byte(`{"version":"0.6.3"}`),
 		"/info":    []byte(`{"model_id":"m","max_batch_total_tokens":16000,"tokenizer_config":{"x":1}}`),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"max_total_num_tokens": 65536`, `"max_batch_total_tokens": 16000`, `"tokenizer_config"`, "collector:4317"} {
+	for _, want := range []string{`"max_total_num_tokens": 65536`, `"max_batch_total_tokens": 16000`, `"tokenizer_config"`, "collector:4317",
+		`"bos_token": "\u003cs\u003e"`, `"eos_token": "\u003c/s\u003e"`, `"eos_token_id": 2`, `"has_next_token": true`, `"author": "Meta"`} {
 		if !strings.Contains(string(doc), want) {
 			t.Errorf("server_info.json lost %s (not a secret):\n%s", want, doc)
 		}
 	}
-	for _, secret := range []string{"sk-secret-1", "hf_secret2", "secret3", "secret4", "secret5", "secret6", "secret7", "secret8", "secret9", "secret10"} {
+	for _, secret := range []string{"sk-secret-1", "hf_secret2", "secret3", "secret4", "secret5", "secret6", "secret7", "secret8", "secret9", "secret10",
+		"secret11", "secret12", "secret13", "secret14", "secret15"} {
 		if strings.Contains(string(doc), secret) {
 			t.Errorf("server_info.json holds %q:\n%s", secret, doc)
 		}
@@ -88,5 +93,28 @@ func TestRedactServerInfo(t *testing.T) {
 	}
 	if m["/version"].(map[string]any)["version"] != "0.6.3" || m["/get_server_info"].(map[string]any)["max_running_requests"] != 8.0 {
 		t.Errorf("non-secret values lost:\n%s", doc)
+	}
+}
+
+// TestInfoSecret: server_info.json redaction is keyed on secret-looking names only. Every
+// credential name of an engine's info body (SGLang's api_key, hf_token, TGI's auth) is a
+// secret; the special tokens of a vocabulary (llama.cpp's /props bos_token, eos_token, its
+// slots' next_token), token ids and token counts are not.
+func TestInfoSecret(t *testing.T) {
+	secret := []string{"api_key", "admin_api_key", "apiKey", "hf_token", "hfToken", "HF-TOKEN", "token", "access_token",
+		"accessToken", "id_token", "refresh_token", "auth", "Authorization", "basic_auth", "password", "db_passwd",
+		"client_secret", "private_key", "credentials", "cookie", "bearer", "token_secret", "x-token"}
+	vocabulary := []string{"bos_token", "eos_token", "pad_token", "unk_token", "next_token", "has_next_token", "eosToken",
+		"eos_token_id", "token_id", "stop_token_ids", "max_total_num_tokens", "max_batch_total_tokens", "tokenizer_path",
+		"skip_tokenizer_init", "n_tokens", "author", "total_slots", "max_running_requests", "model_path"}
+	for _, k := range secret {
+		if !infoSecret(k) {
+			t.Errorf("infoSecret(%q) = false: a credential's name must be redacted", k)
+		}
+	}
+	for _, k := range vocabulary {
+		if infoSecret(k) {
+			t.Errorf("infoSecret(%q) = true: not a secret (a vocabulary's token, a count or a setting)", k)
+		}
 	}
 }

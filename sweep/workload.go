@@ -42,6 +42,13 @@ type WorkloadConfig struct {
 	ThinkTime time.Duration `yaml:"think_time"`
 	// Seed seeds the workload.
 	Seed int64 `yaml:"seed"`
+	// PromptSizing says how prompt lengths are made to count in the server's tokens (DESIGN
+	// §3.6): auto (empty means auto), tokenize, usage, tokenizer or words (one token per
+	// word, the prompts of earlier versions).
+	PromptSizing string `yaml:"prompt_sizing"`
+	// Tokenizer is a Hugging Face tokenizer.json that counts prompt tokens offline (prompt
+	// sizing tokenizer, or auto).
+	Tokenizer string `yaml:"tokenizer"`
 }
 
 // Distribution names of Dist.Dist.
@@ -98,6 +105,18 @@ func (w WorkloadConfig) Validate() []error {
 	}
 	if w.ThinkTime < 0 {
 		errs = append(errs, fmt.Errorf("workload.think_time: is %v: must be ≥ 0", w.ThinkTime))
+	}
+	switch w.PromptSizing {
+	case "", SizingAuto, SizingTokenize, SizingUsage, SizingWords:
+		if w.Tokenizer != "" && w.PromptSizing != "" && w.PromptSizing != SizingAuto {
+			errs = append(errs, fmt.Errorf("workload.tokenizer: is set, but workload.prompt_sizing is %s, which does not read it (use tokenizer or auto, or remove workload.tokenizer)", w.PromptSizing))
+		}
+	case SizingTokenizer:
+		if w.Tokenizer == "" {
+			errs = append(errs, errors.New("workload.prompt_sizing: tokenizer needs workload.tokenizer (a Hugging Face tokenizer.json)"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("workload.prompt_sizing: %q: must be auto, tokenize, usage, tokenizer or words", w.PromptSizing))
 	}
 	return errs
 }
@@ -168,10 +187,11 @@ func requestRand(seed int64, level, worker, seq int) *rand.Rand {
 // wordPoolSize is the number of distinct filler words of synthetic prompts.
 const wordPoolSize = 4096
 
-// Synthetic is the synthetic workload: prompts of exactly the drawn number of tokens, where a
-// token is a whitespace-separated word (the simulator's rule, sim.CountTokens). Real
-// tokenizers split differently; the server's usage.prompt_tokens, when reported, is what
-// records keep.
+// Synthetic is the synthetic workload in words: prompts of exactly the drawn number of
+// tokens, where a token is a whitespace-separated word (the simulator's default rule,
+// sim.CountTokens; prompt_sizing words). Real tokenizers split differently: SizePrompts gives
+// the workload sized in the server's tokens (DESIGN §3.6); the server's usage.prompt_tokens,
+// when reported, is what records keep.
 //
 // Without prefix_cache every prompt starts with a word unique to (seed, level, worker, seq),
 // so a server's prefix cache cannot reuse anything. With prefix_cache, a prompt of n tokens
@@ -192,7 +212,7 @@ type Synthetic struct {
 
 // NewWorkload returns the workload cfg describes: a Dataset workload when cfg.Dataset is set,
 // else a Synthetic one. api says how requests will be sent (chat or completions); prompt
-// token counts are of the prompt text (chat templates add server-side tokens).
+// token counts are in words until SizePrompts counts them in the server's tokens.
 func NewWorkload(cfg WorkloadConfig, api API) (Workload, error) {
 	if errs := cfg.Validate(); len(errs) > 0 {
 		return nil, fmt.Errorf("sweep: workload: %w", errors.Join(errs...))

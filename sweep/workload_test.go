@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"context"
 	"math"
 	"strings"
 	"sync"
@@ -153,16 +154,35 @@ func TestWorkloadValidate(t *testing.T) {
 	}
 }
 
+// BenchmarkSyntheticNext measures Next of a 512-token synthetic prompt: words (one token a
+// word, as before prompt sizing), exact (each vocabulary word's cost counted, the tokenize
+// and tokenizer methods) and usage (the calibrated fit).
 func BenchmarkSyntheticNext(b *testing.B) {
-	s, err := NewSynthetic(WorkloadConfig{InputTokens: Dist{Dist: DistFixed, Mean: 512},
-		OutputTokens: Dist{Dist: DistFixed, Mean: 128}, Seed: 1}, APIChat)
+	cfg := WorkloadConfig{InputTokens: Dist{Dist: DistFixed, Mean: 512}, OutputTokens: Dist{Dist: DistFixed, Mean: 128}, Seed: 1}
+	s, err := NewSynthetic(cfg, APIChat)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		s.Next(0, i%64, i)
-		i++
+	bench := func(name string, w Workload) {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				w.Next(0, i%64, i)
+				i++
+			}
+		})
+	}
+	bench("words", s)
+	for _, opts := range []SizingOptions{
+		{Method: SizingTokenize, Endpoint: &Counter{TokenCounter: &subwordCounter{template: templateTokens}, Templated: true}},
+		{Method: SizingUsage, Client: &usageClient{template: templateTokens}},
+	} {
+		opts.API = APIChat
+		w, _, err := SizePrompts(context.Background(), s, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bench(map[string]string{SizingTokenize: "exact", SizingUsage: "usage"}[opts.Method], w)
 	}
 }

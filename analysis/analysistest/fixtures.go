@@ -33,7 +33,8 @@ func lat(p50 float64) analysis.Latency {
 	}
 }
 
-// Level builds a plausible level at concurrency c with 128 output tokens per request.
+// Level builds a plausible level at concurrency c with 512-token prompts and 128 output
+// tokens per request (fixed_output), as requested.
 func Level(c int) analysis.Level {
 	cf := float64(c)
 	tps := TruthTPS(cf)
@@ -57,6 +58,7 @@ func Level(c int) analysis.Level {
 		TTFA:                analysis.NoLatency(),
 		InputTokens:         analysis.TokenLengths{Requested: 512, Mean: 512, P50: 512, P95: 512},
 		OutputTokens:        analysis.TokenLengths{Requested: 128, Mean: 128, P50: 128, P95: 128},
+		FixedOutput:         true,
 		MeanReasoningTokens: analysis.NaN(),
 	}
 }
@@ -133,11 +135,16 @@ func WithServer() *analysis.Result {
 		}
 		c := float64(l.Concurrency)
 		running := math.Min(c, slots)
-		l.Server = &analysis.ServerEvidence{MeanRunning: running, MeanWaiting: c - running, MaxKVUsage: running / slots}
+		l.Server = &analysis.ServerEvidence{MeanRunning: analysis.Float(running), MaxRunning: analysis.Float(running),
+			MeanWaiting: analysis.Float(c - running), MaxWaiting: analysis.Float(c - running),
+			MaxKVUsage: analysis.Float(running / slots), Preemptions: 0}
 		if l.Concurrency == 128 {
 			l.Server.Preemptions = 12
 		}
 	}
+	// The running count is capped at the 32 slots while requests wait at 64 and 128.
+	r.ServerLimit = &analysis.ServerLimit{Slots: slots, Stated: analysis.NaN(), Observed: slots,
+		CappedAt: []int{64, 128}, MaxWaiting: 96}
 	return r
 }
 
@@ -203,6 +210,7 @@ func ErrorsHeavy() *analysis.Result {
 		l.Notes = []string{"error rate above 5%"}
 	}
 	r.Levels[3].TTFT, r.Levels[3].TPOT, r.Levels[3].E2E = analysis.NoLatency(), analysis.NoLatency(), analysis.NoLatency()
+	r.Levels[3].InputTokens, r.Levels[3].OutputTokens = analysis.NoTokenLengths(), analysis.NoTokenLengths()
 	r.Warnings = []string{"error rate 33% at concurrency 16 (http_429)", "error rate 33% at concurrency 64 (http_429)", "no knee: too few valid levels"}
 	return r
 }

@@ -108,14 +108,15 @@ func (f *faultyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // TestFaultSweepStopsOnErrorRate sweeps a server that fails a third of its requests after the
 // preflight: the first level runs to the end with every failure recorded and classified,
 // the error-rate rule (5%) stops the sweep there, the exit code is 0, and `kneecap analyze`
-// counts the classes in analysis.json and prints them in the report.
+// counts the classes in analysis.json and prints them in the report. The prompts are sized in
+// words, so that every request after the preflight is a record.
 func TestFaultSweepStopsOnErrorRate(t *testing.T) {
 	t.Parallel()
 	f := &faultyServer{}
 	srv := startFaulty(t, f, false)
 	cfg := writeTestConfig(t, fmt.Sprintf(`name: faulty
 target: {url: %s/v1, model: %s, request_timeout: 2s}
-workload: {input_tokens: {mean: 8}, output_tokens: {mean: 8}}
+workload: {input_tokens: {mean: 8}, output_tokens: {mean: 8}, prompt_sizing: words}
 sweep:
   levels: [2, 4, 8]
   warmup: 50ms

@@ -85,7 +85,7 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 
 // cmdSweep runs `kneecap sweep`: it prepares the sweep (configuration, resume, results
 // directory, workload), starts the target (an endpoint, or the simulator in-process), checks
-// it, records what it is, runs the levels, and analyzes and reports what was measured — also
+// it, sizes the prompts in its tokens, records what it is, runs the levels, and analyzes and reports what was measured — also
 // after an interrupt (exit 130).
 func cmdSweep(ctx context.Context, e *env, args []string) error {
 	fl, err := parseSweepFlags(e, args)
@@ -102,12 +102,16 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer t.close()
-	if err := preflight(ctx, e, t, s.cfg.Target.Model); err != nil {
+	if err := preflight(ctx, e, t, s); err != nil {
+		return err
+	}
+	if err := s.sizePrompts(ctx, e, t); err != nil {
 		return err
 	}
 	if err := s.openDir(t.endpoint); err != nil {
 		return err
 	}
+	s.recordSizing(e)
 	if err := recordServer(ctx, e, t.client, s.cfg, s.dir, s.done); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/sweep/hftokenizer"
 )
 
 // sweepPrep is a sweep made ready to run: its configuration, levels, schedule and workload,
@@ -19,6 +20,10 @@ type sweepPrep struct {
 	levels   []int
 	schedule *sweep.Schedule
 	workload sweep.Workload
+	// tokenizer is workload.tokenizer, read (nil: not set or not used); sizing is how the
+	// prompts are sized in the server's tokens, once sizePrompts has run.
+	tokenizer *hftokenizer.Tokenizer
+	sizing    *sweep.PromptSizing
 	// done and resume describe what a resumed run had done (nil and zero otherwise).
 	done   *rundir.Run
 	resume sweep.Resume
@@ -121,7 +126,7 @@ func (s *sweepPrep) plan0() error {
 	if s.workload, err = sweep.NewWorkload(s.cfg.Workload, s.cfg.Target.API); err != nil {
 		return usageError("%w", err)
 	}
-	return nil
+	return s.loadTokenizer()
 }
 
 // openDir creates the new results directory (config.yaml, an empty levels.json), or records

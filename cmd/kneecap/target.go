@@ -91,8 +91,10 @@ func startTarget(e *env, cfg *config.Config, levels []int) (*target, error) {
 
 // preflight checks the target before the sweep (sweep.RunPreflight): a model it does not
 // serve is exit 2, an unreachable or failing endpoint exit 3, with one line naming the URL and
-// the cause.
-func preflight(ctx context.Context, e *env, t *target, model string) error {
+// the cause. A plan whose smallest level cannot complete min_requests in max_duration at the
+// probe's pace is warned about (windowWarning).
+func preflight(ctx context.Context, e *env, t *target, s *sweepPrep) error {
+	model := s.cfg.Target.Model
 	pf, err := sweep.RunPreflight(ctx, t.client, model, sweep.PreflightTimeout)
 	var notServed *sweep.ModelNotServedError
 	switch {
@@ -105,7 +107,27 @@ func preflight(ctx context.Context, e *env, t *target, model string) error {
 		fmt.Fprintf(e.stderr, "kneecap: warning: GET %s/models failed (%v); the probe request worked, continuing\n", redact.URL(t.endpoint), pf.ModelsErr)
 	}
 	fmt.Fprintf(e.stderr, "kneecap: preflight ok: model %s, probe TTFT %s\n", model, pf.TTFT.Round(100*time.Microsecond))
+	_, out := s.cfg.Workload.NominalLengths()
+	if w := pf.CheckWindow(s.cfg.Sweep, s.levels, out, s.cfg.Workload.ThinkTime); !w.Fits {
+		fmt.Fprintln(e.stderr, windowWarning(w, s.cfg.Sweep.MinRequests))
+	}
 	return nil
+}
+
+// windowWarning says that the plan's smallest level cannot complete minRequests requests in
+// its longest window (sweep.WindowCheck), and what would.
+func windowWarning(w sweep.WindowCheck, minRequests int) string {
+	per := "one request takes about " + shortDuration(w.E2E.Round(time.Millisecond))
+	if w.OutputTokens > 1 {
+		per += fmt.Sprintf(" (%g output tokens at the probe's pace)", w.OutputTokens)
+	}
+	round := time.Second
+	if w.Need < time.Minute {
+		round = 100 * time.Millisecond
+	}
+	return fmt.Sprintf("kneecap: warning: at concurrency %d %s: min_requests %d need a window of about %s, more than max_duration %s; "+
+		"the level would end short of them, not steady and invalid: set sweep.max_duration (--max-duration) to at least %s, or lower sweep.min_requests",
+		w.Concurrency, per, minRequests, shortDuration(w.Need.Round(round)), shortDuration(w.Max), shortDuration(w.Need.Round(round)))
 }
 
 // recordServer asks the server what it is (sweep.ServerInfoPaths; not when

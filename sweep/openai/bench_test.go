@@ -13,28 +13,43 @@ import (
 
 // BenchmarkClientStream measures the client's per-chunk path over loopback: one request per
 // iteration streaming chunksPerReq content chunks, pre-rendered so the server adds a constant
-// per-request cost. Reports ns/chunk and allocs/chunk (process-wide, server included).
+// per-request cost. Reports ns/chunk and allocs/chunk (process-wide, server included). The
+// "reasoning" case streams half of the chunks as delta.reasoning_content first, as a
+// reasoning model does, with reasoning_tokens in the usage.
 func BenchmarkClientStream(b *testing.B) {
 	const chunksPerReq = 1000
-	var body bytes.Buffer
-	body.WriteString("data: " + roleChunk() + "\n\n")
-	for range chunksPerReq {
-		body.WriteString("data: " + contentChunk("tok") + "\n\n")
-	}
-	body.WriteString("data: " + usageChunk(10, chunksPerReq) + "\n\ndata: [DONE]\n\n")
-	payload := body.Bytes()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Write(payload)
-	}))
-	defer srv.Close()
-	for _, record := range []bool{true, false} {
-		name := "chunks"
-		if !record {
-			name = "itl_summary"
+	stream := func(reasoning int) []byte {
+		var body bytes.Buffer
+		body.WriteString("data: " + roleChunk() + "\n\n")
+		for i := range chunksPerReq {
+			if i < reasoning {
+				body.WriteString("data: " + reasoningChunk("tok") + "\n\n")
+			} else {
+				body.WriteString("data: " + contentChunk("tok") + "\n\n")
+			}
 		}
-		b.Run(name, func(b *testing.B) {
-			c := newClient(b, srv.URL, func(o *Options) { o.RecordChunks = record })
+		body.WriteString("data: " + usageDetailsChunk(10, chunksPerReq, reasoning) + "\n\ndata: [DONE]\n\n")
+		return body.Bytes()
+	}
+	serve := func(payload []byte) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Write(payload)
+		}))
+		b.Cleanup(srv.Close)
+		return srv
+	}
+	plain, reasoned := serve(stream(0)), serve(stream(chunksPerReq/2))
+	for _, bc := range []struct {
+		name              string
+		record, reasoning bool
+	}{{"chunks", true, false}, {"itl_summary", false, false}, {"reasoning", true, true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			srv := plain
+			if bc.reasoning {
+				srv = reasoned
+			}
+			c := newClient(b, srv.URL, func(o *Options) { o.RecordChunks = bc.record })
 			req := sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: chunksPerReq}
 			var ms0, ms1 runtime.MemStats
 			runtime.ReadMemStats(&ms0)
@@ -56,14 +71,23 @@ func BenchmarkClientStream(b *testing.B) {
 	}
 }
 
-// BenchmarkDecodeChunk measures the adapter's own decoding of one chat chunk.
+// BenchmarkDecodeChunk measures the adapter's own decoding of one chat chunk: answer
+// content, reasoning content, and the final usage chunk with completion_tokens_details.
 func BenchmarkDecodeChunk(b *testing.B) {
-	line := []byte(contentChunk("tok"))
-	var d chunkDecoder
-	b.ReportAllocs()
-	for b.Loop() {
-		if r, err := d.decode(line); err != nil || !r.content {
-			b.Fatal(err)
-		}
+	for _, bc := range []struct{ name, line string }{
+		{"content", contentChunk("tok")},
+		{"reasoning", reasoningChunk("tok")},
+		{"usage", usageDetailsChunk(10, 20, 5)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			line := []byte(bc.line)
+			var d chunkDecoder
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := d.decode(line); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

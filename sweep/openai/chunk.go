@@ -46,19 +46,68 @@ type wireChoice struct {
 }
 
 type wireUsage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
+	PromptTokens            optCount    `json:"prompt_tokens"`
+	CompletionTokens        optCount    `json:"completion_tokens"`
+	CompletionTokensDetails wireDetails `json:"completion_tokens_details"`
+}
+
+// optCount is a token count of the usage object and whether the event set it: encoding/json
+// leaves it unset on null, like an int field, and fails on anything but an integer.
+type optCount struct {
+	n   int
+	set bool
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *optCount) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	var n int
+	if err := json.Unmarshal(b, &n); err != nil {
+		return err
+	}
+	*c = optCount{n: n, set: true}
+	return nil
+}
+
+// wireDetails is usage.completion_tokens_details, read leniently: it only informs the
+// record's reasoning tokens, so a value of another shape leaves them unknown rather than
+// failing the request.
+type wireDetails struct{ reasoning optCount }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *wireDetails) UnmarshalJSON(b []byte) error {
+	var v struct {
+		ReasoningTokens optCount `json:"reasoning_tokens"`
+	}
+	if json.Unmarshal(b, &v) == nil {
+		d.reasoning = v.ReasoningTokens
+	}
+	return nil
+}
+
+// usageCounts are the token counts of one event's usage object; a count the event does not
+// carry (no usage, a null count) is not set.
+type usageCounts struct {
+	completion, prompt, reasoning optCount
 }
 
 // chunkResult is what one stream event says.
 type chunkResult struct {
-	// content reports a choice with non-empty content, reasoning or text.
-	content bool
-	// usage is usage.completion_tokens, or -1 when the event has no usage.
-	usage int
-	// prompt is usage.prompt_tokens when usage >= 0.
-	prompt int
+	// answer reports a choice with non-empty answer content: delta.content, or text of a
+	// completions stream.
+	answer bool
+	// reasoning reports a choice with non-empty reasoning content: delta.reasoning_content,
+	// or delta.reasoning as newer vLLM names it.
+	reasoning bool
+	// usage holds usage.completion_tokens, prompt_tokens and
+	// completion_tokens_details.reasoning_tokens, each when the event sets it.
+	usage usageCounts
 }
+
+// content reports a content chunk: one with answer or reasoning content (TTFT, DESIGN §1).
+func (r *chunkResult) content() bool { return r.answer || r.reasoning }
 
 // chunkDecoder decodes stream events, reusing its buffers across events of one stream.
 type chunkDecoder struct {
@@ -86,7 +135,7 @@ func (d *chunkDecoder) decodeSlow(line []byte) (chunkResult, error) {
 	ch := d.c.Choices[:cap(d.c.Choices)]
 	clear(ch)
 	d.c = wireChunk{Choices: ch[:0]}
-	d.usage = wireUsage{CompletionTokens: -1}
+	d.usage = wireUsage{}
 	d.c.Usage = &d.usage
 	if err := json.Unmarshal(line, &d.c); err != nil {
 		return chunkResult{}, fmt.Errorf("%w: %w: %q", errBadChunk, err, truncate(line, 120))
@@ -94,16 +143,14 @@ func (d *chunkDecoder) decodeSlow(line []byte) (chunkResult, error) {
 	if bool(d.c.Object) || (len(d.c.Error) > 0 && !bytes.Equal(d.c.Error, []byte("null"))) {
 		return chunkResult{}, streamError(line, d.c.Error)
 	}
-	r := chunkResult{usage: -1}
-	if d.c.Usage != nil && d.c.Usage.CompletionTokens >= 0 {
-		r.usage, r.prompt = d.c.Usage.CompletionTokens, d.c.Usage.PromptTokens
+	var r chunkResult
+	if u := d.c.Usage; u != nil {
+		r.usage = usageCounts{completion: u.CompletionTokens, prompt: u.PromptTokens, reasoning: u.CompletionTokensDetails.reasoning}
 	}
 	for i := range d.c.Choices {
 		c := &d.c.Choices[i]
-		if c.Text || c.Delta.Content || c.Delta.ReasoningContent || c.Delta.Reasoning {
-			r.content = true
-			break
-		}
+		r.answer = r.answer || bool(c.Text) || bool(c.Delta.Content)
+		r.reasoning = r.reasoning || bool(c.Delta.ReasoningContent) || bool(c.Delta.Reasoning)
 	}
 	return r, nil
 }

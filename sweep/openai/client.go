@@ -15,6 +15,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	goopenai "github.com/sashabaranov/go-openai"
@@ -64,11 +65,16 @@ type Options struct {
 	MaxChunks int
 	// DialTimeout bounds establishing one TCP connection (and the TLS handshake).
 	DialTimeout time.Duration
+	// MaxTokensPerChunk is the most tokens one content chunk may carry, as the server declares
+	// it (its stream interval, times the tokens one speculative-decoding step may accept): a
+	// usage.completion_tokens above MaxTokensPerChunk × the content chunks is not believed
+	// (DESIGN §7).
+	MaxTokensPerChunk int
 }
 
 // DefaultOptions returns the defaults: chat API, 10 min request timeout, 256 connections,
 // chunk recording on, 1 MiB lines, 1 MiB of non-data lines, 8 MiB non-stream bodies,
-// 1 Mi chunks per request, 30 s dial timeout.
+// 1 Mi chunks per request, 30 s dial timeout, DefaultMaxTokensPerChunk tokens per chunk.
 func DefaultOptions() Options {
 	return Options{
 		API:             sweep.APIChat,
@@ -80,6 +86,8 @@ func DefaultOptions() Options {
 		MaxBodyBytes:    8 << 20,
 		MaxChunks:       1 << 20,
 		DialTimeout:     30 * time.Second,
+
+		MaxTokensPerChunk: DefaultMaxTokensPerChunk,
 	}
 }
 
@@ -106,6 +114,9 @@ type Client struct {
 	api       sweep.API
 	oc        *goopenai.Client
 	transport *http.Transport
+	fresh     *http.Transport // the retries' (see doer)
+	// extra is Options.ExtraBody, each value encoded once.
+	extra map[string]json.RawMessage
 	// maxCompletionTokens sends max_tokens as max_completion_tokens: the model is one of
 	// OpenAI's reasoning models, which reject max_tokens (go-openai's ReasoningValidator).
 	maxCompletionTokens bool
@@ -147,6 +158,9 @@ func New(opts Options) (*Client, error) {
 	}
 	if opts.DialTimeout <= 0 {
 		opts.DialTimeout = def.DialTimeout
+	}
+	if opts.MaxTokensPerChunk <= 0 {
+		opts.MaxTokensPerChunk = def.MaxTokensPerChunk
 	}
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: opts.InsecureSkipVerify} //nolint:gosec // user opt-in
 	if opts.CAFile != "" {
@@ -196,8 +210,12 @@ func New(opts Options) (*Client, error) {
 	}
 	cfg := goopenai.DefaultConfig(opts.APIKey)
 	cfg.BaseURL = strings.TrimRight(opts.BaseURL, "/")
-	cfg.HTTPClient = &doer{hc: &http.Client{Transport: tr}, opts: &opts, extra: extra}
-	c := &Client{opts: opts, api: opts.API, oc: goopenai.NewClientWithConfig(cfg), transport: tr}
+	// The retry of a request whose pooled connection the server had closed goes out on a
+	// connection that is dialled for it and closed after it.
+	fresh := tr.Clone()
+	fresh.DisableKeepAlives = true
+	cfg.HTTPClient = &doer{hc: &http.Client{Transport: tr}, fresh: &http.Client{Transport: fresh}, opts: &opts, extra: extra}
+	c := &Client{opts: opts, api: opts.API, oc: goopenai.NewClientWithConfig(cfg), transport: tr, fresh: fresh, extra: extra}
 	// The verdict depends only on the model, so it is taken once here, not per request.
 	probe := goopenai.ChatCompletionRequest{Model: opts.Model, MaxTokens: 1,
 		Messages: []goopenai.ChatCompletionMessage{{Role: goopenai.ChatMessageRoleUser, Content: "x"}}}
@@ -206,7 +224,10 @@ func New(opts Options) (*Client, error) {
 }
 
 // Close releases idle connections.
-func (c *Client) Close() { c.transport.CloseIdleConnections() }
+func (c *Client) Close() {
+	c.transport.CloseIdleConnections()
+	c.fresh.CloseIdleConnections()
+}
 
 // Models lists the served model IDs (GET /v1/models).
 func (c *Client) Models(ctx context.Context) ([]string, error) {
@@ -240,8 +261,9 @@ func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) 
 	defer cancel()
 	reqCtx = context.WithValue(reqCtx, stateKey{}, st)
 	reqCtx = httptrace.WithClientTrace(reqCtx, &httptrace.ClientTrace{
-		GetConn: st.getConn,
-		GotConn: st.gotConn,
+		GetConn:              st.getConn,
+		GotConn:              st.gotConn,
+		GotFirstResponseByte: st.gotFirstByte,
 	})
 
 	rec.PromptTokens = req.PromptTokens
@@ -250,6 +272,10 @@ func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) 
 	rec.Chunks = nil
 	rec.ITL = nil
 	rec.TTFT, rec.E2E, rec.ConnWait = 0, 0, 0
+	rec.RequestedPromptTokens, rec.RequestedOutputTokens = req.PromptTokens, max(req.MaxTokens, 0)
+	rec.TTFA, rec.ReasoningChunks, rec.ReasoningTokens = 0, 0, 0
+	rec.UsageOutputTokens, rec.UsagePromptTokens, rec.TokensNote = 0, 0, ""
+	rec.Retried = false
 
 	start := time.Now()
 	var (
@@ -288,6 +314,7 @@ func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) 
 	tSend := st.sendTime(start)
 	rec.Sent = tSend.UnixNano()
 	rec.ConnWait = st.connWait()
+	rec.Retried = st.retried
 	if err != nil {
 		rec.E2E = time.Since(tSend)
 		c.fail(ctx, reqCtx, rec, err, false)
@@ -302,69 +329,27 @@ type rawStream interface {
 	Close() error
 }
 
-// read consumes the stream: the per-chunk path. It takes no locks; its allocations are
-// go-openai's line read and prefix strip, and the Chunks slice, preallocated from max_tokens
-// (at most maxChunksPrealloc).
+// read consumes the stream and fills rec. It takes no locks; its allocations are go-openai's
+// line read and prefix strip, and the Chunks slice, preallocated from max_tokens (at most
+// maxChunksPrealloc).
 func (c *Client) read(ctx, reqCtx context.Context, cancel context.CancelFunc, s rawStream, st *reqState,
 	tSend time.Time, req *sweep.Request, rec *sweep.Record) {
 	defer s.Close()
-	var chunks []int64
+	var sr streamRead
 	if c.opts.RecordChunks {
 		n := req.MaxTokens
 		if n <= 0 {
 			n = 256
 		}
-		chunks = make([]int64, 0, min(n, maxChunksPrealloc, c.opts.MaxChunks))
+		sr.chunks = make([]int64, 0, min(n, maxChunksPrealloc, c.opts.MaxChunks))
 	}
-	var (
-		dec      chunkDecoder
-		nContent int
-		first    time.Duration
-		last     time.Duration
-		itl      sweep.ITLSummary
-		usage    = -1
-		prompt   = -1
-		err      error
-	)
-	for {
-		var line []byte
-		line, err = s.RecvRaw()
-		if err != nil {
-			break
-		}
-		now := time.Since(tSend)
-		res, derr := dec.decode(line)
-		if derr != nil {
-			err = derr
-			break
-		}
-		if res.usage >= 0 {
-			usage, prompt = res.usage, res.prompt
-		}
-		if !res.content {
-			continue
-		}
-		nContent++
-		if nContent > c.opts.MaxChunks {
-			err = fmt.Errorf("%w: more than %d content chunks", errBadChunk, c.opts.MaxChunks)
-			break
-		}
-		if nContent == 1 {
-			first = now
-		} else {
-			gap := (now - last).Microseconds()
-			itl.Count++
-			itl.SumUS += gap
-			itl.MaxUS = max(itl.MaxUS, gap)
-		}
-		last = now
-		if chunks != nil {
-			chunks = append(chunks, now.Microseconds())
-		}
-	}
-	rec.TTFT = first
+	err := c.readChunks(s, tSend, &sr)
+	sr.sc.sentBytes = st.sentBytes
+	sc, chunks := sr.sc, sr.chunks
+	nContent := sc.chunks
+	rec.TTFT, rec.TTFA, rec.ReasoningChunks = sr.first, sr.answer, sc.reasoningChunks
 	if nContent > 0 {
-		rec.E2E = last
+		rec.E2E = sr.last
 	} else {
 		rec.E2E = time.Since(tSend) // before the drain below, which is not the request's time
 	}
@@ -383,16 +368,10 @@ func (c *Client) read(ctx, reqCtx context.Context, cancel context.CancelFunc, s 
 		}
 		rec.Chunks = chunks
 	} else if nContent > 0 {
+		itl := sr.itl // allocated here, only for the records that keep it
 		rec.ITL = &itl
 	}
-	if usage >= 0 {
-		rec.OutputTokens, rec.TokensSource = usage, sweep.TokensFromUsage
-	} else {
-		rec.OutputTokens, rec.TokensSource = nContent, sweep.TokensFromChunks
-	}
-	if prompt > 0 {
-		rec.PromptTokens = prompt
-	}
+	setTokens(rec, sc, req, c.opts.MaxTokensPerChunk)
 	switch {
 	case done && nContent > 0:
 		rec.Status, rec.ErrorClass, rec.Error = sweep.StatusOK, "", ""
@@ -403,6 +382,69 @@ func (c *Client) read(ctx, reqCtx context.Context, cancel context.CancelFunc, s 
 		c.fail(ctx, reqCtx, rec, errNoDone, true)
 	default:
 		c.fail(ctx, reqCtx, rec, err, true)
+	}
+}
+
+// streamRead is what a stream showed, from t_send: its counts, the arrival of its first
+// content chunk, of its first answer chunk when reasoning came first (else 0), of its last
+// content chunk, its inter-chunk gaps and, when recorded, every content chunk's offset.
+type streamRead struct {
+	sc                  streamCounts
+	first, answer, last time.Duration
+	answered            bool
+	itl                 sweep.ITLSummary
+	chunks              []int64 // nil when chunks are not recorded
+}
+
+// readChunks reads the stream's events into sr until the stream ends or fails, and returns
+// why it stopped (io.EOF at its end): the per-chunk path.
+func (c *Client) readChunks(s rawStream, tSend time.Time, sr *streamRead) error {
+	// The decoder of the payloads scanChunk declines (chunkDecoder.decode), allocated when
+	// the first one comes: most streams never need it.
+	var slow *chunkDecoder
+	for {
+		line, err := s.RecvRaw()
+		if err != nil {
+			return err
+		}
+		now := time.Since(tSend)
+		res, ok := scanChunk(line)
+		if !ok {
+			if slow == nil {
+				slow = new(chunkDecoder)
+			}
+			if res, err = slow.decodeSlow(line); err != nil {
+				return err
+			}
+		}
+		sr.sc.usage.merge(res.usage)
+		if !res.content() {
+			continue
+		}
+		sr.sc.chunks++
+		if sr.sc.chunks > c.opts.MaxChunks {
+			return fmt.Errorf("%w: more than %d content chunks", errBadChunk, c.opts.MaxChunks)
+		}
+		if !res.answer {
+			sr.sc.reasoningChunks++
+		} else if !sr.answered {
+			sr.answered = true
+			if sr.sc.chunks > 1 {
+				sr.answer = now // reasoning came first: TTFA
+			}
+		}
+		if sr.sc.chunks == 1 {
+			sr.first = now
+		} else {
+			gap := (now - sr.last).Microseconds()
+			sr.itl.Count++
+			sr.itl.SumUS += gap
+			sr.itl.MaxUS = max(sr.itl.MaxUS, gap)
+		}
+		sr.last = now
+		if sr.chunks != nil {
+			sr.chunks = append(sr.chunks, now.Microseconds())
+		}
 	}
 }
 
@@ -444,17 +486,34 @@ const maxErrorLen = 512
 type stateKey struct{}
 
 // reqState is one request's state shared with the HTTPDoer and the httptrace hooks. The
-// hooks run in the goroutine of the RoundTrip, before Do returns.
+// connection hooks run in the goroutine of the RoundTrip, before Do returns; each attempt
+// (a retry, see doer) starts over at GetConn, so the times are those of the last attempt.
 type reqState struct {
 	maxTokens int
 	ignoreEOS bool
 	getAt     time.Time
 	gotAt     time.Time
+	reused    bool        // the last attempt's connection had carried an earlier request
+	firstByte atomic.Bool // the last attempt read a response byte (set from net/http's read loop)
+	retried   bool
+	sentBytes int // of the request body, as sent
 	body      *sseBody
 }
 
-func (st *reqState) getConn(string)                { st.getAt = time.Now() }
-func (st *reqState) gotConn(httptrace.GotConnInfo) { st.gotAt = time.Now() }
+func (st *reqState) getConn(string) {
+	st.getAt, st.gotAt, st.reused = time.Now(), time.Time{}, false
+	st.firstByte.Store(false)
+}
+
+func (st *reqState) gotConn(info httptrace.GotConnInfo) {
+	st.gotAt, st.reused = time.Now(), info.Reused
+}
+
+func (st *reqState) gotFirstByte() { st.firstByte.Store(true) }
+
+// staleConn reports that the last attempt failed on a reused connection before any response
+// byte, the first attempt of the request: a failure to retry on a fresh connection.
+func (st *reqState) staleConn() bool { return !st.retried && st.reused && !st.firstByte.Load() }
 
 // sendTime is t_send: GotConn, else GetConn, else start.
 func (st *reqState) sendTime(start time.Time) time.Time {

@@ -494,3 +494,13 @@ func TestReasoningModelMaxCompletionTokens(t *testing.T) {
 		t.Errorf("llama: max_tokens %v, max_completion_tokens %v; want 7 and absent", b["max_tokens"], b["max_completion_tokens"])
 	}
 }
+
+func reasoningChunk(s string) string {
+	return fmt.Sprintf(`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"reasoning_content":%q},"finish_reason":null}]}`, s)
+}
+
+// usageDetailsChunk is a final usage chunk with completion_tokens_details.reasoning_tokens.
+func usageDetailsChunk(prompt, completion, reasoning int) string {
+	return fmt.Sprintf(`{"id":"x","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d,"completion_tokens_details":{"reasoning_tokens":%d}}}`,
+		prompt, completion, prompt+completion, reasoning)
+}

@@ -226,6 +226,15 @@ func FuzzStream(f *testing.F) {
 			if !slices.IsSorted(rec.Chunks) {
 				t.Fatalf("chunk offsets not sorted: %v", rec.Chunks)
 			}
+			// Usage plausibility: N_out is never below the chunks, nor above max_tokens
+			// unless it is the chunk count.
+			c := len(rec.Chunks)
+			if rec.OutputTokens < c || rec.OutputTokens > max(req.MaxTokens, c) || rec.ReasoningTokens > rec.OutputTokens {
+				t.Fatalf("output tokens %d (reasoning %d) for %d chunks under max_tokens %d", rec.OutputTokens, rec.ReasoningTokens, c, req.MaxTokens)
+			}
+			if rec.ReasoningChunks > c || rec.TTFA != 0 && (rec.TTFA < rec.TTFT || rec.TTFA > rec.E2E) {
+				t.Fatalf("reasoning chunks %d of %d, TTFA %v, TTFT %v, E2E %v", rec.ReasoningChunks, c, rec.TTFA, rec.TTFT, rec.E2E)
+			}
 		case sweep.StatusError:
 			if !slices.Contains(designClasses, rec.ErrorClass) || rec.Error == "" {
 				t.Fatalf("error record with class %q (%s)", rec.ErrorClass, rec.Error)

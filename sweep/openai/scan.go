@@ -13,16 +13,14 @@ import (
 // When ok is true the result equals chunkDecoder.decodeSlow's.
 //
 // Known fields, matched case-insensitively like encoding/json: object, error, usage
-// {prompt_tokens, completion_tokens}, choices[] {text, delta {content, reasoning_content,
-// reasoning}}. Like the reflective decoder, the content fields count when they are non-empty
-// strings (whatever their type otherwise) and the last of duplicate keys wins.
+// {prompt_tokens, completion_tokens, completion_tokens_details {reasoning_tokens}}, choices[]
+// {text, delta {content, reasoning_content, reasoning}}. Like the reflective decoder, the
+// content fields count when they are non-empty strings (whatever their type otherwise) and
+// the last of duplicate keys wins.
 func scanChunk(b []byte) (chunkResult, bool) {
 	s := scanner{b: b}
-	r := chunkResult{usage: -1}
 	var (
-		content           bool
-		usage             = -1
-		prompt            int
+		r                 chunkResult
 		ok                = true
 		isErrObj          bool
 		sawChoices, sawUs bool
@@ -35,16 +33,14 @@ func scanChunk(b []byte) (chunkResult, bool) {
 				return false // duplicates merge in encoding/json: leave them to it
 			}
 			sawChoices = true
-			return s.choices(&content)
+			return s.choices(&r)
 		case keyIs(key, "usage"):
 			if sawUs {
 				return false
 			}
 			sawUs = true
-			u, p, good := s.usage()
-			// null leaves no usage; an object without completion_tokens leaves -1 (no
-			// usage), as in decodeSlow.
-			usage, prompt = u, p
+			u, good := s.usage()
+			r.usage = u // null or {} leaves no usage, as in decodeSlow
 			return good
 		case keyIs(key, "object"):
 			v, good := s.value()
@@ -60,15 +56,11 @@ func scanChunk(b []byte) (chunkResult, bool) {
 		_, good := s.value()
 		return good
 	}) {
-		return r, false
+		return chunkResult{}, false
 	}
 	s.ws()
 	if s.i != len(s.b) || !ok || isErrObj {
-		return r, false
-	}
-	r.content = content
-	if usage >= 0 {
-		r.usage, r.prompt = usage, prompt
+		return chunkResult{}, false
 	}
 	return r, true
 }
@@ -309,9 +301,10 @@ func (s *scanner) value() ([]byte, bool) {
 // nonEmptyString reports whether v is a string other than "", the nonEmpty rule.
 func nonEmptyString(v []byte) bool { return len(v) > 2 && v[0] == '"' }
 
-// choices scans the choices array (or null) and sets *content when a choice carries
-// non-empty text or delta content.
-func (s *scanner) choices(content *bool) bool {
+// choices scans the choices array (or null) and sets r.answer when a choice carries
+// non-empty text or delta content, r.reasoning when one carries non-empty delta reasoning
+// content.
+func (s *scanner) choices(r *chunkResult) bool {
 	if s.isNull() {
 		return true
 	}
@@ -319,7 +312,7 @@ func (s *scanner) choices(content *bool) bool {
 		if s.isNull() {
 			return true
 		}
-		var text, delta, sawDelta bool
+		var text, answer, reasoning, sawDelta bool
 		ok := s.object(func(key []byte) bool {
 			switch {
 			case keyIs(key, "text"):
@@ -334,7 +327,7 @@ func (s *scanner) choices(content *bool) bool {
 				if s.isNull() {
 					return true
 				}
-				var c, rc, r bool
+				var c, rc, rs bool
 				good := s.object(func(key []byte) bool {
 					v, good := s.value()
 					switch {
@@ -343,64 +336,90 @@ func (s *scanner) choices(content *bool) bool {
 					case keyIs(key, "reasoning_content"):
 						rc = nonEmptyString(v)
 					case keyIs(key, "reasoning"):
-						r = nonEmptyString(v)
+						rs = nonEmptyString(v)
 					}
 					return good
 				})
-				delta = c || rc || r
+				answer, reasoning = c, rc || rs
 				return good
 			}
 			_, good := s.value()
 			return good
 		})
-		if text || delta {
-			*content = true
-		}
+		r.answer = r.answer || text || answer
+		r.reasoning = r.reasoning || reasoning
 		return ok
 	})
 }
 
-// usage scans the usage object (or null). completion is -1 when absent or null.
-func (s *scanner) usage() (completion, prompt int, ok bool) {
-	completion = -1
-	var sawC, sawP bool
+// usage scans the usage object (or null). A count that is absent or null is not set.
+func (s *scanner) usage() (u usageCounts, ok bool) {
 	if s.isNull() {
-		return -1, 0, true
+		return u, true
 	}
+	var sawC, sawP, sawD bool
 	ok = s.object(func(key []byte) bool {
-		var dst *int
 		switch {
 		case keyIs(key, "completion_tokens"):
-			dst = &completion
 			if sawC {
 				return false
 			}
 			sawC = true
+			return s.count(&u.completion)
 		case keyIs(key, "prompt_tokens"):
-			dst = &prompt
 			if sawP {
 				return false
 			}
 			sawP = true
-		default:
+			return s.count(&u.prompt)
+		case keyIs(key, "completion_tokens_details"):
+			if sawD {
+				return false
+			}
+			sawD = true
+			return s.details(&u.reasoning)
+		}
+		_, good := s.value()
+		return good
+	})
+	return u, ok
+}
+
+// details scans completion_tokens_details (or null) for reasoning_tokens. decodeSlow reads
+// this object leniently; anything but null, an integer or a skipped key declines here.
+func (s *scanner) details(reasoning *optCount) bool {
+	if s.isNull() {
+		return true
+	}
+	var saw bool
+	return s.object(func(key []byte) bool {
+		if !keyIs(key, "reasoning_tokens") {
 			_, good := s.value()
 			return good
 		}
-		if s.isNull() {
-			return true // encoding/json leaves an int unchanged on null
-		}
-		v, good := s.number()
-		if !good {
+		if saw {
 			return false
 		}
-		n, err := strconv.Atoi(string(v)) // no allocation: the conversion does not escape
-		if err != nil {
-			return false // a fraction, an exponent or out of range: encoding/json fails it
-		}
-		*dst = n
-		return true
+		saw = true
+		return s.count(reasoning)
 	})
-	return completion, prompt, ok
+}
+
+// count scans a token count: null (encoding/json leaves the field unset) or an integer.
+func (s *scanner) count(dst *optCount) bool {
+	if s.isNull() {
+		return true
+	}
+	v, good := s.number()
+	if !good {
+		return false
+	}
+	n, err := strconv.Atoi(string(v)) // no allocation: the conversion does not escape
+	if err != nil {
+		return false // a fraction, an exponent or out of range: encoding/json fails it
+	}
+	*dst = optCount{n: n, set: true}
+	return true
 }
 
 // isNull consumes a null literal if one is next.

@@ -24,6 +24,16 @@ var scanSeeds = []string{
 	"{\"choſces\":[]}", `{"choices":5}`, `{"choices":[5]}`, `{"choices":[{"delta":5}]}`,
 	`{"usage":5}`, `[DONE]`, `null`, `[]`, `"x"`, `{}`, ` { } `, `{"a":[1,2,{"b":[true,false,null]}],"c":-0.5e+3}`,
 	`{"choices":[{"text":"a"}]}x`, `{"choices":[{"text":"a"}],}`, `{"a":01}`, `{"a":1.}`, `{"a":"\x"}`,
+	reasoningChunk("r"), usageDetailsChunk(3, 9, 2), `{"usage":{"prompt_tokens":3}}`, `{"usage":{}}`,
+	`{"usage":{"completion_tokens":9,"completion_tokens_details":null}}`,
+	`{"usage":{"completion_tokens_details":{"reasoning_tokens":null,"accepted_prediction_tokens":0}}}`,
+	`{"usage":{"completion_tokens_details":5}}`, `{"usage":{"completion_tokens_details":{"reasoning_tokens":"3"}}}`,
+	`{"usage":{"completion_tokens_details":{"reasoning_tokens":1.5}}}`,
+	`{"usage":{"completion_tokens_details":{"reasoning_tokens":1,"reasoning_tokens":2}}}`,
+	`{"usage":{"completion_tokens_details":{},"completion_tokens_details":{"reasoning_tokens":2}}}`,
+	`{"usage":{"Completion_Tokens_Details":{"REASONING_TOKENS":4},"completion_tokens":-7}}`,
+	`{"choices":[{"delta":{"reasoning":"r","content":"c"}}]}`, `{"choices":[{"delta":{"reasoning":"r"}},{"text":"t"}]}`,
+	`{"choices":[{"delta":{"reasoning_content":"","reasoning":null,"content":""}}]}`,
 	"{\"a\":\"\x01\"}", `{"a":tru}`, `{"a"}`, `{`, ``, `{"a":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`,
 }
 
@@ -37,7 +47,8 @@ func TestScanChunkMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 	// The common shapes must take the fast path, or the optimisation is gone.
-	for _, s := range []string{roleChunk(), contentChunk("a"), usageChunk(3, 7), `{"choices":[{"text":"a"}]}`} {
+	for _, s := range []string{roleChunk(), contentChunk("a"), usageChunk(3, 7), `{"choices":[{"text":"a"}]}`,
+		reasoningChunk("r"), `{"choices":[{"delta":{"reasoning":"r"}}]}`, usageDetailsChunk(3, 9, 2)} {
 		if _, ok := scanChunk([]byte(s)); !ok {
 			t.Errorf("scanChunk declined the common payload %s", s)
 		}

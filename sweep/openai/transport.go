@@ -21,10 +21,13 @@ var (
 	errNoDone         = errors.New("openai: stream ended without data: [DONE]")
 )
 
-// doer is the HTTPDoer given to go-openai: it merges the extra body into JSON requests and
-// bounds every response body.
+// doer is the HTTPDoer given to go-openai: it merges the extra body into JSON requests,
+// retries once on a fresh connection a request whose reused connection failed before any
+// response byte, and bounds every response body.
 type doer struct {
-	hc    *http.Client
+	hc *http.Client
+	// fresh sends the retry: its transport keeps no connection, so each request dials one.
+	fresh *http.Client
 	opts  *Options
 	extra map[string]json.RawMessage // Options.ExtraBody, each value encoded once by New
 }
@@ -37,7 +40,20 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+	if st != nil {
+		st.sentBytes = int(req.ContentLength)
+	}
 	resp, err := d.hc.Do(req)
+	if err != nil && st != nil && st.staleConn() && req.Context().Err() == nil {
+		// The server closed a pooled keep-alive connection (llama.cpp's llama-server does after
+		// every stream while it advertises keep-alive) and net/http does not retry a POST. The
+		// request never reached a server that answered it: send it again, once, on a
+		// connection of its own (DESIGN §7).
+		if retry, ok := rewind(req); ok {
+			st.retried = true
+			resp, err = d.fresh.Do(retry)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +100,23 @@ func (d *doer) mergeBody(req *http.Request, st *reqState) error {
 	}
 	setBody(req, out)
 	return nil
+}
+
+// rewind returns a copy of req with its body from the start; ok is false when the body
+// cannot be read again.
+func rewind(req *http.Request) (*http.Request, bool) {
+	out := req.Clone(req.Context())
+	if req.Body != nil && req.Body != http.NoBody {
+		if req.GetBody == nil {
+			return nil, false
+		}
+		b, err := req.GetBody()
+		if err != nil {
+			return nil, false
+		}
+		out.Body = b
+	}
+	return out, true
 }
 
 // setBody makes out req's body.

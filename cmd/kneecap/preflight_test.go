@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/sim"
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// TestPreflightWindowWarning: before the sweep, a plan whose first level cannot complete
+// min_requests within max_duration at the probe's pace is warned about with the window it
+// would need. The fixed-mode simulator (TTFT 30 ms, ITL 40 ms) serves 32-token requests in
+// 30 ms + 31 × 40 ms = 1.27 s alone: min_requests 100 need ≈ 127 s at concurrency 1, more
+// than max_duration 3 s; at concurrency 64 two rounds (≈ 2.5 s) fit.
+func TestPreflightWindowWarning(t *testing.T) {
+	check := func(levels []int) string {
+		t.Helper()
+		cfg := config.Default()
+		cfg.Simulator = sim.Config{Profile: sim.ProfileFixed, TTFT: 30 * time.Millisecond, ITL: 40 * time.Millisecond}
+		cfg.Workload.OutputTokens = sweep.Dist{Dist: sweep.DistFixed, Mean: 32}
+		cfg.Sweep.MinRequests, cfg.Sweep.Duration, cfg.Sweep.MaxDuration = 100, time.Second, 3*time.Second
+		e, _, stderr := testEnv()
+		tg, err := startTarget(e, &cfg, levels)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tg.close()
+		if err := preflight(context.Background(), e, tg, &sweepPrep{cfg: cfg, levels: levels}); err != nil {
+			t.Fatalf("preflight: %v\n%s", err, stderr)
+		}
+		return stderr.String()
+	}
+	out := check([]int{1, 2, 4})
+	for _, want := range []string{
+		"kneecap: warning: at concurrency 1 one request takes about ",
+		"(32 output tokens at the probe's pace): min_requests 100 need a window of about ",
+		"more than max_duration 3s;", "set sweep.max_duration (--max-duration) to at least ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, out)
+		}
+	}
+	// The window it names is the estimate's: about 100 × 1.27 s, within 25% (the probe's one
+	// gap between tokens is what the estimate scales; timer jitter stays well under 40 ms).
+	i := strings.Index(out, "need a window of about ") + len("need a window of about ")
+	need, err := time.ParseDuration(strings.TrimSuffix(strings.Fields(out[i:])[0], ","))
+	if err != nil || need < 95*time.Second || need > 159*time.Second {
+		t.Errorf("needed window %v (%v), want about 127 s:\n%s", need, err, out)
+	}
+	if out := check([]int{64, 128}); strings.Contains(out, "warning") {
+		t.Errorf("concurrency 64 fits: %s", out)
+	}
+}

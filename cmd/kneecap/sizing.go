@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/sweep/hftokenizer"
+)
+
+// loadTokenizer reads workload.tokenizer when the sizing may use it: a file the library cannot
+// read is refused with the configuration, before anything is sent.
+func (s *sweepPrep) loadTokenizer() error {
+	wl := s.cfg.Workload
+	if wl.Tokenizer == "" || wl.PromptSizing != "" && wl.PromptSizing != sweep.SizingAuto && wl.PromptSizing != sweep.SizingTokenizer {
+		return nil
+	}
+	tk, err := hftokenizer.Load(wl.Tokenizer)
+	if err != nil {
+		return usageError("sweep: workload.tokenizer: %w", err)
+	}
+	s.tokenizer = tk
+	return nil
+}
+
+// sizePrompts learns, before the first level, how the target counts prompt tokens and sizes
+// the workload by it (DESIGN §3.6): workload.prompt_sizing picks the method (auto: the
+// tokenizer file, else the server's tokenize endpoint, else usage calibration, else words
+// with a warning). The result is printed once; an explicit method the target cannot serve is
+// exit 2.
+func (s *sweepPrep) sizePrompts(ctx context.Context, e *env, t *target) error {
+	wl := s.cfg.Workload
+	method := wl.PromptSizing
+	if method == "" {
+		method = sweep.SizingAuto
+	}
+	opts := sweep.SizingOptions{Method: method, API: s.cfg.Target.API, Client: t.client}
+	if s.tokenizer != nil {
+		opts.Tokenizer = &sweep.Counter{TokenCounter: s.tokenizer, Source: "tokenizer " + s.tokenizer.Path()}
+		if len(s.tokenizer.Dropped) > 0 {
+			fmt.Fprintf(e.stderr, "kneecap: warning: workload.tokenizer: %s left out (the library cannot build it)\n",
+				strings.Join(s.tokenizer.Dropped, ", "))
+		}
+	}
+	if method == sweep.SizingAuto || method == sweep.SizingTokenize {
+		ep, err := t.client.Tokenize(ctx)
+		switch {
+		case err == nil:
+			opts.Endpoint = ep.Counter()
+		case method == sweep.SizingTokenize:
+			return usageError("sweep: prompt sizing tokenize: %v", err)
+		}
+	}
+	w, sz, err := sweep.SizePrompts(ctx, s.workload, opts)
+	if err != nil {
+		return usageError("%w", err)
+	}
+	s.workload, s.sizing = w, &sz
+	fmt.Fprintf(e.stderr, "kneecap: prompt sizing: %s\n", sz)
+	for _, n := range sz.Notes {
+		fmt.Fprintf(e.stderr, "kneecap: warning: prompt sizing: %s\n", n)
+	}
+	return nil
+}
+
+// recordSizing records the sizing in levels.json. A resumed run keeps the sizing its first
+// levels were measured with and warns when the target now counts differently.
+func (s *sweepPrep) recordSizing(e *env) {
+	if s.done != nil && s.done.PromptSizing != nil {
+		if was, now := s.done.PromptSizing.String(), s.sizing.String(); was != now {
+			fmt.Fprintf(e.stderr, "kneecap: warning: prompts are now sized as %s; the levels so far as %s (levels.json keeps the first)\n", now, was)
+		}
+		return
+	}
+	s.dir.SetPromptSizing(s.sizing)
+}

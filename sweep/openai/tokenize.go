@@ -1,0 +1,214 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/kneecap/kneecap/redact"
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// TokenizeTimeout bounds one call of the server's tokenize endpoint.
+const TokenizeTimeout = 10 * time.Second
+
+// tokenizeProbe is the text the probe of each form counts.
+const tokenizeProbe = "hello world"
+
+// tokenizeForm is one engine's shape of POST /tokenize at the server's root.
+type tokenizeForm struct {
+	// name names the form in the sizing record.
+	name string
+	// chat: the body carries the chat messages and counts include the chat template.
+	chat bool
+	body func(model, text string, extra map[string]json.RawMessage) any
+	// count reads the number of tokens (and the context limit, when given) from a 200 body.
+	count func(body []byte) (n, maxModelLen int, ok bool)
+}
+
+// tokenizeForms are tried in this order (DESIGN §3.1). A vLLM server answers the messages
+// form (the count includes the chat template); SGLang the prompt form, with vLLM's answer;
+// llama.cpp {"content"} with {"tokens": […]}; TGI {"inputs"} with a list of tokens.
+var tokenizeForms = []tokenizeForm{
+	{name: "messages form", chat: true, count: countVLLM,
+		body: func(model, text string, extra map[string]json.RawMessage) any {
+			b := map[string]any{"model": model, "add_generation_prompt": true,
+				"messages": []map[string]string{{"role": "user", "content": text}}}
+			if k, ok := extra["chat_template_kwargs"]; ok {
+				b["chat_template_kwargs"] = k
+			}
+			return b
+		}},
+	{name: "prompt form", count: countVLLM,
+		body: func(model, text string, _ map[string]json.RawMessage) any {
+			return map[string]any{"model": model, "prompt": text}
+		}},
+	{name: "llama.cpp content form", count: countTokensObject,
+		body: func(_, text string, _ map[string]json.RawMessage) any {
+			return map[string]any{"content": text, "add_special": true}
+		}},
+	{name: "TGI inputs form", count: countTokenList,
+		body: func(_, text string, _ map[string]json.RawMessage) any {
+			return map[string]any{"inputs": text}
+		}},
+}
+
+// countVLLM reads {"count": N, "max_model_len": L, "tokens": […]} (vLLM, SGLang).
+func countVLLM(b []byte) (int, int, bool) {
+	var r struct {
+		Count       *int  `json:"count"`
+		MaxModelLen int   `json:"max_model_len"`
+		Tokens      []int `json:"tokens"`
+	}
+	if json.Unmarshal(b, &r) != nil || r.Count == nil && r.Tokens == nil {
+		return 0, 0, false
+	}
+	if r.Count != nil {
+		return *r.Count, r.MaxModelLen, true
+	}
+	return len(r.Tokens), r.MaxModelLen, true
+}
+
+// countTokensObject reads {"tokens": […]} (llama.cpp; with_pieces gives objects).
+func countTokensObject(b []byte) (int, int, bool) {
+	var r struct {
+		Tokens []json.RawMessage `json:"tokens"`
+	}
+	if json.Unmarshal(b, &r) != nil || r.Tokens == nil {
+		return 0, 0, false
+	}
+	return len(r.Tokens), 0, true
+}
+
+// countTokenList reads a list of tokens (TGI: [{"id", "text", "start", "stop"}, …]).
+func countTokenList(b []byte) (int, int, bool) {
+	var r []json.RawMessage
+	if json.Unmarshal(b, &r) != nil || r == nil {
+		return 0, 0, false
+	}
+	return len(r), 0, true
+}
+
+// Tokenize counts tokens with the server's own tokenize endpoint, in the form it answered.
+// It implements sweep.TokenCounter and is safe for concurrent use.
+type Tokenize struct {
+	c           *Client
+	url         string
+	form        *tokenizeForm
+	withKey     bool
+	maxModelLen int
+	hc          *http.Client
+}
+
+// Tokenize probes POST /tokenize at the server's root (the base URL without its /v1) in each
+// known form (tokenizeForms; the messages form only for the chat API) and returns the first
+// that counts the probe text. The API key is sent only after a refusal without it (401 or
+// 403), as ServerInfo does, and redirects are not followed. An error says what each form got.
+func (c *Client) Tokenize(ctx context.Context) (*Tokenize, error) {
+	root, err := url.Parse(strings.TrimRight(c.opts.BaseURL, "/"))
+	if err != nil {
+		return nil, fmt.Errorf("openai: tokenize: %w", err)
+	}
+	root.Path = strings.TrimRight(strings.TrimSuffix(root.Path, "/v1"), "/") + "/tokenize"
+	t := &Tokenize{c: c, url: root.String(), hc: &http.Client{
+		Transport:     c.transport,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+	var tried []string
+	for i := range tokenizeForms {
+		f := &tokenizeForms[i]
+		if f.chat && c.api != sweep.APIChat {
+			continue
+		}
+		t.form = f
+		n, err := t.count(ctx, tokenizeProbe)
+		if err == nil && n > 0 {
+			return t, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("openai: tokenize: %w", ctx.Err())
+		}
+		if err == nil {
+			err = fmt.Errorf("counted %d tokens in %q", n, tokenizeProbe)
+		}
+		tried = append(tried, fmt.Sprintf("%s: %v", f.name, err))
+	}
+	return nil, fmt.Errorf("openai: POST %s: no known form answered (%s)", redact.URL(t.url), strings.Join(tried, "; "))
+}
+
+// Counter returns t as the sizing's counter, named by its form.
+func (t *Tokenize) Counter() *sweep.Counter {
+	return &sweep.Counter{TokenCounter: t, Source: "POST /tokenize, " + t.form.name,
+		Templated: t.form.chat, MaxModelLen: t.maxModelLen}
+}
+
+// CountTokens returns the server's count of text sent as the prompt.
+func (t *Tokenize) CountTokens(ctx context.Context, text string) (int, error) {
+	return t.count(ctx, text)
+}
+
+// errTokenizeShape is the error of a 200 answer that is not the form's.
+var errTokenizeShape = errors.New("the answer is not of this form")
+
+// count POSTs text in t's form (again with the key after a 401 or 403 without it).
+func (t *Tokenize) count(ctx context.Context, text string) (int, error) {
+	body, err := json.Marshal(t.form.body(t.c.opts.Model, text, t.c.extra))
+	if err != nil {
+		return 0, fmt.Errorf("openai: tokenize: %w", err)
+	}
+	code, b, err := t.post(ctx, body, t.withKey)
+	if err == nil && (code == http.StatusUnauthorized || code == http.StatusForbidden) && !t.withKey && t.c.opts.APIKey != "" {
+		if code, b, err = t.post(ctx, body, true); err == nil && code == http.StatusOK {
+			t.withKey = true
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	if code != http.StatusOK {
+		return 0, fmt.Errorf("HTTP %d: %s", code, t.c.message(errors.New(string(b))))
+	}
+	n, maxLen, ok := t.form.count(b)
+	if !ok {
+		return 0, errTokenizeShape
+	}
+	if maxLen > 0 {
+		t.maxModelLen = maxLen
+	}
+	return n, nil
+}
+
+// post sends one request and returns the status and the body (at most MaxBodyBytes).
+func (t *Tokenize) post(ctx context.Context, body []byte, withKey bool) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, TokenizeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, fmt.Errorf("openai: tokenize: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if withKey {
+		req.Header.Set("Authorization", "Bearer "+t.c.opts.APIKey)
+	}
+	resp, err := t.hc.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("openai: tokenize: %s", t.c.message(err))
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, t.c.opts.MaxBodyBytes+1))
+	if err != nil {
+		return 0, nil, fmt.Errorf("openai: tokenize: read: %s", t.c.message(err))
+	}
+	if int64(len(b)) > t.c.opts.MaxBodyBytes {
+		return 0, nil, fmt.Errorf("openai: tokenize: answer larger than %d bytes", t.c.opts.MaxBodyBytes)
+	}
+	return resp.StatusCode, b, nil
+}
