@@ -79,7 +79,8 @@
 // "add_generation_prompt"} → {"count", "max_model_len", "tokens"}; the ids are FNV-1a hashes
 // of the tokens' texts, max_model_len the context limit, 0 = unlimited). GET /v1/models, GET
 // /health, GET /version and GET /metrics (Prometheus text, vLLM series names labelled
-// model_name). An unknown model is 404, malformed JSON and prompt + max_tokens >
+// model_name; the KV usage gauges only with a finite kv_cache_tokens). An unknown model is
+// 404, malformed JSON and prompt + max_tokens >
 // max_model_len are 400, all with the OpenAI error body {"error": {"message", "type",
 // "param", "code"}}.
 //

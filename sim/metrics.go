@@ -27,12 +27,19 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
 	fams := []*dto.MetricFamily{
 		gauge("vllm:num_requests_running", "Number of requests in model execution batches.", float64(st.Running)),
 		gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", float64(st.Waiting)),
-		gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", st.KVUsage()),
-		gauge("vllm:gpu_cache_usage_perc", "GPU KV-cache usage. 1 means 100 percent usage (pre-v1 name).", st.KVUsage()),
+	}
+	if st.KVCacheTokens > 0 {
+		// An unlimited cache has no usage to report: the series is absent (the reports then
+		// say "—"), as a server that does not expose it.
+		fams = append(fams,
+			gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", st.KVUsage()),
+			gauge("vllm:gpu_cache_usage_perc", "GPU KV-cache usage. 1 means 100 percent usage (pre-v1 name).", st.KVUsage()))
+	}
+	fams = append(fams,
 		counter("vllm:num_preemptions_total", "Cumulative number of preemptions from the engine.", st.Preemptions),
 		counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.", st.PromptTokens),
 		counter("vllm:generation_tokens_total", "Number of generation tokens processed.", st.GenerationTokens),
-	}
+	)
 	var buf bytes.Buffer
 	for _, f := range fams {
 		if _, err := expfmt.MetricFamilyToText(&buf, f); err != nil {
