@@ -25,7 +25,8 @@ const (
 	// MinRiseLevels and MinPlateauLevels are the least numbers of valid levels below and above
 	// a sharp fit's breakpoint (by more than RefineTolerance) for it to be the headline knee:
 	// as many as each side has parameters, the rise two (α and β, or the hinge's intercept and
-	// slope) and the plateau one (its height).
+	// slope) and the plateau one (its height). That the plateau stays flat is measured too
+	// (plateauRule): a three-parameter fit bends between the last two levels of any curve.
 	MinRiseLevels    = 2
 	MinPlateauLevels = 1
 	// HingeMargin is the share of the batch model's unexplained variance (1 − R²) below which

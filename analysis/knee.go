@@ -21,7 +21,7 @@ func (a *analyzer) knee() {
 		return
 	}
 	method := a.curveMethod
-	plateau, why := a.plateauRule(x)
+	plateau, why := a.plateauRule(x, y)
 	gain := a.opts.KneeGain
 	ep := a.efficientPoint(x, plateau)
 	if ep == nil && !plateau.OK() {
@@ -93,9 +93,12 @@ func hingeBetter(h, b Float) bool {
 // plateauRule decides the rule of the headline knee: it returns the breakpoint of the curve
 // (the batch model's S, the hinge breakpoint) when the curve is a sharp-knee fit with R² ≥
 // SharpMinR2, at least MinRiseLevels valid levels below the breakpoint and MinPlateauLevels
-// above it, by more than RefineTolerance, else NaN (the marginal-gain rule, with a warning when the curve was a sharp fit); why says
-// which, as Knee.RuleReason.
-func (a *analyzer) plateauRule(x []float64) (Float, string) {
+// above it, by more than RefineTolerance, and the plateau was measured flat: the measured
+// throughput grows less than knee_gain per doubling across the plateau levels (from the level
+// at the corner, within RefineTolerance of the breakpoint, when only one lies beyond). Else it
+// returns NaN (the marginal-gain rule, with a warning when the curve was a sharp fit); why
+// says which, as Knee.RuleReason. x and y are the valid levels' concurrencies and TPS.
+func (a *analyzer) plateauRule(x, y []float64) (Float, string) {
 	fits := a.fitR2s()
 	var bp, r2 Float
 	switch a.curveMethod {
@@ -111,13 +114,23 @@ func (a *analyzer) plateauRule(x []float64) (Float, string) {
 	// A level within RefineTolerance of the breakpoint is at the corner: it shows neither the
 	// rise nor that the plateau stays flat.
 	var below, above int
-	for _, c := range x {
+	first, last, corner := -1, -1, -1 // the plateau levels' first and last index; the last at the corner
+	for i, c := range x {
 		switch {
 		case c < float64(bp)/(1+RefineTolerance):
 			below++
 		case c > float64(bp)*(1+RefineTolerance):
 			above++
+			if first < 0 {
+				first = i
+			}
+			last = i
+		default:
+			corner = i
 		}
+	}
+	if above == 1 {
+		first = corner // one plateau level: its flatness is measured from the corner, if any
 	}
 	var fail string
 	switch {
@@ -131,8 +144,16 @@ func (a *analyzer) plateauRule(x []float64) (Float, string) {
 		fail = fmt.Sprintf("%d valid level(s) lie more than %.0f%% below its %s %.3g (< %d): the rise to it was not measured",
 			below, RefineTolerance*100, name, float64(bp), MinRiseLevels)
 	case above < MinPlateauLevels:
-		fail = fmt.Sprintf("no valid level lies more than %.0f%% above its %s %.3g: its plateau was not measured",
-			RefineTolerance*100, name, float64(bp))
+		fail = fmt.Sprintf("%d valid level(s) lie more than %.0f%% above its %s %.3g (< %d): its plateau was not measured",
+			above, RefineTolerance*100, name, float64(bp), MinPlateauLevels)
+	case first < 0:
+		fail = fmt.Sprintf("only one valid level lies more than %.0f%% above its %s %.3g and none within %.0f%% of it: that the plateau stays flat was not measured",
+			RefineTolerance*100, name, float64(bp), RefineTolerance*100)
+	default:
+		if g := perDoubling(x[first], y[first], x[last], y[last]); !(g < a.opts.KneeGain) {
+			fail = fmt.Sprintf("the measured throughput still grows %.0f%% per doubling from concurrency %g to %g, beyond its %s %.3g: no plateau was measured",
+				g*100, x[first], x[last], name, float64(bp))
+		}
 	}
 	if fail != "" {
 		a.warn(kneeNoPlateau(a.curveMethod, fail))
@@ -141,6 +162,15 @@ func (a *analyzer) plateauRule(x []float64) (Float, string) {
 	}
 	return bp, fmt.Sprintf("the %s model fits best (R² %s), a sharp knee, with %d valid levels below its %s and %d on the plateau beyond: the knee is the onset of that plateau",
 		a.curveMethod.Label(), fits, below, name, above)
+}
+
+// perDoubling is the growth per doubling of concurrency from (x0, y0) to (x1, y1):
+// (y1/y0)^(1/log2(x1/x0)) − 1; NaN when it is undefined.
+func perDoubling(x0, y0, x1, y1 float64) float64 {
+	if !(x1 > x0) || !(y0 > 0) || !(y1 > 0) {
+		return math.NaN()
+	}
+	return math.Pow(y1/y0, 1/math.Log2(x1/x0)) - 1
 }
 
 // breakpointName names the breakpoint of a sharp-knee model as the rule's reason does.

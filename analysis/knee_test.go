@@ -118,10 +118,41 @@ func TestKneeRuleNoPlateau(t *testing.T) {
 	if r.Knee != nil || r.EfficientPoint != nil {
 		t.Errorf("S=32 up to 33: knee %+v, efficient point %+v; want none", r.Knee, r.EfficientPoint)
 	}
-	for _, w := range []string{"knee: the batch model fits best but no valid level lies more than 5% above its slot limit S", "no knee: throughput still grows"} {
+	for _, w := range []string{"knee: the batch model fits best but 0 valid level(s) lie more than 5% above its slot limit S", "no knee: throughput still grows"} {
 		if !hasWarning(r, w) {
 			t.Errorf("S=32 up to 33: warnings %q lack %q", r.Warnings, w)
 		}
+	}
+}
+
+// TestKneeRuleUnmeasuredPlateau: a sweep that stops while throughput still rises has no
+// plateau, whatever a three-parameter fit puts between its last levels (the review's cases:
+// the demo engine at 1, 2, 4, which any such fit matches exactly, and a rise whose last
+// doubling still adds 28%): the headline falls back to the marginal-gain rule, which finds no
+// knee. A real plateau measured at two levels keeps the plateau onset.
+func TestKneeRuleUnmeasuredPlateau(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cs   []int
+		tps  []float64
+	}{
+		{"demo at 1, 2, 4", []int{1, 2, 4}, []float64{232, 430, 765}},
+		{"still rising 28%", []int{1, 2, 4, 8, 16}, []float64{100, 198, 390, 700, 900}},
+		{"still rising 44%", []int{1, 2, 4, 8}, []float64{100, 198, 390, 560}},
+	} {
+		var levels []Level
+		for i, c := range tc.cs {
+			levels = append(levels, Level{Concurrency: c, OutputTPS: Float(tc.tps[i]), Valid: true, Steady: true,
+				ErrorRate: 0, TTFT: NoLatency(), TPOT: NoLatency(), ITL: NoLatency(), E2E: NoLatency()})
+		}
+		r := Analyze(levels, Meta{}, Options{Bootstrap: 50})
+		if r.Knee != nil && r.Knee.Rule == RulePlateauOnset {
+			t.Errorf("%s: knee %.3g by the plateau onset (%s); want no plateau claimed", tc.name, float64(r.Knee.Concurrency), r.Knee.RuleReason)
+		}
+	}
+	r := Analyze(groundTruth(16, []int{1, 2, 4, 8, 16, 32, 64}, 0.005, 1), Meta{}, Options{Bootstrap: 50})
+	if r.Knee == nil || r.Knee.Rule != RulePlateauOnset || math.Abs(float64(r.Knee.Concurrency)/16-1) > 0.05 {
+		t.Errorf("S=16 with 32 and 64 on the plateau: knee %+v; want the plateau onset within 5%% of 16", r.Knee)
 	}
 }
 
