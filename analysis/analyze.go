@@ -112,6 +112,12 @@ func (a *analyzer) warn(w warning) { a.warnings.add(w) }
 func (a *analyzer) warnOnce(w warning) { a.warnings.addOnce(w) }
 
 func (a *analyzer) collect() {
+	var disbelieved []*Level
+	defer func() {
+		if len(disbelieved) > 0 {
+			a.warn(usageDisbelieved(disbelieved))
+		}
+	}()
 	for i := range a.res.Levels {
 		lv := &a.res.Levels[i]
 		c, tps := float64(lv.Concurrency), float64(lv.OutputTPS)
@@ -120,7 +126,7 @@ func (a *analyzer) collect() {
 			continue
 		}
 		if lv.UsageDisbelieved > 0 {
-			a.warn(usageDisbelieved(lv.Concurrency, lv.UsageDisbelieved, lv.Requests))
+			disbelieved = append(disbelieved, lv)
 		}
 		if !lv.ClientBound {
 			a.all = append(a.all, point{c, tps, lv})

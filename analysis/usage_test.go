@@ -60,7 +60,7 @@ func TestSummarizeUsage(t *testing.T) {
 	}
 
 	res := Analyze([]Level{lv}, Meta{}, DefaultOptions())
-	want := "level concurrency 2: the usage the server reported was not believed for 2 of 5 requests"
+	want := "usage: the usage the server reported was not believed at concurrency 2 (2 of 5 requests)"
 	if n := countPrefix(res.Warnings, want); n != 1 {
 		t.Errorf("%d warnings %q, want 1 in %q", n, want, res.Warnings)
 	}

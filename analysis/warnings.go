@@ -354,11 +354,15 @@ func serverLimitDisagree(what string, v float64, lim *ServerLimit) warning {
 // fconcurrency formats a count of requests: 4, 4.5.
 func fconcurrency(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
 
-// usageDisbelieved: at the level at concurrency c, the usage the server reported was not
-// believed for n of the requests sent in the window (DESIGN §7).
-func usageDisbelieved(c, n, requests int) warning {
-	return newWarning(warnUsageDisbelieved, fmt.Sprint(c), "level concurrency %d: the usage the server reported was not believed for %d of %d requests (a count no server could send for the stream that arrived): an output count not believed is replaced by the content chunks, and the level's TPS counts them, a prompt count by the requested length; the level's notes and tokens_note in records.jsonl say why",
-		c, n, requests)
+// usageDisbelieved: at each of levels, the usage the server reported was not believed for
+// some of the requests sent in the window (DESIGN §7); one warning names them all.
+func usageDisbelieved(levels []*Level) warning {
+	parts := make([]string, len(levels))
+	for i, l := range levels {
+		parts[i] = fmt.Sprintf("%d (%d of %d requests)", l.Concurrency, l.UsageDisbelieved, l.Requests)
+	}
+	return newWarning(warnUsageDisbelieved, "", "usage: the usage the server reported was not believed at concurrency %s (a count no server could send for the stream that arrived): an output count not believed is replaced by the content chunks, and the level's TPS counts them; a prompt count not believed is left out of the counted input lengths (input TPS counts the requested length); the levels' notes and tokens_note in records.jsonl say why",
+		strings.Join(parts, ", "))
 }
 
 // warnings collects the warnings of one analysis in order.

@@ -65,6 +65,11 @@ type TargetConfig struct {
 	// ServerInfo, unless false, asks the server what it is before the sweep (GET of the
 	// ServerInfoPaths at its root; see ServerInfo). Nil means true.
 	ServerInfo *bool `yaml:"server_info,omitempty"`
+	// TokensPerChunk is the most tokens the server streams in one chunk, when known (SGLang's
+	// --stream-interval; 0 = as the server's info says, else unknown): a usage.completion_tokens
+	// beyond 4 × this × the content chunks is not believed (4 for the tokens a speculative
+	// decoding step may accept; unknown: 64 a chunk).
+	TokensPerChunk int `yaml:"tokens_per_chunk,omitempty"`
 }
 
 // TLSConfig configures TLS for the target.

@@ -79,6 +79,9 @@ func (v *validation) target() {
 		v.bad("target.api", "%q: must be chat or completions", t.API)
 	}
 	v.positive("target.request_timeout", t.RequestTimeout)
+	if t.TokensPerChunk < 0 {
+		v.bad("target.tokens_per_chunk", "is %d: must be ≥ 0 (0 = as the server says, else unknown)", t.TokensPerChunk)
+	}
 	if t.TLS.CAFile != "" {
 		if err := readable(t.TLS.CAFile); err != nil {
 			v.bad("target.tls.ca_file", "%v", err)

@@ -76,7 +76,7 @@ func NewServer(cfg Config) (*Server, error) {
 // server-info probe records them.
 func (s *Server) version(w http.ResponseWriter, _ *http.Request) {
 	body := map[string]any{"version": "kneecap-sim " + string(s.cfg.Mode), "tokenizer": s.cfg.Tokenizer,
-		"chat_template_tokens": s.cfg.ChatTemplateTokens}
+		"chat_template_tokens": s.cfg.ChatTemplateTokens, "tokens_per_chunk": s.cfg.TokensPerChunk}
 	if s.cfg.Mode == ModeBatching {
 		body["max_num_seqs"] = s.cfg.MaxNumSeqs
 	}

@@ -127,7 +127,7 @@ func identify(path string, m map[string]any) *ServerInfo {
 			return nil
 		}
 		return &ServerInfo{Engine: "SGLang", Version: str("version"),
-			Settings: settings("max_running_requests", "max_total_num_tokens", "chunked_prefill_size", "tp_size")}
+			Settings: settings("max_running_requests", "max_total_num_tokens", "chunked_prefill_size", "tp_size", "stream_interval")}
 	case "/info":
 		// TGI: model_id, version and the router's limits.
 		if str("model_id") == "" || str("max_concurrent_requests") == "" {
@@ -155,7 +155,7 @@ func identify(path string, m map[string]any) *ServerInfo {
 			return nil
 		}
 		if rest, ok := strings.CutPrefix(v, SimEngine); ok {
-			return &ServerInfo{Engine: SimEngine, Version: strings.TrimSpace(rest), Settings: settings("max_num_seqs")}
+			return &ServerInfo{Engine: SimEngine, Version: strings.TrimSpace(rest), Settings: settings("max_num_seqs", "tokens_per_chunk")}
 		}
 		// vLLM answers {"version": …} and nothing else; a gateway's status page has more.
 		if len(m) != 1 {
@@ -164,6 +164,20 @@ func identify(path string, m map[string]any) *ServerInfo {
 		return &ServerInfo{Engine: "vLLM", Version: v}
 	}
 	return nil
+}
+
+// TokensPerChunk returns the most tokens the server says it streams in one chunk (SGLang's
+// stream_interval, the simulator's tokens_per_chunk), or 0 when it does not say.
+func (s *ServerInfo) TokensPerChunk() int {
+	if s == nil {
+		return 0
+	}
+	for _, k := range []string{"stream_interval", "tokens_per_chunk"} {
+		if n, err := strconv.Atoi(s.Settings[k]); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 0
 }
 
 // clip makes a server-given string fit for a report line: control characters dropped, at

@@ -118,3 +118,22 @@ func TestInfoSecret(t *testing.T) {
 		}
 	}
 }
+
+// TestTokensPerChunk: SGLang's stream_interval and the simulator's tokens_per_chunk are the
+// tokens a server says it streams in one chunk; other engines say nothing (0).
+func TestTokensPerChunk(t *testing.T) {
+	for _, tc := range []struct {
+		info *ServerInfo
+		want int
+	}{
+		{&ServerInfo{Engine: "SGLang", Settings: map[string]string{"stream_interval": "8"}}, 8},
+		{&ServerInfo{Engine: SimEngine, Settings: map[string]string{"max_num_seqs": "32", "tokens_per_chunk": "4"}}, 4},
+		{&ServerInfo{Engine: "vLLM"}, 0},
+		{&ServerInfo{Engine: "SGLang", Settings: map[string]string{"stream_interval": "x"}}, 0},
+		{nil, 0},
+	} {
+		if got := tc.info.TokensPerChunk(); got != tc.want {
+			t.Errorf("%v: TokensPerChunk = %d, want %d", tc.info, got, tc.want)
+		}
+	}
+}

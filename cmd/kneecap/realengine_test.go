@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kneecap/kneecap/rundir"
+	"github.com/kneecap/kneecap/sweep"
 )
 
 // realEngineConfig is a short fixed-mode sweep; simulator is the simulator's extra keys.
@@ -58,10 +61,14 @@ func TestSweepUsageLie(t *testing.T) {
 		t.Fatalf("sweep: %v\n%s", r.err, r.stderr)
 	}
 	out := r.stdout + r.stderr
-	for _, c := range []string{"1", "2"} {
-		if want := "level concurrency " + c + ": the usage the server reported was not believed"; !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
+	if want := "usage: the usage the server reported was not believed at concurrency 1 ("; !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+	if n := strings.Count(out, "the usage the server reported was not believed"); n != 1 {
+		t.Errorf("the usage warning appears %d times, want once for every level:\n%s", n, out)
+	}
+	if want := "), 2 ("; !strings.Contains(out, want) {
+		t.Errorf("the usage warning does not name level 2:\n%s", out)
 	}
 	// Each level's TPS, valid or not (a client-bound level under -race is excluded from the
 	// headline, not from this bound).
@@ -77,6 +84,29 @@ func TestSweepUsageLie(t *testing.T) {
 		}
 		if lv["usage_disbelieved"] != lv["requests"] {
 			t.Errorf("level %v: usage not believed for %v of %v requests, want all", lv["concurrency"], lv["usage_disbelieved"], lv["requests"])
+		}
+	}
+}
+
+// TestMaxTokensPerChunk: usage is checked against 4 × the tokens per chunk the configuration
+// declares, else the server's info (the first a resumed run recorded), else the client's
+// default (0 here).
+func TestMaxTokensPerChunk(t *testing.T) {
+	sglang := &sweep.ServerInfo{Engine: "SGLang", Settings: map[string]string{"stream_interval": "2"}}
+	resumed := &rundir.Run{Server: &sweep.ServerInfo{Engine: "SGLang", Settings: map[string]string{"stream_interval": "3"}}}
+	for _, tc := range []struct {
+		declared int
+		info     *sweep.ServerInfo
+		done     *rundir.Run
+		want     int
+	}{
+		{0, sglang, nil, 8},
+		{5, sglang, nil, 20},
+		{0, sglang, resumed, 12},
+		{0, nil, nil, 0},
+	} {
+		if got := maxTokensPerChunk(tc.declared, tc.info, tc.done); got != tc.want {
+			t.Errorf("maxTokensPerChunk(%d, %v, %v) = %d, want %d", tc.declared, tc.info, tc.done, got, tc.want)
 		}
 	}
 }

@@ -43,7 +43,8 @@ func (s *sweepPrep) sizePrompts(ctx context.Context, e *env, t *target) error {
 				strings.Join(s.tokenizer.Dropped, ", "))
 		}
 	}
-	if method == sweep.SizingAuto || method == sweep.SizingTokenize {
+	// auto uses a tokenizer file when there is one: the endpoint is not probed then.
+	if method == sweep.SizingTokenize || method == sweep.SizingAuto && s.tokenizer == nil {
 		ep, err := t.client.Tokenize(ctx)
 		switch {
 		case err == nil:

@@ -143,6 +143,7 @@ func recordServer(ctx context.Context, e *env, client *openai.Client, cfg config
 		bodies = client.ServerInfo(ctx)
 	}
 	info := sweep.IdentifyServer(bodies)
+	client.SetMaxTokensPerChunk(maxTokensPerChunk(cfg.Target.TokensPerChunk, info, done))
 	if done != nil && (done.Kneecap != "" || done.Server != nil) {
 		if was, now := done.Server.String(), info.String(); was != now && len(bodies) > 0 {
 			fmt.Fprintf(e.stderr, "kneecap: warning: the server now says %q; the levels so far measured %q (levels.json keeps the first)\n", now, was)
@@ -166,6 +167,19 @@ func recordServer(ctx context.Context, e *env, client *openai.Client, cfg config
 		return fmt.Errorf("sweep: %w", err)
 	}
 	return nil
+}
+
+// maxTokensPerChunk is the bound of tokens in one content chunk that usage is checked
+// against (DESIGN §7): 4 × the tokens per chunk the configuration declares, else the server's
+// info (what a resumed run recorded first), else 0 (the client's default).
+func maxTokensPerChunk(declared int, info *sweep.ServerInfo, done *rundir.Run) int {
+	if declared <= 0 && done != nil && done.Server != nil {
+		declared = done.Server.TokensPerChunk()
+	}
+	if declared <= 0 {
+		declared = info.TokensPerChunk()
+	}
+	return 4 * declared
 }
 
 // startScraper starts scraping the server's Prometheus metrics for the whole sweep when sc

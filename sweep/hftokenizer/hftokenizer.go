@@ -9,7 +9,9 @@
 // with becomes \s+ (the same pieces for single-spaced text such as kneecap's prompts; a run
 // of spaces before a word keeps its last space apart), and the decoder, truncation and
 // padding, which counting does not use, are dropped. The library panics on some malformed
-// files; those panics become errors.
+// files, and those panics become errors; it also calls log.Fatal on a few others (an added
+// token it cannot place, a normalizer pattern it cannot compile), which end the process: the
+// file is read before anything is sent, so such a file costs no measurement.
 //
 // Encoding is slow (the library compiles its ByteLevel pattern once per pre-token: about
 // 20 ms for 300 words with a Llama 3 pre-tokenizer), so the sizing counts with it before the

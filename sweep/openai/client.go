@@ -223,6 +223,15 @@ func New(opts Options) (*Client, error) {
 	return c, nil
 }
 
+// SetMaxTokensPerChunk sets Options.MaxTokensPerChunk (n ≤ 0: the default) once the server
+// has said what it streams. Call it before the sweep's requests start.
+func (c *Client) SetMaxTokensPerChunk(n int) {
+	if n <= 0 {
+		n = DefaultMaxTokensPerChunk
+	}
+	c.opts.MaxTokensPerChunk = n
+}
+
 // Close releases idle connections.
 func (c *Client) Close() {
 	c.transport.CloseIdleConnections()

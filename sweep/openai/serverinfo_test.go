@@ -15,7 +15,7 @@ import (
 )
 
 // TestServerInfoSimulator probes the simulator over loopback: it answers GET /version as vLLM
-// does (and 404 elsewhere), which identifies it with its decode slots.
+// does (and 404 elsewhere), which identifies it with its decode slots and tokens per chunk.
 func TestServerInfoSimulator(t *testing.T) {
 	srv, err := sim.NewServer(sim.Config{MaxNumSeqs: 12})
 	if err != nil {
@@ -27,7 +27,7 @@ func TestServerInfoSimulator(t *testing.T) {
 	if len(bodies) != 1 || bodies["/version"] == nil {
 		t.Fatalf("bodies %q, want /version only", bodies)
 	}
-	if got := sweep.IdentifyServer(bodies).String(); got != "kneecap-sim batching (max_num_seqs 12)" {
+	if got := sweep.IdentifyServer(bodies).String(); got != "kneecap-sim batching (max_num_seqs 12, tokens_per_chunk 1)" {
 		t.Errorf("identified %q", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/kneecap/kneecap/redact"
@@ -99,12 +100,19 @@ func countTokenList(b []byte) (int, int, bool) {
 // Tokenize counts tokens with the server's own tokenize endpoint, in the form it answered.
 // It implements sweep.TokenCounter and is safe for concurrent use.
 type Tokenize struct {
-	c           *Client
-	url         string
-	form        *tokenizeForm
-	withKey     bool
+	c    *Client
+	url  string
+	form *tokenizeForm
+	// withKey is set once a request without the key was refused (401/403) and one with it
+	// answered; counts run concurrently.
+	withKey atomic.Bool
+	// maxModelLen is the context limit the probe's answer reported (0: none); set before t is
+	// shared.
 	maxModelLen int
-	hc          *http.Client
+	// hc sends on the client's pooled connections, fresh on a connection of its own: a count
+	// whose pooled connection the server had closed (llama-server closes after every stream)
+	// is sent once more on it. A count is idempotent, so any transport error is retried once.
+	hc, fresh *http.Client
 }
 
 // Tokenize probes POST /tokenize at the server's root (the base URL without its /v1) in each
@@ -117,10 +125,11 @@ func (c *Client) Tokenize(ctx context.Context) (*Tokenize, error) {
 		return nil, fmt.Errorf("openai: tokenize: %w", err)
 	}
 	root.Path = strings.TrimRight(strings.TrimSuffix(root.Path, "/v1"), "/") + "/tokenize"
-	t := &Tokenize{c: c, url: root.String(), hc: &http.Client{
-		Transport:     c.transport,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	t := &Tokenize{c: c, url: root.String(),
+		hc:    &http.Client{Transport: c.transport, CheckRedirect: noRedirect},
+		fresh: &http.Client{Transport: c.fresh, CheckRedirect: noRedirect},
+	}
 	var tried []string
 	for i := range tokenizeForms {
 		f := &tokenizeForms[i]
@@ -128,8 +137,9 @@ func (c *Client) Tokenize(ctx context.Context) (*Tokenize, error) {
 			continue
 		}
 		t.form = f
-		n, err := t.count(ctx, tokenizeProbe)
+		n, maxLen, err := t.count(ctx, tokenizeProbe)
 		if err == nil && n > 0 {
+			t.maxModelLen = maxLen
 			return t, nil
 		}
 		if ctx.Err() != nil {
@@ -151,54 +161,61 @@ func (t *Tokenize) Counter() *sweep.Counter {
 
 // CountTokens returns the server's count of text sent as the prompt.
 func (t *Tokenize) CountTokens(ctx context.Context, text string) (int, error) {
-	return t.count(ctx, text)
+	n, _, err := t.count(ctx, text)
+	return n, err
 }
 
 // errTokenizeShape is the error of a 200 answer that is not the form's.
 var errTokenizeShape = errors.New("the answer is not of this form")
 
-// count POSTs text in t's form (again with the key after a 401 or 403 without it).
-func (t *Tokenize) count(ctx context.Context, text string) (int, error) {
+// count POSTs text in t's form (again with the key after a 401 or 403 without it) and returns
+// the count and the context limit the answer reports (0: none).
+func (t *Tokenize) count(ctx context.Context, text string) (n, maxModelLen int, err error) {
 	body, err := json.Marshal(t.form.body(t.c.opts.Model, text, t.c.extra))
 	if err != nil {
-		return 0, fmt.Errorf("openai: tokenize: %w", err)
+		return 0, 0, fmt.Errorf("openai: tokenize: %w", err)
 	}
-	code, b, err := t.post(ctx, body, t.withKey)
-	if err == nil && (code == http.StatusUnauthorized || code == http.StatusForbidden) && !t.withKey && t.c.opts.APIKey != "" {
+	withKey := t.withKey.Load()
+	code, b, err := t.post(ctx, body, withKey)
+	if err == nil && (code == http.StatusUnauthorized || code == http.StatusForbidden) && !withKey && t.c.opts.APIKey != "" {
 		if code, b, err = t.post(ctx, body, true); err == nil && code == http.StatusOK {
-			t.withKey = true
+			t.withKey.Store(true)
 		}
 	}
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if code != http.StatusOK {
-		return 0, fmt.Errorf("HTTP %d: %s", code, t.c.message(errors.New(string(b))))
+		return 0, 0, fmt.Errorf("HTTP %d: %s", code, t.c.message(errors.New(string(b))))
 	}
 	n, maxLen, ok := t.form.count(b)
 	if !ok {
-		return 0, errTokenizeShape
+		return 0, 0, errTokenizeShape
 	}
-	if maxLen > 0 {
-		t.maxModelLen = maxLen
-	}
-	return n, nil
+	return n, maxLen, nil
 }
 
-// post sends one request and returns the status and the body (at most MaxBodyBytes).
+// post sends one request and returns the status and the body (at most MaxBodyBytes). A
+// transport error is retried once on a fresh connection (see Tokenize.fresh).
 func (t *Tokenize) post(ctx context.Context, body []byte, withKey bool) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, TokenizeTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, fmt.Errorf("openai: tokenize: %w", err)
+	send := func(hc *http.Client) (*http.Response, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		if withKey {
+			req.Header.Set("Authorization", "Bearer "+t.c.opts.APIKey)
+		}
+		return hc.Do(req)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if withKey {
-		req.Header.Set("Authorization", "Bearer "+t.c.opts.APIKey)
+	resp, err := send(t.hc)
+	if err != nil && ctx.Err() == nil {
+		resp, err = send(t.fresh)
 	}
-	resp, err := t.hc.Do(req)
 	if err != nil {
 		return 0, nil, fmt.Errorf("openai: tokenize: %s", t.c.message(err))
 	}
