@@ -36,6 +36,12 @@ const (
 	ErrBadChunk     ErrorClass = "bad_chunk"
 	ErrEmpty        ErrorClass = "empty"
 	ErrCancelled    ErrorClass = "cancelled"
+	// ErrRedirect: the server answered with a redirect kneecap does not follow (another
+	// origin, or a code that would change the method or drop the body).
+	ErrRedirect ErrorClass = "redirect"
+	// ErrClient: the load generator's own limit failed the request (too many open files, no
+	// memory): never blamed on the server.
+	ErrClient ErrorClass = "client"
 )
 
 // TokensSource says where Record.OutputTokens came from.
