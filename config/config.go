@@ -58,6 +58,12 @@ type TargetConfig struct {
 	APIKeyEnv string `yaml:"api_key_env"`
 	// RequestTimeout bounds one request from send to the end of its stream.
 	RequestTimeout time.Duration `yaml:"request_timeout"`
+	// TTFTTimeout bounds the time from the send to a request's first token (content or
+	// reasoning chunk); 0 = off. A request it ends is class timeout.
+	TTFTTimeout time.Duration `yaml:"ttft_timeout"`
+	// StallTimeout bounds the gap between two chunks of a stream after its first token;
+	// 0 = off. A request it ends is class timeout.
+	StallTimeout time.Duration `yaml:"stall_timeout"`
 	// ExtraBody is merged into every request's JSON body.
 	ExtraBody map[string]any `yaml:"extra_body"`
 	// TLS configures certificate checks.
@@ -129,7 +135,8 @@ func (s ShardConfig) Start() (time.Time, error) {
 func (s ShardConfig) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 
 // Default returns the configuration every file is decoded over (DESIGN §9): chat API,
-// key from OPENAI_API_KEY, 10 min request timeout, 512 input / 128 output tokens (fixed, with
+// key from OPENAI_API_KEY, 10 min request timeout, 60 s to the first token, 30 s of stall
+// between chunks, 512 input / 128 output tokens (fixed, with
 // ignore_eos) sized in the server's tokens (prompt_sizing auto), levels 1, 2, 4 … 256, every
 // stop rule on, SLO TTFT p95 ≤ 2 s and TPOT p95 ≤ 50 ms, knee gain 10%, server metrics every
 // 1 s, per-chunk records, and the demo simulator.
@@ -141,6 +148,8 @@ func Default() Config {
 			API:            sweep.APIChat,
 			APIKeyEnv:      "OPENAI_API_KEY",
 			RequestTimeout: 10 * time.Minute,
+			TTFTTimeout:    60 * time.Second,
+			StallTimeout:   30 * time.Second,
 		},
 		Simulator: sim.Config{Profile: "demo"},
 		Workload: sweep.WorkloadConfig{

@@ -48,6 +48,8 @@ target:
   model: meta-llama/Llama-3.1-8B-Instruct
   api: completions
   request_timeout: 2m
+  ttft_timeout: 90s
+  stall_timeout: 0s
   extra_body: {ignore_eos: true, top_k: 1}
 workload:
   output_tokens: {mean: 256}
@@ -66,6 +68,12 @@ slo: {ttft_p95: 1s}
 	}
 	if c.Name != "llama8b-h100" || c.Target.API != sweep.APICompletions || c.Target.RequestTimeout != 2*time.Minute {
 		t.Errorf("target not decoded: %+v", c.Target)
+	}
+	if c.Target.TTFTTimeout != 90*time.Second || c.Target.StallTimeout != 0 {
+		t.Errorf("stream timeouts not decoded: ttft %v stall %v", c.Target.TTFTTimeout, c.Target.StallTimeout)
+	}
+	if d := Default().Target; d.TTFTTimeout != time.Minute || d.StallTimeout != 30*time.Second {
+		t.Errorf("default stream timeouts ttft %v stall %v, want 1m and 30s", d.TTFTTimeout, d.StallTimeout)
 	}
 	if c.Target.ExtraBody["ignore_eos"] != true || c.Target.ExtraBody["top_k"] != 1 {
 		t.Errorf("extra_body = %v", c.Target.ExtraBody)
@@ -139,6 +147,10 @@ func TestLoadConfigErrors(t *testing.T) {
 			[]string{`:3: sweep.duration: duration needs a unit: write "30s"`}},
 		{"bad duration string", "target:\n  request_timeout: soon\n",
 			[]string{":2: target.request_timeout: cannot unmarshal !!str `soon` into time.Duration"}},
+		{"negative ttft timeout", "target:\n  ttft_timeout: -1s\n",
+			[]string{":2: target.ttft_timeout: is -1s: must be ≥ 0"}},
+		{"stall timeout without unit", "target:\n  stall_timeout: 30\n",
+			[]string{`:2: target.stall_timeout: duration needs a unit: write "30s"`}},
 		{"decreasing levels", "sweep:\n  levels: [1, 4, 2]\n",
 			[]string{":2: sweep.levels: levels must increase: 2 follows 4"}},
 		{"zero level", "sweep:\n  levels: [0, 1]\n",

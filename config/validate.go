@@ -79,6 +79,8 @@ func (v *validation) target() {
 		v.bad("target.api", "%q: must be chat or completions", t.API)
 	}
 	v.positive("target.request_timeout", t.RequestTimeout)
+	v.nonNegative("target.ttft_timeout", t.TTFTTimeout)
+	v.nonNegative("target.stall_timeout", t.StallTimeout)
 	if t.TokensPerChunk < 0 {
 		v.bad("target.tokens_per_chunk", "is %d: must be ≥ 0 (0 = as the server says, else unknown)", t.TokensPerChunk)
 	}

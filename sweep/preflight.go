@@ -67,7 +67,7 @@ func RunPreflight(ctx context.Context, client Client, model string, timeout time
 		if rec.Status == StatusCancelled && pctx.Err() != nil && ctx.Err() == nil {
 			cause = fmt.Sprintf("no complete answer within %s", timeout)
 		}
-		if merr != nil && rec.ErrorClass != ErrConnect && rec.ErrorClass != ErrTimeout {
+		if merr != nil && rec.ErrorClass != ErrConnect && rec.ErrorClass != ErrTimeout && rec.ErrorClass != ErrRedirect {
 			cause += fmt.Sprintf(" (and GET /models: %v)", merr)
 		}
 		if rec.ErrorClass != "" {

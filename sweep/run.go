@@ -31,6 +31,11 @@ type Outcome struct {
 	Cancelled bool
 	// Elapsed is the wall time of the sweep.
 	Elapsed time.Duration
+	// Unreachable reports a stop because no request of a level could connect for
+	// Plan.UnreachableAfter (StopUnreachable); Silent one because every worker's first
+	// request of a level timed out unanswered (StopSilent). The level that found it is the
+	// last of Levels.
+	Unreachable, Silent bool
 }
 
 // Validate reports every problem of the plan at once (nil when it can run).
@@ -314,7 +319,7 @@ func (r *controller) level(index, c int, why string, first bool) string {
 		return fmt.Sprintf("%s: level %d (concurrency %d) was due at %s, %s ago", StopScheduleMissed,
 			index+1, c, levelAt.UTC().Format(time.RFC3339Nano), late.Round(time.Millisecond))
 	}
-	run, records, end := runLevel(r.ctx, r.sig, p, r.client, index, c)
+	run, records, end, down := runLevel(r.ctx, r.sig, p, r.client, index, c)
 	run.Refine = why
 	r.out.Levels = append(r.out.Levels, run)
 	r.levels = append(r.levels, Level{Run: run, Records: records})
@@ -330,6 +335,12 @@ func (r *controller) level(index, c int, why string, first bool) string {
 		return StopInterrupted
 	case endBudget:
 		return StopBudget
+	case endUnreachable:
+		r.out.Unreachable = true
+		return fmt.Sprintf("%s: at concurrency %d %s", StopUnreachable, run.Concurrency, down)
+	case endSilent:
+		r.out.Silent = true
+		return fmt.Sprintf("%s: at concurrency %d %s", StopSilent, run.Concurrency, down)
 	}
 	return ""
 }

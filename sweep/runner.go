@@ -19,11 +19,17 @@ const liveEvery = 500 * time.Millisecond
 type levelEnd int
 
 const (
-	endNormal    levelEnd = iota // measured to a steady verdict or max_duration
-	endInterrupt                 // interrupt: stop issuing and drain
-	endCancel                    // ctx cancelled: in-flight requests cancelled
-	endBudget                    // the sweep's time budget ran out
+	endNormal      levelEnd = iota // measured to a steady verdict or max_duration
+	endInterrupt                   // interrupt: stop issuing and drain
+	endCancel                      // ctx cancelled: in-flight requests cancelled
+	endBudget                      // the sweep's time budget ran out
+	endUnreachable                 // no worker could connect for unreachableAfter (dead.go)
+	endSilent                      // every worker's first request timed out unanswered (dead.go)
 )
+
+// dead reports an end because the server does not answer: in-flight requests are cancelled
+// at once and the sweep stops.
+func (e levelEnd) dead() bool { return e == endUnreachable || e == endSilent }
 
 // unixClock returns Unix nanoseconds derived from the monotonic clock from base on, so that
 // intervals between readings are immune to wall-clock steps.
@@ -36,11 +42,13 @@ func (c unixClock) unix(t time.Time) int64 { return c.base.UnixNano() + int64(t.
 
 // mailbox is a worker's local record buffer. The worker appends under mu (uncontended except
 // when the controller collects, a few times a second); since is the issue time of the
-// worker's in-flight request, 0 when idle.
+// worker's in-flight request, 0 when idle; downSince is the end (Unix ns) of the first of the
+// worker's latest run of connect errors, 0 when its latest request connected.
 type mailbox struct {
-	mu    sync.Mutex
-	recs  []Record
-	since int64
+	mu        sync.Mutex
+	recs      []Record
+	since     int64
+	downSince int64
 }
 
 // level is one level being run: c closed-loop workers (or, for a shard, workers first …
@@ -82,6 +90,13 @@ type level struct {
 	horizon  int64 // every record with a chunk before horizon has been collected
 	run      LevelRun
 	notes    []string
+	// health is what the records say of the server; unreachableAfter is Plan's; deadWhy
+	// says why the level ended when the server did not answer (dead.go).
+	health           health
+	unreachableAfter time.Duration
+	deadWhy          string
+	// cancelledAt says when the drain cancels what is still in flight, for the level's note.
+	cancelledAt string
 }
 
 // levelSignals are the events that end a level early.
@@ -90,8 +105,9 @@ type levelSignals struct {
 }
 
 // runLevel runs level index with concurrency c and returns its LevelRun, every record of the
-// level (phases assigned) and how it ended.
-func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, index, c int) (LevelRun, []Record, levelEnd) {
+// level (phases assigned), how it ended and, when the server did not answer (end.dead()),
+// the level's account of why.
+func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, index, c int) (LevelRun, []Record, levelEnd, string) {
 	l := newLevel(ctx, p, client, index, c)
 	defer l.cancelReq()
 	defer l.tick.Stop()
@@ -110,19 +126,27 @@ func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, ind
 	}
 
 	// Drain: stop issuing; in-flight requests finish until the clock's drain end, then are
-	// cancelled.
+	// cancelled: at once when the server does not answer, within InterruptDrainTimeout once
+	// an interrupt has come.
 	close(l.stop)
 	var cs *ClientStats
 	if l.run.W1 > l.run.W0 {
 		cs = sampleClient().since(cpu0)
 	}
-	timedOut := l.drain(l.clock.drainEnd(time.Now(), end))
+	now := time.Now()
+	deadline := l.clock.drainEnd(now, end)
+	l.cancelledAt = fmt.Sprintf("at drain_timeout (%s)", l.proto.DrainTimeout)
+	if end.dead() {
+		l.note("%s", l.deadWhy)
+		deadline, l.cancelledAt = now, "when the level ended"
+	}
+	timedOut := l.drain(deadline, sig.interrupt)
 	records := l.finish(end, timedOut, cs)
 	if end == endNormal && ctx.Err() != nil {
 		// Hard stop during the drain: the window is complete, but the sweep ends here.
 		end = endCancel
 	}
-	return l.run, records, end
+	return l.run, records, end, l.deadWhy
 }
 
 // newLevel prepares level index of p with concurrency c: this process's workers (a shard's
@@ -142,6 +166,11 @@ func newLevel(ctx context.Context, p *Plan, client Client, index, c int) *level 
 		slice:   int64(proto.Duration) / MinSlices,
 		kmax:    maxSlices(proto),
 		run:     LevelRun{Index: index, Concurrency: c},
+
+		unreachableAfter: p.UnreachableAfter,
+	}
+	if l.unreachableAfter <= 0 {
+		l.unreachableAfter = DefaultUnreachableAfter
 	}
 	if s := p.Schedule; s != nil {
 		l.first, l.n = Workers(c, s.Shard, s.Shards)
@@ -188,6 +217,12 @@ func (l *level) warmup(sig levelSignals) levelEnd {
 		w0, over = l.clock.warmupEnd(l, ev)
 		return over
 	})
+	if end == endNormal {
+		// The warmup may end at the very event that shows nothing answered it.
+		if dead, why := l.dead(PhaseWarmup); dead != endNormal {
+			end, l.deadWhy = dead, why
+		}
+	}
 	if end != endNormal {
 		w0 = l.clk.now()
 	}
@@ -196,15 +231,30 @@ func (l *level) warmup(sig levelSignals) levelEnd {
 }
 
 // measure runs the measurement until the clock ends the window or a signal ends the level
-// (W1 is then that moment, at most the longest window's end), and sets W1.
+// (W1 is then that moment, at most the longest window's end), and sets W1. A window that
+// ends while every worker is failing to connect is held open, its W1 kept, with the workers
+// still trying, until one connects again or the server is declared unreachable (dead.go):
+// the stop rules are not handed a level whose server just died (not on a schedule, whose
+// level ends at fixed times).
 func (l *level) measure(sig levelSignals) levelEnd {
-	var w1 int64
+	var w1, held int64
 	end := l.await(sig, PhaseMeasure, nil, func(ev event) (over bool) {
-		w1, over = l.clock.windowEnd(l, ev)
+		if held != 0 {
+			w1, over = held, true
+		} else {
+			w1, over = l.clock.windowEnd(l, ev)
+		}
+		if over && l.run.Shard == nil && l.health.downSince != 0 {
+			held = w1
+			return false
+		}
 		return over
 	})
 	if end != endNormal {
 		w1 = min(l.clk.now(), l.longestEnd())
+		if held != 0 {
+			w1 = held
+		}
 	}
 	l.run.W1 = w1
 	return end
@@ -231,6 +281,10 @@ func (l *level) await(sig levelSignals, phase Phase, warm <-chan struct{}, ask f
 			warm = nil
 		case <-l.tick.C:
 			l.collect()
+			if end, why := l.dead(phase); end != endNormal {
+				l.deadWhy = why
+				return end
+			}
 			tick = true
 		case <-sig.interrupt:
 			return endInterrupt
@@ -277,7 +331,9 @@ func (a *alarm) stop() {
 
 // drain waits until every worker has returned, collecting and reporting live statistics
 // meanwhile; at deadline it cancels the requests still in flight and reports that it did.
-func (l *level) drain(deadline time.Time) (timedOut bool) {
+// Once interrupt is closed (before or during the drain) the deadline is at most
+// InterruptDrainTimeout away.
+func (l *level) drain(deadline time.Time, interrupt <-chan struct{}) (timedOut bool) {
 	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	tc := t.C
@@ -288,6 +344,13 @@ func (l *level) drain(deadline time.Time) (timedOut bool) {
 		case <-tc:
 			timedOut, tc = true, nil
 			l.cancelReq()
+		case <-interrupt:
+			interrupt = nil
+			if cut := time.Now().Add(InterruptDrainTimeout); tc != nil && cut.Before(deadline) {
+				deadline = cut
+				t.Reset(time.Until(cut))
+				l.cancelledAt = fmt.Sprintf("%s after the interrupt", InterruptDrainTimeout)
+			}
 		case <-l.tick.C:
 			l.collect()
 			l.maybeLive(PhaseDrain)
@@ -310,7 +373,7 @@ func (l *level) finish(end levelEnd, timedOut bool, cs *ClientStats) []Record {
 		}
 	}
 	if timedOut && run.Cancelled > 0 {
-		l.note("%d requests still in flight at drain_timeout (%s) were cancelled", run.Cancelled, l.proto.DrainTimeout)
+		l.note("%d requests still in flight %s were cancelled", run.Cancelled, l.cancelledAt)
 	}
 	verdict := finishWindow(run, records, l.proto, l.slice, end)
 	if run.Shard != nil && !run.Interrupted {
@@ -370,6 +433,7 @@ func (l *level) work(w int) {
 	if !l.pause(d) {
 		return
 	}
+	refused := 0 // consecutive connect errors: they back off (dead.go)
 	for seq := 0; ; seq++ {
 		select {
 		case <-l.stop:
@@ -387,14 +451,26 @@ func (l *level) work(w int) {
 		l.inflight.Add(1)
 		l.client.Do(l.reqCtx, &req, &rec)
 		l.inflight.Add(-1)
+		if rec.ErrorClass == ErrConnect {
+			refused++
+		} else {
+			refused = 0
+		}
 		box.mu.Lock()
 		box.recs = append(box.recs, rec)
 		box.since = 0
+		switch refused {
+		case 0:
+			box.downSince = 0
+		case 1:
+			box.downSince = rec.Done()
+		}
 		box.mu.Unlock()
+		l.health.ended(&rec)
 		if seq == 0 && l.firstDone.Add(1) == int64(l.n) {
 			close(l.warm)
 		}
-		if !l.pause(l.think) {
+		if !l.pause(l.think + connectBackoff(refused)) {
 			return
 		}
 	}
@@ -405,6 +481,7 @@ func (l *level) work(w int) {
 // request in flight can have a chunk before it, so the tokens before it are all known.
 func (l *level) collect() {
 	h := l.clk.now()
+	allDown, down := len(l.boxes) > 0, int64(0) // down: the latest start of a worker's connect errors
 	for _, box := range l.boxes {
 		box.mu.Lock()
 		recs := box.recs
@@ -412,15 +489,22 @@ func (l *level) collect() {
 		if box.since != 0 && box.since < h {
 			h = box.since
 		}
+		allDown = allDown && box.downSince != 0
+		down = max(down, box.downSince)
 		box.mu.Unlock()
 		for i := range recs {
 			if l.win != nil {
 				l.win.add(&recs[i])
 			}
+			l.health.add(&recs[i])
 		}
 		l.all = append(l.all, recs...)
 	}
 	l.horizon = h
+	l.health.downSince = 0
+	if allDown {
+		l.health.downSince = down
+	}
 }
 
 // maybeLive sends the live numbers when liveEvery has passed since the last time.
@@ -464,6 +548,8 @@ func finishWindow(run *LevelRun, records []Record, proto Protocol, slice int64, 
 		notes = append(notes, fmt.Sprintf("interrupted after %s of measurement", time.Duration(win).Round(time.Millisecond)))
 	case endBudget:
 		notes = append(notes, fmt.Sprintf("cut by the time budget after %s of measurement", time.Duration(win).Round(time.Millisecond)))
+	case endUnreachable, endSilent:
+		notes = append(notes, fmt.Sprintf("ended after %s of measurement: the server did not answer", time.Duration(win).Round(time.Millisecond)))
 	}
 	if win <= 0 {
 		notes = append(notes, "no measurement window: the level ended during warmup")
@@ -487,11 +573,13 @@ func finishWindow(run *LevelRun, records []Record, proto Protocol, slice int64, 
 	if short && end == endNormal {
 		notes = append(notes, "window shorter than duration")
 	}
-	run.Steady = ok && !short && !few && !run.Interrupted
+	run.Steady = ok && !short && !few && !run.Interrupted && !end.dead()
 	switch {
 	case run.Steady:
 	case run.Interrupted:
 		run.NotSteadyReason = "interrupted"
+	case end.dead():
+		run.NotSteadyReason = "the server did not answer"
 	case !ok:
 		run.NotSteadyReason = fmt.Sprintf("the steady-state test failed (target CI half-width %.1f%%, no material trend)", 100*proto.CITarget)
 	case few:

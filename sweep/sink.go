@@ -103,6 +103,9 @@ type Plan struct {
 	// sharded sweep (see Schedule): Judge is not consulted and MaxDuration, WarmupMax and the
 	// steady-state extension do not apply.
 	Schedule *Schedule
+	// UnreachableAfter is how long every worker of a level may fail to connect before the
+	// level ends and the sweep stops (StopUnreachable); 0 means DefaultUnreachableAfter.
+	UnreachableAfter time.Duration
 }
 
 // WindowSummarizer summarises server metrics over a window [w0, w1) of Unix nanoseconds.

@@ -146,7 +146,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	if out.Interrupted {
 		return withCode(exitInterrupted, fmt.Errorf("sweep interrupted: results written to %s (continue with --resume %s)", s.dir.Path(), s.dir.Path()))
 	}
-	return nil
+	return serverDown(out, s.dir.Path())
 }
 
 // addedNote lists the levels a sweep added (an interrupted one is run again on --resume):
@@ -175,7 +175,7 @@ func shardDone(e *env, shard config.ShardConfig, out sweep.Outcome, dir string) 
 	if strings.HasPrefix(out.StopReason, sweep.StopScheduleMissed) {
 		return fmt.Errorf("sweep: shard %s: %s (results so far in %s)", shard, out.StopReason, dir)
 	}
-	return nil
+	return serverDown(out, dir)
 }
 
 // afterSweep runs once the sweep has ended (also after an interrupt): it reads the results

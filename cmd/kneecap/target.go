@@ -73,6 +73,8 @@ func startTarget(e *env, cfg *config.Config, levels []int) (*target, error) {
 		APIKey:             apiKey,
 		ExtraBody:          cfg.Target.ExtraBody,
 		RequestTimeout:     cfg.Target.RequestTimeout,
+		TTFTTimeout:        cfg.Target.TTFTTimeout,
+		StallTimeout:       cfg.Target.StallTimeout,
 		MaxConns:           sweep.MaxWorkers(levels, cfg.Shard.Index, cfg.Shard.Count),
 		CAFile:             cfg.Target.TLS.CAFile,
 		InsecureSkipVerify: cfg.Target.TLS.InsecureSkipVerify,
@@ -110,6 +112,20 @@ func preflight(ctx context.Context, e *env, t *target, s *sweepPrep) error {
 	_, out := s.cfg.Workload.NominalLengths()
 	if w := pf.CheckWindow(s.cfg.Sweep, s.levels, out, s.cfg.Workload.ThinkTime); !w.Fits {
 		fmt.Fprintln(e.stderr, windowWarning(w, s.cfg.Sweep.MinRequests))
+	}
+	return nil
+}
+
+// serverDown is the error of a sweep that stopped because its server stopped answering, after
+// everything measured was written to dir: exit 3 when no request could connect (as the
+// preflight's unreachable target), 1 when the server took the requests and answered none
+// within target.ttft_timeout or target.stall_timeout; nil for any other stop.
+func serverDown(out sweep.Outcome, dir string) error {
+	switch {
+	case out.Unreachable:
+		return withCode(exitUnreachable, fmt.Errorf("sweep: %s (results so far in %s)", out.StopReason, dir))
+	case out.Silent:
+		return withCode(exitFailure, fmt.Errorf("sweep: %s (results so far in %s)", out.StopReason, dir))
 	}
 	return nil
 }

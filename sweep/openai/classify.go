@@ -20,6 +20,8 @@ func classify(err error, streaming bool) sweep.ErrorClass {
 	var apiErr *goopenai.APIError
 	var reqErr *goopenai.RequestError
 	switch {
+	case errors.Is(err, errRedirect):
+		return sweep.ErrRedirect
 	case errors.As(err, &apiErr):
 		if apiErr.HTTPStatusCode > 0 {
 			return statusClass(apiErr.HTTPStatusCode)

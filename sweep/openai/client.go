@@ -15,6 +15,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,6 +43,12 @@ type Options struct {
 	// RequestTimeout bounds one request from send to the end of its stream; 0 means no
 	// limit besides the caller's context.
 	RequestTimeout time.Duration
+	// TTFTTimeout bounds the time from the send to the first content chunk (a server that
+	// accepts and never answers, or answers and never streams a token); 0 means no limit.
+	TTFTTimeout time.Duration
+	// StallTimeout bounds the gap between two stream events (data lines) once the first
+	// content chunk has arrived; 0 means no limit.
+	StallTimeout time.Duration
 	// MaxConns is the largest number of concurrent requests the client must carry (the
 	// sweep's largest level). The transport keeps at least that many idle connections per
 	// host and never caps connections per host, so pooling never throttles a level.
@@ -72,13 +79,16 @@ type Options struct {
 	MaxTokensPerChunk int
 }
 
-// DefaultOptions returns the defaults: chat API, 10 min request timeout, 256 connections,
+// DefaultOptions returns the defaults: chat API, 10 min request timeout, 60 s to the first
+// token, 30 s of stall between chunks, 256 connections,
 // chunk recording on, 1 MiB lines, 1 MiB of non-data lines, 8 MiB non-stream bodies,
 // 1 Mi chunks per request, 30 s dial timeout, DefaultMaxTokensPerChunk tokens per chunk.
 func DefaultOptions() Options {
 	return Options{
 		API:             sweep.APIChat,
 		RequestTimeout:  10 * time.Minute,
+		TTFTTimeout:     60 * time.Second,
+		StallTimeout:    30 * time.Second,
 		MaxConns:        256,
 		RecordChunks:    true,
 		MaxLineBytes:    1 << 20,
@@ -102,11 +112,9 @@ const (
 const maxChunksPrealloc = 4096
 
 // drainTimeout bounds reading the rest of a body after [DONE] so the connection can be
-// reused; a server that keeps the stream open past it costs a connection, not a worker.
+// reused; a server that keeps the stream open past it costs a connection, not a worker (see
+// Client.finish).
 const drainTimeout = 250 * time.Millisecond
-
-// errRequestTimeout is the cancellation cause of a request that ran past RequestTimeout.
-var errRequestTimeout = errors.New("openai: request timeout")
 
 // Client implements sweep.Client on go-openai. It is safe for concurrent use.
 type Client struct {
@@ -120,6 +128,11 @@ type Client struct {
 	// maxCompletionTokens sends max_tokens as max_completion_tokens: the model is one of
 	// OpenAI's reasoning models, which reject max_tokens (go-openai's ReasoningValidator).
 	maxCompletionTokens bool
+	// openBodies is set once the server has left a body open past drainTimeout after
+	// [DONE]: every later drain runs in the background (drains) so that no worker waits for
+	// it.
+	openBodies atomic.Bool
+	drains     sync.WaitGroup
 }
 
 var _ sweep.Client = (*Client)(nil)
@@ -138,8 +151,9 @@ func New(opts Options) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("openai: new client: base url %q is not an http(s) URL", redact.URLWithoutQuery(opts.BaseURL))
 	}
-	if opts.RequestTimeout < 0 {
-		return nil, fmt.Errorf("openai: new client: negative request timeout %v", opts.RequestTimeout)
+	if opts.RequestTimeout < 0 || opts.TTFTTimeout < 0 || opts.StallTimeout < 0 {
+		return nil, fmt.Errorf("openai: new client: negative timeout (request %v, ttft %v, stall %v)",
+			opts.RequestTimeout, opts.TTFTTimeout, opts.StallTimeout)
 	}
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = def.MaxConns
@@ -214,7 +228,11 @@ func New(opts Options) (*Client, error) {
 	// connection that is dialled for it and closed after it.
 	fresh := tr.Clone()
 	fresh.DisableKeepAlives = true
-	cfg.HTTPClient = &doer{hc: &http.Client{Transport: tr}, fresh: &http.Client{Transport: fresh}, opts: &opts, extra: extra}
+	cfg.HTTPClient = &doer{
+		hc:    &http.Client{Transport: tr, CheckRedirect: checkRedirect},
+		fresh: &http.Client{Transport: fresh, CheckRedirect: checkRedirect},
+		opts:  &opts, extra: extra,
+	}
 	c := &Client{opts: opts, api: opts.API, oc: goopenai.NewClientWithConfig(cfg), transport: tr, fresh: fresh, extra: extra}
 	// The verdict depends only on the model, so it is taken once here, not per request.
 	probe := goopenai.ChatCompletionRequest{Model: opts.Model, MaxTokens: 1,
@@ -232,8 +250,10 @@ func (c *Client) SetMaxTokensPerChunk(n int) {
 	c.opts.MaxTokensPerChunk = n
 }
 
-// Close releases idle connections.
+// Close waits for the drains still running in the background (at most drainTimeout) and
+// releases idle connections.
 func (c *Client) Close() {
+	c.drains.Wait()
 	c.transport.CloseIdleConnections()
 	c.fresh.CloseIdleConnections()
 }
@@ -260,14 +280,9 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 // before the stream has ended or ctx is done.
 func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) {
 	st := &reqState{maxTokens: req.MaxTokens, ignoreEOS: req.IgnoreEOS}
-	var cancel context.CancelFunc
-	reqCtx := ctx
-	if c.opts.RequestTimeout > 0 {
-		reqCtx, cancel = context.WithTimeoutCause(ctx, c.opts.RequestTimeout, errRequestTimeout)
-	} else {
-		reqCtx, cancel = context.WithCancel(ctx)
-	}
-	defer cancel()
+	start := time.Now()
+	reqCtx, cancel := context.WithCancelCause(ctx)
+	st.w.arm(start, c.opts.RequestTimeout, c.opts.TTFTTimeout, c.opts.StallTimeout, cancel)
 	reqCtx = context.WithValue(reqCtx, stateKey{}, st)
 	reqCtx = httptrace.WithClientTrace(reqCtx, &httptrace.ClientTrace{
 		GetConn:              st.getConn,
@@ -286,7 +301,6 @@ func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) 
 	rec.UsageOutputTokens, rec.UsagePromptTokens, rec.TokensNote = 0, 0, ""
 	rec.Retried = false
 
-	start := time.Now()
 	var (
 		s   rawStream
 		err error
@@ -326,10 +340,13 @@ func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) 
 	rec.Retried = st.retried
 	if err != nil {
 		rec.E2E = time.Since(tSend)
-		c.fail(ctx, reqCtx, rec, err, false)
+		c.fail(ctx, reqCtx, st, rec, err, false)
+		st.w.stop()
+		cancel(nil)
 		return
 	}
-	c.read(ctx, reqCtx, cancel, s, st, tSend, req, rec)
+	done := c.read(ctx, reqCtx, s, st, tSend, req, rec)
+	c.finish(s, st, cancel, done)
 }
 
 // rawStream is the part of go-openai's stream readers the adapter uses.
@@ -340,11 +357,10 @@ type rawStream interface {
 
 // read consumes the stream and fills rec. It takes no locks; its allocations are go-openai's
 // line read and prefix strip, and the Chunks slice, preallocated from max_tokens (at most
-// maxChunksPrealloc).
-func (c *Client) read(ctx, reqCtx context.Context, cancel context.CancelFunc, s rawStream, st *reqState,
-	tSend time.Time, req *sweep.Request, rec *sweep.Record) {
-	defer s.Close()
-	var sr streamRead
+// maxChunksPrealloc). It reports whether the stream ended with [DONE].
+func (c *Client) read(ctx, reqCtx context.Context, s rawStream, st *reqState,
+	tSend time.Time, req *sweep.Request, rec *sweep.Record) (done bool) {
+	sr := streamRead{w: &st.w, off: tSend.Sub(st.w.start)}
 	if c.opts.RecordChunks {
 		n := req.MaxTokens
 		if n <= 0 {
@@ -353,6 +369,7 @@ func (c *Client) read(ctx, reqCtx context.Context, cancel context.CancelFunc, s 
 		sr.chunks = make([]int64, 0, min(n, maxChunksPrealloc, c.opts.MaxChunks))
 	}
 	err := c.readChunks(s, tSend, &sr)
+	st.streamed = sr.sc.chunks
 	sr.sc.sentBytes = st.sentBytes
 	sc, chunks := sr.sc, sr.chunks
 	nContent := sc.chunks
@@ -360,15 +377,9 @@ func (c *Client) read(ctx, reqCtx context.Context, cancel context.CancelFunc, s 
 	if nContent > 0 {
 		rec.E2E = sr.last
 	} else {
-		rec.E2E = time.Since(tSend) // before the drain below, which is not the request's time
+		rec.E2E = time.Since(tSend) // before the drain (Client.finish), which is not the request's time
 	}
-	done := errors.Is(err, io.EOF) && st.body != nil && st.body.sawDone
-	if done {
-		// Read the chunked-encoding terminator so the connection returns to the pool.
-		t := time.AfterFunc(drainTimeout, cancel)
-		st.body.drain()
-		t.Stop()
-	}
+	done = errors.Is(err, io.EOF) && st.body != nil && st.body.sawDone
 	if c.opts.RecordChunks {
 		if len(chunks) < cap(chunks)/2 {
 			// max_tokens was a loose cap: the record is kept for the whole sweep, so it must
@@ -388,16 +399,47 @@ func (c *Client) read(ctx, reqCtx context.Context, cancel context.CancelFunc, s 
 		rec.Status, rec.ErrorClass = sweep.StatusError, sweep.ErrEmpty
 		rec.Error = "openai: stream: ended with [DONE] but no content"
 	case errors.Is(err, io.EOF):
-		c.fail(ctx, reqCtx, rec, errNoDone, true)
+		c.fail(ctx, reqCtx, st, rec, errNoDone, true)
 	default:
-		c.fail(ctx, reqCtx, rec, err, true)
+		c.fail(ctx, reqCtx, st, rec, err, true)
 	}
+	return done
+}
+
+// finish ends a request whose stream s was opened: after [DONE] (done) it reads the rest of
+// the body so that the connection returns to the pool, bounded by drainTimeout, then closes
+// the stream and releases the request's context. The record is complete before: the drain is
+// not the request's time. A server that leaves the body open after [DONE] would make every
+// worker wait drainTimeout per request; once one has, every later drain runs in the
+// background (owned by c.drains, waited for by Close), and its connection, when the body
+// does not end, is closed at drainTimeout.
+func (c *Client) finish(s rawStream, st *reqState, cancel context.CancelCauseFunc, done bool) {
+	end := func() bool {
+		ended := true
+		if done && st.body != nil {
+			st.w.drain(drainTimeout)
+			ended = st.body.drain()
+		}
+		st.w.stop()
+		_ = s.Close()
+		cancel(nil)
+		return ended
+	}
+	if !done || !c.openBodies.Load() {
+		if !end() {
+			c.openBodies.Store(true)
+		}
+		return
+	}
+	c.drains.Go(func() { end() })
 }
 
 // streamRead is what a stream showed, from t_send: its counts, the arrival of its first
 // content chunk, of its first answer chunk when reasoning came first (else 0), of its last
 // content chunk, its inter-chunk gaps and, when recorded, every content chunk's offset.
 type streamRead struct {
+	w                   *watch        // the request's deadlines, told of every event
+	off                 time.Duration // t_send − the watch's start
 	sc                  streamCounts
 	first, answer, last time.Duration
 	answered            bool
@@ -426,6 +468,7 @@ func (c *Client) readChunks(s rawStream, tSend time.Time, sr *streamRead) error 
 				return err
 			}
 		}
+		sr.w.event(sr.off+now, res.content())
 		sr.sc.usage.merge(res.usage)
 		if !res.content() {
 			continue
@@ -458,15 +501,18 @@ func (c *Client) readChunks(s rawStream, tSend time.Time, sr *streamRead) error 
 }
 
 // fail records err, classified; streaming reports whether the response had started.
-func (c *Client) fail(ctx, reqCtx context.Context, rec *sweep.Record, err error, streaming bool) {
+func (c *Client) fail(ctx, reqCtx context.Context, st *reqState, rec *sweep.Record, err error, streaming bool) {
 	rec.Status = sweep.StatusError
-	switch {
+	switch cause := context.Cause(reqCtx); {
 	case ctx.Err() != nil:
 		rec.Status, rec.ErrorClass = sweep.StatusCancelled, sweep.ErrCancelled
 		err = context.Cause(ctx)
-	case errors.Is(context.Cause(reqCtx), errRequestTimeout):
+	case errors.Is(cause, errRequestTimeout):
 		rec.ErrorClass = sweep.ErrTimeout
 		err = fmt.Errorf("%w after %v: %w", errRequestTimeout, c.opts.RequestTimeout, err)
+	case errors.Is(cause, errTTFTTimeout), errors.Is(cause, errStallTimeout):
+		rec.ErrorClass = sweep.ErrTimeout
+		err = c.silence(cause, st)
 	default:
 		rec.ErrorClass = classify(err, streaming)
 	}
@@ -477,9 +523,28 @@ func (c *Client) fail(ctx, reqCtx context.Context, rec *sweep.Record, err error,
 	rec.Error = op + c.message(err)
 }
 
+// silence says what a request ended by ttft_timeout or stall_timeout (cause) had seen.
+func (c *Client) silence(cause error, st *reqState) error {
+	if errors.Is(cause, errStallTimeout) {
+		return fmt.Errorf("stalled: no chunk for stall_timeout %v after %d content chunks", c.opts.StallTimeout, st.streamed)
+	}
+	switch {
+	case st.gotAt.IsZero():
+		return fmt.Errorf("no connection within ttft_timeout %v", c.opts.TTFTTimeout)
+	case !st.firstByte.Load():
+		return fmt.Errorf("no answer within ttft_timeout %v: the server accepted the connection and sent nothing", c.opts.TTFTTimeout)
+	}
+	return fmt.Errorf("no token within ttft_timeout %v: the response began and streamed no content", c.opts.TTFTTimeout)
+}
+
 // message renders err on one line (servers' error bodies carry newlines) without the API
-// key, truncated to maxErrorLen bytes.
+// key, truncated to maxErrorLen bytes. A refused redirect is its own message: net/http's
+// error around it quotes the Location unredacted.
 func (c *Client) message(err error) string {
+	var re *redirectError
+	if errors.As(err, &re) {
+		err = re
+	}
 	msg := redact.Text(err.Error(), c.opts.APIKey)
 	msg = strings.Join(strings.Fields(msg), " ")
 	if len(msg) > maxErrorLen {
@@ -490,55 +555,3 @@ func (c *Client) message(err error) string {
 
 // maxErrorLen caps Record.Error, in bytes.
 const maxErrorLen = 512
-
-// stateKey is the context key of a request's reqState.
-type stateKey struct{}
-
-// reqState is one request's state shared with the HTTPDoer and the httptrace hooks. The
-// connection hooks run in the goroutine of the RoundTrip, before Do returns; each attempt
-// (a retry, see doer) starts over at GetConn, so the times are those of the last attempt.
-type reqState struct {
-	maxTokens int
-	ignoreEOS bool
-	getAt     time.Time
-	gotAt     time.Time
-	reused    bool        // the last attempt's connection had carried an earlier request
-	firstByte atomic.Bool // the last attempt read a response byte (set from net/http's read loop)
-	retried   bool
-	sentBytes int // of the request body, as sent
-	body      *sseBody
-}
-
-func (st *reqState) getConn(string) {
-	st.getAt, st.gotAt, st.reused = time.Now(), time.Time{}, false
-	st.firstByte.Store(false)
-}
-
-func (st *reqState) gotConn(info httptrace.GotConnInfo) {
-	st.gotAt, st.reused = time.Now(), info.Reused
-}
-
-func (st *reqState) gotFirstByte() { st.firstByte.Store(true) }
-
-// staleConn reports that the last attempt failed on a reused connection before any response
-// byte, the first attempt of the request: a failure to retry on a fresh connection.
-func (st *reqState) staleConn() bool { return !st.retried && st.reused && !st.firstByte.Load() }
-
-// sendTime is t_send: GotConn, else GetConn, else start.
-func (st *reqState) sendTime(start time.Time) time.Time {
-	switch {
-	case !st.gotAt.IsZero():
-		return st.gotAt
-	case !st.getAt.IsZero():
-		return st.getAt
-	}
-	return start
-}
-
-// connWait is GotConn − GetConn, or 0 when no connection was obtained.
-func (st *reqState) connWait() time.Duration {
-	if st.gotAt.IsZero() || st.getAt.IsZero() {
-		return 0
-	}
-	return st.gotAt.Sub(st.getAt)
-}

@@ -39,7 +39,37 @@ const (
 	faultEmpty       fault = "empty"         // role chunk, usage 0, [DONE]: no content
 	faultNoDone      fault = "no-done"       // content, then a clean end without [DONE]
 	faultKeepAlive   fault = "comment-flood" // SSE comment lines forever, no data
+	faultNoToken     fault = "no-token"      // headers and a role chunk, then nothing
+	faultStall       fault = "stall"         // one content chunk, then nothing
+	faultDoneOpen    fault = "done-open"     // content and [DONE], but the chunked body never ends
+
+	// Redirects of each code: to another origin (the hostile server's companion), or to the
+	// same origin (a path of the hostile server itself that serves the simulator).
+	faultRedirect301     fault = "301-other-origin"
+	faultRedirect302     fault = "302-other-origin"
+	faultRedirect303     fault = "303-other-origin"
+	faultRedirect307     fault = "307-other-origin"
+	faultRedirect308     fault = "308-other-origin"
+	faultRedirect301Same fault = "301-same-origin"
+	faultRedirect302Same fault = "302-same-origin"
+	faultRedirect303Same fault = "303-same-origin"
+	faultRedirect307Same fault = "307-same-origin" // followed: method and body kept
+	faultRedirect308Same fault = "308-same-origin" // followed
 )
+
+// redirects are the redirect faults: their code and whether they stay on the same origin.
+var redirects = map[fault]struct {
+	code int
+	same bool
+}{
+	faultRedirect301: {301, false}, faultRedirect302: {302, false}, faultRedirect303: {303, false},
+	faultRedirect307: {307, false}, faultRedirect308: {308, false},
+	faultRedirect301Same: {301, true}, faultRedirect302Same: {302, true}, faultRedirect303Same: {303, true},
+	faultRedirect307Same: {307, true}, faultRedirect308Same: {308, true},
+}
+
+// movedPrefix starts the path a same-origin redirect points at: the simulator behind it.
+const movedPrefix = "/moved"
 
 // hugeLine is the size of faultHugeLine's line, in bytes.
 const hugeLine = 10 << 20
@@ -53,6 +83,10 @@ type hostile struct {
 	// echo, when set, is put into every error body along with the Authorization header the
 	// client sent (a server that echoes credentials).
 	echo bool
+	// other is another origin (another port of the host) that redirects point at; it counts
+	// the requests it receives in otherHits (there must be none).
+	other     *httptest.Server
+	otherHits atomic.Int64
 
 	n      atomic.Int64
 	mu     sync.Mutex
@@ -77,11 +111,19 @@ func startHostile(t testing.TB, pick func(n int64) fault) (*hostile, *httptest.S
 		t.Fatal(err)
 	}
 	h := &hostile{sim: s, pick: pick, played: map[fault]int{}}
+	h.other = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.otherHits.Add(1)
+		h.sim.ServeHTTP(w, r)
+	}))
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()
+		h.other.Close()
 		s.Close()
+		if n := h.otherHits.Load(); n > 0 {
+			t.Errorf("the other origin received %d requests: a redirect was followed to it", n)
+		}
 	})
 	return h, srv
 }
@@ -106,6 +148,11 @@ func (h *hostile) counts() map[fault]int {
 // ServeHTTP answers the n-th POST with the fault pick(n) gives (the simulator's answer for
 // faultNone) and every other request with the simulator's.
 func (h *hostile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p, ok := strings.CutPrefix(r.URL.Path, movedPrefix); ok {
+		r.URL.Path = p // the target of a same-origin redirect
+		h.sim.ServeHTTP(w, r)
+		return
+	}
 	if r.Method != http.MethodPost {
 		h.sim.ServeHTTP(w, r)
 		return
@@ -114,6 +161,14 @@ func (h *hostile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.count(f)
 	if f == faultNone {
 		h.sim.ServeHTTP(w, r)
+		return
+	}
+	if rd, ok := redirects[f]; ok {
+		to := h.other.URL + r.URL.Path
+		if rd.same {
+			to = movedPrefix + r.URL.Path
+		}
+		http.Redirect(w, r, to, rd.code) // before the body is read: 307 and 308 resend it
 		return
 	}
 	_, _ = io.Copy(io.Discard, r.Body)
@@ -247,6 +302,21 @@ func streamFault(ctx context.Context, w http.ResponseWriter, f fault, echo strin
 		s := sse()
 		s.data(contentChunk("a"))
 		s.data(contentChunk("b"))
+	case faultNoToken:
+		sse().data(roleChunk())
+		<-ctx.Done()
+	case faultStall:
+		s := sse()
+		s.data(roleChunk())
+		s.data(contentChunk("a"))
+		<-ctx.Done()
+	case faultDoneOpen:
+		s := sse()
+		s.data(contentChunk("a"))
+		s.data(contentChunk("b"))
+		s.data(usageChunk(3, 2))
+		s.data("[DONE]")
+		<-ctx.Done() // the handler does not return: the chunked body never gets its terminator
 	default:
 		panic("hostile: unknown fault " + string(f))
 	}

@@ -316,7 +316,11 @@ func mayBeErrorLine(rest []byte, whole bool) bool {
 	return false
 }
 
-// drain reads what follows [DONE] (at most 64 KiB) so the connection can be reused.
-func (b *sseBody) drain() { _, _ = io.CopyN(io.Discard, b.rc, 64<<10) }
+// drain reads what follows [DONE] (at most 64 KiB) so the connection can be reused, and
+// reports whether the body ended.
+func (b *sseBody) drain() bool {
+	_, err := io.CopyN(io.Discard, b.rc, 64<<10)
+	return errors.Is(err, io.EOF)
+}
 
 func (b *sseBody) Close() error { return b.rc.Close() }

@@ -1,0 +1,104 @@
+package sweep
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+)
+
+// A server that stops answering (DESIGN §3.2): a worker whose requests fail to connect backs
+// off; a level none of whose workers can reach the server, or whose warmup got no answer at
+// all, ends at once and stops the sweep, instead of filling records.jsonl with failures or
+// waiting out warmup_max, max_duration and drain_timeout.
+
+// Backoff of a worker's consecutive connect errors: base doubling per error up to the cap,
+// jittered (connectBackoff).
+const (
+	connectBackoffBase = 10 * time.Millisecond
+	connectBackoffMax  = time.Second
+)
+
+// DefaultUnreachableAfter is Plan.UnreachableAfter's default: how long every worker of a
+// level may fail to connect before the server is declared unreachable.
+const DefaultUnreachableAfter = 10 * time.Second
+
+// InterruptDrainTimeout bounds the drain once an interrupt has come (during the load or the
+// drain itself), whatever drain_timeout says: the operator wants the sweep to stop.
+const InterruptDrainTimeout = 5 * time.Second
+
+// Stop reasons of a server that stopped answering; each is followed by ": " and the level's
+// account.
+const (
+	// StopUnreachable: no request of a level could connect for Plan.UnreachableAfter.
+	StopUnreachable = "server unreachable"
+	// StopSilent: every worker's first request of a level timed out and none was answered.
+	StopSilent = "no answer"
+)
+
+// connectBackoff is a worker's pause after its n-th consecutive connect error (0 for n ≤ 0):
+// 10 ms doubling to 1 s, drawn uniformly from [½, 1] of that so that the workers of a level do
+// not retry in step.
+func connectBackoff(n int) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	d := connectBackoffMax
+	if n <= 30 {
+		d = min(connectBackoffBase<<(n-1), connectBackoffMax)
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// health is the account of whether the level's server answers. The workers keep the
+// answered, firstTimeouts and firstTimeout fields as each request ends (answered), before
+// their first request counts as done, so that the controller reads them at the end of
+// warmup before it collects; the controller keeps the others as it collects.
+type health struct {
+	answered      atomic.Bool            // a request of the level succeeded
+	firstTimeouts atomic.Int64           // workers whose first request (seq 0) timed out
+	firstTimeout  atomic.Pointer[string] // the message of the first of them
+
+	lastConnect string // the message of the latest connect error collected
+	// downSince is, when every worker's latest requests failed to connect, the time (Unix ns)
+	// since which all of them have (the latest start of a worker's run of connect errors);
+	// 0 otherwise.
+	downSince int64
+}
+
+// ended accounts, in the worker's goroutine, for the end of request r.
+func (h *health) ended(r *Record) {
+	switch {
+	case r.OK():
+		if !h.answered.Load() {
+			h.answered.Store(true)
+		}
+	case r.ErrorClass == ErrTimeout && r.Seq == 0:
+		msg := r.Error
+		h.firstTimeout.CompareAndSwap(nil, &msg)
+		h.firstTimeouts.Add(1)
+	}
+}
+
+// add accounts, in the controller, for one collected record.
+func (h *health) add(r *Record) {
+	if r.ErrorClass == ErrConnect {
+		h.lastConnect = r.Error
+	}
+}
+
+// dead reports whether the level must end because its server does not answer, with the
+// level's account of why: unreachable when no worker's request has connected for
+// unreachableAfter, silent when, in warmup, every worker's first request timed out and none
+// of the level's requests succeeded.
+func (l *level) dead(phase Phase) (levelEnd, string) {
+	h := &l.health
+	if h.downSince != 0 && time.Duration(l.clk.now()-h.downSince) >= l.unreachableAfter {
+		return endUnreachable, fmt.Sprintf("no request reached the server for %s: every worker's requests failed to connect (%s)",
+			l.unreachableAfter, h.lastConnect)
+	}
+	if phase == PhaseWarmup && l.n > 0 && h.firstTimeouts.Load() >= int64(l.n) && !h.answered.Load() {
+		return endSilent, fmt.Sprintf("every worker's first request timed out and none was answered (%s)", *h.firstTimeout.Load())
+	}
+	return endNormal, ""
+}
