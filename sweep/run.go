@@ -151,7 +151,13 @@ func (p Plan) Validate() error {
 // Judge's (or StopDone), followed by "; no more levels added: …" when adding stopped early
 // (the Refiner's reason, or the budget).
 //
-// interrupt done = stop issuing, drain (bounded by DrainTimeout), hand the partial level to
+// A level whose server stopped answering ends at once and stops the sweep (dead.go): no
+// worker's request connected for UnreachableAfter (StopUnreachable, Outcome.Unreachable;
+// connect errors back off per worker meanwhile), or every worker's first request timed out
+// and none succeeded (StopSilent, Outcome.Silent).
+//
+// interrupt done = stop issuing, drain (bounded by DrainTimeout and InterruptDrainTimeout,
+// also when the interrupt comes during a drain), hand the partial level to
 // sink with Interrupted set and W1 the interrupt time, Finish(StopInterrupted). ctx
 // cancelled = hard stop: in-flight requests are cancelled, what was measured still goes to
 // sink. Neither is an error: Outcome says what happened. Run returns an error for an invalid

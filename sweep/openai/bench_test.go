@@ -15,7 +15,8 @@ import (
 // iteration streaming chunksPerReq content chunks, pre-rendered so the server adds a constant
 // per-request cost. Reports ns/chunk and allocs/chunk (process-wide, server included). The
 // "reasoning" case streams half of the chunks as delta.reasoning_content first, as a
-// reasoning model does, with reasoning_tokens in the usage.
+// reasoning model does, with reasoning_tokens in the usage. The "timeouts" case is "chunks"
+// with the default ttft_timeout and stall_timeout on (the others have request_timeout only).
 func BenchmarkClientStream(b *testing.B) {
 	const chunksPerReq = 1000
 	stream := func(reasoning int) []byte {
@@ -41,15 +42,21 @@ func BenchmarkClientStream(b *testing.B) {
 	}
 	plain, reasoned := serve(stream(0)), serve(stream(chunksPerReq/2))
 	for _, bc := range []struct {
-		name              string
-		record, reasoning bool
-	}{{"chunks", true, false}, {"itl_summary", false, false}, {"reasoning", true, true}} {
+		name                        string
+		record, reasoning, timeouts bool
+	}{{"chunks", true, false, false}, {"itl_summary", false, false, false}, {"reasoning", true, true, false}, {"timeouts", true, false, true}} {
 		b.Run(bc.name, func(b *testing.B) {
 			srv := plain
 			if bc.reasoning {
 				srv = reasoned
 			}
-			c := newClient(b, srv.URL, func(o *Options) { o.RecordChunks = bc.record })
+			c := newClient(b, srv.URL, func(o *Options) {
+				o.RecordChunks = bc.record
+				if bc.timeouts {
+					def := DefaultOptions()
+					o.TTFTTimeout, o.StallTimeout = def.TTFTTimeout, def.StallTimeout
+				}
+			})
 			req := sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: chunksPerReq}
 			var ms0, ms1 runtime.MemStats
 			runtime.ReadMemStats(&ms0)

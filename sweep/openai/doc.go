@@ -18,8 +18,18 @@
 // non-data lines at Options.MaxNonDataBytes (go-openai's bufio.Reader.ReadBytes and its error
 // accumulator are otherwise unbounded), and non-stream bodies are capped at MaxBodyBytes.
 //
+// Deadlines (watch.go): Options.RequestTimeout from the send to the end of the stream,
+// TTFTTimeout to the first content chunk and StallTimeout between stream events after it, all
+// kept by one timer per request that is re-armed only when it fires; the reading goroutine
+// publishes each event with an atomic store. A request ends at "data: [DONE]"; the rest of the
+// body is drained in the background once the server has left one open (Client.finish).
+//
+// Redirects (redirect.go) are followed only to the request's origin and only when they keep
+// the method and body (307, 308, or any redirect of a GET); others fail the request as class
+// redirect, naming the Location, so nothing is ever sent to another origin.
+//
 // Failures are classified into the error classes of sweep/record.go: connect, timeout,
-// http_4xx, http_429, http_5xx, stream_broken, bad_chunk, empty, and cancelled (Status
-// cancelled) when the caller's context ends. The API key is sent as a Bearer token and is
-// scrubbed from every error message.
+// http_4xx, http_429, http_5xx, stream_broken, bad_chunk, empty, redirect, and cancelled
+// (Status cancelled) when the caller's context ends. The API key is sent as a Bearer token and
+// is scrubbed from every error message.
 package openai
