@@ -37,7 +37,8 @@ type sweepPrep struct {
 // prepareSweep turns the flags into a sweep ready to run. Everything that can be refused is
 // refused here, before anything is created or sent: the configuration (every problem at
 // once, exit 2), a run that cannot be resumed, a shard's start time that has passed, a bad
-// dataset, a results directory that is not writable or already holds a run.
+// dataset, a level larger than the process can carry (checkLimits), a results directory that
+// is not writable or already holds a run.
 func prepareSweep(e *env, fl *sweepFlags) (*sweepPrep, error) {
 	s := &sweepPrep{}
 	var err error
@@ -54,6 +55,10 @@ func prepareSweep(e *env, fl *sweepFlags) (*sweepPrep, error) {
 		return nil, configProblems(e, "sweep", err)
 	}
 	if err := s.plan0(); err != nil {
+		s.release()
+		return nil, err
+	}
+	if err := s.checkLimits(e); err != nil {
 		s.release()
 		return nil, err
 	}
@@ -174,7 +179,8 @@ func (s *sweepPrep) plan(e *env) (sweep.Plan, *progress) {
 		plan.Judge = nil // the shards cannot agree on stop rules other than the budget
 		fmt.Fprintln(e.stderr, "kneecap: "+s.schedule.Describe(cfg.Sweep, len(s.levels), cfg.Shard.String()))
 	} else if cfg.Sweep.Refine > 0 {
-		plan.Refiner = announcingRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), prog}
+		refiner := limitedRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), s.streamCost()}
+		plan.Refiner = announcingRefiner{refiner, prog}
 		plan.Refine = cfg.Sweep.Refine
 	}
 	if s.done == nil {
