@@ -1,8 +1,10 @@
 package sweep
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,4 +92,41 @@ func TestTokensInWindowChunkTail(t *testing.T) {
 	if got := TokensInWindow(&zero, w0+39*ms, w0+40*ms, all); !scalar.EqualWithinAbs(got, 2+140, 1e-9) {
 		t.Errorf("zero-sum tail: %v tokens at the last kept offset, want 142", got)
 	}
+}
+
+// TestRecordLineBounded encodes a record with every field at its largest (4,096 offsets of 10
+// minutes, a tail with every histogram bucket at 1 Mi gaps, a 512-byte error and note, every
+// count at 10⁷) and checks that its records.jsonl line is under 56 KiB (DESIGN §5.4).
+func TestRecordLineBounded(t *testing.T) {
+	const big = 10_000_000
+	long := strings.Repeat("é", 256) + "…" // 512 bytes and the ellipsis, as Client.message cuts
+	r := Record{Level: 999, Concurrency: MaxProcessWorkers, Worker: MaxProcessWorkers - 1, Seq: big, Phase: PhaseMeasure,
+		Sent: math.MaxInt64, ConnWait: 10 * time.Minute, TTFT: 10 * time.Minute, E2E: 10 * time.Minute,
+		PromptTokens: big, OutputTokens: big, TokensSource: TokensFromChunks, Status: StatusError,
+		ErrorClass: ErrStreamBroken, Error: long, RequestedPromptTokens: big, RequestedOutputTokens: big,
+		TTFA: 10 * time.Minute, ReasoningChunks: big, ReasoningTokens: big, UsageOutputTokens: 1e12, UsagePromptTokens: 1e15,
+		TokensNote: long, Retried: true}
+	for range MaxRecordedChunks {
+		r.Chunks = append(r.Chunks, int64((10 * time.Minute).Microseconds()))
+	}
+	r.ChunksTail = &ChunkTail{Count: 1 << 20, SumUS: math.MaxInt64, MaxUS: math.MaxInt64}
+	for i := range GapBuckets {
+		r.ChunksTail.Gaps = append(r.ChunksTail.Gaps, [2]int64{GapBucketLow(i), 1 << 20})
+	}
+	line, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(line) >= 56<<10 {
+		t.Errorf("largest record line %d bytes, want under 56 KiB", len(line))
+	}
+	short := Record{Level: 3, Concurrency: 64, Worker: 17, Seq: 120, Phase: PhaseMeasure, Sent: 1_790_000_000_000_000_000,
+		ConnWait: 20 * time.Microsecond, TTFT: 180 * time.Millisecond, E2E: 3 * time.Second, PromptTokens: 512, OutputTokens: 256,
+		TokensSource: TokensFromUsage, Status: StatusOK, RequestedPromptTokens: 512, RequestedOutputTokens: 256}
+	fixed, _ := json.Marshal(short)
+	for j := range 256 {
+		short.Chunks = append(short.Chunks, int64(180_000+j*11_000))
+	}
+	with, _ := json.Marshal(short)
+	t.Logf("largest record line %d bytes; a 256-token record %d bytes (%d without its offsets)", len(line), len(with), len(fixed))
 }
