@@ -47,13 +47,14 @@ const ReserveDescriptors = 64
 // field is unknown and not checked.
 type Limits struct {
 	// Descriptors is the soft RLIMIT_NOFILE in force (after raising it to the hard limit);
-	// DescriptorsHard the hard limit (math.MaxUint64: unlimited).
+	// DescriptorsHard the hard limit (RLIM_INFINITY, a number past any need, when unlimited).
 	Descriptors, DescriptorsHard uint64
 	// OpenDescriptors is the number of descriptors the process had open when read (-1:
 	// unknown).
 	OpenDescriptors int
 	// MemAvailable is the memory available to the process, in bytes, and MemSource where it
-	// was read ("MemAvailable in /proc/meminfo", "cgroup memory.max").
+	// was read ("MemAvailable in /proc/meminfo", "the limit in /sys/fs/cgroup/…/memory.max
+	// less its usage").
 	MemAvailable uint64
 	MemSource    string
 }
@@ -110,6 +111,7 @@ func ReadLimits() Limits {
 // the soft RLIMIT_NOFILE (those of the workers and the process's own: the ones open now and
 // ReserveDescriptors), more memory than is available.
 func (l Limits) Check(concurrency, workers int, cost StreamCost) error {
+	workers = max(workers, 0)
 	what := fmt.Sprintf("concurrency %d", concurrency)
 	if workers != concurrency {
 		what += fmt.Sprintf(" (%d workers in this shard)", workers)

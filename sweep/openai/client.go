@@ -76,8 +76,9 @@ type Options struct {
 }
 
 // DefaultOptions returns the defaults: chat API, 10 min request timeout, 256 connections,
-// chunk recording on (the offsets of sweep.MaxRecordedChunks chunks a record), 1 MiB lines, 1 MiB of non-data lines, 8 MiB non-stream bodies,
-// 1 Mi chunks per request, 30 s dial timeout, DefaultMaxTokensPerChunk tokens per chunk.
+// chunk recording on (the offsets of sweep.MaxRecordedChunks chunks a record), 1 MiB lines,
+// 1 MiB of non-data lines, 8 MiB non-stream bodies, 1 Mi chunks per request, 30 s dial
+// timeout, DefaultMaxTokensPerChunk tokens per chunk.
 func DefaultOptions() Options {
 	return Options{
 		API:             sweep.APIChat,
