@@ -84,7 +84,7 @@ func (s *sweepPrep) reopen(fl *sweepFlags) error {
 	for _, name := range []string{"c", "o", "model", "api", "levels", "warmup", "duration", "max-duration",
 		"min-requests", "input-tokens", "output-tokens", "name", "shard", "start-at", "refine"} {
 		if fl.set[name] {
-			return usageError("sweep: --resume takes the configuration from %s; -%s cannot change it", fl.resume, name)
+			return cmdUsageError("sweep", "sweep: --resume takes the configuration from %s; %s cannot change it", fl.resume, dashes(name))
 		}
 	}
 	// Resume refuses a finished run (rundir.ErrFinished) before it rewrites anything.
