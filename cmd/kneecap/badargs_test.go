@@ -83,6 +83,8 @@ func TestBadCommandLine(t *testing.T) {
 			[]string{"compare: -o: " + other + " is not empty (it holds notes.txt) and holds no earlier kneecap output (compare.md)"}},
 		{"compare one run", []string{"compare", run1, "-o", filepath.Join(tmp, "c4")}, []string{"compare: need at least 2 runs, got 1", "see kneecap compare -h"}},
 		{"merge without -o", []string{"merge", run1}, []string{"merge: -o DIR is required", "see kneecap merge -h"}},
+		{"merge -o someone else's directory", []string{"merge", emptyRecs, "-o", other},
+			[]string{"merge: " + other + " is not empty (it holds notes.txt) and holds no kneecap run: choose a new or empty directory"}},
 		{"merge a run without records", []string{"merge", emptyRecs, "-o", filepath.Join(tmp, "m1")},
 			[]string{"merge: " + emptyRecs + ": levels.json lists 10 levels, but records.jsonl is empty: its part of the load is gone"}},
 		{"sim duration without a unit", []string{"sim", "--ttft", "5"}, []string{`sim: --ttft: duration needs a unit: write "5s", not 5`, "see kneecap sim -h"}},

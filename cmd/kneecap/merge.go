@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -34,6 +35,11 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 	}
 	if *out == "" {
 		return cmdUsageError("merge", "merge: -o DIR is required")
+	}
+	if _, err := os.Stat(*out); err == nil { // refused before the shards are read
+		if _, err := rundir.CheckWritable(*out, "choose another -o"); err != nil {
+			return usageError("merge: %w", err)
+		}
 	}
 	interrupted := func() error {
 		if ctx.Err() != nil || e.interrupt.Err() != nil {
