@@ -7,6 +7,7 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
 	"github.com/kneecap/kneecap/sweep/hftokenizer"
@@ -32,6 +33,9 @@ type sweepPrep struct {
 	dir     *rundir.Dir
 	outDir  string
 	created bool
+	// secrets are the API key and the configuration's secrets (config.Config.Secrets), kept
+	// out of everything the sweep prints and writes.
+	secrets *redact.Secrets
 }
 
 // prepareSweep turns the flags into a sweep ready to run. Everything that can be refused is
@@ -53,6 +57,10 @@ func prepareSweep(e *env, fl *sweepFlags) (*sweepPrep, error) {
 	if err := s.cfg.Validate(); err != nil {
 		s.release()
 		return nil, configProblems(e, "sweep", err)
+	}
+	s.secrets = redact.NewSecrets(s.cfg.Secrets()...)
+	if s.cfg.Target.APIKeyEnv != "" {
+		s.secrets = s.secrets.With(e.getenv(s.cfg.Target.APIKeyEnv))
 	}
 	if err := s.plan0(); err != nil {
 		s.release()
@@ -81,7 +89,7 @@ func (s *sweepPrep) reopen(fl *sweepFlags) error {
 	for _, name := range []string{"c", "o", "model", "api", "levels", "warmup", "duration", "max-duration",
 		"min-requests", "input-tokens", "output-tokens", "name", "shard", "start-at", "refine"} {
 		if fl.set[name] {
-			return usageError("sweep: --resume takes the configuration from %s; -%s cannot change it", fl.resume, name)
+			return cmdUsageError("sweep", "sweep: --resume takes the configuration from %s; %s cannot change it", fl.resume, dashes(name))
 		}
 	}
 	// Resume refuses a finished run (rundir.ErrFinished) before it rewrites anything.
@@ -138,6 +146,7 @@ func (s *sweepPrep) plan0() error {
 // the endpoint of a resumed run (an in-process simulator has a new port).
 func (s *sweepPrep) openDir(endpoint string) error {
 	if s.dir != nil {
+		s.dir.SetSecrets(s.secrets)
 		s.dir.SetEndpoint(endpoint)
 		return nil
 	}
@@ -145,6 +154,7 @@ func (s *sweepPrep) openDir(endpoint string) error {
 	if err != nil {
 		return usageError("sweep: %w", err)
 	}
+	dir.SetSecrets(s.secrets)
 	s.dir = dir
 	return nil
 }
