@@ -438,10 +438,12 @@ func (c *Client) readChunks(s rawStream, tSend time.Time, sr *streamRead) error 
 		if !res.content() {
 			continue
 		}
-		sr.sc.chunks++
-		if sr.sc.chunks > c.opts.MaxChunks {
+		if sr.sc.chunks >= c.opts.MaxChunks {
+			// The chunk past the cap is not counted: the record's chunks and N_out stay those
+			// kept.
 			return fmt.Errorf("%w: more than %d content chunks", errBadChunk, c.opts.MaxChunks)
 		}
+		sr.sc.chunks++
 		if !res.answer {
 			sr.sc.reasoningChunks++
 		} else if !sr.answered {
