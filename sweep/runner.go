@@ -303,32 +303,6 @@ func (l *level) await(sig levelSignals, phase Phase, warm <-chan struct{}, ask f
 	}
 }
 
-// alarm is a timer for a clock's wake time, armed anew when the time changes.
-type alarm struct {
-	t  *time.Timer
-	at time.Time
-	c  <-chan time.Time // nil when not armed or fired
-}
-
-// set arms the alarm for at (the zero time: none) unless it is already set for it.
-func (a *alarm) set(at time.Time) {
-	if at.Equal(a.at) {
-		return
-	}
-	a.stop()
-	a.at, a.c = at, nil
-	if !at.IsZero() {
-		a.t = time.NewTimer(time.Until(at))
-		a.c = a.t.C
-	}
-}
-
-func (a *alarm) stop() {
-	if a.t != nil {
-		a.t.Stop()
-	}
-}
-
 // drain waits until every worker has returned, collecting and reporting live statistics
 // meanwhile; at deadline it cancels the requests still in flight and reports that it did.
 // Once interrupt is closed (before or during the drain) the deadline is at most
