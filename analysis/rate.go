@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 )
 
@@ -193,4 +194,23 @@ func newRateResult() *RateResult {
 	n := NaN()
 	return &RateResult{CapacityRPS: n, CapacityInterval: [2]Float{n, n}, CapacityTPS: n, TTFTBlowupRPS: n,
 		TTFTBlowupBaselineMS: n, TTFTBlowupSlope: n, SLORPS: n, SLOTPS: n, SLOGoodputRPS: n, MaxTPSRPS: n}
+}
+
+// SameMode returns an error when runs (labelled labels) are not all of one mode, naming the
+// first run of another mode than the first run's: a closed-loop and an arrival-rate sweep
+// answer on different axes (concurrency, requests/s) and are not compared. A run without a
+// mode (an analysis.json from before the key) is closed loop.
+func SameMode(runs []*Result, labels []string) error {
+	if len(runs) == 0 || runs[0] == nil {
+		return nil
+	}
+	first := runs[0].Mode.Of()
+	for i, r := range runs[1:] {
+		if r == nil || r.Mode.Of() == first || i+1 >= len(labels) {
+			continue
+		}
+		return fmt.Errorf("runs of different modes: %s is a %s (mode %s), %s a %s (mode %s); compare runs of one mode",
+			labels[0], first.Label(), first, labels[i+1], r.Mode.Of().Label(), r.Mode.Of())
+	}
+	return nil
 }

@@ -73,7 +73,7 @@ func (r *rater) pts2points() {
 // linearly in the offered rate, t = (threshold − v_L) ÷ (v_F − v_L) for each SLO F fails,
 // the smallest t binding; and it is never above the capacity: F failing by its
 // sustainability alone, or an interpolated point past capacity_rps, puts it at the capacity
-// (slo.limit "capacity").
+// (slo.limit "capacity"; slo_tps is then capacity_tps).
 func (r *rater) slo() {
 	metrics := r.rateSLOMetrics()
 	set := r.res.SLO.TTFTP95MS.OK() || r.res.SLO.TPOTP95MS.OK() || r.res.SLO.E2EP95MS.OK()
@@ -132,17 +132,16 @@ func (r *rater) sloBetween(metrics []sloMetric, L, F ratePoint) {
 		}
 	}
 	x := L.x + bestT*(F.x-L.x)
+	r.rr.SLOTPS = Float(L.tps + bestT*(F.tps-L.tps))
 	if c := float64(r.rr.CapacityRPS); finite(c) && r.rr.CapacityBound != "at_least" && x > c {
-		x, limit = math.Max(c, L.x), "capacity"
+		// Past capacity no rate is sustained, whatever a window showed: the point is the
+		// capacity, even below L when L, taken for sustainable, lay above it.
+		x, limit = c, "capacity"
+		r.rr.SLOTPS = r.rr.CapacityTPS
 	}
 	r.res.SLO.Limit = limit
 	r.rr.SLORPS = Float(x)
 	r.rr.SLOBracket = []Float{Float(L.x), Float(F.x)}
-	t := 0.0
-	if F.x > L.x {
-		t = (x - L.x) / (F.x - L.x)
-	}
-	r.rr.SLOTPS = Float(L.tps + t*(F.tps-L.tps))
 	// Below capacity the completion rate is the offered rate; goodput is that at L's good
 	// share (not interpolated towards F, most of whose requests miss the SLO by construction).
 	if !finite(float64(L.lv.GoodputQPS)) || !(float64(L.lv.QPS) > 0) {
