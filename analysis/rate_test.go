@@ -397,3 +397,35 @@ func TestRateJSON(t *testing.T) {
 		t.Errorf("round trip lost the rate fields: %+v", back.Levels[1].RateLevel)
 	}
 }
+
+// TestRateGate: an arrival-rate baseline is gated on its rate figures. A run whose capacity
+// fell 15% (10 → 8.5 requests/s) regresses on the maximum TPS and the capacity, its SLO point
+// unchanged; one that sustained every level it ran (capacity ≥ 8, below the 9 floor) is
+// unknown on capacity, a lower bound deciding nothing there.
+func TestRateGate(t *testing.T) {
+	levels := func(c float64) []Level {
+		return []Level{rateLevel(2, 2, 50, true), rateLevel(4, 4, 50, true), rateLevel(8, 8, 60, true),
+			rateLevel(12, c, 900, false), rateLevel(16, c, 3000, false)}
+	}
+	opts := DefaultOptions()
+	opts.SLO = SLO{TTFTP95: 300 * time.Millisecond}
+	base := Analyze(levels(10), Meta{}, opts)
+	slower := Analyze(levels(8.5), Meta{}, opts)
+	verdicts := map[string]string{}
+	for _, c := range Gate(&base, &slower, 0.1) {
+		verdicts[c.Metric] = c.Verdict
+	}
+	want := map[string]string{"max_tps": GateRegressed, "capacity_rps": GateRegressed, "capacity_tps": GateRegressed,
+		"slo_rps": GateOK, "slo_tps": GateOK, "slo_goodput_rps": GateOK, "ttft_blowup_rps": GateOK}
+	for m, v := range want {
+		if verdicts[m] != v {
+			t.Errorf("%s: %q, want %q (all: %v)", m, verdicts[m], v, verdicts)
+		}
+	}
+	beyond := Analyze(levels(10)[:3], Meta{}, opts)
+	for _, c := range Gate(&base, &beyond, 0.1) {
+		if c.Metric == "capacity_rps" && (c.Verdict != GateUnknown || !c.RunAtLeast) {
+			t.Errorf("capacity ≥ 8 against 10 with a 9 floor: %+v, want unknown (a bound below the floor)", c)
+		}
+	}
+}
