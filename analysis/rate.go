@@ -107,6 +107,21 @@ func (l *Level) UserE2E() Latency {
 	return l.E2E
 }
 
+// CompletionRate returns the level's completion rate in requests/s, the y of the capacity's
+// model (DESIGN §4.15): its output TPS ÷ its mean output tokens, else its QPS; NaN when
+// neither is known. The tokens of a window flow smoothly where the completions of a saturated
+// batch come in bursts (slots admitted together finish together), so the first is the
+// steadier count of the requests served: capacity = X ÷ mean N_out.
+func (l *Level) CompletionRate() Float {
+	if t, n := l.OutputTPS, l.MeanOutputTokens; t.OK() && n.OK() && n > 0 && t >= 0 {
+		return t / n
+	}
+	if l.QPS.OK() && l.QPS >= 0 {
+		return l.QPS
+	}
+	return NaN()
+}
+
 // hasLatency reports whether some statistic of t is known.
 func hasLatency(t Latency) bool {
 	return t.Mean.OK() || t.P50.OK() || t.P90.OK() || t.P95.OK() || t.P99.OK()

@@ -125,20 +125,8 @@ func (r *rater) collect() {
 	}
 }
 
-// completionRate is a level's completion rate in requests/s: its output TPS ÷ its mean
-// output tokens, else its QPS; NaN when neither is known. The tokens of a window flow
-// smoothly where the completions of a saturated batch come in bursts (slots admitted together
-// finish together), so the first is the steadier count of the requests served: capacity =
-// X ÷ mean N_out (DESIGN §4.15).
-func completionRate(lv *Level) float64 {
-	if t, n := float64(lv.OutputTPS), float64(lv.MeanOutputTokens); finite(t) && finite(n) && n > 0 && t >= 0 {
-		return t / n
-	}
-	if q := float64(lv.QPS); finite(q) && q >= 0 {
-		return q
-	}
-	return math.NaN()
-}
+// completionRate is lv.CompletionRate as a float64 (NaN when unknown).
+func completionRate(lv *Level) float64 { return float64(lv.CompletionRate()) }
 
 // recheckSustainable marks unsustainable a level marked sustainable whose backlog was not
 // measured (a table) when its completion rate falls more than MaxRateDeficit below its

@@ -48,17 +48,8 @@ func rateLevelsOf(res *analysis.Result) []analysis.Level {
 // offered is a level's offered rate, the x of the rate charts.
 func offered(l *analysis.Level) analysis.Float { return l.Offered() }
 
-// completion is a level's completion rate in requests/s: QPS, else output TPS ÷ mean output
-// tokens.
-func completion(l *analysis.Level) analysis.Float {
-	if l.QPS.OK() {
-		return l.QPS
-	}
-	if l.OutputTPS.OK() && l.MeanOutputTokens.OK() && l.MeanOutputTokens > 0 {
-		return l.OutputTPS / l.MeanOutputTokens
-	}
-	return analysis.NaN()
-}
+// completion is a level's completion rate in requests/s (analysis.Level.CompletionRate).
+func completion(l *analysis.Level) analysis.Float { return l.CompletionRate() }
 
 func rateOf(res *analysis.Result) *analysis.RateResult {
 	if res == nil {
