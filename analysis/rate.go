@@ -224,8 +224,14 @@ func SameMode(runs []*Result, labels []string) error {
 		if r == nil || r.Mode.Of() == first || i+1 >= len(labels) {
 			continue
 		}
-		return fmt.Errorf("runs of different modes: %s is a %s (mode %s), %s a %s (mode %s); compare runs of one mode",
-			labels[0], first.Label(), first, labels[i+1], r.Mode.Of().Label(), r.Mode.Of())
+		an := func(m Mode) string {
+			if m == ModeRate {
+				return "an " + m.Label()
+			}
+			return "a " + m.Label()
+		}
+		return fmt.Errorf("runs of different modes: %s is %s (mode %s), %s %s (mode %s); compare runs of one mode",
+			labels[0], an(first), first, labels[i+1], an(r.Mode.Of()), r.Mode.Of())
 	}
 	return nil
 }

@@ -140,7 +140,7 @@ func TestRateCompare(t *testing.T) {
 		checkLegendClear(t, name, bl)
 	}
 	_, err = RenderCompare([]*analysis.Result{analysistest.Saturating(), a}, []string{"closed", "open"})
-	if err == nil || !strings.Contains(err.Error(), "closed is a closed-loop concurrency sweep (mode concurrency), open a open-loop arrival-rate sweep (mode rate)") {
+	if err == nil || !strings.Contains(err.Error(), "closed is a closed-loop concurrency sweep (mode concurrency), open an open-loop arrival-rate sweep (mode rate)") {
 		t.Errorf("mixed modes: error %v", err)
 	}
 }

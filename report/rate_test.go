@@ -98,7 +98,7 @@ func TestGoldenRateCompare(t *testing.T) {
 func TestCompareRefusesMixedModes(t *testing.T) {
 	runs := []*analysis.Result{analysistest.Saturating(), analysistest.Rate()}
 	err := report.Compare(io.Discard, runs, []string{"closed", "open"}, nil, nil)
-	if err == nil || !strings.Contains(err.Error(), "runs of different modes: closed is a closed-loop concurrency sweep (mode concurrency), open a open-loop arrival-rate sweep (mode rate)") {
+	if err == nil || !strings.Contains(err.Error(), "runs of different modes: closed is a closed-loop concurrency sweep (mode concurrency), open an open-loop arrival-rate sweep (mode rate)") {
 		t.Errorf("compare: %v", err)
 	}
 	if err := report.CompareConsole(io.Discard, runs, []string{"closed", "open"}, nil); err == nil {
