@@ -102,7 +102,8 @@ func TestRateGeometricPlan(t *testing.T) {
 
 // TestRateSustainableRule measures the rule of summarizeRate on the batching engine, 20 seeds
 // a rate: no level at 0.5–0.95 × capacity is called unsustainable with windows of 5 or 10 s;
-// every level at 1.5 × is; at 1.1 × with 30 s windows at least 18 of 20 are.
+// every level at 1.5 × is; at 1.1 × with 30 s windows at least 18 of 20 are (38 of 40 when
+// measured, BacklogNoise).
 func TestRateSustainableRule(t *testing.T) {
 	e := demoEngine()
 	truth := e.capacity(64)
@@ -215,7 +216,7 @@ func TestBacklogGrowth(t *testing.T) {
 	if math.Abs(b.slope-5) > 0.1 {
 		t.Errorf("queue: slope %.3f, want 5 requests/s", b.slope)
 	}
-	if why := b.unsustainable(10, 10); why == "" {
+	if why := b.unsustainable(10, 10, 5); why == "" {
 		t.Errorf("queue growing 5 requests/s at 10 offered: not called unsustainable (%+v)", b)
 	}
 }
