@@ -44,13 +44,17 @@ func (o Options) withDefaults() Options {
 // Per level, with window [W0, W1) and T = W1 − W0:
 //   - latency statistics (TTFT, TPOT, ITL, E2E) cover successful requests sent inside the
 //     window; TPOT = (E2E − TTFT)/(N_out − 1) for N_out > 1; ITL pools every gap between
-//     consecutive chunks, a chunk carrying k = N_out/len(Chunks) tokens contributing gap/k
-//     with multiplicity k (k = 1 when a request has no more tokens than chunks); without
-//     chunk offsets, each request's ITL summary contributes its mean gap (an approximation
-//     the level's notes mention);
+//     consecutive chunks, a chunk carrying k = N_out/chunks tokens (sweep.ChunkCount)
+//     contributing gap/k with multiplicity k (k = 1 when a request has no more tokens than
+//     chunks); the gaps of a record's ChunksTail (the chunks past the offsets it keeps) come
+//     from its histogram, each bucket at its midpoint (within 3.1%, a level note says so);
+//     without chunk offsets, each request's ITL summary contributes its mean gap (an
+//     approximation the level's notes mention);
 //   - output TPS counts, over every record of the level whatever its phase or status, the
-//     tokens of chunks that arrived inside the window (k per chunk; without chunk offsets the
-//     N_out tokens are spread evenly from TTFT to E2E), ÷ T;
+//     tokens of chunks that arrived inside the window (k per chunk; a ChunksTail's chunks
+//     evenly spaced after the last kept offset, ending at the last chunk's; without chunk
+//     offsets the N_out tokens are spread evenly from TTFT to E2E), ÷ T
+//     (sweep.TokensInWindow);
 //   - QPS = successful requests with t_send + E2E in the window ÷ T; input TPS = prompt
 //     tokens of requests sent inside the window ÷ T;
 //   - the 95% CI half-width of output TPS comes from batch means over max(10, Slices) equal
@@ -156,6 +160,10 @@ func (s *scratch) fill(lv *Level, win *sweep.WindowTotals, sent *sentStats, good
 	if sent.approxITL {
 		lv.Notes = append(lv.Notes, "ITL percentiles approximated from per-request ITL summaries (chunk offsets not recorded)")
 	}
+	if sent.tails > 0 {
+		lv.Notes = append(lv.Notes, fmt.Sprintf("ITL: %d requests streamed more chunks than a record keeps the offsets of; "+
+			"their later gaps come from each record's gap histogram (within 3.1%%)", sent.tails))
+	}
 	if lv.AchievedConcurrency > 0 && lv.E2E.Mean.OK() {
 		lv.LittlesLawError = Float(math.Abs(float64(lv.QPS)*float64(lv.E2E.Mean)/1e3-float64(lv.AchievedConcurrency)) / float64(lv.AchievedConcurrency))
 	}
@@ -229,6 +237,7 @@ type sentStats struct {
 	promptTokens         float64
 	okOutputTokens       float64 // output tokens of the successful ones
 	approxITL            bool    // some ITL came from a per-request summary
+	tails                int     // requests whose chunks past the kept offsets have a tail summary
 	classes              map[string]int
 }
 
@@ -260,15 +269,8 @@ func (s *scratch) addSent(st *sentStats, r *sweep.Record) {
 		s.tpot = append(s.tpot, float64(r.E2E-r.TTFT)/1e6/float64(nOut-1))
 	}
 	switch {
-	case len(r.Chunks) > 1:
-		k := 1.0
-		if nOut > len(r.Chunks) {
-			k = float64(nOut) / float64(len(r.Chunks))
-		}
-		for j := 1; j < len(r.Chunks); j++ {
-			gap := float64(r.Chunks[j]-r.Chunks[j-1]) / 1e3 // µs → ms
-			s.itl = append(s.itl, weighted{gap / k, k})
-		}
+	case len(r.Chunks) > 1 || (len(r.Chunks) == 1 && r.ChunksTail != nil):
+		s.addChunkGaps(st, r)
 	case len(r.Chunks) == 0 && r.ITL != nil && r.ITL.Count > 0:
 		st.approxITL = true
 		k := 1.0
@@ -277,6 +279,41 @@ func (s *scratch) addSent(st *sentStats, r *sweep.Record) {
 		}
 		mean := float64(r.ITL.SumUS) / float64(r.ITL.Count) / 1e3
 		s.itl = append(s.itl, weighted{mean / k, float64(r.ITL.Count) * k})
+	}
+}
+
+// addChunkGaps adds the inter-chunk gaps of r, a successful request with chunk offsets, to the
+// ITL population: each gap between kept offsets, then the gaps of its tail (the chunks past
+// the kept offsets) from their histogram, each bucket at its midpoint (sweep.GapBucketMid,
+// within 3.1% of every gap in it); a tail without a histogram enters at its mean gap. A
+// chunk carries k = N_out ÷ the chunks seen tokens (k = 1 when N_out is not more), so a gap
+// contributes gap ÷ k with multiplicity k.
+func (s *scratch) addChunkGaps(st *sentStats, r *sweep.Record) {
+	nOut, nChunks := r.OutputTokens, sweep.ChunkCount(r)
+	k := 1.0
+	if nOut > nChunks {
+		k = float64(nOut) / float64(nChunks)
+	}
+	for j := 1; j < len(r.Chunks); j++ {
+		gap := float64(r.Chunks[j]-r.Chunks[j-1]) / 1e3 // µs → ms
+		s.itl = append(s.itl, weighted{gap / k, k})
+	}
+	tail := r.ChunksTail
+	if tail == nil || tail.Count <= 0 {
+		return
+	}
+	st.tails++
+	var inGaps int64
+	for _, g := range tail.Gaps {
+		if g[1] <= 0 || g[0] < 0 {
+			continue
+		}
+		inGaps += g[1]
+		s.itl = append(s.itl, weighted{sweep.GapBucketMid(g[0]) / 1e3 / k, float64(g[1]) * k})
+	}
+	if inGaps == 0 { // no histogram: the mean gap
+		mean := float64(max(tail.SumUS, 0)) / float64(tail.Count) / 1e3
+		s.itl = append(s.itl, weighted{mean / k, float64(tail.Count) * k})
 	}
 }
 

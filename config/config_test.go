@@ -412,3 +412,48 @@ func TestDecodeProblemsNameKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestBaseURLRefused: a base URL with a query string, a fragment or whitespace around it is
+// refused with a problem that names the key and repeats no secret; server_metrics.url may
+// have a query (a token for a proxy) but no whitespace.
+func TestBaseURLRefused(t *testing.T) {
+	const secret = "sk-QUERY-secret"
+	for _, tc := range []struct{ key, url, want string }{
+		{"target.url", "http://127.0.0.1:8000/v1?api_key=" + secret, `target.url: "http://127.0.0.1:8000/v1" followed by a query string`},
+		{"target.url", "http://127.0.0.1:8000/v1?", `target.url: "http://127.0.0.1:8000/v1" followed by a query string`},
+		{"target.url", "http://127.0.0.1:8000/v1#" + secret, `target.url: "http://127.0.0.1:8000/v1" followed by a fragment`},
+		{"target.url", "http://127.0.0.1:8000/v1 ", `target.url: "http://127.0.0.1:8000/v1" has whitespace before or after it`},
+		{"target.url", "\thttp://u:" + secret + "@127.0.0.1:8000/v1", `target.url: "http://127.0.0.1:8000/v1" has whitespace`},
+		{"server_metrics.url", "http://127.0.0.1:8000/metrics\n", `server_metrics.url: "http://127.0.0.1:8000/metrics" has whitespace`},
+	} {
+		c := Default()
+		c.Target.URL, c.Target.Model = "http://127.0.0.1:8000/v1", "m"
+		if tc.key == "target.url" {
+			c.Target.URL = tc.url
+		} else {
+			c.ServerMetrics.URL = tc.url
+		}
+		err := c.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), secret) {
+			t.Errorf("%s %q: Validate = %v, want %q without the secret", tc.key, tc.url, err, tc.want)
+		}
+	}
+	c := Default()
+	c.Target.URL, c.Target.Model = "http://127.0.0.1:8000/v1", "m"
+	c.ServerMetrics.URL = "http://127.0.0.1:8000/metrics?token=t"
+	if err := c.Validate(); err != nil {
+		t.Errorf("a metrics URL with a query: %v", err)
+	}
+}
+
+// TestConfigSecrets: the secrets of a configuration, besides the API key.
+func TestConfigSecrets(t *testing.T) {
+	c := Default()
+	c.Target.URL = "http://user:pw-1234@127.0.0.1:8000/v1"
+	c.ServerMetrics.URL = "http://127.0.0.1:8000/metrics?access_token=tok-1234"
+	c.Target.ExtraBody = map[string]any{"api_key": "body-1234", "temperature": 0}
+	got := strings.Join(c.Secrets(), " ")
+	if got != "pw-1234 user:pw-1234 tok-1234 body-1234" {
+		t.Errorf("Secrets = %q", got)
+	}
+}

@@ -441,7 +441,7 @@ func (w walker) walk(n *yaml.Node, t reflect.Type, prefix string) {
 			*w.errs = append(*w.errs, &Error{
 				Where: fmt.Sprintf("%s:%d", w.file, n.Line),
 				Key:   prefix,
-				Msg:   fmt.Sprintf("duration needs a unit: write %q, not %s", n.Value+"s", n.Value),
+				Msg:   unitProblem(n.Value),
 			})
 		}
 	case t == reflect.TypeOf(sweep.LevelsSpec{}):

@@ -17,3 +17,16 @@ func (c Config) Redacted() Config {
 	}
 	return c
 }
+
+// Secrets returns the secrets of c for redact.NewSecrets, besides the API key: the password
+// (or the lone user name) of target.url and server_metrics.url, their secret-looking query
+// values, and the string values of extra_body under secret-looking keys (sent in every
+// request body, so a server may echo them).
+func (c Config) Secrets() []string {
+	out := redact.URLSecrets(c.Target.URL)
+	out = append(out, redact.URLSecrets(c.ServerMetrics.URL)...)
+	if c.Target.ExtraBody != nil {
+		out = append(out, redact.TreeSecrets(c.Target.ExtraBody, redact.SecretKey)...)
+	}
+	return out
+}

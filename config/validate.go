@@ -68,7 +68,7 @@ func (v *validation) rate(key string, r float64) {
 func (v *validation) target() {
 	t := v.c.Target
 	if t.URL != "" {
-		if err := checkURL(t.URL); err != nil {
+		if err := checkBaseURL(t.URL); err != nil {
 			v.bad("target.url", "%v", err)
 		}
 		if t.Model == "" {
@@ -220,8 +220,11 @@ func (v *validation) shard() {
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
-// checkURL accepts absolute http(s) URLs with a host.
+// checkURL accepts absolute http(s) URLs with a host and no whitespace around them.
 func checkURL(raw string) error {
+	if t := strings.TrimSpace(raw); t != raw {
+		return fmt.Errorf("%q has whitespace before or after it: remove it (it would be sent as part of the URL)", redact.URL(t))
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		// *url.Error quotes the whole URL, userinfo included: keep only its cause.
@@ -236,6 +239,25 @@ func checkURL(raw string) error {
 	}
 	if u.Host == "" {
 		return fmt.Errorf("%q: no host", redact.URL(raw))
+	}
+	return nil
+}
+
+// checkBaseURL accepts what checkURL does, without a query string or a fragment: kneecap
+// appends /chat/completions (and /models, /tokenize, …) to a base URL, so a query would
+// end up inside every request's path (…/v1?api_key=KEY/chat/completions), and print its
+// secrets with it.
+func checkBaseURL(raw string) error {
+	if err := checkURL(raw); err != nil {
+		return err
+	}
+	u, _ := url.Parse(raw)
+	if u.RawQuery != "" || u.ForceQuery || strings.Contains(raw, "?") {
+		return fmt.Errorf("%q followed by a query string (?…): a base URL takes none, as kneecap appends /chat/completions to it; "+
+			"give the API key through target.api_key_env", redact.URLWithoutQuery(raw))
+	}
+	if u.Fragment != "" || strings.Contains(raw, "#") {
+		return fmt.Errorf("%q followed by a fragment (#…): a base URL takes none", redact.URLWithoutQuery(strings.SplitN(raw, "#", 2)[0]))
 	}
 	return nil
 }

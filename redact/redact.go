@@ -1,7 +1,11 @@
 // Package redact is kneecap's one scrubber of secrets: URLs lose their userinfo and
 // secret-looking query parameters, decoded YAML or JSON loses the values under secret-looking
-// keys, and free text loses the literal secrets it was given. Everything kneecap prints or
-// writes that may hold a URL, a request body or a server's message passes through it.
+// keys, and free text loses the secrets it was given in every form a message may carry them
+// (plain, percent-encoded, JSON-escaped, base64, base64 of "Bearer KEY", base64 of a longer
+// text holding them; see Secrets), and the userinfo and secret query values of the URLs in
+// it. Everything kneecap prints or writes that may hold a URL, a request body or a server's
+// message passes through it: the client's error messages, records.jsonl, levels.json,
+// server_info.json, stdout and stderr of a sweep, and every error it returns.
 package redact
 
 import (
@@ -43,8 +47,9 @@ func URL(raw string) string {
 	return u.String()
 }
 
-// URLWithoutQuery drops the userinfo and the whole query of raw, for messages about a URL
-// whose query has no business being there; a string that does not parse is "<unparseable>".
+// URLWithoutQuery drops the userinfo, the whole query and the fragment of raw, for messages
+// about a URL whose query has no business being there; a string that does not parse is
+// "<unparseable>".
 func URLWithoutQuery(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -52,6 +57,7 @@ func URLWithoutQuery(raw string) string {
 	}
 	u.User = nil
 	u.RawQuery, u.ForceQuery = "", false
+	u.Fragment, u.RawFragment = "", ""
 	return u.String()
 }
 
@@ -85,7 +91,7 @@ func Tree(v any, secret func(string) bool, str func(string) any) any {
 }
 
 // urlUserinfo matches the user:password part of a URL in free text.
-var urlUserinfo = regexp.MustCompile(`://[^/@\s"]+@`)
+var urlUserinfo = regexp.MustCompile(`://[^/@\s"'<>]+@`)
 
 // Userinfo replaces the user:password of every URL in free text s by Value
 // ("https://u:p@host" becomes "https://REDACTED@host").
@@ -93,14 +99,31 @@ func Userinfo(s string) string {
 	return urlUserinfo.ReplaceAllString(s, "://"+Value+"@")
 }
 
-// Text replaces every occurrence of each non-empty secret in s by Marker.
-func Text(s string, secrets ...string) string {
-	for _, k := range secrets {
-		if k != "" {
-			s = strings.ReplaceAll(s, k, Marker)
-		}
+// queryParam matches a name=value pair of a query string in free text (after '?', '&', ';'
+// or a space): the value runs to the next '&', '#', space or quote.
+var queryParam = regexp.MustCompile(`(^|[?&;\s])([A-Za-z0-9_.\-]+)=([^&#\s"'<>]*)`)
+
+// Query replaces the value of every name=value pair in free text s whose name SecretKey
+// reports by Value ("…/v1?api_key=sk-1&model=m" becomes "…/v1?api_key=REDACTED&model=m").
+func Query(s string) string {
+	if !strings.Contains(s, "=") {
+		return s
 	}
-	return s
+	return queryParam.ReplaceAllStringFunc(s, func(m string) string {
+		sub := queryParam.FindStringSubmatch(m)
+		if !SecretKey(sub[2]) || sub[3] == Value {
+			return m
+		}
+		return sub[1] + sub[2] + "=" + Value
+	})
+}
+
+// Text is the one redaction of free text (an error message, a server's body, a line printed):
+// every form of each secret (see Secrets) is replaced by Marker, then the userinfo of every
+// URL and the value of every secret-looking query parameter by Value. Secrets shorter than
+// MinSecret bytes are ignored.
+func Text(s string, secrets ...string) string {
+	return NewSecrets(secrets...).Text(s)
 }
 
 // SecretKey reports whether a key looks like it holds a credential: api_key, apikey,

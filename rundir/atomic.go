@@ -7,7 +7,8 @@ import (
 )
 
 // WriteFileAtomic writes data to a temporary file in path's directory, fsyncs it and renames it
-// over path, so readers see the old or the new file, never a mix.
+// over path, so readers see the old or the new file, never a mix. The file is FilePerm
+// (0600) less the umask: os.CreateTemp's mode, kept.
 func WriteFileAtomic(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -20,9 +21,6 @@ func WriteFileAtomic(path string, data []byte) error {
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
 	}
 	if err == nil {
 		err = os.Rename(tmp, path)

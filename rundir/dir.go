@@ -43,6 +43,14 @@ const (
 	SummaryFile = "summary.csv"
 )
 
+// DirPerm and FilePerm are the modes of a results directory and of its files, less the
+// umask: only their owner reads them, as they may hold prompts, the server's details and
+// its messages.
+const (
+	DirPerm  = 0o700
+	FilePerm = 0o600
+)
+
 // LevelsSchema is the schema tag of levels.json.
 const LevelsSchema = "kneecap.levels/v1"
 
@@ -81,6 +89,8 @@ type Dir struct {
 	records *os.File
 	metrics *os.File
 	closed  bool
+	// secrets are removed from what the Dir writes (SetSecrets).
+	secrets *redact.Secrets
 }
 
 var _ sweep.Sink = (*Dir)(nil)
@@ -92,7 +102,7 @@ func Create(dir string, cfg config.Config, endpoint string, start time.Time) (*D
 	if dir == "" {
 		return nil, errors.New("create results dir: empty path")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, DirPerm); err != nil {
 		return nil, fmt.Errorf("create results dir %s: %w", dir, err)
 	}
 	for _, f := range []string{LevelsFile, RecordsFile} {
@@ -127,7 +137,7 @@ func Create(dir string, cfg config.Config, endpoint string, start time.Time) (*D
 	if err := d.writeLevels(); err != nil {
 		return nil, fmt.Errorf("create results dir %s: %w", dir, err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, RecordsFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, RecordsFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, FilePerm)
 	if err != nil {
 		return nil, fmt.Errorf("create results dir %s: %w", dir, err)
 	}
@@ -158,7 +168,13 @@ func (d *Dir) LevelDone(l sweep.Level) error {
 	w := bufio.NewWriterSize(d.records, 256<<10)
 	enc := json.NewEncoder(w)
 	for i := range records {
-		if err := enc.Encode(&records[i]); err != nil {
+		rec := &records[i]
+		if rec.Error != "" && d.secrets != nil {
+			r := *rec // the caller's records stay as they are
+			r.Error = d.secrets.Text(r.Error)
+			rec = &r
+		}
+		if err := enc.Encode(rec); err != nil {
 			return fmt.Errorf("results %s: write %s: %w", d.path, RecordsFile, err)
 		}
 	}
@@ -198,7 +214,7 @@ func (d *Dir) ServerMetrics() (io.Writer, error) {
 	if d.metrics != nil {
 		return d.metrics, nil
 	}
-	f, err := os.OpenFile(filepath.Join(d.path, ServerMetricsFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(filepath.Join(d.path, ServerMetricsFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, FilePerm)
 	if err != nil {
 		return nil, fmt.Errorf("results %s: %w", d.path, err)
 	}
@@ -238,6 +254,9 @@ func (d *Dir) writeLevels() error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", LevelsFile, err)
 	}
+	if d.secrets != nil {
+		b = d.secrets.Bytes(b)
+	}
 	return WriteFileAtomic(filepath.Join(d.path, LevelsFile), append(b, '\n'))
 }
 
@@ -246,6 +265,11 @@ func (d *Dir) writeLevels() error {
 // redacted info bodies (RedactServerInfo) to ServerInfoFile when there are any.
 func (d *Dir) SetProvenance(kneecap string, server *sweep.ServerInfo, infoDoc []byte) error {
 	if len(infoDoc) > 0 {
+		d.mu.Lock()
+		if d.secrets != nil {
+			infoDoc = d.secrets.Bytes(infoDoc)
+		}
+		d.mu.Unlock()
 		if err := WriteFileAtomic(filepath.Join(d.path, ServerInfoFile), infoDoc); err != nil {
 			return fmt.Errorf("results %s: %w", d.path, err)
 		}
@@ -254,6 +278,16 @@ func (d *Dir) SetProvenance(kneecap string, server *sweep.ServerInfo, infoDoc []
 	defer d.mu.Unlock()
 	d.doc.Kneecap, d.doc.Server = kneecap, server
 	return nil
+}
+
+// SetSecrets makes the Dir remove every form of secrets (redact.Secrets) from what it writes
+// from now on: the error messages of records.jsonl, levels.json (notes, stop reason, server
+// info, endpoint) and server_info.json. A sweep sets the API key and the configuration's
+// secrets (config.Config.Secrets) before the first level.
+func (d *Dir) SetSecrets(s *redact.Secrets) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.secrets = s
 }
 
 // SetPromptSizing records in levels.json (at its next write) how the prompts were sized.

@@ -45,14 +45,25 @@ func DefaultPath(cfg config.Config, now time.Time) string {
 }
 
 // CheckWritable creates dir if needed and checks that a file can be created in it and that it
-// holds no run; the error for a directory holding one ends with advice (such as "choose
-// another -o"). created reports whether dir did not exist before, so that a caller that
-// writes nothing can remove it again.
+// is empty: a directory holding a run is refused with advice at the end of the error (such as
+// "choose another -o"), any other non-empty directory because kneecap would write its files
+// among someone else's. created reports whether dir did not exist before, so that a caller
+// that writes nothing can remove it again.
 func CheckWritable(dir, advice string) (created bool, err error) {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		created = true
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	for _, name := range []string{LevelsFile, RecordsFile} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return false, fmt.Errorf("%s already holds a run (%s): %s", dir, name, advice)
+		}
+	}
+	if !created {
+		if err := checkEmpty(dir, "kneecap run"); err != nil {
+			return false, err
+		}
+	}
+	if err := os.MkdirAll(dir, DirPerm); err != nil {
 		return false, fmt.Errorf("%s: %w", dir, err)
 	}
 	f, err := os.CreateTemp(dir, ".kneecap-write-check*")
@@ -64,10 +75,62 @@ func CheckWritable(dir, advice string) (created bool, err error) {
 	}
 	f.Close()
 	os.Remove(f.Name())
-	for _, name := range []string{LevelsFile, RecordsFile} {
-		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
-			return false, fmt.Errorf("%s already holds a run (%s): %s", dir, name, advice)
+	return created, nil
+}
+
+// checkEmpty returns nil when dir is an empty directory, else an error saying that it is not
+// a directory, or what it holds, for a command that writes what into it.
+func checkEmpty(dir, what string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is a file, not a directory", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".kneecap-") {
+			return fmt.Errorf("%s is not empty (it holds %s) and holds no %s: choose a new or empty directory",
+				dir, e.Name(), what)
 		}
 	}
-	return created, nil
+	return nil
+}
+
+// Outputs of `kneecap analyze` and `kneecap compare` for CheckOutput: the file that marks a
+// directory as the command's earlier output, and what to call the output.
+const (
+	// AnalyzeOutput marks an earlier `kneecap analyze PATH -o DIR` (analysis.json).
+	AnalyzeOutput = AnalysisFile
+	// CompareOutput marks an earlier `kneecap compare RUN... -o DIR` (compare.md).
+	CompareOutput = "compare.md"
+)
+
+// CheckOutput checks the -o DIR of a command that writes marker and its companions (analyze,
+// compare) before anything is computed: DIR may be missing (it is created later), empty, or
+// an earlier output of the same command (it holds marker and no levels.json). A file, a
+// results directory (its analysis would be replaced by another's; analyze one in place by
+// leaving -o out) and any other non-empty directory are refused.
+func CheckOutput(dir, marker string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("%s: %w", dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%s is a file, not a directory", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, LevelsFile)); err == nil {
+		return fmt.Errorf("%s is a results directory of another run (it has %s): writing into it would replace its analysis; choose a new or empty directory",
+			dir, LevelsFile)
+	}
+	if _, err := os.Stat(filepath.Join(dir, marker)); err == nil {
+		return nil
+	}
+	return checkEmpty(dir, "earlier kneecap output ("+marker+")")
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/kneecap/kneecap/config"
@@ -39,6 +40,8 @@ type Run struct {
 	// PromptSizing is how the prompts were sized in the server's tokens (nil before it was
 	// recorded).
 	PromptSizing *sweep.PromptSizing
+	// Dropped counts the lines of records.jsonl that Read left out.
+	Dropped Dropped
 }
 
 // Runs returns how each level ran, in order.
@@ -59,8 +62,8 @@ func (r *Run) Records() []sweep.Record {
 
 // Read reads a results directory: config.yaml, levels.json and records.jsonl. Only records of
 // levels listed in levels.json are returned: a level half-written when the process was killed
-// is dropped, and so is a last line without its newline. A corrupt line is an error naming
-// records.jsonl:LINE.
+// is dropped, and so is a last line without its newline and a record of another run (see
+// Dropped, which counts them). A corrupt line is an error naming records.jsonl:LINE.
 func Read(dir string) (*Run, error) {
 	r, _, err := readRun(dir, false)
 	return r, err
@@ -138,7 +141,7 @@ func readRun(dir string, resume bool) (*Run, int64, error) {
 		return nil, 0, fmt.Errorf("read results %s: %w", dir, err)
 	}
 	defer f.Close()
-	end, err := readRecords(bufio.NewReaderSize(f, 1<<20), rp, res.Levels)
+	end, err := readRecords(bufio.NewReaderSize(f, 1<<20), rp, res.Levels, &res.Dropped)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read results %s: %w", dir, err)
 	}
@@ -146,10 +149,11 @@ func readRun(dir string, resume bool) (*Run, int64, error) {
 }
 
 // readRecords appends each record of r (records.jsonl, named path in errors) to the level of
-// levels it belongs to and returns the byte offset where the listed levels' records end.
-// Records of a level not in levels (half-written when the run was killed) must all follow
-// the listed ones; a partial last line is dropped.
-func readRecords(r *bufio.Reader, path string, levels []sweep.Level) (end int64, err error) {
+// levels it belongs to, counts the lines it leaves out in dropped, and returns the byte offset
+// where the listed levels' records end. Records of a level not in levels (half-written when
+// the run was killed) must all follow the listed ones; a partial last line is dropped, and so
+// is a record that does not belong to its level (foreign).
+func readRecords(r *bufio.Reader, path string, levels []sweep.Level, dropped *Dropped) (end int64, err error) {
 	pos := make(map[int]int, len(levels))
 	for i, l := range levels {
 		pos[l.Run.Index] = i
@@ -166,7 +170,10 @@ func readRecords(r *bufio.Reader, path string, levels []sweep.Level) (end int64,
 			return 0, fmt.Errorf("%s:%d: line longer than %d bytes", path, line+1, MaxRecordLine)
 		}
 		if errors.Is(err, io.EOF) {
-			return end, nil // a partial last line (no newline) was being written when the run stopped
+			if len(bytes.TrimSpace(buf)) > 0 {
+				dropped.Truncated = line + 1 // being written when the run stopped
+			}
+			return end, nil
 		}
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", path, err)
@@ -183,17 +190,118 @@ func readRecords(r *bufio.Reader, path string, levels []sweep.Level) (end int64,
 		}
 		i, listed := pos[rec.Level]
 		switch {
-		case !listed && firstDrop < 0:
-			firstDrop = line
 		case !listed:
+			dropped.Unlisted++
+			if firstDrop < 0 {
+				firstDrop = line
+			}
 		case firstDrop >= 0:
 			return 0, fmt.Errorf("%s:%d: record of finished level %d after line %d of an unfinished level",
 				path, line, rec.Level, firstDrop)
+		case foreign(&rec, levels[i].Run):
+			if dropped.Foreign == 0 {
+				dropped.FirstForeign = line
+			}
+			dropped.Foreign++
+			end = off
 		default:
 			levels[i].Records = append(levels[i].Records, rec)
 			end = off
 		}
 	}
+}
+
+// foreignSlack is how far outside its level's span (warmup start to drain end) a record may
+// have been sent and still belong to it: clock readings of the workers and of the level differ
+// by far less.
+const foreignSlack = int64(time.Second)
+
+// foreign reports whether rec, which names level run, cannot belong to it: another
+// concurrency, or sent outside the level's span — a line of another run.
+func foreign(rec *sweep.Record, run sweep.LevelRun) bool {
+	if rec.Concurrency != 0 && run.Concurrency != 0 && rec.Concurrency != run.Concurrency {
+		return true
+	}
+	if run.WarmupStart == 0 || run.DrainEnd == 0 {
+		return false
+	}
+	return rec.Sent < run.WarmupStart-foreignSlack || rec.Sent > run.DrainEnd+foreignSlack
+}
+
+// Dropped counts the lines of records.jsonl that Read left out, by reason.
+type Dropped struct {
+	// Truncated is the line number of a last line without its newline (it was being
+	// written when the run stopped), 0 when there is none.
+	Truncated int
+	// Unlisted counts the records of levels levels.json does not list (the level a
+	// killed run was in).
+	Unlisted int
+	// Foreign counts the records that cannot belong to the level they name (another
+	// concurrency, or sent outside its span): lines of another run. FirstForeign is the line
+	// of the first.
+	Foreign, FirstForeign int
+}
+
+// Lines returns the number of lines left out.
+func (d Dropped) Lines() int {
+	n := d.Unlisted + d.Foreign
+	if d.Truncated > 0 {
+		n++
+	}
+	return n
+}
+
+// String says which lines were left out and why ("" when none were): "3 lines left out: the
+// last one (line 812) cut short, 1 of a level levels.json does not list, 1 of another run
+// (from line 17)".
+func (d Dropped) String() string {
+	if d.Lines() == 0 {
+		return ""
+	}
+	var why []string
+	if d.Truncated > 0 {
+		why = append(why, fmt.Sprintf("the last one (line %d) cut short, as by a kill while it was written", d.Truncated))
+	}
+	if d.Unlisted > 0 {
+		why = append(why, fmt.Sprintf("%d of a level %s does not list (the level a killed run was in)", d.Unlisted, LevelsFile))
+	}
+	if d.Foreign > 0 {
+		why = append(why, fmt.Sprintf("%d of another run (first at line %d: another concurrency, or sent outside the level's time)", d.Foreign, d.FirstForeign))
+	}
+	noun := "lines"
+	if d.Lines() == 1 {
+		noun = "line"
+	}
+	return fmt.Sprintf("%d %s left out: %s", d.Lines(), noun, strings.Join(why, "; "))
+}
+
+// MissingRecords says why the records of res are missing ("" when they are not): levels.json
+// lists levels, but records.jsonl holds no record of any (it is empty, or was replaced). An
+// analysis of such a run would be an analysis of nothing.
+func (r *Run) MissingRecords() string {
+	if len(r.Levels) == 0 {
+		return ""
+	}
+	for _, l := range r.Levels {
+		if len(l.Records) > 0 {
+			return ""
+		}
+	}
+	what := "holds no record of them"
+	if fi, err := os.Stat(filepath.Join(r.Dir, RecordsFile)); err == nil && fi.Size() == 0 {
+		what = "is empty"
+	} else if errors.Is(err, os.ErrNotExist) {
+		what = "is missing"
+	}
+	if d := r.Dropped.String(); d != "" {
+		what += " (" + d + ")"
+	}
+	n := len(r.Levels)
+	noun := "levels"
+	if n == 1 {
+		noun = "level"
+	}
+	return fmt.Sprintf("%s lists %d %s, but %s %s", LevelsFile, n, noun, RecordsFile, what)
 }
 
 var errLineTooLong = errors.New("line too long")

@@ -31,8 +31,11 @@ func Resume(dir string) (*Dir, *Run, error) {
 	if res.StopReason != "" && res.StopReason != sweep.StopInterrupted {
 		return nil, nil, fmt.Errorf("resume %s: %w (%s)", dir, ErrFinished, res.StopReason)
 	}
+	if why := res.MissingRecords(); why != "" {
+		return nil, nil, fmt.Errorf("resume %s: %s: the levels run so far cannot be analyzed with the next ones", dir, why)
+	}
 	rp := filepath.Join(dir, RecordsFile)
-	f, err := os.OpenFile(rp, os.O_WRONLY|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(rp, os.O_WRONLY|os.O_CREATE, FilePerm)
 	if err != nil {
 		return nil, nil, fmt.Errorf("resume %s: %w", dir, err)
 	}

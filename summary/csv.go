@@ -193,7 +193,7 @@ func csvRow(l *analysis.Level, scalars, lengths []csvScalar) []string {
 // column says false, and their outputs of fixed length when fixed_output says true. Errors
 // name name:line and the column: an unknown or repeated column, a
 // non-numeric or non-finite cell, a concurrency that is not a positive integer, a negative
-// rate, a row with the wrong number of cells.
+// rate, a row with the wrong number of cells, a concurrency on two rows (naming both lines).
 func ReadCSV(r io.Reader, name string) ([]analysis.Level, error) {
 	cr := csv.NewReader(r)
 	cr.Comment = '#'
@@ -204,6 +204,7 @@ func ReadCSV(r io.Reader, name string) ([]analysis.Level, error) {
 		return nil, err
 	}
 	var levels []analysis.Level
+	lines := levelLines{}
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -214,6 +215,9 @@ func ReadCSV(r io.Reader, name string) ([]analysis.Level, error) {
 		}
 		line, _ := cr.FieldPos(0)
 		lv, err := h.level(rec, line)
+		if err == nil {
+			err = lines.add(name, lv, line)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -372,6 +376,23 @@ func (h *csvHeader) cell(lv *analysis.Level, col, cell string, line int) error {
 		}
 		h.setters[col](lv, v)
 	}
+	return nil
+}
+
+// levelLines is the line of each concurrency a CSV's rows gave so far.
+type levelLines map[int]int
+
+// add records lv's line, or returns an error naming both lines when an earlier row gave the
+// same concurrency: one level measured twice, of which the analysis would believe either.
+func (s levelLines) add(name string, lv analysis.Level, line int) error {
+	if lv.Concurrency == 0 {
+		return nil // a row that names its level otherwise
+	}
+	if first, ok := s[lv.Concurrency]; ok {
+		return fmt.Errorf("%s:%d: column \"concurrency\": %d again (first on line %d): one row per level; keep one of the two",
+			name, line, lv.Concurrency, first)
+	}
+	s[lv.Concurrency] = line
 	return nil
 }
 

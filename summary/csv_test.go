@@ -208,3 +208,14 @@ func TestFuzzSeedsCommitted(t *testing.T) {
 	}
 	_ = math.NaN
 }
+
+// TestReadCSVDuplicateLevel: two rows at one concurrency are refused, naming both lines (a
+// comment line counts); before, the headline came from whichever the analysis kept.
+func TestReadCSVDuplicateLevel(t *testing.T) {
+	in := "concurrency,output_tps\n1,100\n# rerun\n4,300\n2,180\n4,320\n"
+	_, err := ReadCSV(strings.NewReader(in), "x.csv")
+	want := `x.csv:6: column "concurrency": 4 again (first on line 4): one row per level`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("ReadCSV = %v, want %q", err, want)
+	}
+}

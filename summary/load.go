@@ -49,6 +49,12 @@ type Input struct {
 	// (Config.AnalysisOptions), analysis.DefaultOptions() for the other kinds. Callers override them
 	// (flags) before passing them to Levels or Analyze.
 	Options analysis.Options
+	// Warnings are the input's own warnings (lines of records.jsonl left out, see
+	// rundir.Dropped); Analyze puts them before the analysis's.
+	Warnings []string
+	// Why says why a ResultsSummary input is read from its summary.csv: "DIR has no
+	// records.jsonl", "DIR: levels.json lists 3 levels, but records.jsonl is empty".
+	Why string
 
 	levels    []analysis.Level                        // the summaries as read
 	summarize func(analysis.Options) []analysis.Level // a results directory's records
@@ -69,9 +75,13 @@ func (in *Input) Levels(opts analysis.Options) []analysis.Level {
 	return in.levels
 }
 
-// Analyze analyzes the input under opts: analysis.Analyze(in.Levels(opts), in.Meta, opts).
+// Analyze analyzes the input under opts: analysis.Analyze(in.Levels(opts), in.Meta, opts),
+// with the input's Warnings first.
 func (in *Input) Analyze(opts analysis.Options) *analysis.Result {
 	r := analysis.Analyze(in.Levels(opts), in.Meta, opts)
+	if len(in.Warnings) > 0 {
+		r.Warnings = append(append([]string(nil), in.Warnings...), r.Warnings...)
+	}
 	return &r
 }
 
@@ -79,15 +89,17 @@ func (in *Input) Analyze(opts analysis.Options) *analysis.Result {
 //
 //   - a results directory (it has levels.json) with records.jsonl: Kind ResultsDir; Levels
 //     summarizes the records, Meta and Options come from levels.json and config.yaml;
-//   - a results directory without records.jsonl: Kind ResultsSummary, read from its
-//     summary.csv, with Meta and Options as for ResultsDir; one that measured no level is
-//     read as a ResultsDir;
+//   - a results directory without its records (no records.jsonl, or one that holds no record
+//     of the levels levels.json lists: empty, or replaced): Kind ResultsSummary, read from
+//     its summary.csv, with Meta and Options as for ResultsDir and Why saying what is
+//     missing; one that measured no level is read as a ResultsDir;
 //   - any other directory: vLLM bench results (ReadVLLMBench), Kind VLLMBench;
 //   - a file: a level-summary CSV (ReadCSV), Kind CSV.
 //
 // inPlace says that the caller means to write the analysis into path itself (it was given no
 // other output directory). A ResultsSummary input is then refused, before its summary.csv is
-// read, with an error wrapping ErrInPlace. Every other kind reads the same either way, and
+// read, with an error wrapping ErrInPlace that says what is missing: its analysis.json,
+// report and summary.csv would be replaced by an analysis of nothing, or of its summary. Every other kind reads the same either way, and
 // Input.InPlace says whether writing into path is allowed.
 //
 // Errors name the path: "PATH: no such file or directory" (matching fs.ErrNotExist), a shard

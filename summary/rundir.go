@@ -5,6 +5,7 @@ package summary
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
@@ -14,11 +15,12 @@ import (
 // isResultsDir reports whether dir is a results directory: it has levels.json.
 func isResultsDir(dir string) bool { return exists(filepath.Join(dir, rundir.LevelsFile)) }
 
-// loadResultsDir reads the results directory dir: its records, or without records.jsonl its
-// summary.csv (refused when inPlace, see Load).
+// loadResultsDir reads the results directory dir: its records, or without them (no
+// records.jsonl, or one holding no record of the levels listed) its summary.csv (refused
+// when inPlace, see Load).
 func loadResultsDir(dir string, inPlace bool) (*Input, error) {
 	if !exists(filepath.Join(dir, rundir.RecordsFile)) {
-		return loadResultsSummary(dir, inPlace)
+		return loadResultsSummary(dir, inPlace, "has no "+rundir.RecordsFile)
 	}
 	run, err := rundir.Read(dir)
 	if err == nil {
@@ -27,13 +29,18 @@ func loadResultsDir(dir string, inPlace bool) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
+	if why := run.MissingRecords(); why != "" {
+		return loadResultsSummary(dir, inPlace, why)
+	}
 	return FromResults(run), nil
 }
 
-// loadResultsSummary reads a results directory that has config.yaml and levels.json but no
-// records.jsonl from its summary.csv, with the run's meta and its config's analysis options.
-// A run that measured no level is read as any results directory (in place allowed).
-func loadResultsSummary(dir string, inPlace bool) (*Input, error) {
+// loadResultsSummary reads a results directory that has config.yaml and levels.json but not
+// its records (why says how: "has no records.jsonl", "levels.json lists 3 levels, but
+// records.jsonl is empty") from its summary.csv, with the run's meta and its config's
+// analysis options. A run that measured no level is read as any results directory (in place
+// allowed).
+func loadResultsSummary(dir string, inPlace bool, why string) (*Input, error) {
 	head, err := rundir.ReadMeta(dir)
 	if err == nil {
 		err = rundir.CheckNotShard(head)
@@ -49,29 +56,42 @@ func loadResultsSummary(dir string, inPlace bool) (*Input, error) {
 		}
 		return FromResults(run), nil
 	}
-	csvPath := filepath.Join(dir, CSVFile)
-	if !exists(csvPath) {
-		return nil, fmt.Errorf("%s has no %s and no %s: nothing to analyze", dir, rundir.RecordsFile, CSVFile)
+	sep := " "
+	if !strings.HasPrefix(why, "has ") {
+		sep = ": "
 	}
 	if inPlace {
-		return nil, fmt.Errorf("%s has no %s: %w", dir, rundir.RecordsFile, ErrInPlace)
+		return nil, fmt.Errorf("%s%s%s: %w", dir, sep, why, ErrInPlace)
+	}
+	csvPath := filepath.Join(dir, CSVFile)
+	if !exists(csvPath) {
+		if why == "has no "+rundir.RecordsFile {
+			return nil, fmt.Errorf("%s has no %s and no %s: nothing to analyze", dir, rundir.RecordsFile, CSVFile)
+		}
+		return nil, fmt.Errorf("%s%s%s, and it has no %s: nothing to analyze", dir, sep, why, CSVFile)
 	}
 	levels, err := readCSVFile(csvPath)
 	if err != nil {
 		return nil, err
 	}
-	return &Input{Kind: ResultsSummary, Path: dir, Meta: runMeta(head), Options: head.Config.AnalysisOptions(), levels: levels}, nil
+	return &Input{Kind: ResultsSummary, Path: dir, Meta: runMeta(head), Options: head.Config.AnalysisOptions(), levels: levels,
+		Why: dir + sep + why}, nil
 }
 
 // FromResults returns the input of a results directory already read with rundir.Read
 // (kneecap sweep analyzes its own directory at its end): Kind ResultsDir, Levels summarizes
 // its records per level, Meta describes the run and Options are its config's.
 func FromResults(res *rundir.Run) *Input {
+	var warnings []string
+	if d := res.Dropped.String(); d != "" {
+		warnings = append(warnings, fmt.Sprintf("%s: %s", filepath.Join(res.Dir, rundir.RecordsFile), d))
+	}
 	return &Input{
-		Kind:    ResultsDir,
-		Path:    res.Dir,
-		Meta:    runMeta(res),
-		Options: res.Config.AnalysisOptions(),
+		Warnings: warnings,
+		Kind:     ResultsDir,
+		Path:     res.Dir,
+		Meta:     runMeta(res),
+		Options:  res.Config.AnalysisOptions(),
 		summarize: func(opts analysis.Options) []analysis.Level {
 			return analysis.Summarize(res.Levels, opts)
 		},

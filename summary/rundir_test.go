@@ -206,3 +206,60 @@ func TestLoadShard(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadEmptyRecords: a results directory whose records.jsonl is empty while levels.json
+// lists levels is not analyzed in place (its analysis would become one of nothing: before,
+// it was, as "no valid level"); elsewhere it is analyzed from its summary.csv, saying why.
+func TestLoadEmptyRecords(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	writeRun(t, dir, runConfig(), []int{1, 2})
+	full, err := Load(dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var csv bytes.Buffer
+	if err := WriteCSV(&csv, full.Levels(full.Options)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(dir, rundir.RecordsFile), 0); err != nil {
+		t.Fatal(err)
+	}
+	why := "levels.json lists 2 levels, but records.jsonl is empty"
+	if _, err := Load(dir, true); !errors.Is(err, ErrInPlace) || err.Error() != dir+": "+why+": "+ErrInPlace.Error() {
+		t.Errorf("in place: %v, want ErrInPlace saying %q", err, why)
+	}
+	if _, err := Load(dir, false); err == nil || err.Error() != dir+": "+why+", and it has no summary.csv: nothing to analyze" {
+		t.Errorf("without summary.csv: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, CSVFile), csv.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in, err := Load(dir, false)
+	if err != nil || in.Kind != ResultsSummary || in.Why != dir+": "+why || len(in.Levels(in.Options)) != 2 {
+		t.Errorf("with summary.csv: %+v, %v", in, err)
+	}
+}
+
+// TestDroppedLinesWarn: the lines of records.jsonl left out (here a partial last line) are
+// counted in the analysis's first warning.
+func TestDroppedLinesWarn(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	writeRun(t, dir, runConfig(), []int{1, 2})
+	f, err := os.OpenFile(filepath.Join(dir, rundir.RecordsFile), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"level":1,"concurr`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	in, err := Load(dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := in.Analyze(in.Options)
+	want := filepath.Join(dir, rundir.RecordsFile) + ": 1 line left out: the last one (line "
+	if len(res.Warnings) == 0 || !strings.HasPrefix(res.Warnings[0], want) {
+		t.Errorf("warnings %q, want the first to start %q", res.Warnings, want)
+	}
+}

@@ -78,9 +78,13 @@ type Record struct {
 	TTFT time.Duration `json:"ttft_ns"`
 	// E2E is the time from t_send to the last content chunk (or to the failure).
 	E2E time.Duration `json:"e2e_ns"`
-	// Chunks holds, for each content chunk, its arrival offset from t_send in microseconds.
-	// Empty when chunk recording is off; then ITL holds the summary.
+	// Chunks holds, for each content chunk, its arrival offset from t_send in microseconds: of
+	// the first MaxRecordedChunks chunks (ChunksTail summarises the rest). Empty when chunk
+	// recording is off; then ITL holds the summary.
 	Chunks []int64 `json:"chunks_us,omitempty"`
+	// ChunksTail summarises the content chunks past those Chunks keeps (nil when it keeps
+	// every one).
+	ChunksTail *ChunkTail `json:"chunks_tail,omitempty"`
 	// ITL summarises inter-chunk gaps when Chunks is not recorded.
 	ITL *ITLSummary `json:"itl,omitempty"`
 	// PromptTokens is the prompt length in tokens (usage.prompt_tokens where it is reported and

@@ -43,26 +43,28 @@ func BusyInWindow(rec *Record, w0, w1 int64) int64 {
 // nanoseconds) and adds each to its slice of slices: len(slices) equal slices of the window,
 // slice j covering [w0 + j·(w1−w0)/n, w0 + (j+1)·(w1−w0)/n). It is the one definition of the
 // tokens of a window (DESIGN §1) that the steady-state test, the live statistics and analysis
-// all use. A record with Chunks carries OutputTokens ÷ len(Chunks) tokens at each chunk's
+// all use. A record with Chunks carries OutputTokens ÷ ChunkCount tokens at each chunk's
 // arrival, Sent + offset (one per chunk when OutputTokens is 0); chunk offsets are taken to
-// ascend, and any that do not are skipped, never misplaced. A record without Chunks has its
-// OutputTokens tokens arrive evenly spaced from Sent+TTFT to Sent+E2E (all at Sent+TTFT when
-// there is one or the two coincide); one without content (TTFT 0) has none. Records of every
-// status count: their tokens did arrive. It returns 0 when slices is empty or the window is.
+// ascend, and any that do not are skipped, never misplaced. The chunks of its ChunksTail,
+// whose offsets were not kept, arrive evenly spaced after the last kept one: the j-th of n
+// (from 1) at the last kept offset + j × SumUS ÷ n (all at the last kept offset when SumUS is
+// not positive). A record without Chunks has its OutputTokens tokens arrive evenly spaced
+// from Sent+TTFT to Sent+E2E (all at Sent+TTFT when there is one or the two coincide); one
+// without content (TTFT 0) has none. Records of every status count: their tokens did arrive.
+// It returns 0 when slices is empty or the window is.
 func TokensInWindow(rec *Record, w0, w1 int64, slices []float64) float64 {
 	n := len(slices)
 	if n == 0 || w1 <= w0 {
 		return 0
 	}
 	// Offsets from w0 keep float64 exact to the nanosecond (Unix nanoseconds are not).
-	span := float64(w1 - w0)
-	sliceNS := span / float64(n)
-	slot := func(rel int64) int { return min(int(float64(rel)/sliceNS), n-1) }
+	sp := spread{span: float64(w1 - w0), slices: slices}
+	sp.sliceNS = sp.span / float64(n)
 	nOut := rec.OutputTokens
 	if c := len(rec.Chunks); c > 0 {
 		k := 1.0
 		if nOut > 0 {
-			k = float64(nOut) / float64(c)
+			k = float64(nOut) / float64(ChunkCount(rec))
 		}
 		at := func(j int) int64 { return rec.Sent + rec.Chunks[j]*int64(time.Microsecond) }
 		var got float64
@@ -74,44 +76,68 @@ func TokensInWindow(rec *Record, w0, w1 int64, slices []float64) float64 {
 			if t < w0 {
 				continue
 			}
-			slices[slot(t-w0)] += k
+			slices[sp.slot(float64(t-w0))] += k
 			got += k
+		}
+		if tail := rec.ChunksTail; tail != nil && tail.Count > 0 {
+			last := float64(at(c-1) - w0)
+			d := float64(max(tail.SumUS, 0)) * float64(time.Microsecond) / float64(tail.Count)
+			got += sp.even(last+d, d, tail.Count, k)
 		}
 		return got
 	}
 	if nOut <= 0 || rec.TTFT <= 0 {
 		return 0
 	}
-	a := rec.Sent + int64(rec.TTFT) - w0
-	e := rec.Sent + int64(rec.E2E) - w0
+	a := float64(rec.Sent + int64(rec.TTFT) - w0)
+	e := float64(rec.Sent + int64(rec.E2E) - w0)
 	if nOut == 1 || e <= a {
-		if a < 0 || a >= w1-w0 {
+		return sp.even(a, 0, nOut, 1)
+	}
+	return sp.even(a, (e-a)/float64(nOut-1), nOut, 1)
+}
+
+// spread places tokens in the slices of a window span nanoseconds long.
+type spread struct {
+	span, sliceNS float64
+	slices        []float64
+}
+
+// slot returns the slice of the offset rel (ns from the window's start, inside it).
+func (sp spread) slot(rel float64) int { return min(int(rel/sp.sliceNS), len(sp.slices)-1) }
+
+// even places n arrivals of k tokens each at t0 + j·d (j = 0 … n−1; ns from the window's
+// start; all at t0 when d is 0) in their slices and returns the tokens that fell inside the
+// window.
+func (sp spread) even(t0, d float64, n int, k float64) float64 {
+	if d <= 0 {
+		if t0 < 0 || t0 >= sp.span {
 			return 0
 		}
-		slices[slot(a)] += float64(nOut)
-		return float64(nOut)
+		sp.slices[sp.slot(t0)] += float64(n) * k
+		return float64(n) * k
 	}
-	t0, t1 := float64(a), float64(e)
-	d := (t1 - t0) / float64(nOut-1)
-	// count is the number of j in [0, nOut) with t0 + j·d in [lo, hi).
+	// count is the number of j in [0, n) with t0 + j·d in [lo, hi).
 	count := func(lo, hi float64) float64 {
 		jlo := math.Max(math.Ceil((lo-t0)/d), 0)
-		jhi := math.Min(math.Ceil((hi-t0)/d), float64(nOut))
+		jhi := math.Min(math.Ceil((hi-t0)/d), float64(n))
 		return math.Max(jhi-jlo, 0)
 	}
+	t1 := t0 + float64(n-1)*d
 	// Only the slices [t0, t1] touches (widened by one each side against rounding at the
 	// edges) can receive tokens: O(slices spanned) per record. Clamped as floats first so that
 	// no conversion to int overflows.
-	first := int(math.Min(math.Max(math.Floor(t0/sliceNS)-1, 0), float64(n)))
-	last := int(math.Min(math.Max(math.Floor(t1/sliceNS)+1, -1), float64(n-1)))
+	last := len(sp.slices) - 1
+	first := int(math.Min(math.Max(math.Floor(t0/sp.sliceNS)-1, 0), float64(last+1)))
+	end := int(math.Min(math.Max(math.Floor(t1/sp.sliceNS)+1, -1), float64(last)))
 	var got float64
-	for j := first; j <= last; j++ {
-		lo, hi := float64(j)*sliceNS, float64(j+1)*sliceNS
-		if j == n-1 {
-			hi = span
+	for j := first; j <= end; j++ {
+		lo, hi := float64(j)*sp.sliceNS, float64(j+1)*sp.sliceNS
+		if j == last {
+			hi = sp.span
 		}
-		c := count(lo, hi)
-		slices[j] += c
+		c := count(lo, hi) * k
+		sp.slices[j] += c
 		got += c
 	}
 	return got

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
@@ -39,8 +40,7 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		fl.Usage()
-		return usageError("analyze: want one PATH, got %d", len(pos))
+		return cmdUsageError("analyze", "analyze: want one PATH, got %d", len(pos))
 	}
 	if err := af.check(); err != nil {
 		return err
@@ -49,21 +49,27 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 	fl.Visit(func(f *flag.Flag) { af.set[f.Name] = true })
 
 	path := pos[0]
-	in, err := summary.Load(path, *outDir == "")
+	if *outDir != "" && !samePath(*outDir, path) {
+		if err := rundir.CheckOutput(*outDir, rundir.AnalyzeOutput); err != nil {
+			return usageError("analyze: -o: %w", err)
+		}
+	}
+	in, err := summary.Load(path, *outDir == "" || samePath(*outDir, path))
 	switch {
 	case errors.Is(err, summary.ErrInPlace):
-		return usageError("analyze: %s has no %s: -o DIR is required (analyzing its summary.csv in place would replace its analysis.json)", path, rundir.RecordsFile)
+		why := strings.TrimSuffix(err.Error(), ": "+summary.ErrInPlace.Error())
+		return usageError("analyze: %s: -o DIR is required (analyzing it in place would replace the analysis.json, summary.csv and reports made from its records with an analysis of what is left)", why)
 	case err != nil:
 		return withCode(exitUsage, fmt.Errorf("analyze: %w", err))
 	}
 	if *outDir == "" {
 		if !in.InPlace() {
-			return usageError("analyze: -o DIR is required when PATH is not a results directory")
+			return cmdUsageError("analyze", "analyze: -o DIR is required when PATH is not a results directory")
 		}
 		*outDir = path
 	}
 	if in.Kind == summary.ResultsSummary {
-		fmt.Fprintf(e.stderr, "kneecap: analyze: %s has no %s: analyzing its summary.csv\n", path, rundir.RecordsFile)
+		fmt.Fprintf(e.stderr, "kneecap: analyze: %s: analyzing its summary.csv\n", in.Why)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -72,13 +78,21 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(*outDir, 0o755); err != nil {
-		return fmt.Errorf("analyze: %w", err)
+	if err := os.MkdirAll(*outDir, rundir.DirPerm); err != nil {
+		return usageError("analyze: -o: %w", err)
 	}
 	if err := writeAnalysis(*outDir, res); err != nil {
 		return err
 	}
 	return writeReports(e, res, *outDir)
+}
+
+// samePath reports whether a and b name the same existing file or directory (analyze RUN
+// -o RUN is analyze RUN).
+func samePath(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
 // analyzeFlags are the flags of `kneecap analyze` that override the run's analysis options.
@@ -93,9 +107,9 @@ type analyzeFlags struct {
 
 // register defines the flags on fl.
 func (f *analyzeFlags) register(fl *flag.FlagSet) {
-	fl.DurationVar(&f.ttft, "slo-ttft-p95", 0, "TTFT p95 SLO (overrides the run's config; 0 = not used)")
-	fl.DurationVar(&f.tpot, "slo-tpot-p95", 0, "TPOT p95 SLO (overrides the run's config; 0 = not used)")
-	fl.DurationVar(&f.e2e, "slo-e2e-p95", 0, "E2E p95 SLO (overrides the run's config; 0 = not used)")
+	durationVar(fl, &f.ttft, "slo-ttft-p95", 0, "TTFT p95 SLO `duration` (overrides the run's config; 0 = not used)")
+	durationVar(fl, &f.tpot, "slo-tpot-p95", 0, "TPOT p95 SLO `duration` (overrides the run's config; 0 = not used)")
+	durationVar(fl, &f.e2e, "slo-e2e-p95", 0, "E2E p95 SLO `duration` (overrides the run's config; 0 = not used)")
 	fl.Float64Var(&f.gain, "knee-gain", 0, "throughput gain per doubling below which the efficient point (and a smooth curve's knee) is reached (default 0.10 or the run's config)")
 	fl.IntVar(&f.boot, "bootstrap", analysis.DefaultOptions().Bootstrap, "bootstrap resamples for the knee interval (0 = none)")
 	fl.IntVar(&f.users, "plan-users", 0, "capacity plan: concurrent users `N` to serve (overrides plan.concurrent_users)")
@@ -108,10 +122,10 @@ func (f *analyzeFlags) register(fl *flag.FlagSet) {
 // check returns a usage error for a flag value out of range.
 func (f *analyzeFlags) check() error {
 	if f.gain < 0 || f.gain >= 1 {
-		return usageError("analyze: --knee-gain %g: want a fraction in (0, 1)", f.gain)
+		return cmdUsageError("analyze", "analyze: --knee-gain %g: want a fraction in (0, 1)", f.gain)
 	}
 	if f.ttft < 0 || f.tpot < 0 || f.e2e < 0 || f.boot < 0 {
-		return usageError("analyze: SLOs and --bootstrap must not be negative")
+		return cmdUsageError("analyze", "analyze: SLOs and --bootstrap must not be negative")
 	}
 	for _, p := range []struct {
 		name string
@@ -119,7 +133,7 @@ func (f *analyzeFlags) check() error {
 	}{{"plan-users", float64(f.users)}, {"plan-qps", f.qps}, {"plan-output-tps", f.tps},
 		{"replica-cost-per-hour", f.cost}, {"gpus-per-replica", float64(f.gpus)}} {
 		if !(p.v >= 0) || math.IsInf(p.v, 0) {
-			return usageError("analyze: --%s %g: must be a number ≥ 0", p.name, p.v)
+			return cmdUsageError("analyze", "analyze: --%s %g: must be a number ≥ 0", p.name, p.v)
 		}
 	}
 	return nil

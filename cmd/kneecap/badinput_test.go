@@ -50,6 +50,11 @@ func badInputs(t *testing.T, tmp string) []badInput {
 	emptyDS := writeIn(t, tmp, "empty.jsonl", "")
 	badDS := writeIn(t, tmp, "bad.jsonl", `{"prompt": "hello there", "max_tokens": 8}`+"\n"+`{"prompt": "hi", "max_tokens": }`+"\n")
 	notFile := writeIn(t, tmp, "not-a-dir", "x")
+	someoneElse := filepath.Join(tmp, "someone-else")
+	if err := os.Mkdir(someoneElse, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeIn(t, someoneElse, "thesis.tex", "x")
 	tests := []badInput{
 		{"malformed YAML", "name: x\nsweep:\n  warmup: 5s\n   duration: 1s\n", nil, []string{"$CFG:4: mapping values are not allowed"}},
 		{"unclosed list", "sweep:\n  levels: [1, 2\n", nil, []string{"$CFG:1: did not find expected ','"}},
@@ -84,6 +89,25 @@ func badInputs(t *testing.T, tmp string) []badInput {
 		{"missing config file", "", []string{"-c", filepath.Join(tmp, "nope.yaml")}, []string{"nope.yaml && no such file"}},
 		{"bad level flag", "", []string{"--levels", "1,0"}, []string{"--levels: sweep.levels: level 2 is 0"}},
 		{"output under a file", "", []string{"--levels", "1", "-o", filepath.Join(notFile, "run")}, []string{"results directory && not-a-dir"}},
+		{"output in someone else's directory", "", []string{"--levels", "1", "-o", someoneElse},
+			[]string{"results directory: " + someoneElse + " is not empty (it holds thesis.tex) and holds no kneecap run"}},
+		{"base URL with a query", "target:\n  url: http://127.0.0.1:1/v1?api_key=sk-q\n  model: m\n", nil,
+			[]string{`$CFG:2: target.url: "http://127.0.0.1:1/v1" followed by a query string (?…): a base URL takes none`}},
+		{"base URL with a fragment", "target:\n  url: http://127.0.0.1:1/v1#x\n  model: m\n", nil,
+			[]string{`$CFG:2: target.url: "http://127.0.0.1:1/v1" followed by a fragment`}},
+		{"base URL with trailing whitespace", "target:\n  url: \"http://127.0.0.1:1/v1 \"\n  model: m\n", nil,
+			[]string{`$CFG:2: target.url: "http://127.0.0.1:1/v1" has whitespace before or after it`}},
+		{"--url with a query", "", []string{"--url", "http://127.0.0.1:1/v1?key=k", "--model", "m"},
+			[]string{`--url: target.url: "http://127.0.0.1:1/v1" followed by a query string`}},
+		{"--warmup without a unit", "", []string{"--warmup", "5"},
+			[]string{`sweep: --warmup: duration needs a unit: write "5s", not 5`, "see kneecap sweep -h"}},
+		{"--duration not a duration", "", []string{"--duration", "long"},
+			[]string{`sweep: --duration: "long" is not a duration such as 5s`, "see kneecap sweep -h"}},
+		{"--min-requests not an integer", "", []string{"--min-requests", "many"},
+			[]string{`sweep: --min-requests: "many" is not an integer`, "see kneecap sweep -h"}},
+		{"unknown flag", "", []string{"--levles", "1,2"}, []string{"sweep: --levles: no such flag", "see kneecap sweep -h"}},
+		{"positional argument", "", []string{"http://127.0.0.1:1/v1"},
+			[]string{`sweep: unexpected argument "http://127.0.0.1:1/v1" (sweep takes flags only)`, "see kneecap sweep -h"}},
 	}
 	if os.Geteuid() != 0 { // root writes anywhere
 		ro := filepath.Join(tmp, "read-only")

@@ -47,19 +47,20 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) < 2 {
-		fset.Usage()
-		return usageError("compare: need at least 2 runs, got %d", len(pos))
+		return cmdUsageError("compare", "compare: need at least 2 runs, got %d", len(pos))
 	}
 	if *out == "" {
-		fset.Usage()
-		return usageError("compare: -o DIR is required")
+		return cmdUsageError("compare", "compare: -o DIR is required")
+	}
+	if err := rundir.CheckOutput(*out, rundir.CompareOutput); err != nil {
+		return usageError("compare: -o: %w", err)
 	}
 	maxDrop := -1.0
 	gateSet := false
 	fset.Visit(func(f *flag.Flag) { gateSet = gateSet || f.Name == "max-regression" })
 	if gateSet {
 		if maxDrop, err = parseFraction(*maxReg); err != nil {
-			return usageError("compare: --max-regression: %v", err)
+			return cmdUsageError("compare", "compare: --max-regression: %v", err)
 		}
 	}
 	runs := make([]*analysis.Result, 0, len(pos))
@@ -83,8 +84,8 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 	if err := analysis.SameMode(runs, labels); err != nil {
 		return usageError("compare: %v", err)
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return fmt.Errorf("compare: %w", err)
+	if err := os.MkdirAll(*out, rundir.DirPerm); err != nil {
+		return usageError("compare: -o: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -150,7 +151,8 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 }
 
 // readRun reads RUN's analysis.json and labels the run with meta.name, else the directory's
-// name.
+// name. An argument that is not a results directory, a directory holding analysis.json or an
+// analysis.json file is a usage error saying which it is instead.
 func readRun(p string) (*analysis.Result, string, error) {
 	file, dir := p, p
 	fi, err := os.Stat(p)
@@ -160,16 +162,18 @@ func readRun(p string) (*analysis.Result, string, error) {
 	case err != nil:
 		return nil, "", usageError("compare: %w", err)
 	case fi.IsDir():
-		file = filepath.Join(p, "analysis.json")
+		file = filepath.Join(p, rundir.AnalysisFile)
 	default:
 		dir = filepath.Dir(p)
 	}
 	b, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		if head, herr := rundir.ReadMeta(dir); herr == nil {
-			if err := rundir.CheckNotShard(head); err != nil {
-				return nil, "", usageError("compare: %w", err)
-			}
+		head, herr := rundir.ReadMeta(dir)
+		if herr != nil {
+			return nil, "", usageError("compare: %s is not a results directory (it has no %s or %s)", p, rundir.LevelsFile, rundir.AnalysisFile)
+		}
+		if err := rundir.CheckNotShard(head); err != nil {
+			return nil, "", usageError("compare: %w", err)
 		}
 		return nil, "", usageError("compare: %s: no analysis.json (run kneecap analyze %s first)", p, p)
 	}
@@ -177,11 +181,18 @@ func readRun(p string) (*analysis.Result, string, error) {
 		return nil, "", usageError("compare: %s: %w", p, err)
 	}
 	var res analysis.Result
-	if err := json.Unmarshal(b, &res); err != nil {
-		return nil, "", usageError("compare: %s: %w", file, err)
+	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' {
+		what := "a results directory or an analysis.json"
+		if strings.EqualFold(filepath.Ext(p), ".csv") || bytes.Contains(t[:min(len(t), 200)], []byte("concurrency")) {
+			return nil, "", usageError("compare: %s is a level-summary CSV, not %s: run kneecap analyze %s -o DIR, then compare DIR", p, what, p)
+		}
+		return nil, "", usageError("compare: %s is not %s (it is not JSON)", p, what)
 	}
-	if res.Schema != "" && res.Schema != analysis.Schema {
-		return nil, "", usageError("compare: %s: schema %q, want %q", file, res.Schema, analysis.Schema)
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, "", usageError("compare: %s: not a valid analysis.json: %w", file, err)
+	}
+	if res.Schema != analysis.Schema {
+		return nil, "", usageError("compare: %s is not an analysis.json of kneecap (schema %q, want %q)", file, res.Schema, analysis.Schema)
 	}
 	label := res.Meta.Name
 	if label == "" {

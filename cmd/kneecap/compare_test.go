@@ -165,7 +165,7 @@ func TestCompareUsageErrors(t *testing.T) {
 	}{
 		{"one run", []string{"compare", good, "-o", out}, "at least 2 runs"},
 		{"no runs", []string{"compare", "-o", out}, "at least 2 runs"},
-		{"no analysis.json", []string{"compare", good, empty, "-o", out}, empty + ": no analysis.json"},
+		{"not a results directory", []string{"compare", good, empty, "-o", out}, empty + " is not a results directory (it has no levels.json or analysis.json)"},
 		{"missing dir", []string{"compare", good, filepath.Join(tmp, "nope"), "-o", out}, filepath.Join(tmp, "nope")},
 		{"bad json", []string{"compare", good, bad, "-o", out}, filepath.Join(bad, "analysis.json")},
 		{"no -o", []string{"compare", good, good}, "-o DIR is required"},

@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,15 +76,14 @@ func dig(m map[string]any, keys ...string) (any, bool) {
 	return v, true
 }
 
-// outputLines returns the non-empty lines a failed command printed: stderr and the error
-// main would print (main prints nothing for a bare exit code).
+// outputLines returns the non-empty lines a failed command printed: stderr, then what main
+// prints of the error (printError: the message, and "see kneecap CMD -h" after a
+// command-line error; nothing for a bare exit code).
 func outputLines(stderr string, err error) []string {
-	msg := errString(err)
-	if msg == fmt.Sprintf("exit %d", exitCode(err)) {
-		msg = ""
-	}
+	var msg strings.Builder
+	printError(&msg, err)
 	var lines []string
-	for _, l := range strings.Split(stderr+"\n"+msg, "\n") {
+	for _, l := range strings.Split(stderr+"\n"+msg.String(), "\n") {
 		if strings.TrimSpace(l) != "" {
 			lines = append(lines, l)
 		}

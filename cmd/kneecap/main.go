@@ -28,6 +28,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+
+	"github.com/kneecap/kneecap/redact"
 )
 
 // Exit codes (DESIGN §7).
@@ -46,6 +48,8 @@ const (
 type exitError struct {
 	code int
 	err  error
+	// see is where a command-line error sends the user: "kneecap sweep -h" (printError).
+	see string
 }
 
 func (e *exitError) Error() string {
@@ -97,6 +101,13 @@ type env struct {
 	stderrTTY bool
 }
 
+// redacting returns e with stdout and stderr passing every line through secrets (DESIGN §7).
+func (e *env) redacting(secrets *redact.Secrets) *env {
+	c := *e
+	c.stdout, c.stderr = secrets.Writer(e.stdout), secrets.Writer(e.stderr)
+	return &c
+}
+
 func main() {
 	hard, cancelHard := context.WithCancel(context.Background())
 	defer cancelHard()
@@ -121,13 +132,8 @@ func main() {
 		stderrTTY: isTerminal(os.Stderr),
 	}
 	err := run(hard, e, os.Args[1:])
-	code := exitCode(err)
-	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		if msg := err.Error(); msg != "" && msg != fmt.Sprintf("exit %d", code) {
-			fmt.Fprintln(os.Stderr, "kneecap: "+msg)
-		}
-	}
-	os.Exit(code)
+	printError(os.Stderr, err)
+	os.Exit(exitCode(err))
 }
 
 // interruptMessage is the line main prints at the first SIGINT/SIGTERM. A sweep stops
@@ -182,7 +188,7 @@ func run(ctx context.Context, e *env, args []string) error {
 			return nil
 		}
 		if len(rest) > 0 {
-			return usageError("version: unexpected argument %q (version takes none)", rest[0])
+			return cmdUsageError("version", "version: unexpected argument %q (version takes none)", rest[0])
 		}
 		bi, ok := debug.ReadBuildInfo()
 		fmt.Fprintln(e.stdout, "kneecap", version(bi, ok))
@@ -191,8 +197,7 @@ func run(ctx context.Context, e *env, args []string) error {
 		fmt.Fprint(e.stdout, usageText)
 		return nil
 	default:
-		fmt.Fprint(e.stderr, usageText)
-		return usageError("unknown command %q", cmd)
+		return cmdUsageError("", "unknown command %q (commands: sweep, analyze, compare, merge, sim, version, help)", cmd)
 	}
 }
 
@@ -234,44 +239,4 @@ func prefixed(op string, err error) error {
 		return err
 	}
 	return fmt.Errorf("%s: %w", op, err)
-}
-
-// newFlagSet returns a FlagSet for a subcommand that reports errors instead of exiting.
-func newFlagSet(e *env, name, usage string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	// The flag package prints a parse error, then the usage; parseArgs returns the error and
-	// main prints it once, below the usage, as "kneecap: NAME: ...". So the FlagSet's own
-	// output is discarded except while the usage is printed.
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: kneecap %s %s\n\nFlags:\n", name, usage)
-		fs.SetOutput(e.stderr)
-		defer fs.SetOutput(io.Discard)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// parseArgs parses flags that may stand before, between or after positional arguments
-// ("analyze PATH -o DIR"), and returns the positional arguments. A parse error is a usage
-// error (exit 2); -h is flag.ErrHelp (exit 0).
-func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s: %w", fs.Name(), err)}
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
 }

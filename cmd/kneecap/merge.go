@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/kneecap/kneecap/config"
@@ -29,12 +31,15 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) == 0 {
-		fset.Usage()
-		return usageError("merge: no shard directories")
+		return cmdUsageError("merge", "merge: no shard directories")
 	}
 	if *out == "" {
-		fset.Usage()
-		return usageError("merge: -o DIR is required")
+		return cmdUsageError("merge", "merge: -o DIR is required")
+	}
+	if _, err := os.Stat(*out); err == nil { // refused before the shards are read
+		if _, err := rundir.CheckWritable(*out, "choose another -o"); err != nil {
+			return usageError("merge: %w", err)
+		}
 	}
 	interrupted := func() error {
 		if ctx.Err() != nil || e.interrupt.Err() != nil {
@@ -50,6 +55,12 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 		res, err := rundir.Read(p)
 		if err != nil {
 			return usageError("merge: %w", err)
+		}
+		if why := res.MissingRecords(); why != "" {
+			return usageError("merge: %s: %s: its part of the load is gone", p, why)
+		}
+		if d := res.Dropped.String(); d != "" {
+			fmt.Fprintf(e.stderr, "kneecap: merge: warning: %s: %s\n", filepath.Join(p, rundir.RecordsFile), d)
 		}
 		parts = append(parts, res)
 	}

@@ -230,7 +230,7 @@ func (p *progress) stopAdding(why string) {
 // announcingRefiner is the sweep's refiner (analysis.Refiner) that says on the console which
 // level it adds and why, or why it adds none.
 type announcingRefiner struct {
-	analysis.Refiner
+	sweep.Refiner
 	prog *progress
 }
 

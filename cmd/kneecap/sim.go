@@ -22,14 +22,14 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 	mode := fs.String("mode", "", "engine mode: batching or fixed")
 	model := fs.String("model", "", "model name served")
 	maxSeqs := fs.Int("max-num-seqs", 0, "decode slots S")
-	stepBase := fs.Duration("step-base", 0, "fixed cost of one decode step")
-	stepPerSeq := fs.Duration("step-per-seq", 0, "added step cost per running sequence")
+	stepBase := durationFlag(fs, "step-base", 0, "fixed cost of one decode step (a `duration`)")
+	stepPerSeq := durationFlag(fs, "step-per-seq", 0, "added step cost per running sequence (a `duration`)")
 	prefill := fs.Float64("prefill-tps", 0, "prefill speed in prompt tokens per second")
 	kv := fs.Int("kv-cache-tokens", 0, "KV-cache capacity in tokens (0 = unlimited)")
 	maxLen := fs.Int("max-model-len", 0, "context limit in tokens (0 = unlimited)")
 	preempt := fs.Bool("preemption", false, "evict the newest request when the KV cache is full")
-	ttft := fs.Duration("ttft", 0, "time to first token (fixed mode)")
-	itl := fs.Duration("itl", 0, "inter-token latency (fixed mode)")
+	ttft := durationFlag(fs, "ttft", 0, "time to first token (fixed mode) (a `duration`)")
+	itl := durationFlag(fs, "itl", 0, "inter-token latency (fixed mode) (a `duration`)")
 	outTok := fs.Int("output-tokens", 0, "mean output length in tokens when max_tokens is not forced")
 	perChunk := fs.Int("tokens-per-chunk", 0, "tokens per streamed chunk")
 	seed := fs.Int64("seed", 0, "seed of every random draw")
@@ -42,7 +42,7 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) > 0 {
-		return usageError("sim: unexpected argument %q", pos[0])
+		return cmdUsageError("sim", "sim: unexpected argument %q (sim takes flags only)", pos[0])
 	}
 	var cfg sim.Config
 	if *file != "" {

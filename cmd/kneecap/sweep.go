@@ -56,11 +56,11 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 	// These flags default to 0 and override the configuration only when given, so the usage
 	// states the defaults the configuration supplies (DESIGN §9; the demo's are shorter).
 	def, demo := config.Default().Sweep, config.Demo().Sweep
-	fs.DurationVar(&fl.warmup, "warmup", 0, "minimum warmup per level"+
+	durationVar(fs, &fl.warmup, "warmup", 0, "minimum warmup per level"+
 		configDefault("duration", shortDuration(def.Warmup), shortDuration(demo.Warmup)))
-	fs.DurationVar(&fl.duration, "duration", 0, "minimum measurement window per level"+
+	durationVar(fs, &fl.duration, "duration", 0, "minimum measurement window per level"+
 		configDefault("duration", shortDuration(def.Duration), shortDuration(demo.Duration)))
-	fs.DurationVar(&fl.maxDuration, "max-duration", 0, "longest measurement window when the level is not steady"+
+	durationVar(fs, &fl.maxDuration, "max-duration", 0, "longest measurement window when the level is not steady"+
 		configDefault("duration", shortDuration(def.MaxDuration), shortDuration(demo.MaxDuration)))
 	fs.IntVar(&fl.minRequests, "min-requests", 0, "minimum completions in a level's window"+
 		configDefault("N", strconv.Itoa(def.MinRequests), strconv.Itoa(demo.MinRequests)))
@@ -77,7 +77,7 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 		return nil, err
 	}
 	if len(pos) > 0 {
-		return nil, usageError("sweep: unexpected argument %q (flags only; see kneecap sweep -h)", pos[0])
+		return nil, cmdUsageError("sweep", "sweep: unexpected argument %q (sweep takes flags only)", pos[0])
 	}
 	fs.Visit(func(f *flag.Flag) { fl.set[f.Name] = true })
 	return fl, nil
@@ -85,9 +85,10 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 
 // cmdSweep runs `kneecap sweep`: it prepares the sweep (configuration, resume, results
 // directory, workload), starts the target (an endpoint, or the simulator in-process), checks
-// it, sizes the prompts in its tokens, records what it is, runs the levels, and analyzes and reports what was measured — also
-// after an interrupt (exit 130).
-func cmdSweep(ctx context.Context, e *env, args []string) error {
+// it, sizes the prompts in its tokens, records what it is, runs the levels, and analyzes and
+// reports what was measured — also after an interrupt (exit 130). Nothing it prints, writes or
+// returns holds the API key or another secret of the configuration (redact.Secrets).
+func cmdSweep(ctx context.Context, e *env, args []string) (err error) {
 	fl, err := parseSweepFlags(e, args)
 	if err != nil {
 		return err
@@ -97,6 +98,10 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.release()
+	// From here on, every line printed and the error returned lose the run's secrets, in
+	// every form (DESIGN §7); the results directory does the same for its files.
+	e = e.redacting(s.secrets)
+	defer func() { err = s.secrets.Error(err) }()
 	t, err := startTarget(e, &s.cfg, s.levels)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -139,10 +140,11 @@ func sweepConfig(e *env, fl *sweepFlags) (config.Config, error) {
 }
 
 // configProblems prints every configuration problem on its own line, prefixed with the
-// command, and returns exit 2.
+// command, and returns exit 2. A problem that quotes a value loses the userinfo and secret
+// query values of any URL in it (redact.Text).
 func configProblems(e *env, cmd string, err error) error {
 	for _, p := range config.Problems(err) {
-		fmt.Fprintf(e.stderr, "kneecap: %s: %s\n", cmd, p)
+		fmt.Fprintf(e.stderr, "kneecap: %s: %s\n", cmd, redact.Text(p))
 	}
 	return &exitError{code: exitUsage}
 }

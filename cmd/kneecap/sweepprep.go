@@ -7,6 +7,7 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
 	"github.com/kneecap/kneecap/sweep/hftokenizer"
@@ -32,12 +33,16 @@ type sweepPrep struct {
 	dir     *rundir.Dir
 	outDir  string
 	created bool
+	// secrets are the API key and the configuration's secrets (config.Config.Secrets), kept
+	// out of everything the sweep prints and writes.
+	secrets *redact.Secrets
 }
 
 // prepareSweep turns the flags into a sweep ready to run. Everything that can be refused is
 // refused here, before anything is created or sent: the configuration (every problem at
 // once, exit 2), a run that cannot be resumed, a shard's start time that has passed, a bad
-// dataset, a results directory that is not writable or already holds a run.
+// dataset, a level larger than the process can carry (checkLimits), a results directory that
+// is not writable or already holds a run.
 func prepareSweep(e *env, fl *sweepFlags) (*sweepPrep, error) {
 	s := &sweepPrep{}
 	var err error
@@ -53,7 +58,15 @@ func prepareSweep(e *env, fl *sweepFlags) (*sweepPrep, error) {
 		s.release()
 		return nil, configProblems(e, "sweep", err)
 	}
+	s.secrets = redact.NewSecrets(s.cfg.Secrets()...)
+	if s.cfg.Target.APIKeyEnv != "" {
+		s.secrets = s.secrets.With(e.getenv(s.cfg.Target.APIKeyEnv))
+	}
 	if err := s.plan0(); err != nil {
+		s.release()
+		return nil, err
+	}
+	if err := s.checkLimits(e); err != nil {
 		s.release()
 		return nil, err
 	}
@@ -76,7 +89,7 @@ func (s *sweepPrep) reopen(fl *sweepFlags) error {
 	for _, name := range []string{"c", "o", "model", "api", "levels", "warmup", "duration", "max-duration",
 		"min-requests", "input-tokens", "output-tokens", "name", "shard", "start-at", "refine"} {
 		if fl.set[name] {
-			return usageError("sweep: --resume takes the configuration from %s; -%s cannot change it", fl.resume, name)
+			return cmdUsageError("sweep", "sweep: --resume takes the configuration from %s; %s cannot change it", fl.resume, dashes(name))
 		}
 	}
 	// Resume refuses a finished run (rundir.ErrFinished) before it rewrites anything.
@@ -133,6 +146,7 @@ func (s *sweepPrep) plan0() error {
 // the endpoint of a resumed run (an in-process simulator has a new port).
 func (s *sweepPrep) openDir(endpoint string) error {
 	if s.dir != nil {
+		s.dir.SetSecrets(s.secrets)
 		s.dir.SetEndpoint(endpoint)
 		return nil
 	}
@@ -140,6 +154,7 @@ func (s *sweepPrep) openDir(endpoint string) error {
 	if err != nil {
 		return usageError("sweep: %w", err)
 	}
+	dir.SetSecrets(s.secrets)
 	s.dir = dir
 	return nil
 }
@@ -174,7 +189,8 @@ func (s *sweepPrep) plan(e *env) (sweep.Plan, *progress) {
 		plan.Judge = nil // the shards cannot agree on stop rules other than the budget
 		fmt.Fprintln(e.stderr, "kneecap: "+s.schedule.Describe(cfg.Sweep, len(s.levels), cfg.Shard.String()))
 	} else if cfg.Sweep.Refine > 0 {
-		plan.Refiner = announcingRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), prog}
+		refiner := limitedRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), s.streamCost()}
+		plan.Refiner = announcingRefiner{refiner, prog}
 		plan.Refine = cfg.Sweep.Refine
 	}
 	if s.done == nil {

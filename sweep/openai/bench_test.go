@@ -15,20 +15,21 @@ import (
 // iteration streaming chunksPerReq content chunks, pre-rendered so the server adds a constant
 // per-request cost. Reports ns/chunk and allocs/chunk (process-wide, server included). The
 // "reasoning" case streams half of the chunks as delta.reasoning_content first, as a
-// reasoning model does, with reasoning_tokens in the usage.
+// reasoning model does, with reasoning_tokens in the usage. The "long" case streams
+// longChunks chunks, more than a record keeps the offsets of (the rest go to its tail).
 func BenchmarkClientStream(b *testing.B) {
-	const chunksPerReq = 1000
-	stream := func(reasoning int) []byte {
+	const chunksPerReq, longChunks = 1000, 3 * 4096
+	stream := func(n, reasoning int) []byte {
 		var body bytes.Buffer
 		body.WriteString("data: " + roleChunk() + "\n\n")
-		for i := range chunksPerReq {
+		for i := range n {
 			if i < reasoning {
 				body.WriteString("data: " + reasoningChunk("tok") + "\n\n")
 			} else {
 				body.WriteString("data: " + contentChunk("tok") + "\n\n")
 			}
 		}
-		body.WriteString("data: " + usageDetailsChunk(10, chunksPerReq, reasoning) + "\n\ndata: [DONE]\n\n")
+		body.WriteString("data: " + usageDetailsChunk(10, n, reasoning) + "\n\ndata: [DONE]\n\n")
 		return body.Bytes()
 	}
 	serve := func(payload []byte) *httptest.Server {
@@ -39,31 +40,33 @@ func BenchmarkClientStream(b *testing.B) {
 		b.Cleanup(srv.Close)
 		return srv
 	}
-	plain, reasoned := serve(stream(0)), serve(stream(chunksPerReq/2))
+	plain, reasoned := serve(stream(chunksPerReq, 0)), serve(stream(chunksPerReq, chunksPerReq/2))
+	long := serve(stream(longChunks, 0))
 	for _, bc := range []struct {
-		name              string
-		record, reasoning bool
-	}{{"chunks", true, false}, {"itl_summary", false, false}, {"reasoning", true, true}} {
+		name   string
+		srv    *httptest.Server
+		chunks int
+		record bool
+	}{
+		{"chunks", plain, chunksPerReq, true}, {"itl_summary", plain, chunksPerReq, false},
+		{"reasoning", reasoned, chunksPerReq, true}, {"long", long, longChunks, true},
+	} {
 		b.Run(bc.name, func(b *testing.B) {
-			srv := plain
-			if bc.reasoning {
-				srv = reasoned
-			}
-			c := newClient(b, srv.URL, func(o *Options) { o.RecordChunks = bc.record })
-			req := sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: chunksPerReq}
+			c := newClient(b, bc.srv.URL, func(o *Options) { o.RecordChunks = bc.record })
+			req := sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: bc.chunks}
 			var ms0, ms1 runtime.MemStats
 			runtime.ReadMemStats(&ms0)
 			b.ResetTimer()
 			for b.Loop() {
 				var rec sweep.Record
 				c.Do(context.Background(), &req, &rec)
-				if rec.Status != sweep.StatusOK || rec.OutputTokens != chunksPerReq {
+				if rec.Status != sweep.StatusOK || rec.OutputTokens != bc.chunks {
 					b.Fatalf("%s %s", rec.Status, rec.Error)
 				}
 			}
 			b.StopTimer()
 			runtime.ReadMemStats(&ms1)
-			n := float64(b.N) * chunksPerReq
+			n := float64(b.N) * float64(bc.chunks)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/chunk")
 			b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/n, "allocs/chunk")
 			b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/n, "B/chunk")

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 
 	goopenai "github.com/sashabaranov/go-openai"
 
@@ -17,6 +18,9 @@ import (
 // that the response headers had arrived (the error came from reading the stream).
 // Cancellation and the request timeout are handled by the caller.
 func classify(err error, streaming bool) sweep.ErrorClass {
+	if clientLimit(err) {
+		return sweep.ErrClient
+	}
 	var apiErr *goopenai.APIError
 	var reqErr *goopenai.RequestError
 	switch {
@@ -96,4 +100,17 @@ func codeOf(code any) int {
 		}
 	}
 	return 0
+}
+
+// clientLimit reports whether err is the load generator running out of something of its own,
+// never the server's fault (class client, DESIGN §7): file descriptors (EMFILE "too many open
+// files", ENFILE for the whole system), socket buffers or memory (ENOBUFS, ENOMEM), or local
+// ports to connect from (EADDRNOTAVAIL).
+func clientLimit(err error) bool {
+	for _, errno := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.EADDRNOTAVAIL} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	return false
 }

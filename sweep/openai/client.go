@@ -50,9 +50,12 @@ type Options struct {
 	CAFile string
 	// InsecureSkipVerify disables TLS certificate verification.
 	InsecureSkipVerify bool
-	// RecordChunks keeps every content chunk's arrival offset in Record.Chunks; false
-	// keeps only the Record.ITL summary.
+	// RecordChunks keeps every content chunk's arrival offset in Record.Chunks (the first
+	// MaxRecordedChunks, then Record.ChunksTail); false keeps only the Record.ITL summary.
 	RecordChunks bool
+	// MaxRecordedChunks caps the offsets one record keeps in Record.Chunks; the chunks past
+	// them are summarised in Record.ChunksTail.
+	MaxRecordedChunks int
 	// MaxLineBytes caps one line of a stream, in bytes; a longer line fails the request
 	// as bad_chunk.
 	MaxLineBytes int
@@ -73,8 +76,9 @@ type Options struct {
 }
 
 // DefaultOptions returns the defaults: chat API, 10 min request timeout, 256 connections,
-// chunk recording on, 1 MiB lines, 1 MiB of non-data lines, 8 MiB non-stream bodies,
-// 1 Mi chunks per request, 30 s dial timeout, DefaultMaxTokensPerChunk tokens per chunk.
+// chunk recording on (the offsets of sweep.MaxRecordedChunks chunks a record), 1 MiB lines,
+// 1 MiB of non-data lines, 8 MiB non-stream bodies, 1 Mi chunks per request, 30 s dial
+// timeout, DefaultMaxTokensPerChunk tokens per chunk.
 func DefaultOptions() Options {
 	return Options{
 		API:             sweep.APIChat,
@@ -88,6 +92,7 @@ func DefaultOptions() Options {
 		DialTimeout:     30 * time.Second,
 
 		MaxTokensPerChunk: DefaultMaxTokensPerChunk,
+		MaxRecordedChunks: sweep.MaxRecordedChunks,
 	}
 }
 
@@ -161,6 +166,9 @@ func New(opts Options) (*Client, error) {
 	}
 	if opts.MaxTokensPerChunk <= 0 {
 		opts.MaxTokensPerChunk = def.MaxTokensPerChunk
+	}
+	if opts.MaxRecordedChunks <= 0 {
+		opts.MaxRecordedChunks = def.MaxRecordedChunks
 	}
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: opts.InsecureSkipVerify} //nolint:gosec // user opt-in
 	if opts.CAFile != "" {
@@ -278,7 +286,7 @@ func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) 
 	rec.PromptTokens = req.PromptTokens
 	rec.OutputTokens = 0
 	rec.TokensSource = ""
-	rec.Chunks = nil
+	rec.Chunks, rec.ChunksTail = nil, nil
 	rec.ITL = nil
 	rec.TTFT, rec.E2E, rec.ConnWait = 0, 0, 0
 	rec.RequestedPromptTokens, rec.RequestedOutputTokens = req.PromptTokens, max(req.MaxTokens, 0)
@@ -340,7 +348,7 @@ type rawStream interface {
 
 // read consumes the stream and fills rec. It takes no locks; its allocations are go-openai's
 // line read and prefix strip, and the Chunks slice, preallocated from max_tokens (at most
-// maxChunksPrealloc).
+// maxChunksPrealloc and MaxRecordedChunks; chunkLog).
 func (c *Client) read(ctx, reqCtx context.Context, cancel context.CancelFunc, s rawStream, st *reqState,
 	tSend time.Time, req *sweep.Request, rec *sweep.Record) {
 	defer s.Close()
@@ -350,11 +358,11 @@ func (c *Client) read(ctx, reqCtx context.Context, cancel context.CancelFunc, s 
 		if n <= 0 {
 			n = 256
 		}
-		sr.chunks = make([]int64, 0, min(n, maxChunksPrealloc, c.opts.MaxChunks))
+		sr.log = newChunkLog(c.opts.MaxRecordedChunks, min(n, maxChunksPrealloc, c.opts.MaxChunks))
 	}
 	err := c.readChunks(s, tSend, &sr)
 	sr.sc.sentBytes = st.sentBytes
-	sc, chunks := sr.sc, sr.chunks
+	sc, chunks := sr.sc, sr.log.offsets
 	nContent := sc.chunks
 	rec.TTFT, rec.TTFA, rec.ReasoningChunks = sr.first, sr.answer, sc.reasoningChunks
 	if nContent > 0 {
@@ -375,7 +383,7 @@ func (c *Client) read(ctx, reqCtx context.Context, cancel context.CancelFunc, s 
 			// not hold the unused capacity.
 			chunks = slices.Clone(chunks)
 		}
-		rec.Chunks = chunks
+		rec.Chunks, rec.ChunksTail = chunks, sr.log.chunkTail()
 	} else if nContent > 0 {
 		itl := sr.itl // allocated here, only for the records that keep it
 		rec.ITL = &itl
@@ -396,13 +404,13 @@ func (c *Client) read(ctx, reqCtx context.Context, cancel context.CancelFunc, s 
 
 // streamRead is what a stream showed, from t_send: its counts, the arrival of its first
 // content chunk, of its first answer chunk when reasoning came first (else 0), of its last
-// content chunk, its inter-chunk gaps and, when recorded, every content chunk's offset.
+// content chunk, its inter-chunk gaps and, when recorded, the content chunks' offsets.
 type streamRead struct {
 	sc                  streamCounts
 	first, answer, last time.Duration
 	answered            bool
 	itl                 sweep.ITLSummary
-	chunks              []int64 // nil when chunks are not recorded
+	log                 chunkLog // records nothing when chunks are not recorded
 }
 
 // readChunks reads the stream's events into sr until the stream ends or fails, and returns
@@ -430,10 +438,12 @@ func (c *Client) readChunks(s rawStream, tSend time.Time, sr *streamRead) error 
 		if !res.content() {
 			continue
 		}
-		sr.sc.chunks++
-		if sr.sc.chunks > c.opts.MaxChunks {
+		if sr.sc.chunks >= c.opts.MaxChunks {
+			// The chunk past the cap is not counted: the record's chunks and N_out stay those
+			// kept.
 			return fmt.Errorf("%w: more than %d content chunks", errBadChunk, c.opts.MaxChunks)
 		}
+		sr.sc.chunks++
 		if !res.answer {
 			sr.sc.reasoningChunks++
 		} else if !sr.answered {
@@ -451,9 +461,7 @@ func (c *Client) readChunks(s rawStream, tSend time.Time, sr *streamRead) error 
 			sr.itl.MaxUS = max(sr.itl.MaxUS, gap)
 		}
 		sr.last = now
-		if sr.chunks != nil {
-			sr.chunks = append(sr.chunks, now.Microseconds())
-		}
+		sr.log.add(now.Microseconds())
 	}
 }
 

@@ -6,8 +6,8 @@
 // (httptrace GotConn), right before the request is written; conn_wait = GotConn − GetConn.
 // TTFT = t(first chunk whose choices carry non-empty content, reasoning_content, reasoning or
 // text) − t_send; a role-only chunk does not count. E2E = t(last content chunk) − t_send.
-// Chunk arrival offsets from t_send are kept in microseconds (Record.Chunks) or summarised
-// (Record.ITL). N_out is usage.completion_tokens from the final usage chunk, else the number
+// Chunk arrival offsets from t_send are kept in microseconds (Record.Chunks, the first
+// Options.MaxRecordedChunks; the rest in Record.ChunksTail) or summarised (Record.ITL). N_out is usage.completion_tokens from the final usage chunk, else the number
 // of content chunks (Record.TokensSource says which).
 //
 // go-openai has no extra-body hook for chat or completion requests, so the adapter gives
@@ -19,7 +19,8 @@
 // accumulator are otherwise unbounded), and non-stream bodies are capped at MaxBodyBytes.
 //
 // Failures are classified into the error classes of sweep/record.go: connect, timeout,
-// http_4xx, http_429, http_5xx, stream_broken, bad_chunk, empty, and cancelled (Status
-// cancelled) when the caller's context ends. The API key is sent as a Bearer token and is
+// http_4xx, http_429, http_5xx, stream_broken, bad_chunk, empty, client (the load
+// generator's own limit: too many open files, …), and cancelled (Status cancelled) when the
+// caller's context ends. The API key is sent as a Bearer token and is
 // scrubbed from every error message.
 package openai
