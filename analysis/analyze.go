@@ -56,11 +56,18 @@ type point struct {
 // is marked invalid in the result with a note, so imported levels are held to the same rules. Everything that cannot be computed
 // is NaN or nil with a warning; Analyze never panics and does not modify levels. The result's
 // levels are sorted by concurrency.
+//
+// Levels of an arrival-rate run (ModeOf: some level carries RateLevel) are analyzed on the
+// rate axis instead (DESIGN §4.15): the result's Mode is ModeRate and its answer is Rate.
 func Analyze(levels []Level, meta Meta, opts Options) Result {
 	opts = opts.withDefaults()
+	if ModeOf(levels) == ModeRate {
+		return analyzeRate(levels, meta, opts)
+	}
 	a := &analyzer{opts: opts}
 	res := Result{
 		Schema:     Schema,
+		Mode:       ModeConcurrency,
 		Meta:       meta,
 		Levels:     slices.Clone(levels),
 		Throughput: Throughput{MaxTPS: NaN()},

@@ -16,7 +16,8 @@ const (
 // every figure Gate checks).
 type GateCheck struct {
 	// Metric names the figure: max_tps, knee_concurrency, knee_tps, slo_concurrency,
-	// slo_tps, slo_goodput_qps, ttft_blowup_concurrency.
+	// slo_tps, slo_goodput_qps, ttft_blowup_concurrency; for arrival-rate runs max_tps,
+	// capacity_rps, capacity_tps, slo_rps, slo_tps, slo_goodput_rps, ttft_blowup_rps.
 	Metric string `json:"metric"`
 	// Base and Run are the figures; BaseAtLeast and RunAtLeast mark a lower bound (the SLO
 	// point "≥ N" when every valid level meets the SLOs).
@@ -45,10 +46,18 @@ type GateCheck struct {
 // below it unknown; a run below a bounded baseline's floor has regressed (the baseline held
 // at least that much), one above it is unknown. A figure that stays unknown (no SLO set, a
 // goodput not counted) is never a regression.
+//
+// An arrival-rate baseline (Mode ModeRate) is gated on its figures instead (rateGateMetrics:
+// maximum TPS, capacity in requests/s and tokens/s, the SLO point's rate, TPS and goodput, the
+// TTFT blow-up rate), read the same way (DESIGN §4.15).
 func Gate(base, run *Result, maxDrop float64) []GateCheck {
-	fb, fr := gateFigures(base), gateFigures(run)
+	metrics, figures := gateMetrics, gateFigures
+	if base.Mode == ModeRate {
+		metrics, figures = rateGateMetrics, rateGateFigures
+	}
+	fb, fr := figures(base), figures(run)
 	var out []GateCheck
-	for _, m := range gateMetrics {
+	for _, m := range metrics {
 		b, r := fb[m], fr[m]
 		c := GateCheck{Metric: m, Base: b.v, Run: r.v, BaseAtLeast: b.atLeast, RunAtLeast: r.atLeast, Change: NaN(), Verdict: GateUnknown}
 		switch {

@@ -77,10 +77,16 @@ type Latency struct {
 // NoLatency is a Latency with every field null.
 func NoLatency() Latency { return Latency{NaN(), NaN(), NaN(), NaN(), NaN()} }
 
-// Level is the summary of one concurrency level (DESIGN §1).
+// Level is the summary of one level (DESIGN §1): a concurrency level, or an arrival-rate
+// level when RateLevel is set.
 type Level struct {
-	// Concurrency is the target concurrency.
+	// Concurrency is the target concurrency; on an arrival-rate level, the cap on requests
+	// in flight (max_concurrency; 0 = none).
 	Concurrency int `json:"concurrency"`
+	// RateLevel holds an arrival-rate level's offered and achieved rate, sustainability,
+	// schedule lag and latencies from the scheduled arrival; nil on a closed-loop level (its
+	// keys are then absent).
+	*RateLevel
 	// Requests counts requests sent inside the window (the latency population).
 	Requests int `json:"requests"`
 	// Errors counts failed requests among them.
@@ -304,6 +310,10 @@ type Blowup struct {
 	BaselineMS Float `json:"baseline_ms"`
 	// SlopeMSPerUser is the TTFT p50 growth per added concurrent request past the blow-up.
 	SlopeMSPerUser Float `json:"slope_ms_per_user"`
+	// Stat names the TTFT statistic the blow-up was found on when it is not p50: mean, p90
+	// or p95, the first the levels report (a published table may lack the median); absent
+	// for p50.
+	Stat string `json:"ttft_stat,omitempty"`
 }
 
 // Overload reports throughput falling past its peak.
@@ -363,11 +373,19 @@ type Capacity struct {
 	CostPerMTokens                 Float `json:"cost_per_m_output_tokens"`
 	CostPerMTokensAtKnee           Float `json:"cost_per_m_output_tokens_at_knee"`
 	CostPerMTokensAtEfficientPoint Float `json:"cost_per_m_output_tokens_at_efficient_point"`
+	// ReplicasAtCapacity and CostPerMTokensAtCapacity (an arrival-rate run only; absent
+	// otherwise) are the replicas needed when each runs at its capacity, the maximum
+	// sustainable rate with no headroom, and $ per 1M output tokens there.
+	ReplicasAtCapacity       Float `json:"replicas_at_capacity,omitzero"`
+	CostPerMTokensAtCapacity Float `json:"cost_per_m_output_tokens_at_capacity,omitzero"`
 }
 
 // Result is the analysis of a sweep: the content of analysis.json.
 type Result struct {
-	Schema         string          `json:"schema"`
+	Schema string `json:"schema"`
+	// Mode is ModeConcurrency or ModeRate ("" in an analysis.json from before the key: closed
+	// loop).
+	Mode           Mode            `json:"mode"`
 	Meta           Meta            `json:"meta"`
 	Levels         []Level         `json:"levels"`
 	Throughput     Throughput      `json:"throughput"`
@@ -381,7 +399,10 @@ type Result struct {
 	// ServerLimit is the server's own limit on the requests it runs at once, when it states
 	// one or its metrics show one (DESIGN §4.14); nil otherwise.
 	ServerLimit *ServerLimit `json:"server_limit,omitempty"`
-	Warnings    []string     `json:"warnings"`
+	// Rate is the answer of an arrival-rate run (DESIGN §4.15); nil for a closed-loop run,
+	// whose answer is Knee, TTFTBlowup and SLO.
+	Rate     *RateResult `json:"rate,omitempty"`
+	Warnings []string    `json:"warnings"`
 }
 
 // SLO holds service-level objectives; a zero duration is not used. It is also the slo:

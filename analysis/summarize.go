@@ -71,11 +71,19 @@ func (o Options) withDefaults() Options {
 // A level is invalid (Valid false, with a note each) when its window is empty, no request
 // succeeded, achieved < 0.95 × target, error rate > MaxErrorRate, it was not steady,
 // Little's-law error > 10%, it was interrupted, or the client was bound.
+//
+// An arrival-rate level (LevelRun.OfferedRPS > 0) is summarized by summarizeRate instead:
+// its latency population is the window's arrivals, and it carries RateLevel (DESIGN §1,
+// §4.15).
 func Summarize(levels []sweep.Level, opts Options) []Level {
 	opts = opts.withDefaults()
 	var s scratch
 	out := make([]Level, len(levels))
 	for i := range levels {
+		if levels[i].Run.OfferedRPS > 0 {
+			out[i] = s.summarizeRate(&levels[i].Run, levels[i].Records, opts)
+			continue
+		}
 		out[i] = s.summarize(&levels[i].Run, levels[i].Records, opts)
 	}
 	return out

@@ -206,9 +206,13 @@ func blowupOneLevel(c float64) warning {
 	return newWarning(warnBlowupOneLevel, "", "no TTFT blow-up: only one valid level (concurrency %g) has a TTFT p50: nothing to compare it with", c)
 }
 
-// blowupNone: TTFT p50 stays within BlowupFactor of the first level's baseMS up to top.
-func blowupNone(baseMS, top float64) warning {
-	return newWarning(warnBlowupNone, "", "no TTFT blow-up: TTFT p50 stays within %gx of the first level's %.0f ms up to concurrency %g", BlowupFactor, baseMS, top)
+// blowupNone: TTFT (its statistic stat; "" is p50) stays within BlowupFactor of the first
+// level's baseMS up to top.
+func blowupNone(stat string, baseMS, top float64) warning {
+	if stat == "" {
+		stat = "p50"
+	}
+	return newWarning(warnBlowupNone, "", "no TTFT blow-up: TTFT %s stays within %gx of the first level's %.0f ms up to concurrency %g", stat, BlowupFactor, baseMS, top)
 }
 
 // blowupGap: the measured TTFT only brackets the fitted blow-up r, between lastFlat and
@@ -316,27 +320,43 @@ func gateOtherSLOs(run, base, runSLOs, baseSLOs string) warning {
 // promptLengthOff: the server counted the prompts of levels more than MaxLengthOff from the
 // length requested.
 func promptLengthOff(levels []*Level) warning {
-	return newWarning(warnPromptLengthOff, "", "prompt length: the server counted prompts more than %.0f%% off the length requested at concurrency %s: its tokenizer or chat template counts them otherwise, so those levels measured another workload than the one asked for",
+	return newWarning(warnPromptLengthOff, "", "prompt length: the server counted prompts more than %.0f%% off the length requested at %s: its tokenizer or chat template counts them otherwise, so those levels measured another workload than the one asked for",
 		MaxLengthOff*100, lengthsAt(levels, func(l *Level) TokenLengths { return l.InputTokens }))
 }
 
 // outputLengthIgnored: with fixed_output, the outputs of levels were more than MaxLengthOff
 // from the max_tokens requested with ignore_eos and min_tokens.
 func outputLengthIgnored(levels []*Level) warning {
-	return newWarning(warnOutputLengthIgnored, "", "output length: fixed_output asked for exactly max_tokens (with ignore_eos and min_tokens), but the outputs were more than %.0f%% off it at concurrency %s: the server ignores those parameters (an OpenAI-style API, Ollama), so outputs end where the model stops and those levels measured another workload than the one asked for",
+	return newWarning(warnOutputLengthIgnored, "", "output length: fixed_output asked for exactly max_tokens (with ignore_eos and min_tokens), but the outputs were more than %.0f%% off it at %s: the server ignores those parameters (an OpenAI-style API, Ollama), so outputs end where the model stops and those levels measured another workload than the one asked for",
 		MaxLengthOff*100, lengthsAt(levels, func(l *Level) TokenLengths { return l.OutputTokens }))
 }
 
 // lengthsAt lists each level's concurrency and its length distribution against the request:
-// "1 (mean 247, p50 247, p95 251 vs 64 requested), 2 (…)".
+// "concurrency 1 (mean 247, p50 247, p95 251 vs 64 requested), 2 (…)" (levelsAt).
 func lengthsAt(levels []*Level, of func(*Level) TokenLengths) string {
+	return levelsAt(levels, func(l *Level) string {
+		t := of(l)
+		return fmt.Sprintf("mean %s, p50 %s, p95 %s vs %s requested", FormatTokens(t.Mean), FormatTokens(t.P50), FormatTokens(t.P95), FormatTokens(t.Requested))
+	})
+}
+
+// levelsAt names levels with detail(l) each, as the warnings that name several do:
+// "concurrency 1 (…), 2 (…)", or on an arrival-rate run "10 requests/s (…), 20 requests/s
+// (…)".
+func levelsAt(levels []*Level, detail func(*Level) string) string {
 	parts := make([]string, len(levels))
 	for i, l := range levels {
-		t := of(l)
-		parts[i] = fmt.Sprintf("%d (mean %s, p50 %s, p95 %s vs %s requested)", l.Concurrency,
-			FormatTokens(t.Mean), FormatTokens(t.P50), FormatTokens(t.P95), FormatTokens(t.Requested))
+		if l.IsRate() {
+			parts[i] = fmt.Sprintf("%s requests/s (%s)", l.OfferedRPS.Format(), detail(l))
+		} else {
+			parts[i] = fmt.Sprintf("%d (%s)", l.Concurrency, detail(l))
+		}
 	}
-	return strings.Join(parts, ", ")
+	out := strings.Join(parts, ", ")
+	if len(levels) > 0 && !levels[0].IsRate() {
+		out = "concurrency " + out
+	}
+	return out
 }
 
 // serverLimitDisagree: the estimate named what (the batch-model slot limit, the headline
@@ -357,12 +377,9 @@ func fconcurrency(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) 
 // usageDisbelieved: at each of levels, the usage the server reported was not believed for
 // some of the requests sent in the window (DESIGN §7); one warning names them all.
 func usageDisbelieved(levels []*Level) warning {
-	parts := make([]string, len(levels))
-	for i, l := range levels {
-		parts[i] = fmt.Sprintf("%d (%d of %d requests)", l.Concurrency, l.UsageDisbelieved, l.Requests)
-	}
-	return newWarning(warnUsageDisbelieved, "", "usage: the usage the server reported was not believed at concurrency %s (a count no server could send for the stream that arrived): an output count not believed is replaced by the content chunks, and the level's TPS counts them; a prompt count not believed is left out of the counted input lengths (input TPS counts the requested length); the levels' notes and tokens_note in records.jsonl say why",
-		strings.Join(parts, ", "))
+	at := levelsAt(levels, func(l *Level) string { return fmt.Sprintf("%d of %d requests", l.UsageDisbelieved, l.Requests) })
+	return newWarning(warnUsageDisbelieved, "", "usage: the usage the server reported was not believed at %s (a count no server could send for the stream that arrived): an output count not believed is replaced by the content chunks, and the level's TPS counts them; a prompt count not believed is left out of the counted input lengths (input TPS counts the requested length); the levels' notes and tokens_note in records.jsonl say why",
+		at)
 }
 
 // warnings collects the warnings of one analysis in order.

@@ -27,6 +27,9 @@ func checkRuns(op string, runs []*analysis.Result, labels []string) error {
 			return fmt.Errorf("plots: %s: run %q is nil", op, labels[i])
 		}
 	}
+	if err := analysis.SameMode(runs, labels); err != nil {
+		return fmt.Errorf("plots: %s: %w", op, err)
+	}
 	return nil
 }
 
@@ -50,7 +53,8 @@ func compareTitle(kind string, runs []*analysis.Result) string {
 // neighbouring valid levels linearly in log2 concurrency (so it lies on the segment drawn on
 // the log2 axis), not the fitted curve's TPS, which is not drawn here. A knee outside the
 // run's valid levels is a dashed vertical line in the run's colour instead. labels[i] names
-// runs[i].
+// runs[i]. Arrival-rate runs are drawn against the offered rate instead (DESIGN §5.1); runs of both modes
+// are an error (analysis.SameMode).
 func CompareThroughput(runs []*analysis.Result, labels []string) (*plot.Plot, error) {
 	return plotOf(compareThroughputChart(runs, labels))
 }
@@ -58,6 +62,9 @@ func CompareThroughput(runs []*analysis.Result, labels []string) (*plot.Plot, er
 func compareThroughputChart(runs []*analysis.Result, labels []string) (*builder, error) {
 	if err := checkRuns("compare throughput", runs, labels); err != nil {
 		return nil, err
+	}
+	if runs[0].Mode == analysis.ModeRate {
+		return rateCompareThroughputChart(runs, labels)
 	}
 	b := newBuilder(compareTitle("Output throughput — comparison", runs), xLabelConcurrency, "output throughput (tokens/s)")
 	b.logX = true
@@ -126,7 +133,8 @@ func onLineLog2(pts plotter.XYs, x float64) (y float64, ok bool) {
 // and TTFT p95 dashed, one colour per run, each level's E2E p95 point (its TTFT p95 point when
 // E2E p95 is missing) labelled "N=c" with its concurrency in the run's colour. A label that
 // would overlap one already placed (an earlier level of the same run, or any level of an
-// earlier run) is left out. labels[i] names runs[i].
+// earlier run) is left out. labels[i] names runs[i]. Arrival-rate runs are drawn
+// against the offered rate instead (DESIGN §5.1); runs of both modes are an error (analysis.SameMode).
 func CompareLatency(runs []*analysis.Result, labels []string) (*plot.Plot, error) {
 	return plotOf(compareLatencyChart(runs, labels))
 }
@@ -134,6 +142,9 @@ func CompareLatency(runs []*analysis.Result, labels []string) (*plot.Plot, error
 func compareLatencyChart(runs []*analysis.Result, labels []string) (*builder, error) {
 	if err := checkRuns("compare latency", runs, labels); err != nil {
 		return nil, err
+	}
+	if runs[0].Mode == analysis.ModeRate {
+		return rateCompareLatencyChart(runs, labels)
 	}
 	b := newBuilder(compareTitle("Latency vs throughput — comparison", runs), "output throughput (tokens/s)", "latency (ms)")
 	b.autoLogY = true

@@ -21,9 +21,24 @@ func CompareNames() []string { return []string{"compare_throughput", "compare_la
 // Formats returns the formats RenderAll and RenderCompare render every chart in, in order.
 func Formats() []string { return []string{"png", "svg"} }
 
-// Build returns the chart called name (one of Names()) for res.
+// Build returns the chart called name (one of NamesFor(res.Mode)) for res; "dashboard" is
+// the rate dashboard for an arrival-rate run.
 func Build(name string, res *analysis.Result) (Chart, error) {
+	rate := res != nil && res.Mode == analysis.ModeRate
 	switch name {
+	case "rate_throughput":
+		return RateThroughput(res)
+	case "rate_ttft":
+		return RateTTFT(res)
+	case "rate_e2e":
+		return RateE2E(res)
+	case "rate_lag":
+		return RateLag(res)
+	case "dashboard":
+		if rate {
+			return RateDashboard(res)
+		}
+		return Dashboard(res)
 	case "throughput":
 		return Throughput(res)
 	case "ttft":
@@ -34,8 +49,6 @@ func Build(name string, res *analysis.Result) (Chart, error) {
 		return LatencyVsThroughput(res)
 	case "qps":
 		return QPS(res)
-	case "dashboard":
-		return Dashboard(res)
 	}
 	return nil, fmt.Errorf("plots: unknown chart %q", name)
 }
@@ -80,13 +93,17 @@ func (f File) WriteTo(w io.Writer) (int64, error) {
 	return int64(n), err
 }
 
-// RenderAll renders every chart of Names() for res at its default size (Width × Height, the
-// dashboard DashboardWidth × DashboardHeight) in every format of Formats(): in the order of
-// Names(), PNG before SVG for each chart. It writes no file: the caller saves or embeds them.
+// RenderAll renders every chart of NamesFor(res.Mode) for res at its default size (Width ×
+// Height, the dashboard DashboardWidth × DashboardHeight) in every format of Formats(): in
+// that order, PNG before SVG for each chart. It writes no file: the caller saves or embeds them.
 // An error names the chart ("plots: NAME: …") when rendering fails.
 func RenderAll(res *analysis.Result) ([]File, error) {
 	var files []File
-	for _, name := range Names() {
+	mode := analysis.ModeConcurrency
+	if res != nil {
+		mode = res.Mode
+	}
+	for _, name := range NamesFor(mode) {
 		c, err := Build(name, res)
 		if err != nil {
 			return nil, err

@@ -13,6 +13,9 @@ import (
 // compareTable is the side-by-side table of several runs: knee with its interval, method and
 // rule, the efficient point, maximum TPS, SLO point and TTFT blow-up per run.
 func compareTable(runs []*analysis.Result, labels []string) table {
+	if len(runs) > 0 && isRate(runs[0]) {
+		return rateCompareTable(runs, labels)
+	}
 	t := table{Header: []string{"run", "model", "knee N (95% interval, method, rule)", "knee TPS (tokens/s)", "efficient point N (95% interval)",
 		"max TPS (tokens/s) @ N", "SLO point N", "TPS at SLO (tokens/s)", "binding SLO", "TTFT blow-up N (method)", "warnings"}}
 	for i, r := range runs {
@@ -57,6 +60,9 @@ func checkCompare(op string, runs []*analysis.Result, labels []string) error {
 			return fmt.Errorf("report: %s: run %s is nil", op, labels[i])
 		}
 	}
+	if err := analysis.SameMode(runs, labels); err != nil {
+		return fmt.Errorf("report: %s: %w", op, err)
+	}
 	return nil
 }
 
@@ -64,6 +70,8 @@ var gateNames = map[string]string{
 	"max_tps": "max TPS (tokens/s)", "knee_concurrency": "knee N", "knee_tps": "knee TPS (tokens/s)",
 	"slo_concurrency": "SLO point N", "slo_tps": "TPS at SLO (tokens/s)", "slo_goodput_qps": "goodput at SLO (req/s)",
 	"ttft_blowup_concurrency": "TTFT blow-up N",
+	"capacity_rps":            "capacity (req/s)", "capacity_tps": "capacity TPS (tokens/s)", "slo_rps": "SLO point (req/s)",
+	"slo_goodput_rps": "goodput at SLO (req/s)", "ttft_blowup_rps": "TTFT blow-up (req/s)",
 }
 
 // gateTable lists every check of every run against the baseline; a regression is marked ✗.
@@ -134,7 +142,11 @@ func Compare(w io.Writer, runs []*analysis.Result, labels []string, charts []str
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "# kneecap comparison: %s\n\n", mdText(strings.Join(labels, " vs ")))
 	mdTable(bw, compareTable(runs, labels))
-	fmt.Fprint(bw, "\nKnee: where throughput stops growing, by its rule: plateau onset, the breakpoint of a sharp-knee fit (batch slot limit S or hinge breakpoint) whose plateau was measured; marginal gain, the efficient point. Efficient point: smallest concurrency where one more doubling adds less than the knee gain in throughput. Both on the best fit, with bootstrap 95% intervals. SLO point: largest concurrency meeting every SLO; “≥ N”: every valid level meets the SLOs, so the limit lies beyond the largest level N (TPS at SLO is then that level's). “—”: not computed.\n\n")
+	if len(runs) > 0 && isRate(runs[0]) {
+		fmt.Fprintf(bw, "\n%s\n\n", mdText(rateCompareNote))
+	} else {
+		fmt.Fprint(bw, "\nKnee: where throughput stops growing, by its rule: plateau onset, the breakpoint of a sharp-knee fit (batch slot limit S or hinge breakpoint) whose plateau was measured; marginal gain, the efficient point. Efficient point: smallest concurrency where one more doubling adds less than the knee gain in throughput. Both on the best fit, with bootstrap 95% intervals. SLO point: largest concurrency meeting every SLO; “≥ N”: every valid level meets the SLOs, so the limit lies beyond the largest level N (TPS at SLO is then that level's). “—”: not computed.\n\n")
+	}
 	if gate != nil {
 		fmt.Fprintf(bw, "## Regression gate\n\nEach run against %s (the baseline): a figure regresses when it falls more than %s below the baseline's. %d regressed. A figure either run could not compute is unknown; “≥ N” is a lower bound (every valid level met the SLOs), which decides only what it can.\n\n",
 			mdText(labels[0]), fpct(analysis.Float(gate.MaxDrop)), gate.Regressions())

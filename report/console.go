@@ -40,7 +40,11 @@ func Console(w io.Writer, res *analysis.Result) error {
 		if err := tw.Flush(); err != nil {
 			return fmt.Errorf("report: console: %w", err)
 		}
-		fmt.Fprintln(bw, "  (tok/s = output tokens/s ±95% CI; QPS = requests/s; latencies in ms; ✗ = excluded from fits)")
+		if isRate(res) {
+			fmt.Fprintln(bw, rateConsoleNote)
+		} else {
+			fmt.Fprintln(bw, "  (tok/s = output tokens/s ±95% CI; QPS = requests/s; latencies in ms; ✗ = excluded from fits)")
+		}
 		if hasLengths(res) {
 			fmt.Fprintln(bw, "  (ISL, OSL = mean prompt and output tokens per request as the server counted them; ≠N: more than 5% off the N requested)")
 		}
@@ -54,7 +58,11 @@ func Console(w io.Writer, res *analysis.Result) error {
 				fmt.Fprintln(bw, "Errors by class:")
 				first = false
 			}
-			fmt.Fprintf(bw, "  concurrency %d: %s\n", l.Concurrency, errorClasses(l.ErrorClasses))
+			if l.IsRate() {
+				fmt.Fprintf(bw, "  %s requests/s: %s\n", frate(l.OfferedRPS), errorClasses(l.ErrorClasses))
+			} else {
+				fmt.Fprintf(bw, "  concurrency %d: %s\n", l.Concurrency, errorClasses(l.ErrorClasses))
+			}
 		}
 	} else {
 		fmt.Fprintln(bw, "  no levels measured")

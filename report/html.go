@@ -11,7 +11,7 @@ import (
 )
 
 // chartOrder is the order charts appear in report.html; names not listed follow, sorted.
-var chartOrder = []string{"throughput", "ttft", "tpot", "latency_vs_throughput", "qps"}
+var chartOrder = []string{"throughput", "ttft", "tpot", "latency_vs_throughput", "qps", "rate_throughput", "rate_ttft", "rate_e2e", "rate_lag"}
 
 // HTML writes report.html: the content of the Markdown report in one self-contained page with
 // minimal CSS and no external assets. svgs maps chart names (throughput, ttft, …) to SVG
@@ -34,7 +34,7 @@ func HTML(w io.Writer, res *analysis.Result, svgs map[string][]byte) error {
 	}
 	var rest []string
 	for n := range svgs {
-		if !seen[n] && !(n == "dashboard" && seen["throughput"]) {
+		if !seen[n] && !(n == "dashboard" && (seen["throughput"] || seen["rate_throughput"])) {
 			rest = append(rest, n)
 		}
 	}
@@ -65,6 +65,7 @@ func HTML(w io.Writer, res *analysis.Result, svgs map[string][]byte) error {
 		HasLengths                          bool
 		Lengths                             table
 		LengthsNote                         string
+		LevelsNote, ValidityNote            string
 	}{
 		Title: title, Subtitle: subtitle(res.Meta), Source: res.Meta.Source, StopReason: res.Meta.StopReason,
 		Provenance: provenance(res.Meta),
@@ -73,6 +74,7 @@ func HTML(w io.Writer, res *analysis.Result, svgs map[string][]byte) error {
 		HasLevels: len(res.Levels) > 0, Fits: fitNotes(res),
 		HasServer: hasServer(res), Server: serverTable(res), ServerNote: serverNote,
 		HasLengths: hasLengths(res), Lengths: lengthsTable(res), LengthsNote: lengthsNote,
+		LevelsNote: levelsNote(res), ValidityNote: validityNote(res),
 	}
 	var buf bytes.Buffer
 	if err := htmlTemplate.Execute(&buf, data); err != nil {
@@ -143,7 +145,7 @@ th{background:#f6f8fa}table.text td,table.text th{text-align:left}td.l,th.l{text
 </div>{{end}}
 <h2>Levels</h2>
 {{if .HasLevels}}{{template "table" .Levels}}
-<p class="note">Latencies are over requests sent inside the measurement window; “—” marks a value that could not be computed; ✗ marks a level excluded from the fits.</p>
+<p class="note">{{.LevelsNote}}</p>
 {{else}}<p>No levels were measured.</p>{{end}}
 {{if .HasLengths}}<h2>Token lengths</h2>
 {{template "table" .Lengths}}
@@ -154,7 +156,7 @@ th{background:#f6f8fa}table.text td,table.text th{text-align:left}td.l,th.l{text
 {{template "table" .Method}}
 {{if .HasLevels}}<h2>Validity checks</h2>
 {{template "table" .Validity}}
-<p class="note">Identity columns show the relative error between the two sides, over per-level means (flagged ✗ above 10%).</p>{{end}}
+<p class="note">{{.ValidityNote}}</p>{{end}}
 {{if .HasServer}}<h2>Server metrics</h2>
 {{template "table" .Server}}
 <p class="note">{{.ServerNote}}</p>{{end}}

@@ -65,12 +65,12 @@ const lengthsNote = "Per level, over the successful requests sent inside the mea
 // lengthsTable holds the token lengths requested and counted per level (levels[].input_tokens
 // and output_tokens of analysis.json).
 func lengthsTable(res *analysis.Result) table {
-	t := table{Header: []string{"concurrency", "prompt requested (tokens)", "prompt mean", "prompt p50", "prompt p95",
+	t := table{Header: []string{keyHeader(res), "prompt requested (tokens)", "prompt mean", "prompt p50", "prompt p95",
 		"output requested (tokens)", "output mean", "output p50", "output p95", "fixed output"}}
 	for _, l := range sortedLevels(res) {
 		p, o := l.LengthsOff()
 		in, out := l.InputTokens, l.OutputTokens
-		t.Rows = append(t.Rows, []string{strconv.Itoa(l.Concurrency),
+		t.Rows = append(t.Rows, []string{levelKey(&l),
 			analysis.FormatTokens(in.Requested), meanCell(in, p), analysis.FormatTokens(in.P50), analysis.FormatTokens(in.P95),
 			analysis.FormatTokens(out.Requested), meanCell(out, o), analysis.FormatTokens(out.P50), analysis.FormatTokens(out.P95),
 			fbool(l.FixedOutput)})

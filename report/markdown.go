@@ -58,7 +58,7 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 		fmt.Fprint(bw, "No levels were measured.\n\n")
 	} else {
 		mdTable(bw, levelTable(res))
-		fmt.Fprint(bw, "\nLatencies are over requests sent inside the measurement window; “—” marks a value that could not be computed; ✗ marks a level excluded from the fits.\n\n")
+		fmt.Fprintf(bw, "\n%s\n\n", mdText(levelsNote(res)))
 	}
 
 	if hasLengths(res) {
@@ -82,7 +82,7 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 	if len(res.Levels) > 0 {
 		fmt.Fprint(bw, "## Validity checks\n\n")
 		mdTable(bw, validityTable(res))
-		fmt.Fprint(bw, "\nIdentity columns show the relative error between the two sides, over per-level means (flagged ✗ above 10%).\n\n")
+		fmt.Fprintf(bw, "\n%s\n\n", mdText(validityNote(res)))
 	}
 
 	if hasServer(res) {
@@ -107,6 +107,9 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 // methodTable lists the metric definitions and formulas; TTFA follows TTFT when some
 // request of res reasoned first.
 func methodTable(res *analysis.Result) table {
+	if isRate(res) {
+		return rateMethodTable()
+	}
 	t := table{Header: []string{"quantity", "definition"}, Class: "text"}
 	for _, m := range methodNotes {
 		t.Rows = append(t.Rows, []string{m[0], m[1]})
@@ -115,6 +118,22 @@ func methodTable(res *analysis.Result) table {
 		}
 	}
 	return t
+}
+
+// levelsNote is the note under the level table.
+func levelsNote(res *analysis.Result) string {
+	if isRate(res) {
+		return rateLevelsNote
+	}
+	return "Latencies are over requests sent inside the measurement window; “—” marks a value that could not be computed; ✗ marks a level excluded from the fits."
+}
+
+// validityNote is the note under the validity table.
+func validityNote(res *analysis.Result) string {
+	if isRate(res) {
+		return "An achieved rate more than max(2%, 3 ÷ √(offered × window)) off the offered rate, and a schedule lag p99 above max(1 ms, 1% of TTFT p50) at a sustainable level, are flagged ✗ with a warning but keep the level; not steady or a Little's-law error above 10% (both checked only while the level is sustained), client-bound and an error rate above max_error_rate exclude it. The identity column shows the relative error between its two sides (✗ above 10%)."
+	}
+	return "Identity columns show the relative error between the two sides, over per-level means (flagged ✗ above 10%)."
 }
 
 // mdTable writes a GitHub-flavoured Markdown table.

@@ -19,6 +19,9 @@ type table struct {
 
 // levelTable is the full level table of report.md and report.html, units in the header.
 func levelTable(res *analysis.Result) table {
+	if isRate(res) {
+		return rateLevelTable(res)
+	}
 	t := table{Header: []string{"concurrency", "requests", "errors", "output TPS (tokens/s)", "±95% CI (tokens/s)",
 		"QPS (req/s)", "goodput (req/s)", "TTFT p50 (ms)", "TTFT p95 (ms)", "TTFT p99 (ms)", "TPOT p50 (ms)", "TPOT p95 (ms)",
 		"ITL p99 (ms)", "E2E p50 (ms)", "E2E p95 (ms)", "valid"}}
@@ -74,6 +77,15 @@ func concurrencyCell(l *analysis.Level) string {
 	return strconv.Itoa(l.Concurrency)
 }
 
+// keyHeader is the header of the column that names the levels: "concurrency", or "offered
+// (req/s)" on an arrival-rate run.
+func keyHeader(res *analysis.Result) string {
+	if isRate(res) {
+		return "offered (req/s)"
+	}
+	return "concurrency"
+}
+
 // levelNotes are a level's notes, with why it was added first.
 func levelNotes(l *analysis.Level) []string {
 	if l.Refine == "" {
@@ -91,6 +103,9 @@ func validCell(l *analysis.Level) string {
 
 // consoleTable is the compact level table of the console summary.
 func consoleTable(res *analysis.Result) table {
+	if isRate(res) {
+		return rateConsoleTable(res)
+	}
 	t := table{Header: []string{"N", "req", "err", "tok/s", "±CI", "QPS", "TTFT p50", "TTFT p95", "TPOT p95", "E2E p95", "valid"}}
 	for _, l := range sortedLevels(res) {
 		t.Rows = append(t.Rows, []string{
@@ -104,6 +119,9 @@ func consoleTable(res *analysis.Result) table {
 
 // validityTable holds the checks of DESIGN §1 per level; a failed check is marked ✗.
 func validityTable(res *analysis.Result) table {
+	if isRate(res) {
+		return rateValidityTable(res)
+	}
 	t := table{Header: []string{"concurrency", "achieved concurrency (÷ target, ≥ 95%)", "Little's-law error (≤ 10%)",
 		"steady", "client-bound", "E2E ≈ TTFT + TPOT × (N_out − 1)", "QPS ≈ concurrency ÷ mean E2E",
 		"output TPS ≈ QPS × mean N_out", "errors by class", "notes"}, Class: "text"}
@@ -132,9 +150,9 @@ const serverNote = "From the server's /metrics (vLLM, SGLang or llama.cpp series
 // serverTable holds the per-level server metrics (levels[].server of analysis.json); a level
 // without them shows dashes.
 func serverTable(res *analysis.Result) table {
-	t := table{Header: []string{"concurrency", "mean running (requests)", "max running (requests)", "mean waiting (requests)", "max KV usage", "preemptions"}}
+	t := table{Header: []string{keyHeader(res), "mean running (requests)", "max running (requests)", "mean waiting (requests)", "max KV usage", "preemptions"}}
 	for _, l := range sortedLevels(res) {
-		row := []string{strconv.Itoa(l.Concurrency), dash, dash, dash, dash, dash}
+		row := []string{levelKey(&l), dash, dash, dash, dash, dash}
 		if s := l.Server; s != nil {
 			row[1], row[2], row[3] = fnum(s.MeanRunning), fint(s.MaxRunning), fnum(s.MeanWaiting)
 			row[4], row[5] = fpct(s.MaxKVUsage), fint(s.Preemptions)

@@ -68,9 +68,14 @@ func fbool(b bool) string {
 	return "no"
 }
 
-// sortedLevels returns the levels by concurrency (a copy).
+// sortedLevels returns the levels by concurrency, or by offered rate on an arrival-rate run
+// (a copy).
 func sortedLevels(res *analysis.Result) []analysis.Level {
 	ls := append([]analysis.Level(nil), res.Levels...)
+	if isRate(res) {
+		analysis.SortLevels(ls)
+		return ls
+	}
 	sort.SliceStable(ls, func(i, j int) bool { return ls[i].Concurrency < ls[j].Concurrency })
 	return ls
 }
@@ -78,8 +83,13 @@ func sortedLevels(res *analysis.Result) []analysis.Level {
 // Answer returns the answer of a run as sentences, in order: maximum throughput, knee (with
 // its rule), efficient point (when it is not the knee), TTFT blow-up, overload, SLO point,
 // operating point and capacity plan. Every report opens with
-// them.
+// them. An arrival-rate run's answer names its mode first, then its capacity with the rule
+// it was read by, the maximum TPS, the unsustained levels, the TTFT blow-up rate, the SLO
+// point on the rate axis, the capacity plan and which latencies were read (DESIGN §4.15).
 func Answer(res *analysis.Result) []string {
+	if isRate(res) {
+		return rateAnswer(res)
+	}
 	var s []string
 	th := res.Throughput
 	switch {
@@ -438,8 +448,12 @@ var methodNotes = [][2]string{
 	{"SLO point", "largest concurrency (interpolated on log concurrency) meeting every SLO"},
 }
 
-// fitNotes describes the fitted models' parameters, one line per model fitted.
+// fitNotes describes the fitted models' parameters, one line per model fitted (none on an
+// arrival-rate run, whose rules the method table states).
 func fitNotes(res *analysis.Result) []string {
+	if isRate(res) {
+		return nil
+	}
 	var out []string
 	th := res.Throughput
 	if u := th.USL; u != nil {

@@ -128,35 +128,25 @@ func CSVColumns() []string {
 // p95}, output_tokens_…) and fixed_output. A value that was not computed is an empty cell.
 // Numbers are written in the shortest form that reads back exactly, so WriteCSV then ReadCSV
 // round-trips.
+//
+// Arrival-rate levels (analysis.ModeOf) are written with the columns of RateCSVColumns
+// instead: rate_rps in place of concurrency, and the rate columns at the end.
 func WriteCSV(w io.Writer, levels []analysis.Level) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(CSVColumns()); err != nil {
-		return fmt.Errorf("write csv: %w", err)
+	rate := analysis.ModeOf(levels) == analysis.ModeRate
+	header := CSVColumns()
+	if rate {
+		header = RateCSVColumns()
 	}
-	num := func(f analysis.Float) string {
-		if !f.OK() {
-			return ""
-		}
-		return strconv.FormatFloat(float64(f), 'g', -1, 64)
+	if err := cw.Write(header); err != nil {
+		return fmt.Errorf("write csv: %w", err)
 	}
 	scalars, lengths := csvScalars(), csvLengths()
 	for i := range levels {
-		l := &levels[i]
-		row := []string{strconv.Itoa(l.Concurrency)}
-		for _, s := range scalars {
-			row = append(row, num(s.get(l)))
+		row := csvRow(&levels[i], scalars, lengths)
+		if rate {
+			row = rateRow(&levels[i], row)
 		}
-		row = append(row, strconv.Itoa(l.Requests), strconv.Itoa(l.Errors), strconv.FormatBool(l.Valid), strconv.FormatBool(l.Steady))
-		for _, m := range csvLatencyMetrics {
-			for _, s := range csvLatencyStats {
-				row = append(row, num(*latencyField(l, m, s)))
-			}
-		}
-		row = append(row, l.Refine)
-		for _, s := range lengths {
-			row = append(row, num(s.get(l)))
-		}
-		row = append(row, strconv.FormatBool(l.FixedOutput))
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write csv: %w", err)
 		}
@@ -168,9 +158,37 @@ func WriteCSV(w io.Writer, levels []analysis.Level) error {
 	return nil
 }
 
+// csvNum formats a cell: the shortest form of f that reads back exactly, "" when not finite.
+func csvNum(f analysis.Float) string {
+	if !f.OK() {
+		return ""
+	}
+	return strconv.FormatFloat(float64(f), 'g', -1, 64)
+}
+
+// csvRow is the row of CSVColumns for l.
+func csvRow(l *analysis.Level, scalars, lengths []csvScalar) []string {
+	row := []string{strconv.Itoa(l.Concurrency)}
+	for _, s := range scalars {
+		row = append(row, csvNum(s.get(l)))
+	}
+	row = append(row, strconv.Itoa(l.Requests), strconv.Itoa(l.Errors), strconv.FormatBool(l.Valid), strconv.FormatBool(l.Steady))
+	for _, m := range csvLatencyMetrics {
+		for _, s := range csvLatencyStats {
+			row = append(row, csvNum(*latencyField(l, m, s)))
+		}
+	}
+	row = append(row, l.Refine)
+	for _, s := range lengths {
+		row = append(row, csvNum(s.get(l)))
+	}
+	return append(row, strconv.FormatBool(l.FixedOutput))
+}
+
 // ReadCSV reads a level-summary CSV (DESIGN §4) named name (used in errors). The first row is
-// the header; concurrency and output_tps are required, every other column of CSVColumns is
-// optional, and columns may come in any order. Lines starting with # are comments. Empty
+// the header; concurrency (or rate_rps, for arrival-rate levels: RateCSVColumns) and
+// output_tps are required, every other column of CSVColumns (or RateCSVColumns) is optional,
+// and columns may come in any order. Lines starting with # are comments. Empty
 // cells are "not measured" (null). Levels are valid and steady unless a valid or steady
 // column says false, and their outputs of fixed length when fixed_output says true. Errors
 // name name:line and the column: an unknown or repeated column, a
@@ -233,7 +251,7 @@ func readCSVHeader(cr *csv.Reader, name string) (*csvHeader, error) {
 	}
 	line, _ := cr.FieldPos(0)
 	known := map[string]bool{}
-	for _, c := range CSVColumns() {
+	for _, c := range append(CSVColumns(), rateOnlyColumns()...) {
 		known[c] = true
 	}
 	h := &csvHeader{name: name, line: line, cols: make([]string, len(header)), seen: map[string]bool{},
@@ -249,10 +267,8 @@ func readCSVHeader(cr *csv.Reader, name string) (*csvHeader, error) {
 		h.seen[c] = true
 		h.cols[i] = c
 	}
-	for _, req := range []string{"concurrency", "output_tps"} {
-		if !h.seen[req] {
-			return nil, fmt.Errorf("%s:%d: column %q: required column missing", name, line, req)
-		}
+	if err := h.requireColumns(); err != nil {
+		return nil, err
 	}
 	for _, s := range append(csvScalars(), csvLengths()...) {
 		h.setters[s.name] = s.set
@@ -268,7 +284,7 @@ func readCSVHeader(cr *csv.Reader, name string) (*csvHeader, error) {
 // level parses the row rec on line line into a level. An error rate the row lacks is
 // errors ÷ requests when the header has an errors column.
 func (h *csvHeader) level(rec []string, line int) (analysis.Level, error) {
-	lv := newLevel()
+	lv := h.newLevel()
 	for i, cell := range rec {
 		if err := h.cell(&lv, h.cols[i], strings.TrimSpace(cell), line); err != nil {
 			return analysis.Level{}, err
@@ -291,6 +307,9 @@ func (h *csvHeader) level(rec []string, line int) (analysis.Level, error) {
 func (h *csvHeader) cell(lv *analysis.Level, col, cell string, line int) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%s:%d: column %q: %s", h.name, line, col, fmt.Sprintf(format, args...))
+	}
+	if ok, err := h.rateCell(lv, col, cell, fail); ok {
+		return err
 	}
 	switch col {
 	case "refine":

@@ -127,6 +127,16 @@ type Record struct {
 	// its reused connection failed before any response byte (the server had closed a
 	// keep-alive connection); it is not a server error.
 	Retried bool `json:"retried,omitempty"`
+	// Scheduled is t_scheduled, Unix nanoseconds, on an arrival-rate (open-loop) level
+	// (LevelRun.OfferedRPS > 0): the arrival time the level's schedule gave the request,
+	// whether or not the client could send it then. Sent − Scheduled ≥ 0 is its schedule lag:
+	// the client's lateness plus any wait for a free place under max_concurrency. Latencies
+	// from the scheduled time (the user's view) are TTFT + lag and E2E + lag; the window's
+	// arrivals, the latency population of a rate level, are the requests scheduled inside it
+	// (DESIGN §1). A request cancelled before it could be sent keeps its Scheduled, has Sent =
+	// the moment it was cancelled, E2E 0 and status cancelled. 0 on a closed-loop level,
+	// whose requests have no schedule.
+	Scheduled int64 `json:"scheduled_unix_ns,omitempty"`
 }
 
 // ITLSummary summarises the inter-chunk gaps of one request, in microseconds, when per-chunk
@@ -142,6 +152,23 @@ type ITLSummary struct {
 
 // Done reports the Unix nanosecond time the request ended (t_send + E2E).
 func (r *Record) Done() int64 { return r.Sent + int64(r.E2E) }
+
+// Arrival reports the request's arrival time, Unix nanoseconds: Scheduled on an arrival-rate
+// level, Sent on a closed-loop one (no schedule).
+func (r *Record) Arrival() int64 {
+	if r.Scheduled != 0 {
+		return r.Scheduled
+	}
+	return r.Sent
+}
+
+// Lag reports the schedule lag Sent − Scheduled: 0 without a schedule, never negative.
+func (r *Record) Lag() time.Duration {
+	if r.Scheduled == 0 || r.Sent < r.Scheduled {
+		return 0
+	}
+	return time.Duration(r.Sent - r.Scheduled)
+}
 
 // OK reports whether the request succeeded.
 func (r *Record) OK() bool { return r.Status == StatusOK }
@@ -225,6 +252,10 @@ type LevelRun struct {
 	// Refine, on a level added after the planned ones (sweep.refine), says why it was added
 	// and where: "SLO limit ≈ 41.3 between measured 32 and 64".
 	Refine string `json:"refine,omitempty"`
+	// OfferedRPS is the arrival rate an arrival-rate (open-loop) level offered, in requests/s
+	// (its records carry Scheduled); 0 on a closed-loop level. On a rate level Concurrency is
+	// the cap on requests in flight (max_concurrency; 0 = none), not a number of workers.
+	OfferedRPS float64 `json:"offered_rps,omitempty"`
 	// Notes are warnings about this level (for example "not steady").
 	Notes []string `json:"notes,omitempty"`
 }

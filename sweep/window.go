@@ -17,6 +17,14 @@ import (
 // phase, whose latencies, prompt tokens and errors describe the level.
 func SentInWindow(rec *Record, w0, w1 int64) bool { return rec.Sent >= w0 && rec.Sent < w1 }
 
+// ArrivedInWindow reports whether rec arrived inside [w0, w1) (Record.Arrival: its scheduled
+// time on an arrival-rate level, else its send time): the window's arrivals, the latency
+// population of an arrival-rate level (DESIGN §1).
+func ArrivedInWindow(rec *Record, w0, w1 int64) bool {
+	a := rec.Arrival()
+	return a >= w0 && a < w1
+}
+
 // CompletedInWindow reports whether rec succeeded and completed (Sent + E2E) inside
 // [w0, w1): the requests that QPS, goodput and min_requests count.
 func CompletedInWindow(rec *Record, w0, w1 int64) bool {

@@ -35,8 +35,9 @@ const compareUsage = "RUN... -o DIR [--max-regression PCT]\n\n" +
 // cmdCompare overlays several analyzed runs: `kneecap compare RUN... -o DIR`. Each RUN is a
 // results directory (or any directory holding analysis.json, or the analysis.json file
 // itself). It writes compare_throughput and compare_latency as PNG and SVG and compare.md
-// with a side-by-side table into DIR, and prints the table to stdout. Fewer than two runs, or
-// a run without a readable analysis.json, is a usage error (exit 2) naming it.
+// with a side-by-side table into DIR, and prints the table to stdout. Fewer than two runs, a
+// run without a readable analysis.json, or runs of both modes (closed loop and arrival rate)
+// is a usage error (exit 2) naming them.
 func cmdCompare(ctx context.Context, e *env, args []string) error {
 	fset := newFlagSet(e, "compare", compareUsage)
 	out := fset.String("o", "", "output `DIR` for compare.md and the overlay charts (required)")
@@ -79,6 +80,9 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 		}
 		runs = append(runs, res)
 		labels = append(labels, label)
+	}
+	if err := analysis.SameMode(runs, labels); err != nil {
+		return usageError("compare: %v", err)
 	}
 	if err := os.MkdirAll(*out, rundir.DirPerm); err != nil {
 		return usageError("compare: -o: %w", err)

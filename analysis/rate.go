@@ -1,0 +1,237 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// Mode is the load model of a sweep: analysis.json's mode (DESIGN §4.15).
+type Mode string
+
+// The modes of a sweep.
+const (
+	// ModeConcurrency: closed loop, each level a number of clients that each send their next
+	// request when the last one ends (levels[].concurrency).
+	ModeConcurrency Mode = "concurrency"
+	// ModeRate: open loop, each level an offered arrival rate in requests/s whose requests
+	// arrive on a schedule whatever the server does (levels[].offered_rps).
+	ModeRate Mode = "rate"
+)
+
+// Label names the mode as the reports do: "closed-loop concurrency sweep", "open-loop
+// arrival-rate sweep". An empty mode (an analysis.json from before the key) is closed loop.
+func (m Mode) Label() string {
+	if m == ModeRate {
+		return "open-loop arrival-rate sweep"
+	}
+	return "closed-loop concurrency sweep"
+}
+
+// Of returns m, or ModeConcurrency when m is empty (an analysis.json from before the key).
+func (m Mode) Of() Mode {
+	if m == "" {
+		return ModeConcurrency
+	}
+	return m
+}
+
+// RateLevel is what an arrival-rate (open-loop) level measures beside the numbers every level
+// has (DESIGN §1, §4.15). Level embeds it as a pointer, nil on a closed-loop level, so its
+// keys sit flat in levels[] of analysis.json and a closed-loop level has none of them.
+//
+// A rate level's latency population is its window's arrivals: the requests scheduled inside
+// the window (Record.Scheduled), whenever they were sent. Level's TTFT and E2E are measured
+// from the send time (the server's view); TTFTScheduled and E2EScheduled from the scheduled
+// arrival (the user's view, free of coordinated omission), over the same requests.
+type RateLevel struct {
+	// OfferedRPS is the arrival rate the level's schedule offered, in requests/s (rate_rps
+	// of a level-summary CSV).
+	OfferedRPS Float `json:"offered_rps"`
+	// AchievedRPS is the requests sent inside the window ÷ its length: the arrival rate the
+	// server received, in requests/s.
+	AchievedRPS Float `json:"achieved_rps"`
+	// Sustainable reports that the replica kept up with the offered rate: false when the
+	// backlog grew over the window while fewer requests left than arrived (the rule of
+	// DESIGN §4.15). An unsustainable level is a point above capacity, not an invalid one.
+	Sustainable bool `json:"sustainable"`
+	// BacklogGrowthRPS is the least-squares slope of the backlog over the window, in
+	// requests/s: the backlog at t is the requests arrived (scheduled) by t less those ended
+	// by t, so it counts requests waiting client-side for max_concurrency as well as those in
+	// flight. About offered − capacity past capacity, about 0 below it; null when not measured
+	// (a level-summary CSV without backlog_growth_rps).
+	BacklogGrowthRPS Float `json:"backlog_growth_rps"`
+	// ScheduleLag summarises Sent − Scheduled over the window's arrivals, in milliseconds:
+	// the client's lateness, and the wait for a free place under max_concurrency.
+	ScheduleLag Latency `json:"schedule_lag_ms"`
+	// TTFTScheduled and E2EScheduled summarise TTFT + lag and E2E + lag of the successful
+	// requests among the window's arrivals, in milliseconds: latencies from the scheduled
+	// arrival, what a user arriving then waited.
+	TTFTScheduled Latency `json:"ttft_scheduled_ms"`
+	E2EScheduled  Latency `json:"e2e_scheduled_ms"`
+}
+
+// NewRateLevel returns the rate fields of a level offered offered requests/s, every
+// measurement null and the level sustainable.
+func NewRateLevel(offered float64) *RateLevel {
+	return &RateLevel{OfferedRPS: Float(offered), AchievedRPS: NaN(), Sustainable: true, BacklogGrowthRPS: NaN(),
+		ScheduleLag: NoLatency(), TTFTScheduled: NoLatency(), E2EScheduled: NoLatency()}
+}
+
+// IsRate reports whether l is an arrival-rate level (it carries RateLevel).
+func (l *Level) IsRate() bool { return l.RateLevel != nil }
+
+// Offered returns the level's offered rate in requests/s, or NaN on a closed-loop level.
+func (l *Level) Offered() Float {
+	if l.RateLevel == nil {
+		return NaN()
+	}
+	return l.OfferedRPS
+}
+
+// UserTTFT and UserE2E return the latencies a user waited: measured from the scheduled
+// arrival on a rate level that has them, else from the send time (a level-summary CSV, a
+// closed-loop level).
+func (l *Level) UserTTFT() Latency {
+	if l.RateLevel != nil && hasLatency(l.TTFTScheduled) {
+		return l.TTFTScheduled
+	}
+	return l.TTFT
+}
+
+// UserE2E: see UserTTFT.
+func (l *Level) UserE2E() Latency {
+	if l.RateLevel != nil && hasLatency(l.E2EScheduled) {
+		return l.E2EScheduled
+	}
+	return l.E2E
+}
+
+// CompletionRate returns the level's completion rate in requests/s, the y of the capacity's
+// model (DESIGN §4.15): its output TPS ÷ its mean output tokens, else its QPS; NaN when
+// neither is known. The tokens of a window flow smoothly where the completions of a saturated
+// batch come in bursts (slots admitted together finish together), so the first is the
+// steadier count of the requests served: capacity = X ÷ mean N_out.
+func (l *Level) CompletionRate() Float {
+	if t, n := l.OutputTPS, l.MeanOutputTokens; t.OK() && n.OK() && n > 0 && t >= 0 {
+		return t / n
+	}
+	if l.QPS.OK() && l.QPS >= 0 {
+		return l.QPS
+	}
+	return NaN()
+}
+
+// hasLatency reports whether some statistic of t is known.
+func hasLatency(t Latency) bool {
+	return t.Mean.OK() || t.P50.OK() || t.P90.OK() || t.P95.OK() || t.P99.OK()
+}
+
+// ModeOf returns the mode of levels: ModeRate when some level is an arrival-rate level, else
+// ModeConcurrency.
+func ModeOf(levels []Level) Mode {
+	for i := range levels {
+		if levels[i].IsRate() {
+			return ModeRate
+		}
+	}
+	return ModeConcurrency
+}
+
+// SortLevels sorts levels in place the way analysis.json lists them: by offered rate on an
+// arrival-rate run, by concurrency otherwise (stable: levels that tie keep their order).
+func SortLevels(levels []Level) {
+	if ModeOf(levels) == ModeRate {
+		slices.SortStableFunc(levels, func(p, q Level) int { return cmp.Compare(float64(p.Offered()), float64(q.Offered())) })
+		return
+	}
+	slices.SortStableFunc(levels, func(p, q Level) int { return cmp.Compare(p.Concurrency, q.Concurrency) })
+}
+
+// RateResult is the answer of an arrival-rate run (analysis.json's rate, DESIGN §4.15): the
+// capacity with its interval, the TTFT blow-up rate and the SLO point on the rate axis. Every
+// value not computed is null, with a warning saying why.
+type RateResult struct {
+	// LatencyFrom says which latencies the SLO point, goodput and the TTFT blow-up read:
+	// "scheduled" (from each request's scheduled arrival, the user's view: every valid level
+	// has them), "sent" (from the send time: a table without the *_scheduled columns) or
+	// "mixed" (some levels have them, the others are read from the send time).
+	LatencyFrom string `json:"latency_from"`
+	// CapacityRPS is the maximum sustainable rate in requests/s: between the largest
+	// sustained and the smallest unsustained offered rate, where the completion rate of the
+	// unsustained levels puts it (CapacityBound says when it is a bound instead).
+	CapacityRPS Float `json:"capacity_rps"`
+	// CapacityInterval is a 95% interval of CapacityRPS, [low, high] (DESIGN §4.15).
+	CapacityInterval [2]Float `json:"capacity_interval"`
+	// CapacityTPS is the output tokens/s at capacity: the mean output TPS of the unsustained
+	// levels, scaled as CapacityRPS was when the bracket clamped it.
+	CapacityTPS Float `json:"capacity_tps"`
+	// CapacityBound is "" when the capacity was estimated between a sustained and an
+	// unsustained level, "at_least" when every valid level sustained its rate (CapacityRPS
+	// is then the largest one, a lower bound) and "at_most" when none did (the first level's
+	// completion rate, below its offered rate).
+	CapacityBound string `json:"capacity_bound,omitempty"`
+	// CapacityBracket holds the offered rates CapacityRPS lies between: the largest
+	// sustained below the smallest unsustained, and that one.
+	CapacityBracket []Float `json:"capacity_bracket,omitempty"`
+	// CapacityReason says how the capacity was read, as the reports print it.
+	CapacityReason string `json:"capacity_reason,omitempty"`
+	// TTFTBlowupRPS is the offered rate past which TTFT grows (queueing), in requests/s.
+	TTFTBlowupRPS Float `json:"ttft_blowup_rps"`
+	// TTFTBlowupMethod is MethodHinge (the fitted ramp) or Method3xBaseline.
+	TTFTBlowupMethod Method `json:"ttft_blowup_method,omitempty"`
+	// TTFTBlowupStat names the TTFT statistic the blow-up was found on: p50, else mean, else
+	// p90, else p95, the first that two valid levels report.
+	TTFTBlowupStat string `json:"ttft_blowup_stat,omitempty"`
+	// TTFTBlowupBaselineMS is the flat TTFT before the blow-up, in ms; TTFTBlowupSlope the
+	// growth per added request/s past it (hinge only), in ms per request/s.
+	TTFTBlowupBaselineMS Float `json:"ttft_blowup_baseline_ms"`
+	TTFTBlowupSlope      Float `json:"ttft_blowup_slope_ms_per_rps"`
+	// SLORPS is the largest offered rate meeting every SLO, interpolated linearly between
+	// the last passing and the first failing valid level, never above CapacityRPS; null
+	// when even the first level fails. SLO.Limit names what binds, SLO.Checked what was
+	// checked.
+	SLORPS Float `json:"slo_rps"`
+	// SLOBracket holds the offered rates SLORPS lies between.
+	SLOBracket []Float `json:"slo_bracket,omitempty"`
+	// SLOTPS is the output tokens/s at SLORPS (interpolated like it).
+	SLOTPS Float `json:"slo_tps"`
+	// SLOGoodputRPS is the goodput at SLORPS, requests/s meeting every SLO: SLORPS times the
+	// good share (goodput ÷ completion rate) of the last passing level.
+	SLOGoodputRPS Float `json:"slo_goodput_rps"`
+	// MaxTPSRPS is the offered rate of the valid level with the largest output TPS
+	// (throughput.max_tps).
+	MaxTPSRPS Float `json:"max_tps_rps"`
+}
+
+// newRateResult returns a RateResult with every value null.
+func newRateResult() *RateResult {
+	n := NaN()
+	return &RateResult{CapacityRPS: n, CapacityInterval: [2]Float{n, n}, CapacityTPS: n, TTFTBlowupRPS: n,
+		TTFTBlowupBaselineMS: n, TTFTBlowupSlope: n, SLORPS: n, SLOTPS: n, SLOGoodputRPS: n, MaxTPSRPS: n}
+}
+
+// SameMode returns an error when runs (labelled labels) are not all of one mode, naming the
+// first run of another mode than the first run's: a closed-loop and an arrival-rate sweep
+// answer on different axes (concurrency, requests/s) and are not compared. A run without a
+// mode (an analysis.json from before the key) is closed loop.
+func SameMode(runs []*Result, labels []string) error {
+	if len(runs) == 0 || runs[0] == nil {
+		return nil
+	}
+	first := runs[0].Mode.Of()
+	for i, r := range runs[1:] {
+		if r == nil || r.Mode.Of() == first || i+1 >= len(labels) {
+			continue
+		}
+		an := func(m Mode) string {
+			if m == ModeRate {
+				return "an " + m.Label()
+			}
+			return "a " + m.Label()
+		}
+		return fmt.Errorf("runs of different modes: %s is %s (mode %s), %s %s (mode %s); compare runs of one mode",
+			labels[0], an(first), first, labels[i+1], an(r.Mode.Of()), r.Mode.Of())
+	}
+	return nil
+}

@@ -1,0 +1,432 @@
+package analysis
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// demoOpenLoop is the open loop of the engine tests: 64-token requests (capacity 41.67
+// requests/s on the demo engine), a 3 s warmup, a long enough drain that every request ends,
+// and 20 µs of client lag.
+func demoOpenLoop(window time.Duration, seed uint64) openLoop {
+	return openLoop{nOut: 64, warm: 3 * time.Second, window: window, drain: 300 * time.Second, lag: 20 * time.Microsecond, seed: seed}
+}
+
+// TestRateCapacityBatchingEngine checks the capacity found on an arrival-rate sweep of the
+// batching engine against its truth, IdealTPS(S) ÷ N_out = 2666.67 ÷ 64 = 41.67 requests/s
+// (DESIGN §6): within 2%, its 95% interval containing it, capacity_tps within 2% of X(S);
+// the levels at ≤ 0.9 × capacity sustained, those at ≥ 1.3 × not (and kept valid); the TTFT
+// blow-up rate between 0.75 and 1.3 × capacity; latencies from the scheduled time at least
+// those from the send time (by the 20 µs lag); the SLO point at most the capacity.
+func TestRateCapacityBatchingEngine(t *testing.T) {
+	e := demoEngine()
+	truth := e.capacity(64)
+	fracs := []float64{0.25, 0.5, 0.75, 0.9, 1.1, 1.3, 2}
+	for seed := uint64(1); seed <= 4; seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			var rates []float64
+			for _, f := range fracs {
+				rates = append(rates, f*truth)
+			}
+			opts := DefaultOptions()
+			opts.SLO = SLO{TTFTP95: 500 * time.Millisecond}
+			opts.Plan = Plan{QPS: 1000}
+			levels := Summarize(e.sweepRates(demoOpenLoop(10*time.Second, seed), rates...), opts)
+			res := Analyze(levels, Meta{}, opts)
+			rr := res.Rate
+			if res.Mode != ModeRate || rr == nil {
+				t.Fatalf("mode %q, rate %v: want an arrival-rate result", res.Mode, rr)
+			}
+			if !within(float64(rr.CapacityRPS), truth, 0.02) {
+				t.Errorf("capacity %.3f requests/s, want %.3f ± 2%% (%s)", float64(rr.CapacityRPS), truth, rr.CapacityReason)
+			}
+			if lo, hi := float64(rr.CapacityInterval[0]), float64(rr.CapacityInterval[1]); !(lo <= truth && truth <= hi) {
+				t.Errorf("capacity interval [%.3f, %.3f] does not contain the truth %.3f", lo, hi, truth)
+			}
+			if x := e.cfg.IdealTPS(32); !within(float64(rr.CapacityTPS), x, 0.02) {
+				t.Errorf("capacity %.0f tokens/s, want X(S) = %.0f ± 2%%", float64(rr.CapacityTPS), x)
+			}
+			for i, l := range res.Levels {
+				f := fracs[i]
+				if !l.Valid {
+					t.Errorf("level %.2f × capacity invalid: %v", f, l.Notes)
+				}
+				if f <= 0.9 && !l.Sustainable || f >= 1.3 && l.Sustainable {
+					t.Errorf("level %.2f × capacity: sustainable %v (backlog %.2f requests/s)", f, l.Sustainable, float64(l.BacklogGrowthRPS))
+				}
+				if l.TTFTScheduled.P50 < l.TTFT.P50 || l.E2EScheduled.P95 < l.E2E.P95 {
+					t.Errorf("level %.2f: from the scheduled time TTFT p50 %v, E2E p95 %v below those from send %v, %v", f,
+						l.TTFTScheduled.P50, l.E2EScheduled.P95, l.TTFT.P50, l.E2E.P95)
+				}
+			}
+			if b := float64(rr.TTFTBlowupRPS); !(b >= 0.75*truth && b <= 1.3*truth) || rr.TTFTBlowupStat != "p50" {
+				t.Errorf("TTFT blow-up at %.2f requests/s (%s), want within [0.75, 1.3] × %.2f", b, rr.TTFTBlowupStat, truth)
+			}
+			if rr.LatencyFrom != "scheduled" {
+				t.Errorf("latency_from %q, want scheduled", rr.LatencyFrom)
+			}
+			if s := float64(rr.SLORPS); !(s > 0.5*truth && s <= float64(rr.CapacityRPS)) || res.SLO.Limit == "" {
+				t.Errorf("SLO point %.2f requests/s (limit %q), want in (0.5 × truth, capacity]", s, res.SLO.Limit)
+			}
+			if c := res.Capacity; c == nil || float64(c.ReplicasAtSLO) != math.Ceil(1000/float64(rr.SLORPS)) ||
+				float64(c.ReplicasAtCapacity) != math.Ceil(1000/float64(rr.CapacityRPS)) {
+				t.Errorf("capacity plan %+v: want ⌈1000 ÷ slo_rps⌉ and ⌈1000 ÷ capacity_rps⌉", c)
+			}
+		})
+	}
+}
+
+// TestRateGeometricPlan: doubling rates 4 … 64 bracket the demo engine's 41.67 requests/s
+// between 32 and 64; the completion rate of the one unsustained level puts it within 2%.
+func TestRateGeometricPlan(t *testing.T) {
+	e := demoEngine()
+	truth := e.capacity(64)
+	res := Analyze(Summarize(e.sweepRates(demoOpenLoop(10*time.Second, 7), 4, 8, 16, 32, 64), DefaultOptions()), Meta{}, DefaultOptions())
+	rr := res.Rate
+	if len(rr.CapacityBracket) != 2 || rr.CapacityBracket[0] != 32 || rr.CapacityBracket[1] != 64 || rr.CapacityBound != "" {
+		t.Fatalf("bracket %v (bound %q), want [32, 64]", rr.CapacityBracket, rr.CapacityBound)
+	}
+	if !within(float64(rr.CapacityRPS), truth, 0.02) {
+		t.Errorf("capacity %.3f, want %.3f ± 2%%", float64(rr.CapacityRPS), truth)
+	}
+	if lo, hi := float64(rr.CapacityInterval[0]), float64(rr.CapacityInterval[1]); !(lo <= truth && truth <= hi) {
+		t.Errorf("interval [%.3f, %.3f] does not contain %.3f", lo, hi, truth)
+	}
+}
+
+// TestRateSustainableRule measures the rule of summarizeRate on the batching engine, 20 seeds
+// a rate: no level at 0.5–0.95 × capacity is called unsustainable with windows of 5 or 10 s;
+// every level at 1.5 × is; at 1.1 × with 30 s windows at least 18 of 20 are (38 of 40 when
+// measured, BacklogNoise).
+func TestRateSustainableRule(t *testing.T) {
+	e := demoEngine()
+	truth := e.capacity(64)
+	count := func(f float64, window time.Duration) int {
+		n := 0
+		for seed := uint64(1); seed <= 20; seed++ {
+			o := demoOpenLoop(window, seed)
+			o.rate = f * truth
+			if l := Summarize([]sweep.Level{e.run(o, 0)}, DefaultOptions())[0]; !l.Sustainable {
+				n++
+			}
+		}
+		return n
+	}
+	for _, w := range []time.Duration{5 * time.Second, 10 * time.Second} {
+		for _, f := range []float64{0.5, 0.75, 0.9, 0.95} {
+			if n := count(f, w); n > 0 {
+				t.Errorf("%.2f × capacity, %v windows: %d of 20 levels called unsustainable, want 0", f, w, n)
+			}
+		}
+		if n := count(1.5, w); n != 20 {
+			t.Errorf("1.5 × capacity, %v windows: %d of 20 unsustainable, want 20", w, n)
+		}
+	}
+	if n := count(1.1, 30*time.Second); n < 18 {
+		t.Errorf("1.1 × capacity, 30 s windows: %d of 20 unsustainable, want ≥ 18", n)
+	}
+}
+
+// TestRateInFlightCap: a client cap of 16 requests in flight limits the system to 16 of the
+// engine's 32 slots, so the capacity is IdealTPS(16) ÷ N_out = 2000 ÷ 64 = 31.25 requests/s;
+// past it the requests wait client-side, which the latencies from the scheduled time count and
+// those from the send time do not.
+func TestRateInFlightCap(t *testing.T) {
+	e := demoEngine()
+	truth := e.cfg.IdealTPS(16) / 64
+	o := demoOpenLoop(10*time.Second, 3)
+	o.maxConcurrent = 16
+	levels := Summarize(e.sweepRates(o, 0.5*truth, 0.8*truth, 1.2*truth, 1.6*truth), DefaultOptions())
+	res := Analyze(levels, Meta{}, DefaultOptions())
+	if c := float64(res.Rate.CapacityRPS); !within(c, truth, 0.03) {
+		t.Errorf("capacity %.2f, want %.2f ± 3%% (%s)", c, truth, res.Rate.CapacityReason)
+	}
+	over := res.Levels[3]
+	if over.Sustainable || !(float64(over.ScheduleLag.P50) > 100) || !(over.TTFTScheduled.P50 > 10*over.TTFT.P50) {
+		t.Errorf("1.6 × capacity: sustainable %v, lag p50 %v ms, TTFT p50 from scheduled %v vs from send %v: want the client-side wait in the first only",
+			over.Sustainable, over.ScheduleLag.P50, over.TTFTScheduled.P50, over.TTFT.P50)
+	}
+	if over.Concurrency != 16 {
+		t.Errorf("concurrency %d, want the cap 16", over.Concurrency)
+	}
+}
+
+// TestSummarizeRateHandMade works a rate level out by hand: window [10 s, 20 s), offered 0.5
+// requests/s.
+func TestSummarizeRateHandMade(t *testing.T) {
+	run := sweep.LevelRun{Index: 0, OfferedRPS: 0.5, W0: 10 * sec, W1: 20 * sec, Steady: true, Slices: 10}
+	ms := time.Millisecond
+	recs := []sweep.Record{
+		// Scheduled before the window, sent inside it: not an arrival of the window.
+		{Scheduled: 9*sec + 900*int64(ms), Sent: 10*sec + 100*int64(ms), TTFT: 50 * ms, E2E: 500 * ms, OutputTokens: 10, Status: sweep.StatusOK},
+		// Arrivals: lag 1 ms, TTFT 100 ms, E2E 1 s.
+		{Scheduled: 11 * sec, Sent: 11*sec + int64(ms), TTFT: 100 * ms, E2E: time.Second, OutputTokens: 10, Status: sweep.StatusOK},
+		// lag 3 ms, TTFT 200 ms, E2E 2 s.
+		{Scheduled: 14 * sec, Sent: 14*sec + 3*int64(ms), TTFT: 200 * ms, E2E: 2 * time.Second, OutputTokens: 10, Status: sweep.StatusOK},
+		// lag 2 ms, failed.
+		{Scheduled: 16 * sec, Sent: 16*sec + 2*int64(ms), E2E: 10 * ms, Status: sweep.StatusError, ErrorClass: sweep.ErrHTTP5xx},
+		// Scheduled inside, sent after the window (lag 1.5 s): an arrival of the window.
+		{Scheduled: 19 * sec, Sent: 20*sec + 500*int64(ms), TTFT: 300 * ms, E2E: 3 * time.Second, OutputTokens: 10, Status: sweep.StatusOK},
+	}
+	lv := Summarize([]sweep.Level{{Run: run, Records: recs}}, DefaultOptions())[0]
+	if !lv.IsRate() || lv.Requests != 4 || lv.Errors != 1 {
+		t.Fatalf("rate %v, requests %d, errors %d: want the 4 arrivals, 1 failed", lv.IsRate(), lv.Requests, lv.Errors)
+	}
+	// Sent in the window: the first three and the failure, 4 ÷ 10 s.
+	if lv.AchievedRPS != 0.4 {
+		t.Errorf("achieved %v, want 0.4", lv.AchievedRPS)
+	}
+	// Lags of the arrivals 1, 3, 2, 1500 ms: p50 2.5 (type 7), mean 376.5.
+	if lv.ScheduleLag.P50 != 2.5 || lv.ScheduleLag.Mean != 376.5 {
+		t.Errorf("lag %+v, want p50 2.5, mean 376.5", lv.ScheduleLag)
+	}
+	// TTFT from send 100, 200, 300; from the scheduled time 101, 203, 1800.
+	if lv.TTFT.P50 != 200 || lv.TTFTScheduled.P50 != 203 || lv.TTFTScheduled.Mean != (101+203+1800)/3.0 {
+		t.Errorf("TTFT p50 %v, from scheduled %+v", lv.TTFT.P50, lv.TTFTScheduled)
+	}
+	if lv.E2EScheduled.P50 != 2003 {
+		t.Errorf("E2E p50 from scheduled %v, want 2003", lv.E2EScheduled.P50)
+	}
+	if !lv.Sustainable {
+		t.Errorf("unsustainable: %v", lv.Notes)
+	}
+}
+
+// TestBacklogGrowth: arrivals every 100 ms from 0 that each take 5 s (the window [10 s, 20 s)
+// holds a backlog of 50 throughout) have no growth; arrivals every 100 ms served one every
+// 200 ms (a queue) grow the backlog by 5 requests/s, and the level is unsustainable.
+func TestBacklogGrowth(t *testing.T) {
+	var flat, queue []sweep.Record
+	for i := range 300 {
+		at := int64(i) * sec / 10
+		flat = append(flat, sweep.Record{Scheduled: at, Sent: at, E2E: 5 * time.Second, Status: sweep.StatusOK})
+		done := int64(i+1) * sec / 5
+		queue = append(queue, sweep.Record{Scheduled: at, Sent: at, E2E: time.Duration(done - at), Status: sweep.StatusOK})
+	}
+	if b := backlogOf(flat, 10*sec, 20*sec); math.Abs(b.slope) > 0.2 || math.Abs(b.mean-50) > 1 {
+		t.Errorf("flat backlog: slope %.3f, mean %.1f; want 0 and 50", b.slope, b.mean)
+	}
+	b := backlogOf(queue, 10*sec, 20*sec)
+	if math.Abs(b.slope-5) > 0.1 {
+		t.Errorf("queue: slope %.3f, want 5 requests/s", b.slope)
+	}
+	if why := b.unsustainable(10, 10, 5); why == "" {
+		t.Errorf("queue growing 5 requests/s at 10 offered: not called unsustainable (%+v)", b)
+	}
+}
+
+// rateLevel builds a valid steady rate level offered x requests/s that completed y requests/s
+// of 100-token requests over a 30 s window, its TTFT p50 (and p95, 1.5×) in ms.
+func rateLevel(x, y, ttft float64, sustainable bool) Level {
+	l := Level{Concurrency: 0, RateLevel: NewRateLevel(x), ErrorRate: 0, OutputTPS: Float(y * 100), OutputTPSCI95: Float(y),
+		QPS: Float(y), InputTPS: NaN(), GoodputQPS: Float(y), GoodputTPS: Float(y * 100), AchievedConcurrency: NaN(),
+		LittlesLawError: NaN(), MeanOutputTokens: 100, WindowS: 30, Steady: true, Valid: true,
+		TTFT: Latency{Mean: Float(ttft), P50: Float(ttft), P90: Float(ttft * 1.3), P95: Float(ttft * 1.5), P99: Float(ttft * 2)},
+		TPOT: NoLatency(), ITL: NoLatency(), E2E: NoLatency(), TTFA: NoLatency(), InputTokens: NoTokenLengths(), OutputTokens: NoTokenLengths(),
+		MeanReasoningTokens: NaN()}
+	l.AchievedRPS, l.Sustainable = Float(x), sustainable
+	l.BacklogGrowthRPS = 0
+	if !sustainable {
+		l.BacklogGrowthRPS = Float(x - y)
+	}
+	return l
+}
+
+// TestAnalyzeRateLevels reads the rate answers off levels whose truth is known: a replica of
+// capacity 10 requests/s (completion rate min(x, 10)), TTFT 50 ms up to 8 requests/s.
+func TestAnalyzeRateLevels(t *testing.T) {
+	std := func() []Level {
+		return []Level{rateLevel(2, 2, 50, true), rateLevel(4, 4, 50, true), rateLevel(8, 8, 60, true),
+			rateLevel(12, 10, 900, false), rateLevel(16, 10, 3000, false)}
+	}
+	opts := DefaultOptions()
+	opts.SLO = SLO{TTFTP95: 300 * time.Millisecond}
+	cases := []struct {
+		name   string
+		levels []Level
+		check  func(t *testing.T, res Result)
+	}{
+		{"bracketed", std(), func(t *testing.T, res Result) {
+			r := res.Rate
+			if r.CapacityRPS != 10 || r.CapacityBound != "" || r.CapacityBracket[0] != 8 || r.CapacityBracket[1] != 12 {
+				t.Errorf("capacity %v bound %q bracket %v, want 10 between 8 and 12", r.CapacityRPS, r.CapacityBound, r.CapacityBracket)
+			}
+			if r.CapacityTPS != 1000 {
+				t.Errorf("capacity TPS %v, want 1000", r.CapacityTPS)
+			}
+			// TTFT p95 90 ms at 8, 1350 at 12: 300 ms at t = 210 ÷ 1260, 8 + 4t = 8.667.
+			if !within(float64(r.SLORPS), 8+4*210.0/1260, 1e-9) || res.SLO.Limit != "ttft_p95" {
+				t.Errorf("SLO point %v (%s), want 8.667 (ttft_p95)", r.SLORPS, res.SLO.Limit)
+			}
+			if !within(float64(r.SLOGoodputRPS), float64(r.SLORPS), 1e-9) {
+				t.Errorf("goodput %v, want the SLO rate (every request good)", r.SLOGoodputRPS)
+			}
+		}},
+		{"every level sustained", std()[:3], func(t *testing.T, res Result) {
+			r := res.Rate
+			if r.CapacityRPS != 8 || r.CapacityBound != "at_least" || r.CapacityInterval[1].OK() {
+				t.Errorf("capacity %v bound %q interval %v, want ≥ 8", r.CapacityRPS, r.CapacityBound, r.CapacityInterval)
+			}
+			if !strings.Contains(strings.Join(res.Warnings, "\n"), "lies beyond 8.00 requests/s") {
+				t.Errorf("warnings %q lack the capacity beyond the range", res.Warnings)
+			}
+		}},
+		{"none sustained", std()[3:], func(t *testing.T, res Result) {
+			r := res.Rate
+			if r.CapacityRPS != 10 || r.CapacityBound != "at_most" || r.CapacityInterval[0].OK() {
+				t.Errorf("capacity %v bound %q interval %v, want ≤ 12 at the completion rate 10", r.CapacityRPS, r.CapacityBound, r.CapacityInterval)
+			}
+			if r.SLORPS.OK() || res.SLO.Limit != "ttft_p95" {
+				t.Errorf("SLO point %v (%q), want none, ttft_p95 binding", r.SLORPS, res.SLO.Limit)
+			}
+		}},
+		{"completion above the bracket", func() []Level {
+			ls := std()
+			ls[3], ls[4] = rateLevel(12, 13, 900, false), rateLevel(16, 13, 3000, false)
+			return ls
+		}(), func(t *testing.T, res Result) {
+			if r := res.Rate; r.CapacityRPS != 12 || !strings.Contains(r.CapacityReason, "above the smallest unsustained rate") {
+				t.Errorf("capacity %v (%s), want clamped to 12", r.CapacityRPS, r.CapacityReason)
+			}
+		}},
+		{"not monotone", func() []Level {
+			ls := std()
+			ls[1].Sustainable = false // a stray verdict at 4
+			return ls
+		}(), func(t *testing.T, res Result) {
+			if r := res.Rate; r.CapacityRPS != 10 || r.CapacityBracket[0] != 8 {
+				t.Errorf("capacity %v bracket %v, want 10 above 8 (the stray verdict at 4 outvoted)", r.CapacityRPS, r.CapacityBracket)
+			}
+			if !strings.Contains(strings.Join(res.Warnings, "\n"), "not monotone") {
+				t.Errorf("no warning about the stray verdict: %q", res.Warnings)
+			}
+		}},
+		{"table without backlog", func() []Level {
+			ls := std()
+			for i := range ls {
+				ls[i].Sustainable, ls[i].BacklogGrowthRPS = true, NaN()
+			}
+			return ls
+		}(), func(t *testing.T, res Result) {
+			if res.Levels[3].Sustainable || res.Rate.CapacityRPS != 10 {
+				t.Errorf("levels 12 and 16 complete 10: want them unsustainable by their deficit, capacity 10; got %v, %v", res.Levels[3].Sustainable, res.Rate.CapacityRPS)
+			}
+		}},
+		{"SLO met past capacity", func() []Level {
+			ls := std()
+			ls[3].TTFT.P95 = 200 // an unsustainable level can meet the SLO over its window
+			return ls
+		}(), func(t *testing.T, res Result) {
+			if r := res.Rate; r.SLORPS != 10 || res.SLO.Limit != "capacity" {
+				t.Errorf("SLO point %v (%s), want the capacity 10", r.SLORPS, res.SLO.Limit)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before, _ := json.Marshal(tc.levels)
+			res := Analyze(tc.levels, Meta{}, opts)
+			if after, _ := json.Marshal(tc.levels); string(after) != string(before) {
+				t.Error("Analyze modified its input levels")
+			}
+			tc.check(t, res)
+		})
+	}
+}
+
+// TestRateTTFTStatFallback: a table with only a TTFT mean finds the blow-up on the mean and
+// says so; one with only p95 on p95.
+func TestRateTTFTStatFallback(t *testing.T) {
+	for _, stat := range []string{"mean", "p95"} {
+		var ls []Level
+		for i, ttft := range []float64{50, 50, 52, 55, 400, 1500} {
+			l := rateLevel(float64(2*(i+1)), math.Min(float64(2*(i+1)), 9), ttft, i < 4)
+			m, p95 := l.TTFT.Mean, l.TTFT.P95
+			l.TTFT = NoLatency()
+			if stat == "mean" {
+				l.TTFT.Mean = m
+			} else {
+				l.TTFT.P95 = p95
+			}
+			ls = append(ls, l)
+		}
+		res := Analyze(ls, Meta{}, DefaultOptions())
+		if r := res.Rate; r.TTFTBlowupStat != stat || !(r.TTFTBlowupRPS >= 8 && r.TTFTBlowupRPS <= 10) {
+			t.Errorf("%s only: blow-up %v on %q, want between 8 and 10 on %s", stat, r.TTFTBlowupRPS, r.TTFTBlowupStat, stat)
+		}
+	}
+}
+
+// TestRateJSON: a closed-loop analysis.json keeps its keys, gains mode "concurrency" and has
+// no rate key in a level or at the top; a rate one has mode "rate", the level keys and the
+// rate answer.
+func TestRateJSON(t *testing.T) {
+	closed := Analyze(groundTruth(4, []int{1, 2, 4, 8}, 0, 1), Meta{}, DefaultOptions())
+	b, err := json.Marshal(closed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	if !strings.Contains(s, `"mode":"concurrency"`) || strings.Contains(s, "offered_rps") || strings.Contains(s, `"rate"`) ||
+		strings.Contains(s, "replicas_at_capacity") {
+		t.Errorf("closed-loop analysis.json: %s", s)
+	}
+	rate := Analyze([]Level{rateLevel(2, 2, 50, true), rateLevel(4, 3, 500, false)}, Meta{}, DefaultOptions())
+	b, err = json.Marshal(rate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = string(b)
+	for _, k := range []string{`"mode":"rate"`, `"offered_rps":2`, `"achieved_rps"`, `"sustainable":false`, `"backlog_growth_rps"`,
+		`"schedule_lag_ms"`, `"ttft_scheduled_ms"`, `"e2e_scheduled_ms"`, `"capacity_rps"`, `"capacity_interval"`, `"capacity_tps"`,
+		`"ttft_blowup_rps"`, `"slo_rps"`, `"slo_goodput_rps"`} {
+		if !strings.Contains(s, k) {
+			t.Errorf("rate analysis.json lacks %s", k)
+		}
+	}
+	var back Result
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !back.Levels[1].IsRate() || back.Levels[1].Sustainable || back.Levels[1].OfferedRPS != 4 || back.Rate == nil {
+		t.Errorf("round trip lost the rate fields: %+v", back.Levels[1].RateLevel)
+	}
+}
+
+// TestRateGate: an arrival-rate baseline is gated on its rate figures. A run whose capacity
+// fell 15% (10 → 8.5 requests/s) regresses on the maximum TPS and the capacity, its SLO point
+// unchanged; one that sustained every level it ran (capacity ≥ 8, below the 9 floor) is
+// unknown on capacity, a lower bound deciding nothing there.
+func TestRateGate(t *testing.T) {
+	levels := func(c float64) []Level {
+		return []Level{rateLevel(2, 2, 50, true), rateLevel(4, 4, 50, true), rateLevel(8, 8, 60, true),
+			rateLevel(12, c, 900, false), rateLevel(16, c, 3000, false)}
+	}
+	opts := DefaultOptions()
+	opts.SLO = SLO{TTFTP95: 300 * time.Millisecond}
+	base := Analyze(levels(10), Meta{}, opts)
+	slower := Analyze(levels(8.5), Meta{}, opts)
+	verdicts := map[string]string{}
+	for _, c := range Gate(&base, &slower, 0.1) {
+		verdicts[c.Metric] = c.Verdict
+	}
+	want := map[string]string{"max_tps": GateRegressed, "capacity_rps": GateRegressed, "capacity_tps": GateRegressed,
+		"slo_rps": GateOK, "slo_tps": GateOK, "slo_goodput_rps": GateOK, "ttft_blowup_rps": GateOK}
+	for m, v := range want {
+		if verdicts[m] != v {
+			t.Errorf("%s: %q, want %q (all: %v)", m, verdicts[m], v, verdicts)
+		}
+	}
+	beyond := Analyze(levels(10)[:3], Meta{}, opts)
+	for _, c := range Gate(&base, &beyond, 0.1) {
+		if c.Metric == "capacity_rps" && (c.Verdict != GateUnknown || !c.RunAtLeast) {
+			t.Errorf("capacity ≥ 8 against 10 with a 9 floor: %+v, want unknown (a bound below the floor)", c)
+		}
+	}
+}

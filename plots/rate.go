@@ -1,0 +1,285 @@
+package plots
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/kneecap/kneecap/analysis"
+)
+
+// The charts of an arrival-rate run (DESIGN §5.1), against the offered rate on a linear axis.
+
+const xLabelRate = "offered rate (requests/s)"
+
+// rateNames are the charts RenderAll renders for an arrival-rate run, in order.
+var rateNames = []string{"rate_throughput", "rate_ttft", "rate_e2e", "rate_lag", "dashboard"}
+
+// NamesFor returns the base names of the charts RenderAll renders for a run of mode m, in
+// order: Names() for a closed-loop run, rate_throughput, rate_ttft, rate_e2e, rate_lag and
+// dashboard for an arrival-rate one.
+func NamesFor(m analysis.Mode) []string {
+	if m == analysis.ModeRate {
+		return append([]string(nil), rateNames...)
+	}
+	return Names()
+}
+
+// rateLevelsOf returns the rate levels of res by offered rate (a copy).
+func rateLevelsOf(res *analysis.Result) []analysis.Level {
+	if res == nil {
+		return nil
+	}
+	var ls []analysis.Level
+	for _, l := range res.Levels {
+		if l.IsRate() {
+			ls = append(ls, l)
+		}
+	}
+	analysis.SortLevels(ls)
+	return ls
+}
+
+// offered is a level's offered rate, the x of the rate charts.
+func offered(l *analysis.Level) analysis.Float { return l.Offered() }
+
+// completion is a level's completion rate in requests/s (analysis.Level.CompletionRate).
+func completion(l *analysis.Level) analysis.Float { return l.CompletionRate() }
+
+func rateOf(res *analysis.Result) *analysis.RateResult {
+	if res == nil {
+		return nil
+	}
+	return res.Rate
+}
+
+// RateThroughput draws the completion rate (requests/s) against the offered rate: the
+// sustainable levels on the line y = x (every request offered completed), the unsustainable
+// ones below it (points above capacity), the excluded ones hollow; the capacity
+// (rate.capacity_rps) with its 95% interval shaded, or "capacity ≥ x" when every level
+// sustained its rate; and the SLO point (rate.slo_rps).
+func RateThroughput(res *analysis.Result) (*plot.Plot, error) {
+	return plotOf(rateThroughputChart(res))
+}
+
+func rateThroughputChart(res *analysis.Result) (*builder, error) {
+	b := newBuilder(title("Completion rate vs offered rate", meta(res)), xLabelRate, "completed (requests/s)")
+	ls := rateLevelsOf(res)
+	var sus, over, inv plotter.XYs
+	for i := range ls {
+		l := &ls[i]
+		x, y := offered(l), completion(l)
+		if !x.OK() || !y.OK() {
+			continue
+		}
+		pt := plotter.XY{X: float64(x), Y: float64(y)}
+		switch {
+		case !l.Valid:
+			inv = append(inv, pt)
+		case l.Sustainable:
+			sus = append(sus, pt)
+		default:
+			over = append(over, pt)
+		}
+	}
+	if len(sus)+len(over)+len(inv) == 0 {
+		return b.noData("no data: no level has a completion rate")
+	}
+	rr := rateOf(res)
+	if rr != nil && rr.CapacityRPS.OK() && rr.CapacityBound == "" {
+		if lo, hi := rr.CapacityInterval[0], rr.CapacityInterval[1]; lo.OK() && hi.OK() && hi > lo {
+			b.shadeX(float64(lo), float64(hi), "capacity 95% interval ["+fmtNum(float64(lo))+", "+fmtNum(float64(hi))+"]")
+		}
+	}
+	b.diagonal("y = x: every request offered completed")
+	if _, err := b.addSeries("sustainable", colBlue, nil, draw.CircleGlyph{}, sus, nil); err != nil {
+		return nil, err
+	}
+	if err := b.scatter("unsustainable: backlog grew (above capacity)", colRed, draw.PyramidGlyph{}, vg.Points(4), over); err != nil {
+		return nil, err
+	}
+	if len(inv) > 0 {
+		if err := b.scatter("hollow: excluded level (invalid)", colGray, draw.RingGlyph{}, vg.Points(3.5), inv); err != nil {
+			return nil, err
+		}
+	}
+	b.rateMarkers(rr, true)
+	return b.finish()
+}
+
+// rateMarkers draws the capacity (and with slo the SLO point) as vertical lines.
+func (b *builder) rateMarkers(rr *analysis.RateResult, slo bool) {
+	if rr == nil {
+		return
+	}
+	if c := float64(rr.CapacityRPS); finite(c) && c > 0 {
+		switch rr.CapacityBound {
+		case "at_least":
+			b.vline(c, "capacity ≥ "+fmtNum(c)+" req/s (every level sustained)", colGray, dotted)
+		case "at_most":
+			b.vline(c, "capacity ≈ "+fmtNum(c)+" req/s, below every level (none sustained)", colPurple, dashed)
+		default:
+			name := "capacity ≈ " + fmtNum(c) + " req/s"
+			if t := float64(rr.CapacityTPS); finite(t) {
+				name += " (" + fmtNum(t) + " tok/s)"
+			}
+			b.vline(c, name, colPurple, dashed)
+		}
+	}
+	if s := float64(rr.SLORPS); slo && finite(s) && s > 0 {
+		b.vline(s, "SLO point ≈ "+fmtNum(s)+" req/s", colRed, dotted)
+	}
+}
+
+// diagonal draws y = x across the data's range, once the ranges are known.
+func (b *builder) diagonal(name string) {
+	thumb := &plotter.Line{LineStyle: draw.LineStyle{Color: colGray, Width: vg.Points(1), Dashes: dashed}}
+	b.legend(name, thumb)
+	d := &deferred{}
+	b.p.Add(d)
+	b.decorate = append(b.decorate, func(r ranges) error {
+		lo, hi := math.Max(r.xmin, r.ymin), math.Min(r.xmax, r.ymax)
+		if !(hi > lo) {
+			return nil
+		}
+		l, err := plotter.NewLine(plotter.XYs{{X: lo, Y: lo}, {X: hi, Y: hi}})
+		if err != nil {
+			return fmt.Errorf("plots: %s: %w", name, err)
+		}
+		l.LineStyle = thumb.LineStyle
+		d.p = l
+		return nil
+	})
+}
+
+// scatter draws pts as glyphs named name in the legend, and tracks them.
+func (b *builder) scatter(name string, c color.Color, glyph draw.GlyphDrawer, radius vg.Length, pts plotter.XYs) error {
+	if len(pts) == 0 {
+		return nil
+	}
+	s, err := plotter.NewScatter(pts)
+	if err != nil {
+		return fmt.Errorf("plots: %s: %w", name, err)
+	}
+	s.Color, s.Shape, s.Radius = c, glyph, radius
+	b.p.Add(s)
+	b.legend(name, s)
+	b.track(xsOf(pts), ysOf(pts))
+	return nil
+}
+
+// RateTTFT draws TTFT p50, p95 and p99 against the offered rate, measured from each request's
+// scheduled arrival (the user's view; from the send time for a level without it), beside TTFT
+// p95 from the send time (the server's view), with the TTFT p95 SLO, the TTFT blow-up rate and
+// the capacity. The y axis turns logarithmic when the values span more than 100×.
+func RateTTFT(res *analysis.Result) (*plot.Plot, error) {
+	return plotOf(rateLatencyChart(res, "Time to first token vs offered rate", "TTFT (ms)", (*analysis.Level).UserTTFT,
+		func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }, "TTFT", sloOf(res, "ttft")))
+}
+
+// RateE2E draws E2E p50, p95 and p99 against the offered rate, from the scheduled arrival (as
+// RateTTFT), beside E2E p95 from the send time, with the E2E p95 SLO and the capacity.
+func RateE2E(res *analysis.Result) (*plot.Plot, error) {
+	return plotOf(rateLatencyChart(res, "End-to-end latency vs offered rate", "E2E (ms)", (*analysis.Level).UserE2E,
+		func(l *analysis.Level) analysis.Float { return l.E2E.P95 }, "E2E", sloOf(res, "e2e")))
+}
+
+// sloOf returns the p95 SLO threshold (ms) on metric ("ttft" or "e2e") of res, or NaN.
+func sloOf(res *analysis.Result, metric string) float64 {
+	if res == nil {
+		return math.NaN()
+	}
+	if metric == "ttft" {
+		return float64(res.SLO.TTFTP95MS)
+	}
+	return float64(res.SLO.E2EP95MS)
+}
+
+func rateLatencyChart(res *analysis.Result, kind, ylabel string, user func(*analysis.Level) analysis.Latency,
+	sentP95 func(*analysis.Level) analysis.Float, name string, slo float64) (*builder, error) {
+	b := newBuilder(title(kind, meta(res)), xLabelRate, ylabel)
+	b.autoLogY = true
+	ls := rateLevelsOf(res)
+	from := " (from scheduled arrival)"
+	if rr := rateOf(res); rr != nil && rr.LatencyFrom == "sent" {
+		from = " (from send)"
+	}
+	drawn, hadInvalid, err := b.addLatencies(ls, offered, []latencySeries{
+		{name + " p50" + from, colBlue, nil, draw.CircleGlyph{}, func(l *analysis.Level) analysis.Float { return user(l).P50 }},
+		{name + " p95" + from, colOrange, nil, draw.SquareGlyph{}, func(l *analysis.Level) analysis.Float { return user(l).P95 }},
+		{name + " p99" + from, colRed, dashed, draw.TriangleGlyph{}, func(l *analysis.Level) analysis.Float { return user(l).P99 }},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !drawn {
+		return b.noData("no data: no level has a " + name)
+	}
+	if rr := rateOf(res); rr != nil && rr.LatencyFrom != "sent" {
+		v, inv := series(ls, offered, sentP95)
+		if _, err := b.addSeries(name+" p95 from send (the server's view)", colGray, dotted, draw.PlusGlyph{}, v, inv); err != nil {
+			return nil, err
+		}
+	}
+	b.hline(slo, "SLO: "+name+" p95 ≤ "+fmtNum(slo)+" ms", colGray, dotted)
+	rr := rateOf(res)
+	if rr != nil && name == "TTFT" && rr.TTFTBlowupRPS.OK() && rr.TTFTBlowupRPS > 0 {
+		label := "TTFT blow-up ≈ " + fmtNum(float64(rr.TTFTBlowupRPS)) + " req/s"
+		if rr.TTFTBlowupMethod != "" {
+			label += " (" + rr.TTFTBlowupMethod.Label() + ", " + rr.TTFTBlowupStat + ")"
+		}
+		b.vline(float64(rr.TTFTBlowupRPS), label, colBrown, dashed)
+	}
+	b.rateMarkers(rr, false)
+	if hadInvalid {
+		b.addExcludedLegend()
+	}
+	return b.finish()
+}
+
+// RateLag draws the schedule lag (send − scheduled) p50 and p99 against the offered rate,
+// with the 1 ms limit of the lag p99 of a sustainable level (DESIGN §4.15) and the capacity.
+func RateLag(res *analysis.Result) (*plot.Plot, error) {
+	return plotOf(rateLagChart(res))
+}
+
+func rateLagChart(res *analysis.Result) (*builder, error) {
+	b := newBuilder(title("Schedule lag (send − scheduled) vs offered rate", meta(res)), xLabelRate, "lag (ms)")
+	b.autoLogY = true
+	ls := rateLevelsOf(res)
+	drawn, hadInvalid, err := b.addLatencies(ls, offered, []latencySeries{
+		{"lag p50", colBlue, nil, draw.CircleGlyph{}, func(l *analysis.Level) analysis.Float { return l.ScheduleLag.P50 }},
+		{"lag p99", colRed, nil, draw.TriangleGlyph{}, func(l *analysis.Level) analysis.Float { return l.ScheduleLag.P99 }},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !drawn {
+		return b.noData("no data: no level has a schedule lag")
+	}
+	b.hline(analysis.MaxScheduleLagMS, fmt.Sprintf("lag p99 limit %g ms (or %.0f%% of TTFT p50)", analysis.MaxScheduleLagMS, analysis.MaxScheduleLagShare*100), colGray, dotted)
+	b.rateMarkers(rateOf(res), false)
+	if hadInvalid {
+		b.addExcludedLegend()
+	}
+	return b.finish()
+}
+
+// RateDashboard is the 2×2 grid of RateThroughput, RateTTFT, RateE2E and RateLag, meant for
+// DashboardWidth × DashboardHeight.
+func RateDashboard(res *analysis.Result) (*Grid, error) {
+	var ps []*plot.Plot
+	for _, f := range []func(*analysis.Result) (*plot.Plot, error){RateThroughput, RateTTFT, RateE2E, RateLag} {
+		p, err := f(res)
+		if err != nil {
+			return nil, fmt.Errorf("plots: dashboard: %w", err)
+		}
+		ps = append(ps, p)
+	}
+	return &Grid{Plots: [][]*plot.Plot{{ps[0], ps[1]}, {ps[2], ps[3]}}, Pad: vg.Points(6)}, nil
+}

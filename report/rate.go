@@ -1,0 +1,307 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/kneecap/kneecap/analysis"
+)
+
+// The texts of an arrival-rate (open-loop) run (DESIGN §4.15, §5.2): its answer names the
+// mode first, then the capacity and its rule, the maximum TPS, the TTFT blow-up rate, the SLO
+// point on the rate axis, the capacity plan and which latencies were read.
+
+// isRate reports whether res is an arrival-rate run.
+func isRate(res *analysis.Result) bool { return res.Mode == analysis.ModeRate }
+
+// frate formats a rate in requests/s: "20.8", "4.00", "120", or "—".
+func frate(v analysis.Float) string { return fnum(v) }
+
+// rateAnswer is Answer for an arrival-rate run.
+func rateAnswer(res *analysis.Result) []string {
+	rr := res.Rate
+	if rr == nil {
+		rr = &analysis.RateResult{CapacityRPS: analysis.NaN(), CapacityTPS: analysis.NaN(), TTFTBlowupRPS: analysis.NaN(),
+			SLORPS: analysis.NaN(), SLOTPS: analysis.NaN(), SLOGoodputRPS: analysis.NaN(), MaxTPSRPS: analysis.NaN()}
+	}
+	s := []string{capacitySentenceRate(res, rr)}
+	if rr.CapacityReason != "" {
+		s = append(s, "Capacity rule: "+rr.CapacityReason+".")
+	}
+	if th := res.Throughput; th.MaxTPS.OK() {
+		s = append(s, fmt.Sprintf("Maximum output throughput is %s tokens/s, at %s requests/s offered.", fnum(th.MaxTPS), frate(rr.MaxTPSRPS)))
+	}
+	if t := unsustainedSentence(res); t != "" {
+		s = append(s, t)
+	}
+	s = append(s, blowupSentenceRate(rr), sloSentenceRate(res, rr))
+	if c := res.Capacity; c != nil {
+		s = append(s, planSentenceRate(c, res.SLO, rr))
+	}
+	if t := latencyFromSentence(rr); t != "" {
+		s = append(s, t)
+	}
+	return s
+}
+
+// capacitySentenceRate is the first sentence of an arrival-rate report: the mode, then the
+// capacity.
+func capacitySentenceRate(res *analysis.Result, rr *analysis.RateResult) string {
+	head := "Open-loop arrival-rate sweep (mode rate): "
+	switch {
+	case len(res.Levels) == 0:
+		return head + "no level was measured."
+	case !anyValid(res.Levels):
+		return head + fmt.Sprintf("no level is valid: all %d were excluded from the analysis (see warnings), so there is no capacity or SLO point.", len(res.Levels))
+	case !rr.CapacityRPS.OK():
+		return head + "no capacity was found (see warnings)."
+	}
+	tps := ""
+	if rr.CapacityTPS.OK() {
+		tps = ", " + fnum(rr.CapacityTPS) + " output tokens/s"
+	}
+	switch rr.CapacityBound {
+	case "at_least":
+		return head + fmt.Sprintf("every valid level sustained its offered rate, so the capacity is at least %s requests/s%s, beyond the measured range.", frate(rr.CapacityRPS), tps)
+	case "at_most":
+		return head + fmt.Sprintf("no valid level sustained its offered rate: the capacity is about %s requests/s%s (what the unsustained levels completed)%s, below the first level.",
+			frate(rr.CapacityRPS), tps, rateInterval(rr.CapacityInterval))
+	}
+	t := head + fmt.Sprintf("the maximum sustainable rate (capacity) is %s requests/s%s%s", frate(rr.CapacityRPS), tps, rateInterval(rr.CapacityInterval))
+	if b := rr.CapacityBracket; len(b) == 2 {
+		t += fmt.Sprintf(", between the sustained %s and the unsustained %s requests/s", frate(b[0]), frate(b[1]))
+	}
+	return t + "."
+}
+
+// rateInterval formats a 95% interval of requests/s: " (95% interval 19.9–20.9)", with "…"
+// for an open end, or "".
+func rateInterval(iv [2]analysis.Float) string {
+	lo, hi := iv[0], iv[1]
+	switch {
+	case lo.OK() && hi.OK():
+		return fmt.Sprintf(" (95%% interval %s–%s)", frate(lo), frate(hi))
+	case hi.OK():
+		return fmt.Sprintf(" (95%% interval up to %s)", frate(hi))
+	case lo.OK():
+		return fmt.Sprintf(" (95%% interval from %s)", frate(lo))
+	}
+	return ""
+}
+
+// unsustainedSentence names the valid levels that did not sustain their rate, or "".
+func unsustainedSentence(res *analysis.Result) string {
+	var xs []string
+	for _, l := range sortedLevels(res) {
+		if l.IsRate() && l.Valid && !l.Sustainable {
+			xs = append(xs, frate(l.OfferedRPS))
+		}
+	}
+	if len(xs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("The level(s) at %s requests/s did not sustain their rate (the backlog grew): they are points above capacity, not invalid levels.", joinAnd(xs))
+}
+
+// joinAnd joins items as "a", "a and b", "a, b and c".
+func joinAnd(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// blowupSentenceRate states the TTFT blow-up rate.
+func blowupSentenceRate(rr *analysis.RateResult) string {
+	if !rr.TTFTBlowupRPS.OK() {
+		return "No TTFT blow-up was detected in the measured range."
+	}
+	stat := rr.TTFTBlowupStat
+	if stat == "" {
+		stat = "p50"
+	}
+	t := fmt.Sprintf("TTFT (%s) blows up past %s requests/s", stat, frate(rr.TTFTBlowupRPS))
+	var det []string
+	if rr.TTFTBlowupMethod != "" {
+		det = append(det, rr.TTFTBlowupMethod.Label())
+	}
+	if rr.TTFTBlowupBaselineMS.OK() {
+		det = append(det, "baseline "+fnum(rr.TTFTBlowupBaselineMS)+" ms")
+	}
+	if rr.TTFTBlowupSlope.OK() {
+		det = append(det, "then +"+fnum(rr.TTFTBlowupSlope)+" ms per added request/s")
+	}
+	if len(det) > 0 {
+		t += " (" + strings.Join(det, "; ") + ")"
+	}
+	if stat != "p50" {
+		t += fmt.Sprintf("; the levels report no TTFT p50, so the blow-up is read on the %s", stat)
+	}
+	return t + "."
+}
+
+// sloSentenceRate states the SLO point on the rate axis.
+func sloSentenceRate(res *analysis.Result, rr *analysis.RateResult) string {
+	slo := res.SLO
+	names := sloNames(slo)
+	switch {
+	case names == "":
+		return "No SLO was set."
+	case !rr.SLORPS.OK() && slo.Limit == "capacity":
+		return "Not even the first level sustains its rate, so no rate meets the SLO (" + names + ")."
+	case !rr.SLORPS.OK() && limitNames[slo.Limit] != "":
+		return "Not even the first level meets the SLO (" + names + "); " + limitNames[slo.Limit] + " binds."
+	case !rr.SLORPS.OK():
+		return "The SLO (" + names + ") could not be checked against any level (see warnings)."
+	}
+	var at []string
+	if rr.SLOTPS.OK() {
+		at = append(at, fnum(rr.SLOTPS)+" tokens/s")
+	}
+	if rr.SLOGoodputRPS.OK() {
+		at = append(at, "a goodput of "+frate(rr.SLOGoodputRPS)+" requests/s")
+	}
+	if slo.Limit == "" {
+		t := fmt.Sprintf("The SLO (%s) holds at every valid level, each sustained, so the SLO point is ≥ %s requests/s, beyond the measured range", names, frate(rr.SLORPS))
+		if len(at) > 0 {
+			t += "; there: " + strings.Join(at, " and ")
+		}
+		return t + "."
+	}
+	t := fmt.Sprintf("The SLO (%s) holds up to %s requests/s", names, floorConc(rr.SLORPS))
+	if b := rr.SLOBracket; len(b) == 2 && b[0].OK() && b[1].OK() {
+		t += fmt.Sprintf(" (measured: %s meets it, %s does not)", frate(b[0]), frate(b[1]))
+	}
+	if len(at) > 0 {
+		t += " with " + strings.Join(at, " and ")
+	}
+	if slo.Limit == "capacity" {
+		return t + "; the capacity binds: past it no rate is sustained, whatever a window's latencies showed."
+	}
+	return t + "; " + limitNames[slo.Limit] + " binds first."
+}
+
+// planSentenceRate states the capacity plan of an arrival-rate run.
+func planSentenceRate(c *analysis.Capacity, slo analysis.SLOResult, rr *analysis.RateResult) string {
+	var target []string
+	if c.QPS > 0 {
+		target = append(target, fnum(analysis.Float(c.QPS))+" requests/s")
+	}
+	if c.OutputTPS > 0 {
+		target = append(target, fnum(analysis.Float(c.OutputTPS))+" output tokens/s")
+	}
+	t := "Capacity plan"
+	if len(target) > 0 {
+		t += " for " + strings.Join(target, " and ")
+	}
+	at := "the SLO point"
+	if slo.Limit == "" && rr.SLORPS.OK() {
+		at = fmt.Sprintf("%s requests/s (the largest level; the SLO point is ≥ it)", frate(rr.SLORPS))
+	}
+	t += fmt.Sprintf(": %s replicas", fint(c.ReplicasAtSLO))
+	var of []string
+	if c.GPUs.OK() {
+		of = append(of, fint(c.GPUs)+" GPUs")
+	}
+	if c.CostPerHour.OK() {
+		of = append(of, fusd(c.CostPerHour)+" per hour")
+	}
+	if len(of) > 0 {
+		t += " (" + strings.Join(of, ", ") + ")"
+	}
+	t += fmt.Sprintf(" at %s, %s at capacity (no headroom)", at, fint(c.ReplicasAtCapacity))
+	if c.CostPerMTokens.OK() || c.CostPerMTokensAtCapacity.OK() {
+		t += fmt.Sprintf("; %s per 1M output tokens at the SLO point, %s at capacity", fusd(c.CostPerMTokens), fusd(c.CostPerMTokensAtCapacity))
+	}
+	return t + "."
+}
+
+// latencyFromSentence says which latencies the answers read.
+func latencyFromSentence(rr *analysis.RateResult) string {
+	switch rr.LatencyFrom {
+	case "scheduled":
+		return "TTFT and E2E are measured from each request's scheduled arrival (the user's view, which counts the client's schedule lag and any wait for max_concurrency: no coordinated omission); the level table gives TTFT p95 from the send time (the server's view) beside them."
+	case "sent":
+		return "The levels carry no latencies from the scheduled arrival (a table): TTFT and E2E are from the send time (the server's view)."
+	case "mixed":
+		return "Some levels carry latencies from the scheduled arrival and some do not: each is read from the scheduled arrival where it has them, else from the send time."
+	}
+	return ""
+}
+
+// rateKey is a rate level's first table cell: its offered rate, marked when added.
+func rateKey(l *analysis.Level) string {
+	k := frate(l.Offered())
+	if l.Refine != "" {
+		k += " (added)"
+	}
+	return k
+}
+
+// levelKey names a level in the first cell of the lengths and server tables: its
+// concurrency, or its offered rate on an arrival-rate level.
+func levelKey(l *analysis.Level) string {
+	if l.IsRate() {
+		return frate(l.Offered())
+	}
+	return strconv.Itoa(l.Concurrency)
+}
+
+// sustainableCell shows the verdict and the backlog growth: "yes (−0.04)", "no (+3.02)".
+func sustainableCell(l *analysis.Level) string {
+	v := "yes"
+	if !l.Sustainable {
+		v = "no"
+	}
+	if g := l.BacklogGrowthRPS; g.OK() {
+		return fmt.Sprintf("%s (%s)", v, signed(g))
+	}
+	return v
+}
+
+// signed formats v with its sign: "+3.02", "−0.04".
+func signed(v analysis.Float) string {
+	if v < 0 {
+		return "−" + fnum(-v)
+	}
+	return "+" + fnum(v)
+}
+
+// rateLevelTable is the full level table of an arrival-rate run, units in the header.
+func rateLevelTable(res *analysis.Result) table {
+	t := table{Header: []string{"offered (req/s)", "achieved (req/s)", "completed (req/s)", "sustainable (backlog growth, req/s)",
+		"requests", "errors", "output TPS (tokens/s)", "TTFT p50 (ms)", "TTFT p95 (ms)", "TTFT p99 (ms)", "TTFT p95 from send (ms)",
+		"TPOT p95 (ms)", "E2E p50 (ms)", "E2E p95 (ms)", "lag p50 (ms)", "lag p99 (ms)", "valid"}}
+	for _, l := range sortedLevels(res) {
+		if !l.IsRate() {
+			continue
+		}
+		ttft, e2e := l.UserTTFT(), l.UserE2E()
+		t.Rows = append(t.Rows, []string{rateKey(&l), frate(l.AchievedRPS), frate(l.CompletionRate()), sustainableCell(&l),
+			strconv.Itoa(l.Requests), errorsCell(&l), fnum(l.OutputTPS), fnum(ttft.P50), fnum(ttft.P95), fnum(ttft.P99), fnum(l.TTFT.P95),
+			fnum(l.TPOT.P95), fnum(e2e.P50), fnum(e2e.P95), fnum(l.ScheduleLag.P50), fnum(l.ScheduleLag.P99), validCell(&l)})
+	}
+	return withLengths(t, res, "ISL (tokens)", "OSL (tokens)", " ≠ ")
+}
+
+// rateConsoleTable is the compact level table of an arrival-rate run's console summary.
+func rateConsoleTable(res *analysis.Result) table {
+	t := table{Header: []string{"rate", "ach", "done", "sust", "req", "err", "tok/s", "TTFT p50", "TTFT p95", "E2E p95", "lag p99", "valid"}}
+	for _, l := range sortedLevels(res) {
+		if !l.IsRate() {
+			continue
+		}
+		ttft, e2e := l.UserTTFT(), l.UserE2E()
+		t.Rows = append(t.Rows, []string{rateKey(&l), frate(l.AchievedRPS), frate(l.CompletionRate()), sustainableCell(&l),
+			strconv.Itoa(l.Requests), errorsCell(&l), fnum(l.OutputTPS), fnum(ttft.P50), fnum(ttft.P95), fnum(e2e.P95),
+			fnum(l.ScheduleLag.P99), validCell(&l)})
+	}
+	return withLengths(t, res, "ISL", "OSL", "≠")
+}
+
+// rateConsoleNote explains the compact table's columns.
+const rateConsoleNote = "  (rate = offered, ach = sent, done = completed, requests/s; sust = sustainable (backlog growth, req/s); tok/s = output tokens/s; latencies in ms, TTFT and E2E from the scheduled arrival; ✗ = excluded)"
+
+// rateLevelsNote is the note under the level table of an arrival-rate run.
+const rateLevelsNote = "Latencies are over the window's arrivals (the requests scheduled inside the measurement window, whenever they were sent); TTFT and E2E from the scheduled arrival (the user's view) where the level has them, TTFT p95 from send beside them; completed = output TPS ÷ mean output tokens (QPS without them), the completion rate the capacity is read from; “—” marks a value that could not be computed; ✗ marks a level excluded from the analysis."

@@ -1,0 +1,184 @@
+package summary
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/kneecap/kneecap/analysis"
+)
+
+// The arrival-rate columns of a level-summary CSV (DESIGN §4.13): a table with rate_rps in
+// place of concurrency holds arrival-rate (open-loop) levels, such as a published table of
+// vLLM `bench serve --request-rate` results, or the summary.csv of a rate run.
+
+// rateLatencies are the latency columns of a rate level beside the closed loop's:
+// <prefix>_<stat>_ms for each of csvLatencyStats.
+var rateLatencies = []string{"schedule_lag", "ttft_scheduled", "e2e_scheduled"}
+
+// rateOnlyColumns are the columns a rate table has and a closed-loop one does not: rate_rps,
+// achieved_rps, sustainable, backlog_growth_rps and the schedule lag and latencies from the
+// scheduled arrival.
+func rateOnlyColumns() []string {
+	cols := []string{"rate_rps", "achieved_rps", "sustainable", "backlog_growth_rps"}
+	for _, m := range rateLatencies {
+		for _, s := range csvLatencyStats {
+			cols = append(cols, m+"_"+s+"_ms")
+		}
+	}
+	return cols
+}
+
+// RateCSVColumns returns the columns WriteCSV writes for arrival-rate levels, in order:
+// rate_rps (the offered rate, requests/s) in place of concurrency, the other columns of
+// CSVColumns, then achieved_rps, sustainable, backlog_growth_rps and the schedule_lag_*,
+// ttft_scheduled_* and e2e_scheduled_* statistics in ms (analysis.RateLevel). ReadCSV accepts
+// any subset that includes rate_rps and output_tps.
+func RateCSVColumns() []string {
+	rate := rateOnlyColumns()
+	return slices.Concat(rate[:1], CSVColumns()[1:], rate[1:])
+}
+
+// rateRow turns row, l's row of CSVColumns, into its row of RateCSVColumns.
+func rateRow(l *analysis.Level, row []string) []string {
+	rl := l.RateLevel
+	if rl == nil {
+		rl = analysis.NewRateLevel(math.NaN())
+	}
+	out := append([]string{csvNum(rl.OfferedRPS)}, row[1:]...)
+	out = append(out, csvNum(rl.AchievedRPS), strconv.FormatBool(rl.Sustainable), csvNum(rl.BacklogGrowthRPS))
+	for _, m := range rateLatencies {
+		lat := rateLatency(rl, m)
+		for _, s := range csvLatencyStats {
+			out = append(out, csvNum(*latencyStat(lat, s)))
+		}
+	}
+	return out
+}
+
+// rateLatency returns the latency of rl a rate column prefix names.
+func rateLatency(rl *analysis.RateLevel, prefix string) *analysis.Latency {
+	switch prefix {
+	case "schedule_lag":
+		return &rl.ScheduleLag
+	case "ttft_scheduled":
+		return &rl.TTFTScheduled
+	}
+	return &rl.E2EScheduled
+}
+
+// latencyStat returns the statistic stat (one of csvLatencyStats) of lat.
+func latencyStat(lat *analysis.Latency, stat string) *analysis.Float {
+	switch stat {
+	case "mean":
+		return &lat.Mean
+	case "p50":
+		return &lat.P50
+	case "p90":
+		return &lat.P90
+	case "p95":
+		return &lat.P95
+	}
+	return &lat.P99
+}
+
+// requireColumns checks that the header has output_tps and exactly one of concurrency and
+// rate_rps.
+func (h *csvHeader) requireColumns() error {
+	fail := func(col, why string) error {
+		return fmt.Errorf("%s:%d: column %q: %s", h.name, h.line, col, why)
+	}
+	switch {
+	case h.seen["concurrency"] && h.seen["rate_rps"]:
+		return fail("rate_rps", "a table has concurrency (closed-loop levels) or rate_rps (arrival-rate levels), not both")
+	case !h.seen["concurrency"] && !h.seen["rate_rps"]:
+		return fail("concurrency", "required column missing (or rate_rps, for arrival-rate levels)")
+	case !h.seen["output_tps"]:
+		return fail("output_tps", "required column missing")
+	}
+	if !h.seen["rate_rps"] {
+		for _, c := range rateOnlyColumns() {
+			if h.seen[c] {
+				return fail(c, "an arrival-rate column in a table of concurrency levels (give rate_rps in place of concurrency)")
+			}
+		}
+	}
+	return nil
+}
+
+// newLevel returns a new level of the table: valid, steady, every measurement null, with the
+// rate fields (sustainable, offered rate null until its cell) in a rate table.
+func (h *csvHeader) newLevel() analysis.Level {
+	lv := newLevel()
+	if h.seen["rate_rps"] {
+		lv.RateLevel = analysis.NewRateLevel(math.NaN())
+	}
+	return lv
+}
+
+// rateCell stores the (trimmed) cell of a rate column col in lv and reports whether col is
+// one; fail formats an error naming the file, line and column. rate_rps must be a positive
+// number, backlog_growth_rps any finite number, sustainable true or false, the others
+// non-negative numbers; an empty cell is null (rate_rps: an error).
+func (h *csvHeader) rateCell(lv *analysis.Level, col, cell string, fail func(string, ...any) error) (bool, error) {
+	rl := lv.RateLevel
+	if rl == nil || !slices.Contains(rateOnlyColumns(), col) {
+		return false, nil
+	}
+	if col == "sustainable" {
+		if cell == "" {
+			return true, nil
+		}
+		b, err := strconv.ParseBool(cell)
+		if err != nil {
+			return true, fail("%q is not true or false", cell)
+		}
+		rl.Sustainable = b
+		return true, nil
+	}
+	if cell == "" {
+		if col == "rate_rps" {
+			return true, fail("required value is empty")
+		}
+		return true, nil
+	}
+	v, err := strconv.ParseFloat(cell, 64)
+	switch {
+	case err != nil:
+		return true, fail("%q is not a number", cell)
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return true, fail("%q is not finite", cell)
+	case col == "rate_rps" && !(v > 0):
+		return true, fail("%q: the offered rate must be positive (requests/s)", cell)
+	case v < 0 && col != "backlog_growth_rps":
+		return true, fail("%q: must not be negative", cell)
+	}
+	switch {
+	case col == "rate_rps":
+		rl.OfferedRPS = analysis.Float(v)
+	case col == "achieved_rps":
+		rl.AchievedRPS = analysis.Float(v)
+	case col == "backlog_growth_rps":
+		rl.BacklogGrowthRPS = analysis.Float(v)
+	default:
+		for _, m := range rateLatencies {
+			for _, st := range csvLatencyStats {
+				if col == m+"_"+st+"_ms" {
+					*latencyStat(rateLatency(rl, m), st) = analysis.Float(v)
+				}
+			}
+		}
+	}
+	return true, nil
+}
+
+// LevelKey names a level of a level-summary table by the column that identifies it:
+// "concurrency 8", or "rate_rps 2.5" for an arrival-rate level (for checks across rows, such
+// as two rows of one level).
+func LevelKey(l *analysis.Level) string {
+	if l.RateLevel != nil {
+		return "rate_rps " + strconv.FormatFloat(float64(l.OfferedRPS), 'g', -1, 64)
+	}
+	return "concurrency " + strconv.Itoa(l.Concurrency)
+}
