@@ -1,0 +1,129 @@
+package sweep_test
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/sim"
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// simTruthOut is the fixed output length of the sim-truth test's requests (max_tokens with
+// ignore_eos): the demo engine's capacity is then IdealTPS(32) ÷ 16 = 2666.7 ÷ 16 = 166.7
+// requests/s (32 slots, steps of 4 ms + 250 µs × 32 = 12 ms: DESIGN §6, sim.Config.IdealTPS).
+const simTruthOut = 16
+
+// sweepLevels runs plan against url and returns its levels summarized and analyzed.
+func sweepLevels(t *testing.T, url string, plan sweep.Plan, conns int) analysis.Result {
+	t.Helper()
+	sink := &memSink{}
+	out, err := sweep.Run(context.Background(), context.Background(), plan, newClient(t, url, conns), sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.StopReason != sweep.StopDone {
+		t.Fatalf("stop %q", out.StopReason)
+	}
+	levels := make([]sweep.Level, len(sink.runs))
+	for i := range levels {
+		levels[i] = sweep.Level{Run: sink.runs[i], Records: sink.records[i]}
+	}
+	opts := analysis.DefaultOptions()
+	return analysis.Analyze(analysis.Summarize(levels, opts), analysis.Meta{}, opts)
+}
+
+// TestRateSimTruth (issue 14, item 7): a rate sweep of the demo engine over real loopback
+// HTTP at 0.5, 0.8, 1.0, 1.2 and 1.5 × its computed capacity finds that capacity within ±7%,
+// its interval containing it; the closed-loop maximum QPS of the same engine (concurrency 1,
+// 32, 64) agrees with the open-loop capacity within 10%; the level at 1.5 × is unsustainable,
+// not invalid, with latencies from the scheduled time above those from the send time; and
+// TTFT p50 at 0.5 × is compared with the unloaded TTFT (concurrency 1) — see below.
+//
+// Not under the race detector: on this 2-core machine it slows the client until the levels
+// past capacity are client-bound (conn_wait p99 of the new connections 1–2.7 ms, run-queue
+// wait 21%) and so, rightly, invalid. Without it the test takes about 33 s.
+func TestRateSimTruth(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("about 33 s; not under -race (the client is then the bottleneck)")
+	}
+	url, cfg := startSim(t, sim.Config{Profile: sim.ProfileDemo})
+	truth := cfg.IdealTPS(cfg.MaxNumSeqs) / simTruthOut
+	proto := sweep.Protocol{Warmup: time.Second, WarmupMax: 10 * time.Second, Duration: 3 * time.Second,
+		MaxDuration: 3 * time.Second, MinRequests: 1, CITarget: 0.25, DrainTimeout: 10 * time.Second}
+	// ci_target 25%: a Poisson level's slice TPS is as noisy as its arrival count; at 83
+	// requests/s a 300 ms slice holds 25 arrivals (±20%), a CI half-width of t(0.975, 9) ×
+	// 20% ÷ √10 ≈ 14% in expectation.
+	fracs := []float64{0.5, 0.8, 1.0, 1.2, 1.5}
+	var rates []float64
+	for _, f := range fracs {
+		rates = append(rates, f*truth)
+	}
+	w := fixedWorkload{out: simTruthOut}
+	open := sweepLevels(t, url, sweep.Plan{Rates: rates, Arrival: sweep.Arrival{Seed: 5}, Protocol: proto, Workload: w}, 1024)
+	closedProto := proto
+	closedProto.Warmup, closedProto.Duration, closedProto.MaxDuration = 500*time.Millisecond, 2*time.Second, 2*time.Second
+	closed := sweepLevels(t, url, sweep.Plan{Levels: []int{1, 32, 64}, Protocol: closedProto, Workload: w}, 64)
+
+	rr := open.Rate
+	if rr == nil {
+		t.Fatalf("no rate result: mode %q", open.Mode)
+	}
+	for i, l := range open.Levels {
+		t.Logf("%.1f × capacity (%.1f/s): valid %v sustainable %v, qps %.1f, TTFT p50 %.2f ms (from scheduled %.2f), lag p99 %.3f ms, backlog %+.1f/s, notes %q",
+			fracs[i], rates[i], l.Valid, l.Sustainable, float64(l.QPS), float64(l.TTFT.P50), float64(l.TTFTScheduled.P50),
+			float64(l.ScheduleLag.P99), float64(l.BacklogGrowthRPS), l.Notes)
+	}
+	c, lo, hi := float64(rr.CapacityRPS), float64(rr.CapacityInterval[0]), float64(rr.CapacityInterval[1])
+	t.Logf("capacity %.1f requests/s [%.1f, %.1f], truth %.1f (%s)", c, lo, hi, truth, rr.CapacityReason)
+	if math.Abs(c/truth-1) > 0.07 {
+		t.Errorf("capacity %.1f requests/s, want %.1f ± 7%%", c, truth)
+	}
+	if !(lo <= truth && truth <= hi) {
+		t.Errorf("capacity interval [%.1f, %.1f] does not contain the truth %.1f", lo, hi, truth)
+	}
+	maxQPS := 0.0
+	for _, l := range closed.Levels {
+		if l.Valid {
+			maxQPS = max(maxQPS, float64(l.QPS))
+		}
+	}
+	for _, l := range closed.Levels {
+		t.Logf("closed loop, concurrency %v: valid %v, qps %.1f, TTFT p50 %.2f ms, notes %q", l.Concurrency, l.Valid, float64(l.QPS), float64(l.TTFT.P50), l.Notes)
+	}
+	t.Logf("closed loop: max QPS %.1f", maxQPS)
+	if math.Abs(maxQPS/c-1) > 0.10 {
+		t.Errorf("closed-loop max QPS %.1f and open-loop capacity %.1f differ by more than 10%%", maxQPS, c)
+	}
+	over := open.Levels[len(fracs)-1]
+	if !over.Valid || over.Sustainable || !(over.TTFTScheduled.P50 > over.TTFT.P50) {
+		t.Errorf("1.5 × capacity: valid %v sustainable %v, TTFT p50 %v from send, %v from scheduled: want valid, unsustainable, the second larger",
+			over.Valid, over.Sustainable, over.TTFT.P50, over.TTFTScheduled.P50)
+	}
+	checkHalfLoadTTFT(t, cfg, rates[0], open.Levels[0], closed.Levels[0])
+}
+
+// checkHalfLoadTTFT compares TTFT p50 at 0.5 × capacity with the unloaded TTFT p50 u (the
+// closed loop's concurrency 1). On the batching engine TTFT is not flat below capacity: an
+// arrival waits for the step in progress to end (for Poisson arrivals the residual is uniform
+// over a step: its median half a step) and then takes a step of the running batch b + 1,
+// whose time grows with b. The issue's "within 10% of the unloaded TTFT" (measured: 1.8 ×)
+// holds for neither the simulator nor the model, so the check is against the model:
+// u + (t(b + 1) − t(1)) + t(b) ÷ 2, b the mean batch from Little's law, b = λ·N_out·t(b), so
+// b = λ·N·base ÷ (1 − λ·N·perSeq) (at 83.3 requests/s: b = 8.0, t(b) = 6 ms, so u + 5 ms),
+// within 10%.
+func checkHalfLoadTTFT(t *testing.T, cfg sim.Config, rps float64, half, alone analysis.Level) {
+	t.Helper()
+	h, u := float64(half.TTFT.P50), float64(alone.TTFT.P50)
+	ln := rps * simTruthOut
+	base, per := cfg.StepBase.Seconds()*1e3, cfg.StepPerSeq.Seconds()*1e3 // ms
+	b := ln * base / 1e3 / (1 - ln*per/1e3)
+	step := func(n float64) float64 { return base + n*per }
+	want := u + step(b+1) - step(1) + step(b)/2
+	t.Logf("TTFT p50: %.2f ms at 0.5 × capacity, %.2f ms unloaded (ratio %.2f); the model says %.2f ms (mean batch %.1f)", h, u, h/u, want, b)
+	if !(u > 0) || math.Abs(h/want-1) > 0.10 {
+		t.Errorf("TTFT p50 at 0.5 × capacity %.2f ms, want the model's %.2f ms ± 10%% (unloaded %.2f ms)", h, want, u)
+	}
+}
