@@ -108,7 +108,7 @@ func (s *scratch) summarizeRate(run *sweep.LevelRun, records []sweep.Record, opt
 		}
 		pop = append(pop, *r)
 		s.addSent(&arrived, r)
-		lags = append(lags, float64(lag)/1e6)
+		lags = append(lags, float64(r.StartLag())/1e6)
 		if r.OK() {
 			if r.TTFT > 0 {
 				ttftSched = append(ttftSched, float64(r.TTFT+lag)/1e6)

@@ -114,14 +114,18 @@ func connWaitP99(records []Record, w0, w1 int64) time.Duration {
 }
 
 // judge sets ConnWaitP99 from the requests sent in the window [w0, w1) of records, then Bound
-// and Reason from the thresholds.
-func (cs *ClientStats) judge(records []Record, w0, w1 int64) {
+// and Reason from the thresholds. On an arrival-rate level (open) conn_wait is reported but
+// judges nothing: the connection pool is at least the cap on requests in flight, so no request
+// waits for a connection and conn_wait is the dial of the new connections an open loop opens
+// as its in-flight count wanders (the server's accept and the network); the client's own
+// lateness there is the schedule lag (Record.StartLag), which the analysis judges.
+func (cs *ClientStats) judge(records []Record, w0, w1 int64, open bool) {
 	cs.ConnWaitP99 = connWaitP99(records, w0, w1)
-	cs.classify()
+	cs.classify(open)
 }
 
-// classify sets Bound and Reason from the thresholds.
-func (cs *ClientStats) classify() {
+// classify sets Bound and Reason from the thresholds (conn_wait's only when not open).
+func (cs *ClientStats) classify(open bool) {
 	var why []string
 	if cs.CPUUtilization > ClientCPUBound {
 		why = append(why, fmt.Sprintf("CPU %.0f%% > %.0f%%", 100*cs.CPUUtilization, 100*ClientCPUBound))
@@ -129,7 +133,7 @@ func (cs *ClientStats) classify() {
 	if cs.SchedLatencyP99 > ClientSchedBound {
 		why = append(why, fmt.Sprintf("scheduling latency p99 %s > %s", cs.SchedLatencyP99, ClientSchedBound))
 	}
-	if cs.ConnWaitP99 > ClientConnWaitBound {
+	if cs.ConnWaitP99 > ClientConnWaitBound && !open {
 		why = append(why, fmt.Sprintf("conn_wait p99 %s > %s", cs.ConnWaitP99, ClientConnWaitBound))
 	}
 	if cs.RunQueueDelay > ClientRunQueueBound {

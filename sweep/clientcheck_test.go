@@ -10,16 +10,19 @@ import (
 func TestClientStatsClassify(t *testing.T) {
 	for _, c := range []struct {
 		in    ClientStats
+		open  bool // an arrival-rate level: conn_wait is the dial and judges nothing
 		bound bool
 		why   string
 	}{
-		{ClientStats{CPUUtilization: 0.5, SchedLatencyP99: time.Millisecond, ConnWaitP99: 100 * time.Microsecond}, false, ""},
-		{ClientStats{CPUUtilization: 0.95}, true, "CPU 95%"},
-		{ClientStats{SchedLatencyP99: 6 * time.Millisecond}, true, "scheduling latency"},
-		{ClientStats{ConnWaitP99: 2 * time.Millisecond}, true, "conn_wait"},
+		{ClientStats{CPUUtilization: 0.5, SchedLatencyP99: time.Millisecond, ConnWaitP99: 100 * time.Microsecond}, false, false, ""},
+		{ClientStats{CPUUtilization: 0.95}, false, true, "CPU 95%"},
+		{ClientStats{SchedLatencyP99: 6 * time.Millisecond}, false, true, "scheduling latency"},
+		{ClientStats{ConnWaitP99: 2 * time.Millisecond}, false, true, "conn_wait"},
+		{ClientStats{ConnWaitP99: 2 * time.Millisecond}, true, false, ""},
+		{ClientStats{ConnWaitP99: 2 * time.Millisecond, CPUUtilization: 0.95}, true, true, "CPU 95%"},
 	} {
 		cs := c.in
-		cs.classify()
+		cs.classify(c.open)
 		if cs.Bound != c.bound || !strings.Contains(cs.Reason, c.why) {
 			t.Errorf("%+v: bound %v reason %q, want %v containing %q", c.in, cs.Bound, cs.Reason, c.bound, c.why)
 		}

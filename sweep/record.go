@@ -162,12 +162,26 @@ func (r *Record) Arrival() int64 {
 	return r.Sent
 }
 
-// Lag reports the schedule lag Sent − Scheduled: 0 without a schedule, never negative.
+// Lag reports the lag Sent − Scheduled: 0 without a schedule, never negative. It is what a
+// latency from the scheduled time adds to one from the send time (the user's wait before the
+// request was on the wire: the client's lateness, any wait under max_concurrency and the
+// connection's dial).
 func (r *Record) Lag() time.Duration {
 	if r.Scheduled == 0 || r.Sent < r.Scheduled {
 		return 0
 	}
 	return time.Duration(r.Sent - r.Scheduled)
+}
+
+// StartLag reports the schedule lag proper, Sent − ConnWait − Scheduled: how late the client
+// started the request (its own lateness and any wait under max_concurrency), without the time
+// the connection took, which is the server's and the network's. 0 without a schedule, never
+// negative. It is the schedule_lag_ms a rate level is judged by (DESIGN §4.15).
+func (r *Record) StartLag() time.Duration {
+	if r.Scheduled == 0 {
+		return 0
+	}
+	return max(0, time.Duration(r.Sent-r.Scheduled)-r.ConnWait)
 }
 
 // OK reports whether the request succeeded.

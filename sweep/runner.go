@@ -383,7 +383,7 @@ func (l *level) finish(end levelEnd, timedOut bool, cs *ClientStats) []Record {
 	}
 	l.notes = append(l.notes, verdict...)
 	if cs != nil {
-		cs.judge(records, run.W0, run.W1)
+		cs.judge(records, run.W0, run.W1, l.rate != nil)
 		run.Client = cs
 		if cs.Bound {
 			l.notes = append(l.notes, cs.boundNote())
