@@ -86,8 +86,8 @@ func prepareSweep(e *env, fl *sweepFlags) (*sweepPrep, error) {
 // reopen reopens the interrupted run of --resume DIR, whose config.yaml is the configuration
 // (only --url may change: an in-process simulator gets a new port anyway).
 func (s *sweepPrep) reopen(fl *sweepFlags) error {
-	for _, name := range []string{"c", "o", "model", "api", "levels", "warmup", "duration", "max-duration",
-		"min-requests", "input-tokens", "output-tokens", "name", "shard", "start-at", "refine"} {
+	for _, name := range append([]string{"c", "o", "model", "api", "levels", "warmup", "duration", "max-duration",
+		"min-requests", "input-tokens", "output-tokens", "name", "shard", "start-at", "refine"}, rateFlagNames...) {
 		if fl.set[name] {
 			return cmdUsageError("sweep", "sweep: --resume takes the configuration from %s; %s cannot change it", fl.resume, dashes(name))
 		}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// rateFlags are the flags of an arrival-rate (open-loop) sweep.
+type rateFlags struct {
+	mode, rates, from, arrival string
+	burstiness                 float64
+	maxConcurrency             int
+}
+
+// rateFlagNames are the flags of rateFlags, which --resume refuses like the other
+// configuration flags.
+var rateFlagNames = []string{"mode", "rates", "from", "arrival", "burstiness", "max-concurrency"}
+
+// define defines the rate flags on fs.
+func (r *rateFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&r.mode, "mode", "", "`mode`: concurrency (closed loop, levels of clients) or rate (open loop, offered requests/s) (sweep.mode; default concurrency)")
+	fs.StringVar(&r.rates, "rates", "", "offered rates in requests/s, a `list` such as 1,2,4,8, or auto (a short closed-loop probe plans them); implies --mode rate (sweep.rates)")
+	fs.StringVar(&r.from, "from", "", "with --rates auto: plan the rates from the max QPS of the closed-loop results `DIR` instead of probing")
+	fs.StringVar(&r.arrival, "arrival", "", "arrival `process` of a rate sweep: poisson, gamma or constant (sweep.arrival; default poisson)")
+	fs.Float64Var(&r.burstiness, "burstiness", 0, "gamma arrivals' shape `b`: 1 = Poisson, < 1 burstier (sweep.burstiness; default 1)")
+	fs.IntVar(&r.maxConcurrency, "max-concurrency", 0, fmt.Sprintf("most requests in flight at a rate level, `N`; later arrivals wait client-side (sweep.max_concurrency; default %d)", sweep.DefaultMaxConcurrency))
+}
+
+// applyRateFlags sets the rate flags given (set) over cfg; a value that does not parse is
+// returned, for the caller to report with the configuration's problems.
+func applyRateFlags(cfg *config.Config, r *rateFlags, set map[string]bool) error {
+	var err error
+	s := &cfg.Sweep
+	if set["rates"] {
+		if spec, perr := parseRates(r.rates); perr != nil {
+			err = fmt.Errorf("--rates: %w", perr)
+		} else {
+			s.Rates = spec
+			cfg.Override("sweep.rates", "--rates")
+			if !set["mode"] {
+				s.Mode = sweep.ModeRate
+				cfg.Override("sweep.mode", "--rates")
+			}
+		}
+	}
+	if set["mode"] {
+		s.Mode = r.mode
+		cfg.Override("sweep.mode", "--mode")
+	}
+	if set["arrival"] {
+		s.Arrival = sweep.ArrivalProcess(r.arrival)
+		cfg.Override("sweep.arrival", "--arrival")
+	}
+	if set["burstiness"] {
+		s.Burstiness = r.burstiness
+		cfg.Override("sweep.burstiness", "--burstiness")
+	}
+	if set["max-concurrency"] {
+		s.MaxConcurrency = r.maxConcurrency
+		cfg.Override("sweep.max_concurrency", "--max-concurrency")
+	}
+	if set["from"] && !(s.RateMode() && s.Rates.Auto) {
+		err = errors.Join(err, errors.New("--from: plans the rates of --rates auto: give --rates auto with it"))
+	}
+	return err
+}
+
+// parseRates parses --rates: "auto" or a list of requests/s such as "0.5,1,2".
+func parseRates(v string) (sweep.RatesSpec, error) {
+	if strings.TrimSpace(v) == "auto" {
+		return sweep.RatesSpec{Auto: true}, nil
+	}
+	var list []float64
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		x, err := strconv.ParseFloat(f, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return sweep.RatesSpec{}, fmt.Errorf("%q is not a rate in requests/s (want a list such as 1,2,4 or auto)", f)
+		}
+		list = append(list, x)
+	}
+	if len(list) == 0 {
+		return sweep.RatesSpec{}, errors.New("empty list (want a list such as 1,2,4 or auto)")
+	}
+	return sweep.RatesSpec{List: list}, nil
+}
