@@ -77,6 +77,18 @@ type Refiner interface {
 type Plan struct {
 	// Levels are the target concurrencies, in order.
 	Levels []int
+	// Rates, when non-empty, makes the sweep arrival-rate (open-loop, DESIGN §3.9): level i
+	// offers Rates[i] requests/s and Levels is unused (Validate requires exactly one of
+	// Levels and Rates; StartIndex and Done count over Rates then).
+	Rates []float64
+	// Arrival is the arrival process of a rate sweep.
+	Arrival Arrival
+	// MaxConcurrency caps the requests in flight at a rate level (0: DefaultMaxConcurrency);
+	// an arrival that finds the cap full waits client-side, its wait part of Sent − Scheduled.
+	MaxConcurrency int
+	// RateRefiner, with Refine > 0 and Rates, adds up to Refine rate levels after the planned
+	// ones, as Refiner does for concurrency levels.
+	RateRefiner RateRefiner
 	// Protocol holds warmup, duration, min_requests, max_duration, ci_target, drain_timeout,
 	// cooldown and the stop rules (the budget is applied by Run itself).
 	Protocol Protocol
