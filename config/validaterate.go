@@ -47,8 +47,8 @@ func (v *validation) mode() {
 	if s.Stop.MaxUnsustainable < 0 {
 		v.bad("sweep.stop.max_unsustainable", "is %d: must be ≥ 0 (0 = never stop for it)", s.Stop.MaxUnsustainable)
 	}
-	if s.RateMode() && v.c.Shard.Sharded() && s.Rates.Auto {
-		v.badAt("sweep.rates", []string{"sweep.rates", "shard.count"}, "auto: a sharded sweep cannot probe the server (each shard would plan other rates); give the rates")
+	if s.RateMode() && v.c.Shard.Sharded() {
+		v.badAt("sweep.mode", []string{"sweep.mode", "shard.count"}, "rate: an arrival-rate sweep cannot be sharded yet; run it from one process")
 	}
 }
 

@@ -66,11 +66,6 @@ type RatesSpec struct {
 	Auto                     bool // "auto": planned from a probe's max QPS (see PlanRates)
 }
 
-// IsZero reports whether no rates are given.
-func (s RatesSpec) IsZero() bool {
-	return len(s.List) == 0 && s.Start == 0 && s.Max == 0 && s.Factor == 0 && s.Step == 0 && !s.Auto
-}
-
 // Rates returns the offered rates of the spec, increasing; an error for Auto.
 func (s RatesSpec) Rates() ([]float64, error) {
 	if err := s.Validate(); err != nil {

@@ -112,3 +112,8 @@ func (s RatesSpec) String() string {
 		return fmt.Sprintf("%s..%s ×%s", g(s.Start), g(s.Max), g(s.Factor))
 	}
 }
+
+// IsZero reports whether no rates are given.
+func (s RatesSpec) IsZero() bool {
+	return len(s.List) == 0 && s.Start == 0 && s.Max == 0 && s.Factor == 0 && s.Step == 0 && !s.Auto
+}
