@@ -47,7 +47,8 @@ func newLevelClock(p *Plan, index int, start time.Time) levelClock {
 }
 
 // freeClock is the clock of a level that one process runs with all its workers. Warmup lasts
-// until warmup has elapsed and every worker has completed a request, capped by warmup_max
+// until warmup has elapsed and every worker has completed a request (a rate level: one
+// request), capped by warmup_max
 // (with a note); W1 is the end of the first candidate window that passes the steady-state
 // test with min_requests completions (window.decide), else the longest window, max_duration;
 // the drain lasts at most drain_timeout.
@@ -69,12 +70,16 @@ func (c *freeClock) wake(phase Phase, now time.Time) time.Time {
 }
 
 func (c *freeClock) warmupEnd(l *level, ev event) (int64, bool) {
-	if !ev.now.Before(c.warmupAt) && l.firstDone.Load() >= int64(l.n) {
+	if !ev.now.Before(c.warmupAt) && l.firstDone.Load() >= l.warmNeed {
 		return l.clk.unix(ev.now), true
 	}
 	if !c.capAt.IsZero() && !ev.now.Before(c.capAt) {
-		l.note("warmup capped at warmup_max (%s): %d of %d workers had completed a request",
-			c.warmupMax, l.firstDone.Load(), l.c)
+		if l.rate != nil {
+			l.note("warmup capped at warmup_max (%s): no request had completed", c.warmupMax)
+		} else {
+			l.note("warmup capped at warmup_max (%s): %d of %d workers had completed a request",
+				c.warmupMax, l.firstDone.Load(), l.c)
+		}
 		return l.clk.unix(ev.now), true
 	}
 	return 0, false

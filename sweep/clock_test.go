@@ -19,7 +19,7 @@ func clockProtocol() Protocol {
 // clockLevel is the controller state a clock reads: c workers, n of them run here, the
 // protocol's slices, and Unix nanoseconds counted from base.
 func clockLevel(proto Protocol, c, n int, base time.Time) *level {
-	return &level{c: c, n: n, proto: proto, clk: unixClock{base: base},
+	return &level{c: c, n: n, warmNeed: int64(n), silentN: int64(n), proto: proto, clk: unixClock{base: base},
 		slice: int64(proto.Duration) / MinSlices, kmax: maxSlices(proto)}
 }
 

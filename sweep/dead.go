@@ -66,14 +66,15 @@ type health struct {
 	downSince int64
 }
 
-// ended accounts, in the worker's goroutine, for the end of request r.
-func (h *health) ended(r *Record) {
+// ended accounts, in the worker's goroutine, for the end of request r, first reporting one
+// of the first requests that silence counts (a worker's first; a rate level's first arrivals).
+func (h *health) ended(r *Record, first bool) {
 	switch {
 	case r.OK():
 		if !h.answered.Load() {
 			h.answered.Store(true)
 		}
-	case r.ErrorClass == ErrTimeout && r.Seq == 0:
+	case r.ErrorClass == ErrTimeout && first:
 		msg := r.Error
 		h.firstTimeout.CompareAndSwap(nil, &msg)
 		h.firstTimeouts.Add(1)
@@ -93,12 +94,16 @@ func (h *health) add(r *Record) {
 // of the level's requests succeeded.
 func (l *level) dead(phase Phase) (levelEnd, string) {
 	h := &l.health
-	if h.downSince != 0 && time.Duration(l.clk.now()-h.downSince) >= l.unreachableAfter {
-		return endUnreachable, fmt.Sprintf("no request reached the server for %s: every worker's requests failed to connect (%s)",
-			l.unreachableAfter, h.lastConnect)
+	who, first := "every worker's requests", "every worker's first request"
+	if l.rate != nil {
+		who, first = "every request", fmt.Sprintf("the level's first %d arrivals", l.silentN)
 	}
-	if phase == PhaseWarmup && l.n > 0 && h.firstTimeouts.Load() >= int64(l.n) && !h.answered.Load() {
-		return endSilent, fmt.Sprintf("every worker's first request timed out and none was answered (%s)", *h.firstTimeout.Load())
+	if h.downSince != 0 && time.Duration(l.clk.now()-h.downSince) >= l.unreachableAfter {
+		return endUnreachable, fmt.Sprintf("no request reached the server for %s: %s failed to connect (%s)",
+			l.unreachableAfter, who, h.lastConnect)
+	}
+	if phase == PhaseWarmup && l.silentN > 0 && h.firstTimeouts.Load() >= l.silentN && !h.answered.Load() {
+		return endSilent, fmt.Sprintf("%s timed out and none was answered (%s)", first, *h.firstTimeout.Load())
 	}
 	return endNormal, ""
 }

@@ -212,3 +212,124 @@ func MaxWorkers(levels []int, index, count int) int {
 	}
 	return most
 }
+
+// RatesSpec is the plan of a rate sweep (sweep.rates): an explicit list of offered rates in
+// requests/s, a geometric {start, max, factor} or linear {start, max, step} progression, or
+// Auto, rates planned around a probe's maximum QPS (PlanRates).
+type RatesSpec struct {
+	// List is an explicit list of rates.
+	List []float64
+	// Start, Max, Factor and Step describe a progression: geometric when Factor > 1, linear
+	// when Step > 0.
+	Start, Max, Factor, Step float64
+	// Auto plans the rates from a measured maximum QPS (PlanRates).
+	Auto bool
+}
+
+// Validate reports what makes s unusable; an Auto spec (alone) is valid.
+func (s RatesSpec) Validate() error {
+	if s.Auto {
+		if len(s.List) > 0 || s.Start != 0 || s.Max != 0 || s.Factor != 0 || s.Step != 0 {
+			return errors.New("give auto, a list or a progression, not several")
+		}
+		return nil
+	}
+	_, err := s.expand()
+	return err
+}
+
+// Rates returns the offered rates of the plan, strictly increasing, by the rules of
+// LevelsSpec.Expand (a progression stops at max and ends on it; no rounding: rates need not
+// be whole). It is an error for Auto, which needs a measured maximum QPS (PlanRates).
+func (s RatesSpec) Rates() ([]float64, error) {
+	if s.Auto {
+		if err := s.Validate(); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("rates auto are planned from a maximum QPS: see PlanRates")
+	}
+	return s.expand()
+}
+
+// positive reports whether v is a finite rate > 0.
+func positive(v float64) bool { return v > 0 && !math.IsInf(v, 1) }
+
+func (s RatesSpec) expand() ([]float64, error) {
+	if len(s.List) > 0 {
+		if s.Start != 0 || s.Max != 0 || s.Factor != 0 || s.Step != 0 {
+			return nil, errors.New("give a list or a progression, not both")
+		}
+		if len(s.List) > maxLevels {
+			return nil, fmt.Errorf("more than %d rates", maxLevels)
+		}
+		for i, v := range s.List {
+			if !positive(v) {
+				return nil, fmt.Errorf("rate %d is %g: must be > 0 requests/s", i+1, v)
+			}
+			if i > 0 && v <= s.List[i-1] {
+				return nil, fmt.Errorf("rates must increase: %g follows %g", v, s.List[i-1])
+			}
+		}
+		return append([]float64(nil), s.List...), nil
+	}
+	switch {
+	case s.Start == 0 && s.Max == 0 && s.Factor == 0 && s.Step == 0:
+		return nil, errors.New("no rates: give a list such as [1, 2, 4], {start, max, factor} or auto")
+	case !positive(s.Start):
+		return nil, fmt.Errorf("start is %g: must be > 0 requests/s", s.Start)
+	case !positive(s.Max) || s.Max < s.Start:
+		return nil, fmt.Errorf("max %g is below start %g", s.Max, s.Start)
+	case s.Factor != 0 && s.Step != 0:
+		return nil, errors.New("give factor (geometric) or step (linear), not both")
+	case s.Step < 0 || math.IsNaN(s.Step) || math.IsInf(s.Step, 0):
+		return nil, fmt.Errorf("step is %g: must be > 0", s.Step)
+	case s.Step == 0 && !(s.Factor > 1) || math.IsInf(s.Factor, 0):
+		return nil, fmt.Errorf("factor is %g: must be > 1 (or give step for a linear progression)", s.Factor)
+	}
+	var out []float64
+	const eps = 1e-9 // relative: a progression that lands on max within rounding ends there
+	for k := 0; ; k++ {
+		v := s.Start + float64(k)*s.Step
+		if s.Step == 0 {
+			v = s.Start * math.Pow(s.Factor, float64(k))
+		}
+		if v > s.Max*(1+eps) {
+			break
+		}
+		if len(out) == maxLevels {
+			return nil, fmt.Errorf("more than %d rates: raise factor or step, or lower max", maxLevels)
+		}
+		out = append(out, min(v, s.Max))
+	}
+	if last := out[len(out)-1]; last < s.Max*(1-eps) {
+		out = append(out, s.Max)
+	}
+	return out, nil
+}
+
+// PlanRatesFactors are the multiples of the maximum QPS that PlanRates offers.
+var PlanRatesFactors = []float64{0.1, 0.25, 0.5, 0.7, 0.85, 1.0, 1.15, 1.3}
+
+// PlanRates returns the auto rates around a measured maximum QPS maxQPS (> 0): 0.1, 0.25,
+// 0.5, 0.7, 0.85, 1.0, 1.15 and 1.3 × maxQPS, each rounded to 3 significant figures (nil for
+// a maxQPS that is not a finite positive number).
+func PlanRates(maxQPS float64) []float64 {
+	if !positive(maxQPS) {
+		return nil
+	}
+	out := make([]float64, 0, len(PlanRatesFactors))
+	for _, f := range PlanRatesFactors {
+		v := roundSig(f*maxQPS, 3)
+		if n := len(out); n > 0 && v <= out[n-1] {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// roundSig rounds v > 0 to n significant figures.
+func roundSig(v float64, n int) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', n, 64), 64)
+	return r
+}

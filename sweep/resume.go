@@ -23,6 +23,11 @@ type Resume struct {
 // the interrupt, and the rest of the sweep is then the added levels only (Run asks it again
 // and keeps its reason). It is an error when nothing is left to run.
 func PlanResume(levels []int, done []Level, refine int, judge Judge) (Resume, error) {
+	return PlanResumeN(len(levels), done, refine, judge)
+}
+
+// PlanResumeN is PlanResume for a plan of n planned levels (a rate sweep's: len(Plan.Rates)).
+func PlanResumeN(n int, done []Level, refine int, judge Judge) (Resume, error) {
 	var r Resume
 	for _, l := range done {
 		if l.Run.Refine != "" {
@@ -31,7 +36,7 @@ func PlanResume(levels []int, done []Level, refine int, judge Judge) (Resume, er
 			r.Planned++
 		}
 	}
-	r.PlannedOver = r.Added > 0 || r.Planned >= len(levels)
+	r.PlannedOver = r.Added > 0 || r.Planned >= n
 	if r.Added >= refine && r.PlannedOver {
 		return r, fmt.Errorf("all %d levels are done (%d planned, %d added): nothing to resume", len(done), r.Planned, r.Added)
 	}
@@ -42,7 +47,7 @@ func PlanResume(levels []int, done []Level, refine int, judge Judge) (Resume, er
 		}
 	}
 	if r.PlannedOver {
-		r.StartIndex = len(levels)
+		r.StartIndex = n
 	}
 	return r, nil
 }

@@ -47,16 +47,20 @@ type Outcome struct {
 func (p Plan) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if len(p.Levels) == 0 {
+	switch {
+	case len(p.Levels) == 0 && len(p.Rates) == 0:
 		bad("no levels")
+	case len(p.Levels) > 0 && len(p.Rates) > 0:
+		bad("both concurrency levels and rates: give one")
 	}
 	for i, c := range p.Levels {
 		if c <= 0 {
 			bad("level %d: concurrency %d must be > 0", i, c)
 		}
 	}
-	if p.StartIndex < 0 || p.StartIndex > len(p.Levels) {
-		bad("start index %d outside [0, %d]", p.StartIndex, len(p.Levels))
+	errs = append(errs, p.validateRates()...)
+	if n := p.planLen(); p.StartIndex < 0 || p.StartIndex > n {
+		bad("start index %d outside [0, %d]", p.StartIndex, n)
 	}
 	if p.Workload == nil {
 		bad("no workload")
@@ -240,7 +244,26 @@ type controller struct {
 
 // refining reports whether the sweep adds levels after its planned ones.
 func (r *controller) refining() bool {
-	return r.plan.Refiner != nil && r.plan.Refine > 0 && r.plan.Schedule == nil
+	p := r.plan
+	has := p.Refiner != nil
+	if len(p.Rates) > 0 {
+		has = p.RateRefiner != nil
+	}
+	return has && p.Refine > 0 && p.Schedule == nil
+}
+
+// refine asks the plan's refiner for the next added level: its concurrency (a rate level's
+// cap) and offered rate (0 on a concurrency sweep), c ≤ 0 to stop adding, and why.
+func (r *controller) refine() (c int, rps float64, why string) {
+	p := r.plan
+	if len(p.Rates) == 0 {
+		c, why = p.Refiner.Refine(r.levels)
+		return c, 0, why
+	}
+	if rps, why = p.RateRefiner.RefineRate(r.levels); !positive(rps) {
+		return 0, 0, why
+	}
+	return p.rateCap(), rps, why
 }
 
 // planned runs the planned levels until the Judge stops them (or an interrupt, the budget or
@@ -255,8 +278,9 @@ func (r *controller) planned() (judged string) {
 			judged = p.Judge.Decide(done)
 		}
 	}
-	for i := p.StartIndex; r.added == 0 && judged == "" && i < len(p.Levels); i++ {
-		if r.out.StopReason = r.level(i, p.Levels[i], "", i == p.StartIndex); r.out.StopReason != "" {
+	for i := p.StartIndex; r.added == 0 && judged == "" && i < p.planLen(); i++ {
+		c, rps := p.levelAt(i)
+		if r.out.StopReason = r.level(i, c, rps, "", i == p.StartIndex); r.out.StopReason != "" {
 			break
 		}
 		if p.Judge != nil && p.Schedule == nil {
@@ -281,24 +305,24 @@ func (r *controller) addLevels() (notAdded string) {
 		if budget > 0 && time.Now().Add(need).Sub(r.budgetFrom) > budget {
 			return "stop.budget leaves no time for an added level"
 		}
-		c, why := p.Refiner.Refine(r.levels)
+		c, rps, why := r.refine()
 		if c <= 0 {
 			return why
 		}
-		r.out.StopReason = r.level(len(r.levels), c, why, first)
+		r.out.StopReason = r.level(len(r.levels), c, rps, why, first)
 		first = false
 		if r.out.StopReason == StopBudget {
 			// The budget cut the added level short: the sweep itself was complete.
 			r.out.StopReason = ""
-			return fmt.Sprintf("stop.budget cut the added level at concurrency %d short", c)
+			return fmt.Sprintf("stop.budget cut the added level at %s short", levelName(c, rps))
 		}
 	}
 	return ""
 }
 
-// level runs one level (after the cooldown, or at its scheduled time) and returns a reason to
-// stop the sweep, or "".
-func (r *controller) level(index, c int, why string, first bool) string {
+// level runs one level (after the cooldown, or at its scheduled time) — concurrency c, or rps
+// > 0 requests/s with at most c in flight — and returns a reason to stop the sweep, or "".
+func (r *controller) level(index, c int, rps float64, why string, first bool) string {
 	p := r.plan
 	sched := p.Schedule
 	cool := time.Duration(0)
@@ -325,12 +349,12 @@ func (r *controller) level(index, c int, why string, first bool) string {
 		return fmt.Sprintf("%s: level %d (concurrency %d) was due at %s, %s ago", StopScheduleMissed,
 			index+1, c, levelAt.UTC().Format(time.RFC3339Nano), late.Round(time.Millisecond))
 	}
-	run, records, end, down := runLevel(r.ctx, r.sig, p, r.client, index, c)
+	run, records, end, down := runLevel(r.ctx, r.sig, p, r.client, index, c, rps)
 	run.Refine = why
 	r.out.Levels = append(r.out.Levels, run)
 	r.levels = append(r.levels, Level{Run: run, Records: records})
 	if err := r.sink.LevelDone(r.levels[len(r.levels)-1]); err != nil {
-		r.sinkErr = fmt.Errorf("sweep: level %d (concurrency %d): %w", index, run.Concurrency, err)
+		r.sinkErr = fmt.Errorf("sweep: level %d (%s): %w", index, levelName(c, rps), err)
 		return "error: " + err.Error()
 	}
 	if p.Observer != nil {
@@ -343,10 +367,10 @@ func (r *controller) level(index, c int, why string, first bool) string {
 		return StopBudget
 	case endUnreachable:
 		r.out.Unreachable = true
-		return fmt.Sprintf("%s: at concurrency %d %s", StopUnreachable, run.Concurrency, down)
+		return fmt.Sprintf("%s: at %s %s", StopUnreachable, levelName(c, rps), down)
 	case endSilent:
 		r.out.Silent = true
-		return fmt.Sprintf("%s: at concurrency %d %s", StopSilent, run.Concurrency, down)
+		return fmt.Sprintf("%s: at %s %s", StopSilent, levelName(c, rps), down)
 	}
 	return ""
 }

@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// The level runner (DESIGN §3): c closed-loop workers and the controller that collects their
-// records, watches the window and ends the phases when the level's clock (clock.go) says so.
+// The level runner (DESIGN §3): c closed-loop workers, or an arrival-rate level's dispatcher
+// (ratework.go), and the controller that collects their records, watches the window and ends
+// the phases when the level's clock (clock.go) says so.
 
 // liveEvery is the period of Observer.Live calls.
 const liveEvery = 500 * time.Millisecond
@@ -40,15 +41,18 @@ func (c unixClock) now() int64 { return c.unix(time.Now()) }
 // unix returns t, a reading taken after base, in the clock's Unix nanoseconds.
 func (c unixClock) unix(t time.Time) int64 { return c.base.UnixNano() + int64(t.Sub(c.base)) }
 
-// mailbox is a worker's local record buffer. The worker appends under mu (uncontended except
-// when the controller collects, a few times a second); since is the issue time of the
-// worker's in-flight request, 0 when idle; downSince is the end (Unix ns) of the first of the
-// worker's latest run of connect errors, 0 when its latest request connected.
+// mailbox is a worker's (or a rate level's slot's) local record buffer. The worker appends
+// under mu (uncontended except when the controller collects, a few times a second); since is
+// the issue time of the worker's in-flight request, 0 when idle; downSince is the end (Unix
+// ns) of the first of the worker's latest run of connect errors, 0 when its latest request
+// connected; used reports that it has sent a request (a closed-loop worker's box counts from
+// the start), so that idle slots do not hide a server every request fails to reach.
 type mailbox struct {
 	mu        sync.Mutex
 	recs      []Record
 	since     int64
 	downSince int64
+	used      bool
 }
 
 // level is one level being run: c closed-loop workers (or, for a shard, workers first …
@@ -72,7 +76,13 @@ type level struct {
 	boxes     []*mailbox
 	inflight  atomic.Int64
 	firstDone atomic.Int64
-	warm      chan struct{} // closed when every worker of this process has completed a request
+	// warmNeed is the firstDone count that closes warm: every worker of this process (a
+	// rate level: one request); silentN is how many first requests (every worker's, a rate
+	// level's first arrivals) must time out unanswered for the server to be silent (dead.go).
+	warmNeed, silentN int64
+	warm              chan struct{} // closed when firstDone reaches warmNeed
+	// rate is an arrival-rate level's state (ratework.go); nil on a closed-loop level.
+	rate      *rateState
 	stop      chan struct{} // closed: stop issuing
 	done      chan struct{} // closed when every worker has returned
 	reqCtx    context.Context
@@ -104,11 +114,15 @@ type levelSignals struct {
 	ctx, interrupt, budget <-chan struct{}
 }
 
-// runLevel runs level index with concurrency c and returns its LevelRun, every record of the
-// level (phases assigned), how it ended and, when the server did not answer (end.dead()),
-// the level's account of why.
-func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, index, c int) (LevelRun, []Record, levelEnd, string) {
+// runLevel runs level index with concurrency c — or, rps > 0, offering rps requests/s with
+// at most c in flight — and returns its LevelRun, every record of the level (phases
+// assigned), how it ended and, when the server did not answer (end.dead()), the level's
+// account of why.
+func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, index, c int, rps float64) (LevelRun, []Record, levelEnd, string) {
 	l := newLevel(ctx, p, client, index, c)
+	if rps > 0 {
+		l.initRate(p, rps)
+	}
 	defer l.cancelReq()
 	defer l.tick.Stop()
 	l.begin()
@@ -185,25 +199,34 @@ func newLevel(ctx context.Context, p *Plan, client Client, index, c int) *level 
 		}
 	}
 	l.reqCtx, l.cancelReq = context.WithCancel(ctx)
+	l.warmNeed, l.silentN = int64(l.n), int64(l.n)
 	l.boxes = make([]*mailbox, l.n)
 	for i := range l.boxes {
-		l.boxes[i] = &mailbox{}
+		l.boxes[i] = &mailbox{used: true}
 	}
 	tickEvery := min(time.Duration(l.slice)/4, 100*time.Millisecond)
 	l.tick = time.NewTicker(max(tickEvery, 5*time.Millisecond))
 	return l
 }
 
-// begin starts the level: WarmupStart, the observer's LevelStarted and the workers.
+// begin starts the level: WarmupStart, the observer's LevelStarted and the workers (or the
+// dispatcher of a rate level, whose schedule starts at WarmupStart).
 func (l *level) begin() {
-	l.start = l.clk.now()
+	begun := time.Now()
+	l.start = l.clk.unix(begun)
 	l.run.WarmupStart = l.start
 	if l.obs != nil {
 		l.obs.LevelStarted(l.index, l.c)
 	}
-	l.wg.Add(l.n)
-	for w := l.first; w < l.first+l.n; w++ {
-		go l.work(w)
+	if l.rate != nil {
+		l.rate.begun = begun
+		l.wg.Add(1)
+		go l.dispatch()
+	} else {
+		l.wg.Add(l.n)
+		for w := l.first; w < l.first+l.n; w++ {
+			go l.work(w)
+		}
 	}
 	go func() { l.wg.Wait(); close(l.done) }()
 	l.lastLive = time.Now()
@@ -349,6 +372,9 @@ func (l *level) finish(end levelEnd, timedOut bool, cs *ClientStats) []Record {
 	if timedOut && run.Cancelled > 0 {
 		l.note("%d requests still in flight %s were cancelled", run.Cancelled, l.cancelledAt)
 	}
+	if l.rate != nil {
+		l.notes = append(l.notes, l.rate.notes(l.c, records)...)
+	}
 	verdict := finishWindow(run, records, l.proto, l.slice, end)
 	if run.Shard != nil && !run.Interrupted {
 		// A shard holds a part of the level: steadiness and min_requests are judged on the
@@ -440,8 +466,8 @@ func (l *level) work(w int) {
 			box.downSince = rec.Done()
 		}
 		box.mu.Unlock()
-		l.health.ended(&rec)
-		if seq == 0 && l.firstDone.Add(1) == int64(l.n) {
+		l.health.ended(&rec, seq == 0)
+		if seq == 0 && l.firstDone.Add(1) == l.warmNeed {
 			close(l.warm)
 		}
 		if !l.pause(l.think + connectBackoff(refused)) {
@@ -455,7 +481,8 @@ func (l *level) work(w int) {
 // request in flight can have a chunk before it, so the tokens before it are all known.
 func (l *level) collect() {
 	h := l.clk.now()
-	allDown, down := len(l.boxes) > 0, int64(0) // down: the latest start of a worker's connect errors
+	allDown, down := true, int64(0) // down: the latest start of a worker's connect errors
+	used := false
 	for _, box := range l.boxes {
 		box.mu.Lock()
 		recs := box.recs
@@ -463,8 +490,11 @@ func (l *level) collect() {
 		if box.since != 0 && box.since < h {
 			h = box.since
 		}
-		allDown = allDown && box.downSince != 0
-		down = max(down, box.downSince)
+		if box.used {
+			used = true
+			allDown = allDown && box.downSince != 0
+			down = max(down, box.downSince)
+		}
 		box.mu.Unlock()
 		for i := range recs {
 			if l.win != nil {
@@ -476,7 +506,7 @@ func (l *level) collect() {
 	}
 	l.horizon = h
 	l.health.downSince = 0
-	if allDown {
+	if used && allDown {
 		l.health.downSince = down
 	}
 }

@@ -1,0 +1,74 @@
+package sweep
+
+import (
+	"errors"
+	"fmt"
+
+	"strconv"
+)
+
+// The plan of an arrival-rate sweep (Plan.Rates, DESIGN §3.9).
+
+// planLen is the number of planned levels: of Rates on a rate sweep, else of Levels.
+func (p *Plan) planLen() int {
+	if len(p.Rates) > 0 {
+		return len(p.Rates)
+	}
+	return len(p.Levels)
+}
+
+// levelAt returns planned level i's concurrency (a rate level's cap) and offered rate (0 on a
+// concurrency sweep).
+func (p *Plan) levelAt(i int) (c int, rps float64) {
+	if len(p.Rates) > 0 {
+		return p.rateCap(), p.Rates[i]
+	}
+	return p.Levels[i], 0
+}
+
+// rateCap is the cap on a rate level's requests in flight: MaxConcurrency or its default.
+func (p *Plan) rateCap() int {
+	if p.MaxConcurrency > 0 {
+		return p.MaxConcurrency
+	}
+	return DefaultMaxConcurrency
+}
+
+// RateCap is the cap on a rate level's requests in flight (MaxConcurrency or
+// DefaultMaxConcurrency): the number of streams the client's limits and connection pool
+// must carry.
+func (p Plan) RateCap() int { return p.rateCap() }
+
+// validateRates reports the problems of a rate sweep's settings: rates > 0 and finite, the
+// arrival process, the cap within [0, MaxProcessWorkers], and no Schedule (sharding a rate
+// sweep is not supported yet: Validate refuses it).
+func (p *Plan) validateRates() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	for i, v := range p.Rates {
+		if !positive(v) {
+			bad("level %d: rate %v must be > 0 requests/s and finite", i, v)
+		}
+	}
+	if p.MaxConcurrency < 0 || p.MaxConcurrency > MaxProcessWorkers {
+		bad("max_concurrency %d outside [0, %d]", p.MaxConcurrency, MaxProcessWorkers)
+	}
+	if len(p.Rates) == 0 {
+		return errs // Arrival and RateRefiner are not used on a concurrency sweep
+	}
+	if err := p.Arrival.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if p.Schedule != nil {
+		errs = append(errs, errors.New("schedule: a rate sweep cannot be sharded (run it from one process)"))
+	}
+	return errs
+}
+
+// levelName names a level in messages: "concurrency 8", or "2.5 requests/s" (rps > 0).
+func levelName(c int, rps float64) string {
+	if rps > 0 {
+		return strconv.FormatFloat(rps, 'g', -1, 64) + " requests/s"
+	}
+	return "concurrency " + strconv.Itoa(c)
+}

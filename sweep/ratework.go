@@ -1,0 +1,226 @@
+package sweep
+
+import (
+	"fmt"
+	"time"
+)
+
+// The arrival-rate (open-loop) level (DESIGN §3.9): one dispatcher goroutine per level draws
+// the arrival gaps, waits to each absolute scheduled time t_k = start + Σ gaps (one reused
+// timer: lateness never accumulates), takes a free slot of the c = max_concurrency slots (a
+// buffered channel of slot ids; FIFO when full, the arrivals behind keeping their scheduled
+// times: no coordinated omission) and starts the request on its own goroutine, which records
+// into its slot's mailbox as a closed-loop worker does into its own. The controller (runner.go)
+// is the closed loop's: collect, horizon, window, drain.
+
+// rateSilentArrivals is how many of a rate level's first arrivals must all time out, none of
+// the level's requests answered, for the server to be declared silent (dead.go); fewer when
+// the cap is lower.
+const rateSilentArrivals = 4
+
+// rateState is a rate level's part of level: the offered rate, the slots, and the
+// dispatcher's account of the arrivals that had to wait for one. The dispatcher alone writes
+// the account; the controller reads it after every goroutine of the level has returned.
+type rateState struct {
+	rps     float64
+	arrival Arrival
+	slots   chan int
+	begun   time.Time // the level's start: t_0 of the schedule (clk.unix(begun) = start)
+
+	arrivals int           // scheduled so far (sent or cancelled)
+	waited   int           // arrivals that found every slot taken
+	longest  time.Duration // the longest wait of those, from the scheduled time to a slot
+}
+
+// initRate makes l an arrival-rate level offering rps requests/s with c slots.
+func (l *level) initRate(p *Plan, rps float64) {
+	l.rate = &rateState{rps: rps, arrival: p.Arrival, slots: make(chan int, l.c)}
+	for s := range l.c {
+		l.rate.slots <- s
+	}
+	l.warmNeed = 1
+	l.silentN = int64(min(l.c, rateSilentArrivals))
+	l.run.OfferedRPS = rps
+	for _, b := range l.boxes {
+		b.used = false // a slot counts for dead.go once it has sent a request
+	}
+	// One mailbox more than slots: the dispatcher's, for the arrivals cancelled unsent.
+	l.boxes = append(l.boxes, &mailbox{})
+}
+
+// dispatch is a rate level's dispatcher: it schedules arrival after arrival until issuing
+// stops, then settles the arrivals due by that moment (flush).
+func (l *level) dispatch() {
+	defer l.wg.Done()
+	rs := l.rate
+	gaps := rs.arrival.Gaps(rs.rps, l.index)
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	defer t.Stop()
+	at := rs.begun
+	var freed time.Time // when the dispatcher last got a slot after a wait
+	for seq := 0; ; seq++ {
+		at = at.Add(gaps())
+		if !l.sleepUntil(t, at) {
+			l.flush(seq, at, gaps)
+			return
+		}
+		slot, waited, ok := l.takeSlot(at.Before(freed))
+		if !ok {
+			l.flush(seq, at, gaps)
+			return
+		}
+		if waited {
+			freed = time.Now()
+		}
+		l.send(slot, seq, at, waited)
+	}
+}
+
+// send starts arrival seq, scheduled at at, in slot, and accounts for its wait (waited: it
+// found every slot taken, or queued behind one that did).
+func (l *level) send(slot, seq int, at time.Time, waited bool) {
+	rs := l.rate
+	rs.arrivals++
+	if waited {
+		rs.waited++
+		rs.longest = max(rs.longest, time.Since(at))
+	}
+	l.wg.Add(1)
+	go l.issue(slot, seq, l.clk.unix(at))
+}
+
+// sleepUntil waits on t until at and reports false when issuing stopped (or the level's
+// requests were cancelled) first, or had already when at has passed.
+func (l *level) sleepUntil(t *time.Timer, at time.Time) bool {
+	d := time.Until(at)
+	if d <= 0 {
+		select {
+		case <-l.stop:
+			return false
+		case <-l.reqCtx.Done():
+			return false
+		default:
+			return true
+		}
+	}
+	t.Reset(d)
+	select {
+	case <-t.C:
+		return true
+	case <-l.stop:
+	case <-l.reqCtx.Done():
+	}
+	t.Stop()
+	return false
+}
+
+// takeSlot takes a free slot, waiting for one when every slot is taken, and reports whether
+// the arrival waited (it did, too, when behind reports that it was scheduled before the
+// dispatcher got its last slot after a wait: it queued behind that arrival). ok is false when
+// issuing stopped during the wait.
+func (l *level) takeSlot(behind bool) (slot int, waited, ok bool) {
+	select {
+	case s := <-l.rate.slots:
+		return s, behind, true
+	default:
+	}
+	select {
+	case s := <-l.rate.slots:
+		return s, true, true
+	case <-l.stop:
+	case <-l.reqCtx.Done():
+	}
+	return -1, true, false
+}
+
+// flush settles, once issuing has stopped, arrival seq (scheduled at at) and those after it
+// that were due by now: each is sent when a slot is free (the dispatcher was only late: it
+// belongs to the drain) and the level's requests are not cancelled, else recorded cancelled
+// (Sent = now, E2E 0) — a due arrival is never dropped. Later arrivals were not due.
+func (l *level) flush(seq int, at time.Time, gaps func() time.Duration) {
+	rs := l.rate
+	now := time.Now()
+	stamp := l.clk.unix(now)
+	why := "issuing stopped before a slot was free"
+	if l.reqCtx.Err() != nil {
+		why = "the level's requests were cancelled before it was sent"
+	}
+	var recs []Record
+	for ; !at.After(now); seq, at = seq+1, at.Add(gaps()) {
+		if l.reqCtx.Err() == nil {
+			select {
+			case s := <-rs.slots:
+				l.send(s, seq, at, false)
+				continue
+			default:
+			}
+		}
+		rs.arrivals++
+		if len(rs.slots) == 0 { // the cap held it back, not the dispatcher's lateness
+			rs.waited++
+			rs.longest = max(rs.longest, now.Sub(at))
+		}
+		recs = append(recs, Record{Level: l.index, Concurrency: l.c, Worker: -1, Seq: seq,
+			Scheduled: l.clk.unix(at), Sent: stamp, Status: StatusCancelled, ErrorClass: ErrCancelled,
+			Error: why})
+	}
+	if len(recs) == 0 {
+		return
+	}
+	box := l.boxes[l.c]
+	box.mu.Lock()
+	box.recs = append(box.recs, recs...)
+	box.mu.Unlock()
+}
+
+// issue sends arrival seq, scheduled at sched (Unix ns), in slot, records it in the slot's
+// mailbox and frees the slot.
+func (l *level) issue(slot, seq int, sched int64) {
+	defer l.wg.Done()
+	box := l.boxes[slot]
+	// The request is the arrival's, whatever slot it runs in: (level, 0, seq).
+	req := l.workload.Next(l.index, 0, seq)
+	issue := l.clk.now()
+	rec := Record{Level: l.index, Concurrency: l.c, Worker: slot, Seq: seq, Sent: issue, Scheduled: sched}
+	box.mu.Lock()
+	box.since, box.used = issue, true
+	box.mu.Unlock()
+	l.inflight.Add(1)
+	l.client.Do(l.reqCtx, &req, &rec)
+	l.inflight.Add(-1)
+	box.mu.Lock()
+	box.recs = append(box.recs, rec)
+	box.since = 0
+	if rec.ErrorClass != ErrConnect {
+		box.downSince = 0
+	} else if box.downSince == 0 {
+		box.downSince = rec.Done()
+	}
+	box.mu.Unlock()
+	l.health.ended(&rec, seq < int(l.silentN))
+	if l.firstDone.Add(1) == l.warmNeed {
+		close(l.warm)
+	}
+	l.rate.slots <- slot
+}
+
+// notes are the rate level's notes: arrivals that had to wait for one of the c slots, and
+// arrivals due when issuing stopped that were never sent (records, the level's).
+func (rs *rateState) notes(c int, records []Record) []string {
+	var out []string
+	if rs.waited > 0 {
+		out = append(out, fmt.Sprintf("max_concurrency %d reached: %d of %d arrivals waited client-side (longest %s)",
+			c, rs.waited, rs.arrivals, rs.longest.Round(time.Microsecond)))
+	}
+	unsent := 0
+	for i := range records {
+		if records[i].Worker < 0 {
+			unsent++
+		}
+	}
+	if unsent > 0 {
+		out = append(out, fmt.Sprintf("%d arrivals due when issuing stopped were never sent: recorded cancelled", unsent))
+	}
+	return out
+}
