@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -93,4 +95,108 @@ func parseRates(v string) (sweep.RatesSpec, error) {
 		return sweep.RatesSpec{}, errors.New("empty list (want a list such as 1,2,4 or auto)")
 	}
 	return sweep.RatesSpec{List: list}, nil
+}
+
+// planRates returns the streams a rate sweep's levels need (its cap on requests in flight)
+// and sets its rates: given, read back from probe.json on --resume of --rates auto, read
+// from --from DIR, or left nil for the probe (autoRates) once the target is up.
+func (s *sweepPrep) planRates() ([]int, error) {
+	sw := s.cfg.Sweep
+	levels := []int{sw.InFlightCap()}
+	switch {
+	case !sw.Rates.Auto:
+		rates, err := sw.Rates.Rates()
+		s.rates = rates
+		return levels, err
+	case s.done != nil:
+		p, err := readProbe(s.done.Dir)
+		if err != nil {
+			return nil, err
+		}
+		s.rates = p.Rates
+	case s.from != "":
+		p, err := probeFrom(s.from, s.cfg.AnalysisOptions())
+		if err != nil {
+			return nil, err
+		}
+		s.probe, s.rates = p, p.Rates
+	}
+	return levels, nil
+}
+
+// autoRates runs the --rates auto probe when the rates are not known yet, and writes
+// probe.json when they were planned in this run.
+func (s *sweepPrep) autoRates(ctx context.Context, e *env, t *target) error {
+	if !s.cfg.Sweep.RateMode() {
+		return nil
+	}
+	if s.rates == nil {
+		p, err := s.runProbe(ctx, e, t)
+		if err != nil {
+			return err
+		}
+		s.probe, s.rates = p, p.Rates
+	}
+	if s.probe == nil {
+		return nil
+	}
+	return s.writeProbe(e, s.probe)
+}
+
+// ratePlan makes plan a rate sweep: its rates, arrival process, cap and refiner.
+func (s *sweepPrep) ratePlan(plan *sweep.Plan, prog *progress) {
+	cfg := s.cfg
+	plan.Levels = nil
+	plan.Rates = s.rates
+	plan.Arrival = cfg.Sweep.ArrivalOf(cfg.Workload.Seed)
+	plan.MaxConcurrency = cfg.Sweep.MaxConcurrency
+	if cfg.Sweep.Refine > 0 {
+		plan.RateRefiner = announcingRateRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), prog}
+		plan.Refine = cfg.Sweep.Refine
+	}
+}
+
+// planned returns the planned levels: the rates of a rate sweep, else the concurrencies.
+func (s *sweepPrep) planned() []float64 {
+	if s.cfg.Sweep.RateMode() {
+		return s.rates
+	}
+	out := make([]float64, len(s.levels))
+	for i, c := range s.levels {
+		out[i] = float64(c)
+	}
+	return out
+}
+
+// levelName names planned level i: "concurrency 8", "12.5 requests/s".
+func (s *sweepPrep) levelName(i int) string {
+	if s.cfg.Sweep.RateMode() {
+		return strconv.FormatFloat(s.rates[i], 'g', -1, 64) + " requests/s"
+	}
+	return "concurrency " + strconv.Itoa(s.levels[i])
+}
+
+func arrivalName(a sweep.ArrivalProcess) string {
+	if a == "" {
+		return string(sweep.ArrivalPoisson)
+	}
+	return string(a)
+}
+
+// announcingRateRefiner is the rate sweep's refiner (analysis.Refiner.RefineRate) that says on
+// the console which rate it adds and why, or why it adds none.
+type announcingRateRefiner struct {
+	sweep.RateRefiner
+	prog *progress
+}
+
+// RefineRate implements sweep.RateRefiner.
+func (r announcingRateRefiner) RefineRate(levels []sweep.Level) (float64, string) {
+	rps, why := r.RateRefiner.RefineRate(levels)
+	if rps <= 0 && why != "" {
+		r.prog.stopAdding(why)
+	} else {
+		r.prog.addingRate(rps, why)
+	}
+	return rps, why
 }

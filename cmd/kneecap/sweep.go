@@ -130,6 +130,9 @@ func cmdSweep(ctx context.Context, e *env, args []string) (err error) {
 	if err := recordServer(ctx, e, t.client, s.cfg, s.dir, s.done); err != nil {
 		return err
 	}
+	if err := s.autoRates(ctx, e, t); err != nil {
+		return err
+	}
 	plan, prog := s.plan(e)
 	stopScraper, err := startScraper(ctx, t.scrape, s.dir, &plan)
 	if err != nil {
