@@ -28,11 +28,8 @@ func NewRefiner(opts Options, rules sweep.StopRules) Refiner {
 // stop_ttft rule stops the adding (0 and the reason): the server changed, or broke, since the
 // planned levels, and more load would only repeat the failure.
 func (r Refiner) Refine(levels []sweep.Level) (int, string) {
-	if n := len(levels) - 1; n >= 0 && levels[n].Run.Refine != "" && !levels[n].Run.Interrupted {
-		lv := Summarize(levels[n:], DefaultOptions())[0]
-		if b := r.rules.breach(&lv); b.rule != "" {
-			return 0, fmt.Sprintf("added level concurrency %d had %s %s, above %s", lv.Concurrency, b.what, b.value, b.rule)
-		}
+	if why := r.addedBreach(levels); why != "" {
+		return 0, why
 	}
 	attempted := make([]int, len(levels))
 	for i, l := range levels {
@@ -40,4 +37,16 @@ func (r Refiner) Refine(levels []sweep.Level) (int, string) {
 	}
 	res := Analyze(Summarize(levels, r.opts), Meta{}, r.opts)
 	return Refinement(&res, attempted)
+}
+
+// addedBreach returns why adding must stop when the last level is an added one that broke the
+// error-rate or stop_ttft rule, else "".
+func (r Refiner) addedBreach(levels []sweep.Level) string {
+	if n := len(levels) - 1; n >= 0 && levels[n].Run.Refine != "" && !levels[n].Run.Interrupted {
+		lv := Summarize(levels[n:], DefaultOptions())[0]
+		if b := r.rules.breach(&lv); b.rule != "" {
+			return fmt.Sprintf("added level %s had %s %s, above %s", levelName(&lv), b.what, b.value, b.rule)
+		}
+	}
+	return ""
 }

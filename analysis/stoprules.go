@@ -29,7 +29,10 @@ var _ sweep.Judge = StopRules{}
 // Decide returns why the sweep should stop after the last level, or "". Interrupted levels
 // are ignored. Rules, in order: error rate above max_error_rate; TTFT p95 above stop_ttft;
 // overload (TPS below 90% of the best level); plateau (TPS gained < 5% on each of the last two
-// steps and TTFT p50 ≥ 3× the first level's).
+// steps and TTFT p50 ≥ 3× the first level's). On an arrival-rate level (open loop) the rules
+// are the error rate, stop_ttft on TTFT measured from the scheduled arrival (what a user
+// waited), and max_unsustainable levels that did not sustain their rate (decideRate): overload
+// and plateau read a closed loop's throughput curve, whose open-loop counterpart is that one.
 func (s StopRules) Decide(levels []sweep.Level) string {
 	var done []sweep.Level
 	for _, l := range levels {
@@ -43,7 +46,10 @@ func (s StopRules) Decide(levels []sweep.Level) string {
 	sums := Summarize(done, DefaultOptions())
 	last := &sums[len(sums)-1]
 	if b := s.breach(last); b.rule != "" {
-		return fmt.Sprintf("%s %s at concurrency %d is above %s", b.what, b.value, last.Concurrency, b.rule)
+		return fmt.Sprintf("%s %s at %s is above %s", b.what, b.value, levelName(last), b.rule)
+	}
+	if last.IsRate() {
+		return s.decideRate(sums)
 	}
 	if s.Rules.Overload && len(sums) >= 2 {
 		best := &sums[0]
@@ -80,8 +86,12 @@ func (s StopRules) breach(lv *Level) breach {
 	if e := num(lv.ErrorRate); lv.Requests > 0 && e > s.Rules.MaxErrorRate {
 		return breach{"error rate", fmt.Sprintf("%.1f%%", 100*e), fmt.Sprintf("max_error_rate %.1f%%", 100*s.Rules.MaxErrorRate)}
 	}
-	if p95 := msDuration(lv.TTFT.P95); s.Rules.StopTTFT > 0 && p95 > s.Rules.StopTTFT {
-		return breach{"TTFT p95", p95.Round(time.Millisecond).String(), "stop_ttft " + s.Rules.StopTTFT.String()}
+	what := "TTFT p95"
+	if lv.IsRate() {
+		what = "TTFT p95 from the scheduled arrival"
+	}
+	if p95 := msDuration(lv.UserTTFT().P95); s.Rules.StopTTFT > 0 && p95 > s.Rules.StopTTFT {
+		return breach{what, p95.Round(time.Millisecond).String(), "stop_ttft " + s.Rules.StopTTFT.String()}
 	}
 	return breach{}
 }

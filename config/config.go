@@ -137,8 +137,9 @@ func (s ShardConfig) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Co
 // Default returns the configuration every file is decoded over (DESIGN §9): chat API,
 // key from OPENAI_API_KEY, 10 min request timeout, 60 s to the first token, 30 s of stall
 // between chunks, 512 input / 128 output tokens (fixed, with
-// ignore_eos) sized in the server's tokens (prompt_sizing auto), levels 1, 2, 4 … 256, every
-// stop rule on, SLO TTFT p95 ≤ 2 s and TPOT p95 ≤ 50 ms, knee gain 10%, server metrics every
+// ignore_eos) sized in the server's tokens (prompt_sizing auto), levels 1, 2, 4 … 256 (a rate
+// sweep: Poisson arrivals, at most 4,096 requests in flight), every stop rule on (a rate sweep
+// stops after 2 levels that did not sustain their rate), SLO TTFT p95 ≤ 2 s and TPOT p95 ≤ 50 ms, knee gain 10%, server metrics every
 // 1 s, per-chunk records, and the demo simulator.
 func Default() Config {
 	recordChunks := true
@@ -160,19 +161,21 @@ func Default() Config {
 			PromptSizing: sweep.SizingAuto,
 		},
 		Sweep: sweep.Protocol{
-			Levels:       sweep.LevelsSpec{Start: 1, Max: 256, Factor: 2},
-			Warmup:       5 * time.Second,
-			WarmupMax:    2 * time.Minute,
-			Duration:     30 * time.Second,
-			MinRequests:  100,
-			MaxDuration:  3 * time.Minute,
-			CITarget:     0.05,
-			DrainTimeout: 60 * time.Second,
+			Levels:         sweep.LevelsSpec{Start: 1, Max: 256, Factor: 2},
+			MaxConcurrency: sweep.DefaultMaxConcurrency,
+			Warmup:         5 * time.Second,
+			WarmupMax:      2 * time.Minute,
+			Duration:       30 * time.Second,
+			MinRequests:    100,
+			MaxDuration:    3 * time.Minute,
+			CITarget:       0.05,
+			DrainTimeout:   60 * time.Second,
 			Stop: sweep.StopRules{
-				Plateau:      true,
-				Overload:     true,
-				MaxErrorRate: 0.05,
-				StopTTFT:     20 * time.Second,
+				Plateau:          true,
+				Overload:         true,
+				MaxErrorRate:     0.05,
+				StopTTFT:         20 * time.Second,
+				MaxUnsustainable: 2,
 			},
 			RecordChunks: &recordChunks,
 		},

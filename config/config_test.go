@@ -412,7 +412,7 @@ func TestDecodeProblemsNameKeys(t *testing.T) {
 	_, err := Read(p)
 	got := Problems(err)
 	want := []string{
-		p + ":2: sweep.stop.plateu: unknown key (sweep.stop takes plateau, overload, max_error_rate, stop_ttft, budget)",
+		p + ":2: sweep.stop.plateu: unknown key (sweep.stop takes plateau, overload, max_error_rate, stop_ttft, budget, max_unsustainable)",
 		p + ":3: slo: cannot unmarshal !!int `3` into a mapping of keys",
 	}
 	if !reflect.DeepEqual(got, want) {

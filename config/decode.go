@@ -444,7 +444,7 @@ func (w walker) walk(n *yaml.Node, t reflect.Type, prefix string) {
 				Msg:   unitProblem(n.Value),
 			})
 		}
-	case t == reflect.TypeOf(sweep.LevelsSpec{}):
+	case t == reflect.TypeOf(sweep.LevelsSpec{}) || t == reflect.TypeOf(sweep.RatesSpec{}):
 		if n.Kind == yaml.MappingNode {
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				w.lines[prefix+"."+n.Content[i].Value] = n.Content[i].Line

@@ -124,7 +124,8 @@ func (v *validation) workload() {
 // sweep checks sweep: the levels, the level protocol and the stop rules.
 func (v *validation) sweep() {
 	s := v.c.Sweep
-	if _, err := s.Levels.Expand(); err != nil {
+	v.mode()
+	if _, err := s.Levels.Expand(); err != nil && !s.RateMode() {
 		v.bad("sweep.levels", "%v", err)
 	}
 	v.nonNegative("sweep.warmup", s.Warmup)

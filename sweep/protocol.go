@@ -4,6 +4,7 @@ import "time"
 
 // Protocol is the sweep: section: the levels and the level protocol (DESIGN §3).
 type Protocol struct {
+	// Levels are the concurrencies of a closed-loop sweep.
 	Levels LevelsSpec `yaml:"levels"`
 	// Warmup is the minimum warmup time; warmup also waits for every worker's first request.
 	Warmup time.Duration `yaml:"warmup"`
@@ -28,6 +29,21 @@ type Protocol struct {
 	Stop StopRules `yaml:"stop"`
 	// RecordChunks keeps per-chunk arrival offsets in records (default true).
 	RecordChunks *bool `yaml:"record_chunks"`
+	// Mode is ModeConcurrency (closed loop; "" is the same) or ModeRate (open loop): the
+	// levels are Levels, numbers of clients, or Rates, offered arrival rates in requests/s.
+	Mode string `yaml:"mode,omitempty"`
+	// Rates are the offered rates of a rate sweep (a list, a progression or auto).
+	Rates RatesSpec `yaml:"rates,omitempty"`
+	// Arrival is a rate sweep's arrival process: poisson ("" is the same), gamma or constant.
+	Arrival ArrivalProcess `yaml:"arrival,omitempty"`
+	// Burstiness is the gamma process's shape (1 = Poisson, < 1 burstier; 0 means 1); only
+	// with arrival gamma.
+	Burstiness float64 `yaml:"burstiness,omitempty"`
+	// ArrivalSeed seeds the arrival schedules; 0 means the workload's seed.
+	ArrivalSeed uint64 `yaml:"arrival_seed,omitempty"`
+	// MaxConcurrency caps the requests in flight at a rate level (0: DefaultMaxConcurrency);
+	// arrivals that find it full wait client-side, their wait recorded as schedule lag.
+	MaxConcurrency int `yaml:"max_concurrency,omitempty"`
 }
 
 // StopRules holds the sweep's stop rules.
@@ -43,4 +59,7 @@ type StopRules struct {
 	StopTTFT time.Duration `yaml:"stop_ttft"`
 	// Budget bounds the whole sweep's time; 0 means no limit.
 	Budget time.Duration `yaml:"budget"`
+	// MaxUnsustainable stops a rate sweep after this many levels that did not sustain their
+	// offered rate (0 = never for this reason).
+	MaxUnsustainable int `yaml:"max_unsustainable"`
 }

@@ -16,6 +16,9 @@ import (
 // level's measurement window [W0, W1) with DESIGN §1's definitions.
 type levelSummary struct {
 	Concurrency int
+	// OfferedRPS is an arrival-rate level's offered rate (0 on a closed-loop level), shown in
+	// place of its concurrency (the cap on requests in flight).
+	OfferedRPS float64
 	// Requests counts requests sent inside the window; Errors those of them that failed.
 	Requests, Errors int
 	// ErrorRate is Errors ÷ Requests (0 without requests).
@@ -27,6 +30,8 @@ type levelSummary struct {
 	// TTFT, TPOT and E2E percentiles over successful requests sent inside the window.
 	TTFTP50, TTFTP95, TPOTP50, E2EP50 time.Duration
 	Steady, Interrupted               bool
+	// Sustainable is an arrival-rate level's verdict (analysis.RateLevel.Sustainable).
+	Sustainable bool
 	// Part reports a shard's part of a level, whose verdict only the merge gives.
 	Part bool
 }
@@ -45,6 +50,7 @@ func summarizeLevel(l sweep.Level) levelSummary {
 	dur := func(msec analysis.Float) time.Duration { return time.Duration(num(msec) * float64(time.Millisecond)) }
 	return levelSummary{
 		Concurrency: run.Concurrency,
+		OfferedRPS:  run.OfferedRPS,
 		Requests:    lv.Requests,
 		Errors:      lv.Errors,
 		ErrorRate:   num(lv.ErrorRate),
@@ -56,6 +62,7 @@ func summarizeLevel(l sweep.Level) levelSummary {
 		E2EP50:      dur(lv.E2E.P50),
 		Steady:      run.Steady,
 		Interrupted: run.Interrupted,
+		Sustainable: !lv.IsRate() || lv.Sustainable,
 		Part:        run.Shard != nil,
 	}
 }
@@ -63,8 +70,12 @@ func summarizeLevel(l sweep.Level) levelSummary {
 const tableHeader = "%6s %8s %6s %10s %8s %9s %9s %9s %9s  %s\n"
 
 // writeTableHeader writes the level table's column names.
-func writeTableHeader(w io.Writer) {
-	fmt.Fprintf(w, tableHeader, "conc", "requests", "errors", "out tok/s", "QPS", "TTFT p50", "TTFT p95", "TPOT p50", "E2E p50", "steady")
+func writeTableHeader(w io.Writer, rate bool) {
+	first := "conc"
+	if rate {
+		first = "req/s" // an arrival-rate level's offered rate
+	}
+	fmt.Fprintf(w, tableHeader, first, "requests", "errors", "out tok/s", "QPS", "TTFT p50", "TTFT p95", "TPOT p50", "E2E p50", "steady")
 }
 
 // writeTableRow writes one level of the table.
@@ -78,7 +89,14 @@ func writeTableRow(w io.Writer, s levelSummary) {
 	case !s.Steady:
 		steady = "NO"
 	}
-	fmt.Fprintf(w, "%6d %8d %6d %10.1f %8.2f %9s %9s %9s %9s  %s\n", s.Concurrency, s.Requests, s.Errors,
+	first := fmt.Sprintf("%6d", s.Concurrency)
+	if s.OfferedRPS > 0 {
+		first = fmt.Sprintf("%6.4g", s.OfferedRPS)
+		if !s.Sustainable {
+			steady += ", not sustainable"
+		}
+	}
+	fmt.Fprintf(w, "%s %8d %6d %10.1f %8.2f %9s %9s %9s %9s  %s\n", first, s.Requests, s.Errors,
 		s.OutputTPS, s.QPS, ms(s.TTFTP50), ms(s.TTFTP95), ms(s.TPOTP50), ms(s.E2EP50), steady)
 }
 
@@ -104,7 +122,9 @@ type progress struct {
 	w      io.Writer
 	tty    bool
 	levels []int
-	proto  sweep.Protocol
+	// rates are a rate sweep's offered rates (nil for a concurrency sweep).
+	rates []float64
+	proto sweep.Protocol
 
 	mu      sync.Mutex
 	bar     *progressbar.ProgressBar
@@ -116,6 +136,8 @@ type progress struct {
 	refine        int
 	added         int
 	next, current bool
+	// nextRate is the added rate level's offered rate, as announced.
+	nextRate string
 }
 
 var _ sweep.Observer = (*progress)(nil)
@@ -160,6 +182,9 @@ func (p *progress) describe(index, conc int, phase sweep.Phase, tps float64, ttf
 	if p.current {
 		d = fmt.Sprintf("added %d/%d  c=%-4d %-7s", p.added, p.refine, conc, phase)
 	}
+	if p.rates != nil {
+		d = p.describeRate(index, phase)
+	}
 	if phase != sweep.PhaseWarmup {
 		d += fmt.Sprintf(" %7.1f tok/s  TTFT p50 %s  %d done", tps, ms(ttft), done)
 	}
@@ -189,7 +214,7 @@ func (p *progress) LevelFinished(l sweep.Level) {
 	defer p.mu.Unlock()
 	p.finishBar()
 	if !p.header {
-		writeTableHeader(p.w)
+		writeTableHeader(p.w, run.OfferedRPS > 0)
 		p.header = true
 	}
 	writeTableRow(p.w, summarizeLevel(l))

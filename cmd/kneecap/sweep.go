@@ -19,11 +19,19 @@ const sweepUsage = `[-c FILE] [-o DIR] [--url URL] [--model M] [--api chat|compl
                      [--levels 1,2,4,...] [--warmup D] [--duration D] [--min-requests N]
                      [--max-duration D] [--input-tokens N] [--output-tokens N] [--name NAME]
                      [--refine N] [--resume DIR] [--shard I/N --start-at TIME]
+                     [--mode rate|concurrency] [--rates 1,2,4,...|auto [--from DIR]]
+                     [--arrival poisson|gamma|constant] [--burstiness B] [--max-concurrency N]
 
 Steps concurrency upward against an OpenAI-compatible streaming endpoint and writes a results
 directory (default runs/<UTC time>-<name>/). Without --url, target.url or OPENAI_BASE_URL it
 sweeps the built-in simulator; with no flags and no file it runs the demo (about 90 s).
 The API key is read from the variable named by target.api_key_env (OPENAI_API_KEY).
+
+--rates makes the sweep open-loop: each level offers an arrival rate in requests/s (Poisson
+arrivals by default) whatever the server does, and is measured from each request's scheduled
+arrival; the answer is the largest rate the replica sustains, and the largest meeting the SLO.
+--rates auto first runs a short closed-loop probe (or reads --from DIR) for the max QPS and
+offers 0.1 … 1.3 × it.
 
 --refine N adds up to N levels after the planned ones, one at a time, each where the SLO
 limit, the knee or the TTFT blow-up lies farthest from a measured level, so that the answers
@@ -40,6 +48,7 @@ type sweepFlags struct {
 	shard, startAt                                     string
 	warmup, duration, maxDuration                      time.Duration
 	minRequests, inputTokens, outputTokens, refine     int
+	rate                                               rateFlags
 	set                                                map[string]bool
 }
 
@@ -72,6 +81,7 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 	fs.StringVar(&fl.resume, "resume", "", "continue the interrupted run in `DIR` after its last finished level")
 	fs.StringVar(&fl.shard, "shard", "", "run shard `I/N` of a sweep that N processes run together (shard.index, shard.count)")
 	fs.StringVar(&fl.startAt, "start-at", "", "agreed RFC 3339 `TIME` at which every shard starts level 1 (shard.start_at)")
+	fl.rate.define(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return nil, err
@@ -118,6 +128,9 @@ func cmdSweep(ctx context.Context, e *env, args []string) (err error) {
 	}
 	s.recordSizing(e)
 	if err := recordServer(ctx, e, t.client, s.cfg, s.dir, s.done); err != nil {
+		return err
+	}
+	if err := s.autoRates(ctx, e, t); err != nil {
 		return err
 	}
 	plan, prog := s.plan(e)

@@ -17,8 +17,15 @@ import (
 // and its results directory (reserved, created once the target has passed the preflight; or
 // reopened for --resume with the levels done so far).
 type sweepPrep struct {
-	cfg      config.Config
-	levels   []int
+	cfg    config.Config
+	levels []int
+	// rates are a rate sweep's offered rates (nil until --rates auto has probed); levels then
+	// holds its cap on requests in flight, the streams the client must carry. probe is how
+	// --rates auto planned them (nil when they were given, or read back on --resume); from
+	// is --from.
+	rates    []float64
+	probe    *probe
+	from     string
 	schedule *sweep.Schedule
 	workload sweep.Workload
 	// tokenizer is workload.tokenizer, read (nil: not set or not used); sizing is how the
@@ -50,6 +57,7 @@ func prepareSweep(e *env, fl *sweepFlags) (*sweepPrep, error) {
 		err = s.reopen(fl)
 	} else {
 		s.cfg, err = sweepConfig(e, fl)
+		s.from = fl.rate.from
 	}
 	if err != nil {
 		return nil, err
@@ -86,8 +94,8 @@ func prepareSweep(e *env, fl *sweepFlags) (*sweepPrep, error) {
 // reopen reopens the interrupted run of --resume DIR, whose config.yaml is the configuration
 // (only --url may change: an in-process simulator gets a new port anyway).
 func (s *sweepPrep) reopen(fl *sweepFlags) error {
-	for _, name := range []string{"c", "o", "model", "api", "levels", "warmup", "duration", "max-duration",
-		"min-requests", "input-tokens", "output-tokens", "name", "shard", "start-at", "refine"} {
+	for _, name := range append([]string{"c", "o", "model", "api", "levels", "warmup", "duration", "max-duration",
+		"min-requests", "input-tokens", "output-tokens", "name", "shard", "start-at", "refine"}, rateFlagNames...) {
 		if fl.set[name] {
 			return cmdUsageError("sweep", "sweep: --resume takes the configuration from %s; %s cannot change it", fl.resume, dashes(name))
 		}
@@ -116,13 +124,20 @@ func (s *sweepPrep) reopen(fl *sweepFlags) error {
 // workload of a valid configuration.
 func (s *sweepPrep) plan0() error {
 	levels, err := s.cfg.Sweep.Levels.Expand()
-	if err != nil { // Validate has checked it
+	if s.cfg.Sweep.RateMode() {
+		levels, err = s.planRates()
+	}
+	if err != nil { // Validate has checked the levels
 		return usageError("sweep: levels: %w", err)
 	}
 	s.levels = levels
 	if s.done != nil {
 		judge := analysis.StopRules{Rules: s.cfg.Sweep.Stop}
-		if s.resume, err = sweep.PlanResume(levels, s.done.Levels, s.cfg.Sweep.Refine, judge); err != nil {
+		planned := levels
+		if s.cfg.Sweep.RateMode() {
+			planned = make([]int, len(s.rates)) // PlanResume counts the planned levels
+		}
+		if s.resume, err = sweep.PlanResume(planned, s.done.Levels, s.cfg.Sweep.Refine, judge); err != nil {
 			return usageError("sweep: resume %s: %w", s.done.Dir, err)
 		}
 	}
@@ -175,7 +190,7 @@ func (s *sweepPrep) release() {
 func (s *sweepPrep) plan(e *env) (sweep.Plan, *progress) {
 	cfg := s.cfg
 	prog := newProgress(e.stderr, e.stderrTTY, s.levels, cfg.Sweep)
-	prog.added, prog.refine = s.resume.Added, cfg.Sweep.Refine
+	prog.added, prog.refine, prog.rates = s.resume.Added, cfg.Sweep.Refine, s.rates
 	plan := sweep.Plan{
 		Levels:    s.levels,
 		Protocol:  cfg.Sweep,
@@ -188,6 +203,8 @@ func (s *sweepPrep) plan(e *env) (sweep.Plan, *progress) {
 	if s.schedule != nil {
 		plan.Judge = nil // the shards cannot agree on stop rules other than the budget
 		fmt.Fprintln(e.stderr, "kneecap: "+s.schedule.Describe(cfg.Sweep, len(s.levels), cfg.Shard.String()))
+	} else if cfg.Sweep.RateMode() {
+		s.ratePlan(&plan, prog)
 	} else if cfg.Sweep.Refine > 0 {
 		refiner := limitedRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), s.streamCost()}
 		plan.Refiner = announcingRefiner{refiner, prog}
@@ -205,19 +222,23 @@ func (s *sweepPrep) plan(e *env) (sweep.Plan, *progress) {
 		fmt.Fprintf(e.stderr, "kneecap: resuming %s after its planned levels%s: %d of at most %d levels added so far\n",
 			s.dir.Path(), stopped, s.resume.Added, cfg.Sweep.Refine)
 	} else {
-		fmt.Fprintf(e.stderr, "kneecap: resuming %s at level %d of %d (concurrency %d)\n",
-			s.dir.Path(), plan.StartIndex+1, len(s.levels), s.levels[plan.StartIndex])
+		fmt.Fprintf(e.stderr, "kneecap: resuming %s at level %d of %d (%s)\n",
+			s.dir.Path(), plan.StartIndex+1, len(s.planned()), s.levelName(plan.StartIndex))
 	}
 	return plan, prog
 }
 
 // what names the levels the sweep is about to run: "levels [1 2 4], then up to 2 added".
 func (s *sweepPrep) what(plan sweep.Plan) string {
-	what := fmt.Sprintf("levels %v", s.levels[plan.StartIndex:])
+	what := fmt.Sprintf("levels %v", s.levels[min(plan.StartIndex, len(s.levels)):])
+	if s.cfg.Sweep.RateMode() {
+		what = fmt.Sprintf("rates %v requests/s (%s arrivals, at most %d in flight)",
+			s.rates[min(plan.StartIndex, len(s.rates)):], arrivalName(s.cfg.Sweep.Arrival), s.cfg.Sweep.InFlightCap())
+	}
 	if plan.Refine > 0 {
 		left := plan.Refine - s.resume.Added
 		what += fmt.Sprintf(", then up to %d added", left)
-		if plan.StartIndex >= len(s.levels) {
+		if plan.StartIndex >= len(s.planned()) {
 			what = fmt.Sprintf("up to %d added levels", left)
 		}
 	}

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// describeRate is a rate level's progress-bar description: "level 3/8  12.5 req/s warmup".
+// Live's numbers follow it as on a concurrency level.
+func (p *progress) describeRate(index int, phase sweep.Phase) string {
+	if p.current {
+		return fmt.Sprintf("added %d/%d  %s req/s %-7s", p.added, p.refine, p.nextRate, phase)
+	}
+	rate := "?"
+	if index < len(p.rates) {
+		rate = fmt.Sprintf("%.4g", p.rates[index])
+	}
+	return fmt.Sprintf("level %d/%d  %s req/s %-7s", index+1, len(p.rates), rate, phase)
+}
+
+// addingRate announces the next added rate level (sweep.refine), or that none is needed.
+func (p *progress) addingRate(rps float64, why string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.finishBar()
+	if rps <= 0 {
+		what := "no level added"
+		if p.added > 0 {
+			what = "no further level needed"
+		}
+		fmt.Fprintf(p.w, "kneecap: %s: each answer found (SLO limit, capacity, TTFT blow-up) lies within 5%% of a rate already run, or outside the range run\n", what)
+		return
+	}
+	p.next = true
+	p.nextRate = fmt.Sprintf("%.4g", rps)
+	fmt.Fprintf(p.w, "kneecap: adding %s requests/s (%d of at most %d): %s\n", p.nextRate, p.added+1, p.refine, why)
+}

@@ -1,0 +1,71 @@
+package config
+
+import (
+	"math"
+
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// mode checks sweep.mode and the keys of a rate sweep (sweep.rates, arrival, burstiness,
+// max_concurrency, stop.max_unsustainable): a rate sweep needs rates (its levels are ignored),
+// a concurrency sweep takes no rates.
+func (v *validation) mode() {
+	s := v.c.Sweep
+	switch s.Mode {
+	case "", sweep.ModeConcurrency:
+		if !s.Rates.IsZero() {
+			v.badAt("sweep.rates", []string{"sweep.rates", "sweep.mode"}, "%s: a concurrency sweep takes levels, not rates; set sweep.mode: rate (or --mode rate) for an arrival-rate sweep", s.Rates)
+		}
+	case sweep.ModeRate:
+		switch {
+		case s.Rates.IsZero() && v.c.given("sweep.rates"): // it did not decode: Read said why
+		case s.Rates.IsZero():
+			v.badAt("sweep.rates", []string{"sweep.rates", "sweep.mode"}, "missing: a rate sweep needs its offered rates in requests/s (a list such as [1, 2, 4], {start, max, factor} or auto)")
+		default:
+			if err := s.Rates.Validate(); err != nil {
+				v.bad("sweep.rates", "%v", err)
+			}
+		}
+	default:
+		v.bad("sweep.mode", "%q: must be concurrency or rate", s.Mode)
+	}
+	switch s.Arrival {
+	case "", sweep.ArrivalPoisson, sweep.ArrivalGamma, sweep.ArrivalConstant:
+	default:
+		v.bad("sweep.arrival", "%q: must be poisson, gamma or constant", s.Arrival)
+	}
+	switch b := s.Burstiness; {
+	case b == 0:
+	case !(b > 0) || math.IsInf(b, 0):
+		v.bad("sweep.burstiness", "is %g: must be > 0 (the gamma shape; 1 = Poisson, < 1 burstier)", b)
+	case s.Arrival != sweep.ArrivalGamma:
+		v.badAt("sweep.burstiness", []string{"sweep.burstiness", "sweep.arrival"}, "is %g: only arrival gamma has a burstiness (arrival is %s)", b, arrivalName(s.Arrival))
+	}
+	if s.MaxConcurrency < 0 {
+		v.bad("sweep.max_concurrency", "is %d: must be ≥ 1 (0 = %d)", s.MaxConcurrency, sweep.DefaultMaxConcurrency)
+	}
+	if s.Stop.MaxUnsustainable < 0 {
+		v.bad("sweep.stop.max_unsustainable", "is %d: must be ≥ 0 (0 = never stop for it)", s.Stop.MaxUnsustainable)
+	}
+	if s.RateMode() && v.c.Shard.Sharded() {
+		v.badAt("sweep.mode", []string{"sweep.mode", "shard.count"}, "rate: an arrival-rate sweep cannot be sharded yet; run it from one process")
+	}
+}
+
+func arrivalName(a sweep.ArrivalProcess) string {
+	if a == "" {
+		return string(sweep.ArrivalPoisson)
+	}
+	return string(a)
+}
+
+// given reports whether the file or a flag set key (a key that did not decode keeps its
+// default, and Read has reported it).
+func (c *Config) given(key string) bool {
+	if c.src == nil {
+		return false
+	}
+	_, flag := c.src.origins[key]
+	_, line := c.src.lines[key]
+	return flag || line
+}

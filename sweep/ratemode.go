@@ -1,0 +1,31 @@
+package sweep
+
+// The sweep modes (Protocol.Mode).
+const (
+	// ModeConcurrency is a closed-loop sweep: each level a number of clients (the default).
+	ModeConcurrency = "concurrency"
+	// ModeRate is an open-loop sweep: each level an offered arrival rate in requests/s.
+	ModeRate = "rate"
+)
+
+// RateMode reports whether the protocol is an arrival-rate (open-loop) sweep.
+func (p Protocol) RateMode() bool { return p.Mode == ModeRate }
+
+// ArrivalOf returns the protocol's arrival process, its seed the protocol's arrival_seed or,
+// when that is 0, workloadSeed.
+func (p Protocol) ArrivalOf(workloadSeed int64) Arrival {
+	seed := p.ArrivalSeed
+	if seed == 0 {
+		seed = uint64(workloadSeed)
+	}
+	return Arrival{Process: p.Arrival, Burstiness: p.Burstiness, Seed: seed}
+}
+
+// InFlightCap returns the most requests a rate level runs at once: MaxConcurrency, or
+// DefaultMaxConcurrency when it is 0.
+func (p Protocol) InFlightCap() int {
+	if p.MaxConcurrency > 0 {
+		return p.MaxConcurrency
+	}
+	return DefaultMaxConcurrency
+}
