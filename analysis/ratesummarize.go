@@ -117,6 +117,12 @@ func (s *scratch) summarizeRate(run *sweep.LevelRun, records []sweep.Record, opt
 		}
 	}
 	s.fill(&lv, win, &arrived, good)
+	if c := arrived.classes[string(sweep.ErrCancelled)]; c > 0 {
+		// The client's cancellations (queued unsent when issuing stopped, or in flight at
+		// drain_timeout) are the backlog an unsustainable level leaves, not the server's
+		// errors: error_classes counts them, the error rate does not.
+		lv.ErrorRate = Float(float64(arrived.errors-c) / float64(arrived.requests))
+	}
 	rl.AchievedRPS = Float(win.PerSecond(float64(sent)))
 	rl.ScheduleLag, rl.TTFTScheduled, rl.E2EScheduled = LatencyOf(lags), LatencyOf(ttftSched), LatencyOf(e2eSched)
 	b := backlogOf(records, w0, w1)

@@ -135,6 +135,7 @@ func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, ind
 		// The window exists before this collect, so records that ended after W0 (while the
 		// client was sampled) count in the controller's slices and completions too.
 		l.win = newWindow(l.run.W0, l.slice, MinSlices, l.kmax)
+		l.win.rate = l.rate != nil
 		l.collect()
 		end = l.measure(sig)
 	}
@@ -562,7 +563,11 @@ func finishWindow(run *LevelRun, records []Record, proto Protocol, slice int64, 
 	n := max(MinSlices, int(math.Round(float64(win)/float64(slice))))
 	run.Slices = n
 	run.SliceTPS = SliceTPS(records, run.W0, run.W1, n)
-	ci, p, ok := SteadyState(run.SliceTPS, proto.CITarget)
+	test := SteadyState
+	if run.OfferedRPS > 0 {
+		test = SteadyRate
+	}
+	ci, p, ok := test(run.SliceTPS, proto.CITarget)
 	if math.IsNaN(ci) || math.IsNaN(p) {
 		ci, p = 0, 0
 		notes = append(notes, "steady-state test undefined: no output tokens in the window")
@@ -584,6 +589,8 @@ func finishWindow(run *LevelRun, records []Record, proto Protocol, slice int64, 
 		run.NotSteadyReason = "interrupted"
 	case end.dead():
 		run.NotSteadyReason = "the server did not answer"
+	case !ok && run.OfferedRPS > 0:
+		run.NotSteadyReason = fmt.Sprintf("the steady-state test failed (no material trend; a change of at most %.1f%% across the window)", 100*proto.CITarget)
 	case !ok:
 		run.NotSteadyReason = fmt.Sprintf("the steady-state test failed (target CI half-width %.1f%%, no material trend)", 100*proto.CITarget)
 	case few:

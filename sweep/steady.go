@@ -37,6 +37,21 @@ const (
 // ciHalfWidthRel and trendP are NaN and steady is false. A series with zero variance has
 // ciHalfWidthRel 0 and trendP 1.
 func SteadyState(sliceTPS []float64, ciTarget float64) (ciHalfWidthRel, trendP float64, steady bool) {
+	return steadyTest(sliceTPS, ciTarget, true)
+}
+
+// SteadyRate is the steady-state test of an arrival-rate level's window (DESIGN §3.9): no
+// material trend, as SteadyState, with the confidence interval reported but not judged. The
+// slices of an open loop count Poisson arrivals, whose noise no window length the level can
+// afford brings within a closed loop's ci_target (at 4 requests/s, 1 s slices vary by ±50%: a
+// 10-slice CI of ±36%), and the rate, not the mean TPS, is what the level sets; whether the
+// server kept up is the analysis's sustainable verdict on the backlog (§4.15).
+func SteadyRate(sliceTPS []float64, ciTarget float64) (ciHalfWidthRel, trendP float64, steady bool) {
+	return steadyTest(sliceTPS, ciTarget, false)
+}
+
+// steadyTest is SteadyState, the interval judged only when withCI.
+func steadyTest(sliceTPS []float64, ciTarget float64, withCI bool) (ciHalfWidthRel, trendP float64, steady bool) {
 	n := len(sliceTPS)
 	if n < 3 {
 		return math.NaN(), math.NaN(), false
@@ -55,7 +70,7 @@ func SteadyState(sliceTPS []float64, ciTarget float64) (ciHalfWidthRel, trendP f
 	var beta float64
 	trendP, beta = slopeP(sliceTPS)
 	drift := math.Abs(beta) * float64(n-1) / mean
-	return ciHalfWidthRel, trendP, ciHalfWidthRel <= ciTarget && (trendP > TrendAlpha || drift <= ciTarget)
+	return ciHalfWidthRel, trendP, (ciHalfWidthRel <= ciTarget || !withCI) && (trendP > TrendAlpha || drift <= ciTarget)
 }
 
 // slopeP returns the two-sided p-value of the OLS slope of y against x = 0, 1, …, n−1, and

@@ -343,6 +343,7 @@ type window struct {
 	completed  int       // successful completions at or after w0
 	ttft       []float64 // TTFT (ns) of successful completions at or after w0
 	nextK      int       // next candidate window length in slices
+	rate       bool      // an arrival-rate level's window: SteadyRate decides it
 }
 
 func newWindow(w0, slice int64, kmin, kmax int) *window {
@@ -389,7 +390,11 @@ func (w *window) decide(horizon int64, minRequests int, ciTarget float64) int {
 		if done < minRequests {
 			continue
 		}
-		if _, _, ok := SteadyState(w.sliceTPS(k), ciTarget); ok {
+		test := SteadyState
+		if w.rate {
+			test = SteadyRate
+		}
+		if _, _, ok := test(w.sliceTPS(k), ciTarget); ok {
 			w.nextK++
 			return k
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -41,12 +40,6 @@ func simCapacity(c sim.Config, nIn, nOut float64) float64 {
 func TestRateSweep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a sweep of three levels")
-	}
-	if os.Getenv("KNEECAP_RATE_CLIENTBOUND_FIXED") == "" {
-		// Known failure (issue 14, reported to the lead): past capacity the open loop's
-		// requests in flight grow, every new one dials a connection, and the client-bound rule
-		// (conn_wait p99 > 1 ms, sweep/clientcheck.go) marks the overloaded levels invalid.
-		t.Skip("the client-bound rule fails overloaded rate levels on conn_wait of new dials: set KNEECAP_RATE_CLIENTBOUND_FIXED=1 to run")
 	}
 	c, err := sim.Resolve(sim.Config{MaxNumSeqs: 8, StepBase: 8 * time.Millisecond, StepPerSeq: 2 * time.Millisecond, PrefillTPS: 1e6})
 	if err != nil {
