@@ -90,29 +90,35 @@ func (l *level) send(slot, seq int, at time.Time, waited bool) {
 	go l.issue(slot, seq, l.clk.unix(at))
 }
 
-// sleepUntil waits on t until at and reports false when issuing stopped (or the level's
-// requests were cancelled) first, or had already when at has passed.
+// sleepUntil waits until at and reports false when issuing stopped (or the level's requests
+// were cancelled) first, or had already when at has passed. It waits on t until kernelSlack
+// before at, then the rest in the kernel (kernelSleep): the runtime's timers fire up to a
+// millisecond late in an otherwise idle process (Linux's netpoller sleeps in whole
+// milliseconds), which alone made a lag p99 of 1.2 ms at 4 requests/s.
 func (l *level) sleepUntil(t *time.Timer, at time.Time) bool {
-	d := time.Until(at)
-	if d <= 0 {
+	if d := time.Until(at) - kernelSlack; d > 0 {
+		t.Reset(d)
 		select {
+		case <-t.C:
 		case <-l.stop:
+			t.Stop()
 			return false
 		case <-l.reqCtx.Done():
+			t.Stop()
 			return false
-		default:
-			return true
 		}
 	}
-	t.Reset(d)
-	select {
-	case <-t.C:
-		return true
-	case <-l.stop:
-	case <-l.reqCtx.Done():
+	if d := time.Until(at); d > 0 {
+		kernelSleep(d)
 	}
-	t.Stop()
-	return false
+	select {
+	case <-l.stop:
+		return false
+	case <-l.reqCtx.Done():
+		return false
+	default:
+		return true
+	}
 }
 
 // takeSlot takes a free slot, waiting for one when every slot is taken, and reports whether
