@@ -160,10 +160,11 @@ func TestAnalyzeSLOAndCapacity(t *testing.T) {
 	opts := DefaultOptions()
 	opts.Plan = Plan{ConcurrentUsers: 100, OutputTPS: 5000, ReplicaCostPerHour: 4, GPUsPerReplica: 2}
 	r := Analyze(levels, Meta{Name: "t"}, opts)
-	// Goodput at the SLO point: the interpolated QPS 8 + ½·0.2 = 8.1 times the last passing
-	// level's good share 7.6/8, not a line towards the failing level's 0.
-	if want := 8.1 * 7.6 / 8; math.Abs(float64(r.SLO.GoodputQPS)-want) > 1e-9 {
-		t.Errorf("goodput at the SLO point = %v, want %.4f", r.SLO.GoodputQPS, want)
+	// Goodput at the SLO point: the goodput measured at the last passing level, 16 (7.6), not
+	// a line towards the failing level's 0, nor the QPS interpolated towards 32 at 16's good
+	// share (8.1 × 7.6/8 = 7.695, more than any level measured).
+	if r.SLO.GoodputQPS != 7.6 || r.SLO.GoodputConcurrency != 16 {
+		t.Errorf("goodput at the SLO point = %v at %d, want 7.6 measured at 16", r.SLO.GoodputQPS, r.SLO.GoodputConcurrency)
 	}
 	// TTFT p95 crosses 2000 ms halfway between 16 (1500) and 32 (2500): log-interpolated at √(16·32).
 	if want := math.Sqrt(16 * 32); math.Abs(float64(r.SLO.MaxConcurrency)-want) > 1e-9 || r.SLO.Limit != "ttft_p95" ||

@@ -22,14 +22,54 @@ func (a *analyzer) blowup() {
 	}
 	if r, ok := fitBlowupRamp(x, y); ok {
 		a.res.TTFTBlowup = &Blowup{Concurrency: Float(r.Breakpoint), Method: MethodHinge, BaselineMS: Float(r.Base), SlopeMSPerUser: Float(r.Slope), Stat: stat}
-		a.blowupGap(x, y, r)
+		a.blowupGap(x, y, r.Base, r.Breakpoint)
 		return
 	}
 	if i := blowupByFactor(y); i >= 0 {
 		a.res.TTFTBlowup = &Blowup{Concurrency: Float(x[i]), Method: Method3xBaseline, BaselineMS: Float(y[0]), SlopeMSPerUser: NaN(), Stat: stat}
+		a.blowupGap(x, y, y[0], math.NaN())
+		return
+	}
+	if blowupThin(y) {
+		a.warn(blowupUnsupported(stat, y[0], y[len(y)-1], x[len(x)-1]))
 		return
 	}
 	a.warn(blowupNone(stat, y[0], x[len(x)-1]))
+}
+
+// A TTFT blow-up is claimed only on a rise the levels support (DESIGN §4.4): the TTFT at the
+// largest level at least BlowupMinRise × the flat part's (the fitted baseline, or the first
+// level's for the fallback) and, for a fitted ramp, at least BlowupMinPast levels past the
+// breakpoint with a TTFT above twice the baseline (a slope needs two points on it). Prefill
+// contention alone raises TTFT a few times over a sweep; queueing raises it by orders of
+// magnitude.
+const (
+	BlowupMinPast = 2
+	BlowupMinRise = 5.0
+)
+
+// rampSupported reports whether a fitted ramp from x = at over the flat part base is
+// supported by (x, y), ascending x: past counts the levels beyond it (x > at) whose y is
+// above 2 × base, on the ramp rather than on the flat part.
+func rampSupported(x, y []float64, at, base float64) bool {
+	past := 0
+	for i, v := range x {
+		if v > at && y[i] > 2*base {
+			past++
+		}
+	}
+	return past >= BlowupMinPast && base > 0 && y[len(y)-1] >= BlowupMinRise*base
+}
+
+// blowupThin reports whether TTFT rose past BlowupFactor × its first level's without a
+// supported ramp: the "no blow-up" warning must then not say it stayed within that factor.
+func blowupThin(y []float64) bool {
+	for _, v := range y {
+		if v > BlowupFactor*y[0] {
+			return true
+		}
+	}
+	return false
 }
 
 // ttftStats are the TTFT statistics the blow-up may be found on, in the order it prefers
@@ -80,15 +120,15 @@ func ttftSeries(levels []*Level, xs []float64, of func(*Level) Latency) (stat st
 // over a sweep and its noise grows with it, so an unweighted fit lets the largest levels
 // place the breakpoint), unweighted when the weighted fit is no ramp. A fit is accepted when
 // its slope and base are positive, its breakpoint lies below the largest x, R² ≥ 0.8 and it
-// grows at least half its base past the breakpoint; ok is false with fewer than MinFitLevels
-// points or no accepted fit.
+// grows at least half its base past the breakpoint, and the ramp is supported
+// (rampSupported); ok is false with fewer than MinFitLevels points or no accepted fit.
 func fitBlowupRamp(x, y []float64) (Ramp, bool) {
 	if len(x) < MinFitLevels {
 		return Ramp{}, false
 	}
 	for _, fit := range []func(x, y []float64) (Ramp, error){FitRampWeighted, FitRamp} {
 		if r, err := fit(x, y); err == nil && r.Slope > 0 && r.Base > 0 && r.Breakpoint < x[len(x)-1] &&
-			r.R2 >= 0.8 && r.Slope*(x[len(x)-1]-r.Breakpoint) >= 0.5*r.Base {
+			r.R2 >= 0.8 && r.Slope*(x[len(x)-1]-r.Breakpoint) >= 0.5*r.Base && rampSupported(x, y, r.Breakpoint, r.Base) {
 			return r, true
 		}
 	}
@@ -96,8 +136,12 @@ func fitBlowupRamp(x, y []float64) (Ramp, bool) {
 }
 
 // blowupByFactor returns the index of the first y above BlowupFactor × y[0] (the fallback
-// blow-up), or −1.
+// blow-up, a measurement rather than a fit) when the last y is at least BlowupMinRise ×
+// y[0], or −1.
 func blowupByFactor(y []float64) int {
+	if !(y[len(y)-1] >= BlowupMinRise*y[0]) {
+		return -1
+	}
 	for i := range y {
 		if y[i] > BlowupFactor*y[0] {
 			return i
@@ -106,19 +150,19 @@ func blowupByFactor(y []float64) int {
 	return -1
 }
 
-// blowupGap warns when the measured TTFT only brackets the blow-up r found: the last level
-// within 2× the fitted baseline and the first above it are more than a doubling apart, so
-// the breakpoint between them is the fit's, not a measurement's.
-func (a *analyzer) blowupGap(x, y []float64, r Ramp) {
+// blowupGap warns when the measured TTFT only brackets the blow-up: the last level within
+// 2× the baseline base and the first above it are more than a doubling apart, so the
+// blow-up between them is the fit's (fitAt, NaN for the fallback), not a measurement's.
+func (a *analyzer) blowupGap(x, y []float64, base, fitAt float64) {
 	lastFlat, firstHigh := math.NaN(), math.NaN()
 	for i := range x {
-		if y[i] > 2*r.Base {
+		if y[i] > 2*base {
 			firstHigh = x[i]
 			break
 		}
 		lastFlat = x[i]
 	}
 	if finite(lastFlat) && finite(firstHigh) && firstHigh > maxLevelGap*lastFlat {
-		a.warn(blowupGap(r, lastFlat, firstHigh))
+		a.warn(blowupGap(base, lastFlat, firstHigh, fitAt))
 	}
 }

@@ -36,6 +36,10 @@ func (r *rater) blowup() {
 		r.rr.TTFTBlowupRPS, r.rr.TTFTBlowupMethod, r.rr.TTFTBlowupBaselineMS = Float(x[i]), Method3xBaseline, Float(y[0])
 		return
 	}
+	if blowupThin(y) {
+		r.warn(rateBlowupUnsupported(stat, y[0], y[len(y)-1], x[len(x)-1]))
+		return
+	}
 	r.warn(rateBlowupNone(stat, y[0], x[len(x)-1]))
 }
 

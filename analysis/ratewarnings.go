@@ -20,6 +20,7 @@ const (
 	warnRateBlowupNoTTFT
 	warnRateBlowupOneLevel
 	warnRateBlowupNone
+	warnRateBlowupUnsupported
 	warnRateSLOBeyond
 	warnRateSLOFirstMisses
 	warnRateUsersIgnored
@@ -111,6 +112,13 @@ func rateBlowupOneLevel(x float64, stat string) warning {
 // baseMS up to top requests/s.
 func rateBlowupNone(stat string, baseMS, top float64) warning {
 	return newWarning(warnRateBlowupNone, "", "no TTFT blow-up rate: TTFT %s stays within %gx of the first level's %.0f ms up to %s requests/s", stat, BlowupFactor, baseMS, frps(top))
+}
+
+// rateBlowupUnsupported: TTFT (its statistic stat) rose from firstMS to lastMS up to top
+// requests/s, but not on a ramp the levels support (DESIGN §4.4).
+func rateBlowupUnsupported(stat string, firstMS, lastMS, top float64) warning {
+	return newWarning(warnRateBlowupUnsupported, "", "no TTFT blow-up rate claimed: TTFT %s rises from %.3g ms to %.3g ms (%.1fx) up to %s requests/s, short of a blow-up (at least %d levels past it and a %gx rise over the flat part)",
+		stat, firstMS, lastMS, lastMS/firstMS, frps(top), BlowupMinPast, BlowupMinRise)
 }
 
 // rateSLOBeyond: every valid level, up to last requests/s, met the SLOs and sustained its rate.

@@ -341,9 +341,15 @@ type SLOResult struct {
 	// Bracket holds the measured levels MaxConcurrency was interpolated between: the first
 	// valid level missing an SLO and the valid level just below it. Absent when every level
 	// meets them or the first misses one.
-	Bracket    []Float `json:"bracket,omitempty"`
-	TPS        Float   `json:"tps"`
-	GoodputQPS Float   `json:"goodput_qps"`
+	Bracket []Float `json:"bracket,omitempty"`
+	TPS     Float   `json:"tps"`
+	// GoodputQPS is the goodput measured at GoodputConcurrency, not interpolated: past the
+	// last passing level most requests miss an SLO, and QPS interpolated toward the failing
+	// level would claim more goodput than any level measured.
+	GoodputQPS Float `json:"goodput_qps"`
+	// GoodputConcurrency is the level GoodputQPS was measured at: the last valid level meeting
+	// every SLO (0 when GoodputQPS is null).
+	GoodputConcurrency int `json:"goodput_concurrency,omitempty"`
 	// Limit names the SLO that binds first (ttft_p95, tpot_p95, e2e_p95), or "" when all
 	// levels meet every SLO.
 	Limit string `json:"limit,omitempty"`

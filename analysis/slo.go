@@ -44,7 +44,7 @@ func (a *analyzer) slo() {
 	case -1:
 		last := a.pts[len(a.pts)-1]
 		a.res.SLO.MaxConcurrency, a.res.SLO.TPS = Float(last.c), Float(last.tps)
-		a.res.SLO.GoodputQPS = Float(float64(last.lv.QPS) * a.goodShare(last, len(metrics)))
+		a.sloGoodput(last, len(metrics))
 		a.warn(sloBeyond(last.c))
 	case 0:
 		first := a.pts[0]
@@ -120,20 +120,22 @@ func (a *analyzer) sloBetween(metrics []sloMetric, L, F point) {
 	a.res.SLO.MaxConcurrency = Float(math.Exp(lc))
 	a.res.SLO.Bracket = []Float{Float(L.c), Float(F.c)}
 	a.res.SLO.TPS = Float(L.tps + bestT*(F.tps-L.tps))
-	// Goodput is not interpolated towards the failing level: past the SLO point most of its
-	// requests miss the SLO by construction, so a straight line would undercount the point
-	// itself. The point meets every SLO, so its good share is taken from the last passing
-	// level and applied to the interpolated QPS.
 	a.res.SLO.GoodputQPS = NaN()
-	lq, lg, fq := float64(L.lv.QPS), float64(L.lv.GoodputQPS), float64(F.lv.QPS)
-	switch {
-	case !(lq > 0) || !finite(lg) || !finite(fq):
+	if lq, lg, fq := float64(L.lv.QPS), float64(L.lv.GoodputQPS), float64(F.lv.QPS); !(lq > 0) || !finite(lg) || !finite(fq) {
 		a.warn(sloGoodputUnknown())
-	default:
-		if share := a.goodShare(L, len(metrics)); finite(share) {
-			a.res.SLO.GoodputQPS = Float((lq + bestT*(fq-lq)) * share)
-		}
+		return
 	}
+	a.sloGoodput(L, len(metrics))
+}
+
+// sloGoodput sets the goodput at the SLO point to the goodput measured at p, the last level
+// meeting every SLO (DESIGN §4.7), when it was counted under these k SLOs (goodShare).
+func (a *analyzer) sloGoodput(p point, k int) {
+	if share := a.goodShare(p, k); finite(share) {
+		a.res.SLO.GoodputQPS, a.res.SLO.GoodputConcurrency = p.lv.GoodputQPS, p.lv.Concurrency
+		return
+	}
+	a.res.SLO.GoodputQPS = NaN()
 }
 
 // goodShare returns a passing level's goodput ÷ QPS, or NaN when its goodput cannot have been

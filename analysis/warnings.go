@@ -36,6 +36,7 @@ const (
 	warnBlowupOneLevel
 	warnBlowupNone
 	warnBlowupGap
+	warnBlowupUnsupported
 	warnOverload
 	warnOverloadNoise
 	warnNoOperatingPoint
@@ -215,11 +216,25 @@ func blowupNone(stat string, baseMS, top float64) warning {
 	return newWarning(warnBlowupNone, "", "no TTFT blow-up: TTFT %s stays within %gx of the first level's %.0f ms up to concurrency %g", stat, BlowupFactor, baseMS, top)
 }
 
-// blowupGap: the measured TTFT only brackets the fitted blow-up r, between lastFlat and
-// firstHigh.
-func blowupGap(r Ramp, lastFlat, firstHigh float64) warning {
-	return newWarning(warnBlowupGap, "", "TTFT blow-up: TTFT p50 stays within 2× its baseline (%.3g ms) up to concurrency %g and exceeds it at %g: the blow-up lies between them, where no level was measured (the fit puts it at %.3g); measure levels in between to pin it down",
-		r.Base, lastFlat, firstHigh, r.Breakpoint)
+// blowupUnsupported: TTFT (its statistic stat; "" is p50) rose from firstMS to lastMS up to
+// concurrency top, but not on a ramp the levels support (DESIGN §4.4).
+func blowupUnsupported(stat string, firstMS, lastMS, top float64) warning {
+	if stat == "" {
+		stat = "p50"
+	}
+	return newWarning(warnBlowupUnsupported, "", "no TTFT blow-up claimed: TTFT %s rises from %.3g ms to %.3g ms (%.1fx) up to concurrency %g, short of a blow-up (at least %d levels past it and a %gx rise over the flat part); extend the sweep to see whether it keeps rising",
+		stat, firstMS, lastMS, lastMS/firstMS, top, BlowupMinPast, BlowupMinRise)
+}
+
+// blowupGap: the measured TTFT only brackets the blow-up, between lastFlat and firstHigh;
+// fitAt is where the fit puts it (NaN for the fallback, which has no fit).
+func blowupGap(base, lastFlat, firstHigh, fitAt float64) warning {
+	fit := ""
+	if finite(fitAt) {
+		fit = fmt.Sprintf(" (the fit puts it at %.3g)", fitAt)
+	}
+	return newWarning(warnBlowupGap, "", "TTFT blow-up: TTFT p50 stays within 2× its baseline (%.3g ms) up to concurrency %g and exceeds it at %g: the blow-up lies between them, where no level was measured%s; measure levels in between to pin it down",
+		base, lastFlat, firstHigh, fit)
 }
 
 // overloadDetected: throughput falls dropPct past its peak peakTPS at peakC, below

@@ -5,6 +5,8 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"net"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +23,7 @@ import (
 	_ "gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/sweep"
 )
 
 // Chart is anything that renders itself as an image of w × h in a format "png" or "svg":
@@ -32,9 +35,10 @@ type Chart interface {
 // Default sizes of the charts RenderAll renders. Charts are laid out for these sizes: the legend
 // is kept clear of the data assuming a data area of about this size.
 const (
-	// Width and Height are the size of a single chart (7 × 4.5 in; 672 × 432 px at 96 dpi).
+	// Width and Height are the size of a single chart (7 × 5 in: 672 × 480 pt at 96 dpi,
+	// the PNG 1344 × 960 px at pngDPI).
 	Width  = 7 * vg.Inch
-	Height = 4.5 * vg.Inch
+	Height = 5 * vg.Inch
 	// DashboardWidth and DashboardHeight are the size of the 2×2 dashboard.
 	DashboardWidth  = 2 * Width
 	DashboardHeight = 2 * Height
@@ -50,6 +54,7 @@ var (
 	colBrown  = color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff}
 	colGray   = color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff}
 	colShade  = color.NRGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0x40}
+	colGrid   = color.Gray{Y: 0xdd}
 )
 
 // runColors colours the runs of a comparison, in order.
@@ -65,9 +70,8 @@ var (
 	dotted = []vg.Length{vg.Points(2), vg.Points(2)}
 )
 
-// builder assembles a plot whose axis ranges it computes itself, so that the legend, drawn at
-// the top left, does not cover data, and decorations that span the axes (SLO lines, knee
-// lines) are added once the ranges are known.
+// builder assembles a figure whose axis ranges it computes itself (ending on ticks), and
+// decorations that span the axes (SLO lines, knee lines) are added once the ranges are known.
 type builder struct {
 	p          *plot.Plot
 	logX, logY bool
@@ -75,7 +79,14 @@ type builder struct {
 	xs, ys []float64
 	// xOnly widens the x range without touching y (vertical markers).
 	xOnly   []float64
-	legends []string
+	entries []legendEntry
+	// marks are the glyphs drawn (point labels keep clear of them), lines the polylines.
+	marks []mark
+	lines []plotter.XYs
+	// labels places point labels once the ranges are known (nil without labels).
+	labels *labelPlacer
+	// maxMark is the maximum-TPS marker of the throughput chart (nil elsewhere).
+	maxMark *beside
 	// decorate run once the ranges are known.
 	decorate []func(r ranges) error
 	// empty is set when there is nothing to draw.
@@ -93,18 +104,27 @@ type ranges struct {
 
 func newBuilder(title, xlabel, ylabel string) *builder {
 	p := plot.New()
+	useSans(p)
 	p.Title.Text = title
-	p.Title.TextStyle.Font.Size = vg.Points(12)
+	p.Title.Padding = vg.Points(6)
 	p.X.Label.Text = xlabel
 	p.Y.Label.Text = ylabel
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Legend.XOffs = vg.Points(6)
-	p.Legend.YOffs = -vg.Points(4)
-	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	p.Legend.ThumbnailWidth = vg.Points(22)
-	p.Add(plotter.NewGrid())
+	g := plotter.NewGrid()
+	g.Vertical.Color, g.Horizontal.Color = colGrid, colGrid
+	p.Add(g)
 	return &builder{p: p}
+}
+
+// mark is a glyph drawn at (x, y) of radius r.
+type mark struct {
+	x, y float64
+	r    vg.Length
+}
+
+// figure returns the built chart.
+func (b *builder) figure() *Figure {
+	kind, _, _ := strings.Cut(b.p.Title.Text, "\n")
+	return &Figure{p: b.p, kind: kind, entries: b.entries, labels: b.labels}
 }
 
 // track records data points for the range and legend computations. Non-finite values and,
@@ -119,141 +139,10 @@ func (b *builder) track(xs, ys []float64) {
 }
 
 func (b *builder) legend(name string, thumbs ...plot.Thumbnailer) {
-	b.p.Legend.Add(name, thumbs...)
-	b.legends = append(b.legends, name)
+	b.entries = append(b.entries, legendEntry{name: name, thumbs: thumbs})
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-// nominal data-area size of a chart rendered at Width × Height (axes, title and tick labels
-// take the rest); used to reserve room for the legend.
-const (
-	nominalDataW = Width - 75
-	nominalDataH = Height - 95
-)
-
-// finish computes the ranges, runs the decorations and returns the plot.
-func (b *builder) finish() (*builder, error) {
-	if b.empty || len(b.xs) == 0 {
-		return b, nil
-	}
-	r := ranges{xmin: math.Inf(1), xmax: math.Inf(-1), ymin: math.Inf(1), dataTop: math.Inf(-1)}
-	for i := range b.xs {
-		x, y := b.xs[i], b.ys[i]
-		if !finite(x) || !finite(y) || b.logX && x <= 0 || b.logY && y <= 0 {
-			continue
-		}
-		r.xmin, r.xmax = math.Min(r.xmin, x), math.Max(r.xmax, x)
-		r.ymin, r.dataTop = math.Min(r.ymin, y), math.Max(r.dataTop, y)
-	}
-	if !finite(r.xmin) {
-		return b, nil
-	}
-	for _, x := range b.xOnly {
-		if finite(x) && (!b.logX || x > 0) {
-			r.xmin, r.xmax = math.Min(r.xmin, x), math.Max(r.xmax, x)
-		}
-	}
-	if b.autoLogY && !b.logY {
-		lo := math.Inf(1)
-		for _, y := range b.ys {
-			if finite(y) && y > 0 {
-				lo = math.Min(lo, y)
-			}
-		}
-		if finite(lo) && r.dataTop/lo > 100 {
-			b.logY = true
-			r.ymin = lo
-		}
-	}
-	// x range.
-	if b.logX {
-		r.xmin, r.xmax = r.xmin/1.3, r.xmax*1.3
-	} else {
-		lo := math.Min(0, r.xmin)
-		span := r.xmax - lo
-		if span <= 0 {
-			span = math.Max(math.Abs(r.xmax), 1)
-		}
-		r.xmin, r.xmax = lo, r.xmax+0.08*span
-	}
-	// y range before legend room.
-	if b.logY {
-		r.ymin = r.ymin / 1.5
-		r.ymax = r.dataTop * 1.5
-	} else {
-		r.ymin = math.Min(0, r.ymin)
-		r.ymax = r.dataTop + 0.06*(r.dataTop-r.ymin)
-		if r.ymax <= r.ymin {
-			r.ymax = r.ymin + math.Max(math.Abs(r.ymin), 1)
-		}
-	}
-	r.ymax = b.legendRoom(r)
-	for _, d := range b.decorate {
-		if err := d(r); err != nil {
-			return nil, err
-		}
-	}
-	b.p.X.Min, b.p.X.Max = r.xmin, r.xmax
-	b.p.Y.Min, b.p.Y.Max = r.ymin, r.ymax
-	if b.logX {
-		b.p.X.Scale = plot.LogScale{}
-		b.p.X.Tick.Marker = pow2Ticks{}
-	}
-	if !b.logX {
-		b.p.X.Tick.Marker = niceTicks{}
-	}
-	if b.logY {
-		b.p.Y.Scale = plot.LogScale{}
-		b.p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	} else {
-		b.p.Y.Tick.Marker = niceTicks{}
-	}
-	return b, nil
-}
-
-// legendRoom raises the top of the y axis until no tracked point lies under the legend box at
-// the top left (estimated for the nominal data area), and returns the new top.
-func (b *builder) legendRoom(r ranges) float64 {
-	if len(b.legends) == 0 {
-		return r.ymax
-	}
-	var wText vg.Length
-	for _, s := range b.legends {
-		wText = max(wText, b.p.Legend.TextStyle.Width(s))
-	}
-	lh := b.p.Legend.TextStyle.Height("Xg")
-	fx := float64((wText + b.p.Legend.ThumbnailWidth + vg.Points(18)) / nominalDataW)
-	fy := float64((lh*vg.Length(len(b.legends)) + vg.Points(10)) / nominalDataH)
-	fy = math.Min(fy, 0.6)
-	nx := func(x float64) float64 {
-		if b.logX {
-			return math.Log(x/r.xmin) / math.Log(r.xmax/r.xmin)
-		}
-		return (x - r.xmin) / (r.xmax - r.xmin)
-	}
-	top := math.Inf(-1)
-	for i := range b.xs {
-		x, y := b.xs[i], b.ys[i]
-		if !finite(x) || !finite(y) || b.logX && x <= 0 || b.logY && y <= 0 {
-			continue
-		}
-		if nx(x) <= fx+0.02 {
-			top = math.Max(top, y)
-		}
-	}
-	if !finite(top) {
-		return r.ymax
-	}
-	limit := 1 - fy - 0.03
-	if b.logY {
-		// log(ymax/ymin) ≥ log(top/ymin) / limit
-		need := r.ymin * math.Exp(math.Log(top/r.ymin)/limit)
-		return math.Max(r.ymax, need)
-	}
-	need := r.ymin + (top-r.ymin)/limit
-	return math.Max(r.ymax, need)
-}
 
 // pow2Ticks marks powers of two on a log-scaled concurrency axis; when there are many, every
 // other one is labelled. Ranges without a power of two inside fall back to plot.LogTicks.
@@ -293,15 +182,7 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) || !finite(lo) || !finite(hi) {
 		return nil
 	}
-	raw := (hi - lo) / 7
-	mag := math.Pow(10, math.Floor(math.Log10(raw)))
-	step := mag
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*mag >= raw {
-			step = m * mag
-			break
-		}
-	}
+	step := niceStep(lo, hi)
 	prec := 0
 	if step < 1 {
 		prec = int(math.Ceil(-math.Log10(step) - 1e-9))
@@ -322,10 +203,20 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
-// title names the chart, then model, endpoint and date of the run (from res.Meta).
+// title names the chart, then, on a second line, the run (subtitle).
 func title(kind string, m analysis.Meta) string {
+	if sub := subtitle(m); sub != "" {
+		return kind + "\n" + sub
+	}
+	return kind
+}
+
+// subtitle names the run: model, endpoint and date (from res.Meta), else its name. The
+// in-process simulator of `kneecap demo` listens on an ephemeral loopback port that means
+// nothing to a reader: a loopback endpoint of kneecap-sim is "built-in simulator".
+func subtitle(m analysis.Meta) string {
 	var parts []string
-	for _, s := range []string{m.Model, m.Endpoint, formatDate(m.Date)} {
+	for _, s := range []string{m.Model, endpointName(m), formatDate(m.Date)} {
 		if s != "" {
 			parts = append(parts, s)
 		}
@@ -333,10 +224,22 @@ func title(kind string, m analysis.Meta) string {
 	if len(parts) == 0 && m.Name != "" {
 		parts = append(parts, m.Name)
 	}
-	if len(parts) == 0 {
-		return kind
+	return strings.Join(parts, " · ")
+}
+
+// endpointName is m's endpoint as the titles print it.
+func endpointName(m analysis.Meta) string {
+	if m.Server == nil || m.Server.Engine != sweep.SimEngine {
+		return m.Endpoint
 	}
-	return kind + "\n" + strings.Join(parts, " · ")
+	u, err := url.Parse(m.Endpoint)
+	if err != nil {
+		return m.Endpoint
+	}
+	if ip := net.ParseIP(u.Hostname()); u.Hostname() == "localhost" || ip != nil && ip.IsLoopback() {
+		return "built-in simulator"
+	}
+	return m.Endpoint
 }
 
 // formatDate shortens an RFC 3339 date to minutes in UTC; anything else is returned as is.
@@ -418,6 +321,8 @@ func (b *builder) addSeries(name string, c color.Color, dash []vg.Length, glyph 
 		b.p.Add(l, s)
 		b.legend(name, l, s)
 		b.track(xsOf(valid), ysOf(valid))
+		b.marked(valid, s.Radius)
+		b.lines = append(b.lines, valid)
 	}
 	if len(invalid) > 0 {
 		s, err := plotter.NewScatter(invalid)
@@ -427,11 +332,19 @@ func (b *builder) addSeries(name string, c color.Color, dash []vg.Length, glyph 
 		s.Color, s.Shape, s.Radius = c, draw.RingGlyph{}, vg.Points(3.5)
 		b.p.Add(s)
 		b.track(xsOf(invalid), ysOf(invalid))
+		b.marked(invalid, s.Radius)
 		if len(valid) == 0 {
 			b.legend(name+" (excluded)", s)
 		}
 	}
 	return len(invalid) > 0, nil
+}
+
+// marked records glyphs of radius r at pts, which point labels keep clear of.
+func (b *builder) marked(pts plotter.XYs, r vg.Length) {
+	for _, p := range pts {
+		b.marks = append(b.marks, mark{p.X, p.Y, r})
+	}
 }
 
 // markAdded rings the levels a sweep added after its planned ones (sweep.refine) with a
@@ -453,6 +366,7 @@ func (b *builder) markAdded(ls []analysis.Level, y func(l *analysis.Level) analy
 	}
 	s.GlyphStyle = draw.GlyphStyle{Color: colGray, Shape: hollowBox{}, Radius: vg.Points(5.5)}
 	b.p.Add(s)
+	b.marked(pts, s.Radius)
 	b.legend("level added after the planned ones (sweep.refine)", s)
 	return nil
 }
@@ -563,9 +477,9 @@ func (b *builder) hline(y float64, name string, c color.Color, dash []vg.Length)
 func fmtNum(v float64) string { return analysis.Float(v).Format() }
 
 // plotOf unwraps a builder's plot.
-func plotOf(b *builder, err error) (*plot.Plot, error) {
+func plotOf(b *builder, err error) (*Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.p, nil
+	return b.figure(), nil
 }

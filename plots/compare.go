@@ -7,7 +7,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -55,7 +54,7 @@ func compareTitle(kind string, runs []*analysis.Result) string {
 // run's valid levels is a dashed vertical line in the run's colour instead. labels[i] names
 // runs[i]. Arrival-rate runs are drawn against the offered rate instead (DESIGN §5.1); runs of both modes
 // are an error (analysis.SameMode).
-func CompareThroughput(runs []*analysis.Result, labels []string) (*plot.Plot, error) {
+func CompareThroughput(runs []*analysis.Result, labels []string) (*Figure, error) {
 	return plotOf(compareThroughputChart(runs, labels))
 }
 
@@ -131,11 +130,11 @@ func onLineLog2(pts plotter.XYs, x float64) (y float64, ok bool) {
 
 // CompareLatency overlays latency against output throughput for several runs: E2E p95 solid
 // and TTFT p95 dashed, one colour per run, each level's E2E p95 point (its TTFT p95 point when
-// E2E p95 is missing) labelled "N=c" with its concurrency in the run's colour. A label that
-// would overlap one already placed (an earlier level of the same run, or any level of an
-// earlier run) is left out. labels[i] names runs[i]. Arrival-rate runs are drawn
+// E2E p95 is missing) labelled "N=c" with its concurrency in the run's colour, placed clear
+// of the markers and of the labels placed before it (an earlier level of the same run, or
+// any level of an earlier run), led out or left out when there is no room (labelPlacer). labels[i] names runs[i]. Arrival-rate runs are drawn
 // against the offered rate instead (DESIGN §5.1); runs of both modes are an error (analysis.SameMode).
-func CompareLatency(runs []*analysis.Result, labels []string) (*plot.Plot, error) {
+func CompareLatency(runs []*analysis.Result, labels []string) (*Figure, error) {
 	return plotOf(compareLatencyChart(runs, labels))
 }
 
@@ -149,8 +148,6 @@ func compareLatencyChart(runs []*analysis.Result, labels []string) (*builder, er
 	b := newBuilder(compareTitle("Latency vs throughput — comparison", runs), "output throughput (tokens/s)", "latency (ms)")
 	b.autoLogY = true
 	drawn, hadInvalid := false, false
-	labs := make([]plotter.XYLabels, len(runs))
-	cols := make([]color.Color, len(runs))
 	for i, r := range runs {
 		ls := sortedLevels(r)
 		d, hi, err := b.addLatencies(ls, outputTPS, []latencySeries{
@@ -161,10 +158,8 @@ func compareLatencyChart(runs []*analysis.Result, labels []string) (*builder, er
 			return nil, err
 		}
 		drawn, hadInvalid = drawn || d, hadInvalid || hi
-		labs[i] = concurrencyLabels(ls, func(l *analysis.Level) analysis.Float { return l.TTFT.P95 })
-		cols[i] = runColor(i)
+		b.addLabels(concurrencyLabels(ls, func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }), runColor(i))
 	}
-	b.pointLabels(labs, cols)
 	if !drawn {
 		return b.noData("no data: no run has both output throughput and latency")
 	}
@@ -172,74 +167,6 @@ func compareLatencyChart(runs []*analysis.Result, labels []string) (*builder, er
 		b.addExcludedLegend()
 	}
 	return b.finish()
-}
-
-// Point labels: small text above and to the left of the point, ending left of it so that a
-// curve rising steeply past saturation does not run through its own labels.
-var (
-	pointLabelSize   = vg.Points(8)
-	pointLabelOffset = vg.Point{X: -vg.Points(4), Y: vg.Points(3)}
-)
-
-// pointLabels labels the points of labs[i] (already tracked) in colour cols[i] once the axis
-// ranges are known, leaving out a label whose text box, laid out on the nominal data area,
-// would overlap a label placed before it (labs in order, each in its points' order).
-func (b *builder) pointLabels(labs []plotter.XYLabels, cols []color.Color) {
-	d := &deferred{}
-	b.p.Add(d)
-	b.decorate = append(b.decorate, func(r ranges) error {
-		var boxes []vg.Rectangle
-		var run []int // run[k] is the index in labs of boxes[k]
-		for i, lab := range labs {
-			if len(lab.XYs) == 0 {
-				continue
-			}
-			all, err := plotter.NewLabels(lab)
-			if err != nil {
-				return fmt.Errorf("plots: labels: %w", err)
-			}
-			for j, pt := range lab.XYs {
-				style := all.TextStyle[j]
-				style.Font.Size = pointLabelSize
-				px, py := b.nominal(r, pt.X, pt.Y)
-				// Right-aligned at the point (the offset, the same for every label, aside).
-				boxes = append(boxes, vg.Rectangle{
-					Min: vg.Point{X: px - style.Width(lab.Labels[j]), Y: py},
-					Max: vg.Point{X: px, Y: py + style.Height(lab.Labels[j])},
-				})
-				run = append(run, i)
-			}
-		}
-		kept := make([]plotter.XYLabels, len(labs))
-		first := make([]int, len(labs)) // index in boxes of labs[i]'s first point
-		for k := len(run) - 1; k >= 0; k-- {
-			first[run[k]] = k
-		}
-		for _, k := range apart(boxes) {
-			i := run[k]
-			kept[i].XYs = append(kept[i].XYs, labs[i].XYs[k-first[i]])
-			kept[i].Labels = append(kept[i].Labels, labs[i].Labels[k-first[i]])
-		}
-		var pls multi
-		for i := range kept {
-			if len(kept[i].XYs) == 0 {
-				continue
-			}
-			pl, err := plotter.NewLabels(kept[i])
-			if err != nil {
-				return fmt.Errorf("plots: labels: %w", err)
-			}
-			for j := range pl.TextStyle {
-				pl.TextStyle[j].Font.Size = pointLabelSize
-				pl.TextStyle[j].Color = cols[i]
-				pl.TextStyle[j].XAlign = text.XRight
-			}
-			pl.Offset = pointLabelOffset
-			pls = append(pls, pl)
-		}
-		d.p = pls
-		return nil
-	})
 }
 
 // multi draws several plotters in order.
@@ -252,33 +179,13 @@ func (m multi) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
-// apart returns the indices of the boxes to keep, in order: each box that intersects no box
-// kept before it.
-func apart(boxes []vg.Rectangle) []int {
-	var keep []int
-next:
-	for i, bx := range boxes {
-		for _, j := range keep {
-			o := boxes[j]
-			if bx.Min.X < o.Max.X && o.Min.X < bx.Max.X && bx.Min.Y < o.Max.Y && o.Min.Y < bx.Max.Y {
-				continue next
-			}
-		}
-		keep = append(keep, i)
+// addLabels labels the points of lab (already tracked) in colour c, placed when the chart is
+// drawn (labelPlacer), after the labels added before.
+func (b *builder) addLabels(lab plotter.XYLabels, c color.Color) {
+	if b.labels == nil {
+		b.labels = &labelPlacer{}
 	}
-	return keep
-}
-
-// nominal returns the position of (x, y) in points from the bottom left of the nominal data
-// area (nominalDataW × nominalDataH) for the ranges r and b's axis scales.
-func (b *builder) nominal(r ranges, x, y float64) (px, py vg.Length) {
-	fx := (x - r.xmin) / (r.xmax - r.xmin)
-	if b.logX {
-		fx = math.Log(x/r.xmin) / math.Log(r.xmax/r.xmin)
+	for i, pt := range lab.XYs {
+		b.labels.pts = append(b.labels.pts, labelPoint{x: pt.X, y: pt.Y, text: lab.Labels[i], color: c})
 	}
-	fy := (y - r.ymin) / (r.ymax - r.ymin)
-	if b.logY {
-		fy = math.Log(y/r.ymin) / math.Log(r.ymax/r.ymin)
-	}
-	return vg.Length(fx) * nominalDataW, vg.Length(fy) * nominalDataH
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/analysis/analysistest"
@@ -69,7 +68,7 @@ func renderSVG(t *testing.T, b *builder, err error) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svg, err := Render(b.p, Width, Height, "svg")
+	svg, err := Render(b.figure(), Width, Height, "svg")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,64 +164,26 @@ func TestCompareLatencyLabels(t *testing.T) {
 	}
 }
 
-// TestCompareLatencyLabelsApart: a label that would overlap one placed before it, of the same
-// run or of an earlier run, is left out.
+// TestCompareLatencyLabelsApart: where two runs' points coincide, the second run's labels
+// take the free places around the first's: no two labels overlap (checkLabels).
 func TestCompareLatencyLabelsApart(t *testing.T) {
 	run := func() *analysis.Result {
 		r := analysistest.Base([]int{1, 2, 4})
-		// N=2 lies 1 tok/s and 1 ms from N=1: on a 0–2160 tok/s × 0–107 ms nominal data
-		// area of 429 × 229 pt that is 0.2 pt across and 2.1 pt up, inside an 8 pt label.
-		// N=4 is 1000 tok/s (199 pt) away.
+		// N=2 lies 1 tok/s and 1 ms from N=1, well inside an 8 pt label; N=4 is far.
 		for i, v := range [][2]float64{{1000, 100}, {1001, 101}, {2000, 100}} {
 			l := &r.Levels[i]
 			l.OutputTPS, l.E2E.P95, l.TTFT.P95 = analysis.Float(v[0]), analysis.Float(v[1]), 50
 		}
 		return r
 	}
-	b, err := compareLatencyChart([]*analysis.Result{run(), run()}, []string{"h100", "a100"})
-	svg := renderSVG(t, b, err)
-	if b.logY {
-		t.Fatal("y axis is logarithmic: the arithmetic in the comment no longer holds")
+	f, err := CompareLatency([]*analysis.Result{run(), run()}, []string{"h100", "a100"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	// The second run's points coincide with the first's, so all its labels are left out.
-	for c, wants := range map[string]map[string]int{
-		"1F77B4": {"N=1": 1, "N=2": 0, "N=4": 1},
-		"FF7F0E": {"N=1": 0, "N=2": 0, "N=4": 0},
-	} {
-		for label, want := range wants {
-			if got := strings.Count(svg, "fill:#"+c+"\">"+label+"</text>"); got != want {
-				t.Errorf("#%s %s: %d labels, want %d", c, label, got, want)
-			}
-		}
-	}
-}
-
-func TestApart(t *testing.T) {
-	box := func(x, y float64) vg.Rectangle {
-		return vg.Rectangle{Min: vg.Point{X: vg.Length(x) - 20, Y: vg.Length(y)}, Max: vg.Point{X: vg.Length(x), Y: vg.Length(y) + 9}}
-	}
-	for _, tc := range []struct {
-		name  string
-		boxes []vg.Rectangle
-		want  string
-	}{
-		{"none", nil, ""},
-		{"far apart", []vg.Rectangle{box(0, 0), box(100, 0), box(100, 100)}, "0 1 2"},
-		{"overlap", []vg.Rectangle{box(0, 0), box(5, 5), box(30, 0)}, "0 2"},
-		// Edges that touch do not overlap.
-		{"touching", []vg.Rectangle{box(0, 0), box(20, 0), box(20, 9)}, "0 1 2"},
-		// Box 2 overlaps the dropped box 1 but not the kept box 0: kept.
-		{"against the kept only", []vg.Rectangle{box(0, 0), box(12, 0), box(24, 0)}, "0 2"},
-		// Box 2 overlaps box 0, kept before the last kept box 1: dropped.
-		{"against every kept", []vg.Rectangle{box(0, 0), box(0, 50), box(5, 3)}, "0 1"},
-	} {
-		var got []string
-		for _, i := range apart(tc.boxes) {
-			got = append(got, string(rune('0'+i)))
-		}
-		if g := strings.Join(got, " "); g != tc.want {
-			t.Errorf("%s: kept %q, want %q", tc.name, g, tc.want)
-		}
+	checkLabels(t, "coinciding runs", f, Width, Height)
+	// Four labels around the coinciding N=1 and N=2, two around N=4: there is room for all.
+	if lp := f.labels; len(lp.placed) != 6 {
+		t.Errorf("%d labels placed, %q dropped; want all 6 placed", len(lp.placed), lp.dropped)
 	}
 }
 
@@ -288,7 +249,7 @@ func TestCompareDeterministicSVG(t *testing.T) {
 // `go test ./plots -run TestCompareGolden -update` and look at the images before committing.
 func TestCompareGolden(t *testing.T) {
 	for name, c := range compareCharts(t) {
-		for _, format := range []string{"svg", "png"} {
+		for _, format := range goldenFormats(name) {
 			got, err := Render(c, Width, Height, format)
 			if err != nil {
 				t.Fatal(err)

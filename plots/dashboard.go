@@ -2,60 +2,82 @@ package plots
 
 import (
 	"fmt"
+	"image/color"
 	"io"
 
-	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/kneecap/kneecap/analysis"
 )
 
-// Grid is a row-major grid of plots drawn into one image, with their data areas aligned
-// (plot.Align).
+// Grid is a row-major grid of figures drawn into one image under one subtitle.
 type Grid struct {
-	// Plots holds the rows; every row has the same number of plots.
-	Plots [][]*plot.Plot
+	// Figures holds the rows; every row has the same number of figures.
+	Figures [][]*Figure
+	// Subtitle names the run (model, endpoint, date) once, above the grid; each figure's
+	// title is its kind alone.
+	Subtitle string
 	// Pad is the space between and around tiles.
 	Pad vg.Length
 }
 
 // WriterTo renders the grid as an image of w × h in format "png" or "svg"; it implements Chart.
 func (g *Grid) WriterTo(w, h vg.Length, format string) (io.WriterTo, error) {
-	if len(g.Plots) == 0 || len(g.Plots[0]) == 0 {
-		return nil, fmt.Errorf("plots: grid: no plots")
+	if len(g.Figures) == 0 || len(g.Figures[0]) == 0 {
+		return nil, fmt.Errorf("plots: grid: no figures")
 	}
-	cols := len(g.Plots[0])
-	for i, row := range g.Plots {
-		if len(row) != cols {
-			return nil, fmt.Errorf("plots: grid: row %d has %d plots, want %d", i, len(row), cols)
+	for i, row := range g.Figures {
+		if len(row) != len(g.Figures[0]) {
+			return nil, fmt.Errorf("plots: grid: row %d has %d figures, want %d", i, len(row), len(g.Figures[0]))
 		}
 	}
-	c, err := draw.NewFormattedCanvas(w, h, format)
-	if err != nil {
-		return nil, fmt.Errorf("plots: grid: %w", err)
+	return render(w, h, format, g.Draw)
+}
+
+// Draw draws the subtitle and the figures into c.
+func (g *Grid) Draw(c draw.Canvas) {
+	c.SetColor(color.White)
+	c.Fill(c.Rectangle.Path())
+	if g.Subtitle != "" {
+		sty := sansStyle(titleSize, color.Black)
+		sty.XAlign, sty.YAlign = text.XCenter, text.YTop
+		c.FillText(sty, vg.Point{X: c.Center().X, Y: c.Max.Y - g.Pad}, g.Subtitle)
+		c.Max.Y -= sty.Height(g.Subtitle) + 2*g.Pad
 	}
-	t := draw.Tiles{Rows: len(g.Plots), Cols: cols,
+	t := draw.Tiles{Rows: len(g.Figures), Cols: len(g.Figures[0]),
 		PadTop: g.Pad, PadBottom: g.Pad, PadLeft: g.Pad, PadRight: g.Pad, PadX: 2 * g.Pad, PadY: 2 * g.Pad}
-	canvases := plot.Align(g.Plots, t, draw.New(c))
-	for i, row := range g.Plots {
-		for j, p := range row {
-			p.Draw(canvases[i][j])
+	for i, row := range g.Figures {
+		// The tallest legend of the row sets every one's, so the row's x axes line up.
+		var h vg.Length
+		for j, f := range row {
+			_, fh := legendLayout(f.entries, t.At(c, j, i).Size().X)
+			h = max(h, fh)
+		}
+		for j, f := range row {
+			f.minLegend = h
+			f.Draw(t.At(c, j, i))
 		}
 	}
-	return c, nil
+}
+
+// dashboard lays out four figures 2 × 2 under res's subtitle, each titled by its kind.
+func dashboard(res *analysis.Result, charts ...func(*analysis.Result) (*Figure, error)) (*Grid, error) {
+	var fs []*Figure
+	for _, f := range charts {
+		fig, err := f(res)
+		if err != nil {
+			return nil, fmt.Errorf("plots: dashboard: %w", err)
+		}
+		fig.p.Title.Text = fig.kind
+		fs = append(fs, fig)
+	}
+	return &Grid{Figures: [][]*Figure{{fs[0], fs[1]}, {fs[2], fs[3]}}, Subtitle: subtitle(meta(res)), Pad: vg.Points(6)}, nil
 }
 
 // Dashboard is the 2×2 grid of Throughput, TTFT, TPOT and LatencyVsThroughput, meant for
 // DashboardWidth × DashboardHeight.
 func Dashboard(res *analysis.Result) (*Grid, error) {
-	var ps []*plot.Plot
-	for _, f := range []func(*analysis.Result) (*plot.Plot, error){Throughput, TTFT, TPOT, LatencyVsThroughput} {
-		p, err := f(res)
-		if err != nil {
-			return nil, fmt.Errorf("plots: dashboard: %w", err)
-		}
-		ps = append(ps, p)
-	}
-	return &Grid{Plots: [][]*plot.Plot{{ps[0], ps[1]}, {ps[2], ps[3]}}, Pad: vg.Points(6)}, nil
+	return dashboard(res, Throughput, TTFT, TPOT, LatencyVsThroughput)
 }

@@ -11,6 +11,8 @@
 //
 // Concurrency axes use a base-2 logarithmic scale with ticks at powers of two, because sweeps
 // double concurrency; the throughput knee is "one more doubling adds less than knee_gain".
-// Output is deterministic: SVG carries no timestamps and text uses the Liberation fonts that
-// gonum/plot embeds.
+// Output is deterministic: SVG carries no timestamps and text uses Liberation Sans, which
+// gonum/plot embeds (the SVG names generic fallbacks after it); PNG is at twice 96 dpi. The
+// legend is a strip below the data area; point labels are placed apart when a chart is drawn
+// (labels.go); every axis range ends on a tick (axes.go).
 package plots

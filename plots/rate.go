@@ -5,7 +5,6 @@ import (
 	"image/color"
 	"math"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -63,7 +62,7 @@ func rateOf(res *analysis.Result) *analysis.RateResult {
 // ones below it (points above capacity), the excluded ones hollow; the capacity
 // (rate.capacity_rps) with its 95% interval shaded, or "capacity ≥ x" when every level
 // sustained its rate; and the SLO point (rate.slo_rps).
-func RateThroughput(res *analysis.Result) (*plot.Plot, error) {
+func RateThroughput(res *analysis.Result) (*Figure, error) {
 	return plotOf(rateThroughputChart(res))
 }
 
@@ -170,6 +169,7 @@ func (b *builder) scatter(name string, c color.Color, glyph draw.GlyphDrawer, ra
 	b.p.Add(s)
 	b.legend(name, s)
 	b.track(xsOf(pts), ysOf(pts))
+	b.marked(pts, radius)
 	return nil
 }
 
@@ -177,14 +177,14 @@ func (b *builder) scatter(name string, c color.Color, glyph draw.GlyphDrawer, ra
 // scheduled arrival (the user's view; from the send time for a level without it), beside TTFT
 // p95 from the send time (the server's view), with the TTFT p95 SLO, the TTFT blow-up rate and
 // the capacity. The y axis turns logarithmic when the values span more than 100×.
-func RateTTFT(res *analysis.Result) (*plot.Plot, error) {
+func RateTTFT(res *analysis.Result) (*Figure, error) {
 	return plotOf(rateLatencyChart(res, "Time to first token vs offered rate", "TTFT (ms)", (*analysis.Level).UserTTFT,
 		func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }, "TTFT", sloOf(res, "ttft")))
 }
 
 // RateE2E draws E2E p50, p95 and p99 against the offered rate, from the scheduled arrival (as
 // RateTTFT), beside E2E p95 from the send time, with the E2E p95 SLO and the capacity.
-func RateE2E(res *analysis.Result) (*plot.Plot, error) {
+func RateE2E(res *analysis.Result) (*Figure, error) {
 	return plotOf(rateLatencyChart(res, "End-to-end latency vs offered rate", "E2E (ms)", (*analysis.Level).UserE2E,
 		func(l *analysis.Level) analysis.Float { return l.E2E.P95 }, "E2E", sloOf(res, "e2e")))
 }
@@ -244,7 +244,7 @@ func rateLatencyChart(res *analysis.Result, kind, ylabel string, user func(*anal
 
 // RateLag draws the schedule lag (send − scheduled) p50 and p99 against the offered rate,
 // with the 1 ms limit of the lag p99 of a sustainable level (DESIGN §4.15) and the capacity.
-func RateLag(res *analysis.Result) (*plot.Plot, error) {
+func RateLag(res *analysis.Result) (*Figure, error) {
 	return plotOf(rateLagChart(res))
 }
 
@@ -273,13 +273,5 @@ func rateLagChart(res *analysis.Result) (*builder, error) {
 // RateDashboard is the 2×2 grid of RateThroughput, RateTTFT, RateE2E and RateLag, meant for
 // DashboardWidth × DashboardHeight.
 func RateDashboard(res *analysis.Result) (*Grid, error) {
-	var ps []*plot.Plot
-	for _, f := range []func(*analysis.Result) (*plot.Plot, error){RateThroughput, RateTTFT, RateE2E, RateLag} {
-		p, err := f(res)
-		if err != nil {
-			return nil, fmt.Errorf("plots: dashboard: %w", err)
-		}
-		ps = append(ps, p)
-	}
-	return &Grid{Plots: [][]*plot.Plot{{ps[0], ps[1]}, {ps[2], ps[3]}}, Pad: vg.Points(6)}, nil
+	return dashboard(res, RateThroughput, RateTTFT, RateE2E, RateLag)
 }

@@ -260,6 +260,10 @@ func sloSentence(res *analysis.Result) string {
 	}
 	if slo.GoodputQPS.OK() {
 		t += fmt.Sprintf(" and a goodput of %s requests/s", fnum(slo.GoodputQPS))
+		if slo.GoodputConcurrency > 0 {
+			// Measured at the last passing level, not interpolated to the SLO point.
+			t += fmt.Sprintf(" (measured at concurrency %d)", slo.GoodputConcurrency)
+		}
 	}
 	if l := limitNames[slo.Limit]; l != "" {
 		t += "; " + l + " binds first"

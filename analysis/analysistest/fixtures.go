@@ -112,6 +112,7 @@ func Saturating() *analysis.Result {
 	r.TTFTBlowup = &analysis.Blowup{Concurrency: 33.1, Method: analysis.MethodHinge, BaselineMS: 12, SlopeMSPerUser: 47.6}
 	r.OperatingPoint = &analysis.OperatingPoint{Concurrency: 32, TPS: 2667, Power: 1711}
 	r.SLO.MaxConcurrency, r.SLO.TPS, r.SLO.GoodputQPS, r.SLO.Limit = 45.3, 2667, 20.8, "ttft_p95"
+	r.SLO.GoodputConcurrency = 32 // level 32 measured the goodput: 2667 / 128
 	r.Capacity = &analysis.Capacity{ConcurrentUsers: 1000, ReplicasAtSLO: 23, ReplicasAtKnee: 31, ReplicasAtEfficientPoint: 40,
 		GPUs: 23, CostPerHour: 92, CostPerMTokens: 9.58, CostPerMTokensAtKnee: 9.52, CostPerMTokensAtEfficientPoint: 10.5}
 	r.Warnings = []string{
