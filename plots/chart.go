@@ -36,7 +36,7 @@ type Chart interface {
 // is kept clear of the data assuming a data area of about this size.
 const (
 	// Width and Height are the size of a single chart (7 × 5 in: 672 × 480 pt at 96 dpi,
-	// the PNG 1344 × 960 px at pngDPI).
+	// the PNG 1344 × 960 px at PNGDPI).
 	Width  = 7 * vg.Inch
 	Height = 5 * vg.Inch
 	// DashboardWidth and DashboardHeight are the size of the 2×2 dashboard.
