@@ -47,13 +47,13 @@ func writePage(w io.Writer, op string, p page) error {
 
 // pageCSS lays the page out without script: cards in a wrapping grid, charts in one column
 // and two from 75rem, every table in its own horizontal scroll container so the page never
-// scrolls sideways. Below 40rem a chart keeps 504 px (its 504 pt viewBox at 1 px a point, so
-// its 9 pt legend and tick text is 9 px) and scrolls inside its figure.
+// scrolls sideways. Below 40rem a chart keeps 560 px (its 504-unit viewBox at 1.11 px a unit:
+// 8 pt point labels 8.9 px, 9 pt legend and ticks 10 px) and scrolls inside its figure.
 const pageCSS = `*{box-sizing:border-box}
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans",Arial,sans-serif;margin:1.5rem auto;max-width:90rem;padding:0 1rem;color:#222;line-height:1.45}
 h1{font-size:1.6rem;margin:0 0 .3rem;overflow-wrap:anywhere}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}
 p,li{overflow-wrap:anywhere}.sub{color:#555;margin:.1rem 0}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(10.5rem,1fr));gap:.75rem;margin:1.2rem 0}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(9.5rem,1fr));gap:.75rem;margin:1.2rem 0}
 .card{border:1px solid #d0d7de;border-radius:6px;padding:.55rem .75rem;background:#fff}
 .card .label{font-size:.78rem;color:#555;text-transform:uppercase;letter-spacing:.04em}
 .card .value{font-size:1.55rem;font-weight:600;line-height:1.25;font-variant-numeric:tabular-nums}
@@ -61,7 +61,7 @@ p,li{overflow-wrap:anywhere}.sub{color:#555;margin:.1rem 0}
 .answer{font-size:1.02rem;background:#f6f8fa;border-left:4px solid #1f77b4;padding:.8rem 1rem;max-width:68rem}
 nav.toc ol{display:flex;flex-wrap:wrap;gap:.2rem 1.2rem;list-style:none;padding:0;margin:.5rem 0}
 .charts{display:grid;grid-template-columns:minmax(0,1fr);gap:1rem}@media (min-width:75rem){.charts{grid-template-columns:repeat(2,minmax(0,1fr))}}
-figure{margin:0;overflow-x:auto}figure svg{display:block;width:100%;height:auto}@media (max-width:40rem){figure svg{min-width:504px}}
+figure{margin:0;overflow-x:auto}figure svg{display:block;width:100%;height:auto}@media (max-width:40rem){figure svg{min-width:560px}}
 .scroll{overflow-x:auto;max-width:100%;margin:.5rem 0}
 table{border-collapse:collapse;font-size:.85rem}th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right;vertical-align:top}
 th{background:#f6f8fa}table:not(.text) td{white-space:nowrap}table.text td,table.text th{text-align:left}table.text td{min-width:8rem}
