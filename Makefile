@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/kneecap
 FUZZTIME ?= 30s
 
-.PHONY: build test demo bench fuzz lint clean
+.PHONY: build test demo bench fuzz lint clean screenshots
 
 build:
 	$(GO) build -o $(BIN) ./cmd/kneecap
@@ -49,6 +49,12 @@ fuzz:
 	    fi; \
 	  done; \
 	done
+
+# screenshots: report.html and compare.html in headless Chromium at 1,400 and 390 px (the
+# layout checks of report.TestBrowserLayout), screenshots into runs/screenshots; the test
+# skips when no Chromium is installed (apt-get install chromium).
+screenshots:
+	KNEECAP_SCREENSHOTS=$(CURDIR)/runs/screenshots $(GO) test -count=1 -run TestBrowserLayout -v ./report
 
 clean:
 	rm -rf bin runs

@@ -142,14 +142,9 @@ func Compare(w io.Writer, runs []*analysis.Result, labels []string, charts []str
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "# kneecap comparison: %s\n\n", mdText(strings.Join(labels, " vs ")))
 	mdTable(bw, compareTable(runs, labels))
-	if len(runs) > 0 && isRate(runs[0]) {
-		fmt.Fprintf(bw, "\n%s\n\n", mdText(rateCompareNote))
-	} else {
-		fmt.Fprint(bw, "\nKnee: where throughput stops growing, by its rule: plateau onset, the breakpoint of a sharp-knee fit (batch slot limit S or hinge breakpoint) whose plateau was measured; marginal gain, the efficient point. Efficient point: smallest concurrency where one more doubling adds less than the knee gain in throughput. Both on the best fit, with bootstrap 95% intervals. SLO point: largest concurrency meeting every SLO; “≥ N”: every valid level meets the SLOs, so the limit lies beyond the largest level N (TPS at SLO is then that level's). “—”: not computed.\n\n")
-	}
+	fmt.Fprintf(bw, "\n%s\n\n", mdText(compareNote(runs[0])))
 	if gate != nil {
-		fmt.Fprintf(bw, "## Regression gate\n\nEach run against %s (the baseline): a figure regresses when it falls more than %s below the baseline's. %d regressed. A figure either run could not compute is unknown; “≥ N” is a lower bound (every valid level met the SLOs), which decides only what it can.\n\n",
-			mdText(labels[0]), fpct(analysis.Float(gate.MaxDrop)), gate.Regressions())
+		fmt.Fprintf(bw, "## Regression gate\n\n%s\n\n", mdText(gateIntro(gate, labels)))
 		mdTable(bw, gateTable(gate, labels))
 		fmt.Fprintln(bw)
 		for _, w := range gate.Warnings {

@@ -1,6 +1,7 @@
 // Package report writes the human-readable results of a kneecap run (DESIGN §5): the console
-// summary printed at the end of sweep and analyze, report.md, and a self-contained
-// report.html with the charts inlined as SVG.
+// summary printed at the end of sweep and analyze, report.md, a self-contained report.html
+// with figure cards above the answer and the charts inlined as SVG, and compare.md and
+// compare.html for kneecap compare.
 //
 // Every report opens with the answer — the maximum throughput, the knee with its interval, the
 // TTFT blow-up, the SLO point, the operating point and the capacity plan — then the level

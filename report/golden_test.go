@@ -103,7 +103,7 @@ func degraded() *analysis.Result {
 	return r
 }
 
-// TestGoldenCompare pins compare.md and the compare console table of fixed runs: the
+// TestGoldenCompare pins compare.md, compare.html (without charts) and the compare console table of fixed runs: the
 // saturating fixture against the linear twenty-level plan, and against its degraded copy
 // under a 10% regression gate.
 func TestGoldenCompare(t *testing.T) {
@@ -127,6 +127,11 @@ func TestGoldenCompare(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkGolden(t, filepath.Join(c.name, "compare.md"), md.Bytes())
+			var h bytes.Buffer
+			if err := report.CompareHTML(&h, c.runs, c.labels, nil, c.gate); err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, filepath.Join(c.name, "compare.html"), h.Bytes())
 			if err := report.CompareConsole(&con, c.runs, c.labels, c.gate); err != nil {
 				t.Fatal(err)
 			}

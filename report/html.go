@@ -11,19 +11,73 @@ import (
 )
 
 // chartOrder is the order charts appear in report.html; names not listed follow, sorted.
-var chartOrder = []string{"throughput", "ttft", "tpot", "latency_vs_throughput", "qps", "rate_throughput", "rate_ttft", "rate_e2e", "rate_lag"}
+var chartOrder = []string{"throughput", "ttft", "tpot", "latency_vs_throughput", "qps", "rate_throughput", "rate_ttft", "rate_e2e", "rate_lag",
+	"compare_throughput", "compare_latency"}
 
 // HTML writes report.html: the content of the Markdown report in one self-contained page with
-// minimal CSS and no external assets. svgs maps chart names (throughput, ttft, …) to SVG
-// documents, which are inlined; "dashboard" is left out when the charts it tiles are present.
+// CSS only (no script, no external assets), opening with figure cards (DESIGN §5.2). svgs
+// maps chart names (throughput, ttft, …) to SVG documents, which are inlined; "dashboard" is
+// left out when the charts it tiles are present.
 func HTML(w io.Writer, res *analysis.Result, svgs map[string][]byte) error {
 	if res == nil {
 		return fmt.Errorf("report: html: nil result")
 	}
-	type chart struct {
-		Name string
-		SVG  template.HTML
+	charts, err := inlineCharts(svgs)
+	if err != nil {
+		return fmt.Errorf("report: html: %w", err)
 	}
+	title := "kneecap report"
+	if res.Meta.Name != "" {
+		title += ": " + res.Meta.Name
+	}
+	p := page{
+		Title: title, Subtitle: subtitle(res.Meta), Source: res.Meta.Source, StopReason: res.Meta.StopReason,
+		Provenance: provenance(res.Meta), Cards: cards(res), Answer: Answer(res),
+		Warnings: numberedList("w", res.Warnings), Charts: charts, Sections: reportSections(res),
+	}
+	return writePage(w, "html", p)
+}
+
+// reportSections are report.html's sections after the charts, those with something to show.
+func reportSections(res *analysis.Result) []section {
+	lv := section{ID: "levels", Title: "Levels", Empty: "No levels were measured."}
+	if len(res.Levels) > 0 {
+		t := levelTable(res)
+		lv.Table, lv.Note = &t, levelsNote(res)
+	}
+	ss := []section{lv}
+	if hasLengths(res) {
+		t := lengthsTable(res)
+		ss = append(ss, section{ID: "lengths", Title: "Token lengths", Table: &t, Note: lengthsNote})
+	}
+	if fits := fitNotes(res); len(fits) > 0 {
+		ss = append(ss, section{ID: "fits", Title: "Fitted models", Items: fits})
+	}
+	m := methodTable(res)
+	ss = append(ss, section{ID: "method", Title: "Method", Table: &m})
+	if len(res.Levels) > 0 {
+		t := validityTable(res)
+		ss = append(ss, section{ID: "validity", Title: "Validity checks", Table: &t, Note: validityNote(res)})
+	}
+	if hasServer(res) {
+		t := serverTable(res)
+		ss = append(ss, section{ID: "server", Title: "Server metrics", Table: &t, Note: serverNote})
+	}
+	if len(res.Warnings) > 0 {
+		ss = append(ss, section{ID: "warnings", Title: "Warnings", Warnings: numberedList("w", res.Warnings)})
+	}
+	return ss
+}
+
+// chart is one inlined SVG chart and its name.
+type chart struct {
+	Name string
+	SVG  template.HTML
+}
+
+// inlineCharts orders the charts by chartOrder, leaves out a dashboard whose charts are
+// present, and checks every SVG (inlineSVG).
+func inlineCharts(svgs map[string][]byte) ([]chart, error) {
 	var names []string
 	seen := map[string]bool{}
 	for _, n := range chartOrder {
@@ -44,58 +98,24 @@ func HTML(w io.Writer, res *analysis.Result, svgs map[string][]byte) error {
 	for _, n := range names {
 		svg, err := inlineSVG(svgs[n])
 		if err != nil {
-			return fmt.Errorf("report: html: chart %s: %w", n, err)
+			return nil, fmt.Errorf("chart %s: %w", n, err)
 		}
 		charts = append(charts, chart{Name: n, SVG: svg})
 	}
-	title := "kneecap report"
-	if res.Meta.Name != "" {
-		title += ": " + res.Meta.Name
-	}
-	data := struct {
-		Title, Subtitle, Source, StopReason string
-		Provenance                          string
-		Answer                              []string
-		Warnings                            []numbered
-		Charts                              []chart
-		Levels, Method, Validity, Server    table
-		HasLevels, HasServer                bool
-		ServerNote                          string
-		Fits                                []string
-		HasLengths                          bool
-		Lengths                             table
-		LengthsNote                         string
-		LevelsNote, ValidityNote            string
-	}{
-		Title: title, Subtitle: subtitle(res.Meta), Source: res.Meta.Source, StopReason: res.Meta.StopReason,
-		Provenance: provenance(res.Meta),
-		Answer:     Answer(res), Warnings: numberedList(res.Warnings), Charts: charts,
-		Levels: levelTable(res), Method: methodTable(res), Validity: validityTable(res),
-		HasLevels: len(res.Levels) > 0, Fits: fitNotes(res),
-		HasServer: hasServer(res), Server: serverTable(res), ServerNote: serverNote,
-		HasLengths: hasLengths(res), Lengths: lengthsTable(res), LengthsNote: lengthsNote,
-		LevelsNote: levelsNote(res), ValidityNote: validityNote(res),
-	}
-	var buf bytes.Buffer
-	if err := htmlTemplate.Execute(&buf, data); err != nil {
-		return fmt.Errorf("report: html: %w", err)
-	}
-	if _, err := w.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("report: html: %w", err)
-	}
-	return nil
+	return charts, nil
 }
 
-// numbered is a list item with its 1-based number.
+// numbered is a list item with its 1-based number and its element id (prefix and number).
 type numbered struct {
 	N    int
+	ID   string
 	Text string
 }
 
-func numberedList(ss []string) []numbered {
+func numberedList(prefix string, ss []string) []numbered {
 	out := make([]numbered, len(ss))
 	for i, s := range ss {
-		out[i] = numbered{N: i + 1, Text: s}
+		out[i] = numbered{N: i + 1, ID: fmt.Sprintf("%s%d", prefix, i+1), Text: s}
 	}
 	return out
 }
@@ -117,56 +137,3 @@ func inlineSVG(b []byte) (template.HTML, error) {
 	}
 	return template.HTML(b), nil //nolint:gosec // generated by gonum/plot and checked above
 }
-
-var htmlTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Title}}</title>
-<style>
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans",sans-serif;margin:2rem auto;max-width:80rem;padding:0 1rem;color:#222;line-height:1.45}
-h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}
-.sub{color:#666;margin-top:0}.answer{font-size:1.05rem;background:#f6f8fa;border-left:4px solid #1f77b4;padding:.8rem 1rem}
-table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right;vertical-align:top}
-th{background:#f6f8fa}table.text td,table.text th{text-align:left}td.l,th.l{text-align:left}.charts figure{margin:1rem 0}svg{max-width:100%;height:auto}
-.note{color:#555;font-size:.85rem}ol.warnings li{margin:.3rem 0}code{font-size:.9em}
-</style>
-</head>
-<body>
-<h1>{{.Title}}</h1>
-{{with .Subtitle}}<p class="sub">{{.}}</p>{{end}}
-{{with .Source}}<p class="sub">Source: <code>{{.}}</code>{{with $.StopReason}} · stopped: {{.}}{{end}}</p>{{end}}
-{{with .Provenance}}<p class="sub">{{.}}</p>{{end}}
-<p class="answer">{{range .Answer}}{{.}} {{end}}{{if .Warnings}}{{len .Warnings}} warning(s):{{range .Warnings}} <sup><a href="#w{{.N}}">{{.N}}</a></sup>{{end}}.{{end}}</p>
-{{if .Charts}}<h2>Charts</h2>
-<div class="charts">{{range .Charts}}
-<figure id="chart-{{.Name}}">{{.SVG}}</figure>{{end}}
-</div>{{end}}
-<h2>Levels</h2>
-{{if .HasLevels}}{{template "table" .Levels}}
-<p class="note">{{.LevelsNote}}</p>
-{{else}}<p>No levels were measured.</p>{{end}}
-{{if .HasLengths}}<h2>Token lengths</h2>
-{{template "table" .Lengths}}
-<p class="note">{{.LengthsNote}}</p>{{end}}
-{{if .Fits}}<h2>Fitted models</h2>
-<ul>{{range .Fits}}<li>{{.}}</li>{{end}}</ul>{{end}}
-<h2>Method</h2>
-{{template "table" .Method}}
-{{if .HasLevels}}<h2>Validity checks</h2>
-{{template "table" .Validity}}
-<p class="note">{{.ValidityNote}}</p>{{end}}
-{{if .HasServer}}<h2>Server metrics</h2>
-{{template "table" .Server}}
-<p class="note">{{.ServerNote}}</p>{{end}}
-{{if .Warnings}}<h2>Warnings</h2>
-<ol class="warnings">{{range .Warnings}}<li id="w{{.N}}">{{.Text}}</li>{{end}}</ol>{{end}}
-</body>
-</html>
-{{define "table"}}<table{{with .Class}} class="{{.}}"{{end}}>
-<thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>
-<tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</tbody>
-</table>{{end}}
-`))

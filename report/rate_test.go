@@ -76,7 +76,7 @@ func TestRateAnswer(t *testing.T) {
 	}
 }
 
-// TestGoldenRateCompare pins compare.md and the compare console table of two arrival-rate
+// TestGoldenRateCompare pins compare.md, compare.html and the compare console table of two arrival-rate
 // runs under a 10% gate.
 func TestGoldenRateCompare(t *testing.T) {
 	runs := []*analysis.Result{analysistest.Rate(), analysistest.RateBeyond()}
@@ -87,6 +87,11 @@ func TestGoldenRateCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, filepath.Join("compare_rate", "compare.md"), md.Bytes())
+	var h bytes.Buffer
+	if err := report.CompareHTML(&h, runs, labels, nil, &g); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, filepath.Join("compare_rate", "compare.html"), h.Bytes())
 	if err := report.CompareConsole(&con, runs, labels, &g); err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +105,9 @@ func TestCompareRefusesMixedModes(t *testing.T) {
 	err := report.Compare(io.Discard, runs, []string{"closed", "open"}, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "runs of different modes: closed is a closed-loop concurrency sweep (mode concurrency), open an open-loop arrival-rate sweep (mode rate)") {
 		t.Errorf("compare: %v", err)
+	}
+	if err := report.CompareHTML(io.Discard, runs, []string{"closed", "open"}, nil, nil); err == nil {
+		t.Error("compare html of mixed modes: no error")
 	}
 	if err := report.CompareConsole(io.Discard, runs, []string{"closed", "open"}, nil); err == nil {
 		t.Error("compare console of mixed modes: no error")

@@ -130,8 +130,9 @@ func TestHTMLServerMetrics(t *testing.T) {
 		t.Fatalf("server metrics section missing or out of place (at %d)", i)
 	}
 	// The section (heading, table, note) is well-formed XML.
-	sec := doc[i:strings.Index(doc, "<h2>Warnings</h2>")]
-	d := xml.NewDecoder(strings.NewReader("<div>" + sec + "</div>"))
+	start := strings.LastIndex(doc[:i], "<section")
+	sec := doc[start : i+strings.Index(doc[i:], "</section>")+len("</section>")]
+	d := xml.NewDecoder(strings.NewReader(sec))
 	for {
 		_, err := d.Token()
 		if errors.Is(err, io.EOF) {

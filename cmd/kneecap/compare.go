@@ -23,7 +23,8 @@ const compareUsage = "RUN... -o DIR [--max-regression PCT]\n\n" +
 	"Compares two or more analyzed runs (one per GPU type, or before and after a change). Each\n" +
 	"RUN is a results directory, a directory holding analysis.json, or an analysis.json file\n" +
 	"(run kneecap analyze first). Writes DIR/compare.md (a side-by-side table of knee, max TPS,\n" +
-	"SLO point and TTFT blow-up, then each run's answer and warnings) and the overlay charts\n" +
+	"SLO point and TTFT blow-up, then each run's answer and warnings), the same as one page,\n" +
+	"DIR/compare.html (the charts inlined, no script), and the overlay charts\n" +
 	"DIR/compare_throughput (TPS vs concurrency, each knee marked) and DIR/compare_latency\n" +
 	"(E2E and TTFT p95 vs TPS, points labelled N=concurrency) as PNG and SVG; prints the table.\n\n" +
 	"--max-regression PCT (such as 10%) makes compare a regression gate for continuous\n" +
@@ -34,13 +35,13 @@ const compareUsage = "RUN... -o DIR [--max-regression PCT]\n\n" +
 
 // cmdCompare overlays several analyzed runs: `kneecap compare RUN... -o DIR`. Each RUN is a
 // results directory (or any directory holding analysis.json, or the analysis.json file
-// itself). It writes compare_throughput and compare_latency as PNG and SVG and compare.md
-// with a side-by-side table into DIR, and prints the table to stdout. Fewer than two runs, a
-// run without a readable analysis.json, or runs of both modes (closed loop and arrival rate)
-// is a usage error (exit 2) naming them.
+// itself). It writes compare_throughput and compare_latency as PNG and SVG, and compare.md
+// and compare.html with a side-by-side table, into DIR, and prints the table to stdout.
+// Fewer than two runs, a run without a readable analysis.json, or runs of both modes
+// (closed loop and arrival rate) is a usage error (exit 2) naming them.
 func cmdCompare(ctx context.Context, e *env, args []string) error {
 	fset := newFlagSet(e, "compare", compareUsage)
-	out := fset.String("o", "", "output `DIR` for compare.md and the overlay charts (required)")
+	out := fset.String("o", "", "output `DIR` for compare.md, compare.html and the overlay charts (required)")
 	maxReg := fset.String("max-regression", "", "exit 4 when a headline figure falls more than `PCT` (10% or 0.1) below the first run's")
 	pos, err := parseArgs(fset, args)
 	if err != nil {
@@ -98,9 +99,13 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("compare: %w", err)
 	}
 	var charts []string
+	svgs := map[string][]byte{}
 	for _, c := range overlays {
-		if c.Format == "png" {
+		switch c.Format {
+		case "png":
 			charts = append(charts, c.FileName())
+		case "svg":
+			svgs[c.Name] = c.Data
 		}
 	}
 	var gate *analysis.GateReport
@@ -123,6 +128,13 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("compare: %w", err)
 	}
 	if err := rundir.WriteFileAtomic(filepath.Join(*out, "compare.md"), md.Bytes()); err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	var page bytes.Buffer
+	if err := report.CompareHTML(&page, runs, labels, svgs, gate); err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	if err := rundir.WriteFileAtomic(filepath.Join(*out, "compare.html"), page.Bytes()); err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
 	if err := report.CompareConsole(e.stdout, runs, labels, gate); err != nil {

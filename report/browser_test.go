@@ -1,0 +1,251 @@
+package report_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image/png"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/analysis/analysistest"
+	"github.com/kneecap/kneecap/plots"
+	"github.com/kneecap/kneecap/report"
+)
+
+// browserWidths are the viewport widths, in CSS px, report.html is checked at: a laptop and a
+// phone.
+var browserWidths = []int{1400, 390}
+
+// chromium finds a headless Chromium: $KNEECAP_CHROMIUM, else the usual names on PATH; ""
+// when there is none.
+func chromium() string {
+	if p := os.Getenv("KNEECAP_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, n := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless_shell"} {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// layout is what the harness measures of one page in an iframe of one width.
+type layout struct {
+	Width, ScrollWidth, ClientWidth   int
+	Cards, CardsOutside, FirstCardTop int
+	Tables, TablesUnwrapped, Charts   int
+	MinChartTextPx                    float64
+}
+
+// harness loads page in an iframe per width and writes the layouts as "RESULT [json]" into
+// its own DOM, for chromium --dump-dom. The iframes are same-origin (one loopback server), so
+// the script can read their documents; report.html itself has no script.
+func harness(page string) string {
+	var frames, ids []string
+	for _, w := range browserWidths {
+		id := "f" + strconv.Itoa(w)
+		frames = append(frames, `<iframe id="`+id+`" width="`+strconv.Itoa(w)+`" height="900"></iframe>`)
+		ids = append(ids, `'`+id+`'`)
+	}
+	return `<!DOCTYPE html><html><body><pre id="out"></pre>` + strings.Join(frames, "") + `<script>
+function measure(f){var d=f.contentDocument,de=d.documentElement,w=f.contentWindow;
+var r={Width:+f.width,ScrollWidth:de.scrollWidth,ClientWidth:de.clientWidth,Cards:0,CardsOutside:0,FirstCardTop:-1,Tables:0,TablesUnwrapped:0,Charts:0,MinChartTextPx:0};
+d.querySelectorAll('.card').forEach(function(c){var b=c.getBoundingClientRect();if(r.Cards++===0)r.FirstCardTop=Math.round(b.top);if(b.left<0||b.right>de.clientWidth+0.5)r.CardsOutside++;});
+d.querySelectorAll('table').forEach(function(t){r.Tables++;var p=t.parentElement;if(!p.classList.contains('scroll'))r.TablesUnwrapped++;});
+var min=Infinity;d.querySelectorAll('figure svg').forEach(function(s){r.Charts++;var k=s.getBoundingClientRect().width/s.viewBox.baseVal.width;
+s.querySelectorAll('text').forEach(function(t){min=Math.min(min,parseFloat(w.getComputedStyle(t).fontSize)*k);});});
+r.MinChartTextPx=min===Infinity?0:min;return r;}
+var done=[],ids=[` + strings.Join(ids, ",") + `];
+ids.forEach(function(id){var f=document.getElementById(id);f.addEventListener('load',function(){done.push(measure(f));
+if(done.length===ids.length)document.getElementById('out').textContent='RESULT '+JSON.stringify(done);});f.src='` + page + `';});
+</script></body></html>`
+}
+
+// svgCharts renders res's charts (the dashboard left out, as report.html does) as SVG at the
+// size kneecap writes them.
+func svgCharts(t *testing.T, res *analysis.Result) map[string][]byte {
+	t.Helper()
+	svgs := map[string][]byte{}
+	for _, name := range plots.NamesFor(res.Mode) {
+		if name == "dashboard" {
+			continue
+		}
+		c, err := plots.Build(name, res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if svgs[name], err = plots.Render(c, plots.Width, plots.Height, "svg"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return svgs
+}
+
+// compareCharts renders the two overlay charts of runs as SVG.
+func compareCharts(t *testing.T, runs []*analysis.Result, labels []string) map[string][]byte {
+	t.Helper()
+	svgs := map[string][]byte{}
+	for name, build := range map[string]func([]*analysis.Result, []string) (*plots.Figure, error){
+		"compare_throughput": plots.CompareThroughput, "compare_latency": plots.CompareLatency} {
+		c, err := build(runs, labels)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if svgs[name], err = plots.Render(c, plots.Width, plots.Height, "svg"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return svgs
+}
+
+// browserPage is one page checked in Chromium, with how many cards and charts it shows.
+type browserPage struct {
+	name          string
+	html          []byte
+	cards, charts int
+}
+
+func browserPages(t *testing.T) []browserPage {
+	var closed, rate, cmp bytes.Buffer
+	sat := analysistest.Saturating()
+	if err := report.HTML(&closed, sat, svgCharts(t, sat)); err != nil {
+		t.Fatal(err)
+	}
+	rr := analysistest.Rate()
+	if err := report.HTML(&rate, rr, svgCharts(t, rr)); err != nil {
+		t.Fatal(err)
+	}
+	runs, labels := []*analysis.Result{sat, analysistest.TwentyLevels()}, []string{"h100", "a100"}
+	if err := report.CompareHTML(&cmp, runs, labels, compareCharts(t, runs, labels), nil); err != nil {
+		t.Fatal(err)
+	}
+	return []browserPage{{"report", closed.Bytes(), 5, 5}, {"rate", rate.Bytes(), 5, 4}, {"compare", cmp.Bytes(), 9, 2}}
+}
+
+// minChartTextPx is the smallest chart text, in CSS px, accepted as readable: gonum/plot's
+// 8 pt point labels at a chart width of 504 × 1.06 px.
+const minChartTextPx = 8.5
+
+// TestBrowserLayout loads report.html (closed loop and arrival rate, with their charts) and
+// compare.html in headless Chromium at 1,400 and 390 px and checks what a reader would see:
+// no horizontal page scroll, the figure cards on the first screen and inside the page, every
+// table in its own scroll container, every chart drawn with its smallest text at least
+// minChartTextPx. It screenshots each page at both widths into $KNEECAP_SCREENSHOTS (`make
+// screenshots`), else a temporary directory. Skipped when no Chromium is installed.
+func TestBrowserLayout(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		t.Skip("no headless Chromium (apt-get install chromium, or set KNEECAP_CHROMIUM)")
+	}
+	dir := t.TempDir()
+	shots := os.Getenv("KNEECAP_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	} else if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pages := browserPages(t)
+	for _, p := range pages {
+		write(t, filepath.Join(dir, p.name+".html"), p.html)
+		write(t, filepath.Join(dir, "harness-"+p.name+".html"), []byte(harness(p.name+".html")))
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	t.Cleanup(srv.Close)
+	for _, p := range pages {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			out := runChromium(t, bin, "--dump-dom", srv.URL+"/harness-"+p.name+".html")
+			_, js, ok := strings.Cut(string(out), "RESULT ")
+			if !ok {
+				t.Fatalf("the harness wrote no result:\n%.2000s", out)
+			}
+			js, _, _ = strings.Cut(js, "</pre>")
+			var ls []layout
+			if err := json.Unmarshal([]byte(js), &ls); err != nil {
+				t.Fatalf("harness result %q: %v", js, err)
+			}
+			if len(ls) != len(browserWidths) {
+				t.Fatalf("%d layouts, want %d", len(ls), len(browserWidths))
+			}
+			for _, l := range ls {
+				checkLayout(t, p, l)
+			}
+			for _, w := range browserWidths {
+				shot := filepath.Join(shots, p.name+"-"+strconv.Itoa(w)+".png")
+				runChromium(t, bin, "--screenshot="+shot, "--window-size="+strconv.Itoa(w)+",2400", srv.URL+"/"+p.name+".html")
+				checkScreenshot(t, shot, w)
+			}
+		})
+	}
+}
+
+func checkLayout(t *testing.T, p browserPage, l layout) {
+	t.Helper()
+	if l.ScrollWidth > l.ClientWidth {
+		t.Errorf("%s at %d px: the page scrolls sideways (scroll width %d px > %d px)", p.name, l.Width, l.ScrollWidth, l.ClientWidth)
+	}
+	if l.Cards != p.cards || l.CardsOutside > 0 {
+		t.Errorf("%s at %d px: %d cards (want %d), %d outside the page", p.name, l.Width, l.Cards, p.cards, l.CardsOutside)
+	}
+	if p.name != "compare" && (l.FirstCardTop < 0 || l.FirstCardTop > 900) {
+		t.Errorf("%s at %d px: the first card is at %d px, not on the first screen (900 px)", p.name, l.Width, l.FirstCardTop)
+	}
+	if l.Tables == 0 || l.TablesUnwrapped > 0 {
+		t.Errorf("%s at %d px: %d tables, %d not in a scroll container", p.name, l.Width, l.Tables, l.TablesUnwrapped)
+	}
+	if l.Charts != p.charts || l.MinChartTextPx < minChartTextPx {
+		t.Errorf("%s at %d px: %d charts (want %d), smallest chart text %.2f px (want ≥ %.1f)", p.name, l.Width, l.Charts, p.charts, l.MinChartTextPx, minChartTextPx)
+	}
+}
+
+// runChromium runs headless Chromium with args (its own profile; as root it needs
+// --no-sandbox) and returns its stdout.
+func runChromium(t *testing.T, bin string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=" + t.TempDir(), "--virtual-time-budget=10000"}
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%.2000s", bin, strings.Join(args, " "), err, stderr.String())
+	}
+	return out
+}
+
+// checkScreenshot decodes the PNG Chromium wrote and checks it is as wide as the viewport.
+func checkScreenshot(t *testing.T, path string, width int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg, err := png.DecodeConfig(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if cfg.Width != width {
+		t.Errorf("%s is %d px wide, want %d", path, cfg.Width, width)
+	}
+	t.Logf("screenshot %s", path)
+}
+
+func write(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

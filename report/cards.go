@@ -1,0 +1,233 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kneecap/kneecap/analysis"
+)
+
+// card is one figure of report.html's header: what it is, the number, and what qualifies it
+// (interval, rule, where it was read), the number's unit in Unit.
+type card struct {
+	Label, Value, Unit, Detail string
+}
+
+// cards are the figures report.html opens with, before the answer: maximum TPS, the knee with
+// its interval, the SLO point, the TTFT blow-up and, when a plan was set, the replicas; on an
+// arrival-rate run the capacity with its interval, maximum TPS, SLO point and blow-up rate,
+// and the replicas (DESIGN §5.2). A figure not computed reads "—" with why in Detail.
+func cards(res *analysis.Result) []card {
+	if isRate(res) {
+		return rateCards(res)
+	}
+	cs := []card{maxTPSCard(res), kneeCard(res), sloCard(res), blowupCard(res)}
+	if c := res.Capacity; c != nil {
+		cs = append(cs, replicasCard(c, fmt.Sprintf("%s at the knee", fint(c.ReplicasAtKnee))))
+	}
+	return cs
+}
+
+func maxTPSCard(res *analysis.Result) card {
+	c := card{Label: "Max throughput", Value: dash, Detail: "no valid level"}
+	if th := res.Throughput; th.MaxTPS.OK() {
+		c.Value, c.Unit, c.Detail = fnum(th.MaxTPS), "tokens/s", fmt.Sprintf("at concurrency %d", th.MaxTPSConcurrency)
+	}
+	return c
+}
+
+func kneeCard(res *analysis.Result) card {
+	k := res.Knee
+	if k == nil || !k.Concurrency.OK() {
+		return card{Label: "Knee", Value: dash, Detail: "none found (see warnings)"}
+	}
+	var det []string
+	if k.Interval[0].OK() && k.Interval[1].OK() {
+		det = append(det, fmt.Sprintf("95%% interval %s–%s", fnum(k.Interval[0]), fnum(k.Interval[1])))
+	}
+	if k.TPS.OK() {
+		det = append(det, fnum(k.TPS)+" tokens/s")
+	}
+	var how []string
+	if k.Method != "" {
+		how = append(how, k.Method.Label())
+	}
+	if k.Rule != "" {
+		how = append(how, k.Rule.Label())
+	}
+	if len(how) > 0 {
+		det = append(det, strings.Join(how, ", "))
+	}
+	return card{Label: "Knee", Value: "N ≈ " + fconc(k.Concurrency), Detail: strings.Join(det, " · ")}
+}
+
+func sloCard(res *analysis.Result) card {
+	slo := res.SLO
+	c := card{Label: "SLO point", Value: dash}
+	names := sloNames(slo)
+	switch {
+	case names == "":
+		c.Detail = "no SLO set"
+		return c
+	case !slo.MaxConcurrency.OK() && limitNames[slo.Limit] != "":
+		c.Detail = "no level meets " + names + "; " + limitNames[slo.Limit] + " binds"
+		return c
+	case !slo.MaxConcurrency.OK():
+		c.Detail = names + ": not checked (see warnings)"
+		return c
+	}
+	c.Value = "N ≤ " + sloPoint(slo)
+	det := []string{names}
+	if sloBeyond(slo) {
+		c.Value = "N " + sloPoint(slo)
+		det = append(det, "met at every valid level")
+	} else if l := limitNames[slo.Limit]; l != "" {
+		det = append(det, l+" binds")
+	}
+	if slo.TPS.OK() {
+		det = append(det, fnum(slo.TPS)+" tokens/s")
+	}
+	c.Detail = strings.Join(det, " · ")
+	return c
+}
+
+func blowupCard(res *analysis.Result) card {
+	b := res.TTFTBlowup
+	if b == nil || !b.Concurrency.OK() {
+		return card{Label: "TTFT blow-up", Value: dash, Detail: "none detected in the measured range"}
+	}
+	var det []string
+	if b.BaselineMS.OK() {
+		det = append(det, "baseline p50 "+fnum(b.BaselineMS)+" ms")
+	}
+	if b.SlopeMSPerUser.OK() {
+		det = append(det, "then +"+fnum(b.SlopeMSPerUser)+" ms per request")
+	}
+	if b.Method != "" {
+		det = append(det, b.Method.Label())
+	}
+	return card{Label: "TTFT blow-up", Value: "N ≈ " + fconc(b.Concurrency), Detail: strings.Join(det, " · ")}
+}
+
+// replicasCard is the capacity plan's replicas at the SLO point; other says where else they
+// were counted ("3 at the knee").
+func replicasCard(c *analysis.Capacity, other string) card {
+	det := []string{"at the SLO point", other}
+	var target []string
+	if c.ConcurrentUsers > 0 {
+		target = append(target, fmt.Sprintf("%d users", c.ConcurrentUsers))
+	}
+	if c.QPS > 0 {
+		target = append(target, fnum(analysis.Float(c.QPS))+" req/s")
+	}
+	if c.OutputTPS > 0 {
+		target = append(target, fnum(analysis.Float(c.OutputTPS))+" tokens/s")
+	}
+	if len(target) > 0 {
+		det = append([]string{"for " + strings.Join(target, " and ")}, det...)
+	}
+	if c.CostPerHour.OK() {
+		det = append(det, fusd(c.CostPerHour)+" per hour")
+	}
+	return card{Label: "Replicas", Value: fint(c.ReplicasAtSLO), Detail: strings.Join(det, " · ")}
+}
+
+// rateCards are the cards of an arrival-rate run.
+func rateCards(res *analysis.Result) []card {
+	rr := res.Rate
+	if rr == nil {
+		rr = &analysis.RateResult{CapacityRPS: analysis.NaN(), CapacityTPS: analysis.NaN(), TTFTBlowupRPS: analysis.NaN(),
+			SLORPS: analysis.NaN(), SLOTPS: analysis.NaN(), SLOGoodputRPS: analysis.NaN(), MaxTPSRPS: analysis.NaN()}
+	}
+	maxTPS := card{Label: "Max throughput", Value: dash, Detail: "no valid level"}
+	if th := res.Throughput; th.MaxTPS.OK() {
+		maxTPS.Value, maxTPS.Unit, maxTPS.Detail = fnum(th.MaxTPS), "tokens/s", "at "+frate(rr.MaxTPSRPS)+" req/s offered"
+	}
+	cs := []card{capacityCard(rr), maxTPS, sloCardRate(res, rr), blowupCardRate(rr)}
+	if c := res.Capacity; c != nil {
+		cs = append(cs, replicasCard(c, fmt.Sprintf("%s at capacity", fint(c.ReplicasAtCapacity))))
+	}
+	return cs
+}
+
+func capacityCard(rr *analysis.RateResult) card {
+	c := card{Label: "Capacity", Value: dash, Detail: "none found (see warnings)"}
+	if !rr.CapacityRPS.OK() {
+		return c
+	}
+	c.Value, c.Unit = frate(rr.CapacityRPS), "req/s"
+	var det []string
+	switch rr.CapacityBound {
+	case "at_least":
+		c.Value = "≥ " + c.Value
+		det = append(det, "every level sustained its rate")
+	case "at_most":
+		c.Value = "≈ " + c.Value
+		det = append(det, "no level sustained its rate")
+	}
+	// A lower bound has no interval worth showing (the answer gives none either).
+	if iv := strings.TrimSpace(rateInterval(rr.CapacityInterval)); iv != "" && rr.CapacityBound != "at_least" {
+		det = append(det, strings.Trim(iv, "()"))
+	}
+	if rr.CapacityTPS.OK() {
+		det = append(det, fnum(rr.CapacityTPS)+" tokens/s")
+	}
+	c.Detail = strings.Join(det, " · ")
+	return c
+}
+
+func sloCardRate(res *analysis.Result, rr *analysis.RateResult) card {
+	slo := res.SLO
+	c := card{Label: "SLO point", Value: dash}
+	names := sloNames(slo)
+	switch {
+	case names == "":
+		c.Detail = "no SLO set"
+		return c
+	case !rr.SLORPS.OK() && slo.Limit == "capacity":
+		c.Detail = "no level sustains its rate"
+		return c
+	case !rr.SLORPS.OK() && limitNames[slo.Limit] != "":
+		c.Detail = "no level meets " + names + "; " + limitNames[slo.Limit] + " binds"
+		return c
+	case !rr.SLORPS.OK():
+		c.Detail = names + ": not checked (see warnings)"
+		return c
+	}
+	c.Unit = "req/s"
+	det := []string{names}
+	switch slo.Limit {
+	case "":
+		c.Value = "≥ " + frate(rr.SLORPS)
+		det = append(det, "met at every valid level")
+	case "capacity":
+		c.Value = "≤ " + floorConc(rr.SLORPS)
+		det = append(det, "the capacity binds")
+	default:
+		c.Value = "≤ " + floorConc(rr.SLORPS)
+		det = append(det, limitNames[slo.Limit]+" binds")
+	}
+	if rr.SLOTPS.OK() {
+		det = append(det, fnum(rr.SLOTPS)+" tokens/s")
+	}
+	c.Detail = strings.Join(det, " · ")
+	return c
+}
+
+func blowupCardRate(rr *analysis.RateResult) card {
+	if !rr.TTFTBlowupRPS.OK() {
+		return card{Label: "TTFT blow-up", Value: dash, Detail: "none detected in the measured range"}
+	}
+	stat := rr.TTFTBlowupStat
+	if stat == "" {
+		stat = "p50"
+	}
+	det := []string{"TTFT " + stat}
+	if rr.TTFTBlowupBaselineMS.OK() {
+		det = append(det, "baseline "+fnum(rr.TTFTBlowupBaselineMS)+" ms")
+	}
+	if rr.TTFTBlowupMethod != "" {
+		det = append(det, rr.TTFTBlowupMethod.Label())
+	}
+	return card{Label: "TTFT blow-up", Value: frate(rr.TTFTBlowupRPS), Unit: "req/s", Detail: strings.Join(det, " · ")}
+}
