@@ -5,18 +5,38 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/kneecap/kneecap/analysis"
 )
 
-// Console writes the summary printed at the end of sweep and analyze: the answer first, one
-// sentence a line, then a compact level table, then the warnings numbered.
+// ConsoleWidth is the terminal width the level table's default columns fit.
+const ConsoleWidth = 80
+
+// ConsoleOptions lay out the console summary.
+type ConsoleOptions struct {
+	// Width is the number of columns the prose is wrapped to (a terminal's width); 0 leaves
+	// every sentence on one line (a file, a pipe).
+	Width int
+	// Wide shows every column of the level table (ISL and OSL, ±CI, TTFT p50, the achieved
+	// rate, …); by default it shows the columns that fit ConsoleWidth.
+	Wide bool
+}
+
+// Console writes the summary printed at the end of sweep and analyze with the default
+// options (ConsoleWith).
 func Console(w io.Writer, res *analysis.Result) error {
+	return ConsoleWith(w, res, ConsoleOptions{})
+}
+
+// ConsoleWith writes the console summary: the answer first, one sentence a paragraph, then the
+// level table (LevelTable), then the warnings numbered; prose wrapped to o.Width.
+func ConsoleWith(w io.Writer, res *analysis.Result, o ConsoleOptions) error {
 	if res == nil {
 		return fmt.Errorf("report: console: nil result")
 	}
 	bw := bufio.NewWriter(w)
+	p := func(first, hang, s string) { fmt.Fprint(bw, Wrap(s, o.Width, first, hang)) }
 	head := "kneecap"
 	if res.Meta.Name != "" {
 		head += " · " + res.Meta.Name
@@ -24,46 +44,14 @@ func Console(w io.Writer, res *analysis.Result) error {
 	if s := subtitle(res.Meta); s != "" {
 		head += " · " + s
 	}
-	fmt.Fprintln(bw, head)
+	p("", "  ", head)
 	fmt.Fprintln(bw)
 	for _, s := range Answer(res) {
-		fmt.Fprintln(bw, "  "+s)
+		p("  ", "    ", s)
 	}
 	fmt.Fprintln(bw)
 	if len(res.Levels) > 0 {
-		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
-		t := consoleTable(res)
-		fmt.Fprintln(tw, strings.Join(t.Header, "\t")+"\t")
-		for _, r := range t.Rows {
-			fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
-		}
-		if err := tw.Flush(); err != nil {
-			return fmt.Errorf("report: console: %w", err)
-		}
-		if isRate(res) {
-			fmt.Fprintln(bw, rateConsoleNote)
-		} else {
-			fmt.Fprintln(bw, "  (tok/s = output tokens/s ±95% CI; QPS = requests/s; latencies in ms; ✗ = excluded from fits)")
-		}
-		if hasLengths(res) {
-			fmt.Fprintln(bw, "  (ISL, OSL = mean prompt and output tokens per request as the server counted them; ≠N: more than 5% off the N requested)")
-		}
-		first := true
-		for _, l := range sortedLevels(res) {
-			if len(l.ErrorClasses) == 0 {
-				continue
-			}
-			if first {
-				fmt.Fprintln(bw)
-				fmt.Fprintln(bw, "Errors by class:")
-				first = false
-			}
-			if l.IsRate() {
-				fmt.Fprintf(bw, "  %s requests/s: %s\n", frate(l.OfferedRPS), errorClasses(l.ErrorClasses))
-			} else {
-				fmt.Fprintf(bw, "  concurrency %d: %s\n", l.Concurrency, errorClasses(l.ErrorClasses))
-			}
-		}
+		consoleLevels(bw, res, o, p)
 	} else {
 		fmt.Fprintln(bw, "  no levels measured")
 	}
@@ -71,11 +59,94 @@ func Console(w io.Writer, res *analysis.Result) error {
 		fmt.Fprintln(bw)
 		fmt.Fprintln(bw, "Warnings:")
 		for i, s := range res.Warnings {
-			fmt.Fprintf(bw, "  %d. %s\n", i+1, s)
+			n := fmt.Sprintf("  %d. ", i+1)
+			p(n, strings.Repeat(" ", len(n)), s)
 		}
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("report: console: %w", err)
 	}
 	return nil
+}
+
+// consoleLevels writes the level table, the notes on its columns and the errors by class.
+func consoleLevels(w io.Writer, res *analysis.Result, o ConsoleOptions, p func(first, hang, s string)) {
+	levels := sortedLevels(res)
+	t := NewLevelTable(isRate(res), o.Wide, hasLengths(res))
+	t.fit(levels)
+	fmt.Fprint(w, t.Header())
+	for i := range levels {
+		fmt.Fprint(w, t.Row(&levels[i]))
+	}
+	p("  ", "   ", consoleNote(res, o.Wide))
+	if o.Wide && hasLengths(res) {
+		p("  ", "   ", "(ISL, OSL = mean prompt and output tokens per request as the server counted them; ≠N: more than 5% off the N requested)")
+	}
+	first := true
+	for _, l := range levels {
+		if len(l.ErrorClasses) == 0 {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w)
+			fmt.Fprintln(w, "Errors by class:")
+			first = false
+		}
+		if l.IsRate() {
+			p("  ", "    ", fmt.Sprintf("%s requests/s: %s", frate(l.OfferedRPS), errorClasses(l.ErrorClasses)))
+		} else {
+			p("  ", "    ", fmt.Sprintf("concurrency %d: %s", l.Concurrency, errorClasses(l.ErrorClasses)))
+		}
+	}
+}
+
+// consoleNote explains the level table's columns.
+func consoleNote(res *analysis.Result, wide bool) string {
+	var s string
+	switch {
+	case isRate(res) && wide:
+		s = "(req/s = offered, ach = sent, done = completed, requests/s; sust = sustainable (backlog growth, req/s); tok/s = output tokens/s; err = errors (rate); latencies in ms, TTFT and E2E from the scheduled arrival; lag = schedule lag"
+	case isRate(res):
+		s = "(req/s = offered, done = completed, requests/s; sust = sustainable; err = error rate; tok/s = output tokens/s; latencies in ms, TTFT and E2E from the scheduled arrival; lag = schedule lag"
+	case wide:
+		s = "(tok/s = output tokens/s ±95% CI; err = errors (rate); QPS = requests/s; latencies in ms"
+	default:
+		s = "(tok/s = output tokens/s; err = error rate; QPS = requests/s; latencies in ms"
+	}
+	s += "; ✗ = excluded from fits"
+	for _, l := range res.Levels {
+		if l.Refine != "" {
+			s += "; + = added after the planned levels"
+			break
+		}
+	}
+	if !wide {
+		s += "; --wide for every column"
+	}
+	return s + ")"
+}
+
+// Wrap breaks s at spaces into lines of at most width characters, the first starting with
+// first and the others with hang, each ending in a newline; width ≤ 0 keeps one line. A word
+// longer than a line stays whole on its own line.
+func Wrap(s string, width int, first, hang string) string {
+	var b strings.Builder
+	line, n := first, utf8.RuneCountInString(first)
+	empty := true
+	for _, word := range strings.Fields(s) {
+		wn := utf8.RuneCountInString(word)
+		if !empty && width > 0 && n+1+wn > width {
+			b.WriteString(line + "\n")
+			line, n, empty = hang, utf8.RuneCountInString(hang), true
+		}
+		if !empty {
+			line += " "
+			n++
+		}
+		line += word
+		n += wn
+		empty = false
+	}
+	b.WriteString(line + "\n")
+	return b.String()
 }

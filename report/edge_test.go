@@ -68,8 +68,8 @@ func TestAnswerAllLevelsInvalid(t *testing.T) {
 		mustContain(t, what, doc, "No level is valid: all 4 were excluded from the analysis (see warnings)")
 		mustNotContain(t, what, doc, "No level has a measured output throughput")
 	}
-	// The console row of concurrency 1: N, requests (not reported: 0), errors, tok/s.
-	mustContain(t, "console", c, "  1    0   50.0%    100 ")
+	// The console row of concurrency 1: N, requests (not reported: 0), error rate, tok/s.
+	mustContain(t, "console", c, "     1      0   50.0%     100 ")
 	mustContain(t, "report.md", m, "| 1 | 0 | 50.0% | 100 |")
 }
 

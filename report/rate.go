@@ -285,23 +285,5 @@ func rateLevelTable(res *analysis.Result) table {
 	return withLengths(t, res, "ISL (tokens)", "OSL (tokens)", " ≠ ")
 }
 
-// rateConsoleTable is the compact level table of an arrival-rate run's console summary.
-func rateConsoleTable(res *analysis.Result) table {
-	t := table{Header: []string{"rate", "ach", "done", "sust", "req", "err", "tok/s", "TTFT p50", "TTFT p95", "E2E p95", "lag p99", "valid"}}
-	for _, l := range sortedLevels(res) {
-		if !l.IsRate() {
-			continue
-		}
-		ttft, e2e := l.UserTTFT(), l.UserE2E()
-		t.Rows = append(t.Rows, []string{rateKey(&l), frate(l.AchievedRPS), frate(l.CompletionRate()), sustainableCell(&l),
-			strconv.Itoa(l.Requests), errorsCell(&l), fnum(l.OutputTPS), fnum(ttft.P50), fnum(ttft.P95), fnum(e2e.P95),
-			fnum(l.ScheduleLag.P99), validCell(&l)})
-	}
-	return withLengths(t, res, "ISL", "OSL", "≠")
-}
-
-// rateConsoleNote explains the compact table's columns.
-const rateConsoleNote = "  (rate = offered, ach = sent, done = completed, requests/s; sust = sustainable (backlog growth, req/s); tok/s = output tokens/s; latencies in ms, TTFT and E2E from the scheduled arrival; ✗ = excluded)"
-
 // rateLevelsNote is the note under the level table of an arrival-rate run.
 const rateLevelsNote = "Latencies are over the window's arrivals (the requests scheduled inside the measurement window, whenever they were sent); TTFT and E2E from the scheduled arrival (the user's view) where the level has them, TTFT p95 from send beside them; completed = output TPS ÷ mean output tokens (QPS without them), the completion rate the capacity is read from; “—” marks a value that could not be computed; ✗ marks a level excluded from the analysis."

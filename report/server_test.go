@@ -197,12 +197,18 @@ func TestLengthsOff(t *testing.T) {
 	res.Levels[2].OutputTokens = analysis.TokenLengths{Requested: 128, Mean: 40.2, P50: 31, P95: 110}
 	res.Levels[2].FixedOutput = false // a cap, not a request
 	var con, md bytes.Buffer
-	if err := report.Console(&con, res); err != nil {
+	if err := report.ConsoleWith(&con, res, report.ConsoleOptions{Wide: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := report.Markdown(&md, res, nil); err != nil {
 		t.Fatal(err)
 	}
+	// The default table leaves the lengths to --wide (and the warning).
+	var narrow bytes.Buffer
+	if err := report.Console(&narrow, res); err != nil {
+		t.Fatal(err)
+	}
+	mustNotContain(t, "default console", narrow.String(), "ISL", "OSL")
 	if !regexp.MustCompile(`(?m)^ +1 .* 247≠64 +128 +yes$`).MatchString(con.String()) ||
 		!regexp.MustCompile(`(?m)^ +2 .* 512 +40≠128 +yes$`).MatchString(con.String()) ||
 		!regexp.MustCompile(`(?m)^ +4 .* 512 +40 +yes$`).MatchString(con.String()) {
@@ -218,7 +224,7 @@ func TestLengthsOff(t *testing.T) {
 	}
 	con.Reset()
 	md.Reset()
-	if err := report.Console(&con, res); err != nil {
+	if err := report.ConsoleWith(&con, res, report.ConsoleOptions{Wide: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := report.Markdown(&md, res, nil); err != nil {

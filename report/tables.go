@@ -101,22 +101,6 @@ func validCell(l *analysis.Level) string {
 	return "no ✗"
 }
 
-// consoleTable is the compact level table of the console summary.
-func consoleTable(res *analysis.Result) table {
-	if isRate(res) {
-		return rateConsoleTable(res)
-	}
-	t := table{Header: []string{"N", "req", "err", "tok/s", "±CI", "QPS", "TTFT p50", "TTFT p95", "TPOT p95", "E2E p95", "valid"}}
-	for _, l := range sortedLevels(res) {
-		t.Rows = append(t.Rows, []string{
-			concurrencyCell(&l), strconv.Itoa(l.Requests), errorsCell(&l),
-			fnum(l.OutputTPS), fnum(l.OutputTPSCI95), fnum(l.QPS),
-			fnum(l.TTFT.P50), fnum(l.TTFT.P95), fnum(l.TPOT.P95), fnum(l.E2E.P95), validCell(&l),
-		})
-	}
-	return withLengths(t, res, "ISL", "OSL", "≠")
-}
-
 // validityTable holds the checks of DESIGN §1 per level; a failed check is marked ✗.
 func validityTable(res *analysis.Result) table {
 	if isRate(res) {

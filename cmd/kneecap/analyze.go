@@ -35,6 +35,7 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 	outDir := fl.String("o", "", "output `DIR` (default: PATH for a results directory; required otherwise)")
 	var af analyzeFlags
 	af.register(fl)
+	wideFlag(fl, e)
 	pos, err := parseArgs(fl, args)
 	if err != nil {
 		return err

@@ -71,7 +71,7 @@ sweep:
 `, srv.URL, sim.DefaultModel))
 	dir := filepath.Join(t.TempDir(), "run")
 	e, stdout, stderr := testEnv()
-	if err := run(context.Background(), e, []string{"sweep", "-c", cfg, "-o", dir}); err != nil {
+	if err := run(context.Background(), e, []string{"sweep", "-c", cfg, "-o", dir, "--wide"}); err != nil {
 		t.Fatalf("sweep: %v\n%s", err, stderr)
 	}
 	m := readJSON(t, filepath.Join(dir, "analysis.json"))
@@ -94,6 +94,6 @@ sweep:
 		}
 	}
 	if !strings.Contains(stdout.String(), "≠64") {
-		t.Errorf("console level table lacks the request beside the outputs:\n%s", stdout)
+		t.Errorf("console level table (--wide) lacks the request beside the outputs:\n%s", stdout)
 	}
 }

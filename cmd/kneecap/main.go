@@ -99,6 +99,12 @@ type env struct {
 	interrupt context.Context
 	// stderrTTY reports whether stderr is a terminal (progress bars).
 	stderrTTY bool
+	// stdoutTTY reports whether stdout is a terminal (the summary's prose wrapped to it).
+	stdoutTTY bool
+	// termWidth returns the terminal's width in columns, 0 when not known (columns).
+	termWidth func() int
+	// wide is --wide: every column of the level tables.
+	wide bool
 }
 
 // redacting returns e with stdout and stderr passing every line through secrets (DESIGN §7).
@@ -130,6 +136,14 @@ func main() {
 		getenv:    os.Getenv,
 		interrupt: soft,
 		stderrTTY: isTerminal(os.Stderr),
+		stdoutTTY: isTerminal(os.Stdout),
+		termWidth: func() int { return fileColumns(os.Stderr) },
+	}
+	if e.stderrTTY {
+		e.stderr = lineWrapper{w: os.Stderr, width: e.columns}
+	}
+	if e.stdoutTTY {
+		e.stdout = lineWrapper{w: os.Stdout, width: e.columns}
 	}
 	err := run(hard, e, os.Args[1:])
 	printError(os.Stderr, err)

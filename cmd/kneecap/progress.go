@@ -6,9 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/report"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -67,39 +66,6 @@ func summarizeLevel(l sweep.Level) levelSummary {
 	}
 }
 
-const tableHeader = "%6s %8s %6s %10s %8s %9s %9s %9s %9s  %s\n"
-
-// writeTableHeader writes the level table's column names.
-func writeTableHeader(w io.Writer, rate bool) {
-	first := "conc"
-	if rate {
-		first = "req/s" // an arrival-rate level's offered rate
-	}
-	fmt.Fprintf(w, tableHeader, first, "requests", "errors", "out tok/s", "QPS", "TTFT p50", "TTFT p95", "TPOT p50", "E2E p50", "steady")
-}
-
-// writeTableRow writes one level of the table.
-func writeTableRow(w io.Writer, s levelSummary) {
-	steady := "yes"
-	switch {
-	case s.Interrupted:
-		steady = "interrupted"
-	case s.Part:
-		steady = "part" // a shard's part of the level: kneecap merge gives the verdict
-	case !s.Steady:
-		steady = "NO"
-	}
-	first := fmt.Sprintf("%6d", s.Concurrency)
-	if s.OfferedRPS > 0 {
-		first = fmt.Sprintf("%6.4g", s.OfferedRPS)
-		if !s.Sustainable {
-			steady += ", not sustainable"
-		}
-	}
-	fmt.Fprintf(w, "%s %8d %6d %10.1f %8.2f %9s %9s %9s %9s  %s\n", first, s.Requests, s.Errors,
-		s.OutputTPS, s.QPS, ms(s.TTFTP50), ms(s.TTFTP95), ms(s.TPOTP50), ms(s.E2EP50), steady)
-}
-
 // ms formats a duration in milliseconds with three significant digits.
 func ms(d time.Duration) string {
 	v := float64(d) / 1e6
@@ -115,109 +81,132 @@ func ms(d time.Duration) string {
 	}
 }
 
-// progress is the sweep's Observer: on a terminal, a progress bar per level whose
-// description shows the live output TPS and TTFT p50; otherwise nothing live. On both, a
-// table row when each level ends. Everything goes to w (stderr); stdout is kept for results.
+// progress is the sweep's Observer. On a terminal, one status line for the running level,
+// redrawn in place (erased, then written, cut to the terminal's width so it never wraps):
+// its phase and time, the whole sweep's progress and ETA, the live output TPS and TTFT p50.
+// On a terminal or not, a row of the level table (report.LevelTable, the columns of the
+// final summary) when each level ends. Everything goes to w (stderr); stdout is kept for
+// results.
 type progress struct {
-	w      io.Writer
-	tty    bool
+	w   io.Writer
+	tty bool
+	// width returns the terminal's width in columns (env.columns), read at each redraw.
+	width func() int
+	// wide is --wide: every column of the level table.
+	wide   bool
 	levels []int
 	// rates are a rate sweep's offered rates (nil for a concurrency sweep).
 	rates []float64
 	proto sweep.Protocol
+	// now is the clock of the levels' starts for the sweep's ETA (time.Now).
+	now func() time.Time
 
-	mu      sync.Mutex
-	bar     *progressbar.ProgressBar
-	header  bool
-	started time.Time
+	mu sync.Mutex
+	// status is the status line on the terminal ("" when none is shown).
+	status string
+	eta    *sweepETA
+	table  *report.LevelTable
 	// refine is the number of levels the sweep may add (sweep.refine); added counts those
 	// started (resumed ones included); next is set between adding and the added level's
-	// start, current while an added level runs.
+	// start, current while an added level runs; noMore once the refiner adds no more.
 	refine        int
 	added         int
 	next, current bool
+	noMore        bool
 	// nextRate is the added rate level's offered rate, as announced.
 	nextRate string
 }
 
 var _ sweep.Observer = (*progress)(nil)
 
-// newProgress returns the progress display for a sweep of levels with protocol proto.
+// newProgress returns the progress display for a sweep of levels with protocol proto, 80
+// columns wide until width is set.
 func newProgress(w io.Writer, tty bool, levels []int, proto sweep.Protocol) *progress {
-	return &progress{w: w, tty: tty, levels: levels, proto: proto}
+	return &progress{w: w, tty: tty, levels: levels, proto: proto, now: time.Now,
+		width: func() int { return defaultColumns },
+		eta:   newSweepETA(proto.Warmup, proto.Duration, proto.Cooldown)}
 }
 
-// expected is the planned length of a level in milliseconds: warmup + duration.
-func (p *progress) expected() int64 {
-	return max(1, (p.proto.Warmup + p.proto.Duration).Milliseconds())
+// planned is the number of planned levels (concurrencies or rates).
+func (p *progress) planned() int {
+	if p.rates != nil {
+		return len(p.rates)
+	}
+	return len(p.levels)
 }
 
-// LevelStarted opens the level's progress bar (on a terminal).
+// LevelStarted shows the level's status line (on a terminal).
 func (p *progress) LevelStarted(index, concurrency int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.started = time.Now()
 	p.current = p.next
 	if p.next {
 		p.added++
 		p.next = false
 	}
+	after := p.refine - p.added
+	if !p.current {
+		after += p.planned() - index - 1
+	}
+	if p.noMore {
+		after = max(0, p.planned()-index-1)
+	}
+	p.eta.started(p.now(), after)
+	p.draw(sweep.LiveStats{Index: index, Concurrency: concurrency, Phase: sweep.PhaseWarmup})
+}
+
+// Live redraws the status line with the live numbers.
+func (p *progress) Live(s sweep.LiveStats) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.draw(s)
+}
+
+// draw erases the status line and writes s's, on a terminal. p.mu is held.
+func (p *progress) draw(s sweep.LiveStats) {
 	if !p.tty {
 		return
 	}
-	p.finishBar()
-	p.bar = progressbar.NewOptions64(p.expected(),
-		progressbar.OptionSetWriter(p.w),
-		progressbar.OptionSetWidth(24),
-		progressbar.OptionClearOnFinish(),
-		progressbar.OptionSetElapsedTime(true),
-		progressbar.OptionSetPredictTime(false),
-		progressbar.OptionSetDescription(p.describe(index, concurrency, sweep.PhaseWarmup, 0, 0, 0)),
-	)
-	_ = p.bar.RenderBlank()
+	line := fitLine(p.describe(s), p.width())
+	fmt.Fprint(p.w, clearLine+line)
+	p.status = line
 }
 
-func (p *progress) describe(index, conc int, phase sweep.Phase, tps float64, ttft time.Duration, done int) string {
-	d := fmt.Sprintf("level %d/%d  c=%-4d %-7s", index+1, len(p.levels), conc, phase)
+// describe is the status line: "level 2/8  c=4  measure 3.2s · sweep 45%, ETA 1m02s ·
+// 761.8 tok/s, TTFT p50 12.0ms, 17 done".
+func (p *progress) describe(s sweep.LiveStats) string {
+	frac, left := p.eta.at(s.Elapsed)
+	d := fmt.Sprintf("level %d/%d  c=%d", s.Index+1, p.planned(), s.Concurrency)
 	if p.current {
-		d = fmt.Sprintf("added %d/%d  c=%-4d %-7s", p.added, p.refine, conc, phase)
+		d = fmt.Sprintf("added %d/%d  c=%d", p.added, p.refine, s.Concurrency)
 	}
 	if p.rates != nil {
-		d = p.describeRate(index, phase)
+		d = p.describeRate(s.Index)
 	}
-	if phase != sweep.PhaseWarmup {
-		d += fmt.Sprintf(" %7.1f tok/s  TTFT p50 %s  %d done", tps, ms(ttft), done)
+	d += fmt.Sprintf("  %s %s · sweep %.0f%%, ETA %s", s.Phase, etaString(s.Elapsed), 100*frac, etaString(left))
+	if s.Phase != sweep.PhaseWarmup {
+		d += fmt.Sprintf(" · %.1f tok/s, TTFT p50 %s, %d done", s.OutputTPS, ms(s.TTFTP50), s.Completed)
 	}
 	return d
 }
 
-// Live updates the bar's description with the live numbers.
-func (p *progress) Live(s sweep.LiveStats) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bar == nil {
-		return
-	}
-	p.bar.Describe(p.describe(s.Index, s.Concurrency, s.Phase, s.OutputTPS, s.TTFTP50, s.Completed))
-	el := s.Elapsed.Milliseconds()
-	if el > p.bar.GetMax64() {
-		// The window is being extended until it is steady (up to max_duration).
-		p.bar.ChangeMax64(max(el+1, (p.proto.Warmup + p.proto.MaxDuration).Milliseconds()))
-	}
-	_ = p.bar.Set64(el)
-}
-
-// LevelFinished clears the bar and writes the level's table row.
+// LevelFinished erases the status line and writes the level's table row.
 func (p *progress) LevelFinished(l sweep.Level) {
 	run := l.Run
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.finishBar()
-	if !p.header {
-		writeTableHeader(p.w, run.OfferedRPS > 0)
-		p.header = true
+	p.clear()
+	lv := analysis.Summarize([]sweep.Level{l}, analysis.DefaultOptions())[0]
+	if p.table == nil {
+		lengths := lv.InputTokens.Mean.OK() || lv.OutputTokens.Mean.OK()
+		t := report.NewLevelTable(run.OfferedRPS > 0, p.wide, lengths)
+		p.table = &t
+		fmt.Fprint(p.w, t.Header())
 	}
-	writeTableRow(p.w, summarizeLevel(l))
+	fmt.Fprint(p.w, p.table.Row(&lv))
+	if run.Shard != nil {
+		fmt.Fprintf(p.w, "       note: this shard's part of the level: kneecap merge gives the level's verdict\n")
+	}
 	if n := extendedNote(run, p.proto); n != "" {
 		fmt.Fprintf(p.w, "       note: %s\n", n)
 	}
@@ -230,8 +219,9 @@ func (p *progress) LevelFinished(l sweep.Level) {
 func (p *progress) adding(c int, why string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.finishBar()
+	p.clear()
 	if c <= 0 {
+		p.noMore = true
 		what := "no level added"
 		if p.added > 0 {
 			what = "no further level needed"
@@ -248,7 +238,8 @@ func (p *progress) adding(c int, why string) {
 func (p *progress) stopAdding(why string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.finishBar()
+	p.clear()
+	p.noMore = true
 	fmt.Fprintf(p.w, "kneecap: no more levels added: %s\n", why)
 }
 
@@ -282,19 +273,18 @@ func extendedNote(run sweep.LevelRun, proto sweep.Protocol) string {
 		win.Round(100*time.Millisecond), proto.Duration, proto.MinRequests, proto.MaxDuration)
 }
 
-// finishBar removes the current bar, if any. p.mu is held.
-func (p *progress) finishBar() {
-	if p.bar == nil {
+// clear erases the status line, if one is shown. p.mu is held.
+func (p *progress) clear() {
+	if p.status == "" {
 		return
 	}
-	_ = p.bar.Finish()
-	_ = p.bar.Clear()
-	p.bar = nil
+	fmt.Fprint(p.w, clearLine)
+	p.status = ""
 }
 
-// close removes a bar left by an interrupted level.
+// close erases a status line left by an interrupted level.
 func (p *progress) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.finishBar()
+	p.clear()
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/report"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -60,29 +61,128 @@ func TestJudge(t *testing.T) {
 	}
 }
 
+// fakeClock is a clock the test moves by hand.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time          { return c.t }
+func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
 func TestProgressTTY(t *testing.T) {
 	var buf bytes.Buffer
 	proto := config.Default().Sweep
 	p := newProgress(&buf, true, []int{1, 2}, proto)
+	p.width = func() int { return 200 }
 	p.LevelStarted(0, 1)
-	p.Live(sweep.LiveStats{Index: 0, Concurrency: 1, Phase: sweep.PhaseMeasure, Elapsed: time.Hour, OutputTPS: 123.4, TTFTP50: 42 * time.Millisecond, Completed: 7})
+	p.Live(sweep.LiveStats{Index: 0, Concurrency: 1, Phase: sweep.PhaseMeasure, Elapsed: 7 * time.Second, OutputTPS: 123.4, TTFTP50: 42 * time.Millisecond, Completed: 7})
 	run, recs := synthLevel(0, 1, 100, 10*time.Millisecond, 0)
 	p.LevelFinished(sweep.Level{Run: run, Records: recs})
 	p.close()
 	out := buf.String()
-	for _, want := range []string{"level 1/2", "123.4 tok/s", "TTFT p50 42.0ms", "out tok/s", "100.0"} {
+	for _, want := range []string{clearLine + "level 1/2  c=1  warmup", clearLine + "level 1/2  c=1  measure 7s", "ETA ", "123.4 tok/s", "TTFT p50 42.0ms", "7 done", clearLine + report.NewLevelTable(false, false, false).Header(), "    100  "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("progress output lacks %q:\n%q", want, out)
 		}
 	}
-	// Without a terminal: no bar, only the table.
+	// Without a terminal: no status line, only the table.
 	buf.Reset()
 	p = newProgress(&buf, false, []int{1, 2}, proto)
 	p.LevelStarted(0, 1)
 	p.Live(sweep.LiveStats{Index: 0, Concurrency: 1, Phase: sweep.PhaseMeasure, OutputTPS: 1})
 	p.LevelFinished(sweep.Level{Run: run, Records: recs})
-	if lines := strings.Split(strings.TrimSpace(buf.String()), "\n"); len(lines) != 2 || strings.Contains(buf.String(), "\r") {
+	if lines := strings.Split(strings.TrimSpace(buf.String()), "\n"); len(lines) != 2 || strings.ContainsAny(buf.String(), "\r\x1b") {
 		t.Errorf("non-TTY progress should be a header and one row:\n%q", buf.String())
+	}
+}
+
+// TestProgressFitsWidth: every status line is erased before it is drawn and is shorter than
+// the terminal, at any width, also with a long rate and large numbers.
+func TestProgressFitsWidth(t *testing.T) {
+	for _, width := range []int{20, 40, 80, 200} {
+		var buf bytes.Buffer
+		p := newProgress(&buf, true, []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}, config.Default().Sweep)
+		p.width = func() int { return width }
+		p.rates = []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 1234.5}
+		p.LevelStarted(9, 512)
+		p.Live(sweep.LiveStats{Index: 9, Concurrency: 512, Phase: sweep.PhaseMeasure, Elapsed: 2 * time.Hour, OutputTPS: 123456.7, TTFTP50: 12 * time.Second, Completed: 1234567})
+		draws := strings.Split(buf.String(), clearLine)
+		if len(draws) != 3 || draws[0] != "" {
+			t.Fatalf("width %d: want two draws, each after an erase: %q", width, buf.String())
+		}
+		for _, d := range draws[1:] {
+			if n := len([]rune(d)); n >= width || strings.ContainsAny(d, "\r\n") {
+				t.Errorf("width %d: status line of %d characters: %q", width, n, d)
+			}
+		}
+	}
+}
+
+// TestProgressETA: the sweep's fraction and time left come from the planned levels' warmup +
+// duration + cooldown; the fraction never goes backwards, also while a window is extended
+// past its duration; a refiner that adds no level shortens the plan.
+func TestProgressETA(t *testing.T) {
+	proto := config.Default().Sweep
+	proto.Warmup, proto.Duration, proto.Cooldown, proto.Refine = 2*time.Second, 8*time.Second, time.Second, 1
+	clk := &fakeClock{t: time.Unix(1e9, 0)}
+	var buf bytes.Buffer
+	p := newProgress(&buf, true, []int{1, 2, 4}, proto)
+	p.now, p.refine = clk.now, proto.Refine
+	frac := func(el time.Duration) (float64, time.Duration) { return p.eta.at(el) }
+
+	p.LevelStarted(0, 1)
+	// 3 planned levels and 1 that may be added: 4 × 10 s and 3 cooldowns of 1 s.
+	if f, left := frac(0); f != 0 || left != 43*time.Second {
+		t.Fatalf("at the start: %.3f, %s left; want 0, 43s", f, left)
+	}
+	last := 0.0
+	step := func(d, el time.Duration) {
+		t.Helper()
+		clk.advance(d)
+		f, _ := frac(el)
+		if f < last {
+			t.Errorf("the fraction went back from %.3f to %.3f", last, f)
+		}
+		last = f
+	}
+	step(5*time.Second, 5*time.Second)
+	if f, left := frac(5 * time.Second); left != 38*time.Second || !near(f, 5.0/43) {
+		t.Errorf("5 s in: %.3f, %s left; want %.3f, 38s", f, left, 5.0/43)
+	}
+	// The window is extended to 30 s: the time left stays, the fraction still grows.
+	for el := 10 * time.Second; el <= 30*time.Second; el += 5 * time.Second {
+		step(5*time.Second, el)
+	}
+	clk.advance(time.Second) // cooldown
+	p.LevelStarted(1, 2)
+	step(0, 0)
+	// The refiner adds none: the last level's length leaves the plan.
+	p.adding(0, "")
+	p.LevelStarted(2, 4)
+	if _, left := frac(0); left != 10*time.Second {
+		t.Errorf("the last planned level, none added: %s left, want 10s", left)
+	}
+	step(0, 0)
+}
+
+// near reports whether a and b agree to 1e-9.
+func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// TestProgressTableMatchesFinal: the live table's header and rows are the final summary's,
+// for a closed-loop and an arrival-rate level.
+func TestProgressTableMatchesFinal(t *testing.T) {
+	for _, rate := range []bool{false, true} {
+		var buf bytes.Buffer
+		p := newProgress(&buf, false, []int{1}, config.Default().Sweep)
+		run, recs := synthLevel(0, 1, 100, 10*time.Millisecond, 0)
+		if rate {
+			run.OfferedRPS = 2
+		}
+		l := sweep.Level{Run: run, Records: recs}
+		p.LevelFinished(l)
+		lv := analysis.Summarize([]sweep.Level{l}, analysis.DefaultOptions())[0]
+		tab := report.NewLevelTable(rate, false, false)
+		if want := tab.Header() + tab.Row(&lv); buf.String() != want {
+			t.Errorf("rate %v: live table\n%s\nwant the final table's lines\n%s", rate, buf.String(), want)
+		}
 	}
 }
 

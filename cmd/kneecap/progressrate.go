@@ -2,29 +2,27 @@ package main
 
 import (
 	"fmt"
-
-	"github.com/kneecap/kneecap/sweep"
 )
 
-// describeRate is a rate level's progress-bar description: "level 3/8  12.5 req/s warmup".
-// Live's numbers follow it as on a concurrency level.
-func (p *progress) describeRate(index int, phase sweep.Phase) string {
+// describeRate names a rate level at the start of its status line: "level 3/8  12.5 req/s".
+func (p *progress) describeRate(index int) string {
 	if p.current {
-		return fmt.Sprintf("added %d/%d  %s req/s %-7s", p.added, p.refine, p.nextRate, phase)
+		return fmt.Sprintf("added %d/%d  %s req/s", p.added, p.refine, p.nextRate)
 	}
 	rate := "?"
 	if index < len(p.rates) {
 		rate = fmt.Sprintf("%.4g", p.rates[index])
 	}
-	return fmt.Sprintf("level %d/%d  %s req/s %-7s", index+1, len(p.rates), rate, phase)
+	return fmt.Sprintf("level %d/%d  %s req/s", index+1, len(p.rates), rate)
 }
 
 // addingRate announces the next added rate level (sweep.refine), or that none is needed.
 func (p *progress) addingRate(rps float64, why string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.finishBar()
+	p.clear()
 	if rps <= 0 {
+		p.noMore = true
 		what := "no level added"
 		if p.added > 0 {
 			what = "no further level needed"

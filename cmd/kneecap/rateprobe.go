@@ -76,6 +76,7 @@ func (s *sweepPrep) runProbe(ctx context.Context, e *env, t *target) (*probe, er
 	plan.Judge = analysis.StopRules{Rules: plan.Protocol.Stop}
 	fmt.Fprintf(e.stderr, "kneecap: --rates auto: probing the max QPS closed-loop at concurrency %v (short windows; stops when throughput does)\n", levels)
 	prog := newProgress(e.stderr, e.stderrTTY, levels, plan.Protocol)
+	prog.width, prog.wide = e.columns, e.wide
 	plan.Observer = prog
 	sink := &memSink{}
 	out, err := sweep.Run(ctx, e.interrupt, plan, t.client, sink)

@@ -72,7 +72,11 @@ func writeReports(e *env, res *analysis.Result, outDir string) error {
 	if err := rundir.WriteFileAtomic(filepath.Join(outDir, "report.html"), html.Bytes()); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
-	if err := report.Console(e.stdout, res); err != nil {
+	opts := report.ConsoleOptions{Wide: e.wide}
+	if e.stdoutTTY {
+		opts.Width = e.columns() // prose wrapped to the terminal; files and pipes get one line a sentence
+	}
+	if err := report.ConsoleWith(e.stdout, res, opts); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
 	fmt.Fprintf(e.stdout, "\nreport: %s\n", filepath.Join(outDir, "report.html"))

@@ -82,6 +82,7 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 	fs.StringVar(&fl.shard, "shard", "", "run shard `I/N` of a sweep that N processes run together (shard.index, shard.count)")
 	fs.StringVar(&fl.startAt, "start-at", "", "agreed RFC 3339 `TIME` at which every shard starts level 1 (shard.start_at)")
 	fl.rate.define(fs)
+	wideFlag(fs, e)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return nil, err

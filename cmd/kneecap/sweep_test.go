@@ -132,7 +132,7 @@ func TestSweepSimulator(t *testing.T) {
 			t.Errorf("level %d: no server metrics summary", l.Concurrency)
 		}
 	}
-	if !strings.Contains(r.stdout, "Maximum output throughput") || !strings.Contains(r.stderr, "out tok/s") {
+	if !strings.Contains(r.stdout, "Maximum output throughput") || !strings.Contains(r.stderr, "  tok/s  ") {
 		t.Errorf("missing summary or progress table:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	}
 	// Provenance: the simulator described itself over GET /version; the run records it with

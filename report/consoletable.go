@@ -1,0 +1,155 @@
+package report
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/kneecap/kneecap/analysis"
+)
+
+// consoleColumn is a column of the console's level table: its header, the width it keeps
+// (cells are right-aligned in it; a longer cell widens the column of the final table and
+// overflows a live row) and its cell.
+type consoleColumn struct {
+	head  string
+	width int
+	cell  func(l *analysis.Level) string
+}
+
+// The columns of the console's level tables. The default sets fit 80 columns with the
+// two-space indent (72 and 74 characters with every column at its width); --wide shows all.
+var (
+	colN      = consoleColumn{"N", 4, keyCell}
+	colReq    = consoleColumn{"req", 5, func(l *analysis.Level) string { return strconv.Itoa(l.Requests) }}
+	colErrPct = consoleColumn{"err", 6, errRateCell}
+	colErrs   = consoleColumn{"err", 6, errorsCell}
+	colTPS    = consoleColumn{"tok/s", 6, func(l *analysis.Level) string { return fnum(l.OutputTPS) }}
+	colCI     = consoleColumn{"±CI", 5, func(l *analysis.Level) string { return fnum(l.OutputTPSCI95) }}
+	colQPS    = consoleColumn{"QPS", 5, func(l *analysis.Level) string { return fnum(l.QPS) }}
+	colTTFT50 = consoleColumn{"TTFT p50", 8, func(l *analysis.Level) string { return fnum(l.TTFT.P50) }}
+	colTTFT95 = consoleColumn{"TTFT p95", 8, func(l *analysis.Level) string { return fnum(l.TTFT.P95) }}
+	colTPOT95 = consoleColumn{"TPOT p95", 8, func(l *analysis.Level) string { return fnum(l.TPOT.P95) }}
+	colE2E95  = consoleColumn{"E2E p95", 7, func(l *analysis.Level) string { return fnum(l.E2E.P95) }}
+	colISL    = consoleColumn{"ISL", 4, func(l *analysis.Level) string { p, _ := l.LengthsOff(); return lengthCell(l.InputTokens, p, "≠") }}
+	colOSL    = consoleColumn{"OSL", 4, func(l *analysis.Level) string { _, o := l.LengthsOff(); return lengthCell(l.OutputTokens, o, "≠") }}
+	colValid  = consoleColumn{"valid", 5, validCell}
+
+	colRate     = consoleColumn{"req/s", 6, keyCell}
+	colAch      = consoleColumn{"ach", 6, func(l *analysis.Level) string { return frate(l.AchievedRPS) }}
+	colDone     = consoleColumn{"done", 6, func(l *analysis.Level) string { return frate(l.CompletionRate()) }}
+	colSust     = consoleColumn{"sust", 4, sustCell}
+	colSustWide = consoleColumn{"sust", 11, sustainableCell}
+	colUTTFT50  = consoleColumn{"TTFT p50", 8, func(l *analysis.Level) string { return fnum(l.UserTTFT().P50) }}
+	colUTTFT95  = consoleColumn{"TTFT p95", 8, func(l *analysis.Level) string { return fnum(l.UserTTFT().P95) }}
+	colUE2E95   = consoleColumn{"E2E p95", 7, func(l *analysis.Level) string { return fnum(l.UserE2E().P95) }}
+	colLag      = consoleColumn{"lag p99", 7, func(l *analysis.Level) string { return fnum(l.ScheduleLag.P99) }}
+)
+
+// consoleColumns returns the level table's columns: for an arrival-rate run or a closed-loop
+// one, every column (wide) or the default set, with ISL and OSL (wide only) when lengths.
+func consoleColumns(rate, wide, lengths bool) []consoleColumn {
+	switch {
+	case rate && !wide:
+		return []consoleColumn{colRate, colDone, colSust, colErrPct, colTPS, colUTTFT95, colUE2E95, colLag, colValid}
+	case !wide:
+		return []consoleColumn{colN, colReq, colErrPct, colTPS, colQPS, colTTFT95, colTPOT95, colE2E95, colValid}
+	}
+	var cols []consoleColumn
+	if rate {
+		cols = []consoleColumn{colRate, colAch, colDone, colSustWide, colReq, colErrs, colTPS, colUTTFT50, colUTTFT95, colUE2E95, colLag}
+	} else {
+		cols = []consoleColumn{colN, colReq, colErrs, colTPS, colCI, colQPS, colTTFT50, colTTFT95, colTPOT95, colE2E95}
+	}
+	if lengths {
+		cols = append(cols, colISL, colOSL)
+	}
+	return append(cols, colValid)
+}
+
+// keyCell names a level: its concurrency or offered rate, "+" when the sweep added it after
+// its planned levels (sweep.refine).
+func keyCell(l *analysis.Level) string {
+	k := strconv.Itoa(l.Concurrency)
+	if l.IsRate() {
+		k = frate(l.Offered())
+	}
+	if l.Refine != "" {
+		k += "+"
+	}
+	return k
+}
+
+// errRateCell is the error rate alone: "0", or "1.2%".
+func errRateCell(l *analysis.Level) string {
+	if l.Errors == 0 && (!l.ErrorRate.OK() || l.ErrorRate == 0) {
+		return "0"
+	}
+	return fpct(l.ErrorRate)
+}
+
+// sustCell is the sustainability verdict alone: "yes" or "no".
+func sustCell(l *analysis.Level) string {
+	if l.Sustainable {
+		return "yes"
+	}
+	return "no"
+}
+
+// LevelTable is the console's level table: the columns Console prints and the sweep's live
+// table prints one row at a time as each level ends, so the two show the same columns in the
+// same widths. Its zero value has no columns.
+type LevelTable struct {
+	cols   []consoleColumn
+	widths []int
+}
+
+// NewLevelTable returns the level table of an arrival-rate run (rate) or a closed-loop one:
+// every column when wide, else the default set that fits 80 columns; lengths adds ISL and OSL
+// to the wide set.
+func NewLevelTable(rate, wide, lengths bool) LevelTable {
+	t := LevelTable{cols: consoleColumns(rate, wide, lengths)}
+	for _, c := range t.cols {
+		t.widths = append(t.widths, max(c.width, utf8.RuneCountInString(c.head)))
+	}
+	return t
+}
+
+// fit widens the columns to the cells of levels (the final table knows them all).
+func (t LevelTable) fit(levels []analysis.Level) {
+	for i := range levels {
+		for j, c := range t.cols {
+			t.widths[j] = max(t.widths[j], utf8.RuneCountInString(c.cell(&levels[i])))
+		}
+	}
+}
+
+// Header is the table's header line, with its newline.
+func (t LevelTable) Header() string {
+	cells := make([]string, len(t.cols))
+	for i, c := range t.cols {
+		cells[i] = c.head
+	}
+	return t.line(cells)
+}
+
+// Row is level l's line, with its newline.
+func (t LevelTable) Row(l *analysis.Level) string {
+	cells := make([]string, len(t.cols))
+	for i, c := range t.cols {
+		cells[i] = c.cell(l)
+	}
+	return t.line(cells)
+}
+
+// line right-aligns cells in the columns, two spaces apart after a two-space indent.
+func (t LevelTable) line(cells []string) string {
+	var b strings.Builder
+	for i, s := range cells {
+		b.WriteString("  ")
+		b.WriteString(strings.Repeat(" ", max(0, t.widths[i]-utf8.RuneCountInString(s))))
+		b.WriteString(s)
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
