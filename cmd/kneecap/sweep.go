@@ -21,6 +21,7 @@ const sweepUsage = `[-c FILE] [-o DIR] [--url URL] [--model M] [--api chat|compl
                      [--refine N] [--resume DIR] [--shard I/N --start-at TIME]
                      [--mode rate|concurrency] [--rates 1,2,4,...|auto [--from DIR]]
                      [--arrival poisson|gamma|constant] [--burstiness B] [--max-concurrency N]
+                     [--slo METRIC:PCT:D]... [--slo-ttft-p95 D] [--slo-tpot-p95 D] [--slo-e2e-p95 D]
 
 Steps concurrency upward against an OpenAI-compatible streaming endpoint and writes a results
 directory (default runs/<UTC time>-<name>/). Without --url, target.url or OPENAI_BASE_URL it
@@ -49,6 +50,7 @@ type sweepFlags struct {
 	warmup, duration, maxDuration                      time.Duration
 	minRequests, inputTokens, outputTokens, refine     int
 	rate                                               rateFlags
+	slo                                                sloFlags
 	set                                                map[string]bool
 }
 
@@ -81,6 +83,7 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 	fs.StringVar(&fl.resume, "resume", "", "continue the interrupted run in `DIR` after its last finished level")
 	fs.StringVar(&fl.shard, "shard", "", "run shard `I/N` of a sweep that N processes run together (shard.index, shard.count)")
 	fs.StringVar(&fl.startAt, "start-at", "", "agreed RFC 3339 `TIME` at which every shard starts level 1 (shard.start_at)")
+	fl.slo.register(fs, "the config file's slo:")
 	fl.rate.define(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {

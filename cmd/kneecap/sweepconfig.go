@@ -112,6 +112,10 @@ func sweepConfig(e *env, fl *sweepFlags) (config.Config, error) {
 		cfg.Workload.FixedOutput = true
 		cfg.Override("workload.output_tokens", "--output-tokens")
 	}
+	if fl.slo.given(fl.set) {
+		cfg.SLO = fl.slo.apply(cfg.SLO, fl.set)
+		cfg.Override("slo", "--slo")
+	}
 	if cfg.Target.URL == "" {
 		if u := e.getenv("OPENAI_BASE_URL"); u != "" {
 			cfg.Target.URL = u
