@@ -181,3 +181,23 @@ func (s SLO) requestSlack() float64 {
 	}
 	return slack
 }
+
+// ObjectiveLabel writes an objective's name (ttft_p99, slo.limit's and slo.checked's names)
+// as the reports do: "TTFT p99". A name that is no objective's ("capacity") is returned as
+// it is.
+func ObjectiveLabel(name string) string {
+	metric, pct, ok := strings.Cut(name, "_p")
+	if !ok || (&SLO{}).field(metric, atoi(pct)) == nil {
+		return name
+	}
+	return strings.ToUpper(metric) + " p" + pct
+}
+
+// atoi is strconv.Atoi without its error (-1).
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1
+	}
+	return n
+}

@@ -117,3 +117,11 @@ func TestSLORequestLimits(t *testing.T) {
 		t.Errorf("slack %g, want 0.06", got)
 	}
 }
+
+func TestObjectiveLabel(t *testing.T) {
+	for in, want := range map[string]string{"ttft_p99": "TTFT p99", "itl_p50": "ITL p50", "capacity": "capacity", "ttft_p90": "ttft_p90"} {
+		if got := ObjectiveLabel(in); got != want {
+			t.Errorf("ObjectiveLabel(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
