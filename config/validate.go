@@ -161,7 +161,7 @@ func (v *validation) analysis() {
 			v.nonNegative("slo."+analysis.Objective{Metric: m, Percentile: p}.Name(), c.SLO.Get(m, p))
 		}
 	}
-	if c.ServerMetrics.URL != "" {
+	if c.ServerMetrics.URL != "" && c.ServerMetrics.URL != "off" {
 		if err := checkURL(c.ServerMetrics.URL); err != nil {
 			v.bad("server_metrics.url", "%v", err)
 		}

@@ -15,7 +15,8 @@ import (
 	"github.com/kneecap/kneecap/sweep"
 )
 
-const sweepUsage = `[-c FILE] [-o DIR] [--url URL] [--model M] [--api chat|completions]
+const sweepUsage = `[-c FILE] [-o DIR] [--url URL|env] [--model M] [--api chat|completions]
+                     [--api-key-env NAME] [--server-metrics-url URL|off] [--dataset FILE]
                      [--levels 1,2,4,...] [--warmup D] [--duration D] [--min-requests N]
                      [--max-duration D] [--input-tokens N] [--output-tokens N] [--name NAME]
                      [--refine N] [--resume DIR] [--shard I/N --start-at TIME]
@@ -24,8 +25,9 @@ const sweepUsage = `[-c FILE] [-o DIR] [--url URL] [--model M] [--api chat|compl
                      [--slo METRIC:PCT:D]... [--slo-ttft-p95 D] [--slo-tpot-p95 D] [--slo-e2e-p95 D]
 
 Steps concurrency upward against an OpenAI-compatible streaming endpoint and writes a results
-directory (default runs/<UTC time>-<name>/). Without --url, target.url or OPENAI_BASE_URL it
-sweeps the built-in simulator; with no flags and no file it runs the demo (about 90 s).
+directory (default runs/<UTC time>-<name>/). Without --url or target.url it sweeps the
+built-in simulator, and with no file it runs the demo (about 90 s); OPENAI_BASE_URL is the
+target only with --url env.
 The API key is read from the variable named by target.api_key_env (OPENAI_API_KEY).
 
 --rates makes the sweep open-loop: each level offers an arrival rate in requests/s (Poisson
@@ -47,6 +49,8 @@ kneecap merge SHARD_DIR... -o DIR analyzes the whole sweep.`
 type sweepFlags struct {
 	config, out, url, model, api, levels, resume, name string
 	shard, startAt                                     string
+	apiKeyEnv, metricsURL, dataset                     string
+	urlFromEnv                                         bool // --url env: url is OPENAI_BASE_URL
 	warmup, duration, maxDuration                      time.Duration
 	minRequests, inputTokens, outputTokens, refine     int
 	rate                                               rateFlags
@@ -60,9 +64,12 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 	fs := newFlagSet(e, "sweep", sweepUsage)
 	fs.StringVar(&fl.config, "c", "", "configuration `FILE` (YAML; see examples/)")
 	fs.StringVar(&fl.out, "o", "", "results `DIR` (default runs/<UTC time>-<name>/)")
-	fs.StringVar(&fl.url, "url", "", "OpenAI base `URL` including /v1 (default: OPENAI_BASE_URL, else the built-in simulator)")
+	fs.StringVar(&fl.url, "url", "", "OpenAI base `URL` including /v1, or env for $OPENAI_BASE_URL (default: target.url, else the built-in simulator)")
 	fs.StringVar(&fl.model, "model", "", "model `name` sent in every request")
 	fs.StringVar(&fl.api, "api", "", "`API`: chat or completions")
+	fs.StringVar(&fl.apiKeyEnv, "api-key-env", "", "environment variable `NAME` holding the API key (target.api_key_env; default OPENAI_API_KEY)")
+	fs.StringVar(&fl.metricsURL, "server-metrics-url", "", "the server's Prometheus `URL` (server_metrics.url; default: /metrics at the target's host when it answers; off to disable)")
+	fs.StringVar(&fl.dataset, "dataset", "", "replay prompts from `FILE`: ShareGPT JSON/JSONL or JSONL of {prompt, max_tokens} (workload.dataset)")
 	fs.StringVar(&fl.levels, "levels", "", "concurrency levels, a `list` such as 1,2,4,8")
 	// These flags default to 0 and override the configuration only when given, so the usage
 	// states the defaults the configuration supplies (DESIGN §9; the demo's are shorter).
@@ -123,6 +130,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) (err error) {
 	if err := preflight(ctx, e, t, s); err != nil {
 		return err
 	}
+	t.findMetrics(ctx, e)
 	if err := s.sizePrompts(ctx, e, t); err != nil {
 		return err
 	}
