@@ -14,7 +14,7 @@ import (
 	"github.com/kneecap/kneecap/summary"
 )
 
-const analyzeUsage = "PATH [-o DIR] [--slo METRIC:PCT:D]... [--slo-ttft-p95 D] [--slo-tpot-p95 D] [--slo-e2e-p95 D]\n" +
+const analyzeUsage = "PATH [-o DIR] [--format text|json] [--slo METRIC:PCT:D]... [--slo-ttft-p95 D] [--slo-tpot-p95 D] [--slo-e2e-p95 D]\n" +
 	"                       [--knee-gain F] [--bootstrap N] [--plan-users N] [--plan-qps F]\n" +
 	"                       [--plan-output-tps F] [--replica-cost-per-hour F] [--gpus-per-replica N]\n\n" +
 	"PATH is a results directory (with levels.json), a level-summary CSV, or a directory of\n" +
@@ -32,6 +32,7 @@ const analyzeUsage = "PATH [-o DIR] [--slo METRIC:PCT:D]... [--slo-ttft-p95 D] [
 func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 	fl := newFlagSet(e, "analyze", analyzeUsage)
 	outDir := fl.String("o", "", "output `DIR` (default: PATH for a results directory; required otherwise)")
+	format := formatFlag(fl)
 	var af analyzeFlags
 	af.register(fl)
 	pos, err := parseArgs(fl, args)
@@ -44,6 +45,11 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 	if err := af.check(); err != nil {
 		return err
 	}
+	if err := checkFormat("analyze", *format); err != nil {
+		return err
+	}
+	out := e
+	e = forFormat(e, *format)
 	af.set = map[string]bool{}
 	fl.Visit(func(f *flag.Flag) { af.set[f.Name] = true })
 
@@ -83,7 +89,10 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 	if err := writeAnalysis(*outDir, res); err != nil {
 		return err
 	}
-	return writeReports(e, res, *outDir)
+	if err := writeReports(e, res, *outDir); err != nil {
+		return err
+	}
+	return printAnalysis(out, *format, *outDir)
 }
 
 // samePath reports whether a and b name the same existing file or directory (analyze RUN

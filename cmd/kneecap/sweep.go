@@ -17,6 +17,7 @@ import (
 
 const sweepUsage = `[-c FILE] [-o DIR] [--url URL|env] [--model M] [--api chat|completions]
                      [--api-key-env NAME] [--server-metrics-url URL|off] [--dataset FILE]
+                     [--format text|json]
                      [--levels 1,2,4,...] [--warmup D] [--duration D] [--min-requests N]
                      [--max-duration D] [--input-tokens N] [--output-tokens N] [--name NAME]
                      [--refine N] [--resume DIR] [--shard I/N --start-at TIME]
@@ -49,7 +50,7 @@ kneecap merge SHARD_DIR... -o DIR analyzes the whole sweep.`
 type sweepFlags struct {
 	config, out, url, model, api, levels, resume, name string
 	shard, startAt                                     string
-	apiKeyEnv, metricsURL, dataset                     string
+	apiKeyEnv, metricsURL, dataset, format             string
 	urlFromEnv                                         bool // --url env: url is OPENAI_BASE_URL
 	warmup, duration, maxDuration                      time.Duration
 	minRequests, inputTokens, outputTokens, refine     int
@@ -91,6 +92,7 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 	fs.StringVar(&fl.shard, "shard", "", "run shard `I/N` of a sweep that N processes run together (shard.index, shard.count)")
 	fs.StringVar(&fl.startAt, "start-at", "", "agreed RFC 3339 `TIME` at which every shard starts level 1 (shard.start_at)")
 	fl.slo.register(fs, "the config file's slo:")
+	fs.StringVar(&fl.format, "format", "text", "stdout `format`: text (the console summary) or json (analysis.json once analyzed; everything else on stderr)")
 	fl.rate.define(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -100,6 +102,9 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 		return nil, cmdUsageError("sweep", "sweep: unexpected argument %q (sweep takes flags only)", pos[0])
 	}
 	fs.Visit(func(f *flag.Flag) { fl.set[f.Name] = true })
+	if err := checkFormat("sweep", fl.format); err != nil {
+		return nil, err
+	}
 	return fl, nil
 }
 
@@ -122,6 +127,8 @@ func cmdSweep(ctx context.Context, e *env, args []string) (err error) {
 	// every form (DESIGN §7); the results directory does the same for its files.
 	e = e.redacting(s.secrets)
 	defer func() { err = s.secrets.Error(err) }()
+	stdout := e
+	e = forFormat(e, fl.format)
 	t, err := startTarget(e, &s.cfg, s.levels)
 	if err != nil {
 		return err
@@ -170,6 +177,9 @@ func cmdSweep(ctx context.Context, e *env, args []string) (err error) {
 	}
 	// Also after a hard stop (ctx cancelled): what was measured is analyzed and written.
 	if err := afterSweep(e, s.dir.Path()); err != nil {
+		return err
+	}
+	if err := printAnalysis(stdout, fl.format, s.dir.Path()); err != nil {
 		return err
 	}
 	if out.Interrupted {

@@ -4,6 +4,7 @@ package main
 // with the default --metric-percentiles (p99 only) and a stray JSON file.
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -47,5 +48,25 @@ func TestAnalyzeVLLMDefaultPercentiles(t *testing.T) {
 	ws, _ := dig(m, "warnings")
 	if !strings.Contains(fmt.Sprint(ws), "notes.json skipped") {
 		t.Errorf("analysis.json warnings %v lack notes.json", ws)
+	}
+}
+
+// analyze --format json prints analysis.json, and only it, on stdout; the summary goes to
+// stderr.
+func TestAnalyzeFormatJSON(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	r := runCmd(nil, "analyze", vllmDefaultDir(t), "-o", out, "--format", "json", "--bootstrap", "0")
+	if r.err != nil {
+		t.Fatalf("%v\n%s", r.err, r.stderr)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &m); err != nil || m["schema"] != "kneecap.analysis/v1" {
+		t.Fatalf("stdout is not analysis.json (%v): %.200q", err, r.stdout)
+	}
+	if !strings.Contains(r.stderr, "notes.json skipped") {
+		t.Errorf("stderr lacks the summary's warnings: %.300q", r.stderr)
+	}
+	if r := runCmd(nil, "analyze", vllmDefaultDir(t), "-o", out, "--format", "yaml"); exitCode(r.err) != exitUsage {
+		t.Errorf("--format yaml: exit %d", exitCode(r.err))
 	}
 }
