@@ -17,11 +17,16 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# demo: a real sweep against the built-in simulator; writes charts and a report.
-# runs/demo is the demo's own directory: a previous demo run there is replaced.
+# demo: a real sweep against the built-in simulator (always: OPENAI_BASE_URL is read only by
+# `sweep --url env`); writes charts and a report. runs/demo is the demo's own directory: the
+# new demo is written to runs/demo.new and replaces a previous one only once it has finished;
+# its reports are then made again in place, so that they name runs/demo.
 demo: build
-	rm -rf runs/demo
-	./$(BIN) sweep -o runs/demo
+	rm -rf runs/demo.new
+	./$(BIN) sweep -o runs/demo.new
+	rm -rf runs/demo && mv runs/demo.new runs/demo
+	./$(BIN) analyze runs/demo >/dev/null
+	@echo "results: runs/demo"
 
 # bench: benchmarks of the hot paths and the end-to-end load benchmark.
 # The load benchmark (bench/load) serves `kneecap sim --profile fixed` from $(BIN) as a separate

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Gate verdicts.
@@ -208,7 +209,13 @@ func (g GateReport) label(i int) string {
 
 // sloKey describes the SLOs a run was analyzed under.
 func sloKey(r *Result) string {
-	return fmt.Sprintf("TTFT p95 %s ms, TPOT p95 %s ms, E2E p95 %s ms", r.SLO.TTFTP95MS.Format(), r.SLO.TPOTP95MS.Format(), r.SLO.E2EP95MS.Format())
+	key := fmt.Sprintf("TTFT p95 %s ms, TPOT p95 %s ms, E2E p95 %s ms", r.SLO.TTFTP95MS.Format(), r.SLO.TPOTP95MS.Format(), r.SLO.E2EP95MS.Format())
+	for _, o := range r.SLO.Objectives {
+		if o.Percentile != 95 || o.Metric == "itl" {
+			key += fmt.Sprintf(", %s p%d %s ms", strings.ToUpper(o.Metric), o.Percentile, o.MaxMS.Format())
+		}
+	}
+	return key
 }
 
 // Regressions counts the regressed checks.

@@ -49,16 +49,19 @@ func (r *rater) blowup() {
 func (r *rater) rateSLOMetrics() []sloMetric {
 	// sloMetrics reads the closed loop's points; hand it this run's, then the user's view.
 	r.pts2points()
-	metrics := r.sloMetrics()
-	for i := range metrics {
-		switch metrics[i].name {
-		case "ttft_p95":
-			metrics[i].get = func(l *Level) float64 { return float64(l.UserTTFT().P95) }
-		case "e2e_p95":
-			metrics[i].get = func(l *Level) float64 { return float64(l.UserE2E().P95) }
-		}
+	return r.sloMetrics(userLatencyOf)
+}
+
+// userLatencyOf returns l's latency distribution of metric as its user sees it: TTFT and E2E
+// from the scheduled send (Level.UserTTFT, UserE2E).
+func userLatencyOf(l *Level, metric string) Latency {
+	switch metric {
+	case "ttft":
+		return l.UserTTFT()
+	case "e2e":
+		return l.UserE2E()
 	}
-	return metrics
+	return latencyOf(l, metric)
 }
 
 // pts2points fills the analyzer's points with the rate levels (x as c), for the helpers the
@@ -80,9 +83,8 @@ func (r *rater) pts2points() {
 // (slo.limit "capacity"; slo_tps is then capacity_tps).
 func (r *rater) slo() {
 	metrics := r.rateSLOMetrics()
-	set := r.res.SLO.TTFTP95MS.OK() || r.res.SLO.TPOTP95MS.OK() || r.res.SLO.E2EP95MS.OK()
 	switch {
-	case !set:
+	case !r.opts.SLO.Any():
 		r.warn(sloUnset())
 		return
 	case len(r.pts) == 0:
@@ -108,7 +110,7 @@ func (r *rater) slo() {
 	case -1:
 		last := r.pts[len(r.pts)-1]
 		r.rr.SLORPS, r.rr.SLOTPS = Float(last.x), Float(last.tps)
-		r.rr.SLOGoodputRPS = Float(last.x * r.goodShare(point{c: last.x, tps: last.tps, lv: last.lv}, len(metrics)))
+		r.rr.SLOGoodputRPS = Float(last.x * r.goodShare(point{c: last.x, tps: last.tps, lv: last.lv}))
 		r.warn(rateSLOBeyond(last.x))
 	case 0:
 		r.res.SLO.Limit = failing(r.pts[0].lv)
@@ -152,7 +154,7 @@ func (r *rater) sloBetween(metrics []sloMetric, L, F ratePoint) {
 		r.warn(sloGoodputUnknown())
 		return
 	}
-	if share := r.goodShare(point{c: L.x, tps: L.tps, lv: L.lv}, len(metrics)); finite(share) {
+	if share := r.goodShare(point{c: L.x, tps: L.tps, lv: L.lv}); finite(share) {
 		r.rr.SLOGoodputRPS = Float(x * share)
 	}
 }

@@ -85,7 +85,7 @@ func (s *scratch) summarizeRate(run *sweep.LevelRun, records []sweep.Record, opt
 	}
 	lv.WindowS = Float(sweep.WindowSeconds(w0, w1))
 	win := sweep.NewWindowTotals(w0, w1, min(max(run.Slices, minSlices), maxSlices))
-	slo := requestSLO{ttft: float64(opts.SLO.TTFTP95), tpot: float64(opts.SLO.TPOTP95), e2e: float64(opts.SLO.E2EP95)}
+	slo := opts.SLO.requestLimits()
 	var good goodput
 	var arrived sentStats
 	var lags, ttftSched, e2eSched []float64

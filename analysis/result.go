@@ -353,10 +353,28 @@ type SLOResult struct {
 	// Limit names the SLO that binds first (ttft_p95, tpot_p95, e2e_p95), or "" when all
 	// levels meet every SLO.
 	Limit string `json:"limit,omitempty"`
-	// Checked names the SLOs the levels were checked against (ttft_p95, tpot_p95, e2e_p95):
-	// a threshold that is set but reported by no valid level is not among them (a warning
-	// says so).
+	// Checked names the SLOs the levels were checked against (ttft_p95, itl_p99, …): a
+	// threshold that is set but reported by no valid level is not among them (a warning says
+	// so), and one checked at a higher percentile (CheckedAs) is named by that percentile.
 	Checked []string `json:"checked,omitempty"`
+	// Objectives lists every SLO set, whatever its percentile (the three *_p95_ms keys above
+	// repeat the p95 ones).
+	Objectives []SLOObjective `json:"objectives,omitempty"`
+}
+
+// SLOObjective is one SLO of a result: Percentile of Metric no larger than MaxMS.
+type SLOObjective struct {
+	// Name is metric_pNN: ttft_p99.
+	Name string `json:"name"`
+	// Metric is ttft, tpot, itl or e2e.
+	Metric string `json:"metric"`
+	// Percentile is 50, 95 or 99.
+	Percentile int   `json:"percentile"`
+	MaxMS      Float `json:"max_ms"`
+	// CheckedAs names the higher percentile the levels were checked at instead (ttft_p99 for
+	// ttft_p95) when no valid level reports this one, as vLLM's default files report only p99;
+	// "" when checked as set or not at all.
+	CheckedAs string `json:"checked_as,omitempty"`
 }
 
 // Capacity is the capacity plan: replicas needed for the target load.
@@ -409,14 +427,6 @@ type Result struct {
 	// whose answer is Knee, TTFTBlowup and SLO.
 	Rate     *RateResult `json:"rate,omitempty"`
 	Warnings []string    `json:"warnings"`
-}
-
-// SLO holds service-level objectives; a zero duration is not used. It is also the slo:
-// section of a configuration file.
-type SLO struct {
-	TTFTP95 time.Duration `yaml:"ttft_p95"`
-	TPOTP95 time.Duration `yaml:"tpot_p95"`
-	E2EP95  time.Duration `yaml:"e2e_p95"`
 }
 
 // Plan is a capacity plan's target load and cost: concurrent users, requests/s or output

@@ -2,7 +2,8 @@ package analysis
 
 import "math"
 
-// sloMetric is one SLO: its name, threshold in ms and the level's p95 in ms.
+// sloMetric is one SLO as checked: its name (ttft_p99), threshold in ms and the level's
+// percentile in ms.
 type sloMetric struct {
 	name string
 	thr  float64
@@ -12,10 +13,9 @@ type sloMetric struct {
 // slo finds the SLO point: the largest concurrency meeting every SLO, interpolated on log
 // concurrency between the last passing valid level and the first failing one.
 func (a *analyzer) slo() {
-	metrics := a.sloMetrics()
-	set := a.res.SLO.TTFTP95MS.OK() || a.res.SLO.TPOTP95MS.OK() || a.res.SLO.E2EP95MS.OK()
+	metrics := a.sloMetrics(latencyOf)
 	switch {
-	case !set:
+	case !a.opts.SLO.Any():
 		a.warn(sloUnset())
 		return
 	case len(a.pts) == 0:
@@ -44,7 +44,7 @@ func (a *analyzer) slo() {
 	case -1:
 		last := a.pts[len(a.pts)-1]
 		a.res.SLO.MaxConcurrency, a.res.SLO.TPS = Float(last.c), Float(last.tps)
-		a.sloGoodput(last, len(metrics))
+		a.sloGoodput(last)
 		a.warn(sloBeyond(last.c))
 	case 0:
 		first := a.pts[0]
@@ -61,9 +61,11 @@ func (a *analyzer) slo() {
 }
 
 // sloMetrics sets the result's thresholds from the options and returns the SLOs that some
-// valid level reports (Checked names them); a threshold no valid level reports is ignored
-// with a warning.
-func (a *analyzer) sloMetrics() []sloMetric {
+// valid level reports, with lat giving a level's latencies by metric (Checked names them).
+// A percentile no valid level reports is checked at the next higher one that some level
+// does (p99 for p95: stricter, never looser), with a warning; a threshold whose metric no
+// level reports at or above its percentile is ignored with a warning.
+func (a *analyzer) sloMetrics(lat func(*Level, string) Latency) []sloMetric {
 	s := a.opts.SLO
 	ms := func(d float64) Float {
 		if d > 0 {
@@ -72,26 +74,41 @@ func (a *analyzer) sloMetrics() []sloMetric {
 		return NaN()
 	}
 	a.res.SLO.TTFTP95MS, a.res.SLO.TPOTP95MS, a.res.SLO.E2EP95MS = ms(float64(s.TTFTP95)), ms(float64(s.TPOTP95)), ms(float64(s.E2EP95))
+	a.res.SLO.Objectives = nil
 	var metrics []sloMetric
-	add := func(name string, thr Float, get func(*Level) float64) {
-		if !thr.OK() {
-			return
+	for _, o := range s.Objectives() {
+		ro := SLOObjective{Name: o.Name(), Metric: o.Metric, Percentile: o.Percentile, MaxMS: ms(float64(o.Max))}
+		if m, ok := a.sloMetric(o, lat); ok {
+			if m.name != ro.Name {
+				ro.CheckedAs = m.name
+				a.warn(sloHigherPercentile(ro.Name, m.name))
+			}
+			metrics = append(metrics, m)
+			a.res.SLO.Checked = append(a.res.SLO.Checked, m.name)
+		} else if len(a.pts) > 0 {
+			a.warn(sloUnreported(ro.Name))
 		}
+		a.res.SLO.Objectives = append(a.res.SLO.Objectives, ro)
+	}
+	return metrics
+}
+
+// sloMetric returns the check of objective o: at its percentile when some valid level
+// reports it, else at the lowest higher percentile some valid level reports.
+func (a *analyzer) sloMetric(o Objective, lat func(*Level, string) Latency) (sloMetric, bool) {
+	for _, pct := range SLOPercentiles {
+		if pct < o.Percentile {
+			continue
+		}
+		get := func(l *Level) float64 { return float64(lat(l, o.Metric).at(pct)) }
 		for _, p := range a.pts {
 			if finite(get(p.lv)) {
-				metrics = append(metrics, sloMetric{name, float64(thr), get})
-				a.res.SLO.Checked = append(a.res.SLO.Checked, name)
-				return
+				name := Objective{Metric: o.Metric, Percentile: pct}.Name()
+				return sloMetric{name, float64(o.Max) / 1e6, get}, true
 			}
 		}
-		if len(a.pts) > 0 {
-			a.warn(sloUnreported(name))
-		}
 	}
-	add("ttft_p95", a.res.SLO.TTFTP95MS, func(l *Level) float64 { return float64(l.TTFT.P95) })
-	add("tpot_p95", a.res.SLO.TPOTP95MS, func(l *Level) float64 { return float64(l.TPOT.P95) })
-	add("e2e_p95", a.res.SLO.E2EP95MS, func(l *Level) float64 { return float64(l.E2E.P95) })
-	return metrics
+	return sloMetric{}, false
 }
 
 // sloBetween interpolates the SLO point between the passing level L and the failing level F
@@ -125,13 +142,13 @@ func (a *analyzer) sloBetween(metrics []sloMetric, L, F point) {
 		a.warn(sloGoodputUnknown())
 		return
 	}
-	a.sloGoodput(L, len(metrics))
+	a.sloGoodput(L)
 }
 
 // sloGoodput sets the goodput at the SLO point to the goodput measured at p, the last level
-// meeting every SLO (DESIGN §4.7), when it was counted under these k SLOs (goodShare).
-func (a *analyzer) sloGoodput(p point, k int) {
-	if share := a.goodShare(p, k); finite(share) {
+// meeting every SLO (DESIGN §4.7), when it was counted under these SLOs (goodShare).
+func (a *analyzer) sloGoodput(p point) {
+	if share := a.goodShare(p); finite(share) {
 		a.res.SLO.GoodputQPS, a.res.SLO.GoodputConcurrency = p.lv.GoodputQPS, p.lv.Concurrency
 		return
 	}
@@ -139,16 +156,18 @@ func (a *analyzer) sloGoodput(p point, k int) {
 }
 
 // goodShare returns a passing level's goodput ÷ QPS, or NaN when its goodput cannot have been
-// counted under these k SLOs: meeting each of k SLOs at p95 leaves at most 5% of requests
-// failing each, so the good share is at least 1 − 0.05·k (less 10 points for the two
-// populations: latencies are over requests sent in the window, goodput over completions in
-// it). A level-summary CSV's goodput_qps was counted under whatever SLO its writer used.
-func (a *analyzer) goodShare(p point, k int) float64 {
+// counted under these SLOs: a request counts as good when it meets, for each of TTFT, TPOT
+// and E2E, the threshold of the highest percentile set on it (RequestLimits), and meeting
+// that percentile pct leaves at most (100 − pct)% of requests failing it, so the good share
+// is at least 1 − Σ (100 − pct)/100 (less 10 points for the two populations: latencies are
+// over requests sent in the window, goodput over completions in it). A level-summary CSV's
+// goodput_qps was counted under whatever SLO its writer used.
+func (a *analyzer) goodShare(p point) float64 {
 	q, g := float64(p.lv.QPS), float64(p.lv.GoodputQPS)
 	if !(q > 0) || !finite(g) {
 		return math.NaN()
 	}
-	if share := g / q; share >= 1-0.05*float64(k)-0.10 {
+	if share := g / q; share >= 1-a.opts.SLO.requestSlack()-0.10 {
 		return share
 	}
 	a.warn(sloOtherGoodput(p.c, 100*g/q))

@@ -109,7 +109,7 @@ func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, opts Op
 	// its phase or status), goodput (successful requests completed in the window) and the
 	// latency population (requests sent in the window).
 	win := sweep.NewWindowTotals(w0, w1, min(max(run.Slices, minSlices), maxSlices))
-	slo := requestSLO{ttft: float64(opts.SLO.TTFTP95), tpot: float64(opts.SLO.TPOTP95), e2e: float64(opts.SLO.E2EP95)}
+	slo := opts.SLO.requestLimits()
 	var good goodput
 	var sent sentStats
 	s.ttft, s.tpot, s.e2e, s.itl = s.ttft[:0], s.tpot[:0], s.e2e[:0], s.itl[:0]

@@ -43,6 +43,7 @@ const (
 	warnOperatingMedian
 	warnOperatingBeyond
 	warnSLOUnreported
+	warnSLOHigherPercentile
 	warnSLOUnset
 	warnSLONoLevel
 	warnSLONoMetric
@@ -280,8 +281,14 @@ func sloUnreported(name string) warning {
 	return newWarning(warnSLOUnreported, name, "slo: %s is set but no valid level reports it: ignored", name)
 }
 
+// sloHigherPercentile: the SLO name is set but no valid level reports its percentile, so it
+// is checked at the higher percentile as (stricter).
+func sloHigherPercentile(name, as string) warning {
+	return newWarning(warnSLOHigherPercentile, name, "slo: %s is set but no valid level reports it: checked against %s instead (stricter; the input reports no %s)", name, as, name)
+}
+
 func sloUnset() warning {
-	return newWarning(warnSLOUnset, "", "slo: no usable SLO (set ttft_p95, tpot_p95 or e2e_p95): no SLO point")
+	return newWarning(warnSLOUnset, "", "slo: no usable SLO (set ttft_p95, tpot_p95, e2e_p95 or another metric_pNN, such as --slo ttft:p99:2s): no SLO point")
 }
 
 func sloNoLevel() warning {

@@ -26,7 +26,8 @@ type Config struct {
 	Workload sweep.WorkloadConfig `yaml:"workload"`
 	// Sweep describes the levels and their protocol.
 	Sweep sweep.Protocol `yaml:"sweep"`
-	// SLO holds the service-level objectives; 0 means not used.
+	// SLO holds the service-level objectives (ttft_p95, itl_p99, …: p50, p95 or p99 of TTFT,
+	// TPOT, ITL or E2E); 0 means not used.
 	SLO analysis.SLO `yaml:"slo"`
 	// ServerMetrics configures scraping of the server's Prometheus endpoint.
 	ServerMetrics sweep.ServerMetricsConfig `yaml:"server_metrics"`

@@ -4,7 +4,7 @@ import "github.com/kneecap/kneecap/analysis"
 
 // AnalysisOptions returns the analysis options of a run with this configuration (the one
 // place a Config becomes analysis.Options): its SLO (the article's defaults, TTFT p95 ≤ 2 s
-// and TPOT p95 ≤ 50 ms, when the config sets none), knee gain, max error rate, capacity
+// and TPOT p95 ≤ 50 ms, when the config sets none; the objectives it sets replace them all), knee gain, max error rate, capacity
 // plan and the lengths its workload requests, with analysis.DefaultOptions' bootstrap and
 // seed.
 func (c Config) AnalysisOptions() analysis.Options {
@@ -12,8 +12,8 @@ func (c Config) AnalysisOptions() analysis.Options {
 	if c.Analysis.KneeGain > 0 {
 		o.KneeGain = c.Analysis.KneeGain
 	}
-	if s := c.SLO; s.TTFTP95 > 0 || s.TPOTP95 > 0 || s.E2EP95 > 0 {
-		o.SLO = s
+	if c.SLO.Any() {
+		o.SLO = c.SLO
 	}
 	if c.Sweep.Stop.MaxErrorRate > 0 {
 		o.MaxErrorRate = c.Sweep.Stop.MaxErrorRate

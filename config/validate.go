@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
@@ -155,10 +156,12 @@ func (v *validation) sweep() {
 // analysis checks slo:, server_metrics:, analysis:, plan: and output:.
 func (v *validation) analysis() {
 	c := v.c
-	v.nonNegative("slo.ttft_p95", c.SLO.TTFTP95)
-	v.nonNegative("slo.tpot_p95", c.SLO.TPOTP95)
-	v.nonNegative("slo.e2e_p95", c.SLO.E2EP95)
-	if c.ServerMetrics.URL != "" {
+	for _, m := range analysis.SLOMetrics {
+		for _, p := range analysis.SLOPercentiles {
+			v.nonNegative("slo."+analysis.Objective{Metric: m, Percentile: p}.Name(), c.SLO.Get(m, p))
+		}
+	}
+	if c.ServerMetrics.URL != "" && c.ServerMetrics.URL != "off" {
 		if err := checkURL(c.ServerMetrics.URL); err != nil {
 			v.bad("server_metrics.url", "%v", err)
 		}

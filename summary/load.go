@@ -50,7 +50,8 @@ type Input struct {
 	// (flags) before passing them to Levels or Analyze.
 	Options analysis.Options
 	// Warnings are the input's own warnings (lines of records.jsonl left out, see
-	// rundir.Dropped); Analyze puts them before the analysis's.
+	// rundir.Dropped; *.json files of a vLLM directory that are not vLLM results); Analyze
+	// puts them before the analysis's.
 	Warnings []string
 	// Why says why a ResultsSummary input is read from its summary.csv: "DIR has no
 	// records.jsonl", "DIR: levels.json lists 3 levels, but records.jsonl is empty".
@@ -118,11 +119,11 @@ func Load(path string, inPlace bool) (*Input, error) {
 	case st.IsDir() && isResultsDir(path):
 		return loadResultsDir(path, inPlace)
 	case st.IsDir():
-		levels, meta, err := ReadVLLMBench(path)
+		levels, meta, warnings, err := ReadVLLMBench(path)
 		if err != nil {
 			return nil, fmt.Errorf("%s is neither a results directory (no levels.json) nor vLLM bench results: %w", path, err)
 		}
-		return &Input{Kind: VLLMBench, Path: path, Meta: meta, Options: analysis.DefaultOptions(), levels: levels}, nil
+		return &Input{Kind: VLLMBench, Path: path, Meta: meta, Options: analysis.DefaultOptions(), Warnings: warnings, levels: levels}, nil
 	default:
 		levels, err := readCSVFile(path)
 		if err != nil {

@@ -2,6 +2,7 @@ package summary
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -29,15 +30,24 @@ const maxVLLMFile = 256 << 20
 //
 // Such levels are marked valid and steady, and each carries a note that vLLM measures over
 // the whole run (no warmup or drain exclusion) with an open loop capped at max_concurrency.
-// A file without max_concurrency (unlimited), two files with the same one, or a directory
-// with no result file is an error naming the file.
-func ReadVLLMBench(dir string) ([]analysis.Level, analysis.Meta, error) {
+// A file saved with vLLM's default --metric-percentiles (99) has no p90 or p95: those stay
+// null, and the analysis checks a p95 SLO against p99 instead, with a warning (DESIGN §4.7).
+//
+// A *.json file that is not a vLLM result (not a JSON object, or one with none of
+// max_concurrency, output_throughput, request_throughput and the ttft keys) is skipped, with
+// a warning naming it among the returned warnings. A result file without max_concurrency
+// (unlimited), two files with the same one, or a directory with no result file is an error
+// naming the file.
+func ReadVLLMBench(dir string) ([]analysis.Level, analysis.Meta, []string, error) {
 	meta := analysis.Meta{Source: "vLLM bench serve: " + dir}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, meta, fmt.Errorf("read vllm bench: %w", err)
+		return nil, meta, nil, fmt.Errorf("read vllm bench: %w", err)
 	}
-	var levels []analysis.Level
+	var (
+		levels   []analysis.Level
+		warnings []string
+	)
 	byConc := map[int]string{}
 	for _, e := range entries {
 		if e.IsDir() || !strings.EqualFold(filepath.Ext(e.Name()), ".json") || e.Name() == "analysis.json" {
@@ -45,11 +55,16 @@ func ReadVLLMBench(dir string) ([]analysis.Level, analysis.Meta, error) {
 		}
 		path := filepath.Join(dir, e.Name())
 		lv, m, err := readVLLMFile(path)
-		if err != nil {
-			return nil, meta, err
+		var stray *notVLLMError
+		switch {
+		case errors.As(err, &stray):
+			warnings = append(warnings, stray.Error())
+			continue
+		case err != nil:
+			return nil, meta, nil, err
 		}
 		if prev, dup := byConc[lv.Concurrency]; dup {
-			return nil, meta, fmt.Errorf("read vllm bench: %s: max_concurrency %d already in %s", path, lv.Concurrency, prev)
+			return nil, meta, nil, fmt.Errorf("read vllm bench: %s: max_concurrency %d already in %s", path, lv.Concurrency, prev)
 		}
 		byConc[lv.Concurrency] = path
 		if meta.Model == "" {
@@ -64,10 +79,33 @@ func ReadVLLMBench(dir string) ([]analysis.Level, analysis.Meta, error) {
 		levels = append(levels, lv)
 	}
 	if len(levels) == 0 {
-		return nil, meta, fmt.Errorf("read vllm bench: %s: no vLLM result JSON files (*.json with max_concurrency)", dir)
+		return nil, meta, nil, fmt.Errorf("read vllm bench: %s: no vLLM result JSON files (*.json with max_concurrency)%s", dir, skippedNote(warnings))
 	}
 	slices.SortFunc(levels, func(a, b analysis.Level) int { return a.Concurrency - b.Concurrency })
-	return levels, meta, nil
+	return levels, meta, warnings, nil
+}
+
+// notVLLMError is a *.json file that is not a vLLM bench serve result: skipped with a warning.
+type notVLLMError struct{ path, why string }
+
+func (e *notVLLMError) Error() string {
+	return fmt.Sprintf("vLLM bench: %s skipped: %s, not a vLLM bench serve result", e.path, e.why)
+}
+
+// vllmKeys are keys of which a vLLM bench serve result has at least one.
+var vllmKeys = []string{"max_concurrency", "output_throughput", "request_throughput", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms"}
+
+// isVLLMResult reports whether raw has a key of a vLLM result.
+func isVLLMResult(raw map[string]json.RawMessage) bool {
+	return slices.ContainsFunc(vllmKeys, func(k string) bool { _, ok := raw[k]; return ok })
+}
+
+// skippedNote is ", skipped N files that are not vLLM results" (or "").
+func skippedNote(warnings []string) string {
+	if len(warnings) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (skipped %d *.json files that are not vLLM results)", len(warnings))
 }
 
 // readVLLMFile reads one vLLM result file.
@@ -81,7 +119,15 @@ func readVLLMFile(path string) (analysis.Level, analysis.Meta, error) {
 	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(&limitedReader{r: f, n: maxVLLMFile})
 	if err := dec.Decode(&raw); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &se) || errors.As(err, &te) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return analysis.Level{}, meta, &notVLLMError{path, "not a JSON object (" + err.Error() + ")"}
+		}
 		return analysis.Level{}, meta, fmt.Errorf("read vllm bench: %s: %w", path, err)
+	}
+	if !isVLLMResult(raw) {
+		return analysis.Level{}, meta, &notVLLMError{path, "it has none of the keys " + strings.Join(vllmKeys, ", ")}
 	}
 	num := func(key string) (float64, bool) {
 		b, ok := raw[key]

@@ -1,10 +1,13 @@
 package summary
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kneecap/kneecap/analysis"
 )
@@ -14,7 +17,7 @@ import (
 // ttft,tpot,itl,e2el and --metric-percentiles 95,99) generated from the simulator's ground
 // truth with S = 8; the 32-user file lists one failed request in "errors".
 func TestReadVLLMBench(t *testing.T) {
-	levels, meta, err := ReadVLLMBench(filepath.Join("testdata", "vllm"))
+	levels, meta, _, err := ReadVLLMBench(filepath.Join("testdata", "vllm"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,28 +42,29 @@ func TestReadVLLMBench(t *testing.T) {
 
 func TestReadVLLMBenchErrors(t *testing.T) {
 	dir := t.TempDir()
-	if _, _, err := ReadVLLMBench(dir); err == nil || !strings.Contains(err.Error(), "no vLLM result") {
+	if _, _, _, err := ReadVLLMBench(dir); err == nil || !strings.Contains(err.Error(), "no vLLM result") {
 		t.Errorf("empty dir: %v", err)
 	}
 	bad := filepath.Join(dir, "a.json")
 	os.WriteFile(bad, []byte(`{"max_concurrency": null, "output_throughput": 3}`), 0o644)
-	if _, _, err := ReadVLLMBench(dir); err == nil || !strings.Contains(err.Error(), "a.json") || !strings.Contains(err.Error(), "max_concurrency") {
+	if _, _, _, err := ReadVLLMBench(dir); err == nil || !strings.Contains(err.Error(), "a.json") || !strings.Contains(err.Error(), "max_concurrency") {
 		t.Errorf("null max_concurrency: %v", err)
 	}
 	os.WriteFile(bad, []byte(`{"max_concurrency": 4}`), 0o644)
-	if _, _, err := ReadVLLMBench(dir); err == nil || !strings.Contains(err.Error(), "output_throughput") {
+	if _, _, _, err := ReadVLLMBench(dir); err == nil || !strings.Contains(err.Error(), "output_throughput") {
 		t.Errorf("no output_throughput: %v", err)
 	}
 	os.WriteFile(bad, []byte(`{"max_concurrency": 4, "output_throughput": 3}`), 0o644)
 	os.WriteFile(filepath.Join(dir, "b.json"), []byte(`{"max_concurrency": 4, "output_throughput": 3}`), 0o644)
-	if _, _, err := ReadVLLMBench(dir); err == nil || !strings.Contains(err.Error(), "already") {
+	if _, _, _, err := ReadVLLMBench(dir); err == nil || !strings.Contains(err.Error(), "already") {
 		t.Errorf("duplicate: %v", err)
 	}
 	os.WriteFile(filepath.Join(dir, "b.json"), []byte(`{not json`), 0o644)
-	if _, _, err := ReadVLLMBench(dir); err == nil || !strings.Contains(err.Error(), "b.json") {
-		t.Errorf("bad json: %v", err)
+	os.Remove(bad)
+	if _, _, _, err := ReadVLLMBench(dir); err == nil || !strings.Contains(err.Error(), "no vLLM result") || !strings.Contains(err.Error(), "skipped 1") {
+		t.Errorf("only a stray file: %v", err)
 	}
-	if _, _, err := ReadVLLMBench(filepath.Join(dir, "missing")); err == nil {
+	if _, _, _, err := ReadVLLMBench(filepath.Join(dir, "missing")); err == nil {
 		t.Error("missing dir: no error")
 	}
 }
@@ -83,7 +87,7 @@ func TestReadVLLMBenchPerRequest(t *testing.T) {
 		"itls": [[0.005, 0.005], [0.005, 0.005], [0.010, 0.010], [0.005, 0.005], [0.005, 0.005], []],
 		"output_lens": [3, 3, 3, 3, 3, 0],
 		"errors": ["", "", "", "", "", "connection reset"]}`)
-	levels, _, err := ReadVLLMBench(dir)
+	levels, _, _, err := ReadVLLMBench(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,11 +116,64 @@ func TestReadVLLMBenchPerRequest(t *testing.T) {
 
 	// Lists whose lengths disagree are ignored, with a note; the aggregates stand.
 	write(head + `"ttfts": [0.010, 0.020], "itls": [[0.005]], "output_lens": [2, 2]}`)
-	if levels, _, err = ReadVLLMBench(dir); err != nil {
+	if levels, _, _, err = ReadVLLMBench(dir); err != nil {
 		t.Fatal(err)
 	}
 	l = levels[0]
 	if l.TTFT.P50 != 999 || !strings.Contains(strings.Join(l.Notes, "; "), "per-request lists ignored (list lengths differ") {
 		t.Errorf("mismatched lists: TTFT p50 %v, notes %q; want the aggregate 999 and a note", l.TTFT.P50, l.Notes)
+	}
+}
+
+// A directory of vLLM results saved with the default --metric-percentiles (99: no p95) and a
+// stray JSON file beside them: the stray file is skipped with one warning naming it, the
+// results import with null p95s, and a TTFT p99 SLO gives an SLO point.
+func TestReadVLLMBenchDefaultPercentilesAndStray(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []int{1, 2, 4, 8, 16} {
+		ttft := 10.0 * float64(c) * float64(c)
+		writeJSON(t, filepath.Join(dir, fmt.Sprintf("vllm-%dc.json", c)), map[string]any{
+			"backend": "vllm", "model_id": "m", "max_concurrency": c, "duration": 60.0, "completed": 100 * c,
+			"num_prompts": 100 * c, "request_throughput": float64(c), "output_throughput": 100.0 * float64(c),
+			"mean_ttft_ms": ttft, "median_ttft_ms": ttft, "std_ttft_ms": 1.0, "p99_ttft_ms": 2 * ttft,
+			"mean_tpot_ms": 10.0, "median_tpot_ms": 10.0, "p99_tpot_ms": 12.0,
+		})
+	}
+	writeJSON(t, filepath.Join(dir, "notes.json"), map[string]any{"author": "me", "gpu": "H100"})
+	in, err := Load(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Warnings) != 1 || !strings.Contains(in.Warnings[0], "notes.json skipped") {
+		t.Fatalf("warnings %q, want one about notes.json", in.Warnings)
+	}
+	o := in.Options
+	o.SLO = analysis.SLO{TTFTP99: time.Second}
+	r := in.Analyze(o)
+	if !r.SLO.MaxConcurrency.OK() || r.SLO.Limit != "ttft_p99" {
+		t.Errorf("slo %+v, want a point bound by ttft_p99; warnings %q", r.SLO, r.Warnings)
+	}
+	n := 0
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "notes.json") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d warnings about notes.json in %q, want 1", n, r.Warnings)
+	}
+	if r := in.Analyze(in.Options); r.SLO.Checked == nil || r.SLO.Checked[0] != "ttft_p99" {
+		t.Errorf("default SLOs: checked %q, want ttft_p95 checked as ttft_p99", r.SLO.Checked)
+	}
+}
+
+func writeJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

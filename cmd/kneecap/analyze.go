@@ -8,16 +8,15 @@ import (
 	"math"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/summary"
 )
 
-const analyzeUsage = "PATH [-o DIR] [--slo-ttft-p95 D] [--slo-tpot-p95 D] [--slo-e2e-p95 D] [--knee-gain F]\n" +
-	"                       [--bootstrap N] [--plan-users N] [--plan-qps F] [--plan-output-tps F]\n" +
-	"                       [--replica-cost-per-hour F] [--gpus-per-replica N]\n\n" +
+const analyzeUsage = "PATH [-o DIR] [--format text|json] [--slo METRIC:PCT:D]... [--slo-ttft-p95 D] [--slo-tpot-p95 D] [--slo-e2e-p95 D]\n" +
+	"                       [--knee-gain F] [--bootstrap N] [--plan-users N] [--plan-qps F]\n" +
+	"                       [--plan-output-tps F] [--replica-cost-per-hour F] [--gpus-per-replica N]\n\n" +
 	"PATH is a results directory (with levels.json), a level-summary CSV, or a directory of\n" +
 	"vLLM `bench serve` result JSON files. Writes DIR/analysis.json, DIR/summary.csv, the charts\n" +
 	"and report.md / report.html. DIR defaults to PATH for a results directory. A results\n" +
@@ -33,6 +32,7 @@ const analyzeUsage = "PATH [-o DIR] [--slo-ttft-p95 D] [--slo-tpot-p95 D] [--slo
 func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 	fl := newFlagSet(e, "analyze", analyzeUsage)
 	outDir := fl.String("o", "", "output `DIR` (default: PATH for a results directory; required otherwise)")
+	format := formatFlag(fl)
 	var af analyzeFlags
 	af.register(fl)
 	wideFlag(fl, e)
@@ -46,6 +46,11 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 	if err := af.check(); err != nil {
 		return err
 	}
+	if err := checkFormat("analyze", *format); err != nil {
+		return err
+	}
+	out := e
+	e = forFormat(e, *format)
 	af.set = map[string]bool{}
 	fl.Visit(func(f *flag.Flag) { af.set[f.Name] = true })
 
@@ -85,7 +90,10 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 	if err := writeAnalysis(*outDir, res); err != nil {
 		return err
 	}
-	return writeReports(e, res, *outDir)
+	if err := writeReports(e, res, *outDir); err != nil {
+		return err
+	}
+	return printAnalysis(out, *format, *outDir)
 }
 
 // samePath reports whether a and b name the same existing file or directory (analyze RUN
@@ -98,19 +106,17 @@ func samePath(a, b string) bool {
 
 // analyzeFlags are the flags of `kneecap analyze` that override the run's analysis options.
 type analyzeFlags struct {
-	ttft, tpot, e2e time.Duration
-	gain            float64
-	boot            int
-	users, gpus     int
-	qps, tps, cost  float64
-	set             map[string]bool // the flags given on the command line
+	slo            sloFlags
+	gain           float64
+	boot           int
+	users, gpus    int
+	qps, tps, cost float64
+	set            map[string]bool // the flags given on the command line
 }
 
 // register defines the flags on fl.
 func (f *analyzeFlags) register(fl *flag.FlagSet) {
-	durationVar(fl, &f.ttft, "slo-ttft-p95", 0, "TTFT p95 SLO `duration` (overrides the run's config; 0 = not used)")
-	durationVar(fl, &f.tpot, "slo-tpot-p95", 0, "TPOT p95 SLO `duration` (overrides the run's config; 0 = not used)")
-	durationVar(fl, &f.e2e, "slo-e2e-p95", 0, "E2E p95 SLO `duration` (overrides the run's config; 0 = not used)")
+	f.slo.register(fl, "the run's config")
 	fl.Float64Var(&f.gain, "knee-gain", 0, "throughput gain per doubling below which the efficient point (and a smooth curve's knee) is reached (default 0.10 or the run's config)")
 	fl.IntVar(&f.boot, "bootstrap", analysis.DefaultOptions().Bootstrap, "bootstrap resamples for the knee interval (0 = none)")
 	fl.IntVar(&f.users, "plan-users", 0, "capacity plan: concurrent users `N` to serve (overrides plan.concurrent_users)")
@@ -125,7 +131,7 @@ func (f *analyzeFlags) check() error {
 	if f.gain < 0 || f.gain >= 1 {
 		return cmdUsageError("analyze", "analyze: --knee-gain %g: want a fraction in (0, 1)", f.gain)
 	}
-	if f.ttft < 0 || f.tpot < 0 || f.e2e < 0 || f.boot < 0 {
+	if f.slo.negative() || f.boot < 0 {
 		return cmdUsageError("analyze", "analyze: SLOs and --bootstrap must not be negative")
 	}
 	for _, p := range []struct {
@@ -143,15 +149,7 @@ func (f *analyzeFlags) check() error {
 // apply returns o with the flags given on the command line applied, and the bootstrap count
 // always (its default is analysis.DefaultOptions's).
 func (f *analyzeFlags) apply(o analysis.Options) analysis.Options {
-	if f.set["slo-ttft-p95"] {
-		o.SLO.TTFTP95 = f.ttft
-	}
-	if f.set["slo-tpot-p95"] {
-		o.SLO.TPOTP95 = f.tpot
-	}
-	if f.set["slo-e2e-p95"] {
-		o.SLO.E2EP95 = f.e2e
-	}
+	o.SLO = f.slo.apply(o.SLO, f.set)
 	if f.set["knee-gain"] && f.gain > 0 {
 		o.KneeGain = f.gain
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
 )
 
@@ -176,3 +177,73 @@ func (d *durationValue) String() string {
 }
 
 func (d *durationValue) Get() any { return *d.p }
+
+// sloFlags are the SLO flags of analyze and sweep: --slo METRIC:PCT:DURATION (repeatable;
+// the objectives given replace the configuration's and the defaults) and the older
+// --slo-ttft-p95, --slo-tpot-p95 and --slo-e2e-p95, each overriding its one objective.
+type sloFlags struct {
+	list            []analysis.Objective
+	ttft, tpot, e2e time.Duration
+}
+
+// sloListValue is the repeatable --slo flag.
+type sloListValue struct{ p *[]analysis.Objective }
+
+func (v sloListValue) Set(s string) error {
+	o, err := analysis.ParseObjective(s, config.ParseDuration)
+	if err != nil {
+		return err
+	}
+	*v.p = append(*v.p, o)
+	return nil
+}
+
+func (v sloListValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	var parts []string
+	for _, o := range *v.p {
+		parts = append(parts, fmt.Sprintf("%s:p%d:%s", o.Metric, o.Percentile, o.Max))
+	}
+	return strings.Join(parts, ",")
+}
+
+// register defines the flags on fs; what overrides says what they override.
+func (f *sloFlags) register(fs *flag.FlagSet, overrides string) {
+	fs.Var(sloListValue{&f.list}, "slo", "SLO `METRIC:PCT:D`, such as ttft:p99:2s: a p50, p95 or p99 of ttft, tpot, itl or e2e; repeatable; the SLOs given replace "+overrides+" and the defaults")
+	durationVar(fs, &f.ttft, "slo-ttft-p95", 0, "TTFT p95 SLO `duration` (overrides "+overrides+"; 0 = not used)")
+	durationVar(fs, &f.tpot, "slo-tpot-p95", 0, "TPOT p95 SLO `duration` (overrides "+overrides+"; 0 = not used)")
+	durationVar(fs, &f.e2e, "slo-e2e-p95", 0, "E2E p95 SLO `duration` (overrides "+overrides+"; 0 = not used)")
+}
+
+// given reports whether some SLO flag is among the flags set.
+func (f *sloFlags) given(set map[string]bool) bool {
+	return set["slo"] || set["slo-ttft-p95"] || set["slo-tpot-p95"] || set["slo-e2e-p95"]
+}
+
+// negative reports whether an SLO flag is negative.
+func (f *sloFlags) negative() bool {
+	return f.ttft < 0 || f.tpot < 0 || f.e2e < 0
+}
+
+// apply returns slo with the flags set applied: the --slo objectives in place of slo's, then
+// each --slo-*-p95 given.
+func (f *sloFlags) apply(slo analysis.SLO, set map[string]bool) analysis.SLO {
+	if set["slo"] {
+		slo = analysis.SLO{}
+		for _, o := range f.list {
+			_ = slo.Set(o) // ParseObjective returned only objectives SLO has
+		}
+	}
+	if set["slo-ttft-p95"] {
+		slo.TTFTP95 = f.ttft
+	}
+	if set["slo-tpot-p95"] {
+		slo.TPOTP95 = f.tpot
+	}
+	if set["slo-e2e-p95"] {
+		slo.E2EP95 = f.e2e
+	}
+	return slo
+}

@@ -15,16 +15,20 @@ import (
 	"github.com/kneecap/kneecap/sweep"
 )
 
-const sweepUsage = `[-c FILE] [-o DIR] [--url URL] [--model M] [--api chat|completions]
+const sweepUsage = `[-c FILE] [-o DIR] [--url URL|env] [--model M] [--api chat|completions]
+                     [--api-key-env NAME] [--server-metrics-url URL|off] [--dataset FILE]
+                     [--format text|json]
                      [--levels 1,2,4,...] [--warmup D] [--duration D] [--min-requests N]
                      [--max-duration D] [--input-tokens N] [--output-tokens N] [--name NAME]
                      [--refine N] [--resume DIR] [--shard I/N --start-at TIME]
                      [--mode rate|concurrency] [--rates 1,2,4,...|auto [--from DIR]]
                      [--arrival poisson|gamma|constant] [--burstiness B] [--max-concurrency N]
+                     [--slo METRIC:PCT:D]... [--slo-ttft-p95 D] [--slo-tpot-p95 D] [--slo-e2e-p95 D]
 
 Steps concurrency upward against an OpenAI-compatible streaming endpoint and writes a results
-directory (default runs/<UTC time>-<name>/). Without --url, target.url or OPENAI_BASE_URL it
-sweeps the built-in simulator; with no flags and no file it runs the demo (about 90 s).
+directory (default runs/<UTC time>-<name>/). Without --url or target.url it sweeps the
+built-in simulator, and with no file it runs the demo (about 90 s); OPENAI_BASE_URL is the
+target only with --url env.
 The API key is read from the variable named by target.api_key_env (OPENAI_API_KEY).
 
 --rates makes the sweep open-loop: each level offers an arrival rate in requests/s (Poisson
@@ -46,9 +50,12 @@ kneecap merge SHARD_DIR... -o DIR analyzes the whole sweep.`
 type sweepFlags struct {
 	config, out, url, model, api, levels, resume, name string
 	shard, startAt                                     string
+	apiKeyEnv, metricsURL, dataset, format             string
+	urlFromEnv                                         bool // --url env: url is OPENAI_BASE_URL
 	warmup, duration, maxDuration                      time.Duration
 	minRequests, inputTokens, outputTokens, refine     int
 	rate                                               rateFlags
+	slo                                                sloFlags
 	set                                                map[string]bool
 }
 
@@ -58,9 +65,12 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 	fs := newFlagSet(e, "sweep", sweepUsage)
 	fs.StringVar(&fl.config, "c", "", "configuration `FILE` (YAML; see examples/)")
 	fs.StringVar(&fl.out, "o", "", "results `DIR` (default runs/<UTC time>-<name>/)")
-	fs.StringVar(&fl.url, "url", "", "OpenAI base `URL` including /v1 (default: OPENAI_BASE_URL, else the built-in simulator)")
+	fs.StringVar(&fl.url, "url", "", "OpenAI base `URL` including /v1, or env for $OPENAI_BASE_URL (default: target.url, else the built-in simulator)")
 	fs.StringVar(&fl.model, "model", "", "model `name` sent in every request")
 	fs.StringVar(&fl.api, "api", "", "`API`: chat or completions")
+	fs.StringVar(&fl.apiKeyEnv, "api-key-env", "", "environment variable `NAME` holding the API key (target.api_key_env; default OPENAI_API_KEY)")
+	fs.StringVar(&fl.metricsURL, "server-metrics-url", "", "the server's Prometheus `URL` (server_metrics.url; default: /metrics at the target's host when it answers; off to disable)")
+	fs.StringVar(&fl.dataset, "dataset", "", "replay prompts from `FILE`: ShareGPT JSON/JSONL or JSONL of {prompt, max_tokens} (workload.dataset)")
 	fs.StringVar(&fl.levels, "levels", "", "concurrency levels, a `list` such as 1,2,4,8")
 	// These flags default to 0 and override the configuration only when given, so the usage
 	// states the defaults the configuration supplies (DESIGN §9; the demo's are shorter).
@@ -81,6 +91,8 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 	fs.StringVar(&fl.resume, "resume", "", "continue the interrupted run in `DIR` after its last finished level")
 	fs.StringVar(&fl.shard, "shard", "", "run shard `I/N` of a sweep that N processes run together (shard.index, shard.count)")
 	fs.StringVar(&fl.startAt, "start-at", "", "agreed RFC 3339 `TIME` at which every shard starts level 1 (shard.start_at)")
+	fl.slo.register(fs, "the config file's slo:")
+	fs.StringVar(&fl.format, "format", "text", "stdout `format`: text (the console summary) or json (analysis.json once analyzed; everything else on stderr)")
 	fl.rate.define(fs)
 	wideFlag(fs, e)
 	pos, err := parseArgs(fs, args)
@@ -91,6 +103,9 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 		return nil, cmdUsageError("sweep", "sweep: unexpected argument %q (sweep takes flags only)", pos[0])
 	}
 	fs.Visit(func(f *flag.Flag) { fl.set[f.Name] = true })
+	if err := checkFormat("sweep", fl.format); err != nil {
+		return nil, err
+	}
 	return fl, nil
 }
 
@@ -113,6 +128,8 @@ func cmdSweep(ctx context.Context, e *env, args []string) (err error) {
 	// every form (DESIGN §7); the results directory does the same for its files.
 	e = e.redacting(s.secrets)
 	defer func() { err = s.secrets.Error(err) }()
+	stdout := e
+	e = forFormat(e, fl.format)
 	t, err := startTarget(e, &s.cfg, s.levels)
 	if err != nil {
 		return err
@@ -121,6 +138,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) (err error) {
 	if err := preflight(ctx, e, t, s); err != nil {
 		return err
 	}
+	t.findMetrics(ctx, e)
 	if err := s.sizePrompts(ctx, e, t); err != nil {
 		return err
 	}
@@ -160,6 +178,9 @@ func cmdSweep(ctx context.Context, e *env, args []string) (err error) {
 	}
 	// Also after a hard stop (ctx cancelled): what was measured is analyzed and written.
 	if err := afterSweep(e, s.dir.Path()); err != nil {
+		return err
+	}
+	if err := printAnalysis(stdout, fl.format, s.dir.Path()); err != nil {
 		return err
 	}
 	if out.Interrupted {

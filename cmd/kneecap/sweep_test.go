@@ -199,14 +199,14 @@ func TestSweepInterruptAndResume(t *testing.T) {
 	}
 }
 
-// TestSweepEnvBaseURL checks that OPENAI_BASE_URL is the target when neither --url nor the
-// file gives one, as the OpenAI SDKs do, and that the API key comes from api_key_env.
+// TestSweepEnvBaseURL checks that OPENAI_BASE_URL is the target with --url env, and that the
+// API key comes from api_key_env.
 func TestSweepEnvBaseURL(t *testing.T) {
 	e, _, _ := testEnv()
 	e.getenv = func(k string) string {
 		return map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1", "OPENAI_API_KEY": "sk-test-secret"}[k]
 	}
-	err := run(context.Background(), e, []string{"sweep", "--model", "x", "-o", filepath.Join(t.TempDir(), "r")})
+	err := run(context.Background(), e, []string{"sweep", "--url", "env", "--model", "x", "-o", filepath.Join(t.TempDir(), "r")})
 	if code := exitCode(err); code != exitUnreachable || !strings.Contains(err.Error(), "http://127.0.0.1:1/v1") {
 		t.Fatalf("exit %d (%v), want %d naming OPENAI_BASE_URL's URL", code, err, exitUnreachable)
 	}

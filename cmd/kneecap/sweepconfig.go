@@ -32,8 +32,10 @@ func shortDuration(d time.Duration) string {
 	return s
 }
 
-// sweepConfig builds the configuration from -c FILE (or the demo/default config), the flags
-// and the environment (OPENAI_BASE_URL).
+// sweepConfig builds the configuration from -c FILE (or the demo/default config) and the
+// flags. The target is --url, else target.url, else the built-in simulator: OPENAI_BASE_URL
+// is read only for --url env, so that a shell that exports it for other tools still runs the
+// demo against the simulator.
 func sweepConfig(e *env, fl *sweepFlags) (config.Config, error) {
 	var (
 		cfg     config.Config
@@ -54,10 +56,16 @@ func sweepConfig(e *env, fl *sweepFlags) (config.Config, error) {
 			readErr = err
 		}
 		cfg = c
-	case fl.url == "" && e.getenv("OPENAI_BASE_URL") == "":
+	case fl.url == "":
 		cfg = config.Demo()
 	default:
 		cfg = config.Default()
+	}
+	if fl.url == urlFromEnv {
+		fl.url, fl.urlFromEnv = e.getenv("OPENAI_BASE_URL"), true
+		if fl.url == "" {
+			flagErr = errors.New("--url env: OPENAI_BASE_URL is not set")
+		}
 	}
 	str := func(flagName, key string, dst *string, v string) {
 		if fl.set[flagName] {
@@ -71,8 +79,18 @@ func sweepConfig(e *env, fl *sweepFlags) (config.Config, error) {
 			cfg.Override(key, "--"+flagName)
 		}
 	}
-	str("url", "target.url", &cfg.Target.URL, fl.url)
+	if fl.set["url"] && fl.url != "" {
+		origin := "--url"
+		if fl.urlFromEnv {
+			origin = "OPENAI_BASE_URL (--url env)"
+		}
+		cfg.Target.URL = fl.url
+		cfg.Override("target.url", origin)
+	}
 	str("model", "target.model", &cfg.Target.Model, fl.model)
+	str("api-key-env", "target.api_key_env", &cfg.Target.APIKeyEnv, fl.apiKeyEnv)
+	str("server-metrics-url", "server_metrics.url", &cfg.ServerMetrics.URL, fl.metricsURL)
+	str("dataset", "workload.dataset", &cfg.Workload.Dataset, fl.dataset)
 	str("name", "name", &cfg.Name, fl.name)
 	if fl.set["api"] {
 		cfg.Target.API = sweep.API(fl.api)
@@ -80,7 +98,7 @@ func sweepConfig(e *env, fl *sweepFlags) (config.Config, error) {
 	}
 	if fl.set["levels"] {
 		if list, err := parseLevels(fl.levels); err != nil {
-			flagErr = fmt.Errorf("--levels: %w", err)
+			flagErr = errors.Join(flagErr, fmt.Errorf("--levels: %w", err))
 		} else {
 			cfg.Sweep.Levels = sweep.LevelsSpec{List: list}
 			cfg.Override("sweep.levels", "--levels")
@@ -112,11 +130,9 @@ func sweepConfig(e *env, fl *sweepFlags) (config.Config, error) {
 		cfg.Workload.FixedOutput = true
 		cfg.Override("workload.output_tokens", "--output-tokens")
 	}
-	if cfg.Target.URL == "" {
-		if u := e.getenv("OPENAI_BASE_URL"); u != "" {
-			cfg.Target.URL = u
-			cfg.Override("target.url", "OPENAI_BASE_URL")
-		}
+	if fl.slo.given(fl.set) {
+		cfg.SLO = fl.slo.apply(cfg.SLO, fl.set)
+		cfg.Override("slo", "--slo")
 	}
 	if fl.set["o"] {
 		cfg.Output.Dir = fl.out
@@ -139,6 +155,9 @@ func sweepConfig(e *env, fl *sweepFlags) (config.Config, error) {
 	}
 	return cfg, nil
 }
+
+// urlFromEnv is the --url value that reads the URL from OPENAI_BASE_URL.
+const urlFromEnv = "env"
 
 // configProblems prints every configuration problem on its own line, prefixed with the
 // command, and returns exit 2. A problem that quotes a value loses the userinfo and secret

@@ -203,7 +203,7 @@ func maxTokensPerChunk(declared int, info *sweep.ServerInfo, done *rundir.Run) i
 // taken, and plan summarizes them per window. stop ends the scraping and reports failed
 // scrapes and write errors (a no-op without a URL).
 func startScraper(ctx context.Context, sc sweep.ServerMetricsConfig, dir *rundir.Dir, plan *sweep.Plan) (stop func() error, err error) {
-	if sc.URL == "" {
+	if sc.URL == "" || sc.URL == metricsOff {
 		return func() error { return nil }, nil
 	}
 	s, err := sweep.NewScraper(sc, nil)

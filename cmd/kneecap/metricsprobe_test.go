@@ -1,0 +1,36 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+func TestDefaultMetricsURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://127.0.0.1:8000/v1":          "http://127.0.0.1:8000/metrics",
+		"https://user:key@gpu.example/v1?x": "https://gpu.example/metrics",
+		"not a url":                         "",
+	} {
+		if got := defaultMetricsURL(in); got != want {
+			t.Errorf("defaultMetricsURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The probe takes /metrics only when it answers 200 with Prometheus text.
+func TestProbeMetrics(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/prom", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("# HELP vllm:num_requests_running Running.\n# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 0\n"))
+	})
+	mux.HandleFunc("/html", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<html>hello</html>")) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for path, want := range map[string]bool{"/prom": true, "/html": false, "/missing": false} {
+		if got := probeMetrics(context.Background(), srv.Client(), srv.URL+path); got != want {
+			t.Errorf("%s: %v, want %v", path, got, want)
+		}
+	}
+}

@@ -1,0 +1,74 @@
+package main
+
+// The sweep's flags as they reach its configuration (sweepConfig), without sweeping.
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/config"
+)
+
+// sweepConfigOf parses args as sweep's flags and builds the configuration, with getenv as the
+// environment.
+func sweepConfigOf(t *testing.T, getenv func(string) string, args ...string) (config.Config, string) {
+	t.Helper()
+	e, _, errb := testEnv()
+	if getenv != nil {
+		e.getenv = getenv
+	}
+	fl, err := parseSweepFlags(e, args)
+	if err != nil {
+		t.Fatalf("%q: %v", args, err)
+	}
+	cfg, err := sweepConfig(e, fl)
+	if err != nil {
+		t.Fatalf("%q: %v\n%s", args, err, errb)
+	}
+	return cfg, errb.String()
+}
+
+// --slo replaces the configuration's SLOs with those given; --slo-ttft-p95 overrides its one.
+func TestSweepSLOFlags(t *testing.T) {
+	cfg, _ := sweepConfigOf(t, nil, "--slo", "ttft:p99:3s", "--slo", "itl:p50:20ms")
+	if want := (analysis.SLO{TTFTP99: 3 * time.Second, ITLP50: 20 * time.Millisecond}); cfg.SLO != want {
+		t.Errorf("--slo: slo %+v, want %+v", cfg.SLO, want)
+	}
+	cfg, _ = sweepConfigOf(t, nil, "--slo-ttft-p95", "1s")
+	if want := (analysis.SLO{TTFTP95: time.Second, TPOTP95: config.Demo().SLO.TPOTP95}); cfg.SLO != want {
+		t.Errorf("--slo-ttft-p95: slo %+v, want %+v", cfg.SLO, want)
+	}
+}
+
+// OPENAI_BASE_URL exported in the shell does not turn a flagless sweep (or one with a file
+// naming no target) away from the simulator: only --url env reads it.
+func TestSweepIgnoresEnvBaseURL(t *testing.T) {
+	env := func(k string) string { return map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}[k] }
+	cfg, _ := sweepConfigOf(t, env)
+	if cfg.Target.URL != "" || cfg.Name != config.Demo().Name {
+		t.Errorf("flagless: target.url %q name %q, want the demo's simulator", cfg.Target.URL, cfg.Name)
+	}
+	cfg, _ = sweepConfigOf(t, env, "--url", "env", "--model", "m")
+	if cfg.Target.URL != "http://127.0.0.1:1/v1" {
+		t.Errorf("--url env: target.url %q", cfg.Target.URL)
+	}
+	e, _, errb := testEnv()
+	fl, err := parseSweepFlags(e, []string{"--url", "env", "--model", "m"})
+	if err == nil {
+		_, err = sweepConfig(e, fl)
+	}
+	if code := exitCode(err); code != exitUsage || !strings.Contains(errb.String(), "--url env: OPENAI_BASE_URL is not set") {
+		t.Errorf("--url env without the variable: exit %d, stderr %q", code, errb)
+	}
+}
+
+// --api-key-env, --server-metrics-url and --dataset set their keys.
+func TestSweepTargetFlags(t *testing.T) {
+	cfg, _ := sweepConfigOf(t, nil, "--url", "http://127.0.0.1:1/v1", "--model", "m", "--api-key-env", "MY_KEY",
+		"--server-metrics-url", "off", "--dataset", "prompts.jsonl")
+	if cfg.Target.APIKeyEnv != "MY_KEY" || cfg.ServerMetrics.URL != "off" || cfg.Workload.Dataset != "prompts.jsonl" {
+		t.Errorf("api_key_env %q server_metrics.url %q dataset %q", cfg.Target.APIKeyEnv, cfg.ServerMetrics.URL, cfg.Workload.Dataset)
+	}
+}
