@@ -67,6 +67,11 @@ type TargetConfig struct {
 	StallTimeout time.Duration `yaml:"stall_timeout"`
 	// ExtraBody is merged into every request's JSON body.
 	ExtraBody map[string]any `yaml:"extra_body"`
+	// Headers are HTTP headers (name: value) sent on every request to the target's origin
+	// and to no other (--header K:V adds to them). The values of secret-looking names
+	// (redact.SecretHeader: Authorization, X-Api-Key, *-Key, *Token*, Cookie, …) are secrets:
+	// config.yaml holds REDACTED for them, and --resume needs them given again.
+	Headers map[string]string `yaml:"headers,omitempty"`
 	// TLS configures certificate checks.
 	TLS TLSConfig `yaml:"tls"`
 	// ServerInfo, unless false, asks the server what it is before the sweep (GET of the

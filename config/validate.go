@@ -85,6 +85,7 @@ func (v *validation) target() {
 	if t.TokensPerChunk < 0 {
 		v.bad("target.tokens_per_chunk", "is %d: must be ≥ 0 (0 = as the server says, else unknown)", t.TokensPerChunk)
 	}
+	v.headers(t.Headers)
 	if t.TLS.CAFile != "" {
 		if err := readable(t.TLS.CAFile); err != nil {
 			v.bad("target.tls.ca_file", "%v", err)

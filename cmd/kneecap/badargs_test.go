@@ -77,6 +77,22 @@ func TestBadCommandLine(t *testing.T) {
 			[]string{`analyze: --slo: "itl:p99:30": duration needs a unit: write "30s", not 30`, "see kneecap analyze -h"}},
 		{"sweep SLO of no metric", []string{"sweep", "--slo", "gpu:p99:2s"},
 			[]string{`sweep: --slo: "gpu:p99:2s": metric "gpu": want ttft, tpot, itl or e2e`, "see kneecap sweep -h"}},
+		{"header without a colon", []string{"sweep", "--header", "X-Api-Key=sk-SECRET"},
+			[]string{"sweep: --header: want NAME:VALUE, such as X-Tenant:acme (the value given has no colon)", "see kneecap sweep -h"}},
+		{"header without a name", []string{"sweep", "--header", ": sk-SECRET"},
+			[]string{"sweep: --header: want NAME:VALUE: the header name before the colon is empty", "see kneecap sweep -h"}},
+		{"header of an invalid name", []string{"sweep", "--header", "X Api(Key):sk-SECRET"},
+			[]string{`sweep: --header: header name "X Api(Key)": not a valid HTTP header name`, "see kneecap sweep -h"}},
+		{"header Host", []string{"sweep", "--header", "Host: evil.example"},
+			[]string{"sweep: --header: header Host: cannot be set (net/http sets it from the URL)", "see kneecap sweep -h"}},
+		{"header Content-Length", []string{"sweep", "--header", "content-length:3"},
+			[]string{"sweep: --header: header Content-Length: cannot be set (net/http sets it from the body)", "see kneecap sweep -h"}},
+		{"header without a value", []string{"sweep", "--header", "X-Api-Key:"},
+			[]string{"sweep: --header: header X-Api-Key: empty value", "see kneecap sweep -h"}},
+		{"header with a newline", []string{"sweep", "--header", "X-Api-Key:sk-SECRET\r\nX-Evil: 1"},
+			[]string{"sweep: --header: header X-Api-Key: the value holds a control character", "see kneecap sweep -h"}},
+		{"header twice", []string{"sweep", "--header", "X-Tenant:a", "--header", "x-tenant:b"},
+			[]string{"sweep: --header: header X-Tenant given twice", "see kneecap sweep -h"}},
 		{"knee gain out of range", []string{"analyze", good, "-o", filepath.Join(tmp, "kg"), "--knee-gain", "2"},
 			[]string{"analyze: --knee-gain 2: want a fraction in (0, 1)", "see kneecap analyze -h"}},
 		{"compare a CSV", []string{"compare", good, run1, "-o", filepath.Join(tmp, "c1")},
@@ -110,6 +126,9 @@ func (tc badArgs) check(t *testing.T, other, run, tmp string) {
 		t.Fatalf("exit %d (%v), want %d\n%s", code, r.err, exitUsage, r.stderr)
 	}
 	lines := outputLines(r.stderr, r.err)
+	if strings.Contains(strings.Join(lines, "\n"), "SECRET") {
+		t.Errorf("the output repeats a value given: %q", lines)
+	}
 	if len(lines) != len(tc.want) {
 		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(tc.want), strings.Join(lines, "\n"))
 	}

@@ -41,7 +41,8 @@ func keyForms() []string {
 	return out
 }
 
-// echoServer serves the fixed-mode simulator, but echoes the Authorization header it gets,
+// echoServer serves the fixed-mode simulator, but echoes the Authorization header it gets
+// (else the X-Api-Key header, a custom --header),
 // as it is and base64-encoded, in its /version body, in the HTTP 500 body of every third chat
 // request after the preflight and in the stream error of every third (one content chunk,
 // then an error object).
@@ -69,6 +70,9 @@ func startEcho(t *testing.T) (*httptest.Server, *echoServer) {
 
 func (s *echoServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	auth := r.Header.Get("Authorization")
+	if auth == "" {
+		auth = r.Header.Get("X-Api-Key")
+	}
 	b64 := base64.StdEncoding.EncodeToString([]byte(auth))
 	if r.URL.Path == "/version" {
 		fmt.Fprintf(w, `{"version":"0.1","debug":"Authorization: %s, %s"}`, auth, b64)
@@ -129,23 +133,34 @@ func grepKey(t *testing.T, dir string, outputs map[string]string) {
 }
 
 // TestKeyNeverLeaks sweeps the echo server with the key in the URL's userinfo (sent as a
-// Basic credential) and in the environment (sent as "Bearer KEY"), then analyzes the first
-// run: no file and no output holds any form of the key, and the records say where the
-// server's echoes were.
+// Basic credential), in the environment (sent as "Bearer KEY"), and in a custom header
+// (--header Authorization, --header X-Api-Key, target.headers in the file), then analyzes
+// the first run: no file (config.yaml included) and no output holds any form of the key, and
+// the records say where the server's echoes were.
 func TestKeyNeverLeaks(t *testing.T) {
 	t.Parallel()
 	cfg := writeTestConfig(t, `target: {model: `+sim.DefaultModel+`, api_key_env: KNEECAP_LEAK_KEY, request_timeout: 2s}
 workload: {input_tokens: {mean: 8}, output_tokens: {mean: 8}}
 sweep: {levels: [1, 2], warmup: 50ms, duration: 300ms, min_requests: 3, max_duration: 300ms, drain_timeout: 2s, stop: {max_error_rate: 1}}
 `)
+	fileHeader := writeTestConfig(t, `target: {model: `+sim.DefaultModel+`, request_timeout: 2s, headers: {X-Api-Key: "`+leakKey+`"}}
+workload: {input_tokens: {mean: 8}, output_tokens: {mean: 8}}
+sweep: {levels: [1, 2], warmup: 50ms, duration: 300ms, min_requests: 3, max_duration: 300ms, drain_timeout: 2s, stop: {max_error_rate: 1}}
+`)
+	same := func(base string) string { return base }
 	for _, tc := range []struct {
 		name, key string // key: the environment variable's value
 		url       func(base string) string
+		cfg       string   // "": cfg
+		args      []string // more flags
 	}{
 		{"userinfo", "", func(base string) string {
 			return strings.Replace(base, "://", "://"+url.UserPassword("user", leakKey).String()+"@", 1)
-		}},
-		{"environment", leakKey, func(base string) string { return base }},
+		}, "", nil},
+		{"environment", leakKey, same, "", nil},
+		{"header Authorization", "", same, "", []string{"--header", "Authorization: Bearer " + leakKey}},
+		{"header X-Api-Key", "", same, "", []string{"--header", "x-api-key:" + leakKey}},
+		{"header in the file", "", same, fileHeader, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -159,7 +174,11 @@ sweep: {levels: [1, 2], warmup: 50ms, duration: 300ms, min_requests: 3, max_dura
 					return ""
 				}
 			}
-			sw := runCmd(setup, "sweep", "-c", cfg, "--url", tc.url(srv.URL+"/v1"), "-o", dir)
+			file := cfg
+			if tc.cfg != "" {
+				file = tc.cfg
+			}
+			sw := runCmd(setup, append([]string{"sweep", "-c", file, "--url", tc.url(srv.URL + "/v1"), "-o", dir}, tc.args...)...)
 			if sw.err != nil {
 				t.Fatalf("sweep: %v\n%s", sw.err, sw.stderr)
 			}
@@ -177,7 +196,7 @@ sweep: {levels: [1, 2], warmup: 50ms, duration: 300ms, min_requests: 3, max_dura
 				t.Errorf("no record shows a redacted echo (the server echoed %d times): the echo path is untested", echo.echoes.Load())
 			}
 			outputs := map[string]string{"sweep stdout": sw.stdout, "sweep stderr": sw.stderr}
-			if tc.name == "userinfo" {
+			if tc.name == "userinfo" || tc.name == "header in the file" {
 				an := runCmd(setup, "analyze", dir, "--bootstrap", "0")
 				if an.err != nil {
 					t.Fatalf("analyze: %v\n%s", an.err, an.stderr)

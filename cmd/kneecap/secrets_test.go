@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sim"
 )
@@ -188,5 +189,78 @@ sweep: {levels: [1], warmup: 20ms, duration: 200ms, min_requests: 1, max_duratio
 	err := run(context.Background(), e, []string{"sweep", "-c", cfg, "-o", filepath.Join(t.TempDir(), "run")})
 	if code := exitCode(err); code != exitUsage || !strings.Contains(errString(err), "no PEM certificates") {
 		t.Errorf("bad ca_file: exit %d (%v), want %d naming the file's problem", code, err, exitUsage)
+	}
+}
+
+// TestHeaderRefusals: an Authorization header beside an API key, and a bad header of the
+// config file (at its FILE:LINE), are exit 2 in one line that repeats no value; nothing is
+// sent or written.
+func TestHeaderRefusals(t *testing.T) {
+	f := &faultyServer{auth: testKey}
+	srv := startFaulty(t, f, false)
+	withKey := func(e *env) {
+		e.getenv = func(k string) string {
+			if k == "KNEECAP_TEST_KEY" {
+				return testKey
+			}
+			return ""
+		}
+	}
+	bad := writeTestConfig(t, fmt.Sprintf("target:\n  url: %s/v1\n  model: m\n  headers:\n    Host: sk-SECRET-host\n", srv.URL))
+	for _, tc := range []struct {
+		name  string
+		setup func(*env)
+		args  []string
+		want  string
+	}{
+		{"Authorization beside the key", withKey,
+			[]string{"--url", srv.URL + "/v1", "--model", "m", "--api-key-env", "KNEECAP_TEST_KEY", "--header", "Authorization: Token sk-SECRET-2"},
+			"sweep: --header Authorization (or target.headers) and the API key in $KNEECAP_TEST_KEY (target.api_key_env) both authenticate: give one (--api-key-env '' sends no key)"},
+		{"bad header in the file", nil, []string{"-c", bad},
+			"sweep: " + bad + ":5: target.headers.Host: header Host: cannot be set (net/http sets it from the URL)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			r := runCmd(tc.setup, append(append([]string{"sweep"}, tc.args...), "-o", out)...)
+			if code := exitCode(r.err); code != exitUsage {
+				t.Fatalf("exit %d (%v), want %d\n%s", code, r.err, exitUsage, r.stderr)
+			}
+			lines := outputLines(r.stderr, r.err)
+			if len(lines) != 1 || lines[0] != "kneecap: "+tc.want {
+				t.Errorf("output %q, want the one line %q", lines, tc.want)
+			}
+			if all := strings.Join(lines, "\n"); strings.Contains(all, "SECRET") {
+				t.Errorf("output %q repeats a value", all)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("a refused sweep left %s behind", out)
+			}
+		})
+	}
+	if f.n.Load() != 0 {
+		t.Errorf("the server received %d requests from refused sweeps", f.n.Load())
+	}
+}
+
+// TestResumeNeedsSecretHeaders: --resume of a run whose config.yaml holds a secret header as
+// REDACTED is refused unless --header gives it again.
+func TestResumeNeedsSecretHeaders(t *testing.T) {
+	cfg := config.Default()
+	cfg.Target.Headers = map[string]string{"X-Tenant": "acme", "x-api-key": "xk-1"}
+	cfg = cfg.Redacted()
+	err := redactedHeaders("runs/r", cfg)
+	if err == nil || !strings.Contains(err.Error(), "config.yaml holds header x-api-key as REDACTED: give it again with --header 'x-api-key:VALUE'") {
+		t.Fatalf("redacted header: %v", err)
+	}
+	var l headerList
+	if err := l.Set("X-API-KEY: xk-2"); err != nil {
+		t.Fatal(err)
+	}
+	l.apply(&cfg)
+	if err := redactedHeaders("runs/r", cfg); err != nil {
+		t.Errorf("given again: %v", err)
+	}
+	if h := cfg.Target.HTTPHeader(); h.Get("X-Api-Key") != "xk-2" || h.Get("X-Tenant") != "acme" || len(h) != 2 {
+		t.Errorf("headers after --header: %v", h)
 	}
 }

@@ -16,8 +16,8 @@ import (
 )
 
 const sweepUsage = `[-c FILE] [-o DIR] [--url URL|env] [--model M] [--api chat|completions]
-                     [--api-key-env NAME] [--server-metrics-url URL|off] [--dataset FILE]
-                     [--format text|json]
+                     [--api-key-env NAME] [--header NAME:VALUE]... [--server-metrics-url URL|off]
+                     [--dataset FILE] [--format text|json]
                      [--levels 1,2,4,...] [--warmup D] [--duration D] [--min-requests N]
                      [--max-duration D] [--input-tokens N] [--output-tokens N] [--name NAME]
                      [--refine N] [--resume DIR] [--shard I/N --start-at TIME]
@@ -52,6 +52,7 @@ type sweepFlags struct {
 	shard, startAt                                     string
 	apiKeyEnv, metricsURL, dataset, format             string
 	urlFromEnv                                         bool // --url env: url is OPENAI_BASE_URL
+	headers                                            headerList
 	warmup, duration, maxDuration                      time.Duration
 	minRequests, inputTokens, outputTokens, refine     int
 	rate                                               rateFlags
@@ -69,6 +70,8 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 	fs.StringVar(&fl.model, "model", "", "model `name` sent in every request")
 	fs.StringVar(&fl.api, "api", "", "`API`: chat or completions")
 	fs.StringVar(&fl.apiKeyEnv, "api-key-env", "", "environment variable `NAME` holding the API key (target.api_key_env; default OPENAI_API_KEY)")
+	fs.Var(&fl.headers, "header", "HTTP header `NAME:VALUE` sent on every request to the target's origin, repeatable (adds to target.headers); "+
+		"values of secret-looking names (Authorization, *-Key, *Token*, Cookie, …) are redacted everywhere")
 	fs.StringVar(&fl.metricsURL, "server-metrics-url", "", "the server's Prometheus `URL` (server_metrics.url; default: /metrics at the target's host when it answers; off to disable)")
 	fs.StringVar(&fl.dataset, "dataset", "", "replay prompts from `FILE`: ShareGPT JSON/JSONL or JSONL of {prompt, max_tokens} (workload.dataset)")
 	fs.StringVar(&fl.levels, "levels", "", "concurrency levels, a `list` such as 1,2,4,8")

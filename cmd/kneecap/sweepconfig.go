@@ -89,6 +89,7 @@ func sweepConfig(e *env, fl *sweepFlags) (config.Config, error) {
 	}
 	str("model", "target.model", &cfg.Target.Model, fl.model)
 	str("api-key-env", "target.api_key_env", &cfg.Target.APIKeyEnv, fl.apiKeyEnv)
+	fl.headers.apply(&cfg)
 	str("server-metrics-url", "server_metrics.url", &cfg.ServerMetrics.URL, fl.metricsURL)
 	str("dataset", "workload.dataset", &cfg.Workload.Dataset, fl.dataset)
 	str("name", "name", &cfg.Name, fl.name)

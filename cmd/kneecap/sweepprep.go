@@ -70,6 +70,10 @@ func prepareSweep(e *env, fl *sweepFlags) (*sweepPrep, error) {
 	if s.cfg.Target.APIKeyEnv != "" {
 		s.secrets = s.secrets.With(e.getenv(s.cfg.Target.APIKeyEnv))
 	}
+	if err := checkHeaderAuth(e, s.cfg); err != nil {
+		s.release()
+		return nil, err
+	}
 	if err := s.plan0(); err != nil {
 		s.release()
 		return nil, err
@@ -116,6 +120,11 @@ func (s *sweepPrep) reopen(fl *sweepFlags) error {
 	if fl.set["url"] {
 		s.cfg.Target.URL = fl.url
 		s.cfg.Override("target.url", "--url")
+	}
+	fl.headers.apply(&s.cfg) // secret headers are REDACTED in config.yaml: given again
+	if err := redactedHeaders(fl.resume, s.cfg); err != nil {
+		s.release()
+		return err
 	}
 	return nil
 }

@@ -62,15 +62,12 @@ func startTarget(e *env, cfg *config.Config, levels []int) (*target, error) {
 		}
 		fmt.Fprintf(e.stderr, "kneecap: simulator %s at %s\n", simCfg, t.endpoint)
 	}
-	apiKey := ""
-	if cfg.Target.APIKeyEnv != "" && cfg.Target.URL != "" {
-		apiKey = e.getenv(cfg.Target.APIKeyEnv)
-	}
 	client, err := openai.New(openai.Options{
 		BaseURL:            t.endpoint,
 		Model:              cfg.Target.Model,
 		API:                cfg.Target.API,
-		APIKey:             apiKey,
+		APIKey:             apiKey(e, *cfg),
+		Header:             cfg.Target.HTTPHeader(),
 		ExtraBody:          cfg.Target.ExtraBody,
 		RequestTimeout:     cfg.Target.RequestTimeout,
 		TTFTTimeout:        cfg.Target.TTFTTimeout,

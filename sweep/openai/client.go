@@ -36,6 +36,13 @@ type Options struct {
 	// APIKey is sent as "Authorization: Bearer <key>" when non-empty. It is never logged and
 	// is scrubbed from every error message.
 	APIKey string
+	// Header is sent on every request to the base URL's origin (the API, /models, the
+	// preflight, /tokenize and the server-info probes at its root) and on no request to any
+	// other origin; New refuses a header CheckHeader refuses, and Authorization beside
+	// APIKey. The values of the headers redact.SecretHeader reports are secrets, like
+	// APIKey: scrubbed from every error message, and sent to the root's probes only after a
+	// refusal without them.
+	Header http.Header
 	// ExtraBody is merged into every request's JSON body (for example vLLM's ignore_eos);
 	// its keys override the fields go-openai writes. New fails when a value has no JSON
 	// encoding.
@@ -128,6 +135,12 @@ type Client struct {
 	oc        *goopenai.Client
 	transport *http.Transport
 	fresh     *http.Transport // the retries' (see doer)
+	// rt and freshRT are transport and fresh adding Options.Header (headerTransport).
+	rt, freshRT http.RoundTripper
+	// credentials are the API key and the secret values of Options.Header (redact.HeaderSecrets);
+	// secrets holds them for redact.
+	credentials []string
+	secrets     *redact.Secrets
 	// extra is Options.ExtraBody, each value encoded once.
 	extra map[string]json.RawMessage
 	// maxCompletionTokens sends max_tokens as max_completion_tokens: the model is one of
@@ -160,6 +173,11 @@ func New(opts Options) (*Client, error) {
 		return nil, fmt.Errorf("openai: new client: negative timeout (request %v, ttft %v, stall %v)",
 			opts.RequestTimeout, opts.TTFTTimeout, opts.StallTimeout)
 	}
+	header, err := canonicalHeader(opts.Header, opts.APIKey)
+	if err != nil {
+		return nil, fmt.Errorf("openai: new client: %w", err)
+	}
+	opts.Header = header
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = def.MaxConns
 	}
@@ -236,12 +254,17 @@ func New(opts Options) (*Client, error) {
 	// connection that is dialled for it and closed after it.
 	fresh := tr.Clone()
 	fresh.DisableKeepAlives = true
+	rt := &headerTransport{base: tr, origin: u, header: opts.Header}
+	freshRT := &headerTransport{base: fresh, origin: u, header: opts.Header}
 	cfg.HTTPClient = &doer{
-		hc:    &http.Client{Transport: tr, CheckRedirect: checkRedirect},
-		fresh: &http.Client{Transport: fresh, CheckRedirect: checkRedirect},
+		hc:    &http.Client{Transport: rt, CheckRedirect: checkRedirect},
+		fresh: &http.Client{Transport: freshRT, CheckRedirect: checkRedirect},
 		opts:  &opts, extra: extra,
 	}
-	c := &Client{opts: opts, api: opts.API, oc: goopenai.NewClientWithConfig(cfg), transport: tr, fresh: fresh, extra: extra}
+	c := &Client{opts: opts, api: opts.API, oc: goopenai.NewClientWithConfig(cfg), transport: tr, fresh: fresh,
+		rt: rt, freshRT: freshRT, extra: extra}
+	c.credentials = credentials(opts.APIKey, opts.Header)
+	c.secrets = redact.NewSecrets(c.credentials...)
 	// The verdict depends only on the model, so it is taken once here, not per request.
 	probe := goopenai.ChatCompletionRequest{Model: opts.Model, MaxTokens: 1,
 		Messages: []goopenai.ChatCompletionMessage{{Role: goopenai.ChatMessageRoleUser, Content: "x"}}}
@@ -554,7 +577,7 @@ func (c *Client) message(err error) string {
 	if errors.As(err, &re) {
 		err = re
 	}
-	msg := redact.Text(err.Error(), c.opts.APIKey)
+	msg := c.secrets.Text(err.Error())
 	msg = strings.Join(strings.Fields(msg), " ")
 	if len(msg) > maxErrorLen {
 		msg = strings.ToValidUTF8(msg[:maxErrorLen], "") + "…"

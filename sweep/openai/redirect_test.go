@@ -18,6 +18,7 @@ import (
 // seen is one request a test server received.
 type seen struct {
 	method, path, auth, body string
+	tenant                   string // the X-Tenant header, a custom Options.Header
 }
 
 // recorder is a loopback server that records every request it receives and answers POSTs
@@ -34,7 +35,7 @@ func startRecorder(t *testing.T, h func(w http.ResponseWriter, r *http.Request) 
 	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		rc.mu.Lock()
-		rc.reqs = append(rc.reqs, seen{r.Method, r.URL.Path, r.Header.Get("Authorization"), string(b)})
+		rc.reqs = append(rc.reqs, seen{r.Method, r.URL.Path, r.Header.Get("Authorization"), string(b), r.Header.Get("X-Tenant")})
 		rc.mu.Unlock()
 		if h != nil && h(w, r) {
 			return
@@ -63,7 +64,7 @@ func (rc *recorder) seen() []seen {
 // to the first one: only a same-origin 307 or 308 is followed, with the method, the body and
 // the key intact; everything else fails the request as class redirect, naming the code and
 // the Location without its secrets, and the second server receives nothing at all — so no
-// Authorization header leaves for another origin.
+// Authorization header and no custom header (Options.Header) leaves for another origin.
 func TestRedirects(t *testing.T) {
 	const key = "sk-redirect-SECRET-42"
 	for _, code := range []int{301, 302, 303, 307, 308} {
@@ -89,12 +90,21 @@ func TestRedirects(t *testing.T) {
 					http.Redirect(w, r, to, code)
 					return true
 				})
-				c := newClient(t, self.srv.URL, func(o *Options) { o.APIKey = key; o.ExtraBody = map[string]any{"probe": "body-intact"} })
+				c := newClient(t, self.srv.URL, func(o *Options) {
+					o.APIKey = key
+					o.ExtraBody = map[string]any{"probe": "body-intact"}
+					o.Header = http.Header{"X-Tenant": {"tenant-SECRET"}}
+				})
 				rec := do(t, c, sweep.Request{Prompt: "x y", PromptTokens: 2, MaxTokens: 2})
 				if got := other.seen(); len(got) > 0 {
 					t.Fatalf("the other origin received %d requests (first: %+v): it must receive none", len(got), got[0])
 				}
 				reqs := self.seen()
+				for _, r := range reqs {
+					if r.tenant != "tenant-SECRET" {
+						t.Errorf("the target received %s %s without the custom header", r.method, r.path)
+					}
+				}
 				followed := same && (code == 307 || code == 308)
 				if followed {
 					if rec.Status != sweep.StatusOK {

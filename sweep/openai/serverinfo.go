@@ -20,11 +20,12 @@ const ServerInfoTimeout = 3 * time.Second
 
 // ServerInfo GETs sweep.ServerInfoPaths at the server's root (the base URL without its /v1),
 // in parallel, with the client's TLS settings, and returns the bodies of those that answered
-// 200 with at most sweep.MaxServerInfoBody bytes; sweep.IdentifyServer reads them. The API key
-// is sent only to a path that refused the request without it (401 or 403): the root's other
-// paths may be other services behind a path-routed gateway. Redirects are not followed (a
-// redirect to another port of the same host would receive the key), and the key is removed
-// from every body. Failures are not errors: most servers answer few of the paths.
+// 200 with at most sweep.MaxServerInfoBody bytes; sweep.IdentifyServer reads them. Options.Header
+// goes with every probe, but the API key and the secret headers (redact.SecretHeader) only to
+// a path that refused the request without them (401 or 403): the root's other paths may be
+// other services behind a path-routed gateway. Redirects are not followed (a redirect to
+// another port of the same host would receive the key), and the credentials are removed from
+// every body. Failures are not errors: most servers answer few of the paths.
 func (c *Client) ServerInfo(ctx context.Context) map[string][]byte {
 	root, err := url.Parse(strings.TrimRight(c.opts.BaseURL, "/"))
 	if err != nil {
@@ -34,17 +35,21 @@ func (c *Client) ServerInfo(ctx context.Context) map[string][]byte {
 	ctx, cancel := context.WithTimeout(ctx, ServerInfoTimeout)
 	defer cancel()
 	hc := &http.Client{
-		Transport:     c.transport,
+		Transport:     c.rt,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	get := func(path string, withKey bool) (int, []byte) {
 		u := *root
 		u.Path = strings.TrimRight(u.Path, "/") + path
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+		reqCtx := ctx
+		if !withKey {
+			reqCtx = withoutSecretHeaders(ctx)
+		}
+		req, err := http.NewRequestWithContext(reqCtx, http.MethodGet, u.String(), nil)
 		if err != nil {
 			return 0, nil
 		}
-		if withKey {
+		if withKey && c.opts.APIKey != "" {
 			req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
 		}
 		req.Header.Set("Accept", "application/json")
@@ -67,14 +72,14 @@ func (c *Client) ServerInfo(ctx context.Context) map[string][]byte {
 	for _, path := range sweep.ServerInfoPaths {
 		wg.Go(func() {
 			code, b := get(path, false)
-			if (code == http.StatusUnauthorized || code == http.StatusForbidden) && c.opts.APIKey != "" {
+			if (code == http.StatusUnauthorized || code == http.StatusForbidden) && c.withheld() {
 				code, b = get(path, true)
 			}
 			if code != http.StatusOK {
 				return
 			}
-			if c.opts.APIKey != "" {
-				b = bytes.ReplaceAll(b, []byte(c.opts.APIKey), []byte(redact.Value))
+			for _, cred := range c.credentials {
+				b = bytes.ReplaceAll(b, []byte(cred), []byte(redact.Value))
 			}
 			mu.Lock()
 			out[path] = b
@@ -84,3 +89,7 @@ func (c *Client) ServerInfo(ctx context.Context) map[string][]byte {
 	wg.Wait()
 	return out
 }
+
+// withheld reports whether the root's probes (ServerInfo, Tokenize) first go without
+// credentials the client holds: the API key or a secret header.
+func (c *Client) withheld() bool { return c.opts.APIKey != "" || secretHeaders(c.opts.Header) }

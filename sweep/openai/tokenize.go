@@ -117,8 +117,8 @@ type Tokenize struct {
 
 // Tokenize probes POST /tokenize at the server's root (the base URL without its /v1) in each
 // known form (tokenizeForms; the messages form only for the chat API) and returns the first
-// that counts the probe text. The API key is sent only after a refusal without it (401 or
-// 403), as ServerInfo does, and redirects are not followed. An error says what each form got.
+// that counts the probe text. The API key and the secret headers are sent only after a refusal
+// without them (401 or 403), as ServerInfo does, and redirects are not followed. An error says what each form got.
 func (c *Client) Tokenize(ctx context.Context) (*Tokenize, error) {
 	root, err := url.Parse(strings.TrimRight(c.opts.BaseURL, "/"))
 	if err != nil {
@@ -127,8 +127,8 @@ func (c *Client) Tokenize(ctx context.Context) (*Tokenize, error) {
 	root.Path = strings.TrimRight(strings.TrimSuffix(root.Path, "/v1"), "/") + "/tokenize"
 	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	t := &Tokenize{c: c, url: root.String(),
-		hc:    &http.Client{Transport: c.transport, CheckRedirect: noRedirect},
-		fresh: &http.Client{Transport: c.fresh, CheckRedirect: noRedirect},
+		hc:    &http.Client{Transport: c.rt, CheckRedirect: noRedirect},
+		fresh: &http.Client{Transport: c.freshRT, CheckRedirect: noRedirect},
 	}
 	var tried []string
 	for i := range tokenizeForms {
@@ -177,7 +177,7 @@ func (t *Tokenize) count(ctx context.Context, text string) (n, maxModelLen int, 
 	}
 	withKey := t.withKey.Load()
 	code, b, err := t.post(ctx, body, withKey)
-	if err == nil && (code == http.StatusUnauthorized || code == http.StatusForbidden) && !withKey && t.c.opts.APIKey != "" {
+	if err == nil && (code == http.StatusUnauthorized || code == http.StatusForbidden) && !withKey && t.c.withheld() {
 		if code, b, err = t.post(ctx, body, true); err == nil && code == http.StatusOK {
 			t.withKey.Store(true)
 		}
@@ -200,6 +200,9 @@ func (t *Tokenize) count(ctx context.Context, text string) (n, maxModelLen int, 
 func (t *Tokenize) post(ctx context.Context, body []byte, withKey bool) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, TokenizeTimeout)
 	defer cancel()
+	if !withKey {
+		ctx = withoutSecretHeaders(ctx)
+	}
 	send := func(hc *http.Client) (*http.Response, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(body))
 		if err != nil {
@@ -207,7 +210,7 @@ func (t *Tokenize) post(ctx context.Context, body []byte, withKey bool) (int, []
 		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json")
-		if withKey {
+		if withKey && t.c.opts.APIKey != "" {
 			req.Header.Set("Authorization", "Bearer "+t.c.opts.APIKey)
 		}
 		return hc.Do(req)
