@@ -27,7 +27,7 @@ func compareTable(runs []*analysis.Result, labels []string) table {
 		if r.Throughput.MaxTPS.OK() {
 			maxTPS = fmt.Sprintf("%s @ %d", fnum(r.Throughput.MaxTPS), r.Throughput.MaxTPSConcurrency)
 		}
-		limit := limitNames[r.SLO.Limit]
+		limit := limitName(r.SLO.Limit)
 		switch {
 		case sloBeyond(r.SLO):
 			limit = "none: all valid levels meet it"

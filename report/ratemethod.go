@@ -116,7 +116,7 @@ func rateCompareTable(runs []*analysis.Result, labels []string) table {
 			capCell += fmt.Sprintf(" (%s–%s)", frate(iv[0]), frate(iv[1]))
 		}
 		slo := floorConc(rr.SLORPS)
-		limit := limitNames[r.SLO.Limit]
+		limit := limitName(r.SLO.Limit)
 		switch {
 		case rr.SLORPS.OK() && r.SLO.Limit == "":
 			slo, limit = "≥ "+frate(rr.SLORPS), "none: all valid levels meet it"
