@@ -7,24 +7,6 @@ import (
 	"github.com/kneecap/kneecap/analysis"
 )
 
-// objectives returns the SLOs a result sets: slo.objectives, or for an analysis.json written
-// before it the three p95 keys (ttft_p95_ms, tpot_p95_ms, e2e_p95_ms) that are set.
-func objectives(slo analysis.SLOResult) []analysis.SLOObjective {
-	if len(slo.Objectives) > 0 {
-		return slo.Objectives
-	}
-	var out []analysis.SLOObjective
-	for _, o := range []struct {
-		metric string
-		max    analysis.Float
-	}{{"ttft", slo.TTFTP95MS}, {"tpot", slo.TPOTP95MS}, {"e2e", slo.E2EP95MS}} {
-		if o.max.OK() && o.max > 0 {
-			out = append(out, analysis.SLOObjective{Name: o.metric + "_p95", Metric: o.metric, Percentile: 95, MaxMS: o.max})
-		}
-	}
-	return out
-}
-
 // sloNames describes the SLO of a result, e.g. "TTFT p99 ≤ 2000 ms, ITL p50 ≤ 30.0 ms". It
 // lists the SLOs set, only those the levels were checked against when the analysis says
 // which (slo.checked): an SLO no level reports is ignored, with a warning, and must not be
@@ -32,7 +14,7 @@ func objectives(slo analysis.SLOResult) []analysis.SLOObjective {
 // (checked at p99)".
 func sloNames(slo analysis.SLOResult) string {
 	var parts []string
-	for _, o := range objectives(slo) {
+	for _, o := range slo.AllObjectives() {
 		checked := o.Name
 		if o.CheckedAs != "" {
 			checked = o.CheckedAs
