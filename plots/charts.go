@@ -233,8 +233,8 @@ func (b *builder) addLatencies(ls []analysis.Level, x func(*analysis.Level) anal
 	return drawn, hadInvalid, nil
 }
 
-// TTFT draws time to first token p50, p95 and p99 against concurrency (log2 axis), the TTFT
-// p95 SLO, and the TTFT blow-up (where queueing makes TTFT grow linearly). The y axis turns
+// TTFT draws time to first token p50, p95 and p99 against concurrency (log2 axis), each TTFT
+// SLO (labelled with its percentile), and the TTFT blow-up (where queueing makes TTFT grow linearly). The y axis turns
 // logarithmic when the values span more than 100×.
 func TTFT(res *analysis.Result) (*Figure, error) {
 	return plotOf(ttftChart(res))
@@ -272,8 +272,9 @@ func ttftChart(res *analysis.Result) (*builder, error) {
 }
 
 // TPOT draws time per output token p50 and p95, TPOT = (E2E − TTFT) ÷ (N_out − 1), and the
-// inter-token latency p99 (purple, dotted) against concurrency (log2 axis), with the TPOT p95
-// SLO labelled as TPOT's alone, so that ITL p99 above it does not read as a breach.
+// inter-token latency p99 (purple, dotted) against concurrency (log2 axis), with each TPOT and
+// ITL SLO labelled as its metric's alone, so that ITL p99 above a TPOT line does not read as a
+// breach; the series of an SLO's percentile the chart lacks (TPOT p99, ITL p50) is added.
 func TPOT(res *analysis.Result) (*Figure, error) {
 	return plotOf(tpotChart(res))
 }
@@ -328,8 +329,8 @@ func qpsChart(res *analysis.Result) (*builder, error) {
 }
 
 // LatencyVsThroughput draws E2E p50 and p95 and TTFT p95 against output tokens/s, each point
-// labelled with its concurrency, with the operating point (maximum of output TPS ÷ mean E2E)
-// circled and the knee's throughput marked. The y axis turns logarithmic when the values span
+// labelled with its concurrency, with each E2E SLO (and E2E p99 for a p99 one), the operating
+// point (maximum of output TPS ÷ mean E2E) circled and the knee's throughput marked. The y axis turns logarithmic when the values span
 // more than 100×.
 func LatencyVsThroughput(res *analysis.Result) (*Figure, error) {
 	return plotOf(latencyVsThroughputChart(res))

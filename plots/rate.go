@@ -175,7 +175,7 @@ func (b *builder) scatter(name string, c color.Color, glyph draw.GlyphDrawer, ra
 
 // RateTTFT draws TTFT p50, p95 and p99 against the offered rate, measured from each request's
 // scheduled arrival (the user's view; from the send time for a level without it), beside TTFT
-// p95 from the send time (the server's view), with the TTFT p95 SLO, the TTFT blow-up rate and
+// p95 from the send time (the server's view), with every TTFT SLO, the TTFT blow-up rate and
 // the capacity. The y axis turns logarithmic when the values span more than 100×.
 func RateTTFT(res *analysis.Result) (*Figure, error) {
 	return plotOf(rateLatencyChart(res, "Time to first token vs offered rate", "TTFT (ms)", (*analysis.Level).UserTTFT,
