@@ -201,3 +201,22 @@ func atoi(s string) int {
 	}
 	return n
 }
+
+// AllObjectives returns the SLOs a result sets: Objectives, or for an analysis.json written
+// before it the p95 keys (ttft_p95_ms, tpot_p95_ms, e2e_p95_ms) that are set, as objectives.
+func (s SLOResult) AllObjectives() []SLOObjective {
+	if len(s.Objectives) > 0 {
+		return s.Objectives
+	}
+	var out []SLOObjective
+	for _, o := range []struct {
+		metric string
+		max    Float
+	}{{"ttft", s.TTFTP95MS}, {"tpot", s.TPOTP95MS}, {"e2e", s.E2EP95MS}} {
+		if o.max.OK() && o.max > 0 {
+			name := Objective{Metric: o.metric, Percentile: 95}.Name()
+			out = append(out, SLOObjective{Name: name, Metric: o.metric, Percentile: 95, MaxMS: o.max})
+		}
+	}
+	return out
+}

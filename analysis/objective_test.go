@@ -125,3 +125,16 @@ func TestObjectiveLabel(t *testing.T) {
 		}
 	}
 }
+
+// A result without slo.objectives (an older analysis.json) sets the p95 keys it has.
+func TestAllObjectives(t *testing.T) {
+	old := SLOResult{TTFTP95MS: 2000, TPOTP95MS: NaN(), E2EP95MS: 9000}
+	got := old.AllObjectives()
+	if len(got) != 2 || got[0].Name != "ttft_p95" || got[0].MaxMS != 2000 || got[1].Name != "e2e_p95" || got[1].Percentile != 95 {
+		t.Errorf("p95 keys: %+v", got)
+	}
+	set := SLOResult{TTFTP95MS: 2000, Objectives: []SLOObjective{{Name: "itl_p50", Metric: "itl", Percentile: 50, MaxMS: 30}}}
+	if got := set.AllObjectives(); len(got) != 1 || got[0].Name != "itl_p50" {
+		t.Errorf("objectives: %+v", got)
+	}
+}

@@ -233,8 +233,8 @@ func (b *builder) addLatencies(ls []analysis.Level, x func(*analysis.Level) anal
 	return drawn, hadInvalid, nil
 }
 
-// TTFT draws time to first token p50, p95 and p99 against concurrency (log2 axis), the TTFT
-// p95 SLO, and the TTFT blow-up (where queueing makes TTFT grow linearly). The y axis turns
+// TTFT draws time to first token p50, p95 and p99 against concurrency (log2 axis), each TTFT
+// SLO (labelled with its percentile), and the TTFT blow-up (where queueing makes TTFT grow linearly). The y axis turns
 // logarithmic when the values span more than 100×.
 func TTFT(res *analysis.Result) (*Figure, error) {
 	return plotOf(ttftChart(res))
@@ -243,6 +243,7 @@ func TTFT(res *analysis.Result) (*Figure, error) {
 func ttftChart(res *analysis.Result) (*builder, error) {
 	b := newBuilder(title("Time to first token", meta(res)), xLabelConcurrency, "TTFT (ms)")
 	b.logX, b.autoLogY = true, true
+	objs := sloObjectives(res, "ttft")
 	drawn, hadInvalid, err := b.addLatencies(sortedLevels(res), concurrency, []latencySeries{
 		{"TTFT p50", colBlue, nil, draw.CircleGlyph{}, func(l *analysis.Level) analysis.Float { return l.TTFT.P50 }},
 		{"TTFT p95", colOrange, nil, draw.SquareGlyph{}, func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }},
@@ -255,7 +256,7 @@ func ttftChart(res *analysis.Result) (*builder, error) {
 		return b.noData("no data: no level has a TTFT")
 	}
 	if res != nil {
-		b.hline(float64(res.SLO.TTFTP95MS), "SLO: TTFT p95 ≤ "+fmtNum(float64(res.SLO.TTFTP95MS))+" ms", colGray, dotted)
+		b.sloLines(objs, nil)
 		if bu := res.TTFTBlowup; bu != nil && bu.Concurrency.OK() && bu.Concurrency > 0 {
 			name := "TTFT blow-up N≈" + fmtNum(float64(bu.Concurrency))
 			if bu.Method != "" {
@@ -271,8 +272,9 @@ func ttftChart(res *analysis.Result) (*builder, error) {
 }
 
 // TPOT draws time per output token p50 and p95, TPOT = (E2E − TTFT) ÷ (N_out − 1), and the
-// inter-token latency p99 (purple, dotted) against concurrency (log2 axis), with the TPOT p95
-// SLO labelled as TPOT's alone, so that ITL p99 above it does not read as a breach.
+// inter-token latency p99 (purple, dotted) against concurrency (log2 axis), with each TPOT and
+// ITL SLO labelled as its metric's alone, so that ITL p99 above a TPOT line does not read as a
+// breach; the series of an SLO's percentile the chart lacks (TPOT p99, ITL p50) is added.
 func TPOT(res *analysis.Result) (*Figure, error) {
 	return plotOf(tpotChart(res))
 }
@@ -280,21 +282,21 @@ func TPOT(res *analysis.Result) (*Figure, error) {
 func tpotChart(res *analysis.Result) (*builder, error) {
 	b := newBuilder(title("Time per output token and inter-token latency", meta(res)), xLabelConcurrency, "TPOT, ITL (ms)")
 	b.logX, b.autoLogY = true, true
-	drawn, hadInvalid, err := b.addLatencies(sortedLevels(res), concurrency, []latencySeries{
+	objs := sloObjectives(res, "tpot", "itl")
+	drawn, hadInvalid, err := b.addLatencies(sortedLevels(res), concurrency, withObjectiveSeries([]latencySeries{
 		{"TPOT p50", colBlue, nil, draw.CircleGlyph{}, func(l *analysis.Level) analysis.Float { return l.TPOT.P50 }},
 		{"TPOT p95", colOrange, nil, draw.SquareGlyph{}, func(l *analysis.Level) analysis.Float { return l.TPOT.P95 }},
 		{"ITL p99 (gaps between tokens)", colPurple, dotted, draw.TriangleGlyph{}, func(l *analysis.Level) analysis.Float { return l.ITL.P99 }},
-	})
+	}, objs))
 	if err != nil {
 		return nil, err
 	}
 	if !drawn {
 		return b.noData("no data: no level has a TPOT or ITL")
 	}
-	if res != nil {
-		// The SLO is on TPOT p95 alone: ITL p99 crossing it is no breach, and the label says so.
-		b.hline(float64(res.SLO.TPOTP95MS), "SLO: TPOT p95 ≤ "+fmtNum(float64(res.SLO.TPOTP95MS))+" ms (TPOT only; ITL has no SLO)", colGray, dotted)
-	}
+	// An SLO on TPOT is on TPOT alone: ITL crossing it is no breach, and the label says so
+	// (and the other way round).
+	b.sloLines(objs, tpotSLOSuffix(objs))
 	if hadInvalid {
 		b.addExcludedLegend()
 	}
@@ -327,8 +329,8 @@ func qpsChart(res *analysis.Result) (*builder, error) {
 }
 
 // LatencyVsThroughput draws E2E p50 and p95 and TTFT p95 against output tokens/s, each point
-// labelled with its concurrency, with the operating point (maximum of output TPS ÷ mean E2E)
-// circled and the knee's throughput marked. The y axis turns logarithmic when the values span
+// labelled with its concurrency, with each E2E SLO (and E2E p99 for a p99 one), the operating
+// point (maximum of output TPS ÷ mean E2E) circled and the knee's throughput marked. The y axis turns logarithmic when the values span
 // more than 100×.
 func LatencyVsThroughput(res *analysis.Result) (*Figure, error) {
 	return plotOf(latencyVsThroughputChart(res))
@@ -338,11 +340,12 @@ func latencyVsThroughputChart(res *analysis.Result) (*builder, error) {
 	b := newBuilder(title("Latency vs throughput", meta(res)), "output throughput (tokens/s)", "latency (ms)")
 	b.autoLogY = true
 	ls := sortedLevels(res)
-	drawn, hadInvalid, err := b.addLatencies(ls, outputTPS, []latencySeries{
+	objs := sloObjectives(res, "e2e")
+	drawn, hadInvalid, err := b.addLatencies(ls, outputTPS, withObjectiveSeries([]latencySeries{
 		{"E2E p50", colBlue, nil, draw.CircleGlyph{}, func(l *analysis.Level) analysis.Float { return l.E2E.P50 }},
 		{"E2E p95", colOrange, nil, draw.SquareGlyph{}, func(l *analysis.Level) analysis.Float { return l.E2E.P95 }},
 		{"TTFT p95", colRed, dashed, draw.TriangleGlyph{}, func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }},
-	})
+	}, objs))
 	if err != nil {
 		return nil, err
 	}
@@ -351,6 +354,7 @@ func latencyVsThroughputChart(res *analysis.Result) (*builder, error) {
 	}
 	// Label the E2E p95 points (else E2E p50) with their concurrency.
 	b.addLabels(concurrencyLabels(ls, func(l *analysis.Level) analysis.Float { return l.E2E.P50 }), colGray)
+	b.sloLines(objs, nil)
 	if res != nil {
 		if op := res.OperatingPoint; op != nil && op.Concurrency.OK() {
 			if l := nearestLevel(ls, float64(op.Concurrency)); l != nil && l.OutputTPS.OK() {

@@ -175,33 +175,22 @@ func (b *builder) scatter(name string, c color.Color, glyph draw.GlyphDrawer, ra
 
 // RateTTFT draws TTFT p50, p95 and p99 against the offered rate, measured from each request's
 // scheduled arrival (the user's view; from the send time for a level without it), beside TTFT
-// p95 from the send time (the server's view), with the TTFT p95 SLO, the TTFT blow-up rate and
+// p95 from the send time (the server's view), with every TTFT SLO, the TTFT blow-up rate and
 // the capacity. The y axis turns logarithmic when the values span more than 100×.
 func RateTTFT(res *analysis.Result) (*Figure, error) {
 	return plotOf(rateLatencyChart(res, "Time to first token vs offered rate", "TTFT (ms)", (*analysis.Level).UserTTFT,
-		func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }, "TTFT", sloOf(res, "ttft")))
+		func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }, "TTFT", sloObjectives(res, "ttft")))
 }
 
 // RateE2E draws E2E p50, p95 and p99 against the offered rate, from the scheduled arrival (as
-// RateTTFT), beside E2E p95 from the send time, with the E2E p95 SLO and the capacity.
+// RateTTFT), beside E2E p95 from the send time, with every E2E SLO and the capacity.
 func RateE2E(res *analysis.Result) (*Figure, error) {
 	return plotOf(rateLatencyChart(res, "End-to-end latency vs offered rate", "E2E (ms)", (*analysis.Level).UserE2E,
-		func(l *analysis.Level) analysis.Float { return l.E2E.P95 }, "E2E", sloOf(res, "e2e")))
-}
-
-// sloOf returns the p95 SLO threshold (ms) on metric ("ttft" or "e2e") of res, or NaN.
-func sloOf(res *analysis.Result, metric string) float64 {
-	if res == nil {
-		return math.NaN()
-	}
-	if metric == "ttft" {
-		return float64(res.SLO.TTFTP95MS)
-	}
-	return float64(res.SLO.E2EP95MS)
+		func(l *analysis.Level) analysis.Float { return l.E2E.P95 }, "E2E", sloObjectives(res, "e2e")))
 }
 
 func rateLatencyChart(res *analysis.Result, kind, ylabel string, user func(*analysis.Level) analysis.Latency,
-	sentP95 func(*analysis.Level) analysis.Float, name string, slo float64) (*builder, error) {
+	sentP95 func(*analysis.Level) analysis.Float, name string, slo []analysis.SLOObjective) (*builder, error) {
 	b := newBuilder(title(kind, meta(res)), xLabelRate, ylabel)
 	b.autoLogY = true
 	ls := rateLevelsOf(res)
@@ -226,7 +215,7 @@ func rateLatencyChart(res *analysis.Result, kind, ylabel string, user func(*anal
 			return nil, err
 		}
 	}
-	b.hline(slo, "SLO: "+name+" p95 ≤ "+fmtNum(slo)+" ms", colGray, dotted)
+	b.sloLines(slo, nil)
 	rr := rateOf(res)
 	if rr != nil && name == "TTFT" && rr.TTFTBlowupRPS.OK() && rr.TTFTBlowupRPS > 0 {
 		label := "TTFT blow-up ≈ " + fmtNum(float64(rr.TTFTBlowupRPS)) + " req/s"

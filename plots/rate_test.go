@@ -12,10 +12,10 @@ import (
 // rateBuilders are the builders of the arrival-rate charts, by name.
 var rateBuilders = map[string]func(*analysis.Result) (*builder, error){
 	"rate_throughput": rateThroughputChart, "rate_ttft": func(r *analysis.Result) (*builder, error) {
-		return rateLatencyChart(r, "t", "TTFT (ms)", (*analysis.Level).UserTTFT, func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }, "TTFT", sloOf(r, "ttft"))
+		return rateLatencyChart(r, "t", "TTFT (ms)", (*analysis.Level).UserTTFT, func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }, "TTFT", sloObjectives(r, "ttft"))
 	},
 	"rate_e2e": func(r *analysis.Result) (*builder, error) {
-		return rateLatencyChart(r, "e", "E2E (ms)", (*analysis.Level).UserE2E, func(l *analysis.Level) analysis.Float { return l.E2E.P95 }, "E2E", sloOf(r, "e2e"))
+		return rateLatencyChart(r, "e", "E2E (ms)", (*analysis.Level).UserE2E, func(l *analysis.Level) analysis.Float { return l.E2E.P95 }, "E2E", sloObjectives(r, "e2e"))
 	},
 	"rate_lag": rateLagChart,
 }

@@ -69,8 +69,8 @@ func sloCard(res *analysis.Result) card {
 	case names == "":
 		c.Detail = "no SLO set"
 		return c
-	case !slo.MaxConcurrency.OK() && limitNames[slo.Limit] != "":
-		c.Detail = "no level meets " + names + "; " + limitNames[slo.Limit] + " binds"
+	case !slo.MaxConcurrency.OK() && limitName(slo.Limit) != "":
+		c.Detail = "no level meets " + names + "; " + limitName(slo.Limit) + " binds"
 		return c
 	case !slo.MaxConcurrency.OK():
 		c.Detail = names + ": not checked (see warnings)"
@@ -81,7 +81,7 @@ func sloCard(res *analysis.Result) card {
 	if sloBeyond(slo) {
 		c.Value = "N " + sloPoint(slo)
 		det = append(det, "met at every valid level")
-	} else if l := limitNames[slo.Limit]; l != "" {
+	} else if l := limitName(slo.Limit); l != "" {
 		det = append(det, l+" binds")
 	}
 	if slo.TPS.OK() {
@@ -187,8 +187,8 @@ func sloCardRate(res *analysis.Result, rr *analysis.RateResult) card {
 	case !rr.SLORPS.OK() && slo.Limit == "capacity":
 		c.Detail = "no level sustains its rate"
 		return c
-	case !rr.SLORPS.OK() && limitNames[slo.Limit] != "":
-		c.Detail = "no level meets " + names + "; " + limitNames[slo.Limit] + " binds"
+	case !rr.SLORPS.OK() && limitName(slo.Limit) != "":
+		c.Detail = "no level meets " + names + "; " + limitName(slo.Limit) + " binds"
 		return c
 	case !rr.SLORPS.OK():
 		c.Detail = names + ": not checked (see warnings)"
@@ -205,7 +205,7 @@ func sloCardRate(res *analysis.Result, rr *analysis.RateResult) card {
 		det = append(det, "the capacity binds")
 	default:
 		c.Value = "≤ " + floorConc(rr.SLORPS)
-		det = append(det, limitNames[slo.Limit]+" binds")
+		det = append(det, limitName(slo.Limit)+" binds")
 	}
 	if rr.SLOTPS.OK() {
 		det = append(det, fnum(rr.SLOTPS)+" tokens/s")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/kneecap/kneecap/analysis"
 )
@@ -27,7 +26,7 @@ func compareTable(runs []*analysis.Result, labels []string) table {
 		if r.Throughput.MaxTPS.OK() {
 			maxTPS = fmt.Sprintf("%s @ %d", fnum(r.Throughput.MaxTPS), r.Throughput.MaxTPSConcurrency)
 		}
-		limit := limitNames[r.SLO.Limit]
+		limit := limitName(r.SLO.Limit)
 		switch {
 		case sloBeyond(r.SLO):
 			limit = "none: all valid levels meet it"
@@ -104,32 +103,6 @@ func gateTable(g *analysis.GateReport, labels []string) table {
 		}
 	}
 	return t
-}
-
-// CompareConsole writes the side-by-side table of several runs for a terminal, then the
-// regression gate (analysis.CompareGate) when gate is not nil.
-func CompareConsole(w io.Writer, runs []*analysis.Result, labels []string, gate *analysis.GateReport) error {
-	if err := checkCompare("compare console", runs, labels); err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	tables := []table{compareTable(runs, labels)}
-	if gate != nil {
-		tables = append(tables, gateTable(gate, labels))
-	}
-	for i, t := range tables {
-		if i > 0 {
-			fmt.Fprintf(tw, "\nregression gate: each run against %s, allowed fall %s\n", labels[0], fpct(analysis.Float(gate.MaxDrop)))
-		}
-		fmt.Fprintln(tw, strings.Join(t.Header, "\t"))
-		for _, r := range t.Rows {
-			fmt.Fprintln(tw, strings.Join(r, "\t"))
-		}
-		if err := tw.Flush(); err != nil {
-			return fmt.Errorf("report: compare console: %w", err)
-		}
-	}
-	return nil
 }
 
 // Compare writes compare.md: the side-by-side table of several runs, the regression gate

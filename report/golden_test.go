@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/analysis/analysistest"
@@ -122,7 +124,7 @@ func TestGoldenCompare(t *testing.T) {
 		{"compare_gate", []*analysis.Result{base, after}, []string{"before", "after"}, gate},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var md, con bytes.Buffer
+			var md bytes.Buffer
 			if err := report.Compare(&md, c.runs, c.labels, charts, c.gate); err != nil {
 				t.Fatal(err)
 			}
@@ -132,10 +134,27 @@ func TestGoldenCompare(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkGolden(t, filepath.Join(c.name, "compare.html"), h.Bytes())
-			if err := report.CompareConsole(&con, c.runs, c.labels, c.gate); err != nil {
-				t.Fatal(err)
-			}
-			checkGolden(t, filepath.Join(c.name, "console.txt"), con.Bytes())
+			checkCompareConsole(t, c.name, c.runs, c.labels, c.gate)
 		})
 	}
+}
+
+// checkCompareConsole pins the compare console of runs in dir/console.txt (the default
+// columns, every line within report.ConsoleWidth) and dir/console_wide.txt (--wide).
+func checkCompareConsole(t *testing.T, dir string, runs []*analysis.Result, labels []string, gate *analysis.GateReport) {
+	t.Helper()
+	var con, wide bytes.Buffer
+	if err := report.CompareConsole(&con, runs, labels, gate); err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(con.String(), "\n") {
+		if n := utf8.RuneCountInString(line); n > report.ConsoleWidth {
+			t.Errorf("%s: console line %d is %d columns wide, over %d: %q", dir, i+1, n, report.ConsoleWidth, line)
+		}
+	}
+	checkGolden(t, filepath.Join(dir, "console.txt"), con.Bytes())
+	if err := report.CompareConsoleWith(&wide, runs, labels, gate, report.CompareConsoleOptions{Wide: true}); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, filepath.Join(dir, "console_wide.txt"), wide.Bytes())
 }

@@ -150,8 +150,8 @@ func sloSentenceRate(res *analysis.Result, rr *analysis.RateResult) string {
 		return "No SLO was set."
 	case !rr.SLORPS.OK() && slo.Limit == "capacity":
 		return "Not even the first level sustains its rate, so no rate meets the SLO (" + names + ")."
-	case !rr.SLORPS.OK() && limitNames[slo.Limit] != "":
-		return "Not even the first level meets the SLO (" + names + "); " + limitNames[slo.Limit] + " binds."
+	case !rr.SLORPS.OK() && limitName(slo.Limit) != "":
+		return "Not even the first level meets the SLO (" + names + "); " + limitName(slo.Limit) + " binds."
 	case !rr.SLORPS.OK():
 		return "The SLO (" + names + ") could not be checked against any level (see warnings)."
 	}
@@ -179,7 +179,7 @@ func sloSentenceRate(res *analysis.Result, rr *analysis.RateResult) string {
 	if slo.Limit == "capacity" {
 		return t + "; the capacity binds: past it no rate is sustained, whatever a window's latencies showed."
 	}
-	return t + "; " + limitNames[slo.Limit] + " binds first."
+	return t + "; " + limitName(slo.Limit) + " binds first."
 }
 
 // planSentenceRate states the capacity plan of an arrival-rate run.

@@ -105,18 +105,9 @@ func rateCompareTable(runs []*analysis.Result, labels []string) table {
 			rr = &analysis.RateResult{CapacityRPS: analysis.NaN(), CapacityTPS: analysis.NaN(), SLORPS: analysis.NaN(),
 				SLOGoodputRPS: analysis.NaN(), TTFTBlowupRPS: analysis.NaN(), MaxTPSRPS: analysis.NaN()}
 		}
-		capCell := frate(rr.CapacityRPS)
-		switch rr.CapacityBound {
-		case "at_least":
-			capCell = "≥ " + capCell
-		case "at_most":
-			capCell += " (below every level)"
-		}
-		if iv := rr.CapacityInterval; iv[0].OK() && iv[1].OK() {
-			capCell += fmt.Sprintf(" (%s–%s)", frate(iv[0]), frate(iv[1]))
-		}
+		capCell := capacityCell(rr)
 		slo := floorConc(rr.SLORPS)
-		limit := limitNames[r.SLO.Limit]
+		limit := limitName(r.SLO.Limit)
 		switch {
 		case rr.SLORPS.OK() && r.SLO.Limit == "":
 			slo, limit = "≥ "+frate(rr.SLORPS), "none: all valid levels meet it"
@@ -145,3 +136,19 @@ func rateCompareTable(runs []*analysis.Result, labels []string) table {
 
 // rateCompareNote explains the columns of rateCompareTable.
 const rateCompareNote = "Capacity: the maximum sustainable rate, where the completion rate of the unsustained levels puts it between the last sustained and the first unsustained offered rate, with its 95% interval; “≥ x”: every level sustained its rate. SLO point: largest offered rate meeting every SLO at a sustained level, never above the capacity. Latencies from the scheduled arrival. “—”: not computed."
+
+// capacityCell is the capacity of an arrival-rate run with its bound and 95% interval:
+// "20.8 (19.9–20.9)", "≥ 22.0".
+func capacityCell(rr *analysis.RateResult) string {
+	c := frate(rr.CapacityRPS)
+	switch rr.CapacityBound {
+	case "at_least":
+		c = "≥ " + c
+	case "at_most":
+		c += " (below every level)"
+	}
+	if iv := rr.CapacityInterval; iv[0].OK() && iv[1].OK() {
+		c += fmt.Sprintf(" (%s–%s)", frate(iv[0]), frate(iv[1]))
+	}
+	return c
+}

@@ -45,11 +45,14 @@ func TestAnswerSLOBeyond(t *testing.T) {
 func TestCompareSLOBeyond(t *testing.T) {
 	runs := []*analysis.Result{analysistest.Saturating(), sloBeyond()}
 	labels := []string{"binding", "beyond"}
-	var md, con bytes.Buffer
+	var md, con, wide bytes.Buffer
 	if err := report.Compare(&md, runs, labels, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := report.CompareConsole(&con, runs, labels, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.CompareConsoleWith(&wide, runs, labels, nil, report.CompareConsoleOptions{Wide: true}); err != nil {
 		t.Fatal(err)
 	}
 	// Columns: run, model, knee, knee TPS, efficient point, max TPS @ N, SLO point N, TPS at
@@ -58,7 +61,11 @@ func TestCompareSLOBeyond(t *testing.T) {
 		"| binding | meta-llama/Llama-3.1-8B-Instruct | 32.6 (31.8–33.5, batch, plateau onset) | 2683 | 25 (24.3–25.8) | 2667 @ 32 | 45.3 | 2667 | TTFT p95 |",
 		"| beyond | meta-llama/Llama-3.1-8B-Instruct | 32.6 (31.8–33.5, batch, plateau onset) | 2683 | 25 (24.3–25.8) | 2667 @ 32 | ≥ 64 | 2667 | none: all valid levels meet it |",
 		"“≥ N”: every valid level meets the SLOs")
-	if !regexp.MustCompile(`(?m)^beyond .* ≥ 64 +2667 +none: all valid levels meet it `).MatchString(con.String()) {
+	if !regexp.MustCompile(`(?m)^beyond .* ≥ 64 +2667 +none: all valid levels meet it `).MatchString(wide.String()) {
+		t.Errorf("compare console --wide lacks the ≥ 64 row:\n%s", wide.String())
+	}
+	// The default columns: run, knee N, knee TPS, max TPS, SLO N, SLO TPS, binds.
+	if !regexp.MustCompile(`(?m)^beyond +32.6 +2683 +2667 +≥ 64 +2667 +none `).MatchString(con.String()) {
 		t.Errorf("compare console lacks the ≥ 64 row:\n%s", con.String())
 	}
 }

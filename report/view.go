@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -200,27 +199,6 @@ func addedSentence(res *analysis.Result) string {
 		strings.Join(cs[:len(cs)-1], ", "), cs[len(cs)-1])
 }
 
-// sloNames describes the SLO of a result, e.g. "TTFT p95 ≤ 2000 ms, TPOT p95 ≤ 50.0 ms".
-// sloNames lists the SLOs set, only those the levels were checked against when the analysis
-// says which (slo.checked): an SLO no level reports is ignored, with a warning, and must not
-// be named as holding.
-func sloNames(slo analysis.SLOResult) string {
-	used := func(name string) bool { return slo.Checked == nil || slices.Contains(slo.Checked, name) }
-	var parts []string
-	if slo.TTFTP95MS.OK() && slo.TTFTP95MS > 0 && used("ttft_p95") {
-		parts = append(parts, "TTFT p95 ≤ "+fnum(slo.TTFTP95MS)+" ms")
-	}
-	if slo.TPOTP95MS.OK() && slo.TPOTP95MS > 0 && used("tpot_p95") {
-		parts = append(parts, "TPOT p95 ≤ "+fnum(slo.TPOTP95MS)+" ms")
-	}
-	if slo.E2EP95MS.OK() && slo.E2EP95MS > 0 && used("e2e_p95") {
-		parts = append(parts, "E2E p95 ≤ "+fnum(slo.E2EP95MS)+" ms")
-	}
-	return strings.Join(parts, ", ")
-}
-
-var limitNames = map[string]string{"ttft_p95": "TTFT p95", "tpot_p95": "TPOT p95", "e2e_p95": "E2E p95"}
-
 func sloSentence(res *analysis.Result) string {
 	slo := res.SLO
 	names := sloNames(slo)
@@ -230,7 +208,7 @@ func sloSentence(res *analysis.Result) string {
 	if !slo.MaxConcurrency.OK() {
 		// Limit names the SLO the first valid level misses; without it nothing was checked
 		// (no valid level, or none reports the latencies the SLO is set on).
-		l := limitNames[slo.Limit]
+		l := limitName(slo.Limit)
 		if l == "" {
 			return "The SLO (" + names + ") could not be checked against any level (see warnings)."
 		}
@@ -265,7 +243,7 @@ func sloSentence(res *analysis.Result) string {
 			t += fmt.Sprintf(" (measured at concurrency %d)", slo.GoodputConcurrency)
 		}
 	}
-	if l := limitNames[slo.Limit]; l != "" {
+	if l := limitName(slo.Limit); l != "" {
 		t += "; " + l + " binds first"
 	}
 	return t + "."

@@ -26,7 +26,8 @@ const compareUsage = "RUN... -o DIR [--max-regression PCT]\n\n" +
 	"SLO point and TTFT blow-up, then each run's answer and warnings), the same as one page,\n" +
 	"DIR/compare.html (the charts inlined, no script), and the overlay charts\n" +
 	"DIR/compare_throughput (TPS vs concurrency, each knee marked) and DIR/compare_latency\n" +
-	"(E2E and TTFT p95 vs TPS, points labelled N=concurrency) as PNG and SVG; prints the table.\n\n" +
+	"(E2E and TTFT p95 vs TPS, points labelled N=concurrency) as PNG and SVG; prints the table\n" +
+	"in the columns that fit 80 (--wide: every column of compare.md's).\n\n" +
 	"--max-regression PCT (such as 10%) makes compare a regression gate for continuous\n" +
 	"benchmarking: the first RUN is the baseline, and compare exits 4 when a later run's max TPS,\n" +
 	"knee (N or TPS), SLO point (N, TPS or goodput) or TTFT blow-up falls more than PCT below\n" +
@@ -43,6 +44,7 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 	fset := newFlagSet(e, "compare", compareUsage)
 	out := fset.String("o", "", "output `DIR` for compare.md, compare.html and the overlay charts (required)")
 	maxReg := fset.String("max-regression", "", "exit 4 when a headline figure falls more than `PCT` (10% or 0.1) below the first run's")
+	fset.BoolVar(&e.wide, "wide", false, "show every column of the compare tables (the default columns fit 80)")
 	pos, err := parseArgs(fset, args)
 	if err != nil {
 		return err
@@ -137,7 +139,7 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 	if err := rundir.WriteFileAtomic(filepath.Join(*out, "compare.html"), page.Bytes()); err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
-	if err := report.CompareConsole(e.stdout, runs, labels, gate); err != nil {
+	if err := report.CompareConsoleWith(e.stdout, runs, labels, gate, report.CompareConsoleOptions{Wide: e.wide}); err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
 	fmt.Fprintf(e.stdout, "\ncomparison: %s\n", filepath.Join(*out, "compare.md"))

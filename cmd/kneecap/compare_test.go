@@ -120,9 +120,19 @@ func TestCompareWritesOverlaysAndTable(t *testing.T) {
 			t.Errorf("compare.md lacks %q:\n%s", want, md)
 		}
 	}
-	for _, want := range []string{"h100", "a100-run", "45.2 (36.2–56.5, USL)", "5000 @ 64", "11.3 (9.04–14.1, USL)"} {
+	// The default columns fit 80: run, knee N, knee TPS, max TPS, SLO N, SLO TPS, binds, …
+	for _, want := range []string{"h100      45.2    4500      5000     90.4   5000     TTFT p95", "a100-run  11.3    1620"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	e, stdout, _ = compareEnv()
+	if err := run(context.Background(), e, []string{"compare", a, b, "-o", filepath.Join(tmp, "wide"), "--wide"}); err != nil {
+		t.Fatalf("compare --wide: %v", err)
+	}
+	for _, want := range []string{"h100", "a100-run", "45.2 (36.2–56.5, USL)", "5000 @ 64", "11.3 (9.04–14.1, USL)"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("stdout (--wide) lacks %q:\n%s", want, stdout)
 		}
 	}
 }
