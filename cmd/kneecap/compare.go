@@ -66,16 +66,40 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 			return cmdUsageError("compare", "compare: --max-regression: %v", err)
 		}
 	}
+	runs, labels, err := readRuns(ctx, pos)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*out, rundir.DirPerm); err != nil {
+		return usageError("compare: -o: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var gate *analysis.GateReport
+	if maxDrop >= 0 {
+		g := analysis.CompareGate(runs, labels, maxDrop)
+		gate = &g
+	}
+	if err := writeComparison(e, *out, runs, labels, gate); err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	return gateVerdict(gate, labels, *maxReg)
+}
+
+// readRuns reads the runs named by pos (readRun), labels them uniquely (a repeated label gains
+// "#2", "#3" …) and refuses runs of both modes (a usage error naming them).
+func readRuns(ctx context.Context, pos []string) ([]*analysis.Result, []string, error) {
 	runs := make([]*analysis.Result, 0, len(pos))
 	labels := make([]string, 0, len(pos))
 	seen := map[string]int{}
 	for _, p := range pos {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, nil, err
 		}
 		res, label, err := readRun(p)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		seen[label]++
 		if n := seen[label]; n > 1 {
@@ -85,20 +109,20 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 		labels = append(labels, label)
 	}
 	if err := analysis.SameMode(runs, labels); err != nil {
-		return usageError("compare: %v", err)
+		return nil, nil, usageError("compare: %v", err)
 	}
-	if err := os.MkdirAll(*out, rundir.DirPerm); err != nil {
-		return usageError("compare: -o: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+	return runs, labels, nil
+}
+
+// writeComparison writes into out the overlay charts, compare.json (with a gate), compare.md
+// and compare.html, prints the gate's warnings to stderr and the comparison tables to stdout.
+func writeComparison(e *env, out string, runs []*analysis.Result, labels []string, gate *analysis.GateReport) error {
 	overlays, err := plots.RenderCompare(runs, labels)
 	if err != nil {
-		return fmt.Errorf("compare: %w", err)
+		return err
 	}
-	if err := saveCharts(*out, overlays); err != nil {
-		return fmt.Errorf("compare: %w", err)
+	if err := saveCharts(out, overlays); err != nil {
+		return err
 	}
 	var charts []string
 	svgs := map[string][]byte{}
@@ -110,58 +134,63 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 			svgs[c.Name] = c.Data
 		}
 	}
-	var gate *analysis.GateReport
-	if maxDrop >= 0 {
-		g := analysis.CompareGate(runs, labels, maxDrop)
-		gate = &g
+	if gate != nil {
 		for _, w := range gate.Warnings {
 			fmt.Fprintf(e.stderr, "kneecap compare: warning: %s\n", w)
 		}
 		b, err := json.MarshalIndent(gate.JSON(), "", "  ")
 		if err != nil {
-			return fmt.Errorf("compare: %w", err)
+			return err
 		}
-		if err := rundir.WriteFileAtomic(filepath.Join(*out, "compare.json"), append(b, '\n')); err != nil {
-			return fmt.Errorf("compare: %w", err)
+		if err := rundir.WriteFileAtomic(filepath.Join(out, "compare.json"), append(b, '\n')); err != nil {
+			return err
 		}
 	}
 	var md bytes.Buffer
 	if err := report.Compare(&md, runs, labels, charts, gate); err != nil {
-		return fmt.Errorf("compare: %w", err)
+		return err
 	}
-	if err := rundir.WriteFileAtomic(filepath.Join(*out, "compare.md"), md.Bytes()); err != nil {
-		return fmt.Errorf("compare: %w", err)
+	if err := rundir.WriteFileAtomic(filepath.Join(out, "compare.md"), md.Bytes()); err != nil {
+		return err
 	}
 	var page bytes.Buffer
 	if err := report.CompareHTML(&page, runs, labels, svgs, gate); err != nil {
-		return fmt.Errorf("compare: %w", err)
+		return err
 	}
-	if err := rundir.WriteFileAtomic(filepath.Join(*out, "compare.html"), page.Bytes()); err != nil {
-		return fmt.Errorf("compare: %w", err)
+	if err := rundir.WriteFileAtomic(filepath.Join(out, "compare.html"), page.Bytes()); err != nil {
+		return err
 	}
 	if err := report.CompareConsoleWith(e.stdout, runs, labels, gate, report.CompareConsoleOptions{Wide: e.wide}); err != nil {
-		return fmt.Errorf("compare: %w", err)
+		return err
 	}
-	fmt.Fprintf(e.stdout, "\ncomparison: %s\n", filepath.Join(*out, "compare.md"))
-	if gate != nil {
-		if n := gate.Regressions(); n > 0 {
-			var what []string
-			for i, cs := range gate.Checks {
-				for _, c := range cs {
-					if c.Verdict == analysis.GateRegressed {
-						what = append(what, fmt.Sprintf("%s %s %s → %s (%+.1f%%)", labels[i+1], c.Metric,
-							c.Base.Format(), c.Run.Format(), 100*float64(c.Change)))
-					}
-				}
+	fmt.Fprintf(e.stdout, "\ncomparison: %s\n", filepath.Join(out, "compare.md"))
+	return nil
+}
+
+// gateVerdict returns the regression gate's exit-4 error naming every regressed figure, or nil
+// (no gate, or nothing regressed).
+func gateVerdict(gate *analysis.GateReport, labels []string, maxReg string) error {
+	if gate == nil {
+		return nil
+	}
+	n := gate.Regressions()
+	if n == 0 {
+		return nil
+	}
+	var what []string
+	for i, cs := range gate.Checks {
+		for _, c := range cs {
+			if c.Verdict == analysis.GateRegressed {
+				what = append(what, fmt.Sprintf("%s %s %s → %s (%+.1f%%)", labels[i+1], c.Metric,
+					c.Base.Format(), c.Run.Format(), 100*float64(c.Change)))
 			}
-			noun := "regressions"
-			if n == 1 {
-				noun = "regression"
-			}
-			return withCode(exitRegressed, fmt.Errorf("compare: %d %s beyond %s against %s: %s", n, noun, *maxReg, labels[0], strings.Join(what, "; ")))
 		}
 	}
-	return nil
+	noun := "regressions"
+	if n == 1 {
+		noun = "regression"
+	}
+	return withCode(exitRegressed, fmt.Errorf("compare: %d %s beyond %s against %s: %s", n, noun, maxReg, labels[0], strings.Join(what, "; ")))
 }
 
 // readRun reads RUN's analysis.json and labels the run with meta.name, else the directory's
