@@ -111,99 +111,38 @@ func skippedNote(warnings []string) string {
 // readVLLMFile reads one vLLM result file.
 func readVLLMFile(path string) (analysis.Level, analysis.Meta, error) {
 	var meta analysis.Meta
-	f, err := os.Open(path)
+	raw, err := decodeVLLMFile(path)
 	if err != nil {
-		return analysis.Level{}, meta, fmt.Errorf("read vllm bench: %w", err)
+		return analysis.Level{}, meta, err
 	}
-	defer f.Close()
-	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(&limitedReader{r: f, n: maxVLLMFile})
-	if err := dec.Decode(&raw); err != nil {
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &se) || errors.As(err, &te) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return analysis.Level{}, meta, &notVLLMError{path, "not a JSON object (" + err.Error() + ")"}
-		}
-		return analysis.Level{}, meta, fmt.Errorf("read vllm bench: %s: %w", path, err)
-	}
-	if !isVLLMResult(raw) {
-		return analysis.Level{}, meta, &notVLLMError{path, "it has none of the keys " + strings.Join(vllmKeys, ", ")}
-	}
-	num := func(key string) (float64, bool) {
-		b, ok := raw[key]
-		if !ok || string(b) == "null" {
-			return math.NaN(), false
-		}
-		var v float64
-		if err := json.Unmarshal(b, &v); err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return math.NaN(), false
-		}
-		return v, true
-	}
-	str := func(key string) string {
-		var s string
-		if b, ok := raw[key]; ok {
-			_ = json.Unmarshal(b, &s)
-		}
-		return s
-	}
-	c, ok := num("max_concurrency")
+	v := vllmFields(raw)
+	c, ok := v.num("max_concurrency")
 	if !ok {
 		return analysis.Level{}, meta, fmt.Errorf("read vllm bench: %s: key \"max_concurrency\" missing or null (run vllm bench serve with --max-concurrency, one file per level)", path)
 	}
 	if c <= 0 || c != math.Trunc(c) || c > math.MaxInt32 {
 		return analysis.Level{}, meta, fmt.Errorf("read vllm bench: %s: max_concurrency %v is not a positive integer", path, c)
 	}
-	tps, ok := num("output_throughput")
+	tps, ok := v.num("output_throughput")
 	if !ok || tps < 0 {
 		return analysis.Level{}, meta, fmt.Errorf("read vllm bench: %s: key \"output_throughput\" missing or not a number ≥ 0", path)
 	}
 	lv := newLevel()
 	lv.Concurrency = int(c)
 	lv.OutputTPS = analysis.Float(tps)
-	set := func(dst *analysis.Float, key string) {
-		if v, ok := num(key); ok {
-			*dst = analysis.Float(v)
-		}
-	}
-	set(&lv.QPS, "request_throughput")
-	set(&lv.WindowS, "duration")
-	set(&lv.GoodputQPS, "request_goodput")
-	if in, ok := num("total_input_tokens"); ok && lv.WindowS > 0 {
+	v.set(&lv.QPS, "request_throughput")
+	v.set(&lv.WindowS, "duration")
+	v.set(&lv.GoodputQPS, "request_goodput")
+	if in, ok := v.num("total_input_tokens"); ok && lv.WindowS > 0 {
 		lv.InputTPS = analysis.Float(in / float64(lv.WindowS))
 	}
-	completed, _ := num("completed")
-	failed, hasFailed := num("failed")
-	if !hasFailed {
-		// Older versions list one error string per request ("" for success).
-		var errs []string
-		if b, ok := raw["errors"]; ok && json.Unmarshal(b, &errs) == nil && len(errs) > 0 {
-			failed, hasFailed = 0, true
-			for _, e := range errs {
-				if e != "" {
-					failed++
-				}
-			}
-		} else if np, ok := num("num_prompts"); ok && np >= completed && !math.IsNaN(completed) {
-			failed, hasFailed = np-completed, true
-		}
-	}
-	if !math.IsNaN(completed) && completed >= 0 {
-		if !hasFailed || failed < 0 {
-			failed = 0
-		}
-		lv.Requests = int(completed + failed)
-		lv.Errors = int(failed)
-		if lv.Requests > 0 {
-			lv.ErrorRate = analysis.Float(failed / (completed + failed))
-		}
-	}
+	v.requests(&lv)
 	if ol, ok := raw["output_lens"]; ok {
 		var lens []float64
 		if json.Unmarshal(ol, &lens) == nil && len(lens) > 0 {
 			var s float64
-			for _, v := range lens {
-				s += v
+			for _, x := range lens {
+				s += x
 			}
 			lv.MeanOutputTokens = analysis.Float(s / float64(len(lens)))
 		}
@@ -212,12 +151,12 @@ func readVLLMFile(path string) (analysis.Level, analysis.Meta, error) {
 		key string
 		lat *analysis.Latency
 	}{{"ttft", &lv.TTFT}, {"tpot", &lv.TPOT}, {"itl", &lv.ITL}, {"e2el", &lv.E2E}} {
-		set(&m.lat.Mean, "mean_"+m.key+"_ms")
-		set(&m.lat.P50, "median_"+m.key+"_ms")
-		set(&m.lat.P50, "p50_"+m.key+"_ms")
-		set(&m.lat.P90, "p90_"+m.key+"_ms")
-		set(&m.lat.P95, "p95_"+m.key+"_ms")
-		set(&m.lat.P99, "p99_"+m.key+"_ms")
+		v.set(&m.lat.Mean, "mean_"+m.key+"_ms")
+		v.set(&m.lat.P50, "median_"+m.key+"_ms")
+		v.set(&m.lat.P50, "p50_"+m.key+"_ms")
+		v.set(&m.lat.P90, "p90_"+m.key+"_ms")
+		v.set(&m.lat.P95, "p95_"+m.key+"_ms")
+		v.set(&m.lat.P99, "p99_"+m.key+"_ms")
 	}
 	switch n, err := perRequest(raw, &lv); {
 	case err != nil:
@@ -226,9 +165,9 @@ func readVLLMFile(path string) (analysis.Level, analysis.Meta, error) {
 		lv.Notes = append(lv.Notes, fmt.Sprintf("TTFT, TPOT, ITL and E2E recomputed from the per-request lists of %d successful requests (type-7 percentiles; ITL pools vLLM's gaps between chunks, not split per token)", n))
 	}
 	lv.Notes = append(lv.Notes, "imported from vLLM bench serve: measured over the whole run (no warmup or drain exclusion), open loop capped at max_concurrency")
-	meta.Model = str("model_id")
-	meta.Name = str("backend")
-	if d := str("date"); d != "" {
+	meta.Model = v.str("model_id")
+	meta.Name = v.str("backend")
+	if d := v.str("date"); d != "" {
 		if t, err := time.Parse("20060102-150405", d); err == nil {
 			meta.Date = t.UTC().Format(time.RFC3339)
 		} else {
@@ -236,6 +175,94 @@ func readVLLMFile(path string) (analysis.Level, analysis.Meta, error) {
 		}
 	}
 	return lv, meta, nil
+}
+
+// decodeVLLMFile reads path as one JSON object of a vLLM result: a notVLLMError when it is
+// not a JSON object or has none of vllmKeys, another error when it cannot be read.
+func decodeVLLMFile(path string) (map[string]json.RawMessage, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read vllm bench: %w", err)
+	}
+	defer f.Close()
+	var raw map[string]json.RawMessage
+	dec := json.NewDecoder(&limitedReader{r: f, n: maxVLLMFile})
+	if err := dec.Decode(&raw); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &se) || errors.As(err, &te) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, &notVLLMError{path, "not a JSON object (" + err.Error() + ")"}
+		}
+		return nil, fmt.Errorf("read vllm bench: %s: %w", path, err)
+	}
+	if !isVLLMResult(raw) {
+		return nil, &notVLLMError{path, "it has none of the keys " + strings.Join(vllmKeys, ", ")}
+	}
+	return raw, nil
+}
+
+// vllmFields reads the fields of one decoded vLLM result.
+type vllmFields map[string]json.RawMessage
+
+// num returns the finite number at key, false when it is missing, null or not one.
+func (v vllmFields) num(key string) (float64, bool) {
+	b, ok := v[key]
+	if !ok || string(b) == "null" {
+		return math.NaN(), false
+	}
+	var x float64
+	if err := json.Unmarshal(b, &x); err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return math.NaN(), false
+	}
+	return x, true
+}
+
+// str returns the string at key, "" when it is missing or not one.
+func (v vllmFields) str(key string) string {
+	var s string
+	if b, ok := v[key]; ok {
+		_ = json.Unmarshal(b, &s)
+	}
+	return s
+}
+
+// set stores the number at key in dst when there is one.
+func (v vllmFields) set(dst *analysis.Float, key string) {
+	if x, ok := v.num(key); ok {
+		*dst = analysis.Float(x)
+	}
+}
+
+// requests sets lv's requests, errors and error rate from "completed" and "failed" (older
+// versions: one error string per request in "errors", "" for success; else num_prompts −
+// completed).
+func (v vllmFields) requests(lv *analysis.Level) {
+	completed, _ := v.num("completed")
+	failed, hasFailed := v.num("failed")
+	if !hasFailed {
+		var errs []string
+		if b, ok := v["errors"]; ok && json.Unmarshal(b, &errs) == nil && len(errs) > 0 {
+			failed, hasFailed = 0, true
+			for _, e := range errs {
+				if e != "" {
+					failed++
+				}
+			}
+		} else if np, ok := v.num("num_prompts"); ok && np >= completed && !math.IsNaN(completed) {
+			failed, hasFailed = np-completed, true
+		}
+	}
+	if math.IsNaN(completed) || completed < 0 {
+		return
+	}
+	if !hasFailed || failed < 0 {
+		failed = 0
+	}
+	lv.Requests = int(completed + failed)
+	lv.Errors = int(failed)
+	if lv.Requests > 0 {
+		lv.ErrorRate = analysis.Float(failed / (completed + failed))
+	}
 }
 
 // perRequest recomputes lv's TTFT, TPOT, ITL and E2E from the per-request lists that vLLM
