@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
@@ -115,7 +116,8 @@ func (s *sweepPrep) planRates() ([]int, error) {
 		}
 		s.rates = p.Rates
 	case s.from != "":
-		p, err := probeFrom(s.from, s.cfg.AnalysisOptions())
+		_, nominal := s.cfg.Workload.NominalLengths()
+		p, err := probeFrom(s.from, s.cfg.AnalysisOptions(), nominal)
 		if err != nil {
 			return nil, err
 		}
@@ -150,6 +152,9 @@ func (s *sweepPrep) ratePlan(plan *sweep.Plan, prog *progress) {
 	plan.Rates = s.rates
 	plan.Arrival = cfg.Sweep.ArrivalOf(cfg.Workload.Seed)
 	plan.MaxConcurrency = cfg.Sweep.MaxConcurrency
+	if b := cfg.Sweep.Stop.Budget; b > 0 { // the probe spent part of it
+		plan.Protocol.Stop.Budget = max(b-s.probeElapsed, time.Nanosecond)
+	}
 	if cfg.Sweep.Refine > 0 {
 		plan.RateRefiner = announcingRateRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), prog}
 		plan.Refine = cfg.Sweep.Refine

@@ -26,6 +26,8 @@ type sweepPrep struct {
 	rates    []float64
 	probe    *probe
 	from     string
+	// probeElapsed is the time the probe took, which the rate sweep's budget counts.
+	probeElapsed time.Duration
 	schedule *sweep.Schedule
 	workload sweep.Workload
 	// tokenizer is workload.tokenizer, read (nil: not set or not used); sizing is how the
