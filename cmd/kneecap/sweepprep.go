@@ -26,14 +26,14 @@ type sweepPrep struct {
 	rates    []float64
 	probe    *probe
 	from     string
-	// probeElapsed is the time the probe took, which the rate sweep's budget counts.
-	probeElapsed time.Duration
 	schedule *sweep.Schedule
 	workload sweep.Workload
 	// tokenizer is workload.tokenizer, read (nil: not set or not used); sizing is how the
 	// prompts are sized in the server's tokens, once sizePrompts has run.
 	tokenizer *hftokenizer.Tokenizer
 	sizing    *sweep.PromptSizing
+	// probeElapsed is the time the probe took, which the rate sweep's budget counts.
+	probeElapsed time.Duration
 	// done and resume describe what a resumed run had done (nil and zero otherwise).
 	done   *rundir.Run
 	resume sweep.Resume
