@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -118,23 +119,52 @@ func probeFailed(out sweep.Outcome, err error) error {
 	return nil
 }
 
-// probeFrom reads the max QPS of --from DIR, a closed-loop results directory.
+// probeFrom reads the max QPS of --from DIR, a closed-loop results directory: its records
+// summarized with this sweep's options or, without them (a published run such as
+// examples/sample-run), the levels of its analysis.json.
 func probeFrom(dir string, opts analysis.Options, nominalOut float64) (*probe, error) {
-	res, err := rundir.Read(dir)
-	if err != nil {
-		return nil, usageError("sweep: --from: %w", err)
+	var levels []analysis.Level
+	var stop string
+	if res, err := rundir.Read(dir); err == nil {
+		levels, stop = analysis.Summarize(res.Levels, opts), res.StopReason
+	} else if a, aerr := readAnalysis(dir); aerr == nil {
+		levels, stop = a.Levels, a.Meta.StopReason
+	} else if errors.Is(aerr, fs.ErrNotExist) {
+		return nil, usageError("sweep: --from: %w (and it has no %s)", err, rundir.AnalysisFile)
+	} else {
+		return nil, usageError("sweep: --from %s: no records, and %s: %v", dir, rundir.AnalysisFile, aerr)
 	}
-	p, err := probeOf(analysis.Summarize(res.Levels, opts), nominalOut)
+	p, err := probeOf(levels, nominalOut)
 	if err != nil {
 		return nil, usageError("sweep: --from %s: %w", dir, err)
 	}
-	p.From, p.StopReason = dir, res.StopReason
+	p.From, p.StopReason = dir, stop
 	return p, nil
 }
 
-// readProbe reads probe.json of a resumed run of --rates auto, whose rates it planned.
+// readAnalysis reads dir's analysis.json (schema analysis.Schema).
+func readAnalysis(dir string) (*analysis.Result, error) {
+	b, err := os.ReadFile(filepath.Join(dir, rundir.AnalysisFile))
+	if err != nil {
+		return nil, err
+	}
+	var a analysis.Result
+	if err := json.Unmarshal(b, &a); err != nil {
+		return nil, err
+	}
+	if a.Schema != analysis.Schema {
+		return nil, fmt.Errorf("schema %q, want %q", a.Schema, analysis.Schema)
+	}
+	return &a, nil
+}
+
+// readProbe reads probe.json of a resumed run of --rates auto, whose rates it planned: nil
+// when there is none (the probe was interrupted or failed).
 func readProbe(dir string) (*probe, error) {
 	b, err := os.ReadFile(filepath.Join(dir, ProbeFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, usageError("sweep: --resume %s: its rates were planned by --rates auto, and %s cannot be read: %v", dir, ProbeFile, err)
 	}

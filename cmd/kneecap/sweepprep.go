@@ -127,13 +127,15 @@ func (s *sweepPrep) reopen(fl *sweepFlags) error {
 func (s *sweepPrep) plan0() error {
 	levels, err := s.cfg.Sweep.Levels.Expand()
 	if s.cfg.Sweep.RateMode() {
-		levels, err = s.planRates()
+		levels, err = s.planRates() // its errors say what they are
+	} else if err != nil { // Validate has checked the levels
+		err = usageError("sweep: levels: %w", err)
 	}
-	if err != nil { // Validate has checked the levels
-		return usageError("sweep: levels: %w", err)
+	if err != nil {
+		return err
 	}
 	s.levels = levels
-	if s.done != nil {
+	if s.done != nil && !(s.cfg.Sweep.RateMode() && s.rates == nil) { // else its probe runs again: a fresh start
 		judge := analysis.StopRules{Rules: s.cfg.Sweep.Stop}
 		planned := levels
 		if s.cfg.Sweep.RateMode() {
