@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"math"
 
 	"github.com/kneecap/kneecap/sweep"
@@ -39,7 +40,7 @@ func (v *validation) mode() {
 	case !(b > 0) || math.IsInf(b, 0):
 		v.bad("sweep.burstiness", "is %g: must be > 0 (the gamma shape; 1 = Poisson, < 1 burstier)", b)
 	case s.Arrival != sweep.ArrivalGamma:
-		v.badAt("sweep.burstiness", []string{"sweep.burstiness", "sweep.arrival"}, "is %g: only arrival gamma has a burstiness (arrival is %s)", b, arrivalName(s.Arrival))
+		v.badAt("sweep.burstiness", []string{"sweep.burstiness", "sweep.arrival"}, "is %g: only arrival gamma has a burstiness (arrival is %s)", b, cmp.Or(s.Arrival, sweep.ArrivalPoisson))
 	}
 	switch m := s.MaxConcurrency; {
 	case m < 0:
@@ -53,13 +54,6 @@ func (v *validation) mode() {
 	if s.RateMode() && v.c.Shard.Sharded() {
 		v.badAt("sweep.mode", []string{"sweep.mode", "shard.count"}, "rate: an arrival-rate sweep cannot be sharded yet; run it from one process")
 	}
-}
-
-func arrivalName(a sweep.ArrivalProcess) string {
-	if a == "" {
-		return string(sweep.ArrivalPoisson)
-	}
-	return string(a)
 }
 
 // Given reports whether key (a dotted path such as "sweep.max_concurrency") was set by the

@@ -207,13 +207,6 @@ func (s *sweepPrep) levelName(i int) string {
 	return "concurrency " + strconv.Itoa(s.levels[i])
 }
 
-func arrivalName(a sweep.ArrivalProcess) string {
-	if a == "" {
-		return string(sweep.ArrivalPoisson)
-	}
-	return string(a)
-}
-
 // announcingRateRefiner is the rate sweep's refiner (analysis.Refiner.RefineRate) that says on
 // the console which rate it adds and why, or why it adds none.
 type announcingRateRefiner struct {

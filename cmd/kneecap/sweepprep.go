@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"time"
@@ -238,7 +239,7 @@ func (s *sweepPrep) what(plan sweep.Plan) string {
 	what := fmt.Sprintf("levels %v", s.levels[min(plan.StartIndex, len(s.levels)):])
 	if s.cfg.Sweep.RateMode() {
 		what = fmt.Sprintf("rates %v requests/s (%s arrivals, at most %d in flight)",
-			s.rates[min(plan.StartIndex, len(s.rates)):], arrivalName(s.cfg.Sweep.Arrival), s.cfg.Sweep.InFlightCap())
+			s.rates[min(plan.StartIndex, len(s.rates)):], cmp.Or(s.cfg.Sweep.Arrival, sweep.ArrivalPoisson), s.cfg.Sweep.InFlightCap())
 	}
 	if plan.Refine > 0 {
 		left := plan.Refine - s.resume.Added
