@@ -295,6 +295,17 @@ func TestAnalyzeRateLevels(t *testing.T) {
 				t.Errorf("capacity %v (%s), want clamped to 12", r.CapacityRPS, r.CapacityReason)
 			}
 		}},
+		{"completion below the last sustained level", func() []Level {
+			ls := std()
+			ls[2] = rateLevel(8, 7, 60, true) // called sustained, completed 7 of the 8 offered
+			ls[3], ls[4] = rateLevel(12, 6, 900, false), rateLevel(16, 6, 3000, false)
+			return ls
+		}(), func(t *testing.T, res Result) {
+			want := "below the 8.00 requests/s offered at the last level the backlog test called sustained, which completed 7.00/s; the next, 12.0 requests/s, was not sustained"
+			if r := res.Rate; r.CapacityRPS != 7 || !strings.Contains(r.CapacityReason, want) || strings.Contains(r.CapacityReason, "between the sustained") {
+				t.Errorf("capacity %v (%s), want 7 and %q (not a bracket it lies outside)", r.CapacityRPS, r.CapacityReason, want)
+			}
+		}},
 		{"not monotone", func() []Level {
 			ls := std()
 			ls[1].Sustainable = false // a stray verdict at 4

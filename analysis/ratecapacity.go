@@ -79,6 +79,10 @@ func (r *rater) capacity() {
 	iv, ivHow := r.capacityInterval(f, u, mu, lo, hi)
 	r.rr.CapacityInterval = iv
 	where := fmt.Sprintf("between the sustained %s and the unsustained %s requests/s", Float(r.pts[max(f-1, 0)].x).Format(), Float(hi).Format())
+	if L := r.pts[max(f-1, 0)]; f > 0 && c < L.x {
+		where = fmt.Sprintf("below the %s requests/s offered at the last level the backlog test called sustained, which completed %s/s; the next, %s requests/s, was not sustained",
+			Float(L.x).Format(), Float(L.y).Format(), Float(hi).Format())
+	}
 	if f == 0 {
 		where = fmt.Sprintf("below the first level, %s requests/s, which was not sustained", Float(hi).Format())
 	}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"math"
 
 	"github.com/kneecap/kneecap/sweep"
@@ -39,10 +40,13 @@ func (v *validation) mode() {
 	case !(b > 0) || math.IsInf(b, 0):
 		v.bad("sweep.burstiness", "is %g: must be > 0 (the gamma shape; 1 = Poisson, < 1 burstier)", b)
 	case s.Arrival != sweep.ArrivalGamma:
-		v.badAt("sweep.burstiness", []string{"sweep.burstiness", "sweep.arrival"}, "is %g: only arrival gamma has a burstiness (arrival is %s)", b, arrivalName(s.Arrival))
+		v.badAt("sweep.burstiness", []string{"sweep.burstiness", "sweep.arrival"}, "is %g: only arrival gamma has a burstiness (arrival is %s)", b, cmp.Or(s.Arrival, sweep.ArrivalPoisson))
 	}
-	if s.MaxConcurrency < 0 {
-		v.bad("sweep.max_concurrency", "is %d: must be ≥ 1 (0 = %d)", s.MaxConcurrency, sweep.DefaultMaxConcurrency)
+	switch m := s.MaxConcurrency; {
+	case m < 0:
+		v.bad("sweep.max_concurrency", "is %d: must be ≥ 1 (0 = %d)", m, sweep.DefaultMaxConcurrency)
+	case m > sweep.MaxProcessWorkers:
+		v.bad("sweep.max_concurrency", "is %d: must be ≤ %d, the most requests in flight one process carries", m, sweep.MaxProcessWorkers)
 	}
 	if s.Stop.MaxUnsustainable < 0 {
 		v.bad("sweep.stop.max_unsustainable", "is %d: must be ≥ 0 (0 = never stop for it)", s.Stop.MaxUnsustainable)
@@ -52,12 +56,9 @@ func (v *validation) mode() {
 	}
 }
 
-func arrivalName(a sweep.ArrivalProcess) string {
-	if a == "" {
-		return string(sweep.ArrivalPoisson)
-	}
-	return string(a)
-}
+// Given reports whether key (a dotted path such as "sweep.max_concurrency") was set by the
+// configuration file or a flag, rather than left at its default.
+func (c *Config) Given(key string) bool { return c.given(key) }
 
 // given reports whether the file or a flag set key (a key that did not decode keeps its
 // default, and Read has reported it).

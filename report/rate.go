@@ -69,7 +69,10 @@ func capacitySentenceRate(res *analysis.Result, rr *analysis.RateResult) string 
 			frate(rr.CapacityRPS), tps, rateInterval(rr.CapacityInterval))
 	}
 	t := head + fmt.Sprintf("the maximum sustainable rate (capacity) is %s requests/s%s%s", frate(rr.CapacityRPS), tps, rateInterval(rr.CapacityInterval))
-	if b := rr.CapacityBracket; len(b) == 2 {
+	if b := rr.CapacityBracket; len(b) == 2 && rr.CapacityRPS < b[0] {
+		t += fmt.Sprintf(", below the %s requests/s offered at the last level the backlog test called sustained, which completed %s/s; the next, %s requests/s, was not sustained",
+			frate(b[0]), frate(completedAt(res.Levels, b[0])), frate(b[1]))
+	} else if len(b) == 2 {
 		t += fmt.Sprintf(", between the sustained %s and the unsustained %s requests/s", frate(b[0]), frate(b[1]))
 	}
 	return t + "."
@@ -287,3 +290,13 @@ func rateLevelTable(res *analysis.Result) table {
 
 // rateLevelsNote is the note under the level table of an arrival-rate run.
 const rateLevelsNote = "Latencies are over the window's arrivals (the requests scheduled inside the measurement window, whenever they were sent); TTFT and E2E from the scheduled arrival (the user's view) where the level has them, TTFT p95 from send beside them; completed = output TPS ÷ mean output tokens (QPS without them), the completion rate the capacity is read from; “—” marks a value that could not be computed; ✗ marks a level excluded from the analysis."
+
+// completedAt returns the completion rate of the level offered rps requests/s (NaN when none).
+func completedAt(levels []analysis.Level, rps analysis.Float) analysis.Float {
+	for i := range levels {
+		if levels[i].IsRate() && levels[i].OfferedRPS == rps {
+			return levels[i].CompletionRate()
+		}
+	}
+	return analysis.NaN()
+}

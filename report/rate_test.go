@@ -39,7 +39,7 @@ func TestGoldenRateReports(t *testing.T) {
 // every warning; the rules are printed in the method table.
 func TestRateAnswer(t *testing.T) {
 	want := map[string]string{
-		"rate":            "the maximum sustainable rate (capacity) is 20.8 requests/s, 2667 output tokens/s (95% interval 19.9–20.9), between the sustained 22.0 and the unsustained 26.0 requests/s.",
+		"rate":            "the maximum sustainable rate (capacity) is 20.8 requests/s, 2667 output tokens/s (95% interval 19.9–20.9), below the 22.0 requests/s offered at the last level the backlog test called sustained, which completed 20.4/s; the next, 26.0 requests/s, was not sustained.",
 		"rate_beyond":     "every valid level sustained its offered rate, so the capacity is at least 22.0 requests/s, 2607 output tokens/s, beyond the measured range.",
 		"rate_overloaded": "no valid level sustained its offered rate: the capacity is about 20.8 requests/s, 2667 output tokens/s (what the unsustained levels completed) (95% interval up to 26.0), below the first level.",
 		"rate_no_data":    "no level is valid: all 2 were excluded from the analysis (see warnings), so there is no capacity or SLO point.",

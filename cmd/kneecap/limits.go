@@ -12,16 +12,68 @@ import (
 // sent, a plan whose largest level this process cannot carry (sweep.Limits.Check: at most
 // sweep.MaxProcessWorkers workers, the descriptors of its connections and the process's
 // own, the memory its streams are estimated to take): one line per limit exceeded, exit 2.
+//
+// A rate sweep's levels run up to sweep.max_concurrency requests at once: when the user left
+// it at its default, it is lowered to what the limits allow (fitDefaultCap), and a refusal
+// names it, not sweep.levels or --shard (rateLimitLine).
 func (s *sweepPrep) checkLimits(e *env) error {
+	rate := s.cfg.Sweep.RateMode()
+	if rate && !s.cfg.Given("sweep.max_concurrency") {
+		s.fitDefaultCap(e)
+	}
 	c, workers := s.largestLevel()
 	err := sweep.ReadLimits().Check(c, workers, s.streamCost())
 	if err == nil {
 		return nil
 	}
 	for _, line := range limitLines(err) {
+		if rate {
+			line = rateLimitLine(line, c)
+		}
 		fmt.Fprintf(e.stderr, "kneecap: %s\n", line)
 	}
 	return &exitError{code: exitUsage}
+}
+
+// fitDefaultCap lowers a rate sweep's default cap on requests in flight to the largest that
+// the process's limits allow (sweep.Limits.Check), saying so on the console; a cap of 1 that
+// does not fit is left for checkLimits to refuse.
+func (s *sweepPrep) fitDefaultCap(e *env) {
+	limits, cost, cap := sweep.ReadLimits(), s.streamCost(), s.cfg.Sweep.InFlightCap()
+	err := limits.Check(cap, cap, cost)
+	if err == nil || limits.Check(1, 1, cost) != nil {
+		return
+	}
+	lo, hi := 1, cap // lo fits, hi does not
+	for hi-lo > 1 {
+		if mid := (lo + hi) / 2; limits.Check(mid, mid, cost) == nil {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	s.cfg.Sweep.MaxConcurrency, s.levels = lo, []int{lo}
+	var short []string
+	why := err.Error()
+	if strings.Contains(why, "file descriptors") {
+		short = append(short, fmt.Sprintf("file descriptors (RLIMIT_NOFILE %d)", limits.Descriptors))
+	}
+	if strings.Contains(why, "of memory") {
+		short = append(short, "memory ("+limits.MemSource+")")
+	}
+	fmt.Fprintf(e.stderr, "kneecap: rate sweep: at most %d requests in flight (sweep.max_concurrency), not the default %d, which needs more %s than this process has; set --max-concurrency to choose\n",
+		lo, cap, strings.Join(short, " and "))
+}
+
+// rateLimitLine rewrites a line of sweep.Limits.Check about a rate sweep's cap on requests
+// in flight, capacity c: it names sweep.max_concurrency and --max-concurrency, which set it,
+// instead of a concurrency sweep's sweep.levels and --shard (a rate sweep is not sharded).
+func rateLimitLine(line string, c int) string {
+	return strings.NewReplacer(
+		fmt.Sprintf("concurrency %d ", c), fmt.Sprintf("max_concurrency %d (a rate level's cap on requests in flight) ", c),
+		": lower sweep.levels, or split the level over processes with --shard I/N", ": lower sweep.max_concurrency (--max-concurrency)",
+		", or lower sweep.levels", ", or lower sweep.max_concurrency (--max-concurrency)",
+	).Replace(line)
 }
 
 // largestLevel returns the planned level that runs the most workers in this process (a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -29,36 +30,18 @@ type probe struct {
 	MaxQPSConcurrency int     `json:"max_qps_concurrency"`
 	// Rates are the offered rates planned from it (sweep.PlanRates).
 	Rates []float64 `json:"rates"`
+	// Estimate says how MaxQPS was found when no level was valid ("" when it is a valid
+	// level's completion rate): output TPS ÷ mean output tokens of the level that streamed
+	// the most (analysis.Level.CompletionRate, or the workload's nominal length when no
+	// request completed).
+	Estimate string `json:"estimate,omitempty"`
+	// PilotE2EMs is the E2E of the pilot request that sized the probe's windows, ms, and
+	// WindowS the probe's measured window, s (0 for --from).
+	PilotE2EMs float64 `json:"pilot_e2e_ms,omitempty"`
+	WindowS    float64 `json:"window_s,omitempty"`
 	// StopReason is why the probe stopped; Levels its levels.
 	StopReason string           `json:"stop_reason,omitempty"`
 	Levels     []analysis.Level `json:"levels"`
-}
-
-// probeProtocol is the protocol of the closed-loop probe of --rates auto: the sweep's, with
-// windows of at most 1 s warmup, 2 s measured (4 s when not steady) and 20 completions, and
-// no levels added.
-func probeProtocol(p sweep.Protocol) sweep.Protocol {
-	q := p
-	q.Mode, q.Rates, q.Refine = sweep.ModeConcurrency, sweep.RatesSpec{}, 0
-	q.Warmup = min(p.Warmup, time.Second)
-	q.WarmupMax = max(q.Warmup, min(p.WarmupMax, 10*time.Second))
-	q.Duration = min(p.Duration, 2*time.Second)
-	q.MaxDuration = max(q.Duration, min(p.MaxDuration, 4*time.Second))
-	q.MinRequests = min(p.MinRequests, 20)
-	q.Cooldown = 0
-	q.Stop = sweep.StopRules{Plateau: true, Overload: true, MaxErrorRate: p.Stop.MaxErrorRate, StopTTFT: p.Stop.StopTTFT}
-	return q
-}
-
-// probeLevels are the probe's concurrencies: 1, 2, 4, … up to the rate levels' cap on
-// requests in flight (at most 1,024); the plateau and overload rules end it once throughput
-// stops growing.
-func probeLevels(cap int) []int {
-	var out []int
-	for c := 1; c <= min(cap, 1024); c *= 2 {
-		out = append(out, c)
-	}
-	return out
 }
 
 // memSink keeps a sweep's levels in memory (the probe's are not part of the run).
@@ -68,69 +51,120 @@ func (m *memSink) LevelDone(l sweep.Level) error { m.levels = append(m.levels, l
 func (m *memSink) Finish(string) error           { return nil }
 
 // runProbe runs the closed-loop probe of --rates auto against the target and returns its
-// result; an interrupt during it is exit 130 with nothing measured of the rate sweep.
+// result: one pilot request, whose E2E sizes the windows (probeProtocol), then the levels
+// of probeLevels. An interrupt during it is exit 130 with nothing measured of the rate
+// sweep; a server that stopped connecting exit 3; a probe that found no max QPS exit 1.
 func (s *sweepPrep) runProbe(ctx context.Context, e *env, t *target) (*probe, error) {
+	e2e, err := s.pilot(ctx, e, t)
+	if err != nil {
+		return nil, err
+	}
 	levels := probeLevels(s.cfg.Sweep.InFlightCap())
-	plan := sweep.Plan{Levels: levels, Protocol: probeProtocol(s.cfg.Sweep), Workload: s.workload,
+	plan := sweep.Plan{Levels: levels, Protocol: probeProtocol(s.cfg.Sweep, e2e), Workload: s.workload,
 		ThinkTime: s.cfg.Workload.ThinkTime}
 	plan.Judge = analysis.StopRules{Rules: plan.Protocol.Stop}
-	fmt.Fprintf(e.stderr, "kneecap: --rates auto: probing the max QPS closed-loop at concurrency %v (short windows; stops when throughput does)\n", levels)
+	fmt.Fprintf(e.stderr, "kneecap: --rates auto: probing the max QPS closed-loop at concurrency %v (windows of %s: one request took %s; stops when throughput does)\n",
+		levels, shortDuration(plan.Protocol.Duration.Round(time.Millisecond)), shortDuration(e2e.Round(time.Millisecond)))
 	prog := newProgress(e.stderr, e.stderrTTY, levels, plan.Protocol)
 	prog.width, prog.wide = e.columns, e.wide
 	plan.Observer = prog
 	sink := &memSink{}
 	out, err := sweep.Run(ctx, e.interrupt, plan, t.client, sink)
 	prog.close()
+	s.probeElapsed = out.Elapsed
+	if err := probeFailed(out, err); err != nil {
+		return nil, err
+	}
+	_, nominal := s.cfg.Workload.NominalLengths()
+	p, err := probeOf(analysis.Summarize(sink.levels, s.cfg.AnalysisOptions()), nominal)
 	if err != nil {
-		return nil, fmt.Errorf("sweep: --rates auto: probe: %w", err)
+		return nil, withCode(exitFailure, fmt.Errorf("sweep: --rates auto: probe (stopped: %s): %w", out.StopReason, err))
 	}
-	if out.Interrupted {
-		return nil, withCode(exitInterrupted, errors.New("sweep interrupted during the --rates auto probe: no rate level was run"))
-	}
-	p, err := probeOf(sink.levels, s.cfg.AnalysisOptions())
-	if err != nil {
-		return nil, withCode(exitUnreachable, fmt.Errorf("sweep: --rates auto: probe: %w", err))
-	}
-	p.StopReason = out.StopReason
+	p.StopReason, p.PilotE2EMs, p.WindowS = out.StopReason, float64(e2e)/1e6, plan.Protocol.Duration.Seconds()
 	return p, nil
 }
 
-// probeOf summarizes closed-loop levels and plans the rates from their max QPS.
-func probeOf(levels []sweep.Level, opts analysis.Options) (*probe, error) {
-	p := &probe{Levels: analysis.Summarize(levels, opts)}
-	for i := range p.Levels {
-		lv := &p.Levels[i]
-		if lv.IsRate() {
-			return nil, errors.New("an arrival-rate run: the max QPS is read from a closed-loop (concurrency) run")
-		}
-		if q := float64(lv.CompletionRate()); lv.Valid && lv.CompletionRate().OK() && q > p.MaxQPS {
-			p.MaxQPS, p.MaxQPSConcurrency = q, lv.Concurrency
-		}
+// pilot sends one request of the workload alone and returns its E2E, the pace the probe's
+// windows are sized to; an interrupt cancels it (exit 130), and a request that fails is exit
+// 1 (the preflight has reached the server).
+func (s *sweepPrep) pilot(ctx context.Context, e *env, t *target) (time.Duration, error) {
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(e.interrupt, cancel)()
+	req := s.workload.Next(0, 0, 0)
+	var rec sweep.Record
+	t.client.Do(pctx, &req, &rec)
+	switch {
+	case pctx.Err() != nil:
+		return 0, withCode(exitInterrupted, errors.New("sweep interrupted during the --rates auto probe: no rate level was run"))
+	case !rec.OK():
+		return 0, withCode(exitFailure, fmt.Errorf("sweep: --rates auto: probe: the pilot request failed: %s %s", rec.Status, rec.Error))
 	}
-	if !(p.MaxQPS > 0) {
-		return nil, fmt.Errorf("no valid level of %d completed a request, so there is no max QPS to plan rates from", len(p.Levels))
-	}
-	p.Rates = sweep.PlanRates(p.MaxQPS)
-	return p, nil
+	return rec.E2E, nil
 }
 
-// probeFrom reads the max QPS of --from DIR, a closed-loop results directory.
-func probeFrom(dir string, opts analysis.Options) (*probe, error) {
-	res, err := rundir.Read(dir)
-	if err != nil {
-		return nil, usageError("sweep: --from: %w", err)
+// probeFailed is the error of a probe sweep that did not finish: an error of the sweep (exit
+// 1), an interrupt (130), a server that stopped connecting (3) or answering (1).
+func probeFailed(out sweep.Outcome, err error) error {
+	switch {
+	case err != nil:
+		return withCode(exitFailure, fmt.Errorf("sweep: --rates auto: probe: %w", err))
+	case out.Interrupted:
+		return withCode(exitInterrupted, errors.New("sweep interrupted during the --rates auto probe: no rate level was run"))
+	case out.Unreachable:
+		return withCode(exitUnreachable, fmt.Errorf("sweep: --rates auto: probe: %s", out.StopReason))
+	case out.Silent:
+		return withCode(exitFailure, fmt.Errorf("sweep: --rates auto: probe: %s", out.StopReason))
 	}
-	p, err := probeOf(res.Levels, opts)
+	return nil
+}
+
+// probeFrom reads the max QPS of --from DIR, a closed-loop results directory: its records
+// summarized with this sweep's options or, without them (a published run such as
+// examples/sample-run), the levels of its analysis.json.
+func probeFrom(dir string, opts analysis.Options, nominalOut float64) (*probe, error) {
+	var levels []analysis.Level
+	var stop string
+	if res, err := rundir.Read(dir); err == nil {
+		levels, stop = analysis.Summarize(res.Levels, opts), res.StopReason
+	} else if a, aerr := readAnalysis(dir); aerr == nil {
+		levels, stop = a.Levels, a.Meta.StopReason
+	} else if errors.Is(aerr, fs.ErrNotExist) {
+		return nil, usageError("sweep: --from: %w (and it has no %s)", err, rundir.AnalysisFile)
+	} else {
+		return nil, usageError("sweep: --from %s: no records, and %s: %v", dir, rundir.AnalysisFile, aerr)
+	}
+	p, err := probeOf(levels, nominalOut)
 	if err != nil {
 		return nil, usageError("sweep: --from %s: %w", dir, err)
 	}
-	p.From, p.StopReason = dir, res.StopReason
+	p.From, p.StopReason = dir, stop
 	return p, nil
 }
 
-// readProbe reads probe.json of a resumed run of --rates auto, whose rates it planned.
+// readAnalysis reads dir's analysis.json (schema analysis.Schema).
+func readAnalysis(dir string) (*analysis.Result, error) {
+	b, err := os.ReadFile(filepath.Join(dir, rundir.AnalysisFile))
+	if err != nil {
+		return nil, err
+	}
+	var a analysis.Result
+	if err := json.Unmarshal(b, &a); err != nil {
+		return nil, err
+	}
+	if a.Schema != analysis.Schema {
+		return nil, fmt.Errorf("schema %q, want %q", a.Schema, analysis.Schema)
+	}
+	return &a, nil
+}
+
+// readProbe reads probe.json of a resumed run of --rates auto, whose rates it planned: nil
+// when there is none (the probe was interrupted or failed).
 func readProbe(dir string) (*probe, error) {
 	b, err := os.ReadFile(filepath.Join(dir, ProbeFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, usageError("sweep: --resume %s: its rates were planned by --rates auto, and %s cannot be read: %v", dir, ProbeFile, err)
 	}
@@ -156,5 +190,8 @@ func (s *sweepPrep) writeProbe(e *env, p *probe) error {
 	}
 	fmt.Fprintf(e.stderr, "kneecap: --rates auto: max QPS %.3g requests/s (%s, concurrency %d): offering %v requests/s (%s)\n",
 		p.MaxQPS, from, p.MaxQPSConcurrency, p.Rates, ProbeFile)
+	if p.Estimate != "" {
+		fmt.Fprintf(e.stderr, "kneecap: --rates auto: the max QPS is an estimate: %s\n", p.Estimate)
+	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
@@ -56,6 +57,9 @@ func applyRateFlags(cfg *config.Config, r *rateFlags, set map[string]bool) error
 		s.Mode = r.mode
 		cfg.Override("sweep.mode", "--mode")
 	}
+	if !s.RateMode() { // rateFlagConflicts refuses the rate flags
+		return errors.Join(err, rateFlagConflicts(s, set))
+	}
 	if set["arrival"] {
 		s.Arrival = sweep.ArrivalProcess(r.arrival)
 		cfg.Override("sweep.arrival", "--arrival")
@@ -68,10 +72,26 @@ func applyRateFlags(cfg *config.Config, r *rateFlags, set map[string]bool) error
 		s.MaxConcurrency = r.maxConcurrency
 		cfg.Override("sweep.max_concurrency", "--max-concurrency")
 	}
-	if set["from"] && !(s.RateMode() && s.Rates.Auto) {
-		err = errors.Join(err, errors.New("--from: plans the rates of --rates auto: give --rates auto with it"))
+	return errors.Join(err, rateFlagConflicts(s, set))
+}
+
+// rateFlagConflicts reports the flags given that the sweep's mode would ignore: --levels on a
+// rate sweep, a rate sweep's flags on a concurrency sweep, --from without --rates auto. (A
+// saved config.yaml has levels whatever its mode: only flags conflict.)
+func rateFlagConflicts(s *sweep.Protocol, set map[string]bool) error {
+	var errs []error
+	if set["levels"] && s.RateMode() {
+		errs = append(errs, errors.New("--levels: a rate sweep offers --rates, not levels of concurrency: give one of them"))
 	}
-	return err
+	for _, name := range []string{"arrival", "burstiness", "max-concurrency"} {
+		if set[name] && !s.RateMode() {
+			errs = append(errs, fmt.Errorf("--%s: only an arrival-rate sweep (--rates or --mode rate) takes it", name))
+		}
+	}
+	if set["from"] && !(s.RateMode() && s.Rates.Auto) {
+		errs = append(errs, errors.New("--from: plans the rates of --rates auto: give --rates auto with it"))
+	}
+	return errors.Join(errs...)
 }
 
 // parseRates parses --rates: "auto" or a list of requests/s such as "0.5,1,2".
@@ -110,12 +130,17 @@ func (s *sweepPrep) planRates() ([]int, error) {
 		return levels, err
 	case s.done != nil:
 		p, err := readProbe(s.done.Dir)
-		if err != nil {
+		switch {
+		case err != nil:
 			return nil, err
-		}
-		s.rates = p.Rates
+		case p == nil && len(s.done.Levels) > 0:
+			return nil, usageError("sweep: --resume %s: its rates were planned by --rates auto, and it has levels but no %s: run it again without --resume", s.done.Dir, ProbeFile)
+		case p != nil:
+			s.rates = p.Rates
+		} // else the probe did not finish: autoRates runs it again
 	case s.from != "":
-		p, err := probeFrom(s.from, s.cfg.AnalysisOptions())
+		_, nominal := s.cfg.Workload.NominalLengths()
+		p, err := probeFrom(s.from, s.cfg.AnalysisOptions(), nominal)
 		if err != nil {
 			return nil, err
 		}
@@ -131,6 +156,9 @@ func (s *sweepPrep) autoRates(ctx context.Context, e *env, t *target) error {
 		return nil
 	}
 	if s.rates == nil {
+		if s.done != nil {
+			fmt.Fprintf(e.stderr, "kneecap: --resume: %s has no %s (its probe did not finish): probing again\n", s.done.Dir, ProbeFile)
+		}
 		p, err := s.runProbe(ctx, e, t)
 		if err != nil {
 			return err
@@ -150,6 +178,9 @@ func (s *sweepPrep) ratePlan(plan *sweep.Plan, prog *progress) {
 	plan.Rates = s.rates
 	plan.Arrival = cfg.Sweep.ArrivalOf(cfg.Workload.Seed)
 	plan.MaxConcurrency = cfg.Sweep.MaxConcurrency
+	if b := cfg.Sweep.Stop.Budget; b > 0 { // the probe spent part of it
+		plan.Protocol.Stop.Budget = max(b-s.probeElapsed, time.Nanosecond)
+	}
 	if cfg.Sweep.Refine > 0 {
 		plan.RateRefiner = announcingRateRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), prog}
 		plan.Refine = cfg.Sweep.Refine
@@ -174,13 +205,6 @@ func (s *sweepPrep) levelName(i int) string {
 		return strconv.FormatFloat(s.rates[i], 'g', -1, 64) + " requests/s"
 	}
 	return "concurrency " + strconv.Itoa(s.levels[i])
-}
-
-func arrivalName(a sweep.ArrivalProcess) string {
-	if a == "" {
-		return string(sweep.ArrivalPoisson)
-	}
-	return string(a)
 }
 
 // announcingRateRefiner is the rate sweep's refiner (analysis.Refiner.RefineRate) that says on

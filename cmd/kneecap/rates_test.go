@@ -1,6 +1,11 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/kneecap/kneecap/sweep"
+)
 
 // TestBadRateInput: each bad value of a rate sweep's flags and keys is exit 2 with one line
 // naming the flag (or FILE:LINE) and the problem, and nothing is created (badInput.check).
@@ -20,11 +25,38 @@ func TestBadRateInput(t *testing.T) {
 		{"--burstiness not a number", "", []string{"--burstiness", "x"}, []string{`sweep: --burstiness: "x" is not a number`, "see kneecap sweep -h"}},
 		{"--max-concurrency negative", "", []string{"--rates", "1", "--max-concurrency", "-1"},
 			[]string{"sweep: --max-concurrency: sweep.max_concurrency: is -1: must be ≥ 1"}},
+		{"--max-concurrency past one process", "", []string{"--rates", "1", "--max-concurrency", "200000"},
+			[]string{"sweep: --max-concurrency: sweep.max_concurrency: is 200000: must be ≤ 100000, the most requests in flight one process carries"}},
+		{"max_concurrency past one process", "sweep:\n  mode: rate\n  rates: [1]\n  max_concurrency: 200000\n", nil,
+			[]string{"$CFG:4: sweep.max_concurrency: is 200000: must be ≤ 100000"}},
 		{"--from without --rates auto", "", []string{"--rates", "1,2", "--from", tmp}, []string{"sweep: --from: plans the rates of --rates auto: give --rates auto with it"}},
+		{"--levels with --rates", "", []string{"--rates", "1,2", "--levels", "1,2"}, []string{"sweep: --levels: a rate sweep offers --rates, not levels of concurrency: give one of them"}},
+		{"--arrival on a concurrency sweep", "", []string{"--arrival", "gamma"}, []string{"sweep: --arrival: only an arrival-rate sweep (--rates or --mode rate) takes it"}},
+		{"--burstiness on a concurrency sweep", "", []string{"--levels", "1", "--burstiness", "0.5"}, []string{"sweep: --burstiness: only an arrival-rate sweep (--rates or --mode rate) takes it"}},
+		{"--max-concurrency on a concurrency sweep", "", []string{"--max-concurrency", "8"}, []string{"sweep: --max-concurrency: only an arrival-rate sweep (--rates or --mode rate) takes it"}},
 		{"rate mode without rates", "sweep:\n  mode: rate\n", nil, []string{"$CFG:2: sweep.rates: missing"}},
 		{"rates not a list", "sweep:\n  mode: rate\n  rates: fast\n", nil, []string{`$CFG:3: sweep.rates: "fast": want auto, a list`}},
 		{"max_unsustainable negative", "sweep:\n  stop: {max_unsustainable: -2}\n", nil, []string{"$CFG:2: sweep.stop.max_unsustainable: is -2: must be ≥ 0"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.check(t, tmp) })
+	}
+}
+
+// TestRateLimitLine: every advice of sweep.Limits.Check for a concurrency sweep (lower
+// sweep.levels, split over --shard) becomes, for a rate sweep's cap, lower
+// sweep.max_concurrency (--max-concurrency), and the cap is named as such.
+func TestRateLimitLine(t *testing.T) {
+	cost := sweep.CostOf(false, true, 64)
+	l := sweep.Limits{Descriptors: 100, DescriptorsHard: 100, MemAvailable: 1 << 20, MemSource: "test"}
+	lines := limitLines(l.Check(500, 500, cost))
+	if len(lines) != 2 {
+		t.Fatalf("%q: want a descriptor line and a memory line", lines)
+	}
+	for _, line := range lines {
+		got := rateLimitLine(line, 500)
+		if !strings.Contains(got, "max_concurrency 500 (a rate level's cap on requests in flight) needs") ||
+			!strings.HasSuffix(got, "lower sweep.max_concurrency (--max-concurrency)") || strings.Contains(got, "sweep.levels") || strings.Contains(got, "--shard") {
+			t.Errorf("%s\n→ %s\nwant the cap named and only the --max-concurrency advice", line, got)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"time"
@@ -32,6 +33,8 @@ type sweepPrep struct {
 	// prompts are sized in the server's tokens, once sizePrompts has run.
 	tokenizer *hftokenizer.Tokenizer
 	sizing    *sweep.PromptSizing
+	// probeElapsed is the time the probe took, which the rate sweep's budget counts.
+	probeElapsed time.Duration
 	// done and resume describe what a resumed run had done (nil and zero otherwise).
 	done   *rundir.Run
 	resume sweep.Resume
@@ -134,13 +137,15 @@ func (s *sweepPrep) reopen(fl *sweepFlags) error {
 func (s *sweepPrep) plan0() error {
 	levels, err := s.cfg.Sweep.Levels.Expand()
 	if s.cfg.Sweep.RateMode() {
-		levels, err = s.planRates()
+		levels, err = s.planRates() // its errors say what they are
+	} else if err != nil { // Validate has checked the levels
+		err = usageError("sweep: levels: %w", err)
 	}
-	if err != nil { // Validate has checked the levels
-		return usageError("sweep: levels: %w", err)
+	if err != nil {
+		return err
 	}
 	s.levels = levels
-	if s.done != nil {
+	if s.done != nil && !(s.cfg.Sweep.RateMode() && s.rates == nil) { // else its probe runs again: a fresh start
 		judge := analysis.StopRules{Rules: s.cfg.Sweep.Stop}
 		planned := levels
 		if s.cfg.Sweep.RateMode() {
@@ -243,7 +248,7 @@ func (s *sweepPrep) what(plan sweep.Plan) string {
 	what := fmt.Sprintf("levels %v", s.levels[min(plan.StartIndex, len(s.levels)):])
 	if s.cfg.Sweep.RateMode() {
 		what = fmt.Sprintf("rates %v requests/s (%s arrivals, at most %d in flight)",
-			s.rates[min(plan.StartIndex, len(s.rates)):], arrivalName(s.cfg.Sweep.Arrival), s.cfg.Sweep.InFlightCap())
+			s.rates[min(plan.StartIndex, len(s.rates)):], cmp.Or(s.cfg.Sweep.Arrival, sweep.ArrivalPoisson), s.cfg.Sweep.InFlightCap())
 	}
 	if plan.Refine > 0 {
 		left := plan.Refine - s.resume.Added
