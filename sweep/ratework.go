@@ -41,9 +41,6 @@ func (l *level) initRate(p *Plan, rps float64) {
 	l.warmNeed = 1
 	l.silentN = int64(min(l.c, rateSilentArrivals))
 	l.run.OfferedRPS = rps
-	for _, b := range l.boxes {
-		b.used = false // a slot counts for dead.go once it has sent a request
-	}
 	// One mailbox more than slots: the dispatcher's, for the arrivals cancelled unsent.
 	l.boxes = append(l.boxes, &mailbox{})
 }
@@ -190,7 +187,7 @@ func (l *level) issue(slot, seq int, sched int64) {
 	issue := l.clk.now()
 	rec := Record{Level: l.index, Concurrency: l.c, Worker: slot, Seq: seq, Sent: issue, Scheduled: sched}
 	box.mu.Lock()
-	box.since, box.used = issue, true
+	box.since = issue
 	box.mu.Unlock()
 	l.inflight.Add(1)
 	l.client.Do(l.reqCtx, &req, &rec)
@@ -198,12 +195,8 @@ func (l *level) issue(slot, seq int, sched int64) {
 	box.mu.Lock()
 	box.recs = append(box.recs, rec)
 	box.since = 0
-	if rec.ErrorClass != ErrConnect {
-		box.downSince = 0
-	} else if box.downSince == 0 {
-		box.downSince = rec.Done()
-	}
 	box.mu.Unlock()
+	l.health.rateEnded(&rec)
 	l.health.ended(&rec, seq < int(l.silentN))
 	if l.firstDone.Add(1) == l.warmNeed {
 		close(l.warm)
