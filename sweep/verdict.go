@@ -68,8 +68,20 @@ func finishWindow(run *LevelRun, records []Record, proto Protocol, slice int64, 
 		run.NotSteadyReason = "the window is shorter than duration"
 	}
 	if !ok && ci > 0 {
-		notes = append(notes, fmt.Sprintf("not steady after %s: 95%% CI half-width %.1f%% of mean TPS (target %.1f%%), trend p = %.3f (needs > %.2f)",
-			time.Duration(win).Round(time.Millisecond), 100*ci, 100*proto.CITarget, p, TrendAlpha))
+		notes = append(notes, notSteadyNote(win, ci, p, proto.CITarget, run.OfferedRPS > 0))
 	}
 	return notes
+}
+
+// notSteadyNote is the note of a window of length win (ns) the steady-state test failed, with
+// its relative CI half-width ci and trend p-value p: a rate level's test judges the trend only
+// (SteadyRate), so its note does not give the interval a target.
+func notSteadyNote(win int64, ci, p, ciTarget float64, rate bool) string {
+	d := time.Duration(win).Round(time.Millisecond)
+	if rate {
+		return fmt.Sprintf("not steady after %s: trend p = %.3f (needs > %.2f, or a change of at most %.1f%% across the window); 95%% CI half-width %.1f%% of mean TPS (not judged on a rate level)",
+			d, p, TrendAlpha, 100*ciTarget, 100*ci)
+	}
+	return fmt.Sprintf("not steady after %s: 95%% CI half-width %.1f%% of mean TPS (target %.1f%%), trend p = %.3f (needs > %.2f)",
+		d, 100*ci, 100*ciTarget, p, TrendAlpha)
 }
