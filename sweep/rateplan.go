@@ -26,18 +26,9 @@ func (p *Plan) levelAt(i int) (c int, rps float64) {
 	return p.Levels[i], 0
 }
 
-// rateCap is the cap on a rate level's requests in flight: MaxConcurrency or its default.
-func (p *Plan) rateCap() int {
-	if p.MaxConcurrency > 0 {
-		return p.MaxConcurrency
-	}
-	return DefaultMaxConcurrency
-}
-
-// RateCap is the cap on a rate level's requests in flight (MaxConcurrency or
-// DefaultMaxConcurrency): the number of streams the client's limits and connection pool
-// must carry.
-func (p Plan) RateCap() int { return p.rateCap() }
+// rateCap is the cap on a rate level's requests in flight: MaxConcurrency or its default
+// (inFlightCap, as Protocol.InFlightCap).
+func (p *Plan) rateCap() int { return inFlightCap(p.MaxConcurrency) }
 
 // validateRates reports the problems of a rate sweep's settings: rates > 0 and finite, the
 // arrival process, the cap within [0, MaxProcessWorkers], and no Schedule (sharding a rate
