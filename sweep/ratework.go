@@ -140,7 +140,9 @@ func (l *level) takeSlot(behind bool) (slot int, waited, ok bool) {
 // flush settles, once issuing has stopped, arrival seq (scheduled at at) and those after it
 // that were due by now: each is sent when a slot is free (the dispatcher was only late: it
 // belongs to the drain) and the level's requests are not cancelled, else recorded cancelled
-// (Sent = now, E2E 0) — a due arrival is never dropped. Later arrivals were not due.
+// (Sent = now, E2E 0) — a due arrival is never dropped. Later arrivals were not due. The
+// cancelled records are at most rate × the time the dispatcher waited for a slot, no more
+// than the level would have sent uncapped over that time, and the rate is at most MaxRate.
 func (l *level) flush(seq int, at time.Time, gaps func() time.Duration) {
 	rs := l.rate
 	now := time.Now()
