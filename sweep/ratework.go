@@ -180,7 +180,9 @@ func (l *level) flush(seq int, at time.Time, gaps func() time.Duration) {
 }
 
 // issue sends arrival seq, scheduled at sched (Unix ns), in slot, records it in the slot's
-// mailbox and frees the slot.
+// mailbox and frees the slot. sched is on the level's monotonic-derived clock (l.clk), the
+// client's Sent on the wall clock: a wall-clock step during the level shifts Sent − Scheduled
+// by the step (DESIGN §3.9 says so; Scheduled stays start + Σ gaps exactly).
 func (l *level) issue(slot, seq int, sched int64) {
 	defer l.wg.Done()
 	box := l.boxes[slot]
