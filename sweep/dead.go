@@ -51,13 +51,17 @@ func connectBackoff(n int) time.Duration {
 }
 
 // health is the account of whether the level's server answers. The workers keep the
-// answered, firstTimeouts and firstTimeout fields as each request ends (answered), before
-// their first request counts as done, so that the controller reads them at the end of
-// warmup before it collects; the controller keeps the others as it collects.
+// answered, firstTimeouts, firstTimeout and rateDown fields as each request ends (ended,
+// rateEnded), before their first request counts as done, so that the controller reads them
+// at the end of warmup before it collects; the controller keeps the others as it collects.
 type health struct {
 	answered      atomic.Bool            // a request of the level succeeded
 	firstTimeouts atomic.Int64           // workers whose first request (seq 0) timed out
 	firstTimeout  atomic.Pointer[string] // the message of the first of them
+	// rateDown is, on a rate level, the end (Unix ns) of the first connect error of the
+	// level's current run of them, 0 when none: the level's health is the level's, not a
+	// slot's, since each arrival may take a slot that never sent a request (rateEnded).
+	rateDown atomic.Int64
 
 	lastConnect string // the message of the latest connect error collected
 	// downSince is, when every worker's latest requests failed to connect, the time (Unix ns)
@@ -81,6 +85,20 @@ func (h *health) ended(r *Record, first bool) {
 	}
 }
 
+// rateEnded accounts, in an arrival's goroutine, for the end of a rate level's request r in
+// the level-wide run of connect errors: a connect error starts the run if none is current; a
+// request that connected ends it when it was sent after the run started (one sent before
+// connected before the errors and says nothing of the server since).
+func (h *health) rateEnded(r *Record) {
+	if r.ErrorClass == ErrConnect {
+		h.rateDown.CompareAndSwap(0, r.Done())
+		return
+	}
+	if d := h.rateDown.Load(); d != 0 && r.Sent >= d {
+		h.rateDown.CompareAndSwap(d, 0)
+	}
+}
+
 // add accounts, in the controller, for one collected record.
 func (h *health) add(r *Record) {
 	if r.ErrorClass == ErrConnect {
@@ -90,9 +108,10 @@ func (h *health) add(r *Record) {
 
 // dead reports whether the level must end because its server does not answer, with the
 // level's account of why: unreachable when no worker's request has connected for
-// unreachableAfter, silent when, in warmup, every worker's first request timed out and none
-// of the level's requests succeeded.
-func (l *level) dead(phase Phase) (levelEnd, string) {
+// unreachableAfter, silent when every worker's first request (a rate level's first silentN
+// arrivals) timed out and none of the level's requests succeeded — in warmup or after it:
+// a rate level's warmup ends at its first completed request, which may be the first timeout.
+func (l *level) dead() (levelEnd, string) {
 	h := &l.health
 	who, first := "every worker's requests", "every worker's first request"
 	if l.rate != nil {
@@ -102,7 +121,7 @@ func (l *level) dead(phase Phase) (levelEnd, string) {
 		return endUnreachable, fmt.Sprintf("no request reached the server for %s: %s failed to connect (%s)",
 			l.unreachableAfter, who, h.lastConnect)
 	}
-	if phase == PhaseWarmup && l.silentN > 0 && h.firstTimeouts.Load() >= l.silentN && !h.answered.Load() {
+	if l.silentN > 0 && h.firstTimeouts.Load() >= l.silentN && !h.answered.Load() {
 		return endSilent, fmt.Sprintf("%s timed out and none was answered (%s)", first, *h.firstTimeout.Load())
 	}
 	return endNormal, ""

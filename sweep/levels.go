@@ -254,6 +254,27 @@ func (s RatesSpec) Rates() ([]float64, error) {
 // positive reports whether v is a finite rate > 0.
 func positive(v float64) bool { return v > 0 && !math.IsInf(v, 1) }
 
+// Offered rates are within [MinRate, MaxRate] requests/s: below about 1e-8 requests/s an
+// arrival gap overflows time.Duration, and the upper bound bounds what a level can owe when
+// issuing stops with every slot taken — the arrivals due meanwhile, each recorded cancelled
+// (ratework.go flush), at most MaxRate × the wait for the stop.
+const (
+	MinRate = 1e-3
+	MaxRate = 1e5
+)
+
+// rateProblem says what is wrong with offered rate v ("" when it is usable): not > 0 and
+// finite, or outside [MinRate, MaxRate].
+func rateProblem(v float64) string {
+	switch {
+	case !positive(v):
+		return "must be > 0 requests/s"
+	case v < MinRate || v > MaxRate:
+		return fmt.Sprintf("must be within [%g, %g] requests/s", MinRate, MaxRate)
+	}
+	return ""
+}
+
 func (s RatesSpec) expand() ([]float64, error) {
 	if len(s.List) > 0 {
 		if s.Start != 0 || s.Max != 0 || s.Factor != 0 || s.Step != 0 {
@@ -263,8 +284,8 @@ func (s RatesSpec) expand() ([]float64, error) {
 			return nil, fmt.Errorf("more than %d rates", maxLevels)
 		}
 		for i, v := range s.List {
-			if !positive(v) {
-				return nil, fmt.Errorf("rate %d is %g: must be > 0 requests/s", i+1, v)
+			if why := rateProblem(v); why != "" {
+				return nil, fmt.Errorf("rate %d is %g: %s", i+1, v, why)
 			}
 			if i > 0 && v <= s.List[i-1] {
 				return nil, fmt.Errorf("rates must increase: %g follows %g", v, s.List[i-1])
@@ -275,10 +296,12 @@ func (s RatesSpec) expand() ([]float64, error) {
 	switch {
 	case s.Start == 0 && s.Max == 0 && s.Factor == 0 && s.Step == 0:
 		return nil, errors.New("no rates: give a list such as [1, 2, 4], {start, max, factor} or auto")
-	case !positive(s.Start):
-		return nil, fmt.Errorf("start is %g: must be > 0 requests/s", s.Start)
+	case rateProblem(s.Start) != "":
+		return nil, fmt.Errorf("start is %g: %s", s.Start, rateProblem(s.Start))
 	case !positive(s.Max) || s.Max < s.Start:
 		return nil, fmt.Errorf("max %g is below start %g", s.Max, s.Start)
+	case s.Max > MaxRate:
+		return nil, fmt.Errorf("max is %g: %s", s.Max, rateProblem(s.Max))
 	case s.Factor != 0 && s.Step != 0:
 		return nil, errors.New("give factor (geometric) or step (linear), not both")
 	case s.Step < 0 || math.IsNaN(s.Step) || math.IsInf(s.Step, 0):

@@ -158,6 +158,8 @@ func TestRateValidate(t *testing.T) {
 		{"ok", func(*sweep.Plan) {}, ""},
 		{"both", func(p *sweep.Plan) { p.Levels = []int{1} }, "both concurrency levels and rates"},
 		{"zero rate", func(p *sweep.Plan) { p.Rates = []float64{0} }, "rate 0 must be > 0"},
+		{"tiny rate", func(p *sweep.Plan) { p.Rates = []float64{1e-9} }, "rate 1e-09 must be within [0.001, 100000] requests/s"},
+		{"huge rate", func(p *sweep.Plan) { p.Rates = []float64{1, 1e6} }, "level 1: rate 1e+06 must be within"},
 		{"cap", func(p *sweep.Plan) { p.MaxConcurrency = -1 }, "max_concurrency -1 outside"},
 		{"cap high", func(p *sweep.Plan) { p.MaxConcurrency = sweep.MaxProcessWorkers + 1 }, "outside [0, 100000]"},
 		{"arrival", func(p *sweep.Plan) { p.Arrival.Process = "x" }, `unknown process "x"`},

@@ -22,10 +22,15 @@ func (p Protocol) ArrivalOf(workloadSeed int64) Arrival {
 }
 
 // InFlightCap returns the most requests a rate level runs at once: MaxConcurrency, or
-// DefaultMaxConcurrency when it is 0.
-func (p Protocol) InFlightCap() int {
-	if p.MaxConcurrency > 0 {
-		return p.MaxConcurrency
+// DefaultMaxConcurrency when it is 0 — the number of streams the client's limits and
+// connection pool must carry.
+func (p Protocol) InFlightCap() int { return inFlightCap(p.MaxConcurrency) }
+
+// inFlightCap is a rate level's cap given max_concurrency n: n, or DefaultMaxConcurrency
+// when n ≤ 0.
+func inFlightCap(n int) int {
+	if n > 0 {
+		return n
 	}
 	return DefaultMaxConcurrency
 }

@@ -26,28 +26,19 @@ func (p *Plan) levelAt(i int) (c int, rps float64) {
 	return p.Levels[i], 0
 }
 
-// rateCap is the cap on a rate level's requests in flight: MaxConcurrency or its default.
-func (p *Plan) rateCap() int {
-	if p.MaxConcurrency > 0 {
-		return p.MaxConcurrency
-	}
-	return DefaultMaxConcurrency
-}
+// rateCap is the cap on a rate level's requests in flight: MaxConcurrency or its default
+// (inFlightCap, as Protocol.InFlightCap).
+func (p *Plan) rateCap() int { return inFlightCap(p.MaxConcurrency) }
 
-// RateCap is the cap on a rate level's requests in flight (MaxConcurrency or
-// DefaultMaxConcurrency): the number of streams the client's limits and connection pool
-// must carry.
-func (p Plan) RateCap() int { return p.rateCap() }
-
-// validateRates reports the problems of a rate sweep's settings: rates > 0 and finite, the
-// arrival process, the cap within [0, MaxProcessWorkers], and no Schedule (sharding a rate
-// sweep is not supported yet: Validate refuses it).
+// validateRates reports the problems of a rate sweep's settings: rates within [MinRate,
+// MaxRate], the arrival process, the cap within [0, MaxProcessWorkers], and no Schedule
+// (sharding a rate sweep is not supported yet: Validate refuses it).
 func (p *Plan) validateRates() []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	for i, v := range p.Rates {
-		if !positive(v) {
-			bad("level %d: rate %v must be > 0 requests/s and finite", i, v)
+		if why := rateProblem(v); why != "" {
+			bad("level %d: rate %v %s", i, v, why)
 		}
 	}
 	if p.MaxConcurrency < 0 || p.MaxConcurrency > MaxProcessWorkers {

@@ -41,9 +41,6 @@ func (l *level) initRate(p *Plan, rps float64) {
 	l.warmNeed = 1
 	l.silentN = int64(min(l.c, rateSilentArrivals))
 	l.run.OfferedRPS = rps
-	for _, b := range l.boxes {
-		b.used = false // a slot counts for dead.go once it has sent a request
-	}
 	// One mailbox more than slots: the dispatcher's, for the arrivals cancelled unsent.
 	l.boxes = append(l.boxes, &mailbox{})
 }
@@ -143,7 +140,9 @@ func (l *level) takeSlot(behind bool) (slot int, waited, ok bool) {
 // flush settles, once issuing has stopped, arrival seq (scheduled at at) and those after it
 // that were due by now: each is sent when a slot is free (the dispatcher was only late: it
 // belongs to the drain) and the level's requests are not cancelled, else recorded cancelled
-// (Sent = now, E2E 0) — a due arrival is never dropped. Later arrivals were not due.
+// (Sent = now, E2E 0) — a due arrival is never dropped. Later arrivals were not due. The
+// cancelled records are at most rate × the time the dispatcher waited for a slot, no more
+// than the level would have sent uncapped over that time, and the rate is at most MaxRate.
 func (l *level) flush(seq int, at time.Time, gaps func() time.Duration) {
 	rs := l.rate
 	now := time.Now()
@@ -181,7 +180,9 @@ func (l *level) flush(seq int, at time.Time, gaps func() time.Duration) {
 }
 
 // issue sends arrival seq, scheduled at sched (Unix ns), in slot, records it in the slot's
-// mailbox and frees the slot.
+// mailbox and frees the slot. sched is on the level's monotonic-derived clock (l.clk), the
+// client's Sent on the wall clock: a wall-clock step during the level shifts Sent − Scheduled
+// by the step (DESIGN §3.9 says so; Scheduled stays start + Σ gaps exactly).
 func (l *level) issue(slot, seq int, sched int64) {
 	defer l.wg.Done()
 	box := l.boxes[slot]
@@ -190,7 +191,7 @@ func (l *level) issue(slot, seq int, sched int64) {
 	issue := l.clk.now()
 	rec := Record{Level: l.index, Concurrency: l.c, Worker: slot, Seq: seq, Sent: issue, Scheduled: sched}
 	box.mu.Lock()
-	box.since, box.used = issue, true
+	box.since = issue
 	box.mu.Unlock()
 	l.inflight.Add(1)
 	l.client.Do(l.reqCtx, &req, &rec)
@@ -198,12 +199,8 @@ func (l *level) issue(slot, seq int, sched int64) {
 	box.mu.Lock()
 	box.recs = append(box.recs, rec)
 	box.since = 0
-	if rec.ErrorClass != ErrConnect {
-		box.downSince = 0
-	} else if box.downSince == 0 {
-		box.downSince = rec.Done()
-	}
 	box.mu.Unlock()
+	l.health.rateEnded(&rec)
 	l.health.ended(&rec, seq < int(l.silentN))
 	if l.firstDone.Add(1) == l.warmNeed {
 		close(l.warm)

@@ -268,7 +268,8 @@ type LevelRun struct {
 	Refine string `json:"refine,omitempty"`
 	// OfferedRPS is the arrival rate an arrival-rate (open-loop) level offered, in requests/s
 	// (its records carry Scheduled); 0 on a closed-loop level. On a rate level Concurrency is
-	// the cap on requests in flight (max_concurrency; 0 = none), not a number of workers.
+	// the cap on requests in flight (max_concurrency, DefaultMaxConcurrency when that is 0:
+	// never 0), not a number of workers.
 	OfferedRPS float64 `json:"offered_rps,omitempty"`
 	// Notes are warnings about this level (for example "not steady").
 	Notes []string `json:"notes,omitempty"`

@@ -3,7 +3,6 @@ package sweep
 import (
 	"context"
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,15 +43,13 @@ func (c unixClock) unix(t time.Time) int64 { return c.base.UnixNano() + int64(t.
 // mailbox is a worker's (or a rate level's slot's) local record buffer. The worker appends
 // under mu (uncontended except when the controller collects, a few times a second); since is
 // the issue time of the worker's in-flight request, 0 when idle; downSince is the end (Unix
-// ns) of the first of the worker's latest run of connect errors, 0 when its latest request
-// connected; used reports that it has sent a request (a closed-loop worker's box counts from
-// the start), so that idle slots do not hide a server every request fails to reach.
+// ns) of the first of a closed-loop worker's latest run of connect errors, 0 when its latest
+// request connected (a rate level keeps one run for the level: health.rateDown).
 type mailbox struct {
 	mu        sync.Mutex
 	recs      []Record
 	since     int64
 	downSince int64
-	used      bool
 }
 
 // level is one level being run: c closed-loop workers (or, for a shard, workers first …
@@ -203,7 +200,7 @@ func newLevel(ctx context.Context, p *Plan, client Client, index, c int) *level 
 	l.warmNeed, l.silentN = int64(l.n), int64(l.n)
 	l.boxes = make([]*mailbox, l.n)
 	for i := range l.boxes {
-		l.boxes[i] = &mailbox{used: true}
+		l.boxes[i] = &mailbox{}
 	}
 	tickEvery := min(time.Duration(l.slice)/4, 100*time.Millisecond)
 	l.tick = time.NewTicker(max(tickEvery, 5*time.Millisecond))
@@ -243,7 +240,7 @@ func (l *level) warmup(sig levelSignals) levelEnd {
 	})
 	if end == endNormal {
 		// The warmup may end at the very event that shows nothing answered it.
-		if dead, why := l.dead(PhaseWarmup); dead != endNormal {
+		if dead, why := l.dead(); dead != endNormal {
 			end, l.deadWhy = dead, why
 		}
 	}
@@ -305,7 +302,7 @@ func (l *level) await(sig levelSignals, phase Phase, warm <-chan struct{}, ask f
 			warm = nil
 		case <-l.tick.C:
 			l.collect()
-			if end, why := l.dead(phase); end != endNormal {
+			if end, why := l.dead(); end != endNormal {
 				l.deadWhy = why
 				return end
 			}
@@ -477,13 +474,14 @@ func (l *level) work(w int) {
 	}
 }
 
-// collect moves the workers' records to the controller and updates the horizon: the
-// earliest issue time of a request in flight, or the collection start when none is. No
-// request in flight can have a chunk before it, so the tokens before it are all known.
+// collect moves the workers' records to the controller and updates the horizon — the
+// earliest issue time of a request in flight, or the collection start when none is: no
+// request in flight can have a chunk before it, so the tokens before it are all known — and
+// the level's health.downSince: on a closed-loop level the latest start of a worker's run of
+// connect errors when every worker is in one, on a rate level the level's run (rateDown).
 func (l *level) collect() {
 	h := l.clk.now()
-	allDown, down := true, int64(0) // down: the latest start of a worker's connect errors
-	used := false
+	allDown, down := l.n > 0, int64(0)
 	for _, box := range l.boxes {
 		box.mu.Lock()
 		recs := box.recs
@@ -491,11 +489,8 @@ func (l *level) collect() {
 		if box.since != 0 && box.since < h {
 			h = box.since
 		}
-		if box.used {
-			used = true
-			allDown = allDown && box.downSince != 0
-			down = max(down, box.downSince)
-		}
+		allDown = allDown && box.downSince != 0
+		down = max(down, box.downSince)
 		box.mu.Unlock()
 		for i := range recs {
 			if l.win != nil {
@@ -506,9 +501,13 @@ func (l *level) collect() {
 		l.all = append(l.all, recs...)
 	}
 	l.horizon = h
-	l.health.downSince = 0
-	if used && allDown {
+	switch {
+	case l.rate != nil:
+		l.health.downSince = l.health.rateDown.Load()
+	case allDown:
 		l.health.downSince = down
+	default:
+		l.health.downSince = 0
 	}
 }
 
@@ -538,69 +537,4 @@ func (l *level) live(phase Phase) {
 		s.TTFTP50 = durationPercentile(l.win.ttft, 50)
 	}
 	l.obs.Live(s)
-}
-
-// finishWindow computes the final slice TPS and steady verdict of the window [W0, W1) from
-// every record of the level, and returns notes. For a window decided steady by the
-// controller this reproduces the controller's numbers exactly: the same slices, and every
-// record with a token in the window was complete when it decided.
-func finishWindow(run *LevelRun, records []Record, proto Protocol, slice int64, end levelEnd) []string {
-	var notes []string
-	win := run.W1 - run.W0
-	switch end {
-	case endInterrupt, endCancel:
-		run.Interrupted = true
-		notes = append(notes, fmt.Sprintf("interrupted after %s of measurement", time.Duration(win).Round(time.Millisecond)))
-	case endBudget:
-		notes = append(notes, fmt.Sprintf("cut by the time budget after %s of measurement", time.Duration(win).Round(time.Millisecond)))
-	case endUnreachable, endSilent:
-		notes = append(notes, fmt.Sprintf("ended after %s of measurement: the server did not answer", time.Duration(win).Round(time.Millisecond)))
-	}
-	if win <= 0 {
-		notes = append(notes, "no measurement window: the level ended during warmup")
-		return notes
-	}
-	n := max(MinSlices, int(math.Round(float64(win)/float64(slice))))
-	run.Slices = n
-	run.SliceTPS = SliceTPS(records, run.W0, run.W1, n)
-	test := SteadyState
-	if run.OfferedRPS > 0 {
-		test = SteadyRate
-	}
-	ci, p, ok := test(run.SliceTPS, proto.CITarget)
-	if math.IsNaN(ci) || math.IsNaN(p) {
-		ci, p = 0, 0
-		notes = append(notes, "steady-state test undefined: no output tokens in the window")
-	}
-	run.CIHalfWidth, run.TrendP = ci, p
-	okDone := completions(records, run.W0, run.W1)
-	short := win < slice*MinSlices
-	few := okDone < proto.MinRequests
-	if few {
-		notes = append(notes, fmt.Sprintf("only %d successful completions in the window (min_requests %d)", okDone, proto.MinRequests))
-	}
-	if short && end == endNormal {
-		notes = append(notes, "window shorter than duration")
-	}
-	run.Steady = ok && !short && !few && !run.Interrupted && !end.dead()
-	switch {
-	case run.Steady:
-	case run.Interrupted:
-		run.NotSteadyReason = "interrupted"
-	case end.dead():
-		run.NotSteadyReason = "the server did not answer"
-	case !ok && run.OfferedRPS > 0:
-		run.NotSteadyReason = fmt.Sprintf("the steady-state test failed (no material trend; a change of at most %.1f%% across the window)", 100*proto.CITarget)
-	case !ok:
-		run.NotSteadyReason = fmt.Sprintf("the steady-state test failed (target CI half-width %.1f%%, no material trend)", 100*proto.CITarget)
-	case few:
-		run.NotSteadyReason = fmt.Sprintf("only %d successful completions in the window, below min_requests %d", okDone, proto.MinRequests)
-	case short:
-		run.NotSteadyReason = "the window is shorter than duration"
-	}
-	if !ok && ci > 0 {
-		notes = append(notes, fmt.Sprintf("not steady after %s: 95%% CI half-width %.1f%% of mean TPS (target %.1f%%), trend p = %.3f (needs > %.2f)",
-			time.Duration(win).Round(time.Millisecond), 100*ci, 100*proto.CITarget, p, TrendAlpha))
-	}
-	return notes
 }
