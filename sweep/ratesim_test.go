@@ -90,11 +90,12 @@ func TestRateSimTruth(t *testing.T) {
 	if !(lo <= truth && truth <= hi) {
 		t.Errorf("capacity interval [%.1f, %.1f] does not contain the truth %.1f", lo, hi, truth)
 	}
+	// Every closed level counts, valid or not: a level the client self-check excluded (the
+	// machine busy with other work) cannot show more QPS than the engine gave, and on a busy
+	// 2-core machine that check excluded 32 and 64, leaving concurrency 1's 5.5 requests/s.
 	maxQPS := 0.0
 	for _, l := range closed.Levels {
-		if l.Valid {
-			maxQPS = max(maxQPS, float64(l.QPS))
-		}
+		maxQPS = max(maxQPS, float64(l.QPS))
 	}
 	for _, l := range closed.Levels {
 		t.Logf("closed loop, concurrency %v: valid %v, qps %.1f, TTFT p50 %.2f ms, notes %q", l.Concurrency, l.Valid, float64(l.QPS), float64(l.TTFT.P50), l.Notes)
