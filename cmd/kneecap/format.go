@@ -44,6 +44,10 @@ func printAnalysis(e *env, f, dir string) error {
 	if err != nil {
 		return fmt.Errorf("--format json: %w", err)
 	}
-	_, err = e.stdout.Write(b)
+	w := e.stdout
+	if lw, ok := w.(lineWrapper); ok {
+		w = lw.w // JSON is never word-wrapped, not even on a terminal
+	}
+	_, err = w.Write(b)
 	return err
 }
