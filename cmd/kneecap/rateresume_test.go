@@ -40,7 +40,8 @@ func TestResumeAfterInterruptedProbe(t *testing.T) {
 	}
 	cfg := writeTestConfig(t, `name: resumeprobe
 sweep: {warmup: 50ms, duration: 200ms, min_requests: 3, max_duration: 400ms, ci_target: 0.3, stop: {max_unsustainable: 1}}
-simulator: {profile: fixed, ttft: 5ms, itl: 1ms, output_tokens: 8}
+simulator: {max_num_seqs: 4, step_base: 2ms, step_per_seq: 1ms, prefill_tps: 1000000}
+workload: {output_tokens: {dist: fixed, mean: 8}}
 `)
 	dir := filepath.Join(t.TempDir(), "run")
 	e, _, stderr := testEnv()
