@@ -22,7 +22,8 @@ const headWords = 7
 const mask49 = 1<<49 - 1
 
 // sizedSynthetic is the synthetic workload sized in the server's tokens (DESIGN §3.6). Every
-// prompt is the first word, then (with prefix_cache) the shared words, then the head (unique
+// prompt is the first word, then (with prefix_cache) the shared words or (with shared_prefix)
+// one of the prefixes, drawn after the lengths and the order, then the head (unique
 // to the request), then table words in the request's affine order. With the words' costs
 // known (exact: each word counted after another), words are added until the drawn length is
 // reached exactly, the last ones chosen by cost; otherwise (usage calibration) the number of
@@ -47,10 +48,14 @@ type sizedSynthetic struct {
 	tpw     float64
 	// shared is the prefix_cache text: the table words in order, repeated; ends[k] is the
 	// end of its first k words and cum[k] their cost (exact).
-	shared  string
-	ends    []int
-	cum     []int
-	seedMix uint64
+	shared string
+	ends   []int
+	cum    []int
+	// prefixes are the shared_prefix texts (after the first word) and prefixLen their tokens
+	// (exact) or words (estimated): buildPrefixes.
+	prefixes  []string
+	prefixLen []int
+	seedMix   uint64
 	// bytesPerToken sizes the builder.
 	bytesPerToken float64
 }
@@ -102,13 +107,15 @@ func (z *sizedSynthetic) setFit(base, tpw float64) {
 	z.finish()
 }
 
-// finish builds the shared prefix and the builder's size estimate.
+// finish builds the shared prefix (prefix_cache) or prefixes (shared_prefix) and the
+// builder's size estimate.
 func (z *sizedSynthetic) finish() {
 	nb := 0
 	for _, w := range z.words {
 		nb += len(w)
 	}
 	z.bytesPerToken = float64(nb) / tableSize / max(z.tpw, 0.25)
+	z.buildPrefixes()
 	if !z.cfg.PrefixCache {
 		return
 	}
@@ -183,25 +190,10 @@ func (z *sizedSynthetic) Next(level, worker, seq int) Request {
 	if z.cfg.PrefixCache {
 		z.putShared(&p, n)
 	}
-	h := z.head(level, worker, seq)
-	for range headWords {
-		w := int(h & (tableSize - 1))
-		h >>= 7
-		if p.left <= 0 || !p.fits(w) {
-			break
-		}
-		p.put(w)
+	if len(z.prefixes) > 0 {
+		z.putPrefix(&p, r.IntN(len(z.prefixes)))
 	}
-	stop := 0
-	if z.exact {
-		stop = z.maxCost
-	}
-	for i := 0; p.left > stop; i++ {
-		p.put((off + a*i) & (tableSize - 1))
-	}
-	if z.exact {
-		z.putTail(&p, r)
-	}
+	z.fill(&p, z.head(level, worker, seq), headWords, a, off, r)
 	tokens := p.tokens
 	if !z.exact {
 		tokens = max(n, z.base)

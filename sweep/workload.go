@@ -38,6 +38,10 @@ type WorkloadConfig struct {
 	// PrefixCache allows requests to share a prompt prefix; false gives every request a unique
 	// prefix so the server's prefix cache cannot help.
 	PrefixCache bool `yaml:"prefix_cache"`
+	// SharedPrefix, when Count > 0, starts every prompt with one of Count shared prefixes
+	// ("system prompts") of Tokens tokens, drawn per request (DESIGN §3.6). Not with
+	// PrefixCache, nor with a Dataset.
+	SharedPrefix SharedPrefix `yaml:"shared_prefix"`
 	// ThinkTime is the pause of a worker between requests.
 	ThinkTime time.Duration `yaml:"think_time"`
 	// Seed seeds the workload.
@@ -106,6 +110,7 @@ func (w WorkloadConfig) Validate() []error {
 	if w.ThinkTime < 0 {
 		errs = append(errs, fmt.Errorf("workload.think_time: is %v: must be ≥ 0", w.ThinkTime))
 	}
+	errs = append(errs, w.validateSharedPrefix()...)
 	switch w.PromptSizing {
 	case "", SizingAuto, SizingTokenize, SizingUsage, SizingWords:
 		if w.Tokenizer != "" && w.PromptSizing != "" && w.PromptSizing != SizingAuto {
@@ -196,7 +201,9 @@ const wordPoolSize = 4096
 // Without prefix_cache every prompt starts with a word unique to (seed, level, worker, seq),
 // so a server's prefix cache cannot reuse anything. With prefix_cache, a prompt of n tokens
 // starts with the first ⌊n/2⌋ words of one fixed seeded text shared by all requests, then the
-// unique word, then random words: about half of every prompt is cacheable.
+// unique word, then random words: about half of every prompt is cacheable. With
+// shared_prefix, a prompt starts with one of the Count prefixes of Tokens words (drawn after
+// the lengths), then the unique word, then random words.
 //
 // Next is deterministic in (seed, level, worker, seq), allocation-light and lock-free: it
 // reads only immutable state built by NewWorkload.
@@ -208,6 +215,8 @@ type Synthetic struct {
 	words  []string
 	shared string // the shared prefix text; shared[:sharedEnd[k]] holds its first k words
 	ends   []int
+	// prefixes are the shared_prefix texts, of SharedPrefix.Tokens words each.
+	prefixes []string
 }
 
 // NewWorkload returns the workload cfg describes: a Dataset workload when cfg.Dataset is set,
@@ -231,6 +240,9 @@ func NewSynthetic(cfg WorkloadConfig, api API) (*Synthetic, error) {
 	}
 	s := &Synthetic{cfg: cfg, api: api, in: newSampler(cfg.InputTokens), out: newSampler(cfg.OutputTokens)}
 	s.words = wordPool(cfg.Seed, wordPoolSize)
+	if cfg.SharedPrefix.Count > 0 {
+		s.prefixes = wordPrefixes(cfg, s.words)
+	}
 	if cfg.PrefixCache {
 		maxIn := cfg.InputTokens.Max
 		if cfg.InputTokens.Dist == DistFixed || maxIn <= 0 {
@@ -283,6 +295,10 @@ func (s *Synthetic) Next(level, worker, seq int) Request {
 	if s.cfg.PrefixCache {
 		k = min(n/2, len(s.ends)-1)
 		b.WriteString(s.shared[:s.ends[k]])
+	}
+	if len(s.prefixes) > 0 {
+		k = s.cfg.SharedPrefix.Tokens // below n: WorkloadConfig.Validate
+		b.WriteString(s.prefixes[r.IntN(len(s.prefixes))])
 	}
 	if k > 0 {
 		b.WriteByte(' ')
