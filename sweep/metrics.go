@@ -48,6 +48,9 @@ const (
 	MetricWaiting
 	MetricKVUsage
 	MetricPreemptions
+	// MetricPrefixCache is the prefix-cache hit rate: hit and query counters (vLLM V1) or a
+	// hit-rate gauge (vLLM V0, SGLang).
+	MetricPrefixCache
 )
 
 // series returns the families that measure q, in order of preference.
@@ -61,6 +64,8 @@ func (q MetricQuantity) series() []string {
 		return kvSeries
 	case MetricPreemptions:
 		return preemptionSeries
+	case MetricPrefixCache:
+		return prefixCacheSeries()
 	}
 	return nil
 }
@@ -96,6 +101,11 @@ type MetricSample struct {
 	KVUsage *float64 `json:"kv_usage,omitempty"`
 	// Preemptions is the cumulative preemption counter.
 	Preemptions *float64 `json:"preemptions,omitempty"`
+	// PrefixCacheHits and PrefixCacheQueries are the cumulative prefix-cache counters, in
+	// tokens (vLLM V1); PrefixCacheHitRate is a hit-rate gauge in [0, 1] (vLLM V0, SGLang).
+	PrefixCacheHits    *float64 `json:"prefix_cache_hits,omitempty"`
+	PrefixCacheQueries *float64 `json:"prefix_cache_queries,omitempty"`
+	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate,omitempty"`
 	// series names the families the values came from.
 	series []string
 }
@@ -259,6 +269,9 @@ func ParseMetrics(r io.Reader) (MetricSample, error) {
 	m.Waiting = pick(fams, waitingSeries, &m.series)
 	m.KVUsage = pick(fams, kvSeries, &m.series)
 	m.Preemptions = pick(fams, preemptionSeries, &m.series)
+	m.PrefixCacheHits = pick(fams, prefixHitSeries, &m.series)
+	m.PrefixCacheQueries = pick(fams, prefixQuerySeries, &m.series)
+	m.PrefixCacheHitRate = pick(fams, prefixRateSeries, &m.series)
 	return m, nil
 }
 
@@ -314,18 +327,16 @@ func (s *Scraper) Summarize(w0, w1 int64) *ServerStats {
 func SummarizeSamples(samples []MetricSample, w0, w1 int64) *ServerStats {
 	st := &ServerStats{}
 	var (
-		nRun, nWait   int
-		base, prev    *float64
-		seen          = map[string]bool{}
-		increase      float64
-		sawPreemption bool
+		nRun, nWait int
+		seen        = map[string]bool{}
+		preempt     counterIncrease
+		prefix      prefixWindow
 	)
 	for i := range samples {
 		m := &samples[i]
 		if m.TUnixNS < w0 {
-			if m.Preemptions != nil {
-				base = m.Preemptions
-			}
+			preempt.before(m.Preemptions)
+			prefix.before(m)
 			continue
 		}
 		if m.TUnixNS >= w1 {
@@ -348,20 +359,8 @@ func SummarizeSamples(samples []MetricSample, w0, w1 int64) *ServerStats {
 		if m.KVUsage != nil {
 			st.MaxKVUsage = max(st.MaxKVUsage, *m.KVUsage)
 		}
-		if p := m.Preemptions; p != nil {
-			sawPreemption = true
-			if prev == nil {
-				prev = base
-			}
-			if prev != nil {
-				if *p >= *prev {
-					increase += *p - *prev
-				} else {
-					increase += *p // counter reset
-				}
-			}
-			prev = p
-		}
+		preempt.in(m.Preemptions)
+		prefix.in(m)
 	}
 	if st.Samples == 0 {
 		return nil
@@ -372,9 +371,10 @@ func SummarizeSamples(samples []MetricSample, w0, w1 int64) *ServerStats {
 	if nWait > 0 {
 		st.MeanWaiting /= float64(nWait)
 	}
-	if sawPreemption {
-		st.Preemptions = increase
+	if preempt.seen {
+		st.Preemptions = preempt.increase
 	}
+	prefix.set(st)
 	for n := range seen {
 		st.Series = append(st.Series, n)
 	}

@@ -315,6 +315,16 @@ type ServerStats struct {
 	MaxKVUsage float64 `json:"max_kv_usage"`
 	// Preemptions is the increase of the preemption counter over the window.
 	Preemptions float64 `json:"preemptions"`
+	// PrefixCacheHitRate is the prefix-cache hit rate over the window in [0, 1], measured as
+	// PrefixCacheSource says ("counters": the hit counter's increase ÷ the query counter's,
+	// in tokens; "gauge": the mean of a hit-rate gauge); 0 and no source when not measured
+	// (PrefixCacheRate).
+	PrefixCacheHitRate float64 `json:"prefix_cache_hit_rate,omitempty"`
+	PrefixCacheSource  string  `json:"prefix_cache_source,omitempty"`
+	// PrefixCacheHits and PrefixCacheQueries are the increases of the prefix-cache counters
+	// over the window, in tokens (vLLM V1; 0 without them).
+	PrefixCacheHits    float64 `json:"prefix_cache_hits,omitempty"`
+	PrefixCacheQueries float64 `json:"prefix_cache_queries,omitempty"`
 	// Series lists the metric names that were found.
 	Series []string `json:"series,omitempty"`
 }
