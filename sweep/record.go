@@ -121,6 +121,10 @@ type Record struct {
 	// requested length). 0 when the usage was believed or absent.
 	UsageOutputTokens int64 `json:"usage_output_tokens,omitempty"`
 	UsagePromptTokens int64 `json:"usage_prompt_tokens,omitempty"`
+	// CachedTokens is usage.prompt_tokens_details.cached_tokens: the prompt tokens the server's
+	// prefix cache had (OpenAI; vLLM with --enable-prompt-tokens-details; SGLang). nil when
+	// the server did not report it (absent), never confused with a reported 0.
+	CachedTokens *int `json:"cached_tokens,omitempty"`
 	// TokensNote says why the server's usage was not believed.
 	TokensNote string `json:"tokens_note,omitempty"`
 	// Retried reports that the request was sent a second time on a fresh connection because

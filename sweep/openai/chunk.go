@@ -46,9 +46,10 @@ type wireChoice struct {
 }
 
 type wireUsage struct {
-	PromptTokens            optCount    `json:"prompt_tokens"`
-	CompletionTokens        optCount    `json:"completion_tokens"`
-	CompletionTokensDetails wireDetails `json:"completion_tokens_details"`
+	PromptTokens            optCount          `json:"prompt_tokens"`
+	CompletionTokens        optCount          `json:"completion_tokens"`
+	CompletionTokensDetails wireDetails       `json:"completion_tokens_details"`
+	PromptTokensDetails     wirePromptDetails `json:"prompt_tokens_details"`
 }
 
 // optCount is a token count of the usage object and whether the event set it: encoding/json
@@ -87,10 +88,26 @@ func (d *wireDetails) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// wirePromptDetails is usage.prompt_tokens_details, read leniently like wireDetails: its
+// cached_tokens (the prompt tokens the server's prefix cache had: OpenAI, vLLM with
+// --enable-prompt-tokens-details, SGLang) only inform the record.
+type wirePromptDetails struct{ cached optCount }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *wirePromptDetails) UnmarshalJSON(b []byte) error {
+	var v struct {
+		CachedTokens optCount `json:"cached_tokens"`
+	}
+	if json.Unmarshal(b, &v) == nil {
+		d.cached = v.CachedTokens
+	}
+	return nil
+}
+
 // usageCounts are the token counts of one event's usage object; a count the event does not
 // carry (no usage, a null count) is not set.
 type usageCounts struct {
-	completion, prompt, reasoning optCount
+	completion, prompt, reasoning, cached optCount
 }
 
 // chunkResult is what one stream event says.
@@ -101,8 +118,9 @@ type chunkResult struct {
 	// reasoning reports a choice with non-empty reasoning content: delta.reasoning_content,
 	// or delta.reasoning as newer vLLM names it.
 	reasoning bool
-	// usage holds usage.completion_tokens, prompt_tokens and
-	// completion_tokens_details.reasoning_tokens, each when the event sets it.
+	// usage holds usage.completion_tokens, prompt_tokens,
+	// completion_tokens_details.reasoning_tokens and prompt_tokens_details.cached_tokens, each
+	// when the event sets it.
 	usage usageCounts
 }
 
@@ -145,7 +163,8 @@ func (d *chunkDecoder) decodeSlow(line []byte) (chunkResult, error) {
 	}
 	var r chunkResult
 	if u := d.c.Usage; u != nil {
-		r.usage = usageCounts{completion: u.CompletionTokens, prompt: u.PromptTokens, reasoning: u.CompletionTokensDetails.reasoning}
+		r.usage = usageCounts{completion: u.CompletionTokens, prompt: u.PromptTokens, reasoning: u.CompletionTokensDetails.reasoning,
+			cached: u.PromptTokensDetails.cached}
 	}
 	for i := range d.c.Choices {
 		c := &d.c.Choices[i]

@@ -330,6 +330,7 @@ func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) 
 	rec.RequestedPromptTokens, rec.RequestedOutputTokens = req.PromptTokens, max(req.MaxTokens, 0)
 	rec.TTFA, rec.ReasoningChunks, rec.ReasoningTokens = 0, 0, 0
 	rec.UsageOutputTokens, rec.UsagePromptTokens, rec.TokensNote = 0, 0, ""
+	rec.CachedTokens = nil
 	rec.Retried = false
 
 	var (

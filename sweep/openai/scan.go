@@ -13,7 +13,8 @@ import (
 // When ok is true the result equals chunkDecoder.decodeSlow's.
 //
 // Known fields, matched case-insensitively like encoding/json: object, error, usage
-// {prompt_tokens, completion_tokens, completion_tokens_details {reasoning_tokens}}, choices[]
+// {prompt_tokens, completion_tokens, completion_tokens_details {reasoning_tokens},
+// prompt_tokens_details {cached_tokens}}, choices[]
 // {text, delta {content, reasoning_content, reasoning}}. Like the reflective decoder, the
 // content fields count when they are non-empty strings (whatever their type otherwise) and
 // the last of duplicate keys wins.
@@ -357,7 +358,7 @@ func (s *scanner) usage() (u usageCounts, ok bool) {
 	if s.isNull() {
 		return u, true
 	}
-	var sawC, sawP, sawD bool
+	var sawC, sawP, sawD, sawPD bool
 	ok = s.object(func(key []byte) bool {
 		switch {
 		case keyIs(key, "completion_tokens"):
@@ -377,7 +378,13 @@ func (s *scanner) usage() (u usageCounts, ok bool) {
 				return false
 			}
 			sawD = true
-			return s.details(&u.reasoning)
+			return s.details("reasoning_tokens", &u.reasoning)
+		case keyIs(key, "prompt_tokens_details"):
+			if sawPD {
+				return false
+			}
+			sawPD = true
+			return s.details("cached_tokens", &u.cached)
 		}
 		_, good := s.value()
 		return good
@@ -385,15 +392,16 @@ func (s *scanner) usage() (u usageCounts, ok bool) {
 	return u, ok
 }
 
-// details scans completion_tokens_details (or null) for reasoning_tokens. decodeSlow reads
-// this object leniently; anything but null, an integer or a skipped key declines here.
-func (s *scanner) details(reasoning *optCount) bool {
+// details scans completion_tokens_details or prompt_tokens_details (or null) for the count
+// name. decodeSlow reads these objects leniently; anything but null, an integer or a skipped
+// key declines here.
+func (s *scanner) details(name string, dst *optCount) bool {
 	if s.isNull() {
 		return true
 	}
 	var saw bool
 	return s.object(func(key []byte) bool {
-		if !keyIs(key, "reasoning_tokens") {
+		if !keyIs(key, name) {
 			_, good := s.value()
 			return good
 		}
@@ -401,7 +409,7 @@ func (s *scanner) details(reasoning *optCount) bool {
 			return false
 		}
 		saw = true
-		return s.count(reasoning)
+		return s.count(dst)
 	})
 }
 

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -37,6 +38,9 @@ func (u *usageCounts) merge(v usageCounts) {
 	if v.reasoning.set {
 		u.reasoning = v.reasoning
 	}
+	if v.cached.set {
+		u.cached = v.cached
+	}
 }
 
 // streamCounts is what a stream showed of its tokens: its content chunks, those that carried
@@ -49,7 +53,8 @@ type streamCounts struct {
 }
 
 // setTokens fills rec's token fields from what the stream of req showed: OutputTokens,
-// TokensSource, PromptTokens and ReasoningTokens from the usage where it is believed, else
+// TokensSource, PromptTokens, ReasoningTokens and CachedTokens from the usage where it is
+// believed (cached tokens within [0, the prompt's]), else
 // from the content chunks and the request, keeping the usage not believed in
 // UsageOutputTokens and UsagePromptTokens with TokensNote saying why. perChunk is the most
 // tokens one content chunk may carry.
@@ -79,13 +84,15 @@ func setTokens(rec *sweep.Record, sc streamCounts, req *sweep.Request, perChunk 
 			rec.PromptTokens = u.prompt.n
 		}
 	}
-	switch len(notes) {
-	case 0:
-	case 1:
-		rec.TokensNote = notes[0]
-	default:
-		rec.TokensNote = notes[0] + "; " + notes[1]
+	if c := u.cached; c.set {
+		if c.n < 0 || c.n > rec.PromptTokens {
+			notes = append(notes, fmt.Sprintf("cached_tokens %d not believed: outside [0, prompt_tokens %d]", c.n, rec.PromptTokens))
+		} else {
+			n := c.n
+			rec.CachedTokens = &n
+		}
 	}
+	rec.TokensNote = strings.Join(notes, "; ")
 }
 
 // implausibleOutput says why usage.completion_tokens cannot be the output of a stream of
