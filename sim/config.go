@@ -71,6 +71,17 @@ type Config struct {
 	// keep-alive (Connection: keep-alive, Keep-Alive: timeout=5), as llama.cpp's llama-server
 	// does: a client that reuses the connection gets EOF before any response byte.
 	CloseAfterStream bool `yaml:"close_after_stream" json:"close_after_stream,omitempty"`
+	// PrefixCaching caches the KV blocks of prompts and outputs by the hash of their token
+	// prefix, as vLLM V1's enable_prefix_caching: a request whose leading full blocks are
+	// cached prefills only the rest (batching mode only; fixed mode has no prefill and ignores
+	// it). Usage then reports prompt_tokens_details.cached_tokens.
+	PrefixCaching bool `yaml:"prefix_caching" json:"prefix_caching,omitempty"`
+	// BlockSize is the number of tokens in one KV block, the unit of prefix caching (vLLM's
+	// default 16).
+	BlockSize int `yaml:"block_size" json:"block_size,omitempty"`
+	// PrefixCacheBlocks is the capacity of the LRU of cached blocks; 0 = the default,
+	// KVCacheTokens ÷ BlockSize when the KV cache is limited, else 65,536 (PrefixCacheCapacity).
+	PrefixCacheBlocks int `yaml:"prefix_cache_blocks" json:"prefix_cache_blocks,omitempty"`
 	// Faults configures fault injection.
 	Faults Faults `yaml:"faults" json:"faults"`
 	// Seed seeds every random choice of the engine.
@@ -99,4 +110,19 @@ type Faults struct {
 	// OmitUsage reports no usage at all: no usage chunk in a stream, even with
 	// stream_options.include_usage, and no usage field in a plain answer.
 	OmitUsage bool `yaml:"omit_usage" json:"omit_usage,omitempty"`
+}
+
+// defaultPrefixCacheBlocks is the prefix-cache capacity in blocks with an unlimited KV cache.
+const defaultPrefixCacheBlocks = 65536
+
+// PrefixCacheCapacity is the number of blocks the prefix cache holds: PrefixCacheBlocks when
+// set, else KVCacheTokens ÷ BlockSize (at least 1) with a limited KV cache, else 65,536.
+func (c Config) PrefixCacheCapacity() int {
+	if c.PrefixCacheBlocks > 0 {
+		return c.PrefixCacheBlocks
+	}
+	if c.KVCacheTokens > 0 && c.BlockSize > 0 {
+		return max(1, c.KVCacheTokens/c.BlockSize)
+	}
+	return defaultPrefixCacheBlocks
 }

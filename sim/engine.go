@@ -32,12 +32,19 @@ type request struct {
 	// gone is set by the handler when its client has left; the engine then frees the request
 	// at its next step.
 	gone atomic.Bool
+	// blocks are the hashes of the prompt's full KV blocks (prefix caching; nil when off),
+	// computed by the handler before submission.
+	blocks []uint64
+	// cached is the prompt tokens found in the prefix cache at the first admission; written
+	// by the engine before the request's first token, read by the handler after its last.
+	cached atomic.Int64
 
 	// Engine-goroutine state.
 	prefillLeft   int  // tokens still to prefill (prompt, plus generated tokens on recompute)
 	kvAlloc       int  // KV tokens allocated against the capacity
 	kvActive      int  // KV tokens holding attention state (prefilled + generated)
 	promptCounted bool // prompt tokens added to the prompt-token counter
+	looked        bool // looked up in the prefix cache once (cached is set)
 	finished      bool // produced its last token in the current step
 }
 
@@ -71,6 +78,11 @@ type Stats struct {
 	GenerationTokens int64
 	// Steps counts engine steps run (batching mode).
 	Steps int64
+	// PrefixQueryTokens counts the prompt tokens looked up in the prefix cache (each lookup:
+	// every admission, re-admissions after preemption included); 0 when caching is off.
+	PrefixQueryTokens int64
+	// PrefixHitTokens counts the prompt tokens those lookups found cached.
+	PrefixHitTokens int64
 }
 
 // KVUsage is the fraction of the KV cache allocated, in [0, 1]; 0 when unlimited.
@@ -106,15 +118,23 @@ type engine struct {
 	promptTok int64
 	genTok    int64
 	steps     int64
+
+	prefix        *prefixCache // nil when prefix caching is off
+	prefixQueries int64
+	prefixHits    int64
 }
 
 func newEngine(cfg Config, stop <-chan struct{}) *engine {
-	return &engine{
+	e := &engine{
 		cfg:    cfg,
 		submit: make(chan *request, submitBuffer),
 		stop:   stop,
 		stats:  Stats{KVCacheTokens: cfg.KVCacheTokens},
 	}
+	if cfg.PrefixCaching {
+		e.prefix = newPrefixCache(cfg.PrefixCacheCapacity())
+	}
+	return e
 }
 
 // snapshot returns the last published stats; Waiting includes submissions the engine has
@@ -155,14 +175,16 @@ func (e *engine) withdraw() {
 func (e *engine) publish() {
 	e.mu.Lock()
 	e.stats = Stats{
-		Running:          len(e.running),
-		Waiting:          len(e.waiting),
-		KVTokensUsed:     e.kvAlloc,
-		KVCacheTokens:    e.cfg.KVCacheTokens,
-		Preemptions:      e.preempts,
-		PromptTokens:     e.promptTok,
-		GenerationTokens: e.genTok,
-		Steps:            e.steps,
+		Running:           len(e.running),
+		Waiting:           len(e.waiting),
+		KVTokensUsed:      e.kvAlloc,
+		KVCacheTokens:     e.cfg.KVCacheTokens,
+		Preemptions:       e.preempts,
+		PromptTokens:      e.promptTok,
+		GenerationTokens:  e.genTok,
+		Steps:             e.steps,
+		PrefixQueryTokens: e.prefixQueries,
+		PrefixHitTokens:   e.prefixHits,
 	}
 	e.inbox -= e.taken
 	e.taken = 0
@@ -296,6 +318,11 @@ func (e *engine) finish() {
 			r.promptCounted = true
 			e.promptTok += int64(r.prompt)
 		}
+		if e.prefix != nil && r.generated.Load() == 0 {
+			// The prefill completed in this step: its prompt's full blocks are cached (a
+			// re-admitted request that already streamed tokens inserted them before).
+			e.prefix.insert(r.blocks)
+		}
 		r.finished = r.generated.Load()+1 >= int64(r.target)
 		e.genTok++
 		r.kvActive++
@@ -409,6 +436,9 @@ func (e *engine) admit() {
 		}
 		r.kvAlloc = need
 		e.kvAlloc += need
+		if e.prefix != nil {
+			e.prefixLookup(r)
+		}
 		e.running = append(e.running, r)
 		n++
 	}

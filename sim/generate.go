@@ -54,7 +54,8 @@ type plan struct {
 	disconnectAt int // cut the stream once this many tokens are sent; -1 = never
 	stallAt      int // stall once this many tokens are sent; -1 = never
 	created      int64
-	arrived      time.Time // when the handler started; fixed mode's TTFT counts from here
+	arrived      time.Time     // when the handler started; fixed mode's TTFT counts from here
+	prefix       *prefixPrompt // prefix-caching state; nil when caching is off or in fixed mode
 }
 
 // badRequest writes a 400 BadRequestError.
@@ -75,7 +76,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) 
 		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", g.Model))
 		return
 	}
-	prompt, err := s.cfg.promptTokens(&g, kind)
+	prompt, prefix, err := s.prompt(&g, kind)
 	if err != nil {
 		badRequest(w, "%v", err)
 		return
@@ -123,7 +124,8 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) 
 		return
 	}
 
-	p := plan{seq: seq, kind: kind, prompt: prompt, stream: g.Stream, created: arrived.Unix(), arrived: arrived, disconnectAt: -1, stallAt: -1}
+	p := plan{seq: seq, kind: kind, prompt: prompt, stream: g.Stream, created: arrived.Unix(), arrived: arrived, disconnectAt: -1, stallAt: -1,
+		prefix: prefix}
 	p.includeUsage = g.StreamOptions != nil && g.StreamOptions.IncludeUsage
 	n := outputLength(s.cfg.OutputDist, s.cfg.OutputTokens, s.cfg.Seed, seq)
 	if g.IgnoreEOS || (capTok > 0 && g.MinTokens >= capTok) {
@@ -162,6 +164,21 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) 
 	s.plainResponse(r.Context(), w, &p, src)
 }
 
+// prompt counts the request's prompt tokens (promptTokens). With prefix caching in batching
+// mode it also returns the prompt's ids and block hashes, computed here in the handler so
+// that the engine goroutine only looks them up.
+func (s *Server) prompt(g *genRequest, kind apiKind) (int, *prefixPrompt, error) {
+	if s.eng == nil || s.eng.prefix == nil {
+		n, err := s.cfg.promptTokens(g, kind)
+		return n, nil, err
+	}
+	ids, err := s.cfg.promptIDs(g, kind)
+	if err != nil {
+		return 0, nil, err
+	}
+	return len(ids), newPrefixPrompt(ids, s.cfg.BlockSize), nil
+}
+
 // midpoint draws a token position in [1, n−1] where a fault strikes (0 when n < 2).
 func midpoint(seed int64, seq, salt uint64, n int) int {
 	if n < 2 {
@@ -187,6 +204,10 @@ func (s *Server) newSource(p *plan) source {
 		return &fixedSource{s: s, began: p.arrived, n: p.outputTokens}
 	}
 	req := newRequest(p.seq, p.prompt, p.outputTokens)
+	if p.prefix != nil {
+		req.blocks = p.prefix.hashes
+		p.prefix.req = req
+	}
 	return &engineSource{s: s, req: req}
 }
 
@@ -305,6 +326,7 @@ func (s *Server) plainResponse(ctx context.Context, w http.ResponseWriter, p *pl
 	if s.eng == nil {
 		s.fixedGen.Add(int64(n))
 	}
+	s.cacheOutput(p, n)
 	text := strings.Repeat(answerText, n-p.reasoning)
 	ch := choiceOut{FinishReason: p.finish}
 	body := struct {

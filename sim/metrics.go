@@ -39,6 +39,8 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
 		counter("vllm:num_preemptions_total", "Cumulative number of preemptions from the engine.", st.Preemptions),
 		counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.", st.PromptTokens),
 		counter("vllm:generation_tokens_total", "Number of generation tokens processed.", st.GenerationTokens),
+		counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.", st.PrefixQueryTokens),
+		counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.", st.PrefixHitTokens),
 	)
 	var buf bytes.Buffer
 	for _, f := range fams {

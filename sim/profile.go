@@ -26,6 +26,9 @@ const (
 // DefaultModel is the model name the simulator serves unless configured otherwise.
 const DefaultModel = "kneecap-sim"
 
+// defaultBlockSize is vLLM's KV block size in tokens.
+const defaultBlockSize = 16
+
 // defaultStallDuration is the stall length when stall_rate is set without stall_duration.
 const defaultStallDuration = time.Second
 
@@ -53,6 +56,7 @@ func demoConfig() Config {
 		OutputDist:       OutputGeometric,
 		TokensPerChunk:   1,
 		Tokenizer:        TokenizerWords,
+		BlockSize:        defaultBlockSize,
 		Seed:             1,
 	}
 }
@@ -134,6 +138,11 @@ func Resolve(c Config) (Config, error) {
 	if c.CloseAfterStream {
 		r.CloseAfterStream = true
 	}
+	if c.PrefixCaching {
+		r.PrefixCaching = true
+	}
+	overInt(&r.BlockSize, c.BlockSize)
+	overInt(&r.PrefixCacheBlocks, c.PrefixCacheBlocks)
 	if c.Faults.ErrorRate != 0 {
 		r.Faults.ErrorRate = c.Faults.ErrorRate
 	}
@@ -264,6 +273,12 @@ func (c Config) Validate() error {
 	if c.ReasoningTokens < 0 {
 		bad("reasoning_tokens", "%d must be ≥ 0 (0 = no reasoning)", c.ReasoningTokens)
 	}
+	if c.BlockSize < 1 {
+		bad("block_size", "%d must be at least 1", c.BlockSize)
+	}
+	if c.PrefixCacheBlocks < 0 {
+		bad("prefix_cache_blocks", "%d must be ≥ 0 (0 = kv_cache_tokens ÷ block_size, or 65536 with an unlimited cache)", c.PrefixCacheBlocks)
+	}
 	rate := func(name string, v float64) {
 		if !(v >= 0 && v <= 1) {
 			bad("faults."+name, "%g is not a probability in [0, 1]", v)
@@ -350,6 +365,9 @@ func (c Config) realString() string {
 	}
 	if c.CloseAfterStream {
 		b.WriteString(" close_after_stream")
+	}
+	if c.PrefixCaching && c.Mode == ModeBatching {
+		fmt.Fprintf(&b, " prefix_caching(block_size=%d blocks=%d)", c.BlockSize, c.PrefixCacheCapacity())
 	}
 	return b.String()
 }

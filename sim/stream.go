@@ -140,6 +140,9 @@ func (c *chunkWriter) done(u *usageOut) error {
 		b = append(b, c.head...)
 		b = fmt.Appendf(b, `],"usage":{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d`,
 			u.PromptTokens, u.TotalTokens, u.CompletionTokens)
+		if d := u.PromptTokensDetails; d != nil {
+			b = fmt.Appendf(b, `,"prompt_tokens_details":{"cached_tokens":%d}`, d.CachedTokens)
+		}
 		if d := u.CompletionTokensDetails; d != nil {
 			b = fmt.Appendf(b, `,"completion_tokens_details":{"reasoning_tokens":%d}`, d.ReasoningTokens)
 		}
@@ -207,6 +210,9 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, p *plan,
 			finish := ""
 			if sent+m == p.outputTokens {
 				finish = p.finish
+				// The finished sequence's blocks are cached before the client can see its
+				// last token, so a follow-up request always finds them.
+				s.cacheOutput(p, p.outputTokens)
 			}
 			if s.eng == nil {
 				// Counted when generated, before the client can see them (as the engine

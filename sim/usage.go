@@ -6,6 +6,13 @@ type usageOut struct {
 	TotalTokens             int64              `json:"total_tokens"`
 	CompletionTokens        int64              `json:"completion_tokens"`
 	CompletionTokensDetails *completionDetails `json:"completion_tokens_details,omitempty"`
+	PromptTokensDetails     *promptDetails     `json:"prompt_tokens_details,omitempty"`
+}
+
+// promptDetails is usage.prompt_tokens_details: the prompt tokens found in the prefix cache
+// (OpenAI's and vLLM's field).
+type promptDetails struct {
+	CachedTokens int64 `json:"cached_tokens"`
 }
 
 // completionDetails is usage.completion_tokens_details: the reasoning tokens among the
@@ -19,7 +26,8 @@ type completionDetails struct {
 // replace their counts when set (total_tokens is then the sum of the reported two), and
 // faults.omit_usage reports none (nil). The content streamed stays true either way. With
 // reasoning_tokens set, a chat request's usage has completion_tokens_details.reasoning_tokens,
-// always the truth: completion_tokens counts reasoning and answer tokens alike.
+// always the truth: completion_tokens counts reasoning and answer tokens alike. With
+// prefix caching (batching mode) it has prompt_tokens_details.cached_tokens, the truth too.
 func (c *Config) reportedUsage(p *plan, completion int) *usageOut {
 	f := c.Faults
 	if f.OmitUsage {
@@ -35,6 +43,9 @@ func (c *Config) reportedUsage(p *plan, completion int) *usageOut {
 	u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	if c.ReasoningTokens > 0 && p.kind == apiChat {
 		u.CompletionTokensDetails = &completionDetails{ReasoningTokens: int64(p.reasoning)}
+	}
+	if hit := p.cachedTokens(); hit >= 0 {
+		u.PromptTokensDetails = &promptDetails{CachedTokens: hit}
 	}
 	return &u
 }

@@ -53,10 +53,10 @@ workload:
   output_tokens: {dist: fixed, mean: 16}
 sweep:
   warmup: 300ms
-  duration: 2s
+  duration: 1500ms
   min_requests: 10
-  max_duration: 4s
-  drain_timeout: 15s
+  max_duration: 3s
+  drain_timeout: 1s
   ci_target: 0.3
 `)
 	rates := []float64{round3(0.5 * truth), round3(2 * truth), round3(3 * truth), round3(4 * truth)}

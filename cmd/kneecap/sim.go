@@ -37,6 +37,9 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 	template := fs.Int("chat-template-tokens", 0, "tokens the chat template adds to every chat prompt")
 	reasoning := fs.Int("reasoning-tokens", 0, "output tokens of each chat request streamed as reasoning_content first")
 	closeAfter := fs.Bool("close-after-stream", false, "close the connection after every stream while advertising keep-alive (llama-server)")
+	prefixCaching := fs.Bool("prefix-caching", false, "cache prompt and output KV blocks by prefix hash (vLLM's enable_prefix_caching; batching mode)")
+	blockSize := fs.Int("block-size", 0, "tokens per KV block, the unit of prefix caching (default 16)")
+	prefixBlocks := fs.Int("prefix-cache-blocks", 0, "prefix-cache capacity in blocks (0 = kv-cache-tokens ÷ block-size, or 65536 with an unlimited cache)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -79,6 +82,9 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 		"chat-template-tokens": func() { rc.ChatTemplateTokens = *template },
 		"close-after-stream":   func() { rc.CloseAfterStream = *closeAfter },
 		"reasoning-tokens":     func() { rc.ReasoningTokens = *reasoning },
+		"prefix-caching":       func() { rc.PrefixCaching = *prefixCaching },
+		"block-size":           func() { rc.BlockSize = *blockSize },
+		"prefix-cache-blocks":  func() { rc.PrefixCacheBlocks = *prefixBlocks },
 	}
 	for name, f := range apply {
 		if set[name] {
