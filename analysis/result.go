@@ -147,6 +147,9 @@ type Level struct {
 	Retried          int `json:"retried,omitempty"`
 	// Server summarises server metrics during the window, when scraped.
 	Server *ServerEvidence `json:"server,omitempty"`
+	// PrefixCache is the prefix-cache hit rate of the window, from the server's metrics or
+	// the requests' usage; nil (absent) when neither measured it.
+	PrefixCache *PrefixCache `json:"prefix_cache,omitempty"`
 	// Notes explain validity flags and anything unusual.
 	Notes []string `json:"notes,omitempty"`
 	// Refine, on a level the sweep added after its planned ones (sweep.refine), says which

@@ -1,0 +1,49 @@
+package analysis
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// TestSummarizePrefixCache: the usage rate is Σ cached ÷ Σ prompt over the successful
+// requests completed in the window that reported cached tokens (here 256 + 0 of 512 + 512:
+// the request completed before the window, the one without cached_tokens and the failed one
+// are left out); the server's metrics, when scraped, win; neither leaves it absent.
+func TestSummarizePrefixCache(t *testing.T) {
+	run := sweep.LevelRun{Index: 0, Concurrency: 1, W0: 10 * sec, W1: 20 * sec, Steady: true, Slices: 10}
+	rec := func(sent int64, cached *int, status sweep.Status) sweep.Record {
+		return sweep.Record{Phase: sweep.PhaseMeasure, Sent: sent, TTFT: 100 * time.Millisecond, E2E: time.Second,
+			Chunks: us(0.1, 2), OutputTokens: 2, PromptTokens: 512, Status: status, CachedTokens: cached}
+	}
+	n := func(v int) *int { return &v }
+	recs := []sweep.Record{
+		rec(11*sec, n(256), sweep.StatusOK), rec(12*sec, n(0), sweep.StatusOK), rec(13*sec, nil, sweep.StatusOK),
+		rec(8*sec, n(512), sweep.StatusOK), rec(14*sec, n(512), sweep.StatusError),
+	}
+	lv := Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
+	if pc := lv.PrefixCache; pc == nil || pc.HitRate != 0.25 || pc.Source != PrefixFromUsage || pc.UsageHitRate != 0.25 {
+		t.Fatalf("prefix cache %+v: want 0.25 from usage", pc)
+	}
+	run.Server = &sweep.ServerStats{Samples: 3, PrefixCacheHitRate: 0.5, PrefixCacheSource: sweep.PrefixFromCounters,
+		Series: []string{"vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total"}}
+	lv = Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
+	if pc := lv.PrefixCache; pc == nil || pc.HitRate != 0.5 || pc.Source != PrefixFromMetrics || pc.UsageHitRate != 0.25 {
+		t.Fatalf("prefix cache %+v: want 0.5 from the metrics, 0.25 from usage", pc)
+	}
+	b, err := json.Marshal(lv)
+	if err != nil || !strings.Contains(string(b), `"prefix_cache":{"hit_rate":0.5,"source":"server_metrics","usage_hit_rate":0.25}`) {
+		t.Errorf("analysis.json level %s (%v)", b, err)
+	}
+	for i := range recs {
+		recs[i].CachedTokens = nil
+	}
+	run.Server = nil
+	lv = Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
+	if b, _ := json.Marshal(lv); lv.PrefixCache != nil || strings.Contains(string(b), "prefix_cache") {
+		t.Errorf("unmeasured: %+v", lv.PrefixCache)
+	}
+}
