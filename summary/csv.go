@@ -99,9 +99,18 @@ func latencyField(l *analysis.Level, metric, stat string) *analysis.Float {
 	}
 }
 
+// prefixColumns are the prefix-cache columns, the last of both tables (analysis.Level
+// PrefixCache): the hit rate in [0, 1] and its source (server_metrics or usage).
+var prefixColumns = []string{"prefix_cache_hit_rate", "prefix_cache_source"}
+
 // CSVColumns returns the columns WriteCSV writes, in order. ReadCSV accepts any subset that
 // includes concurrency and output_tps.
 func CSVColumns() []string {
+	return append(baseColumns(), prefixColumns...)
+}
+
+// baseColumns are the columns of CSVColumns before the prefix-cache ones.
+func baseColumns() []string {
 	cols := []string{"concurrency"}
 	for _, s := range csvScalars() {
 		cols = append(cols, s.name)
@@ -125,7 +134,8 @@ func CSVColumns() []string {
 // TTFT, TPOT, ITL and E2E), error_rate, requests and the validity columns — and one row per
 // level, then refine (why the level was added after the planned ones; empty for planned
 // levels), then the token lengths requested and counted (input_tokens_{requested, mean, p50,
-// p95}, output_tokens_…) and fixed_output. A value that was not computed is an empty cell.
+// p95}, output_tokens_…) and fixed_output, then prefix_cache_hit_rate and prefix_cache_source
+// (DESIGN §4.13). A value that was not computed is an empty cell.
 // Numbers are written in the shortest form that reads back exactly, so WriteCSV then ReadCSV
 // round-trips.
 //
@@ -147,6 +157,7 @@ func WriteCSV(w io.Writer, levels []analysis.Level) error {
 		if rate {
 			row = rateRow(&levels[i], row)
 		}
+		row = append(row, prefixCells(&levels[i])...)
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write csv: %w", err)
 		}
@@ -309,6 +320,9 @@ func (h *csvHeader) cell(lv *analysis.Level, col, cell string, line int) error {
 		return fmt.Errorf("%s:%d: column %q: %s", h.name, line, col, fmt.Sprintf(format, args...))
 	}
 	if ok, err := h.rateCell(lv, col, cell, fail); ok {
+		return err
+	}
+	if ok, err := prefixCell(lv, col, cell, fail); ok {
 		return err
 	}
 	switch col {

@@ -32,12 +32,13 @@ func rateOnlyColumns() []string {
 
 // RateCSVColumns returns the columns WriteCSV writes for arrival-rate levels, in order:
 // rate_rps (the offered rate, requests/s) in place of concurrency, the other columns of
-// CSVColumns, then achieved_rps, sustainable, backlog_growth_rps and the schedule_lag_*,
-// ttft_scheduled_* and e2e_scheduled_* statistics in ms (analysis.RateLevel). ReadCSV accepts
-// any subset that includes rate_rps and output_tps.
+// CSVColumns before the prefix-cache ones, then achieved_rps, sustainable, backlog_growth_rps
+// and the schedule_lag_*, ttft_scheduled_* and e2e_scheduled_* statistics in ms
+// (analysis.RateLevel), then the prefix-cache columns. ReadCSV accepts any subset that
+// includes rate_rps and output_tps.
 func RateCSVColumns() []string {
 	rate := rateOnlyColumns()
-	return slices.Concat(rate[:1], CSVColumns()[1:], rate[1:])
+	return slices.Concat(rate[:1], baseColumns()[1:], rate[1:], prefixColumns)
 }
 
 // rateRow turns row, l's row of CSVColumns, into its row of RateCSVColumns.
@@ -181,4 +182,38 @@ func LevelKey(l *analysis.Level) string {
 		return "rate_rps " + strconv.FormatFloat(float64(l.OfferedRPS), 'g', -1, 64)
 	}
 	return "concurrency " + strconv.Itoa(l.Concurrency)
+}
+
+// prefixCells are l's cells of prefixColumns: empty when its hit rate is unknown.
+func prefixCells(l *analysis.Level) []string {
+	if l.PrefixCache == nil {
+		return []string{"", ""}
+	}
+	return []string{csvNum(l.PrefixCache.HitRate), l.PrefixCache.Source}
+}
+
+// prefixCell stores the cell of a prefix-cache column col in lv and reports whether col is
+// one: the hit rate a fraction in [0, 1], the source any text (empty: null).
+func prefixCell(lv *analysis.Level, col, cell string, fail func(string, ...any) error) (bool, error) {
+	if !slices.Contains(prefixColumns, col) {
+		return false, nil
+	}
+	if cell == "" {
+		return true, nil
+	}
+	pc := lv.PrefixCache
+	if pc == nil {
+		pc = &analysis.PrefixCache{HitRate: analysis.NaN(), UsageHitRate: analysis.NaN()}
+		lv.PrefixCache = pc
+	}
+	if col == "prefix_cache_source" {
+		pc.Source = cell
+		return true, nil
+	}
+	v, err := strconv.ParseFloat(cell, 64)
+	if err != nil || !(v >= 0 && v <= 1) {
+		return true, fail("%q: a hit rate is a fraction in [0, 1]", cell)
+	}
+	pc.HitRate = analysis.Float(v)
+	return true, nil
 }
