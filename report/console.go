@@ -73,6 +73,9 @@ func ConsoleWith(w io.Writer, res *analysis.Result, o ConsoleOptions) error {
 func consoleLevels(w io.Writer, res *analysis.Result, o ConsoleOptions, p func(first, hang, s string)) {
 	levels := sortedLevels(res)
 	t := NewLevelTable(isRate(res), o.Wide, hasLengths(res))
+	if consoleHit(res, o.Wide) {
+		t = t.WithPrefixCache()
+	}
 	t.fit(levels)
 	fmt.Fprint(w, t.Header())
 	for i := range levels {
@@ -112,6 +115,9 @@ func consoleNote(res *analysis.Result, wide bool) string {
 		s = "(tok/s = output tokens/s ±95% CI; err = errors (rate); QPS = requests/s; latencies in ms"
 	default:
 		s = "(tok/s = output tokens/s; err = error rate; QPS = requests/s; latencies in ms"
+	}
+	if consoleHit(res, wide) {
+		s += "; hit = prefix-cache hit rate"
 	}
 	s += "; ✗ = excluded from fits"
 	for _, l := range res.Levels {

@@ -285,7 +285,7 @@ func rateLevelTable(res *analysis.Result) table {
 			strconv.Itoa(l.Requests), errorsCell(&l), fnum(l.OutputTPS), fnum(ttft.P50), fnum(ttft.P95), fnum(ttft.P99), fnum(l.TTFT.P95),
 			fnum(l.TPOT.P95), fnum(e2e.P50), fnum(e2e.P95), fnum(l.ScheduleLag.P50), fnum(l.ScheduleLag.P99), validCell(&l)})
 	}
-	return withLengths(t, res, "ISL (tokens)", "OSL (tokens)", " ≠ ")
+	return withLengths(withPrefixCache(t, res, "TTFT p99 (ms)"), res, "ISL (tokens)", "OSL (tokens)", " ≠ ")
 }
 
 // rateLevelsNote is the note under the level table of an arrival-rate run.

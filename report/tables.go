@@ -43,7 +43,7 @@ func levelTable(res *analysis.Result) table {
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	return withLengths(t, res, "ISL (tokens)", "OSL (tokens)", " ≠ ")
+	return withLengths(withPrefixCache(t, res, "TTFT p99 (ms)"), res, "ISL (tokens)", "OSL (tokens)", " ≠ ")
 }
 
 // reasoned reports whether some level's requests reasoned before they answered: its TTFA
