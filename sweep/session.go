@@ -279,3 +279,20 @@ func (z *sizedSynthetic) message(r *rand.Rand, level, worker, conv, turn, n int)
 	}
 	return strings.TrimPrefix(p.b.String(), " "), p.tokens
 }
+
+// MeanThink is the mean pause of a worker between two requests, for sizing windows
+// (Preflight.CheckWindow): think_time without sessions; with them, a conversation of n turns
+// (the nominal turns) pauses n − 1 times sessions.think_time and once think_time, so
+// ((n − 1)·sessions.think_time + think_time) ÷ n; a dataset's conversations, whose turns are
+// not known before, sessions.think_time.
+func (w WorkloadConfig) MeanThink() time.Duration {
+	s := w.Sessions
+	if s == nil {
+		return w.ThinkTime
+	}
+	n := s.Turns.Nominal()
+	if w.Dataset != "" || !(n >= 1) {
+		return s.ThinkTime
+	}
+	return time.Duration(((n-1)*float64(s.ThinkTime) + float64(w.ThinkTime)) / n)
+}

@@ -203,3 +203,17 @@ func TestSessionsDataset(t *testing.T) {
 		t.Errorf("single-turn replay %+v", r)
 	}
 }
+
+// TestMeanThink: 3 turns with 40 ms between turns and 5 ms after a conversation pause
+// (2 × 40 + 5) ÷ 3 ms a request on average; without sessions, think_time.
+func TestMeanThink(t *testing.T) {
+	cfg := sessionsConfig()
+	cfg.Sessions.Turns = Dist{Dist: DistFixed, Mean: 3}
+	if got, want := cfg.MeanThink(), (2*40*time.Millisecond+5*time.Millisecond)/3; got != want {
+		t.Errorf("MeanThink %v, want %v", got, want)
+	}
+	cfg.Sessions = nil
+	if got := cfg.MeanThink(); got != 5*time.Millisecond {
+		t.Errorf("without sessions: %v", got)
+	}
+}

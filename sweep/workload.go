@@ -51,7 +51,7 @@ type WorkloadConfig struct {
 	Tokenizer string `yaml:"tokenizer"`
 	// Sessions makes the workload multi-turn conversations (session.go); nil: single
 	// requests.
-	Sessions *SessionsConfig `yaml:"sessions"`
+	Sessions *SessionsConfig `yaml:"sessions,omitempty"`
 }
 
 // Distribution names of Dist.Dist.
