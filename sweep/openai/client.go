@@ -482,10 +482,8 @@ type streamRead struct {
 	first, answer, last time.Duration
 	answered            bool
 	itl                 sweep.ITLSummary
-	log                 chunkLog // records nothing when chunks are not recorded
-	// reply collects the answer content when the request keeps its reply (KeepReply); nil
-	// otherwise.
-	reply *strings.Builder
+	log                 chunkLog         // records nothing when chunks are not recorded
+	reply               *strings.Builder // the answer content, when KeepReply (else nil)
 }
 
 // readChunks reads the stream's events into sr until the stream ends or fails, and returns
