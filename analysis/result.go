@@ -145,6 +145,9 @@ type Level struct {
 	// (Record.TokensNote); Retried those retried on a fresh connection.
 	UsageDisbelieved int `json:"usage_disbelieved,omitempty"`
 	Retried          int `json:"retried,omitempty"`
+	// Turns summarises a sessions workload's requests by turn index (TTFT as the history
+	// grows); absent when the level had no sessions.
+	Turns []TurnStats `json:"turns,omitempty"`
 	// Server summarises server metrics during the window, when scraped.
 	Server *ServerEvidence `json:"server,omitempty"`
 	// PrefixCache is the prefix-cache hit rate of the window, from the server's metrics or

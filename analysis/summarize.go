@@ -129,6 +129,7 @@ func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, opts Op
 	summarizeLengths(&lv, records, w0, w1, opts.Lengths)
 	summarizeUsage(&lv, records, w0, w1)
 	summarizePrefixCache(&lv, run, records)
+	lv.Turns = Turns(records, w0, w1)
 	s.validity(&lv, run, opts, sent.ok > 0)
 	return lv
 }

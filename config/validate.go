@@ -121,6 +121,21 @@ func (v *validation) workload() {
 			v.bad("workload.tokenizer", "%v", err)
 		}
 	}
+	if wl.Sessions != nil {
+		v.sessions()
+	}
+}
+
+// sessions checks workload.sessions against the keys it cannot go with.
+func (v *validation) sessions() {
+	if v.c.Target.API == sweep.APICompletions {
+		v.badAt("workload.sessions", []string{"workload.sessions", "target.api"},
+			"needs target.api chat: a conversation's history is sent as chat messages (target.api is completions)")
+	}
+	if v.c.Sweep.RateMode() {
+		v.badAt("workload.sessions", []string{"workload.sessions", "sweep.mode"},
+			"a conversation is a closed loop of turns: it cannot be run by an arrival-rate sweep (sweep.mode rate, --rates); remove one of the two")
+	}
 }
 
 // sweep checks sweep: the levels, the level protocol and the stop rules.

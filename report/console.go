@@ -52,6 +52,7 @@ func ConsoleWith(w io.Writer, res *analysis.Result, o ConsoleOptions) error {
 	fmt.Fprintln(bw)
 	if len(res.Levels) > 0 {
 		consoleLevels(bw, res, o, p)
+		consoleTurns(bw, res, p)
 	} else {
 		fmt.Fprintln(bw, "  no levels measured")
 	}

@@ -50,6 +50,10 @@ func reportSections(res *analysis.Result) []section {
 		t := lengthsTable(res)
 		ss = append(ss, section{ID: "lengths", Title: "Token lengths", Table: &t, Note: lengthsNote})
 	}
+	if l, why := turnsLevel(res); l != nil {
+		t := turnsTable(l)
+		ss = append(ss, section{ID: "turns", Title: "By turn", Table: &t, Note: turnsNote(l, why)})
+	}
 	if fits := fitNotes(res); len(fits) > 0 {
 		ss = append(ss, section{ID: "fits", Title: "Fitted models", Items: fits})
 	}

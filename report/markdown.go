@@ -67,6 +67,12 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 		fmt.Fprintf(bw, "\n%s\n\n", mdText(lengthsNote))
 	}
 
+	if l, why := turnsLevel(res); l != nil {
+		fmt.Fprint(bw, "## By turn\n\n")
+		mdTable(bw, turnsTable(l))
+		fmt.Fprintf(bw, "\n%s\n\n", mdText(turnsNote(l, why)))
+	}
+
 	if fits := fitNotes(res); len(fits) > 0 {
 		fmt.Fprint(bw, "## Fitted models\n\n")
 		for _, f := range fits {

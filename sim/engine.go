@@ -78,10 +78,11 @@ type Stats struct {
 	GenerationTokens int64
 	// Steps counts engine steps run (batching mode).
 	Steps int64
-	// PrefixQueryTokens counts the prompt tokens looked up in the prefix cache (each lookup:
-	// every admission, re-admissions after preemption included); 0 when caching is off.
+	// PrefixQueryTokens counts the prompt tokens looked up in the prefix cache, at each
+	// request's first admission only (a re-admission after preemption looks up again but is
+	// not counted, as vLLM V1 counts it apart); 0 when caching is off.
 	PrefixQueryTokens int64
-	// PrefixHitTokens counts the prompt tokens those lookups found cached.
+	// PrefixHitTokens counts the prompt tokens those first lookups found cached.
 	PrefixHitTokens int64
 }
 

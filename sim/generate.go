@@ -166,7 +166,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) 
 
 // prompt counts the request's prompt tokens (promptTokens). With prefix caching in batching
 // mode it also returns the prompt's ids and block hashes, computed here in the handler so
-// that the engine goroutine only looks them up.
+// that the engine goroutine only looks them up and inserts them, hashing nothing.
 func (s *Server) prompt(g *genRequest, kind apiKind) (int, *prefixPrompt, error) {
 	if s.eng == nil || s.eng.prefix == nil {
 		n, err := s.cfg.promptTokens(g, kind)

@@ -61,25 +61,34 @@ func newPrefixPrompt(ids []int, size int) *prefixPrompt {
 
 // outputHashes returns the hashes of every full block of the prompt followed by the output
 // the request streamed: reasoning tokens ("hmm") first, then answer tokens ("tok"), as one
-// id each.
+// id each. The blocks after the prompt's are hashed through one buffer of size ids.
 func (p *prefixPrompt) outputHashes(size, reasoning, answer int) []uint64 {
 	full := len(p.hashes)
-	ids := make([]int, 0, len(p.ids)-full*size+reasoning+answer)
-	ids = append(ids, p.ids[full*size:]...)
-	hmm, tok := tokenID(reasoningText[:3]), tokenID(answerText[:3])
-	for range reasoning {
-		ids = append(ids, hmm)
-	}
-	for range answer {
-		ids = append(ids, tok)
-	}
+	tail := p.ids[full*size:]
+	n := (len(tail) + reasoning + answer) / size * size // ids in full blocks after the prompt's
+	out := make([]uint64, full, full+n/size)
+	copy(out, p.hashes)
 	parent := hashRoot
 	if full > 0 {
 		parent = p.hashes[full-1]
 	}
-	out := make([]uint64, full, full+len(ids)/size)
-	copy(out, p.hashes)
-	return appendBlockHashes(out, ids, size, 0, parent)
+	hmm, tok := tokenID(reasoningText[:3]), tokenID(answerText[:3])
+	buf := make([]int, 0, size)
+	for i := range n {
+		id := tok
+		if i < len(tail) {
+			id = tail[i]
+		} else if i < len(tail)+reasoning {
+			id = hmm
+		}
+		buf = append(buf, id)
+		if len(buf) == size {
+			parent = blockHash(parent, buf)
+			out = append(out, parent)
+			buf = buf[:0]
+		}
+	}
+	return out
 }
 
 // prefixCache is a bounded LRU of block hashes, safe for concurrent use: the engine goroutine
@@ -191,19 +200,21 @@ func (c *prefixCache) pushFront(n int32) {
 
 // prefixLookup runs the admission lookup of r (the engine goroutine): the cached leading
 // blocks of its prompt, capped so that one prompt token is prefilled, are not prefilled but
-// count as KV in use at once. Every lookup counts r's prompt in the queried tokens and its
-// hit in the hit tokens; r's usage reports the hit of its first lookup.
+// count as KV in use at once. Every lookup, a re-admission's after preemption too, saves its
+// hit; only a request's first lookup counts, in the queried tokens (its prompt), the hit
+// tokens and its usage's cached tokens, as vLLM V1 counts a preempted request's repeat lookup
+// apart and exports only the first.
 func (e *engine) prefixLookup(r *request) {
 	size := e.cfg.BlockSize
 	hit := e.prefix.lookup(r.blocks, (r.prompt-1)/size) * size
 	r.prefillLeft -= hit
 	r.kvActive += hit
 	e.kvActive += hit
-	e.prefixQueries += int64(r.prompt)
-	e.prefixHits += int64(hit)
 	if !r.looked {
 		r.looked = true
 		r.cached.Store(int64(hit))
+		e.prefixQueries += int64(r.prompt)
+		e.prefixHits += int64(hit)
 	}
 }
 

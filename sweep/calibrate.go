@@ -261,6 +261,18 @@ func (d *Dataset) sized(idx, counts []int, sz *PromptSizing) *Dataset {
 	for j, i := range idx {
 		out.entries[i].promptTokens = counts[j]
 	}
+	for i := range out.entries {
+		// Session turns: each message by the slope alone (the template, a, is counted once
+		// per request: Sessions.Overhead).
+		e := &out.entries[i]
+		if len(e.turns) == 0 {
+			continue
+		}
+		e.turns = slices.Clone(e.turns)
+		for k := range e.turns {
+			e.turns[k].promptTokens = max(1, int(math.Round(b*float64(e.turns[k].words))))
+		}
+	}
 	return &out
 }
 

@@ -24,6 +24,14 @@ type Request struct {
 	// IgnoreEOS asks the server to generate exactly MaxTokens (vLLM's ignore_eos and
 	// min_tokens).
 	IgnoreEOS bool
+	// History is the conversation so far (workload.sessions), sent before Prompt as
+	// messages of the chat API; nil for a single-turn request.
+	History []Message
+	// KeepReply asks the client to keep the streamed answer content (delta.content, not
+	// reasoning) in Reply; without it nothing is kept.
+	KeepReply bool
+	// Reply is the answer content the server streamed, when KeepReply.
+	Reply string
 }
 
 // Client sends streaming requests to an OpenAI-compatible endpoint. Implementations live

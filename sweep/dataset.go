@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"strings"
 )
@@ -47,6 +48,19 @@ type datasetEntry struct {
 	prompt string
 	// words is the prompt's number of whitespace-separated words; promptTokens its length
 	// in tokens: words, or the server's tokens once sized (SizePrompts).
+	words        int
+	promptTokens int
+	outputTokens int
+	// turns are, with workload.sessions, every user turn of a ShareGPT conversation (the
+	// first is prompt itself) with the length of the reply after it.
+	turns []datasetTurn
+}
+
+// datasetTurn is one user turn of a conversation replayed as a session: its message, its
+// length in words and in tokens (words, or the server's tokens by the sizing fit, without
+// the template), and the output length of the dataset's reply after it.
+type datasetTurn struct {
+	prompt       string
 	words        int
 	promptTokens int
 	outputTokens int
@@ -140,10 +154,13 @@ func (d *Dataset) add(rec *datasetRecord, where string) error {
 		if human >= 0 {
 			e.prompt = rec.Conversations[human].Value
 			for _, t := range rec.Conversations[human+1:] {
-				if t.From == "gpt" || t.From == "assistant" || t.From == "chatgpt" {
+				if isReply(t.From) {
 					e.outputTokens = len(strings.Fields(t.Value))
 					break
 				}
+			}
+			if d.cfg.Sessions != nil {
+				e.turns = d.turnsOf(rec)
 			}
 		}
 	default:
@@ -157,6 +174,56 @@ func (d *Dataset) add(rec *datasetRecord, where string) error {
 	}
 	d.entries = append(d.entries, e)
 	return nil
+}
+
+// isReply reports a ShareGPT speaker of the model's replies.
+func isReply(from string) bool { return from == "gpt" || from == "assistant" || from == "chatgpt" }
+
+// turnsOf returns the user turns of rec's conversation, each with the word length of the
+// reply after it (before the next user turn): up to the first turn without a usable message
+// or, unless output lengths are drawn, without a reply.
+func (d *Dataset) turnsOf(rec *datasetRecord) []datasetTurn {
+	var turns []datasetTurn
+	conv := rec.Conversations
+	for i := 0; i < len(conv); i++ {
+		if conv[i].From != "human" && conv[i].From != "user" {
+			continue
+		}
+		t := datasetTurn{prompt: conv[i].Value, words: len(strings.Fields(conv[i].Value))}
+		for _, r := range conv[i+1:] {
+			if r.From == "human" || r.From == "user" {
+				break
+			}
+			if isReply(r.From) {
+				t.outputTokens = len(strings.Fields(r.Value))
+				break
+			}
+		}
+		if t.words == 0 || t.outputTokens == 0 && !d.drawOut {
+			break
+		}
+		t.promptTokens = t.words
+		turns = append(turns, t)
+	}
+	return turns
+}
+
+// conversation returns the turns of the entry r picks, as Conversations does: a prompt
+// entry, or a ShareGPT entry of one turn, is a conversation of one turn.
+func (d *Dataset) conversation(r *rand.Rand) []Request {
+	e := &d.entries[r.IntN(len(d.entries))]
+	turns := e.turns
+	if len(turns) == 0 {
+		turns = []datasetTurn{{prompt: e.prompt, words: e.words, promptTokens: e.promptTokens, outputTokens: e.outputTokens}}
+	}
+	out := make([]Request, len(turns))
+	for i, t := range turns {
+		out[i] = Request{Prompt: t.prompt, PromptTokens: t.promptTokens, MaxTokens: t.outputTokens, IgnoreEOS: d.cfg.FixedOutput}
+		if d.drawOut {
+			out[i].MaxTokens = d.out.draw(r)
+		}
+	}
+	return out
 }
 
 // readArray reads a JSON array of ShareGPT (or prompt) objects, streaming.

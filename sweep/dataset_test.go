@@ -3,6 +3,7 @@ package sweep
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -38,7 +39,7 @@ func TestDatasetShareGPTJSON(t *testing.T) {
 	for i := range 100 {
 		r := d.Next(0, i%4, i)
 		seen[r.Prompt] = r
-		if r2 := d.Next(0, i%4, i); r2 != r {
+		if r2 := d.Next(0, i%4, i); !reflect.DeepEqual(r2, r) {
 			t.Fatal("not deterministic")
 		}
 	}

@@ -35,8 +35,15 @@ func (d Dist) Nominal() float64 {
 // NominalLengths returns the mean prompt and output lengths, in tokens, the workload w asks
 // for (Dist.Nominal): the output's is max_tokens, exact with FixedOutput and a cap
 // otherwise. A dataset's prompts (and its outputs, unless fixed_output draws them from
-// output_tokens) have lengths of their own: 0.
+// output_tokens) have lengths of their own: 0. With synthetic sessions the prompt is a
+// growing history (0) and the output is sessions.output_tokens (else output_tokens).
 func (w WorkloadConfig) NominalLengths() (input, output float64) {
+	if ss := w.Sessions; ss != nil && w.Dataset == "" {
+		if ss.OutputTokens != (Dist{}) {
+			return 0, ss.OutputTokens.Nominal()
+		}
+		return 0, w.OutputTokens.Nominal()
+	}
 	if w.Dataset == "" {
 		return w.InputTokens.Nominal(), w.OutputTokens.Nominal()
 	}

@@ -141,6 +141,11 @@ type Record struct {
 	// the moment it was cancelled, E2E 0 and status cancelled. 0 on a closed-loop level,
 	// whose requests have no schedule.
 	Scheduled int64 `json:"scheduled_unix_ns,omitempty"`
+	// Session identifies the conversation of a multi-turn request (workload.sessions):
+	// "LEVEL.WORKER.CONVERSATION", unique within the run; empty when not a session.
+	Session string `json:"session,omitempty"`
+	// Turn is the request's turn in its conversation, from 1; 0 when not a session.
+	Turn int `json:"turn,omitempty"`
 }
 
 // ITLSummary summarises the inter-chunk gaps of one request, in microseconds, when per-chunk

@@ -65,6 +65,9 @@ func (p Plan) Validate() error {
 	if p.Workload == nil {
 		bad("no workload")
 	}
+	if _, ok := p.Workload.(Conversations); ok && len(p.Rates) > 0 {
+		bad("workload.sessions: a conversation is a closed loop; an arrival-rate sweep sends single requests")
+	}
 	pr := p.Protocol
 	if pr.Duration < MinSlices {
 		bad("duration %s must be at least %d ns (one per slice)", pr.Duration, MinSlices)

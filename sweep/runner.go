@@ -432,6 +432,7 @@ func (l *level) work(w int) {
 		return
 	}
 	refused := 0 // consecutive connect errors: they back off (dead.go)
+	sess := newSession(l.workload, l.index, w)
 	for seq := 0; ; seq++ {
 		select {
 		case <-l.stop:
@@ -440,9 +441,17 @@ func (l *level) work(w int) {
 			return
 		default:
 		}
-		req := l.workload.Next(l.index, w, seq)
+		var req Request
+		if sess != nil {
+			req = sess.next()
+		} else {
+			req = l.workload.Next(l.index, w, seq)
+		}
 		issue := l.clk.now()
 		rec := Record{Level: l.index, Concurrency: l.c, Worker: w, Seq: seq, Sent: issue}
+		if sess != nil {
+			rec.Session, rec.Turn = sess.id, sess.turn+1
+		}
 		box.mu.Lock()
 		box.since = issue
 		box.mu.Unlock()
@@ -468,7 +477,11 @@ func (l *level) work(w int) {
 		if seq == 0 && l.firstDone.Add(1) == l.warmNeed {
 			close(l.warm)
 		}
-		if !l.pause(l.think + connectBackoff(refused)) {
+		think := l.think
+		if sess != nil {
+			think = sess.ended(&req, &rec, think)
+		}
+		if !l.pause(think + connectBackoff(refused)) {
 			return
 		}
 	}

@@ -54,7 +54,7 @@ func TestSizedSharedPrefixExact(t *testing.T) {
 		if got := templateTokens + subword(req.Prompt); got != want || req.PromptTokens != want {
 			t.Fatalf("seq %d: the server counts %d, PromptTokens %d, drawn %d", seq, got, req.PromptTokens, want)
 		}
-		if again := w.Next(1, seq%7, seq); again != req {
+		if again := w.Next(1, seq%7, seq); again.Prompt != req.Prompt || again.PromptTokens != req.PromptTokens {
 			t.Fatalf("seq %d: Next is not deterministic", seq)
 		}
 	}
@@ -138,6 +138,7 @@ func TestSharedPrefixValidate(t *testing.T) {
 		}, ""},
 		{"both", func(w *WorkloadConfig) { w.SharedPrefix, w.PrefixCache = SharedPrefix{1, 10}, true }, "workload.shared_prefix: and workload.prefix_cache are both set"},
 		{"dataset", func(w *WorkloadConfig) { w.SharedPrefix, w.Dataset = SharedPrefix{1, 10}, "x.jsonl" }, "workload.shared_prefix: is not used with workload.dataset"},
+		{"sessions", func(w *WorkloadConfig) { w.SharedPrefix, w.Sessions = SharedPrefix{1, 10}, &SessionsConfig{Turns: Dist{Dist: DistFixed, Mean: 3}} }, "workload.shared_prefix: is not used with workload.sessions"},
 		{"memory", func(w *WorkloadConfig) { w.SharedPrefix = SharedPrefix{100_000, 500} }, "more than"},
 	} {
 		w := base

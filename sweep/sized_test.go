@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -148,7 +149,7 @@ func TestSizedHeadIsUnique(t *testing.T) {
 	}
 	wg.Wait()
 	for i := range got {
-		if got[i] != w.Next(1, i%3, i) {
+		if !reflect.DeepEqual(got[i], w.Next(1, i%3, i)) {
 			t.Fatalf("request %d differs between two sizings", i)
 		}
 	}

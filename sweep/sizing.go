@@ -159,6 +159,9 @@ func SizePrompts(ctx context.Context, w Workload, opts SizingOptions) (Workload,
 	if method == "" {
 		method = SizingAuto
 	}
+	if s, ok := w.(*Sessions); ok {
+		return s.size(ctx, opts)
+	}
 	syn, isSyn := w.(*Synthetic)
 	ds, isDS := w.(*Dataset)
 	if method == SizingWords || !isSyn && !isDS {

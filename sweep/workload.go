@@ -53,6 +53,9 @@ type WorkloadConfig struct {
 	// Tokenizer is a Hugging Face tokenizer.json that counts prompt tokens offline (prompt
 	// sizing tokenizer, or auto).
 	Tokenizer string `yaml:"tokenizer"`
+	// Sessions makes the workload multi-turn conversations (session.go); nil: single
+	// requests.
+	Sessions *SessionsConfig `yaml:"sessions,omitempty"`
 }
 
 // Distribution names of Dist.Dist.
@@ -109,6 +112,9 @@ func (w WorkloadConfig) Validate() []error {
 	}
 	if w.ThinkTime < 0 {
 		errs = append(errs, fmt.Errorf("workload.think_time: is %v: must be ≥ 0", w.ThinkTime))
+	}
+	if w.Sessions != nil {
+		errs = append(errs, w.Sessions.validate(w.Dataset != "")...)
 	}
 	errs = append(errs, w.validateSharedPrefix()...)
 	switch w.PromptSizing {
@@ -225,6 +231,9 @@ type Synthetic struct {
 func NewWorkload(cfg WorkloadConfig, api API) (Workload, error) {
 	if errs := cfg.Validate(); len(errs) > 0 {
 		return nil, fmt.Errorf("sweep: workload: %w", errors.Join(errs...))
+	}
+	if cfg.Sessions != nil {
+		return newSessions(cfg, api)
 	}
 	if cfg.Dataset != "" {
 		return LoadDataset(cfg, api)

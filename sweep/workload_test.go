@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"math"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -75,15 +76,15 @@ func TestSyntheticDeterministicConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	for i := range n {
-		if want := s2.Next(1, i%3, i); want != got[i] {
+		if want := s2.Next(1, i%3, i); !reflect.DeepEqual(want, got[i]) {
 			t.Fatalf("request %d differs between instances/goroutines", i)
 		}
 	}
-	if s1.Next(1, 0, 1) == s1.Next(0, 1, 1) || s1.Next(0, 0, 1).Prompt == s1.Next(0, 1, 0).Prompt {
+	if reflect.DeepEqual(s1.Next(1, 0, 1), s1.Next(0, 1, 1)) || s1.Next(0, 0, 1).Prompt == s1.Next(0, 1, 0).Prompt {
 		t.Error("distinct (level, worker, seq) gave the same request")
 	}
 	cfg.Seed = 43
-	if synth(t, cfg).Next(1, 0, 0) == s1.Next(1, 0, 0) {
+	if reflect.DeepEqual(synth(t, cfg).Next(1, 0, 0), s1.Next(1, 0, 0)) {
 		t.Error("seed ignored")
 	}
 }

@@ -101,22 +101,22 @@ func TestProbeFailedExitCodes(t *testing.T) {
 	}
 }
 
-// TestRatesAutoSlowRequests: --rates auto against a server whose request (8 tokens at 13 ms
-// + 3 ms a sequence, ≈ 0.13 s) takes longer than the sweep's whole window (max_duration 100
+// TestRatesAutoSlowRequests: --rates auto against a server whose request (8 tokens at 25 ms
+// + 5 ms a sequence, ≈ 0.27 s) takes longer than the sweep's whole window (max_duration 100
 // ms): the probe's windows, sized from the pilot request (3 × its E2E), let its levels
-// complete requests, so it finds the simulator's capacity (simCapacity: 20 requests/s)
+// complete requests, so it finds the simulator's capacity (simCapacity: 11.1 requests/s)
 // within 15% from a valid level and plans the rates from it (probe.json).
 func TestRatesAutoSlowRequests(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a probe and a rate sweep")
 	}
-	c, err := sim.Resolve(sim.Config{MaxNumSeqs: 4, StepBase: 13 * time.Millisecond, StepPerSeq: 3 * time.Millisecond, PrefillTPS: 1e6})
+	c, err := sim.Resolve(sim.Config{MaxNumSeqs: 4, StepBase: 25 * time.Millisecond, StepPerSeq: 5 * time.Millisecond, PrefillTPS: 1e6})
 	if err != nil {
 		t.Fatal(err)
 	}
 	truth := simCapacity(c, 16, 8)
 	cfgPath := writeTestConfig(t, `name: slow
-simulator: {max_num_seqs: 4, step_base: 13ms, step_per_seq: 3ms, prefill_tps: 1000000}
+simulator: {max_num_seqs: 4, step_base: 25ms, step_per_seq: 5ms, prefill_tps: 1000000}
 workload:
   input_tokens: {dist: fixed, mean: 16}
   output_tokens: {dist: fixed, mean: 8}

@@ -353,7 +353,7 @@ func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) 
 	default:
 		cr := goopenai.ChatCompletionRequest{
 			Model:         c.opts.Model,
-			Messages:      []goopenai.ChatCompletionMessage{{Role: goopenai.ChatMessageRoleUser, Content: req.Prompt}},
+			Messages:      chatMessages(req),
 			MaxTokens:     req.MaxTokens,
 			StreamOptions: &goopenai.StreamOptions{IncludeUsage: true},
 		}
@@ -394,6 +394,9 @@ type rawStream interface {
 func (c *Client) read(ctx, reqCtx context.Context, s rawStream, st *reqState,
 	tSend time.Time, req *sweep.Request, rec *sweep.Record) (done bool) {
 	sr := streamRead{w: &st.w, off: tSend.Sub(st.w.start)}
+	if req.KeepReply {
+		sr.reply = new(strings.Builder)
+	}
 	if c.opts.RecordChunks {
 		n := req.MaxTokens
 		if n <= 0 {
@@ -402,6 +405,9 @@ func (c *Client) read(ctx, reqCtx context.Context, s rawStream, st *reqState,
 		sr.log = newChunkLog(c.opts.MaxRecordedChunks, min(n, maxChunksPrealloc, c.opts.MaxChunks))
 	}
 	err := c.readChunks(s, tSend, &sr)
+	if sr.reply != nil {
+		req.Reply = sr.reply.String()
+	}
 	st.streamed = sr.sc.chunks
 	sr.sc.sentBytes = st.sentBytes
 	sc, chunks := sr.sc, sr.log.offsets
@@ -477,7 +483,8 @@ type streamRead struct {
 	first, answer, last time.Duration
 	answered            bool
 	itl                 sweep.ITLSummary
-	log                 chunkLog // records nothing when chunks are not recorded
+	log                 chunkLog         // records nothing when chunks are not recorded
+	reply               *strings.Builder // the answer content, when KeepReply (else nil)
 }
 
 // readChunks reads the stream's events into sr until the stream ends or fails, and returns
@@ -512,6 +519,9 @@ func (c *Client) readChunks(s rawStream, tSend time.Time, sr *streamRead) error 
 			return fmt.Errorf("%w: more than %d content chunks", errBadChunk, c.opts.MaxChunks)
 		}
 		sr.sc.chunks++
+		if sr.reply != nil && res.answer {
+			appendReply(sr.reply, line)
+		}
 		if !res.answer {
 			sr.sc.reasoningChunks++
 		} else if !sr.answered {

@@ -1,0 +1,81 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/kneecap/kneecap/analysis"
+)
+
+// The "By turn" section of a run with multi-turn sessions (workload.sessions): TTFT and the
+// history's length by turn index, at one level (DESIGN §5.2).
+
+// turnsLevel returns the level the by-turn section shows and why it was chosen: the level
+// with turns nearest the knee, else the highest steady one, else the highest; nil when no
+// level has turns (no sessions).
+func turnsLevel(res *analysis.Result) (*analysis.Level, string) {
+	var near, steady, top *analysis.Level
+	d := math.Inf(1)
+	k := res.Knee
+	for i := range res.Levels {
+		l := &res.Levels[i]
+		if len(l.Turns) == 0 {
+			continue
+		}
+		if k != nil && k.Concurrency.OK() && l.Valid {
+			if e := math.Abs(float64(l.Concurrency) - float64(k.Concurrency)); e < d {
+				near, d = l, e
+			}
+		}
+		if l.Steady && (steady == nil || l.Concurrency > steady.Concurrency) {
+			steady = l
+		}
+		if top == nil || l.Concurrency > top.Concurrency {
+			top = l
+		}
+	}
+	switch {
+	case near != nil:
+		return near, "the level nearest the knee"
+	case steady != nil:
+		return steady, "the highest steady level"
+	case top != nil:
+		return top, "the highest level"
+	}
+	return nil, ""
+}
+
+// turnsTable is the by-turn table of l: turn, requests, history tokens p50, TTFT p50 and
+// p95 (levels[i].turns of analysis.json).
+func turnsTable(l *analysis.Level) table {
+	t := table{Header: []string{"turn", "requests", "history tokens p50", "TTFT p50 (ms)", "TTFT p95 (ms)"}}
+	for _, s := range l.Turns {
+		t.Rows = append(t.Rows, []string{strconv.Itoa(s.Turn), strconv.Itoa(s.Requests),
+			analysis.FormatTokens(s.PromptTokensP50), fnum(s.TTFTP50), fnum(s.TTFTP95)})
+	}
+	return t
+}
+
+// turnsNote says what the by-turn table holds.
+func turnsNote(l *analysis.Level, why string) string {
+	return fmt.Sprintf("Concurrency %d (%s): the successful requests sent inside the measurement window by their turn in the conversation. "+
+		"History tokens are the turn's prompt: the chat template, every earlier user message and reply, and the turn's own message, "+
+		"as the server's usage counted them (else as requested). A turn's TTFT grows with its history unless the server's prefix cache holds it.", l.Concurrency, why)
+}
+
+// consoleTurns writes the by-turn table of the console summary, when the run has sessions.
+func consoleTurns(w io.Writer, res *analysis.Result, p func(first, hang, s string)) {
+	l, why := turnsLevel(res)
+	if l == nil {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "By turn (concurrency %d, %s):\n", l.Concurrency, why)
+	fmt.Fprintf(w, "  %4s  %8s  %10s  %9s  %9s\n", "turn", "requests", "history", "TTFT p50", "TTFT p95")
+	for _, s := range l.Turns {
+		fmt.Fprintf(w, "  %4d  %8d  %10s  %9s  %9s\n", s.Turn, s.Requests, analysis.FormatTokens(s.PromptTokensP50), fnum(s.TTFTP50), fnum(s.TTFTP95))
+	}
+	p("  ", "   ", "(history = prompt tokens p50 of the turn, earlier turns and replies included; TTFT in ms)")
+}

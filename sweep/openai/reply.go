@@ -1,0 +1,48 @@
+package openai
+
+import (
+	"encoding/json"
+	"strings"
+
+	goopenai "github.com/sashabaranov/go-openai"
+
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// chatMessages returns the messages of req: its history (a session's earlier turns), then
+// its prompt as the user message.
+func chatMessages(req *sweep.Request) []goopenai.ChatCompletionMessage {
+	user := goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleUser, Content: req.Prompt}
+	if len(req.History) == 0 {
+		return []goopenai.ChatCompletionMessage{user}
+	}
+	msgs := make([]goopenai.ChatCompletionMessage, 0, len(req.History)+1)
+	for _, m := range req.History {
+		msgs = append(msgs, goopenai.ChatCompletionMessage{Role: m.Role, Content: m.Content})
+	}
+	return append(msgs, user)
+}
+
+// replyEvent is the answer content of a stream event: delta.content (chat) or text
+// (completions) of each choice; reasoning content is not part of a reply.
+type replyEvent struct {
+	Choices []struct {
+		Text  string `json:"text"`
+		Delta struct {
+			Content string `json:"content"`
+		} `json:"delta"`
+	} `json:"choices"`
+}
+
+// appendReply adds the answer content of the event line, which the scanner (or the decoder)
+// has accepted as an answer chunk, to b. Only requests that keep their reply pay for it.
+func appendReply(b *strings.Builder, line []byte) {
+	var ev replyEvent
+	if json.Unmarshal(line, &ev) != nil {
+		return
+	}
+	for i := range ev.Choices {
+		b.WriteString(ev.Choices[i].Delta.Content)
+		b.WriteString(ev.Choices[i].Text)
+	}
+}

@@ -1,0 +1,298 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Multi-turn chat sessions (DESIGN §3.6, workload.sessions): each closed-loop worker holds
+// conversations. Turn k of a conversation sends the whole history — the earlier user messages
+// and the assistant's replies as the server streamed them (content, not reasoning) — then the
+// turn's user message; SessionsConfig.ThinkTime passes between turns, the workload's
+// think_time between conversations. A failed turn ends its conversation.
+
+// SessionsConfig is workload.sessions: the shape of the synthetic conversations. With a
+// dataset only ThinkTime is read: the dataset's conversations are the sessions.
+type SessionsConfig struct {
+	// Turns is the number of user turns of a conversation, drawn per conversation.
+	Turns Dist `yaml:"turns"`
+	// ThinkTime is the pause of a worker between two turns of a conversation.
+	ThinkTime time.Duration `yaml:"think_time"`
+	// UserTokens is the length of each user message in tokens, without the chat template
+	// (unset: workload.input_tokens).
+	UserTokens Dist `yaml:"user_tokens"`
+	// OutputTokens is each turn's max_tokens (unset: workload.output_tokens).
+	OutputTokens Dist `yaml:"output_tokens"`
+}
+
+// maxTurns bounds the turns of one conversation.
+const maxTurns = 1000
+
+// Message is one message of a chat request's history.
+type Message struct {
+	// Role is RoleUser or RoleAssistant.
+	Role string
+	// Content is the message's text.
+	Content string
+}
+
+// Roles of a Message.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// validate reports the problems of s; dataset says the conversations come from a dataset.
+func (s *SessionsConfig) validate(dataset bool) []error {
+	var errs []error
+	if s.ThinkTime < 0 {
+		errs = append(errs, fmt.Errorf("workload.sessions.think_time: is %v: must be ≥ 0", s.ThinkTime))
+	}
+	if dataset {
+		for _, k := range []struct {
+			name string
+			d    Dist
+		}{{"turns", s.Turns}, {"user_tokens", s.UserTokens}, {"output_tokens", s.OutputTokens}} {
+			if k.d != (Dist{}) {
+				errs = append(errs, fmt.Errorf("workload.sessions.%s: is set, but workload.dataset gives the conversations (their turns, messages and reply lengths): remove it", k.name))
+			}
+		}
+		return errs
+	}
+	if s.Turns == (Dist{}) {
+		errs = append(errs, errors.New("workload.sessions.turns: missing: the number of turns of a conversation (for example {dist: fixed, mean: 3})"))
+	} else {
+		errs = append(errs, s.Turns.Validate("workload.sessions.turns")...)
+		if s.Turns.Nominal() > maxTurns || s.Turns.Min > maxTurns {
+			errs = append(errs, fmt.Errorf("workload.sessions.turns: more than %d turns a conversation", maxTurns))
+		}
+	}
+	if s.UserTokens != (Dist{}) {
+		errs = append(errs, s.UserTokens.Validate("workload.sessions.user_tokens")...)
+	}
+	if s.OutputTokens != (Dist{}) {
+		errs = append(errs, s.OutputTokens.Validate("workload.sessions.output_tokens")...)
+	}
+	return errs
+}
+
+// Conversations is a workload of multi-turn conversations: the runner keeps each worker's
+// conversation (session) and sends its turns with their history. Next returns the first turn
+// of conversation seq alone.
+type Conversations interface {
+	Workload
+	// Conversation returns the turns of conversation conv of worker at level, deterministic
+	// in (seed, level, worker, conv): each turn's user message (Prompt, PromptTokens its
+	// length in tokens without the chat template), MaxTokens and IgnoreEOS.
+	Conversation(level, worker, conv int) []Request
+	// Overhead is what the server adds to every request (its chat template), in tokens, as
+	// far as it is known (0 otherwise): part of a turn's requested prompt length.
+	Overhead() int
+	// TurnThink is the pause between two turns of a conversation.
+	TurnThink() time.Duration
+}
+
+// Sessions is the workload of workload.sessions: synthetic conversations (user messages of
+// user_tokens tokens, turns drawn per conversation) or a dataset's conversations.
+//
+// A synthetic user message of n tokens is unique to (seed, level, worker, conversation,
+// turn): in words, a unique word then n − 1 pool words; sized in the server's tokens, a head
+// of 7 vocabulary words unique to the message then vocabulary words whose costs add up to n
+// exactly (estimated: round(n ÷ tokens_per_word) words). No first word and no template base:
+// the template is counted once per request, in Overhead.
+type Sessions struct {
+	cfg      SessionsConfig
+	seed     int64
+	fixed    bool
+	turns    sampler
+	user     sampler
+	out      sampler
+	words    *Synthetic
+	sized    *sizedSynthetic
+	ds       *Dataset
+	overhead int
+}
+
+var _ Conversations = (*Sessions)(nil)
+
+// newSessions returns the sessions workload of cfg (cfg.Sessions set, validated).
+func newSessions(cfg WorkloadConfig, api API) (*Sessions, error) {
+	if api == APICompletions {
+		return nil, errors.New("sweep: workload.sessions: needs target.api chat (a conversation is a list of messages)")
+	}
+	sc := *cfg.Sessions
+	s := &Sessions{cfg: sc, seed: cfg.Seed, fixed: cfg.FixedOutput}
+	if cfg.Dataset != "" {
+		ds, err := LoadDataset(cfg, api)
+		if err != nil {
+			return nil, err
+		}
+		s.ds = ds
+		return s, nil
+	}
+	if sc.UserTokens == (Dist{}) {
+		sc.UserTokens = cfg.InputTokens
+	}
+	if sc.OutputTokens == (Dist{}) {
+		sc.OutputTokens = cfg.OutputTokens
+	}
+	s.cfg = sc
+	s.turns, s.user, s.out = newSampler(sc.Turns), newSampler(sc.UserTokens), newSampler(sc.OutputTokens)
+	inner := cfg
+	inner.InputTokens, inner.OutputTokens, inner.PrefixCache, inner.Sessions = sc.UserTokens, sc.OutputTokens, false, nil
+	syn, err := NewSynthetic(inner, api)
+	if err != nil {
+		return nil, err
+	}
+	s.words = syn
+	return s, nil
+}
+
+// size returns s with its messages sized in the server's tokens (SizePrompts).
+func (s *Sessions) size(ctx context.Context, opts SizingOptions) (Workload, PromptSizing, error) {
+	var inner Workload = s.words
+	if s.ds != nil {
+		inner = s.ds
+	}
+	w, sz, err := SizePrompts(ctx, inner, opts)
+	if err != nil {
+		return nil, sz, err
+	}
+	out := *s
+	switch w := w.(type) {
+	case *sizedSynthetic:
+		out.sized = w
+		out.overhead = max(0, int(math.Round(sz.OverheadTokens)))
+	case *Dataset:
+		out.ds = w
+		out.overhead = max(0, int(math.Round(sz.OverheadTokens)))
+	}
+	return &out, sz, nil
+}
+
+// Overhead implements Conversations.
+func (s *Sessions) Overhead() int { return s.overhead }
+
+// TurnThink implements Conversations.
+func (s *Sessions) TurnThink() time.Duration { return s.cfg.ThinkTime }
+
+// Next returns the first turn of conversation seq, alone (a probe; a rate level's request).
+func (s *Sessions) Next(level, worker, seq int) Request {
+	turns := s.Conversation(level, worker, seq)
+	req := turns[0]
+	req.PromptTokens += s.overhead
+	return req
+}
+
+// sessionSalt separates the conversations' generators from the single requests'.
+const sessionSalt = 0x73657373696f6e
+
+// turnRand returns the generator of turn (0 = the conversation's own draws, from 1 the
+// turns') of conversation conv of worker at level.
+func turnRand(seed int64, level, worker, conv, turn int) *rand.Rand {
+	h := splitmix64(uint64(seed) ^ sessionSalt)
+	for _, v := range []int{level, worker, conv, turn} {
+		h = splitmix64(h ^ uint64(v))
+	}
+	return rand.New(rand.NewPCG(uint64(seed), h))
+}
+
+// Conversation implements Conversations.
+func (s *Sessions) Conversation(level, worker, conv int) []Request {
+	if s.ds != nil {
+		return s.ds.conversation(requestRand(s.seed, level, worker, conv))
+	}
+	n := min(s.turns.draw(turnRand(s.seed, level, worker, conv, 0)), maxTurns)
+	turns := make([]Request, n)
+	for t := range turns {
+		r := turnRand(s.seed, level, worker, conv, t+1)
+		u, o := s.user.draw(r), s.out.draw(r)
+		req := Request{MaxTokens: o, IgnoreEOS: s.fixed}
+		if s.sized != nil {
+			req.Prompt, req.PromptTokens = s.sized.message(r, level, worker, conv, t, u)
+		} else {
+			req.Prompt, req.PromptTokens = s.words.message(r, level, worker, conv, t, u), u
+		}
+		turns[t] = req
+	}
+	return turns
+}
+
+// message returns a user message of n words, the first unique to (level, worker, conv, turn).
+func (s *Synthetic) message(r *rand.Rand, level, worker, conv, turn, n int) string {
+	var b strings.Builder
+	b.Grow(n * 8)
+	b.WriteString("u")
+	b.WriteString(strconv.FormatUint(splitmix64(uint64(s.cfg.Seed))&0xffff, 36))
+	for _, v := range []int{level, worker, conv, turn} {
+		b.WriteByte('-')
+		b.WriteString(strconv.Itoa(v))
+	}
+	for i := 1; i < n; i++ {
+		b.WriteByte(' ')
+		b.WriteString(s.words[r.IntN(len(s.words))])
+	}
+	return b.String()
+}
+
+// message returns a user message of n of the server's tokens (exact) or of about n (the
+// usage fit), and its length: a head unique to (level, worker, conv, turn), then vocabulary
+// words in the message's affine order, ended by words of the largest cost that fits.
+func (z *sizedSynthetic) message(r *rand.Rand, level, worker, conv, turn, n int) (string, int) {
+	a := 2*r.IntN(tableSize/2) + 1
+	off := r.IntN(tableSize)
+	p := sizedPrompt{z: z}
+	p.b.Grow(int(float64(n)*z.bytesPerToken) + 16)
+	if z.exact {
+		p.left = n
+	} else {
+		p.left = max(1, int(math.Round(float64(n)/z.tpw)))
+	}
+	// The head's seq packs the conversation and the turn: unique for 2¹¹ conversations of
+	// up to 1024 turns per worker and level (and every later prefix is the conversation's).
+	h := z.head(level, worker, conv<<10|turn)
+	for range headWords {
+		w := int(h & (tableSize - 1))
+		h >>= 7
+		if p.left <= 0 || !p.fits(w) {
+			break
+		}
+		p.put(w)
+	}
+	stop := 0
+	if z.exact {
+		stop = z.maxCost
+	}
+	for i := 0; p.left > stop; i++ {
+		p.put((off + a*i) & (tableSize - 1))
+	}
+	if z.exact {
+		z.putTail(&p, r)
+	} else {
+		p.tokens = n
+	}
+	return strings.TrimPrefix(p.b.String(), " "), p.tokens
+}
+
+// MeanThink is the mean pause of a worker between two requests, for sizing windows
+// (Preflight.CheckWindow): think_time without sessions; with them, a conversation of n turns
+// (the nominal turns) pauses n − 1 times sessions.think_time and once think_time, so
+// ((n − 1)·sessions.think_time + think_time) ÷ n; a dataset's conversations, whose turns are
+// not known before, sessions.think_time.
+func (w WorkloadConfig) MeanThink() time.Duration {
+	s := w.Sessions
+	if s == nil {
+		return w.ThinkTime
+	}
+	n := s.Turns.Nominal()
+	if w.Dataset != "" || !(n >= 1) {
+		return s.ThinkTime
+	}
+	return time.Duration(((n-1)*float64(s.ThinkTime) + float64(w.ThinkTime)) / n)
+}

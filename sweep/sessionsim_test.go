@@ -1,0 +1,90 @@
+package sweep_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/sim"
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// Sessions against the simulator's prefix cache (issue 15, acceptance): the engine's
+// parameters, from which the truth below is derived.
+const (
+	sessTemplate   = 40    // simulator chat_template_tokens
+	sessUser       = 400   // user_tokens (words: one token each under the words rule)
+	sessOut        = 4     // output tokens a turn ("tok " each: one token)
+	sessPrefillTPS = 20000 // simulator prefill_tps
+	sessBlock      = 16    // simulator block_size (vLLM's default)
+)
+
+// sessionSweep runs a 3-turn session sweep at concurrency 1 and 2 against the batching
+// engine with prefill dominating TTFT, prefix caching on or off, and returns its levels
+// analyzed.
+func sessionSweep(t *testing.T, caching bool) analysis.Result {
+	t.Helper()
+	url, _ := startSim(t, sim.Config{Profile: sim.ProfileDemo, PrefillTPS: sessPrefillTPS, ChatTemplateTokens: sessTemplate,
+		StepBase: 2 * time.Millisecond, PrefixCaching: caching, BlockSize: sessBlock})
+	wl, err := sweep.NewWorkload(sweep.WorkloadConfig{
+		InputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: 8}, OutputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: sessOut},
+		FixedOutput: true, Seed: 5, PromptSizing: sweep.SizingWords,
+		Sessions: &sweep.SessionsConfig{Turns: sweep.Dist{Dist: sweep.DistFixed, Mean: 3},
+			UserTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: sessUser}},
+	}, sweep.APIChat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proto := shortProtocol()
+	proto.Warmup, proto.Duration, proto.MaxDuration = 150*time.Millisecond, 600*time.Millisecond, 600*time.Millisecond
+	plan := sweep.Plan{Levels: []int{1, 2}, Protocol: proto, Workload: wl}
+	return sweepLevels(t, url, plan, 4)
+}
+
+// TestSessionsPrefixCacheTTFT: a 3-turn session sweep shows TTFT by turn, and with prefix
+// caching on, turn 3's TTFT p50 is lower than without by the prefill of the cached prefix.
+//
+// Truth (sim/prefix.go, sim/engine.go): a chat request's tokens are the template's, then each
+// message's, so turn 3's prompt is T + 3U + 2O = 40 + 1200 + 8 = 1248 tokens (its usage);
+// uncached its prefill takes 1248 ÷ 20000 s = 62.4 ms. Turn 2's request cached the full
+// blocks of its prompt and output, T + 2U + 2O = 848 tokens, so turn 3 finds ⌊848 ÷ 16⌋ × 16
+// = 848 tokens cached and skips 848 ÷ 20000 s = 42.4 ms of prefill. At c = 1 the difference
+// of the p50s is asserted within ±25% (±10.6 ms: the machine's scheduling of two sweeps,
+// about a step of 2.25 ms each way, on two loaded cores); at c = 2 the other worker's prefill
+// can precede a turn's, and only cached < uncached by at least half the saving is asserted.
+func TestSessionsPrefixCacheTTFT(t *testing.T) {
+	without, with := sessionSweep(t, false), sessionSweep(t, true)
+	wantPrompt := float64(sessTemplate + 3*sessUser + 2*sessOut)
+	hit := math.Floor(float64(sessTemplate+2*sessUser+2*sessOut)/sessBlock) * sessBlock
+	saving := hit / sessPrefillTPS * 1e3 // ms
+	for i, c := range []int{1, 2} {
+		a, b := without.Levels[i], with.Levels[i]
+		if len(a.Turns) != 3 || len(b.Turns) != 3 {
+			t.Fatalf("c=%d: turns %+v and %+v: want 3 each", c, a.Turns, b.Turns)
+		}
+		for _, s := range append(a.Turns, b.Turns...) {
+			// Turn k's prompt: T + k·U + (k−1)·O.
+			if want := float64(sessTemplate + s.Turn*sessUser + (s.Turn-1)*sessOut); float64(s.PromptTokensP50) != want {
+				t.Errorf("c=%d turn %d: prompt tokens p50 %v, want %v", c, s.Turn, s.PromptTokensP50, want)
+			}
+		}
+		if float64(a.Turns[2].PromptTokensP50) != wantPrompt {
+			t.Errorf("turn 3 prompt %v, want %v", a.Turns[2].PromptTokensP50, wantPrompt)
+		}
+		off, on := float64(a.Turns[2].TTFTP50), float64(b.Turns[2].TTFTP50)
+		t.Logf("c=%d turn 3 TTFT p50: %.1f ms without prefix caching (%d requests), %.1f ms with (%d): %.1f ms lower, truth %.1f ms (hit %v tokens)",
+			c, off, a.Turns[2].Requests, on, b.Turns[2].Requests, off-on, saving, hit)
+		t.Logf("c=%d by turn without: %+v; with: %+v", c, a.Turns, b.Turns)
+		// Never below the engine's prefill of what is not cached (the schedule is absolute).
+		if uncached, cached := wantPrompt/sessPrefillTPS*1e3, (wantPrompt-hit)/sessPrefillTPS*1e3; off < uncached || on < cached {
+			t.Errorf("c=%d: turn 3 TTFT p50 %.1f ms uncached, %.1f ms cached: below the prefill times %.1f and %.1f ms", c, off, on, uncached, cached)
+		}
+		switch {
+		case c == 1 && math.Abs(off-on-saving) > 0.25*saving:
+			t.Errorf("c=1: turn 3 TTFT p50 %.1f ms lower with prefix caching, want %.1f ms ± 25%%", off-on, saving)
+		case c == 2 && off-on < saving/2:
+			t.Errorf("c=2: turn 3 TTFT p50 %.1f ms lower with prefix caching, want at least %.1f ms", off-on, saving/2)
+		}
+	}
+}
