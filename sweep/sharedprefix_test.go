@@ -138,7 +138,9 @@ func TestSharedPrefixValidate(t *testing.T) {
 		}, ""},
 		{"both", func(w *WorkloadConfig) { w.SharedPrefix, w.PrefixCache = SharedPrefix{1, 10}, true }, "workload.shared_prefix: and workload.prefix_cache are both set"},
 		{"dataset", func(w *WorkloadConfig) { w.SharedPrefix, w.Dataset = SharedPrefix{1, 10}, "x.jsonl" }, "workload.shared_prefix: is not used with workload.dataset"},
-		{"sessions", func(w *WorkloadConfig) { w.SharedPrefix, w.Sessions = SharedPrefix{1, 10}, &SessionsConfig{Turns: Dist{Dist: DistFixed, Mean: 3}} }, "workload.shared_prefix: is not used with workload.sessions"},
+		{"sessions", func(w *WorkloadConfig) {
+			w.SharedPrefix, w.Sessions = SharedPrefix{1, 10}, &SessionsConfig{Turns: Dist{Dist: DistFixed, Mean: 3}}
+		}, "workload.shared_prefix: is not used with workload.sessions"},
 		{"memory", func(w *WorkloadConfig) { w.SharedPrefix = SharedPrefix{100_000, 500} }, "more than"},
 	} {
 		w := base
