@@ -200,6 +200,9 @@ func (p *progress) LevelFinished(l sweep.Level) {
 	if p.table == nil {
 		lengths := lv.InputTokens.Mean.OK() || lv.OutputTokens.Mean.OK()
 		t := report.NewLevelTable(run.OfferedRPS > 0, p.wide, lengths)
+		if lv.PrefixHitRate().OK() && (p.wide || run.OfferedRPS == 0) {
+			t = t.WithPrefixCache() // as the final table (report.consoleHit)
+		}
 		p.table = &t
 		fmt.Fprint(p.w, t.Header())
 	}
