@@ -22,51 +22,12 @@ import (
 // tokens the simulator counts (template included), so once the first request's prefill has
 // cached it every request hits ⌊256 ÷ 16⌋ × 16 = 256 of its 512 tokens (block 16), 50%; the
 // requests admitted before that (the first-request misses, which hit only the blocks of the
-// template and first word the sizing's probes cached) lower it by less than 0.5·misses ÷ N. Both sources are asserted against it: the server's counters
+// template and first word the sizing's probes cached) lower it by less than 0.5·misses ÷ N.
+// Both sources are asserted against it, and within the 45–55%: the server's counters
 // (metrics) and the requests' usage; the report's level table shows the rate.
 func TestSharedPrefixHitRate(t *testing.T) {
-	const prompt, prefix, block, template = 512, 256, 16, 40
-	cfg, err := sim.Profile(sim.ProfileDemo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Tokenizer, cfg.ChatTemplateTokens, cfg.PrefixCaching, cfg.BlockSize = sim.TokenizerSubword, template, true, block
-	s, err := sim.NewServer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(s)
-	t.Cleanup(func() { srv.Close(); s.Close() })
-	ctx := context.Background()
-	cl := newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel })
-	tk, err := cl.Tokenize(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wl, err := sweep.NewWorkload(sweep.WorkloadConfig{InputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: prompt},
-		OutputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: 8}, FixedOutput: true, Seed: 1,
-		SharedPrefix: sweep.SharedPrefix{Count: 1, Tokens: prefix}}, sweep.APIChat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wl, sz, err := sweep.SizePrompts(ctx, wl, sweep.SizingOptions{Method: sweep.SizingTokenize, API: sweep.APIChat, Endpoint: tk.Counter(), Client: cl})
-	if err != nil || !sz.Exact {
-		t.Fatalf("sizing %+v: %v", sz, err)
-	}
-	sc, err := sweep.NewScraper(sweep.ServerMetricsConfig{URL: srv.URL + "/metrics", Interval: 50 * time.Millisecond}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop := sc.Start(ctx)
-	sink := &memSink{}
-	plan := sweep.Plan{Levels: []int{1, 4}, Workload: wl, Scraper: sc, Protocol: sweep.Protocol{Warmup: 50 * time.Millisecond,
-		WarmupMax: time.Second, Duration: 400 * time.Millisecond, MaxDuration: 400 * time.Millisecond, CITarget: 0.5, DrainTimeout: 5 * time.Second}}
-	if _, err := sweep.Run(ctx, nil, plan, cl, sink); err != nil {
-		t.Fatal(err)
-	}
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
+	const prompt, prefix, block = 512, 256, 16
+	sink, sz := sharedPrefixSweep(t, prompt, prefix, block)
 	misses := 0
 	for _, r := range sink.recs {
 		switch {
@@ -89,8 +50,8 @@ func TestSharedPrefixHitRate(t *testing.T) {
 		}
 		// The window's queries hold at most one miss (misses ≤ 1): rate ∈ [0.5 − 0.5 ÷ N, 0.5].
 		n := run.Server.PrefixCacheQueries / prompt
-		if lo := 0.5 - 0.5/n; n < 1 || float64(pc.HitRate) < lo || pc.HitRate > 0.5 {
-			t.Errorf("level %d: metrics hit rate %v of %g requests, want in [%.4f, 0.5]", lv.Concurrency, pc.HitRate, n, lo)
+		if lo := 0.5 - 0.5/n; n < 1 || float64(pc.HitRate) < max(lo, 0.45) || pc.HitRate > 0.5 {
+			t.Errorf("level %d: metrics hit rate %v of %g requests, want in [max(%.4f, 0.45), 0.5]", lv.Concurrency, pc.HitRate, n, lo)
 		}
 		if lo := 0.5 - 0.5*float64(misses)/float64(lv.Requests); pc.UsageHitRate < analysis.Float(lo) || pc.UsageHitRate > 0.5 {
 			t.Errorf("level %d: usage hit rate %v, want in [%.4f, 0.5]", lv.Concurrency, pc.UsageHitRate, lo)
@@ -114,4 +75,54 @@ func TestSharedPrefixHitRate(t *testing.T) {
 			t.Errorf("level %d without metrics: %+v", lv.Concurrency, pc)
 		}
 	}
+}
+
+// sharedPrefixSweep runs the sweep of TestSharedPrefixHitRate: levels 1 and 4 of prompts of
+// prompt tokens starting with one shared prefix of prefix tokens, sized exactly by the
+// simulator's /tokenize (subword rule, a 40-token template), its metrics scraped every 20 ms (a scrape between
+// the first request and the end of the 100 ms warmup keeps its miss out of the window).
+func sharedPrefixSweep(t *testing.T, prompt, prefix, block int) (*memSink, sweep.PromptSizing) {
+	t.Helper()
+	cfg, err := sim.Profile(sim.ProfileDemo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Tokenizer, cfg.ChatTemplateTokens, cfg.PrefixCaching, cfg.BlockSize = sim.TokenizerSubword, 40, true, block
+	s, err := sim.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	t.Cleanup(func() { srv.Close(); s.Close() })
+	ctx := context.Background()
+	cl := newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel })
+	tk, err := cl.Tokenize(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl, err := sweep.NewWorkload(sweep.WorkloadConfig{InputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: float64(prompt)},
+		OutputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: 8}, FixedOutput: true, Seed: 1,
+		SharedPrefix: sweep.SharedPrefix{Count: 1, Tokens: prefix}}, sweep.APIChat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl, sz, err := sweep.SizePrompts(ctx, wl, sweep.SizingOptions{Method: sweep.SizingTokenize, API: sweep.APIChat, Endpoint: tk.Counter(), Client: cl})
+	if err != nil || !sz.Exact {
+		t.Fatalf("sizing %+v: %v", sz, err)
+	}
+	sc, err := sweep.NewScraper(sweep.ServerMetricsConfig{URL: srv.URL + "/metrics", Interval: 20 * time.Millisecond}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := sc.Start(ctx)
+	sink := &memSink{}
+	plan := sweep.Plan{Levels: []int{1, 4}, Workload: wl, Scraper: sc, Protocol: sweep.Protocol{Warmup: 100 * time.Millisecond,
+		WarmupMax: time.Second, Duration: 400 * time.Millisecond, MaxDuration: 400 * time.Millisecond, CITarget: 0.5, DrainTimeout: 5 * time.Second}}
+	if _, err := sweep.Run(ctx, nil, plan, cl, sink); err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	return sink, sz
 }
