@@ -41,7 +41,7 @@ type WorkloadConfig struct {
 	// SharedPrefix, when Count > 0, starts every prompt with one of Count shared prefixes
 	// ("system prompts") of Tokens tokens, drawn per request (DESIGN §3.6). Not with
 	// PrefixCache, nor with a Dataset.
-	SharedPrefix SharedPrefix `yaml:"shared_prefix"`
+	SharedPrefix SharedPrefix `yaml:"shared_prefix,omitempty"`
 	// ThinkTime is the pause of a worker between requests.
 	ThinkTime time.Duration `yaml:"think_time"`
 	// Seed seeds the workload.
