@@ -11,7 +11,7 @@ import (
 	"github.com/kneecap/kneecap/report"
 )
 
-// TestPrefixCacheColumn: with a hit rate on some level, report.md and the console put it
+// TestPrefixCacheColumn: with a hit rate on some level, report.md, report.html and the console put it
 // beside TTFT ("—" on a level without one) and the console stays within 80 columns; without
 // any, neither shows the column.
 func TestPrefixCacheColumn(t *testing.T) {
@@ -28,6 +28,13 @@ func TestPrefixCacheColumn(t *testing.T) {
 	}
 	if !strings.Contains(md.String(), "| TTFT p99 (ms) | prefix-cache hit |") || !strings.Contains(md.String(), " | 50.0% | ") || !strings.Contains(md.String(), " | — | ") {
 		t.Errorf("report.md level table without the hit rate:\n%s", md.String())
+	}
+	var page bytes.Buffer
+	if err := report.HTML(&page, res, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), "<th>prefix-cache hit</th>") || !strings.Contains(page.String(), "50.0%") {
+		t.Errorf("report.html level table without the hit rate")
 	}
 	head := ""
 	for _, line := range strings.Split(con.String(), "\n") {
