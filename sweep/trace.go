@@ -254,6 +254,17 @@ func (t *Trace) Gaps(s float64) func() time.Duration {
 	}
 }
 
+// levelProtocol is the protocol of a trace level at scale s: its window at least one pass
+// long, Pass ÷ s (max_duration raised to it), so that the window holds every request of the
+// trace's window once (from the warmup's end on, looping into the next pass).
+func (t *Trace) levelProtocol(p Protocol, s float64) Protocol {
+	if d := time.Duration(float64(t.pass) / s); d > p.Duration {
+		p.Duration = d
+		p.MaxDuration = max(p.MaxDuration, d)
+	}
+	return p
+}
+
 // ValidateTimeScales reports time scales outside [1/MaxTimeScale, MaxTimeScale] or not
 // finite, and an empty list; key names them.
 func ValidateTimeScales(key string, scales []float64) []error {
