@@ -109,12 +109,12 @@ func (r *rater) traceAnswer(tr *TraceResult) string {
 		return fmt.Sprintf("No SLO is set, so by its capacity: this replica sustains %s %s (%s requests/s; largest measured scale sustained: %s).",
 			fscale(tr.CapacityScale), of, r.rr.CapacityRPS.Format(), largest)
 	}
-	if !tr.SLOScale.OK() {
-		first := "the smallest measured scale"
-		if len(r.pts) > 0 {
-			first = fscale(Float(r.pts[0].x / float64(tr.MeanRPS)))
-		}
-		return fmt.Sprintf("No measured time scale of %s meets the SLO: even %s misses it (%s).", of, first, r.res.SLO.Limit)
+	switch {
+	case !tr.SLOScale.OK() && len(r.pts) == 0:
+		return fmt.Sprintf("No valid level to read a multiple of %s from (see warnings).", of)
+	case !tr.SLOScale.OK():
+		return fmt.Sprintf("No measured time scale of %s meets the SLO: even %s misses it (%s).",
+			of, fscale(Float(r.pts[0].x/float64(tr.MeanRPS))), r.res.SLO.Limit)
 	}
 	at := ""
 	if tr.SLOScaleBound == "at_least" {
