@@ -200,11 +200,15 @@ func cmdSweep(ctx context.Context, e *env, args []string) (err error) {
 }
 
 // addedNote lists the levels a sweep added (an interrupted one is run again on --resume):
-// "; then added 25, 102".
+// "; then added 25, 102" (on a rate sweep, "; then added 20.7 requests/s").
 func addedNote(out sweep.Outcome) string {
 	var cs []string
 	for _, l := range out.Levels {
-		if l.Refine != "" && !l.Interrupted {
+		switch {
+		case l.Refine == "" || l.Interrupted:
+		case l.OfferedRPS > 0: // a rate level's concurrency is its cap
+			cs = append(cs, strconv.FormatFloat(l.OfferedRPS, 'g', 3, 64)+" requests/s")
+		default:
 			cs = append(cs, strconv.Itoa(l.Concurrency))
 		}
 	}
