@@ -146,3 +146,22 @@ func TestTraceWindowAndScale(t *testing.T) {
 		t.Errorf("an empty window: %v", err)
 	}
 }
+
+// FuzzParseTrace: no input panics the trace readers, and a trace they accept has its
+// entries sorted from 0 with lengths ≥ 1 (seeds: the three formats' samples).
+func FuzzParseTrace(f *testing.F) {
+	for _, s := range []string{mooncakeSample, burstSample, azureSample, "{}\n", "TIMESTAMP,ContextTokens,GeneratedTokens\n,,\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		tf, err := sweep.ParseTrace(strings.NewReader(text), "fuzz", "")
+		if err != nil {
+			return
+		}
+		for i, e := range tf.Entries {
+			if e.At < 0 || i > 0 && e.At < tf.Entries[i-1].At || e.InputTokens < 1 || e.OutputTokens < 1 {
+				t.Fatalf("entry %d %+v: want sorted times ≥ 0 and lengths ≥ 1", i, e)
+			}
+		}
+	})
+}

@@ -222,14 +222,14 @@ func parseTraceCSV(br *bufio.Reader, name string, format TraceFormat) (*TraceFil
 		if err == io.EOF {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				line = pe.Line
+				return nil, fmt.Errorf("%s:%d: %v", name, pe.Line, pe.Err)
 			}
-			return nil, fmt.Errorf("%s:%d: %v", name, line, err)
+			return nil, fmt.Errorf("%s: %v", name, err)
 		}
+		line, _ := cr.FieldPos(0) // only after a record was read
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
 		}
