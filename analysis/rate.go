@@ -69,6 +69,9 @@ type RateLevel struct {
 	// arrival, what a user arriving then waited.
 	TTFTScheduled Latency `json:"ttft_scheduled_ms"`
 	E2EScheduled  Latency `json:"e2e_scheduled_ms"`
+	// TimeScale is a trace replay's time scale at this level (the trace's arrival times ÷
+	// it: 2 = twice the recorded traffic); 0 (absent) when the level did not replay a trace.
+	TimeScale Float `json:"time_scale,omitempty"`
 }
 
 // NewRateLevel returns the rate fields of a level offered offered requests/s, every

@@ -19,6 +19,8 @@ type rater struct {
 	rr *RateResult
 	// pts are the valid rate levels, ascending offered rate.
 	pts []ratePoint
+	// passing is the number of leading pts that meet the SLO (slo sets it).
+	passing int
 }
 
 // analyzeRate is Analyze for an arrival-rate run: the capacity (maximum sustainable rate)
@@ -53,6 +55,7 @@ func analyzeRate(levels []Level, meta Meta, opts Options) Result {
 	r.capacity()
 	r.blowup()
 	r.slo()
+	r.trace()
 	r.plan()
 	res.Warnings = a.warnings.texts()
 	return res

@@ -106,6 +106,10 @@ func (r *rater) slo() {
 		return ""
 	}
 	fail := slices.IndexFunc(r.pts, func(p ratePoint) bool { return failing(p.lv) != "" })
+	r.passing = fail
+	if fail < 0 {
+		r.passing = len(r.pts)
+	}
 	switch fail {
 	case -1:
 		last := r.pts[len(r.pts)-1]

@@ -76,6 +76,7 @@ const (
 func (s *scratch) summarizeRate(run *sweep.LevelRun, records []sweep.Record, opts Options) Level {
 	lv := emptyLevel(run)
 	rl := NewRateLevel(run.OfferedRPS)
+	rl.TimeScale = Float(run.TimeScale)
 	lv.RateLevel = rl
 	w0, w1 := run.W0, run.W1
 	if w1 <= w0 {

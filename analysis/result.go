@@ -207,6 +207,8 @@ type Meta struct {
 	// PromptSizing is how the sweep sized its prompts in the server's tokens (DESIGN §3.6),
 	// when recorded.
 	PromptSizing *sweep.PromptSizing `json:"prompt_sizing,omitempty"`
+	// Trace is the trace a trace replay replayed (DESIGN §3.9), when it was one.
+	Trace *sweep.TraceInfo `json:"trace,omitempty"`
 }
 
 // USL is a fit of the Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)).
@@ -431,8 +433,11 @@ type Result struct {
 	ServerLimit *ServerLimit `json:"server_limit,omitempty"`
 	// Rate is the answer of an arrival-rate run (DESIGN §4.15); nil for a closed-loop run,
 	// whose answer is Knee, TTFTBlowup and SLO.
-	Rate     *RateResult `json:"rate,omitempty"`
-	Warnings []string    `json:"warnings"`
+	Rate *RateResult `json:"rate,omitempty"`
+	// Trace is the answer of a trace replay (DESIGN §4.15): the largest time scale of the
+	// recorded traffic that meets the SLO; nil when the run did not replay a trace.
+	Trace    *TraceResult `json:"trace,omitempty"`
+	Warnings []string     `json:"warnings"`
 }
 
 // Plan is a capacity plan's target load and cost: concurrent users, requests/s or output

@@ -116,6 +116,11 @@ func (v *validation) workload() {
 			v.bad("workload.dataset", "%v", err)
 		}
 	}
+	if wl.Trace.Enabled() {
+		if err := readable(wl.Trace.File); err != nil {
+			v.bad("workload.trace.file", "%v", err)
+		}
+	}
 	if wl.Tokenizer != "" {
 		if err := readable(wl.Tokenizer); err != nil {
 			v.bad("workload.tokenizer", "%v", err)

@@ -3,6 +3,7 @@ package config
 import (
 	"cmp"
 	"math"
+	"strings"
 
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -12,6 +13,9 @@ import (
 // a concurrency sweep takes no rates.
 func (v *validation) mode() {
 	s := v.c.Sweep
+	if v.trace() {
+		return
+	}
 	switch s.Mode {
 	case "", sweep.ModeConcurrency:
 		if !s.Rates.IsZero() {
@@ -30,6 +34,40 @@ func (v *validation) mode() {
 	default:
 		v.bad("sweep.mode", "%q: must be concurrency or rate", s.Mode)
 	}
+	v.rateKeys()
+}
+
+// trace checks a trace replay's sweep keys (workload.trace set, or sweep.time_scales): an
+// arrival-rate sweep whose levels are time scales, not rates. It reports whether the
+// configuration replays a trace (mode then checked here, the other rate keys by rateKeys).
+func (v *validation) trace() bool {
+	s := v.c.Sweep
+	if !v.c.Workload.Trace.Enabled() {
+		if len(s.TimeScales) > 0 {
+			v.badAt("sweep.time_scales", []string{"sweep.time_scales"}, "%v: time scales replay a trace: set workload.trace.file (or --trace FILE)", s.TimeScales)
+		}
+		return false
+	}
+	at := []string{"workload.trace.file", "workload.trace"}
+	if s.Mode != sweep.ModeRate {
+		v.badAt("sweep.mode", append([]string{"sweep.mode"}, at...), "%q: a trace replay (workload.trace) is an arrival-rate sweep: set sweep.mode: rate, or leave it out with --trace", s.Mode)
+	}
+	if !s.Rates.IsZero() {
+		v.badAt("sweep.rates", []string{"sweep.rates"}, "%s: a trace replay offers the trace at sweep.time_scales (--time-scale), not rates", s.Rates)
+	}
+	if len(s.TimeScales) > 0 {
+		for _, err := range sweep.ValidateTimeScales("sweep.time_scales", s.TimeScales) {
+			v.bad("sweep.time_scales", "%s", strings.TrimPrefix(err.Error(), "sweep.time_scales"))
+		}
+	}
+	v.rateKeys()
+	return true
+}
+
+// rateKeys checks the keys every rate sweep shares: arrival, burstiness, max_concurrency,
+// stop.max_unsustainable, and no sharding.
+func (v *validation) rateKeys() {
+	s := v.c.Sweep
 	switch s.Arrival {
 	case "", sweep.ArrivalPoisson, sweep.ArrivalGamma, sweep.ArrivalConstant:
 	default:

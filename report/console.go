@@ -121,6 +121,9 @@ func consoleNote(res *analysis.Result, wide bool) string {
 		s += "; hit = prefix-cache hit rate"
 	}
 	s += "; ✗ = excluded from fits"
+	if res.Trace != nil {
+		s += "; 2× = the trace's time scale (its arrivals twice as fast)"
+	}
 	for _, l := range res.Levels {
 		if l.Refine != "" {
 			s += "; + = added after the planned levels"

@@ -67,12 +67,15 @@ func consoleColumns(rate, wide, lengths bool) []consoleColumn {
 	return append(cols, colValid)
 }
 
-// keyCell names a level: its concurrency or offered rate, "+" when the sweep added it after
-// its planned levels (sweep.refine).
+// keyCell names a level: its concurrency or offered rate (with a trace replay's time scale:
+// "15.6 2×"), "+" when the sweep added it after its planned levels (sweep.refine).
 func keyCell(l *analysis.Level) string {
 	k := strconv.Itoa(l.Concurrency)
 	if l.IsRate() {
 		k = frate(l.Offered())
+	}
+	if l.IsRate() && l.TimeScale > 0 {
+		k += " " + strconv.FormatFloat(float64(l.TimeScale), 'g', 3, 64) + "×"
 	}
 	if l.Refine != "" {
 		k += "+"

@@ -26,6 +26,9 @@ func rateAnswer(res *analysis.Result) []string {
 			SLORPS: analysis.NaN(), SLOTPS: analysis.NaN(), SLOGoodputRPS: analysis.NaN(), MaxTPSRPS: analysis.NaN()}
 	}
 	s := []string{capacitySentenceRate(res, rr)}
+	if tr := res.Trace; tr != nil && tr.Answer != "" {
+		s = append(s, "Trace replay: "+tr.Answer)
+	}
 	if rr.CapacityReason != "" {
 		s = append(s, "Capacity rule: "+rr.CapacityReason+".")
 	}
@@ -233,9 +236,13 @@ func latencyFromSentence(rr *analysis.RateResult) string {
 	return ""
 }
 
-// rateKey is a rate level's first table cell: its offered rate, marked when added.
+// rateKey is a rate level's first table cell: its offered rate, with a trace replay's time
+// scale ("40.0 (2× trace)"), marked when added.
 func rateKey(l *analysis.Level) string {
 	k := frate(l.Offered())
+	if l.TimeScale > 0 {
+		k += " (" + strconv.FormatFloat(float64(l.TimeScale), 'g', 3, 64) + "× trace)"
+	}
 	if l.Refine != "" {
 		k += " (added)"
 	}

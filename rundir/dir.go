@@ -74,7 +74,9 @@ type levelsDoc struct {
 	Server  *sweep.ServerInfo `json:"server_info,omitempty"`
 	// PromptSizing is how the prompts were sized in the server's tokens (DESIGN §3.6).
 	PromptSizing *sweep.PromptSizing `json:"prompt_sizing,omitempty"`
-	Levels       []sweep.LevelRun    `json:"levels"`
+	// Trace is the trace a trace replay replayed (DESIGN §3.9).
+	Trace  *sweep.TraceInfo `json:"trace,omitempty"`
+	Levels []sweep.LevelRun `json:"levels"`
 }
 
 // Dir is a results directory being written. It implements sweep.Sink: every finished level's
@@ -295,6 +297,13 @@ func (d *Dir) SetPromptSizing(p *sweep.PromptSizing) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.doc.PromptSizing = p
+}
+
+// SetTrace records in levels.json (at its next write) the trace a trace replay replays.
+func (d *Dir) SetTrace(t *sweep.TraceInfo) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.doc.Trace = t
 }
 
 // SetEndpoint changes the endpoint recorded in levels.json (a resumed in-process run gets a

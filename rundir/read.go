@@ -40,6 +40,8 @@ type Run struct {
 	// PromptSizing is how the prompts were sized in the server's tokens (nil before it was
 	// recorded).
 	PromptSizing *sweep.PromptSizing
+	// Trace is the trace a trace replay replayed (nil: not one).
+	Trace *sweep.TraceInfo
 	// Dropped counts the lines of records.jsonl that Read left out.
 	Dropped Dropped
 }
@@ -107,6 +109,7 @@ func readHead(dir string, resume bool) (*Run, int, error) {
 		Server:     doc.Server,
 
 		PromptSizing: doc.PromptSizing,
+		Trace:        doc.Trace,
 	}
 	if res.Start, err = time.Parse(time.RFC3339Nano, doc.Start); err != nil {
 		return nil, 0, fmt.Errorf("read results %s: %s: start: %w", dir, lp, err)

@@ -65,6 +65,7 @@ func Resume(dir string) (*Dir, *Run, error) {
 			Levels:   res.Runs(),
 
 			PromptSizing: res.PromptSizing,
+			Trace:        res.Trace,
 		},
 	}
 	if err := d.writeLevels(); err != nil {

@@ -41,6 +41,9 @@ type Protocol struct {
 	Burstiness float64 `yaml:"burstiness,omitempty"`
 	// ArrivalSeed seeds the arrival schedules; 0 means the workload's seed.
 	ArrivalSeed uint64 `yaml:"arrival_seed,omitempty"`
+	// TimeScales are a trace replay's levels (workload.trace): level i replays the trace with
+	// its arrival times ÷ TimeScales[i] (2 = twice the recorded traffic); empty means [1].
+	TimeScales []float64 `yaml:"time_scales,omitempty,flow"`
 	// MaxConcurrency caps the requests in flight at a rate level (0: DefaultMaxConcurrency);
 	// arrivals that find it full wait client-side, their wait recorded as schedule lag.
 	MaxConcurrency int `yaml:"max_concurrency,omitempty"`
@@ -62,4 +65,12 @@ type StopRules struct {
 	// MaxUnsustainable stops a rate sweep after this many levels that did not sustain their
 	// offered rate (0 = never for this reason).
 	MaxUnsustainable int `yaml:"max_unsustainable"`
+}
+
+// TimeScalesOf returns the time scales of a trace replay: TimeScales, or [1] when empty.
+func (p Protocol) TimeScalesOf() []float64 {
+	if len(p.TimeScales) == 0 {
+		return []float64{1}
+	}
+	return p.TimeScales
 }

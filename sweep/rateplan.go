@@ -45,6 +45,9 @@ func (p *Plan) validateRates() []error {
 		bad("max_concurrency %d outside [0, %d]", p.MaxConcurrency, MaxProcessWorkers)
 	}
 	if len(p.Rates) == 0 {
+		if p.Trace != nil {
+			errs = append(errs, errors.New("trace: a trace replay is a rate sweep: it needs Rates (its time scales × the trace's mean rate)"))
+		}
 		return errs // Arrival and RateRefiner are not used on a concurrency sweep
 	}
 	if err := p.Arrival.Validate(); err != nil {

@@ -24,8 +24,11 @@ const rateSilentArrivals = 4
 type rateState struct {
 	rps     float64
 	arrival Arrival
-	slots   chan int
-	begun   time.Time // the level's start: t_0 of the schedule (clk.unix(begun) = start)
+	// trace and scale: a trace replay's window and time scale (nil: Arrival's gaps).
+	trace *Trace
+	scale float64
+	slots chan int
+	begun time.Time // the level's start: t_0 of the schedule (clk.unix(begun) = start)
 
 	arrivals int           // scheduled so far (sent or cancelled)
 	waited   int           // arrivals that found every slot taken
@@ -41,6 +44,10 @@ func (l *level) initRate(p *Plan, rps float64) {
 	l.warmNeed = 1
 	l.silentN = int64(min(l.c, rateSilentArrivals))
 	l.run.OfferedRPS = rps
+	if p.Trace != nil {
+		l.rate.trace, l.rate.scale = p.Trace, p.Trace.Scale(rps)
+		l.run.TimeScale = l.rate.scale
+	}
 	// One mailbox more than slots: the dispatcher's, for the arrivals cancelled unsent.
 	l.boxes = append(l.boxes, &mailbox{})
 }
@@ -51,6 +58,9 @@ func (l *level) dispatch() {
 	defer l.wg.Done()
 	rs := l.rate
 	gaps := rs.arrival.Gaps(rs.rps, l.index)
+	if rs.trace != nil {
+		gaps = rs.trace.Gaps(rs.scale)
+	}
 	t := time.NewTimer(time.Hour)
 	t.Stop()
 	defer t.Stop()

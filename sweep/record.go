@@ -280,6 +280,9 @@ type LevelRun struct {
 	// the cap on requests in flight (max_concurrency, DefaultMaxConcurrency when that is 0:
 	// never 0), not a number of workers.
 	OfferedRPS float64 `json:"offered_rps,omitempty"`
+	// TimeScale is a trace replay's time scale at this level (DESIGN §3.9): its arrivals are
+	// the trace's times ÷ it (2 = twice the recorded traffic); 0 when not a trace replay.
+	TimeScale float64 `json:"time_scale,omitempty"`
 	// Notes are warnings about this level (for example "not steady").
 	Notes []string `json:"notes,omitempty"`
 }

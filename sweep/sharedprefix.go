@@ -55,6 +55,10 @@ func (w WorkloadConfig) validateSharedPrefix() []error {
 	if w.PrefixCache {
 		bad("", "and workload.prefix_cache are both set: choose one (prefix_cache shares half of every prompt, shared_prefix starts each with one of count prefixes of tokens tokens)")
 	}
+	if w.Trace.Enabled() {
+		bad("", "is not used with workload.trace (a trace's hash_ids give its shared prefixes): remove one of the two")
+		return errs
+	}
 	if w.Sessions != nil {
 		bad("", "is not used with workload.sessions (a conversation's history is its shared prefix): remove one of the two")
 		return errs

@@ -141,6 +141,7 @@ func TestSharedPrefixValidate(t *testing.T) {
 		{"sessions", func(w *WorkloadConfig) {
 			w.SharedPrefix, w.Sessions = SharedPrefix{1, 10}, &SessionsConfig{Turns: Dist{Dist: DistFixed, Mean: 3}}
 		}, "workload.shared_prefix: is not used with workload.sessions"},
+		{"trace", func(w *WorkloadConfig) { w.SharedPrefix, w.Trace = SharedPrefix{1, 10}, TraceConfig{File: "t.jsonl"} }, "workload.shared_prefix: is not used with workload.trace"},
 		{"memory", func(w *WorkloadConfig) { w.SharedPrefix = SharedPrefix{100_000, 500} }, "more than"},
 	} {
 		w := base

@@ -89,6 +89,11 @@ type Plan struct {
 	// RateRefiner, with Refine > 0 and Rates, adds up to Refine rate levels after the planned
 	// ones, as Refiner does for concurrency levels.
 	RateRefiner RateRefiner
+	// Trace, with Rates, makes the rate sweep a trace replay (DESIGN §3.9): a level offering
+	// r requests/s replays the trace's window at time scale r ÷ its mean rate (arrival k at
+	// its recorded time ÷ the scale, the window looped), instead of drawing Arrival's gaps.
+	// Its Workload is then the trace's (TraceWorkload).
+	Trace *Trace
 	// Protocol holds warmup, duration, min_requests, max_duration, ci_target, drain_timeout,
 	// cooldown and the stop rules (the budget is applied by Run itself).
 	Protocol Protocol

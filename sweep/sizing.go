@@ -164,6 +164,10 @@ func SizePrompts(ctx context.Context, w Workload, opts SizingOptions) (Workload,
 	}
 	syn, isSyn := w.(*Synthetic)
 	ds, isDS := w.(*Dataset)
+	tw, isTrace := w.(*TraceWorkload)
+	if isTrace { // a trace builds its prompts from the synthetic vocabulary, sized
+		syn, isSyn = tw.syn, true
+	}
 	if method == SizingWords || !isSyn && !isDS {
 		return w, WordsSizing(), nil
 	}
@@ -187,6 +191,9 @@ func SizePrompts(ctx context.Context, w Workload, opts SizingOptions) (Workload,
 		}
 		if err == nil {
 			sz.Notes = append(notes, sz.Notes...)
+			if z, ok := out.(*sizedSynthetic); ok && isTrace {
+				out = tw.sized(z)
+			}
 			return out, sz, nil
 		}
 		if ctx.Err() != nil && ctx.Err() != context.DeadlineExceeded {

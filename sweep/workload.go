@@ -50,6 +50,9 @@ type WorkloadConfig struct {
 	// §3.6): auto (empty means auto), tokenize, usage, tokenizer or words (one token per
 	// word, the prompts of earlier versions).
 	PromptSizing string `yaml:"prompt_sizing"`
+	// Trace is a recorded trace to replay, open loop (DESIGN §3.9): its lengths replace
+	// input_tokens and output_tokens; empty File means none.
+	Trace TraceConfig `yaml:"trace,omitempty"`
 	// Tokenizer is a Hugging Face tokenizer.json that counts prompt tokens offline (prompt
 	// sizing tokenizer, or auto).
 	Tokenizer string `yaml:"tokenizer"`
@@ -104,10 +107,16 @@ func (d Dist) Validate(key string) []error {
 // the dataset; NewWorkload does.
 func (w WorkloadConfig) Validate() []error {
 	var errs []error
-	if w.Dataset == "" {
+	errs = append(errs, w.Trace.Validate()...)
+	switch {
+	case w.Trace.Enabled():
+		if w.Dataset != "" {
+			errs = append(errs, errors.New("workload.dataset: a trace replay (workload.trace) takes its requests from the trace: give one of them"))
+		}
+	case w.Dataset == "":
 		errs = append(errs, w.InputTokens.Validate("workload.input_tokens")...)
-	}
-	if w.Dataset == "" || w.FixedOutput && w.OutputTokens != (Dist{}) {
+		fallthrough
+	case w.FixedOutput && w.OutputTokens != (Dist{}):
 		errs = append(errs, w.OutputTokens.Validate("workload.output_tokens")...)
 	}
 	if w.ThinkTime < 0 {
@@ -235,6 +244,13 @@ func NewWorkload(cfg WorkloadConfig, api API) (Workload, error) {
 	if cfg.Sessions != nil {
 		return newSessions(cfg, api)
 	}
+	if cfg.Trace.Enabled() {
+		t, err := LoadTrace(cfg.Trace)
+		if err != nil {
+			return nil, err
+		}
+		return NewTraceWorkload(cfg, api, t)
+	}
 	if cfg.Dataset != "" {
 		return LoadDataset(cfg, api)
 	}
@@ -243,7 +259,7 @@ func NewWorkload(cfg WorkloadConfig, api API) (Workload, error) {
 
 // NewSynthetic returns the synthetic workload of cfg (cfg.Dataset is ignored).
 func NewSynthetic(cfg WorkloadConfig, api API) (*Synthetic, error) {
-	cfg.Dataset = ""
+	cfg.Dataset, cfg.Trace = "", TraceConfig{}
 	if errs := cfg.Validate(); len(errs) > 0 {
 		return nil, fmt.Errorf("sweep: workload: %w", errors.Join(errs...))
 	}

@@ -49,6 +49,7 @@ func badInputs(t *testing.T, tmp string) []badInput {
 	t.Helper()
 	emptyDS := writeIn(t, tmp, "empty.jsonl", "")
 	badDS := writeIn(t, tmp, "bad.jsonl", `{"prompt": "hello there", "max_tokens": 8}`+"\n"+`{"prompt": "hi", "max_tokens": }`+"\n")
+	badTrace := writeIn(t, tmp, "bad-trace.jsonl", `{"timestamp": 0, "input_length": 5, "output_length": 3}`+"\n"+`{"timestamp": 1, "input_length": x}`+"\n")
 	notFile := writeIn(t, tmp, "not-a-dir", "x")
 	someoneElse := filepath.Join(tmp, "someone-else")
 	if err := os.Mkdir(someoneElse, 0o700); err != nil {
@@ -86,6 +87,8 @@ func badInputs(t *testing.T, tmp string) []badInput {
 		{"dataset is a directory", "workload:\n  dataset: $TMP\n", nil, []string{"$CFG:2: workload.dataset: && is a directory"}},
 		{"empty dataset", "workload:\n  dataset: " + emptyDS + "\n", nil, []string{emptyDS + ": empty file"}},
 		{"malformed dataset line", "workload:\n  dataset: " + badDS + "\n", nil, []string{badDS + ":2:"}},
+		{"malformed trace line", "", []string{"--trace", badTrace}, []string{badTrace + ":2: not a Mooncake trace line"}},
+		{"time scale without a trace", "sweep:\n  time_scales: [2]\n", nil, []string{"$CFG:2: sweep.time_scales: [2]: time scales replay a trace"}},
 		{"missing config file", "", []string{"-c", filepath.Join(tmp, "nope.yaml")}, []string{"nope.yaml && no such file"}},
 		{"bad level flag", "", []string{"--levels", "1,0"}, []string{"--levels: sweep.levels: level 2 is 0"}},
 		{"output under a file", "", []string{"--levels", "1", "-o", filepath.Join(notFile, "run")}, []string{"results directory && not-a-dir"}},

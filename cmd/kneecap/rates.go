@@ -122,6 +122,9 @@ func parseRates(v string) (sweep.RatesSpec, error) {
 // from --from DIR, or left nil for the probe (autoRates) once the target is up.
 func (s *sweepPrep) planRates() ([]int, error) {
 	sw := s.cfg.Sweep
+	if s.cfg.Workload.Trace.Enabled() {
+		return s.planTrace()
+	}
 	levels := []int{sw.InFlightCap()}
 	switch {
 	case !sw.Rates.Auto:
@@ -178,6 +181,7 @@ func (s *sweepPrep) ratePlan(plan *sweep.Plan, prog *progress) {
 	plan.Rates = s.rates
 	plan.Arrival = cfg.Sweep.ArrivalOf(cfg.Workload.Seed)
 	plan.MaxConcurrency = cfg.Sweep.MaxConcurrency
+	plan.Trace = s.trace
 	if b := cfg.Sweep.Stop.Budget; b > 0 { // the probe spent part of it
 		plan.Protocol.Stop.Budget = max(b-s.probeElapsed, time.Nanosecond)
 	}

@@ -23,6 +23,7 @@ const sweepUsage = `[-c FILE] [-o DIR] [--url URL|env] [--model M] [--api chat|c
                      [--refine N] [--resume DIR] [--shard I/N --start-at TIME]
                      [--mode rate|concurrency] [--rates 1,2,4,...|auto [--from DIR]]
                      [--arrival poisson|gamma|constant] [--burstiness B] [--max-concurrency N]
+                     [--trace FILE [--time-scale 0.5,1,2,...] [--trace-window START-END]]
                      [--slo METRIC:PCT:D]... [--slo-ttft-p95 D] [--slo-tpot-p95 D] [--slo-e2e-p95 D]
 
 Steps concurrency upward against an OpenAI-compatible streaming endpoint and writes a results
@@ -36,6 +37,10 @@ arrivals by default) whatever the server does, and is measured from each request
 arrival; the answer is the largest rate the replica sustains, and the largest meeting the SLO.
 --rates auto first runs a short closed-loop probe (or reads --from DIR) for the max QPS and
 offers 0.1 … 1.3 × it.
+
+--trace FILE replays a recorded trace open loop (Mooncake JSONL, BurstGPT or Azure CSV) with
+its lengths and, at --time-scale S, its arrival times ÷ S; the answer is the largest scale the
+replica carries within the SLO.
 
 --refine N adds up to N levels after the planned ones, one at a time, each where the SLO
 limit, the knee or the TTFT blow-up lies farthest from a measured level, so that the answers
@@ -56,6 +61,7 @@ type sweepFlags struct {
 	warmup, duration, maxDuration                      time.Duration
 	minRequests, inputTokens, outputTokens, refine     int
 	rate                                               rateFlags
+	trace                                              traceFlags
 	slo                                                sloFlags
 	set                                                map[string]bool
 }
@@ -97,6 +103,7 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 	fl.slo.register(fs, "the config file's slo:")
 	fs.StringVar(&fl.format, "format", "text", "stdout `format`: text (the console summary) or json (analysis.json once analyzed; everything else on stderr)")
 	fl.rate.define(fs)
+	fl.trace.define(fs)
 	wideFlag(fs, e)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -193,11 +200,15 @@ func cmdSweep(ctx context.Context, e *env, args []string) (err error) {
 }
 
 // addedNote lists the levels a sweep added (an interrupted one is run again on --resume):
-// "; then added 25, 102".
+// "; then added 25, 102" (on a rate sweep, "; then added 20.7 requests/s").
 func addedNote(out sweep.Outcome) string {
 	var cs []string
 	for _, l := range out.Levels {
-		if l.Refine != "" && !l.Interrupted {
+		switch {
+		case l.Refine == "" || l.Interrupted:
+		case l.OfferedRPS > 0: // a rate level's concurrency is its cap
+			cs = append(cs, strconv.FormatFloat(l.OfferedRPS, 'g', 3, 64)+" requests/s")
+		default:
 			cs = append(cs, strconv.Itoa(l.Concurrency))
 		}
 	}

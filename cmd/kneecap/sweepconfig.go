@@ -149,6 +149,7 @@ func sweepConfig(e *env, fl *sweepFlags) (config.Config, error) {
 		}
 	}
 	str("start-at", "shard.start_at", &cfg.Shard.StartAt, fl.startAt)
+	flagErr = errors.Join(flagErr, applyTraceFlags(&cfg, &fl.trace, fl.set))
 	flagErr = errors.Join(flagErr, applyRateFlags(&cfg, &fl.rate, fl.set))
 	if readErr != nil || flagErr != nil {
 		// Every problem in one round: the keys that did not decode kept their defaults.

@@ -24,9 +24,11 @@ type sweepPrep struct {
 	// holds its cap on requests in flight, the streams the client must carry. probe is how
 	// --rates auto planned them (nil when they were given, or read back on --resume); from
 	// is --from.
-	rates    []float64
-	probe    *probe
-	from     string
+	rates []float64
+	probe *probe
+	from  string
+	// trace is a trace replay's trace (nil: none); its rates are time scales × its mean rate.
+	trace    *sweep.Trace
 	schedule *sweep.Schedule
 	workload sweep.Workload
 	// tokenizer is workload.tokenizer, read (nil: not set or not used); sizing is how the
@@ -101,8 +103,8 @@ func prepareSweep(e *env, fl *sweepFlags) (*sweepPrep, error) {
 // reopen reopens the interrupted run of --resume DIR, whose config.yaml is the configuration
 // (only --url may change: an in-process simulator gets a new port anyway).
 func (s *sweepPrep) reopen(fl *sweepFlags) error {
-	for _, name := range append([]string{"c", "o", "model", "api", "levels", "warmup", "duration", "max-duration",
-		"min-requests", "input-tokens", "output-tokens", "name", "shard", "start-at", "refine"}, rateFlagNames...) {
+	for _, name := range append(append([]string{"c", "o", "model", "api", "levels", "warmup", "duration", "max-duration",
+		"min-requests", "input-tokens", "output-tokens", "name", "shard", "start-at", "refine"}, rateFlagNames...), traceFlagNames...) {
 		if fl.set[name] {
 			return cmdUsageError("sweep", "sweep: --resume takes the configuration from %s; %s cannot change it", fl.resume, dashes(name))
 		}
@@ -165,7 +167,12 @@ func (s *sweepPrep) plan0() error {
 	}
 	// The workload (a dataset is read here) before anything is created: a bad dataset is a
 	// usage error that leaves nothing behind.
-	if s.workload, err = sweep.NewWorkload(s.cfg.Workload, s.cfg.Target.API); err != nil {
+	if s.trace != nil {
+		s.workload, err = sweep.NewTraceWorkload(s.cfg.Workload, s.cfg.Target.API, s.trace)
+	} else {
+		s.workload, err = sweep.NewWorkload(s.cfg.Workload, s.cfg.Target.API)
+	}
+	if err != nil {
 		return usageError("%w", err)
 	}
 	return s.loadTokenizer()
@@ -184,6 +191,9 @@ func (s *sweepPrep) openDir(endpoint string) error {
 		return usageError("sweep: %w", err)
 	}
 	dir.SetSecrets(s.secrets)
+	if s.trace != nil {
+		dir.SetTrace(&s.trace.Info)
+	}
 	s.dir = dir
 	return nil
 }
@@ -246,7 +256,9 @@ func (s *sweepPrep) plan(e *env) (sweep.Plan, *progress) {
 // what names the levels the sweep is about to run: "levels [1 2 4], then up to 2 added".
 func (s *sweepPrep) what(plan sweep.Plan) string {
 	what := fmt.Sprintf("levels %v", s.levels[min(plan.StartIndex, len(s.levels)):])
-	if s.cfg.Sweep.RateMode() {
+	if s.trace != nil {
+		what = s.traceWhat(plan.StartIndex)
+	} else if s.cfg.Sweep.RateMode() {
 		what = fmt.Sprintf("rates %v requests/s (%s arrivals, at most %d in flight)",
 			s.rates[min(plan.StartIndex, len(s.rates)):], cmp.Or(s.cfg.Sweep.Arrival, sweep.ArrivalPoisson), s.cfg.Sweep.InFlightCap())
 	}

@@ -1,0 +1,299 @@
+package sweep
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The trace formats a trace replay reads (DESIGN §3.9): pure parsing, no I/O beyond the
+// reader.
+
+// TraceFormat names the format of a trace file (workload.trace.format).
+type TraceFormat string
+
+// Trace formats.
+const (
+	// TraceAuto detects the format from the content ("" is the same).
+	TraceAuto TraceFormat = "auto"
+	// TraceMooncake is Mooncake's JSONL: {"timestamp": ms, "input_length": N,
+	// "output_length": M, "hash_ids": [...]} a line, timestamps from the first request.
+	TraceMooncake TraceFormat = "mooncake"
+	// TraceBurstGPT is BurstGPT's CSV: Timestamp,Model,Request tokens,Response tokens,Total
+	// tokens,Log Type (Timestamp in seconds from the trace's start).
+	TraceBurstGPT TraceFormat = "burstgpt"
+	// TraceAzure is the Azure LLM inference trace's CSV (2023, 2024):
+	// TIMESTAMP,ContextTokens,GeneratedTokens, TIMESTAMP a datetime such as
+	// 2023-11-16 18:15:46.6805900.
+	TraceAzure TraceFormat = "azure"
+)
+
+// maxTraceLine caps one line of a trace file, in bytes.
+const maxTraceLine = 16 << 20
+
+// TraceEntry is one request of a trace.
+type TraceEntry struct {
+	// At is the arrival time from the trace's first arrival (the entries are sorted by it).
+	At time.Duration
+	// InputTokens and OutputTokens are the recorded lengths, in the server's tokens.
+	InputTokens, OutputTokens int
+	// HashIDs are the ids of the prompt's blocks of block_tokens tokens (Mooncake): equal ids
+	// are identical blocks. Empty for the other formats.
+	HashIDs []int64
+	// Line is the entry's line in the file.
+	Line int
+}
+
+// TraceFile is a parsed trace: its entries sorted by arrival, the first at 0.
+type TraceFile struct {
+	// Format is the format read (auto resolved).
+	Format TraceFormat
+	// Entries are the usable requests, by arrival time.
+	Entries []TraceEntry
+	// Skipped counts the rows left out: failed requests (BurstGPT's 0 response tokens) and
+	// rows without an output length; SkipReason says why, the first time.
+	Skipped    int
+	SkipReason string
+}
+
+// ParseTrace reads a trace of format (TraceAuto or "": detected from the content: a line
+// starting with { is Mooncake, a CSV header with "Request tokens" BurstGPT, with
+// "ContextTokens" Azure). name names the file in errors, which give its line: "name:line:
+// problem".
+func ParseTrace(r io.Reader, name string, format TraceFormat) (*TraceFile, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	if format == "" || format == TraceAuto {
+		f, err := detectTrace(br, name)
+		if err != nil {
+			return nil, err
+		}
+		format = f
+	}
+	var (
+		tf  *TraceFile
+		err error
+	)
+	switch format {
+	case TraceMooncake:
+		tf, err = parseMooncake(br, name)
+	case TraceBurstGPT, TraceAzure:
+		tf, err = parseTraceCSV(br, name, format)
+	default:
+		return nil, fmt.Errorf("%s: unknown trace format %q (auto, mooncake, burstgpt or azure)", name, format)
+	}
+	if err != nil {
+		return nil, err
+	}
+	tf.Format = format
+	if len(tf.Entries) == 0 {
+		return nil, fmt.Errorf("%s: no usable requests in the %s trace (%d skipped)", name, format, tf.Skipped)
+	}
+	slices.SortStableFunc(tf.Entries, func(a, b TraceEntry) int { return cmp.Compare(a.At, b.At) })
+	t0 := tf.Entries[0].At
+	for i := range tf.Entries {
+		tf.Entries[i].At -= t0
+	}
+	return tf, nil
+}
+
+// detectTrace peeks at the first non-empty line of br.
+func detectTrace(br *bufio.Reader, name string) (TraceFormat, error) {
+	for n := 512; ; n *= 2 {
+		head, err := br.Peek(n)
+		text := string(head)
+		if i := strings.IndexByte(text, '\n'); i >= 0 || err != nil {
+			text = strings.TrimSpace(text)
+			if j := strings.IndexByte(text, '\n'); j >= 0 {
+				text = text[:j]
+			}
+			switch {
+			case strings.HasPrefix(text, "{"):
+				return TraceMooncake, nil
+			case strings.Contains(text, "Request tokens"):
+				return TraceBurstGPT, nil
+			case strings.Contains(text, "ContextTokens"):
+				return TraceAzure, nil
+			case text == "":
+				return "", fmt.Errorf("%s: empty trace file", name)
+			}
+			return "", fmt.Errorf("%s:1: not a trace this reads: want Mooncake JSONL ({\"timestamp\": …}), a BurstGPT CSV header (Timestamp,Model,Request tokens,…) or an Azure one (TIMESTAMP,ContextTokens,GeneratedTokens); or set workload.trace.format", name)
+		}
+		if n >= maxTraceLine {
+			return "", fmt.Errorf("%s:1: line longer than %d bytes", name, maxTraceLine)
+		}
+	}
+}
+
+// mooncakeLine is one line of a Mooncake trace.
+type mooncakeLine struct {
+	Timestamp    *float64 `json:"timestamp"`
+	InputLength  *int     `json:"input_length"`
+	OutputLength *int     `json:"output_length"`
+	HashIDs      []int64  `json:"hash_ids"`
+}
+
+// parseMooncake reads Mooncake JSONL: every line needs timestamp (ms, ≥ 0), input_length ≥ 1
+// and output_length ≥ 0 (0 is skipped: nothing to generate); hash_ids are optional.
+func parseMooncake(br *bufio.Reader, name string) (*TraceFile, error) {
+	tf := &TraceFile{}
+	sc := bufio.NewScanner(br)
+	sc.Buffer(make([]byte, 0, 1<<16), maxTraceLine)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var m mooncakeLine
+		dec := json.NewDecoder(bytes.NewReader(b))
+		if err := dec.Decode(&m); err != nil {
+			return nil, fmt.Errorf("%s:%d: not a Mooncake trace line: %v", name, line, err)
+		}
+		switch {
+		case m.Timestamp == nil || m.InputLength == nil || m.OutputLength == nil:
+			return nil, fmt.Errorf("%s:%d: a Mooncake line needs timestamp, input_length and output_length", name, line)
+		case !(*m.Timestamp >= 0) || math.IsInf(*m.Timestamp, 0) || *m.Timestamp > 1e12:
+			return nil, fmt.Errorf("%s:%d: timestamp %v: want milliseconds ≥ 0", name, line, *m.Timestamp)
+		case *m.InputLength < 1:
+			return nil, fmt.Errorf("%s:%d: input_length %d: want ≥ 1 token", name, line, *m.InputLength)
+		case *m.OutputLength < 0:
+			return nil, fmt.Errorf("%s:%d: output_length %d: want ≥ 0 tokens", name, line, *m.OutputLength)
+		case *m.OutputLength == 0:
+			tf.skip("output_length 0")
+			continue
+		}
+		tf.Entries = append(tf.Entries, TraceEntry{At: time.Duration(math.Round(*m.Timestamp * 1e6)),
+			InputTokens: *m.InputLength, OutputTokens: *m.OutputLength, HashIDs: m.HashIDs, Line: line})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
+	}
+	return tf, nil
+}
+
+// skip counts a row left out, keeping the first reason.
+func (tf *TraceFile) skip(why string) {
+	tf.Skipped++
+	if tf.SkipReason == "" {
+		tf.SkipReason = why
+	}
+}
+
+// traceColumns are the columns a CSV trace needs: time, input and output length.
+var traceColumns = map[TraceFormat][3]string{
+	TraceBurstGPT: {"Timestamp", "Request tokens", "Response tokens"},
+	TraceAzure:    {"TIMESTAMP", "ContextTokens", "GeneratedTokens"},
+}
+
+// parseTraceCSV reads a BurstGPT or Azure CSV: a header naming the columns (any order, more
+// columns allowed), then one request a row. BurstGPT rows with 0 response tokens are failed
+// requests: skipped and counted.
+func parseTraceCSV(br *bufio.Reader, name string, format TraceFormat) (*TraceFile, error) {
+	cr := csv.NewReader(br)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("%s:1: %s trace header: %w", name, format, err)
+	}
+	want := traceColumns[format]
+	var col [3]int
+	for k, w := range want {
+		col[k] = slices.IndexFunc(header, func(h string) bool { return strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")) == w })
+		if col[k] < 0 {
+			return nil, fmt.Errorf("%s:1: %s trace header %q has no column %q (want %s)", name, format, strings.Join(header, ","), w, strings.Join(want[:], ","))
+		}
+	}
+	tf := &TraceFile{}
+	var t0 time.Time
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return nil, fmt.Errorf("%s:%d: %v", name, pe.Line, pe.Err)
+			}
+			return nil, fmt.Errorf("%s: %v", name, err)
+		}
+		line, _ := cr.FieldPos(0) // only after a record was read
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue
+		}
+		if len(rec) <= max(col[0], col[1], col[2]) {
+			return nil, fmt.Errorf("%s:%d: %d fields: the header has %d", name, line, len(rec), len(header))
+		}
+		e := TraceEntry{Line: line}
+		if format == TraceAzure {
+			t, err := parseAzureTime(strings.TrimSpace(rec[col[0]]))
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: TIMESTAMP %q: %v", name, line, rec[col[0]], err)
+			}
+			if t0.IsZero() {
+				t0 = t
+			}
+			e.At = t.Sub(t0)
+		} else {
+			s, err := strconv.ParseFloat(strings.TrimSpace(rec[col[0]]), 64)
+			if err != nil || !(s >= 0) || s > 1e9 {
+				return nil, fmt.Errorf("%s:%d: Timestamp %q: want seconds ≥ 0 from the trace's start", name, line, rec[col[0]])
+			}
+			e.At = time.Duration(math.Round(s * 1e9))
+		}
+		var bad string
+		e.InputTokens, bad = traceCount(rec[col[1]], want[1])
+		if bad == "" {
+			e.OutputTokens, bad = traceCount(rec[col[2]], want[2])
+		}
+		if bad != "" {
+			return nil, fmt.Errorf("%s:%d: %s", name, line, bad)
+		}
+		switch {
+		case e.OutputTokens == 0 && format == TraceBurstGPT:
+			tf.skip("failed requests (0 response tokens)")
+		case e.OutputTokens == 0:
+			tf.skip("0 generated tokens")
+		case e.InputTokens == 0:
+			tf.skip("0 prompt tokens")
+		default:
+			tf.Entries = append(tf.Entries, e)
+		}
+	}
+	return tf, nil
+}
+
+// traceCount parses a token count ≥ 0 of column name; bad says what is wrong.
+func traceCount(v, name string) (n int, bad string) {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 || n > 1<<24 {
+		return 0, fmt.Sprintf("%s %q: want a token count ≥ 0", name, v)
+	}
+	return n, ""
+}
+
+// parseAzureTime parses an Azure trace TIMESTAMP: "2023-11-16 18:15:46.6805900" (UTC, up to
+// 7 fractional digits; Go's parser takes any fractional second after the seconds), or RFC
+// 3339.
+func parseAzureTime(v string) (time.Time, error) {
+	if t, err := time.Parse("2006-01-02 15:04:05", v); err == nil {
+		return t, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, errors.New("want a datetime such as 2023-11-16 18:15:46.6805900")
+	}
+	return t, nil
+}

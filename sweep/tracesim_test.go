@@ -1,0 +1,114 @@
+package sweep_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/sim"
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// traceSample is a Mooncake trace of 30 requests over 1.45 s (gaps 50 ms; every third
+// request shares the first two blocks, hash ids 0 and 1, of 2 tokens): 20 requests/s at
+// scale 1 (a pass of 1.45 s + one mean gap of 50 ms = 1.5 s, 30 ÷ 1.5 s). Lengths
+// vary with the row: input 6 + row mod 9 tokens, output 2 + row mod 5.
+func traceSample() string {
+	var b strings.Builder
+	for i := range 30 {
+		ids := fmt.Sprintf("[%d, %d, %d]", 100+3*i, 101+3*i, 102+3*i)
+		if i%3 == 0 {
+			ids = fmt.Sprintf("[0, 1, %d]", 100+3*i)
+		}
+		fmt.Fprintf(&b, "{\"timestamp\": %d, \"input_length\": %d, \"output_length\": %d, \"hash_ids\": %s}\n", 50*i, 6+i%9, 2+i%5, ids)
+	}
+	return b.String()
+}
+
+// TestTraceReplay runs a trace sweep at time scales 4 and 8 against the fixed-mode
+// simulator (TTFT 5 ms, ITL 1 ms: far below capacity) and checks every level's records: each
+// arrival k is the trace's request k mod 30 of pass k div 30, scheduled (pass × 1.5 s + its
+// recorded time) ÷ scale after the first (within 1 ns of rounding), with the recorded input
+// length in words (the simulator counts words: usage.prompt_tokens equals it) and output
+// length (max_tokens with ignore_eos: the simulator generates exactly it); and the requests
+// sharing hash ids 0 and 1 in a pass of a level start with the same 1 + 2 × 2 words, which another
+// level's do not.
+func TestTraceReplay(t *testing.T) {
+	url, _ := startSim(t, sim.Config{Profile: sim.ProfileFixed, TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
+	tf, err := sweep.ParseTrace(strings.NewReader(traceSample()), "sample.jsonl", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := sweep.NewTrace(tf, sweep.TraceConfig{File: "sample.jsonl", BlockTokens: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Pass() != 1500*time.Millisecond || tr.Info.MeanRPS != 20 {
+		t.Fatalf("pass %v, mean %v requests/s: want 1.5 s, 20", tr.Pass(), tr.Info.MeanRPS)
+	}
+	w, err := sweep.NewTraceWorkload(sweep.WorkloadConfig{Seed: 3}, sweep.APIChat, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scales := []float64{4, 8}
+	proto := sweep.Protocol{Warmup: 100 * time.Millisecond, WarmupMax: 5 * time.Second, Duration: 400 * time.Millisecond,
+		MaxDuration: 400 * time.Millisecond, MinRequests: 1, CITarget: 1, DrainTimeout: 5 * time.Second}
+	plan := sweep.Plan{Rates: []float64{tr.Rate(4), tr.Rate(8)}, Trace: tr, Protocol: proto, Workload: w}
+	sink := &memSink{}
+	if _, err := sweep.Run(context.Background(), context.Background(), plan, newClient(t, url, 64), sink); err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.runs) != 2 {
+		t.Fatalf("%d levels, want 2", len(sink.runs))
+	}
+	prefixes := map[int]string{}
+	for li, run := range sink.runs {
+		s := scales[li]
+		if run.TimeScale != s || run.OfferedRPS != 20*s {
+			t.Errorf("level %d: time scale %v offering %v requests/s, want %v and %v", li, run.TimeScale, run.OfferedRPS, s, 20*s)
+		}
+		recs := slices.Clone(sink.records[li])
+		slices.SortFunc(recs, func(a, b sweep.Record) int { return a.Seq - b.Seq })
+		if len(recs) <= tr.Len() {
+			t.Fatalf("level %d: %d records, want more than a pass", li, len(recs))
+		}
+		t0 := recs[0].Scheduled
+		for k, r := range recs {
+			e := tr.Entry(k % tr.Len())
+			want := (float64(k/tr.Len())*float64(tr.Pass()) + float64(e.At)) / s
+			if r.Seq != k || math.Abs(float64(r.Scheduled-t0)-want) > 1 {
+				t.Fatalf("level %d arrival %d (seq %d): scheduled %v after the first, want %v", li, k, r.Seq, time.Duration(r.Scheduled-t0), time.Duration(want))
+			}
+			if !r.OK() {
+				continue
+			}
+			if r.RequestedPromptTokens != e.InputTokens || r.PromptTokens != e.InputTokens ||
+				r.RequestedOutputTokens != e.OutputTokens || r.OutputTokens != e.OutputTokens {
+				t.Errorf("level %d arrival %d: prompt %d (asked %d), output %d (asked %d): want %d and %d",
+					li, k, r.PromptTokens, r.RequestedPromptTokens, r.OutputTokens, r.RequestedOutputTokens, e.InputTokens, e.OutputTokens)
+			}
+		}
+	}
+	// The prompts: hash ids 0 and 1 (requests 0, 3, 6 …) are the same 1 + 2 × 2 words within a
+	// pass of a level, and differ between levels.
+	for li := range 2 {
+		for _, seq := range []int{0, 3, 27} {
+			p := strings.Fields(w.Next(li, 0, seq).Prompt)
+			head := strings.Join(p[:5], " ")
+			if was, ok := prefixes[li]; ok && was != head {
+				t.Errorf("level %d request %d: shared blocks %q, request 0 had %q", li, seq, head, was)
+			}
+			prefixes[li] = head
+		}
+		if other := strings.Join(strings.Fields(w.Next(li, 0, 1).Prompt)[:5], " "); other == prefixes[li] {
+			t.Errorf("level %d: request 1 (no shared ids) starts like the shared blocks", li)
+		}
+	}
+	if prefixes[0] == prefixes[1] {
+		t.Errorf("levels 0 and 1 share their blocks' text %q", prefixes[0])
+	}
+}
