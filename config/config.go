@@ -40,6 +40,10 @@ type Config struct {
 	// Shard makes this process one of several load generators that run one sweep together
 	// (DESIGN §8); the zero value is an ordinary sweep.
 	Shard ShardConfig `yaml:"shard,omitempty"`
+	// Scenarios make the configuration a scenario grid (DESIGN §5.3): one sweep per scenario,
+	// each the configuration above with the scenario's workload keys overlaid. Empty: one
+	// ordinary sweep.
+	Scenarios []Scenario `yaml:"scenarios,omitempty"`
 
 	// src records where values came from (file, key lines, flag overrides) so that Validate
 	// can name FILE:LINE; nil for configs built in code.

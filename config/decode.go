@@ -309,6 +309,10 @@ func sectionTypes() map[string]reflect.Type {
 		if out[t.String()] != nil {
 			return
 		}
+		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct {
+			walk(t.Elem())
+			return
+		}
 		if t.Kind() != reflect.Struct {
 			if t.Name() != "" && strings.HasPrefix(t.PkgPath(), "github.com/kneecap/") {
 				out[t.String()] = t
@@ -476,6 +480,12 @@ func (w walker) walk(n *yaml.Node, t reflect.Type, prefix string) {
 			if ft, ok := fields[k.Value]; ok {
 				w.walk(v, ft, key)
 			}
+		}
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct && n.Kind == yaml.SequenceNode:
+		for i, item := range n.Content {
+			key := fmt.Sprintf("%s[%d]", prefix, i)
+			w.lines[key] = item.Line
+			w.walk(item, t.Elem(), key)
 		}
 	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {

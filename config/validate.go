@@ -27,6 +27,7 @@ func (c Config) Validate() error {
 	v.sweep()
 	v.analysis()
 	v.shard()
+	v.scenarios()
 	sortProblems(v.errs)
 	return errors.Join(v.errs...)
 }
