@@ -31,6 +31,9 @@ type section struct {
 	Warnings       []numbered
 	// Empty is shown when the section has nothing else.
 	Empty string
+	// Link, when set, is a relative link shown as LinkText under the title (a grid's
+	// scenario: its own report).
+	Link, LinkText string
 }
 
 // writePage executes the page template into w; op names the caller in errors.
@@ -102,6 +105,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 {{define "section"}}<section id="{{.ID}}">
 <h2>{{.Title}}</h2>
 {{with .Sub}}<p class="sub">{{.}}</p>
+{{end}}{{with .Link}}<p>Its own report: <a href="{{.}}">{{$.LinkText}}</a></p>
 {{end}}{{range .Text}}<p>{{.}}</p>
 {{end}}{{template "cards" .Cards}}{{template "answer" .}}{{with .Table}}{{template "table" .}}
 {{end}}{{with .Note}}<p class="note">{{.}}</p>

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
@@ -55,6 +56,16 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 	fl.Visit(func(f *flag.Flag) { af.set[f.Name] = true })
 
 	path := pos[0]
+	if isGridDir(path) {
+		if *outDir != "" && !samePath(*outDir, path) {
+			return usageError("analyze: %s is a scenario grid: it is re-analyzed in place (leave -o out), or analyze one scenario with kneecap analyze %s -o DIR",
+				path, filepath.Join(path, "NAME"))
+		}
+		if *format != "text" {
+			return cmdUsageError("analyze", "analyze: --format %s: a scenario grid prints its table of knees; read each %s", *format, filepath.Join(path, "NAME", rundir.AnalysisFile))
+		}
+		return analyzeGrid(ctx, e, path, &af)
+	}
 	if *outDir != "" && !samePath(*outDir, path) {
 		if err := rundir.CheckOutput(*outDir, rundir.AnalyzeOutput); err != nil {
 			return usageError("analyze: -o: %w", err)

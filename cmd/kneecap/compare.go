@@ -66,6 +66,12 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 			return cmdUsageError("compare", "compare: --max-regression: %v", err)
 		}
 	}
+	if grids := countGrids(pos); grids > 0 {
+		if grids != 2 || len(pos) != 2 {
+			return usageError("compare: of %s, %d are scenario grids: compare two grids (kneecap compare GRID_A GRID_B -o DIR), or a scenario's directory GRID/NAME with other runs", strings.Join(pos, ", "), grids)
+		}
+		return compareGrids(ctx, e, *out, pos, maxDrop, *maxReg)
+	}
 	runs, labels, err := readRuns(ctx, pos)
 	if err != nil {
 		return err
@@ -85,6 +91,17 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("compare: %w", err)
 	}
 	return gateVerdict(gate, labels, *maxReg)
+}
+
+// countGrids counts the scenario grids among the arguments.
+func countGrids(pos []string) int {
+	n := 0
+	for _, p := range pos {
+		if isGridDir(p) {
+			n++
+		}
+	}
+	return n
 }
 
 // readRuns reads the runs named by pos (readRun), labels them uniquely (a repeated label gains

@@ -124,15 +124,27 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 // it, sizes the prompts in its tokens, records what it is, runs the levels, and analyzes and
 // reports what was measured — also after an interrupt (exit 130). Nothing it prints, writes or
 // returns holds the API key or another secret of the configuration (redact.Secrets).
-func cmdSweep(ctx context.Context, e *env, args []string) (err error) {
+func cmdSweep(ctx context.Context, e *env, args []string) error {
 	fl, err := parseSweepFlags(e, args)
 	if err != nil {
 		return err
+	}
+	if fl.resume != "" && isGridDir(fl.resume) {
+		return resumeGrid(ctx, e, fl)
 	}
 	s, err := prepareSweep(e, fl)
 	if err != nil {
 		return err
 	}
+	if s.cfg.Grid() {
+		return runGrid(ctx, e, fl, s.cfg)
+	}
+	return runSweep(ctx, e, fl, s)
+}
+
+// runSweep runs the prepared sweep s (one sweep, or one scenario of a grid) and analyzes and
+// reports what was measured; fl.format chooses what stdout gets.
+func runSweep(ctx context.Context, e *env, fl *sweepFlags, s *sweepPrep) (err error) {
 	defer s.release()
 	// From here on, every line printed and the error returned lose the run's secrets, in
 	// every form (DESIGN §7); the results directory does the same for its files.

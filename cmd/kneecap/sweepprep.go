@@ -71,21 +71,34 @@ func prepareSweep(e *env, fl *sweepFlags) (*sweepPrep, error) {
 		s.release()
 		return nil, configProblems(e, "sweep", err)
 	}
+	if s.cfg.Grid() {
+		return s, nil // runGrid prepares each scenario's sweep (ready)
+	}
+	if err := s.ready(e); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ready makes the sweep of a valid configuration ready to run: its secrets, the header and
+// level checks, the workload, and its results directory reserved (unless reopened).
+func (s *sweepPrep) ready(e *env) error {
+	var err error
 	s.secrets = redact.NewSecrets(s.cfg.Secrets()...)
 	if s.cfg.Target.APIKeyEnv != "" {
 		s.secrets = s.secrets.With(e.getenv(s.cfg.Target.APIKeyEnv))
 	}
 	if err := checkHeaderAuth(e, s.cfg); err != nil {
 		s.release()
-		return nil, err
+		return err
 	}
 	if err := s.plan0(); err != nil {
 		s.release()
-		return nil, err
+		return err
 	}
 	if err := s.checkLimits(e); err != nil {
 		s.release()
-		return nil, err
+		return err
 	}
 	if s.dir == nil {
 		s.outDir = rundir.DefaultPath(s.cfg, time.Now())
@@ -94,20 +107,17 @@ func prepareSweep(e *env, fl *sweepFlags) (*sweepPrep, error) {
 			advice = "give each shard its own -o" // a shard cannot be resumed
 		}
 		if s.created, err = rundir.CheckWritable(s.outDir, advice); err != nil {
-			return nil, usageError("sweep: results directory: %w", err)
+			return usageError("sweep: results directory: %w", err)
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // reopen reopens the interrupted run of --resume DIR, whose config.yaml is the configuration
 // (only --url may change: an in-process simulator gets a new port anyway).
 func (s *sweepPrep) reopen(fl *sweepFlags) error {
-	for _, name := range append(append([]string{"c", "o", "model", "api", "levels", "warmup", "duration", "max-duration",
-		"min-requests", "input-tokens", "output-tokens", "name", "shard", "start-at", "refine"}, rateFlagNames...), traceFlagNames...) {
-		if fl.set[name] {
-			return cmdUsageError("sweep", "sweep: --resume takes the configuration from %s; %s cannot change it", fl.resume, dashes(name))
-		}
+	if err := checkResumeFlags(fl); err != nil {
+		return err
 	}
 	// Resume refuses a finished run (rundir.ErrFinished) before it rewrites anything.
 	if head, err := rundir.ReadMeta(fl.resume); err == nil && head.Config.Shard.Sharded() {
