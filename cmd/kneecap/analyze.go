@@ -21,7 +21,9 @@ const analyzeUsage = "PATH [-o DIR] [--format text|json] [--slo METRIC:PCT:D]...
 	"PATH is a results directory (with levels.json), a level-summary CSV, or a directory of\n" +
 	"vLLM `bench serve` result JSON files. Writes DIR/analysis.json, DIR/summary.csv, the charts\n" +
 	"and report.md / report.html. DIR defaults to PATH for a results directory. A results\n" +
-	"directory without records.jsonl is analyzed from its summary.csv, into a DIR of its own.\n\n" +
+	"directory without records.jsonl is analyzed from its summary.csv, into a DIR of its own.\n" +
+	"A scenario grid's directory is re-analyzed in place, every scenario, and its combined\n" +
+	"report and Pareto chart rewritten.\n\n" +
 	"The --plan flags set the capacity plan (the config's plan:) without a new sweep: the\n" +
 	"replicas needed for that load at the SLO point and at the knee, and with a replica's cost,\n" +
 	"$/hour and $ per 1M output tokens."

@@ -27,7 +27,8 @@ const compareUsage = "RUN... -o DIR [--max-regression PCT]\n\n" +
 	"DIR/compare.html (the charts inlined, no script), and the overlay charts\n" +
 	"DIR/compare_throughput (TPS vs concurrency, each knee marked) and DIR/compare_latency\n" +
 	"(E2E and TTFT p95 vs TPS, points labelled N=concurrency) as PNG and SVG; prints the table\n" +
-	"in the columns that fit 80 (--wide: every column of compare.md's).\n\n" +
+	"in the columns that fit 80 (--wide: every column of compare.md's). Two scenario grids are\n" +
+	"compared scenario by scenario (DIR/NAME/), and all their pairs together in DIR.\n\n" +
 	"--max-regression PCT (such as 10%) makes compare a regression gate for continuous\n" +
 	"benchmarking: the first RUN is the baseline, and compare exits 4 when a later run's max TPS,\n" +
 	"knee (N or TPS), SLO point (N, TPS or goodput) or TTFT blow-up falls more than PCT below\n" +

@@ -46,6 +46,10 @@ replica carries within the SLO.
 limit, the knee or the TTFT blow-up lies farthest from a measured level, so that the answers
 a capacity review quotes are measured, not only interpolated between doublings.
 
+A file with scenarios: (a scenario grid) runs the sweep once per scenario, each with the
+scenario's workload keys overlaid, into DIR/<name>/, and writes the grid's table of knees and
+Pareto chart into DIR; --resume DIR skips the scenarios that finished.
+
 Past one machine, N processes load one server together: each runs with --shard I/N (I = 0 …
 N-1, such as a Kubernetes Indexed Job's $(JOB_COMPLETION_INDEX)) and the same --start-at, runs
 its part of every level's workers on a fixed schedule, and writes its own directory; then
