@@ -20,16 +20,17 @@ type Scenario struct {
 	// Name names the scenario and its subdirectory: letters, digits, '.', '_' and '-'.
 	Name string `yaml:"name"`
 	// The workload keys a scenario may set (each as workload.KEY of §9.5).
-	InputTokens  *sweep.Dist       `yaml:"input_tokens,omitempty"`
-	OutputTokens *sweep.Dist       `yaml:"output_tokens,omitempty"`
-	FixedOutput  *bool             `yaml:"fixed_output,omitempty"`
-	Dataset      *string           `yaml:"dataset,omitempty"`
-	PrefixCache  *bool             `yaml:"prefix_cache,omitempty"`
-	ThinkTime    *time.Duration    `yaml:"think_time,omitempty"`
-	Seed         *int64            `yaml:"seed,omitempty"`
-	PromptSizing *string           `yaml:"prompt_sizing,omitempty"`
-	Tokenizer    *string           `yaml:"tokenizer,omitempty"`
-	Levels       *sweep.LevelsSpec `yaml:"levels,omitempty"`
+	InputTokens  *sweep.Dist           `yaml:"input_tokens,omitempty"`
+	OutputTokens *sweep.Dist           `yaml:"output_tokens,omitempty"`
+	FixedOutput  *bool                 `yaml:"fixed_output,omitempty"`
+	Dataset      *string               `yaml:"dataset,omitempty"`
+	PrefixCache  *bool                 `yaml:"prefix_cache,omitempty"`
+	ThinkTime    *time.Duration        `yaml:"think_time,omitempty"`
+	Seed         *int64                `yaml:"seed,omitempty"`
+	PromptSizing *string               `yaml:"prompt_sizing,omitempty"`
+	Tokenizer    *string               `yaml:"tokenizer,omitempty"`
+	Sessions     *sweep.SessionsConfig `yaml:"sessions,omitempty"`
+	Levels       *sweep.LevelsSpec     `yaml:"levels,omitempty"`
 }
 
 // GridFiles are the files of a grid's results directory besides the scenarios'
@@ -55,9 +56,16 @@ func (c Config) ScenarioConfig(i int) Config {
 	if c.Name != "" {
 		out.Name = c.Name + "-" + sc.Name
 	}
-	w := &out.Workload
+	w := reflect.ValueOf(&out.Workload).Elem()
 	for _, o := range sc.overrides() {
-		reflect.ValueOf(w).Elem().FieldByName(o.field).Set(o.value)
+		f := w.FieldByName(o.field)
+		if f.Kind() == reflect.Pointer { // workload.sessions: a copy of the scenario's
+			p := reflect.New(o.value.Type())
+			p.Elem().Set(o.value)
+			f.Set(p)
+			continue
+		}
+		f.Set(o.value)
 	}
 	if sc.Levels != nil {
 		out.Sweep.Levels = *sc.Levels

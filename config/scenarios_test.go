@@ -20,6 +20,8 @@ scenarios:
     input_tokens: {mean: 2048}
     output_tokens: {dist: fixed, mean: 256}
   - {name: long-out, output_tokens: {mean: 1024}, fixed_output: false, levels: [1, 8]}
+  - name: multi-turn
+    sessions: {turns: {dist: fixed, mean: 3}, think_time: 1s}
 `
 
 // TestScenariosDecode: scenarios decode, each overlays its keys on the base, and keys it
@@ -29,7 +31,7 @@ func TestScenariosDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.Grid() || len(c.Scenarios) != 2 {
+	if !c.Grid() || len(c.Scenarios) != 3 {
 		t.Fatalf("scenarios = %+v", c.Scenarios)
 	}
 	a := c.ScenarioConfig(0)
@@ -51,6 +53,9 @@ func TestScenariosDecode(t *testing.T) {
 	}
 	if l, _ := b.Sweep.Levels.Expand(); !reflect.DeepEqual(l, []int{1, 8}) {
 		t.Errorf("scenario 1 levels = %v, want [1 8]", l)
+	}
+	if s := c.ScenarioConfig(2).Workload.Sessions; s == nil || s.Turns.Mean != 3 || s.ThinkTime != time.Second || a.Workload.Sessions != nil {
+		t.Errorf("scenario 2 sessions = %+v, scenario 0's %+v", s, a.Workload.Sessions)
 	}
 	if c.Workload.InputTokens.Mean != 512 || c.Scenarios[0].InputTokens.Mean != 2048 {
 		t.Error("ScenarioConfig changed the base")
