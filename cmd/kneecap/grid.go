@@ -171,8 +171,12 @@ func runScenarios(ctx context.Context, e *env, fl *sweepFlags, dir string, cfg c
 		}
 		if err != nil {
 			runErr = fmt.Errorf("scenario %s: %w", sc.Name, err)
-			if ee := (*exitError)(nil); errors.As(err, &ee) && ee.err == nil {
+			ee := (*exitError)(nil)
+			switch {
+			case errors.As(err, &ee) && ee.err == nil:
 				runErr = err // its problems are printed already
+			case exitCode(err) == exitInterrupted:
+				runErr = withCode(exitInterrupted, fmt.Errorf("sweep interrupted in scenario %s: results written to %s (continue the grid with --resume %s)", sc.Name, sub, dir))
 			}
 			break
 		}
