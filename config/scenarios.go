@@ -19,7 +19,8 @@ import (
 type Scenario struct {
 	// Name names the scenario and its subdirectory: letters, digits, '.', '_' and '-'.
 	Name string `yaml:"name"`
-	// The workload keys a scenario may set (each as workload.KEY of §9.5).
+	// The workload keys a scenario may set (each as workload.KEY of §9.5); not trace, a
+	// replay being open loop.
 	InputTokens  *sweep.Dist           `yaml:"input_tokens,omitempty"`
 	OutputTokens *sweep.Dist           `yaml:"output_tokens,omitempty"`
 	FixedOutput  *bool                 `yaml:"fixed_output,omitempty"`
