@@ -67,6 +67,9 @@ type gridSLO struct {
 	Bracket        []analysis.Float `json:"bracket,omitempty"`
 	TPS            analysis.Float   `json:"tps"`
 	Limit          string           `json:"limit,omitempty"`
+	// AtLeast: every valid level met the SLOs, so the SLO point is at least MaxConcurrency
+	// (no limit binds within the levels).
+	AtLeast bool `json:"at_least,omitempty"`
 }
 
 // Grid statuses of a scenario.
@@ -278,7 +281,8 @@ func writeGridDoc(dir string, cfg config.Config, scs []report.GridScenario) erro
 			if r := scs[i].Result; r != nil {
 				en.Knee, en.TTFTBlowup, en.Warnings = r.Knee, r.TTFTBlowup, len(r.Warnings)
 				en.MaxTPS, en.MaxTPSConcurrency = r.Throughput.MaxTPS, r.Throughput.MaxTPSConcurrency
-				en.SLOPoint = &gridSLO{MaxConcurrency: r.SLO.MaxConcurrency, Bracket: r.SLO.Bracket, TPS: r.SLO.TPS, Limit: r.SLO.Limit}
+				en.SLOPoint = &gridSLO{MaxConcurrency: r.SLO.MaxConcurrency, Bracket: r.SLO.Bracket, TPS: r.SLO.TPS, Limit: r.SLO.Limit,
+					AtLeast: r.SLO.MaxConcurrency.OK() && r.SLO.Limit == ""}
 			}
 		}
 		doc.Scenarios = append(doc.Scenarios, en)
