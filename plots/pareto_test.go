@@ -75,9 +75,11 @@ func TestParetoRenders(t *testing.T) {
 			t.Errorf("SVG lacks %q", s)
 		}
 	}
-	nd, err := RenderPareto([]*analysis.Result{analysistest.NoData()}, []string{"x"}, 1)
-	if err != nil || len(nd) != 2 {
+	if _, err := Pareto([]*analysis.Result{analysistest.NoData()}, []string{"x"}, 1); err != nil {
 		t.Errorf("no data: %v", err)
+	}
+	if _, err := Pareto(runs, labels[:2], 1); err == nil {
+		t.Error("Pareto took 2 labels for 3 scenarios")
 	}
 }
 
