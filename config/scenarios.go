@@ -31,6 +31,7 @@ type Scenario struct {
 	PromptSizing *string               `yaml:"prompt_sizing,omitempty"`
 	Tokenizer    *string               `yaml:"tokenizer,omitempty"`
 	Sessions     *sweep.SessionsConfig `yaml:"sessions,omitempty"`
+	SharedPrefix *sweep.SharedPrefix   `yaml:"shared_prefix,omitempty"`
 	Levels       *sweep.LevelsSpec     `yaml:"levels,omitempty"`
 }
 
