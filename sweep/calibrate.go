@@ -250,8 +250,11 @@ func (d *Dataset) sized(idx, counts []int, sz *PromptSizing) *Dataset {
 		a, b, rms = 0, sc/sw, 0
 	}
 	sz.TokensPerWord, sz.OverheadTokens, sz.ResidualTokens = b, a, rms
-	sz.Exact = len(idx) == len(d.entries)
+	// Replayed as sessions, every turn's message is sized by the fit's slope (the entries were
+	// counted whole, template and all): not exact.
+	sz.Exact = len(idx) == len(d.entries) && d.cfg.Sessions == nil
 	out := *d
+	out.tokensPerWord = b
 	out.entries = make([]datasetEntry, len(d.entries))
 	copy(out.entries, d.entries)
 	for i := range out.entries {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -42,6 +43,8 @@ type Dataset struct {
 	out     sampler
 	drawOut bool
 	entries []datasetEntry
+	// tokensPerWord is the sizing fit's slope once sized (0: words): a session turn's length.
+	tokensPerWord float64
 }
 
 type datasetEntry struct {
@@ -208,22 +211,30 @@ func (d *Dataset) turnsOf(rec *datasetRecord) []datasetTurn {
 	return turns
 }
 
-// conversation returns the turns of the entry r picks, as Conversations does: a prompt
-// entry, or a ShareGPT entry of one turn, is a conversation of one turn.
-func (d *Dataset) conversation(r *rand.Rand) []Request {
-	e := &d.entries[r.IntN(len(d.entries))]
-	turns := e.turns
-	if len(turns) == 0 {
-		turns = []datasetTurn{{prompt: e.prompt, words: e.words, promptTokens: e.promptTokens, outputTokens: e.outputTokens}}
+// pick returns the entry of conversation conv of worker at level (workload.sessions).
+func (d *Dataset) pick(level, worker, conv int) *datasetEntry {
+	return &d.entries[requestRand(d.cfg.Seed, level, worker, conv).IntN(len(d.entries))]
+}
+
+// turns returns the number of turns of e as a conversation: a prompt entry, or a ShareGPT
+// entry of one turn, is a conversation of one turn.
+func (d *Dataset) turns(e *datasetEntry) int { return max(1, len(e.turns)) }
+
+// turn returns turn k of e as a conversation's user message, r drawing its output length
+// when output lengths are drawn. The single turn of a prompt entry counts its words by the
+// sizing's slope alone (the template is counted once per request: Sessions.Overhead).
+func (d *Dataset) turn(e *datasetEntry, k int, r *rand.Rand) Request {
+	t := datasetTurn{prompt: e.prompt, words: e.words, promptTokens: e.words, outputTokens: e.outputTokens}
+	if len(e.turns) > 0 {
+		t = e.turns[k]
+	} else if d.tokensPerWord > 0 {
+		t.promptTokens = max(1, int(math.Round(d.tokensPerWord*float64(e.words))))
 	}
-	out := make([]Request, len(turns))
-	for i, t := range turns {
-		out[i] = Request{Prompt: t.prompt, PromptTokens: t.promptTokens, MaxTokens: t.outputTokens, IgnoreEOS: d.cfg.FixedOutput}
-		if d.drawOut {
-			out[i].MaxTokens = d.out.draw(r)
-		}
+	req := Request{Prompt: t.prompt, PromptTokens: t.promptTokens, MaxTokens: t.outputTokens, IgnoreEOS: d.cfg.FixedOutput}
+	if d.drawOut {
+		req.MaxTokens = d.out.draw(r)
 	}
-	return out
+	return req
 }
 
 // readArray reads a JSON array of ShareGPT (or prompt) objects, streaming.

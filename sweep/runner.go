@@ -80,6 +80,7 @@ type level struct {
 	warm              chan struct{} // closed when firstDone reaches warmNeed
 	// rate is an arrival-rate level's state (ratework.go); nil on a closed-loop level.
 	rate      *rateState
+	cuts      sessionCuts   // conversations the context limit ended (sessionrun.go)
 	stop      chan struct{} // closed: stop issuing
 	done      chan struct{} // closed when every worker has returned
 	reqCtx    context.Context
@@ -378,6 +379,9 @@ func (l *level) finish(end levelEnd, timedOut bool, cs *ClientStats) []Record {
 	if l.rate != nil {
 		l.notes = append(l.notes, l.rate.notes(l.c, records)...)
 	}
+	if n := l.cuts.note(); n != "" {
+		l.notes = append(l.notes, n)
+	}
 	verdict := finishWindow(run, records, l.proto, l.slice, end)
 	if run.Shard != nil && !run.Interrupted {
 		// A shard holds a part of the level: steadiness and min_requests are judged on the
@@ -437,7 +441,7 @@ func (l *level) work(w int) {
 		return
 	}
 	refused := 0 // consecutive connect errors: they back off (dead.go)
-	sess := newSession(l.workload, l.index, w)
+	sess := newSession(l.workload, l.index, w, &l.cuts)
 	for seq := 0; ; seq++ {
 		select {
 		case <-l.stop:

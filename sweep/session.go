@@ -83,19 +83,25 @@ func (s *SessionsConfig) validate(dataset bool) []error {
 }
 
 // Conversations is a workload of multi-turn conversations: the runner keeps each worker's
-// conversation (session) and sends its turns with their history. Next returns the first turn
-// of conversation seq alone.
+// conversation (session) and sends its turns with their history, each turn made when it is
+// sent. Next returns the first turn of conversation seq alone.
 type Conversations interface {
 	Workload
-	// Conversation returns the turns of conversation conv of worker at level, deterministic
-	// in (seed, level, worker, conv): each turn's user message (Prompt, PromptTokens its
-	// length in tokens without the chat template), MaxTokens and IgnoreEOS.
-	Conversation(level, worker, conv int) []Request
+	// Turns returns the number of turns of conversation conv of worker at level,
+	// deterministic in (seed, level, worker, conv).
+	Turns(level, worker, conv int) int
+	// Turn returns turn (from 0) of that conversation, deterministic likewise: its user
+	// message (Prompt, PromptTokens its length in tokens without the chat template),
+	// MaxTokens and IgnoreEOS.
+	Turn(level, worker, conv, turn int) Request
 	// Overhead is what the server adds to every request (its chat template), in tokens, as
 	// far as it is known (0 otherwise): part of a turn's requested prompt length.
 	Overhead() int
 	// TurnThink is the pause between two turns of a conversation.
 	TurnThink() time.Duration
+	// MaxModelLen is the server's context limit in tokens (0: unknown): a conversation ends
+	// before a turn whose requested prompt and max_tokens would exceed it.
+	MaxModelLen() int
 }
 
 // Sessions is the workload of workload.sessions: synthetic conversations (user messages of
@@ -117,6 +123,7 @@ type Sessions struct {
 	sized    *sizedSynthetic
 	ds       *Dataset
 	overhead int
+	maxLen   int
 }
 
 var _ Conversations = (*Sessions)(nil)
@@ -173,7 +180,45 @@ func (s *Sessions) size(ctx context.Context, opts SizingOptions) (Workload, Prom
 		out.ds = w
 		out.overhead = max(0, int(math.Round(sz.OverheadTokens)))
 	}
+	if sz.MaxModelLen > 0 {
+		out.maxLen = sz.MaxModelLen
+	}
 	return &out, sz, nil
+}
+
+// MaxModelLen implements Conversations.
+func (s *Sessions) MaxModelLen() int { return s.maxLen }
+
+// WithMaxModelLen returns w with the server's context limit n (tokens) when w is a sessions
+// workload whose sizing did not learn one (the server's info reported it); w otherwise.
+func WithMaxModelLen(w Workload, n int) Workload {
+	s, ok := w.(*Sessions)
+	if !ok || n <= 0 || s.maxLen > 0 {
+		return w
+	}
+	out := *s
+	out.maxLen = n
+	return &out
+}
+
+// ContextWarning returns a warning when the nominal conversation of w does not fit the
+// server's context limit: its last turn of n turns (the mean of sessions.turns) asks for
+// T + n·U + n·O tokens (template, user messages, replies and the last turn's max_tokens, at
+// their nominal lengths), more than max_model_len; "" otherwise, and for a dataset's
+// conversations or when the limit is not known.
+func ContextWarning(w Workload) string {
+	s, ok := w.(*Sessions)
+	if !ok || s.maxLen <= 0 || s.ds != nil {
+		return ""
+	}
+	n, u, o := s.cfg.Turns.Nominal(), s.cfg.UserTokens.Nominal(), s.cfg.OutputTokens.Nominal()
+	need := float64(s.overhead) + n*(u+o)
+	if !(need > float64(s.maxLen)) {
+		return ""
+	}
+	return fmt.Sprintf("workload.sessions: a conversation of %.4g turns (%.4g user + %.4g output tokens each, template %d) reaches %.0f tokens, "+
+		"more than max_model_len %d: conversations end before the turn whose history + max_tokens would exceed it (each level notes how many)",
+		n, u, o, s.overhead, need, s.maxLen)
 }
 
 // Overhead implements Conversations.
@@ -184,8 +229,7 @@ func (s *Sessions) TurnThink() time.Duration { return s.cfg.ThinkTime }
 
 // Next returns the first turn of conversation seq, alone (a probe; a rate level's request).
 func (s *Sessions) Next(level, worker, seq int) Request {
-	turns := s.Conversation(level, worker, seq)
-	req := turns[0]
+	req := s.Turn(level, worker, seq, 0)
 	req.PromptTokens += s.overhead
 	return req
 }
@@ -203,25 +247,37 @@ func turnRand(seed int64, level, worker, conv, turn int) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(seed), h))
 }
 
-// Conversation implements Conversations.
-func (s *Sessions) Conversation(level, worker, conv int) []Request {
+// Turns implements Conversations.
+func (s *Sessions) Turns(level, worker, conv int) int {
 	if s.ds != nil {
-		return s.ds.conversation(requestRand(s.seed, level, worker, conv))
+		return s.ds.turns(s.ds.pick(level, worker, conv))
 	}
-	n := min(s.turns.draw(turnRand(s.seed, level, worker, conv, 0)), maxTurns)
-	turns := make([]Request, n)
-	for t := range turns {
-		r := turnRand(s.seed, level, worker, conv, t+1)
-		u, o := s.user.draw(r), s.out.draw(r)
-		req := Request{MaxTokens: o, IgnoreEOS: s.fixed}
-		if s.sized != nil {
-			req.Prompt, req.PromptTokens = s.sized.message(r, level, worker, conv, t, u)
-		} else {
-			req.Prompt, req.PromptTokens = s.words.message(r, level, worker, conv, t, u), u
-		}
-		turns[t] = req
+	return min(s.turns.draw(turnRand(s.seed, level, worker, conv, 0)), maxTurns)
+}
+
+// Turn implements Conversations.
+func (s *Sessions) Turn(level, worker, conv, turn int) Request {
+	r := turnRand(s.seed, level, worker, conv, turn+1)
+	if s.ds != nil {
+		return s.ds.turn(s.ds.pick(level, worker, conv), turn, r)
 	}
-	return turns
+	u, o := s.user.draw(r), s.out.draw(r)
+	req := Request{MaxTokens: o, IgnoreEOS: s.fixed}
+	if s.sized != nil {
+		req.Prompt, req.PromptTokens = s.sized.message(r, level, worker, conv, turn, u)
+	} else {
+		req.Prompt, req.PromptTokens = s.words.message(r, level, worker, conv, turn, u), u
+	}
+	return req
+}
+
+// Conversation returns every turn of conversation conv of worker at level (Turns, Turn).
+func (s *Sessions) Conversation(level, worker, conv int) []Request {
+	out := make([]Request, s.Turns(level, worker, conv))
+	for t := range out {
+		out[t] = s.Turn(level, worker, conv, t)
+	}
+	return out
 }
 
 // message returns a user message of n words, the first unique to (level, worker, conv, turn).

@@ -83,7 +83,7 @@ func TestSessionHistory(t *testing.T) {
 	}
 	src := w.(*Sessions)
 	src.overhead = 40 // as a sizing would set it
-	s := newSession(w, 1, 2)
+	s := newSession(w, 1, 2, &sessionCuts{})
 	const think = 5 * time.Millisecond
 	ids := map[string]bool{}
 	for conv := range 2 {
@@ -95,8 +95,8 @@ func TestSessionHistory(t *testing.T) {
 				t.Fatalf("conversation %d turn %d: session %q turn index %d", conv, k+1, s.id, s.turn)
 			}
 			ids[s.id] = true
-			if req.Prompt != want[k].Prompt || !req.KeepReply {
-				t.Fatalf("turn %d: prompt or KeepReply wrong", k+1)
+			if req.Prompt != want[k].Prompt || req.KeepReply != (k < 2) {
+				t.Fatalf("turn %d: prompt or KeepReply (%v: only when a turn follows) wrong", k+1, req.KeepReply)
 			}
 			if !reflect.DeepEqual(req.History, hist) && !(len(hist) == 0 && len(req.History) == 0) {
 				t.Fatalf("turn %d history %v, want %v", k+1, req.History, hist)
@@ -215,5 +215,55 @@ func TestMeanThink(t *testing.T) {
 	cfg.Sessions = nil
 	if got := cfg.MeanThink(); got != 5*time.Millisecond {
 		t.Errorf("without sessions: %v", got)
+	}
+}
+
+// TestSessionContextLimit: with max_model_len M a conversation ends before the turn whose
+// requested prompt (template + history + message) and max_tokens would exceed M, the level
+// note counting it; the history counts the replies' content, not their reasoning.
+func TestSessionContextLimit(t *testing.T) {
+	cfg := sessionsConfig()
+	cfg.Sessions.Turns = Dist{Dist: DistFixed, Mean: 5}
+	w, err := NewWorkload(cfg, APIChat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := w.(*Sessions)
+	src.overhead = 40
+	// Turn k asks 40 + (k−1)·(30 + 12) + 30 + 12 = 40 + 42k: turn 3 166, turn 4 208.
+	lim := WithMaxModelLen(w, 200)
+	if lim.(Conversations).MaxModelLen() != 200 || WithMaxModelLen(lim, 300).(Conversations).MaxModelLen() != 200 {
+		t.Fatal("WithMaxModelLen: want 200, kept over a later one")
+	}
+	cuts := &sessionCuts{}
+	s := newSession(lim, 0, 0, cuts)
+	const think = 5 * time.Millisecond
+	for conv := range 2 {
+		for k := range 3 {
+			req := s.next()
+			if s.turn != k || s.conv != conv {
+				t.Fatalf("conversation %d turn index %d, want %d %d", s.conv, s.turn, conv, k)
+			}
+			// 20 output tokens of which 8 reasoning: 12 in the history.
+			rec := Record{Status: StatusOK, OutputTokens: 20, ReasoningTokens: 8, TokensSource: TokensFromUsage}
+			pause := s.ended(&req, &rec, think)
+			if want := map[bool]time.Duration{true: think, false: 40 * time.Millisecond}[k == 2]; pause != want {
+				t.Errorf("turn %d: pause %v, want %v", k+1, pause, want)
+			}
+		}
+	}
+	want := "2 conversations ended at turn 4: history + max_tokens would exceed max_model_len 200"
+	if got := cuts.note(); got != want {
+		t.Errorf("note %q, want %q", got, want)
+	}
+	if got := replyTokens(&Record{OutputTokens: 9, ReasoningChunks: 4, ReasoningTokens: 1, TokensSource: TokensFromChunks}); got != 5 {
+		t.Errorf("reply tokens from chunks %d, want 5", got)
+	}
+	// The nominal conversation, 40 + 5·(30 + 12) = 250 tokens, does not fit 200.
+	if warn := ContextWarning(lim); !strings.Contains(warn, "reaches 250 tokens, more than max_model_len 200") {
+		t.Errorf("warning %q", warn)
+	}
+	if warn := ContextWarning(WithMaxModelLen(w, 250)); warn != "" {
+		t.Errorf("a fitting conversation warned %q", warn)
 	}
 }

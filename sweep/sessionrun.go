@@ -1,62 +1,146 @@
 package sweep
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 )
 
 // session is a closed-loop worker's conversation state (workload.sessions): the conversation
-// it is in, the next turn and the history so far. It is the worker's own, never shared.
+// it is in, the next turn and the history so far. It is the worker's own, never shared. Each
+// turn is made when it is sent (Conversations.Turn): a conversation of many turns holds only
+// its history, which the server's context limit bounds.
 type session struct {
 	src           Conversations
+	cuts          *sessionCuts // the level's count of conversations cut by the context limit
 	level, worker int
-	conv          int       // the conversation's number, from 0, per worker and level
-	id            string    // Record.Session of its turns
-	turns         []Request // the conversation's turns; nil: start the next one
-	turn          int       // the index of the next turn
+	conv          int     // the conversation's number, from 0, per worker and level
+	id            string  // Record.Session of its turns
+	n             int     // the conversation's turns; 0: start the next one
+	turn          int     // the index of the next turn
+	msg           Request // the next turn's user message, as Turn returned it
 	history       []Message
 	tokens        int // requested tokens of the history: user messages and replies
 }
 
-// newSession returns worker's session state at level, or nil when w is not a Conversations.
-func newSession(w Workload, level, worker int) *session {
+// newSession returns worker's session state at level, or nil when w is not a Conversations;
+// cuts counts, for the level, the conversations the context limit ends.
+func newSession(w Workload, level, worker int, cuts *sessionCuts) *session {
 	src, ok := w.(Conversations)
 	if !ok {
 		return nil
 	}
-	return &session{src: src, level: level, worker: worker}
+	return &session{src: src, cuts: cuts, level: level, worker: worker}
 }
 
 // next returns the request of the session's next turn, starting a conversation when none is
-// under way; its record carries s.id and turn s.turn + 1.
+// under way; its record carries s.id and turn s.turn + 1. The reply is kept when another
+// turn follows.
 func (s *session) next() Request {
-	if s.turns == nil {
-		s.turns = s.src.Conversation(s.level, s.worker, s.conv)
-		s.turn, s.tokens = 0, 0
-		s.history = make([]Message, 0, 2*len(s.turns))
+	if s.n == 0 {
+		s.n = s.src.Turns(s.level, s.worker, s.conv)
+		s.turn, s.tokens, s.history = 0, 0, nil
+		s.msg = s.src.Turn(s.level, s.worker, s.conv, 0)
 		s.id = strconv.Itoa(s.level) + "." + strconv.Itoa(s.worker) + "." + strconv.Itoa(s.conv)
 	}
-	req := s.turns[s.turn]
+	req := s.msg
 	req.History = s.history
 	req.PromptTokens += s.src.Overhead() + s.tokens
-	req.KeepReply = true
+	req.KeepReply = s.turn+1 < s.n
 	return req
 }
 
 // ended takes the outcome of the turn req and returns the pause before the next request: the
-// turn think time within a conversation; think after its last turn or a failed one, which
-// ends it.
+// turn think time within a conversation; think after its last turn, a failed one, or before
+// a turn whose requested prompt and max_tokens would exceed the server's context limit, all
+// of which end it.
 func (s *session) ended(req *Request, rec *Record, think time.Duration) time.Duration {
-	msg := s.turns[s.turn]
-	if !rec.OK() || s.turn+1 >= len(s.turns) {
-		s.turns, s.history = nil, nil
-		s.conv++
+	if !rec.OK() || s.turn+1 >= s.n {
+		s.end()
 		return think
 	}
 	s.history = append(s.history,
-		Message{Role: RoleUser, Content: msg.Prompt},
+		Message{Role: RoleUser, Content: s.msg.Prompt},
 		Message{Role: RoleAssistant, Content: req.Reply})
-	s.tokens += msg.PromptTokens + rec.OutputTokens
+	s.tokens += s.msg.PromptTokens + replyTokens(rec)
 	s.turn++
+	s.msg = s.src.Turn(s.level, s.worker, s.conv, s.turn)
+	if m := s.src.MaxModelLen(); m > 0 && s.src.Overhead()+s.tokens+s.msg.PromptTokens+s.msg.MaxTokens > m {
+		s.cuts.add(s.turn+1, m)
+		s.end()
+		return think
+	}
 	return s.src.TurnThink()
+}
+
+// end ends the conversation: the next request starts the next one.
+func (s *session) end() {
+	s.n, s.history, s.msg = 0, nil, Request{}
+	s.conv++
+}
+
+// replyTokens is the length of rec's reply as the history keeps it: its output tokens
+// without the reasoning (usage's reasoning tokens, or the reasoning-only chunks when the
+// tokens are counted from chunks).
+func replyTokens(rec *Record) int {
+	n := rec.OutputTokens
+	if rec.TokensSource == TokensFromChunks {
+		n -= rec.ReasoningChunks
+	} else {
+		n -= rec.ReasoningTokens
+	}
+	return max(0, n)
+}
+
+// sessionCuts counts a level's conversations ended before a turn by the context limit, by
+// that turn (from 1). Workers share it.
+type sessionCuts struct {
+	mu     sync.Mutex
+	byTurn map[int]int
+	limit  int
+}
+
+// add counts a conversation ended before turn (max_model_len m).
+func (c *sessionCuts) add(turn, m int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byTurn == nil {
+		c.byTurn = map[int]int{}
+	}
+	c.byTurn[turn]++
+	c.limit = m
+}
+
+// note returns the level note of the cut conversations ("" when none was): "N conversations
+// ended at turn k: history + max_tokens would exceed max_model_len M", the turns listed by
+// count when several.
+func (c *sessionCuts) note() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.byTurn) == 0 {
+		return ""
+	}
+	turns := make([]int, 0, len(c.byTurn))
+	total := 0
+	for k, n := range c.byTurn {
+		turns = append(turns, k)
+		total += n
+	}
+	slices.Sort(turns)
+	at := "turn " + strconv.Itoa(turns[0])
+	if len(turns) > 1 {
+		parts := make([]string, 0, min(len(turns), 6))
+		for i, k := range turns {
+			if i == 5 {
+				parts = append(parts, "…")
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%d: %d", k, c.byTurn[k]))
+		}
+		at = "turns " + strings.Join(parts, ", ")
+	}
+	return fmt.Sprintf("%d conversations ended at %s: history + max_tokens would exceed max_model_len %d", total, at, c.limit)
 }
