@@ -80,6 +80,9 @@ func (s *Server) version(w http.ResponseWriter, _ *http.Request) {
 	if s.cfg.Mode == ModeBatching {
 		body["max_num_seqs"] = s.cfg.MaxNumSeqs
 	}
+	if l := s.cfg.contextLimit(); l > 0 {
+		body["max_model_len"] = l
+	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(body)
 }

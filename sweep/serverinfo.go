@@ -127,7 +127,7 @@ func identify(path string, m map[string]any) *ServerInfo {
 			return nil
 		}
 		return &ServerInfo{Engine: "SGLang", Version: str("version"),
-			Settings: settings("max_running_requests", "max_total_num_tokens", "chunked_prefill_size", "tp_size", "stream_interval")}
+			Settings: settings("max_running_requests", "max_total_num_tokens", "chunked_prefill_size", "tp_size", "stream_interval", "context_length")}
 	case "/info":
 		// TGI: model_id, version and the router's limits.
 		if str("model_id") == "" || str("max_concurrent_requests") == "" {
@@ -155,7 +155,7 @@ func identify(path string, m map[string]any) *ServerInfo {
 			return nil
 		}
 		if rest, ok := strings.CutPrefix(v, SimEngine); ok {
-			return &ServerInfo{Engine: SimEngine, Version: strings.TrimSpace(rest), Settings: settings("max_num_seqs", "tokens_per_chunk")}
+			return &ServerInfo{Engine: SimEngine, Version: strings.TrimSpace(rest), Settings: settings("max_num_seqs", "tokens_per_chunk", "max_model_len")}
 		}
 		// vLLM answers {"version": …} and nothing else; a gateway's status page has more.
 		if len(m) != 1 {
@@ -173,6 +173,20 @@ func (s *ServerInfo) TokensPerChunk() int {
 		return 0
 	}
 	for _, k := range []string{"stream_interval", "tokens_per_chunk"} {
+		if n, err := strconv.Atoi(s.Settings[k]); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 0
+}
+
+// MaxModelLen returns the context limit in tokens the server says it has (SGLang's
+// context_length, the simulator's max_model_len), or 0 when it does not say.
+func (s *ServerInfo) MaxModelLen() int {
+	if s == nil {
+		return 0
+	}
+	for _, k := range []string{"context_length", "max_model_len"} {
 		if n, err := strconv.Atoi(s.Settings[k]); err == nil && n > 0 {
 			return n
 		}

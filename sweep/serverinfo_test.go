@@ -137,3 +137,22 @@ func TestTokensPerChunk(t *testing.T) {
 		}
 	}
 }
+
+// TestServerMaxModelLen: SGLang's context_length and the simulator's max_model_len (its GET
+// /version) are the server's context limit; other engines say nothing (0).
+func TestServerMaxModelLen(t *testing.T) {
+	sim := IdentifyServer(map[string][]byte{"/version": []byte(`{"version":"kneecap-sim fixed","max_model_len":1000}`)})
+	for _, tc := range []struct {
+		info *ServerInfo
+		want int
+	}{
+		{sim, 1000},
+		{&ServerInfo{Engine: "SGLang", Settings: map[string]string{"context_length": "32768"}}, 32768},
+		{&ServerInfo{Engine: "vLLM"}, 0},
+		{nil, 0},
+	} {
+		if got := tc.info.MaxModelLen(); got != tc.want {
+			t.Errorf("%v: MaxModelLen = %d, want %d", tc.info, got, tc.want)
+		}
+	}
+}

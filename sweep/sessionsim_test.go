@@ -1,7 +1,11 @@
 package sweep_test
 
 import (
+	"context"
+	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,5 +90,69 @@ func TestSessionsPrefixCacheTTFT(t *testing.T) {
 		case c == 2 && off-on < saving/2:
 			t.Errorf("c=2: turn 3 TTFT p50 %.1f ms lower with prefix caching, want at least %.1f ms", off-on, saving/2)
 		}
+	}
+}
+
+// TestSessionsContextLimit (issue 15 review, item 1): against a simulator with max_model_len
+// 1000 and 5-turn conversations of 300-token user messages, sized by its tokenize endpoint
+// (which reports the limit), no turn is refused: turn k asks T + k·U + (k−1)·O prompt tokens
+// and O more, 40 + 900 + 8 + 4 = 952 at turn 3, 40 + 1200 + 12 + 4 = 1256 > 1000 at turn 4,
+// so every conversation that completes turn 3 ends there, the level's note counting exactly
+// those (truth: sim.Config.MaxModelLen, ChatTemplateTokens; the words tokenizer, one token a
+// word and a "tok " a token), and the sizing's ContextWarning says the nominal 5 turns need
+// 40 + 5·(300 + 4) = 1560 tokens.
+func TestSessionsContextLimit(t *testing.T) {
+	const limit, user, out = 1000, 300, 4
+	url, _ := startSim(t, sim.Config{Profile: sim.ProfileFixed, TTFT: 2 * time.Millisecond, ITL: time.Millisecond,
+		ChatTemplateTokens: sessTemplate, MaxModelLen: limit})
+	client := newClient(t, url, 4)
+	wl, err := sweep.NewWorkload(sweep.WorkloadConfig{
+		InputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: 8}, OutputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: out},
+		FixedOutput: true, Seed: 3,
+		Sessions: &sweep.SessionsConfig{Turns: sweep.Dist{Dist: sweep.DistFixed, Mean: 5},
+			UserTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: user}},
+	}, sweep.APIChat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ep, err := client.Tokenize(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl, sz, err := sweep.SizePrompts(ctx, wl, sweep.SizingOptions{Method: sweep.SizingTokenize, API: sweep.APIChat, Endpoint: ep.Counter(), Client: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sz.MaxModelLen != limit {
+		t.Fatalf("sizing max_model_len %d, want %d", sz.MaxModelLen, limit)
+	}
+	if w := sweep.ContextWarning(wl); !strings.Contains(w, "reaches 1560 tokens, more than max_model_len 1000") {
+		t.Errorf("warning %q", w)
+	}
+	sink := &memSink{}
+	proto := shortProtocol()
+	proto.Warmup, proto.Duration, proto.MaxDuration = 100*time.Millisecond, 400*time.Millisecond, 400*time.Millisecond
+	if _, err := sweep.Run(ctx, ctx, sweep.Plan{Levels: []int{2}, Protocol: proto, Workload: wl}, client, sink); err != nil {
+		t.Fatal(err)
+	}
+	third := 0
+	for _, r := range sink.records[0] {
+		switch {
+		case r.Status == sweep.StatusCancelled:
+		case !r.OK():
+			t.Fatalf("turn %d failed: %s %s", r.Turn, r.ErrorClass, r.Error)
+		case r.Turn > 3:
+			t.Fatalf("turn %d sent: its prompt and max_tokens exceed max_model_len", r.Turn)
+		case r.Turn == 3:
+			third++
+			if want := sessTemplate + 3*user + 2*out; r.PromptTokens != want {
+				t.Errorf("turn 3 prompt tokens %d, want %d", r.PromptTokens, want)
+			}
+		}
+	}
+	want := fmt.Sprintf("%d conversations ended at turn 4: history + max_tokens would exceed max_model_len %d", third, limit)
+	if third == 0 || !slices.Contains(sink.runs[0].Notes, want) {
+		t.Errorf("%d turn-3 requests; notes %q, want %q", third, sink.runs[0].Notes, want)
 	}
 }

@@ -76,3 +76,13 @@ func (s *sweepPrep) recordSizing(e *env) {
 	}
 	s.dir.SetPromptSizing(s.sizing)
 }
+
+// limitContext gives a sessions workload the server's context limit when the sizing did not
+// learn it and the server's info reports one, and warns when the nominal conversation
+// outgrows the limit (sweep.ContextWarning: conversations then end early).
+func (s *sweepPrep) limitContext(e *env, info *sweep.ServerInfo) {
+	s.workload = sweep.WithMaxModelLen(s.workload, info.MaxModelLen())
+	if w := sweep.ContextWarning(s.workload); w != "" {
+		fmt.Fprintf(e.stderr, "kneecap: warning: %s\n", w)
+	}
+}

@@ -172,9 +172,11 @@ func runSweep(ctx context.Context, e *env, fl *sweepFlags, s *sweepPrep) (err er
 		return err
 	}
 	s.recordSizing(e)
-	if err := recordServer(ctx, e, t.client, s.cfg, s.dir, s.done); err != nil {
+	info, err := recordServer(ctx, e, t.client, s.cfg, s.dir, s.done)
+	if err != nil {
 		return err
 	}
+	s.limitContext(e, info)
 	if err := s.autoRates(ctx, e, t); err != nil {
 		return err
 	}

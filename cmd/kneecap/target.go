@@ -147,8 +147,8 @@ func windowWarning(w sweep.WindowCheck, minRequests int) string {
 // target.server_info is false, and only on shard 0 of a sharded sweep, whose merge keeps
 // shard 0's) and records the answer with kneecap's version in the results directory. A
 // resumed run keeps what it recorded first (a run from before this record gets it now) and
-// warns when the server or kneecap now differ.
-func recordServer(ctx context.Context, e *env, client *openai.Client, cfg config.Config, dir *rundir.Dir, done *rundir.Run) error {
+// warns when the server or kneecap now differ. It returns what the server says (nil: nothing).
+func recordServer(ctx context.Context, e *env, client *openai.Client, cfg config.Config, dir *rundir.Dir, done *rundir.Run) (*sweep.ServerInfo, error) {
 	bi, ok := debug.ReadBuildInfo()
 	tool := version(bi, ok)
 	var bodies map[string][]byte
@@ -164,22 +164,22 @@ func recordServer(ctx context.Context, e *env, client *openai.Client, cfg config
 		if done.Kneecap != tool {
 			fmt.Fprintf(e.stderr, "kneecap: warning: this is kneecap %s; the levels so far were measured by %s (levels.json keeps the first)\n", tool, done.Kneecap)
 		}
-		return dir.SetProvenance(done.Kneecap, done.Server, nil)
+		return info, dir.SetProvenance(done.Kneecap, done.Server, nil)
 	}
 	var doc []byte
 	if len(bodies) > 0 {
 		var err error
 		if doc, err = sweep.RedactServerInfo(bodies); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if info != nil {
 		fmt.Fprintf(e.stderr, "kneecap: server: %s, from %s\n", info, info.From)
 	}
 	if err := dir.SetProvenance(tool, info, doc); err != nil {
-		return fmt.Errorf("sweep: %w", err)
+		return nil, fmt.Errorf("sweep: %w", err)
 	}
-	return nil
+	return info, nil
 }
 
 // maxTokensPerChunk is the bound of tokens in one content chunk that usage is checked
