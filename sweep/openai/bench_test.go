@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/kneecap/kneecap/sweep"
@@ -99,6 +100,29 @@ func BenchmarkDecodeChunk(b *testing.B) {
 				if _, err := d.decode(line); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkKeepReply measures what keeping the reply (Request.KeepReply) adds to one answer
+// chunk: appending its content to the reply, plain and with escapes (the scan, which the
+// chunk gets anyway, included: BenchmarkDecodeChunk/content alone).
+func BenchmarkKeepReply(b *testing.B) {
+	for _, bc := range []struct{ name, line string }{
+		{"plain", contentChunk("tok")},
+		{"escaped", contentChunk(`say \"ok\"\n`)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			line := []byte(bc.line)
+			var sb strings.Builder
+			b.ReportAllocs()
+			for b.Loop() {
+				if sb.Len() > 1<<16 {
+					sb.Reset()
+				}
+				res, _ := scanChunk(line)
+				keepReply(&sb, line, &res)
 			}
 		})
 	}

@@ -122,6 +122,11 @@ type chunkResult struct {
 	// completion_tokens_details.reasoning_tokens and prompt_tokens_details.cached_tokens, each
 	// when the event sets it.
 	usage usageCounts
+	// reply is the answer content as the scanner found it, a JSON string with its quotes,
+	// when replies is 1; replies counts the event's non-empty answer strings (scanChunk only:
+	// 0 from decodeSlow, whose events appendReply decodes whole).
+	reply   []byte
+	replies int
 }
 
 // content reports a content chunk: one with answer or reasoning content (TTFT, DESIGN §1).

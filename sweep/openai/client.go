@@ -520,7 +520,7 @@ func (c *Client) readChunks(s rawStream, tSend time.Time, sr *streamRead) error 
 		}
 		sr.sc.chunks++
 		if sr.reply != nil && res.answer {
-			appendReply(sr.reply, line)
+			keepReply(sr.reply, line, &res)
 		}
 		if !res.answer {
 			sr.sc.reasoningChunks++

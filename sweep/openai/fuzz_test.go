@@ -51,7 +51,7 @@ func FuzzChunkDecode(f *testing.F) {
 		got, gotErr := reused.decode(second)
 		var fresh chunkDecoder
 		want, wantErr := fresh.decode(second)
-		if got != want || (gotErr == nil) != (wantErr == nil) {
+		if sansReply(got) != sansReply(want) || (gotErr == nil) != (wantErr == nil) {
 			t.Fatalf("reused decoder: %+v, %v; fresh: %+v, %v", got, gotErr, want, wantErr)
 		}
 		if wantErr == nil && !json.Valid(second) {

@@ -1,8 +1,10 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 
 	goopenai "github.com/sashabaranov/go-openai"
 
@@ -35,7 +37,9 @@ type replyEvent struct {
 }
 
 // appendReply adds the answer content of the event line, which the scanner (or the decoder)
-// has accepted as an answer chunk, to b. Only requests that keep their reply pay for it.
+// has accepted as an answer chunk, to b. Only requests that keep their reply pay for it; the
+// events the scanner read with one answer string take appendContent's way, this decodes the
+// others (several choices, or what the scanner declined) whole.
 func appendReply(b *strings.Builder, line []byte) {
 	var ev replyEvent
 	if json.Unmarshal(line, &ev) != nil {
@@ -44,5 +48,24 @@ func appendReply(b *strings.Builder, line []byte) {
 	for i := range ev.Choices {
 		b.WriteString(ev.Choices[i].Delta.Content)
 		b.WriteString(ev.Choices[i].Text)
+	}
+}
+
+// keepReply adds the answer content of the answer chunk line, scanned as res, to b: the
+// string the scanner found, as it is when it has no escape and is valid UTF-8 (what
+// encoding/json would give), else unescaped alone; appendReply otherwise.
+func keepReply(b *strings.Builder, line []byte, res *chunkResult) {
+	if res.replies != 1 {
+		appendReply(b, line)
+		return
+	}
+	raw := res.reply
+	if s := raw[1 : len(raw)-1]; bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
+		b.Write(s)
+		return
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		b.WriteString(s)
 	}
 }

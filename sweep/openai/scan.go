@@ -314,11 +314,13 @@ func (s *scanner) choices(r *chunkResult) bool {
 			return true
 		}
 		var text, answer, reasoning, sawDelta bool
+		var tv, cv []byte // the raw text and delta.content, when non-empty
 		ok := s.object(func(key []byte) bool {
 			switch {
 			case keyIs(key, "text"):
 				v, good := s.value()
 				text = nonEmptyString(v)
+				tv = v
 				return good
 			case keyIs(key, "delta"):
 				if sawDelta {
@@ -334,6 +336,7 @@ func (s *scanner) choices(r *chunkResult) bool {
 					switch {
 					case keyIs(key, "content"):
 						c = nonEmptyString(v)
+						cv = v
 					case keyIs(key, "reasoning_content"):
 						rc = nonEmptyString(v)
 					case keyIs(key, "reasoning"):
@@ -349,6 +352,12 @@ func (s *scanner) choices(r *chunkResult) bool {
 		})
 		r.answer = r.answer || text || answer
 		r.reasoning = r.reasoning || reasoning
+		if answer {
+			r.reply, r.replies = cv, r.replies+1
+		}
+		if text {
+			r.reply, r.replies = tv, r.replies+1
+		}
 		return ok
 	})
 }

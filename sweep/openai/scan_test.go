@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -8,6 +9,10 @@ import (
 // rules (case-insensitive keys, null for ints, duplicate keys, escapes) decide.
 var scanSeeds = []string{
 	roleChunk(), contentChunk("a"), contentChunk(""), usageChunk(3, 7),
+	// Replies (keepReply): escapes, non-ASCII, invalid UTF-8, several answer strings.
+	`{"choices":[{"delta":{"content":"say \"ok\"\n\u00e9"}}]}`, `{"choices":[{"delta":{"content":"é ☃ 𝄞"}}]}`,
+	"{\"choices\":[{\"delta\":{\"content\":\"a\xff\xfeb\"}}]}", `{"choices":[{"text":"a","delta":{"content":"b"}}]}`,
+	`{"choices":[{"delta":{"content":"a"}},{"delta":{"content":"b"}}]}`, `{"choices":[{"text":"\/x\t"}]}`,
 	`{"choices":[{"text":"a"},{"text":""}]}`, `{"choices":[{"index":0,"text":"","finish_reason":"length"}]}`,
 	`{"choices":[{"delta":{"reasoning":"r"}}],"usage":null}`,
 	`{"choices":[{"delta":{"reasoning_content":"r","content":null}}]}`,
@@ -73,11 +78,29 @@ func checkScan(t *testing.T, b []byte) bool {
 	}
 	if err != nil {
 		t.Errorf("%q: scanChunk accepted %+v, encoding/json failed: %v", b, got, err)
-	} else if got != want {
+	} else if sansReply(got) != sansReply(want) {
 		t.Errorf("%q: scanChunk %+v, encoding/json %+v", b, got, want)
+	} else if got.answer {
+		// The reply kept from the scan is what encoding/json decodes of the event.
+		var fast, slow strings.Builder
+		keepReply(&fast, b, &got)
+		appendReply(&slow, b)
+		if fast.String() != slow.String() {
+			t.Errorf("%q: reply %q from the scan, %q from encoding/json", b, fast.String(), slow.String())
+		}
 	}
 	return true
 }
+
+// decoded is what both decoders must agree on: a chunkResult without the raw reply the
+// scanner adds.
+type decoded struct {
+	answer, reasoning bool
+	usage             usageCounts
+}
+
+// sansReply is r without the raw reply.
+func sansReply(r chunkResult) decoded { return decoded{r.answer, r.reasoning, r.usage} }
 
 // FuzzScanChunk is the differential fuzz test of the fast path against encoding/json.
 func FuzzScanChunk(f *testing.F) {
