@@ -267,3 +267,18 @@ func TestSessionContextLimit(t *testing.T) {
 		t.Errorf("a fitting conversation warned %q", warn)
 	}
 }
+
+// TestSessionBytes: a worker's conversation costs twice its nominal last-turn history, 3
+// turns of 30 user and 12 output tokens: 2 × (3·30 + 2·12) × 8 bytes; nothing without
+// sessions.
+func TestSessionBytes(t *testing.T) {
+	cfg := sessionsConfig()
+	cfg.Sessions.Turns = Dist{Dist: DistFixed, Mean: 3}
+	if got, want := cfg.SessionBytes(), uint64(2*(3*30+2*12)*HistoryBytesPerToken); got != want {
+		t.Errorf("SessionBytes %d, want %d", got, want)
+	}
+	cfg.Sessions = nil
+	if got := cfg.SessionBytes(); got != 0 {
+		t.Errorf("without sessions: %d", got)
+	}
+}

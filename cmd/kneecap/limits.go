@@ -93,11 +93,14 @@ func (s *sweepPrep) largestLevel() (concurrency, workers int) {
 }
 
 // streamCost is what one worker of this sweep costs the process (sweep.CostOf): the
-// in-process simulator holds the other end of every connection and its own buffers.
+// in-process simulator holds the other end of every connection and its own buffers; a
+// session's worker also its conversation's history (WorkloadConfig.SessionBytes).
 func (s *sweepPrep) streamCost() sweep.StreamCost {
 	_, out := s.cfg.Workload.NominalLengths()
 	record := s.cfg.Sweep.RecordChunks == nil || *s.cfg.Sweep.RecordChunks
-	return sweep.CostOf(s.cfg.Target.URL == "", record, out)
+	c := sweep.CostOf(s.cfg.Target.URL == "", record, out)
+	c.Bytes += s.cfg.Workload.SessionBytes()
+	return c
 }
 
 // limitLines returns the lines of an error of sweep.Limits.Check (one per limit).
