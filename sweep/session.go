@@ -109,7 +109,7 @@ type Conversations interface {
 //
 // A synthetic user message of n tokens is unique to (seed, level, worker, conversation,
 // turn): in words, a unique word then n − 1 pool words; sized in the server's tokens, a head
-// of 7 vocabulary words unique to the message then vocabulary words whose costs add up to n
+// of 8 vocabulary words unique to the message then vocabulary words whose costs add up to n
 // exactly (estimated: round(n ÷ tokens_per_word) words). No first word and no template base:
 // the template is counted once per request, in Overhead.
 type Sessions struct {
@@ -310,10 +310,10 @@ func (z *sizedSynthetic) message(r *rand.Rand, level, worker, conv, turn, n int)
 	} else {
 		p.left = max(1, int(math.Round(float64(n)/z.tpw)))
 	}
-	// The head's seq packs the conversation and the turn: unique for 2¹¹ conversations of
-	// up to 1024 turns per worker and level (and every later prefix is the conversation's).
-	h := z.head(level, worker, conv<<10|turn)
-	for range headWords {
+	// Unique for 2¹⁸ conversations of up to 1024 turns per worker and level (messageHead;
+	// every later prefix is the conversation's).
+	h := z.messageHead(level, worker, conv, turn)
+	for range messageHeadWords {
 		w := int(h & (tableSize - 1))
 		h >>= 7
 		if p.left <= 0 || !p.fits(w) {

@@ -168,6 +168,20 @@ func TestSessionsSized(t *testing.T) {
 	if r := s.Next(0, 0, 0); r.PromptTokens != templateTokens+subword(r.Prompt) {
 		t.Errorf("Next: PromptTokens %d, server %d", r.PromptTokens, templateTokens+subword(r.Prompt))
 	}
+	// Message heads stay unique past 2¹¹ conversations (the bound of the prompts' seq
+	// packing): 2¹⁸ conversations of 1024 turns per worker and level.
+	heads := map[uint64]bool{}
+	for _, conv := range []int{0, 1, 2047, 2048, 4096, 1<<18 - 1} {
+		for _, turn := range []int{0, 1, 1023} {
+			for worker := range 3 {
+				h := s.sized.messageHead(4, worker, conv, turn)
+				if heads[h] {
+					t.Fatalf("message head of worker %d conversation %d turn %d repeats", worker, conv, turn)
+				}
+				heads[h] = true
+			}
+		}
+	}
 }
 
 // TestSessionsDataset: with workload.sessions a ShareGPT conversation replays every user

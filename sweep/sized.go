@@ -138,10 +138,28 @@ func (z *sizedSynthetic) finish() {
 // head returns the 49-bit head of (level, worker, seq): a bijection of the packed triple.
 func (z *sizedSynthetic) head(level, worker, seq int) uint64 {
 	v := (uint64(level)&0xfff)<<37 | (uint64(worker)&0xffff)<<21 | uint64(seq)&0x1fffff
-	v ^= z.seedMix & mask49
-	v = v * 0x9e3779b97f4a7c15 & mask49
+	return mixHead(v, z.seedMix, mask49)
+}
+
+// messageHeadWords is the number of table words that make a session's user message unique:
+// 56 bits, (level, worker, conversation, turn) packed in 12, 16, 18 and 10 bits.
+const messageHeadWords = 8
+
+// messageHead returns the 56-bit head of a session's user message: a bijection of the packed
+// (level, worker, conv, turn), unique for 2¹⁸ conversations of up to 1024 turns per worker
+// and level.
+func (z *sizedSynthetic) messageHead(level, worker, conv, turn int) uint64 {
+	v := (uint64(level)&0xfff)<<44 | (uint64(worker)&0xffff)<<28 | (uint64(conv)&0x3ffff)<<10 | uint64(turn)&0x3ff
+	return mixHead(v, z.seedMix, 1<<56-1)
+}
+
+// mixHead is a bijection of the values under mask (a power of two less one), seeded: odd
+// multipliers and right xorshifts are bijective modulo a power of two.
+func mixHead(v, seed, mask uint64) uint64 {
+	v ^= seed & mask
+	v = v * 0x9e3779b97f4a7c15 & mask
 	v ^= v >> 25
-	v = v * 0xbf58476d1ce4e5b9 & mask49
+	v = v * 0xbf58476d1ce4e5b9 & mask
 	v ^= v >> 23
 	return v
 }
