@@ -26,7 +26,9 @@ func TestLoadSessions(t *testing.T) {
 		{"sweep:\n  mode: rate\n  rates: [1, 2]\nworkload:\n  sessions:\n    turns: {dist: fixed, mean: 3}\n",
 			":5: workload.sessions: a conversation is a closed loop of turns: it cannot be run by an arrival-rate sweep (sweep.mode rate, --rates)"},
 		{"workload:\n  sessions:\n    turns: {dist: fixed, mean: 0}\n",
-			":3: workload.sessions.turns.mean: is 0: must be ≥ 1 token"},
+			":3: workload.sessions.turns.mean: is 0: must be ≥ 1 turn"},
+		{"workload:\n  prefix_cache: true\n  sessions:\n    turns: {dist: fixed, mean: 3}\n",
+			":3: workload.sessions: cannot go with workload.prefix_cache: true"},
 		{"workload:\n  sessions:\n    think_time: 1s\n",
 			"workload.sessions.turns: missing"},
 	} {

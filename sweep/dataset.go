@@ -79,7 +79,7 @@ func LoadDataset(cfg WorkloadConfig, api API) (*Dataset, error) {
 	d := &Dataset{Path: cfg.Dataset, cfg: cfg, api: api}
 	d.drawOut = cfg.FixedOutput && cfg.OutputTokens != (Dist{})
 	if d.drawOut {
-		if errs := cfg.OutputTokens.Validate("workload.output_tokens"); len(errs) > 0 {
+		if errs := cfg.OutputTokens.Validate("workload.output_tokens", "token"); len(errs) > 0 {
 			return nil, fmt.Errorf("sweep: dataset %s: %w", cfg.Dataset, errors.Join(errs...))
 		}
 		d.out = newSampler(cfg.OutputTokens)

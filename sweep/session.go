@@ -68,16 +68,16 @@ func (s *SessionsConfig) validate(dataset bool) []error {
 	if s.Turns == (Dist{}) {
 		errs = append(errs, errors.New("workload.sessions.turns: missing: the number of turns of a conversation (for example {dist: fixed, mean: 3})"))
 	} else {
-		errs = append(errs, s.Turns.Validate("workload.sessions.turns")...)
+		errs = append(errs, s.Turns.Validate("workload.sessions.turns", "turn")...)
 		if s.Turns.Nominal() > maxTurns || s.Turns.Min > maxTurns {
 			errs = append(errs, fmt.Errorf("workload.sessions.turns: more than %d turns a conversation", maxTurns))
 		}
 	}
 	if s.UserTokens != (Dist{}) {
-		errs = append(errs, s.UserTokens.Validate("workload.sessions.user_tokens")...)
+		errs = append(errs, s.UserTokens.Validate("workload.sessions.user_tokens", "token")...)
 	}
 	if s.OutputTokens != (Dist{}) {
-		errs = append(errs, s.OutputTokens.Validate("workload.sessions.output_tokens")...)
+		errs = append(errs, s.OutputTokens.Validate("workload.sessions.output_tokens", "token")...)
 	}
 	return errs
 }
@@ -339,16 +339,39 @@ func (z *sizedSynthetic) message(r *rand.Rand, level, worker, conv, turn, n int)
 // MeanThink is the mean pause of a worker between two requests, for sizing windows
 // (Preflight.CheckWindow): think_time without sessions; with them, a conversation of n turns
 // (the nominal turns) pauses n − 1 times sessions.think_time and once think_time, so
-// ((n − 1)·sessions.think_time + think_time) ÷ n; a dataset's conversations, whose turns are
-// not known before, sessions.think_time.
+// ((n − 1)·sessions.think_time + think_time) ÷ n. A dataset's conversations, whose turns are
+// known only once it is read, count one turn here: MeanThink of the workload counts them.
 func (w WorkloadConfig) MeanThink() time.Duration {
 	s := w.Sessions
 	if s == nil {
 		return w.ThinkTime
 	}
-	n := s.Turns.Nominal()
-	if w.Dataset != "" || !(n >= 1) {
-		return s.ThinkTime
+	n := 1.0
+	if w.Dataset == "" {
+		n = s.Turns.Nominal()
 	}
-	return time.Duration(((n-1)*float64(s.ThinkTime) + float64(w.ThinkTime)) / n)
+	return meanThink(n, s.ThinkTime, w.ThinkTime)
+}
+
+// MeanThink is WorkloadConfig.MeanThink of cfg, the workload w made of it, with a dataset's
+// conversations counting their mean turns (every entry is equally likely).
+func MeanThink(cfg WorkloadConfig, w Workload) time.Duration {
+	s, ok := w.(*Sessions)
+	if !ok || s.ds == nil || len(s.ds.entries) == 0 {
+		return cfg.MeanThink()
+	}
+	total := 0
+	for i := range s.ds.entries {
+		total += s.ds.turns(&s.ds.entries[i])
+	}
+	return meanThink(float64(total)/float64(len(s.ds.entries)), s.cfg.ThinkTime, cfg.ThinkTime)
+}
+
+// meanThink is ((n − 1)·turn + conv) ÷ n: n − 1 pauses between turns, one after the
+// conversation; conv for n < 1 (not a number of turns).
+func meanThink(n float64, turn, conv time.Duration) time.Duration {
+	if !(n >= 1) {
+		return conv
+	}
+	return time.Duration(((n-1)*float64(turn) + float64(conv)) / n)
 }

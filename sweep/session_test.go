@@ -230,6 +230,22 @@ func TestMeanThink(t *testing.T) {
 	if got := cfg.MeanThink(); got != 5*time.Millisecond {
 		t.Errorf("without sessions: %v", got)
 	}
+	// A dataset of a 3-turn and a 1-turn conversation: 2 turns on average, one pause of
+	// sessions.think_time and one of think_time a conversation.
+	path := filepath.Join(t.TempDir(), "chat.jsonl")
+	data := `{"conversations":[{"from":"human","value":"a"},{"from":"gpt","value":"b"},{"from":"human","value":"c"},{"from":"gpt","value":"d"},{"from":"human","value":"e"},{"from":"gpt","value":"f"}]}` + "\n" +
+		`{"prompt":"g h","max_tokens":3}` + "\n"
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ds := WorkloadConfig{Dataset: path, ThinkTime: 10 * time.Millisecond, Sessions: &SessionsConfig{ThinkTime: 30 * time.Millisecond}}
+	w, err := NewWorkload(ds, APIChat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := MeanThink(ds, w), 20*time.Millisecond; got != want {
+		t.Errorf("dataset MeanThink %v, want %v", got, want)
+	}
 }
 
 // TestSessionContextLimit: with max_model_len M a conversation ends before the turn whose
@@ -294,5 +310,38 @@ func TestSessionBytes(t *testing.T) {
 	cfg.Sessions = nil
 	if got := cfg.SessionBytes(); got != 0 {
 		t.Errorf("without sessions: %d", got)
+	}
+}
+
+// TestSessionsDatasetSized: a dataset sized in the server's tokens and replayed as sessions
+// is not exact (turns are sized by the fit's slope), and a prompt entry's single turn counts
+// its words by the slope, the template once (Overhead): the subword rule of 8-letter words
+// gives 2 tokens a word and a template of 40, so "abcdefgh abcdefgh abcdefgh" asks 40 + 6.
+func TestSessionsDatasetSized(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.jsonl")
+	data := `{"prompt":"abcdefgh abcdefgh abcdefgh","max_tokens":3}` + "\n" + `{"prompt":"abcdefgh","max_tokens":3}` + "\n"
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := WorkloadConfig{Dataset: path, Seed: 1, Sessions: &SessionsConfig{}}
+	c := &subwordCounter{template: templateTokens}
+	w, sz := size(t, cfg, SizingOptions{Method: SizingTokenize, Endpoint: &Counter{TokenCounter: c, Source: "fake", Templated: true}})
+	if sz.Exact || sz.TokensPerWord != 2 || sz.OverheadTokens != templateTokens {
+		t.Fatalf("sizing %+v: want not exact, 2 tokens a word, overhead 40", sz)
+	}
+	s := w.(*Sessions)
+	for conv := range 8 {
+		turn := s.Turn(0, 0, conv, 0)
+		if want := 2 * len(strings.Fields(turn.Prompt)); turn.PromptTokens != want {
+			t.Fatalf("%q: PromptTokens %d, want %d (the slope alone)", turn.Prompt, turn.PromptTokens, want)
+		}
+	}
+	sess := newSession(w, 0, 0, &sessionCuts{})
+	for range 4 {
+		req := sess.next()
+		if want := templateTokens + 2*len(strings.Fields(req.Prompt)); req.PromptTokens != want {
+			t.Errorf("%q asks %d tokens, want %d (the template once)", req.Prompt, req.PromptTokens, want)
+		}
+		sess.ended(&req, &Record{Status: StatusOK, OutputTokens: 3}, 0)
 	}
 }

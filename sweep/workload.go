@@ -70,8 +70,8 @@ const (
 )
 
 // Validate reports every problem of the distribution; key prefixes the messages (for example
-// "workload.input_tokens").
-func (d Dist) Validate(key string) []error {
+// "workload.input_tokens"), unit names what it counts in them ("token", "turn").
+func (d Dist) Validate(key, unit string) []error {
 	var errs []error
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s%s: %s", key, field, fmt.Sprintf(format, args...)))
@@ -89,7 +89,7 @@ func (d Dist) Validate(key string) []error {
 		return errs
 	}
 	if !(d.Mean >= 1) || math.IsInf(d.Mean, 0) {
-		bad(".mean", "is %g: must be ≥ 1 token", d.Mean)
+		bad(".mean", "is %g: must be ≥ 1 %s", d.Mean, unit)
 	}
 	if !(d.StdDev >= 0) || math.IsInf(d.StdDev, 0) {
 		bad(".stddev", "is %g: must be ≥ 0", d.StdDev)
@@ -114,16 +114,19 @@ func (w WorkloadConfig) Validate() []error {
 			errs = append(errs, errors.New("workload.dataset: a trace replay (workload.trace) takes its requests from the trace: give one of them"))
 		}
 	case w.Dataset == "":
-		errs = append(errs, w.InputTokens.Validate("workload.input_tokens")...)
+		errs = append(errs, w.InputTokens.Validate("workload.input_tokens", "token")...)
 		fallthrough
 	case w.FixedOutput && w.OutputTokens != (Dist{}):
-		errs = append(errs, w.OutputTokens.Validate("workload.output_tokens")...)
+		errs = append(errs, w.OutputTokens.Validate("workload.output_tokens", "token")...)
 	}
 	if w.ThinkTime < 0 {
 		errs = append(errs, fmt.Errorf("workload.think_time: is %v: must be ≥ 0", w.ThinkTime))
 	}
 	if w.Sessions != nil {
 		errs = append(errs, w.Sessions.validate(w.Dataset != "")...)
+		if w.PrefixCache {
+			errs = append(errs, errors.New("workload.sessions: cannot go with workload.prefix_cache: true (a conversation's turns share its own history; its user messages are unique): remove one of the two"))
+		}
 	}
 	errs = append(errs, w.validateSharedPrefix()...)
 	switch w.PromptSizing {

@@ -107,7 +107,7 @@ func preflight(ctx context.Context, e *env, t *target, s *sweepPrep) error {
 	}
 	fmt.Fprintf(e.stderr, "kneecap: preflight ok: model %s, probe TTFT %s\n", model, pf.TTFT.Round(100*time.Microsecond))
 	_, out := s.cfg.Workload.NominalLengths()
-	if w := pf.CheckWindow(s.cfg.Sweep, s.levels, out, s.cfg.Workload.MeanThink()); !w.Fits {
+	if w := pf.CheckWindow(s.cfg.Sweep, s.levels, out, sweep.MeanThink(s.cfg.Workload, s.workload)); !w.Fits {
 		fmt.Fprintln(e.stderr, windowWarning(w, s.cfg.Sweep.MinRequests))
 	}
 	return nil
