@@ -47,12 +47,12 @@ func turnsLevel(res *analysis.Result) (*analysis.Level, string) {
 	return nil, ""
 }
 
-// turnsTable is the by-turn table of l: turn, requests, history tokens p50, TTFT p50 and
-// p95 (levels[i].turns of analysis.json).
+// turnsTable is the by-turn table of l: turn ("10+" pools the later turns), requests,
+// errors, history tokens p50, TTFT p50 and p95 (levels[i].turns of analysis.json).
 func turnsTable(l *analysis.Level) table {
-	t := table{Header: []string{"turn", "requests", "history tokens p50", "TTFT p50 (ms)", "TTFT p95 (ms)"}}
+	t := table{Header: []string{"turn", "requests", "errors", "history tokens p50", "TTFT p50 (ms)", "TTFT p95 (ms)"}}
 	for _, s := range l.Turns {
-		t.Rows = append(t.Rows, []string{strconv.Itoa(s.Turn), strconv.Itoa(s.Requests),
+		t.Rows = append(t.Rows, []string{s.Label(), strconv.Itoa(s.Requests), strconv.Itoa(s.Errors),
 			analysis.FormatTokens(s.PromptTokensP50), fnum(s.TTFTP50), fnum(s.TTFTP95)})
 	}
 	return t
@@ -60,9 +60,10 @@ func turnsTable(l *analysis.Level) table {
 
 // turnsNote says what the by-turn table holds.
 func turnsNote(l *analysis.Level, why string) string {
-	return fmt.Sprintf("Concurrency %d (%s): the successful requests sent inside the measurement window by their turn in the conversation. "+
+	return fmt.Sprintf("Concurrency %d (%s): the requests sent inside the measurement window by their turn in the conversation "+
+		"(%d+: every later turn); errors are failed turns, each of which ended its conversation, and the other columns are the successful ones'. "+
 		"History tokens are the turn's prompt: the chat template, every earlier user message and reply, and the turn's own message, "+
-		"as the server's usage counted them (else as requested). A turn's TTFT grows with its history unless the server's prefix cache holds it.", l.Concurrency, why)
+		"as the server's usage counted them (else as requested). A turn's TTFT grows with its history unless the server's prefix cache holds it.", l.Concurrency, why, analysis.TurnRows)
 }
 
 // consoleTurns writes the by-turn table of the console summary, when the run has sessions.
@@ -73,9 +74,10 @@ func consoleTurns(w io.Writer, res *analysis.Result, p func(first, hang, s strin
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "By turn (concurrency %d, %s):\n", l.Concurrency, why)
-	fmt.Fprintf(w, "  %4s  %8s  %10s  %9s  %9s\n", "turn", "requests", "history", "TTFT p50", "TTFT p95")
+	fmt.Fprintf(w, "  %4s  %8s  %6s  %10s  %9s  %9s\n", "turn", "requests", "errors", "history", "TTFT p50", "TTFT p95")
 	for _, s := range l.Turns {
-		fmt.Fprintf(w, "  %4d  %8d  %10s  %9s  %9s\n", s.Turn, s.Requests, analysis.FormatTokens(s.PromptTokensP50), fnum(s.TTFTP50), fnum(s.TTFTP95))
+		fmt.Fprintf(w, "  %4s  %8d  %6d  %10s  %9s  %9s\n", s.Label(), s.Requests, s.Errors,
+			analysis.FormatTokens(s.PromptTokensP50), fnum(s.TTFTP50), fnum(s.TTFTP95))
 	}
 	p("  ", "   ", "(history = prompt tokens p50 of the turn, earlier turns and replies included; TTFT in ms)")
 }

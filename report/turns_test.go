@@ -13,7 +13,7 @@ import (
 // withTurns is the saturating fixture (knee 32.6) as a 3-turn session run: every level has
 // turns; the TTFTs are those TestSessionsPrefixCacheTTFT measured at c = 1 with prefix
 // caching (sweep/sessionsim_test.go), offset by the level's concurrency so each level's
-// table is told apart.
+// table is told apart; a pooled 10+ row as a longer conversation would give.
 func withTurns() *analysis.Result {
 	res := analysistest.Saturating()
 	for i := range res.Levels {
@@ -21,7 +21,8 @@ func withTurns() *analysis.Result {
 		res.Levels[i].Turns = []analysis.TurnStats{
 			{Turn: 1, Requests: 6, PromptTokensP50: 440, TTFTP50: 26.3 + c, TTFTP95: 26.8 + c},
 			{Turn: 2, Requests: 6, PromptTokensP50: 844, TTFTP50: 24.9 + c, TTFTP95: 26.4 + c},
-			{Turn: 3, Requests: 5, PromptTokensP50: 1248, TTFTP50: 24.2 + c, TTFTP95: 30.0 + c},
+			{Turn: 3, Requests: 5, Errors: 1, PromptTokensP50: 1248, TTFTP50: 24.2 + c, TTFTP95: 30.0 + c},
+			{Turn: 10, AndLater: true, Requests: 2, PromptTokensP50: 4011, TTFTP50: 31.5 + c, TTFTP95: 33.0 + c},
 		}
 	}
 	return res
@@ -36,8 +37,8 @@ func TestByTurnSection(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustContain(t, "report.md", md.String(), "## By turn",
-		"| turn | requests | history tokens p50 | TTFT p50 (ms) | TTFT p95 (ms) |",
-		"| 3 | 5 | 1248 | 56.2 | 62.0 |", "Concurrency 32 (the level nearest the knee)")
+		"| turn | requests | errors | history tokens p50 | TTFT p50 (ms) | TTFT p95 (ms) |",
+		"| 3 | 5 | 1 | 1248 | 56.2 | 62.0 |", "| 10+ | 2 | 0 | 4011 |", "Concurrency 32 (the level nearest the knee)")
 	if err := report.HTML(&page, res, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestByTurnSection(t *testing.T) {
 	if err := report.Console(&con, res); err != nil {
 		t.Fatal(err)
 	}
-	mustContain(t, "console", con.String(), "By turn (concurrency 32, the level nearest the knee):", "1248")
+	mustContain(t, "console", con.String(), "By turn (concurrency 32, the level nearest the knee):", "1248", " 10+ ")
 
 	plain := analysistest.Saturating()
 	for _, render := range []func() string{
