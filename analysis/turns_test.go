@@ -22,11 +22,11 @@ func TestTurns(t *testing.T) {
 		rec(1, 1100, 10, 100, sweep.StatusOK), rec(1, 1200, 20, 100, sweep.StatusOK),
 		rec(1, 1300, 30, 100, sweep.StatusOK), rec(1, 1400, 40, 100, sweep.StatusOK),
 		rec(3, 1500, 90, 300, sweep.StatusOK),
-		rec(3, 1600, 500, 300, sweep.StatusError), // failed: an error
-		rec(2, 900, 70, 200, sweep.StatusOK),      // sent before the window
-		rec(0, 1500, 5, 10, sweep.StatusOK),       // not a session
-		rec(4, 1600, 0, 0, sweep.StatusError),     // a turn of errors only
-		rec(4, 1700, 0, 0, sweep.StatusCancelled), // cancelled: not counted
+		rec(3, 1600, 500, 300, sweep.StatusError),                                      // failed: an error
+		rec(2, 900, 70, 200, sweep.StatusOK),                                           // sent before the window
+		rec(0, 1500, 5, 10, sweep.StatusOK),                                            // not a session
+		rec(4, 1600, 0, 0, sweep.StatusError),                                          // a turn of errors only
+		rec(4, 1700, 0, 0, sweep.StatusCancelled),                                      // cancelled: not counted
 		rec(12, 1100, 50, 900, sweep.StatusOK), rec(10, 1200, 30, 800, sweep.StatusOK), // pooled: 10+
 		rec(31, 1300, 20, 700, sweep.StatusError),
 	}
