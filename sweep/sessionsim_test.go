@@ -26,8 +26,8 @@ const (
 
 // sessionSweep runs a 3-turn session sweep at concurrency 1 and 2 against the batching
 // engine with prefill dominating TTFT, prefix caching on or off, and returns its levels
-// analyzed.
-func sessionSweep(t *testing.T, caching bool) analysis.Result {
+// analyzed and their records.
+func sessionSweep(t *testing.T, caching bool) (analysis.Result, [][]sweep.Record) {
 	t.Helper()
 	url, _ := startSim(t, sim.Config{Profile: sim.ProfileDemo, PrefillTPS: sessPrefillTPS, ChatTemplateTokens: sessTemplate,
 		StepBase: 2 * time.Millisecond, PrefixCaching: caching, BlockSize: sessBlock})
@@ -43,7 +43,16 @@ func sessionSweep(t *testing.T, caching bool) analysis.Result {
 	proto := shortProtocol()
 	proto.Warmup, proto.Duration, proto.MaxDuration = 150*time.Millisecond, 800*time.Millisecond, 800*time.Millisecond
 	plan := sweep.Plan{Levels: []int{1, 2}, Protocol: proto, Workload: wl}
-	return sweepLevels(t, url, plan, 4)
+	sink := &memSink{}
+	if _, err := sweep.Run(context.Background(), context.Background(), plan, newClient(t, url, 4), sink); err != nil {
+		t.Fatal(err)
+	}
+	levels := make([]sweep.Level, len(sink.runs))
+	for i := range levels {
+		levels[i] = sweep.Level{Run: sink.runs[i], Records: sink.records[i]}
+	}
+	opts := analysis.DefaultOptions()
+	return analysis.Analyze(analysis.Summarize(levels, opts), analysis.Meta{}, opts), sink.records
 }
 
 // TestSessionsPrefixCacheTTFT: a 3-turn session sweep shows TTFT by turn, and with prefix
@@ -58,9 +67,11 @@ func sessionSweep(t *testing.T, caching bool) analysis.Result {
 // (±10.6 ms: the machine's scheduling of two sweeps, about a step of 2.25 ms each way, on two
 // loaded cores). At c = 2 the other worker's prefill or decode steps can precede or share a
 // turn's (how often depends on how the two loops fall, which the scheduler decides: once
-// GOMAXPROCS=1 gave 20.6 ms), so only cached < uncached is asserted.
+// GOMAXPROCS=1 gave 20.6 ms), so only cached < uncached is asserted, with the engine's
+// count of the hit: every turn 3 with caching reports cached_tokens 848 in its usage.
 func TestSessionsPrefixCacheTTFT(t *testing.T) {
-	without, with := sessionSweep(t, false), sessionSweep(t, true)
+	without, _ := sessionSweep(t, false)
+	with, recs := sessionSweep(t, true)
 	wantPrompt := float64(sessTemplate + 3*sessUser + 2*sessOut)
 	hit := math.Floor(float64(sessTemplate+2*sessUser+2*sessOut)/sessBlock) * sessBlock
 	saving := hit / sessPrefillTPS * 1e3 // ms
@@ -86,6 +97,13 @@ func TestSessionsPrefixCacheTTFT(t *testing.T) {
 		// Never below the engine's prefill of what is not cached (the schedule is absolute).
 		if uncached, cached := wantPrompt/sessPrefillTPS*1e3, (wantPrompt-hit)/sessPrefillTPS*1e3; off < uncached || on < cached {
 			t.Errorf("c=%d: turn 3 TTFT p50 %.1f ms uncached, %.1f ms cached: below the prefill times %.1f and %.1f ms", c, off, on, uncached, cached)
+		}
+		// The engine's own count (usage.prompt_tokens_details.cached_tokens): every successful
+		// turn 3 found the hit, whatever the scheduling.
+		for _, r := range recs[i] {
+			if r.Turn == 3 && r.OK() && (r.CachedTokens == nil || float64(*r.CachedTokens) != hit) {
+				t.Errorf("c=%d: turn 3 cached_tokens %v, want %v", c, r.CachedTokens, hit)
+			}
 		}
 		switch {
 		case c == 1 && (a.Turns[2].Requests < minTurn3 || b.Turns[2].Requests < minTurn3):
