@@ -54,7 +54,7 @@ func sizeSynthetic(ctx context.Context, s *Synthetic, method string, opts Sizing
 	sz.Probes += probes
 	sz.Notes = append(sz.Notes, notes...)
 	base += delta
-	z.setExact(base, cost)
+	z.setExact(base, counts[1]-counts[0], cost)
 	worst, mean, err := z.verify(ctx, c, delta)
 	if err != nil {
 		return nil, PromptSizing{}, fmt.Errorf("%s: %w", c.Source, err)
@@ -63,7 +63,7 @@ func sizeSynthetic(ctx context.Context, s *Synthetic, method string, opts Sizing
 	sz.ResidualTokens = float64(worst)
 	if fix := int(math.Round(mean)); fix != 0 {
 		sz.Notes = append(sz.Notes, fmt.Sprintf("whole prompts counted %+d tokens from the sum of their words' costs (the counter is not additive over words): corrected", fix))
-		z.setExact(base+fix, cost)
+		z.setExact(base+fix, counts[1]-counts[0], cost)
 	}
 	sz.TokensPerWord = z.tpw
 	sz.OverheadTokens = float64(z.base - (counts[1] - counts[0]))

@@ -10,9 +10,11 @@ import (
 
 // SharedPrefix is workload.shared_prefix: Count distinct shared prefixes ("system prompts")
 // of Tokens tokens each; every request starts with one of them, drawn uniformly from its
-// own seeded generator, and continues with its unique part (DESIGN §3.6). Tokens counts as
-// input_tokens does: the server's tokens of the prompt's start, chat template included
-// (words under prompt_sizing words). The zero value (Count 0) is off.
+// own seeded generator, and continues with its unique part (DESIGN §3.6). Tokens counts the
+// shared text alone, in the server's tokens (words under prompt_sizing words), as "a system
+// prompt of L tokens" does in vLLM's and SGLang's benchmarks: the run the server sees
+// repeated is the chat template's opening and those Tokens tokens. The prompt's total stays
+// the drawn input_tokens, template included. The zero value (Count 0) is off.
 type SharedPrefix struct {
 	// Count is the number of distinct prefixes, K.
 	Count int `yaml:"count"`
@@ -126,10 +128,10 @@ func (z *sizedSynthetic) prefixHead(j int) uint64 {
 
 // buildPrefixes builds the sized prefixes of shared_prefix (after the costs or the fit are
 // set): prefix j is the text after the first word, its head (unique to j), then table words
-// in j's affine order until the prompt's start counts Tokens tokens: exactly (exact, the tail
-// chosen by cost like a prompt's) or round((Tokens − base) ÷ tokens_per_word) words
-// (estimated). A Tokens not above the first word's prompt (min_prompt_tokens) leaves the
-// prefixes empty: every prompt then shares only the template and the first word.
+// in j's affine order until the shared text (the first word and the prefix, the template
+// not counted) counts Tokens tokens: exactly (exact, the tail chosen by cost like a
+// prompt's) or round(Tokens ÷ tokens_per_word) words with the first (estimated).
+// checkSharedPrefix refuses a Tokens too short for the head.
 func (z *sizedSynthetic) buildPrefixes() {
 	sp := z.cfg.SharedPrefix
 	z.prefixes, z.prefixLen = nil, nil
@@ -140,12 +142,7 @@ func (z *sizedSynthetic) buildPrefixes() {
 	for j := range z.prefixes {
 		r := requestRand(z.cfg.Seed, prefixSeq, j, prefixSeq)
 		a, off := 2*r.IntN(tableSize/2)+1, r.IntN(tableSize)
-		p := sizedPrompt{z: z}
-		if z.exact {
-			p.left = sp.Tokens - z.base
-		} else {
-			p.left = max(0, int(math.Round((float64(sp.Tokens)-z.baseF)/z.tpw)))
-		}
+		p := sizedPrompt{z: z, left: z.prefixBody()}
 		words := p.left
 		z.fill(&p, z.prefixHead(j), prefixHeadWords, a, off, r)
 		z.prefixes[j] = p.b.String()
@@ -155,6 +152,59 @@ func (z *sizedSynthetic) buildPrefixes() {
 			z.prefixLen[j] = words - p.left
 		}
 	}
+}
+
+// prefixBody is what a prefix holds after the first word: Tokens less the first word's
+// tokens (exact), or round(Tokens ÷ tokens_per_word) − 1 words (estimated).
+func (z *sizedSynthetic) prefixBody() int {
+	l := z.cfg.SharedPrefix.Tokens
+	if z.exact {
+		return l - z.firstCost
+	}
+	return max(0, int(math.Round(float64(l)/z.tpw))-1)
+}
+
+// checkSharedPrefix reports a shared_prefix the sized prompts cannot keep its promises with
+// (DESIGN §3.6): a prefix too short to hold the first word and its prefixHeadWords unique
+// words, or a shortest prompt whose unique part after the template's opening and the prefix
+// cannot hold the request's headWords unique words. Exact sizing counts a word at up to the
+// vocabulary's largest cost; usage calibration counts words.
+func (z *sizedSynthetic) checkSharedPrefix() error {
+	sp := z.cfg.SharedPrefix
+	lo, ok := z.cfg.InputTokens.lowerBound()
+	if sp.Count == 0 || !ok {
+		return nil
+	}
+	body := z.prefixBody()
+	if z.exact && body < prefixHeadWords*z.maxCost {
+		return fmt.Errorf("workload.shared_prefix.tokens: is %d: too short for the first word and the %d words unique to each prefix (up to %d + %d×%d tokens): set it to at least %d",
+			sp.Tokens, prefixHeadWords, z.firstCost, prefixHeadWords, z.maxCost, z.firstCost+prefixHeadWords*z.maxCost)
+	}
+	if !z.exact && body < prefixHeadWords {
+		return fmt.Errorf("workload.shared_prefix.tokens: is %d: too short for the first word and the %d words unique to each prefix (%d words of %.3g tokens): set it to at least %d",
+			sp.Tokens, prefixHeadWords, 1+prefixHeadWords, z.tpw, int(math.Ceil((float64(prefixHeadWords)+0.5)*z.tpw)))
+	}
+	over := z.overheadTokens()
+	if z.exact {
+		if unique := lo - over - sp.Tokens; unique < headWords*z.maxCost {
+			return fmt.Errorf("workload.shared_prefix.tokens: is %d: the shortest prompt workload.input_tokens can draw (%d tokens) leaves %d tokens after the chat template (%d) and the prefix, fewer than the %d words unique to each request may need (%d×%d): set shared_prefix.tokens to at most %d or raise workload.input_tokens",
+				sp.Tokens, lo, unique, over, headWords, headWords, z.maxCost, lo-over-headWords*z.maxCost)
+		}
+		return nil
+	}
+	if unique := int(math.Round((float64(lo)-z.baseF)/z.tpw)) - body; unique < headWords {
+		return fmt.Errorf("workload.shared_prefix.tokens: is %d: the shortest prompt workload.input_tokens can draw (%d tokens) leaves %d words after the chat template (%d tokens) and the prefix, fewer than the %d words unique to each request: set shared_prefix.tokens to at most %d or raise workload.input_tokens",
+			sp.Tokens, lo, unique, over, headWords, sp.Tokens-int(math.Ceil(float64(headWords-unique)*z.tpw)))
+	}
+	return nil
+}
+
+// overheadTokens is what the server adds to a prompt, in tokens: the chat template.
+func (z *sizedSynthetic) overheadTokens() int {
+	if z.exact {
+		return z.base - z.firstCost
+	}
+	return int(math.Round(z.baseF - z.tpw))
 }
 
 // putPrefix adds prefix j to p: its text, and its tokens (exact) or words (estimated).

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
@@ -19,12 +20,12 @@ func prefixOf(prompt, first string, prefixes []string) int {
 
 // TestSizedSharedPrefixExact: under exact sizing (the simulator's subword rule, a 40-token
 // template counted as vLLM's messages form counts it), the K prefixes are distinct, each
-// prompt's start counts exactly L tokens (template included) and the whole prompt its drawn
-// length; the draws spread over the K (uniform: each within 4 standard deviations of N/K)
+// shared text (the first word and the prefix) counts exactly L tokens, the template not
+// counted (DESIGN §3.6), and the whole prompt its drawn length (template included); the draws spread over the K (uniform: each within 4 standard deviations of N/K)
 // and are deterministic in (seed, level, worker, seq).
 func TestSizedSharedPrefixExact(t *testing.T) {
 	const k, l, n = 8, 256, 512
-	cfg := synthCfg(Dist{Dist: DistUniform, Min: l + 1, Max: 2 * n})
+	cfg := synthCfg(Dist{Dist: DistUniform, Min: templateTokens + l + 7*2, Max: 2 * n}) // 7 head words of up to 2 tokens
 	cfg.SharedPrefix = SharedPrefix{Count: k, Tokens: l}
 	w, _ := size(t, cfg, SizingOptions{Method: SizingTokenize, Endpoint: &Counter{TokenCounter: &subwordCounter{template: templateTokens}, Templated: true}})
 	z := w.(*sizedSynthetic)
@@ -33,8 +34,8 @@ func TestSizedSharedPrefixExact(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for j, p := range z.prefixes {
-		if got := templateTokens + subword(z.first+p); got != l || z.prefixLen[j]+z.base != l {
-			t.Errorf("prefix %d counts %d tokens (recorded %d + base %d), want %d", j, got, z.prefixLen[j], z.base, l)
+		if got := subword(z.first + p); got != l || z.prefixLen[j]+z.firstCost != l {
+			t.Errorf("prefix %d counts %d tokens (recorded %d + first word %d), want %d", j, got, z.prefixLen[j], z.firstCost, l)
 		}
 		if i, dup := seen[p]; dup {
 			t.Errorf("prefixes %d and %d are equal", i, j)
@@ -67,15 +68,15 @@ func TestSizedSharedPrefixExact(t *testing.T) {
 	}
 }
 
-// TestSizedSharedPrefixUsage: under usage calibration the prefix is L within the fit's
-// rounding (a few words of the table's mean cost, 5%), and the prompts keep their length.
+// TestSizedSharedPrefixUsage: under usage calibration the shared text is L (template not
+// counted) within the fit's rounding (a few words of the table's mean cost, 5%), and the prompts keep their length.
 func TestSizedSharedPrefixUsage(t *testing.T) {
 	cfg := synthCfg(Dist{Dist: DistFixed, Mean: 512})
 	cfg.SharedPrefix = SharedPrefix{Count: 3, Tokens: 256}
 	w, _ := size(t, cfg, SizingOptions{Method: SizingUsage, Client: &usageClient{template: templateTokens}})
 	z := w.(*sizedSynthetic)
 	for j, p := range z.prefixes {
-		if got := templateTokens + subword(z.first+p); math.Abs(float64(got-256)) > 0.05*256 {
+		if got := subword(z.first + p); math.Abs(float64(got-256)) > 0.05*256 {
 			t.Errorf("prefix %d counts %d tokens, want 256 ± 5%%", j, got)
 		}
 	}
@@ -152,6 +153,50 @@ func TestSharedPrefixValidate(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, errs)
 		case tc.want != "" && (len(errs) != 1 || !strings.Contains(errs[0].Error(), tc.want)):
 			t.Errorf("%s: got %v, want one error with %q", tc.name, errs, tc.want)
+		}
+	}
+}
+
+// TestSharedPrefixTooShort: a shared text too short for its head words, or a unique part too
+// short for the request's, is a sizing error naming the key and the numbers (exact: the
+// subword rule's words cost 1 or 2 tokens, the first word 1, the template 40; usage: words).
+func TestSharedPrefixTooShort(t *testing.T) {
+	exact := SizingOptions{Method: SizingTokenize, Endpoint: &Counter{TokenCounter: &subwordCounter{template: templateTokens}, Templated: true}}
+	usage := SizingOptions{Method: SizingUsage, Client: &usageClient{template: templateTokens}}
+	for _, tc := range []struct {
+		name string
+		n, l int
+		opts SizingOptions
+		want string // "" = sized
+	}{
+		{"exact ok", 512, 512 - templateTokens - 14, exact, ""},
+		{"exact short prefix", 512, 6, exact, "workload.shared_prefix.tokens: is 6: too short for the first word and the 3 words unique to each prefix (up to 1 + 3×2 tokens): set it to at least 7"},
+		{"exact prefix 7", 512, 7, exact, ""},
+		{"exact short unique", 512, 512 - templateTokens - 13, exact, "workload.shared_prefix.tokens: is 459: the shortest prompt workload.input_tokens can draw (512 tokens) leaves 13 tokens after the chat template (40) and the prefix, fewer than the 7 words unique to each request may need (7×2): set shared_prefix.tokens to at most 458"},
+		{"usage short prefix", 512, 2, usage, "workload.shared_prefix.tokens: is 2: too short for the first word and the 3 words unique"},
+		{"usage short unique", 512, 465, usage, "and the prefix, fewer than the 7 words unique to each request: set shared_prefix.tokens to at most"},
+	} {
+		cfg := synthCfg(Dist{Dist: DistFixed, Mean: float64(tc.n)})
+		cfg.SharedPrefix = SharedPrefix{Count: 4, Tokens: tc.l}
+		s, err := NewSynthetic(cfg, APIChat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, _, err := SizePrompts(context.Background(), s, tc.opts)
+		if err == nil { // the promises kept at the bounds: K distinct prefixes, distinct prompts
+			z, prompts := w.(*sizedSynthetic), map[string]bool{}
+			for seq := range 200 {
+				prompts[w.Next(0, 0, seq).Prompt] = true
+			}
+			if len(prompts) != 200 || len(z.prefixes) != 4 || z.prefixes[0] == z.prefixes[1] || z.prefixes[2] == z.prefixes[3] {
+				t.Errorf("%s: %d of 200 prompts distinct, prefixes %q", tc.name, len(prompts), z.prefixes)
+			}
+		}
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
 		}
 	}
 }

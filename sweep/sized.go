@@ -36,16 +36,18 @@ type sizedSynthetic struct {
 	// leading space.
 	first string
 	words [tableSize]string
-	// exact: cost[i] is the server's tokens of words[i] after another word, and base the
-	// tokens of a prompt of the first word alone (template included). Otherwise baseF and
-	// tpw are the fitted overhead of that prompt and tokens per word.
-	exact   bool
-	cost    [tableSize]int
-	maxCost int
-	byCost  [][]uint8
-	base    int
-	baseF   float64
-	tpw     float64
+	// exact: cost[i] is the server's tokens of words[i] after another word, base the
+	// tokens of a prompt of the first word alone (template included) and firstCost the
+	// first word's own tokens (its cost after another word). Otherwise baseF and tpw are
+	// the fitted tokens of that prompt and tokens per word (the first word's estimate).
+	exact     bool
+	cost      [tableSize]int
+	maxCost   int
+	byCost    [][]uint8
+	base      int
+	firstCost int
+	baseF     float64
+	tpw       float64
 	// shared is the prefix_cache text: the table words in order, repeated; ends[k] is the
 	// end of its first k words and cum[k] their cost (exact).
 	shared string
@@ -81,9 +83,10 @@ func newSized(s *Synthetic) *sizedSynthetic {
 	return z
 }
 
-// setExact sets the words' costs and the first word's prompt tokens.
-func (z *sizedSynthetic) setExact(base int, cost []int) {
-	z.exact, z.base = true, base
+// setExact sets the words' costs, the first word's prompt tokens (base, template included)
+// and its own (first).
+func (z *sizedSynthetic) setExact(base, first int, cost []int) {
+	z.exact, z.base, z.firstCost = true, base, first
 	z.maxCost = 0
 	for i, c := range cost {
 		z.cost[i] = c

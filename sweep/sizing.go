@@ -191,8 +191,13 @@ func SizePrompts(ctx context.Context, w Workload, opts SizingOptions) (Workload,
 		}
 		if err == nil {
 			sz.Notes = append(notes, sz.Notes...)
-			if z, ok := out.(*sizedSynthetic); ok && isTrace {
+			z, ok := out.(*sizedSynthetic)
+			if ok && isTrace {
 				out = tw.sized(z)
+			} else if ok {
+				if err := z.checkSharedPrefix(); err != nil {
+					return nil, PromptSizing{}, fmt.Errorf("sweep: prompt sizing %s: %w", m, err)
+				}
 			}
 			return out, sz, nil
 		}

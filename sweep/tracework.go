@@ -42,7 +42,7 @@ func NewTraceWorkload(cfg WorkloadConfig, api API, t *Trace) (*TraceWorkload, er
 	for i := range ones {
 		ones[i] = 1
 	}
-	z.setExact(1, ones) // words: the first word and every table word one token
+	z.setExact(1, 1, ones) // words: the first word and every table word one token
 	return &TraceWorkload{trace: t, seed: cfg.Seed, syn: syn, z: z}, nil
 }
 
