@@ -7,10 +7,12 @@ import (
 // PrefixCache is a level's prefix-cache hit rate (DESIGN §3.7): the fraction of the prompt
 // tokens the server's prefix cache already held.
 type PrefixCache struct {
-	// HitRate is the rate in [0, 1]: the server's metrics' where scraped (hit and query
-	// counters, or a hit-rate gauge), else the usage's.
+	// HitRate is the rate in [0, 1], from the first source that measured it: the server's
+	// hit and query counters over the window, else the requests' usage, else the server's
+	// hit-rate gauge (which does not measure the window: DESIGN §3.7).
 	HitRate Float `json:"hit_rate"`
-	// Source names where HitRate came from: PrefixFromMetrics or PrefixFromUsage.
+	// Source names where HitRate came from: PrefixFromCounters, PrefixFromUsage or
+	// PrefixFromGauge.
 	Source string `json:"source"`
 	// UsageHitRate is Σ usage cached_tokens ÷ Σ prompt_tokens of the successful requests
 	// completed in the window whose usage reported cached tokens; null when none did.
@@ -19,14 +21,31 @@ type PrefixCache struct {
 
 // Sources of PrefixCache.Source.
 const (
-	// PrefixFromMetrics: the server's metrics over the window (sweep.ServerStats).
-	PrefixFromMetrics = "server_metrics"
+	// PrefixFromCounters: the increase of the server's hit counter over the window ÷ that of
+	// its query counter (vLLM V1; sweep.ServerStats).
+	PrefixFromCounters = "server_counters"
 	// PrefixFromUsage: the requests' usage.prompt_tokens_details.cached_tokens.
 	PrefixFromUsage = "usage"
+	// PrefixFromGauge: the mean over the window's scrapes of the server's hit-rate gauge
+	// (vLLM V0: a lifetime rate; SGLang: the last prefill batch's), a proxy of the window's.
+	PrefixFromGauge = "server_gauge"
 )
 
+// prefixSourceLegacy is the source an older kneecap wrote for either server source.
+const prefixSourceLegacy = "server_metrics"
+
+// KnownPrefixSource reports whether s is a PrefixCache.Source kneecap writes or wrote.
+func KnownPrefixSource(s string) bool {
+	switch s {
+	case PrefixFromCounters, PrefixFromUsage, PrefixFromGauge, prefixSourceLegacy:
+		return true
+	}
+	return false
+}
+
 // summarizePrefixCache sets lv.PrefixCache from run's server metrics and the records
-// completed in its window; it stays nil when neither measures the rate.
+// completed in its window, in the order counters, usage, gauge; it stays nil when none
+// measures the rate.
 func summarizePrefixCache(lv *Level, run *sweep.LevelRun, records []sweep.Record) {
 	var cached, prompt float64
 	for i := range records {
@@ -39,10 +58,15 @@ func summarizePrefixCache(lv *Level, run *sweep.LevelRun, records []sweep.Record
 	pc := &PrefixCache{HitRate: NaN(), UsageHitRate: NaN()}
 	if prompt > 0 {
 		pc.UsageHitRate = Float(cached / prompt)
-		pc.HitRate, pc.Source = pc.UsageHitRate, PrefixFromUsage
 	}
-	if rate, ok := run.Server.PrefixCacheRate(); ok {
-		pc.HitRate, pc.Source = Float(rate), PrefixFromMetrics
+	rate, ok := run.Server.PrefixCacheRate()
+	switch {
+	case ok && run.Server.PrefixCacheSource == sweep.PrefixFromCounters:
+		pc.HitRate, pc.Source = Float(rate), PrefixFromCounters
+	case prompt > 0:
+		pc.HitRate, pc.Source = pc.UsageHitRate, PrefixFromUsage
+	case ok:
+		pc.HitRate, pc.Source = Float(rate), PrefixFromGauge
 	}
 	if pc.Source != "" {
 		lv.PrefixCache = pc

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,8 @@ import (
 // TestSummarizePrefixCache: the usage rate is Σ cached ÷ Σ prompt over the successful
 // requests completed in the window that reported cached tokens (here 256 + 0 of 512 + 512:
 // the request completed before the window, the one without cached_tokens and the failed one
-// are left out); the server's metrics, when scraped, win; neither leaves it absent.
+// are left out); the server's counters, when scraped, win over it, and it over a gauge;
+// none leaves it absent.
 func TestSummarizePrefixCache(t *testing.T) {
 	run := sweep.LevelRun{Index: 0, Concurrency: 1, W0: 10 * sec, W1: 20 * sec, Steady: true, Slices: 10}
 	rec := func(sent int64, cached *int, status sweep.Status) sweep.Record {
@@ -28,15 +30,30 @@ func TestSummarizePrefixCache(t *testing.T) {
 	if pc := lv.PrefixCache; pc == nil || pc.HitRate != 0.25 || pc.Source != PrefixFromUsage || pc.UsageHitRate != 0.25 {
 		t.Fatalf("prefix cache %+v: want 0.25 from usage", pc)
 	}
-	run.Server = &sweep.ServerStats{Samples: 3, PrefixCacheHitRate: 0.5, PrefixCacheSource: sweep.PrefixFromCounters,
+	half, gauge := 0.5, 0.75
+	run.Server = &sweep.ServerStats{Samples: 3, PrefixCacheHitRate: &half, PrefixCacheSource: sweep.PrefixFromCounters,
 		Series: []string{"vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total"}}
 	lv = Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
-	if pc := lv.PrefixCache; pc == nil || pc.HitRate != 0.5 || pc.Source != PrefixFromMetrics || pc.UsageHitRate != 0.25 {
-		t.Fatalf("prefix cache %+v: want 0.5 from the metrics, 0.25 from usage", pc)
+	if pc := lv.PrefixCache; pc == nil || pc.HitRate != 0.5 || pc.Source != PrefixFromCounters || pc.UsageHitRate != 0.25 {
+		t.Fatalf("prefix cache %+v: want 0.5 from the counters, 0.25 from usage", pc)
 	}
 	b, err := json.Marshal(lv)
-	if err != nil || !strings.Contains(string(b), `"prefix_cache":{"hit_rate":0.5,"source":"server_metrics","usage_hit_rate":0.25}`) {
+	if err != nil || !strings.Contains(string(b), `"prefix_cache":{"hit_rate":0.5,"source":"server_counters","usage_hit_rate":0.25}`) {
 		t.Errorf("analysis.json level %s (%v)", b, err)
+	}
+	// A gauge does not measure the window: the usage wins over it, and it is used without.
+	run.Server = &sweep.ServerStats{Samples: 3, PrefixCacheHitRate: &gauge, PrefixCacheSource: sweep.PrefixFromGauge, Series: []string{"sglang:cache_hit_rate"}}
+	lv = Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
+	if pc := lv.PrefixCache; pc == nil || pc.HitRate != 0.25 || pc.Source != PrefixFromUsage {
+		t.Fatalf("prefix cache %+v: want 0.25 from usage over the gauge", pc)
+	}
+	noUsage := slices.Clone(recs)
+	for i := range noUsage {
+		noUsage[i].CachedTokens = nil
+	}
+	lv = Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, noUsage), DefaultOptions())[0]
+	if pc := lv.PrefixCache; pc == nil || pc.HitRate != 0.75 || pc.Source != PrefixFromGauge || pc.UsageHitRate.OK() {
+		t.Fatalf("prefix cache %+v: want 0.75 from the gauge", pc)
 	}
 	for i := range recs {
 		recs[i].CachedTokens = nil

@@ -17,7 +17,7 @@ import (
 func TestPrefixCacheColumn(t *testing.T) {
 	res := analysistest.Saturating()
 	for i := range res.Levels[1:] {
-		res.Levels[i+1].PrefixCache = &analysis.PrefixCache{HitRate: 0.5, Source: analysis.PrefixFromMetrics, UsageHitRate: 0.5}
+		res.Levels[i+1].PrefixCache = &analysis.PrefixCache{HitRate: 0.5, Source: analysis.PrefixFromCounters, UsageHitRate: 0.5}
 	}
 	var md, con bytes.Buffer
 	if err := report.Markdown(&md, res, nil); err != nil {

@@ -13,7 +13,7 @@ import (
 // unknown, and a rate outside [0, 1] is an error naming the line and column.
 func TestCSVPrefixCache(t *testing.T) {
 	in := sampleLevels()[:2]
-	in[0].PrefixCache = &analysis.PrefixCache{HitRate: 0.5, Source: analysis.PrefixFromMetrics, UsageHitRate: analysis.NaN()}
+	in[0].PrefixCache = &analysis.PrefixCache{HitRate: 0.5, Source: analysis.PrefixFromCounters, UsageHitRate: analysis.NaN()}
 	var buf bytes.Buffer
 	if err := WriteCSV(&buf, in); err != nil {
 		t.Fatal(err)
@@ -27,7 +27,7 @@ func TestCSVPrefixCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pc := out[0].PrefixCache; pc == nil || pc.HitRate != 0.5 || pc.Source != analysis.PrefixFromMetrics || out[1].PrefixCache != nil {
+	if pc := out[0].PrefixCache; pc == nil || pc.HitRate != 0.5 || pc.Source != analysis.PrefixFromCounters || out[1].PrefixCache != nil {
 		t.Errorf("read back %+v, %+v", out[0].PrefixCache, out[1].PrefixCache)
 	}
 	_, err = ReadCSV(strings.NewReader("concurrency,output_tps,prefix_cache_hit_rate\n1,10,1.5\n"), "x.csv")

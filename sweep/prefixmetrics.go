@@ -26,14 +26,20 @@ func (s *ServerStats) PrefixCacheRate() (float64, bool) {
 	if s == nil || s.PrefixCacheSource == "" {
 		return 0, false
 	}
-	return s.PrefixCacheHitRate, true
+	if s.PrefixCacheHitRate == nil { // an older levels.json left a measured 0 out
+		return 0, true
+	}
+	return *s.PrefixCacheHitRate, true
 }
 
 // Sources of ServerStats.PrefixCacheSource.
 const (
 	// PrefixFromCounters: the increase of the hit counter ÷ that of the query counter.
 	PrefixFromCounters = "counters"
-	// PrefixFromGauge: the mean of the hit-rate gauge over the window's samples.
+	// PrefixFromGauge: the mean of the hit-rate gauge over the window's samples. A gauge
+	// does not measure the window: vLLM V0's gpu_prefix_cache_hit_rate is a lifetime rate
+	// updated in buckets of 1000 queries, SGLang's cache_hit_rate the last prefill batch's
+	// (DESIGN §3.7).
 	PrefixFromGauge = "gauge"
 )
 
@@ -99,13 +105,15 @@ func (p *prefixWindow) set(st *ServerStats) {
 	if p.hits.seen && p.queries.seen {
 		st.PrefixCacheHits, st.PrefixCacheQueries = p.hits.increase, p.queries.increase
 		if q := p.queries.increase; q > 0 {
-			st.PrefixCacheHitRate = min(1, p.hits.increase/q)
+			r := min(1, p.hits.increase/q)
+			st.PrefixCacheHitRate = &r
 			st.PrefixCacheSource = PrefixFromCounters
 			return
 		}
 	}
 	if p.rateN > 0 {
-		st.PrefixCacheHitRate = p.rateSum / float64(p.rateN)
+		r := p.rateSum / float64(p.rateN)
+		st.PrefixCacheHitRate = &r
 		st.PrefixCacheSource = PrefixFromGauge
 	}
 }

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -41,8 +42,21 @@ func TestPrefixCacheRateFromCounters(t *testing.T) {
 	}
 	// A restarted server: 4000 → 800 queries counts 800, 1600 → 200 hits counts 200.
 	reset := append(samples[:4:4], parse(5, 800, 200))
-	if st := SummarizeSamples(reset, 4, 6); st.PrefixCacheHitRate != 0.25 {
+	if st := SummarizeSamples(reset, 4, 6); func() bool { r, ok := st.PrefixCacheRate(); return !ok || r != 0.25 }() {
 		t.Errorf("after a reset: %+v, want 200 ÷ 800", st)
+	}
+	// A measured 0 (queries, no hits) stays in levels.json; an older file that left it out
+	// (its source set) still reads 0.
+	zero := SummarizeSamples([]MetricSample{parse(0, 100, 50), parse(1, 900, 50)}, 1, 2)
+	if b, err := json.Marshal(zero); err != nil || !strings.Contains(string(b), `"prefix_cache_hit_rate":0,"prefix_cache_source":"counters"`) {
+		t.Errorf("a measured 0: %s (%v)", b, err)
+	}
+	var old ServerStats
+	if err := json.Unmarshal([]byte(`{"samples":2,"prefix_cache_source":"counters","prefix_cache_queries":800}`), &old); err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := old.PrefixCacheRate(); !ok || r != 0 {
+		t.Errorf("an older levels.json's measured 0: %v %v", r, ok)
 	}
 	// No query in the window: the rate is not measured (never a 0).
 	idle := []MetricSample{parse(0, 100, 50), parse(1, 100, 50)}

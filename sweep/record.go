@@ -329,9 +329,9 @@ type ServerStats struct {
 	Preemptions float64 `json:"preemptions"`
 	// PrefixCacheHitRate is the prefix-cache hit rate over the window in [0, 1], measured as
 	// PrefixCacheSource says ("counters": the hit counter's increase ÷ the query counter's,
-	// in tokens; "gauge": the mean of a hit-rate gauge); 0 and no source when not measured
-	// (PrefixCacheRate).
-	PrefixCacheHitRate float64 `json:"prefix_cache_hit_rate,omitempty"`
+	// in tokens; "gauge": the mean of a hit-rate gauge); nil and no source when not measured.
+	// Read it with PrefixCacheRate (an older levels.json left a measured 0 out).
+	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate,omitempty"`
 	PrefixCacheSource  string  `json:"prefix_cache_source,omitempty"`
 	// PrefixCacheHits and PrefixCacheQueries are the increases of the prefix-cache counters
 	// over the window, in tokens (vLLM V1; 0 without them).
