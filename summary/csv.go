@@ -100,7 +100,8 @@ func latencyField(l *analysis.Level, metric, stat string) *analysis.Float {
 }
 
 // prefixColumns are the prefix-cache columns, the last of both tables (analysis.Level
-// PrefixCache): the hit rate in [0, 1] and its source (server_metrics or usage).
+// PrefixCache): the hit rate in [0, 1] and its source (server_counters, usage or
+// server_gauge).
 var prefixColumns = []string{"prefix_cache_hit_rate", "prefix_cache_source"}
 
 // CSVColumns returns the columns WriteCSV writes, in order. ReadCSV accepts any subset that

@@ -10,7 +10,8 @@ import (
 
 // TestCSVPrefixCache: the prefix-cache columns are the last two (CSV columns are a contract:
 // extended, never reordered), round-trip the hit rate and its source, are empty when it is
-// unknown, and a rate outside [0, 1] is an error naming the line and column.
+// unknown, and a rate outside [0, 1] or an unknown source is an error naming the line and
+// column (an older kneecap's server_metrics is read).
 func TestCSVPrefixCache(t *testing.T) {
 	in := sampleLevels()[:2]
 	in[0].PrefixCache = &analysis.PrefixCache{HitRate: 0.5, Source: analysis.PrefixFromCounters, UsageHitRate: analysis.NaN()}
@@ -20,7 +21,7 @@ func TestCSVPrefixCache(t *testing.T) {
 	}
 	lines := strings.Split(buf.String(), "\n")
 	if !strings.HasSuffix(lines[0], ",fixed_output,prefix_cache_hit_rate,prefix_cache_source") ||
-		!strings.HasSuffix(lines[1], ",0.5,server_metrics") || !strings.HasSuffix(lines[2], ",,") {
+		!strings.HasSuffix(lines[1], ",0.5,server_counters") || !strings.HasSuffix(lines[2], ",,") {
 		t.Fatalf("csv:\n%s", buf.String())
 	}
 	out, err := ReadCSV(bytes.NewReader(buf.Bytes()), "levels.csv")
@@ -33,5 +34,13 @@ func TestCSVPrefixCache(t *testing.T) {
 	_, err = ReadCSV(strings.NewReader("concurrency,output_tps,prefix_cache_hit_rate\n1,10,1.5\n"), "x.csv")
 	if err == nil || !strings.Contains(err.Error(), `x.csv:2: column "prefix_cache_hit_rate": "1.5": a hit rate is a fraction in [0, 1]`) {
 		t.Errorf("error %v", err)
+	}
+	_, err = ReadCSV(strings.NewReader("concurrency,output_tps,prefix_cache_hit_rate,prefix_cache_source\n1,10,0.5,metrics\n"), "x.csv")
+	if err == nil || !strings.Contains(err.Error(), `x.csv:2: column "prefix_cache_source": "metrics": a prefix-cache source is server_counters, usage or server_gauge`) {
+		t.Errorf("error %v", err)
+	}
+	old, err := ReadCSV(strings.NewReader("concurrency,output_tps,prefix_cache_hit_rate,prefix_cache_source\n1,10,0.5,server_metrics\n"), "x.csv")
+	if err != nil || old[0].PrefixCache == nil || old[0].PrefixCache.Source != "server_metrics" {
+		t.Errorf("an older summary.csv: %v", err)
 	}
 }

@@ -193,7 +193,8 @@ func prefixCells(l *analysis.Level) []string {
 }
 
 // prefixCell stores the cell of a prefix-cache column col in lv and reports whether col is
-// one: the hit rate a fraction in [0, 1], the source any text (empty: null).
+// one: the hit rate a fraction in [0, 1], the source one analysis writes or wrote (empty:
+// null).
 func prefixCell(lv *analysis.Level, col, cell string, fail func(string, ...any) error) (bool, error) {
 	if !slices.Contains(prefixColumns, col) {
 		return false, nil
@@ -207,6 +208,9 @@ func prefixCell(lv *analysis.Level, col, cell string, fail func(string, ...any) 
 		lv.PrefixCache = pc
 	}
 	if col == "prefix_cache_source" {
+		if !analysis.KnownPrefixSource(cell) {
+			return true, fail("%q: a prefix-cache source is %s, %s or %s", cell, analysis.PrefixFromCounters, analysis.PrefixFromUsage, analysis.PrefixFromGauge)
+		}
 		pc.Source = cell
 		return true, nil
 	}
