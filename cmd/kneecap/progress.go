@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/report"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -98,6 +99,9 @@ type progress struct {
 	// rates are a rate sweep's offered rates (nil for a concurrency sweep).
 	rates []float64
 	proto sweep.Protocol
+	// hit shows the prefix-cache hit column from the first level on (expectsPrefixCache),
+	// else only when the first level has a hit rate.
+	hit bool
 	// now is the clock of the levels' starts for the sweep's ETA (time.Now).
 	now func() time.Time
 
@@ -190,6 +194,19 @@ func (p *progress) describe(s sweep.LiveStats) string {
 	return d
 }
 
+// expectsPrefixCache reports whether cfg's sweep is one a prefix cache serves, so the live
+// level table shows the hit column from its first level (which may measure none yet):
+// shared_prefix, prefix_cache, sessions, a trace with hash_ids, or the simulator with
+// prefix_caching.
+func expectsPrefixCache(cfg *config.Config, w sweep.Workload) bool {
+	wl := cfg.Workload
+	if wl.SharedPrefix.Count > 0 || wl.PrefixCache || wl.Sessions != nil || cfg.Target.URL == "" && cfg.Simulator.PrefixCaching {
+		return true
+	}
+	tw, ok := w.(*sweep.TraceWorkload)
+	return ok && tw.Trace().Info.BlockTokens > 0
+}
+
 // LevelFinished erases the status line and writes the level's table row.
 func (p *progress) LevelFinished(l sweep.Level) {
 	run := l.Run
@@ -200,7 +217,7 @@ func (p *progress) LevelFinished(l sweep.Level) {
 	if p.table == nil {
 		lengths := lv.InputTokens.Mean.OK() || lv.OutputTokens.Mean.OK()
 		t := report.NewLevelTable(run.OfferedRPS > 0, p.wide, lengths)
-		if lv.PrefixHitRate().OK() && (p.wide || run.OfferedRPS == 0) {
+		if (p.hit || lv.PrefixHitRate().OK()) && (p.wide || run.OfferedRPS == 0) {
 			t = t.WithPrefixCache() // as the final table (report.consoleHit)
 		}
 		p.table = &t

@@ -205,3 +205,32 @@ func TestProgressExtendedWindow(t *testing.T) {
 		t.Errorf("a window within 10%% of duration got a note:\n%s", buf.String())
 	}
 }
+
+// TestProgressHitColumn: a sweep a prefix cache serves (expectsPrefixCache: shared_prefix,
+// sessions, the simulator with prefix_caching) shows the hit column from its first level,
+// "—" while that level measured none; another sweep does not.
+func TestProgressHitColumn(t *testing.T) {
+	cfg := config.Default()
+	if expectsPrefixCache(&cfg, nil) {
+		t.Errorf("the default config expects a prefix cache")
+	}
+	for _, edit := range []func(*config.Config){
+		func(c *config.Config) { c.Workload.SharedPrefix = sweep.SharedPrefix{Count: 1, Tokens: 64} },
+		func(c *config.Config) { c.Workload.Sessions = &sweep.SessionsConfig{} },
+		func(c *config.Config) { c.Simulator.PrefixCaching = true },
+	} {
+		c := config.Default()
+		edit(&c)
+		if !expectsPrefixCache(&c, nil) {
+			t.Errorf("%+v does not expect a prefix cache", c.Workload)
+		}
+	}
+	var buf bytes.Buffer
+	p := newProgress(&buf, false, []int{1}, config.Default().Sweep)
+	p.hit = true
+	run, recs := synthLevel(0, 1, 100, 10*time.Millisecond, 0)
+	p.LevelFinished(sweep.Level{Run: run, Records: recs})
+	if tab := report.NewLevelTable(false, false, false).WithPrefixCache(); !strings.HasPrefix(buf.String(), tab.Header()) || !strings.Contains(buf.String(), "—") {
+		t.Errorf("live table without the hit column:\n%s", buf.String())
+	}
+}

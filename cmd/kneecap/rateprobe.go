@@ -66,7 +66,7 @@ func (s *sweepPrep) runProbe(ctx context.Context, e *env, t *target) (*probe, er
 	fmt.Fprintf(e.stderr, "kneecap: --rates auto: probing the max QPS closed-loop at concurrency %v (windows of %s: one request took %s; stops when throughput does)\n",
 		levels, shortDuration(plan.Protocol.Duration.Round(time.Millisecond)), shortDuration(e2e.Round(time.Millisecond)))
 	prog := newProgress(e.stderr, e.stderrTTY, levels, plan.Protocol)
-	prog.width, prog.wide = e.columns, e.wide
+	prog.width, prog.wide, prog.hit = e.columns, e.wide, expectsPrefixCache(&s.cfg, s.workload)
 	plan.Observer = prog
 	sink := &memSink{}
 	out, err := sweep.Run(ctx, e.interrupt, plan, t.client, sink)

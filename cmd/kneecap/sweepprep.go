@@ -225,7 +225,7 @@ func (s *sweepPrep) plan(e *env) (sweep.Plan, *progress) {
 	cfg := s.cfg
 	prog := newProgress(e.stderr, e.stderrTTY, s.levels, cfg.Sweep)
 	prog.added, prog.refine, prog.rates = s.resume.Added, cfg.Sweep.Refine, s.rates
-	prog.width, prog.wide = e.columns, e.wide
+	prog.width, prog.wide, prog.hit = e.columns, e.wide, expectsPrefixCache(&cfg, s.workload)
 	plan := sweep.Plan{
 		Levels:    s.levels,
 		Protocol:  cfg.Sweep,
