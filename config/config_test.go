@@ -290,6 +290,16 @@ func TestValidateOverrideNamesFlag(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "--levels: sweep.levels: levels must increase") {
 		t.Errorf("Validate = %v, want it to name --levels", err)
 	}
+	// A flag that makes another key's value wrong is named (not that key's line).
+	c, err = Read(writeConfig(t, "workload:\n  input_tokens: {dist: fixed, mean: 512}\n  shared_prefix: {count: 1, tokens: 256}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Workload.InputTokens = sweep.Dist{Dist: sweep.DistFixed, Mean: 128}
+	c.Override("workload.input_tokens", "--input-tokens")
+	if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), "--input-tokens: workload.shared_prefix.tokens: is 256: must be below the shortest prompt workload.input_tokens can draw (128)") {
+		t.Errorf("Validate = %v, want it to name --input-tokens", err)
+	}
 	// A config built in code has no positions: the key alone names the problem.
 	d := Default()
 	d.Sweep.Duration = 0

@@ -9,6 +9,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -85,6 +86,27 @@ func (c *Config) where(keys ...string) string {
 		}
 	}
 	return c.src.file
+}
+
+// causeFirst returns the keys where a problem of key whose message msg names other keys is
+// placed (where's order): first a key msg names that a flag set while key was not (the flag
+// that overrode the file is the cause: --input-tokens 128 makes workload.shared_prefix.tokens
+// too long), then key.
+func (c *Config) causeFirst(key, msg string) []string {
+	if c.src == nil {
+		return []string{key}
+	}
+	if _, ok := c.src.origins[key]; ok {
+		return []string{key}
+	}
+	var named []string
+	for k := range c.src.origins {
+		if k != key && strings.Contains(msg, k) {
+			named = append(named, k)
+		}
+	}
+	slices.Sort(named)
+	return append(named, key)
 }
 
 func parentKey(k string) string {

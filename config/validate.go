@@ -107,7 +107,7 @@ func (v *validation) workload() {
 	for _, err := range wl.Validate() {
 		msg := err.Error()
 		if k, rest, ok := strings.Cut(msg, ": "); ok && namesKey(msg) {
-			v.bad(k, "%s", rest)
+			v.badAt(k, v.c.causeFirst(k, rest), "%s", rest)
 		} else {
 			v.bad("workload", "%s", msg)
 		}
