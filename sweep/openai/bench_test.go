@@ -16,7 +16,8 @@ import (
 // iteration streaming chunksPerReq content chunks, pre-rendered so the server adds a constant
 // per-request cost. Reports ns/chunk and allocs/chunk (process-wide, server included). The
 // "reasoning" case streams half of the chunks as delta.reasoning_content first, as a
-// reasoning model does, with reasoning_tokens in the usage. The "long" case streams
+// reasoning model does, with reasoning_tokens in the usage (every case's usage carries
+// prompt_tokens_details.cached_tokens too). The "long" case streams
 // longChunks chunks, more than a record keeps the offsets of (the rest go to its tail). The
 // "timeouts" case is "chunks" with the default ttft_timeout and stall_timeout on (the others
 // have request_timeout only).
@@ -70,7 +71,7 @@ func BenchmarkClientStream(b *testing.B) {
 			for b.Loop() {
 				var rec sweep.Record
 				c.Do(context.Background(), &req, &rec)
-				if rec.Status != sweep.StatusOK || rec.OutputTokens != bc.chunks {
+				if rec.Status != sweep.StatusOK || rec.OutputTokens != bc.chunks || rec.CachedTokens == nil {
 					b.Fatalf("%s %s", rec.Status, rec.Error)
 				}
 			}
@@ -85,7 +86,8 @@ func BenchmarkClientStream(b *testing.B) {
 }
 
 // BenchmarkDecodeChunk measures the adapter's own decoding of one chat chunk: answer
-// content, reasoning content, and the final usage chunk with completion_tokens_details.
+// content, reasoning content, and the final usage chunk with prompt_tokens_details and
+// completion_tokens_details.
 func BenchmarkDecodeChunk(b *testing.B) {
 	for _, bc := range []struct{ name, line string }{
 		{"content", contentChunk("tok")},

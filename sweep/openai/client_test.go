@@ -499,8 +499,9 @@ func reasoningChunk(s string) string {
 	return fmt.Sprintf(`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"reasoning_content":%q},"finish_reason":null}]}`, s)
 }
 
-// usageDetailsChunk is a final usage chunk with completion_tokens_details.reasoning_tokens.
+// usageDetailsChunk is a final usage chunk with completion_tokens_details.reasoning_tokens and
+// prompt_tokens_details.cached_tokens (half the prompt, as a prefix cache would report it).
 func usageDetailsChunk(prompt, completion, reasoning int) string {
-	return fmt.Sprintf(`{"id":"x","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d,"completion_tokens_details":{"reasoning_tokens":%d}}}`,
-		prompt, completion, prompt+completion, reasoning)
+	return fmt.Sprintf(`{"id":"x","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d,"prompt_tokens_details":{"cached_tokens":%d},"completion_tokens_details":{"reasoning_tokens":%d}}}`,
+		prompt, completion, prompt+completion, prompt/2, reasoning)
 }

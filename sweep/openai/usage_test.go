@@ -145,6 +145,9 @@ func TestReasoningStream(t *testing.T) {
 			if rec.Status != sweep.StatusOK {
 				t.Fatalf("%s %s", rec.Status, rec.Error)
 			}
+			if rec.CachedTokens == nil || *rec.CachedTokens != 2 {
+				t.Errorf("cached tokens %v, want 2 (prompt_tokens_details.cached_tokens)", rec.CachedTokens)
+			}
 			if rec.ReasoningChunks != 3 || rec.ReasoningTokens != 3 || rec.OutputTokens != 5 || len(rec.Chunks) != 5 {
 				t.Errorf("reasoning chunks %d tokens %d, output %d, chunks %d; want 3 3 5 5", rec.ReasoningChunks, rec.ReasoningTokens, rec.OutputTokens, len(rec.Chunks))
 			}
