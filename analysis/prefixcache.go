@@ -14,8 +14,10 @@ type PrefixCache struct {
 	// Source names where HitRate came from: PrefixFromCounters, PrefixFromUsage or
 	// PrefixFromGauge.
 	Source string `json:"source"`
-	// UsageHitRate is Σ usage cached_tokens ÷ Σ prompt_tokens of the successful requests
-	// completed in the window whose usage reported cached tokens; null when none did.
+	// UsageHitRate is Σ usage cached_tokens ÷ Σ prompt_tokens of the window's successful
+	// requests whose usage reported cached tokens (closed loop: those completed in the
+	// window; arrival rate: those that arrived in it, as the level's other usage figures);
+	// null when none did.
 	UsageHitRate Float `json:"usage_hit_rate"`
 }
 
@@ -43,14 +45,15 @@ func KnownPrefixSource(s string) bool {
 	return false
 }
 
-// summarizePrefixCache sets lv.PrefixCache from run's server metrics and the records
-// completed in its window, in the order counters, usage, gauge; it stays nil when none
-// measures the rate.
-func summarizePrefixCache(lv *Level, run *sweep.LevelRun, records []sweep.Record) {
+// summarizePrefixCache sets lv.PrefixCache from run's server metrics and the records of its
+// window the usage counts (in: a closed-loop level's successes completed in the window, a
+// rate level's successful arrivals, as its other usage figures), in the order counters,
+// usage, gauge; it stays nil when none measures the rate.
+func summarizePrefixCache(lv *Level, run *sweep.LevelRun, records []sweep.Record, in func(*sweep.Record) bool) {
 	var cached, prompt float64
 	for i := range records {
 		r := &records[i]
-		if r.CachedTokens != nil && r.PromptTokens > 0 && sweep.CompletedInWindow(r, run.W0, run.W1) {
+		if r.CachedTokens != nil && r.PromptTokens > 0 && in(r) {
 			cached += float64(*r.CachedTokens)
 			prompt += float64(r.PromptTokens)
 		}

@@ -64,3 +64,21 @@ func TestSummarizePrefixCache(t *testing.T) {
 		t.Errorf("unmeasured: %+v", lv.PrefixCache)
 	}
 }
+
+// TestSummarizePrefixCacheRate: a rate level's usage hit rate counts the window's successful
+// arrivals, as its other usage figures do: the request scheduled before the window (cached
+// 512 of 512) is left out, the one scheduled inside and completed after it (0 of 512) is
+// counted with the one inside (256 of 512): 256 ÷ 1024.
+func TestSummarizePrefixCacheRate(t *testing.T) {
+	run := sweep.LevelRun{Index: 0, OfferedRPS: 0.5, W0: 10 * sec, W1: 20 * sec, Steady: true, Slices: 10}
+	n := func(v int) *int { return &v }
+	rec := func(sched, sent int64, cached int) sweep.Record {
+		return sweep.Record{Scheduled: sched, Sent: sent, TTFT: 100 * time.Millisecond, E2E: 2 * time.Second, OutputTokens: 2,
+			PromptTokens: 512, Status: sweep.StatusOK, CachedTokens: n(cached)}
+	}
+	recs := []sweep.Record{rec(9*sec, 10*sec+1, 512), rec(12*sec, 12*sec, 256), rec(19*sec, 19*sec, 0)}
+	lv := Summarize([]sweep.Level{{Run: run, Records: recs}}, DefaultOptions())[0]
+	if pc := lv.PrefixCache; !lv.IsRate() || pc == nil || pc.HitRate != 0.25 || pc.Source != PrefixFromUsage {
+		t.Errorf("rate level prefix cache %+v, want 0.25 from the usage of the arrivals", pc)
+	}
+}

@@ -135,7 +135,7 @@ func (s *scratch) summarizeRate(run *sweep.LevelRun, records []sweep.Record, opt
 	// Lengths and usage over the window's arrivals: every record of pop passes the bounds.
 	summarizeLengths(&lv, pop, math.MinInt64, math.MaxInt64, opts.Lengths)
 	summarizeUsage(&lv, pop, math.MinInt64, math.MaxInt64)
-	summarizePrefixCache(&lv, run, records)
+	summarizePrefixCache(&lv, run, pop, (*sweep.Record).OK)
 	rateValidity(&lv, run, opts, arrived.ok > 0)
 	return lv
 }

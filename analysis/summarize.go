@@ -128,7 +128,7 @@ func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, opts Op
 	s.fill(&lv, win, &sent, good)
 	summarizeLengths(&lv, records, w0, w1, opts.Lengths)
 	summarizeUsage(&lv, records, w0, w1)
-	summarizePrefixCache(&lv, run, records)
+	summarizePrefixCache(&lv, run, records, func(r *sweep.Record) bool { return sweep.CompletedInWindow(r, w0, w1) })
 	lv.Turns = Turns(records, w0, w1)
 	s.validity(&lv, run, opts, sent.ok > 0)
 	return lv
