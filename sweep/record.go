@@ -332,7 +332,7 @@ type ServerStats struct {
 	// in tokens; "gauge": the mean of a hit-rate gauge); nil and no source when not measured.
 	// Read it with PrefixCacheRate (an older levels.json left a measured 0 out).
 	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate,omitempty"`
-	PrefixCacheSource  string  `json:"prefix_cache_source,omitempty"`
+	PrefixCacheSource  string   `json:"prefix_cache_source,omitempty"`
 	// PrefixCacheHits and PrefixCacheQueries are the increases of the prefix-cache counters
 	// over the window, in tokens (vLLM V1; 0 without them).
 	PrefixCacheHits    float64 `json:"prefix_cache_hits,omitempty"`
