@@ -469,6 +469,11 @@ type Options struct {
 	// Lengths is what the workload asked for, for Summarize: whether outputs were of fixed
 	// length, and the lengths of records that do not carry theirs.
 	Lengths RequestedLengths
+	// Think is the mean pause of a closed-loop worker between two requests (workload.think_time;
+	// with sessions the mean over turn and conversation pauses, sweep.WorkloadConfig.MeanThink):
+	// a level of target c then keeps c × E2E ÷ (E2E + Think) requests in flight, the achieved
+	// concurrency the validity rule expects (§4.1). 0: c.
+	Think time.Duration
 }
 
 // RequestedLengths describes the lengths a sweep's workload asked for (config.AnalysisOptions

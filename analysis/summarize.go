@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -329,8 +330,13 @@ func (s *scratch) validity(lv *Level, run *sweep.LevelRun, opts Options, anyOK b
 	if lv.WindowS.OK() && !anyOK {
 		note("no successful request was sent in the window")
 	}
-	if a := lv.AchievedConcurrency; a.OK() && float64(a) < MinAchievedRatio*float64(run.Concurrency) {
-		note("achieved concurrency %.2f < %.0f%% of target %d", float64(a), MinAchievedRatio*100, run.Concurrency)
+	if a, want := lv.AchievedConcurrency, expectedInFlight(lv, run, opts.Think); a.OK() && float64(a) < MinAchievedRatio*want {
+		if opts.Think > 0 {
+			note("achieved concurrency %.2f < %.0f%% of %.2f, what target %d keeps in flight with a mean think time of %v",
+				float64(a), MinAchievedRatio*100, want, run.Concurrency, opts.Think)
+		} else {
+			note("achieved concurrency %.2f < %.0f%% of target %d", float64(a), MinAchievedRatio*100, run.Concurrency)
+		}
 	}
 	if e := lv.ErrorRate; e.OK() && float64(e) > opts.MaxErrorRate {
 		note("error rate %.1f%% > %.1f%%", float64(e)*100, opts.MaxErrorRate*100)
@@ -356,4 +362,16 @@ func (s *scratch) validity(lv *Level, run *sweep.LevelRun, opts Options, anyOK b
 		note("client-bound: %s", reason)
 	}
 	lv.Valid = valid
+}
+
+// expectedInFlight is the requests a closed-loop level of target c keeps in flight: c, or with
+// a mean think time θ between a worker's requests c × E2E ÷ (E2E + θ), E2E the level's mean
+// (a worker is busy that share of its cycle).
+func expectedInFlight(lv *Level, run *sweep.LevelRun, think time.Duration) float64 {
+	c := float64(run.Concurrency)
+	e2e := float64(lv.E2E.Mean) / 1e3
+	if think <= 0 || !lv.E2E.Mean.OK() || !(e2e > 0) {
+		return c
+	}
+	return c * e2e / (e2e + think.Seconds())
 }

@@ -190,3 +190,35 @@ func TestSummarizeHostileRecords(t *testing.T) {
 	levels := Summarize(sweep.GroupRecords(runs, recs), DefaultOptions())
 	Analyze(levels, Meta{}, DefaultOptions())
 }
+
+// A closed loop with think time keeps fewer requests in flight than its target: c workers each
+// sending a 1 s request every 1 s + θ = 0.5 s hold c × 1 ÷ 1.5 in flight (Little's law over a
+// worker's cycle). With Options.Think = θ the level is valid; without it the rule expects c and
+// the level is invalid.
+func TestSummarizeThinkTime(t *testing.T) {
+	const c, n = 4, 30
+	cycle := 1500 * time.Millisecond
+	run := sweep.LevelRun{Concurrency: c, W0: 6 * sec, W1: 36 * sec, Steady: true}
+	var recs []sweep.Record
+	for w := range c {
+		for s := range n {
+			sent := int64(s)*int64(cycle) + int64(w)*int64(cycle)/c
+			recs = append(recs, sweep.Record{Concurrency: c, Worker: w, Seq: s, Sent: sent, TTFT: 100 * time.Millisecond,
+				E2E: time.Second, Chunks: us(0.1, 0.4, 0.7, 1.0), OutputTokens: 4, PromptTokens: 10, Status: sweep.StatusOK})
+		}
+	}
+	opts := DefaultOptions()
+	opts.Think = 500 * time.Millisecond
+	lv := Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), opts)[0]
+	if want := c / 1.5; !scalar.EqualWithinAbsOrRel(float64(lv.AchievedConcurrency), want, 1e-9, 1e-9) || !lv.Valid {
+		t.Errorf("think 500 ms: achieved %v (want %.3f), valid %v, notes %q", lv.AchievedConcurrency, want, lv.Valid, lv.Notes)
+	}
+	lv = Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
+	if lv.Valid || !slices.ContainsFunc(lv.Notes, func(s string) bool { return strings.Contains(s, "< 95% of target 4") }) {
+		t.Errorf("no think time given: valid %v, notes %q: want the achieved-concurrency rule to fail", lv.Valid, lv.Notes)
+	}
+	opts.Think = 2 * time.Second // the level kept more in flight than 4 × 1 ÷ 3: still valid
+	if lv = Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), opts)[0]; !lv.Valid {
+		t.Errorf("think 2 s: notes %q", lv.Notes)
+	}
+}

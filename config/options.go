@@ -21,5 +21,6 @@ func (c Config) AnalysisOptions() analysis.Options {
 	o.Plan = c.Plan
 	o.Lengths.FixedOutput = c.Workload.FixedOutput
 	o.Lengths.InputTokens, o.Lengths.OutputTokens = c.Workload.NominalLengths()
+	o.Think = c.Workload.MeanThink()
 	return o
 }
