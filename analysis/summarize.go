@@ -330,7 +330,7 @@ func (s *scratch) validity(lv *Level, run *sweep.LevelRun, opts Options, anyOK b
 	if lv.WindowS.OK() && !anyOK {
 		note("no successful request was sent in the window")
 	}
-	if a, want := lv.AchievedConcurrency, expectedInFlight(lv, run, opts.Think); a.OK() && float64(a) < MinAchievedRatio*want {
+	if a, want := lv.AchievedConcurrency, expectedInFlight(lv, opts.Think); a.OK() && float64(a) < MinAchievedRatio*want {
 		if opts.Think > 0 {
 			note("achieved concurrency %.2f < %.0f%% of %.2f, what target %d keeps in flight with a mean think time of %v",
 				float64(a), MinAchievedRatio*100, want, run.Concurrency, opts.Think)
@@ -367,8 +367,8 @@ func (s *scratch) validity(lv *Level, run *sweep.LevelRun, opts Options, anyOK b
 // expectedInFlight is the requests a closed-loop level of target c keeps in flight: c, or with
 // a mean think time θ between a worker's requests c × E2E ÷ (E2E + θ), E2E the level's mean
 // (a worker is busy that share of its cycle).
-func expectedInFlight(lv *Level, run *sweep.LevelRun, think time.Duration) float64 {
-	c := float64(run.Concurrency)
+func expectedInFlight(lv *Level, think time.Duration) float64 {
+	c := float64(lv.Concurrency)
 	e2e := float64(lv.E2E.Mean) / 1e3
 	if think <= 0 || !lv.E2E.Mean.OK() || !(e2e > 0) {
 		return c
