@@ -117,12 +117,16 @@ type levelSignals struct {
 // assigned), how it ended and, when the server did not answer (end.dead()), the level's
 // account of why.
 func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, index, c int, rps float64) (LevelRun, []Record, levelEnd, string) {
-	if rps > 0 && p.Trace != nil { // a trace level measures at least one pass
+	var passNote string
+	if rps > 0 && p.Trace != nil { // a trace level measures whole passes
 		q := *p
-		q.Protocol = p.Trace.levelProtocol(p.Protocol, p.Trace.Scale(rps))
+		q.Protocol, passNote = p.Trace.levelProtocol(p.Protocol, p.Trace.Scale(rps))
 		p = &q
 	}
 	l := newLevel(ctx, p, client, index, c)
+	if passNote != "" {
+		l.notes = append(l.notes, passNote)
+	}
 	if rps > 0 {
 		l.initRate(p, rps)
 	}

@@ -1,10 +1,14 @@
 package sweep
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -103,8 +107,11 @@ func ParseTraceWindow(s string) (start, end time.Duration, err error) {
 
 // TraceInfo describes the trace a sweep replayed, as levels.json and analysis.json record it.
 type TraceInfo struct {
-	// File is the trace file, as configured.
-	File string `json:"file"`
+	// File is the trace file, as configured; Path its absolute path and SHA256 the hex
+	// SHA-256 of its content, which --resume checks (LoadTrace sets both).
+	File   string `json:"file"`
+	Path   string `json:"path,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
 	// Format is the format read.
 	Format TraceFormat `json:"format"`
 	// Window is the slice replayed ("" = all).
@@ -128,6 +135,8 @@ type TraceInfo struct {
 	// SharedBlockShare the share of the window's blocks whose id an earlier request had.
 	BlockTokens      int     `json:"block_tokens,omitempty"`
 	SharedBlockShare float64 `json:"shared_block_share,omitempty"`
+	// Note says how the window was read when not as given (an END past the data).
+	Note string `json:"note,omitempty"`
 }
 
 // Trace is the window of a trace a sweep replays: its requests, arrival times from the
@@ -139,7 +148,10 @@ type Trace struct {
 	block   int
 }
 
-// LoadTrace reads c.File and slices its window (errors name the file and line).
+// LoadTrace reads c.File and slices its window (errors name the file and line). The window
+// is cut while parsing, so only its rows are held; a file whose arrivals are out of time
+// order is read again whole and sorted. Info records the file's absolute path and the
+// SHA-256 of its content.
 func LoadTrace(c TraceConfig) (*Trace, error) {
 	if errs := c.Validate(); len(errs) > 0 {
 		return nil, fmt.Errorf("sweep: trace: %w", errors.Join(errs...))
@@ -149,22 +161,45 @@ func LoadTrace(c TraceConfig) (*Trace, error) {
 		return nil, fmt.Errorf("sweep: trace: %w", err)
 	}
 	defer f.Close()
-	tf, err := ParseTrace(f, c.File, c.Format)
+	h := sha256.New()
+	tf, err := ParseTraceIn(io.TeeReader(f, h), c.File, c.Format, c.Window)
+	if TraceUnordered(err) {
+		h.Reset()
+		if _, err = f.Seek(0, io.SeekStart); err == nil {
+			tf, err = ParseTrace(io.TeeReader(f, h), c.File, c.Format)
+		}
+	}
+	if err == nil {
+		_, err = io.Copy(h, f) // what the parser left unread
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sweep: trace: %w", err)
 	}
-	return NewTrace(tf, c)
+	t, err := NewTrace(tf, c)
+	if err != nil {
+		return nil, err
+	}
+	t.Info.SHA256 = hex.EncodeToString(h.Sum(nil))
+	if t.Info.Path, err = filepath.Abs(c.File); err != nil {
+		return nil, fmt.Errorf("sweep: trace: %w", err)
+	}
+	return t, nil
 }
 
 // NewTrace returns the window c.Window of the parsed trace tf. The window [START, END) keeps
 // the requests arriving in it; a pass lasts END − START when the trace goes on past END,
 // else (open-ended, or END past the trace's last arrival) from START to the window's last
-// arrival plus one mean gap of its arrivals, so that passes repeat at the window's mean rate.
-// A window needs two requests.
+// arrival plus one mean gap of its arrivals, so that passes repeat at the window's mean rate
+// — at most END − START (an END past the data: Info.Note says so). A window needs two
+// requests.
 func NewTrace(tf *TraceFile, c TraceConfig) (*Trace, error) {
 	start, end, err := ParseTraceWindow(c.Window)
 	if err != nil {
 		return nil, fmt.Errorf("sweep: trace %s: window %w", c.File, err)
+	}
+	total, fileLast := tf.Total, tf.Last
+	if total == 0 && len(tf.Entries) > 0 { // a TraceFile built by hand
+		total, fileLast = len(tf.Entries), tf.Entries[len(tf.Entries)-1].At
 	}
 	t := &Trace{block: c.blockTokens()}
 	for _, e := range tf.Entries {
@@ -175,7 +210,7 @@ func NewTrace(tf *TraceFile, c TraceConfig) (*Trace, error) {
 	}
 	n := len(t.entries)
 	if n < 2 {
-		return nil, fmt.Errorf("sweep: trace %s: window %q holds %d requests of the %d: a replay needs at least 2", c.File, c.Window, n, len(tf.Entries))
+		return nil, fmt.Errorf("sweep: trace %s: window %q holds %d requests of the %d (the trace's arrivals span %v): a replay needs at least 2", c.File, c.Window, n, total, fileLast)
 	}
 	last := t.entries[n-1].At
 	span := last - t.entries[0].At
@@ -183,11 +218,16 @@ func NewTrace(tf *TraceFile, c TraceConfig) (*Trace, error) {
 		return nil, fmt.Errorf("sweep: trace %s: the window's %d requests all arrive at once: no rate to scale", c.File, n)
 	}
 	t.pass = last + time.Duration(math.Round(float64(span)/float64(n-1)))
-	if end > 0 && end <= tf.Entries[len(tf.Entries)-1].At {
+	var note string
+	switch {
+	case end > 0 && end <= fileLast:
 		t.pass = end - start // the trace goes on past the window: its length is the window's
+	case end > 0:
+		t.pass = min(t.pass, end-start)
+		note = fmt.Sprintf("the window's end %v is past the trace's last arrival (%v): a pass ends with the data, %v after the window's start", end, fileLast, t.pass)
 	}
 	t.Info = TraceInfo{File: c.File, Format: tf.Format, Window: c.Window, Requests: n, Skipped: tf.Skipped,
-		SkipReason: tf.SkipReason, DurationS: t.pass.Seconds(), MeanRPS: float64(n) / t.pass.Seconds()}
+		SkipReason: tf.SkipReason, DurationS: t.pass.Seconds(), MeanRPS: float64(n) / t.pass.Seconds(), Note: note}
 	t.info()
 	return t, nil
 }
@@ -254,19 +294,32 @@ func (t *Trace) Gaps(s float64) func() time.Duration {
 	}
 }
 
-// levelProtocol is the protocol of a trace level at scale s: its window at least one pass
-// long, Pass ÷ s (max_duration raised to it), so that the window holds every request of the
-// trace's window once (from the warmup's end on, looping into the next pass).
-func (t *Trace) levelProtocol(p Protocol, s float64) Protocol {
-	if d := time.Duration(float64(t.pass) / s); d > p.Duration {
-		p.Duration = d
-		p.MaxDuration = max(p.MaxDuration, d)
+// levelProtocol is the protocol of a trace level at scale s: its window a whole number of
+// passes P = Pass ÷ s, the fewest that reach duration, ⌈duration ÷ P⌉ × P, and at most
+// max_duration (fewer passes when more would pass it); duration and max_duration are both
+// set to it (the window does not grow while the steady-state test fails: a trace level is
+// judged by its backlog, DESIGN §3.9). A pass longer than max_duration makes the window one
+// pass, and note says so.
+func (t *Trace) levelProtocol(p Protocol, s float64) (q Protocol, note string) {
+	pass := time.Duration(math.Round(float64(t.pass) / s))
+	if pass <= 0 {
+		return p, ""
 	}
-	return p
+	limit := max(p.MaxDuration, p.Duration)
+	k := max(1, (p.Duration+pass-1)/pass)
+	if k*pass > limit {
+		k = max(1, limit/pass)
+	}
+	if k*pass > limit {
+		note = fmt.Sprintf("one pass of the trace's window at time scale %g lasts %v, longer than sweep.max_duration %v: the level measures one pass", s, pass.Round(time.Millisecond), limit)
+	}
+	p.Duration, p.MaxDuration = k*pass, k*pass
+	return p, note
 }
 
 // ValidateTimeScales reports time scales outside [1/MaxTimeScale, MaxTimeScale] or not
-// finite, and an empty list; key names them.
+// finite, scales that do not strictly increase (as sweep.rates must), and an empty list; key
+// names them.
 func ValidateTimeScales(key string, scales []float64) []error {
 	var errs []error
 	if len(scales) == 0 {
@@ -275,6 +328,8 @@ func ValidateTimeScales(key string, scales []float64) []error {
 	for i, s := range scales {
 		if !(s >= 1/MaxTimeScale && s <= MaxTimeScale) {
 			errs = append(errs, fmt.Errorf("%s[%d]: %v: a time scale must be in [%g, %g] (2 = twice the recorded traffic)", key, i, s, 1/MaxTimeScale, float64(MaxTimeScale)))
+		} else if i > 0 && !(s > scales[i-1]) {
+			errs = append(errs, fmt.Errorf("%s[%d]: %v after %v: the time scales must strictly increase", key, i, s, scales[i-1]))
 		}
 	}
 	return errs

@@ -39,7 +39,7 @@ func TestParseTraceFormats(t *testing.T) {
 		format     sweep.TraceFormat
 		n, skipped int
 		last       time.Duration
-		in, out    int // the last entry's
+		in, out    int32 // the last entry's
 	}{
 		{"mooncake", mooncakeSample, sweep.TraceMooncake, 4, 0, 3052 * time.Millisecond, 2287, 316},
 		{"burstgpt", burstSample, sweep.TraceBurstGPT, 3, 1, 113 * time.Second, 417, 276},

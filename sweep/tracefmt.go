@@ -38,20 +38,24 @@ const (
 	TraceAzure TraceFormat = "azure"
 )
 
-// maxTraceLine caps one line of a trace file, in bytes.
-const maxTraceLine = 16 << 20
+// maxTraceLine caps one line of a trace file, in bytes, and maxTraceTokens a recorded length.
+const (
+	maxTraceLine   = 16 << 20
+	maxTraceTokens = 1 << 24
+)
 
 // TraceEntry is one request of a trace.
 type TraceEntry struct {
 	// At is the arrival time from the trace's first arrival (the entries are sorted by it).
 	At time.Duration
-	// InputTokens and OutputTokens are the recorded lengths, in the server's tokens.
-	InputTokens, OutputTokens int
+	// InputTokens and OutputTokens are the recorded lengths, in the server's tokens (int32,
+	// as Line: a trace of millions of rows is held in memory).
+	InputTokens, OutputTokens int32
+	// Line is the entry's line in the file.
+	Line int32
 	// HashIDs are the ids of the prompt's blocks of block_tokens tokens (Mooncake): equal ids
 	// are identical blocks. Empty for the other formats.
 	HashIDs []int64
-	// Line is the entry's line in the file.
-	Line int
 }
 
 // TraceFile is a parsed trace: its entries sorted by arrival, the first at 0.
@@ -64,14 +68,80 @@ type TraceFile struct {
 	// rows without an output length; SkipReason says why, the first time.
 	Skipped    int
 	SkipReason string
+	// Total is the file's usable requests and Last its last arrival from its first: Entries
+	// holds all of them unless the file was parsed with a window (ParseTraceIn).
+	Total int
+	Last  time.Duration
+}
+
+// errTraceUnordered is ParseTraceIn's error for a file whose arrivals are not in time order:
+// its window cannot be cut while parsing (parse it whole, sort, then cut).
+var errTraceUnordered = errors.New("trace: arrivals out of time order")
+
+// traceSink collects a parser's entries, cutting the window [start, end) from the first
+// arrival (end 0: to the end; on false: keep everything) as it goes. The window is cut only
+// while the arrivals come in time order, as the published traces are: an arrival earlier
+// than one before it ends a windowed parse with errTraceUnordered.
+type traceSink struct {
+	tf          *TraceFile
+	on          bool
+	start, end  time.Duration
+	first, last time.Duration
+	ordered     bool
+}
+
+// add takes entry e (At from the format's origin).
+func (k *traceSink) add(e TraceEntry) error {
+	tf := k.tf
+	if tf.Total == 0 {
+		k.first, k.last, k.ordered = e.At, e.At, true
+	} else if e.At < k.last {
+		if k.on {
+			return errTraceUnordered
+		}
+		k.ordered = false
+	}
+	tf.Total++
+	k.last = max(k.last, e.At)
+	if k.on {
+		if rel := e.At - k.first; rel < k.start || (k.end > 0 && rel >= k.end) {
+			return nil
+		}
+	}
+	tf.Entries = append(tf.Entries, e)
+	return nil
 }
 
 // ParseTrace reads a trace of format (TraceAuto or "": detected from the content: a line
 // starting with { is Mooncake, a CSV header with "Request tokens" BurstGPT, with
-// "ContextTokens" Azure). name names the file in errors, which give its line: "name:line:
-// problem".
+// "ContextTokens" Azure; a UTF-8 byte-order mark is skipped). name names the file in errors,
+// which give its line: "name:line: problem".
 func ParseTrace(r io.Reader, name string, format TraceFormat) (*TraceFile, error) {
+	return parseTrace(r, name, format, traceSink{})
+}
+
+// ParseTraceIn is ParseTrace keeping only the window (ParseTraceWindow's "START-END") of the
+// trace: the rows outside it are read, checked and counted (Total, Last) but not kept, so a
+// window of a large trace takes the memory of the window. The file's arrivals must be in
+// time order: else it returns an error for which TraceUnordered is true (parse it whole with
+// ParseTrace).
+func ParseTraceIn(r io.Reader, name string, format TraceFormat, window string) (*TraceFile, error) {
+	start, end, err := ParseTraceWindow(window)
+	if err != nil {
+		return nil, fmt.Errorf("%s: window %w", name, err)
+	}
+	return parseTrace(r, name, format, traceSink{on: start > 0 || end > 0, start: start, end: end})
+}
+
+// TraceUnordered reports whether err is ParseTraceIn's: the arrivals are not in time order.
+func TraceUnordered(err error) bool { return errors.Is(err, errTraceUnordered) }
+
+// parseTrace reads a trace into k.
+func parseTrace(r io.Reader, name string, format TraceFormat, k traceSink) (*TraceFile, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
+	if b, _ := br.Peek(3); bytes.Equal(b, []byte("\ufeff")) {
+		br.Discard(3) // a byte-order mark
+	}
 	if format == "" || format == TraceAuto {
 		f, err := detectTrace(br, name)
 		if err != nil {
@@ -79,30 +149,33 @@ func ParseTrace(r io.Reader, name string, format TraceFormat) (*TraceFile, error
 		}
 		format = f
 	}
-	var (
-		tf  *TraceFile
-		err error
-	)
+	k.tf = &TraceFile{}
+	var err error
 	switch format {
 	case TraceMooncake:
-		tf, err = parseMooncake(br, name)
+		err = parseMooncake(br, name, &k)
 	case TraceBurstGPT, TraceAzure:
-		tf, err = parseTraceCSV(br, name, format)
+		err = parseTraceCSV(br, name, format, &k)
 	default:
 		return nil, fmt.Errorf("%s: unknown trace format %q (auto, mooncake, burstgpt or azure)", name, format)
 	}
 	if err != nil {
 		return nil, err
 	}
+	tf := k.tf
 	tf.Format = format
-	if len(tf.Entries) == 0 {
+	if tf.Total == 0 {
 		return nil, fmt.Errorf("%s: no usable requests in the %s trace (%d skipped)", name, format, tf.Skipped)
 	}
-	slices.SortStableFunc(tf.Entries, func(a, b TraceEntry) int { return cmp.Compare(a.At, b.At) })
-	t0 := tf.Entries[0].At
-	for i := range tf.Entries {
-		tf.Entries[i].At -= t0
+	if !k.ordered {
+		slices.SortStableFunc(tf.Entries, func(a, b TraceEntry) int { return cmp.Compare(a.At, b.At) })
+		k.first = tf.Entries[0].At
 	}
+	for i := range tf.Entries {
+		tf.Entries[i].At -= k.first
+	}
+	tf.Last = k.last - k.first
+	tf.Entries = slices.Clip(tf.Entries)
 	return tf, nil
 }
 
@@ -111,7 +184,9 @@ func detectTrace(br *bufio.Reader, name string) (TraceFormat, error) {
 	for n := 512; ; n *= 2 {
 		head, err := br.Peek(n)
 		text := string(head)
-		if i := strings.IndexByte(text, '\n'); i >= 0 || err != nil {
+		lead := len(text) - len(strings.TrimLeft(text, " \t\r\n"))
+		line := 1 + strings.Count(text[:lead], "\n") // of the first non-empty line
+		if i := strings.IndexByte(text[lead:], '\n'); i >= 0 || err != nil {
 			text = strings.TrimSpace(text)
 			if j := strings.IndexByte(text, '\n'); j >= 0 {
 				text = text[:j]
@@ -126,10 +201,10 @@ func detectTrace(br *bufio.Reader, name string) (TraceFormat, error) {
 			case text == "":
 				return "", fmt.Errorf("%s: empty trace file", name)
 			}
-			return "", fmt.Errorf("%s:1: not a trace this reads: want Mooncake JSONL ({\"timestamp\": …}), a BurstGPT CSV header (Timestamp,Model,Request tokens,…) or an Azure one (TIMESTAMP,ContextTokens,GeneratedTokens); or set workload.trace.format", name)
+			return "", fmt.Errorf("%s:%d: not a trace this reads: want Mooncake JSONL ({\"timestamp\": …}), a BurstGPT CSV header (Timestamp,Model,Request tokens,…) or an Azure one (TIMESTAMP,ContextTokens,GeneratedTokens); or set workload.trace.format", name, line)
 		}
 		if n >= maxTraceLine {
-			return "", fmt.Errorf("%s:1: line longer than %d bytes", name, maxTraceLine)
+			return "", fmt.Errorf("%s:%d: line longer than %d bytes", name, line, maxTraceLine)
 		}
 	}
 }
@@ -144,8 +219,8 @@ type mooncakeLine struct {
 
 // parseMooncake reads Mooncake JSONL: every line needs timestamp (ms, ≥ 0), input_length ≥ 1
 // and output_length ≥ 0 (0 is skipped: nothing to generate); hash_ids are optional.
-func parseMooncake(br *bufio.Reader, name string) (*TraceFile, error) {
-	tf := &TraceFile{}
+func parseMooncake(br *bufio.Reader, name string, k *traceSink) error {
+	tf := k.tf
 	sc := bufio.NewScanner(br)
 	sc.Buffer(make([]byte, 0, 1<<16), maxTraceLine)
 	line := 0
@@ -156,30 +231,31 @@ func parseMooncake(br *bufio.Reader, name string) (*TraceFile, error) {
 			continue
 		}
 		var m mooncakeLine
-		dec := json.NewDecoder(bytes.NewReader(b))
-		if err := dec.Decode(&m); err != nil {
-			return nil, fmt.Errorf("%s:%d: not a Mooncake trace line: %v", name, line, err)
+		if err := json.Unmarshal(b, &m); err != nil { // one object, nothing after it
+			return fmt.Errorf("%s:%d: not a Mooncake trace line: %v", name, line, err)
 		}
 		switch {
 		case m.Timestamp == nil || m.InputLength == nil || m.OutputLength == nil:
-			return nil, fmt.Errorf("%s:%d: a Mooncake line needs timestamp, input_length and output_length", name, line)
+			return fmt.Errorf("%s:%d: a Mooncake line needs timestamp, input_length and output_length", name, line)
 		case !(*m.Timestamp >= 0) || math.IsInf(*m.Timestamp, 0) || *m.Timestamp > 1e12:
-			return nil, fmt.Errorf("%s:%d: timestamp %v: want milliseconds ≥ 0", name, line, *m.Timestamp)
-		case *m.InputLength < 1:
-			return nil, fmt.Errorf("%s:%d: input_length %d: want ≥ 1 token", name, line, *m.InputLength)
-		case *m.OutputLength < 0:
-			return nil, fmt.Errorf("%s:%d: output_length %d: want ≥ 0 tokens", name, line, *m.OutputLength)
+			return fmt.Errorf("%s:%d: timestamp %v: want milliseconds ≥ 0", name, line, *m.Timestamp)
+		case *m.InputLength < 1 || *m.InputLength > maxTraceTokens:
+			return fmt.Errorf("%s:%d: input_length %d: want a token count in [1, %d]", name, line, *m.InputLength, maxTraceTokens)
+		case *m.OutputLength < 0 || *m.OutputLength > maxTraceTokens:
+			return fmt.Errorf("%s:%d: output_length %d: want a token count in [0, %d]", name, line, *m.OutputLength, maxTraceTokens)
 		case *m.OutputLength == 0:
 			tf.skip("output_length 0")
 			continue
 		}
-		tf.Entries = append(tf.Entries, TraceEntry{At: time.Duration(math.Round(*m.Timestamp * 1e6)),
-			InputTokens: *m.InputLength, OutputTokens: *m.OutputLength, HashIDs: m.HashIDs, Line: line})
+		if err := k.add(TraceEntry{At: time.Duration(math.Round(*m.Timestamp * 1e6)), InputTokens: int32(*m.InputLength),
+			OutputTokens: int32(*m.OutputLength), HashIDs: m.HashIDs, Line: int32(line)}); err != nil {
+			return err
+		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
+		return fmt.Errorf("%s:%d: %w", name, line+1, err)
 	}
-	return tf, nil
+	return nil
 }
 
 // skip counts a row left out, keeping the first reason.
@@ -199,23 +275,23 @@ var traceColumns = map[TraceFormat][3]string{
 // parseTraceCSV reads a BurstGPT or Azure CSV: a header naming the columns (any order, more
 // columns allowed), then one request a row. BurstGPT rows with 0 response tokens are failed
 // requests: skipped and counted.
-func parseTraceCSV(br *bufio.Reader, name string, format TraceFormat) (*TraceFile, error) {
+func parseTraceCSV(br *bufio.Reader, name string, format TraceFormat, k *traceSink) error {
 	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if err != nil {
-		return nil, fmt.Errorf("%s:1: %s trace header: %w", name, format, err)
+		return fmt.Errorf("%s:1: %s trace header: %w", name, format, err)
 	}
 	want := traceColumns[format]
 	var col [3]int
 	for k, w := range want {
 		col[k] = slices.IndexFunc(header, func(h string) bool { return strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")) == w })
 		if col[k] < 0 {
-			return nil, fmt.Errorf("%s:1: %s trace header %q has no column %q (want %s)", name, format, strings.Join(header, ","), w, strings.Join(want[:], ","))
+			return fmt.Errorf("%s:1: %s trace header %q has no column %q (want %s)", name, format, strings.Join(header, ","), w, strings.Join(want[:], ","))
 		}
 	}
-	tf := &TraceFile{}
+	tf := k.tf
 	var t0 time.Time
 	for {
 		rec, err := cr.Read()
@@ -225,22 +301,22 @@ func parseTraceCSV(br *bufio.Reader, name string, format TraceFormat) (*TraceFil
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				return nil, fmt.Errorf("%s:%d: %v", name, pe.Line, pe.Err)
+				return fmt.Errorf("%s:%d: %v", name, pe.Line, pe.Err)
 			}
-			return nil, fmt.Errorf("%s: %v", name, err)
+			return fmt.Errorf("%s: %v", name, err)
 		}
 		line, _ := cr.FieldPos(0) // only after a record was read
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
 		}
 		if len(rec) <= max(col[0], col[1], col[2]) {
-			return nil, fmt.Errorf("%s:%d: %d fields: the header has %d", name, line, len(rec), len(header))
+			return fmt.Errorf("%s:%d: %d fields: the header has %d", name, line, len(rec), len(header))
 		}
-		e := TraceEntry{Line: line}
+		e := TraceEntry{Line: int32(line)}
 		if format == TraceAzure {
 			t, err := parseAzureTime(strings.TrimSpace(rec[col[0]]))
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: TIMESTAMP %q: %v", name, line, rec[col[0]], err)
+				return fmt.Errorf("%s:%d: TIMESTAMP %q: %v", name, line, rec[col[0]], err)
 			}
 			if t0.IsZero() {
 				t0 = t
@@ -249,7 +325,7 @@ func parseTraceCSV(br *bufio.Reader, name string, format TraceFormat) (*TraceFil
 		} else {
 			s, err := strconv.ParseFloat(strings.TrimSpace(rec[col[0]]), 64)
 			if err != nil || !(s >= 0) || s > 1e9 {
-				return nil, fmt.Errorf("%s:%d: Timestamp %q: want seconds ≥ 0 from the trace's start", name, line, rec[col[0]])
+				return fmt.Errorf("%s:%d: Timestamp %q: want seconds ≥ 0 from the trace's start", name, line, rec[col[0]])
 			}
 			e.At = time.Duration(math.Round(s * 1e9))
 		}
@@ -259,7 +335,7 @@ func parseTraceCSV(br *bufio.Reader, name string, format TraceFormat) (*TraceFil
 			e.OutputTokens, bad = traceCount(rec[col[2]], want[2])
 		}
 		if bad != "" {
-			return nil, fmt.Errorf("%s:%d: %s", name, line, bad)
+			return fmt.Errorf("%s:%d: %s", name, line, bad)
 		}
 		switch {
 		case e.OutputTokens == 0 && format == TraceBurstGPT:
@@ -269,27 +345,31 @@ func parseTraceCSV(br *bufio.Reader, name string, format TraceFormat) (*TraceFil
 		case e.InputTokens == 0:
 			tf.skip("0 prompt tokens")
 		default:
-			tf.Entries = append(tf.Entries, e)
+			if err := k.add(e); err != nil {
+				return err
+			}
 		}
 	}
-	return tf, nil
+	return nil
 }
 
 // traceCount parses a token count ≥ 0 of column name; bad says what is wrong.
-func traceCount(v, name string) (n int, bad string) {
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < 0 || n > 1<<24 {
-		return 0, fmt.Sprintf("%s %q: want a token count ≥ 0", name, v)
+func traceCount(v, name string) (n int32, bad string) {
+	c, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || c < 0 || c > maxTraceTokens {
+		return 0, fmt.Sprintf("%s %q: want a token count in [0, %d]", name, v, maxTraceTokens)
 	}
-	return n, ""
+	return int32(c), ""
 }
 
-// parseAzureTime parses an Azure trace TIMESTAMP: "2023-11-16 18:15:46.6805900" (UTC, up to
-// 7 fractional digits; Go's parser takes any fractional second after the seconds), or RFC
-// 3339.
+// parseAzureTime parses an Azure trace TIMESTAMP: "2023-11-16 18:15:46.6805900" (2023: UTC,
+// up to 7 fractional digits; Go's parser takes any fractional second after the seconds),
+// "2024-05-10 00:00:00.009930+00:00" (2024: with a UTC offset), or RFC 3339.
 func parseAzureTime(v string) (time.Time, error) {
-	if t, err := time.Parse("2006-01-02 15:04:05", v); err == nil {
-		return t, nil
+	for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02 15:04:05Z07:00", "2006-01-02 15:04:05Z07"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t, nil
+		}
 	}
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {

@@ -79,6 +79,7 @@ func TestTraceReplay(t *testing.T) {
 		t0 := recs[0].Scheduled
 		for k, r := range recs {
 			e := tr.Entry(k % tr.Len())
+			in, out := int(e.InputTokens), int(e.OutputTokens)
 			want := (float64(k/tr.Len())*float64(tr.Pass()) + float64(e.At)) / s
 			if r.Seq != k || math.Abs(float64(r.Scheduled-t0)-want) > 1 {
 				t.Fatalf("level %d arrival %d (seq %d): scheduled %v after the first, want %v", li, k, r.Seq, time.Duration(r.Scheduled-t0), time.Duration(want))
@@ -86,10 +87,10 @@ func TestTraceReplay(t *testing.T) {
 			if !r.OK() {
 				continue
 			}
-			if r.RequestedPromptTokens != e.InputTokens || r.PromptTokens != e.InputTokens ||
-				r.RequestedOutputTokens != e.OutputTokens || r.OutputTokens != e.OutputTokens {
+			if r.RequestedPromptTokens != in || r.PromptTokens != in ||
+				r.RequestedOutputTokens != out || r.OutputTokens != out {
 				t.Errorf("level %d arrival %d: prompt %d (asked %d), output %d (asked %d): want %d and %d",
-					li, k, r.PromptTokens, r.RequestedPromptTokens, r.OutputTokens, r.RequestedOutputTokens, e.InputTokens, e.OutputTokens)
+					li, k, r.PromptTokens, r.RequestedPromptTokens, r.OutputTokens, r.RequestedOutputTokens, in, out)
 			}
 		}
 	}

@@ -87,9 +87,9 @@ func (w *TraceWorkload) Next(level, _, seq int) Request {
 	}
 	tokens := p.tokens
 	if !z.exact {
-		tokens = max(e.InputTokens, z.base)
+		tokens = max(int(e.InputTokens), z.base)
 	}
-	return Request{Prompt: p.b.String(), PromptTokens: tokens, MaxTokens: e.OutputTokens, IgnoreEOS: true}
+	return Request{Prompt: p.b.String(), PromptTokens: tokens, MaxTokens: int(e.OutputTokens), IgnoreEOS: true}
 }
 
 // fill adds about budget tokens to p (exactly, when the words' costs are known): with unique,
