@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kneecap/kneecap/sweep"
@@ -254,7 +255,10 @@ func rateValidity(lv *Level, run *sweep.LevelRun, opts Options, anyOK bool) {
 	if e := lv.ErrorRate; e.OK() && float64(e) > opts.MaxErrorRate {
 		note("error rate %.1f%% > %.1f%%", float64(e)*100, opts.MaxErrorRate*100)
 	}
-	if lv.Sustainable && !run.Steady {
+	// A trace level is judged by its backlog, not by the steady-state test, whose trend is
+	// the trace's own shape (DESIGN §4.15): a run recorded before the runner skipped it.
+	traceShape := run.TimeScale > 0 && strings.HasPrefix(run.NotSteadyReason, "the steady-state test failed")
+	if lv.Sustainable && !run.Steady && !traceShape {
 		if r := run.NotSteadyReason; r != "" {
 			note("not steady: %s; CI half-width %.1f%% of mean, trend p = %.3g", r, run.CIHalfWidth*100, run.TrendP)
 		} else {

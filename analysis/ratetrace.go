@@ -32,8 +32,9 @@ type TraceResult struct {
 	// CapacityScale is rate.capacity_rps ÷ MeanRPS: the multiple it sustains at all.
 	CapacityScale Float `json:"capacity_scale"`
 	// LargestScaleMeetingSLO is the largest measured scale whose level met the SLO (basis
-	// slo: valid, sustainable, every checked p95 within its threshold, offered no more than
-	// slo_rps) or, basis capacity, was sustained at no more than the capacity.
+	// slo: the largest of the valid levels before the first failing one, each sustainable and
+	// every checked p95 within its threshold; it may exceed slo_scale when the capacity holds
+	// slo_rps below it) or, basis capacity, was sustained at no more than the capacity.
 	LargestScaleMeetingSLO Float `json:"largest_scale_meeting_slo"`
 	// Answer is the sentence the reports print.
 	Answer string `json:"answer"`
@@ -80,7 +81,10 @@ func (r *rater) trace() {
 	}
 	largest := 0.0
 	for _, p := range pts {
-		if limit.OK() && p.x <= float64(limit)*(1+1e-9) && (tr.Basis == "slo" || p.lv.Sustainable) {
+		// Basis slo: every level before the first failing one passed (valid, sustainable,
+		// within every threshold), whatever slo_rps, which the capacity may hold below a
+		// passing level, says. Basis capacity: sustained at no more than the capacity.
+		if tr.Basis == "slo" || (limit.OK() && p.x <= float64(limit)*(1+1e-9) && p.lv.Sustainable) {
 			largest = math.Max(largest, scaleOf(p))
 		}
 	}

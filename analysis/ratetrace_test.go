@@ -42,6 +42,14 @@ func TestTraceScaleAnswer(t *testing.T) {
 	if want := "This replica carries 5.15× the recorded traffic of trace t.jsonl at the SLO (20.6 requests/s; largest measured scale meeting it: 5×)."; tr.Answer != want {
 		t.Errorf("answer %q\nwant   %q", tr.Answer, want)
 	}
+	// A loose SLO that 22 requests/s (scale 5.5, sustained) meets and 26 (not sustained)
+	// fails: slo_rps is held at the capacity, 20.84, below 22; the largest measured scale
+	// meeting the SLO is still 5.5, the last passing level's (review finding 4).
+	opts.SLO = analysis.SLO{TTFTP95: 30 * time.Second, TPOTP95: 10 * time.Second}
+	tr = analysis.Analyze(levels, meta, opts).Trace
+	if tr == nil || tr.Basis != "slo" || !near(tr.SLOScale, 5.21) || tr.LargestScaleMeetingSLO != 5.5 {
+		t.Errorf("loose SLO: trace %+v: want slo_scale 5.21 (the capacity's) and largest 5.5", tr)
+	}
 	opts.SLO = analysis.SLO{}
 	meta.Trace = nil // the mean from a level: offered ÷ time scale
 	tr = analysis.Analyze(levels, meta, opts).Trace

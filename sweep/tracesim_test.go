@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -111,5 +112,75 @@ func TestTraceReplay(t *testing.T) {
 	}
 	if prefixes[0] == prefixes[1] {
 		t.Errorf("levels 0 and 1 share their blocks' text %q", prefixes[0])
+	}
+}
+
+// rampTrace is a Mooncake trace of 60 requests whose rate ramps linearly from 20 to 220
+// requests/s over 0.5 s: N(t) = 20t + 200t², request i at t_i = (−20 + √(400 + 800 i)) ÷ 400
+// s; a pass lasts 0.5 s + one mean gap (t_59 ÷ 59), about 0.507 s. Every request asks 4
+// tokens for 3.
+func rampTrace(t *testing.T) *sweep.Trace {
+	var b strings.Builder
+	for i := range 60 {
+		at := (-20 + math.Sqrt(400+800*float64(i))) / 400
+		fmt.Fprintf(&b, "{\"timestamp\": %.3f, \"input_length\": 4, \"output_length\": 3}\n", at*1000)
+	}
+	tf, err := sweep.ParseTrace(strings.NewReader(b.String()), "ramp.jsonl", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := sweep.NewTrace(tf, sweep.TraceConfig{File: "ramp.jsonl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// TestTraceRampLevel replays a ramping trace (rampTrace: 20 → 220 requests/s) at scales 1
+// and 2 against the fixed-mode simulator (TTFT 5 ms, ITL 1 ms: about 8 ms a request, a
+// couple in flight at most, far below capacity) with duration 300 ms and max_duration
+// 800 ms. Review finding 3: each level's window is a whole number of passes P = Pass ÷ s
+// (⌈300 ms ÷ P⌉ passes: one of 507 ms at 1×, two of 253 ms at 2×), at least P, within 2 ms
+// of the window's tick. Finding 2: the ramp is the trace's own shape, not judged by the
+// steady-state test: the levels are steady, and the analysis calls them sustainable and
+// valid, judged by their backlog — also a level recorded as failing the trend test (trend
+// p = 0.001, as the reviewer's ramping trace).
+func TestTraceRampLevel(t *testing.T) {
+	url, _ := startSim(t, sim.Config{Profile: sim.ProfileFixed, TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
+	tr := rampTrace(t)
+	w, err := sweep.NewTraceWorkload(sweep.WorkloadConfig{Seed: 5}, sweep.APIChat, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proto := sweep.Protocol{Warmup: 50 * time.Millisecond, WarmupMax: 5 * time.Second, Duration: 300 * time.Millisecond,
+		MaxDuration: 800 * time.Millisecond, MinRequests: 1, CITarget: 0.05, DrainTimeout: 5 * time.Second}
+	plan := sweep.Plan{Rates: []float64{tr.Rate(1), tr.Rate(2)}, Trace: tr, Protocol: proto, Workload: w}
+	sink := &memSink{}
+	if _, err := sweep.Run(context.Background(), context.Background(), plan, newClient(t, url, 64), sink); err != nil {
+		t.Fatal(err)
+	}
+	var levels []sweep.Level
+	for li, run := range sink.runs {
+		s := []float64{1, 2}[li]
+		pass := float64(tr.Pass()) / s
+		win := float64(run.W1 - run.W0)
+		k := math.Round(win / pass)
+		if k < 1 || math.Abs(win-k*pass) > 2e6 || k != math.Ceil(float64(proto.Duration)/pass) {
+			t.Errorf("scale %v: window %v = %.3f passes of %v: want ⌈300 ms ÷ pass⌉ whole passes", s, time.Duration(win), win/pass, time.Duration(pass))
+		}
+		if !run.Steady {
+			t.Errorf("scale %v: not steady (%s, trend p %.3g): a trace level's trend is the trace's", s, run.NotSteadyReason, run.TrendP)
+		}
+		levels = append(levels, sweep.Level{Run: run, Records: sink.records[li]})
+	}
+	// A level recorded before the runner skipped the trend test (steady false, the
+	// steady-state test failed) is judged by its backlog too.
+	old := levels[0]
+	old.Run.Steady, old.Run.NotSteadyReason, old.Run.TrendP = false, "the steady-state test failed (no material trend; a change of at most 5.0% across the window)", 0.001
+	levels = append(levels, old)
+	for i, lv := range analysis.Summarize(levels, analysis.DefaultOptions()) {
+		if !lv.Valid || !lv.Sustainable {
+			t.Errorf("level %d: valid %v, sustainable %v: want both (notes %q)", i, lv.Valid, lv.Sustainable, lv.Notes)
+		}
 	}
 }
