@@ -117,6 +117,7 @@ func TestTraceWindowAndScale(t *testing.T) {
 		{"3s-", 5, 18*time.Second + 4500*time.Millisecond, 0},    // 3 … 21: 18 s + 18 s ÷ 4
 		{"-5s", 3, 5 * time.Second, 0},                           // 0, 1, 3
 		{"10s-1h", 3, 11*time.Second + 5500*time.Millisecond, 0}, // 10, 15, 21: past the end
+		{"10s-22s", 3, 12 * time.Second, 0},                      // 16.5 s clamped to END − START
 	} {
 		tr, err := sweep.NewTrace(tf, sweep.TraceConfig{File: "t", Window: tc.window})
 		if err != nil {

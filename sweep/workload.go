@@ -113,6 +113,12 @@ func (w WorkloadConfig) Validate() []error {
 		if w.Dataset != "" {
 			errs = append(errs, errors.New("workload.dataset: a trace replay (workload.trace) takes its requests from the trace: give one of them"))
 		}
+		if w.PrefixCache {
+			errs = append(errs, errors.New("workload.prefix_cache: a trace replay's prompts share what the trace shares (Mooncake hash_ids; none in the other formats): remove it"))
+		}
+		if !w.FixedOutput {
+			errs = append(errs, errors.New("workload.fixed_output: false, but a trace replay asks each request's recorded output length with ignore_eos: remove it or set it true"))
+		}
 	case w.Dataset == "":
 		errs = append(errs, w.InputTokens.Validate("workload.input_tokens", "token")...)
 		fallthrough
