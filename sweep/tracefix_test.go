@@ -28,7 +28,7 @@ func TestTraceReaderEdges(t *testing.T) {
 	}
 	for text, want := range map[string]string{
 		"{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 3} trailing\n": "g.jsonl:1: not a Mooncake trace line",
-		"\n\n  \ntime,in,out\n1,2,3\n":                                              "g.jsonl:4: not a trace this reads",
+		"\n\n  \ntime,in,out\n1,2,3\n":                                             "g.jsonl:4: not a trace this reads",
 	} {
 		if _, err := sweep.ParseTrace(strings.NewReader(text), "g.jsonl", ""); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want %q", text, err, want)
