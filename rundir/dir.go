@@ -299,11 +299,16 @@ func (d *Dir) SetPromptSizing(p *sweep.PromptSizing) {
 	d.doc.PromptSizing = p
 }
 
-// SetTrace records in levels.json (at its next write) the trace a trace replay replays.
-func (d *Dir) SetTrace(t *sweep.TraceInfo) {
+// SetTrace records in levels.json the trace a trace replay replays, and rewrites it now: a
+// run interrupted before its first level still names its trace for --resume.
+func (d *Dir) SetTrace(t *sweep.TraceInfo) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.doc.Trace = t
+	if err := d.writeLevels(); err != nil {
+		return fmt.Errorf("results %s: %w", d.path, err)
+	}
+	return nil
 }
 
 // SetEndpoint changes the endpoint recorded in levels.json (a resumed in-process run gets a

@@ -194,18 +194,15 @@ func (s *sweepPrep) openDir(endpoint string) error {
 	if s.dir != nil {
 		s.dir.SetSecrets(s.secrets)
 		s.dir.SetEndpoint(endpoint)
-		return nil
+		return s.setTrace(s.dir)
 	}
 	dir, err := rundir.Create(s.outDir, s.cfg, endpoint, time.Now())
 	if err != nil {
 		return usageError("sweep: %w", err)
 	}
 	dir.SetSecrets(s.secrets)
-	if s.trace != nil {
-		dir.SetTrace(&s.trace.Info)
-	}
 	s.dir = dir
-	return nil
+	return s.setTrace(dir)
 }
 
 // release closes the results directory, or removes the reserved one when nothing was

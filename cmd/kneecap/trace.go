@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -88,6 +90,9 @@ func (s *sweepPrep) planTrace() ([]int, error) {
 	if err != nil {
 		return nil, usageError("%w", err)
 	}
+	if err := s.resumedTrace(t); err != nil {
+		return nil, err
+	}
 	s.trace = t
 	s.rates = nil
 	for _, sc := range s.cfg.Sweep.TimeScalesOf() {
@@ -108,4 +113,36 @@ func (s *sweepPrep) traceWhat(start int) string {
 	scales := s.cfg.Sweep.TimeScalesOf()
 	return fmt.Sprintf("time scales %v of trace %s (%s, %d requests over %.4g s: %.4g requests/s at 1×; at most %d in flight)",
 		scales[min(start, len(scales)):], i.File, i.Format, i.Requests, i.DurationS, i.MeanRPS, s.cfg.Sweep.InFlightCap())
+}
+
+// resumedTrace makes config.yaml keep the trace's absolute path (a new run: --resume works
+// from any directory) or, on --resume, checks that t is the trace the run replayed: the
+// path and SHA-256 levels.json recorded (a mismatch is a usage error naming both), keeping
+// the file name it was given as.
+func (s *sweepPrep) resumedTrace(t *sweep.Trace) error {
+	if s.done == nil {
+		s.cfg.Workload.Trace.File = t.Info.Path
+		return nil
+	}
+	was := s.done.Trace
+	if was == nil { // interrupted before levels.json named it (runs of an older kneecap)
+		return nil
+	}
+	if was.SHA256 != "" && was.SHA256 != t.Info.SHA256 {
+		return usageError("sweep: --resume %s: the trace %s (sha256 %s) is not the one the run replayed, %s (sha256 %s): restore that file, or start a new run",
+			s.done.Dir, t.Info.Path, t.Info.SHA256, cmp.Or(was.Path, was.File), was.SHA256)
+	}
+	t.Info.File = was.File
+	return nil
+}
+
+// setTrace records a trace replay's trace in levels.json, now.
+func (s *sweepPrep) setTrace(dir *rundir.Dir) error {
+	if s.trace == nil {
+		return nil
+	}
+	if err := dir.SetTrace(&s.trace.Info); err != nil {
+		return usageError("sweep: %w", err)
+	}
+	return nil
 }
