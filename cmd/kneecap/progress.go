@@ -290,7 +290,7 @@ func extendedNote(run sweep.LevelRun, proto sweep.Protocol) string {
 		return "" // a shard's window is max_duration by schedule: the merge chooses the window
 	}
 	if run.TimeScale > 0 {
-		return fmt.Sprintf("window %s: a trace level measures at least one pass of the trace's window ÷ its time scale (%.3g×), past duration %s",
+		return fmt.Sprintf("window %s: a trace level measures whole passes of the trace's window ÷ its time scale (%.3g×), the fewest that reach duration %s",
 			win.Round(100*time.Millisecond), run.TimeScale, proto.Duration)
 	}
 	return fmt.Sprintf("window %s, past duration %s: a window grows until the level is steady with at least min_requests %d completions, up to max_duration %s",
