@@ -224,7 +224,7 @@ func NewTrace(tf *TraceFile, c TraceConfig) (*Trace, error) {
 		t.pass = end - start // the trace goes on past the window: its length is the window's
 	case end > 0:
 		t.pass = min(t.pass, end-start)
-		note = fmt.Sprintf("the window's end %v is past the trace's last arrival (%v): a pass ends with the data, %v after the window's start", end, fileLast, t.pass)
+		note = fmt.Sprintf("the window's end %v is past the trace's last arrival (%v): a pass ends with the data, %v after the window's start", end, fileLast.Round(time.Millisecond), t.pass.Round(time.Millisecond))
 	}
 	t.Info = TraceInfo{File: c.File, Format: tf.Format, Window: c.Window, Requests: n, Skipped: tf.Skipped,
 		SkipReason: tf.SkipReason, DurationS: t.pass.Seconds(), MeanRPS: float64(n) / t.pass.Seconds(), Note: note}

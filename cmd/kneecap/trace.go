@@ -111,8 +111,12 @@ func (s *sweepPrep) planTrace() ([]int, error) {
 func (s *sweepPrep) traceWhat(start int) string {
 	i := s.trace.Info
 	scales := s.cfg.Sweep.TimeScalesOf()
-	return fmt.Sprintf("time scales %v of trace %s (%s, %d requests over %.4g s: %.4g requests/s at 1×; at most %d in flight)",
-		scales[min(start, len(scales)):], i.File, i.Format, i.Requests, i.DurationS, i.MeanRPS, s.cfg.Sweep.InFlightCap())
+	note := ""
+	if i.Note != "" {
+		note = "; " + i.Note
+	}
+	return fmt.Sprintf("time scales %v of trace %s (%s, %d requests over %.4g s: %.4g requests/s at 1×%s; at most %d in flight)",
+		scales[min(start, len(scales)):], i.File, i.Format, i.Requests, i.DurationS, i.MeanRPS, note, s.cfg.Sweep.InFlightCap())
 }
 
 // resumedTrace makes config.yaml keep the trace's absolute path (a new run: --resume works
