@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -290,6 +291,11 @@ func extendedNote(run sweep.LevelRun, proto sweep.Protocol) string {
 		return "" // a shard's window is max_duration by schedule: the merge chooses the window
 	}
 	if run.TimeScale > 0 {
+		for _, n := range run.Notes {
+			if strings.Contains(n, "the level measures one pass") {
+				return "" // the level's own note says why (one pass past max_duration)
+			}
+		}
 		return fmt.Sprintf("window %s: a trace level measures whole passes of the trace's window ÷ its time scale (%.3g×), the fewest that reach duration %s",
 			win.Round(100*time.Millisecond), run.TimeScale, proto.Duration)
 	}
