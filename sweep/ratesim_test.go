@@ -84,6 +84,18 @@ func TestRateSimTruth(t *testing.T) {
 	}
 	c, lo, hi := float64(rr.CapacityRPS), float64(rr.CapacityInterval[0]), float64(rr.CapacityInterval[1])
 	t.Logf("capacity %.1f requests/s [%.1f, %.1f], truth %.1f (%s)", c, lo, hi, truth, rr.CapacityReason)
+	// The capacity needs a valid level above it; when the client self-check excluded every
+	// one (the machine busy with other work, as a 2-core runner under -race can be) the
+	// analysis rightly gives only a lower bound: inconclusive here, not wrong.
+	starved := true
+	for i, l := range open.Levels {
+		if fracs[i] > 1 && (l.Valid || !l.ClientBound) {
+			starved = false
+		}
+	}
+	if starved && math.IsNaN(hi) {
+		t.Skipf("every level above capacity was client-bound: the capacity %.1f is only a lower bound on this machine", c)
+	}
 	if math.Abs(c/truth-1) > 0.07 {
 		t.Errorf("capacity %.1f requests/s, want %.1f ± 7%%", c, truth)
 	}

@@ -179,7 +179,9 @@ func TestTraceRampLevel(t *testing.T) {
 	old.Run.Steady, old.Run.NotSteadyReason, old.Run.TrendP = false, "the steady-state test failed (no material trend; a change of at most 5.0% across the window)", 0.001
 	levels = append(levels, old)
 	for i, lv := range analysis.Summarize(levels, analysis.DefaultOptions()) {
-		if !lv.Valid || !lv.Sustainable {
+		// A client-bound level (the machine busy with other work) is invalid for that reason,
+		// which is not the one under test: its sustainability is still judged.
+		if !lv.Sustainable || !lv.Valid && !lv.ClientBound {
 			t.Errorf("level %d: valid %v, sustainable %v: want both (notes %q)", i, lv.Valid, lv.Sustainable, lv.Notes)
 		}
 	}
