@@ -17,7 +17,8 @@ type GridScenario struct {
 	Name string
 	// Shape is its workload's shape, "512/128" (mean prompt / output tokens requested).
 	Shape string
-	// Status is "finished", "interrupted", "not run" or what went wrong.
+	// Status is "finished", "interrupted", "not run", or "failed: …" / "unreachable: …"
+	// saying what went wrong.
 	Status string
 	// Result is its analysis; nil when it has none (not run, or no level finished).
 	Result *analysis.Result
@@ -59,14 +60,15 @@ func gridFigures(r *analysis.Result) (kneeN, kneeTPS, maxTPS, blow string) {
 }
 
 // GridConsole writes the grid's table of knees for a terminal, in columns that fit
-// ConsoleWidth for scenario names of up to 12 characters: scenario, shape, knee N, knee TPS,
-// SLO point N, max TPS, TTFT blow-up N, status.
+// ConsoleWidth: scenario (a name longer than 12 characters cut to 11 and "…"), shape (cut to
+// 9), knee N, knee TPS, SLO point N, max TPS, TTFT blow-up N and a short status (done,
+// partial, not run, down, failed; the reports say what went wrong).
 func GridConsole(w io.Writer, title string, scs []GridScenario) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, title)
 	fmt.Fprintln(tw, strings.Join([]string{"scenario", "shape", "knee N", "knee TPS", "SLO N", "max TPS", "blow-up N", "status"}, "\t"))
 	for _, s := range scs {
-		row := []string{s.Name, s.Shape, dash, dash, dash, dash, dash, s.Status}
+		row := []string{cut(s.Name, 12), cut(s.Shape, 9), dash, dash, dash, dash, dash, consoleStatus(s.Status)}
 		if r := s.Result; r != nil {
 			row[2], row[3], row[5], row[6] = gridFigures(r)
 			row[4] = sloPoint(r.SLO)
@@ -78,6 +80,30 @@ func GridConsole(w io.Writer, title string, scs []GridScenario) error {
 	}
 	_, err := fmt.Fprintln(w, "(shape = prompt/output tokens; N = concurrency; TPS = output tokens/s)")
 	return err
+}
+
+// consoleStatus is a grid status as GridConsole shows it: finished "done", interrupted
+// "partial", unreachable "down", "failed: why" "failed".
+func consoleStatus(status string) string {
+	st, _, _ := strings.Cut(status, ":")
+	switch st {
+	case "finished":
+		return "done"
+	case "interrupted":
+		return "partial"
+	case "unreachable":
+		return "down"
+	}
+	return cut(st, 8)
+}
+
+// cut shortens s to n characters, the last "…" when it was longer.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 // GridMarkdown writes the grid's report.md: the table of knees, the Pareto chart (charts:

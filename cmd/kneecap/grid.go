@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -45,13 +43,16 @@ type gridEntry struct {
 	Name string `json:"name"`
 	// Dir is its results directory, relative to the grid's.
 	Dir string `json:"dir"`
-	// InputTokens and OutputTokens are the mean prompt and output tokens its workload asks
-	// for; Shape is "IN/OUT" ("dataset" for a replayed dataset).
+	// InputTokens and OutputTokens are the nominal prompt and output tokens its workload asks
+	// for (0: unknown, as a dataset's prompts; sweep.WorkloadConfig.NominalLengths); Shape is
+	// "IN/OUT" ("dataset", "dataset/OUT", "sessions/OUT"; shapeOf).
 	InputTokens  float64 `json:"input_tokens"`
 	OutputTokens float64 `json:"output_tokens"`
 	Shape        string  `json:"shape"`
-	// Status is finished, interrupted or not run.
+	// Status is finished, interrupted, not run, unreachable (the server stopped answering)
+	// or failed; Reason says what went wrong (the last two).
 	Status            string           `json:"status"`
+	Reason            string           `json:"reason,omitempty"`
 	Knee              *analysis.Knee   `json:"knee"`
 	SLOPoint          *gridSLO         `json:"slo_point"`
 	MaxTPS            analysis.Float   `json:"max_tps"`
@@ -72,11 +73,16 @@ type gridSLO struct {
 	AtLeast bool `json:"at_least,omitempty"`
 }
 
-// Grid statuses of a scenario.
+// Grid statuses of a scenario (scenarios.json's status; reason says what went wrong).
 const (
 	gridFinished    = "finished"
 	gridInterrupted = "interrupted"
 	gridNotRun      = "not run"
+	// gridUnreachable: its sweep stopped because the server stopped answering (server
+	// unreachable, no answer); --resume runs it again.
+	gridUnreachable = "unreachable"
+	// gridFailed: its sweep failed (refused by the target, or an error); --resume runs it again.
+	gridFailed = "failed"
 )
 
 // isGridDir reports whether p is a scenario grid's results directory: it has scenarios.json
@@ -89,133 +95,22 @@ func isGridDir(p string) bool {
 	return errors.Is(err, fs.ErrNotExist)
 }
 
-// runGrid runs a new scenario grid: its directory (new or empty) gets config.yaml and
-// scenarios.json, then each scenario's sweep runs into DIR/<name>/ in turn, and the combined
-// files are written after the last, or after the one that stopped the grid (an interrupt:
-// exit 130, continue with --resume DIR).
-func runGrid(ctx context.Context, e *env, fl *sweepFlags, cfg config.Config) error {
-	if fl.format != "text" {
-		return cmdUsageError("sweep", "sweep: --format %s: a scenario grid prints its scenarios' summaries and its table of knees; read each DIR/NAME/analysis.json", fl.format)
-	}
-	dir := rundir.DefaultPath(cfg, time.Now())
-	if isGridDir(dir) {
-		return usageError("sweep: results directory: %s already holds a scenario grid: continue it with --resume %s, or choose another -o", dir, dir)
-	}
-	if _, err := rundir.CheckWritable(dir, "choose another -o"); err != nil {
-		return usageError("sweep: results directory: %w", err)
-	}
-	if err := writeGridConfig(dir, cfg); err != nil {
-		return err
-	}
-	if err := writeGridDoc(dir, cfg, nil); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stderr, "kneecap: scenario grid of %d scenarios (%s), results in %s\n", len(cfg.Scenarios), scenarioNames(cfg), dir)
-	return runScenarios(ctx, e, fl, dir, cfg)
-}
-
-// resumeGrid continues the grid in --resume DIR: finished scenarios are skipped, an interrupted
-// one is resumed (its own --resume), the rest run; then the combined files are rewritten.
-func resumeGrid(ctx context.Context, e *env, fl *sweepFlags) error {
-	if err := checkResumeFlags(fl); err != nil {
-		return err
-	}
-	if fl.format != "text" {
-		return cmdUsageError("sweep", "sweep: --format %s: a scenario grid prints its scenarios' summaries and its table of knees", fl.format)
-	}
-	dir := fl.resume
-	cfg, err := config.Read(filepath.Join(dir, rundir.ConfigFile))
-	if err != nil {
-		return usageError("sweep: --resume %s: %w", dir, err)
-	}
-	if fl.set["url"] {
-		cfg.Target.URL = fl.url
-		cfg.Override("target.url", "--url")
-	}
-	fl.headers.apply(&cfg)
-	if err := redactedHeaders(dir, cfg); err != nil {
-		return err
-	}
-	if err := cfg.Validate(); err != nil {
-		return configProblems(e, "sweep", err)
-	}
-	if !cfg.Grid() {
-		return usageError("sweep: --resume %s: its config.yaml has no scenarios", dir)
-	}
-	fmt.Fprintf(e.stderr, "kneecap: resuming scenario grid %s (%s)\n", dir, scenarioNames(cfg))
-	return runScenarios(ctx, e, fl, dir, cfg)
-}
-
-// runScenarios runs every scenario of cfg not yet finished in dir, in order, then writes the
-// grid's files (also when a scenario stopped the grid) and prints its table of knees.
-func runScenarios(ctx context.Context, e *env, fl *sweepFlags, dir string, cfg config.Config) error {
-	var runErr error
-	for i, sc := range cfg.Scenarios {
-		sub := filepath.Join(dir, sc.Name)
-		status := scenarioStatus(sub)
-		if status == gridFinished {
-			fmt.Fprintf(e.stderr, "kneecap: scenario %s (%d of %d) finished before: skipped\n", sc.Name, i+1, len(cfg.Scenarios))
-			continue
-		}
-		fmt.Fprintf(e.stderr, "kneecap: scenario %s (%d of %d): %s\n", sc.Name, i+1, len(cfg.Scenarios), shapeOf(cfg.ScenarioConfig(i)))
-		var s *sweepPrep
-		var err error
-		if status == gridInterrupted {
-			flc := *fl
-			flc.resume = sub
-			s, err = prepareSweep(e, &flc)
-		} else {
-			s = &sweepPrep{cfg: cfg.ScenarioConfig(i)}
-			s.cfg.Output.Dir = sub
-			err = s.ready(e)
-		}
-		if err == nil {
-			err = runSweep(ctx, e, fl, s)
-		}
-		if err != nil {
-			runErr = fmt.Errorf("scenario %s: %w", sc.Name, err)
-			ee := (*exitError)(nil)
-			switch {
-			case errors.As(err, &ee) && ee.err == nil:
-				runErr = err // its problems are printed already
-			case exitCode(err) == exitInterrupted:
-				runErr = withCode(exitInterrupted, fmt.Errorf("sweep interrupted in scenario %s: results written to %s (continue the grid with --resume %s)", sc.Name, sub, dir))
-			}
-			break
-		}
-		if e.interrupt.Err() != nil || ctx.Err() != nil { // between two scenarios
-			runErr = withCode(exitInterrupted, fmt.Errorf("sweep interrupted after scenario %s: results written to %s (continue with --resume %s)", sc.Name, dir, dir))
-			break
-		}
-	}
-	if err := writeGrid(e, dir, cfg); err != nil && runErr == nil {
-		runErr = err
-	}
-	return runErr
-}
-
-// checkResumeFlags refuses the flags --resume does not take (only --url may change).
-func checkResumeFlags(fl *sweepFlags) error {
-	for _, name := range append(append([]string{"c", "o", "model", "api", "levels", "warmup", "duration", "max-duration",
-		"min-requests", "input-tokens", "output-tokens", "name", "shard", "start-at", "refine"}, rateFlagNames...), traceFlagNames...) {
-		if fl.set[name] {
-			return cmdUsageError("sweep", "sweep: --resume takes the configuration from %s; %s cannot change it", fl.resume, dashes(name))
-		}
-	}
-	return nil
-}
-
 // scenarioStatus says whether the scenario directory sub holds a finished run, an
-// interrupted (or killed) one, or none.
-func scenarioStatus(sub string) string {
+// interrupted (or killed) one, one the server stopped (unreachable) or one that failed (a
+// write error), or none; reason is the stop reason of the last two.
+func scenarioStatus(sub string) (status, reason string) {
 	head, err := rundir.ReadMeta(sub)
 	switch {
 	case err != nil:
-		return gridNotRun
+		return gridNotRun, ""
 	case head.StopReason == "" || head.StopReason == sweep.StopInterrupted:
-		return gridInterrupted
+		return gridInterrupted, ""
+	case strings.HasPrefix(head.StopReason, sweep.StopUnreachable), strings.HasPrefix(head.StopReason, sweep.StopSilent):
+		return gridUnreachable, head.StopReason
+	case strings.HasPrefix(head.StopReason, "error: "):
+		return gridFailed, head.StopReason
 	}
-	return gridFinished
+	return gridFinished, ""
 }
 
 // scenarioNames lists the grid's scenario names, comma-separated.
@@ -227,13 +122,26 @@ func scenarioNames(cfg config.Config) string {
 	return strings.Join(names, ", ")
 }
 
-// shapeOf is a workload's shape, "512/128" (mean prompt / output tokens), "dataset" for a
-// replayed dataset.
+// shapeOf is a workload's shape, "512/128": the nominal prompt / output tokens it asks for
+// (sweep.WorkloadConfig.NominalLengths; "?" when unknown), "dataset" (or "dataset/OUT" with
+// fixed_output) for a replayed dataset, "sessions/OUT" for synthetic sessions.
 func shapeOf(c config.Config) string {
-	if c.Workload.Dataset != "" {
-		return "dataset"
+	in, out := c.Workload.NominalLengths()
+	num := func(x float64) string {
+		if x > 0 {
+			return fmt.Sprintf("%g", x)
+		}
+		return "?"
 	}
-	return fmt.Sprintf("%g/%g", c.Workload.InputTokens.Mean, c.Workload.OutputTokens.Mean)
+	switch {
+	case c.Workload.Dataset != "" && out > 0:
+		return "dataset/" + num(out)
+	case c.Workload.Dataset != "":
+		return "dataset"
+	case c.Workload.Sessions != nil:
+		return "sessions/" + num(out)
+	}
+	return num(in) + "/" + num(out)
 }
 
 // writeGridConfig writes the grid's config.yaml (redacted), which --resume DIR reads.
@@ -254,36 +162,82 @@ func writeGridConfig(dir string, cfg config.Config) error {
 	return nil
 }
 
-// gridScenarios reads each scenario's status and analysis (nil when it has none).
-func gridScenarios(dir string, cfg config.Config) []report.GridScenario {
-	out := make([]report.GridScenario, len(cfg.Scenarios))
+// gridScenario is one scenario's state in the grid's directory.
+type gridScenario struct {
+	report.GridScenario
+	// cfg is its configuration: DIR/NAME/config.yaml once it has run, else the grid's
+	// (config.Config.ScenarioConfig).
+	cfg config.Config
+	// status is one of the grid statuses, reason what went wrong (failed, unreachable).
+	status, reason string
+}
+
+// gridScenarios reads each scenario's status, configuration and analysis (nil when it has
+// none); faults are what went wrong with scenarios, by name (a directory stopped by the
+// server stays unreachable).
+func gridScenarios(dir string, cfg config.Config, faults map[string]scenarioFault) []gridScenario {
+	out := make([]gridScenario, len(cfg.Scenarios))
 	for i, sc := range cfg.Scenarios {
 		sub := filepath.Join(dir, sc.Name)
-		out[i] = report.GridScenario{Name: sc.Name, Shape: shapeOf(cfg.ScenarioConfig(i)), Status: scenarioStatus(sub)}
+		g := gridScenario{cfg: cfg.ScenarioConfig(i)}
+		g.status, g.reason = scenarioStatus(sub)
+		if f, ok := faults[sc.Name]; ok && g.status != gridFinished {
+			if g.status != gridUnreachable {
+				g.status = f.status
+			}
+			g.reason = f.reason
+		}
+		if head, err := rundir.ReadMeta(sub); err == nil {
+			g.cfg = head.Config
+		}
+		g.Name, g.Shape, g.Status = sc.Name, shapeOf(g.cfg), g.status
+		if g.reason != "" {
+			g.Status += ": " + g.reason
+		}
 		if _, err := os.Stat(filepath.Join(sub, rundir.AnalysisFile)); err == nil {
 			if res, _, err := readRun(sub); err == nil {
-				out[i].Result = res
+				g.Result = res
 			}
+		}
+		out[i] = g
+	}
+	return out
+}
+
+// priorReasons are the reasons scenarios.json in dir gives for its failed and unreachable
+// scenarios (analyze keeps them).
+func priorReasons(dir string) map[string]scenarioFault {
+	out := map[string]scenarioFault{}
+	doc, err := readGridDoc(dir)
+	if err != nil {
+		return out
+	}
+	for _, s := range doc.Scenarios {
+		if s.Reason != "" && (s.Status == gridFailed || s.Status == gridUnreachable) {
+			out[s.Name] = scenarioFault{s.Status, s.Reason}
 		}
 	}
 	return out
 }
 
 // writeGridDoc writes scenarios.json of the scenarios scs (nil: every scenario not run).
-func writeGridDoc(dir string, cfg config.Config, scs []report.GridScenario) error {
+func writeGridDoc(dir string, cfg config.Config, scs []gridScenario) error {
 	doc := gridDoc{Schema: gridSchema, Name: cfg.Name, Scenarios: []gridEntry{}}
 	for i, sc := range cfg.Scenarios {
 		c := cfg.ScenarioConfig(i)
-		en := gridEntry{Name: sc.Name, Dir: sc.Name, InputTokens: c.Workload.InputTokens.Mean, OutputTokens: c.Workload.OutputTokens.Mean,
-			Shape: shapeOf(c), Status: gridNotRun, MaxTPS: analysis.NaN()}
+		status, reason := gridNotRun, ""
+		var r *analysis.Result
 		if scs != nil {
-			en.Status = scs[i].Status
-			if r := scs[i].Result; r != nil {
-				en.Knee, en.TTFTBlowup, en.Warnings = r.Knee, r.TTFTBlowup, len(r.Warnings)
-				en.MaxTPS, en.MaxTPSConcurrency = r.Throughput.MaxTPS, r.Throughput.MaxTPSConcurrency
-				en.SLOPoint = &gridSLO{MaxConcurrency: r.SLO.MaxConcurrency, Bracket: r.SLO.Bracket, TPS: r.SLO.TPS, Limit: r.SLO.Limit,
-					AtLeast: r.SLO.MaxConcurrency.OK() && r.SLO.Limit == ""}
-			}
+			c, status, reason, r = scs[i].cfg, scs[i].status, scs[i].reason, scs[i].Result
+		}
+		in, out := c.Workload.NominalLengths()
+		en := gridEntry{Name: sc.Name, Dir: sc.Name, InputTokens: in, OutputTokens: out,
+			Shape: shapeOf(c), Status: status, Reason: reason, MaxTPS: analysis.NaN()}
+		if r != nil {
+			en.Knee, en.TTFTBlowup, en.Warnings = r.Knee, r.TTFTBlowup, len(r.Warnings)
+			en.MaxTPS, en.MaxTPSConcurrency = r.Throughput.MaxTPS, r.Throughput.MaxTPSConcurrency
+			en.SLOPoint = &gridSLO{MaxConcurrency: r.SLO.MaxConcurrency, Bracket: r.SLO.Bracket, TPS: r.SLO.TPS, Limit: r.SLO.Limit,
+				AtLeast: r.SLO.MaxConcurrency.OK() && r.SLO.Limit == ""}
 		}
 		doc.Scenarios = append(doc.Scenarios, en)
 	}
@@ -299,14 +253,16 @@ func writeGridDoc(dir string, cfg config.Config, scs []report.GridScenario) erro
 
 // writeGrid writes the grid's scenarios.json, pareto.png / pareto.svg, report.md and
 // report.html from its scenarios' analyses, and prints its table of knees.
-func writeGrid(e *env, dir string, cfg config.Config) error {
-	scs := gridScenarios(dir, cfg)
-	if err := writeGridDoc(dir, cfg, scs); err != nil {
+func writeGrid(e *env, dir string, cfg config.Config, faults map[string]scenarioFault) error {
+	states := gridScenarios(dir, cfg, faults)
+	if err := writeGridDoc(dir, cfg, states); err != nil {
 		return err
 	}
+	scs := make([]report.GridScenario, len(states))
 	var runs []*analysis.Result
 	var labels []string
-	for _, s := range scs {
+	for i, s := range states {
+		scs[i] = s.GridScenario
 		if s.Result != nil && s.Result.Mode != analysis.ModeRate {
 			runs, labels = append(runs, s.Result), append(labels, s.Name)
 		}

@@ -31,7 +31,7 @@ func analyzeGrid(ctx context.Context, e *env, dir string, af *analyzeFlags) erro
 			return err
 		}
 		sub := filepath.Join(dir, sc.Name)
-		if scenarioStatus(sub) == gridNotRun {
+		if st, _ := scenarioStatus(sub); st == gridNotRun {
 			fmt.Fprintf(e.stderr, "kneecap: analyze: scenario %s has not run: left out\n", sc.Name)
 			continue
 		}
@@ -48,7 +48,7 @@ func analyzeGrid(ctx context.Context, e *env, dir string, af *analyzeFlags) erro
 		}
 		fmt.Fprintf(e.stderr, "kneecap: analyze: scenario %s: %s\n", sc.Name, filepath.Join(sub, "report.html"))
 	}
-	return writeGrid(e, dir, cfg)
+	return writeGrid(e, dir, cfg, priorReasons(dir))
 }
 
 // readGridDoc reads a grid directory's scenarios.json.
