@@ -38,7 +38,8 @@ type Scenario struct {
 // GridFiles are the files of a grid's results directory besides the scenarios'
 // subdirectories; a scenario may not be named like one.
 var GridFiles = []string{"config.yaml", "scenarios.json", "report.md", "report.html", "pareto.png", "pareto.svg",
-	"levels.json", "records.jsonl", "analysis.json", "summary.csv", "compare.md", "compare.html"}
+	"levels.json", "records.jsonl", "analysis.json", "summary.csv", "compare.md", "compare.html", "compare.json",
+	"compare_throughput.png", "compare_throughput.svg", "compare_latency.png", "compare_latency.svg"}
 
 // scenarioNameRE is a filesystem-safe scenario name.
 var scenarioNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)

@@ -108,9 +108,10 @@ func faint(c color.Color) color.Color {
 // Pareto is the Pareto chart of a scenario grid (DESIGN §5.1): per scenario (runs[i], named
 // labels[i]), its levels on the plane of output tokens/s per user (x) against output tokens/s
 // per GPU (y), its Pareto frontier joined by a line (filled markers), its dominated levels as
-// faint markers and its invalid levels hollow, every point labelled "N=c" (placed apart,
-// labelPlacer), and its knee a large triangle on its levels' path. gpus is
-// plan.gpus_per_replica (< 1 counts as 1).
+// faint markers and its invalid levels hollow, its frontier's points labelled "N=c" (placed
+// apart, labelPlacer), and its knee a large triangle at the knee's TPS per GPU and the speed
+// per user interpolated at its concurrency (a knee outside the valid levels is named in the
+// legend, not drawn). gpus is plan.gpus_per_replica (< 1 counts as 1).
 func Pareto(runs []*analysis.Result, labels []string, gpus int) (*Figure, error) {
 	return plotOf(paretoChart(runs, labels, gpus))
 }
@@ -137,18 +138,10 @@ func paretoChart(runs []*analysis.Result, labels []string, gpus int) (*builder, 
 			return nil, err
 		}
 		hadDominated, hadInvalid = hadDominated || d, hadInvalid || inv
-		if k := r.Knee; k != nil && k.Concurrency.OK() && k.Concurrency > 0 {
-			if x, y, ok := kneeOnPlane(pts, float64(k.Concurrency)); ok {
-				s, err := plotter.NewScatter(plotter.XYs{{X: x, Y: y}})
-				if err != nil {
-					return nil, fmt.Errorf("plots: pareto: knee: %w", err)
-				}
-				s.Color, s.Shape, s.Radius = runColor(i), draw.PyramidGlyph{}, vg.Points(6)
-				knees = append(knees, s)
-				b.legend(fmt.Sprintf("%s knee N≈%s", labels[i], fmtNum(float64(k.Concurrency))), s)
-				b.track([]float64{x}, []float64{y})
-				b.marks = append(b.marks, mark{x: x, y: y, r: s.Radius})
-			}
+		if s, err := b.paretoKnee(labels[i], runColor(i), r.Knee, pts, gpus); err != nil {
+			return nil, err
+		} else if s != nil {
+			knees = append(knees, s)
 		}
 	}
 	for _, k := range knees {
@@ -166,6 +159,33 @@ func paretoChart(runs []*analysis.Result, labels []string, gpus int) (*builder, 
 		b.addExcludedLegend()
 	}
 	return b.finish()
+}
+
+// paretoKnee marks a scenario's knee k: at its TPS ÷ gpus (y) and the per-user throughput
+// interpolated between the valid levels around it (x, kneeOnPlane), in the legend; a knee
+// outside the valid levels cannot be placed: the legend says so (s nil).
+func (b *builder) paretoKnee(name string, c color.Color, k *analysis.Knee, pts []ParetoPoint, gpus int) (*plotter.Scatter, error) {
+	if k == nil || !k.Concurrency.OK() || !(k.Concurrency > 0) || !k.TPS.OK() {
+		return nil, nil
+	}
+	n := fmtNum(float64(k.Concurrency))
+	x, _, ok := kneeOnPlane(pts, float64(k.Concurrency))
+	s, err := plotter.NewScatter(plotter.XYs{{X: x, Y: float64(k.TPS) / float64(max(gpus, 1))}})
+	if err != nil {
+		return nil, fmt.Errorf("plots: pareto: knee: %w", err)
+	}
+	s.Color, s.Shape, s.Radius = c, draw.PyramidGlyph{}, vg.Points(6)
+	if !ok {
+		hollow := *s
+		hollow.Color = faint(c)
+		b.legend(fmt.Sprintf("%s knee N≈%s: outside the valid levels (not drawn)", name, n), &hollow)
+		return nil, nil
+	}
+	b.legend(fmt.Sprintf("%s knee N≈%s", name, n), s)
+	y := s.XYs[0].Y
+	b.track([]float64{x}, []float64{y})
+	b.marks = append(b.marks, mark{x: x, y: y, r: s.Radius})
+	return s, nil
 }
 
 // paretoScenario draws one scenario's frontier (line and filled markers, in the legend),
@@ -188,8 +208,10 @@ func (b *builder) paretoScenario(name string, c color.Color, pts []ParetoPoint) 
 		case !onFront[p.Concurrency]:
 			dom = append(dom, xy)
 		}
-		lab.XYs = append(lab.XYs, xy)
-		lab.Labels = append(lab.Labels, fmt.Sprintf("N=%d", p.Concurrency))
+		if onFront[p.Concurrency] { // only the frontier's: the others would crowd it
+			lab.XYs = append(lab.XYs, xy)
+			lab.Labels = append(lab.Labels, fmt.Sprintf("N=%d", p.Concurrency))
+		}
 	}
 	if _, err := b.addSeries(name+" frontier", c, nil, draw.CircleGlyph{}, fxy, inv); err != nil {
 		return false, false, err

@@ -92,3 +92,30 @@ func pngSize(t *testing.T, b []byte) (w, h int) {
 	}
 	return cfg.Width, cfg.Height
 }
+
+// TestParetoKnee: the knee's marker sits at its TPS ÷ GPUs (not an interpolation of the
+// levels' TPS) and the per-user speed interpolated in log2 concurrency between the valid
+// levels around it; a knee outside the valid levels is not drawn, the legend says so.
+func TestParetoKnee(t *testing.T) {
+	pts := []ParetoPoint{
+		{Concurrency: 2, PerUser: 100, PerGPU: 50, Valid: true},
+		{Concurrency: 8, PerUser: 40, PerGPU: 80, Valid: true},
+		{Concurrency: 16, PerUser: 20, PerGPU: 81, Valid: false},
+	}
+	b := newBuilder("t", "x", "y")
+	// c = 4 is halfway between 2 and 8 in log2: x = 70.
+	s, err := b.paretoKnee("a", runColor(0), &analysis.Knee{Concurrency: 4, TPS: 150}, pts, 2)
+	if err != nil || s == nil {
+		t.Fatalf("knee at 4: %v, %v", s, err)
+	}
+	if got := s.XYs[0]; got.X != 70 || got.Y != 75 {
+		t.Errorf("knee at (%g, %g), want (70, 75 = 150 TPS ÷ 2 GPUs)", got.X, got.Y)
+	}
+	s, err = b.paretoKnee("b", runColor(1), &analysis.Knee{Concurrency: 12, TPS: 160}, pts, 1)
+	if err != nil || s != nil {
+		t.Errorf("knee at 12 (beyond the valid levels): %v, %v; want not drawn", s, err)
+	}
+	if n := b.entries[len(b.entries)-1].name; n != "b knee N≈12.0: outside the valid levels (not drawn)" {
+		t.Errorf("legend %q", n)
+	}
+}

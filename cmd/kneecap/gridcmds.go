@@ -78,7 +78,10 @@ func gridLabel(dir string) string {
 // out/NAME/ (with the regression gate when maxDrop ≥ 0: a run's figures against the first
 // grid's); out/ gets the combined comparison of every such pair, labelled NAME/GRID, and its
 // table on stdout. The scenarios only one grid has (or has not analyzed) are named on stderr
-// and in compare.md. A regression in any pair is exit 4, after everything is written.
+// and in compare.md; with the gate, a baseline scenario the second grid lacks or has not
+// analyzed fails it, and out/compare.json lists every scenario's verdict. A regression in any
+// pair, or such a missing scenario, is exit 4, after everything is written. Scenarios of
+// different shapes in the two grids are warned about.
 func compareGrids(ctx context.Context, e *env, out string, dirs []string, maxDrop float64, maxReg string) error {
 	docs := make([]gridDoc, 2)
 	for i, d := range dirs {
@@ -91,55 +94,53 @@ func compareGrids(ctx context.Context, e *env, out string, dirs []string, maxDro
 	if la == lb {
 		lb += "#2"
 	}
-	inB := map[string]bool{}
+	gate := maxDrop >= 0
+	inB := map[string]gridEntry{}
 	for _, s := range docs[1].Scenarios {
-		inB[s.Name] = true
+		inB[s.Name] = s
 	}
-	var missing []string
+	cmp := gridComparison{Baseline: la, Candidate: lb, MaxDrop: maxDrop, Scenarios: []gridCompared{}, Missing: []gridMissing{}}
 	var all []*analysis.Result
 	var allLabels []string
 	var regressed []error
 	inA := map[string]bool{}
 	for _, s := range docs[0].Scenarios {
 		inA[s.Name] = true
-		if !inB[s.Name] {
-			missing = append(missing, fmt.Sprintf("scenario %s is only in %s", s.Name, la))
+		b, ok := inB[s.Name]
+		if !ok {
+			cmp.miss(fmt.Sprintf("scenario %s is only in %s", s.Name, la), gate)
 			continue
 		}
-		runs, why := gridPair(dirs, s.Name)
+		if s.Shape != b.Shape {
+			fmt.Fprintf(e.stderr, "kneecap compare: warning: scenario %s has shape %s in %s but %s in %s: not the same workload\n", s.Name, s.Shape, la, b.Shape, lb)
+			cmp.Warnings = append(cmp.Warnings, fmt.Sprintf("scenario %s: shape %s in %s, %s in %s", s.Name, s.Shape, la, b.Shape, lb))
+		}
+		runs, why, side := gridPair(dirs, s.Name)
 		if why != "" {
-			missing = append(missing, why)
+			cmp.miss(why, gate && side == 1)
 			continue
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		labels := []string{la, lb}
-		var gate *analysis.GateReport
-		if maxDrop >= 0 {
-			g := analysis.CompareGate(runs, labels, maxDrop)
-			gate = &g
-		}
-		sub := filepath.Join(out, s.Name)
-		if err := os.MkdirAll(sub, rundir.DirPerm); err != nil {
-			return usageError("compare: -o: %w", err)
-		}
-		if err := writeComparison(e.quiet(), sub, runs, labels, gate); err != nil {
+		n, err := comparePair(e, filepath.Join(out, s.Name), runs, []string{la, lb}, maxDrop, maxReg)
+		if err != nil && exitCode(err) != exitRegressed {
 			return fmt.Errorf("compare: scenario %s: %w", s.Name, err)
 		}
-		if err := gateVerdict(gate, labels, maxReg); err != nil {
+		if err != nil {
 			regressed = append(regressed, fmt.Errorf("scenario %s: %w", s.Name, err))
 		}
+		cmp.Scenarios = append(cmp.Scenarios, gridCompared{Name: s.Name, Regressions: n, Dir: s.Name})
 		all = append(all, runs...)
 		allLabels = append(allLabels, s.Name+"/"+la, s.Name+"/"+lb)
 	}
 	for _, s := range docs[1].Scenarios {
 		if !inA[s.Name] {
-			missing = append(missing, fmt.Sprintf("scenario %s is only in %s", s.Name, lb))
+			cmp.miss(fmt.Sprintf("scenario %s is only in %s", s.Name, lb), false)
 		}
 	}
-	for _, m := range missing {
-		fmt.Fprintf(e.stderr, "kneecap compare: %s: not compared\n", m)
+	for _, m := range cmp.Missing {
+		fmt.Fprintf(e.stderr, "kneecap compare: %s: not compared%s\n", m.What, failsGate(m.FailsGate))
 	}
 	if len(all) == 0 {
 		return usageError("compare: %s and %s have no analyzed scenario in common", dirs[0], dirs[1])
@@ -147,8 +148,13 @@ func compareGrids(ctx context.Context, e *env, out string, dirs []string, maxDro
 	if err := writeComparison(e, out, all, allLabels, nil); err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
-	if err := appendMissing(filepath.Join(out, rundir.CompareOutput), missing); err != nil {
+	if err := cmp.write(out, gate); err != nil {
 		return fmt.Errorf("compare: %w", err)
+	}
+	for _, m := range cmp.Missing {
+		if m.FailsGate {
+			regressed = append(regressed, fmt.Errorf("%s: the gate fails (baseline %s)", m.What, la))
+		}
 	}
 	if len(regressed) > 0 {
 		return withCode(exitRegressed, errors.Join(regressed...))
@@ -156,29 +162,112 @@ func compareGrids(ctx context.Context, e *env, out string, dirs []string, maxDro
 	return nil
 }
 
-// gridPair reads scenario name's analysis in both grids; why says what is missing instead.
-func gridPair(dirs []string, name string) ([]*analysis.Result, string) {
-	var runs []*analysis.Result
-	for _, d := range dirs {
+// comparePair writes the comparison of one scenario's two runs into sub (with the gate when
+// maxDrop ≥ 0) and returns its number of regressions and gateVerdict's error.
+func comparePair(e *env, sub string, runs []*analysis.Result, labels []string, maxDrop float64, maxReg string) (int, error) {
+	var gate *analysis.GateReport
+	if maxDrop >= 0 {
+		g := analysis.CompareGate(runs, labels, maxDrop)
+		gate = &g
+	}
+	if err := os.MkdirAll(sub, rundir.DirPerm); err != nil {
+		return 0, usageError("compare: -o: %w", err)
+	}
+	if err := writeComparison(e.quiet(), sub, runs, labels, gate); err != nil {
+		return 0, err
+	}
+	if gate == nil {
+		return 0, nil
+	}
+	return gate.Regressions(), gateVerdict(gate, labels, maxReg)
+}
+
+// gridComparison is the combined compare.json of two grids compared with the gate.
+type gridComparison struct {
+	Baseline  string  `json:"baseline"`
+	Candidate string  `json:"candidate"`
+	MaxDrop   float64 `json:"max_drop"`
+	// Regressions counts the regressed figures of every scenario compared plus the baseline
+	// scenarios missing (or not analyzed) in the candidate.
+	Regressions int            `json:"regressions"`
+	Scenarios   []gridCompared `json:"scenarios"`
+	Missing     []gridMissing  `json:"missing"`
+	Warnings    []string       `json:"warnings,omitempty"`
+}
+
+// gridCompared is one scenario compared: its regressed figures; Dir/compare.json has them.
+type gridCompared struct {
+	Name        string `json:"name"`
+	Regressions int    `json:"regressions"`
+	Dir         string `json:"dir"`
+}
+
+// gridMissing is a scenario not compared, and whether it fails the gate (a baseline's
+// scenario the candidate lacks or has not analyzed).
+type gridMissing struct {
+	What      string `json:"what"`
+	FailsGate bool   `json:"fails_gate"`
+}
+
+func (c *gridComparison) miss(what string, failsGate bool) {
+	c.Missing = append(c.Missing, gridMissing{What: what, FailsGate: failsGate})
+}
+
+func failsGate(b bool) string {
+	if b {
+		return " (fails the gate)"
+	}
+	return ""
+}
+
+// write adds the scenarios not compared to out/compare.md and, with the gate, writes
+// out/compare.json.
+func (c *gridComparison) write(out string, gate bool) error {
+	if err := appendMissing(filepath.Join(out, rundir.CompareOutput), c.Missing, c.Warnings); err != nil {
+		return err
+	}
+	if !gate {
+		return nil
+	}
+	for _, s := range c.Scenarios {
+		c.Regressions += s.Regressions
+	}
+	for _, m := range c.Missing {
+		if m.FailsGate {
+			c.Regressions++
+		}
+	}
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	return rundir.WriteFileAtomic(filepath.Join(out, "compare.json"), append(b, '\n'))
+}
+
+// gridPair reads scenario name's analysis in both grids; why says what is missing instead,
+// side which grid lacks it (0 or 1; 1 too for runs of different modes).
+func gridPair(dirs []string, name string) (runs []*analysis.Result, why string, side int) {
+	for i, d := range dirs {
 		sub := filepath.Join(d, name)
 		if _, err := os.Stat(filepath.Join(sub, rundir.AnalysisFile)); err != nil {
-			return nil, fmt.Sprintf("scenario %s has no analysis in %s", name, d)
+			return nil, fmt.Sprintf("scenario %s has no analysis in %s", name, d), i
 		}
 		res, _, err := readRun(sub)
 		if err != nil {
-			return nil, fmt.Sprintf("scenario %s in %s: %v", name, d, err)
+			return nil, fmt.Sprintf("scenario %s in %s: %v", name, d, err), i
 		}
 		runs = append(runs, res)
 	}
 	if err := analysis.SameMode(runs, []string{dirs[0], dirs[1]}); err != nil {
-		return nil, fmt.Sprintf("scenario %s: %v", name, err)
+		return nil, fmt.Sprintf("scenario %s: %v", name, err), 1
 	}
-	return runs, ""
+	return runs, "", 0
 }
 
-// appendMissing adds a section naming the scenarios not compared to compare.md.
-func appendMissing(path string, missing []string) error {
-	if len(missing) == 0 {
+// appendMissing adds sections naming the scenarios not compared and the warnings to
+// compare.md.
+func appendMissing(path string, missing []gridMissing, warnings []string) error {
+	if len(missing) == 0 && len(warnings) == 0 {
 		return nil
 	}
 	b, err := os.ReadFile(path)
@@ -187,9 +276,17 @@ func appendMissing(path string, missing []string) error {
 	}
 	var sb strings.Builder
 	sb.Write(b)
-	sb.WriteString("## Scenarios not compared\n\n")
+	if len(missing) > 0 {
+		sb.WriteString("\n## Scenarios not compared\n\n")
+	}
 	for _, m := range missing {
-		sb.WriteString("- " + m + "\n")
+		sb.WriteString("- " + m.What + failsGate(m.FailsGate) + "\n")
+	}
+	if len(warnings) > 0 {
+		sb.WriteString("\n## Scenario warnings\n\n")
+	}
+	for _, w := range warnings {
+		sb.WriteString("- " + w + "\n")
 	}
 	return rundir.WriteFileAtomic(path, []byte(sb.String()))
 }
