@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/plots"
 )
 
@@ -19,9 +20,11 @@ import (
 // at 20,000,000 tokens/s (a 512-token prompt: 26 µs, so that the knee does not move with the
 // prompt), levels 1, 2, 4, 6, 8 (the rise and, two levels past the knee, the plateau measured;
 // with 1, 2, 4, 8 and S = 3 the knee came out 2.5% low to 6% high) with short windows
-// (of at least 10 completions: a 48-token answer takes 49 ms, and a window of fewer breaks
+// (of at least 10 completions: a 24-token answer takes 25 ms, and a window of fewer breaks
 // Little's law by more than 10% at concurrency 1) and the steady-state target loosened to 25%
 // (the engine is steady by construction; what varies is the loaded machine's scheduling).
+// The base's own answers are of 1 token (knee 8, gridKnee): a scenario that did not get its
+// output_tokens would miss its knee by far more than 5%.
 //
 // Its knee (the truth, gridKnee): TPS(c) = c ÷ t(c) up to S, flat beyond (DESIGN §6), except
 // that a closed-loop worker's next request waits one step to be admitted, so below S a slot
@@ -41,33 +44,43 @@ workload:
   output_tokens: {dist: fixed, mean: %d}
 sweep:
   levels: [1, 2, 4, 6, 8]
-  warmup: 30ms
-  duration: 200ms
+  warmup: 15ms
+  duration: 70ms
   min_requests: 10
-  max_duration: 700ms
+  max_duration: 500ms
   ci_target: 0.25
   drain_timeout: 5s
   stop: {plateau: false, overload: false}
 `
 
-// gridShapes are the grid test's three shapes (prompt / output tokens).
+// gridShapes are the grid test's three shapes (prompt / output tokens). Their knees
+// (gridKnee: 4.25, 4.2, 4.167) are close: this engine's knee moves with the answer's length
+// only through the slot's idle step, and shapes whose knees lie 10% apart did not measure to
+// the formula (answers of 3 and 6 tokens: S 6.61 and a knee 4.93 for the truths 5.33 and
+// 4.67, the client's turnaround idling a slot for up to a step more; a think time makes the
+// levels miss their concurrency, excluded). A scenario that did not get its own workload is
+// caught by DIR/NAME/config.yaml (checkGridKnees), and one that got the base's (answers of 1
+// token) misses its knee.
 var gridShapes = []struct {
 	name    string
 	in, out int
-}{{"short", 64, 32}, {"long-in", 512, 32}, {"long-out", 16, 48}}
+}{{"short", 64, 16}, {"long-in", 512, 20}, {"long-out", 16, 24}}
+
+// gridSingle is the shape of gridShapes the standalone sweep measures (the quickest).
+const gridSingle = 0
 
 // TestScenarioGrid is issue 15's acceptance of the scenario grid: a 3-scenario grid against
 // the simulator writes the combined report with the Pareto chart (PNG and SVG) and a table of
 // knees, and each scenario's knee matches a single-scenario sweep of the same shape within
-// 5%: the long-out scenario's that of a standalone sweep of its shape (run beside the grid),
-// all three the engine's truth within 5% (gridKnee: S·(n + 1) ÷ n, S = 4, n output tokens). The grid is made
-// in two runs: the first, in-process, interrupted before its first level (exit 130: the first
-// scenario interrupted, the others not run, the combined files written anyway); the second
-// `--resume DIR` by the kneecap binary (the sweeps' client is not slowed by the race
-// detector, which starves it on two cores), which resumes that scenario and runs the other
-// two. Then, in-process again, a third `--resume DIR` skips all three (finished), `analyze
-// DIR` rewrites the combined files and `compare DIR DIR2` (DIR2 a copy without one scenario)
-// compares scenario by scenario.
+// 5%: the short scenario's that of a standalone sweep of its shape (run after the grid, alone),
+// all three the engine's truth within 5% (gridKnee: S·(n + 1) ÷ n, S = 4, n output tokens),
+// and each DIR/NAME/config.yaml has its scenario's workload. The grid is made in two runs:
+// the first, in-process, interrupted before its first level (exit 130: the first scenario
+// interrupted, the others not run, the combined files written anyway); the second `--resume
+// DIR` by the kneecap binary (the sweeps' client is not slowed by the race detector, which
+// starves it on two cores), which resumes that scenario and runs the other two. Then,
+// in-process again, a third `--resume DIR` skips all three (finished). Analyzing and
+// comparing grids, and what --resume refuses: TestGridFixtures.
 func TestScenarioGrid(t *testing.T) {
 	// Not parallel: no other test runs while it lowers the PNGs' density (restored after);
 	// at 12 dpi a scenario's analysis and charts take 0.3 s under -race instead of 3 s (the
@@ -93,14 +106,16 @@ func TestScenarioGrid(t *testing.T) {
 	}
 	t.Logf("interrupted grid took %s", time.Since(start).Round(time.Millisecond))
 
-	resumed, alone := startKneecap(t, "sweep", "--resume", dir), startKneecap(t, "sweep", "-c", single, "-o", singleDir)
+	resumed := startKneecap(t, "sweep", "--resume", dir)
 	if code := resumed.exit(t); code != 0 {
 		t.Fatalf("resumed grid: exit %d\n%s", code, resumed.stderr.String())
 	}
+	t.Logf("resumed grid (%s) took %s", bin, time.Since(start).Round(time.Millisecond))
+	alone := startKneecap(t, "sweep", "-c", single, "-o", singleDir)
 	if code := alone.exit(t); code != 0 {
 		t.Fatalf("single sweep: exit %d\n%s", code, alone.stderr.String())
 	}
-	t.Logf("resumed grid (%s), with the single sweep beside it, took %s", bin, time.Since(start).Round(time.Millisecond))
+	t.Logf("then the single sweep: %s", time.Since(start).Round(time.Millisecond))
 	for _, l := range strings.Split(resumed.stderr.String()+alone.stderr.String(), "\n") {
 		if strings.Contains(l, "stopped after") || strings.Contains(l, "kneecap: scenario ") || strings.Contains(l, "resuming") {
 			t.Log(l)
@@ -109,42 +124,34 @@ func TestScenarioGrid(t *testing.T) {
 	checkGridFiles(t, dir, resumed.stdout.String())
 	for _, sc := range readGrid(t, dir).Scenarios {
 		// The default SLOs (TTFT p95 ≤ 2 s, TPOT p95 ≤ 50 ms) hold at every level: TPOT is a
-		// 1 ms step, TTFT at most a queue of one answer (≤ 50 ms) at concurrency 8; so the SLO
+		// 1 ms step, TTFT at most a queue of one answer (≤ 26 ms) at concurrency 8; so the SLO
 		// point is "at least" the largest valid level.
 		if p := sc.SLOPoint; sc.Status != gridFinished || p == nil || !p.AtLeast || !(p.MaxConcurrency >= 1) {
 			t.Errorf("scenario %s: status %s, SLO point %+v; want finished, at least the largest valid level", sc.Name, sc.Status, p)
 		}
 	}
-	inconclusive := checkGridKnees(t, readGrid(t, dir), singleDir)
+	inconclusive := checkGridKnees(t, readGrid(t, dir), dir, singleDir)
 
 	r = runCmd(nil, "sweep", "--resume", dir)
 	if r.err != nil || strings.Count(r.stderr, "finished before: skipped") != 3 {
 		t.Errorf("third --resume: %v, want every scenario skipped:\n%s", r.err, r.stderr)
 	}
-	r = runCmd(nil, "analyze", dir, "--bootstrap", "0") // its flags reach every scenario
-	if r.err != nil || !strings.Contains(r.stdout, "kneecap scenario grid g:") {
-		t.Errorf("analyze grid: %v\n%s%s", r.err, r.stdout, r.stderr)
-	}
-	if doc := readGrid(t, dir); doc.Scenarios[0].Knee != nil && doc.Scenarios[0].Knee.Interval[0].OK() {
-		t.Errorf("analyze --bootstrap 0: scenario knee %+v, want one without an interval", doc.Scenarios[0].Knee)
-	}
-	checkGridCompare(t, base, dir)
 	if inconclusive != "" {
 		t.Skip(inconclusive)
 	}
 }
 
 // writeGridConfigs writes the grid's configuration (gridBase and gridShapes) and the single
-// sweep's (gridBase with the long-out shape) into base.
+// sweep's (gridBase with the shape gridSingle) into base.
 func writeGridConfigs(t *testing.T, base string) (grid, single string) {
 	t.Helper()
 	var b strings.Builder
-	fmt.Fprintf(&b, "name: g\n"+gridBase+"scenarios:\n", 16, 16)
+	fmt.Fprintf(&b, "name: g\n"+gridBase+"scenarios:\n", 16, 1)
 	for _, s := range gridShapes {
 		fmt.Fprintf(&b, "  - {name: %s, input_tokens: {mean: %d}, output_tokens: {mean: %d}}\n", s.name, s.in, s.out)
 	}
 	grid, single = filepath.Join(base, "grid.yaml"), filepath.Join(base, "single.yaml")
-	lo := gridShapes[2]
+	lo := gridShapes[gridSingle]
 	if err := os.WriteFile(grid, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -202,8 +209,8 @@ func checkGridFiles(t *testing.T, dir, stdout string) {
 	}
 	for j, s := range gridShapes {
 		row := table[2+j]
-		if !strings.HasPrefix(row, s.name+" ") || !strings.Contains(row, fmt.Sprintf("%d/%d", s.in, s.out)) || !strings.HasSuffix(row, gridFinished) {
-			t.Errorf("table row %q, want %s %d/%d … finished", row, s.name, s.in, s.out)
+		if !strings.HasPrefix(row, s.name+" ") || !strings.Contains(row, fmt.Sprintf("%d/%d", s.in, s.out)) || !strings.HasSuffix(row, " done") {
+			t.Errorf("table row %q, want %s %d/%d … done", row, s.name, s.in, s.out)
 		}
 	}
 	for _, l := range table {
@@ -216,79 +223,77 @@ func checkGridFiles(t *testing.T, dir, stdout string) {
 // gridKnee is the knee of gridBase's engine for answers of n tokens: S·(n + 1) ÷ n, S = 4.
 func gridKnee(n int) float64 { return 4 * float64(n+1) / float64(n) }
 
-// checkGridKnees checks each scenario's knee against the truth (gridKnee) and the long-out
-// scenario's against the standalone sweep of its shape, within 5%; a miss on a machine that
-// starved the client is inconclusive (starved, as the accuracy tests).
-func checkGridKnees(t *testing.T, doc gridDoc, singleDir string) (inconclusive string) {
+// checkGridKnees checks each scenario's workload (DIR/NAME/config.yaml), its knee against the
+// truth (gridKnee) and gridSingle's against the standalone sweep of its shape, within 5%.
+// Every scenario is checked; a miss is inconclusive (starved, as the accuracy tests) only
+// when a level next to the truth was excluded from the fits, and the run is inconclusive
+// only when every miss is.
+func checkGridKnees(t *testing.T, doc gridDoc, dir, singleDir string) (inconclusive string) {
 	t.Helper()
 	const tol = 0.05
+	var misses, excused []string
 	for i, sc := range doc.Scenarios {
-		m := readJSON(t, filepath.Join(filepath.Dir(singleDir), "grid", sc.Name, "analysis.json"))
-		truth := gridKnee(gridShapes[i].out)
+		sub := filepath.Join(dir, sc.Name)
+		sh := gridShapes[i]
+		c, err := config.Read(filepath.Join(sub, "config.yaml"))
+		if err != nil || c.Workload.InputTokens.Mean != float64(sh.in) || c.Workload.OutputTokens.Mean != float64(sh.out) || c.Name != "g-"+sc.Name {
+			t.Errorf("scenario %s: config.yaml %v: name %q, workload %+v / %+v; want g-%s, %d/%d", sc.Name, err,
+				c.Name, c.Workload.InputTokens, c.Workload.OutputTokens, sc.Name, sh.in, sh.out)
+		}
+		m := readJSON(t, filepath.Join(sub, "analysis.json"))
+		truth := gridKnee(sh.out)
 		if sc.Knee == nil || !sc.Knee.Concurrency.OK() || math.Abs(float64(sc.Knee.Concurrency)/truth-1) > tol {
-			if why := starved(m); why != "" {
-				return fmt.Sprintf("scenario %s: knee %+v: inconclusive, %s (warnings %v)", sc.Name, sc.Knee, why, m["warnings"])
+			miss := fmt.Sprintf("scenario %s: knee %+v, want %.3f within %.0f%% (warnings %v)", sc.Name, sc.Knee, truth, 100*tol, m["warnings"])
+			misses = append(misses, miss)
+			if excludedNear(m, truth) {
+				excused = append(excused, miss)
 			}
-			t.Errorf("scenario %s: knee %+v, want %.3f within %.0f%% (warnings %v)", sc.Name, sc.Knee, truth, 100*tol, m["warnings"])
 			continue
 		}
 		t.Logf("scenario %s (%s): knee %.3f (%.1f%% of the truth %.3f), max TPS %.0f", sc.Name, sc.Shape, float64(sc.Knee.Concurrency),
 			100*float64(sc.Knee.Concurrency)/truth, truth, float64(sc.MaxTPS))
-		if i != 2 {
+		if i != gridSingle {
 			continue
 		}
 		sm := readJSON(t, filepath.Join(singleDir, "analysis.json"))
 		k, _ := dig(sm, "knee", "concurrency")
 		kf, ok := k.(float64)
 		if d := math.Abs(float64(sc.Knee.Concurrency)/kf - 1); !ok || d > tol {
-			if why := starved(sm); why != "" {
-				return fmt.Sprintf("single sweep: knee %v: inconclusive, %s", k, why)
+			miss := fmt.Sprintf("scenario %s knee %.3f, the standalone sweep of its shape %v: want within %.0f%%", sc.Name, float64(sc.Knee.Concurrency), k, 100*tol)
+			misses = append(misses, miss)
+			if excludedNear(sm, truth) {
+				excused = append(excused, miss)
 			}
-			t.Errorf("scenario %s knee %.3f, the standalone sweep of its shape %v: want within %.0f%%", sc.Name, float64(sc.Knee.Concurrency), k, 100*tol)
 		} else {
 			t.Logf("scenario %s knee %.3f, standalone %.3f: %.1f%% apart", sc.Name, float64(sc.Knee.Concurrency), kf, 100*d)
 		}
 	}
+	if len(misses) > 0 && len(excused) == len(misses) {
+		return "inconclusive, a level next to the knee excluded (a starved client): " + strings.Join(misses, "; ")
+	}
+	for _, m := range misses {
+		t.Error(m)
+	}
 	return ""
 }
 
-// checkGridCompare compares the grid with a copy of it that lacks its first scenario: the two
-// others compared in OUT/NAME/, the combined comparison in OUT/, the missing one named.
-func checkGridCompare(t *testing.T, base, dir string) {
-	t.Helper()
-	other := filepath.Join(base, "grid2")
-	if err := os.MkdirAll(other, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	doc := readGrid(t, dir)
-	doc.Scenarios = doc.Scenarios[1:]
-	b, _ := json.Marshal(doc)
-	if err := os.WriteFile(filepath.Join(other, scenariosFile), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range doc.Scenarios {
-		if err := os.MkdirAll(filepath.Join(other, s.Name), 0o700); err != nil {
-			t.Fatal(err)
+// excludedNear reports whether a level of the analysis m next to the concurrency c (the
+// largest level at or below it, or the smallest above) was excluded from the fits.
+func excludedNear(m map[string]any, c float64) bool {
+	ls, _ := m["levels"].([]any)
+	below, above := -1.0, math.Inf(1)
+	valid := map[float64]bool{}
+	for _, l := range ls {
+		lm, _ := l.(map[string]any)
+		n, _ := lm["concurrency"].(float64)
+		v, _ := lm["valid"].(bool)
+		valid[n] = v
+		if n <= c && n > below {
+			below = n
 		}
-		a, _ := os.ReadFile(filepath.Join(dir, s.Name, "analysis.json"))
-		if err := os.WriteFile(filepath.Join(other, s.Name, "analysis.json"), a, 0o600); err != nil {
-			t.Fatal(err)
+		if n > c && n < above {
+			above = n
 		}
 	}
-	out := filepath.Join(base, "cmp")
-	r := runCmd(nil, "compare", dir, other, "-o", out)
-	if r.err != nil {
-		t.Fatalf("compare grids: %v\n%s", r.err, r.stderr)
-	}
-	if !strings.Contains(r.stderr, "scenario short is only in grid: not compared") || !strings.Contains(r.stdout, "long-out/grid2") {
-		t.Errorf("compare grids: stdout\n%s\nstderr\n%s", r.stdout, r.stderr)
-	}
-	for _, f := range []string{"compare.md", "compare.html", "long-in/compare.md", "long-out/compare.html", "long-out/compare_throughput.svg"} {
-		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
-			t.Errorf("compare: %v", err)
-		}
-	}
-	if md, _ := os.ReadFile(filepath.Join(out, "compare.md")); !strings.Contains(string(md), "Scenarios not compared") {
-		t.Error("compare.md does not name the scenario not compared")
-	}
+	return (below >= 0 && !valid[below]) || (!math.IsInf(above, 1) && !valid[above])
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -154,8 +155,11 @@ type gridStop struct {
 }
 
 func (g *gridStop) Error() string {
-	if g.err == nil {
+	switch {
+	case g.err == nil:
 		return "sweep interrupted after scenario " + g.name
+	case exitCode(g.err) == exitInterrupted:
+		return "sweep interrupted in scenario " + g.name
 	}
 	return fmt.Sprintf("scenario %s: %s", g.name, reasonOf(g.err))
 }
@@ -277,8 +281,7 @@ func moveAside(sub string) (string, error) {
 }
 
 // sameScenarioConfig refuses a scenario that has run (sub/config.yaml) when the grid's
-// configuration of it (want) now differs, naming the keys; target.url, target.headers and
-// output may change.
+// configuration of it (want) now differs in what it measures (configDiff), naming the keys.
 func sameScenarioConfig(sub, name string, want config.Config) error {
 	head, err := rundir.ReadMeta(sub)
 	if err != nil {
@@ -288,19 +291,31 @@ func sameScenarioConfig(sub, name string, want config.Config) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	return usageError("sweep: --resume: scenario %s ran with another configuration than the grid's config.yaml now gives it: %s differ(s) from %s; restore them, or start a new grid",
-		name, strings.Join(keys, ", "), filepath.Join(sub, rundir.ConfigFile))
+	list := strings.Join(keys, ", ")
+	if len(keys) > 6 {
+		list = fmt.Sprintf("%s and %d more keys", strings.Join(keys[:6], ", "), len(keys)-6)
+	}
+	return usageError("sweep: --resume: scenario %s ran with another configuration than the grid's config.yaml now gives it: %s differ from %s; restore them, or start a new grid",
+		name, list, filepath.Join(sub, rundir.ConfigFile))
 }
 
-// configDiff lists the keys (a.b.c) whose values differ between a and b (redacted), but for
-// target.url, target.headers and output.
+// measuredKeys are the sections of a configuration that say what a sweep measures: those a
+// resumed scenario's must keep (a run records the others with what it found: the simulator's
+// profile filled in, the model the server serves, a new URL).
+var measuredKeys = []string{"workload", "sweep", "slo"}
+
+// configDiff lists the keys (a.b.c) of measuredKeys whose values differ between a and b.
 func configDiff(a, b config.Config) []string {
 	fa, fb := flatConfig(a), flatConfig(b)
 	seen := map[string]bool{}
 	var out []string
+	measured := func(k string) bool {
+		top, _, _ := strings.Cut(k, ".")
+		return slices.Contains(measuredKeys, top)
+	}
 	for _, m := range []map[string]string{fa, fb} {
 		for k := range m {
-			if seen[k] || fa[k] == fb[k] || k == "target.url" || strings.HasPrefix(k, "target.headers") || k == "output" || strings.HasPrefix(k, "output.") {
+			if seen[k] || fa[k] == fb[k] || !measured(k) {
 				continue
 			}
 			seen[k] = true
