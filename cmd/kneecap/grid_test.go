@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -44,8 +45,8 @@ workload:
   output_tokens: {dist: fixed, mean: %d}
 sweep:
   levels: [1, 2, 4, 6, 8]
-  warmup: 15ms
-  duration: 70ms
+  warmup: 20ms
+  duration: 100ms
   min_requests: 10
   max_duration: 500ms
   ci_target: 0.25
@@ -277,23 +278,34 @@ func checkGridKnees(t *testing.T, doc gridDoc, dir, singleDir string) (inconclus
 	return ""
 }
 
-// excludedNear reports whether a level of the analysis m next to the concurrency c (the
-// largest level at or below it, or the smallest above) was excluded from the fits.
+// excludedNear reports whether a level of the analysis m next to the concurrency c was
+// excluded from the fits: the largest level at or below it, or one of the two above (the
+// plateau-onset rule needs two valid levels past the knee).
 func excludedNear(m map[string]any, c float64) bool {
 	ls, _ := m["levels"].([]any)
-	below, above := -1.0, math.Inf(1)
+	var below, above []float64
 	valid := map[float64]bool{}
 	for _, l := range ls {
 		lm, _ := l.(map[string]any)
 		n, _ := lm["concurrency"].(float64)
 		v, _ := lm["valid"].(bool)
 		valid[n] = v
-		if n <= c && n > below {
-			below = n
-		}
-		if n > c && n < above {
-			above = n
+		if n <= c {
+			below = append(below, n)
+		} else {
+			above = append(above, n)
 		}
 	}
-	return (below >= 0 && !valid[below]) || (!math.IsInf(above, 1) && !valid[above])
+	sort.Float64s(below)
+	sort.Float64s(above)
+	near := above[:min(2, len(above))]
+	if len(below) > 0 {
+		near = append(near, below[len(below)-1])
+	}
+	for _, n := range near {
+		if !valid[n] {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/plots"
+	"github.com/kneecap/kneecap/sweep"
 )
 
 // TestGridFixtures checks, on a grid of written results directories (writeGroundTruthRun,
@@ -28,8 +30,16 @@ func TestGridFixtures(t *testing.T) {
 	cfg.Name = "g"
 	for _, n := range []string{"a", "b", "c"} {
 		cfg.Scenarios = append(cfg.Scenarios, config.Scenario{Name: n})
-		writeGroundTruthRun(t, filepath.Join(dir, n), 4, []int{1, 2, 4, 8, 16})
 	}
+	for i, sc := range cfg.Scenarios {
+		sub := filepath.Join(dir, sc.Name)
+		writeGroundTruthRun(t, sub, 4, []int{1, 2, 4, 8, 16})
+		if err := writeGridConfig(sub, cfg.ScenarioConfig(i)); err != nil { // as if it ran with it
+			t.Fatal(err)
+		}
+	}
+	in := 999.0
+	cfg.Scenarios[0].InputTokens = &sweep.Dist{Mean: in} // then changed in the grid's config.yaml
 	if err := writeGridConfig(dir, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -53,8 +63,7 @@ func TestGridFixtures(t *testing.T) {
 		}
 	}
 
-	// The scenarios ran with the ground truth's configuration (model sim, no workload), not
-	// the one DIR/config.yaml gives them now.
+	// Scenario a ran with the base's input_tokens, not the 999 DIR/config.yaml gives it now.
 	if err := os.MkdirAll(filepath.Join(dir, "old"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -63,14 +72,13 @@ func TestGridFixtures(t *testing.T) {
 	}
 	r = runCmd(nil, "sweep", "--resume", dir)
 	if msg := errString(r.err); exitCode(r.err) != exitUsage || !strings.Contains(msg, "scenario a ran with another configuration") ||
-		!strings.Contains(msg, "scenario c ") || !strings.Contains(msg, "workload.") {
-		t.Errorf("--resume of changed scenarios: exit %d, %v; want 2 naming each scenario and its keys", exitCode(r.err), r.err)
+		!strings.Contains(msg, ": workload.input_tokens.mean differ") || strings.Contains(msg, "scenario b") {
+		t.Errorf("--resume of a changed scenario: exit %d, %v; want 2 naming scenario a and its key alone", exitCode(r.err), r.err)
 	}
 	if !strings.Contains(r.stderr, filepath.Join(dir, "old")+" holds a run but is no scenario") {
 		t.Errorf("--resume: no warning about the stray run directory:\n%s", r.stderr)
 	}
 
-	t.Logf("--resume: %v", r.err)
 	other := copyGrid(t, dir, filepath.Join(base, "grid2"), "a")
 	out := filepath.Join(base, "cmp")
 	r = runCmd(nil, "compare", dir, other, "-o", out)
@@ -135,4 +143,46 @@ func copyGrid(t *testing.T, dir, to, skip string) string {
 		t.Fatal(err)
 	}
 	return to
+}
+
+// TestGridOutcomes: what a scenario's sweep returned decides whether the grid carries on (a
+// failure of its own, recorded with why), or stops (an interrupt, an unreachable server); the
+// --resume hint only while a scenario is left; a flag every scenario overrides is warned about.
+func TestGridOutcomes(t *testing.T) {
+	e, _, stderr := testEnv()
+	faults := map[string]scenarioFault{}
+	if err := scenarioOutcome(e, nil, false, "ok", faults); err != nil || len(faults) != 0 {
+		t.Errorf("a finished scenario: %v, %v", err, faults)
+	}
+	if err := scenarioOutcome(e, usageError("sweep: preflight: model x not found"), false, "bad", faults); err != nil ||
+		faults["bad"] != (scenarioFault{gridFailed, "sweep: preflight: model x not found"}) || !strings.Contains(stderr.String(), "scenario bad failed") {
+		t.Errorf("a failing scenario: %v, %+v, %q; want it recorded and the grid carried on", err, faults, stderr.String())
+	}
+	down := scenarioOutcome(e, withCode(exitUnreachable, errors.New("sweep: server unreachable: at N=4")), false, "down", faults)
+	if exitCode(down) != exitUnreachable || faults["down"].status != gridUnreachable {
+		t.Errorf("an unreachable server: %v (exit %d), %+v; want exit 3, unreachable", down, exitCode(down), faults["down"])
+	}
+	stop := scenarioOutcome(e, nil, true, "last", faults)
+	if exitCode(stop) != exitInterrupted {
+		t.Errorf("an interrupt after a scenario: %v, want exit 130", stop)
+	}
+	cfg := config.Default()
+	cfg.Scenarios = []config.Scenario{{Name: "only"}}
+	dir := t.TempDir()
+	writeGroundTruthRun(t, filepath.Join(dir, "only"), 4, []int{1, 2})
+	if msg := errString(gridStopped(stop, dir, cfg)); strings.Contains(msg, "--resume") || !strings.Contains(msg, "interrupted after scenario last") {
+		t.Errorf("interrupted with nothing left to run: %q, want no --resume hint", msg)
+	}
+	cfg.Scenarios = append(cfg.Scenarios, config.Scenario{Name: "next"})
+	if msg := errString(gridStopped(down, dir, cfg)); !strings.Contains(msg, "continue the grid with --resume "+dir) || !strings.Contains(msg, "scenario down: sweep: server unreachable") {
+		t.Errorf("unreachable with a scenario left: %q, want the --resume hint", msg)
+	}
+
+	in := 512
+	cfg.Scenarios = []config.Scenario{{Name: "a", InputTokens: &sweep.Dist{Mean: float64(in)}}, {Name: "b", InputTokens: &sweep.Dist{Mean: 64}}}
+	stderr.Reset()
+	warnOverridden(e, &sweepFlags{set: map[string]bool{"input-tokens": true, "output-tokens": true}}, cfg)
+	if w := stderr.String(); !strings.Contains(w, "--input-tokens applies to no scenario: every scenario sets its own input_tokens (a, b)") || strings.Contains(w, "output-tokens") {
+		t.Errorf("warnings %q", w)
+	}
 }
