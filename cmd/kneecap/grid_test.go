@@ -46,7 +46,7 @@ workload:
 sweep:
   levels: [1, 2, 4, 6, 8]
   warmup: 20ms
-  duration: 100ms
+  duration: 120ms
   min_requests: 10
   max_duration: 500ms
   ci_target: 0.25
@@ -65,7 +65,7 @@ sweep:
 var gridShapes = []struct {
 	name    string
 	in, out int
-}{{"short", 64, 16}, {"long-in", 512, 20}, {"long-out", 16, 24}}
+}{{"short", 64, 16}, {"long-in", 256, 20}, {"long-out", 16, 24}}
 
 // gridSingle is the shape of gridShapes the standalone sweep measures (the quickest).
 const gridSingle = 0
