@@ -238,7 +238,7 @@ func prepareScenarios(e *env, fl *sweepFlags, dir string, cfg config.Config) ([]
 // returns nil for a finished one.
 func prepareScenario(e *env, fl *sweepFlags, sub, name string, want config.Config) (*sweepPrep, error) {
 	status, reason := scenarioStatus(sub)
-	if status != gridNotRun {
+	if status == gridFinished || status == gridInterrupted { // the others start again
 		if err := sameScenarioConfig(sub, name, want); err != nil {
 			return nil, err
 		}
