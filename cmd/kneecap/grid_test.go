@@ -19,13 +19,15 @@ import (
 // gridBase is the configuration every scenario of the grid test shares: the simulator with
 // S = 4 decode slots (max_num_seqs) and a step of 1 ms + 10 µs per running sequence, prefill
 // at 20,000,000 tokens/s (a 512-token prompt: 26 µs, so that the knee does not move with the
-// prompt), levels 1, 2, 4, 6, 8 (the rise and, two levels past the knee, the plateau measured;
-// with 1, 2, 4, 8 and S = 3 the knee came out 2.5% low to 6% high) with short windows
-// (of at least 10 completions: a 24-token answer takes 25 ms, and a window of fewer breaks
-// Little's law by more than 10% at concurrency 1) and the steady-state target loosened to 25%
-// (the engine is steady by construction; what varies is the loaded machine's scheduling).
-// The base's own answers are of 1 token (knee 8, gridKnee): a scenario that did not get its
-// output_tokens would miss its knee by far more than 5%.
+// prompt), levels 1, 2, 4, 5, 6 (the rise and, two levels more than 5% past the knee, the
+// plateau measured; with 1, 2, 4, 8 and S = 3 the knee came out 2.5% low to 6% high, and with
+// 1, 2, 4, 6, 8 the level at 8, whose answers take 2 slot turns, missed Little's law by
+// 10.6-11.5% in 120 ms windows in 3 runs of 8, which left one plateau level) with short
+// windows (of at least 10 completions: a 24-token answer takes 25 ms, and a window of fewer
+// breaks Little's law by more than 10% at concurrency 1) and the steady-state target loosened
+// to 25% (the engine is steady by construction; what varies is the loaded machine's
+// scheduling). The base's own answers are of 1 token: a scenario that did not get its
+// output_tokens would not measure its knee.
 //
 // Its knee (the truth, gridKnee): TPS(c) = c ÷ t(c) up to S, flat beyond (DESIGN §6), except
 // that a closed-loop worker's next request waits one step to be admitted, so below S a slot
@@ -44,7 +46,7 @@ workload:
   input_tokens: {dist: fixed, mean: %d}
   output_tokens: {dist: fixed, mean: %d}
 sweep:
-  levels: [1, 2, 4, 6, 8]
+  levels: [1, 2, 4, 5, 6]
   warmup: 20ms
   duration: 120ms
   min_requests: 10
@@ -125,7 +127,7 @@ func TestScenarioGrid(t *testing.T) {
 	checkGridFiles(t, dir, resumed.stdout.String())
 	for _, sc := range readGrid(t, dir).Scenarios {
 		// The default SLOs (TTFT p95 ≤ 2 s, TPOT p95 ≤ 50 ms) hold at every level: TPOT is a
-		// 1 ms step, TTFT at most a queue of one answer (≤ 26 ms) at concurrency 8; so the SLO
+		// 1 ms step, TTFT at most a queue of one answer (≤ 26 ms) at concurrency 6; so the SLO
 		// point is "at least" the largest valid level.
 		if p := sc.SLOPoint; sc.Status != gridFinished || p == nil || !p.AtLeast || !(p.MaxConcurrency >= 1) {
 			t.Errorf("scenario %s: status %s, SLO point %+v; want finished, at least the largest valid level", sc.Name, sc.Status, p)
