@@ -37,48 +37,77 @@ func shortDuration(d time.Duration) string {
 // is read only for --url env, so that a shell that exports it for other tools still runs the
 // demo against the simulator.
 func sweepConfig(e *env, fl *sweepFlags) (config.Config, error) {
-	var (
-		cfg     config.Config
-		readErr error // problems of single keys of the file: reported with Validate's
-		flagErr error // a flag that does not parse: likewise
-	)
+	cfg, readErr, err := readSweepConfig(e, fl)
+	if err != nil {
+		return cfg, err
+	}
+	flagErr := applyTargetFlags(e, &cfg, fl)
+	flagErr = errors.Join(flagErr, applyRunFlags(&cfg, fl))
+	flagErr = errors.Join(flagErr, applyTraceFlags(&cfg, &fl.trace, fl.set))
+	flagErr = errors.Join(flagErr, applyRateFlags(&cfg, &fl.rate, fl.set))
+	if readErr != nil || flagErr != nil {
+		// Every problem in one round: the keys that did not decode kept their defaults.
+		return cfg, configProblems(e, "sweep", config.JoinProblems(readErr, flagErr, cfg.Validate()))
+	}
+	return cfg, nil
+}
+
+// readSweepConfig reads -c FILE, or returns the demo configuration (no --url) or the
+// defaults. readErr holds the problems of single keys, reported with the flags' and
+// Validate's; err ends the command.
+func readSweepConfig(e *env, fl *sweepFlags) (cfg config.Config, readErr, err error) {
 	switch {
 	case fl.config != "":
 		c, err := config.Read(fl.config)
 		if err != nil {
 			var pe *fs.PathError
 			if errors.As(err, &pe) {
-				return c, usageError("sweep: %w", err)
+				return c, nil, usageError("sweep: %w", err)
 			}
 			if !config.KeyProblems(err) {
-				return c, configProblems(e, "sweep", err)
+				return c, nil, configProblems(e, "sweep", err)
 			}
 			readErr = err
 		}
-		cfg = c
+		return c, readErr, nil
 	case fl.url == "":
-		cfg = config.Demo()
+		return config.Demo(), nil, nil
 	default:
-		cfg = config.Default()
+		return config.Default(), nil, nil
 	}
+}
+
+// flagSetter copies the flags the command line set into cfg, recording each override.
+type flagSetter struct {
+	cfg *config.Config
+	fl  *sweepFlags
+}
+
+func (f flagSetter) str(flagName, key string, dst *string, v string) {
+	if f.fl.set[flagName] {
+		*dst = v
+		f.cfg.Override(key, "--"+flagName)
+	}
+}
+
+func (f flagSetter) dur(flagName, key string, dst *time.Duration, v time.Duration) {
+	if f.fl.set[flagName] {
+		*dst = v
+		f.cfg.Override(key, "--"+flagName)
+	}
+}
+
+// applyTargetFlags applies the target's flags (--url, --model, --api, keys and headers, the
+// metrics URL) and --dataset and --name.
+func applyTargetFlags(e *env, cfg *config.Config, fl *sweepFlags) error {
+	var flagErr error
 	if fl.url == urlFromEnv {
 		fl.url, fl.urlFromEnv = e.getenv("OPENAI_BASE_URL"), true
 		if fl.url == "" {
 			flagErr = errors.New("--url env: OPENAI_BASE_URL is not set")
 		}
 	}
-	str := func(flagName, key string, dst *string, v string) {
-		if fl.set[flagName] {
-			*dst = v
-			cfg.Override(key, "--"+flagName)
-		}
-	}
-	dur := func(flagName, key string, dst *time.Duration, v time.Duration) {
-		if fl.set[flagName] {
-			*dst = v
-			cfg.Override(key, "--"+flagName)
-		}
-	}
+	set := flagSetter{cfg, fl}
 	if fl.set["url"] && fl.url != "" {
 		origin := "--url"
 		if fl.urlFromEnv {
@@ -87,16 +116,23 @@ func sweepConfig(e *env, fl *sweepFlags) (config.Config, error) {
 		cfg.Target.URL = fl.url
 		cfg.Override("target.url", origin)
 	}
-	str("model", "target.model", &cfg.Target.Model, fl.model)
-	str("api-key-env", "target.api_key_env", &cfg.Target.APIKeyEnv, fl.apiKeyEnv)
-	fl.headers.apply(&cfg)
-	str("server-metrics-url", "server_metrics.url", &cfg.ServerMetrics.URL, fl.metricsURL)
-	str("dataset", "workload.dataset", &cfg.Workload.Dataset, fl.dataset)
-	str("name", "name", &cfg.Name, fl.name)
+	set.str("model", "target.model", &cfg.Target.Model, fl.model)
+	set.str("api-key-env", "target.api_key_env", &cfg.Target.APIKeyEnv, fl.apiKeyEnv)
+	fl.headers.apply(cfg)
+	set.str("server-metrics-url", "server_metrics.url", &cfg.ServerMetrics.URL, fl.metricsURL)
+	set.str("dataset", "workload.dataset", &cfg.Workload.Dataset, fl.dataset)
+	set.str("name", "name", &cfg.Name, fl.name)
 	if fl.set["api"] {
 		cfg.Target.API = sweep.API(fl.api)
 		cfg.Override("target.api", "--api")
 	}
+	return flagErr
+}
+
+// applyRunFlags applies the levels, protocol, workload-length, SLO, output and shard flags.
+func applyRunFlags(cfg *config.Config, fl *sweepFlags) error {
+	var flagErr error
+	set := flagSetter{cfg, fl}
 	if fl.set["levels"] {
 		if list, err := parseLevels(fl.levels); err != nil {
 			flagErr = errors.Join(flagErr, fmt.Errorf("--levels: %w", err))
@@ -105,9 +141,9 @@ func sweepConfig(e *env, fl *sweepFlags) (config.Config, error) {
 			cfg.Override("sweep.levels", "--levels")
 		}
 	}
-	dur("warmup", "sweep.warmup", &cfg.Sweep.Warmup, fl.warmup)
-	dur("duration", "sweep.duration", &cfg.Sweep.Duration, fl.duration)
-	dur("max-duration", "sweep.max_duration", &cfg.Sweep.MaxDuration, fl.maxDuration)
+	set.dur("warmup", "sweep.warmup", &cfg.Sweep.Warmup, fl.warmup)
+	set.dur("duration", "sweep.duration", &cfg.Sweep.Duration, fl.duration)
+	set.dur("max-duration", "sweep.max_duration", &cfg.Sweep.MaxDuration, fl.maxDuration)
 	if fl.set["duration"] && !fl.set["max-duration"] && cfg.Sweep.MaxDuration < fl.duration {
 		cfg.Sweep.MaxDuration = 2 * fl.duration // keep max_duration ≥ duration unless told
 	}
@@ -148,14 +184,8 @@ func sweepConfig(e *env, fl *sweepFlags) (config.Config, error) {
 			cfg.Override("shard.count", "--shard")
 		}
 	}
-	str("start-at", "shard.start_at", &cfg.Shard.StartAt, fl.startAt)
-	flagErr = errors.Join(flagErr, applyTraceFlags(&cfg, &fl.trace, fl.set))
-	flagErr = errors.Join(flagErr, applyRateFlags(&cfg, &fl.rate, fl.set))
-	if readErr != nil || flagErr != nil {
-		// Every problem in one round: the keys that did not decode kept their defaults.
-		return cfg, configProblems(e, "sweep", config.JoinProblems(readErr, flagErr, cfg.Validate()))
-	}
-	return cfg, nil
+	set.str("start-at", "shard.start_at", &cfg.Shard.StartAt, fl.startAt)
+	return flagErr
 }
 
 // urlFromEnv is the --url value that reads the URL from OPENAI_BASE_URL.
