@@ -312,25 +312,8 @@ func (z *sizedSynthetic) message(r *rand.Rand, level, worker, conv, turn, n int)
 	}
 	// Unique for 2¹⁸ conversations of up to 1024 turns per worker and level (messageHead;
 	// every later prefix is the conversation's).
-	h := z.messageHead(level, worker, conv, turn)
-	for range messageHeadWords {
-		w := int(h & (tableSize - 1))
-		h >>= 7
-		if p.left <= 0 || !p.fits(w) {
-			break
-		}
-		p.put(w)
-	}
-	stop := 0
-	if z.exact {
-		stop = z.maxCost
-	}
-	for i := 0; p.left > stop; i++ {
-		p.put((off + a*i) & (tableSize - 1))
-	}
-	if z.exact {
-		z.putTail(&p, r)
-	} else {
+	z.fill(&p, z.messageHead(level, worker, conv, turn), messageHeadWords, a, off, r)
+	if !z.exact {
 		p.tokens = n
 	}
 	return strings.TrimPrefix(p.b.String(), " "), p.tokens

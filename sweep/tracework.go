@@ -104,25 +104,9 @@ func (w *TraceWorkload) fill(p *sizedPrompt, budget float64, r *rand.Rand, uniqu
 	} else {
 		p.left = max(1, int(math.Round(budget/z.tpw)))
 	}
+	h, nHead := uint64(0), 0
 	if unique {
-		h := z.head(level, 0, seq)
-		for range headWords {
-			wd := int(h & (tableSize - 1))
-			h >>= 7
-			if p.left <= 0 || !p.fits(wd) {
-				break
-			}
-			p.put(wd)
-		}
+		h, nHead = z.head(level, 0, seq), headWords
 	}
-	stop := 0
-	if z.exact {
-		stop = z.maxCost
-	}
-	for i := 0; p.left > stop; i++ {
-		p.put((off + a*i) & (tableSize - 1))
-	}
-	if z.exact {
-		z.putTail(p, r)
-	}
+	z.fill(p, h, nHead, a, off, r)
 }
