@@ -113,35 +113,72 @@ func connWaitP99(records []Record, w0, w1 int64) time.Duration {
 	return durationPercentile(ws, 99)
 }
 
-// judge sets ConnWaitP99 from the requests sent in the window [w0, w1) of records, then Bound
-// and Reason from the thresholds. On an arrival-rate level (open) conn_wait is reported but
-// judges nothing: the connection pool is at least the cap on requests in flight, so no request
-// waits for a connection and conn_wait is the dial of the new connections an open loop opens
-// as its in-flight count wanders (the server's accept and the network); the client's own
-// lateness there is the schedule lag (Record.StartLag), which the analysis judges.
+// judge sets ConnWaitP99 and the read-lag fields from the requests sent in the window [w0, w1)
+// of records, then Bound and Reason from the thresholds. On an arrival-rate level (open)
+// conn_wait is reported but judges nothing: the connection pool is at least the cap on requests
+// in flight, so no request waits for a connection and conn_wait is the dial of the new
+// connections an open loop opens as its in-flight count wanders (the server's accept and the
+// network); the client's own lateness there is the schedule lag (Record.StartLag), which the
+// analysis judges.
 func (cs *ClientStats) judge(records []Record, w0, w1 int64, open bool) {
 	cs.ConnWaitP99 = connWaitP99(records, w0, w1)
+	cs.levelReadLag(records, w0, w1)
 	cs.classify(open)
 }
 
-// classify sets Bound and Reason from the thresholds (conn_wait's only when not open).
+// ReadLagDecides reports whether the read lag covers enough of the window's chunks to decide
+// the verdict (DESIGN §3.3).
+func (cs *ClientStats) ReadLagDecides() bool {
+	return cs.ReadLagChunks > 0 && cs.ReadLagCoverage >= ReadLagCoverageMin
+}
+
+// classify sets Bound, Reason, Evidence and Note from the thresholds (conn_wait's only when not
+// open). When the read lag covers the window it decides, and CPU, scheduling latency and
+// run-queue wait are only quoted in Note; else they decide, as they did before read lag.
 func (cs *ClientStats) classify(open bool) {
-	var why []string
+	var heur, why []string
 	if cs.CPUUtilization > ClientCPUBound {
-		why = append(why, fmt.Sprintf("CPU %.0f%% > %.0f%%", 100*cs.CPUUtilization, 100*ClientCPUBound))
+		heur = append(heur, fmt.Sprintf("CPU %.0f%% > %.0f%%", 100*cs.CPUUtilization, 100*ClientCPUBound))
 	}
 	if cs.SchedLatencyP99 > ClientSchedBound {
-		why = append(why, fmt.Sprintf("scheduling latency p99 %s > %s", cs.SchedLatencyP99, ClientSchedBound))
+		heur = append(heur, fmt.Sprintf("scheduling latency p99 %s > %s", cs.SchedLatencyP99, ClientSchedBound))
+	}
+	if cs.RunQueueDelay > ClientRunQueueBound {
+		heur = append(heur, fmt.Sprintf("run-queue wait %.0f%% of the window > %.0f%% (the machine is busy with other work)",
+			100*cs.RunQueueDelay, 100*ClientRunQueueBound))
+	}
+	cs.Note = ""
+	if cs.ReadLagDecides() {
+		cs.Evidence = EvidenceReadLag
+		lagBound := cs.ReadLagP99 > cs.ReadLagThreshold
+		if lagBound {
+			why = append(why, fmt.Sprintf("read lag p99 %s > %s (max of %s and %.0f%% of ITL p50; kernel receive timestamps)",
+				fmtLag(cs.ReadLagP99), fmtLag(cs.ReadLagThreshold), fmtLag(ReadLagFloor), 100*ReadLagITLShare))
+		}
+		if len(heur) > 0 {
+			kept := "the client kept up"
+			if lagBound {
+				kept = "the client fell behind"
+			}
+			cs.Note = fmt.Sprintf("machine busy: %s; read lag p99 %s: %s", strings.Join(heur, ", "), fmtLag(cs.ReadLagP99), kept)
+		}
+	} else {
+		cs.Evidence = EvidenceHeuristics
+		why = heur
 	}
 	if cs.ConnWaitP99 > ClientConnWaitBound && !open {
 		why = append(why, fmt.Sprintf("conn_wait p99 %s > %s", cs.ConnWaitP99, ClientConnWaitBound))
 	}
-	if cs.RunQueueDelay > ClientRunQueueBound {
-		why = append(why, fmt.Sprintf("run-queue wait %.0f%% of the window > %.0f%% (the machine is busy with other work)",
-			100*cs.RunQueueDelay, 100*ClientRunQueueBound))
-	}
 	cs.Bound = len(why) > 0
 	cs.Reason = strings.Join(why, ", ")
+}
+
+// fmtLag renders a read lag to 0.1 ms, or to 1 µs under 1 ms.
+func fmtLag(d time.Duration) string {
+	if d >= time.Millisecond {
+		return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%d µs", d.Microseconds())
 }
 
 // boundNote is the level's note when the client was bound.

@@ -62,6 +62,9 @@ func MergeLevel(parts []LevelRun, records []Record, proto Protocol, server func(
 		if cs.Bound {
 			notes = append(notes, cs.boundNote())
 		}
+		if cs.Note != "" {
+			notes = append(notes, cs.Note)
+		}
 	}
 	run.Notes = notes
 	return run, nil

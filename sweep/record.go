@@ -146,6 +146,9 @@ type Record struct {
 	Session string `json:"session,omitempty"`
 	// Turn is the request's turn in its conversation, from 1; 0 when not a session.
 	Turn int `json:"turn,omitempty"`
+	// ReadLag summarises the read lag of the request's content chunks (DESIGN §3.3): nil when
+	// its connection had no kernel receive timestamps (not Linux, setsockopt refused).
+	ReadLag *ReadLag `json:"read_lag,omitempty"`
 }
 
 // ITLSummary summarises the inter-chunk gaps of one request, in microseconds, when per-chunk
@@ -304,10 +307,28 @@ type ClientStats struct {
 	// ÷ (wall time × GOMAXPROCS) (Linux schedstat; 0 elsewhere): high when other processes
 	// starve the client.
 	RunQueueDelay float64 `json:"run_queue_delay"`
+	// ReadLagChunks is the number of the window's content chunks with a read lag (kernel
+	// receive timestamps, DESIGN §3.3); 0 when none had one. ReadLagCoverage is their share of
+	// the window's content chunks; ReadLagP50, ReadLagP99 and ReadLagMax their read lag
+	// (quantiles interpolated within the histogram's bucket); ReadLagThreshold the p99 above
+	// which the level is client-bound (max(1 ms, 2% of the level's ITL p50)).
+	ReadLagChunks    int           `json:"read_lag_chunks,omitempty"`
+	ReadLagCoverage  float64       `json:"read_lag_coverage,omitempty"`
+	ReadLagP50       time.Duration `json:"read_lag_p50_ns,omitempty"`
+	ReadLagP99       time.Duration `json:"read_lag_p99_ns,omitempty"`
+	ReadLagMax       time.Duration `json:"read_lag_max_ns,omitempty"`
+	ReadLagThreshold time.Duration `json:"read_lag_threshold_ns,omitempty"`
 	// Bound reports whether the client was saturated (see the thresholds in the doc).
 	Bound bool `json:"bound"`
 	// Reason says which threshold made it bound.
 	Reason string `json:"reason,omitempty"`
+	// Evidence says what decided Bound: "read_lag" when the read lag covers the window
+	// (ReadLagCoverageMin of its chunks), else "heuristics" (CPU, scheduling latency,
+	// run-queue wait). conn_wait decides under either.
+	Evidence string `json:"evidence,omitempty"`
+	// Note, when the read lag decided, quotes the heuristics that were over their thresholds:
+	// supporting evidence only ("machine busy: …; read lag p99 …: the client kept up").
+	Note string `json:"note,omitempty"`
 }
 
 // ServerStats summarises server metrics (vLLM, SGLang, llama.cpp) scraped during a window.

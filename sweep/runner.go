@@ -399,6 +399,9 @@ func (l *level) finish(end levelEnd, timedOut bool, cs *ClientStats) []Record {
 		if cs.Bound {
 			l.notes = append(l.notes, cs.boundNote())
 		}
+		if cs.Note != "" {
+			l.notes = append(l.notes, cs.Note)
+		}
 	}
 	if l.scraper != nil && run.W1 > run.W0 {
 		run.Server = l.scraper.Summarize(run.W0, run.W1)

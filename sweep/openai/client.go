@@ -220,7 +220,7 @@ func New(opts Options) (*Client, error) {
 	dialer := &net.Dialer{Timeout: opts.DialTimeout, KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         dialer.DialContext,
+		DialContext:         dialStamped(dialer),
 		TLSClientConfig:     tlsConf,
 		TLSHandshakeTimeout: opts.DialTimeout,
 		// HTTP/1.1, one connection per in-flight stream, like the OpenAI Python SDK's
@@ -332,6 +332,7 @@ func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) 
 	rec.UsageOutputTokens, rec.UsagePromptTokens, rec.TokensNote = 0, 0, ""
 	rec.CachedTokens = nil
 	rec.Retried = false
+	rec.ReadLag = nil
 
 	var (
 		s   rawStream
@@ -393,7 +394,7 @@ type rawStream interface {
 // with [DONE].
 func (c *Client) read(ctx, reqCtx context.Context, s rawStream, st *reqState,
 	tSend time.Time, req *sweep.Request, rec *sweep.Record) (done bool) {
-	sr := streamRead{w: &st.w, off: tSend.Sub(st.w.start)}
+	sr := streamRead{w: &st.w, off: tSend.Sub(st.w.start), arrival: st.arrival, sentUnix: tSend.UnixNano()}
 	if req.KeepReply {
 		sr.reply = new(strings.Builder)
 	}
@@ -431,6 +432,7 @@ func (c *Client) read(ctx, reqCtx context.Context, s rawStream, st *reqState,
 		rec.ITL = &itl
 	}
 	setTokens(rec, sc, req, c.opts.MaxTokensPerChunk)
+	rec.ReadLag = sr.lag.Record()
 	switch {
 	case done && nContent > 0:
 		rec.Status, rec.ErrorClass, rec.Error = sweep.StatusOK, "", ""
@@ -485,6 +487,11 @@ type streamRead struct {
 	itl                 sweep.ITLSummary
 	log                 chunkLog         // records nothing when chunks are not recorded
 	reply               *strings.Builder // the answer content, when KeepReply (else nil)
+	// arrival is the connection's kernel arrival clock (nil: no read lag); sentUnix is t_send,
+	// Unix ns; lag the content chunks' read lags.
+	arrival  *atomic.Int64
+	sentUnix int64
+	lag      sweep.ReadLagHist
 }
 
 // readChunks reads the stream's events into sr until the stream ends or fails, and returns
@@ -540,6 +547,9 @@ func (c *Client) readChunks(s rawStream, tSend time.Time, sr *streamRead) error 
 		}
 		sr.last = now
 		sr.log.add(now.Microseconds())
+		if sr.arrival != nil {
+			sr.readLag(now)
+		}
 	}
 }
 

@@ -24,15 +24,20 @@ type reqState struct {
 	body      *sseBody
 	w         watch // the request's deadlines
 	streamed  int   // content chunks read, for the messages of a failure
+	// arrival is the kernel arrival clock of the last attempt's connection (stampConn), nil
+	// when it has none.
+	arrival *atomic.Int64
 }
 
 func (st *reqState) getConn(string) {
 	st.getAt, st.gotAt, st.reused = time.Now(), time.Time{}, false
+	st.arrival = nil
 	st.firstByte.Store(false)
 }
 
 func (st *reqState) gotConn(info httptrace.GotConnInfo) {
 	st.gotAt, st.reused = time.Now(), info.Reused
+	st.arrival = arrivalOf(info.Conn)
 }
 
 func (st *reqState) gotFirstByte() { st.firstByte.Store(true) }

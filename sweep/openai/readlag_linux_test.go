@@ -1,0 +1,218 @@
+//go:build linux
+
+package openai
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"runtime/debug"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/sim"
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// loopbackPair returns a stamped client connection and the server's end of it.
+func loopbackPair(t *testing.T) (*stampConn, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	acc := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		acc <- c
+	}()
+	c, err := dialStamped(&net.Dialer{})(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, ok := c.(*stampConn)
+	if !ok {
+		t.Fatalf("dialStamped gave a %T, want *stampConn (SO_TIMESTAMPNS refused?)", c)
+	}
+	srv := <-acc
+	if srv == nil {
+		t.Fatal("accept failed")
+	}
+	t.Cleanup(func() { sc.Close(); srv.Close() })
+	return sc, srv
+}
+
+// TestStampConnTimestamps: a read returns the bytes written with a kernel arrival time at or
+// before the moment the read returned, within 1 s of it (loopback: microseconds, a loaded
+// machine under -race: milliseconds).
+func TestStampConnTimestamps(t *testing.T) {
+	c, srv := loopbackPair(t)
+	if c.readArrival().Load() != 0 {
+		t.Fatal("arrival set before any read")
+	}
+	before := time.Now().UnixNano()
+	if _, err := srv.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 16)
+	n, err := c.Read(b)
+	after := time.Now().UnixNano()
+	if err != nil || string(b[:n]) != "hello" {
+		t.Fatalf("read %q, %v", b[:n], err)
+	}
+	a := c.readArrival().Load()
+	if a < before-int64(time.Millisecond) || a > after {
+		t.Fatalf("arrival %d not within [%d, %d] (write, read)", a, before, after)
+	}
+	t.Logf("lag at the read's return: %v", time.Duration(after-a))
+}
+
+// TestStampConnDeadlineLargeClose: SetReadDeadline applies to the raw conn's read (a timeout
+// net/http recognises), a read larger than the kernel's buffer returns every byte in order,
+// the peer's close is io.EOF, and a read of a closed conn is net.ErrClosed.
+func TestStampConnDeadlineLargeClose(t *testing.T) {
+	c, srv := loopbackPair(t)
+	if err := c.SetReadDeadline(time.Now().Add(20 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Read(make([]byte, 8))
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read past the deadline: %v, want a timeout", err)
+	}
+	if err := c.SetReadDeadline(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	want := bytes.Repeat([]byte("0123456789abcdef"), 1<<18) // 4 MiB: beyond the socket buffer
+	go func() {
+		_, _ = srv.Write(want)
+		_ = srv.Close()
+	}()
+	got, err := io.ReadAll(io.LimitReader(readerOnly{c}, int64(len(want))+1))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("read %d of %d bytes (equal %v), %v", len(got), len(want), bytes.Equal(got, want), err)
+	}
+	if n, err := c.Read(make([]byte, 8)); n != 0 || err != io.EOF {
+		t.Fatalf("after the peer's close: %d, %v; want io.EOF", n, err)
+	}
+	_ = c.Close()
+	if _, err := c.Read(make([]byte, 8)); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("read of a closed conn: %v, want net.ErrClosed", err)
+	}
+}
+
+// readerOnly hides everything of a conn but Read (io.ReadAll then reads in growing chunks).
+type readerOnly struct{ r io.Reader }
+
+func (r readerOnly) Read(p []byte) (int, error) { return r.r.Read(p) }
+
+// slowConn delays every read of a stamped connection by d: the client reads late what the
+// kernel already has, as a starved or overloaded reader would.
+type slowConn struct {
+	*stampConn
+	d time.Duration
+}
+
+func (c *slowConn) Read(b []byte) (int, error) {
+	time.Sleep(c.d) // the injected delay under test, not a synchronisation
+	return c.stampConn.Read(b)
+}
+
+// slowDial makes cl's connections slowConns of delay d.
+func slowDial(cl *Client, d time.Duration) {
+	dial := dialStamped(&net.Dialer{})
+	cl.transport.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if sc, ok := c.(*stampConn); ok {
+			return &slowConn{stampConn: sc, d: d}, nil
+		}
+		return c, err
+	}
+}
+
+// TestReadLagVerdict is issue 17's acceptance test of the read-lag verdict: against the
+// simulator (TTFT 20 ms, one chunk every 2 ms: startSim), a level of 4 streams whose reads are
+// each delayed 4 ms (longer than the ITL: the reader falls behind) is client-bound by read lag
+// (its p99 above max(1 ms, 2% of 2 ms)), the lag quoted; the same level read without delay is
+// not client-bound, its read lag deciding, and valid. The garbage collector is off for the
+// test: under -race its pauses alone put the read-lag p99 near 1 ms (they are client lag too).
+func TestReadLagVerdict(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	srv := startSim(t, nil)
+	for _, delay := range []time.Duration{0, 4 * time.Millisecond} {
+		cl := newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel })
+		if delay > 0 {
+			slowDial(cl, delay)
+		}
+		recs, runs := runReadLagLevel(t, cl)
+		cs := runs[0].Client
+		if cs == nil {
+			t.Fatalf("delay %v: no client stats", delay)
+		}
+		t.Logf("delay %v: read lag p50 %v p99 %v max %v over %d chunks (coverage %.2f), threshold %v; bound %v: %s; note %q",
+			delay, cs.ReadLagP50, cs.ReadLagP99, cs.ReadLagMax, cs.ReadLagChunks, cs.ReadLagCoverage, cs.ReadLagThreshold,
+			cs.Bound, cs.Reason, cs.Note)
+		if cs.Evidence != sweep.EvidenceReadLag || cs.ReadLagCoverage < 0.99 {
+			t.Fatalf("delay %v: evidence %q, coverage %.2f; want read_lag over every chunk", delay, cs.Evidence, cs.ReadLagCoverage)
+		}
+		lv := analysis.Summarize(sweep.GroupRecords(runs, recs), analysis.DefaultOptions())[0]
+		if delay == 0 {
+			if cs.Bound || lv.ClientBound {
+				t.Errorf("no delay: client-bound (%s), want not", cs.Reason)
+			}
+			if !lv.Valid {
+				t.Errorf("no delay: level invalid: %v", lv.Notes)
+			}
+			continue
+		}
+		if !cs.Bound || !lv.ClientBound || lv.Valid || cs.ReadLagP99 < delay/2 {
+			t.Errorf("delay %v: bound %v (analysis %v, valid %v), read lag p99 %v; want client-bound by read lag ≥ %v",
+				delay, cs.Bound, lv.ClientBound, lv.Valid, cs.ReadLagP99, delay/2)
+		}
+		if !containsAll(cs.Reason, "read lag p99", "kernel receive timestamps") {
+			t.Errorf("delay %v: reason %q does not quote the read lag", delay, cs.Reason)
+		}
+	}
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !bytes.Contains([]byte(s), []byte(sub)) {
+			return false
+		}
+	}
+	return true
+}
+
+// runReadLagLevel runs one level of 4 streams of 32 tokens, 400 ms long, against cl.
+func runReadLagLevel(t *testing.T, cl sweep.Client) ([]sweep.Record, []sweep.LevelRun) {
+	t.Helper()
+	wl, err := sweep.NewWorkload(sweep.WorkloadConfig{
+		InputTokens:  sweep.Dist{Dist: sweep.DistFixed, Mean: 8},
+		OutputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: 32},
+		FixedOutput:  true,
+		Seed:         1,
+	}, sweep.APIChat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := sweep.Plan{
+		Levels: []int{4},
+		Protocol: sweep.Protocol{Warmup: 100 * time.Millisecond, WarmupMax: time.Second, Duration: 400 * time.Millisecond,
+			MaxDuration: 400 * time.Millisecond, CITarget: 0.5, DrainTimeout: 5 * time.Second},
+		Workload: wl,
+	}
+	sink := &memSink{}
+	if _, err := sweep.Run(context.Background(), nil, plan, cl, sink); err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.runs) != 1 {
+		t.Fatalf("sweep ran %d levels, want 1", len(sink.runs))
+	}
+	return sink.recs, sink.runs
+}
