@@ -1,0 +1,97 @@
+package sweep
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReadLagBuckets: each bucket's lower bound falls in it, the bounds ascend by at most 1.5×
+// from 2 µs, and the quantiles of a known population are within a bucket of the truth.
+func TestReadLagBuckets(t *testing.T) {
+	for i := range ReadLagBuckets {
+		lo := ReadLagBucketLow(i)
+		if ReadLagBucket(lo) != i {
+			t.Errorf("bucket of low(%d) = %d µs is %d", i, lo, ReadLagBucket(lo))
+		}
+		if i > 1 && float64(lo) > 1.5*float64(ReadLagBucketLow(i-1)) {
+			t.Errorf("bucket %d: low %d > 1.5 × %d", i, lo, ReadLagBucketLow(i-1))
+		}
+		if i > 0 && ReadLagBucket(lo-1) != i-1 {
+			t.Errorf("bucket of %d µs is %d, want %d", lo-1, ReadLagBucket(lo-1), i-1)
+		}
+	}
+	var h ReadLagHist
+	for us := int64(1); us <= 1000; us++ { // 1 … 1000 µs, one each: p50 500 µs, p99 990 µs
+		h.Add(us * 1000)
+	}
+	rl := h.Record()
+	if rl.Count != 1000 || rl.MaxUS != 1000 {
+		t.Fatalf("record %+v", rl)
+	}
+	r := Record{Sent: 10, E2E: 100, ReadLag: rl, Status: StatusOK}
+	var cs ClientStats
+	cs.levelReadLag([]Record{r}, 0, 1000)
+	for _, c := range []struct {
+		got, want time.Duration
+	}{{cs.ReadLagP50, 500 * time.Microsecond}, {cs.ReadLagP99, 990 * time.Microsecond}, {cs.ReadLagMax, time.Millisecond}} {
+		if d := float64(c.got-c.want) / float64(c.want); d > 0.5 || d < -0.34 {
+			t.Errorf("quantile %v, want %v within a bucket", c.got, c.want)
+		}
+	}
+	if cs.ReadLagCoverage != 1 || cs.ReadLagChunks != 1000 || cs.ReadLagThreshold != ReadLagFloor {
+		t.Errorf("coverage %v chunks %d threshold %v", cs.ReadLagCoverage, cs.ReadLagChunks, cs.ReadLagThreshold)
+	}
+}
+
+// TestClassifyReadLag: with read lag over the window it decides; the heuristics are a note
+// (the busy machine of issue 17: run-queue wait 46%, read lag small ⇒ not client-bound); a
+// large read lag is client-bound whatever the heuristics; without read lag the heuristics
+// decide as before.
+func TestClassifyReadLag(t *testing.T) {
+	busy := ClientStats{RunQueueDelay: 0.46, ReadLagChunks: 1000, ReadLagCoverage: 1,
+		ReadLagP99: 300 * time.Microsecond, ReadLagThreshold: time.Millisecond}
+	busy.classify(false)
+	if busy.Bound || busy.Evidence != EvidenceReadLag || !strings.Contains(busy.Note, "machine busy: run-queue wait 46%") ||
+		!strings.Contains(busy.Note, "read lag p99 300 µs: the client kept up") {
+		t.Errorf("busy machine, small lag: bound %v evidence %q note %q", busy.Bound, busy.Evidence, busy.Note)
+	}
+	late := ClientStats{ReadLagChunks: 1000, ReadLagCoverage: 0.9, ReadLagP99: 3200 * time.Microsecond, ReadLagThreshold: time.Millisecond}
+	late.classify(false)
+	if !late.Bound || late.Evidence != EvidenceReadLag ||
+		!strings.HasPrefix(late.Reason, "read lag p99 3.2 ms > 1.0 ms") || !strings.Contains(late.Reason, "kernel receive timestamps") {
+		t.Errorf("large lag: bound %v evidence %q reason %q", late.Bound, late.Evidence, late.Reason)
+	}
+	// Too little of the window timestamped (a proxy, the first connections): the heuristics.
+	thin := ClientStats{RunQueueDelay: 0.46, ReadLagChunks: 10, ReadLagCoverage: 0.1, ReadLagP99: time.Microsecond,
+		ReadLagThreshold: time.Millisecond}
+	thin.classify(false)
+	if !thin.Bound || thin.Evidence != EvidenceHeuristics || !strings.Contains(thin.Reason, "run-queue wait 46%") || thin.Note != "" {
+		t.Errorf("thin coverage: bound %v evidence %q reason %q note %q", thin.Bound, thin.Evidence, thin.Reason, thin.Note)
+	}
+	// conn_wait decides under read lag too (a pool wait delays the send, not the reads).
+	pool := ClientStats{ConnWaitP99: 5 * time.Millisecond, ReadLagChunks: 1000, ReadLagCoverage: 1, ReadLagThreshold: time.Millisecond}
+	pool.classify(false)
+	if !pool.Bound || !strings.Contains(pool.Reason, "conn_wait") {
+		t.Errorf("conn_wait: bound %v reason %q", pool.Bound, pool.Reason)
+	}
+}
+
+// TestLevelReadLagThreshold: the threshold is 2% of the level's ITL p50 when that is above
+// 1 ms, and the coverage counts the chunks of records without read lag.
+func TestLevelReadLagThreshold(t *testing.T) {
+	var h ReadLagHist
+	for range 10 {
+		h.Add(100_000)
+	}
+	// 11 chunks 100 ms apart: ITL 100 ms → threshold 2 ms.
+	withLag := Record{Sent: 0, TTFT: 10 * time.Millisecond, E2E: 1010 * time.Millisecond, Status: StatusOK,
+		ITL: &ITLSummary{Count: 10}, ReadLag: h.Record()}
+	withLag.ReadLag.Missed = 1
+	without := Record{Sent: 0, TTFT: 10 * time.Millisecond, E2E: 1010 * time.Millisecond, Status: StatusOK, ITL: &ITLSummary{Count: 10}}
+	var cs ClientStats
+	cs.levelReadLag([]Record{withLag, without}, 0, int64(time.Second))
+	if cs.ReadLagThreshold != 2*time.Millisecond || cs.ReadLagChunks != 10 || cs.ReadLagCoverage != 10.0/22 {
+		t.Errorf("threshold %v chunks %d coverage %v; want 2ms, 10, 10/22", cs.ReadLagThreshold, cs.ReadLagChunks, cs.ReadLagCoverage)
+	}
+}
