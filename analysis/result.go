@@ -119,6 +119,13 @@ type Level struct {
 	Steady bool `json:"steady"`
 	// ClientBound reports that the load generator was saturated during the window.
 	ClientBound bool `json:"client_bound"`
+	// ClientEvidence says what decided ClientBound (sweep.ClientStats.Evidence): "read_lag"
+	// (kernel receive timestamps) or "heuristics" (CPU, scheduling latency, run-queue wait);
+	// empty without the client's self-check.
+	ClientEvidence string `json:"client_evidence,omitempty"`
+	// ReadLag is the client's read lag over the window's content chunks (DESIGN §3.3); nil
+	// when none had a kernel receive timestamp.
+	ReadLag *ReadLag `json:"read_lag,omitempty"`
 	// Valid reports whether the level is used in fits; Notes say why not.
 	Valid bool `json:"valid"`
 	// TTFT, TPOT, ITL and E2E summarise the latencies, in milliseconds.

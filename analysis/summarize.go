@@ -206,6 +206,7 @@ func emptyLevel(run *sweep.LevelRun) Level {
 	if run.Client != nil && run.Client.Bound {
 		lv.ClientBound = true
 	}
+	lv.ClientEvidence, lv.ReadLag = readLagOf(run.Client)
 	return lv
 }
 

@@ -107,6 +107,7 @@ func (c *stampConn) recv(fd uintptr) bool {
 		case 0:
 			c.n = int(n)
 			c.parseStamp()
+			raceAcquireIO(fd)
 		case unix.EINTR:
 			continue
 		case unix.EAGAIN:

@@ -1,0 +1,35 @@
+package analysis
+
+import (
+	"time"
+
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// ReadLag is a level's client read lag (sweep.ClientStats.ReadLag…, DESIGN §3.3): from the
+// kernel's arrival time of the bytes to the moment the client timestamped each content chunk.
+type ReadLag struct {
+	// P50MS, P99MS and MaxMS are the lag's median, p99 and largest value, in milliseconds.
+	P50MS float64 `json:"p50_ms"`
+	P99MS float64 `json:"p99_ms"`
+	MaxMS float64 `json:"max_ms"`
+	// ThresholdMS is the p99 above which the level is client-bound (max(1 ms, 2% of ITL p50)).
+	ThresholdMS float64 `json:"threshold_ms"`
+	// Chunks is the number of timestamped content chunks; Coverage their share of the window's.
+	Chunks   int     `json:"chunks"`
+	Coverage float64 `json:"coverage"`
+}
+
+// readLagOf returns the evidence that decided a level's client verdict and its read lag (nil
+// without timestamps).
+func readLagOf(cs *sweep.ClientStats) (string, *ReadLag) {
+	if cs == nil {
+		return "", nil
+	}
+	if cs.ReadLagChunks == 0 {
+		return cs.Evidence, nil
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	return cs.Evidence, &ReadLag{P50MS: ms(cs.ReadLagP50), P99MS: ms(cs.ReadLagP99), MaxMS: ms(cs.ReadLagMax),
+		ThresholdMS: ms(cs.ReadLagThreshold), Chunks: cs.ReadLagChunks, Coverage: cs.ReadLagCoverage}
+}
