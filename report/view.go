@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/sweep"
 )
 
 // dash stands for a value that was not computed (null in analysis.json).
@@ -390,7 +391,7 @@ func checksOf(l *analysis.Level) levelChecks {
 	}
 	c.Little = errCheck(l.LittlesLawError, analysis.MaxLittlesLawError)
 	c.Steady = check{Value: fbool(l.Steady), OK: l.Steady, Known: true}
-	c.ClientBound = check{Value: fbool(l.ClientBound), OK: !l.ClientBound, Known: true}
+	c.ClientBound = check{Value: fbool(l.ClientBound) + clientEvidence(l), OK: !l.ClientBound, Known: true}
 	ttft, tpot, e2e, nout := float64(l.TTFT.Mean), float64(l.TPOT.Mean), float64(l.E2E.Mean), float64(l.MeanOutputTokens)
 	c.E2EIdentity = errCheck(relErr(e2e, ttft+tpot*(nout-1)), maxIdentityErr)
 	conc := float64(l.AchievedConcurrency)
@@ -554,4 +555,17 @@ func provenance(m analysis.Meta) string {
 		parts = append(parts, "prompts sized by "+p.String()+note)
 	}
 	return strings.Join(parts, " · ")
+}
+
+// clientEvidence says what decided a level's client-bound verdict (DESIGN §3.3): " (read lag
+// p99 0.3 ms)" when the kernel's receive timestamps did, " (heuristics)" when CPU, scheduling
+// latency and run-queue wait did, "" when the level does not say.
+func clientEvidence(l *analysis.Level) string {
+	switch {
+	case l.ClientEvidence == sweep.EvidenceReadLag && l.ReadLag != nil:
+		return fmt.Sprintf(" (read lag p99 %.2f ms)", l.ReadLag.P99MS)
+	case l.ClientEvidence == sweep.EvidenceHeuristics:
+		return " (heuristics)"
+	}
+	return ""
 }
