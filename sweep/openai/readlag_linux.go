@@ -27,12 +27,13 @@ type stampConn struct {
 	arrival atomic.Int64 // CLOCK_REALTIME ns of the latest read's bytes; 0: none yet
 
 	// Used by Read only (net/http reads a connection from one goroutine at a time).
-	msg unix.Msghdr
-	iov unix.Iovec
-	oob [8]uint64 // the control buffer: one SCM_TIMESTAMPNS message, 8-byte aligned
-	n   int
-	err error
-	b   []byte
+	msg  unix.Msghdr
+	iov  unix.Iovec
+	oob  [8]uint64 // the control buffer: one SCM_TIMESTAMPNS message, 8-byte aligned
+	n    int
+	err  error
+	b    []byte
+	recv func(fd uintptr) bool // c.read, bound once: a method value per Read would allocate
 }
 
 // dialStamped is the transport's DialContext: d's connection, wrapped in a stampConn when it
@@ -64,7 +65,9 @@ func stamp(c net.Conn) net.Conn {
 	}); err != nil || serr != nil {
 		return c
 	}
-	return &stampConn{Conn: c, rc: rc}
+	sc := &stampConn{Conn: c, rc: rc}
+	sc.recv = sc.read
+	return sc
 }
 
 // readArrival returns the kernel's arrival time of the bytes read last (Unix ns, 0 when none),
@@ -92,9 +95,9 @@ func (c *stampConn) Read(b []byte) (int, error) {
 	return c.n, nil
 }
 
-// recv is the raw conn's read function: one recvmsg into c.b; false (wait for the poller) on
+// read is the raw conn's read function: one recvmsg into c.b; false (wait for the poller) on
 // EAGAIN.
-func (c *stampConn) recv(fd uintptr) bool {
+func (c *stampConn) read(fd uintptr) bool {
 	c.iov.Base = &c.b[0]
 	c.iov.SetLen(len(c.b))
 	c.msg.Iov = &c.iov
