@@ -29,22 +29,31 @@ func report(w io.Writer, cfg config, rows, floor []row, elapsed time.Duration) [
 		fmt.Fprintln(w, title)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		var notes []string
-		fmt.Fprintln(tw, "streams\tachieved\ttokens/s\t(ideal)\tCPU µs/tok\t(bench)\tRSS KiB/str\theap\tstacks\tgoroutines\tTTFT p50 ms\terr\tTPOT p50 ms\terr\tsched p99\tbound\tsim CPU\terrors\t")
+		fmt.Fprintln(tw, "streams\tachieved\ttokens/s\t(ideal)\tCPU µs/tok\t(bench)\tRSS KiB/str\theap\tstacks\tgoroutines\tTTFT p50 ms\terr\tTPOT p50 ms\terr\tread lag p99\tsched p99\tbound\tsim CPU\terrors\t")
 		for _, r := range rows {
-			sched, bound := "-", "-"
+			sched, bound, lag := "-", "-", "-"
 			if r.client != nil {
 				sched = r.client.SchedLatencyP99.Round(time.Microsecond).String()
+				if r.client.ReadLagChunks > 0 {
+					lag = r.client.ReadLagP99.Round(time.Microsecond).String()
+				}
 				bound = "no"
 				if r.client.Bound {
 					bound = "yes"
 					notes = append(notes, fmt.Sprintf("%d streams: client-bound: %s", r.streams, r.client.Reason))
 				}
+				if r.client.Evidence != "" {
+					bound += " (" + r.client.Evidence + ")"
+				}
+				if r.client.Note != "" {
+					notes = append(notes, fmt.Sprintf("%d streams: %s", r.streams, r.client.Note))
+				}
 			}
-			fmt.Fprintf(tw, "%d\t%.1f\t%.0f\t%.0f\t%.2f\t%.2f\t%.1f\t%.1f\t%.1f\t%.2f\t%.2f\t%+.2f%%\t%.3f\t%+.2f%%\t%s\t%s\t%.0f%%\t%d/%d\t\n",
+			fmt.Fprintf(tw, "%d\t%.1f\t%.0f\t%.0f\t%.2f\t%.2f\t%.1f\t%.1f\t%.1f\t%.2f\t%.2f\t%+.2f%%\t%.3f\t%+.2f%%\t%s\t%s\t%s\t%.0f%%\t%d/%d\t\n",
 				r.streams, r.achieved, r.tps, r.idealTPS, float64(r.cpuPerToken())/1e3, float64(perToken(r.benchCPU, r.tokens))/1e3,
 				r.rssPerStream/1024, r.heapPerStream/1024, r.stackPerStream/1024, r.gPerStream,
 				r.ttft, 100*(r.ttft-ttftCfg)/ttftCfg, r.tpot, 100*(r.tpot-tpotCfg)/tpotCfg,
-				sched, bound, 100*r.simUtil, r.errs, r.requests)
+				lag, sched, bound, 100*r.simUtil, r.errs, r.requests)
 		}
 		_ = tw.Flush()
 		for _, n := range notes {
@@ -58,7 +67,8 @@ func report(w io.Writer, cfg config, rows, floor []row, elapsed time.Duration) [
 	}
 	fmt.Fprintln(w, "CPU µs/tok: getrusage(RUSAGE_SELF) over the window − the sampler thread's own CPU (bench column), ÷ tokens arrived in the window;")
 	fmt.Fprintln(w, "RSS: (peak VmRSS during the level − VmRSS before the sweep) ÷ streams; heap, stacks: the same for Go heap objects and goroutine stacks (KiB);")
-	fmt.Fprintln(w, "goroutines: extra goroutines per stream at peak; err: (measured − configured) ÷ configured; sim CPU: the simulator's CPU ÷ (window × CPUs).")
+	fmt.Fprintln(w, "goroutines: extra goroutines per stream at peak; err: (measured − configured) ÷ configured; sim CPU: the simulator's CPU ÷ (window × CPUs);")
+	fmt.Fprintln(w, "read lag p99: kernel receive timestamp → the client's chunk timestamp (SO_TIMESTAMPNS, Linux); bound: the verdict and what decided it (read_lag or heuristics).")
 	fixedRSS, slope, fit := rssSlope(rows)
 	if fit {
 		fmt.Fprintf(w, "peak RSS over the levels (least squares): %.1f MiB + %.1f KiB × streams\n", fixedRSS/(1<<20), slope/1024)
