@@ -13,7 +13,7 @@ type ReadLag struct {
 	P50MS float64 `json:"p50_ms"`
 	P99MS float64 `json:"p99_ms"`
 	MaxMS float64 `json:"max_ms"`
-	// ThresholdMS is the p99 above which the level is client-bound (max(1 ms, 2% of ITL p50)).
+	// ThresholdMS is the p99 above which the level is client-bound (max(4 ms, 20% of ITL p50)).
 	ThresholdMS float64 `json:"threshold_ms"`
 	// Chunks is the number of timestamped content chunks; Coverage their share of the window's.
 	Chunks   int     `json:"chunks"`

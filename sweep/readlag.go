@@ -14,10 +14,12 @@ import (
 
 // Read-lag thresholds: a level whose read-lag data covers at least ReadLagCoverageMin of its
 // chunks is client-bound iff its read-lag p99 exceeds max(ReadLagFloor, ReadLagITLShare × its
-// ITL p50).
+// ITL p50). The values are bench/load's (docs/performance.md, "Read lag"): against a server of
+// TTFT 100 ms and ITL 20 ms, TTFT p50's error stayed under 1% up to a read-lag p99 of 4.1 ms and
+// passed it at 13.4 ms, TPOT p50's stayed under 0.2% up to 31 ms; 4 ms is 20% of that ITL.
 const (
-	ReadLagFloor       = time.Millisecond
-	ReadLagITLShare    = 0.02
+	ReadLagFloor       = 4 * time.Millisecond
+	ReadLagITLShare    = 0.20
 	ReadLagCoverageMin = 0.5
 )
 

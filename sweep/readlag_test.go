@@ -56,10 +56,10 @@ func TestClassifyReadLag(t *testing.T) {
 		!strings.Contains(busy.Note, "read lag p99 300 µs: the client kept up") {
 		t.Errorf("busy machine, small lag: bound %v evidence %q note %q", busy.Bound, busy.Evidence, busy.Note)
 	}
-	late := ClientStats{ReadLagChunks: 1000, ReadLagCoverage: 0.9, ReadLagP99: 3200 * time.Microsecond, ReadLagThreshold: time.Millisecond}
+	late := ClientStats{ReadLagChunks: 1000, ReadLagCoverage: 0.9, ReadLagP99: 12 * time.Millisecond, ReadLagThreshold: 4 * time.Millisecond}
 	late.classify(false)
 	if !late.Bound || late.Evidence != EvidenceReadLag ||
-		!strings.HasPrefix(late.Reason, "read lag p99 3.2 ms > 1.0 ms") || !strings.Contains(late.Reason, "kernel receive timestamps") {
+		!strings.HasPrefix(late.Reason, "read lag p99 12.0 ms > 4.0 ms (max of 4.0 ms and 20% of ITL p50") || !strings.Contains(late.Reason, "kernel receive timestamps") {
 		t.Errorf("large lag: bound %v evidence %q reason %q", late.Bound, late.Evidence, late.Reason)
 	}
 	// Too little of the window timestamped (a proxy, the first connections): the heuristics.
@@ -77,21 +77,21 @@ func TestClassifyReadLag(t *testing.T) {
 	}
 }
 
-// TestLevelReadLagThreshold: the threshold is 2% of the level's ITL p50 when that is above
-// 1 ms, and the coverage counts the chunks of records without read lag.
+// TestLevelReadLagThreshold: the threshold is 20% of the level's ITL p50 when that is above
+// 4 ms, and the coverage counts the chunks of records without read lag.
 func TestLevelReadLagThreshold(t *testing.T) {
 	var h ReadLagHist
 	for range 10 {
 		h.Add(100_000)
 	}
-	// 11 chunks 100 ms apart: ITL 100 ms → threshold 2 ms.
+	// 11 chunks 100 ms apart: ITL 100 ms → threshold 20 ms.
 	withLag := Record{Sent: 0, TTFT: 10 * time.Millisecond, E2E: 1010 * time.Millisecond, Status: StatusOK,
 		ITL: &ITLSummary{Count: 10}, ReadLag: h.Record()}
 	withLag.ReadLag.Missed = 1
 	without := Record{Sent: 0, TTFT: 10 * time.Millisecond, E2E: 1010 * time.Millisecond, Status: StatusOK, ITL: &ITLSummary{Count: 10}}
 	var cs ClientStats
 	cs.levelReadLag([]Record{withLag, without}, 0, int64(time.Second))
-	if cs.ReadLagThreshold != 2*time.Millisecond || cs.ReadLagChunks != 10 || cs.ReadLagCoverage != 10.0/22 {
-		t.Errorf("threshold %v chunks %d coverage %v; want 2ms, 10, 10/22", cs.ReadLagThreshold, cs.ReadLagChunks, cs.ReadLagCoverage)
+	if cs.ReadLagThreshold != 20*time.Millisecond || cs.ReadLagChunks != 10 || cs.ReadLagCoverage != 10.0/22 {
+		t.Errorf("threshold %v chunks %d coverage %v; want 20ms, 10, 10/22", cs.ReadLagThreshold, cs.ReadLagChunks, cs.ReadLagCoverage)
 	}
 }

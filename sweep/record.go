@@ -311,7 +311,7 @@ type ClientStats struct {
 	// receive timestamps, DESIGN §3.3); 0 when none had one. ReadLagCoverage is their share of
 	// the window's content chunks; ReadLagP50, ReadLagP99 and ReadLagMax their read lag
 	// (quantiles interpolated within the histogram's bucket); ReadLagThreshold the p99 above
-	// which the level is client-bound (max(1 ms, 2% of the level's ITL p50)).
+	// which the level is client-bound (max(4 ms, 20% of the level's ITL p50)).
 	ReadLagChunks    int           `json:"read_lag_chunks,omitempty"`
 	ReadLagCoverage  float64       `json:"read_lag_coverage,omitempty"`
 	ReadLagP50       time.Duration `json:"read_lag_p50_ns,omitempty"`
