@@ -116,3 +116,22 @@ func clientLimit(err error) bool {
 	}
 	return false
 }
+
+// message renders err on one line (servers' error bodies carry newlines) without the API
+// key, truncated to maxErrorLen bytes. A refused redirect is its own message: net/http's
+// error around it quotes the Location unredacted.
+func (c *Client) message(err error) string {
+	var re *redirectError
+	if errors.As(err, &re) {
+		err = re
+	}
+	msg := c.secrets.Text(err.Error())
+	msg = strings.Join(strings.Fields(msg), " ")
+	if len(msg) > maxErrorLen {
+		msg = strings.ToValidUTF8(msg[:maxErrorLen], "") + "…"
+	}
+	return msg
+}
+
+// maxErrorLen caps Record.Error, in bytes.
+const maxErrorLen = 512
