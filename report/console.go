@@ -120,6 +120,9 @@ func consoleNote(res *analysis.Result, wide bool) string {
 	if consoleHit(res, wide) {
 		s += "; hit = prefix-cache hit rate"
 	}
+	if wide {
+		s += "; read lag = kernel receive → client timestamp, ms (- without timestamps)"
+	}
 	s += "; ✗ = excluded from fits"
 	if res.Trace != nil {
 		s += "; 2× = the trace's time scale (its arrivals twice as fast)"

@@ -44,7 +44,17 @@ var (
 	colUTTFT95  = consoleColumn{"TTFT p95", 8, func(l *analysis.Level) string { return fnum(l.UserTTFT().P95) }}
 	colUE2E95   = consoleColumn{"E2E p95", 7, func(l *analysis.Level) string { return fnum(l.UserE2E().P95) }}
 	colLag      = consoleColumn{"lag p99", 7, func(l *analysis.Level) string { return fnum(l.ScheduleLag.P99) }}
+	// colReadLag is the client's read-lag p99 in ms (DESIGN §3.3), "-" without timestamps.
+	colReadLag = consoleColumn{"read lag p99", 12, readLagCell}
 )
+
+// readLagCell is the level's read-lag p99 in ms, "-" when unknown.
+func readLagCell(l *analysis.Level) string {
+	if l.ReadLag == nil {
+		return "-"
+	}
+	return fnum(analysis.Float(l.ReadLag.P99MS))
+}
 
 // consoleColumns returns the level table's columns: for an arrival-rate run or a closed-loop
 // one, every column (wide) or the default set, with ISL and OSL (wide only) when lengths.
@@ -57,9 +67,9 @@ func consoleColumns(rate, wide, lengths bool) []consoleColumn {
 	}
 	var cols []consoleColumn
 	if rate {
-		cols = []consoleColumn{colRate, colAch, colDone, colSustWide, colReq, colErrs, colTPS, colUTTFT50, colUTTFT95, colUE2E95, colLag}
+		cols = []consoleColumn{colRate, colAch, colDone, colSustWide, colReq, colErrs, colTPS, colUTTFT50, colUTTFT95, colUE2E95, colLag, colReadLag}
 	} else {
-		cols = []consoleColumn{colN, colReq, colErrs, colTPS, colCI, colQPS, colTTFT50, colTTFT95, colTPOT95, colE2E95}
+		cols = []consoleColumn{colN, colReq, colErrs, colTPS, colCI, colQPS, colTTFT50, colTTFT95, colTPOT95, colE2E95, colReadLag}
 	}
 	if lengths {
 		cols = append(cols, colISL, colOSL)
