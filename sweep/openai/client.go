@@ -394,7 +394,7 @@ type rawStream interface {
 // with [DONE].
 func (c *Client) read(ctx, reqCtx context.Context, s rawStream, st *reqState,
 	tSend time.Time, req *sweep.Request, rec *sweep.Record) (done bool) {
-	sr := streamRead{w: &st.w, off: tSend.Sub(st.w.start), arrival: st.arrival, sentUnix: tSend.UnixNano()}
+	sr := streamRead{w: &st.w, off: tSend.Sub(st.w.start), arrival: st.arrival}
 	if req.KeepReply {
 		sr.reply = new(strings.Builder)
 	}
@@ -487,11 +487,10 @@ type streamRead struct {
 	itl                 sweep.ITLSummary
 	log                 chunkLog         // records nothing when chunks are not recorded
 	reply               *strings.Builder // the answer content, when KeepReply (else nil)
-	// arrival is the connection's kernel arrival clock (nil: no read lag); sentUnix is t_send,
-	// Unix ns; lag the content chunks' read lags.
-	arrival  *atomic.Int64
-	sentUnix int64
-	lag      sweep.ReadLagHist
+	// arrival is the connection's kernel arrival clock (nil: no read lag); lag the content
+	// chunks' read lags.
+	arrival *atomic.Int64
+	lag     sweep.ReadLagHist
 }
 
 // readChunks reads the stream's events into sr until the stream ends or fails, and returns
@@ -505,7 +504,10 @@ func (c *Client) readChunks(s rawStream, tSend time.Time, sr *streamRead) error 
 		if err != nil {
 			return err
 		}
-		now := time.Since(tSend)
+		// One clock read: now is monotonic (immune to a wall-clock step), t's Unix time is
+		// compared with the kernel's CLOCK_REALTIME stamp of the read (read lag).
+		t := time.Now()
+		now := t.Sub(tSend)
 		res, ok := scanChunk(line)
 		if !ok {
 			if slow == nil {
@@ -548,7 +550,7 @@ func (c *Client) readChunks(s rawStream, tSend time.Time, sr *streamRead) error 
 		sr.last = now
 		sr.log.add(now.Microseconds())
 		if sr.arrival != nil {
-			sr.readLag(now)
+			sr.readLag(t.UnixNano())
 		}
 	}
 }

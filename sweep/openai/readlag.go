@@ -3,7 +3,6 @@ package openai
 import (
 	"net"
 	"sync/atomic"
-	"time"
 )
 
 // readStamper is a connection that knows the kernel's arrival time of the bytes it read last
@@ -22,12 +21,13 @@ func arrivalOf(c net.Conn) *atomic.Int64 {
 	return nil
 }
 
-// readLag counts the read lag of the content chunk timestamped now (from t_send): its Unix
-// time − the kernel's arrival time of the bytes read last (DESIGN §3.3). Chunks that an earlier
-// read had buffered get a larger lag: they waited in the client's buffers.
-func (sr *streamRead) readLag(now time.Duration) {
+// readLag counts the read lag of the content chunk timestamped at unix (Unix ns, read with the
+// chunk's own timestamp): unix − the kernel's arrival time of the bytes read last (DESIGN
+// §3.3), both on the wall clock, so only a read that straddles a clock step is off. Chunks that
+// an earlier read had buffered get a larger lag: they waited in the client's buffers.
+func (sr *streamRead) readLag(unix int64) {
 	if a := sr.arrival.Load(); a != 0 {
-		sr.lag.Add(sr.sentUnix + int64(now) - a)
+		sr.lag.Add(unix - a)
 	} else {
 		sr.lag.Missed++
 	}

@@ -167,8 +167,10 @@ func TestReadLagVerdict(t *testing.T) {
 		t.Logf("delay %v: read lag p50 %v p99 %v max %v over %d chunks (coverage %.2f), threshold %v; bound %v: %s; note %q",
 			delay, cs.ReadLagP50, cs.ReadLagP99, cs.ReadLagMax, cs.ReadLagChunks, cs.ReadLagCoverage, cs.ReadLagThreshold,
 			cs.Bound, cs.Reason, cs.Note)
-		if cs.Evidence != sweep.EvidenceReadLag || cs.ReadLagCoverage < 0.99 {
-			t.Fatalf("delay %v: evidence %q, coverage %.2f; want read_lag over every chunk", delay, cs.Evidence, cs.ReadLagCoverage)
+		// The kernel turns timestamping on a moment after the first socket asks: a process's
+		// first reads may come unstamped (counted missed), so not every chunk is covered.
+		if cs.Evidence != sweep.EvidenceReadLag || cs.ReadLagCoverage < sweep.ReadLagCoverageMin {
+			t.Fatalf("delay %v: evidence %q, coverage %.2f; want read_lag over at least %.0f%% of the chunks", delay, cs.Evidence, cs.ReadLagCoverage, 100*sweep.ReadLagCoverageMin)
 		}
 		lv := analysis.Summarize(sweep.GroupRecords(runs, recs), analysis.DefaultOptions())[0]
 		if delay == 0 {
