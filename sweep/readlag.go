@@ -31,7 +31,7 @@ const (
 
 // ReadLagBuckets is the number of buckets of a ReadLagHist: bucket 0 holds lags under 2 µs;
 // above, each power of two is split in two (lower bounds 2, 3, 4, 6, 8, 12, … µs), so a bucket
-// spans at most 1.5× its lower bound; lags of 3·2^19 µs (1.57 s) or more share the last.
+// spans at most 1.5× its lower bound; lags of 2^20 µs (1.05 s) or more share the last.
 const ReadLagBuckets = 40
 
 // ReadLagBucket returns the bucket (0 … ReadLagBuckets − 1) of a lag of us microseconds.
