@@ -95,11 +95,17 @@ func (c *stampConn) Read(b []byte) (int, error) {
 	return c.n, nil
 }
 
-// read is the raw conn's read function: one recvmsg into c.b; false (wait for the poller) on
-// EAGAIN.
+// maxRecvmsg caps one recvmsg: one TLS record at most (5-byte header, 2^14 bytes of plaintext,
+// 256 of expansion; RFC 8446 §5.2), so that a read under TLS, whose buffer can be far larger,
+// cannot gather a long backlog under the stamp of its last packet (DESIGN §3.3). Plain HTTP
+// reads through net/http's 4 KiB buffer, below the cap.
+const maxRecvmsg = 5 + 1<<14 + 256
+
+// read is the raw conn's read function: one recvmsg into c.b (at most maxRecvmsg bytes); false
+// (wait for the poller) on EAGAIN.
 func (c *stampConn) read(fd uintptr) bool {
 	c.iov.Base = &c.b[0]
-	c.iov.SetLen(len(c.b))
+	c.iov.SetLen(min(len(c.b), maxRecvmsg))
 	c.msg.Iov = &c.iov
 	c.msg.Iovlen = 1
 	c.msg.Control = (*byte)(unsafe.Pointer(&c.oob[0]))
@@ -150,18 +156,23 @@ func (c *stampConn) parseStamp() {
 	}
 }
 
-// opError wraps a read error like net.Conn's Read does (*net.OpError, io.EOF as is), so that
-// net/http and the callers see the timeouts and closed connections they would have seen.
+// opError wraps a read error like net.Conn's Read does (*net.OpError{Op: "read"} with the
+// network, the local address as Source and the remote as Addr; io.EOF as is), so that net/http
+// and the callers see the timeouts and closed connections they would have seen. The raw
+// conn's errors come as *net.OpError{Op: "raw-read", Source: nil}: their cause is rewrapped
+// (a deadline stays a Timeout() and os.ErrDeadlineExceeded, a closed conn net.ErrClosed).
 func (c *stampConn) opError(err error) error {
 	if errors.Is(err, io.EOF) {
 		return err
 	}
-	var op *net.OpError
-	if errors.As(err, &op) {
-		return err
+	if op, ok := err.(*net.OpError); ok {
+		if op.Op != "raw-read" {
+			return err
+		}
+		err = op.Err
 	}
 	if errno, ok := err.(syscall.Errno); ok {
 		err = os.NewSyscallError("recvmsg", errno)
 	}
-	return &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+	return &net.OpError{Op: "read", Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 }
