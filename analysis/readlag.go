@@ -20,6 +20,25 @@ type ReadLag struct {
 	Coverage float64 `json:"coverage"`
 }
 
+// KernelTTFT is a level's TTFT from the kernel's receive timestamps, in milliseconds: beside
+// Level.TTFT, the difference is the client's read lag of the first chunk.
+type KernelTTFT struct {
+	P50 Float `json:"p50"`
+	P95 Float `json:"p95"`
+	P99 Float `json:"p99"`
+	// Requests is the number of requests it covers (of Level.TTFT's population).
+	Requests int `json:"requests"`
+}
+
+// kernelTTFTOf summarises values (ms, sorted in place), nil when empty.
+func kernelTTFTOf(values []float64) *KernelTTFT {
+	if len(values) == 0 {
+		return nil
+	}
+	l := LatencyOf(values)
+	return &KernelTTFT{P50: l.P50, P95: l.P95, P99: l.P99, Requests: len(values)}
+}
+
 // readLagOf returns the evidence that decided a level's client verdict and its read lag (nil
 // without timestamps).
 func readLagOf(cs *sweep.ClientStats) (string, *ReadLag) {

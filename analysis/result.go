@@ -130,9 +130,13 @@ type Level struct {
 	Valid bool `json:"valid"`
 	// TTFT, TPOT, ITL and E2E summarise the latencies, in milliseconds.
 	TTFT Latency `json:"ttft_ms"`
-	TPOT Latency `json:"tpot_ms"`
-	ITL  Latency `json:"itl_ms"`
-	E2E  Latency `json:"e2e_ms"`
+	// TTFTKernel is TTFT as the kernel saw it (Record.TTFTKernel, DESIGN §3.3): over the
+	// requests of the TTFT population whose first content chunk was read with a kernel
+	// timestamp; nil (absent) when none was.
+	TTFTKernel *KernelTTFT `json:"ttft_kernel_ms,omitempty"`
+	TPOT       Latency     `json:"tpot_ms"`
+	ITL        Latency     `json:"itl_ms"`
+	E2E        Latency     `json:"e2e_ms"`
 	// InputTokens and OutputTokens summarise the prompt and output lengths of the successful
 	// requests sent in the window as the server counted them (usage), beside the lengths the
 	// workload requested.

@@ -93,6 +93,7 @@ func Summarize(levels []sweep.Level, opts Options) []Level {
 // scratch holds buffers reused across levels.
 type scratch struct {
 	ttft, tpot, e2e []float64
+	ttftKernel      []float64 // Record.TTFTKernel of the TTFT population, where stamped
 	itl             []weighted
 }
 
@@ -114,6 +115,7 @@ func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, opts Op
 	var good goodput
 	var sent sentStats
 	s.ttft, s.tpot, s.e2e, s.itl = s.ttft[:0], s.tpot[:0], s.e2e[:0], s.itl[:0]
+	s.ttftKernel = s.ttftKernel[:0]
 	for i := range records {
 		r := &records[i]
 		win.Add(r)
@@ -157,6 +159,7 @@ func (s *scratch) fill(lv *Level, win *sweep.WindowTotals, sent *sentStats, good
 		lv.MeanOutputTokens = Float(sent.okOutputTokens / float64(sent.ok))
 	}
 	lv.TTFT = LatencyOf(s.ttft)
+	lv.TTFTKernel = kernelTTFTOf(s.ttftKernel)
 	lv.TPOT = LatencyOf(s.tpot)
 	lv.E2E = LatencyOf(s.e2e)
 	lv.ITL = weightedLatency(s.itl)
@@ -267,6 +270,9 @@ func (s *scratch) addSent(st *sentStats, r *sweep.Record) {
 	st.okOutputTokens += float64(nOut)
 	if r.TTFT > 0 {
 		s.ttft = append(s.ttft, float64(r.TTFT)/1e6)
+		if r.TTFTKernel > 0 {
+			s.ttftKernel = append(s.ttftKernel, float64(r.TTFTKernel)/1e6)
+		}
 	}
 	s.e2e = append(s.e2e, float64(r.E2E)/1e6)
 	if nOut > 1 && r.TTFT > 0 && r.E2E >= r.TTFT {

@@ -149,6 +149,11 @@ type Record struct {
 	// ReadLag summarises the read lag of the request's content chunks (DESIGN §3.3): nil when
 	// its connection had no kernel receive timestamps (not Linux, setsockopt refused).
 	ReadLag *ReadLag `json:"read_lag,omitempty"`
+	// TTFTKernel is TTFT as the kernel saw it (DESIGN §3.3): the kernel's receive timestamp of
+	// the read that gave the first content chunk − t_send (Sent), both on the wall clock; it
+	// leaves out the client's read lag of that chunk. 0 (absent) when that read had no kernel
+	// timestamp.
+	TTFTKernel time.Duration `json:"ttft_kernel_ns,omitempty"`
 }
 
 // ITLSummary summarises the inter-chunk gaps of one request, in microseconds, when per-chunk

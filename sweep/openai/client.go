@@ -433,6 +433,9 @@ func (c *Client) read(ctx, reqCtx context.Context, s rawStream, st *reqState,
 	}
 	setTokens(rec, sc, req, c.opts.MaxTokensPerChunk)
 	rec.ReadLag = sr.lag.Record()
+	if sr.firstArrival != 0 {
+		rec.TTFTKernel = time.Duration(sr.firstArrival - tSend.UnixNano())
+	}
 	switch {
 	case done && nContent > 0:
 		rec.Status, rec.ErrorClass, rec.Error = sweep.StatusOK, "", ""
@@ -488,9 +491,11 @@ type streamRead struct {
 	log                 chunkLog         // records nothing when chunks are not recorded
 	reply               *strings.Builder // the answer content, when KeepReply (else nil)
 	// arrival is the connection's kernel arrival clock (nil: no read lag); lag the content
-	// chunks' read lags.
-	arrival *atomic.Int64
-	lag     sweep.ReadLagHist
+	// chunks' read lags; firstArrival the kernel's arrival time of the first content chunk
+	// (Unix ns; 0: unstamped).
+	arrival      *atomic.Int64
+	lag          sweep.ReadLagHist
+	firstArrival int64
 }
 
 // readChunks reads the stream's events into sr until the stream ends or fails, and returns

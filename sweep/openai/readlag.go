@@ -25,9 +25,13 @@ func arrivalOf(c net.Conn) *atomic.Int64 {
 // chunk's own timestamp): unix − the kernel's arrival time of the bytes read last (DESIGN
 // §3.3), both on the wall clock, so only a read that straddles a clock step is off. Chunks that
 // an earlier read had buffered get a larger lag: they waited in the client's buffers.
+// The first content chunk's arrival time is kept (TTFT as the kernel saw it).
 func (sr *streamRead) readLag(unix int64) {
 	if a := sr.arrival.Load(); a != 0 {
 		sr.lag.Add(unix - a)
+		if sr.sc.chunks == 1 {
+			sr.firstArrival = a
+		}
 	} else {
 		sr.lag.Missed++
 	}

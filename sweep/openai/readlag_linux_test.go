@@ -173,6 +173,7 @@ func TestReadLagVerdict(t *testing.T) {
 			t.Fatalf("delay %v: evidence %q, coverage %.2f; want read_lag over at least %.0f%% of the chunks", delay, cs.Evidence, cs.ReadLagCoverage, 100*sweep.ReadLagCoverageMin)
 		}
 		lv := analysis.Summarize(sweep.GroupRecords(runs, recs), analysis.DefaultOptions())[0]
+		checkKernelTTFT(t, recs, &lv, 20*time.Millisecond)
 		if delay == 0 {
 			if cs.Bound || lv.ClientBound {
 				t.Errorf("no delay: client-bound (%s), want not", cs.Reason)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -84,7 +85,7 @@ func TestReadLagThroughTLS(t *testing.T) {
 	cl := newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel; o.InsecureSkipVerify = true })
 	const delay = 12 * time.Millisecond
 	slowDial(cl, delay)
-	_, runs := runReadLagLevel(t, cl)
+	recs, runs := runReadLagLevel(t, cl)
 	cs := runs[0].Client
 	if cs == nil {
 		t.Fatal("no client stats")
@@ -95,4 +96,39 @@ func TestReadLagThroughTLS(t *testing.T) {
 		t.Fatalf("evidence %q, coverage %.2f, p99 %v; want read_lag over ≥ %.0f%% of the chunks, p99 > 0",
 			cs.Evidence, cs.ReadLagCoverage, cs.ReadLagP99, 100*sweep.ReadLagCoverageMin)
 	}
+	lv := analysis.Summarize(sweep.GroupRecords(runs, recs), analysis.DefaultOptions())[0]
+	checkKernelTTFT(t, recs, &lv, cfg.TTFT)
+}
+
+// checkKernelTTFT: every successful record's TTFT as the kernel saw it, where stamped, is at
+// least the simulator's TTFT (ttft: the server waits that long after it reads the request,
+// which is after t_send) and at most the client's TTFT (the kernel has the bytes before the
+// client reads them; 1 ms for the two clock reads: TTFT is monotonic, the kernel's stamp and
+// t_send's Unix time wall-clock); at least half the records are stamped (ReadLagCoverageMin),
+// and the level's ttft_kernel_ms p50 is at most its TTFT p50.
+func checkKernelTTFT(t *testing.T, recs []sweep.Record, lv *analysis.Level, ttft time.Duration) {
+	t.Helper()
+	ok, stamped := 0, 0
+	for i := range recs {
+		r := &recs[i]
+		if !r.OK() {
+			continue
+		}
+		ok++
+		if r.TTFTKernel == 0 {
+			continue
+		}
+		stamped++
+		if r.TTFTKernel < ttft || r.TTFTKernel > r.TTFT+time.Millisecond {
+			t.Fatalf("record %d.%d: ttft_kernel %v, ttft %v; want within [%v, ttft + 1 ms]", r.Worker, r.Seq, r.TTFTKernel, r.TTFT, ttft)
+		}
+	}
+	if ok == 0 || float64(stamped) < sweep.ReadLagCoverageMin*float64(ok) {
+		t.Fatalf("%d of %d successful records have ttft_kernel; want ≥ %.0f%%", stamped, ok, 100*sweep.ReadLagCoverageMin)
+	}
+	k := lv.TTFTKernel
+	if k == nil || k.Requests == 0 || k.P50 > lv.TTFT.P50 || k.P50 < analysis.Float(ttft.Seconds()*1e3) {
+		t.Fatalf("level ttft_kernel_ms %+v, ttft_ms p50 %v; want a p50 in [%v ms, TTFT p50]", k, lv.TTFT.P50, ttft.Seconds()*1e3)
+	}
+	t.Logf("ttft_kernel p50 %.3f ms (ttft p50 %.3f ms) over %d requests of the level; %d of the run's %d successful records stamped", k.P50, lv.TTFT.P50, k.Requests, stamped, ok)
 }
