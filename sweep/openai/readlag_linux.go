@@ -159,7 +159,7 @@ func (c *stampConn) parseStamp() {
 // opError wraps a read error like net.Conn's Read does (*net.OpError{Op: "read"} with the
 // network, the local address as Source and the remote as Addr; io.EOF as is), so that net/http
 // and the callers see the timeouts and closed connections they would have seen. The raw
-// conn's errors come as *net.OpError{Op: "raw-read", Source: nil}: their cause is rewrapped
+// conn's errors come as *net.OpError{Op: "raw-read"}: their cause is rewrapped
 // (a deadline stays a Timeout() and os.ErrDeadlineExceeded, a closed conn net.ErrClosed).
 func (c *stampConn) opError(err error) error {
 	if errors.Is(err, io.EOF) {

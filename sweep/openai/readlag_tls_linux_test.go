@@ -21,7 +21,7 @@ import (
 // TestStampConnErrorsLikeTCP: a stamped connection's read errors are those of a plain TCP
 // connection's Read: a deadline is a *net.OpError{Op: "read", Net: "tcp", Source: the local
 // address, Addr: the remote} that is a Timeout() and os.ErrDeadlineExceeded (not the raw conn's
-// Op "raw-read" with no Source), and a read of a closed conn is the same OpError over
+// Op "raw-read"), and a read of a closed conn is the same OpError over
 // net.ErrClosed.
 func TestStampConnErrorsLikeTCP(t *testing.T) {
 	c, _ := loopbackPair(t)
