@@ -139,3 +139,44 @@ func TestReportMemory(t *testing.T) {
 		t.Fatalf("misses %q, want the 1,024-stream average:\n%s", miss, b.String())
 	}
 }
+
+// TestReportGoals checks the goals of issue 17: the CPU ratio to the floor client at 1,024
+// streams, the memory slope, the 1,024-stream verdict and errors, and the largest level refused
+// by read lag; they print PASS or FAIL and never count as misses.
+func TestReportGoals(t *testing.T) {
+	cfg := config{ttft: 500 * time.Millisecond, itl: 100 * time.Millisecond, outputTokens: 32}
+	lvl := func(streams int, cpu time.Duration, kib float64, cs *sweep.ClientStats) row {
+		return row{streams: streams, achieved: float64(streams), tokens: 1e6, cpu: cpu,
+			rssPerStream: kib * 1024, ttft: 500.5, tpot: 100, client: cs}
+	}
+	ok := &sweep.ClientStats{Evidence: sweep.EvidenceReadLag, ReadLagChunks: 100, ReadLagP99: 400 * time.Microsecond}
+	lagged := &sweep.ClientStats{Bound: true, Evidence: sweep.EvidenceReadLag, ReadLagChunks: 100, ReadLagP99: 40 * time.Millisecond}
+	// kneecap 1.10 × the floor at 1,024 streams, 30 KiB a stream more per stream, 4,096 refused
+	// by a read lag of 40 ms: every goal met.
+	rows := []row{lvl(1024, 1100*time.Millisecond, 30, ok), lvl(4096, 4400*time.Millisecond, 30, lagged)}
+	floor := []row{lvl(1024, time.Second, 20, nil), lvl(4096, 4*time.Second, 20, nil)}
+	var b strings.Builder
+	report(&b, cfg, rows, floor, time.Minute)
+	out := b.String()
+	for _, want := range []string{"PASS  memory per stream (slope) 30.0 KiB ≤ 40 KiB", "PASS  1024 streams: client CPU 1.10× the floor client's ≤ 1.15×",
+		"PASS  1024 streams: not client-bound", "PASS  4096 streams: client-bound by read lag (read lag p99 40ms)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	// 1.30 × the floor, the 4,096 level not refused: FAIL, and still no miss.
+	rows[0].cpu, rows[1].client = 1300*time.Millisecond, ok
+	b.Reset()
+	miss := report(&b, cfg, rows, floor, time.Minute)
+	out = b.String()
+	for _, want := range []string{"FAIL  1024 streams: client CPU 1.30×", "FAIL  4096 streams: client-bound by read lag (read lag p99 400µs)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	for _, m := range miss {
+		if strings.Contains(m, "×") || strings.Contains(m, "read lag") {
+			t.Errorf("a goal counted as a miss: %q", m)
+		}
+	}
+}

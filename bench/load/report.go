@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kneecap/kneecap/sweep"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -111,7 +112,56 @@ func report(w io.Writer, cfg config, rows, floor []row, elapsed time.Duration) [
 			}
 		}
 	}
+	goals(w, rows, floor, slope, fit, ttftCfg, tpotCfg)
 	return miss
+}
+
+// Goals of issue 17 on a 2-core machine, printed PASS or FAIL beside the targets but not yet
+// gates (-check ignores them): kneecap's CPU per token within goalFloorRatio of the floor
+// client's at goalStreams, memory per stream (the slope) within goalRSSPerStream, and the
+// read-lag verdict: goalStreams valid with TTFT and TPOT p50 within goalRelErr, the largest
+// level refused by read lag.
+const (
+	goalStreams      = 1024
+	goalFloorRatio   = 1.15
+	goalRSSPerStream = 40 << 10
+	goalRelErr       = 0.01
+)
+
+// goals prints the goals of issue 17 (see the constants).
+func goals(w io.Writer, rows, floor []row, slope float64, fit bool, ttftCfg, tpotCfg float64) {
+	fmt.Fprintln(w, "\ngoals (issue 17; not gates):")
+	say := func(ok bool, format string, args ...any) {
+		verdict := "PASS"
+		if !ok {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(w, "%s  %s\n", verdict, fmt.Sprintf(format, args...))
+	}
+	if fit {
+		say(slope <= goalRSSPerStream, "memory per stream (slope) %.1f KiB ≤ %d KiB", slope/1024, goalRSSPerStream>>10)
+	}
+	for i, r := range rows {
+		if r.streams == goalStreams && i < len(floor) && floor[i].streams == r.streams && floor[i].cpuPerToken() > 0 {
+			ratio := float64(r.cpuPerToken()) / float64(floor[i].cpuPerToken())
+			say(ratio <= goalFloorRatio, "%d streams: client CPU %.2f× the floor client's ≤ %.2f×", r.streams, ratio, goalFloorRatio)
+		}
+		if r.streams == goalStreams {
+			bound := r.client != nil && r.client.Bound
+			ttftErr, tpotErr := math.Abs(r.ttft-ttftCfg)/ttftCfg, math.Abs(r.tpot-tpotCfg)/tpotCfg
+			say(!bound && ttftErr <= goalRelErr && tpotErr <= goalRelErr, "%d streams: not client-bound, TTFT and TPOT p50 within %.0f%% (%+.2f%%, %+.2f%%)",
+				r.streams, 100*goalRelErr, 100*(r.ttft-ttftCfg)/ttftCfg, 100*(r.tpot-tpotCfg)/tpotCfg)
+		}
+	}
+	if n := len(rows); n > 0 && rows[n-1].streams > goalStreams {
+		r := rows[n-1]
+		byLag := r.client != nil && r.client.Bound && r.client.Evidence == sweep.EvidenceReadLag
+		lag := "no read lag"
+		if r.client != nil && r.client.ReadLagChunks > 0 {
+			lag = "read lag p99 " + r.client.ReadLagP99.String()
+		}
+		say(byLag, "%d streams: client-bound by read lag (%s)", r.streams, lag)
+	}
 }
 
 // rssSlope fits peak RSS growth = fixed + slope × streams over the levels by least squares
