@@ -190,10 +190,9 @@ func (a *analyzer) recheck(lv *Level) {
 		why = append(why, "not steady")
 	}
 	// 0 is "not reported" here (a zero-value field); Summarize flags a real empty window itself.
-	if ac, want := lv.AchievedConcurrency, expectedInFlight(lv, a.opts.Think); ac.OK() && ac > 0 && float64(ac) < MinAchievedRatio*want {
-		why = append(why, fmt.Sprintf("achieved concurrency %.2f < %.0f%% of %.3g (target %d, mean think time %v)", float64(ac), MinAchievedRatio*100, want, lv.Concurrency, a.opts.Think))
-		if a.opts.Think <= 0 {
-			why[len(why)-1] = fmt.Sprintf("achieved concurrency %.2f < %.0f%% of target %d", float64(ac), MinAchievedRatio*100, lv.Concurrency)
+	if lv.AchievedConcurrency > 0 {
+		if w := underAchieved(lv, a.opts.Think); w != "" {
+			why = append(why, w)
 		}
 	}
 	if l := lv.LittlesLawError; l.OK() && float64(l) > MaxLittlesLawError {

@@ -337,13 +337,8 @@ func (s *scratch) validity(lv *Level, run *sweep.LevelRun, opts Options, anyOK b
 	if lv.WindowS.OK() && !anyOK {
 		note("no successful request was sent in the window")
 	}
-	if a, want := lv.AchievedConcurrency, expectedInFlight(lv, opts.Think); a.OK() && float64(a) < MinAchievedRatio*want {
-		if opts.Think > 0 {
-			note("achieved concurrency %.2f < %.0f%% of %.2f, what target %d keeps in flight with a mean think time of %v",
-				float64(a), MinAchievedRatio*100, want, run.Concurrency, opts.Think)
-		} else {
-			note("achieved concurrency %.2f < %.0f%% of target %d", float64(a), MinAchievedRatio*100, run.Concurrency)
-		}
+	if why := underAchieved(lv, opts.Think); why != "" {
+		note("%s", why)
 	}
 	if e := lv.ErrorRate; e.OK() && float64(e) > opts.MaxErrorRate {
 		note("error rate %.1f%% > %.1f%%", float64(e)*100, opts.MaxErrorRate*100)
@@ -371,14 +366,27 @@ func (s *scratch) validity(lv *Level, run *sweep.LevelRun, opts Options, anyOK b
 	lv.Valid = valid
 }
 
-// expectedInFlight is the requests a closed-loop level of target c keeps in flight: c, or with
-// a mean think time θ between a worker's requests c × E2E ÷ (E2E + θ), E2E the level's mean
-// (a worker is busy that share of its cycle).
-func expectedInFlight(lv *Level, think time.Duration) float64 {
-	c := float64(lv.Concurrency)
+// underAchieved returns why lv's achieved concurrency is below MinAchievedRatio of what its
+// target keeps in flight, or "" when it is not (or is unknown): c, or with a mean think time θ
+// between a worker's requests c × E2E ÷ (E2E + θ), E2E the level's mean (a worker is busy that
+// share of its cycle).
+func underAchieved(lv *Level, think time.Duration) string {
+	a := lv.AchievedConcurrency
+	if !a.OK() {
+		return ""
+	}
+	want := float64(lv.Concurrency)
 	e2e := float64(lv.E2E.Mean) / 1e3
 	if think <= 0 || !lv.E2E.Mean.OK() || !(e2e > 0) {
-		return c
+		if float64(a) < MinAchievedRatio*want {
+			return fmt.Sprintf("achieved concurrency %.2f < %.0f%% of target %d", float64(a), MinAchievedRatio*100, lv.Concurrency)
+		}
+		return ""
 	}
-	return c * e2e / (e2e + think.Seconds())
+	want *= e2e / (e2e + think.Seconds())
+	if float64(a) < MinAchievedRatio*want {
+		return fmt.Sprintf("achieved concurrency %.2f < %.0f%% of %.2f, what target %d keeps in flight with a mean think time of %v",
+			float64(a), MinAchievedRatio*100, want, lv.Concurrency, think)
+	}
+	return ""
 }
