@@ -116,10 +116,17 @@ func TestRateSimTruth(t *testing.T) {
 	if math.Abs(maxQPS/c-1) > 0.10 {
 		t.Errorf("closed-loop max QPS %.1f and open-loop capacity %.1f differ by more than 10%%", maxQPS, c)
 	}
+	// The level at 1.6 × must be kept (valid) although unsustainable — unless the client
+	// self-check found the load generator late (read lag past its bound: a 2-core runner
+	// under -race, 300 streams open), when its validity says nothing about the backlog rule.
 	over := open.Levels[len(fracs)-1]
-	if !over.Valid || over.Sustainable || !(over.TTFTScheduled.P50 > over.TTFT.P50) {
-		t.Errorf("1.6 × capacity: valid %v sustainable %v, TTFT p50 %v from send, %v from scheduled: want valid, unsustainable, the second larger",
-			over.Valid, over.Sustainable, over.TTFT.P50, over.TTFTScheduled.P50)
+	wantValid := !over.ClientBound
+	if !wantValid {
+		t.Logf("1.6 × capacity was client-bound on this machine: its validity is not checked")
+	}
+	if (wantValid && !over.Valid) || over.Sustainable || !(over.TTFTScheduled.P50 > over.TTFT.P50) {
+		t.Errorf("1.6 × capacity: valid %v (client-bound %v) sustainable %v, TTFT p50 %v from send, %v from scheduled: want valid unless client-bound, unsustainable, the second larger",
+			over.Valid, over.ClientBound, over.Sustainable, over.TTFT.P50, over.TTFTScheduled.P50)
 	}
 	checkHalfLoadTTFT(t, cfg, rates[0], open.Levels[0], closed.Levels[0])
 }
