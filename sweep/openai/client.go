@@ -334,9 +334,11 @@ func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) 
 	rec.Retried = false
 	rec.ReadLag = nil
 
+	// go-openai opens the stream; the adapter reads it (sseBody.next) and closes it. The
+	// stream value go-openai returns, with its own line reader, is dropped at once.
 	var (
-		s   rawStream
-		err error
+		open io.Closer
+		err  error
 	)
 	switch c.api {
 	case sweep.APICompletions:
@@ -347,9 +349,8 @@ func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) 
 			StreamOptions: &goopenai.StreamOptions{IncludeUsage: true},
 		}
 		var cs *goopenai.CompletionStream
-		cs, err = c.oc.CreateCompletionStream(reqCtx, cr)
-		if err == nil {
-			s = cs
+		if cs, err = c.oc.CreateCompletionStream(reqCtx, cr); err == nil {
+			open = cs
 		}
 	default:
 		cr := goopenai.ChatCompletionRequest{
@@ -362,10 +363,14 @@ func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) 
 			cr.MaxTokens, cr.MaxCompletionTokens = 0, req.MaxTokens
 		}
 		var cs *goopenai.ChatCompletionStream
-		cs, err = c.oc.CreateChatCompletionStream(reqCtx, cr)
-		if err == nil {
-			s = cs
+		if cs, err = c.oc.CreateChatCompletionStream(reqCtx, cr); err == nil {
+			open = cs
 		}
+	}
+	if err == nil && st.body == nil {
+		// Only a response that bypassed doer.Do has no event body; none does.
+		_ = open.Close()
+		err = errNoEventBody
 	}
 	tSend := st.sendTime(start)
 	rec.Sent = tSend.UnixNano()
@@ -378,21 +383,15 @@ func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) 
 		cancel(nil)
 		return
 	}
-	done := c.read(ctx, reqCtx, s, st, tSend, req, rec)
-	c.finish(s, st, cancel, done)
+	done := c.read(ctx, reqCtx, st.body, st, tSend, req, rec)
+	c.finish(st.body, st, cancel, done)
 }
 
-// rawStream is the part of go-openai's stream readers the adapter uses.
-type rawStream interface {
-	RecvRaw() ([]byte, error)
-	Close() error
-}
-
-// read consumes the stream and fills rec. It takes no locks; its allocations are go-openai's
-// line read and prefix strip, and the Chunks slice, preallocated from max_tokens (at most
-// maxChunksPrealloc and MaxRecordedChunks; chunkLog). It reports whether the stream ended
-// with [DONE].
-func (c *Client) read(ctx, reqCtx context.Context, s rawStream, st *reqState,
+// read consumes the stream and fills rec. It takes no locks; its allocations are the Chunks
+// slice, preallocated from max_tokens (at most maxChunksPrealloc and MaxRecordedChunks;
+// chunkLog), and the event buffer's growth for a line over sseBufInit bytes. It reports
+// whether the stream ended with [DONE].
+func (c *Client) read(ctx, reqCtx context.Context, s *sseBody, st *reqState,
 	tSend time.Time, req *sweep.Request, rec *sweep.Record) (done bool) {
 	sr := streamRead{w: &st.w, off: tSend.Sub(st.w.start), arrival: st.arrival}
 	if req.KeepReply {
@@ -419,7 +418,7 @@ func (c *Client) read(ctx, reqCtx context.Context, s rawStream, st *reqState,
 	} else {
 		rec.E2E = time.Since(tSend) // before the drain (Client.finish), which is not the request's time
 	}
-	done = errors.Is(err, io.EOF) && st.body != nil && st.body.sawDone
+	done = errors.Is(err, io.EOF) && s.sawDone
 	if c.opts.RecordChunks {
 		if len(chunks) < cap(chunks)/2 {
 			// max_tokens was a loose cap: the record is kept for the whole sweep, so it must
@@ -457,12 +456,12 @@ func (c *Client) read(ctx, reqCtx context.Context, s rawStream, st *reqState,
 // worker wait drainTimeout per request; once one has, every later drain runs in the
 // background (owned by c.drains, waited for by Close), and its connection, when the body
 // does not end, is closed at drainTimeout.
-func (c *Client) finish(s rawStream, st *reqState, cancel context.CancelCauseFunc, done bool) {
+func (c *Client) finish(s *sseBody, st *reqState, cancel context.CancelCauseFunc, done bool) {
 	end := func() bool {
 		ended := true
-		if done && st.body != nil {
+		if done {
 			st.w.drain(drainTimeout)
-			ended = st.body.drain()
+			ended = s.drain()
 		}
 		st.w.stop()
 		_ = s.Close()
@@ -500,12 +499,12 @@ type streamRead struct {
 
 // readChunks reads the stream's events into sr until the stream ends or fails, and returns
 // why it stopped (io.EOF at its end): the per-chunk path.
-func (c *Client) readChunks(s rawStream, tSend time.Time, sr *streamRead) error {
+func (c *Client) readChunks(s *sseBody, tSend time.Time, sr *streamRead) error {
 	// The decoder of the payloads scanChunk declines (chunkDecoder.decode), allocated when
 	// the first one comes: most streams never need it.
 	var slow *chunkDecoder
 	for {
-		line, err := s.RecvRaw()
+		line, err := s.next()
 		if err != nil {
 			return err
 		}

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -390,32 +389,6 @@ func TestNewValidates(t *testing.T) {
 		{BaseURL: "http://x/v1", ExtraBody: map[string]any{"logit_bias": map[any]any{1: 2}}}} {
 		if _, err := New(o); err == nil {
 			t.Errorf("New(%+v): want error", o)
-		}
-	}
-}
-
-// TestSSEBodyDone checks [DONE] detection across read boundaries and spellings.
-func TestSSEBodyDone(t *testing.T) {
-	tests := []struct {
-		in   string
-		done bool
-	}{
-		{"data: {}\n\ndata: [DONE]\n\n", true},
-		{"data:[DONE]\r\n", true},
-		{"data: [DONE]", true},
-		{"data: {}\n\n", false},
-		{"data: [DONE]x\n", false},
-		{": ping\ndata: {\"a\":1}\n", false},
-	}
-	for _, tt := range tests {
-		for split := 1; split <= len(tt.in); split++ {
-			b := &sseBody{rc: io.NopCloser(&oneByteReader{s: tt.in, n: split}), maxLine: 1 << 10, maxNonData: 1 << 10}
-			if _, err := io.Copy(io.Discard, bufio.NewReader(b)); err != nil {
-				t.Fatal(err)
-			}
-			if b.sawDone != tt.done {
-				t.Errorf("%q split %d: done %v, want %v", tt.in, split, b.sawDone, tt.done)
-			}
 		}
 	}
 }

@@ -1,16 +1,13 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
-	"regexp"
 	"slices"
 	"testing"
 	"time"
@@ -74,107 +71,6 @@ func (c *chunkedReader) Read(p []byte) (int, error) {
 		p = p[:c.n]
 	}
 	return c.r.Read(p)
-}
-
-// FuzzSSEBody feeds arbitrary bytes, cut into arbitrary reads, through the stream guard and
-// checks that it passes the bytes through unchanged except for separators it may drop (see
-// checkDropped), stops only at a real limit breach, and reports [DONE] only when the stream
-// holds it.
-func FuzzSSEBody(f *testing.F) {
-	for _, s := range streamSeeds {
-		f.Add([]byte(s), uint8(7))
-	}
-	f.Add(bytes.Repeat([]byte("x"), 300), uint8(255))
-	f.Add([]byte(": c\n: c\n: c\n: c\n: c\n: c\n"), uint8(1))
-	const maxLine, maxNonData = 128, 16
-	f.Fuzz(func(t *testing.T, data []byte, step uint8) {
-		b := &sseBody{rc: io.NopCloser(&chunkedReader{r: bytes.NewReader(data), n: int(step) + 1}), maxLine: maxLine, maxNonData: maxNonData}
-		out, err := io.ReadAll(b)
-		checkDropped(t, data, out, err == nil)
-		lines := bytes.Split(data, []byte("\n"))
-		longest, nonData := 0, 0
-		for _, l := range lines {
-			longest = max(longest, len(l))
-			// A line is non-data unless it is blank or a data line once trimmed; a line the
-			// guard cannot classify from its first headLen bytes after ASCII white space
-			// (they are all Unicode white space) counts as non-data too.
-			tl := bytes.TrimSpace(l)
-			tail := bytes.TrimLeft(l, asciiSpace)
-			unknown := len(tail) > headLen && len(bytes.TrimSpace(tail[:headLen])) == 0
-			if len(tl) > 0 && (!bytes.HasPrefix(tl, []byte("data:")) || unknown) {
-				nonData += len(l)
-			}
-		}
-		switch {
-		case err == nil:
-			if longest > maxLine {
-				t.Fatalf("a %d-byte line passed the %d-byte cap", longest, maxLine)
-			}
-			if nonData > maxNonData {
-				t.Fatalf("%d non-data bytes passed the %d-byte cap", nonData, maxNonData)
-			}
-		case errors.Is(err, errLineTooLong):
-			if longest <= maxLine {
-				t.Fatalf("line cap hit with lines of at most %d bytes", longest)
-			}
-		case errors.Is(err, errNonDataTooLong):
-			if nonData <= maxNonData {
-				t.Fatalf("non-data cap hit with %d non-data bytes", nonData)
-			}
-		default:
-			t.Fatalf("unexpected error %v", err)
-		}
-		if b.sawDone && !bytes.Contains(data, []byte("[DONE]")) {
-			t.Fatal("saw [DONE] in a stream without it")
-		}
-	})
-}
-
-// checkDropped checks that out is in with nothing changed but some separators dropped, each
-// the first blank line ("\n" or "\r\n") after a "data:" line that cannot be go-openai's
-// in-stream error line (whose next line go-openai must see, stream_reader.go in go-openai
-// v1.43.0), and, when complete, that out holds all of in.
-func checkDropped(t *testing.T, in, out []byte, complete bool) {
-	t.Helper()
-	var lines [][]byte
-	for len(in) > 0 {
-		i := bytes.IndexByte(in, '\n')
-		line := in
-		if i >= 0 {
-			line = in[:i+1]
-		}
-		lines = append(lines, line)
-		in = in[len(line):]
-	}
-	if !matchDropped(lines, out, nil, complete) {
-		t.Fatalf("output %q is not the input %q less droppable separators", out, bytes.Join(lines, nil))
-	}
-}
-
-// goOpenAIErrorLine is go-openai v1.43.0's errorPrefix (stream_reader.go), matched against
-// the trimmed line.
-var goOpenAIErrorLine = regexp.MustCompile(`^data:\s*{"error":`)
-
-// matchDropped reports whether out can be lines less droppable separators; prev is the line
-// before lines[0] (nil at the start or after a dropped separator). An eligible separator may
-// be dropped or kept (kept when split across reads), so both are tried.
-func matchDropped(lines [][]byte, out, prev []byte, complete bool) bool {
-	if len(lines) == 0 {
-		return len(out) == 0
-	}
-	line := lines[0]
-	if string(line) == "\n" || string(line) == "\r\n" {
-		tp := bytes.TrimSpace(prev)
-		if prev != nil && bytes.HasPrefix(tp, []byte("data:")) && !goOpenAIErrorLine.Match(tp) &&
-			matchDropped(lines[1:], out, nil, complete) {
-			return true
-		}
-	}
-	if bytes.HasPrefix(out, line) {
-		return matchDropped(lines[1:], out[len(line):], line, complete)
-	}
-	// An incomplete read may stop anywhere inside a line.
-	return !complete && bytes.HasPrefix(line, out)
 }
 
 // FuzzStream sends an arbitrary body as a 200 text/event-stream answer to the real client
