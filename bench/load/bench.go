@@ -80,7 +80,7 @@ func parseFlags(stderr io.Writer, args []string) (config, error) {
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c config
-	levels := fs.String("levels", "256,1024,4096", "comma-separated concurrencies (streams)")
+	levels := fs.String("levels", "256,1024,4096,8192", "comma-separated concurrencies (streams)")
 	fs.StringVar(&c.kneecap, "kneecap", "", "kneecap `binary` serving the simulator (default: go build ./cmd/kneecap)")
 	fs.DurationVar(&c.ttft, "ttft", 500*time.Millisecond, "simulator TTFT")
 	fs.DurationVar(&c.itl, "itl", 100*time.Millisecond, "simulator inter-token latency (tokens/s = streams ÷ itl)")
@@ -183,7 +183,9 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string, newSim si
 	sink := &benchSink{cfg: cfg, smp: smp, base: base, stderr: stderr, label: "kneecap client"}
 	// The GC setting of `kneecap sweep` (the floor client below runs under it too).
 	defer sweep.SetLoadGC()()
-	out, err := sweep.Run(ctx, nil, plan, client, sink)
+	out, err := runLabelled(ctx, "kneecap", func(ctx context.Context) (sweep.Outcome, error) {
+		return sweep.Run(ctx, nil, plan, client, sink)
+	})
 	if err != nil {
 		return fmt.Errorf("load: %w", err)
 	}
@@ -284,7 +286,9 @@ func runFloor(ctx context.Context, cfg config, plan sweep.Plan, fc *floorClient,
 	}
 	fsink := &benchSink{cfg: cfg, smp: smp, base: smp.last(), stderr: stderr, label: "floor client"}
 	plan.Observer = nil
-	fout, err := sweep.Run(ctx, nil, plan, fc, fsink)
+	fout, err := runLabelled(ctx, "floor", func(ctx context.Context) (sweep.Outcome, error) {
+		return sweep.Run(ctx, nil, plan, fc, fsink)
+	})
 	if err != nil {
 		return nil, 0, fmt.Errorf("load: floor: %w", err)
 	}
@@ -315,4 +319,13 @@ func binarySim(ctx context.Context, bin string, stderr io.Writer) (newSim simCom
 		}
 	}
 	return func(ctx context.Context, args []string) *exec.Cmd { return exec.CommandContext(ctx, bin, args...) }, cleanup, nil
+}
+
+// runLabelled runs a client's levels under the profiler label client=name, which every
+// goroutine they start inherits (workers, net/http's dial, read and write loops): `go tool
+// pprof -tagfocus client=floor` then separates the two clients' samples of one -cpuprofile
+// (the runtime's own goroutines and its scheduler on g0 carry no label).
+func runLabelled(ctx context.Context, name string, run func(context.Context) (sweep.Outcome, error)) (out sweep.Outcome, err error) {
+	pprof.Do(ctx, pprof.Labels("client", name), func(ctx context.Context) { out, err = run(ctx) })
+	return out, err
 }

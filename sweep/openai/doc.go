@@ -13,10 +13,11 @@
 // go-openai has no extra-body hook for chat or completion requests, so the adapter gives
 // go-openai an HTTPDoer that merges Options.ExtraBody (and, per request, ignore_eos and
 // min_tokens = max_tokens) into the JSON body before the request reaches the transport, and
-// wraps every response body: streams are checked for the terminal "data: [DONE]" (go-openai
-// reports a cut stream as a clean io.EOF), lines are capped at Options.MaxLineBytes and
-// non-data lines at Options.MaxNonDataBytes (go-openai's bufio.Reader.ReadBytes and its error
-// accumulator are otherwise unbounded), and non-stream bodies are capped at MaxBodyBytes.
+// wraps every response body. go-openai opens each stream; the adapter reads it (events.go:
+// go-openai's line rules without its per-line copies and regexps), checks it for the terminal
+// "data: [DONE]" (a cut stream is an error, not a clean end), caps lines at
+// Options.MaxLineBytes and non-data lines at Options.MaxNonDataBytes; non-stream bodies are
+// capped at MaxBodyBytes.
 //
 // Deadlines (watch.go): Options.RequestTimeout from the send to the end of the stream,
 // TTFTTimeout to the first content chunk and StallTimeout between stream events after it, all
