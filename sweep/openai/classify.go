@@ -26,6 +26,8 @@ func classify(err error, streaming bool) sweep.ErrorClass {
 	switch {
 	case errors.Is(err, errRedirect):
 		return sweep.ErrRedirect
+	case errors.Is(err, errNoEventBody):
+		return sweep.ErrStreamBroken
 	case errors.As(err, &apiErr):
 		if apiErr.HTTPStatusCode > 0 {
 			return statusClass(apiErr.HTTPStatusCode)

@@ -73,8 +73,8 @@ type Options struct {
 	// MaxLineBytes caps one line of a stream, in bytes; a longer line fails the request
 	// as bad_chunk.
 	MaxLineBytes int
-	// MaxNonDataBytes caps the bytes of non-"data:" lines in one stream (go-openai keeps
-	// them to build error messages).
+	// MaxNonDataBytes caps the bytes of non-"data:" lines in one stream (the adapter keeps
+	// them, as go-openai did, to report a body that spells a JSON error object).
 	MaxNonDataBytes int
 	// MaxBodyBytes caps a non-stream response body (errors, /v1/models), in bytes.
 	MaxBodyBytes int64
@@ -368,7 +368,8 @@ func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) 
 		}
 	}
 	if err == nil && st.body == nil {
-		// Only a response that bypassed doer.Do has no event body; none does.
+		// doer.Do gives every 2xx stream response an event body and fails every 3xx one: only
+		// a response that bypassed it would have none.
 		_ = open.Close()
 		err = errNoEventBody
 	}
@@ -389,7 +390,8 @@ func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) 
 
 // read consumes the stream and fills rec. It takes no locks; its allocations are the Chunks
 // slice, preallocated from max_tokens (at most maxChunksPrealloc and MaxRecordedChunks;
-// chunkLog), and the event buffer's growth for a line over sseBufInit bytes. It reports
+// chunkLog), the event buffer's growth for a line over sseBufInit bytes, the non-data text
+// kept for an error body, and the decoder of the payloads scanChunk declines. It reports
 // whether the stream ended with [DONE].
 func (c *Client) read(ctx, reqCtx context.Context, s *sseBody, st *reqState,
 	tSend time.Time, req *sweep.Request, rec *sweep.Record) (done bool) {

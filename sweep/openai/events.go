@@ -13,10 +13,11 @@ import (
 // sseBody is the body of a streaming response, read line by line by the adapter (next):
 // go-openai opens the stream (request, status, error bodies) and closes it, but its line
 // reader is not used. That reader cost, per line, a ReadBytes copy, a regexp ReplaceAll that
-// allocates twice, two more regexp matches and a 4 KiB buffer per request (go-openai v1.43.0,
-// stream_reader.go): three allocations and about a quarter of the client's own CPU per chunk
-// (docs/performance.md). next returns each payload in place, in a buffer that starts at
-// sseBufInit bytes and grows only for a longer line.
+// allocates twice and two more regexp matches, and it held a 4 KiB buffer for the whole
+// stream (go-openai v1.43.0, stream_reader.go; it still allocates the buffer, which is garbage
+// once the stream is open): three allocations a chunk (docs/performance.md). next returns each
+// payload in place, in a buffer that starts at sseBufInit bytes and grows only for a longer
+// line.
 //
 // What it returns is what go-openai's RecvRaw returned: the text after "data:" and its white
 // space of each data line, the line trimmed first; io.EOF after "data: [DONE]" (sawDone) or at
@@ -25,7 +26,10 @@ import (
 // line that ends each event not counted, and their text is kept, as go-openai keeps it, to
 // report a body that ends as a JSON error object (a server answering 200 with
 // {"error": {...}}) as that error. An in-stream error event ("data: {"error": ...}") is a
-// payload like any other: the chunk decoder makes it an *goopenai.APIError.
+// payload like any other: the chunk decoder makes it an *goopenai.APIError. At the body's
+// end a last line without '\n' is read too: "data: [DONE]" ends the stream, another data line
+// is an event cut off and dropped (go-openai dropped every such line), a non-data line joins
+// the error text. A read that fails mid-line returns its error, not the partial line.
 //
 // It caps one line at maxLine bytes (errLineTooLong) and the stream's non-data lines at
 // maxNonData bytes (errNonDataTooLong).
@@ -66,7 +70,7 @@ func newSSEBody(rc io.ReadCloser, maxLine, maxNonData int) *sseBody {
 // the stream's end, or the error that ended it.
 func (b *sseBody) next() ([]byte, error) {
 	for b.err == nil {
-		line, err := b.line()
+		line, last, err := b.line()
 		if err != nil {
 			b.err = b.end(err)
 			break
@@ -75,11 +79,17 @@ func (b *sseBody) next() ([]byte, error) {
 		if rest, ok := bytes.CutPrefix(t, []byte("data:")); ok {
 			b.empty, b.afterData = 0, true
 			p := bytes.TrimLeft(rest, reSpace)
-			if string(p) == "[DONE]" {
+			switch {
+			case string(p) == "[DONE]":
 				b.sawDone, b.err = true, io.EOF
-				break
+			case last:
+				// A data line the body's end cut off is an event that never ended (go-openai
+				// and the SSE rules drop it too): the stream ended without [DONE].
+				b.err = b.end(io.EOF)
+			default:
+				return p, nil
 			}
-			return p, nil
+			break
 		}
 		if len(t) == 0 && b.afterData {
 			b.afterData = false // the event's separator
@@ -117,33 +127,36 @@ func (b *sseBody) end(err error) error {
 	return err
 }
 
-// line returns the next line without its '\n', or, at the body's end, its last bytes when
-// they do not end in one.
-func (b *sseBody) line() ([]byte, error) {
+// line returns the next line without its '\n'; last marks the body's last bytes when they
+// do not end in one (the body ended: io.EOF). Bytes that a failed read cut off are no line:
+// the read's error is returned instead, as go-openai's ReadBytes returned it.
+func (b *sseBody) line() (line []byte, last bool, err error) {
 	for empties := 0; ; {
 		if i := bytes.IndexByte(b.buf[b.r+b.scanned:b.w], '\n'); i >= 0 {
 			end := b.r + b.scanned + i
 			line := b.buf[b.r:end]
 			b.r, b.scanned = end+1, 0
 			if len(line) > b.maxLine {
-				return nil, fmt.Errorf("%w: over %d bytes", errLineTooLong, b.maxLine)
+				return nil, false, fmt.Errorf("%w: over %d bytes", errLineTooLong, b.maxLine)
 			}
-			return line, nil
+			return line, false, nil
 		}
 		b.scanned = b.w - b.r
 		if b.scanned > b.maxLine {
-			return nil, fmt.Errorf("%w: over %d bytes", errLineTooLong, b.maxLine)
+			return nil, false, fmt.Errorf("%w: over %d bytes", errLineTooLong, b.maxLine)
 		}
 		if b.rerr != nil {
-			if b.scanned == 0 {
-				return nil, b.rerr
+			if b.scanned == 0 || b.rerr != io.EOF {
+				return nil, false, b.rerr
 			}
 			line := b.buf[b.r:b.w]
 			b.r, b.scanned = b.w, 0
-			return line, nil
+			return line, true, nil
 		}
-		n := b.fill()
-		if n == 0 && b.rerr == nil {
+		if n := b.fill(); n > 0 {
+			empties = 0
+		} else if b.rerr == nil {
+			// Consecutive reads of nothing, as bufio counts them.
 			if empties++; empties >= maxEmptyReads {
 				b.rerr = io.ErrNoProgress
 			}
@@ -163,7 +176,11 @@ func (b *sseBody) fill() int {
 	}
 	if b.w == len(b.buf) {
 		// line reports a full buffer of maxLine + 1 bytes before it asks for more.
-		buf := make([]byte, max(sseBufInit, min(2*len(b.buf), b.maxLine+1)))
+		size := 2 * len(b.buf)
+		if b.maxLine < size {
+			size = b.maxLine + 1
+		}
+		buf := make([]byte, max(sseBufInit, size))
 		b.w = copy(buf, b.buf[b.r:b.w])
 		b.buf, b.r = buf, 0
 	}

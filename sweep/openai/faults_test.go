@@ -130,8 +130,8 @@ func TestFaultEachRequest(t *testing.T) {
 // that the client fails them as bad_chunk without buffering the lines: the bytes allocated
 // by the whole process (client, and the server writing from one shared block) stay under half
 // of 4 × 10 MiB. The cap is Options.MaxLineBytes (1 MiB by default; about 2 MiB is allocated
-// per request as go-openai's line buffer grows to it); buffering the line would allocate
-// ≥ 10 MiB per request.
+// per request as the event reader's buffer doubles up to it); buffering the line would
+// allocate ≥ 10 MiB per request.
 func TestFaultHugeLineMemoryBounded(t *testing.T) {
 	const conc = 4
 	_, srv := startHostile(t, func(int64) fault { return faultHugeLine })

@@ -9,6 +9,8 @@ import (
 	"maps"
 	"net/http"
 	"strconv"
+
+	"github.com/kneecap/kneecap/redact"
 )
 
 // Stream limits and failures surfaced as errors by sseBody.next and Client.Do.
@@ -57,7 +59,19 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 && req.Header.Get("Accept") == "text/event-stream" {
+	stream := req.Header.Get("Accept") == "text/event-stream"
+	if stream && resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		// A redirect net/http did not follow (300, 304, a 302 without Location …) is its final
+		// answer, and go-openai takes every status below 400 for a success: for a stream
+		// request it is a redirect not followed.
+		_ = resp.Body.Close()
+		loc := "nowhere"
+		if l := resp.Header.Get("Location"); l != "" {
+			loc = redact.URL(l)
+		}
+		return nil, &redirectError{code: resp.StatusCode, location: loc, why: "(a stream request answered without a stream)"}
+	}
+	if stream && resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		b := newSSEBody(resp.Body, d.opts.MaxLineBytes, d.opts.MaxNonDataBytes)
 		resp.Body = b
 		if st != nil {
