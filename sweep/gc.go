@@ -14,7 +14,8 @@ import (
 // chunk (sweep/openai, sseBody), 50 costs no CPU the load benchmark can resolve (bench/load,
 // 1,024 streams: 22.7 and 23.9 µs a token at 50 against 24.1 and 23.0 at 75, within its
 // run-to-run noise) and cuts the memory per stream by 9% (54.6–56.0 → 49.7–50.6 KiB at
-// 1,024 streams, five runs and four). At 75, before that change, 50 cost 3–5% more CPU per token (docs/performance.md).
+// 1,024 streams, five runs and four). At 75, before that change, 50 cost 3–5% more CPU per
+// token (docs/performance.md).
 const LoadGCPercent = 50
 
 // SetLoadGC sets the garbage collector to LoadGCPercent for a sweep unless the GOGC
