@@ -85,6 +85,7 @@ func Analyze(levels []Level, meta Meta, opts Options) Result {
 	a.lengths()
 	a.throughput()
 	a.knee()
+	a.kneeOverload()
 	a.checkServerLimit()
 	a.blowup()
 	a.overload()
@@ -108,6 +109,9 @@ type analyzer struct {
 	// curve is the model the headline knee is read from, curveMethod its method.
 	curve       func(float64) float64
 	curveMethod Method
+	// breachAt is the smallest concurrency that measured an SLO breach, valid level or an
+	// excluded one that caps the SLO point (sloCapped); 0 when none did.
+	breachAt float64
 	// warnings become the result's, in order.
 	warnings warnings
 }
@@ -127,6 +131,9 @@ func (a *analyzer) collect() {
 	}()
 	for i := range a.res.Levels {
 		lv := &a.res.Levels[i]
+		if lv.Superseded {
+			continue // its retry stands for it
+		}
 		c, tps := float64(lv.Concurrency), float64(lv.OutputTPS)
 		if lv.Concurrency <= 0 || !finite(tps) || tps < 0 {
 			a.warn(levelDropped(lv.Concurrency, tps))
@@ -144,6 +151,9 @@ func (a *analyzer) collect() {
 		if !lv.Valid {
 			a.warn(levelExcluded(lv.Concurrency, lv.Notes))
 			continue
+		}
+		if lv.Imprecise {
+			a.warn(levelImprecise(lv))
 		}
 		a.pts = append(a.pts, point{c, tps, lv})
 	}
@@ -186,7 +196,7 @@ func (a *analyzer) recheck(lv *Level) {
 	if e := lv.ErrorRate; e.OK() && float64(e) > a.opts.MaxErrorRate {
 		why = append(why, fmt.Sprintf("error rate %.1f%% > %.1f%%", float64(e)*100, a.opts.MaxErrorRate*100))
 	}
-	if !lv.Steady {
+	if !lv.Steady && !lv.Imprecise {
 		why = append(why, "not steady")
 	}
 	// 0 is "not reported" here (a zero-value field); Summarize flags a real empty window itself.

@@ -1,11 +1,20 @@
 package analysis
 
-import "math"
+import (
+	"cmp"
+	"math"
+	"slices"
+)
 
+// blowup finds the TTFT blow-up (DESIGN §4.4) on the valid levels and the excluded ones whose
+// latency was still rising (risingLevels): evidence of queueing, their TTFT a lower bound of
+// where it was heading.
 func (a *analyzer) blowup() {
 	var lvs []*Level
 	var cs []float64
-	for _, p := range a.pts {
+	pts := append(slices.Clone(a.pts), a.risingLevels()...)
+	slices.SortStableFunc(pts, func(p, q point) int { return cmp.Compare(p.c, q.c) })
+	for _, p := range pts {
 		lvs, cs = append(lvs, p.lv), append(cs, p.c)
 	}
 	stat, x, y := ttftSeries(lvs, cs, func(l *Level) Latency { return l.TTFT })

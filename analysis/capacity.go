@@ -70,6 +70,7 @@ func (a *analyzer) capacity() {
 		c := float64(k.Concurrency)
 		capc.ReplicasAtKnee = replicas(c, a.interpLog(c, qpsOf), float64(k.TPS))
 		capc.CostPerMTokensAtKnee = perM(float64(k.TPS))
+		a.pastBreach("the knee", c)
 	} else {
 		a.warn(capacityNoKnee())
 	}
@@ -77,6 +78,7 @@ func (a *analyzer) capacity() {
 		c := float64(e.Concurrency)
 		capc.ReplicasAtEfficientPoint = replicas(c, a.interpLog(c, qpsOf), float64(e.TPS))
 		capc.CostPerMTokensAtEfficientPoint = perM(float64(e.TPS))
+		a.pastBreach("the efficient point", c)
 	}
 	if capc.ReplicasAtSLO.OK() {
 		capc.GPUs = Float(float64(capc.ReplicasAtSLO) * float64(gpus))
@@ -85,4 +87,13 @@ func (a *analyzer) capacity() {
 		}
 	}
 	a.res.Capacity = capc
+}
+
+// pastBreach warns when the replicas at what (the knee, the efficient point), sized at
+// concurrency c per replica, run each replica past the smallest concurrency that measured an
+// SLO breach (DESIGN §4.8): those replicas serve the load at full throughput but miss the SLO.
+func (a *analyzer) pastBreach(what string, c float64) {
+	if a.breachAt > 0 && finite(c) && c > a.breachAt {
+		a.warn(capacityPastBreach(what, c, a.breachAt))
+	}
 }

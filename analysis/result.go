@@ -117,6 +117,15 @@ type Level struct {
 	WindowS Float `json:"window_s"`
 	// Steady is the sweep's steady-state verdict.
 	Steady bool `json:"steady"`
+	// Imprecise reports a level not steady only for precision (sweep.LevelRun.Imprecise): no
+	// material trend by max_duration, its TPS CI half-width above its target or fewer than
+	// min_requests completions. It stays valid, its numbers with the CI they reached
+	// (OutputTPSCI95), and the reports flag it (DESIGN §4.1).
+	Imprecise bool `json:"imprecise,omitempty"`
+	// LatencyRising reports that TTFT rose materially across the window
+	// (sweep.LevelRun.LatencyRising): a queue still growing. An excluded level with it is
+	// evidence of overload for the TTFT blow-up and the knee (DESIGN §4.3, §4.4).
+	LatencyRising bool `json:"latency_rising,omitempty"`
 	// ClientBound reports that the load generator was saturated during the window.
 	ClientBound bool `json:"client_bound"`
 	// ClientEvidence says what decided ClientBound (sweep.ClientStats.Evidence): "read_lag"
@@ -169,6 +178,11 @@ type Level struct {
 	// Refine, on a level the sweep added after its planned ones (sweep.refine), says which
 	// answer it was added to measure (see Refinement).
 	Refine string `json:"refine,omitempty"`
+	// Retry, on a level the sweep ran again because an earlier run was excluded
+	// (sweep.retry_excluded), says why; Superseded marks that earlier run: it is kept for the
+	// record but takes no part in the analysis (DESIGN §3.4).
+	Retry      string `json:"retry,omitempty"`
+	Superseded bool   `json:"superseded,omitempty"`
 }
 
 // TokenLengths summarises token lengths: the mean length requested and the mean, median
@@ -372,6 +386,15 @@ type SLOResult struct {
 	// Limit names the SLO that binds first (ttft_p95, tpot_p95, e2e_p95), or "" when all
 	// levels meet every SLO.
 	Limit string `json:"limit,omitempty"`
+	// Bound says what MaxConcurrency is when it is not interpolated between two valid levels:
+	// "at_least" when every valid level meets the SLOs (the limit lies beyond the largest),
+	// "between" when an excluded level measured a breach below the first valid level that
+	// misses (MaxConcurrency is then the last valid level meeting the SLOs, Bracket that level
+	// and the breaching one, Evidence names it: DESIGN §4.7); "" otherwise.
+	Bound string `json:"bound,omitempty"`
+	// Evidence names the excluded level whose measured breach caps the SLO point, its value
+	// and why it is excluded; "" when none does.
+	Evidence string `json:"evidence,omitempty"`
 	// Checked names the SLOs the levels were checked against (ttft_p95, itl_p99, …): a
 	// threshold that is set but reported by no valid level is not among them (a warning says
 	// so), and one checked at a higher percentile (CheckedAs) is named by that percentile.

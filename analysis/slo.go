@@ -6,6 +6,7 @@ import "math"
 // percentile in ms.
 type sloMetric struct {
 	name string
+	pct  int
 	thr  float64
 	get  func(*Level) float64
 }
@@ -39,6 +40,17 @@ func (a *analyzer) slo() {
 			fail = i
 			break
 		}
+	}
+	if fail >= 0 {
+		a.breachAt = a.pts[fail].c
+	}
+	if b := a.excludedBreach(metrics, passes); b != nil && (fail < 0 || b.c < a.pts[fail].c) {
+		a.breachAt = b.c
+		a.sloCapped(b)
+		return
+	}
+	if fail < 0 {
+		a.res.SLO.Bound = "at_least"
 	}
 	switch fail {
 	case -1:
@@ -104,7 +116,7 @@ func (a *analyzer) sloMetric(o Objective, lat func(*Level, string) Latency) (slo
 		for _, p := range a.pts {
 			if finite(get(p.lv)) {
 				name := Objective{Metric: o.Metric, Percentile: pct}.Name()
-				return sloMetric{name, float64(o.Max) / 1e6, get}, true
+				return sloMetric{name, pct, float64(o.Max) / 1e6, get}, true
 			}
 		}
 	}

@@ -80,12 +80,23 @@ func Summarize(levels []sweep.Level, opts Options) []Level {
 	opts = opts.withDefaults()
 	var s scratch
 	out := make([]Level, len(levels))
+	rerun := make(map[int]int) // index of a level run again → index of its retry
+	for _, l := range levels {
+		if o := l.Run.RetryOf; o != nil {
+			rerun[*o] = l.Run.Index
+		}
+	}
 	for i := range levels {
 		if levels[i].Run.OfferedRPS > 0 {
 			out[i] = s.summarizeRate(&levels[i].Run, levels[i].Records, opts)
-			continue
+		} else {
+			out[i] = s.summarize(&levels[i].Run, levels[i].Records, opts)
 		}
-		out[i] = s.summarize(&levels[i].Run, levels[i].Records, opts)
+		out[i].Retry = levels[i].Run.Retry
+		if k, ok := rerun[levels[i].Run.Index]; ok {
+			out[i].Superseded, out[i].Valid = true, false
+			out[i].Notes = append(out[i].Notes, fmt.Sprintf("superseded: run again as level %d, which stands for it", k))
+		}
 	}
 	return out
 }
@@ -192,6 +203,7 @@ func emptyLevel(run *sweep.LevelRun) Level {
 		MeanOutputTokens:    NaN(),
 		WindowS:             NaN(),
 		Steady:              run.Steady,
+		LatencyRising:       run.LatencyRising,
 		Refine:              run.Refine,
 		TTFT:                NoLatency(),
 		TPOT:                NoLatency(),
@@ -343,7 +355,13 @@ func (s *scratch) validity(lv *Level, run *sweep.LevelRun, opts Options, anyOK b
 	if e := lv.ErrorRate; e.OK() && float64(e) > opts.MaxErrorRate {
 		note("error rate %.1f%% > %.1f%%", float64(e)*100, opts.MaxErrorRate*100)
 	}
-	if !run.Steady {
+	switch {
+	case run.Steady:
+	case run.Imprecise:
+		lv.Imprecise = true
+		lv.Notes = append(lv.Notes, fmt.Sprintf("imprecise (kept): not steady to its CI target by max_duration, with no material trend: %s; TPS CI half-width %.1f%% of mean (target %.1f%%)",
+			run.NotSteadyReason, run.CIHalfWidth*100, run.CITarget*100))
+	default:
 		if r := run.NotSteadyReason; r != "" {
 			note("not steady: %s; CI half-width %.1f%% of mean, trend p = %.3g", r, run.CIHalfWidth*100, run.TrendP)
 		} else {

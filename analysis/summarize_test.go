@@ -139,6 +139,21 @@ func TestSummarizeClosedLoop(t *testing.T) {
 	if !(float64(lv.OutputTPSCI95) < 1e-9) {
 		t.Errorf("perfectly regular load: CI half-width %v, want 0", lv.OutputTPSCI95)
 	}
+	// Not steady only for precision (sweep.LevelRun.Imprecise): kept valid and flagged; the
+	// same level not steady otherwise is excluded.
+	run.Steady, run.Imprecise, run.NotSteadyReason = false, true, "only 80 successful completions in the window, below min_requests 100"
+	lv = Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
+	if !lv.Valid || !lv.Imprecise || !slices.ContainsFunc(lv.Notes, func(n string) bool { return strings.HasPrefix(n, "imprecise (kept): ") }) {
+		t.Errorf("imprecise level: valid %v imprecise %v notes %q; want valid, flagged", lv.Valid, lv.Imprecise, lv.Notes)
+	}
+	res := Analyze([]Level{lv}, Meta{}, DefaultOptions())
+	if !res.Levels[0].Valid {
+		t.Errorf("imprecise level made invalid by Analyze's recheck: notes %q", res.Levels[0].Notes)
+	}
+	run.Imprecise = false
+	if lv = Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]; lv.Valid {
+		t.Errorf("not steady, not imprecise: valid, want excluded")
+	}
 }
 
 func TestSummarizeValidityFlags(t *testing.T) {

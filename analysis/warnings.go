@@ -16,6 +16,7 @@ type warnKind int
 const (
 	warnLevelDropped warnKind = iota
 	warnLevelExcluded
+	warnLevelImprecise
 	warnNoValidLevels
 	warnTooFewLevels
 	warnZeroThroughput
@@ -30,6 +31,7 @@ const (
 	warnKneeDisagree
 	warnKneeGap
 	warnKneeNoPlateau
+	warnKneeOverload
 	warnBootstrapFewLevels
 	warnBootstrapFewValues
 	warnBlowupNoTTFT
@@ -50,10 +52,14 @@ const (
 	warnSLOOtherGoodput
 	warnSLOBeyond
 	warnSLOFirstMisses
+	warnSLOCapped
+	warnSLOExcludedBelow
+	warnSLOBreachContradicted
 	warnSLOGoodputUnknown
 	warnCapacityNoTarget
 	warnCapacityNoSLO
 	warnCapacityNoKnee
+	warnCapacityPastBreach
 	warnGateOtherSLOs
 	warnPromptLengthOff
 	warnOutputLengthIgnored
@@ -94,6 +100,14 @@ func levelExcluded(concurrency int, notes []string) warning {
 		why = strings.Join(notes, "; ")
 	}
 	return newWarning(warnLevelExcluded, fmt.Sprint(concurrency), "level concurrency %d excluded from fits: %s", concurrency, why)
+}
+
+// levelImprecise: a level kept although not steady to its CI target by max_duration, with no
+// material trend (Level.Imprecise): its TPS and its 95% half-width.
+func levelImprecise(lv *Level) warning {
+	return newWarning(warnLevelImprecise, fmt.Sprint(lv.Concurrency),
+		"level concurrency %d kept with a wide interval: output TPS %s ± %s tokens/s (95%%), not steady to its CI target by max_duration but with no material trend; a longer sweep.max_duration (--max-duration) narrows it",
+		lv.Concurrency, lv.OutputTPS.Format(), lv.OutputTPSCI95.Format())
 }
 
 func noValidLevels() warning {
@@ -164,6 +178,20 @@ func kneeAtBottom(what string, lo, gain float64) warning {
 func kneeNoPlateau(m Method, why string) warning {
 	return newWarning(warnKneeNoPlateau, "", "knee: the %s model fits best but %s; the headline knee is the marginal-gain point instead, not the onset of the plateau",
 		m.Label(), why)
+}
+
+// kneeAtMostOverload: no knee was found, but at concurrency at latency was still rising (an
+// excluded level): the server was past its knee there.
+func kneeAtMostOverload(at float64) warning {
+	return newWarning(warnKneeOverload, "", "knee: none from the fits, but at concurrency %g (excluded) TTFT was still rising across the window, a queue still growing: the knee is at most %g. Next: rerun with levels up to %g (--levels) and a longer --max-duration so that the rise is measured steady",
+		at, at, at)
+}
+
+// kneeAboveOverload: the headline knee k lies above concurrency at, where latency was still
+// rising (an excluded level).
+func kneeAboveOverload(k, at float64) warning {
+	return newWarning(warnKneeOverload, "", "knee: the knee at concurrency %s lies above %g, where TTFT was still rising across the window (an excluded level, a queue still growing): the server may saturate at or below %g",
+		fconcurrency(k), at, at)
 }
 
 // kneeDisagree: the estimate v of method m is more than a factor disagreement from the
@@ -316,6 +344,27 @@ func sloFirstMisses(first float64, limit string) warning {
 	return newWarning(warnSLOFirstMisses, "", "slo: even the first valid level (concurrency %g) misses %s: no SLO point", first, limit)
 }
 
+// sloCappedByExcluded: an excluded level at concurrency at measured a breach (evidence) below
+// the first valid level that misses the SLOs: the SLO point lies between the last valid level
+// meeting them, last, and at.
+func sloCappedByExcluded(last, at float64, evidence string) warning {
+	return newWarning(warnSLOCapped, "", "slo: the SLO point lies between concurrency %g, the largest valid level meeting the SLOs, and %g: %s; the replica plan sizes at %g. Next: rerun concurrency %g (--levels %g) to measure it valid and place the limit between",
+		last, at, evidence, last, at, at)
+}
+
+// sloExcludedBelow: an excluded level at concurrency at measured a breach (evidence) below
+// every valid level.
+func sloExcludedBelow(at float64, evidence string) warning {
+	return newWarning(warnSLOExcludedBelow, "", "slo: no SLO point: %s, below every valid level that meets the SLOs. Next: measure lower concurrencies (--levels)", evidence)
+}
+
+// sloBreachContradicted: an excluded level at concurrency at breached name, but the valid
+// level at above meets every SLO: the breach is not used.
+func sloBreachContradicted(at float64, name string, above float64) warning {
+	return newWarning(warnSLOBreachContradicted, fmt.Sprint(at), "slo: excluded level concurrency %g breached %s, but valid level %g above it meets every SLO: the breach is not used to bound the SLO point",
+		at, name, above)
+}
+
 func sloGoodputUnknown() warning {
 	return newWarning(warnSLOGoodputUnknown, "", "slo: goodput at the SLO point unknown: the levels carry no goodput_qps")
 }
@@ -334,6 +383,13 @@ func capacityNoKnee() warning {
 
 // gateOtherSLOs: the run labelled run was analyzed under the SLOs runSLOs, the baseline
 // labelled base under baseSLOs (see sloKey).
+// capacityPastBreach: the replicas at what run each replica at concurrency c, past the SLO
+// breach measured at concurrency at.
+func capacityPastBreach(what string, c, at float64) warning {
+	return newWarning(warnCapacityPastBreach, what, "capacity: the replicas at %s run each replica at concurrency %s, past the SLO breach measured at %g: they serve the load at full throughput but miss the SLO; size by replicas_at_slo for the SLO",
+		what, fconcurrency(c), at)
+}
+
 func gateOtherSLOs(run, base, runSLOs, baseSLOs string) warning {
 	return newWarning(warnGateOtherSLOs, run, "%s was analyzed under other SLOs than %s (%s vs %s): its SLO figures do not compare; re-run kneecap analyze with the same --slo flags",
 		run, base, runSLOs, baseSLOs)

@@ -180,6 +180,7 @@ func Default() Config {
 			MaxDuration:    3 * time.Minute,
 			CITarget:       0.05,
 			DrainTimeout:   60 * time.Second,
+			RetryExcluded:  1,
 			Stop: sweep.StopRules{
 				Plateau:          true,
 				Overload:         true,

@@ -17,6 +17,10 @@ import (
 
 // Validate reports every problem of the configuration at once (errors.Join), one line each,
 // naming FILE:LINE when the config was read from a file (or the flag that set the value).
+// MaxRetryExcluded bounds sweep.retry_excluded: the k-th retry runs 2^k windows, so four
+// already run a level sixteen times as long.
+const MaxRetryExcluded = 4
+
 func (c Config) Validate() error {
 	v := &validation{c: &c}
 	if strings.ContainsAny(c.Name, `/\`) || c.Name == "." || c.Name == ".." || strings.ContainsFunc(c.Name, isControl) {
@@ -169,6 +173,9 @@ func (v *validation) sweep() {
 	v.nonNegative("sweep.cooldown", s.Cooldown)
 	if s.Refine < 0 {
 		v.bad("sweep.refine", "is %d: must be ≥ 0 (0 = no added levels)", s.Refine)
+	}
+	if s.RetryExcluded < 0 || s.RetryExcluded > MaxRetryExcluded {
+		v.bad("sweep.retry_excluded", "is %d: must be in [0, %d] (each retry doubles the window; 0 = never)", s.RetryExcluded, MaxRetryExcluded)
 	}
 	v.rate("sweep.stop.max_error_rate", s.Stop.MaxErrorRate)
 	v.nonNegative("sweep.stop.stop_ttft", s.Stop.StopTTFT)

@@ -271,12 +271,18 @@ func (b *builder) noData(note string) (*builder, error) {
 	return b, nil
 }
 
-// sortedLevels returns res.Levels sorted by concurrency (a copy).
+// sortedLevels returns res.Levels sorted by concurrency (a copy), without the runs a retry
+// superseded (its retry is the level's point).
 func sortedLevels(res *analysis.Result) []analysis.Level {
 	if res == nil {
 		return nil
 	}
-	ls := append([]analysis.Level(nil), res.Levels...)
+	var ls []analysis.Level
+	for _, l := range res.Levels {
+		if !l.Superseded {
+			ls = append(ls, l)
+		}
+	}
 	sort.SliceStable(ls, func(i, j int) bool { return ls[i].Concurrency < ls[j].Concurrency })
 	return ls
 }

@@ -36,7 +36,7 @@ func rateLevelsOf(res *analysis.Result) []analysis.Level {
 	}
 	var ls []analysis.Level
 	for _, l := range res.Levels {
-		if l.IsRate() {
+		if l.IsRate() && !l.Superseded {
 			ls = append(ls, l)
 		}
 	}

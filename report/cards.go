@@ -81,6 +81,9 @@ func sloCard(res *analysis.Result) card {
 	if sloBeyond(slo) {
 		c.Value = "N " + sloPoint(slo)
 		det = append(det, "met at every valid level")
+	} else if slo.Bound == "between" && len(slo.Bracket) == 2 {
+		c.Value = fmt.Sprintf("%s ≤ N < %s", fconc(slo.Bracket[0]), fconc(slo.Bracket[1]))
+		det = append(det, limitName(slo.Limit)+" breached at an excluded level")
 	} else if l := limitName(slo.Limit); l != "" {
 		det = append(det, l+" binds")
 	}

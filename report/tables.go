@@ -95,7 +95,12 @@ func levelNotes(l *analysis.Level) []string {
 }
 
 func validCell(l *analysis.Level) string {
-	if l.Valid {
+	switch {
+	case l.Superseded:
+		return "rerun" // its retry, another row, stands for it
+	case l.Valid && l.Imprecise:
+		return "yes ±" // kept with the CI it reached (DESIGN §4.1)
+	case l.Valid:
 		return "yes"
 	}
 	return "no ✗"

@@ -230,6 +230,16 @@ func sloSentence(res *analysis.Result) string {
 		}
 		return t + "."
 	}
+	if slo.Bound == "between" && len(slo.Bracket) == 2 {
+		// Capped by an excluded level's breach: the last valid level meeting the SLOs, not an
+		// interpolation (DESIGN §4.7).
+		t := fmt.Sprintf("The SLO (%s) holds up to concurrency %s, the largest valid level measured to meet it; the limit lies between %s and %s: %s",
+			names, fconc(slo.Bracket[0]), fconc(slo.Bracket[0]), fconc(slo.Bracket[1]), slo.Evidence)
+		if slo.TPS.OK() {
+			t += fmt.Sprintf("; at concurrency %s: %s tokens/s", fconc(slo.Bracket[0]), fnum(slo.TPS))
+		}
+		return t + "."
+	}
 	t := fmt.Sprintf("The SLO (%s) holds up to concurrency %s", names, sloPoint(slo))
 	if b := slo.Bracket; len(b) == 2 && b[0].OK() && b[1].OK() && b[0] < b[1] {
 		t += fmt.Sprintf(" (measured: %s meets it, %s does not)", fconc(b[0]), fconc(b[1]))
@@ -390,7 +400,10 @@ func checksOf(l *analysis.Level) levelChecks {
 		c.Achieved = check{Value: fmt.Sprintf("%s (%s)", fnum(l.AchievedConcurrency), fpct(analysis.Float(r))), OK: r >= analysis.MinAchievedRatio, Known: true}
 	}
 	c.Little = errCheck(l.LittlesLawError, analysis.MaxLittlesLawError)
-	c.Steady = check{Value: fbool(l.Steady), OK: l.Steady, Known: true}
+	c.Steady = check{Value: fbool(l.Steady), OK: l.Steady || l.Imprecise, Known: true}
+	if l.Imprecise {
+		c.Steady.Value = fmt.Sprintf("no: imprecise, kept (TPS ±%s)", fnum(l.OutputTPSCI95))
+	}
 	c.ClientBound = check{Value: fbool(l.ClientBound) + clientEvidence(l), OK: !l.ClientBound, Known: true}
 	ttft, tpot, e2e, nout := float64(l.TTFT.Mean), float64(l.TPOT.Mean), float64(l.E2E.Mean), float64(l.MeanOutputTokens)
 	c.E2EIdentity = errCheck(relErr(e2e, ttft+tpot*(nout-1)), maxIdentityErr)

@@ -154,6 +154,9 @@ func WriteCSV(w io.Writer, levels []analysis.Level) error {
 	}
 	scalars, lengths := csvScalars(), csvLengths()
 	for i := range levels {
+		if levels[i].Superseded {
+			continue // its retry's row stands for the level (DESIGN §3.4)
+		}
 		row := csvRow(&levels[i], scalars, lengths)
 		if rate {
 			row = rateRow(&levels[i], row)

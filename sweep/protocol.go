@@ -25,6 +25,10 @@ type Protocol struct {
 	// Refine is the number of levels added after the planned ones, each where the SLO limit,
 	// the knee or the TTFT blow-up lies farthest from a measured level (0 = none).
 	Refine int `yaml:"refine"`
+	// RetryExcluded is how many times a level excluded for steadiness or the client's lateness
+	// is run again, each time with twice the window, before levels are added (0 = never;
+	// DESIGN §3.4).
+	RetryExcluded int `yaml:"retry_excluded"`
 	// Stop holds the stop rules.
 	Stop StopRules `yaml:"stop"`
 	// RecordChunks keeps per-chunk arrival offsets in records (default true).

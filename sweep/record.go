@@ -268,6 +268,22 @@ type LevelRun struct {
 	CIHalfWidth float64 `json:"ci_half_width_rel"`
 	// TrendP is the p-value of the linear trend across slices.
 	TrendP float64 `json:"trend_p"`
+	// CITarget is the CI half-width the window was held to: ci_target, or more when its
+	// requests vary too much in speed to resolve that (CITarget, DESIGN §3.2); 0 in a
+	// levels.json from before the key.
+	CITarget float64 `json:"ci_target,omitempty"`
+	// Imprecise reports a level not steady only for precision: at max_duration its TPS had no
+	// material trend but its CI half-width was above CITarget or it had fewer than
+	// min_requests completions. Steady stays false; its numbers stand with the CI they
+	// reached and the analysis keeps it, flagged (DESIGN §3.2, §4.1).
+	Imprecise bool `json:"imprecise,omitempty"`
+	// TTFTTrend is the fitted change of TTFT across the window relative to its mean (OLS of
+	// the TTFT of the window's successful requests on their send times), TTFTTrendP its
+	// two-sided p-value; LatencyRising reports a significant rise above LatencyRiseMin: a
+	// queue still growing, evidence of overload (DESIGN §3.2, §4.4).
+	TTFTTrend     float64 `json:"ttft_trend"`
+	TTFTTrendP    float64 `json:"ttft_trend_p"`
+	LatencyRising bool    `json:"latency_rising,omitempty"`
 	// Cancelled counts in-flight requests cancelled at the drain timeout.
 	Cancelled int `json:"cancelled"`
 	// Interrupted reports that the sweep was interrupted during this level: W1 is the moment
@@ -283,6 +299,13 @@ type LevelRun struct {
 	// Refine, on a level added after the planned ones (sweep.refine), says why it was added
 	// and where: "SLO limit ≈ 41.3 between measured 32 and 64".
 	Refine string `json:"refine,omitempty"`
+	// RetryOf, on a level run again because it was excluded (sweep.retry_excluded), is the
+	// index of the level it reruns, which it supersedes; Retry says why ("not steady: …",
+	// "client-bound: …") and WindowScale is the factor its duration and max_duration were
+	// multiplied by (2 on the first retry, 4 on a second).
+	RetryOf     *int   `json:"retry_of,omitempty"`
+	Retry       string `json:"retry,omitempty"`
+	WindowScale int    `json:"window_scale,omitempty"`
 	// OfferedRPS is the arrival rate an arrival-rate (open-loop) level offered, in requests/s
 	// (its records carry Scheduled); 0 on a closed-loop level. On a rate level Concurrency is
 	// the cap on requests in flight (max_concurrency, DefaultMaxConcurrency when that is 0:

@@ -206,8 +206,11 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 	}
 
 	judged := r.planned()
-	notAdded := ""
-	if r.refining() {
+	notRetried, notAdded := "", ""
+	if r.out.StopReason == "" {
+		notRetried = r.retryExcluded()
+	}
+	if r.refining() && r.out.StopReason == "" {
 		notAdded = r.addLevels()
 	}
 	out := &r.out
@@ -216,6 +219,9 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 	}
 	if out.StopReason == "" {
 		out.StopReason = StopDone
+	}
+	if notRetried != "" && out.StopReason != StopInterrupted && !strings.HasPrefix(out.StopReason, "error: ") {
+		out.StopReason += "; not retried: " + notRetried
 	}
 	if notAdded != "" && out.StopReason != StopInterrupted && !strings.HasPrefix(out.StopReason, "error: ") {
 		out.StopReason += "; no more levels added: " + notAdded
@@ -281,9 +287,9 @@ func (r *controller) planned() (judged string) {
 			judged = p.Judge.Decide(done)
 		}
 	}
-	for i := p.StartIndex; r.added == 0 && judged == "" && i < p.planLen(); i++ {
+	for i := p.StartIndex; r.added == 0 && !r.retried() && judged == "" && i < p.planLen(); i++ {
 		c, rps := p.levelAt(i)
-		if r.out.StopReason = r.level(i, c, rps, "", i == p.StartIndex); r.out.StopReason != "" {
+		if r.out.StopReason = r.level(levelAsk{index: i, c: c, rps: rps}, i == p.StartIndex); r.out.StopReason != "" {
 			break
 		}
 		if p.Judge != nil && p.Schedule == nil {
@@ -312,21 +318,46 @@ func (r *controller) addLevels() (notAdded string) {
 		if c <= 0 {
 			return why
 		}
-		r.out.StopReason = r.level(len(r.levels), c, rps, why, first)
+		r.out.StopReason = r.level(levelAsk{index: len(r.levels), c: c, rps: rps, why: why}, first)
 		first = false
 		if r.out.StopReason == StopBudget {
 			// The budget cut the added level short: the sweep itself was complete.
 			r.out.StopReason = ""
 			return fmt.Sprintf("stop.budget cut the added level at %s short", levelName(c, rps))
 		}
+		if r.out.StopReason == "" {
+			// An added level excluded for steadiness or lateness is run again too.
+			if why := r.retryExcluded(); why != "" {
+				return why
+			}
+		}
 	}
 	return ""
 }
 
+// levelAsk is one level to run: its index, concurrency c (a rate level's cap) and offered rate
+// rps (0: closed loop); why an added level was added; for a retry, the index of the level it
+// reruns, why, and the factor of its window.
+type levelAsk struct {
+	index, c int
+	rps      float64
+	why      string
+	retryOf  *int
+	retryWhy string
+	scale    int
+}
+
 // level runs one level (after the cooldown, or at its scheduled time) — concurrency c, or rps
 // > 0 requests/s with at most c in flight — and returns a reason to stop the sweep, or "".
-func (r *controller) level(index, c int, rps float64, why string, first bool) string {
+func (r *controller) level(ask levelAsk, first bool) string {
 	p := r.plan
+	if ask.scale > 1 {
+		q := *p
+		q.Protocol.Duration *= time.Duration(ask.scale)
+		q.Protocol.MaxDuration *= time.Duration(ask.scale)
+		p = &q
+	}
+	index, c, rps := ask.index, ask.c, ask.rps
 	sched := p.Schedule
 	cool := time.Duration(0)
 	if !first {
@@ -353,7 +384,12 @@ func (r *controller) level(index, c int, rps float64, why string, first bool) st
 			index+1, c, levelAt.UTC().Format(time.RFC3339Nano), late.Round(time.Millisecond))
 	}
 	run, records, end, down := runLevel(r.ctx, r.sig, p, r.client, index, c, rps)
-	run.Refine = why
+	run.Refine = ask.why
+	if ask.retryOf != nil {
+		run.RetryOf, run.Retry, run.WindowScale = ask.retryOf, ask.retryWhy, ask.scale
+		run.Notes = append([]string{fmt.Sprintf("run again with %d× the window (duration %s, max_duration %s): level %d was excluded, %s",
+			ask.scale, p.Protocol.Duration, p.Protocol.MaxDuration, *ask.retryOf, ask.retryWhy)}, run.Notes...)
+	}
 	r.out.Levels = append(r.out.Levels, run)
 	r.levels = append(r.levels, Level{Run: run, Records: records})
 	if err := r.sink.LevelDone(r.levels[len(r.levels)-1]); err != nil {

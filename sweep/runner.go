@@ -390,7 +390,8 @@ func (l *level) finish(end levelEnd, timedOut bool, cs *ClientStats) []Record {
 	if run.Shard != nil && !run.Interrupted {
 		// A shard holds a part of the level: steadiness and min_requests are judged on the
 		// union of the shards' records by MergeLevel, so this part's verdict is not given.
-		run.Steady, run.NotSteadyReason, verdict = false, "one shard's part of the level: kneecap merge judges the whole", nil
+		run.Steady, run.Imprecise, verdict = false, false, nil
+		run.NotSteadyReason = "one shard's part of the level: kneecap merge judges the whole"
 	}
 	l.notes = append(l.notes, verdict...)
 	if cs != nil {

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/stat"
 )
 
 // The verdict of a level's final window (DESIGN §3.3, §3.9): the slices, the steady-state
@@ -32,50 +35,111 @@ func finishWindow(run *LevelRun, records []Record, proto Protocol, slice int64, 
 	n := max(MinSlices, int(math.Round(float64(win)/float64(slice))))
 	run.Slices = n
 	run.SliceTPS = SliceTPS(records, run.W0, run.W1, n)
-	test := SteadyState
-	if run.OfferedRPS > 0 {
-		test = SteadyRate
+	var done CompletionStats
+	for i := range records {
+		if r := &records[i]; CompletedInWindow(r, run.W0, run.W1) {
+			done.Add(r.OutputTokens, r.E2E)
+		}
 	}
-	ci, p, ok := test(run.SliceTPS, proto.CITarget)
-	if math.IsNaN(ci) || math.IsNaN(p) {
+	rate := run.OfferedRPS > 0
+	run.CITarget = proto.CITarget
+	if !rate {
+		run.CITarget = CITarget(proto.CITarget, n, done)
+	}
+	d := SteadyDetails(run.SliceTPS)
+	ok := d.steadyAt(proto.CITarget, run.CITarget, rate)
+	ci, p := d.CIHalfWidth, d.TrendP
+	if !d.defined() {
 		ci, p = 0, 0
 		notes = append(notes, "steady-state test undefined: no output tokens in the window")
 	}
 	run.CIHalfWidth, run.TrendP = ci, p
-	if run.TimeScale > 0 && !math.IsNaN(ci) {
+	if run.TimeScale > 0 && d.defined() {
 		// A trace level's slices follow the trace's own shape (a ramp, its bursts): no trend
 		// test; the analysis judges it by its backlog, completions against arrivals (§3.9).
 		ok = true
 	}
-	okDone := completions(records, run.W0, run.W1)
+	if latencyTrend(run, records); run.LatencyRising {
+		notes = append(notes, fmt.Sprintf("latency still rising: TTFT %+.0f%% across the window (trend p = %.3g)", 100*run.TTFTTrend, run.TTFTTrendP))
+	}
 	short := win < slice*MinSlices
-	few := okDone < proto.MinRequests
+	few := done.N < proto.MinRequests
 	if few {
-		notes = append(notes, fmt.Sprintf("only %d successful completions in the window (min_requests %d)", okDone, proto.MinRequests))
+		notes = append(notes, fmt.Sprintf("only %d successful completions in the window (min_requests %d)", done.N, proto.MinRequests))
 	}
 	if short && end == endNormal {
 		notes = append(notes, "window shorter than duration")
 	}
 	run.Steady = ok && !short && !few && !run.Interrupted && !end.dead()
+	run.Imprecise = !run.Steady && end == endNormal && !run.Interrupted && !short && !rate &&
+		d.defined() && !d.Trending(proto.CITarget) && done.N >= MinImpreciseCompletions
 	switch {
 	case run.Steady:
 	case run.Interrupted:
 		run.NotSteadyReason = "interrupted"
 	case end.dead():
 		run.NotSteadyReason = "the server did not answer"
-	case !ok && run.OfferedRPS > 0:
+	case !ok && rate:
 		run.NotSteadyReason = fmt.Sprintf("the steady-state test failed (no material trend; a change of at most %.1f%% across the window)", 100*proto.CITarget)
 	case !ok:
-		run.NotSteadyReason = fmt.Sprintf("the steady-state test failed (target CI half-width %.1f%%, no material trend)", 100*proto.CITarget)
+		run.NotSteadyReason = fmt.Sprintf("the steady-state test failed (target CI half-width %.1f%%, no material trend)", 100*run.CITarget)
 	case few:
-		run.NotSteadyReason = fmt.Sprintf("only %d successful completions in the window, below min_requests %d", okDone, proto.MinRequests)
+		run.NotSteadyReason = fmt.Sprintf("only %d successful completions in the window, below min_requests %d", done.N, proto.MinRequests)
 	case short:
 		run.NotSteadyReason = "the window is shorter than duration"
 	}
 	if !ok && ci > 0 {
-		notes = append(notes, notSteadyNote(win, ci, p, proto.CITarget, run.OfferedRPS > 0))
+		target := run.CITarget
+		if rate {
+			target = proto.CITarget // the drift's bound: a rate level's interval is not judged
+		}
+		notes = append(notes, notSteadyNote(win, ci, p, target, rate))
+	}
+	if run.Imprecise {
+		notes = append(notes, fmt.Sprintf("imprecise, not drifting: no material trend by max_duration; its numbers stand with the CI they reached (TPS ±%.1f%%, %d completions)",
+			100*ci, done.N))
+	}
+	if run.CITarget > proto.CITarget && !rate {
+		notes = append(notes, fmt.Sprintf("CI target %.1f%%, not ci_target %.1f%%: the %d requests of the window vary too much in speed to resolve it (±%.1f%% from their own spread)",
+			100*run.CITarget, 100*proto.CITarget, done.N, 100*done.ResolvableCI()))
 	}
 	return notes
+}
+
+// MinImpreciseCompletions is the least number of successful completions a level not steady
+// only for precision must have to keep its numbers (LevelRun.Imprecise): fewer give no
+// percentile worth a flag.
+const MinImpreciseCompletions = 3
+
+// LatencyRiseMin is the least rise of TTFT across a window, relative to its mean, that counts
+// as latency still rising (LevelRun.LatencyRising) when the trend is significant: a queue
+// still growing, evidence of overload.
+const LatencyRiseMin = 0.10
+
+// latencyTrend sets run's TTFT trend from the successful requests sent in its window: the OLS
+// slope of their TTFT on their send time, as a change across the window relative to the mean,
+// its p-value, and whether it rose materially (LatencyRising).
+func latencyTrend(run *LevelRun, records []Record) {
+	var x, y []float64
+	for i := range records {
+		r := &records[i]
+		if r.OK() && r.TTFT > 0 && SentInWindow(r, run.W0, run.W1) {
+			x = append(x, float64(r.Sent-run.W0)/1e9)
+			y = append(y, float64(r.TTFT)/1e6)
+		}
+	}
+	run.TTFTTrend, run.TTFTTrendP, run.LatencyRising = 0, 1, false
+	if len(x) < 3 || floats.Max(x) == floats.Min(x) {
+		return
+	}
+	mean := stat.Mean(y, nil)
+	if !(mean > 0) {
+		return
+	}
+	p, beta := linearTrend(x, y)
+	run.TTFTTrend = beta * float64(run.W1-run.W0) / 1e9 / mean
+	run.TTFTTrendP = p
+	run.LatencyRising = p <= TrendAlpha && run.TTFTTrend > LatencyRiseMin
 }
 
 // notSteadyNote is the note of a window of length win (ns) the steady-state test failed, with

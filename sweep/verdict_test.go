@@ -7,15 +7,18 @@ import (
 )
 
 // TestVerdictRateNote: a window whose output rises 10 tokens a slice, 10 to 100 over ten
-// 100 ms slices, fails the steady-state test on a concurrency level and on a rate level; the
-// concurrency level's note gives the CI half-width its target, the rate level's only reports
-// it (SteadyRate does not judge it) and names the trend's bound.
+// 100 ms slices (i + 1 requests of 10 tokens each in slice i, all alike, so their own spread
+// leaves the CI target at ci_target), fails the steady-state test on a concurrency level and
+// on a rate level; the concurrency level's note gives the CI half-width its target, the rate
+// level's only reports it (SteadyRate does not judge it) and names the trend's bound.
 func TestVerdictRateNote(t *testing.T) {
 	const w0, slice = int64(1e18), int64(100 * time.Millisecond)
 	var recs []Record
 	for i := range 10 {
-		recs = append(recs, Record{Status: StatusOK, Sent: w0 + int64(i)*slice + slice/4, TTFT: time.Millisecond,
-			E2E: time.Millisecond, OutputTokens: 10 * (i + 1)})
+		for j := range i + 1 {
+			recs = append(recs, Record{Status: StatusOK, Sent: w0 + int64(i)*slice + slice/4 + int64(j)*int64(time.Millisecond),
+				TTFT: time.Millisecond, E2E: time.Millisecond, OutputTokens: 10})
+		}
 	}
 	proto := Protocol{Duration: time.Second, MaxDuration: time.Second, MinRequests: 1, CITarget: 0.05}
 	for _, c := range []struct {

@@ -339,20 +339,20 @@ type window struct {
 	kmin, kmax int
 	b          bins // [w0, w0+kmax·slice) in kmax slices
 	tok        []float64
-	okDone     []int
-	completed  int       // successful completions at or after w0
-	ttft       []float64 // TTFT (ns) of successful completions at or after w0
-	nextK      int       // next candidate window length in slices
-	rate       bool      // an arrival-rate level's window: SteadyRate decides it
+	okStats    []CompletionStats // the successful completions ending in each slice
+	completed  int               // successful completions at or after w0
+	ttft       []float64         // TTFT (ns) of successful completions at or after w0
+	nextK      int               // next candidate window length in slices
+	rate       bool              // an arrival-rate level's window: SteadyRate decides it
 }
 
 func newWindow(w0, slice int64, kmin, kmax int) *window {
 	return &window{
 		w0: w0, slice: slice, kmin: kmin, kmax: kmax,
-		b:      bins{w0: w0, w1: w0 + slice*int64(kmax), n: int64(kmax)},
-		tok:    make([]float64, kmax),
-		okDone: make([]int, kmax),
-		nextK:  kmin,
+		b:       bins{w0: w0, w1: w0 + slice*int64(kmax), n: int64(kmax)},
+		tok:     make([]float64, kmax),
+		okStats: make([]CompletionStats, kmax),
+		nextK:   kmin,
 	}
 }
 
@@ -364,7 +364,8 @@ func (w *window) add(r *Record) {
 	w.completed++
 	w.ttft = append(w.ttft, float64(r.TTFT))
 	if d := r.Done(); d < w.b.w1 {
-		w.okDone[w.b.index(d)]++
+		i := w.b.index(d)
+		w.okStats[i].Add(r.OutputTokens, r.E2E)
 	}
 }
 
@@ -378,23 +379,23 @@ func (w *window) sliceTPS(k int) []float64 {
 
 // decide evaluates every candidate window [w0, w0+k·slice) that lies entirely below horizon
 // (so every token in it is known) and has not been evaluated yet, shortest first. It returns
-// the first k that has min_requests successful completions and passes the steady-state test,
-// or 0.
+// the first k that has min_requests successful completions and passes the steady-state test
+// at the CI target its completions can resolve (CITarget), or 0.
 func (w *window) decide(horizon int64, minRequests int, ciTarget float64) int {
 	for ; w.nextK <= w.kmax && w.w0+int64(w.nextK)*w.slice <= horizon; w.nextK++ {
 		k := w.nextK
-		done := 0
-		for _, n := range w.okDone[:k] {
-			done += n
+		var done CompletionStats
+		for i := range w.okStats[:k] {
+			done.Merge(w.okStats[i])
 		}
-		if done < minRequests {
+		if done.N < minRequests {
 			continue
 		}
-		test := SteadyState
-		if w.rate {
-			test = SteadyRate
+		target := ciTarget
+		if !w.rate {
+			target = CITarget(ciTarget, k, done)
 		}
-		if _, _, ok := test(w.sliceTPS(k), ciTarget); ok {
+		if SteadyDetails(w.sliceTPS(k)).steadyAt(ciTarget, target, w.rate) {
 			w.nextK++
 			return k
 		}

@@ -407,7 +407,7 @@ func warnStrayDirs(e *env, dir string, cfg config.Config) {
 // checkResumeFlags refuses the flags --resume does not take (only --url may change).
 func checkResumeFlags(fl *sweepFlags) error {
 	for _, name := range append(append([]string{"c", "o", "model", "api", "levels", "warmup", "duration", "max-duration",
-		"min-requests", "input-tokens", "output-tokens", "name", "shard", "start-at", "refine"}, rateFlagNames...), traceFlagNames...) {
+		"min-requests", "input-tokens", "output-tokens", "name", "shard", "start-at", "refine", "retry-excluded"}, rateFlagNames...), traceFlagNames...) {
 		if fl.set[name] {
 			return cmdUsageError("sweep", "sweep: --resume takes the configuration from %s; %s cannot change it", fl.resume, dashes(name))
 		}

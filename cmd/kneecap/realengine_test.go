@@ -24,6 +24,7 @@ sweep:
   duration: 400ms
   min_requests: 5
   max_duration: 800ms
+  retry_excluded: 0 # the tests count levels; retries are TestRetryExcluded's
   drain_timeout: 5s
 simulator: {profile: fixed, ttft: 2ms, itl: 500us, ` + simulator + `}
 `

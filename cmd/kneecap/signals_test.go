@@ -52,6 +52,7 @@ sweep:
   warmup: 200ms
   min_requests: 5
   drain_timeout: 5s
+  retry_excluded: 0 # the tests count levels; retries are TestRetryExcluded's
 `
 
 // checkLevel0 asserts that the first level is complete: not interrupted, a window, records.

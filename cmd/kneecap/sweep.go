@@ -44,7 +44,9 @@ replica carries within the SLO.
 
 --refine N adds up to N levels after the planned ones, one at a time, each where the SLO
 limit, the knee or the TTFT blow-up lies farthest from a measured level, so that the answers
-a capacity review quotes are measured, not only interpolated between doublings.
+a capacity review quotes are measured, not only interpolated between doublings. Before that,
+a level excluded for steadiness or the client's lateness runs again with twice its window
+(--retry-excluded N times, default 1; 0 never).
 
 A file with scenarios: (a scenario grid) runs the sweep once per scenario, each with the
 scenario's workload keys overlaid, into DIR/<name>/, and writes the grid's table of knees and
@@ -64,6 +66,7 @@ type sweepFlags struct {
 	headers                                            headerList
 	warmup, duration, maxDuration                      time.Duration
 	minRequests, inputTokens, outputTokens, refine     int
+	retryExcluded                                      int
 	rate                                               rateFlags
 	trace                                              traceFlags
 	slo                                                sloFlags
@@ -101,6 +104,8 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 	fs.StringVar(&fl.name, "name", "", "run `name` (results directory suffix, chart titles)")
 	fs.IntVar(&fl.refine, "refine", 0, "add up to N levels after the planned ones where an answer lies between levels run (sweep.refine)"+
 		configDefault("N", strconv.Itoa(def.Refine), strconv.Itoa(demo.Refine)))
+	fs.IntVar(&fl.retryExcluded, "retry-excluded", 0, "run a level excluded for steadiness or the client's lateness again, up to N times, each with twice the window (sweep.retry_excluded)"+
+		configDefault("N", strconv.Itoa(def.RetryExcluded), strconv.Itoa(demo.RetryExcluded)))
 	fs.StringVar(&fl.resume, "resume", "", "continue the interrupted run in `DIR` after its last finished level")
 	fs.StringVar(&fl.shard, "shard", "", "run shard `I/N` of a sweep that N processes run together (shard.index, shard.count)")
 	fs.StringVar(&fl.startAt, "start-at", "", "agreed RFC 3339 `TIME` at which every shard starts level 1 (shard.start_at)")

@@ -158,6 +158,10 @@ func applyRunFlags(cfg *config.Config, fl *sweepFlags) error {
 		cfg.Sweep.Refine = fl.refine
 		cfg.Override("sweep.refine", "--refine")
 	}
+	if fl.set["retry-excluded"] {
+		cfg.Sweep.RetryExcluded = fl.retryExcluded
+		cfg.Override("sweep.retry_excluded", "--retry-excluded")
+	}
 	if fl.set["input-tokens"] {
 		cfg.Workload.InputTokens = sweep.Dist{Dist: "fixed", Mean: float64(fl.inputTokens)}
 		cfg.Override("workload.input_tokens", "--input-tokens")

@@ -1,0 +1,116 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// An excluded level still bounds the SLO point (DESIGN §4.7): a breach it measured is a
+// breach, whatever kept it out of the fits (not steady, errors, interrupted), unless the
+// client can have caused it. Such a level below the first valid level that misses the SLOs
+// caps the SLO point at the last valid level meeting them.
+
+// sloBreach is an excluded level whose measured latency breaches an SLO.
+type sloBreach struct {
+	c          float64
+	lv         *Level
+	name       string // the objective breached, as checked (ttft_p95)
+	value, thr float64
+}
+
+// minBreachSamples is the least number of successful requests whose percentile pct can show a
+// breach: 100 ÷ (100 − pct) (p95: 20, p99: 100), so that the percentile is not merely the
+// largest request.
+func minBreachSamples(pct int) int {
+	if pct >= 100 {
+		return math.MaxInt
+	}
+	return int(math.Ceil(100 / float64(100-pct)))
+}
+
+// excludedBreach returns the excluded level of smallest concurrency whose measured latency
+// breaches one of metrics — enough requests for its percentile, and a breach the client's
+// lateness cannot explain (breachStands) — and above which no valid level meets every SLO
+// (passes); nil when there is none. A breach contradicted by a valid level above it that
+// passes is not used, with a warning.
+func (a *analyzer) excludedBreach(metrics []sloMetric, passes func(*Level) bool) *sloBreach {
+	for i := range a.res.Levels {
+		lv := &a.res.Levels[i]
+		if lv.Valid || lv.Superseded || lv.Concurrency <= 0 {
+			continue
+		}
+		b := a.breachOf(lv, metrics)
+		if b == nil {
+			continue
+		}
+		for _, p := range a.pts {
+			if p.c > b.c && passes(p.lv) {
+				a.warn(sloBreachContradicted(b.c, b.name, p.c))
+				b = nil
+				break
+			}
+		}
+		if b != nil {
+			return b
+		}
+	}
+	return nil
+}
+
+// breachOf returns lv's breach of the first of metrics it breaches, or nil.
+func (a *analyzer) breachOf(lv *Level, metrics []sloMetric) *sloBreach {
+	ok := lv.Requests - lv.Errors
+	for _, m := range metrics {
+		v := m.get(lv)
+		if !finite(v) || v <= m.thr || ok < minBreachSamples(m.pct) || !a.breachStands(lv, m.name, v, m.thr) {
+			continue
+		}
+		return &sloBreach{c: float64(lv.Concurrency), lv: lv, name: m.name, value: v, thr: m.thr}
+	}
+	return nil
+}
+
+// breachStands reports whether a breach v > thr of SLO name measured at lv is the server's:
+// always, unless the level is client-bound, whose latencies may be the load generator's.
+func (a *analyzer) breachStands(lv *Level, _ string, _, _ float64) bool {
+	return !lv.ClientBound
+}
+
+// sloCapped sets the SLO point from an excluded level's breach b below the first valid level
+// that misses: the last valid level meeting every SLO below it, a bracket to b, Bound
+// "between" and the evidence named; none (Limit set) when no valid level below b meets them.
+func (a *analyzer) sloCapped(b *sloBreach) {
+	s := &a.res.SLO
+	s.Limit = b.name
+	s.Evidence = fmt.Sprintf("concurrency %d measured %s %s ms > %s ms though excluded (%s)",
+		b.lv.Concurrency, b.name, Float(b.value).Format(), Float(b.thr).Format(), exclusionReason(b.lv))
+	var L *point
+	for i := range a.pts {
+		if a.pts[i].c < b.c {
+			L = &a.pts[i]
+		}
+	}
+	if L == nil {
+		a.warn(sloExcludedBelow(b.c, s.Evidence))
+		return
+	}
+	s.MaxConcurrency, s.TPS, s.Bound = Float(L.c), Float(L.tps), "between"
+	s.Bracket = []Float{Float(L.c), Float(b.c)}
+	a.sloGoodput(*L)
+	a.warn(sloCappedByExcluded(L.c, b.c, s.Evidence))
+}
+
+// exclusionReason is why lv is excluded: its notes' "invalid: " reasons, joined.
+func exclusionReason(lv *Level) string {
+	var why []string
+	for _, n := range lv.Notes {
+		if r, ok := strings.CutPrefix(n, "invalid: "); ok {
+			why = append(why, r)
+		}
+	}
+	if len(why) == 0 {
+		return "invalid"
+	}
+	return strings.Join(why, "; ")
+}

@@ -1,0 +1,94 @@
+package sweep
+
+import (
+	"fmt"
+	"time"
+)
+
+// Retries (DESIGN §3.4): a level excluded for steadiness or for the client's lateness is run
+// again, with twice its window, before levels are added (sweep.retry_excluded times at most),
+// and the retry supersedes it in the analysis.
+
+// RetryWhy says why a level that ran should be run again — it was excluded for steadiness (not
+// steady, and not merely imprecise) or because the client was bound — or "" when it should not:
+// it was steady or imprecise, interrupted, or its window was cut (by the budget or a server that
+// stopped answering, which end the sweep). A rate level is retried only when client-bound: its
+// steady-state verdict does not exclude it while its backlog grows (§4.15).
+func RetryWhy(run *LevelRun) string {
+	if run.Interrupted || run.W1 <= run.W0 || run.Shard != nil {
+		return ""
+	}
+	if cs := run.Client; cs != nil && cs.Bound {
+		return "client-bound: " + cs.Reason
+	}
+	if run.Steady || run.Imprecise || run.OfferedRPS > 0 || run.NotSteadyReason == "" {
+		return ""
+	}
+	return "not steady: " + run.NotSteadyReason
+}
+
+// retried reports whether a retry has run: the planned levels are then over.
+func (r *controller) retried() bool {
+	for _, l := range r.levels {
+		if l.Run.RetryOf != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// nextRetry returns the position in levels of the first level to run again — one RetryWhy
+// names, not superseded by a retry already, retried fewer than max times along its chain of
+// retries — and why, or −1.
+func nextRetry(levels []Level, max int) (int, string) {
+	superseded := make(map[int]bool)
+	depth := make(map[int]int) // by index: how many retries led to that level
+	for _, l := range levels {
+		if o := l.Run.RetryOf; o != nil {
+			superseded[*o] = true
+			depth[l.Run.Index] = depth[*o] + 1
+		}
+	}
+	for i, l := range levels {
+		if superseded[l.Run.Index] || depth[l.Run.Index] >= max {
+			continue
+		}
+		if why := RetryWhy(&levels[i].Run); why != "" {
+			return i, why
+		}
+	}
+	return -1, ""
+}
+
+// retryExcluded runs again, one at a time, every level nextRetry names, each with twice the
+// window of the run it repeats, while the budget leaves room for it; it returns why it stopped
+// early ("" when it did not; r.out.StopReason says when the sweep must stop). Not on a shard's
+// schedule: kneecap merge judges the levels.
+func (r *controller) retryExcluded() string {
+	p := r.plan
+	if p.Protocol.RetryExcluded <= 0 || p.Schedule != nil {
+		return ""
+	}
+	for {
+		i, why := nextRetry(r.levels, p.Protocol.RetryExcluded)
+		if i < 0 {
+			return ""
+		}
+		prev := r.levels[i].Run
+		scale := 2 * max(prev.WindowScale, 1)
+		need := p.Protocol.Cooldown + p.Protocol.Warmup + p.Protocol.Duration*time.Duration(scale)
+		name := levelName(prev.Concurrency, prev.OfferedRPS)
+		if b := p.Protocol.Stop.Budget; b > 0 && time.Now().Add(need).Sub(r.budgetFrom) > b {
+			return fmt.Sprintf("stop.budget leaves no time to run %s again", name)
+		}
+		index := prev.Index
+		ask := levelAsk{index: len(r.levels), c: prev.Concurrency, rps: prev.OfferedRPS, retryOf: &index, retryWhy: why, scale: scale}
+		if r.out.StopReason = r.level(ask, len(r.out.Levels) == 0); r.out.StopReason != "" {
+			if r.out.StopReason == StopBudget {
+				r.out.StopReason = ""
+				return fmt.Sprintf("stop.budget cut the retry of %s short", name)
+			}
+			return ""
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package sweep_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// TestRetryExcluded: a level excluded for steadiness — one stream of 240 ms requests in a
+// 300 ms window ends with one or two completions, too few to keep it as imprecise (3) — is run
+// again once with twice the window (retry_excluded 1), after the planned levels; the retry
+// names the level it reruns and supersedes it in the analysis. With retry_excluded 0 it is not.
+func TestRetryExcluded(t *testing.T) {
+	t.Parallel()
+	url := fastSim(t)
+	proto := shortProtocol()
+	proto.Duration, proto.MaxDuration, proto.MinRequests = 300*time.Millisecond, 300*time.Millisecond, 50
+	for _, retries := range []int{1, 0} {
+		proto.RetryExcluded = retries
+		plan := sweep.Plan{Levels: []int{1}, Protocol: proto, Workload: fixedWorkload{out: 20}}
+		sink := &memSink{}
+		out, err := sweep.Run(context.Background(), nil, plan, newClient(t, url, 2), sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if retries == 0 {
+			if len(sink.runs) != 1 {
+				t.Errorf("retry_excluded 0: %d levels ran, want 1", len(sink.runs))
+			}
+			continue
+		}
+		if len(sink.runs) != 2 || out.StopReason != sweep.StopDone {
+			t.Fatalf("retry_excluded 1: %d levels, stop %q; want the level and one retry", len(sink.runs), out.StopReason)
+		}
+		first, again := sink.runs[0], sink.runs[1]
+		if first.Steady || first.Imprecise || sweep.RetryWhy(&first) == "" {
+			t.Fatalf("first run: steady %v imprecise %v (%q): want excluded for steadiness", first.Steady, first.Imprecise, first.NotSteadyReason)
+		}
+		if again.RetryOf == nil || *again.RetryOf != first.Index || again.Index != 1 || again.WindowScale != 2 ||
+			again.Concurrency != 1 || !strings.HasPrefix(again.Retry, "not steady: ") || !hasNote(again, "run again with 2× the window") {
+			t.Errorf("retry %+v: want a retry of level 0 at concurrency 1 with twice the window", again)
+		}
+		if w := again.Window(); w < 2*proto.Duration || w > 2*proto.MaxDuration+proto.Duration/10 {
+			t.Errorf("retry window %v, want 2 × duration %v", w, proto.Duration)
+		}
+		levels := analysis.Summarize([]sweep.Level{{Run: first, Records: sink.records[0]}, {Run: again, Records: sink.records[1]}}, analysis.DefaultOptions())
+		if !levels[0].Superseded || levels[0].Valid || levels[1].Superseded || levels[1].Retry == "" {
+			t.Errorf("analysis: first superseded %v valid %v, retry superseded %v (%q); want the retry to stand for the level",
+				levels[0].Superseded, levels[0].Valid, levels[1].Superseded, levels[1].Retry)
+		}
+		res := analysis.Analyze(levels, analysis.Meta{}, analysis.Options{})
+		if n := strings.Count(strings.Join(res.Warnings, "\n"), "level concurrency 1 excluded"); n > 1 {
+			t.Errorf("warnings %q: the superseded run is warned about too", res.Warnings)
+		}
+	}
+}
