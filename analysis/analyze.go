@@ -175,9 +175,9 @@ func (a *analyzer) collect() {
 		}
 	}
 	if len(a.pts) == 0 {
-		a.warn(noValidLevels())
+		a.warn(noValidLevels(nextAfterExclusions(a.res.Levels)))
 	} else if len(a.pts) < MinFitLevels {
-		a.warn(tooFewLevels(len(a.pts)))
+		a.warn(tooFewLevels(len(a.pts), nextAfterExclusions(a.res.Levels)))
 	} else if len(zero) > 0 {
 		// A collapsed level (no output at all) is data for overload, but the usl and batch
 		// models have no zero; one such level must not cost the whole curve its fits.

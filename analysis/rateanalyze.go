@@ -105,7 +105,7 @@ func (r *rater) collect() {
 		r.warn(rateLagged(lagged))
 	}
 	if len(r.pts) == 0 {
-		r.warn(noValidLevels())
+		r.warn(noValidLevels(nextAfterExclusions(r.res.Levels)))
 	}
 	sched, sent := 0, 0
 	for _, p := range r.pts {

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -110,12 +111,58 @@ func levelImprecise(lv *Level) warning {
 		lv.Concurrency, lv.OutputTPS.Format(), lv.OutputTPSCI95.Format())
 }
 
-func noValidLevels() warning {
-	return newWarning(warnNoValidLevels, "", "no valid levels: nothing to analyze")
+// noValidLevels: every level was excluded; next says what would measure them
+// (nextAfterExclusions).
+func noValidLevels(next string) warning {
+	return newWarning(warnNoValidLevels, "", "no valid levels: nothing to analyze. %s", next)
 }
 
-func tooFewLevels(n int) warning {
-	return newWarning(warnTooFewLevels, "", "too few valid levels (%d < %d): no throughput fits, no knee and no TTFT hinge fit", n, MinFitLevels)
+// tooFewLevels: n valid levels, fewer than the fits need; next says what would measure the
+// excluded ones (nextAfterExclusions, "" when none was excluded).
+func tooFewLevels(n int, next string) warning {
+	if next == "" {
+		next = fmt.Sprintf("Next: sweep more levels (at least %d, e.g. --levels 1,2,4,8,16,32)", MinFitLevels)
+	}
+	return newWarning(warnTooFewLevels, "", "too few valid levels (%d < %d): no throughput fits, no knee and no TTFT hinge fit. %s", n, MinFitLevels, next)
+}
+
+// exclusionSteps maps a reason a level is excluded (a prefix of its "invalid: " note) to the
+// step that would measure it, in the order the steps are given.
+var exclusionSteps = []struct{ reason, step string }{
+	{"client-bound", "the load generator could not keep up: run kneecap on a machine of its own, or split the load over processes (--shard I/N, docs/sharding.md)"},
+	{"not steady", "rerun with a longer --max-duration (and --retry-excluded), so that the levels settle"},
+	{"error rate", "lower the concurrency, or see error_classes for what the server refused"},
+	{"achieved concurrency", "the client kept fewer requests in flight than asked: see the levels' notes"},
+	{"Little's-law", "requests straddled the window's edges: rerun with a longer --duration"},
+	{"interrupted", "resume the run (kneecap sweep --resume DIR)"},
+	{"no successful request", "no request succeeded: check the server (error_classes)"},
+}
+
+// nextAfterExclusions is the next step when levels were excluded: for each reason that
+// excluded some level (not a superseded one), what would measure it; "" when none was.
+func nextAfterExclusions(levels []Level) string {
+	var steps []string
+	for _, e := range exclusionSteps {
+		for i := range levels {
+			lv := &levels[i]
+			if lv.Valid || lv.Superseded {
+				continue
+			}
+			if slices.ContainsFunc(lv.Notes, func(n string) bool { return strings.HasPrefix(n, "invalid: "+e.reason) }) {
+				steps = append(steps, e.step)
+				break
+			}
+		}
+	}
+	if len(steps) == 0 {
+		return ""
+	}
+	return "Next: " + strings.Join(steps, "; ")
+}
+
+// beyond suggests the levels that extend a sweep past top: two more doublings.
+func beyond(top float64) string {
+	return fmt.Sprintf("add %s and %s to --levels", fconcurrency(2*top), fconcurrency(4*top))
 }
 
 // zeroThroughput: valid levels with no output left out of the fits (zero lists their
@@ -149,7 +196,7 @@ func kneedleEdge(first float64) warning {
 }
 
 func noKneeModel() warning {
-	return newWarning(warnNoKneeModel, "", "no knee: none of the %s, %s and %s models could be fitted",
+	return newWarning(warnNoKneeModel, "", "no knee: none of the %s, %s and %s models could be fitted. Next: sweep levels that show the rise and the plateau, several doublings apart (e.g. --levels 1,2,4,8,16,32,64,128)",
 		MethodUSL.Label(), MethodBatch.Label(), MethodHinge.Label())
 }
 
@@ -157,20 +204,25 @@ func noKneeModel() warning {
 // marginal-gain point; what names it ("knee" when it would be the headline, else "efficient
 // point").
 func kneeSpan(what string, lo, hi float64) warning {
-	return newWarning(warnKneeSpan, "", "no %s: the valid levels span less than one doubling (%g to %g)", what, lo, hi)
+	return newWarning(warnKneeSpan, "", "no %s: the valid levels span less than one doubling (%g to %g). Next: sweep levels several doublings apart (--levels 1,2,4,8,…)", what, lo, hi)
 }
 
 // kneeBeyond: throughput still grows growPct per doubling at the largest valid level top, so
 // there is no marginal-gain point (what names it, as for kneeSpan).
 func kneeBeyond(what string, growPct, top, gain float64) warning {
-	return newWarning(warnKneeBeyond, "", "no %s: throughput still grows %.0f%% per doubling at concurrency %g (the largest valid level, knee_gain %.0f%%); extend the sweep",
-		what, growPct, top, gain*100)
+	return newWarning(warnKneeBeyond, "", "no %s: throughput still grows %.0f%% per doubling at concurrency %g (the largest valid level, knee_gain %.0f%%). Next: extend the sweep past %g (%s)",
+		what, growPct, top, gain*100, top, beyond(top))
 }
 
 // kneeAtBottom: one doubling from the smallest valid level lo already adds less than gain
 // (what names the marginal-gain point, as for kneeSpan).
 func kneeAtBottom(what string, lo, gain float64) warning {
-	return newWarning(warnKneeAtBottom, "", "%s at or below the smallest valid level (concurrency %g): one doubling already adds < %.0f%%; measure lower concurrencies", what, lo, gain*100)
+	next := fmt.Sprintf("measure lower concurrencies (add %s to --levels)", lowerLevels(lo))
+	if lo <= 1 {
+		next = "none: one request at a time already takes the server's throughput (it does not batch)"
+	}
+	return newWarning(warnKneeAtBottom, "", "%s at or below the smallest valid level (concurrency %g): one doubling already adds < %.0f%%. Next: %s",
+		what, lo, gain*100, next)
 }
 
 // kneeNoPlateau: the best fit, of method m, is a sharp-knee model but its breakpoint cannot be
@@ -228,12 +280,12 @@ func bootstrapFewValues(what string, got, b int) warning {
 }
 
 func blowupNoTTFT() warning {
-	return newWarning(warnBlowupNoTTFT, "", "no TTFT blow-up: no valid level has a TTFT p50")
+	return newWarning(warnBlowupNoTTFT, "", "no TTFT blow-up: no valid level has a TTFT p50. Next: see why the levels were excluded (the warnings above)")
 }
 
 // blowupOneLevel: only the level at concurrency c has a TTFT p50.
 func blowupOneLevel(c float64) warning {
-	return newWarning(warnBlowupOneLevel, "", "no TTFT blow-up: only one valid level (concurrency %g) has a TTFT p50: nothing to compare it with", c)
+	return newWarning(warnBlowupOneLevel, "", "no TTFT blow-up: only one valid level (concurrency %g) has a TTFT p50: nothing to compare it with. Next: sweep more levels (--levels 1,2,4,…)", c)
 }
 
 // blowupNone: TTFT (its statistic stat; "" is p50) stays within BlowupFactor of the first
@@ -242,7 +294,8 @@ func blowupNone(stat string, baseMS, top float64) warning {
 	if stat == "" {
 		stat = "p50"
 	}
-	return newWarning(warnBlowupNone, "", "no TTFT blow-up: TTFT %s stays within %gx of the first level's %.0f ms up to concurrency %g", stat, BlowupFactor, baseMS, top)
+	return newWarning(warnBlowupNone, "", "no TTFT blow-up: TTFT %s stays within %gx of the first level's %.0f ms up to concurrency %g. Next: extend the sweep past %g (%s): queueing past saturation blows TTFT up",
+		stat, BlowupFactor, baseMS, top, top, beyond(top))
 }
 
 // blowupUnsupported: TTFT (its statistic stat; "" is p50) rose from firstMS to lastMS up to
@@ -251,8 +304,8 @@ func blowupUnsupported(stat string, firstMS, lastMS, top float64) warning {
 	if stat == "" {
 		stat = "p50"
 	}
-	return newWarning(warnBlowupUnsupported, "", "no TTFT blow-up claimed: TTFT %s rises from %.3g ms to %.3g ms (%.1fx) up to concurrency %g, short of a blow-up (at least %d levels past it and a %gx rise over the flat part); extend the sweep to see whether it keeps rising",
-		stat, firstMS, lastMS, lastMS/firstMS, top, BlowupMinPast, BlowupMinRise)
+	return newWarning(warnBlowupUnsupported, "", "no TTFT blow-up claimed: TTFT %s rises from %.3g ms to %.3g ms (%.1fx) up to concurrency %g, short of a blow-up (at least %d levels past it and a %gx rise over the flat part). Next: extend the sweep past %g (%s) to see whether it keeps rising",
+		stat, firstMS, lastMS, lastMS/firstMS, top, BlowupMinPast, BlowupMinRise, top, beyond(top))
 }
 
 // blowupGap: the measured TTFT only brackets the blow-up, between lastFlat and firstHigh;
@@ -320,11 +373,11 @@ func sloUnset() warning {
 }
 
 func sloNoLevel() warning {
-	return newWarning(warnSLONoLevel, "", "slo: no valid level to check the SLOs against: no SLO point")
+	return newWarning(warnSLONoLevel, "", "slo: no valid level to check the SLOs against: no SLO point. Next: see why the levels were excluded (the warnings above)")
 }
 
 func sloNoMetric() warning {
-	return newWarning(warnSLONoMetric, "", "slo: no valid level reports a latency the SLOs are set on: no SLO point")
+	return newWarning(warnSLONoMetric, "", "slo: no valid level reports a latency the SLOs are set on: no SLO point. Next: set an SLO on a latency the levels report (--slo ttft:p99:2s)")
 }
 
 // sloOtherGoodput: the level at concurrency c meets every SLO but only sharePct of its
@@ -336,12 +389,16 @@ func sloOtherGoodput(c, sharePct float64) warning {
 
 // sloBeyond: every valid level, up to last, meets the SLOs.
 func sloBeyond(last float64) warning {
-	return newWarning(warnSLOBeyond, "", "slo: every valid level meets the SLOs: the limit lies beyond concurrency %g", last)
+	return newWarning(warnSLOBeyond, "", "slo: every valid level meets the SLOs: the limit lies beyond concurrency %g. Next: extend the sweep past %g (%s) to find it", last, last, beyond(last))
 }
 
 // sloFirstMisses: the first valid level, at concurrency first, misses the SLO limit.
 func sloFirstMisses(first float64, limit string) warning {
-	return newWarning(warnSLOFirstMisses, "", "slo: even the first valid level (concurrency %g) misses %s: no SLO point", first, limit)
+	next := fmt.Sprintf("measure below concurrency %g (add %s to --levels)", first, lowerLevels(first))
+	if first <= 1 {
+		next = "this server misses the SLO with one request at a time: relax the SLO or change the deployment"
+	}
+	return newWarning(warnSLOFirstMisses, "", "slo: even the first valid level (concurrency %g) misses %s: no SLO point. Next: %s", first, limit, next)
 }
 
 // sloCappedByExcluded: an excluded level at concurrency at measured a breach (evidence) below
@@ -374,11 +431,20 @@ func capacityNoTarget() warning {
 }
 
 func capacityNoSLO() warning {
-	return newWarning(warnCapacityNoSLO, "", "capacity: no SLO point: replicas at the SLO are unknown")
+	return newWarning(warnCapacityNoSLO, "", "capacity: no SLO point: replicas at the SLO are unknown (the slo warning says what would find it)")
 }
 
 func capacityNoKnee() warning {
-	return newWarning(warnCapacityNoKnee, "", "capacity: no knee: replicas at the knee are unknown")
+	return newWarning(warnCapacityNoKnee, "", "capacity: no knee: replicas at the knee are unknown (the knee warnings say what would find it)")
+}
+
+// lowerLevels suggests the levels below lo to measure: its half and quarter, at least 1.
+func lowerLevels(lo float64) string {
+	a, b := math.Max(1, math.Floor(lo/4)), math.Max(1, math.Floor(lo/2))
+	if a == b {
+		return fconcurrency(a)
+	}
+	return fconcurrency(a) + " and " + fconcurrency(b)
 }
 
 // gateOtherSLOs: the run labelled run was analyzed under the SLOs runSLOs, the baseline

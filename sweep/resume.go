@@ -18,17 +18,18 @@ type Resume struct {
 }
 
 // PlanResume works out where a sweep of the planned levels (concurrencies) that adds up to
-// refine levels and runs an excluded level again up to retries times continues after done,
+// refine levels and runs an excluded level again up to retries times (not one whose errors
+// passed maxErrorRate) continues after done,
 // the levels its directory holds. With levels still to add, judge (nil: none) is asked over
 // the planned levels done: it may have ended them before the interrupt, and the rest of the
 // sweep is then the added levels only (Run asks it again and keeps its reason). It is an
 // error when nothing is left to run: no planned level, no added level and no retry.
-func PlanResume(levels []int, done []Level, refine, retries int, judge Judge) (Resume, error) {
-	return PlanResumeN(len(levels), done, refine, retries, judge)
+func PlanResume(levels []int, done []Level, refine, retries int, maxErrorRate float64, judge Judge) (Resume, error) {
+	return PlanResumeN(len(levels), done, refine, retries, maxErrorRate, judge)
 }
 
 // PlanResumeN is PlanResume for a plan of n planned levels (a rate sweep's: len(Plan.Rates)).
-func PlanResumeN(n int, done []Level, refine, retries int, judge Judge) (Resume, error) {
+func PlanResumeN(n int, done []Level, refine, retries int, maxErrorRate float64, judge Judge) (Resume, error) {
 	var r Resume
 	retried := false
 	for _, l := range done {
@@ -42,7 +43,7 @@ func PlanResumeN(n int, done []Level, refine, retries int, judge Judge) (Resume,
 		}
 	}
 	r.PlannedOver = r.Added > 0 || retried || r.Planned >= n
-	if i, _ := nextRetry(done, retries); r.Added >= refine && r.PlannedOver && i < 0 {
+	if i, _ := nextRetry(done, retries, maxErrorRate); r.Added >= refine && r.PlannedOver && i < 0 {
 		return r, fmt.Errorf("all %d levels are done (%d planned, %d added): nothing to resume", len(done), r.Planned, r.Added)
 	}
 	r.StartIndex = r.Planned

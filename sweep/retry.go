@@ -12,10 +12,24 @@ import (
 // RetryWhy says why a level that ran should be run again — it was excluded for steadiness (not
 // steady, and not merely imprecise) or because the client was bound — or "" when it should not:
 // it was steady or imprecise, interrupted, or its window was cut (by the budget or a server that
-// stopped answering, which end the sweep). A rate level is retried only when client-bound: its
-// steady-state verdict does not exclude it while its backlog grows (§4.15).
-func RetryWhy(run *LevelRun) string {
+// stopped answering, which end the sweep), or its requests failed beyond maxErrorRate (the
+// server's failures: a retry would fail alike). A rate level is retried only when
+// client-bound: its steady-state verdict does not exclude it while its backlog grows (§4.15).
+func RetryWhy(l *Level, maxErrorRate float64) string {
+	run := &l.Run
 	if run.Interrupted || run.W1 <= run.W0 || run.Shard != nil {
+		return ""
+	}
+	var sent, failed int
+	for i := range l.Records {
+		if r := &l.Records[i]; SentInWindow(r, run.W0, run.W1) {
+			sent++
+			if !r.OK() {
+				failed++
+			}
+		}
+	}
+	if sent > 0 && float64(failed) > maxErrorRate*float64(sent) {
 		return ""
 	}
 	if cs := run.Client; cs != nil && cs.Bound {
@@ -38,9 +52,9 @@ func (r *controller) retried() bool {
 }
 
 // nextRetry returns the position in levels of the first level to run again — one RetryWhy
-// names, not superseded by a retry already, retried fewer than max times along its chain of
+// names (maxErrorRate: the stop rule's), not superseded by a retry already, retried fewer than max times along its chain of
 // retries — and why, or −1.
-func nextRetry(levels []Level, max int) (int, string) {
+func nextRetry(levels []Level, max int, maxErrorRate float64) (int, string) {
 	superseded := make(map[int]bool)
 	depth := make(map[int]int) // by index: how many retries led to that level
 	for _, l := range levels {
@@ -53,7 +67,7 @@ func nextRetry(levels []Level, max int) (int, string) {
 		if superseded[l.Run.Index] || depth[l.Run.Index] >= max {
 			continue
 		}
-		if why := RetryWhy(&levels[i].Run); why != "" {
+		if why := RetryWhy(&levels[i], maxErrorRate); why != "" {
 			return i, why
 		}
 	}
@@ -70,7 +84,7 @@ func (r *controller) retryExcluded() string {
 		return ""
 	}
 	for {
-		i, why := nextRetry(r.levels, p.Protocol.RetryExcluded)
+		i, why := nextRetry(r.levels, p.Protocol.RetryExcluded, p.Protocol.Stop.MaxErrorRate)
 		if i < 0 {
 			return ""
 		}

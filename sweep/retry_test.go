@@ -37,7 +37,7 @@ func TestRetryExcluded(t *testing.T) {
 			t.Fatalf("retry_excluded 1: %d levels, stop %q; want the level and one retry", len(sink.runs), out.StopReason)
 		}
 		first, again := sink.runs[0], sink.runs[1]
-		if first.Steady || first.Imprecise || sweep.RetryWhy(&first) == "" {
+		if first.Steady || first.Imprecise || sweep.RetryWhy(&sweep.Level{Run: first, Records: sink.records[0]}, 0.05) == "" {
 			t.Fatalf("first run: steady %v imprecise %v (%q): want excluded for steadiness", first.Steady, first.Imprecise, first.NotSteadyReason)
 		}
 		if again.RetryOf == nil || *again.RetryOf != first.Index || again.Index != 1 || again.WindowScale != 2 ||

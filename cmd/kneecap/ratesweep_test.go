@@ -58,6 +58,7 @@ sweep:
   max_duration: 3s
   drain_timeout: 1s
   ci_target: 0.3
+  retry_excluded: 0 # the test counts levels; retries are TestRetryExcluded's
 `)
 	rates := []float64{round3(0.5 * truth), round3(2 * truth), round3(3 * truth), round3(4 * truth)}
 	list := make([]string, len(rates))

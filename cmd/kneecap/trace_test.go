@@ -40,6 +40,7 @@ sweep:
   min_requests: 5
   drain_timeout: 5s
   ci_target: 0.5
+  retry_excluded: 0 # the test counts levels; retries are TestRetryExcluded's
 slo: {ttft_p95: 100ms, tpot_p95: 50ms}
 `)
 	dir := filepath.Join(t.TempDir(), "run")
