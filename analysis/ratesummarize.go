@@ -95,6 +95,7 @@ func (s *scratch) summarizeRate(run *sweep.LevelRun, records []sweep.Record, opt
 	sent := 0
 	s.ttft, s.tpot, s.e2e, s.itl = s.ttft[:0], s.tpot[:0], s.e2e[:0], s.itl[:0]
 	s.ttftKernel = s.ttftKernel[:0]
+	s.clock.reset()
 	for i := range records {
 		r := &records[i]
 		win.Add(r)

@@ -20,9 +20,10 @@ type ReadLag struct {
 	Coverage float64 `json:"coverage"`
 }
 
-// KernelTTFT is a level's TTFT from the kernel's receive timestamps, in milliseconds: beside
-// Level.TTFT, the difference is the client's read lag of the first chunk.
-type KernelTTFT struct {
+// TTFTSummary is a level's TTFT on one clock, in milliseconds, over the requests of
+// Level.TTFT's population that have it: from the kernel's receive timestamps
+// (Level.TTFTKernel) or on the client's clock (Level.TTFTClient).
+type TTFTSummary struct {
 	P50 Float `json:"p50"`
 	P95 Float `json:"p95"`
 	P99 Float `json:"p99"`
@@ -30,13 +31,18 @@ type KernelTTFT struct {
 	Requests int `json:"requests"`
 }
 
-// kernelTTFTOf summarises values (ms, sorted in place), nil when empty.
-func kernelTTFTOf(values []float64) *KernelTTFT {
+// KernelTTFT is a level's TTFT from the kernel's receive timestamps: beside the client's
+// (Level.TTFTClient, or Level.TTFT on records from before the kernel's clock), the difference
+// is the client's read lag of the first chunk.
+type KernelTTFT = TTFTSummary
+
+// ttftSummaryOf summarises values (ms, sorted in place), nil when empty.
+func ttftSummaryOf(values []float64) *TTFTSummary {
 	if len(values) == 0 {
 		return nil
 	}
 	l := LatencyOf(values)
-	return &KernelTTFT{P50: l.P50, P95: l.P95, P99: l.P99, Requests: len(values)}
+	return &TTFTSummary{P50: l.P50, P95: l.P95, P99: l.P99, Requests: len(values)}
 }
 
 // readLagOf returns the evidence that decided a level's client verdict and its read lag (nil

@@ -143,9 +143,16 @@ type Level struct {
 	// requests of the TTFT population whose first content chunk was read with a kernel
 	// timestamp; nil (absent) when none was.
 	TTFTKernel *KernelTTFT `json:"ttft_kernel_ms,omitempty"`
-	TPOT       Latency     `json:"tpot_ms"`
-	ITL        Latency     `json:"itl_ms"`
-	E2E        Latency     `json:"e2e_ms"`
+	// TTFTClient is TTFT on the client's clock (Record.ClientTTFT on a record on the kernel's
+	// clock, TTFT on one on the client's) over Level.TTFT's population, for comparison; nil
+	// when none of them is on the kernel's clock (TTFT is then the client's).
+	TTFTClient *TTFTSummary `json:"ttft_client_ms,omitempty"`
+	// Clock says which clock the latencies are on (DESIGN §3.3); nil without records (a
+	// level-summary CSV).
+	Clock *Clock  `json:"clock,omitempty"`
+	TPOT  Latency `json:"tpot_ms"`
+	ITL   Latency `json:"itl_ms"`
+	E2E   Latency `json:"e2e_ms"`
 	// InputTokens and OutputTokens summarise the prompt and output lengths of the successful
 	// requests sent in the window as the server counted them (usage), beside the lengths the
 	// workload requested.

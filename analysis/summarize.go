@@ -106,6 +106,7 @@ type scratch struct {
 	ttft, tpot, e2e []float64
 	ttftKernel      []float64 // Record.TTFTKernel of the TTFT population, where stamped
 	itl             []weighted
+	clock           clockTally // the latency population's clocks
 }
 
 func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, opts Options) Level {
@@ -127,6 +128,7 @@ func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, opts Op
 	var sent sentStats
 	s.ttft, s.tpot, s.e2e, s.itl = s.ttft[:0], s.tpot[:0], s.e2e[:0], s.itl[:0]
 	s.ttftKernel = s.ttftKernel[:0]
+	s.clock.reset()
 	for i := range records {
 		r := &records[i]
 		win.Add(r)
@@ -170,7 +172,8 @@ func (s *scratch) fill(lv *Level, win *sweep.WindowTotals, sent *sentStats, good
 		lv.MeanOutputTokens = Float(sent.okOutputTokens / float64(sent.ok))
 	}
 	lv.TTFT = LatencyOf(s.ttft)
-	lv.TTFTKernel = kernelTTFTOf(s.ttftKernel)
+	lv.TTFTKernel = ttftSummaryOf(s.ttftKernel)
+	lv.Clock, lv.TTFTClient = s.clock.clock()
 	lv.TPOT = LatencyOf(s.tpot)
 	lv.E2E = LatencyOf(s.e2e)
 	lv.ITL = weightedLatency(s.itl)
@@ -280,6 +283,7 @@ func (s *scratch) addSent(st *sentStats, r *sweep.Record) {
 	nOut := r.OutputTokens
 	st.ok++
 	st.okOutputTokens += float64(nOut)
+	s.clock.add(r)
 	if r.TTFT > 0 {
 		s.ttft = append(s.ttft, float64(r.TTFT)/1e6)
 		if r.TTFTKernel > 0 {

@@ -83,6 +83,9 @@ func consoleLevels(w io.Writer, res *analysis.Result, o ConsoleOptions, p func(f
 		fmt.Fprint(w, t.Row(&levels[i]))
 	}
 	p("  ", "   ", consoleNote(res, o.Wide))
+	if s := clockNote(res); s != "" {
+		p("  ", "   ", s+".")
+	}
 	if o.Wide && hasLengths(res) {
 		p("  ", "   ", "(ISL, OSL = mean prompt and output tokens per request as the server counted them; ≠N: more than 5% off the N requested)")
 	}

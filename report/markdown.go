@@ -110,18 +110,23 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 	return nil
 }
 
-// methodTable lists the metric definitions and formulas; TTFA follows TTFT when some
-// request of res reasoned first.
+// methodTable lists the metric definitions and formulas, first the clock the latencies are on
+// when the levels had records; TTFA follows TTFT when some request of res reasoned first.
 func methodTable(res *analysis.Result) table {
+	var t table
 	if isRate(res) {
-		return rateMethodTable()
-	}
-	t := table{Header: []string{"quantity", "definition"}, Class: "text"}
-	for _, m := range methodNotes {
-		t.Rows = append(t.Rows, []string{m[0], m[1]})
-		if m[0] == "TTFT" && reasoned(res) {
-			t.Rows = append(t.Rows, []string{ttfaNote[0], ttfaNote[1]})
+		t = rateMethodTable()
+	} else {
+		t = table{Header: []string{"quantity", "definition"}, Class: "text"}
+		for _, m := range methodNotes {
+			t.Rows = append(t.Rows, []string{m[0], m[1]})
+			if m[0] == "TTFT" && reasoned(res) {
+				t.Rows = append(t.Rows, []string{ttfaNote[0], ttfaNote[1]})
+			}
 		}
+	}
+	if s := clockNote(res); s != "" {
+		t.Rows = append([][]string{{"clock", s}}, t.Rows...)
 	}
 	return t
 }

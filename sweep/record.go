@@ -154,7 +154,49 @@ type Record struct {
 	// leaves out the client's read lag of that chunk. 0 (absent) when that read had no kernel
 	// timestamp.
 	TTFTKernel time.Duration `json:"ttft_kernel_ns,omitempty"`
+
+	// The kernel's clock (DESIGN §3.3). Clock is ClockKernel when Sent, TTFT, TTFA, E2E,
+	// Chunks, ChunksTail and ITL are on the kernel's clock: Sent the send of the request's
+	// last byte (SendStamp says how it was taken), the others from the kernel's receive
+	// timestamp of the read that delivered each content chunk. Empty: the client's clock,
+	// as before (another OS, no timestamps, an unstamped first content chunk, no response).
+	Clock     string `json:"clock,omitempty"`
+	SendStamp string `json:"send_stamp,omitempty"`
+	// ClientSent, ClientTTFT and ClientE2E are t_send (Unix ns), TTFT and E2E on the client's
+	// clock, for comparison, on a kernel record; absent on a client record (Sent, TTFT and
+	// E2E are then the client's).
+	ClientSent int64         `json:"client_sent_unix_ns,omitempty"`
+	ClientTTFT time.Duration `json:"client_ttft_ns,omitempty"`
+	ClientE2E  time.Duration `json:"client_e2e_ns,omitempty"`
+	// End is the time from Sent to the last byte the request read, on the record's clock: the
+	// kernel's arrival of the [DONE] line or of the body's end (a synchronous drain) on a
+	// kernel record that ended with [DONE]; else the client's clock when the request let go of
+	// the connection. 0 when unknown (a record from before).
+	End time.Duration `json:"end_ns,omitempty"`
+	// Dialed reports that the answered attempt's connection was newly dialled (not reused);
+	// Setup is the connection set-up before Sent that the server forced: the dial (ConnWait)
+	// when Dialed, plus, when Retried, the failed attempt on the connection the server had
+	// closed. 0 on a reused connection.
+	Dialed bool          `json:"dialed,omitempty"`
+	Setup  time.Duration `json:"setup_ns,omitempty"`
+	// FirstGather counts the content chunks after the first that arrived with the first's
+	// kernel timestamp (delivered by the same read): the kernel's clock cannot order them.
+	FirstGather int `json:"first_gather,omitempty"`
 }
+
+// Record clocks and send stamps (Record.Clock, Record.SendStamp; DESIGN §3.3).
+const (
+	// ClockKernel: the record's latencies are on the kernel's clock.
+	ClockKernel = "kernel"
+	// SendTX: Sent is the kernel's software transmit timestamp of the request's last byte.
+	SendTX = "tx"
+	// SendWrite: Sent is the client's clock right after the write of the request's last
+	// byte returned.
+	SendWrite = "write"
+)
+
+// KernelClock reports whether r's latencies are on the kernel's clock.
+func (r *Record) KernelClock() bool { return r.Clock == ClockKernel }
 
 // ITLSummary summarises the inter-chunk gaps of one request, in microseconds, when per-chunk
 // arrival times are not recorded.

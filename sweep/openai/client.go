@@ -332,7 +332,10 @@ func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) 
 	rec.UsageOutputTokens, rec.UsagePromptTokens, rec.TokensNote = 0, 0, ""
 	rec.CachedTokens = nil
 	rec.Retried = false
-	rec.ReadLag = nil
+	rec.ReadLag, rec.TTFTKernel = nil, 0
+	rec.Clock, rec.SendStamp, rec.FirstGather = "", "", 0
+	rec.ClientSent, rec.ClientTTFT, rec.ClientE2E = 0, 0, 0
+	rec.End, rec.Setup, rec.Dialed = 0, 0, false
 
 	// go-openai opens the stream; the adapter reads it (sseBody.next) and closes it. The
 	// stream value go-openai returns, with its own line reader, is dropped at once.
@@ -377,25 +380,30 @@ func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) 
 	rec.Sent = tSend.UnixNano()
 	rec.ConnWait = st.connWait()
 	rec.Retried = st.retried
+	rec.Dialed, rec.Setup = st.dialed(), st.setup()
 	if err != nil {
 		rec.E2E = time.Since(tSend)
 		c.fail(ctx, reqCtx, st, rec, err, false)
 		st.w.stop()
 		cancel(nil)
+		rec.End = time.Since(tSend)
 		return
 	}
-	done := c.read(ctx, reqCtx, st.body, st, tSend, req, rec)
-	c.finish(st.body, st, cancel, done)
+	end := requestEnd{rec: rec, tSend: tSend}
+	done := c.read(ctx, reqCtx, st.body, st, tSend, req, &end)
+	c.finish(st.body, st, cancel, done, &end)
 }
 
-// read consumes the stream and fills rec. It takes no locks; its allocations are the Chunks
+// read consumes the stream and fills end.rec. It takes no locks; its allocations are the Chunks
 // slice, preallocated from max_tokens (at most maxChunksPrealloc and MaxRecordedChunks;
 // chunkLog), the event buffer's growth for a line over sseBufInit bytes, the non-data text
 // kept for an error body, and the decoder of the payloads scanChunk declines. It reports
-// whether the stream ended with [DONE].
+// whether the stream ended with [DONE]; on a kernel record that did, end.doneAt is the
+// kernel's arrival of that line.
 func (c *Client) read(ctx, reqCtx context.Context, s *sseBody, st *reqState,
-	tSend time.Time, req *sweep.Request, rec *sweep.Record) (done bool) {
-	sr := streamRead{w: &st.w, off: tSend.Sub(st.w.start), arrival: st.arrival}
+	tSend time.Time, req *sweep.Request, end *requestEnd) (done bool) {
+	rec := end.rec
+	sr := streamRead{w: &st.w, off: tSend.Sub(st.w.start), arrival: st.arrival(), clock: st.clock, mark: st.mark}
 	if req.KeepReply {
 		sr.reply = new(strings.Builder)
 	}
@@ -434,8 +442,16 @@ func (c *Client) read(ctx, reqCtx context.Context, s *sseBody, st *reqState,
 	}
 	setTokens(rec, sc, req, c.opts.MaxTokensPerChunk)
 	rec.ReadLag = sr.lag.Record()
+	if sr.kernel {
+		rec.Clock, rec.SendStamp, rec.FirstGather = sweep.ClockKernel, sr.send, sr.firstGather
+		rec.ClientSent, rec.Sent = rec.Sent, sr.sentAt
+		rec.ClientTTFT, rec.ClientE2E = sr.cFirst, sr.cLast
+		if done {
+			end.doneAt, end.arrival = max(sr.arrival.Load(), sr.kLast), sr.arrival
+		}
+	}
 	if sr.firstArrival != 0 {
-		rec.TTFTKernel = time.Duration(sr.firstArrival - tSend.UnixNano())
+		rec.TTFTKernel = time.Duration(sr.firstArrival - rec.Sent)
 	}
 	switch {
 	case done && nContent > 0:
@@ -453,35 +469,65 @@ func (c *Client) read(ctx, reqCtx context.Context, s *sseBody, st *reqState,
 
 // finish ends a request whose stream s was opened: after [DONE] (done) it reads the rest of
 // the body so that the connection returns to the pool, bounded by drainTimeout, then closes
-// the stream and releases the request's context. The record is complete before: the drain is
-// not the request's time. A server that leaves the body open after [DONE] would make every
-// worker wait drainTimeout per request; once one has, every later drain runs in the
-// background (owned by c.drains, waited for by Close), and its connection, when the body
-// does not end, is closed at drainTimeout.
-func (c *Client) finish(s *sseBody, st *reqState, cancel context.CancelCauseFunc, done bool) {
-	end := func() bool {
-		ended := true
+// the stream and releases the request's context. The record is complete before, but for
+// Record.End: the drain is not the request's time. A server that leaves the body open after
+// [DONE] would make every worker wait drainTimeout per request; once one has, every later
+// drain runs in the background (owned by c.drains, waited for by Close), and its connection,
+// when the body does not end, is closed at drainTimeout.
+func (c *Client) finish(s *sseBody, st *reqState, cancel context.CancelCauseFunc, done bool, e *requestEnd) {
+	end := func(arrival *atomic.Int64) (bool, int64) {
+		ended, last := true, int64(0)
 		if done {
 			st.w.drain(drainTimeout)
-			ended = s.drain()
+			ended, last = s.drain(arrival)
 		}
 		st.w.stop()
 		_ = s.Close()
 		cancel(nil)
-		return ended
+		return ended, last
 	}
 	if !done || !c.openBodies.Load() {
-		if !end() {
+		ended, last := end(e.arrival)
+		e.set(last)
+		if !ended {
 			c.openBodies.Store(true)
 		}
 		return
 	}
-	c.drains.Go(func() { end() })
+	e.set(0)
+	c.drains.Go(func() { end(nil) })
+}
+
+// requestEnd sets Record.End when the request lets go of its connection (finish).
+type requestEnd struct {
+	rec   *sweep.Record
+	tSend time.Time // the client's t_send
+	// On a kernel record that ended with [DONE]: doneAt is the kernel's arrival of that line
+	// (Unix ns), arrival the connection's clock, for the drain's reads.
+	doneAt  int64
+	arrival *atomic.Int64
+}
+
+// set sets End from the kernel's arrival of the last byte read (the [DONE] line, or last,
+// the drain's last read, Unix ns, 0: none) on a kernel record that ended with [DONE], else
+// from the client's clock now; never below E2E.
+func (e *requestEnd) set(last int64) {
+	r := e.rec
+	switch {
+	case e.doneAt != 0:
+		r.End = time.Duration(max(e.doneAt, last) - r.Sent)
+	case r.KernelClock():
+		r.End = time.Duration(time.Now().UnixNano() - r.Sent)
+	default:
+		r.End = time.Since(e.tSend)
+	}
+	r.End = max(r.End, r.E2E)
 }
 
 // streamRead is what a stream showed, from t_send: its counts, the arrival of its first
 // content chunk, of its first answer chunk when reasoning came first (else 0), of its last
-// content chunk, its inter-chunk gaps and, when recorded, the content chunks' offsets.
+// content chunk, its inter-chunk gaps and, when recorded, the content chunks' offsets, on
+// the record's clock (the kernel's when kernel, else the client's).
 type streamRead struct {
 	w                   *watch        // the request's deadlines, told of every event
 	off                 time.Duration // t_send − the watch's start
@@ -497,6 +543,58 @@ type streamRead struct {
 	arrival      *atomic.Int64
 	lag          sweep.ReadLagHist
 	firstArrival int64
+	// The kernel's clock (DESIGN §3.3): clock and mark are the connection's (nil: none).
+	// kernel reports that the first content chunk made the record a kernel one: sentAt is
+	// its Sent (Unix ns; send says how it was taken), kLast the kernel time of the latest
+	// content chunk (Unix ns), firstGather the chunks after the first that shared its stamp
+	// (gathering while they do). cFirst and cLast are TTFT and E2E on the client's clock.
+	clock         connClock
+	mark          int64
+	kernel        bool
+	gathering     bool
+	send          string
+	sentAt, kLast int64
+	firstGather   int
+	cFirst, cLast time.Duration
+}
+
+// at returns a content chunk's offset from Sent on the record's clock: now (the client's) on
+// a client record; on a kernel one its read's arrival a − Sent, never before the previous
+// chunk's (a chunk after the first read without a stamp, a = 0, takes the client's reading
+// t: it arrived before). The first content chunk decides the clock (startKernel).
+func (sr *streamRead) at(now time.Duration, t time.Time, a int64) time.Duration {
+	if sr.sc.chunks == 1 {
+		sr.startKernel(a)
+	}
+	if !sr.kernel {
+		return now
+	}
+	if sr.gathering && sr.sc.chunks > 1 {
+		if a == sr.firstArrival {
+			sr.firstGather++
+		} else {
+			sr.gathering = false
+		}
+	}
+	if a == 0 {
+		a = t.UnixNano()
+	}
+	sr.kLast = max(sr.kLast, a)
+	return time.Duration(sr.kLast - sr.sentAt)
+}
+
+// startKernel makes the record a kernel one when the first content chunk's read was stamped
+// (a ≠ 0) and the connection knows the send of the request's last byte, no later than a (a
+// send read on the client's clock after a late write could be).
+func (sr *streamRead) startKernel(a int64) {
+	if a == 0 || sr.clock == nil {
+		return
+	}
+	sent, how, ok := sr.clock.sendTime(sr.mark)
+	if !ok || sent > a {
+		return
+	}
+	sr.kernel, sr.gathering, sr.sentAt, sr.send = true, true, sent, how
 }
 
 // readChunks reads the stream's events into sr until the stream ends or fails, and returns
@@ -537,27 +635,30 @@ func (c *Client) readChunks(s *sseBody, tSend time.Time, sr *streamRead) error {
 		if sr.reply != nil && res.answer {
 			keepReply(sr.reply, line, &res)
 		}
+		var a int64 // the kernel's arrival of the read that gave the chunk
+		if sr.arrival != nil {
+			a = sr.arrival.Load()
+			sr.readLag(t.UnixNano(), a)
+		}
+		at := sr.at(now, t, a)
 		if !res.answer {
 			sr.sc.reasoningChunks++
 		} else if !sr.answered {
 			sr.answered = true
 			if sr.sc.chunks > 1 {
-				sr.answer = now // reasoning came first: TTFA
+				sr.answer = at // reasoning came first: TTFA
 			}
 		}
 		if sr.sc.chunks == 1 {
-			sr.first = now
+			sr.first, sr.cFirst = at, now
 		} else {
-			gap := (now - sr.last).Microseconds()
+			gap := (at - sr.last).Microseconds()
 			sr.itl.Count++
 			sr.itl.SumUS += gap
 			sr.itl.MaxUS = max(sr.itl.MaxUS, gap)
 		}
-		sr.last = now
-		sr.log.add(now.Microseconds())
-		if sr.arrival != nil {
-			sr.readLag(t.UnixNano())
-		}
+		sr.last, sr.cLast = at, now
+		sr.log.add(at.Microseconds())
 	}
 }
 

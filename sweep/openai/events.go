@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	goopenai "github.com/sashabaranov/go-openai"
 )
@@ -206,11 +207,33 @@ func (b *sseBody) Read(p []byte) (int, error) {
 	return b.rc.Read(p)
 }
 
-// drain reads what follows [DONE] (at most 64 KiB) so the connection can be reused, and
-// reports whether the body ended.
-func (b *sseBody) drain() bool {
-	_, err := io.CopyN(io.Discard, b, 64<<10)
-	return errors.Is(err, io.EOF)
+// maxDrainBytes bounds what drain reads after [DONE].
+const maxDrainBytes = 64 << 10
+
+// drain reads what follows [DONE] (at most maxDrainBytes) so the connection can be reused,
+// into the event buffer (its unread bytes are dropped), and reports whether the body ended
+// and, with the connection's arrival clock (nil: none), the kernel's arrival of its last read
+// (Unix ns, 0 when it read none: [DONE]'s read had the body's end too). The clock is loaded
+// after each of its own reads, before the connection can go back to the pool.
+func (b *sseBody) drain(arrival *atomic.Int64) (ended bool, last int64) {
+	b.r, b.w, b.scanned = 0, 0, 0
+	if len(b.buf) == 0 {
+		b.buf = make([]byte, sseBufInit)
+	}
+	for left, empties := maxDrainBytes, 0; b.rerr == nil && left > 0 && empties < maxEmptyReads; {
+		n, err := b.rc.Read(b.buf[:min(len(b.buf), left)])
+		if n > 0 || err != nil {
+			if arrival != nil {
+				last = arrival.Load()
+			}
+			empties = 0
+		} else {
+			empties++
+		}
+		left -= n
+		b.rerr = err
+	}
+	return errors.Is(b.rerr, io.EOF), last
 }
 
 func (b *sseBody) Close() error { return b.rc.Close() }

@@ -173,8 +173,9 @@ func TestSSEBodyLongLine(t *testing.T) {
 	}
 }
 
-// TestSSEBodyDrain: after [DONE], drain reads the rest of the body, the bytes already
-// buffered first, and reports its end; Read returns the unread bytes in order.
+// TestSSEBodyDrain: after [DONE], Read returns the unread bytes in order; drain reads the
+// rest of the body and reports its end, not past maxDrainBytes, and gives up on a body that
+// returns nothing forever.
 func TestSSEBodyDrain(t *testing.T) {
 	b := newSSEBody(io.NopCloser(strings.NewReader("data: a\n\ndata: [DONE]\n\ntrailer")), 1<<10, 1<<10)
 	if got, err := readEvents(b); err != io.EOF || len(got) != 1 {
@@ -185,8 +186,25 @@ func TestSSEBodyDrain(t *testing.T) {
 		t.Fatalf("rest %q %v, want the bytes after the [DONE] line", rest, err)
 	}
 	b = newSSEBody(io.NopCloser(strings.NewReader("data: [DONE]\n\n"+strings.Repeat("z", 5000))), 1<<10, 1<<10)
-	if _, err := b.next(); err != io.EOF || !b.drain() {
-		t.Fatalf("next %v: want io.EOF and a drained body", err)
+	if _, err := b.next(); err != io.EOF {
+		t.Fatalf("next %v: want io.EOF", err)
+	}
+	if ended, last := b.drain(nil); !ended || last != 0 {
+		t.Fatalf("drain: ended %v, last %d; want a drained body and no arrival without a clock", ended, last)
+	}
+	b = newSSEBody(io.NopCloser(strings.NewReader("data: [DONE]\n\n"+strings.Repeat("z", maxDrainBytes+1000))), 1<<10, 1<<10)
+	if _, err := b.next(); err != io.EOF {
+		t.Fatalf("next %v: want io.EOF", err)
+	}
+	if ended, _ := b.drain(nil); ended {
+		t.Fatal("drain ended a body longer than maxDrainBytes after [DONE]")
+	}
+	b = newSSEBody(io.NopCloser(io.MultiReader(strings.NewReader("data: [DONE]\n\n"), noProgress{})), 1<<10, 1<<10)
+	if _, err := b.next(); err != io.EOF {
+		t.Fatalf("next %v: want io.EOF", err)
+	}
+	if ended, _ := b.drain(nil); ended {
+		t.Fatal("drain ended a body that returns nothing forever")
 	}
 }
 

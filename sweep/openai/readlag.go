@@ -5,29 +5,40 @@ import (
 	"sync/atomic"
 )
 
-// readStamper is a connection that knows the kernel's arrival time of the bytes it read last
-// (stampConn, Linux): Unix ns, 0 while none is known.
-type readStamper interface{ readArrival() *atomic.Int64 }
+// connClock is a connection that knows the kernel's times of its bytes (stampConn, Linux;
+// DESIGN §3.3): the arrival of the bytes it read last, and the send of a request's last byte.
+type connClock interface {
+	// readArrival returns the kernel's arrival time of the bytes read last (Unix ns, 0 when
+	// none is known), to be loaded atomically.
+	readArrival() *atomic.Int64
+	// beginRequest is called when a request of about wireBytes bytes gets the connection
+	// (GotConn), before it is written; it returns the mark of its start for sendTime.
+	beginRequest(wireBytes int) (mark int64)
+	// sendTime returns the send of the last byte written after mark (Unix ns): its software
+	// transmit timestamp (how sweep.SendTX) or the client's clock when its write returned
+	// (sweep.SendWrite); ok is false when nothing was written after mark.
+	sendTime(mark int64) (unixNS int64, how string, ok bool)
+}
 
-// arrivalOf returns the arrival clock of the connection net/http gave a request (under TLS,
-// of the TCP connection below), or nil when it has none.
-func arrivalOf(c net.Conn) *atomic.Int64 {
+// clockOf returns the kernel clock of the connection net/http gave a request (under TLS, of
+// the TCP connection below), or nil when it has none.
+func clockOf(c net.Conn) connClock {
 	if nc, ok := c.(interface{ NetConn() net.Conn }); ok {
 		c = nc.NetConn()
 	}
-	if s, ok := c.(readStamper); ok {
-		return s.readArrival()
+	if s, ok := c.(connClock); ok {
+		return s
 	}
 	return nil
 }
 
-// readLag counts the read lag of the content chunk timestamped at unix (Unix ns, read with the
-// chunk's own timestamp): unix − the kernel's arrival time of the bytes read last (DESIGN
-// §3.3), both on the wall clock, so only a read that straddles a clock step is off. Chunks that
-// an earlier read had buffered get a larger lag: they waited in the client's buffers.
-// The first content chunk's arrival time is kept (TTFT as the kernel saw it).
-func (sr *streamRead) readLag(unix int64) {
-	if a := sr.arrival.Load(); a != 0 {
+// readLag counts the read lag of the content chunk the client timestamped at unix (Unix ns),
+// read when the connection's last read had arrived at a (0: no stamp): unix − a (DESIGN §3.3),
+// both on the wall clock, so only a read that straddles a clock step is off. Chunks that an
+// earlier read had buffered get a larger lag: they waited in the client's buffers. The first
+// content chunk's arrival time is kept (TTFT as the kernel saw it).
+func (sr *streamRead) readLag(unix, a int64) {
+	if a != 0 {
 		sr.lag.Add(unix - a)
 		if sr.sc.chunks == 1 {
 			sr.firstArrival = a

@@ -16,29 +16,34 @@ import (
 )
 
 // stampConn is the net.Conn the transport's dialer returns on Linux (DESIGN §3.3): a TCP
-// connection with software receive timestamps (SO_TIMESTAMPNS) whose Read is a recvmsg through
-// the connection's raw conn, so that the kernel's arrival time of the bytes read last is known
-// (arrival). Writes, deadlines and Close are the TCP connection's; a deadline applies to the
-// raw conn's read as to the TCP conn's. One read costs a recvmsg instead of a read and
-// allocates nothing: the message header, its iovec and the control buffer are the conn's.
+// connection with software receive timestamps (SO_TIMESTAMPING, else SO_TIMESTAMPNS) whose
+// Read is a recvmsg through the connection's raw conn, so that the kernel's arrival time of
+// the bytes read last is known (arrival), and, with SO_TIMESTAMPING, software transmit
+// timestamps of what it writes (tx, txstamp_linux.go). Deadlines and Close are the TCP
+// connection's; a deadline applies to the raw conn's read as to the TCP conn's. One read
+// costs a recvmsg instead of a read and allocates nothing: the message header, its iovec and
+// the control buffer are the conn's.
 type stampConn struct {
 	net.Conn
 	rc      syscall.RawConn
 	arrival atomic.Int64 // CLOCK_REALTIME ns of the latest read's bytes; 0: none yet
+	tx      txStamps
 
 	// Used by Read only (net/http reads a connection from one goroutine at a time).
 	msg  unix.Msghdr
 	iov  unix.Iovec
-	oob  [8]uint64 // the control buffer: one SCM_TIMESTAMPNS message, 8-byte aligned
+	oob  [12]uint64 // the control buffer: an SCM_TIMESTAMPING and an SCM_TIMESTAMPNS, 8-byte aligned
 	n    int
 	err  error
 	b    []byte
 	recv func(fd uintptr) bool // c.read, bound once: a method value per Read would allocate
+
+	drainTXFn, drainTXLockedFn func(fd uintptr) // c.drainTX and c.drainTXLocked, bound once
 }
 
 // dialStamped is the transport's DialContext: d's connection, wrapped in a stampConn when it
-// is TCP and accepts SO_TIMESTAMPNS; else as dialled (the level then has no read lag, and the
-// heuristics judge it).
+// is TCP and accepts SO_TIMESTAMPING or SO_TIMESTAMPNS; else as dialled (the level then has no
+// read lag, and the heuristics judge it).
 func dialStamped(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := d.DialContext(ctx, network, addr)
@@ -59,14 +64,16 @@ func stamp(c net.Conn) net.Conn {
 	if err != nil {
 		return c
 	}
-	var serr error
+	sc := &stampConn{Conn: c, rc: rc}
+	var stamped bool
 	if err := rc.Control(func(fd uintptr) {
-		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
-	}); err != nil || serr != nil {
+		stamped = sc.tx.enableTX(int(fd)) ||
+			unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) == nil
+	}); err != nil || !stamped {
 		return c
 	}
-	sc := &stampConn{Conn: c, rc: rc}
 	sc.recv = sc.read
+	sc.drainTXFn, sc.drainTXLockedFn = sc.drainTX, sc.drainTXLocked
 	return sc
 }
 
@@ -117,6 +124,13 @@ func (c *stampConn) read(fd uintptr) bool {
 			c.n = int(n)
 			c.parseStamp()
 			raceAcquireIO(fd)
+			if c.tx.pending.Load() && c.tx.mu.TryLock() {
+				// The request's last stamp was missing when its write returned: it has left
+				// by now (this read may be its answer). One look, non-blocking.
+				c.drainTXLocked(fd)
+				c.tx.pending.Store(false)
+				c.tx.mu.Unlock()
+			}
 		case unix.EINTR:
 			continue
 		case unix.EAGAIN:
@@ -130,8 +144,9 @@ func (c *stampConn) read(fd uintptr) bool {
 	}
 }
 
-// parseStamp stores the SCM_TIMESTAMPNS of the control messages recvmsg returned, parsed by
-// hand (unix.ParseSocketControlMessage allocates), or 0 when they hold none: the kernel
+// parseStamp stores the receive stamp of the control messages recvmsg returned, parsed by
+// hand (unix.ParseSocketControlMessage allocates): SCM_TIMESTAMPING's ts[0] (SO_TIMESTAMPING)
+// or SCM_TIMESTAMPNS (SO_TIMESTAMPNS), or 0 when they hold none: the kernel
 // stamps packets only once its timestamping is on, which it turns on a little after the first
 // socket asks (net_enable_timestamp defers it to a work queue), so the first bytes of the
 // first connection may come without one; their chunks count as missed, never with the lag of
@@ -148,9 +163,10 @@ func (c *stampConn) parseStamp() {
 		if l < hdr || off+l > n {
 			return
 		}
-		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS && l-hdr >= int(unsafe.Sizeof(unix.Timespec{})) {
-			ts := (*unix.Timespec)(unsafe.Pointer(&oob[off+hdr]))
-			stamp = ts.Nano()
+		if h.Level == unix.SOL_SOCKET && (h.Type == unix.SCM_TIMESTAMPING || h.Type == unix.SCM_TIMESTAMPNS) {
+			if ts := timespecAt(oob[off+hdr:off+l], 0); ts != 0 {
+				stamp = ts
+			}
 		}
 		off += unix.CmsgSpace(l - hdr)
 	}

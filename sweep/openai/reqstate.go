@@ -13,32 +13,66 @@ type stateKey struct{}
 // connection hooks run in the goroutine of the RoundTrip, before Do returns; each attempt
 // (a retry, see doer) starts over at GetConn, so the times are those of the last attempt.
 type reqState struct {
-	maxTokens int
-	ignoreEOS bool
-	getAt     time.Time
-	gotAt     time.Time
-	reused    bool        // the last attempt's connection had carried an earlier request
-	firstByte atomic.Bool // the last attempt read a response byte (set from net/http's read loop)
-	retried   bool
-	sentBytes int // of the request body, as sent
-	body      *sseBody
-	w         watch // the request's deadlines
-	streamed  int   // content chunks read, for the messages of a failure
-	// arrival is the kernel arrival clock of the last attempt's connection (stampConn), nil
-	// when it has none.
-	arrival *atomic.Int64
+	maxTokens  int
+	ignoreEOS  bool
+	firstGetAt time.Time // the first attempt's GetConn (a retry's set-up counts from it)
+	getAt      time.Time
+	gotAt      time.Time
+	reused     bool        // the last attempt's connection had carried an earlier request
+	firstByte  atomic.Bool // the last attempt read a response byte (set from net/http's read loop)
+	retried    bool
+	sentBytes  int // of the request body, as sent
+	wireBytes  int // of the whole request, about (body, headers, request line)
+	body       *sseBody
+	w          watch // the request's deadlines
+	streamed   int   // content chunks read, for the messages of a failure
+	// clock is the kernel clock of the last attempt's connection (stampConn), nil when it has
+	// none; mark the clock's mark of the request's start (connClock.beginRequest).
+	clock connClock
+	mark  int64
 }
 
 func (st *reqState) getConn(string) {
 	st.getAt, st.gotAt, st.reused = time.Now(), time.Time{}, false
-	st.arrival = nil
+	if st.firstGetAt.IsZero() {
+		st.firstGetAt = st.getAt
+	}
+	st.clock, st.mark = nil, 0
 	st.firstByte.Store(false)
 }
 
 func (st *reqState) gotConn(info httptrace.GotConnInfo) {
 	st.gotAt, st.reused = time.Now(), info.Reused
-	st.arrival = arrivalOf(info.Conn)
+	if st.clock = clockOf(info.Conn); st.clock != nil {
+		st.mark = st.clock.beginRequest(st.wireBytes)
+	}
 }
+
+// arrival returns the kernel arrival clock of the last attempt's connection, nil when none.
+func (st *reqState) arrival() *atomic.Int64 {
+	if st.clock == nil {
+		return nil
+	}
+	return st.clock.readArrival()
+}
+
+// setup is the connection set-up the server forced before t_send (Record.Setup): the dial of
+// the answered attempt when its connection was new, plus, for a retried request, the time
+// from the first attempt's GetConn to the retry's (the failed attempt on the connection the
+// server had closed).
+func (st *reqState) setup() time.Duration {
+	var d time.Duration
+	if st.dialed() {
+		d = st.connWait()
+	}
+	if st.retried && !st.firstGetAt.IsZero() && !st.getAt.IsZero() {
+		d += st.getAt.Sub(st.firstGetAt)
+	}
+	return d
+}
+
+// dialed reports that the answered attempt's connection had carried no request before.
+func (st *reqState) dialed() bool { return !st.gotAt.IsZero() && !st.reused }
 
 func (st *reqState) gotFirstByte() { st.firstByte.Store(true) }
 

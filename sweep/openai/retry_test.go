@@ -83,7 +83,8 @@ func (s *staleServer) lastClose() time.Time {
 // pooled (the drain after [DONE] returns it to the pool before Do returns), the next request
 // reuses it, fails before any response byte and is retried on a fresh connection, which is
 // answered. Every request succeeds; exactly the reusing ones are Retried; t_send is the
-// answered attempt's, so it follows the close of the failed one.
+// answered attempt's, so it follows the close of the failed one, and its set-up (setup_ns)
+// covers the failed attempt.
 func TestRetryStaleConnection(t *testing.T) {
 	srv := startStale(t, func(onConn, _ int64) bool { return onConn == 1 })
 	c := newClient(t, srv.URL, nil)
@@ -100,6 +101,21 @@ func TestRetryStaleConnection(t *testing.T) {
 			if closed := srv.lastClose(); closed.IsZero() || rec.Sent <= closed.UnixNano() {
 				t.Errorf("request %d: t_send %d not after the failed attempt's close %v: not the answered attempt's", i, rec.Sent, closed)
 			}
+		}
+		// Every answered attempt dialled (the server closes what it answered); a retried
+		// request's set-up reaches back from its client t_send to before the failed attempt's
+		// close, the others' is their dial.
+		sent := rec.Sent
+		if rec.ClientSent != 0 {
+			sent = rec.ClientSent
+		}
+		switch {
+		case !rec.Dialed || rec.Setup < rec.ConnWait || rec.ConnWait <= 0:
+			t.Errorf("request %d: dialed %v, setup %v, conn_wait %v: want a dial counted as set-up", i, rec.Dialed, rec.Setup, rec.ConnWait)
+		case rec.Retried && sent-int64(rec.Setup) >= srv.lastClose().UnixNano():
+			t.Errorf("request %d: setup %v from t_send %d does not cover the failed attempt (closed at %v)", i, rec.Setup, sent, srv.lastClose())
+		case !rec.Retried && rec.Setup != rec.ConnWait:
+			t.Errorf("request %d: setup %v, want its dial %v", i, rec.Setup, rec.ConnWait)
 		}
 	}
 	if got, want := srv.attempts.Load(), int64(n+n/2); got != want {

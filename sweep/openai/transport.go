@@ -44,6 +44,7 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	}
 	if st != nil {
 		st.sentBytes = int(req.ContentLength)
+		st.wireBytes = wireBytes(req, d.opts.Header)
 	}
 	resp, err := d.hc.Do(req)
 	if err != nil && st != nil && st.staleConn() && req.Context().Err() == nil {
@@ -81,6 +82,21 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 		resp.Body = &limitedBody{rc: resp.Body, left: d.opts.MaxBodyBytes}
 	}
 	return resp, nil
+}
+
+// wireBytes estimates the bytes req takes on the wire (whether its send is timestamped
+// depends on it, stampConn.beginRequest): its body, its headers and the extra ones the
+// client's transport adds, and 256 for the request line and the headers net/http adds.
+func wireBytes(req *http.Request, extra http.Header) int {
+	n := 256 + len(req.URL.RequestURI()) + len(req.Host) + max(int(req.ContentLength), 0)
+	for _, h := range [...]http.Header{req.Header, extra} {
+		for k, vs := range h {
+			for _, v := range vs {
+				n += len(k) + len(v) + 4
+			}
+		}
+	}
+	return n
 }
 
 // mergeBody rewrites req's JSON object body with the extra fields: Options.ExtraBody, then,

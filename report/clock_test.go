@@ -1,0 +1,71 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/analysis/analysistest"
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// TestClockNote: the reports say which clock the latencies are on, over every level's latency
+// population (analysis.Clock): the console under the level table, Markdown and HTML in the
+// method table's first row; nothing for levels without records.
+func TestClockNote(t *testing.T) {
+	kernelTX := &analysis.Clock{Latencies: analysis.ClockKernel, KernelShare: 1, Requests: 300, Send: sweep.SendTX, SendTXShare: 1}
+	for _, tc := range []struct {
+		name   string
+		clocks []*analysis.Clock
+		want   string
+	}{
+		{"none", nil, ""},
+		{"kernel tx", []*analysis.Clock{kernelTX, kernelTX},
+			"Latencies on the kernel's clock: receive timestamps of the chunks, sends by transmit timestamps (100% of requests)"},
+		{"kernel write", []*analysis.Clock{{Latencies: analysis.ClockKernel, KernelShare: 1, Requests: 10, Send: sweep.SendWrite}},
+			"Latencies on the kernel's clock: receive timestamps of the chunks, sends when the write of the request returned (no transmit timestamps)"},
+		{"mixed", []*analysis.Clock{kernelTX, {Latencies: analysis.ClockMixed, KernelShare: 0.5, Requests: 100, Send: analysis.ClockMixed, SendTXShare: 0.5}},
+			"Latencies on the kernel's clock for 88% of requests (receive timestamps of the chunks, sends by transmit timestamps (93% of requests), the others when the write of the request returned), on the client's for the others"},
+		{"client", []*analysis.Clock{{Latencies: analysis.ClockClient, Requests: 5}},
+			"Latencies on the client's clock: the connections had no kernel timestamps (not Linux, or refused)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := analysistest.Saturating()
+			for i := range res.Levels {
+				res.Levels[i].Clock = nil
+				if i < len(tc.clocks) {
+					res.Levels[i].Clock = tc.clocks[i]
+				}
+			}
+			if got := clockNote(res); got != tc.want {
+				t.Fatalf("clock note\n%q, want\n%q", got, tc.want)
+			}
+			var con, md, html bytes.Buffer
+			if err := Console(&con, res); err != nil {
+				t.Fatal(err)
+			}
+			if err := Markdown(&md, res, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := HTML(&html, res, nil); err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == "" {
+				if strings.Contains(con.String()+md.String(), "clock") {
+					t.Fatal("a clock note without records")
+				}
+				return
+			}
+			if !strings.Contains(con.String(), "  "+tc.want+".\n") {
+				t.Errorf("console lacks %q:\n%s", tc.want, con.String())
+			}
+			if !strings.Contains(md.String(), "| quantity | definition |\n|---|---|\n| clock | "+mdCell(tc.want)+" |") {
+				t.Errorf("markdown's method table does not start with the clock")
+			}
+			if !strings.Contains(html.String(), ">clock<") || !strings.Contains(html.String(), "Latencies on the") {
+				t.Errorf("html's method table lacks the clock note")
+			}
+		})
+	}
+}
