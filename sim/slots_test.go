@@ -14,15 +14,14 @@ import (
 // TestFixedSlots: with fixed_slots 2, two requests run while two more wait first come first
 // served (vllm:num_requests_waiting counts them), and each waiting request's first token comes
 // one service time, TTFT + (n − 1) × ITL, after the first token of the request whose slot it
-// takes (DESIGN §6).
+// takes, TTFT after that request's arrival (DESIGN §6).
 func TestFixedSlots(t *testing.T) {
 	const slots, n = 2, 40
-	// TTFT is a fifth of the service time, so that a TTFT counted from arrival instead of
-	// admission would put the gap below 0.9 service times.
 	srv, url := newTestServer(t, Config{Profile: ProfileFixed, FixedSlots: slots, TTFT: 50 * time.Millisecond, ITL: 5 * time.Millisecond})
 	service := srv.Config().FixedService(n) // 50 ms + 39 × 5 ms = 245 ms
 	c := newClient(url)
 	type trace struct {
+		sent        time.Time // before the request was sent
 		first, last time.Time // arrival of the first and the last content chunk
 		tokens      int
 		err         error
@@ -31,6 +30,7 @@ func TestFixedSlots(t *testing.T) {
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range traces {
+		traces[i].sent = time.Now()
 		// Returns after the role chunk, which the server sends once the request holds or
 		// waits for a slot: the four queue in this order.
 		st, err := c.CreateChatCompletionStream(context.Background(), chatReq(n, true))
@@ -73,14 +73,18 @@ func TestFixedSlots(t *testing.T) {
 			t.Fatalf("request %d: %d tokens, err %v; want %d", i, tr.tokens, tr.err, n)
 		}
 	}
+	ttft := srv.Config().TTFT
 	for i := range slots {
 		a, b := traces[i], traces[slots+i]
-		// Never early: the slot frees when a's last token is due; late by the timers' and the
-		// client's wake-ups on a loaded machine.
-		gap := b.first.Sub(a.first)
-		t.Logf("request %d: first token %v after request %d's (service %v)", slots+i, gap, i, service)
-		if r := float64(gap) / float64(service); r < 0.9 || r > 1.3 {
-			t.Errorf("request %d's first token %v after request %d's, want one service time %v (0.9–1.3×)", slots+i, gap, i, service)
+		// Never early, by causality: a's slot frees when its last token is due, service after
+		// its arrival (after a.sent), and b's first token is due TTFT later (a TTFT counted
+		// from b's arrival would come up to TTFT early). Late by the timers' and the client's
+		// wake-ups on a loaded machine.
+		want := service + ttft
+		d := b.first.Sub(a.sent)
+		t.Logf("request %d: first token %v after request %d was sent (service + TTFT %v)", slots+i, d, i, want)
+		if d < want || d > want*13/10 {
+			t.Errorf("request %d's first token %v after request %d was sent, want service + TTFT = %v (1–1.3×)", slots+i, d, i, want)
 		}
 		if !b.first.After(a.last) {
 			t.Errorf("request %d began before request %d, whose slot it takes, ended", slots+i, i)
