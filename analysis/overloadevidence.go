@@ -1,5 +1,7 @@
 package analysis
 
+import "strings"
+
 // Levels excluded because their latency was still rising are evidence of overload, not missing
 // data (DESIGN §4.3, §4.4): a queue was still growing there, so the server was past its knee,
 // and the TTFT they measured is a lower bound of where it was heading.
@@ -19,9 +21,24 @@ func (a *analyzer) risingLevels() []point {
 	return out
 }
 
-// latencyTrusted reports whether lv's latencies describe the server: not a client-bound
-// level's, which may be the load generator's.
-func (a *analyzer) latencyTrusted(lv *Level) bool { return !lv.ClientBound }
+// latencyTrusted reports whether lv's TTFT describes the server: a level that is not
+// client-bound, or one whose estimated client effect on every TTFT percentile is within its
+// tolerance (bound for another number: its load, ITL).
+func (a *analyzer) latencyTrusted(lv *Level) bool {
+	if !lv.ClientBound {
+		return true
+	}
+	known := false
+	for name, e := range lv.ClientEffect {
+		if strings.HasPrefix(name, "ttft_p") {
+			known = true
+			if e > lv.ClientTolerance {
+				return false
+			}
+		}
+	}
+	return known
+}
 
 // kneeOverload warns when a level whose latency was still rising (an overloaded server) lies
 // below the headline knee, or when there is no knee: the knee is then at most that level.

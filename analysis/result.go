@@ -128,10 +128,17 @@ type Level struct {
 	LatencyRising bool `json:"latency_rising,omitempty"`
 	// ClientBound reports that the load generator was saturated during the window.
 	ClientBound bool `json:"client_bound"`
-	// ClientEvidence says what decided ClientBound (sweep.ClientStats.Evidence): "read_lag"
-	// (kernel receive timestamps) or "heuristics" (CPU, scheduling latency, run-queue wait);
-	// empty without the client's self-check.
+	// ClientEvidence says what decided ClientBound (sweep.ClientStats.Evidence): "estimates"
+	// (the client-effect estimates, latencies on the kernel's clock), "read_lag" (a run from
+	// before them) or "heuristics" (CPU, scheduling latency, run-queue wait); empty without the
+	// client's self-check.
 	ClientEvidence string `json:"client_evidence,omitempty"`
+	// ClientEffect holds the estimates of how much the client's lateness can have moved each
+	// number, by name (ttft_p95, itl_p50, offered_load, …), each a fraction of the number
+	// (sweep.ClientStats.Effects, DESIGN §3.3); ClientTolerance the fraction above which one
+	// makes the level client-bound. Absent when none was estimated.
+	ClientEffect    map[string]float64 `json:"client_effect,omitempty"`
+	ClientTolerance float64            `json:"client_tolerance,omitempty"`
 	// ReadLag is the client's read lag over the window's content chunks (DESIGN §3.3); nil
 	// when none had a kernel receive timestamp.
 	ReadLag *ReadLag `json:"read_lag,omitempty"`

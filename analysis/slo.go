@@ -52,6 +52,7 @@ func (a *analyzer) slo() {
 	if fail < 0 {
 		a.res.SLO.Bound = "at_least"
 	}
+	a.sloClientEffects(metrics, fail)
 	switch fail {
 	case -1:
 		last := a.pts[len(a.pts)-1]
@@ -184,4 +185,27 @@ func (a *analyzer) goodShare(p point) float64 {
 	}
 	a.warn(sloOtherGoodput(p.c, 100*g/q))
 	return math.NaN()
+}
+
+// sloClientEffects warns when a level the SLO point rests on — the first valid level that
+// misses the SLOs (index fail) and the one before it, or the largest when every one passes —
+// measured an SLO's number with an estimated client effect above its tolerance (a tail the
+// verdict does not judge, such as itl_p99: DESIGN §3.3): the SLO point is that uncertain there.
+func (a *analyzer) sloClientEffects(metrics []sloMetric, fail int) {
+	var at []point
+	switch {
+	case fail < 0:
+		at = a.pts[len(a.pts)-1:]
+	case fail == 0:
+		at = a.pts[:1]
+	default:
+		at = a.pts[fail-1 : fail+1]
+	}
+	for _, p := range at {
+		for _, m := range metrics {
+			if e, ok := p.lv.ClientEffect[m.name]; ok && e > p.lv.ClientTolerance {
+				a.warn(sloClientEffect(p.c, m.name, e, p.lv.ClientTolerance))
+			}
+		}
+	}
 }

@@ -72,9 +72,17 @@ func (a *analyzer) breachOf(lv *Level, metrics []sloMetric) *sloBreach {
 }
 
 // breachStands reports whether a breach v > thr of SLO name measured at lv is the server's:
-// always, unless the level is client-bound, whose latencies may be the load generator's.
-func (a *analyzer) breachStands(lv *Level, _ string, _, _ float64) bool {
-	return !lv.ClientBound
+// always on a level that is not client-bound; on a client-bound one only when the client's
+// estimated effect on that number (Level.ClientEffect) leaves it above the threshold,
+// v × (1 − effect) > thr — its latencies on the kernel's clock, what that clock cannot see
+// bounded. A client-bound level without an estimate for the number (the client's clock) may
+// owe its breach to the load generator.
+func (a *analyzer) breachStands(lv *Level, name string, v, thr float64) bool {
+	if !lv.ClientBound {
+		return true
+	}
+	e, ok := lv.ClientEffect[name]
+	return ok && v*(1-e) > thr
 }
 
 // sloCapped sets the SLO point from an excluded level's breach b below the first valid level

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/analysis/analysistest"
@@ -58,6 +59,19 @@ func TestSLOCappedByExcludedBreach(t *testing.T) {
 		t.Errorf("client-bound breach: SLO %+v, want ≥ 32 (at_least), no evidence", res.SLO)
 	}
 
+	// Client-bound for its offered load, its latencies on the kernel's clock moved by at
+	// most 0.5%: 2,150 × (1 − 0.005) = 2,139 ms is still above 2,000, so the breach stands.
+	levels = excludedBreachLevels(func(l *analysis.Level) {
+		l.ClientBound, l.Valid = true, false
+		l.ClientEffect = map[string]float64{"ttft_p95": 0.005, "offered_load": 0.03}
+		l.ClientTolerance = 0.01
+		l.Notes = append(l.Notes, "invalid: client-bound: client effect on offered load 3.0% > tolerance 1.0%")
+	})
+	res = analysis.Analyze(levels, analysis.Meta{}, opts)
+	if float64(res.SLO.MaxConcurrency) != 32 || res.SLO.Bound != "between" || !strings.Contains(res.SLO.Evidence, "client-bound") {
+		t.Errorf("client-bound for its load, latency effect 0.5%%: SLO %+v, want capped between 32 and 64", res.SLO)
+	}
+
 	// A valid level above the excluded breach meets the SLOs: the breach is contradicted.
 	levels = excludedBreachLevels(func(l *analysis.Level) {
 		l.Steady, l.Valid = false, false
@@ -68,5 +82,23 @@ func TestSLOCappedByExcludedBreach(t *testing.T) {
 	if float64(res.SLO.MaxConcurrency) != 128 || res.SLO.Bound != "at_least" ||
 		!slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "breach is not used") }) {
 		t.Errorf("contradicted breach: SLO %+v warnings %q, want ≥ 128 and a warning", res.SLO, res.Warnings)
+	}
+}
+
+// TestSLOClientEffectWarning: an SLO set on a tail whose estimated client effect is above the
+// tolerance at a level the SLO point rests on (here the largest, every level passing) is
+// warned about: the verdict does not judge p99s (DESIGN §3.3), so the level stays valid.
+func TestSLOClientEffectWarning(t *testing.T) {
+	levels := excludedBreachLevels(func(l *analysis.Level) {
+		l.ClientEffect, l.ClientTolerance = map[string]float64{"itl_p99": 0.12, "ttft_p95": 0.001}, 0.01
+	})
+	opts := analysis.DefaultOptions()
+	opts.Bootstrap = 0
+	opts.SLO = analysis.SLO{ITLP99: 100 * time.Millisecond}
+	res := analysis.Analyze(levels, analysis.Meta{}, opts)
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool {
+		return strings.Contains(w, "at concurrency 64 the client's lateness may have moved itl_p99 by 12.0%")
+	}) {
+		t.Errorf("warnings %q: want the SLO's uncertain itl_p99 at 64", res.Warnings)
 	}
 }

@@ -225,6 +225,9 @@ func emptyLevel(run *sweep.LevelRun) Level {
 		lv.ClientBound = true
 	}
 	lv.ClientEvidence, lv.ReadLag = readLagOf(run.Client)
+	if cs := run.Client; cs != nil && len(cs.Effects) > 0 {
+		lv.ClientEffect, lv.ClientTolerance = cs.Effects, cs.Tolerance
+	}
 	return lv
 }
 
@@ -363,7 +366,7 @@ func (s *scratch) validity(lv *Level, run *sweep.LevelRun, opts Options, anyOK b
 	case run.Steady:
 	case run.Imprecise:
 		lv.Imprecise = true
-		lv.Notes = append(lv.Notes, fmt.Sprintf("imprecise (kept): not steady to its CI target by max_duration, with no material trend: %s; TPS CI half-width %.1f%% of mean (target %.1f%%)",
+		lv.Notes = append(lv.Notes, fmt.Sprintf("imprecise (kept): no material trend by max_duration, but %s; TPS CI half-width %.1f%% of mean (target %.1f%%)",
 			run.NotSteadyReason, run.CIHalfWidth*100, run.CITarget*100))
 	default:
 		if r := run.NotSteadyReason; r != "" {

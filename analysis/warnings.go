@@ -56,6 +56,7 @@ const (
 	warnSLOCapped
 	warnSLOExcludedBelow
 	warnSLOBreachContradicted
+	warnSLOClientEffect
 	warnSLOGoodputUnknown
 	warnCapacityNoTarget
 	warnCapacityNoSLO
@@ -103,12 +104,19 @@ func levelExcluded(concurrency int, notes []string) warning {
 	return newWarning(warnLevelExcluded, fmt.Sprint(concurrency), "level concurrency %d excluded from fits: %s", concurrency, why)
 }
 
-// levelImprecise: a level kept although not steady to its CI target by max_duration, with no
-// material trend (Level.Imprecise): its TPS and its 95% half-width.
+// levelImprecise: a level kept although not steady by max_duration, with no material trend
+// (Level.Imprecise): what it fell short of — its CI target, or min_requests — and its TPS with
+// its 95% half-width.
 func levelImprecise(lv *Level) warning {
+	short := "short of its CI target"
+	for _, n := range lv.Notes {
+		if r, ok := strings.CutPrefix(n, "imprecise (kept): no material trend by max_duration, but "); ok {
+			short, _, _ = strings.Cut(r, ";")
+		}
+	}
 	return newWarning(warnLevelImprecise, fmt.Sprint(lv.Concurrency),
-		"level concurrency %d kept with a wide interval: output TPS %s ± %s tokens/s (95%%), not steady to its CI target by max_duration but with no material trend; a longer sweep.max_duration (--max-duration) narrows it",
-		lv.Concurrency, lv.OutputTPS.Format(), lv.OutputTPSCI95.Format())
+		"level concurrency %d kept though imprecise (%s), with no material trend by max_duration: output TPS %s ± %s tokens/s (95%%). Next: a longer sweep.max_duration (--max-duration) measures it closer",
+		lv.Concurrency, short, lv.OutputTPS.Format(), lv.OutputTPSCI95.Format())
 }
 
 // noValidLevels: every level was excluded; next says what would measure them
@@ -420,6 +428,13 @@ func sloExcludedBelow(at float64, evidence string) warning {
 func sloBreachContradicted(at float64, name string, above float64) warning {
 	return newWarning(warnSLOBreachContradicted, fmt.Sprint(at), "slo: excluded level concurrency %g breached %s, but valid level %g above it meets every SLO: the breach is not used to bound the SLO point",
 		at, name, above)
+}
+
+// sloClientEffect: the SLO's number name at the level at concurrency c may have been moved
+// by the client by the fraction e, above the tolerance.
+func sloClientEffect(c float64, name string, e, tolerance float64) warning {
+	return newWarning(warnSLOClientEffect, fmt.Sprintf("%g %s", c, name), "slo: at concurrency %g the client's lateness may have moved %s by %.1f%% (> tolerance %.1f%%): the SLO point is that uncertain there. Next: a machine of its own for kneecap, or an SLO on p95",
+		c, name, 100*e, 100*tolerance)
 }
 
 func sloGoodputUnknown() warning {

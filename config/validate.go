@@ -192,6 +192,9 @@ func (v *validation) sweep() {
 	if s.Refine < 0 {
 		v.bad("sweep.refine", "is %d: must be ≥ 0 (0 = no added levels)", s.Refine)
 	}
+	if !(s.ClientTolerance > 0 && s.ClientTolerance < 1) {
+		v.bad("sweep.client_tolerance", "is %g: must be in (0, 1) (a fraction of each number: 0.01 = 1%%)", s.ClientTolerance)
+	}
 	if s.RetryExcluded < 0 || s.RetryExcluded > MaxRetryExcluded {
 		v.bad("sweep.retry_excluded", "is %d: must be in [0, %d] (each retry doubles the window; 0 = never)", s.RetryExcluded, MaxRetryExcluded)
 	}

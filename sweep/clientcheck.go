@@ -21,8 +21,6 @@ const (
 	ClientCPUBound = 0.9
 	// ClientSchedBound is the p99 Go scheduling latency above which the client is bound.
 	ClientSchedBound = 5 * time.Millisecond
-	// ClientConnWaitBound is the p99 connection-pool wait above which the client is bound.
-	ClientConnWaitBound = time.Millisecond
 	// ClientRunQueueBound is the share of the window the process's threads spent runnable but
 	// waiting for a CPU (per GOMAXPROCS), above which the client is bound: another process
 	// was starving it, so its timestamps are late.
@@ -113,29 +111,55 @@ func connWaitP99(records []Record, w0, w1 int64) time.Duration {
 	return durationPercentile(ws, 99)
 }
 
-// judge sets ConnWaitP99 and the read-lag fields from the requests sent in the window [w0, w1)
-// of records, then Bound and Reason from the thresholds. On an arrival-rate level (open)
-// conn_wait is reported but judges nothing: the connection pool is at least the cap on requests
-// in flight, so no request waits for a connection and conn_wait is the dial of the new
-// connections an open loop opens as its in-flight count wanders (the server's accept and the
-// network); the client's own lateness there is the schedule lag (Record.StartLag), which the
-// analysis judges.
-func (cs *ClientStats) judge(records []Record, w0, w1 int64, open bool) {
+// judge sets the client statistics of the window [w0, w1) of records — conn_wait p99, the
+// connections the server made the client dial, the read lag and the effect estimates — then
+// Bound and Reason (classify) against tolerance (a fraction; 0: DefaultClientTolerance). On
+// an arrival-rate level (open) the latency population is the window's arrivals and the load
+// estimates are the client's lateness behind the schedule (scheduleEffects).
+func (cs *ClientStats) judge(records []Record, w0, w1 int64, open bool, tolerance float64) {
 	cs.ConnWaitP99 = connWaitP99(records, w0, w1)
+	cs.dials(records, w0, w1)
 	cs.levelReadLag(records, w0, w1)
-	cs.classify(open)
+	if !(tolerance > 0) {
+		tolerance = DefaultClientTolerance
+	}
+	cs.Tolerance = tolerance
+	cs.classify(cs.estimate(records, w0, w1, open))
+}
+
+// dials sets DialShare and DialP99: the share of the requests sent in [w0, w1) whose
+// connection was newly dialled and their set-up's p99 (Record.Setup), the server's doing when
+// it closes connections after a stream (llama-server) or answers Connection: close.
+func (cs *ClientStats) dials(records []Record, w0, w1 int64) {
+	var n int
+	var setup []float64
+	for i := range records {
+		if r := &records[i]; SentInWindow(r, w0, w1) {
+			n++
+			if r.Dialed {
+				setup = append(setup, float64(r.Setup))
+			}
+		}
+	}
+	if n > 0 && len(setup) > 0 {
+		cs.DialShare = float64(len(setup)) / float64(n)
+		cs.DialP99 = durationPercentile(setup, 99)
+	}
 }
 
 // ReadLagDecides reports whether the read lag covers enough of the window's chunks to decide
-// the verdict (DESIGN §3.3).
+// the verdict of a level from before the effect estimates (DESIGN §3.3).
 func (cs *ClientStats) ReadLagDecides() bool {
 	return cs.ReadLagChunks > 0 && cs.ReadLagCoverage >= ReadLagCoverageMin
 }
 
-// classify sets Bound, Reason, Evidence and Note from the thresholds (conn_wait's only when not
-// open). When the read lag covers the window it decides, and CPU, scheduling latency and
-// run-queue wait are only quoted in Note; else they decide, as they did before read lag.
-func (cs *ClientStats) classify(open bool) {
+// classify sets Bound, Reason, Evidence and Note. With the latencies on the kernel's clock
+// (kernel) the estimates decide: the level is client-bound when one exceeds Tolerance, and
+// CPU, scheduling latency and run-queue wait are only quoted in Note. On the client's clock
+// the heuristics judge the latencies as before the estimates, and the load estimates still
+// count. Connection set-up is the server's and never decides (DialShare says how much of it
+// there was).
+func (cs *ClientStats) classify(kernel bool) {
 	var heur, why []string
 	if cs.CPUUtilization > ClientCPUBound {
 		heur = append(heur, fmt.Sprintf("CPU %.0f%% > %.0f%%", 100*cs.CPUUtilization, 100*ClientCPUBound))
@@ -147,30 +171,35 @@ func (cs *ClientStats) classify(open bool) {
 		heur = append(heur, fmt.Sprintf("run-queue wait %.0f%% of the window > %.0f%% (the machine is busy with other work)",
 			100*cs.RunQueueDelay, 100*ClientRunQueueBound))
 	}
+	over := worstEffects(cs.Effects, cs.Tolerance)
+	if len(over) > 0 {
+		why = append(why, fmt.Sprintf("client effect on %s > tolerance %.1f%% (%s)", strings.Join(over, ", "),
+			100*cs.Tolerance, effectBasis(kernel)))
+	}
 	cs.Note = ""
-	if cs.ReadLagDecides() {
-		cs.Evidence = EvidenceReadLag
-		lagBound := cs.ReadLagP99 > cs.ReadLagThreshold
-		if lagBound {
-			why = append(why, fmt.Sprintf("read lag p99 %s > %s (max of %s and %.0f%% of ITL p50; kernel receive timestamps)",
-				fmtLag(cs.ReadLagP99), fmtLag(cs.ReadLagThreshold), fmtLag(ReadLagFloor), 100*ReadLagITLShare))
-		}
+	if kernel {
+		cs.Evidence = EvidenceEstimates
 		if len(heur) > 0 {
-			kept := "the client kept up"
-			if lagBound {
+			kept := "the client's effect on every number within tolerance"
+			if len(over) > 0 {
 				kept = "the client fell behind"
 			}
-			cs.Note = fmt.Sprintf("machine busy: %s; read lag p99 %s: %s", strings.Join(heur, ", "), fmtLag(cs.ReadLagP99), kept)
+			cs.Note = fmt.Sprintf("machine busy: %s; %s", strings.Join(heur, ", "), kept)
 		}
 	} else {
 		cs.Evidence = EvidenceHeuristics
-		why = heur
-	}
-	if cs.ConnWaitP99 > ClientConnWaitBound && !open {
-		why = append(why, fmt.Sprintf("conn_wait p99 %s > %s", cs.ConnWaitP99, ClientConnWaitBound))
+		why = append(heur, why...)
 	}
 	cs.Bound = len(why) > 0
-	cs.Reason = strings.Join(why, ", ")
+	cs.Reason = strings.Join(why, "; ")
+}
+
+// effectBasis says what the estimates rest on, for the reason of a client-bound level.
+func effectBasis(kernel bool) string {
+	if kernel {
+		return "latencies on the kernel's clock: chunks late reads gathered, late sends; the load from the client's turnaround or lateness"
+	}
+	return "the load from the client's turnaround or lateness; latencies on the client's clock"
 }
 
 // fmtLag renders a read lag to 0.1 ms, or to 1 µs under 1 ms.

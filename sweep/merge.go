@@ -50,7 +50,7 @@ func MergeLevel(parts []LevelRun, records []Record, proto Protocol, server func(
 	notes = append(notes, mergeServer(&run, parts, server)...)
 	notes = append(notes, finishWindow(&run, records, proto, slice, end)...)
 	if cs := m.client; cs != nil && run.W1 > run.W0 {
-		cs.judge(records, run.W0, run.W1, run.OfferedRPS > 0)
+		cs.judge(records, run.W0, run.W1, run.OfferedRPS > 0, proto.ClientTolerance)
 		if len(m.boundWhy) > 0 {
 			why := m.boundWhy
 			if cs.Reason != "" {

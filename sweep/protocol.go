@@ -25,6 +25,10 @@ type Protocol struct {
 	// Refine is the number of levels added after the planned ones, each where the SLO limit,
 	// the knee or the TTFT blow-up lies farthest from a measured level (0 = none).
 	Refine int `yaml:"refine"`
+	// ClientTolerance is the fraction of a number (TTFT p95, the offered load, …) the client's
+	// lateness may have moved it by before a level is client-bound (0: DefaultClientTolerance,
+	// 1%; DESIGN §3.3).
+	ClientTolerance float64 `yaml:"client_tolerance"`
 	// RetryExcluded is how many times a level excluded for steadiness or the client's lateness
 	// is run again, each time with twice the window, before levels are added (0 = never;
 	// DESIGN §3.4).

@@ -89,12 +89,14 @@ func (l *level) dispatch() {
 func (l *level) send(slot, seq int, at time.Time, waited bool) {
 	rs := l.rate
 	rs.arrivals++
+	var wait time.Duration
 	if waited {
+		wait = max(time.Since(at), 0)
 		rs.waited++
-		rs.longest = max(rs.longest, time.Since(at))
+		rs.longest = max(rs.longest, wait)
 	}
 	l.wg.Add(1)
-	go l.issue(slot, seq, l.clk.unix(at))
+	go l.issue(slot, seq, l.clk.unix(at), wait)
 }
 
 // sleepUntil waits until at and reports false when issuing stopped (or the level's requests
@@ -189,17 +191,17 @@ func (l *level) flush(seq int, at time.Time, gaps func() time.Duration) {
 	box.mu.Unlock()
 }
 
-// issue sends arrival seq, scheduled at sched (Unix ns), in slot, records it in the slot's
-// mailbox and frees the slot. sched is on the level's monotonic-derived clock (l.clk), the
+// issue sends arrival seq, scheduled at sched (Unix ns), in slot — which it waited wait for
+// (Record.SlotWait) — records it in the slot's mailbox and frees the slot. sched is on the level's monotonic-derived clock (l.clk), the
 // client's Sent on the wall clock: a wall-clock step during the level shifts Sent − Scheduled
 // by the step (DESIGN §3.9 says so; Scheduled stays start + Σ gaps exactly).
-func (l *level) issue(slot, seq int, sched int64) {
+func (l *level) issue(slot, seq int, sched int64, wait time.Duration) {
 	defer l.wg.Done()
 	box := l.boxes[slot]
 	// The request is the arrival's, whatever slot it runs in: (level, 0, seq).
 	req := l.workload.Next(l.index, 0, seq)
 	issue := l.clk.now()
-	rec := Record{Level: l.index, Concurrency: l.c, Worker: slot, Seq: seq, Sent: issue, Scheduled: sched}
+	rec := Record{Level: l.index, Concurrency: l.c, Worker: slot, Seq: seq, Sent: issue, Scheduled: sched, SlotWait: wait}
 	box.mu.Lock()
 	box.since = issue
 	box.mu.Unlock()

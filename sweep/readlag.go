@@ -25,7 +25,13 @@ const (
 
 // Evidence names what decided ClientStats.Bound.
 const (
-	EvidenceReadLag    = "read_lag"
+	// EvidenceEstimates: the client-effect estimates decided, the latencies on the kernel's
+	// clock (DESIGN §3.3).
+	EvidenceEstimates = "estimates"
+	// EvidenceReadLag: the read lag decided (levels.json from before the estimates).
+	EvidenceReadLag = "read_lag"
+	// EvidenceHeuristics: CPU, scheduling latency and run-queue wait decided (no kernel
+	// timestamps).
 	EvidenceHeuristics = "heuristics"
 )
 

@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
@@ -41,39 +40,6 @@ func TestReadLagBuckets(t *testing.T) {
 	}
 	if cs.ReadLagCoverage != 1 || cs.ReadLagChunks != 1000 || cs.ReadLagThreshold != ReadLagFloor {
 		t.Errorf("coverage %v chunks %d threshold %v", cs.ReadLagCoverage, cs.ReadLagChunks, cs.ReadLagThreshold)
-	}
-}
-
-// TestClassifyReadLag: with read lag over the window it decides; the heuristics are a note
-// (the busy machine of issue 17: run-queue wait 46%, read lag small ⇒ not client-bound); a
-// large read lag is client-bound whatever the heuristics; without read lag the heuristics
-// decide as before.
-func TestClassifyReadLag(t *testing.T) {
-	busy := ClientStats{RunQueueDelay: 0.46, ReadLagChunks: 1000, ReadLagCoverage: 1,
-		ReadLagP99: 300 * time.Microsecond, ReadLagThreshold: time.Millisecond}
-	busy.classify(false)
-	if busy.Bound || busy.Evidence != EvidenceReadLag || !strings.Contains(busy.Note, "machine busy: run-queue wait 46%") ||
-		!strings.Contains(busy.Note, "read lag p99 300 µs: the client kept up") {
-		t.Errorf("busy machine, small lag: bound %v evidence %q note %q", busy.Bound, busy.Evidence, busy.Note)
-	}
-	late := ClientStats{ReadLagChunks: 1000, ReadLagCoverage: 0.9, ReadLagP99: 12 * time.Millisecond, ReadLagThreshold: 4 * time.Millisecond}
-	late.classify(false)
-	if !late.Bound || late.Evidence != EvidenceReadLag ||
-		!strings.HasPrefix(late.Reason, "read lag p99 12.0 ms > 4.0 ms (max of 4.0 ms and 20% of ITL p50") || !strings.Contains(late.Reason, "kernel receive timestamps") {
-		t.Errorf("large lag: bound %v evidence %q reason %q", late.Bound, late.Evidence, late.Reason)
-	}
-	// Too little of the window timestamped (a proxy, the first connections): the heuristics.
-	thin := ClientStats{RunQueueDelay: 0.46, ReadLagChunks: 10, ReadLagCoverage: 0.1, ReadLagP99: time.Microsecond,
-		ReadLagThreshold: time.Millisecond}
-	thin.classify(false)
-	if !thin.Bound || thin.Evidence != EvidenceHeuristics || !strings.Contains(thin.Reason, "run-queue wait 46%") || thin.Note != "" {
-		t.Errorf("thin coverage: bound %v evidence %q reason %q note %q", thin.Bound, thin.Evidence, thin.Reason, thin.Note)
-	}
-	// conn_wait decides under read lag too (a pool wait delays the send, not the reads).
-	pool := ClientStats{ConnWaitP99: 5 * time.Millisecond, ReadLagChunks: 1000, ReadLagCoverage: 1, ReadLagThreshold: time.Millisecond}
-	pool.classify(false)
-	if !pool.Bound || !strings.Contains(pool.Reason, "conn_wait") {
-		t.Errorf("conn_wait: bound %v reason %q", pool.Bound, pool.Reason)
 	}
 }
 

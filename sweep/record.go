@@ -146,6 +146,15 @@ type Record struct {
 	Session string `json:"session,omitempty"`
 	// Turn is the request's turn in its conversation, from 1; 0 when not a session.
 	Turn int `json:"turn,omitempty"`
+	// Pause is the pause a closed-loop worker took before sending this request, as it asked
+	// for it: its think time (workload.think_time, a session's pauses) and a connect error's
+	// backoff; 0 for a worker's first request of the level. The client's turnaround before the
+	// request is the rest of the gap since the worker's previous request ended (DESIGN §3.3).
+	Pause time.Duration `json:"pause_ns,omitempty"`
+	// SlotWait is, on an arrival-rate level, the time the arrival waited for a free place
+	// under max_concurrency (the cap's queue, not the client's lateness; DESIGN §3.9); 0 when
+	// a place was free.
+	SlotWait time.Duration `json:"slot_wait_ns,omitempty"`
 	// ReadLag summarises the read lag of the request's content chunks (DESIGN §3.3): nil when
 	// its connection had no kernel receive timestamps (not Linux, setsockopt refused).
 	ReadLag *ReadLag `json:"read_lag,omitempty"`
@@ -388,7 +397,22 @@ type ClientStats struct {
 	ReadLagP99       time.Duration `json:"read_lag_p99_ns,omitempty"`
 	ReadLagMax       time.Duration `json:"read_lag_max_ns,omitempty"`
 	ReadLagThreshold time.Duration `json:"read_lag_threshold_ns,omitempty"`
-	// Bound reports whether the client was saturated (see the thresholds in the doc).
+	// Effects are the estimates of how much the client's lateness can have moved each of the
+	// level's numbers, each a fraction of the number (DESIGN §3.3): "ttft_p95", "tpot_p50",
+	// "itl_p99", "e2e_p95" (on the kernel's clock: what it cannot see), on an arrival-rate
+	// level "ttft_scheduled_p95" and "e2e_scheduled_p95" (the client's lateness behind the
+	// schedule), and "offered_load" and "throughput"; absent when none was estimated.
+	// Tolerance is the fraction above which one makes the level client-bound
+	// (sweep.client_tolerance).
+	Effects   map[string]float64 `json:"effects,omitempty"`
+	Tolerance float64            `json:"tolerance,omitempty"`
+	// DialShare is the share of the window's requests whose connection was newly dialled
+	// (Record.Dialed) and DialP99 their set-up's p99: the server's doing when it closes
+	// connections; it never makes a level client-bound.
+	DialShare float64       `json:"dial_share,omitempty"`
+	DialP99   time.Duration `json:"dial_p99_ns,omitempty"`
+	// Bound reports whether the client's effect on some number exceeded Tolerance (or, without
+	// kernel timestamps, a heuristic threshold).
 	Bound bool `json:"bound"`
 	// Reason says which threshold made it bound.
 	Reason string `json:"reason,omitempty"`

@@ -395,7 +395,7 @@ func (l *level) finish(end levelEnd, timedOut bool, cs *ClientStats) []Record {
 	}
 	l.notes = append(l.notes, verdict...)
 	if cs != nil {
-		cs.judge(records, run.W0, run.W1, l.rate != nil)
+		cs.judge(records, run.W0, run.W1, l.rate != nil, l.proto.ClientTolerance)
 		run.Client = cs
 		if cs.Bound {
 			l.notes = append(l.notes, cs.boundNote())
@@ -450,6 +450,7 @@ func (l *level) work(w int) {
 	}
 	refused := 0 // consecutive connect errors: they back off (dead.go)
 	sess := newSession(l.workload, l.index, w, &l.cuts)
+	var pause time.Duration // the pause before the next request (Record.Pause)
 	for seq := 0; ; seq++ {
 		select {
 		case <-l.stop:
@@ -465,7 +466,7 @@ func (l *level) work(w int) {
 			req = l.workload.Next(l.index, w, seq)
 		}
 		issue := l.clk.now()
-		rec := Record{Level: l.index, Concurrency: l.c, Worker: w, Seq: seq, Sent: issue}
+		rec := Record{Level: l.index, Concurrency: l.c, Worker: w, Seq: seq, Sent: issue, Pause: pause}
 		if sess != nil {
 			rec.Session, rec.Turn = sess.id, sess.turn+1
 		}
@@ -498,7 +499,8 @@ func (l *level) work(w int) {
 		if sess != nil {
 			think = sess.ended(&req, &rec, think)
 		}
-		if !l.pause(think + connectBackoff(refused)) {
+		pause = think + connectBackoff(refused)
+		if !l.pause(pause) {
 			return
 		}
 	}
