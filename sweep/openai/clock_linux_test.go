@@ -274,3 +274,55 @@ func TestTXStampsNeverFailReads(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkStampConnWrite measures what a transmit stamp costs a request/answer exchange on
+// loopback: a 512-byte write, the peer's 1-byte answer read back, then the request's send.
+// "tx" reads the stamp from the error queue (after the write, and once more in the read when
+// the write did not find it: TCP autocorking can hold back a write that follows another),
+// "write" has transmit stamps off (the send is then the write's return).
+func BenchmarkStampConnWrite(b *testing.B) {
+	for _, tx := range []bool{true, false} {
+		name := "write"
+		if tx {
+			name = "tx"
+		}
+		b.Run(name, func(b *testing.B) {
+			c, srv := loopbackPair(&testing.T{})
+			defer c.Close()
+			defer srv.Close()
+			go func() {
+				req, ans := make([]byte, 512), []byte{1}
+				for {
+					if _, err := io.ReadFull(srv, req); err != nil {
+						return
+					}
+					if _, err := srv.Write(ans); err != nil {
+						return
+					}
+				}
+			}()
+			size := 512
+			if !tx {
+				size = c.tx.maxBytes + 1
+			}
+			c.beginRequest(size) // TX_SOFTWARE on or off
+			if c.tx.on.Load() != tx {
+				b.Fatalf("TX on %v, want %v", c.tx.on.Load(), tx)
+			}
+			req, ans := make([]byte, 512), make([]byte, 1)
+			b.ReportAllocs()
+			for b.Loop() {
+				mark := c.tx.written.Load()
+				if _, err := c.Write(req); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.ReadFull(c, ans); err != nil {
+					b.Fatal(err)
+				}
+				if _, how, ok := c.sendTime(mark); !ok || (how == sweep.SendTX) != tx {
+					b.Fatalf("send %q %v", how, ok)
+				}
+			}
+		})
+	}
+}
