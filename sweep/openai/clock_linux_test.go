@@ -328,3 +328,31 @@ func BenchmarkStampConnWrite(b *testing.B) {
 		})
 	}
 }
+
+// TestTXStampsGiveUp: on a connection whose device never stamps (simulated: TX_SOFTWARE
+// cleared behind the wrapper's back), each request's send is its write's, and after
+// maxMisses requests in a row without a stamp the connection stops asking for them (no
+// error-queue reads left to pay for).
+func TestTXStampsGiveUp(t *testing.T) {
+	c, srv := loopbackPair(t)
+	go func() { _, _ = io.Copy(io.Discard, srv) }()
+	if err := c.rc.Control(func(fd uintptr) {
+		if err := unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPING, tsFlags); err != nil {
+			t.Error(err)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range maxMisses + 1 {
+		mark := c.beginRequest(100)
+		if on, want := c.tx.on.Load(), i < maxMisses; on != want {
+			t.Fatalf("request %d: TX on %v, want %v", i, on, want)
+		}
+		if _, err := c.Write(make([]byte, 100)); err != nil {
+			t.Fatal(err)
+		}
+		if _, how, ok := c.sendTime(mark); !ok || how != sweep.SendWrite {
+			t.Fatalf("request %d: send %q (%v), want write", i, how, ok)
+		}
+	}
+}
