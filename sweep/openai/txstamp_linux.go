@@ -30,9 +30,9 @@ import (
 // pollable" until another event comes. tcp_poll reports EPOLLERR alone only while the socket
 // is neither readable nor writable (its send buffer over ⅔ full, or its unsent bytes over half
 // the not-sent low-water mark); so a request is stamped only when its bytes cannot fill it:
-// at most maxTXBytes, a quarter of the send buffer and of the low-water mark (beginRequest
-// turns TX_SOFTWARE off for a larger one, whose Sent is then its write's return). The queue is
-// drained after every write and stamps are never left pending while the socket can fill.
+// at most txStamps.maxBytes, a quarter of the send buffer and of the low-water mark
+// (beginRequest turns TX_SOFTWARE off for a larger one, whose Sent is then its write's
+// return). The queue is read after every write: no stamp waits while the socket can fill.
 
 // maxMisses is how many requests in a row may ask for a transmit stamp and get none before
 // their connection stops asking (txStamps.giveUp).
