@@ -4,7 +4,7 @@ import "github.com/kneecap/kneecap/sweep"
 
 // Latency clocks of a level (Clock.Latencies).
 const (
-	ClockKernel = "kernel"
+	ClockKernel = sweep.ClockKernel
 	ClockClient = "client"
 	ClockMixed  = "mixed"
 )

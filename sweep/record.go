@@ -69,7 +69,8 @@ type Record struct {
 	Seq int `json:"seq"`
 	// Phase is the level phase the request was sent in.
 	Phase Phase `json:"phase"`
-	// Sent is t_send as Unix nanoseconds: taken right before the request is written.
+	// Sent is t_send as Unix nanoseconds: on a kernel record (Clock) the send of the request's
+	// last byte, else taken right before the request is written (DESIGN §1).
 	Sent int64 `json:"sent_unix_ns"`
 	// ConnWait is the time spent getting a connection (pool wait, dial, TLS) before t_send.
 	ConnWait time.Duration `json:"conn_wait_ns"`

@@ -79,13 +79,13 @@ func checkKernelRecord(t *testing.T, what string, rec *sweep.Record) {
 
 // TestKernelClockReadDelay: the simulator sends its first token T = 20 ms after it read the
 // request and the next ones I apart; the client sleeps d before each read (slowConn), so it
-// timestamps the first chunk at least d after its t_send. Sparse tokens (I = 250 ms, 2 tokens):
-// the first read, at ≈ d = 100 ms, holds the first chunk alone, whose kernel stamp is its
-// arrival: TTFT on the kernel's clock is within [T, (T + d) ÷ 2] (the simulator's floor; at
-// least half the injected lateness removed) while the client's is ≥ d, and nothing shared the
-// first chunk's read (first_gather 0). Dense tokens (I = 1 ms, 16 of them): the first read, at
-// ≈ d = 80 ms, holds the first chunks together; they share its stamp, hence one offset
-// (first_gather ≥ 1), and the offsets never decrease.
+// timestamps the first chunk at least d after the connection was dialled. Sparse tokens
+// (I = 250 ms, 2 tokens): the first read, at ≈ d = 100 ms, holds the first chunk alone, whose
+// kernel stamp is its arrival: TTFT on the kernel's clock is within [T, (T + d) ÷ 2] (the
+// simulator's floor; at least half the injected lateness removed) while the client's is
+// ≥ d − conn_wait, and nothing shared the first chunk's read (first_gather 0). Dense tokens
+// (I = 1 ms, 16 of them): the first read, at ≈ d = 80 ms, holds the first chunks together;
+// they share its stamp, hence one offset (first_gather ≥ 1), and the offsets never decrease.
 func TestKernelClockReadDelay(t *testing.T) {
 	kernelStampsOn(t)
 	const ttft = 20 * time.Millisecond
@@ -105,9 +105,11 @@ func TestKernelClockReadDelay(t *testing.T) {
 			rec := do(t, cl, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: tc.tokens, IgnoreEOS: true})
 			checkKernelRecord(t, tc.name, &rec)
 			t.Logf("TTFT kernel %v client %v; first_gather %d; chunks %v", rec.TTFT, rec.ClientTTFT, rec.FirstGather, rec.Chunks)
-			if rec.TTFT < ttft || rec.ClientTTFT < tc.delay || rec.ClientTTFT < rec.TTFT {
-				t.Fatalf("TTFT %v, client TTFT %v: want ≥ %v (the simulator's) and the client's ≥ %v (its read delay) and ≥ the kernel's",
-					rec.TTFT, rec.ClientTTFT, ttft, tc.delay)
+			// net/http's read loop starts its first read once the connection is dialled,
+			// before t_send: the client's TTFT is at least the delay less conn_wait.
+			if rec.TTFT < ttft || rec.ClientTTFT < tc.delay-rec.ConnWait || rec.ClientTTFT < rec.TTFT {
+				t.Fatalf("TTFT %v, client TTFT %v: want ≥ %v (the simulator's) and the client's ≥ %v − conn_wait %v (its read delay) and ≥ the kernel's",
+					rec.TTFT, rec.ClientTTFT, ttft, tc.delay, rec.ConnWait)
 			}
 			if tc.tokens == 2 {
 				if rec.TTFT > (ttft+tc.delay)/2 || rec.FirstGather != 0 {
@@ -271,6 +273,86 @@ func TestTXStampsNeverFailReads(t *testing.T) {
 		}
 		if _, how, ok := c.sendTime(mark); !ok || how != sweep.SendTX {
 			t.Fatalf("round %d: small request: send %q (%v), want tx", round, how, ok)
+		}
+	}
+}
+
+// BenchmarkStampConnWrite measures what a transmit stamp costs a request/answer exchange on
+// loopback: a 512-byte write, the peer's 1-byte answer read back, then the request's send.
+// "tx" reads the stamp from the error queue (after the write, and once more in the read when
+// the write did not find it: TCP autocorking can hold back a write that follows another),
+// "write" has transmit stamps off (the send is then the write's return).
+func BenchmarkStampConnWrite(b *testing.B) {
+	for _, tx := range []bool{true, false} {
+		name := "write"
+		if tx {
+			name = "tx"
+		}
+		b.Run(name, func(b *testing.B) {
+			c, srv := loopbackPair(&testing.T{})
+			defer c.Close()
+			defer srv.Close()
+			go func() {
+				req, ans := make([]byte, 512), []byte{1}
+				for {
+					if _, err := io.ReadFull(srv, req); err != nil {
+						return
+					}
+					if _, err := srv.Write(ans); err != nil {
+						return
+					}
+				}
+			}()
+			size := 512
+			if !tx {
+				size = c.tx.maxBytes + 1
+			}
+			c.beginRequest(size) // TX_SOFTWARE on or off
+			if c.tx.on.Load() != tx {
+				b.Fatalf("TX on %v, want %v", c.tx.on.Load(), tx)
+			}
+			req, ans := make([]byte, 512), make([]byte, 1)
+			b.ReportAllocs()
+			for b.Loop() {
+				mark := c.tx.written.Load()
+				if _, err := c.Write(req); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.ReadFull(c, ans); err != nil {
+					b.Fatal(err)
+				}
+				if _, how, ok := c.sendTime(mark); !ok || (how == sweep.SendTX) != tx {
+					b.Fatalf("send %q %v", how, ok)
+				}
+			}
+		})
+	}
+}
+
+// TestTXStampsGiveUp: on a connection whose device never stamps (simulated: TX_SOFTWARE
+// cleared behind the wrapper's back), each request's send is its write's, and after
+// maxMisses requests in a row without a stamp the connection stops asking for them (no
+// error-queue reads left to pay for).
+func TestTXStampsGiveUp(t *testing.T) {
+	c, srv := loopbackPair(t)
+	go func() { _, _ = io.Copy(io.Discard, srv) }()
+	if err := c.rc.Control(func(fd uintptr) {
+		if err := unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPING, tsFlags); err != nil {
+			t.Error(err)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range maxMisses + 1 {
+		mark := c.beginRequest(100)
+		if on, want := c.tx.on.Load(), i < maxMisses; on != want {
+			t.Fatalf("request %d: TX on %v, want %v", i, on, want)
+		}
+		if _, err := c.Write(make([]byte, 100)); err != nil {
+			t.Fatal(err)
+		}
+		if _, how, ok := c.sendTime(mark); !ok || how != sweep.SendWrite {
+			t.Fatalf("request %d: send %q (%v), want write", i, how, ok)
 		}
 	}
 }

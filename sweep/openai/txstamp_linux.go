@@ -30,9 +30,13 @@ import (
 // pollable" until another event comes. tcp_poll reports EPOLLERR alone only while the socket
 // is neither readable nor writable (its send buffer over ⅔ full, or its unsent bytes over half
 // the not-sent low-water mark); so a request is stamped only when its bytes cannot fill it:
-// at most maxTXBytes, a quarter of the send buffer and of the low-water mark (beginRequest
-// turns TX_SOFTWARE off for a larger one, whose Sent is then its write's return). The queue is
-// drained after every write and stamps are never left pending while the socket can fill.
+// at most txStamps.maxBytes, a quarter of the send buffer and of the low-water mark
+// (beginRequest turns TX_SOFTWARE off for a larger one, whose Sent is then its write's
+// return). The queue is read after every write: no stamp waits while the socket can fill.
+
+// maxMisses is how many requests in a row may ask for a transmit stamp and get none before
+// their connection stops asking (txStamps.giveUp).
+const maxMisses = 4
 
 // tsFlags are the SO_TIMESTAMPING flags of a stamped socket: software receive stamps
 // (SCM_TIMESTAMPING's ts[0] on every read), software transmit stamps reported with their
@@ -57,13 +61,17 @@ type txStamps struct {
 	wroteAt atomic.Int64
 	on      atomic.Bool // TX_SOFTWARE is set on the socket
 	pending atomic.Bool // the last write's stamp was not in the queue yet: Read looks once
+	// giveUp is set once maxMisses requests in a row that asked for a stamp got none (a
+	// device that does not stamp): the connection stops asking, and looking.
+	giveUp atomic.Bool
 
-	mu   sync.Mutex // guards what follows: the latest stamp found and the queue's buffers
-	have bool
-	key  uint32 // OPT_ID of the latest stamp: the offset of its last byte, mod 2^32
-	at   int64  // the stamp, Unix ns
-	msg  unix.Msghdr
-	oob  [32]uint64 // one error-queue message: SCM_TIMESTAMPING and IP(V6)_RECVERR, 8-byte aligned
+	mu     sync.Mutex // guards what follows: the latest stamp found and the queue's buffers
+	misses int        // requests in a row that asked for a stamp and found none
+	have   bool
+	key    uint32 // OPT_ID of the latest stamp: the offset of its last byte, mod 2^32
+	at     int64  // the stamp, Unix ns
+	msg    unix.Msghdr
+	oob    [32]uint64 // one error-queue message: SCM_TIMESTAMPING and IP(V6)_RECVERR, 8-byte aligned
 }
 
 // enableTX asks fd for software receive and transmit timestamps; false when the kernel
@@ -122,7 +130,7 @@ func (c *stampConn) Write(b []byte) (int, error) {
 func (c *stampConn) beginRequest(wireBytes int) int64 {
 	t := &c.tx
 	t.pending.Store(false)
-	if want := wireBytes <= t.maxBytes; t.ok && want != t.on.Load() {
+	if want := wireBytes <= t.maxBytes && !t.giveUp.Load(); t.ok && want != t.on.Load() {
 		flags := tsFlags
 		if want {
 			flags |= txFlag
@@ -157,8 +165,12 @@ func (c *stampConn) sendTime(mark int64) (int64, string, bool) {
 	defer t.mu.Unlock()
 	if t.on.Load() && !(t.have && t.key == key) {
 		_ = c.rc.Control(c.drainTXLockedFn)
+		if t.misses++; !(t.have && t.key == key) && t.misses >= maxMisses {
+			t.giveUp.Store(true)
+		}
 	}
 	if t.have && t.key == key {
+		t.misses = 0
 		return t.at, sweep.SendTX, true
 	}
 	if t.wrote.Load() != w {
