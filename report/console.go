@@ -116,7 +116,7 @@ func consoleNote(res *analysis.Result, wide bool) string {
 	case isRate(res):
 		s = "(req/s = offered, done = completed, requests/s; sust = sustainable; err = error rate; tok/s = output tokens/s; latencies in ms, TTFT and E2E from the scheduled arrival; lag = schedule lag"
 	case wide:
-		s = "(tok/s = output tokens/s ±95% CI; err = errors (rate); QPS = requests/s; latencies in ms; kTTFT = TTFT from the kernel's receive timestamp"
+		s = "(tok/s = output tokens/s ±95% CI; err = errors (rate); QPS = requests/s; latencies in ms; cTTFT = TTFT on the client's clock"
 	default:
 		s = "(tok/s = output tokens/s; err = error rate; QPS = requests/s; latencies in ms"
 	}

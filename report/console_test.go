@@ -43,7 +43,7 @@ func TestConsoleWide(t *testing.T) {
 		extra        []string
 		firstDefault string
 	}{
-		{analysistest.Saturating(), []string{"±CI", "TTFT p50", "kTTFT p50", "ISL", "OSL"}, "N"},
+		{analysistest.Saturating(), []string{"±CI", "TTFT p50", "cTTFT p50", "ISL", "OSL"}, "N"},
 		{analysistest.Rate(), []string{"ach", "TTFT p50", "ISL", "OSL"}, "req/s"},
 	} {
 		var narrow, wide bytes.Buffer

@@ -46,16 +46,18 @@ var (
 	colLag      = consoleColumn{"lag p99", 7, func(l *analysis.Level) string { return fnum(l.ScheduleLag.P99) }}
 	// colReadLag is the client's read-lag p99 in ms (DESIGN §3.3), "-" without timestamps.
 	colReadLag = consoleColumn{"read lag p99", 12, readLagCell}
-	// colKTTFT50 is TTFT p50 from the kernel's receive timestamps (DESIGN §3.3), "-" without.
-	colKTTFT50 = consoleColumn{"kTTFT p50", 9, kernelTTFTCell}
+	// colCTTFT50 is TTFT p50 on the client's clock when the level's latencies are on the
+	// kernel's (DESIGN §3.3): the difference is what the client's read lag would have added.
+	colCTTFT50 = consoleColumn{"cTTFT p50", 9, clientTTFTCell}
 )
 
-// kernelTTFTCell is the level's TTFT p50 as the kernel saw it, in ms, "-" when unknown.
-func kernelTTFTCell(l *analysis.Level) string {
-	if l.TTFTKernel == nil {
+// clientTTFTCell is the level's TTFT p50 on the client's clock, in ms, "-" when its latencies
+// are not on the kernel's (TTFT p50 is then the client's).
+func clientTTFTCell(l *analysis.Level) string {
+	if l.TTFTClient == nil {
 		return "-"
 	}
-	return fnum(l.TTFTKernel.P50)
+	return fnum(l.TTFTClient.P50)
 }
 
 // readLagCell is the level's read-lag p99 in ms, "-" when unknown.
@@ -79,7 +81,7 @@ func consoleColumns(rate, wide, lengths bool) []consoleColumn {
 	if rate {
 		cols = []consoleColumn{colRate, colAch, colDone, colSustWide, colReq, colErrs, colTPS, colUTTFT50, colUTTFT95, colUE2E95, colLag, colReadLag}
 	} else {
-		cols = []consoleColumn{colN, colReq, colErrs, colTPS, colCI, colQPS, colTTFT50, colKTTFT50, colTTFT95, colTPOT95, colE2E95, colReadLag}
+		cols = []consoleColumn{colN, colReq, colErrs, colTPS, colCI, colQPS, colTTFT50, colCTTFT50, colTTFT95, colTPOT95, colE2E95, colReadLag}
 	}
 	if lengths {
 		cols = append(cols, colISL, colOSL)
