@@ -69,3 +69,23 @@ func TestClockNote(t *testing.T) {
 		})
 	}
 }
+
+// TestClientEffectNote: the largest deciding estimate of each kind over the levels, where it
+// was measured and the tolerance; tails that do not decide (p99) are left out, and so is a
+// superseded run.
+func TestClientEffectNote(t *testing.T) {
+	res := analysistest.Base([]int{1, 16})
+	res.Levels[0].ClientEffect = map[string]float64{"ttft_p95": 0.002, "ttft_p99": 0.5, "offered_load": 0.008}
+	res.Levels[1].ClientEffect = map[string]float64{"ttft_p50": 0.003, "offered_load": 0.001}
+	res.Levels[0].ClientTolerance, res.Levels[1].ClientTolerance = 0.01, 0.01
+	stale := analysistest.Level(16)
+	stale.Superseded, stale.ClientEffect = true, map[string]float64{"offered_load": 0.9}
+	res.Levels = append(res.Levels, stale)
+	want := "Client effect, the largest at any level: on TTFT p50 0.3% (at 16), on offered load 0.8% (at 1); a level is client-bound above 1.0%"
+	if got := clientEffectNote(res); got != want {
+		t.Errorf("clientEffectNote = %q\nwant %q", got, want)
+	}
+	if got := clientEffectNote(analysistest.Base([]int{1})); got != "" {
+		t.Errorf("no estimates: %q, want none", got)
+	}
+}

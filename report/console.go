@@ -86,6 +86,9 @@ func consoleLevels(w io.Writer, res *analysis.Result, o ConsoleOptions, p func(f
 	if s := clockNote(res); s != "" {
 		p("  ", "   ", s+".")
 	}
+	if s := clientEffectNote(res); s != "" {
+		p("  ", "   ", s+".")
+	}
 	if o.Wide && hasLengths(res) {
 		p("  ", "   ", "(ISL, OSL = mean prompt and output tokens per request as the server counted them; ≠N: more than 5% off the N requested)")
 	}

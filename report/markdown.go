@@ -125,6 +125,9 @@ func methodTable(res *analysis.Result) table {
 			}
 		}
 	}
+	if s := clientEffectNote(res); s != "" {
+		t.Rows = append([][]string{{"client effect", s + ": the most the load generator's lateness can have moved each number (DESIGN §3.3)"}}, t.Rows...)
+	}
 	if s := clockNote(res); s != "" {
 		t.Rows = append([][]string{{"clock", s}}, t.Rows...)
 	}

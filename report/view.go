@@ -575,6 +575,8 @@ func provenance(m analysis.Meta) string {
 // latency and run-queue wait did, "" when the level does not say.
 func clientEvidence(l *analysis.Level) string {
 	switch {
+	case l.ClientEvidence == sweep.EvidenceEstimates && len(l.ClientEffect) > 0:
+		return " (" + sweep.EffectSummary(decidingEffects(l.ClientEffect)) + ")"
 	case l.ClientEvidence == sweep.EvidenceReadLag && l.ReadLag != nil:
 		return fmt.Sprintf(" (read lag p99 %.2f ms)", l.ReadLag.P99MS)
 	case l.ClientEvidence == sweep.EvidenceHeuristics:
