@@ -180,8 +180,13 @@ func TestTraceRampLevel(t *testing.T) {
 	levels = append(levels, old)
 	for i, lv := range analysis.Summarize(levels, analysis.DefaultOptions()) {
 		// A client-bound level (the machine busy with other work) is invalid for that reason,
-		// which is not the one under test: its sustainability is still judged.
-		if !lv.Sustainable || !lv.Valid && !lv.ClientBound {
+		// which is not the one under test; a client starved enough to let its own backlog grow
+		// (its sends late behind the schedule) leaves the level inconclusive.
+		if lv.ClientBound {
+			t.Logf("level %d: client-bound, inconclusive (notes %q)", i, lv.Notes)
+			continue
+		}
+		if !lv.Sustainable || !lv.Valid {
 			t.Errorf("level %d: valid %v, sustainable %v: want both (notes %q)", i, lv.Valid, lv.Sustainable, lv.Notes)
 		}
 	}

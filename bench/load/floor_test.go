@@ -142,24 +142,24 @@ func TestReportMemory(t *testing.T) {
 
 // TestReportGoals checks the goals of issue 17: the CPU ratio to the floor client at 1,024
 // streams, the memory slope, the 1,024-stream verdict and errors, and the largest level refused
-// by read lag; they print PASS or FAIL and never count as misses.
+// by the client-effect estimates; they print PASS or FAIL and never count as misses.
 func TestReportGoals(t *testing.T) {
 	cfg := config{ttft: 500 * time.Millisecond, itl: 100 * time.Millisecond, outputTokens: 32}
 	lvl := func(streams int, cpu time.Duration, kib float64, cs *sweep.ClientStats) row {
 		return row{streams: streams, achieved: float64(streams), tokens: 1e6, cpu: cpu,
 			rssPerStream: kib * 1024, ttft: 500.5, tpot: 100, client: cs}
 	}
-	ok := &sweep.ClientStats{Evidence: sweep.EvidenceReadLag, ReadLagChunks: 100, ReadLagP99: 400 * time.Microsecond}
-	lagged := &sweep.ClientStats{Bound: true, Evidence: sweep.EvidenceReadLag, ReadLagChunks: 100, ReadLagP99: 40 * time.Millisecond}
+	ok := &sweep.ClientStats{Evidence: sweep.EvidenceEstimates, Effects: map[string]float64{"ttft_p50": 0.0005}}
+	lagged := &sweep.ClientStats{Bound: true, Evidence: sweep.EvidenceEstimates, Effects: map[string]float64{"ttft_p50": 0.25, sweep.EffectLoad: 0.4}}
 	// kneecap 1.10 × the floor at 1,024 streams, 30 KiB a stream more per stream, 4,096 refused
-	// by a read lag of 40 ms: every goal met.
+	// by the estimates: every goal met.
 	rows := []row{lvl(1024, 1100*time.Millisecond, 30, ok), lvl(4096, 4400*time.Millisecond, 30, lagged)}
 	floor := []row{lvl(1024, time.Second, 20, nil), lvl(4096, 4*time.Second, 20, nil)}
 	var b strings.Builder
 	report(&b, cfg, rows, floor, time.Minute)
 	out := b.String()
 	for _, want := range []string{"PASS  memory per stream (slope) 30.0 KiB ≤ 40 KiB", "PASS  1024 streams: client CPU 1.10× the floor client's ≤ 1.15×",
-		"PASS  1024 streams: not client-bound", "PASS  4096 streams: client-bound by read lag (read lag p99 40ms)"} {
+		"PASS  1024 streams: not client-bound", "PASS  4096 streams: client-bound by the estimates (client effect on TTFT p50 25.0%, on offered load 40.0%)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
@@ -169,13 +169,13 @@ func TestReportGoals(t *testing.T) {
 	b.Reset()
 	miss := report(&b, cfg, rows, floor, time.Minute)
 	out = b.String()
-	for _, want := range []string{"FAIL  1024 streams: client CPU 1.30×", "FAIL  4096 streams: client-bound by read lag (read lag p99 400µs)"} {
+	for _, want := range []string{"FAIL  1024 streams: client CPU 1.30×", "FAIL  4096 streams: client-bound by the estimates (client effect on TTFT p50 ≤ 0.1%)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
 	}
 	for _, m := range miss {
-		if strings.Contains(m, "×") || strings.Contains(m, "read lag") {
+		if strings.Contains(m, "×") || strings.Contains(m, "estimates") {
 			t.Errorf("a goal counted as a miss: %q", m)
 		}
 	}

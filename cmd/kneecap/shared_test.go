@@ -143,6 +143,7 @@ const interruptedSweepConfig = `sweep:
   duration: 500ms
   min_requests: 5
   max_duration: 1s
+  retry_excluded: 0 # the tests count levels; retries are TestRetryExcluded's
 workload: {input_tokens: {mean: 16}, output_tokens: {mean: 8}}
 target: {server_info: false}
 `
