@@ -1,13 +1,17 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/kneecap/kneecap/sweep"
 )
 
-// ratePoint is one usable valid level of an arrival-rate run: its offered rate x, its
-// completion rate y (completionRate; NaN when unknown) and output TPS.
+// ratePoint is one usable valid level of an arrival-rate run: its place on the rate axis x
+// (Level.ArrivalRate: the realised rate, else the offered), its completion rate y
+// (completionRate; NaN when unknown) and output TPS.
 type ratePoint struct {
 	x, y, tps float64
 	lv        *Level
@@ -17,7 +21,7 @@ type ratePoint struct {
 type rater struct {
 	*analyzer
 	rr *RateResult
-	// pts are the valid rate levels, ascending offered rate.
+	// pts are the valid rate levels, ascending x.
 	pts []ratePoint
 	// passing is the number of leading pts that meet the SLO (slo sets it).
 	passing int
@@ -64,7 +68,7 @@ func analyzeRate(levels []Level, meta Meta, opts Options) Result {
 // collect rechecks every rate level, gathers the valid ones into r.pts, sets the maximum TPS
 // and says which latencies the answers read (RateResult.LatencyFrom).
 func (r *rater) collect() {
-	var offRate, lagged, disbelieved []*Level
+	var offRate, realizedOff, lagged, disbelieved []*Level
 	for i := range r.res.Levels {
 		lv := &r.res.Levels[i]
 		if !lv.IsRate() {
@@ -90,16 +94,25 @@ func (r *rater) collect() {
 		if rateOff(lv) {
 			offRate = append(offRate, lv)
 		}
+		if lv.RealizedRPS.OK() && math.Abs(float64(lv.RealizedRPS/lv.OfferedRPS)-1) > sweep.MaxRealizedOff {
+			realizedOff = append(realizedOff, lv)
+		}
 		if lagTooLong(lv) {
 			lagged = append(lagged, lv)
 		}
-		r.pts = append(r.pts, ratePoint{x: x, y: completionRate(lv), tps: tps, lv: lv})
+		r.pts = append(r.pts, ratePoint{x: float64(lv.ArrivalRate()), y: completionRate(lv), tps: tps, lv: lv})
 	}
+	// A level is placed at the rate its window realised (DESIGN §4.15): two close offered
+	// rates may realise in the other order.
+	slices.SortStableFunc(r.pts, func(p, q ratePoint) int { return cmp.Compare(p.x, q.x) })
 	if len(disbelieved) > 0 {
 		r.warn(usageDisbelieved(disbelieved))
 	}
 	if len(offRate) > 0 {
 		r.warn(rateAchievedOff(offRate))
+	}
+	if len(realizedOff) > 0 {
+		r.warn(rateRealizedOff(realizedOff))
 	}
 	if len(lagged) > 0 {
 		r.warn(rateLagged(lagged))
@@ -110,7 +123,7 @@ func (r *rater) collect() {
 	sched, sent := 0, 0
 	for _, p := range r.pts {
 		if p.tps >= 0 && finite(p.tps) && (!r.res.Throughput.MaxTPS.OK() || p.tps > float64(r.res.Throughput.MaxTPS)) {
-			r.res.Throughput.MaxTPS, r.rr.MaxTPSRPS = Float(p.tps), Float(p.x)
+			r.res.Throughput.MaxTPS, r.rr.MaxTPSRPS = Float(p.tps), p.lv.OfferedRPS
 		}
 		if hasLatency(p.lv.TTFTScheduled) || hasLatency(p.lv.E2EScheduled) {
 			sched++
