@@ -93,11 +93,29 @@ func (v *validation) target() {
 		}
 	}
 	if t.URL == "" {
-		if _, err := sim.Resolve(v.c.Simulator); err != nil {
-			for _, p := range Problems(err) {
-				v.bad("simulator", "%s", p)
-			}
+		v.simulator()
+	}
+}
+
+// SimulatorProblems reports every problem of the simulator: section (errors.Join), one line
+// each naming FILE:LINE of its key, as Validate does; `kneecap sim -c` checks only this section.
+func (c Config) SimulatorProblems() error {
+	v := &validation{c: &c}
+	v.simulator()
+	return errors.Join(v.errs...)
+}
+
+// simulator checks simulator: with sim.Resolve, placing each "sim: FIELD: problem" where
+// simulator.FIELD was set (or, when not set in the file, where its section was).
+func (v *validation) simulator() {
+	_, err := sim.Resolve(v.c.Simulator)
+	for _, p := range Problems(err) {
+		field, rest, ok := strings.Cut(strings.TrimPrefix(p, "sim: "), ": ")
+		if ok && !strings.ContainsAny(field, " \"") {
+			v.bad("simulator."+field, "%s", rest)
+			continue
 		}
+		v.bad("simulator", "%s", p)
 	}
 }
 

@@ -9,9 +9,21 @@ const (
 	// ModeBatching is the continuous-batching engine: max_num_seqs decode slots, a KV budget,
 	// an FCFS waiting queue and a step time that grows with the batch.
 	ModeBatching Mode = "batching"
-	// ModeFixed gives every request the configured TTFT and ITL with unlimited capacity; it never
-	// saturates.
+	// ModeFixed gives every request the configured TTFT and ITL, with unlimited capacity unless
+	// FixedSlots limits it.
 	ModeFixed Mode = "fixed"
+)
+
+// Compute selects how the batching engine spends a step's time.
+type Compute string
+
+const (
+	// ComputeSleep waits out each step on a timer: the engine costs almost no CPU, as a GPU
+	// server's host process.
+	ComputeSleep Compute = "sleep"
+	// ComputeSpin burns each step on one CPU thread, as a CPU inference engine (llama.cpp on
+	// CPU) does, so the engine competes with its clients for the machine's cores.
+	ComputeSpin Compute = "spin"
 )
 
 // Config is the simulated engine's configuration: the `simulator:` section of a kneecap config
@@ -25,6 +37,8 @@ type Config struct {
 	Model string `yaml:"model" json:"model,omitempty"`
 	// MaxNumSeqs is the number of decode slots S (batching mode).
 	MaxNumSeqs int `yaml:"max_num_seqs" json:"max_num_seqs"`
+	// Compute is how the batching engine spends a step: sleep (default) or spin.
+	Compute Compute `yaml:"compute" json:"compute,omitempty"`
 	// KVCacheTokens is the KV-cache capacity in tokens; 0 means unlimited.
 	KVCacheTokens int `yaml:"kv_cache_tokens" json:"kv_cache_tokens"`
 	// MaxModelLen is the context-length limit in tokens (prompt + max_tokens); requests over it
@@ -46,6 +60,9 @@ type Config struct {
 	TTFT time.Duration `yaml:"ttft" json:"ttft_ns"`
 	// ITL is the inter-token latency in fixed mode.
 	ITL time.Duration `yaml:"itl" json:"itl_ns"`
+	// FixedSlots is the number of requests fixed mode serves at once; the others wait FCFS
+	// and a request's TTFT counts from when it gets a slot. 0 means unlimited.
+	FixedSlots int `yaml:"fixed_slots" json:"fixed_slots,omitempty"`
 	// OutputTokens is the mean output length when the request does not force max_tokens
 	// (ignore_eos); lengths are drawn from a seeded distribution capped by max_tokens.
 	OutputTokens int `yaml:"output_tokens" json:"output_tokens"`

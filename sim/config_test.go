@@ -86,3 +86,45 @@ func TestValidateReportsAll(t *testing.T) {
 		t.Error("Resolve accepted max_num_seqs -1")
 	}
 }
+
+// TestComputeAndFixedSlotsConfig: compute is sleep by default and spin on request (batching
+// only); fixed_slots limits fixed mode only; both show in the banner, and the ground-truth
+// helpers follow the slots (4 slots, 100 ms + 31 × 20 ms = 0.72 s: 5.56 requests/s).
+func TestComputeAndFixedSlotsConfig(t *testing.T) {
+	spin, err := Resolve(Config{Compute: ComputeSpin, MaxNumSeqs: 4})
+	if err != nil || spin.Compute != ComputeSpin || !strings.Contains(spin.String(), "compute=spin") {
+		t.Errorf("spin: %v, %q", err, spin.String())
+	}
+	if demo, _ := Resolve(Config{}); demo.Compute != ComputeSleep {
+		t.Errorf("default compute %q, want sleep", demo.Compute)
+	}
+	fixed, err := Resolve(Config{Profile: ProfileFixed, TTFT: 100 * time.Millisecond, ITL: 20 * time.Millisecond, FixedSlots: 4})
+	if err != nil || !strings.Contains(fixed.String(), "slots=4") {
+		t.Fatalf("fixed slots: %v, %q", err, fixed.String())
+	}
+	if got := fixed.FixedService(32); got != 720*time.Millisecond {
+		t.Errorf("FixedService(32) = %v, want 720ms", got)
+	}
+	if got := fixed.FixedCapacity(32); math.Abs(got-4/0.72) > 1e-9 {
+		t.Errorf("FixedCapacity(32) = %g, want 4 ÷ 0.72 = 5.556", got)
+	}
+	if got := fixed.IdealTPS(8); got != 4/0.02 {
+		t.Errorf("IdealTPS(8) with 4 slots = %g, want 4 ÷ 20 ms = 200", got)
+	}
+	if unlimited, _ := Resolve(Config{Profile: ProfileFixed}); !math.IsInf(unlimited.FixedCapacity(32), 1) || !strings.Contains(unlimited.String(), "slots=unlimited") {
+		t.Errorf("unlimited fixed: capacity %g, %q", unlimited.FixedCapacity(32), unlimited.String())
+	}
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Compute: "fast"}, `sim: compute: "fast" is not sleep or spin`},
+		{Config{Profile: ProfileFixed, Compute: ComputeSpin}, "sim: compute: spin needs batching mode"},
+		{Config{Profile: ProfileFixed, FixedSlots: -1}, "sim: fixed_slots: -1 must be ≥ 0"},
+		{Config{FixedSlots: 4}, "sim: fixed_slots: 4 applies to fixed mode only"},
+	} {
+		if _, err := Resolve(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Resolve(%+v) = %v, want %q", tc.cfg, err, tc.want)
+		}
+	}
+}

@@ -31,8 +31,15 @@
 //     handler through a per-request counter and a one-slot notification channel, so a slow
 //     client never blocks the engine and buffers stay bounded.
 //
+// Compute (batching mode) is how a step's time is spent: sleep waits it out on a timer; spin
+// burns it on the engine goroutine's locked OS thread, as a CPU engine (llama.cpp on CPU)
+// does, so the engine competes with its clients for the cores. The schedule, and so the ground
+// truth below, is the same; idle, the engine blocks either way.
+//
 // Fixed mode gives every request its first token TTFT after arrival and one more token every
-// ITL, with unlimited capacity (one timer per stream). It never saturates.
+// ITL (one timer per stream). With fixed_slots N at most N requests are served at once, the
+// rest wait FCFS and get their first token TTFT after getting a slot; a request holds its slot
+// for TTFT + (n − 1) × ITL. Unlimited (0, the default), it never saturates.
 //
 // # Ground truth
 //
@@ -47,7 +54,8 @@
 // about one step per request (a factor N_out ÷ (N_out + 1)). The demo profile has
 // t(32) = 4 ms + 32 × 250 µs = 12 ms, a plateau of 32 ÷ 12 ms ≈ 2,667 tokens/s from c = 32.
 // Config.IdealTPS computes the formula. In fixed mode E2E = TTFT + (N_out − 1) × ITL; the
-// seed-article profile gives 0.3 s + 99 × 0.05 s = 5.25 s for 100 tokens.
+// seed-article profile gives 0.3 s + 99 × 0.05 s = 5.25 s for 100 tokens. With N fixed slots
+// the capacity is N ÷ (TTFT + (N_out − 1) × ITL) requests/s (Config.FixedCapacity).
 //
 // # Tokens
 //

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,9 +63,10 @@ func (r *request) signal() {
 
 // Stats is a snapshot of the engine's state and counters.
 type Stats struct {
-	// Running is the number of requests holding a decode slot (batching) or in flight (fixed).
+	// Running is the number of requests holding a decode slot (batching), holding a fixed slot
+	// (fixed mode with fixed_slots) or in flight (fixed mode, unlimited).
 	Running int
-	// Waiting is the number of requests in the FCFS waiting queue.
+	// Waiting is the number of requests in the FCFS waiting queue (0 in fixed mode, unlimited).
 	Waiting int
 	// KVTokensUsed is the number of KV-cache tokens allocated.
 	KVTokensUsed int
@@ -84,6 +86,12 @@ type Stats struct {
 	PrefixQueryTokens int64
 	// PrefixHitTokens counts the prompt tokens those first lookups found cached.
 	PrefixHitTokens int64
+	// SpinWall is the wall time the engine spent burning steps (compute spin; 0 with sleep).
+	SpinWall time.Duration
+	// SpinCPU is the CPU time the engine's thread got during SpinWall, and SpinQueued the time
+	// it was ready to run but waited for a core (the machine's other load); both 0 where the
+	// OS does not report a thread's scheduling times (Linux's /proc/thread-self/schedstat).
+	SpinCPU, SpinQueued time.Duration
 }
 
 // KVUsage is the fraction of the KV cache allocated, in [0, 1]; 0 when unlimited.
@@ -123,6 +131,8 @@ type engine struct {
 	prefix        *prefixCache // nil when prefix caching is off
 	prefixQueries int64
 	prefixHits    int64
+
+	spin spinner // compute spin: the step burner and what it measured
 }
 
 func newEngine(cfg Config, stop <-chan struct{}) *engine {
@@ -186,6 +196,9 @@ func (e *engine) publish() {
 		Steps:             e.steps,
 		PrefixQueryTokens: e.prefixQueries,
 		PrefixHitTokens:   e.prefixHits,
+		SpinWall:          e.spin.wall,
+		SpinCPU:           e.spin.cpu,
+		SpinQueued:        e.spin.queued,
 	}
 	e.inbox -= e.taken
 	e.taken = 0
@@ -193,8 +206,17 @@ func (e *engine) publish() {
 }
 
 // run is the engine goroutine: it runs steps against an absolute schedule (the end of step k+1
-// is the end of step k plus step k+1's duration) until stop is closed.
+// is the end of step k plus step k+1's duration) until stop is closed. With compute spin it
+// burns each step on its own OS thread; idle, it blocks either way.
 func (e *engine) run() {
+	wait := e.sleepUntil
+	if e.cfg.Compute == ComputeSpin {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		e.spin.open()
+		defer e.spin.close()
+		wait = e.spinUntil
+	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
@@ -216,7 +238,7 @@ func (e *engine) run() {
 		if now := time.Now(); now.Sub(end) > maxLag {
 			end = now
 		}
-		if !e.sleepUntil(timer, end) {
+		if !wait(timer, end) {
 			return
 		}
 		e.finish()

@@ -54,7 +54,7 @@ type plan struct {
 	disconnectAt int // cut the stream once this many tokens are sent; -1 = never
 	stallAt      int // stall once this many tokens are sent; -1 = never
 	created      int64
-	arrived      time.Time     // when the handler started; fixed mode's TTFT counts from here
+	arrived      time.Time     // when the handler started; fixed mode's TTFT counts from here, or from admission to a slot
 	prefix       *prefixPrompt // prefix-caching state; nil when caching is off or in fixed mode
 }
 
@@ -119,7 +119,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) 
 		writeError(w, http.StatusInternalServerError, "InternalServerError", "injected fault: internal server error")
 		return
 	}
-	if f.QueueLimit429 > 0 && s.eng != nil && s.eng.snapshot().Waiting > f.QueueLimit429 {
+	if f.QueueLimit429 > 0 && s.Stats().Waiting > f.QueueLimit429 {
 		writeError(w, http.StatusTooManyRequests, "RateLimitError", fmt.Sprintf("injected fault: waiting queue longer than %d", f.QueueLimit429))
 		return
 	}
@@ -199,7 +199,6 @@ type source interface {
 
 func (s *Server) newSource(p *plan) source {
 	if s.eng == nil {
-		s.fixedRunning.Add(1)
 		s.fixedPrompt.Add(int64(p.prompt))
 		return &fixedSource{s: s, began: p.arrived, n: p.outputTokens}
 	}
@@ -249,18 +248,59 @@ func (e *engineSource) await(ctx context.Context, need int) (int, error) {
 
 func (e *engineSource) release() { e.req.gone.Store(true) }
 
-// fixedSource makes token i (1-based) available at start + TTFT + (i−1) × ITL.
+// fixedSource makes token i (1-based) available at began + TTFT + (i−1) × ITL, began being
+// the request's arrival, or the moment it got a slot when it had to wait for one. It is
+// counted running (holding its slot) until its last token is due or its client leaves.
 type fixedSource struct {
-	s        *Server
-	began    time.Time
-	n        int
-	timer    *time.Timer
-	released bool
+	s       *Server
+	began   time.Time
+	n       int
+	timer   *time.Timer
+	ticket  *slotTicket // the claim on a slot; nil with unlimited slots
+	started bool        // start ran
+	owes    bool        // counted running or holding a claim, not yet freed
 }
 
-func (f *fixedSource) start(context.Context) error { return nil }
+// start submits the request: with limited slots it claims one, queueing FCFS behind earlier
+// claims when none is free (await waits for it), as the batching engine queues a request.
+func (f *fixedSource) start(context.Context) error {
+	if f.started {
+		return nil
+	}
+	f.started, f.owes = true, true
+	if q := f.s.fixedSlots; q != nil {
+		f.ticket = q.take()
+	} else {
+		f.s.fixedRunning.Add(1)
+	}
+	return nil
+}
+
+// admitted waits for the request's slot; its TTFT clock starts when it gets one.
+func (f *fixedSource) admitted(ctx context.Context) error {
+	if f.ticket == nil {
+		return nil
+	}
+	select {
+	case <-f.ticket.granted:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-f.s.stop:
+		return errStopped
+	}
+	if !f.ticket.at.IsZero() {
+		f.began = f.ticket.at
+	}
+	return nil
+}
 
 func (f *fixedSource) await(ctx context.Context, need int) (int, error) {
+	if err := f.start(ctx); err != nil {
+		return 0, err
+	}
+	if err := f.admitted(ctx); err != nil {
+		return 0, err
+	}
 	cfg := f.s.cfg
 	due := f.began.Add(cfg.TTFT + time.Duration(need-1)*cfg.ITL)
 	if d := time.Until(due); d > 0 {
@@ -279,18 +319,31 @@ func (f *fixedSource) await(ctx context.Context, need int) (int, error) {
 	}
 	el := time.Since(f.began) - cfg.TTFT
 	avail := min(f.n, max(need, int(el/cfg.ITL)+1))
+	if avail == f.n {
+		f.free() // the last token is due: the request is done with its slot
+	}
 	return avail, nil
 }
 
-func (f *fixedSource) release() {
-	if f.released {
+// free stops counting the request: its slot passes to the next waiting request, or its
+// claim leaves the queue.
+func (f *fixedSource) free() {
+	if !f.owes {
 		return
 	}
-	f.released = true
+	f.owes = false
+	if f.ticket != nil {
+		f.s.fixedSlots.drop(f.ticket)
+	} else {
+		f.s.fixedRunning.Add(-1)
+	}
+}
+
+func (f *fixedSource) release() {
 	if f.timer != nil {
 		f.timer.Stop()
 	}
-	f.s.fixedRunning.Add(-1)
+	f.free()
 }
 
 type choiceOut struct {

@@ -45,6 +45,7 @@ func demoConfig() Config {
 		Mode:             ModeBatching,
 		Model:            DefaultModel,
 		MaxNumSeqs:       32,
+		Compute:          ComputeSleep,
 		KVCacheTokens:    0,
 		PrefillTPS:       50000,
 		MaxBatchedTokens: 8192,
@@ -68,7 +69,7 @@ func demoConfig() Config {
 //     concurrency 32), prefill 50,000 tokens/s chunked at 8,192 tokens, unlimited KV cache,
 //     geometric output lengths with mean 128 tokens.
 //   - fixed: every request gets TTFT 300 ms, then one token every 20 ms, exactly 128 tokens
-//     unless max_tokens says otherwise; it never saturates.
+//     unless max_tokens says otherwise, with unlimited slots: it never saturates.
 //   - seed-article: fixed mode with TTFT 300 ms, ITL 50 ms and 100 output tokens, the worked
 //     example of the article kneecap grew from: E2E = 0.3 s + 99 × 0.05 s = 5.25 s.
 func Profile(name string) (Config, error) {
@@ -111,6 +112,9 @@ func Resolve(c Config) (Config, error) {
 		r.Model = c.Model
 	}
 	overInt(&r.MaxNumSeqs, c.MaxNumSeqs)
+	if c.Compute != "" {
+		r.Compute = c.Compute
+	}
 	overInt(&r.KVCacheTokens, c.KVCacheTokens)
 	overInt(&r.MaxModelLen, c.MaxModelLen)
 	if c.PrefillTPS != 0 {
@@ -125,6 +129,7 @@ func Resolve(c Config) (Config, error) {
 	}
 	overDur(&r.TTFT, c.TTFT)
 	overDur(&r.ITL, c.ITL)
+	overInt(&r.FixedSlots, c.FixedSlots)
 	overInt(&r.OutputTokens, c.OutputTokens)
 	if c.OutputDist != "" {
 		r.OutputDist = c.OutputDist
@@ -218,6 +223,15 @@ func (c Config) Validate() error {
 	if c.MaxNumSeqs < 1 {
 		bad("max_num_seqs", "%d must be at least 1", c.MaxNumSeqs)
 	}
+	switch c.Compute {
+	case ComputeSleep:
+	case ComputeSpin:
+		if c.Mode == ModeFixed {
+			bad("compute", "spin needs batching mode: fixed mode has no engine steps to burn (its timers stand for a server's own clock)")
+		}
+	default:
+		bad("compute", "%q is not sleep or spin", c.Compute)
+	}
 	if c.KVCacheTokens < 0 {
 		bad("kv_cache_tokens", "%d must be ≥ 0 (0 = unlimited)", c.KVCacheTokens)
 	}
@@ -250,6 +264,11 @@ func (c Config) Validate() error {
 	}
 	if c.ITL < 0 || (c.Mode == ModeFixed && c.ITL == 0) {
 		bad("itl", "%v must be positive", c.ITL)
+	}
+	if c.FixedSlots < 0 {
+		bad("fixed_slots", "%d must be ≥ 0 (0 = unlimited)", c.FixedSlots)
+	} else if c.FixedSlots > 0 && c.Mode != ModeFixed {
+		bad("fixed_slots", "%d applies to fixed mode only: batching mode's slots are max_num_seqs", c.FixedSlots)
 	}
 	if c.OutputTokens < 1 {
 		bad("output_tokens", "%d must be at least 1", c.OutputTokens)
@@ -308,7 +327,8 @@ func (c Config) StepTime(batch, kvTokens int) time.Duration {
 
 // IdealTPS is the ground-truth output throughput in tokens per second at the given
 // concurrency when prefill and KV-dependent costs are negligible: c ÷ t(c) for c ≤ S and
-// S ÷ t(S) beyond (batching mode), c ÷ ITL in fixed mode (ignoring TTFT).
+// S ÷ t(S) beyond (batching mode), min(c, fixed_slots) ÷ ITL in fixed mode (ignoring TTFT;
+// c ÷ ITL with unlimited slots).
 func (c Config) IdealTPS(concurrency int) float64 {
 	if concurrency <= 0 {
 		return 0
@@ -316,6 +336,9 @@ func (c Config) IdealTPS(concurrency int) float64 {
 	if c.Mode == ModeFixed {
 		if c.ITL <= 0 {
 			return 0
+		}
+		if c.FixedSlots > 0 {
+			concurrency = min(concurrency, c.FixedSlots)
 		}
 		return float64(concurrency) / c.ITL.Seconds()
 	}
@@ -327,11 +350,31 @@ func (c Config) IdealTPS(concurrency int) float64 {
 	return float64(b) / t.Seconds()
 }
 
+// FixedService is how long a fixed-mode request of n output tokens holds its slot:
+// TTFT + (n − 1) × ITL, its first token TTFT after admission and one more every ITL.
+func (c Config) FixedService(n int) time.Duration {
+	return c.TTFT + time.Duration(max(n-1, 0))*c.ITL
+}
+
+// FixedCapacity is the ground-truth capacity of fixed mode in requests per second for
+// requests of n output tokens: fixed_slots ÷ FixedService(n) (4 slots, TTFT 100 ms, ITL
+// 20 ms, 32 tokens: 4 ÷ 0.72 s = 5.56 requests/s); +Inf with unlimited slots.
+func (c Config) FixedCapacity(n int) float64 {
+	if c.FixedSlots <= 0 {
+		return math.Inf(1)
+	}
+	return float64(c.FixedSlots) / c.FixedService(n).Seconds()
+}
+
 // String describes the engine in one line, for logs and the `kneecap sim` banner.
 func (c Config) String() string {
 	if c.Mode == ModeFixed {
-		return fmt.Sprintf("fixed engine: model=%s ttft=%v itl=%v output_tokens=%d (%s) tokens_per_chunk=%d seed=%d%s",
-			c.Model, c.TTFT, c.ITL, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.realString()+c.faultString())
+		slots := "unlimited"
+		if c.FixedSlots > 0 {
+			slots = fmt.Sprint(c.FixedSlots)
+		}
+		return fmt.Sprintf("fixed engine: model=%s ttft=%v itl=%v slots=%s output_tokens=%d (%s) tokens_per_chunk=%d seed=%d%s",
+			c.Model, c.TTFT, c.ITL, slots, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.realString()+c.faultString())
 	}
 	kv := "unlimited"
 	if c.KVCacheTokens > 0 {
@@ -345,8 +388,8 @@ func (c Config) String() string {
 	if c.StepPerKVToken > 0 {
 		step += fmt.Sprintf(" + %v×kv", c.StepPerKVToken)
 	}
-	return fmt.Sprintf("batching engine: model=%s max_num_seqs=%d step=%s (t(%d)=%v, plateau %.0f tok/s from c=%d) prefill=%.0f tok/s chunk=%d kv=%s preemption=%t max_model_len=%s output_tokens=%d (%s) tokens_per_chunk=%d seed=%d%s",
-		c.Model, c.MaxNumSeqs, step, c.MaxNumSeqs, c.StepTime(c.MaxNumSeqs, 0), c.IdealTPS(c.MaxNumSeqs), c.MaxNumSeqs,
+	return fmt.Sprintf("batching engine: model=%s max_num_seqs=%d compute=%s step=%s (t(%d)=%v, plateau %.0f tok/s from c=%d) prefill=%.0f tok/s chunk=%d kv=%s preemption=%t max_model_len=%s output_tokens=%d (%s) tokens_per_chunk=%d seed=%d%s",
+		c.Model, c.MaxNumSeqs, c.Compute, step, c.MaxNumSeqs, c.StepTime(c.MaxNumSeqs, 0), c.IdealTPS(c.MaxNumSeqs), c.MaxNumSeqs,
 		c.PrefillTPS, c.MaxBatchedTokens, kv, c.Preemption, mml, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.realString()+c.faultString())
 }
 

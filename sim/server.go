@@ -30,8 +30,9 @@ type Server struct {
 	handlers  sync.WaitGroup
 	closeOnce sync.Once
 
-	// Fixed-mode counters (the batching engine keeps its own).
-	fixedRunning atomic.Int64
+	// Fixed-mode state and counters (the batching engine keeps its own).
+	fixedSlots   *slotQueue   // nil with unlimited slots
+	fixedRunning atomic.Int64 // requests in flight with unlimited slots
 	fixedPrompt  atomic.Int64
 	fixedGen     atomic.Int64
 }
@@ -66,19 +67,28 @@ func NewServer(cfg Config) (*Server, error) {
 			s.eng.run()
 		}()
 	} else {
+		if rc.FixedSlots > 0 {
+			s.fixedSlots = newSlotQueue(rc.FixedSlots)
+		}
 		close(s.engDone)
 	}
 	return s, nil
 }
 
 // version answers GET /version as vLLM does ({"version": …}), naming the simulator, its
-// tokenizer rule and chat-template tokens and, in batching mode, its decode slots: kneecap's
+// tokenizer rule, chat-template tokens and compute, and its slot limit as max_num_seqs (the
+// decode slots in batching mode, fixed_slots in fixed mode when limited): kneecap's
 // server-info probe records them.
 func (s *Server) version(w http.ResponseWriter, _ *http.Request) {
 	body := map[string]any{"version": "kneecap-sim " + string(s.cfg.Mode), "tokenizer": s.cfg.Tokenizer,
-		"chat_template_tokens": s.cfg.ChatTemplateTokens, "tokens_per_chunk": s.cfg.TokensPerChunk}
-	if s.cfg.Mode == ModeBatching {
+		"chat_template_tokens": s.cfg.ChatTemplateTokens, "tokens_per_chunk": s.cfg.TokensPerChunk,
+		"compute": s.cfg.Compute}
+	switch {
+	case s.cfg.Mode == ModeBatching:
 		body["max_num_seqs"] = s.cfg.MaxNumSeqs
+	case s.cfg.FixedSlots > 0:
+		body["max_num_seqs"] = s.cfg.FixedSlots
+		body["fixed_slots"] = s.cfg.FixedSlots
 	}
 	if l := s.cfg.contextLimit(); l > 0 {
 		body["max_model_len"] = l
@@ -95,11 +105,15 @@ func (s *Server) Stats() Stats {
 	if s.eng != nil {
 		return s.eng.snapshot()
 	}
-	return Stats{
+	st := Stats{
 		Running:          int(s.fixedRunning.Load()),
 		PromptTokens:     s.fixedPrompt.Load(),
 		GenerationTokens: s.fixedGen.Load(),
 	}
+	if s.fixedSlots != nil {
+		st.Running, st.Waiting = s.fixedSlots.counts()
+	}
+	return st
 }
 
 // ServeHTTP serves the OpenAI-compatible API: POST /v1/chat/completions, POST

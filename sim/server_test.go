@@ -444,41 +444,53 @@ func TestBatchingQueue(t *testing.T) {
 	}
 }
 
+// loopWindow runs a closed loop of conc clients, each asking for out tokens; once every
+// client has completed one request (warm) it measures 4 × conc completions and returns the
+// server's stats at the window's edges and the window's wall time.
+func loopWindow(t *testing.T, srv *Server, url string, conc, out int) (st0, st1 Stats, wall time.Duration) {
+	t.Helper()
+	c := newClient(url)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{}, 1024)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for range conc {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if _, err := chatStream(ctx, c, chatReq(out, true)); err == nil {
+					select {
+					case done <- struct{}{}:
+					case <-ctx.Done():
+					}
+				}
+			}
+		})
+	}
+	for range conc {
+		<-done // warm: every worker has completed one request
+	}
+	st0, t0 := srv.Stats(), time.Now()
+	for range 4 * conc {
+		<-done
+	}
+	st1, t1 := srv.Stats(), time.Now()
+	cancel()
+	return st0, st1, t1.Sub(t0)
+}
+
+// loopTPS is the output tokens per second of loopWindow's window.
+func loopTPS(t *testing.T, srv *Server, url string, conc, out int) float64 {
+	t.Helper()
+	st0, st1, wall := loopWindow(t, srv, url, conc, out)
+	return float64(st1.GenerationTokens-st0.GenerationTokens) / wall.Seconds()
+}
+
 // TestThroughputFlatBeyondS runs closed loops over HTTP: TPS(2S) ≈ TPS(S).
 func TestThroughputFlatBeyondS(t *testing.T) {
 	const s, out = 4, 30
 	srv, url := newTestServer(t, Config{MaxNumSeqs: s, StepBase: 2 * time.Millisecond, StepPerSeq: 500 * time.Microsecond, PrefillTPS: 1e9})
-	c := newClient(url)
-	measure := func(conc int) float64 {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		done := make(chan struct{}, 1024)
-		var wg sync.WaitGroup
-		for range conc {
-			wg.Go(func() {
-				for ctx.Err() == nil {
-					if _, err := chatStream(ctx, c, chatReq(out, true)); err == nil {
-						select {
-						case done <- struct{}{}:
-						case <-ctx.Done():
-						}
-					}
-				}
-			})
-		}
-		for range conc {
-			<-done // warm: every worker has completed one request
-		}
-		g0, t0 := srv.Stats().GenerationTokens, time.Now()
-		for range 4 * conc {
-			<-done
-		}
-		g1, t1 := srv.Stats().GenerationTokens, time.Now()
-		cancel()
-		wg.Wait()
-		return float64(g1-g0) / t1.Sub(t0).Seconds()
-	}
-	tpsS, tps2S := measure(s), measure(2*s)
+	tpsS, tps2S := loopTPS(t, srv, url, s, out), loopTPS(t, srv, url, 2*s, out)
 	ideal := srv.Config().IdealTPS(s)
 	t.Logf("TPS(S)=%.0f TPS(2S)=%.0f ideal %.0f", tpsS, tps2S, ideal)
 	// Flat: at 2S the queue hides the client's turnaround that costs TPS(S) a little, so the

@@ -22,6 +22,7 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 	mode := fs.String("mode", "", "engine mode: batching or fixed")
 	model := fs.String("model", "", "model name served")
 	maxSeqs := fs.Int("max-num-seqs", 0, "decode slots S")
+	compute := fs.String("compute", "", "how the batching engine spends a step: sleep (default) or spin (burn it on a CPU thread, as a CPU engine)")
 	stepBase := durationFlag(fs, "step-base", 0, "fixed cost of one decode step (a `duration`)")
 	stepPerSeq := durationFlag(fs, "step-per-seq", 0, "added step cost per running sequence (a `duration`)")
 	prefill := fs.Float64("prefill-tps", 0, "prefill speed in prompt tokens per second")
@@ -30,6 +31,7 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 	preempt := fs.Bool("preemption", false, "evict the newest request when the KV cache is full")
 	ttft := durationFlag(fs, "ttft", 0, "time to first token (fixed mode) (a `duration`)")
 	itl := durationFlag(fs, "itl", 0, "inter-token latency (fixed mode) (a `duration`)")
+	fixedSlots := fs.Int("fixed-slots", 0, "requests served at once in fixed mode, the rest wait FCFS (0 = unlimited)")
 	outTok := fs.Int("output-tokens", 0, "mean output length in tokens when max_tokens is not forced")
 	perChunk := fs.Int("tokens-per-chunk", 0, "tokens per streamed chunk")
 	seed := fs.Int64("seed", 0, "seed of every random draw")
@@ -67,6 +69,7 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 		"mode":                 func() { rc.Mode = sim.Mode(*mode) },
 		"model":                func() { rc.Model = *model },
 		"max-num-seqs":         func() { rc.MaxNumSeqs = *maxSeqs },
+		"compute":              func() { rc.Compute = sim.Compute(*compute) },
 		"step-base":            func() { rc.StepBase = *stepBase },
 		"step-per-seq":         func() { rc.StepPerSeq = *stepPerSeq },
 		"prefill-tps":          func() { rc.PrefillTPS = *prefill },
@@ -75,6 +78,7 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 		"preemption":           func() { rc.Preemption = *preempt },
 		"ttft":                 func() { rc.TTFT = *ttft },
 		"itl":                  func() { rc.ITL = *itl },
+		"fixed-slots":          func() { rc.FixedSlots = *fixedSlots },
 		"output-tokens":        func() { rc.OutputTokens = *outTok },
 		"tokens-per-chunk":     func() { rc.TokensPerChunk = *perChunk },
 		"seed":                 func() { rc.Seed = *seed },
@@ -122,7 +126,8 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 
 // loadSimConfig reads the simulator section of a config file with config.Read, so that
 // the file is read as `kneecap sweep -c` reads it: unknown keys, wrong types and durations
-// without a unit anywhere in it are problems naming FILE:LINE, printed one per line.
+// without a unit anywhere in it, and invalid simulator values, are problems naming FILE:LINE,
+// printed one per line.
 func loadSimConfig(e *env, path string) (sim.Config, error) {
 	c, err := config.Read(path)
 	if err != nil {
@@ -130,6 +135,9 @@ func loadSimConfig(e *env, path string) (sim.Config, error) {
 		if errors.As(err, &pe) {
 			return sim.Config{}, usageError("sim: %w", err)
 		}
+		return sim.Config{}, configProblems(e, "sim", err)
+	}
+	if err := c.SimulatorProblems(); err != nil {
 		return sim.Config{}, configProblems(e, "sim", err)
 	}
 	return c.Simulator, nil

@@ -102,6 +102,46 @@ sweep:
 	}
 }
 
+// TestSimComputeAndSlots: --compute and --fixed-slots reach the engine and its banner, and a
+// file's invalid simulator value is a problem naming its FILE:LINE.
+func TestSimComputeAndSlots(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--compute", "spin", "--max-num-seqs", "4"}, "compute=spin"},
+		{[]string{"--profile", "fixed", "--fixed-slots", "4"}, "slots=4"},
+	} {
+		e, stderr := simEnv()
+		if err := run(context.Background(), e, append([]string{"sim", "--addr", "127.0.0.1:0"}, tc.args...)); err != nil {
+			t.Fatalf("%v: %v\n%s", tc.args, err, stderr)
+		}
+		if !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: banner lacks %q:\n%s", tc.args, tc.want, stderr)
+		}
+	}
+	cfg := writeTestConfig(t, `simulator:
+  profile: fixed
+  compute: spin
+  fixed_slots: -2
+`)
+	e, stderr := simEnv()
+	err := run(context.Background(), e, []string{"sim", "--addr", "127.0.0.1:0", "-c", cfg})
+	if code := exitCode(err); code != exitUsage {
+		t.Fatalf("exit %d (%v), want %d\n%s", code, err, exitUsage, stderr)
+	}
+	lines := outputLines(stderr.String(), err)
+	want := []string{cfg + ":3: simulator.compute: spin needs batching mode", cfg + ":4: simulator.fixed_slots: -2 must be ≥ 0"}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), strings.Join(lines, "\n"))
+	}
+	for i, w := range want {
+		if !strings.Contains(lines[i], w) {
+			t.Errorf("line %d %q does not contain %q", i+1, lines[i], w)
+		}
+	}
+}
+
 // simProc is `kneecap sim` run as a real process, its stderr read line by line.
 type simProc struct {
 	cmd    *exec.Cmd

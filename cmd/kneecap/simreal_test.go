@@ -11,7 +11,7 @@ import (
 
 // TestSimRealEngineKeys: the file's real-engine keys reach the engine, flags override them
 // exactly, the banner names the modes that differ from the defaults, and a bad value is a
-// problem naming the key, exit 2.
+// problem naming the key (and, in a file, its FILE:LINE), exit 2.
 func TestSimRealEngineKeys(t *testing.T) {
 	cfg := writeTestConfig(t, `simulator:
   tokenizer: subword
@@ -43,12 +43,12 @@ func TestSimRealEngineKeys(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-c", bad}, "sim: faults.omit_usage: omits the usage"},
+		{[]string{"-c", bad}, bad + ":2: simulator.faults.omit_usage: omits the usage"},
 		{[]string{"--tokenizer", "bpe"}, `sim: tokenizer: "bpe" is not words or subword`},
 		{[]string{"--chat-template-tokens", "-1"}, "sim: chat_template_tokens: -1 must be ≥ 0"},
 		{[]string{"--reasoning-tokens", "-1"}, "sim: reasoning_tokens: -1 must be ≥ 0"},
 		{[]string{"--prefix-caching", "--block-size", "0"}, "sim: block_size: 0 must be at least 1"},
-		{[]string{"-c", writeTestConfig(t, "simulator:\n  prefix_cache_blocks: -1\n")}, "sim: prefix_cache_blocks: -1 must be ≥ 0"},
+		{[]string{"-c", writeTestConfig(t, "simulator:\n  prefix_cache_blocks: -1\n")}, ".yaml:2: simulator.prefix_cache_blocks: -1 must be ≥ 0"},
 	} {
 		e, stderr := simEnv()
 		err := run(context.Background(), e, append([]string{"sim", "--addr", "127.0.0.1:0"}, tc.args...))
