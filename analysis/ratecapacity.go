@@ -230,10 +230,13 @@ func meanOf(ps []ratePoint, get func(ratePoint) float64) float64 {
 // replica completes requests so regularly that the residuals there are nearly 0, and a
 // percentile interval of them would claim more than one window can resolve.
 // With fewer than MinRateIntervalLevels such levels, or Bootstrap 0, the interval is [lo, hi]
-// itself, the clamp of the estimate (at_most: [null, x_F]). It returns the interval and how
+// itself, the clamp of the estimate (at_most: [null, x_F]), its lower end at most the
+// estimate less ciFloor. It returns the interval and how
 // it was found.
 func (r *rater) capacityInterval(f int, u []ratePoint, mu, lo, hi float64) ([2]Float, string) {
-	bracket := [2]Float{Float(lo), Float(hi)}
+	// The clamp, its lower end at most the estimate less the unsustainable levels' own 95% CI,
+	// as the bootstrap's interval is: y_L, measured, may exceed the capacity by that much.
+	bracket := [2]Float{Float(math.Min(lo, math.Min(math.Max(mu, lo), hi)-ciFloor(u))), Float(hi)}
 	if f == 0 {
 		bracket[0] = NaN()
 	}
