@@ -94,7 +94,7 @@ func (r *rater) collect() {
 		if rateOff(lv) {
 			offRate = append(offRate, lv)
 		}
-		if lv.RealizedRPS.OK() && math.Abs(float64(lv.RealizedRPS/lv.OfferedRPS)-1) > sweep.MaxRealizedOff {
+		if realizedAstray(lv) {
 			realizedOff = append(realizedOff, lv)
 		}
 		if lagTooLong(lv) {
@@ -197,6 +197,16 @@ func rateOff(lv *Level) bool {
 		tol = math.Max(tol, 3/math.Sqrt(x*w))
 	}
 	return math.Abs(got/x-1) > tol
+}
+
+// realizedAstray reports whether a level's realised rate is not sweep.RealizedWithin its
+// offered rate (a table without a window: MaxRealizedOff alone).
+func realizedAstray(lv *Level) bool {
+	w := float64(lv.WindowS)
+	if !finite(w) || !(w > 0) {
+		w = math.Inf(1)
+	}
+	return lv.RealizedRPS.OK() && !sweep.RealizedWithin(float64(lv.RealizedRPS), float64(lv.OfferedRPS), w)
 }
 
 // lagTooLong reports whether a sustainable level's schedule lag p99 exceeds

@@ -99,14 +99,14 @@ func (r *rater) capacity() {
 // capacityAtLeast is the capacity when every valid level sustained its rate: at least the
 // largest rate sustained, and no more than what was seen completed — min(the largest
 // realised rate, the largest completion rate y_max). Its interval is [that, null], its lower
-// end y_max less y_max's own 95% CI when y_max binds (a completion rate is measured, the
-// arrivals counted).
+// end y_max less its precision when y_max binds (a completion rate is measured, the arrivals
+// counted).
 func (r *rater) capacityAtLeast() {
 	top := r.pts[len(r.pts)-1]
 	c, tps, lo := top.x, top.tps, top.x
 	r.rr.CapacityReason = fmt.Sprintf("every valid level sustained its rate: the capacity is at least the largest, %s requests/s", Float(top.x).Format())
 	if ymax, at := r.maxCompletion(); finite(ymax) && ymax < c {
-		c, tps, lo = ymax, at.tps, ymax-ciFloor([]ratePoint{at})
+		c, tps, lo = ymax, at.tps, ymax-precision(at)
 		r.rr.CapacityReason = fmt.Sprintf("every valid level sustained its rate: the capacity is at least the largest completion rate measured, %s requests/s (at the level offered %s), not the largest rate that arrived, %s requests/s, which no level was seen completing",
 			Float(ymax).Format(), at.lv.OfferedRPS.Format(), Float(top.x).Format())
 	}
@@ -127,12 +127,17 @@ func (r *rater) maxCompletion() (float64, ratePoint) {
 	return best, at
 }
 
+// precision is how far a level's completion rate may be from the rate its replica sustained
+// over the window: the larger of its own 95% CI (ciFloor) and MaxRateOff of it (a saturated
+// level's slices can be so even that its CI is 0, while the window's edges cut the tokens of
+// the requests in flight).
+func precision(p ratePoint) float64 { return math.Max(ciFloor([]ratePoint{p}), MaxRateOff*p.y) }
+
 // capByCompletion holds the capacity, the at_least bound and the interval's lower end at most
 // y_max, the largest completion rate measured at a valid level, and the interval's upper end
-// at most y_max plus that rate's own 95% CI (output_tps_ci95 ÷ mean output tokens): no level
-// showed the replica completing more, and the true capacity may exceed y_max only by what
-// the measurement of y_max itself leaves open. capacity_tps scales with the capacity; the
-// reason says when it binds.
+// at most y_max plus its precision: no level showed the replica completing more, and the true
+// capacity may exceed y_max only by what the measurement of y_max leaves open. capacity_tps
+// scales with the capacity; the reason says when it binds.
 func (r *rater) capByCompletion() {
 	ymax, at := r.maxCompletion()
 	rr := r.rr
@@ -146,7 +151,7 @@ func (r *rater) capByCompletion() {
 		rr.CapacityRPS = Float(ymax)
 		rr.CapacityReason += fmt.Sprintf("; held at the largest completion rate measured, %s requests/s: no level completed more", Float(ymax).Format())
 	}
-	top := ymax + ciFloor([]ratePoint{at})
+	top := ymax + precision(at)
 	iv := &rr.CapacityInterval
 	if iv[0].OK() && float64(iv[0]) > ymax {
 		iv[0] = Float(ymax)

@@ -25,8 +25,8 @@ type openLoop struct {
 	seed          uint64
 	maxConcurrent int // the client's in-flight cap (0: none): arrivals that find it full wait
 	// maxWindow > window extends the window as the live clock does (DESIGN §3.9): slice by
-	// slice (window ÷ 10) until the realised rate is within sweep.MaxRealizedOff of rate, at
-	// most maxWindow; the dispatcher stops at the window's end.
+	// slice (window ÷ 10) until the realised rate is sweep.RealizedWithin rate, at most
+	// maxWindow; the dispatcher stops at the window's end.
 	maxWindow time.Duration
 	// scrape is the interval of the server's waiting-count samples (0: none).
 	scrape time.Duration
@@ -182,8 +182,8 @@ func runOpenLoop(e engine, o openLoop, index int) sweep.Level {
 }
 
 // windowEnd is the end of the window from w0 (arrivals ascending): w0 + o.window, or, with
-// o.maxWindow, the first slice boundary from there where the realised rate is within
-// sweep.MaxRealizedOff of o.rate, else w0 + o.maxWindow.
+// o.maxWindow, the first slice boundary from there where the realised rate is
+// sweep.RealizedWithin o.rate, else w0 + o.maxWindow.
 func windowEnd(arrivals []int64, o openLoop, w0 int64) int64 {
 	if o.maxWindow <= o.window {
 		return w0 + int64(o.window)
@@ -191,7 +191,7 @@ func windowEnd(arrivals []int64, o openLoop, w0 int64) int64 {
 	slice := int64(o.window) / 10
 	for w1 := w0 + int64(o.window); w1 < w0+int64(o.maxWindow); w1 += slice {
 		n := sortedBelow(arrivals, w1) - sortedBelow(arrivals, w0)
-		if math.Abs(float64(n)/sweep.WindowSeconds(w0, w1)/o.rate-1) <= sweep.MaxRealizedOff {
+		if sweep.RealizedWithin(float64(n)/sweep.WindowSeconds(w0, w1), o.rate, sweep.WindowSeconds(w0, w1)) {
 			return w1
 		}
 	}

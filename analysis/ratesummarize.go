@@ -58,8 +58,8 @@ const (
 //     lag and E2E + lag, from the scheduled time) and schedule_lag_ms (Sent − Scheduled, over
 //     every arrival whatever its status); token lengths and usage too;
 //   - realized_rps = the window's arrivals ÷ T (the rate the schedule's draw realised, the
-//     level's place on the rate axis), with a note when it is more than
-//     sweep.MaxRealizedOff off the offered rate; achieved_rps = requests sent in the window ÷ T;
+//     level's place on the rate axis), with a note when it is not sweep.RealizedWithin the
+//     offered rate; achieved_rps = requests sent in the window ÷ T;
 //   - output TPS, its CI, QPS (the completion rate), input TPS, achieved concurrency and
 //     Little's law are the closed loop's window metrics;
 //   - goodput counts the requests completed in the window whose TTFT + lag, E2E + lag and
@@ -135,7 +135,7 @@ func (s *scratch) summarizeRate(run *sweep.LevelRun, records []sweep.Record, opt
 	rl.AchievedRPS = Float(win.PerSecond(float64(sent)))
 	rl.RealizedRPS = Float(win.PerSecond(float64(arrived.requests)))
 	rl.ScheduleLag, rl.TTFTScheduled, rl.E2EScheduled = LatencyOf(lags), LatencyOf(ttftSched), LatencyOf(e2eSched)
-	if n := realizedNote(run.OfferedRPS, float64(rl.RealizedRPS)); n != "" {
+	if n := realizedNote(run.OfferedRPS, float64(rl.RealizedRPS), float64(lv.WindowS)); n != "" {
 		lv.Notes = append(lv.Notes, n)
 	}
 	b := backlogOf(records, w0, w1)
@@ -289,10 +289,10 @@ func (q queueTrend) unsustainable(arrived, t, done float64) string {
 		Float(done).Format(), Float(arrived).Format(), b.endings, b.arrivals, short, math.Sqrt(arrived*t), strings.Join(grew, " and "))
 }
 
-// realizedNote is the note of a level whose realised arrival rate is more than
-// sweep.MaxRealizedOff off its offered rate, or "".
-func realizedNote(offered, realized float64) string {
-	if !(offered > 0) || !finite(realized) || math.Abs(realized/offered-1) <= sweep.MaxRealizedOff {
+// realizedNote is the note of a level whose realised arrival rate over a window of windowS
+// seconds is not sweep.RealizedWithin its offered rate, or "".
+func realizedNote(offered, realized, windowS float64) string {
+	if !(offered > 0) || !finite(realized) || sweep.RealizedWithin(realized, offered, windowS) {
 		return ""
 	}
 	return fmt.Sprintf("realised arrival rate %s requests/s, %s the offered %s (more than %.0f%%): the level is placed and judged at %s",

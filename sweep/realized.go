@@ -9,8 +9,18 @@ import (
 // rate — the arrivals its schedule drew inside the window ÷ the window — and its offered
 // rate that its window accepts (DESIGN §3.9): a Poisson draw of 70 arrivals strays by 12%
 // (one standard deviation), so a 10 s window at 7 requests/s may offer the server 5.4. The
-// window extends slice by slice, up to max_duration, until the realised rate is within it.
+// window extends slice by slice, up to max_duration, until the realised rate is within it
+// (RealizedWithin).
 const MaxRealizedOff = 0.05
+
+// RealizedWithin reports whether a window of windowS seconds that realised realized
+// requests/s of an offered rate of offered requests/s is close enough: within MaxRealizedOff
+// of it, or within one arrival of the offered count where that is wider (fewer than 20
+// arrivals offered: a count cannot come closer than one). A window of unknown length
+// (+Inf) is held to MaxRealizedOff alone.
+func RealizedWithin(realized, offered, windowS float64) bool {
+	return math.Abs(realized/offered-1) <= math.Max(MaxRealizedOff, 1/(offered*windowS))
+}
 
 // schedule is a rate level's arrival times: arrival k is due at the level's start + the sum
 // of the first k + 1 gaps, an absolute time. The dispatcher walks one; the controller
@@ -64,14 +74,14 @@ func (c *arrivalCount) below(t int64) int {
 	return c.n
 }
 
-// realizedOff returns the relative difference between the realised rate of the window
-// [w0, w1) — its arrivals ÷ its length — and the offered rate rps.
-func (c *arrivalCount) realizedOff(w1 int64, rps float64) float64 {
-	return float64(c.below(w1))/WindowSeconds(c.w0, w1)/rps - 1
+// realized returns the realised rate of the window [w0, w1): its arrivals ÷ its length.
+func (c *arrivalCount) realized(w1 int64) float64 {
+	return float64(c.below(w1)) / WindowSeconds(c.w0, w1)
 }
 
 // realizedGate returns the condition a candidate window of k slices of a rate level must also
-// meet (window.accept): its realised rate within MaxRealizedOff of the offered. A trace level,
+// meet (window.accept): its realised rate within MaxRealizedOff of the offered
+// (RealizedWithin). A trace level,
 // whose window is a whole number of passes of the recorded traffic, has none (nil).
 func (l *level) realizedGate() func(k int) bool {
 	if l.rate == nil || l.rate.trace != nil {
@@ -80,20 +90,21 @@ func (l *level) realizedGate() func(k int) bool {
 	c := l.newArrivalCount(l.run.W0)
 	l.rate.count = c
 	return func(k int) bool {
-		return math.Abs(c.realizedOff(l.run.W0+l.slice*int64(k), l.rate.rps)) <= MaxRealizedOff
+		w1 := l.run.W0 + l.slice*int64(k)
+		return RealizedWithin(c.realized(w1), l.rate.rps, WindowSeconds(l.run.W0, w1))
 	}
 }
 
 // realizedShortNote notes, when a rate level's window ends at w1 with its realised rate
-// still more than MaxRealizedOff off the offered (it reached max_duration first), that it
+// still not RealizedWithin the offered (it reached max_duration first), that it
 // did; the analysis says by how much (DESIGN §4.15).
 func (l *level) realizedShortNote(w1 int64) {
 	c := l.rate.count
 	if c == nil || w1 <= c.w0 {
 		return
 	}
-	if off := c.realizedOff(w1, l.rate.rps); math.Abs(off) > MaxRealizedOff {
+	if got := c.realized(w1); !RealizedWithin(got, l.rate.rps, WindowSeconds(c.w0, w1)) {
 		l.note("the window reached max_duration (%s) with the realised arrival rate %.3g requests/s, %+.1f%% off the offered %.3g (more than %.0f%%)",
-			l.proto.MaxDuration, l.rate.rps*(1+off), 100*off, l.rate.rps, 100*MaxRealizedOff)
+			l.proto.MaxDuration, got, 100*(got/l.rate.rps-1), l.rate.rps, 100*MaxRealizedOff)
 	}
 }

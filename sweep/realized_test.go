@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -31,5 +32,26 @@ func TestArrivalCount(t *testing.T) {
 				t.Fatalf("%s: %d arrivals counted in [w0, w0 + %v), the schedule has %d", a.process(), got, time.Duration(t1-w0), want)
 			}
 		}
+	}
+}
+
+// TestRealizedWithin: 5% of the offered count, or one arrival where that is wider.
+func TestRealizedWithin(t *testing.T) {
+	for _, c := range []struct {
+		arrivals, rps, window float64
+		want                  bool
+	}{
+		{52, 5.5, 10, false},  // 55 offered: 3 short, 5.5%
+		{53, 5.5, 10, true},   // 2 short, 3.6%
+		{58, 5.5, 10, false},  // 3 over
+		{6, 0.555, 10, true},  // 5.55 offered: within one arrival, 8%
+		{4, 0.555, 10, false}, // 1.55 short
+	} {
+		if got := RealizedWithin(c.arrivals/c.window, c.rps, c.window); got != c.want {
+			t.Errorf("%v arrivals in %v s at %v requests/s: within %v, want %v", c.arrivals, c.window, c.rps, got, c.want)
+		}
+	}
+	if RealizedWithin(0.94, 1, math.Inf(1)) || !RealizedWithin(0.96, 1, math.Inf(1)) {
+		t.Error("a window of unknown length is held to 5%")
 	}
 }

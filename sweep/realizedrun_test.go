@@ -1,7 +1,6 @@
 package sweep_test
 
 import (
-	"math"
 	"testing"
 	"time"
 
@@ -28,25 +27,28 @@ func TestRateRealizedWindow(t *testing.T) {
 	if len(sink.runs) != len(rates) {
 		t.Fatalf("%d levels, want %d", len(sink.runs), len(rates))
 	}
-	realized := func(recs []sweep.Record, w0, w1 int64, rps float64) float64 {
+	// within reports whether [w0, w1) realised rps (sweep.RealizedWithin) and how far off it
+	// was.
+	within := func(recs []sweep.Record, w0, w1 int64, rps float64) (bool, float64) {
 		n := 0
 		for i := range recs {
 			if sweep.ArrivedInWindow(&recs[i], w0, w1) {
 				n++
 			}
 		}
-		return float64(n) / sweep.WindowSeconds(w0, w1) / rps
+		got, s := float64(n)/sweep.WindowSeconds(w0, w1), sweep.WindowSeconds(w0, w1)
+		return sweep.RealizedWithin(got, rps, s), got/rps - 1
 	}
 	for i, run := range sink.runs {
 		recs, rps := sink.records[i], rates[i]
 		first := run.W0 + int64(proto.Duration)
-		if off := realized(recs, run.W0, first, rps) - 1; math.Abs(off) > sweep.MaxRealizedOff && run.W1 <= first {
+		if ok, off := within(recs, run.W0, first, rps); !ok && run.W1 <= first {
 			t.Errorf("level %d: the first %v realised %+.1f%% of the offered rate, yet the window ended there", i, proto.Duration, 100*off)
 		}
-		off := realized(recs, run.W0, run.W1, rps) - 1
-		t.Logf("level %d: first %+.2f window %v final %+.2f notes %q", i, realized(recs, run.W0, first, rps)-1, time.Duration(run.W1-run.W0), off, run.Notes)
+		ok, off := within(recs, run.W0, run.W1, rps)
+		t.Logf("level %d: window %v realised %+.1f%% of the offered rate, notes %q", i, time.Duration(run.W1-run.W0), 100*off, run.Notes)
 		atMax := run.W1-run.W0 >= int64(proto.MaxDuration)-int64(proto.Duration)/sweep.MinSlices
-		if math.Abs(off) > sweep.MaxRealizedOff && !(atMax && hasNote(run, "the window reached max_duration")) {
+		if !ok && !(atMax && hasNote(run, "the window reached max_duration")) {
 			t.Errorf("level %d: window %v realised %+.1f%% of the offered rate, notes %q: want within 5%%, or max_duration and a note",
 				i, time.Duration(run.W1-run.W0), 100*off, run.Notes)
 		}
