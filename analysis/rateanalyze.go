@@ -146,18 +146,22 @@ func completionRate(lv *Level) float64 { return float64(lv.CompletionRate()) }
 
 // recheckSustainable marks unsustainable a level marked sustainable whose backlog was not
 // measured (a table) when its completion rate falls more than MaxRateDeficit below its
-// offered rate (completionRate), with a note.
+// arrival rate (Level.ArrivalRate: realised, else offered; completionRate), with a note.
 func (r *rater) recheckSustainable(lv *Level) {
 	if !lv.Sustainable || lv.BacklogGrowthRPS.OK() {
 		return
 	}
-	x, q := float64(lv.OfferedRPS), completionRate(lv)
+	x, q := float64(lv.ArrivalRate()), completionRate(lv)
 	if !finite(q) || !(q < (1-MaxRateDeficit)*x) {
 		return
 	}
+	what := "offered"
+	if lv.RealizedRPS.OK() {
+		what = "realised"
+	}
 	lv.Sustainable = false
-	lv.Notes = append(slices.Clip(lv.Notes), fmt.Sprintf("unsustainable: its completion rate %s requests/s is %.0f%% below the offered %s (more than %.0f%%; no backlog measured); kept as a point above capacity",
-		Float(q).Format(), 100*(1-q/x), lv.OfferedRPS.Format(), MaxRateDeficit*100))
+	lv.Notes = append(slices.Clip(lv.Notes), fmt.Sprintf("unsustainable: its completion rate %s requests/s is %.0f%% below the %s %s (more than %.0f%%; no backlog measured); kept as a point above capacity",
+		Float(q).Format(), 100*(1-q/x), what, Float(x).Format(), MaxRateDeficit*100))
 }
 
 // recheckRate applies the validity thresholds a rate level carries in its own fields to one
