@@ -51,9 +51,15 @@ type RateLevel struct {
 	// AchievedRPS is the requests sent inside the window ÷ its length: the arrival rate the
 	// server received, in requests/s.
 	AchievedRPS Float `json:"achieved_rps"`
-	// Sustainable reports that the replica kept up with the offered rate: false when the
-	// backlog grew over the window while fewer requests left than arrived (the rule of
-	// DESIGN §4.15). An unsustainable level is a point above capacity, not an invalid one.
+	// RealizedRPS is the window's arrivals (the requests scheduled inside it, whenever sent)
+	// ÷ its length, in requests/s: the rate the schedule's random draw realised, the level's
+	// place on the rate axis and what its sustainability is judged against (DESIGN §4.15);
+	// null when not measured (a table without realized_rps: the offered rate stands in).
+	RealizedRPS Float `json:"realized_rps"`
+	// Sustainable reports that the replica kept up with the arrivals: false when its
+	// completions fell short of the window's realised arrivals while a queue grew, the
+	// backlog or the server's waiting count (the rule of DESIGN §4.15). An unsustainable
+	// level is a point above capacity, not an invalid one.
 	Sustainable bool `json:"sustainable"`
 	// BacklogGrowthRPS is the least-squares slope of the backlog over the window, in
 	// requests/s: the backlog at t is the requests arrived (scheduled) by t less those ended
@@ -77,7 +83,7 @@ type RateLevel struct {
 // NewRateLevel returns the rate fields of a level offered offered requests/s, every
 // measurement null and the level sustainable.
 func NewRateLevel(offered float64) *RateLevel {
-	return &RateLevel{OfferedRPS: Float(offered), AchievedRPS: NaN(), Sustainable: true, BacklogGrowthRPS: NaN(),
+	return &RateLevel{OfferedRPS: Float(offered), AchievedRPS: NaN(), RealizedRPS: NaN(), Sustainable: true, BacklogGrowthRPS: NaN(),
 		ScheduleLag: NoLatency(), TTFTScheduled: NoLatency(), E2EScheduled: NoLatency()}
 }
 
@@ -88,6 +94,19 @@ func (l *Level) IsRate() bool { return l.RateLevel != nil }
 func (l *Level) Offered() Float {
 	if l.RateLevel == nil {
 		return NaN()
+	}
+	return l.OfferedRPS
+}
+
+// ArrivalRate returns the level's place on the rate axis in requests/s: its realised rate
+// where measured, else its offered rate (a table without realized_rps); NaN on a closed-loop
+// level.
+func (l *Level) ArrivalRate() Float {
+	if l.RateLevel == nil {
+		return NaN()
+	}
+	if r := l.RealizedRPS; r.OK() && r > 0 {
+		return r
 	}
 	return l.OfferedRPS
 }
@@ -161,25 +180,33 @@ type RateResult struct {
 	// "mixed" (some levels have them, the others are read from the send time).
 	LatencyFrom string `json:"latency_from"`
 	// CapacityRPS is the maximum sustainable rate in requests/s: between the largest
-	// sustained and the smallest unsustained offered rate, where the completion rate of the
-	// unsustained levels puts it (CapacityBound says when it is a bound instead).
+	// sustained and the smallest unsustained realised rate, where the completion rate of the
+	// unsustained levels puts it (CapacityBound says when it is a bound instead), never above
+	// the largest completion rate measured.
 	CapacityRPS Float `json:"capacity_rps"`
 	// CapacityInterval is a 95% interval of CapacityRPS, [low, high] (DESIGN §4.15).
 	CapacityInterval [2]Float `json:"capacity_interval"`
 	// CapacityTPS is the output tokens/s at capacity: the mean output TPS of the unsustained
 	// levels, scaled as CapacityRPS was when the bracket clamped it.
 	CapacityTPS Float `json:"capacity_tps"`
-	// CapacityBound is "" when the capacity was estimated between a sustained and an
-	// unsustained level, "at_least" when every valid level sustained its rate (CapacityRPS
-	// is then the largest one, a lower bound) and "at_most" when none did (the first level's
-	// completion rate, below its offered rate).
+	// CapacityBound is "" when the capacity was estimated (between a sustained and an
+	// unsustained level, or from a table's plateau), "at_least" when every valid level
+	// sustained its rate (CapacityRPS is then the smaller of the largest realised rate and
+	// the largest completion rate, a lower bound) and "at_most" when none did (the first
+	// level's completion rate, below its realised rate).
 	CapacityBound string `json:"capacity_bound,omitempty"`
-	// CapacityBracket holds the offered rates CapacityRPS lies between: the largest
-	// sustained below the smallest unsustained, and that one.
+	// CapacityBracket holds the realised rates CapacityRPS lies between: the largest
+	// sustained below the smallest unsustained, and that one (a table's plateau: the last
+	// offered rate on the rise and the first on the plateau).
 	CapacityBracket []Float `json:"capacity_bracket,omitempty"`
 	// CapacityReason says how the capacity was read, as the reports print it.
 	CapacityReason string `json:"capacity_reason,omitempty"`
-	// TTFTBlowupRPS is the offered rate past which TTFT grows (queueing), in requests/s.
+	// CapacityRule names the rule that read it: CapacityRuleSplit (between the sustained and
+	// the unsustained levels) or CapacityRulePlateau (a table's plateau of output TPS); empty
+	// when there is no capacity.
+	CapacityRule string `json:"capacity_rule,omitempty"`
+	// TTFTBlowupRPS is the (realised) arrival rate past which TTFT grows (queueing), in
+	// requests/s.
 	TTFTBlowupRPS Float `json:"ttft_blowup_rps"`
 	// TTFTBlowupMethod is MethodHinge (the fitted ramp) or Method3xBaseline.
 	TTFTBlowupMethod Method `json:"ttft_blowup_method,omitempty"`
@@ -190,12 +217,12 @@ type RateResult struct {
 	// growth per added request/s past it (hinge only), in ms per request/s.
 	TTFTBlowupBaselineMS Float `json:"ttft_blowup_baseline_ms"`
 	TTFTBlowupSlope      Float `json:"ttft_blowup_slope_ms_per_rps"`
-	// SLORPS is the largest offered rate meeting every SLO, interpolated linearly between
+	// SLORPS is the largest (realised) arrival rate meeting every SLO, interpolated linearly between
 	// the last passing and the first failing valid level, never above CapacityRPS; null
 	// when even the first level fails. SLO.Limit names what binds, SLO.Checked what was
 	// checked.
 	SLORPS Float `json:"slo_rps"`
-	// SLOBracket holds the offered rates SLORPS lies between.
+	// SLOBracket holds the realised rates SLORPS lies between.
 	SLOBracket []Float `json:"slo_bracket,omitempty"`
 	// SLOTPS is the output tokens/s at SLORPS (interpolated like it).
 	SLOTPS Float `json:"slo_tps"`

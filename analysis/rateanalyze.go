@@ -1,13 +1,17 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/kneecap/kneecap/sweep"
 )
 
-// ratePoint is one usable valid level of an arrival-rate run: its offered rate x, its
-// completion rate y (completionRate; NaN when unknown) and output TPS.
+// ratePoint is one usable valid level of an arrival-rate run: its place on the rate axis x
+// (Level.ArrivalRate: the realised rate, else the offered), its completion rate y
+// (completionRate; NaN when unknown) and output TPS.
 type ratePoint struct {
 	x, y, tps float64
 	lv        *Level
@@ -17,7 +21,7 @@ type ratePoint struct {
 type rater struct {
 	*analyzer
 	rr *RateResult
-	// pts are the valid rate levels, ascending offered rate.
+	// pts are the valid rate levels, ascending x.
 	pts []ratePoint
 	// passing is the number of leading pts that meet the SLO (slo sets it).
 	passing int
@@ -64,7 +68,7 @@ func analyzeRate(levels []Level, meta Meta, opts Options) Result {
 // collect rechecks every rate level, gathers the valid ones into r.pts, sets the maximum TPS
 // and says which latencies the answers read (RateResult.LatencyFrom).
 func (r *rater) collect() {
-	var offRate, lagged, disbelieved []*Level
+	var offRate, realizedOff, lagged, disbelieved []*Level
 	for i := range r.res.Levels {
 		lv := &r.res.Levels[i]
 		if !lv.IsRate() {
@@ -90,16 +94,25 @@ func (r *rater) collect() {
 		if rateOff(lv) {
 			offRate = append(offRate, lv)
 		}
+		if realizedAstray(lv) {
+			realizedOff = append(realizedOff, lv)
+		}
 		if lagTooLong(lv) {
 			lagged = append(lagged, lv)
 		}
-		r.pts = append(r.pts, ratePoint{x: x, y: completionRate(lv), tps: tps, lv: lv})
+		r.pts = append(r.pts, ratePoint{x: float64(lv.ArrivalRate()), y: completionRate(lv), tps: tps, lv: lv})
 	}
+	// A level is placed at the rate its window realised (DESIGN §4.15): two close offered
+	// rates may realise in the other order.
+	slices.SortStableFunc(r.pts, func(p, q ratePoint) int { return cmp.Compare(p.x, q.x) })
 	if len(disbelieved) > 0 {
 		r.warn(usageDisbelieved(disbelieved))
 	}
 	if len(offRate) > 0 {
 		r.warn(rateAchievedOff(offRate))
+	}
+	if len(realizedOff) > 0 {
+		r.warn(rateRealizedOff(realizedOff))
 	}
 	if len(lagged) > 0 {
 		r.warn(rateLagged(lagged))
@@ -110,7 +123,7 @@ func (r *rater) collect() {
 	sched, sent := 0, 0
 	for _, p := range r.pts {
 		if p.tps >= 0 && finite(p.tps) && (!r.res.Throughput.MaxTPS.OK() || p.tps > float64(r.res.Throughput.MaxTPS)) {
-			r.res.Throughput.MaxTPS, r.rr.MaxTPSRPS = Float(p.tps), Float(p.x)
+			r.res.Throughput.MaxTPS, r.rr.MaxTPSRPS = Float(p.tps), p.lv.OfferedRPS
 		}
 		if hasLatency(p.lv.TTFTScheduled) || hasLatency(p.lv.E2EScheduled) {
 			sched++
@@ -133,18 +146,22 @@ func completionRate(lv *Level) float64 { return float64(lv.CompletionRate()) }
 
 // recheckSustainable marks unsustainable a level marked sustainable whose backlog was not
 // measured (a table) when its completion rate falls more than MaxRateDeficit below its
-// offered rate (completionRate), with a note.
+// arrival rate (Level.ArrivalRate: realised, else offered; completionRate), with a note.
 func (r *rater) recheckSustainable(lv *Level) {
 	if !lv.Sustainable || lv.BacklogGrowthRPS.OK() {
 		return
 	}
-	x, q := float64(lv.OfferedRPS), completionRate(lv)
+	x, q := float64(lv.ArrivalRate()), completionRate(lv)
 	if !finite(q) || !(q < (1-MaxRateDeficit)*x) {
 		return
 	}
+	what := "offered"
+	if lv.RealizedRPS.OK() {
+		what = "realised"
+	}
 	lv.Sustainable = false
-	lv.Notes = append(slices.Clip(lv.Notes), fmt.Sprintf("unsustainable: its completion rate %s requests/s is %.0f%% below the offered %s (more than %.0f%%; no backlog measured); kept as a point above capacity",
-		Float(q).Format(), 100*(1-q/x), lv.OfferedRPS.Format(), MaxRateDeficit*100))
+	lv.Notes = append(slices.Clip(lv.Notes), fmt.Sprintf("unsustainable: its completion rate %s requests/s is %.0f%% below the %s %s (more than %.0f%%; no backlog measured); kept as a point above capacity",
+		Float(q).Format(), 100*(1-q/x), what, Float(x).Format(), MaxRateDeficit*100))
 }
 
 // recheckRate applies the validity thresholds a rate level carries in its own fields to one
@@ -184,6 +201,16 @@ func rateOff(lv *Level) bool {
 		tol = math.Max(tol, 3/math.Sqrt(x*w))
 	}
 	return math.Abs(got/x-1) > tol
+}
+
+// realizedAstray reports whether a level's realised rate is not sweep.RealizedWithin its
+// offered rate (a table without a window: MaxRealizedOff alone).
+func realizedAstray(lv *Level) bool {
+	w := float64(lv.WindowS)
+	if !finite(w) || !(w > 0) {
+		w = math.Inf(1)
+	}
+	return lv.RealizedRPS.OK() && !sweep.RealizedWithin(float64(lv.RealizedRPS), float64(lv.OfferedRPS), w)
 }
 
 // lagTooLong reports whether a sustainable level's schedule lag p99 exceeds

@@ -9,33 +9,39 @@ import (
 
 // MinRateIntervalLevels is the least number of valid levels with a completion rate for the
 // capacity's bootstrap interval: two residual degrees of freedom after the one-parameter
-// model min(offered, capacity).
+// model min(arrival rate, capacity).
 const MinRateIntervalLevels = 3
 
-// capacity estimates the maximum sustainable rate (DESIGN §4.15). The valid levels, by
-// offered rate, are split where their sustainable verdicts disagree least with "sustainable
-// below, unsustainable above" (split): L, the last level below the split, is sustainable and
-// F, the first above it, unsustainable. Below capacity the completion rate follows the
-// offered rate, y = x; past it the replica completes requests at its capacity whatever is
-// offered, so the estimate μ̂ is the mean completion rate (completionRate) of the
-// unsustainable levels from F on, clamped to at least what L completed, y_L (x_L when
-// unknown), and at most x_F: capacity_rps = min(max(μ̂, y_L), x_F). (A level that sustained
-// its rate completed about that rate; one taken for sustainable near capacity, its growth
-// lost in the noise of a short window, completed no more than the capacity: y_L bounds the
-// capacity from below either way, where x_L would not.) Without an unsustainable level the
-// capacity is at least the largest sustained rate (capacity_bound at_least); without a
-// sustainable one below F, at most x_F (at_most, capacity_rps = min(μ̂, x_F)).
+// capacity estimates the maximum sustainable rate (DESIGN §4.15). The valid levels, by the
+// arrival rate their windows realised (x), are split where their sustainable verdicts
+// disagree least with "sustainable below, unsustainable above" (split): L, the last level
+// below the split, is sustainable and F, the first above it, unsustainable. Below capacity
+// the completion rate follows the arrival rate, y = x; past it the replica completes
+// requests at its capacity whatever arrives, so the estimate μ̂ is the mean completion rate
+// (completionRate) of the unsustainable levels from F on, clamped to at least what L
+// completed, y_L (x_L when unknown), and at most x_F: capacity_rps = min(max(μ̂, y_L), x_F).
+// (A level that sustained its rate completed about that rate; one taken for sustainable near
+// capacity, its growth lost in the noise of a short window, completed no more than the
+// capacity: y_L bounds the capacity from below either way, where x_L would not.) Without an
+// unsustainable level the capacity is at least the largest sustained rate (capacity_bound
+// at_least); without a sustainable one below F, at most x_F (at_most, capacity_rps = min(μ̂,
+// x_F)). A table that cannot tell which levels were sustained (verdictless) and counts every
+// one sustained has its capacity from the plateau of its output TPS instead
+// (plateauCapacity). No capacity, bound or interval end is ever above the largest completion
+// rate measured at a valid level (capByCompletion): no level showed the replica completing
+// more.
 func (r *rater) capacity() {
 	if len(r.pts) == 0 {
 		return
 	}
 	f, off := r.split()
+	if f == len(r.pts) && r.verdictless() && r.plateauCapacity() {
+		r.capByCompletion()
+		return
+	}
+	r.rr.CapacityRule = CapacityRuleSplit
 	if f == len(r.pts) {
-		top := r.pts[len(r.pts)-1]
-		r.rr.CapacityBound, r.rr.CapacityRPS, r.rr.CapacityTPS = "at_least", Float(top.x), Float(top.tps)
-		r.rr.CapacityInterval = [2]Float{Float(top.x), NaN()}
-		r.rr.CapacityReason = fmt.Sprintf("every valid level sustained its offered rate: the capacity is at least the largest, %s requests/s", Float(top.x).Format())
-		r.warn(rateCapacityBeyond(top.x))
+		r.capacityAtLeast()
 		return
 	}
 	if len(off) > 0 {
@@ -80,13 +86,79 @@ func (r *rater) capacity() {
 	r.rr.CapacityInterval = iv
 	where := fmt.Sprintf("between the sustained %s and the unsustained %s requests/s", Float(r.pts[max(f-1, 0)].x).Format(), Float(hi).Format())
 	if L := r.pts[max(f-1, 0)]; f > 0 && c < L.x {
-		where = fmt.Sprintf("below the %s requests/s offered at the last level the backlog test called sustained, which completed %s/s; the next, %s requests/s, was not sustained",
+		where = fmt.Sprintf("below the %s requests/s arriving at the last level the backlog test called sustained, which completed %s/s; the next, %s requests/s, was not sustained",
 			Float(L.x).Format(), Float(L.y).Format(), Float(hi).Format())
 	}
 	if f == 0 {
 		where = fmt.Sprintf("below the first level, %s requests/s, which was not sustained", Float(hi).Format())
 	}
 	r.rr.CapacityReason = fmt.Sprintf("%s, %s; 95%% interval %s", how, where, ivHow)
+	r.capByCompletion()
+}
+
+// capacityAtLeast is the capacity when every valid level sustained its rate: at least the
+// largest rate sustained, and no more than what was seen completed — min(the largest
+// realised rate, the largest completion rate y_max). Its interval is [that, null], its lower
+// end y_max less its precision when y_max binds (a completion rate is measured, the arrivals
+// counted).
+func (r *rater) capacityAtLeast() {
+	top := r.pts[len(r.pts)-1]
+	c, tps, lo := top.x, top.tps, top.x
+	r.rr.CapacityReason = fmt.Sprintf("every valid level sustained its rate: the capacity is at least the largest, %s requests/s", Float(top.x).Format())
+	if ymax, at := r.maxCompletion(); finite(ymax) && ymax < c {
+		c, tps, lo = ymax, at.tps, ymax-precision(at)
+		r.rr.CapacityReason = fmt.Sprintf("every valid level sustained its rate: the capacity is at least the largest completion rate measured, %s requests/s (at the level offered %s), not the largest rate that arrived, %s requests/s, which no level was seen completing",
+			Float(ymax).Format(), at.lv.OfferedRPS.Format(), Float(top.x).Format())
+	}
+	r.rr.CapacityBound, r.rr.CapacityRPS, r.rr.CapacityTPS = "at_least", Float(c), Float(tps)
+	r.rr.CapacityInterval = [2]Float{Float(lo), NaN()}
+	r.warn(rateCapacityBeyond(c))
+}
+
+// maxCompletion returns the largest completion rate of a valid level and its point (NaN
+// when no level has one).
+func (r *rater) maxCompletion() (float64, ratePoint) {
+	best, at := math.NaN(), ratePoint{}
+	for _, p := range r.pts {
+		if finite(p.y) && !(p.y <= best) {
+			best, at = p.y, p
+		}
+	}
+	return best, at
+}
+
+// precision is how far a level's completion rate may be from the rate its replica sustained
+// over the window: the larger of its own 95% CI (ciFloor) and MaxRateOff of it (a saturated
+// level's slices can be so even that its CI is 0, while the window's edges cut the tokens of
+// the requests in flight).
+func precision(p ratePoint) float64 { return math.Max(ciFloor([]ratePoint{p}), MaxRateOff*p.y) }
+
+// capByCompletion holds the capacity, the at_least bound and the interval's lower end at most
+// y_max, the largest completion rate measured at a valid level, and the interval's upper end
+// at most y_max plus its precision: no level showed the replica completing more, and the true
+// capacity may exceed y_max only by what the measurement of y_max leaves open. capacity_tps
+// scales with the capacity; the reason says when it binds.
+func (r *rater) capByCompletion() {
+	ymax, at := r.maxCompletion()
+	rr := r.rr
+	if !finite(ymax) {
+		return
+	}
+	if c := float64(rr.CapacityRPS); finite(c) && c > ymax {
+		if c > 0 {
+			rr.CapacityTPS = Float(float64(rr.CapacityTPS) * ymax / c)
+		}
+		rr.CapacityRPS = Float(ymax)
+		rr.CapacityReason += fmt.Sprintf("; held at the largest completion rate measured, %s requests/s: no level completed more", Float(ymax).Format())
+	}
+	top := ymax + precision(at)
+	iv := &rr.CapacityInterval
+	if iv[0].OK() && float64(iv[0]) > ymax {
+		iv[0] = Float(ymax)
+	}
+	if iv[1].OK() && float64(iv[1]) > top {
+		iv[1] = Float(top)
+	}
 }
 
 // split returns the index f of the first valid level above capacity: the k in 0 … n that
@@ -151,7 +223,7 @@ func meanOf(ps []ratePoint, get func(ratePoint) float64) float64 {
 }
 
 // capacityInterval is the 95% interval of the capacity: a residual bootstrap of the
-// completion rates around the model y = min(offered, capacity) (Options.Bootstrap resamples,
+// completion rates around the model y = min(arrival rate, capacity) (Options.Bootstrap resamples,
 // seeded by Options.Seed), over the levels below F and the unsustainable ones from F that
 // have a completion rate, fitted ŷ = min(x, μ̂). A completion rate is a count over a window,
 // its noise growing as √rate, so the residuals are Pearson residuals (y − ŷ) ÷ √(ŷ ÷ T), T the
@@ -163,10 +235,13 @@ func meanOf(ps []ratePoint, get func(ratePoint) float64) float64 {
 // replica completes requests so regularly that the residuals there are nearly 0, and a
 // percentile interval of them would claim more than one window can resolve.
 // With fewer than MinRateIntervalLevels such levels, or Bootstrap 0, the interval is [lo, hi]
-// itself, the clamp of the estimate (at_most: [null, x_F]). It returns the interval and how
+// itself, the clamp of the estimate (at_most: [null, x_F]), its lower end at most the
+// estimate less ciFloor. It returns the interval and how
 // it was found.
 func (r *rater) capacityInterval(f int, u []ratePoint, mu, lo, hi float64) ([2]Float, string) {
-	bracket := [2]Float{Float(lo), Float(hi)}
+	// The clamp, its lower end at most the estimate less the unsustainable levels' own 95% CI,
+	// as the bootstrap's interval is: y_L, measured, may exceed the capacity by that much.
+	bracket := [2]Float{Float(math.Min(lo, math.Min(math.Max(mu, lo), hi)-ciFloor(u))), Float(hi)}
 	if f == 0 {
 		bracket[0] = NaN()
 	}
@@ -232,7 +307,7 @@ func (r *rater) capacityInterval(f int, u []ratePoint, mu, lo, hi float64) ([2]F
 	if !pearson {
 		kind = "relative"
 	}
-	return iv, fmt.Sprintf("by a residual bootstrap (%d resamples, %s residuals) of the completion rates around min(offered, capacity), at least ± the unsustainable levels' own 95%% CI", B, kind)
+	return iv, fmt.Sprintf("by a residual bootstrap (%d resamples, %s residuals) of the completion rates around min(arrival rate, capacity), at least ± the unsustainable levels' own 95%% CI", B, kind)
 }
 
 // ciFloor is the mean half-width of the 95% CI of the completion rate of the levels u:

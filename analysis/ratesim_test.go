@@ -1,15 +1,17 @@
 package analysis
 
 import (
+	"container/heap"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
 
-// openLoop describes an arrival-rate level run against batchEngine: Poisson arrivals (or
+// openLoop describes an arrival-rate level run against an engine model: Poisson arrivals (or
 // evenly spaced ones) at rate requests/s from 0 until the end of the window, a warmup of warm
 // and a window of window, every request asking for nOut tokens, sent lag after its scheduled
 // time, and in-flight requests cancelled drain after the window ends.
@@ -22,6 +24,20 @@ type openLoop struct {
 	constant      bool
 	seed          uint64
 	maxConcurrent int // the client's in-flight cap (0: none): arrivals that find it full wait
+	// maxWindow > window extends the window as the live clock does (DESIGN §3.9): slice by
+	// slice (window ÷ 10) until the realised rate is sweep.RealizedWithin rate, at most
+	// maxWindow; the dispatcher stops at the window's end.
+	maxWindow time.Duration
+	// scrape is the interval of the server's waiting-count samples (0: none).
+	scrape time.Duration
+}
+
+// engine is a discrete model of a server under an open loop: serve runs recs (sorted by
+// Scheduled, Sent = Scheduled + lag) until every request has ended or the deadline, when the
+// rest are cancelled, and returns when each was admitted to a slot (0: never), the end of
+// its wait in the server's queue.
+type engine interface {
+	serve(recs []sweep.Record, o openLoop, deadline int64) (admitted []int64)
 }
 
 // batchEngine is the simulator's batching mode (DESIGN §6) as a discrete-step model, with
@@ -47,13 +63,84 @@ func (e batchEngine) capacity(nOut int) float64 {
 	return e.cfg.IdealTPS(e.cfg.MaxNumSeqs) / float64(nOut)
 }
 
-// run simulates the level and returns it as the sweep would hand it over: its LevelRun
-// (offered rate, window, steady) and one record per arrival.
-func (e batchEngine) run(o openLoop, index int) sweep.Level {
+// run simulates the level and returns it as the sweep would hand it over.
+func (e batchEngine) run(o openLoop, index int) sweep.Level { return runOpenLoop(e, o, index) }
+
+// sweepRates runs one level per offered rate (requests/s) with o's other settings.
+func (e batchEngine) sweepRates(o openLoop, rates ...float64) []sweep.Level {
+	return sweepModel(e, o, rates...)
+}
+
+// slotEngine is a server of slots fixed-time slots (the simulator's fixed mode with
+// fixed_slots, DESIGN §6): a request waits first come first served for a free slot, then
+// takes ttft to its first token and itl to each further one. Its capacity is slots ÷ (ttft +
+// (nOut − 1)·itl) requests/s exactly: an M/D/c queue.
+type slotEngine struct {
+	slots     int
+	ttft, itl time.Duration
+}
+
+// service is the time one nOut-token request holds its slot.
+func (e slotEngine) service(nOut int) time.Duration { return e.ttft + time.Duration(nOut-1)*e.itl }
+
+// capacity is the engine's true maximum sustainable rate for nOut-token requests.
+func (e slotEngine) capacity(nOut int) float64 { return float64(e.slots) / e.service(nOut).Seconds() }
+
+// slotFree is a min-heap of the times the slots come free.
+type slotFree []int64
+
+func (h slotFree) Len() int           { return len(h) }
+func (h slotFree) Less(i, j int) bool { return h[i] < h[j] }
+func (h slotFree) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *slotFree) Push(x any)        { *h = append(*h, x.(int64)) }
+func (h *slotFree) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func (e slotEngine) serve(recs []sweep.Record, o openLoop, deadline int64) []int64 {
+	if o.maxConcurrent > 0 {
+		panic("slotEngine: no client cap")
+	}
+	free := make(slotFree, e.slots)
+	admitted := make([]int64, len(recs))
+	svc := int64(e.service(o.nOut))
+	for i := range recs {
+		r := &recs[i]
+		start := max(r.Sent, free[0])
+		if start >= deadline {
+			r.E2E, r.OutputTokens = time.Duration(deadline-r.Sent), 0
+			continue
+		}
+		admitted[i] = start
+		free[0] = start + svc
+		heap.Fix(&free, 0)
+		r.TTFT = time.Duration(start + int64(e.ttft) - r.Sent)
+		if done := start + svc; done <= deadline {
+			r.E2E, r.Status, r.ErrorClass = time.Duration(done-r.Sent), sweep.StatusOK, ""
+			continue
+		}
+		// Cancelled at the deadline: the tokens it got (E2E to its last one), or none.
+		if first := start + int64(e.ttft); first <= deadline {
+			n := 1 + (deadline-first)/int64(e.itl)
+			r.E2E, r.OutputTokens = time.Duration(first+(n-1)*int64(e.itl)-r.Sent), int(n)
+		} else {
+			r.TTFT, r.E2E, r.OutputTokens = 0, time.Duration(deadline-r.Sent), 0
+		}
+	}
+	return admitted
+}
+
+// runOpenLoop simulates the level on e and returns it as the sweep would hand it over: its
+// LevelRun (offered rate, window, steady, server metrics when o.scrape is set) and one record
+// per arrival.
+func runOpenLoop(e engine, o openLoop, index int) sweep.Level {
 	const t0 = int64(1_000_000) * int64(time.Second) // an arbitrary Unix time
 	rng := rand.New(rand.NewPCG(o.seed, uint64(index)))
 	w0 := t0 + int64(o.warm)
-	w1 := w0 + int64(o.window)
+	w1 := w0 + int64(max(o.window, o.maxWindow))
 	var arrivals []int64
 	for t := float64(t0); ; {
 		gap := 1 / o.rate
@@ -66,12 +153,15 @@ func (e batchEngine) run(o openLoop, index int) sweep.Level {
 		}
 		arrivals = append(arrivals, int64(t))
 	}
+	w1 = windowEnd(arrivals, o, w0)
+	arrivals = arrivals[:sortedBelow(arrivals, w1)]
 	recs := make([]sweep.Record, len(arrivals))
 	for i, a := range arrivals {
 		recs[i] = sweep.Record{Level: index, Scheduled: a, Sent: a + int64(o.lag), PromptTokens: 16, OutputTokens: o.nOut,
 			RequestedOutputTokens: o.nOut, TokensSource: sweep.TokensFromUsage, Status: sweep.StatusCancelled, ErrorClass: sweep.ErrCancelled}
 	}
-	e.serve(recs, o, w1+int64(o.drain))
+	deadline := w1 + int64(o.drain)
+	admitted := e.serve(recs, o, deadline)
 	for i := range recs {
 		r := &recs[i]
 		switch {
@@ -84,14 +174,75 @@ func (e batchEngine) run(o openLoop, index int) sweep.Level {
 		}
 	}
 	run := sweep.LevelRun{Index: index, Concurrency: o.maxConcurrent, OfferedRPS: o.rate, WarmupStart: t0, W0: w0, W1: w1,
-		DrainEnd: w1 + int64(o.drain), Steady: true, Slices: 10}
+		DrainEnd: deadline, Steady: true, Slices: 10}
+	if o.scrape > 0 {
+		run.Server = waitingStats(recs, admitted, o.scrape, t0, w0, w1)
+	}
 	return sweep.Level{Run: run, Records: recs}
 }
 
-// serve runs the engine over recs (sorted by Scheduled) until every request has ended or the
-// deadline, when the rest are cancelled. With o.maxConcurrent > 0 a request is sent only once
-// fewer than that many are in flight (its Sent is then later than Scheduled + lag).
-func (e batchEngine) serve(recs []sweep.Record, o openLoop, deadline int64) {
+// windowEnd is the end of the window from w0 (arrivals ascending): w0 + o.window, or, with
+// o.maxWindow, the first slice boundary from there where the realised rate is
+// sweep.RealizedWithin o.rate, else w0 + o.maxWindow.
+func windowEnd(arrivals []int64, o openLoop, w0 int64) int64 {
+	if o.maxWindow <= o.window {
+		return w0 + int64(o.window)
+	}
+	slice := int64(o.window) / 10
+	for w1 := w0 + int64(o.window); w1 < w0+int64(o.maxWindow); w1 += slice {
+		n := sortedBelow(arrivals, w1) - sortedBelow(arrivals, w0)
+		if sweep.RealizedWithin(float64(n)/sweep.WindowSeconds(w0, w1), o.rate, sweep.WindowSeconds(w0, w1)) {
+			return w1
+		}
+	}
+	return w0 + int64(o.maxWindow)
+}
+
+// sortedBelow is the number of ts (ascending) below t.
+func sortedBelow(ts []int64, t int64) int {
+	i, _ := slices.BinarySearch(ts, t)
+	return i
+}
+
+// waitingStats is the server's waiting count (requests sent, not yet admitted to a slot)
+// scraped every scrape from t0, summarized over [w0, w1) as the live sweep does
+// (sweep.SummarizeSamples).
+func waitingStats(recs []sweep.Record, admitted []int64, scrape time.Duration, t0, w0, w1 int64) *sweep.ServerStats {
+	sent := make([]int64, 0, len(recs))
+	start := make([]int64, 0, len(recs))
+	for i := range recs {
+		sent = append(sent, recs[i].Sent)
+		a := admitted[i]
+		if a == 0 {
+			a = recs[i].Sent + int64(recs[i].E2E) // never admitted: waited until cancelled
+		}
+		start = append(start, a)
+	}
+	slices.Sort(sent)
+	slices.Sort(start)
+	var samples []sweep.MetricSample
+	for t := t0; t < w1+int64(scrape); t += int64(scrape) {
+		w := float64(sortedBelow(sent, t+1) - sortedBelow(start, t+1))
+		samples = append(samples, sweep.MetricSample{TUnixNS: t, Waiting: &w})
+	}
+	st := sweep.SummarizeSamples(samples, w0, w1)
+	if st != nil {
+		st.Series = []string{"vllm:num_requests_waiting"}
+	}
+	return st
+}
+
+// sweepModel runs one level per offered rate (requests/s) on e with o's other settings.
+func sweepModel(e engine, o openLoop, rates ...float64) []sweep.Level {
+	out := make([]sweep.Level, len(rates))
+	for i, r := range rates {
+		o.rate = r
+		out[i] = runOpenLoop(e, o, i)
+	}
+	return out
+}
+
+func (e batchEngine) serve(recs []sweep.Record, o openLoop, deadline int64) []int64 {
 	type seq struct {
 		i, tokens int
 		first     bool
@@ -101,6 +252,10 @@ func (e batchEngine) serve(recs []sweep.Record, o openLoop, deadline int64) {
 	var running []seq
 	var pending []int // scheduled, waiting client-side for the cap
 	next, inFlight := 0, 0
+	admitted := make([]int64, len(recs))
+	if len(recs) == 0 {
+		return admitted
+	}
 	now := recs[0].Sent
 	sent := make([]bool, len(recs))
 	tokens := make([]int, len(recs))
@@ -122,6 +277,7 @@ func (e batchEngine) serve(recs []sweep.Record, o openLoop, deadline int64) {
 		}
 		for len(queue) > 0 && len(running) < S {
 			running = append(running, seq{i: queue[0], first: true})
+			admitted[queue[0]] = now
 			queue = queue[1:]
 		}
 		if len(running) == 0 {
@@ -166,16 +322,7 @@ func (e batchEngine) serve(recs []sweep.Record, o openLoop, deadline int64) {
 			r.E2E, r.OutputTokens = time.Duration(deadline-r.Sent), 0
 		}
 	}
-}
-
-// sweepRates runs one level per offered rate (requests/s) with o's other settings.
-func (e batchEngine) sweepRates(o openLoop, rates ...float64) []sweep.Level {
-	out := make([]sweep.Level, len(rates))
-	for i, r := range rates {
-		o.rate = r
-		out[i] = e.run(o, i)
-	}
-	return out
+	return admitted
 }
 
 // within reports whether got is within rel of want.

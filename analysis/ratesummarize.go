@@ -12,21 +12,25 @@ import (
 
 // Thresholds of an arrival-rate level (DESIGN §4.15).
 const (
-	// MinBacklogGrowth is the share of the offered rate by which the backlog must grow, and
-	// the departures fall short of the arrivals, for a level to be unsustainable.
+	// MinBacklogGrowth is the share of the realised arrival rate by which the queue must grow,
+	// and the completions fall short of the arrivals, for a level to be unsustainable.
 	MinBacklogGrowth = 0.02
-	// BacklogNoise is how many times the backlog's noise the growth over the window must
-	// exceed for a level to be unsustainable: a stable queue wanders, and a window catches it
-	// on the way up as often as on the way down. The noise is the largest of the samples'
-	// residual standard deviation around the trend line, √(2 × their mean) (the standard
-	// deviation of the difference of two Poisson counts of that mean: a stable backlog's start
-	// and end) and one request; the shortfall of the completion rate below the offered rate is
-	// held to BacklogNoise × √(offered × window), the noise of a Poisson count of the
-	// arrivals. On the batching engine, 40 seeds per rate, the rule called no level at
-	// 0.75–1.05 × capacity unsustainable with windows of 5, 10 and 30 s, and found 36 of 40 at
-	// 1.3 × with 5 s windows, 39 at 1.2 × with 10 s, 38 at 1.1 × with 30 s, all at 1.5 × and 2 ×
-	// (TestRateSustainableRule checks a part of it).
+	// BacklogNoise is how many times its noise a queue's growth over the window must exceed
+	// for it to count as growing: a stable queue wanders, and a window catches it on the way
+	// up as often as on the way down. The client-side backlog's noise is the largest of the
+	// samples' residual standard deviation around the trend line, √(2 × their mean) (the
+	// standard deviation of the difference of two Poisson counts of that mean: a stable
+	// backlog's start and end) and one request; the server's waiting count's is the largest
+	// of its samples' residual standard deviation and one request.
 	BacklogNoise = 3.0
+	// ShortfallNoise is how many times the noise of a Poisson count of the window's arrivals,
+	// √(realised × window), the completions over the window must fall short of those arrivals
+	// for a level to be unsustainable: a stable queue that a burst of arrivals filled late in
+	// the window falls short of them by about that much. Measured on discrete-step models of
+	// a 4-slot server of 0.72 s requests and of the demo engine (analysis/ratesim_test.go, 40
+	// seeds per rate, DESIGN §4.15): 1 called a few levels at 0.9–0.95 × capacity
+	// unsustainable, 1.25 none, 2 found half as many at 1.2 × with 10 s windows.
+	ShortfallNoise = 1.25
 	// MaxRateDeficit is the shortfall of a table level's completion rate (qps) below its
 	// offered rate (rate_rps) from which it is unsustainable, when the table does not say
 	// (no sustainable column and no backlog measured).
@@ -53,21 +57,23 @@ const (
 //     (from the send time) cover them, as do ttft_scheduled_ms and e2e_scheduled_ms (TTFT +
 //     lag and E2E + lag, from the scheduled time) and schedule_lag_ms (Sent − Scheduled, over
 //     every arrival whatever its status); token lengths and usage too;
-//   - achieved_rps = requests sent in the window ÷ T;
+//   - realized_rps = the window's arrivals ÷ T (the rate the schedule's draw realised, the
+//     level's place on the rate axis), with a note when it is not sweep.RealizedWithin the
+//     offered rate; achieved_rps = requests sent in the window ÷ T;
 //   - output TPS, its CI, QPS (the completion rate), input TPS, achieved concurrency and
 //     Little's law are the closed loop's window metrics;
 //   - goodput counts the requests completed in the window whose TTFT + lag, E2E + lag and
 //     TPOT meet the SLO;
 //   - backlog_growth_rps is the least-squares slope of the backlog B(t) = arrivals by t −
 //     requests ended by t (every record of the level), sampled at backlogSamples + 1 equal
-//     steps over the window; the level is unsustainable when that slope exceeds
-//     MinBacklogGrowth × offered, the growth over the window (slope × T) exceeds BacklogNoise
-//     × the backlog's noise (backlogStats.noise), the requests that ended in the window are
-//     fewer than (1 − MinBacklogGrowth) × the window's arrivals, and the completion rate
-//     (Level.CompletionRate) falls short of the offered rate by more than MinBacklogGrowth
-//     of it and by more than BacklogNoise × √(offered × T) requests over the window (the
-//     noise of a Poisson count of the arrivals): a level that completed what it was offered
-//     kept up, whatever a burst at the end of its window did to the backlog.
+//     steps over the window; the level is unsustainable (queueTrend.unsustainable) when its
+//     completions fall short of its realised arrivals — the completion rate
+//     (Level.CompletionRate) below (1 − MinBacklogGrowth) × realized_rps by more than
+//     ShortfallNoise × √(realized × T) requests over the window, and fewer than (1 −
+//     MinBacklogGrowth) of the window's arrivals ended in it — while a queue grows: the
+//     backlog (client side) or the server's waiting count (run.Server's waiting trend), by
+//     more than MinBacklogGrowth × realized_rps per second and BacklogNoise × its noise over
+//     the window.
 //
 // It is invalid (with a note each) when its window is empty, no arrival succeeded, the error
 // rate exceeds MaxErrorRate, it was interrupted or client-bound, and — only while sustainable,
@@ -128,10 +134,15 @@ func (s *scratch) summarizeRate(run *sweep.LevelRun, records []sweep.Record, opt
 		lv.ErrorRate = Float(float64(arrived.errors-c) / float64(arrived.requests))
 	}
 	rl.AchievedRPS = Float(win.PerSecond(float64(sent)))
+	rl.RealizedRPS = Float(win.PerSecond(float64(arrived.requests)))
 	rl.ScheduleLag, rl.TTFTScheduled, rl.E2EScheduled = LatencyOf(lags), LatencyOf(ttftSched), LatencyOf(e2eSched)
+	if n := realizedNote(run.OfferedRPS, float64(rl.RealizedRPS), float64(lv.WindowS)); n != "" {
+		lv.Notes = append(lv.Notes, n)
+	}
 	b := backlogOf(records, w0, w1)
 	rl.BacklogGrowthRPS = Float(b.slope)
-	if why := b.unsustainable(run.OfferedRPS, sweep.WindowSeconds(w0, w1), float64(lv.CompletionRate())); why != "" {
+	q := queueTrend{backlog: b, waiting: waitingTrendOf(run.Server)}
+	if why := q.unsustainable(float64(rl.RealizedRPS), sweep.WindowSeconds(w0, w1), float64(lv.CompletionRate())); why != "" {
 		rl.Sustainable = false
 		lv.Notes = append(lv.Notes, "unsustainable: "+why+"; kept as a point above capacity")
 	}
@@ -226,22 +237,75 @@ func (b backlogStats) noise() float64 {
 	return math.Max(math.Max(b.resid, math.Sqrt(2*b.mean)), 1)
 }
 
-// unsustainable returns why the backlog b of a level offered offered requests/s over a
-// window of t seconds, whose completion rate was done requests/s (NaN: unknown), shows it
+// waitingTrend is the trend of the server's waiting count over a window (sweep.ServerStats):
+// its least-squares slope (requests/s) and residual standard deviation (requests); ok is
+// false when not measured.
+type waitingTrend struct {
+	slope, resid float64
+	ok           bool
+}
+
+// waitingTrendOf reads the waiting count's trend from the server metrics of a level.
+func waitingTrendOf(st *sweep.ServerStats) waitingTrend {
+	if !st.Exposes(sweep.MetricWaiting) || st.WaitingGrowthRPS == nil || st.WaitingResidSD == nil {
+		return waitingTrend{}
+	}
+	return waitingTrend{slope: *st.WaitingGrowthRPS, resid: *st.WaitingResidSD, ok: true}
+}
+
+// queueTrend is what a level's window shows of its queues: the client-side backlog and the
+// server's waiting count.
+type queueTrend struct {
+	backlog backlogStats
+	waiting waitingTrend
+}
+
+// unsustainable returns why the queues of a level whose window of t seconds realised
+// arrived requests/s, and which completed done requests/s (NaN: unknown), show it
 // unsustainable (the rule of summarizeRate), or "".
-func (b backlogStats) unsustainable(offered, t, done float64) string {
-	grow := b.slope*t > BacklogNoise*b.noise()
-	if !(b.slope > MinBacklogGrowth*offered) || !grow || !(float64(b.endings) < (1-MinBacklogGrowth)*float64(b.arrivals)) {
+func (q queueTrend) unsustainable(arrived, t, done float64) string {
+	b := q.backlog
+	if !(arrived > 0) || !(float64(b.endings) < (1-MinBacklogGrowth)*float64(b.arrivals)) {
 		return ""
 	}
-	// A level that completed about its offered rate kept up, whatever a burst of arrivals at
-	// the end of its window did to the backlog: the shortfall must exceed the noise of a
-	// Poisson count of the arrivals, √(offered × t), BacklogNoise times.
-	if finite(done) && !(done < (1-MinBacklogGrowth)*offered && (offered-done)*t > BacklogNoise*math.Sqrt(offered*t)) {
+	// Completions short of the realised arrivals by more than a burst of arrivals late in the
+	// window leaves a stable queue: ShortfallNoise × the Poisson noise of their count.
+	short := (arrived - done) * t
+	if finite(done) && !(done < (1-MinBacklogGrowth)*arrived && short > ShortfallNoise*math.Sqrt(arrived*t)) {
 		return ""
 	}
-	return fmt.Sprintf("the backlog grew %s requests/s (%.0f%% of the offered %s; %.0f requests over the window, against a noise of %.1f) while %d requests ended for %d arrivals, %s completed per second",
-		Float(b.slope).Format(), 100*b.slope/offered, Float(offered).Format(), b.slope*t, b.noise(), b.endings, b.arrivals, Float(done).Format())
+	var grew []string
+	if b.slope > MinBacklogGrowth*arrived && b.slope*t > BacklogNoise*b.noise() {
+		grew = append(grew, fmt.Sprintf("the backlog grew %s requests/s (%.0f requests over the window, against a noise of %.1f)",
+			Float(b.slope).Format(), b.slope*t, b.noise()))
+	}
+	if w := q.waiting; w.ok && w.slope > MinBacklogGrowth*arrived && w.slope*t > BacklogNoise*math.Max(w.resid, 1) {
+		grew = append(grew, fmt.Sprintf("the server's waiting count grew %s requests/s (%.0f over the window, against a noise of %.1f)",
+			Float(w.slope).Format(), w.slope*t, math.Max(w.resid, 1)))
+	}
+	if len(grew) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s completed per second for %s arriving (%d of %d arrivals ended in the window, %.0f requests short against a Poisson noise of %.1f) while %s",
+		Float(done).Format(), Float(arrived).Format(), b.endings, b.arrivals, short, math.Sqrt(arrived*t), strings.Join(grew, " and "))
+}
+
+// realizedNote is the note of a level whose realised arrival rate over a window of windowS
+// seconds is not sweep.RealizedWithin its offered rate, or "".
+func realizedNote(offered, realized, windowS float64) string {
+	if !(offered > 0) || !finite(realized) || sweep.RealizedWithin(realized, offered, windowS) {
+		return ""
+	}
+	return fmt.Sprintf("realised arrival rate %s requests/s, %s the offered %s (more than %.0f%%): the level is placed and judged at %s",
+		Float(realized).Format(), offPct(realized, offered), Float(offered).Format(), 100*sweep.MaxRealizedOff, Float(realized).Format())
+}
+
+// offPct says how far v is from ref: "22% below", "8% above".
+func offPct(v, ref float64) string {
+	if v < ref {
+		return fmt.Sprintf("%.0f%% below", 100*(1-v/ref))
+	}
+	return fmt.Sprintf("%.0f%% above", 100*(v/ref-1))
 }
 
 // rateValidity sets lv.Valid for an arrival-rate level and notes each reason it is invalid.

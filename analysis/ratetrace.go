@@ -83,8 +83,11 @@ func (r *rater) trace() {
 	for _, p := range pts {
 		// Basis slo: every level before the first failing one passed (valid, sustainable,
 		// within every threshold), whatever slo_rps, which the capacity may hold below a
-		// passing level, says. Basis capacity: sustained at no more than the capacity.
-		if tr.Basis == "slo" || (limit.OK() && p.x <= float64(limit)*(1+1e-9) && p.lv.Sustainable) {
+		// passing level, says. Basis capacity: sustained at no more than the capacity — any
+		// sustained level when every one was (the bound, the largest completion rate, may
+		// lie a little below the largest rate sustained).
+		atLeast := r.rr.CapacityBound == "at_least"
+		if tr.Basis == "slo" || p.lv.Sustainable && (atLeast || limit.OK() && p.x <= float64(limit)*(1+1e-9)) {
 			largest = math.Max(largest, scaleOf(p))
 		}
 	}
@@ -110,8 +113,12 @@ func (r *rater) traceAnswer(tr *TraceResult) string {
 		if !tr.CapacityScale.OK() {
 			return fmt.Sprintf("No SLO is set and no capacity was found: no multiple of %s can be named (see warnings).", of)
 		}
-		return fmt.Sprintf("No SLO is set, so by its capacity: this replica sustains %s %s (%s requests/s; largest measured scale sustained: %s).",
-			fscale(tr.CapacityScale), of, r.rr.CapacityRPS.Format(), largest)
+		at := ""
+		if r.rr.CapacityBound == "at_least" {
+			at = "at least "
+		}
+		return fmt.Sprintf("No SLO is set, so by its capacity: this replica sustains %s%s %s (%s requests/s; largest measured scale sustained: %s).",
+			at, fscale(tr.CapacityScale), of, r.rr.CapacityRPS.Format(), largest)
 	}
 	switch {
 	case !tr.SLOScale.OK() && len(r.pts) == 0:

@@ -56,6 +56,20 @@ func TestTraceScaleAnswer(t *testing.T) {
 	if tr == nil || tr.Basis != "capacity" || tr.LargestScaleMeetingSLO != 5 || !near(tr.CapacityScale, 5.21) || !strings.HasPrefix(tr.Answer, "No SLO is set, so by its capacity: this replica sustains 5.21×") {
 		t.Errorf("no SLO: trace %+v: want basis capacity, largest 5, capacity_scale 5.21", tr)
 	}
+	// Every scale up to 5.5 sustained (22 requests/s, which completed 20.4): the capacity is
+	// at least 20.4, the largest completion rate, and the largest scale sustained is 5.5, not
+	// the 5 below that bound.
+	var sustained []analysis.Level
+	for _, l := range levels {
+		if l.Sustainable {
+			sustained = append(sustained, l)
+		}
+	}
+	res := analysis.Analyze(sustained, meta, opts)
+	if tr := res.Trace; tr == nil || res.Rate.CapacityBound != "at_least" || tr.LargestScaleMeetingSLO != 5.5 || !near(tr.CapacityScale, 20.4/4) ||
+		!strings.Contains(tr.Answer, "sustains at least 5.09×") {
+		t.Errorf("every scale sustained: bound %q, trace %+v: want at_least, largest 5.5, capacity_scale 5.1", res.Rate.CapacityBound, tr)
+	}
 	if tr := analysis.Analyze(fx.Levels, fx.Meta, opts).Trace; tr != nil {
 		t.Errorf("a rate run without a trace has a trace answer %+v", tr)
 	}

@@ -3,6 +3,8 @@ package analysis
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kneecap/kneecap/sweep"
 )
 
 // The warnings of an arrival-rate analysis (DESIGN §4.15), one constructor per kind like
@@ -25,6 +27,8 @@ const (
 	warnRateSLOFirstMisses
 	warnRateUsersIgnored
 	warnRateCapacityUnknown
+	warnRateRealizedOff
+	warnRatePlateauCapacity
 )
 
 // frps formats a rate in requests/s as the warnings print it: "20.0", "2.50", "120".
@@ -64,6 +68,23 @@ func rateList(levels []*Level, detail func(*Level) string) string {
 func rateAchievedOff(levels []*Level) warning {
 	return newWarning(warnRateAchievedOff, "", "achieved rate: the requests sent in the window arrived more than %.0f%% (or 3 ÷ √(offered × window), the noise of a Poisson count, when larger) off the offered rate at %s requests/s: the client did not offer the load planned (an in-flight cap, a saturated client) and those levels measured another rate",
 		MaxRateOff*100, rateList(levels, func(l *Level) string { return "achieved " + l.AchievedRPS.Format() }))
+}
+
+// rateRealizedOff: at levels, the realised arrival rate (the window's arrivals ÷ its length)
+// is more than sweep.MaxRealizedOff off the offered rate.
+func rateRealizedOff(levels []*Level) warning {
+	return newWarning(warnRateRealizedOff, "", "realised rate: the arrivals scheduled in the window realised a rate more than %.0f%% off the offered one at %s requests/s (the schedule's random draw over a window too short to even it out, max_duration reached first): those levels are placed and judged at the rate realised; a longer max_duration brings it closer",
+		100*sweep.MaxRealizedOff, rateList(levels, func(l *Level) string {
+			return "realised " + l.RealizedRPS.Format() + ", " + offPct(float64(l.RealizedRPS), float64(l.OfferedRPS))
+		}))
+}
+
+// ratePlateauCapacity: a table without achieved rates or verdicts had its capacity read from
+// the plateau of its output TPS, c requests/s, and its levels past c (offered rates past)
+// marked unsustainable.
+func ratePlateauCapacity(c float64, past []string) warning {
+	return newWarning(warnRatePlateauCapacity, "", "capacity: the table gives no achieved rates, backlog or sustainable verdicts, so the capacity is the onset of the plateau of its output TPS over the offered rate, %s requests/s; the level(s) at %s requests/s, on the plateau, are taken as unsustainable",
+		frps(c), strings.Join(past, ", "))
 }
 
 // rateLagged: at sustainable levels, the schedule lag p99 exceeds max(1 ms, 1% of TTFT p50).

@@ -52,7 +52,7 @@ func compareTitle(kind string, runs []*analysis.Result) string {
 // neighbouring valid levels linearly in log2 concurrency (so it lies on the segment drawn on
 // the log2 axis), not the fitted curve's TPS, which is not drawn here. A knee outside the
 // run's valid levels is a dashed vertical line in the run's colour instead. labels[i] names
-// runs[i]. Arrival-rate runs are drawn against the offered rate instead (DESIGN §5.1); runs of both modes
+// runs[i]. Arrival-rate runs are drawn against the arrival rate instead (DESIGN §5.1); runs of both modes
 // are an error (analysis.SameMode).
 func CompareThroughput(runs []*analysis.Result, labels []string) (*Figure, error) {
 	return plotOf(compareThroughputChart(runs, labels))
@@ -133,7 +133,7 @@ func onLineLog2(pts plotter.XYs, x float64) (y float64, ok bool) {
 // E2E p95 is missing) labelled "N=c" with its concurrency in the run's colour, placed clear
 // of the markers and of the labels placed before it (an earlier level of the same run, or
 // any level of an earlier run), led out or left out when there is no room (labelPlacer). labels[i] names runs[i]. Arrival-rate runs are drawn
-// against the offered rate instead (DESIGN §5.1); runs of both modes are an error (analysis.SameMode).
+// against the arrival rate instead (DESIGN §5.1); runs of both modes are an error (analysis.SameMode).
 func CompareLatency(runs []*analysis.Result, labels []string) (*Figure, error) {
 	return plotOf(compareLatencyChart(runs, labels))
 }

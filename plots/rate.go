@@ -12,9 +12,11 @@ import (
 	"github.com/kneecap/kneecap/analysis"
 )
 
-// The charts of an arrival-rate run (DESIGN §5.1), against the offered rate on a linear axis.
+// The charts of an arrival-rate run (DESIGN §5.1), against the arrival rate on a linear axis.
 
-const xLabelRate = "offered rate (requests/s)"
+// xLabelRate is the x axis of the rate charts: each level at the arrival rate its window
+// realised (the offered rate for a table without it, DESIGN §4.15).
+const xLabelRate = "arrival rate, realised (requests/s)"
 
 // rateNames are the charts RenderAll renders for an arrival-rate run, in order.
 var rateNames = []string{"rate_throughput", "rate_ttft", "rate_e2e", "rate_lag", "dashboard"}
@@ -44,8 +46,9 @@ func rateLevelsOf(res *analysis.Result) []analysis.Level {
 	return ls
 }
 
-// offered is a level's offered rate, the x of the rate charts.
-func offered(l *analysis.Level) analysis.Float { return l.Offered() }
+// arrival is a level's x on the rate charts: the arrival rate its window realised, else its
+// offered rate (analysis.Level.ArrivalRate).
+func arrival(l *analysis.Level) analysis.Float { return l.ArrivalRate() }
 
 // completion is a level's completion rate in requests/s (analysis.Level.CompletionRate).
 func completion(l *analysis.Level) analysis.Float { return l.CompletionRate() }
@@ -57,8 +60,8 @@ func rateOf(res *analysis.Result) *analysis.RateResult {
 	return res.Rate
 }
 
-// RateThroughput draws the completion rate (requests/s) against the offered rate: the
-// sustainable levels on the line y = x (every request offered completed), the unsustainable
+// RateThroughput draws the completion rate (requests/s) against the arrival rate: the
+// sustainable levels on the line y = x (every request that arrived completed), the unsustainable
 // ones below it (points above capacity), the excluded ones hollow; the capacity
 // (rate.capacity_rps) with its 95% interval shaded, or "capacity ≥ x" when every level
 // sustained its rate; and the SLO point (rate.slo_rps).
@@ -67,12 +70,12 @@ func RateThroughput(res *analysis.Result) (*Figure, error) {
 }
 
 func rateThroughputChart(res *analysis.Result) (*builder, error) {
-	b := newBuilder(title("Completion rate vs offered rate", meta(res)), xLabelRate, "completed (requests/s)")
+	b := newBuilder(title("Completion rate vs arrival rate", meta(res)), xLabelRate, "completed (requests/s)")
 	ls := rateLevelsOf(res)
 	var sus, over, inv plotter.XYs
 	for i := range ls {
 		l := &ls[i]
-		x, y := offered(l), completion(l)
+		x, y := arrival(l), completion(l)
 		if !x.OK() || !y.OK() {
 			continue
 		}
@@ -95,7 +98,7 @@ func rateThroughputChart(res *analysis.Result) (*builder, error) {
 			b.shadeX(float64(lo), float64(hi), "capacity 95% interval ["+fmtNum(float64(lo))+", "+fmtNum(float64(hi))+"]")
 		}
 	}
-	b.diagonal("y = x: every request offered completed")
+	b.diagonal("y = x: every request that arrived completed")
 	if _, err := b.addSeries("sustainable", colBlue, nil, draw.CircleGlyph{}, sus, nil); err != nil {
 		return nil, err
 	}
@@ -173,19 +176,19 @@ func (b *builder) scatter(name string, c color.Color, glyph draw.GlyphDrawer, ra
 	return nil
 }
 
-// RateTTFT draws TTFT p50, p95 and p99 against the offered rate, measured from each request's
+// RateTTFT draws TTFT p50, p95 and p99 against the arrival rate, measured from each request's
 // scheduled arrival (the user's view; from the send time for a level without it), beside TTFT
 // p95 from the send time (the server's view), with every TTFT SLO, the TTFT blow-up rate and
 // the capacity. The y axis turns logarithmic when the values span more than 100×.
 func RateTTFT(res *analysis.Result) (*Figure, error) {
-	return plotOf(rateLatencyChart(res, "Time to first token vs offered rate", "TTFT (ms)", (*analysis.Level).UserTTFT,
+	return plotOf(rateLatencyChart(res, "Time to first token vs arrival rate", "TTFT (ms)", (*analysis.Level).UserTTFT,
 		func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }, "TTFT", sloObjectives(res, "ttft")))
 }
 
-// RateE2E draws E2E p50, p95 and p99 against the offered rate, from the scheduled arrival (as
+// RateE2E draws E2E p50, p95 and p99 against the arrival rate, from the scheduled arrival (as
 // RateTTFT), beside E2E p95 from the send time, with every E2E SLO and the capacity.
 func RateE2E(res *analysis.Result) (*Figure, error) {
-	return plotOf(rateLatencyChart(res, "End-to-end latency vs offered rate", "E2E (ms)", (*analysis.Level).UserE2E,
+	return plotOf(rateLatencyChart(res, "End-to-end latency vs arrival rate", "E2E (ms)", (*analysis.Level).UserE2E,
 		func(l *analysis.Level) analysis.Float { return l.E2E.P95 }, "E2E", sloObjectives(res, "e2e")))
 }
 
@@ -198,7 +201,7 @@ func rateLatencyChart(res *analysis.Result, kind, ylabel string, user func(*anal
 	if rr := rateOf(res); rr != nil && rr.LatencyFrom == "sent" {
 		from = " (from send)"
 	}
-	drawn, hadInvalid, err := b.addLatencies(ls, offered, []latencySeries{
+	drawn, hadInvalid, err := b.addLatencies(ls, arrival, []latencySeries{
 		{name + " p50" + from, colBlue, nil, draw.CircleGlyph{}, func(l *analysis.Level) analysis.Float { return user(l).P50 }},
 		{name + " p95" + from, colOrange, nil, draw.SquareGlyph{}, func(l *analysis.Level) analysis.Float { return user(l).P95 }},
 		{name + " p99" + from, colRed, dashed, draw.TriangleGlyph{}, func(l *analysis.Level) analysis.Float { return user(l).P99 }},
@@ -210,7 +213,7 @@ func rateLatencyChart(res *analysis.Result, kind, ylabel string, user func(*anal
 		return b.noData("no data: no level has a " + name)
 	}
 	if rr := rateOf(res); rr != nil && rr.LatencyFrom != "sent" {
-		v, inv := series(ls, offered, sentP95)
+		v, inv := series(ls, arrival, sentP95)
 		if _, err := b.addSeries(name+" p95 from send (the server's view)", colGray, dotted, draw.PlusGlyph{}, v, inv); err != nil {
 			return nil, err
 		}
@@ -231,17 +234,17 @@ func rateLatencyChart(res *analysis.Result, kind, ylabel string, user func(*anal
 	return b.finish()
 }
 
-// RateLag draws the schedule lag (send − scheduled) p50 and p99 against the offered rate,
+// RateLag draws the schedule lag (send − scheduled) p50 and p99 against the arrival rate,
 // with the 1 ms limit of the lag p99 of a sustainable level (DESIGN §4.15) and the capacity.
 func RateLag(res *analysis.Result) (*Figure, error) {
 	return plotOf(rateLagChart(res))
 }
 
 func rateLagChart(res *analysis.Result) (*builder, error) {
-	b := newBuilder(title("Schedule lag (send − scheduled) vs offered rate", meta(res)), xLabelRate, "lag (ms)")
+	b := newBuilder(title("Schedule lag (send − scheduled) vs arrival rate", meta(res)), xLabelRate, "lag (ms)")
 	b.autoLogY = true
 	ls := rateLevelsOf(res)
-	drawn, hadInvalid, err := b.addLatencies(ls, offered, []latencySeries{
+	drawn, hadInvalid, err := b.addLatencies(ls, arrival, []latencySeries{
 		{"lag p50", colBlue, nil, draw.CircleGlyph{}, func(l *analysis.Level) analysis.Float { return l.ScheduleLag.P50 }},
 		{"lag p99", colRed, nil, draw.TriangleGlyph{}, func(l *analysis.Level) analysis.Float { return l.ScheduleLag.P99 }},
 	})

@@ -56,9 +56,9 @@ func TestRateChartContent(t *testing.T) {
 		chart string
 		want  []string
 	}{
-		{analysistest.Rate, "rate_throughput", []string{"Completion rate vs offered rate", "y = x: every request offered completed", "sustainable",
+		{analysistest.Rate, "rate_throughput", []string{"Completion rate vs arrival rate", "y = x: every request that arrived completed", "sustainable",
 			"unsustainable: backlog grew (above capacity)", "capacity ≈ 20.8 req/s (2667 tok/s)", "capacity 95% interval [19.9, 20.9]",
-			"SLO point ≈ 20.6 req/s", "offered rate (requests/s)", "completed (requests/s)"}},
+			"SLO point ≈ 20.6 req/s", "arrival rate, realised (requests/s)", "completed (requests/s)"}},
 		{analysistest.Rate, "rate_ttft", []string{"TTFT p50 (from scheduled arrival)", "TTFT p95 from send (the server's view)",
 			"SLO: TTFT p95 ≤ 500 ms", "TTFT blow-up ≈ 21.1 req/s (hinge, p50)"}},
 		{analysistest.Rate, "rate_e2e", []string{"E2E p99 (from scheduled arrival)", "E2E p95 from send"}},
@@ -122,8 +122,8 @@ func TestRateCompare(t *testing.T) {
 			svg += string(f.Data)
 		}
 	}
-	for _, w := range []string{"Completion rate vs offered rate — comparison", "h100 capacity ≈ 20.8 req/s", "a100 capacity ≥ 22.0 req/s (every level sustained)",
-		"Latency vs offered rate — comparison", "h100 TTFT p95", "a100 E2E p95"} {
+	for _, w := range []string{"Completion rate vs arrival rate — comparison", "h100 capacity ≈ 20.8 req/s", "a100 capacity ≥ 22.0 req/s (every level sustained)",
+		"Latency vs arrival rate — comparison", "h100 TTFT p95", "a100 E2E p95"} {
 		if !strings.Contains(svg, xmlEscape(w)) {
 			t.Errorf("compare svg lacks %q", w)
 		}

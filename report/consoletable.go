@@ -36,6 +36,7 @@ var (
 	colValid  = consoleColumn{"valid", 5, validCell}
 
 	colRate     = consoleColumn{"req/s", 6, keyCell}
+	colReal     = consoleColumn{"real", 6, func(l *analysis.Level) string { return frate(l.RealizedRPS) }}
 	colAch      = consoleColumn{"ach", 6, func(l *analysis.Level) string { return frate(l.AchievedRPS) }}
 	colDone     = consoleColumn{"done", 6, func(l *analysis.Level) string { return frate(l.CompletionRate()) }}
 	colSust     = consoleColumn{"sust", 4, sustCell}
@@ -79,7 +80,7 @@ func consoleColumns(rate, wide, lengths bool) []consoleColumn {
 	}
 	var cols []consoleColumn
 	if rate {
-		cols = []consoleColumn{colRate, colAch, colDone, colSustWide, colReq, colErrs, colTPS, colUTTFT50, colUTTFT95, colUE2E95, colLag, colReadLag}
+		cols = []consoleColumn{colRate, colReal, colAch, colDone, colSustWide, colReq, colErrs, colTPS, colUTTFT50, colUTTFT95, colUE2E95, colLag, colReadLag}
 	} else {
 		cols = []consoleColumn{colN, colReq, colErrs, colTPS, colCI, colQPS, colTTFT50, colCTTFT50, colTTFT95, colTPOT95, colE2E95, colReadLag}
 	}

@@ -66,19 +66,35 @@ func capacitySentenceRate(res *analysis.Result, rr *analysis.RateResult) string 
 	}
 	switch rr.CapacityBound {
 	case "at_least":
-		return head + fmt.Sprintf("every valid level sustained its offered rate, so the capacity is at least %s requests/s%s, beyond the measured range.", frate(rr.CapacityRPS), tps)
+		return head + fmt.Sprintf("every valid level sustained its rate, so the capacity is at least %s requests/s%s%s.", frate(rr.CapacityRPS), tps, atLeastWhy(res, rr))
 	case "at_most":
 		return head + fmt.Sprintf("no valid level sustained its offered rate: the capacity is about %s requests/s%s (what the unsustained levels completed)%s, below the first level.",
 			frate(rr.CapacityRPS), tps, rateInterval(rr.CapacityInterval))
 	}
 	t := head + fmt.Sprintf("the maximum sustainable rate (capacity) is %s requests/s%s%s", frate(rr.CapacityRPS), tps, rateInterval(rr.CapacityInterval))
 	if b := rr.CapacityBracket; len(b) == 2 && rr.CapacityRPS < b[0] {
-		t += fmt.Sprintf(", below the %s requests/s offered at the last level the backlog test called sustained, which completed %s/s; the next, %s requests/s, was not sustained",
+		t += fmt.Sprintf(", below the %s requests/s arriving at the last level the backlog test called sustained, which completed %s/s; the next, %s requests/s, was not sustained",
 			frate(b[0]), frate(completedAt(res.Levels, b[0])), frate(b[1]))
 	} else if len(b) == 2 {
 		t += fmt.Sprintf(", between the sustained %s and the unsustained %s requests/s", frate(b[0]), frate(b[1]))
 	}
 	return t + "."
+}
+
+// atLeastWhy says what the at_least bound is: beyond the measured range when it is the
+// largest rate that arrived, else the largest completion rate measured (the levels above it
+// arrived faster than anything was seen completed).
+func atLeastWhy(res *analysis.Result, rr *analysis.RateResult) string {
+	top := analysis.NaN()
+	for i := range res.Levels {
+		if l := &res.Levels[i]; l.IsRate() && l.Valid && !(l.ArrivalRate() <= top) {
+			top = l.ArrivalRate()
+		}
+	}
+	if !top.OK() || rr.CapacityRPS >= top {
+		return ", beyond the measured range"
+	}
+	return fmt.Sprintf(", the largest completion rate measured (no more was seen completed, though up to %s requests/s arrived)", frate(top))
 }
 
 // rateInterval formats a 95% interval of requests/s: " (95% interval 19.9–20.9)", with "…"
@@ -280,7 +296,7 @@ func signed(v analysis.Float) string {
 
 // rateLevelTable is the full level table of an arrival-rate run, units in the header.
 func rateLevelTable(res *analysis.Result) table {
-	t := table{Header: []string{"offered (req/s)", "achieved (req/s)", "completed (req/s)", "sustainable (backlog growth, req/s)",
+	t := table{Header: []string{"offered (req/s)", "realised (req/s)", "achieved (req/s)", "completed (req/s)", "sustainable (backlog growth, req/s)",
 		"requests", "errors", "output TPS (tokens/s)", "TTFT p50 (ms)", "TTFT p95 (ms)", "TTFT p99 (ms)", "TTFT p95 from send (ms)",
 		"TPOT p95 (ms)", "E2E p50 (ms)", "E2E p95 (ms)", "lag p50 (ms)", "lag p99 (ms)", "valid"}}
 	for _, l := range sortedLevels(res) {
@@ -288,7 +304,7 @@ func rateLevelTable(res *analysis.Result) table {
 			continue
 		}
 		ttft, e2e := l.UserTTFT(), l.UserE2E()
-		t.Rows = append(t.Rows, []string{rateKey(&l), frate(l.AchievedRPS), frate(l.CompletionRate()), sustainableCell(&l),
+		t.Rows = append(t.Rows, []string{rateKey(&l), frate(l.RealizedRPS), frate(l.AchievedRPS), frate(l.CompletionRate()), sustainableCell(&l),
 			strconv.Itoa(l.Requests), errorsCell(&l), fnum(l.OutputTPS), fnum(ttft.P50), fnum(ttft.P95), fnum(ttft.P99), fnum(l.TTFT.P95),
 			fnum(l.TPOT.P95), fnum(e2e.P50), fnum(e2e.P95), fnum(l.ScheduleLag.P50), fnum(l.ScheduleLag.P99), validCell(&l)})
 	}
@@ -296,12 +312,13 @@ func rateLevelTable(res *analysis.Result) table {
 }
 
 // rateLevelsNote is the note under the level table of an arrival-rate run.
-const rateLevelsNote = "Latencies are over the window's arrivals (the requests scheduled inside the measurement window, whenever they were sent); TTFT and E2E from the scheduled arrival (the user's view) where the level has them, TTFT p95 from send beside them; completed = output TPS ÷ mean output tokens (QPS without them), the completion rate the capacity is read from; “—” marks a value that could not be computed; ✗ marks a level excluded from the analysis."
+const rateLevelsNote = "Realised = the window's arrivals ÷ its length, the rate the schedule's draw offered the server: each level is placed and judged there (the offered rate where a table has none); latencies are over the window's arrivals (the requests scheduled inside the measurement window, whenever they were sent); TTFT and E2E from the scheduled arrival (the user's view) where the level has them, TTFT p95 from send beside them; completed = output TPS ÷ mean output tokens (QPS without them), the completion rate the capacity is read from; “—” marks a value that could not be computed; ✗ marks a level excluded from the analysis."
 
-// completedAt returns the completion rate of the level offered rps requests/s (NaN when none).
+// completedAt returns the completion rate of the level placed at rps requests/s
+// (Level.ArrivalRate; NaN when none).
 func completedAt(levels []analysis.Level, rps analysis.Float) analysis.Float {
 	for i := range levels {
-		if levels[i].IsRate() && levels[i].OfferedRPS == rps {
+		if levels[i].IsRate() && levels[i].ArrivalRate() == rps {
 			return levels[i].CompletionRate()
 		}
 	}

@@ -39,8 +39,8 @@ func TestGoldenRateReports(t *testing.T) {
 // every warning; the rules are printed in the method table.
 func TestRateAnswer(t *testing.T) {
 	want := map[string]string{
-		"rate":            "the maximum sustainable rate (capacity) is 20.8 requests/s, 2667 output tokens/s (95% interval 19.9–20.9), below the 22.0 requests/s offered at the last level the backlog test called sustained, which completed 20.4/s; the next, 26.0 requests/s, was not sustained.",
-		"rate_beyond":     "every valid level sustained its offered rate, so the capacity is at least 22.0 requests/s, 2607 output tokens/s, beyond the measured range.",
+		"rate":            "the maximum sustainable rate (capacity) is 20.8 requests/s, 2667 output tokens/s (95% interval 19.9–20.9), below the 22.0 requests/s arriving at the last level the backlog test called sustained, which completed 20.4/s; the next, 26.0 requests/s, was not sustained.",
+		"rate_beyond":     "every valid level sustained its rate, so the capacity is at least 22.0 requests/s, 2607 output tokens/s, beyond the measured range.",
 		"rate_overloaded": "no valid level sustained its offered rate: the capacity is about 20.8 requests/s, 2667 output tokens/s (what the unsustained levels completed) (95% interval up to 26.0), below the first level.",
 		"rate_no_data":    "no level is valid: all 2 were excluded from the analysis (see warnings), so there is no capacity or SLO point.",
 	}
@@ -68,8 +68,8 @@ func TestRateAnswer(t *testing.T) {
 			if strings.Contains(c.String()+m.String()+h.String(), "NaN") {
 				t.Error("a null value printed as NaN, want —")
 			}
-			for _, rule := range []string{"| sustainable | unsustainable when the backlog grows more than 2% of the offered rate",
-				"| capacity | the maximum sustainable rate", "| capacity interval | 95%: residual bootstrap", "| SLO point | largest offered rate"} {
+			for _, rule := range []string{"| sustainable | unsustainable when the completions fall short of the window's realised arrivals",
+				"| capacity | the maximum sustainable rate", "| capacity interval | 95%: residual bootstrap", "| SLO point | largest (realised) arrival rate"} {
 				mustContain(t, "report.md", m.String(), rule)
 			}
 		})

@@ -6,12 +6,14 @@ import (
 	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/sweep"
 )
 
 // rateMethodNotes are the definitions and rules of an arrival-rate run (DESIGN §1, §4.15), as
 // (name, formula) pairs, printed beside the numbers.
 var rateMethodNotes = [][2]string{
-	{"offered rate", "the arrival rate the level's schedule offered (requests/s); arrivals Poisson, gamma or evenly spaced as configured"},
+	{"offered rate", "the arrival rate the level's schedule offered (requests/s); arrivals Poisson, gamma or evenly spaced as configured; names the level"},
+	{"realised rate", "the window's arrivals ÷ (W1 − W0): the rate the schedule's random draw offered the server; each level is placed on the rate axis, in the charts and the answers (capacity, SLO point, TTFT blow-up) and judged there (the offered rate for a table without it); a live window extends slice by slice up to max_duration until it is within 5% of the offered rate (or one arrival of its count, when that is wider), and a level further off is flagged"},
 	{"window's arrivals", "the requests scheduled inside the window [W0, W1), whenever they were sent: the latency population of a rate level"},
 	{"schedule lag", "t_send − t_scheduled: the client's lateness plus any wait for a free place under max_concurrency; flagged above max(1 ms, 1% of TTFT p50) at a sustainable level"},
 	{"TTFT, E2E (from the scheduled arrival)", "TTFT + lag and E2E + lag: what a user arriving on schedule waited (no coordinated omission); TTFT and E2E from send are the server's view"},
@@ -23,11 +25,13 @@ var rateMethodNotes = [][2]string{
 	{"output TPS", "output tokens whose chunk arrived inside the window [W0, W1) ÷ (W1 − W0)"},
 	{"goodput", "requests completed inside the window whose TTFT + lag, E2E + lag and TPOT meet every SLO ÷ (W1 − W0)"},
 	{"backlog growth", "least-squares slope over the window of B(t) = requests arrived by t − requests ended by t, at 101 equal steps (requests/s; waits under max_concurrency included)"},
-	{"sustainable", "unsustainable when the backlog grows more than 2% of the offered rate, its growth over the window exceeds 3 × its noise (the largest of its residual standard deviation, √(2 × its mean) and 1 request), and fewer than 98% of the window's arrivals ended in it; a table without a backlog: a completion rate more than 5% below the offered rate. An unsustainable level is a point above capacity, not invalid"},
-	{"capacity", "the maximum sustainable rate: the levels are split where the sustainable verdicts disagree least with sustainable below, unsustainable above; capacity = mean completion rate of the unsustainable levels above the split, at least the last sustained level's completion rate and at most the first unsustained offered rate (≥ the largest rate when every level sustained, the completion rate when none did); capacity_tps = their mean output TPS"},
-	{"capacity interval", "95%: residual bootstrap (Pearson residuals (y − ŷ) ÷ √(ŷ ÷ T) around y = min(offered, capacity), 500 resamples by default, seed 1), the last sustained level's completion rate resampled too, at least ± the unsustainable levels' own 95% CI; with fewer than 3 levels or no bootstrap, the clamp itself"},
-	{"TTFT blow-up rate", "the closed loop's flat-then-linear hinge on (offered rate, TTFT) over the valid levels, sustainable or not, TTFT from the scheduled arrival; its statistic p50, else mean, else p90, else p95; fallback: first level with TTFT > 3 × the first's"},
-	{"SLO point", "largest offered rate meeting every SLO (p95s from the scheduled arrival) at a sustainable level, interpolated linearly between the last passing and the first failing level, never above the capacity"},
+	{"server waiting growth", "least-squares slope of the server's waiting count (vllm:num_requests_waiting and kin) over the window's scrapes (requests/s), with its residual standard deviation"},
+	{"sustainable", "unsustainable when the completions fall short of the window's realised arrivals — the completion rate more than 2% below the realised rate, by more than 1.25 × √(realised × window) requests (the noise of a Poisson count of them), fewer than 98% of the arrivals ended in the window — while a queue grows: the backlog by more than 2% of the realised rate and 3 × its noise (the largest of its residual standard deviation, √(2 × its mean) and 1 request) over the window, or the server's waiting count by more than 2% of it and 3 × its noise (the largest of its residual standard deviation and 1); a table without a backlog: a completion rate more than 5% below the offered rate. An unsustainable level is a point above capacity, not invalid"},
+	{"capacity", "the maximum sustainable rate: the levels, by realised rate, are split where the sustainable verdicts disagree least with sustainable below, unsustainable above; capacity = mean completion rate of the unsustainable levels above the split, at least the last sustained level's completion rate and at most the first unsustained realised rate (the completion rate when none sustained); never above the largest completion rate measured: when every level sustained, at least min(the largest realised rate, the largest completion rate); capacity_tps = their mean output TPS"},
+	{"capacity from a table's plateau", "a table without achieved or realised rates, sustainable or backlog columns: the hinge y = a + b·min(x, c) fitted to its output TPS over the offered rate, capacity at the breakpoint c (the plateau ÷ output tokens per request where the table gives them), its interval the plateau's onset [last rate on the rise, first on the plateau]; output tokens per request falling past the onset is quoted as supporting evidence"},
+	{"capacity interval", "95%: residual bootstrap (Pearson residuals (y − ŷ) ÷ √(ŷ ÷ T) around y = min(realised, capacity), 500 resamples by default, seed 1), the last sustained level's completion rate resampled too, at least ± the unsustainable levels' own 95% CI; with fewer than 3 levels or no bootstrap, the clamp itself, reaching down to at least the capacity less that CI; never starting above the largest completion rate measured, nor ending above that rate plus the larger of its own 95% CI and 2% of it"},
+	{"TTFT blow-up rate", "the closed loop's flat-then-linear hinge on (realised rate, TTFT) over the valid levels, sustainable or not, TTFT from the scheduled arrival; its statistic p50, else mean, else p90, else p95; fallback: first level with TTFT > 3 × the first's"},
+	{"SLO point", "largest (realised) arrival rate meeting every SLO (p95s from the scheduled arrival) at a sustainable level, interpolated linearly between the last passing and the first failing level, never above the capacity"},
 	{"capacity plan", "replicas = max(⌈target requests/s ÷ rate⌉, ⌈target output tokens/s ÷ TPS⌉) at the SLO point and at capacity (no headroom); $ per 1M output tokens = replica $/h ÷ (TPS × 3600) × 10⁶"},
 	{"Little's law", "L = λ·W at a sustainable level: |QPS × mean(E2E) − achieved concurrency| ÷ achieved concurrency; flagged above 10%"},
 	{"percentiles", "linear interpolation between closest ranks (numpy.percentile default, R type 7)"},
@@ -46,7 +50,7 @@ func rateMethodTable() table {
 // offered, its backlog, the schedule lag, Little's law (sustainable levels only), steadiness
 // and the client; a failed check is marked ✗.
 func rateValidityTable(res *analysis.Result) table {
-	t := table{Header: []string{"offered (req/s)", "achieved (÷ offered)", "sustainable (backlog growth, req/s)",
+	t := table{Header: []string{"offered (req/s)", "realised (÷ offered, within 5% or one arrival)", "achieved (÷ offered)", "sustainable (backlog growth, req/s)",
 		"lag p99 (≤ max(1 ms, 1% TTFT p50))", "Little's-law error (≤ 10%, sustainable)", "steady", "client-bound",
 		"output TPS ≈ QPS × mean N_out", "errors by class", "notes"}, Class: "text"}
 	for _, l := range sortedLevels(res) {
@@ -58,7 +62,7 @@ func rateValidityTable(res *analysis.Result) table {
 		if !l.Sustainable {
 			little = check{Value: "— (unsustainable)", OK: true, Known: true}
 		}
-		t.Rows = append(t.Rows, []string{rateKey(&l), achievedCheck(&l).String(), sustainableCell(&l), lagCheck(&l).String(),
+		t.Rows = append(t.Rows, []string{rateKey(&l), realizedCheck(&l).String(), achievedCheck(&l).String(), sustainableCell(&l), lagCheck(&l).String(),
 			little.String(), c.Steady.String(), c.ClientBound.String(), c.TPSIdentity.String(), errorClasses(l.ErrorClasses),
 			strings.Join(levelNotes(&l), "; ")})
 	}
@@ -78,6 +82,18 @@ func achievedCheck(l *analysis.Level) check {
 	}
 	r := got / x
 	return check{Value: fmt.Sprintf("%s (%s)", frate(l.AchievedRPS), fpct(analysis.Float(r))), OK: math.Abs(r-1) <= tol, Known: true}
+}
+
+// realizedCheck is the realised rate against the offered (sweep.RealizedWithin).
+func realizedCheck(l *analysis.Level) check {
+	x, got, w := float64(l.OfferedRPS), float64(l.RealizedRPS), float64(l.WindowS)
+	if !finite(got) || !(x > 0) {
+		return check{}
+	}
+	if !finite(w) || !(w > 0) {
+		w = math.Inf(1)
+	}
+	return check{Value: fmt.Sprintf("%s (%s)", frate(l.RealizedRPS), fpct(analysis.Float(got/x))), OK: sweep.RealizedWithin(got, x, w), Known: true}
 }
 
 // lagCheck is the schedule lag p99 against max(1 ms, 1% of TTFT p50), checked at a

@@ -141,7 +141,8 @@ func baseColumns() []string {
 // round-trips.
 //
 // Arrival-rate levels (analysis.ModeOf) are written with the columns of RateCSVColumns
-// instead: rate_rps in place of concurrency, and the rate columns at the end.
+// instead: rate_rps in place of concurrency, and the rate columns at the end (realized_rps
+// after the prefix-cache ones).
 func WriteCSV(w io.Writer, levels []analysis.Level) error {
 	cw := csv.NewWriter(w)
 	rate := analysis.ModeOf(levels) == analysis.ModeRate
@@ -162,6 +163,9 @@ func WriteCSV(w io.Writer, levels []analysis.Level) error {
 			row = rateRow(&levels[i], row)
 		}
 		row = append(row, prefixCells(&levels[i])...)
+		if rate {
+			row = append(row, rateLateCells(&levels[i])...)
+		}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write csv: %w", err)
 		}

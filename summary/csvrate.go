@@ -17,9 +17,13 @@ import (
 // <prefix>_<stat>_ms for each of csvLatencyStats.
 var rateLatencies = []string{"schedule_lag", "ttft_scheduled", "e2e_scheduled"}
 
+// rateLateColumns are the rate columns added after the prefix-cache ones (columns are
+// appended, never reordered): realized_rps.
+var rateLateColumns = []string{"realized_rps"}
+
 // rateOnlyColumns are the columns a rate table has and a closed-loop one does not: rate_rps,
-// achieved_rps, sustainable, backlog_growth_rps and the schedule lag and latencies from the
-// scheduled arrival.
+// achieved_rps, sustainable, backlog_growth_rps, the schedule lag and latencies from the
+// scheduled arrival, then rateLateColumns.
 func rateOnlyColumns() []string {
 	cols := []string{"rate_rps", "achieved_rps", "sustainable", "backlog_growth_rps"}
 	for _, m := range rateLatencies {
@@ -27,18 +31,27 @@ func rateOnlyColumns() []string {
 			cols = append(cols, m+"_"+s+"_ms")
 		}
 	}
-	return cols
+	return append(cols, rateLateColumns...)
 }
 
 // RateCSVColumns returns the columns WriteCSV writes for arrival-rate levels, in order:
 // rate_rps (the offered rate, requests/s) in place of concurrency, the other columns of
 // CSVColumns before the prefix-cache ones, then achieved_rps, sustainable, backlog_growth_rps
 // and the schedule_lag_*, ttft_scheduled_* and e2e_scheduled_* statistics in ms
-// (analysis.RateLevel), then the prefix-cache columns. ReadCSV accepts any subset that
-// includes rate_rps and output_tps.
+// (analysis.RateLevel), then the prefix-cache columns, then realized_rps (the window's
+// arrivals ÷ its length). ReadCSV accepts any subset that includes rate_rps and output_tps.
 func RateCSVColumns() []string {
 	rate := rateOnlyColumns()
-	return slices.Concat(rate[:1], baseColumns()[1:], rate[1:], prefixColumns)
+	early := rate[:len(rate)-len(rateLateColumns)]
+	return slices.Concat(early[:1], baseColumns()[1:], early[1:], prefixColumns, rateLateColumns)
+}
+
+// rateLateCells are l's cells of rateLateColumns.
+func rateLateCells(l *analysis.Level) []string {
+	if l.RateLevel == nil {
+		return []string{""}
+	}
+	return []string{csvNum(l.RealizedRPS)}
 }
 
 // rateRow turns row, l's row of CSVColumns, into its row of RateCSVColumns.
@@ -120,7 +133,7 @@ func (h *csvHeader) newLevel() analysis.Level {
 
 // rateCell stores the (trimmed) cell of a rate column col in lv and reports whether col is
 // one; fail formats an error naming the file, line and column. rate_rps must be a positive
-// number, backlog_growth_rps any finite number, sustainable true or false, the others
+// number (realized_rps a non-negative one), backlog_growth_rps any finite number, sustainable true or false, the others
 // non-negative numbers; an empty cell is null (rate_rps: an error).
 func (h *csvHeader) rateCell(lv *analysis.Level, col, cell string, fail func(string, ...any) error) (bool, error) {
 	rl := lv.RateLevel
@@ -160,6 +173,8 @@ func (h *csvHeader) rateCell(lv *analysis.Level, col, cell string, fail func(str
 		rl.OfferedRPS = analysis.Float(v)
 	case col == "achieved_rps":
 		rl.AchievedRPS = analysis.Float(v)
+	case col == "realized_rps":
+		rl.RealizedRPS = analysis.Float(v)
 	case col == "backlog_growth_rps":
 		rl.BacklogGrowthRPS = analysis.Float(v)
 	default:

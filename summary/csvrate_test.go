@@ -21,7 +21,7 @@ func rateLevels() []analysis.Level {
 		lv.Concurrency = 64
 		lv.OutputTPS, lv.QPS, lv.MeanOutputTokens = analysis.Float(100*y), analysis.Float(y), 100
 		lv.OutputTokens.Mean = 100
-		lv.AchievedRPS = analysis.Float(x)
+		lv.AchievedRPS, lv.RealizedRPS = analysis.Float(x), analysis.Float(0.98*x)
 		lv.Sustainable = x < 10
 		lv.BacklogGrowthRPS = analysis.Float(max(x-10, 0))
 		ttft := 50.0
@@ -36,7 +36,8 @@ func rateLevels() []analysis.Level {
 	return out
 }
 
-// WriteCSV of rate levels writes rate_rps in place of concurrency and the rate columns;
+// WriteCSV of rate levels writes rate_rps in place of concurrency and the rate columns
+// (realized_rps last, after the prefix-cache columns);
 // ReadCSV reads them back to the same levels (the in-flight cap, concurrency, is not a
 // column of a rate table and reads back 0).
 func TestRateCSVRoundTrip(t *testing.T) {
@@ -47,7 +48,7 @@ func TestRateCSVRoundTrip(t *testing.T) {
 	}
 	header, _, _ := strings.Cut(buf.String(), "\n")
 	if !strings.HasPrefix(header, "rate_rps,output_tps,") || strings.Contains(","+header+",", ",concurrency,") ||
-		!strings.HasSuffix(header, "e2e_scheduled_p99_ms,prefix_cache_hit_rate,prefix_cache_source") || header != strings.Join(RateCSVColumns(), ",") {
+		!strings.HasSuffix(header, "e2e_scheduled_p99_ms,prefix_cache_hit_rate,prefix_cache_source,realized_rps") || header != strings.Join(RateCSVColumns(), ",") {
 		t.Errorf("header %q", header)
 	}
 	out, err := ReadCSV(bytes.NewReader(buf.Bytes()), "rates.csv")

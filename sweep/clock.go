@@ -50,13 +50,15 @@ func newLevelClock(p *Plan, index int, start time.Time) levelClock {
 // until warmup has elapsed and every worker has completed a request (a rate level: one
 // request), capped by warmup_max
 // (with a note); W1 is the end of the first candidate window that passes the steady-state
-// test with min_requests completions (window.decide), else the longest window, max_duration;
-// the drain lasts at most drain_timeout.
+// test with min_requests completions (window.decide) — on a rate level, whose realised
+// arrival rate is also within MaxRealizedOff of the offered — else the longest window,
+// max_duration; the drain lasts at most drain_timeout.
 type freeClock struct {
 	warmupAt     time.Time     // start + warmup
 	capAt        time.Time     // start + warmup_max; zero without a cap
 	warmupMax    time.Duration // for the note
 	drainTimeout time.Duration
+	gated        bool // the window's accept condition is set
 }
 
 func (c *freeClock) wake(phase Phase, now time.Time) time.Time {
@@ -86,10 +88,17 @@ func (c *freeClock) warmupEnd(l *level, ev event) (int64, bool) {
 }
 
 func (c *freeClock) windowEnd(l *level, ev event) (int64, bool) {
+	if !c.gated {
+		// A rate level's candidate windows must also realise its offered rate (realized.go).
+		c.gated, l.win.accept = true, l.realizedGate()
+	}
 	if k := l.win.decide(l.horizon, l.proto.MinRequests, l.proto.CITarget); k > 0 {
 		return l.run.W0 + l.slice*int64(k), true
 	}
 	if end := l.longestEnd(); l.clk.unix(ev.now) >= end {
+		if l.rate != nil {
+			l.realizedShortNote(end)
+		}
 		return end, true
 	}
 	return 0, false

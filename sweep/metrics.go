@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/kneecap/kneecap/redact"
 )
@@ -314,7 +316,7 @@ func (s *Scraper) Samples() []MetricSample {
 }
 
 // Summarize summarises the samples taken in [w0, w1) (Unix nanoseconds): mean and max
-// running, mean and max waiting, max KV usage, and the preemption counter's increase from the last
+// running, mean and max waiting and the waiting count's trend (lineTrend), max KV usage, and the preemption counter's increase from the last
 // sample before w0 (else the first in the window) to the last in the window, counting a
 // counter reset as a restart from 0. It returns nil when no sample falls in the window.
 func (s *Scraper) Summarize(w0, w1 int64) *ServerStats {
@@ -331,6 +333,7 @@ func SummarizeSamples(samples []MetricSample, w0, w1 int64) *ServerStats {
 		seen        = map[string]bool{}
 		preempt     counterIncrease
 		prefix      prefixWindow
+		wt, wv      []float64 // the waiting count's samples: seconds from w0, requests
 	)
 	for i := range samples {
 		m := &samples[i]
@@ -355,6 +358,7 @@ func SummarizeSamples(samples []MetricSample, w0, w1 int64) *ServerStats {
 			st.MeanWaiting += *m.Waiting
 			st.MaxWaiting = max(st.MaxWaiting, *m.Waiting)
 			nWait++
+			wt, wv = append(wt, float64(m.TUnixNS-w0)/1e9), append(wv, *m.Waiting)
 		}
 		if m.KVUsage != nil {
 			st.MaxKVUsage = max(st.MaxKVUsage, *m.KVUsage)
@@ -371,6 +375,9 @@ func SummarizeSamples(samples []MetricSample, w0, w1 int64) *ServerStats {
 	if nWait > 0 {
 		st.MeanWaiting /= float64(nWait)
 	}
+	if slope, resid, ok := lineTrend(wt, wv); ok {
+		st.WaitingGrowthRPS, st.WaitingResidSD = &slope, &resid
+	}
 	if preempt.seen {
 		st.Preemptions = preempt.increase
 	}
@@ -380,4 +387,20 @@ func SummarizeSamples(samples []MetricSample, w0, w1 int64) *ServerStats {
 	}
 	slices.Sort(st.Series)
 	return st
+}
+
+// lineTrend fits y = a + b·x by least squares and returns the slope b and the residual
+// standard deviation √(SSE ÷ (n − 2)); ok is false with fewer than 3 points or no spread in x.
+func lineTrend(x, y []float64) (slope, resid float64, ok bool) {
+	n := len(x)
+	if n < 3 || slices.Min(x) == slices.Max(x) {
+		return 0, 0, false
+	}
+	alpha, beta := stat.LinearRegression(x, y, nil, false)
+	var sse float64
+	for i := range x {
+		r := y[i] - alpha - beta*x[i]
+		sse += r * r
+	}
+	return beta, math.Sqrt(sse / float64(n-2)), true
 }

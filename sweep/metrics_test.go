@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -244,5 +245,32 @@ func TestSummarizeExposes(t *testing.T) {
 	}
 	if (*ServerStats)(nil).Exposes(MetricRunning) {
 		t.Error("nil stats expose nothing")
+	}
+}
+
+// TestSummarizeWaitingGrowth: the waiting count's trend over the window's samples — a queue
+// growing 2 requests/s, sampled every 500 ms with ±1 alternating noise, has the slope 2 −
+// 0.1212 (least squares over x = 0, 0.5, …, 4.5 s: the alternation adds Σ(x − x̄)e ÷ Σ(x −
+// x̄)² = −2.5 ÷ 20.625) and a residual standard deviation of about 1; samples outside the window do not count; fewer than 3 in it leave the
+// trend unmeasured (nil).
+func TestSummarizeWaitingGrowth(t *testing.T) {
+	const s = int64(time.Second)
+	var samples []MetricSample
+	for i := -2; i < 14; i++ {
+		w := 2*0.5*float64(i) + float64(1-2*(i&1))
+		if i < 0 || i >= 10 {
+			w = 1000 // outside the window
+		}
+		samples = append(samples, MetricSample{TUnixNS: 100*s + int64(i)*s/2, Waiting: &w})
+	}
+	st := SummarizeSamples(samples, 100*s, 105*s)
+	if st == nil || st.WaitingGrowthRPS == nil || st.WaitingResidSD == nil {
+		t.Fatalf("summary %+v: want the waiting trend", st)
+	}
+	if g, r := *st.WaitingGrowthRPS, *st.WaitingResidSD; math.Abs(g-1.8788) > 1e-4 || math.Abs(r-1) > 0.15 {
+		t.Errorf("waiting growth %.4f requests/s, residual %.3f: want 1.8788 and about 1", g, r)
+	}
+	if st := SummarizeSamples(samples[2:4], 100*s, 105*s); st == nil || st.WaitingGrowthRPS != nil {
+		t.Errorf("two samples: %+v, want no trend", st)
 	}
 }

@@ -33,6 +33,10 @@ type rateState struct {
 	arrivals int           // scheduled so far (sent or cancelled)
 	waited   int           // arrivals that found every slot taken
 	longest  time.Duration // the longest wait of those, from the scheduled time to a slot
+
+	// count replays the schedule for the controller's window (realized.go); nil until the
+	// window starts, and for a trace level.
+	count *arrivalCount
 }
 
 // initRate makes l an arrival-rate level offering rps requests/s with c slots.
@@ -56,25 +60,20 @@ func (l *level) initRate(p *Plan, rps float64) {
 // stops, then settles the arrivals due by that moment (flush).
 func (l *level) dispatch() {
 	defer l.wg.Done()
-	rs := l.rate
-	gaps := rs.arrival.Gaps(rs.rps, l.index)
-	if rs.trace != nil {
-		gaps = rs.trace.Gaps(rs.scale)
-	}
+	sch := l.newSchedule()
 	t := time.NewTimer(time.Hour)
 	t.Stop()
 	defer t.Stop()
-	at := rs.begun
 	var freed time.Time // when the dispatcher last got a slot after a wait
 	for seq := 0; ; seq++ {
-		at = at.Add(gaps())
+		at := sch.next()
 		if !l.sleepUntil(t, at) {
-			l.flush(seq, at, gaps)
+			l.flush(seq, sch)
 			return
 		}
 		slot, waited, ok := l.takeSlot(at.Before(freed))
 		if !ok {
-			l.flush(seq, at, gaps)
+			l.flush(seq, sch)
 			return
 		}
 		if waited {
@@ -149,13 +148,13 @@ func (l *level) takeSlot(behind bool) (slot int, waited, ok bool) {
 	return -1, true, false
 }
 
-// flush settles, once issuing has stopped, arrival seq (scheduled at at) and those after it
+// flush settles, once issuing has stopped, arrival seq (due at sch.at) and those after it
 // that were due by now: each is sent when a slot is free (the dispatcher was only late: it
 // belongs to the drain) and the level's requests are not cancelled, else recorded cancelled
 // (Sent = now, E2E 0) — a due arrival is never dropped. Later arrivals were not due. The
 // cancelled records are at most rate × the time the dispatcher waited for a slot, no more
 // than the level would have sent uncapped over that time, and the rate is at most MaxRate.
-func (l *level) flush(seq int, at time.Time, gaps func() time.Duration) {
+func (l *level) flush(seq int, sch *schedule) {
 	rs := l.rate
 	now := time.Now()
 	stamp := l.clk.unix(now)
@@ -164,7 +163,7 @@ func (l *level) flush(seq int, at time.Time, gaps func() time.Duration) {
 		why = "the level's requests were cancelled before it was sent"
 	}
 	var recs []Record
-	for ; !at.After(now); seq, at = seq+1, at.Add(gaps()) {
+	for at := sch.at; !at.After(now); seq, at = seq+1, sch.next() {
 		if l.reqCtx.Err() == nil {
 			select {
 			case s := <-rs.slots:
@@ -192,9 +191,10 @@ func (l *level) flush(seq int, at time.Time, gaps func() time.Duration) {
 }
 
 // issue sends arrival seq, scheduled at sched (Unix ns), in slot — which it waited wait for
-// (Record.SlotWait) — records it in the slot's mailbox and frees the slot. sched is on the level's monotonic-derived clock (l.clk), the
-// client's Sent on the wall clock: a wall-clock step during the level shifts Sent − Scheduled
-// by the step (DESIGN §3.9 says so; Scheduled stays start + Σ gaps exactly).
+// (Record.SlotWait) — records it in the slot's mailbox and frees the slot. sched is on the
+// level's monotonic-derived clock (l.clk), the client's Sent on the wall clock: a wall-clock
+// step during the level shifts Sent − Scheduled by the step (DESIGN §3.9 says so; Scheduled
+// stays start + Σ gaps exactly).
 func (l *level) issue(slot, seq int, sched int64, wait time.Duration) {
 	defer l.wg.Done()
 	box := l.boxes[slot]

@@ -439,6 +439,12 @@ type ServerStats struct {
 	MeanWaiting float64 `json:"mean_waiting"`
 	// MaxWaiting is the largest number of waiting requests seen.
 	MaxWaiting float64 `json:"max_waiting"`
+	// WaitingGrowthRPS is the least-squares slope of the waiting count over the window's
+	// samples, in requests/s, and WaitingResidSD the samples' standard deviation around that
+	// line, in requests (DESIGN §3.7): a queue the server cannot work off grows. Nil with fewer
+	// than 3 samples of the waiting count in the window.
+	WaitingGrowthRPS *float64 `json:"waiting_growth_rps,omitempty"`
+	WaitingResidSD   *float64 `json:"waiting_resid_sd,omitempty"`
 	// MaxKVUsage is the largest KV-cache usage seen, in [0, 1].
 	MaxKVUsage float64 `json:"max_kv_usage"`
 	// Preemptions is the increase of the preemption counter over the window.

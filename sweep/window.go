@@ -344,6 +344,9 @@ type window struct {
 	ttft       []float64         // TTFT (ns) of successful completions at or after w0
 	nextK      int               // next candidate window length in slices
 	rate       bool              // an arrival-rate level's window: SteadyRate decides it
+	// accept, when set, is a further condition on a candidate window of k slices (a rate
+	// level's realised rate, realized.go).
+	accept func(k int) bool
 }
 
 func newWindow(w0, slice int64, kmin, kmax int) *window {
@@ -379,8 +382,8 @@ func (w *window) sliceTPS(k int) []float64 {
 
 // decide evaluates every candidate window [w0, w0+k·slice) that lies entirely below horizon
 // (so every token in it is known) and has not been evaluated yet, shortest first. It returns
-// the first k that has min_requests successful completions and passes the steady-state test
-// at the CI target its completions can resolve (CITarget), or 0.
+// the first k that has min_requests successful completions, meets accept and passes the
+// steady-state test at the CI target its completions can resolve (CITarget), or 0.
 func (w *window) decide(horizon int64, minRequests int, ciTarget float64) int {
 	for ; w.nextK <= w.kmax && w.w0+int64(w.nextK)*w.slice <= horizon; w.nextK++ {
 		k := w.nextK
@@ -388,7 +391,7 @@ func (w *window) decide(horizon int64, minRequests int, ciTarget float64) int {
 		for i := range w.okStats[:k] {
 			done.Merge(w.okStats[i])
 		}
-		if done.N < minRequests {
+		if done.N < minRequests || w.accept != nil && !w.accept(k) {
 			continue
 		}
 		target := ciTarget

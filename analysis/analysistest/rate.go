@@ -82,7 +82,7 @@ func Rate() *analysis.Result {
 			TPS: analysis.NaN(), GoodputQPS: analysis.NaN(), Limit: "ttft_p95", Checked: []string{"ttft_p95", "tpot_p95"}},
 		Rate: &analysis.RateResult{LatencyFrom: "scheduled", CapacityRPS: 20.84, CapacityInterval: [2]analysis.Float{19.88, 20.93},
 			CapacityTPS: 2667, CapacityBracket: []analysis.Float{22, 26},
-			CapacityReason: "the mean completion rate of the 2 unsustainable level(s), 20.8 requests/s, below the 22.0 requests/s offered at the last level the backlog test called sustained, which completed 20.4/s; the next, 26.0 requests/s, was not sustained; 95% interval by a residual bootstrap (500 resamples, Pearson residuals) of the completion rates around min(offered, capacity), at least ± the unsustainable levels' own 95% CI",
+			CapacityReason: "the mean completion rate of the 2 unsustainable level(s), 20.8 requests/s, below the 22.0 requests/s arriving at the last level the backlog test called sustained, which completed 20.4/s; the next, 26.0 requests/s, was not sustained; 95% interval by a residual bootstrap (500 resamples, Pearson residuals) of the completion rates around min(arrival rate, capacity), at least ± the unsustainable levels' own 95% CI",
 			TTFTBlowupRPS:  21.14, TTFTBlowupMethod: analysis.MethodHinge, TTFTBlowupStat: "p50", TTFTBlowupBaselineMS: 9.81, TTFTBlowupSlope: 578,
 			SLORPS: 20.6, SLOBracket: []analysis.Float{20, 22}, SLOTPS: 2498, SLOGoodputRPS: 20.6, MaxTPSRPS: 26},
 		Capacity: &analysis.Capacity{QPS: 200, ReplicasAtSLO: 10, ReplicasAtKnee: analysis.NaN(), ReplicasAtEfficientPoint: analysis.NaN(),

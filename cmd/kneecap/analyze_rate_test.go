@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,6 +68,50 @@ func TestAnalyzeRateCSV(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "Open-loop arrival-rate sweep (mode rate)") {
 		t.Errorf("console:\n%s", stdout)
+	}
+}
+
+// TestAnalyzeRatePlateauCSV is the issue's published open-loop table: eight rates with
+// output TPS and mean TTFT only, TPS proportional to the rate up to the third (100 tokens a
+// request) and flat at 350 tokens/s from the fourth, mean TTFT twentyfold from the third to
+// the fourth (testdata/analyze/rate-plateau.csv). `kneecap analyze` reads the capacity from
+// the plateau's onset: 350 ÷ 100 = 3.5 requests/s (± 0.05: the plateau rows are 348–352),
+// inside [3, 4], its interval that onset interval — not the largest rate, 12 — with the rule
+// named in analysis.json, the answer and the method table; the TTFT blow-up at the third
+// rate.
+func TestAnalyzeRatePlateauCSV(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	e, _, stderr := analyzeEnv()
+	if err := run(context.Background(), e, []string{"analyze", filepath.Join("testdata", "analyze", "rate-plateau.csv"), "-o", out}); err != nil {
+		t.Fatalf("analyze: %v\n%s", err, stderr)
+	}
+	res := readJSON(t, filepath.Join(out, "analysis.json"))
+	c, _ := dig(res, "rate", "capacity_rps")
+	if c, ok := c.(float64); !ok || math.Abs(c-3.5) > 0.05 || c < 3 || c > 4 {
+		t.Errorf("capacity_rps %v, want 3.5 ± 0.05 inside the onset [3, 4]", c)
+	}
+	iv, _ := dig(res, "rate", "capacity_interval")
+	if b, _ := iv.([]any); len(b) != 2 || b[0] != 3.0 || b[1] != 4.0 {
+		t.Errorf("capacity_interval %v, want the plateau's onset [3, 4]", iv)
+	}
+	if r, _ := dig(res, "rate", "capacity_rule"); r != "tps_plateau" {
+		t.Errorf("capacity_rule %v, want tps_plateau", r)
+	}
+	if b, _ := dig(res, "rate", "capacity_bound"); b != nil {
+		t.Errorf("capacity_bound %v, want none (an estimate, not a bound)", b)
+	}
+	// The blow-up as before the plateau rule: the ramp of mean TTFT starts at the third rate
+	// (within RefineTolerance, 5%) and is under way by the fourth.
+	if b, _ := dig(res, "rate", "ttft_blowup_rps"); !(b.(float64) >= 3/1.05 && b.(float64) <= 4) {
+		t.Errorf("ttft_blowup_rps %v, want between 3 ÷ 1.05 and 4", b)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	for _, w := range []string{"Capacity rule: plateau of output TPS over the offered rate (no achieved rates in the table)",
+		"| capacity from a table's plateau |"} {
+		if !strings.Contains(string(md), w) {
+			t.Errorf("report.md lacks %q", w)
+		}
 	}
 }
 

@@ -1,0 +1,110 @@
+package sweep
+
+import (
+	"math"
+	"time"
+)
+
+// MaxRealizedOff is the largest relative difference between a rate level's realised arrival
+// rate — the arrivals its schedule drew inside the window ÷ the window — and its offered
+// rate that its window accepts (DESIGN §3.9): a Poisson draw of 70 arrivals strays by 12%
+// (one standard deviation), so a 10 s window at 7 requests/s may offer the server 5.4. The
+// window extends slice by slice, up to max_duration, until the realised rate is within it
+// (RealizedWithin).
+const MaxRealizedOff = 0.05
+
+// RealizedWithin reports whether a window of windowS seconds that realised realized
+// requests/s of an offered rate of offered requests/s is close enough: within MaxRealizedOff
+// of it, or within one arrival of the offered count where that is wider (fewer than 20
+// arrivals offered: a count cannot come closer than one). A window of unknown length
+// (+Inf) is held to MaxRealizedOff alone.
+func RealizedWithin(realized, offered, windowS float64) bool {
+	return math.Abs(realized/offered-1) <= math.Max(MaxRealizedOff, 1/(offered*windowS))
+}
+
+// schedule is a rate level's arrival times: arrival k is due at the level's start + the sum
+// of the first k + 1 gaps, an absolute time. The dispatcher walks one; the controller
+// replays another to count a window's arrivals (arrivalCount): the gaps depend only on the
+// arrival process, the rate and the level, so both give the same times.
+type schedule struct {
+	at   time.Time
+	gaps func() time.Duration
+}
+
+// newSchedule returns the schedule of the rate level l from its start.
+func (l *level) newSchedule() *schedule {
+	rs := l.rate
+	gaps := rs.arrival.Gaps(rs.rps, l.index)
+	if rs.trace != nil {
+		gaps = rs.trace.Gaps(rs.scale)
+	}
+	return &schedule{at: rs.begun, gaps: gaps}
+}
+
+// next returns the next arrival's due time.
+func (s *schedule) next() time.Time {
+	s.at = s.at.Add(s.gaps())
+	return s.at
+}
+
+// arrivalCount counts the arrivals a rate level's schedule draws from w0 on, by replaying it:
+// O(arrivals) over the level, whatever the number of windows asked about.
+type arrivalCount struct {
+	sch  *schedule
+	clk  unixClock
+	w0   int64
+	next int64 // the first arrival not yet counted (Unix ns)
+	n    int   // the arrivals counted, in [w0, next)
+}
+
+// newArrivalCount returns the count of l's arrivals from w0 (Unix ns, l's clock).
+func (l *level) newArrivalCount(w0 int64) *arrivalCount {
+	c := &arrivalCount{sch: l.newSchedule(), clk: l.clk, w0: w0}
+	c.next = c.clk.unix(c.sch.next())
+	return c
+}
+
+// below returns the arrivals in [w0, t); t must not decrease from one call to the next.
+func (c *arrivalCount) below(t int64) int {
+	for ; c.next < t; c.next = c.clk.unix(c.sch.next()) {
+		if c.next >= c.w0 {
+			c.n++
+		}
+	}
+	return c.n
+}
+
+// realized returns the realised rate of the window [w0, w1): its arrivals ÷ its length.
+func (c *arrivalCount) realized(w1 int64) float64 {
+	return float64(c.below(w1)) / WindowSeconds(c.w0, w1)
+}
+
+// realizedGate returns the condition a candidate window of k slices of a rate level must also
+// meet (window.accept): its realised rate within MaxRealizedOff of the offered
+// (RealizedWithin). A trace level,
+// whose window is a whole number of passes of the recorded traffic, has none (nil).
+func (l *level) realizedGate() func(k int) bool {
+	if l.rate == nil || l.rate.trace != nil {
+		return nil
+	}
+	c := l.newArrivalCount(l.run.W0)
+	l.rate.count = c
+	return func(k int) bool {
+		w1 := l.run.W0 + l.slice*int64(k)
+		return RealizedWithin(c.realized(w1), l.rate.rps, WindowSeconds(l.run.W0, w1))
+	}
+}
+
+// realizedShortNote notes, when a rate level's window ends at w1 with its realised rate
+// still not RealizedWithin the offered (it reached max_duration first), that it
+// did; the analysis says by how much (DESIGN §4.15).
+func (l *level) realizedShortNote(w1 int64) {
+	c := l.rate.count
+	if c == nil || w1 <= c.w0 {
+		return
+	}
+	if got := c.realized(w1); !RealizedWithin(got, l.rate.rps, WindowSeconds(c.w0, w1)) {
+		l.note("the window reached max_duration (%s) with the realised arrival rate %.3g requests/s, %+.1f%% off the offered %.3g (more than %.0f%%)",
+			l.proto.MaxDuration, got, 100*(got/l.rate.rps-1), l.rate.rps, 100*MaxRealizedOff)
+	}
+}
