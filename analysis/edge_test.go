@@ -153,8 +153,8 @@ func TestAnalyzeSLOWarnings(t *testing.T) {
 	}{
 		{"no latencies", []Level{lv(1, true), lv(2, true), lv(4, true)}, DefaultOptions().SLO, "no valid level reports a latency the SLOs are set on"},
 		{"no valid level", []Level{lv(1, false), lv(2, false)}, DefaultOptions().SLO, "no valid level to check the SLOs against"},
-		{"no SLO set", []Level{lv(1, true)}, SLO{}, "no usable SLO (set ttft_p95"},
-		{"no SLO set, no valid level", []Level{lv(1, false)}, SLO{}, "no usable SLO (set ttft_p95"},
+		{"no SLO set", []Level{lv(1, true)}, SLO{}, "no usable SLO: no SLO point. Next: set one"},
+		{"no SLO set, no valid level", []Level{lv(1, false)}, SLO{}, "no usable SLO: no SLO point. Next: set one"},
 	}
 	for _, tt := range tests {
 		r := Analyze(tt.levels, Meta{}, Options{SLO: tt.slo, Bootstrap: 0})

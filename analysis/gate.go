@@ -151,8 +151,11 @@ func gateFigures(r *Result) map[string]gateFigure {
 		for _, m := range []string{"slo_concurrency", "slo_tps", "slo_goodput_qps"} {
 			f[m] = gateFigure{v: 0, note: "the first valid level misses the SLO"}
 		}
-	case slo.Limit == "":
+	case slo.Limit == "" || slo.Bound == "between":
 		why := "every valid level meets the SLOs"
+		if slo.Bound == "between" {
+			why = "the SLO point lies between the last valid level meeting it and an excluded level's breach"
+		}
 		f["slo_concurrency"], f["slo_tps"], f["slo_goodput_qps"] = bound(slo.MaxConcurrency, why), bound(slo.TPS, why), bound(slo.GoodputQPS, why)
 	default:
 		f["slo_concurrency"], f["slo_tps"], f["slo_goodput_qps"] = gateFigure{v: slo.MaxConcurrency}, gateFigure{v: slo.TPS}, gateFigure{v: slo.GoodputQPS}

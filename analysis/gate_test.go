@@ -81,6 +81,13 @@ func TestGate(t *testing.T) {
 		if v["slo_concurrency"] != GateOK {
 			t.Errorf("run ≥ 128 vs 100: %s, want ok", v["slo_concurrency"])
 		}
+		// An SLO point capped by an excluded level's breach, between 64 and 128 (DESIGN §4.7):
+		// at least 64 is below the floor 90, nothing is known (not a 36% regression).
+		capped := gateResult(2400, 24, 2200, 64, 2400, 38, 31, false)
+		capped.SLO.Bound, capped.SLO.Bracket = "between", []Float{64, 128}
+		if v := verdicts(Gate(base, capped, 0.10)); v["slo_concurrency"] != GateUnknown {
+			t.Errorf("run between 64 and 128 vs 100: %s, want unknown", v["slo_concurrency"])
+		}
 		// A baseline "≥ 100" held at least 100: a run at 80 has regressed, one at 95 may have.
 		bb := gateResult(2400, 24, 2200, 100, 2400, 38, 31, true)
 		if v := verdicts(Gate(bb, gateResult(2400, 24, 2200, 80, 2400, 38, 31, false), 0.10)); v["slo_concurrency"] != GateRegressed {

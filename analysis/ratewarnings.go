@@ -95,7 +95,7 @@ func rateLagged(levels []*Level) warning {
 
 // rateCapacityBeyond: every valid level, up to top requests/s, sustained its rate.
 func rateCapacityBeyond(top float64) warning {
-	return newWarning(warnRateCapacityBeyond, "", "capacity: every valid level sustained its offered rate: the capacity lies beyond %s requests/s (a lower bound); extend the sweep to higher rates", frps(top))
+	return newWarning(warnRateCapacityBeyond, "", "capacity: every valid level sustained its offered rate: the capacity lies beyond %s requests/s (a lower bound). Next: extend the sweep to higher rates (%s)", frps(top), moreRates(top))
 }
 
 // rateNotMonotone: the levels at off disagree with the split at the first unsustained rate
@@ -112,7 +112,7 @@ func rateNotMonotone(f float64, off []float64) warning {
 // rateCapacityBelow: the first valid level, hi requests/s, was not sustained; mu is the mean
 // completion rate of the unsustainable levels.
 func rateCapacityBelow(hi, mu float64) warning {
-	return newWarning(warnRateCapacityBelow, "", "capacity: even the first valid level (%s requests/s) was not sustained: the capacity is below it (at most; the unsustainable levels completed %s requests/s); measure lower rates", frps(hi), frps(mu))
+	return newWarning(warnRateCapacityBelow, "", "capacity: even the first valid level (%s requests/s) was not sustained: the capacity is below it (at most; the unsustainable levels completed %s requests/s). Next: measure lower rates (%s)", frps(hi), frps(mu), fewerRates(hi))
 }
 
 // rateBootstrapFew: n levels with a completion rate are too few for the capacity's bootstrap.
@@ -121,39 +121,39 @@ func rateBootstrapFew(n int) warning {
 }
 
 func rateBlowupNoTTFT() warning {
-	return newWarning(warnRateBlowupNoTTFT, "", "no TTFT blow-up rate: no valid level has a TTFT (p50, mean, p90 or p95)")
+	return newWarning(warnRateBlowupNoTTFT, "", "no TTFT blow-up rate: no valid level has a TTFT (p50, mean, p90 or p95). Next: see why the levels were excluded (the warnings above)")
 }
 
 // rateBlowupOneLevel: only the level at x requests/s has a TTFT stat.
 func rateBlowupOneLevel(x float64, stat string) warning {
-	return newWarning(warnRateBlowupOneLevel, "", "no TTFT blow-up rate: only one valid level (%s requests/s) has a TTFT %s: nothing to compare it with", frps(x), stat)
+	return newWarning(warnRateBlowupOneLevel, "", "no TTFT blow-up rate: only one valid level (%s requests/s) has a TTFT %s: nothing to compare it with. Next: sweep more rates (--rates auto plans eight)", frps(x), stat)
 }
 
 // rateBlowupNone: TTFT (its statistic stat) stays within BlowupFactor of the first level's
 // baseMS up to top requests/s.
 func rateBlowupNone(stat string, baseMS, top float64) warning {
-	return newWarning(warnRateBlowupNone, "", "no TTFT blow-up rate: TTFT %s stays within %gx of the first level's %.0f ms up to %s requests/s", stat, BlowupFactor, baseMS, frps(top))
+	return newWarning(warnRateBlowupNone, "", "no TTFT blow-up rate: TTFT %s stays within %gx of the first level's %.0f ms up to %s requests/s. Next: extend the sweep to higher rates (%s)", stat, BlowupFactor, baseMS, frps(top), moreRates(top))
 }
 
 // rateBlowupUnsupported: TTFT (its statistic stat) rose from firstMS to lastMS up to top
 // requests/s, but not on a ramp the levels support (DESIGN §4.4).
 func rateBlowupUnsupported(stat string, firstMS, lastMS, top float64) warning {
-	return newWarning(warnRateBlowupUnsupported, "", "no TTFT blow-up rate claimed: TTFT %s rises from %.3g ms to %.3g ms (%.1fx) up to %s requests/s, short of a blow-up (at least %d levels past it and a %gx rise over the flat part)",
-		stat, firstMS, lastMS, lastMS/firstMS, frps(top), BlowupMinPast, BlowupMinRise)
+	return newWarning(warnRateBlowupUnsupported, "", "no TTFT blow-up rate claimed: TTFT %s rises from %.3g ms to %.3g ms (%.1fx) up to %s requests/s, short of a blow-up (at least %d levels past it and a %gx rise over the flat part). Next: extend the sweep to higher rates (%s)",
+		stat, firstMS, lastMS, lastMS/firstMS, frps(top), BlowupMinPast, BlowupMinRise, moreRates(top))
 }
 
 // rateSLOBeyond: every valid level, up to last requests/s, met the SLOs and sustained its rate.
 func rateSLOBeyond(last float64) warning {
-	return newWarning(warnRateSLOBeyond, "", "slo: every valid level meets the SLOs and sustains its rate: the limit lies beyond %s requests/s", frps(last))
+	return newWarning(warnRateSLOBeyond, "", "slo: every valid level meets the SLOs and sustains its rate: the limit lies beyond %s requests/s. Next: extend the sweep to higher rates (%s)", frps(last), moreRates(last))
 }
 
 // rateSLOFirstMisses: the first valid level, first requests/s, misses limit (an SLO, or
 // "capacity": it did not sustain its rate).
 func rateSLOFirstMisses(first float64, limit string) warning {
 	if limit == "capacity" {
-		return newWarning(warnRateSLOFirstMisses, "", "slo: even the first valid level (%s requests/s) does not sustain its rate: no SLO point", frps(first))
+		return newWarning(warnRateSLOFirstMisses, "", "slo: even the first valid level (%s requests/s) does not sustain its rate: no SLO point. Next: measure lower rates (%s)", frps(first), fewerRates(first))
 	}
-	return newWarning(warnRateSLOFirstMisses, "", "slo: even the first valid level (%s requests/s) misses %s: no SLO point", frps(first), limit)
+	return newWarning(warnRateSLOFirstMisses, "", "slo: even the first valid level (%s requests/s) misses %s: no SLO point. Next: measure lower rates (%s)", frps(first), limit, fewerRates(first))
 }
 
 // rateUsersIgnored: a concurrent-users target in the plan of an arrival-rate run.
@@ -163,4 +163,14 @@ func rateUsersIgnored(users int) warning {
 
 func rateCapacityUnknown() warning {
 	return newWarning(warnRateCapacityUnknown, "", "capacity: no capacity: replicas at capacity are unknown")
+}
+
+// moreRates suggests the rates that extend a sweep past top: two more doublings.
+func moreRates(top float64) string {
+	return fmt.Sprintf("add %s and %s to --rates", frps(2*top), frps(4*top))
+}
+
+// fewerRates suggests the rates below lo to measure: its half and quarter.
+func fewerRates(lo float64) string {
+	return fmt.Sprintf("add %s and %s to --rates", frps(lo/4), frps(lo/2))
 }

@@ -39,10 +39,10 @@ func (r Refiner) Refine(levels []sweep.Level) (int, string) {
 	return Refinement(&res, attempted)
 }
 
-// addedBreach returns why adding must stop when the last level is an added one that broke the
-// error-rate or stop_ttft rule, else "".
+// addedBreach returns why adding must stop when the last level is an added one, or a retry run
+// after the planned levels, that broke the error-rate or stop_ttft rule, else "".
 func (r Refiner) addedBreach(levels []sweep.Level) string {
-	if n := len(levels) - 1; n >= 0 && levels[n].Run.Refine != "" && !levels[n].Run.Interrupted {
+	if n := len(levels) - 1; n >= 0 && (levels[n].Run.Refine != "" || levels[n].Run.RetryOf != nil) && !levels[n].Run.Interrupted {
 		lv := Summarize(levels[n:], DefaultOptions())[0]
 		if b := r.rules.breach(&lv); b.rule != "" {
 			return fmt.Sprintf("added level %s had %s %s, above %s", levelName(&lv), b.what, b.value, b.rule)

@@ -197,6 +197,10 @@ type Level struct {
 	// record but takes no part in the analysis (DESIGN §3.4).
 	Retry      string `json:"retry,omitempty"`
 	Superseded bool   `json:"superseded,omitempty"`
+
+	// impreciseWhy is why an imprecise level was not steady (the sweep's reason), for its
+	// warning; "" for an imported level.
+	impreciseWhy string
 }
 
 // TokenLengths summarises token lengths: the mean length requested and the mean, median

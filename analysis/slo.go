@@ -1,6 +1,10 @@
 package analysis
 
-import "math"
+import (
+	"math"
+
+	"github.com/kneecap/kneecap/sweep"
+)
 
 // sloMetric is one SLO as checked: its name (ttft_p99), threshold in ms and the level's
 // percentile in ms.
@@ -12,14 +16,17 @@ type sloMetric struct {
 }
 
 // slo finds the SLO point: the largest concurrency meeting every SLO, interpolated on log
-// concurrency between the last passing valid level and the first failing one.
+// concurrency between the last passing valid level and the first failing one (sloPoints: an
+// imprecise level too thin for the SLOs' percentiles takes no part), or capped by an excluded
+// level's breach below it (sloCapped).
 func (a *analyzer) slo() {
 	metrics := a.sloMetrics(latencyOf)
+	pts := a.sloPoints(metrics)
 	switch {
 	case !a.opts.SLO.Any():
 		a.warn(sloUnset())
 		return
-	case len(a.pts) == 0:
+	case len(pts) == 0:
 		a.warn(sloNoLevel())
 		return
 	case len(metrics) == 0:
@@ -35,32 +42,32 @@ func (a *analyzer) slo() {
 		return true
 	}
 	fail := -1
-	for i, p := range a.pts {
+	for i, p := range pts {
 		if !passes(p.lv) {
 			fail = i
 			break
 		}
 	}
 	if fail >= 0 {
-		a.breachAt = a.pts[fail].c
+		a.breachAt = pts[fail].c
 	}
-	if b := a.excludedBreach(metrics, passes); b != nil && (fail < 0 || b.c < a.pts[fail].c) {
+	if b := a.excludedBreach(pts, metrics, passes); b != nil && (fail < 0 || b.c < pts[fail].c) {
 		a.breachAt = b.c
-		a.sloCapped(b)
+		a.sloCapped(pts, b)
 		return
 	}
 	if fail < 0 {
 		a.res.SLO.Bound = "at_least"
 	}
-	a.sloClientEffects(metrics, fail)
+	a.sloClientEffects(pts, metrics, fail)
 	switch fail {
 	case -1:
-		last := a.pts[len(a.pts)-1]
+		last := pts[len(pts)-1]
 		a.res.SLO.MaxConcurrency, a.res.SLO.TPS = Float(last.c), Float(last.tps)
 		a.sloGoodput(last)
 		a.warn(sloBeyond(last.c))
 	case 0:
-		first := a.pts[0]
+		first := pts[0]
 		for _, m := range metrics {
 			if v := m.get(first.lv); !finite(v) || v > m.thr {
 				a.res.SLO.Limit = m.name
@@ -69,8 +76,28 @@ func (a *analyzer) slo() {
 		}
 		a.warn(sloFirstMisses(first.c, a.res.SLO.Limit))
 	default:
-		a.sloBetween(metrics, a.pts[fail-1], a.pts[fail])
+		a.sloBetween(metrics, pts[fail-1], pts[fail])
 	}
+}
+
+// sloPoints are the valid levels the SLO point is read from: every one but an imprecise level
+// (kept with fewer completions than min_requests, DESIGN §4.1) with fewer successful requests
+// than the SLOs' highest percentile needs to be more than its largest one
+// (sweep.MinPercentileSamples: 20 for p95), which is left out with a warning.
+func (a *analyzer) sloPoints(metrics []sloMetric) []point {
+	need := 0
+	for _, m := range metrics {
+		need = max(need, sweep.MinPercentileSamples(float64(m.pct)))
+	}
+	var out []point
+	for _, p := range a.pts {
+		if ok := p.lv.Requests - p.lv.Errors; p.lv.Imprecise && ok < need {
+			a.warn(sloThinLevel(p.c, ok, need))
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // sloMetrics sets the result's thresholds from the options and returns the SLOs that some
@@ -187,19 +214,19 @@ func (a *analyzer) goodShare(p point) float64 {
 	return math.NaN()
 }
 
-// sloClientEffects warns when a level the SLO point rests on — the first valid level that
+// sloClientEffects warns when a level the SLO point rests on — the first level of pts that
 // misses the SLOs (index fail) and the one before it, or the largest when every one passes —
 // measured an SLO's number with an estimated client effect above its tolerance (a tail the
 // verdict does not judge, such as itl_p99: DESIGN §3.3): the SLO point is that uncertain there.
-func (a *analyzer) sloClientEffects(metrics []sloMetric, fail int) {
+func (a *analyzer) sloClientEffects(pts []point, metrics []sloMetric, fail int) {
 	var at []point
 	switch {
 	case fail < 0:
-		at = a.pts[len(a.pts)-1:]
+		at = pts[len(pts)-1:]
 	case fail == 0:
-		at = a.pts[:1]
+		at = pts[:1]
 	default:
-		at = a.pts[fail-1 : fail+1]
+		at = pts[fail-1 : fail+1]
 	}
 	for _, p := range at {
 		for _, m := range metrics {

@@ -2,8 +2,9 @@ package analysis
 
 import (
 	"fmt"
-	"math"
 	"strings"
+
+	"github.com/kneecap/kneecap/sweep"
 )
 
 // An excluded level still bounds the SLO point (DESIGN §4.7): a breach it measured is a
@@ -19,22 +20,12 @@ type sloBreach struct {
 	value, thr float64
 }
 
-// minBreachSamples is the least number of successful requests whose percentile pct can show a
-// breach: 100 ÷ (100 − pct) (p95: 20, p99: 100), so that the percentile is not merely the
-// largest request.
-func minBreachSamples(pct int) int {
-	if pct >= 100 {
-		return math.MaxInt
-	}
-	return int(math.Ceil(100 / float64(100-pct)))
-}
-
 // excludedBreach returns the excluded level of smallest concurrency whose measured latency
 // breaches one of metrics — enough requests for its percentile, and a breach the client's
-// lateness cannot explain (breachStands) — and above which no valid level meets every SLO
+// lateness cannot explain (breachStands) — and above which no level of pts meets every SLO
 // (passes); nil when there is none. A breach contradicted by a valid level above it that
 // passes is not used, with a warning.
-func (a *analyzer) excludedBreach(metrics []sloMetric, passes func(*Level) bool) *sloBreach {
+func (a *analyzer) excludedBreach(pts []point, metrics []sloMetric, passes func(*Level) bool) *sloBreach {
 	for i := range a.res.Levels {
 		lv := &a.res.Levels[i]
 		if lv.Valid || lv.Superseded || lv.Concurrency <= 0 {
@@ -44,7 +35,7 @@ func (a *analyzer) excludedBreach(metrics []sloMetric, passes func(*Level) bool)
 		if b == nil {
 			continue
 		}
-		for _, p := range a.pts {
+		for _, p := range pts {
 			if p.c > b.c && passes(p.lv) {
 				a.warn(sloBreachContradicted(b.c, b.name, p.c))
 				b = nil
@@ -63,7 +54,7 @@ func (a *analyzer) breachOf(lv *Level, metrics []sloMetric) *sloBreach {
 	ok := lv.Requests - lv.Errors
 	for _, m := range metrics {
 		v := m.get(lv)
-		if !finite(v) || v <= m.thr || ok < minBreachSamples(m.pct) || !a.breachStands(lv, m.name, v, m.thr) {
+		if !finite(v) || v <= m.thr || ok < sweep.MinPercentileSamples(float64(m.pct)) || !a.breachStands(lv, m.name, v, m.thr) {
 			continue
 		}
 		return &sloBreach{c: float64(lv.Concurrency), lv: lv, name: m.name, value: v, thr: m.thr}
@@ -85,18 +76,18 @@ func (a *analyzer) breachStands(lv *Level, name string, v, thr float64) bool {
 	return ok && v*(1-e) > thr
 }
 
-// sloCapped sets the SLO point from an excluded level's breach b below the first valid level
-// that misses: the last valid level meeting every SLO below it, a bracket to b, Bound
-// "between" and the evidence named; none (Limit set) when no valid level below b meets them.
-func (a *analyzer) sloCapped(b *sloBreach) {
+// sloCapped sets the SLO point from an excluded level's breach b below the first level of pts
+// that misses: the last level of pts meeting every SLO below it, a bracket to b, Bound
+// "between" and the evidence named; none (Limit set) when no level below b meets them.
+func (a *analyzer) sloCapped(pts []point, b *sloBreach) {
 	s := &a.res.SLO
 	s.Limit = b.name
 	s.Evidence = fmt.Sprintf("concurrency %d measured %s %s ms > %s ms though excluded (%s)",
 		b.lv.Concurrency, b.name, Float(b.value).Format(), Float(b.thr).Format(), exclusionReason(b.lv))
 	var L *point
-	for i := range a.pts {
-		if a.pts[i].c < b.c {
-			L = &a.pts[i]
+	for i := range pts {
+		if pts[i].c < b.c {
+			L = &pts[i]
 		}
 	}
 	if L == nil {

@@ -102,3 +102,21 @@ func TestSLOClientEffectWarning(t *testing.T) {
 		t.Errorf("warnings %q: want the SLO's uncertain itl_p99 at 64", res.Warnings)
 	}
 }
+
+// TestSLOThinImpreciseLevel: a level kept though imprecise with 10 successful requests, fewer
+// than the 20 a p95 needs, takes no part in the SLO point (a warning says so): its breach
+// does not end the SLO point at 32, which the next level's does.
+func TestSLOThinImpreciseLevel(t *testing.T) {
+	levels := excludedBreachLevels(func(*analysis.Level) {})
+	thin := analysistest.Level(48)
+	thin.TTFT = levels[len(levels)-1].TTFT // a breach, like 64's
+	thin.Steady, thin.Imprecise, thin.Requests, thin.Errors = false, true, 10, 0
+	levels = append(levels, thin)
+	opts := analysis.DefaultOptions()
+	opts.Bootstrap = 0
+	res := analysis.Analyze(levels, analysis.Meta{}, opts)
+	if !slices.Equal(res.SLO.Bracket, []analysis.Float{32, 64}) ||
+		!slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "level concurrency 48, kept though imprecise, has 10") }) {
+		t.Errorf("SLO %+v, warnings %q: want the bracket [32, 64], 48 left out", res.SLO, res.Warnings)
+	}
+}

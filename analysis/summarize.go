@@ -80,12 +80,7 @@ func Summarize(levels []sweep.Level, opts Options) []Level {
 	opts = opts.withDefaults()
 	var s scratch
 	out := make([]Level, len(levels))
-	rerun := make(map[int]int) // index of a level run again → index of its retry
-	for _, l := range levels {
-		if o := l.Run.RetryOf; o != nil {
-			rerun[*o] = l.Run.Index
-		}
-	}
+	rerun := supersededBy(levels)
 	for i := range levels {
 		if levels[i].Run.OfferedRPS > 0 {
 			out[i] = s.summarizeRate(&levels[i].Run, levels[i].Records, opts)
@@ -97,6 +92,29 @@ func Summarize(levels []sweep.Level, opts Options) []Level {
 			out[i].Superseded, out[i].Valid = true, false
 			out[i].Notes = append(out[i].Notes, fmt.Sprintf("superseded: run again as level %d, which stands for it", k))
 		}
+	}
+	return out
+}
+
+// supersededBy maps the index of each level a retry stands for to the retry's index (DESIGN
+// §3.4): a retry that ran to its end — not interrupted, its window at least the first run's —
+// supersedes the run it repeats; an interrupted or cut one does not, and both stay (a
+// complete run's breach or rising latency is not lost to a retry the user stopped).
+func supersededBy(levels []sweep.Level) map[int]int {
+	byIndex := make(map[int]*sweep.LevelRun, len(levels))
+	for i := range levels {
+		byIndex[levels[i].Run.Index] = &levels[i].Run
+	}
+	out := make(map[int]int)
+	for _, l := range levels {
+		o := l.Run.RetryOf
+		if o == nil || l.Run.Interrupted {
+			continue
+		}
+		if prev, ok := byIndex[*o]; ok && l.Run.W1-l.Run.W0 < prev.W1-prev.W0 {
+			continue
+		}
+		out[*o] = l.Run.Index
 	}
 	return out
 }
@@ -365,7 +383,7 @@ func (s *scratch) validity(lv *Level, run *sweep.LevelRun, opts Options, anyOK b
 	switch {
 	case run.Steady:
 	case run.Imprecise:
-		lv.Imprecise = true
+		lv.Imprecise, lv.impreciseWhy = true, run.NotSteadyReason
 		lv.Notes = append(lv.Notes, fmt.Sprintf("imprecise (kept): no material trend by max_duration, but %s; TPS CI half-width %.1f%% of mean (target %.1f%%)",
 			run.NotSteadyReason, run.CIHalfWidth*100, run.CITarget*100))
 	default:

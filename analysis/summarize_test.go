@@ -237,3 +237,37 @@ func TestSummarizeThinkTime(t *testing.T) {
 		t.Errorf("think 2 s: notes %q", lv.Notes)
 	}
 }
+
+// TestSupersededByRetry: a retry that ran to its end stands for the run it repeats (that one
+// superseded, invalid, noted); one interrupted, or cut shorter than the run it repeats, does
+// not (both stay: a complete run's numbers are not lost to a retry the user stopped).
+func TestSupersededByRetry(t *testing.T) {
+	run, recs := handLevel()
+	run.Steady, run.NotSteadyReason = false, "the steady-state test failed"
+	zero := 0
+	for _, c := range []struct {
+		name       string
+		retry      func(*sweep.LevelRun)
+		superseded bool
+	}{
+		{"complete", func(*sweep.LevelRun) {}, true},
+		{"interrupted", func(r *sweep.LevelRun) { r.Interrupted = true }, false},
+		{"cut short", func(r *sweep.LevelRun) { r.W1 = r.W0 + (run.W1-run.W0)/2 }, false},
+	} {
+		again := run
+		again.Index, again.RetryOf, again.Retry, again.Steady = 1, &zero, "not steady: the steady-state test failed", true
+		again.W0, again.W1 = run.W0, run.W0+2*(run.W1-run.W0)
+		c.retry(&again)
+		more := make([]sweep.Record, len(recs))
+		for i, r := range recs {
+			r.Level = 1
+			more[i] = r
+		}
+		out := Summarize(sweep.GroupRecords([]sweep.LevelRun{run, again}, append(slices.Clone(recs), more...)), DefaultOptions())
+		if out[0].Superseded != c.superseded || out[1].Superseded || out[1].Retry == "" ||
+			c.superseded && (out[0].Valid || !slices.ContainsFunc(out[0].Notes, func(n string) bool { return strings.HasPrefix(n, "superseded: run again as level 1") })) {
+			t.Errorf("%s retry: first superseded %v (valid %v, notes %q), retry superseded %v; want first superseded %v",
+				c.name, out[0].Superseded, out[0].Valid, out[0].Notes, out[1].Superseded, c.superseded)
+		}
+	}
+}

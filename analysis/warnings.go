@@ -57,6 +57,7 @@ const (
 	warnSLOExcludedBelow
 	warnSLOBreachContradicted
 	warnSLOClientEffect
+	warnSLOThinLevel
 	warnSLOGoodputUnknown
 	warnCapacityNoTarget
 	warnCapacityNoSLO
@@ -108,11 +109,9 @@ func levelExcluded(concurrency int, notes []string) warning {
 // (Level.Imprecise): what it fell short of — its CI target, or min_requests — and its TPS with
 // its 95% half-width.
 func levelImprecise(lv *Level) warning {
-	short := "short of its CI target"
-	for _, n := range lv.Notes {
-		if r, ok := strings.CutPrefix(n, "imprecise (kept): no material trend by max_duration, but "); ok {
-			short, _, _ = strings.Cut(r, ";")
-		}
+	short := lv.impreciseWhy
+	if short == "" {
+		short = "short of its CI target or min_requests"
 	}
 	return newWarning(warnLevelImprecise, fmt.Sprint(lv.Concurrency),
 		"level concurrency %d kept though imprecise (%s), with no material trend by max_duration: output TPS %s ± %s tokens/s (95%%). Next: a longer sweep.max_duration (--max-duration) measures it closer",
@@ -135,9 +134,10 @@ func tooFewLevels(n int, next string) warning {
 }
 
 // exclusionSteps maps a reason a level is excluded (a prefix of its "invalid: " note) to the
-// step that would measure it, in the order the steps are given.
+// step that would measure it, in the order the steps are given; a client-bound level's step is
+// exclusionStep's.
 var exclusionSteps = []struct{ reason, step string }{
-	{"client-bound", "the load generator could not keep up: run kneecap on a machine of its own, or split the load over processes (--shard I/N, docs/sharding.md)"},
+	{"client-bound", ""},
 	{"not steady", "rerun with a longer --max-duration (and --retry-excluded), so that the levels settle"},
 	{"error rate", "lower the concurrency, or see error_classes for what the server refused"},
 	{"achieved concurrency", "the client kept fewer requests in flight than asked: see the levels' notes"},
@@ -146,23 +146,62 @@ var exclusionSteps = []struct{ reason, step string }{
 	{"no successful request", "no request succeeded: check the server (error_classes)"},
 }
 
+// turnaroundStep is the step for a level client-bound by its offered load alone: the client's
+// own time between a stream's end and the next send is a share of so short a request cycle
+// that no machine of its own removes it.
+const turnaroundStep = "kneecap's own turnaround between a stream's end and the next send (a fraction of a millisecond a request) is that share of these short requests' cycle: longer requests (more output tokens) shrink it, or a larger sweep.client_tolerance accepts it"
+
+// clientStep is the step for a client-bound level, from its note's reason: the turnaround step
+// when only the offered load and the throughput estimates exceeded the tolerance, else a
+// machine of its own.
+func clientStep(reason string) string {
+	_, list, ok := strings.Cut(reason, "client effect on ")
+	list, _, _ = strings.Cut(list, " > tolerance")
+	if ok {
+		loadOnly := true
+		for _, item := range strings.Split(list, ", ") {
+			loadOnly = loadOnly && (strings.HasPrefix(item, "offered load") || strings.HasPrefix(item, "throughput"))
+		}
+		if loadOnly {
+			return turnaroundStep
+		}
+	}
+	return "the load generator could not keep up: run kneecap on a machine of its own, or split the load over processes (--shard I/N, docs/sharding.md)"
+}
+
 // nextAfterExclusions is the next step when levels were excluded: for each reason that
-// excluded some level (not a superseded one), what would measure it; "" when none was.
+// excluded some level (not a superseded one), what would measure it; when no known reason
+// did, the levels' notes.
 func nextAfterExclusions(levels []Level) string {
 	var steps []string
+	add := func(step string) {
+		if !slices.Contains(steps, step) {
+			steps = append(steps, step)
+		}
+	}
 	for _, e := range exclusionSteps {
 		for i := range levels {
 			lv := &levels[i]
 			if lv.Valid || lv.Superseded {
 				continue
 			}
-			if slices.ContainsFunc(lv.Notes, func(n string) bool { return strings.HasPrefix(n, "invalid: "+e.reason) }) {
-				steps = append(steps, e.step)
-				break
+			for _, n := range lv.Notes {
+				if r, ok := strings.CutPrefix(n, "invalid: "+e.reason); ok {
+					if e.step == "" {
+						add(clientStep(r))
+					} else {
+						add(e.step)
+					}
+				}
 			}
 		}
 	}
 	if len(steps) == 0 {
+		for i := range levels {
+			if !levels[i].Valid && !levels[i].Superseded {
+				return "Next: see why each level was excluded (its notes)"
+			}
+		}
 		return ""
 	}
 	return "Next: " + strings.Join(steps, "; ")
@@ -377,7 +416,7 @@ func sloHigherPercentile(name, as string) warning {
 }
 
 func sloUnset() warning {
-	return newWarning(warnSLOUnset, "", "slo: no usable SLO (set ttft_p95, tpot_p95, e2e_p95 or another metric_pNN, such as --slo ttft:p99:2s): no SLO point")
+	return newWarning(warnSLOUnset, "", "slo: no usable SLO: no SLO point. Next: set one (slo.ttft_p95, tpot_p95, e2e_p95 or another metric_pNN in the configuration, or --slo ttft:p99:2s)")
 }
 
 func sloNoLevel() warning {
@@ -437,6 +476,13 @@ func sloClientEffect(c float64, name string, e, tolerance float64) warning {
 		c, name, 100*e, 100*tolerance)
 }
 
+// sloThinLevel: the imprecise level at concurrency c has ok successful requests, fewer than
+// the need of the SLOs' percentiles: it takes no part in the SLO point.
+func sloThinLevel(c float64, ok, need int) warning {
+	return newWarning(warnSLOThinLevel, fmt.Sprint(c), "slo: level concurrency %g, kept though imprecise, has %d successful requests, fewer than the %d its SLO percentiles need: it takes no part in the SLO point. Next: a longer --max-duration",
+		c, ok, need)
+}
+
 func sloGoodputUnknown() warning {
 	return newWarning(warnSLOGoodputUnknown, "", "slo: goodput at the SLO point unknown: the levels carry no goodput_qps")
 }
@@ -462,8 +508,6 @@ func lowerLevels(lo float64) string {
 	return fconcurrency(a) + " and " + fconcurrency(b)
 }
 
-// gateOtherSLOs: the run labelled run was analyzed under the SLOs runSLOs, the baseline
-// labelled base under baseSLOs (see sloKey).
 // capacityPastBreach: the replicas at what run each replica at concurrency c, past the SLO
 // breach measured at concurrency at.
 func capacityPastBreach(what string, c, at float64) warning {
@@ -471,6 +515,8 @@ func capacityPastBreach(what string, c, at float64) warning {
 		what, fconcurrency(c), at)
 }
 
+// gateOtherSLOs: the run labelled run was analyzed under the SLOs runSLOs, the baseline
+// labelled base under baseSLOs (see sloKey).
 func gateOtherSLOs(run, base, runSLOs, baseSLOs string) warning {
 	return newWarning(warnGateOtherSLOs, run, "%s was analyzed under other SLOs than %s (%s vs %s): its SLO figures do not compare; re-run kneecap analyze with the same --slo flags",
 		run, base, runSLOs, baseSLOs)

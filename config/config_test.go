@@ -231,6 +231,8 @@ sweep:
   duration: 0s
   ci_target: 0
   stop: {max_error_rate: -1}
+  client_tolerance: 0
+  retry_excluded: 5
 analysis: {knee_gain: 3}
 `)
 	_, err := Load(p)
@@ -243,7 +245,9 @@ analysis: {knee_gain: 3}
 		p + ":6: sweep.duration:",
 		p + ":7: sweep.ci_target:",
 		p + ":8: sweep.stop.max_error_rate:",
-		p + ":9: analysis.knee_gain:",
+		p + ":9: sweep.client_tolerance: is 0: must be in (0, 1)",
+		p + ":10: sweep.retry_excluded: is 5: must be in [0, 4]",
+		p + ":11: analysis.knee_gain:",
 	}
 	if len(probs) != len(mustHave) {
 		t.Errorf("got %d problems, want %d:\n%s", len(probs), len(mustHave), strings.Join(probs, "\n"))

@@ -15,12 +15,12 @@ import (
 	"github.com/kneecap/kneecap/sweep"
 )
 
-// Validate reports every problem of the configuration at once (errors.Join), one line each,
-// naming FILE:LINE when the config was read from a file (or the flag that set the value).
 // MaxRetryExcluded bounds sweep.retry_excluded: the k-th retry runs 2^k windows, so four
 // already run a level sixteen times as long.
 const MaxRetryExcluded = 4
 
+// Validate reports every problem of the configuration at once (errors.Join), one line each,
+// naming FILE:LINE when the config was read from a file (or the flag that set the value).
 func (c Config) Validate() error {
 	v := &validation{c: &c}
 	if strings.ContainsAny(c.Name, `/\`) || c.Name == "." || c.Name == ".." || strings.ContainsFunc(c.Name, isControl) {

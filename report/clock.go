@@ -56,51 +56,40 @@ func share(a, b int) string {
 }
 
 // clientEffectNote quotes the client-effect estimates of res (DESIGN §3.3): the largest
-// deciding estimate of each kind over the levels, where it was measured and the tolerance —
-// "Client effect, the largest at any level: on TTFT p95 0.3% (at 16), on offered load 0.8%
-// (at 1); a level is client-bound above 1.0%" — or "" when no level has one.
+// deciding estimate of each kind over the levels (ties to the first level by concurrency),
+// where it was measured and the tolerance — "Client effect, the largest at any level: on
+// TTFT p95 0.3% (at 16), on offered load 0.8% (at 1); a level is client-bound above 1.0%" —
+// or "" when no level has one.
 func clientEffectNote(res *analysis.Result) string {
 	type worst struct {
 		name  string
 		v     float64
 		where string
 	}
-	best := make(map[string]*worst)
+	best := make(map[string]worst)
 	tol := 0.0
-	for i := range res.Levels {
-		l := &res.Levels[i]
+	for _, l := range sortedLevels(res) {
 		if l.Superseded {
 			continue
 		}
 		tol = math.Max(tol, l.ClientTolerance)
-		for name, v := range l.ClientEffect {
-			if !sweep.EffectDecides(name) {
-				continue
-			}
-			kind, _, _ := strings.Cut(name, "_p")
-			if w := best[kind]; w == nil || v > w.v {
-				best[kind] = &worst{name, v, levelKey(l)}
+		eff := decidingEffects(l.ClientEffect)
+		for kind, name := range sweep.LargestEffects(eff) {
+			if w, ok := best[kind]; !ok || eff[name] > w.v {
+				best[kind] = worst{name, eff[name], levelKey(&l)}
 			}
 		}
 	}
 	var parts []string
-	for _, kind := range []string{"ttft", "ttft_scheduled", "tpot", "itl", "e2e", "e2e_scheduled", sweep.EffectLoad, sweep.EffectThroughput} {
-		if w := best[kind]; w != nil {
-			parts = append(parts, fmt.Sprintf("on %s %s (at %s)", sweep.EffectLabel(w.name), effectShare(w.v), w.where))
+	for _, kind := range sweep.EffectKinds {
+		if w, ok := best[kind]; ok {
+			parts = append(parts, fmt.Sprintf("on %s %s (at %s)", sweep.EffectLabel(w.name), sweep.FormatShare(w.v), w.where))
 		}
 	}
 	if len(parts) == 0 {
 		return ""
 	}
 	return fmt.Sprintf("Client effect, the largest at any level: %s; a level is client-bound above %.1f%%", strings.Join(parts, ", "), 100*tol)
-}
-
-// effectShare renders an estimate: "≤ 0.1%" below a tenth of a percent, else to 0.1%.
-func effectShare(v float64) string {
-	if v < 0.001 {
-		return "≤ 0.1%"
-	}
-	return fmt.Sprintf("%.1f%%", 100*v)
 }
 
 // decidingEffects returns the estimates of eff that decide the verdict (sweep.EffectDecides).

@@ -88,4 +88,17 @@ func TestClientEffectNote(t *testing.T) {
 	if got := clientEffectNote(analysistest.Base([]int{1})); got != "" {
 		t.Errorf("no estimates: %q, want none", got)
 	}
+	// Ties (every latency estimate 0, as with transmit stamps and no gathering): the same
+	// sentence every time, the first percentile by name and the first level by concurrency.
+	tie := analysistest.Base([]int{4, 2})
+	for i := range tie.Levels {
+		tie.Levels[i].ClientTolerance = 0.01
+		tie.Levels[i].ClientEffect = map[string]float64{"ttft_p50": 0, "ttft_p95": 0, "e2e_p50": 0, "e2e_p95": 0, "offered_load": 0}
+	}
+	want = "Client effect, the largest at any level: on TTFT p50 ≤ 0.1% (at 2), on E2E p50 ≤ 0.1% (at 2), on offered load ≤ 0.1% (at 2); a level is client-bound above 1.0%"
+	for range 50 {
+		if got := clientEffectNote(tie); got != want {
+			t.Fatalf("ties: %q\nwant %q", got, want)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -104,10 +105,20 @@ func latencyField(l *analysis.Level, metric, stat string) *analysis.Float {
 // server_gauge).
 var prefixColumns = []string{"prefix_cache_hit_rate", "prefix_cache_source"}
 
+// verdictColumns are the last columns of both tables (appended, never reordered): a level kept
+// though imprecise and one whose latency was still rising (analysis.Level Imprecise and
+// LatencyRising, DESIGN §3.2), so that a level re-read keeps its verdict and its evidence.
+var verdictColumns = []string{"imprecise", "latency_rising"}
+
+// verdictCells are l's cells of verdictColumns.
+func verdictCells(l *analysis.Level) []string {
+	return []string{strconv.FormatBool(l.Imprecise), strconv.FormatBool(l.LatencyRising)}
+}
+
 // CSVColumns returns the columns WriteCSV writes, in order. ReadCSV accepts any subset that
 // includes concurrency and output_tps.
 func CSVColumns() []string {
-	return append(baseColumns(), prefixColumns...)
+	return slices.Concat(baseColumns(), prefixColumns, verdictColumns)
 }
 
 // baseColumns are the columns of CSVColumns before the prefix-cache ones.
@@ -135,8 +146,8 @@ func baseColumns() []string {
 // TTFT, TPOT, ITL and E2E), error_rate, requests and the validity columns — and one row per
 // level, then refine (why the level was added after the planned ones; empty for planned
 // levels), then the token lengths requested and counted (input_tokens_{requested, mean, p50,
-// p95}, output_tokens_…) and fixed_output, then prefix_cache_hit_rate and prefix_cache_source
-// (DESIGN §4.13). A value that was not computed is an empty cell.
+// p95}, output_tokens_…) and fixed_output, then prefix_cache_hit_rate and prefix_cache_source,
+// then imprecise and latency_rising (DESIGN §4.13). A value that was not computed is an empty cell.
 // Numbers are written in the shortest form that reads back exactly, so WriteCSV then ReadCSV
 // round-trips.
 //
@@ -166,6 +177,7 @@ func WriteCSV(w io.Writer, levels []analysis.Level) error {
 		if rate {
 			row = append(row, rateLateCells(&levels[i])...)
 		}
+		row = append(row, verdictCells(&levels[i])...)
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write csv: %w", err)
 		}
@@ -337,7 +349,7 @@ func (h *csvHeader) cell(lv *analysis.Level, col, cell string, line int) error {
 	case "refine":
 		lv.Refine = cell
 		return nil
-	case "valid", "steady", "fixed_output":
+	case "valid", "steady", "fixed_output", "imprecise", "latency_rising":
 		if cell == "" {
 			return nil
 		}
@@ -345,8 +357,15 @@ func (h *csvHeader) cell(lv *analysis.Level, col, cell string, line int) error {
 		if err != nil {
 			return fail("%q is not true or false", cell)
 		}
-		if col == "fixed_output" {
+		switch col {
+		case "fixed_output":
 			lv.FixedOutput = b
+			return nil
+		case "imprecise":
+			lv.Imprecise = b
+			return nil
+		case "latency_rising":
+			lv.LatencyRising = b
 			return nil
 		}
 		if col == "valid" {

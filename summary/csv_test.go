@@ -54,6 +54,10 @@ func sampleLevels() []analysis.Level {
 // WriteCSV → ReadCSV gives the same levels and the same analysis.
 func TestCSVRoundTrip(t *testing.T) {
 	in := sampleLevels()
+	// A level kept though imprecise stays valid when re-read; a rising one keeps its
+	// evidence (issue 22: the verdict columns).
+	in[0].Steady, in[0].Imprecise = false, true
+	in[1].LatencyRising = true
 	var buf bytes.Buffer
 	if err := WriteCSV(&buf, in); err != nil {
 		t.Fatal(err)

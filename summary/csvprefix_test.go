@@ -8,8 +8,8 @@ import (
 	"github.com/kneecap/kneecap/analysis"
 )
 
-// TestCSVPrefixCache: the prefix-cache columns are the last two (CSV columns are a contract:
-// extended, never reordered), round-trip the hit rate and its source, are empty when it is
+// TestCSVPrefixCache: the prefix-cache columns follow fixed_output, before the verdict columns
+// appended after them (CSV columns are a contract: extended, never reordered), round-trip the hit rate and its source, are empty when it is
 // unknown, and a rate outside [0, 1] or an unknown source is an error naming the line and
 // column (an older kneecap's server_metrics is read).
 func TestCSVPrefixCache(t *testing.T) {
@@ -20,8 +20,8 @@ func TestCSVPrefixCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(buf.String(), "\n")
-	if !strings.HasSuffix(lines[0], ",fixed_output,prefix_cache_hit_rate,prefix_cache_source") ||
-		!strings.HasSuffix(lines[1], ",0.5,server_counters") || !strings.HasSuffix(lines[2], ",,") {
+	if !strings.HasSuffix(lines[0], ",fixed_output,prefix_cache_hit_rate,prefix_cache_source,imprecise,latency_rising") ||
+		!strings.HasSuffix(lines[1], ",0.5,server_counters,false,false") || !strings.HasSuffix(lines[2], ",,,false,false") {
 		t.Fatalf("csv:\n%s", buf.String())
 	}
 	out, err := ReadCSV(bytes.NewReader(buf.Bytes()), "levels.csv")

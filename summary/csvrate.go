@@ -39,11 +39,11 @@ func rateOnlyColumns() []string {
 // CSVColumns before the prefix-cache ones, then achieved_rps, sustainable, backlog_growth_rps
 // and the schedule_lag_*, ttft_scheduled_* and e2e_scheduled_* statistics in ms
 // (analysis.RateLevel), then the prefix-cache columns, then realized_rps (the window's
-// arrivals ÷ its length). ReadCSV accepts any subset that includes rate_rps and output_tps.
+// arrivals ÷ its length), then imprecise and latency_rising. ReadCSV accepts any subset that includes rate_rps and output_tps.
 func RateCSVColumns() []string {
 	rate := rateOnlyColumns()
 	early := rate[:len(rate)-len(rateLateColumns)]
-	return slices.Concat(early[:1], baseColumns()[1:], early[1:], prefixColumns, rateLateColumns)
+	return slices.Concat(early[:1], baseColumns()[1:], early[1:], prefixColumns, rateLateColumns, verdictColumns)
 }
 
 // rateLateCells are l's cells of rateLateColumns.

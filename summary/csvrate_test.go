@@ -48,7 +48,7 @@ func TestRateCSVRoundTrip(t *testing.T) {
 	}
 	header, _, _ := strings.Cut(buf.String(), "\n")
 	if !strings.HasPrefix(header, "rate_rps,output_tps,") || strings.Contains(","+header+",", ",concurrency,") ||
-		!strings.HasSuffix(header, "e2e_scheduled_p99_ms,prefix_cache_hit_rate,prefix_cache_source,realized_rps") || header != strings.Join(RateCSVColumns(), ",") {
+		!strings.HasSuffix(header, "e2e_scheduled_p99_ms,prefix_cache_hit_rate,prefix_cache_source,realized_rps,imprecise,latency_rising") || header != strings.Join(RateCSVColumns(), ",") {
 		t.Errorf("header %q", header)
 	}
 	out, err := ReadCSV(bytes.NewReader(buf.Bytes()), "rates.csv")

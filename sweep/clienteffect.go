@@ -35,9 +35,15 @@ const (
 // population holds minEffectSamples of it (a p99 of 20 requests is their largest).
 var effectPercentiles = []float64{50, 95, 99}
 
-// minEffectSamples is the population a percentile p needs before its movement is estimated:
-// 100 ÷ (100 − p), so that the percentile is more than the largest request.
-func minEffectSamples(p float64) int { return int(math.Ceil(100 / (100 - p))) }
+// MinPercentileSamples is the population a percentile p needs to be more than its largest
+// member: 100 ÷ (100 − p) (p95: 20, p99: 100). The client-effect estimates and the SLO's
+// evidence (the analysis) hold percentiles to it.
+func MinPercentileSamples(p float64) int {
+	if p >= 100 {
+		return math.MaxInt
+	}
+	return int(math.Ceil(100 / (100 - p)))
+}
 
 // latencySeries is one latency of a population, as measured and as the client's lateness may
 // have made it: the values moved the other way by what the clock cannot see.
@@ -50,16 +56,21 @@ type latencySeries struct {
 // shift returns the largest relative movement of percentile p between the measured values
 // and any alternative reading, or 0 when the population is too small for p.
 func (s *latencySeries) shift(p float64) (float64, bool) {
-	if len(s.got) < minEffectSamples(p) {
+	if len(s.got) < MinPercentileSamples(p) {
 		return 0, false
 	}
 	base := sortedPercentile(s.got, p)
-	if !(base > 0) {
+	if math.IsNaN(base) || base < 0 {
 		return 0, false
 	}
 	worst := 0.0
 	for _, alt := range s.alts {
-		worst = math.Max(worst, math.Abs(sortedPercentile(alt, p)-base)/base)
+		switch a := sortedPercentile(alt, p); {
+		case base > 0:
+			worst = math.Max(worst, math.Abs(a-base)/base)
+		case a > 0:
+			worst = 1 // read as 0 (a read that gathered most gaps), truly a: wholly off
+		}
 	}
 	return worst, true
 }
@@ -169,19 +180,24 @@ func latencyEffects(records []Record, inPop func(*Record) bool) (map[string]floa
 		return nil, false
 	}
 	out := make(map[string]float64)
-	for _, s := range []latencySeries{
-		{"ttft", in.ttft, [][]float64{in.ttftEarly, in.ttftLate}},
-		{"tpot", in.tpot, [][]float64{in.tpotGathered}},
-		{"itl", in.itl, [][]float64{in.itlSpread}},
-		{"e2e", in.e2e, [][]float64{in.e2eLate}},
-	} {
+	addShifts(out,
+		latencySeries{"ttft", in.ttft, [][]float64{in.ttftEarly, in.ttftLate}},
+		latencySeries{"tpot", in.tpot, [][]float64{in.tpotGathered}},
+		latencySeries{"itl", in.itl, [][]float64{in.itlSpread}},
+		latencySeries{"e2e", in.e2e, [][]float64{in.e2eLate}})
+	return out, true
+}
+
+// addShifts sets out[name_pNN] to each series' movement at each of effectPercentiles its
+// population allows.
+func addShifts(out map[string]float64, series ...latencySeries) {
+	for _, s := range series {
 		for _, p := range effectPercentiles {
 			if v, ok := s.shift(p); ok {
 				out[fmt.Sprintf("%s_p%.0f", s.name, p)] = v
 			}
 		}
 	}
-	return out, true
 }
 
 // turnaroundShare is the closed loop's load estimate: over the requests sent in [w0, w1)
@@ -225,51 +241,48 @@ func lateness(r *Record) float64 {
 
 // scheduleEffects are an arrival-rate level's estimates of the client's lateness behind the
 // schedule over the arrivals of [w0, w1): on the latencies a user arriving on schedule saw
-// (TTFT and E2E from the scheduled arrival, ttft_scheduled_pNN), on the offered load (how much
-// the lateness reshaped the gaps between arrivals, mean |Δ lateness| ÷ mean gap) and on the
-// throughput (the mean lateness over the window: tokens it moved past the window's end).
+// (TTFT and E2E from the scheduled arrival, ttft_scheduled_pNN), on the offered load — the
+// requests the server received in the window, sent late, against those it would have
+// received had each been sent on time (a lateness jitter alone does not change a Poisson
+// process: displaced independently, its points stay Poisson at the same rate; a client that
+// falls behind moves arrivals past the window's end) — and on the throughput (the mean
+// lateness over the window: the tokens it moved past the window's end).
 func scheduleEffects(records []Record, w0, w1 int64, out map[string]float64) {
-	var sent []*Record
 	var ttft, ttftOn, e2e, e2eOn []float64
+	var late, onTime, sent int
+	var sum float64
 	for i := range records {
 		r := &records[i]
-		if r.Scheduled == 0 || r.Worker < 0 || !ArrivedInWindow(r, w0, w1) {
+		if r.Scheduled == 0 || r.Worker < 0 {
 			continue
 		}
-		sent = append(sent, r)
+		l := lateness(r)
+		if SentInWindow(r, w0, w1) {
+			late++
+		}
+		if t := r.Sent - int64(l); t >= w0 && t < w1 {
+			onTime++
+		}
+		if !ArrivedInWindow(r, w0, w1) {
+			continue
+		}
+		sent++
+		sum += l
 		if !r.OK() || r.TTFT <= 0 {
 			continue
 		}
-		lag, late := float64(r.Lag()), lateness(r)
-		ttft, ttftOn = append(ttft, float64(r.TTFT)+lag), append(ttftOn, float64(r.TTFT)+lag-late)
-		e2e, e2eOn = append(e2e, float64(r.E2E)+lag), append(e2eOn, float64(r.E2E)+lag-late)
+		lag := float64(r.Lag())
+		ttft, ttftOn = append(ttft, float64(r.TTFT)+lag), append(ttftOn, float64(r.TTFT)+lag-l)
+		e2e, e2eOn = append(e2e, float64(r.E2E)+lag), append(e2eOn, float64(r.E2E)+lag-l)
 	}
-	for _, s := range []latencySeries{
-		{"ttft_scheduled", ttft, [][]float64{ttftOn}},
-		{"e2e_scheduled", e2e, [][]float64{e2eOn}},
-	} {
-		for _, p := range effectPercentiles {
-			if v, ok := s.shift(p); ok {
-				out[fmt.Sprintf("%s_p%.0f", s.name, p)] = v
-			}
-		}
-	}
-	if len(sent) < 2 || w1 <= w0 {
+	addShifts(out,
+		latencySeries{"ttft_scheduled", ttft, [][]float64{ttftOn}},
+		latencySeries{"e2e_scheduled", e2e, [][]float64{e2eOn}})
+	if sent == 0 || w1 <= w0 {
 		return
 	}
-	slices.SortFunc(sent, func(a, b *Record) int { return cmp.Compare(a.Scheduled, b.Scheduled) })
-	var moved, sum float64
-	for k := 1; k < len(sent); k++ {
-		moved += math.Abs(lateness(sent[k]) - lateness(sent[k-1]))
-	}
-	for _, r := range sent {
-		sum += lateness(r)
-	}
-	span := float64(sent[len(sent)-1].Scheduled - sent[0].Scheduled)
-	if span > 0 {
-		out[EffectLoad] = moved / span
-	}
-	out[EffectThroughput] = sum / float64(len(sent)) / float64(w1-w0)
+	out[EffectLoad] = math.Abs(float64(late-onTime)) / float64(max(onTime, 1))
+	out[EffectThroughput] = sum / float64(sent) / float64(w1-w0)
 }
 
 // estimate sets cs.Effects over the window [w0, w1) of records (open: an arrival-rate level)
@@ -349,30 +362,41 @@ func EffectLabel(name string) string {
 	return fmt.Sprintf("%s p%s", metric, pct)
 }
 
-// EffectSummary says the largest estimate of each kind, as the reports quote them: "client
-// effect on TTFT p95 ≤ 0.3%, on offered load 0.8%" ("" when none was estimated).
-func EffectSummary(eff map[string]float64) string {
-	best := make(map[string]string) // kind (ttft, tpot, …) → the name of its largest estimate
+// EffectKinds are the kinds of estimate, in the order the reports quote them: each latency
+// (its percentiles one kind), then the load.
+var EffectKinds = []string{"ttft", "ttft_scheduled", "tpot", "itl", "e2e", "e2e_scheduled", EffectLoad, EffectThroughput}
+
+// LargestEffects returns, for each kind of estimate in eff, the name of its largest (ties to the
+// name first in order, so that the reports do not change from one rendering to the next).
+func LargestEffects(eff map[string]float64) map[string]string {
+	best := make(map[string]string)
 	for k, v := range eff {
 		kind, _, _ := strings.Cut(k, "_p")
 		if cur, ok := best[kind]; !ok || v > eff[cur] || (v == eff[cur] && k < cur) {
 			best[kind] = k
 		}
 	}
-	if len(best) == 0 {
-		return ""
-	}
+	return best
+}
+
+// EffectSummary says the largest estimate of each kind, as the reports quote them: "client
+// effect on TTFT p95 ≤ 0.3%, on offered load 0.8%" ("" when none was estimated).
+func EffectSummary(eff map[string]float64) string {
+	best := LargestEffects(eff)
 	var parts []string
-	for _, kind := range []string{"ttft", "ttft_scheduled", "tpot", "itl", "e2e", "e2e_scheduled", EffectLoad, EffectThroughput} {
+	for _, kind := range EffectKinds {
 		if k, ok := best[kind]; ok {
-			parts = append(parts, fmt.Sprintf("on %s %s", EffectLabel(k), fmtShare(eff[k])))
+			parts = append(parts, fmt.Sprintf("on %s %s", EffectLabel(k), FormatShare(eff[k])))
 		}
+	}
+	if len(parts) == 0 {
+		return ""
 	}
 	return "client effect " + strings.Join(parts, ", ")
 }
 
-// fmtShare renders an estimate: "≤ 0.1%" below a tenth of a percent, else to 0.1%.
-func fmtShare(v float64) string {
+// FormatShare renders an estimate: "≤ 0.1%" below a tenth of a percent, else to 0.1%.
+func FormatShare(v float64) string {
 	if v < 0.001 {
 		return "≤ 0.1%"
 	}

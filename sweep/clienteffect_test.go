@@ -107,20 +107,41 @@ func TestTurnaroundShare(t *testing.T) {
 	}
 }
 
-// TestScheduleEffects: four arrivals 100 ms apart sent 1, 3, 1 and 3 ms late (their slot
-// waits and set-up taken out): the lateness moved the gaps by 2 ms three times over a span of
-// 300 ms (2%), and the mean lateness, 2 ms, moved tokens past a 1 s window's end (0.2%).
+// TestScheduleEffects: twenty arrivals 50 ms apart from the window's start, each waiting 3 ms
+// for a slot and 1 ms for a dial (not the client's), sent 1 or 3 ms late by the client in
+// turn (mean 2 ms). Sent late, the last arrival (at 950 ms) goes out at 957 ms or 955 ms, still
+// inside the 1 s window: the server received the same 20 requests (offered load unmoved); the
+// mean lateness moved 2 ms of a 1 s window's tokens past its end (0.2%). A client that falls
+// behind, arrival i sent 10·i ms late (at 60·i + 4 ms), sends arrivals 17–19 past the window's
+// end, all 20 of which on time would have gone out inside it (50·i + 4 ≤ 954 ms): 3 of 20
+// (15%).
 func TestScheduleEffects(t *testing.T) {
 	ms := func(v float64) int64 { return int64((1000 + v) * float64(time.Millisecond)) }
-	var recs []Record
-	for i, late := range []float64{1, 3, 1, 3} {
-		recs = append(recs, Record{Seq: i, Worker: i, Scheduled: ms(100 * float64(i)), Sent: ms(100*float64(i) + late + 4),
-			SlotWait: 3 * time.Millisecond, Setup: time.Millisecond, Status: StatusError})
+	recs := func(late func(i int) float64) []Record {
+		var out []Record
+		for i := range 20 {
+			out = append(out, Record{Seq: i, Worker: i, Scheduled: ms(50 * float64(i)), Sent: ms(50*float64(i) + late(i) + 4),
+				SlotWait: 3 * time.Millisecond, Setup: time.Millisecond, Status: StatusOK, TTFT: 96 * time.Millisecond, E2E: 196 * time.Millisecond})
+		}
+		return out
 	}
 	out := make(map[string]float64)
-	scheduleEffects(recs, ms(0), ms(1000), out)
-	if math.Abs(out[EffectLoad]-0.02) > 1e-9 || math.Abs(out[EffectThroughput]-0.002) > 1e-9 {
-		t.Errorf("schedule effects %v: want offered_load 0.02, throughput 0.002", out)
+	scheduleEffects(recs(func(i int) float64 { return float64(1 + 2*(i%2)) }), ms(0), ms(1000), out)
+	if out[EffectLoad] != 0 || math.Abs(out[EffectThroughput]-0.002) > 1e-9 {
+		t.Errorf("jitter: schedule effects %v: want offered_load 0, throughput 0.002", out)
+	}
+	// From the scheduled arrival TTFT is 96 ms + 4 ms of slot wait and dial + the lateness:
+	// 101 or 103 ms, 100 without it. p50 (halfway between the 10th and 11th of 20) 102 ms:
+	// 2 ÷ 102; p95 103 ms: 3 ÷ 103. E2E likewise from 200 ms: p95 3 ÷ 203.
+	for name, want := range map[string]float64{"ttft_scheduled_p50": 2.0 / 102, "ttft_scheduled_p95": 3.0 / 103, "e2e_scheduled_p95": 3.0 / 203} {
+		if math.Abs(out[name]-want) > 1e-9 {
+			t.Errorf("%s = %v, want %v", name, out[name], want)
+		}
+	}
+	out = make(map[string]float64)
+	scheduleEffects(recs(func(i int) float64 { return 10 * float64(i) }), ms(0), ms(1000), out)
+	if math.Abs(out[EffectLoad]-0.15) > 1e-9 {
+		t.Errorf("falling behind: offered_load %v, want 3 of 20 sent past the window (0.15)", out[EffectLoad])
 	}
 }
 
@@ -133,5 +154,41 @@ func TestEffectSummary(t *testing.T) {
 	}
 	if EffectLabel("ttft_scheduled_p99") != "TTFT p99 from the scheduled arrival" {
 		t.Errorf("label %q", EffectLabel("ttft_scheduled_p99"))
+	}
+}
+
+// TestITLGatheredMost: chunks truly 2 ms apart read four to a read (stamps 8 ms apart, three
+// zero gaps in four): ITL p50 reads 0 ms, which the spread gaps (2 ms) say is wholly off —
+// an estimate of 100%, which decides the verdict (the review's case: no ITL p50 estimate,
+// not bound, ITL p50 reported as 0).
+func TestITLGatheredMost(t *testing.T) {
+	var recs []Record
+	for i := range 20 {
+		r := effectRecord(i, 3)
+		for j := range r.Chunks {
+			r.Chunks[j] = 100_000 + int64(j/4)*8_000
+		}
+		recs = append(recs, r)
+	}
+	eff, _ := latencyEffects(recs, func(*Record) bool { return true })
+	if eff["itl_p50"] != 1 || !EffectDecides("itl_p50") {
+		t.Errorf("itl_p50 effect %v (deciding %v), want 1", eff["itl_p50"], EffectDecides("itl_p50"))
+	}
+	var cs ClientStats
+	cs.Effects, cs.Tolerance = eff, 0.01
+	if cs.classify(true); !cs.Bound || !strings.Contains(cs.Reason, "ITL p50 100.0%") {
+		t.Errorf("bound %v (%s), want client-bound by ITL p50", cs.Bound, cs.Reason)
+	}
+}
+
+// TestEffectDecides: the headline numbers decide the verdict, the tails are recorded only.
+func TestEffectDecides(t *testing.T) {
+	for name, want := range map[string]bool{
+		"ttft_p50": true, "ttft_p95": true, "ttft_p99": false, "tpot_p95": true, "itl_p50": true, "itl_p95": false,
+		"e2e_p95": true, "ttft_scheduled_p95": true, "e2e_scheduled_p99": false, EffectLoad: true, EffectThroughput: true, "other": false,
+	} {
+		if got := EffectDecides(name); got != want {
+			t.Errorf("EffectDecides(%q) = %v, want %v", name, got, want)
+		}
 	}
 }

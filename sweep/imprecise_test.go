@@ -20,8 +20,9 @@ func TestResolvableCI(t *testing.T) {
 	if got, want := c.ResolvableCI(), 2.093024*5*math.Sqrt(20.0/19)/(10*math.Sqrt(20)); math.Abs(got-want) > 1e-5 {
 		t.Errorf("ResolvableCI = %.6f, want %.6f", got, want)
 	}
-	if got := CITarget(0.05, 10, c); !(got > 0.24) {
-		t.Errorf("CITarget = %.4f: want above the resolvable 0.24 (times √F(0.95; 9, 19))", got)
+	// Ten slices against 20 completions: times √F(0.95; 9, 19) = √2.422699 (R: qf(0.95, 9, 19)).
+	if got, want := CITarget(0.05, 10, c), 2.093024*5*math.Sqrt(20.0/19)/(10*math.Sqrt(20))*math.Sqrt(2.422699); math.Abs(got-want) > 1e-5 {
+		t.Errorf("CITarget = %.6f, want %.6f (the resolvable half-width times √F(0.95; 9, 19))", got, want)
 	}
 	var same CompletionStats
 	for range 50 {

@@ -26,8 +26,9 @@ type Protocol struct {
 	// the knee or the TTFT blow-up lies farthest from a measured level (0 = none).
 	Refine int `yaml:"refine"`
 	// ClientTolerance is the fraction of a number (TTFT p95, the offered load, …) the client's
-	// lateness may have moved it by before a level is client-bound (0: DefaultClientTolerance,
-	// 1%; DESIGN §3.3).
+	// lateness may have moved it by before a level is client-bound (DESIGN §3.3). The
+	// configuration requires it in (0, 1), default 1%; a Protocol built without it (0) judges
+	// at DefaultClientTolerance.
 	ClientTolerance float64 `yaml:"client_tolerance"`
 	// RetryExcluded is how many times a level excluded for steadiness or the client's lateness
 	// is run again, each time with twice the window, before levels are added (0 = never;

@@ -17,19 +17,20 @@ type Resume struct {
 	Stopped string
 }
 
-// PlanResume works out where a sweep of the planned levels (concurrencies) that adds up to
-// refine levels and runs an excluded level again up to retries times (not one whose errors
-// passed maxErrorRate) continues after done,
-// the levels its directory holds. With levels still to add, judge (nil: none) is asked over
-// the planned levels done: it may have ended them before the interrupt, and the rest of the
-// sweep is then the added levels only (Run asks it again and keeps its reason). It is an
-// error when nothing is left to run: no planned level, no added level and no retry.
-func PlanResume(levels []int, done []Level, refine, retries int, maxErrorRate float64, judge Judge) (Resume, error) {
-	return PlanResumeN(len(levels), done, refine, retries, maxErrorRate, judge)
+// PlanResume works out where a sweep of the planned levels (concurrencies) run by proto — which
+// adds up to proto.Refine levels and runs an excluded level again up to proto.RetryExcluded
+// times (RetryWhy) — continues after done, the levels its directory holds. With levels still to
+// add or retry, judge (nil: none) is asked over the planned levels done: it may have ended them
+// before the interrupt, and the rest of the sweep is then the retries and added levels only
+// (Run asks it again and keeps its reason). It is an error when nothing is left to run: no
+// planned level, no added level and no retry.
+func PlanResume(levels []int, done []Level, proto Protocol, judge Judge) (Resume, error) {
+	return PlanResumeN(len(levels), done, proto, judge)
 }
 
 // PlanResumeN is PlanResume for a plan of n planned levels (a rate sweep's: len(Plan.Rates)).
-func PlanResumeN(n int, done []Level, refine, retries int, maxErrorRate float64, judge Judge) (Resume, error) {
+func PlanResumeN(n int, done []Level, proto Protocol, judge Judge) (Resume, error) {
+	refine := proto.Refine
 	var r Resume
 	retried := false
 	for _, l := range done {
@@ -43,11 +44,11 @@ func PlanResumeN(n int, done []Level, refine, retries int, maxErrorRate float64,
 		}
 	}
 	r.PlannedOver = r.Added > 0 || retried || r.Planned >= n
-	if i, _ := nextRetry(done, retries, maxErrorRate); r.Added >= refine && r.PlannedOver && i < 0 {
+	if i, _ := nextRetry(done, proto); r.Added >= refine && r.PlannedOver && i < 0 {
 		return r, fmt.Errorf("all %d levels are done (%d planned, %d added): nothing to resume", len(done), r.Planned, r.Added)
 	}
 	r.StartIndex = r.Planned
-	if !r.PlannedOver && refine > 0 && judge != nil {
+	if !r.PlannedOver && (refine > 0 || proto.RetryExcluded > 0) && judge != nil {
 		if r.Stopped = judge.Decide(PlannedLevels(done)); r.Stopped != "" {
 			r.PlannedOver = true
 		}

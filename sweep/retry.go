@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -9,27 +10,16 @@ import (
 // again, with twice its window, before levels are added (sweep.retry_excluded times at most),
 // and the retry supersedes it in the analysis.
 
-// RetryWhy says why a level that ran should be run again — it was excluded for steadiness (not
-// steady, and not merely imprecise) or because the client was bound — or "" when it should not:
-// it was steady or imprecise, interrupted, or its window was cut (by the budget or a server that
-// stopped answering, which end the sweep), or its requests failed beyond maxErrorRate (the
-// server's failures: a retry would fail alike). A rate level is retried only when
-// client-bound: its steady-state verdict does not exclude it while its backlog grows (§4.15).
-func RetryWhy(l *Level, maxErrorRate float64) string {
+// RetryWhy says why a level that ran under proto should be run again — it was excluded for
+// steadiness (not steady, and not merely imprecise) or because the client was bound — or ""
+// when it should not: it was steady or imprecise, interrupted or without a window, a shard's
+// part, or it broke a stop rule that ends the sweep on the server's account — its errors
+// above max_error_rate, its TTFT p95 above stop_ttft: a retry would fail alike. A rate level
+// is retried only when client-bound: its steady-state verdict does not exclude it while its
+// backlog grows (§4.15).
+func RetryWhy(l *Level, proto Protocol) string {
 	run := &l.Run
-	if run.Interrupted || run.W1 <= run.W0 || run.Shard != nil {
-		return ""
-	}
-	var sent, failed int
-	for i := range l.Records {
-		if r := &l.Records[i]; SentInWindow(r, run.W0, run.W1) {
-			sent++
-			if !r.OK() {
-				failed++
-			}
-		}
-	}
-	if sent > 0 && float64(failed) > maxErrorRate*float64(sent) {
+	if run.Interrupted || run.W1 <= run.W0 || run.Shard != nil || failedLikeServer(l, proto.Stop) {
 		return ""
 	}
 	if cs := run.Client; cs != nil && cs.Bound {
@@ -41,20 +31,40 @@ func RetryWhy(l *Level, maxErrorRate float64) string {
 	return "not steady: " + run.NotSteadyReason
 }
 
-// retried reports whether a retry has run: the planned levels are then over.
-func (r *controller) retried() bool {
-	for _, l := range r.levels {
-		if l.Run.RetryOf != nil {
-			return true
+// failedLikeServer reports whether l's window broke the error-rate or stop_ttft stop rule
+// (the analysis' StopRules.breach computes the same from its summary): the requests sent in
+// the window that failed above max_error_rate, or their TTFT p95 above stop_ttft.
+func failedLikeServer(l *Level, stop StopRules) bool {
+	run := &l.Run
+	var sent, failed int
+	var ttft []float64
+	for i := range l.Records {
+		r := &l.Records[i]
+		if !SentInWindow(r, run.W0, run.W1) {
+			continue
+		}
+		sent++
+		if !r.OK() {
+			failed++
+		} else if r.TTFT > 0 {
+			ttft = append(ttft, float64(r.TTFT))
 		}
 	}
-	return false
+	if sent > 0 && float64(failed) > stop.MaxErrorRate*float64(sent) {
+		return true
+	}
+	return stop.StopTTFT > 0 && len(ttft) > 0 && durationPercentile(ttft, 95) > stop.StopTTFT
 }
 
-// nextRetry returns the position in levels of the first level to run again — one RetryWhy
-// names (maxErrorRate: the stop rule's), not superseded by a retry already, retried fewer than max times along its chain of
-// retries — and why, or −1.
-func nextRetry(levels []Level, max int, maxErrorRate float64) (int, string) {
+// retried reports whether a retry has run: the planned levels are then over.
+func (r *controller) retried() bool {
+	return slices.ContainsFunc(r.levels, func(l Level) bool { return l.Run.RetryOf != nil })
+}
+
+// nextRetry returns the position in levels of the first level to run again under proto — one
+// RetryWhy names, not superseded by a retry already, retried fewer than proto.RetryExcluded
+// times along its chain of retries — and why, or −1.
+func nextRetry(levels []Level, proto Protocol) (int, string) {
 	superseded := make(map[int]bool)
 	depth := make(map[int]int) // by index: how many retries led to that level
 	for _, l := range levels {
@@ -64,10 +74,10 @@ func nextRetry(levels []Level, max int, maxErrorRate float64) (int, string) {
 		}
 	}
 	for i, l := range levels {
-		if superseded[l.Run.Index] || depth[l.Run.Index] >= max {
+		if superseded[l.Run.Index] || depth[l.Run.Index] >= proto.RetryExcluded {
 			continue
 		}
-		if why := RetryWhy(&levels[i], maxErrorRate); why != "" {
+		if why := RetryWhy(&levels[i], proto); why != "" {
 			return i, why
 		}
 	}
@@ -76,15 +86,16 @@ func nextRetry(levels []Level, max int, maxErrorRate float64) (int, string) {
 
 // retryExcluded runs again, one at a time, every level nextRetry names, each with twice the
 // window of the run it repeats, while the budget leaves room for it; it returns why it stopped
-// early ("" when it did not; r.out.StopReason says when the sweep must stop). Not on a shard's
-// schedule: kneecap merge judges the levels.
+// early ("" when it did not; r.out.StopReason says when the sweep must stop). Once the budget
+// has refused a retry, later calls (after an added level) run none and say nothing more. Not
+// on a shard's schedule: kneecap merge judges the levels.
 func (r *controller) retryExcluded() string {
 	p := r.plan
-	if p.Protocol.RetryExcluded <= 0 || p.Schedule != nil {
+	if p.Protocol.RetryExcluded <= 0 || p.Schedule != nil || r.noRetry {
 		return ""
 	}
 	for {
-		i, why := nextRetry(r.levels, p.Protocol.RetryExcluded, p.Protocol.Stop.MaxErrorRate)
+		i, why := nextRetry(r.levels, p.Protocol)
 		if i < 0 {
 			return ""
 		}
@@ -93,13 +104,14 @@ func (r *controller) retryExcluded() string {
 		need := p.Protocol.Cooldown + p.Protocol.Warmup + p.Protocol.Duration*time.Duration(scale)
 		name := levelName(prev.Concurrency, prev.OfferedRPS)
 		if b := p.Protocol.Stop.Budget; b > 0 && time.Now().Add(need).Sub(r.budgetFrom) > b {
+			r.noRetry = true
 			return fmt.Sprintf("stop.budget leaves no time to run %s again", name)
 		}
 		index := prev.Index
 		ask := levelAsk{index: len(r.levels), c: prev.Concurrency, rps: prev.OfferedRPS, retryOf: &index, retryWhy: why, scale: scale}
 		if r.out.StopReason = r.level(ask, len(r.out.Levels) == 0); r.out.StopReason != "" {
 			if r.out.StopReason == StopBudget {
-				r.out.StopReason = ""
+				r.out.StopReason, r.noRetry = "", true
 				return fmt.Sprintf("stop.budget cut the retry of %s short", name)
 			}
 			return ""

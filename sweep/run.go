@@ -149,7 +149,10 @@ func (p Plan) Validate() error {
 // sweep: a level that cannot fit its warmup and duration is not started, and the running
 // level is cut at the budget (StopBudget).
 //
-// After the planned levels (all run, or stopped by the Judge), plan.Refiner adds up to
+// After the planned levels (all run, or stopped by the Judge), each level excluded for its
+// steadiness or the client's lateness runs again with twice its window, up to
+// Protocol.RetryExcluded times (retry.go; LevelRun.RetryOf), while the budget leaves room,
+// and an added level so excluded right after it. Then plan.Refiner adds up to
 // plan.Refine levels one at a time, each chosen from every level so far (LevelRun.Refine says
 // why). The Judge is not consulted on them (its rules read the planned ramp); the Refiner
 // stops adding with a reason when an added level fails, and an added level starts only when
@@ -247,6 +250,7 @@ type controller struct {
 	// levels are every level so far (plan.Done first); added counts the added ones.
 	levels  []Level
 	added   int
+	noRetry bool // the budget refused a retry: no more are tried
 	out     Outcome
 	sinkErr error
 }
@@ -282,7 +286,7 @@ func (r *controller) refine() (c int, rps float64, why string) {
 // is the sweep's.
 func (r *controller) planned() (judged string) {
 	p := r.plan
-	if p.Judge != nil && r.refining() && len(r.levels) > 0 {
+	if p.Judge != nil && (r.refining() || p.Protocol.RetryExcluded > 0 && p.Schedule == nil) && len(r.levels) > 0 {
 		if done := PlannedLevels(r.levels); len(done) > 0 {
 			judged = p.Judge.Decide(done)
 		}
@@ -326,10 +330,9 @@ func (r *controller) addLevels() (notAdded string) {
 			return fmt.Sprintf("stop.budget cut the added level at %s short", levelName(c, rps))
 		}
 		if r.out.StopReason == "" {
-			// An added level excluded for steadiness or lateness is run again too.
-			if why := r.retryExcluded(); why != "" {
-				return why
-			}
+			// An added level excluded for steadiness or lateness is run again too; a retry
+			// the budget refuses does not stop the adding (the added levels are shorter).
+			r.retryExcluded()
 		}
 	}
 	return ""
@@ -414,11 +417,12 @@ func (r *controller) level(ask levelAsk, first bool) string {
 	return ""
 }
 
-// PlannedLevels returns the planned levels of levels: those not added by the Refiner.
+// PlannedLevels returns the planned levels of levels: those neither added by the Refiner nor
+// run again as a retry (what the Judge saw when it decided).
 func PlannedLevels(levels []Level) []Level {
 	var out []Level
 	for _, l := range levels {
-		if l.Run.Refine == "" {
+		if l.Run.Refine == "" && l.Run.RetryOf == nil {
 			out = append(out, l)
 		}
 	}

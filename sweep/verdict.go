@@ -17,20 +17,11 @@ import (
 // controller this reproduces the controller's numbers exactly: the same slices, and every
 // record with a token in the window was complete when it decided.
 func finishWindow(run *LevelRun, records []Record, proto Protocol, slice int64, end levelEnd) []string {
-	var notes []string
 	win := run.W1 - run.W0
-	switch end {
-	case endInterrupt, endCancel:
-		run.Interrupted = true
-		notes = append(notes, fmt.Sprintf("interrupted after %s of measurement", time.Duration(win).Round(time.Millisecond)))
-	case endBudget:
-		notes = append(notes, fmt.Sprintf("cut by the time budget after %s of measurement", time.Duration(win).Round(time.Millisecond)))
-	case endUnreachable, endSilent:
-		notes = append(notes, fmt.Sprintf("ended after %s of measurement: the server did not answer", time.Duration(win).Round(time.Millisecond)))
-	}
+	run.TTFTTrend, run.TTFTTrendP, run.LatencyRising = 0, 1, false
+	notes := endNotes(run, win, end)
 	if win <= 0 {
-		notes = append(notes, "no measurement window: the level ended during warmup")
-		return notes
+		return append(notes, "no measurement window: the level ended during warmup")
 	}
 	n := max(MinSlices, int(math.Round(float64(win)/float64(slice))))
 	run.Slices = n
@@ -48,12 +39,11 @@ func finishWindow(run *LevelRun, records []Record, proto Protocol, slice int64, 
 	}
 	d := SteadyDetails(run.SliceTPS)
 	ok := d.steadyAt(proto.CITarget, run.CITarget, rate)
-	ci, p := d.CIHalfWidth, d.TrendP
+	run.CIHalfWidth, run.TrendP = d.CIHalfWidth, d.TrendP
 	if !d.defined() {
-		ci, p = 0, 0
+		run.CIHalfWidth, run.TrendP = 0, 0
 		notes = append(notes, "steady-state test undefined: no output tokens in the window")
 	}
-	run.CIHalfWidth, run.TrendP = ci, p
 	if run.TimeScale > 0 && d.defined() {
 		// A trace level's slices follow the trace's own shape (a ramp, its bursts): no trend
 		// test; the analysis judges it by its backlog, completions against arrivals (§3.9).
@@ -73,31 +63,64 @@ func finishWindow(run *LevelRun, records []Record, proto Protocol, slice int64, 
 	run.Steady = ok && !short && !few && !run.Interrupted && !end.dead()
 	run.Imprecise = !run.Steady && end == endNormal && !run.Interrupted && !short && !rate &&
 		d.defined() && !d.Trending(proto.CITarget) && done.N >= MinImpreciseCompletions
+	run.NotSteadyReason = notSteadyReason(run, end, ok, few, short, done.N, proto)
+	return append(notes, precisionNotes(run, win, ok, done, proto)...)
+}
+
+// endNotes are the notes of a window ended other than normally (win ns long), and marks an
+// interrupted one.
+func endNotes(run *LevelRun, win int64, end levelEnd) []string {
+	d := time.Duration(win).Round(time.Millisecond)
+	switch end {
+	case endInterrupt, endCancel:
+		run.Interrupted = true
+		return []string{fmt.Sprintf("interrupted after %s of measurement", d)}
+	case endBudget:
+		return []string{fmt.Sprintf("cut by the time budget after %s of measurement", d)}
+	case endUnreachable, endSilent:
+		return []string{fmt.Sprintf("ended after %s of measurement: the server did not answer", d)}
+	}
+	return nil
+}
+
+// notSteadyReason says why run is not steady ("" when it is): interrupted, the server silent,
+// the steady-state test failed (ok false), fewer than min_requests completions (few, okDone
+// of them) or a window shorter than duration (short).
+func notSteadyReason(run *LevelRun, end levelEnd, ok, few, short bool, okDone int, proto Protocol) string {
 	switch {
 	case run.Steady:
+		return ""
 	case run.Interrupted:
-		run.NotSteadyReason = "interrupted"
+		return "interrupted"
 	case end.dead():
-		run.NotSteadyReason = "the server did not answer"
-	case !ok && rate:
-		run.NotSteadyReason = fmt.Sprintf("the steady-state test failed (no material trend; a change of at most %.1f%% across the window)", 100*proto.CITarget)
+		return "the server did not answer"
+	case !ok && run.OfferedRPS > 0:
+		return fmt.Sprintf("the steady-state test failed (no material trend; a change of at most %.1f%% across the window)", 100*proto.CITarget)
 	case !ok:
-		run.NotSteadyReason = fmt.Sprintf("the steady-state test failed (target CI half-width %.1f%%, no material trend)", 100*run.CITarget)
+		return fmt.Sprintf("the steady-state test failed (target CI half-width %.1f%%, no material trend)", 100*run.CITarget)
 	case few:
-		run.NotSteadyReason = fmt.Sprintf("only %d successful completions in the window, below min_requests %d", done.N, proto.MinRequests)
+		return fmt.Sprintf("only %d successful completions in the window, below min_requests %d", okDone, proto.MinRequests)
 	case short:
-		run.NotSteadyReason = "the window is shorter than duration"
+		return "the window is shorter than duration"
 	}
-	if !ok && ci > 0 {
+	return ""
+}
+
+// precisionNotes are the notes on the precision of run's window (win ns): the failed test's
+// statistics (ok false), an imprecise level kept, a CI target widened for its requests (done).
+func precisionNotes(run *LevelRun, win int64, ok bool, done CompletionStats, proto Protocol) []string {
+	var notes []string
+	rate := run.OfferedRPS > 0
+	if ci := run.CIHalfWidth; !ok && ci > 0 {
 		target := run.CITarget
 		if rate {
 			target = proto.CITarget // the drift's bound: a rate level's interval is not judged
 		}
-		notes = append(notes, notSteadyNote(win, ci, p, target, rate))
+		notes = append(notes, notSteadyNote(win, ci, run.TrendP, target, rate))
 	}
 	if run.Imprecise {
 		notes = append(notes, fmt.Sprintf("imprecise, not drifting: no material trend by max_duration; its numbers stand with the CI they reached (TPS ±%.1f%%, %d completions)",
-			100*ci, done.N))
+			100*run.CIHalfWidth, done.N))
 	}
 	if run.CITarget > proto.CITarget && !rate {
 		notes = append(notes, fmt.Sprintf("CI target %.1f%%, not ci_target %.1f%%: the %d requests of the window vary too much in speed to resolve it (±%.1f%% from their own spread)",
@@ -128,7 +151,6 @@ func latencyTrend(run *LevelRun, records []Record) {
 			y = append(y, float64(r.TTFT)/1e6)
 		}
 	}
-	run.TTFTTrend, run.TTFTTrendP, run.LatencyRising = 0, 1, false
 	if len(x) < 3 || floats.Max(x) == floats.Min(x) {
 		return
 	}

@@ -222,23 +222,32 @@ func runSweep(ctx context.Context, e *env, fl *sweepFlags, s *sweepPrep) (err er
 	return serverDown(out, s.dir.Path())
 }
 
-// addedNote lists the levels a sweep added (an interrupted one is run again on --resume):
-// "; then added 25, 102" (on a rate sweep, "; then added 20.7 requests/s").
+// addedNote lists the levels a sweep ran again and added (an interrupted one is run again on
+// --resume): "; then retried 64; then added 25, 102" (on a rate sweep, "; then added 20.7
+// requests/s").
 func addedNote(out sweep.Outcome) string {
-	var cs []string
+	var added, retried []string
 	for _, l := range out.Levels {
+		name := strconv.Itoa(l.Concurrency)
+		if l.OfferedRPS > 0 { // a rate level's concurrency is its cap
+			name = strconv.FormatFloat(l.OfferedRPS, 'g', 3, 64) + " requests/s"
+		}
 		switch {
-		case l.Refine == "" || l.Interrupted:
-		case l.OfferedRPS > 0: // a rate level's concurrency is its cap
-			cs = append(cs, strconv.FormatFloat(l.OfferedRPS, 'g', 3, 64)+" requests/s")
-		default:
-			cs = append(cs, strconv.Itoa(l.Concurrency))
+		case l.Interrupted:
+		case l.RetryOf != nil:
+			retried = append(retried, name)
+		case l.Refine != "":
+			added = append(added, name)
 		}
 	}
-	if len(cs) == 0 {
-		return ""
+	var s string
+	if len(retried) > 0 {
+		s += "; then retried " + strings.Join(retried, ", ")
 	}
-	return "; then added " + strings.Join(cs, ", ")
+	if len(added) > 0 {
+		s += "; then added " + strings.Join(added, ", ")
+	}
+	return s
 }
 
 // shardDone ends a shard's sweep: its levels hold a part of the load each, so only the merge of

@@ -163,7 +163,7 @@ func (s *sweepPrep) plan0() error {
 		if s.cfg.Sweep.RateMode() {
 			planned = make([]int, len(s.rates)) // PlanResume counts the planned levels
 		}
-		if s.resume, err = sweep.PlanResume(planned, s.done.Levels, s.cfg.Sweep.Refine, s.cfg.Sweep.RetryExcluded, s.cfg.Sweep.Stop.MaxErrorRate, judge); err != nil {
+		if s.resume, err = sweep.PlanResume(planned, s.done.Levels, s.cfg.Sweep, judge); err != nil {
 			return usageError("sweep: resume %s: %w", s.done.Dir, err)
 		}
 	}
