@@ -158,7 +158,10 @@ func round3(v float64) float64 {
 // containing it, never above the largest completion rate measured (measured 39.6–39.9,
 // intervals from 20.6–38.9 to 40.4–41.4: the simulator's timers make its service a little
 // slower than 200 ms); every level realised its offered rate within 5% or says how far it fell
-// short.
+// short. The client may be late by 5% of a number (client_tolerance 0.05): under -race it
+// sends about 1 ms behind the schedule, 2% of this TTFT of 50 ms from the scheduled arrival,
+// which moves no completion; at 1% the level below capacity was client-bound, leaving the
+// capacity an upper bound only.
 func TestRateSweepFixedSlots(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a sweep of three levels")
@@ -181,6 +184,7 @@ sweep:
   max_duration: 2s
   drain_timeout: 300ms
   ci_target: 0.3
+  client_tolerance: 0.05
 `)
 	var list []string
 	for _, f := range []float64{0.5, 1.3, 1.6} {
@@ -207,6 +211,7 @@ sweep:
 		if !ok {
 			t.Fatalf("level %v: no realized_rps", offered)
 		}
+		t.Logf("level %v: valid %v, sustainable %v, client-bound %v, client effect %v", offered, lv["valid"], lv["sustainable"], lv["client_bound"], lv["client_effect"])
 		if math.Abs(realized/offered-1) > 0.05 && !strings.Contains(fmt.Sprint(lv["notes"]), "realised arrival rate") {
 			t.Errorf("level %v realised %v, more than 5%% off, without a note: %v", offered, realized, lv["notes"])
 		}
@@ -223,8 +228,9 @@ sweep:
 		t.Skip("every level above capacity was client-bound: the capacity is inconclusive on this machine")
 	}
 	got := checkCapacity(t, a, truth, 0.1)
-	if lo, _ := dig(a, "rate", "capacity_interval"); got > ymax || lo.([]any)[0].(float64) > ymax {
-		t.Errorf("capacity %.3f, interval %v: above the largest completion rate measured, %.3f", got, lo, ymax)
+	iv, _ := dig(a, "rate", "capacity_interval")
+	if lo, ok := iv.([]any)[0].(float64); got > ymax || ok && lo > ymax {
+		t.Errorf("capacity %.3f, interval %v: above the largest completion rate measured, %.3f", got, iv, ymax)
 	}
 	t.Logf("capacity %.3f requests/s (truth %.3f), interval %v, largest completion rate %.3f", got, truth, func() any { v, _ := dig(a, "rate", "capacity_interval"); return v }(), ymax)
 }
