@@ -31,7 +31,7 @@ demo: build
 # bench: benchmarks of the hot paths and the end-to-end load benchmark.
 # The load benchmark (bench/load) serves `kneecap sim --profile fixed` from $(BIN) as a separate
 # process and drives 256, 1,024, 4,096 and 8,192 streams (the last past what two cores carry,
-# for the read-lag verdict); it prints PASS/FAIL per target of
+# for the client verdict); it prints PASS/FAIL per target of
 # docs/performance.md. BENCHCHECK=true makes a missed target fail the make (the CPU-per-token
 # target is below this 2-core VM's floor: see docs/performance.md).
 BENCHCHECK ?= false
