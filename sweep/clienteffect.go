@@ -241,33 +241,26 @@ func lateness(r *Record) float64 {
 
 // scheduleEffects are an arrival-rate level's estimates of the client's lateness behind the
 // schedule over the arrivals of [w0, w1): on the latencies a user arriving on schedule saw
-// (TTFT and E2E from the scheduled arrival, ttft_scheduled_pNN), on the offered load — the
-// requests the server received in the window, sent late, against those it would have
-// received had each been sent on time (a lateness jitter alone does not change a Poisson
-// process: displaced independently, its points stay Poisson at the same rate; a client that
-// falls behind moves arrivals past the window's end) — and on the throughput (the mean
-// lateness over the window: the tokens it moved past the window's end).
+// (TTFT and E2E from the scheduled arrival, ttft_scheduled_pNN); on the offered load — a
+// lateness moves arrivals across the window's edges, at most the largest lateness's worth of
+// them, so its share of the window bounds the load the server received in it otherwise than
+// scheduled (a jitter alone does not change a Poisson process: displaced independently, its
+// points stay Poisson at the same rate; a client that falls behind moves arrivals past the
+// window's end, as many as its lateness there) — and on the throughput (the mean lateness
+// over the window: the tokens it moved past the window's end).
 func scheduleEffects(records []Record, w0, w1 int64, out map[string]float64) {
 	var ttft, ttftOn, e2e, e2eOn []float64
-	var late, onTime, sent int
-	var sum float64
+	var sent int
+	var sum, most float64
 	for i := range records {
 		r := &records[i]
-		if r.Scheduled == 0 || r.Worker < 0 {
+		if r.Scheduled == 0 || r.Worker < 0 || !ArrivedInWindow(r, w0, w1) {
 			continue
 		}
 		l := lateness(r)
-		if SentInWindow(r, w0, w1) {
-			late++
-		}
-		if t := r.Sent - int64(l); t >= w0 && t < w1 {
-			onTime++
-		}
-		if !ArrivedInWindow(r, w0, w1) {
-			continue
-		}
 		sent++
 		sum += l
+		most = math.Max(most, l)
 		if !r.OK() || r.TTFT <= 0 {
 			continue
 		}
@@ -281,7 +274,7 @@ func scheduleEffects(records []Record, w0, w1 int64, out map[string]float64) {
 	if sent == 0 || w1 <= w0 {
 		return
 	}
-	out[EffectLoad] = math.Abs(float64(late-onTime)) / float64(max(onTime, 1))
+	out[EffectLoad] = most / float64(w1-w0)
 	out[EffectThroughput] = sum / float64(sent) / float64(w1-w0)
 }
 

@@ -82,6 +82,7 @@ type level struct {
 	rate      *rateState
 	cuts      sessionCuts   // conversations the context limit ended (sessionrun.go)
 	stop      chan struct{} // closed: stop issuing
+	stopped   time.Time     // when stop was closed (read once it is)
 	done      chan struct{} // closed when every worker has returned
 	reqCtx    context.Context
 	cancelReq context.CancelFunc
@@ -150,6 +151,7 @@ func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, ind
 	// Drain: stop issuing; in-flight requests finish until the clock's drain end, then are
 	// cancelled: at once when the server does not answer, within InterruptDrainTimeout once
 	// an interrupt has come.
+	l.stopped = time.Now()
 	close(l.stop)
 	var cs *ClientStats
 	if l.run.W1 > l.run.W0 {
