@@ -109,7 +109,7 @@ type WindowCheck struct {
 // outputTokens tokens (0: unknown) within its longest window, each taking the E2E the probe
 // suggests plus think: a closed loop of c workers completes about c requests per E2E + think.
 // A plan that cannot is worth a warning before the sweep: its first levels would end at
-// max_duration short of min_requests, not steady and invalid.
+// max_duration short of min_requests: not steady, kept as imprecise at best (DESIGN §3.2).
 func (p Preflight) CheckWindow(proto Protocol, levels []int, outputTokens float64, think time.Duration) WindowCheck {
 	w := WindowCheck{Concurrency: 1, OutputTokens: outputTokens, Max: max(proto.Duration, proto.MaxDuration), Fits: true}
 	if len(levels) > 0 {

@@ -139,7 +139,7 @@ func windowWarning(w sweep.WindowCheck, minRequests int) string {
 		round = 100 * time.Millisecond
 	}
 	return fmt.Sprintf("kneecap: warning: at concurrency %d %s: min_requests %d need a window of about %s, more than max_duration %s; "+
-		"the level would end short of them, not steady and invalid: set sweep.max_duration (--max-duration) to at least %s, or lower sweep.min_requests",
+		"the level would end short of them, kept only as imprecise (its percentiles on fewer requests, no retry): set sweep.max_duration (--max-duration) to at least %s, or lower sweep.min_requests",
 		w.Concurrency, per, minRequests, shortDuration(w.Need.Round(round)), shortDuration(w.Max), shortDuration(w.Need.Round(round)))
 }
 
