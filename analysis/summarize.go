@@ -3,6 +3,8 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/kneecap/kneecap/sweep"
@@ -97,26 +99,28 @@ func Summarize(levels []sweep.Level, opts Options) []Level {
 }
 
 // supersededBy maps the index of each level a retry stands for to the retry's index (DESIGN
-// §3.4): a retry that ran to its end — not interrupted, its window at least the first run's —
-// supersedes the run it repeats; an interrupted or cut one does not, and both stay (a
-// complete run's breach or rising latency is not lost to a retry the user stopped).
+// §3.4): a retry that ran to its end supersedes the run it repeats; one interrupted, cut by the
+// budget or ended by a server that stopped answering does not, and both stay (a complete
+// run's breach or rising latency is not lost to a retry cut short).
 func supersededBy(levels []sweep.Level) map[int]int {
-	byIndex := make(map[int]*sweep.LevelRun, len(levels))
-	for i := range levels {
-		byIndex[levels[i].Run.Index] = &levels[i].Run
-	}
 	out := make(map[int]int)
 	for _, l := range levels {
-		o := l.Run.RetryOf
-		if o == nil || l.Run.Interrupted {
-			continue
+		if o := l.Run.RetryOf; o != nil && !cutShort(&l.Run) {
+			out[*o] = l.Run.Index
 		}
-		if prev, ok := byIndex[*o]; ok && l.Run.W1-l.Run.W0 < prev.W1-prev.W0 {
-			continue
-		}
-		out[*o] = l.Run.Index
 	}
 	return out
+}
+
+// cutShort reports whether run's window was ended before its clock would have ended it: an
+// interrupt, the budget or a server that stopped answering (the sweep's notes say which).
+func cutShort(run *sweep.LevelRun) bool {
+	if run.Interrupted {
+		return true
+	}
+	return slices.ContainsFunc(run.Notes, func(n string) bool {
+		return strings.HasPrefix(n, "cut by the time budget after ") || strings.Contains(n, ": the server did not answer")
+	})
 }
 
 // scratch holds buffers reused across levels.

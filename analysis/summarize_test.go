@@ -239,8 +239,9 @@ func TestSummarizeThinkTime(t *testing.T) {
 }
 
 // TestSupersededByRetry: a retry that ran to its end stands for the run it repeats (that one
-// superseded, invalid, noted); one interrupted, or cut shorter than the run it repeats, does
-// not (both stay: a complete run's numbers are not lost to a retry the user stopped).
+// superseded, invalid, noted), even when it was steady sooner (a shorter window); one
+// interrupted or cut by the budget does not (both stay: a complete run's numbers are not lost
+// to a retry cut short).
 func TestSupersededByRetry(t *testing.T) {
 	run, recs := handLevel()
 	run.Steady, run.NotSteadyReason = false, "the steady-state test failed"
@@ -252,7 +253,8 @@ func TestSupersededByRetry(t *testing.T) {
 	}{
 		{"complete", func(*sweep.LevelRun) {}, true},
 		{"interrupted", func(r *sweep.LevelRun) { r.Interrupted = true }, false},
-		{"cut short", func(r *sweep.LevelRun) { r.W1 = r.W0 + (run.W1-run.W0)/2 }, false},
+		{"steady sooner", func(r *sweep.LevelRun) { r.W1 = r.W0 + (run.W1-run.W0)/2 }, true},
+		{"cut by the budget", func(r *sweep.LevelRun) { r.Notes = []string{"cut by the time budget after 2s of measurement"} }, false},
 	} {
 		again := run
 		again.Index, again.RetryOf, again.Retry, again.Steady = 1, &zero, "not steady: the steady-state test failed", true
