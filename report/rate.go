@@ -123,7 +123,11 @@ func unsustainedSentence(res *analysis.Result) string {
 	if len(xs) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("The level(s) at %s requests/s did not sustain their rate (the backlog grew): they are points above capacity, not invalid levels.", joinAnd(xs))
+	why := "the backlog grew"
+	if rr := res.Rate; rr != nil && rr.CapacityRule == analysis.CapacityRulePlateau {
+		why = "their output TPS is on the plateau"
+	}
+	return fmt.Sprintf("The level(s) at %s requests/s did not sustain their rate (%s): they are points above capacity, not invalid levels.", joinAnd(xs), why)
 }
 
 // joinAnd joins items as "a", "a and b", "a, b and c".
