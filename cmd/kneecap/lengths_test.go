@@ -68,6 +68,7 @@ sweep:
   min_requests: 10
   max_duration: 1s
   drain_timeout: 2s
+  retry_excluded: 0 # not under test here: no level run again (TestRetryExcluded's)
 `, srv.URL, sim.DefaultModel))
 	dir := filepath.Join(t.TempDir(), "run")
 	e, stdout, stderr := testEnv()

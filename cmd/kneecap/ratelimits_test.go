@@ -28,7 +28,7 @@ func TestRateClientLimits(t *testing.T) {
 		t.Errorf("results directory: %v, %d requests sent: want none", err, sent.Load())
 	}
 	cfg := writeTestConfig(t, `name: defaultcap
-sweep: {warmup: 50ms, duration: 300ms, min_requests: 3, max_duration: 600ms, stop: {max_unsustainable: 1}}
+sweep: {warmup: 50ms, duration: 300ms, min_requests: 3, max_duration: 600ms, stop: {max_unsustainable: 1}, retry_excluded: 0}
 simulator: {profile: fixed, ttft: 5ms, itl: 1ms, output_tokens: 8}
 `)
 	code, stderr = runLimited(t, 300, "sweep", "-c", cfg, "--rates", "20", "-o", filepath.Join(t.TempDir(), "run"))

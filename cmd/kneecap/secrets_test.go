@@ -48,6 +48,7 @@ sweep:
   max_duration: 300ms
   drain_timeout: 2s
   stop: {max_error_rate: 1}
+  retry_excluded: 0 # not under test here: no level run again (TestRetryExcluded's)
 `, srv.URL, sim.DefaultModel, testKey))
 	dir := filepath.Join(t.TempDir(), "run")
 	e, stdout, stderr := testEnv()
