@@ -58,7 +58,12 @@ func TestRateSimTruth(t *testing.T) {
 	url, cfg := startSim(t, simTruthEngine)
 	truth := cfg.IdealTPS(cfg.MaxNumSeqs) / simTruthOut
 	proto := sweep.Protocol{Warmup: time.Second, WarmupMax: 10 * time.Second, Duration: 3 * time.Second,
-		MaxDuration: 3 * time.Second, MinRequests: 1, CITarget: 0.25, DrainTimeout: 10 * time.Second}
+		MaxDuration: 3 * time.Second, MinRequests: 1, CITarget: 0.25, DrainTimeout: 10 * time.Second,
+		ClientTolerance: 0.05}
+	// client_tolerance 5%: the claims are the capacity within ±7% and the closed loop within
+	// 10%. Under -race on two cores the arrivals run 1–2 ms behind their schedule against a
+	// 50 ms TTFT (measured: 2.0% on TTFT p95 from the scheduled arrival at 0.5 ×), which the
+	// default 1% refuses while it moves no claim here.
 	// ci_target 25%: a Poisson level's slice TPS is as noisy as its arrival count; at 83
 	// requests/s a 300 ms slice holds 25 arrivals (±20%), a CI half-width of t(0.975, 9) ×
 	// 20% ÷ √10 ≈ 14% in expectation.
@@ -87,14 +92,23 @@ func TestRateSimTruth(t *testing.T) {
 	// The capacity needs a valid level above it; when the client self-check excluded every
 	// one (the machine busy with other work, as a 2-core runner under -race can be) the
 	// analysis rightly gives only a lower bound: inconclusive here, not wrong.
-	starved := true
+	// The same holds below it: with every level under capacity client-bound the interval has
+	// no lower end.
+	starvedAbove, starvedBelow := true, true
 	for i, l := range open.Levels {
-		if fracs[i] > 1 && (l.Valid || !l.ClientBound) {
-			starved = false
+		if l.Valid || !l.ClientBound {
+			if fracs[i] > 1 {
+				starvedAbove = false
+			} else {
+				starvedBelow = false
+			}
 		}
 	}
-	if starved && math.IsNaN(hi) {
+	if starvedAbove && math.IsNaN(hi) {
 		t.Skipf("every level above capacity was client-bound: the capacity %.1f is only a lower bound on this machine", c)
+	}
+	if starvedBelow && math.IsNaN(lo) {
+		t.Skipf("every level up to capacity was client-bound: the capacity %.1f has no lower bound on this machine", c)
 	}
 	if math.Abs(c/truth-1) > 0.07 {
 		t.Errorf("capacity %.1f requests/s, want %.1f ± 7%%", c, truth)
