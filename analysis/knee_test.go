@@ -156,6 +156,40 @@ func TestKneeRuleUnmeasuredPlateau(t *testing.T) {
 	}
 }
 
+// TestKneePlateauWithinNoise: the plateau is measured flat when its growth per doubling is
+// below knee_gain within the levels' 95% CIs. The levels are a run of the grid test's long-in
+// scenario (TestScenarioGrid: S = 4 slots, answers of 20 tokens, the plateau 4 ÷ 1.04 ms =
+// 3,846 tokens/s) beside two busy loops on two cores: 5 and 6 streams measured 4.6% apart, 19%
+// per doubling, with CIs of ±5% and ±8% — flat within them, so the knee is the plateau onset,
+// between the last level of the rise and the first of the plateau. With CIs of ±0.5% the
+// same growth is measured and no plateau is claimed.
+func TestKneePlateauWithinNoise(t *testing.T) {
+	cs := []int{1, 2, 4, 5, 6}
+	tps := []float64{935, 1758, 3375, 3792, 3967}
+	for _, tc := range []struct {
+		name    string
+		ci      []float64
+		plateau bool
+	}{
+		{"the CI run's CIs", []float64{42, 269, 468, 205, 327}, true},
+		{"CIs of ±0.5%", []float64{5, 9, 17, 19, 20}, false},
+	} {
+		var levels []Level
+		for i, c := range cs {
+			levels = append(levels, Level{Concurrency: c, OutputTPS: Float(tps[i]), OutputTPSCI95: Float(tc.ci[i]), Valid: true, Steady: true,
+				TTFT: NoLatency(), TPOT: NoLatency(), ITL: NoLatency(), E2E: NoLatency()})
+		}
+		r := Analyze(levels, Meta{}, Options{Bootstrap: 50})
+		onset := r.Knee != nil && r.Knee.Rule == RulePlateauOnset
+		if onset != tc.plateau || (onset && !(r.Knee.Concurrency > 4 && r.Knee.Concurrency < 5)) {
+			t.Errorf("%s: knee %+v, warnings %q; want the plateau onset %v (between 4 and 5)", tc.name, r.Knee, r.Warnings, tc.plateau)
+		}
+		if !tc.plateau && !hasWarning(r, "still grows 19% per doubling (at least 1") {
+			t.Errorf("%s: warnings %q lack the growth within the CIs", tc.name, r.Warnings)
+		}
+	}
+}
+
 // A rise with an intercept (y = 1000 + 100·min(N, 24): each user adds 100 tokens/s to a
 // base the batch model, through the origin, cannot follow) fits the hinge clearly better: the
 // knee is its breakpoint, within ±5% of 24.
