@@ -4,14 +4,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // benchRecords builds n records over 8 closed-loop levels, each with 16 chunks of 8 tokens.
-func benchRecords(n int) ([]sweep.LevelRun, []sweep.Record) {
+func benchRecords(n int) ([]record.LevelRun, []record.Record) {
 	const levels = 8
-	runs := make([]sweep.LevelRun, levels)
-	recs := make([]sweep.Record, 0, n)
+	runs := make([]record.LevelRun, levels)
+	recs := make([]record.Record, 0, n)
 	per := n / levels
 	chunks := make([]int64, 16)
 	for j := range chunks {
@@ -22,11 +22,11 @@ func benchRecords(n int) ([]sweep.LevelRun, []sweep.Record) {
 	for l := range levels {
 		c := 1 << l
 		span := int64(per/c) * int64(e2e)
-		runs[l] = sweep.LevelRun{Index: l, Concurrency: c, WarmupStart: t0, W0: t0 + span/10, W1: t0 + span*9/10, DrainEnd: t0 + span, Steady: true, Slices: 10}
+		runs[l] = record.LevelRun{Index: l, Concurrency: c, WarmupStart: t0, W0: t0 + span/10, W1: t0 + span*9/10, DrainEnd: t0 + span, Steady: true, Slices: 10}
 		for i := range per {
 			w, seq := i%c, i/c
-			recs = append(recs, sweep.Record{Level: l, Concurrency: c, Worker: w, Seq: seq, Sent: t0 + int64(seq)*int64(e2e) + int64(w),
-				TTFT: 100 * time.Millisecond, E2E: e2e, Chunks: chunks, PromptTokens: 512, OutputTokens: 128, Status: sweep.StatusOK})
+			recs = append(recs, record.Record{Level: l, Concurrency: c, Worker: w, Seq: seq, Sent: t0 + int64(seq)*int64(e2e) + int64(w),
+				TTFT: 100 * time.Millisecond, E2E: e2e, Chunks: chunks, PromptTokens: 512, OutputTokens: 128, Status: record.StatusOK})
 		}
 		t0 += span + int64(time.Second)
 	}
@@ -39,7 +39,7 @@ func BenchmarkSummarize(b *testing.B) {
 	opts := DefaultOptions()
 	b.ResetTimer()
 	for b.Loop() {
-		levels := Summarize(sweep.GroupRecords(runs, recs), opts)
+		levels := Summarize(record.GroupRecords(runs, recs), opts)
 		if len(levels) != len(runs) || !levels[3].Valid {
 			b.Fatalf("level 3: %+v", levels[3])
 		}
@@ -49,7 +49,7 @@ func BenchmarkSummarize(b *testing.B) {
 // BenchmarkAnalyze analyzes 8 levels with the default 500 bootstrap resamples.
 func BenchmarkAnalyze(b *testing.B) {
 	runs, recs := benchRecords(80_000)
-	levels := Summarize(sweep.GroupRecords(runs, recs), DefaultOptions())
+	levels := Summarize(record.GroupRecords(runs, recs), DefaultOptions())
 	b.ResetTimer()
 	for b.Loop() {
 		Analyze(levels, Meta{}, DefaultOptions())
@@ -63,7 +63,7 @@ func BenchmarkAnalyze1M(b *testing.B) {
 	opts := DefaultOptions()
 	b.ResetTimer()
 	for b.Loop() {
-		res := Analyze(Summarize(sweep.GroupRecords(runs, recs), opts), Meta{}, opts)
+		res := Analyze(Summarize(record.GroupRecords(runs, recs), opts), Meta{}, opts)
 		if len(res.Levels) != len(runs) {
 			b.Fatalf("%d levels", len(res.Levels))
 		}

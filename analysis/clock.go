@@ -1,10 +1,12 @@
 package analysis
 
-import "github.com/kneecap/kneecap/sweep"
+import (
+	"github.com/kneecap/kneecap/record"
+)
 
 // Latency clocks of a level (Clock.Latencies).
 const (
-	ClockKernel = sweep.ClockKernel
+	ClockKernel = record.ClockKernel
 	ClockClient = "client"
 	ClockMixed  = "mixed"
 )
@@ -14,7 +16,7 @@ const (
 // or the client's.
 type Clock struct {
 	// Latencies is ClockKernel when every request of the latency population is on the
-	// kernel's clock (sweep.Record.Clock), ClockClient when none is, ClockMixed otherwise.
+	// kernel's clock (record.Record.Clock), ClockClient when none is, ClockMixed otherwise.
 	Latencies string `json:"latencies"`
 	// KernelShare is the share of the latency population on the kernel's clock, Requests
 	// the population's size (successful requests).
@@ -40,12 +42,12 @@ func (c *clockTally) reset() {
 }
 
 // add counts r, a request of the latency population.
-func (c *clockTally) add(r *sweep.Record) {
+func (c *clockTally) add(r *record.Record) {
 	c.requests++
 	ttft := r.TTFT
 	if r.KernelClock() {
 		c.kernel++
-		if r.SendStamp == sweep.SendTX {
+		if r.SendStamp == record.SendTX {
 			c.tx++
 		}
 		ttft = r.ClientTTFT
@@ -72,9 +74,9 @@ func (c *clockTally) clock() (*Clock, *TTFTSummary) {
 	out.SendTXShare = float64(c.tx) / float64(c.kernel)
 	switch c.tx {
 	case 0:
-		out.Send = sweep.SendWrite
+		out.Send = record.SendWrite
 	case c.kernel:
-		out.Send = sweep.SendTX
+		out.Send = record.SendTX
 	default:
 		out.Send = ClockMixed
 	}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // This file holds what the server says about itself beside the fit (DESIGN §3.7, §4.14): the
@@ -81,23 +81,23 @@ func (l *ServerLimit) Describe() string {
 
 // serverEvidence is the analysis' view of a level's server metrics: a quantity the server did
 // not expose is null. nil without a scrape in the window.
-func serverEvidence(st *sweep.ServerStats) *ServerEvidence {
+func serverEvidence(st *record.ServerStats) *ServerEvidence {
 	if st == nil || st.Samples == 0 {
 		return nil
 	}
-	v := func(q sweep.MetricQuantity, x float64) Float {
+	v := func(q record.MetricQuantity, x float64) Float {
 		if st.Exposes(q) {
 			return Float(x)
 		}
 		return NaN()
 	}
 	e := &ServerEvidence{
-		MeanRunning: v(sweep.MetricRunning, st.MeanRunning),
-		MaxRunning:  v(sweep.MetricRunning, st.MaxRunning),
-		MeanWaiting: v(sweep.MetricWaiting, st.MeanWaiting),
-		MaxWaiting:  v(sweep.MetricWaiting, st.MaxWaiting),
-		MaxKVUsage:  v(sweep.MetricKVUsage, st.MaxKVUsage),
-		Preemptions: v(sweep.MetricPreemptions, st.Preemptions),
+		MeanRunning: v(record.MetricRunning, st.MeanRunning),
+		MaxRunning:  v(record.MetricRunning, st.MaxRunning),
+		MeanWaiting: v(record.MetricWaiting, st.MeanWaiting),
+		MaxWaiting:  v(record.MetricWaiting, st.MaxWaiting),
+		MaxKVUsage:  v(record.MetricKVUsage, st.MaxKVUsage),
+		Preemptions: v(record.MetricPreemptions, st.Preemptions),
 	}
 	if st.MaxRunning < st.MeanRunning {
 		e.MaxRunning = NaN() // levels.json from before max_running
@@ -123,7 +123,7 @@ func (e *ServerEvidence) UnmarshalJSON(b []byte) error {
 // serverLimitOf returns the server's limit on requests run at once from what it states
 // (info, the first of slotSettings it reports as a positive number) and what its metrics
 // show (observedLimit over levels, sorted by concurrency); nil when neither says.
-func serverLimitOf(info *sweep.ServerInfo, levels []Level) *ServerLimit {
+func serverLimitOf(info *record.ServerInfo, levels []Level) *ServerLimit {
 	lim := &ServerLimit{Slots: NaN(), Stated: NaN(), Observed: NaN(), MaxWaiting: NaN()}
 	if info != nil {
 		for _, k := range slotSettings {

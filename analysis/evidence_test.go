@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -13,7 +14,7 @@ import (
 // left out of the knee's evidence, never "max KV usage 0%" (llama-server without its KV
 // gauge); one it exposes keeps its value, 0 included.
 func TestServerEvidenceNull(t *testing.T) {
-	llama := &sweep.ServerStats{Samples: 5, MeanRunning: 3.9, MaxRunning: 4, MeanWaiting: 11, MaxWaiting: 12,
+	llama := &record.ServerStats{Samples: 5, MeanRunning: 3.9, MaxRunning: 4, MeanWaiting: 11, MaxWaiting: 12,
 		Series: []string{"llamacpp:requests_deferred", "llamacpp:requests_processing"}}
 	e := serverEvidence(llama)
 	if e.MaxKVUsage.OK() || e.Preemptions.OK() || e.MeanRunning != 3.9 || e.MaxRunning != 4 || e.MaxWaiting != 12 {
@@ -32,7 +33,7 @@ func TestServerEvidenceNull(t *testing.T) {
 		t.Errorf("an exposed KV usage of 0 is 0: %+v", e)
 	}
 	// levels.json from before max_running: the mean is all there is.
-	old := &sweep.ServerStats{Samples: 3, MeanRunning: 8, MeanWaiting: 2, MaxWaiting: 2, Series: []string{"vllm:num_requests_running", "vllm:num_requests_waiting"}}
+	old := &record.ServerStats{Samples: 3, MeanRunning: 8, MeanWaiting: 2, MaxWaiting: 2, Series: []string{"vllm:num_requests_running", "vllm:num_requests_waiting"}}
 	if e := serverEvidence(old); e.MaxRunning.OK() || e.MeanRunning != 8 {
 		t.Errorf("old levels.json: %+v", e)
 	}
@@ -46,7 +47,7 @@ func TestServerEvidenceNull(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"requested":64,"mean":null}`), &tl); err != nil || tl.Requested != 64 || tl.Mean.OK() || tl.P95.OK() {
 		t.Errorf("token lengths: %+v, %v", tl, err)
 	}
-	if serverEvidence(nil) != nil || serverEvidence(&sweep.ServerStats{}) != nil {
+	if serverEvidence(nil) != nil || serverEvidence(&record.ServerStats{}) != nil {
 		t.Error("no scrape in the window: want nil")
 	}
 
@@ -88,7 +89,7 @@ func TestServerLimitOf(t *testing.T) {
 		{map[string]string{"max_concurrent_requests": "128", "max_batch_total_tokens": "16000"}, "max_concurrent_requests", 128},
 		{map[string]string{"max_running_requests": "None", "total_slots": "0"}, "", math.NaN()},
 	} {
-		lim := serverLimitOf(&sweep.ServerInfo{Engine: "x", Settings: tt.settings, From: "GET /x"}, nil)
+		lim := serverLimitOf(&record.ServerInfo{Engine: "x", Settings: tt.settings, From: "GET /x"}, nil)
 		if math.IsNaN(tt.want) {
 			if lim != nil {
 				t.Errorf("%v: want no limit, got %+v", tt.settings, lim)
@@ -109,7 +110,7 @@ func TestServerLimitOf(t *testing.T) {
 		t.Errorf("Describe %q, want %q", d, want)
 	}
 	// The metrics' cap is what bound; the stated limit is named beside it.
-	lim = serverLimitOf(&sweep.ServerInfo{Settings: map[string]string{"total_slots": "16"}, From: "GET /props"}, cappedLevels(4, 4, []int{1, 2, 4, 8, 16}))
+	lim = serverLimitOf(&record.ServerInfo{Settings: map[string]string{"total_slots": "16"}, From: "GET /props"}, cappedLevels(4, 4, []int{1, 2, 4, 8, 16}))
 	if lim.Slots != 4 || lim.Stated != 16 || !strings.HasPrefix(lim.Describe(), "total_slots 16, GET /props; its metrics: at most 4 running") {
 		t.Errorf("stated and observed: %+v, %q", lim, lim.Describe())
 	}
@@ -136,7 +137,7 @@ func TestServerLimitOf(t *testing.T) {
 func TestCheckServerLimit(t *testing.T) {
 	levels := geometricLevels(128)
 	info := func(k, v string) Meta {
-		return Meta{Server: &sweep.ServerInfo{Engine: sweep.SimEngine, Settings: map[string]string{k: v}, From: "GET /version"}}
+		return Meta{Server: &record.ServerInfo{Engine: sweep.SimEngine, Settings: map[string]string{k: v}, From: "GET /version"}}
 	}
 	r := Analyze(groundTruth(32, levels, 0, 1), info("max_num_seqs", "32"), fastOptions())
 	if r.ServerLimit == nil || r.ServerLimit.Slots != 32 || hasWarning(r, "server evidence") {

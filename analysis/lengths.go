@@ -5,7 +5,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // MaxLengthOff is the largest relative difference between a level's mean prompt (or fixed
@@ -22,12 +22,12 @@ const MaxLengthOff = 0.05
 //     usage reported (promptCounted; null when it reported none: a record's PromptTokens is
 //     then the workload's own count, which would only repeat the request), and N_out
 //     (Record.OutputTokens: usage.completion_tokens, else the content chunks).
-func summarizeLengths(lv *Level, records []sweep.Record, w0, w1 int64, req RequestedLengths) {
+func summarizeLengths(lv *Level, records []record.Record, w0, w1 int64, req RequestedLengths) {
 	var in, out []float64
 	var reqIn, reqOut requestedMean
 	for i := range records {
 		r := &records[i]
-		if !r.OK() || !sweep.SentInWindow(r, w0, w1) {
+		if !r.OK() || !record.SentInWindow(r, w0, w1) {
 			continue
 		}
 		if promptCounted(r) {
@@ -46,8 +46,8 @@ func summarizeLengths(lv *Level, records []sweep.Record, w0, w1 int64, req Reque
 // (tokens_source usage, or a usage the client did not believe for the output) and its
 // prompt_tokens was believed (no Record.UsagePromptTokens) and given (a usage without
 // prompt_tokens leaves the workload's count).
-func promptCounted(r *sweep.Record) bool {
-	usage := r.TokensSource == sweep.TokensFromUsage || r.UsageOutputTokens != 0
+func promptCounted(r *record.Record) bool {
+	usage := r.TokensSource == record.TokensFromUsage || r.UsageOutputTokens != 0
 	return usage && r.UsagePromptTokens == 0 && r.PromptTokens > 0
 }
 

@@ -8,37 +8,37 @@ import (
 
 	"gonum.org/v1/gonum/floats/scalar"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // lengthRecords is a level of window [10 s, 20 s) whose prompt and output lengths are worked
 // out by hand in TestSummarizeLengths: 64-token prompts the server counts as 240–260 tokens
 // (a sub-word tokenizer and a chat template), 128-token fixed outputs.
-func lengthRecords() (sweep.LevelRun, []sweep.Record) {
-	run := sweep.LevelRun{Concurrency: 1, W0: 10 * sec, W1: 20 * sec, Steady: true, Slices: 10}
-	rec := func(sent int64, prompt, out int, src sweep.TokensSource) sweep.Record {
-		return sweep.Record{Phase: sweep.PhaseMeasure, Sent: sent, TTFT: 100 * time.Millisecond, E2E: 900 * time.Millisecond,
-			PromptTokens: prompt, OutputTokens: out, TokensSource: src, Status: sweep.StatusOK,
+func lengthRecords() (record.LevelRun, []record.Record) {
+	run := record.LevelRun{Concurrency: 1, W0: 10 * sec, W1: 20 * sec, Steady: true, Slices: 10}
+	rec := func(sent int64, prompt, out int, src record.TokensSource) record.Record {
+		return record.Record{Phase: record.PhaseMeasure, Sent: sent, TTFT: 100 * time.Millisecond, E2E: 900 * time.Millisecond,
+			PromptTokens: prompt, OutputTokens: out, TokensSource: src, Status: record.StatusOK,
 			RequestedPromptTokens: 64, RequestedOutputTokens: 128}
 	}
-	recs := []sweep.Record{
-		rec(11*sec, 240, 128, sweep.TokensFromUsage),
-		rec(12*sec, 250, 128, sweep.TokensFromUsage),
-		rec(13*sec, 260, 128, sweep.TokensFromUsage),
-		rec(14*sec, 244, 128, sweep.TokensFromUsage),
+	recs := []record.Record{
+		rec(11*sec, 240, 128, record.TokensFromUsage),
+		rec(12*sec, 250, 128, record.TokensFromUsage),
+		rec(13*sec, 260, 128, record.TokensFromUsage),
+		rec(14*sec, 244, 128, record.TokensFromUsage),
 		// No usage: PromptTokens is the workload's own count (not the server's), N_out the
 		// 100 content chunks.
-		rec(15*sec, 64, 100, sweep.TokensFromChunks),
+		rec(15*sec, 64, 100, record.TokensFromChunks),
 		// The server's prompt_tokens was not believed (PromptTokens is then the request's).
-		rec(16*sec, 64, 128, sweep.TokensFromUsage),
+		rec(16*sec, 64, 128, record.TokensFromUsage),
 		// Sent in warmup, and a failure: neither counts.
-		rec(9*sec, 5000, 5000, sweep.TokensFromUsage),
-		{Phase: sweep.PhaseMeasure, Sent: 17 * sec, E2E: time.Millisecond, PromptTokens: 9999, Status: sweep.StatusError,
-			ErrorClass: sweep.ErrHTTP5xx, RequestedPromptTokens: 9999, RequestedOutputTokens: 9999},
+		rec(9*sec, 5000, 5000, record.TokensFromUsage),
+		{Phase: record.PhaseMeasure, Sent: 17 * sec, E2E: time.Millisecond, PromptTokens: 9999, Status: record.StatusError,
+			ErrorClass: record.ErrHTTP5xx, RequestedPromptTokens: 9999, RequestedOutputTokens: 9999},
 	}
 	recs[5].UsagePromptTokens = 1e15
 	recs[5].TokensNote = "usage.prompt_tokens 1e15 is absurd"
-	recs[6].Phase = sweep.PhaseWarmup
+	recs[6].Phase = record.PhaseWarmup
 	return run, recs
 }
 
@@ -51,7 +51,7 @@ func TestSummarizeLengths(t *testing.T) {
 	run, recs := lengthRecords()
 	opts := DefaultOptions()
 	opts.Lengths = RequestedLengths{FixedOutput: true, InputTokens: 1, OutputTokens: 1} // records say theirs
-	lv := Summarize([]sweep.Level{{Run: run, Records: recs}}, opts)[0]
+	lv := Summarize([]record.Level{{Run: run, Records: recs}}, opts)[0]
 	check := func(name string, got Float, want float64) {
 		t.Helper()
 		if !scalar.EqualWithinAbsOrRel(float64(got), want, 1e-12, 1e-12) {
@@ -85,11 +85,11 @@ func TestSummarizeLengthsFallback(t *testing.T) {
 	run, recs := lengthRecords()
 	for i := range recs {
 		recs[i].RequestedPromptTokens, recs[i].RequestedOutputTokens = 0, 0
-		recs[i].TokensSource, recs[i].UsagePromptTokens = sweep.TokensFromChunks, 0
+		recs[i].TokensSource, recs[i].UsagePromptTokens = record.TokensFromChunks, 0
 	}
 	opts := DefaultOptions()
 	opts.Lengths = RequestedLengths{InputTokens: 64, OutputTokens: 128}
-	lv := Summarize([]sweep.Level{{Run: run, Records: recs}}, opts)[0]
+	lv := Summarize([]record.Level{{Run: run, Records: recs}}, opts)[0]
 	if lv.InputTokens.Requested != 64 || lv.OutputTokens.Requested != 128 || lv.FixedOutput {
 		t.Errorf("fallback: input %+v, output %+v, fixed %v", lv.InputTokens, lv.OutputTokens, lv.FixedOutput)
 	}
@@ -99,7 +99,7 @@ func TestSummarizeLengthsFallback(t *testing.T) {
 	if p, o := lv.LengthsOff(); p || o {
 		t.Errorf("LengthsOff = %v, %v: nothing to compare", p, o)
 	}
-	lv = Summarize([]sweep.Level{{Run: run, Records: recs}}, DefaultOptions())[0]
+	lv = Summarize([]record.Level{{Run: run, Records: recs}}, DefaultOptions())[0]
 	if lv.InputTokens.Requested.OK() || lv.OutputTokens.Requested.OK() {
 		t.Errorf("no record and no workload says what was requested: %+v, %+v", lv.InputTokens, lv.OutputTokens)
 	}

@@ -1,7 +1,7 @@
 package analysis
 
 import (
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // PrefixCache is a level's prefix-cache hit rate (DESIGN §3.7): the fraction of the prompt
@@ -24,7 +24,7 @@ type PrefixCache struct {
 // Sources of PrefixCache.Source.
 const (
 	// PrefixFromCounters: the increase of the server's hit counter over the window ÷ that of
-	// its query counter (vLLM V1; sweep.ServerStats).
+	// its query counter (vLLM V1; record.ServerStats).
 	PrefixFromCounters = "server_counters"
 	// PrefixFromUsage: the requests' usage.prompt_tokens_details.cached_tokens.
 	PrefixFromUsage = "usage"
@@ -49,7 +49,7 @@ func KnownPrefixSource(s string) bool {
 // window the usage counts (in: a closed-loop level's successes completed in the window, a
 // rate level's successful arrivals, as its other usage figures), in the order counters,
 // usage, gauge; it stays nil when none measures the rate.
-func summarizePrefixCache(lv *Level, run *sweep.LevelRun, records []sweep.Record, in func(*sweep.Record) bool) {
+func summarizePrefixCache(lv *Level, run *record.LevelRun, records []record.Record, in func(*record.Record) bool) {
 	var cached, prompt float64
 	for i := range records {
 		r := &records[i]
@@ -64,7 +64,7 @@ func summarizePrefixCache(lv *Level, run *sweep.LevelRun, records []sweep.Record
 	}
 	rate, ok := run.Server.PrefixCacheRate()
 	switch {
-	case ok && run.Server.PrefixCacheSource == sweep.PrefixFromCounters:
+	case ok && run.Server.PrefixCacheSource == record.PrefixFromCounters:
 		pc.HitRate, pc.Source = Float(rate), PrefixFromCounters
 	case prompt > 0:
 		pc.HitRate, pc.Source = pc.UsageHitRate, PrefixFromUsage

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // TestSummarizePrefixCache: the usage rate is Σ cached ÷ Σ prompt over the successful
@@ -16,24 +16,24 @@ import (
 // are left out); the server's counters, when scraped, win over it, and it over a gauge;
 // none leaves it absent.
 func TestSummarizePrefixCache(t *testing.T) {
-	run := sweep.LevelRun{Index: 0, Concurrency: 1, W0: 10 * sec, W1: 20 * sec, Steady: true, Slices: 10}
-	rec := func(sent int64, cached *int, status sweep.Status) sweep.Record {
-		return sweep.Record{Phase: sweep.PhaseMeasure, Sent: sent, TTFT: 100 * time.Millisecond, E2E: time.Second,
+	run := record.LevelRun{Index: 0, Concurrency: 1, W0: 10 * sec, W1: 20 * sec, Steady: true, Slices: 10}
+	rec := func(sent int64, cached *int, status record.Status) record.Record {
+		return record.Record{Phase: record.PhaseMeasure, Sent: sent, TTFT: 100 * time.Millisecond, E2E: time.Second,
 			Chunks: us(0.1, 2), OutputTokens: 2, PromptTokens: 512, Status: status, CachedTokens: cached}
 	}
 	n := func(v int) *int { return &v }
-	recs := []sweep.Record{
-		rec(11*sec, n(256), sweep.StatusOK), rec(12*sec, n(0), sweep.StatusOK), rec(13*sec, nil, sweep.StatusOK),
-		rec(8*sec, n(512), sweep.StatusOK), rec(14*sec, n(512), sweep.StatusError),
+	recs := []record.Record{
+		rec(11*sec, n(256), record.StatusOK), rec(12*sec, n(0), record.StatusOK), rec(13*sec, nil, record.StatusOK),
+		rec(8*sec, n(512), record.StatusOK), rec(14*sec, n(512), record.StatusError),
 	}
-	lv := Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
+	lv := Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions())[0]
 	if pc := lv.PrefixCache; pc == nil || pc.HitRate != 0.25 || pc.Source != PrefixFromUsage || pc.UsageHitRate != 0.25 {
 		t.Fatalf("prefix cache %+v: want 0.25 from usage", pc)
 	}
 	half, gauge := 0.5, 0.75
-	run.Server = &sweep.ServerStats{Samples: 3, PrefixCacheHitRate: &half, PrefixCacheSource: sweep.PrefixFromCounters,
+	run.Server = &record.ServerStats{Samples: 3, PrefixCacheHitRate: &half, PrefixCacheSource: record.PrefixFromCounters,
 		Series: []string{"vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total"}}
-	lv = Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
+	lv = Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions())[0]
 	if pc := lv.PrefixCache; pc == nil || pc.HitRate != 0.5 || pc.Source != PrefixFromCounters || pc.UsageHitRate != 0.25 {
 		t.Fatalf("prefix cache %+v: want 0.5 from the counters, 0.25 from usage", pc)
 	}
@@ -42,8 +42,8 @@ func TestSummarizePrefixCache(t *testing.T) {
 		t.Errorf("analysis.json level %s (%v)", b, err)
 	}
 	// A gauge does not measure the window: the usage wins over it, and it is used without.
-	run.Server = &sweep.ServerStats{Samples: 3, PrefixCacheHitRate: &gauge, PrefixCacheSource: sweep.PrefixFromGauge, Series: []string{"sglang:cache_hit_rate"}}
-	lv = Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
+	run.Server = &record.ServerStats{Samples: 3, PrefixCacheHitRate: &gauge, PrefixCacheSource: record.PrefixFromGauge, Series: []string{"sglang:cache_hit_rate"}}
+	lv = Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions())[0]
 	if pc := lv.PrefixCache; pc == nil || pc.HitRate != 0.25 || pc.Source != PrefixFromUsage {
 		t.Fatalf("prefix cache %+v: want 0.25 from usage over the gauge", pc)
 	}
@@ -51,7 +51,7 @@ func TestSummarizePrefixCache(t *testing.T) {
 	for i := range noUsage {
 		noUsage[i].CachedTokens = nil
 	}
-	lv = Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, noUsage), DefaultOptions())[0]
+	lv = Summarize(record.GroupRecords([]record.LevelRun{run}, noUsage), DefaultOptions())[0]
 	if pc := lv.PrefixCache; pc == nil || pc.HitRate != 0.75 || pc.Source != PrefixFromGauge || pc.UsageHitRate.OK() {
 		t.Fatalf("prefix cache %+v: want 0.75 from the gauge", pc)
 	}
@@ -59,7 +59,7 @@ func TestSummarizePrefixCache(t *testing.T) {
 		recs[i].CachedTokens = nil
 	}
 	run.Server = nil
-	lv = Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
+	lv = Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions())[0]
 	if b, _ := json.Marshal(lv); lv.PrefixCache != nil || strings.Contains(string(b), "prefix_cache") {
 		t.Errorf("unmeasured: %+v", lv.PrefixCache)
 	}
@@ -70,14 +70,14 @@ func TestSummarizePrefixCache(t *testing.T) {
 // 512 of 512) is left out, the one scheduled inside and completed after it (0 of 512) is
 // counted with the one inside (256 of 512): 256 ÷ 1024.
 func TestSummarizePrefixCacheRate(t *testing.T) {
-	run := sweep.LevelRun{Index: 0, OfferedRPS: 0.5, W0: 10 * sec, W1: 20 * sec, Steady: true, Slices: 10}
+	run := record.LevelRun{Index: 0, OfferedRPS: 0.5, W0: 10 * sec, W1: 20 * sec, Steady: true, Slices: 10}
 	n := func(v int) *int { return &v }
-	rec := func(sched, sent int64, cached int) sweep.Record {
-		return sweep.Record{Scheduled: sched, Sent: sent, TTFT: 100 * time.Millisecond, E2E: 2 * time.Second, OutputTokens: 2,
-			PromptTokens: 512, Status: sweep.StatusOK, CachedTokens: n(cached)}
+	rec := func(sched, sent int64, cached int) record.Record {
+		return record.Record{Scheduled: sched, Sent: sent, TTFT: 100 * time.Millisecond, E2E: 2 * time.Second, OutputTokens: 2,
+			PromptTokens: 512, Status: record.StatusOK, CachedTokens: n(cached)}
 	}
-	recs := []sweep.Record{rec(9*sec, 10*sec+1, 512), rec(12*sec, 12*sec, 256), rec(19*sec, 19*sec, 0)}
-	lv := Summarize([]sweep.Level{{Run: run, Records: recs}}, DefaultOptions())[0]
+	recs := []record.Record{rec(9*sec, 10*sec+1, 512), rec(12*sec, 12*sec, 256), rec(19*sec, 19*sec, 0)}
+	lv := Summarize([]record.Level{{Run: run, Records: recs}}, DefaultOptions())[0]
 	if pc := lv.PrefixCache; !lv.IsRate() || pc == nil || pc.HitRate != 0.25 || pc.Source != PrefixFromUsage {
 		t.Errorf("rate level prefix cache %+v, want 0.25 from the usage of the arrivals", pc)
 	}

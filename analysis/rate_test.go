@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -121,7 +122,7 @@ func TestRateSustainableRule(t *testing.T) {
 		for seed := uint64(1); seed <= 20; seed++ {
 			o := openLoop{rate: f * truth, nOut: nOut, warm: 5 * time.Second, window: window, maxWindow: 6 * window,
 				drain: 300 * time.Second, lag: 20 * time.Microsecond, seed: seed, scrape: time.Second}
-			if l := Summarize([]sweep.Level{runOpenLoop(e, o, 0)}, DefaultOptions())[0]; !l.Sustainable {
+			if l := Summarize([]record.Level{runOpenLoop(e, o, 0)}, DefaultOptions())[0]; !l.Sustainable {
 				n++
 			}
 		}
@@ -178,7 +179,7 @@ func TestRateSustainableTable(t *testing.T) {
 					for i, scrape := range []time.Duration{time.Second, 0} {
 						o := openLoop{rate: f * e.truth, nOut: e.nOut, warm: 5 * time.Second, window: w, maxWindow: 6 * w,
 							drain: 300 * time.Second, lag: 20 * time.Microsecond, seed: seed, scrape: scrape}
-						if l := Summarize([]sweep.Level{runOpenLoop(e.e, o, 0)}, DefaultOptions())[0]; !l.Sustainable {
+						if l := Summarize([]record.Level{runOpenLoop(e.e, o, 0)}, DefaultOptions())[0]; !l.Sustainable {
 							n[i]++
 						}
 					}
@@ -264,21 +265,21 @@ func TestRateInFlightCap(t *testing.T) {
 // TestSummarizeRateHandMade works a rate level out by hand: window [10 s, 20 s), offered 0.5
 // requests/s.
 func TestSummarizeRateHandMade(t *testing.T) {
-	run := sweep.LevelRun{Index: 0, OfferedRPS: 0.5, W0: 10 * sec, W1: 20 * sec, Steady: true, Slices: 10}
+	run := record.LevelRun{Index: 0, OfferedRPS: 0.5, W0: 10 * sec, W1: 20 * sec, Steady: true, Slices: 10}
 	ms := time.Millisecond
-	recs := []sweep.Record{
+	recs := []record.Record{
 		// Scheduled before the window, sent inside it: not an arrival of the window.
-		{Scheduled: 9*sec + 900*int64(ms), Sent: 10*sec + 100*int64(ms), TTFT: 50 * ms, E2E: 500 * ms, OutputTokens: 10, Status: sweep.StatusOK},
+		{Scheduled: 9*sec + 900*int64(ms), Sent: 10*sec + 100*int64(ms), TTFT: 50 * ms, E2E: 500 * ms, OutputTokens: 10, Status: record.StatusOK},
 		// Arrivals: lag 1 ms, TTFT 100 ms, E2E 1 s.
-		{Scheduled: 11 * sec, Sent: 11*sec + int64(ms), TTFT: 100 * ms, E2E: time.Second, OutputTokens: 10, Status: sweep.StatusOK},
+		{Scheduled: 11 * sec, Sent: 11*sec + int64(ms), TTFT: 100 * ms, E2E: time.Second, OutputTokens: 10, Status: record.StatusOK},
 		// lag 3 ms, TTFT 200 ms, E2E 2 s.
-		{Scheduled: 14 * sec, Sent: 14*sec + 3*int64(ms), TTFT: 200 * ms, E2E: 2 * time.Second, OutputTokens: 10, Status: sweep.StatusOK},
+		{Scheduled: 14 * sec, Sent: 14*sec + 3*int64(ms), TTFT: 200 * ms, E2E: 2 * time.Second, OutputTokens: 10, Status: record.StatusOK},
 		// lag 2 ms, failed.
-		{Scheduled: 16 * sec, Sent: 16*sec + 2*int64(ms), E2E: 10 * ms, Status: sweep.StatusError, ErrorClass: sweep.ErrHTTP5xx},
+		{Scheduled: 16 * sec, Sent: 16*sec + 2*int64(ms), E2E: 10 * ms, Status: record.StatusError, ErrorClass: record.ErrHTTP5xx},
 		// Scheduled inside, sent after the window (lag 1.5 s): an arrival of the window.
-		{Scheduled: 19 * sec, Sent: 20*sec + 500*int64(ms), TTFT: 300 * ms, E2E: 3 * time.Second, OutputTokens: 10, Status: sweep.StatusOK},
+		{Scheduled: 19 * sec, Sent: 20*sec + 500*int64(ms), TTFT: 300 * ms, E2E: 3 * time.Second, OutputTokens: 10, Status: record.StatusOK},
 	}
-	lv := Summarize([]sweep.Level{{Run: run, Records: recs}}, DefaultOptions())[0]
+	lv := Summarize([]record.Level{{Run: run, Records: recs}}, DefaultOptions())[0]
 	if !lv.IsRate() || lv.Requests != 4 || lv.Errors != 1 {
 		t.Fatalf("rate %v, requests %d, errors %d: want the 4 arrivals, 1 failed", lv.IsRate(), lv.Requests, lv.Errors)
 	}
@@ -306,12 +307,12 @@ func TestSummarizeRateHandMade(t *testing.T) {
 // holds a backlog of 50 throughout) have no growth; arrivals every 100 ms served one every
 // 200 ms (a queue) grow the backlog by 5 requests/s, and the level is unsustainable.
 func TestBacklogGrowth(t *testing.T) {
-	var flat, queue []sweep.Record
+	var flat, queue []record.Record
 	for i := range 300 {
 		at := int64(i) * sec / 10
-		flat = append(flat, sweep.Record{Scheduled: at, Sent: at, E2E: 5 * time.Second, Status: sweep.StatusOK})
+		flat = append(flat, record.Record{Scheduled: at, Sent: at, E2E: 5 * time.Second, Status: record.StatusOK})
 		done := int64(i+1) * sec / 5
-		queue = append(queue, sweep.Record{Scheduled: at, Sent: at, E2E: time.Duration(done - at), Status: sweep.StatusOK})
+		queue = append(queue, record.Record{Scheduled: at, Sent: at, E2E: time.Duration(done - at), Status: record.StatusOK})
 	}
 	if b := backlogOf(flat, 10*sec, 20*sec); math.Abs(b.slope) > 0.2 || math.Abs(b.mean-50) > 1 {
 		t.Errorf("flat backlog: slope %.3f, mean %.1f; want 0 and 50", b.slope, b.mean)

@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // ratePoint is one usable valid level of an arrival-rate run: its place on the rate axis x
@@ -203,14 +203,14 @@ func rateOff(lv *Level) bool {
 	return math.Abs(got/x-1) > tol
 }
 
-// realizedAstray reports whether a level's realised rate is not sweep.RealizedWithin its
+// realizedAstray reports whether a level's realised rate is not record.RealizedWithin its
 // offered rate (a table without a window: MaxRealizedOff alone).
 func realizedAstray(lv *Level) bool {
 	w := float64(lv.WindowS)
 	if !finite(w) || !(w > 0) {
 		w = math.Inf(1)
 	}
-	return lv.RealizedRPS.OK() && !sweep.RealizedWithin(float64(lv.RealizedRPS), float64(lv.OfferedRPS), w)
+	return lv.RealizedRPS.OK() && !record.RealizedWithin(float64(lv.RealizedRPS), float64(lv.OfferedRPS), w)
 }
 
 // lagTooLong reports whether a sustainable level's schedule lag p99 exceeds

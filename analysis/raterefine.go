@@ -5,16 +5,14 @@ import (
 	"math"
 	"slices"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
-
-var _ sweep.RateRefiner = Refiner{}
 
 // RefineRate chooses the next rate level an arrival-rate sweep adds after its planned ones
 // (sweep.refine); it implements sweep.RateRefiner as Refine does sweep.Refiner: it returns
 // the offered rate (requests/s) and why, 0 and "" when every answer lies close enough to a
 // level run, or 0 and the reason when an added level broke the error-rate or stop_ttft rule.
-func (r Refiner) RefineRate(levels []sweep.Level) (float64, string) {
+func (r Refiner) RefineRate(levels []record.Level) (float64, string) {
 	if why := r.addedBreach(levels); why != "" {
 		return 0, why
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -25,7 +26,7 @@ type openLoop struct {
 	seed          uint64
 	maxConcurrent int // the client's in-flight cap (0: none): arrivals that find it full wait
 	// maxWindow > window extends the window as the live clock does (DESIGN §3.9): slice by
-	// slice (window ÷ 10) until the realised rate is sweep.RealizedWithin rate, at most
+	// slice (window ÷ 10) until the realised rate is record.RealizedWithin rate, at most
 	// maxWindow; the dispatcher stops at the window's end.
 	maxWindow time.Duration
 	// scrape is the interval of the server's waiting-count samples (0: none).
@@ -37,7 +38,7 @@ type openLoop struct {
 // rest are cancelled, and returns when each was admitted to a slot (0: never), the end of
 // its wait in the server's queue.
 type engine interface {
-	serve(recs []sweep.Record, o openLoop, deadline int64) (admitted []int64)
+	serve(recs []record.Record, o openLoop, deadline int64) (admitted []int64)
 }
 
 // batchEngine is the simulator's batching mode (DESIGN §6) as a discrete-step model, with
@@ -64,10 +65,10 @@ func (e batchEngine) capacity(nOut int) float64 {
 }
 
 // run simulates the level and returns it as the sweep would hand it over.
-func (e batchEngine) run(o openLoop, index int) sweep.Level { return runOpenLoop(e, o, index) }
+func (e batchEngine) run(o openLoop, index int) record.Level { return runOpenLoop(e, o, index) }
 
 // sweepRates runs one level per offered rate (requests/s) with o's other settings.
-func (e batchEngine) sweepRates(o openLoop, rates ...float64) []sweep.Level {
+func (e batchEngine) sweepRates(o openLoop, rates ...float64) []record.Level {
 	return sweepModel(e, o, rates...)
 }
 
@@ -100,7 +101,7 @@ func (h *slotFree) Pop() any {
 	return x
 }
 
-func (e slotEngine) serve(recs []sweep.Record, o openLoop, deadline int64) []int64 {
+func (e slotEngine) serve(recs []record.Record, o openLoop, deadline int64) []int64 {
 	if o.maxConcurrent > 0 {
 		panic("slotEngine: no client cap")
 	}
@@ -119,7 +120,7 @@ func (e slotEngine) serve(recs []sweep.Record, o openLoop, deadline int64) []int
 		heap.Fix(&free, 0)
 		r.TTFT = time.Duration(start + int64(e.ttft) - r.Sent)
 		if done := start + svc; done <= deadline {
-			r.E2E, r.Status, r.ErrorClass = time.Duration(done-r.Sent), sweep.StatusOK, ""
+			r.E2E, r.Status, r.ErrorClass = time.Duration(done-r.Sent), record.StatusOK, ""
 			continue
 		}
 		// Cancelled at the deadline: the tokens it got (E2E to its last one), or none.
@@ -136,7 +137,7 @@ func (e slotEngine) serve(recs []sweep.Record, o openLoop, deadline int64) []int
 // runOpenLoop simulates the level on e and returns it as the sweep would hand it over: its
 // LevelRun (offered rate, window, steady, server metrics when o.scrape is set) and one record
 // per arrival.
-func runOpenLoop(e engine, o openLoop, index int) sweep.Level {
+func runOpenLoop(e engine, o openLoop, index int) record.Level {
 	const t0 = int64(1_000_000) * int64(time.Second) // an arbitrary Unix time
 	rng := rand.New(rand.NewPCG(o.seed, uint64(index)))
 	w0 := t0 + int64(o.warm)
@@ -155,10 +156,10 @@ func runOpenLoop(e engine, o openLoop, index int) sweep.Level {
 	}
 	w1 = windowEnd(arrivals, o, w0)
 	arrivals = arrivals[:sortedBelow(arrivals, w1)]
-	recs := make([]sweep.Record, len(arrivals))
+	recs := make([]record.Record, len(arrivals))
 	for i, a := range arrivals {
-		recs[i] = sweep.Record{Level: index, Scheduled: a, Sent: a + int64(o.lag), PromptTokens: 16, OutputTokens: o.nOut,
-			RequestedOutputTokens: o.nOut, TokensSource: sweep.TokensFromUsage, Status: sweep.StatusCancelled, ErrorClass: sweep.ErrCancelled}
+		recs[i] = record.Record{Level: index, Scheduled: a, Sent: a + int64(o.lag), PromptTokens: 16, OutputTokens: o.nOut,
+			RequestedOutputTokens: o.nOut, TokensSource: record.TokensFromUsage, Status: record.StatusCancelled, ErrorClass: record.ErrCancelled}
 	}
 	deadline := w1 + int64(o.drain)
 	admitted := e.serve(recs, o, deadline)
@@ -166,24 +167,24 @@ func runOpenLoop(e engine, o openLoop, index int) sweep.Level {
 		r := &recs[i]
 		switch {
 		case r.Scheduled < w0:
-			r.Phase = sweep.PhaseWarmup
+			r.Phase = record.PhaseWarmup
 		case r.Scheduled < w1:
-			r.Phase = sweep.PhaseMeasure
+			r.Phase = record.PhaseMeasure
 		default:
-			r.Phase = sweep.PhaseDrain
+			r.Phase = record.PhaseDrain
 		}
 	}
-	run := sweep.LevelRun{Index: index, Concurrency: o.maxConcurrent, OfferedRPS: o.rate, WarmupStart: t0, W0: w0, W1: w1,
+	run := record.LevelRun{Index: index, Concurrency: o.maxConcurrent, OfferedRPS: o.rate, WarmupStart: t0, W0: w0, W1: w1,
 		DrainEnd: deadline, Steady: true, Slices: 10}
 	if o.scrape > 0 {
 		run.Server = waitingStats(recs, admitted, o.scrape, t0, w0, w1)
 	}
-	return sweep.Level{Run: run, Records: recs}
+	return record.Level{Run: run, Records: recs}
 }
 
 // windowEnd is the end of the window from w0 (arrivals ascending): w0 + o.window, or, with
 // o.maxWindow, the first slice boundary from there where the realised rate is
-// sweep.RealizedWithin o.rate, else w0 + o.maxWindow.
+// record.RealizedWithin o.rate, else w0 + o.maxWindow.
 func windowEnd(arrivals []int64, o openLoop, w0 int64) int64 {
 	if o.maxWindow <= o.window {
 		return w0 + int64(o.window)
@@ -191,7 +192,7 @@ func windowEnd(arrivals []int64, o openLoop, w0 int64) int64 {
 	slice := int64(o.window) / 10
 	for w1 := w0 + int64(o.window); w1 < w0+int64(o.maxWindow); w1 += slice {
 		n := sortedBelow(arrivals, w1) - sortedBelow(arrivals, w0)
-		if sweep.RealizedWithin(float64(n)/sweep.WindowSeconds(w0, w1), o.rate, sweep.WindowSeconds(w0, w1)) {
+		if record.RealizedWithin(float64(n)/record.WindowSeconds(w0, w1), o.rate, record.WindowSeconds(w0, w1)) {
 			return w1
 		}
 	}
@@ -207,7 +208,7 @@ func sortedBelow(ts []int64, t int64) int {
 // waitingStats is the server's waiting count (requests sent, not yet admitted to a slot)
 // scraped every scrape from t0, summarized over [w0, w1) as the live sweep does
 // (sweep.SummarizeSamples).
-func waitingStats(recs []sweep.Record, admitted []int64, scrape time.Duration, t0, w0, w1 int64) *sweep.ServerStats {
+func waitingStats(recs []record.Record, admitted []int64, scrape time.Duration, t0, w0, w1 int64) *record.ServerStats {
 	sent := make([]int64, 0, len(recs))
 	start := make([]int64, 0, len(recs))
 	for i := range recs {
@@ -233,8 +234,8 @@ func waitingStats(recs []sweep.Record, admitted []int64, scrape time.Duration, t
 }
 
 // sweepModel runs one level per offered rate (requests/s) on e with o's other settings.
-func sweepModel(e engine, o openLoop, rates ...float64) []sweep.Level {
-	out := make([]sweep.Level, len(rates))
+func sweepModel(e engine, o openLoop, rates ...float64) []record.Level {
+	out := make([]record.Level, len(rates))
 	for i, r := range rates {
 		o.rate = r
 		out[i] = runOpenLoop(e, o, i)
@@ -242,7 +243,7 @@ func sweepModel(e engine, o openLoop, rates ...float64) []sweep.Level {
 	return out
 }
 
-func (e batchEngine) serve(recs []sweep.Record, o openLoop, deadline int64) []int64 {
+func (e batchEngine) serve(recs []record.Record, o openLoop, deadline int64) []int64 {
 	type seq struct {
 		i, tokens int
 		first     bool
@@ -299,7 +300,7 @@ func (e batchEngine) serve(recs []sweep.Record, o openLoop, deadline int64) []in
 				kept = append(kept, s)
 				continue
 			}
-			r.E2E, r.Status, r.ErrorClass = time.Duration(now-r.Sent), sweep.StatusOK, ""
+			r.E2E, r.Status, r.ErrorClass = time.Duration(now-r.Sent), record.StatusOK, ""
 			inFlight--
 		}
 		running = kept
@@ -313,7 +314,7 @@ func (e batchEngine) serve(recs []sweep.Record, o openLoop, deadline int64) []in
 	for i := range recs {
 		r := &recs[i]
 		switch {
-		case r.Status != sweep.StatusCancelled:
+		case r.Status != record.StatusCancelled:
 		case !sent[i]:
 			r.Sent, r.E2E, r.OutputTokens = deadline, 0, 0
 		case tokens[i] > 0:

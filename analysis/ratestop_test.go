@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // TestRateStopRule drives the open-loop stop rule with levels of the batching engine
@@ -20,7 +20,7 @@ func TestRateStopRule(t *testing.T) {
 	e := demoEngine()
 	truth := e.capacity(64)
 	levels := e.sweepRates(demoOpenLoop(5*time.Second, 11), 0.5*truth, 0.9*truth, 1.5*truth, 2*truth)
-	rules := StopRules{Rules: sweep.StopRules{Plateau: true, Overload: true, MaxErrorRate: 0.05, MaxUnsustainable: 2}}
+	rules := StopRules{Rules: record.StopRules{Plateau: true, Overload: true, MaxErrorRate: 0.05, MaxUnsustainable: 2}}
 	for n := 1; n <= 3; n++ {
 		if why := rules.Decide(levels[:n]); why != "" {
 			t.Errorf("after %d levels: stop %q, want none", n, why)
@@ -46,7 +46,7 @@ func TestRateStopTTFT(t *testing.T) {
 	o := demoOpenLoop(5*time.Second, 3)
 	o.maxConcurrent = 16
 	l := e.sweepRates(o, 1.6*e.cfg.IdealTPS(16)/64)
-	rules := StopRules{Rules: sweep.StopRules{MaxErrorRate: 0.05, StopTTFT: time.Second}}
+	rules := StopRules{Rules: record.StopRules{MaxErrorRate: 0.05, StopTTFT: time.Second}}
 	why := rules.Decide(l)
 	if !strings.HasPrefix(why, "TTFT p95 from the scheduled arrival ") || !strings.HasSuffix(why, " at 50 requests/s is above stop_ttft 1s") {
 		t.Errorf("stop %q, want TTFT p95 from the scheduled arrival … at 50 requests/s is above stop_ttft 1s", why)
@@ -69,7 +69,7 @@ func TestRefineRate(t *testing.T) {
 	levels := e.sweepRates(o, 4, 8, 16, 32, 64)
 	opts := DefaultOptions()
 	opts.SLO = SLO{TTFTP95: 500 * time.Millisecond}
-	r := NewRefiner(opts, sweep.StopRules{MaxErrorRate: 0.05})
+	r := NewRefiner(opts, record.StopRules{MaxErrorRate: 0.05})
 	var added []float64
 	for len(added) < 4 {
 		rps, why := r.RefineRate(levels)
@@ -119,9 +119,9 @@ func TestRefineRateStopsOnBreach(t *testing.T) {
 	last := &levels[1]
 	last.Run.Refine = "capacity ≈ …"
 	for i := range last.Records {
-		last.Records[i].Status, last.Records[i].ErrorClass = sweep.StatusError, sweep.ErrHTTP5xx
+		last.Records[i].Status, last.Records[i].ErrorClass = record.StatusError, record.ErrHTTP5xx
 	}
-	rps, why := NewRefiner(DefaultOptions(), sweep.StopRules{MaxErrorRate: 0.05}).RefineRate(levels)
+	rps, why := NewRefiner(DefaultOptions(), record.StopRules{MaxErrorRate: 0.05}).RefineRate(levels)
 	if rps != 0 || why != "added level 20 requests/s had error rate 100.0%, above max_error_rate 5.0%" {
 		t.Errorf("RefineRate = %g, %q", rps, why)
 	}

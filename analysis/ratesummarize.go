@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // Thresholds of an arrival-rate level (DESIGN §4.15).
@@ -58,7 +58,7 @@ const (
 //     lag and E2E + lag, from the scheduled time) and schedule_lag_ms (Sent − Scheduled, over
 //     every arrival whatever its status); token lengths and usage too;
 //   - realized_rps = the window's arrivals ÷ T (the rate the schedule's draw realised, the
-//     level's place on the rate axis), with a note when it is not sweep.RealizedWithin the
+//     level's place on the rate axis), with a note when it is not record.RealizedWithin the
 //     offered rate; achieved_rps = requests sent in the window ÷ T;
 //   - output TPS, its CI, QPS (the completion rate), input TPS, achieved concurrency and
 //     Little's law are the closed loop's window metrics;
@@ -80,7 +80,7 @@ const (
 // since a growing backlog is the finding of an unsustainable level — when it was not steady
 // or its Little's-law error exceeds 10%. There is no achieved-concurrency check: an open loop
 // has no target concurrency.
-func (s *scratch) summarizeRate(run *sweep.LevelRun, records []sweep.Record, opts Options) Level {
+func (s *scratch) summarizeRate(run *record.LevelRun, records []record.Record, opts Options) Level {
 	lv := emptyLevel(run)
 	rl := NewRateLevel(run.OfferedRPS)
 	rl.TimeScale = Float(run.TimeScale)
@@ -91,13 +91,13 @@ func (s *scratch) summarizeRate(run *sweep.LevelRun, records []sweep.Record, opt
 		rateValidity(&lv, run, opts, false)
 		return lv
 	}
-	lv.WindowS = Float(sweep.WindowSeconds(w0, w1))
-	win := sweep.NewWindowTotals(w0, w1, min(max(run.Slices, minSlices), maxSlices))
+	lv.WindowS = Float(record.WindowSeconds(w0, w1))
+	win := record.NewWindowTotals(w0, w1, min(max(run.Slices, minSlices), maxSlices))
 	slo := opts.SLO.requestLimits()
 	var good goodput
 	var arrived sentStats
 	var lags, ttftSched, e2eSched []float64
-	var pop []sweep.Record // the window's arrivals
+	var pop []record.Record // the window's arrivals
 	sent := 0
 	s.ttft, s.tpot, s.e2e, s.itl = s.ttft[:0], s.tpot[:0], s.e2e[:0], s.itl[:0]
 	s.ttftKernel = s.ttftKernel[:0]
@@ -105,15 +105,15 @@ func (s *scratch) summarizeRate(run *sweep.LevelRun, records []sweep.Record, opt
 	for i := range records {
 		r := &records[i]
 		win.Add(r)
-		if sweep.SentInWindow(r, w0, w1) {
+		if record.SentInWindow(r, w0, w1) {
 			sent++
 		}
 		lag := r.Lag()
-		if sweep.CompletedInWindow(r, w0, w1) && slo.met(shifted(r, lag)) {
+		if record.CompletedInWindow(r, w0, w1) && slo.met(shifted(r, lag)) {
 			good.requests++
 			good.tokens += float64(r.OutputTokens)
 		}
-		if !sweep.ArrivedInWindow(r, w0, w1) {
+		if !record.ArrivedInWindow(r, w0, w1) {
 			continue
 		}
 		pop = append(pop, *r)
@@ -127,7 +127,7 @@ func (s *scratch) summarizeRate(run *sweep.LevelRun, records []sweep.Record, opt
 		}
 	}
 	s.fill(&lv, win, &arrived, good)
-	if c := arrived.classes[string(sweep.ErrCancelled)]; c > 0 {
+	if c := arrived.classes[string(record.ErrCancelled)]; c > 0 {
 		// The client's cancellations (queued unsent when issuing stopped, or in flight at
 		// drain_timeout) are the backlog an unsustainable level leaves, not the server's
 		// errors: error_classes counts them, the error rate does not.
@@ -142,21 +142,21 @@ func (s *scratch) summarizeRate(run *sweep.LevelRun, records []sweep.Record, opt
 	b := backlogOf(records, w0, w1)
 	rl.BacklogGrowthRPS = Float(b.slope)
 	q := queueTrend{backlog: b, waiting: waitingTrendOf(run.Server)}
-	if why := q.unsustainable(float64(rl.RealizedRPS), sweep.WindowSeconds(w0, w1), float64(lv.CompletionRate())); why != "" {
+	if why := q.unsustainable(float64(rl.RealizedRPS), record.WindowSeconds(w0, w1), float64(lv.CompletionRate())); why != "" {
 		rl.Sustainable = false
 		lv.Notes = append(lv.Notes, "unsustainable: "+why+"; kept as a point above capacity")
 	}
 	// Lengths and usage over the window's arrivals: every record of pop passes the bounds.
 	summarizeLengths(&lv, pop, math.MinInt64, math.MaxInt64, opts.Lengths)
 	summarizeUsage(&lv, pop, math.MinInt64, math.MaxInt64)
-	summarizePrefixCache(&lv, run, pop, (*sweep.Record).OK)
+	summarizePrefixCache(&lv, run, pop, (*record.Record).OK)
 	rateValidity(&lv, run, opts, arrived.ok > 0)
 	return lv
 }
 
 // shifted returns a copy of r with its TTFT and E2E measured from the scheduled time (lag
 // added): what the SLO of goodput judges on a rate level.
-func shifted(r *sweep.Record, lag time.Duration) *sweep.Record {
+func shifted(r *record.Record, lag time.Duration) *record.Record {
 	c := *r
 	if c.TTFT > 0 {
 		c.TTFT += lag
@@ -176,7 +176,7 @@ type backlogStats struct {
 // backlogOf samples B(t) = #{arrivals ≤ t} − #{endings ≤ t} over every record (an arrival is
 // Record.Arrival, an ending Record.Done, whatever the status) at backlogSamples + 1 equal
 // steps of [w0, w1] and fits a line by least squares.
-func backlogOf(records []sweep.Record, w0, w1 int64) backlogStats {
+func backlogOf(records []record.Record, w0, w1 int64) backlogStats {
 	var b backlogStats
 	arr := make([]int64, 0, len(records))
 	end := make([]int64, 0, len(records))
@@ -237,7 +237,7 @@ func (b backlogStats) noise() float64 {
 	return math.Max(math.Max(b.resid, math.Sqrt(2*b.mean)), 1)
 }
 
-// waitingTrend is the trend of the server's waiting count over a window (sweep.ServerStats):
+// waitingTrend is the trend of the server's waiting count over a window (record.ServerStats):
 // its least-squares slope (requests/s) and residual standard deviation (requests); ok is
 // false when not measured.
 type waitingTrend struct {
@@ -246,8 +246,8 @@ type waitingTrend struct {
 }
 
 // waitingTrendOf reads the waiting count's trend from the server metrics of a level.
-func waitingTrendOf(st *sweep.ServerStats) waitingTrend {
-	if !st.Exposes(sweep.MetricWaiting) || st.WaitingGrowthRPS == nil || st.WaitingResidSD == nil {
+func waitingTrendOf(st *record.ServerStats) waitingTrend {
+	if !st.Exposes(record.MetricWaiting) || st.WaitingGrowthRPS == nil || st.WaitingResidSD == nil {
 		return waitingTrend{}
 	}
 	return waitingTrend{slope: *st.WaitingGrowthRPS, resid: *st.WaitingResidSD, ok: true}
@@ -291,13 +291,13 @@ func (q queueTrend) unsustainable(arrived, t, done float64) string {
 }
 
 // realizedNote is the note of a level whose realised arrival rate over a window of windowS
-// seconds is not sweep.RealizedWithin its offered rate, or "".
+// seconds is not record.RealizedWithin its offered rate, or "".
 func realizedNote(offered, realized, windowS float64) string {
-	if !(offered > 0) || !finite(realized) || sweep.RealizedWithin(realized, offered, windowS) {
+	if !(offered > 0) || !finite(realized) || record.RealizedWithin(realized, offered, windowS) {
 		return ""
 	}
 	return fmt.Sprintf("realised arrival rate %s requests/s, %s the offered %s (more than %.0f%%): the level is placed and judged at %s",
-		Float(realized).Format(), offPct(realized, offered), Float(offered).Format(), 100*sweep.MaxRealizedOff, Float(realized).Format())
+		Float(realized).Format(), offPct(realized, offered), Float(offered).Format(), 100*record.MaxRealizedOff, Float(realized).Format())
 }
 
 // offPct says how far v is from ref: "22% below", "8% above".
@@ -309,7 +309,7 @@ func offPct(v, ref float64) string {
 }
 
 // rateValidity sets lv.Valid for an arrival-rate level and notes each reason it is invalid.
-func rateValidity(lv *Level, run *sweep.LevelRun, opts Options, anyOK bool) {
+func rateValidity(lv *Level, run *record.LevelRun, opts Options, anyOK bool) {
 	valid := lv.WindowS.OK()
 	note := func(format string, args ...any) {
 		valid = false

@@ -8,7 +8,7 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/analysis/analysistest"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // TestTraceScaleAnswer reads the hand-made rate fixture (analysistest.Rate: levels 4 … 32
@@ -28,7 +28,7 @@ func TestTraceScaleAnswer(t *testing.T) {
 		levels[i] = l
 	}
 	meta := fx.Meta
-	meta.Trace = &sweep.TraceInfo{File: "t.jsonl", Format: sweep.TraceMooncake, Requests: 240, DurationS: 60, MeanRPS: 4}
+	meta.Trace = &record.TraceInfo{File: "t.jsonl", Format: record.TraceMooncake, Requests: 240, DurationS: 60, MeanRPS: 4}
 	opts := analysis.DefaultOptions()
 	opts.SLO = analysis.SLO{TTFTP95: 500 * time.Millisecond, TPOTP95: 50 * time.Millisecond}
 	tr := analysis.Analyze(levels, meta, opts).Trace

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // The warnings of an arrival-rate analysis (DESIGN §4.15), one constructor per kind like
@@ -71,10 +71,10 @@ func rateAchievedOff(levels []*Level) warning {
 }
 
 // rateRealizedOff: at levels, the realised arrival rate (the window's arrivals ÷ its length)
-// is more than sweep.MaxRealizedOff off the offered rate.
+// is more than record.MaxRealizedOff off the offered rate.
 func rateRealizedOff(levels []*Level) warning {
 	return newWarning(warnRateRealizedOff, "", "realised rate: the arrivals scheduled in the window realised a rate more than %.0f%% off the offered one at %s requests/s (the schedule's random draw over a window too short to even it out, max_duration reached first): those levels are placed and judged at the rate realised; a longer max_duration brings it closer",
-		100*sweep.MaxRealizedOff, rateList(levels, func(l *Level) string {
+		100*record.MaxRealizedOff, rateList(levels, func(l *Level) string {
 			return "realised " + l.RealizedRPS.Format() + ", " + offPct(float64(l.RealizedRPS), float64(l.OfferedRPS))
 		}))
 }

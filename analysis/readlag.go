@@ -3,10 +3,10 @@ package analysis
 import (
 	"time"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
-// ReadLag is a level's client read lag (sweep.ClientStats.ReadLag…, DESIGN §3.3): from the
+// ReadLag is a level's client read lag (record.ClientStats.ReadLag…, DESIGN §3.3): from the
 // kernel's arrival time of the bytes to the moment the client timestamped each content chunk.
 type ReadLag struct {
 	// P50MS, P99MS and MaxMS are the lag's median, p99 and largest value, in milliseconds.
@@ -47,7 +47,7 @@ func ttftSummaryOf(values []float64) *TTFTSummary {
 
 // readLagOf returns the evidence that decided a level's client verdict and its read lag (nil
 // without timestamps).
-func readLagOf(cs *sweep.ClientStats) (string, *ReadLag) {
+func readLagOf(cs *record.ClientStats) (string, *ReadLag) {
 	if cs == nil {
 		return "", nil
 	}

@@ -3,7 +3,7 @@ package analysis
 import (
 	"fmt"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // Refiner chooses the levels a sweep adds after its planned ones (sweep.refine); it implements
@@ -15,10 +15,8 @@ type Refiner struct {
 	rules StopRules
 }
 
-var _ sweep.Refiner = Refiner{}
-
 // NewRefiner returns the refiner of a sweep analyzed with opts and stopped by rules.
-func NewRefiner(opts Options, rules sweep.StopRules) Refiner {
+func NewRefiner(opts Options, rules record.StopRules) Refiner {
 	opts.Bootstrap = 0
 	return Refiner{opts: opts, rules: StopRules{Rules: rules}}
 }
@@ -27,7 +25,7 @@ func NewRefiner(opts Options, rules sweep.StopRules) Refiner {
 // answer lies close enough to a level run. An added level that broke the error-rate or
 // stop_ttft rule stops the adding (0 and the reason): the server changed, or broke, since the
 // planned levels, and more load would only repeat the failure.
-func (r Refiner) Refine(levels []sweep.Level) (int, string) {
+func (r Refiner) Refine(levels []record.Level) (int, string) {
 	if why := r.addedBreach(levels); why != "" {
 		return 0, why
 	}
@@ -41,7 +39,7 @@ func (r Refiner) Refine(levels []sweep.Level) (int, string) {
 
 // addedBreach returns why adding must stop when the last level is an added one, or a retry run
 // after the planned levels, that broke the error-rate or stop_ttft rule, else "".
-func (r Refiner) addedBreach(levels []sweep.Level) string {
+func (r Refiner) addedBreach(levels []record.Level) string {
 	if n := len(levels) - 1; n >= 0 && (levels[n].Run.Refine != "" || levels[n].Run.RetryOf != nil) && !levels[n].Run.Interrupted {
 		lv := Summarize(levels[n:], DefaultOptions())[0]
 		if b := r.rules.breach(&lv); b.rule != "" {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // Schema is the schema name written in analysis.json.
@@ -117,25 +117,25 @@ type Level struct {
 	WindowS Float `json:"window_s"`
 	// Steady is the sweep's steady-state verdict.
 	Steady bool `json:"steady"`
-	// Imprecise reports a level not steady only for precision (sweep.LevelRun.Imprecise): no
+	// Imprecise reports a level not steady only for precision (record.LevelRun.Imprecise): no
 	// material trend by max_duration, its TPS CI half-width above its target or fewer than
 	// min_requests completions. It stays valid, its numbers with the CI they reached
 	// (OutputTPSCI95), and the reports flag it (DESIGN §4.1).
 	Imprecise bool `json:"imprecise,omitempty"`
 	// LatencyRising reports that TTFT rose materially across the window
-	// (sweep.LevelRun.LatencyRising): a queue still growing. An excluded level with it is
+	// (record.LevelRun.LatencyRising): a queue still growing. An excluded level with it is
 	// evidence of overload for the TTFT blow-up and the knee (DESIGN §4.3, §4.4).
 	LatencyRising bool `json:"latency_rising,omitempty"`
 	// ClientBound reports that the load generator was saturated during the window.
 	ClientBound bool `json:"client_bound"`
-	// ClientEvidence says what decided ClientBound (sweep.ClientStats.Evidence): "estimates"
+	// ClientEvidence says what decided ClientBound (record.ClientStats.Evidence): "estimates"
 	// (the client-effect estimates, latencies on the kernel's clock), "read_lag" (a run from
 	// before them) or "heuristics" (CPU, scheduling latency, run-queue wait); empty without the
 	// client's self-check.
 	ClientEvidence string `json:"client_evidence,omitempty"`
 	// ClientEffect holds the estimates of how much the client's lateness can have moved each
 	// number, by name (ttft_p95, itl_p50, offered_load, …), each a fraction of the number
-	// (sweep.ClientStats.Effects, DESIGN §3.3); ClientTolerance the fraction above which one
+	// (record.ClientStats.Effects, DESIGN §3.3); ClientTolerance the fraction above which one
 	// makes the level client-bound. Absent when none was estimated.
 	ClientEffect    map[string]float64 `json:"client_effect,omitempty"`
 	ClientTolerance float64            `json:"client_tolerance,omitempty"`
@@ -244,14 +244,14 @@ type Meta struct {
 	LoadGenerators int `json:"load_generators,omitempty"`
 	// Server is what the server under test said it is (engine, version, limits), when it
 	// answered an info endpoint before the sweep.
-	Server *sweep.ServerInfo `json:"server_info,omitempty"`
+	Server *record.ServerInfo `json:"server_info,omitempty"`
 	// Kneecap is the version of kneecap that ran the sweep.
 	Kneecap string `json:"kneecap,omitempty"`
 	// PromptSizing is how the sweep sized its prompts in the server's tokens (DESIGN §3.6),
 	// when recorded.
-	PromptSizing *sweep.PromptSizing `json:"prompt_sizing,omitempty"`
+	PromptSizing *record.PromptSizing `json:"prompt_sizing,omitempty"`
 	// Trace is the trace a trace replay replayed (DESIGN §3.9), when it was one.
-	Trace *sweep.TraceInfo `json:"trace,omitempty"`
+	Trace *record.TraceInfo `json:"trace,omitempty"`
 }
 
 // USL is a fit of the Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)).

@@ -3,7 +3,7 @@ package analysis
 import (
 	"math"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // sloMetric is one SLO as checked: its name (ttft_p99), threshold in ms and the level's
@@ -83,11 +83,11 @@ func (a *analyzer) slo() {
 // sloPoints are the valid levels the SLO point is read from: every one but an imprecise level
 // (kept with fewer completions than min_requests, DESIGN §4.1) with fewer successful requests
 // than the SLOs' highest percentile needs to be more than its largest one
-// (sweep.MinPercentileSamples: 20 for p95), which is left out with a warning.
+// (record.MinPercentileSamples: 20 for p95), which is left out with a warning.
 func (a *analyzer) sloPoints(metrics []sloMetric) []point {
 	need := 0
 	for _, m := range metrics {
-		need = max(need, sweep.MinPercentileSamples(float64(m.pct)))
+		need = max(need, record.MinPercentileSamples(float64(m.pct)))
 	}
 	var out []point
 	for _, p := range a.pts {

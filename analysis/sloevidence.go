@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // An excluded level still bounds the SLO point (DESIGN §4.7): a breach it measured is a
@@ -54,7 +54,7 @@ func (a *analyzer) breachOf(lv *Level, metrics []sloMetric) *sloBreach {
 	ok := lv.Requests - lv.Errors
 	for _, m := range metrics {
 		v := m.get(lv)
-		if !finite(v) || v <= m.thr || ok < sweep.MinPercentileSamples(float64(m.pct)) || !a.breachStands(lv, m.name, v, m.thr) {
+		if !finite(v) || v <= m.thr || ok < record.MinPercentileSamples(float64(m.pct)) || !a.breachStands(lv, m.name, v, m.thr) {
 			continue
 		}
 		return &sloBreach{c: float64(lv.Concurrency), lv: lv, name: m.name, value: v, thr: m.thr}

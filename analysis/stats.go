@@ -7,14 +7,14 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // Percentile returns the p-th percentile (p in [0, 100]) of sorted, an ascending slice, by
 // linear interpolation between closest ranks (numpy.percentile's default, R's quantile type
-// 7): sweep.Percentile, the one definition the sweep's client self-check uses too. It returns
+// 7): record.Percentile, the one definition the sweep's client self-check uses too. It returns
 // NaN for an empty slice or a p outside [0, 100] or NaN.
-func Percentile(sorted []float64, p float64) float64 { return sweep.Percentile(sorted, p) }
+func Percentile(sorted []float64, p float64) float64 { return record.Percentile(sorted, p) }
 
 // LatencyOf summarises values (milliseconds): the mean and the type-7 percentiles of
 // Percentile. It sorts values in place. Non-finite values must have been filtered by the

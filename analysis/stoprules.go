@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // Stop-rule thresholds (DESIGN §3).
@@ -21,10 +21,8 @@ const (
 // implements sweep.Judge. Each level is summarized as analysis.json summarizes it (Summarize
 // with DefaultOptions), so the rules read the numbers the report shows.
 type StopRules struct {
-	Rules sweep.StopRules
+	Rules record.StopRules
 }
-
-var _ sweep.Judge = StopRules{}
 
 // Decide returns why the sweep should stop after the last level, or "". Interrupted levels
 // are ignored. Rules, in order: error rate above max_error_rate; TTFT p95 above stop_ttft;
@@ -33,8 +31,8 @@ var _ sweep.Judge = StopRules{}
 // are the error rate, stop_ttft on TTFT measured from the scheduled arrival (what a user
 // waited), and max_unsustainable levels that did not sustain their rate (decideRate): overload
 // and plateau read a closed loop's throughput curve, whose open-loop counterpart is that one.
-func (s StopRules) Decide(levels []sweep.Level) string {
-	var done []sweep.Level
+func (s StopRules) Decide(levels []record.Level) string {
+	var done []record.Level
 	for _, l := range levels {
 		if !l.Run.Interrupted {
 			done = append(done, l)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // minSlices and maxSlices bound the number of batch-means slices used for the TPS confidence
@@ -47,7 +47,7 @@ func (o Options) withDefaults() Options {
 // Per level, with window [W0, W1) and T = W1 − W0:
 //   - latency statistics (TTFT, TPOT, ITL, E2E) cover successful requests sent inside the
 //     window; TPOT = (E2E − TTFT)/(N_out − 1) for N_out > 1; ITL pools every gap between
-//     consecutive chunks, a chunk carrying k = N_out/chunks tokens (sweep.ChunkCount)
+//     consecutive chunks, a chunk carrying k = N_out/chunks tokens (record.ChunkCount)
 //     contributing gap/k with multiplicity k (k = 1 when a request has no more tokens than
 //     chunks); the gaps of a record's ChunksTail (the chunks past the offsets it keeps) come
 //     from its histogram, each bucket at its midpoint (within 3.1%, a level note says so);
@@ -57,7 +57,7 @@ func (o Options) withDefaults() Options {
 //     tokens of chunks that arrived inside the window (k per chunk; a ChunksTail's chunks
 //     evenly spaced after the last kept offset, ending at the last chunk's; without chunk
 //     offsets the N_out tokens are spread evenly from TTFT to E2E), ÷ T
-//     (sweep.TokensInWindow);
+//     (record.TokensInWindow);
 //   - QPS = successful requests with t_send + E2E in the window ÷ T; input TPS = prompt
 //     tokens of requests sent inside the window ÷ T;
 //   - the 95% CI half-width of output TPS comes from batch means over max(10, Slices) equal
@@ -67,8 +67,8 @@ func (o Options) withDefaults() Options {
 //   - goodput counts requests completed in the window whose TTFT, TPOT and E2E each meet the
 //     SLO (per request) ÷ T, and their output tokens ÷ T.
 //
-// The window metrics are sweep's definitions (sweep.WindowTotals over sweep.TokensInWindow,
-// sweep.BusyInWindow and sweep.CompletedInWindow; sweep.SentInWindow for the latency
+// The window metrics are sweep's definitions (record.WindowTotals over record.TokensInWindow,
+// record.BusyInWindow and record.CompletedInWindow; record.SentInWindow for the latency
 // population), the ones the sweep's steady-state test and shard merge use.
 //
 // A level is invalid (Valid false, with a note each) when its window is empty, no request
@@ -78,7 +78,7 @@ func (o Options) withDefaults() Options {
 // An arrival-rate level (LevelRun.OfferedRPS > 0) is summarized by summarizeRate instead:
 // its latency population is the window's arrivals, and it carries RateLevel (DESIGN §1,
 // §4.15).
-func Summarize(levels []sweep.Level, opts Options) []Level {
+func Summarize(levels []record.Level, opts Options) []Level {
 	opts = opts.withDefaults()
 	var s scratch
 	out := make([]Level, len(levels))
@@ -102,7 +102,7 @@ func Summarize(levels []sweep.Level, opts Options) []Level {
 // §3.4): a retry that ran to its end supersedes the run it repeats; one interrupted, cut by the
 // budget or ended by a server that stopped answering does not, and both stay (a complete
 // run's breach or rising latency is not lost to a retry cut short).
-func supersededBy(levels []sweep.Level) map[int]int {
+func supersededBy(levels []record.Level) map[int]int {
 	out := make(map[int]int)
 	for _, l := range levels {
 		if o := l.Run.RetryOf; o != nil && !cutShort(&l.Run) {
@@ -114,7 +114,7 @@ func supersededBy(levels []sweep.Level) map[int]int {
 
 // cutShort reports whether run's window was ended before its clock would have ended it: an
 // interrupt, the budget or a server that stopped answering (the sweep's notes say which).
-func cutShort(run *sweep.LevelRun) bool {
+func cutShort(run *record.LevelRun) bool {
 	if run.Interrupted {
 		return true
 	}
@@ -131,7 +131,7 @@ type scratch struct {
 	clock           clockTally // the latency population's clocks
 }
 
-func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, opts Options) Level {
+func (s *scratch) summarize(run *record.LevelRun, records []record.Record, opts Options) Level {
 	lv := emptyLevel(run)
 	w0, w1 := run.W0, run.W1
 	if w1 <= w0 {
@@ -139,12 +139,12 @@ func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, opts Op
 		s.validity(&lv, run, opts, false)
 		return lv
 	}
-	lv.WindowS = Float(sweep.WindowSeconds(w0, w1))
+	lv.WindowS = Float(record.WindowSeconds(w0, w1))
 
 	// One pass over every record of the level: the window's totals (every record, whatever
 	// its phase or status), goodput (successful requests completed in the window) and the
 	// latency population (requests sent in the window).
-	win := sweep.NewWindowTotals(w0, w1, min(max(run.Slices, minSlices), maxSlices))
+	win := record.NewWindowTotals(w0, w1, min(max(run.Slices, minSlices), maxSlices))
 	slo := opts.SLO.requestLimits()
 	var good goodput
 	var sent sentStats
@@ -154,11 +154,11 @@ func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, opts Op
 	for i := range records {
 		r := &records[i]
 		win.Add(r)
-		if sweep.CompletedInWindow(r, w0, w1) && slo.met(r) {
+		if record.CompletedInWindow(r, w0, w1) && slo.met(r) {
 			good.requests++
 			good.tokens += float64(r.OutputTokens)
 		}
-		if sweep.SentInWindow(r, w0, w1) {
+		if record.SentInWindow(r, w0, w1) {
 			s.addSent(&sent, r)
 		}
 	}
@@ -166,7 +166,7 @@ func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, opts Op
 	s.fill(&lv, win, &sent, good)
 	summarizeLengths(&lv, records, w0, w1, opts.Lengths)
 	summarizeUsage(&lv, records, w0, w1)
-	summarizePrefixCache(&lv, run, records, func(r *sweep.Record) bool { return sweep.CompletedInWindow(r, w0, w1) })
+	summarizePrefixCache(&lv, run, records, func(r *record.Record) bool { return record.CompletedInWindow(r, w0, w1) })
 	lv.Turns = Turns(records, w0, w1)
 	s.validity(&lv, run, opts, sent.ok > 0)
 	return lv
@@ -174,7 +174,7 @@ func (s *scratch) summarize(run *sweep.LevelRun, records []sweep.Record, opts Op
 
 // fill sets lv's numbers from the window's totals, the requests sent in the window (their
 // latencies in s) and goodput.
-func (s *scratch) fill(lv *Level, win *sweep.WindowTotals, sent *sentStats, good goodput) {
+func (s *scratch) fill(lv *Level, win *record.WindowTotals, sent *sentStats, good goodput) {
 	lv.Requests = sent.requests
 	lv.Errors = sent.errors
 	lv.ErrorClasses = sent.classes
@@ -213,7 +213,7 @@ func (s *scratch) fill(lv *Level, win *sweep.WindowTotals, sent *sentStats, good
 
 // emptyLevel returns the summary of run before its records are read: every number NaN (not
 // measured), and what the LevelRun itself says (verdict, notes, server and client evidence).
-func emptyLevel(run *sweep.LevelRun) Level {
+func emptyLevel(run *record.LevelRun) Level {
 	lv := Level{
 		Concurrency:         run.Concurrency,
 		ErrorRate:           NaN(),
@@ -258,7 +258,7 @@ type requestSLO struct{ ttft, tpot, e2e float64 }
 
 // met reports whether r's TTFT, E2E and (with more than one output token) TPOT each meet
 // their limit.
-func (slo requestSLO) met(r *sweep.Record) bool {
+func (slo requestSLO) met(r *record.Record) bool {
 	nOut := r.OutputTokens
 	switch {
 	case slo.ttft > 0 && float64(r.TTFT) > slo.ttft:
@@ -290,7 +290,7 @@ type sentStats struct {
 
 // addSent counts r, a request sent in the window, in st; a successful one joins the latency
 // population (TTFT, TPOT, E2E and ITL in milliseconds).
-func (s *scratch) addSent(st *sentStats, r *sweep.Record) {
+func (s *scratch) addSent(st *sentStats, r *record.Record) {
 	st.requests++
 	st.promptTokens += float64(r.PromptTokens)
 	if !r.OK() {
@@ -335,12 +335,12 @@ func (s *scratch) addSent(st *sentStats, r *sweep.Record) {
 
 // addChunkGaps adds the inter-chunk gaps of r, a successful request with chunk offsets, to the
 // ITL population: each gap between kept offsets, then the gaps of its tail (the chunks past
-// the kept offsets) from their histogram, each bucket at its midpoint (sweep.GapBucketMid,
+// the kept offsets) from their histogram, each bucket at its midpoint (record.GapBucketMid,
 // within 3.1% of every gap in it); a tail without a histogram enters at its mean gap. A
 // chunk carries k = N_out ÷ the chunks seen tokens (k = 1 when N_out is not more), so a gap
 // contributes gap ÷ k with multiplicity k.
-func (s *scratch) addChunkGaps(st *sentStats, r *sweep.Record) {
-	nOut, nChunks := r.OutputTokens, sweep.ChunkCount(r)
+func (s *scratch) addChunkGaps(st *sentStats, r *record.Record) {
+	nOut, nChunks := r.OutputTokens, record.ChunkCount(r)
 	k := 1.0
 	if nOut > nChunks {
 		k = float64(nOut) / float64(nChunks)
@@ -360,7 +360,7 @@ func (s *scratch) addChunkGaps(st *sentStats, r *sweep.Record) {
 			continue
 		}
 		inGaps += g[1]
-		s.itl = append(s.itl, weighted{sweep.GapBucketMid(g[0]) / 1e3 / k, float64(g[1]) * k})
+		s.itl = append(s.itl, weighted{record.GapBucketMid(g[0]) / 1e3 / k, float64(g[1]) * k})
 	}
 	if inGaps == 0 { // no histogram: the mean gap
 		mean := float64(max(tail.SumUS, 0)) / float64(tail.Count) / 1e3
@@ -369,7 +369,7 @@ func (s *scratch) addChunkGaps(st *sentStats, r *sweep.Record) {
 }
 
 // validity sets lv.Valid and appends a note for each reason the level is invalid.
-func (s *scratch) validity(lv *Level, run *sweep.LevelRun, opts Options, anyOK bool) {
+func (s *scratch) validity(lv *Level, run *record.LevelRun, opts Options, anyOK bool) {
 	valid := lv.WindowS.OK()
 	note := func(format string, args ...any) {
 		valid = false

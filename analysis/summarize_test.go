@@ -10,7 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/floats/scalar"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 const sec = int64(time.Second)
@@ -25,27 +25,27 @@ func us(s ...float64) []int64 {
 
 // handLevel is a level with window [10 s, 20 s) and four records whose numbers are worked out
 // by hand in TestSummarizeHandMade.
-func handLevel() (sweep.LevelRun, []sweep.Record) {
-	run := sweep.LevelRun{Index: 0, Concurrency: 1, W0: 10 * sec, W1: 20 * sec, Steady: true, Slices: 10}
-	recs := []sweep.Record{
+func handLevel() (record.LevelRun, []record.Record) {
+	run := record.LevelRun{Index: 0, Concurrency: 1, W0: 10 * sec, W1: 20 * sec, Steady: true, Slices: 10}
+	recs := []record.Record{
 		// Sent in warmup at 9 s; 4 chunks of k = 2 tokens at 9.5, 10, 10.5, 11 s: 3 chunks
 		// (6 tokens) inside the window; completes at 11 s (counts for QPS, not for latency).
-		{Level: 0, Phase: sweep.PhaseWarmup, Sent: 9 * sec, TTFT: 500 * time.Millisecond, E2E: 2 * time.Second,
-			Chunks: us(0.5, 1, 1.5, 2), PromptTokens: 1000, OutputTokens: 8, Status: sweep.StatusOK},
+		{Level: 0, Phase: record.PhaseWarmup, Sent: 9 * sec, TTFT: 500 * time.Millisecond, E2E: 2 * time.Second,
+			Chunks: us(0.5, 1, 1.5, 2), PromptTokens: 1000, OutputTokens: 8, Status: record.StatusOK},
 		// Sent at 12 s; chunks of k = 2 tokens at 13, 14, 16 s; TPOT = (4−1)/(6−1) = 0.6 s;
 		// ITL 500 ms ×2 and 1000 ms ×2.
-		{Level: 0, Phase: sweep.PhaseMeasure, Sent: 12 * sec, TTFT: time.Second, E2E: 4 * time.Second,
-			Chunks: us(1, 2, 4), PromptTokens: 100, OutputTokens: 6, Status: sweep.StatusOK},
+		{Level: 0, Phase: record.PhaseMeasure, Sent: 12 * sec, TTFT: time.Second, E2E: 4 * time.Second,
+			Chunks: us(1, 2, 4), PromptTokens: 100, OutputTokens: 6, Status: record.StatusOK},
 		// Sent at 18 s; chunks at 19, 20, 21, 22 s: 1 token inside; completes after W1;
 		// TPOT = 3/3 = 1 s; ITL 1000 ms ×3.
-		{Level: 0, Phase: sweep.PhaseMeasure, Sent: 18 * sec, TTFT: time.Second, E2E: 4 * time.Second,
-			Chunks: us(1, 2, 3, 4), PromptTokens: 200, OutputTokens: 4, Status: sweep.StatusOK},
+		{Level: 0, Phase: record.PhaseMeasure, Sent: 18 * sec, TTFT: time.Second, E2E: 4 * time.Second,
+			Chunks: us(1, 2, 3, 4), PromptTokens: 200, OutputTokens: 4, Status: record.StatusOK},
 		// A failure sent at 14 s, 100 ms in flight.
-		{Level: 0, Phase: sweep.PhaseMeasure, Sent: 14 * sec, E2E: 100 * time.Millisecond, PromptTokens: 300,
-			Status: sweep.StatusError, ErrorClass: sweep.ErrHTTP5xx},
+		{Level: 0, Phase: record.PhaseMeasure, Sent: 14 * sec, E2E: 100 * time.Millisecond, PromptTokens: 300,
+			Status: record.StatusError, ErrorClass: record.ErrHTTP5xx},
 		// Another level's record: ignored.
-		{Level: 1, Phase: sweep.PhaseMeasure, Sent: 15 * sec, TTFT: time.Second, E2E: 2 * time.Second,
-			Chunks: us(1, 2), PromptTokens: 5000, OutputTokens: 200, Status: sweep.StatusOK},
+		{Level: 1, Phase: record.PhaseMeasure, Sent: 15 * sec, TTFT: time.Second, E2E: 2 * time.Second,
+			Chunks: us(1, 2), PromptTokens: 5000, OutputTokens: 200, Status: record.StatusOK},
 	}
 	return run, recs
 }
@@ -54,7 +54,7 @@ func TestSummarizeHandMade(t *testing.T) {
 	run, recs := handLevel()
 	opts := DefaultOptions()
 	opts.SLO = SLO{TTFTP95: 2 * time.Second, TPOTP95: 700 * time.Millisecond}
-	lv := Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), opts)[0]
+	lv := Summarize(record.GroupRecords([]record.LevelRun{run}, recs), opts)[0]
 	check := func(name string, got Float, want, tol float64) {
 		t.Helper()
 		if !scalar.EqualWithinAbsOrRel(float64(got), want, tol, tol) {
@@ -77,7 +77,7 @@ func TestSummarizeHandMade(t *testing.T) {
 	check("goodput_qps (both completions meet TTFT ≤ 2 s, TPOT ≤ 700 ms)", lv.GoodputQPS, 0.2, 1e-12)
 	check("goodput_tps ((8+6) / 10 s)", lv.GoodputTPS, 1.4, 1e-12)
 	check("mean_output_tokens", lv.MeanOutputTokens, 5, 1e-12)
-	if lv.Requests != 3 || lv.Errors != 1 || lv.ErrorClasses[string(sweep.ErrHTTP5xx)] != 1 {
+	if lv.Requests != 3 || lv.Errors != 1 || lv.ErrorClasses[string(record.ErrHTTP5xx)] != 1 {
 		t.Errorf("requests %d errors %d classes %v, want 3, 1, http_5xx:1", lv.Requests, lv.Errors, lv.ErrorClasses)
 	}
 	// Invalid on three counts: achieved 0.71 < 0.95, errors 33% > 5%, Little 12.7% > 10%.
@@ -91,23 +91,23 @@ func TestSummarizeHandMade(t *testing.T) {
 	// A tighter TPOT SLO (500 ms) fails the 12 s request (600 ms) but not the warmup one
 	// ((2 − 0.5)/7 = 214 ms).
 	opts.SLO.TPOTP95 = 500 * time.Millisecond
-	lv = Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), opts)[0]
+	lv = Summarize(record.GroupRecords([]record.LevelRun{run}, recs), opts)[0]
 	check("goodput_qps with TPOT ≤ 500 ms", lv.GoodputQPS, 0.1, 1e-12)
 }
 
 // Without chunk offsets the N_out tokens are spread evenly from TTFT to E2E, and the ITL
 // summary gives the ITL mean.
 func TestSummarizeWithoutChunks(t *testing.T) {
-	run := sweep.LevelRun{Concurrency: 1, W0: 10 * sec, W1: 20 * sec, Steady: true}
-	recs := []sweep.Record{
+	run := record.LevelRun{Concurrency: 1, W0: 10 * sec, W1: 20 * sec, Steady: true}
+	recs := []record.Record{
 		// tokens at 9, 9.5, 10, 10.5, 11 s: 3 inside.
-		{Sent: 8 * sec, TTFT: time.Second, E2E: 3 * time.Second, OutputTokens: 5, Status: sweep.StatusOK,
-			ITL: &sweep.ITLSummary{Count: 4, SumUS: 2e6, MaxUS: 5e5}},
+		{Sent: 8 * sec, TTFT: time.Second, E2E: 3 * time.Second, OutputTokens: 5, Status: record.StatusOK,
+			ITL: &record.ITLSummary{Count: 4, SumUS: 2e6, MaxUS: 5e5}},
 		// tokens at 13..15 s: 5 inside; ITL mean 500 ms.
-		{Sent: 12 * sec, TTFT: time.Second, E2E: 3 * time.Second, OutputTokens: 5, Status: sweep.StatusOK,
-			ITL: &sweep.ITLSummary{Count: 4, SumUS: 2e6, MaxUS: 5e5}},
+		{Sent: 12 * sec, TTFT: time.Second, E2E: 3 * time.Second, OutputTokens: 5, Status: record.StatusOK,
+			ITL: &record.ITLSummary{Count: 4, SumUS: 2e6, MaxUS: 5e5}},
 	}
-	lv := Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
+	lv := Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions())[0]
 	if !scalar.EqualWithinAbsOrRel(float64(lv.OutputTPS), 0.8, 1e-12, 1e-12) {
 		t.Errorf("output_tps = %v, want 0.8", lv.OutputTPS)
 	}
@@ -120,16 +120,16 @@ func TestSummarizeWithoutChunks(t *testing.T) {
 // E2E = 1 s give QPS = c, achieved concurrency c and a valid level.
 func TestSummarizeClosedLoop(t *testing.T) {
 	const c, n = 4, 40
-	run := sweep.LevelRun{Concurrency: c, W0: 5 * sec, W1: 25 * sec, Steady: true}
-	var recs []sweep.Record
+	run := record.LevelRun{Concurrency: c, W0: 5 * sec, W1: 25 * sec, Steady: true}
+	var recs []record.Record
 	for w := range c {
 		for s := range n {
 			sent := int64(s)*sec + int64(w)*sec/c
-			recs = append(recs, sweep.Record{Concurrency: c, Worker: w, Seq: s, Sent: sent, TTFT: 100 * time.Millisecond,
-				E2E: time.Second, Chunks: us(0.1, 0.4, 0.7, 1.0), OutputTokens: 4, PromptTokens: 10, Status: sweep.StatusOK})
+			recs = append(recs, record.Record{Concurrency: c, Worker: w, Seq: s, Sent: sent, TTFT: 100 * time.Millisecond,
+				E2E: time.Second, Chunks: us(0.1, 0.4, 0.7, 1.0), OutputTokens: 4, PromptTokens: 10, Status: record.StatusOK})
 		}
 	}
-	lv := Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
+	lv := Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions())[0]
 	if !scalar.EqualWithinAbsOrRel(float64(lv.AchievedConcurrency), c, 1e-9, 1e-9) ||
 		!scalar.EqualWithinAbsOrRel(float64(lv.QPS), c, 1e-9, 1e-9) ||
 		!scalar.EqualWithinAbsOrRel(float64(lv.OutputTPS), 4*c, 1e-9, 1e-9) ||
@@ -139,10 +139,10 @@ func TestSummarizeClosedLoop(t *testing.T) {
 	if !(float64(lv.OutputTPSCI95) < 1e-9) {
 		t.Errorf("perfectly regular load: CI half-width %v, want 0", lv.OutputTPSCI95)
 	}
-	// Not steady only for precision (sweep.LevelRun.Imprecise): kept valid and flagged; the
+	// Not steady only for precision (record.LevelRun.Imprecise): kept valid and flagged; the
 	// same level not steady otherwise is excluded.
 	run.Steady, run.Imprecise, run.NotSteadyReason = false, true, "only 80 successful completions in the window, below min_requests 100"
-	lv = Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
+	lv = Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions())[0]
 	if !lv.Valid || !lv.Imprecise || !slices.ContainsFunc(lv.Notes, func(n string) bool { return strings.HasPrefix(n, "imprecise (kept): ") }) {
 		t.Errorf("imprecise level: valid %v imprecise %v notes %q; want valid, flagged", lv.Valid, lv.Imprecise, lv.Notes)
 	}
@@ -151,7 +151,7 @@ func TestSummarizeClosedLoop(t *testing.T) {
 		t.Errorf("imprecise level made invalid by Analyze's recheck: notes %q", res.Levels[0].Notes)
 	}
 	run.Imprecise = false
-	if lv = Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]; lv.Valid {
+	if lv = Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions())[0]; lv.Valid {
 		t.Errorf("not steady, not imprecise: valid, want excluded")
 	}
 }
@@ -160,20 +160,20 @@ func TestSummarizeValidityFlags(t *testing.T) {
 	run, recs := handLevel()
 	run.Steady = false
 	run.Interrupted = true
-	run.Client = &sweep.ClientStats{Bound: true, Reason: "cpu 97%"}
-	lv := Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
+	run.Client = &record.ClientStats{Bound: true, Reason: "cpu 97%"}
+	lv := Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions())[0]
 	if lv.Valid || !lv.ClientBound || len(lv.Notes) != 6 {
 		t.Errorf("notes %q, want 6 (achieved, errors, steady, little, interrupted, client-bound)", lv.Notes)
 	}
 	// The note quotes the sweep's reason for "not steady" when it gave one.
 	run, recs = handLevel()
 	run.Steady, run.NotSteadyReason = false, "only 15 successful completions in the window, below min_requests 20"
-	lv = Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
+	lv = Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions())[0]
 	if !slices.ContainsFunc(lv.Notes, func(n string) bool { return strings.HasPrefix(n, "invalid: not steady: only 15 successful") }) {
 		t.Errorf("notes %q lack the sweep's not-steady reason", lv.Notes)
 	}
 	// Empty window and no records: no panic, invalid, NaN numbers.
-	out := Summarize(sweep.GroupRecords([]sweep.LevelRun{{Concurrency: 2, W0: 5, W1: 5}, {Index: 1, Concurrency: 3, W0: 0, W1: sec, Steady: true}}, nil), Options{})
+	out := Summarize(record.GroupRecords([]record.LevelRun{{Concurrency: 2, W0: 5, W1: 5}, {Index: 1, Concurrency: 3, W0: 0, W1: sec, Steady: true}}, nil), Options{})
 	if out[0].Valid || out[1].Valid || out[0].OutputTPS.OK() || out[1].TTFT.P50.OK() {
 		t.Errorf("degenerate levels: %+v", out)
 	}
@@ -186,7 +186,7 @@ func TestSummarizeValidityFlags(t *testing.T) {
 // counts, a huge slice count) never make Summarize panic.
 func TestSummarizeHostileRecords(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
-	var recs []sweep.Record
+	var recs []record.Record
 	for i := range 2000 {
 		n := rng.IntN(6)
 		ch := make([]int64, n)
@@ -196,13 +196,13 @@ func TestSummarizeHostileRecords(t *testing.T) {
 		if i%97 == 0 && n > 0 {
 			ch[0] = math.MaxInt64 / 2
 		}
-		recs = append(recs, sweep.Record{Level: rng.IntN(3) - 1, Sent: rng.Int64N(30 * sec), TTFT: time.Duration(rng.Int64N(4*sec) - sec),
+		recs = append(recs, record.Record{Level: rng.IntN(3) - 1, Sent: rng.Int64N(30 * sec), TTFT: time.Duration(rng.Int64N(4*sec) - sec),
 			E2E: time.Duration(rng.Int64N(8*sec) - sec), Chunks: ch, OutputTokens: rng.IntN(20) - 5, PromptTokens: rng.IntN(100),
-			Status: []sweep.Status{sweep.StatusOK, sweep.StatusError, sweep.StatusCancelled}[rng.IntN(3)],
-			ITL:    &sweep.ITLSummary{Count: rng.IntN(5), SumUS: rng.Int64N(1e6)}})
+			Status: []record.Status{record.StatusOK, record.StatusError, record.StatusCancelled}[rng.IntN(3)],
+			ITL:    &record.ITLSummary{Count: rng.IntN(5), SumUS: rng.Int64N(1e6)}})
 	}
-	runs := []sweep.LevelRun{{Index: 0, Concurrency: 4, W0: 5 * sec, W1: 25 * sec, Slices: 1 << 40}, {Index: 1, Concurrency: 2, W0: 10 * sec, W1: 11 * sec, Steady: true}}
-	levels := Summarize(sweep.GroupRecords(runs, recs), DefaultOptions())
+	runs := []record.LevelRun{{Index: 0, Concurrency: 4, W0: 5 * sec, W1: 25 * sec, Slices: 1 << 40}, {Index: 1, Concurrency: 2, W0: 10 * sec, W1: 11 * sec, Steady: true}}
+	levels := Summarize(record.GroupRecords(runs, recs), DefaultOptions())
 	Analyze(levels, Meta{}, DefaultOptions())
 }
 
@@ -213,27 +213,27 @@ func TestSummarizeHostileRecords(t *testing.T) {
 func TestSummarizeThinkTime(t *testing.T) {
 	const c, n = 4, 30
 	cycle := 1500 * time.Millisecond
-	run := sweep.LevelRun{Concurrency: c, W0: 6 * sec, W1: 36 * sec, Steady: true}
-	var recs []sweep.Record
+	run := record.LevelRun{Concurrency: c, W0: 6 * sec, W1: 36 * sec, Steady: true}
+	var recs []record.Record
 	for w := range c {
 		for s := range n {
 			sent := int64(s)*int64(cycle) + int64(w)*int64(cycle)/c
-			recs = append(recs, sweep.Record{Concurrency: c, Worker: w, Seq: s, Sent: sent, TTFT: 100 * time.Millisecond,
-				E2E: time.Second, Chunks: us(0.1, 0.4, 0.7, 1.0), OutputTokens: 4, PromptTokens: 10, Status: sweep.StatusOK})
+			recs = append(recs, record.Record{Concurrency: c, Worker: w, Seq: s, Sent: sent, TTFT: 100 * time.Millisecond,
+				E2E: time.Second, Chunks: us(0.1, 0.4, 0.7, 1.0), OutputTokens: 4, PromptTokens: 10, Status: record.StatusOK})
 		}
 	}
 	opts := DefaultOptions()
 	opts.Think = 500 * time.Millisecond
-	lv := Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), opts)[0]
+	lv := Summarize(record.GroupRecords([]record.LevelRun{run}, recs), opts)[0]
 	if want := c / 1.5; !scalar.EqualWithinAbsOrRel(float64(lv.AchievedConcurrency), want, 1e-9, 1e-9) || !lv.Valid {
 		t.Errorf("think 500 ms: achieved %v (want %.3f), valid %v, notes %q", lv.AchievedConcurrency, want, lv.Valid, lv.Notes)
 	}
-	lv = Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
+	lv = Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions())[0]
 	if lv.Valid || !slices.ContainsFunc(lv.Notes, func(s string) bool { return strings.Contains(s, "< 95% of target 4") }) {
 		t.Errorf("no think time given: valid %v, notes %q: want the achieved-concurrency rule to fail", lv.Valid, lv.Notes)
 	}
 	opts.Think = 2 * time.Second // the level kept more in flight than 4 × 1 ÷ 3: still valid
-	if lv = Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), opts)[0]; !lv.Valid {
+	if lv = Summarize(record.GroupRecords([]record.LevelRun{run}, recs), opts)[0]; !lv.Valid {
 		t.Errorf("think 2 s: notes %q", lv.Notes)
 	}
 }
@@ -248,24 +248,24 @@ func TestSupersededByRetry(t *testing.T) {
 	zero := 0
 	for _, c := range []struct {
 		name       string
-		retry      func(*sweep.LevelRun)
+		retry      func(*record.LevelRun)
 		superseded bool
 	}{
-		{"complete", func(*sweep.LevelRun) {}, true},
-		{"interrupted", func(r *sweep.LevelRun) { r.Interrupted = true }, false},
-		{"steady sooner", func(r *sweep.LevelRun) { r.W1 = r.W0 + (run.W1-run.W0)/2 }, true},
-		{"cut by the budget", func(r *sweep.LevelRun) { r.Notes = []string{"cut by the time budget after 2s of measurement"} }, false},
+		{"complete", func(*record.LevelRun) {}, true},
+		{"interrupted", func(r *record.LevelRun) { r.Interrupted = true }, false},
+		{"steady sooner", func(r *record.LevelRun) { r.W1 = r.W0 + (run.W1-run.W0)/2 }, true},
+		{"cut by the budget", func(r *record.LevelRun) { r.Notes = []string{"cut by the time budget after 2s of measurement"} }, false},
 	} {
 		again := run
 		again.Index, again.RetryOf, again.Retry, again.Steady = 1, &zero, "not steady: the steady-state test failed", true
 		again.W0, again.W1 = run.W0, run.W0+2*(run.W1-run.W0)
 		c.retry(&again)
-		more := make([]sweep.Record, len(recs))
+		more := make([]record.Record, len(recs))
 		for i, r := range recs {
 			r.Level = 1
 			more[i] = r
 		}
-		out := Summarize(sweep.GroupRecords([]sweep.LevelRun{run, again}, append(slices.Clone(recs), more...)), DefaultOptions())
+		out := Summarize(record.GroupRecords([]record.LevelRun{run, again}, append(slices.Clone(recs), more...)), DefaultOptions())
 		if out[0].Superseded != c.superseded || out[1].Superseded || out[1].Retry == "" ||
 			c.superseded && (out[0].Valid || !slices.ContainsFunc(out[0].Notes, func(n string) bool { return strings.HasPrefix(n, "superseded: run again as level 1") })) {
 			t.Errorf("%s retry: first superseded %v (valid %v, notes %q), retry superseded %v; want first superseded %v",

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // TurnRows bounds the turn indices summarised one by one: turns from TurnRows on are pooled
@@ -35,7 +35,7 @@ type TurnStats struct {
 // [w0, w1): one TurnStats for every turn index below TurnRows that has a successful or failed
 // request, in order, then one for all later turns; nil when no record is a session's
 // (Record.Turn 0). The percentiles of a row without a successful request are NaN.
-func Turns(records []sweep.Record, w0, w1 int64) []TurnStats {
+func Turns(records []record.Record, w0, w1 int64) []TurnStats {
 	type acc struct {
 		prompt, ttft []float64
 		errors       int
@@ -43,7 +43,7 @@ func Turns(records []sweep.Record, w0, w1 int64) []TurnStats {
 	var by []acc
 	for i := range records {
 		r := &records[i]
-		if r.Turn <= 0 || r.Status == sweep.StatusCancelled || !sweep.SentInWindow(r, w0, w1) {
+		if r.Turn <= 0 || r.Status == record.StatusCancelled || !record.SentInWindow(r, w0, w1) {
 			continue
 		}
 		k := min(r.Turn, TurnRows)

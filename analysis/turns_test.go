@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // TestTurns: requests group by turn, turns from 10 on pooled in one row; the successful ones
@@ -15,20 +15,20 @@ import (
 // without a turn give nil.
 func TestTurns(t *testing.T) {
 	const w0, w1 = 1000, 2000
-	rec := func(turn int, sent int64, ttftMS int, prompt int, st sweep.Status) sweep.Record {
-		return sweep.Record{Turn: turn, Sent: sent, TTFT: time.Duration(ttftMS) * time.Millisecond, PromptTokens: prompt, Status: st}
+	rec := func(turn int, sent int64, ttftMS int, prompt int, st record.Status) record.Record {
+		return record.Record{Turn: turn, Sent: sent, TTFT: time.Duration(ttftMS) * time.Millisecond, PromptTokens: prompt, Status: st}
 	}
-	recs := []sweep.Record{
-		rec(1, 1100, 10, 100, sweep.StatusOK), rec(1, 1200, 20, 100, sweep.StatusOK),
-		rec(1, 1300, 30, 100, sweep.StatusOK), rec(1, 1400, 40, 100, sweep.StatusOK),
-		rec(3, 1500, 90, 300, sweep.StatusOK),
-		rec(3, 1600, 500, 300, sweep.StatusError),                                      // failed: an error
-		rec(2, 900, 70, 200, sweep.StatusOK),                                           // sent before the window
-		rec(0, 1500, 5, 10, sweep.StatusOK),                                            // not a session
-		rec(4, 1600, 0, 0, sweep.StatusError),                                          // a turn of errors only
-		rec(4, 1700, 0, 0, sweep.StatusCancelled),                                      // cancelled: not counted
-		rec(12, 1100, 50, 900, sweep.StatusOK), rec(10, 1200, 30, 800, sweep.StatusOK), // pooled: 10+
-		rec(31, 1300, 20, 700, sweep.StatusError),
+	recs := []record.Record{
+		rec(1, 1100, 10, 100, record.StatusOK), rec(1, 1200, 20, 100, record.StatusOK),
+		rec(1, 1300, 30, 100, record.StatusOK), rec(1, 1400, 40, 100, record.StatusOK),
+		rec(3, 1500, 90, 300, record.StatusOK),
+		rec(3, 1600, 500, 300, record.StatusError),                                       // failed: an error
+		rec(2, 900, 70, 200, record.StatusOK),                                            // sent before the window
+		rec(0, 1500, 5, 10, record.StatusOK),                                             // not a session
+		rec(4, 1600, 0, 0, record.StatusError),                                           // a turn of errors only
+		rec(4, 1700, 0, 0, record.StatusCancelled),                                       // cancelled: not counted
+		rec(12, 1100, 50, 900, record.StatusOK), rec(10, 1200, 30, 800, record.StatusOK), // pooled: 10+
+		rec(31, 1300, 20, 700, record.StatusError),
 	}
 	want := []TurnStats{
 		{Turn: 1, Requests: 4, PromptTokensP50: 100, TTFTP50: 25, TTFTP95: 38.5},

@@ -3,7 +3,7 @@ package analysis
 import (
 	"fmt"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // usageCounts are a level's sums over the records the client marked: time to first answer
@@ -20,7 +20,7 @@ type usageCounts struct {
 }
 
 // add counts r, a request sent in the window.
-func (u *usageCounts) add(r *sweep.Record) {
+func (u *usageCounts) add(r *record.Record) {
 	u.requests++
 	if r.TokensNote != "" {
 		u.disbelieved++
@@ -54,10 +54,10 @@ func (u *usageCounts) add(r *sweep.Record) {
 // retried. TTFA covers the successful requests whose answer time is known (their TTFT when no
 // reasoning came first) and stays null unless one of them reasoned first; the mean reasoning
 // tokens are over the successful requests whose usage reports them.
-func summarizeUsage(lv *Level, records []sweep.Record, w0, w1 int64) {
+func summarizeUsage(lv *Level, records []record.Record, w0, w1 int64) {
 	var u usageCounts
 	for i := range records {
-		if r := &records[i]; sweep.SentInWindow(r, w0, w1) {
+		if r := &records[i]; record.SentInWindow(r, w0, w1) {
 			u.add(r)
 		}
 	}

@@ -7,20 +7,20 @@ import (
 
 	"gonum.org/v1/gonum/floats/scalar"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // usageLevel is a level with window [10 s, 20 s) whose records exercise TTFA, reasoning
 // tokens, usage not believed and retries; the expected values are worked out by hand in
 // TestSummarizeUsage.
-func usageLevel() (sweep.LevelRun, []sweep.Record) {
-	run := sweep.LevelRun{Index: 0, Concurrency: 2, W0: 10 * sec, W1: 20 * sec, Steady: true, Slices: 10}
-	ok := func(sent int64, ttft, ttfa time.Duration, reasoningChunks, reasoningTokens int) sweep.Record {
-		return sweep.Record{Phase: sweep.PhaseMeasure, Sent: sent, TTFT: ttft, TTFA: ttfa, E2E: 2 * time.Second,
-			Chunks: us(ttft.Seconds(), 2), OutputTokens: 2, Status: sweep.StatusOK,
+func usageLevel() (record.LevelRun, []record.Record) {
+	run := record.LevelRun{Index: 0, Concurrency: 2, W0: 10 * sec, W1: 20 * sec, Steady: true, Slices: 10}
+	ok := func(sent int64, ttft, ttfa time.Duration, reasoningChunks, reasoningTokens int) record.Record {
+		return record.Record{Phase: record.PhaseMeasure, Sent: sent, TTFT: ttft, TTFA: ttfa, E2E: 2 * time.Second,
+			Chunks: us(ttft.Seconds(), 2), OutputTokens: 2, Status: record.StatusOK,
 			ReasoningChunks: reasoningChunks, ReasoningTokens: reasoningTokens}
 	}
-	recs := []sweep.Record{
+	recs := []record.Record{
 		ok(11*sec, 100*time.Millisecond, 900*time.Millisecond, 8, 40), // reasoned: TTFA 900 ms
 		ok(12*sec, 200*time.Millisecond, 700*time.Millisecond, 4, 20), // reasoned: TTFA 700 ms
 		ok(13*sec, 300*time.Millisecond, 0, 0, 0),                     // answered first: TTFA = TTFT 300 ms
@@ -29,14 +29,14 @@ func usageLevel() (sweep.LevelRun, []sweep.Record) {
 	}
 	recs[2].Retried = true
 	recs[3].TokensNote = "completion_tokens 0 not believed"
-	recs = append(recs, sweep.Record{Phase: sweep.PhaseMeasure, Sent: 15 * sec, E2E: time.Millisecond, Status: sweep.StatusError,
-		ErrorClass: sweep.ErrStreamBroken, Retried: true, TokensNote: "prompt_tokens -1 not believed"})
+	recs = append(recs, record.Record{Phase: record.PhaseMeasure, Sent: 15 * sec, E2E: time.Millisecond, Status: record.StatusError,
+		ErrorClass: record.ErrStreamBroken, Retried: true, TokensNote: "prompt_tokens -1 not believed"})
 	return run, recs
 }
 
 func TestSummarizeUsage(t *testing.T) {
 	run, recs := usageLevel()
-	lv := Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
+	lv := Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions())[0]
 	check := func(name string, got Float, want float64) {
 		t.Helper()
 		if !scalar.EqualWithinAbsOrRel(float64(got), want, 1e-12, 1e-12) {
@@ -70,7 +70,7 @@ func TestSummarizeUsage(t *testing.T) {
 // (TTFA is TTFT) and nothing is noted or warned about.
 func TestSummarizeUsageNone(t *testing.T) {
 	run, recs := handLevel()
-	lv := Summarize(sweep.GroupRecords([]sweep.LevelRun{run}, recs), DefaultOptions())[0]
+	lv := Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions())[0]
 	if lv.TTFA.Mean.OK() || lv.TTFA.P50.OK() || lv.MeanReasoningTokens.OK() || lv.UsageDisbelieved != 0 || lv.Retried != 0 {
 		t.Errorf("TTFA %+v, reasoning %v, disbelieved %d, retried %d: want null, null, 0, 0", lv.TTFA, lv.MeanReasoningTokens, lv.UsageDisbelieved, lv.Retried)
 	}

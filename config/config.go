@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -168,7 +169,7 @@ func Default() Config {
 			OutputTokens: sweep.Dist{Dist: "fixed", Mean: 128},
 			FixedOutput:  true,
 			Seed:         1,
-			PromptSizing: sweep.SizingAuto,
+			PromptSizing: record.SizingAuto,
 		},
 		Sweep: sweep.Protocol{
 			Levels:          sweep.LevelsSpec{Start: 1, Max: 256, Factor: 2},
@@ -182,7 +183,7 @@ func Default() Config {
 			DrainTimeout:    60 * time.Second,
 			RetryExcluded:   1,
 			ClientTolerance: sweep.DefaultClientTolerance,
-			Stop: sweep.StopRules{
+			Stop: record.StopRules{
 				Plateau:          true,
 				Overload:         true,
 				MaxErrorRate:     0.05,

@@ -443,7 +443,7 @@ func TestDecodeProblemsNameKeys(t *testing.T) {
 		t.Errorf("problems\n%q\nwant\n%q", got, want)
 	}
 	for _, g := range got {
-		if strings.Contains(g, "sweep.StopRules") || strings.Contains(g, "analysis.SLO") {
+		if strings.Contains(g, "record.StopRules") || strings.Contains(g, "analysis.SLO") {
 			t.Errorf("problem names a Go type: %q", g)
 		}
 	}

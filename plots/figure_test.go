@@ -11,6 +11,7 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/analysis/analysistest"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -56,10 +57,10 @@ func TestDashboardOneSubtitle(t *testing.T) {
 // TestSimulatorTitle: the in-process simulator's ephemeral loopback port is no part of a
 // title; it is named "built-in simulator". Any other endpoint is kept.
 func TestSimulatorTitle(t *testing.T) {
-	sim := &sweep.ServerInfo{Engine: sweep.SimEngine, From: "GET /version"}
+	sim := &record.ServerInfo{Engine: sweep.SimEngine, From: "GET /version"}
 	for _, tc := range []struct {
 		endpoint string
-		server   *sweep.ServerInfo
+		server   *record.ServerInfo
 		want     string
 	}{
 		{"http://127.0.0.1:35537/v1", sim, "kneecap-sim · built-in simulator"},
@@ -67,7 +68,7 @@ func TestSimulatorTitle(t *testing.T) {
 		{"http://[::1]:41011/v1", sim, "kneecap-sim · built-in simulator"},
 		{"http://10.0.0.7:8000/v1", sim, "kneecap-sim · http://10.0.0.7:8000/v1"},   // a simulator elsewhere
 		{"http://127.0.0.1:8000/v1", nil, "kneecap-sim · http://127.0.0.1:8000/v1"}, // a local server
-		{"http://127.0.0.1:8000/v1", &sweep.ServerInfo{Engine: "vLLM"}, "kneecap-sim · http://127.0.0.1:8000/v1"},
+		{"http://127.0.0.1:8000/v1", &record.ServerInfo{Engine: "vLLM"}, "kneecap-sim · http://127.0.0.1:8000/v1"},
 	} {
 		m := analysis.Meta{Model: "kneecap-sim", Endpoint: tc.endpoint, Server: tc.server}
 		if got := subtitle(m); got != tc.want {

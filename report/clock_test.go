@@ -7,14 +7,14 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/analysis/analysistest"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // TestClockNote: the reports say which clock the latencies are on, over every level's latency
 // population (analysis.Clock): the console under the level table, Markdown and HTML in the
 // method table's first row; nothing for levels without records.
 func TestClockNote(t *testing.T) {
-	kernelTX := &analysis.Clock{Latencies: analysis.ClockKernel, KernelShare: 1, Requests: 300, Send: sweep.SendTX, SendTXShare: 1}
+	kernelTX := &analysis.Clock{Latencies: analysis.ClockKernel, KernelShare: 1, Requests: 300, Send: record.SendTX, SendTXShare: 1}
 	for _, tc := range []struct {
 		name   string
 		clocks []*analysis.Clock
@@ -23,7 +23,7 @@ func TestClockNote(t *testing.T) {
 		{"none", nil, ""},
 		{"kernel tx", []*analysis.Clock{kernelTX, kernelTX},
 			"Latencies on the kernel's clock: receive timestamps of the chunks, sends by transmit timestamps (100% of requests)"},
-		{"kernel write", []*analysis.Clock{{Latencies: analysis.ClockKernel, KernelShare: 1, Requests: 10, Send: sweep.SendWrite}},
+		{"kernel write", []*analysis.Clock{{Latencies: analysis.ClockKernel, KernelShare: 1, Requests: 10, Send: record.SendWrite}},
 			"Latencies on the kernel's clock: receive timestamps of the chunks, sends when the write of the request returned (no transmit timestamps)"},
 		{"mixed", []*analysis.Clock{kernelTX, {Latencies: analysis.ClockMixed, KernelShare: 0.5, Requests: 100, Send: analysis.ClockMixed, SendTXShare: 0.5}},
 			"Latencies on the kernel's clock for 88% of requests (receive timestamps of the chunks, sends by transmit timestamps (93% of requests), the others when the write of the request returned), on the client's for the others"},

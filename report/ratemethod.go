@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // rateMethodNotes are the definitions and rules of an arrival-rate run (DESIGN §1, §4.15), as
@@ -84,7 +84,7 @@ func achievedCheck(l *analysis.Level) check {
 	return check{Value: fmt.Sprintf("%s (%s)", frate(l.AchievedRPS), fpct(analysis.Float(r))), OK: math.Abs(r-1) <= tol, Known: true}
 }
 
-// realizedCheck is the realised rate against the offered (sweep.RealizedWithin).
+// realizedCheck is the realised rate against the offered (record.RealizedWithin).
 func realizedCheck(l *analysis.Level) check {
 	x, got, w := float64(l.OfferedRPS), float64(l.RealizedRPS), float64(l.WindowS)
 	if !finite(got) || !(x > 0) {
@@ -93,7 +93,7 @@ func realizedCheck(l *analysis.Level) check {
 	if !finite(w) || !(w > 0) {
 		w = math.Inf(1)
 	}
-	return check{Value: fmt.Sprintf("%s (%s)", frate(l.RealizedRPS), fpct(analysis.Float(got/x))), OK: sweep.RealizedWithin(got, x, w), Known: true}
+	return check{Value: fmt.Sprintf("%s (%s)", frate(l.RealizedRPS), fpct(analysis.Float(got/x))), OK: record.RealizedWithin(got, x, w), Known: true}
 }
 
 // lagCheck is the schedule lag p99 against max(1 ms, 1% of TTFT p50), checked at a

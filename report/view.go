@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -575,11 +576,11 @@ func provenance(m analysis.Meta) string {
 // latency and run-queue wait did, "" when the level does not say.
 func clientEvidence(l *analysis.Level) string {
 	switch {
-	case l.ClientEvidence == sweep.EvidenceEstimates && len(l.ClientEffect) > 0:
+	case l.ClientEvidence == record.EvidenceEstimates && len(l.ClientEffect) > 0:
 		return " (" + sweep.EffectSummary(decidingEffects(l.ClientEffect)) + ")"
-	case l.ClientEvidence == sweep.EvidenceReadLag && l.ReadLag != nil:
+	case l.ClientEvidence == record.EvidenceReadLag && l.ReadLag != nil:
 		return fmt.Sprintf(" (read lag p99 %.2f ms)", l.ReadLag.P99MS)
-	case l.ClientEvidence == sweep.EvidenceHeuristics:
+	case l.ClientEvidence == record.EvidenceHeuristics:
 		return " (heuristics)"
 	}
 	return ""

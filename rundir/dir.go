@@ -20,6 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -30,7 +31,7 @@ const (
 	ConfigFile = "config.yaml"
 	// LevelsFile lists the finished levels (LevelRun) and why the sweep stopped.
 	LevelsFile = "levels.json"
-	// RecordsFile holds one sweep.Record per line, every request of every listed level.
+	// RecordsFile holds one record.Record per line, every request of every listed level.
 	RecordsFile = "records.jsonl"
 	// ServerMetricsFile holds one scrape of the server's metrics per line.
 	ServerMetricsFile = "server_metrics.jsonl"
@@ -69,14 +70,14 @@ type levelsDoc struct {
 	// Shards is the number of shards `kneecap merge` combined (absent: not a merge).
 	Shards int `json:"merged_shards,omitempty"`
 	// Kneecap is the version of kneecap that ran the sweep; Server what the server said it
-	// is (see sweep.ServerInfo).
-	Kneecap string            `json:"kneecap,omitempty"`
-	Server  *sweep.ServerInfo `json:"server_info,omitempty"`
+	// is (see record.ServerInfo).
+	Kneecap string             `json:"kneecap,omitempty"`
+	Server  *record.ServerInfo `json:"server_info,omitempty"`
 	// PromptSizing is how the prompts were sized in the server's tokens (DESIGN §3.6).
-	PromptSizing *sweep.PromptSizing `json:"prompt_sizing,omitempty"`
+	PromptSizing *record.PromptSizing `json:"prompt_sizing,omitempty"`
 	// Trace is the trace a trace replay replayed (DESIGN §3.9).
-	Trace  *sweep.TraceInfo `json:"trace,omitempty"`
-	Levels []sweep.LevelRun `json:"levels"`
+	Trace  *record.TraceInfo `json:"trace,omitempty"`
+	Levels []record.LevelRun `json:"levels"`
 }
 
 // Dir is a results directory being written. It implements sweep.Sink: every finished level's
@@ -120,7 +121,7 @@ func Create(dir string, cfg config.Config, endpoint string, start time.Time) (*D
 			Model:    cfg.Target.Model,
 			Endpoint: redact.URL(endpoint),
 			Start:    start.UTC().Format(time.RFC3339Nano),
-			Levels:   []sweep.LevelRun{},
+			Levels:   []record.LevelRun{},
 		},
 	}
 	var buf bytes.Buffer
@@ -160,7 +161,7 @@ func (d *Dir) SetMerged(n int) {
 
 // LevelDone appends the level's records to records.jsonl, fsyncs it, then rewrites
 // levels.json atomically with the level's run added.
-func (d *Dir) LevelDone(l sweep.Level) error {
+func (d *Dir) LevelDone(l record.Level) error {
 	run, records := l.Run, l.Records
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -265,7 +266,7 @@ func (d *Dir) writeLevels() error {
 // SetProvenance records in levels.json (at its next write) the kneecap version that runs the
 // sweep and what the server said it is (nil: it said nothing), and writes the server's
 // redacted info bodies (RedactServerInfo) to ServerInfoFile when there are any.
-func (d *Dir) SetProvenance(kneecap string, server *sweep.ServerInfo, infoDoc []byte) error {
+func (d *Dir) SetProvenance(kneecap string, server *record.ServerInfo, infoDoc []byte) error {
 	if len(infoDoc) > 0 {
 		d.mu.Lock()
 		if d.secrets != nil {
@@ -293,7 +294,7 @@ func (d *Dir) SetSecrets(s *redact.Secrets) {
 }
 
 // SetPromptSizing records in levels.json (at its next write) how the prompts were sized.
-func (d *Dir) SetPromptSizing(p *sweep.PromptSizing) {
+func (d *Dir) SetPromptSizing(p *record.PromptSizing) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.doc.PromptSizing = p
@@ -301,7 +302,7 @@ func (d *Dir) SetPromptSizing(p *sweep.PromptSizing) {
 
 // SetTrace records in levels.json the trace a trace replay replays, and rewrites it now: a
 // run interrupted before its first level still names its trace for --resume.
-func (d *Dir) SetTrace(t *sweep.TraceInfo) error {
+func (d *Dir) SetTrace(t *record.TraceInfo) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.doc.Trace = t

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/redact"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // TestReadCountsDropped: a killed run's partial last line and half-written level, and a
@@ -145,7 +145,7 @@ func TestSetSecrets(t *testing.T) {
 	b64 := "QmVhcmVyIHNrLVNJTkstc2VjcmV0LTQy" // base64("Bearer sk-SINK-secret-42")
 	recs[2].Error = "openai: stream: unauthorized " + b64
 	run.Notes = []string{"first error: " + key}
-	if err := d.LevelDone(sweep.Level{Run: run, Records: recs}); err != nil {
+	if err := d.LevelDone(record.Level{Run: run, Records: recs}); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Finish("error rate: " + key); err != nil {

@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -37,8 +38,8 @@ func Merge(parts []*Run) (*Run, []string, error) {
 		return nil, nil, err
 	}
 	first, n := ordered[0], len(ordered)
-	if d := first.Config.Sweep.Duration; d < sweep.MinSlices {
-		return nil, nil, fmt.Errorf("merge: %s: sweep.duration %s is shorter than its %d slices", first.Dir, d, sweep.MinSlices)
+	if d := first.Config.Sweep.Duration; d < record.MinSlices {
+		return nil, nil, fmt.Errorf("merge: %s: sweep.duration %s is shorter than its %d slices", first.Dir, d, record.MinSlices)
 	}
 	cfg := first.Config
 	cfg.Shard = config.ShardConfig{}
@@ -83,8 +84,8 @@ func Merge(parts []*Run) (*Run, []string, error) {
 	var errs []error
 	server := serverMetrics(ordered)
 	for j := range common {
-		runs := make([]sweep.LevelRun, n)
-		var records []sweep.Record
+		runs := make([]record.LevelRun, n)
+		var records []record.Record
 		for i, p := range ordered {
 			runs[i] = p.Levels[j].Run
 			records = append(records, p.Levels[j].Records...)
@@ -94,7 +95,7 @@ func Merge(parts []*Run) (*Run, []string, error) {
 			errs = append(errs, err)
 			continue
 		}
-		out.Levels = append(out.Levels, sweep.Level{Run: run, Records: records})
+		out.Levels = append(out.Levels, record.Level{Run: run, Records: records})
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, nil, err
@@ -161,9 +162,9 @@ func orderShards(parts []*Run) ([]*Run, error) {
 // serverMetrics returns the function sweep.MergeLevel summarises a shard's server metrics with
 // over the merged window: from the shard's server_metrics.jsonl (the shard summarised its
 // whole load period), each file read once.
-func serverMetrics(ordered []*Run) func(shard int, w0, w1 int64) (*sweep.ServerStats, error) {
+func serverMetrics(ordered []*Run) func(shard int, w0, w1 int64) (*record.ServerStats, error) {
 	samples := map[int][]sweep.MetricSample{}
-	return func(shard int, w0, w1 int64) (*sweep.ServerStats, error) {
+	return func(shard int, w0, w1 int64) (*record.ServerStats, error) {
 		s, ok := samples[shard]
 		if !ok {
 			var err error
@@ -314,7 +315,7 @@ func shardMetrics(parts []*Run) string {
 }
 
 // sizingText describes a recorded prompt sizing, "unrecorded" for none.
-func sizingText(p *sweep.PromptSizing) string {
+func sizingText(p *record.PromptSizing) string {
 	if p == nil {
 		return "unrecorded"
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
@@ -25,15 +26,15 @@ func (w fixedWorkload) Next(level, worker, seq int) sweep.Request {
 }
 
 // memSink keeps the levels a sweep hands over.
-type memSink struct{ levels []sweep.Level }
+type memSink struct{ levels []record.Level }
 
-func (s *memSink) LevelDone(l sweep.Level) error { s.levels = append(s.levels, l); return nil }
-func (s *memSink) Finish(string) error           { return nil }
+func (s *memSink) LevelDone(l record.Level) error { s.levels = append(s.levels, l); return nil }
+func (s *memSink) Finish(string) error            { return nil }
 
 // stopAfter is a Judge that would stop after n levels (a shard must never ask it).
 type stopAfter struct{ n int }
 
-func (j *stopAfter) Decide(levels []sweep.Level) string {
+func (j *stopAfter) Decide(levels []record.Level) string {
 	if len(levels) >= j.n {
 		return "plateau: test judge"
 	}
@@ -70,7 +71,7 @@ func newClient(t testing.TB, url string, maxConns int) *openai.Client {
 	return c
 }
 
-func hasNote(run sweep.LevelRun, sub string) bool {
+func hasNote(run record.LevelRun, sub string) bool {
 	return slices.ContainsFunc(run.Notes, func(n string) bool { return strings.Contains(n, sub) })
 }
 
@@ -150,7 +151,7 @@ func TestShardedSweepMerges(t *testing.T) {
 				t.Errorf("shard %d level %d started %v before its time", i, k, time.Duration(levelAt.UnixNano()-run.WarmupStart))
 			}
 			first, n := sweep.Workers(levels[k], i, 2)
-			if run.Shard == nil || *run.Shard != (sweep.ShardPart{Index: i, Count: 2, FirstWorker: first, Workers: n}) {
+			if run.Shard == nil || *run.Shard != (record.ShardPart{Index: i, Count: 2, FirstWorker: first, Workers: n}) {
 				t.Errorf("shard %d level %d: part %+v, want workers %d+%d", i, k, run.Shard, first, n)
 			}
 			if run.Concurrency != levels[k] {
@@ -180,7 +181,7 @@ func TestShardedSweepMerges(t *testing.T) {
 		c := levels[k]
 		// The window is chosen as one process would: whole slices, from duration to
 		// max_duration, the shortest steady one (or the longest when none is).
-		slice := int64(proto.Duration) / sweep.MinSlices
+		slice := int64(proto.Duration) / record.MinSlices
 		win := run.W1 - run.W0
 		if run.Shard != nil || run.W0 != parts[0].Levels[k].Run.W0 || win < int64(proto.Duration) || win > int64(proto.MaxDuration) || win%slice != 0 {
 			t.Errorf("level %d: merged shard %+v, window [W0, W0+%v)", k, run.Shard, time.Duration(win))
@@ -191,7 +192,7 @@ func TestShardedSweepMerges(t *testing.T) {
 		// Every worker of the level sent requests in the window (a 1 s window, 240 ms requests).
 		seen := map[int]bool{}
 		for _, r := range merged.Records() {
-			if r.Level == k && r.Phase == sweep.PhaseMeasure {
+			if r.Level == k && r.Phase == record.PhaseMeasure {
 				seen[r.Worker] = true
 			}
 		}
@@ -235,16 +236,16 @@ func shardParts(shards int, levels []int) []*rundir.Run {
 			w0 := sched.LevelStart(proto, k).Add(proto.Warmup).UnixNano()
 			w1 := w0 + int64(proto.MaxDuration)
 			first, n := sweep.Workers(c, i, shards)
-			l := sweep.Level{Run: sweep.LevelRun{
+			l := record.Level{Run: record.LevelRun{
 				Index: k, Concurrency: c, WarmupStart: w0 - int64(proto.Warmup), W0: w0, W1: w1,
 				DrainEnd: w1 + int64(proto.DrainTimeout),
-				Shard:    &sweep.ShardPart{Index: i, Count: shards, FirstWorker: first, Workers: n},
+				Shard:    &record.ShardPart{Index: i, Count: shards, FirstWorker: first, Workers: n},
 			}}
 			for w := first; w < first+n; w++ {
-				l.Records = append(l.Records, sweep.Record{
+				l.Records = append(l.Records, record.Record{
 					Level: k, Concurrency: c, Worker: w, Sent: w0 + int64(100*time.Millisecond),
 					TTFT: 50 * time.Millisecond, E2E: 240 * time.Millisecond, Chunks: []int64{50000, 240000},
-					OutputTokens: 2, Status: sweep.StatusOK,
+					OutputTokens: 2, Status: record.StatusOK,
 				})
 			}
 			res.Levels = append(res.Levels, l)
@@ -312,7 +313,7 @@ func TestMergeRejects(t *testing.T) {
 // its prompts otherwise.
 func TestMergePromptSizing(t *testing.T) {
 	p := shardParts(2, []int{4})
-	a := &sweep.PromptSizing{Method: sweep.SizingTokenize, Exact: true, TokensPerWord: 1.64, OverheadTokens: 40}
+	a := &record.PromptSizing{Method: record.SizingTokenize, Exact: true, TokensPerWord: 1.64, OverheadTokens: 40}
 	b := *a
 	p[0].PromptSizing, p[1].PromptSizing = a, &b
 	merged, warnings, err := rundir.Merge(p)
@@ -373,10 +374,10 @@ func streamParts(shards, c int, proto sweep.Protocol, phase time.Duration) []*ru
 		recs := p.Levels[0].Records[:0]
 		for w := l.Shard.FirstWorker; w < l.Shard.FirstWorker+l.Shard.Workers; w++ {
 			for s, seq := l.WarmupStart+int64(w)*int64(phase), 0; s < l.W1; s, seq = s+int64(240*time.Millisecond), seq+1 {
-				recs = append(recs, sweep.Record{
+				recs = append(recs, record.Record{
 					Level: 0, Concurrency: c, Worker: w, Seq: seq, Sent: s,
 					TTFT: 50 * time.Millisecond, E2E: 240 * time.Millisecond, Chunks: chunks,
-					OutputTokens: 20, Status: sweep.StatusOK,
+					OutputTokens: 20, Status: record.StatusOK,
 				})
 			}
 		}
@@ -401,7 +402,7 @@ func TestMergeChoosesWindow(t *testing.T) {
 			t.Fatal(err)
 		}
 		run := merged.Levels[0].Run
-		slice := int64(proto.Duration) / sweep.MinSlices
+		slice := int64(proto.Duration) / record.MinSlices
 		end := parts[0].Levels[0].Run.W1
 		horizon := end
 		for _, r := range merged.Records() {
@@ -424,7 +425,7 @@ func TestMergeChoosesWindow(t *testing.T) {
 			return n
 		}
 		want, steady := kmax, done(kmax) >= minReq
-		for k := sweep.MinSlices; run.W0+int64(k)*slice <= horizon; k++ {
+		for k := record.MinSlices; run.W0+int64(k)*slice <= horizon; k++ {
 			if done(k) >= minReq {
 				want, steady = k, true
 				break
@@ -436,7 +437,7 @@ func TestMergeChoosesWindow(t *testing.T) {
 		if run.Steady != steady {
 			t.Errorf("min_requests %d: steady %v (%s), want %v", minReq, run.Steady, run.NotSteadyReason, steady)
 		}
-		if minReq == 30 && (want == sweep.MinSlices || want == kmax) {
+		if minReq == 30 && (want == record.MinSlices || want == kmax) {
 			t.Errorf("min_requests 30 should end the window between duration and max_duration, not at %d slices", want)
 		}
 	}
@@ -456,7 +457,7 @@ func TestMergeChoosesWindow(t *testing.T) {
 		t.Errorf("window starts %v after the scheduled one, notes %q: want 300ms and a note", shift, run.Notes)
 	}
 	for _, r := range merged.Records() {
-		if r.Seq == 0 && r.Phase == sweep.PhaseMeasure {
+		if r.Seq == 0 && r.Phase == record.PhaseMeasure {
 			t.Errorf("worker %d's first request is in the window", r.Worker)
 		}
 	}

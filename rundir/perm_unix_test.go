@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // TestPermissions: a results directory is DirPerm (0700) and its files FilePerm (0600) less
@@ -27,7 +27,7 @@ func TestPermissions(t *testing.T) {
 		d, err := Create(dir, cfg, "", time.Now())
 		if err == nil {
 			run, recs := fakeLevel(0, 1, 2)
-			err = d.LevelDone(sweep.Level{Run: run, Records: recs})
+			err = d.LevelDone(record.Level{Run: run, Records: recs})
 			if err == nil {
 				_, err = d.ServerMetrics()
 			}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -28,34 +29,34 @@ type Run struct {
 	Endpoint string
 	// Levels are the finished levels in the order they ran, each with its records (none
 	// when read by ReadMeta).
-	Levels []sweep.Level
+	Levels []record.Level
 	// StopReason is why the sweep stopped ("" while it runs).
 	StopReason string
 	// Shards is the number of shards merged into this run (0: not a merge).
 	Shards int
 	// Kneecap is the version of kneecap that ran the sweep ("" before it was recorded).
 	Kneecap string
-	// Server is what the server said it is, when it said (see sweep.ServerInfo).
-	Server *sweep.ServerInfo
+	// Server is what the server said it is, when it said (see record.ServerInfo).
+	Server *record.ServerInfo
 	// PromptSizing is how the prompts were sized in the server's tokens (nil before it was
 	// recorded).
-	PromptSizing *sweep.PromptSizing
+	PromptSizing *record.PromptSizing
 	// Trace is the trace a trace replay replayed (nil: not one).
-	Trace *sweep.TraceInfo
+	Trace *record.TraceInfo
 	// Dropped counts the lines of records.jsonl that Read left out.
 	Dropped Dropped
 }
 
 // Runs returns how each level ran, in order.
-func (r *Run) Runs() []sweep.LevelRun { return sweep.Runs(r.Levels) }
+func (r *Run) Runs() []record.LevelRun { return record.Runs(r.Levels) }
 
 // Records returns every record of every level, level by level.
-func (r *Run) Records() []sweep.Record {
+func (r *Run) Records() []record.Record {
 	n := 0
 	for _, l := range r.Levels {
 		n += len(l.Records)
 	}
-	out := make([]sweep.Record, 0, n)
+	out := make([]record.Record, 0, n)
 	for _, l := range r.Levels {
 		out = append(out, l.Records...)
 	}
@@ -102,7 +103,7 @@ func readHead(dir string, resume bool) (*Run, int, error) {
 		Dir:        dir,
 		Config:     cfg,
 		Endpoint:   doc.Endpoint,
-		Levels:     sweep.GroupRecords(doc.Levels, nil),
+		Levels:     record.GroupRecords(doc.Levels, nil),
 		StopReason: doc.StopReason,
 		Shards:     doc.Shards,
 		Kneecap:    doc.Kneecap,
@@ -156,7 +157,7 @@ func readRun(dir string, resume bool) (*Run, int64, error) {
 // where the listed levels' records end. Records of a level not in levels (half-written when
 // the run was killed) must all follow the listed ones; a partial last line is dropped, and so
 // is a record that does not belong to its level (foreign).
-func readRecords(r *bufio.Reader, path string, levels []sweep.Level, dropped *Dropped) (end int64, err error) {
+func readRecords(r *bufio.Reader, path string, levels []record.Level, dropped *Dropped) (end int64, err error) {
 	pos := make(map[int]int, len(levels))
 	for i, l := range levels {
 		pos[l.Run.Index] = i
@@ -187,7 +188,7 @@ func readRecords(r *bufio.Reader, path string, levels []sweep.Level, dropped *Dr
 		if len(body) == 0 {
 			continue
 		}
-		var rec sweep.Record
+		var rec record.Record
 		if err := json.Unmarshal(body, &rec); err != nil {
 			return 0, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
@@ -221,7 +222,7 @@ const foreignSlack = int64(time.Second)
 
 // foreign reports whether rec, which names level run, cannot belong to it: another
 // concurrency, or sent outside the level's span — a line of another run.
-func foreign(rec *sweep.Record, run sweep.LevelRun) bool {
+func foreign(rec *record.Record, run record.LevelRun) bool {
 	if rec.Concurrency != 0 && run.Concurrency != 0 && rec.Concurrency != run.Concurrency {
 		return true
 	}

@@ -13,30 +13,31 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
 // fakeLevel builds a level run and n records of it with distinct values.
-func fakeLevel(index, conc, n int) (sweep.LevelRun, []sweep.Record) {
+func fakeLevel(index, conc, n int) (record.LevelRun, []record.Record) {
 	base := int64(1_700_000_000_000_000_000) + int64(index)*int64(time.Minute)
-	run := sweep.LevelRun{
+	run := record.LevelRun{
 		Index: index, Concurrency: conc,
 		WarmupStart: base, W0: base + int64(time.Second), W1: base + int64(6*time.Second),
 		DrainEnd: base + int64(7*time.Second), Steady: true, Slices: 10,
 		SliceTPS: []float64{100, 101.5}, CIHalfWidth: 0.02, TrendP: 0.4,
-		Client: &sweep.ClientStats{CPUUtilization: 0.1, SchedLatencyP99: time.Millisecond},
+		Client: &record.ClientStats{CPUUtilization: 0.1, SchedLatencyP99: time.Millisecond},
 		Notes:  []string{"note"},
 	}
-	recs := make([]sweep.Record, n)
+	recs := make([]record.Record, n)
 	for i := range recs {
-		recs[i] = sweep.Record{
-			Level: index, Concurrency: conc, Worker: i % conc, Seq: i / conc, Phase: sweep.PhaseMeasure,
+		recs[i] = record.Record{
+			Level: index, Concurrency: conc, Worker: i % conc, Seq: i / conc, Phase: record.PhaseMeasure,
 			Sent: base + int64(i)*int64(time.Millisecond), TTFT: time.Duration(i+1) * time.Millisecond,
 			E2E: time.Duration(i+10) * time.Millisecond, Chunks: []int64{1000, 2000 + int64(i)},
-			PromptTokens: 512, OutputTokens: 2, TokensSource: sweep.TokensFromUsage, Status: sweep.StatusOK,
+			PromptTokens: 512, OutputTokens: 2, TokensSource: record.TokensFromUsage, Status: record.StatusOK,
 		}
 	}
-	recs[n-1].Status, recs[n-1].ErrorClass, recs[n-1].Error = sweep.StatusError, sweep.ErrHTTP5xx, "http 500: boom"
+	recs[n-1].Status, recs[n-1].ErrorClass, recs[n-1].Error = record.StatusError, record.ErrHTTP5xx, "http 500: boom"
 	return run, recs
 }
 
@@ -62,11 +63,11 @@ func TestResultsRoundTrip(t *testing.T) {
 	if r, err := Read(dir); err != nil || len(r.Levels) != 0 || r.StopReason != "" {
 		t.Fatalf("fresh Read = %+v, %v", r, err)
 	}
-	var runs []sweep.LevelRun
-	var recs []sweep.Record
+	var runs []record.LevelRun
+	var recs []record.Record
 	for i, c := range []int{1, 2} {
 		run, rr := fakeLevel(i, c, 5+i)
-		if err := d.LevelDone(sweep.Level{Run: run, Records: rr}); err != nil {
+		if err := d.LevelDone(record.Level{Run: run, Records: rr}); err != nil {
 			t.Fatal(err)
 		}
 		runs = append(runs, run)
@@ -164,17 +165,17 @@ func TestCreateNotWritable(t *testing.T) {
 
 // writeKilledRun writes two finished levels, then what a process killed during the third
 // level's write leaves behind: some of its records and a partial last line.
-func writeKilledRun(t *testing.T) (string, []sweep.Record) {
+func writeKilledRun(t *testing.T) (string, []record.Record) {
 	t.Helper()
 	dir, cfg := newTestDir(t)
 	d, err := Create(dir, cfg, "", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var keep []sweep.Record
+	var keep []record.Record
 	for i, c := range []int{1, 2} {
 		run, rr := fakeLevel(i, c, 4)
-		if err := d.LevelDone(sweep.Level{Run: run, Records: rr}); err != nil {
+		if err := d.LevelDone(record.Level{Run: run, Records: rr}); err != nil {
 			t.Fatal(err)
 		}
 		keep = append(keep, rr...)
@@ -239,7 +240,7 @@ func TestResume(t *testing.T) {
 		t.Errorf("records.jsonl has %d lines after resume, want %d", n, len(keep))
 	}
 	run, rr := fakeLevel(2, 4, 6)
-	if err := d.LevelDone(sweep.Level{Run: run, Records: rr}); err != nil {
+	if err := d.LevelDone(record.Level{Run: run, Records: rr}); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Finish(sweep.StopDone); err != nil {
@@ -275,7 +276,7 @@ func TestServerMetricsFile(t *testing.T) {
 	if err != nil || string(b) != "{\"t\":1}\n" {
 		t.Errorf("server_metrics.jsonl = %q, %v", b, err)
 	}
-	if err := d.LevelDone(sweep.Level{Run: sweep.LevelRun{}, Records: nil}); err == nil {
+	if err := d.LevelDone(record.Level{Run: record.LevelRun{}, Records: nil}); err == nil {
 		t.Error("LevelDone after Close should fail")
 	}
 }
@@ -301,10 +302,10 @@ func TestResumeDropsInterruptedLevel(t *testing.T) {
 	run1, rr1 := fakeLevel(1, 2, 3)
 	run1.Interrupted = true
 	for _, l := range []struct {
-		run sweep.LevelRun
-		rr  []sweep.Record
+		run record.LevelRun
+		rr  []record.Record
 	}{{run0, rr0}, {run1, rr1}} {
-		if err := d.LevelDone(sweep.Level{Run: l.run, Records: l.rr}); err != nil {
+		if err := d.LevelDone(record.Level{Run: l.run, Records: l.rr}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -336,7 +337,7 @@ func TestResumeFinishedRunUntouched(t *testing.T) {
 		t.Fatal(err)
 	}
 	run0, rr0 := fakeLevel(0, 1, 4)
-	if err := d.LevelDone(sweep.Level{Run: run0, Records: rr0}); err != nil {
+	if err := d.LevelDone(record.Level{Run: run0, Records: rr0}); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Finish("plateau"); err != nil {
@@ -363,11 +364,11 @@ func TestPromptSizingRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sz := &sweep.PromptSizing{Method: sweep.SizingUsage, Source: "usage.prompt_tokens of 4 probe requests",
+	sz := &record.PromptSizing{Method: record.SizingUsage, Source: "usage.prompt_tokens of 4 probe requests",
 		TokensPerWord: 1.64, OverheadTokens: 39.4, Probes: 4, MinPromptTokens: 41, Notes: []string{"n"}}
 	d.SetPromptSizing(sz)
 	run, rr := fakeLevel(0, 1, 3)
-	if err := d.LevelDone(sweep.Level{Run: run, Records: rr}); err != nil {
+	if err := d.LevelDone(record.Level{Run: run, Records: rr}); err != nil {
 		t.Fatal(err)
 	}
 	d.Close()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -32,28 +33,28 @@ func writeRun(t *testing.T, dir string, cfg config.Config, levels []int) {
 		step := 4*time.Millisecond + time.Duration(b)*250*time.Microsecond
 		e2e := time.Duration(float64(c) / float64(b) * outTok * float64(step))
 		ttft := e2e - (outTok-1)*step
-		run := sweep.LevelRun{Index: li, Concurrency: c, WarmupStart: t0, W0: t0 + int64(2*e2e), W1: t0 + int64(2*e2e+time.Second),
+		run := record.LevelRun{Index: li, Concurrency: c, WarmupStart: t0, W0: t0 + int64(2*e2e), W1: t0 + int64(2*e2e+time.Second),
 			Steady: true, Slices: 10}
-		var recs []sweep.Record
+		var recs []record.Record
 		for w := range c {
 			sent := t0 + int64(w)*int64(e2e)/int64(c)
 			for seq := 0; sent < run.W1; seq++ {
-				phase := sweep.PhaseMeasure
+				phase := record.PhaseMeasure
 				if sent < run.W0 {
-					phase = sweep.PhaseWarmup
+					phase = record.PhaseWarmup
 				}
 				chunks := make([]int64, outTok)
 				for j := range chunks {
 					chunks[j] = int64(ttft+time.Duration(j)*step) / 1e3
 				}
-				recs = append(recs, sweep.Record{Level: li, Concurrency: c, Worker: w, Seq: seq, Phase: phase, Sent: sent,
+				recs = append(recs, record.Record{Level: li, Concurrency: c, Worker: w, Seq: seq, Phase: phase, Sent: sent,
 					TTFT: ttft, E2E: e2e, Chunks: chunks, PromptTokens: 64, OutputTokens: outTok,
-					TokensSource: sweep.TokensFromUsage, Status: sweep.StatusOK})
+					TokensSource: record.TokensFromUsage, Status: record.StatusOK})
 				sent += int64(e2e)
 				run.DrainEnd = max(run.DrainEnd, recs[len(recs)-1].Done())
 			}
 		}
-		if err := d.LevelDone(sweep.Level{Run: run, Records: recs}); err != nil {
+		if err := d.LevelDone(record.Level{Run: run, Records: recs}); err != nil {
 			t.Fatal(err)
 		}
 		t0 = run.DrainEnd + int64(time.Second)

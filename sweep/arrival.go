@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // The arrival process of an arrival-rate (open-loop) level (DESIGN §3.9): the gaps between
@@ -129,5 +131,5 @@ type RateRefiner interface {
 	// RefineRate returns the offered rate (requests/s) of the next level to add and why (the
 	// text of LevelRun.Refine), or 0 and a reason to stop adding ("" when every answer is
 	// close enough to a level already run).
-	RefineRate(levels []Level) (rps float64, why string)
+	RefineRate(levels []record.Level) (rps float64, why string)
 }

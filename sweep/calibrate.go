@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // maxWordCost bounds the tokens of one word of the sized vocabulary (at most 8 bytes): more
@@ -23,14 +25,14 @@ const verifyPrompts = 3
 var usagePasses = []int{0, 1, 2, 3}
 
 // sizeSynthetic sizes s by method.
-func sizeSynthetic(ctx context.Context, s *Synthetic, method string, opts SizingOptions) (Workload, PromptSizing, error) {
+func sizeSynthetic(ctx context.Context, s *Synthetic, method string, opts SizingOptions) (Workload, record.PromptSizing, error) {
 	z := newSized(s)
-	if method == SizingUsage {
+	if method == record.SizingUsage {
 		return sizeSyntheticUsage(ctx, z, opts)
 	}
 	c, err := counterFor(method, opts)
 	if err != nil {
-		return nil, PromptSizing{}, err
+		return nil, record.PromptSizing{}, err
 	}
 	texts := make([]string, 0, 2+tableSize)
 	texts = append(texts, z.first, z.first+" "+z.first)
@@ -39,17 +41,17 @@ func sizeSynthetic(ctx context.Context, s *Synthetic, method string, opts Sizing
 	}
 	counts, err := countAll(ctx, c, texts)
 	if err != nil {
-		return nil, PromptSizing{}, fmt.Errorf("%s: %w", c.Source, err)
+		return nil, record.PromptSizing{}, fmt.Errorf("%s: %w", c.Source, err)
 	}
 	base := counts[0]
 	cost := make([]int, tableSize)
 	for i := range cost {
 		if cost[i] = counts[2+i] - base; cost[i] <= 0 || cost[i] > maxWordCost {
-			return nil, PromptSizing{}, fmt.Errorf("%s counts %q as %d tokens and %q as %d: a word must add 1 to %d tokens",
+			return nil, record.PromptSizing{}, fmt.Errorf("%s counts %q as %d tokens and %q as %d: a word must add 1 to %d tokens",
 				c.Source, texts[0], base, texts[2+i], counts[2+i], maxWordCost)
 		}
 	}
-	sz := PromptSizing{Method: method, Source: c.Source, Exact: true, Probes: len(texts), MaxModelLen: c.MaxModelLen}
+	sz := record.PromptSizing{Method: method, Source: c.Source, Exact: true, Probes: len(texts), MaxModelLen: c.MaxModelLen}
 	delta, probes, notes := templateDelta(ctx, z, c, opts)
 	sz.Probes += probes
 	sz.Notes = append(sz.Notes, notes...)
@@ -57,7 +59,7 @@ func sizeSynthetic(ctx context.Context, s *Synthetic, method string, opts Sizing
 	z.setExact(base, counts[1]-counts[0], cost)
 	worst, mean, err := z.verify(ctx, c, delta)
 	if err != nil {
-		return nil, PromptSizing{}, fmt.Errorf("%s: %w", c.Source, err)
+		return nil, record.PromptSizing{}, fmt.Errorf("%s: %w", c.Source, err)
 	}
 	sz.Probes += verifyPrompts
 	sz.ResidualTokens = float64(worst)
@@ -153,7 +155,7 @@ const minTokensPerWord = 0.5
 
 // sizeSyntheticUsage fits usage.prompt_tokens = a + b × words to the usage probes; a probe
 // the server refuses (a context limit) is left out as long as two answer.
-func sizeSyntheticUsage(ctx context.Context, z *sizedSynthetic, opts SizingOptions) (Workload, PromptSizing, error) {
+func sizeSyntheticUsage(ctx context.Context, z *sizedSynthetic, opts SizingOptions) (Workload, record.PromptSizing, error) {
 	var xs, ys []float64
 	var refused []string
 	for _, m := range usagePasses {
@@ -161,7 +163,7 @@ func sizeSyntheticUsage(ctx context.Context, z *sizedSynthetic, opts SizingOptio
 		u, err := usageCount(ctx, opts.Client, text)
 		if err != nil {
 			if errors.Is(err, errNoUsage) || m == 0 || ctx.Err() != nil {
-				return nil, PromptSizing{}, err
+				return nil, record.PromptSizing{}, err
 			}
 			refused = append(refused, err.Error())
 			continue
@@ -171,13 +173,13 @@ func sizeSyntheticUsage(ctx context.Context, z *sizedSynthetic, opts SizingOptio
 	}
 	a, b, rms, ok := fitLine(xs, ys)
 	if !ok {
-		return nil, PromptSizing{}, fmt.Errorf("fewer than two probe requests answered with a usable count (%s)", strings.Join(refused, "; "))
+		return nil, record.PromptSizing{}, fmt.Errorf("fewer than two probe requests answered with a usable count (%s)", strings.Join(refused, "; "))
 	}
 	if !(b >= minTokensPerWord && b <= maxWordCost) {
-		return nil, PromptSizing{}, fmt.Errorf("usage.prompt_tokens grows by %.3g tokens a word over %v words (%v tokens): not believed", b, xs, ys)
+		return nil, record.PromptSizing{}, fmt.Errorf("usage.prompt_tokens grows by %.3g tokens a word over %v words (%v tokens): not believed", b, xs, ys)
 	}
 	z.setFit(a+b, b)
-	sz := PromptSizing{Method: SizingUsage, Source: fmt.Sprintf("usage.prompt_tokens of %d probe requests", len(xs)),
+	sz := record.PromptSizing{Method: record.SizingUsage, Source: fmt.Sprintf("usage.prompt_tokens of %d probe requests", len(xs)),
 		TokensPerWord: b, OverheadTokens: a, ResidualTokens: rms, Probes: len(xs) + len(refused), MinPromptTokens: z.base}
 	for _, r := range refused {
 		sz.Notes = append(sz.Notes, "left out of the fit: "+r)
@@ -193,9 +195,9 @@ const (
 
 // sizeDataset counts d's entries in the server's tokens by method: a sample (every entry of
 // a small dataset) one by one, the rest by the fit tokens = a + b × words over the sample.
-func sizeDataset(ctx context.Context, d *Dataset, method string, opts SizingOptions) (Workload, PromptSizing, error) {
+func sizeDataset(ctx context.Context, d *Dataset, method string, opts SizingOptions) (Workload, record.PromptSizing, error) {
 	limit := datasetCounted
-	if method == SizingUsage {
+	if method == record.SizingUsage {
 		limit = datasetProbes
 	}
 	idx := sampleIndices(len(d.entries), limit)
@@ -203,26 +205,26 @@ func sizeDataset(ctx context.Context, d *Dataset, method string, opts SizingOpti
 	for j, i := range idx {
 		texts[j] = d.entries[i].prompt
 	}
-	sz := PromptSizing{Method: method, Entries: len(d.entries), Counted: len(idx)}
+	sz := record.PromptSizing{Method: method, Entries: len(d.entries), Counted: len(idx)}
 	var counts []int
-	if method == SizingUsage {
+	if method == record.SizingUsage {
 		sz.Source = fmt.Sprintf("usage.prompt_tokens of %d probe requests", len(idx))
 		counts = make([]int, len(texts))
 		for j, t := range texts {
 			var err error
 			if counts[j], err = usageCount(ctx, opts.Client, t); err != nil {
-				return nil, PromptSizing{}, err
+				return nil, record.PromptSizing{}, err
 			}
 		}
 		sz.Probes = len(texts)
 	} else {
 		c, err := counterFor(method, opts)
 		if err != nil {
-			return nil, PromptSizing{}, err
+			return nil, record.PromptSizing{}, err
 		}
 		sz.Source, sz.MaxModelLen = c.Source, c.MaxModelLen
 		if counts, err = countAll(ctx, c, texts); err != nil {
-			return nil, PromptSizing{}, fmt.Errorf("%s: %w", c.Source, err)
+			return nil, record.PromptSizing{}, fmt.Errorf("%s: %w", c.Source, err)
 		}
 		z := newSized(&Synthetic{cfg: d.cfg, words: wordPool(d.cfg.Seed, tableSize+64)})
 		delta, probes, notes := templateDelta(ctx, z, c, opts)
@@ -237,7 +239,7 @@ func sizeDataset(ctx context.Context, d *Dataset, method string, opts SizingOpti
 
 // sized returns a copy of d whose entries count in the server's tokens: the entries idx by
 // counts, the others by the fit over them, which sz records.
-func (d *Dataset) sized(idx, counts []int, sz *PromptSizing) *Dataset {
+func (d *Dataset) sized(idx, counts []int, sz *record.PromptSizing) *Dataset {
 	xs, ys := make([]float64, len(idx)), make([]float64, len(idx))
 	var sw, sc float64
 	for j, i := range idx {

@@ -1,6 +1,10 @@
 package sweep
 
-import "context"
+import (
+	"context"
+
+	"github.com/kneecap/kneecap/record"
+)
 
 // API selects the OpenAI endpoint.
 type API string
@@ -42,7 +46,7 @@ type Client interface {
 	// Status, ErrorClass and Error fields, and the requested lengths, TTFA, reasoning,
 	// usage-plausibility and Retried fields. It never returns before the stream has ended or
 	// ctx is done; a cancelled ctx yields Status cancelled.
-	Do(ctx context.Context, req *Request, rec *Record)
+	Do(ctx context.Context, req *Request, rec *record.Record)
 	// Models lists the served model IDs (GET /v1/models).
 	Models(ctx context.Context) ([]string, error)
 }

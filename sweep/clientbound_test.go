@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/report"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
@@ -72,7 +73,7 @@ func TestClientBoundFlagged(t *testing.T) {
 		t.Errorf("no client-bound note in %q", run.Notes)
 	}
 
-	levels := analysis.Summarize([]sweep.Level{{Run: sink.runs[0], Records: sink.records[0]}}, analysis.DefaultOptions())
+	levels := analysis.Summarize([]record.Level{{Run: sink.runs[0], Records: sink.records[0]}}, analysis.DefaultOptions())
 	if !levels[0].ClientBound || levels[0].Valid {
 		t.Fatalf("analysis level: client_bound %v valid %v, want true false", levels[0].ClientBound, levels[0].Valid)
 	}

@@ -7,6 +7,8 @@ import (
 	"runtime/metrics"
 	"strings"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // The client self-check: the load generator watches its own CPU, Go scheduling latency,
@@ -57,8 +59,8 @@ func sampleClient() clientSample {
 }
 
 // since returns the client statistics between s0 and s (ConnWaitP99 left for the caller).
-func (s clientSample) since(s0 clientSample) *ClientStats {
-	cs := &ClientStats{}
+func (s clientSample) since(s0 clientSample) *record.ClientStats {
+	cs := &record.ClientStats{}
 	wall := s.wall.Sub(s0.wall)
 	if s.cpuOK && s0.cpuOK && wall > 0 {
 		cs.CPUUtilization = min(1, float64(s.cpu-s0.cpu)/(float64(wall)*float64(runtime.GOMAXPROCS(0))))
@@ -101,14 +103,14 @@ func histogramP99(counts, counts0 []uint64, bounds []float64) time.Duration {
 }
 
 // connWaitP99 is the p99 (type 7, Percentile) of conn_wait over requests sent in [w0, w1).
-func connWaitP99(records []Record, w0, w1 int64) time.Duration {
+func connWaitP99(records []record.Record, w0, w1 int64) time.Duration {
 	var ws []float64
 	for i := range records {
-		if SentInWindow(&records[i], w0, w1) {
+		if record.SentInWindow(&records[i], w0, w1) {
 			ws = append(ws, float64(records[i].ConnWait))
 		}
 	}
-	return durationPercentile(ws, 99)
+	return record.DurationPercentile(ws, 99)
 }
 
 // judge sets the client statistics of the window [w0, w1) of records — conn_wait p99, the
@@ -116,25 +118,25 @@ func connWaitP99(records []Record, w0, w1 int64) time.Duration {
 // Bound and Reason (classify) against tolerance (a fraction; 0: DefaultClientTolerance). On
 // an arrival-rate level (open) the latency population is the window's arrivals and the load
 // estimates are the client's lateness behind the schedule (scheduleEffects).
-func (cs *ClientStats) judge(records []Record, w0, w1 int64, open bool, tolerance float64) {
+func judgeClient(cs *record.ClientStats, records []record.Record, w0, w1 int64, open bool, tolerance float64) {
 	cs.ConnWaitP99 = connWaitP99(records, w0, w1)
-	cs.dials(records, w0, w1)
-	cs.levelReadLag(records, w0, w1)
+	countDials(cs, records, w0, w1)
+	levelReadLag(cs, records, w0, w1)
 	if !(tolerance > 0) {
 		tolerance = DefaultClientTolerance
 	}
 	cs.Tolerance = tolerance
-	cs.classify(cs.estimate(records, w0, w1, open))
+	classifyClient(cs, estimateEffects(cs, records, w0, w1, open))
 }
 
 // dials sets DialShare and DialP99: the share of the requests sent in [w0, w1) whose
 // connection was newly dialled and their set-up's p99 (Record.Setup), the server's doing when
 // it closes connections after a stream (llama-server) or answers Connection: close.
-func (cs *ClientStats) dials(records []Record, w0, w1 int64) {
+func countDials(cs *record.ClientStats, records []record.Record, w0, w1 int64) {
 	var n int
 	var setup []float64
 	for i := range records {
-		if r := &records[i]; SentInWindow(r, w0, w1) {
+		if r := &records[i]; record.SentInWindow(r, w0, w1) {
 			n++
 			if r.Dialed {
 				setup = append(setup, float64(r.Setup))
@@ -143,13 +145,13 @@ func (cs *ClientStats) dials(records []Record, w0, w1 int64) {
 	}
 	if n > 0 && len(setup) > 0 {
 		cs.DialShare = float64(len(setup)) / float64(n)
-		cs.DialP99 = durationPercentile(setup, 99)
+		cs.DialP99 = record.DurationPercentile(setup, 99)
 	}
 }
 
 // ReadLagDecides reports whether the read lag covers enough of the window's chunks to decide
 // the verdict of a level from before the effect estimates (DESIGN §3.3).
-func (cs *ClientStats) ReadLagDecides() bool {
+func ReadLagDecides(cs *record.ClientStats) bool {
 	return cs.ReadLagChunks > 0 && cs.ReadLagCoverage >= ReadLagCoverageMin
 }
 
@@ -159,7 +161,7 @@ func (cs *ClientStats) ReadLagDecides() bool {
 // the heuristics judge the latencies as before the estimates, and the load estimates still
 // count. Connection set-up is the server's and never decides (DialShare says how much of it
 // there was).
-func (cs *ClientStats) classify(kernel bool) {
+func classifyClient(cs *record.ClientStats, kernel bool) {
 	var heur, why []string
 	if cs.CPUUtilization > ClientCPUBound {
 		heur = append(heur, fmt.Sprintf("CPU %.0f%% > %.0f%%", 100*cs.CPUUtilization, 100*ClientCPUBound))
@@ -178,7 +180,7 @@ func (cs *ClientStats) classify(kernel bool) {
 	}
 	cs.Note = ""
 	if kernel {
-		cs.Evidence = EvidenceEstimates
+		cs.Evidence = record.EvidenceEstimates
 		if len(heur) > 0 {
 			kept := "the client's effect on every number within tolerance"
 			if len(over) > 0 {
@@ -187,7 +189,7 @@ func (cs *ClientStats) classify(kernel bool) {
 			cs.Note = fmt.Sprintf("machine busy: %s; %s", strings.Join(heur, ", "), kept)
 		}
 	} else {
-		cs.Evidence = EvidenceHeuristics
+		cs.Evidence = record.EvidenceHeuristics
 		why = append(heur, why...)
 	}
 	cs.Bound = len(why) > 0
@@ -211,6 +213,6 @@ func fmtLag(d time.Duration) string {
 }
 
 // boundNote is the level's note when the client was bound.
-func (cs *ClientStats) boundNote() string {
+func clientBoundNote(cs *record.ClientStats) string {
 	return "client-bound: " + cs.Reason + "; the numbers may describe the load generator, not the server"
 }

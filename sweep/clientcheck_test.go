@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // TestClientStatsClassify: on the client's clock (no kernel timestamps) the heuristics judge
@@ -13,31 +15,31 @@ import (
 // dial, the server's set-up) decides nothing.
 func TestClientStatsClassify(t *testing.T) {
 	for _, c := range []struct {
-		in     ClientStats
+		in     record.ClientStats
 		kernel bool
 		bound  bool
 		why    string
 	}{
-		{ClientStats{CPUUtilization: 0.5, SchedLatencyP99: time.Millisecond, ConnWaitP99: 100 * time.Microsecond}, false, false, ""},
-		{ClientStats{CPUUtilization: 0.95}, false, true, "CPU 95%"},
-		{ClientStats{SchedLatencyP99: 6 * time.Millisecond}, false, true, "scheduling latency"},
-		{ClientStats{ConnWaitP99: 20 * time.Millisecond}, false, false, ""},
-		{ClientStats{Effects: map[string]float64{EffectLoad: 0.03}, Tolerance: 0.01}, false, true, "offered load 3.0%"},
-		{ClientStats{CPUUtilization: 0.95, Effects: map[string]float64{"ttft_p95": 0.003, EffectLoad: 0.002}, Tolerance: 0.01}, true, false, ""},
-		{ClientStats{Effects: map[string]float64{"ttft_p95": 0.02, "tpot_p50": 0.015, EffectLoad: 0.002}, Tolerance: 0.01}, true, true,
+		{record.ClientStats{CPUUtilization: 0.5, SchedLatencyP99: time.Millisecond, ConnWaitP99: 100 * time.Microsecond}, false, false, ""},
+		{record.ClientStats{CPUUtilization: 0.95}, false, true, "CPU 95%"},
+		{record.ClientStats{SchedLatencyP99: 6 * time.Millisecond}, false, true, "scheduling latency"},
+		{record.ClientStats{ConnWaitP99: 20 * time.Millisecond}, false, false, ""},
+		{record.ClientStats{Effects: map[string]float64{EffectLoad: 0.03}, Tolerance: 0.01}, false, true, "offered load 3.0%"},
+		{record.ClientStats{CPUUtilization: 0.95, Effects: map[string]float64{"ttft_p95": 0.003, EffectLoad: 0.002}, Tolerance: 0.01}, true, false, ""},
+		{record.ClientStats{Effects: map[string]float64{"ttft_p95": 0.02, "tpot_p50": 0.015, EffectLoad: 0.002}, Tolerance: 0.01}, true, true,
 			"client effect on TTFT p95 2.0%, TPOT p50 1.5% > tolerance 1.0%"},
 	} {
 		cs := c.in
-		cs.classify(c.kernel)
+		classifyClient(&cs, c.kernel)
 		if cs.Bound != c.bound || !strings.Contains(cs.Reason, c.why) {
 			t.Errorf("%+v: bound %v reason %q, want %v containing %q", c.in, cs.Bound, cs.Reason, c.bound, c.why)
 		}
-		if want := map[bool]string{true: EvidenceEstimates, false: EvidenceHeuristics}[c.kernel]; cs.Evidence != want {
+		if want := map[bool]string{true: record.EvidenceEstimates, false: record.EvidenceHeuristics}[c.kernel]; cs.Evidence != want {
 			t.Errorf("%+v: evidence %q, want %q", c.in, cs.Evidence, want)
 		}
 	}
-	busy := ClientStats{RunQueueDelay: 0.46, Effects: map[string]float64{"ttft_p95": 0.001}, Tolerance: 0.01}
-	busy.classify(true)
+	busy := record.ClientStats{RunQueueDelay: 0.46, Effects: map[string]float64{"ttft_p95": 0.001}, Tolerance: 0.01}
+	classifyClient(&busy, true)
 	if busy.Bound || !strings.Contains(busy.Note, "machine busy: run-queue wait 46%") || !strings.Contains(busy.Note, "within tolerance") {
 		t.Errorf("busy machine, small effects: bound %v note %q; want not bound, the heuristics quoted", busy.Bound, busy.Note)
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // The client's effect on a level's numbers (DESIGN §3.3): how much the load generator's
@@ -35,16 +37,6 @@ const (
 // population holds minEffectSamples of it (a p99 of 20 requests is their largest).
 var effectPercentiles = []float64{50, 95, 99}
 
-// MinPercentileSamples is the population a percentile p needs to be more than its largest
-// member: 100 ÷ (100 − p) (p95: 20, p99: 100). The client-effect estimates and the SLO's
-// evidence (the analysis) hold percentiles to it.
-func MinPercentileSamples(p float64) int {
-	if p >= 100 {
-		return math.MaxInt
-	}
-	return int(math.Ceil(100 / (100 - p)))
-}
-
 // latencySeries is one latency of a population, as measured and as the client's lateness may
 // have made it: the values moved the other way by what the clock cannot see.
 type latencySeries struct {
@@ -56,7 +48,7 @@ type latencySeries struct {
 // shift returns the largest relative movement of percentile p between the measured values
 // and any alternative reading, or 0 when the population is too small for p.
 func (s *latencySeries) shift(p float64) (float64, bool) {
-	if len(s.got) < MinPercentileSamples(p) {
+	if len(s.got) < record.MinPercentileSamples(p) {
 		return 0, false
 	}
 	base := sortedPercentile(s.got, p)
@@ -79,7 +71,7 @@ func (s *latencySeries) shift(p float64) (float64, bool) {
 func sortedPercentile(v []float64, p float64) float64 {
 	c := slices.Clone(v)
 	sort.Float64s(c)
-	return Percentile(c, p)
+	return record.Percentile(c, p)
 }
 
 // effectInputs gathers, over a level's latency population, what the estimates need.
@@ -94,8 +86,8 @@ type effectInputs struct {
 // gatherSpan is what the kernel's clock cannot see of r's first content chunk: the chunks its
 // read gathered after it (FirstGather) times the request's mean gap between chunks, an upper
 // estimate of how much earlier the first arrived than its read's stamp.
-func gatherSpan(r *Record) float64 {
-	n := ChunkCount(r)
+func gatherSpan(r *record.Record) float64 {
+	n := record.ChunkCount(r)
 	if r.FirstGather <= 0 || n < 2 || r.E2E <= r.TTFT {
 		return 0
 	}
@@ -104,15 +96,15 @@ func gatherSpan(r *Record) float64 {
 
 // lateSend is how late a send stamped at the write's return may be: the time from the client's
 // t_send (GotConn) to that stamp, within which the last byte was handed to the kernel.
-func lateSend(r *Record) float64 {
-	if r.SendStamp != SendWrite || r.ClientSent == 0 || r.Sent < r.ClientSent {
+func lateSend(r *record.Record) float64 {
+	if r.SendStamp != record.SendWrite || r.ClientSent == 0 || r.Sent < r.ClientSent {
 		return 0
 	}
 	return float64(r.Sent - r.ClientSent)
 }
 
 // add counts r, a successful request of the population.
-func (in *effectInputs) add(r *Record) {
+func (in *effectInputs) add(r *record.Record) {
 	in.all++
 	if !r.KernelClock() || r.TTFT <= 0 {
 		return
@@ -135,7 +127,7 @@ func (in *effectInputs) add(r *Record) {
 // addGaps adds r's gaps between its kept chunk offsets as measured, and as they were before a
 // read gathered them: a run of chunks with one offset (one read) after a gap G is spread evenly
 // over it, G ÷ (m + 1) each; the chunks gathered with the first come at the request's mean gap.
-func (in *effectInputs) addGaps(r *Record, firstGap float64) {
+func (in *effectInputs) addGaps(r *record.Record, firstGap float64) {
 	c := r.Chunks
 	if len(c) < 2 {
 		return
@@ -169,7 +161,7 @@ func (in *effectInputs) addGaps(r *Record, firstGap float64) {
 // the population selects (successful ones), keyed metric_pNN, and whether the latencies were
 // on the kernel's clock for most of them (else none is estimated: the client's clock holds
 // its read lag, and the heuristics judge).
-func latencyEffects(records []Record, inPop func(*Record) bool) (map[string]float64, bool) {
+func latencyEffects(records []record.Record, inPop func(*record.Record) bool) (map[string]float64, bool) {
 	var in effectInputs
 	for i := range records {
 		if r := &records[i]; r.OK() && inPop(r) {
@@ -205,8 +197,8 @@ func addShifts(out map[string]float64, series ...latencySeries) {
 // from that end (Record.End) to the send, less the pause the worker asked for and the set-up
 // the server forced — as a share of the workers' cycles, the gaps between their sends. ok is
 // false when no such pair exists.
-func turnaroundShare(records []Record, w0, w1 int64) (share float64, ok bool) {
-	byWorker := make(map[int][]*Record)
+func turnaroundShare(records []record.Record, w0, w1 int64) (share float64, ok bool) {
+	byWorker := make(map[int][]*record.Record)
 	for i := range records {
 		r := &records[i]
 		if r.Worker >= 0 && r.Sent > 0 {
@@ -215,10 +207,10 @@ func turnaroundShare(records []Record, w0, w1 int64) (share float64, ok bool) {
 	}
 	var turn, cycle float64
 	for _, rs := range byWorker {
-		slices.SortFunc(rs, func(a, b *Record) int { return cmp.Compare(a.Seq, b.Seq) })
+		slices.SortFunc(rs, func(a, b *record.Record) int { return cmp.Compare(a.Seq, b.Seq) })
 		for k := 1; k < len(rs); k++ {
 			a, b := rs[k-1], rs[k]
-			if b.Seq != a.Seq+1 || a.End <= 0 || !SentInWindow(b, w0, w1) || b.Sent <= a.Sent {
+			if b.Seq != a.Seq+1 || a.End <= 0 || !record.SentInWindow(b, w0, w1) || b.Sent <= a.Sent {
 				continue
 			}
 			gap := float64(b.Sent - (a.Sent + int64(a.End)) - int64(b.Pause) - int64(b.Setup))
@@ -235,7 +227,7 @@ func turnaroundShare(records []Record, w0, w1 int64) (share float64, ok bool) {
 // lateness is an arrival's lateness behind its schedule that is the client's: the time from
 // its scheduled arrival to its send, less its wait for a place under max_concurrency and the
 // set-up the server forced.
-func lateness(r *Record) float64 {
+func lateness(r *record.Record) float64 {
 	return math.Max(0, float64(r.Sent-r.Scheduled-int64(r.SlotWait)-int64(r.Setup)))
 }
 
@@ -248,13 +240,13 @@ func lateness(r *Record) float64 {
 // points stay Poisson at the same rate; a client that falls behind moves arrivals past the
 // window's end, as many as its lateness there) — and on the throughput (the mean lateness
 // over the window: the tokens it moved past the window's end).
-func scheduleEffects(records []Record, w0, w1 int64, out map[string]float64) {
+func scheduleEffects(records []record.Record, w0, w1 int64, out map[string]float64) {
 	var ttft, ttftOn, e2e, e2eOn []float64
 	var sent int
 	var sum, most float64
 	for i := range records {
 		r := &records[i]
-		if r.Scheduled == 0 || r.Worker < 0 || !ArrivedInWindow(r, w0, w1) {
+		if r.Scheduled == 0 || r.Worker < 0 || !record.ArrivedInWindow(r, w0, w1) {
 			continue
 		}
 		l := lateness(r)
@@ -280,10 +272,10 @@ func scheduleEffects(records []Record, w0, w1 int64, out map[string]float64) {
 
 // estimate sets cs.Effects over the window [w0, w1) of records (open: an arrival-rate level)
 // and reports whether the latencies were estimated (on the kernel's clock).
-func (cs *ClientStats) estimate(records []Record, w0, w1 int64, open bool) bool {
-	inPop := func(r *Record) bool { return SentInWindow(r, w0, w1) }
+func estimateEffects(cs *record.ClientStats, records []record.Record, w0, w1 int64, open bool) bool {
+	inPop := func(r *record.Record) bool { return record.SentInWindow(r, w0, w1) }
 	if open {
-		inPop = func(r *Record) bool { return ArrivedInWindow(r, w0, w1) }
+		inPop = func(r *record.Record) bool { return record.ArrivedInWindow(r, w0, w1) }
 	}
 	eff, kernel := latencyEffects(records, inPop)
 	if eff == nil {

@@ -5,13 +5,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // effectRecord is a kernel-clock request of 32 chunks, the first at 100 ms and one every
 // 20 ms after it (E2E 720 ms); gathered > 0 gives the chunks after the first that its read
 // delivered with it the first's offset (FirstGather).
-func effectRecord(seq, gathered int) Record {
-	r := Record{Worker: 0, Seq: seq, Sent: int64(seq) * int64(time.Second), Status: StatusOK, Clock: ClockKernel, SendStamp: SendTX,
+func effectRecord(seq, gathered int) record.Record {
+	r := record.Record{Worker: 0, Seq: seq, Sent: int64(seq) * int64(time.Second), Status: record.StatusOK, Clock: record.ClockKernel, SendStamp: record.SendTX,
 		TTFT: 100 * time.Millisecond, E2E: 720 * time.Millisecond, OutputTokens: 32, FirstGather: gathered}
 	for j := range 32 {
 		r.Chunks = append(r.Chunks, int64(100_000+20_000*j))
@@ -32,7 +34,7 @@ func effectRecord(seq, gathered int) Record {
 // 20 and 60 ms (the gap of 60 ms to the fourth chunk stays): no effect. E2E: sends by their
 // transmit stamps, no effect.
 func TestLatencyEffects(t *testing.T) {
-	var recs []Record
+	var recs []record.Record
 	for i := range 20 {
 		g := 0
 		if i%2 == 0 {
@@ -40,7 +42,7 @@ func TestLatencyEffects(t *testing.T) {
 		}
 		recs = append(recs, effectRecord(i, g))
 	}
-	eff, kernel := latencyEffects(recs, func(*Record) bool { return true })
+	eff, kernel := latencyEffects(recs, func(*record.Record) bool { return true })
 	if !kernel {
 		t.Fatal("kernel-clock records: not estimated")
 	}
@@ -59,11 +61,11 @@ func TestLatencyEffects(t *testing.T) {
 	// A send stamped at the write's return 5 ms after the client's t_send may be 5 ms late:
 	// TTFT and E2E may be 5 ms longer (5 ÷ 100 and 5 ÷ 720 at every percentile).
 	for i := range recs {
-		recs[i].FirstGather, recs[i].SendStamp = 0, SendWrite
+		recs[i].FirstGather, recs[i].SendStamp = 0, record.SendWrite
 		recs[i].ClientSent = recs[i].Sent - int64(5*time.Millisecond)
 		recs[i].Chunks = effectRecord(i, 0).Chunks
 	}
-	eff, _ = latencyEffects(recs, func(*Record) bool { return true })
+	eff, _ = latencyEffects(recs, func(*record.Record) bool { return true })
 	if math.Abs(eff["ttft_p50"]-0.05) > 1e-9 || math.Abs(eff["e2e_p95"]-5.0/720) > 1e-9 || eff["tpot_p50"] != 0 {
 		t.Errorf("late sends: ttft_p50 %v e2e_p95 %v tpot_p50 %v; want 0.05, 5/720, 0", eff["ttft_p50"], eff["e2e_p95"], eff["tpot_p50"])
 	}
@@ -72,7 +74,7 @@ func TestLatencyEffects(t *testing.T) {
 	for i := range recs[:15] {
 		recs[i].Clock = ""
 	}
-	if eff, kernel = latencyEffects(recs, func(*Record) bool { return true }); kernel || eff != nil {
+	if eff, kernel = latencyEffects(recs, func(*record.Record) bool { return true }); kernel || eff != nil {
 		t.Errorf("mostly client-clock records: estimated %v", eff)
 	}
 }
@@ -83,7 +85,7 @@ func TestLatencyEffects(t *testing.T) {
 // server forced (Setup): 10 ms the client's. 20 ms of the 1,500 ms of cycles: 1.333%.
 func TestTurnaroundShare(t *testing.T) {
 	ms := func(v int64) int64 { return (1000 + v) * int64(time.Millisecond) }
-	recs := []Record{
+	recs := []record.Record{
 		{Worker: 0, Seq: 0, Sent: ms(0), End: 700 * time.Millisecond},
 		{Worker: 0, Seq: 1, Sent: ms(710), End: 700 * time.Millisecond},
 		{Worker: 0, Seq: 2, Sent: ms(1500), End: 700 * time.Millisecond, Pause: 50 * time.Millisecond, Setup: 30 * time.Millisecond, Dialed: true},
@@ -92,16 +94,16 @@ func TestTurnaroundShare(t *testing.T) {
 	if !ok || math.Abs(share-20.0/1500) > 1e-12 {
 		t.Errorf("turnaround share %v (%v), want 20/1500", share, ok)
 	}
-	var cs ClientStats
-	cs.judge(recs, ms(0), ms(2000), false, 0)
+	var cs record.ClientStats
+	judgeClient(&cs, recs, ms(0), ms(2000), false, 0)
 	if !cs.Bound || !strings.Contains(cs.Reason, "offered load 1.3%") || cs.Tolerance != DefaultClientTolerance {
 		t.Errorf("judge: bound %v reason %q tolerance %v; want bound by the offered load, 1%%", cs.Bound, cs.Reason, cs.Tolerance)
 	}
 	if math.Abs(cs.DialShare-1.0/3) > 1e-12 || cs.DialP99 != 30*time.Millisecond {
 		t.Errorf("dial share %v p99 %v; want 1 of the window's 3 requests, 30 ms", cs.DialShare, cs.DialP99)
 	}
-	cs = ClientStats{}
-	cs.judge(recs, ms(0), ms(2000), false, 0.02)
+	cs = record.ClientStats{}
+	judgeClient(&cs, recs, ms(0), ms(2000), false, 0.02)
 	if cs.Bound {
 		t.Errorf("tolerance 2%%: bound (%s), want not", cs.Reason)
 	}
@@ -114,11 +116,11 @@ func TestTurnaroundShare(t *testing.T) {
 // client that falls behind, arrival i sent 10·i ms late, 190 ms by the last: 19%.
 func TestScheduleEffects(t *testing.T) {
 	ms := func(v float64) int64 { return int64((1000 + v) * float64(time.Millisecond)) }
-	recs := func(late func(i int) float64) []Record {
-		var out []Record
+	recs := func(late func(i int) float64) []record.Record {
+		var out []record.Record
 		for i := range 20 {
-			out = append(out, Record{Seq: i, Worker: i, Scheduled: ms(50 * float64(i)), Sent: ms(50*float64(i) + late(i) + 4),
-				SlotWait: 3 * time.Millisecond, Setup: time.Millisecond, Status: StatusOK, TTFT: 96 * time.Millisecond, E2E: 196 * time.Millisecond})
+			out = append(out, record.Record{Seq: i, Worker: i, Scheduled: ms(50 * float64(i)), Sent: ms(50*float64(i) + late(i) + 4),
+				SlotWait: 3 * time.Millisecond, Setup: time.Millisecond, Status: record.StatusOK, TTFT: 96 * time.Millisecond, E2E: 196 * time.Millisecond})
 		}
 		return out
 	}
@@ -159,7 +161,7 @@ func TestEffectSummary(t *testing.T) {
 // an estimate of 100%, which decides the verdict (the review's case: no ITL p50 estimate,
 // not bound, ITL p50 reported as 0).
 func TestITLGatheredMost(t *testing.T) {
-	var recs []Record
+	var recs []record.Record
 	for i := range 20 {
 		r := effectRecord(i, 3)
 		for j := range r.Chunks {
@@ -167,13 +169,13 @@ func TestITLGatheredMost(t *testing.T) {
 		}
 		recs = append(recs, r)
 	}
-	eff, _ := latencyEffects(recs, func(*Record) bool { return true })
+	eff, _ := latencyEffects(recs, func(*record.Record) bool { return true })
 	if eff["itl_p50"] != 1 || !EffectDecides("itl_p50") {
 		t.Errorf("itl_p50 effect %v (deciding %v), want 1", eff["itl_p50"], EffectDecides("itl_p50"))
 	}
-	var cs ClientStats
+	var cs record.ClientStats
 	cs.Effects, cs.Tolerance = eff, 0.01
-	if cs.classify(true); !cs.Bound || !strings.Contains(cs.Reason, "ITL p50 100.0%") {
+	if classifyClient(&cs, true); !cs.Bound || !strings.Contains(cs.Reason, "ITL p50 100.0%") {
 		t.Errorf("bound %v (%s), want client-bound by ITL p50", cs.Bound, cs.Reason)
 	}
 }

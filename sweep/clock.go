@@ -1,6 +1,10 @@
 package sweep
 
-import "time"
+import (
+	"time"
+
+	"github.com/kneecap/kneecap/record"
+)
 
 // A levelClock says when the phases of a level end (DESIGN §3): the end of warmup (W0), the
 // end of the measurement window (W1) and the end of the drain, when requests still in flight
@@ -12,7 +16,7 @@ import "time"
 type levelClock interface {
 	// wake returns when the clock must be asked during phase even if nothing else happens
 	// (the zero time: not before the next tick or worker event), as seen at now.
-	wake(phase Phase, now time.Time) time.Time
+	wake(phase record.Phase, now time.Time) time.Time
 	// warmupEnd is asked at each event of the warmup. When the warmup is over it returns W0
 	// (Unix nanoseconds) and true, having added any note on how it ended to the level.
 	warmupEnd(l *level, ev event) (w0 int64, over bool)
@@ -61,9 +65,9 @@ type freeClock struct {
 	gated        bool // the window's accept condition is set
 }
 
-func (c *freeClock) wake(phase Phase, now time.Time) time.Time {
+func (c *freeClock) wake(phase record.Phase, now time.Time) time.Time {
 	switch {
-	case phase != PhaseWarmup:
+	case phase != record.PhaseWarmup:
 		return time.Time{}
 	case now.Before(c.warmupAt):
 		return c.warmupAt
@@ -121,8 +125,8 @@ type scheduledClock struct {
 	drainTimeout        time.Duration
 }
 
-func (c *scheduledClock) wake(phase Phase, _ time.Time) time.Time {
-	if phase == PhaseWarmup {
+func (c *scheduledClock) wake(phase record.Phase, _ time.Time) time.Time {
+	if phase == record.PhaseWarmup {
 		return c.w0At
 	}
 	return c.w1At

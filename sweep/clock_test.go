@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // clockProtocol: warmup 100 ms capped at 300 ms, a window of 1 s to 2 s in 100 ms slices, a
@@ -20,7 +22,7 @@ func clockProtocol() Protocol {
 // protocol's slices, and Unix nanoseconds counted from base.
 func clockLevel(proto Protocol, c, n int, base time.Time) *level {
 	return &level{c: c, n: n, warmNeed: int64(n), silentN: int64(n), proto: proto, clk: unixClock{base: base},
-		slice: int64(proto.Duration) / MinSlices, kmax: maxSlices(proto)}
+		slice: int64(proto.Duration) / record.MinSlices, kmax: maxSlices(proto)}
 }
 
 // TestFreeClockWarmup: warmup ends once warmup has elapsed and every worker has completed a
@@ -33,13 +35,13 @@ func TestFreeClockWarmup(t *testing.T) {
 	if _, ok := c.(*freeClock); !ok {
 		t.Fatalf("clock %T without a schedule, want the free-running clock", c)
 	}
-	if w := c.wake(PhaseWarmup, start); !w.Equal(start.Add(proto.Warmup)) {
+	if w := c.wake(record.PhaseWarmup, start); !w.Equal(start.Add(proto.Warmup)) {
 		t.Errorf("wake at the start: %v, want warmup later", w.Sub(start))
 	}
-	if w := c.wake(PhaseWarmup, start.Add(proto.Warmup)); !w.Equal(start.Add(proto.WarmupMax)) {
+	if w := c.wake(record.PhaseWarmup, start.Add(proto.Warmup)); !w.Equal(start.Add(proto.WarmupMax)) {
 		t.Errorf("wake after warmup: %v, want warmup_max after the start", w.Sub(start))
 	}
-	if w := c.wake(PhaseMeasure, start.Add(proto.Warmup)); !w.IsZero() {
+	if w := c.wake(record.PhaseMeasure, start.Add(proto.Warmup)); !w.IsZero() {
 		t.Errorf("wake in the window: %v, want none (the ticks decide)", w)
 	}
 
@@ -68,7 +70,7 @@ func TestFreeClockWarmup(t *testing.T) {
 
 	proto.WarmupMax = 0
 	c = newLevelClock(&Plan{Protocol: proto}, 0, start)
-	if w := c.wake(PhaseWarmup, start.Add(proto.Warmup)); !w.IsZero() {
+	if w := c.wake(record.PhaseWarmup, start.Add(proto.Warmup)); !w.IsZero() {
 		t.Errorf("no warmup_max: wake after warmup %v, want none", w)
 	}
 	if _, over := c.warmupEnd(l, at(time.Hour)); over {
@@ -85,11 +87,11 @@ func TestFreeClockWindow(t *testing.T) {
 	c := newLevelClock(&Plan{Protocol: proto}, 0, start)
 	l := clockLevel(proto, 1, 1, start)
 	l.run.W0 = l.clk.unix(start.Add(proto.Warmup))
-	l.win = newWindow(l.run.W0, l.slice, MinSlices, l.kmax)
+	l.win = newWindow(l.run.W0, l.slice, record.MinSlices, l.kmax)
 	// One 10-token request per 10 ms: a flat series, steady over any whole number of slices.
 	for s := l.run.W0; s < l.longestEnd(); s += 10 * ms {
-		r := Record{Sent: s, TTFT: 5 * time.Millisecond, E2E: 5 * time.Millisecond, OutputTokens: 10,
-			Chunks: []int64{5000}, Status: StatusOK}
+		r := record.Record{Sent: s, TTFT: 5 * time.Millisecond, E2E: 5 * time.Millisecond, OutputTokens: 10,
+			Chunks: []int64{5000}, Status: record.StatusOK}
 		l.win.add(&r)
 	}
 	now := event{now: start.Add(proto.Warmup + proto.Duration)}
@@ -103,7 +105,7 @@ func TestFreeClockWindow(t *testing.T) {
 	}
 
 	// Nothing steady (no tokens at all): the longest window, once its end has come.
-	l.win = newWindow(l.run.W0, l.slice, MinSlices, l.kmax)
+	l.win = newWindow(l.run.W0, l.slice, record.MinSlices, l.kmax)
 	l.horizon = l.longestEnd()
 	if _, over := c.windowEnd(l, event{now: start.Add(proto.Warmup + proto.MaxDuration - time.Millisecond)}); over {
 		t.Error("unsteady window over before max_duration")
@@ -134,10 +136,10 @@ func TestScheduledClock(t *testing.T) {
 	if _, ok := c.(*scheduledClock); !ok {
 		t.Fatalf("clock %T with a schedule, want the scheduled clock", c)
 	}
-	if w := c.wake(PhaseWarmup, levelAt); !w.Equal(w0At) {
+	if w := c.wake(record.PhaseWarmup, levelAt); !w.Equal(w0At) {
 		t.Errorf("warmup wake %v, want the scheduled W0 %v", w, w0At)
 	}
-	if w := c.wake(PhaseMeasure, w0At); !w.Equal(w1At) {
+	if w := c.wake(record.PhaseMeasure, w0At); !w.Equal(w1At) {
 		t.Errorf("window wake %v, want the scheduled W1 %v", w, w1At)
 	}
 
@@ -156,7 +158,7 @@ func TestScheduledClock(t *testing.T) {
 	if l.longestEnd() != w1At.UnixNano() {
 		t.Fatalf("the runner's longest window ends at %d, the schedule's at %d", l.longestEnd(), w1At.UnixNano())
 	}
-	l.win = newWindow(l.run.W0, l.slice, MinSlices, l.kmax)
+	l.win = newWindow(l.run.W0, l.slice, record.MinSlices, l.kmax)
 	if _, over := c.windowEnd(l, event{now: w1At.Add(-time.Millisecond)}); over {
 		t.Error("window over before the scheduled W1")
 	}

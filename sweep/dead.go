@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // A server that stops answering (DESIGN §3.2): a worker whose requests fail to connect backs
@@ -72,13 +74,13 @@ type health struct {
 
 // ended accounts, in the worker's goroutine, for the end of request r, first reporting one
 // of the first requests that silence counts (a worker's first; a rate level's first arrivals).
-func (h *health) ended(r *Record, first bool) {
+func (h *health) ended(r *record.Record, first bool) {
 	switch {
 	case r.OK():
 		if !h.answered.Load() {
 			h.answered.Store(true)
 		}
-	case r.ErrorClass == ErrTimeout && first:
+	case r.ErrorClass == record.ErrTimeout && first:
 		msg := r.Error
 		h.firstTimeout.CompareAndSwap(nil, &msg)
 		h.firstTimeouts.Add(1)
@@ -89,8 +91,8 @@ func (h *health) ended(r *Record, first bool) {
 // the level-wide run of connect errors: a connect error starts the run if none is current; a
 // request that connected ends it when it was sent after the run started (one sent before
 // connected before the errors and says nothing of the server since).
-func (h *health) rateEnded(r *Record) {
-	if r.ErrorClass == ErrConnect {
+func (h *health) rateEnded(r *record.Record) {
+	if r.ErrorClass == record.ErrConnect {
 		h.rateDown.CompareAndSwap(0, r.Done())
 		return
 	}
@@ -100,8 +102,8 @@ func (h *health) rateEnded(r *Record) {
 }
 
 // add accounts, in the controller, for one collected record.
-func (h *health) add(r *Record) {
-	if r.ErrorClass == ErrConnect {
+func (h *health) add(r *record.Record) {
+	if r.ErrorClass == record.ErrConnect {
 		h.lastConnect = r.Error
 	}
 }

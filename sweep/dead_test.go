@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -15,7 +16,7 @@ import (
 // ended at max_duration: either way the drain ends InterruptDrainTimeout after the interrupt,
 // cancelling what is in flight, and the sweep stops as interrupted.
 func TestInterruptBoundsTheDrain(t *testing.T) {
-	for _, phase := range []sweep.Phase{sweep.PhaseMeasure, sweep.PhaseDrain} {
+	for _, phase := range []record.Phase{record.PhaseMeasure, record.PhaseDrain} {
 		t.Run(string(phase), func(t *testing.T) {
 			t.Parallel()
 			// 200 tokens at 100 ms: 20 s a request.

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // The load generator's own limits (DESIGN §7, §8): a level is checked against them before it
@@ -76,7 +78,7 @@ type StreamCost struct {
 func CostOf(inProcessSim, recordChunks bool, outputTokens float64) StreamCost {
 	c := StreamCost{Descriptors: 1, Bytes: StreamBytes}
 	if recordChunks {
-		kept := float64(MaxRecordedChunks)
+		kept := float64(record.MaxRecordedChunks)
 		if outputTokens > 0 {
 			kept = math.Min(math.Ceil(outputTokens), kept)
 		}

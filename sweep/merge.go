@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // MergeLevel merges the shards' parts of one level of a sharded sweep (parts in shard order,
@@ -25,7 +27,7 @@ import (
 // verdict, slice TPS and notes are then computed from the union as for one process. Client
 // diagnostics take the worst shard (the level is client-bound when any shard was); server
 // metrics come from the lowest-numbered shard that scraped them.
-func MergeLevel(parts []LevelRun, records []Record, proto Protocol, server func(shard int, w0, w1 int64) (*ServerStats, error)) (LevelRun, error) {
+func MergeLevel(parts []record.LevelRun, records []record.Record, proto Protocol, server func(shard int, w0, w1 int64) (*record.ServerStats, error)) (record.LevelRun, error) {
 	m, err := mergeParts(parts)
 	run := m.run
 	if err != nil {
@@ -37,7 +39,7 @@ func MergeLevel(parts []LevelRun, records []Record, proto Protocol, server func(
 		notes = append(notes, fmt.Sprintf("%d requests still in flight at the scheduled end of the drain were cancelled", run.Cancelled))
 	}
 	end := endNormal
-	slice := int64(proto.Duration) / MinSlices
+	slice := int64(proto.Duration) / record.MinSlices
 	if m.interrupted {
 		end = endInterrupt
 	} else {
@@ -46,11 +48,11 @@ func MergeLevel(parts []LevelRun, records []Record, proto Protocol, server func(
 		}
 		chooseWindowEnd(&run, records, proto, slice)
 	}
-	setPhases(records, run.W0, run.W1)
+	record.SetPhases(records, run.W0, run.W1)
 	notes = append(notes, mergeServer(&run, parts, server)...)
 	notes = append(notes, finishWindow(&run, records, proto, slice, end)...)
 	if cs := m.client; cs != nil && run.W1 > run.W0 {
-		cs.judge(records, run.W0, run.W1, run.OfferedRPS > 0, proto.ClientTolerance)
+		judgeClient(cs, records, run.W0, run.W1, run.OfferedRPS > 0, proto.ClientTolerance)
 		if len(m.boundWhy) > 0 {
 			why := m.boundWhy
 			if cs.Reason != "" {
@@ -60,7 +62,7 @@ func MergeLevel(parts []LevelRun, records []Record, proto Protocol, server func(
 		}
 		run.Client = cs
 		if cs.Bound {
-			notes = append(notes, cs.boundNote())
+			notes = append(notes, clientBoundNote(cs))
 		}
 		if cs.Note != "" {
 			notes = append(notes, cs.Note)
@@ -74,14 +76,14 @@ func MergeLevel(parts []LevelRun, records []Record, proto Protocol, server func(
 type mergedParts struct {
 	// run has the level's identity, the union of the shards' load periods, the common part
 	// of their windows and the sum of their cancelled requests.
-	run         LevelRun
-	interrupted bool         // some shard ran the level interrupted
-	client      *ClientStats // the worst shard's CPU, scheduling and run-queue figures
-	boundWhy    []string     // "shard i/n: reason" of every client-bound shard
+	run         record.LevelRun
+	interrupted bool                // some shard ran the level interrupted
+	client      *record.ClientStats // the worst shard's CPU, scheduling and run-queue figures
+	boundWhy    []string            // "shard i/n: reason" of every client-bound shard
 }
 
 // mergeParts checks that parts are one level of one schedule and combines them.
-func mergeParts(parts []LevelRun) (mergedParts, error) {
+func mergeParts(parts []record.LevelRun) (mergedParts, error) {
 	p0 := parts[0]
 	ref := -1 // the first shard that ran the level to its scheduled end: the others must agree
 	for i, p := range parts {
@@ -91,7 +93,7 @@ func mergeParts(parts []LevelRun) (mergedParts, error) {
 		}
 	}
 	name := fmt.Sprintf("merge: level %d (concurrency %d)", p0.Index+1, p0.Concurrency)
-	m := mergedParts{run: LevelRun{
+	m := mergedParts{run: record.LevelRun{
 		Index: p0.Index, Concurrency: p0.Concurrency,
 		WarmupStart: p0.WarmupStart, W0: p0.W0, W1: p0.W1, DrainEnd: p0.DrainEnd,
 	}}
@@ -119,7 +121,7 @@ func mergeParts(parts []LevelRun) (mergedParts, error) {
 		// window: CPU and scheduling latency are not kept per slice.
 		if c := p.Client; c != nil {
 			if m.client == nil {
-				m.client = &ClientStats{}
+				m.client = &record.ClientStats{}
 			}
 			m.client.CPUUtilization = max(m.client.CPUUtilization, c.CPUUtilization)
 			m.client.SchedLatencyP99 = max(m.client.SchedLatencyP99, c.SchedLatencyP99)
@@ -140,7 +142,7 @@ func mergeParts(parts []LevelRun) (mergedParts, error) {
 // completion (its first request, whatever its status) when some worker had not completed a
 // request by the scheduled W0, and returns a note saying so (else ""). One process ends its
 // warmup only when every worker has completed a request; a shard cannot wait for the others.
-func startAfterFirstRequests(run *LevelRun, records []Record, slice int64) string {
+func startAfterFirstRequests(run *record.LevelRun, records []record.Record, slice int64) string {
 	first := map[int]int64{}
 	for i := range records {
 		if r := &records[i]; r.Seq == 0 {
@@ -169,9 +171,9 @@ func startAfterFirstRequests(run *LevelRun, records []Record, slice int64) strin
 // min_requests completions among the windows the controller could have tested, those ending
 // before the oldest request in flight when its longest window ended (its horizon then). When
 // none is, or the load period holds fewer than MinSlices slices, W1 stays.
-func chooseWindowEnd(run *LevelRun, records []Record, proto Protocol, slice int64) {
+func chooseWindowEnd(run *record.LevelRun, records []record.Record, proto Protocol, slice int64) {
 	kmax := int((run.W1 - run.W0) / slice)
-	if kmax < MinSlices {
+	if kmax < record.MinSlices {
 		return
 	}
 	horizon := run.W1
@@ -180,7 +182,7 @@ func chooseWindowEnd(run *LevelRun, records []Record, proto Protocol, slice int6
 			horizon = min(horizon, r.Sent)
 		}
 	}
-	win := newWindow(run.W0, slice, MinSlices, kmax)
+	win := newWindow(run.W0, slice, record.MinSlices, kmax)
 	for i := range records {
 		win.add(&records[i])
 	}
@@ -192,7 +194,7 @@ func chooseWindowEnd(run *LevelRun, records []Record, proto Protocol, slice int6
 // mergeServer sets run.Server from the lowest-numbered shard that scraped server metrics,
 // summarised again over the merged window when it differs from the shard's, and returns a
 // note when that failed.
-func mergeServer(run *LevelRun, parts []LevelRun, server func(shard int, w0, w1 int64) (*ServerStats, error)) []string {
+func mergeServer(run *record.LevelRun, parts []record.LevelRun, server func(shard int, w0, w1 int64) (*record.ServerStats, error)) []string {
 	for i, p := range parts {
 		if p.Server == nil {
 			continue

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/redact"
 )
 
@@ -27,64 +28,6 @@ type ServerMetricsConfig struct {
 	URL string `yaml:"url"`
 	// Interval is the scrape interval.
 	Interval time.Duration `yaml:"interval"`
-}
-
-// Server metric families the Scraper keeps, by engine. For each quantity the first family
-// present in a scrape is used; values are summed across label sets (models, engines, ranks).
-// A counter's samples may appear under the family name or with a "_total" suffix.
-var (
-	runningSeries = []string{"vllm:num_requests_running", "sglang:num_running_reqs", "llamacpp:requests_processing"}
-	waitingSeries = []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs", "llamacpp:requests_deferred"}
-	// KV-cache usage as a fraction in [0, 1] (vLLM's *_perc gauges are fractions too).
-	kvSeries         = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage", "llamacpp:kv_cache_usage_ratio"}
-	preemptionSeries = []string{"vllm:num_preemptions_total", "vllm:num_preemptions"}
-)
-
-// MetricQuantity is a quantity of the server metrics, measured by one of several families
-// depending on the engine (DESIGN §3.7).
-type MetricQuantity int
-
-// The quantities the Scraper keeps.
-const (
-	MetricRunning MetricQuantity = iota
-	MetricWaiting
-	MetricKVUsage
-	MetricPreemptions
-	// MetricPrefixCache is the prefix-cache hit rate: hit and query counters (vLLM V1) or a
-	// hit-rate gauge (vLLM V0, SGLang).
-	MetricPrefixCache
-)
-
-// series returns the families that measure q, in order of preference.
-func (q MetricQuantity) series() []string {
-	switch q {
-	case MetricRunning:
-		return runningSeries
-	case MetricWaiting:
-		return waitingSeries
-	case MetricKVUsage:
-		return kvSeries
-	case MetricPreemptions:
-		return preemptionSeries
-	case MetricPrefixCache:
-		return prefixCacheSeries()
-	}
-	return nil
-}
-
-// Exposes reports whether the server exposed quantity q in the window: one of its families
-// is among s.Series. A quantity it does not expose reads 0 in s and is "not measured" (null)
-// in the analysis, never 0.
-func (s *ServerStats) Exposes(q MetricQuantity) bool {
-	if s == nil {
-		return false
-	}
-	for _, n := range s.Series {
-		if slices.Contains(q.series(), n) {
-			return true
-		}
-	}
-	return false
 }
 
 // maxMetricsBody caps one scrape's body, in bytes.
@@ -267,13 +210,13 @@ func ParseMetrics(r io.Reader) (MetricSample, error) {
 		return MetricSample{}, fmt.Errorf("parse metrics: %w", err)
 	}
 	var m MetricSample
-	m.Running = pick(fams, runningSeries, &m.series)
-	m.Waiting = pick(fams, waitingSeries, &m.series)
-	m.KVUsage = pick(fams, kvSeries, &m.series)
-	m.Preemptions = pick(fams, preemptionSeries, &m.series)
-	m.PrefixCacheHits = pick(fams, prefixHitSeries, &m.series)
-	m.PrefixCacheQueries = pick(fams, prefixQuerySeries, &m.series)
-	m.PrefixCacheHitRate = pick(fams, prefixRateSeries, &m.series)
+	m.Running = pick(fams, record.RunningSeries, &m.series)
+	m.Waiting = pick(fams, record.WaitingSeries, &m.series)
+	m.KVUsage = pick(fams, record.KVSeries, &m.series)
+	m.Preemptions = pick(fams, record.PreemptionSeries, &m.series)
+	m.PrefixCacheHits = pick(fams, record.PrefixHitSeries, &m.series)
+	m.PrefixCacheQueries = pick(fams, record.PrefixQuerySeries, &m.series)
+	m.PrefixCacheHitRate = pick(fams, record.PrefixRateSeries, &m.series)
 	return m, nil
 }
 
@@ -319,15 +262,15 @@ func (s *Scraper) Samples() []MetricSample {
 // running, mean and max waiting and the waiting count's trend (lineTrend), max KV usage, and the preemption counter's increase from the last
 // sample before w0 (else the first in the window) to the last in the window, counting a
 // counter reset as a restart from 0. It returns nil when no sample falls in the window.
-func (s *Scraper) Summarize(w0, w1 int64) *ServerStats {
+func (s *Scraper) Summarize(w0, w1 int64) *record.ServerStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return SummarizeSamples(s.samples, w0, w1)
 }
 
 // SummarizeSamples is Summarize over samples (in time order).
-func SummarizeSamples(samples []MetricSample, w0, w1 int64) *ServerStats {
-	st := &ServerStats{}
+func SummarizeSamples(samples []MetricSample, w0, w1 int64) *record.ServerStats {
+	st := &record.ServerStats{}
 	var (
 		nRun, nWait int
 		seen        = map[string]bool{}

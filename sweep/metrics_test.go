@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 )
 
@@ -230,7 +231,7 @@ func TestSummarizeExposes(t *testing.T) {
 	if st == nil || st.MeanRunning != 8 || st.MaxRunning != 9 {
 		t.Fatalf("summary %+v: want mean running 8, max 9", st)
 	}
-	for q, want := range map[MetricQuantity]bool{MetricRunning: true, MetricWaiting: true, MetricKVUsage: true, MetricPreemptions: false} {
+	for q, want := range map[record.MetricQuantity]bool{record.MetricRunning: true, record.MetricWaiting: true, record.MetricKVUsage: true, record.MetricPreemptions: false} {
 		if st.Exposes(q) != want {
 			t.Errorf("Exposes(%d) = %v, want %v (series %v)", q, !want, want, st.Series)
 		}
@@ -240,10 +241,10 @@ func TestSummarizeExposes(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.TUnixNS = 1
-	if st := SummarizeSamples([]MetricSample{m}, 0, 10); st.Exposes(MetricKVUsage) || !st.Exposes(MetricRunning) {
+	if st := SummarizeSamples([]MetricSample{m}, 0, 10); st.Exposes(record.MetricKVUsage) || !st.Exposes(record.MetricRunning) {
 		t.Errorf("llama.cpp without its KV gauge: %+v", st)
 	}
-	if (*ServerStats)(nil).Exposes(MetricRunning) {
+	if (*record.ServerStats)(nil).Exposes(record.MetricRunning) {
 		t.Error("nil stats expose nothing")
 	}
 }

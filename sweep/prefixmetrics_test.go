@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // vllmPrefixText is vLLM V1's prefix-cache counters as prometheus_client exposes them (the
@@ -37,7 +39,7 @@ func TestPrefixCacheRateFromCounters(t *testing.T) {
 	samples := []MetricSample{parse(0, 500, 0), parse(1, 1000, 100), parse(2, 2000, 600), parse(3, 4000, 1600), parse(4, 9000, 9000)}
 	st := SummarizeSamples(samples, 2, 4)
 	rate, ok := st.PrefixCacheRate()
-	if !ok || rate != 0.5 || st.PrefixCacheSource != PrefixFromCounters || st.PrefixCacheQueries != 3000 || st.PrefixCacheHits != 1500 || !st.Exposes(MetricPrefixCache) {
+	if !ok || rate != 0.5 || st.PrefixCacheSource != record.PrefixFromCounters || st.PrefixCacheQueries != 3000 || st.PrefixCacheHits != 1500 || !st.Exposes(record.MetricPrefixCache) {
 		t.Fatalf("stats %+v: want rate 0.5 of 3000 queries from counters", st)
 	}
 	// A restarted server: 4000 → 800 queries counts 800, 1600 → 200 hits counts 200.
@@ -51,7 +53,7 @@ func TestPrefixCacheRateFromCounters(t *testing.T) {
 	if b, err := json.Marshal(zero); err != nil || !strings.Contains(string(b), `"prefix_cache_hit_rate":0,"prefix_cache_source":"counters"`) {
 		t.Errorf("a measured 0: %s (%v)", b, err)
 	}
-	var old ServerStats
+	var old record.ServerStats
 	if err := json.Unmarshal([]byte(`{"samples":2,"prefix_cache_source":"counters","prefix_cache_queries":800}`), &old); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +70,7 @@ func TestPrefixCacheRateFromCounters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := SummarizeSamples([]MetricSample{m}, 0, 1); st.Exposes(MetricPrefixCache) || st.PrefixCacheSource != "" {
+	if st := SummarizeSamples([]MetricSample{m}, 0, 1); st.Exposes(record.MetricPrefixCache) || st.PrefixCacheSource != "" {
 		t.Errorf("SGLang without its cache gauge: %+v", st)
 	}
 }
@@ -92,7 +94,7 @@ func TestPrefixCacheRateFromGauges(t *testing.T) {
 			samples = append(samples, m)
 		}
 		st := SummarizeSamples(samples, 1, 3) // the samples 0.2 and 0.6
-		if rate, ok := st.PrefixCacheRate(); !ok || math.Abs(rate-0.4) > 1e-12 || st.PrefixCacheSource != PrefixFromGauge || !st.Exposes(MetricPrefixCache) {
+		if rate, ok := st.PrefixCacheRate(); !ok || math.Abs(rate-0.4) > 1e-12 || st.PrefixCacheSource != record.PrefixFromGauge || !st.Exposes(record.MetricPrefixCache) {
 			t.Errorf("%s: %+v, want the mean 0.4 of the gauge", tc.name, st)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // PreflightTimeout bounds the preflight (DESIGN §3): GET /v1/models and one probe request.
@@ -57,17 +59,17 @@ func RunPreflight(ctx context.Context, client Client, model string, timeout time
 		return Preflight{}, &UnreachableError{Cause: fmt.Sprintf("no answer within %s (%v)", timeout, merr)}
 	}
 	req := Request{Prompt: "Reply with one word: ok", PromptTokens: 6, MaxTokens: 2}
-	var rec Record
+	var rec record.Record
 	client.Do(pctx, &req, &rec)
 	if !rec.OK() {
 		cause := rec.Error
 		if cause == "" {
 			cause = string(rec.Status)
 		}
-		if rec.Status == StatusCancelled && pctx.Err() != nil && ctx.Err() == nil {
+		if rec.Status == record.StatusCancelled && pctx.Err() != nil && ctx.Err() == nil {
 			cause = fmt.Sprintf("no complete answer within %s", timeout)
 		}
-		if merr != nil && rec.ErrorClass != ErrConnect && rec.ErrorClass != ErrTimeout && rec.ErrorClass != ErrRedirect {
+		if merr != nil && rec.ErrorClass != record.ErrConnect && rec.ErrorClass != record.ErrTimeout && rec.ErrorClass != record.ErrRedirect {
 			cause += fmt.Sprintf(" (and GET /models: %v)", merr)
 		}
 		if rec.ErrorClass != "" {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -38,7 +39,7 @@ func TestPreflightWindowCheck(t *testing.T) {
 		}
 	}
 	est := pf.RequestE2E(32)
-	var rec sweep.Record
+	var rec record.Record
 	c.Do(context.Background(), &sweep.Request{Prompt: "one two three", PromptTokens: 3, MaxTokens: 32, IgnoreEOS: true}, &rec)
 	if !rec.OK() || rec.OutputTokens != 32 {
 		t.Fatalf("32-token request: %+v", rec)

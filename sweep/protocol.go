@@ -1,6 +1,10 @@
 package sweep
 
-import "time"
+import (
+	"time"
+
+	"github.com/kneecap/kneecap/record"
+)
 
 // Protocol is the sweep: section: the levels and the level protocol (DESIGN §3).
 type Protocol struct {
@@ -35,7 +39,7 @@ type Protocol struct {
 	// DESIGN §3.4).
 	RetryExcluded int `yaml:"retry_excluded"`
 	// Stop holds the stop rules.
-	Stop StopRules `yaml:"stop"`
+	Stop record.StopRules `yaml:"stop"`
 	// RecordChunks keeps per-chunk arrival offsets in records (default true).
 	RecordChunks *bool `yaml:"record_chunks"`
 	// Mode is ModeConcurrency (closed loop; "" is the same) or ModeRate (open loop): the
@@ -56,24 +60,6 @@ type Protocol struct {
 	// MaxConcurrency caps the requests in flight at a rate level (0: DefaultMaxConcurrency);
 	// arrivals that find it full wait client-side, their wait recorded as schedule lag.
 	MaxConcurrency int `yaml:"max_concurrency,omitempty"`
-}
-
-// StopRules holds the sweep's stop rules.
-type StopRules struct {
-	// Plateau stops when TPS gains < 5% over two consecutive steps and TTFT p50 ≥ 3× the first
-	// level's.
-	Plateau bool `yaml:"plateau"`
-	// Overload stops when TPS falls below 90% of the best level.
-	Overload bool `yaml:"overload"`
-	// MaxErrorRate stops when a level's error rate exceeds it.
-	MaxErrorRate float64 `yaml:"max_error_rate"`
-	// StopTTFT stops when TTFT p95 exceeds it.
-	StopTTFT time.Duration `yaml:"stop_ttft"`
-	// Budget bounds the whole sweep's time; 0 means no limit.
-	Budget time.Duration `yaml:"budget"`
-	// MaxUnsustainable stops a rate sweep after this many levels that did not sustain their
-	// offered rate (0 = never for this reason).
-	MaxUnsustainable int `yaml:"max_unsustainable"`
 }
 
 // TimeScalesOf returns the time scales of a trace replay: TimeScales, or [1] when empty.

@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
 // rateRun runs one rate level of plan's shape at rps against url and returns its run and
 // records, sorted by arrival number.
-func rateRun(t *testing.T, url string, plan sweep.Plan, conns int) (sweep.LevelRun, []sweep.Record, sweep.Outcome) {
+func rateRun(t *testing.T, url string, plan sweep.Plan, conns int) (record.LevelRun, []record.Record, sweep.Outcome) {
 	t.Helper()
 	sink := &memSink{}
 	out, err := sweep.Run(context.Background(), context.Background(), plan, newClient(t, url, conns), sink)
@@ -32,7 +33,7 @@ func rateRun(t *testing.T, url string, plan sweep.Plan, conns int) (sweep.LevelR
 // fresh generator's WarmupStart + Σ gaps exactly, Sent ≥ Scheduled, and the next arrival of
 // the schedule is due after the window: every arrival due before issuing stopped (never
 // before W1) has a record.
-func checkSchedule(t *testing.T, run sweep.LevelRun, recs []sweep.Record, a sweep.Arrival, rps float64) {
+func checkSchedule(t *testing.T, run record.LevelRun, recs []record.Record, a sweep.Arrival, rps float64) {
 	t.Helper()
 	next := a.Gaps(rps, run.Index)
 	at := run.WarmupStart
@@ -80,7 +81,7 @@ func TestRateSchedule(t *testing.T) {
 	// 1 ms is the analysis's flag (DESIGN §4.15); on this shared 2-core machine under -race
 	// the test only logs it: the benchmark measures the lag (docs/performance.md).
 	t.Logf("%d arrivals, window %v, schedule lag p50 %.3f ms p99 %.3f ms max %.3f ms, notes %q", len(recs), run.Window(),
-		sweep.Percentile(lags, 50), sweep.Percentile(lags, 99), lags[len(lags)-1], run.Notes)
+		record.Percentile(lags, 50), record.Percentile(lags, 99), lags[len(lags)-1], run.Notes)
 }
 
 // TestRateCap: with max_concurrency 2 against the fixed engine (240 ms a request: 8.3
@@ -105,7 +106,7 @@ func TestRateCap(t *testing.T) {
 		}
 		if r.Worker < 0 {
 			unsent++
-			if r.Status != sweep.StatusCancelled || r.E2E != 0 || r.Sent < run.W1 {
+			if r.Status != record.StatusCancelled || r.E2E != 0 || r.Sent < run.W1 {
 				t.Errorf("unsent arrival %d: status %s E2E %v sent W1%+dns", r.Seq, r.Status, r.E2E, r.Sent-run.W1)
 			}
 		}
@@ -126,7 +127,7 @@ func TestRateCap(t *testing.T) {
 
 // maxInFlight is the most records whose [Sent, Done) intervals overlap (unsent ones have
 // E2E 0 and do not count).
-func maxInFlight(recs []sweep.Record) int {
+func maxInFlight(recs []record.Record) int {
 	type ev struct {
 		t int64
 		d int

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -46,9 +47,9 @@ func BenchmarkRateLevel(b *testing.B) {
 				}
 				slices.Sort(lags)
 				slices.Sort(late)
-				b.ReportMetric(sweep.Percentile(late, 99), "late-p99-µs")
-				b.ReportMetric(sweep.Percentile(lags, 50), "lag-p50-µs")
-				b.ReportMetric(sweep.Percentile(lags, 99), "lag-p99-µs")
+				b.ReportMetric(record.Percentile(late, 99), "late-p99-µs")
+				b.ReportMetric(record.Percentile(lags, 50), "lag-p50-µs")
+				b.ReportMetric(record.Percentile(lags, 99), "lag-p99-µs")
 				b.ReportMetric(lags[len(lags)-1], "lag-max-µs")
 				b.ReportMetric(float64(cpu.Microseconds())/float64(len(lags)), "cpu-µs/req")
 				b.ReportMetric(float64(len(lags)), "requests")

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 	"github.com/kneecap/kneecap/sweep/openai"
@@ -69,7 +70,7 @@ func TestRateDeadServer(t *testing.T) {
 				wg     sync.WaitGroup
 			)
 			obs := &observer{onLive: func(s sweep.LiveStats) {
-				if s.Phase == sweep.PhaseMeasure {
+				if s.Phase == record.PhaseMeasure {
 					once.Do(func() {
 						killed = time.Now()
 						srv.CloseClientConnections()
@@ -105,7 +106,7 @@ func TestRateDeadServer(t *testing.T) {
 			}
 			connect := 0
 			for _, r := range sink.records[0] {
-				if r.ErrorClass == sweep.ErrConnect {
+				if r.ErrorClass == record.ErrConnect {
 					connect++
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -32,9 +33,9 @@ func sweepLevels(t *testing.T, url string, plan sweep.Plan, conns int) analysis.
 	if out.StopReason != sweep.StopDone {
 		t.Fatalf("stop %q", out.StopReason)
 	}
-	levels := make([]sweep.Level, len(sink.runs))
+	levels := make([]record.Level, len(sink.runs))
 	for i := range levels {
-		levels[i] = sweep.Level{Run: sink.runs[i], Records: sink.records[i]}
+		levels[i] = record.Level{Run: sink.runs[i], Records: sink.records[i]}
 	}
 	opts := analysis.DefaultOptions()
 	return analysis.Analyze(analysis.Summarize(levels, opts), analysis.Meta{}, opts)

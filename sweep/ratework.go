@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // The arrival-rate (open-loop) level (DESIGN §3.9): one dispatcher goroutine per level draws
@@ -175,7 +177,7 @@ func (l *level) flush(seq int, sch *schedule) {
 	if l.reqCtx.Err() != nil {
 		why = "the level's requests were cancelled before it was sent"
 	}
-	var recs []Record
+	var recs []record.Record
 	for at := sch.at; !at.After(now); seq, at = seq+1, sch.next() {
 		if l.reqCtx.Err() == nil {
 			select {
@@ -190,8 +192,8 @@ func (l *level) flush(seq int, sch *schedule) {
 			rs.waited++
 			rs.longest = max(rs.longest, now.Sub(at))
 		}
-		recs = append(recs, Record{Level: l.index, Concurrency: l.c, Worker: -1, Seq: seq,
-			Scheduled: l.clk.unix(at), Sent: stamp, Status: StatusCancelled, ErrorClass: ErrCancelled,
+		recs = append(recs, record.Record{Level: l.index, Concurrency: l.c, Worker: -1, Seq: seq,
+			Scheduled: l.clk.unix(at), Sent: stamp, Status: record.StatusCancelled, ErrorClass: record.ErrCancelled,
 			Error: why})
 	}
 	if len(recs) == 0 {
@@ -229,7 +231,7 @@ func (l *level) issue(slot, seq int, at time.Time, wait time.Duration) {
 	}
 	sched := l.clk.unix(at)
 	issue := l.clk.now()
-	rec := Record{Level: l.index, Concurrency: l.c, Worker: slot, Seq: seq, Sent: issue, Scheduled: sched, SlotWait: wait}
+	rec := record.Record{Level: l.index, Concurrency: l.c, Worker: slot, Seq: seq, Sent: issue, Scheduled: sched, SlotWait: wait}
 	box.mu.Lock()
 	box.since = issue
 	box.mu.Unlock()
@@ -250,7 +252,7 @@ func (l *level) issue(slot, seq int, at time.Time, wait time.Duration) {
 
 // notes are the rate level's notes: arrivals that had to wait for one of the c slots, and
 // arrivals due when issuing stopped that were never sent (records, the level's).
-func (rs *rateState) notes(c int, records []Record) []string {
+func (rs *rateState) notes(c int, records []record.Record) []string {
 	var out []string
 	if rs.waited > 0 {
 		out = append(out, fmt.Sprintf("max_concurrency %d reached: %d of %d arrivals waited client-side (longest %s)",

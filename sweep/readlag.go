@@ -4,6 +4,8 @@ import (
 	"math/bits"
 	"slices"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // Read lag (DESIGN §3.3): for each content chunk, the time from the kernel's receive timestamp
@@ -21,18 +23,6 @@ const (
 	ReadLagFloor       = 4 * time.Millisecond
 	ReadLagITLShare    = 0.20
 	ReadLagCoverageMin = 0.5
-)
-
-// Evidence names what decided ClientStats.Bound.
-const (
-	// EvidenceEstimates: the client-effect estimates decided, the latencies on the kernel's
-	// clock (DESIGN §3.3).
-	EvidenceEstimates = "estimates"
-	// EvidenceReadLag: the read lag decided (levels.json from before the estimates).
-	EvidenceReadLag = "read_lag"
-	// EvidenceHeuristics: CPU, scheduling latency and run-queue wait decided (no kernel
-	// timestamps).
-	EvidenceHeuristics = "heuristics"
 )
 
 // ReadLagBuckets is the number of buckets of a ReadLagHist: bucket 0 holds lags under 2 µs;
@@ -84,11 +74,11 @@ func (h *ReadLagHist) Add(ns int64) {
 }
 
 // Record returns the record's summary (nil when no chunk was seen).
-func (h *ReadLagHist) Record() *ReadLag {
+func (h *ReadLagHist) Record() *record.ReadLag {
 	if h.N == 0 && h.Missed == 0 {
 		return nil
 	}
-	rl := &ReadLag{Count: h.N, MaxUS: h.Max / 1000, Missed: h.Missed}
+	rl := &record.ReadLag{Count: h.N, MaxUS: h.Max / 1000, Missed: h.Missed}
 	nb := 0
 	for _, c := range h.Counts {
 		if c > 0 {
@@ -106,30 +96,16 @@ func (h *ReadLagHist) Record() *ReadLag {
 	return rl
 }
 
-// ReadLag is a record's read-lag summary (Record.ReadLag): how many content chunks were
-// timestamped, their largest lag and the histogram of their lags.
-type ReadLag struct {
-	// Count is the number of content chunks with a read lag.
-	Count int `json:"count"`
-	// MaxUS is the largest read lag, µs.
-	MaxUS int64 `json:"max_us"`
-	// Missed counts the content chunks read before the connection had a kernel timestamp.
-	Missed int `json:"missed,omitempty"`
-	// Buckets is the histogram: [lower bound in µs, count] of each bucket of ReadLagBucket
-	// that holds a lag, in ascending order.
-	Buckets [][2]int64 `json:"buckets,omitempty"`
-}
-
 // recordChunks returns the content chunks of rec: those its read lag saw, else those its
 // Chunks, ChunksTail or ITL count.
-func recordChunks(rec *Record) int {
+func recordChunks(rec *record.Record) int {
 	switch {
 	case rec.ReadLag != nil:
 		return rec.ReadLag.Count + rec.ReadLag.Missed
 	case rec.ITL != nil:
 		return rec.ITL.Count + 1
 	}
-	return ChunkCount(rec)
+	return record.ChunkCount(rec)
 }
 
 // levelReadLag sets the read-lag fields of cs from the requests that streamed during [w0, w1)
@@ -137,7 +113,7 @@ func recordChunks(rec *Record) int {
 // window count too): the p50, p99 and max over their timestamped chunks, their count, their
 // share of the chunks, and the threshold, from the level's ITL p50 (the median of the
 // requests' mean inter-chunk gaps).
-func (cs *ClientStats) levelReadLag(records []Record, w0, w1 int64) {
+func levelReadLag(cs *record.ClientStats, records []record.Record, w0, w1 int64) {
 	var counts [ReadLagBuckets]int64
 	var n, all, maxUS int64
 	var gaps []float64

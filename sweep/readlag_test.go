@@ -3,6 +3,8 @@ package sweep
 import (
 	"testing"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // TestReadLagBuckets: each bucket's lower bound falls in it, the bounds ascend by at most 1.5×
@@ -28,9 +30,9 @@ func TestReadLagBuckets(t *testing.T) {
 	if rl.Count != 1000 || rl.MaxUS != 1000 {
 		t.Fatalf("record %+v", rl)
 	}
-	r := Record{Sent: 10, E2E: 100, ReadLag: rl, Status: StatusOK}
-	var cs ClientStats
-	cs.levelReadLag([]Record{r}, 0, 1000)
+	r := record.Record{Sent: 10, E2E: 100, ReadLag: rl, Status: record.StatusOK}
+	var cs record.ClientStats
+	levelReadLag(&cs, []record.Record{r}, 0, 1000)
 	for _, c := range []struct {
 		got, want time.Duration
 	}{{cs.ReadLagP50, 500 * time.Microsecond}, {cs.ReadLagP99, 990 * time.Microsecond}, {cs.ReadLagMax, time.Millisecond}} {
@@ -51,12 +53,12 @@ func TestLevelReadLagThreshold(t *testing.T) {
 		h.Add(100_000)
 	}
 	// 11 chunks 100 ms apart: ITL 100 ms → threshold 20 ms.
-	withLag := Record{Sent: 0, TTFT: 10 * time.Millisecond, E2E: 1010 * time.Millisecond, Status: StatusOK,
-		ITL: &ITLSummary{Count: 10}, ReadLag: h.Record()}
+	withLag := record.Record{Sent: 0, TTFT: 10 * time.Millisecond, E2E: 1010 * time.Millisecond, Status: record.StatusOK,
+		ITL: &record.ITLSummary{Count: 10}, ReadLag: h.Record()}
 	withLag.ReadLag.Missed = 1
-	without := Record{Sent: 0, TTFT: 10 * time.Millisecond, E2E: 1010 * time.Millisecond, Status: StatusOK, ITL: &ITLSummary{Count: 10}}
-	var cs ClientStats
-	cs.levelReadLag([]Record{withLag, without}, 0, int64(time.Second))
+	without := record.Record{Sent: 0, TTFT: 10 * time.Millisecond, E2E: 1010 * time.Millisecond, Status: record.StatusOK, ITL: &record.ITLSummary{Count: 10}}
+	var cs record.ClientStats
+	levelReadLag(&cs, []record.Record{withLag, without}, 0, int64(time.Second))
 	if cs.ReadLagThreshold != 20*time.Millisecond || cs.ReadLagChunks != 10 || cs.ReadLagCoverage != 10.0/22 {
 		t.Errorf("threshold %v chunks %d coverage %v; want 20ms, 10, 10/22", cs.ReadLagThreshold, cs.ReadLagChunks, cs.ReadLagCoverage)
 	}

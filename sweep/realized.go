@@ -1,26 +1,10 @@
 package sweep
 
 import (
-	"math"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
-
-// MaxRealizedOff is the largest relative difference between a rate level's realised arrival
-// rate — the arrivals its schedule drew inside the window ÷ the window — and its offered
-// rate that its window accepts (DESIGN §3.9): a Poisson draw of 70 arrivals strays by 12%
-// (one standard deviation), so a 10 s window at 7 requests/s may offer the server 5.4. The
-// window extends slice by slice, up to max_duration, until the realised rate is within it
-// (RealizedWithin).
-const MaxRealizedOff = 0.05
-
-// RealizedWithin reports whether a window of windowS seconds that realised realized
-// requests/s of an offered rate of offered requests/s is close enough: within MaxRealizedOff
-// of it, or within one arrival of the offered count where that is wider (fewer than 20
-// arrivals offered: a count cannot come closer than one). A window of unknown length
-// (+Inf) is held to MaxRealizedOff alone.
-func RealizedWithin(realized, offered, windowS float64) bool {
-	return math.Abs(realized/offered-1) <= math.Max(MaxRealizedOff, 1/(offered*windowS))
-}
 
 // schedule is a rate level's arrival times: arrival k is due at the level's start + the sum
 // of the first k + 1 gaps, an absolute time. The dispatcher walks one; the controller
@@ -76,7 +60,7 @@ func (c *arrivalCount) below(t int64) int {
 
 // realized returns the realised rate of the window [w0, w1): its arrivals ÷ its length.
 func (c *arrivalCount) realized(w1 int64) float64 {
-	return float64(c.below(w1)) / WindowSeconds(c.w0, w1)
+	return float64(c.below(w1)) / record.WindowSeconds(c.w0, w1)
 }
 
 // realizedGate returns the condition a candidate window of k slices of a rate level must also
@@ -91,7 +75,7 @@ func (l *level) realizedGate() func(k int) bool {
 	l.rate.count = c
 	return func(k int) bool {
 		w1 := l.run.W0 + l.slice*int64(k)
-		return RealizedWithin(c.realized(w1), l.rate.rps, WindowSeconds(l.run.W0, w1))
+		return record.RealizedWithin(c.realized(w1), l.rate.rps, record.WindowSeconds(l.run.W0, w1))
 	}
 }
 
@@ -103,8 +87,8 @@ func (l *level) realizedShortNote(w1 int64) {
 	if c == nil || w1 <= c.w0 {
 		return
 	}
-	if got := c.realized(w1); !RealizedWithin(got, l.rate.rps, WindowSeconds(c.w0, w1)) {
+	if got := c.realized(w1); !record.RealizedWithin(got, l.rate.rps, record.WindowSeconds(c.w0, w1)) {
 		l.note("the window reached max_duration (%s) with the realised arrival rate %.3g requests/s, %+.1f%% off the offered %.3g (more than %.0f%%)",
-			l.proto.MaxDuration, got, 100*(got/l.rate.rps-1), l.rate.rps, 100*MaxRealizedOff)
+			l.proto.MaxDuration, got, 100*(got/l.rate.rps-1), l.rate.rps, 100*record.MaxRealizedOff)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // TestArrivalCount: the controller's replay of a rate level's schedule counts exactly the
@@ -47,11 +49,11 @@ func TestRealizedWithin(t *testing.T) {
 		{6, 0.555, 10, true},  // 5.55 offered: within one arrival, 8%
 		{4, 0.555, 10, false}, // 1.55 short
 	} {
-		if got := RealizedWithin(c.arrivals/c.window, c.rps, c.window); got != c.want {
+		if got := record.RealizedWithin(c.arrivals/c.window, c.rps, c.window); got != c.want {
 			t.Errorf("%v arrivals in %v s at %v requests/s: within %v, want %v", c.arrivals, c.window, c.rps, got, c.want)
 		}
 	}
-	if RealizedWithin(0.94, 1, math.Inf(1)) || !RealizedWithin(0.96, 1, math.Inf(1)) {
+	if record.RealizedWithin(0.94, 1, math.Inf(1)) || !record.RealizedWithin(0.96, 1, math.Inf(1)) {
 		t.Error("a window of unknown length is held to 5%")
 	}
 }

@@ -4,11 +4,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
 // TestRateRealizedWindow: a rate level's window extends slice by slice until the arrivals it
-// holds realise the offered rate within sweep.MaxRealizedOff (DESIGN §3.9). Bursty arrivals
+// holds realise the offered rate within record.MaxRealizedOff (DESIGN §3.9). Bursty arrivals
 // (gamma of shape 0.2: a count over the 0.2 s minimum window strays by ±70%) at 100 requests/s
 // against the fixed simulator, 3 levels: each window whose first 0.2 s realised a rate more
 // than 5% off is longer than that, and each ends with its realised rate within 5% or at
@@ -27,17 +28,17 @@ func TestRateRealizedWindow(t *testing.T) {
 	if len(sink.runs) != len(rates) {
 		t.Fatalf("%d levels, want %d", len(sink.runs), len(rates))
 	}
-	// within reports whether [w0, w1) realised rps (sweep.RealizedWithin) and how far off it
+	// within reports whether [w0, w1) realised rps (record.RealizedWithin) and how far off it
 	// was.
-	within := func(recs []sweep.Record, w0, w1 int64, rps float64) (bool, float64) {
+	within := func(recs []record.Record, w0, w1 int64, rps float64) (bool, float64) {
 		n := 0
 		for i := range recs {
-			if sweep.ArrivedInWindow(&recs[i], w0, w1) {
+			if record.ArrivedInWindow(&recs[i], w0, w1) {
 				n++
 			}
 		}
-		got, s := float64(n)/sweep.WindowSeconds(w0, w1), sweep.WindowSeconds(w0, w1)
-		return sweep.RealizedWithin(got, rps, s), got/rps - 1
+		got, s := float64(n)/record.WindowSeconds(w0, w1), record.WindowSeconds(w0, w1)
+		return record.RealizedWithin(got, rps, s), got/rps - 1
 	}
 	for i, run := range sink.runs {
 		recs, rps := sink.records[i], rates[i]
@@ -47,7 +48,7 @@ func TestRateRealizedWindow(t *testing.T) {
 		}
 		ok, off := within(recs, run.W0, run.W1, rps)
 		t.Logf("level %d: window %v realised %+.1f%% of the offered rate, notes %q", i, time.Duration(run.W1-run.W0), 100*off, run.Notes)
-		atMax := run.W1-run.W0 >= int64(proto.MaxDuration)-int64(proto.Duration)/sweep.MinSlices
+		atMax := run.W1-run.W0 >= int64(proto.MaxDuration)-int64(proto.Duration)/record.MinSlices
 		if !ok && !(atMax && hasNote(run, "the window reached max_duration")) {
 			t.Errorf("level %d: window %v realised %+.1f%% of the offered rate, notes %q: want within 5%%, or max_duration and a note",
 				i, time.Duration(run.W1-run.W0), 100*off, run.Notes)

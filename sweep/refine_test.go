@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -17,7 +18,7 @@ type listRefiner struct {
 	calls [][]int
 }
 
-func (r *listRefiner) Refine(levels []sweep.Level) (int, string) {
+func (r *listRefiner) Refine(levels []record.Level) (int, string) {
 	var seen []int
 	for i, l := range levels {
 		run := l.Run
@@ -33,7 +34,7 @@ func (r *listRefiner) Refine(levels []sweep.Level) (int, string) {
 	return 0, ""
 }
 
-func concurrencies(runs []sweep.LevelRun) []int {
+func concurrencies(runs []record.LevelRun) []int {
 	var cs []int
 	for _, r := range runs {
 		cs = append(cs, r.Concurrency)
@@ -84,15 +85,15 @@ func TestRefineResume(t *testing.T) {
 	url := fastSim(t)
 	proto := shortProtocol()
 	proto.Duration, proto.MaxDuration = 500*time.Millisecond, 500*time.Millisecond
-	rec := func(level, c int) []sweep.Record {
-		return []sweep.Record{{Level: level, Concurrency: c, Status: sweep.StatusOK}}
+	rec := func(level, c int) []record.Record {
+		return []record.Record{{Level: level, Concurrency: c, Status: record.StatusOK}}
 	}
-	l0 := sweep.LevelRun{Index: 0, Concurrency: 1, Steady: true}
-	l1 := sweep.LevelRun{Index: 1, Concurrency: 2, Steady: true}
-	added := sweep.LevelRun{Index: 2, Concurrency: 3, Steady: true, Refine: "test: earlier"}
+	l0 := record.LevelRun{Index: 0, Concurrency: 1, Steady: true}
+	l1 := record.LevelRun{Index: 1, Concurrency: 2, Steady: true}
+	added := record.LevelRun{Index: 2, Concurrency: 3, Steady: true, Refine: "test: earlier"}
 	cases := []struct {
 		name     string
-		done     []sweep.LevelRun
+		done     []record.LevelRun
 		start    int
 		judgeN   int
 		add      []int
@@ -102,20 +103,20 @@ func TestRefineResume(t *testing.T) {
 	}{
 		// The judge stops after 2 levels: level 4 is not run again on resume, and the judge's
 		// reason is the sweep's.
-		{"judge had stopped", []sweep.LevelRun{l0, l1}, 2, 2, []int{3}, []int{3}, 2, "plateau: test judge"},
+		{"judge had stopped", []record.LevelRun{l0, l1}, 2, 2, []int{3}, []int{3}, 2, "plateau: test judge"},
 		// The judge would go on: the planned level 4 runs first.
-		{"planned levels left", []sweep.LevelRun{l0, l1}, 2, 9, []int{3}, []int{4, 3}, 2, sweep.StopDone},
+		{"planned levels left", []record.LevelRun{l0, l1}, 2, 9, []int{3}, []int{4, 3}, 2, sweep.StopDone},
 		// One added level is done: one more at most, no planned level; the reason the judge
 		// gave for the planned levels (it sees those only: 2 of them) is kept.
-		{"added level done", []sweep.LevelRun{l0, l1, added}, 2, 2, []int{5, 6}, []int{5}, 1, "plateau: test judge"},
-		{"added level done, planned all run", []sweep.LevelRun{l0, l1, added}, 3, 9, []int{5}, []int{5}, 1, sweep.StopDone},
-		{"nothing to add", []sweep.LevelRun{l0, l1}, 2, 2, nil, nil, 1, "plateau: test judge"},
+		{"added level done", []record.LevelRun{l0, l1, added}, 2, 2, []int{5, 6}, []int{5}, 1, "plateau: test judge"},
+		{"added level done, planned all run", []record.LevelRun{l0, l1, added}, 3, 9, []int{5}, []int{5}, 1, sweep.StopDone},
+		{"nothing to add", []record.LevelRun{l0, l1}, 2, 2, nil, nil, 1, "plateau: test judge"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var done []sweep.Level
+			var done []record.Level
 			for _, d := range tc.done {
-				done = append(done, sweep.Level{Run: d, Records: rec(d.Index, d.Concurrency)})
+				done = append(done, record.Level{Run: d, Records: rec(d.Index, d.Concurrency)})
 			}
 			ref := &listRefiner{add: tc.add}
 			plan := sweep.Plan{Levels: []int{1, 2, 4}, Protocol: proto, Workload: fixedWorkload{out: 10},
@@ -170,7 +171,7 @@ func TestRefineNotAfterInterrupt(t *testing.T) {
 // failRefiner adds one level, then stops adding with a reason.
 type failRefiner struct{ calls int }
 
-func (r *failRefiner) Refine([]sweep.Level) (int, string) {
+func (r *failRefiner) Refine([]record.Level) (int, string) {
 	r.calls++
 	if r.calls == 1 {
 		return 2, "test: add 2"

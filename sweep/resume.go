@@ -1,6 +1,10 @@
 package sweep
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/kneecap/kneecap/record"
+)
 
 // Resume is where a resumed sweep continues, worked out from the levels its results directory
 // holds (PlanResume).
@@ -24,12 +28,12 @@ type Resume struct {
 // before the interrupt, and the rest of the sweep is then the retries and added levels only
 // (Run asks it again and keeps its reason). It is an error when nothing is left to run: no
 // planned level, no added level and no retry.
-func PlanResume(levels []int, done []Level, proto Protocol, judge Judge) (Resume, error) {
+func PlanResume(levels []int, done []record.Level, proto Protocol, judge Judge) (Resume, error) {
 	return PlanResumeN(len(levels), done, proto, judge)
 }
 
 // PlanResumeN is PlanResume for a plan of n planned levels (a rate sweep's: len(Plan.Rates)).
-func PlanResumeN(n int, done []Level, proto Protocol, judge Judge) (Resume, error) {
+func PlanResumeN(n int, done []record.Level, proto Protocol, judge Judge) (Resume, error) {
 	refine := proto.Refine
 	var r Resume
 	retried := false

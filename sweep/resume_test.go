@@ -4,21 +4,23 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // stopJudge stops on every call.
 type stopJudge struct{ calls int }
 
-func (j *stopJudge) Decide([]Level) string { j.calls++; return "plateau: test judge" }
+func (j *stopJudge) Decide([]record.Level) string { j.calls++; return "plateau: test judge" }
 
 // excludedLevel is a finished level at index i, concurrency c, not steady for its trend (a
 // retry candidate) when excluded.
-func excludedLevel(i, c int, excluded bool) Level {
-	run := LevelRun{Index: i, Concurrency: c, W0: 1, W1: 1 + int64(time.Second), Steady: !excluded}
+func excludedLevel(i, c int, excluded bool) record.Level {
+	run := record.LevelRun{Index: i, Concurrency: c, W0: 1, W1: 1 + int64(time.Second), Steady: !excluded}
 	if excluded {
 		run.NotSteadyReason = "the steady-state test failed (target CI half-width 5.0%, no material trend)"
 	}
-	return Level{Run: run}
+	return record.Level{Run: run}
 }
 
 // TestPlanResumeRetries (issue 22's review): a run whose planned levels are done and one of
@@ -27,8 +29,8 @@ func excludedLevel(i, c int, excluded bool) Level {
 // and refine 0, the Judge is asked whether it had ended the planned levels (so a resume does
 // not run levels past a stop rule to reach a pending retry).
 func TestPlanResumeRetries(t *testing.T) {
-	done := []Level{excludedLevel(0, 1, false), excludedLevel(1, 2, true)}
-	proto := Protocol{RetryExcluded: 1, Stop: StopRules{MaxErrorRate: 0.05}}
+	done := []record.Level{excludedLevel(0, 1, false), excludedLevel(1, 2, true)}
+	proto := Protocol{RetryExcluded: 1, Stop: record.StopRules{MaxErrorRate: 0.05}}
 	r, err := PlanResume([]int{1, 2}, done, proto, nil)
 	if err != nil || !r.PlannedOver || r.Planned != 2 {
 		t.Errorf("planned done, one excluded, retries 1: %+v, %v; want the retry to run", r, err)

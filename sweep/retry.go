@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // Retries (DESIGN §3.4): a level excluded for steadiness or for the client's lateness is run
@@ -17,7 +19,7 @@ import (
 // above max_error_rate, its TTFT p95 above stop_ttft: a retry would fail alike. A rate level
 // is retried only when client-bound: its steady-state verdict does not exclude it while its
 // backlog grows (§4.15).
-func RetryWhy(l *Level, proto Protocol) string {
+func RetryWhy(l *record.Level, proto Protocol) string {
 	run := &l.Run
 	if run.Interrupted || run.W1 <= run.W0 || run.Shard != nil || failedLikeServer(l, proto.Stop) {
 		return ""
@@ -34,13 +36,13 @@ func RetryWhy(l *Level, proto Protocol) string {
 // failedLikeServer reports whether l's window broke the error-rate or stop_ttft stop rule
 // (the analysis' StopRules.breach computes the same from its summary): the requests sent in
 // the window that failed above max_error_rate, or their TTFT p95 above stop_ttft.
-func failedLikeServer(l *Level, stop StopRules) bool {
+func failedLikeServer(l *record.Level, stop record.StopRules) bool {
 	run := &l.Run
 	var sent, failed int
 	var ttft []float64
 	for i := range l.Records {
 		r := &l.Records[i]
-		if !SentInWindow(r, run.W0, run.W1) {
+		if !record.SentInWindow(r, run.W0, run.W1) {
 			continue
 		}
 		sent++
@@ -53,18 +55,18 @@ func failedLikeServer(l *Level, stop StopRules) bool {
 	if sent > 0 && float64(failed) > stop.MaxErrorRate*float64(sent) {
 		return true
 	}
-	return stop.StopTTFT > 0 && len(ttft) > 0 && durationPercentile(ttft, 95) > stop.StopTTFT
+	return stop.StopTTFT > 0 && len(ttft) > 0 && record.DurationPercentile(ttft, 95) > stop.StopTTFT
 }
 
 // retried reports whether a retry has run: the planned levels are then over.
 func (r *controller) retried() bool {
-	return slices.ContainsFunc(r.levels, func(l Level) bool { return l.Run.RetryOf != nil })
+	return slices.ContainsFunc(r.levels, func(l record.Level) bool { return l.Run.RetryOf != nil })
 }
 
 // nextRetry returns the position in levels of the first level to run again under proto — one
 // RetryWhy names, not superseded by a retry already, retried fewer than proto.RetryExcluded
 // times along its chain of retries — and why, or −1.
-func nextRetry(levels []Level, proto Protocol) (int, string) {
+func nextRetry(levels []record.Level, proto Protocol) (int, string) {
 	superseded := make(map[int]bool)
 	depth := make(map[int]int) // by index: how many retries led to that level
 	for _, l := range levels {

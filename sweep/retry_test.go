@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -37,7 +38,7 @@ func TestRetryExcluded(t *testing.T) {
 			t.Fatalf("retry_excluded 1: %d levels, stop %q; want the level and one retry", len(sink.runs), out.StopReason)
 		}
 		first, again := sink.runs[0], sink.runs[1]
-		if first.Steady || first.Imprecise || sweep.RetryWhy(&sweep.Level{Run: first, Records: sink.records[0]}, proto) == "" {
+		if first.Steady || first.Imprecise || sweep.RetryWhy(&record.Level{Run: first, Records: sink.records[0]}, proto) == "" {
 			t.Fatalf("first run: steady %v imprecise %v (%q): want excluded for steadiness", first.Steady, first.Imprecise, first.NotSteadyReason)
 		}
 		if again.RetryOf == nil || *again.RetryOf != first.Index || again.Index != 1 || again.WindowScale != 2 ||
@@ -48,7 +49,7 @@ func TestRetryExcluded(t *testing.T) {
 		if w := again.Window(); w < 2*proto.Duration || w > 2*proto.MaxDuration+proto.Duration/10 {
 			t.Errorf("retry window %v, want 2 × duration %v", w, proto.Duration)
 		}
-		levels := analysis.Summarize([]sweep.Level{{Run: first, Records: sink.records[0]}, {Run: again, Records: sink.records[1]}}, analysis.DefaultOptions())
+		levels := analysis.Summarize([]record.Level{{Run: first, Records: sink.records[0]}, {Run: again, Records: sink.records[1]}}, analysis.DefaultOptions())
 		if !levels[0].Superseded || levels[0].Valid || levels[1].Superseded || levels[1].Retry == "" {
 			t.Errorf("analysis: first superseded %v valid %v, retry superseded %v (%q); want the retry to stand for the level",
 				levels[0].Superseded, levels[0].Valid, levels[1].Superseded, levels[1].Retry)
@@ -82,7 +83,7 @@ func TestRetryChainAndBudget(t *testing.T) {
 			t.Errorf("retry %d: of %v, scale %d; want of level %d, scale %d", i, r.RetryOf, r.WindowScale, sink.runs[i-1].Index, 1<<i)
 		}
 	}
-	if last := sink.runs[len(sink.runs)-1]; len(sink.runs) == 2 && sweep.RetryWhy(&sweep.Level{Run: last, Records: sink.records[1]}, proto) != "" {
+	if last := sink.runs[len(sink.runs)-1]; len(sink.runs) == 2 && sweep.RetryWhy(&record.Level{Run: last, Records: sink.records[1]}, proto) != "" {
 		t.Errorf("one retry, itself excluded (%s), but not run again", last.NotSteadyReason)
 	}
 

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // StopBudget is the stop reason when the sweep's time budget (sweep.stop.budget) ran out.
@@ -20,7 +22,7 @@ const StopScheduleMissed = "missed the schedule"
 type Outcome struct {
 	// Levels are the levels run by this call, in order, including a partial last level
 	// (interrupted or cut by the budget). Levels of Plan.Done are not repeated.
-	Levels []LevelRun
+	Levels []record.LevelRun
 	// StopReason is why the sweep stopped: StopDone, StopInterrupted, StopBudget or the
 	// Judge's reason. It is the reason given to Sink.Finish.
 	StopReason string
@@ -69,8 +71,8 @@ func (p Plan) Validate() error {
 		bad("workload.sessions: a conversation is a closed loop; an arrival-rate sweep sends single requests")
 	}
 	pr := p.Protocol
-	if pr.Duration < MinSlices {
-		bad("duration %s must be at least %d ns (one per slice)", pr.Duration, MinSlices)
+	if pr.Duration < record.MinSlices {
+		bad("duration %s must be at least %d ns (one per slice)", pr.Duration, record.MinSlices)
 	}
 	for _, d := range []struct {
 		name string
@@ -201,7 +203,7 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 		defer cancel()
 		r.sig.budget = bctx.Done()
 	}
-	r.levels = append([]Level(nil), plan.Done...)
+	r.levels = append([]record.Level(nil), plan.Done...)
 	for _, l := range plan.Done {
 		if l.Run.Refine != "" {
 			r.added++
@@ -248,7 +250,7 @@ type controller struct {
 	start          time.Time
 	budgetFrom     time.Time
 	// levels are every level so far (plan.Done first); added counts the added ones.
-	levels  []Level
+	levels  []record.Level
 	added   int
 	noRetry bool // the budget refused a retry: no more are tried
 	out     Outcome
@@ -394,7 +396,7 @@ func (r *controller) level(ask levelAsk, first bool) string {
 			ask.scale, p.Protocol.Duration, p.Protocol.MaxDuration, *ask.retryOf, ask.retryWhy)}, run.Notes...)
 	}
 	r.out.Levels = append(r.out.Levels, run)
-	r.levels = append(r.levels, Level{Run: run, Records: records})
+	r.levels = append(r.levels, record.Level{Run: run, Records: records})
 	if err := r.sink.LevelDone(r.levels[len(r.levels)-1]); err != nil {
 		r.sinkErr = fmt.Errorf("sweep: level %d (%s): %w", index, levelName(c, rps), err)
 		return "error: " + err.Error()
@@ -419,8 +421,8 @@ func (r *controller) level(ask levelAsk, first bool) string {
 
 // PlannedLevels returns the planned levels of levels: those neither added by the Refiner nor
 // run again as a retry (what the Judge saw when it decided).
-func PlannedLevels(levels []Level) []Level {
-	var out []Level
+func PlannedLevels(levels []record.Level) []record.Level {
+	var out []record.Level
 	for _, l := range levels {
 		if l.Run.Refine == "" && l.Run.RetryOf == nil {
 			out = append(out, l)

@@ -11,6 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/floats/scalar"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 	"github.com/kneecap/kneecap/sweep/openai"
@@ -26,13 +27,13 @@ func (w fixedWorkload) Next(level, worker, seq int) sweep.Request {
 // memSink keeps what the sweep hands over. Run calls it from one goroutine; the test reads it
 // after Run returns.
 type memSink struct {
-	runs     []sweep.LevelRun
-	records  [][]sweep.Record
+	runs     []record.LevelRun
+	records  [][]record.Record
 	reasons  []string
 	levelErr error
 }
 
-func (s *memSink) LevelDone(l sweep.Level) error {
+func (s *memSink) LevelDone(l record.Level) error {
 	s.runs = append(s.runs, l.Run)
 	s.records = append(s.records, l.Records)
 	return s.levelErr
@@ -67,7 +68,7 @@ func (o *observer) Live(s sweep.LiveStats) {
 	}
 }
 
-func (o *observer) LevelFinished(l sweep.Level) {
+func (o *observer) LevelFinished(l record.Level) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.finished = append(o.finished, l.Run.Index)
@@ -116,7 +117,7 @@ func shortProtocol() sweep.Protocol {
 	}
 }
 
-func hasNote(run sweep.LevelRun, sub string) bool {
+func hasNote(run record.LevelRun, sub string) bool {
 	return slices.ContainsFunc(run.Notes, func(n string) bool { return strings.Contains(n, sub) })
 }
 
@@ -157,7 +158,7 @@ func TestLevelsInvariants(t *testing.T) {
 		hand := checkLevelTPS(t, run, recs, li, c)
 		checkLevelWindow(t, run, proto, li)
 		t.Logf("level %d (c=%d): TPS %.1f (ideal %.1f), achieved concurrency %.3f, window %v, steady %v (ci %.3f, p %.3f), client %+v",
-			li, c, hand, float64(c)*20/0.240, sweep.AchievedConcurrency(recs, run.W0, run.W1), run.Window(), run.Steady, run.CIHalfWidth, run.TrendP, *run.Client)
+			li, c, hand, float64(c)*20/0.240, record.AchievedConcurrency(recs, run.W0, run.W1), run.Window(), run.Steady, run.CIHalfWidth, run.TrendP, *run.Client)
 		if inWin == 0 || run.Client == nil {
 			t.Errorf("level %d: %d requests in the window, client stats %v", li, inWin, run.Client)
 		}
@@ -176,7 +177,7 @@ func checkObserver(t *testing.T, obs *observer, levels []int) {
 	}
 	measureLive := 0
 	for _, l := range obs.live {
-		if l.Phase == sweep.PhaseMeasure {
+		if l.Phase == record.PhaseMeasure {
 			measureLive++
 			if c := levels[l.Index]; l.InFlight > c || l.OutputTPS < 0 || l.OutputTPS > 2*float64(c)*20/0.240 {
 				t.Errorf("live stats %+v out of range", l)
@@ -191,7 +192,7 @@ func checkObserver(t *testing.T, obs *observer, levels []int) {
 // checkLevelRecords: no record crosses the level, phases follow the window, every request
 // succeeded with the fixed engine's TTFT and token count, and c requests were in flight. It
 // returns how many requests were sent in the window.
-func checkLevelRecords(t *testing.T, run sweep.LevelRun, recs []sweep.Record, li, c int) (inWin int) {
+func checkLevelRecords(t *testing.T, run record.LevelRun, recs []record.Record, li, c int) (inWin int) {
 	t.Helper()
 	for _, r := range recs {
 		if r.Level != li || r.Concurrency != c {
@@ -200,11 +201,11 @@ func checkLevelRecords(t *testing.T, run sweep.LevelRun, recs []sweep.Record, li
 		if r.Sent < run.WarmupStart || r.Done() > run.DrainEnd {
 			t.Fatalf("level %d: record [%d, %d] outside [%d, %d]", li, r.Sent, r.Done(), run.WarmupStart, run.DrainEnd)
 		}
-		want := sweep.PhaseDrain
+		want := record.PhaseDrain
 		if r.Sent < run.W0 {
-			want = sweep.PhaseWarmup
+			want = record.PhaseWarmup
 		} else if r.Sent < run.W1 {
-			want = sweep.PhaseMeasure
+			want = record.PhaseMeasure
 		}
 		if r.Phase != want {
 			t.Errorf("record sent at W0%+dns has phase %s, want %s", r.Sent-run.W0, r.Phase, want)
@@ -217,13 +218,13 @@ func checkLevelRecords(t *testing.T, run sweep.LevelRun, recs []sweep.Record, li
 		if r.TTFT < 45*time.Millisecond || len(r.Chunks) != 20 || r.OutputTokens != 20 {
 			t.Fatalf("TTFT %v, %d chunks, %d tokens: want ≥ 45 ms, 20, 20", r.TTFT, len(r.Chunks), r.OutputTokens)
 		}
-		if r.Phase == sweep.PhaseMeasure {
+		if r.Phase == record.PhaseMeasure {
 			inWin++
 		}
 	}
 	// c requests in flight during the window, less the client's turnaround between a
 	// request's end and the next send (DESIGN §1 asks 5%; 8% for a loaded machine).
-	if ac := sweep.AchievedConcurrency(recs, run.W0, run.W1); ac > float64(c)*1.0001 || ac < 0.92*float64(c) {
+	if ac := record.AchievedConcurrency(recs, run.W0, run.W1); ac > float64(c)*1.0001 || ac < 0.92*float64(c) {
 		t.Errorf("level %d: achieved concurrency %.3f, want %d (−8%%)", li, ac, c)
 	}
 	return inWin
@@ -232,7 +233,7 @@ func checkLevelRecords(t *testing.T, run sweep.LevelRun, recs []sweep.Record, li
 // checkLevelTPS: output TPS counts only in-window tokens (a hand computation from the chunk
 // times), the slices average to it, and it is near the fixed engine's c·20/0.24 s. It returns
 // the hand-computed TPS.
-func checkLevelTPS(t *testing.T, run sweep.LevelRun, recs []sweep.Record, li, c int) float64 {
+func checkLevelTPS(t *testing.T, run record.LevelRun, recs []record.Record, li, c int) float64 {
 	t.Helper()
 	var tokens float64
 	for _, r := range recs {
@@ -248,7 +249,7 @@ func checkLevelTPS(t *testing.T, run sweep.LevelRun, recs []sweep.Record, li, c 
 	for _, v := range run.SliceTPS {
 		sliceSum += v
 	}
-	if got := sweep.LevelOutputTPS(recs, run.W0, run.W1); !scalar.EqualWithinRel(got, hand, 1e-9) {
+	if got := record.LevelOutputTPS(recs, run.W0, run.W1); !scalar.EqualWithinRel(got, hand, 1e-9) {
 		t.Errorf("level %d: LevelOutputTPS %.3f, hand computation %.3f", li, got, hand)
 	}
 	if mean := sliceSum / float64(len(run.SliceTPS)); !scalar.EqualWithinRel(mean, hand, 1e-9) {
@@ -264,14 +265,14 @@ func checkLevelTPS(t *testing.T, run sweep.LevelRun, recs []sweep.Record, li, c 
 
 // checkLevelWindow: the window is a whole number of 100 ms slices, from 10 (duration) to 20
 // (max duration); it ends early only with a steady verdict that the final data confirm.
-func checkLevelWindow(t *testing.T, run sweep.LevelRun, proto sweep.Protocol, li int) {
+func checkLevelWindow(t *testing.T, run record.LevelRun, proto sweep.Protocol, li int) {
 	t.Helper()
-	slice := proto.Duration / sweep.MinSlices
+	slice := proto.Duration / record.MinSlices
 	if run.Slices < 10 || run.Slices > 20 || len(run.SliceTPS) != run.Slices || run.Window() != time.Duration(run.Slices)*slice {
 		t.Errorf("level %d: %d slices over %v", li, run.Slices, run.Window())
 	}
 	// A steady verdict is the steady-state test passing on the level's own slices.
-	if _, _, ok := sweep.SteadyState(run.SliceTPS, proto.CITarget); run.Steady && (!ok || run.CIHalfWidth > proto.CITarget) {
+	if _, _, ok := record.SteadyState(run.SliceTPS, proto.CITarget); run.Steady && (!ok || run.CIHalfWidth > proto.CITarget) {
 		t.Errorf("level %d: steady with ci %.3f, trend p %.3f, but its slices fail the test", li, run.CIHalfWidth, run.TrendP)
 	}
 	if !run.Steady && run.Window() != proto.MaxDuration {
@@ -291,7 +292,7 @@ func TestTPOTAtConcurrencyOne(t *testing.T) {
 	}
 	var tpot []float64
 	for _, r := range sink.records[0] {
-		if r.Phase == sweep.PhaseMeasure && r.OK() && r.OutputTokens > 1 {
+		if r.Phase == record.PhaseMeasure && r.OK() && r.OutputTokens > 1 {
 			tpot = append(tpot, float64(r.E2E-r.TTFT)/float64(r.OutputTokens-1))
 		}
 	}
@@ -330,7 +331,7 @@ func TestArticleWorkedExample(t *testing.T) {
 	run, recs := sink.runs[0], sink.records[0]
 	var e2e []float64
 	for _, r := range recs {
-		if r.Phase == sweep.PhaseMeasure && r.OK() {
+		if r.Phase == record.PhaseMeasure && r.OK() {
 			e2e = append(e2e, r.E2E.Seconds())
 		}
 	}
@@ -339,14 +340,14 @@ func TestArticleWorkedExample(t *testing.T) {
 		t.Fatal("no measured requests")
 	}
 	t.Logf("E2E p50 %.3f s, TPS %.1f, QPS %.3f, steady %v (ci %.4f, p %.3f)", e2e[len(e2e)/2],
-		sweep.LevelOutputTPS(recs, run.W0, run.W1), sweep.WindowQPS(recs, run.W0, run.W1), run.Steady, run.CIHalfWidth, run.TrendP)
+		record.LevelOutputTPS(recs, run.W0, run.W1), record.WindowQPS(recs, run.W0, run.W1), run.Steady, run.CIHalfWidth, run.TrendP)
 	if p50 := e2e[len(e2e)/2]; !scalar.EqualWithinRel(p50, 5.25, 0.03) {
 		t.Errorf("E2E p50 = %.3f s, want 5.25 s ± 3%%", p50)
 	}
-	if tps := sweep.LevelOutputTPS(recs, run.W0, run.W1); !scalar.EqualWithinRel(tps, 20*100/5.25, 0.05) {
+	if tps := record.LevelOutputTPS(recs, run.W0, run.W1); !scalar.EqualWithinRel(tps, 20*100/5.25, 0.05) {
 		t.Errorf("output TPS = %.1f, want 381 ± 5%%", tps)
 	}
-	if qps := sweep.WindowQPS(recs, run.W0, run.W1); !scalar.EqualWithinRel(qps, 20/5.25, 0.05) {
+	if qps := record.WindowQPS(recs, run.W0, run.W1); !scalar.EqualWithinRel(qps, 20/5.25, 0.05) {
 		t.Errorf("QPS = %.3f, want 3.81 ± 5%%", qps)
 	}
 	if !run.Steady {
@@ -362,7 +363,7 @@ func TestInterruptMidLevel(t *testing.T) {
 	interrupt, stop := context.WithCancel(context.Background())
 	defer stop()
 	obs := &observer{onLive: func(s sweep.LiveStats) {
-		if s.Index == 1 && s.Phase == sweep.PhaseMeasure {
+		if s.Index == 1 && s.Phase == record.PhaseMeasure {
 			stop()
 		}
 	}}
@@ -391,7 +392,7 @@ func TestInterruptMidLevel(t *testing.T) {
 		t.Errorf("partial window %v, want in (0, %v)", w, proto.Duration)
 	}
 	for _, r := range sink.records[1] {
-		if r.Status != sweep.StatusOK {
+		if r.Status != record.StatusOK {
 			t.Errorf("drained request: status %s %s", r.Status, r.Error)
 		}
 		// One request cycle (240 ms) after the interrupt would be a request issued after it;
@@ -410,7 +411,7 @@ func TestHardCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	obs := &observer{onLive: func(s sweep.LiveStats) {
-		if s.Phase == sweep.PhaseMeasure {
+		if s.Phase == record.PhaseMeasure {
 			cancel()
 		}
 	}}
@@ -431,7 +432,7 @@ func TestHardCancel(t *testing.T) {
 	}
 	n := 0
 	for _, r := range sink.records[0] {
-		if r.Status == sweep.StatusCancelled {
+		if r.Status == record.StatusCancelled {
 			n++
 		}
 	}
@@ -522,7 +523,7 @@ type stopAfter struct {
 	recs  []int   // record counts of the first level
 }
 
-func (j *stopAfter) Decide(levels []sweep.Level) string {
+func (j *stopAfter) Decide(levels []record.Level) string {
 	var idx []int
 	for _, l := range levels {
 		idx = append(idx, l.Run.Index)
@@ -541,11 +542,11 @@ func TestJudgeStop(t *testing.T) {
 	url := fastSim(t)
 	proto := shortProtocol()
 	proto.Duration, proto.MaxDuration = 500*time.Millisecond, 500*time.Millisecond
-	done := sweep.LevelRun{Index: 0, Concurrency: 1, Steady: true}
-	doneRecs := []sweep.Record{{Level: 0, Concurrency: 1, Status: sweep.StatusOK}}
+	done := record.LevelRun{Index: 0, Concurrency: 1, Steady: true}
+	doneRecs := []record.Record{{Level: 0, Concurrency: 1, Status: record.StatusOK}}
 	j := &stopAfter{n: 2}
 	plan := sweep.Plan{Levels: []int{1, 2, 4}, Protocol: proto, Workload: fixedWorkload{out: 20},
-		StartIndex: 1, Done: []sweep.Level{{Run: done, Records: doneRecs}}, Judge: j}
+		StartIndex: 1, Done: []record.Level{{Run: done, Records: doneRecs}}, Judge: j}
 	sink := &memSink{}
 	out, err := sweep.Run(context.Background(), nil, plan, newClient(t, url, 4), sink)
 	if err != nil {
@@ -584,7 +585,7 @@ func TestDrainTimeout(t *testing.T) {
 		t.Fatalf("reason %q, cancelled %d of %d records, want 4 of 4", out.StopReason, run.Cancelled, len(recs))
 	}
 	for _, r := range recs {
-		if r.Status != sweep.StatusCancelled || r.ErrorClass != sweep.ErrCancelled || r.Phase != sweep.PhaseWarmup {
+		if r.Status != record.StatusCancelled || r.ErrorClass != record.ErrCancelled || r.Phase != record.PhaseWarmup {
 			t.Errorf("record: status %s class %s phase %s", r.Status, r.ErrorClass, r.Phase)
 		}
 	}

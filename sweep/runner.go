@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // The level runner (DESIGN §3): c closed-loop workers, or an arrival-rate level's dispatcher
@@ -47,7 +49,7 @@ func (c unixClock) unix(t time.Time) int64 { return c.base.UnixNano() + int64(t.
 // request connected (a rate level keeps one run for the level: health.rateDown).
 type mailbox struct {
 	mu        sync.Mutex
-	recs      []Record
+	recs      []record.Record
 	since     int64
 	downSince int64
 }
@@ -94,10 +96,10 @@ type level struct {
 	tick     *time.Ticker
 	lastLive time.Time
 	start    int64 // level start (Unix ns)
-	all      []Record
+	all      []record.Record
 	win      *window
 	horizon  int64 // every record with a chunk before horizon has been collected
-	run      LevelRun
+	run      record.LevelRun
 	notes    []string
 	// health is what the records say of the server; unreachableAfter is Plan's; deadWhy
 	// says why the level ended when the server did not answer (dead.go).
@@ -117,7 +119,7 @@ type levelSignals struct {
 // at most c in flight — and returns its LevelRun, every record of the level (phases
 // assigned), how it ended and, when the server did not answer (end.dead()), the level's
 // account of why.
-func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, index, c int, rps float64) (LevelRun, []Record, levelEnd, string) {
+func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, index, c int, rps float64) (record.LevelRun, []record.Record, levelEnd, string) {
 	var passNote string
 	if rps > 0 && p.Trace != nil { // a trace level measures whole passes
 		q := *p
@@ -142,7 +144,7 @@ func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, ind
 		cpu0 = sampleClient()
 		// The window exists before this collect, so records that ended after W0 (while the
 		// client was sampled) count in the controller's slices and completions too.
-		l.win = newWindow(l.run.W0, l.slice, MinSlices, l.kmax)
+		l.win = newWindow(l.run.W0, l.slice, record.MinSlices, l.kmax)
 		l.win.rate = l.rate != nil
 		l.collect()
 		end = l.measure(sig)
@@ -153,7 +155,7 @@ func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, ind
 	// an interrupt has come.
 	l.stopped = time.Now()
 	close(l.stop)
-	var cs *ClientStats
+	var cs *record.ClientStats
 	if l.run.W1 > l.run.W0 {
 		cs = sampleClient().since(cpu0)
 	}
@@ -187,9 +189,9 @@ func newLevel(ctx context.Context, p *Plan, client Client, index, c int) *level 
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 		stagger: proto.Warmup,
-		slice:   int64(proto.Duration) / MinSlices,
+		slice:   int64(proto.Duration) / record.MinSlices,
 		kmax:    maxSlices(proto),
-		run:     LevelRun{Index: index, Concurrency: c},
+		run:     record.LevelRun{Index: index, Concurrency: c},
 
 		unreachableAfter: p.UnreachableAfter,
 	}
@@ -202,7 +204,7 @@ func newLevel(ctx context.Context, p *Plan, client Client, index, c int) *level 
 		// first half only: every worker completes one by W0 when E2E ≤ warmup ÷ 2.
 		l.stagger = proto.Warmup / 2
 		l.staggerFrom = s.LevelStart(proto, index)
-		l.run.Shard = &ShardPart{Index: s.Shard, Count: s.Shards, FirstWorker: l.first, Workers: l.n}
+		l.run.Shard = &record.ShardPart{Index: s.Shard, Count: s.Shards, FirstWorker: l.first, Workers: l.n}
 		if l.n == 0 {
 			close(l.warm) // a shard with no worker at this level (c < shards) only keeps time
 			l.note("this shard runs none of the level's %d workers (%d shards)", c, s.Shards)
@@ -246,7 +248,7 @@ func (l *level) begin() {
 // moment of the signal if one came) and W1 = W0.
 func (l *level) warmup(sig levelSignals) levelEnd {
 	var w0 int64
-	end := l.await(sig, PhaseWarmup, l.warm, func(ev event) (over bool) {
+	end := l.await(sig, record.PhaseWarmup, l.warm, func(ev event) (over bool) {
 		w0, over = l.clock.warmupEnd(l, ev)
 		return over
 	})
@@ -271,7 +273,7 @@ func (l *level) warmup(sig levelSignals) levelEnd {
 // level ends at fixed times).
 func (l *level) measure(sig levelSignals) levelEnd {
 	var w1, held int64
-	end := l.await(sig, PhaseMeasure, nil, func(ev event) (over bool) {
+	end := l.await(sig, record.PhaseMeasure, nil, func(ev event) (over bool) {
 		if held != 0 {
 			w1, over = held, true
 		} else {
@@ -300,7 +302,7 @@ func (l *level) longestEnd() int64 { return l.run.W0 + l.slice*int64(l.kmax) }
 // signal ends the level. On every tick it collects the workers' records, asks, and sends the
 // live statistics; it also asks when the clock's wake time comes and, unless warm is nil,
 // when every worker has completed a request.
-func (l *level) await(sig levelSignals, phase Phase, warm <-chan struct{}, ask func(event) bool) levelEnd {
+func (l *level) await(sig levelSignals, phase record.Phase, warm <-chan struct{}, ask func(event) bool) levelEnd {
 	var a alarm
 	defer a.stop()
 	for {
@@ -360,7 +362,7 @@ func (l *level) drain(deadline time.Time, interrupt <-chan struct{}) (timedOut b
 			}
 		case <-l.tick.C:
 			l.collect()
-			l.maybeLive(PhaseDrain)
+			l.maybeLive(record.PhaseDrain)
 		}
 	}
 }
@@ -368,14 +370,14 @@ func (l *level) drain(deadline time.Time, interrupt <-chan struct{}) (timedOut b
 // finish completes the LevelRun after the drain — DrainEnd, phases, cancellations, the
 // verdict of the final window, the client self-check cs (nil without a window) and the
 // server metrics — and returns every record of the level.
-func (l *level) finish(end levelEnd, timedOut bool, cs *ClientStats) []Record {
+func (l *level) finish(end levelEnd, timedOut bool, cs *record.ClientStats) []record.Record {
 	run := &l.run
 	run.DrainEnd = l.clk.now()
 	l.collect()
 	records := l.all
-	setPhases(records, run.W0, run.W1)
+	record.SetPhases(records, run.W0, run.W1)
 	for i := range records {
-		if records[i].Status == StatusCancelled {
+		if records[i].Status == record.StatusCancelled {
 			run.Cancelled++
 		}
 	}
@@ -397,10 +399,10 @@ func (l *level) finish(end levelEnd, timedOut bool, cs *ClientStats) []Record {
 	}
 	l.notes = append(l.notes, verdict...)
 	if cs != nil {
-		cs.judge(records, run.W0, run.W1, l.rate != nil, l.proto.ClientTolerance)
+		judgeClient(cs, records, run.W0, run.W1, l.rate != nil, l.proto.ClientTolerance)
 		run.Client = cs
 		if cs.Bound {
-			l.notes = append(l.notes, cs.boundNote())
+			l.notes = append(l.notes, clientBoundNote(cs))
 		}
 		if cs.Note != "" {
 			l.notes = append(l.notes, cs.Note)
@@ -468,7 +470,7 @@ func (l *level) work(w int) {
 			req = l.workload.Next(l.index, w, seq)
 		}
 		issue := l.clk.now()
-		rec := Record{Level: l.index, Concurrency: l.c, Worker: w, Seq: seq, Sent: issue, Pause: pause}
+		rec := record.Record{Level: l.index, Concurrency: l.c, Worker: w, Seq: seq, Sent: issue, Pause: pause}
 		if sess != nil {
 			rec.Session, rec.Turn = sess.id, sess.turn+1
 		}
@@ -478,7 +480,7 @@ func (l *level) work(w int) {
 		l.inflight.Add(1)
 		l.client.Do(l.reqCtx, &req, &rec)
 		l.inflight.Add(-1)
-		if rec.ErrorClass == ErrConnect {
+		if rec.ErrorClass == record.ErrConnect {
 			refused++
 		} else {
 			refused = 0
@@ -546,7 +548,7 @@ func (l *level) collect() {
 }
 
 // maybeLive sends the live numbers when liveEvery has passed since the last time.
-func (l *level) maybeLive(phase Phase) {
+func (l *level) maybeLive(phase record.Phase) {
 	if time.Since(l.lastLive) >= liveEvery {
 		l.lastLive = time.Now()
 		l.live(phase)
@@ -554,7 +556,7 @@ func (l *level) maybeLive(phase Phase) {
 }
 
 // live sends the level's live numbers to the observer.
-func (l *level) live(phase Phase) {
+func (l *level) live(phase record.Phase) {
 	if l.obs == nil {
 		return
 	}
@@ -568,7 +570,7 @@ func (l *level) live(phase Phase) {
 	if l.win != nil {
 		s.Completed = l.win.completed
 		s.OutputTPS = l.win.liveTPS(l.horizon)
-		s.TTFTP50 = durationPercentile(l.win.ttft, 50)
+		s.TTFTP50 = record.DurationPercentile(l.win.ttft, 50)
 	}
 	l.obs.Live(s)
 }

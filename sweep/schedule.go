@@ -3,6 +3,8 @@ package sweep
 import (
 	"fmt"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // Schedule fixes every level of a sweep to the wall clock, so that several load generators
@@ -39,7 +41,7 @@ func (s *Schedule) LevelEnd(p Protocol, k int) time.Time {
 // scheduledWindow is how long a shard loads the server after warmup: the longest window the
 // one-process controller measures, max_duration (at least duration) in whole slices.
 func scheduledWindow(p Protocol) time.Duration {
-	slice := p.Duration / MinSlices
+	slice := p.Duration / record.MinSlices
 	if slice <= 0 {
 		return p.Duration
 	}
@@ -49,7 +51,7 @@ func scheduledWindow(p Protocol) time.Duration {
 // maxSlices is the longest window in slices of duration ÷ MinSlices: max_duration, at least
 // MinSlices (duration). p.Duration must be at least MinSlices nanoseconds.
 func maxSlices(p Protocol) int {
-	return max(MinSlices, int(p.MaxDuration/(p.Duration/MinSlices)))
+	return max(record.MinSlices, int(p.MaxDuration/(p.Duration/record.MinSlices)))
 }
 
 // LevelStart is when level k starts.
@@ -63,17 +65,6 @@ func (s *Schedule) LevelStart(p Protocol, k int) time.Time {
 func Workers(c, i, n int) (first, count int) {
 	first = i * c / n
 	return first, (i+1)*c/n - first
-}
-
-// ShardPart describes a shard's part of a level (LevelRun.Shard).
-type ShardPart struct {
-	// Index and Count are the shard's number and the number of shards.
-	Index int `json:"index"`
-	Count int `json:"count"`
-	// FirstWorker and Workers are the shard's workers: FirstWorker … FirstWorker+Workers-1
-	// of the level's Concurrency.
-	FirstWorker int `json:"first_worker"`
-	Workers     int `json:"workers"`
 }
 
 // LastLevel is the index of the last of n levels a shard runs within p's budget: a level starts

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/redact"
 )
 
@@ -20,60 +21,11 @@ var ServerInfoPaths = []string{"/get_server_info", "/info", "/props", "/api/vers
 // argument: a few KiB).
 const MaxServerInfoBody = 256 << 10
 
-// ServerInfo is what the server under test says it is: the engine, its version and the
-// settings that bound its concurrency, when it reports them. It goes into levels.json and the
-// reports, so a run states what it measured ("vLLM 0.6.3") beside the endpoint.
-type ServerInfo struct {
-	// Engine is vLLM, SGLang, TGI, llama.cpp, Ollama or kneecap-sim.
-	Engine string `json:"engine"`
-	// Version is the engine's version or build, as it reports it ("" when it does not).
-	Version string `json:"version,omitempty"`
-	// Settings are reported limits on concurrency and batching, by the engine's own names:
-	// max_running_requests (SGLang), max_concurrent_requests and max_batch_total_tokens
-	// (TGI), total_slots (llama.cpp), max_num_seqs (kneecap-sim).
-	Settings map[string]string `json:"settings,omitempty"`
-	// From is the endpoint the information came from ("GET /version").
-	From string `json:"from"`
-}
-
-// Name formats the engine and its version: "vLLM 0.6.3" ("" for nil).
-func (s *ServerInfo) Name() string {
-	if s == nil {
-		return ""
-	}
-	if s.Version == "" {
-		return s.Engine
-	}
-	return s.Engine + " " + s.Version
-}
-
-// String formats the engine and version, then the settings: "SGLang 0.4.1
-// (max_running_requests 256)".
-func (s *ServerInfo) String() string {
-	if s == nil {
-		return ""
-	}
-	out := s.Name()
-	if len(s.Settings) > 0 {
-		keys := make([]string, 0, len(s.Settings))
-		for k := range s.Settings {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = k + " " + s.Settings[k]
-		}
-		out += " (" + strings.Join(parts, ", ") + ")"
-	}
-	return out
-}
-
 // IdentifyServer reads the info bodies a server answered (by path of ServerInfoPaths) and
 // returns what they say, trusting the paths in ServerInfoPaths order; nil when no body is a
 // JSON object of the shape its engine answers (a catch-all server that answers every path
 // with the same page is not mistaken for one).
-func IdentifyServer(bodies map[string][]byte) *ServerInfo {
+func IdentifyServer(bodies map[string][]byte) *record.ServerInfo {
 	same := map[string]int{}
 	for _, b := range bodies {
 		same[string(b)]++
@@ -96,7 +48,7 @@ func IdentifyServer(bodies map[string][]byte) *ServerInfo {
 }
 
 // identify recognises one engine's info body.
-func identify(path string, m map[string]any) *ServerInfo {
+func identify(path string, m map[string]any) *record.ServerInfo {
 	str := func(key string) string {
 		switch v := m[key].(type) {
 		case string:
@@ -126,14 +78,14 @@ func identify(path string, m map[string]any) *ServerInfo {
 		if _, ok := m["model_path"]; !ok {
 			return nil
 		}
-		return &ServerInfo{Engine: "SGLang", Version: str("version"),
+		return &record.ServerInfo{Engine: "SGLang", Version: str("version"),
 			Settings: settings("max_running_requests", "max_total_num_tokens", "chunked_prefill_size", "tp_size", "stream_interval", "context_length")}
 	case "/info":
 		// TGI: model_id, version and the router's limits.
 		if str("model_id") == "" || str("max_concurrent_requests") == "" {
 			return nil
 		}
-		return &ServerInfo{Engine: "TGI", Version: str("version"),
+		return &record.ServerInfo{Engine: "TGI", Version: str("version"),
 			Settings: settings("max_concurrent_requests", "max_batch_total_tokens", "max_batch_prefill_tokens")}
 	case "/props":
 		// llama.cpp: the server's slots (-np) and its build.
@@ -142,56 +94,28 @@ func identify(path string, m map[string]any) *ServerInfo {
 				return nil
 			}
 		}
-		return &ServerInfo{Engine: "llama.cpp", Version: str("build_info"), Settings: settings("total_slots")}
+		return &record.ServerInfo{Engine: "llama.cpp", Version: str("build_info"), Settings: settings("total_slots")}
 	case "/api/version":
 		// Ollama answers {"version": …} and nothing else.
 		if str("version") == "" || len(m) != 1 {
 			return nil
 		}
-		return &ServerInfo{Engine: "Ollama", Version: str("version")}
+		return &record.ServerInfo{Engine: "Ollama", Version: str("version")}
 	case "/version":
 		v := str("version")
 		if v == "" {
 			return nil
 		}
 		if rest, ok := strings.CutPrefix(v, SimEngine); ok {
-			return &ServerInfo{Engine: SimEngine, Version: strings.TrimSpace(rest), Settings: settings("max_num_seqs", "tokens_per_chunk", "max_model_len")}
+			return &record.ServerInfo{Engine: SimEngine, Version: strings.TrimSpace(rest), Settings: settings("max_num_seqs", "tokens_per_chunk", "max_model_len")}
 		}
 		// vLLM answers {"version": …} and nothing else; a gateway's status page has more.
 		if len(m) != 1 {
 			return nil
 		}
-		return &ServerInfo{Engine: "vLLM", Version: v}
+		return &record.ServerInfo{Engine: "vLLM", Version: v}
 	}
 	return nil
-}
-
-// TokensPerChunk returns the most tokens the server says it streams in one chunk (SGLang's
-// stream_interval, the simulator's tokens_per_chunk), or 0 when it does not say.
-func (s *ServerInfo) TokensPerChunk() int {
-	if s == nil {
-		return 0
-	}
-	for _, k := range []string{"stream_interval", "tokens_per_chunk"} {
-		if n, err := strconv.Atoi(s.Settings[k]); err == nil && n > 0 {
-			return n
-		}
-	}
-	return 0
-}
-
-// MaxModelLen returns the context limit in tokens the server says it has (SGLang's
-// context_length, the simulator's max_model_len), or 0 when it does not say.
-func (s *ServerInfo) MaxModelLen() int {
-	if s == nil {
-		return 0
-	}
-	for _, k := range []string{"context_length", "max_model_len"} {
-		if n, err := strconv.Atoi(s.Settings[k]); err == nil && n > 0 {
-			return n
-		}
-	}
-	return 0
 }
 
 // clip makes a server-given string fit for a report line: control characters dropped, at

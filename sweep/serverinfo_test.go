@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // TestIdentifyServer reads each engine's info body. The bodies are cut-down answers of the
@@ -123,13 +125,13 @@ func TestInfoSecret(t *testing.T) {
 // tokens a server says it streams in one chunk; other engines say nothing (0).
 func TestTokensPerChunk(t *testing.T) {
 	for _, tc := range []struct {
-		info *ServerInfo
+		info *record.ServerInfo
 		want int
 	}{
-		{&ServerInfo{Engine: "SGLang", Settings: map[string]string{"stream_interval": "8"}}, 8},
-		{&ServerInfo{Engine: SimEngine, Settings: map[string]string{"max_num_seqs": "32", "tokens_per_chunk": "4"}}, 4},
-		{&ServerInfo{Engine: "vLLM"}, 0},
-		{&ServerInfo{Engine: "SGLang", Settings: map[string]string{"stream_interval": "x"}}, 0},
+		{&record.ServerInfo{Engine: "SGLang", Settings: map[string]string{"stream_interval": "8"}}, 8},
+		{&record.ServerInfo{Engine: SimEngine, Settings: map[string]string{"max_num_seqs": "32", "tokens_per_chunk": "4"}}, 4},
+		{&record.ServerInfo{Engine: "vLLM"}, 0},
+		{&record.ServerInfo{Engine: "SGLang", Settings: map[string]string{"stream_interval": "x"}}, 0},
 		{nil, 0},
 	} {
 		if got := tc.info.TokensPerChunk(); got != tc.want {
@@ -143,12 +145,12 @@ func TestTokensPerChunk(t *testing.T) {
 func TestServerMaxModelLen(t *testing.T) {
 	sim := IdentifyServer(map[string][]byte{"/version": []byte(`{"version":"kneecap-sim fixed","max_model_len":1000}`)})
 	for _, tc := range []struct {
-		info *ServerInfo
+		info *record.ServerInfo
 		want int
 	}{
 		{sim, 1000},
-		{&ServerInfo{Engine: "SGLang", Settings: map[string]string{"context_length": "32768"}}, 32768},
-		{&ServerInfo{Engine: "vLLM"}, 0},
+		{&record.ServerInfo{Engine: "SGLang", Settings: map[string]string{"context_length": "32768"}}, 32768},
+		{&record.ServerInfo{Engine: "vLLM"}, 0},
 		{nil, 0},
 	} {
 		if got := tc.info.MaxModelLen(); got != tc.want {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // Multi-turn chat sessions (DESIGN §3.6, workload.sessions): each closed-loop worker holds
@@ -162,7 +164,7 @@ func newSessions(cfg WorkloadConfig, api API) (*Sessions, error) {
 }
 
 // size returns s with its messages sized in the server's tokens (SizePrompts).
-func (s *Sessions) size(ctx context.Context, opts SizingOptions) (Workload, PromptSizing, error) {
+func (s *Sessions) size(ctx context.Context, opts SizingOptions) (Workload, record.PromptSizing, error) {
 	var inner Workload = s.words
 	if s.ds != nil {
 		inner = s.ds

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // sessionsConfig is a synthetic sessions workload in words: turns uniform in [1, 5], user
@@ -106,7 +108,7 @@ func TestSessionHistory(t *testing.T) {
 				t.Errorf("turn %d PromptTokens %d, want %d", k+1, req.PromptTokens, wantTok)
 			}
 			req.Reply = strings.Repeat("tok ", 12) + string(rune('a'+k))
-			rec := Record{Status: StatusOK, OutputTokens: 12}
+			rec := record.Record{Status: record.StatusOK, OutputTokens: 12}
 			pause := s.ended(&req, &rec, think)
 			if wantPause := map[bool]time.Duration{true: think, false: 40 * time.Millisecond}[k == 2]; pause != wantPause {
 				t.Errorf("turn %d: pause %v, want %v", k+1, pause, wantPause)
@@ -119,7 +121,7 @@ func TestSessionHistory(t *testing.T) {
 	}
 	// A failed turn 1 ends conversation 2: the next request is turn 1 of conversation 3.
 	req := s.next()
-	if pause := s.ended(&req, &Record{Status: StatusError}, think); pause != think {
+	if pause := s.ended(&req, &record.Record{Status: record.StatusError}, think); pause != think {
 		t.Errorf("pause after a failed turn %v, want the workload's think time", pause)
 	}
 	if req = s.next(); s.id != "1.2.3" || s.turn != 0 || len(req.History) != 0 {
@@ -152,7 +154,7 @@ func TestSessionsSized(t *testing.T) {
 	cfg := sessionsConfig()
 	cfg.Sessions.UserTokens = Dist{Dist: DistUniform, Min: 1, Max: 600}
 	c := &subwordCounter{template: templateTokens}
-	w, sz := size(t, cfg, SizingOptions{Method: SizingTokenize, Endpoint: &Counter{TokenCounter: c, Source: "fake", Templated: true}})
+	w, sz := size(t, cfg, SizingOptions{Method: record.SizingTokenize, Endpoint: &Counter{TokenCounter: c, Source: "fake", Templated: true}})
 	s := w.(*Sessions)
 	if !sz.Exact || s.Overhead() != templateTokens || s.sized == nil {
 		t.Fatalf("sizing %+v, overhead %d", sz, s.Overhead())
@@ -275,7 +277,7 @@ func TestSessionContextLimit(t *testing.T) {
 				t.Fatalf("conversation %d turn index %d, want %d %d", s.conv, s.turn, conv, k)
 			}
 			// 20 output tokens of which 8 reasoning: 12 in the history.
-			rec := Record{Status: StatusOK, OutputTokens: 20, ReasoningTokens: 8, TokensSource: TokensFromUsage}
+			rec := record.Record{Status: record.StatusOK, OutputTokens: 20, ReasoningTokens: 8, TokensSource: record.TokensFromUsage}
 			pause := s.ended(&req, &rec, think)
 			if want := map[bool]time.Duration{true: think, false: 40 * time.Millisecond}[k == 2]; pause != want {
 				t.Errorf("turn %d: pause %v, want %v", k+1, pause, want)
@@ -286,7 +288,7 @@ func TestSessionContextLimit(t *testing.T) {
 	if got := cuts.note(); got != want {
 		t.Errorf("note %q, want %q", got, want)
 	}
-	if got := replyTokens(&Record{OutputTokens: 9, ReasoningChunks: 4, ReasoningTokens: 1, TokensSource: TokensFromChunks}); got != 5 {
+	if got := replyTokens(&record.Record{OutputTokens: 9, ReasoningChunks: 4, ReasoningTokens: 1, TokensSource: record.TokensFromChunks}); got != 5 {
 		t.Errorf("reply tokens from chunks %d, want 5", got)
 	}
 	// The nominal conversation, 40 + 5·(30 + 12) = 250 tokens, does not fit 200.
@@ -325,7 +327,7 @@ func TestSessionsDatasetSized(t *testing.T) {
 	}
 	cfg := WorkloadConfig{Dataset: path, Seed: 1, Sessions: &SessionsConfig{}}
 	c := &subwordCounter{template: templateTokens}
-	w, sz := size(t, cfg, SizingOptions{Method: SizingTokenize, Endpoint: &Counter{TokenCounter: c, Source: "fake", Templated: true}})
+	w, sz := size(t, cfg, SizingOptions{Method: record.SizingTokenize, Endpoint: &Counter{TokenCounter: c, Source: "fake", Templated: true}})
 	if sz.Exact || sz.TokensPerWord != 2 || sz.OverheadTokens != templateTokens {
 		t.Fatalf("sizing %+v: want not exact, 2 tokens a word, overhead 40", sz)
 	}
@@ -342,6 +344,6 @@ func TestSessionsDatasetSized(t *testing.T) {
 		if want := templateTokens + 2*len(strings.Fields(req.Prompt)); req.PromptTokens != want {
 			t.Errorf("%q asks %d tokens, want %d (the template once)", req.Prompt, req.PromptTokens, want)
 		}
-		sess.ended(&req, &Record{Status: StatusOK, OutputTokens: 3}, 0)
+		sess.ended(&req, &record.Record{Status: record.StatusOK, OutputTokens: 3}, 0)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // session is a closed-loop worker's conversation state (workload.sessions): the conversation
@@ -57,7 +59,7 @@ func (s *session) next() Request {
 // turn think time within a conversation; think after its last turn, a failed one, or before
 // a turn whose requested prompt and max_tokens would exceed the server's context limit, all
 // of which end it.
-func (s *session) ended(req *Request, rec *Record, think time.Duration) time.Duration {
+func (s *session) ended(req *Request, rec *record.Record, think time.Duration) time.Duration {
 	if !rec.OK() || s.turn+1 >= s.n {
 		s.end()
 		return think
@@ -85,9 +87,9 @@ func (s *session) end() {
 // replyTokens is the length of rec's reply as the history keeps it: its output tokens
 // without the reasoning (usage's reasoning tokens, or the reasoning-only chunks when the
 // tokens are counted from chunks).
-func replyTokens(rec *Record) int {
+func replyTokens(rec *record.Record) int {
 	n := rec.OutputTokens
-	if rec.TokensSource == TokensFromChunks {
+	if rec.TokensSource == record.TokensFromChunks {
 		n -= rec.ReasoningChunks
 	} else {
 		n -= rec.ReasoningTokens

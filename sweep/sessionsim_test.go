@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -27,13 +28,13 @@ const (
 // sessionSweep runs a 3-turn session sweep at concurrency 1 and 2 against the batching
 // engine with prefill dominating TTFT, prefix caching on or off, and returns its levels
 // analyzed and their records.
-func sessionSweep(t *testing.T, caching bool) (analysis.Result, [][]sweep.Record) {
+func sessionSweep(t *testing.T, caching bool) (analysis.Result, [][]record.Record) {
 	t.Helper()
 	url, _ := startSim(t, sim.Config{Profile: sim.ProfileDemo, PrefillTPS: sessPrefillTPS, ChatTemplateTokens: sessTemplate,
 		StepBase: 2 * time.Millisecond, PrefixCaching: caching, BlockSize: sessBlock})
 	wl, err := sweep.NewWorkload(sweep.WorkloadConfig{
 		InputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: 8}, OutputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: sessOut},
-		FixedOutput: true, Seed: 5, PromptSizing: sweep.SizingWords,
+		FixedOutput: true, Seed: 5, PromptSizing: record.SizingWords,
 		Sessions: &sweep.SessionsConfig{Turns: sweep.Dist{Dist: sweep.DistFixed, Mean: 3},
 			UserTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: sessUser}},
 	}, sweep.APIChat)
@@ -47,9 +48,9 @@ func sessionSweep(t *testing.T, caching bool) (analysis.Result, [][]sweep.Record
 	if _, err := sweep.Run(context.Background(), context.Background(), plan, newClient(t, url, 4), sink); err != nil {
 		t.Fatal(err)
 	}
-	levels := make([]sweep.Level, len(sink.runs))
+	levels := make([]record.Level, len(sink.runs))
 	for i := range levels {
-		levels[i] = sweep.Level{Run: sink.runs[i], Records: sink.records[i]}
+		levels[i] = record.Level{Run: sink.runs[i], Records: sink.records[i]}
 	}
 	opts := analysis.DefaultOptions()
 	return analysis.Analyze(analysis.Summarize(levels, opts), analysis.Meta{}, opts), sink.records
@@ -143,7 +144,7 @@ func TestSessionsContextLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wl, sz, err := sweep.SizePrompts(ctx, wl, sweep.SizingOptions{Method: sweep.SizingTokenize, API: sweep.APIChat, Endpoint: ep.Counter(), Client: client})
+	wl, sz, err := sweep.SizePrompts(ctx, wl, sweep.SizingOptions{Method: record.SizingTokenize, API: sweep.APIChat, Endpoint: ep.Counter(), Client: client})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestSessionsContextLimit(t *testing.T) {
 	third := 0
 	for _, r := range sink.records[0] {
 		switch {
-		case r.Status == sweep.StatusCancelled:
+		case r.Status == record.StatusCancelled:
 		case !r.OK():
 			t.Fatalf("turn %d failed: %s %s", r.Turn, r.ErrorClass, r.Error)
 		case r.Turn > 3:

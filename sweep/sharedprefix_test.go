@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // prefixOf returns the index of the prefix prompt starts with (after first), or -1.
@@ -27,7 +29,7 @@ func TestSizedSharedPrefixExact(t *testing.T) {
 	const k, l, n = 8, 256, 512
 	cfg := synthCfg(Dist{Dist: DistUniform, Min: templateTokens + l + 7*2, Max: 2 * n}) // 7 head words of up to 2 tokens
 	cfg.SharedPrefix = SharedPrefix{Count: k, Tokens: l}
-	w, _ := size(t, cfg, SizingOptions{Method: SizingTokenize, Endpoint: &Counter{TokenCounter: &subwordCounter{template: templateTokens}, Templated: true}})
+	w, _ := size(t, cfg, SizingOptions{Method: record.SizingTokenize, Endpoint: &Counter{TokenCounter: &subwordCounter{template: templateTokens}, Templated: true}})
 	z := w.(*sizedSynthetic)
 	if len(z.prefixes) != k {
 		t.Fatalf("%d prefixes, want %d", len(z.prefixes), k)
@@ -73,7 +75,7 @@ func TestSizedSharedPrefixExact(t *testing.T) {
 func TestSizedSharedPrefixUsage(t *testing.T) {
 	cfg := synthCfg(Dist{Dist: DistFixed, Mean: 512})
 	cfg.SharedPrefix = SharedPrefix{Count: 3, Tokens: 256}
-	w, _ := size(t, cfg, SizingOptions{Method: SizingUsage, Client: &usageClient{template: templateTokens}})
+	w, _ := size(t, cfg, SizingOptions{Method: record.SizingUsage, Client: &usageClient{template: templateTokens}})
 	z := w.(*sizedSynthetic)
 	for j, p := range z.prefixes {
 		if got := subword(z.first + p); math.Abs(float64(got-256)) > 0.05*256 {
@@ -161,8 +163,8 @@ func TestSharedPrefixValidate(t *testing.T) {
 // short for the request's, is a sizing error naming the key and the numbers (exact: the
 // subword rule's words cost 1 or 2 tokens, the first word 1, the template 40; usage: words).
 func TestSharedPrefixTooShort(t *testing.T) {
-	exact := SizingOptions{Method: SizingTokenize, Endpoint: &Counter{TokenCounter: &subwordCounter{template: templateTokens}, Templated: true}}
-	usage := SizingOptions{Method: SizingUsage, Client: &usageClient{template: templateTokens}}
+	exact := SizingOptions{Method: record.SizingTokenize, Endpoint: &Counter{TokenCounter: &subwordCounter{template: templateTokens}, Templated: true}}
+	usage := SizingOptions{Method: record.SizingUsage, Client: &usageClient{template: templateTokens}}
 	for _, tc := range []struct {
 		name string
 		n, l int

@@ -1,6 +1,10 @@
 package sweep
 
-import "time"
+import (
+	"time"
+
+	"github.com/kneecap/kneecap/record"
+)
 
 // Workload produces the requests of a sweep. Implementations must be safe for concurrent use
 // and deterministic: the request for (worker, seq) depends only on the seed and those numbers,
@@ -14,7 +18,7 @@ type Workload interface {
 type Sink interface {
 	// LevelDone is called once per finished level, in order, with every record of the level
 	// (warmup, measure and drain). It must make the level durable before it returns.
-	LevelDone(l Level) error
+	LevelDone(l record.Level) error
 	// Finish is called once when the sweep ends, with the reason it stopped.
 	Finish(reason string) error
 }
@@ -33,7 +37,7 @@ type Observer interface {
 	// Live is called about every 500 ms with the running level's live numbers.
 	Live(s LiveStats)
 	// LevelFinished is called after a level has drained and its records reached the Sink.
-	LevelFinished(l Level)
+	LevelFinished(l record.Level)
 }
 
 // LiveStats are the running level's live numbers, for progress display only.
@@ -41,7 +45,7 @@ type LiveStats struct {
 	Index       int
 	Concurrency int
 	// Phase is the phase the level is in.
-	Phase Phase
+	Phase record.Phase
 	// Elapsed is the time since the level started.
 	Elapsed time.Duration
 	// Completed counts requests completed in the measurement window so far.
@@ -59,7 +63,7 @@ type LiveStats struct {
 // sweep does not import.
 type Judge interface {
 	// Decide returns a non-empty reason to stop after the last of levels, else "".
-	Decide(levels []Level) string
+	Decide(levels []record.Level) string
 }
 
 // Refiner chooses the levels added after the planned ones (sweep.refine): each where an
@@ -70,7 +74,7 @@ type Refiner interface {
 	// LevelRun.Refine). It returns 0 when no level is to be added: with why "" when every
 	// answer lies close enough to a level already run, with why the reason when adding must
 	// stop (an added level failed: errors, TTFT past stop_ttft).
-	Refine(levels []Level) (concurrency int, why string)
+	Refine(levels []record.Level) (concurrency int, why string)
 }
 
 // Plan is everything Run needs besides the client and the sink.
@@ -105,7 +109,7 @@ type Plan struct {
 	// with their records so stop rules see them. Done levels with Refine set are added
 	// levels: the planned part is then over, and only the rest of the added levels run.
 	StartIndex int
-	Done       []Level
+	Done       []record.Level
 	// Judge makes stop decisions; nil applies only the budget.
 	Judge Judge
 	// Refiner, with Refine > 0, adds up to Refine levels after the planned ones (the
@@ -127,5 +131,5 @@ type Plan struct {
 
 // WindowSummarizer summarises server metrics over a window [w0, w1) of Unix nanoseconds.
 type WindowSummarizer interface {
-	Summarize(w0, w1 int64) *ServerStats
+	Summarize(w0, w1 int64) *record.ServerStats
 }

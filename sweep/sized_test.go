@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // subword is the simulator's subword rule (simulator.tokenizer: subword): ⌈n ÷ 4⌉ tokens for a
@@ -48,9 +50,9 @@ type usageClient struct {
 	calls    atomic.Int64
 }
 
-func (c *usageClient) Do(_ context.Context, req *Request, rec *Record) {
+func (c *usageClient) Do(_ context.Context, req *Request, rec *record.Record) {
 	c.calls.Add(1)
-	rec.Status, rec.OutputTokens, rec.PromptTokens = StatusOK, 1, req.PromptTokens
+	rec.Status, rec.OutputTokens, rec.PromptTokens = record.StatusOK, 1, req.PromptTokens
 	switch {
 	case c.lie != 0:
 		rec.PromptTokens = c.lie
@@ -66,7 +68,7 @@ func synthCfg(in Dist) WorkloadConfig {
 	return WorkloadConfig{InputTokens: in, OutputTokens: Dist{Dist: DistFixed, Mean: 16}, FixedOutput: true, Seed: 3}
 }
 
-func size(t *testing.T, cfg WorkloadConfig, opts SizingOptions) (Workload, PromptSizing) {
+func size(t *testing.T, cfg WorkloadConfig, opts SizingOptions) (Workload, record.PromptSizing) {
 	t.Helper()
 	w, err := NewWorkload(cfg, APIChat)
 	if err != nil {
@@ -90,7 +92,7 @@ func TestSizedPromptsHaveTheRequestedLength(t *testing.T) {
 	for _, pc := range []bool{false, true} {
 		cfg.PrefixCache = pc
 		c := &subwordCounter{template: templateTokens}
-		w, sz := size(t, cfg, SizingOptions{Method: SizingTokenize, Endpoint: &Counter{TokenCounter: c, Source: "fake", Templated: true}})
+		w, sz := size(t, cfg, SizingOptions{Method: record.SizingTokenize, Endpoint: &Counter{TokenCounter: c, Source: "fake", Templated: true}})
 		z := w.(*sizedSynthetic)
 		if !sz.Exact || sz.OverheadTokens != templateTokens || sz.ResidualTokens != 0 || sz.MinPromptTokens != templateTokens+1 {
 			t.Fatalf("prefix_cache %v: sizing %+v", pc, sz)
@@ -118,7 +120,7 @@ func TestSizedPromptsHaveTheRequestedLength(t *testing.T) {
 // and the first word; and requests are deterministic.
 func TestSizedHeadIsUnique(t *testing.T) {
 	c := &subwordCounter{template: templateTokens}
-	w, _ := size(t, synthCfg(Dist{Dist: DistFixed, Mean: 256}), SizingOptions{Method: SizingTokenize,
+	w, _ := size(t, synthCfg(Dist{Dist: DistFixed, Mean: 256}), SizingOptions{Method: record.SizingTokenize,
 		Endpoint: &Counter{TokenCounter: c, Templated: true}})
 	seen := map[string]string{}
 	for level := range 3 {
@@ -136,7 +138,7 @@ func TestSizedHeadIsUnique(t *testing.T) {
 	}
 	// Deterministic in (seed, level, worker, seq): a second sizing, asked concurrently,
 	// builds the same requests.
-	w2, _ := size(t, synthCfg(Dist{Dist: DistFixed, Mean: 256}), SizingOptions{Method: SizingTokenize,
+	w2, _ := size(t, synthCfg(Dist{Dist: DistFixed, Mean: 256}), SizingOptions{Method: record.SizingTokenize,
 		Endpoint: &Counter{TokenCounter: &subwordCounter{template: templateTokens}, Templated: true}})
 	got := make([]Request, 64)
 	var wg sync.WaitGroup
@@ -160,7 +162,7 @@ func TestSizedHeadIsUnique(t *testing.T) {
 func TestSizedPrefixCacheSharesHalf(t *testing.T) {
 	cfg := synthCfg(Dist{Dist: DistFixed, Mean: 600})
 	cfg.PrefixCache = true
-	w, _ := size(t, cfg, SizingOptions{Method: SizingTokenize, Endpoint: &Counter{TokenCounter: &subwordCounter{template: templateTokens}, Templated: true}})
+	w, _ := size(t, cfg, SizingOptions{Method: record.SizingTokenize, Endpoint: &Counter{TokenCounter: &subwordCounter{template: templateTokens}, Templated: true}})
 	a, b := w.Next(0, 0, 0).Prompt, w.Next(2, 7, 9).Prompt
 	n := 0
 	for n < len(a) && n < len(b) && a[n] == b[n] {
@@ -177,7 +179,7 @@ func TestSizedPrefixCacheSharesHalf(t *testing.T) {
 func TestSizedTemplateFromUsage(t *testing.T) {
 	cfg := synthCfg(Dist{Dist: DistFixed, Mean: 512})
 	client := &usageClient{template: templateTokens}
-	w, sz := size(t, cfg, SizingOptions{Method: SizingTokenizer, Client: client,
+	w, sz := size(t, cfg, SizingOptions{Method: record.SizingTokenizer, Client: client,
 		Tokenizer: &Counter{TokenCounter: &subwordCounter{}, Source: "tokenizer x.json"}})
 	if req := w.Next(0, 1, 2); templateTokens+subword(req.Prompt) != 512 || req.PromptTokens != 512 {
 		t.Errorf("prompt counts %d, PromptTokens %d, want 512", templateTokens+subword(req.Prompt), req.PromptTokens)
@@ -185,13 +187,13 @@ func TestSizedTemplateFromUsage(t *testing.T) {
 	if client.calls.Load() != 2 || sz.OverheadTokens != templateTokens || len(sz.Notes) != 0 {
 		t.Errorf("%d usage probes, sizing %+v", client.calls.Load(), sz)
 	}
-	_, sz = size(t, cfg, SizingOptions{Method: SizingTokenizer, Client: &usageClient{omit: true},
+	_, sz = size(t, cfg, SizingOptions{Method: record.SizingTokenizer, Client: &usageClient{omit: true},
 		Tokenizer: &Counter{TokenCounter: &subwordCounter{}, Source: "tokenizer x.json"}})
 	if len(sz.Notes) != 1 || !strings.Contains(sz.Notes[0], "chat template is not counted") {
 		t.Errorf("without usage: notes %q", sz.Notes)
 	}
 	// A counter of another model: the usage disagrees differently at two lengths.
-	_, sz = size(t, cfg, SizingOptions{Method: SizingTokenizer, Client: &usageClient{template: templateTokens},
+	_, sz = size(t, cfg, SizingOptions{Method: record.SizingTokenizer, Client: &usageClient{template: templateTokens},
 		Tokenizer: &Counter{TokenCounter: wordCounter{}, Source: "tokenizer other.json"}})
 	if len(sz.Notes) == 0 || !strings.Contains(sz.Notes[0], "do not count alike") {
 		t.Errorf("another model's tokenizer: notes %q", sz.Notes)
@@ -213,7 +215,7 @@ func (wordCounter) CountTokens(_ context.Context, text string) (int, error) {
 func TestUsageCalibration(t *testing.T) {
 	for _, mean := range []float64{64, 512, 4096} {
 		client := &usageClient{template: templateTokens}
-		w, sz := size(t, synthCfg(Dist{Dist: DistFixed, Mean: mean}), SizingOptions{Method: SizingUsage, Client: client})
+		w, sz := size(t, synthCfg(Dist{Dist: DistFixed, Mean: mean}), SizingOptions{Method: record.SizingUsage, Client: client})
 		z := w.(*sizedSynthetic)
 		if client.calls.Load() != 4 || sz.Probes != 4 || sz.ResidualTokens > 1e-9 {
 			t.Fatalf("mean %g: %d probes, sizing %+v", mean, client.calls.Load(), sz)
@@ -254,28 +256,28 @@ func TestSizingFallsBack(t *testing.T) {
 		opts SizingOptions
 		want string
 	}{
-		{"tokenizer first", SizingOptions{Endpoint: ep, Tokenizer: tk, Client: &usageClient{template: templateTokens}}, SizingTokenizer},
-		{"endpoint", SizingOptions{Endpoint: ep, Client: &usageClient{template: templateTokens}}, SizingTokenize},
-		{"usage", SizingOptions{Client: &usageClient{template: templateTokens}}, SizingUsage},
-		{"words", SizingOptions{Client: &usageClient{omit: true}}, SizingWords},
+		{"tokenizer first", SizingOptions{Endpoint: ep, Tokenizer: tk, Client: &usageClient{template: templateTokens}}, record.SizingTokenizer},
+		{"endpoint", SizingOptions{Endpoint: ep, Client: &usageClient{template: templateTokens}}, record.SizingTokenize},
+		{"usage", SizingOptions{Client: &usageClient{template: templateTokens}}, record.SizingUsage},
+		{"words", SizingOptions{Client: &usageClient{omit: true}}, record.SizingWords},
 	} {
 		w, sz := size(t, cfg, tt.opts)
 		if sz.Method != tt.want {
 			t.Errorf("%s: method %s, want %s", tt.name, sz.Method, tt.want)
 		}
-		if tt.want == SizingWords {
+		if tt.want == record.SizingWords {
 			if _, ok := w.(*Synthetic); !ok || len(sz.Notes) != 3 || !strings.Contains(sz.Notes[0], "usage") || !strings.Contains(sz.Notes[1], "no tokenize endpoint") {
 				t.Errorf("words: workload %T, notes %q", w, sz.Notes)
 			}
 		}
 	}
 	wl, _ := NewWorkload(cfg, APIChat)
-	for _, m := range []string{SizingTokenize, SizingTokenizer, SizingUsage} {
+	for _, m := range []string{record.SizingTokenize, record.SizingTokenizer, record.SizingUsage} {
 		if _, _, err := SizePrompts(context.Background(), wl, SizingOptions{Method: m, Client: &usageClient{omit: true}}); err == nil || !strings.Contains(err.Error(), m) {
 			t.Errorf("%s without its counter: error %v", m, err)
 		}
 	}
-	if w, sz, err := SizePrompts(context.Background(), wl, SizingOptions{Method: SizingWords}); err != nil || w != wl || sz.Method != SizingWords {
+	if w, sz, err := SizePrompts(context.Background(), wl, SizingOptions{Method: record.SizingWords}); err != nil || w != wl || sz.Method != record.SizingWords {
 		t.Errorf("words: %T %+v %v", w, sz, err)
 	}
 }
@@ -299,7 +301,7 @@ func TestSizedDataset(t *testing.T) {
 	for _, n := range []int{50, 1000} {
 		cfg := WorkloadConfig{Dataset: write(fmt.Sprint(n, ".jsonl"), n), Seed: 1}
 		c := &subwordCounter{template: templateTokens}
-		w, sz := size(t, cfg, SizingOptions{Method: SizingTokenize, Endpoint: &Counter{TokenCounter: c, Templated: true}})
+		w, sz := size(t, cfg, SizingOptions{Method: record.SizingTokenize, Endpoint: &Counter{TokenCounter: c, Templated: true}})
 		d := w.(*Dataset)
 		if sz.Entries != n || sz.Counted != min(n, datasetCounted) || sz.Exact != (n <= datasetCounted) {
 			t.Fatalf("%d entries: sizing %+v", n, sz)
@@ -334,7 +336,7 @@ func (c *lumpyCounter) CountTokens(ctx context.Context, text string) (int, error
 // words' costs, the verification says by how much, corrects the overhead, and notes it.
 func TestSizedCorrectsWholePrompts(t *testing.T) {
 	c := &lumpyCounter{subwordCounter{template: templateTokens}}
-	w, sz := size(t, synthCfg(Dist{Dist: DistFixed, Mean: 512}), SizingOptions{Method: SizingTokenize,
+	w, sz := size(t, synthCfg(Dist{Dist: DistFixed, Mean: 512}), SizingOptions{Method: record.SizingTokenize,
 		Endpoint: &Counter{TokenCounter: c, Templated: true}})
 	if sz.ResidualTokens != 1 || len(sz.Notes) != 1 || !strings.Contains(sz.Notes[0], "+1 tokens") {
 		t.Fatalf("sizing %+v", sz)
@@ -350,7 +352,7 @@ func TestSizedCorrectsWholePrompts(t *testing.T) {
 // TestSizedCompletions: the completions API has no chat template, so a counter that sees no
 // template needs no usage: no probe request, no note.
 func TestSizedCompletions(t *testing.T) {
-	_, sz := size(t, synthCfg(Dist{Dist: DistFixed, Mean: 300}), SizingOptions{Method: SizingTokenizer, API: APICompletions,
+	_, sz := size(t, synthCfg(Dist{Dist: DistFixed, Mean: 300}), SizingOptions{Method: record.SizingTokenizer, API: APICompletions,
 		Tokenizer: &Counter{TokenCounter: &subwordCounter{}, Source: "file"}})
 	if len(sz.Notes) != 0 || sz.OverheadTokens != 0 || sz.MinPromptTokens != 1 {
 		t.Errorf("sizing %+v", sz)
@@ -364,12 +366,12 @@ func TestSizingDisbelievesUsage(t *testing.T) {
 	cfg := synthCfg(Dist{Dist: DistFixed, Mean: 512})
 	for _, lie := range []int{1, 7, 1_000_000_000_000} {
 		_, sz := size(t, cfg, SizingOptions{Client: &usageClient{lie: lie}})
-		if sz.Method != SizingWords || !strings.Contains(strings.Join(sz.Notes, " "), "not believed") {
+		if sz.Method != record.SizingWords || !strings.Contains(strings.Join(sz.Notes, " "), "not believed") {
 			t.Errorf("usage %d: sizing %+v", lie, sz)
 		}
 		w, sz := size(t, cfg, SizingOptions{Client: &usageClient{lie: lie},
 			Tokenizer: &Counter{TokenCounter: &subwordCounter{template: templateTokens}, Source: "file"}})
-		if req := w.Next(0, 0, 0); sz.Method != SizingTokenizer || req.PromptTokens != 512 || templateTokens+subword(req.Prompt) != 512 {
+		if req := w.Next(0, 0, 0); sz.Method != record.SizingTokenizer || req.PromptTokens != 512 || templateTokens+subword(req.Prompt) != 512 {
 			t.Errorf("usage %d, tokenizer: sizing %+v, prompt of %d tokens", lie, sz, templateTokens+subword(req.Prompt))
 		}
 	}

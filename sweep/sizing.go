@@ -8,25 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-)
 
-// Prompt sizing methods, the values of workload.prompt_sizing (DESIGN §3.6).
-const (
-	// SizingAuto takes the first method available: the tokenizer file when workload.tokenizer
-	// is set, else the server's tokenize endpoint, else usage calibration, else words (with a
-	// warning).
-	SizingAuto = "auto"
-	// SizingTokenize counts with the server's own tokenize endpoint (vLLM, SGLang, TGI,
-	// llama.cpp).
-	SizingTokenize = "tokenize"
-	// SizingUsage fits usage.prompt_tokens = overhead + tokens_per_word × words to a few probe
-	// requests (max_tokens 1).
-	SizingUsage = "usage"
-	// SizingTokenizer counts with workload.tokenizer, a Hugging Face tokenizer.json.
-	SizingTokenizer = "tokenizer"
-	// SizingWords sizes prompts in whitespace-separated words: one token a word, the
-	// simulator's default rule and the prompts of kneecap before prompt sizing.
-	SizingWords = "words"
+	"github.com/kneecap/kneecap/record"
 )
 
 // SizingTimeout bounds the prompt sizing before the first level.
@@ -71,78 +54,9 @@ type SizingOptions struct {
 	Client Client
 }
 
-// PromptSizing is how a sweep sized its prompts in the server's tokens (DESIGN §3.6): it is
-// printed once before the first level and recorded in levels.json ("prompt_sizing").
-type PromptSizing struct {
-	// Method is the method used: tokenize, usage, tokenizer or words (auto resolved).
-	Method string `json:"method"`
-	// Source says what counted: the tokenize endpoint and its form, the tokenizer file, the
-	// usage of the probe requests; empty for words.
-	Source string `json:"source,omitempty"`
-	// Exact reports that the length of every prompt is known: the synthetic vocabulary's
-	// words were each counted (or, for a dataset, every entry was).
-	Exact bool `json:"exact"`
-	// TokensPerWord is the server's tokens per word: the mean over the synthetic vocabulary,
-	// or the fitted slope (usage, and a dataset's entries).
-	TokensPerWord float64 `json:"tokens_per_word"`
-	// OverheadTokens is what the server adds to every prompt, in tokens: chat template and
-	// special tokens (the fit's intercept).
-	OverheadTokens float64 `json:"overhead_tokens"`
-	// ResidualTokens is the fit's root-mean-square residual (usage; a dataset's entries), or
-	// the largest difference between the counter and the length a synthetic prompt was built
-	// to (exact), in tokens.
-	ResidualTokens float64 `json:"residual_tokens"`
-	// Probes is the number of counts taken: tokenize calls, tokenizer encodings, probe
-	// requests.
-	Probes int `json:"probes"`
-	// MinPromptTokens is the shortest prompt the sizing builds (the overhead and the first
-	// word); a shorter requested length is sent at this length.
-	MinPromptTokens int `json:"min_prompt_tokens,omitempty"`
-	// MaxModelLen is the context limit the tokenize endpoint reported (0: unknown).
-	MaxModelLen int `json:"max_model_len,omitempty"`
-	// Entries and Counted are, for a dataset, its usable entries and how many of them were
-	// counted one by one (the others by the fit).
-	Entries int `json:"dataset_entries,omitempty"`
-	Counted int `json:"dataset_counted,omitempty"`
-	// Notes say what the sizing had to fall back on or found doubtful.
-	Notes []string `json:"notes,omitempty"`
-}
-
-// String describes the sizing on one line: the method, what counted, the rule found.
-func (p PromptSizing) String() string {
-	var b strings.Builder
-	b.WriteString(p.Method)
-	if p.Source != "" {
-		fmt.Fprintf(&b, " (%s)", p.Source)
-	}
-	fit := fmt.Sprintf("tokens = %.1f + %.3f × words (residual %.2f tokens)", p.OverheadTokens, p.TokensPerWord, p.ResidualTokens)
-	switch {
-	case p.Method == SizingWords || p.Method == "":
-		b.WriteString(": one token a word")
-	case p.Entries > 0 && p.Counted == p.Entries:
-		fmt.Fprintf(&b, ": every one of the %d dataset entries counted (%s)", p.Entries, fit)
-	case p.Entries > 0:
-		fmt.Fprintf(&b, ": %d of the %d dataset entries counted, the others by the fit %s", p.Counted, p.Entries, fit)
-	case p.Exact:
-		fmt.Fprintf(&b, ": exact, %.3g tokens/word (each vocabulary word counted), %.0f tokens of overhead, ",
-			p.TokensPerWord, p.OverheadTokens)
-		if p.ResidualTokens == 0 {
-			b.WriteString("whole prompts verified")
-		} else {
-			fmt.Fprintf(&b, "whole prompts off by up to %.0f tokens", p.ResidualTokens)
-		}
-	default:
-		b.WriteString(": prompt_" + fit)
-	}
-	if p.Probes > 0 {
-		fmt.Fprintf(&b, "; %d counts", p.Probes)
-	}
-	return b.String()
-}
-
 // WordsSizing is the sizing of the words method: one token a word.
-func WordsSizing() PromptSizing {
-	return PromptSizing{Method: SizingWords, TokensPerWord: 1}
+func WordsSizing() record.PromptSizing {
+	return record.PromptSizing{Method: record.SizingWords, TokensPerWord: 1}
 }
 
 // errNoCounter is the error of a method whose counter is missing.
@@ -154,10 +68,10 @@ var errNoCounter = errors.New("not available")
 // in the server's tokens. With auto, a method that fails gives way to the next (the failure
 // is in Notes) down to words; an explicit method that fails is an error. A workload of
 // another kind, or the words method, is returned unchanged.
-func SizePrompts(ctx context.Context, w Workload, opts SizingOptions) (Workload, PromptSizing, error) {
+func SizePrompts(ctx context.Context, w Workload, opts SizingOptions) (Workload, record.PromptSizing, error) {
 	method := opts.Method
 	if method == "" {
-		method = SizingAuto
+		method = record.SizingAuto
 	}
 	if s, ok := w.(*Sessions); ok {
 		return s.size(ctx, opts)
@@ -168,20 +82,20 @@ func SizePrompts(ctx context.Context, w Workload, opts SizingOptions) (Workload,
 	if isTrace { // a trace builds its prompts from the synthetic vocabulary, sized
 		syn, isSyn = tw.syn, true
 	}
-	if method == SizingWords || !isSyn && !isDS {
+	if method == record.SizingWords || !isSyn && !isDS {
 		return w, WordsSizing(), nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, SizingTimeout)
 	defer cancel()
 	tries := []string{method}
-	if method == SizingAuto {
-		tries = []string{SizingTokenizer, SizingTokenize, SizingUsage}
+	if method == record.SizingAuto {
+		tries = []string{record.SizingTokenizer, record.SizingTokenize, record.SizingUsage}
 	}
 	var notes []string
 	for _, m := range tries {
 		var (
 			out Workload
-			sz  PromptSizing
+			sz  record.PromptSizing
 			err error
 		)
 		if isSyn {
@@ -196,16 +110,16 @@ func SizePrompts(ctx context.Context, w Workload, opts SizingOptions) (Workload,
 				out = tw.sized(z)
 			} else if ok {
 				if err := z.checkSharedPrefix(); err != nil {
-					return nil, PromptSizing{}, fmt.Errorf("sweep: prompt sizing %s: %w", m, err)
+					return nil, record.PromptSizing{}, fmt.Errorf("sweep: prompt sizing %s: %w", m, err)
 				}
 			}
 			return out, sz, nil
 		}
 		if ctx.Err() != nil && ctx.Err() != context.DeadlineExceeded {
-			return nil, PromptSizing{}, fmt.Errorf("sweep: prompt sizing: %w", ctx.Err())
+			return nil, record.PromptSizing{}, fmt.Errorf("sweep: prompt sizing: %w", ctx.Err())
 		}
-		if method != SizingAuto {
-			return nil, PromptSizing{}, fmt.Errorf("sweep: prompt sizing %s: %w", m, err)
+		if method != record.SizingAuto {
+			return nil, record.PromptSizing{}, fmt.Errorf("sweep: prompt sizing %s: %w", m, err)
 		}
 		if !errors.Is(err, errNoCounter) {
 			notes = append(notes, fmt.Sprintf("%s: %v", m, err))
@@ -222,12 +136,12 @@ func SizePrompts(ctx context.Context, w Workload, opts SizingOptions) (Workload,
 // counterFor returns the counter of an exact method, or errNoCounter.
 func counterFor(method string, opts SizingOptions) (*Counter, error) {
 	switch method {
-	case SizingTokenize:
+	case record.SizingTokenize:
 		if opts.Endpoint == nil {
 			return nil, fmt.Errorf("%w: no tokenize endpoint answered", errNoCounter)
 		}
 		return opts.Endpoint, nil
-	case SizingTokenizer:
+	case record.SizingTokenizer:
 		if opts.Tokenizer == nil {
 			return nil, fmt.Errorf("%w: workload.tokenizer is not set", errNoCounter)
 		}
@@ -290,9 +204,9 @@ func usageCount(ctx context.Context, c Client, text string) (int, error) {
 		return 0, errNoUsage
 	}
 	req := Request{Prompt: text, MaxTokens: 1}
-	var rec Record
+	var rec record.Record
 	c.Do(ctx, &req, &rec)
-	if !rec.OK() && rec.ErrorClass != ErrEmpty {
+	if !rec.OK() && rec.ErrorClass != record.ErrEmpty {
 		msg := rec.Error
 		if rec.ErrorClass != "" {
 			msg = string(rec.ErrorClass) + ": " + msg

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // Trace replay (DESIGN §3.9): a rate sweep whose levels replay a window of a recorded trace,
@@ -31,7 +33,7 @@ type TraceConfig struct {
 	// File is the trace file; empty means no trace replay.
 	File string `yaml:"file"`
 	// Format is auto ("" is the same), mooncake, burstgpt or azure.
-	Format TraceFormat `yaml:"format,omitempty"`
+	Format record.TraceFormat `yaml:"format,omitempty"`
 	// Window is the slice replayed, "START-END", durations from the trace's first arrival
 	// ("10m-20m", "30s-", "-5m"); empty is the whole trace.
 	Window string `yaml:"window,omitempty"`
@@ -61,7 +63,7 @@ func (c TraceConfig) Validate() []error {
 		return errs
 	}
 	switch c.Format {
-	case "", TraceAuto, TraceMooncake, TraceBurstGPT, TraceAzure:
+	case "", record.TraceAuto, record.TraceMooncake, record.TraceBurstGPT, record.TraceAzure:
 	default:
 		errs = append(errs, fmt.Errorf("workload.trace.format: %q: must be auto, mooncake, burstgpt or azure", c.Format))
 	}
@@ -105,44 +107,10 @@ func ParseTraceWindow(s string) (start, end time.Duration, err error) {
 	return start, end, err
 }
 
-// TraceInfo describes the trace a sweep replayed, as levels.json and analysis.json record it.
-type TraceInfo struct {
-	// File is the trace file, as configured; Path its absolute path and SHA256 the hex
-	// SHA-256 of its content, which --resume checks (LoadTrace sets both).
-	File   string `json:"file"`
-	Path   string `json:"path,omitempty"`
-	SHA256 string `json:"sha256,omitempty"`
-	// Format is the format read.
-	Format TraceFormat `json:"format"`
-	// Window is the slice replayed ("" = all).
-	Window string `json:"window,omitempty"`
-	// Requests is the window's requests: one pass; Skipped the file's rows left out (failed
-	// requests, no output), SkipReason why.
-	Requests   int    `json:"requests"`
-	Skipped    int    `json:"skipped,omitempty"`
-	SkipReason string `json:"skip_reason,omitempty"`
-	// DurationS is one pass of the window in seconds at scale 1: the window's length, or
-	// (open-ended, or past the last arrival) from its start to its last arrival plus one mean
-	// gap of its arrivals.
-	DurationS float64 `json:"duration_s"`
-	// MeanRPS is Requests ÷ DurationS, the recorded mean rate: a level at time scale s offers
-	// s × MeanRPS requests/s.
-	MeanRPS float64 `json:"mean_rps"`
-	// MeanInputTokens and MeanOutputTokens are the window's mean recorded lengths.
-	MeanInputTokens  float64 `json:"mean_input_tokens"`
-	MeanOutputTokens float64 `json:"mean_output_tokens"`
-	// BlockTokens is the tokens of a hash_ids block when the trace has them (Mooncake), and
-	// SharedBlockShare the share of the window's blocks whose id an earlier request had.
-	BlockTokens      int     `json:"block_tokens,omitempty"`
-	SharedBlockShare float64 `json:"shared_block_share,omitempty"`
-	// Note says how the window was read when not as given (an END past the data).
-	Note string `json:"note,omitempty"`
-}
-
 // Trace is the window of a trace a sweep replays: its requests, arrival times from the
 // window's start, and one pass's length. It is immutable once built.
 type Trace struct {
-	Info    TraceInfo
+	Info    record.TraceInfo
 	entries []TraceEntry
 	pass    time.Duration
 	block   int
@@ -226,7 +194,7 @@ func NewTrace(tf *TraceFile, c TraceConfig) (*Trace, error) {
 		t.pass = min(t.pass, end-start)
 		note = fmt.Sprintf("the window's end %v is past the trace's last arrival (%v): a pass ends with the data, %v after the window's start", end, fileLast.Round(time.Millisecond), t.pass.Round(time.Millisecond))
 	}
-	t.Info = TraceInfo{File: c.File, Format: tf.Format, Window: c.Window, Requests: n, Skipped: tf.Skipped,
+	t.Info = record.TraceInfo{File: c.File, Format: tf.Format, Window: c.Window, Requests: n, Skipped: tf.Skipped,
 		SkipReason: tf.SkipReason, DurationS: t.pass.Seconds(), MeanRPS: float64(n) / t.pass.Seconds(), Note: note}
 	t.info()
 	return t, nil

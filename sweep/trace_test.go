@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -36,17 +37,17 @@ const azureSample = `TIMESTAMP,ContextTokens,GeneratedTokens
 func TestParseTraceFormats(t *testing.T) {
 	for _, tc := range []struct {
 		name, text string
-		format     sweep.TraceFormat
+		format     record.TraceFormat
 		n, skipped int
 		last       time.Duration
 		in, out    int32 // the last entry's
 	}{
-		{"mooncake", mooncakeSample, sweep.TraceMooncake, 4, 0, 3052 * time.Millisecond, 2287, 316},
-		{"burstgpt", burstSample, sweep.TraceBurstGPT, 3, 1, 113 * time.Second, 417, 276},
-		{"azure", azureSample, sweep.TraceAzure, 3, 0, 4319410 * time.Microsecond, 879, 4},
+		{"mooncake", mooncakeSample, record.TraceMooncake, 4, 0, 3052 * time.Millisecond, 2287, 316},
+		{"burstgpt", burstSample, record.TraceBurstGPT, 3, 1, 113 * time.Second, 417, 276},
+		{"azure", azureSample, record.TraceAzure, 3, 0, 4319410 * time.Microsecond, 879, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, f := range []sweep.TraceFormat{"", sweep.TraceAuto, tc.format} {
+			for _, f := range []record.TraceFormat{"", record.TraceAuto, tc.format} {
 				tf, err := sweep.ParseTrace(strings.NewReader(tc.text), "t", f)
 				if err != nil {
 					t.Fatal(err)
@@ -70,14 +71,14 @@ func TestParseTraceFormats(t *testing.T) {
 func TestParseTraceBadLines(t *testing.T) {
 	for _, tc := range []struct {
 		name, text string
-		format     sweep.TraceFormat
+		format     record.TraceFormat
 		want       string
 	}{
 		{"mooncake json", "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 3}\n{\"timestamp\": 1, \"input_length\": oops}\n", "", "f.jsonl:2: not a Mooncake trace line"},
 		{"mooncake missing", "{\"timestamp\": 0, \"input_length\": 5}\n", "", "f.jsonl:1: a Mooncake line needs timestamp, input_length and output_length"},
 		{"mooncake negative", "\n{\"timestamp\": -4, \"input_length\": 5, \"output_length\": 3}\n", "", "f.jsonl:2: timestamp -4"},
 		{"burst count", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n5,ChatGPT,many,18,490,Conversation log\n", "", "f.jsonl:2: Request tokens \"many\""},
-		{"burst header", "Timestamp,Model,Request tokens,Total tokens\n", sweep.TraceBurstGPT, "f.jsonl:1: burstgpt trace header"},
+		{"burst header", "Timestamp,Model,Request tokens,Total tokens\n", record.TraceBurstGPT, "f.jsonl:1: burstgpt trace header"},
 		{"azure time", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,3,4\nyesterday,3,4\n", "", "f.jsonl:3: TIMESTAMP \"yesterday\""},
 		{"unknown", "time,in,out\n1,2,3\n", "", "f.jsonl:1: not a trace this reads"},
 		{"empty", "\n\n", "", "f.jsonl: empty trace file"},

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 	"github.com/kneecap/kneecap/sweep/openai"
@@ -50,7 +51,7 @@ func TestTracePrefixCache(t *testing.T) {
 	var wantHit, wantQuery int64
 	for seq := range tr.Len() {
 		req := w.Next(0, 0, seq)
-		var rec sweep.Record
+		var rec record.Record
 		client.Do(context.Background(), &req, &rec)
 		if !rec.OK() {
 			t.Fatalf("request %d: %s %s", seq, rec.ErrorClass, rec.Error)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -19,11 +20,11 @@ import (
 func TestTraceReaderEdges(t *testing.T) {
 	az := "TIMESTAMP,ContextTokens,GeneratedTokens\n2024-05-10 00:00:00.009930+00:00,2048,28\n2024-05-10 00:00:01.509930+00:00,100,7\n"
 	tf, err := sweep.ParseTrace(strings.NewReader(az), "az.csv", "")
-	if err != nil || tf.Format != sweep.TraceAzure || len(tf.Entries) != 2 || tf.Entries[1].At != 1500*time.Millisecond {
+	if err != nil || tf.Format != record.TraceAzure || len(tf.Entries) != 2 || tf.Entries[1].At != 1500*time.Millisecond {
 		t.Fatalf("azure 2024: %+v, %v: want 2 entries 1.5 s apart", tf, err)
 	}
 	bom := "\ufeff{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 3}\n{\"timestamp\": 9, \"input_length\": 5, \"output_length\": 3}\n"
-	if tf, err := sweep.ParseTrace(strings.NewReader(bom), "bom.jsonl", ""); err != nil || tf.Format != sweep.TraceMooncake || len(tf.Entries) != 2 {
+	if tf, err := sweep.ParseTrace(strings.NewReader(bom), "bom.jsonl", ""); err != nil || tf.Format != record.TraceMooncake || len(tf.Entries) != 2 {
 		t.Errorf("a byte-order mark: %v", err)
 	}
 	for text, want := range map[string]string{

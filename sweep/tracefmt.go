@@ -14,29 +14,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // The trace formats a trace replay reads (DESIGN §3.9): pure parsing, no I/O beyond the
 // reader.
-
-// TraceFormat names the format of a trace file (workload.trace.format).
-type TraceFormat string
-
-// Trace formats.
-const (
-	// TraceAuto detects the format from the content ("" is the same).
-	TraceAuto TraceFormat = "auto"
-	// TraceMooncake is Mooncake's JSONL: {"timestamp": ms, "input_length": N,
-	// "output_length": M, "hash_ids": [...]} a line, timestamps from the first request.
-	TraceMooncake TraceFormat = "mooncake"
-	// TraceBurstGPT is BurstGPT's CSV: Timestamp,Model,Request tokens,Response tokens,Total
-	// tokens,Log Type (Timestamp in seconds from the trace's start).
-	TraceBurstGPT TraceFormat = "burstgpt"
-	// TraceAzure is the Azure LLM inference trace's CSV (2023, 2024):
-	// TIMESTAMP,ContextTokens,GeneratedTokens, TIMESTAMP a datetime such as
-	// 2023-11-16 18:15:46.6805900.
-	TraceAzure TraceFormat = "azure"
-)
 
 // maxTraceLine caps one line of a trace file, in bytes, and maxTraceTokens a recorded length.
 const (
@@ -61,7 +44,7 @@ type TraceEntry struct {
 // TraceFile is a parsed trace: its entries sorted by arrival, the first at 0.
 type TraceFile struct {
 	// Format is the format read (auto resolved).
-	Format TraceFormat
+	Format record.TraceFormat
 	// Entries are the usable requests, by arrival time.
 	Entries []TraceEntry
 	// Skipped counts the rows left out: failed requests (BurstGPT's 0 response tokens) and
@@ -116,7 +99,7 @@ func (k *traceSink) add(e TraceEntry) error {
 // starting with { is Mooncake, a CSV header with "Request tokens" BurstGPT, with
 // "ContextTokens" Azure; a UTF-8 byte-order mark is skipped). name names the file in errors,
 // which give its line: "name:line: problem".
-func ParseTrace(r io.Reader, name string, format TraceFormat) (*TraceFile, error) {
+func ParseTrace(r io.Reader, name string, format record.TraceFormat) (*TraceFile, error) {
 	return parseTrace(r, name, format, traceSink{})
 }
 
@@ -125,7 +108,7 @@ func ParseTrace(r io.Reader, name string, format TraceFormat) (*TraceFile, error
 // window of a large trace takes the memory of the window. The file's arrivals must be in
 // time order: else it returns an error for which TraceUnordered is true (parse it whole with
 // ParseTrace).
-func ParseTraceIn(r io.Reader, name string, format TraceFormat, window string) (*TraceFile, error) {
+func ParseTraceIn(r io.Reader, name string, format record.TraceFormat, window string) (*TraceFile, error) {
 	start, end, err := ParseTraceWindow(window)
 	if err != nil {
 		return nil, fmt.Errorf("%s: window %w", name, err)
@@ -137,12 +120,12 @@ func ParseTraceIn(r io.Reader, name string, format TraceFormat, window string) (
 func TraceUnordered(err error) bool { return errors.Is(err, errTraceUnordered) }
 
 // parseTrace reads a trace into k.
-func parseTrace(r io.Reader, name string, format TraceFormat, k traceSink) (*TraceFile, error) {
+func parseTrace(r io.Reader, name string, format record.TraceFormat, k traceSink) (*TraceFile, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	if b, _ := br.Peek(3); bytes.Equal(b, []byte("\ufeff")) {
 		br.Discard(3) // a byte-order mark
 	}
-	if format == "" || format == TraceAuto {
+	if format == "" || format == record.TraceAuto {
 		f, err := detectTrace(br, name)
 		if err != nil {
 			return nil, err
@@ -152,9 +135,9 @@ func parseTrace(r io.Reader, name string, format TraceFormat, k traceSink) (*Tra
 	k.tf = &TraceFile{}
 	var err error
 	switch format {
-	case TraceMooncake:
+	case record.TraceMooncake:
 		err = parseMooncake(br, name, &k)
-	case TraceBurstGPT, TraceAzure:
+	case record.TraceBurstGPT, record.TraceAzure:
 		err = parseTraceCSV(br, name, format, &k)
 	default:
 		return nil, fmt.Errorf("%s: unknown trace format %q (auto, mooncake, burstgpt or azure)", name, format)
@@ -180,7 +163,7 @@ func parseTrace(r io.Reader, name string, format TraceFormat, k traceSink) (*Tra
 }
 
 // detectTrace peeks at the first non-empty line of br.
-func detectTrace(br *bufio.Reader, name string) (TraceFormat, error) {
+func detectTrace(br *bufio.Reader, name string) (record.TraceFormat, error) {
 	for n := 512; ; n *= 2 {
 		head, err := br.Peek(n)
 		text := string(head)
@@ -193,11 +176,11 @@ func detectTrace(br *bufio.Reader, name string) (TraceFormat, error) {
 			}
 			switch {
 			case strings.HasPrefix(text, "{"):
-				return TraceMooncake, nil
+				return record.TraceMooncake, nil
 			case strings.Contains(text, "Request tokens"):
-				return TraceBurstGPT, nil
+				return record.TraceBurstGPT, nil
 			case strings.Contains(text, "ContextTokens"):
-				return TraceAzure, nil
+				return record.TraceAzure, nil
 			case text == "":
 				return "", fmt.Errorf("%s: empty trace file", name)
 			}
@@ -267,15 +250,15 @@ func (tf *TraceFile) skip(why string) {
 }
 
 // traceColumns are the columns a CSV trace needs: time, input and output length.
-var traceColumns = map[TraceFormat][3]string{
-	TraceBurstGPT: {"Timestamp", "Request tokens", "Response tokens"},
-	TraceAzure:    {"TIMESTAMP", "ContextTokens", "GeneratedTokens"},
+var traceColumns = map[record.TraceFormat][3]string{
+	record.TraceBurstGPT: {"Timestamp", "Request tokens", "Response tokens"},
+	record.TraceAzure:    {"TIMESTAMP", "ContextTokens", "GeneratedTokens"},
 }
 
 // parseTraceCSV reads a BurstGPT or Azure CSV: a header naming the columns (any order, more
 // columns allowed), then one request a row. BurstGPT rows with 0 response tokens are failed
 // requests: skipped and counted.
-func parseTraceCSV(br *bufio.Reader, name string, format TraceFormat, k *traceSink) error {
+func parseTraceCSV(br *bufio.Reader, name string, format record.TraceFormat, k *traceSink) error {
 	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
@@ -313,7 +296,7 @@ func parseTraceCSV(br *bufio.Reader, name string, format TraceFormat, k *traceSi
 			return fmt.Errorf("%s:%d: %d fields: the header has %d", name, line, len(rec), len(header))
 		}
 		e := TraceEntry{Line: int32(line)}
-		if format == TraceAzure {
+		if format == record.TraceAzure {
 			t, err := parseAzureTime(strings.TrimSpace(rec[col[0]]))
 			if err != nil {
 				return fmt.Errorf("%s:%d: TIMESTAMP %q: %v", name, line, rec[col[0]], err)
@@ -338,7 +321,7 @@ func parseTraceCSV(br *bufio.Reader, name string, format TraceFormat, k *traceSi
 			return fmt.Errorf("%s:%d: %s", name, line, bad)
 		}
 		switch {
-		case e.OutputTokens == 0 && format == TraceBurstGPT:
+		case e.OutputTokens == 0 && format == record.TraceBurstGPT:
 			tf.skip("failed requests (0 response tokens)")
 		case e.OutputTokens == 0:
 			tf.skip("0 generated tokens")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -73,7 +74,7 @@ func TestTraceReplay(t *testing.T) {
 			t.Errorf("level %d: time scale %v offering %v requests/s, want %v and %v", li, run.TimeScale, run.OfferedRPS, s, 20*s)
 		}
 		recs := slices.Clone(sink.records[li])
-		slices.SortFunc(recs, func(a, b sweep.Record) int { return a.Seq - b.Seq })
+		slices.SortFunc(recs, func(a, b record.Record) int { return a.Seq - b.Seq })
 		if len(recs) <= tr.Len() {
 			t.Fatalf("level %d: %d records, want more than a pass", li, len(recs))
 		}
@@ -159,7 +160,7 @@ func TestTraceRampLevel(t *testing.T) {
 	if _, err := sweep.Run(context.Background(), context.Background(), plan, newClient(t, url, 64), sink); err != nil {
 		t.Fatal(err)
 	}
-	var levels []sweep.Level
+	var levels []record.Level
 	for li, run := range sink.runs {
 		s := []float64{1, 2}[li]
 		pass := float64(tr.Pass()) / s
@@ -171,7 +172,7 @@ func TestTraceRampLevel(t *testing.T) {
 		if !run.Steady {
 			t.Errorf("scale %v: not steady (%s, trend p %.3g): a trace level's trend is the trace's", s, run.NotSteadyReason, run.TrendP)
 		}
-		levels = append(levels, sweep.Level{Run: run, Records: sink.records[li]})
+		levels = append(levels, record.Level{Run: run, Records: sink.records[li]})
 	}
 	// A level recorded before the runner skipped the trend test (steady false, the
 	// steady-state test failed) is judged by its backlog too.

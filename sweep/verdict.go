@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat"
 )
@@ -16,35 +17,35 @@ import (
 // every record of the level, and returns notes. For a window decided steady by the
 // controller this reproduces the controller's numbers exactly: the same slices, and every
 // record with a token in the window was complete when it decided.
-func finishWindow(run *LevelRun, records []Record, proto Protocol, slice int64, end levelEnd) []string {
+func finishWindow(run *record.LevelRun, records []record.Record, proto Protocol, slice int64, end levelEnd) []string {
 	win := run.W1 - run.W0
 	run.TTFTTrend, run.TTFTTrendP, run.LatencyRising = 0, 1, false
 	notes := endNotes(run, win, end)
 	if win <= 0 {
 		return append(notes, "no measurement window: the level ended during warmup")
 	}
-	n := max(MinSlices, int(math.Round(float64(win)/float64(slice))))
+	n := max(record.MinSlices, int(math.Round(float64(win)/float64(slice))))
 	run.Slices = n
-	run.SliceTPS = SliceTPS(records, run.W0, run.W1, n)
-	var done CompletionStats
+	run.SliceTPS = record.SliceTPS(records, run.W0, run.W1, n)
+	var done record.CompletionStats
 	for i := range records {
-		if r := &records[i]; CompletedInWindow(r, run.W0, run.W1) {
+		if r := &records[i]; record.CompletedInWindow(r, run.W0, run.W1) {
 			done.Add(r.OutputTokens, r.E2E)
 		}
 	}
 	rate := run.OfferedRPS > 0
 	run.CITarget = proto.CITarget
 	if !rate {
-		run.CITarget = CITarget(proto.CITarget, n, done)
+		run.CITarget = record.CITarget(proto.CITarget, n, done)
 	}
-	d := SteadyDetails(run.SliceTPS)
-	ok := d.steadyAt(proto.CITarget, run.CITarget, rate)
+	d := record.SteadyDetails(run.SliceTPS)
+	ok := d.SteadyAt(proto.CITarget, run.CITarget, rate)
 	run.CIHalfWidth, run.TrendP = d.CIHalfWidth, d.TrendP
-	if !d.defined() {
+	if !d.Defined() {
 		run.CIHalfWidth, run.TrendP = 0, 0
 		notes = append(notes, "steady-state test undefined: no output tokens in the window")
 	}
-	if run.TimeScale > 0 && d.defined() {
+	if run.TimeScale > 0 && d.Defined() {
 		// A trace level's slices follow the trace's own shape (a ramp, its bursts): no trend
 		// test; the analysis judges it by its backlog, completions against arrivals (§3.9).
 		ok = true
@@ -52,7 +53,7 @@ func finishWindow(run *LevelRun, records []Record, proto Protocol, slice int64, 
 	if latencyTrend(run, records); run.LatencyRising {
 		notes = append(notes, fmt.Sprintf("latency still rising: TTFT %+.0f%% across the window (trend p = %.3g)", 100*run.TTFTTrend, run.TTFTTrendP))
 	}
-	short := win < slice*MinSlices
+	short := win < slice*record.MinSlices
 	few := done.N < proto.MinRequests
 	if few {
 		notes = append(notes, fmt.Sprintf("only %d successful completions in the window (min_requests %d)", done.N, proto.MinRequests))
@@ -62,14 +63,14 @@ func finishWindow(run *LevelRun, records []Record, proto Protocol, slice int64, 
 	}
 	run.Steady = ok && !short && !few && !run.Interrupted && !end.dead()
 	run.Imprecise = !run.Steady && end == endNormal && !run.Interrupted && !short && !rate &&
-		d.defined() && !d.Trending(proto.CITarget) && done.N >= MinImpreciseCompletions
+		d.Defined() && !d.Trending(proto.CITarget) && done.N >= MinImpreciseCompletions
 	run.NotSteadyReason = notSteadyReason(run, end, ok, few, short, done.N, proto)
 	return append(notes, precisionNotes(run, win, ok, done, proto)...)
 }
 
 // endNotes are the notes of a window ended other than normally (win ns long), and marks an
 // interrupted one.
-func endNotes(run *LevelRun, win int64, end levelEnd) []string {
+func endNotes(run *record.LevelRun, win int64, end levelEnd) []string {
 	d := time.Duration(win).Round(time.Millisecond)
 	switch end {
 	case endInterrupt, endCancel:
@@ -86,7 +87,7 @@ func endNotes(run *LevelRun, win int64, end levelEnd) []string {
 // notSteadyReason says why run is not steady ("" when it is): interrupted, the server silent,
 // the steady-state test failed (ok false), fewer than min_requests completions (few, okDone
 // of them) or a window shorter than duration (short).
-func notSteadyReason(run *LevelRun, end levelEnd, ok, few, short bool, okDone int, proto Protocol) string {
+func notSteadyReason(run *record.LevelRun, end levelEnd, ok, few, short bool, okDone int, proto Protocol) string {
 	switch {
 	case run.Steady:
 		return ""
@@ -108,7 +109,7 @@ func notSteadyReason(run *LevelRun, end levelEnd, ok, few, short bool, okDone in
 
 // precisionNotes are the notes on the precision of run's window (win ns): the failed test's
 // statistics (ok false), an imprecise level kept, a CI target widened for its requests (done).
-func precisionNotes(run *LevelRun, win int64, ok bool, done CompletionStats, proto Protocol) []string {
+func precisionNotes(run *record.LevelRun, win int64, ok bool, done record.CompletionStats, proto Protocol) []string {
 	var notes []string
 	rate := run.OfferedRPS > 0
 	if ci := run.CIHalfWidth; !ok && ci > 0 {
@@ -142,11 +143,11 @@ const LatencyRiseMin = 0.10
 // latencyTrend sets run's TTFT trend from the successful requests sent in its window: the OLS
 // slope of their TTFT on their send time, as a change across the window relative to the mean,
 // its p-value, and whether it rose materially (LatencyRising).
-func latencyTrend(run *LevelRun, records []Record) {
+func latencyTrend(run *record.LevelRun, records []record.Record) {
 	var x, y []float64
 	for i := range records {
 		r := &records[i]
-		if r.OK() && r.TTFT > 0 && SentInWindow(r, run.W0, run.W1) {
+		if r.OK() && r.TTFT > 0 && record.SentInWindow(r, run.W0, run.W1) {
 			x = append(x, float64(r.Sent-run.W0)/1e9)
 			y = append(y, float64(r.TTFT)/1e6)
 		}
@@ -158,10 +159,10 @@ func latencyTrend(run *LevelRun, records []Record) {
 	if !(mean > 0) {
 		return
 	}
-	p, beta := linearTrend(x, y)
+	p, beta := record.LinearTrend(x, y)
 	run.TTFTTrend = beta * float64(run.W1-run.W0) / 1e9 / mean
 	run.TTFTTrendP = p
-	run.LatencyRising = p <= TrendAlpha && run.TTFTTrend > LatencyRiseMin
+	run.LatencyRising = p <= record.TrendAlpha && run.TTFTTrend > LatencyRiseMin
 }
 
 // notSteadyNote is the note of a window of length win (ns) the steady-state test failed, with
@@ -171,8 +172,8 @@ func notSteadyNote(win int64, ci, p, ciTarget float64, rate bool) string {
 	d := time.Duration(win).Round(time.Millisecond)
 	if rate {
 		return fmt.Sprintf("not steady after %s: trend p = %.3f (needs > %.2f, or a change of at most %.1f%% across the window); 95%% CI half-width %.1f%% of mean TPS (not judged on a rate level)",
-			d, p, TrendAlpha, 100*ciTarget, 100*ci)
+			d, p, record.TrendAlpha, 100*ciTarget, 100*ci)
 	}
 	return fmt.Sprintf("not steady after %s: 95%% CI half-width %.1f%% of mean TPS (target %.1f%%), trend p = %.3f (needs > %.2f)",
-		d, 100*ci, 100*ciTarget, p, TrendAlpha)
+		d, 100*ci, 100*ciTarget, p, record.TrendAlpha)
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // TestVerdictRateNote: a window whose output rises 10 tokens a slice, 10 to 100 over ten
@@ -13,10 +15,10 @@ import (
 // level's only reports it (SteadyRate does not judge it) and names the trend's bound.
 func TestVerdictRateNote(t *testing.T) {
 	const w0, slice = int64(1e18), int64(100 * time.Millisecond)
-	var recs []Record
+	var recs []record.Record
 	for i := range 10 {
 		for j := range i + 1 {
-			recs = append(recs, Record{Status: StatusOK, Sent: w0 + int64(i)*slice + slice/4 + int64(j)*int64(time.Millisecond),
+			recs = append(recs, record.Record{Status: record.StatusOK, Sent: w0 + int64(i)*slice + slice/4 + int64(j)*int64(time.Millisecond),
 				TTFT: time.Millisecond, E2E: time.Millisecond, OutputTokens: 10})
 		}
 	}
@@ -30,7 +32,7 @@ func TestVerdictRateNote(t *testing.T) {
 		{"concurrency", 0, "(target 5.0%), trend p = ", "not judged"},
 		{"rate", 4, "needs > 0.05, or a change of at most 5.0% across the window); 95% CI half-width ", "target"},
 	} {
-		run := LevelRun{W0: w0, W1: w0 + 10*slice, OfferedRPS: c.rps}
+		run := record.LevelRun{W0: w0, W1: w0 + 10*slice, OfferedRPS: c.rps}
 		notes := finishWindow(&run, recs, proto, slice, endNormal)
 		var note string
 		for _, n := range notes {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"gonum.org/v1/gonum/floats/scalar"
 )
 
@@ -14,53 +15,53 @@ const ms = int64(time.Millisecond)
 func TestSliceTokensAttribution(t *testing.T) {
 	const w0 = int64(1_000_000_000_000)
 	w1 := w0 + 100*ms
-	recs := []Record{
+	recs := []record.Record{
 		// 4 chunks of 2 tokens at w0−40, +10, +60, +110 ms: one chunk in each half of the
 		// window; the first and last are outside.
 		{Sent: w0 - 50*ms, TTFT: 10 * time.Millisecond, E2E: 160 * time.Millisecond,
-			Chunks: []int64{10_000, 60_000, 110_000, 160_000}, OutputTokens: 8, Status: StatusOK},
+			Chunks: []int64{10_000, 60_000, 110_000, 160_000}, OutputTokens: 8, Status: record.StatusOK},
 		// No chunks: 100 tokens spread over [w0+20, w0+120] ms, 1 token/ms: 30 in
 		// [w0, w0+50), 50 in [w0+50, w0+100), 20 after the window.
-		{Sent: w0, TTFT: 20 * time.Millisecond, E2E: 120 * time.Millisecond, OutputTokens: 100, Status: StatusOK},
+		{Sent: w0, TTFT: 20 * time.Millisecond, E2E: 120 * time.Millisecond, OutputTokens: 100, Status: record.StatusOK},
 		// One chunk: all 5 tokens at w0+70 ms.
-		{Sent: w0 + 30*ms, TTFT: 40 * time.Millisecond, E2E: 40 * time.Millisecond, OutputTokens: 5, Status: StatusError},
+		{Sent: w0 + 30*ms, TTFT: 40 * time.Millisecond, E2E: 40 * time.Millisecond, OutputTokens: 5, Status: record.StatusError},
 		// Failed before any content: no tokens.
-		{Sent: w0 + 10*ms, E2E: 5 * time.Millisecond, OutputTokens: 0, Status: StatusError},
+		{Sent: w0 + 10*ms, E2E: 5 * time.Millisecond, OutputTokens: 0, Status: record.StatusError},
 		// Entirely before the window.
-		{Sent: w0 - 90*ms, TTFT: 10 * time.Millisecond, E2E: 80 * time.Millisecond, Chunks: []int64{10_000, 80_000}, OutputTokens: 2, Status: StatusOK},
+		{Sent: w0 - 90*ms, TTFT: 10 * time.Millisecond, E2E: 80 * time.Millisecond, Chunks: []int64{10_000, 80_000}, OutputTokens: 2, Status: record.StatusOK},
 	}
-	got := SliceTokens(recs, w0, w1, 2)
+	got := record.SliceTokens(recs, w0, w1, 2)
 	want := []float64{2 + 30, 2 + 50 + 5}
 	for i := range want {
 		if !scalar.EqualWithinAbsOrRel(got[i], want[i], 1e-9, 1e-12) {
 			t.Errorf("slice %d: %v tokens, want %v", i, got[i], want[i])
 		}
 	}
-	if tok := WindowOutputTokens(recs, w0, w1); !scalar.EqualWithinAbs(tok, 89, 1e-9) {
+	if tok := record.WindowOutputTokens(recs, w0, w1); !scalar.EqualWithinAbs(tok, 89, 1e-9) {
 		t.Errorf("window tokens = %v, want 89", tok)
 	}
-	if tps := LevelOutputTPS(recs, w0, w1); !scalar.EqualWithinAbs(tps, 890, 1e-6) {
+	if tps := record.LevelOutputTPS(recs, w0, w1); !scalar.EqualWithinAbs(tps, 890, 1e-6) {
 		t.Errorf("TPS = %v, want 890 (89 tokens / 0.1 s)", tps)
 	}
-	tps := SliceTPS(recs, w0, w1, 2)
+	tps := record.SliceTPS(recs, w0, w1, 2)
 	if !scalar.EqualWithinAbs(tps[0], 640, 1e-6) || !scalar.EqualWithinAbs(tps[1], 1140, 1e-6) {
 		t.Errorf("slice TPS = %v, want [640 1140] (tokens / 0.05 s)", tps)
 	}
 	// QPS: successful completions inside the window: the chunked record ends at w0+110 (out),
 	// the spread one at w0+120 (out), the last at w0−10 (out) → 0; widen to w0+130 ms: 2 in
 	// 0.13 s.
-	if q := WindowQPS(recs, w0, w1); q != 0 {
+	if q := record.WindowQPS(recs, w0, w1); q != 0 {
 		t.Errorf("QPS = %v, want 0", q)
 	}
-	if q := WindowQPS(recs, w0, w0+130*ms); !scalar.EqualWithinRel(q, 2/0.13, 1e-12) {
+	if q := record.WindowQPS(recs, w0, w0+130*ms); !scalar.EqualWithinRel(q, 2/0.13, 1e-12) {
 		t.Errorf("QPS = %v, want %v", q, 2/0.13)
 	}
 	// Achieved concurrency over [w0, w0+100): overlaps 100 (chunked: to w0+110), 100 (spread),
 	// 40 (w0+30..70), 5 (w0+10..15), 0 → 245 ms / 100 ms.
-	if c := AchievedConcurrency(recs, w0, w1); !scalar.EqualWithinAbs(c, 2.45, 1e-12) {
+	if c := record.AchievedConcurrency(recs, w0, w1); !scalar.EqualWithinAbs(c, 2.45, 1e-12) {
 		t.Errorf("achieved concurrency = %v, want 2.45", c)
 	}
-	if SliceTokens(recs, w0, w0, 10) != nil || SliceTokens(recs, w0, w1, 0) != nil {
+	if record.SliceTokens(recs, w0, w0, 10) != nil || record.SliceTokens(recs, w0, w1, 0) != nil {
 		t.Error("empty window or no slices must give nil")
 	}
 }
@@ -71,36 +72,36 @@ func TestTokensInWindowCases(t *testing.T) {
 	const w0 = int64(1_700_000_000_000_000_000) // a Unix time: float64 is not exact here
 	one := make([]float64, 1)
 	// 3 tokens at w0+10, +20, +30 ms.
-	spread := Record{Sent: w0, TTFT: 10 * time.Millisecond, E2E: 30 * time.Millisecond, OutputTokens: 3}
+	spread := record.Record{Sent: w0, TTFT: 10 * time.Millisecond, E2E: 30 * time.Millisecond, OutputTokens: 3}
 	for _, c := range []struct {
 		lo, hi int64 // ms from w0
 		want   float64
 	}{{15, 30, 1}, {15, 31, 2}, {10, 11, 1}, {0, 10, 0}, {0, 100, 3}, {31, 100, 0}} {
 		clear(one)
-		if got := TokensInWindow(&spread, w0+c.lo*ms, w0+c.hi*ms, one); got != c.want || one[0] != c.want {
+		if got := record.TokensInWindow(&spread, w0+c.lo*ms, w0+c.hi*ms, one); got != c.want || one[0] != c.want {
 			t.Errorf("spread, window [%d, %d) ms: %v tokens (slice %v), want %v", c.lo, c.hi, got, one[0], c.want)
 		}
 	}
 	// One token, or TTFT = E2E: everything at TTFT.
-	single := Record{Sent: w0, TTFT: 10 * time.Millisecond, E2E: 10 * time.Millisecond, OutputTokens: 4}
+	single := record.Record{Sent: w0, TTFT: 10 * time.Millisecond, E2E: 10 * time.Millisecond, OutputTokens: 4}
 	two := make([]float64, 2)
-	if got := TokensInWindow(&single, w0, w0+40*ms, two); got != 4 || two[0] != 4 || two[1] != 0 {
+	if got := record.TokensInWindow(&single, w0, w0+40*ms, two); got != 4 || two[0] != 4 || two[1] != 0 {
 		t.Errorf("single instant: %v tokens, slices %v; want 4 in the first", got, two)
 	}
 	// Chunks without a token count (usage missing, imported data): one per chunk.
-	noCount := Record{Sent: w0, Chunks: []int64{1_000, 2_000, 3_000}, TTFT: time.Millisecond, E2E: 3 * time.Millisecond}
+	noCount := record.Record{Sent: w0, Chunks: []int64{1_000, 2_000, 3_000}, TTFT: time.Millisecond, E2E: 3 * time.Millisecond}
 	clear(one)
-	if got := TokensInWindow(&noCount, w0, w0+10*ms, one); got != 3 {
+	if got := record.TokensInWindow(&noCount, w0, w0+10*ms, one); got != 3 {
 		t.Errorf("chunks, OutputTokens 0: %v tokens, want 3", got)
 	}
 	// Offsets that do not ascend are skipped or counted where they fall, never misplaced.
-	unsorted := Record{Sent: w0, Chunks: []int64{30_000, 5_000, 12_000, 50_000}, OutputTokens: 4}
+	unsorted := record.Record{Sent: w0, Chunks: []int64{30_000, 5_000, 12_000, 50_000}, OutputTokens: 4}
 	clear(two)
-	got := TokensInWindow(&unsorted, w0+10*ms, w0+40*ms, two)
+	got := record.TokensInWindow(&unsorted, w0+10*ms, w0+40*ms, two)
 	if got > 2 || two[0]+two[1] != got || two[0] > 1 || two[1] > 1 {
 		t.Errorf("unsorted chunks: %v tokens, slices %v; want at most the 12 ms (slice 0) and 30 ms (slice 1) ones", got, two)
 	}
-	if TokensInWindow(&spread, w0, w0+100*ms, nil) != 0 || TokensInWindow(&spread, w0, w0, one) != 0 {
+	if record.TokensInWindow(&spread, w0, w0+100*ms, nil) != 0 || record.TokensInWindow(&spread, w0, w0, one) != 0 {
 		t.Error("no slices or an empty window must give 0")
 	}
 }
@@ -111,7 +112,7 @@ func TestSliceBoundsUneven(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	w0 := int64(5_000_000_007)
 	w1 := w0 + 1_000_003 // 1.000003 ms in 7 slices: uneven
-	var recs []Record
+	var recs []record.Record
 	for range 200 {
 		sent := w0 - 200_000 + rng.Int64N(1_400_000)
 		n := 1 + rng.IntN(20)
@@ -121,12 +122,12 @@ func TestSliceBoundsUneven(t *testing.T) {
 			off += rng.Int64N(50)
 			ch[j] = off
 		}
-		recs = append(recs, Record{Sent: sent, Chunks: ch, OutputTokens: 3 * n, TTFT: time.Duration(ch[0]) * time.Microsecond, E2E: time.Duration(off) * time.Microsecond})
-		recs = append(recs, Record{Sent: sent, TTFT: time.Duration(rng.Int64N(100_000)), E2E: time.Duration(100_000 + rng.Int64N(900_000)), OutputTokens: 1 + rng.IntN(50)})
+		recs = append(recs, record.Record{Sent: sent, Chunks: ch, OutputTokens: 3 * n, TTFT: time.Duration(ch[0]) * time.Microsecond, E2E: time.Duration(off) * time.Microsecond})
+		recs = append(recs, record.Record{Sent: sent, TTFT: time.Duration(rng.Int64N(100_000)), E2E: time.Duration(100_000 + rng.Int64N(900_000)), OutputTokens: 1 + rng.IntN(50)})
 	}
-	whole := WindowOutputTokens(recs, w0, w1)
+	whole := record.WindowOutputTokens(recs, w0, w1)
 	var sum float64
-	for _, v := range SliceTokens(recs, w0, w1, 7) {
+	for _, v := range record.SliceTokens(recs, w0, w1, 7) {
 		sum += v
 	}
 	if whole == 0 || !scalar.EqualWithinRel(sum, whole, 1e-9) {
@@ -147,11 +148,11 @@ func TestWindowAccumulatorMatchesSliceTPS(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	w0, slice := int64(1e15), 7*ms
 	w := newWindow(w0, slice, 10, 15)
-	var recs []Record
+	var recs []record.Record
 	for range 500 {
 		sent := w0 - 50*ms + rng.Int64N(150*ms)
 		e2e := 1 + rng.Int64N(40*ms)
-		r := Record{Sent: sent, TTFT: time.Duration(e2e / 3), E2E: time.Duration(e2e), OutputTokens: 1 + rng.IntN(30), Status: StatusOK}
+		r := record.Record{Sent: sent, TTFT: time.Duration(e2e / 3), E2E: time.Duration(e2e), OutputTokens: 1 + rng.IntN(30), Status: record.StatusOK}
 		if rng.IntN(2) == 0 {
 			r.Chunks = []int64{e2e / 3000, e2e / 2000, e2e / 1000}
 		}
@@ -159,7 +160,7 @@ func TestWindowAccumulatorMatchesSliceTPS(t *testing.T) {
 		w.add(&recs[len(recs)-1])
 	}
 	for _, k := range []int{10, 12, 15} {
-		want := SliceTPS(recs, w0, w0+int64(k)*slice, k)
+		want := record.SliceTPS(recs, w0, w0+int64(k)*slice, k)
 		got := w.sliceTPS(k)
 		for i := range want {
 			if got[i] != want[i] {
@@ -174,11 +175,11 @@ func TestQuantileType7(t *testing.T) {
 	// q=50 → 5.5, q=90 → 9.1, q=99 → 9.91, q=0 → 1, q=100 → 10.
 	xs := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 	for _, c := range []struct{ p, want float64 }{{0.5, 5.5}, {0.9, 9.1}, {0.99, 9.91}, {0, 1}, {1, 10}} {
-		if got := Percentile(xs, 100*c.p); !scalar.EqualWithinAbs(got, c.want, 1e-12) {
+		if got := record.Percentile(xs, 100*c.p); !scalar.EqualWithinAbs(got, c.want, 1e-12) {
 			t.Errorf("Percentile(%v) = %v, want %v", 100*c.p, got, c.want)
 		}
 	}
-	if durationPercentile(nil, 50) != 0 {
+	if record.DurationPercentile(nil, 50) != 0 {
 		t.Error("empty input must give 0")
 	}
 }
@@ -187,16 +188,16 @@ func TestQuantileType7(t *testing.T) {
 // slice TPS of a level).
 func BenchmarkSliceTokens(b *testing.B) {
 	const w0 = int64(1e15)
-	recs := make([]Record, 1000)
+	recs := make([]record.Record, 1000)
 	for i := range recs {
 		ch := make([]int64, 128)
 		for j := range ch {
 			ch[j] = int64(50_000 + 10_000*j)
 		}
-		recs[i] = Record{Sent: w0 + int64(i)*ms, Chunks: ch, OutputTokens: 128, TTFT: 50 * time.Millisecond, E2E: 1320 * time.Millisecond}
+		recs[i] = record.Record{Sent: w0 + int64(i)*ms, Chunks: ch, OutputTokens: 128, TTFT: 50 * time.Millisecond, E2E: 1320 * time.Millisecond}
 	}
 	for b.Loop() {
-		SliceTokens(recs, w0+100*ms, w0+1100*ms, 10)
+		record.SliceTokens(recs, w0+100*ms, w0+1100*ms, 10)
 	}
 }
 
@@ -210,8 +211,8 @@ func TestWindowDecideWaitsForHorizon(t *testing.T) {
 	// series (constant slice TPS, so steady), 1 completion per slice.
 	for i := range int64(12) {
 		sent := w0 + i*slice
-		r := Record{Sent: sent, TTFT: 5 * time.Millisecond, E2E: 5 * time.Millisecond, OutputTokens: 10,
-			Chunks: []int64{5000}, Status: StatusOK}
+		r := record.Record{Sent: sent, TTFT: 5 * time.Millisecond, E2E: 5 * time.Millisecond, OutputTokens: 10,
+			Chunks: []int64{5000}, Status: record.StatusOK}
 		w.add(&r)
 	}
 	if k := w.decide(w0+10*slice-1, 0, 0.05); k != 0 {
@@ -231,32 +232,32 @@ func TestWindowDecideWaitsForHorizon(t *testing.T) {
 func TestPerRecordDefinitions(t *testing.T) {
 	const w0 = int64(1_000_000_000_000)
 	w1 := w0 + 100*ms
-	rec := func(sent, e2e int64, st Status) *Record {
-		return &Record{Sent: w0 + sent*ms, E2E: time.Duration(e2e * ms), Status: st}
+	rec := func(sent, e2e int64, st record.Status) *record.Record {
+		return &record.Record{Sent: w0 + sent*ms, E2E: time.Duration(e2e * ms), Status: st}
 	}
 	for _, c := range []struct {
 		name            string
-		r               *Record
+		r               *record.Record
 		sent, completed bool
 		busy            int64 // ms
 	}{
-		{"inside", rec(10, 20, StatusOK), true, true, 20},
-		{"sent at w0", rec(0, 20, StatusOK), true, true, 20},
-		{"sent at w1", rec(100, 20, StatusOK), false, false, 0},
-		{"done at w0", rec(-20, 20, StatusOK), false, true, 0},
-		{"done at w1", rec(80, 20, StatusOK), true, false, 20},
-		{"straddles w0", rec(-30, 50, StatusOK), false, true, 20},
-		{"spans the window", rec(-10, 200, StatusOK), false, false, 100},
-		{"failed inside", rec(10, 20, StatusError), true, false, 20},
-		{"before", rec(-50, 10, StatusOK), false, false, 0},
+		{"inside", rec(10, 20, record.StatusOK), true, true, 20},
+		{"sent at w0", rec(0, 20, record.StatusOK), true, true, 20},
+		{"sent at w1", rec(100, 20, record.StatusOK), false, false, 0},
+		{"done at w0", rec(-20, 20, record.StatusOK), false, true, 0},
+		{"done at w1", rec(80, 20, record.StatusOK), true, false, 20},
+		{"straddles w0", rec(-30, 50, record.StatusOK), false, true, 20},
+		{"spans the window", rec(-10, 200, record.StatusOK), false, false, 100},
+		{"failed inside", rec(10, 20, record.StatusError), true, false, 20},
+		{"before", rec(-50, 10, record.StatusOK), false, false, 0},
 	} {
-		if got := SentInWindow(c.r, w0, w1); got != c.sent {
+		if got := record.SentInWindow(c.r, w0, w1); got != c.sent {
 			t.Errorf("%s: SentInWindow %v, want %v", c.name, got, c.sent)
 		}
-		if got := CompletedInWindow(c.r, w0, w1); got != c.completed {
+		if got := record.CompletedInWindow(c.r, w0, w1); got != c.completed {
 			t.Errorf("%s: CompletedInWindow %v, want %v", c.name, got, c.completed)
 		}
-		if got := BusyInWindow(c.r, w0, w1); got != c.busy*ms {
+		if got := record.BusyInWindow(c.r, w0, w1); got != c.busy*ms {
 			t.Errorf("%s: BusyInWindow %v, want %v", c.name, time.Duration(got), time.Duration(c.busy*ms))
 		}
 	}
@@ -268,20 +269,20 @@ func TestWindowTotalsMatchAggregates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	w0 := int64(1e15)
 	w1 := w0 + 700*ms
-	var recs []Record
+	var recs []record.Record
 	for range 400 {
 		e2e := 1 + rng.Int64N(90*ms)
-		r := Record{Sent: w0 - 100*ms + rng.Int64N(900*ms), TTFT: time.Duration(e2e / 4), E2E: time.Duration(e2e),
-			OutputTokens: 1 + rng.IntN(40), Status: StatusOK}
+		r := record.Record{Sent: w0 - 100*ms + rng.Int64N(900*ms), TTFT: time.Duration(e2e / 4), E2E: time.Duration(e2e),
+			OutputTokens: 1 + rng.IntN(40), Status: record.StatusOK}
 		if rng.IntN(3) == 0 {
 			r.Chunks = []int64{e2e / 4000, e2e / 2000, e2e / 1000}
 		}
 		if rng.IntN(5) == 0 {
-			r.Status = StatusError
+			r.Status = record.StatusError
 		}
 		recs = append(recs, r)
 	}
-	tot := NewWindowTotals(w0, w1, 7)
+	tot := record.NewWindowTotals(w0, w1, 7)
 	for i := range recs {
 		tot.Add(&recs[i])
 	}
@@ -289,22 +290,22 @@ func TestWindowTotalsMatchAggregates(t *testing.T) {
 		name      string
 		got, want float64
 	}{
-		{"output TPS", tot.OutputTPS(), LevelOutputTPS(recs, w0, w1)},
-		{"QPS", tot.QPS(), WindowQPS(recs, w0, w1)},
-		{"concurrency", tot.Concurrency(), AchievedConcurrency(recs, w0, w1)},
-		{"output tokens", tot.OutputTokens, WindowOutputTokens(recs, w0, w1)},
+		{"output TPS", tot.OutputTPS(), record.LevelOutputTPS(recs, w0, w1)},
+		{"QPS", tot.QPS(), record.WindowQPS(recs, w0, w1)},
+		{"concurrency", tot.Concurrency(), record.AchievedConcurrency(recs, w0, w1)},
+		{"output tokens", tot.OutputTokens, record.WindowOutputTokens(recs, w0, w1)},
 	} {
 		if c.want == 0 || !scalar.EqualWithinRel(c.got, c.want, 1e-12) {
 			t.Errorf("%s: totals %v, aggregate %v", c.name, c.got, c.want)
 		}
 	}
-	want := SliceTPS(recs, w0, w1, 7)
+	want := record.SliceTPS(recs, w0, w1, 7)
 	for i, v := range tot.SliceTPS() {
 		if v != want[i] {
 			t.Errorf("slice %d: totals %v TPS, SliceTPS %v", i, v, want[i])
 		}
 	}
-	empty := NewWindowTotals(w0, w0, 0)
+	empty := record.NewWindowTotals(w0, w0, 0)
 	for i := range recs {
 		empty.Add(&recs[i])
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // Dist is a token-count distribution.
@@ -136,11 +138,11 @@ func (w WorkloadConfig) Validate() []error {
 	}
 	errs = append(errs, w.validateSharedPrefix()...)
 	switch w.PromptSizing {
-	case "", SizingAuto, SizingTokenize, SizingUsage, SizingWords:
-		if w.Tokenizer != "" && w.PromptSizing != "" && w.PromptSizing != SizingAuto {
+	case "", record.SizingAuto, record.SizingTokenize, record.SizingUsage, record.SizingWords:
+		if w.Tokenizer != "" && w.PromptSizing != "" && w.PromptSizing != record.SizingAuto {
 			errs = append(errs, fmt.Errorf("workload.tokenizer: is set, but workload.prompt_sizing is %s, which does not read it (use tokenizer or auto, or remove workload.tokenizer)", w.PromptSizing))
 		}
-	case SizingTokenizer:
+	case record.SizingTokenizer:
 		if w.Tokenizer == "" {
 			errs = append(errs, errors.New("workload.prompt_sizing: tokenizer needs workload.tokenizer (a Hugging Face tokenizer.json)"))
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 func synth(t *testing.T, cfg WorkloadConfig) *Synthetic {
@@ -176,14 +178,14 @@ func BenchmarkSyntheticNext(b *testing.B) {
 	}
 	bench("words", s)
 	for _, opts := range []SizingOptions{
-		{Method: SizingTokenize, Endpoint: &Counter{TokenCounter: &subwordCounter{template: templateTokens}, Templated: true}},
-		{Method: SizingUsage, Client: &usageClient{template: templateTokens}},
+		{Method: record.SizingTokenize, Endpoint: &Counter{TokenCounter: &subwordCounter{template: templateTokens}, Templated: true}},
+		{Method: record.SizingUsage, Client: &usageClient{template: templateTokens}},
 	} {
 		opts.API = APIChat
 		w, _, err := SizePrompts(context.Background(), s, opts)
 		if err != nil {
 			b.Fatal(err)
 		}
-		bench(map[string]string{SizingTokenize: "exact", SizingUsage: "usage"}[opts.Method], w)
+		bench(map[string]string{record.SizingTokenize: "exact", record.SizingUsage: "usage"}[opts.Method], w)
 	}
 }

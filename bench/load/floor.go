@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -90,7 +91,7 @@ func (f *floorClient) put(fc *floorConn) {
 }
 
 // Do implements sweep.Client.
-func (f *floorClient) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) {
+func (f *floorClient) Do(ctx context.Context, req *sweep.Request, rec *record.Record) {
 	rec.PromptTokens = req.PromptTokens
 	t0 := time.Now()
 	fc, err := f.get(ctx)
@@ -114,24 +115,24 @@ func (f *floorClient) Do(ctx context.Context, req *sweep.Request, rec *sweep.Rec
 		return
 	}
 	rec.Chunks = chunks
-	rec.OutputTokens, rec.TokensSource = len(chunks), sweep.TokensFromChunks
+	rec.OutputTokens, rec.TokensSource = len(chunks), record.TokensFromChunks
 	if len(chunks) == 0 {
-		rec.Status, rec.ErrorClass, rec.Error = sweep.StatusError, sweep.ErrEmpty, "floor client: no content"
+		rec.Status, rec.ErrorClass, rec.Error = record.StatusError, record.ErrEmpty, "floor client: no content"
 		return
 	}
 	rec.TTFT = time.Duration(chunks[0]) * time.Microsecond
 	rec.E2E = time.Duration(chunks[len(chunks)-1]) * time.Microsecond
-	rec.Status = sweep.StatusOK
+	rec.Status = record.StatusOK
 }
 
-func (f *floorClient) fail(ctx context.Context, rec *sweep.Record, t0 time.Time, err error) {
+func (f *floorClient) fail(ctx context.Context, rec *record.Record, t0 time.Time, err error) {
 	if rec.Sent == 0 {
 		rec.Sent = t0.UnixNano()
 	}
 	rec.E2E = time.Since(t0)
-	rec.Status, rec.ErrorClass, rec.Error = sweep.StatusError, sweep.ErrStreamBroken, err.Error()
+	rec.Status, rec.ErrorClass, rec.Error = record.StatusError, record.ErrStreamBroken, err.Error()
 	if ctx.Err() != nil {
-		rec.Status, rec.ErrorClass = sweep.StatusCancelled, sweep.ErrCancelled
+		rec.Status, rec.ErrorClass = record.StatusCancelled, record.ErrCancelled
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -45,9 +46,9 @@ func TestFloorClient(t *testing.T) {
 	}
 	defer fc.close()
 	for i := range 3 {
-		var rec sweep.Record
+		var rec record.Record
 		fc.Do(context.Background(), &sweep.Request{Prompt: "a b c", PromptTokens: 3, MaxTokens: tokens}, &rec)
-		if rec.Status != sweep.StatusOK || rec.OutputTokens != tokens || len(rec.Chunks) != tokens {
+		if rec.Status != record.StatusOK || rec.OutputTokens != tokens || len(rec.Chunks) != tokens {
 			t.Fatalf("request %d: %s %q, %d tokens, %d chunks", i, rec.Status, rec.Error, rec.OutputTokens, len(rec.Chunks))
 		}
 		for j := 1; j < len(rec.Chunks); j++ {
@@ -77,15 +78,15 @@ func TestFloorClientCancelled(t *testing.T) {
 	}
 	defer fc.close()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan sweep.Record)
+	done := make(chan record.Record)
 	go func() {
-		var rec sweep.Record
+		var rec record.Record
 		fc.Do(ctx, &sweep.Request{Prompt: "a", PromptTokens: 1, MaxTokens: 4}, &rec)
 		done <- rec
 	}()
 	cancel()
 	rec := <-done
-	if rec.Status != sweep.StatusCancelled {
+	if rec.Status != record.StatusCancelled {
 		t.Fatalf("status %s (%s), want cancelled", rec.Status, rec.Error)
 	}
 	if len(fc.idle) != 0 {
@@ -145,12 +146,12 @@ func TestReportMemory(t *testing.T) {
 // by the client-effect estimates; they print PASS or FAIL and never count as misses.
 func TestReportGoals(t *testing.T) {
 	cfg := config{ttft: 500 * time.Millisecond, itl: 100 * time.Millisecond, outputTokens: 32}
-	lvl := func(streams int, cpu time.Duration, kib float64, cs *sweep.ClientStats) row {
+	lvl := func(streams int, cpu time.Duration, kib float64, cs *record.ClientStats) row {
 		return row{streams: streams, achieved: float64(streams), tokens: 1e6, cpu: cpu,
 			rssPerStream: kib * 1024, ttft: 500.5, tpot: 100, client: cs}
 	}
-	ok := &sweep.ClientStats{Evidence: sweep.EvidenceEstimates, Effects: map[string]float64{"ttft_p50": 0.0005}}
-	lagged := &sweep.ClientStats{Bound: true, Evidence: sweep.EvidenceEstimates, Effects: map[string]float64{"ttft_p50": 0.25, sweep.EffectLoad: 0.4}}
+	ok := &record.ClientStats{Evidence: record.EvidenceEstimates, Effects: map[string]float64{"ttft_p50": 0.0005}}
+	lagged := &record.ClientStats{Bound: true, Evidence: record.EvidenceEstimates, Effects: map[string]float64{"ttft_p50": 0.25, sweep.EffectLoad: 0.4}}
 	// kneecap 1.10 × the floor at 1,024 streams, 30 KiB a stream more per stream, 4,096 refused
 	// by the estimates: every goal met.
 	rows := []row{lvl(1024, 1100*time.Millisecond, 30, ok), lvl(4096, 4400*time.Millisecond, 30, lagged)}

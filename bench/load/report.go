@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 	"gonum.org/v1/gonum/stat"
 )
@@ -155,7 +156,7 @@ func goals(w io.Writer, rows, floor []row, slope float64, fit bool, ttftCfg, tpo
 	}
 	if n := len(rows); n > 0 && rows[n-1].streams > goalStreams {
 		r := rows[n-1]
-		byEstimates := r.client != nil && r.client.Bound && r.client.Evidence == sweep.EvidenceEstimates
+		byEstimates := r.client != nil && r.client.Bound && r.client.Evidence == record.EvidenceEstimates
 		why := "no estimate"
 		if r.client != nil && len(r.client.Effects) > 0 {
 			why = sweep.EffectSummary(r.client.Effects)

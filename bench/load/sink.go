@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -32,7 +33,7 @@ type row struct {
 	ttft, tpot     float64       // p50, ms
 	errs, requests int
 	steady         bool
-	client         *sweep.ClientStats
+	client         *record.ClientStats
 }
 
 // cpuPerToken is the client CPU time per streamed token.
@@ -56,9 +57,9 @@ type benchSink struct {
 	err    error
 }
 
-func (b *benchSink) LevelDone(l sweep.Level) error {
+func (b *benchSink) LevelDone(l record.Level) error {
 	run := l.Run
-	lv := analysis.Summarize([]sweep.Level{l}, analysis.DefaultOptions())[0]
+	lv := analysis.Summarize([]record.Level{l}, analysis.DefaultOptions())[0]
 	sp, err := b.smp.between(run.W0, run.W1, run.WarmupStart, run.DrainEnd)
 	if err != nil {
 		return err
@@ -106,7 +107,7 @@ type heapProfiler struct {
 func (h *heapProfiler) LevelStarted(int, int) {}
 
 func (h *heapProfiler) Live(s sweep.LiveStats) {
-	if h.done || h.path == "" || s.Concurrency != h.streams || s.Phase != sweep.PhaseMeasure {
+	if h.done || h.path == "" || s.Concurrency != h.streams || s.Phase != record.PhaseMeasure {
 		return
 	}
 	h.done = true
@@ -125,4 +126,4 @@ func (h *heapProfiler) Live(s sweep.LiveStats) {
 	}
 }
 
-func (h *heapProfiler) LevelFinished(sweep.Level) {}
+func (h *heapProfiler) LevelFinished(record.Level) {}

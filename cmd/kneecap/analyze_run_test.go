@@ -16,6 +16,7 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -39,28 +40,28 @@ func writeGroundTruthRun(t *testing.T, dir string, S int, levels []int) {
 		e2e := time.Duration(float64(c) / float64(b) * outTok * float64(step))
 		ttft := e2e - (outTok-1)*step
 		warm, window := int64(2*e2e), int64(10*time.Second)
-		run := sweep.LevelRun{Index: li, Concurrency: c, WarmupStart: t0, W0: t0 + warm, W1: t0 + warm + window,
+		run := record.LevelRun{Index: li, Concurrency: c, WarmupStart: t0, W0: t0 + warm, W1: t0 + warm + window,
 			Steady: true, Slices: 10}
-		var recs []sweep.Record
+		var recs []record.Record
 		for w := range c {
 			sent := t0 + int64(w)*int64(e2e)/int64(c)
 			for seq := 0; sent < run.W1; seq++ {
-				phase := sweep.PhaseMeasure
+				phase := record.PhaseMeasure
 				if sent < run.W0 {
-					phase = sweep.PhaseWarmup
+					phase = record.PhaseWarmup
 				}
 				chunks := make([]int64, outTok)
 				for j := range chunks {
 					chunks[j] = int64(ttft+time.Duration(j)*step) / 1e3
 				}
-				recs = append(recs, sweep.Record{Level: li, Concurrency: c, Worker: w, Seq: seq, Phase: phase, Sent: sent,
-					TTFT: ttft, E2E: e2e, Chunks: chunks, PromptTokens: 256, OutputTokens: outTok, TokensSource: sweep.TokensFromUsage,
-					Status: sweep.StatusOK})
+				recs = append(recs, record.Record{Level: li, Concurrency: c, Worker: w, Seq: seq, Phase: phase, Sent: sent,
+					TTFT: ttft, E2E: e2e, Chunks: chunks, PromptTokens: 256, OutputTokens: outTok, TokensSource: record.TokensFromUsage,
+					Status: record.StatusOK})
 				sent += int64(e2e)
 			}
 		}
 		run.DrainEnd = sent(recs)
-		if err := d.LevelDone(sweep.Level{Run: run, Records: recs}); err != nil {
+		if err := d.LevelDone(record.Level{Run: run, Records: recs}); err != nil {
 			t.Fatal(err)
 		}
 		t0 = run.DrainEnd + int64(time.Second)
@@ -73,7 +74,7 @@ func writeGroundTruthRun(t *testing.T, dir string, S int, levels []int) {
 	}
 }
 
-func sent(recs []sweep.Record) int64 {
+func sent(recs []record.Record) int64 {
 	var end int64
 	for i := range recs {
 		end = max(end, recs[i].Done())

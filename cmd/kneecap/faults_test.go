@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sim"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // faultyServer serves the fixed-mode simulator, but answers every third request after the
@@ -137,7 +137,7 @@ sweep:
 	if len(res.Levels) != 1 || !strings.Contains(res.StopReason, "above max_error_rate") {
 		t.Fatalf("%d levels, stop %q: want the error-rate rule to stop after the first level", len(res.Levels), res.StopReason)
 	}
-	classes := map[sweep.ErrorClass]int{}
+	classes := map[record.ErrorClass]int{}
 	for _, r := range res.Records() {
 		if !r.OK() {
 			classes[r.ErrorClass]++
@@ -146,7 +146,7 @@ sweep:
 	// The server's own count of faults is the reference: one record per fault (the +1 is
 	// the preflight probe, which is not a record).
 	nFaults := int(f.faults.Load())
-	if got := classes[sweep.ErrHTTP5xx] + classes[sweep.ErrHTTP429] + classes[sweep.ErrStreamBroken]; got != nFaults || len(classes) != 3 {
+	if got := classes[record.ErrHTTP5xx] + classes[record.ErrHTTP429] + classes[record.ErrStreamBroken]; got != nFaults || len(classes) != 3 {
 		t.Errorf("records by class %v (total %d), server played %d faults of 3 kinds", classes, got, nFaults)
 	}
 	if len(res.Records())+1 != int(f.n.Load()) {
@@ -166,7 +166,7 @@ sweep:
 	if !ok {
 		t.Fatalf("analysis.json levels[0] has no error_classes: %v", lv)
 	}
-	for _, c := range []sweep.ErrorClass{sweep.ErrHTTP5xx, sweep.ErrHTTP429, sweep.ErrStreamBroken} {
+	for _, c := range []record.ErrorClass{record.ErrHTTP5xx, record.ErrHTTP429, record.ErrStreamBroken} {
 		if n, _ := ec[string(c)].(float64); n <= 0 || int(n) > classes[c] {
 			t.Errorf("error_classes[%s] = %v, want 1..%d (the window's share of the records)", c, ec[string(c)], classes[c])
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -125,7 +126,7 @@ type limitedRefiner struct {
 }
 
 // Refine implements sweep.Refiner.
-func (r limitedRefiner) Refine(levels []sweep.Level) (int, string) {
+func (r limitedRefiner) Refine(levels []record.Level) (int, string) {
 	c, why := r.Refiner.Refine(levels)
 	if c <= 0 {
 		return c, why

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -157,7 +158,7 @@ simulator: {profile: fixed, ttft: 5ms, itl: 1ms, output_tokens: 8}
 // fixedRefiner asks for one concurrency, always.
 type fixedRefiner int
 
-func (r fixedRefiner) Refine([]sweep.Level) (int, string) { return int(r), "test" }
+func (r fixedRefiner) Refine([]record.Level) (int, string) { return int(r), "test" }
 
 // TestLimitedRefiner checks that an added level is checked before it starts: one the process
 // cannot carry is not added, and adding stops with the limit's reason.

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
@@ -150,7 +151,7 @@ sweep: {levels: [2, 4], warmup: 50ms, duration: 2s, max_duration: 2s, min_reques
 	}
 	connect := 0
 	for _, r := range res.Records() {
-		if r.ErrorClass == sweep.ErrConnect {
+		if r.ErrorClass == record.ErrConnect {
 			connect++
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/report"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -39,9 +40,9 @@ type levelSummary struct {
 
 // summarizeLevel computes a level's table numbers from its records with the analysis
 // package's definitions (DESIGN §1), so the live table, the stop rules and analysis.json agree.
-func summarizeLevel(l sweep.Level) levelSummary {
+func summarizeLevel(l record.Level) levelSummary {
 	run := l.Run
-	lv := analysis.Summarize([]sweep.Level{l}, analysis.DefaultOptions())[0]
+	lv := analysis.Summarize([]record.Level{l}, analysis.DefaultOptions())[0]
 	num := func(f analysis.Float) float64 {
 		if !f.OK() {
 			return 0
@@ -157,7 +158,7 @@ func (p *progress) LevelStarted(index, concurrency int) {
 		after = max(0, p.planned()-index-1)
 	}
 	p.eta.started(p.now(), after)
-	p.draw(sweep.LiveStats{Index: index, Concurrency: concurrency, Phase: sweep.PhaseWarmup})
+	p.draw(sweep.LiveStats{Index: index, Concurrency: concurrency, Phase: record.PhaseWarmup})
 }
 
 // Live redraws the status line with the live numbers.
@@ -189,7 +190,7 @@ func (p *progress) describe(s sweep.LiveStats) string {
 		d = p.describeRate(s.Index)
 	}
 	d += fmt.Sprintf("  %s %s · sweep %.0f%%, ETA %s", s.Phase, etaString(s.Elapsed), 100*frac, etaString(left))
-	if s.Phase != sweep.PhaseWarmup {
+	if s.Phase != record.PhaseWarmup {
 		d += fmt.Sprintf(" · %.1f tok/s, TTFT p50 %s, %d done", s.OutputTPS, ms(s.TTFTP50), s.Completed)
 	}
 	return d
@@ -209,12 +210,12 @@ func expectsPrefixCache(cfg *config.Config, w sweep.Workload) bool {
 }
 
 // LevelFinished erases the status line and writes the level's table row.
-func (p *progress) LevelFinished(l sweep.Level) {
+func (p *progress) LevelFinished(l record.Level) {
 	run := l.Run
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()
-	lv := analysis.Summarize([]sweep.Level{l}, analysis.DefaultOptions())[0]
+	lv := analysis.Summarize([]record.Level{l}, analysis.DefaultOptions())[0]
 	if p.table == nil {
 		lengths := lv.InputTokens.Mean.OK() || lv.OutputTokens.Mean.OK()
 		t := report.NewLevelTable(run.OfferedRPS > 0, p.wide, lengths)
@@ -272,7 +273,7 @@ type announcingRefiner struct {
 }
 
 // Refine implements sweep.Refiner.
-func (r announcingRefiner) Refine(levels []sweep.Level) (int, string) {
+func (r announcingRefiner) Refine(levels []record.Level) (int, string) {
 	c, why := r.Refiner.Refine(levels)
 	if c <= 0 && why != "" {
 		r.prog.stopAdding(why)
@@ -285,7 +286,7 @@ func (r announcingRefiner) Refine(levels []sweep.Level) (int, string) {
 // extendedNote says why a level's window ran well past the configured duration (more than
 // 10%): the window grows until the level is steady and has min_requests completions, up to
 // max_duration, which a user who asked for --duration 6s otherwise learns only from the clock.
-func extendedNote(run sweep.LevelRun, proto sweep.Protocol) string {
+func extendedNote(run record.LevelRun, proto sweep.Protocol) string {
 	win := run.Window()
 	if proto.Duration <= 0 || win <= proto.Duration+proto.Duration/10 || run.Shard != nil {
 		return "" // a shard's window is max_duration by schedule: the merge chooses the window

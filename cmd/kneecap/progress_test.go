@@ -10,6 +10,7 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/report"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -17,13 +18,13 @@ import (
 // synthLevel builds a level with a 1 s window holding one successful request per TTFT value
 // whose tokens (tps ÷ len(ttfts) each) all arrive inside the window, so the level's output TPS
 // is tps, plus errs failed requests.
-func synthLevel(index, conc int, tps float64, ttft time.Duration, errs int) (sweep.LevelRun, []sweep.Record) {
+func synthLevel(index, conc int, tps float64, ttft time.Duration, errs int) (record.LevelRun, []record.Record) {
 	w0 := int64(1e18) + int64(index)*int64(time.Minute)
-	run := sweep.LevelRun{Index: index, Concurrency: conc, W0: w0, W1: w0 + int64(time.Second), Steady: true}
-	recs := []sweep.Record{{Level: index, Concurrency: conc, Sent: w0, TTFT: ttft, E2E: ttft + 100*time.Millisecond,
-		OutputTokens: int(tps), Status: sweep.StatusOK}}
+	run := record.LevelRun{Index: index, Concurrency: conc, W0: w0, W1: w0 + int64(time.Second), Steady: true}
+	recs := []record.Record{{Level: index, Concurrency: conc, Sent: w0, TTFT: ttft, E2E: ttft + 100*time.Millisecond,
+		OutputTokens: int(tps), Status: record.StatusOK}}
 	for i := 0; i < errs; i++ {
-		recs = append(recs, sweep.Record{Level: index, Concurrency: conc, Sent: w0 + 1, Status: sweep.StatusError, ErrorClass: sweep.ErrHTTP5xx})
+		recs = append(recs, record.Record{Level: index, Concurrency: conc, Sent: w0 + 1, Status: record.StatusError, ErrorClass: record.ErrHTTP5xx})
 	}
 	return run, recs
 }
@@ -49,10 +50,10 @@ func TestJudge(t *testing.T) {
 		{"ttft", []lv{{100, 10 * ms, 0}, {200, 21 * time.Second, 0}}, "TTFT p95"},
 	} {
 		cfg := config.Default()
-		var levels []sweep.Level
+		var levels []record.Level
 		for i, l := range tc.levels {
 			r, rr := synthLevel(i, 1<<i, l.tps, l.ttft, l.errs)
-			levels = append(levels, sweep.Level{Run: r, Records: rr})
+			levels = append(levels, record.Level{Run: r, Records: rr})
 		}
 		got := analysis.StopRules{Rules: cfg.Sweep.Stop}.Decide(levels)
 		if (tc.want == "") != (got == "") || !strings.HasPrefix(got, tc.want) {
@@ -73,9 +74,9 @@ func TestProgressTTY(t *testing.T) {
 	p := newProgress(&buf, true, []int{1, 2}, proto)
 	p.width = func() int { return 200 }
 	p.LevelStarted(0, 1)
-	p.Live(sweep.LiveStats{Index: 0, Concurrency: 1, Phase: sweep.PhaseMeasure, Elapsed: 7 * time.Second, OutputTPS: 123.4, TTFTP50: 42 * time.Millisecond, Completed: 7})
+	p.Live(sweep.LiveStats{Index: 0, Concurrency: 1, Phase: record.PhaseMeasure, Elapsed: 7 * time.Second, OutputTPS: 123.4, TTFTP50: 42 * time.Millisecond, Completed: 7})
 	run, recs := synthLevel(0, 1, 100, 10*time.Millisecond, 0)
-	p.LevelFinished(sweep.Level{Run: run, Records: recs})
+	p.LevelFinished(record.Level{Run: run, Records: recs})
 	p.close()
 	out := buf.String()
 	for _, want := range []string{clearLine + "level 1/2  c=1  warmup", clearLine + "level 1/2  c=1  measure 7s", "ETA ", "123.4 tok/s", "TTFT p50 42.0ms", "7 done", clearLine + report.NewLevelTable(false, false, false).Header(), "    100  "} {
@@ -87,8 +88,8 @@ func TestProgressTTY(t *testing.T) {
 	buf.Reset()
 	p = newProgress(&buf, false, []int{1, 2}, proto)
 	p.LevelStarted(0, 1)
-	p.Live(sweep.LiveStats{Index: 0, Concurrency: 1, Phase: sweep.PhaseMeasure, OutputTPS: 1})
-	p.LevelFinished(sweep.Level{Run: run, Records: recs})
+	p.Live(sweep.LiveStats{Index: 0, Concurrency: 1, Phase: record.PhaseMeasure, OutputTPS: 1})
+	p.LevelFinished(record.Level{Run: run, Records: recs})
 	if lines := strings.Split(strings.TrimSpace(buf.String()), "\n"); len(lines) != 2 || strings.ContainsAny(buf.String(), "\r\x1b") {
 		t.Errorf("non-TTY progress should be a header and one row:\n%q", buf.String())
 	}
@@ -103,7 +104,7 @@ func TestProgressFitsWidth(t *testing.T) {
 		p.width = func() int { return width }
 		p.rates = []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 1234.5}
 		p.LevelStarted(9, 512)
-		p.Live(sweep.LiveStats{Index: 9, Concurrency: 512, Phase: sweep.PhaseMeasure, Elapsed: 2 * time.Hour, OutputTPS: 123456.7, TTFTP50: 12 * time.Second, Completed: 1234567})
+		p.Live(sweep.LiveStats{Index: 9, Concurrency: 512, Phase: record.PhaseMeasure, Elapsed: 2 * time.Hour, OutputTPS: 123456.7, TTFTP50: 12 * time.Second, Completed: 1234567})
 		draws := strings.Split(buf.String(), clearLine)
 		if len(draws) != 3 || draws[0] != "" {
 			t.Fatalf("width %d: want two draws, each after an erase: %q", width, buf.String())
@@ -176,9 +177,9 @@ func TestProgressTableMatchesFinal(t *testing.T) {
 		if rate {
 			run.OfferedRPS = 2
 		}
-		l := sweep.Level{Run: run, Records: recs}
+		l := record.Level{Run: run, Records: recs}
 		p.LevelFinished(l)
-		lv := analysis.Summarize([]sweep.Level{l}, analysis.DefaultOptions())[0]
+		lv := analysis.Summarize([]record.Level{l}, analysis.DefaultOptions())[0]
 		tab := report.NewLevelTable(rate, false, false)
 		if want := tab.Header() + tab.Row(&lv); buf.String() != want {
 			t.Errorf("rate %v: live table\n%s\nwant the final table's lines\n%s", rate, buf.String(), want)
@@ -194,13 +195,13 @@ func TestProgressExtendedWindow(t *testing.T) {
 	p := newProgress(&buf, false, []int{1}, proto)
 	run, recs := synthLevel(0, 1, 100, 10*time.Millisecond, 0)
 	run.W1 = run.W0 + int64(55800*time.Millisecond)
-	p.LevelFinished(sweep.Level{Run: run, Records: recs})
+	p.LevelFinished(record.Level{Run: run, Records: recs})
 	if want := "note: window 55.8s, past duration 6s: a window grows until the level is steady with at least min_requests 100"; !strings.Contains(buf.String(), want) {
 		t.Errorf("progress output lacks %q:\n%s", want, buf.String())
 	}
 	buf.Reset()
 	run.W1 = run.W0 + int64(6200*time.Millisecond) // within 10% of duration: no note
-	p.LevelFinished(sweep.Level{Run: run, Records: recs})
+	p.LevelFinished(record.Level{Run: run, Records: recs})
 	if strings.Contains(buf.String(), "past duration") {
 		t.Errorf("a window within 10%% of duration got a note:\n%s", buf.String())
 	}
@@ -229,7 +230,7 @@ func TestProgressHitColumn(t *testing.T) {
 	p := newProgress(&buf, false, []int{1}, config.Default().Sweep)
 	p.hit = true
 	run, recs := synthLevel(0, 1, 100, 10*time.Millisecond, 0)
-	p.LevelFinished(sweep.Level{Run: run, Records: recs})
+	p.LevelFinished(record.Level{Run: run, Records: recs})
 	if tab := report.NewLevelTable(false, false, false).WithPrefixCache(); !strings.HasPrefix(buf.String(), tab.Header()) || !strings.Contains(buf.String(), "—") {
 		t.Errorf("live table without the hit column:\n%s", buf.String())
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -45,10 +46,10 @@ type probe struct {
 }
 
 // memSink keeps a sweep's levels in memory (the probe's are not part of the run).
-type memSink struct{ levels []sweep.Level }
+type memSink struct{ levels []record.Level }
 
-func (m *memSink) LevelDone(l sweep.Level) error { m.levels = append(m.levels, l); return nil }
-func (m *memSink) Finish(string) error           { return nil }
+func (m *memSink) LevelDone(l record.Level) error { m.levels = append(m.levels, l); return nil }
+func (m *memSink) Finish(string) error            { return nil }
 
 // runProbe runs the closed-loop probe of --rates auto against the target and returns its
 // result: one pilot request, whose E2E sizes the windows (probeProtocol), then the levels
@@ -92,7 +93,7 @@ func (s *sweepPrep) pilot(ctx context.Context, e *env, t *target) (time.Duration
 	defer cancel()
 	defer context.AfterFunc(e.interrupt, cancel)()
 	req := s.workload.Next(0, 0, 0)
-	var rec sweep.Record
+	var rec record.Record
 	t.client.Do(pctx, &req, &rec)
 	switch {
 	case pctx.Err() != nil:

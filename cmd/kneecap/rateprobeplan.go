@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -32,7 +33,7 @@ func probeProtocol(p sweep.Protocol, e2e time.Duration) sweep.Protocol {
 	q.MaxDuration = max(q.Duration, min(p.MaxDuration, 4*time.Second), 2*wide)
 	q.MinRequests = min(p.MinRequests, 20)
 	q.Cooldown = 0
-	q.Stop = sweep.StopRules{Plateau: true, Overload: true, MaxErrorRate: p.Stop.MaxErrorRate,
+	q.Stop = record.StopRules{Plateau: true, Overload: true, MaxErrorRate: p.Stop.MaxErrorRate,
 		StopTTFT: p.Stop.StopTTFT, Budget: p.Stop.Budget}
 	return q
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -219,7 +220,7 @@ type announcingRateRefiner struct {
 }
 
 // RefineRate implements sweep.RateRefiner.
-func (r announcingRateRefiner) RefineRate(levels []sweep.Level) (float64, string) {
+func (r announcingRateRefiner) RefineRate(levels []record.Level) (float64, string) {
 	rps, why := r.RateRefiner.RefineRate(levels)
 	if rps <= 0 && why != "" {
 		r.prog.stopAdding(why)

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/rundir"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // realEngineConfig is a short fixed-mode sweep; simulator is the simulator's extra keys.
@@ -93,11 +93,11 @@ func TestSweepUsageLie(t *testing.T) {
 // declares, else the server's info (the first a resumed run recorded), else the client's
 // default (0 here).
 func TestMaxTokensPerChunk(t *testing.T) {
-	sglang := &sweep.ServerInfo{Engine: "SGLang", Settings: map[string]string{"stream_interval": "2"}}
-	resumed := &rundir.Run{Server: &sweep.ServerInfo{Engine: "SGLang", Settings: map[string]string{"stream_interval": "3"}}}
+	sglang := &record.ServerInfo{Engine: "SGLang", Settings: map[string]string{"stream_interval": "2"}}
+	resumed := &rundir.Run{Server: &record.ServerInfo{Engine: "SGLang", Settings: map[string]string{"stream_interval": "3"}}}
 	for _, tc := range []struct {
 		declared int
-		info     *sweep.ServerInfo
+		info     *record.ServerInfo
 		done     *rundir.Run
 		want     int
 	}{

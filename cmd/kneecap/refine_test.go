@@ -10,8 +10,8 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/rundir"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // TestSweepRefine: with --refine the sweep adds levels after the planned doublings, inside
@@ -134,18 +134,18 @@ func TestRefinerStopsOnFailedAddedLevel(t *testing.T) {
 	var buf strings.Builder
 	r := announcingRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), newProgress(&buf, false, []int{1, 2}, cfg.Sweep)}
 	const w0, w1 = int64(1_000_000_000), int64(2_000_000_000)
-	level := func(index, c int, refine string, status sweep.Status) (sweep.LevelRun, []sweep.Record) {
-		run := sweep.LevelRun{Index: index, Concurrency: c, W0: w0, W1: w1, Steady: true, Refine: refine}
-		var recs []sweep.Record
+	level := func(index, c int, refine string, status record.Status) (record.LevelRun, []record.Record) {
+		run := record.LevelRun{Index: index, Concurrency: c, W0: w0, W1: w1, Steady: true, Refine: refine}
+		var recs []record.Record
 		for i := range 20 {
-			recs = append(recs, sweep.Record{Level: index, Concurrency: c, Worker: i % c, Phase: sweep.PhaseMeasure,
-				Sent: w0 + int64(i)*40_000_000, Status: status, ErrorClass: sweep.ErrConnect})
+			recs = append(recs, record.Record{Level: index, Concurrency: c, Worker: i % c, Phase: record.PhaseMeasure,
+				Sent: w0 + int64(i)*40_000_000, Status: status, ErrorClass: record.ErrConnect})
 		}
 		return run, recs
 	}
-	r0, c0 := level(0, 1, "", sweep.StatusError)
-	r1, c1 := level(1, 4, "test", sweep.StatusError)
-	c, why := r.Refine([]sweep.Level{{Run: r0, Records: c0}, {Run: r1, Records: c1}})
+	r0, c0 := level(0, 1, "", record.StatusError)
+	r1, c1 := level(1, 4, "test", record.StatusError)
+	c, why := r.Refine([]record.Level{{Run: r0, Records: c0}, {Run: r1, Records: c1}})
 	if c != 0 || !strings.Contains(why, "added level concurrency 4 had error rate 100.0%, above max_error_rate 5.0%") {
 		t.Errorf("Refine = %d, %q; want 0 and the error-rate rule", c, why)
 	}
@@ -154,7 +154,7 @@ func TestRefinerStopsOnFailedAddedLevel(t *testing.T) {
 	}
 	// The same failure on a planned level: the refiner analyzes (no valid level: no answer,
 	// nothing to add) but gives no reason to stop.
-	if c, why := r.Refine([]sweep.Level{{Run: r0, Records: c0}}); c != 0 || why != "" {
+	if c, why := r.Refine([]record.Level{{Run: r0, Records: c0}}); c != 0 || why != "" {
 		t.Errorf("planned failure: Refine = %d, %q; want 0 and no reason", c, why)
 	}
 }

@@ -13,12 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
 )
 
 // waitLevels polls levels.json until it lists at least n levels, and returns them.
-func waitLevels(t *testing.T, p *proc, dir string, n int) []sweep.LevelRun {
+func waitLevels(t *testing.T, p *proc, dir string, n int) []record.LevelRun {
 	t.Helper()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
@@ -166,7 +167,7 @@ server_metrics: {interval: 50ms}
 	}
 	cancelled := 0
 	for _, r := range res.Records() {
-		if r.Status == sweep.StatusCancelled {
+		if r.Status == record.StatusCancelled {
 			cancelled++
 		}
 	}

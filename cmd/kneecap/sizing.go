@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 	"github.com/kneecap/kneecap/sweep/hftokenizer"
 )
@@ -13,7 +14,7 @@ import (
 // read is refused with the configuration, before anything is sent.
 func (s *sweepPrep) loadTokenizer() error {
 	wl := s.cfg.Workload
-	if wl.Tokenizer == "" || wl.PromptSizing != "" && wl.PromptSizing != sweep.SizingAuto && wl.PromptSizing != sweep.SizingTokenizer {
+	if wl.Tokenizer == "" || wl.PromptSizing != "" && wl.PromptSizing != record.SizingAuto && wl.PromptSizing != record.SizingTokenizer {
 		return nil
 	}
 	tk, err := hftokenizer.Load(wl.Tokenizer)
@@ -33,7 +34,7 @@ func (s *sweepPrep) sizePrompts(ctx context.Context, e *env, t *target) error {
 	wl := s.cfg.Workload
 	method := wl.PromptSizing
 	if method == "" {
-		method = sweep.SizingAuto
+		method = record.SizingAuto
 	}
 	opts := sweep.SizingOptions{Method: method, API: s.cfg.Target.API, Client: t.client}
 	if s.tokenizer != nil {
@@ -44,12 +45,12 @@ func (s *sweepPrep) sizePrompts(ctx context.Context, e *env, t *target) error {
 		}
 	}
 	// auto uses a tokenizer file when there is one: the endpoint is not probed then.
-	if method == sweep.SizingTokenize || method == sweep.SizingAuto && s.tokenizer == nil {
+	if method == record.SizingTokenize || method == record.SizingAuto && s.tokenizer == nil {
 		ep, err := t.client.Tokenize(ctx)
 		switch {
 		case err == nil:
 			opts.Endpoint = ep.Counter()
-		case method == sweep.SizingTokenize:
+		case method == record.SizingTokenize:
 			return usageError("sweep: prompt sizing tokenize: %v", err)
 		}
 	}
@@ -80,7 +81,7 @@ func (s *sweepPrep) recordSizing(e *env) {
 // limitContext gives a sessions workload the server's context limit when the sizing did not
 // learn it and the server's info reports one, and warns when the nominal conversation
 // outgrows the limit (sweep.ContextWarning: conversations then end early).
-func (s *sweepPrep) limitContext(e *env, info *sweep.ServerInfo) {
+func (s *sweepPrep) limitContext(e *env, info *record.ServerInfo) {
 	s.workload = sweep.WithMaxModelLen(s.workload, info.MaxModelLen())
 	if w := sweep.ContextWarning(s.workload); w != "" {
 		fmt.Fprintf(e.stderr, "kneecap: warning: %s\n", w)

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/rundir"
-	"github.com/kneecap/kneecap/sweep"
 	"github.com/kneecap/kneecap/sweep/hftokenizer/hftest"
 )
 
@@ -47,9 +47,9 @@ func TestPromptLengthsInServerTokens(t *testing.T) {
 		method, keys string
 		exact        bool
 	}{
-		{sweep.SizingTokenize, "  prompt_sizing: tokenize", true},
-		{sweep.SizingUsage, "  prompt_sizing: usage", false},
-		{sweep.SizingTokenizer, "  prompt_sizing: tokenizer\n  tokenizer: " + tok, true},
+		{record.SizingTokenize, "  prompt_sizing: tokenize", true},
+		{record.SizingUsage, "  prompt_sizing: usage", false},
+		{record.SizingTokenizer, "  prompt_sizing: tokenizer\n  tokenizer: " + tok, true},
 	} {
 		t.Run(tt.method, func(t *testing.T) {
 			t.Parallel()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
@@ -34,7 +35,7 @@ type sweepPrep struct {
 	// tokenizer is workload.tokenizer, read (nil: not set or not used); sizing is how the
 	// prompts are sized in the server's tokens, once sizePrompts has run.
 	tokenizer *hftokenizer.Tokenizer
-	sizing    *sweep.PromptSizing
+	sizing    *record.PromptSizing
 	// probeElapsed is the time the probe took, which the rate sweep's budget counts.
 	probeElapsed time.Duration
 	// done and resume describe what a resumed run had done (nil and zero otherwise).

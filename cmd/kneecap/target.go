@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sim"
@@ -148,7 +149,7 @@ func windowWarning(w sweep.WindowCheck, minRequests int) string {
 // shard 0's) and records the answer with kneecap's version in the results directory. A
 // resumed run keeps what it recorded first (a run from before this record gets it now) and
 // warns when the server or kneecap now differ. It returns what the server says (nil: nothing).
-func recordServer(ctx context.Context, e *env, client *openai.Client, cfg config.Config, dir *rundir.Dir, done *rundir.Run) (*sweep.ServerInfo, error) {
+func recordServer(ctx context.Context, e *env, client *openai.Client, cfg config.Config, dir *rundir.Dir, done *rundir.Run) (*record.ServerInfo, error) {
 	bi, ok := debug.ReadBuildInfo()
 	tool := version(bi, ok)
 	var bodies map[string][]byte
@@ -185,7 +186,7 @@ func recordServer(ctx context.Context, e *env, client *openai.Client, cfg config
 // maxTokensPerChunk is the bound of tokens in one content chunk that usage is checked
 // against (DESIGN §7): 4 × the tokens per chunk the configuration declares, else the server's
 // info (what a resumed run recorded first), else 0 (the client's default).
-func maxTokensPerChunk(declared int, info *sweep.ServerInfo, done *rundir.Run) int {
+func maxTokensPerChunk(declared int, info *record.ServerInfo, done *rundir.Run) int {
 	if declared <= 0 && done != nil && done.Server != nil {
 		declared = done.Server.TokensPerChunk()
 	}

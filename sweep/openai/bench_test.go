@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -69,9 +70,9 @@ func BenchmarkClientStream(b *testing.B) {
 			runtime.ReadMemStats(&ms0)
 			b.ResetTimer()
 			for b.Loop() {
-				var rec sweep.Record
+				var rec record.Record
 				c.Do(context.Background(), &req, &rec)
-				if rec.Status != sweep.StatusOK || rec.OutputTokens != bc.chunks || rec.CachedTokens == nil {
+				if rec.Status != record.StatusOK || rec.OutputTokens != bc.chunks || rec.CachedTokens == nil {
 					b.Fatalf("%s %s", rec.Status, rec.Error)
 				}
 			}

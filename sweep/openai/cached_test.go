@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -28,7 +29,7 @@ func TestCachedTokens(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := streamOf(t, 4, tt.usage)
 			rec := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: "alpha beta gamma delta", PromptTokens: 4, MaxTokens: 4})
-			if rec.Status != sweep.StatusOK {
+			if rec.Status != record.StatusOK {
 				t.Fatalf("%s: %s", rec.Status, rec.Error)
 			}
 			switch {

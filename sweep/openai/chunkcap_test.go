@@ -14,13 +14,14 @@ import (
 	"gonum.org/v1/gonum/floats/scalar"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
 
 // capRecord returns r with its chunk offsets passed through the client's chunk log of max
 // offsets: the record the client would have written with MaxRecordedChunks = max.
-func capRecord(r sweep.Record, max int) sweep.Record {
+func capRecord(r record.Record, max int) record.Record {
 	l := newChunkLog(max, max)
 	for _, us := range r.Chunks {
 		l.add(us)
@@ -50,11 +51,11 @@ func TestRecordChunksCapped(t *testing.T) {
 	defer srv.Close()
 	c := newClient(t, srv.URL, func(o *Options) { o.MaxRecordedChunks = keep })
 	rec := do(t, c, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: n})
-	if rec.Status != sweep.StatusOK || rec.OutputTokens != n {
+	if rec.Status != record.StatusOK || rec.OutputTokens != n {
 		t.Fatalf("%s %s %s, %d tokens", rec.Status, rec.ErrorClass, rec.Error, rec.OutputTokens)
 	}
 	tail := rec.ChunksTail
-	if len(rec.Chunks) != keep || tail == nil || tail.Count != n-keep || sweep.ChunkCount(&rec) != n {
+	if len(rec.Chunks) != keep || tail == nil || tail.Count != n-keep || record.ChunkCount(&rec) != n {
 		t.Fatalf("%d offsets kept, tail %+v: want %d and %d more", len(rec.Chunks), tail, keep, n-keep)
 	}
 	if !slices.IsSorted(rec.Chunks) {
@@ -75,7 +76,7 @@ func TestRecordChunksCapped(t *testing.T) {
 		t.Errorf("histogram holds %d gaps, want %d", inGaps, tail.Count)
 	}
 	// The largest gap is in the histogram's last bucket, and at least the mean gap.
-	if lastLow := tail.Gaps[len(tail.Gaps)-1][0]; sweep.GapBucketLow(sweep.GapBucket(tail.MaxUS)) != lastLow ||
+	if lastLow := tail.Gaps[len(tail.Gaps)-1][0]; record.GapBucketLow(record.GapBucket(tail.MaxUS)) != lastLow ||
 		tail.MaxUS*int64(tail.Count) < tail.SumUS {
 		t.Errorf("largest tail gap %d µs: want it in the last bucket (from %d µs) and ≥ the mean %d µs",
 			tail.MaxUS, lastLow, tail.SumUS/int64(tail.Count))
@@ -89,7 +90,7 @@ func TestRecordChunksCapped(t *testing.T) {
 
 // TestEndlessStreamRecordBounded streams content chunks as fast as the server writes them,
 // never [DONE], until the request timeout (or the 1 Mi chunks of MaxChunks, on a fast
-// machine): the record keeps sweep.MaxRecordedChunks offsets, and its records.jsonl line
+// machine): the record keeps record.MaxRecordedChunks offsets, and its records.jsonl line
 // stays under 64 KiB (before the cap a record held up to 1 Mi offsets, ≈ 3.4 MB a line).
 func TestEndlessStreamRecordBounded(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -101,14 +102,14 @@ func TestEndlessStreamRecordBounded(t *testing.T) {
 	defer srv.Close()
 	c := newClient(t, srv.URL, func(o *Options) { o.RequestTimeout = 1500 * time.Millisecond })
 	rec := do(t, c, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 1 << 20})
-	if rec.ErrorClass != sweep.ErrTimeout && rec.ErrorClass != sweep.ErrBadChunk {
+	if rec.ErrorClass != record.ErrTimeout && rec.ErrorClass != record.ErrBadChunk {
 		t.Fatalf("%s %s %s, want timeout (or bad_chunk: more than MaxChunks)", rec.Status, rec.ErrorClass, rec.Error)
 	}
-	n := sweep.ChunkCount(&rec)
-	if n <= sweep.MaxRecordedChunks {
+	n := record.ChunkCount(&rec)
+	if n <= record.MaxRecordedChunks {
 		t.Skipf("only %d chunks arrived in 1.5 s: too slow a machine to pass the cap", n)
 	}
-	if len(rec.Chunks) != sweep.MaxRecordedChunks || rec.ChunksTail == nil || rec.OutputTokens != n {
+	if len(rec.Chunks) != record.MaxRecordedChunks || rec.ChunksTail == nil || rec.OutputTokens != n {
 		t.Fatalf("%d offsets kept of %d chunks (%d tokens), tail %v", len(rec.Chunks), n, rec.OutputTokens, rec.ChunksTail != nil)
 	}
 	line, err := json.Marshal(rec)
@@ -133,7 +134,7 @@ func TestCappedRecordsAnalyzeAlike(t *testing.T) {
 	srv := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 5*time.Millisecond, time.Millisecond })
 	c := newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel })
 	const workers, tokens = 8, 160
-	recs := make([]sweep.Record, workers)
+	recs := make([]record.Record, workers)
 	var wg sync.WaitGroup
 	for i := range recs {
 		wg.Go(func() {
@@ -144,19 +145,19 @@ func TestCappedRecordsAnalyzeAlike(t *testing.T) {
 	first, last := recs[0].Sent, recs[0].Done()
 	for i := range recs {
 		r := &recs[i]
-		if r.Status != sweep.StatusOK || len(r.Chunks) != tokens {
+		if r.Status != record.StatusOK || len(r.Chunks) != tokens {
 			t.Fatalf("request %d: %s %s, %d chunks", i, r.Status, r.Error, len(r.Chunks))
 		}
-		r.Phase, r.Worker = sweep.PhaseMeasure, i
+		r.Phase, r.Worker = record.PhaseMeasure, i
 		first, last = min(first, r.Sent), max(last, r.Done())
 	}
-	capped := make([]sweep.Record, workers)
+	capped := make([]record.Record, workers)
 	for i := range recs {
 		capped[i] = capRecord(recs[i], 24)
 	}
 	// The window: from the first send to the middle of the streams' tails.
-	run := sweep.LevelRun{Concurrency: workers, W0: first, W1: first + (last-first)*3/5, Steady: true, Slices: 10}
-	lv := analysis.Summarize([]sweep.Level{{Run: run, Records: recs}, {Run: run, Records: capped}}, analysis.DefaultOptions())
+	run := record.LevelRun{Concurrency: workers, W0: first, W1: first + (last-first)*3/5, Steady: true, Slices: 10}
+	lv := analysis.Summarize([]record.Level{{Run: run, Records: recs}, {Run: run, Records: capped}}, analysis.DefaultOptions())
 	full, cut := lv[0], lv[1]
 	exact := map[string][2]analysis.Latency{"TTFT": {full.TTFT, cut.TTFT}, "TPOT": {full.TPOT, cut.TPOT}, "E2E": {full.E2E, cut.E2E}}
 	for name, l := range exact {

@@ -11,23 +11,23 @@ import (
 
 	goopenai "github.com/sashabaranov/go-openai"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // classify maps a request error to an error class of sweep/record.go. streaming reports
 // that the response headers had arrived (the error came from reading the stream).
 // Cancellation and the request timeout are handled by the caller.
-func classify(err error, streaming bool) sweep.ErrorClass {
+func classify(err error, streaming bool) record.ErrorClass {
 	if clientLimit(err) {
-		return sweep.ErrClient
+		return record.ErrClient
 	}
 	var apiErr *goopenai.APIError
 	var reqErr *goopenai.RequestError
 	switch {
 	case errors.Is(err, errRedirect):
-		return sweep.ErrRedirect
+		return record.ErrRedirect
 	case errors.Is(err, errNoEventBody):
-		return sweep.ErrStreamBroken
+		return record.ErrStreamBroken
 	case errors.As(err, &apiErr):
 		if apiErr.HTTPStatusCode > 0 {
 			return statusClass(apiErr.HTTPStatusCode)
@@ -36,19 +36,19 @@ func classify(err error, streaming bool) sweep.ErrorClass {
 		if code := codeOf(apiErr.Code); code >= 400 {
 			return statusClass(code)
 		}
-		return sweep.ErrStreamBroken
+		return record.ErrStreamBroken
 	case errors.As(err, &reqErr):
 		return statusClass(reqErr.HTTPStatusCode)
 	case errors.Is(err, errBadChunk), errors.Is(err, errLineTooLong), errors.Is(err, errNonDataTooLong),
 		errors.Is(err, goopenai.ErrTooManyEmptyStreamMessages), errors.Is(err, errBodyTooLarge):
-		return sweep.ErrBadChunk
+		return record.ErrBadChunk
 	}
 	var netErr net.Error
 	if errors.As(err, &netErr) && netErr.Timeout() {
-		return sweep.ErrTimeout
+		return record.ErrTimeout
 	}
 	if streaming {
-		return sweep.ErrStreamBroken
+		return record.ErrStreamBroken
 	}
 	var opErr *net.OpError
 	var dnsErr *net.DNSError
@@ -63,31 +63,31 @@ func classify(err error, streaming bool) sweep.ErrorClass {
 		// net/http replaces the tls.RecordHeaderError of an https:// URL pointing at a
 		// plain-HTTP port by this unexported error.
 		strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
-		return sweep.ErrConnect
+		return record.ErrConnect
 	case errors.As(err, &opErr):
 		// The connection broke after it was established, before a response arrived.
-		return sweep.ErrStreamBroken
+		return record.ErrStreamBroken
 	}
 	var urlErr interface{ Timeout() bool }
 	if errors.As(err, &urlErr) {
 		// *url.Error from the transport without a net cause (for example the server
 		// closed the connection before answering: "EOF").
-		return sweep.ErrStreamBroken
+		return record.ErrStreamBroken
 	}
 	// go-openai's own validation (unsupported model for the endpoint, ...): the request
 	// could not be sent as configured.
-	return sweep.ErrHTTP4xx
+	return record.ErrHTTP4xx
 }
 
 // statusClass maps an HTTP status code to http_429, http_5xx or http_4xx.
-func statusClass(code int) sweep.ErrorClass {
+func statusClass(code int) record.ErrorClass {
 	switch {
 	case code == 429:
-		return sweep.ErrHTTP429
+		return record.ErrHTTP429
 	case code >= 500:
-		return sweep.ErrHTTP5xx
+		return record.ErrHTTP5xx
 	}
-	return sweep.ErrHTTP4xx
+	return record.ErrHTTP4xx
 }
 
 // codeOf reads an APIError code that is an int or a numeric string; 0 otherwise.

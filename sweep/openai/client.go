@@ -21,6 +21,7 @@ import (
 
 	goopenai "github.com/sashabaranov/go-openai"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -91,7 +92,7 @@ type Options struct {
 
 // DefaultOptions returns the defaults: chat API, 10 min request timeout, 60 s to the first
 // token, 30 s of stall between chunks, 256 connections, chunk recording on (the offsets of
-// sweep.MaxRecordedChunks chunks a record), 1 MiB lines, 1 MiB of non-data lines, 8 MiB
+// record.MaxRecordedChunks chunks a record), 1 MiB lines, 1 MiB of non-data lines, 8 MiB
 // non-stream bodies, 1 Mi chunks per request, 30 s dial timeout, DefaultMaxTokensPerChunk
 // tokens per chunk.
 func DefaultOptions() Options {
@@ -109,7 +110,7 @@ func DefaultOptions() Options {
 		DialTimeout:     30 * time.Second,
 
 		MaxTokensPerChunk: DefaultMaxTokensPerChunk,
-		MaxRecordedChunks: sweep.MaxRecordedChunks,
+		MaxRecordedChunks: record.MaxRecordedChunks,
 	}
 }
 
@@ -309,7 +310,7 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 
 // Do sends req as a streaming request and fills rec (see sweep.Client). It never returns
 // before the stream has ended or ctx is done.
-func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *sweep.Record) {
+func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *record.Record) {
 	st := &reqState{maxTokens: req.MaxTokens, ignoreEOS: req.IgnoreEOS}
 	start := time.Now()
 	reqCtx, cancel := context.WithCancelCause(ctx)
@@ -443,7 +444,7 @@ func (c *Client) read(ctx, reqCtx context.Context, s *sseBody, st *reqState,
 	setTokens(rec, sc, req, c.opts.MaxTokensPerChunk)
 	rec.ReadLag = sr.lag.Record()
 	if sr.kernel {
-		rec.Clock, rec.SendStamp, rec.FirstGather = sweep.ClockKernel, sr.send, sr.firstGather
+		rec.Clock, rec.SendStamp, rec.FirstGather = record.ClockKernel, sr.send, sr.firstGather
 		rec.ClientSent, rec.Sent = rec.Sent, sr.sentAt
 		rec.ClientTTFT, rec.ClientE2E = sr.cFirst, sr.cLast
 		if done {
@@ -455,9 +456,9 @@ func (c *Client) read(ctx, reqCtx context.Context, s *sseBody, st *reqState,
 	}
 	switch {
 	case done && nContent > 0:
-		rec.Status, rec.ErrorClass, rec.Error = sweep.StatusOK, "", ""
+		rec.Status, rec.ErrorClass, rec.Error = record.StatusOK, "", ""
 	case done:
-		rec.Status, rec.ErrorClass = sweep.StatusError, sweep.ErrEmpty
+		rec.Status, rec.ErrorClass = record.StatusError, record.ErrEmpty
 		rec.Error = "openai: stream: ended with [DONE] but no content"
 	case errors.Is(err, io.EOF):
 		c.fail(ctx, reqCtx, st, rec, errNoDone, true)
@@ -500,7 +501,7 @@ func (c *Client) finish(s *sseBody, st *reqState, cancel context.CancelCauseFunc
 
 // requestEnd sets Record.End when the request lets go of its connection (finish).
 type requestEnd struct {
-	rec   *sweep.Record
+	rec   *record.Record
 	tSend time.Time // the client's t_send
 	// On a kernel record that ended with [DONE]: doneAt is the kernel's arrival of that line
 	// (Unix ns), arrival the connection's clock, for the drain's reads.
@@ -534,7 +535,7 @@ type streamRead struct {
 	sc                  streamCounts
 	first, answer, last time.Duration
 	answered            bool
-	itl                 sweep.ITLSummary
+	itl                 record.ITLSummary
 	log                 chunkLog         // records nothing when chunks are not recorded
 	reply               *strings.Builder // the answer content, when KeepReply (else nil)
 	// arrival is the connection's kernel arrival clock (nil: no read lag); lag the content
@@ -663,17 +664,17 @@ func (c *Client) readChunks(s *sseBody, tSend time.Time, sr *streamRead) error {
 }
 
 // fail records err, classified; streaming reports whether the response had started.
-func (c *Client) fail(ctx, reqCtx context.Context, st *reqState, rec *sweep.Record, err error, streaming bool) {
-	rec.Status = sweep.StatusError
+func (c *Client) fail(ctx, reqCtx context.Context, st *reqState, rec *record.Record, err error, streaming bool) {
+	rec.Status = record.StatusError
 	switch cause := context.Cause(reqCtx); {
 	case ctx.Err() != nil:
-		rec.Status, rec.ErrorClass = sweep.StatusCancelled, sweep.ErrCancelled
+		rec.Status, rec.ErrorClass = record.StatusCancelled, record.ErrCancelled
 		err = context.Cause(ctx)
 	case errors.Is(cause, errRequestTimeout):
-		rec.ErrorClass = sweep.ErrTimeout
+		rec.ErrorClass = record.ErrTimeout
 		err = fmt.Errorf("%w after %v: %w", errRequestTimeout, c.opts.RequestTimeout, err)
 	case errors.Is(cause, errTTFTTimeout), errors.Is(cause, errStallTimeout):
-		rec.ErrorClass = sweep.ErrTimeout
+		rec.ErrorClass = record.ErrTimeout
 		err = c.silence(cause, st)
 	default:
 		rec.ErrorClass = classify(err, streaming)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -61,9 +62,9 @@ func newClient(t testing.TB, url string, mod func(*Options)) *Client {
 	return c
 }
 
-func do(t testing.TB, c *Client, req sweep.Request) sweep.Record {
+func do(t testing.TB, c *Client, req sweep.Request) record.Record {
 	t.Helper()
-	var rec sweep.Record
+	var rec record.Record
 	c.Do(context.Background(), &req, &rec)
 	return rec
 }
@@ -82,7 +83,7 @@ func TestRoleOnlyChunkDoesNotSetTTFT(t *testing.T) {
 	}))
 	defer srv.Close()
 	rec := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: "hi there", PromptTokens: 2, MaxTokens: 3})
-	if rec.Status != sweep.StatusOK {
+	if rec.Status != record.StatusOK {
 		t.Fatalf("status %s %s: %s", rec.Status, rec.ErrorClass, rec.Error)
 	}
 	if rec.TTFT < gap {
@@ -97,7 +98,7 @@ func TestRoleOnlyChunkDoesNotSetTTFT(t *testing.T) {
 	if time.Duration(rec.Chunks[2])*time.Microsecond != rec.E2E.Truncate(time.Microsecond) {
 		t.Errorf("E2E %v != last chunk offset %dus", rec.E2E, rec.Chunks[2])
 	}
-	if rec.OutputTokens != 3 || rec.TokensSource != sweep.TokensFromUsage || rec.PromptTokens != 7 {
+	if rec.OutputTokens != 3 || rec.TokensSource != record.TokensFromUsage || rec.PromptTokens != 7 {
 		t.Errorf("tokens out=%d src=%s prompt=%d, want 3 usage 7", rec.OutputTokens, rec.TokensSource, rec.PromptTokens)
 	}
 	if rec.Sent == 0 || rec.ConnWait < 0 {
@@ -117,7 +118,7 @@ func TestTokensFromChunksWithoutUsage(t *testing.T) {
 	defer srv.Close()
 	c := newClient(t, srv.URL, func(o *Options) { o.RecordChunks = false })
 	rec := do(t, c, sweep.Request{Prompt: "a b c", PromptTokens: 3})
-	if rec.Status != sweep.StatusOK || rec.OutputTokens != 5 || rec.TokensSource != sweep.TokensFromChunks {
+	if rec.Status != record.StatusOK || rec.OutputTokens != 5 || rec.TokensSource != record.TokensFromChunks {
 		t.Fatalf("got %s out=%d src=%s err=%s", rec.Status, rec.OutputTokens, rec.TokensSource, rec.Error)
 	}
 	if rec.PromptTokens != 3 {
@@ -137,31 +138,31 @@ func TestErrorClasses(t *testing.T) {
 	tests := []struct {
 		name    string
 		handler http.HandlerFunc
-		class   sweep.ErrorClass
+		class   record.ErrorClass
 		timeout time.Duration
 	}{
 		{"400", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(400)
 			io.WriteString(w, `{"error":{"message":"bad key `+key+`","type":"invalid_request_error","code":400}}`)
-		}, sweep.ErrHTTP4xx, 0},
+		}, record.ErrHTTP4xx, 0},
 		{"401 plain body echoing the key", func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(401)
 			io.WriteString(w, "unauthorized: "+r.Header.Get("Authorization"))
-		}, sweep.ErrHTTP4xx, 0},
+		}, record.ErrHTTP4xx, 0},
 		{"429", func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(429)
 			io.WriteString(w, `{"error":{"message":"slow down","type":"rate_limit"}}`)
-		}, sweep.ErrHTTP429, 0},
+		}, record.ErrHTTP429, 0},
 		{"503", func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(503)
 			io.WriteString(w, "overloaded")
-		}, sweep.ErrHTTP5xx, 0},
+		}, record.ErrHTTP5xx, 0},
 		{"missing DONE", func(w http.ResponseWriter, r *http.Request) {
 			s := newSSE(w)
 			s.data(contentChunk("a"))
 			s.data(contentChunk("b"))
-		}, sweep.ErrStreamBroken, 0},
+		}, record.ErrStreamBroken, 0},
 		{"connection cut mid-stream", func(w http.ResponseWriter, r *http.Request) {
 			s := newSSE(w)
 			s.data(contentChunk("a"))
@@ -169,30 +170,30 @@ func TestErrorClasses(t *testing.T) {
 			if err == nil {
 				conn.Close()
 			}
-		}, sweep.ErrStreamBroken, 0},
+		}, record.ErrStreamBroken, 0},
 		{"bad chunk", func(w http.ResponseWriter, r *http.Request) {
 			s := newSSE(w)
 			s.data(contentChunk("a"))
 			s.data(`{"choices":[{"delta":{"content":"b"`)
 			s.data("[DONE]")
-		}, sweep.ErrBadChunk, 0},
+		}, record.ErrBadChunk, 0},
 		{"empty", func(w http.ResponseWriter, r *http.Request) {
 			s := newSSE(w)
 			s.data(roleChunk())
 			s.data(usageChunk(3, 0))
 			s.data("[DONE]")
-		}, sweep.ErrEmpty, 0},
+		}, record.ErrEmpty, 0},
 		{"error object in stream (vLLM)", func(w http.ResponseWriter, r *http.Request) {
 			s := newSSE(w)
 			s.data(contentChunk("a"))
 			s.data(`{"error":{"object":"error","message":"engine dead","type":"InternalServerError","code":500}}`)
 			s.data("[DONE]")
-		}, sweep.ErrHTTP5xx, 0},
+		}, record.ErrHTTP5xx, 0},
 		{"top-level error object in stream", func(w http.ResponseWriter, r *http.Request) {
 			s := newSSE(w)
 			s.data(`{"object":"error","message":"prompt too long","type":"BadRequestError","code":400}`)
 			s.data("[DONE]")
-		}, sweep.ErrHTTP4xx, 0},
+		}, record.ErrHTTP4xx, 0},
 		{"hostile long line", func(w http.ResponseWriter, r *http.Request) {
 			s := newSSE(w)
 			s.data(contentChunk("a"))
@@ -200,12 +201,12 @@ func TestErrorClasses(t *testing.T) {
 			for range 64 { // 4 MiB without a newline
 				io.WriteString(w, junk)
 			}
-		}, sweep.ErrBadChunk, 0},
+		}, record.ErrBadChunk, 0},
 		{"stall past request timeout", func(w http.ResponseWriter, r *http.Request) {
 			s := newSSE(w)
 			s.data(contentChunk("a"))
 			<-r.Context().Done()
-		}, sweep.ErrTimeout, 100 * time.Millisecond},
+		}, record.ErrTimeout, 100 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -218,7 +219,7 @@ func TestErrorClasses(t *testing.T) {
 				}
 			})
 			rec := do(t, c, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 4})
-			if rec.Status != sweep.StatusError || rec.ErrorClass != tt.class {
+			if rec.Status != record.StatusError || rec.ErrorClass != tt.class {
 				t.Fatalf("status %s class %q, want error %q (%s)", rec.Status, rec.ErrorClass, tt.class, rec.Error)
 			}
 			if rec.Error == "" {
@@ -242,7 +243,7 @@ func TestConnectError(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
 	rec := do(t, newClient(t, "http://"+addr, nil), sweep.Request{Prompt: "x"})
-	if rec.Status != sweep.StatusError || rec.ErrorClass != sweep.ErrConnect {
+	if rec.Status != record.StatusError || rec.ErrorClass != record.ErrConnect {
 		t.Fatalf("status %s class %q (%s), want connect", rec.Status, rec.ErrorClass, rec.Error)
 	}
 	if _, err := newClient(t, "http://"+addr, nil).Models(context.Background()); err == nil {
@@ -261,7 +262,7 @@ func TestCancelled(t *testing.T) {
 	defer srv.Close()
 	c := newClient(t, srv.URL, nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	var rec sweep.Record
+	var rec record.Record
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -270,7 +271,7 @@ func TestCancelled(t *testing.T) {
 	<-started
 	cancel()
 	<-done
-	if rec.Status != sweep.StatusCancelled || rec.ErrorClass != sweep.ErrCancelled {
+	if rec.Status != record.StatusCancelled || rec.ErrorClass != record.ErrCancelled {
 		t.Fatalf("status %s class %s (%s), want cancelled", rec.Status, rec.ErrorClass, rec.Error)
 	}
 }
@@ -307,7 +308,7 @@ func TestRequestBodyExtraFieldsAndAuth(t *testing.T) {
 			o.ExtraBody = map[string]any{"top_k": 5, "skip_special_tokens": false}
 		})
 		rec := do(t, c, sweep.Request{Prompt: "one two", PromptTokens: 2, MaxTokens: 16, IgnoreEOS: true})
-		if rec.Status != sweep.StatusOK || rec.OutputTokens != 2 {
+		if rec.Status != record.StatusOK || rec.OutputTokens != 2 {
 			t.Fatalf("%s: status %s out %d (%s)", api, rec.Status, rec.OutputTokens, rec.Error)
 		}
 	}
@@ -358,7 +359,7 @@ func TestConnectionReuse(t *testing.T) {
 	defer srv.Close()
 	c := newClient(t, srv.URL, nil)
 	for range 20 {
-		if rec := do(t, c, sweep.Request{Prompt: "x"}); rec.Status != sweep.StatusOK {
+		if rec := do(t, c, sweep.Request{Prompt: "x"}); rec.Status != record.StatusOK {
 			t.Fatal(rec.Error)
 		}
 	}
@@ -422,7 +423,7 @@ func TestChunksCapacityBounded(t *testing.T) {
 	}))
 	defer srv.Close()
 	rec := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: "a", PromptTokens: 1, MaxTokens: 1 << 17})
-	if rec.Status != sweep.StatusOK || len(rec.Chunks) != 3 {
+	if rec.Status != record.StatusOK || len(rec.Chunks) != 3 {
 		t.Fatalf("status %s (%s), %d chunks, want ok and 3", rec.Status, rec.Error, len(rec.Chunks))
 	}
 	if c := cap(rec.Chunks); c > 2*len(rec.Chunks) {
@@ -453,7 +454,7 @@ func TestReasoningModelMaxCompletionTokens(t *testing.T) {
 	defer srv.Close()
 	for _, model := range []string{"o3-mini", "llama"} {
 		c := newClient(t, srv.URL, func(o *Options) { o.Model = model })
-		if rec := do(t, c, sweep.Request{Prompt: "a", PromptTokens: 1, MaxTokens: 7}); rec.Status != sweep.StatusOK {
+		if rec := do(t, c, sweep.Request{Prompt: "a", PromptTokens: 1, MaxTokens: 7}); rec.Status != record.StatusOK {
 			t.Fatalf("%s: %s %s", model, rec.Status, rec.Error)
 		}
 	}

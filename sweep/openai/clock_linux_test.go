@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -48,12 +49,12 @@ func kernelStampsOn(t *testing.T) {
 // transmit timestamp: after the client's t_send, with the client's TTFT and E2E kept, chunk
 // offsets that never decrease, the first at TTFT and the last at E2E, ttft_kernel_ns = TTFT
 // and end_ns ≥ E2E.
-func checkKernelRecord(t *testing.T, what string, rec *sweep.Record) {
+func checkKernelRecord(t *testing.T, what string, rec *record.Record) {
 	t.Helper()
-	if rec.Status != sweep.StatusOK {
+	if rec.Status != record.StatusOK {
 		t.Fatalf("%s: %s %s %s", what, rec.Status, rec.ErrorClass, rec.Error)
 	}
-	if !rec.KernelClock() || rec.SendStamp != sweep.SendTX {
+	if !rec.KernelClock() || rec.SendStamp != record.SendTX {
 		t.Fatalf("%s: clock %q send %q, want kernel and tx", what, rec.Clock, rec.SendStamp)
 	}
 	if rec.ClientSent == 0 || rec.Sent < rec.ClientSent || rec.ClientTTFT <= 0 || rec.ClientE2E < rec.ClientTTFT {
@@ -66,7 +67,7 @@ func checkKernelRecord(t *testing.T, what string, rec *sweep.Record) {
 	}
 	last := us[len(us)-1]
 	if tail := rec.ChunksTail; tail != nil {
-		last += tail.SumUS // the last chunk's offset (sweep.ChunkTail)
+		last += tail.SumUS // the last chunk's offset (record.ChunkTail)
 	}
 	if !slices.IsSorted(us) || us[0] != rec.TTFT.Microseconds() || last != rec.E2E.Microseconds() {
 		t.Fatalf("%s: %d chunks from %d to %d µs (sorted %v) with TTFT %v E2E %v: want non-decreasing offsets from TTFT to E2E",
@@ -140,7 +141,7 @@ func TestKernelClockManyRequests(t *testing.T) {
 	srv := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, 100*time.Microsecond })
 	cl := newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel })
 	const workers, each = 8, 50
-	recs := make([]sweep.Record, workers*each)
+	recs := make([]record.Record, workers*each)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
@@ -177,7 +178,7 @@ func TestKernelClockSetup(t *testing.T) {
 	cl := newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel })
 	for i := range 8 {
 		rec := do(t, cl, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 4, IgnoreEOS: true})
-		if rec.Status != sweep.StatusOK {
+		if rec.Status != record.StatusOK {
 			t.Fatalf("request %d: %s %s", i, rec.Status, rec.Error)
 		}
 		if !rec.Dialed || rec.Setup <= 0 || rec.Setup < rec.ConnWait || (!rec.Retried && rec.Setup != rec.ConnWait) {
@@ -264,14 +265,14 @@ func TestTXStampsNeverFailReads(t *testing.T) {
 		if err := <-rerr; err != nil {
 			t.Fatalf("round %d: the read waiting for the answer failed: %v", round, err)
 		}
-		if _, how, ok := c.sendTime(mark); !ok || how != sweep.SendWrite {
+		if _, how, ok := c.sendTime(mark); !ok || how != record.SendWrite {
 			t.Fatalf("round %d: send %q (%v), want write", round, how, ok)
 		}
 		mark = c.beginRequest(100)
 		if _, err := c.Write(make([]byte, 100)); err != nil || !c.tx.on.Load() {
 			t.Fatalf("round %d: small request: TX on %v, write %v", round, c.tx.on.Load(), err)
 		}
-		if _, how, ok := c.sendTime(mark); !ok || how != sweep.SendTX {
+		if _, how, ok := c.sendTime(mark); !ok || how != record.SendTX {
 			t.Fatalf("round %d: small request: send %q (%v), want tx", round, how, ok)
 		}
 	}
@@ -321,7 +322,7 @@ func BenchmarkStampConnWrite(b *testing.B) {
 				if _, err := io.ReadFull(c, ans); err != nil {
 					b.Fatal(err)
 				}
-				if _, how, ok := c.sendTime(mark); !ok || (how == sweep.SendTX) != tx {
+				if _, how, ok := c.sendTime(mark); !ok || (how == record.SendTX) != tx {
 					b.Fatalf("send %q %v", how, ok)
 				}
 			}
@@ -351,7 +352,7 @@ func TestTXStampsGiveUp(t *testing.T) {
 		if _, err := c.Write(make([]byte, 100)); err != nil {
 			t.Fatal(err)
 		}
-		if _, how, ok := c.sendTime(mark); !ok || how != sweep.SendWrite {
+		if _, how, ok := c.sendTime(mark); !ok || how != record.SendWrite {
 			t.Fatalf("request %d: send %q (%v), want write", i, how, ok)
 		}
 	}

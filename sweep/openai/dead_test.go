@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -18,9 +19,9 @@ import (
 // liveHook is a sweep.Observer that calls onLive with every live report.
 type liveHook struct{ onLive func(sweep.LiveStats) }
 
-func (liveHook) LevelStarted(int, int)       {}
-func (h liveHook) Live(s sweep.LiveStats)    { h.onLive(s) }
-func (liveHook) LevelFinished(l sweep.Level) {}
+func (liveHook) LevelStarted(int, int)        {}
+func (h liveHook) Live(s sweep.LiveStats)     { h.onLive(s) }
+func (liveHook) LevelFinished(l record.Level) {}
 
 // TestFaultDeadServer kills the server (every connection cut, the port closed: a kill -9)
 // during the first level's window. The workers' connect errors back off, the level ends
@@ -41,7 +42,7 @@ func TestFaultDeadServer(t *testing.T) {
 		wg     sync.WaitGroup
 	)
 	plan.Observer = liveHook{func(s sweep.LiveStats) {
-		if s.Phase == sweep.PhaseMeasure {
+		if s.Phase == record.PhaseMeasure {
 			once.Do(func() {
 				killed = time.Now()
 				srv.CloseClientConnections()
@@ -70,7 +71,7 @@ func TestFaultDeadServer(t *testing.T) {
 	}
 	connect := 0
 	for i := range sink.recs {
-		if sink.recs[i].ErrorClass == sweep.ErrConnect {
+		if sink.recs[i].ErrorClass == record.ErrConnect {
 			connect++
 		}
 	}
@@ -110,8 +111,8 @@ func TestFaultSilentSweep(t *testing.T) {
 	for i := range sink.recs {
 		r := &sink.recs[i]
 		if r.Seq == 0 {
-			checkFailure(t, r, sweep.ErrTimeout)
-		} else if r.Status != sweep.StatusCancelled {
+			checkFailure(t, r, record.ErrTimeout)
+		} else if r.Status != record.StatusCancelled {
 			t.Errorf("request %d of worker %d: %s %s, want cancelled when the level ended", r.Seq, r.Worker, r.Status, r.ErrorClass)
 		}
 	}
@@ -133,7 +134,7 @@ func TestFaultDoneOpenSweep(t *testing.T) {
 	if out.StopReason != sweep.StopDone || len(sink.runs) != 2 {
 		t.Fatalf("%d levels, stop %q", len(sink.runs), out.StopReason)
 	}
-	last := map[[2]int]*sweep.Record{}
+	last := map[[2]int]*record.Record{}
 	idle := 0
 	for i := range sink.recs {
 		r := &sink.recs[i]

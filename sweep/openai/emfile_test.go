@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -26,14 +27,14 @@ func TestClientLimitClass(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		err  error
-		want sweep.ErrorClass
+		want record.ErrorClass
 	}{
-		{dial("socket", syscall.EMFILE), sweep.ErrClient},
-		{dial("socket", syscall.ENFILE), sweep.ErrClient},
-		{dial("socket", syscall.ENOBUFS), sweep.ErrClient},
-		{dial("connect", syscall.EADDRNOTAVAIL), sweep.ErrClient},
-		{dial("connect", syscall.ECONNREFUSED), sweep.ErrConnect},
-		{&net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, sweep.ErrStreamBroken},
+		{dial("socket", syscall.EMFILE), record.ErrClient},
+		{dial("socket", syscall.ENFILE), record.ErrClient},
+		{dial("socket", syscall.ENOBUFS), record.ErrClient},
+		{dial("connect", syscall.EADDRNOTAVAIL), record.ErrClient},
+		{dial("connect", syscall.ECONNREFUSED), record.ErrConnect},
+		{&net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, record.ErrStreamBroken},
 	} {
 		if got := classify(tc.err, false); got != tc.want {
 			t.Errorf("classify(%v) = %s, want %s", tc.err, got, tc.want)
@@ -68,7 +69,7 @@ func TestTooManyOpenFilesIsClient(t *testing.T) {
 func emfileChild(t *testing.T, base string) {
 	c := newClient(t, base, func(o *Options) { o.Model = sim.DefaultModel })
 	req := sweep.Request{Prompt: "a b", PromptTokens: 2, MaxTokens: 4, IgnoreEOS: true}
-	if rec := do(t, c, req); rec.Status != sweep.StatusOK {
+	if rec := do(t, c, req); rec.Status != record.StatusOK {
 		t.Fatalf("first request: %s %s", rec.ErrorClass, rec.Error)
 	}
 	c.Close() // no pooled connection: the next request must dial
@@ -98,10 +99,10 @@ func emfileChild(t *testing.T, base string) {
 	for _, f := range held {
 		f.Close()
 	}
-	if rec.Status != sweep.StatusError || rec.ErrorClass != sweep.ErrClient || !strings.Contains(rec.Error, "too many open files") {
+	if rec.Status != record.StatusError || rec.ErrorClass != record.ErrClient || !strings.Contains(rec.Error, "too many open files") {
 		t.Fatalf("with every descriptor taken: %s %s %q, want error client \"too many open files\"", rec.Status, rec.ErrorClass, rec.Error)
 	}
-	if rec := do(t, c, req); rec.Status != sweep.StatusOK {
+	if rec := do(t, c, req); rec.Status != record.StatusOK {
 		t.Fatalf("after closing %d files: %s %s", len(held), rec.ErrorClass, rec.Error)
 	}
 	t.Log("child: client class, then ok (limit " + strconv.FormatUint(lim.Cur, 10) + ")")

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 	goopenai "github.com/sashabaranov/go-openai"
 )
@@ -409,7 +410,7 @@ func TestStreamCutMidLine(t *testing.T) {
 	}))
 	defer srv.Close()
 	rec := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 4})
-	if rec.ErrorClass != sweep.ErrStreamBroken || !strings.Contains(rec.Error, "unexpected EOF") || len(rec.Chunks) != 1 {
+	if rec.ErrorClass != record.ErrStreamBroken || !strings.Contains(rec.Error, "unexpected EOF") || len(rec.Chunks) != 1 {
 		t.Fatalf("record %s %q, %d chunks; want stream_broken naming the cut, after 1 chunk", rec.ErrorClass, rec.Error, len(rec.Chunks))
 	}
 }
@@ -424,7 +425,7 @@ func TestStreamRedirectNotFollowed(t *testing.T) {
 		}))
 		rec := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 4})
 		srv.Close()
-		if rec.ErrorClass != sweep.ErrRedirect || !strings.Contains(rec.Error, fmt.Sprintf("%d %s", code, http.StatusText(code))) {
+		if rec.ErrorClass != record.ErrRedirect || !strings.Contains(rec.Error, fmt.Sprintf("%d %s", code, http.StatusText(code))) {
 			t.Errorf("%d: record %s %q; want redirect naming the status", code, rec.ErrorClass, rec.Error)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/report"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
@@ -29,48 +30,48 @@ const faultTimeout = 700 * time.Millisecond
 const timeoutSlack = 1500 * time.Millisecond
 
 // faultClass is the error class DESIGN §7 assigns to each fault ("" for success).
-var faultClass = map[fault]sweep.ErrorClass{
+var faultClass = map[fault]record.ErrorClass{
 	faultNone:        "",
-	fault401:         sweep.ErrHTTP4xx,
-	fault404Model:    sweep.ErrHTTP4xx,
-	fault429:         sweep.ErrHTTP429,
-	fault500:         sweep.ErrHTTP5xx,
-	fault503:         sweep.ErrHTTP5xx,
-	faultHTML502:     sweep.ErrHTTP5xx,
-	faultDisconnect:  sweep.ErrStreamBroken,
-	faultBadJSON:     sweep.ErrBadChunk,
-	faultStreamError: sweep.ErrHTTP5xx, // the error object's code is 500
-	faultHugeLine:    sweep.ErrBadChunk,
-	faultEndless:     sweep.ErrTimeout,
-	faultSilent:      sweep.ErrTimeout,
-	faultTrickle:     sweep.ErrTimeout,
-	faultEmpty:       sweep.ErrEmpty,
-	faultNoDone:      sweep.ErrStreamBroken,
-	faultKeepAlive:   sweep.ErrBadChunk,
-	faultNoToken:     sweep.ErrTimeout,
-	faultStall:       sweep.ErrTimeout,
+	fault401:         record.ErrHTTP4xx,
+	fault404Model:    record.ErrHTTP4xx,
+	fault429:         record.ErrHTTP429,
+	fault500:         record.ErrHTTP5xx,
+	fault503:         record.ErrHTTP5xx,
+	faultHTML502:     record.ErrHTTP5xx,
+	faultDisconnect:  record.ErrStreamBroken,
+	faultBadJSON:     record.ErrBadChunk,
+	faultStreamError: record.ErrHTTP5xx, // the error object's code is 500
+	faultHugeLine:    record.ErrBadChunk,
+	faultEndless:     record.ErrTimeout,
+	faultSilent:      record.ErrTimeout,
+	faultTrickle:     record.ErrTimeout,
+	faultEmpty:       record.ErrEmpty,
+	faultNoDone:      record.ErrStreamBroken,
+	faultKeepAlive:   record.ErrBadChunk,
+	faultNoToken:     record.ErrTimeout,
+	faultStall:       record.ErrTimeout,
 	faultDoneOpen:    "", // ends at [DONE] (TestFaultDoneWithoutClose)
 
-	faultRedirect301:     sweep.ErrRedirect,
-	faultRedirect302:     sweep.ErrRedirect,
-	faultRedirect303:     sweep.ErrRedirect,
-	faultRedirect307:     sweep.ErrRedirect,
-	faultRedirect308:     sweep.ErrRedirect,
-	faultRedirect301Same: sweep.ErrRedirect, // would turn the POST into a GET
-	faultRedirect302Same: sweep.ErrRedirect,
-	faultRedirect303Same: sweep.ErrRedirect,
+	faultRedirect301:     record.ErrRedirect,
+	faultRedirect302:     record.ErrRedirect,
+	faultRedirect303:     record.ErrRedirect,
+	faultRedirect307:     record.ErrRedirect,
+	faultRedirect308:     record.ErrRedirect,
+	faultRedirect301Same: record.ErrRedirect, // would turn the POST into a GET
+	faultRedirect302Same: record.ErrRedirect,
+	faultRedirect303Same: record.ErrRedirect,
 	faultRedirect307Same: "", // followed with its method and body
 	faultRedirect308Same: "",
 }
 
-var designClasses = []sweep.ErrorClass{sweep.ErrConnect, sweep.ErrTimeout, sweep.ErrHTTP4xx, sweep.ErrHTTP429,
-	sweep.ErrHTTP5xx, sweep.ErrStreamBroken, sweep.ErrBadChunk, sweep.ErrEmpty, sweep.ErrRedirect}
+var designClasses = []record.ErrorClass{record.ErrConnect, record.ErrTimeout, record.ErrHTTP4xx, record.ErrHTTP429,
+	record.ErrHTTP5xx, record.ErrStreamBroken, record.ErrBadChunk, record.ErrEmpty, record.ErrRedirect}
 
 // checkFailure asserts the invariants of every failed record: an error status, a DESIGN §7
 // class, a one-line bounded message, and an end no later than request_timeout + slack.
-func checkFailure(t *testing.T, rec *sweep.Record, class sweep.ErrorClass) {
+func checkFailure(t *testing.T, rec *record.Record, class record.ErrorClass) {
 	t.Helper()
-	if rec.Status != sweep.StatusError || rec.ErrorClass != class {
+	if rec.Status != record.StatusError || rec.ErrorClass != class {
 		t.Errorf("status %s class %q (%s), want error %q", rec.Status, rec.ErrorClass, rec.Error, class)
 	}
 	if !slices.Contains(designClasses, rec.ErrorClass) {
@@ -91,7 +92,7 @@ func TestFaultEachRequest(t *testing.T) {
 	type tc struct {
 		name  string
 		url   func(t testing.TB) string
-		class sweep.ErrorClass
+		class record.ErrorClass
 	}
 	var cases []tc
 	for f, class := range faultClass {
@@ -104,12 +105,12 @@ func TestFaultEachRequest(t *testing.T) {
 		}, class})
 	}
 	cases = append(cases,
-		tc{"connection refused", closedPort, sweep.ErrConnect},
+		tc{"connection refused", closedPort, record.ErrConnect},
 		tc{"TLS to a plain-HTTP port", func(t testing.TB) string {
 			_, srv := startHostile(t, func(int64) fault { return faultNone })
 			return "https://" + strings.TrimPrefix(srv.URL, "http://")
-		}, sweep.ErrConnect},
-		tc{"accepts the connection and never answers", silentListener, sweep.ErrTimeout},
+		}, record.ErrConnect},
+		tc{"accepts the connection and never answers", silentListener, record.ErrTimeout},
 	)
 	slices.SortFunc(cases, func(a, b tc) int { return strings.Compare(a.name, b.name) })
 	for _, c := range cases {
@@ -142,7 +143,7 @@ func TestFaultHugeLineMemoryBounded(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	recs := make([]sweep.Record, conc)
+	recs := make([]record.Record, conc)
 	var wg sync.WaitGroup
 	for i := range recs {
 		wg.Go(func() {
@@ -158,7 +159,7 @@ func TestFaultHugeLineMemoryBounded(t *testing.T) {
 		t.Errorf("allocated %d bytes for %d hostile streams, want < %d (lines must not be buffered)", alloc, conc, limit)
 	}
 	for i := range recs {
-		if recs[i].Status != sweep.StatusError || recs[i].ErrorClass != sweep.ErrBadChunk {
+		if recs[i].Status != record.StatusError || recs[i].ErrorClass != record.ErrBadChunk {
 			t.Errorf("request %d: %s %q (%s), want bad_chunk", i, recs[i].Status, recs[i].ErrorClass, recs[i].Error)
 		}
 	}
@@ -184,12 +185,12 @@ func cyclePick(n int64) fault {
 // memSink keeps a sweep's levels in memory.
 type memSink struct {
 	mu     sync.Mutex
-	runs   []sweep.LevelRun
-	recs   []sweep.Record
+	runs   []record.LevelRun
+	recs   []record.Record
 	reason string
 }
 
-func (s *memSink) LevelDone(l sweep.Level) error {
+func (s *memSink) LevelDone(l record.Level) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.runs = append(s.runs, l.Run)
@@ -244,13 +245,13 @@ func TestFaultSweepKeepsRunning(t *testing.T) {
 
 	// Every request is one record, with the class of the fault the server played.
 	played := h.counts()
-	want := map[sweep.ErrorClass]int{}
+	want := map[record.ErrorClass]int{}
 	total := 0
 	for f, n := range played {
 		want[faultClass[f]] += n
 		total += n
 	}
-	got := map[sweep.ErrorClass]int{}
+	got := map[record.ErrorClass]int{}
 	for i := range sink.recs {
 		r := &sink.recs[i]
 		if r.OK() {
@@ -279,7 +280,7 @@ func TestFaultSweepKeepsRunning(t *testing.T) {
 
 	// The analysis counts the classes of the requests sent in each window, and the report
 	// prints them.
-	levels := analysis.Summarize(sweep.GroupRecords(sink.runs, sink.recs), analysis.DefaultOptions())
+	levels := analysis.Summarize(record.GroupRecords(sink.runs, sink.recs), analysis.DefaultOptions())
 	if len(levels) != 2 {
 		t.Fatalf("%d analysis levels, want 2", len(levels))
 	}

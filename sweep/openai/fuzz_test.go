@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -108,14 +109,14 @@ func FuzzStream(f *testing.F) {
 	defer c.Close()
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req := sweep.Request{Prompt: base64.StdEncoding.EncodeToString(body), PromptTokens: 1, MaxTokens: 4}
-		var rec sweep.Record
+		var rec record.Record
 		start := time.Now()
 		c.Do(context.Background(), &req, &rec)
 		if el := time.Since(start); el > 5*time.Second+time.Second {
 			t.Fatalf("Do took %v", el)
 		}
 		switch rec.Status {
-		case sweep.StatusOK:
+		case record.StatusOK:
 			if len(rec.Chunks) == 0 || rec.TTFT <= 0 || rec.E2E < rec.TTFT || rec.ErrorClass != "" {
 				t.Fatalf("inconsistent success: %+v", rec)
 			}
@@ -131,14 +132,14 @@ func FuzzStream(f *testing.F) {
 			if rec.ReasoningChunks > c || rec.TTFA != 0 && (rec.TTFA < rec.TTFT || rec.TTFA > rec.E2E) {
 				t.Fatalf("reasoning chunks %d of %d, TTFA %v, TTFT %v, E2E %v", rec.ReasoningChunks, c, rec.TTFA, rec.TTFT, rec.E2E)
 			}
-		case sweep.StatusError:
+		case record.StatusError:
 			if !slices.Contains(designClasses, rec.ErrorClass) || rec.Error == "" {
 				t.Fatalf("error record with class %q (%s)", rec.ErrorClass, rec.Error)
 			}
 		default:
 			t.Fatalf("status %q", rec.Status)
 		}
-		if reflect.DeepEqual(rec, sweep.Record{}) {
+		if reflect.DeepEqual(rec, record.Record{}) {
 			t.Fatal("empty record")
 		}
 	})

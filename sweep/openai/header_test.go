@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -131,7 +132,7 @@ func TestHeaderOnEveryRequest(t *testing.T) {
 	if _, err := sweep.RunPreflight(ctx, c, "m", sweep.PreflightTimeout); err != nil {
 		t.Fatalf("preflight: %v", err)
 	}
-	if rec := do(t, c, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 1}); rec.Status != sweep.StatusOK {
+	if rec := do(t, c, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 1}); rec.Status != record.StatusOK {
 		t.Fatalf("request: %s %s", rec.Status, rec.Error)
 	}
 	tk, err := c.Tokenize(ctx)
@@ -174,7 +175,7 @@ func TestHeaderSecretNotInErrors(t *testing.T) {
 	t.Cleanup(srv.Close)
 	c := newClient(t, srv.URL, func(o *Options) { o.Header = http.Header{"Authorization": {"Token " + headerKey}} })
 	rec := do(t, c, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 1})
-	if rec.Status != sweep.StatusError || !strings.Contains(rec.Error, "revoked") {
+	if rec.Status != record.StatusError || !strings.Contains(rec.Error, "revoked") {
 		t.Fatalf("%s %q, want the server's refusal", rec.Status, rec.Error)
 	}
 	if strings.Contains(rec.Error, headerKey) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/report"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
@@ -35,7 +36,7 @@ func TestSharedPrefixHitRate(t *testing.T) {
 			t.Fatalf("record %+v: want a success of %d prompt tokens, %d of them cached", r, prompt, hit)
 		}
 	}
-	levels := analysis.Summarize(sweep.GroupRecords(sink.runs, sink.recs), analysis.DefaultOptions())
+	levels := analysis.Summarize(record.GroupRecords(sink.runs, sink.recs), analysis.DefaultOptions())
 	for i, lv := range levels {
 		pc, run := lv.PrefixCache, sink.runs[i]
 		if pc == nil || pc.Source != analysis.PrefixFromCounters || run.Server == nil || run.Server.PrefixCacheQueries < prompt {
@@ -58,7 +59,7 @@ func TestSharedPrefixHitRate(t *testing.T) {
 	for i := range sink.runs {
 		sink.runs[i].Server = nil
 	}
-	for _, lv := range analysis.Summarize(sweep.GroupRecords(sink.runs, sink.recs), analysis.DefaultOptions()) {
+	for _, lv := range analysis.Summarize(record.GroupRecords(sink.runs, sink.recs), analysis.DefaultOptions()) {
 		if pc := lv.PrefixCache; pc == nil || pc.Source != analysis.PrefixFromUsage || pc.HitRate != analysis.Float(want) {
 			t.Errorf("level %d without metrics: %+v", lv.Concurrency, pc)
 		}
@@ -95,12 +96,12 @@ func sharedPrefixSweep(t *testing.T, prompt, prefix, template, block int) *memSi
 	if err != nil {
 		t.Fatal(err)
 	}
-	wl, sz, err := sweep.SizePrompts(ctx, wl, sweep.SizingOptions{Method: sweep.SizingTokenize, API: sweep.APIChat, Endpoint: tk.Counter(), Client: cl})
+	wl, sz, err := sweep.SizePrompts(ctx, wl, sweep.SizingOptions{Method: record.SizingTokenize, API: sweep.APIChat, Endpoint: tk.Counter(), Client: cl})
 	if err != nil || !sz.Exact {
 		t.Fatalf("sizing %+v: %v", sz, err)
 	}
 	warm := wl.Next(99, 0, 0)
-	var rec sweep.Record
+	var rec record.Record
 	if cl.Do(ctx, &warm, &rec); !rec.OK() {
 		t.Fatalf("the first request: %+v", rec)
 	}

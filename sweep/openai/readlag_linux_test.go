@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -170,10 +171,10 @@ func TestReadLagVerdict(t *testing.T) {
 			cs.Bound, cs.Reason, cs.Note)
 		// The kernel turns timestamping on a moment after the first socket asks: a process's
 		// first reads may come unstamped (counted missed), so not every chunk is covered.
-		if cs.Evidence != sweep.EvidenceEstimates || cs.ReadLagCoverage < sweep.ReadLagCoverageMin {
+		if cs.Evidence != record.EvidenceEstimates || cs.ReadLagCoverage < sweep.ReadLagCoverageMin {
 			t.Fatalf("delay %v: evidence %q, coverage %.2f; want the estimates, read lag over at least %.0f%% of the chunks", delay, cs.Evidence, cs.ReadLagCoverage, 100*sweep.ReadLagCoverageMin)
 		}
-		lv := analysis.Summarize(sweep.GroupRecords(runs, recs), analysis.DefaultOptions())[0]
+		lv := analysis.Summarize(record.GroupRecords(runs, recs), analysis.DefaultOptions())[0]
 		checkKernelTTFT(t, recs, &lv, 20*time.Millisecond)
 		if delay == 0 {
 			if cs.Bound && cs.RunQueueDelay > sweep.ClientRunQueueBound {
@@ -211,7 +212,7 @@ func containsAll(s string, subs ...string) bool {
 // against startSim: long enough that the client's own turnaround between requests, about
 // 0.5 ms under -race, stays within the 1% tolerance of the offered load), 400 ms long,
 // against cl.
-func runReadLagLevel(t *testing.T, cl sweep.Client) ([]sweep.Record, []sweep.LevelRun) {
+func runReadLagLevel(t *testing.T, cl sweep.Client) ([]record.Record, []record.LevelRun) {
 	t.Helper()
 	wl, err := sweep.NewWorkload(sweep.WorkloadConfig{
 		InputTokens:  sweep.Dist{Dist: sweep.DistFixed, Mean: 8},

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -95,11 +96,11 @@ func TestReadLagThroughTLS(t *testing.T) {
 	}
 	t.Logf("TLS, delay %v: read lag p50 %v p99 %v over %d chunks (coverage %.2f); bound %v: %s",
 		delay, cs.ReadLagP50, cs.ReadLagP99, cs.ReadLagChunks, cs.ReadLagCoverage, cs.Bound, cs.Reason)
-	if cs.Evidence != sweep.EvidenceEstimates || cs.ReadLagCoverage < sweep.ReadLagCoverageMin || cs.ReadLagP99 <= 0 {
+	if cs.Evidence != record.EvidenceEstimates || cs.ReadLagCoverage < sweep.ReadLagCoverageMin || cs.ReadLagP99 <= 0 {
 		t.Fatalf("evidence %q, coverage %.2f, p99 %v; want the estimates, read lag over ≥ %.0f%% of the chunks, p99 > 0",
 			cs.Evidence, cs.ReadLagCoverage, cs.ReadLagP99, 100*sweep.ReadLagCoverageMin)
 	}
-	lv := analysis.Summarize(sweep.GroupRecords(runs, recs), analysis.DefaultOptions())[0]
+	lv := analysis.Summarize(record.GroupRecords(runs, recs), analysis.DefaultOptions())[0]
 	checkKernelTTFT(t, recs, &lv, cfg.TTFT)
 	// The request's last byte is the last byte of the TLS record that carried it: every
 	// request is on the kernel's clock, sent by its transmit stamp.
@@ -116,7 +117,7 @@ func TestReadLagThroughTLS(t *testing.T) {
 // client reads them; 1 ms for the two clock reads: the client's TTFT is monotonic, the
 // kernel's stamps wall-clock); at least half the records are stamped (ReadLagCoverageMin),
 // and the level's ttft_kernel_ms p50 is at most its TTFT p50 on the client's clock.
-func checkKernelTTFT(t *testing.T, recs []sweep.Record, lv *analysis.Level, ttft time.Duration) {
+func checkKernelTTFT(t *testing.T, recs []record.Record, lv *analysis.Level, ttft time.Duration) {
 	t.Helper()
 	ok, stamped := 0, 0
 	for i := range recs {

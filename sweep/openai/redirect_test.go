@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -107,7 +108,7 @@ func TestRedirects(t *testing.T) {
 				}
 				followed := same && (code == 307 || code == 308)
 				if followed {
-					if rec.Status != sweep.StatusOK {
+					if rec.Status != record.StatusOK {
 						t.Fatalf("%s %s %s, want the same-origin %d followed", rec.Status, rec.ErrorClass, rec.Error, code)
 					}
 					if len(reqs) != 2 || reqs[1].method != http.MethodPost || reqs[1].body != reqs[0].body ||
@@ -116,7 +117,7 @@ func TestRedirects(t *testing.T) {
 					}
 					return
 				}
-				if rec.Status != sweep.StatusError || rec.ErrorClass != sweep.ErrRedirect {
+				if rec.Status != record.StatusError || rec.ErrorClass != record.ErrRedirect {
 					t.Fatalf("%s %q (%s), want error redirect", rec.Status, rec.ErrorClass, rec.Error)
 				}
 				if len(reqs) != 1 {

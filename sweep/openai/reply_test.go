@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -18,7 +19,7 @@ func TestKeepReply(t *testing.T) {
 	cl := newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel })
 	hist := []sweep.Message{{Role: sweep.RoleUser, Content: "one two three"}, {Role: sweep.RoleAssistant, Content: "tok tok"}}
 	req := sweep.Request{Prompt: "four five", PromptTokens: 12, MaxTokens: 10, IgnoreEOS: true, History: hist, KeepReply: true}
-	var rec sweep.Record
+	var rec record.Record
 	cl.Do(t.Context(), &req, &rec)
 	if !rec.OK() || rec.OutputTokens != 10 {
 		t.Fatalf("record %+v", rec)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -91,7 +92,7 @@ func TestRetryStaleConnection(t *testing.T) {
 	const n = 8
 	for i := range n {
 		rec := do(t, c, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 2})
-		if rec.Status != sweep.StatusOK || rec.OutputTokens != 2 {
+		if rec.Status != record.StatusOK || rec.OutputTokens != 2 {
 			t.Fatalf("request %d: %s %s %s (out %d)", i, rec.Status, rec.ErrorClass, rec.Error, rec.OutputTokens)
 		}
 		if want := i%2 == 1; rec.Retried != want {
@@ -129,11 +130,11 @@ func TestRetryStaleConnection(t *testing.T) {
 func TestRetryOnlyOnce(t *testing.T) {
 	srv := startStale(t, func(_, overall int64) bool { return overall == 1 })
 	c := newClient(t, srv.URL, nil)
-	if rec := do(t, c, sweep.Request{Prompt: "x"}); rec.Status != sweep.StatusOK || rec.Retried {
+	if rec := do(t, c, sweep.Request{Prompt: "x"}); rec.Status != record.StatusOK || rec.Retried {
 		t.Fatalf("first request: %s %s retried %v", rec.Status, rec.Error, rec.Retried)
 	}
 	rec := do(t, c, sweep.Request{Prompt: "x"})
-	if rec.Status != sweep.StatusError || rec.ErrorClass != sweep.ErrStreamBroken || !rec.Retried {
+	if rec.Status != record.StatusError || rec.ErrorClass != record.ErrStreamBroken || !rec.Retried {
 		t.Errorf("second request: %s %s retried %v (%s), want a retried stream_broken error", rec.Status, rec.ErrorClass, rec.Retried, rec.Error)
 	}
 	if got := srv.attempts.Load(); got != 3 {
@@ -146,7 +147,7 @@ func TestRetryOnlyOnce(t *testing.T) {
 func TestNoRetryOnFreshConnection(t *testing.T) {
 	srv := startStale(t, func(int64, int64) bool { return false })
 	rec := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: "x"})
-	if rec.Status != sweep.StatusError || rec.ErrorClass != sweep.ErrStreamBroken || rec.Retried {
+	if rec.Status != record.StatusError || rec.ErrorClass != record.ErrStreamBroken || rec.Retried {
 		t.Errorf("%s %s retried %v (%s), want a stream_broken error not retried", rec.Status, rec.ErrorClass, rec.Retried, rec.Error)
 	}
 	if got := srv.attempts.Load(); got != 1 {
@@ -173,11 +174,11 @@ func TestNoRetryAfterResponseByte(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := newClient(t, srv.URL, nil)
-	if rec := do(t, c, sweep.Request{Prompt: "x"}); rec.Status != sweep.StatusOK {
+	if rec := do(t, c, sweep.Request{Prompt: "x"}); rec.Status != record.StatusOK {
 		t.Fatalf("first request: %s %s", rec.Status, rec.Error)
 	}
 	rec := do(t, c, sweep.Request{Prompt: "x"})
-	if rec.Status != sweep.StatusError || rec.Retried {
+	if rec.Status != record.StatusError || rec.Retried {
 		t.Errorf("%s %s retried %v (%s), want an error not retried", rec.Status, rec.ErrorClass, rec.Retried, rec.Error)
 	}
 	if got := attempts.Load(); got != 2 {
@@ -243,7 +244,7 @@ func TestCloseAfterStreamSweep(t *testing.T) {
 }
 
 // runSweep runs a short closed-loop sweep of levels against cl and returns its records.
-func runSweep(t *testing.T, cl sweep.Client, levels []int) []sweep.Record {
+func runSweep(t *testing.T, cl sweep.Client, levels []int) []record.Record {
 	t.Helper()
 	recs, _ := runSweepRuns(t, cl, levels)
 	return recs
@@ -251,7 +252,7 @@ func runSweep(t *testing.T, cl sweep.Client, levels []int) []sweep.Record {
 
 // runSweepRuns runs a short closed-loop sweep of levels against cl and returns its records
 // and levels.
-func runSweepRuns(t *testing.T, cl sweep.Client, levels []int) ([]sweep.Record, []sweep.LevelRun) {
+func runSweepRuns(t *testing.T, cl sweep.Client, levels []int) ([]record.Record, []record.LevelRun) {
 	t.Helper()
 	wl, err := sweep.NewWorkload(sweep.WorkloadConfig{
 		InputTokens:  sweep.Dist{Dist: sweep.DistFixed, Mean: 8},

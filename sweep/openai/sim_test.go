@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -44,7 +45,7 @@ func TestSimulatorBothAPIs(t *testing.T) {
 	for _, api := range []sweep.API{sweep.APIChat, sweep.APICompletions} {
 		c := newClient(t, srv.URL, func(o *Options) { o.API = api; o.Model = sim.DefaultModel })
 		var wg sync.WaitGroup
-		recs := make([]sweep.Record, 8)
+		recs := make([]record.Record, 8)
 		for i := range recs {
 			wg.Go(func() {
 				c.Do(context.Background(), &sweep.Request{Prompt: "one two three four five", PromptTokens: 5,
@@ -53,10 +54,10 @@ func TestSimulatorBothAPIs(t *testing.T) {
 		}
 		wg.Wait()
 		for i, rec := range recs {
-			if rec.Status != sweep.StatusOK {
+			if rec.Status != record.StatusOK {
 				t.Fatalf("%s %d: %s %s %s", api, i, rec.Status, rec.ErrorClass, rec.Error)
 			}
-			if rec.OutputTokens != 10 || rec.TokensSource != sweep.TokensFromUsage || rec.PromptTokens != 5 {
+			if rec.OutputTokens != 10 || rec.TokensSource != record.TokensFromUsage || rec.PromptTokens != 5 {
 				t.Errorf("%s: out %d (%s) prompt %d, want 10 usage 5", api, rec.OutputTokens, rec.TokensSource, rec.PromptTokens)
 			}
 			if len(rec.Chunks) != 10 || !slices.IsSorted(rec.Chunks) {
@@ -77,16 +78,16 @@ func TestSimulatorFaults(t *testing.T) {
 	tests := []struct {
 		name  string
 		mod   func(*sim.Config)
-		class sweep.ErrorClass
+		class record.ErrorClass
 	}{
-		{"error_rate", func(c *sim.Config) { c.Faults.ErrorRate = 1 }, sweep.ErrHTTP5xx},
-		{"disconnect_rate", func(c *sim.Config) { c.Faults.DisconnectRate = 1 }, sweep.ErrStreamBroken},
+		{"error_rate", func(c *sim.Config) { c.Faults.ErrorRate = 1 }, record.ErrHTTP5xx},
+		{"disconnect_rate", func(c *sim.Config) { c.Faults.DisconnectRate = 1 }, record.ErrStreamBroken},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := startSim(t, tt.mod)
 			rec := do(t, newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel }), sweep.Request{Prompt: "a b", PromptTokens: 2, MaxTokens: 20, IgnoreEOS: true})
-			if rec.Status != sweep.StatusError || rec.ErrorClass != tt.class {
+			if rec.Status != record.StatusError || rec.ErrorClass != tt.class {
 				t.Fatalf("%s %q (%s), want %s", rec.Status, rec.ErrorClass, rec.Error, tt.class)
 			}
 		})
@@ -115,10 +116,10 @@ func TestSimulatorCloseAfterStreamSweep(t *testing.T) {
 		}
 	}
 	// The analysis counts the retried requests sent in each window, none as an error.
-	for i, lv := range analysis.Summarize(sweep.GroupRecords(runs, recs), analysis.DefaultOptions()) {
+	for i, lv := range analysis.Summarize(record.GroupRecords(runs, recs), analysis.DefaultOptions()) {
 		want := 0
 		for j := range recs {
-			if r := &recs[j]; r.Level == runs[i].Index && r.Retried && sweep.SentInWindow(r, runs[i].W0, runs[i].W1) {
+			if r := &recs[j]; r.Level == runs[i].Index && r.Retried && record.SentInWindow(r, runs[i].W0, runs[i].W1) {
 				want++
 			}
 		}
@@ -140,7 +141,7 @@ func TestSimulatorUsageLies(t *testing.T) {
 	})
 	recs, runs := runSweepRuns(t, newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel }), []int{1, 2})
 	for i := range recs {
-		if r := &recs[i]; r.UsageOutputTokens != lie || r.TokensSource != sweep.TokensFromChunks {
+		if r := &recs[i]; r.UsageOutputTokens != lie || r.TokensSource != record.TokensFromChunks {
 			t.Fatalf("record %d: usage kept %d, source %s; want %d kept and chunks", i, r.UsageOutputTokens, r.TokensSource, lie)
 		}
 	}
@@ -172,7 +173,7 @@ func TestSimulatorUsageFaults(t *testing.T) {
 			srv := startSim(t, func(c *sim.Config) { c.Faults = tt.faults })
 			c := newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel })
 			rec := do(t, c, sweep.Request{Prompt: "one two three four five", PromptTokens: 5, MaxTokens: 10, IgnoreEOS: true})
-			if rec.Status != sweep.StatusOK || rec.OutputTokens != tt.out || rec.PromptTokens != tt.prompt {
+			if rec.Status != record.StatusOK || rec.OutputTokens != tt.out || rec.PromptTokens != tt.prompt {
 				t.Fatalf("%s %s: out %d prompt %d, want %d %d", rec.Status, rec.Error, rec.OutputTokens, rec.PromptTokens, tt.out, tt.prompt)
 			}
 			if rec.UsageOutputTokens != tt.usageOut || rec.UsagePromptTokens != tt.usagePr || !strings.Contains(rec.TokensNote, tt.note) || (tt.note == "") != (rec.TokensNote == "") {
@@ -193,7 +194,7 @@ func TestSimulatorReasoning(t *testing.T) {
 	srv := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL, c.ReasoningTokens = ttft, itl, 5 })
 	c := newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel })
 	rec := do(t, c, sweep.Request{Prompt: "why", PromptTokens: 1, MaxTokens: 10, IgnoreEOS: true})
-	if rec.Status != sweep.StatusOK || rec.OutputTokens != 10 || rec.ReasoningChunks != 5 || rec.ReasoningTokens != 5 || rec.TokensNote != "" {
+	if rec.Status != record.StatusOK || rec.OutputTokens != 10 || rec.ReasoningChunks != 5 || rec.ReasoningTokens != 5 || rec.TokensNote != "" {
 		t.Fatalf("%s %s: out %d, reasoning chunks %d tokens %d, note %q; want 10 5 5 none", rec.Status, rec.Error,
 			rec.OutputTokens, rec.ReasoningChunks, rec.ReasoningTokens, rec.TokensNote)
 	}
@@ -202,7 +203,7 @@ func TestSimulatorReasoning(t *testing.T) {
 	}
 
 	recs, runs := runSweepRuns(t, c, []int{1, 2})
-	for _, lv := range analysis.Summarize(sweep.GroupRecords(runs, recs), analysis.DefaultOptions()) {
+	for _, lv := range analysis.Summarize(record.GroupRecords(runs, recs), analysis.DefaultOptions()) {
 		floor := float64(ttft+5*itl) / 1e6 // ms
 		if lv.MeanReasoningTokens != 5 || !(float64(lv.TTFA.P50) >= floor) || !(lv.TTFA.P50 > lv.TTFT.P50) {
 			t.Errorf("level %d: mean reasoning tokens %v, TTFA p50 %v ms, TTFT p50 %v ms; want 5, TTFA ≥ %v ms and above TTFT",

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -54,7 +55,7 @@ func TestFaultStreamTimeouts(t *testing.T) {
 			start := time.Now()
 			rec := do(t, cl, sweep.Request{Prompt: "x y", PromptTokens: 2, MaxTokens: 8, IgnoreEOS: true})
 			el := time.Since(start)
-			checkFailure(t, &rec, sweep.ErrTimeout)
+			checkFailure(t, &rec, record.ErrTimeout)
 			if el < c.after || el > c.after+timeoutSlack {
 				t.Errorf("Do returned after %v, want [%v, %v]", el, c.after, c.after+timeoutSlack)
 			}
@@ -84,7 +85,7 @@ func TestTimeoutsDoNotCutAHealthyStream(t *testing.T) {
 	defer srv.Close()
 	c := newClient(t, srv.URL, func(o *Options) { o.TTFTTimeout, o.StallTimeout = 500*time.Millisecond, 250*time.Millisecond })
 	rec := do(t, c, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 15})
-	if rec.Status != sweep.StatusOK || len(rec.Chunks) != 15 {
+	if rec.Status != record.StatusOK || len(rec.Chunks) != 15 {
 		t.Fatalf("%s %s (%s), %d chunks: want the whole stream", rec.Status, rec.ErrorClass, rec.Error, len(rec.Chunks))
 	}
 	if rec.E2E < 14*gap {
@@ -100,7 +101,7 @@ func TestFaultDoneWithoutClose(t *testing.T) {
 	_, srv := startHostile(t, func(int64) fault { return faultDoneOpen })
 	c := newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel })
 	rec := do(t, c, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 2})
-	if rec.Status != sweep.StatusOK || rec.OutputTokens != 2 {
+	if rec.Status != record.StatusOK || rec.OutputTokens != 2 {
 		t.Fatalf("first request: %s %s (%s)", rec.Status, rec.ErrorClass, rec.Error)
 	}
 	if !c.openBodies.Load() {
@@ -110,7 +111,7 @@ func TestFaultDoneWithoutClose(t *testing.T) {
 	start := time.Now()
 	for i := range n {
 		rec := do(t, c, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 2})
-		if rec.Status != sweep.StatusOK || rec.OutputTokens != 2 || rec.E2E > drainTimeout {
+		if rec.Status != record.StatusOK || rec.OutputTokens != 2 || rec.E2E > drainTimeout {
 			t.Fatalf("request %d: %s %s (%s), E2E %v", i, rec.Status, rec.ErrorClass, rec.Error, rec.E2E)
 		}
 	}
@@ -133,7 +134,7 @@ func TestStallCountsAsError(t *testing.T) {
 		o.RequestTimeout, o.StallTimeout, o.Model = 10*time.Second, 200*time.Millisecond, sim.DefaultModel
 	})
 	plan := shortPlan(t, []int{2, 4})
-	plan.Judge = analysis.StopRules{Rules: sweep.StopRules{MaxErrorRate: 0.05}}
+	plan.Judge = analysis.StopRules{Rules: record.StopRules{MaxErrorRate: 0.05}}
 	sink := &memSink{}
 	out, err := sweep.Run(context.Background(), nil, plan, cl, sink)
 	if err != nil {
@@ -145,7 +146,7 @@ func TestStallCountsAsError(t *testing.T) {
 	stalled := 0
 	for i := range sink.recs {
 		if r := &sink.recs[i]; !r.OK() {
-			checkFailure(t, r, sweep.ErrTimeout)
+			checkFailure(t, r, record.ErrTimeout)
 			if !strings.Contains(r.Error, "stall_timeout") {
 				t.Errorf("record %q does not name the stall", r.Error)
 			}

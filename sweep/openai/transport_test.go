@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -32,7 +33,7 @@ func TestErrorEventThenOpenStream(t *testing.T) {
 	const timeout = 20 * time.Second
 	c := newClient(t, srv.URL, func(o *Options) { o.RequestTimeout = timeout })
 	rec := do(t, c, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 4})
-	if rec.Status != sweep.StatusError || rec.ErrorClass == sweep.ErrTimeout || !strings.Contains(rec.Error, "boom") {
+	if rec.Status != record.StatusError || rec.ErrorClass == record.ErrTimeout || !strings.Contains(rec.Error, "boom") {
 		t.Fatalf("record %s/%s %q: want the in-stream error, not a timeout", rec.Status, rec.ErrorClass, rec.Error)
 	}
 	if rec.E2E >= timeout/2 {
@@ -59,7 +60,7 @@ func TestIgnoreEOSFastPath(t *testing.T) {
 	for _, api := range []sweep.API{sweep.APIChat, sweep.APICompletions} {
 		c := newClient(t, srv.URL, func(o *Options) { o.API = api })
 		rec := do(t, c, sweep.Request{Prompt: "one two", PromptTokens: 2, MaxTokens: 16, IgnoreEOS: true})
-		if rec.Status != sweep.StatusOK {
+		if rec.Status != record.StatusOK {
 			t.Fatalf("%s: %s %s", api, rec.Status, rec.Error)
 		}
 		b := <-bodies

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // Send timestamps (DESIGN §3.3). A stampConn whose socket accepts SO_TIMESTAMPING carries
@@ -171,12 +171,12 @@ func (c *stampConn) sendTime(mark int64) (int64, string, bool) {
 	}
 	if t.have && t.key == key {
 		t.misses = 0
-		return t.at, sweep.SendTX, true
+		return t.at, record.SendTX, true
 	}
 	if t.wrote.Load() != w {
 		return 0, "", false
 	}
-	return t.wroteAt.Load(), sweep.SendWrite, true
+	return t.wroteAt.Load(), record.SendWrite, true
 }
 
 // drainTX reads the error queue of fd (the raw conn's Control function).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -58,16 +59,16 @@ type streamCounts struct {
 // from the content chunks and the request, keeping the usage not believed in
 // UsageOutputTokens and UsagePromptTokens with TokensNote saying why. perChunk is the most
 // tokens one content chunk may carry.
-func setTokens(rec *sweep.Record, sc streamCounts, req *sweep.Request, perChunk int) {
+func setTokens(rec *record.Record, sc streamCounts, req *sweep.Request, perChunk int) {
 	u := sc.usage
 	var notes []string
-	rec.OutputTokens, rec.TokensSource = sc.chunks, sweep.TokensFromChunks
+	rec.OutputTokens, rec.TokensSource = sc.chunks, record.TokensFromChunks
 	if u.completion.set {
 		if why := implausibleOutput(u, sc, req.MaxTokens, perChunk); why != "" {
 			rec.UsageOutputTokens = int64(u.completion.n)
 			notes = append(notes, fmt.Sprintf("completion_tokens %d not believed: %s; output_tokens counts the %d content chunks", u.completion.n, why, sc.chunks))
 		} else {
-			rec.OutputTokens, rec.TokensSource = u.completion.n, sweep.TokensFromUsage
+			rec.OutputTokens, rec.TokensSource = u.completion.n, record.TokensFromUsage
 			if r := u.reasoning; r.set && (r.n < 0 || r.n > u.completion.n) {
 				notes = append(notes, fmt.Sprintf("reasoning_tokens %d not believed: outside [0, completion_tokens %d]", r.n, u.completion.n))
 			} else if r.set {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -56,49 +57,49 @@ func TestUsagePlausibility(t *testing.T) {
 		maxTokens int
 		// want
 		out, promptTokens, reasoning int
-		source                       sweep.TokensSource
+		source                       record.TokensSource
 		usageOut, usagePrompt        int64
 		note                         string // a substring of TokensNote; "" for none
 	}{
 		{name: "truthful", chunks: 12, usage: `{"prompt_tokens":9,"completion_tokens":12}`, maxTokens: 12,
-			out: 12, promptTokens: 9, source: sweep.TokensFromUsage},
-		{name: "no usage", chunks: 12, out: 12, promptTokens: 4, source: sweep.TokensFromChunks},
+			out: 12, promptTokens: 9, source: record.TokensFromUsage},
+		{name: "no usage", chunks: 12, out: 12, promptTokens: 4, source: record.TokensFromChunks},
 		{name: "several tokens a chunk", chunks: 10, usage: `{"prompt_tokens":9,"completion_tokens":40}`,
-			out: 40, promptTokens: 9, source: sweep.TokensFromUsage},
+			out: 40, promptTokens: 9, source: record.TokensFromUsage},
 		{name: "completion 1e12", chunks: 16, usage: `{"prompt_tokens":9,"completion_tokens":1000000000000}`, maxTokens: 16,
-			out: 16, promptTokens: 9, source: sweep.TokensFromChunks, usageOut: 1e12, note: "completion_tokens 1000000000000 not believed: more than 10000000 (absurd)"},
+			out: 16, promptTokens: 9, source: record.TokensFromChunks, usageOut: 1e12, note: "completion_tokens 1000000000000 not believed: more than 10000000 (absurd)"},
 		{name: "completion 0 with chunks", chunks: 128, usage: `{"prompt_tokens":9,"completion_tokens":0}`, maxTokens: 128,
-			out: 128, promptTokens: 9, source: sweep.TokensFromChunks, note: "completion_tokens 0 not believed: fewer than the 128 content chunks"},
+			out: 128, promptTokens: 9, source: record.TokensFromChunks, note: "completion_tokens 0 not believed: fewer than the 128 content chunks"},
 		{name: "completion negative", chunks: 5, usage: `{"prompt_tokens":9,"completion_tokens":-3}`,
-			out: 5, promptTokens: 9, source: sweep.TokensFromChunks, usageOut: -3, note: "negative"},
+			out: 5, promptTokens: 9, source: record.TokensFromChunks, usageOut: -3, note: "negative"},
 		{name: "beyond max_tokens", chunks: 8, usage: `{"prompt_tokens":9,"completion_tokens":9}`, maxTokens: 8,
-			out: 8, promptTokens: 9, source: sweep.TokensFromChunks, usageOut: 9, note: "more than the max_tokens 8 sent"},
+			out: 8, promptTokens: 9, source: record.TokensFromChunks, usageOut: 9, note: "more than the max_tokens 8 sent"},
 		{name: "too many per chunk", chunks: 10, usage: `{"prompt_tokens":9,"completion_tokens":641}`,
-			out: 10, promptTokens: 9, source: sweep.TokensFromChunks, usageOut: 641, note: "more than 64 tokens per content chunk over 10 chunks"},
+			out: 10, promptTokens: 9, source: record.TokensFromChunks, usageOut: 641, note: "more than 64 tokens per content chunk over 10 chunks"},
 		{name: "at the per-chunk bound", chunks: 10, usage: `{"prompt_tokens":9,"completion_tokens":640}`,
-			out: 640, promptTokens: 9, source: sweep.TokensFromUsage},
+			out: 640, promptTokens: 9, source: record.TokensFromUsage},
 		// OpenAI's reasoning models count reasoning they do not stream.
 		{name: "hidden reasoning", chunks: 10, usage: `{"prompt_tokens":9,"completion_tokens":2000,"completion_tokens_details":{"reasoning_tokens":1990}}`,
-			out: 2000, promptTokens: 9, reasoning: 1990, source: sweep.TokensFromUsage},
+			out: 2000, promptTokens: 9, reasoning: 1990, source: record.TokensFromUsage},
 		{name: "reasoning beyond completion", chunks: 10, usage: `{"prompt_tokens":9,"completion_tokens":10,"completion_tokens_details":{"reasoning_tokens":11}}`,
-			out: 10, promptTokens: 9, source: sweep.TokensFromUsage, note: "reasoning_tokens 11 not believed"},
+			out: 10, promptTokens: 9, source: record.TokensFromUsage, note: "reasoning_tokens 11 not believed"},
 		{name: "prompt 1e15", chunks: 4, usage: `{"prompt_tokens":1000000000000000,"completion_tokens":4}`,
-			out: 4, promptTokens: 4, source: sweep.TokensFromUsage, usagePrompt: 1e15, note: "prompt_tokens 1000000000000000 not believed: more than 10000000 (absurd); prompt_tokens is the requested 4"},
+			out: 4, promptTokens: 4, source: record.TokensFromUsage, usagePrompt: 1e15, note: "prompt_tokens 1000000000000000 not believed: more than 10000000 (absurd); prompt_tokens is the requested 4"},
 		// The request's JSON body is about 150 bytes: the bound is its length + 1024.
 		{name: "prompt beyond bytes and template", chunks: 4, usage: `{"prompt_tokens":1400,"completion_tokens":4}`,
-			out: 4, promptTokens: 4, source: sweep.TokensFromUsage, usagePrompt: 1400, note: "bytes plus 1024 tokens of chat template"},
+			out: 4, promptTokens: 4, source: record.TokensFromUsage, usagePrompt: 1400, note: "bytes plus 1024 tokens of chat template"},
 		{name: "prompt within bytes and template", chunks: 4, usage: `{"prompt_tokens":1100,"completion_tokens":4}`,
-			out: 4, promptTokens: 1100, source: sweep.TokensFromUsage},
+			out: 4, promptTokens: 1100, source: record.TokensFromUsage},
 		{name: "prompt 0", chunks: 4, usage: `{"prompt_tokens":0,"completion_tokens":4}`,
-			out: 4, promptTokens: 4, source: sweep.TokensFromUsage, note: "prompt_tokens 0 not believed: less than 25% of the 4 tokens requested"},
+			out: 4, promptTokens: 4, source: record.TokensFromUsage, note: "prompt_tokens 0 not believed: less than 25% of the 4 tokens requested"},
 		{name: "both", chunks: 4, usage: `{"prompt_tokens":-1,"completion_tokens":-1}`,
-			out: 4, promptTokens: 4, source: sweep.TokensFromChunks, usageOut: -1, usagePrompt: -1, note: "completion_tokens -1 not believed: negative; output_tokens counts the 4 content chunks; prompt_tokens -1 not believed: negative"},
+			out: 4, promptTokens: 4, source: record.TokensFromChunks, usageOut: -1, usagePrompt: -1, note: "completion_tokens -1 not believed: negative; output_tokens counts the 4 content chunks; prompt_tokens -1 not believed: negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, body := streamOfBody(t, tt.chunks, tt.usage)
 			rec := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: prompt, PromptTokens: 4, MaxTokens: tt.maxTokens})
-			if rec.Status != sweep.StatusOK {
+			if rec.Status != record.StatusOK {
 				t.Fatalf("%s %s: %s", rec.Status, rec.ErrorClass, rec.Error)
 			}
 			if rec.OutputTokens != tt.out || rec.TokensSource != tt.source || rec.PromptTokens != tt.promptTokens || rec.ReasoningTokens != tt.reasoning {
@@ -142,7 +143,7 @@ func TestReasoningStream(t *testing.T) {
 			}))
 			defer srv.Close()
 			rec := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: "why", PromptTokens: 1, MaxTokens: 5})
-			if rec.Status != sweep.StatusOK {
+			if rec.Status != record.StatusOK {
 				t.Fatalf("%s %s", rec.Status, rec.Error)
 			}
 			if rec.CachedTokens == nil || *rec.CachedTokens != 2 {
@@ -175,7 +176,7 @@ func TestNoTTFAWithoutReasoningFirst(t *testing.T) {
 	}))
 	defer srv.Close()
 	rec := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: "x", PromptTokens: 1})
-	if rec.Status != sweep.StatusOK || rec.TTFA != 0 || rec.ReasoningChunks != 0 || rec.OutputTokens != 2 {
+	if rec.Status != record.StatusOK || rec.TTFA != 0 || rec.ReasoningChunks != 0 || rec.OutputTokens != 2 {
 		t.Errorf("%s TTFA %v reasoning chunks %d out %d, want ok 0 0 2", rec.Status, rec.TTFA, rec.ReasoningChunks, rec.OutputTokens)
 	}
 }
@@ -192,9 +193,9 @@ func TestUsageLyingSweep(t *testing.T) {
 
 // checkLyingLevels summarises and analyses a sweep whose server lied in every usage and
 // checks each level against chunks content chunks per request.
-func checkLyingLevels(t *testing.T, recs []sweep.Record, runs []sweep.LevelRun, chunks int) {
+func checkLyingLevels(t *testing.T, recs []record.Record, runs []record.LevelRun, chunks int) {
 	t.Helper()
-	levels := analysis.Summarize(sweep.GroupRecords(runs, recs), analysis.DefaultOptions())
+	levels := analysis.Summarize(record.GroupRecords(runs, recs), analysis.DefaultOptions())
 	res := analysis.Analyze(levels, analysis.Meta{}, analysis.DefaultOptions())
 	for _, lv := range levels {
 		if lv.Requests == 0 || lv.UsageDisbelieved != lv.Requests || lv.Errors != 0 {

@@ -1,4 +1,4 @@
-package sweep
+package record
 
 import (
 	"math"
@@ -210,13 +210,13 @@ func (t *WindowTotals) Concurrency() float64 {
 // seconds.
 func (t *WindowTotals) SliceTPS() []float64 {
 	out := append([]float64(nil), t.SliceTokens...)
-	toTPS(out, t.W0, t.W1)
+	ToTPS(out, t.W0, t.W1)
 	return out
 }
 
 // toTPS divides the tokens of the len(tok) equal slices of [w0, w1) in place by the slice
 // length in seconds.
-func toTPS(tok []float64, w0, w1 int64) {
+func ToTPS(tok []float64, w0, w1 int64) {
 	sec := float64(w1-w0) / float64(len(tok)) / 1e9
 	for i := range tok {
 		tok[i] /= sec
@@ -264,7 +264,7 @@ func SliceTokens(records []Record, w0, w1 int64, n int) []float64 {
 // tokens that arrived in the slice ÷ the slice length in seconds.
 func SliceTPS(records []Record, w0, w1 int64, n int) []float64 {
 	tok := SliceTokens(records, w0, w1, n)
-	toTPS(tok, w0, w1)
+	ToTPS(tok, w0, w1)
 	return tok
 }
 
@@ -294,7 +294,7 @@ func AchievedConcurrency(records []Record, w0, w1 int64) float64 {
 
 // setPhases sets each record's phase from its send time: warmup before w0, measure when
 // SentInWindow [w0, w1), drain from w1 on.
-func setPhases(records []Record, w0, w1 int64) {
+func SetPhases(records []Record, w0, w1 int64) {
 	for i := range records {
 		r := &records[i]
 		switch {
@@ -306,117 +306,6 @@ func setPhases(records []Record, w0, w1 int64) {
 			r.Phase = PhaseDrain
 		}
 	}
-}
-
-// bins splits the window [w0, w1) (Unix nanoseconds) into n equal slices; slice i is
-// [w0 + (w1−w0)·i/n, w0 + (w1−w0)·(i+1)/n) with integer division.
-type bins struct {
-	w0, w1 int64
-	n      int64
-}
-
-// bound returns the start of slice i (i = n gives w1).
-func (b bins) bound(i int64) int64 { return b.w0 + (b.w1-b.w0)*i/b.n }
-
-// index returns the slice holding t, which must be in [w0, w1).
-func (b bins) index(t int64) int64 {
-	i := (t - b.w0) * b.n / (b.w1 - b.w0)
-	// Integer division of the bounds can put t one slice off; correct it.
-	for i > 0 && t < b.bound(i) {
-		i--
-	}
-	for i < b.n-1 && t >= b.bound(i+1) {
-		i++
-	}
-	return i
-}
-
-// window accumulates the measurement window incrementally as records are collected, in
-// slices of fixed length from W0 (the steady-state test's slices): the candidate windows
-// [w0, w0+k·slice) for k from kmin to kmax.
-type window struct {
-	w0, slice  int64
-	kmin, kmax int
-	b          bins // [w0, w0+kmax·slice) in kmax slices
-	tok        []float64
-	okStats    []CompletionStats // the successful completions ending in each slice
-	completed  int               // successful completions at or after w0
-	ttft       []float64         // TTFT (ns) of successful completions at or after w0
-	nextK      int               // next candidate window length in slices
-	rate       bool              // an arrival-rate level's window: SteadyRate decides it
-	// accept, when set, is a further condition on a candidate window of k slices (a rate
-	// level's realised rate, realized.go).
-	accept func(k int) bool
-}
-
-func newWindow(w0, slice int64, kmin, kmax int) *window {
-	return &window{
-		w0: w0, slice: slice, kmin: kmin, kmax: kmax,
-		b:       bins{w0: w0, w1: w0 + slice*int64(kmax), n: int64(kmax)},
-		tok:     make([]float64, kmax),
-		okStats: make([]CompletionStats, kmax),
-		nextK:   kmin,
-	}
-}
-
-func (w *window) add(r *Record) {
-	TokensInWindow(r, w.b.w0, w.b.w1, w.tok)
-	if !CompletedInWindow(r, w.w0, math.MaxInt64) {
-		return
-	}
-	w.completed++
-	w.ttft = append(w.ttft, float64(r.TTFT))
-	if d := r.Done(); d < w.b.w1 {
-		i := w.b.index(d)
-		w.okStats[i].Add(r.OutputTokens, r.E2E)
-	}
-}
-
-// sliceTPS returns the tokens/s of the first k slices, as SliceTPS computes them over
-// [w0, w0+k·slice).
-func (w *window) sliceTPS(k int) []float64 {
-	out := append([]float64(nil), w.tok[:k]...)
-	toTPS(out, w.w0, w.w0+int64(k)*w.slice)
-	return out
-}
-
-// decide evaluates every candidate window [w0, w0+k·slice) that lies entirely below horizon
-// (so every token in it is known) and has not been evaluated yet, shortest first. It returns
-// the first k that has min_requests successful completions, meets accept and passes the
-// steady-state test at the CI target its completions can resolve (CITarget), or 0.
-func (w *window) decide(horizon int64, minRequests int, ciTarget float64) int {
-	for ; w.nextK <= w.kmax && w.w0+int64(w.nextK)*w.slice <= horizon; w.nextK++ {
-		k := w.nextK
-		var done CompletionStats
-		for i := range w.okStats[:k] {
-			done.Merge(w.okStats[i])
-		}
-		if done.N < minRequests || w.accept != nil && !w.accept(k) {
-			continue
-		}
-		target := ciTarget
-		if !w.rate {
-			target = CITarget(ciTarget, k, done)
-		}
-		if SteadyDetails(w.sliceTPS(k)).steadyAt(ciTarget, target, w.rate) {
-			w.nextK++
-			return k
-		}
-	}
-	return 0
-}
-
-// liveTPS returns tokens/s over the full slices below horizon: exact, if a little behind.
-func (w *window) liveTPS(horizon int64) float64 {
-	k := int(min(int64(w.kmax), (horizon-w.w0)/w.slice))
-	if k <= 0 {
-		return 0
-	}
-	var sum float64
-	for _, v := range w.tok[:k] {
-		sum += v
-	}
-	return sum / WindowSeconds(w.w0, w.w0+int64(k)*w.slice)
 }
 
 // Percentile returns the p-th percentile (p in [0, 100]) of sorted, an ascending slice, by
@@ -439,7 +328,7 @@ func Percentile(sorted []float64, p float64) float64 {
 
 // durationPercentile returns the p-th Percentile of ds (nanoseconds) as a duration, 0 when ds
 // is empty. It sorts ds.
-func durationPercentile(ds []float64, p float64) time.Duration {
+func DurationPercentile(ds []float64, p float64) time.Duration {
 	if len(ds) == 0 {
 		return 0
 	}

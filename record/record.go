@@ -1,4 +1,4 @@
-package sweep
+package record
 
 import "time"
 
@@ -462,3 +462,15 @@ type ServerStats struct {
 	// Series lists the metric names that were found.
 	Series []string `json:"series,omitempty"`
 }
+
+// Evidence names what decided ClientStats.Bound.
+const (
+	// EvidenceEstimates: the client-effect estimates decided, the latencies on the kernel's
+	// clock (DESIGN §3.3).
+	EvidenceEstimates = "estimates"
+	// EvidenceReadLag: the read lag decided (levels.json from before the estimates).
+	EvidenceReadLag = "read_lag"
+	// EvidenceHeuristics: CPU, scheduling latency and run-queue wait decided (no kernel
+	// timestamps).
+	EvidenceHeuristics = "heuristics"
+)

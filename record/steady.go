@@ -1,4 +1,4 @@
-package sweep
+package record
 
 import (
 	"math"
@@ -55,18 +55,18 @@ func SteadyRate(sliceTPS []float64, ciTarget float64) (ciHalfWidthRel, trendP fl
 // steadyTest is SteadyState, the interval judged only when withCI.
 func steadyTest(sliceTPS []float64, ciTarget float64, withCI bool) (ciHalfWidthRel, trendP float64, steady bool) {
 	d := SteadyDetails(sliceTPS)
-	if !d.defined() {
+	if !d.Defined() {
 		return math.NaN(), math.NaN(), false
 	}
-	return d.CIHalfWidth, d.TrendP, d.steadyAt(ciTarget, ciTarget, !withCI)
+	return d.CIHalfWidth, d.TrendP, d.SteadyAt(ciTarget, ciTarget, !withCI)
 }
 
 // steadyAt is the steady-state verdict of d: defined, no trend larger than driftTarget
 // across the window (Trending) and, unless rate (SteadyRate), a CI half-width within
 // ciTarget. The CI target may be wider than ci_target (CITarget: what the window's requests
 // can resolve); a drift's materiality is ci_target's whatever the noise.
-func (d Steadiness) steadyAt(driftTarget, ciTarget float64, rate bool) bool {
-	return d.defined() && !d.Trending(driftTarget) && (rate || d.CIHalfWidth <= ciTarget)
+func (d Steadiness) SteadyAt(driftTarget, ciTarget float64, rate bool) bool {
+	return d.Defined() && !d.Trending(driftTarget) && (rate || d.CIHalfWidth <= ciTarget)
 }
 
 // Steadiness is what the steady-state test measures of a window's slices: the relative CI
@@ -78,12 +78,12 @@ type Steadiness struct {
 }
 
 // defined reports whether the test could be computed.
-func (d Steadiness) defined() bool { return !math.IsNaN(d.CIHalfWidth) && !math.IsNaN(d.TrendP) }
+func (d Steadiness) Defined() bool { return !math.IsNaN(d.CIHalfWidth) && !math.IsNaN(d.TrendP) }
 
 // Trending reports a material trend: significant (TrendP ≤ TrendAlpha) and larger across the
 // window than target. An undefined test is not trending (nothing was measured to drift).
 func (d Steadiness) Trending(target float64) bool {
-	return d.defined() && d.TrendP <= TrendAlpha && d.Drift > target
+	return d.Defined() && d.TrendP <= TrendAlpha && d.Drift > target
 }
 
 // SteadyDetails measures sliceTPS for the steady-state test (see SteadyState).
@@ -114,12 +114,12 @@ func slopeP(y []float64) (p, slope float64) {
 	for i := range x {
 		x[i] = float64(i)
 	}
-	return linearTrend(x, y)
+	return LinearTrend(x, y)
 }
 
 // linearTrend returns the two-sided p-value of the OLS slope of y on x (t-test of β = 0 with
 // n − 2 degrees of freedom) and the slope; x must not be constant and n ≥ 3.
-func linearTrend(x, y []float64) (p, slope float64) {
+func LinearTrend(x, y []float64) (p, slope float64) {
 	n := len(y)
 	alpha, beta := stat.LinearRegression(x, y, nil, false)
 	xm := stat.Mean(x, nil)

@@ -1,4 +1,4 @@
-package sweep
+package record
 
 import "math/bits"
 
@@ -34,9 +34,9 @@ const (
 	gapSubBits = 4
 	gapSub     = 1 << gapSubBits
 	gapExact   = 2 * gapSub
-	gapTop     = 36
+	GapTop     = 36
 	// GapBuckets is the number of buckets of the gap histogram.
-	GapBuckets = gapExact + (gapTop-gapSubBits-1)*gapSub
+	GapBuckets = gapExact + (GapTop-gapSubBits-1)*gapSub
 )
 
 // GapBucket returns the histogram bucket (0 … GapBuckets − 1) of a gap of us microseconds
@@ -45,7 +45,7 @@ func GapBucket(us int64) int {
 	switch {
 	case us < gapExact:
 		return int(max(us, 0))
-	case us >= 1<<gapTop:
+	case us >= 1<<GapTop:
 		return GapBuckets - 1
 	}
 	e := bits.Len64(uint64(us)) - 1 // 2^e ≤ us < 2^(e+1), e ≥ gapSubBits+1

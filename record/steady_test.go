@@ -1,4 +1,4 @@
-package sweep
+package record
 
 import (
 	"math"
