@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // Model-selection and detection thresholds (DESIGN §4).
@@ -58,16 +60,16 @@ type point struct {
 // levels are sorted by concurrency.
 //
 // Levels of an arrival-rate run (ModeOf: some level carries RateLevel) are analyzed on the
-// rate axis instead (DESIGN §4.15): the result's Mode is ModeRate and its answer is Rate.
+// rate axis instead (DESIGN §4.15): the result's Mode is record.ModeRate and its answer is Rate.
 func Analyze(levels []Level, meta Meta, opts Options) Result {
 	opts = opts.withDefaults()
-	if ModeOf(levels) == ModeRate {
+	if ModeOf(levels) == record.ModeRate {
 		return analyzeRate(levels, meta, opts)
 	}
 	a := &analyzer{opts: opts}
 	res := Result{
 		Schema:     Schema,
-		Mode:       ModeConcurrency,
+		Mode:       record.ModeConcurrency,
 		Meta:       meta,
 		Levels:     slices.Clone(levels),
 		Throughput: Throughput{MaxTPS: NaN()},

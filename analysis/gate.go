@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // Gate verdicts.
@@ -48,12 +50,12 @@ type GateCheck struct {
 // at least that much), one above it is unknown. A figure that stays unknown (no SLO set, a
 // goodput not counted) is never a regression.
 //
-// An arrival-rate baseline (Mode ModeRate) is gated on its figures instead (rateGateMetrics:
+// An arrival-rate baseline (Mode record.ModeRate) is gated on its figures instead (rateGateMetrics:
 // maximum TPS, capacity in requests/s and tokens/s, the SLO point's rate, TPS and goodput, the
 // TTFT blow-up rate), read the same way (DESIGN §4.15).
 func Gate(base, run *Result, maxDrop float64) []GateCheck {
 	metrics, figures := gateMetrics, gateFigures
-	if base.Mode == ModeRate {
+	if base.Mode == record.ModeRate {
 		metrics, figures = rateGateMetrics, rateGateFigures
 	}
 	fb, fr := figures(base), figures(run)

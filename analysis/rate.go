@@ -4,37 +4,9 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+
+	"github.com/kneecap/kneecap/record"
 )
-
-// Mode is the load model of a sweep: analysis.json's mode (DESIGN §4.15).
-type Mode string
-
-// The modes of a sweep.
-const (
-	// ModeConcurrency: closed loop, each level a number of clients that each send their next
-	// request when the last one ends (levels[].concurrency).
-	ModeConcurrency Mode = "concurrency"
-	// ModeRate: open loop, each level an offered arrival rate in requests/s whose requests
-	// arrive on a schedule whatever the server does (levels[].offered_rps).
-	ModeRate Mode = "rate"
-)
-
-// Label names the mode as the reports do: "closed-loop concurrency sweep", "open-loop
-// arrival-rate sweep". An empty mode (an analysis.json from before the key) is closed loop.
-func (m Mode) Label() string {
-	if m == ModeRate {
-		return "open-loop arrival-rate sweep"
-	}
-	return "closed-loop concurrency sweep"
-}
-
-// Of returns m, or ModeConcurrency when m is empty (an analysis.json from before the key).
-func (m Mode) Of() Mode {
-	if m == "" {
-		return ModeConcurrency
-	}
-	return m
-}
 
 // RateLevel is what an arrival-rate (open-loop) level measures beside the numbers every level
 // has (DESIGN §1, §4.15). Level embeds it as a pointer, nil on a closed-loop level, so its
@@ -149,21 +121,21 @@ func hasLatency(t Latency) bool {
 	return t.Mean.OK() || t.P50.OK() || t.P90.OK() || t.P95.OK() || t.P99.OK()
 }
 
-// ModeOf returns the mode of levels: ModeRate when some level is an arrival-rate level, else
-// ModeConcurrency.
-func ModeOf(levels []Level) Mode {
+// ModeOf returns the mode of levels: record.ModeRate when some level is an arrival-rate level, else
+// record.ModeConcurrency.
+func ModeOf(levels []Level) record.Mode {
 	for i := range levels {
 		if levels[i].IsRate() {
-			return ModeRate
+			return record.ModeRate
 		}
 	}
-	return ModeConcurrency
+	return record.ModeConcurrency
 }
 
 // SortLevels sorts levels in place the way analysis.json lists them: by offered rate on an
 // arrival-rate run, by concurrency otherwise (stable: levels that tie keep their order).
 func SortLevels(levels []Level) {
-	if ModeOf(levels) == ModeRate {
+	if ModeOf(levels) == record.ModeRate {
 		slices.SortStableFunc(levels, func(p, q Level) int { return cmp.Compare(float64(p.Offered()), float64(q.Offered())) })
 		return
 	}
@@ -254,8 +226,8 @@ func SameMode(runs []*Result, labels []string) error {
 		if r == nil || r.Mode.Of() == first || i+1 >= len(labels) {
 			continue
 		}
-		an := func(m Mode) string {
-			if m == ModeRate {
+		an := func(m record.Mode) string {
+			if m == record.ModeRate {
 				return "an " + m.Label()
 			}
 			return "a " + m.Label()

@@ -43,7 +43,7 @@ func TestRateCapacityBatchingEngine(t *testing.T) {
 			levels := Summarize(e.sweepRates(demoOpenLoop(10*time.Second, seed), rates...), opts)
 			res := Analyze(levels, Meta{}, opts)
 			rr := res.Rate
-			if res.Mode != ModeRate || rr == nil {
+			if res.Mode != record.ModeRate || rr == nil {
 				t.Fatalf("mode %q, rate %v: want an arrival-rate result", res.Mode, rr)
 			}
 			if !within(float64(rr.CapacityRPS), truth, 0.02) {

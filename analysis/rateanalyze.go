@@ -34,7 +34,7 @@ func analyzeRate(levels []Level, meta Meta, opts Options) Result {
 	a := &analyzer{opts: opts}
 	res := Result{
 		Schema:     Schema,
-		Mode:       ModeRate,
+		Mode:       record.ModeRate,
 		Meta:       meta,
 		Levels:     slices.Clone(levels),
 		Throughput: Throughput{MaxTPS: NaN()},

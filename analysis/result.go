@@ -467,9 +467,9 @@ type Capacity struct {
 // Result is the analysis of a sweep: the content of analysis.json.
 type Result struct {
 	Schema string `json:"schema"`
-	// Mode is ModeConcurrency or ModeRate ("" in an analysis.json from before the key: closed
+	// Mode is record.ModeConcurrency or record.ModeRate ("" in an analysis.json from before the key: closed
 	// loop).
-	Mode           Mode            `json:"mode"`
+	Mode           record.Mode     `json:"mode"`
 	Meta           Meta            `json:"meta"`
 	Levels         []Level         `json:"levels"`
 	Throughput     Throughput      `json:"throughput"`

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -17,11 +18,11 @@ func (v *validation) mode() {
 		return
 	}
 	switch s.Mode {
-	case "", sweep.ModeConcurrency:
+	case "", record.ModeConcurrency:
 		if !s.Rates.IsZero() {
 			v.badAt("sweep.rates", []string{"sweep.rates", "sweep.mode"}, "%s: a concurrency sweep takes levels, not rates; set sweep.mode: rate (or --mode rate) for an arrival-rate sweep", s.Rates)
 		}
-	case sweep.ModeRate:
+	case record.ModeRate:
 		switch {
 		case s.Rates.IsZero() && v.c.given("sweep.rates"): // it did not decode: Read said why
 		case s.Rates.IsZero():
@@ -49,7 +50,7 @@ func (v *validation) trace() bool {
 		return false
 	}
 	at := []string{"workload.trace.file", "workload.trace"}
-	if s.Mode != sweep.ModeRate {
+	if s.Mode != record.ModeRate {
 		v.badAt("sweep.mode", append([]string{"sweep.mode"}, at...), "%q: a trace replay (workload.trace) is an arrival-rate sweep: set sweep.mode: rate, or leave it out with --trace", s.Mode)
 	}
 	if !s.Rates.IsZero() {

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 )
 
 // checkRuns validates the arguments of the comparison charts.
@@ -62,7 +63,7 @@ func compareThroughputChart(runs []*analysis.Result, labels []string) (*builder,
 	if err := checkRuns("compare throughput", runs, labels); err != nil {
 		return nil, err
 	}
-	if runs[0].Mode == analysis.ModeRate {
+	if runs[0].Mode == record.ModeRate {
 		return rateCompareThroughputChart(runs, labels)
 	}
 	b := newBuilder(compareTitle("Output throughput — comparison", runs), xLabelConcurrency, "output throughput (tokens/s)")
@@ -142,7 +143,7 @@ func compareLatencyChart(runs []*analysis.Result, labels []string) (*builder, er
 	if err := checkRuns("compare latency", runs, labels); err != nil {
 		return nil, err
 	}
-	if runs[0].Mode == analysis.ModeRate {
+	if runs[0].Mode == record.ModeRate {
 		return rateCompareLatencyChart(runs, labels)
 	}
 	b := newBuilder(compareTitle("Latency vs throughput — comparison", runs), "output throughput (tokens/s)", "latency (ms)")

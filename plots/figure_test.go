@@ -85,7 +85,7 @@ func TestRangesEndOnTicks(t *testing.T) {
 		runs[f.Name] = f.Result()
 	}
 	for name, r := range runs {
-		mode := analysis.ModeConcurrency
+		mode := record.ModeConcurrency
 		if r != nil {
 			mode = r.Mode
 		}

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 )
 
 // The charts of an arrival-rate run (DESIGN §5.1), against the arrival rate on a linear axis.
@@ -24,8 +25,8 @@ var rateNames = []string{"rate_throughput", "rate_ttft", "rate_e2e", "rate_lag",
 // NamesFor returns the base names of the charts RenderAll renders for a run of mode m, in
 // order: Names() for a closed-loop run, rate_throughput, rate_ttft, rate_e2e, rate_lag and
 // dashboard for an arrival-rate one.
-func NamesFor(m analysis.Mode) []string {
-	if m == analysis.ModeRate {
+func NamesFor(m record.Mode) []string {
+	if m == record.ModeRate {
 		return append([]string(nil), rateNames...)
 	}
 	return Names()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/analysis/analysistest"
+	"github.com/kneecap/kneecap/record"
 )
 
 // rateBuilders are the builders of the arrival-rate charts, by name.
@@ -23,7 +24,7 @@ var rateBuilders = map[string]func(*analysis.Result) (*builder, error){
 // TestRateChartsRenderEveryFixture renders every chart of an arrival-rate run for every rate
 // fixture as SVG (PNG is TestRateGolden's), and keeps the legend clear of the data.
 func TestRateChartsRenderEveryFixture(t *testing.T) {
-	if got := NamesFor(analysis.ModeRate); strings.Join(got, ",") != "rate_throughput,rate_ttft,rate_e2e,rate_lag,dashboard" {
+	if got := NamesFor(record.ModeRate); strings.Join(got, ",") != "rate_throughput,rate_ttft,rate_e2e,rate_lag,dashboard" {
 		t.Fatalf("NamesFor(rate) = %v", got)
 	}
 	for _, f := range analysistest.RateFixtures() {

@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 )
 
 // Names returns the base names of the charts RenderAll renders, in order (DESIGN §5).
@@ -24,7 +25,7 @@ func Formats() []string { return []string{"png", "svg"} }
 // Build returns the chart called name (one of NamesFor(res.Mode)) for res; "dashboard" is
 // the rate dashboard for an arrival-rate run.
 func Build(name string, res *analysis.Result) (Chart, error) {
-	rate := res != nil && res.Mode == analysis.ModeRate
+	rate := res != nil && res.Mode == record.ModeRate
 	switch name {
 	case "rate_throughput":
 		return RateThroughput(res)
@@ -99,7 +100,7 @@ func (f File) WriteTo(w io.Writer) (int64, error) {
 // An error names the chart ("plots: NAME: …") when rendering fails.
 func RenderAll(res *analysis.Result) ([]File, error) {
 	var files []File
-	mode := analysis.ModeConcurrency
+	mode := record.ModeConcurrency
 	if res != nil {
 		mode = res.Mode
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/analysis/analysistest"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/report"
 )
 
@@ -53,7 +54,7 @@ func TestConsoleWide(t *testing.T) {
 		if err := report.ConsoleWith(&wide, tc.res, report.ConsoleOptions{Wide: true}); err != nil {
 			t.Fatal(err)
 		}
-		rate := tc.res.Mode == analysis.ModeRate
+		rate := tc.res.Mode == record.ModeRate
 		head := report.NewLevelTable(rate, false, true).Header()
 		if f := strings.Fields(head); len(f) == 0 || f[0] != tc.firstDefault {
 			t.Errorf("default header %q does not start with %q", head, tc.firstDefault)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 )
 
 // The texts of an arrival-rate (open-loop) run (DESIGN §4.15, §5.2): its answer names the
@@ -13,7 +14,7 @@ import (
 // point on the rate axis, the capacity plan and which latencies were read.
 
 // isRate reports whether res is an arrival-rate run.
-func isRate(res *analysis.Result) bool { return res.Mode == analysis.ModeRate }
+func isRate(res *analysis.Result) bool { return res.Mode == record.ModeRate }
 
 // frate formats a rate in requests/s: "20.8", "4.00", "120", or "—".
 func frate(v analysis.Float) string { return fnum(v) }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 )
 
 // csvLatencyStats are the statistics of a latency column: <metric>_<stat>_ms.
@@ -156,7 +157,7 @@ func baseColumns() []string {
 // after the prefix-cache ones).
 func WriteCSV(w io.Writer, levels []analysis.Level) error {
 	cw := csv.NewWriter(w)
-	rate := analysis.ModeOf(levels) == analysis.ModeRate
+	rate := analysis.ModeOf(levels) == record.ModeRate
 	header := CSVColumns()
 	if rate {
 		header = RateCSVColumns()

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 )
 
 // rateLevels are arrival-rate levels of a replica of capacity 10 requests/s (100-token
@@ -83,7 +84,7 @@ rate_rps,output_tps,qps,mean_output_tokens,ttft_mean_ms,e2e_p99_ms
 	}
 	res := analysis.Analyze(levels, analysis.Meta{}, analysis.DefaultOptions())
 	r := res.Rate
-	if res.Mode != analysis.ModeRate || r == nil {
+	if res.Mode != record.ModeRate || r == nil {
 		t.Fatalf("mode %q: want rate", res.Mode)
 	}
 	if r.CapacityRPS != 10 || r.CapacityBracket[0] != 8 || r.CapacityBracket[1] != 12 || r.CapacityTPS != 1000 {

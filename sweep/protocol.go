@@ -42,9 +42,9 @@ type Protocol struct {
 	Stop record.StopRules `yaml:"stop"`
 	// RecordChunks keeps per-chunk arrival offsets in records (default true).
 	RecordChunks *bool `yaml:"record_chunks"`
-	// Mode is ModeConcurrency (closed loop; "" is the same) or ModeRate (open loop): the
+	// Mode is record.ModeConcurrency (closed loop; "" is the same) or record.ModeRate (open loop): the
 	// levels are Levels, numbers of clients, or Rates, offered arrival rates in requests/s.
-	Mode string `yaml:"mode,omitempty"`
+	Mode record.Mode `yaml:"mode,omitempty"`
 	// Rates are the offered rates of a rate sweep (a list, a progression or auto).
 	Rates RatesSpec `yaml:"rates,omitempty"`
 	// Arrival is a rate sweep's arrival process: poisson ("" is the same), gamma or constant.

@@ -1,15 +1,9 @@
 package sweep
 
-// The sweep modes (Protocol.Mode).
-const (
-	// ModeConcurrency is a closed-loop sweep: each level a number of clients (the default).
-	ModeConcurrency = "concurrency"
-	// ModeRate is an open-loop sweep: each level an offered arrival rate in requests/s.
-	ModeRate = "rate"
-)
+import "github.com/kneecap/kneecap/record"
 
 // RateMode reports whether the protocol is an arrival-rate (open-loop) sweep.
-func (p Protocol) RateMode() bool { return p.Mode == ModeRate }
+func (p Protocol) RateMode() bool { return p.Mode == record.ModeRate }
 
 // ArrivalOf returns the protocol's arrival process, its seed the protocol's arrival_seed or,
 // when that is 0, workloadSeed.

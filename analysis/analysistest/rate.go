@@ -1,6 +1,9 @@
 package analysistest
 
-import "github.com/kneecap/kneecap/analysis"
+import (
+	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
+)
 
 // The arrival-rate fixture: an open-loop sweep of the demo engine (32 slots, steps of 4 ms +
 // 250 µs per sequence; DESIGN §6) with 128-token requests, whose capacity is X(S) ÷ N_out =
@@ -73,7 +76,7 @@ func (row rateRow) level() analysis.Level {
 // 21.1, SLO point 20.6 with TTFT p95 binding, 10 replicas for 200 requests/s.
 func Rate() *analysis.Result {
 	r := &analysis.Result{
-		Schema: analysis.Schema, Mode: analysis.ModeRate,
+		Schema: analysis.Schema, Mode: record.ModeRate,
 		Meta: analysis.Meta{Name: "demo-rate", Model: "kneecap-sim", Endpoint: "http://127.0.0.1:8000/v1",
 			Date: "2026-03-14T09:26:53Z", Source: "runs/rate", StopReason: "2 levels not sustained"},
 		Throughput: analysis.Throughput{MaxTPS: 2667},

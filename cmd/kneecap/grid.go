@@ -16,6 +16,7 @@ import (
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/plots"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/report"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
@@ -263,7 +264,7 @@ func writeGrid(e *env, dir string, cfg config.Config, faults map[string]scenario
 	var labels []string
 	for i, s := range states {
 		scs[i] = s.GridScenario
-		if s.Result != nil && s.Result.Mode != analysis.ModeRate {
+		if s.Result != nil && s.Result.Mode != record.ModeRate {
 			runs, labels = append(runs, s.Result), append(labels, s.Name)
 		}
 	}

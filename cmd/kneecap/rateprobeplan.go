@@ -25,7 +25,7 @@ func probeProtocol(p sweep.Protocol, e2e time.Duration) sweep.Protocol {
 	q := p
 	// A quick estimate: no added levels, no retries (a level excluded at the probe's
 	// short windows costs its maximum QPS, which the other levels give).
-	q.Mode, q.Rates, q.Refine, q.RetryExcluded = sweep.ModeConcurrency, sweep.RatesSpec{}, 0, 0
+	q.Mode, q.Rates, q.Refine, q.RetryExcluded = record.ModeConcurrency, sweep.RatesSpec{}, 0, 0
 	wide := min(3*max(e2e, 0), probeWindowCap)
 	q.Warmup = min(p.Warmup, time.Second)
 	q.WarmupMax = max(q.Warmup, min(p.WarmupMax, 10*time.Second), min(2*e2e, 2*probeWindowCap))

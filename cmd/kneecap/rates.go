@@ -49,13 +49,13 @@ func applyRateFlags(cfg *config.Config, r *rateFlags, set map[string]bool) error
 			s.Rates = spec
 			cfg.Override("sweep.rates", "--rates")
 			if !set["mode"] {
-				s.Mode = sweep.ModeRate
+				s.Mode = record.ModeRate
 				cfg.Override("sweep.mode", "--rates")
 			}
 		}
 	}
 	if set["mode"] {
-		s.Mode = r.mode
+		s.Mode = record.Mode(r.mode)
 		cfg.Override("sweep.mode", "--mode")
 	}
 	if !s.RateMode() { // rateFlagConflicts refuses the rate flags

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -53,7 +54,7 @@ func applyTraceFlags(cfg *config.Config, f *traceFlags, set map[string]bool) err
 		}
 	}
 	if tr.Enabled() && cfg.Sweep.Mode == "" && !set["mode"] {
-		cfg.Sweep.Mode = sweep.ModeRate
+		cfg.Sweep.Mode = record.ModeRate
 		origin := "workload.trace"
 		if set["trace"] {
 			origin = "--trace"
