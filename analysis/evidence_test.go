@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/server"
 )
 
 // TestServerEvidenceNull: a quantity the server does not expose is null in analysis.json and
@@ -137,7 +137,7 @@ func TestServerLimitOf(t *testing.T) {
 func TestCheckServerLimit(t *testing.T) {
 	levels := geometricLevels(128)
 	info := func(k, v string) Meta {
-		return Meta{Server: &record.ServerInfo{Engine: sweep.SimEngine, Settings: map[string]string{k: v}, From: "GET /version"}}
+		return Meta{Server: &record.ServerInfo{Engine: server.SimEngine, Settings: map[string]string{k: v}, From: "GET /version"}}
 	}
 	r := Analyze(groundTruth(32, levels, 0, 1), info("max_num_seqs", "32"), fastOptions())
 	if r.ServerLimit == nil || r.ServerLimit.Slots != 32 || hasWarning(r, "server evidence") {

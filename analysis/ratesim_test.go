@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/server"
 	"github.com/kneecap/kneecap/sim"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // openLoop describes an arrival-rate level run against an engine model: Poisson arrivals (or
@@ -207,7 +207,7 @@ func sortedBelow(ts []int64, t int64) int {
 
 // waitingStats is the server's waiting count (requests sent, not yet admitted to a slot)
 // scraped every scrape from t0, summarized over [w0, w1) as the live sweep does
-// (sweep.SummarizeSamples).
+// (server.SummarizeSamples).
 func waitingStats(recs []record.Record, admitted []int64, scrape time.Duration, t0, w0, w1 int64) *record.ServerStats {
 	sent := make([]int64, 0, len(recs))
 	start := make([]int64, 0, len(recs))
@@ -221,12 +221,12 @@ func waitingStats(recs []record.Record, admitted []int64, scrape time.Duration, 
 	}
 	slices.Sort(sent)
 	slices.Sort(start)
-	var samples []sweep.MetricSample
+	var samples []server.MetricSample
 	for t := t0; t < w1+int64(scrape); t += int64(scrape) {
 		w := float64(sortedBelow(sent, t+1) - sortedBelow(start, t+1))
-		samples = append(samples, sweep.MetricSample{TUnixNS: t, Waiting: &w})
+		samples = append(samples, server.MetricSample{TUnixNS: t, Waiting: &w})
 	}
-	st := sweep.SummarizeSamples(samples, w0, w1)
+	st := server.SummarizeSamples(samples, w0, w1)
 	if st != nil {
 		st.Series = []string{"vllm:num_requests_waiting"}
 	}

@@ -522,7 +522,7 @@ type Options struct {
 	// length, and the lengths of records that do not carry theirs.
 	Lengths RequestedLengths
 	// Think is the mean pause of a closed-loop worker between two requests (workload.think_time;
-	// with sessions the mean over turn and conversation pauses, sweep.WorkloadConfig.MeanThink):
+	// with sessions the mean over turn and conversation pauses, workload.WorkloadConfig.MeanThink):
 	// a level of target c then keeps c × E2E ÷ (E2E + Think) requests in flight, the achieved
 	// concurrency the validity rule expects (§4.1). 0: c.
 	Think time.Duration

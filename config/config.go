@@ -11,8 +11,11 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/selfcheck"
+	"github.com/kneecap/kneecap/server"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // Config is a kneecap configuration file (DESIGN §9). Durations are strings such as "30s".
@@ -24,14 +27,14 @@ type Config struct {
 	// Simulator configures the in-process simulator used when Target.URL is empty.
 	Simulator sim.Config `yaml:"simulator"`
 	// Workload describes the requests.
-	Workload sweep.WorkloadConfig `yaml:"workload"`
+	Workload workload.WorkloadConfig `yaml:"workload"`
 	// Sweep describes the levels and their protocol.
 	Sweep sweep.Protocol `yaml:"sweep"`
 	// SLO holds the service-level objectives (ttft_p95, itl_p99, …: p50, p95 or p99 of TTFT,
 	// TPOT, ITL or E2E); 0 means not used.
 	SLO analysis.SLO `yaml:"slo"`
 	// ServerMetrics configures scraping of the server's Prometheus endpoint.
-	ServerMetrics sweep.ServerMetricsConfig `yaml:"server_metrics"`
+	ServerMetrics server.ServerMetricsConfig `yaml:"server_metrics"`
 	// Analysis holds analysis options.
 	Analysis AnalysisConfig `yaml:"analysis"`
 	// Plan is the optional capacity plan.
@@ -58,7 +61,7 @@ type TargetConfig struct {
 	// Model is the model name sent in every request.
 	Model string `yaml:"model"`
 	// API is chat or completions.
-	API sweep.API `yaml:"api"`
+	API record.API `yaml:"api"`
 	// APIKeyEnv names the environment variable holding the API key. The key itself never
 	// appears in a file.
 	APIKeyEnv string `yaml:"api_key_env"`
@@ -157,16 +160,16 @@ func Default() Config {
 	return Config{
 		Name: "",
 		Target: TargetConfig{
-			API:            sweep.APIChat,
+			API:            record.APIChat,
 			APIKeyEnv:      "OPENAI_API_KEY",
 			RequestTimeout: 10 * time.Minute,
 			TTFTTimeout:    60 * time.Second,
 			StallTimeout:   30 * time.Second,
 		},
 		Simulator: sim.Config{Profile: "demo"},
-		Workload: sweep.WorkloadConfig{
-			InputTokens:  sweep.Dist{Dist: "fixed", Mean: 512},
-			OutputTokens: sweep.Dist{Dist: "fixed", Mean: 128},
+		Workload: workload.WorkloadConfig{
+			InputTokens:  workload.Dist{Dist: "fixed", Mean: 512},
+			OutputTokens: workload.Dist{Dist: "fixed", Mean: 128},
 			FixedOutput:  true,
 			Seed:         1,
 			PromptSizing: record.SizingAuto,
@@ -182,7 +185,7 @@ func Default() Config {
 			CITarget:        0.05,
 			DrainTimeout:    60 * time.Second,
 			RetryExcluded:   1,
-			ClientTolerance: sweep.DefaultClientTolerance,
+			ClientTolerance: selfcheck.DefaultClientTolerance,
 			Stop: record.StopRules{
 				Plateau:          true,
 				Overload:         true,
@@ -193,7 +196,7 @@ func Default() Config {
 			RecordChunks: &recordChunks,
 		},
 		SLO:           analysis.SLO{TTFTP95: 2 * time.Second, TPOTP95: 50 * time.Millisecond},
-		ServerMetrics: sweep.ServerMetricsConfig{Interval: time.Second},
+		ServerMetrics: server.ServerMetricsConfig{Interval: time.Second},
 		Analysis:      AnalysisConfig{KneeGain: 0.10},
 		Plan:          analysis.Plan{GPUsPerReplica: 1},
 	}
@@ -213,8 +216,8 @@ func Demo() Config {
 	c := Default()
 	c.Name = "demo"
 	c.Simulator = sim.Config{Profile: sim.ProfileDemo}
-	c.Workload.InputTokens = sweep.Dist{Dist: "fixed", Mean: 128}
-	c.Workload.OutputTokens = sweep.Dist{Dist: "fixed", Mean: 64}
+	c.Workload.InputTokens = workload.Dist{Dist: "fixed", Mean: 128}
+	c.Workload.OutputTokens = workload.Dist{Dist: "fixed", Mean: 64}
 	c.Sweep.Levels = sweep.LevelsSpec{Start: 1, Max: 128, Factor: 2}
 	c.Sweep.Warmup = 1500 * time.Millisecond
 	c.Sweep.WarmupMax = 20 * time.Second

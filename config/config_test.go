@@ -10,7 +10,10 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/server"
 	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // writeConfig writes text to a temporary config file and returns its path.
@@ -66,7 +69,7 @@ slo: {ttft_p95: 1s}
 	if err != nil {
 		t.Fatalf("LoadConfig: %v", err)
 	}
-	if c.Name != "llama8b-h100" || c.Target.API != sweep.APICompletions || c.Target.RequestTimeout != 2*time.Minute {
+	if c.Name != "llama8b-h100" || c.Target.API != record.APICompletions || c.Target.RequestTimeout != 2*time.Minute {
 		t.Errorf("target not decoded: %+v", c.Target)
 	}
 	if c.Target.TTFTTimeout != 90*time.Second || c.Target.StallTimeout != 0 {
@@ -305,7 +308,7 @@ func TestValidateOverrideNamesFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Workload.InputTokens = sweep.Dist{Dist: sweep.DistFixed, Mean: 128}
+	c.Workload.InputTokens = workload.Dist{Dist: workload.DistFixed, Mean: 128}
 	c.Override("workload.input_tokens", "--input-tokens")
 	if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), "--input-tokens: workload.shared_prefix.tokens: is 256: must be below the shortest prompt workload.input_tokens can draw (128)") {
 		t.Errorf("Validate = %v, want it to name --input-tokens", err)
@@ -415,11 +418,11 @@ func TestURLErrorsRedacted(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "target.url") || strings.Contains(err.Error(), secret) {
 		t.Errorf("Validate = %v: want a target.url problem without the password", err)
 	}
-	if _, err := sweep.NewScraper(sweep.ServerMetricsConfig{URL: c.ServerMetrics.URL}, nil); err == nil || strings.Contains(err.Error(), secret) {
+	if _, err := server.NewScraper(server.ServerMetricsConfig{URL: c.ServerMetrics.URL}, nil); err == nil || strings.Contains(err.Error(), secret) {
 		t.Errorf("NewScraper = %v: want an error without the password", err)
 	}
 	// A closed loopback port: the transport error names the URL without the token.
-	s, err := sweep.NewScraper(sweep.ServerMetricsConfig{URL: "http://127.0.0.1:1/metrics?token=" + secret}, nil)
+	s, err := server.NewScraper(server.ServerMetricsConfig{URL: "http://127.0.0.1:1/metrics?token=" + secret}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

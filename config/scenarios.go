@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // Scenario is one shape of a scenario grid (DESIGN §5.3, §9.5): a name and the workload keys
@@ -21,18 +22,18 @@ type Scenario struct {
 	Name string `yaml:"name"`
 	// The workload keys a scenario may set (each as workload.KEY of §9.5); not trace, a
 	// replay being open loop.
-	InputTokens  *sweep.Dist           `yaml:"input_tokens,omitempty"`
-	OutputTokens *sweep.Dist           `yaml:"output_tokens,omitempty"`
-	FixedOutput  *bool                 `yaml:"fixed_output,omitempty"`
-	Dataset      *string               `yaml:"dataset,omitempty"`
-	PrefixCache  *bool                 `yaml:"prefix_cache,omitempty"`
-	ThinkTime    *time.Duration        `yaml:"think_time,omitempty"`
-	Seed         *int64                `yaml:"seed,omitempty"`
-	PromptSizing *string               `yaml:"prompt_sizing,omitempty"`
-	Tokenizer    *string               `yaml:"tokenizer,omitempty"`
-	Sessions     *sweep.SessionsConfig `yaml:"sessions,omitempty"`
-	SharedPrefix *sweep.SharedPrefix   `yaml:"shared_prefix,omitempty"`
-	Levels       *sweep.LevelsSpec     `yaml:"levels,omitempty"`
+	InputTokens  *workload.Dist           `yaml:"input_tokens,omitempty"`
+	OutputTokens *workload.Dist           `yaml:"output_tokens,omitempty"`
+	FixedOutput  *bool                    `yaml:"fixed_output,omitempty"`
+	Dataset      *string                  `yaml:"dataset,omitempty"`
+	PrefixCache  *bool                    `yaml:"prefix_cache,omitempty"`
+	ThinkTime    *time.Duration           `yaml:"think_time,omitempty"`
+	Seed         *int64                   `yaml:"seed,omitempty"`
+	PromptSizing *string                  `yaml:"prompt_sizing,omitempty"`
+	Tokenizer    *string                  `yaml:"tokenizer,omitempty"`
+	Sessions     *workload.SessionsConfig `yaml:"sessions,omitempty"`
+	SharedPrefix *workload.SharedPrefix   `yaml:"shared_prefix,omitempty"`
+	Levels       *sweep.LevelsSpec        `yaml:"levels,omitempty"`
 }
 
 // GridFiles are the files of a grid's results directory besides the scenarios'
@@ -101,10 +102,10 @@ type override struct {
 	value      reflect.Value
 }
 
-// overrides lists the workload fields the scenario sets, matched to sweep.WorkloadConfig by
+// overrides lists the workload fields the scenario sets, matched to workload.WorkloadConfig by
 // YAML key.
 func (sc Scenario) overrides() []override {
-	wt := reflect.TypeOf(sweep.WorkloadConfig{})
+	wt := reflect.TypeOf(workload.WorkloadConfig{})
 	byKey := map[string]string{}
 	for i := range wt.NumField() {
 		name, _, _ := strings.Cut(wt.Field(i).Tag.Get("yaml"), ",")
@@ -120,8 +121,8 @@ func (sc Scenario) overrides() []override {
 			continue
 		}
 		val := v.Field(i).Elem()
-		if d, ok := val.Interface().(sweep.Dist); ok && d.Dist == "" {
-			d.Dist = sweep.DistFixed
+		if d, ok := val.Interface().(workload.Dist); ok && d.Dist == "" {
+			d.Dist = workload.DistFixed
 			val = reflect.ValueOf(d)
 		}
 		out = append(out, override{field: field, key: key, value: val})

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 const gridYAML = `name: grid
@@ -38,7 +38,7 @@ func TestScenariosDecode(t *testing.T) {
 	if a.Name != "grid-chat" || a.Grid() {
 		t.Errorf("scenario 0: name %q, scenarios %v", a.Name, a.Scenarios)
 	}
-	if want := (sweep.Dist{Dist: "fixed", Mean: 2048}); a.Workload.InputTokens != want {
+	if want := (workload.Dist{Dist: "fixed", Mean: 2048}); a.Workload.InputTokens != want {
 		t.Errorf("scenario 0 input = %+v, want %+v", a.Workload.InputTokens, want)
 	}
 	if a.Workload.OutputTokens.Mean != 256 || !a.Workload.FixedOutput || a.Workload.ThinkTime != 10*time.Millisecond {
@@ -99,14 +99,14 @@ func TestScenariosProblems(t *testing.T) {
 }
 
 // TestScenarioCoversWorkload: every workload key can be set by a scenario (Scenario has a
-// field of that YAML key for each field of sweep.WorkloadConfig) but trace: a trace replay is
+// field of that YAML key for each field of workload.WorkloadConfig) but trace: a trace replay is
 // open loop (DESIGN §3.9), and a grid runs closed-loop sweeps.
 func TestScenarioCoversWorkload(t *testing.T) {
 	keys := map[string]bool{}
 	for _, k := range yamlKeys(reflect.TypeOf(Scenario{})) {
 		keys[k] = true
 	}
-	for _, k := range yamlKeys(reflect.TypeOf(sweep.WorkloadConfig{})) {
+	for _, k := range yamlKeys(reflect.TypeOf(workload.WorkloadConfig{})) {
 		if !keys[k] && k != "trace" {
 			t.Errorf("scenarios cannot set workload.%s", k)
 		}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // TestLoadSessions: workload.sessions decodes; with target.api completions or a rate sweep it
@@ -17,7 +17,7 @@ func TestLoadSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := c.Workload.Sessions
-	if s == nil || s.Turns != (sweep.Dist{Dist: sweep.DistFixed, Mean: 3}) || s.ThinkTime != 2*time.Second || s.UserTokens.Mean != 200 {
+	if s == nil || s.Turns != (workload.Dist{Dist: workload.DistFixed, Mean: 3}) || s.ThinkTime != 2*time.Second || s.UserTokens.Mean != 200 {
 		t.Fatalf("sessions %+v", s)
 	}
 	for _, tc := range []struct{ yaml, want string }{

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/sim"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // MaxRetryExcluded bounds sweep.retry_excluded: the k-th retry runs 2^k windows, so four
@@ -81,7 +81,7 @@ func (v *validation) target() {
 			v.badAt("target.model", []string{"target.model", "target.url"}, "missing: a model is required when target.url is set")
 		}
 	}
-	if t.API != sweep.APIChat && t.API != sweep.APICompletions {
+	if t.API != record.APIChat && t.API != record.APICompletions {
 		v.bad("target.api", "%q: must be chat or completions", t.API)
 	}
 	v.positive("target.request_timeout", t.RequestTimeout)
@@ -123,7 +123,7 @@ func (v *validation) simulator() {
 	}
 }
 
-// workload checks workload: (sweep.WorkloadConfig.Validate names its keys) and its dataset.
+// workload checks workload: (workload.WorkloadConfig.Validate names its keys) and its dataset.
 func (v *validation) workload() {
 	wl := v.c.Workload
 	for _, err := range wl.Validate() {
@@ -156,7 +156,7 @@ func (v *validation) workload() {
 
 // sessions checks workload.sessions against the keys it cannot go with.
 func (v *validation) sessions() {
-	if v.c.Target.API == sweep.APICompletions {
+	if v.c.Target.API == record.APICompletions {
 		v.badAt("workload.sessions", []string{"workload.sessions", "target.api"},
 			"needs target.api chat: a conversation's history is sent as chat messages (target.api is completions)")
 	}

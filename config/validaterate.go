@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/selfcheck"
 	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // mode checks sweep.mode and the keys of a rate sweep (sweep.rates, arrival, burstiness,
@@ -57,7 +59,7 @@ func (v *validation) trace() bool {
 		v.badAt("sweep.rates", []string{"sweep.rates"}, "%s: a trace replay offers the trace at sweep.time_scales (--time-scale), not rates", s.Rates)
 	}
 	if len(s.TimeScales) > 0 {
-		for _, err := range sweep.ValidateTimeScales("sweep.time_scales", s.TimeScales) {
+		for _, err := range workload.ValidateTimeScales("sweep.time_scales", s.TimeScales) {
 			v.bad("sweep.time_scales", "%s", strings.TrimPrefix(err.Error(), "sweep.time_scales"))
 		}
 	}
@@ -84,8 +86,8 @@ func (v *validation) rateKeys() {
 	switch m := s.MaxConcurrency; {
 	case m < 0:
 		v.bad("sweep.max_concurrency", "is %d: must be ≥ 1 (0 = %d)", m, sweep.DefaultMaxConcurrency)
-	case m > sweep.MaxProcessWorkers:
-		v.bad("sweep.max_concurrency", "is %d: must be ≤ %d, the most requests in flight one process carries", m, sweep.MaxProcessWorkers)
+	case m > selfcheck.MaxProcessWorkers:
+		v.bad("sweep.max_concurrency", "is %d: must be ≤ %d, the most requests in flight one process carries", m, selfcheck.MaxProcessWorkers)
 	}
 	if s.Stop.MaxUnsustainable < 0 {
 		v.bad("sweep.stop.max_unsustainable", "is %d: must be ≥ 0 (0 = never stop for it)", s.Stop.MaxUnsustainable)

@@ -23,7 +23,7 @@ import (
 	_ "gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/kneecap/kneecap/analysis"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/server"
 )
 
 // Chart is anything that renders itself as an image of w × h in a format "png" or "svg":
@@ -229,7 +229,7 @@ func subtitle(m analysis.Meta) string {
 
 // endpointName is m's endpoint as the titles print it.
 func endpointName(m analysis.Meta) string {
-	if m.Server == nil || m.Server.Engine != sweep.SimEngine {
+	if m.Server == nil || m.Server.Engine != server.SimEngine {
 		return m.Endpoint
 	}
 	u, err := url.Parse(m.Endpoint)

@@ -12,7 +12,7 @@ import (
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/analysis/analysistest"
 	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/server"
 )
 
 // TestSVGFontFallback: every SVG text names Liberation Sans, then generic fallbacks ending in
@@ -57,7 +57,7 @@ func TestDashboardOneSubtitle(t *testing.T) {
 // TestSimulatorTitle: the in-process simulator's ephemeral loopback port is no part of a
 // title; it is named "built-in simulator". Any other endpoint is kept.
 func TestSimulatorTitle(t *testing.T) {
-	sim := &record.ServerInfo{Engine: sweep.SimEngine, From: "GET /version"}
+	sim := &record.ServerInfo{Engine: server.SimEngine, From: "GET /version"}
 	for _, tc := range []struct {
 		endpoint string
 		server   *record.ServerInfo

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/selfcheck"
 )
 
 // clockNote says which clock the latencies of res are on (DESIGN §3.3), over every level's
@@ -74,16 +74,16 @@ func clientEffectNote(res *analysis.Result) string {
 		}
 		tol = math.Max(tol, l.ClientTolerance)
 		eff := decidingEffects(l.ClientEffect)
-		for kind, name := range sweep.LargestEffects(eff) {
+		for kind, name := range selfcheck.LargestEffects(eff) {
 			if w, ok := best[kind]; !ok || eff[name] > w.v {
 				best[kind] = worst{name, eff[name], levelKey(&l)}
 			}
 		}
 	}
 	var parts []string
-	for _, kind := range sweep.EffectKinds {
+	for _, kind := range selfcheck.EffectKinds {
 		if w, ok := best[kind]; ok {
-			parts = append(parts, fmt.Sprintf("on %s %s (at %s)", sweep.EffectLabel(w.name), sweep.FormatShare(w.v), w.where))
+			parts = append(parts, fmt.Sprintf("on %s %s (at %s)", selfcheck.EffectLabel(w.name), selfcheck.FormatShare(w.v), w.where))
 		}
 	}
 	if len(parts) == 0 {
@@ -92,11 +92,11 @@ func clientEffectNote(res *analysis.Result) string {
 	return fmt.Sprintf("Client effect, the largest at any level: %s; a level is client-bound above %.1f%%", strings.Join(parts, ", "), 100*tol)
 }
 
-// decidingEffects returns the estimates of eff that decide the verdict (sweep.EffectDecides).
+// decidingEffects returns the estimates of eff that decide the verdict (selfcheck.EffectDecides).
 func decidingEffects(eff map[string]float64) map[string]float64 {
 	out := make(map[string]float64, len(eff))
 	for k, v := range eff {
-		if sweep.EffectDecides(k) {
+		if selfcheck.EffectDecides(k) {
 			out[k] = v
 		}
 	}

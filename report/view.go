@@ -9,7 +9,7 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/selfcheck"
 )
 
 // dash stands for a value that was not computed (null in analysis.json).
@@ -577,7 +577,7 @@ func provenance(m analysis.Meta) string {
 func clientEvidence(l *analysis.Level) string {
 	switch {
 	case l.ClientEvidence == record.EvidenceEstimates && len(l.ClientEffect) > 0:
-		return " (" + sweep.EffectSummary(decidingEffects(l.ClientEffect)) + ")"
+		return " (" + selfcheck.EffectSummary(decidingEffects(l.ClientEffect)) + ")"
 	case l.ClientEvidence == record.EvidenceReadLag && l.ReadLag != nil:
 		return fmt.Sprintf(" (read lag p99 %.2f ms)", l.ReadLag.P99MS)
 	case l.ClientEvidence == record.EvidenceHeuristics:

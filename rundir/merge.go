@@ -15,6 +15,7 @@ import (
 
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/server"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -163,7 +164,7 @@ func orderShards(parts []*Run) ([]*Run, error) {
 // over the merged window: from the shard's server_metrics.jsonl (the shard summarised its
 // whole load period), each file read once.
 func serverMetrics(ordered []*Run) func(shard int, w0, w1 int64) (*record.ServerStats, error) {
-	samples := map[int][]sweep.MetricSample{}
+	samples := map[int][]server.MetricSample{}
 	return func(shard int, w0, w1 int64) (*record.ServerStats, error) {
 		s, ok := samples[shard]
 		if !ok {
@@ -173,7 +174,7 @@ func serverMetrics(ordered []*Run) func(shard int, w0, w1 int64) (*record.Server
 			}
 			samples[shard] = s
 		}
-		return sweep.SummarizeSamples(s, w0, w1), nil
+		return server.SummarizeSamples(s, w0, w1), nil
 	}
 }
 

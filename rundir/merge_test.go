@@ -21,8 +21,8 @@ import (
 // fixedWorkload asks for out tokens, with ignore_eos, in every request.
 type fixedWorkload struct{ out int }
 
-func (w fixedWorkload) Next(level, worker, seq int) sweep.Request {
-	return sweep.Request{Prompt: "count to a hundred, slowly", PromptTokens: 8, MaxTokens: w.out, IgnoreEOS: true}
+func (w fixedWorkload) Next(level, worker, seq int) record.Request {
+	return record.Request{Prompt: "count to a hundred, slowly", PromptTokens: 8, MaxTokens: w.out, IgnoreEOS: true}
 }
 
 // memSink keeps the levels a sweep hands over.
@@ -61,7 +61,7 @@ func fastSim(t testing.TB) string {
 func newClient(t testing.TB, url string, maxConns int) *openai.Client {
 	t.Helper()
 	o := openai.DefaultOptions()
-	o.BaseURL, o.Model, o.API = url, sim.DefaultModel, sweep.APIChat
+	o.BaseURL, o.Model, o.API = url, sim.DefaultModel, record.APIChat
 	o.RequestTimeout, o.MaxConns, o.RecordChunks = 30*time.Second, maxConns, true
 	c, err := openai.New(o)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/server"
 )
 
 // Run is a results directory read back: everything `kneecap analyze` needs.
@@ -332,7 +332,7 @@ func readLine(r *bufio.Reader, buf []byte, limit int) ([]byte, error) {
 // ReadServerMetrics reads a server_metrics.jsonl file: one MetricSample per line, in the order
 // taken (the series each value came from are not recorded in the file). A corrupt line is an
 // error naming FILE:LINE; a last line without its newline (cut by a kill) is dropped.
-func ReadServerMetrics(path string) ([]sweep.MetricSample, error) {
+func ReadServerMetrics(path string) ([]server.MetricSample, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -340,7 +340,7 @@ func ReadServerMetrics(path string) ([]sweep.MetricSample, error) {
 	defer f.Close()
 	br := bufio.NewReader(f)
 	var (
-		out  []sweep.MetricSample
+		out  []server.MetricSample
 		buf  []byte
 		line int
 	)
@@ -357,7 +357,7 @@ func ReadServerMetrics(path string) ([]sweep.MetricSample, error) {
 		if len(body) == 0 {
 			continue
 		}
-		var m sweep.MetricSample
+		var m server.MetricSample
 		if err := json.Unmarshal(body, &m); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}

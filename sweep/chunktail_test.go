@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/selfcheck"
 	"gonum.org/v1/gonum/floats/scalar"
 )
 
@@ -101,7 +102,7 @@ func TestTokensInWindowChunkTail(t *testing.T) {
 func TestRecordLineBounded(t *testing.T) {
 	const big = 10_000_000
 	long := strings.Repeat("é", 256) + "…" // 512 bytes and the ellipsis, as Client.message cuts
-	r := record.Record{Level: 999, Concurrency: MaxProcessWorkers, Worker: MaxProcessWorkers - 1, Seq: big, Phase: record.PhaseMeasure,
+	r := record.Record{Level: 999, Concurrency: selfcheck.MaxProcessWorkers, Worker: selfcheck.MaxProcessWorkers - 1, Seq: big, Phase: record.PhaseMeasure,
 		Sent: math.MaxInt64, ConnWait: 10 * time.Minute, TTFT: 10 * time.Minute, E2E: 10 * time.Minute,
 		PromptTokens: big, OutputTokens: big, TokensSource: record.TokensFromChunks, Status: record.StatusError,
 		ErrorClass: record.ErrStreamBroken, Error: long, RequestedPromptTokens: big, RequestedOutputTokens: big,

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // FuzzLoadDataset reads arbitrary bytes as a dataset file (ShareGPT JSON or JSONL, or
@@ -26,11 +29,11 @@ func FuzzLoadDataset(f *testing.F) {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cfg := WorkloadConfig{Dataset: p, Seed: 1, FixedOutput: fixed}
+		cfg := workload.WorkloadConfig{Dataset: p, Seed: 1, FixedOutput: fixed}
 		if fixed {
-			cfg.OutputTokens = Dist{Dist: DistFixed, Mean: 8}
+			cfg.OutputTokens = workload.Dist{Dist: workload.DistFixed, Mean: 8}
 		}
-		d, err := LoadDataset(cfg, APIChat)
+		d, err := workload.LoadDataset(cfg, record.APIChat)
 		if err != nil {
 			if !strings.Contains(err.Error(), p) && !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("error does not name the file: %v", err)

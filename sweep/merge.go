@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/selfcheck"
 )
 
 // MergeLevel merges the shards' parts of one level of a sharded sweep (parts in shard order,
@@ -52,7 +53,7 @@ func MergeLevel(parts []record.LevelRun, records []record.Record, proto Protocol
 	notes = append(notes, mergeServer(&run, parts, server)...)
 	notes = append(notes, finishWindow(&run, records, proto, slice, end)...)
 	if cs := m.client; cs != nil && run.W1 > run.W0 {
-		judgeClient(cs, records, run.W0, run.W1, run.OfferedRPS > 0, proto.ClientTolerance)
+		selfcheck.JudgeClient(cs, records, run.W0, run.W1, run.OfferedRPS > 0, proto.ClientTolerance)
 		if len(m.boundWhy) > 0 {
 			why := m.boundWhy
 			if cs.Reason != "" {
@@ -62,7 +63,7 @@ func MergeLevel(parts []record.LevelRun, records []record.Record, proto Protocol
 		}
 		run.Client = cs
 		if cs.Bound {
-			notes = append(notes, clientBoundNote(cs))
+			notes = append(notes, selfcheck.ClientBoundNote(cs))
 		}
 		if cs.Note != "" {
 			notes = append(notes, cs.Note)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/server"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -25,9 +26,9 @@ func TestPreflightWindowCheck(t *testing.T) {
 	// (a 145 ms gap for 40 ms once under -race) says nothing about the estimator, so the
 	// closest of three probes is judged.
 	want := ttft + 31*itl
-	var pf sweep.Preflight
+	var pf server.Preflight
 	for range 3 {
-		p, err := sweep.RunPreflight(context.Background(), c, sim.DefaultModel, sweep.PreflightTimeout)
+		p, err := server.RunPreflight(context.Background(), c, sim.DefaultModel, server.PreflightTimeout)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +41,7 @@ func TestPreflightWindowCheck(t *testing.T) {
 	}
 	est := pf.RequestE2E(32)
 	var rec record.Record
-	c.Do(context.Background(), &sweep.Request{Prompt: "one two three", PromptTokens: 3, MaxTokens: 32, IgnoreEOS: true}, &rec)
+	c.Do(context.Background(), &record.Request{Prompt: "one two three", PromptTokens: 3, MaxTokens: 32, IgnoreEOS: true}, &rec)
 	if !rec.OK() || rec.OutputTokens != 32 {
 		t.Fatalf("32-token request: %+v", rec)
 	}
@@ -50,15 +51,15 @@ func TestPreflightWindowCheck(t *testing.T) {
 		}
 	}
 	proto := sweep.Protocol{MinRequests: 100, Duration: time.Second, MaxDuration: 3 * time.Second}
-	w := pf.CheckWindow(proto, []int{4, 1, 2}, 32, 0)
+	w := pf.CheckWindow(proto.MinRequests, proto.LongestWindow(), []int{4, 1, 2}, 32, 0)
 	if w.Fits || w.Concurrency != 1 || w.E2E != est || w.Need != 100*est || w.Max != 3*time.Second {
 		t.Errorf("concurrency 1: %+v", w)
 	}
-	if w := pf.CheckWindow(proto, []int{64, 128}, 32, 0); !w.Fits || w.Need != 2*est {
+	if w := pf.CheckWindow(proto.MinRequests, proto.LongestWindow(), []int{64, 128}, 32, 0); !w.Fits || w.Need != 2*est {
 		t.Errorf("concurrency 64: %+v (two rounds of %v fit in 3 s)", w, est)
 	}
 	proto.MinRequests = 0
-	if w := pf.CheckWindow(proto, []int{1}, 32, 0); !w.Fits {
+	if w := pf.CheckWindow(proto.MinRequests, proto.LongestWindow(), []int{1}, 32, 0); !w.Fits {
 		t.Errorf("no min_requests: %+v", w)
 	}
 }
@@ -66,18 +67,18 @@ func TestPreflightWindowCheck(t *testing.T) {
 // TestRequestE2E: the estimate is exact for a probe whose tokens came at a steady pace, adds
 // the think time per request, and falls back to the probe's own E2E where it cannot scale.
 func TestRequestE2E(t *testing.T) {
-	pf := sweep.Preflight{TTFT: 20 * time.Millisecond, E2E: 25 * time.Millisecond, OutputTokens: 2}
+	pf := server.Preflight{TTFT: 20 * time.Millisecond, E2E: 25 * time.Millisecond, OutputTokens: 2}
 	if got := pf.RequestE2E(64); got != 335*time.Millisecond {
 		t.Errorf("RequestE2E(64) = %v, want 20 ms + 63 × 5 ms = 335 ms", got)
 	}
 	if got := pf.RequestE2E(0); got != pf.E2E {
 		t.Errorf("unknown length: %v, want the probe's %v", got, pf.E2E)
 	}
-	one := sweep.Preflight{TTFT: 20 * time.Millisecond, E2E: 20 * time.Millisecond, OutputTokens: 1}
+	one := server.Preflight{TTFT: 20 * time.Millisecond, E2E: 20 * time.Millisecond, OutputTokens: 1}
 	if got := one.RequestE2E(64); got != one.E2E {
 		t.Errorf("one-token probe: %v", got)
 	}
-	w := pf.CheckWindow(sweep.Protocol{MinRequests: 100, Duration: 30 * time.Second, MaxDuration: 3 * time.Minute}, []int{1}, 64, 100*time.Millisecond)
+	w := pf.CheckWindow(100, 3*time.Minute, []int{1}, 64, 100*time.Millisecond)
 	if w.Need != 100*435*time.Millisecond || !w.Fits {
 		t.Errorf("with think time: %+v, want need 100 × (335 + 100) ms = 43.5 s, which fits in 3 m", w)
 	}

@@ -69,3 +69,7 @@ func (p Protocol) TimeScalesOf() []float64 {
 	}
 	return p.TimeScales
 }
+
+// LongestWindow is the longest measurement window a level may run: max(duration,
+// max_duration).
+func (p Protocol) LongestWindow() time.Duration { return max(p.Duration, p.MaxDuration) }

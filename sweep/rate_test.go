@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/selfcheck"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -162,7 +163,7 @@ func TestRateValidate(t *testing.T) {
 		{"tiny rate", func(p *sweep.Plan) { p.Rates = []float64{1e-9} }, "rate 1e-09 must be within [0.001, 100000] requests/s"},
 		{"huge rate", func(p *sweep.Plan) { p.Rates = []float64{1, 1e6} }, "level 1: rate 1e+06 must be within"},
 		{"cap", func(p *sweep.Plan) { p.MaxConcurrency = -1 }, "max_concurrency -1 outside"},
-		{"cap high", func(p *sweep.Plan) { p.MaxConcurrency = sweep.MaxProcessWorkers + 1 }, "outside [0, 100000]"},
+		{"cap high", func(p *sweep.Plan) { p.MaxConcurrency = selfcheck.MaxProcessWorkers + 1 }, "outside [0, 100000]"},
 		{"arrival", func(p *sweep.Plan) { p.Arrival.Process = "x" }, `unknown process "x"`},
 		{"start", func(p *sweep.Plan) { p.StartIndex = 3 }, "start index 3 outside [0, 2]"},
 		{"schedule", func(p *sweep.Plan) { p.Schedule = &sweep.Schedule{Shards: 2, Start: time.Now()} }, "cannot be sharded"},

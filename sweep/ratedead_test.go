@@ -28,7 +28,7 @@ const rateFaultTTFT = 300 * time.Millisecond
 func faultClient(t *testing.T, url string, conns int) *openai.Client {
 	t.Helper()
 	o := openai.DefaultOptions()
-	o.BaseURL, o.Model, o.API = url, sim.DefaultModel, sweep.APIChat
+	o.BaseURL, o.Model, o.API = url, sim.DefaultModel, record.APIChat
 	o.RequestTimeout, o.TTFTTimeout, o.MaxConns = 30*time.Second, rateFaultTTFT, conns
 	c, err := openai.New(o)
 	if err != nil {

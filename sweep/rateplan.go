@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"strconv"
+
+	"github.com/kneecap/kneecap/selfcheck"
 )
 
 // The plan of an arrival-rate sweep (Plan.Rates, DESIGN §3.9).
@@ -41,8 +43,8 @@ func (p *Plan) validateRates() []error {
 			bad("level %d: rate %v %s", i, v, why)
 		}
 	}
-	if p.MaxConcurrency < 0 || p.MaxConcurrency > MaxProcessWorkers {
-		bad("max_concurrency %d outside [0, %d]", p.MaxConcurrency, MaxProcessWorkers)
+	if p.MaxConcurrency < 0 || p.MaxConcurrency > selfcheck.MaxProcessWorkers {
+		bad("max_concurrency %d outside [0, %d]", p.MaxConcurrency, selfcheck.MaxProcessWorkers)
 	}
 	if len(p.Rates) == 0 {
 		if p.Trace != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // The arrival-rate (open-loop) level (DESIGN §3.9): one dispatcher goroutine per level draws
@@ -28,7 +29,7 @@ type rateState struct {
 	rps     float64
 	arrival Arrival
 	// trace and scale: a trace replay's window and time scale (nil: Arrival's gaps).
-	trace *Trace
+	trace *workload.Trace
 	scale float64
 	slots chan int
 	begun time.Time // the level's start: t_0 of the schedule (clk.unix(begun) = start)

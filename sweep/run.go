@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // StopBudget is the stop reason when the sweep's time budget (sweep.stop.budget) ran out.
@@ -67,7 +68,7 @@ func (p Plan) Validate() error {
 	if p.Workload == nil {
 		bad("no workload")
 	}
-	if _, ok := p.Workload.(Conversations); ok && len(p.Rates) > 0 {
+	if _, ok := p.Workload.(workload.Conversations); ok && len(p.Rates) > 0 {
 		bad("workload.sessions: a conversation is a closed loop; an arrival-rate sweep sends single requests")
 	}
 	pr := p.Protocol
@@ -175,7 +176,7 @@ func (p Plan) Validate() error {
 // sink. Neither is an error: Outcome says what happened. Run returns an error for an invalid
 // plan and for sink failures; sink.Finish is called exactly once whenever the plan is valid.
 // A nil interrupt never fires.
-func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (Outcome, error) {
+func Run(ctx, interrupt context.Context, plan Plan, client record.Client, sink Sink) (Outcome, error) {
 	err := plan.Validate()
 	if client == nil {
 		err = errors.Join(err, errors.New("sweep: no client"))
@@ -244,7 +245,7 @@ func Run(ctx, interrupt context.Context, plan Plan, client Client, sink Sink) (O
 type controller struct {
 	ctx, interrupt context.Context
 	plan           *Plan
-	client         Client
+	client         record.Client
 	sink           Sink
 	sig            levelSignals
 	start          time.Time

@@ -20,8 +20,8 @@ import (
 // fixedWorkload asks every request for exactly out tokens (max_tokens + ignore_eos).
 type fixedWorkload struct{ out int }
 
-func (w fixedWorkload) Next(level, worker, seq int) sweep.Request {
-	return sweep.Request{Prompt: "count to a hundred, slowly", PromptTokens: 8, MaxTokens: w.out, IgnoreEOS: true}
+func (w fixedWorkload) Next(level, worker, seq int) record.Request {
+	return record.Request{Prompt: "count to a hundred, slowly", PromptTokens: 8, MaxTokens: w.out, IgnoreEOS: true}
 }
 
 // memSink keeps what the sweep hands over. Run calls it from one goroutine; the test reads it
@@ -92,7 +92,7 @@ func startSim(t testing.TB, cfg sim.Config) (string, sim.Config) {
 func newClient(t testing.TB, url string, maxConns int) *openai.Client {
 	t.Helper()
 	o := openai.DefaultOptions()
-	o.BaseURL, o.Model, o.API = url, sim.DefaultModel, sweep.APIChat
+	o.BaseURL, o.Model, o.API = url, sim.DefaultModel, record.APIChat
 	o.RequestTimeout, o.MaxConns, o.RecordChunks = 30*time.Second, maxConns, true
 	c, err := openai.New(o)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/selfcheck"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // The level runner (DESIGN §3): c closed-loop workers, or an arrival-rate level's dispatcher
@@ -65,8 +67,8 @@ type level struct {
 	staggerFrom time.Time
 	proto       Protocol
 	think       time.Duration
-	workload    Workload
-	client      Client
+	workload    workload.Workload
+	client      record.Client
 	obs         Observer
 	scraper     WindowSummarizer
 	clk         unixClock
@@ -119,11 +121,11 @@ type levelSignals struct {
 // at most c in flight — and returns its LevelRun, every record of the level (phases
 // assigned), how it ended and, when the server did not answer (end.dead()), the level's
 // account of why.
-func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, index, c int, rps float64) (record.LevelRun, []record.Record, levelEnd, string) {
+func runLevel(ctx context.Context, sig levelSignals, p *Plan, client record.Client, index, c int, rps float64) (record.LevelRun, []record.Record, levelEnd, string) {
 	var passNote string
 	if rps > 0 && p.Trace != nil { // a trace level measures whole passes
 		q := *p
-		q.Protocol, passNote = p.Trace.levelProtocol(p.Protocol, p.Trace.Scale(rps))
+		q.Protocol, passNote = traceLevelProtocol(p.Trace, p.Protocol, p.Trace.Scale(rps))
 		p = &q
 	}
 	l := newLevel(ctx, p, client, index, c)
@@ -139,9 +141,9 @@ func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, ind
 	l.clock = newLevelClock(p, index, time.Now())
 
 	end := l.warmup(sig)
-	var cpu0 clientSample
+	var cpu0 selfcheck.ClientSample
 	if end == endNormal {
-		cpu0 = sampleClient()
+		cpu0 = selfcheck.SampleClient()
 		// The window exists before this collect, so records that ended after W0 (while the
 		// client was sampled) count in the controller's slices and completions too.
 		l.win = newWindow(l.run.W0, l.slice, record.MinSlices, l.kmax)
@@ -157,7 +159,7 @@ func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, ind
 	close(l.stop)
 	var cs *record.ClientStats
 	if l.run.W1 > l.run.W0 {
-		cs = sampleClient().since(cpu0)
+		cs = selfcheck.SampleClient().Since(cpu0)
 	}
 	now := time.Now()
 	deadline := l.clock.drainEnd(now, end)
@@ -177,7 +179,7 @@ func runLevel(ctx context.Context, sig levelSignals, p *Plan, client Client, ind
 
 // newLevel prepares level index of p with concurrency c: this process's workers (a shard's
 // part on a Schedule), their mailboxes and the controller's ticker.
-func newLevel(ctx context.Context, p *Plan, client Client, index, c int) *level {
+func newLevel(ctx context.Context, p *Plan, client record.Client, index, c int) *level {
 	proto := p.Protocol
 	l := &level{
 		index: index, c: c, first: 0, n: c, proto: proto, think: p.ThinkTime, workload: p.Workload,
@@ -399,10 +401,10 @@ func (l *level) finish(end levelEnd, timedOut bool, cs *record.ClientStats) []re
 	}
 	l.notes = append(l.notes, verdict...)
 	if cs != nil {
-		judgeClient(cs, records, run.W0, run.W1, l.rate != nil, l.proto.ClientTolerance)
+		selfcheck.JudgeClient(cs, records, run.W0, run.W1, l.rate != nil, l.proto.ClientTolerance)
 		run.Client = cs
 		if cs.Bound {
-			l.notes = append(l.notes, clientBoundNote(cs))
+			l.notes = append(l.notes, selfcheck.ClientBoundNote(cs))
 		}
 		if cs.Note != "" {
 			l.notes = append(l.notes, cs.Note)
@@ -463,7 +465,7 @@ func (l *level) work(w int) {
 			return
 		default:
 		}
-		var req Request
+		var req record.Request
 		if sess != nil {
 			req = sess.next()
 		} else {

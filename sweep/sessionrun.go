@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // session is a closed-loop worker's conversation state (workload.sessions): the conversation
@@ -16,22 +17,22 @@ import (
 // turn is made when it is sent (Conversations.Turn): a conversation of many turns holds only
 // its history, which the server's context limit bounds.
 type session struct {
-	src           Conversations
+	src           workload.Conversations
 	cuts          *sessionCuts // the level's count of conversations cut by the context limit
 	level, worker int
-	conv          int     // the conversation's number, from 0, per worker and level
-	id            string  // Record.Session of its turns
-	n             int     // the conversation's turns; 0: start the next one
-	turn          int     // the index of the next turn
-	msg           Request // the next turn's user message, as Turn returned it
-	history       []Message
+	conv          int            // the conversation's number, from 0, per worker and level
+	id            string         // Record.Session of its turns
+	n             int            // the conversation's turns; 0: start the next one
+	turn          int            // the index of the next turn
+	msg           record.Request // the next turn's user message, as Turn returned it
+	history       []record.Message
 	tokens        int // requested tokens of the history: user messages and replies
 }
 
 // newSession returns worker's session state at level, or nil when w is not a Conversations;
 // cuts counts, for the level, the conversations the context limit ends.
-func newSession(w Workload, level, worker int, cuts *sessionCuts) *session {
-	src, ok := w.(Conversations)
+func newSession(w workload.Workload, level, worker int, cuts *sessionCuts) *session {
+	src, ok := w.(workload.Conversations)
 	if !ok {
 		return nil
 	}
@@ -41,7 +42,7 @@ func newSession(w Workload, level, worker int, cuts *sessionCuts) *session {
 // next returns the request of the session's next turn, starting a conversation when none is
 // under way; its record carries s.id and turn s.turn + 1. The reply is kept when another
 // turn follows.
-func (s *session) next() Request {
+func (s *session) next() record.Request {
 	if s.n == 0 {
 		s.n = s.src.Turns(s.level, s.worker, s.conv)
 		s.turn, s.tokens, s.history = 0, 0, nil
@@ -59,14 +60,14 @@ func (s *session) next() Request {
 // turn think time within a conversation; think after its last turn, a failed one, or before
 // a turn whose requested prompt and max_tokens would exceed the server's context limit, all
 // of which end it.
-func (s *session) ended(req *Request, rec *record.Record, think time.Duration) time.Duration {
+func (s *session) ended(req *record.Request, rec *record.Record, think time.Duration) time.Duration {
 	if !rec.OK() || s.turn+1 >= s.n {
 		s.end()
 		return think
 	}
 	s.history = append(s.history,
-		Message{Role: RoleUser, Content: s.msg.Prompt},
-		Message{Role: RoleAssistant, Content: req.Reply})
+		record.Message{Role: workload.RoleUser, Content: s.msg.Prompt},
+		record.Message{Role: workload.RoleAssistant, Content: req.Reply})
 	s.tokens += s.msg.PromptTokens + replyTokens(rec)
 	s.turn++
 	s.msg = s.src.Turn(s.level, s.worker, s.conv, s.turn)
@@ -80,7 +81,7 @@ func (s *session) ended(req *Request, rec *record.Record, think time.Duration) t
 
 // end ends the conversation: the next request starts the next one.
 func (s *session) end() {
-	s.n, s.history, s.msg = 0, nil, Request{}
+	s.n, s.history, s.msg = 0, nil, record.Request{}
 	s.conv++
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // Sessions against the simulator's prefix cache (issue 15, acceptance): the engine's
@@ -32,12 +33,12 @@ func sessionSweep(t *testing.T, caching bool) (analysis.Result, [][]record.Recor
 	t.Helper()
 	url, _ := startSim(t, sim.Config{Profile: sim.ProfileDemo, PrefillTPS: sessPrefillTPS, ChatTemplateTokens: sessTemplate,
 		StepBase: 2 * time.Millisecond, PrefixCaching: caching, BlockSize: sessBlock})
-	wl, err := sweep.NewWorkload(sweep.WorkloadConfig{
-		InputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: 8}, OutputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: sessOut},
+	wl, err := workload.NewWorkload(workload.WorkloadConfig{
+		InputTokens: workload.Dist{Dist: workload.DistFixed, Mean: 8}, OutputTokens: workload.Dist{Dist: workload.DistFixed, Mean: sessOut},
 		FixedOutput: true, Seed: 5, PromptSizing: record.SizingWords,
-		Sessions: &sweep.SessionsConfig{Turns: sweep.Dist{Dist: sweep.DistFixed, Mean: 3},
-			UserTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: sessUser}},
-	}, sweep.APIChat)
+		Sessions: &workload.SessionsConfig{Turns: workload.Dist{Dist: workload.DistFixed, Mean: 3},
+			UserTokens: workload.Dist{Dist: workload.DistFixed, Mean: sessUser}},
+	}, record.APIChat)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,12 +131,12 @@ func TestSessionsContextLimit(t *testing.T) {
 	url, _ := startSim(t, sim.Config{Profile: sim.ProfileFixed, TTFT: 2 * time.Millisecond, ITL: time.Millisecond,
 		ChatTemplateTokens: sessTemplate, MaxModelLen: limit})
 	client := newClient(t, url, 4)
-	wl, err := sweep.NewWorkload(sweep.WorkloadConfig{
-		InputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: 8}, OutputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: out},
+	wl, err := workload.NewWorkload(workload.WorkloadConfig{
+		InputTokens: workload.Dist{Dist: workload.DistFixed, Mean: 8}, OutputTokens: workload.Dist{Dist: workload.DistFixed, Mean: out},
 		FixedOutput: true, Seed: 3,
-		Sessions: &sweep.SessionsConfig{Turns: sweep.Dist{Dist: sweep.DistFixed, Mean: 5},
-			UserTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: user}},
-	}, sweep.APIChat)
+		Sessions: &workload.SessionsConfig{Turns: workload.Dist{Dist: workload.DistFixed, Mean: 5},
+			UserTokens: workload.Dist{Dist: workload.DistFixed, Mean: user}},
+	}, record.APIChat)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,14 +145,14 @@ func TestSessionsContextLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wl, sz, err := sweep.SizePrompts(ctx, wl, sweep.SizingOptions{Method: record.SizingTokenize, API: sweep.APIChat, Endpoint: ep.Counter(), Client: client})
+	wl, sz, err := workload.SizePrompts(ctx, wl, workload.SizingOptions{Method: record.SizingTokenize, API: record.APIChat, Endpoint: ep.Counter(), Client: client})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sz.MaxModelLen != limit {
 		t.Fatalf("sizing max_model_len %d, want %d", sz.MaxModelLen, limit)
 	}
-	if w := sweep.ContextWarning(wl); !strings.Contains(w, "reaches 1560 tokens, more than max_model_len 1000") {
+	if w := workload.ContextWarning(wl); !strings.Contains(w, "reaches 1560 tokens, more than max_model_len 1000") {
 		t.Errorf("warning %q", w)
 	}
 	sink := &memSink{}

@@ -4,15 +4,8 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/workload"
 )
-
-// Workload produces the requests of a sweep. Implementations must be safe for concurrent use
-// and deterministic: the request for (worker, seq) depends only on the seed and those numbers,
-// not on scheduling.
-type Workload interface {
-	// Next returns the request that worker sends as its seq-th request of the given level.
-	Next(level, worker, seq int) Request
-}
 
 // Sink receives the results of a sweep as it runs. The results directory (Dir) is one.
 type Sink interface {
@@ -97,12 +90,12 @@ type Plan struct {
 	// r requests/s replays the trace's window at time scale r ÷ its mean rate (arrival k at
 	// its recorded time ÷ the scale, the window looped), instead of drawing Arrival's gaps.
 	// Its Workload is then the trace's (TraceWorkload).
-	Trace *Trace
+	Trace *workload.Trace
 	// Protocol holds warmup, duration, min_requests, max_duration, ci_target, drain_timeout,
 	// cooldown and the stop rules (the budget is applied by Run itself).
 	Protocol Protocol
 	// Workload produces the requests.
-	Workload Workload
+	Workload workload.Workload
 	// ThinkTime is the pause of a worker between requests.
 	ThinkTime time.Duration
 	// StartIndex skips planned levels before it (resume); Done holds the finished levels

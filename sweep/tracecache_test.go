@@ -8,8 +8,8 @@ import (
 
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
-	"github.com/kneecap/kneecap/sweep"
 	"github.com/kneecap/kneecap/sweep/openai"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // TestTracePrefixCache replays traceSample's 30 requests one at a time (the completions API:
@@ -31,18 +31,18 @@ func TestTracePrefixCache(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 	o := openai.DefaultOptions()
-	o.BaseURL, o.Model, o.API, o.RequestTimeout = srv.URL, sim.DefaultModel, sweep.APICompletions, 10*time.Second
+	o.BaseURL, o.Model, o.API, o.RequestTimeout = srv.URL, sim.DefaultModel, record.APICompletions, 10*time.Second
 	client, err := openai.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(client.Close)
-	tf, _ := sweep.ParseTrace(strings.NewReader(traceSample()), "sample.jsonl", "")
-	tr, err := sweep.NewTrace(tf, sweep.TraceConfig{File: "sample.jsonl", BlockTokens: 2})
+	tf, _ := workload.ParseTrace(strings.NewReader(traceSample()), "sample.jsonl", "")
+	tr, err := workload.NewTrace(tf, workload.TraceConfig{File: "sample.jsonl", BlockTokens: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := sweep.NewTraceWorkload(sweep.WorkloadConfig{Seed: 3}, sweep.APICompletions, tr)
+	w, err := workload.NewTraceWorkload(workload.WorkloadConfig{Seed: 3}, record.APICompletions, tr)
 	if err != nil {
 		t.Fatal(err)
 	}

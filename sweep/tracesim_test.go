@@ -13,6 +13,7 @@ import (
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // traceSample is a Mooncake trace of 30 requests over 1.45 s (gaps 50 ms; every third
@@ -41,18 +42,18 @@ func traceSample() string {
 // level's do not.
 func TestTraceReplay(t *testing.T) {
 	url, _ := startSim(t, sim.Config{Profile: sim.ProfileFixed, TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
-	tf, err := sweep.ParseTrace(strings.NewReader(traceSample()), "sample.jsonl", "")
+	tf, err := workload.ParseTrace(strings.NewReader(traceSample()), "sample.jsonl", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := sweep.NewTrace(tf, sweep.TraceConfig{File: "sample.jsonl", BlockTokens: 2})
+	tr, err := workload.NewTrace(tf, workload.TraceConfig{File: "sample.jsonl", BlockTokens: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tr.Pass() != 1500*time.Millisecond || tr.Info.MeanRPS != 20 {
 		t.Fatalf("pass %v, mean %v requests/s: want 1.5 s, 20", tr.Pass(), tr.Info.MeanRPS)
 	}
-	w, err := sweep.NewTraceWorkload(sweep.WorkloadConfig{Seed: 3}, sweep.APIChat, tr)
+	w, err := workload.NewTraceWorkload(workload.WorkloadConfig{Seed: 3}, record.APIChat, tr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,17 +121,17 @@ func TestTraceReplay(t *testing.T) {
 // requests/s over 0.5 s: N(t) = 20t + 200t², request i at t_i = (−20 + √(400 + 800 i)) ÷ 400
 // s; a pass lasts 0.5 s + one mean gap (t_59 ÷ 59), about 0.507 s. Every request asks 4
 // tokens for 3.
-func rampTrace(t *testing.T) *sweep.Trace {
+func rampTrace(t *testing.T) *workload.Trace {
 	var b strings.Builder
 	for i := range 60 {
 		at := (-20 + math.Sqrt(400+800*float64(i))) / 400
 		fmt.Fprintf(&b, "{\"timestamp\": %.3f, \"input_length\": 4, \"output_length\": 3}\n", at*1000)
 	}
-	tf, err := sweep.ParseTrace(strings.NewReader(b.String()), "ramp.jsonl", "")
+	tf, err := workload.ParseTrace(strings.NewReader(b.String()), "ramp.jsonl", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := sweep.NewTrace(tf, sweep.TraceConfig{File: "ramp.jsonl"})
+	tr, err := workload.NewTrace(tf, workload.TraceConfig{File: "ramp.jsonl"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func rampTrace(t *testing.T) *sweep.Trace {
 func TestTraceRampLevel(t *testing.T) {
 	url, _ := startSim(t, sim.Config{Profile: sim.ProfileFixed, TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
 	tr := rampTrace(t)
-	w, err := sweep.NewTraceWorkload(sweep.WorkloadConfig{Seed: 5}, sweep.APIChat, tr)
+	w, err := workload.NewTraceWorkload(workload.WorkloadConfig{Seed: 5}, record.APIChat, tr)
 	if err != nil {
 		t.Fatal(err)
 	}

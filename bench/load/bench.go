@@ -18,9 +18,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/selfcheck"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 	"github.com/kneecap/kneecap/sweep/openai"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // Targets of issue 7 on a 2-core machine.
@@ -182,7 +185,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string, newSim si
 	}
 	sink := &benchSink{cfg: cfg, smp: smp, base: base, stderr: stderr, label: "kneecap client"}
 	// The GC setting of `kneecap sweep` (the floor client below runs under it too).
-	defer sweep.SetLoadGC()()
+	defer selfcheck.SetLoadGC()()
 	out, err := runLabelled(ctx, "kneecap", func(ctx context.Context) (sweep.Outcome, error) {
 		return sweep.Run(ctx, nil, plan, client, sink)
 	})
@@ -234,18 +237,18 @@ func ensureFDs(maxC int) error {
 
 // workload is the benchmark's workload: fixed prompt and output lengths, the output forced
 // (ignore_eos), the chat API.
-func (c config) workload() (sweep.Workload, error) {
-	return sweep.NewWorkload(sweep.WorkloadConfig{
-		InputTokens:  sweep.Dist{Dist: sweep.DistFixed, Mean: float64(c.inputTokens)},
-		OutputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: float64(c.outputTokens)},
+func (c config) workload() (workload.Workload, error) {
+	return workload.NewWorkload(workload.WorkloadConfig{
+		InputTokens:  workload.Dist{Dist: workload.DistFixed, Mean: float64(c.inputTokens)},
+		OutputTokens: workload.Dist{Dist: workload.DistFixed, Mean: float64(c.outputTokens)},
 		FixedOutput:  true,
 		Seed:         1,
-	}, sweep.APIChat)
+	}, record.APIChat)
 }
 
 // plan is the sweep of the benchmark's levels: the command line's warmup and windows, at
 // least 100 completions per window, obs watching the levels.
-func (c config) plan(wl sweep.Workload, obs sweep.Observer) sweep.Plan {
+func (c config) plan(wl workload.Workload, obs sweep.Observer) sweep.Plan {
 	return sweep.Plan{
 		Levels: c.levels,
 		Protocol: sweep.Protocol{

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // floorClient is the cheapest streaming client the benchmark can think of, used to measure
@@ -54,7 +53,7 @@ func newFloorClient(baseURL, model string) (*floorClient, error) {
 	return &floorClient{host: u.Host, model: model}, nil
 }
 
-// Models implements sweep.Client; the floor client serves one model.
+// Models implements record.Client; the floor client serves one model.
 func (f *floorClient) Models(context.Context) ([]string, error) { return []string{f.model}, nil }
 
 // close closes the idle connections.
@@ -90,8 +89,8 @@ func (f *floorClient) put(fc *floorConn) {
 	f.mu.Unlock()
 }
 
-// Do implements sweep.Client.
-func (f *floorClient) Do(ctx context.Context, req *sweep.Request, rec *record.Record) {
+// Do implements record.Client.
+func (f *floorClient) Do(ctx context.Context, req *record.Request, rec *record.Record) {
 	rec.PromptTokens = req.PromptTokens
 	t0 := time.Now()
 	fc, err := f.get(ctx)
@@ -145,7 +144,7 @@ var (
 
 // stream writes the request and reads the response to data: [DONE] and the end of the chunked
 // body, returning each content chunk's arrival offset in µs.
-func (f *floorClient) stream(fc *floorConn, req *sweep.Request, tSend time.Time) ([]int64, error) {
+func (f *floorClient) stream(fc *floorConn, req *record.Request, tSend time.Time) ([]int64, error) {
 	body, err := json.Marshal(map[string]any{
 		"model":          f.model,
 		"messages":       []map[string]string{{"role": "user", "content": req.Prompt}},

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/selfcheck"
 	"github.com/kneecap/kneecap/sim"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // serveSim serves the simulator in fixed mode over loopback: TTFT, then one chunk every ITL.
@@ -47,7 +47,7 @@ func TestFloorClient(t *testing.T) {
 	defer fc.close()
 	for i := range 3 {
 		var rec record.Record
-		fc.Do(context.Background(), &sweep.Request{Prompt: "a b c", PromptTokens: 3, MaxTokens: tokens}, &rec)
+		fc.Do(context.Background(), &record.Request{Prompt: "a b c", PromptTokens: 3, MaxTokens: tokens}, &rec)
 		if rec.Status != record.StatusOK || rec.OutputTokens != tokens || len(rec.Chunks) != tokens {
 			t.Fatalf("request %d: %s %q, %d tokens, %d chunks", i, rec.Status, rec.Error, rec.OutputTokens, len(rec.Chunks))
 		}
@@ -81,7 +81,7 @@ func TestFloorClientCancelled(t *testing.T) {
 	done := make(chan record.Record)
 	go func() {
 		var rec record.Record
-		fc.Do(ctx, &sweep.Request{Prompt: "a", PromptTokens: 1, MaxTokens: 4}, &rec)
+		fc.Do(ctx, &record.Request{Prompt: "a", PromptTokens: 1, MaxTokens: 4}, &rec)
 		done <- rec
 	}()
 	cancel()
@@ -151,7 +151,7 @@ func TestReportGoals(t *testing.T) {
 			rssPerStream: kib * 1024, ttft: 500.5, tpot: 100, client: cs}
 	}
 	ok := &record.ClientStats{Evidence: record.EvidenceEstimates, Effects: map[string]float64{"ttft_p50": 0.0005}}
-	lagged := &record.ClientStats{Bound: true, Evidence: record.EvidenceEstimates, Effects: map[string]float64{"ttft_p50": 0.25, sweep.EffectLoad: 0.4}}
+	lagged := &record.ClientStats{Bound: true, Evidence: record.EvidenceEstimates, Effects: map[string]float64{"ttft_p50": 0.25, selfcheck.EffectLoad: 0.4}}
 	// kneecap 1.10 × the floor at 1,024 streams, 30 KiB a stream more per stream, 4,096 refused
 	// by the estimates: every goal met.
 	rows := []row{lvl(1024, 1100*time.Millisecond, 30, ok), lvl(4096, 4400*time.Millisecond, 30, lagged)}

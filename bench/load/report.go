@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/selfcheck"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -159,7 +159,7 @@ func goals(w io.Writer, rows, floor []row, slope float64, fit bool, ttftCfg, tpo
 		byEstimates := r.client != nil && r.client.Bound && r.client.Evidence == record.EvidenceEstimates
 		why := "no estimate"
 		if r.client != nil && len(r.client.Effects) > 0 {
-			why = sweep.EffectSummary(r.client.Effects)
+			why = selfcheck.EffectSummary(r.client.Effects)
 		}
 		say(byEstimates, "%d streams: client-bound by the estimates (%s)", r.streams, why)
 	}

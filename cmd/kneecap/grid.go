@@ -45,7 +45,7 @@ type gridEntry struct {
 	// Dir is its results directory, relative to the grid's.
 	Dir string `json:"dir"`
 	// InputTokens and OutputTokens are the nominal prompt and output tokens its workload asks
-	// for (0: unknown, as a dataset's prompts; sweep.WorkloadConfig.NominalLengths); Shape is
+	// for (0: unknown, as a dataset's prompts; workload.WorkloadConfig.NominalLengths); Shape is
 	// "IN/OUT" ("dataset", "dataset/OUT", "sessions/OUT"; shapeOf).
 	InputTokens  float64 `json:"input_tokens"`
 	OutputTokens float64 `json:"output_tokens"`
@@ -124,7 +124,7 @@ func scenarioNames(cfg config.Config) string {
 }
 
 // shapeOf is a workload's shape, "512/128": the nominal prompt / output tokens it asks for
-// (sweep.WorkloadConfig.NominalLengths; "?" when unknown), "dataset" (or "dataset/OUT" with
+// (workload.WorkloadConfig.NominalLengths; "?" when unknown), "dataset" (or "dataset/OUT" with
 // fixed_output) for a replayed dataset, "sessions/OUT" for synthetic sessions.
 func shapeOf(c config.Config) string {
 	in, out := c.Workload.NominalLengths()

@@ -10,7 +10,7 @@ import (
 
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/plots"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // TestGridFixtures checks, on a grid of written results directories (writeGroundTruthRun,
@@ -39,7 +39,7 @@ func TestGridFixtures(t *testing.T) {
 		}
 	}
 	in := 999.0
-	cfg.Scenarios[0].InputTokens = &sweep.Dist{Mean: in} // then changed in the grid's config.yaml
+	cfg.Scenarios[0].InputTokens = &workload.Dist{Mean: in} // then changed in the grid's config.yaml
 	if err := writeGridConfig(dir, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestGridOutcomes(t *testing.T) {
 	}
 
 	in := 512
-	cfg.Scenarios = []config.Scenario{{Name: "a", InputTokens: &sweep.Dist{Mean: float64(in)}}, {Name: "b", InputTokens: &sweep.Dist{Mean: 64}}}
+	cfg.Scenarios = []config.Scenario{{Name: "a", InputTokens: &workload.Dist{Mean: float64(in)}}, {Name: "b", InputTokens: &workload.Dist{Mean: 64}}}
 	stderr.Reset()
 	warnOverridden(e, &sweepFlags{set: map[string]bool{"input-tokens": true, "output-tokens": true}}, cfg)
 	if w := stderr.String(); !strings.Contains(w, "--input-tokens applies to no scenario: every scenario sets its own input_tokens (a, b)") || strings.Contains(w, "output-tokens") {

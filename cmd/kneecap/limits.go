@@ -6,12 +6,13 @@ import (
 	"strings"
 
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/selfcheck"
 	"github.com/kneecap/kneecap/sweep"
 )
 
 // checkLimits raises the soft RLIMIT_NOFILE to the hard limit and refuses, before anything is
-// sent, a plan whose largest level this process cannot carry (sweep.Limits.Check: at most
-// sweep.MaxProcessWorkers workers, the descriptors of its connections and the process's
+// sent, a plan whose largest level this process cannot carry (selfcheck.Limits.Check: at most
+// selfcheck.MaxProcessWorkers workers, the descriptors of its connections and the process's
 // own, the memory its streams are estimated to take): one line per limit exceeded, exit 2.
 //
 // A rate sweep's levels run up to sweep.max_concurrency requests at once: when the user left
@@ -23,7 +24,7 @@ func (s *sweepPrep) checkLimits(e *env) error {
 		s.fitDefaultCap(e)
 	}
 	c, workers := s.largestLevel()
-	err := sweep.ReadLimits().Check(c, workers, s.streamCost())
+	err := selfcheck.ReadLimits().Check(c, workers, s.streamCost())
 	if err == nil {
 		return nil
 	}
@@ -37,10 +38,10 @@ func (s *sweepPrep) checkLimits(e *env) error {
 }
 
 // fitDefaultCap lowers a rate sweep's default cap on requests in flight to the largest that
-// the process's limits allow (sweep.Limits.Check), saying so on the console; a cap of 1 that
+// the process's limits allow (selfcheck.Limits.Check), saying so on the console; a cap of 1 that
 // does not fit is left for checkLimits to refuse.
 func (s *sweepPrep) fitDefaultCap(e *env) {
-	limits, cost, cap := sweep.ReadLimits(), s.streamCost(), s.cfg.Sweep.InFlightCap()
+	limits, cost, cap := selfcheck.ReadLimits(), s.streamCost(), s.cfg.Sweep.InFlightCap()
 	err := limits.Check(cap, cap, cost)
 	if err == nil || limits.Check(1, 1, cost) != nil {
 		return
@@ -66,7 +67,7 @@ func (s *sweepPrep) fitDefaultCap(e *env) {
 		lo, cap, strings.Join(short, " and "))
 }
 
-// rateLimitLine rewrites a line of sweep.Limits.Check about a rate sweep's cap on requests
+// rateLimitLine rewrites a line of selfcheck.Limits.Check about a rate sweep's cap on requests
 // in flight, capacity c: it names sweep.max_concurrency and --max-concurrency, which set it,
 // instead of a concurrency sweep's sweep.levels and --shard (a rate sweep is not sharded).
 func rateLimitLine(line string, c int) string {
@@ -93,18 +94,18 @@ func (s *sweepPrep) largestLevel() (concurrency, workers int) {
 	return concurrency, workers
 }
 
-// streamCost is what one worker of this sweep costs the process (sweep.CostOf): the
+// streamCost is what one worker of this sweep costs the process (selfcheck.CostOf): the
 // in-process simulator holds the other end of every connection and its own buffers; a
 // session's worker also its conversation's history (WorkloadConfig.SessionBytes).
-func (s *sweepPrep) streamCost() sweep.StreamCost {
+func (s *sweepPrep) streamCost() selfcheck.StreamCost {
 	_, out := s.cfg.Workload.NominalLengths()
 	record := s.cfg.Sweep.RecordChunks == nil || *s.cfg.Sweep.RecordChunks
-	c := sweep.CostOf(s.cfg.Target.URL == "", record, out)
+	c := selfcheck.CostOf(s.cfg.Target.URL == "", record, out)
 	c.Bytes += s.cfg.Workload.SessionBytes()
 	return c
 }
 
-// limitLines returns the lines of an error of sweep.Limits.Check (one per limit).
+// limitLines returns the lines of an error of selfcheck.Limits.Check (one per limit).
 func limitLines(err error) []string {
 	var joined interface{ Unwrap() []error }
 	if !errors.As(err, &joined) {
@@ -122,7 +123,7 @@ func limitLines(err error) []string {
 // was checked): a level that does not fit is not added, and adding stops with the reason.
 type limitedRefiner struct {
 	sweep.Refiner
-	cost sweep.StreamCost
+	cost selfcheck.StreamCost
 }
 
 // Refine implements sweep.Refiner.
@@ -131,7 +132,7 @@ func (r limitedRefiner) Refine(levels []record.Level) (int, string) {
 	if c <= 0 {
 		return c, why
 	}
-	if err := sweep.ReadLimits().Check(c, c, r.cost); err != nil {
+	if err := selfcheck.ReadLimits().Check(c, c, r.cost); err != nil {
 		return 0, strings.TrimPrefix(strings.Join(limitLines(err), "; "), "sweep: ")
 	}
 	return c, why

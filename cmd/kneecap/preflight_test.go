@@ -8,7 +8,7 @@ import (
 
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/sim"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // TestPreflightWindowWarning: before the sweep, a plan whose first level cannot complete
@@ -21,7 +21,7 @@ func TestPreflightWindowWarning(t *testing.T) {
 		t.Helper()
 		cfg := config.Default()
 		cfg.Simulator = sim.Config{Profile: sim.ProfileFixed, TTFT: 30 * time.Millisecond, ITL: 40 * time.Millisecond}
-		cfg.Workload.OutputTokens = sweep.Dist{Dist: sweep.DistFixed, Mean: 32}
+		cfg.Workload.OutputTokens = workload.Dist{Dist: workload.DistFixed, Mean: 32}
 		cfg.Sweep.MinRequests, cfg.Sweep.Duration, cfg.Sweep.MaxDuration = 100, time.Second, 3*time.Second
 		e, _, stderr := testEnv()
 		tg, err := startTarget(e, &cfg, levels)

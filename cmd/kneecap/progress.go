@@ -12,6 +12,7 @@ import (
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/report"
 	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // levelSummary holds the numbers of one level shown in the progress table, computed over the
@@ -200,12 +201,12 @@ func (p *progress) describe(s sweep.LiveStats) string {
 // level table shows the hit column from its first level (which may measure none yet):
 // shared_prefix, prefix_cache, sessions, a trace with hash_ids, or the simulator with
 // prefix_caching.
-func expectsPrefixCache(cfg *config.Config, w sweep.Workload) bool {
+func expectsPrefixCache(cfg *config.Config, w workload.Workload) bool {
 	wl := cfg.Workload
 	if wl.SharedPrefix.Count > 0 || wl.PrefixCache || wl.Sessions != nil || cfg.Target.URL == "" && cfg.Simulator.PrefixCaching {
 		return true
 	}
-	tw, ok := w.(*sweep.TraceWorkload)
+	tw, ok := w.(*workload.TraceWorkload)
 	return ok && tw.Trace().Info.BlockTokens > 0
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/report"
 	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // synthLevel builds a level with a 1 s window holding one successful request per TTFT value
@@ -216,8 +217,8 @@ func TestProgressHitColumn(t *testing.T) {
 		t.Errorf("the default config expects a prefix cache")
 	}
 	for _, edit := range []func(*config.Config){
-		func(c *config.Config) { c.Workload.SharedPrefix = sweep.SharedPrefix{Count: 1, Tokens: 64} },
-		func(c *config.Config) { c.Workload.Sessions = &sweep.SessionsConfig{} },
+		func(c *config.Config) { c.Workload.SharedPrefix = workload.SharedPrefix{Count: 1, Tokens: 64} },
+		func(c *config.Config) { c.Workload.Sessions = &workload.SessionsConfig{} },
 		func(c *config.Config) { c.Simulator.PrefixCaching = true },
 	} {
 		c := config.Default()

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/selfcheck"
 )
 
 // TestBadRateInput: each bad value of a rate sweep's flags and keys is exit 2 with one line
@@ -42,12 +42,12 @@ func TestBadRateInput(t *testing.T) {
 	}
 }
 
-// TestRateLimitLine: every advice of sweep.Limits.Check for a concurrency sweep (lower
+// TestRateLimitLine: every advice of selfcheck.Limits.Check for a concurrency sweep (lower
 // sweep.levels, split over --shard) becomes, for a rate sweep's cap, lower
 // sweep.max_concurrency (--max-concurrency), and the cap is named as such.
 func TestRateLimitLine(t *testing.T) {
-	cost := sweep.CostOf(false, true, 64)
-	l := sweep.Limits{Descriptors: 100, DescriptorsHard: 100, MemAvailable: 1 << 20, MemSource: "test"}
+	cost := selfcheck.CostOf(false, true, 64)
+	l := selfcheck.Limits{Descriptors: 100, DescriptorsHard: 100, MemAvailable: 1 << 20, MemSource: "test"}
 	lines := limitLines(l.Check(500, 500, cost))
 	if len(lines) != 2 {
 		t.Fatalf("%q: want a descriptor line and a memory line", lines)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/rundir"
+	"github.com/kneecap/kneecap/server"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -56,8 +57,8 @@ func TestSweepSilentListener(t *testing.T) {
 	if code := exitCode(err); code != exitUnreachable {
 		t.Fatalf("exit %d (%v), want %d\n%s", code, err, exitUnreachable, stderr)
 	}
-	if el > sweep.PreflightTimeout+5*time.Second {
-		t.Errorf("took %v, want about the preflight's %v", el, sweep.PreflightTimeout)
+	if el > server.PreflightTimeout+5*time.Second {
+		t.Errorf("took %v, want about the preflight's %v", el, server.PreflightTimeout)
 	}
 	if want := "sweep: preflight: " + url + ": no answer within 10s"; !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %q, want it to start %q", err, want)

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/sweep"
 	"github.com/kneecap/kneecap/sweep/hftokenizer"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // loadTokenizer reads workload.tokenizer when the sizing may use it: a file the library cannot
@@ -36,9 +36,9 @@ func (s *sweepPrep) sizePrompts(ctx context.Context, e *env, t *target) error {
 	if method == "" {
 		method = record.SizingAuto
 	}
-	opts := sweep.SizingOptions{Method: method, API: s.cfg.Target.API, Client: t.client}
+	opts := workload.SizingOptions{Method: method, API: s.cfg.Target.API, Client: t.client}
 	if s.tokenizer != nil {
-		opts.Tokenizer = &sweep.Counter{TokenCounter: s.tokenizer, Source: "tokenizer " + s.tokenizer.Path()}
+		opts.Tokenizer = &workload.Counter{TokenCounter: s.tokenizer, Source: "tokenizer " + s.tokenizer.Path()}
 		if len(s.tokenizer.Dropped) > 0 {
 			fmt.Fprintf(e.stderr, "kneecap: warning: workload.tokenizer: %s left out (the library cannot build it)\n",
 				strings.Join(s.tokenizer.Dropped, ", "))
@@ -54,7 +54,7 @@ func (s *sweepPrep) sizePrompts(ctx context.Context, e *env, t *target) error {
 			return usageError("sweep: prompt sizing tokenize: %v", err)
 		}
 	}
-	w, sz, err := sweep.SizePrompts(ctx, s.workload, opts)
+	w, sz, err := workload.SizePrompts(ctx, s.workload, opts)
 	if err != nil {
 		return usageError("%w", err)
 	}
@@ -80,10 +80,10 @@ func (s *sweepPrep) recordSizing(e *env) {
 
 // limitContext gives a sessions workload the server's context limit when the sizing did not
 // learn it and the server's info reports one, and warns when the nominal conversation
-// outgrows the limit (sweep.ContextWarning: conversations then end early).
+// outgrows the limit (workload.ContextWarning: conversations then end early).
 func (s *sweepPrep) limitContext(e *env, info *record.ServerInfo) {
-	s.workload = sweep.WithMaxModelLen(s.workload, info.MaxModelLen())
-	if w := sweep.ContextWarning(s.workload); w != "" {
+	s.workload = workload.WithMaxModelLen(s.workload, info.MaxModelLen())
+	if w := workload.ContextWarning(s.workload); w != "" {
 		fmt.Fprintf(e.stderr, "kneecap: warning: %s\n", w)
 	}
 }

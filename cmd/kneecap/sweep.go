@@ -11,6 +11,7 @@ import (
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/rundir"
+	"github.com/kneecap/kneecap/selfcheck"
 	"github.com/kneecap/kneecap/summary"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -192,7 +193,7 @@ func runSweep(ctx context.Context, e *env, fl *sweepFlags, s *sweepPrep) (err er
 	}
 	fmt.Fprintf(e.stderr, "kneecap: sweeping %s (model %s), %s, results in %s\n",
 		redact.URL(t.endpoint), s.cfg.Target.Model, s.what(plan), s.dir.Path())
-	restoreGC := sweep.SetLoadGC()
+	restoreGC := selfcheck.SetLoadGC()
 	out, runErr := sweep.Run(ctx, e.interrupt, plan, t.client, s.dir)
 	restoreGC()
 	prog.close()

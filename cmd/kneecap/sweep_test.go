@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/rundir"
+	"github.com/kneecap/kneecap/server"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -32,8 +33,8 @@ func TestSweepUnreachable(t *testing.T) {
 	if !strings.Contains(msg, "http://127.0.0.1:1/v1") || !strings.Contains(msg, "connect") || strings.Contains(msg, "\n") {
 		t.Errorf("error %q should be one line naming the URL and the cause", msg)
 	}
-	if elapsed > sweep.PreflightTimeout {
-		t.Errorf("took %v, want under %v", elapsed, sweep.PreflightTimeout)
+	if elapsed > server.PreflightTimeout {
+		t.Errorf("took %v, want under %v", elapsed, server.PreflightTimeout)
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a failed preflight left %s behind (%v)", dir, err)
@@ -137,7 +138,7 @@ func TestSweepSimulator(t *testing.T) {
 	}
 	// Provenance: the simulator described itself over GET /version; the run records it with
 	// kneecap's version, and the report and analysis.json quote it.
-	if s := res.Server; s == nil || s.Engine != sweep.SimEngine || s.Settings["max_num_seqs"] == "" || s.From != "GET /version" || res.Kneecap == "" {
+	if s := res.Server; s == nil || s.Engine != server.SimEngine || s.Settings["max_num_seqs"] == "" || s.From != "GET /version" || res.Kneecap == "" {
 		t.Errorf("levels.json server %+v, kneecap %q; want the simulator from GET /version and a version", s, res.Kneecap)
 	}
 	if _, err := os.Stat(filepath.Join(dir, rundir.ServerInfoFile)); err != nil {
@@ -147,7 +148,7 @@ func TestSweepSimulator(t *testing.T) {
 	if err != nil || !strings.Contains(string(md), "Server: kneecap-sim batching") || !strings.Contains(string(md), "measured by kneecap") {
 		t.Errorf("report.md lacks the server line (%v)", err)
 	}
-	if v, _ := dig(readJSON(t, filepath.Join(dir, "analysis.json")), "meta", "server_info", "engine"); v != sweep.SimEngine {
+	if v, _ := dig(readJSON(t, filepath.Join(dir, "analysis.json")), "meta", "server_info", "engine"); v != server.SimEngine {
 		t.Errorf("analysis.json meta.server_info.engine %v", v)
 	}
 }

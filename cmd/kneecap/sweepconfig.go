@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // configDefault is the usage text's note on a flag whose default the configuration supplies:
@@ -123,7 +125,7 @@ func applyTargetFlags(e *env, cfg *config.Config, fl *sweepFlags) error {
 	set.str("dataset", "workload.dataset", &cfg.Workload.Dataset, fl.dataset)
 	set.str("name", "name", &cfg.Name, fl.name)
 	if fl.set["api"] {
-		cfg.Target.API = sweep.API(fl.api)
+		cfg.Target.API = record.API(fl.api)
 		cfg.Override("target.api", "--api")
 	}
 	return flagErr
@@ -163,11 +165,11 @@ func applyRunFlags(cfg *config.Config, fl *sweepFlags) error {
 		cfg.Override("sweep.retry_excluded", "--retry-excluded")
 	}
 	if fl.set["input-tokens"] {
-		cfg.Workload.InputTokens = sweep.Dist{Dist: "fixed", Mean: float64(fl.inputTokens)}
+		cfg.Workload.InputTokens = workload.Dist{Dist: "fixed", Mean: float64(fl.inputTokens)}
 		cfg.Override("workload.input_tokens", "--input-tokens")
 	}
 	if fl.set["output-tokens"] {
-		cfg.Workload.OutputTokens = sweep.Dist{Dist: "fixed", Mean: float64(fl.outputTokens)}
+		cfg.Workload.OutputTokens = workload.Dist{Dist: "fixed", Mean: float64(fl.outputTokens)}
 		cfg.Workload.FixedOutput = true
 		cfg.Override("workload.output_tokens", "--output-tokens")
 	}

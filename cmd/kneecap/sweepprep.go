@@ -13,6 +13,7 @@ import (
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
 	"github.com/kneecap/kneecap/sweep/hftokenizer"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // sweepPrep is a sweep made ready to run: its configuration, levels, schedule and workload,
@@ -29,9 +30,9 @@ type sweepPrep struct {
 	probe *probe
 	from  string
 	// trace is a trace replay's trace (nil: none); its rates are time scales × its mean rate.
-	trace    *sweep.Trace
+	trace    *workload.Trace
 	schedule *sweep.Schedule
-	workload sweep.Workload
+	workload workload.Workload
 	// tokenizer is workload.tokenizer, read (nil: not set or not used); sizing is how the
 	// prompts are sized in the server's tokens, once sizePrompts has run.
 	tokenizer *hftokenizer.Tokenizer
@@ -179,9 +180,9 @@ func (s *sweepPrep) plan0() error {
 	// The workload (a dataset is read here) before anything is created: a bad dataset is a
 	// usage error that leaves nothing behind.
 	if s.trace != nil {
-		s.workload, err = sweep.NewTraceWorkload(s.cfg.Workload, s.cfg.Target.API, s.trace)
+		s.workload, err = workload.NewTraceWorkload(s.cfg.Workload, s.cfg.Target.API, s.trace)
 	} else {
-		s.workload, err = sweep.NewWorkload(s.cfg.Workload, s.cfg.Target.API)
+		s.workload, err = workload.NewWorkload(s.cfg.Workload, s.cfg.Target.API)
 	}
 	if err != nil {
 		return usageError("%w", err)

@@ -12,9 +12,11 @@ import (
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/rundir"
+	"github.com/kneecap/kneecap/server"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 	"github.com/kneecap/kneecap/sweep/openai"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // target is the endpoint under test and the client that loads it.
@@ -22,7 +24,7 @@ type target struct {
 	endpoint string
 	client   *openai.Client
 	// scrape is where server metrics are scraped (the simulator's /metrics in-process).
-	scrape sweep.ServerMetricsConfig
+	scrape server.ServerMetricsConfig
 	// stopSim stops the in-process simulator (nil for an endpoint).
 	stopSim func() error
 }
@@ -89,14 +91,14 @@ func startTarget(e *env, cfg *config.Config, levels []int) (*target, error) {
 	return t, nil
 }
 
-// preflight checks the target before the sweep (sweep.RunPreflight): a model it does not
+// preflight checks the target before the sweep (server.RunPreflight): a model it does not
 // serve is exit 2, an unreachable or failing endpoint exit 3, with one line naming the URL and
 // the cause. A plan whose smallest level cannot complete min_requests in max_duration at the
 // probe's pace is warned about (windowWarning).
 func preflight(ctx context.Context, e *env, t *target, s *sweepPrep) error {
 	model := s.cfg.Target.Model
-	pf, err := sweep.RunPreflight(ctx, t.client, model, sweep.PreflightTimeout)
-	var notServed *sweep.ModelNotServedError
+	pf, err := server.RunPreflight(ctx, t.client, model, server.PreflightTimeout)
+	var notServed *server.ModelNotServedError
 	switch {
 	case errors.As(err, &notServed):
 		return usageError("sweep: preflight: %s %v", redact.URL(t.endpoint), err)
@@ -108,7 +110,7 @@ func preflight(ctx context.Context, e *env, t *target, s *sweepPrep) error {
 	}
 	fmt.Fprintf(e.stderr, "kneecap: preflight ok: model %s, probe TTFT %s\n", model, pf.TTFT.Round(100*time.Microsecond))
 	_, out := s.cfg.Workload.NominalLengths()
-	if w := pf.CheckWindow(s.cfg.Sweep, s.levels, out, sweep.MeanThink(s.cfg.Workload, s.workload)); !w.Fits {
+	if w := pf.CheckWindow(s.cfg.Sweep.MinRequests, s.cfg.Sweep.LongestWindow(), s.levels, out, workload.MeanThink(s.cfg.Workload, s.workload)); !w.Fits {
 		fmt.Fprintln(e.stderr, windowWarning(w, s.cfg.Sweep.MinRequests))
 	}
 	return nil
@@ -129,8 +131,8 @@ func serverDown(out sweep.Outcome, dir string) error {
 }
 
 // windowWarning says that the plan's smallest level cannot complete minRequests requests in
-// its longest window (sweep.WindowCheck), and what would.
-func windowWarning(w sweep.WindowCheck, minRequests int) string {
+// its longest window (server.WindowCheck), and what would.
+func windowWarning(w server.WindowCheck, minRequests int) string {
 	per := "one request takes about " + shortDuration(w.E2E.Round(time.Millisecond))
 	if w.OutputTokens > 1 {
 		per += fmt.Sprintf(" (%g output tokens at the probe's pace)", w.OutputTokens)
@@ -144,7 +146,7 @@ func windowWarning(w sweep.WindowCheck, minRequests int) string {
 		w.Concurrency, per, minRequests, shortDuration(w.Need.Round(round)), shortDuration(w.Max), shortDuration(w.Need.Round(round)))
 }
 
-// recordServer asks the server what it is (sweep.ServerInfoPaths; not when
+// recordServer asks the server what it is (server.ServerInfoPaths; not when
 // target.server_info is false, and only on shard 0 of a sharded sweep, whose merge keeps
 // shard 0's) and records the answer with kneecap's version in the results directory. A
 // resumed run keeps what it recorded first (a run from before this record gets it now) and
@@ -156,7 +158,7 @@ func recordServer(ctx context.Context, e *env, client *openai.Client, cfg config
 	if (cfg.Target.ServerInfo == nil || *cfg.Target.ServerInfo) && cfg.Shard.Index == 0 {
 		bodies = client.ServerInfo(ctx)
 	}
-	info := sweep.IdentifyServer(bodies)
+	info := server.IdentifyServer(bodies)
 	client.SetMaxTokensPerChunk(maxTokensPerChunk(cfg.Target.TokensPerChunk, info, done))
 	if done != nil && (done.Kneecap != "" || done.Server != nil) {
 		if was, now := done.Server.String(), info.String(); was != now && len(bodies) > 0 {
@@ -170,7 +172,7 @@ func recordServer(ctx context.Context, e *env, client *openai.Client, cfg config
 	var doc []byte
 	if len(bodies) > 0 {
 		var err error
-		if doc, err = sweep.RedactServerInfo(bodies); err != nil {
+		if doc, err = server.RedactServerInfo(bodies); err != nil {
 			return nil, err
 		}
 	}
@@ -200,11 +202,11 @@ func maxTokensPerChunk(declared int, info *record.ServerInfo, done *rundir.Run) 
 // names a URL: each sample is appended to the directory's server_metrics.jsonl as it is
 // taken, and plan summarizes them per window. stop ends the scraping and reports failed
 // scrapes and write errors (a no-op without a URL).
-func startScraper(ctx context.Context, sc sweep.ServerMetricsConfig, dir *rundir.Dir, plan *sweep.Plan) (stop func() error, err error) {
+func startScraper(ctx context.Context, sc server.ServerMetricsConfig, dir *rundir.Dir, plan *sweep.Plan) (stop func() error, err error) {
 	if sc.URL == "" || sc.URL == metricsOff {
 		return func() error { return nil }, nil
 	}
-	s, err := sweep.NewScraper(sc, nil)
+	s, err := server.NewScraper(sc, nil)
 	if err != nil {
 		return nil, usageError("sweep: server_metrics: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // traceFlags are the flags of a trace replay (DESIGN §3.9, §9.1).
@@ -87,7 +88,7 @@ func parseTimeScales(v string) ([]float64, error) {
 // rate. A trace that does not read, or a scale whose rate is outside [MinRate, MaxRate], is a
 // usage error naming it.
 func (s *sweepPrep) planTrace() ([]int, error) {
-	t, err := sweep.LoadTrace(s.cfg.Workload.Trace)
+	t, err := workload.LoadTrace(s.cfg.Workload.Trace)
 	if err != nil {
 		return nil, usageError("%w", err)
 	}
@@ -124,7 +125,7 @@ func (s *sweepPrep) traceWhat(start int) string {
 // from any directory) or, on --resume, checks that t is the trace the run replayed: the
 // path and SHA-256 levels.json recorded (a mismatch is a usage error naming both), keeping
 // the file name it was given as.
-func (s *sweepPrep) resumedTrace(t *sweep.Trace) error {
+func (s *sweepPrep) resumedTrace(t *workload.Trace) error {
 	if s.done == nil {
 		s.cfg.Workload.Trace.File = t.Info.Path
 		return nil

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/kneecap/kneecap/rundir"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // TestTraceSweep is issue 15's third acceptance: `kneecap sweep --trace examples/trace-
@@ -94,11 +94,11 @@ slo: {ttft_p95: 100ms, tpot_p95: 50ms}
 // both files and hashes.
 func TestResumedTrace(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "t.jsonl")
-	write := func(text string) *sweep.Trace {
+	write := func(text string) *workload.Trace {
 		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		tr, err := sweep.LoadTrace(sweep.TraceConfig{File: file})
+		tr, err := workload.LoadTrace(workload.TraceConfig{File: file})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -37,7 +37,7 @@ import (
 // maxFileBytes bounds a tokenizer.json (Gemma 3's is 33 MB).
 const maxFileBytes = 256 << 20
 
-// Tokenizer counts tokens with a tokenizer.json. It implements sweep.TokenCounter and is safe
+// Tokenizer counts tokens with a tokenizer.json. It implements workload.TokenCounter and is safe
 // for concurrent use (encodings are serialized).
 type Tokenizer struct {
 	path string

@@ -21,7 +21,7 @@ func subwordCount(text string) int {
 	return n
 }
 
-// pseudoWords draws n words as sweep.Synthetic builds them: 2–4 syllables.
+// pseudoWords draws n words as workload.Synthetic builds them: 2–4 syllables.
 func pseudoWords(r *rand.Rand, n int) []string {
 	const cons, vows = "bcdfghjklmnprstvz", "aeiou"
 	out := make([]string, n)

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // BenchmarkClientStream measures the client's per-chunk path over loopback: one request per
@@ -65,7 +64,7 @@ func BenchmarkClientStream(b *testing.B) {
 					o.TTFTTimeout, o.StallTimeout = def.TTFTTimeout, def.StallTimeout
 				}
 			})
-			req := sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: bc.chunks}
+			req := record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: bc.chunks}
 			var ms0, ms1 runtime.MemStats
 			runtime.ReadMemStats(&ms0)
 			b.ResetTimer()

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // TestCachedTokens: usage.prompt_tokens_details.cached_tokens (OpenAI's usage; vLLM with
@@ -28,7 +27,7 @@ func TestCachedTokens(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := streamOf(t, 4, tt.usage)
-			rec := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: "alpha beta gamma delta", PromptTokens: 4, MaxTokens: 4})
+			rec := do(t, newClient(t, srv.URL, nil), record.Request{Prompt: "alpha beta gamma delta", PromptTokens: 4, MaxTokens: 4})
 			if rec.Status != record.StatusOK {
 				t.Fatalf("%s: %s", rec.Status, rec.Error)
 			}

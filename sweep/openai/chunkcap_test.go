@@ -16,7 +16,6 @@ import (
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // capRecord returns r with its chunk offsets passed through the client's chunk log of max
@@ -50,7 +49,7 @@ func TestRecordChunksCapped(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := newClient(t, srv.URL, func(o *Options) { o.MaxRecordedChunks = keep })
-	rec := do(t, c, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: n})
+	rec := do(t, c, record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: n})
 	if rec.Status != record.StatusOK || rec.OutputTokens != n {
 		t.Fatalf("%s %s %s, %d tokens", rec.Status, rec.ErrorClass, rec.Error, rec.OutputTokens)
 	}
@@ -82,7 +81,7 @@ func TestRecordChunksCapped(t *testing.T) {
 			tail.MaxUS, lastLow, tail.SumUS/int64(tail.Count))
 	}
 	// A stream that fits keeps every offset and no tail.
-	short := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: n})
+	short := do(t, newClient(t, srv.URL, nil), record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: n})
 	if len(short.Chunks) != n || short.ChunksTail != nil {
 		t.Errorf("default cap: %d offsets, tail %+v; want %d and none", len(short.Chunks), short.ChunksTail, n)
 	}
@@ -101,7 +100,7 @@ func TestEndlessStreamRecordBounded(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := newClient(t, srv.URL, func(o *Options) { o.RequestTimeout = 1500 * time.Millisecond })
-	rec := do(t, c, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 1 << 20})
+	rec := do(t, c, record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 1 << 20})
 	if rec.ErrorClass != record.ErrTimeout && rec.ErrorClass != record.ErrBadChunk {
 		t.Fatalf("%s %s %s, want timeout (or bad_chunk: more than MaxChunks)", rec.Status, rec.ErrorClass, rec.Error)
 	}
@@ -138,7 +137,7 @@ func TestCappedRecordsAnalyzeAlike(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range recs {
 		wg.Go(func() {
-			c.Do(context.Background(), &sweep.Request{Prompt: "a b c", PromptTokens: 3, MaxTokens: tokens, IgnoreEOS: true}, &recs[i])
+			c.Do(context.Background(), &record.Request{Prompt: "a b c", PromptTokens: 3, MaxTokens: tokens, IgnoreEOS: true}, &recs[i])
 		})
 	}
 	wg.Wait()

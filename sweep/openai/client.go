@@ -23,7 +23,7 @@ import (
 
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/redact"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/selfcheck"
 )
 
 // Options configures a Client. Zero values take the defaults of DefaultOptions.
@@ -33,7 +33,7 @@ type Options struct {
 	// Model is the model name sent in every request.
 	Model string
 	// API selects chat or completions; empty means chat.
-	API sweep.API
+	API record.API
 	// APIKey is sent as "Authorization: Bearer <key>" when non-empty. It is never logged and
 	// is scrubbed from every error message.
 	APIKey string
@@ -97,7 +97,7 @@ type Options struct {
 // tokens per chunk.
 func DefaultOptions() Options {
 	return Options{
-		API:             sweep.APIChat,
+		API:             record.APIChat,
 		RequestTimeout:  10 * time.Minute,
 		TTFTTimeout:     60 * time.Second,
 		StallTimeout:    30 * time.Second,
@@ -129,10 +129,10 @@ const maxChunksPrealloc = 4096
 // Client.finish).
 const drainTimeout = 250 * time.Millisecond
 
-// Client implements sweep.Client on go-openai. It is safe for concurrent use.
+// Client implements record.Client on go-openai. It is safe for concurrent use.
 type Client struct {
 	opts      Options
-	api       sweep.API
+	api       record.API
 	oc        *goopenai.Client
 	transport *http.Transport
 	fresh     *http.Transport // the retries' (see doer)
@@ -154,7 +154,7 @@ type Client struct {
 	drains     sync.WaitGroup
 }
 
-var _ sweep.Client = (*Client)(nil)
+var _ record.Client = (*Client)(nil)
 
 // New returns a Client for opts. Zero fields of opts take DefaultOptions values except
 // RecordChunks, API key and TLS settings, which are used as given.
@@ -163,7 +163,7 @@ func New(opts Options) (*Client, error) {
 	if opts.API == "" {
 		opts.API = def.API
 	}
-	if opts.API != sweep.APIChat && opts.API != sweep.APICompletions {
+	if opts.API != record.APIChat && opts.API != record.APICompletions {
 		return nil, fmt.Errorf("openai: new client: unknown api %q (want chat or completions)", opts.API)
 	}
 	u, err := url.Parse(opts.BaseURL)
@@ -308,9 +308,9 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-// Do sends req as a streaming request and fills rec (see sweep.Client). It never returns
+// Do sends req as a streaming request and fills rec (see record.Client). It never returns
 // before the stream has ended or ctx is done.
-func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *record.Record) {
+func (c *Client) Do(ctx context.Context, req *record.Request, rec *record.Record) {
 	st := &reqState{maxTokens: req.MaxTokens, ignoreEOS: req.IgnoreEOS}
 	start := time.Now()
 	reqCtx, cancel := context.WithCancelCause(ctx)
@@ -345,7 +345,7 @@ func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *record.Record)
 		err  error
 	)
 	switch c.api {
-	case sweep.APICompletions:
+	case record.APICompletions:
 		cr := goopenai.CompletionRequest{
 			Model:         c.opts.Model,
 			Prompt:        req.Prompt,
@@ -402,7 +402,7 @@ func (c *Client) Do(ctx context.Context, req *sweep.Request, rec *record.Record)
 // whether the stream ended with [DONE]; on a kernel record that did, end.doneAt is the
 // kernel's arrival of that line.
 func (c *Client) read(ctx, reqCtx context.Context, s *sseBody, st *reqState,
-	tSend time.Time, req *sweep.Request, end *requestEnd) (done bool) {
+	tSend time.Time, req *record.Request, end *requestEnd) (done bool) {
 	rec := end.rec
 	sr := streamRead{w: &st.w, off: tSend.Sub(st.w.start), arrival: st.arrival(), clock: st.clock, mark: st.mark}
 	if req.KeepReply {
@@ -542,7 +542,7 @@ type streamRead struct {
 	// chunks' read lags; firstArrival the kernel's arrival time of the first content chunk
 	// (Unix ns; 0: unstamped).
 	arrival      *atomic.Int64
-	lag          sweep.ReadLagHist
+	lag          selfcheck.ReadLagHist
 	firstArrival int64
 	// The kernel's clock (DESIGN §3.3): clock and mark are the connection's (nil: none).
 	// kernel reports that the first content chunk made the record a kernel one: sentAt is

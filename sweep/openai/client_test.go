@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // sse writes server-sent-event lines with a flush after each.
@@ -62,7 +61,7 @@ func newClient(t testing.TB, url string, mod func(*Options)) *Client {
 	return c
 }
 
-func do(t testing.TB, c *Client, req sweep.Request) record.Record {
+func do(t testing.TB, c *Client, req record.Request) record.Record {
 	t.Helper()
 	var rec record.Record
 	c.Do(context.Background(), &req, &rec)
@@ -82,7 +81,7 @@ func TestRoleOnlyChunkDoesNotSetTTFT(t *testing.T) {
 		s.data("[DONE]")
 	}))
 	defer srv.Close()
-	rec := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: "hi there", PromptTokens: 2, MaxTokens: 3})
+	rec := do(t, newClient(t, srv.URL, nil), record.Request{Prompt: "hi there", PromptTokens: 2, MaxTokens: 3})
 	if rec.Status != record.StatusOK {
 		t.Fatalf("status %s %s: %s", rec.Status, rec.ErrorClass, rec.Error)
 	}
@@ -117,7 +116,7 @@ func TestTokensFromChunksWithoutUsage(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := newClient(t, srv.URL, func(o *Options) { o.RecordChunks = false })
-	rec := do(t, c, sweep.Request{Prompt: "a b c", PromptTokens: 3})
+	rec := do(t, c, record.Request{Prompt: "a b c", PromptTokens: 3})
 	if rec.Status != record.StatusOK || rec.OutputTokens != 5 || rec.TokensSource != record.TokensFromChunks {
 		t.Fatalf("got %s out=%d src=%s err=%s", rec.Status, rec.OutputTokens, rec.TokensSource, rec.Error)
 	}
@@ -218,7 +217,7 @@ func TestErrorClasses(t *testing.T) {
 					o.RequestTimeout = tt.timeout
 				}
 			})
-			rec := do(t, c, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 4})
+			rec := do(t, c, record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 4})
 			if rec.Status != record.StatusError || rec.ErrorClass != tt.class {
 				t.Fatalf("status %s class %q, want error %q (%s)", rec.Status, rec.ErrorClass, tt.class, rec.Error)
 			}
@@ -242,7 +241,7 @@ func TestConnectError(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
-	rec := do(t, newClient(t, "http://"+addr, nil), sweep.Request{Prompt: "x"})
+	rec := do(t, newClient(t, "http://"+addr, nil), record.Request{Prompt: "x"})
 	if rec.Status != record.StatusError || rec.ErrorClass != record.ErrConnect {
 		t.Fatalf("status %s class %q (%s), want connect", rec.Status, rec.ErrorClass, rec.Error)
 	}
@@ -266,7 +265,7 @@ func TestCancelled(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		c.Do(ctx, &sweep.Request{Prompt: "x"}, &rec)
+		c.Do(ctx, &record.Request{Prompt: "x"}, &rec)
 	}()
 	<-started
 	cancel()
@@ -301,13 +300,13 @@ func TestRequestBodyExtraFieldsAndAuth(t *testing.T) {
 		s.data("[DONE]")
 	}))
 	defer srv.Close()
-	for _, api := range []sweep.API{sweep.APIChat, sweep.APICompletions} {
+	for _, api := range []record.API{record.APIChat, record.APICompletions} {
 		c := newClient(t, srv.URL, func(o *Options) {
 			o.API = api
 			o.APIKey = key
 			o.ExtraBody = map[string]any{"top_k": 5, "skip_special_tokens": false}
 		})
-		rec := do(t, c, sweep.Request{Prompt: "one two", PromptTokens: 2, MaxTokens: 16, IgnoreEOS: true})
+		rec := do(t, c, record.Request{Prompt: "one two", PromptTokens: 2, MaxTokens: 16, IgnoreEOS: true})
 		if rec.Status != record.StatusOK || rec.OutputTokens != 2 {
 			t.Fatalf("%s: status %s out %d (%s)", api, rec.Status, rec.OutputTokens, rec.Error)
 		}
@@ -359,7 +358,7 @@ func TestConnectionReuse(t *testing.T) {
 	defer srv.Close()
 	c := newClient(t, srv.URL, nil)
 	for range 20 {
-		if rec := do(t, c, sweep.Request{Prompt: "x"}); rec.Status != record.StatusOK {
+		if rec := do(t, c, record.Request{Prompt: "x"}); rec.Status != record.StatusOK {
 			t.Fatal(rec.Error)
 		}
 	}
@@ -422,7 +421,7 @@ func TestChunksCapacityBounded(t *testing.T) {
 		s.data("[DONE]")
 	}))
 	defer srv.Close()
-	rec := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: "a", PromptTokens: 1, MaxTokens: 1 << 17})
+	rec := do(t, newClient(t, srv.URL, nil), record.Request{Prompt: "a", PromptTokens: 1, MaxTokens: 1 << 17})
 	if rec.Status != record.StatusOK || len(rec.Chunks) != 3 {
 		t.Fatalf("status %s (%s), %d chunks, want ok and 3", rec.Status, rec.Error, len(rec.Chunks))
 	}
@@ -454,7 +453,7 @@ func TestReasoningModelMaxCompletionTokens(t *testing.T) {
 	defer srv.Close()
 	for _, model := range []string{"o3-mini", "llama"} {
 		c := newClient(t, srv.URL, func(o *Options) { o.Model = model })
-		if rec := do(t, c, sweep.Request{Prompt: "a", PromptTokens: 1, MaxTokens: 7}); rec.Status != record.StatusOK {
+		if rec := do(t, c, record.Request{Prompt: "a", PromptTokens: 1, MaxTokens: 7}); rec.Status != record.StatusOK {
 			t.Fatalf("%s: %s %s", model, rec.Status, rec.Error)
 		}
 	}

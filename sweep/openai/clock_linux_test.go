@@ -17,7 +17,6 @@ import (
 
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // kernelStampsOn returns once the kernel stamps received packets: it turns timestamping on a
@@ -103,7 +102,7 @@ func TestKernelClockReadDelay(t *testing.T) {
 			srv := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = ttft, tc.itl })
 			cl := newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel })
 			slowDial(cl, tc.delay)
-			rec := do(t, cl, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: tc.tokens, IgnoreEOS: true})
+			rec := do(t, cl, record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: tc.tokens, IgnoreEOS: true})
 			checkKernelRecord(t, tc.name, &rec)
 			t.Logf("TTFT kernel %v client %v; first_gather %d; chunks %v", rec.TTFT, rec.ClientTTFT, rec.FirstGather, rec.Chunks)
 			// net/http's read loop starts its first read once the connection is dialled,
@@ -146,7 +145,7 @@ func TestKernelClockManyRequests(t *testing.T) {
 	for w := range workers {
 		wg.Go(func() {
 			for i := range each {
-				cl.Do(context.Background(), &sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 8, IgnoreEOS: true}, &recs[w*each+i])
+				cl.Do(context.Background(), &record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 8, IgnoreEOS: true}, &recs[w*each+i])
 			}
 		})
 	}
@@ -163,7 +162,7 @@ func TestKernelClockManyRequests(t *testing.T) {
 	}
 	srv = startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Microsecond })
 	cl = newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel })
-	rec := do(t, cl, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 20000, IgnoreEOS: true})
+	rec := do(t, cl, record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 20000, IgnoreEOS: true})
 	checkKernelRecord(t, "long stream", &rec)
 	if rec.OutputTokens != 20000 {
 		t.Fatalf("long stream: %d tokens, want 20,000", rec.OutputTokens)
@@ -177,7 +176,7 @@ func TestKernelClockSetup(t *testing.T) {
 	srv := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL, c.CloseAfterStream = time.Millisecond, 100*time.Microsecond, true })
 	cl := newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel })
 	for i := range 8 {
-		rec := do(t, cl, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 4, IgnoreEOS: true})
+		rec := do(t, cl, record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 4, IgnoreEOS: true})
 		if rec.Status != record.StatusOK {
 			t.Fatalf("request %d: %s %s", i, rec.Status, rec.Error)
 		}
@@ -205,7 +204,7 @@ func TestKernelClockEnd(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	cl := newClient(t, srv.URL, nil)
-	rec := do(t, cl, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 2})
+	rec := do(t, cl, record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 2})
 	checkKernelRecord(t, "late end", &rec)
 	if rec.End < rec.E2E+late-5*time.Millisecond || rec.End > rec.E2E+drainTimeout {
 		t.Fatalf("end %v, E2E %v: want the body's end, ≥ E2E + %v", rec.End, rec.E2E, late-5*time.Millisecond)

@@ -1,4 +1,4 @@
-// Package openai implements sweep.Client on github.com/sashabaranov/go-openai: streaming
+// Package openai implements record.Client on github.com/sashabaranov/go-openai: streaming
 // chat completions (POST /v1/chat/completions) and completions (POST /v1/completions) with
 // stream_options.include_usage, timed per DESIGN §1.
 //

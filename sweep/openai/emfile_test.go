@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/selfcheck"
 	"github.com/kneecap/kneecap/sim"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // TestClientLimitClass checks the classes of the load generator's own limits, as the
@@ -68,12 +68,12 @@ func TestTooManyOpenFilesIsClient(t *testing.T) {
 // emfileChild is the child of TestTooManyOpenFilesIsClient.
 func emfileChild(t *testing.T, base string) {
 	c := newClient(t, base, func(o *Options) { o.Model = sim.DefaultModel })
-	req := sweep.Request{Prompt: "a b", PromptTokens: 2, MaxTokens: 4, IgnoreEOS: true}
+	req := record.Request{Prompt: "a b", PromptTokens: 2, MaxTokens: 4, IgnoreEOS: true}
 	if rec := do(t, c, req); rec.Status != record.StatusOK {
 		t.Fatalf("first request: %s %s", rec.ErrorClass, rec.Error)
 	}
 	c.Close() // no pooled connection: the next request must dial
-	open := sweep.ReadLimits().OpenDescriptors
+	open := selfcheck.ReadLimits().OpenDescriptors
 	if open <= 0 {
 		t.Fatal("cannot count open descriptors")
 	}

@@ -16,7 +16,6 @@ import (
 	"testing"
 
 	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/sweep"
 	goopenai "github.com/sashabaranov/go-openai"
 )
 
@@ -409,7 +408,7 @@ func TestStreamCutMidLine(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	rec := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 4})
+	rec := do(t, newClient(t, srv.URL, nil), record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 4})
 	if rec.ErrorClass != record.ErrStreamBroken || !strings.Contains(rec.Error, "unexpected EOF") || len(rec.Chunks) != 1 {
 		t.Fatalf("record %s %q, %d chunks; want stream_broken naming the cut, after 1 chunk", rec.ErrorClass, rec.Error, len(rec.Chunks))
 	}
@@ -423,7 +422,7 @@ func TestStreamRedirectNotFollowed(t *testing.T) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(code)
 		}))
-		rec := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 4})
+		rec := do(t, newClient(t, srv.URL, nil), record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 4})
 		srv.Close()
 		if rec.ErrorClass != record.ErrRedirect || !strings.Contains(rec.Error, fmt.Sprintf("%d %s", code, http.StatusText(code))) {
 			t.Errorf("%d: record %s %q; want redirect naming the status", code, rec.ErrorClass, rec.Error)

@@ -19,6 +19,7 @@ import (
 	"github.com/kneecap/kneecap/report"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // faultTimeout is the request_timeout of the fault suite: the hang cases each cost one.
@@ -118,7 +119,7 @@ func TestFaultEachRequest(t *testing.T) {
 			t.Parallel()
 			cl := newClient(t, c.url(t), func(o *Options) { o.RequestTimeout, o.Model = faultTimeout, sim.DefaultModel })
 			start := time.Now()
-			rec := do(t, cl, sweep.Request{Prompt: "x y", PromptTokens: 2, MaxTokens: 8, IgnoreEOS: true})
+			rec := do(t, cl, record.Request{Prompt: "x y", PromptTokens: 2, MaxTokens: 8, IgnoreEOS: true})
 			if el := time.Since(start); el > faultTimeout+timeoutSlack {
 				t.Errorf("Do returned after %v, past request_timeout %v (+%v slack)", el, faultTimeout, timeoutSlack)
 			}
@@ -138,7 +139,7 @@ func TestFaultHugeLineMemoryBounded(t *testing.T) {
 	_, srv := startHostile(t, func(int64) fault { return faultHugeLine })
 	cl := newClient(t, srv.URL, func(o *Options) { o.RequestTimeout = 10 * time.Second })
 	// Warm the connection pool and the server so the measurement sees only the streams.
-	do(t, cl, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 2})
+	do(t, cl, record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 2})
 
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -147,7 +148,7 @@ func TestFaultHugeLineMemoryBounded(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range recs {
 		wg.Go(func() {
-			req := sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 2}
+			req := record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 2}
 			cl.Do(context.Background(), &req, &recs[i])
 		})
 	}
@@ -213,12 +214,12 @@ func (s *memSink) Finish(reason string) error {
 func TestFaultSweepKeepsRunning(t *testing.T) {
 	h, srv := startHostile(t, cyclePick)
 	cl := newClient(t, srv.URL, func(o *Options) { o.RequestTimeout, o.Model = faultTimeout, sim.DefaultModel })
-	wl, err := sweep.NewWorkload(sweep.WorkloadConfig{
-		InputTokens:  sweep.Dist{Dist: sweep.DistFixed, Mean: 8},
-		OutputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: 8},
+	wl, err := workload.NewWorkload(workload.WorkloadConfig{
+		InputTokens:  workload.Dist{Dist: workload.DistFixed, Mean: 8},
+		OutputTokens: workload.Dist{Dist: workload.DistFixed, Mean: 8},
 		FixedOutput:  true,
 		Seed:         1,
-	}, sweep.APIChat)
+	}, record.APIChat)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // Seeds shared by the fuzz targets: well-formed streams of vLLM, SGLang and llama.cpp
@@ -108,7 +107,7 @@ func FuzzStream(f *testing.F) {
 	}
 	defer c.Close()
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req := sweep.Request{Prompt: base64.StdEncoding.EncodeToString(body), PromptTokens: 1, MaxTokens: 4}
+		req := record.Request{Prompt: base64.StdEncoding.EncodeToString(body), PromptTokens: 1, MaxTokens: 4}
 		var rec record.Record
 		start := time.Now()
 		c.Do(context.Background(), &req, &rec)

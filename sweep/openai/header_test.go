@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/server"
 )
 
 // TestCheckHeader: a name must be an HTTP token and not one the client writes itself; a value
@@ -129,10 +129,10 @@ func TestHeaderOnEveryRequest(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := sweep.RunPreflight(ctx, c, "m", sweep.PreflightTimeout); err != nil {
+	if _, err := server.RunPreflight(ctx, c, "m", server.PreflightTimeout); err != nil {
 		t.Fatalf("preflight: %v", err)
 	}
-	if rec := do(t, c, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 1}); rec.Status != record.StatusOK {
+	if rec := do(t, c, record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 1}); rec.Status != record.StatusOK {
 		t.Fatalf("request: %s %s", rec.Status, rec.Error)
 	}
 	tk, err := c.Tokenize(ctx)
@@ -174,7 +174,7 @@ func TestHeaderSecretNotInErrors(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	c := newClient(t, srv.URL, func(o *Options) { o.Header = http.Header{"Authorization": {"Token " + headerKey}} })
-	rec := do(t, c, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 1})
+	rec := do(t, c, record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 1})
 	if rec.Status != record.StatusError || !strings.Contains(rec.Error, "revoked") {
 		t.Fatalf("%s %q, want the server's refusal", rec.Status, rec.Error)
 	}

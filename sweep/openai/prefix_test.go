@@ -12,8 +12,10 @@ import (
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/report"
+	"github.com/kneecap/kneecap/server"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // TestSharedPrefixHitRate is issue 15's second acceptance test: workload.shared_prefix
@@ -90,13 +92,13 @@ func sharedPrefixSweep(t *testing.T, prompt, prefix, template, block int) *memSi
 	if err != nil {
 		t.Fatal(err)
 	}
-	wl, err := sweep.NewWorkload(sweep.WorkloadConfig{InputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: float64(prompt)},
-		OutputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: 8}, FixedOutput: true, Seed: 1,
-		SharedPrefix: sweep.SharedPrefix{Count: 1, Tokens: prefix}}, sweep.APIChat)
+	wl, err := workload.NewWorkload(workload.WorkloadConfig{InputTokens: workload.Dist{Dist: workload.DistFixed, Mean: float64(prompt)},
+		OutputTokens: workload.Dist{Dist: workload.DistFixed, Mean: 8}, FixedOutput: true, Seed: 1,
+		SharedPrefix: workload.SharedPrefix{Count: 1, Tokens: prefix}}, record.APIChat)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wl, sz, err := sweep.SizePrompts(ctx, wl, sweep.SizingOptions{Method: record.SizingTokenize, API: sweep.APIChat, Endpoint: tk.Counter(), Client: cl})
+	wl, sz, err := workload.SizePrompts(ctx, wl, workload.SizingOptions{Method: record.SizingTokenize, API: record.APIChat, Endpoint: tk.Counter(), Client: cl})
 	if err != nil || !sz.Exact {
 		t.Fatalf("sizing %+v: %v", sz, err)
 	}
@@ -105,7 +107,7 @@ func sharedPrefixSweep(t *testing.T, prompt, prefix, template, block int) *memSi
 	if cl.Do(ctx, &warm, &rec); !rec.OK() {
 		t.Fatalf("the first request: %+v", rec)
 	}
-	sc, err := sweep.NewScraper(sweep.ServerMetricsConfig{URL: srv.URL + "/metrics", Interval: 100 * time.Millisecond}, nil)
+	sc, err := server.NewScraper(server.ServerMetricsConfig{URL: srv.URL + "/metrics", Interval: 100 * time.Millisecond}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

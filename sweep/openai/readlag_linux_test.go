@@ -15,8 +15,10 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/selfcheck"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // loopbackPair returns a stamped client connection and the server's end of it.
@@ -167,17 +169,17 @@ func TestReadLagVerdict(t *testing.T) {
 			t.Fatalf("delay %v: no client stats", delay)
 		}
 		t.Logf("delay %v: read lag p50 %v p99 %v over %d chunks (coverage %.2f); %s; bound %v: %s; note %q",
-			delay, cs.ReadLagP50, cs.ReadLagP99, cs.ReadLagChunks, cs.ReadLagCoverage, sweep.EffectSummary(cs.Effects),
+			delay, cs.ReadLagP50, cs.ReadLagP99, cs.ReadLagChunks, cs.ReadLagCoverage, selfcheck.EffectSummary(cs.Effects),
 			cs.Bound, cs.Reason, cs.Note)
 		// The kernel turns timestamping on a moment after the first socket asks: a process's
 		// first reads may come unstamped (counted missed), so not every chunk is covered.
-		if cs.Evidence != record.EvidenceEstimates || cs.ReadLagCoverage < sweep.ReadLagCoverageMin {
-			t.Fatalf("delay %v: evidence %q, coverage %.2f; want the estimates, read lag over at least %.0f%% of the chunks", delay, cs.Evidence, cs.ReadLagCoverage, 100*sweep.ReadLagCoverageMin)
+		if cs.Evidence != record.EvidenceEstimates || cs.ReadLagCoverage < selfcheck.ReadLagCoverageMin {
+			t.Fatalf("delay %v: evidence %q, coverage %.2f; want the estimates, read lag over at least %.0f%% of the chunks", delay, cs.Evidence, cs.ReadLagCoverage, 100*selfcheck.ReadLagCoverageMin)
 		}
 		lv := analysis.Summarize(record.GroupRecords(runs, recs), analysis.DefaultOptions())[0]
 		checkKernelTTFT(t, recs, &lv, 20*time.Millisecond)
 		if delay == 0 {
-			if cs.Bound && cs.RunQueueDelay > sweep.ClientRunQueueBound {
+			if cs.Bound && cs.RunQueueDelay > selfcheck.ClientRunQueueBound {
 				// Another process starved the client: its turnaround is late for real.
 				t.Skipf("no delay: inconclusive on a busy machine: %s; %s", cs.Reason, cs.Note)
 			}
@@ -212,14 +214,14 @@ func containsAll(s string, subs ...string) bool {
 // against startSim: long enough that the client's own turnaround between requests, about
 // 0.5 ms under -race, stays within the 1% tolerance of the offered load), 400 ms long,
 // against cl.
-func runReadLagLevel(t *testing.T, cl sweep.Client) ([]record.Record, []record.LevelRun) {
+func runReadLagLevel(t *testing.T, cl record.Client) ([]record.Record, []record.LevelRun) {
 	t.Helper()
-	wl, err := sweep.NewWorkload(sweep.WorkloadConfig{
-		InputTokens:  sweep.Dist{Dist: sweep.DistFixed, Mean: 8},
-		OutputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: 96},
+	wl, err := workload.NewWorkload(workload.WorkloadConfig{
+		InputTokens:  workload.Dist{Dist: workload.DistFixed, Mean: 8},
+		OutputTokens: workload.Dist{Dist: workload.DistFixed, Mean: 96},
 		FixedOutput:  true,
 		Seed:         1,
-	}, sweep.APIChat)
+	}, record.APIChat)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/selfcheck"
 	"github.com/kneecap/kneecap/sim"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // TestStampConnErrorsLikeTCP: a stamped connection's read errors are those of a plain TCP
@@ -96,9 +96,9 @@ func TestReadLagThroughTLS(t *testing.T) {
 	}
 	t.Logf("TLS, delay %v: read lag p50 %v p99 %v over %d chunks (coverage %.2f); bound %v: %s",
 		delay, cs.ReadLagP50, cs.ReadLagP99, cs.ReadLagChunks, cs.ReadLagCoverage, cs.Bound, cs.Reason)
-	if cs.Evidence != record.EvidenceEstimates || cs.ReadLagCoverage < sweep.ReadLagCoverageMin || cs.ReadLagP99 <= 0 {
+	if cs.Evidence != record.EvidenceEstimates || cs.ReadLagCoverage < selfcheck.ReadLagCoverageMin || cs.ReadLagP99 <= 0 {
 		t.Fatalf("evidence %q, coverage %.2f, p99 %v; want the estimates, read lag over ≥ %.0f%% of the chunks, p99 > 0",
-			cs.Evidence, cs.ReadLagCoverage, cs.ReadLagP99, 100*sweep.ReadLagCoverageMin)
+			cs.Evidence, cs.ReadLagCoverage, cs.ReadLagP99, 100*selfcheck.ReadLagCoverageMin)
 	}
 	lv := analysis.Summarize(record.GroupRecords(runs, recs), analysis.DefaultOptions())[0]
 	checkKernelTTFT(t, recs, &lv, cfg.TTFT)
@@ -138,8 +138,8 @@ func checkKernelTTFT(t *testing.T, recs []record.Record, lv *analysis.Level, ttf
 			t.Fatalf("record %d.%d: ttft_kernel %v, client's TTFT %v; want within [%v, that + 1 ms]", r.Worker, r.Seq, r.TTFTKernel, client, ttft)
 		}
 	}
-	if ok == 0 || float64(stamped) < sweep.ReadLagCoverageMin*float64(ok) {
-		t.Fatalf("%d of %d successful records have ttft_kernel; want ≥ %.0f%%", stamped, ok, 100*sweep.ReadLagCoverageMin)
+	if ok == 0 || float64(stamped) < selfcheck.ReadLagCoverageMin*float64(ok) {
+		t.Fatalf("%d of %d successful records have ttft_kernel; want ≥ %.0f%%", stamped, ok, 100*selfcheck.ReadLagCoverageMin)
 	}
 	k, client := lv.TTFTKernel, lv.TTFT.P50
 	if lv.TTFTClient != nil {

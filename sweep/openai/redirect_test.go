@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/server"
 )
 
 // seen is one request a test server received.
@@ -96,7 +96,7 @@ func TestRedirects(t *testing.T) {
 					o.ExtraBody = map[string]any{"probe": "body-intact"}
 					o.Header = http.Header{"X-Tenant": {"tenant-SECRET"}}
 				})
-				rec := do(t, c, sweep.Request{Prompt: "x y", PromptTokens: 2, MaxTokens: 2})
+				rec := do(t, c, record.Request{Prompt: "x y", PromptTokens: 2, MaxTokens: 2})
 				if got := other.seen(); len(got) > 0 {
 					t.Fatalf("the other origin received %d requests (first: %+v): it must receive none", len(got), got[0])
 				}
@@ -172,8 +172,8 @@ func TestRedirectModelsAndPreflight(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err = sweep.RunPreflight(ctx, c, "m", sweep.PreflightTimeout)
-	var ue *sweep.UnreachableError
+	_, err = server.RunPreflight(ctx, c, "m", server.PreflightTimeout)
+	var ue *server.UnreachableError
 	if !errors.As(err, &ue) || !strings.HasPrefix(ue.Cause, "redirect: openai: request: 302 Found to "+other.srv.URL) {
 		t.Fatalf("preflight: %v, want an UnreachableError starting with the redirect", err)
 	}

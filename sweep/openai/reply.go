@@ -8,12 +8,12 @@ import (
 
 	goopenai "github.com/sashabaranov/go-openai"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // chatMessages returns the messages of req: its history (a session's earlier turns), then
 // its prompt as the user message.
-func chatMessages(req *sweep.Request) []goopenai.ChatCompletionMessage {
+func chatMessages(req *record.Request) []goopenai.ChatCompletionMessage {
 	user := goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleUser, Content: req.Prompt}
 	if len(req.History) == 0 {
 		return []goopenai.ChatCompletionMessage{user}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // TestKeepReply: against the simulator (fixed mode, 3 reasoning tokens then answer tokens
@@ -17,8 +17,8 @@ import (
 func TestKeepReply(t *testing.T) {
 	srv := startSim(t, func(c *sim.Config) { c.ReasoningTokens = 3; c.ChatTemplateTokens = 5 })
 	cl := newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel })
-	hist := []sweep.Message{{Role: sweep.RoleUser, Content: "one two three"}, {Role: sweep.RoleAssistant, Content: "tok tok"}}
-	req := sweep.Request{Prompt: "four five", PromptTokens: 12, MaxTokens: 10, IgnoreEOS: true, History: hist, KeepReply: true}
+	hist := []record.Message{{Role: workload.RoleUser, Content: "one two three"}, {Role: workload.RoleAssistant, Content: "tok tok"}}
+	req := record.Request{Prompt: "four five", PromptTokens: 12, MaxTokens: 10, IgnoreEOS: true, History: hist, KeepReply: true}
 	var rec record.Record
 	cl.Do(t.Context(), &req, &rec)
 	if !rec.OK() || rec.OutputTokens != 10 {
@@ -30,7 +30,7 @@ func TestKeepReply(t *testing.T) {
 	if rec.PromptTokens != 5+3+2+2 {
 		t.Errorf("usage.prompt_tokens %d: want 12 (template 5 + 7 words of three messages)", rec.PromptTokens)
 	}
-	plain := sweep.Request{Prompt: "four five", MaxTokens: 10, IgnoreEOS: true}
+	plain := record.Request{Prompt: "four five", MaxTokens: 10, IgnoreEOS: true}
 	cl.Do(t.Context(), &plain, &rec)
 	if !rec.OK() || plain.Reply != "" {
 		t.Errorf("without KeepReply: reply %q (status %s)", plain.Reply, rec.Status)

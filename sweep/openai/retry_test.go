@@ -15,6 +15,7 @@ import (
 
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // staleServer answers a request only while answer says so for the request's number on its
@@ -91,7 +92,7 @@ func TestRetryStaleConnection(t *testing.T) {
 	c := newClient(t, srv.URL, nil)
 	const n = 8
 	for i := range n {
-		rec := do(t, c, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 2})
+		rec := do(t, c, record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 2})
 		if rec.Status != record.StatusOK || rec.OutputTokens != 2 {
 			t.Fatalf("request %d: %s %s %s (out %d)", i, rec.Status, rec.ErrorClass, rec.Error, rec.OutputTokens)
 		}
@@ -130,10 +131,10 @@ func TestRetryStaleConnection(t *testing.T) {
 func TestRetryOnlyOnce(t *testing.T) {
 	srv := startStale(t, func(_, overall int64) bool { return overall == 1 })
 	c := newClient(t, srv.URL, nil)
-	if rec := do(t, c, sweep.Request{Prompt: "x"}); rec.Status != record.StatusOK || rec.Retried {
+	if rec := do(t, c, record.Request{Prompt: "x"}); rec.Status != record.StatusOK || rec.Retried {
 		t.Fatalf("first request: %s %s retried %v", rec.Status, rec.Error, rec.Retried)
 	}
-	rec := do(t, c, sweep.Request{Prompt: "x"})
+	rec := do(t, c, record.Request{Prompt: "x"})
 	if rec.Status != record.StatusError || rec.ErrorClass != record.ErrStreamBroken || !rec.Retried {
 		t.Errorf("second request: %s %s retried %v (%s), want a retried stream_broken error", rec.Status, rec.ErrorClass, rec.Retried, rec.Error)
 	}
@@ -146,7 +147,7 @@ func TestRetryOnlyOnce(t *testing.T) {
 // server's and is not retried.
 func TestNoRetryOnFreshConnection(t *testing.T) {
 	srv := startStale(t, func(int64, int64) bool { return false })
-	rec := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: "x"})
+	rec := do(t, newClient(t, srv.URL, nil), record.Request{Prompt: "x"})
 	if rec.Status != record.StatusError || rec.ErrorClass != record.ErrStreamBroken || rec.Retried {
 		t.Errorf("%s %s retried %v (%s), want a stream_broken error not retried", rec.Status, rec.ErrorClass, rec.Retried, rec.Error)
 	}
@@ -174,10 +175,10 @@ func TestNoRetryAfterResponseByte(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := newClient(t, srv.URL, nil)
-	if rec := do(t, c, sweep.Request{Prompt: "x"}); rec.Status != record.StatusOK {
+	if rec := do(t, c, record.Request{Prompt: "x"}); rec.Status != record.StatusOK {
 		t.Fatalf("first request: %s %s", rec.Status, rec.Error)
 	}
-	rec := do(t, c, sweep.Request{Prompt: "x"})
+	rec := do(t, c, record.Request{Prompt: "x"})
 	if rec.Status != record.StatusError || rec.Retried {
 		t.Errorf("%s %s retried %v (%s), want an error not retried", rec.Status, rec.ErrorClass, rec.Retried, rec.Error)
 	}
@@ -244,7 +245,7 @@ func TestCloseAfterStreamSweep(t *testing.T) {
 }
 
 // runSweep runs a short closed-loop sweep of levels against cl and returns its records.
-func runSweep(t *testing.T, cl sweep.Client, levels []int) []record.Record {
+func runSweep(t *testing.T, cl record.Client, levels []int) []record.Record {
 	t.Helper()
 	recs, _ := runSweepRuns(t, cl, levels)
 	return recs
@@ -252,14 +253,14 @@ func runSweep(t *testing.T, cl sweep.Client, levels []int) []record.Record {
 
 // runSweepRuns runs a short closed-loop sweep of levels against cl and returns its records
 // and levels.
-func runSweepRuns(t *testing.T, cl sweep.Client, levels []int) ([]record.Record, []record.LevelRun) {
+func runSweepRuns(t *testing.T, cl record.Client, levels []int) ([]record.Record, []record.LevelRun) {
 	t.Helper()
-	wl, err := sweep.NewWorkload(sweep.WorkloadConfig{
-		InputTokens:  sweep.Dist{Dist: sweep.DistFixed, Mean: 8},
-		OutputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: 8},
+	wl, err := workload.NewWorkload(workload.WorkloadConfig{
+		InputTokens:  workload.Dist{Dist: workload.DistFixed, Mean: 8},
+		OutputTokens: workload.Dist{Dist: workload.DistFixed, Mean: 8},
 		FixedOutput:  true,
 		Seed:         1,
-	}, sweep.APIChat)
+	}, record.APIChat)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,16 +11,16 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/redact"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/server"
 )
 
 // ServerInfoTimeout bounds the info probe: it only describes the server, so a server slow to
 // answer is left undescribed rather than delaying the sweep.
 const ServerInfoTimeout = 3 * time.Second
 
-// ServerInfo GETs sweep.ServerInfoPaths at the server's root (the base URL without its /v1),
+// ServerInfo GETs server.ServerInfoPaths at the server's root (the base URL without its /v1),
 // in parallel, with the client's TLS settings, and returns the bodies of those that answered
-// 200 with at most sweep.MaxServerInfoBody bytes; sweep.IdentifyServer reads them. Options.Header
+// 200 with at most server.MaxServerInfoBody bytes; server.IdentifyServer reads them. Options.Header
 // goes with every probe, but the API key and the secret headers (redact.SecretHeader) only to
 // a path that refused the request without them (401 or 403): the root's other paths may be
 // other services behind a path-routed gateway. Redirects are not followed (a redirect to
@@ -58,8 +58,8 @@ func (c *Client) ServerInfo(ctx context.Context) map[string][]byte {
 			return 0, nil
 		}
 		defer resp.Body.Close()
-		b, err := io.ReadAll(io.LimitReader(resp.Body, sweep.MaxServerInfoBody+1))
-		if err != nil || len(b) > sweep.MaxServerInfoBody {
+		b, err := io.ReadAll(io.LimitReader(resp.Body, server.MaxServerInfoBody+1))
+		if err != nil || len(b) > server.MaxServerInfoBody {
 			return 0, nil
 		}
 		return resp.StatusCode, b
@@ -69,7 +69,7 @@ func (c *Client) ServerInfo(ctx context.Context) map[string][]byte {
 		out = map[string][]byte{}
 		wg  sync.WaitGroup
 	)
-	for _, path := range sweep.ServerInfoPaths {
+	for _, path := range server.ServerInfoPaths {
 		wg.Go(func() {
 			code, b := get(path, false)
 			if (code == http.StatusUnauthorized || code == http.StatusForbidden) && c.withheld() {

@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/kneecap/kneecap/server"
 	"github.com/kneecap/kneecap/sim"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // TestServerInfoSimulator probes the simulator over loopback: it answers GET /version as vLLM
@@ -27,7 +27,7 @@ func TestServerInfoSimulator(t *testing.T) {
 	if len(bodies) != 1 || bodies["/version"] == nil {
 		t.Fatalf("bodies %q, want /version only", bodies)
 	}
-	if got := sweep.IdentifyServer(bodies).String(); got != "kneecap-sim batching (max_num_seqs 12, tokens_per_chunk 1)" {
+	if got := server.IdentifyServer(bodies).String(); got != "kneecap-sim batching (max_num_seqs 12, tokens_per_chunk 1)" {
 		t.Errorf("identified %q", got)
 	}
 }
@@ -59,7 +59,7 @@ func TestServerInfoRequests(t *testing.T) {
 			}
 			io.WriteString(w, `{"model_id":"m","version":"2.4.0","max_concurrent_requests":128,"echo":"sk-test"}`)
 		case "/props":
-			io.WriteString(w, strings.Repeat("x", sweep.MaxServerInfoBody+1))
+			io.WriteString(w, strings.Repeat("x", server.MaxServerInfoBody+1))
 		case "/api/version":
 			http.Error(w, "busy", http.StatusServiceUnavailable)
 		case "/version":
@@ -83,7 +83,7 @@ func TestServerInfoRequests(t *testing.T) {
 	if strings.Contains(string(bodies["/info"]), "sk-test") {
 		t.Errorf("the key is in the body kept: %s", bodies["/info"])
 	}
-	if got := sweep.IdentifyServer(bodies).Name(); got != "TGI 2.4.0" {
+	if got := server.IdentifyServer(bodies).Name(); got != "TGI 2.4.0" {
 		t.Errorf("identified %q", got)
 	}
 	if n := elsewhere.Load(); n != 0 {

@@ -12,7 +12,6 @@ import (
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // startSim serves the simulator in fixed mode (TTFT, then one chunk every ITL) over loopback.
@@ -42,13 +41,13 @@ func startSim(t *testing.T, mod func(*sim.Config)) *httptest.Server {
 // scheduled from the request's start, so a late first token does not delay the last).
 func TestSimulatorBothAPIs(t *testing.T) {
 	srv := startSim(t, nil)
-	for _, api := range []sweep.API{sweep.APIChat, sweep.APICompletions} {
+	for _, api := range []record.API{record.APIChat, record.APICompletions} {
 		c := newClient(t, srv.URL, func(o *Options) { o.API = api; o.Model = sim.DefaultModel })
 		var wg sync.WaitGroup
 		recs := make([]record.Record, 8)
 		for i := range recs {
 			wg.Go(func() {
-				c.Do(context.Background(), &sweep.Request{Prompt: "one two three four five", PromptTokens: 5,
+				c.Do(context.Background(), &record.Request{Prompt: "one two three four five", PromptTokens: 5,
 					MaxTokens: 10, IgnoreEOS: true}, &recs[i])
 			})
 		}
@@ -86,7 +85,7 @@ func TestSimulatorFaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := startSim(t, tt.mod)
-			rec := do(t, newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel }), sweep.Request{Prompt: "a b", PromptTokens: 2, MaxTokens: 20, IgnoreEOS: true})
+			rec := do(t, newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel }), record.Request{Prompt: "a b", PromptTokens: 2, MaxTokens: 20, IgnoreEOS: true})
 			if rec.Status != record.StatusError || rec.ErrorClass != tt.class {
 				t.Fatalf("%s %q (%s), want %s", rec.Status, rec.ErrorClass, rec.Error, tt.class)
 			}
@@ -172,7 +171,7 @@ func TestSimulatorUsageFaults(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := startSim(t, func(c *sim.Config) { c.Faults = tt.faults })
 			c := newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel })
-			rec := do(t, c, sweep.Request{Prompt: "one two three four five", PromptTokens: 5, MaxTokens: 10, IgnoreEOS: true})
+			rec := do(t, c, record.Request{Prompt: "one two three four five", PromptTokens: 5, MaxTokens: 10, IgnoreEOS: true})
 			if rec.Status != record.StatusOK || rec.OutputTokens != tt.out || rec.PromptTokens != tt.prompt {
 				t.Fatalf("%s %s: out %d prompt %d, want %d %d", rec.Status, rec.Error, rec.OutputTokens, rec.PromptTokens, tt.out, tt.prompt)
 			}
@@ -193,7 +192,7 @@ func TestSimulatorReasoning(t *testing.T) {
 	const ttft, itl = 2 * time.Millisecond, time.Millisecond
 	srv := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL, c.ReasoningTokens = ttft, itl, 5 })
 	c := newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel })
-	rec := do(t, c, sweep.Request{Prompt: "why", PromptTokens: 1, MaxTokens: 10, IgnoreEOS: true})
+	rec := do(t, c, record.Request{Prompt: "why", PromptTokens: 1, MaxTokens: 10, IgnoreEOS: true})
 	if rec.Status != record.StatusOK || rec.OutputTokens != 10 || rec.ReasoningChunks != 5 || rec.ReasoningTokens != 5 || rec.TokensNote != "" {
 		t.Fatalf("%s %s: out %d, reasoning chunks %d tokens %d, note %q; want 10 5 5 none", rec.Status, rec.Error,
 			rec.OutputTokens, rec.ReasoningChunks, rec.ReasoningTokens, rec.TokensNote)

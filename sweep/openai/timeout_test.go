@@ -12,6 +12,7 @@ import (
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // The stream timeouts of the fault suite: well under faultTimeout (request_timeout), so the
@@ -53,7 +54,7 @@ func TestFaultStreamTimeouts(t *testing.T) {
 				o.RequestTimeout, o.TTFTTimeout, o.StallTimeout, o.Model = faultTimeout, suiteTTFT, suiteStall, sim.DefaultModel
 			})
 			start := time.Now()
-			rec := do(t, cl, sweep.Request{Prompt: "x y", PromptTokens: 2, MaxTokens: 8, IgnoreEOS: true})
+			rec := do(t, cl, record.Request{Prompt: "x y", PromptTokens: 2, MaxTokens: 8, IgnoreEOS: true})
 			el := time.Since(start)
 			checkFailure(t, &rec, record.ErrTimeout)
 			if el < c.after || el > c.after+timeoutSlack {
@@ -84,7 +85,7 @@ func TestTimeoutsDoNotCutAHealthyStream(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := newClient(t, srv.URL, func(o *Options) { o.TTFTTimeout, o.StallTimeout = 500*time.Millisecond, 250*time.Millisecond })
-	rec := do(t, c, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 15})
+	rec := do(t, c, record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 15})
 	if rec.Status != record.StatusOK || len(rec.Chunks) != 15 {
 		t.Fatalf("%s %s (%s), %d chunks: want the whole stream", rec.Status, rec.ErrorClass, rec.Error, len(rec.Chunks))
 	}
@@ -100,7 +101,7 @@ func TestTimeoutsDoNotCutAHealthyStream(t *testing.T) {
 func TestFaultDoneWithoutClose(t *testing.T) {
 	_, srv := startHostile(t, func(int64) fault { return faultDoneOpen })
 	c := newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel })
-	rec := do(t, c, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 2})
+	rec := do(t, c, record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 2})
 	if rec.Status != record.StatusOK || rec.OutputTokens != 2 {
 		t.Fatalf("first request: %s %s (%s)", rec.Status, rec.ErrorClass, rec.Error)
 	}
@@ -110,7 +111,7 @@ func TestFaultDoneWithoutClose(t *testing.T) {
 	const n = 10
 	start := time.Now()
 	for i := range n {
-		rec := do(t, c, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 2})
+		rec := do(t, c, record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 2})
 		if rec.Status != record.StatusOK || rec.OutputTokens != 2 || rec.E2E > drainTimeout {
 			t.Fatalf("request %d: %s %s (%s), E2E %v", i, rec.Status, rec.ErrorClass, rec.Error, rec.E2E)
 		}
@@ -161,12 +162,12 @@ func TestStallCountsAsError(t *testing.T) {
 // shortPlan is a plan of short levels of 8-token requests at levels.
 func shortPlan(t *testing.T, levels []int) sweep.Plan {
 	t.Helper()
-	wl, err := sweep.NewWorkload(sweep.WorkloadConfig{
-		InputTokens:  sweep.Dist{Dist: sweep.DistFixed, Mean: 8},
-		OutputTokens: sweep.Dist{Dist: sweep.DistFixed, Mean: 8},
+	wl, err := workload.NewWorkload(workload.WorkloadConfig{
+		InputTokens:  workload.Dist{Dist: workload.DistFixed, Mean: 8},
+		OutputTokens: workload.Dist{Dist: workload.DistFixed, Mean: 8},
 		FixedOutput:  true,
 		Seed:         1,
-	}, sweep.APIChat)
+	}, record.APIChat)
 	if err != nil {
 		t.Fatal(err)
 	}

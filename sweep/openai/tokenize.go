@@ -13,8 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/redact"
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // TokenizeTimeout bounds one call of the server's tokenize endpoint.
@@ -98,7 +99,7 @@ func countTokenList(b []byte) (int, int, bool) {
 }
 
 // Tokenize counts tokens with the server's own tokenize endpoint, in the form it answered.
-// It implements sweep.TokenCounter and is safe for concurrent use.
+// It implements workload.TokenCounter and is safe for concurrent use.
 type Tokenize struct {
 	c    *Client
 	url  string
@@ -133,7 +134,7 @@ func (c *Client) Tokenize(ctx context.Context) (*Tokenize, error) {
 	var tried []string
 	for i := range tokenizeForms {
 		f := &tokenizeForms[i]
-		if f.chat && c.api != sweep.APIChat {
+		if f.chat && c.api != record.APIChat {
 			continue
 		}
 		t.form = f
@@ -154,8 +155,8 @@ func (c *Client) Tokenize(ctx context.Context) (*Tokenize, error) {
 }
 
 // Counter returns t as the sizing's counter, named by its form.
-func (t *Tokenize) Counter() *sweep.Counter {
-	return &sweep.Counter{TokenCounter: t, Source: "POST /tokenize, " + t.form.name,
+func (t *Tokenize) Counter() *workload.Counter {
+	return &workload.Counter{TokenCounter: t, Source: "POST /tokenize, " + t.form.name,
 		Templated: t.form.chat, MaxModelLen: t.maxModelLen}
 }
 

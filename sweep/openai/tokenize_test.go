@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/record"
 )
 
 // engineTemplate is the chat template of the fake engines, in tokens; a word is a token.
@@ -94,17 +94,17 @@ func TestTokenizeForms(t *testing.T) {
 	const text = "one two three four five"
 	for _, tt := range []struct {
 		engine    string
-		api       sweep.API
+		api       record.API
 		form      string
 		templated bool
 		count     int
 		maxLen    int
 	}{
-		{"vllm", sweep.APIChat, "messages form", true, 5 + engineTemplate, 4096},
-		{"vllm", sweep.APICompletions, "prompt form", false, 5, 8192},
-		{"sglang", sweep.APIChat, "prompt form", false, 5, 8192},
-		{"llamacpp", sweep.APIChat, "llama.cpp content form", false, 5, 0},
-		{"tgi", sweep.APIChat, "TGI inputs form", false, 5, 0},
+		{"vllm", record.APIChat, "messages form", true, 5 + engineTemplate, 4096},
+		{"vllm", record.APICompletions, "prompt form", false, 5, 8192},
+		{"sglang", record.APIChat, "prompt form", false, 5, 8192},
+		{"llamacpp", record.APIChat, "llama.cpp content form", false, 5, 0},
+		{"tgi", record.APIChat, "TGI inputs form", false, 5, 0},
 	} {
 		var hits atomic.Int64
 		hs := tokenizeEngine(t, tt.engine, &hits)

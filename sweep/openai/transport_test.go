@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // TestErrorEventThenOpenStream: a server sends an in-stream error event and keeps the
@@ -32,7 +31,7 @@ func TestErrorEventThenOpenStream(t *testing.T) {
 	defer close(release)
 	const timeout = 20 * time.Second
 	c := newClient(t, srv.URL, func(o *Options) { o.RequestTimeout = timeout })
-	rec := do(t, c, sweep.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 4})
+	rec := do(t, c, record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 4})
 	if rec.Status != record.StatusError || rec.ErrorClass == record.ErrTimeout || !strings.Contains(rec.Error, "boom") {
 		t.Fatalf("record %s/%s %q: want the in-stream error, not a timeout", rec.Status, rec.ErrorClass, rec.Error)
 	}
@@ -57,9 +56,9 @@ func TestIgnoreEOSFastPath(t *testing.T) {
 		s.data("[DONE]")
 	}))
 	defer srv.Close()
-	for _, api := range []sweep.API{sweep.APIChat, sweep.APICompletions} {
+	for _, api := range []record.API{record.APIChat, record.APICompletions} {
 		c := newClient(t, srv.URL, func(o *Options) { o.API = api })
-		rec := do(t, c, sweep.Request{Prompt: "one two", PromptTokens: 2, MaxTokens: 16, IgnoreEOS: true})
+		rec := do(t, c, record.Request{Prompt: "one two", PromptTokens: 2, MaxTokens: 16, IgnoreEOS: true})
 		if rec.Status != record.StatusOK {
 			t.Fatalf("%s: %s %s", api, rec.Status, rec.Error)
 		}

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // Usage plausibility (DESIGN §7): the usage a server reports is believed only when a server
@@ -59,7 +58,7 @@ type streamCounts struct {
 // from the content chunks and the request, keeping the usage not believed in
 // UsageOutputTokens and UsagePromptTokens with TokensNote saying why. perChunk is the most
 // tokens one content chunk may carry.
-func setTokens(rec *record.Record, sc streamCounts, req *sweep.Request, perChunk int) {
+func setTokens(rec *record.Record, sc streamCounts, req *record.Request, perChunk int) {
 	u := sc.usage
 	var notes []string
 	rec.OutputTokens, rec.TokensSource = sc.chunks, record.TokensFromChunks
@@ -127,7 +126,7 @@ func implausibleOutput(u usageCounts, sc streamCounts, maxTokens, perChunk int) 
 
 // implausiblePrompt says why usage.prompt_tokens n cannot count req's prompt, sent in a
 // request of sent bytes, or "".
-func implausiblePrompt(n int, req *sweep.Request, sent int) string {
+func implausiblePrompt(n int, req *record.Request, sent int) string {
 	switch {
 	case n < 0:
 		return "negative"

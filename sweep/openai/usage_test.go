@@ -14,7 +14,6 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/sweep"
 )
 
 // streamOf serves chunks content chunks, then the usage event (none when usage is ""), then
@@ -98,7 +97,7 @@ func TestUsagePlausibility(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, body := streamOfBody(t, tt.chunks, tt.usage)
-			rec := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: prompt, PromptTokens: 4, MaxTokens: tt.maxTokens})
+			rec := do(t, newClient(t, srv.URL, nil), record.Request{Prompt: prompt, PromptTokens: 4, MaxTokens: tt.maxTokens})
 			if rec.Status != record.StatusOK {
 				t.Fatalf("%s %s: %s", rec.Status, rec.ErrorClass, rec.Error)
 			}
@@ -142,7 +141,7 @@ func TestReasoningStream(t *testing.T) {
 				s.data("[DONE]")
 			}))
 			defer srv.Close()
-			rec := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: "why", PromptTokens: 1, MaxTokens: 5})
+			rec := do(t, newClient(t, srv.URL, nil), record.Request{Prompt: "why", PromptTokens: 1, MaxTokens: 5})
 			if rec.Status != record.StatusOK {
 				t.Fatalf("%s %s", rec.Status, rec.Error)
 			}
@@ -175,7 +174,7 @@ func TestNoTTFAWithoutReasoningFirst(t *testing.T) {
 		s.data("[DONE]")
 	}))
 	defer srv.Close()
-	rec := do(t, newClient(t, srv.URL, nil), sweep.Request{Prompt: "x", PromptTokens: 1})
+	rec := do(t, newClient(t, srv.URL, nil), record.Request{Prompt: "x", PromptTokens: 1})
 	if rec.Status != record.StatusOK || rec.TTFA != 0 || rec.ReasoningChunks != 0 || rec.OutputTokens != 2 {
 		t.Errorf("%s TTFA %v reasoning chunks %d out %d, want ok 0 0 2", rec.Status, rec.TTFA, rec.ReasoningChunks, rec.OutputTokens)
 	}

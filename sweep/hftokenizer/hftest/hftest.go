@@ -4,7 +4,7 @@
 // download a model's tokenizer; this one is generated, not committed (about 390 kB).
 //
 // The pseudo-words are two to four syllables of a consonant of "bcdfghjklmnprstvz" and a vowel
-// of "aeiou" (sweep.Synthetic). The vocabulary has the 256 byte symbols, the 85 syllables, each
+// of "aeiou" (workload.Synthetic). The vocabulary has the 256 byte symbols, the 85 syllables, each
 // syllable after the space symbol Ġ, each pair of syllables after Ġ, and each pair of
 // syllables; the merges build them in that order of priority. A word after a space, " s1s2s3s4"
 // (8 bytes), merges to "Ġs1s2" and "s3s4": 2 tokens, ⌈8 ÷ 4⌉; " s1s2s3" gives "Ġs1s2" and

@@ -1,0 +1,128 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kneecap/kneecap/record"
+)
+
+// PreflightTimeout bounds the preflight (DESIGN §3): GET /v1/models and one probe request.
+const PreflightTimeout = 10 * time.Second
+
+// Preflight is what the preflight learned of an endpoint that answered.
+type Preflight struct {
+	// TTFT is the probe request's time to first token.
+	TTFT time.Duration
+	// E2E is the probe's end-to-end time and OutputTokens its N_out (it asks for 2).
+	E2E          time.Duration
+	OutputTokens int
+	// ModelsErr is the error of GET /v1/models when it failed but the probe worked (a
+	// warning: some servers do not list models).
+	ModelsErr error
+}
+
+// ModelNotServedError is the preflight's answer for an endpoint whose GET /v1/models lists
+// other models than the one configured (a configuration error).
+type ModelNotServedError struct {
+	Model  string
+	Served []string
+}
+
+func (e *ModelNotServedError) Error() string {
+	return fmt.Sprintf("does not serve model %q; it serves: %s", e.Model, strings.Join(e.Served, ", "))
+}
+
+// UnreachableError is the preflight's answer for an endpoint that did not answer the probe
+// request, or answered it with a failure: Cause says why, on one line.
+type UnreachableError struct {
+	Cause string
+}
+
+func (e *UnreachableError) Error() string { return e.Cause }
+
+// RunPreflight checks the endpoint behind client before the sweep, within timeout: GET
+// /v1/models must list model when the server answers it, and one tiny streaming request must
+// succeed. It returns a *ModelNotServedError or an *UnreachableError, so that a bad endpoint is
+// one clear line within seconds, not a sweep full of errors.
+func RunPreflight(ctx context.Context, client record.Client, model string, timeout time.Duration) (Preflight, error) {
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	models, merr := client.Models(pctx)
+	if merr == nil && len(models) > 0 && !slices.Contains(models, model) {
+		return Preflight{}, &ModelNotServedError{Model: model, Served: models}
+	}
+	if merr != nil && pctx.Err() != nil {
+		return Preflight{}, &UnreachableError{Cause: fmt.Sprintf("no answer within %s (%v)", timeout, merr)}
+	}
+	req := record.Request{Prompt: "Reply with one word: ok", PromptTokens: 6, MaxTokens: 2}
+	var rec record.Record
+	client.Do(pctx, &req, &rec)
+	if !rec.OK() {
+		cause := rec.Error
+		if cause == "" {
+			cause = string(rec.Status)
+		}
+		if rec.Status == record.StatusCancelled && pctx.Err() != nil && ctx.Err() == nil {
+			cause = fmt.Sprintf("no complete answer within %s", timeout)
+		}
+		if merr != nil && rec.ErrorClass != record.ErrConnect && rec.ErrorClass != record.ErrTimeout && rec.ErrorClass != record.ErrRedirect {
+			cause += fmt.Sprintf(" (and GET /models: %v)", merr)
+		}
+		if rec.ErrorClass != "" {
+			cause = string(rec.ErrorClass) + ": " + cause
+		}
+		return Preflight{}, &UnreachableError{Cause: strings.ReplaceAll(cause, "\n", " ")}
+	}
+	return Preflight{TTFT: rec.TTFT, E2E: rec.E2E, OutputTokens: rec.OutputTokens, ModelsErr: merr}, nil
+}
+
+// RequestE2E estimates from the probe the E2E of one request of outputTokens tokens alone on
+// the server: the probe's TTFT plus outputTokens − 1 times its time per output token, (E2E −
+// TTFT) ÷ (N_out − 1); the probe's E2E when it had a single token or outputTokens is unknown
+// (≤ 1). A lower bound: the probe's prompt is shorter than most.
+func (p Preflight) RequestE2E(outputTokens float64) time.Duration {
+	if p.OutputTokens < 2 || !(outputTokens > 1) || p.E2E < p.TTFT {
+		return p.E2E
+	}
+	perToken := float64(p.E2E-p.TTFT) / float64(p.OutputTokens-1)
+	return p.TTFT + time.Duration(perToken*(outputTokens-1))
+}
+
+// WindowCheck is the preflight's sanity check of a plan (DESIGN §3.1): can its smallest level
+// complete min_requests requests within the longest measurement window?
+type WindowCheck struct {
+	// Concurrency is the plan's smallest level; E2E the estimated E2E of one of its requests
+	// (Preflight.RequestE2E) and OutputTokens the length it was estimated for (0: unknown).
+	Concurrency  int
+	E2E          time.Duration
+	OutputTokens float64
+	// Need is the window its min_requests need: ⌈min_requests ÷ concurrency⌉ × (E2E + think
+	// time); Max the longest window, max(duration, max_duration).
+	Need, Max time.Duration
+	// Fits reports Need ≤ Max (true when min_requests is 0).
+	Fits bool
+}
+
+// CheckWindow checks that the smallest of levels can complete minRequests requests of
+// outputTokens tokens (0: unknown) within its longest window (Protocol.LongestWindow), each taking the E2E the probe
+// suggests plus think: a closed loop of c workers completes about c requests per E2E + think.
+// A plan that cannot is worth a warning before the sweep: its first levels would end at
+// max_duration short of min_requests: not steady, kept as imprecise at best (DESIGN §3.2).
+func (p Preflight) CheckWindow(minRequests int, longest time.Duration, levels []int, outputTokens float64, think time.Duration) WindowCheck {
+	w := WindowCheck{Concurrency: 1, OutputTokens: outputTokens, Max: longest, Fits: true}
+	if len(levels) > 0 {
+		w.Concurrency = max(slices.Min(levels), 1)
+	}
+	w.E2E = p.RequestE2E(outputTokens)
+	if minRequests <= 0 {
+		return w
+	}
+	rounds := (minRequests + w.Concurrency - 1) / w.Concurrency
+	w.Need = time.Duration(rounds) * (w.E2E + max(think, 0))
+	w.Fits = w.Need <= w.Max
+	return w
+}
