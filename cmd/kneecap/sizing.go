@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/sweep/hftokenizer"
 	"github.com/kneecap/kneecap/workload"
+	"github.com/kneecap/kneecap/workload/hftokenizer"
 )
 
 // loadTokenizer reads workload.tokenizer when the sizing may use it: a file the library cannot

@@ -10,7 +10,7 @@ import (
 
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/rundir"
-	"github.com/kneecap/kneecap/sweep/hftokenizer/hftest"
+	"github.com/kneecap/kneecap/workload/hftokenizer/hftest"
 )
 
 // subwordSweepConfig is a three-level sweep of the simulator in subword mode (⌈n ÷ 4⌉ tokens

@@ -12,8 +12,8 @@ import (
 	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
-	"github.com/kneecap/kneecap/sweep/hftokenizer"
 	"github.com/kneecap/kneecap/workload"
+	"github.com/kneecap/kneecap/workload/hftokenizer"
 )
 
 // sweepPrep is a sweep made ready to run: its configuration, levels, schedule and workload,

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kneecap/kneecap/sweep/hftokenizer/hftest"
+	"github.com/kneecap/kneecap/workload/hftokenizer/hftest"
 )
 
 // subwordCount is the simulator's subword rule: ⌈n ÷ 4⌉ tokens for a word of n bytes.
