@@ -43,7 +43,7 @@ func (q MetricQuantity) Series() []string {
 	case MetricPreemptions:
 		return PreemptionSeries
 	case MetricPrefixCache:
-		return PrefixCacheSeries()
+		return prefixCacheSeries()
 	}
 	return nil
 }
@@ -75,8 +75,8 @@ var (
 	PrefixRateSeries  = []string{"vllm:gpu_prefix_cache_hit_rate", "sglang:cache_hit_rate"}
 )
 
-// PrefixCacheSeries returns every family that measures the prefix-cache hit rate.
-func PrefixCacheSeries() []string {
+// prefixCacheSeries returns every family that measures the prefix-cache hit rate.
+func prefixCacheSeries() []string {
 	return slices.Concat(PrefixHitSeries, PrefixQuerySeries, PrefixRateSeries)
 }
 

@@ -42,13 +42,13 @@ func SteadyState(sliceTPS []float64, ciTarget float64) (ciHalfWidthRel, trendP f
 	return steadyTest(sliceTPS, ciTarget, true)
 }
 
-// SteadyRate is the steady-state test of an arrival-rate level's window (DESIGN §3.9): no
+// steadyRate is the steady-state test of an arrival-rate level's window (DESIGN §3.9): no
 // material trend, as SteadyState, with the confidence interval reported but not judged. The
 // slices of an open loop count Poisson arrivals, whose noise no window length the level can
 // afford brings within a closed loop's ci_target (at 4 requests/s, 1 s slices vary by ±50%: a
 // 10-slice CI of ±36%), and the rate, not the mean TPS, is what the level sets; whether the
 // server kept up is the analysis's sustainable verdict on the backlog (§4.15).
-func SteadyRate(sliceTPS []float64, ciTarget float64) (ciHalfWidthRel, trendP float64, steady bool) {
+func steadyRate(sliceTPS []float64, ciTarget float64) (ciHalfWidthRel, trendP float64, steady bool) {
 	return steadyTest(sliceTPS, ciTarget, false)
 }
 

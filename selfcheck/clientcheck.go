@@ -18,11 +18,11 @@ import (
 // Client self-diagnosis thresholds: above any of them a level's ClientStats.Bound is set and
 // its numbers may describe the load generator rather than the server.
 const (
-	// ClientCPUBound is the process CPU utilisation (of GOMAXPROCS cores) above which the
+	// clientCPUBound is the process CPU utilisation (of GOMAXPROCS cores) above which the
 	// client is bound.
-	ClientCPUBound = 0.9
-	// ClientSchedBound is the p99 Go scheduling latency above which the client is bound.
-	ClientSchedBound = 5 * time.Millisecond
+	clientCPUBound = 0.9
+	// clientSchedBound is the p99 Go scheduling latency above which the client is bound.
+	clientSchedBound = 5 * time.Millisecond
 	// ClientRunQueueBound is the share of the window the process's threads spent runnable but
 	// waiting for a CPU (per GOMAXPROCS), above which the client is bound: another process
 	// was starving it, so its timestamps are late.
@@ -149,9 +149,9 @@ func countDials(cs *record.ClientStats, records []record.Record, w0, w1 int64) {
 	}
 }
 
-// ReadLagDecides reports whether the read lag covers enough of the window's chunks to decide
+// readLagDecides reports whether the read lag covers enough of the window's chunks to decide
 // the verdict of a level from before the effect estimates (DESIGN §3.3).
-func ReadLagDecides(cs *record.ClientStats) bool {
+func readLagDecides(cs *record.ClientStats) bool {
 	return cs.ReadLagChunks > 0 && cs.ReadLagCoverage >= ReadLagCoverageMin
 }
 
@@ -163,11 +163,11 @@ func ReadLagDecides(cs *record.ClientStats) bool {
 // there was).
 func classifyClient(cs *record.ClientStats, kernel bool) {
 	var heur, why []string
-	if cs.CPUUtilization > ClientCPUBound {
-		heur = append(heur, fmt.Sprintf("CPU %.0f%% > %.0f%%", 100*cs.CPUUtilization, 100*ClientCPUBound))
+	if cs.CPUUtilization > clientCPUBound {
+		heur = append(heur, fmt.Sprintf("CPU %.0f%% > %.0f%%", 100*cs.CPUUtilization, 100*clientCPUBound))
 	}
-	if cs.SchedLatencyP99 > ClientSchedBound {
-		heur = append(heur, fmt.Sprintf("scheduling latency p99 %s > %s", cs.SchedLatencyP99, ClientSchedBound))
+	if cs.SchedLatencyP99 > clientSchedBound {
+		heur = append(heur, fmt.Sprintf("scheduling latency p99 %s > %s", cs.SchedLatencyP99, clientSchedBound))
 	}
 	if cs.RunQueueDelay > ClientRunQueueBound {
 		heur = append(heur, fmt.Sprintf("run-queue wait %.0f%% of the window > %.0f%% (the machine is busy with other work)",

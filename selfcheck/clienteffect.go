@@ -30,7 +30,7 @@ const DefaultClientTolerance = 0.01
 // ttft_scheduled_pNN and e2e_scheduled_pNN.
 const (
 	EffectLoad       = "offered_load"
-	EffectThroughput = "throughput"
+	effectThroughput = "throughput"
 )
 
 // effectPercentiles are the percentiles whose movement is estimated, each once the
@@ -267,7 +267,7 @@ func scheduleEffects(records []record.Record, w0, w1 int64, out map[string]float
 		return
 	}
 	out[EffectLoad] = most / float64(w1-w0)
-	out[EffectThroughput] = sum / float64(sent) / float64(w1-w0)
+	out[effectThroughput] = sum / float64(sent) / float64(w1-w0)
 }
 
 // estimate sets cs.Effects over the window [w0, w1) of records (open: an arrival-rate level)
@@ -285,7 +285,7 @@ func estimateEffects(cs *record.ClientStats, records []record.Record, w0, w1 int
 		scheduleEffects(records, w0, w1, eff)
 	} else if share, ok := turnaroundShare(records, w0, w1); ok {
 		// Throughput grows at most in proportion to the load a closed loop offers.
-		eff[EffectLoad], eff[EffectThroughput] = share, share
+		eff[EffectLoad], eff[effectThroughput] = share, share
 	}
 	if len(eff) > 0 {
 		cs.Effects = eff
@@ -300,7 +300,7 @@ func estimateEffects(cs *record.ClientStats, records []record.Record, w0, w1 int
 // chunk gap; the analysis warns when an SLO is set on one that moved more than the tolerance.
 func EffectDecides(name string) bool {
 	switch name {
-	case EffectLoad, EffectThroughput:
+	case EffectLoad, effectThroughput:
 		return true
 	}
 	metric, pct, ok := strings.Cut(name, "_p")
@@ -332,7 +332,7 @@ func EffectLabel(name string) string {
 	switch name {
 	case EffectLoad:
 		return "offered load"
-	case EffectThroughput:
+	case effectThroughput:
 		return "throughput"
 	}
 	metric, pct, ok := strings.Cut(name, "_p")
@@ -349,7 +349,7 @@ func EffectLabel(name string) string {
 
 // EffectKinds are the kinds of estimate, in the order the reports quote them: each latency
 // (its percentiles one kind), then the load.
-var EffectKinds = []string{"ttft", "ttft_scheduled", "tpot", "itl", "e2e", "e2e_scheduled", EffectLoad, EffectThroughput}
+var EffectKinds = []string{"ttft", "ttft_scheduled", "tpot", "itl", "e2e", "e2e_scheduled", EffectLoad, effectThroughput}
 
 // LargestEffects returns, for each kind of estimate in eff, the name of its largest (ties to the
 // name first in order, so that the reports do not change from one rendering to the next).

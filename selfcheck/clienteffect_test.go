@@ -126,7 +126,7 @@ func TestScheduleEffects(t *testing.T) {
 	}
 	out := make(map[string]float64)
 	scheduleEffects(recs(func(i int) float64 { return float64(1 + 2*(i%2)) }), ms(0), ms(1000), out)
-	if math.Abs(out[EffectLoad]-0.003) > 1e-9 || math.Abs(out[EffectThroughput]-0.002) > 1e-9 {
+	if math.Abs(out[EffectLoad]-0.003) > 1e-9 || math.Abs(out[effectThroughput]-0.002) > 1e-9 {
 		t.Errorf("jitter: schedule effects %v: want offered_load 0.003, throughput 0.002", out)
 	}
 	// From the scheduled arrival TTFT is 96 ms + 4 ms of slot wait and dial + the lateness:
@@ -146,7 +146,7 @@ func TestScheduleEffects(t *testing.T) {
 
 // TestEffectSummary: the largest estimate of each kind, as the reports quote them.
 func TestEffectSummary(t *testing.T) {
-	got := EffectSummary(map[string]float64{"ttft_p50": 0.001, "ttft_p95": 0.003, "e2e_p50": 0.0002, EffectLoad: 0.008, EffectThroughput: 0.008})
+	got := EffectSummary(map[string]float64{"ttft_p50": 0.001, "ttft_p95": 0.003, "e2e_p50": 0.0002, EffectLoad: 0.008, effectThroughput: 0.008})
 	want := "client effect on TTFT p95 0.3%, on E2E p50 ≤ 0.1%, on offered load 0.8%, on throughput 0.8%"
 	if got != want {
 		t.Errorf("EffectSummary = %q, want %q", got, want)
@@ -184,7 +184,7 @@ func TestITLGatheredMost(t *testing.T) {
 func TestEffectDecides(t *testing.T) {
 	for name, want := range map[string]bool{
 		"ttft_p50": true, "ttft_p95": true, "ttft_p99": false, "tpot_p95": true, "itl_p50": true, "itl_p95": false,
-		"e2e_p95": true, "ttft_scheduled_p95": true, "e2e_scheduled_p99": false, EffectLoad: true, EffectThroughput: true, "other": false,
+		"e2e_p95": true, "ttft_scheduled_p95": true, "e2e_scheduled_p99": false, EffectLoad: true, effectThroughput: true, "other": false,
 	} {
 		if got := EffectDecides(name); got != want {
 			t.Errorf("EffectDecides(%q) = %v, want %v", name, got, want)

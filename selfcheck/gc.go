@@ -5,7 +5,7 @@ import (
 	"runtime/debug"
 )
 
-// LoadGCPercent is the garbage collector's target percentage (GOGC) while kneecap generates
+// loadGCPercent is the garbage collector's target percentage (GOGC) while kneecap generates
 // load, unless the user set GOGC. A sweep's live heap is small and mostly per stream (a
 // request's buffers, its connection and its record), and Go's heap goal grows with the
 // goroutine stacks as well as the live heap (goal = live + (live + stacks) × GOGC/100), so at
@@ -16,7 +16,7 @@ import (
 // run-to-run noise) and cuts the memory per stream by 9% (54.6–56.0 → 49.7–50.6 KiB at
 // 1,024 streams, five runs and four). At 75, before that change, 50 cost 3–5% more CPU per
 // token (docs/performance.md).
-const LoadGCPercent = 50
+const loadGCPercent = 50
 
 // SetLoadGC sets the garbage collector to LoadGCPercent for a sweep unless the GOGC
 // environment variable is set (the user's choice wins). It returns the function that
@@ -26,6 +26,6 @@ func SetLoadGC() (restore func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
-	prev := debug.SetGCPercent(LoadGCPercent)
+	prev := debug.SetGCPercent(loadGCPercent)
 	return func() { debug.SetGCPercent(prev) }
 }

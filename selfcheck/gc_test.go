@@ -16,8 +16,8 @@ func TestSetLoadGC(t *testing.T) {
 	before := gcPercent()
 	t.Setenv("GOGC", "")
 	restore := SetLoadGC()
-	if got := gcPercent(); got != LoadGCPercent {
-		t.Errorf("GOGC unset: SetLoadGC left GC percent %d, want %d", got, LoadGCPercent)
+	if got := gcPercent(); got != loadGCPercent {
+		t.Errorf("GOGC unset: SetLoadGC left GC percent %d, want %d", got, loadGCPercent)
 	}
 	restore()
 	if got := gcPercent(); got != before {

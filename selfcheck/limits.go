@@ -23,27 +23,27 @@ import (
 // two cores, DESIGN §8). A larger level is split over processes with shards.
 const MaxProcessWorkers = 100_000
 
-// StreamBytes is the client memory one in-flight stream is estimated to cost, besides its
+// streamBytes is the client memory one in-flight stream is estimated to cost, besides its
 // chunk offsets (ChunkBytes): the load benchmark measured 54.5 KiB a stream (slope of peak RSS
 // over 256–4,096 streams) and 55.6–59.6 KiB on average at 1,024–4,096 (docs/performance.md),
 // rounded up to 64 KiB.
-const StreamBytes = 64 << 10
+const streamBytes = 64 << 10
 
-// SimStreamBytes is what a stream costs the simulator when it runs in the same process (its
+// simStreamBytes is what a stream costs the simulator when it runs in the same process (its
 // connection, handler goroutine and buffers): `kneecap sim` as a process of its own measured
 // 44.4 KiB a stream at 1,024 streams and 40.3 KiB a stream from 1,024 to 4,096 (slope of peak
 // RSS), rounded up to 48 KiB (docs/performance.md).
-const SimStreamBytes = 48 << 10
+const simStreamBytes = 48 << 10
 
-// ChunkBytes is the memory of one kept chunk offset (Record.Chunks): a stream keeps up to
+// chunkBytes is the memory of one kept chunk offset (Record.Chunks): a stream keeps up to
 // MaxRecordedChunks of them.
-const ChunkBytes = 8
+const chunkBytes = 8
 
-// ReserveDescriptors are the file descriptors kept free for what the process opens during a
+// reserveDescriptors are the file descriptors kept free for what the process opens during a
 // sweep besides one connection a worker: records.jsonl, levels.json's temporary file,
 // server_metrics.jsonl, the metrics scraper's and the server identification's connections,
 // the tokenizer probes, and the runtime's own.
-const ReserveDescriptors = 64
+const reserveDescriptors = 64
 
 // Limits are the process's own limits a level must fit in, as read by ReadLimits. A zero
 // field is unknown and not checked.
@@ -76,24 +76,24 @@ type StreamCost struct {
 // stream of outputTokens tokens keeps when recordChunks (MaxRecordedChunks when outputTokens
 // is unknown, ≤ 0), plus SimStreamBytes and a second descriptor when inProcessSim.
 func CostOf(inProcessSim, recordChunks bool, outputTokens float64) StreamCost {
-	c := StreamCost{Descriptors: 1, Bytes: StreamBytes}
+	c := StreamCost{Descriptors: 1, Bytes: streamBytes}
 	if recordChunks {
 		kept := float64(record.MaxRecordedChunks)
 		if outputTokens > 0 {
 			kept = math.Min(math.Ceil(outputTokens), kept)
 		}
-		c.Bytes += uint64(kept) * ChunkBytes
+		c.Bytes += uint64(kept) * chunkBytes
 	}
 	if inProcessSim {
 		c.Descriptors++
-		c.Bytes += SimStreamBytes
+		c.Bytes += simStreamBytes
 		c.Sim = true
 	}
 	return c
 }
 
-// ErrClientLimit is the error of a level the process cannot carry (Limits.Check).
-var ErrClientLimit = errors.New("sweep: client limit")
+// errClientLimit is the error of a level the process cannot carry (Limits.Check).
+var errClientLimit = errors.New("sweep: client limit")
 
 // ReadLimits raises the soft RLIMIT_NOFILE to the hard limit (where the system has one) and
 // reads the limits a level must fit in; what cannot be read on this system is left zero (the
@@ -111,7 +111,7 @@ func ReadLimits() Limits {
 // exceeds (each wrapping ErrClientLimit), naming the limit and the fix: more than
 // MaxProcessWorkers workers (alone: the other limits are then moot), more descriptors than
 // the soft RLIMIT_NOFILE (those of the workers and the process's own: the ones open now and
-// ReserveDescriptors), more memory than is available.
+// reserveDescriptors), more memory than is available.
 func (l Limits) Check(concurrency, workers int, cost StreamCost) error {
 	workers = max(workers, 0)
 	what := fmt.Sprintf("concurrency %d", concurrency)
@@ -120,11 +120,11 @@ func (l Limits) Check(concurrency, workers int, cost StreamCost) error {
 	}
 	if workers > MaxProcessWorkers {
 		return errors.Join(fmt.Errorf("%w: %s is more than the %d workers one process runs: lower sweep.levels, or split the level over processes with --shard I/N",
-			ErrClientLimit, what, MaxProcessWorkers))
+			errClientLimit, what, MaxProcessWorkers))
 	}
 	var errs []error
 	perWorker := max(cost.Descriptors, 1)
-	own := ReserveDescriptors + max(l.OpenDescriptors, 0)
+	own := reserveDescriptors + max(l.OpenDescriptors, 0)
 	need := uint64(workers)*uint64(perWorker) + uint64(own)
 	if l.Descriptors > 0 && need > l.Descriptors {
 		fix := fmt.Sprintf("raise it with ulimit -n %d", need)
@@ -136,7 +136,7 @@ func (l Limits) Check(concurrency, workers int, cost StreamCost) error {
 			per += ", the in-process simulator holding the other end of its connection"
 		}
 		errs = append(errs, fmt.Errorf("%w: %s needs about %d file descriptors (%s, and %d of the process's own), more than its limit of %d (RLIMIT_NOFILE): %s, or lower sweep.levels",
-			ErrClientLimit, what, need, per, own, l.Descriptors, fix))
+			errClientLimit, what, need, per, own, l.Descriptors, fix))
 	}
 	if mem := uint64(workers) * cost.Bytes; l.MemAvailable > 0 && mem > l.MemAvailable {
 		per := "a stream"
@@ -144,7 +144,7 @@ func (l Limits) Check(concurrency, workers int, cost StreamCost) error {
 			per = "a stream, the in-process simulator's share included"
 		}
 		errs = append(errs, fmt.Errorf("%w: %s needs about %s of memory (%s %s, estimated), more than the %s available (%s): lower sweep.levels, or split the level over processes with --shard I/N",
-			ErrClientLimit, what, bytesIEC(mem), bytesIEC(cost.Bytes), per, bytesIEC(l.MemAvailable), l.MemSource))
+			errClientLimit, what, bytesIEC(mem), bytesIEC(cost.Bytes), per, bytesIEC(l.MemAvailable), l.MemSource))
 	}
 	return errors.Join(errs...)
 }

@@ -52,7 +52,7 @@ func TestLimitsCheck(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, ErrClientLimit) {
+			if !errors.Is(err, errClientLimit) {
 				t.Fatalf("err %v, want ErrClientLimit", err)
 			}
 			lines := strings.Split(err.Error(), "\n")

@@ -20,18 +20,18 @@ import (
 // TTFT 100 ms and ITL 20 ms, TTFT p50's error stayed under 1% up to a read-lag p99 of 4.1 ms and
 // passed it at 13.4 ms, TPOT p50's stayed under 0.2% up to 31 ms; 4 ms is 20% of that ITL.
 const (
-	ReadLagFloor       = 4 * time.Millisecond
-	ReadLagITLShare    = 0.20
+	readLagFloor       = 4 * time.Millisecond
+	readLagITLShare    = 0.20
 	ReadLagCoverageMin = 0.5
 )
 
-// ReadLagBuckets is the number of buckets of a ReadLagHist: bucket 0 holds lags under 2 µs;
+// readLagBuckets is the number of buckets of a ReadLagHist: bucket 0 holds lags under 2 µs;
 // above, each power of two is split in two (lower bounds 2, 3, 4, 6, 8, 12, … µs), so a bucket
 // spans at most 1.5× its lower bound; lags of 2^20 µs (1.05 s) or more share the last.
-const ReadLagBuckets = 40
+const readLagBuckets = 40
 
-// ReadLagBucket returns the bucket (0 … ReadLagBuckets − 1) of a lag of us microseconds.
-func ReadLagBucket(us int64) int {
+// readLagBucket returns the bucket (0 … ReadLagBuckets − 1) of a lag of us microseconds.
+func readLagBucket(us int64) int {
 	if us < 2 {
 		return 0
 	}
@@ -40,15 +40,15 @@ func ReadLagBucket(us int64) int {
 	if us >= 3<<(e-1) {
 		i++
 	}
-	return min(i, ReadLagBuckets-1)
+	return min(i, readLagBuckets-1)
 }
 
-// ReadLagBucketLow returns the lower bound of bucket i, in microseconds.
-func ReadLagBucketLow(i int) int64 {
+// readLagBucketLow returns the lower bound of bucket i, in microseconds.
+func readLagBucketLow(i int) int64 {
 	if i <= 0 {
 		return 0
 	}
-	j := min(i, ReadLagBuckets-1) - 1
+	j := min(i, readLagBuckets-1) - 1
 	e := j/2 + 1
 	if j%2 == 0 {
 		return 1 << e
@@ -58,7 +58,7 @@ func ReadLagBucketLow(i int) int64 {
 
 // ReadLagHist accumulates one request's read lags: a fixed array, no allocation per chunk.
 type ReadLagHist struct {
-	Counts [ReadLagBuckets]uint32
+	Counts [readLagBuckets]uint32
 	Max    int64 // ns
 	N      int
 	// Missed counts the content chunks read when the connection had no timestamp yet.
@@ -68,7 +68,7 @@ type ReadLagHist struct {
 // Add counts a lag of ns nanoseconds (a negative lag, the wall clock stepped, counts as 0).
 func (h *ReadLagHist) Add(ns int64) {
 	ns = max(ns, 0)
-	h.Counts[ReadLagBucket(ns/1000)]++
+	h.Counts[readLagBucket(ns/1000)]++
 	h.Max = max(h.Max, ns)
 	h.N++
 }
@@ -89,7 +89,7 @@ func (h *ReadLagHist) Record() *record.ReadLag {
 		rl.Buckets = make([][2]int64, 0, nb)
 		for i, c := range h.Counts {
 			if c > 0 {
-				rl.Buckets = append(rl.Buckets, [2]int64{ReadLagBucketLow(i), int64(c)})
+				rl.Buckets = append(rl.Buckets, [2]int64{readLagBucketLow(i), int64(c)})
 			}
 		}
 	}
@@ -114,7 +114,7 @@ func recordChunks(rec *record.Record) int {
 // share of the chunks, and the threshold, from the level's ITL p50 (the median of the
 // requests' mean inter-chunk gaps).
 func levelReadLag(cs *record.ClientStats, records []record.Record, w0, w1 int64) {
-	var counts [ReadLagBuckets]int64
+	var counts [readLagBuckets]int64
 	var n, all, maxUS int64
 	var gaps []float64
 	for i := range records {
@@ -129,7 +129,7 @@ func levelReadLag(cs *record.ClientStats, records []record.Record, w0, w1 int64)
 		}
 		if rl := r.ReadLag; rl != nil {
 			for _, b := range rl.Buckets {
-				counts[ReadLagBucket(b[0])] += b[1]
+				counts[readLagBucket(b[0])] += b[1]
 			}
 			n += int64(rl.Count)
 			maxUS = max(maxUS, rl.MaxUS)
@@ -143,18 +143,18 @@ func levelReadLag(cs *record.ClientStats, records []record.Record, w0, w1 int64)
 	cs.ReadLagMax = time.Duration(maxUS) * time.Microsecond
 	cs.ReadLagP50 = readLagQuantile(&counts, n, 0.50, cs.ReadLagMax)
 	cs.ReadLagP99 = readLagQuantile(&counts, n, 0.99, cs.ReadLagMax)
-	cs.ReadLagThreshold = ReadLagFloor
+	cs.ReadLagThreshold = readLagFloor
 	if len(gaps) > 0 {
 		slices.Sort(gaps)
 		itl := time.Duration(gaps[len(gaps)/2])
-		cs.ReadLagThreshold = max(ReadLagFloor, time.Duration(ReadLagITLShare*float64(itl)))
+		cs.ReadLagThreshold = max(readLagFloor, time.Duration(readLagITLShare*float64(itl)))
 	}
 }
 
 // readLagQuantile returns the q-quantile of the n lags of counts, interpolated linearly within
 // the bucket holding it (as Prometheus' histogram_quantile does; a bucket spans at most 1.5×
 // its lower bound), at most max.
-func readLagQuantile(counts *[ReadLagBuckets]int64, n int64, q float64, maxLag time.Duration) time.Duration {
+func readLagQuantile(counts *[readLagBuckets]int64, n int64, q float64, maxLag time.Duration) time.Duration {
 	rank := q * float64(n)
 	var cum int64
 	for i, c := range counts {
@@ -162,10 +162,10 @@ func readLagQuantile(counts *[ReadLagBuckets]int64, n int64, q float64, maxLag t
 			cum += c
 			continue
 		}
-		if i == ReadLagBuckets-1 {
+		if i == readLagBuckets-1 {
 			return maxLag
 		}
-		lo, hi := float64(ReadLagBucketLow(i)), float64(ReadLagBucketLow(i+1))
+		lo, hi := float64(readLagBucketLow(i)), float64(readLagBucketLow(i+1))
 		us := lo + (hi-lo)*max(0, rank-float64(cum))/float64(c)
 		return min(maxLag, time.Duration(us*float64(time.Microsecond)))
 	}

@@ -10,16 +10,16 @@ import (
 // TestReadLagBuckets: each bucket's lower bound falls in it, the bounds ascend by at most 1.5×
 // from 2 µs, and the quantiles of a known population are within a bucket of the truth.
 func TestReadLagBuckets(t *testing.T) {
-	for i := range ReadLagBuckets {
-		lo := ReadLagBucketLow(i)
-		if ReadLagBucket(lo) != i {
-			t.Errorf("bucket of low(%d) = %d µs is %d", i, lo, ReadLagBucket(lo))
+	for i := range readLagBuckets {
+		lo := readLagBucketLow(i)
+		if readLagBucket(lo) != i {
+			t.Errorf("bucket of low(%d) = %d µs is %d", i, lo, readLagBucket(lo))
 		}
-		if i > 1 && float64(lo) > 1.5*float64(ReadLagBucketLow(i-1)) {
-			t.Errorf("bucket %d: low %d > 1.5 × %d", i, lo, ReadLagBucketLow(i-1))
+		if i > 1 && float64(lo) > 1.5*float64(readLagBucketLow(i-1)) {
+			t.Errorf("bucket %d: low %d > 1.5 × %d", i, lo, readLagBucketLow(i-1))
 		}
-		if i > 0 && ReadLagBucket(lo-1) != i-1 {
-			t.Errorf("bucket of %d µs is %d, want %d", lo-1, ReadLagBucket(lo-1), i-1)
+		if i > 0 && readLagBucket(lo-1) != i-1 {
+			t.Errorf("bucket of %d µs is %d, want %d", lo-1, readLagBucket(lo-1), i-1)
 		}
 	}
 	var h ReadLagHist
@@ -40,7 +40,7 @@ func TestReadLagBuckets(t *testing.T) {
 			t.Errorf("quantile %v, want %v within a bucket", c.got, c.want)
 		}
 	}
-	if cs.ReadLagCoverage != 1 || cs.ReadLagChunks != 1000 || cs.ReadLagThreshold != ReadLagFloor {
+	if cs.ReadLagCoverage != 1 || cs.ReadLagChunks != 1000 || cs.ReadLagThreshold != readLagFloor {
 		t.Errorf("coverage %v chunks %d threshold %v", cs.ReadLagCoverage, cs.ReadLagChunks, cs.ReadLagThreshold)
 	}
 }

@@ -154,7 +154,7 @@ func (s *Scraper) Scrape(ctx context.Context) (MetricSample, error) {
 	if resp.StatusCode != http.StatusOK {
 		return MetricSample{}, fmt.Errorf("sweep: scrape %s: status %s", s.shown, resp.Status)
 	}
-	sample, err := ParseMetrics(io.LimitReader(resp.Body, maxMetricsBody))
+	sample, err := parseMetrics(io.LimitReader(resp.Body, maxMetricsBody))
 	if err != nil {
 		return MetricSample{}, fmt.Errorf("sweep: scrape %s: %w", s.shown, err)
 	}
@@ -199,9 +199,9 @@ func (s *Scraper) RecordErr() error {
 	return s.outErr
 }
 
-// ParseMetrics parses Prometheus text exposition (metric names may contain ':') and extracts
+// parseMetrics parses Prometheus text exposition (metric names may contain ':') and extracts
 // the kept series; TUnixNS is left 0.
-func ParseMetrics(r io.Reader) (MetricSample, error) {
+func parseMetrics(r io.Reader) (MetricSample, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(r)
 	if err != nil {

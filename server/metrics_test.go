@@ -69,7 +69,7 @@ func TestParseMetricsEngines(t *testing.T) {
 	}
 	eq := func(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 	for _, tt := range tests {
-		m, err := ParseMetrics(strings.NewReader(tt.text))
+		m, err := parseMetrics(strings.NewReader(tt.text))
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -77,7 +77,7 @@ func TestParseMetricsEngines(t *testing.T) {
 			t.Errorf("%s: got %+v", tt.name, m)
 		}
 	}
-	if _, err := ParseMetrics(strings.NewReader("vllm:x{ 1\n")); err == nil {
+	if _, err := parseMetrics(strings.NewReader("vllm:x{ 1\n")); err == nil {
 		t.Error("malformed text: want error")
 	}
 }
@@ -220,7 +220,7 @@ func TestScraperAgainstSimulator(t *testing.T) {
 func TestSummarizeExposes(t *testing.T) {
 	var samples []MetricSample
 	for i, text := range []string{sglangText, strings.Replace(sglangText, "num_running_reqs{model_name=\"qwen\"} 7.0", "num_running_reqs{model_name=\"qwen\"} 9.0", 1)} {
-		m, err := ParseMetrics(strings.NewReader(text))
+		m, err := parseMetrics(strings.NewReader(text))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,7 +236,7 @@ func TestSummarizeExposes(t *testing.T) {
 			t.Errorf("Exposes(%d) = %v, want %v (series %v)", q, !want, want, st.Series)
 		}
 	}
-	m, err := ParseMetrics(strings.NewReader(llamacppText[:strings.Index(llamacppText, "# HELP llamacpp:kv")]))
+	m, err := parseMetrics(strings.NewReader(llamacppText[:strings.Index(llamacppText, "# HELP llamacpp:kv")]))
 	if err != nil {
 		t.Fatal(err)
 	}

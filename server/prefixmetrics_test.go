@@ -29,7 +29,7 @@ vllm:prefix_cache_hits_total{engine="1",model_name="llama"} 0
 // a window without queries is not measured.
 func TestPrefixCacheRateFromCounters(t *testing.T) {
 	parse := func(ts int64, queries, hits float64) MetricSample {
-		m, err := ParseMetrics(strings.NewReader(fmt.Sprintf(vllmPrefixText, queries, hits)))
+		m, err := parseMetrics(strings.NewReader(fmt.Sprintf(vllmPrefixText, queries, hits)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func TestPrefixCacheRateFromCounters(t *testing.T) {
 		t.Errorf("an idle window: %+v", st)
 	}
 	// Without the families: not exposed, not measured.
-	m, err := ParseMetrics(strings.NewReader(sglangText))
+	m, err := parseMetrics(strings.NewReader(sglangText))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestPrefixCacheRateFromGauges(t *testing.T) {
 		var samples []MetricSample
 		for i, v := range []float64{0.9, 0.2, 0.6} {
 			text := fmt.Sprintf("# HELP %s The cache hit rate\n# TYPE %s gauge\n%s{model_name=\"m\"} %g\n", tc.family, tc.family, tc.family, v)
-			m, err := ParseMetrics(strings.NewReader(text))
+			m, err := parseMetrics(strings.NewReader(text))
 			if err != nil {
 				t.Fatal(err)
 			}

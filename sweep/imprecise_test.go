@@ -109,7 +109,7 @@ func TestImpreciseLevel(t *testing.T) {
 	recs = stationaryRecords(w0, 60*time.Millisecond, 60*time.Millisecond, climb)
 	run = record.LevelRun{W0: w0, W1: w0 + 10*slice}
 	notes = finishWindow(&run, recs, proto, slice, endNormal)
-	if !run.LatencyRising || !(run.TTFTTrend > LatencyRiseMin) || run.TTFTTrendP > record.TrendAlpha {
+	if !run.LatencyRising || !(run.TTFTTrend > latencyRiseMin) || run.TTFTTrendP > record.TrendAlpha {
 		t.Errorf("climbing TTFT: rising %v, trend %+.2f p %.3g, notes %q; want rising", run.LatencyRising, run.TTFTTrend, run.TTFTTrendP, notes)
 	}
 }

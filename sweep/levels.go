@@ -330,8 +330,8 @@ func (s RatesSpec) expand() ([]float64, error) {
 	return out, nil
 }
 
-// PlanRatesFactors are the multiples of the maximum QPS that PlanRates offers.
-var PlanRatesFactors = []float64{0.1, 0.25, 0.5, 0.7, 0.85, 1.0, 1.15, 1.3}
+// planRatesFactors are the multiples of the maximum QPS that PlanRates offers.
+var planRatesFactors = []float64{0.1, 0.25, 0.5, 0.7, 0.85, 1.0, 1.15, 1.3}
 
 // PlanRates returns the auto rates around a measured maximum QPS maxQPS (> 0): 0.1, 0.25,
 // 0.5, 0.7, 0.85, 1.0, 1.15 and 1.3 × maxQPS, each rounded to 3 significant figures (nil for
@@ -340,8 +340,8 @@ func PlanRates(maxQPS float64) []float64 {
 	if !positive(maxQPS) {
 		return nil
 	}
-	out := make([]float64, 0, len(PlanRatesFactors))
-	for _, f := range PlanRatesFactors {
+	out := make([]float64, 0, len(planRatesFactors))
+	for _, f := range planRatesFactors {
 		v := roundSig(f*maxQPS, 3)
 		if n := len(out); n > 0 && v <= out[n-1] {
 			continue

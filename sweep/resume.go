@@ -29,11 +29,11 @@ type Resume struct {
 // (Run asks it again and keeps its reason). It is an error when nothing is left to run: no
 // planned level, no added level and no retry.
 func PlanResume(levels []int, done []record.Level, proto Protocol, judge Judge) (Resume, error) {
-	return PlanResumeN(len(levels), done, proto, judge)
+	return planResumeN(len(levels), done, proto, judge)
 }
 
-// PlanResumeN is PlanResume for a plan of n planned levels (a rate sweep's: len(Plan.Rates)).
-func PlanResumeN(n int, done []record.Level, proto Protocol, judge Judge) (Resume, error) {
+// planResumeN is PlanResume for a plan of n planned levels (a rate sweep's: len(Plan.Rates)).
+func planResumeN(n int, done []record.Level, proto Protocol, judge Judge) (Resume, error) {
 	refine := proto.Refine
 	var r Resume
 	retried := false
@@ -53,7 +53,7 @@ func PlanResumeN(n int, done []record.Level, proto Protocol, judge Judge) (Resum
 	}
 	r.StartIndex = r.Planned
 	if !r.PlannedOver && (refine > 0 || proto.RetryExcluded > 0) && judge != nil {
-		if r.Stopped = judge.Decide(PlannedLevels(done)); r.Stopped != "" {
+		if r.Stopped = judge.Decide(plannedLevels(done)); r.Stopped != "" {
 			r.PlannedOver = true
 		}
 	}

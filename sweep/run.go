@@ -290,7 +290,7 @@ func (r *controller) refine() (c int, rps float64, why string) {
 func (r *controller) planned() (judged string) {
 	p := r.plan
 	if p.Judge != nil && (r.refining() || p.Protocol.RetryExcluded > 0 && p.Schedule == nil) && len(r.levels) > 0 {
-		if done := PlannedLevels(r.levels); len(done) > 0 {
+		if done := plannedLevels(r.levels); len(done) > 0 {
 			judged = p.Judge.Decide(done)
 		}
 	}
@@ -420,9 +420,9 @@ func (r *controller) level(ask levelAsk, first bool) string {
 	return ""
 }
 
-// PlannedLevels returns the planned levels of levels: those neither added by the Refiner nor
+// plannedLevels returns the planned levels of levels: those neither added by the Refiner nor
 // run again as a retry (what the Judge saw when it decided).
-func PlannedLevels(levels []record.Level) []record.Level {
+func plannedLevels(levels []record.Level) []record.Level {
 	var out []record.Level
 	for _, l := range levels {
 		if l.Run.Refine == "" && l.Run.RetryOf == nil {

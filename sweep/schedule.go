@@ -23,14 +23,14 @@ type Schedule struct {
 	Shard, Shards int
 }
 
-// ScheduleSlack is added to every level of a schedule after its drain, for writing the level's
+// scheduleSlack is added to every level of a schedule after its drain, for writing the level's
 // records and results before the next level is due.
-const ScheduleSlack = time.Second
+const scheduleSlack = time.Second
 
 // Period is the time between the starts of two levels: warmup + the longest window +
 // drain_timeout + cooldown + ScheduleSlack.
 func (s *Schedule) Period(p Protocol) time.Duration {
-	return p.Warmup + scheduledWindow(p) + p.DrainTimeout + p.Cooldown + ScheduleSlack
+	return p.Warmup + scheduledWindow(p) + p.DrainTimeout + p.Cooldown + scheduleSlack
 }
 
 // LevelEnd is when level k's drain ends at the latest: its load ends drain_timeout before.
@@ -83,6 +83,6 @@ func (s *Schedule) LastLevel(p Protocol, n int) int {
 func (s *Schedule) Describe(p Protocol, n int, shard string) string {
 	last := s.LastLevel(p, n)
 	return fmt.Sprintf("shard %s: level 1 starts at %s, then one level every %s (warmup + max_duration + drain_timeout + cooldown + %s); level %d, the last to run, ends by %s. Stop rules other than stop.budget are not applied: the shards cannot agree on them.",
-		shard, s.Start.UTC().Format(time.RFC3339Nano), s.Period(p), ScheduleSlack,
+		shard, s.Start.UTC().Format(time.RFC3339Nano), s.Period(p), scheduleSlack,
 		last+1, s.LevelEnd(p, last).UTC().Format(time.RFC3339Nano))
 }

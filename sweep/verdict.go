@@ -63,7 +63,7 @@ func finishWindow(run *record.LevelRun, records []record.Record, proto Protocol,
 	}
 	run.Steady = ok && !short && !few && !run.Interrupted && !end.dead()
 	run.Imprecise = !run.Steady && end == endNormal && !run.Interrupted && !short && !rate &&
-		d.Defined() && !d.Trending(proto.CITarget) && done.N >= MinImpreciseCompletions
+		d.Defined() && !d.Trending(proto.CITarget) && done.N >= minImpreciseCompletions
 	run.NotSteadyReason = notSteadyReason(run, end, ok, few, short, done.N, proto)
 	return append(notes, precisionNotes(run, win, ok, done, proto)...)
 }
@@ -130,15 +130,15 @@ func precisionNotes(run *record.LevelRun, win int64, ok bool, done record.Comple
 	return notes
 }
 
-// MinImpreciseCompletions is the least number of successful completions a level not steady
+// minImpreciseCompletions is the least number of successful completions a level not steady
 // only for precision must have to keep its numbers (LevelRun.Imprecise): fewer give no
 // percentile worth a flag.
-const MinImpreciseCompletions = 3
+const minImpreciseCompletions = 3
 
-// LatencyRiseMin is the least rise of TTFT across a window, relative to its mean, that counts
+// latencyRiseMin is the least rise of TTFT across a window, relative to its mean, that counts
 // as latency still rising (LevelRun.LatencyRising) when the trend is significant: a queue
 // still growing, evidence of overload.
-const LatencyRiseMin = 0.10
+const latencyRiseMin = 0.10
 
 // latencyTrend sets run's TTFT trend from the successful requests sent in its window: the OLS
 // slope of their TTFT on their send time, as a change across the window relative to the mean,
@@ -162,7 +162,7 @@ func latencyTrend(run *record.LevelRun, records []record.Record) {
 	p, beta := record.LinearTrend(x, y)
 	run.TTFTTrend = beta * float64(run.W1-run.W0) / 1e9 / mean
 	run.TTFTTrendP = p
-	run.LatencyRising = p <= record.TrendAlpha && run.TTFTTrend > LatencyRiseMin
+	run.LatencyRising = p <= record.TrendAlpha && run.TTFTTrend > latencyRiseMin
 }
 
 // notSteadyNote is the note of a window of length win (ns) the steady-state test failed, with

@@ -23,7 +23,7 @@ func (d Dist) Nominal() float64 {
 			return 0
 		}
 		return (lo + hi) / 2
-	case DistNormal, DistLognormal:
+	case distNormal, distLognormal:
 		if d.Min > 0 || d.Max > 0 || !(d.Mean >= 1) {
 			return 0
 		}

@@ -14,16 +14,16 @@ func TestNominal(t *testing.T) {
 		{Dist{Dist: DistFixed, Mean: 10, Min: 20}, 20},
 		{Dist{Dist: DistUniform, Min: 10, Max: 20}, 15},
 		{Dist{Dist: DistUniform, Min: 1.5, Max: 4.5}, 3}, // draws 2, 3, 4
-		{Dist{Dist: DistNormal, Mean: 100, StdDev: 10}, 100},
-		{Dist{Dist: DistNormal, Mean: 100, StdDev: 10, Min: 50}, 0},
-		{Dist{Dist: DistLognormal, Mean: 100, StdDev: 50}, 100},
+		{Dist{Dist: distNormal, Mean: 100, StdDev: 10}, 100},
+		{Dist{Dist: distNormal, Mean: 100, StdDev: 10, Min: 50}, 0},
+		{Dist{Dist: distLognormal, Mean: 100, StdDev: 50}, 100},
 		{Dist{Dist: "zipf", Mean: 100}, 0},
 		{Dist{}, 0},
 	} {
 		if got := tt.d.Nominal(); got != tt.want {
 			t.Errorf("%+v: Nominal %g, want %g", tt.d, got, tt.want)
 		}
-		if tt.want == 0 || tt.d.Dist == DistNormal || tt.d.Dist == DistLognormal {
+		if tt.want == 0 || tt.d.Dist == distNormal || tt.d.Dist == distLognormal {
 			continue
 		}
 		s := newSampler(tt.d)

@@ -147,7 +147,7 @@ func newSessions(cfg WorkloadConfig, api record.API) (*Sessions, error) {
 	s.turns, s.User, s.out = newSampler(sc.Turns), newSampler(sc.UserTokens), newSampler(sc.OutputTokens)
 	inner := cfg
 	inner.InputTokens, inner.OutputTokens, inner.PrefixCache, inner.Sessions = sc.UserTokens, sc.OutputTokens, false, nil
-	syn, err := NewSynthetic(inner, api)
+	syn, err := newSynthetic(inner, api)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +233,7 @@ const sessionSalt = 0x73657373696f6e
 
 // turnRand returns the generator of turn (0 = the conversation's own draws, from 1 the
 // turns') of conversation conv of worker at level.
-func TurnRand(seed int64, level, worker, conv, turn int) *rand.Rand {
+func turnRand(seed int64, level, worker, conv, turn int) *rand.Rand {
 	h := splitmix64(uint64(seed) ^ sessionSalt)
 	for _, v := range []int{level, worker, conv, turn} {
 		h = splitmix64(h ^ uint64(v))
@@ -246,12 +246,12 @@ func (s *Sessions) Turns(level, worker, conv int) int {
 	if s.ds != nil {
 		return s.ds.turns(s.ds.pick(level, worker, conv))
 	}
-	return min(s.turns.Draw(TurnRand(s.seed, level, worker, conv, 0)), maxTurns)
+	return min(s.turns.Draw(turnRand(s.seed, level, worker, conv, 0)), maxTurns)
 }
 
 // Turn implements Conversations.
 func (s *Sessions) Turn(level, worker, conv, turn int) record.Request {
-	r := TurnRand(s.seed, level, worker, conv, turn+1)
+	r := turnRand(s.seed, level, worker, conv, turn+1)
 	if s.ds != nil {
 		return s.ds.turn(s.ds.pick(level, worker, conv), turn, r)
 	}

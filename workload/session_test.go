@@ -90,7 +90,7 @@ func TestSessionsSized(t *testing.T) {
 	}
 	for conv := range 200 {
 		for k, tr := range s.Conversation(0, conv%3, conv) {
-			u := s.User.Draw(TurnRand(cfg.Seed, 0, conv%3, conv, k+1))
+			u := s.User.Draw(turnRand(cfg.Seed, 0, conv%3, conv, k+1))
 			if got := subword(tr.Prompt); got != u || tr.PromptTokens != u {
 				t.Fatalf("conversation %d turn %d: drawn %d, PromptTokens %d, the server counts %d", conv, k+1, u, tr.PromptTokens, got)
 			}
@@ -185,7 +185,7 @@ func TestMeanThink(t *testing.T) {
 func TestSessionBytes(t *testing.T) {
 	cfg := sessionsConfig()
 	cfg.Sessions.Turns = Dist{Dist: DistFixed, Mean: 3}
-	if got, want := cfg.SessionBytes(), uint64(2*(3*30+2*12)*HistoryBytesPerToken); got != want {
+	if got, want := cfg.SessionBytes(), uint64(2*(3*30+2*12)*historyBytesPerToken); got != want {
 		t.Errorf("SessionBytes %d, want %d", got, want)
 	}
 	cfg.Sessions = nil

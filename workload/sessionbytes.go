@@ -1,8 +1,8 @@
 package workload
 
-// HistoryBytesPerToken is the bytes of history text a token is estimated to take: a
+// historyBytesPerToken is the bytes of history text a token is estimated to take: a
 // synthetic word is one to a few tokens of 4–10 bytes, English text about 4 bytes a token.
-const HistoryBytesPerToken = 8
+const historyBytesPerToken = 8
 
 // SessionBytes is what a worker's conversation adds to its cost (workload.sessions): twice
 // the nominal history of its last turn, n·U + (n − 1)·O tokens of HistoryBytesPerToken (the
@@ -26,5 +26,5 @@ func (w WorkloadConfig) SessionBytes() uint64 {
 	if !(tokens > 0) {
 		return 0
 	}
-	return uint64(2 * tokens * HistoryBytesPerToken)
+	return uint64(2 * tokens * historyBytesPerToken)
 }

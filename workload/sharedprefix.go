@@ -24,11 +24,11 @@ type SharedPrefix struct {
 
 // Bounds of workload.shared_prefix: the prefixes are built once and kept in memory.
 const (
-	// MaxSharedPrefixes is the most prefixes shared_prefix.count may ask for.
-	MaxSharedPrefixes = 100_000
-	// MaxSharedPrefixTokens is the most tokens all prefixes together may hold (count ×
+	// maxSharedPrefixes is the most prefixes shared_prefix.count may ask for.
+	maxSharedPrefixes = 100_000
+	// maxSharedPrefixTokens is the most tokens all prefixes together may hold (count ×
 	// tokens): about 6 bytes a token in memory.
-	MaxSharedPrefixTokens = 16 << 20
+	maxSharedPrefixTokens = 16 << 20
 )
 
 // prefixSeq is the level and seq under which prefix j's generator is seeded (requestRand(seed,
@@ -46,13 +46,13 @@ func (w WorkloadConfig) validateSharedPrefix() []error {
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("workload.shared_prefix%s: %s", key, fmt.Sprintf(format, args...)))
 	}
-	if sp.Count < 1 || sp.Count > MaxSharedPrefixes {
-		bad(".count", "is %d: must be in [1, %d]", sp.Count, MaxSharedPrefixes)
+	if sp.Count < 1 || sp.Count > maxSharedPrefixes {
+		bad(".count", "is %d: must be in [1, %d]", sp.Count, maxSharedPrefixes)
 	}
 	if sp.Tokens < 1 {
 		bad(".tokens", "is %d: must be ≥ 1", sp.Tokens)
-	} else if sp.Count >= 1 && int64(sp.Count)*int64(sp.Tokens) > MaxSharedPrefixTokens {
-		bad("", "count %d × tokens %d is more than %d tokens of prefixes", sp.Count, sp.Tokens, MaxSharedPrefixTokens)
+	} else if sp.Count >= 1 && int64(sp.Count)*int64(sp.Tokens) > maxSharedPrefixTokens {
+		bad("", "count %d × tokens %d is more than %d tokens of prefixes", sp.Count, sp.Tokens, maxSharedPrefixTokens)
 	}
 	if w.PrefixCache {
 		bad("", "and workload.prefix_cache are both set: choose one (prefix_cache shares half of every prompt, shared_prefix starts each with one of count prefixes of tokens tokens)")

@@ -98,7 +98,7 @@ func TestSizedSharedPrefixUsage(t *testing.T) {
 func TestSyntheticSharedPrefixWords(t *testing.T) {
 	cfg := synthCfg(Dist{Dist: DistFixed, Mean: 100})
 	cfg.SharedPrefix = SharedPrefix{Count: 2, Tokens: 40}
-	s, err := NewSynthetic(cfg, record.APIChat)
+	s, err := newSynthetic(cfg, record.APIChat)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,10 +134,10 @@ func TestSharedPrefixValidate(t *testing.T) {
 			w.SharedPrefix, w.InputTokens = SharedPrefix{1, 100}, Dist{Dist: DistUniform, Min: 100, Max: 900}
 		}, "must be below the shortest prompt workload.input_tokens can draw (100)"},
 		{"normal", func(w *WorkloadConfig) {
-			w.SharedPrefix, w.InputTokens = SharedPrefix{1, 100}, Dist{Dist: DistNormal, Mean: 512, StdDev: 64}
+			w.SharedPrefix, w.InputTokens = SharedPrefix{1, 100}, Dist{Dist: distNormal, Mean: 512, StdDev: 64}
 		}, "set workload.input_tokens.min above 100"},
 		{"normal min", func(w *WorkloadConfig) {
-			w.SharedPrefix, w.InputTokens = SharedPrefix{1, 100}, Dist{Dist: DistNormal, Mean: 512, StdDev: 64, Min: 101}
+			w.SharedPrefix, w.InputTokens = SharedPrefix{1, 100}, Dist{Dist: distNormal, Mean: 512, StdDev: 64, Min: 101}
 		}, ""},
 		{"both", func(w *WorkloadConfig) { w.SharedPrefix, w.PrefixCache = SharedPrefix{1, 10}, true }, "workload.shared_prefix: and workload.prefix_cache are both set"},
 		{"dataset", func(w *WorkloadConfig) { w.SharedPrefix, w.Dataset = SharedPrefix{1, 10}, "x.jsonl" }, "workload.shared_prefix: is not used with workload.dataset"},
@@ -180,7 +180,7 @@ func TestSharedPrefixTooShort(t *testing.T) {
 	} {
 		cfg := synthCfg(Dist{Dist: DistFixed, Mean: float64(tc.n)})
 		cfg.SharedPrefix = SharedPrefix{Count: 4, Tokens: tc.l}
-		s, err := NewSynthetic(cfg, record.APIChat)
+		s, err := newSynthetic(cfg, record.APIChat)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,8 +12,8 @@ import (
 	"github.com/kneecap/kneecap/record"
 )
 
-// SizingTimeout bounds the prompt sizing before the first level.
-const SizingTimeout = time.Minute
+// sizingTimeout bounds the prompt sizing before the first level.
+const sizingTimeout = time.Minute
 
 // countParallel is the number of counts a Counter is asked for at once.
 const countParallel = 8
@@ -54,8 +54,8 @@ type SizingOptions struct {
 	Client record.Client
 }
 
-// WordsSizing is the sizing of the words method: one token a word.
-func WordsSizing() record.PromptSizing {
+// wordsSizing is the sizing of the words method: one token a word.
+func wordsSizing() record.PromptSizing {
 	return record.PromptSizing{Method: record.SizingWords, TokensPerWord: 1}
 }
 
@@ -83,9 +83,9 @@ func SizePrompts(ctx context.Context, w Workload, opts SizingOptions) (Workload,
 		syn, isSyn = tw.syn, true
 	}
 	if method == record.SizingWords || !isSyn && !isDS {
-		return w, WordsSizing(), nil
+		return w, wordsSizing(), nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, SizingTimeout)
+	ctx, cancel := context.WithTimeout(ctx, sizingTimeout)
 	defer cancel()
 	tries := []string{method}
 	if method == record.SizingAuto {
@@ -125,7 +125,7 @@ func SizePrompts(ctx context.Context, w Workload, opts SizingOptions) (Workload,
 			notes = append(notes, fmt.Sprintf("%s: %v", m, err))
 		}
 	}
-	sz := WordsSizing()
+	sz := wordsSizing()
 	if opts.Endpoint == nil {
 		notes = append(notes, "no tokenize endpoint answered")
 	}

@@ -20,13 +20,13 @@ import (
 // level i with the arrival times divided by its time scale s_i (s = 2 is twice the recorded
 // traffic), offering s_i × the window's mean rate.
 
-// DefaultBlockTokens is workload.trace.block_tokens' default: the tokens of one Mooncake
+// defaultBlockTokens is workload.trace.block_tokens' default: the tokens of one Mooncake
 // hash_ids block (512 in Mooncake's published traces).
-const DefaultBlockTokens = 512
+const defaultBlockTokens = 512
 
-// MaxTimeScale bounds a time scale (sweep.time_scales, --time-scale) from above, and
+// maxTimeScale bounds a time scale (sweep.time_scales, --time-scale) from above, and
 // 1/MaxTimeScale from below.
-const MaxTimeScale = 1e4
+const maxTimeScale = 1e4
 
 // TraceConfig is workload.trace: the trace a rate sweep replays.
 type TraceConfig struct {
@@ -49,7 +49,7 @@ func (c TraceConfig) blockTokens() int {
 	if c.BlockTokens > 0 {
 		return c.BlockTokens
 	}
-	return DefaultBlockTokens
+	return defaultBlockTokens
 }
 
 // Validate reports every problem of the trace's settings, each prefixed with its key
@@ -67,19 +67,19 @@ func (c TraceConfig) Validate() []error {
 	default:
 		errs = append(errs, fmt.Errorf("workload.trace.format: %q: must be auto, mooncake, burstgpt or azure", c.Format))
 	}
-	if _, _, err := ParseTraceWindow(c.Window); err != nil {
+	if _, _, err := parseTraceWindow(c.Window); err != nil {
 		errs = append(errs, fmt.Errorf("workload.trace.window: %w", err))
 	}
 	if c.BlockTokens < 0 || c.BlockTokens > 1<<20 {
-		errs = append(errs, fmt.Errorf("workload.trace.block_tokens: is %d: must be in [1, %d] (0 = %d)", c.BlockTokens, 1<<20, DefaultBlockTokens))
+		errs = append(errs, fmt.Errorf("workload.trace.block_tokens: is %d: must be in [1, %d] (0 = %d)", c.BlockTokens, 1<<20, defaultBlockTokens))
 	}
 	return errs
 }
 
-// ParseTraceWindow parses a window "START-END" of durations from the trace's first arrival
+// parseTraceWindow parses a window "START-END" of durations from the trace's first arrival
 // ("10m-20m"; either side may be empty: "30s-" to the end, "-5m" from the start). end 0 means
 // the trace's end. Empty is the whole trace.
-func ParseTraceWindow(s string) (start, end time.Duration, err error) {
+func parseTraceWindow(s string) (start, end time.Duration, err error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return 0, 0, nil
@@ -131,7 +131,7 @@ func LoadTrace(c TraceConfig) (*Trace, error) {
 	defer f.Close()
 	h := sha256.New()
 	tf, err := ParseTraceIn(io.TeeReader(f, h), c.File, c.Format, c.Window)
-	if TraceUnordered(err) {
+	if traceUnordered(err) {
 		h.Reset()
 		if _, err = f.Seek(0, io.SeekStart); err == nil {
 			tf, err = ParseTrace(io.TeeReader(f, h), c.File, c.Format)
@@ -161,7 +161,7 @@ func LoadTrace(c TraceConfig) (*Trace, error) {
 // — at most END − START (an END past the data: Info.Note says so). A window needs two
 // requests.
 func NewTrace(tf *TraceFile, c TraceConfig) (*Trace, error) {
-	start, end, err := ParseTraceWindow(c.Window)
+	start, end, err := parseTraceWindow(c.Window)
 	if err != nil {
 		return nil, fmt.Errorf("sweep: trace %s: window %w", c.File, err)
 	}
@@ -271,8 +271,8 @@ func ValidateTimeScales(key string, scales []float64) []error {
 		return []error{fmt.Errorf("%s: empty: give the time scales to replay the trace at, such as [1, 2, 4]", key)}
 	}
 	for i, s := range scales {
-		if !(s >= 1/MaxTimeScale && s <= MaxTimeScale) {
-			errs = append(errs, fmt.Errorf("%s[%d]: %v: a time scale must be in [%g, %g] (2 = twice the recorded traffic)", key, i, s, 1/MaxTimeScale, float64(MaxTimeScale)))
+		if !(s >= 1/maxTimeScale && s <= maxTimeScale) {
+			errs = append(errs, fmt.Errorf("%s[%d]: %v: a time scale must be in [%g, %g] (2 = twice the recorded traffic)", key, i, s, 1/maxTimeScale, float64(maxTimeScale)))
 		} else if i > 0 && !(s > scales[i-1]) {
 			errs = append(errs, fmt.Errorf("%s[%d]: %v after %v: the time scales must strictly increase", key, i, s, scales[i-1]))
 		}

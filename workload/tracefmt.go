@@ -109,15 +109,15 @@ func ParseTrace(r io.Reader, name string, format record.TraceFormat) (*TraceFile
 // time order: else it returns an error for which TraceUnordered is true (parse it whole with
 // ParseTrace).
 func ParseTraceIn(r io.Reader, name string, format record.TraceFormat, window string) (*TraceFile, error) {
-	start, end, err := ParseTraceWindow(window)
+	start, end, err := parseTraceWindow(window)
 	if err != nil {
 		return nil, fmt.Errorf("%s: window %w", name, err)
 	}
 	return parseTrace(r, name, format, traceSink{on: start > 0 || end > 0, start: start, end: end})
 }
 
-// TraceUnordered reports whether err is ParseTraceIn's: the arrivals are not in time order.
-func TraceUnordered(err error) bool { return errors.Is(err, errTraceUnordered) }
+// traceUnordered reports whether err is ParseTraceIn's: the arrivals are not in time order.
+func traceUnordered(err error) bool { return errors.Is(err, errTraceUnordered) }
 
 // parseTrace reads a trace into k.
 func parseTrace(r io.Reader, name string, format record.TraceFormat, k traceSink) (*TraceFile, error) {

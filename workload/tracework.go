@@ -35,7 +35,7 @@ func NewTraceWorkload(cfg WorkloadConfig, api record.API, t *Trace) (*TraceWorkl
 	c.Dataset, c.Trace, c.PrefixCache, c.Sessions = "", TraceConfig{}, false, nil
 	c.InputTokens = Dist{Dist: DistFixed, Mean: math.Max(1, math.Round(t.Info.MeanInputTokens))}
 	c.OutputTokens = Dist{Dist: DistFixed, Mean: math.Max(1, math.Round(t.Info.MeanOutputTokens))}
-	syn, err := NewSynthetic(c, api)
+	syn, err := newSynthetic(c, api)
 	if err != nil {
 		return nil, fmt.Errorf("sweep: trace workload: %w", err)
 	}

@@ -67,8 +67,8 @@ type WorkloadConfig struct {
 const (
 	DistFixed     = "fixed"
 	DistUniform   = "uniform"
-	DistNormal    = "normal"
-	DistLognormal = "lognormal"
+	distNormal    = "normal"
+	distLognormal = "lognormal"
 )
 
 // Validate reports every problem of the distribution; key prefixes the messages (for example
@@ -79,7 +79,7 @@ func (d Dist) Validate(key, unit string) []error {
 		errs = append(errs, fmt.Errorf("%s%s: %s", key, field, fmt.Sprintf(format, args...)))
 	}
 	switch d.Dist {
-	case DistFixed, DistUniform, DistNormal, DistLognormal:
+	case DistFixed, DistUniform, distNormal, distLognormal:
 	default:
 		bad(".dist", "%q: must be fixed, uniform, normal or lognormal", d.Dist)
 		return errs
@@ -96,7 +96,7 @@ func (d Dist) Validate(key, unit string) []error {
 	if !(d.StdDev >= 0) || math.IsInf(d.StdDev, 0) {
 		bad(".stddev", "is %g: must be ≥ 0", d.StdDev)
 	}
-	if (d.Dist == DistNormal || d.Dist == DistLognormal) && d.StdDev == 0 {
+	if (d.Dist == distNormal || d.Dist == distLognormal) && d.StdDev == 0 {
 		bad(".stddev", "%s needs stddev > 0 (use dist: fixed for a constant)", d.Dist)
 	}
 	if d.Min < 0 || d.Max < 0 || (d.Max > 0 && d.Max < d.Min) {
@@ -162,7 +162,7 @@ type sampler struct {
 
 func newSampler(d Dist) sampler {
 	s := sampler{d: d}
-	if d.Dist == DistLognormal {
+	if d.Dist == distLognormal {
 		v := math.Log1p(d.StdDev * d.StdDev / (d.Mean * d.Mean))
 		s.sigma = math.Sqrt(v)
 		s.mu = math.Log(d.Mean) - v/2
@@ -180,9 +180,9 @@ func (s sampler) Draw(r *rand.Rand) int {
 			return max(lo, 1)
 		}
 		return lo + r.IntN(hi-lo+1)
-	case DistNormal:
+	case distNormal:
 		x = s.d.Mean + s.d.StdDev*r.NormFloat64()
-	case DistLognormal:
+	case distLognormal:
 		x = math.Exp(s.mu + s.sigma*r.NormFloat64())
 	default:
 		x = s.d.Mean
@@ -265,11 +265,11 @@ func NewWorkload(cfg WorkloadConfig, api record.API) (Workload, error) {
 	if cfg.Dataset != "" {
 		return LoadDataset(cfg, api)
 	}
-	return NewSynthetic(cfg, api)
+	return newSynthetic(cfg, api)
 }
 
-// NewSynthetic returns the synthetic workload of cfg (cfg.Dataset is ignored).
-func NewSynthetic(cfg WorkloadConfig, api record.API) (*Synthetic, error) {
+// newSynthetic returns the synthetic workload of cfg (cfg.Dataset is ignored).
+func newSynthetic(cfg WorkloadConfig, api record.API) (*Synthetic, error) {
 	cfg.Dataset, cfg.Trace = "", TraceConfig{}
 	if errs := cfg.Validate(); len(errs) > 0 {
 		return nil, fmt.Errorf("sweep: workload: %w", errors.Join(errs...))

@@ -13,7 +13,7 @@ import (
 
 func synth(t *testing.T, cfg WorkloadConfig) *Synthetic {
 	t.Helper()
-	s, err := NewSynthetic(cfg, record.APIChat)
+	s, err := newSynthetic(cfg, record.APIChat)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,8 +63,8 @@ func TestSyntheticPrefixCacheSharesPrefix(t *testing.T) {
 }
 
 func TestSyntheticDeterministicConcurrent(t *testing.T) {
-	cfg := WorkloadConfig{InputTokens: Dist{Dist: DistLognormal, Mean: 200, StdDev: 100},
-		OutputTokens: Dist{Dist: DistNormal, Mean: 100, StdDev: 30, Min: 10, Max: 150}, Seed: 42}
+	cfg := WorkloadConfig{InputTokens: Dist{Dist: distLognormal, Mean: 200, StdDev: 100},
+		OutputTokens: Dist{Dist: distNormal, Mean: 100, StdDev: 30, Min: 10, Max: 150}, Seed: 42}
 	s1, s2 := synth(t, cfg), synth(t, cfg)
 	const n = 200
 	got := make([]record.Request, n)
@@ -105,10 +105,10 @@ func TestDistributionMoments(t *testing.T) {
 		{Dist{Dist: DistFixed, Mean: 128}, 128, 0, 0, 0, 128, 128},
 		// uniform on {1..100}: mean 50.5, variance (100²−1)/12.
 		{Dist{Dist: DistUniform, Min: 1, Max: 100}, 50.5, math.Sqrt((100*100 - 1) / 12.0), 0.8, 0.6, 1, 100},
-		{Dist{Dist: DistNormal, Mean: 500, StdDev: 50}, 500, 50, 1.5, 1.5, 1, 1 << 30},
-		{Dist{Dist: DistLognormal, Mean: 300, StdDev: 150}, 300, 150, 6, 10, 1, 1 << 30},
+		{Dist{Dist: distNormal, Mean: 500, StdDev: 50}, 500, 50, 1.5, 1.5, 1, 1 << 30},
+		{Dist{Dist: distLognormal, Mean: 300, StdDev: 150}, 300, 150, 6, 10, 1, 1 << 30},
 		// clamped normal stays inside [min, max].
-		{Dist{Dist: DistNormal, Mean: 100, StdDev: 100, Min: 50, Max: 120}, -1, -1, 0, 0, 50, 120},
+		{Dist{Dist: distNormal, Mean: 100, StdDev: 100, Min: 50, Max: 120}, -1, -1, 0, 0, 50, 120},
 	}
 	for _, tt := range tests {
 		smp := newSampler(tt.d)
@@ -133,7 +133,7 @@ func TestDistributionMoments(t *testing.T) {
 }
 
 func TestWorkloadValidate(t *testing.T) {
-	bad := WorkloadConfig{InputTokens: Dist{Dist: "zipf"}, OutputTokens: Dist{Dist: DistNormal, Mean: 0},
+	bad := WorkloadConfig{InputTokens: Dist{Dist: "zipf"}, OutputTokens: Dist{Dist: distNormal, Mean: 0},
 		ThinkTime: -1}
 	errs := bad.Validate()
 	if len(errs) != 4 { // input dist, output mean, output stddev, think_time
@@ -162,7 +162,7 @@ func TestWorkloadValidate(t *testing.T) {
 // and tokenizer methods) and usage (the calibrated fit).
 func BenchmarkSyntheticNext(b *testing.B) {
 	cfg := WorkloadConfig{InputTokens: Dist{Dist: DistFixed, Mean: 512}, OutputTokens: Dist{Dist: DistFixed, Mean: 128}, Seed: 1}
-	s, err := NewSynthetic(cfg, record.APIChat)
+	s, err := newSynthetic(cfg, record.APIChat)
 	if err != nil {
 		b.Fatal(err)
 	}
