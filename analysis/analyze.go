@@ -187,40 +187,6 @@ func (a *analyzer) collect() {
 	}
 }
 
-// recheck applies the validity thresholds that a level carries in its own fields (error rate
-// above MaxErrorRate, not steady, achieved concurrency below MinAchievedRatio × target,
-// Little's-law error above MaxLittlesLawError) to a level marked valid. Levels from Summarize
-// already passed them; imported ones (level-summary CSV, vLLM bench JSON) had no one check.
-// A failing level is marked invalid in the result (its notes are copied, never appended to
-// the caller's slice).
-func (a *analyzer) recheck(lv *Level) {
-	var why []string
-	if e := lv.ErrorRate; e.OK() && float64(e) > a.opts.MaxErrorRate {
-		why = append(why, fmt.Sprintf("error rate %.1f%% > %.1f%%", float64(e)*100, a.opts.MaxErrorRate*100))
-	}
-	if !lv.Steady && !lv.Imprecise {
-		why = append(why, "not steady")
-	}
-	// 0 is "not reported" here (a zero-value field); Summarize flags a real empty window itself.
-	if lv.AchievedConcurrency > 0 {
-		if w := underAchieved(lv, a.opts.Think); w != "" {
-			why = append(why, w)
-		}
-	}
-	if l := lv.LittlesLawError; l.OK() && float64(l) > MaxLittlesLawError {
-		why = append(why, fmt.Sprintf("Little's-law error %.1f%% > %.0f%%", float64(l)*100, MaxLittlesLawError*100))
-	}
-	if len(why) == 0 {
-		return
-	}
-	lv.Valid = false
-	notes := slices.Clip(lv.Notes)
-	for _, w := range why {
-		notes = append(notes, "invalid: "+w)
-	}
-	lv.Notes = notes
-}
-
 // xy returns the points of the throughput fits.
 func (a *analyzer) xy() (x, y []float64) {
 	for _, p := range a.fit {

@@ -85,7 +85,7 @@ func (r *rater) collect() {
 		}
 		r.recheckSustainable(lv)
 		if lv.Valid {
-			r.recheckRate(lv)
+			r.recheck(lv)
 		}
 		if !lv.Valid {
 			r.warn(rateLevelExcluded(x, lv.Notes))
@@ -162,31 +162,6 @@ func (r *rater) recheckSustainable(lv *Level) {
 	lv.Sustainable = false
 	lv.Notes = append(slices.Clip(lv.Notes), fmt.Sprintf("unsustainable: its completion rate %s requests/s is %.0f%% below the %s %s (more than %.0f%%; no backlog measured); kept as a point above capacity",
 		Float(q).Format(), 100*(1-q/x), what, Float(x).Format(), MaxRateDeficit*100))
-}
-
-// recheckRate applies the validity thresholds a rate level carries in its own fields to one
-// marked valid: error rate above MaxErrorRate and, while sustainable, not steady or a
-// Little's-law error above MaxLittlesLawError (rateValidity's rules).
-func (r *rater) recheckRate(lv *Level) {
-	var why []string
-	if e := lv.ErrorRate; e.OK() && float64(e) > r.opts.MaxErrorRate {
-		why = append(why, fmt.Sprintf("error rate %.1f%% > %.1f%%", float64(e)*100, r.opts.MaxErrorRate*100))
-	}
-	if lv.Sustainable && !lv.Steady {
-		why = append(why, "not steady")
-	}
-	if l := lv.LittlesLawError; lv.Sustainable && l.OK() && float64(l) > MaxLittlesLawError {
-		why = append(why, fmt.Sprintf("Little's-law error %.1f%% > %.0f%%", float64(l)*100, MaxLittlesLawError*100))
-	}
-	if len(why) == 0 {
-		return
-	}
-	lv.Valid = false
-	notes := slices.Clip(lv.Notes)
-	for _, w := range why {
-		notes = append(notes, "invalid: "+w)
-	}
-	lv.Notes = notes
 }
 
 // rateOff reports whether a level's achieved rate is more than max(MaxRateOff, 3 ÷

@@ -52,6 +52,10 @@ func (r *rater) rateSLOMetrics() []sloMetric {
 	return r.sloMetrics(userLatencyOf)
 }
 
+// sentLatency returns l's latency distribution of metric (ttft, tpot, itl, e2e) from the send
+// time.
+func sentLatency(l *Level, metric string) Latency { return *l.LatencyOf(metric) }
+
 // userLatencyOf returns l's latency distribution of metric as its user sees it: TTFT and E2E
 // from the scheduled send (Level.UserTTFT, UserE2E).
 func userLatencyOf(l *Level, metric string) Latency {
@@ -61,7 +65,7 @@ func userLatencyOf(l *Level, metric string) Latency {
 	case "e2e":
 		return l.UserE2E()
 	}
-	return latencyOf(l, metric)
+	return sentLatency(l, metric)
 }
 
 // pts2points fills the analyzer's points with the rate levels (x as c), for the helpers the
@@ -83,27 +87,14 @@ func (r *rater) pts2points() {
 // (slo.limit "capacity"; slo_tps is then capacity_tps).
 func (r *rater) slo() {
 	metrics := r.rateSLOMetrics()
-	switch {
-	case !r.opts.SLO.Any():
-		r.warn(sloUnset())
-		return
-	case len(r.pts) == 0:
-		r.warn(sloNoLevel())
-		return
-	case len(metrics) == 0:
-		r.warn(sloNoMetric())
+	if !r.sloReady(len(r.pts), metrics) {
 		return
 	}
 	failing := func(l *Level) string {
-		for _, m := range metrics {
-			if v := m.get(l); !finite(v) || v > m.thr {
-				return m.name
-			}
+		if m := missed(l, metrics); m != "" || l.Sustainable {
+			return m
 		}
-		if !l.Sustainable {
-			return "capacity"
-		}
-		return ""
+		return "capacity"
 	}
 	fail := slices.IndexFunc(r.pts, func(p ratePoint) bool { return failing(p.lv) != "" })
 	r.passing = fail
@@ -180,48 +171,21 @@ func (r *rater) plan() {
 		}
 		return
 	}
-	gpus := max(p.GPUsPerReplica, 1)
-	n := NaN()
-	c := &Capacity{QPS: math.Max(p.QPS, 0), OutputTPS: math.Max(p.OutputTPS, 0),
-		ReplicasAtSLO: n, ReplicasAtKnee: n, ReplicasAtEfficientPoint: n, GPUs: n, CostPerHour: n,
-		CostPerMTokens: n, CostPerMTokensAtKnee: n, CostPerMTokensAtEfficientPoint: n,
-		ReplicasAtCapacity: n, CostPerMTokensAtCapacity: n}
-	replicas := func(rps, tps float64) Float {
-		need := 0.0
-		for _, t := range [][2]float64{{c.QPS, rps}, {c.OutputTPS, tps}} {
-			if !(t[0] > 0) {
-				continue
-			}
-			if !finite(t[1]) || t[1] <= 0 {
-				return NaN()
-			}
-			need = math.Max(need, math.Ceil(t[0]/t[1]-1e-9))
-		}
-		return Float(need)
-	}
-	perM := func(tps float64) Float {
-		if p.ReplicaCostPerHour > 0 && finite(tps) && tps > 0 {
-			return Float(p.ReplicaCostPerHour / (tps * 3600) * 1e6)
-		}
-		return NaN()
-	}
+	c := newCapacity(p)
+	c.ReplicasAtCapacity, c.CostPerMTokensAtCapacity = NaN(), NaN()
+	replicas := func(rps, tps float64) Float { return replicasFor([2]float64{c.QPS, rps}, [2]float64{c.OutputTPS, tps}) }
 	if r.rr.SLORPS.OK() {
 		c.ReplicasAtSLO = replicas(float64(r.rr.SLORPS), float64(r.rr.SLOTPS))
-		c.CostPerMTokens = perM(float64(r.rr.SLOTPS))
+		c.CostPerMTokens = p.costPerM(float64(r.rr.SLOTPS))
 	} else {
 		r.warn(capacityNoSLO())
 	}
 	if r.rr.CapacityRPS.OK() {
 		c.ReplicasAtCapacity = replicas(float64(r.rr.CapacityRPS), float64(r.rr.CapacityTPS))
-		c.CostPerMTokensAtCapacity = perM(float64(r.rr.CapacityTPS))
+		c.CostPerMTokensAtCapacity = p.costPerM(float64(r.rr.CapacityTPS))
 	} else {
 		r.warn(rateCapacityUnknown())
 	}
-	if c.ReplicasAtSLO.OK() {
-		c.GPUs = Float(float64(c.ReplicasAtSLO) * float64(gpus))
-		if p.ReplicaCostPerHour > 0 {
-			c.CostPerHour = Float(float64(c.ReplicasAtSLO) * p.ReplicaCostPerHour)
-		}
-	}
+	c.costs(p)
 	r.res.Capacity = c
 }

@@ -88,7 +88,7 @@ func (s *scratch) summarizeRate(run *record.LevelRun, records []record.Record, o
 	w0, w1 := run.W0, run.W1
 	if w1 <= w0 {
 		lv.Notes = append(lv.Notes, fmt.Sprintf("invalid: empty measurement window [%d, %d)", w0, w1))
-		rateValidity(&lv, run, opts, false)
+		validity(&lv, run, opts, false)
 		return lv
 	}
 	lv.WindowS = Float(record.WindowSeconds(w0, w1))
@@ -150,7 +150,7 @@ func (s *scratch) summarizeRate(run *record.LevelRun, records []record.Record, o
 	summarizeLengths(&lv, pop, math.MinInt64, math.MaxInt64, opts.Lengths)
 	summarizeUsage(&lv, pop, math.MinInt64, math.MaxInt64)
 	summarizePrefixCache(&lv, run, pop, (*record.Record).OK)
-	rateValidity(&lv, run, opts, arrived.ok > 0)
+	validity(&lv, run, opts, arrived.ok > 0)
 	return lv
 }
 
@@ -306,43 +306,4 @@ func offPct(v, ref float64) string {
 		return fmt.Sprintf("%.0f%% below", 100*(1-v/ref))
 	}
 	return fmt.Sprintf("%.0f%% above", 100*(v/ref-1))
-}
-
-// rateValidity sets lv.Valid for an arrival-rate level and notes each reason it is invalid.
-func rateValidity(lv *Level, run *record.LevelRun, opts Options, anyOK bool) {
-	valid := lv.WindowS.OK()
-	note := func(format string, args ...any) {
-		valid = false
-		lv.Notes = append(lv.Notes, "invalid: "+fmt.Sprintf(format, args...))
-	}
-	if lv.WindowS.OK() && !anyOK {
-		note("no request scheduled in the window succeeded")
-	}
-	if e := lv.ErrorRate; e.OK() && float64(e) > opts.MaxErrorRate {
-		note("error rate %.1f%% > %.1f%%", float64(e)*100, opts.MaxErrorRate*100)
-	}
-	// A trace level is judged by its backlog, not by the steady-state test, whose trend is
-	// the trace's own shape (DESIGN §4.15): a run recorded before the runner skipped it.
-	traceShape := run.TimeScale > 0 && strings.HasPrefix(run.NotSteadyReason, "the steady-state test failed")
-	if lv.Sustainable && !run.Steady && !traceShape {
-		if r := run.NotSteadyReason; r != "" {
-			note("not steady: %s; CI half-width %.1f%% of mean, trend p = %.3g", r, run.CIHalfWidth*100, run.TrendP)
-		} else {
-			note("not steady (CI half-width %.1f%% of mean, trend p = %.3g)", run.CIHalfWidth*100, run.TrendP)
-		}
-	}
-	if l := lv.LittlesLawError; lv.Sustainable && l.OK() && float64(l) > MaxLittlesLawError {
-		note("Little's-law error %.1f%% > %.0f%% (QPS × mean E2E vs achieved concurrency)", float64(l)*100, MaxLittlesLawError*100)
-	}
-	if run.Interrupted {
-		note("interrupted during the level")
-	}
-	if run.Client != nil && run.Client.Bound {
-		reason := run.Client.Reason
-		if reason == "" {
-			reason = "load generator saturated"
-		}
-		note("client-bound: %s", reason)
-	}
-	lv.Valid = valid
 }

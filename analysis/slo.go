@@ -20,27 +20,12 @@ type sloMetric struct {
 // imprecise level too thin for the SLOs' percentiles takes no part), or capped by an excluded
 // level's breach below it (sloCapped).
 func (a *analyzer) slo() {
-	metrics := a.sloMetrics(latencyOf)
+	metrics := a.sloMetrics(sentLatency)
 	pts := a.sloPoints(metrics)
-	switch {
-	case !a.opts.SLO.Any():
-		a.warn(sloUnset())
-		return
-	case len(pts) == 0:
-		a.warn(sloNoLevel())
-		return
-	case len(metrics) == 0:
-		a.warn(sloNoMetric())
+	if !a.sloReady(len(pts), metrics) {
 		return
 	}
-	passes := func(l *Level) bool {
-		for _, m := range metrics {
-			if v := m.get(l); !finite(v) || v > m.thr {
-				return false
-			}
-		}
-		return true
-	}
+	passes := func(l *Level) bool { return missed(l, metrics) == "" }
 	fail := -1
 	for i, p := range pts {
 		if !passes(p.lv) {
@@ -68,12 +53,7 @@ func (a *analyzer) slo() {
 		a.warn(sloBeyond(last.c))
 	case 0:
 		first := pts[0]
-		for _, m := range metrics {
-			if v := m.get(first.lv); !finite(v) || v > m.thr {
-				a.res.SLO.Limit = m.name
-				break
-			}
-		}
+		a.res.SLO.Limit = missed(first.lv, metrics)
 		a.warn(sloFirstMisses(first.c, a.res.SLO.Limit))
 	default:
 		a.sloBetween(metrics, pts[fail-1], pts[fail])
@@ -133,6 +113,33 @@ func (a *analyzer) sloMetrics(lat func(*Level, string) Latency) []sloMetric {
 	return metrics
 }
 
+// sloReady reports whether the SLO point can be sought on n valid levels with metrics, the
+// SLOs they report; when not, it warns why: no SLO set, no valid level, no SLO reported.
+func (a *analyzer) sloReady(n int, metrics []sloMetric) bool {
+	switch {
+	case !a.opts.SLO.Any():
+		a.warn(sloUnset())
+	case n == 0:
+		a.warn(sloNoLevel())
+	case len(metrics) == 0:
+		a.warn(sloNoMetric())
+	default:
+		return true
+	}
+	return false
+}
+
+// missed returns the name of the first of metrics that l misses (its value unknown or above
+// the threshold), "" when l meets every one.
+func missed(l *Level, metrics []sloMetric) string {
+	for _, m := range metrics {
+		if v := m.get(l); !finite(v) || v > m.thr {
+			return m.name
+		}
+	}
+	return ""
+}
+
 // sloMetric returns the check of objective o: at its percentile when some valid level
 // reports it, else at the lowest higher percentile some valid level reports.
 func (a *analyzer) sloMetric(o Objective, lat func(*Level, string) Latency) (sloMetric, bool) {
@@ -140,7 +147,7 @@ func (a *analyzer) sloMetric(o Objective, lat func(*Level, string) Latency) (slo
 		if pct < o.Percentile {
 			continue
 		}
-		get := func(l *Level) float64 { return float64(lat(l, o.Metric).at(pct)) }
+		get := func(l *Level) float64 { return float64(lat(l, o.Metric).Percentile(pct)) }
 		for _, p := range a.pts {
 			if finite(get(p.lv)) {
 				name := Objective{Metric: o.Metric, Percentile: pct}.Name()

@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/kneecap/kneecap/record"
 )
@@ -136,7 +135,7 @@ func (s *scratch) summarize(run *record.LevelRun, records []record.Record, opts 
 	w0, w1 := run.W0, run.W1
 	if w1 <= w0 {
 		lv.Notes = append(lv.Notes, fmt.Sprintf("invalid: empty measurement window [%d, %d)", w0, w1))
-		s.validity(&lv, run, opts, false)
+		validity(&lv, run, opts, false)
 		return lv
 	}
 	lv.WindowS = Float(record.WindowSeconds(w0, w1))
@@ -168,7 +167,7 @@ func (s *scratch) summarize(run *record.LevelRun, records []record.Record, opts 
 	summarizeUsage(&lv, records, w0, w1)
 	summarizePrefixCache(&lv, run, records, func(r *record.Record) bool { return record.CompletedInWindow(r, w0, w1) })
 	lv.Turns = Turns(records, w0, w1)
-	s.validity(&lv, run, opts, sent.ok > 0)
+	validity(&lv, run, opts, sent.ok > 0)
 	return lv
 }
 
@@ -366,74 +365,4 @@ func (s *scratch) addChunkGaps(st *sentStats, r *record.Record) {
 		mean := float64(max(tail.SumUS, 0)) / float64(tail.Count) / 1e3
 		s.itl = append(s.itl, weighted{mean / k, float64(tail.Count) * k})
 	}
-}
-
-// validity sets lv.Valid and appends a note for each reason the level is invalid.
-func (s *scratch) validity(lv *Level, run *record.LevelRun, opts Options, anyOK bool) {
-	valid := lv.WindowS.OK()
-	note := func(format string, args ...any) {
-		valid = false
-		lv.Notes = append(lv.Notes, "invalid: "+fmt.Sprintf(format, args...))
-	}
-	if lv.WindowS.OK() && !anyOK {
-		note("no successful request was sent in the window")
-	}
-	if why := underAchieved(lv, opts.Think); why != "" {
-		note("%s", why)
-	}
-	if e := lv.ErrorRate; e.OK() && float64(e) > opts.MaxErrorRate {
-		note("error rate %.1f%% > %.1f%%", float64(e)*100, opts.MaxErrorRate*100)
-	}
-	switch {
-	case run.Steady:
-	case run.Imprecise:
-		lv.Imprecise, lv.impreciseWhy = true, run.NotSteadyReason
-		lv.Notes = append(lv.Notes, fmt.Sprintf("imprecise (kept): no material trend by max_duration, but %s; TPS CI half-width %.1f%% of mean (target %.1f%%)",
-			run.NotSteadyReason, run.CIHalfWidth*100, run.CITarget*100))
-	default:
-		if r := run.NotSteadyReason; r != "" {
-			note("not steady: %s; CI half-width %.1f%% of mean, trend p = %.3g", r, run.CIHalfWidth*100, run.TrendP)
-		} else {
-			note("not steady (CI half-width %.1f%% of mean, trend p = %.3g)", run.CIHalfWidth*100, run.TrendP)
-		}
-	}
-	if l := lv.LittlesLawError; l.OK() && float64(l) > MaxLittlesLawError {
-		note("Little's-law error %.1f%% > %.0f%% (QPS × mean E2E vs achieved concurrency)", float64(l)*100, MaxLittlesLawError*100)
-	}
-	if run.Interrupted {
-		note("interrupted during the level")
-	}
-	if run.Client != nil && run.Client.Bound {
-		reason := run.Client.Reason
-		if reason == "" {
-			reason = "load generator saturated"
-		}
-		note("client-bound: %s", reason)
-	}
-	lv.Valid = valid
-}
-
-// underAchieved returns why lv's achieved concurrency is below MinAchievedRatio of what its
-// target keeps in flight, or "" when it is not (or is unknown): c, or with a mean think time θ
-// between a worker's requests c × E2E ÷ (E2E + θ), E2E the level's mean (a worker is busy that
-// share of its cycle).
-func underAchieved(lv *Level, think time.Duration) string {
-	a := lv.AchievedConcurrency
-	if !a.OK() {
-		return ""
-	}
-	want := float64(lv.Concurrency)
-	e2e := float64(lv.E2E.Mean) / 1e3
-	if think <= 0 || !lv.E2E.Mean.OK() || !(e2e > 0) {
-		if float64(a) < MinAchievedRatio*want {
-			return fmt.Sprintf("achieved concurrency %.2f < %.0f%% of target %d", float64(a), MinAchievedRatio*100, lv.Concurrency)
-		}
-		return ""
-	}
-	want *= e2e / (e2e + think.Seconds())
-	if float64(a) < MinAchievedRatio*want {
-		return fmt.Sprintf("achieved concurrency %.2f < %.0f%% of %.2f, what target %d keeps in flight with a mean think time of %v",
-			float64(a), MinAchievedRatio*100, want, lv.Concurrency, think)
-	}
-	return ""
 }

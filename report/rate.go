@@ -139,33 +139,44 @@ func joinAnd(items []string) string {
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
+// noBlowup is the sentence of a run without a TTFT blow-up.
+const noBlowup = "No TTFT blow-up was detected in the measured range."
+
 // blowupSentenceRate states the TTFT blow-up rate.
 func blowupSentenceRate(rr *analysis.RateResult) string {
 	if !rr.TTFTBlowupRPS.OK() {
-		return "No TTFT blow-up was detected in the measured range."
+		return noBlowup
 	}
 	stat := rr.TTFTBlowupStat
 	if stat == "" {
 		stat = "p50"
 	}
-	t := fmt.Sprintf("TTFT (%s) blows up past %s requests/s", stat, frate(rr.TTFTBlowupRPS))
-	var det []string
-	if rr.TTFTBlowupMethod != "" {
-		det = append(det, rr.TTFTBlowupMethod.Label())
-	}
-	if rr.TTFTBlowupBaselineMS.OK() {
-		det = append(det, "baseline "+fnum(rr.TTFTBlowupBaselineMS)+" ms")
-	}
-	if rr.TTFTBlowupSlope.OK() {
-		det = append(det, "then +"+fnum(rr.TTFTBlowupSlope)+" ms per added request/s")
-	}
-	if len(det) > 0 {
-		t += " (" + strings.Join(det, "; ") + ")"
-	}
+	t := blowupSentence("TTFT ("+stat+")", frate(rr.TTFTBlowupRPS)+" requests/s", rr.TTFTBlowupMethod, "baseline", rr.TTFTBlowupBaselineMS, rr.TTFTBlowupSlope, "request/s")
 	if stat != "p50" {
 		t += fmt.Sprintf("; the levels report no TTFT p50, so the blow-up is read on the %s", stat)
 	}
 	return t + "."
+}
+
+// blowupSentence states a TTFT blow-up without its full stop: "TTFT blows up past concurrency
+// 8 (hinge; baseline p50 120 ms; then +9 ms per added request)". what is what blows up, past
+// the place on the load axis, base the baseline's name and per the axis's unit.
+func blowupSentence(what, past string, method analysis.Method, base string, baseMS, slope analysis.Float, per string) string {
+	t := what + " blows up past " + past
+	var det []string
+	if method != "" {
+		det = append(det, method.Label())
+	}
+	if baseMS.OK() {
+		det = append(det, base+" "+fnum(baseMS)+" ms")
+	}
+	if slope.OK() {
+		det = append(det, "then +"+fnum(slope)+" ms per added "+per)
+	}
+	if len(det) > 0 {
+		t += " (" + strings.Join(det, "; ") + ")"
+	}
+	return t
 }
 
 // sloSentenceRate states the SLO point on the rate axis.

@@ -106,23 +106,9 @@ func Answer(res *analysis.Result) []string {
 	}
 	s = append(s, kneeSentences(res)...)
 	if b := res.TTFTBlowup; b != nil && b.Concurrency.OK() {
-		t := fmt.Sprintf("TTFT blows up past concurrency %s", fconc(b.Concurrency))
-		var det []string
-		if b.Method != "" {
-			det = append(det, b.Method.Label())
-		}
-		if b.BaselineMS.OK() {
-			det = append(det, "baseline p50 "+fnum(b.BaselineMS)+" ms")
-		}
-		if b.SlopeMSPerUser.OK() {
-			det = append(det, "then +"+fnum(b.SlopeMSPerUser)+" ms per added request")
-		}
-		if len(det) > 0 {
-			t += " (" + strings.Join(det, "; ") + ")"
-		}
-		s = append(s, t+".")
+		s = append(s, blowupSentence("TTFT", "concurrency "+fconc(b.Concurrency), b.Method, "baseline p50", b.BaselineMS, b.SlopeMSPerUser, "request")+".")
 	} else {
-		s = append(s, "No TTFT blow-up was detected in the measured range.")
+		s = append(s, noBlowup)
 	}
 	if o := res.Overload; o.Detected {
 		s = append(s, fmt.Sprintf("Overload: throughput falls %s below its peak from concurrency %s.", fpct(o.DropPct/100), fconc(o.FromConcurrency)))

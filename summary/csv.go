@@ -75,32 +75,6 @@ func csvLengths() []csvScalar {
 	return out
 }
 
-func latencyField(l *analysis.Level, metric, stat string) *analysis.Float {
-	var lat *analysis.Latency
-	switch metric {
-	case "ttft":
-		lat = &l.TTFT
-	case "tpot":
-		lat = &l.TPOT
-	case "itl":
-		lat = &l.ITL
-	default:
-		lat = &l.E2E
-	}
-	switch stat {
-	case "mean":
-		return &lat.Mean
-	case "p50":
-		return &lat.P50
-	case "p90":
-		return &lat.P90
-	case "p95":
-		return &lat.P95
-	default:
-		return &lat.P99
-	}
-}
-
 // prefixColumns are the prefix-cache columns, the last of both tables (analysis.Level
 // PrefixCache): the hit rate in [0, 1] and its source (server_counters, usage or
 // server_gauge).
@@ -207,7 +181,7 @@ func csvRow(l *analysis.Level, scalars, lengths []csvScalar) []string {
 	row = append(row, strconv.Itoa(l.Requests), strconv.Itoa(l.Errors), strconv.FormatBool(l.Valid), strconv.FormatBool(l.Steady))
 	for _, m := range csvLatencyMetrics {
 		for _, s := range csvLatencyStats {
-			row = append(row, csvNum(*latencyField(l, m, s)))
+			row = append(row, csvNum(*l.LatencyOf(m).Stat(s)))
 		}
 	}
 	row = append(row, l.Refine)
@@ -307,7 +281,7 @@ func readCSVHeader(cr *csv.Reader, name string) (*csvHeader, error) {
 	}
 	for _, m := range csvLatencyMetrics {
 		for _, s := range csvLatencyStats {
-			h.setters[m+"_"+s+"_ms"] = func(l *analysis.Level, v float64) { *latencyField(l, m, s) = analysis.Float(v) }
+			h.setters[m+"_"+s+"_ms"] = func(l *analysis.Level, v float64) { *l.LatencyOf(m).Stat(s) = analysis.Float(v) }
 		}
 	}
 	return h, nil

@@ -62,39 +62,13 @@ func rateRow(l *analysis.Level, row []string) []string {
 	}
 	out := append([]string{csvNum(rl.OfferedRPS)}, row[1:]...)
 	out = append(out, csvNum(rl.AchievedRPS), strconv.FormatBool(rl.Sustainable), csvNum(rl.BacklogGrowthRPS))
+	rates := analysis.Level{RateLevel: rl} // whose LatencyOf reads rl's latencies
 	for _, m := range rateLatencies {
-		lat := rateLatency(rl, m)
 		for _, s := range csvLatencyStats {
-			out = append(out, csvNum(*latencyStat(lat, s)))
+			out = append(out, csvNum(*rates.LatencyOf(m).Stat(s)))
 		}
 	}
 	return out
-}
-
-// rateLatency returns the latency of rl a rate column prefix names.
-func rateLatency(rl *analysis.RateLevel, prefix string) *analysis.Latency {
-	switch prefix {
-	case "schedule_lag":
-		return &rl.ScheduleLag
-	case "ttft_scheduled":
-		return &rl.TTFTScheduled
-	}
-	return &rl.E2EScheduled
-}
-
-// latencyStat returns the statistic stat (one of csvLatencyStats) of lat.
-func latencyStat(lat *analysis.Latency, stat string) *analysis.Float {
-	switch stat {
-	case "mean":
-		return &lat.Mean
-	case "p50":
-		return &lat.P50
-	case "p90":
-		return &lat.P90
-	case "p95":
-		return &lat.P95
-	}
-	return &lat.P99
 }
 
 // requireColumns checks that the header has output_tps and exactly one of concurrency and
@@ -181,7 +155,7 @@ func (h *csvHeader) rateCell(lv *analysis.Level, col, cell string, fail func(str
 		for _, m := range rateLatencies {
 			for _, st := range csvLatencyStats {
 				if col == m+"_"+st+"_ms" {
-					*latencyStat(rateLatency(rl, m), st) = analysis.Float(v)
+					*lv.LatencyOf(m).Stat(st) = analysis.Float(v)
 				}
 			}
 		}
