@@ -141,6 +141,20 @@ func missed(l *Level, metrics []sloMetric) string {
 	return ""
 }
 
+// crossAt returns where between the passing level L (0) and the failing level F (1) above it
+// m crosses its threshold, interpolated linearly in m's value (0 when F's is unknown or not
+// above L's), and whether F misses m at all.
+func crossAt(m sloMetric, L, F point) (t float64, crossed bool) {
+	vl, vf := m.get(L.lv), m.get(F.lv)
+	if finite(vf) && vf <= m.thr {
+		return 0, false
+	}
+	if finite(vf) && vf > vl {
+		t = (m.thr - vl) / (vf - vl)
+	}
+	return math.Min(math.Max(t, 0), 1), true
+}
+
 // sloMetric returns the check of objective o: at its percentile when some valid level
 // reports it, else at the lowest higher percentile some valid level reports.
 func (a *analyzer) sloMetric(o Objective, lat func(*Level, string) Latency) (sloMetric, bool) {
@@ -165,16 +179,8 @@ func (a *analyzer) sloMetric(o Objective, lat func(*Level, string) Latency) (slo
 func (a *analyzer) sloBetween(metrics []sloMetric, L, F point) {
 	bestT := math.Inf(1)
 	for _, m := range metrics {
-		vl, vf := m.get(L.lv), m.get(F.lv)
-		if finite(vf) && vf <= m.thr {
-			continue
-		}
-		t := 0.0
-		if finite(vf) && vf > vl {
-			t = (m.thr - vl) / (vf - vl)
-		}
-		t = math.Min(math.Max(t, 0), 1)
-		if t < bestT {
+		t, crossed := crossAt(m, L, F)
+		if crossed && t < bestT {
 			bestT, a.res.SLO.Limit = t, m.name
 		}
 	}
@@ -309,15 +315,7 @@ func (r *rater) slo() {
 func (r *rater) sloBetween(metrics []sloMetric, L, F point) {
 	bestT, limit := 1.0, "capacity"
 	for _, m := range metrics {
-		vl, vf := m.get(L.lv), m.get(F.lv)
-		if finite(vf) && vf <= m.thr {
-			continue
-		}
-		t := 0.0
-		if finite(vf) && vf > vl {
-			t = (m.thr - vl) / (vf - vl)
-		}
-		if t = math.Min(math.Max(t, 0), 1); t < bestT || limit == "capacity" {
+		if t, crossed := crossAt(m, L, F); crossed && (t < bestT || limit == "capacity") {
 			bestT, limit = t, m.name
 		}
 	}

@@ -133,24 +133,18 @@ type scratch struct {
 
 func (s *scratch) summarize(run *record.LevelRun, records []record.Record, opts Options) Level {
 	lv := emptyLevel(run)
-	w0, w1 := run.W0, run.W1
-	if w1 <= w0 {
-		lv.Notes = append(lv.Notes, fmt.Sprintf("invalid: empty measurement window [%d, %d)", w0, w1))
-		validity(&lv, run, opts, false)
+	win := s.begin(&lv, run, opts)
+	if win == nil {
 		return lv
 	}
-	lv.WindowS = Float(record.WindowSeconds(w0, w1))
+	w0, w1 := run.W0, run.W1
 
 	// One pass over every record of the level: the window's totals (every record, whatever
 	// its phase or status), goodput (successful requests completed in the window) and the
 	// latency population (requests sent in the window).
-	win := record.NewWindowTotals(w0, w1, min(max(run.Slices, minSlices), maxSlices))
 	slo := opts.SLO.requestLimits()
 	var good goodput
 	var sent sentStats
-	s.ttft, s.tpot, s.e2e, s.itl = s.ttft[:0], s.tpot[:0], s.e2e[:0], s.itl[:0]
-	s.ttftKernel = s.ttftKernel[:0]
-	s.clock.reset()
 	for i := range records {
 		r := &records[i]
 		win.Add(r)
@@ -170,6 +164,23 @@ func (s *scratch) summarize(run *record.LevelRun, records []record.Record, opts 
 	lv.Turns = Turns(records, w0, w1)
 	validity(&lv, run, opts, sent.ok > 0)
 	return lv
+}
+
+// begin starts lv's summary over run's window [W0, W1): on an empty window it notes it and
+// judges the level (validity) and returns nil; otherwise it sets the window's length, empties
+// the scratch buffers and returns the window's totals to add every record to.
+func (s *scratch) begin(lv *Level, run *record.LevelRun, opts Options) *record.WindowTotals {
+	w0, w1 := run.W0, run.W1
+	if w1 <= w0 {
+		lv.Notes = append(lv.Notes, fmt.Sprintf("invalid: empty measurement window [%d, %d)", w0, w1))
+		validity(lv, run, opts, false)
+		return nil
+	}
+	lv.WindowS = Float(record.WindowSeconds(w0, w1))
+	s.ttft, s.tpot, s.e2e, s.itl = s.ttft[:0], s.tpot[:0], s.e2e[:0], s.itl[:0]
+	s.ttftKernel = s.ttftKernel[:0]
+	s.clock.reset()
+	return record.NewWindowTotals(w0, w1, min(max(run.Slices, minSlices), maxSlices))
 }
 
 // fill sets lv's numbers from the window's totals, the requests sent in the window (their
@@ -404,23 +415,17 @@ func (s *scratch) summarizeRate(run *record.LevelRun, records []record.Record, o
 	rl := NewRateLevel(run.OfferedRPS)
 	rl.TimeScale = Float(run.TimeScale)
 	lv.RateLevel = rl
-	w0, w1 := run.W0, run.W1
-	if w1 <= w0 {
-		lv.Notes = append(lv.Notes, fmt.Sprintf("invalid: empty measurement window [%d, %d)", w0, w1))
-		validity(&lv, run, opts, false)
+	win := s.begin(&lv, run, opts)
+	if win == nil {
 		return lv
 	}
-	lv.WindowS = Float(record.WindowSeconds(w0, w1))
-	win := record.NewWindowTotals(w0, w1, min(max(run.Slices, minSlices), maxSlices))
+	w0, w1 := run.W0, run.W1
 	slo := opts.SLO.requestLimits()
 	var good goodput
 	var arrived sentStats
 	var lags, ttftSched, e2eSched []float64
 	var pop []record.Record // the window's arrivals
 	sent := 0
-	s.ttft, s.tpot, s.e2e, s.itl = s.ttft[:0], s.tpot[:0], s.e2e[:0], s.itl[:0]
-	s.ttftKernel = s.ttftKernel[:0]
-	s.clock.reset()
 	for i := range records {
 		r := &records[i]
 		win.Add(r)

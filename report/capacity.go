@@ -202,18 +202,7 @@ func planSentenceRate(c *analysis.Capacity, slo analysis.SLOResult, rr *analysis
 	if slo.Limit == "" && rr.SLORPS.OK() {
 		at = fmt.Sprintf("%s requests/s (the largest level; the SLO point is ≥ it)", frate(rr.SLORPS))
 	}
-	t += fmt.Sprintf(": %s replicas", fint(c.ReplicasAtSLO))
-	var of []string
-	if c.GPUs.OK() {
-		of = append(of, fint(c.GPUs)+" GPUs")
-	}
-	if c.CostPerHour.OK() {
-		of = append(of, fusd(c.CostPerHour)+" per hour")
-	}
-	if len(of) > 0 {
-		t += " (" + strings.Join(of, ", ") + ")"
-	}
-	t += fmt.Sprintf(" at %s, %s at capacity (no headroom)", at, fint(c.ReplicasAtCapacity))
+	t += replicasAtSLO(c) + fmt.Sprintf(" at %s, %s at capacity (no headroom)", at, fint(c.ReplicasAtCapacity))
 	if c.CostPerMTokens.OK() || c.CostPerMTokensAtCapacity.OK() {
 		t += fmt.Sprintf("; %s per 1M output tokens at the SLO point, %s at capacity", fusd(c.CostPerMTokens), fusd(c.CostPerMTokensAtCapacity))
 	}

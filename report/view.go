@@ -300,19 +300,7 @@ func capacitySentence(c *analysis.Capacity, slo analysis.SLOResult, eff bool) st
 	if sloBeyond(slo) && c.ReplicasAtSLO.OK() {
 		at = fmt.Sprintf("concurrency %s (the largest level; the SLO point is %s)", fconc(slo.MaxConcurrency), sloPoint(slo))
 	}
-	t += fmt.Sprintf(": %s replicas", fint(c.ReplicasAtSLO))
-	// GPUs and cost per hour are those of the replicas at the SLO point.
-	var of []string
-	if c.GPUs.OK() {
-		of = append(of, fint(c.GPUs)+" GPUs")
-	}
-	if c.CostPerHour.OK() {
-		of = append(of, fusd(c.CostPerHour)+" per hour")
-	}
-	if len(of) > 0 {
-		t += " (" + strings.Join(of, ", ") + ")"
-	}
-	t += fmt.Sprintf(" at %s, %s at the knee", at, fint(c.ReplicasAtKnee))
+	t += replicasAtSLO(c) + fmt.Sprintf(" at %s, %s at the knee", at, fint(c.ReplicasAtKnee))
 	if eff {
 		t += fmt.Sprintf(", %s at the efficient point", fint(c.ReplicasAtEfficientPoint))
 	}
@@ -500,6 +488,23 @@ func blowupSentence(what, past string, method analysis.Method, base string, base
 	}
 	if len(det) > 0 {
 		t += " (" + strings.Join(det, "; ") + ")"
+	}
+	return t
+}
+
+// replicasAtSLO states the replicas at the SLO point with their GPUs and cost per hour (those
+// of the replicas at the SLO point): ": 3 replicas (6 GPUs, $12.00 per hour)".
+func replicasAtSLO(c *analysis.Capacity) string {
+	t := fmt.Sprintf(": %s replicas", fint(c.ReplicasAtSLO))
+	var of []string
+	if c.GPUs.OK() {
+		of = append(of, fint(c.GPUs)+" GPUs")
+	}
+	if c.CostPerHour.OK() {
+		of = append(of, fusd(c.CostPerHour)+" per hour")
+	}
+	if len(of) > 0 {
+		t += " (" + strings.Join(of, ", ") + ")"
 	}
 	return t
 }
