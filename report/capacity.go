@@ -187,17 +187,7 @@ func sloSentenceRate(res *analysis.Result, rr *analysis.RateResult) string {
 
 // planSentenceRate states the capacity plan of an arrival-rate run.
 func planSentenceRate(c *analysis.Capacity, slo analysis.SLOResult, rr *analysis.RateResult) string {
-	var target []string
-	if c.QPS > 0 {
-		target = append(target, fnum(analysis.Float(c.QPS))+" requests/s")
-	}
-	if c.OutputTPS > 0 {
-		target = append(target, fnum(analysis.Float(c.OutputTPS))+" output tokens/s")
-	}
-	t := "Capacity plan"
-	if len(target) > 0 {
-		t += " for " + strings.Join(target, " and ")
-	}
+	t := planHead(c)
 	at := "the SLO point"
 	if slo.Limit == "" && rr.SLORPS.OK() {
 		at = fmt.Sprintf("%s requests/s (the largest level; the SLO point is ≥ it)", frate(rr.SLORPS))

@@ -282,20 +282,7 @@ func floorConc(v analysis.Float) string {
 // replicas "at the SLO point" were computed at the largest level, and the sentence says so.
 // eff adds the replicas and cost at the efficient point (when it is not the knee itself).
 func capacitySentence(c *analysis.Capacity, slo analysis.SLOResult, eff bool) string {
-	var target []string
-	if c.ConcurrentUsers > 0 {
-		target = append(target, fmt.Sprintf("%d concurrent users", c.ConcurrentUsers))
-	}
-	if c.QPS > 0 {
-		target = append(target, fnum(analysis.Float(c.QPS))+" requests/s")
-	}
-	if c.OutputTPS > 0 {
-		target = append(target, fnum(analysis.Float(c.OutputTPS))+" output tokens/s")
-	}
-	t := "Capacity plan"
-	if len(target) > 0 {
-		t += " for " + strings.Join(target, " and ")
-	}
+	t := planHead(c)
 	at := "the SLO point"
 	if sloBeyond(slo) && c.ReplicasAtSLO.OK() {
 		at = fmt.Sprintf("concurrency %s (the largest level; the SLO point is %s)", fconc(slo.MaxConcurrency), sloPoint(slo))
@@ -505,6 +492,26 @@ func replicasAtSLO(c *analysis.Capacity) string {
 	}
 	if len(of) > 0 {
 		t += " (" + strings.Join(of, ", ") + ")"
+	}
+	return t
+}
+
+// planHead opens the capacity plan's sentence with its targets: "Capacity plan for 100
+// concurrent users and 5000 output tokens/s" (an arrival-rate run's plan has no users).
+func planHead(c *analysis.Capacity) string {
+	var target []string
+	if c.ConcurrentUsers > 0 {
+		target = append(target, fmt.Sprintf("%d concurrent users", c.ConcurrentUsers))
+	}
+	if c.QPS > 0 {
+		target = append(target, fnum(analysis.Float(c.QPS))+" requests/s")
+	}
+	if c.OutputTPS > 0 {
+		target = append(target, fnum(analysis.Float(c.OutputTPS))+" output tokens/s")
+	}
+	t := "Capacity plan"
+	if len(target) > 0 {
+		t += " for " + strings.Join(target, " and ")
 	}
 	return t
 }
