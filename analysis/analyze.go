@@ -3,9 +3,8 @@ package analysis
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
-
-	"github.com/kneecap/kneecap/record"
 )
 
 // Model-selection and detection thresholds (DESIGN §4).
@@ -44,10 +43,12 @@ const (
 	disagreement = 2.0
 )
 
-// point is one usable valid level for the fits.
+// point is one level on the load axis: its x (the concurrency of a closed-loop level; the
+// arrival rate of an open-loop one, Level.ArrivalRate), its output TPS and, on an open loop,
+// its completion rate y (Level.CompletionRate; NaN when unknown).
 type point struct {
-	c, tps float64
-	lv     *Level
+	x, y, tps float64
+	lv        *Level
 }
 
 // Analyze fits the throughput models to the valid levels and derives the headline knee, the
@@ -55,21 +56,20 @@ type point struct {
 // (DESIGN §4). Zero fields of opts take their defaults (KneeGain 10%, MaxErrorRate 5%);
 // Bootstrap resamples seeded by Seed give the intervals. A level marked valid that fails a
 // threshold its own fields show (error rate, steadiness, achieved concurrency, Little's law)
-// is marked invalid in the result with a note, so imported levels are held to the same rules. Everything that cannot be computed
-// is NaN or nil with a warning; Analyze never panics and does not modify levels. The result's
-// levels are sorted by concurrency.
+// is marked invalid in the result with a note, so imported levels are held to the same rules.
+// Everything that cannot be computed is NaN or nil with a warning; Analyze never panics and
+// does not modify levels. The result's levels are sorted along the load axis (SortLevels).
 //
 // Levels of an arrival-rate run (ModeOf: some level carries RateLevel) are analyzed on the
-// rate axis instead (DESIGN §4.15): the result's Mode is record.ModeRate and its answer is Rate.
+// rate axis (DESIGN §4.15): the capacity (maximum sustainable rate) with its interval, the
+// TTFT blow-up rate, the SLO point on the rate axis, a trace replay's answer and the capacity
+// plan; the result's Mode is record.ModeRate and its answer is Rate.
 func Analyze(levels []Level, meta Meta, opts Options) Result {
 	opts = opts.withDefaults()
-	if ModeOf(levels) == record.ModeRate {
-		return analyzeRate(levels, meta, opts)
-	}
-	a := &analyzer{opts: opts}
+	mode := ModeOf(levels)
 	res := Result{
 		Schema:     Schema,
-		Mode:       record.ModeConcurrency,
+		Mode:       mode,
 		Meta:       meta,
 		Levels:     slices.Clone(levels),
 		Throughput: Throughput{MaxTPS: NaN()},
@@ -79,10 +79,28 @@ func Analyze(levels []Level, meta Meta, opts Options) Result {
 	if res.Levels == nil {
 		res.Levels = []Level{}
 	}
-	// By concurrency, whatever order the levels ran in (levels added by sweep.refine run
+	for i := range res.Levels {
+		if rl := res.Levels[i].RateLevel; rl != nil {
+			c := *rl // the result's own: the rechecks may change it
+			res.Levels[i].RateLevel = &c
+		}
+	}
+	// Along the axis, whatever order the levels ran in (levels added by sweep.refine run
 	// after the planned ones): analysis.json, summary.csv and the warnings read in order.
-	slices.SortStableFunc(res.Levels, func(p, q Level) int { return cmp.Compare(p.Concurrency, q.Concurrency) })
-	a.res = &res
+	SortLevels(res.Levels)
+	a := &analyzer{opts: opts, res: &res}
+	if mode.IsRate() {
+		res.Rate = newRateResult()
+		a.analyzeRate()
+	} else {
+		a.analyzeConcurrency()
+	}
+	res.Warnings = a.warnings.texts()
+	return res
+}
+
+// analyzeConcurrency is Analyze's steps on a closed loop.
+func (a *analyzer) analyzeConcurrency() {
 	a.collect()
 	a.lengths()
 	a.throughput()
@@ -94,8 +112,6 @@ func Analyze(levels []Level, meta Meta, opts Options) Result {
 	a.operatingPoint()
 	a.slo()
 	a.capacity()
-	res.Warnings = a.warnings.texts()
-	return res
 }
 
 type analyzer struct {
@@ -136,7 +152,7 @@ func (a *analyzer) collect() {
 		if lv.Superseded {
 			continue // its retry stands for it
 		}
-		c, tps := float64(lv.Concurrency), float64(lv.OutputTPS)
+		c, tps := a.res.Axis().X(lv), float64(lv.OutputTPS)
 		if lv.Concurrency <= 0 || !finite(tps) || tps < 0 {
 			a.warn(levelDropped(lv.Concurrency, tps))
 			continue
@@ -145,7 +161,7 @@ func (a *analyzer) collect() {
 			disbelieved = append(disbelieved, lv)
 		}
 		if !lv.ClientBound {
-			a.all = append(a.all, point{c, tps, lv})
+			a.all = append(a.all, point{x: c, tps: tps, lv: lv})
 		}
 		if lv.Valid {
 			a.recheck(lv)
@@ -157,9 +173,9 @@ func (a *analyzer) collect() {
 		if lv.Imprecise {
 			a.warn(levelImprecise(lv))
 		}
-		a.pts = append(a.pts, point{c, tps, lv})
+		a.pts = append(a.pts, point{x: c, tps: tps, lv: lv})
 	}
-	byC := func(p, q point) int { return cmp.Compare(p.c, q.c) }
+	byC := func(p, q point) int { return cmp.Compare(p.x, q.x) }
 	slices.SortStableFunc(a.pts, byC)
 	slices.SortStableFunc(a.all, byC)
 	for _, p := range a.pts {
@@ -187,45 +203,107 @@ func (a *analyzer) collect() {
 	}
 }
 
-// recheck applies the validity thresholds that a level carries in its own fields (error rate
-// above MaxErrorRate, not steady, achieved concurrency below MinAchievedRatio × target,
-// Little's-law error above MaxLittlesLawError) to a level marked valid. Levels from Summarize
-// already passed them; imported ones (level-summary CSV, vLLM bench JSON) had no one check.
-// A failing level is marked invalid in the result (its notes are copied, never appended to
-// the caller's slice).
-func (a *analyzer) recheck(lv *Level) {
-	var why []string
-	if e := lv.ErrorRate; e.OK() && float64(e) > a.opts.MaxErrorRate {
-		why = append(why, fmt.Sprintf("error rate %.1f%% > %.1f%%", float64(e)*100, a.opts.MaxErrorRate*100))
-	}
-	if !lv.Steady && !lv.Imprecise {
-		why = append(why, "not steady")
-	}
-	// 0 is "not reported" here (a zero-value field); Summarize flags a real empty window itself.
-	if lv.AchievedConcurrency > 0 {
-		if w := underAchieved(lv, a.opts.Think); w != "" {
-			why = append(why, w)
-		}
-	}
-	if l := lv.LittlesLawError; l.OK() && float64(l) > MaxLittlesLawError {
-		why = append(why, fmt.Sprintf("Little's-law error %.1f%% > %.0f%%", float64(l)*100, MaxLittlesLawError*100))
-	}
-	if len(why) == 0 {
-		return
-	}
-	lv.Valid = false
-	notes := slices.Clip(lv.Notes)
-	for _, w := range why {
-		notes = append(notes, "invalid: "+w)
-	}
-	lv.Notes = notes
-}
-
 // xy returns the points of the throughput fits.
 func (a *analyzer) xy() (x, y []float64) {
 	for _, p := range a.fit {
-		x = append(x, p.c)
+		x = append(x, p.x)
 		y = append(y, p.tps)
 	}
 	return x, y
+}
+
+// rater analyzes the levels of an arrival-rate run (DESIGN §4.15).
+type rater struct {
+	*analyzer
+	rr *RateResult
+	// passing is the number of leading pts that meet the SLO (slo sets it).
+	passing int
+}
+
+// analyzeRate is Analyze's steps on an open loop (DESIGN §4.15).
+func (a *analyzer) analyzeRate() {
+	r := &rater{analyzer: a, rr: a.res.Rate}
+	r.collect()
+	a.lengths()
+	r.capacity()
+	r.blowup()
+	r.slo()
+	r.trace()
+	r.plan()
+}
+
+// collect rechecks every rate level, gathers the valid ones into r.pts, sets the maximum TPS
+// and says which latencies the answers read (RateResult.LatencyFrom).
+func (r *rater) collect() {
+	var offRate, realizedOff, lagged, disbelieved []*Level
+	for i := range r.res.Levels {
+		lv := &r.res.Levels[i]
+		if !lv.IsRate() {
+			r.warn(rateClosedLevel(lv.Concurrency))
+			continue
+		}
+		if lv.UsageDisbelieved > 0 {
+			disbelieved = append(disbelieved, lv)
+		}
+		x, tps := float64(lv.OfferedRPS), float64(lv.OutputTPS)
+		if !(x > 0) || !finite(x) || tps < 0 || math.IsInf(tps, 0) {
+			r.warn(rateLevelDropped(x, tps))
+			continue
+		}
+		r.recheckSustainable(lv)
+		if lv.Valid {
+			r.recheck(lv)
+		}
+		if !lv.Valid {
+			r.warn(rateLevelExcluded(x, lv.Notes))
+			continue
+		}
+		if rateOff(lv) {
+			offRate = append(offRate, lv)
+		}
+		if realizedAstray(lv) {
+			realizedOff = append(realizedOff, lv)
+		}
+		if lagTooLong(lv) {
+			lagged = append(lagged, lv)
+		}
+		r.pts = append(r.pts, point{x: r.res.Axis().X(lv), y: completionRate(lv), tps: tps, lv: lv})
+	}
+	// A level is placed at the rate its window realised (DESIGN §4.15): two close offered
+	// rates may realise in the other order.
+	slices.SortStableFunc(r.pts, func(p, q point) int { return cmp.Compare(p.x, q.x) })
+	if len(disbelieved) > 0 {
+		r.warn(usageDisbelieved(disbelieved))
+	}
+	if len(offRate) > 0 {
+		r.warn(rateAchievedOff(offRate))
+	}
+	if len(realizedOff) > 0 {
+		r.warn(rateRealizedOff(realizedOff))
+	}
+	if len(lagged) > 0 {
+		r.warn(rateLagged(lagged))
+	}
+	if len(r.pts) == 0 {
+		r.warn(noValidLevels(nextAfterExclusions(r.res.Levels)))
+	}
+	sched, sent := 0, 0
+	for _, p := range r.pts {
+		if p.tps >= 0 && finite(p.tps) && (!r.res.Throughput.MaxTPS.OK() || p.tps > float64(r.res.Throughput.MaxTPS)) {
+			r.res.Throughput.MaxTPS, r.rr.MaxTPSRPS = Float(p.tps), p.lv.OfferedRPS
+		}
+		if hasLatency(p.lv.TTFTScheduled) || hasLatency(p.lv.E2EScheduled) {
+			sched++
+		} else {
+			sent++
+		}
+	}
+	switch {
+	case sent == 0:
+		r.rr.LatencyFrom = "scheduled"
+	case sched == 0:
+		r.rr.LatencyFrom = "sent"
+	default:
+		r.rr.LatencyFrom = "mixed"
+	}
 }

@@ -13,9 +13,9 @@ func (a *analyzer) blowup() {
 	var lvs []*Level
 	var cs []float64
 	pts := append(slices.Clone(a.pts), a.risingLevels()...)
-	slices.SortStableFunc(pts, func(p, q point) int { return cmp.Compare(p.c, q.c) })
+	slices.SortStableFunc(pts, func(p, q point) int { return cmp.Compare(p.x, q.x) })
 	for _, p := range pts {
-		lvs, cs = append(lvs, p.lv), append(cs, p.c)
+		lvs, cs = append(lvs, p.lv), append(cs, p.x)
 	}
 	stat, x, y := ttftSeries(lvs, cs, func(l *Level) Latency { return l.TTFT })
 	switch len(x) {
@@ -174,4 +174,42 @@ func (a *analyzer) blowupGap(x, y []float64, base, fitAt float64) {
 	if finite(lastFlat) && finite(firstHigh) && firstHigh > maxLevelGap*lastFlat {
 		a.warn(blowupGap(base, lastFlat, firstHigh, fitAt))
 	}
+}
+
+// blowup finds the TTFT blow-up on the rate axis (DESIGN §4.15): the closed loop's rule
+// (§4.4) on (offered rate, TTFT) of the valid levels, sustainable or not, TTFT from the
+// scheduled arrival where a level has it, its statistic the first of p50, mean, p90, p95 that
+// two levels report.
+func (r *rater) blowup() {
+	var lvs []*Level
+	var xs []float64
+	for _, p := range r.pts {
+		lvs, xs = append(lvs, p.lv), append(xs, p.x)
+	}
+	stat, x, y := ttftSeries(lvs, xs, (*Level).UserTTFT)
+	switch len(x) {
+	case 0:
+		if len(r.pts) > 0 {
+			r.warn(rateBlowupNoTTFT())
+		}
+		return
+	case 1:
+		r.warn(rateBlowupOneLevel(x[0], stat))
+		return
+	}
+	r.rr.TTFTBlowupStat = stat
+	if ramp, ok := fitBlowupRamp(x, y); ok {
+		r.rr.TTFTBlowupRPS, r.rr.TTFTBlowupMethod = Float(ramp.Breakpoint), MethodHinge
+		r.rr.TTFTBlowupBaselineMS, r.rr.TTFTBlowupSlope = Float(ramp.Base), Float(ramp.Slope)
+		return
+	}
+	if i := blowupByFactor(y); i >= 0 {
+		r.rr.TTFTBlowupRPS, r.rr.TTFTBlowupMethod, r.rr.TTFTBlowupBaselineMS = Float(x[i]), Method3xBaseline, Float(y[0])
+		return
+	}
+	if blowupThin(y) {
+		r.warn(rateBlowupUnsupported(stat, y[0], y[len(y)-1], x[len(x)-1]))
+		return
+	}
+	r.warn(rateBlowupNone(stat, y[0], x[len(x)-1]))
 }

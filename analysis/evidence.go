@@ -206,7 +206,7 @@ func (a *analyzer) checkServerLimit() {
 	a.res.ServerLimit = lim
 	top := 0.0
 	for _, p := range a.pts {
-		top = math.Max(top, p.c)
+		top = math.Max(top, p.x)
 	}
 	type estimate struct {
 		what string

@@ -172,7 +172,7 @@ func (a *analyzer) plateauRule(x, y []float64) (Float, string) {
 // ±8%, measured 4.6% apart, "19% per doubling", on a plateau flat by construction.
 func (a *analyzer) plateauGrowth(i, j int) (g, least float64) {
 	p, q := a.fit[i], a.fit[j]
-	g = perDoubling(p.c, p.tps, q.c, q.tps)
+	g = perDoubling(p.x, p.tps, q.x, q.tps)
 	ci, cj := p.lv.OutputTPSCI95, q.lv.OutputTPSCI95
 	if !ci.OK() || !cj.OK() {
 		return g, g
@@ -181,7 +181,7 @@ func (a *analyzer) plateauGrowth(i, j int) (g, least float64) {
 	if d <= 0 {
 		return g, math.Min(g, 0)
 	}
-	return g, perDoubling(p.c, p.tps, q.c, p.tps+d)
+	return g, perDoubling(p.x, p.tps, q.x, p.tps+d)
 }
 
 // perDoubling is the growth per doubling of concurrency from (x0, y0) to (x1, y1):
@@ -302,7 +302,7 @@ func (a *analyzer) evidence(c float64) string {
 		if p.lv.Server == nil {
 			continue
 		}
-		if d := math.Abs(math.Log(p.c / c)); d < bd {
+		if d := math.Abs(math.Log(p.x / c)); d < bd {
 			best, bd = p.lv, d
 		}
 	}

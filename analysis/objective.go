@@ -127,28 +127,59 @@ func ParseObjective(s string, parseDur func(string) (time.Duration, error)) (Obj
 	return Objective{metric, pct, d}, nil
 }
 
-// latency returns l's latency distribution of metric (ttft, tpot, itl, e2e).
-func latencyOf(l *Level, metric string) Latency {
+// LatencyOf returns l's latency distribution that metric names, nil for another name or a
+// rate latency of a closed-loop level: ttft, tpot, itl and e2e (measured from the send time),
+// and on an arrival-rate level ttft_scheduled, e2e_scheduled and schedule_lag (RateLevel). It is
+// the one reading of a latency by name, for the SLOs, the charts and the level-summary CSV.
+func (l *Level) LatencyOf(metric string) *Latency {
 	switch metric {
 	case "ttft":
-		return l.TTFT
+		return &l.TTFT
 	case "tpot":
-		return l.TPOT
+		return &l.TPOT
 	case "itl":
-		return l.ITL
+		return &l.ITL
+	case "e2e":
+		return &l.E2E
 	}
-	return l.E2E
+	if l.RateLevel == nil {
+		return nil
+	}
+	switch metric {
+	case "ttft_scheduled":
+		return &l.TTFTScheduled
+	case "e2e_scheduled":
+		return &l.E2EScheduled
+	case "schedule_lag":
+		return &l.ScheduleLag
+	}
+	return nil
 }
 
-// at returns lat's percentile pct (50, 95 or 99).
-func (lat Latency) at(pct int) Float {
-	switch pct {
-	case 50:
-		return lat.P50
-	case 95:
-		return lat.P95
+// Stat returns lat's statistic that stat names (mean, p50, p90, p95, p99), nil for another
+// name.
+func (lat *Latency) Stat(stat string) *Float {
+	switch stat {
+	case "mean":
+		return &lat.Mean
+	case "p50":
+		return &lat.P50
+	case "p90":
+		return &lat.P90
+	case "p95":
+		return &lat.P95
+	case "p99":
+		return &lat.P99
 	}
-	return lat.P99
+	return nil
+}
+
+// Percentile returns lat's percentile pct (50, 90, 95 or 99), NaN for another.
+func (lat Latency) Percentile(pct int) Float {
+	if f := lat.Stat("p" + strconv.Itoa(pct)); f != nil {
+		return *f
+	}
+	return NaN()
 }
 
 // requestLimits returns the per-request limits of goodput: for TTFT, TPOT and E2E the

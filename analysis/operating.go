@@ -15,9 +15,9 @@ func (a *analyzer) operatingPoint() {
 			continue
 		}
 		power := p.tps / (e / 1e3)
-		n, last = n+1, p.c
+		n, last = n+1, p.x
 		if best == nil || power > float64(best.Power) {
-			best = &OperatingPoint{Concurrency: Float(p.c), TPS: Float(p.tps), Power: Float(power)}
+			best = &OperatingPoint{Concurrency: Float(p.x), TPS: Float(p.tps), Power: Float(power)}
 		}
 	}
 	if best == nil && len(a.pts) > 0 {

@@ -24,14 +24,14 @@ func (a *analyzer) overload() {
 		}
 		if !a.res.Overload.Detected && p.tps < (1-OverloadDrop)*pk {
 			a.res.Overload.Detected = true
-			a.res.Overload.FromConcurrency = Float(p.c)
+			a.res.Overload.FromConcurrency = Float(p.x)
 		}
 	}
 	a.res.Overload.DropPct = Float(drop * 100)
 	if a.res.Overload.Detected {
-		a.warn(overloadDetected(drop*100, pk, a.all[peak].c, float64(a.res.Overload.FromConcurrency)))
+		a.warn(overloadDetected(drop*100, pk, a.all[peak].x, float64(a.res.Overload.FromConcurrency)))
 		if why := a.dropWithinNoise(a.all[peak], low); why != "" {
-			a.warn(overloadNoise(drop*100, a.all[peak].c, low.c, why))
+			a.warn(overloadNoise(drop*100, a.all[peak].x, low.x, why))
 		}
 	}
 }
@@ -58,10 +58,10 @@ func (a *analyzer) dropWithinNoise(pk, lo point) string {
 	var sse float64
 	n := 0
 	for _, p := range a.fit {
-		if p.c > pk.c {
+		if p.x > pk.x {
 			break
 		}
-		r := p.tps - a.curve(p.c)
+		r := p.tps - a.curve(p.x)
 		sse += r * r
 		n++
 	}

@@ -16,7 +16,7 @@ func (a *analyzer) risingLevels() []point {
 		if lv.Valid || lv.Superseded || !lv.LatencyRising || lv.Concurrency <= 0 || !a.latencyTrusted(lv) {
 			continue
 		}
-		out = append(out, point{c: float64(lv.Concurrency), tps: float64(lv.OutputTPS), lv: lv})
+		out = append(out, point{x: float64(lv.Concurrency), tps: float64(lv.OutputTPS), lv: lv})
 	}
 	return out
 }
@@ -47,7 +47,7 @@ func (a *analyzer) kneeOverload() {
 	if len(rising) == 0 {
 		return
 	}
-	at := rising[0].c
+	at := rising[0].x
 	switch k := a.res.Knee; {
 	case k == nil || !k.Concurrency.OK():
 		a.warn(kneeAtMostOverload(at))

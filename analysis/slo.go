@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 
 	"github.com/kneecap/kneecap/record"
 )
@@ -20,27 +21,12 @@ type sloMetric struct {
 // imprecise level too thin for the SLOs' percentiles takes no part), or capped by an excluded
 // level's breach below it (sloCapped).
 func (a *analyzer) slo() {
-	metrics := a.sloMetrics(latencyOf)
+	metrics := a.sloMetrics(sentLatency)
 	pts := a.sloPoints(metrics)
-	switch {
-	case !a.opts.SLO.Any():
-		a.warn(sloUnset())
-		return
-	case len(pts) == 0:
-		a.warn(sloNoLevel())
-		return
-	case len(metrics) == 0:
-		a.warn(sloNoMetric())
+	if !a.sloReady(len(pts), metrics) {
 		return
 	}
-	passes := func(l *Level) bool {
-		for _, m := range metrics {
-			if v := m.get(l); !finite(v) || v > m.thr {
-				return false
-			}
-		}
-		return true
-	}
+	passes := func(l *Level) bool { return missed(l, metrics) == "" }
 	fail := -1
 	for i, p := range pts {
 		if !passes(p.lv) {
@@ -49,10 +35,10 @@ func (a *analyzer) slo() {
 		}
 	}
 	if fail >= 0 {
-		a.breachAt = pts[fail].c
+		a.breachAt = pts[fail].x
 	}
-	if b := a.excludedBreach(pts, metrics, passes); b != nil && (fail < 0 || b.c < pts[fail].c) {
-		a.breachAt = b.c
+	if b := a.excludedBreach(pts, metrics, passes); b != nil && (fail < 0 || b.x < pts[fail].x) {
+		a.breachAt = b.x
 		a.sloCapped(pts, b)
 		return
 	}
@@ -63,18 +49,13 @@ func (a *analyzer) slo() {
 	switch fail {
 	case -1:
 		last := pts[len(pts)-1]
-		a.res.SLO.MaxConcurrency, a.res.SLO.TPS = Float(last.c), Float(last.tps)
+		a.res.SLO.MaxConcurrency, a.res.SLO.TPS = Float(last.x), Float(last.tps)
 		a.sloGoodput(last)
-		a.warn(sloBeyond(last.c))
+		a.warn(sloBeyond(last.x))
 	case 0:
 		first := pts[0]
-		for _, m := range metrics {
-			if v := m.get(first.lv); !finite(v) || v > m.thr {
-				a.res.SLO.Limit = m.name
-				break
-			}
-		}
-		a.warn(sloFirstMisses(first.c, a.res.SLO.Limit))
+		a.res.SLO.Limit = missed(first.lv, metrics)
+		a.warn(sloFirstMisses(first.x, a.res.SLO.Limit))
 	default:
 		a.sloBetween(metrics, pts[fail-1], pts[fail])
 	}
@@ -92,7 +73,7 @@ func (a *analyzer) sloPoints(metrics []sloMetric) []point {
 	var out []point
 	for _, p := range a.pts {
 		if ok := p.lv.Requests - p.lv.Errors; p.lv.Imprecise && ok < need {
-			a.warn(sloThinLevel(p.c, ok, need))
+			a.warn(sloThinLevel(p.x, ok, need))
 			continue
 		}
 		out = append(out, p)
@@ -133,6 +114,47 @@ func (a *analyzer) sloMetrics(lat func(*Level, string) Latency) []sloMetric {
 	return metrics
 }
 
+// sloReady reports whether the SLO point can be sought on n valid levels with metrics, the
+// SLOs they report; when not, it warns why: no SLO set, no valid level, no SLO reported.
+func (a *analyzer) sloReady(n int, metrics []sloMetric) bool {
+	switch {
+	case !a.opts.SLO.Any():
+		a.warn(sloUnset())
+	case n == 0:
+		a.warn(sloNoLevel())
+	case len(metrics) == 0:
+		a.warn(sloNoMetric())
+	default:
+		return true
+	}
+	return false
+}
+
+// missed returns the name of the first of metrics that l misses (its value unknown or above
+// the threshold), "" when l meets every one.
+func missed(l *Level, metrics []sloMetric) string {
+	for _, m := range metrics {
+		if v := m.get(l); !finite(v) || v > m.thr {
+			return m.name
+		}
+	}
+	return ""
+}
+
+// crossAt returns where between the passing level L (0) and the failing level F (1) above it
+// m crosses its threshold, interpolated linearly in m's value (0 when F's is unknown or not
+// above L's), and whether F misses m at all.
+func crossAt(m sloMetric, L, F point) (t float64, crossed bool) {
+	vl, vf := m.get(L.lv), m.get(F.lv)
+	if finite(vf) && vf <= m.thr {
+		return 0, false
+	}
+	if finite(vf) && vf > vl {
+		t = (m.thr - vl) / (vf - vl)
+	}
+	return math.Min(math.Max(t, 0), 1), true
+}
+
 // sloMetric returns the check of objective o: at its percentile when some valid level
 // reports it, else at the lowest higher percentile some valid level reports.
 func (a *analyzer) sloMetric(o Objective, lat func(*Level, string) Latency) (sloMetric, bool) {
@@ -140,7 +162,7 @@ func (a *analyzer) sloMetric(o Objective, lat func(*Level, string) Latency) (slo
 		if pct < o.Percentile {
 			continue
 		}
-		get := func(l *Level) float64 { return float64(lat(l, o.Metric).at(pct)) }
+		get := func(l *Level) float64 { return float64(lat(l, o.Metric).Percentile(pct)) }
 		for _, p := range a.pts {
 			if finite(get(p.lv)) {
 				name := Objective{Metric: o.Metric, Percentile: pct}.Name()
@@ -157,25 +179,17 @@ func (a *analyzer) sloMetric(o Objective, lat func(*Level, string) Latency) (slo
 func (a *analyzer) sloBetween(metrics []sloMetric, L, F point) {
 	bestT := math.Inf(1)
 	for _, m := range metrics {
-		vl, vf := m.get(L.lv), m.get(F.lv)
-		if finite(vf) && vf <= m.thr {
-			continue
-		}
-		t := 0.0
-		if finite(vf) && vf > vl {
-			t = (m.thr - vl) / (vf - vl)
-		}
-		t = math.Min(math.Max(t, 0), 1)
-		if t < bestT {
+		t, crossed := crossAt(m, L, F)
+		if crossed && t < bestT {
 			bestT, a.res.SLO.Limit = t, m.name
 		}
 	}
-	if L.c == F.c {
+	if L.x == F.x {
 		bestT = 0
 	}
-	lc := math.Log(L.c) + bestT*(math.Log(F.c)-math.Log(L.c))
+	lc := math.Log(L.x) + bestT*(math.Log(F.x)-math.Log(L.x))
 	a.res.SLO.MaxConcurrency = Float(math.Exp(lc))
-	a.res.SLO.Bracket = []Float{Float(L.c), Float(F.c)}
+	a.res.SLO.Bracket = []Float{Float(L.x), Float(F.x)}
 	a.res.SLO.TPS = Float(L.tps + bestT*(F.tps-L.tps))
 	a.res.SLO.GoodputQPS = NaN()
 	if lq, lg, fq := float64(L.lv.QPS), float64(L.lv.GoodputQPS), float64(F.lv.QPS); !(lq > 0) || !finite(lg) || !finite(fq) {
@@ -210,7 +224,7 @@ func (a *analyzer) goodShare(p point) float64 {
 	if share := g / q; share >= 1-a.opts.SLO.requestSlack()-0.10 {
 		return share
 	}
-	a.warn(sloOtherGoodput(p.c, 100*g/q))
+	a.warn(sloOtherGoodput(p.x, 100*g/q))
 	return math.NaN()
 }
 
@@ -231,8 +245,98 @@ func (a *analyzer) sloClientEffects(pts []point, metrics []sloMetric, fail int) 
 	for _, p := range at {
 		for _, m := range metrics {
 			if e, ok := p.lv.ClientEffect[m.name]; ok && e > p.lv.ClientTolerance {
-				a.warn(sloClientEffect(p.c, m.name, e, p.lv.ClientTolerance))
+				a.warn(sloClientEffect(p.x, m.name, e, p.lv.ClientTolerance))
 			}
 		}
+	}
+}
+
+// rateSLOMetrics sets the result's thresholds from the options and returns the SLOs some
+// valid level reports, read from the user's side: TTFT and E2E from the scheduled arrival
+// where a level has them (UserTTFT, UserE2E), TPOT as measured.
+func (r *rater) rateSLOMetrics() []sloMetric { return r.sloMetrics(userLatencyOf) }
+
+// sentLatency returns l's latency distribution of metric (ttft, tpot, itl, e2e) from the send
+// time.
+func sentLatency(l *Level, metric string) Latency { return *l.LatencyOf(metric) }
+
+// userLatencyOf returns l's latency distribution of metric as its user sees it: TTFT and E2E
+// from the scheduled send (Level.UserTTFT, UserE2E).
+func userLatencyOf(l *Level, metric string) Latency {
+	switch metric {
+	case "ttft":
+		return l.UserTTFT()
+	case "e2e":
+		return l.UserE2E()
+	}
+	return sentLatency(l, metric)
+}
+
+// slo finds the SLO point on the rate axis (DESIGN §4.15): the largest offered rate meeting
+// every SLO. A level passes when it is sustainable (an unsustainable level's latencies grow
+// without bound, whatever its window showed) and every checked p95 is within its threshold.
+// Between the last passing level L and the first failing F the point is interpolated
+// linearly in the offered rate, t = (threshold − v_L) ÷ (v_F − v_L) for each SLO F fails,
+// the smallest t binding; and it is never above the capacity: F failing by its
+// sustainability alone, or an interpolated point past capacity_rps, puts it at the capacity
+// (slo.limit "capacity"; slo_tps is then capacity_tps).
+func (r *rater) slo() {
+	metrics := r.rateSLOMetrics()
+	if !r.sloReady(len(r.pts), metrics) {
+		return
+	}
+	failing := func(l *Level) string {
+		if m := missed(l, metrics); m != "" || l.Sustainable {
+			return m
+		}
+		return "capacity"
+	}
+	fail := slices.IndexFunc(r.pts, func(p point) bool { return failing(p.lv) != "" })
+	r.passing = fail
+	if fail < 0 {
+		r.passing = len(r.pts)
+	}
+	switch fail {
+	case -1:
+		last := r.pts[len(r.pts)-1]
+		r.rr.SLORPS, r.rr.SLOTPS = Float(last.x), Float(last.tps)
+		r.rr.SLOGoodputRPS = Float(last.x * r.goodShare(last))
+		r.warn(rateSLOBeyond(last.x))
+	case 0:
+		r.res.SLO.Limit = failing(r.pts[0].lv)
+		r.warn(rateSLOFirstMisses(r.pts[0].x, r.res.SLO.Limit))
+	default:
+		r.sloBetween(metrics, r.pts[fail-1], r.pts[fail])
+	}
+}
+
+// sloBetween interpolates the SLO point between the passing level L and the failing level F
+// just above it (see slo), and the TPS and goodput there.
+func (r *rater) sloBetween(metrics []sloMetric, L, F point) {
+	bestT, limit := 1.0, "capacity"
+	for _, m := range metrics {
+		if t, crossed := crossAt(m, L, F); crossed && (t < bestT || limit == "capacity") {
+			bestT, limit = t, m.name
+		}
+	}
+	x := L.x + bestT*(F.x-L.x)
+	r.rr.SLOTPS = Float(L.tps + bestT*(F.tps-L.tps))
+	if c := float64(r.rr.CapacityRPS); finite(c) && r.rr.CapacityBound != "at_least" && x > c {
+		// Past capacity no rate is sustained, whatever a window showed: the point is the
+		// capacity, even below L when L, taken for sustainable, lay above it.
+		x, limit = c, "capacity"
+		r.rr.SLOTPS = r.rr.CapacityTPS
+	}
+	r.res.SLO.Limit = limit
+	r.rr.SLORPS = Float(x)
+	r.rr.SLOBracket = []Float{Float(L.x), Float(F.x)}
+	// Below capacity the completion rate is the offered rate; goodput is that at L's good
+	// share (not interpolated towards F, most of whose requests miss the SLO by construction).
+	if !finite(float64(L.lv.GoodputQPS)) || !(float64(L.lv.QPS) > 0) {
+		r.warn(sloGoodputUnknown())
+		return
+	}
+	if share := r.goodShare(L); finite(share) {
+		r.rr.SLOGoodputRPS = Float(x * share)
 	}
 }

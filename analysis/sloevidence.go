@@ -14,7 +14,7 @@ import (
 
 // sloBreach is an excluded level whose measured latency breaches an SLO.
 type sloBreach struct {
-	c          float64
+	x          float64
 	lv         *Level
 	name       string // the objective breached, as checked (ttft_p95)
 	value, thr float64
@@ -36,8 +36,8 @@ func (a *analyzer) excludedBreach(pts []point, metrics []sloMetric, passes func(
 			continue
 		}
 		for _, p := range pts {
-			if p.c > b.c && passes(p.lv) {
-				a.warn(sloBreachContradicted(b.c, b.name, p.c))
+			if p.x > b.x && passes(p.lv) {
+				a.warn(sloBreachContradicted(b.x, b.name, p.x))
 				b = nil
 				break
 			}
@@ -57,7 +57,7 @@ func (a *analyzer) breachOf(lv *Level, metrics []sloMetric) *sloBreach {
 		if !finite(v) || v <= m.thr || ok < record.MinPercentileSamples(float64(m.pct)) || !a.breachStands(lv, m.name, v, m.thr) {
 			continue
 		}
-		return &sloBreach{c: float64(lv.Concurrency), lv: lv, name: m.name, value: v, thr: m.thr}
+		return &sloBreach{x: float64(lv.Concurrency), lv: lv, name: m.name, value: v, thr: m.thr}
 	}
 	return nil
 }
@@ -86,18 +86,18 @@ func (a *analyzer) sloCapped(pts []point, b *sloBreach) {
 		b.lv.Concurrency, b.name, Float(b.value).Format(), Float(b.thr).Format(), exclusionReason(b.lv))
 	var L *point
 	for i := range pts {
-		if pts[i].c < b.c {
+		if pts[i].x < b.x {
 			L = &pts[i]
 		}
 	}
 	if L == nil {
-		a.warn(sloExcludedBelow(b.c, s.Evidence))
+		a.warn(sloExcludedBelow(b.x, s.Evidence))
 		return
 	}
-	s.MaxConcurrency, s.TPS, s.Bound = Float(L.c), Float(L.tps), "between"
-	s.Bracket = []Float{Float(L.c), Float(b.c)}
+	s.MaxConcurrency, s.TPS, s.Bound = Float(L.x), Float(L.tps), "between"
+	s.Bracket = []Float{Float(L.x), Float(b.x)}
 	a.sloGoodput(*L)
-	a.warn(sloCappedByExcluded(L.c, b.c, s.Evidence))
+	a.warn(sloCappedByExcluded(L.x, b.x, s.Evidence))
 }
 
 // exclusionReason is why lv is excluded: its notes' "invalid: " reasons, joined.

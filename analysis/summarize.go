@@ -133,24 +133,18 @@ type scratch struct {
 
 func (s *scratch) summarize(run *record.LevelRun, records []record.Record, opts Options) Level {
 	lv := emptyLevel(run)
-	w0, w1 := run.W0, run.W1
-	if w1 <= w0 {
-		lv.Notes = append(lv.Notes, fmt.Sprintf("invalid: empty measurement window [%d, %d)", w0, w1))
-		s.validity(&lv, run, opts, false)
+	win := s.begin(&lv, run, opts)
+	if win == nil {
 		return lv
 	}
-	lv.WindowS = Float(record.WindowSeconds(w0, w1))
+	w0, w1 := run.W0, run.W1
 
 	// One pass over every record of the level: the window's totals (every record, whatever
 	// its phase or status), goodput (successful requests completed in the window) and the
 	// latency population (requests sent in the window).
-	win := record.NewWindowTotals(w0, w1, min(max(run.Slices, minSlices), maxSlices))
 	slo := opts.SLO.requestLimits()
 	var good goodput
 	var sent sentStats
-	s.ttft, s.tpot, s.e2e, s.itl = s.ttft[:0], s.tpot[:0], s.e2e[:0], s.itl[:0]
-	s.ttftKernel = s.ttftKernel[:0]
-	s.clock.reset()
 	for i := range records {
 		r := &records[i]
 		win.Add(r)
@@ -168,8 +162,25 @@ func (s *scratch) summarize(run *record.LevelRun, records []record.Record, opts 
 	summarizeUsage(&lv, records, w0, w1)
 	summarizePrefixCache(&lv, run, records, func(r *record.Record) bool { return record.CompletedInWindow(r, w0, w1) })
 	lv.Turns = Turns(records, w0, w1)
-	s.validity(&lv, run, opts, sent.ok > 0)
+	validity(&lv, run, opts, sent.ok > 0)
 	return lv
+}
+
+// begin starts lv's summary over run's window [W0, W1): on an empty window it notes it and
+// judges the level (validity) and returns nil; otherwise it sets the window's length, empties
+// the scratch buffers and returns the window's totals to add every record to.
+func (s *scratch) begin(lv *Level, run *record.LevelRun, opts Options) *record.WindowTotals {
+	w0, w1 := run.W0, run.W1
+	if w1 <= w0 {
+		lv.Notes = append(lv.Notes, fmt.Sprintf("invalid: empty measurement window [%d, %d)", w0, w1))
+		validity(lv, run, opts, false)
+		return nil
+	}
+	lv.WindowS = Float(record.WindowSeconds(w0, w1))
+	s.ttft, s.tpot, s.e2e, s.itl = s.ttft[:0], s.tpot[:0], s.e2e[:0], s.itl[:0]
+	s.ttftKernel = s.ttftKernel[:0]
+	s.clock.reset()
+	return record.NewWindowTotals(w0, w1, min(max(run.Slices, minSlices), maxSlices))
 }
 
 // fill sets lv's numbers from the window's totals, the requests sent in the window (their
@@ -368,72 +379,112 @@ func (s *scratch) addChunkGaps(st *sentStats, r *record.Record) {
 	}
 }
 
-// validity sets lv.Valid and appends a note for each reason the level is invalid.
-func (s *scratch) validity(lv *Level, run *record.LevelRun, opts Options, anyOK bool) {
-	valid := lv.WindowS.OK()
-	note := func(format string, args ...any) {
-		valid = false
-		lv.Notes = append(lv.Notes, "invalid: "+fmt.Sprintf(format, args...))
+// summarizeRate summarizes an arrival-rate level (run.OfferedRPS > 0) from its records
+// (DESIGN §1, §4.15). Per level, with window [W0, W1) and T = W1 − W0:
+//   - the latency population is the window's arrivals, the requests whose scheduled time
+//     (Record.Scheduled; the send time for a record without one) lies in the window,
+//     whenever they were sent: requests, errors and the TTFT, TPOT, ITL and E2E statistics
+//     (from the send time) cover them, as do ttft_scheduled_ms and e2e_scheduled_ms (TTFT +
+//     lag and E2E + lag, from the scheduled time) and schedule_lag_ms (Sent − Scheduled, over
+//     every arrival whatever its status); token lengths and usage too;
+//   - realized_rps = the window's arrivals ÷ T (the rate the schedule's draw realised, the
+//     level's place on the rate axis), with a note when it is not record.RealizedWithin the
+//     offered rate; achieved_rps = requests sent in the window ÷ T;
+//   - output TPS, its CI, QPS (the completion rate), input TPS, achieved concurrency and
+//     Little's law are the closed loop's window metrics;
+//   - goodput counts the requests completed in the window whose TTFT + lag, E2E + lag and
+//     TPOT meet the SLO;
+//   - backlog_growth_rps is the least-squares slope of the backlog B(t) = arrivals by t −
+//     requests ended by t (every record of the level), sampled at backlogSamples + 1 equal
+//     steps over the window; the level is unsustainable (queueTrend.unsustainable) when its
+//     completions fall short of its realised arrivals — the completion rate
+//     (Level.CompletionRate) below (1 − MinBacklogGrowth) × realized_rps by more than
+//     ShortfallNoise × √(realized × T) requests over the window, and fewer than (1 −
+//     MinBacklogGrowth) of the window's arrivals ended in it — while a queue grows: the
+//     backlog (client side) or the server's waiting count (run.Server's waiting trend), by
+//     more than MinBacklogGrowth × realized_rps per second and BacklogNoise × its noise over
+//     the window.
+//
+// It is invalid (with a note each) when its window is empty, no arrival succeeded, the error
+// rate exceeds MaxErrorRate, it was interrupted or client-bound, and — only while sustainable,
+// since a growing backlog is the finding of an unsustainable level — when it was not steady
+// or its Little's-law error exceeds 10%. There is no achieved-concurrency check: an open loop
+// has no target concurrency.
+func (s *scratch) summarizeRate(run *record.LevelRun, records []record.Record, opts Options) Level {
+	lv := emptyLevel(run)
+	rl := NewRateLevel(run.OfferedRPS)
+	rl.TimeScale = Float(run.TimeScale)
+	lv.RateLevel = rl
+	win := s.begin(&lv, run, opts)
+	if win == nil {
+		return lv
 	}
-	if lv.WindowS.OK() && !anyOK {
-		note("no successful request was sent in the window")
-	}
-	if why := underAchieved(lv, opts.Think); why != "" {
-		note("%s", why)
-	}
-	if e := lv.ErrorRate; e.OK() && float64(e) > opts.MaxErrorRate {
-		note("error rate %.1f%% > %.1f%%", float64(e)*100, opts.MaxErrorRate*100)
-	}
-	switch {
-	case run.Steady:
-	case run.Imprecise:
-		lv.Imprecise, lv.impreciseWhy = true, run.NotSteadyReason
-		lv.Notes = append(lv.Notes, fmt.Sprintf("imprecise (kept): no material trend by max_duration, but %s; TPS CI half-width %.1f%% of mean (target %.1f%%)",
-			run.NotSteadyReason, run.CIHalfWidth*100, run.CITarget*100))
-	default:
-		if r := run.NotSteadyReason; r != "" {
-			note("not steady: %s; CI half-width %.1f%% of mean, trend p = %.3g", r, run.CIHalfWidth*100, run.TrendP)
-		} else {
-			note("not steady (CI half-width %.1f%% of mean, trend p = %.3g)", run.CIHalfWidth*100, run.TrendP)
+	w0, w1 := run.W0, run.W1
+	slo := opts.SLO.requestLimits()
+	var good goodput
+	var arrived sentStats
+	var lags, ttftSched, e2eSched []float64
+	var pop []record.Record // the window's arrivals
+	sent := 0
+	for i := range records {
+		r := &records[i]
+		win.Add(r)
+		if record.SentInWindow(r, w0, w1) {
+			sent++
+		}
+		lag := r.Lag()
+		if record.CompletedInWindow(r, w0, w1) && slo.met(shifted(r, lag)) {
+			good.requests++
+			good.tokens += float64(r.OutputTokens)
+		}
+		if !record.ArrivedInWindow(r, w0, w1) {
+			continue
+		}
+		pop = append(pop, *r)
+		s.addSent(&arrived, r)
+		lags = append(lags, float64(r.StartLag())/1e6)
+		if r.OK() {
+			if r.TTFT > 0 {
+				ttftSched = append(ttftSched, float64(r.TTFT+lag)/1e6)
+			}
+			e2eSched = append(e2eSched, float64(r.E2E+lag)/1e6)
 		}
 	}
-	if l := lv.LittlesLawError; l.OK() && float64(l) > MaxLittlesLawError {
-		note("Little's-law error %.1f%% > %.0f%% (QPS × mean E2E vs achieved concurrency)", float64(l)*100, MaxLittlesLawError*100)
+	s.fill(&lv, win, &arrived, good)
+	if c := arrived.classes[string(record.ErrCancelled)]; c > 0 {
+		// The client's cancellations (queued unsent when issuing stopped, or in flight at
+		// drain_timeout) are the backlog an unsustainable level leaves, not the server's
+		// errors: error_classes counts them, the error rate does not.
+		lv.ErrorRate = Float(float64(arrived.errors-c) / float64(arrived.requests))
 	}
-	if run.Interrupted {
-		note("interrupted during the level")
+	rl.AchievedRPS = Float(win.PerSecond(float64(sent)))
+	rl.RealizedRPS = Float(win.PerSecond(float64(arrived.requests)))
+	rl.ScheduleLag, rl.TTFTScheduled, rl.E2EScheduled = LatencyOf(lags), LatencyOf(ttftSched), LatencyOf(e2eSched)
+	if n := realizedNote(run.OfferedRPS, float64(rl.RealizedRPS), float64(lv.WindowS)); n != "" {
+		lv.Notes = append(lv.Notes, n)
 	}
-	if run.Client != nil && run.Client.Bound {
-		reason := run.Client.Reason
-		if reason == "" {
-			reason = "load generator saturated"
-		}
-		note("client-bound: %s", reason)
+	b := backlogOf(records, w0, w1)
+	rl.BacklogGrowthRPS = Float(b.slope)
+	q := queueTrend{backlog: b, waiting: waitingTrendOf(run.Server)}
+	if why := q.unsustainable(float64(rl.RealizedRPS), record.WindowSeconds(w0, w1), float64(lv.CompletionRate())); why != "" {
+		rl.Sustainable = false
+		lv.Notes = append(lv.Notes, "unsustainable: "+why+"; kept as a point above capacity")
 	}
-	lv.Valid = valid
+	// Lengths and usage over the window's arrivals: every record of pop passes the bounds.
+	summarizeLengths(&lv, pop, math.MinInt64, math.MaxInt64, opts.Lengths)
+	summarizeUsage(&lv, pop, math.MinInt64, math.MaxInt64)
+	summarizePrefixCache(&lv, run, pop, (*record.Record).OK)
+	validity(&lv, run, opts, arrived.ok > 0)
+	return lv
 }
 
-// underAchieved returns why lv's achieved concurrency is below MinAchievedRatio of what its
-// target keeps in flight, or "" when it is not (or is unknown): c, or with a mean think time θ
-// between a worker's requests c × E2E ÷ (E2E + θ), E2E the level's mean (a worker is busy that
-// share of its cycle).
-func underAchieved(lv *Level, think time.Duration) string {
-	a := lv.AchievedConcurrency
-	if !a.OK() {
-		return ""
+// shifted returns a copy of r with its TTFT and E2E measured from the scheduled time (lag
+// added): what the SLO of goodput judges on a rate level.
+func shifted(r *record.Record, lag time.Duration) *record.Record {
+	c := *r
+	if c.TTFT > 0 {
+		c.TTFT += lag
 	}
-	want := float64(lv.Concurrency)
-	e2e := float64(lv.E2E.Mean) / 1e3
-	if think <= 0 || !lv.E2E.Mean.OK() || !(e2e > 0) {
-		if float64(a) < MinAchievedRatio*want {
-			return fmt.Sprintf("achieved concurrency %.2f < %.0f%% of target %d", float64(a), MinAchievedRatio*100, lv.Concurrency)
-		}
-		return ""
-	}
-	want *= e2e / (e2e + think.Seconds())
-	if float64(a) < MinAchievedRatio*want {
-		return fmt.Sprintf("achieved concurrency %.2f < %.0f%% of %.2f, what target %d keeps in flight with a mean think time of %v",
-			float64(a), MinAchievedRatio*100, want, lv.Concurrency, think)
-	}
-	return ""
+	c.E2E += lag
+	return &c
 }

@@ -51,7 +51,7 @@ func (a *analyzer) throughput() {
 	var planned []float64
 	for _, p := range a.fit {
 		if p.lv == nil || p.lv.Refine == "" {
-			planned = append(planned, p.c)
+			planned = append(planned, p.x)
 		}
 	}
 	geo := geometric(planned)

@@ -453,3 +453,7 @@ func concurrencyLabels(ls []analysis.Level, fallback func(*analysis.Level) analy
 	}
 	return lab
 }
+
+// xLabelRate is the x axis of the rate charts: each level at the arrival rate its window
+// realised (the offered rate for a table without it, DESIGN §4.15).
+const xLabelRate = "arrival rate, realised (requests/s)"

@@ -82,34 +82,8 @@ func objectiveSeries(o analysis.SLOObjective, label string) latencySeries {
 	}
 	metric, pct := o.Metric, o.Percentile
 	return latencySeries{label, st.c, st.dash, st.glyph, func(l *analysis.Level) analysis.Float {
-		return percentile(latencyOf(l, metric), pct)
+		return l.LatencyOf(metric).Percentile(pct)
 	}}
-}
-
-// latencyOf returns l's latency distribution of metric (ttft, tpot, itl, e2e).
-func latencyOf(l *analysis.Level, metric string) analysis.Latency {
-	switch metric {
-	case "ttft":
-		return l.TTFT
-	case "tpot":
-		return l.TPOT
-	case "itl":
-		return l.ITL
-	}
-	return l.E2E
-}
-
-// percentile returns lat's percentile pct (50, 95 or 99; NaN for another).
-func percentile(lat analysis.Latency, pct int) analysis.Float {
-	switch pct {
-	case 50:
-		return lat.P50
-	case 95:
-		return lat.P95
-	case 99:
-		return lat.P99
-	}
-	return analysis.NaN()
 }
 
 // tpotSLOSuffix says which metric a line of the TPOT and ITL chart is on, so that the other

@@ -25,7 +25,7 @@ func Formats() []string { return []string{"png", "svg"} }
 // Build returns the chart called name (one of NamesFor(res.Mode)) for res; "dashboard" is
 // the rate dashboard for an arrival-rate run.
 func Build(name string, res *analysis.Result) (Chart, error) {
-	rate := res != nil && res.Mode == record.ModeRate
+	rate := res != nil && res.Mode.IsRate()
 	switch name {
 	case "rate_throughput":
 		return RateThroughput(res)
@@ -154,4 +154,17 @@ func renderFormats(name string, c Chart, w, h vg.Length) ([]File, error) {
 		files = append(files, File{Name: name, Format: format, Data: b})
 	}
 	return files, nil
+}
+
+// rateNames are the charts RenderAll renders for an arrival-rate run, in order.
+var rateNames = []string{"rate_throughput", "rate_ttft", "rate_e2e", "rate_lag", "dashboard"}
+
+// NamesFor returns the base names of the charts RenderAll renders for a run of mode m, in
+// order: Names() for a closed-loop run, rate_throughput, rate_ttft, rate_e2e, rate_lag and
+// dashboard for an arrival-rate one.
+func NamesFor(m record.Mode) []string {
+	if m.IsRate() {
+		return append([]string(nil), rateNames...)
+	}
+	return Names()
 }

@@ -29,3 +29,7 @@ func (m Mode) Of() Mode {
 	}
 	return m
 }
+
+// IsRate reports whether m is the open loop (ModeRate): the one way the packages past the
+// load generator ask whether a run is an arrival-rate run.
+func (m Mode) IsRate() bool { return m == ModeRate }

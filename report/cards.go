@@ -18,7 +18,7 @@ type card struct {
 // arrival-rate run the capacity with its interval, maximum TPS, SLO point and blow-up rate,
 // and the replicas (DESIGN §5.2). A figure not computed reads "—" with why in Detail.
 func cards(res *analysis.Result) []card {
-	if isRate(res) {
+	if res.Mode.IsRate() {
 		return rateCards(res)
 	}
 	cs := []card{maxTPSCard(res), kneeCard(res), sloCard(res), blowupCard(res)}

@@ -12,7 +12,7 @@ import (
 // compareTable is the side-by-side table of several runs: knee with its interval, method and
 // rule, the efficient point, maximum TPS, SLO point and TTFT blow-up per run.
 func compareTable(runs []*analysis.Result, labels []string) table {
-	if len(runs) > 0 && isRate(runs[0]) {
+	if len(runs) > 0 && runs[0].Mode.IsRate() {
 		return rateCompareTable(runs, labels)
 	}
 	t := table{Header: []string{"run", "model", "knee N (95% interval, method, rule)", "knee TPS (tokens/s)", "efficient point N (95% interval)",
@@ -144,3 +144,62 @@ func Compare(w io.Writer, runs []*analysis.Result, labels []string, charts []str
 	}
 	return nil
 }
+
+// rateCompareTable is the side-by-side table of arrival-rate runs: capacity with its
+// interval, the SLO point and goodput there, the TTFT blow-up rate and the maximum TPS.
+func rateCompareTable(runs []*analysis.Result, labels []string) table {
+	t := table{Header: []string{"run", "model", "capacity (req/s, 95% interval)", "capacity TPS (tokens/s)", "SLO point (req/s)",
+		"goodput at SLO (req/s)", "binding SLO", "TTFT blow-up (req/s)", "max TPS (tokens/s) @ req/s", "warnings"}}
+	for i, r := range runs {
+		rr := r.Rate
+		if rr == nil {
+			rr = &analysis.RateResult{CapacityRPS: analysis.NaN(), CapacityTPS: analysis.NaN(), SLORPS: analysis.NaN(),
+				SLOGoodputRPS: analysis.NaN(), TTFTBlowupRPS: analysis.NaN(), MaxTPSRPS: analysis.NaN()}
+		}
+		capCell := capacityCell(rr)
+		slo := floorConc(rr.SLORPS)
+		limit := limitName(r.SLO.Limit)
+		switch {
+		case rr.SLORPS.OK() && r.SLO.Limit == "":
+			slo, limit = "≥ "+frate(rr.SLORPS), "none: all valid levels meet it"
+		case r.SLO.Limit == "capacity":
+			limit = "the capacity"
+		case limit == "":
+			limit = dash
+		}
+		blow := frate(rr.TTFTBlowupRPS)
+		if rr.TTFTBlowupMethod != "" && rr.TTFTBlowupRPS.OK() {
+			blow += " (" + rr.TTFTBlowupMethod.Label() + ")"
+		}
+		maxTPS := dash
+		if r.Throughput.MaxTPS.OK() {
+			maxTPS = fmt.Sprintf("%s @ %s", fnum(r.Throughput.MaxTPS), frate(rr.MaxTPSRPS))
+		}
+		model := r.Meta.Model
+		if model == "" {
+			model = dash
+		}
+		t.Rows = append(t.Rows, []string{labels[i], model, capCell, fnum(rr.CapacityTPS), slo, frate(rr.SLOGoodputRPS), limit, blow, maxTPS,
+			fmt.Sprint(len(r.Warnings))})
+	}
+	return t
+}
+
+// capacityCell is the capacity of an arrival-rate run with its bound and 95% interval:
+// "20.8 (19.9–20.9)", "≥ 22.0".
+func capacityCell(rr *analysis.RateResult) string {
+	c := frate(rr.CapacityRPS)
+	switch rr.CapacityBound {
+	case "at_least":
+		c = "≥ " + c
+	case "at_most":
+		c += " (below every level)"
+	}
+	if iv := rr.CapacityInterval; iv[0].OK() && iv[1].OK() {
+		c += fmt.Sprintf(" (%s–%s)", frate(iv[0]), frate(iv[1]))
+	}
+	return c
+}
+
+// rateCompareNote explains the columns of rateCompareTable.
+const rateCompareNote = "Capacity: the maximum sustainable rate, where the completion rate of the unsustained levels puts it between the last sustained and the first unsustained offered rate, with its 95% interval; “≥ x”: every level sustained its rate. SLO point: largest offered rate meeting every SLO at a sustained level, never above the capacity. Latencies from the scheduled arrival. “—”: not computed."

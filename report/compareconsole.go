@@ -60,7 +60,7 @@ func CompareConsoleWith(w io.Writer, runs []*analysis.Result, labels []string, g
 		}
 		if i == 0 && !o.Wide {
 			note := compareConsoleNote
-			if isRate(runs[0]) {
+			if runs[0].Mode.IsRate() {
 				note = rateCompareConsoleNote
 			}
 			fmt.Fprintln(w, note)
@@ -72,7 +72,7 @@ func CompareConsoleWith(w io.Writer, runs []*analysis.Result, labels []string, g
 // compareConsoleTable is compareTable in the columns that fit ConsoleWidth: knee N and TPS,
 // max TPS, the SLO point and its TPS, what binds, the TTFT blow-up and the warnings.
 func compareConsoleTable(runs []*analysis.Result, labels []string) table {
-	if isRate(runs[0]) {
+	if runs[0].Mode.IsRate() {
 		return rateCompareConsoleTable(runs, labels)
 	}
 	t := table{Header: []string{"run", "knee N", "knee TPS", "max TPS", "SLO N", "SLO TPS", "binds", "blow-up N", "warn"}}

@@ -13,7 +13,7 @@ const closedCompareNote = "Knee: where throughput stops growing, by its rule: pl
 
 // compareNote is the note under the compare table of runs of res's mode.
 func compareNote(res *analysis.Result) string {
-	if isRate(res) {
+	if res.Mode.IsRate() {
 		return rateCompareNote
 	}
 	return closedCompareNote

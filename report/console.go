@@ -73,7 +73,7 @@ func ConsoleWith(w io.Writer, res *analysis.Result, o ConsoleOptions) error {
 // consoleLevels writes the level table, the notes on its columns and the errors by class.
 func consoleLevels(w io.Writer, res *analysis.Result, o ConsoleOptions, p func(first, hang, s string)) {
 	levels := sortedLevels(res)
-	t := NewLevelTable(isRate(res), o.Wide, hasLengths(res))
+	t := NewLevelTable(res.Mode.IsRate(), o.Wide, hasLengths(res))
 	if consoleHit(res, o.Wide) {
 		t = t.WithPrefixCache()
 	}
@@ -114,9 +114,9 @@ func consoleLevels(w io.Writer, res *analysis.Result, o ConsoleOptions, p func(f
 func consoleNote(res *analysis.Result, wide bool) string {
 	var s string
 	switch {
-	case isRate(res) && wide:
+	case res.Mode.IsRate() && wide:
 		s = "(req/s = offered, ach = sent, done = completed, requests/s; sust = sustainable (backlog growth, req/s); tok/s = output tokens/s; err = errors (rate); latencies in ms, TTFT and E2E from the scheduled arrival; lag = schedule lag"
-	case isRate(res):
+	case res.Mode.IsRate():
 		s = "(req/s = offered, done = completed, requests/s; sust = sustainable; err = error rate; tok/s = output tokens/s; latencies in ms, TTFT and E2E from the scheduled arrival; lag = schedule lag"
 	case wide:
 		s = "(tok/s = output tokens/s ±95% CI; err = errors (rate); QPS = requests/s; latencies in ms; cTTFT = TTFT on the client's clock"

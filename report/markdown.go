@@ -114,7 +114,7 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 // when the levels had records; TTFA follows TTFT when some request of res reasoned first.
 func methodTable(res *analysis.Result) table {
 	var t table
-	if isRate(res) {
+	if res.Mode.IsRate() {
 		t = rateMethodTable()
 	} else {
 		t = table{Header: []string{"quantity", "definition"}, Class: "text"}
@@ -136,7 +136,7 @@ func methodTable(res *analysis.Result) table {
 
 // levelsNote is the note under the level table.
 func levelsNote(res *analysis.Result) string {
-	if isRate(res) {
+	if res.Mode.IsRate() {
 		return rateLevelsNote
 	}
 	return "Latencies are over requests sent inside the measurement window; “—” marks a value that could not be computed; ✗ marks a level excluded from the fits."
@@ -144,7 +144,7 @@ func levelsNote(res *analysis.Result) string {
 
 // validityNote is the note under the validity table.
 func validityNote(res *analysis.Result) string {
-	if isRate(res) {
+	if res.Mode.IsRate() {
 		return "An achieved rate more than max(2%, 3 ÷ √(offered × window)) off the offered rate, and a schedule lag p99 above max(1 ms, 1% of TTFT p50) at a sustainable level, are flagged ✗ with a warning but keep the level; not steady or a Little's-law error above 10% (both checked only while the level is sustained), client-bound and an error rate above max_error_rate exclude it. The identity column shows the relative error between its two sides (✗ above 10%)."
 	}
 	return "Identity columns show the relative error between the two sides, over per-level means (flagged ✗ above 10%)."

@@ -29,7 +29,7 @@ func withPrefixCache(t table, res *analysis.Result, after string) table {
 		return t
 	}
 	levels := sortedLevels(res)
-	if isRate(res) {
+	if res.Mode.IsRate() {
 		levels = slices.DeleteFunc(levels, func(l analysis.Level) bool { return !l.IsRate() })
 	}
 	if len(levels) != len(t.Rows) {
@@ -65,5 +65,5 @@ func (t LevelTable) WithPrefixCache() LevelTable {
 // has one, in the closed-loop default set and every wide set (the rate default set would pass
 // 80 columns).
 func consoleHit(res *analysis.Result, wide bool) bool {
-	return hasPrefixCache(res) && (wide || !isRate(res))
+	return hasPrefixCache(res) && (wide || !res.Mode.IsRate())
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
 )
@@ -19,7 +18,7 @@ type table struct {
 
 // levelTable is the full level table of report.md and report.html, units in the header.
 func levelTable(res *analysis.Result) table {
-	if isRate(res) {
+	if res.Mode.IsRate() {
 		return rateLevelTable(res)
 	}
 	t := table{Header: []string{"concurrency", "requests", "errors", "output TPS (tokens/s)", "±95% CI (tokens/s)",
@@ -80,7 +79,7 @@ func concurrencyCell(l *analysis.Level) string {
 // keyHeader is the header of the column that names the levels: "concurrency", or "offered
 // (req/s)" on an arrival-rate run.
 func keyHeader(res *analysis.Result) string {
-	if isRate(res) {
+	if res.Mode.IsRate() {
 		return "offered (req/s)"
 	}
 	return "concurrency"
@@ -92,35 +91,6 @@ func levelNotes(l *analysis.Level) []string {
 		return l.Notes
 	}
 	return append([]string{"added after the planned levels: " + l.Refine}, l.Notes...)
-}
-
-func validCell(l *analysis.Level) string {
-	switch {
-	case l.Superseded:
-		return "rerun" // its retry, another row, stands for it
-	case l.Valid && l.Imprecise:
-		return "yes ±" // kept with the CI it reached (DESIGN §4.1)
-	case l.Valid:
-		return "yes"
-	}
-	return "no ✗"
-}
-
-// validityTable holds the checks of DESIGN §1 per level; a failed check is marked ✗.
-func validityTable(res *analysis.Result) table {
-	if isRate(res) {
-		return rateValidityTable(res)
-	}
-	t := table{Header: []string{"concurrency", "achieved concurrency (÷ target, ≥ 95%)", "Little's-law error (≤ 10%)",
-		"steady", "client-bound", "E2E ≈ TTFT + TPOT × (N_out − 1)", "QPS ≈ concurrency ÷ mean E2E",
-		"output TPS ≈ QPS × mean N_out", "errors by class", "notes"}, Class: "text"}
-	for _, l := range sortedLevels(res) {
-		c := checksOf(&l)
-		t.Rows = append(t.Rows, []string{strconv.Itoa(l.Concurrency), c.Achieved.String(), c.Little.String(),
-			c.Steady.String(), c.ClientBound.String(), c.E2EIdentity.String(), c.QPSIdentity.String(),
-			c.TPSIdentity.String(), errorClasses(l.ErrorClasses), strings.Join(levelNotes(&l), "; ")})
-	}
-	return t
 }
 
 // hasServer reports whether some level carries server metrics.
@@ -149,4 +119,77 @@ func serverTable(res *analysis.Result) table {
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// rateKey is a rate level's first table cell: its offered rate, with a trace replay's time
+// scale ("40.0 (2× trace)"), marked when added.
+func rateKey(l *analysis.Level) string {
+	k := frate(l.Offered())
+	if l.TimeScale > 0 {
+		k += " (" + strconv.FormatFloat(float64(l.TimeScale), 'g', 3, 64) + "× trace)"
+	}
+	if l.Refine != "" {
+		k += " (added)"
+	}
+	return k
+}
+
+// levelKey names a level in the first cell of the lengths and server tables: its
+// concurrency, or its offered rate on an arrival-rate level.
+func levelKey(l *analysis.Level) string {
+	if l.IsRate() {
+		return frate(l.Offered())
+	}
+	return strconv.Itoa(l.Concurrency)
+}
+
+// sustainableCell shows the verdict and the backlog growth: "yes (−0.04)", "no (+3.02)".
+func sustainableCell(l *analysis.Level) string {
+	v := "yes"
+	if !l.Sustainable {
+		v = "no"
+	}
+	if g := l.BacklogGrowthRPS; g.OK() {
+		return fmt.Sprintf("%s (%s)", v, signed(g))
+	}
+	return v
+}
+
+// signed formats v with its sign: "+3.02", "−0.04".
+func signed(v analysis.Float) string {
+	if v < 0 {
+		return "−" + fnum(-v)
+	}
+	return "+" + fnum(v)
+}
+
+// rateLevelTable is the full level table of an arrival-rate run, units in the header.
+func rateLevelTable(res *analysis.Result) table {
+	t := table{Header: []string{"offered (req/s)", "realised (req/s)", "achieved (req/s)", "completed (req/s)", "sustainable (backlog growth, req/s)",
+		"requests", "errors", "output TPS (tokens/s)", "TTFT p50 (ms)", "TTFT p95 (ms)", "TTFT p99 (ms)", "TTFT p95 from send (ms)",
+		"TPOT p95 (ms)", "E2E p50 (ms)", "E2E p95 (ms)", "lag p50 (ms)", "lag p99 (ms)", "valid"}}
+	for _, l := range sortedLevels(res) {
+		if !l.IsRate() {
+			continue
+		}
+		ttft, e2e := l.UserTTFT(), l.UserE2E()
+		t.Rows = append(t.Rows, []string{rateKey(&l), frate(l.RealizedRPS), frate(l.AchievedRPS), frate(l.CompletionRate()), sustainableCell(&l),
+			strconv.Itoa(l.Requests), errorsCell(&l), fnum(l.OutputTPS), fnum(ttft.P50), fnum(ttft.P95), fnum(ttft.P99), fnum(l.TTFT.P95),
+			fnum(l.TPOT.P95), fnum(e2e.P50), fnum(e2e.P95), fnum(l.ScheduleLag.P50), fnum(l.ScheduleLag.P99), validCell(&l)})
+	}
+	return withLengths(withPrefixCache(t, res, "TTFT p99 (ms)"), res, "ISL (tokens)", "OSL (tokens)", " ≠ ")
+}
+
+// rateLevelsNote is the note under the level table of an arrival-rate run.
+const rateLevelsNote = "Realised = the window's arrivals ÷ its length, the rate the schedule's draw offered the server: each level is placed and judged there (the offered rate where a table has none); latencies are over the window's arrivals (the requests scheduled inside the measurement window, whenever they were sent); TTFT and E2E from the scheduled arrival (the user's view) where the level has them, TTFT p95 from send beside them; completed = output TPS ÷ mean output tokens (QPS without them), the completion rate the capacity is read from; “—” marks a value that could not be computed; ✗ marks a level excluded from the analysis."
+
+// completedAt returns the completion rate of the level placed at rps requests/s
+// (Level.ArrivalRate; NaN when none).
+func completedAt(levels []analysis.Level, rps analysis.Float) analysis.Float {
+	for i := range levels {
+		if levels[i].IsRate() && levels[i].ArrivalRate() == rps {
+			return levels[i].CompletionRate()
+		}
+	}
+	return analysis.NaN()
 }

@@ -69,15 +69,11 @@ func fbool(b bool) string {
 	return "no"
 }
 
-// sortedLevels returns the levels by concurrency, or by offered rate on an arrival-rate run
-// (a copy).
+// sortedLevels returns the levels along the load axis, by concurrency or by offered rate (a
+// copy, analysis.SortLevels).
 func sortedLevels(res *analysis.Result) []analysis.Level {
 	ls := append([]analysis.Level(nil), res.Levels...)
-	if isRate(res) {
-		analysis.SortLevels(ls)
-		return ls
-	}
-	sort.SliceStable(ls, func(i, j int) bool { return ls[i].Concurrency < ls[j].Concurrency })
+	analysis.SortLevels(ls)
 	return ls
 }
 
@@ -88,7 +84,7 @@ func sortedLevels(res *analysis.Result) []analysis.Level {
 // it was read by, the maximum TPS, the unsustained levels, the TTFT blow-up rate, the SLO
 // point on the rate axis, the capacity plan and which latencies were read (DESIGN §4.15).
 func Answer(res *analysis.Result) []string {
-	if isRate(res) {
+	if res.Mode.IsRate() {
 		return rateAnswer(res)
 	}
 	var s []string
@@ -106,23 +102,10 @@ func Answer(res *analysis.Result) []string {
 	}
 	s = append(s, kneeSentences(res)...)
 	if b := res.TTFTBlowup; b != nil && b.Concurrency.OK() {
-		t := fmt.Sprintf("TTFT blows up past concurrency %s", fconc(b.Concurrency))
-		var det []string
-		if b.Method != "" {
-			det = append(det, b.Method.Label())
-		}
-		if b.BaselineMS.OK() {
-			det = append(det, "baseline p50 "+fnum(b.BaselineMS)+" ms")
-		}
-		if b.SlopeMSPerUser.OK() {
-			det = append(det, "then +"+fnum(b.SlopeMSPerUser)+" ms per added request")
-		}
-		if len(det) > 0 {
-			t += " (" + strings.Join(det, "; ") + ")"
-		}
-		s = append(s, t+".")
+		ax := res.Axis()
+		s = append(s, blowupSentence("TTFT", ax.At(fconc(b.Concurrency)), b.Method, "baseline p50", b.BaselineMS, b.SlopeMSPerUser, ax.Per())+".")
 	} else {
-		s = append(s, "No TTFT blow-up was detected in the measured range.")
+		s = append(s, noBlowup)
 	}
 	if o := res.Overload; o.Detected {
 		s = append(s, fmt.Sprintf("Overload: throughput falls %s below its peak from concurrency %s.", fpct(o.DropPct/100), fconc(o.FromConcurrency)))
@@ -299,37 +282,12 @@ func floorConc(v analysis.Float) string {
 // replicas "at the SLO point" were computed at the largest level, and the sentence says so.
 // eff adds the replicas and cost at the efficient point (when it is not the knee itself).
 func capacitySentence(c *analysis.Capacity, slo analysis.SLOResult, eff bool) string {
-	var target []string
-	if c.ConcurrentUsers > 0 {
-		target = append(target, fmt.Sprintf("%d concurrent users", c.ConcurrentUsers))
-	}
-	if c.QPS > 0 {
-		target = append(target, fnum(analysis.Float(c.QPS))+" requests/s")
-	}
-	if c.OutputTPS > 0 {
-		target = append(target, fnum(analysis.Float(c.OutputTPS))+" output tokens/s")
-	}
-	t := "Capacity plan"
-	if len(target) > 0 {
-		t += " for " + strings.Join(target, " and ")
-	}
+	t := planHead(c)
 	at := "the SLO point"
 	if sloBeyond(slo) && c.ReplicasAtSLO.OK() {
 		at = fmt.Sprintf("concurrency %s (the largest level; the SLO point is %s)", fconc(slo.MaxConcurrency), sloPoint(slo))
 	}
-	t += fmt.Sprintf(": %s replicas", fint(c.ReplicasAtSLO))
-	// GPUs and cost per hour are those of the replicas at the SLO point.
-	var of []string
-	if c.GPUs.OK() {
-		of = append(of, fint(c.GPUs)+" GPUs")
-	}
-	if c.CostPerHour.OK() {
-		of = append(of, fusd(c.CostPerHour)+" per hour")
-	}
-	if len(of) > 0 {
-		t += " (" + strings.Join(of, ", ") + ")"
-	}
-	t += fmt.Sprintf(" at %s, %s at the knee", at, fint(c.ReplicasAtKnee))
+	t += replicasAtSLO(c) + fmt.Sprintf(" at %s, %s at the knee", at, fint(c.ReplicasAtKnee))
 	if eff {
 		t += fmt.Sprintf(", %s at the efficient point", fint(c.ReplicasAtEfficientPoint))
 	}
@@ -346,109 +304,12 @@ func capacitySentence(c *analysis.Capacity, slo analysis.SLOResult, eff bool) st
 	return t + "."
 }
 
-// check is one validity check of a level: its measured value and whether it passes.
-type check struct {
-	Value string
-	OK    bool
-	Known bool
-}
-
-func (c check) String() string {
-	if !c.Known {
-		return dash
-	}
-	if c.OK {
-		return c.Value
-	}
-	return c.Value + " ✗"
-}
-
-// maxIdentityErr is the relative error within which the identities of DESIGN §1 hold; the
-// level thresholds are analysis.MinAchievedRatio and analysis.MaxLittlesLawError.
-const maxIdentityErr = 0.10
-
-// levelChecks are the validity checks and identities of one level.
-type levelChecks struct {
-	Achieved, Little, Steady, ClientBound check
-	// E2EIdentity is |E2E − (TTFT + TPOT × (N_out − 1))| ÷ E2E over means.
-	E2EIdentity check
-	// QPSIdentity is |QPS − concurrency ÷ mean E2E| ÷ QPS.
-	QPSIdentity check
-	// TPSIdentity is |output TPS − QPS × mean N_out| ÷ output TPS.
-	TPSIdentity check
-}
-
-func relErr(got, want float64) analysis.Float {
-	if !finite(got) || !finite(want) || got == 0 {
-		return analysis.NaN()
-	}
-	return analysis.Float(math.Abs(got-want) / math.Abs(got))
-}
-
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-func errCheck(e analysis.Float, limit float64) check {
-	if !e.OK() {
-		return check{}
-	}
-	return check{Value: fpct(e), OK: float64(e) <= limit, Known: true}
-}
-
-func checksOf(l *analysis.Level) levelChecks {
-	var c levelChecks
-	if l.AchievedConcurrency.OK() && l.Concurrency > 0 {
-		r := float64(l.AchievedConcurrency) / float64(l.Concurrency)
-		c.Achieved = check{Value: fmt.Sprintf("%s (%s)", fnum(l.AchievedConcurrency), fpct(analysis.Float(r))), OK: r >= analysis.MinAchievedRatio, Known: true}
-	}
-	c.Little = errCheck(l.LittlesLawError, analysis.MaxLittlesLawError)
-	c.Steady = check{Value: fbool(l.Steady), OK: l.Steady || l.Imprecise, Known: true}
-	if l.Imprecise {
-		c.Steady.Value = fmt.Sprintf("no: imprecise, kept (TPS ±%s)", fnum(l.OutputTPSCI95))
-	}
-	c.ClientBound = check{Value: fbool(l.ClientBound) + clientEvidence(l), OK: !l.ClientBound, Known: true}
-	ttft, tpot, e2e, nout := float64(l.TTFT.Mean), float64(l.TPOT.Mean), float64(l.E2E.Mean), float64(l.MeanOutputTokens)
-	c.E2EIdentity = errCheck(relErr(e2e, ttft+tpot*(nout-1)), maxIdentityErr)
-	conc := float64(l.AchievedConcurrency)
-	if !finite(conc) {
-		conc = float64(l.Concurrency)
-	}
-	c.QPSIdentity = errCheck(relErr(float64(l.QPS), conc/(e2e/1000)), maxIdentityErr)
-	c.TPSIdentity = errCheck(relErr(float64(l.OutputTPS), float64(l.QPS)*nout), maxIdentityErr)
-	return c
-}
-
-// ttfaNote defines TTFA; the method table lists it when some request reasoned first.
-var ttfaNote = [2]string{"TTFA", "t(first chunk with non-empty answer content, not reasoning) − t_send, for requests that reasoned first (TTFT otherwise)"}
-
-// methodNotes are the metric definitions and model formulas of DESIGN §1 and §4, as
-// (name, formula) pairs, printed beside the numbers.
-var methodNotes = [][2]string{
-	{"TTFT", "t(first chunk with non-empty content or reasoning_content) − t_send; a role-only chunk does not count"},
-	{"E2E", "t(last content chunk) − t_send"},
-	{"N_out", "usage.completion_tokens of the final usage chunk, else the number of content chunks"},
-	{"TPOT", "(E2E − TTFT) ÷ (N_out − 1), per request; undefined for N_out ≤ 1"},
-	{"ITL", "every gap between consecutive content chunks, pooled over requests; a chunk of k tokens contributes gap ÷ k, k times"},
-	{"output TPS", "output tokens whose chunk arrived inside the window [W0, W1) ÷ (W1 − W0)"},
-	{"QPS", "successful requests completed inside the window ÷ (W1 − W0)"},
-	{"goodput", "requests completed inside the window meeting every SLO ÷ (W1 − W0)"},
-	{"achieved concurrency", "time-average of requests in flight over the window; flagged below 95% of target"},
-	{"Little's law", "L = λ·W: error = |QPS × mean(E2E) − achieved concurrency| ÷ achieved concurrency; flagged above 10%"},
-	{"percentiles", "linear interpolation between closest ranks (numpy.percentile default, R type 7)"},
-	{analysis.MethodUSL.Label(), "X(N) = λN ÷ (1 + σ(N − 1) + κN(N − 1)), σ, κ ≥ 0, nonlinear least squares; peak N* = √((1 − σ) ÷ κ)"},
-	{analysis.MethodBatch.Label(), "X(N) = m ÷ (α + β·m), m = min(N, S): S decode slots whose step takes α + β·m per token; least squares, closed form in 1 ÷ α over a grid of β ÷ α and S, refined by Nelder–Mead"},
-	{analysis.MethodHinge.Label(), "y = a + b·min(N, breakpoint): linear then flat, breakpoint searched continuously"},
-	{analysis.MethodKneedle.Label(), "Satopää et al. 2011 (as the kneed package), on log2(concurrency) for geometric levels"},
-	{"knee rule", "plateau onset: the breakpoint (batch slot limit S, or hinge breakpoint) of the best fit when that is a sharp-knee model (the hinge only with under ¼ of the batch model's 1 − R²) with R² ≥ 0.95, ≥ 2 valid levels more than 5% below the breakpoint and ≥ 1 more than 5% above it; otherwise (the USL fits best, or the rise or plateau was not measured) marginal gain, the efficient point; bootstrap 95% interval"},
-	{"efficient point", "smallest N where doubling concurrency adds less than knee_gain (default 10%) throughput on the best fit; bootstrap 95% interval"},
-	{"TTFT blow-up", "flat-then-linear hinge on (concurrency, TTFT p50), least squares weighted by TTFT^−1.5 (unweighted if that is no ramp); fallback: first level with TTFT p50 > 3 × baseline"},
-	{"operating point", "maximum of Kleinrock's power, output TPS ÷ mean E2E"},
-	{"SLO point", "largest concurrency (interpolated on log concurrency) meeting every SLO"},
-}
 
 // fitNotes describes the fitted models' parameters, one line per model fitted (none on an
 // arrival-rate run, whose rules the method table states).
 func fitNotes(res *analysis.Result) []string {
-	if isRate(res) {
+	if res.Mode.IsRate() {
 		return nil
 	}
 	var out []string
@@ -584,4 +445,73 @@ func clientEvidence(l *analysis.Level) string {
 		return " (heuristics)"
 	}
 	return ""
+}
+
+// joinAnd joins items as "a", "a and b", "a, b and c".
+func joinAnd(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// noBlowup is the sentence of a run without a TTFT blow-up.
+const noBlowup = "No TTFT blow-up was detected in the measured range."
+
+// blowupSentence states a TTFT blow-up without its full stop: "TTFT blows up past concurrency
+// 8 (hinge; baseline p50 120 ms; then +9 ms per added request)". what is what blows up, past
+// the place on the load axis, base the baseline's name and per the axis's unit.
+func blowupSentence(what, past string, method analysis.Method, base string, baseMS, slope analysis.Float, per string) string {
+	t := what + " blows up past " + past
+	var det []string
+	if method != "" {
+		det = append(det, method.Label())
+	}
+	if baseMS.OK() {
+		det = append(det, base+" "+fnum(baseMS)+" ms")
+	}
+	if slope.OK() {
+		det = append(det, "then +"+fnum(slope)+" ms per added "+per)
+	}
+	if len(det) > 0 {
+		t += " (" + strings.Join(det, "; ") + ")"
+	}
+	return t
+}
+
+// replicasAtSLO states the replicas at the SLO point with their GPUs and cost per hour (those
+// of the replicas at the SLO point): ": 3 replicas (6 GPUs, $12.00 per hour)".
+func replicasAtSLO(c *analysis.Capacity) string {
+	t := fmt.Sprintf(": %s replicas", fint(c.ReplicasAtSLO))
+	var of []string
+	if c.GPUs.OK() {
+		of = append(of, fint(c.GPUs)+" GPUs")
+	}
+	if c.CostPerHour.OK() {
+		of = append(of, fusd(c.CostPerHour)+" per hour")
+	}
+	if len(of) > 0 {
+		t += " (" + strings.Join(of, ", ") + ")"
+	}
+	return t
+}
+
+// planHead opens the capacity plan's sentence with its targets: "Capacity plan for 100
+// concurrent users and 5000 output tokens/s" (an arrival-rate run's plan has no users).
+func planHead(c *analysis.Capacity) string {
+	var target []string
+	if c.ConcurrentUsers > 0 {
+		target = append(target, fmt.Sprintf("%d concurrent users", c.ConcurrentUsers))
+	}
+	if c.QPS > 0 {
+		target = append(target, fnum(analysis.Float(c.QPS))+" requests/s")
+	}
+	if c.OutputTPS > 0 {
+		target = append(target, fnum(analysis.Float(c.OutputTPS))+" output tokens/s")
+	}
+	t := "Capacity plan"
+	if len(target) > 0 {
+		t += " for " + strings.Join(target, " and ")
+	}
+	return t
 }

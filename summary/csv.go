@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
-	"github.com/kneecap/kneecap/record"
 )
 
 // csvLatencyStats are the statistics of a latency column: <metric>_<stat>_ms.
@@ -75,73 +73,6 @@ func csvLengths() []csvScalar {
 	return out
 }
 
-func latencyField(l *analysis.Level, metric, stat string) *analysis.Float {
-	var lat *analysis.Latency
-	switch metric {
-	case "ttft":
-		lat = &l.TTFT
-	case "tpot":
-		lat = &l.TPOT
-	case "itl":
-		lat = &l.ITL
-	default:
-		lat = &l.E2E
-	}
-	switch stat {
-	case "mean":
-		return &lat.Mean
-	case "p50":
-		return &lat.P50
-	case "p90":
-		return &lat.P90
-	case "p95":
-		return &lat.P95
-	default:
-		return &lat.P99
-	}
-}
-
-// prefixColumns are the prefix-cache columns, the last of both tables (analysis.Level
-// PrefixCache): the hit rate in [0, 1] and its source (server_counters, usage or
-// server_gauge).
-var prefixColumns = []string{"prefix_cache_hit_rate", "prefix_cache_source"}
-
-// verdictColumns are the last columns of both tables (appended, never reordered): a level kept
-// though imprecise and one whose latency was still rising (analysis.Level Imprecise and
-// LatencyRising, DESIGN §3.2), so that a level re-read keeps its verdict and its evidence.
-var verdictColumns = []string{"imprecise", "latency_rising"}
-
-// verdictCells are l's cells of verdictColumns.
-func verdictCells(l *analysis.Level) []string {
-	return []string{strconv.FormatBool(l.Imprecise), strconv.FormatBool(l.LatencyRising)}
-}
-
-// CSVColumns returns the columns WriteCSV writes, in order. ReadCSV accepts any subset that
-// includes concurrency and output_tps.
-func CSVColumns() []string {
-	return slices.Concat(baseColumns(), prefixColumns, verdictColumns)
-}
-
-// baseColumns are the columns of CSVColumns before the prefix-cache ones.
-func baseColumns() []string {
-	cols := []string{"concurrency"}
-	for _, s := range csvScalars() {
-		cols = append(cols, s.name)
-	}
-	cols = append(cols, "requests", "errors", "valid", "steady")
-	for _, m := range csvLatencyMetrics {
-		for _, s := range csvLatencyStats {
-			cols = append(cols, m+"_"+s+"_ms")
-		}
-	}
-	// Why a level was added after the planned ones (sweep.refine); empty for planned levels.
-	cols = append(cols, "refine")
-	for _, s := range csvLengths() {
-		cols = append(cols, s.name)
-	}
-	return append(cols, "fixed_output")
-}
-
 // WriteCSV writes levels as a level-summary CSV (DESIGN §4): a header row of CSVColumns —
 // concurrency, output_tps, qps, the *_ms latency statistics (mean, p50, p90, p95, p99 of
 // TTFT, TPOT, ITL and E2E), error_rate, requests and the validity columns — and one row per
@@ -157,7 +88,7 @@ func baseColumns() []string {
 // after the prefix-cache ones).
 func WriteCSV(w io.Writer, levels []analysis.Level) error {
 	cw := csv.NewWriter(w)
-	rate := analysis.ModeOf(levels) == record.ModeRate
+	rate := analysis.ModeOf(levels).IsRate()
 	header := CSVColumns()
 	if rate {
 		header = RateCSVColumns()
@@ -207,7 +138,7 @@ func csvRow(l *analysis.Level, scalars, lengths []csvScalar) []string {
 	row = append(row, strconv.Itoa(l.Requests), strconv.Itoa(l.Errors), strconv.FormatBool(l.Valid), strconv.FormatBool(l.Steady))
 	for _, m := range csvLatencyMetrics {
 		for _, s := range csvLatencyStats {
-			row = append(row, csvNum(*latencyField(l, m, s)))
+			row = append(row, csvNum(*l.LatencyOf(m).Stat(s)))
 		}
 	}
 	row = append(row, l.Refine)
@@ -307,7 +238,7 @@ func readCSVHeader(cr *csv.Reader, name string) (*csvHeader, error) {
 	}
 	for _, m := range csvLatencyMetrics {
 		for _, s := range csvLatencyStats {
-			h.setters[m+"_"+s+"_ms"] = func(l *analysis.Level, v float64) { *latencyField(l, m, s) = analysis.Float(v) }
+			h.setters[m+"_"+s+"_ms"] = func(l *analysis.Level, v float64) { *l.LatencyOf(m).Stat(s) = analysis.Float(v) }
 		}
 	}
 	return h, nil

@@ -9,9 +9,10 @@ import (
 	"github.com/kneecap/kneecap/analysis"
 )
 
-// The arrival-rate columns of a level-summary CSV (DESIGN §4.13): a table with rate_rps in
-// place of concurrency holds arrival-rate (open-loop) levels, such as a published table of
-// vLLM `bench serve --request-rate` results, or the summary.csv of a rate run.
+// The columns of a level-summary CSV (DESIGN §4.13), for either load axis: a table with
+// concurrency holds closed-loop levels; one with rate_rps in place of concurrency holds
+// arrival-rate (open-loop) levels, such as a published table of vLLM `bench serve
+// --request-rate` results, or the summary.csv of a rate run.
 
 // rateLatencies are the latency columns of a rate level beside the closed loop's:
 // <prefix>_<stat>_ms for each of csvLatencyStats.
@@ -62,39 +63,13 @@ func rateRow(l *analysis.Level, row []string) []string {
 	}
 	out := append([]string{csvNum(rl.OfferedRPS)}, row[1:]...)
 	out = append(out, csvNum(rl.AchievedRPS), strconv.FormatBool(rl.Sustainable), csvNum(rl.BacklogGrowthRPS))
+	rates := analysis.Level{RateLevel: rl} // whose LatencyOf reads rl's latencies
 	for _, m := range rateLatencies {
-		lat := rateLatency(rl, m)
 		for _, s := range csvLatencyStats {
-			out = append(out, csvNum(*latencyStat(lat, s)))
+			out = append(out, csvNum(*rates.LatencyOf(m).Stat(s)))
 		}
 	}
 	return out
-}
-
-// rateLatency returns the latency of rl a rate column prefix names.
-func rateLatency(rl *analysis.RateLevel, prefix string) *analysis.Latency {
-	switch prefix {
-	case "schedule_lag":
-		return &rl.ScheduleLag
-	case "ttft_scheduled":
-		return &rl.TTFTScheduled
-	}
-	return &rl.E2EScheduled
-}
-
-// latencyStat returns the statistic stat (one of csvLatencyStats) of lat.
-func latencyStat(lat *analysis.Latency, stat string) *analysis.Float {
-	switch stat {
-	case "mean":
-		return &lat.Mean
-	case "p50":
-		return &lat.P50
-	case "p90":
-		return &lat.P90
-	case "p95":
-		return &lat.P95
-	}
-	return &lat.P99
 }
 
 // requireColumns checks that the header has output_tps and exactly one of concurrency and
@@ -181,7 +156,7 @@ func (h *csvHeader) rateCell(lv *analysis.Level, col, cell string, fail func(str
 		for _, m := range rateLatencies {
 			for _, st := range csvLatencyStats {
 				if col == m+"_"+st+"_ms" {
-					*latencyStat(rateLatency(rl, m), st) = analysis.Float(v)
+					*lv.LatencyOf(m).Stat(st) = analysis.Float(v)
 				}
 			}
 		}
@@ -235,4 +210,45 @@ func prefixCell(lv *analysis.Level, col, cell string, fail func(string, ...any) 
 	}
 	pc.HitRate = analysis.Float(v)
 	return true, nil
+}
+
+// prefixColumns are the prefix-cache columns, the last of both tables (analysis.Level
+// PrefixCache): the hit rate in [0, 1] and its source (server_counters, usage or
+// server_gauge).
+var prefixColumns = []string{"prefix_cache_hit_rate", "prefix_cache_source"}
+
+// verdictColumns are the last columns of both tables (appended, never reordered): a level kept
+// though imprecise and one whose latency was still rising (analysis.Level Imprecise and
+// LatencyRising, DESIGN §3.2), so that a level re-read keeps its verdict and its evidence.
+var verdictColumns = []string{"imprecise", "latency_rising"}
+
+// verdictCells are l's cells of verdictColumns.
+func verdictCells(l *analysis.Level) []string {
+	return []string{strconv.FormatBool(l.Imprecise), strconv.FormatBool(l.LatencyRising)}
+}
+
+// CSVColumns returns the columns WriteCSV writes, in order. ReadCSV accepts any subset that
+// includes concurrency and output_tps.
+func CSVColumns() []string {
+	return slices.Concat(baseColumns(), prefixColumns, verdictColumns)
+}
+
+// baseColumns are the columns of CSVColumns before the prefix-cache ones.
+func baseColumns() []string {
+	cols := []string{"concurrency"}
+	for _, s := range csvScalars() {
+		cols = append(cols, s.name)
+	}
+	cols = append(cols, "requests", "errors", "valid", "steady")
+	for _, m := range csvLatencyMetrics {
+		for _, s := range csvLatencyStats {
+			cols = append(cols, m+"_"+s+"_ms")
+		}
+	}
+	// Why a level was added after the planned ones (sweep.refine); empty for planned levels.
+	cols = append(cols, "refine")
+	for _, s := range csvLengths() {
+		cols = append(cols, s.name)
+	}
+	return append(cols, "fixed_output")
 }

@@ -1,13 +1,5 @@
 package analysis
 
-import (
-	"cmp"
-	"fmt"
-	"slices"
-
-	"github.com/kneecap/kneecap/record"
-)
-
 // RateLevel is what an arrival-rate (open-loop) level measures beside the numbers every level
 // has (DESIGN §1, §4.15). Level embeds it as a pointer, nil on a closed-loop level, so its
 // keys sit flat in levels[] of analysis.json and a closed-loop level has none of them.
@@ -59,30 +51,6 @@ func NewRateLevel(offered float64) *RateLevel {
 		ScheduleLag: NoLatency(), TTFTScheduled: NoLatency(), E2EScheduled: NoLatency()}
 }
 
-// IsRate reports whether l is an arrival-rate level (it carries RateLevel).
-func (l *Level) IsRate() bool { return l.RateLevel != nil }
-
-// Offered returns the level's offered rate in requests/s, or NaN on a closed-loop level.
-func (l *Level) Offered() Float {
-	if l.RateLevel == nil {
-		return NaN()
-	}
-	return l.OfferedRPS
-}
-
-// ArrivalRate returns the level's place on the rate axis in requests/s: its realised rate
-// where measured, else its offered rate (a table without realized_rps); NaN on a closed-loop
-// level.
-func (l *Level) ArrivalRate() Float {
-	if l.RateLevel == nil {
-		return NaN()
-	}
-	if r := l.RealizedRPS; r.OK() && r > 0 {
-		return r
-	}
-	return l.OfferedRPS
-}
-
 // UserTTFT and UserE2E return the latencies a user waited: measured from the scheduled
 // arrival on a rate level that has them, else from the send time (a level-summary CSV, a
 // closed-loop level).
@@ -119,27 +87,6 @@ func (l *Level) CompletionRate() Float {
 // hasLatency reports whether some statistic of t is known.
 func hasLatency(t Latency) bool {
 	return t.Mean.OK() || t.P50.OK() || t.P90.OK() || t.P95.OK() || t.P99.OK()
-}
-
-// ModeOf returns the mode of levels: record.ModeRate when some level is an arrival-rate level, else
-// record.ModeConcurrency.
-func ModeOf(levels []Level) record.Mode {
-	for i := range levels {
-		if levels[i].IsRate() {
-			return record.ModeRate
-		}
-	}
-	return record.ModeConcurrency
-}
-
-// SortLevels sorts levels in place the way analysis.json lists them: by offered rate on an
-// arrival-rate run, by concurrency otherwise (stable: levels that tie keep their order).
-func SortLevels(levels []Level) {
-	if ModeOf(levels) == record.ModeRate {
-		slices.SortStableFunc(levels, func(p, q Level) int { return cmp.Compare(float64(p.Offered()), float64(q.Offered())) })
-		return
-	}
-	slices.SortStableFunc(levels, func(p, q Level) int { return cmp.Compare(p.Concurrency, q.Concurrency) })
 }
 
 // RateResult is the answer of an arrival-rate run (analysis.json's rate, DESIGN §4.15): the
@@ -211,29 +158,4 @@ func newRateResult() *RateResult {
 	n := NaN()
 	return &RateResult{CapacityRPS: n, CapacityInterval: [2]Float{n, n}, CapacityTPS: n, TTFTBlowupRPS: n,
 		TTFTBlowupBaselineMS: n, TTFTBlowupSlope: n, SLORPS: n, SLOTPS: n, SLOGoodputRPS: n, MaxTPSRPS: n}
-}
-
-// SameMode returns an error when runs (labelled labels) are not all of one mode, naming the
-// first run of another mode than the first run's: a closed-loop and an arrival-rate sweep
-// answer on different axes (concurrency, requests/s) and are not compared. A run without a
-// mode (an analysis.json from before the key) is closed loop.
-func SameMode(runs []*Result, labels []string) error {
-	if len(runs) == 0 || runs[0] == nil {
-		return nil
-	}
-	first := runs[0].Mode.Of()
-	for i, r := range runs[1:] {
-		if r == nil || r.Mode.Of() == first || i+1 >= len(labels) {
-			continue
-		}
-		an := func(m record.Mode) string {
-			if m == record.ModeRate {
-				return "an " + m.Label()
-			}
-			return "a " + m.Label()
-		}
-		return fmt.Errorf("runs of different modes: %s is %s (mode %s), %s %s (mode %s); compare runs of one mode",
-			labels[0], an(first), first, labels[i+1], an(r.Mode.Of()), r.Mode.Of())
-	}
-	return nil
 }

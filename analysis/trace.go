@@ -64,7 +64,7 @@ func (r *rater) trace() {
 	}
 	slices.Sort(tr.Scales)
 	tr.MeanRPS = mean
-	scaleOf := func(p ratePoint) float64 {
+	scaleOf := func(p point) float64 {
 		if s := float64(p.lv.TimeScale); s > 0 {
 			return s
 		}

@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/kneecap/kneecap/record"
 )
@@ -27,7 +26,7 @@ const (
 	// √(realised × window), the completions over the window must fall short of those arrivals
 	// for a level to be unsustainable: a stable queue that a burst of arrivals filled late in
 	// the window falls short of them by about that much. Measured on discrete-step models of
-	// a 4-slot server of 0.72 s requests and of the demo engine (analysis/ratesim_test.go, 40
+	// a 4-slot server of 0.72 s requests and of the demo engine (analysis/arrivalsim_test.go, 40
 	// seeds per rate, DESIGN §4.15): 1 called a few levels at 0.9–0.95 × capacity
 	// unsustainable, 1.25 none, 2 found half as many at 1.2 × with 10 s windows.
 	ShortfallNoise = 1.25
@@ -49,120 +48,65 @@ const (
 	backlogSamples = 100
 )
 
-// summarizeRate summarizes an arrival-rate level (run.OfferedRPS > 0) from its records
-// (DESIGN §1, §4.15). Per level, with window [W0, W1) and T = W1 − W0:
-//   - the latency population is the window's arrivals, the requests whose scheduled time
-//     (Record.Scheduled; the send time for a record without one) lies in the window,
-//     whenever they were sent: requests, errors and the TTFT, TPOT, ITL and E2E statistics
-//     (from the send time) cover them, as do ttft_scheduled_ms and e2e_scheduled_ms (TTFT +
-//     lag and E2E + lag, from the scheduled time) and schedule_lag_ms (Sent − Scheduled, over
-//     every arrival whatever its status); token lengths and usage too;
-//   - realized_rps = the window's arrivals ÷ T (the rate the schedule's draw realised, the
-//     level's place on the rate axis), with a note when it is not record.RealizedWithin the
-//     offered rate; achieved_rps = requests sent in the window ÷ T;
-//   - output TPS, its CI, QPS (the completion rate), input TPS, achieved concurrency and
-//     Little's law are the closed loop's window metrics;
-//   - goodput counts the requests completed in the window whose TTFT + lag, E2E + lag and
-//     TPOT meet the SLO;
-//   - backlog_growth_rps is the least-squares slope of the backlog B(t) = arrivals by t −
-//     requests ended by t (every record of the level), sampled at backlogSamples + 1 equal
-//     steps over the window; the level is unsustainable (queueTrend.unsustainable) when its
-//     completions fall short of its realised arrivals — the completion rate
-//     (Level.CompletionRate) below (1 − MinBacklogGrowth) × realized_rps by more than
-//     ShortfallNoise × √(realized × T) requests over the window, and fewer than (1 −
-//     MinBacklogGrowth) of the window's arrivals ended in it — while a queue grows: the
-//     backlog (client side) or the server's waiting count (run.Server's waiting trend), by
-//     more than MinBacklogGrowth × realized_rps per second and BacklogNoise × its noise over
-//     the window.
-//
-// It is invalid (with a note each) when its window is empty, no arrival succeeded, the error
-// rate exceeds MaxErrorRate, it was interrupted or client-bound, and — only while sustainable,
-// since a growing backlog is the finding of an unsustainable level — when it was not steady
-// or its Little's-law error exceeds 10%. There is no achieved-concurrency check: an open loop
-// has no target concurrency.
-func (s *scratch) summarizeRate(run *record.LevelRun, records []record.Record, opts Options) Level {
-	lv := emptyLevel(run)
-	rl := NewRateLevel(run.OfferedRPS)
-	rl.TimeScale = Float(run.TimeScale)
-	lv.RateLevel = rl
-	w0, w1 := run.W0, run.W1
-	if w1 <= w0 {
-		lv.Notes = append(lv.Notes, fmt.Sprintf("invalid: empty measurement window [%d, %d)", w0, w1))
-		rateValidity(&lv, run, opts, false)
-		return lv
+// completionRate is lv.CompletionRate as a float64 (NaN when unknown).
+func completionRate(lv *Level) float64 { return float64(lv.CompletionRate()) }
+
+// recheckSustainable marks unsustainable a level marked sustainable whose backlog was not
+// measured (a table) when its completion rate falls more than MaxRateDeficit below its
+// arrival rate (Level.ArrivalRate: realised, else offered; completionRate), with a note.
+func (r *rater) recheckSustainable(lv *Level) {
+	if !lv.Sustainable || lv.BacklogGrowthRPS.OK() {
+		return
 	}
-	lv.WindowS = Float(record.WindowSeconds(w0, w1))
-	win := record.NewWindowTotals(w0, w1, min(max(run.Slices, minSlices), maxSlices))
-	slo := opts.SLO.requestLimits()
-	var good goodput
-	var arrived sentStats
-	var lags, ttftSched, e2eSched []float64
-	var pop []record.Record // the window's arrivals
-	sent := 0
-	s.ttft, s.tpot, s.e2e, s.itl = s.ttft[:0], s.tpot[:0], s.e2e[:0], s.itl[:0]
-	s.ttftKernel = s.ttftKernel[:0]
-	s.clock.reset()
-	for i := range records {
-		r := &records[i]
-		win.Add(r)
-		if record.SentInWindow(r, w0, w1) {
-			sent++
-		}
-		lag := r.Lag()
-		if record.CompletedInWindow(r, w0, w1) && slo.met(shifted(r, lag)) {
-			good.requests++
-			good.tokens += float64(r.OutputTokens)
-		}
-		if !record.ArrivedInWindow(r, w0, w1) {
-			continue
-		}
-		pop = append(pop, *r)
-		s.addSent(&arrived, r)
-		lags = append(lags, float64(r.StartLag())/1e6)
-		if r.OK() {
-			if r.TTFT > 0 {
-				ttftSched = append(ttftSched, float64(r.TTFT+lag)/1e6)
-			}
-			e2eSched = append(e2eSched, float64(r.E2E+lag)/1e6)
-		}
+	x, q := float64(lv.ArrivalRate()), completionRate(lv)
+	if !finite(q) || !(q < (1-MaxRateDeficit)*x) {
+		return
 	}
-	s.fill(&lv, win, &arrived, good)
-	if c := arrived.classes[string(record.ErrCancelled)]; c > 0 {
-		// The client's cancellations (queued unsent when issuing stopped, or in flight at
-		// drain_timeout) are the backlog an unsustainable level leaves, not the server's
-		// errors: error_classes counts them, the error rate does not.
-		lv.ErrorRate = Float(float64(arrived.errors-c) / float64(arrived.requests))
+	what := "offered"
+	if lv.RealizedRPS.OK() {
+		what = "realised"
 	}
-	rl.AchievedRPS = Float(win.PerSecond(float64(sent)))
-	rl.RealizedRPS = Float(win.PerSecond(float64(arrived.requests)))
-	rl.ScheduleLag, rl.TTFTScheduled, rl.E2EScheduled = LatencyOf(lags), LatencyOf(ttftSched), LatencyOf(e2eSched)
-	if n := realizedNote(run.OfferedRPS, float64(rl.RealizedRPS), float64(lv.WindowS)); n != "" {
-		lv.Notes = append(lv.Notes, n)
-	}
-	b := backlogOf(records, w0, w1)
-	rl.BacklogGrowthRPS = Float(b.slope)
-	q := queueTrend{backlog: b, waiting: waitingTrendOf(run.Server)}
-	if why := q.unsustainable(float64(rl.RealizedRPS), record.WindowSeconds(w0, w1), float64(lv.CompletionRate())); why != "" {
-		rl.Sustainable = false
-		lv.Notes = append(lv.Notes, "unsustainable: "+why+"; kept as a point above capacity")
-	}
-	// Lengths and usage over the window's arrivals: every record of pop passes the bounds.
-	summarizeLengths(&lv, pop, math.MinInt64, math.MaxInt64, opts.Lengths)
-	summarizeUsage(&lv, pop, math.MinInt64, math.MaxInt64)
-	summarizePrefixCache(&lv, run, pop, (*record.Record).OK)
-	rateValidity(&lv, run, opts, arrived.ok > 0)
-	return lv
+	lv.Sustainable = false
+	lv.Notes = append(slices.Clip(lv.Notes), fmt.Sprintf("unsustainable: its completion rate %s requests/s is %.0f%% below the %s %s (more than %.0f%%; no backlog measured); kept as a point above capacity",
+		Float(q).Format(), 100*(1-q/x), what, Float(x).Format(), MaxRateDeficit*100))
 }
 
-// shifted returns a copy of r with its TTFT and E2E measured from the scheduled time (lag
-// added): what the SLO of goodput judges on a rate level.
-func shifted(r *record.Record, lag time.Duration) *record.Record {
-	c := *r
-	if c.TTFT > 0 {
-		c.TTFT += lag
+// rateOff reports whether a level's achieved rate is more than max(MaxRateOff, 3 ÷
+// √(offered × window)) from its offered rate.
+func rateOff(lv *Level) bool {
+	x, got := float64(lv.OfferedRPS), float64(lv.AchievedRPS)
+	if !finite(got) || !(x > 0) {
+		return false
 	}
-	c.E2E += lag
-	return &c
+	tol := MaxRateOff
+	if w := float64(lv.WindowS); finite(w) && w > 0 {
+		tol = math.Max(tol, 3/math.Sqrt(x*w))
+	}
+	return math.Abs(got/x-1) > tol
+}
+
+// realizedAstray reports whether a level's realised rate is not record.RealizedWithin its
+// offered rate (a table without a window: MaxRealizedOff alone).
+func realizedAstray(lv *Level) bool {
+	w := float64(lv.WindowS)
+	if !finite(w) || !(w > 0) {
+		w = math.Inf(1)
+	}
+	return lv.RealizedRPS.OK() && !record.RealizedWithin(float64(lv.RealizedRPS), float64(lv.OfferedRPS), w)
+}
+
+// lagTooLong reports whether a sustainable level's schedule lag p99 exceeds
+// max(MaxScheduleLagMS, MaxScheduleLagShare × its TTFT p50 from the send time).
+func lagTooLong(lv *Level) bool {
+	p99 := float64(lv.ScheduleLag.P99)
+	if !lv.Sustainable || !finite(p99) {
+		return false
+	}
+	limit := MaxScheduleLagMS
+	if t := float64(lv.TTFT.P50); finite(t) {
+		limit = math.Max(limit, MaxScheduleLagShare*t)
+	}
+	return p99 > limit
 }
 
 // backlogStats is the backlog of a level over its window: the least-squares slope of B(t)
@@ -306,43 +250,4 @@ func offPct(v, ref float64) string {
 		return fmt.Sprintf("%.0f%% below", 100*(1-v/ref))
 	}
 	return fmt.Sprintf("%.0f%% above", 100*(v/ref-1))
-}
-
-// rateValidity sets lv.Valid for an arrival-rate level and notes each reason it is invalid.
-func rateValidity(lv *Level, run *record.LevelRun, opts Options, anyOK bool) {
-	valid := lv.WindowS.OK()
-	note := func(format string, args ...any) {
-		valid = false
-		lv.Notes = append(lv.Notes, "invalid: "+fmt.Sprintf(format, args...))
-	}
-	if lv.WindowS.OK() && !anyOK {
-		note("no request scheduled in the window succeeded")
-	}
-	if e := lv.ErrorRate; e.OK() && float64(e) > opts.MaxErrorRate {
-		note("error rate %.1f%% > %.1f%%", float64(e)*100, opts.MaxErrorRate*100)
-	}
-	// A trace level is judged by its backlog, not by the steady-state test, whose trend is
-	// the trace's own shape (DESIGN §4.15): a run recorded before the runner skipped it.
-	traceShape := run.TimeScale > 0 && strings.HasPrefix(run.NotSteadyReason, "the steady-state test failed")
-	if lv.Sustainable && !run.Steady && !traceShape {
-		if r := run.NotSteadyReason; r != "" {
-			note("not steady: %s; CI half-width %.1f%% of mean, trend p = %.3g", r, run.CIHalfWidth*100, run.TrendP)
-		} else {
-			note("not steady (CI half-width %.1f%% of mean, trend p = %.3g)", run.CIHalfWidth*100, run.TrendP)
-		}
-	}
-	if l := lv.LittlesLawError; lv.Sustainable && l.OK() && float64(l) > MaxLittlesLawError {
-		note("Little's-law error %.1f%% > %.0f%% (QPS × mean E2E vs achieved concurrency)", float64(l)*100, MaxLittlesLawError*100)
-	}
-	if run.Interrupted {
-		note("interrupted during the level")
-	}
-	if run.Client != nil && run.Client.Bound {
-		reason := run.Client.Reason
-		if reason == "" {
-			reason = "load generator saturated"
-		}
-		note("client-bound: %s", reason)
-	}
-	lv.Valid = valid
 }

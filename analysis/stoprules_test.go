@@ -10,7 +10,7 @@ import (
 )
 
 // TestRateStopRule drives the open-loop stop rule with levels of the batching engine
-// (capacity 41.67 requests/s for 64-token answers, ratesim_test.go), 5 s windows: levels at
+// (capacity 41.67 requests/s for 64-token answers, arrivalsim_test.go), 5 s windows: levels at
 // 0.5 and 0.9 × capacity are sustained (TestRateSustainableRule: 0 of 20 seeds fail there),
 // those at 1.5 and 2 × are not (20 of 20), so the rule stops after the second of those,
 // not the first; max_unsustainable 0 never stops for it; and the closed-loop overload and

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
@@ -12,9 +11,6 @@ import (
 // The texts of an arrival-rate (open-loop) run (DESIGN §4.15, §5.2): its answer names the
 // mode first, then the capacity and its rule, the maximum TPS, the TTFT blow-up rate, the SLO
 // point on the rate axis, the capacity plan and which latencies were read.
-
-// isRate reports whether res is an arrival-rate run.
-func isRate(res *analysis.Result) bool { return res.Mode == record.ModeRate }
 
 // frate formats a rate in requests/s: "20.8", "4.00", "120", or "—".
 func frate(v analysis.Float) string { return fnum(v) }
@@ -131,37 +127,17 @@ func unsustainedSentence(res *analysis.Result) string {
 	return fmt.Sprintf("The level(s) at %s requests/s did not sustain their rate (%s): they are points above capacity, not invalid levels.", joinAnd(xs), why)
 }
 
-// joinAnd joins items as "a", "a and b", "a, b and c".
-func joinAnd(items []string) string {
-	if len(items) < 2 {
-		return strings.Join(items, "")
-	}
-	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
-}
-
 // blowupSentenceRate states the TTFT blow-up rate.
 func blowupSentenceRate(rr *analysis.RateResult) string {
 	if !rr.TTFTBlowupRPS.OK() {
-		return "No TTFT blow-up was detected in the measured range."
+		return noBlowup
 	}
 	stat := rr.TTFTBlowupStat
 	if stat == "" {
 		stat = "p50"
 	}
-	t := fmt.Sprintf("TTFT (%s) blows up past %s requests/s", stat, frate(rr.TTFTBlowupRPS))
-	var det []string
-	if rr.TTFTBlowupMethod != "" {
-		det = append(det, rr.TTFTBlowupMethod.Label())
-	}
-	if rr.TTFTBlowupBaselineMS.OK() {
-		det = append(det, "baseline "+fnum(rr.TTFTBlowupBaselineMS)+" ms")
-	}
-	if rr.TTFTBlowupSlope.OK() {
-		det = append(det, "then +"+fnum(rr.TTFTBlowupSlope)+" ms per added request/s")
-	}
-	if len(det) > 0 {
-		t += " (" + strings.Join(det, "; ") + ")"
-	}
+	ax := analysis.AxisOf(record.ModeRate)
+	t := blowupSentence("TTFT ("+stat+")", ax.At(frate(rr.TTFTBlowupRPS)), rr.TTFTBlowupMethod, "baseline", rr.TTFTBlowupBaselineMS, rr.TTFTBlowupSlope, ax.Per())
 	if stat != "p50" {
 		t += fmt.Sprintf("; the levels report no TTFT p50, so the blow-up is read on the %s", stat)
 	}
@@ -211,33 +187,12 @@ func sloSentenceRate(res *analysis.Result, rr *analysis.RateResult) string {
 
 // planSentenceRate states the capacity plan of an arrival-rate run.
 func planSentenceRate(c *analysis.Capacity, slo analysis.SLOResult, rr *analysis.RateResult) string {
-	var target []string
-	if c.QPS > 0 {
-		target = append(target, fnum(analysis.Float(c.QPS))+" requests/s")
-	}
-	if c.OutputTPS > 0 {
-		target = append(target, fnum(analysis.Float(c.OutputTPS))+" output tokens/s")
-	}
-	t := "Capacity plan"
-	if len(target) > 0 {
-		t += " for " + strings.Join(target, " and ")
-	}
+	t := planHead(c)
 	at := "the SLO point"
 	if slo.Limit == "" && rr.SLORPS.OK() {
 		at = fmt.Sprintf("%s requests/s (the largest level; the SLO point is ≥ it)", frate(rr.SLORPS))
 	}
-	t += fmt.Sprintf(": %s replicas", fint(c.ReplicasAtSLO))
-	var of []string
-	if c.GPUs.OK() {
-		of = append(of, fint(c.GPUs)+" GPUs")
-	}
-	if c.CostPerHour.OK() {
-		of = append(of, fusd(c.CostPerHour)+" per hour")
-	}
-	if len(of) > 0 {
-		t += " (" + strings.Join(of, ", ") + ")"
-	}
-	t += fmt.Sprintf(" at %s, %s at capacity (no headroom)", at, fint(c.ReplicasAtCapacity))
+	t += replicasAtSLO(c) + fmt.Sprintf(" at %s, %s at capacity (no headroom)", at, fint(c.ReplicasAtCapacity))
 	if c.CostPerMTokens.OK() || c.CostPerMTokensAtCapacity.OK() {
 		t += fmt.Sprintf("; %s per 1M output tokens at the SLO point, %s at capacity", fusd(c.CostPerMTokens), fusd(c.CostPerMTokensAtCapacity))
 	}
@@ -255,77 +210,4 @@ func latencyFromSentence(rr *analysis.RateResult) string {
 		return "Some levels carry latencies from the scheduled arrival and some do not: each is read from the scheduled arrival where it has them, else from the send time."
 	}
 	return ""
-}
-
-// rateKey is a rate level's first table cell: its offered rate, with a trace replay's time
-// scale ("40.0 (2× trace)"), marked when added.
-func rateKey(l *analysis.Level) string {
-	k := frate(l.Offered())
-	if l.TimeScale > 0 {
-		k += " (" + strconv.FormatFloat(float64(l.TimeScale), 'g', 3, 64) + "× trace)"
-	}
-	if l.Refine != "" {
-		k += " (added)"
-	}
-	return k
-}
-
-// levelKey names a level in the first cell of the lengths and server tables: its
-// concurrency, or its offered rate on an arrival-rate level.
-func levelKey(l *analysis.Level) string {
-	if l.IsRate() {
-		return frate(l.Offered())
-	}
-	return strconv.Itoa(l.Concurrency)
-}
-
-// sustainableCell shows the verdict and the backlog growth: "yes (−0.04)", "no (+3.02)".
-func sustainableCell(l *analysis.Level) string {
-	v := "yes"
-	if !l.Sustainable {
-		v = "no"
-	}
-	if g := l.BacklogGrowthRPS; g.OK() {
-		return fmt.Sprintf("%s (%s)", v, signed(g))
-	}
-	return v
-}
-
-// signed formats v with its sign: "+3.02", "−0.04".
-func signed(v analysis.Float) string {
-	if v < 0 {
-		return "−" + fnum(-v)
-	}
-	return "+" + fnum(v)
-}
-
-// rateLevelTable is the full level table of an arrival-rate run, units in the header.
-func rateLevelTable(res *analysis.Result) table {
-	t := table{Header: []string{"offered (req/s)", "realised (req/s)", "achieved (req/s)", "completed (req/s)", "sustainable (backlog growth, req/s)",
-		"requests", "errors", "output TPS (tokens/s)", "TTFT p50 (ms)", "TTFT p95 (ms)", "TTFT p99 (ms)", "TTFT p95 from send (ms)",
-		"TPOT p95 (ms)", "E2E p50 (ms)", "E2E p95 (ms)", "lag p50 (ms)", "lag p99 (ms)", "valid"}}
-	for _, l := range sortedLevels(res) {
-		if !l.IsRate() {
-			continue
-		}
-		ttft, e2e := l.UserTTFT(), l.UserE2E()
-		t.Rows = append(t.Rows, []string{rateKey(&l), frate(l.RealizedRPS), frate(l.AchievedRPS), frate(l.CompletionRate()), sustainableCell(&l),
-			strconv.Itoa(l.Requests), errorsCell(&l), fnum(l.OutputTPS), fnum(ttft.P50), fnum(ttft.P95), fnum(ttft.P99), fnum(l.TTFT.P95),
-			fnum(l.TPOT.P95), fnum(e2e.P50), fnum(e2e.P95), fnum(l.ScheduleLag.P50), fnum(l.ScheduleLag.P99), validCell(&l)})
-	}
-	return withLengths(withPrefixCache(t, res, "TTFT p99 (ms)"), res, "ISL (tokens)", "OSL (tokens)", " ≠ ")
-}
-
-// rateLevelsNote is the note under the level table of an arrival-rate run.
-const rateLevelsNote = "Realised = the window's arrivals ÷ its length, the rate the schedule's draw offered the server: each level is placed and judged there (the offered rate where a table has none); latencies are over the window's arrivals (the requests scheduled inside the measurement window, whenever they were sent); TTFT and E2E from the scheduled arrival (the user's view) where the level has them, TTFT p95 from send beside them; completed = output TPS ÷ mean output tokens (QPS without them), the completion rate the capacity is read from; “—” marks a value that could not be computed; ✗ marks a level excluded from the analysis."
-
-// completedAt returns the completion rate of the level placed at rps requests/s
-// (Level.ArrivalRate; NaN when none).
-func completedAt(levels []analysis.Level, rps analysis.Float) analysis.Float {
-	for i := range levels {
-		if levels[i].IsRate() && levels[i].ArrivalRate() == rps {
-			return levels[i].CompletionRate()
-		}
-	}
-	return analysis.NaN()
 }

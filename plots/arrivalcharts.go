@@ -10,27 +10,9 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/kneecap/kneecap/analysis"
-	"github.com/kneecap/kneecap/record"
 )
 
 // The charts of an arrival-rate run (DESIGN §5.1), against the arrival rate on a linear axis.
-
-// xLabelRate is the x axis of the rate charts: each level at the arrival rate its window
-// realised (the offered rate for a table without it, DESIGN §4.15).
-const xLabelRate = "arrival rate, realised (requests/s)"
-
-// rateNames are the charts RenderAll renders for an arrival-rate run, in order.
-var rateNames = []string{"rate_throughput", "rate_ttft", "rate_e2e", "rate_lag", "dashboard"}
-
-// NamesFor returns the base names of the charts RenderAll renders for a run of mode m, in
-// order: Names() for a closed-loop run, rate_throughput, rate_ttft, rate_e2e, rate_lag and
-// dashboard for an arrival-rate one.
-func NamesFor(m record.Mode) []string {
-	if m == record.ModeRate {
-		return append([]string(nil), rateNames...)
-	}
-	return Names()
-}
 
 // rateLevelsOf returns the rate levels of res by offered rate (a copy).
 func rateLevelsOf(res *analysis.Result) []analysis.Level {

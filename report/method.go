@@ -1,13 +1,34 @@
 package report
 
-import (
-	"fmt"
-	"math"
-	"strings"
+import "github.com/kneecap/kneecap/analysis"
 
-	"github.com/kneecap/kneecap/analysis"
-	"github.com/kneecap/kneecap/record"
-)
+// ttfaNote defines TTFA; the method table lists it when some request reasoned first.
+var ttfaNote = [2]string{"TTFA", "t(first chunk with non-empty answer content, not reasoning) − t_send, for requests that reasoned first (TTFT otherwise)"}
+
+// methodNotes are the metric definitions and model formulas of DESIGN §1 and §4, as
+// (name, formula) pairs, printed beside the numbers.
+var methodNotes = [][2]string{
+	{"TTFT", "t(first chunk with non-empty content or reasoning_content) − t_send; a role-only chunk does not count"},
+	{"E2E", "t(last content chunk) − t_send"},
+	{"N_out", "usage.completion_tokens of the final usage chunk, else the number of content chunks"},
+	{"TPOT", "(E2E − TTFT) ÷ (N_out − 1), per request; undefined for N_out ≤ 1"},
+	{"ITL", "every gap between consecutive content chunks, pooled over requests; a chunk of k tokens contributes gap ÷ k, k times"},
+	{"output TPS", "output tokens whose chunk arrived inside the window [W0, W1) ÷ (W1 − W0)"},
+	{"QPS", "successful requests completed inside the window ÷ (W1 − W0)"},
+	{"goodput", "requests completed inside the window meeting every SLO ÷ (W1 − W0)"},
+	{"achieved concurrency", "time-average of requests in flight over the window; flagged below 95% of target"},
+	{"Little's law", "L = λ·W: error = |QPS × mean(E2E) − achieved concurrency| ÷ achieved concurrency; flagged above 10%"},
+	{"percentiles", "linear interpolation between closest ranks (numpy.percentile default, R type 7)"},
+	{analysis.MethodUSL.Label(), "X(N) = λN ÷ (1 + σ(N − 1) + κN(N − 1)), σ, κ ≥ 0, nonlinear least squares; peak N* = √((1 − σ) ÷ κ)"},
+	{analysis.MethodBatch.Label(), "X(N) = m ÷ (α + β·m), m = min(N, S): S decode slots whose step takes α + β·m per token; least squares, closed form in 1 ÷ α over a grid of β ÷ α and S, refined by Nelder–Mead"},
+	{analysis.MethodHinge.Label(), "y = a + b·min(N, breakpoint): linear then flat, breakpoint searched continuously"},
+	{analysis.MethodKneedle.Label(), "Satopää et al. 2011 (as the kneed package), on log2(concurrency) for geometric levels"},
+	{"knee rule", "plateau onset: the breakpoint (batch slot limit S, or hinge breakpoint) of the best fit when that is a sharp-knee model (the hinge only with under ¼ of the batch model's 1 − R²) with R² ≥ 0.95, ≥ 2 valid levels more than 5% below the breakpoint and ≥ 1 more than 5% above it; otherwise (the USL fits best, or the rise or plateau was not measured) marginal gain, the efficient point; bootstrap 95% interval"},
+	{"efficient point", "smallest N where doubling concurrency adds less than knee_gain (default 10%) throughput on the best fit; bootstrap 95% interval"},
+	{"TTFT blow-up", "flat-then-linear hinge on (concurrency, TTFT p50), least squares weighted by TTFT^−1.5 (unweighted if that is no ramp); fallback: first level with TTFT p50 > 3 × baseline"},
+	{"operating point", "maximum of Kleinrock's power, output TPS ÷ mean E2E"},
+	{"SLO point", "largest concurrency (interpolated on log concurrency) meeting every SLO"},
+}
 
 // rateMethodNotes are the definitions and rules of an arrival-rate run (DESIGN §1, §4.15), as
 // (name, formula) pairs, printed beside the numbers.
@@ -44,127 +65,4 @@ func rateMethodTable() table {
 		t.Rows = append(t.Rows, []string{m[0], m[1]})
 	}
 	return t
-}
-
-// rateValidityTable holds the checks of every rate level: its achieved rate against the
-// offered, its backlog, the schedule lag, Little's law (sustainable levels only), steadiness
-// and the client; a failed check is marked ✗.
-func rateValidityTable(res *analysis.Result) table {
-	t := table{Header: []string{"offered (req/s)", "realised (÷ offered, within 5% or one arrival)", "achieved (÷ offered)", "sustainable (backlog growth, req/s)",
-		"lag p99 (≤ max(1 ms, 1% TTFT p50))", "Little's-law error (≤ 10%, sustainable)", "steady", "client-bound",
-		"output TPS ≈ QPS × mean N_out", "errors by class", "notes"}, Class: "text"}
-	for _, l := range sortedLevels(res) {
-		if !l.IsRate() {
-			continue
-		}
-		c := checksOf(&l)
-		little := c.Little
-		if !l.Sustainable {
-			little = check{Value: "— (unsustainable)", OK: true, Known: true}
-		}
-		t.Rows = append(t.Rows, []string{rateKey(&l), realizedCheck(&l).String(), achievedCheck(&l).String(), sustainableCell(&l), lagCheck(&l).String(),
-			little.String(), c.Steady.String(), c.ClientBound.String(), c.TPSIdentity.String(), errorClasses(l.ErrorClasses),
-			strings.Join(levelNotes(&l), "; ")})
-	}
-	return t
-}
-
-// achievedCheck is the achieved rate against the offered (analysis.MaxRateOff, or the noise of
-// a Poisson count of the window's arrivals).
-func achievedCheck(l *analysis.Level) check {
-	x, got := float64(l.OfferedRPS), float64(l.AchievedRPS)
-	if !finite(got) || !(x > 0) {
-		return check{}
-	}
-	tol := analysis.MaxRateOff
-	if w := float64(l.WindowS); finite(w) && w > 0 {
-		tol = math.Max(tol, 3/math.Sqrt(x*w))
-	}
-	r := got / x
-	return check{Value: fmt.Sprintf("%s (%s)", frate(l.AchievedRPS), fpct(analysis.Float(r))), OK: math.Abs(r-1) <= tol, Known: true}
-}
-
-// realizedCheck is the realised rate against the offered (record.RealizedWithin).
-func realizedCheck(l *analysis.Level) check {
-	x, got, w := float64(l.OfferedRPS), float64(l.RealizedRPS), float64(l.WindowS)
-	if !finite(got) || !(x > 0) {
-		return check{}
-	}
-	if !finite(w) || !(w > 0) {
-		w = math.Inf(1)
-	}
-	return check{Value: fmt.Sprintf("%s (%s)", frate(l.RealizedRPS), fpct(analysis.Float(got/x))), OK: record.RealizedWithin(got, x, w), Known: true}
-}
-
-// lagCheck is the schedule lag p99 against max(1 ms, 1% of TTFT p50), checked at a
-// sustainable level only (an unsustainable one's lag is its backlog's wait).
-func lagCheck(l *analysis.Level) check {
-	p99 := l.ScheduleLag.P99
-	if !p99.OK() {
-		return check{}
-	}
-	limit := analysis.MaxScheduleLagMS
-	if t := float64(l.TTFT.P50); finite(t) {
-		limit = math.Max(limit, analysis.MaxScheduleLagShare*t)
-	}
-	return check{Value: fnum(p99) + " ms", OK: !l.Sustainable || float64(p99) <= limit, Known: true}
-}
-
-// rateCompareTable is the side-by-side table of arrival-rate runs: capacity with its
-// interval, the SLO point and goodput there, the TTFT blow-up rate and the maximum TPS.
-func rateCompareTable(runs []*analysis.Result, labels []string) table {
-	t := table{Header: []string{"run", "model", "capacity (req/s, 95% interval)", "capacity TPS (tokens/s)", "SLO point (req/s)",
-		"goodput at SLO (req/s)", "binding SLO", "TTFT blow-up (req/s)", "max TPS (tokens/s) @ req/s", "warnings"}}
-	for i, r := range runs {
-		rr := r.Rate
-		if rr == nil {
-			rr = &analysis.RateResult{CapacityRPS: analysis.NaN(), CapacityTPS: analysis.NaN(), SLORPS: analysis.NaN(),
-				SLOGoodputRPS: analysis.NaN(), TTFTBlowupRPS: analysis.NaN(), MaxTPSRPS: analysis.NaN()}
-		}
-		capCell := capacityCell(rr)
-		slo := floorConc(rr.SLORPS)
-		limit := limitName(r.SLO.Limit)
-		switch {
-		case rr.SLORPS.OK() && r.SLO.Limit == "":
-			slo, limit = "≥ "+frate(rr.SLORPS), "none: all valid levels meet it"
-		case r.SLO.Limit == "capacity":
-			limit = "the capacity"
-		case limit == "":
-			limit = dash
-		}
-		blow := frate(rr.TTFTBlowupRPS)
-		if rr.TTFTBlowupMethod != "" && rr.TTFTBlowupRPS.OK() {
-			blow += " (" + rr.TTFTBlowupMethod.Label() + ")"
-		}
-		maxTPS := dash
-		if r.Throughput.MaxTPS.OK() {
-			maxTPS = fmt.Sprintf("%s @ %s", fnum(r.Throughput.MaxTPS), frate(rr.MaxTPSRPS))
-		}
-		model := r.Meta.Model
-		if model == "" {
-			model = dash
-		}
-		t.Rows = append(t.Rows, []string{labels[i], model, capCell, fnum(rr.CapacityTPS), slo, frate(rr.SLOGoodputRPS), limit, blow, maxTPS,
-			fmt.Sprint(len(r.Warnings))})
-	}
-	return t
-}
-
-// rateCompareNote explains the columns of rateCompareTable.
-const rateCompareNote = "Capacity: the maximum sustainable rate, where the completion rate of the unsustained levels puts it between the last sustained and the first unsustained offered rate, with its 95% interval; “≥ x”: every level sustained its rate. SLO point: largest offered rate meeting every SLO at a sustained level, never above the capacity. Latencies from the scheduled arrival. “—”: not computed."
-
-// capacityCell is the capacity of an arrival-rate run with its bound and 95% interval:
-// "20.8 (19.9–20.9)", "≥ 22.0".
-func capacityCell(rr *analysis.RateResult) string {
-	c := frate(rr.CapacityRPS)
-	switch rr.CapacityBound {
-	case "at_least":
-		c = "≥ " + c
-	case "at_most":
-		c += " (below every level)"
-	}
-	if iv := rr.CapacityInterval; iv[0].OK() && iv[1].OK() {
-		c += fmt.Sprintf(" (%s–%s)", frate(iv[0]), frate(iv[1]))
-	}
-	return c
 }
