@@ -162,17 +162,8 @@ func readLagDecides(cs *record.ClientStats) bool {
 // count. Connection set-up is the server's and never decides (DialShare says how much of it
 // there was).
 func classifyClient(cs *record.ClientStats, kernel bool) {
-	var heur, why []string
-	if cs.CPUUtilization > clientCPUBound {
-		heur = append(heur, fmt.Sprintf("CPU %.0f%% > %.0f%%", 100*cs.CPUUtilization, 100*clientCPUBound))
-	}
-	if cs.SchedLatencyP99 > clientSchedBound {
-		heur = append(heur, fmt.Sprintf("scheduling latency p99 %s > %s", cs.SchedLatencyP99, clientSchedBound))
-	}
-	if cs.RunQueueDelay > ClientRunQueueBound {
-		heur = append(heur, fmt.Sprintf("run-queue wait %.0f%% of the window > %.0f%% (the machine is busy with other work)",
-			100*cs.RunQueueDelay, 100*ClientRunQueueBound))
-	}
+	var why []string
+	heur := MachineBusy(cs)
 	over := worstEffects(cs.Effects, cs.Tolerance)
 	if len(over) > 0 {
 		why = append(why, fmt.Sprintf("client effect on %s > tolerance %.1f%% (%s)", strings.Join(over, ", "),
@@ -194,6 +185,24 @@ func classifyClient(cs *record.ClientStats, kernel bool) {
 	}
 	cs.Bound = len(why) > 0
 	cs.Reason = strings.Join(why, "; ")
+}
+
+// MachineBusy lists the heuristics over the thresholds that the client statistics cs of a
+// span (a level's window, or any span between two SampleClient readings) exceed: CPU,
+// scheduling latency p99, run-queue wait. None: the machine let the client run.
+func MachineBusy(cs *record.ClientStats) []string {
+	var heur []string
+	if cs.CPUUtilization > clientCPUBound {
+		heur = append(heur, fmt.Sprintf("CPU %.0f%% > %.0f%%", 100*cs.CPUUtilization, 100*clientCPUBound))
+	}
+	if cs.SchedLatencyP99 > clientSchedBound {
+		heur = append(heur, fmt.Sprintf("scheduling latency p99 %s > %s", cs.SchedLatencyP99, clientSchedBound))
+	}
+	if cs.RunQueueDelay > ClientRunQueueBound {
+		heur = append(heur, fmt.Sprintf("run-queue wait %.0f%% of the window > %.0f%% (the machine is busy with other work)",
+			100*cs.RunQueueDelay, 100*ClientRunQueueBound))
+	}
+	return heur
 }
 
 // effectBasis says what the estimates rest on, for the reason of a client-bound level.

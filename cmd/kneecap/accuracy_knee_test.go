@@ -16,15 +16,18 @@ import (
 // go-openai client, the analysis) with max_num_seqs S = 4, 8 and 16 and checks the answers
 // against the engine's ground truth (DESIGN §6, issue 12; S = 32 is the demo's, below):
 //
-//   - the headline knee is the plateau onset (knee.rule plateau_onset) within ±5% of S, with
-//     its bootstrap 95% interval inside [0.9·S, 1.1·S];
+//   - the headline knee is the plateau onset (knee.rule plateau_onset) within ±5% of the
+//     engine's knee S·33 ÷ 32 (kneeConfig's answers of 32 tokens: a closed-loop slot idles
+//     one step in 33, TestScenarioGrid's gridKnee), with its bootstrap 95% interval inside
+//     [0.9·S, 1.1·S] (a busy machine's client turnaround idles a slot longer: 4.20 for S = 4
+//     beside a `yes` loop, 1.9% past 4.125 and 5.1% past S);
 //   - the efficient point, where one more doubling adds < 10%, within ±10% of the engine's:
 //     the step is b + p·n for n running sequences, b = 5 ms, p = 50 µs (kneeConfig), so
 //     X(N) = N ÷ (b + p·N) up to S and flat beyond, and X(2N) < 1.1·X(N) for S/2 ≤ N ≤ S from
 //     N = S ÷ (1.1 + 0.1·p·S ÷ b) = S ÷ (1.1 + 0.001·S): 0.91·S at S = 4, 0.90·S at 8 and 16;
 //   - the TTFT blow-up within ±25% of S, where requests start queueing for a slot.
 //
-// Both concurrencies come out about 3% high (kneeConfig: a slot idles one step in 33).
+// The efficient point comes out about 3% high too (a slot idles one step in 33).
 func TestSimulatorKneeMatchesSlots(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three simulator sweeps, about 15 s together")
@@ -33,7 +36,7 @@ func TestSimulatorKneeMatchesSlots(t *testing.T) {
 		t.Run(fmt.Sprintf("S=%d", S), func(t *testing.T) {
 			sw := accuracyRun(t, fmt.Sprintf("knee-%d", S))
 			s := float64(S)
-			checkKnee(t, sw, S, 0.05, [2]float64{0.9 * s, 1.1 * s})
+			checkKnee(t, sw, S, s*33/32, 0.05, [2]float64{0.9 * s, 1.1 * s})
 			m := readJSON(t, filepath.Join(sw.dir, "analysis.json"))
 			eff := s / (1.1 + 0.001*s)
 			checkNumber(t, m, "efficient point", []string{"efficient_point", "concurrency"}, eff, 0.10)
@@ -54,7 +57,7 @@ func TestDemoKneeMatchesSlots(t *testing.T) {
 		t.Skip("a demo sweep, about 20 s")
 	}
 	sw := accuracyRun(t, "demo")
-	checkKnee(t, sw, 32, 0.05, [2]float64{28.8, 35.2})
+	checkKnee(t, sw, 32, 32, 0.05, [2]float64{28.8, 35.2})
 	m := readJSON(t, filepath.Join(sw.dir, "analysis.json"))
 	const b, p, S = 4e-3, 250e-6, 32.0
 	x := S / (b + p*S) / 1.1
@@ -62,7 +65,8 @@ func TestDemoKneeMatchesSlots(t *testing.T) {
 	t.Logf("demo: sweep and analysis took %s (the group of five, at once)", sw.took.Round(time.Millisecond))
 }
 
-// starved reports why a run proves nothing, or "": levels flagged client-bound (the client's
+// starved reports why a run proves nothing, or "": levels the client self-check noted on a
+// busy machine, levels flagged client-bound (the client's
 // threads waited for a CPU another process took, or Go's scheduler lagged), excluded from the
 // fits for another reason (not steady, Little's law off) or kept though imprecise (a CI wider
 // than its target by max_duration): the simulated engine is steady
@@ -81,12 +85,23 @@ func starved(m map[string]any) string {
 		// steady by construction, so the machine was noisy.
 		return "a level of a steady engine was imprecise (a noisy machine)"
 	}
+	// The client self-check's note on a level it kept (DESIGN §3.3): the machine's run queue
+	// or scheduling held the client back, within the tolerance of every estimate, which
+	// still moves a steady engine's levels by a few per cent.
+	ls, _ := m["levels"].([]any)
+	for _, l := range ls {
+		lm, _ := l.(map[string]any)
+		if strings.Contains(fmt.Sprint(lm["notes"]), "machine busy") {
+			return fmt.Sprintf("the client self-check found the machine busy at concurrency %v", lm["concurrency"])
+		}
+	}
 	return ""
 }
 
 // checkKnee checks the sweep's headline knee: read by the plateau-onset rule, within ±tol of
-// S, its interval inside within. A miss on a starved machine skips the test.
-func checkKnee(t *testing.T, sw *accuracySweep, S int, tol float64, within [2]float64) {
+// want (the engine's knee of S slots), its interval inside within. A miss on a starved
+// machine skips the test.
+func checkKnee(t *testing.T, sw *accuracySweep, S int, want, tol float64, within [2]float64) {
 	t.Helper()
 	m := readJSON(t, filepath.Join(sw.dir, "analysis.json"))
 	k, _ := dig(m, "knee", "concurrency")
@@ -99,14 +114,14 @@ func checkKnee(t *testing.T, sw *accuracySweep, S int, tol float64, within [2]fl
 		lo, _ = lohi[0].(float64)
 		hi, _ = lohi[1].(float64)
 	}
-	bad := rule != "plateau_onset" || math.Abs(c/float64(S)-1) > tol || !(lo >= within[0] && hi <= within[1] && lo <= c && c <= hi)
+	bad := rule != "plateau_onset" || math.Abs(c/want-1) > tol || !(lo >= within[0] && hi <= within[1] && lo <= c && c <= hi)
 	if why := starved(m); bad && why != "" {
 		t.Skipf("knee %v (%v, interval %v): inconclusive, %s (warnings %v)", k, rule, iv, why, m["warnings"])
 	}
 	if bad {
 		reason, _ := dig(m, "knee", "rule_reason")
-		t.Errorf("knee %v by %v (%v), interval %v; want the plateau onset within ±%.0f%% of S = %d, interval inside [%.1f, %.1f] (warnings %v)",
-			k, rule, reason, iv, tol*100, S, within[0], within[1], m["warnings"])
+		t.Errorf("knee %v by %v (%v), interval %v; want the plateau onset within ±%.0f%% of %.3f (S = %d), interval inside [%.1f, %.1f] (warnings %v)",
+			k, rule, reason, iv, tol*100, want, S, within[0], within[1], m["warnings"])
 	}
 	t.Logf("S=%d: knee %.3f (%.1f%% of S), interval [%.3f, %.3f], rule %v", S, c, 100*c/float64(S), lo, hi, rule)
 }
