@@ -28,3 +28,15 @@ func ParseDuration(s string) (time.Duration, error) {
 func unitProblem(v string) string {
 	return fmt.Sprintf("duration needs a unit: write %q, not %s", v+"s", v)
 }
+
+// ShortDuration formats d as time.Duration.String does without its zero tails: 3m, not 3m0s.
+func ShortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

@@ -42,6 +42,17 @@ const (
 	AnalysisFile = "analysis.json"
 	// SummaryFile is the level-summary CSV, which `kneecap analyze` reads back.
 	SummaryFile = "summary.csv"
+	// ReportFile and ReportHTMLFile are the Markdown report and the self-contained HTML one.
+	ReportFile     = "report.md"
+	ReportHTMLFile = "report.html"
+	// ProbeFile is how the rates of --rates auto were planned: the probe's levels (or the
+	// --from run's) as analysis.json summarizes them, its max QPS and the rates planned from
+	// it (launch.Probe). Its levels are not part of the rate run's analysis.
+	ProbeFile = "probe.json"
+	// ScenariosFile marks a scenario grid's directory and lists its scenarios and their
+	// answers (grid.Doc); the grid's directory holds ConfigFile, the report files and each
+	// scenario's results directory DIR/NAME/.
+	ScenariosFile = "scenarios.json"
 )
 
 // DirPerm and FilePerm are the modes of a results directory and of its files, less the

@@ -108,6 +108,10 @@ const (
 	AnalyzeOutput = AnalysisFile
 	// CompareOutput marks an earlier `kneecap compare RUN... -o DIR` (compare.md).
 	CompareOutput = "compare.md"
+	// CompareHTMLFile is compare's page, and CompareJSONFile the verdicts of its regression
+	// gate (--max-regression).
+	CompareHTMLFile = "compare.html"
+	CompareJSONFile = "compare.json"
 )
 
 // CheckOutput checks the -o DIR of a command that writes marker and its companions (analyze,
@@ -133,4 +137,14 @@ func CheckOutput(dir, marker string) error {
 		return nil
 	}
 	return checkEmpty(dir, "earlier kneecap output ("+marker+")")
+}
+
+// BaseName is the name of directory dir as the user sees it: the last element of its
+// absolute path (a run's or a grid's label; "." becomes the working directory's name).
+func BaseName(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	return filepath.Base(abs)
 }

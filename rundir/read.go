@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/server"
@@ -363,4 +365,57 @@ func ReadServerMetrics(path string) ([]server.MetricSample, error) {
 		}
 		out = append(out, m)
 	}
+}
+
+// ReadAnalysis reads the analysis.json of p (a results directory, any directory holding
+// analysis.json, or the analysis.json file itself) and labels the run with meta.name, else
+// its directory's name. What p is instead of one (missing, a results directory not analyzed
+// yet or a shard's, a level-summary CSV, not JSON, another schema) is the error, one line
+// for the command to prefix.
+func ReadAnalysis(p string) (*analysis.Result, string, error) {
+	file, dir := p, p
+	fi, err := os.Stat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, "", fmt.Errorf("%s: no such file or directory", p)
+	case err != nil:
+		return nil, "", err
+	case fi.IsDir():
+		file = filepath.Join(p, AnalysisFile)
+	default:
+		dir = filepath.Dir(p)
+	}
+	b, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		head, herr := ReadMeta(dir)
+		if herr != nil {
+			return nil, "", fmt.Errorf("%s is not a results directory (it has no %s or %s)", p, LevelsFile, AnalysisFile)
+		}
+		if err := CheckNotShard(head); err != nil {
+			return nil, "", err
+		}
+		return nil, "", fmt.Errorf("%s: no analysis.json (run kneecap analyze %s first)", p, p)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", p, err)
+	}
+	var res analysis.Result
+	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' {
+		what := "a results directory or an analysis.json"
+		if strings.EqualFold(filepath.Ext(p), ".csv") || bytes.Contains(t[:min(len(t), 200)], []byte("concurrency")) {
+			return nil, "", fmt.Errorf("%s is a level-summary CSV, not %s: run kneecap analyze %s -o DIR, then compare DIR", p, what, p)
+		}
+		return nil, "", fmt.Errorf("%s is not %s (it is not JSON)", p, what)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, "", fmt.Errorf("%s: not a valid analysis.json: %w", file, err)
+	}
+	if res.Schema != analysis.Schema {
+		return nil, "", fmt.Errorf("%s is not an analysis.json of kneecap (schema %q, want %q)", file, res.Schema, analysis.Schema)
+	}
+	label := res.Meta.Name
+	if label == "" {
+		label = BaseName(dir)
+	}
+	return &res, label, nil
 }

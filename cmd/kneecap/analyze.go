@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/internal/grid"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/summary"
 )
@@ -58,7 +59,7 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 	fl.Visit(func(f *flag.Flag) { af.set[f.Name] = true })
 
 	path := pos[0]
-	if isGridDir(path) {
+	if grid.IsDir(path) {
 		if *outDir != "" && !samePath(*outDir, path) {
 			return usageError("analyze: %s is a scenario grid: it is re-analyzed in place (leave -o out), or analyze one scenario with kneecap analyze %s -o DIR",
 				path, filepath.Join(path, "NAME"))

@@ -4,16 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/internal/grid"
 	"github.com/kneecap/kneecap/plots"
 	"github.com/kneecap/kneecap/report"
 	"github.com/kneecap/kneecap/rundir"
@@ -98,7 +97,7 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 func countGrids(pos []string) int {
 	n := 0
 	for _, p := range pos {
-		if isGridDir(p) {
+		if grid.IsDir(p) {
 			n++
 		}
 	}
@@ -160,7 +159,7 @@ func writeComparison(e *env, out string, runs []*analysis.Result, labels []strin
 		if err != nil {
 			return err
 		}
-		if err := rundir.WriteFileAtomic(filepath.Join(out, "compare.json"), append(b, '\n')); err != nil {
+		if err := rundir.WriteFileAtomic(filepath.Join(out, rundir.CompareJSONFile), append(b, '\n')); err != nil {
 			return err
 		}
 	}
@@ -168,20 +167,20 @@ func writeComparison(e *env, out string, runs []*analysis.Result, labels []strin
 	if err := report.Compare(&md, runs, labels, charts, gate); err != nil {
 		return err
 	}
-	if err := rundir.WriteFileAtomic(filepath.Join(out, "compare.md"), md.Bytes()); err != nil {
+	if err := rundir.WriteFileAtomic(filepath.Join(out, rundir.CompareOutput), md.Bytes()); err != nil {
 		return err
 	}
 	var page bytes.Buffer
 	if err := report.CompareHTML(&page, runs, labels, svgs, gate); err != nil {
 		return err
 	}
-	if err := rundir.WriteFileAtomic(filepath.Join(out, "compare.html"), page.Bytes()); err != nil {
+	if err := rundir.WriteFileAtomic(filepath.Join(out, rundir.CompareHTMLFile), page.Bytes()); err != nil {
 		return err
 	}
 	if err := report.CompareConsoleWith(e.stdout, runs, labels, gate, report.CompareConsoleOptions{Wide: e.wide}); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "\ncomparison: %s\n", filepath.Join(out, "compare.md"))
+	fmt.Fprintf(e.stdout, "\ncomparison: %s\n", filepath.Join(out, rundir.CompareOutput))
 	return nil
 }
 
@@ -211,59 +210,14 @@ func gateVerdict(gate *analysis.GateReport, labels []string, maxReg string) erro
 	return withCode(exitRegressed, fmt.Errorf("compare: %d %s beyond %s against %s: %s", n, noun, maxReg, labels[0], strings.Join(what, "; ")))
 }
 
-// readRun reads RUN's analysis.json and labels the run with meta.name, else the directory's
-// name. An argument that is not a results directory, a directory holding analysis.json or an
-// analysis.json file is a usage error saying which it is instead.
+// readRun reads RUN's analysis.json and labels the run (rundir.ReadAnalysis); what RUN is
+// instead of a run is a usage error.
 func readRun(p string) (*analysis.Result, string, error) {
-	file, dir := p, p
-	fi, err := os.Stat(p)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, "", usageError("compare: %s: no such file or directory", p)
-	case err != nil:
-		return nil, "", usageError("compare: %w", err)
-	case fi.IsDir():
-		file = filepath.Join(p, rundir.AnalysisFile)
-	default:
-		dir = filepath.Dir(p)
-	}
-	b, err := os.ReadFile(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		head, herr := rundir.ReadMeta(dir)
-		if herr != nil {
-			return nil, "", usageError("compare: %s is not a results directory (it has no %s or %s)", p, rundir.LevelsFile, rundir.AnalysisFile)
-		}
-		if err := rundir.CheckNotShard(head); err != nil {
-			return nil, "", usageError("compare: %w", err)
-		}
-		return nil, "", usageError("compare: %s: no analysis.json (run kneecap analyze %s first)", p, p)
-	}
+	res, label, err := rundir.ReadAnalysis(p)
 	if err != nil {
-		return nil, "", usageError("compare: %s: %w", p, err)
+		return nil, "", usageError("compare: %w", err)
 	}
-	var res analysis.Result
-	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' {
-		what := "a results directory or an analysis.json"
-		if strings.EqualFold(filepath.Ext(p), ".csv") || bytes.Contains(t[:min(len(t), 200)], []byte("concurrency")) {
-			return nil, "", usageError("compare: %s is a level-summary CSV, not %s: run kneecap analyze %s -o DIR, then compare DIR", p, what, p)
-		}
-		return nil, "", usageError("compare: %s is not %s (it is not JSON)", p, what)
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		return nil, "", usageError("compare: %s: not a valid analysis.json: %w", file, err)
-	}
-	if res.Schema != analysis.Schema {
-		return nil, "", usageError("compare: %s is not an analysis.json of kneecap (schema %q, want %q)", file, res.Schema, analysis.Schema)
-	}
-	label := res.Meta.Name
-	if label == "" {
-		abs, err := filepath.Abs(dir)
-		if err != nil {
-			abs = dir
-		}
-		label = filepath.Base(abs)
-	}
-	return &res, label, nil
+	return res, label, nil
 }
 
 // parseFraction reads a fraction in [0, 1): "10%" or "0.1".

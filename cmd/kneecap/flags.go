@@ -24,7 +24,7 @@ func cmdUsageError(cmd, format string, args ...any) error {
 	if cmd != "" {
 		see = "kneecap " + cmd + " -h"
 	}
-	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...), see: see}
+	return &exitError{Code: exitUsage, Err: fmt.Errorf(format, args...), See: see}
 }
 
 // printError prints err as main does: "kneecap: MESSAGE" (nothing for a bare exit code, whose
@@ -37,8 +37,8 @@ func printError(w io.Writer, err error) {
 		fmt.Fprintln(w, "kneecap: "+msg)
 	}
 	var ee *exitError
-	if errors.As(err, &ee) && ee.see != "" {
-		fmt.Fprintln(w, "kneecap: see "+ee.see)
+	if errors.As(err, &ee) && ee.See != "" {
+		fmt.Fprintln(w, "kneecap: see "+ee.See)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/kneecap/kneecap/rundir"
 )
 
 // formatJSON is --format json: analysis.json on stdout for pipelines, everything else
@@ -40,7 +42,7 @@ func printAnalysis(e *env, f, dir string) error {
 	if f != formatJSON {
 		return nil
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "analysis.json"))
+	b, err := os.ReadFile(filepath.Join(dir, rundir.AnalysisFile))
 	if err != nil {
 		return fmt.Errorf("--format json: %w", err)
 	}

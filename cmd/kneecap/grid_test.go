@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -13,7 +12,9 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/internal/grid"
 	"github.com/kneecap/kneecap/plots"
+	"github.com/kneecap/kneecap/rundir"
 )
 
 // gridBase is the configuration every scenario of the grid test shares: the simulator with
@@ -112,7 +113,7 @@ func TestScenarioGrid(t *testing.T) {
 		t.Fatalf("interrupted grid: exit %d (%v), want 130 and the grid's --resume\n%s", exitCode(r.err), r.err, r.stderr)
 	}
 	doc := readGrid(t, dir)
-	if st := []string{doc.Scenarios[0].Status, doc.Scenarios[1].Status}; st[0] != gridInterrupted || st[1] != gridNotRun {
+	if st := []string{doc.Scenarios[0].Status, doc.Scenarios[1].Status}; st[0] != grid.Interrupted || st[1] != grid.NotRun {
 		t.Errorf("after the interrupt: statuses %v, want interrupted, not run", st)
 	}
 	t.Logf("interrupted grid took %s", time.Since(start).Round(time.Millisecond))
@@ -140,7 +141,7 @@ func TestScenarioGrid(t *testing.T) {
 		// point is "at least" the largest valid level — when some level is valid (a client
 		// starved by the machine leaves none: inconclusive).
 		p := sc.SLOPoint
-		if sc.Status != gridFinished || (inconclusive == "" && (p == nil || !p.AtLeast || !(p.MaxConcurrency >= 1))) {
+		if sc.Status != grid.Finished || (inconclusive == "" && (p == nil || !p.AtLeast || !(p.MaxConcurrency >= 1))) {
 			t.Errorf("scenario %s: status %s, SLO point %+v; want finished, at least the largest valid level", sc.Name, sc.Status, p)
 		}
 	}
@@ -156,33 +157,29 @@ func TestScenarioGrid(t *testing.T) {
 
 // writeGridConfigs writes the grid's configuration (gridBase and gridShapes) and the single
 // sweep's (gridBase with the shape gridSingle) into base.
-func writeGridConfigs(t *testing.T, base string) (grid, single string) {
+func writeGridConfigs(t *testing.T, base string) (gridFile, single string) {
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "name: g\n"+gridBase+"scenarios:\n", 16, 1)
 	for _, s := range gridShapes {
 		fmt.Fprintf(&b, "  - {name: %s, input_tokens: {mean: %d}, output_tokens: {mean: %d}}\n", s.name, s.in, s.out)
 	}
-	grid, single = filepath.Join(base, "grid.yaml"), filepath.Join(base, "single.yaml")
+	gridFile, single = filepath.Join(base, "grid.yaml"), filepath.Join(base, "single.yaml")
 	lo := gridShapes[gridSingle]
-	if err := os.WriteFile(grid, []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(gridFile, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(single, []byte(fmt.Sprintf("name: single\n"+gridBase, lo.in, lo.out)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return grid, single
+	return gridFile, single
 }
 
 // readGrid reads dir/scenarios.json.
-func readGrid(t *testing.T, dir string) gridDoc {
+func readGrid(t *testing.T, dir string) grid.Doc {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, scenariosFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc gridDoc
-	if err := json.Unmarshal(b, &doc); err != nil || doc.Schema != gridSchema || len(doc.Scenarios) != len(gridShapes) {
+	doc, err := grid.ReadDoc(dir)
+	if err != nil || len(doc.Scenarios) != len(gridShapes) {
 		t.Fatalf("scenarios.json: %v, %+v", err, doc)
 	}
 	return doc
@@ -192,7 +189,7 @@ func readGrid(t *testing.T, dir string) gridDoc {
 // the table of knees on stdout (≤ 80 columns).
 func checkGridFiles(t *testing.T, dir, stdout string) {
 	t.Helper()
-	for _, f := range []string{"config.yaml", scenariosFile, "report.md", "report.html", "pareto.png", "pareto.svg"} {
+	for _, f := range []string{"config.yaml", rundir.ScenariosFile, "report.md", "report.html", "pareto.png", "pareto.svg"} {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("grid file %s: %v", f, err)
 		}
@@ -245,7 +242,7 @@ func gridKnee(n int) float64 { return 4 * float64(n+1) / float64(n) }
 // scenario is checked; a miss is inconclusive (starved, as the accuracy tests) only when a
 // level next to the truth was excluded from the fits, and the run is inconclusive only when
 // every miss is.
-func checkGridKnees(t *testing.T, doc gridDoc, dir, singleDir string) (inconclusive string) {
+func checkGridKnees(t *testing.T, doc grid.Doc, dir, singleDir string) (inconclusive string) {
 	t.Helper()
 	const tol, truthTol = 0.05, 0.10
 	var misses, excused []string

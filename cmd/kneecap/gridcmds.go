@@ -2,15 +2,14 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/internal/grid"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/summary"
 )
@@ -31,7 +30,7 @@ func analyzeGrid(ctx context.Context, e *env, dir string, af *analyzeFlags) erro
 			return err
 		}
 		sub := filepath.Join(dir, sc.Name)
-		if st, _ := scenarioStatus(sub); st == gridNotRun {
+		if st, _ := grid.Status(sub); st == grid.NotRun {
 			fmt.Fprintf(e.stderr, "kneecap: analyze: scenario %s has not run: left out\n", sc.Name)
 			continue
 		}
@@ -46,31 +45,9 @@ func analyzeGrid(ctx context.Context, e *env, dir string, af *analyzeFlags) erro
 		if err := writeReports(e.quiet(), res, sub); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stderr, "kneecap: analyze: scenario %s: %s\n", sc.Name, filepath.Join(sub, "report.html"))
+		fmt.Fprintf(e.stderr, "kneecap: analyze: scenario %s: %s\n", sc.Name, filepath.Join(sub, rundir.ReportHTMLFile))
 	}
-	return writeGrid(e, dir, cfg, priorReasons(dir))
-}
-
-// readGridDoc reads a grid directory's scenarios.json.
-func readGridDoc(dir string) (gridDoc, error) {
-	var doc gridDoc
-	b, err := os.ReadFile(filepath.Join(dir, scenariosFile))
-	if err != nil {
-		return doc, usageError("compare: %w", err)
-	}
-	if err := json.Unmarshal(b, &doc); err != nil || doc.Schema != gridSchema {
-		return doc, usageError("compare: %s: not a scenarios.json of kneecap (schema %q, want %q)", filepath.Join(dir, scenariosFile), doc.Schema, gridSchema)
-	}
-	return doc, nil
-}
-
-// gridLabel labels a grid by its directory's name.
-func gridLabel(dir string) string {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		abs = dir
-	}
-	return filepath.Base(abs)
+	return writeGrid(e, dir, cfg, grid.PriorReasons(dir))
 }
 
 // compareGrids compares two scenario grids scenario by scenario (DESIGN §5.8): each scenario
@@ -83,23 +60,23 @@ func gridLabel(dir string) string {
 // pair, or such a missing scenario, is exit 4, after everything is written. Scenarios of
 // different shapes in the two grids are warned about.
 func compareGrids(ctx context.Context, e *env, out string, dirs []string, maxDrop float64, maxReg string) error {
-	docs := make([]gridDoc, 2)
+	docs := make([]grid.Doc, 2)
 	for i, d := range dirs {
 		var err error
-		if docs[i], err = readGridDoc(d); err != nil {
+		if docs[i], err = grid.ReadDoc(d); err != nil {
 			return err
 		}
 	}
-	la, lb := gridLabel(dirs[0]), gridLabel(dirs[1])
+	la, lb := rundir.BaseName(dirs[0]), rundir.BaseName(dirs[1])
 	if la == lb {
 		lb += "#2"
 	}
 	gate := maxDrop >= 0
-	inB := map[string]gridEntry{}
+	inB := map[string]grid.Entry{}
 	for _, s := range docs[1].Scenarios {
 		inB[s.Name] = s
 	}
-	cmp := gridComparison{Baseline: la, Candidate: lb, MaxDrop: maxDrop, Scenarios: []gridCompared{}, Missing: []gridMissing{}}
+	cmp := grid.NewComparison(la, lb, maxDrop)
 	var all []*analysis.Result
 	var allLabels []string
 	var regressed []error
@@ -108,7 +85,7 @@ func compareGrids(ctx context.Context, e *env, out string, dirs []string, maxDro
 		inA[s.Name] = true
 		b, ok := inB[s.Name]
 		if !ok {
-			cmp.miss(fmt.Sprintf("scenario %s is only in %s", s.Name, la), gate)
+			cmp.Miss(fmt.Sprintf("scenario %s is only in %s", s.Name, la), gate)
 			continue
 		}
 		if s.Shape != b.Shape {
@@ -117,7 +94,7 @@ func compareGrids(ctx context.Context, e *env, out string, dirs []string, maxDro
 		}
 		runs, why, side := gridPair(dirs, s.Name)
 		if why != "" {
-			cmp.miss(why, gate && side == 1)
+			cmp.Miss(why, gate && side == 1)
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -130,17 +107,17 @@ func compareGrids(ctx context.Context, e *env, out string, dirs []string, maxDro
 		if err != nil {
 			regressed = append(regressed, fmt.Errorf("scenario %s: %w", s.Name, err))
 		}
-		cmp.Scenarios = append(cmp.Scenarios, gridCompared{Name: s.Name, Regressions: n, Dir: s.Name})
+		cmp.Add(s.Name, n)
 		all = append(all, runs...)
 		allLabels = append(allLabels, s.Name+"/"+la, s.Name+"/"+lb)
 	}
 	for _, s := range docs[1].Scenarios {
 		if !inA[s.Name] {
-			cmp.miss(fmt.Sprintf("scenario %s is only in %s", s.Name, lb), false)
+			cmp.Miss(fmt.Sprintf("scenario %s is only in %s", s.Name, lb), false)
 		}
 	}
 	for _, m := range cmp.Missing {
-		fmt.Fprintf(e.stderr, "kneecap compare: %s: not compared%s\n", m.What, failsGate(m.FailsGate))
+		fmt.Fprintf(e.stderr, "kneecap compare: %s\n", m.NotCompared())
 	}
 	if len(all) == 0 {
 		return usageError("compare: %s and %s have no analyzed scenario in common", dirs[0], dirs[1])
@@ -148,7 +125,7 @@ func compareGrids(ctx context.Context, e *env, out string, dirs []string, maxDro
 	if err := writeComparison(e, out, all, allLabels, nil); err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
-	if err := cmp.write(out, gate); err != nil {
+	if err := cmp.Write(out, gate); err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
 	for _, m := range cmp.Missing {
@@ -182,68 +159,6 @@ func comparePair(e *env, sub string, runs []*analysis.Result, labels []string, m
 	return gate.Regressions(), gateVerdict(gate, labels, maxReg)
 }
 
-// gridComparison is the combined compare.json of two grids compared with the gate.
-type gridComparison struct {
-	Baseline  string  `json:"baseline"`
-	Candidate string  `json:"candidate"`
-	MaxDrop   float64 `json:"max_drop"`
-	// Regressions counts the regressed figures of every scenario compared plus the baseline
-	// scenarios missing (or not analyzed) in the candidate.
-	Regressions int            `json:"regressions"`
-	Scenarios   []gridCompared `json:"scenarios"`
-	Missing     []gridMissing  `json:"missing"`
-	Warnings    []string       `json:"warnings,omitempty"`
-}
-
-// gridCompared is one scenario compared: its regressed figures; Dir/compare.json has them.
-type gridCompared struct {
-	Name        string `json:"name"`
-	Regressions int    `json:"regressions"`
-	Dir         string `json:"dir"`
-}
-
-// gridMissing is a scenario not compared, and whether it fails the gate (a baseline's
-// scenario the candidate lacks or has not analyzed).
-type gridMissing struct {
-	What      string `json:"what"`
-	FailsGate bool   `json:"fails_gate"`
-}
-
-func (c *gridComparison) miss(what string, failsGate bool) {
-	c.Missing = append(c.Missing, gridMissing{What: what, FailsGate: failsGate})
-}
-
-func failsGate(b bool) string {
-	if b {
-		return " (fails the gate)"
-	}
-	return ""
-}
-
-// write adds the scenarios not compared to out/compare.md and, with the gate, writes
-// out/compare.json.
-func (c *gridComparison) write(out string, gate bool) error {
-	if err := appendMissing(filepath.Join(out, rundir.CompareOutput), c.Missing, c.Warnings); err != nil {
-		return err
-	}
-	if !gate {
-		return nil
-	}
-	for _, s := range c.Scenarios {
-		c.Regressions += s.Regressions
-	}
-	for _, m := range c.Missing {
-		if m.FailsGate {
-			c.Regressions++
-		}
-	}
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return err
-	}
-	return rundir.WriteFileAtomic(filepath.Join(out, "compare.json"), append(b, '\n'))
-}
-
 // gridPair reads scenario name's analysis in both grids; why says what is missing instead,
 // side which grid lacks it (0 or 1; 1 too for runs of different modes).
 func gridPair(dirs []string, name string) (runs []*analysis.Result, why string, side int) {
@@ -262,31 +177,4 @@ func gridPair(dirs []string, name string) (runs []*analysis.Result, why string, 
 		return nil, fmt.Sprintf("scenario %s: %v", name, err), 1
 	}
 	return runs, "", 0
-}
-
-// appendMissing adds sections naming the scenarios not compared and the warnings to
-// compare.md.
-func appendMissing(path string, missing []gridMissing, warnings []string) error {
-	if len(missing) == 0 && len(warnings) == 0 {
-		return nil
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	var sb strings.Builder
-	sb.Write(b)
-	if len(missing) > 0 {
-		sb.WriteString("\n## Scenarios not compared\n\n")
-	}
-	for _, m := range missing {
-		sb.WriteString("- " + m.What + failsGate(m.FailsGate) + "\n")
-	}
-	if len(warnings) > 0 {
-		sb.WriteString("\n## Scenario warnings\n\n")
-	}
-	for _, w := range warnings {
-		sb.WriteString("- " + w + "\n")
-	}
-	return rundir.WriteFileAtomic(path, []byte(sb.String()))
 }

@@ -2,14 +2,15 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/internal/grid"
 	"github.com/kneecap/kneecap/plots"
+	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/workload"
 )
 
@@ -34,16 +35,18 @@ func TestGridFixtures(t *testing.T) {
 	for i, sc := range cfg.Scenarios {
 		sub := filepath.Join(dir, sc.Name)
 		writeGroundTruthRun(t, sub, 4, []int{1, 2, 4, 8, 16})
-		if err := writeGridConfig(sub, cfg.ScenarioConfig(i)); err != nil { // as if it ran with it
+		// config.yaml as if it ran with it (grid.Create writes it, and a scenarios.json that a
+		// scenario's directory has not).
+		if err := grid.Create(sub, cfg.ScenarioConfig(i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(filepath.Join(sub, rundir.ScenariosFile)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	in := 999.0
 	cfg.Scenarios[0].InputTokens = &workload.Dist{Mean: in} // then changed in the grid's config.yaml
-	if err := writeGridConfig(dir, cfg); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeGridDoc(dir, cfg, nil); err != nil {
+	if err := grid.Create(dir, cfg); err != nil {
 		t.Fatal(err)
 	}
 
@@ -53,7 +56,7 @@ func TestGridFixtures(t *testing.T) {
 	}
 	doc := readGrid(t, dir)
 	for _, sc := range doc.Scenarios {
-		if sc.Status != gridFinished || sc.Knee == nil || !sc.Knee.Concurrency.OK() || sc.Knee.Interval[0].OK() {
+		if sc.Status != grid.Finished || sc.Knee == nil || !sc.Knee.Concurrency.OK() || sc.Knee.Interval[0].OK() {
 			t.Errorf("analyze --bootstrap 0: scenario %s: %s, knee %+v; want finished, a knee without an interval", sc.Name, sc.Status, sc.Knee)
 		}
 	}
@@ -100,7 +103,7 @@ func TestGridFixtures(t *testing.T) {
 		t.Errorf("gate with a baseline scenario missing: exit %d (%v), want 4 naming it", exitCode(r.err), r.err)
 	}
 	t.Logf("gate: %v\n%s", r.err, r.stderr)
-	var cmp gridComparison
+	var cmp grid.Comparison
 	b, err := os.ReadFile(filepath.Join(gated, "compare.json"))
 	if err == nil {
 		err = json.Unmarshal(b, &cmp)
@@ -118,7 +121,7 @@ func TestGridFixtures(t *testing.T) {
 func copyGrid(t *testing.T, dir, to, skip string) string {
 	t.Helper()
 	doc := readGrid(t, dir)
-	var kept []gridEntry
+	var kept []grid.Entry
 	for _, s := range doc.Scenarios {
 		if s.Name != skip {
 			kept = append(kept, s)
@@ -139,48 +142,19 @@ func copyGrid(t *testing.T, dir, to, skip string) string {
 		}
 	}
 	b, _ := json.Marshal(doc)
-	if err := os.WriteFile(filepath.Join(to, scenariosFile), b, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(to, rundir.ScenariosFile), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return to
 }
 
-// TestGridOutcomes: what a scenario's sweep returned decides whether the grid carries on (a
-// failure of its own, recorded with why), or stops (an interrupt, an unreachable server); the
-// --resume hint only while a scenario is left; a flag every scenario overrides is warned about.
-func TestGridOutcomes(t *testing.T) {
+// TestWarnOverridden: a flag every scenario overrides is warned about, one no scenario
+// overrides is not.
+func TestWarnOverridden(t *testing.T) {
 	e, _, stderr := testEnv()
-	faults := map[string]scenarioFault{}
-	if err := scenarioOutcome(e, nil, false, "ok", faults); err != nil || len(faults) != 0 {
-		t.Errorf("a finished scenario: %v, %v", err, faults)
-	}
-	if err := scenarioOutcome(e, usageError("sweep: preflight: model x not found"), false, "bad", faults); err != nil ||
-		faults["bad"] != (scenarioFault{gridFailed, "sweep: preflight: model x not found"}) || !strings.Contains(stderr.String(), "scenario bad failed") {
-		t.Errorf("a failing scenario: %v, %+v, %q; want it recorded and the grid carried on", err, faults, stderr.String())
-	}
-	down := scenarioOutcome(e, withCode(exitUnreachable, errors.New("sweep: server unreachable: at N=4")), false, "down", faults)
-	if exitCode(down) != exitUnreachable || faults["down"].status != gridUnreachable {
-		t.Errorf("an unreachable server: %v (exit %d), %+v; want exit 3, unreachable", down, exitCode(down), faults["down"])
-	}
-	stop := scenarioOutcome(e, nil, true, "last", faults)
-	if exitCode(stop) != exitInterrupted {
-		t.Errorf("an interrupt after a scenario: %v, want exit 130", stop)
-	}
 	cfg := config.Default()
-	cfg.Scenarios = []config.Scenario{{Name: "only"}}
-	dir := t.TempDir()
-	writeGroundTruthRun(t, filepath.Join(dir, "only"), 4, []int{1, 2})
-	if msg := errString(gridStopped(stop, dir, cfg)); strings.Contains(msg, "--resume") || !strings.Contains(msg, "interrupted after scenario last") {
-		t.Errorf("interrupted with nothing left to run: %q, want no --resume hint", msg)
-	}
-	cfg.Scenarios = append(cfg.Scenarios, config.Scenario{Name: "next"})
-	if msg := errString(gridStopped(down, dir, cfg)); !strings.Contains(msg, "continue the grid with --resume "+dir) || !strings.Contains(msg, "scenario down: sweep: server unreachable") {
-		t.Errorf("unreachable with a scenario left: %q, want the --resume hint", msg)
-	}
-
 	in := 512
 	cfg.Scenarios = []config.Scenario{{Name: "a", InputTokens: &workload.Dist{Mean: float64(in)}}, {Name: "b", InputTokens: &workload.Dist{Mean: 64}}}
-	stderr.Reset()
 	warnOverridden(e, &sweepFlags{set: map[string]bool{"input-tokens": true, "output-tokens": true}}, cfg)
 	if w := stderr.String(); !strings.Contains(w, "--input-tokens applies to no scenario: every scenario sets its own input_tokens (a, b)") || strings.Contains(w, "output-tokens") {
 		t.Errorf("warnings %q", w)

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/kneecap/kneecap/config"
-	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/sweep/openai"
 )
 
@@ -73,36 +72,4 @@ func (l headerList) apply(cfg *config.Config) {
 		cfg.Override("target.headers."+h.name, "--header")
 	}
 	cfg.Target.Headers = out
-}
-
-// checkHeaderAuth refuses an Authorization header beside an API key: both authenticate, and
-// the header would silently replace the key (or the key the header).
-func checkHeaderAuth(e *env, cfg config.Config) error {
-	key := apiKey(e, cfg)
-	if key == "" || cfg.Target.HTTPHeader().Get("Authorization") == "" {
-		return nil
-	}
-	return usageError("sweep: --header Authorization (or target.headers) and the API key in $%s (target.api_key_env) both authenticate: give one (--api-key-env '' sends no key)",
-		cfg.Target.APIKeyEnv)
-}
-
-// redactedHeaders refuses a resumed run whose config.yaml lost a secret header's value
-// (REDACTED) that --header did not give again.
-func redactedHeaders(dir string, cfg config.Config) error {
-	for name, v := range cfg.Target.Headers {
-		if v == redact.Value && redact.SecretHeader(name) {
-			return usageError("sweep: --resume %s: config.yaml holds header %s as %s: give it again with --header '%s:VALUE'",
-				dir, name, redact.Value, name)
-		}
-	}
-	return nil
-}
-
-// apiKey is the API key the client sends: the variable target.api_key_env names, for an
-// endpoint (the simulator takes none).
-func apiKey(e *env, cfg config.Config) string {
-	if cfg.Target.APIKeyEnv == "" || cfg.Target.URL == "" {
-		return ""
-	}
-	return e.getenv(cfg.Target.APIKeyEnv)
 }

@@ -29,64 +29,37 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/kneecap/kneecap/internal/exit"
+	"github.com/kneecap/kneecap/internal/launch"
 	"github.com/kneecap/kneecap/redact"
 )
 
-// Exit codes (DESIGN §7).
+// Exit codes (DESIGN §9.2), as the command names them.
 const (
-	exitOK          = 0
-	exitFailure     = 1
-	exitUsage       = 2
-	exitUnreachable = 3
-	// exitRegressed: kneecap compare --max-regression found a regression (everything was
-	// written); CI tells it from a broken run (1) or bad input (2).
-	exitRegressed   = 4
-	exitInterrupted = 130
+	exitOK          = exit.OK
+	exitFailure     = exit.Failure
+	exitUsage       = exit.Usage
+	exitUnreachable = exit.Unreachable
+	exitRegressed   = exit.Regressed
+	exitInterrupted = exit.Interrupted
 )
 
-// exitError carries a process exit code with an error.
-type exitError struct {
-	code int
-	err  error
-	// see is where a command-line error sends the user: "kneecap sweep -h" (printError).
-	see string
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit %d", e.code)
-	}
-	return e.err.Error()
-}
-
-func (e *exitError) Unwrap() error { return e.err }
+// exitError carries a process exit code with an error (exit.Error).
+type exitError = exit.Error
 
 // withCode wraps err so that main exits with code.
-func withCode(code int, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &exitError{code: code, err: err}
-}
+func withCode(code int, err error) error { return exit.With(code, err) }
 
 // usageError is a usage or configuration error (exit 2).
-func usageError(format string, args ...any) error {
-	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
-}
+func usageError(format string, args ...any) error { return exit.Usagef(format, args...) }
 
-// exitCode maps an error returned by run to the process exit code.
+// exitCode maps an error returned by run to the process exit code: -h is 0.
 func exitCode(err error) int {
-	if err == nil {
-		return exitOK
-	}
 	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code
-	}
-	if errors.Is(err, flag.ErrHelp) {
+	if !errors.As(err, &ee) && errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
-	return exitFailure
+	return exit.Code(err)
 }
 
 // env is what a subcommand may use of the process: only main touches os.Exit and signals.
@@ -105,6 +78,11 @@ type env struct {
 	termWidth func() int
 	// wide is --wide: every column of the level tables.
 	wide bool
+}
+
+// launch is what the launch steps use of e: its stderr, environment and interrupt.
+func (e *env) launch() launch.Env {
+	return launch.Env{Log: e.stderr, Getenv: e.getenv, Interrupt: e.interrupt}
 }
 
 // redacting returns e with stdout and stderr passing every line through secrets (DESIGN §7).
@@ -182,7 +160,7 @@ Run 'kneecap COMMAND -h' for a command's flags.
 func run(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(e.stderr, usageText)
-		return &exitError{code: exitUsage}
+		return exit.Printed(exitUsage)
 	}
 	cmd, rest := args[0], args[1:]
 	switch cmd {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/internal/exit"
 	"github.com/kneecap/kneecap/rundir"
 )
 
@@ -69,7 +70,7 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 		for _, p := range config.Problems(err) {
 			fmt.Fprintf(e.stderr, "kneecap: merge: %s\n", strings.TrimPrefix(p, "merge: "))
 		}
-		return &exitError{code: exitUsage}
+		return exit.Printed(exitUsage)
 	}
 	for _, w := range warnings {
 		fmt.Fprintf(e.stderr, "kneecap: merge: warning: %s\n", w)

@@ -8,67 +8,11 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
-	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/internal/launch"
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/report"
 	"github.com/kneecap/kneecap/sweep"
-	"github.com/kneecap/kneecap/workload"
 )
-
-// levelSummary holds the numbers of one level shown in the progress table, computed over the
-// level's measurement window [W0, W1) with DESIGN §1's definitions.
-type levelSummary struct {
-	Concurrency int
-	// OfferedRPS is an arrival-rate level's offered rate (0 on a closed-loop level), shown in
-	// place of its concurrency (the cap on requests in flight).
-	OfferedRPS float64
-	// Requests counts requests sent inside the window; Errors those of them that failed.
-	Requests, Errors int
-	// ErrorRate is Errors ÷ Requests (0 without requests).
-	ErrorRate float64
-	// OutputTPS is output tokens that arrived inside the window ÷ window length, tokens/s.
-	OutputTPS float64
-	// QPS is successful completions inside the window ÷ window length, requests/s.
-	QPS float64
-	// TTFT, TPOT and E2E percentiles over successful requests sent inside the window.
-	TTFTP50, TTFTP95, TPOTP50, E2EP50 time.Duration
-	Steady, Interrupted               bool
-	// Sustainable is an arrival-rate level's verdict (analysis.RateLevel.Sustainable).
-	Sustainable bool
-	// Part reports a shard's part of a level, whose verdict only the merge gives.
-	Part bool
-}
-
-// summarizeLevel computes a level's table numbers from its records with the analysis
-// package's definitions (DESIGN §1), so the live table, the stop rules and analysis.json agree.
-func summarizeLevel(l record.Level) levelSummary {
-	run := l.Run
-	lv := analysis.Summarize([]record.Level{l}, analysis.DefaultOptions())[0]
-	num := func(f analysis.Float) float64 {
-		if !f.OK() {
-			return 0
-		}
-		return float64(f)
-	}
-	dur := func(msec analysis.Float) time.Duration { return time.Duration(num(msec) * float64(time.Millisecond)) }
-	return levelSummary{
-		Concurrency: run.Concurrency,
-		OfferedRPS:  run.OfferedRPS,
-		Requests:    lv.Requests,
-		Errors:      lv.Errors,
-		ErrorRate:   num(lv.ErrorRate),
-		OutputTPS:   num(lv.OutputTPS),
-		QPS:         num(lv.QPS),
-		TTFTP50:     dur(lv.TTFT.P50),
-		TTFTP95:     dur(lv.TTFT.P95),
-		TPOTP50:     dur(lv.TPOT.P50),
-		E2EP50:      dur(lv.E2E.P50),
-		Steady:      run.Steady,
-		Interrupted: run.Interrupted,
-		Sustainable: !lv.IsRate() || lv.Sustainable,
-		Part:        run.Shard != nil,
-	}
-}
 
 // ms formats a duration in milliseconds with three significant digits.
 func ms(d time.Duration) string {
@@ -102,8 +46,8 @@ type progress struct {
 	// rates are a rate sweep's offered rates (nil for a concurrency sweep).
 	rates []float64
 	proto sweep.Protocol
-	// hit shows the prefix-cache hit column from the first level on (expectsPrefixCache),
-	// else only when the first level has a hit rate.
+	// hit shows the prefix-cache hit column from the first level on
+	// (launch.Sweep.ExpectsPrefixCache), else only when the first level has a hit rate.
 	hit bool
 	// now is the clock of the levels' starts for the sweep's ETA (time.Now).
 	now func() time.Time
@@ -124,7 +68,16 @@ type progress struct {
 	nextRate string
 }
 
-var _ sweep.Observer = (*progress)(nil)
+var _ launch.Display = (*progress)(nil)
+
+// display returns the progress display of a sweep of levels with protocol proto on e's
+// stderr; hit shows the prefix-cache hit column from the first level on
+// (launch.Sweep.ExpectsPrefixCache).
+func (e *env) display(levels []int, proto sweep.Protocol, hit bool) *progress {
+	p := newProgress(e.stderr, e.stderrTTY, levels, proto)
+	p.width, p.wide, p.hit = e.columns, e.wide, hit
+	return p
+}
 
 // newProgress returns the progress display for a sweep of levels with protocol proto, 80
 // columns wide until width is set.
@@ -197,19 +150,6 @@ func (p *progress) describe(s sweep.LiveStats) string {
 	return d
 }
 
-// expectsPrefixCache reports whether cfg's sweep is one a prefix cache serves, so the live
-// level table shows the hit column from its first level (which may measure none yet):
-// shared_prefix, prefix_cache, sessions, a trace with hash_ids, or the simulator with
-// prefix_caching.
-func expectsPrefixCache(cfg *config.Config, w workload.Workload) bool {
-	wl := cfg.Workload
-	if wl.SharedPrefix.Count > 0 || wl.PrefixCache || wl.Sessions != nil || cfg.Target.URL == "" && cfg.Simulator.PrefixCaching {
-		return true
-	}
-	tw, ok := w.(*workload.TraceWorkload)
-	return ok && tw.Trace().Info.BlockTokens > 0
-}
-
 // LevelFinished erases the status line and writes the level's table row.
 func (p *progress) LevelFinished(l record.Level) {
 	run := l.Run
@@ -238,8 +178,8 @@ func (p *progress) LevelFinished(l record.Level) {
 	}
 }
 
-// adding announces the next added level (sweep.refine), or that none is needed (c = 0).
-func (p *progress) adding(c int, why string) {
+// Adding announces the next added level (sweep.refine), or that none is needed (c = 0).
+func (p *progress) Adding(c int, why string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()
@@ -257,31 +197,13 @@ func (p *progress) adding(c int, why string) {
 	fmt.Fprintf(p.w, "kneecap: adding concurrency %d (%d of at most %d): %s\n", c, p.added+1, p.refine, why)
 }
 
-// stopAdding says why no further level is added (an added level failed).
-func (p *progress) stopAdding(why string) {
+// StopAdding says why no further level is added (an added level failed).
+func (p *progress) StopAdding(why string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()
 	p.noMore = true
 	fmt.Fprintf(p.w, "kneecap: no more levels added: %s\n", why)
-}
-
-// announcingRefiner is the sweep's refiner (analysis.Refiner) that says on the console which
-// level it adds and why, or why it adds none.
-type announcingRefiner struct {
-	sweep.Refiner
-	prog *progress
-}
-
-// Refine implements sweep.Refiner.
-func (r announcingRefiner) Refine(levels []record.Level) (int, string) {
-	c, why := r.Refiner.Refine(levels)
-	if c <= 0 && why != "" {
-		r.prog.stopAdding(why)
-	} else {
-		r.prog.adding(c, why)
-	}
-	return c, why
 }
 
 // extendedNote says why a level's window ran well past the configured duration (more than
@@ -314,8 +236,8 @@ func (p *progress) clear() {
 	p.status = ""
 }
 
-// close erases a status line left by an interrupted level.
-func (p *progress) close() {
+// Close erases a status line left by an interrupted level.
+func (p *progress) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()

@@ -13,7 +13,6 @@ import (
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/report"
 	"github.com/kneecap/kneecap/sweep"
-	"github.com/kneecap/kneecap/workload"
 )
 
 // synthLevel builds a level with a 1 s window holding one successful request per TTFT value
@@ -78,7 +77,7 @@ func TestProgressTTY(t *testing.T) {
 	p.Live(sweep.LiveStats{Index: 0, Concurrency: 1, Phase: record.PhaseMeasure, Elapsed: 7 * time.Second, OutputTPS: 123.4, TTFTP50: 42 * time.Millisecond, Completed: 7})
 	run, recs := synthLevel(0, 1, 100, 10*time.Millisecond, 0)
 	p.LevelFinished(record.Level{Run: run, Records: recs})
-	p.close()
+	p.Close()
 	out := buf.String()
 	for _, want := range []string{clearLine + "level 1/2  c=1  warmup", clearLine + "level 1/2  c=1  measure 7s", "ETA ", "123.4 tok/s", "TTFT p50 42.0ms", "7 done", clearLine + report.NewLevelTable(false, false, false).Header(), "    100  "} {
 		if !strings.Contains(out, want) {
@@ -157,7 +156,7 @@ func TestProgressETA(t *testing.T) {
 	p.LevelStarted(1, 2)
 	step(0, 0)
 	// The refiner adds none: the last level's length leaves the plan.
-	p.adding(0, "")
+	p.Adding(0, "")
 	p.LevelStarted(2, 4)
 	if _, left := frac(0); left != 10*time.Second {
 		t.Errorf("the last planned level, none added: %s left, want 10s", left)
@@ -208,25 +207,9 @@ func TestProgressExtendedWindow(t *testing.T) {
 	}
 }
 
-// TestProgressHitColumn: a sweep a prefix cache serves (expectsPrefixCache: shared_prefix,
-// sessions, the simulator with prefix_caching) shows the hit column from its first level,
-// "—" while that level measured none; another sweep does not.
+// TestProgressHitColumn: a sweep a prefix cache serves (launch.Sweep.ExpectsPrefixCache)
+// shows the hit column from its first level, "—" while that level measured none.
 func TestProgressHitColumn(t *testing.T) {
-	cfg := config.Default()
-	if expectsPrefixCache(&cfg, nil) {
-		t.Errorf("the default config expects a prefix cache")
-	}
-	for _, edit := range []func(*config.Config){
-		func(c *config.Config) { c.Workload.SharedPrefix = workload.SharedPrefix{Count: 1, Tokens: 64} },
-		func(c *config.Config) { c.Workload.Sessions = &workload.SessionsConfig{} },
-		func(c *config.Config) { c.Simulator.PrefixCaching = true },
-	} {
-		c := config.Default()
-		edit(&c)
-		if !expectsPrefixCache(&c, nil) {
-			t.Errorf("%+v does not expect a prefix cache", c.Workload)
-		}
-	}
 	var buf bytes.Buffer
 	p := newProgress(&buf, false, []int{1}, config.Default().Sweep)
 	p.hit = true

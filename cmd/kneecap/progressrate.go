@@ -16,8 +16,8 @@ func (p *progress) describeRate(index int) string {
 	return fmt.Sprintf("level %d/%d  %s req/s", index+1, len(p.rates), rate)
 }
 
-// addingRate announces the next added rate level (sweep.refine), or that none is needed.
-func (p *progress) addingRate(rps float64, why string) {
+// AddingRate announces the next added rate level (sweep.refine), or that none is needed.
+func (p *progress) AddingRate(rps float64, why string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()

@@ -8,22 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/internal/launch"
+	"github.com/kneecap/kneecap/rundir"
 )
 
-// TestRatesFromAnalysisJSON: --from accepts a results directory that keeps only
-// analysis.json (examples/sample-run has no records.jsonl): its max QPS is the largest
-// completion rate of a valid level; a directory with neither is one line, exit 2, whose
-// prefix is not doubled (before: "sweep: levels: sweep: --from: …").
+// TestRatesFromAnalysisJSON: --from a directory with neither records nor analysis.json is
+// one line, exit 2, whose prefix is not doubled (before: "sweep: levels: sweep: --from: …");
+// launch.TestProbeFrom reads one that keeps only analysis.json.
 func TestRatesFromAnalysisJSON(t *testing.T) {
-	dir := filepath.Join("..", "..", "examples", "sample-run")
-	p, err := probeFrom(dir, config.Default().AnalysisOptions(), 128)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !(p.MaxQPS > 0) || p.MaxQPSConcurrency < 1 || p.Estimate != "" || len(p.Rates) == 0 || p.From != dir {
-		t.Errorf("max QPS %g at %d (estimate %q), rates %v, from %q: want a valid level's completion rate", p.MaxQPS, p.MaxQPSConcurrency, p.Estimate, p.Rates, p.From)
-	}
 	tmp := t.TempDir()
 	r := runCmd(nil, "sweep", "--rates", "auto", "--from", tmp, "-o", filepath.Join(tmp, "run"))
 	if exitCode(r.err) != exitUsage || !strings.HasPrefix(errString(r.err), "sweep: --from: read results ") || !strings.HasSuffix(errString(r.err), "(and it has no analysis.json)") {
@@ -52,14 +44,14 @@ workload: {output_tokens: {dist: fixed, mean: 8}}
 	if exitCode(err) != exitInterrupted || !strings.Contains(errString(err), "during the --rates auto probe") {
 		t.Fatalf("interrupted probe: exit %d: %v\n%s", exitCode(err), err, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(dir, ProbeFile)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, rundir.ProbeFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("probe.json after an interrupted probe: %v, want none", err)
 	}
 	e, _, stderr = testEnv()
 	if err := run(context.Background(), e, []string{"sweep", "--resume", dir}); err != nil {
 		t.Fatalf("--resume: %v\n%s", err, stderr)
 	}
-	p, err := readProbe(dir)
+	p, err := launch.ReadProbe(dir)
 	if err != nil || p == nil || len(p.Rates) == 0 || !strings.Contains(stderr.String(), "has no probe.json (its probe did not finish): probing again") {
 		t.Errorf("probe.json %+v (%v) after --resume; stderr:\n%s", p, err, stderr)
 	}

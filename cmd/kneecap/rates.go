@@ -1,16 +1,13 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
@@ -116,116 +113,4 @@ func parseRates(v string) (sweep.RatesSpec, error) {
 		return sweep.RatesSpec{}, errors.New("empty list (want a list such as 1,2,4 or auto)")
 	}
 	return sweep.RatesSpec{List: list}, nil
-}
-
-// planRates returns the streams a rate sweep's levels need (its cap on requests in flight)
-// and sets its rates: given, read back from probe.json on --resume of --rates auto, read
-// from --from DIR, or left nil for the probe (autoRates) once the target is up.
-func (s *sweepPrep) planRates() ([]int, error) {
-	sw := s.cfg.Sweep
-	if s.cfg.Workload.Trace.Enabled() {
-		return s.planTrace()
-	}
-	levels := []int{sw.InFlightCap()}
-	switch {
-	case !sw.Rates.Auto:
-		rates, err := sw.Rates.Rates()
-		s.rates = rates
-		return levels, err
-	case s.done != nil:
-		p, err := readProbe(s.done.Dir)
-		switch {
-		case err != nil:
-			return nil, err
-		case p == nil && len(s.done.Levels) > 0:
-			return nil, usageError("sweep: --resume %s: its rates were planned by --rates auto, and it has levels but no %s: run it again without --resume", s.done.Dir, ProbeFile)
-		case p != nil:
-			s.rates = p.Rates
-		} // else the probe did not finish: autoRates runs it again
-	case s.from != "":
-		_, nominal := s.cfg.Workload.NominalLengths()
-		p, err := probeFrom(s.from, s.cfg.AnalysisOptions(), nominal)
-		if err != nil {
-			return nil, err
-		}
-		s.probe, s.rates = p, p.Rates
-	}
-	return levels, nil
-}
-
-// autoRates runs the --rates auto probe when the rates are not known yet, and writes
-// probe.json when they were planned in this run.
-func (s *sweepPrep) autoRates(ctx context.Context, e *env, t *target) error {
-	if !s.cfg.Sweep.RateMode() {
-		return nil
-	}
-	if s.rates == nil {
-		if s.done != nil {
-			fmt.Fprintf(e.stderr, "kneecap: --resume: %s has no %s (its probe did not finish): probing again\n", s.done.Dir, ProbeFile)
-		}
-		p, err := s.runProbe(ctx, e, t)
-		if err != nil {
-			return err
-		}
-		s.probe, s.rates = p, p.Rates
-	}
-	if s.probe == nil {
-		return nil
-	}
-	return s.writeProbe(e, s.probe)
-}
-
-// ratePlan makes plan a rate sweep: its rates, arrival process, cap and refiner.
-func (s *sweepPrep) ratePlan(plan *sweep.Plan, prog *progress) {
-	cfg := s.cfg
-	plan.Levels = nil
-	plan.Rates = s.rates
-	plan.Arrival = cfg.Sweep.ArrivalOf(cfg.Workload.Seed)
-	plan.MaxConcurrency = cfg.Sweep.MaxConcurrency
-	plan.Trace = s.trace
-	if b := cfg.Sweep.Stop.Budget; b > 0 { // the probe spent part of it
-		plan.Protocol.Stop.Budget = max(b-s.probeElapsed, time.Nanosecond)
-	}
-	if cfg.Sweep.Refine > 0 {
-		plan.RateRefiner = announcingRateRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), prog}
-		plan.Refine = cfg.Sweep.Refine
-	}
-}
-
-// planned returns the planned levels: the rates of a rate sweep, else the concurrencies.
-func (s *sweepPrep) planned() []float64 {
-	if s.cfg.Sweep.RateMode() {
-		return s.rates
-	}
-	out := make([]float64, len(s.levels))
-	for i, c := range s.levels {
-		out[i] = float64(c)
-	}
-	return out
-}
-
-// levelName names planned level i: "concurrency 8", "12.5 requests/s".
-func (s *sweepPrep) levelName(i int) string {
-	if s.cfg.Sweep.RateMode() {
-		return strconv.FormatFloat(s.rates[i], 'g', -1, 64) + " requests/s"
-	}
-	return "concurrency " + strconv.Itoa(s.levels[i])
-}
-
-// announcingRateRefiner is the rate sweep's refiner (analysis.Refiner.RefineRate) that says on
-// the console which rate it adds and why, or why it adds none.
-type announcingRateRefiner struct {
-	sweep.RateRefiner
-	prog *progress
-}
-
-// RefineRate implements sweep.RateRefiner.
-func (r announcingRateRefiner) RefineRate(levels []record.Level) (float64, string) {
-	rps, why := r.RateRefiner.RefineRate(levels)
-	if rps <= 0 && why != "" {
-		r.prog.stopAdding(why)
-	} else {
-		r.prog.addingRate(rps, why)
-	}
-	return rps, why
 }

@@ -1,11 +1,6 @@
 package main
 
-import (
-	"strings"
-	"testing"
-
-	"github.com/kneecap/kneecap/selfcheck"
-)
+import "testing"
 
 // TestBadRateInput: each bad value of a rate sweep's flags and keys is exit 2 with one line
 // naming the flag (or FILE:LINE) and the problem, and nothing is created (badInput.check).
@@ -39,24 +34,5 @@ func TestBadRateInput(t *testing.T) {
 		{"max_unsustainable negative", "sweep:\n  stop: {max_unsustainable: -2}\n", nil, []string{"$CFG:2: sweep.stop.max_unsustainable: is -2: must be ≥ 0"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.check(t, tmp) })
-	}
-}
-
-// TestRateLimitLine: every advice of selfcheck.Limits.Check for a concurrency sweep (lower
-// sweep.levels, split over --shard) becomes, for a rate sweep's cap, lower
-// sweep.max_concurrency (--max-concurrency), and the cap is named as such.
-func TestRateLimitLine(t *testing.T) {
-	cost := selfcheck.CostOf(false, true, 64)
-	l := selfcheck.Limits{Descriptors: 100, DescriptorsHard: 100, MemAvailable: 1 << 20, MemSource: "test"}
-	lines := limitLines(l.Check(500, 500, cost))
-	if len(lines) != 2 {
-		t.Fatalf("%q: want a descriptor line and a memory line", lines)
-	}
-	for _, line := range lines {
-		got := rateLimitLine(line, 500)
-		if !strings.Contains(got, "max_concurrency 500 (a rate level's cap on requests in flight) needs") ||
-			!strings.HasSuffix(got, "lower sweep.max_concurrency (--max-concurrency)") || strings.Contains(got, "sweep.levels") || strings.Contains(got, "--shard") {
-			t.Errorf("%s\n→ %s\nwant the cap named and only the --max-concurrency advice", line, got)
-		}
 	}
 }

@@ -8,9 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/rundir"
 )
 
 // realEngineConfig is a short fixed-mode sweep; simulator is the simulator's extra keys.
@@ -85,29 +82,6 @@ func TestSweepUsageLie(t *testing.T) {
 		}
 		if lv["usage_disbelieved"] != lv["requests"] {
 			t.Errorf("level %v: usage not believed for %v of %v requests, want all", lv["concurrency"], lv["usage_disbelieved"], lv["requests"])
-		}
-	}
-}
-
-// TestMaxTokensPerChunk: usage is checked against 4 × the tokens per chunk the configuration
-// declares, else the server's info (the first a resumed run recorded), else the client's
-// default (0 here).
-func TestMaxTokensPerChunk(t *testing.T) {
-	sglang := &record.ServerInfo{Engine: "SGLang", Settings: map[string]string{"stream_interval": "2"}}
-	resumed := &rundir.Run{Server: &record.ServerInfo{Engine: "SGLang", Settings: map[string]string{"stream_interval": "3"}}}
-	for _, tc := range []struct {
-		declared int
-		info     *record.ServerInfo
-		done     *rundir.Run
-		want     int
-	}{
-		{0, sglang, nil, 8},
-		{5, sglang, nil, 20},
-		{0, sglang, resumed, 12},
-		{0, nil, nil, 0},
-	} {
-		if got := maxTokensPerChunk(tc.declared, tc.info, tc.done); got != tc.want {
-			t.Errorf("maxTokensPerChunk(%d, %v, %v) = %d, want %d", tc.declared, tc.info, tc.done, got, tc.want)
 		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
-	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/rundir"
 )
 
@@ -126,35 +125,12 @@ slo: {ttft_p95: 200ms, tpot_p95: 50ms}
 		final.TTFTBlowup.Concurrency.Format(), final.SLO.MaxConcurrency.Format())
 }
 
-// TestRefinerStopsOnFailedAddedLevel: an added level whose requests failed (the server went
-// down after the planned levels) stops the adding, with a reason naming the rule; a failed
-// planned level is the Judge's business, not the refiner's.
-func TestRefinerStopsOnFailedAddedLevel(t *testing.T) {
-	cfg := config.Default()
+// TestProgressStopAdding: the display says why no further level is added (the refiner's
+// reason; launch.TestRefinerStopsOnFailedAddedLevel).
+func TestProgressStopAdding(t *testing.T) {
 	var buf strings.Builder
-	r := announcingRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), newProgress(&buf, false, []int{1, 2}, cfg.Sweep)}
-	const w0, w1 = int64(1_000_000_000), int64(2_000_000_000)
-	level := func(index, c int, refine string, status record.Status) (record.LevelRun, []record.Record) {
-		run := record.LevelRun{Index: index, Concurrency: c, W0: w0, W1: w1, Steady: true, Refine: refine}
-		var recs []record.Record
-		for i := range 20 {
-			recs = append(recs, record.Record{Level: index, Concurrency: c, Worker: i % c, Phase: record.PhaseMeasure,
-				Sent: w0 + int64(i)*40_000_000, Status: status, ErrorClass: record.ErrConnect})
-		}
-		return run, recs
-	}
-	r0, c0 := level(0, 1, "", record.StatusError)
-	r1, c1 := level(1, 4, "test", record.StatusError)
-	c, why := r.Refine([]record.Level{{Run: r0, Records: c0}, {Run: r1, Records: c1}})
-	if c != 0 || !strings.Contains(why, "added level concurrency 4 had error rate 100.0%, above max_error_rate 5.0%") {
-		t.Errorf("Refine = %d, %q; want 0 and the error-rate rule", c, why)
-	}
-	if !strings.Contains(buf.String(), "kneecap: no more levels added: added level concurrency 4") {
-		t.Errorf("progress output %q", buf.String())
-	}
-	// The same failure on a planned level: the refiner analyzes (no valid level: no answer,
-	// nothing to add) but gives no reason to stop.
-	if c, why := r.Refine([]record.Level{{Run: r0, Records: c0}}); c != 0 || why != "" {
-		t.Errorf("planned failure: Refine = %d, %q; want 0 and no reason", c, why)
+	newProgress(&buf, false, []int{1, 2}, config.Default().Sweep).StopAdding("added level concurrency 4 had error rate 100.0%")
+	if want := "kneecap: no more levels added: added level concurrency 4 had error rate 100.0%\n"; buf.String() != want {
+		t.Errorf("progress output %q, want %q", buf.String(), want)
 	}
 }

@@ -19,7 +19,7 @@ func writeAnalysis(dir string, res *analysis.Result) error {
 	if err != nil {
 		return fmt.Errorf("analyze: encode analysis.json: %w", err)
 	}
-	if err := rundir.WriteFileAtomic(filepath.Join(dir, "analysis.json"), append(b, '\n')); err != nil {
+	if err := rundir.WriteFileAtomic(filepath.Join(dir, rundir.AnalysisFile), append(b, '\n')); err != nil {
 		return fmt.Errorf("analyze: %w", err)
 	}
 	var csv bytes.Buffer
@@ -62,14 +62,14 @@ func writeReports(e *env, res *analysis.Result, outDir string) error {
 	if err := report.Markdown(&md, res, pngs); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
-	if err := rundir.WriteFileAtomic(filepath.Join(outDir, "report.md"), md.Bytes()); err != nil {
+	if err := rundir.WriteFileAtomic(filepath.Join(outDir, rundir.ReportFile), md.Bytes()); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
 	var html bytes.Buffer
 	if err := report.HTML(&html, res, svgs); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
-	if err := rundir.WriteFileAtomic(filepath.Join(outDir, "report.html"), html.Bytes()); err != nil {
+	if err := rundir.WriteFileAtomic(filepath.Join(outDir, rundir.ReportHTMLFile), html.Bytes()); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
 	opts := report.ConsoleOptions{Wide: e.wide}
@@ -79,7 +79,7 @@ func writeReports(e *env, res *analysis.Result, outDir string) error {
 	if err := report.ConsoleWith(e.stdout, res, opts); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
-	fmt.Fprintf(e.stdout, "\nreport: %s\n", filepath.Join(outDir, "report.html"))
+	fmt.Fprintf(e.stdout, "\nreport: %s\n", filepath.Join(outDir, rundir.ReportHTMLFile))
 	return nil
 }
 

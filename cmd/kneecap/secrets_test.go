@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/internal/launch"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sim"
 )
@@ -249,7 +250,7 @@ func TestResumeNeedsSecretHeaders(t *testing.T) {
 	cfg := config.Default()
 	cfg.Target.Headers = map[string]string{"X-Tenant": "acme", "x-api-key": "xk-1"}
 	cfg = cfg.Redacted()
-	err := redactedHeaders("runs/r", cfg)
+	err := launch.RedactedHeaders("runs/r", cfg)
 	if err == nil || !strings.Contains(err.Error(), "config.yaml holds header x-api-key as REDACTED: give it again with --header 'x-api-key:VALUE'") {
 		t.Fatalf("redacted header: %v", err)
 	}
@@ -258,7 +259,7 @@ func TestResumeNeedsSecretHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.apply(&cfg)
-	if err := redactedHeaders("runs/r", cfg); err != nil {
+	if err := launch.RedactedHeaders("runs/r", cfg); err != nil {
 		t.Errorf("given again: %v", err)
 	}
 	if h := cfg.Target.HTTPHeader(); h.Get("X-Api-Key") != "xk-2" || h.Get("X-Tenant") != "acme" || len(h) != 2 {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/internal/exit"
 	"github.com/kneecap/kneecap/sim"
 )
 
@@ -100,7 +101,7 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 		for _, p := range config.Problems(err) {
 			fmt.Fprintf(e.stderr, "kneecap: %s\n", prefixed("sim", errors.New(p)))
 		}
-		return &exitError{code: exitUsage}
+		return exit.Printed(exitUsage)
 	}
 	run, err := sim.Start(rc, *addr)
 	if err != nil {

@@ -4,11 +4,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/internal/grid"
+	"github.com/kneecap/kneecap/internal/launch"
 	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/selfcheck"
@@ -93,11 +96,11 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 	// states the defaults the configuration supplies (DESIGN §9; the demo's are shorter).
 	def, demo := config.Default().Sweep, config.Demo().Sweep
 	durationVar(fs, &fl.warmup, "warmup", 0, "minimum warmup per level"+
-		configDefault("duration", shortDuration(def.Warmup), shortDuration(demo.Warmup)))
+		configDefault("duration", config.ShortDuration(def.Warmup), config.ShortDuration(demo.Warmup)))
 	durationVar(fs, &fl.duration, "duration", 0, "minimum measurement window per level"+
-		configDefault("duration", shortDuration(def.Duration), shortDuration(demo.Duration)))
+		configDefault("duration", config.ShortDuration(def.Duration), config.ShortDuration(demo.Duration)))
 	durationVar(fs, &fl.maxDuration, "max-duration", 0, "longest measurement window when the level is not steady"+
-		configDefault("duration", shortDuration(def.MaxDuration), shortDuration(demo.MaxDuration)))
+		configDefault("duration", config.ShortDuration(def.MaxDuration), config.ShortDuration(demo.MaxDuration)))
 	fs.IntVar(&fl.minRequests, "min-requests", 0, "minimum completions in a level's window"+
 		configDefault("N", strconv.Itoa(def.MinRequests), strconv.Itoa(demo.MinRequests)))
 	fs.IntVar(&fl.inputTokens, "input-tokens", 0, "prompt length in tokens (`N`, fixed)")
@@ -130,97 +133,101 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 }
 
 // cmdSweep runs `kneecap sweep`: it prepares the sweep (configuration, resume, results
-// directory, workload), starts the target (an endpoint, or the simulator in-process), checks
-// it, sizes the prompts in its tokens, records what it is, runs the levels, and analyzes and
-// reports what was measured — also after an interrupt (exit 130). Nothing it prints, writes or
-// returns holds the API key or another secret of the configuration (redact.Secrets).
+// directory, workload: launch), starts the target (an endpoint, or the simulator in-process),
+// checks it, sizes the prompts in its tokens, records what it is, runs the levels, and
+// analyzes and reports what was measured — also after an interrupt (exit 130). Nothing it
+// prints, writes or returns holds the API key or another secret of the configuration
+// (redact.Secrets).
 func cmdSweep(ctx context.Context, e *env, args []string) error {
 	fl, err := parseSweepFlags(e, args)
 	if err != nil {
 		return err
 	}
-	if fl.resume != "" && isGridDir(fl.resume) {
+	if fl.resume != "" && grid.IsDir(fl.resume) {
 		return resumeGrid(ctx, e, fl)
 	}
 	s, err := prepareSweep(e, fl)
 	if err != nil {
 		return err
 	}
-	if s.cfg.Grid() {
-		return runGrid(ctx, e, fl, s.cfg)
+	if s.Cfg.Grid() {
+		return runGrid(ctx, e, fl, s.Cfg)
 	}
 	return runSweep(ctx, e, fl, s)
 }
 
+// prepareSweep turns the flags into a sweep ready to run: launch.New of their configuration,
+// or launch.Reopen of --resume DIR.
+func prepareSweep(e *env, fl *sweepFlags) (*launch.Sweep, error) {
+	if fl.resume != "" {
+		if err := checkResumeFlags(fl); err != nil {
+			return nil, err
+		}
+		return launch.Reopen(e.launch(), fl.resume, fl.resumeOverrides)
+	}
+	cfg, err := sweepConfig(e, fl)
+	if err != nil {
+		return nil, err
+	}
+	return launch.New(e.launch(), cfg, fl.rate.from)
+}
+
 // runSweep runs the prepared sweep s (one sweep, or one scenario of a grid) and analyzes and
 // reports what was measured; fl.format chooses what stdout gets.
-func runSweep(ctx context.Context, e *env, fl *sweepFlags, s *sweepPrep) (err error) {
-	defer s.release()
+func runSweep(ctx context.Context, e *env, fl *sweepFlags, s *launch.Sweep) (err error) {
+	defer s.Release()
 	// From here on, every line printed and the error returned lose the run's secrets, in
 	// every form (DESIGN §7); the results directory does the same for its files.
-	e = e.redacting(s.secrets)
-	defer func() { err = s.secrets.Error(err) }()
+	e = e.redacting(s.Secrets)
+	defer func() { err = s.Secrets.Error(err) }()
 	stdout := e
 	e = forFormat(e, fl.format)
-	t, err := startTarget(e, &s.cfg, s.levels)
+	s.Env = e.launch()
+	bi, ok := debug.ReadBuildInfo()
+	t, err := s.Start(ctx, version(bi, ok), func(levels []int, proto sweep.Protocol) launch.Progress {
+		return e.display(levels, proto, s.ExpectsPrefixCache())
+	})
 	if err != nil {
 		return err
 	}
-	defer t.close()
-	if err := preflight(ctx, e, t, s); err != nil {
-		return err
-	}
-	t.findMetrics(ctx, e)
-	if err := s.sizePrompts(ctx, e, t); err != nil {
-		return err
-	}
-	if err := s.openDir(t.endpoint); err != nil {
-		return err
-	}
-	s.recordSizing(e)
-	info, err := recordServer(ctx, e, t.client, s.cfg, s.dir, s.done)
-	if err != nil {
-		return err
-	}
-	s.limitContext(e, info)
-	if err := s.autoRates(ctx, e, t); err != nil {
-		return err
-	}
-	plan, prog := s.plan(e)
-	stopScraper, err := startScraper(ctx, t.scrape, s.dir, &plan)
+	defer t.Close()
+	prog := e.display(s.Levels, s.Cfg.Sweep, s.ExpectsPrefixCache())
+	prog.added, prog.refine, prog.rates = s.Resume.Added, s.Cfg.Sweep.Refine, s.Rates
+	plan := s.Plan(prog)
+	stopScraper, err := t.StartScraper(ctx, s.Dir, &plan)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "kneecap: sweeping %s (model %s), %s, results in %s\n",
-		redact.URL(t.endpoint), s.cfg.Target.Model, s.what(plan), s.dir.Path())
+		redact.URL(t.Endpoint), s.Cfg.Target.Model, s.What(plan), s.Dir.Path())
 	restoreGC := selfcheck.SetLoadGC()
-	out, runErr := sweep.Run(ctx, e.interrupt, plan, t.client, s.dir)
+	out, runErr := sweep.Run(ctx, e.interrupt, plan, t.Client(), s.Dir)
 	restoreGC()
-	prog.close()
+	prog.Close()
 	if err := stopScraper(); err != nil {
 		fmt.Fprintf(e.stderr, "kneecap: server metrics: %v\n", err)
 	}
-	if err := s.dir.Close(); err != nil && runErr == nil {
+	if err := s.Dir.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
 	if runErr != nil {
-		return fmt.Errorf("%w (results so far in %s)", prefixed("sweep", runErr), s.dir.Path())
+		return fmt.Errorf("%w (results so far in %s)", prefixed("sweep", runErr), s.Dir.Path())
 	}
 	fmt.Fprintf(e.stderr, "kneecap: stopped after %s: %s%s\n", out.Elapsed.Round(100*time.Millisecond), out.StopReason, addedNote(out))
-	if s.cfg.Shard.Sharded() {
-		return shardDone(e, s.cfg.Shard, out, s.dir.Path())
+	if s.Cfg.Shard.Sharded() {
+		return shardDone(e, s.Cfg.Shard, out, s.Dir.Path())
 	}
 	// Also after a hard stop (ctx cancelled): what was measured is analyzed and written.
-	if err := afterSweep(e, s.dir.Path()); err != nil {
+	if err := afterSweep(e, s.Dir.Path()); err != nil {
 		return err
 	}
-	if err := printAnalysis(stdout, fl.format, s.dir.Path()); err != nil {
+	if err := printAnalysis(stdout, fl.format, s.Dir.Path()); err != nil {
 		return err
 	}
 	if out.Interrupted {
-		return withCode(exitInterrupted, fmt.Errorf("sweep interrupted: results written to %s (continue with --resume %s)", s.dir.Path(), s.dir.Path()))
+		return withCode(exitInterrupted, fmt.Errorf("sweep interrupted: results written to %s (continue with --resume %s)", s.Dir.Path(), s.Dir.Path()))
 	}
-	return serverDown(out, s.dir.Path())
+	return launch.ServerDown(out, s.Dir.Path())
 }
 
 // addedNote lists the levels a sweep ran again and added (an interrupted one is run again on
@@ -262,7 +269,7 @@ func shardDone(e *env, shard config.ShardConfig, out sweep.Outcome, dir string) 
 	if strings.HasPrefix(out.StopReason, sweep.StopScheduleMissed) {
 		return fmt.Errorf("sweep: shard %s: %s (results so far in %s)", shard, out.StopReason, dir)
 	}
-	return serverDown(out, dir)
+	return launch.ServerDown(out, dir)
 }
 
 // afterSweep runs once the sweep has ended (also after an interrupt): it reads the results

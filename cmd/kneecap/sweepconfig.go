@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/internal/launch"
 	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/sweep"
 	"github.com/kneecap/kneecap/workload"
 )
@@ -20,18 +20,6 @@ import (
 // that flag.PrintDefaults shows.
 func configDefault(name, def, demo string) string {
 	return fmt.Sprintf(" (`%s`; default %s, or the config file's; the demo's %s)", name, def, demo)
-}
-
-// shortDuration formats d as time.Duration.String does without its zero tails: 3m, not 3m0s.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // sweepConfig builds the configuration from -c FILE (or the demo/default config) and the
@@ -198,13 +186,9 @@ func applyRunFlags(cfg *config.Config, fl *sweepFlags) error {
 const urlFromEnv = "env"
 
 // configProblems prints every configuration problem on its own line, prefixed with the
-// command, and returns exit 2. A problem that quotes a value loses the userinfo and secret
-// query values of any URL in it (redact.Text).
+// command, and returns exit 2 (launch.ConfigProblems).
 func configProblems(e *env, cmd string, err error) error {
-	for _, p := range config.Problems(err) {
-		fmt.Fprintf(e.stderr, "kneecap: %s: %s\n", cmd, redact.Text(p))
-	}
-	return &exitError{code: exitUsage}
+	return launch.ConfigProblems(e.stderr, cmd, err)
 }
 
 // parseLevels parses "1,2,4,8".

@@ -1,6 +1,7 @@
-package main
+package launch
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -24,14 +25,15 @@ func TestPreflightWindowWarning(t *testing.T) {
 		cfg.Simulator = sim.Config{Profile: sim.ProfileFixed, TTFT: 30 * time.Millisecond, ITL: 40 * time.Millisecond}
 		cfg.Workload.OutputTokens = workload.Dist{Dist: workload.DistFixed, Mean: 32}
 		cfg.Sweep.MinRequests, cfg.Sweep.Duration, cfg.Sweep.MaxDuration = 100, time.Second, 3*time.Second
-		e, _, stderr := testEnv()
-		tg, err := startTarget(e, &cfg, levels)
+		var stderr bytes.Buffer
+		s := &Sweep{Env: Env{Log: &stderr, Getenv: func(string) string { return "" }}, Cfg: cfg, Levels: levels}
+		tg, err := s.startTarget()
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer tg.close()
-		if err := preflight(context.Background(), e, tg, &sweepPrep{cfg: cfg, levels: levels}); err != nil {
-			t.Fatalf("preflight: %v\n%s", err, stderr)
+		defer tg.Close()
+		if err := s.preflight(context.Background(), tg); err != nil {
+			t.Fatalf("preflight: %v\n%s", err, stderr.String())
 		}
 		return stderr.String()
 	}
@@ -61,5 +63,25 @@ func TestPreflightWindowWarning(t *testing.T) {
 	}
 	if out := check([]int{64, 128}); strings.Contains(out, "warning") {
 		t.Errorf("concurrency 64 fits: %s", out)
+	}
+}
+
+// TestExpectsPrefixCache: a sweep a prefix cache serves (shared_prefix, sessions, the
+// simulator with prefix_caching) shows the hit column from its first level; another does not.
+func TestExpectsPrefixCache(t *testing.T) {
+	cfg := config.Default()
+	if expectsPrefixCache(&cfg, nil) {
+		t.Errorf("the default config expects a prefix cache")
+	}
+	for _, edit := range []func(*config.Config){
+		func(c *config.Config) { c.Workload.SharedPrefix = workload.SharedPrefix{Count: 1, Tokens: 64} },
+		func(c *config.Config) { c.Workload.Sessions = &workload.SessionsConfig{} },
+		func(c *config.Config) { c.Simulator.PrefixCaching = true },
+	} {
+		c := config.Default()
+		edit(&c)
+		if !expectsPrefixCache(&c, nil) {
+			t.Errorf("%+v does not expect a prefix cache", c.Workload)
+		}
 	}
 }

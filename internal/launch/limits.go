@@ -1,10 +1,11 @@
-package main
+package launch
 
 import (
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/kneecap/kneecap/internal/exit"
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/selfcheck"
 	"github.com/kneecap/kneecap/sweep"
@@ -18,10 +19,10 @@ import (
 // A rate sweep's levels run up to sweep.max_concurrency requests at once: when the user left
 // it at its default, it is lowered to what the limits allow (fitDefaultCap), and a refusal
 // names it, not sweep.levels or --shard (rateLimitLine).
-func (s *sweepPrep) checkLimits(e *env) error {
-	rate := s.cfg.Sweep.RateMode()
-	if rate && !s.cfg.Given("sweep.max_concurrency") {
-		s.fitDefaultCap(e)
+func (s *Sweep) checkLimits() error {
+	rate := s.Cfg.Sweep.RateMode()
+	if rate && !s.Cfg.Given("sweep.max_concurrency") {
+		s.fitDefaultCap()
 	}
 	c, workers := s.largestLevel()
 	err := selfcheck.ReadLimits().Check(c, workers, s.streamCost())
@@ -32,16 +33,16 @@ func (s *sweepPrep) checkLimits(e *env) error {
 		if rate {
 			line = rateLimitLine(line, c)
 		}
-		fmt.Fprintf(e.stderr, "kneecap: %s\n", line)
+		fmt.Fprintf(s.Log, "kneecap: %s\n", line)
 	}
-	return &exitError{code: exitUsage}
+	return exit.Printed(exit.Usage)
 }
 
 // fitDefaultCap lowers a rate sweep's default cap on requests in flight to the largest that
 // the process's limits allow (selfcheck.Limits.Check), saying so on the console; a cap of 1 that
 // does not fit is left for checkLimits to refuse.
-func (s *sweepPrep) fitDefaultCap(e *env) {
-	limits, cost, cap := selfcheck.ReadLimits(), s.streamCost(), s.cfg.Sweep.InFlightCap()
+func (s *Sweep) fitDefaultCap() {
+	limits, cost, cap := selfcheck.ReadLimits(), s.streamCost(), s.Cfg.Sweep.InFlightCap()
 	err := limits.Check(cap, cap, cost)
 	if err == nil || limits.Check(1, 1, cost) != nil {
 		return
@@ -54,7 +55,7 @@ func (s *sweepPrep) fitDefaultCap(e *env) {
 			hi = mid
 		}
 	}
-	s.cfg.Sweep.MaxConcurrency, s.levels = lo, []int{lo}
+	s.Cfg.Sweep.MaxConcurrency, s.Levels = lo, []int{lo}
 	var short []string
 	why := err.Error()
 	if strings.Contains(why, "file descriptors") {
@@ -63,7 +64,7 @@ func (s *sweepPrep) fitDefaultCap(e *env) {
 	if strings.Contains(why, "of memory") {
 		short = append(short, "memory ("+limits.MemSource+")")
 	}
-	fmt.Fprintf(e.stderr, "kneecap: rate sweep: at most %d requests in flight (sweep.max_concurrency), not the default %d, which needs more %s than this process has; set --max-concurrency to choose\n",
+	fmt.Fprintf(s.Log, "kneecap: rate sweep: at most %d requests in flight (sweep.max_concurrency), not the default %d, which needs more %s than this process has; set --max-concurrency to choose\n",
 		lo, cap, strings.Join(short, " and "))
 }
 
@@ -80,9 +81,9 @@ func rateLimitLine(line string, c int) string {
 
 // largestLevel returns the planned level that runs the most workers in this process (a
 // shard runs its part of each) and that number.
-func (s *sweepPrep) largestLevel() (concurrency, workers int) {
-	sh := s.cfg.Shard
-	for _, c := range s.levels {
+func (s *Sweep) largestLevel() (concurrency, workers int) {
+	sh := s.Cfg.Shard
+	for _, c := range s.Levels {
 		w := c
 		if sh.Sharded() {
 			_, w = sweep.Workers(c, sh.Index, sh.Count)
@@ -97,11 +98,11 @@ func (s *sweepPrep) largestLevel() (concurrency, workers int) {
 // streamCost is what one worker of this sweep costs the process (selfcheck.CostOf): the
 // in-process simulator holds the other end of every connection and its own buffers; a
 // session's worker also its conversation's history (WorkloadConfig.SessionBytes).
-func (s *sweepPrep) streamCost() selfcheck.StreamCost {
-	_, out := s.cfg.Workload.NominalLengths()
-	record := s.cfg.Sweep.RecordChunks == nil || *s.cfg.Sweep.RecordChunks
-	c := selfcheck.CostOf(s.cfg.Target.URL == "", record, out)
-	c.Bytes += s.cfg.Workload.SessionBytes()
+func (s *Sweep) streamCost() selfcheck.StreamCost {
+	_, out := s.Cfg.Workload.NominalLengths()
+	record := s.Cfg.Sweep.RecordChunks == nil || *s.Cfg.Sweep.RecordChunks
+	c := selfcheck.CostOf(s.Cfg.Target.URL == "", record, out)
+	c.Bytes += s.Cfg.Workload.SessionBytes()
 	return c
 }
 

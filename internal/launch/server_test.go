@@ -1,11 +1,37 @@
-package main
+package launch
 
 import (
 	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/rundir"
 )
+
+// TestMaxTokensPerChunk: usage is checked against 4 × the tokens per chunk the configuration
+// declares, else the server's info (the first a resumed run recorded), else the client's
+// default (0 here).
+func TestMaxTokensPerChunk(t *testing.T) {
+	sglang := &record.ServerInfo{Engine: "SGLang", Settings: map[string]string{"stream_interval": "2"}}
+	resumed := &rundir.Run{Server: &record.ServerInfo{Engine: "SGLang", Settings: map[string]string{"stream_interval": "3"}}}
+	for _, tc := range []struct {
+		declared int
+		info     *record.ServerInfo
+		done     *rundir.Run
+		want     int
+	}{
+		{0, sglang, nil, 8},
+		{5, sglang, nil, 20},
+		{0, sglang, resumed, 12},
+		{0, nil, nil, 0},
+	} {
+		if got := maxTokensPerChunk(tc.declared, tc.info, tc.done); got != tc.want {
+			t.Errorf("maxTokensPerChunk(%d, %v, %v) = %d, want %d", tc.declared, tc.info, tc.done, got, tc.want)
+		}
+	}
+}
 
 func TestDefaultMetricsURL(t *testing.T) {
 	for in, want := range map[string]string{

@@ -1,4 +1,4 @@
-package main
+package launch
 
 import (
 	"context"
@@ -11,18 +11,16 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/internal/exit"
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
 )
 
-// ProbeFile is the results directory's record of how the rates of --rates auto were planned:
-// the probe's levels (or the --from run's) as analysis.json summarizes them, its max QPS and
-// the rates planned from it. Its levels are not part of the rate run's analysis.
-const ProbeFile = "probe.json"
-
-// probe is the content of probe.json.
-type probe struct {
+// Probe is how --rates auto planned a rate sweep's rates: the content of probe.json
+// (rundir.ProbeFile).
+type Probe struct {
 	// From is the closed-loop results directory of --from; "" when kneecap probed.
 	From string `json:"from,omitempty"`
 	// MaxQPS is the largest completion rate of a valid level (output TPS ÷ mean output
@@ -45,6 +43,16 @@ type probe struct {
 	Levels     []analysis.Level `json:"levels"`
 }
 
+// Progress is the console display of a sweep the launch runs itself (the probe's): its
+// Observer, and Close, which erases what is left of it.
+type Progress interface {
+	sweep.Observer
+	Close()
+}
+
+// NewProgress returns the Progress of a sweep of levels run with protocol proto.
+type NewProgress func(levels []int, proto sweep.Protocol) Progress
+
 // memSink keeps a sweep's levels in memory (the probe's are not part of the run).
 type memSink struct{ levels []record.Level }
 
@@ -55,31 +63,30 @@ func (m *memSink) Finish(string) error            { return nil }
 // result: one pilot request, whose E2E sizes the windows (probeProtocol), then the levels
 // of probeLevels. An interrupt during it is exit 130 with nothing measured of the rate
 // sweep; a server that stopped connecting exit 3; a probe that found no max QPS exit 1.
-func (s *sweepPrep) runProbe(ctx context.Context, e *env, t *target) (*probe, error) {
-	e2e, err := s.pilot(ctx, e, t)
+func (s *Sweep) runProbe(ctx context.Context, t *Target, newProgress NewProgress) (*Probe, error) {
+	e2e, err := s.pilot(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	levels := probeLevels(s.cfg.Sweep.InFlightCap())
-	plan := sweep.Plan{Levels: levels, Protocol: probeProtocol(s.cfg.Sweep, e2e), Workload: s.workload,
-		ThinkTime: s.cfg.Workload.ThinkTime}
+	levels := probeLevels(s.Cfg.Sweep.InFlightCap())
+	plan := sweep.Plan{Levels: levels, Protocol: probeProtocol(s.Cfg.Sweep, e2e), Workload: s.workload,
+		ThinkTime: s.Cfg.Workload.ThinkTime}
 	plan.Judge = analysis.StopRules{Rules: plan.Protocol.Stop}
-	fmt.Fprintf(e.stderr, "kneecap: --rates auto: probing the max QPS closed-loop at concurrency %v (windows of %s: one request took %s; stops when throughput does)\n",
-		levels, shortDuration(plan.Protocol.Duration.Round(time.Millisecond)), shortDuration(e2e.Round(time.Millisecond)))
-	prog := newProgress(e.stderr, e.stderrTTY, levels, plan.Protocol)
-	prog.width, prog.wide, prog.hit = e.columns, e.wide, expectsPrefixCache(&s.cfg, s.workload)
+	fmt.Fprintf(s.Log, "kneecap: --rates auto: probing the max QPS closed-loop at concurrency %v (windows of %s: one request took %s; stops when throughput does)\n",
+		levels, config.ShortDuration(plan.Protocol.Duration.Round(time.Millisecond)), config.ShortDuration(e2e.Round(time.Millisecond)))
+	prog := newProgress(levels, plan.Protocol)
 	plan.Observer = prog
 	sink := &memSink{}
-	out, err := sweep.Run(ctx, e.interrupt, plan, t.client, sink)
-	prog.close()
+	out, err := sweep.Run(ctx, s.Interrupt, plan, t.client, sink)
+	prog.Close()
 	s.probeElapsed = out.Elapsed
 	if err := probeFailed(out, err); err != nil {
 		return nil, err
 	}
-	_, nominal := s.cfg.Workload.NominalLengths()
-	p, err := probeOf(analysis.Summarize(sink.levels, s.cfg.AnalysisOptions()), nominal)
+	_, nominal := s.Cfg.Workload.NominalLengths()
+	p, err := probeOf(analysis.Summarize(sink.levels, s.Cfg.AnalysisOptions()), nominal)
 	if err != nil {
-		return nil, withCode(exitFailure, fmt.Errorf("sweep: --rates auto: probe (stopped: %s): %w", out.StopReason, err))
+		return nil, exit.With(exit.Failure, fmt.Errorf("sweep: --rates auto: probe (stopped: %s): %w", out.StopReason, err))
 	}
 	p.StopReason, p.PilotE2EMs, p.WindowS = out.StopReason, float64(e2e)/1e6, plan.Protocol.Duration.Seconds()
 	return p, nil
@@ -88,18 +95,18 @@ func (s *sweepPrep) runProbe(ctx context.Context, e *env, t *target) (*probe, er
 // pilot sends one request of the workload alone and returns its E2E, the pace the probe's
 // windows are sized to; an interrupt cancels it (exit 130), and a request that fails is exit
 // 1 (the preflight has reached the server).
-func (s *sweepPrep) pilot(ctx context.Context, e *env, t *target) (time.Duration, error) {
+func (s *Sweep) pilot(ctx context.Context, t *Target) (time.Duration, error) {
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer context.AfterFunc(e.interrupt, cancel)()
+	defer context.AfterFunc(s.Interrupt, cancel)()
 	req := s.workload.Next(0, 0, 0)
 	var rec record.Record
 	t.client.Do(pctx, &req, &rec)
 	switch {
 	case pctx.Err() != nil:
-		return 0, withCode(exitInterrupted, errors.New("sweep interrupted during the --rates auto probe: no rate level was run"))
+		return 0, exit.With(exit.Interrupted, errors.New("sweep interrupted during the --rates auto probe: no rate level was run"))
 	case !rec.OK():
-		return 0, withCode(exitFailure, fmt.Errorf("sweep: --rates auto: probe: the pilot request failed: %s %s", rec.Status, rec.Error))
+		return 0, exit.With(exit.Failure, fmt.Errorf("sweep: --rates auto: probe: the pilot request failed: %s %s", rec.Status, rec.Error))
 	}
 	return rec.E2E, nil
 }
@@ -109,13 +116,13 @@ func (s *sweepPrep) pilot(ctx context.Context, e *env, t *target) (time.Duration
 func probeFailed(out sweep.Outcome, err error) error {
 	switch {
 	case err != nil:
-		return withCode(exitFailure, fmt.Errorf("sweep: --rates auto: probe: %w", err))
+		return exit.With(exit.Failure, fmt.Errorf("sweep: --rates auto: probe: %w", err))
 	case out.Interrupted:
-		return withCode(exitInterrupted, errors.New("sweep interrupted during the --rates auto probe: no rate level was run"))
+		return exit.With(exit.Interrupted, errors.New("sweep interrupted during the --rates auto probe: no rate level was run"))
 	case out.Unreachable:
-		return withCode(exitUnreachable, fmt.Errorf("sweep: --rates auto: probe: %s", out.StopReason))
+		return exit.With(exit.Unreachable, fmt.Errorf("sweep: --rates auto: probe: %s", out.StopReason))
 	case out.Silent:
-		return withCode(exitFailure, fmt.Errorf("sweep: --rates auto: probe: %s", out.StopReason))
+		return exit.With(exit.Failure, fmt.Errorf("sweep: --rates auto: probe: %s", out.StopReason))
 	}
 	return nil
 }
@@ -123,7 +130,7 @@ func probeFailed(out sweep.Outcome, err error) error {
 // probeFrom reads the max QPS of --from DIR, a closed-loop results directory: its records
 // summarized with this sweep's options or, without them (a published run such as
 // examples/sample-run), the levels of its analysis.json.
-func probeFrom(dir string, opts analysis.Options, nominalOut float64) (*probe, error) {
+func probeFrom(dir string, opts analysis.Options, nominalOut float64) (*Probe, error) {
 	var levels []analysis.Level
 	var stop string
 	if res, err := rundir.Read(dir); err == nil {
@@ -131,13 +138,13 @@ func probeFrom(dir string, opts analysis.Options, nominalOut float64) (*probe, e
 	} else if a, aerr := readAnalysis(dir); aerr == nil {
 		levels, stop = a.Levels, a.Meta.StopReason
 	} else if errors.Is(aerr, fs.ErrNotExist) {
-		return nil, usageError("sweep: --from: %w (and it has no %s)", err, rundir.AnalysisFile)
+		return nil, exit.Usagef("sweep: --from: %w (and it has no %s)", err, rundir.AnalysisFile)
 	} else {
-		return nil, usageError("sweep: --from %s: no records, and %s: %v", dir, rundir.AnalysisFile, aerr)
+		return nil, exit.Usagef("sweep: --from %s: no records, and %s: %v", dir, rundir.AnalysisFile, aerr)
 	}
 	p, err := probeOf(levels, nominalOut)
 	if err != nil {
-		return nil, usageError("sweep: --from %s: %w", dir, err)
+		return nil, exit.Usagef("sweep: --from %s: %w", dir, err)
 	}
 	p.From, p.StopReason = dir, stop
 	return p, nil
@@ -159,40 +166,40 @@ func readAnalysis(dir string) (*analysis.Result, error) {
 	return &a, nil
 }
 
-// readProbe reads probe.json of a resumed run of --rates auto, whose rates it planned: nil
+// ReadProbe reads probe.json of a resumed run of --rates auto, whose rates it planned: nil
 // when there is none (the probe was interrupted or failed).
-func readProbe(dir string) (*probe, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ProbeFile))
+func ReadProbe(dir string) (*Probe, error) {
+	b, err := os.ReadFile(filepath.Join(dir, rundir.ProbeFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, usageError("sweep: --resume %s: its rates were planned by --rates auto, and %s cannot be read: %v", dir, ProbeFile, err)
+		return nil, exit.Usagef("sweep: --resume %s: its rates were planned by --rates auto, and %s cannot be read: %v", dir, rundir.ProbeFile, err)
 	}
-	var p probe
+	var p Probe
 	if err := json.Unmarshal(b, &p); err != nil || len(p.Rates) == 0 {
-		return nil, usageError("sweep: --resume %s: %s holds no planned rates", dir, ProbeFile)
+		return nil, exit.Usagef("sweep: --resume %s: %s holds no planned rates", dir, rundir.ProbeFile)
 	}
 	return &p, nil
 }
 
 // writeProbe writes probe.json into the results directory and says the max QPS and the rates.
-func (s *sweepPrep) writeProbe(e *env, p *probe) error {
+func (s *Sweep) writeProbe(p *Probe) error {
 	b, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := rundir.WriteFileAtomic(filepath.Join(s.dir.Path(), ProbeFile), append(b, '\n')); err != nil {
+	if err := rundir.WriteFileAtomic(filepath.Join(s.Dir.Path(), rundir.ProbeFile), append(b, '\n')); err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
 	from := "the probe"
 	if p.From != "" {
 		from = p.From
 	}
-	fmt.Fprintf(e.stderr, "kneecap: --rates auto: max QPS %.3g requests/s (%s, concurrency %d): offering %v requests/s (%s)\n",
-		p.MaxQPS, from, p.MaxQPSConcurrency, p.Rates, ProbeFile)
+	fmt.Fprintf(s.Log, "kneecap: --rates auto: max QPS %.3g requests/s (%s, concurrency %d): offering %v requests/s (%s)\n",
+		p.MaxQPS, from, p.MaxQPSConcurrency, p.Rates, rundir.ProbeFile)
 	if p.Estimate != "" {
-		fmt.Fprintf(e.stderr, "kneecap: --rates auto: the max QPS is an estimate: %s\n", p.Estimate)
+		fmt.Fprintf(s.Log, "kneecap: --rates auto: the max QPS is an estimate: %s\n", p.Estimate)
 	}
 	return nil
 }

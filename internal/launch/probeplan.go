@@ -1,4 +1,4 @@
-package main
+package launch
 
 import (
 	"errors"
@@ -53,8 +53,8 @@ func probeLevels(cap int) []int {
 // completion rate of a valid level (analysis.Level.CompletionRate) or, when no level is
 // valid (too few completions in its window), the largest output TPS ÷ mean output tokens,
 // nominalOut when no request of the level completed (Estimate says so).
-func probeOf(levels []analysis.Level, nominalOut float64) (*probe, error) {
-	p := &probe{Levels: levels}
+func probeOf(levels []analysis.Level, nominalOut float64) (*Probe, error) {
+	p := &Probe{Levels: levels}
 	for i := range levels {
 		lv := &levels[i]
 		if lv.IsRate() {
@@ -76,7 +76,7 @@ func probeOf(levels []analysis.Level, nominalOut float64) (*probe, error) {
 
 // estimate sets MaxQPS from the level of the largest output TPS ÷ mean output tokens (its
 // own, else nominalOut), valid or not, and says so in Estimate.
-func (p *probe) estimate(nominalOut float64) {
+func (p *Probe) estimate(nominalOut float64) {
 	for i := range p.Levels {
 		lv := &p.Levels[i]
 		n, what := float64(lv.MeanOutputTokens), "its mean output tokens"

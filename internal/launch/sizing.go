@@ -1,10 +1,11 @@
-package main
+package launch
 
 import (
 	"context"
 	"fmt"
 	"strings"
 
+	"github.com/kneecap/kneecap/internal/exit"
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/workload"
 	"github.com/kneecap/kneecap/workload/hftokenizer"
@@ -12,14 +13,14 @@ import (
 
 // loadTokenizer reads workload.tokenizer when the sizing may use it: a file the library cannot
 // read is refused with the configuration, before anything is sent.
-func (s *sweepPrep) loadTokenizer() error {
-	wl := s.cfg.Workload
+func (s *Sweep) loadTokenizer() error {
+	wl := s.Cfg.Workload
 	if wl.Tokenizer == "" || wl.PromptSizing != "" && wl.PromptSizing != record.SizingAuto && wl.PromptSizing != record.SizingTokenizer {
 		return nil
 	}
 	tk, err := hftokenizer.Load(wl.Tokenizer)
 	if err != nil {
-		return usageError("sweep: workload.tokenizer: %w", err)
+		return exit.Usagef("sweep: workload.tokenizer: %w", err)
 	}
 	s.tokenizer = tk
 	return nil
@@ -30,17 +31,17 @@ func (s *sweepPrep) loadTokenizer() error {
 // tokenizer file, else the server's tokenize endpoint, else usage calibration, else words
 // with a warning). The result is printed once; an explicit method the target cannot serve is
 // exit 2.
-func (s *sweepPrep) sizePrompts(ctx context.Context, e *env, t *target) error {
-	wl := s.cfg.Workload
+func (s *Sweep) sizePrompts(ctx context.Context, t *Target) error {
+	wl := s.Cfg.Workload
 	method := wl.PromptSizing
 	if method == "" {
 		method = record.SizingAuto
 	}
-	opts := workload.SizingOptions{Method: method, API: s.cfg.Target.API, Client: t.client}
+	opts := workload.SizingOptions{Method: method, API: s.Cfg.Target.API, Client: t.client}
 	if s.tokenizer != nil {
 		opts.Tokenizer = &workload.Counter{TokenCounter: s.tokenizer, Source: "tokenizer " + s.tokenizer.Path()}
 		if len(s.tokenizer.Dropped) > 0 {
-			fmt.Fprintf(e.stderr, "kneecap: warning: workload.tokenizer: %s left out (the library cannot build it)\n",
+			fmt.Fprintf(s.Log, "kneecap: warning: workload.tokenizer: %s left out (the library cannot build it)\n",
 				strings.Join(s.tokenizer.Dropped, ", "))
 		}
 	}
@@ -51,39 +52,39 @@ func (s *sweepPrep) sizePrompts(ctx context.Context, e *env, t *target) error {
 		case err == nil:
 			opts.Endpoint = ep.Counter()
 		case method == record.SizingTokenize:
-			return usageError("sweep: prompt sizing tokenize: %v", err)
+			return exit.Usagef("sweep: prompt sizing tokenize: %v", err)
 		}
 	}
 	w, sz, err := workload.SizePrompts(ctx, s.workload, opts)
 	if err != nil {
-		return usageError("%w", err)
+		return exit.Usagef("%w", err)
 	}
 	s.workload, s.sizing = w, &sz
-	fmt.Fprintf(e.stderr, "kneecap: prompt sizing: %s\n", sz)
+	fmt.Fprintf(s.Log, "kneecap: prompt sizing: %s\n", sz)
 	for _, n := range sz.Notes {
-		fmt.Fprintf(e.stderr, "kneecap: warning: prompt sizing: %s\n", n)
+		fmt.Fprintf(s.Log, "kneecap: warning: prompt sizing: %s\n", n)
 	}
 	return nil
 }
 
 // recordSizing records the sizing in levels.json. A resumed run keeps the sizing its first
 // levels were measured with and warns when the target now counts differently.
-func (s *sweepPrep) recordSizing(e *env) {
+func (s *Sweep) recordSizing() {
 	if s.done != nil && s.done.PromptSizing != nil {
 		if was, now := s.done.PromptSizing.String(), s.sizing.String(); was != now {
-			fmt.Fprintf(e.stderr, "kneecap: warning: prompts are now sized as %s; the levels so far as %s (levels.json keeps the first)\n", now, was)
+			fmt.Fprintf(s.Log, "kneecap: warning: prompts are now sized as %s; the levels so far as %s (levels.json keeps the first)\n", now, was)
 		}
 		return
 	}
-	s.dir.SetPromptSizing(s.sizing)
+	s.Dir.SetPromptSizing(s.sizing)
 }
 
 // limitContext gives a sessions workload the server's context limit when the sizing did not
 // learn it and the server's info reports one, and warns when the nominal conversation
 // outgrows the limit (workload.ContextWarning: conversations then end early).
-func (s *sweepPrep) limitContext(e *env, info *record.ServerInfo) {
+func (s *Sweep) limitContext(info *record.ServerInfo) {
 	s.workload = workload.WithMaxModelLen(s.workload, info.MaxModelLen())
 	if w := workload.ContextWarning(s.workload); w != "" {
-		fmt.Fprintf(e.stderr, "kneecap: warning: %s\n", w)
+		fmt.Fprintf(s.Log, "kneecap: warning: %s\n", w)
 	}
 }

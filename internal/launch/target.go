@@ -1,0 +1,220 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/internal/exit"
+	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/redact"
+	"github.com/kneecap/kneecap/server"
+	"github.com/kneecap/kneecap/sim"
+	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/sweep/openai"
+	"github.com/kneecap/kneecap/workload"
+)
+
+// Target is the endpoint under test and the client that loads it.
+type Target struct {
+	// Endpoint is the base URL loaded: target.url, or the in-process simulator's.
+	Endpoint string
+	client   *openai.Client
+	// scrape is where server metrics are scraped (the simulator's /metrics in-process).
+	scrape server.ServerMetricsConfig
+	// stopSim stops the in-process simulator (nil for an endpoint).
+	stopSim func() error
+}
+
+// Close closes the client's connections and stops the simulator.
+func (t *Target) Close() {
+	if t.client != nil {
+		t.client.Close()
+	}
+	if t.stopSim != nil {
+		_ = t.stopSim()
+	}
+}
+
+// Client is the client that loads the target, which sweep.Run drives.
+func (t *Target) Client() record.Client { return t.client }
+
+// Start starts the target and gets the sweep ready for its first level: the target
+// (startTarget) and its preflight, the server metrics found at its host, the prompts sized in
+// its tokens, the results directory opened with the sizing and what the server says it is
+// (tool is kneecap's version, recorded beside it), a sessions workload's context limit, and
+// the rates of --rates auto (its probe shown by newProgress).
+func (s *Sweep) Start(ctx context.Context, tool string, newProgress NewProgress) (*Target, error) {
+	t, err := s.startTarget()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.start(ctx, t, tool, newProgress); err != nil {
+		t.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+func (s *Sweep) start(ctx context.Context, t *Target, tool string, newProgress NewProgress) error {
+	if err := s.preflight(ctx, t); err != nil {
+		return err
+	}
+	t.findMetrics(ctx, s.Log)
+	if err := s.sizePrompts(ctx, t); err != nil {
+		return err
+	}
+	if err := s.openDir(t.Endpoint); err != nil {
+		return err
+	}
+	s.recordSizing()
+	info, err := s.recordServer(ctx, t, tool)
+	if err != nil {
+		return err
+	}
+	s.limitContext(info)
+	return s.autoRates(ctx, t, newProgress)
+}
+
+// startTarget starts the target of the configuration: its endpoint, or, without target.url,
+// the simulator in-process on a free loopback port (Cfg then records the resolved simulator
+// and its model). The client's connection pool holds the most workers a level runs here.
+func (s *Sweep) startTarget() (*Target, error) {
+	cfg := &s.Cfg
+	t := &Target{Endpoint: cfg.Target.URL, scrape: cfg.ServerMetrics}
+	if t.Endpoint == "" {
+		simCfg, err := sim.Resolve(cfg.Simulator)
+		if err != nil {
+			return nil, exit.Usagef("sweep: simulator: %w", err)
+		}
+		running, err := sim.Start(simCfg, "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("sweep: start simulator: %w", err)
+		}
+		t.stopSim = running.Close
+		cfg.Simulator = simCfg
+		if cfg.Target.Model == "" {
+			cfg.Target.Model = simCfg.Model
+		}
+		t.Endpoint = running.URL
+		if t.scrape.URL == "" {
+			// Not written to config.yaml: the port is new on every run.
+			t.scrape.URL = strings.TrimSuffix(running.URL, "/v1") + "/metrics"
+		}
+		fmt.Fprintf(s.Log, "kneecap: simulator %s at %s\n", simCfg, t.Endpoint)
+	}
+	client, err := openai.New(openai.Options{
+		BaseURL:            t.Endpoint,
+		Model:              cfg.Target.Model,
+		API:                cfg.Target.API,
+		APIKey:             s.apiKey(),
+		Header:             cfg.Target.HTTPHeader(),
+		ExtraBody:          cfg.Target.ExtraBody,
+		RequestTimeout:     cfg.Target.RequestTimeout,
+		TTFTTimeout:        cfg.Target.TTFTTimeout,
+		StallTimeout:       cfg.Target.StallTimeout,
+		MaxConns:           sweep.MaxWorkers(s.Levels, cfg.Shard.Index, cfg.Shard.Count),
+		CAFile:             cfg.Target.TLS.CAFile,
+		InsecureSkipVerify: cfg.Target.TLS.InsecureSkipVerify,
+		RecordChunks:       cfg.Sweep.RecordChunks == nil || *cfg.Sweep.RecordChunks,
+	})
+	if err != nil {
+		t.Close()
+		return nil, exit.Usagef("sweep: %w", err)
+	}
+	t.client = client
+	if cfg.Target.TLS.InsecureSkipVerify {
+		fmt.Fprintln(s.Log, "kneecap: WARNING: TLS certificate verification is off (target.tls.insecure_skip_verify)")
+	}
+	return t, nil
+}
+
+// preflight checks the target before the sweep (server.RunPreflight): a model it does not
+// serve is exit 2, an unreachable or failing endpoint exit 3, with one line naming the URL and
+// the cause. A plan whose smallest level cannot complete min_requests in max_duration at the
+// probe's pace is warned about (windowWarning).
+func (s *Sweep) preflight(ctx context.Context, t *Target) error {
+	model := s.Cfg.Target.Model
+	pf, err := server.RunPreflight(ctx, t.client, model, server.PreflightTimeout)
+	var notServed *server.ModelNotServedError
+	switch {
+	case errors.As(err, &notServed):
+		return exit.Usagef("sweep: preflight: %s %v", redact.URL(t.Endpoint), err)
+	case err != nil:
+		return exit.With(exit.Unreachable, fmt.Errorf("sweep: preflight: %s: %v", redact.URL(t.Endpoint), err))
+	}
+	if pf.ModelsErr != nil {
+		fmt.Fprintf(s.Log, "kneecap: warning: GET %s/models failed (%v); the probe request worked, continuing\n", redact.URL(t.Endpoint), pf.ModelsErr)
+	}
+	fmt.Fprintf(s.Log, "kneecap: preflight ok: model %s, probe TTFT %s\n", model, pf.TTFT.Round(100*time.Microsecond))
+	_, out := s.Cfg.Workload.NominalLengths()
+	if w := pf.CheckWindow(s.Cfg.Sweep.MinRequests, s.Cfg.Sweep.LongestWindow(), s.Levels, out, workload.MeanThink(s.Cfg.Workload, s.workload)); !w.Fits {
+		fmt.Fprintln(s.Log, windowWarning(w, s.Cfg.Sweep.MinRequests))
+	}
+	return nil
+}
+
+// windowWarning says that the plan's smallest level cannot complete minRequests requests in
+// its longest window (server.WindowCheck), and what would.
+func windowWarning(w server.WindowCheck, minRequests int) string {
+	per := "one request takes about " + config.ShortDuration(w.E2E.Round(time.Millisecond))
+	if w.OutputTokens > 1 {
+		per += fmt.Sprintf(" (%g output tokens at the probe's pace)", w.OutputTokens)
+	}
+	round := time.Second
+	if w.Need < time.Minute {
+		round = 100 * time.Millisecond
+	}
+	need := config.ShortDuration(w.Need.Round(round))
+	return fmt.Sprintf("kneecap: warning: at concurrency %d %s: min_requests %d need a window of about %s, more than max_duration %s; "+
+		"the level would end short of them, kept only as imprecise (its percentiles on fewer requests, no retry): set sweep.max_duration (--max-duration) to at least %s, or lower sweep.min_requests",
+		w.Concurrency, per, minRequests, need, config.ShortDuration(w.Max), need)
+}
+
+// ServerDown is the error of a sweep that stopped because its server stopped answering, after
+// everything measured was written to dir: exit 3 when no request could connect (as the
+// preflight's unreachable target), 1 when the server took the requests and answered none
+// within target.ttft_timeout or target.stall_timeout; nil for any other stop.
+func ServerDown(out sweep.Outcome, dir string) error {
+	switch {
+	case out.Unreachable:
+		return exit.With(exit.Unreachable, fmt.Errorf("sweep: %s (results so far in %s)", out.StopReason, dir))
+	case out.Silent:
+		return exit.With(exit.Failure, fmt.Errorf("sweep: %s (results so far in %s)", out.StopReason, dir))
+	}
+	return nil
+}
+
+// apiKey is the API key the client sends: the variable target.api_key_env names, for an
+// endpoint (the simulator takes none).
+func (s *Sweep) apiKey() string {
+	if s.Cfg.Target.APIKeyEnv == "" || s.Cfg.Target.URL == "" {
+		return ""
+	}
+	return s.Getenv(s.Cfg.Target.APIKeyEnv)
+}
+
+// checkHeaderAuth refuses an Authorization header beside an API key (key): both
+// authenticate, and the header would silently replace the key (or the key the header).
+func checkHeaderAuth(key string, cfg config.Config) error {
+	if key == "" || cfg.Target.HTTPHeader().Get("Authorization") == "" {
+		return nil
+	}
+	return exit.Usagef("sweep: --header Authorization (or target.headers) and the API key in $%s (target.api_key_env) both authenticate: give one (--api-key-env '' sends no key)",
+		cfg.Target.APIKeyEnv)
+}
+
+// RedactedHeaders refuses a resumed run (or grid) in dir whose config.yaml lost a secret
+// header's value (REDACTED) that --header did not give again.
+func RedactedHeaders(dir string, cfg config.Config) error {
+	for name, v := range cfg.Target.Headers {
+		if v == redact.Value && redact.SecretHeader(name) {
+			return exit.Usagef("sweep: --resume %s: config.yaml holds header %s as %s: give it again with --header '%s:VALUE'",
+				dir, name, redact.Value, name)
+		}
+	}
+	return nil
+}
