@@ -61,7 +61,7 @@ func steadyTest(sliceTPS []float64, ciTarget float64, withCI bool) (ciHalfWidthR
 	return d.CIHalfWidth, d.TrendP, d.SteadyAt(ciTarget, ciTarget, !withCI)
 }
 
-// steadyAt is the steady-state verdict of d: defined, no trend larger than driftTarget
+// SteadyAt is the steady-state verdict of d: defined, no trend larger than driftTarget
 // across the window (Trending) and, unless rate (SteadyRate), a CI half-width within
 // ciTarget. The CI target may be wider than ci_target (CITarget: what the window's requests
 // can resolve); a drift's materiality is ci_target's whatever the noise.
@@ -77,7 +77,7 @@ type Steadiness struct {
 	CIHalfWidth, TrendP, Drift float64
 }
 
-// defined reports whether the test could be computed.
+// Defined reports whether the test could be computed.
 func (d Steadiness) Defined() bool { return !math.IsNaN(d.CIHalfWidth) && !math.IsNaN(d.TrendP) }
 
 // Trending reports a material trend: significant (TrendP ≤ TrendAlpha) and larger across the
@@ -117,7 +117,7 @@ func slopeP(y []float64) (p, slope float64) {
 	return LinearTrend(x, y)
 }
 
-// linearTrend returns the two-sided p-value of the OLS slope of y on x (t-test of β = 0 with
+// LinearTrend returns the two-sided p-value of the OLS slope of y on x (t-test of β = 0 with
 // n − 2 degrees of freedom) and the slope; x must not be constant and n ≥ 3.
 func LinearTrend(x, y []float64) (p, slope float64) {
 	n := len(y)

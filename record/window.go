@@ -214,7 +214,7 @@ func (t *WindowTotals) SliceTPS() []float64 {
 	return out
 }
 
-// toTPS divides the tokens of the len(tok) equal slices of [w0, w1) in place by the slice
+// ToTPS divides the tokens of the len(tok) equal slices of [w0, w1) in place by the slice
 // length in seconds.
 func ToTPS(tok []float64, w0, w1 int64) {
 	sec := float64(w1-w0) / float64(len(tok)) / 1e9
@@ -292,7 +292,7 @@ func AchievedConcurrency(records []Record, w0, w1 int64) float64 {
 	return totals(records, w0, w1, 1).Concurrency()
 }
 
-// setPhases sets each record's phase from its send time: warmup before w0, measure when
+// SetPhases sets each record's phase from its send time: warmup before w0, measure when
 // SentInWindow [w0, w1), drain from w1 on.
 func SetPhases(records []Record, w0, w1 int64) {
 	for i := range records {
@@ -326,7 +326,7 @@ func Percentile(sorted []float64, p float64) float64 {
 	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
 }
 
-// durationPercentile returns the p-th Percentile of ds (nanoseconds) as a duration, 0 when ds
+// DurationPercentile returns the p-th Percentile of ds (nanoseconds) as a duration, 0 when ds
 // is empty. It sorts ds.
 func DurationPercentile(ds []float64, p float64) time.Duration {
 	if len(ds) == 0 {

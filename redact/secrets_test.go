@@ -15,7 +15,7 @@ import (
 // testSecret has characters that percent-encoding, JSON and base64 each change.
 const testSecret = "sk-T0p/S3cret+Key=<42>"
 
-// Forms returns every form of secret a test greps for: the ones Secrets promises.
+// forms returns every form of secret a test greps for: the ones Secrets promises.
 func forms(secret string) []string {
 	out := []string{secret, url.QueryEscape(secret), url.PathEscape(secret)}
 	for _, p := range []string{secret, "Bearer " + secret, "user:" + secret} {

@@ -32,7 +32,7 @@ const (
 // schedMetric is the runtime/metrics histogram of goroutine scheduling latencies.
 const schedMetric = "/sched/latencies:seconds"
 
-// clientSample is a reading of the process's CPU time and scheduling-latency histogram.
+// ClientSample is a reading of the process's CPU time and scheduling-latency histogram.
 type ClientSample struct {
 	wall  time.Time
 	cpu   time.Duration
@@ -58,7 +58,7 @@ func SampleClient() ClientSample {
 	return s
 }
 
-// since returns the client statistics between s0 and s (ConnWaitP99 left for the caller).
+// Since returns the client statistics between s0 and s (ConnWaitP99 left for the caller).
 func (s ClientSample) Since(s0 ClientSample) *record.ClientStats {
 	cs := &record.ClientStats{}
 	wall := s.wall.Sub(s0.wall)

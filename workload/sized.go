@@ -150,7 +150,7 @@ func (z *sizedSynthetic) head(level, worker, seq int) uint64 {
 // 56 bits, (level, worker, conversation, turn) packed in 12, 16, 18 and 10 bits.
 const messageHeadWords = 8
 
-// messageHead returns the 56-bit head of a session's user message: a bijection of the packed
+// MessageHead returns the 56-bit head of a session's user message: a bijection of the packed
 // (level, worker, conv, turn), unique for 2¹⁸ conversations of up to 1024 turns per worker
 // and level.
 func (z *sizedSynthetic) MessageHead(level, worker, conv, turn int) uint64 {

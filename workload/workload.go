@@ -170,7 +170,7 @@ func newSampler(d Dist) sampler {
 	return s
 }
 
-// draw returns a token count ≥ 1, clamped to [Min, Max] where they are set.
+// Draw returns a token count ≥ 1, clamped to [Min, Max] where they are set.
 func (s sampler) Draw(r *rand.Rand) int {
 	var x float64
 	switch s.d.Dist {

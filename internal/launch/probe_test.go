@@ -103,7 +103,7 @@ func TestProbeFailedExitCodes(t *testing.T) {
 // (examples/sample-run has no records.jsonl): its max QPS is the largest completion rate of
 // a valid level.
 func TestProbeFrom(t *testing.T) {
-	dir := filepath.Join("..", "examples", "sample-run")
+	dir := filepath.Join("..", "..", "examples", "sample-run")
 	p, err := probeFrom(dir, config.Default().AnalysisOptions(), 128)
 	if err != nil {
 		t.Fatal(err)
