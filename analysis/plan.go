@@ -31,7 +31,7 @@ func (a *analyzer) capacity() {
 	p := a.opts.Plan
 	if p.ConcurrentUsers <= 0 && !(p.QPS > 0) && !(p.OutputTPS > 0) {
 		if p.ReplicaCostPerHour > 0 {
-			a.warn(capacityNoTarget())
+			a.warn(fixed(warnCapacityNoTarget))
 		}
 		return
 	}
@@ -48,13 +48,13 @@ func (a *analyzer) capacity() {
 	if c := a.res.SLO.MaxConcurrency; finite(float64(c)) {
 		capc.ReplicasAtSLO, capc.CostPerMTokens = at(c, a.res.SLO.TPS)
 	} else {
-		a.warn(capacityNoSLO())
+		a.warn(fixed(warnCapacityNoSLO))
 	}
 	if k := a.res.Knee; k != nil {
 		capc.ReplicasAtKnee, capc.CostPerMTokensAtKnee = at(k.Concurrency, k.TPS)
 		a.pastBreach("the knee", float64(k.Concurrency))
 	} else {
-		a.warn(capacityNoKnee())
+		a.warn(fixed(warnCapacityNoKnee))
 	}
 	if e := a.res.EfficientPoint; e != nil {
 		capc.ReplicasAtEfficientPoint, capc.CostPerMTokensAtEfficientPoint = at(e.Concurrency, e.TPS)
@@ -133,7 +133,7 @@ func (r *rater) plan() {
 	}
 	if !(p.QPS > 0) && !(p.OutputTPS > 0) {
 		if p.ReplicaCostPerHour > 0 {
-			r.warn(capacityNoTarget())
+			r.warn(fixed(warnCapacityNoTarget))
 		}
 		return
 	}
@@ -144,13 +144,13 @@ func (r *rater) plan() {
 		c.ReplicasAtSLO = replicas(float64(r.rr.SLORPS), float64(r.rr.SLOTPS))
 		c.CostPerMTokens = p.costPerM(float64(r.rr.SLOTPS))
 	} else {
-		r.warn(capacityNoSLO())
+		r.warn(fixed(warnCapacityNoSLO))
 	}
 	if r.rr.CapacityRPS.OK() {
 		c.ReplicasAtCapacity = replicas(float64(r.rr.CapacityRPS), float64(r.rr.CapacityTPS))
 		c.CostPerMTokensAtCapacity = p.costPerM(float64(r.rr.CapacityTPS))
 	} else {
-		r.warn(rateCapacityUnknown())
+		r.warn(fixed(warnRateCapacityUnknown))
 	}
 	c.costs(p)
 	r.res.Capacity = c
