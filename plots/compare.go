@@ -18,15 +18,7 @@ func checkRuns(op string, runs []*analysis.Result, labels []string) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("plots: %s: no runs", op)
 	}
-	if len(labels) != len(runs) {
-		return fmt.Errorf("plots: %s: %d labels for %d runs", op, len(labels), len(runs))
-	}
-	for i, r := range runs {
-		if r == nil {
-			return fmt.Errorf("plots: %s: run %q is nil", op, labels[i])
-		}
-	}
-	if err := analysis.SameMode(runs, labels); err != nil {
+	if err := analysis.Comparable(runs, labels); err != nil {
 		return fmt.Errorf("plots: %s: %w", op, err)
 	}
 	return nil
