@@ -8,7 +8,7 @@ import (
 )
 
 // The warnings of an arrival-rate analysis (DESIGN §4.15), one constructor per kind like
-// those of warnings.go; their kinds are numbered apart from the closed loop's.
+// those of the other *warnings.go files; their kinds are numbered apart from the closed loop's.
 const (
 	warnRateClosedLevel warnKind = 1000 + iota
 	warnRateLevelDropped
@@ -120,10 +120,6 @@ func rateBootstrapFew(n int) warning {
 	return newWarning(warnRateBootstrapFew, "", "bootstrap: %d level(s) with a completion rate (< %d): the capacity's 95%% interval is its bracket between levels", n, MinRateIntervalLevels)
 }
 
-func rateBlowupNoTTFT() warning {
-	return newWarning(warnRateBlowupNoTTFT, "", "no TTFT blow-up rate: no valid level has a TTFT (p50, mean, p90 or p95). Next: see why the levels were excluded (the warnings above)")
-}
-
 // rateBlowupOneLevel: only the level at x requests/s has a TTFT stat.
 func rateBlowupOneLevel(x float64, stat string) warning {
 	return newWarning(warnRateBlowupOneLevel, "", "no TTFT blow-up rate: only one valid level (%s requests/s) has a TTFT %s: nothing to compare it with. Next: sweep more rates (--rates auto plans eight)", frps(x), stat)
@@ -159,10 +155,6 @@ func rateSLOFirstMisses(first float64, limit string) warning {
 // rateUsersIgnored: a concurrent-users target in the plan of an arrival-rate run.
 func rateUsersIgnored(users int) warning {
 	return newWarning(warnRateUsersIgnored, "", "capacity: plan.concurrent_users (%d) has no meaning for an arrival-rate run, whose load is a rate: ignored (plan qps or output_tps)", users)
-}
-
-func rateCapacityUnknown() warning {
-	return newWarning(warnRateCapacityUnknown, "", "capacity: no capacity: replicas at capacity are unknown")
 }
 
 // moreRates suggests the rates that extend a sweep past top: two more doublings.

@@ -126,3 +126,17 @@ func SameMode(runs []*Result, labels []string) error {
 	}
 	return nil
 }
+
+// Comparable returns an error when runs cannot be compared side by side: labels do not
+// label them one each, a run is nil, or they are not all of one mode (SameMode).
+func Comparable(runs []*Result, labels []string) error {
+	if len(labels) != len(runs) {
+		return fmt.Errorf("%d labels for %d runs", len(labels), len(runs))
+	}
+	for i, r := range runs {
+		if r == nil {
+			return fmt.Errorf("run %q is nil", labels[i])
+		}
+	}
+	return SameMode(runs, labels)
+}

@@ -20,7 +20,7 @@ func (a *analyzer) blowup() {
 	stat, x, y := ttftSeries(lvs, cs, func(l *Level) Latency { return l.TTFT })
 	switch len(x) {
 	case 0:
-		a.warn(blowupNoTTFT())
+		a.warn(fixed(warnBlowupNoTTFT))
 		return
 	case 1:
 		a.warn(blowupOneLevel(x[0]))
@@ -190,7 +190,7 @@ func (r *rater) blowup() {
 	switch len(x) {
 	case 0:
 		if len(r.pts) > 0 {
-			r.warn(rateBlowupNoTTFT())
+			r.warn(fixed(warnRateBlowupNoTTFT))
 		}
 		return
 	case 1:

@@ -21,9 +21,9 @@ func (a *analyzer) operatingPoint() {
 		}
 	}
 	if best == nil && len(a.pts) > 0 {
-		a.warn(noOperatingPoint())
+		a.warn(fixed(warnNoOperatingPoint))
 	} else if best != nil && median {
-		a.warn(operatingMedian())
+		a.warn(fixed(warnOperatingMedian))
 	}
 	if best != nil && n > 1 && float64(best.Concurrency) == last {
 		a.warn(operatingBeyond(last))

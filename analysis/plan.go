@@ -31,36 +31,34 @@ func (a *analyzer) capacity() {
 	p := a.opts.Plan
 	if p.ConcurrentUsers <= 0 && !(p.QPS > 0) && !(p.OutputTPS > 0) {
 		if p.ReplicaCostPerHour > 0 {
-			a.warn(capacityNoTarget())
+			a.warn(fixed(warnCapacityNoTarget))
 		}
 		return
 	}
 	capc := newCapacity(p)
 	capc.ConcurrentUsers = max(p.ConcurrentUsers, 0)
 	qpsOf := func(l *Level) float64 { return float64(l.QPS) }
-	replicas := func(c, qps, tps float64) Float {
-		return replicasFor([2]float64{float64(capc.ConcurrentUsers), c}, [2]float64{capc.QPS, qps}, [2]float64{capc.OutputTPS, tps})
+	// at returns the replicas and the $ per 1M output tokens of a replica run at concurrency
+	// c, serving tps output tokens/s.
+	at := func(c Float, tps Float) (Float, Float) {
+		x := float64(c)
+		return replicasFor([2]float64{float64(capc.ConcurrentUsers), x}, [2]float64{capc.QPS, a.interpLog(x, qpsOf)},
+			[2]float64{capc.OutputTPS, float64(tps)}), p.costPerM(float64(tps))
 	}
-	if c := float64(a.res.SLO.MaxConcurrency); finite(c) {
-		tps := float64(a.res.SLO.TPS)
-		capc.ReplicasAtSLO = replicas(c, a.interpLog(c, qpsOf), tps)
-		capc.CostPerMTokens = p.costPerM(tps)
+	if c := a.res.SLO.MaxConcurrency; finite(float64(c)) {
+		capc.ReplicasAtSLO, capc.CostPerMTokens = at(c, a.res.SLO.TPS)
 	} else {
-		a.warn(capacityNoSLO())
+		a.warn(fixed(warnCapacityNoSLO))
 	}
 	if k := a.res.Knee; k != nil {
-		c := float64(k.Concurrency)
-		capc.ReplicasAtKnee = replicas(c, a.interpLog(c, qpsOf), float64(k.TPS))
-		capc.CostPerMTokensAtKnee = p.costPerM(float64(k.TPS))
-		a.pastBreach("the knee", c)
+		capc.ReplicasAtKnee, capc.CostPerMTokensAtKnee = at(k.Concurrency, k.TPS)
+		a.pastBreach("the knee", float64(k.Concurrency))
 	} else {
-		a.warn(capacityNoKnee())
+		a.warn(fixed(warnCapacityNoKnee))
 	}
 	if e := a.res.EfficientPoint; e != nil {
-		c := float64(e.Concurrency)
-		capc.ReplicasAtEfficientPoint = replicas(c, a.interpLog(c, qpsOf), float64(e.TPS))
-		capc.CostPerMTokensAtEfficientPoint = p.costPerM(float64(e.TPS))
-		a.pastBreach("the efficient point", c)
+		capc.ReplicasAtEfficientPoint, capc.CostPerMTokensAtEfficientPoint = at(e.Concurrency, e.TPS)
+		a.pastBreach("the efficient point", float64(e.Concurrency))
 	}
 	capc.costs(p)
 	a.res.Capacity = capc
@@ -135,7 +133,7 @@ func (r *rater) plan() {
 	}
 	if !(p.QPS > 0) && !(p.OutputTPS > 0) {
 		if p.ReplicaCostPerHour > 0 {
-			r.warn(capacityNoTarget())
+			r.warn(fixed(warnCapacityNoTarget))
 		}
 		return
 	}
@@ -146,13 +144,13 @@ func (r *rater) plan() {
 		c.ReplicasAtSLO = replicas(float64(r.rr.SLORPS), float64(r.rr.SLOTPS))
 		c.CostPerMTokens = p.costPerM(float64(r.rr.SLOTPS))
 	} else {
-		r.warn(capacityNoSLO())
+		r.warn(fixed(warnCapacityNoSLO))
 	}
 	if r.rr.CapacityRPS.OK() {
 		c.ReplicasAtCapacity = replicas(float64(r.rr.CapacityRPS), float64(r.rr.CapacityTPS))
 		c.CostPerMTokensAtCapacity = p.costPerM(float64(r.rr.CapacityTPS))
 	} else {
-		r.warn(rateCapacityUnknown())
+		r.warn(fixed(warnRateCapacityUnknown))
 	}
 	c.costs(p)
 	r.res.Capacity = c

@@ -119,11 +119,11 @@ func (a *analyzer) sloMetrics(lat func(*Level, string) Latency) []sloMetric {
 func (a *analyzer) sloReady(n int, metrics []sloMetric) bool {
 	switch {
 	case !a.opts.SLO.Any():
-		a.warn(sloUnset())
+		a.warn(fixed(warnSLOUnset))
 	case n == 0:
-		a.warn(sloNoLevel())
+		a.warn(fixed(warnSLONoLevel))
 	case len(metrics) == 0:
-		a.warn(sloNoMetric())
+		a.warn(fixed(warnSLONoMetric))
 	default:
 		return true
 	}
@@ -193,7 +193,7 @@ func (a *analyzer) sloBetween(metrics []sloMetric, L, F point) {
 	a.res.SLO.TPS = Float(L.tps + bestT*(F.tps-L.tps))
 	a.res.SLO.GoodputQPS = NaN()
 	if lq, lg, fq := float64(L.lv.QPS), float64(L.lv.GoodputQPS), float64(F.lv.QPS); !(lq > 0) || !finite(lg) || !finite(fq) {
-		a.warn(sloGoodputUnknown())
+		a.warn(fixed(warnSLOGoodputUnknown))
 		return
 	}
 	a.sloGoodput(L)
@@ -333,7 +333,7 @@ func (r *rater) sloBetween(metrics []sloMetric, L, F point) {
 	// Below capacity the completion rate is the offered rate; goodput is that at L's good
 	// share (not interpolated towards F, most of whose requests miss the SLO by construction).
 	if !finite(float64(L.lv.GoodputQPS)) || !(float64(L.lv.QPS) > 0) {
-		r.warn(sloGoodputUnknown())
+		r.warn(fixed(warnSLOGoodputUnknown))
 		return
 	}
 	if share := r.goodShare(L); finite(share) {

@@ -142,16 +142,12 @@ func (s *scratch) summarize(run *record.LevelRun, records []record.Record, opts 
 	// One pass over every record of the level: the window's totals (every record, whatever
 	// its phase or status), goodput (successful requests completed in the window) and the
 	// latency population (requests sent in the window).
-	slo := opts.SLO.requestLimits()
-	var good goodput
+	good := goodput{slo: opts.SLO.requestLimits(), w0: w0, w1: w1}
 	var sent sentStats
 	for i := range records {
 		r := &records[i]
 		win.Add(r)
-		if record.CompletedInWindow(r, w0, w1) && slo.met(r) {
-			good.requests++
-			good.tokens += float64(r.OutputTokens)
-		}
+		good.add(r, 0)
 		if record.SentInWindow(r, w0, w1) {
 			s.addSent(&sent, r)
 		}
@@ -282,11 +278,28 @@ func (slo requestSLO) met(r *record.Record) bool {
 	return true
 }
 
-// goodput counts the requests completed in the window that met every SLO, and their output
-// tokens.
+// goodput counts the requests completed in the window [w0, w1) that met every SLO, and their
+// output tokens.
 type goodput struct {
+	slo      requestSLO
+	w0, w1   int64
 	requests int
 	tokens   float64
+}
+
+// add counts r when it completed in the window and, its latencies measured from lag before
+// its send (a rate level's schedule lag; 0 on a closed loop), met every SLO.
+func (g *goodput) add(r *record.Record, lag time.Duration) {
+	if !record.CompletedInWindow(r, g.w0, g.w1) {
+		return
+	}
+	if lag != 0 {
+		r = shifted(r, lag)
+	}
+	if g.slo.met(r) {
+		g.requests++
+		g.tokens += float64(r.OutputTokens)
+	}
 }
 
 // sentStats are the sums over the requests sent in the window.
@@ -420,10 +433,9 @@ func (s *scratch) summarizeRate(run *record.LevelRun, records []record.Record, o
 		return lv
 	}
 	w0, w1 := run.W0, run.W1
-	slo := opts.SLO.requestLimits()
-	var good goodput
-	var arrived sentStats
 	var lags, ttftSched, e2eSched []float64
+	good := goodput{slo: opts.SLO.requestLimits(), w0: w0, w1: w1}
+	var arrived sentStats
 	var pop []record.Record // the window's arrivals
 	sent := 0
 	for i := range records {
@@ -433,10 +445,7 @@ func (s *scratch) summarizeRate(run *record.LevelRun, records []record.Record, o
 			sent++
 		}
 		lag := r.Lag()
-		if record.CompletedInWindow(r, w0, w1) && slo.met(shifted(r, lag)) {
-			good.requests++
-			good.tokens += float64(r.OutputTokens)
-		}
+		good.add(r, lag)
 		if !record.ArrivedInWindow(r, w0, w1) {
 			continue
 		}

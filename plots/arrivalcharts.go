@@ -211,10 +211,7 @@ func rateLatencyChart(res *analysis.Result, kind, ylabel string, user func(*anal
 		b.vline(float64(rr.TTFTBlowupRPS), label, colBrown, dashed)
 	}
 	b.rateMarkers(rr, false)
-	if hadInvalid {
-		b.addExcludedLegend()
-	}
-	return b.finish()
+	return b.finishExcluded(hadInvalid)
 }
 
 // RateLag draws the schedule lag (send − scheduled) p50 and p99 against the arrival rate,
@@ -239,10 +236,7 @@ func rateLagChart(res *analysis.Result) (*builder, error) {
 	}
 	b.hline(analysis.MaxScheduleLagMS, fmt.Sprintf("lag p99 limit %g ms (or %.0f%% of TTFT p50)", analysis.MaxScheduleLagMS, analysis.MaxScheduleLagShare*100), colGray, dotted)
 	b.rateMarkers(rateOf(res), false)
-	if hadInvalid {
-		b.addExcludedLegend()
-	}
-	return b.finish()
+	return b.finishExcluded(hadInvalid)
 }
 
 // RateDashboard is the 2×2 grid of RateThroughput, RateTTFT, RateE2E and RateLag, meant for

@@ -315,7 +315,7 @@ func concurrency(l *analysis.Level) analysis.Float {
 
 // addSeries draws valid points joined by a line with filled glyphs and invalid points hollow,
 // and tracks both. The legend gets one entry for the valid series; the caller adds a shared
-// "excluded" entry via addExcludedLegend.
+// "excluded" entry via finishExcluded.
 func (b *builder) addSeries(name string, c color.Color, dash []vg.Length, glyph draw.GlyphDrawer, valid, invalid plotter.XYs) (hadInvalid bool, err error) {
 	if len(valid) > 0 {
 		l, s, err := plotter.NewLinePoints(valid)
@@ -392,10 +392,14 @@ func (hollowBox) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
 	c.Stroke(p)
 }
 
-// addExcludedLegend adds the legend entry explaining hollow glyphs.
-func (b *builder) addExcludedLegend() {
-	s := &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: colGray, Shape: draw.RingGlyph{}, Radius: vg.Points(3.5)}}
-	b.legend("hollow: excluded level (invalid)", s)
+// finishExcluded finishes the plot (finish), first adding the legend entry of the hollow
+// glyphs when excluded levels were drawn.
+func (b *builder) finishExcluded(excluded bool) (*builder, error) {
+	if excluded {
+		s := &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: colGray, Shape: draw.RingGlyph{}, Radius: vg.Points(3.5)}}
+		b.legend("hollow: excluded level (invalid)", s)
+	}
+	return b.finish()
 }
 
 func xsOf(xy plotter.XYs) []float64 {

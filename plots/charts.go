@@ -127,10 +127,7 @@ func throughputChart(res *analysis.Result) (*builder, error) {
 			b.vline(n, "SLO limit N≈"+fmtConc(n), colRed, dotted)
 		}
 	}
-	if hadInvalid {
-		b.addExcludedLegend()
-	}
-	return b.finish()
+	return b.finishExcluded(hadInvalid)
 }
 
 // fmtConc formats a concurrency that may be interpolated (45.3) or a level (64): a value
@@ -265,10 +262,7 @@ func ttftChart(res *analysis.Result) (*builder, error) {
 			b.vline(float64(bu.Concurrency), name, colPurple, dashed)
 		}
 	}
-	if hadInvalid {
-		b.addExcludedLegend()
-	}
-	return b.finish()
+	return b.finishExcluded(hadInvalid)
 }
 
 // TPOT draws time per output token p50 and p95, TPOT = (E2E − TTFT) ÷ (N_out − 1), and the
@@ -297,10 +291,7 @@ func tpotChart(res *analysis.Result) (*builder, error) {
 	// An SLO on TPOT is on TPOT alone: ITL crossing it is no breach, and the label says so
 	// (and the other way round).
 	b.sloLines(objs, tpotSLOSuffix(objs))
-	if hadInvalid {
-		b.addExcludedLegend()
-	}
-	return b.finish()
+	return b.finishExcluded(hadInvalid)
 }
 
 // QPS draws completed requests per second, and goodput (requests meeting every SLO) where
@@ -322,10 +313,7 @@ func qpsChart(res *analysis.Result) (*builder, error) {
 	if !drawn {
 		return b.noData("no data: no level has a QPS")
 	}
-	if hadInvalid {
-		b.addExcludedLegend()
-	}
-	return b.finish()
+	return b.finishExcluded(hadInvalid)
 }
 
 // LatencyVsThroughput draws E2E p50 and p95 and TTFT p95 against output tokens/s, each point
@@ -380,10 +368,7 @@ func latencyVsThroughputChart(res *analysis.Result) (*builder, error) {
 			b.vline(float64(k.TPS), "knee "+fmtNum(float64(k.TPS))+" tok/s (N≈"+fmtNum(float64(k.Concurrency))+")", colPurple, dashed)
 		}
 	}
-	if hadInvalid {
-		b.addExcludedLegend()
-	}
-	return b.finish()
+	return b.finishExcluded(hadInvalid)
 }
 
 // nearestLevel returns the level whose concurrency is nearest to c in log scale.

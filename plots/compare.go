@@ -18,15 +18,7 @@ func checkRuns(op string, runs []*analysis.Result, labels []string) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("plots: %s: no runs", op)
 	}
-	if len(labels) != len(runs) {
-		return fmt.Errorf("plots: %s: %d labels for %d runs", op, len(labels), len(runs))
-	}
-	for i, r := range runs {
-		if r == nil {
-			return fmt.Errorf("plots: %s: run %q is nil", op, labels[i])
-		}
-	}
-	if err := analysis.SameMode(runs, labels); err != nil {
+	if err := analysis.Comparable(runs, labels); err != nil {
 		return fmt.Errorf("plots: %s: %w", op, err)
 	}
 	return nil
@@ -102,10 +94,7 @@ func compareThroughputChart(runs []*analysis.Result, labels []string) (*builder,
 	if !drawn {
 		return b.noData("no data: no run has a measured output throughput")
 	}
-	if hadInvalid {
-		b.addExcludedLegend()
-	}
-	return b.finish()
+	return b.finishExcluded(hadInvalid)
 }
 
 // onLineLog2 returns the y of the polyline pts (sorted by x > 0) at x, interpolated linearly
@@ -163,10 +152,7 @@ func compareLatencyChart(runs []*analysis.Result, labels []string) (*builder, er
 	if !drawn {
 		return b.noData("no data: no run has both output throughput and latency")
 	}
-	if hadInvalid {
-		b.addExcludedLegend()
-	}
-	return b.finish()
+	return b.finishExcluded(hadInvalid)
 }
 
 // multi draws several plotters in order.
@@ -234,10 +220,7 @@ func rateCompareThroughputChart(runs []*analysis.Result, labels []string) (*buil
 	for _, s := range caps {
 		b.p.Add(s)
 	}
-	if hadInvalid {
-		b.addExcludedLegend()
-	}
-	return b.finish()
+	return b.finishExcluded(hadInvalid)
 }
 
 // rateCompareLatencyChart overlays TTFT p95 (solid) and E2E p95 (dashed) from the scheduled
@@ -260,8 +243,5 @@ func rateCompareLatencyChart(runs []*analysis.Result, labels []string) (*builder
 	if !drawn {
 		return b.noData("no data: no run has a latency")
 	}
-	if hadInvalid {
-		b.addExcludedLegend()
-	}
-	return b.finish()
+	return b.finishExcluded(hadInvalid)
 }

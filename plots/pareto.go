@@ -155,10 +155,7 @@ func paretoChart(runs []*analysis.Result, labels []string, gpus int) (*builder, 
 		s.Color, s.Shape, s.Radius = faint(colGray), draw.CircleGlyph{}, vg.Points(3)
 		b.legend("dominated level (faint)", s)
 	}
-	if hadInvalid {
-		b.addExcludedLegend()
-	}
-	return b.finish()
+	return b.finishExcluded(hadInvalid)
 }
 
 // paretoKnee marks a scenario's knee k: at its TPS ÷ gpus (y) and the per-user throughput

@@ -127,15 +127,20 @@ func unsustainedSentence(res *analysis.Result) string {
 	return fmt.Sprintf("The level(s) at %s requests/s did not sustain their rate (%s): they are points above capacity, not invalid levels.", joinAnd(xs), why)
 }
 
+// blowupStat is the TTFT statistic rr's blow-up rate was found on: p50 unless it names another.
+func blowupStat(rr *analysis.RateResult) string {
+	if rr.TTFTBlowupStat == "" {
+		return "p50"
+	}
+	return rr.TTFTBlowupStat
+}
+
 // blowupSentenceRate states the TTFT blow-up rate.
 func blowupSentenceRate(rr *analysis.RateResult) string {
 	if !rr.TTFTBlowupRPS.OK() {
 		return noBlowup
 	}
-	stat := rr.TTFTBlowupStat
-	if stat == "" {
-		stat = "p50"
-	}
+	stat := blowupStat(rr)
 	ax := analysis.AxisOf(record.ModeRate)
 	t := blowupSentence("TTFT ("+stat+")", ax.At(frate(rr.TTFTBlowupRPS)), rr.TTFTBlowupMethod, "baseline", rr.TTFTBlowupBaselineMS, rr.TTFTBlowupSlope, ax.Per())
 	if stat != "p50" {

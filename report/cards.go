@@ -18,20 +18,24 @@ type card struct {
 // arrival-rate run the capacity with its interval, maximum TPS, SLO point and blow-up rate,
 // and the replicas (DESIGN §5.2). A figure not computed reads "—" with why in Detail.
 func cards(res *analysis.Result) []card {
-	if res.Mode.IsRate() {
-		return rateCards(res)
+	rate := res.Mode.IsRate()
+	var cs []card
+	if rate {
+		cs = rateCards(res)
+	} else {
+		cs = []card{maxTPSCard(res, fmt.Sprintf("at concurrency %d", res.Throughput.MaxTPSConcurrency)), kneeCard(res), sloCard(res), blowupCard(res)}
 	}
-	cs := []card{maxTPSCard(res), kneeCard(res), sloCard(res), blowupCard(res)}
 	if c := res.Capacity; c != nil {
-		cs = append(cs, replicasCard(c, fmt.Sprintf("%s at the knee", fint(c.ReplicasAtKnee))))
+		cs = append(cs, replicasCard(c, rate))
 	}
 	return cs
 }
 
-func maxTPSCard(res *analysis.Result) card {
+// maxTPSCard is the largest output throughput of a valid level; at says where it was measured.
+func maxTPSCard(res *analysis.Result, at string) card {
 	c := card{Label: "Max throughput", Value: dash, Detail: "no valid level"}
 	if th := res.Throughput; th.MaxTPS.OK() {
-		c.Value, c.Unit, c.Detail = fnum(th.MaxTPS), "tokens/s", fmt.Sprintf("at concurrency %d", th.MaxTPSConcurrency)
+		c.Value, c.Unit, c.Detail = fnum(th.MaxTPS), "tokens/s", at
 	}
 	return c
 }
@@ -65,15 +69,7 @@ func sloCard(res *analysis.Result) card {
 	slo := res.SLO
 	c := card{Label: "SLO point", Value: dash}
 	names := sloNames(slo)
-	switch {
-	case names == "":
-		c.Detail = "no SLO set"
-		return c
-	case !slo.MaxConcurrency.OK() && limitName(slo.Limit) != "":
-		c.Detail = "no level meets " + names + "; " + limitName(slo.Limit) + " binds"
-		return c
-	case !slo.MaxConcurrency.OK():
-		c.Detail = names + ": not checked (see warnings)"
+	if c.Detail = sloNone(slo, names, slo.MaxConcurrency.OK()); c.Detail != "" {
 		return c
 	}
 	c.Value = "N ≤ " + sloPoint(slo)
@@ -94,10 +90,32 @@ func sloCard(res *analysis.Result) card {
 	return c
 }
 
+// sloNone says why an SLO card shows no point, "" when it shows one (found): no SLO set
+// (names lists those set), no level sustains its rate (an arrival-rate run's capacity
+// binds), no level meets them, or they were not checked.
+func sloNone(slo analysis.SLOResult, names string, found bool) string {
+	switch {
+	case names == "":
+		return "no SLO set"
+	case found:
+		return ""
+	case slo.Limit == "capacity":
+		return "no level sustains its rate"
+	case limitName(slo.Limit) != "":
+		return "no level meets " + names + "; " + limitName(slo.Limit) + " binds"
+	}
+	return names + ": not checked (see warnings)"
+}
+
+// noBlowupCard is the TTFT blow-up card when none was found.
+func noBlowupCard() card {
+	return card{Label: "TTFT blow-up", Value: dash, Detail: "none detected in the measured range"}
+}
+
 func blowupCard(res *analysis.Result) card {
 	b := res.TTFTBlowup
 	if b == nil || !b.Concurrency.OK() {
-		return card{Label: "TTFT blow-up", Value: dash, Detail: "none detected in the measured range"}
+		return noBlowupCard()
 	}
 	var det []string
 	if b.BaselineMS.OK() {
@@ -112,22 +130,16 @@ func blowupCard(res *analysis.Result) card {
 	return card{Label: "TTFT blow-up", Value: "N ≈ " + fconc(b.Concurrency), Detail: strings.Join(det, " · ")}
 }
 
-// replicasCard is the capacity plan's replicas at the SLO point; other says where else they
-// were counted ("3 at the knee").
-func replicasCard(c *analysis.Capacity, other string) card {
+// replicasCard is the capacity plan's replicas at the SLO point, and where else they were
+// counted: at the knee ("3 at the knee"), or at capacity on an arrival-rate run.
+func replicasCard(c *analysis.Capacity, rate bool) card {
+	other := fint(c.ReplicasAtKnee) + " at the knee"
+	if rate {
+		other = fint(c.ReplicasAtCapacity) + " at capacity"
+	}
 	det := []string{"at the SLO point", other}
-	var target []string
-	if c.ConcurrentUsers > 0 {
-		target = append(target, fmt.Sprintf("%d users", c.ConcurrentUsers))
-	}
-	if c.QPS > 0 {
-		target = append(target, fnum(analysis.Float(c.QPS))+" req/s")
-	}
-	if c.OutputTPS > 0 {
-		target = append(target, fnum(analysis.Float(c.OutputTPS))+" tokens/s")
-	}
-	if len(target) > 0 {
-		det = append([]string{"for " + strings.Join(target, " and ")}, det...)
+	if t := planTargets(c, "users", "req/s", "tokens/s"); t != "" {
+		det = append([]string{"for " + t}, det...)
 	}
 	if c.CostPerHour.OK() {
 		det = append(det, fusd(c.CostPerHour)+" per hour")
@@ -135,22 +147,14 @@ func replicasCard(c *analysis.Capacity, other string) card {
 	return card{Label: "Replicas", Value: fint(c.ReplicasAtSLO), Detail: strings.Join(det, " · ")}
 }
 
-// rateCards are the cards of an arrival-rate run.
+// rateCards are the cards of an arrival-rate run but the replicas.
 func rateCards(res *analysis.Result) []card {
 	rr := res.Rate
 	if rr == nil {
 		rr = &analysis.RateResult{CapacityRPS: analysis.NaN(), CapacityTPS: analysis.NaN(), TTFTBlowupRPS: analysis.NaN(),
 			SLORPS: analysis.NaN(), SLOTPS: analysis.NaN(), SLOGoodputRPS: analysis.NaN(), MaxTPSRPS: analysis.NaN()}
 	}
-	maxTPS := card{Label: "Max throughput", Value: dash, Detail: "no valid level"}
-	if th := res.Throughput; th.MaxTPS.OK() {
-		maxTPS.Value, maxTPS.Unit, maxTPS.Detail = fnum(th.MaxTPS), "tokens/s", "at "+frate(rr.MaxTPSRPS)+" req/s offered"
-	}
-	cs := []card{capacityCard(rr), maxTPS, sloCardRate(res, rr), blowupCardRate(rr)}
-	if c := res.Capacity; c != nil {
-		cs = append(cs, replicasCard(c, fmt.Sprintf("%s at capacity", fint(c.ReplicasAtCapacity))))
-	}
-	return cs
+	return []card{capacityCard(rr), maxTPSCard(res, "at "+frate(rr.MaxTPSRPS)+" req/s offered"), sloCardRate(res, rr), blowupCardRate(rr)}
 }
 
 func capacityCard(rr *analysis.RateResult) card {
@@ -183,18 +187,7 @@ func sloCardRate(res *analysis.Result, rr *analysis.RateResult) card {
 	slo := res.SLO
 	c := card{Label: "SLO point", Value: dash}
 	names := sloNames(slo)
-	switch {
-	case names == "":
-		c.Detail = "no SLO set"
-		return c
-	case !rr.SLORPS.OK() && slo.Limit == "capacity":
-		c.Detail = "no level sustains its rate"
-		return c
-	case !rr.SLORPS.OK() && limitName(slo.Limit) != "":
-		c.Detail = "no level meets " + names + "; " + limitName(slo.Limit) + " binds"
-		return c
-	case !rr.SLORPS.OK():
-		c.Detail = names + ": not checked (see warnings)"
+	if c.Detail = sloNone(slo, names, rr.SLORPS.OK()); c.Detail != "" {
 		return c
 	}
 	c.Unit = "req/s"
@@ -219,12 +212,9 @@ func sloCardRate(res *analysis.Result, rr *analysis.RateResult) card {
 
 func blowupCardRate(rr *analysis.RateResult) card {
 	if !rr.TTFTBlowupRPS.OK() {
-		return card{Label: "TTFT blow-up", Value: dash, Detail: "none detected in the measured range"}
+		return noBlowupCard()
 	}
-	stat := rr.TTFTBlowupStat
-	if stat == "" {
-		stat = "p50"
-	}
+	stat := blowupStat(rr)
 	det := []string{"TTFT " + stat}
 	if rr.TTFTBlowupBaselineMS.OK() {
 		det = append(det, "baseline "+fnum(rr.TTFTBlowupBaselineMS)+" ms")

@@ -50,16 +50,9 @@ func compareTable(runs []*analysis.Result, labels []string) table {
 	return t
 }
 
+// checkCompare validates the arguments of the comparison writer op (analysis.Comparable).
 func checkCompare(op string, runs []*analysis.Result, labels []string) error {
-	if len(runs) != len(labels) {
-		return fmt.Errorf("report: %s: %d labels for %d runs", op, len(labels), len(runs))
-	}
-	for i, r := range runs {
-		if r == nil {
-			return fmt.Errorf("report: %s: run %s is nil", op, labels[i])
-		}
-	}
-	if err := analysis.SameMode(runs, labels); err != nil {
+	if err := analysis.Comparable(runs, labels); err != nil {
 		return fmt.Errorf("report: %s: %w", op, err)
 	}
 	return nil
@@ -131,18 +124,9 @@ func Compare(w io.Writer, runs []*analysis.Result, labels []string, charts []str
 			fmt.Fprintf(bw, "%s\n\n", mdText(s))
 		}
 		fmt.Fprintf(bw, "%s\n\n", mdText(strings.Join(Answer(r), " ")))
-		if len(r.Warnings) > 0 {
-			fmt.Fprint(bw, "Warnings:\n\n")
-			for j, s := range r.Warnings {
-				fmt.Fprintf(bw, "%d. %s\n", j+1, mdText(s))
-			}
-			fmt.Fprintln(bw)
-		}
+		mdList(bw, "Warnings:\n\n", "%d. %s\n", r.Warnings)
 	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("report: compare: %w", err)
-	}
-	return nil
+	return flush(bw, "compare")
 }
 
 // rateCompareTable is the side-by-side table of arrival-rate runs: capacity with its

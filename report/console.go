@@ -64,10 +64,7 @@ func ConsoleWith(w io.Writer, res *analysis.Result, o ConsoleOptions) error {
 			p(n, strings.Repeat(" ", len(n)), s)
 		}
 	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("report: console: %w", err)
-	}
-	return nil
+	return flush(bw, "console")
 }
 
 // consoleLevels writes the level table, the notes on its columns and the errors by class.

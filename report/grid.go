@@ -124,10 +124,7 @@ func GridMarkdown(w io.Writer, title string, scs []GridScenario, charts []string
 		fmt.Fprintf(bw, "%s\n\n", mdText(strings.Join(Answer(s.Result), " ")))
 		fmt.Fprintf(bw, "Its own report: [%s/report.md](%s/report.md)\n\n", mdText(s.Name), mdURL(s.Name))
 	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("report: grid: %w", err)
-	}
-	return nil
+	return flush(bw, "grid")
 }
 
 // GridHTML writes the grid's report.html, GridMarkdown as one self-contained page (no script,

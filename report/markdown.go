@@ -53,24 +53,16 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 		mdImages(bw, charts)
 	}
 
-	fmt.Fprint(bw, "## Levels\n\n")
 	if len(res.Levels) == 0 {
-		fmt.Fprint(bw, "No levels were measured.\n\n")
+		fmt.Fprint(bw, "## Levels\n\nNo levels were measured.\n\n")
 	} else {
-		mdTable(bw, levelTable(res))
-		fmt.Fprintf(bw, "\n%s\n\n", mdText(levelsNote(res)))
+		mdSection(bw, "Levels", levelTable(res), levelsNote(res))
 	}
-
 	if hasLengths(res) {
-		fmt.Fprint(bw, "## Token lengths\n\n")
-		mdTable(bw, lengthsTable(res))
-		fmt.Fprintf(bw, "\n%s\n\n", mdText(lengthsNote))
+		mdSection(bw, "Token lengths", lengthsTable(res), lengthsNote)
 	}
-
 	if l, why := turnsLevel(res); l != nil {
-		fmt.Fprint(bw, "## By turn\n\n")
-		mdTable(bw, turnsTable(l))
-		fmt.Fprintf(bw, "\n%s\n\n", mdText(turnsNote(l, why)))
+		mdSection(bw, "By turn", turnsTable(l), turnsNote(l, why))
 	}
 
 	if fits := fitNotes(res); len(fits) > 0 {
@@ -86,26 +78,39 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 	fmt.Fprintln(bw)
 
 	if len(res.Levels) > 0 {
-		fmt.Fprint(bw, "## Validity checks\n\n")
-		mdTable(bw, validityTable(res))
-		fmt.Fprintf(bw, "\n%s\n\n", mdText(validityNote(res)))
+		mdSection(bw, "Validity checks", validityTable(res), validityNote(res))
 	}
-
 	if hasServer(res) {
-		fmt.Fprint(bw, "## Server metrics\n\n")
-		mdTable(bw, serverTable(res))
-		fmt.Fprintf(bw, "\n%s\n\n", mdText(serverNote))
+		mdSection(bw, "Server metrics", serverTable(res), serverNote)
 	}
+	mdList(bw, "## Warnings\n\n", "[^%d]: %s\n", res.Warnings)
+	return flush(bw, "markdown")
+}
 
-	if len(res.Warnings) > 0 {
-		fmt.Fprint(bw, "## Warnings\n\n")
-		for i, s := range res.Warnings {
-			fmt.Fprintf(bw, "[^%d]: %s\n", i+1, mdText(s))
-		}
-		fmt.Fprintln(bw)
+// mdSection writes a section of the report: its heading, table t and the note under it.
+func mdSection(w io.Writer, heading string, t table, note string) {
+	fmt.Fprintf(w, "## %s\n\n", heading)
+	mdTable(w, t)
+	fmt.Fprintf(w, "\n%s\n\n", mdText(note))
+}
+
+// mdList writes items, when there are any, after head: each by format, given its 1-based
+// number and its escaped text (footnotes "[^%d]: %s\n", a numbered list "%d. %s\n").
+func mdList(w io.Writer, head, format string, items []string) {
+	if len(items) == 0 {
+		return
 	}
+	fmt.Fprint(w, head)
+	for i, s := range items {
+		fmt.Fprintf(w, format, i+1, mdText(s))
+	}
+	fmt.Fprintln(w)
+}
+
+// flush flushes bw; its error names the report op writes ("report: markdown: …").
+func flush(bw *bufio.Writer, op string) error {
 	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("report: markdown: %w", err)
+		return fmt.Errorf("report: %s: %w", op, err)
 	}
 	return nil
 }

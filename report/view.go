@@ -499,19 +499,25 @@ func replicasAtSLO(c *analysis.Capacity) string {
 // planHead opens the capacity plan's sentence with its targets: "Capacity plan for 100
 // concurrent users and 5000 output tokens/s" (an arrival-rate run's plan has no users).
 func planHead(c *analysis.Capacity) string {
+	if t := planTargets(c, "concurrent users", "requests/s", "output tokens/s"); t != "" {
+		return "Capacity plan for " + t
+	}
+	return "Capacity plan"
+}
+
+// planTargets joins the plan's targets with " and ", each followed by its unit: users for
+// the concurrent users, rps for the requests/s, tps for the output tokens/s; "" when none
+// is set.
+func planTargets(c *analysis.Capacity, users, rps, tps string) string {
 	var target []string
 	if c.ConcurrentUsers > 0 {
-		target = append(target, fmt.Sprintf("%d concurrent users", c.ConcurrentUsers))
+		target = append(target, fmt.Sprintf("%d %s", c.ConcurrentUsers, users))
 	}
 	if c.QPS > 0 {
-		target = append(target, fnum(analysis.Float(c.QPS))+" requests/s")
+		target = append(target, fnum(analysis.Float(c.QPS))+" "+rps)
 	}
 	if c.OutputTPS > 0 {
-		target = append(target, fnum(analysis.Float(c.OutputTPS))+" output tokens/s")
+		target = append(target, fnum(analysis.Float(c.OutputTPS))+" "+tps)
 	}
-	t := "Capacity plan"
-	if len(target) > 0 {
-		t += " for " + strings.Join(target, " and ")
-	}
-	return t
+	return strings.Join(target, " and ")
 }

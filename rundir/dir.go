@@ -208,13 +208,7 @@ func (d *Dir) LevelDone(l record.Level) error {
 
 // Finish records why the sweep stopped in levels.json.
 func (d *Dir) Finish(reason string) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.doc.StopReason = reason
-	if err := d.writeLevels(); err != nil {
-		return fmt.Errorf("results %s: %w", d.path, err)
-	}
-	return nil
+	return d.rewrite(func(doc *levelsDoc) { doc.StopReason = reason })
 }
 
 // ServerMetrics opens server_metrics.jsonl for appending and returns it; the Dir closes it in
@@ -258,6 +252,17 @@ func (d *Dir) Close() error {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("results %s: close: %w", d.path, err)
+	}
+	return nil
+}
+
+// rewrite applies set to levels.json's document under d.mu and rewrites the file.
+func (d *Dir) rewrite(set func(*levelsDoc)) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	set(&d.doc)
+	if err := d.writeLevels(); err != nil {
+		return fmt.Errorf("results %s: %w", d.path, err)
 	}
 	return nil
 }
@@ -314,13 +319,7 @@ func (d *Dir) SetPromptSizing(p *record.PromptSizing) {
 // SetTrace records in levels.json the trace a trace replay replays, and rewrites it now: a
 // run interrupted before its first level still names its trace for --resume.
 func (d *Dir) SetTrace(t *record.TraceInfo) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.doc.Trace = t
-	if err := d.writeLevels(); err != nil {
-		return fmt.Errorf("results %s: %w", d.path, err)
-	}
-	return nil
+	return d.rewrite(func(doc *levelsDoc) { doc.Trace = t })
 }
 
 // SetEndpoint changes the endpoint recorded in levels.json (a resumed in-process run gets a

@@ -63,17 +63,31 @@ func badRequest(w http.ResponseWriter, format string, args ...any) {
 	writeError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf(format, args...))
 }
 
+// decodeBody reads r's JSON body into v; on an error it answers 400 and returns false.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err := dec.Decode(v); err != nil {
+		badRequest(w, "invalid JSON body: %v", err)
+		return false
+	}
+	return true
+}
+
+// servesModel reports whether the server serves model ("" names none); when it does not, it
+// answers 404 as vLLM does.
+func (s *Server) servesModel(w http.ResponseWriter, model string) bool {
+	if model != "" && model != s.cfg.Model {
+		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", model))
+		return false
+	}
+	return true
+}
+
 // generate serves /v1/chat/completions and /v1/completions.
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) {
 	arrived := time.Now()
 	var g genRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-	if err := dec.Decode(&g); err != nil {
-		badRequest(w, "invalid JSON body: %v", err)
-		return
-	}
-	if g.Model != "" && g.Model != s.cfg.Model {
-		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", g.Model))
+	if !decodeBody(w, r, &g) || !s.servesModel(w, g.Model) {
 		return
 	}
 	prompt, prefix, err := s.prompt(&g, kind)
@@ -236,12 +250,8 @@ func (e *engineSource) await(ctx context.Context, need int) (int, error) {
 		if g := int(e.req.generated.Load()); g >= need {
 			return g, nil
 		}
-		select {
-		case <-e.req.notify:
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-e.s.stop:
-			return 0, errStopped
+		if err := wait(ctx, e.s.stop, e.req.notify); err != nil {
+			return 0, err
 		}
 	}
 }
@@ -281,12 +291,8 @@ func (f *fixedSource) admitted(ctx context.Context) error {
 	if f.ticket == nil {
 		return nil
 	}
-	select {
-	case <-f.ticket.granted:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-f.s.stop:
-		return errStopped
+	if err := wait(ctx, f.s.stop, f.ticket.granted); err != nil {
+		return err
 	}
 	if !f.ticket.at.IsZero() {
 		f.began = f.ticket.at
@@ -309,12 +315,8 @@ func (f *fixedSource) await(ctx context.Context, need int) (int, error) {
 		} else {
 			f.timer.Reset(d)
 		}
-		select {
-		case <-f.timer.C:
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-f.s.stop:
-			return 0, errStopped
+		if err := wait(ctx, f.s.stop, f.timer.C); err != nil {
+			return 0, err
 		}
 	}
 	el := time.Since(f.began) - cfg.TTFT

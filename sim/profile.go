@@ -77,20 +77,12 @@ func Profile(name string) (Config, error) {
 	switch name {
 	case ProfileDemo, "":
 		return c, nil
-	case ProfileFixed:
-		c.Profile = ProfileFixed
-		c.Mode = ModeFixed
-		c.TTFT = 300 * time.Millisecond
-		c.ITL = 20 * time.Millisecond
-		c.OutputDist = OutputFixed
-		return c, nil
-	case ProfileSeedArticle:
-		c.Profile = ProfileSeedArticle
-		c.Mode = ModeFixed
-		c.TTFT = 300 * time.Millisecond
-		c.ITL = 50 * time.Millisecond
-		c.OutputTokens = 100
-		c.OutputDist = OutputFixed
+	case ProfileFixed, ProfileSeedArticle:
+		c.Profile, c.Mode, c.OutputDist = name, ModeFixed, OutputFixed
+		c.TTFT, c.ITL = 300*time.Millisecond, 20*time.Millisecond
+		if name == ProfileSeedArticle {
+			c.ITL, c.OutputTokens = 50*time.Millisecond, 100
+		}
 		return c, nil
 	}
 	return Config{}, fmt.Errorf("sim: unknown profile %q (want one of %s)", name, strings.Join(Profiles(), ", "))
@@ -105,72 +97,44 @@ func Resolve(c Config) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	if c.Mode != "" {
-		r.Mode = c.Mode
-	}
-	if c.Model != "" {
-		r.Model = c.Model
-	}
-	overInt(&r.MaxNumSeqs, c.MaxNumSeqs)
-	if c.Compute != "" {
-		r.Compute = c.Compute
-	}
-	overInt(&r.KVCacheTokens, c.KVCacheTokens)
-	overInt(&r.MaxModelLen, c.MaxModelLen)
-	if c.PrefillTPS != 0 {
-		r.PrefillTPS = c.PrefillTPS
-	}
-	overInt(&r.MaxBatchedTokens, c.MaxBatchedTokens)
-	overDur(&r.StepBase, c.StepBase)
-	overDur(&r.StepPerSeq, c.StepPerSeq)
-	overDur(&r.StepPerKVToken, c.StepPerKVToken)
-	if c.Preemption {
-		r.Preemption = true
-	}
-	overDur(&r.TTFT, c.TTFT)
-	overDur(&r.ITL, c.ITL)
-	overInt(&r.FixedSlots, c.FixedSlots)
-	overInt(&r.OutputTokens, c.OutputTokens)
-	if c.OutputDist != "" {
-		r.OutputDist = c.OutputDist
-	}
-	overInt(&r.TokensPerChunk, c.TokensPerChunk)
-	if c.Tokenizer != "" {
-		r.Tokenizer = c.Tokenizer
-	}
-	overInt(&r.ChatTemplateTokens, c.ChatTemplateTokens)
-	overInt(&r.ReasoningTokens, c.ReasoningTokens)
-	if c.CloseAfterStream {
-		r.CloseAfterStream = true
-	}
-	if c.PrefixCaching {
-		r.PrefixCaching = true
-	}
-	overInt(&r.BlockSize, c.BlockSize)
-	overInt(&r.PrefixCacheBlocks, c.PrefixCacheBlocks)
-	if c.Faults.ErrorRate != 0 {
-		r.Faults.ErrorRate = c.Faults.ErrorRate
-	}
-	if c.Faults.DisconnectRate != 0 {
-		r.Faults.DisconnectRate = c.Faults.DisconnectRate
-	}
-	overInt(&r.Faults.QueueLimit429, c.Faults.QueueLimit429)
-	if c.Faults.StallRate != 0 {
-		r.Faults.StallRate = c.Faults.StallRate
-	}
-	overDur(&r.Faults.StallDuration, c.Faults.StallDuration)
+	over(&r.Mode, c.Mode)
+	over(&r.Model, c.Model)
+	over(&r.MaxNumSeqs, c.MaxNumSeqs)
+	over(&r.Compute, c.Compute)
+	over(&r.KVCacheTokens, c.KVCacheTokens)
+	over(&r.MaxModelLen, c.MaxModelLen)
+	over(&r.PrefillTPS, c.PrefillTPS)
+	over(&r.MaxBatchedTokens, c.MaxBatchedTokens)
+	over(&r.StepBase, c.StepBase)
+	over(&r.StepPerSeq, c.StepPerSeq)
+	over(&r.StepPerKVToken, c.StepPerKVToken)
+	over(&r.Preemption, c.Preemption)
+	over(&r.TTFT, c.TTFT)
+	over(&r.ITL, c.ITL)
+	over(&r.FixedSlots, c.FixedSlots)
+	over(&r.OutputTokens, c.OutputTokens)
+	over(&r.OutputDist, c.OutputDist)
+	over(&r.TokensPerChunk, c.TokensPerChunk)
+	over(&r.Tokenizer, c.Tokenizer)
+	over(&r.ChatTemplateTokens, c.ChatTemplateTokens)
+	over(&r.ReasoningTokens, c.ReasoningTokens)
+	over(&r.CloseAfterStream, c.CloseAfterStream)
+	over(&r.PrefixCaching, c.PrefixCaching)
+	over(&r.BlockSize, c.BlockSize)
+	over(&r.PrefixCacheBlocks, c.PrefixCacheBlocks)
+	over(&r.Faults.ErrorRate, c.Faults.ErrorRate)
+	over(&r.Faults.DisconnectRate, c.Faults.DisconnectRate)
+	over(&r.Faults.QueueLimit429, c.Faults.QueueLimit429)
+	over(&r.Faults.StallRate, c.Faults.StallRate)
+	over(&r.Faults.StallDuration, c.Faults.StallDuration)
 	if c.Faults.UsagePromptTokens != nil {
 		r.Faults.UsagePromptTokens = ptr(*c.Faults.UsagePromptTokens)
 	}
 	if c.Faults.UsageCompletionTokens != nil {
 		r.Faults.UsageCompletionTokens = ptr(*c.Faults.UsageCompletionTokens)
 	}
-	if c.Faults.OmitUsage {
-		r.Faults.OmitUsage = true
-	}
-	if c.Seed != 0 {
-		r.Seed = c.Seed
-	}
+	over(&r.Faults.OmitUsage, c.Faults.OmitUsage)
+	over(&r.Seed, c.Seed)
 	r.fillDefaults()
 	if err := r.Validate(); err != nil {
 		return Config{}, err
@@ -188,14 +152,11 @@ func (c *Config) fillDefaults() {
 	}
 }
 
-func overInt(dst *int, v int) {
-	if v != 0 {
-		*dst = v
-	}
-}
-
-func overDur(dst *time.Duration, v time.Duration) {
-	if v != 0 {
+// over overlays v on *dst unless v is its type's zero value (Resolve's rule: a zero field
+// keeps the preset's value).
+func over[T comparable](dst *T, v T) {
+	var zero T
+	if v != zero {
 		*dst = v
 	}
 }
@@ -206,6 +167,23 @@ func (c Config) Validate() error {
 	var errs []error
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("sim: %s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	// atLeast1, nonNegative and nonNegativeDur check a setting's lower bound; zero says what
+	// 0 means.
+	atLeast1 := func(field string, v int) {
+		if v < 1 {
+			bad(field, "%d must be at least 1", v)
+		}
+	}
+	nonNegative := func(field string, v int, zero string) {
+		if v < 0 {
+			bad(field, "%d must be ≥ 0 (0 = %s)", v, zero)
+		}
+	}
+	nonNegativeDur := func(field string, v time.Duration) {
+		if v < 0 {
+			bad(field, "%v must be ≥ 0", v)
+		}
 	}
 	switch c.Profile {
 	case "", ProfileDemo, ProfileFixed, ProfileSeedArticle:
@@ -220,9 +198,7 @@ func (c Config) Validate() error {
 	if strings.TrimSpace(c.Model) == "" {
 		bad("model", "must not be empty")
 	}
-	if c.MaxNumSeqs < 1 {
-		bad("max_num_seqs", "%d must be at least 1", c.MaxNumSeqs)
-	}
+	atLeast1("max_num_seqs", c.MaxNumSeqs)
 	switch c.Compute {
 	case ComputeSleep:
 	case ComputeSpin:
@@ -232,36 +208,22 @@ func (c Config) Validate() error {
 	default:
 		bad("compute", "%q is not sleep or spin", c.Compute)
 	}
-	if c.KVCacheTokens < 0 {
-		bad("kv_cache_tokens", "%d must be ≥ 0 (0 = unlimited)", c.KVCacheTokens)
-	}
-	if c.MaxModelLen < 0 {
-		bad("max_model_len", "%d must be ≥ 0 (0 = unlimited)", c.MaxModelLen)
-	}
+	nonNegative("kv_cache_tokens", c.KVCacheTokens, "unlimited")
+	nonNegative("max_model_len", c.MaxModelLen, "unlimited")
 	if c.KVCacheTokens > 0 && c.MaxModelLen > c.KVCacheTokens {
 		bad("max_model_len", "%d exceeds kv_cache_tokens %d: a request of full length could never run", c.MaxModelLen, c.KVCacheTokens)
 	}
 	if !(c.PrefillTPS > 0) || math.IsInf(c.PrefillTPS, 0) {
 		bad("prefill_tps", "%g must be a positive finite number of tokens per second", c.PrefillTPS)
 	}
-	if c.MaxBatchedTokens < 1 {
-		bad("max_batched_tokens", "%d must be at least 1", c.MaxBatchedTokens)
-	}
-	if c.StepBase < 0 {
-		bad("step_base", "%v must be ≥ 0", c.StepBase)
-	}
-	if c.StepPerSeq < 0 {
-		bad("step_per_seq", "%v must be ≥ 0", c.StepPerSeq)
-	}
-	if c.StepPerKVToken < 0 {
-		bad("step_per_kv_token", "%v must be ≥ 0", c.StepPerKVToken)
-	}
+	atLeast1("max_batched_tokens", c.MaxBatchedTokens)
+	nonNegativeDur("step_base", c.StepBase)
+	nonNegativeDur("step_per_seq", c.StepPerSeq)
+	nonNegativeDur("step_per_kv_token", c.StepPerKVToken)
 	if c.Mode == ModeBatching && c.StepBase+c.StepPerSeq <= 0 {
 		bad("step_base", "step_base + step_per_seq must be positive in batching mode")
 	}
-	if c.TTFT < 0 {
-		bad("ttft", "%v must be ≥ 0", c.TTFT)
-	}
+	nonNegativeDur("ttft", c.TTFT)
 	if c.ITL < 0 || (c.Mode == ModeFixed && c.ITL == 0) {
 		bad("itl", "%v must be positive", c.ITL)
 	}
@@ -270,34 +232,22 @@ func (c Config) Validate() error {
 	} else if c.FixedSlots > 0 && c.Mode != ModeFixed {
 		bad("fixed_slots", "%d applies to fixed mode only: batching mode's slots are max_num_seqs", c.FixedSlots)
 	}
-	if c.OutputTokens < 1 {
-		bad("output_tokens", "%d must be at least 1", c.OutputTokens)
-	}
+	atLeast1("output_tokens", c.OutputTokens)
 	switch c.OutputDist {
 	case OutputGeometric, OutputFixed:
 	default:
 		bad("output_dist", "%q is not geometric or fixed", c.OutputDist)
 	}
-	if c.TokensPerChunk < 1 {
-		bad("tokens_per_chunk", "%d must be at least 1", c.TokensPerChunk)
-	}
+	atLeast1("tokens_per_chunk", c.TokensPerChunk)
 	switch c.Tokenizer {
 	case TokenizerWords, TokenizerSubword:
 	default:
 		bad("tokenizer", "%q is not words or subword", c.Tokenizer)
 	}
-	if c.ChatTemplateTokens < 0 {
-		bad("chat_template_tokens", "%d must be ≥ 0 (0 = no template)", c.ChatTemplateTokens)
-	}
-	if c.ReasoningTokens < 0 {
-		bad("reasoning_tokens", "%d must be ≥ 0 (0 = no reasoning)", c.ReasoningTokens)
-	}
-	if c.BlockSize < 1 {
-		bad("block_size", "%d must be at least 1", c.BlockSize)
-	}
-	if c.PrefixCacheBlocks < 0 {
-		bad("prefix_cache_blocks", "%d must be ≥ 0 (0 = kv_cache_tokens ÷ block_size, or 65536 with an unlimited cache)", c.PrefixCacheBlocks)
-	}
+	nonNegative("chat_template_tokens", c.ChatTemplateTokens, "no template")
+	nonNegative("reasoning_tokens", c.ReasoningTokens, "no reasoning")
+	atLeast1("block_size", c.BlockSize)
+	nonNegative("prefix_cache_blocks", c.PrefixCacheBlocks, "kv_cache_tokens ÷ block_size, or 65536 with an unlimited cache")
 	rate := func(name string, v float64) {
 		if !(v >= 0 && v <= 1) {
 			bad("faults."+name, "%g is not a probability in [0, 1]", v)
@@ -306,9 +256,7 @@ func (c Config) Validate() error {
 	rate("error_rate", c.Faults.ErrorRate)
 	rate("disconnect_rate", c.Faults.DisconnectRate)
 	rate("stall_rate", c.Faults.StallRate)
-	if c.Faults.QueueLimit429 < 0 {
-		bad("faults.queue_limit_429", "%d must be ≥ 0 (0 = disabled)", c.Faults.QueueLimit429)
-	}
+	nonNegative("faults.queue_limit_429", c.Faults.QueueLimit429, "disabled")
 	if c.Faults.StallDuration < 0 || (c.Faults.StallRate > 0 && c.Faults.StallDuration == 0) {
 		bad("faults.stall_duration", "%v must be positive when stall_rate is set", c.Faults.StallDuration)
 	}

@@ -212,13 +212,19 @@ func (s *Server) sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
+	return wait(ctx, s.stop, t.C) == nil
+}
+
+// wait waits until ch delivers, ctx is done or the server stops (stop closes): nil, ctx's
+// error or errStopped.
+func wait[T any](ctx context.Context, stop <-chan struct{}, ch <-chan T) error {
 	select {
-	case <-t.C:
-		return true
+	case <-ch:
+		return nil
 	case <-ctx.Done():
-		return false
-	case <-s.stop:
-		return false
+		return ctx.Err()
+	case <-stop:
+		return errStopped
 	}
 }
 

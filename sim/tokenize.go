@@ -2,7 +2,6 @@ package sim
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 )
 
@@ -30,13 +29,7 @@ type tokenizeResponse struct {
 // reports; max_model_len is the context limit requests are checked against (0 = unlimited).
 func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 	var tr tokenizeRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-	if err := dec.Decode(&tr); err != nil {
-		badRequest(w, "invalid JSON body: %v", err)
-		return
-	}
-	if tr.Model != "" && tr.Model != s.cfg.Model {
-		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", tr.Model))
+	if !decodeBody(w, r, &tr) || !s.servesModel(w, tr.Model) {
 		return
 	}
 	kind := apiCompletions
