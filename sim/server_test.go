@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneecap/kneecap/selfcheck"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -559,12 +560,20 @@ func TestFixedMode256(t *testing.T) {
 		return ttfts, sum / conc
 	}
 	run(1) // warm the connection pool so that TTFT does not include 256 simultaneous dials
+	s0 := selfcheck.SampleClient()
 	ttfts, gap := run(n)
+	busy := selfcheck.MachineBusy(selfcheck.SampleClient().Since(s0))
 	med := ttfts[len(ttfts)/2]
-	t.Logf("256 streams: median TTFT %v (want %v), mean ITL %v (want %v)", med, ttft, gap, itl)
+	t.Logf("256 streams: median TTFT %v (want %v), mean ITL %v (want %v); machine busy: %v", med, ttft, gap, itl, busy)
 	// Never early (the engine's schedule is absolute); late by the client's and server's
 	// turnaround on a loaded two-core machine, which the race detector slows: up to 25% on
-	// TTFT (one delivery), 10% on the mean gap (averaged over the stream).
+	// TTFT (one delivery), 10% on the mean gap (averaged over the stream). Later still only
+	// on a machine whose other work held this process back (the client self-check's run-queue
+	// wait, scheduling latency): inconclusive then.
+	late := float64(med)/float64(ttft) > 1.25 || float64(gap)/float64(itl) > 1.10
+	if late && len(busy) > 0 {
+		t.Skipf("median TTFT %v, mean ITL %v: inconclusive, the machine was busy (%s)", med, gap, strings.Join(busy, ", "))
+	}
 	if r := float64(med) / float64(ttft); r < 0.95 || r > 1.25 {
 		t.Errorf("median TTFT %v, want %v within -5%%/+25%%", med, ttft)
 	}

@@ -121,8 +121,14 @@ slo: {ttft_p95: 200ms, tpot_p95: 50ms}
 	if !strings.Contains(stdout.String(), "after the planned levels") {
 		t.Errorf("the console answer does not name the added levels:\n%s", stdout)
 	}
-	t.Logf("added %v; knee %s, blow-up %s, SLO limit %s", added, final.Knee.Concurrency.Format(),
-		final.TTFTBlowup.Concurrency.Format(), final.SLO.MaxConcurrency.Format())
+	knee, blowup, slo := "none", "none", final.SLO.MaxConcurrency.Format()
+	if final.Knee != nil {
+		knee = final.Knee.Concurrency.Format()
+	}
+	if final.TTFTBlowup != nil {
+		blowup = final.TTFTBlowup.Concurrency.Format()
+	}
+	t.Logf("added %v; knee %s, blow-up %s, SLO limit %s", added, knee, blowup, slo)
 }
 
 // TestProgressStopAdding: the display says why no further level is added (the refiner's
