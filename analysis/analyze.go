@@ -9,36 +9,36 @@ import (
 
 // Model-selection and detection thresholds (DESIGN §4).
 const (
-	// MinFitLevels is the least number of valid levels the fits need.
-	MinFitLevels = 3
-	// MinIntervalLevels is the least number of valid levels for a bootstrap interval: two
+	// minFitLevels is the least number of valid levels the fits need.
+	minFitLevels = 3
+	// minIntervalLevels is the least number of valid levels for a bootstrap interval: two
 	// residual degrees of freedom after a fitParams-parameter fit.
-	MinIntervalLevels = fitParams + 2
+	minIntervalLevels = fitParams + 2
 	// fitParams is the number of parameters of each throughput model (USL, batch, hinge).
 	fitParams = 3
-	// USLMinR2 is the R² from which the USL curve is trusted for the headline knee; below it
+	// uslMinR2 is the R² from which the USL curve is trusted for the headline knee; below it
 	// the hinge is used.
-	USLMinR2 = 0.9
-	// SharpMinR2 is the R² from which a sharp-knee fit (batch, hinge) that fits best gives the
+	uslMinR2 = 0.9
+	// sharpMinR2 is the R² from which a sharp-knee fit (batch, hinge) that fits best gives the
 	// headline knee its breakpoint (RulePlateauOnset): below it the levels scatter by more
 	// than a fifth of their spread around the fit (√0.05 ≈ 0.22), too much to place a corner.
-	SharpMinR2 = 0.95
-	// MinRiseLevels and MinPlateauLevels are the least numbers of valid levels below and above
+	sharpMinR2 = 0.95
+	// minRiseLevels and MinPlateauLevels are the least numbers of valid levels below and above
 	// a sharp fit's breakpoint (by more than RefineTolerance) for it to be the headline knee:
 	// as many as each side has parameters, the rise two (α and β, or the hinge's intercept and
 	// slope) and the plateau one (its height). That the plateau stays flat is measured too
 	// (plateauRule): a three-parameter fit bends between the last two levels of any curve.
-	MinRiseLevels    = 2
-	MinPlateauLevels = 1
-	// HingeMargin is the share of the batch model's unexplained variance (1 − R²) below which
+	minRiseLevels    = 2
+	minPlateauLevels = 1
+	// hingeMargin is the share of the batch model's unexplained variance (1 − R²) below which
 	// the hinge's must be for the hinge to be the curve instead of the batch model: a
 	// residual RMS under half the batch model's.
-	HingeMargin = 0.25
-	// OverloadDrop is the fall of throughput past its peak that counts as overload.
-	OverloadDrop = 0.10
-	// BlowupFactor is the TTFT p50 multiple of the first level's that the fallback blow-up
+	hingeMargin = 0.25
+	// overloadDrop is the fall of throughput past its peak that counts as overload.
+	overloadDrop = 0.10
+	// blowupFactor is the TTFT p50 multiple of the first level's that the fallback blow-up
 	// detector looks for.
-	BlowupFactor = 3.0
+	blowupFactor = 3.0
 	// disagreement is the factor beyond which knee methods are said to disagree.
 	disagreement = 2.0
 )
@@ -194,7 +194,7 @@ func (a *analyzer) collect() {
 	}
 	if len(a.pts) == 0 {
 		a.warn(noValidLevels(nextAfterExclusions(a.res.Levels)))
-	} else if len(a.pts) < MinFitLevels {
+	} else if len(a.pts) < minFitLevels {
 		a.warn(tooFewLevels(len(a.pts), nextAfterExclusions(a.res.Levels)))
 	} else if len(zero) > 0 {
 		// A collapsed level (no output at all) is data for overload, but the usl and batch

@@ -533,7 +533,7 @@ func TestRateGate(t *testing.T) {
 		verdicts[c.Metric] = c.Verdict
 	}
 	want := map[string]string{"max_tps": GateRegressed, "capacity_rps": GateRegressed, "capacity_tps": GateRegressed,
-		"slo_rps": GateOK, "slo_tps": GateOK, "slo_goodput_rps": GateOK, "ttft_blowup_rps": GateOK}
+		"slo_rps": gateOK, "slo_tps": gateOK, "slo_goodput_rps": gateOK, "ttft_blowup_rps": gateOK}
 	for m, v := range want {
 		if verdicts[m] != v {
 			t.Errorf("%s: %q, want %q (all: %v)", m, verdicts[m], v, verdicts)
@@ -541,7 +541,7 @@ func TestRateGate(t *testing.T) {
 	}
 	beyond := Analyze(levels(10)[:3], Meta{}, opts)
 	for _, c := range Gate(&base, &beyond, 0.1) {
-		if c.Metric == "capacity_rps" && (c.Verdict != GateUnknown || !c.RunAtLeast) {
+		if c.Metric == "capacity_rps" && (c.Verdict != gateUnknown || !c.RunAtLeast) {
 			t.Errorf("capacity ≥ 8 against 10 with a 9 floor: %+v, want unknown (a bound below the floor)", c)
 		}
 	}
@@ -582,7 +582,7 @@ func TestRateTablePlateau(t *testing.T) {
 		t.Errorf("sustainable at 3: %v, at 4: %v; want true, false (4 is on the plateau)", res.Levels[2].Sustainable, res.Levels[3].Sustainable)
 	}
 	rising := Analyze(table(func(x float64) float64 { return 100 * x }, func(float64) float64 { return 100 }), Meta{}, DefaultOptions()).Rate
-	if rising.CapacityBound != "at_least" || rising.CapacityRPS != 12 || rising.CapacityRule != CapacityRuleSplit {
+	if rising.CapacityBound != "at_least" || rising.CapacityRPS != 12 || rising.CapacityRule != capacityRuleSplit {
 		t.Errorf("TPS rising throughout: capacity %v (%q, %q), want at least 12 by the split", rising.CapacityRPS, rising.CapacityBound, rising.CapacityRule)
 	}
 }

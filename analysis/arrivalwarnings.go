@@ -117,7 +117,7 @@ func rateCapacityBelow(hi, mu float64) warning {
 
 // rateBootstrapFew: n levels with a completion rate are too few for the capacity's bootstrap.
 func rateBootstrapFew(n int) warning {
-	return newWarning(warnRateBootstrapFew, "", "bootstrap: %d level(s) with a completion rate (< %d): the capacity's 95%% interval is its bracket between levels", n, MinRateIntervalLevels)
+	return newWarning(warnRateBootstrapFew, "", "bootstrap: %d level(s) with a completion rate (< %d): the capacity's 95%% interval is its bracket between levels", n, minRateIntervalLevels)
 }
 
 // rateBlowupOneLevel: only the level at x requests/s has a TTFT stat.
@@ -128,14 +128,14 @@ func rateBlowupOneLevel(x float64, stat string) warning {
 // rateBlowupNone: TTFT (its statistic stat) stays within BlowupFactor of the first level's
 // baseMS up to top requests/s.
 func rateBlowupNone(stat string, baseMS, top float64) warning {
-	return newWarning(warnRateBlowupNone, "", "no TTFT blow-up rate: TTFT %s stays within %gx of the first level's %.0f ms up to %s requests/s. Next: extend the sweep to higher rates (%s)", stat, BlowupFactor, baseMS, frps(top), moreRates(top))
+	return newWarning(warnRateBlowupNone, "", "no TTFT blow-up rate: TTFT %s stays within %gx of the first level's %.0f ms up to %s requests/s. Next: extend the sweep to higher rates (%s)", stat, blowupFactor, baseMS, frps(top), moreRates(top))
 }
 
 // rateBlowupUnsupported: TTFT (its statistic stat) rose from firstMS to lastMS up to top
 // requests/s, but not on a ramp the levels support (DESIGN §4.4).
 func rateBlowupUnsupported(stat string, firstMS, lastMS, top float64) warning {
 	return newWarning(warnRateBlowupUnsupported, "", "no TTFT blow-up rate claimed: TTFT %s rises from %.3g ms to %.3g ms (%.1fx) up to %s requests/s, short of a blow-up (at least %d levels past it and a %gx rise over the flat part). Next: extend the sweep to higher rates (%s)",
-		stat, firstMS, lastMS, lastMS/firstMS, frps(top), BlowupMinPast, BlowupMinRise, moreRates(top))
+		stat, firstMS, lastMS, lastMS/firstMS, frps(top), blowupMinPast, blowupMinRise, moreRates(top))
 }
 
 // rateSLOBeyond: every valid level, up to last requests/s, met the SLOs and sustained its rate.

@@ -37,27 +37,27 @@ func (b Batch) At(n float64) float64 {
 	return m / (float64(b.Alpha) + float64(b.Beta)*m)
 }
 
-// FitBatch fits the batch-limited Amdahl curve X(N) = m/(α + β·m), m = min(N, S), α > 0,
+// fitBatch fits the batch-limited Amdahl curve X(N) = m/(α + β·m), m = min(N, S), α > 0,
 // β ≥ 0, S in [min N, max N], by least squares on X. For fixed S and r = β/α the model is
 // linear in 1/α (closed form); (log r, S) are first scanned on a grid (S at every measured
 // concurrency and midpoint, r log-spaced and r = 0, linear below S), then refined by
 // Nelder–Mead (gonum/optimize) from the two best grid points. Points need
 // n > 0 and x > 0, finite; fewer than 3 distinct n are an error wrapping ErrFit.
-func FitBatch(n, x []float64) (Batch, error) {
+func fitBatch(n, x []float64) (Batch, error) {
 	bad := Batch{NaN(), NaN(), NaN(), NaN(), NaN()}
 	if len(n) != len(x) {
-		return bad, fmt.Errorf("batch: %d concurrencies but %d throughputs: %w", len(n), len(x), ErrFit)
+		return bad, fmt.Errorf("batch: %d concurrencies but %d throughputs: %w", len(n), len(x), errFit)
 	}
 	for i := range n {
 		if !finite(n[i]) || !finite(x[i]) || n[i] <= 0 || x[i] <= 0 {
-			return bad, fmt.Errorf("batch: point %d (%g, %g) is not positive and finite: %w", i, n[i], x[i], ErrFit)
+			return bad, fmt.Errorf("batch: point %d (%g, %g) is not positive and finite: %w", i, n[i], x[i], errFit)
 		}
 	}
 	knots := slices.Clone(n)
 	slices.Sort(knots)
 	knots = slices.Compact(knots)
 	if len(knots) < 3 {
-		return bad, fmt.Errorf("batch: %d distinct concurrencies, need 3: %w", len(knots), ErrFit)
+		return bad, fmt.Errorf("batch: %d distinct concurrencies, need 3: %w", len(knots), errFit)
 	}
 	lo, hi := knots[0], knots[len(knots)-1]
 	// sse returns the SSE and 1/α for r = β/α and S.
@@ -95,7 +95,7 @@ func FitBatch(n, x []float64) (Batch, error) {
 	}
 	slices.SortFunc(cands, func(p, q cand) int { return cmp.Compare(p.f, q.f) })
 	if len(cands) == 0 {
-		return bad, fmt.Errorf("batch: no finite fit: %w", ErrFit)
+		return bad, fmt.Errorf("batch: no finite fit: %w", errFit)
 	}
 	best, br, bs := cands[0].f, cands[0].r, cands[0].s
 	for _, c := range cands[:min(2, len(cands))] {
@@ -116,11 +116,11 @@ func FitBatch(n, x []float64) (Batch, error) {
 		}
 	}
 	if math.IsInf(best, 0) || math.IsNaN(best) {
-		return bad, fmt.Errorf("batch: optimisation failed: %w", ErrFit)
+		return bad, fmt.Errorf("batch: optimisation failed: %w", errFit)
 	}
 	_, inv := sse(br, bs)
 	if !(inv > 0) {
-		return bad, fmt.Errorf("batch: non-positive scale: %w", ErrFit)
+		return bad, fmt.Errorf("batch: non-positive scale: %w", errFit)
 	}
 	alpha := 1 / inv
 	b := Batch{Alpha: Float(alpha), Beta: Float(br * alpha), Limit: Float(bs), R2: Float(rSquared(x, best))}

@@ -35,7 +35,7 @@ func (a *analyzer) blowup() {
 		return
 	}
 	if i := blowupByFactor(y); i >= 0 {
-		a.res.TTFTBlowup = &Blowup{Concurrency: Float(x[i]), Method: Method3xBaseline, BaselineMS: Float(y[0]), SlopeMSPerUser: NaN(), Stat: stat}
+		a.res.TTFTBlowup = &Blowup{Concurrency: Float(x[i]), Method: method3xBaseline, BaselineMS: Float(y[0]), SlopeMSPerUser: NaN(), Stat: stat}
 		a.blowupGap(x, y, y[0], math.NaN())
 		return
 	}
@@ -53,8 +53,8 @@ func (a *analyzer) blowup() {
 // contention alone raises TTFT a few times over a sweep; queueing raises it by orders of
 // magnitude.
 const (
-	BlowupMinPast = 2
-	BlowupMinRise = 5.0
+	blowupMinPast = 2
+	blowupMinRise = 5.0
 )
 
 // rampSupported reports whether a fitted ramp from x = at over the flat part base is
@@ -67,14 +67,14 @@ func rampSupported(x, y []float64, at, base float64) bool {
 			past++
 		}
 	}
-	return past >= BlowupMinPast && base > 0 && y[len(y)-1] >= BlowupMinRise*base
+	return past >= blowupMinPast && base > 0 && y[len(y)-1] >= blowupMinRise*base
 }
 
 // blowupThin reports whether TTFT rose past BlowupFactor × its first level's without a
 // supported ramp: the "no blow-up" warning must then not say it stayed within that factor.
 func blowupThin(y []float64) bool {
 	for _, v := range y {
-		if v > BlowupFactor*y[0] {
+		if v > blowupFactor*y[0] {
 			return true
 		}
 	}
@@ -132,10 +132,10 @@ func ttftSeries(levels []*Level, xs []float64, of func(*Level) Latency) (stat st
 // grows at least half its base past the breakpoint, and the ramp is supported
 // (rampSupported); ok is false with fewer than MinFitLevels points or no accepted fit.
 func fitBlowupRamp(x, y []float64) (Ramp, bool) {
-	if len(x) < MinFitLevels {
+	if len(x) < minFitLevels {
 		return Ramp{}, false
 	}
-	for _, fit := range []func(x, y []float64) (Ramp, error){FitRampWeighted, FitRamp} {
+	for _, fit := range []func(x, y []float64) (Ramp, error){fitRampWeighted, fitRamp} {
 		if r, err := fit(x, y); err == nil && r.Slope > 0 && r.Base > 0 && r.Breakpoint < x[len(x)-1] &&
 			r.R2 >= 0.8 && r.Slope*(x[len(x)-1]-r.Breakpoint) >= 0.5*r.Base && rampSupported(x, y, r.Breakpoint, r.Base) {
 			return r, true
@@ -148,11 +148,11 @@ func fitBlowupRamp(x, y []float64) (Ramp, bool) {
 // blow-up, a measurement rather than a fit) when the last y is at least BlowupMinRise ×
 // y[0], or −1.
 func blowupByFactor(y []float64) int {
-	if !(y[len(y)-1] >= BlowupMinRise*y[0]) {
+	if !(y[len(y)-1] >= blowupMinRise*y[0]) {
 		return -1
 	}
 	for i := range y {
-		if y[i] > BlowupFactor*y[0] {
+		if y[i] > blowupFactor*y[0] {
 			return i
 		}
 	}
@@ -204,7 +204,7 @@ func (r *rater) blowup() {
 		return
 	}
 	if i := blowupByFactor(y); i >= 0 {
-		r.rr.TTFTBlowupRPS, r.rr.TTFTBlowupMethod, r.rr.TTFTBlowupBaselineMS = Float(x[i]), Method3xBaseline, Float(y[0])
+		r.rr.TTFTBlowupRPS, r.rr.TTFTBlowupMethod, r.rr.TTFTBlowupBaselineMS = Float(x[i]), method3xBaseline, Float(y[0])
 		return
 	}
 	if blowupThin(y) {

@@ -33,7 +33,7 @@ func TestBlowupNeedsASupportedRamp(t *testing.T) {
 	}{
 		{"partial 7.6 → 27 ms", []float64{7.6, 7.9, 8.5, 10, 15, 27}, "", "rises from 7.6 ms to 27 ms (3.6x) up to concurrency 32"},
 		{"just short of 5x", []float64{10, 10, 10.5, 11, 30, 49}, "", "(4.9x)"},
-		{"one level past", []float64{10, 10, 10.5, 11, 10.8, 400}, Method3xBaseline, ""},
+		{"one level past", []float64{10, 10, 10.5, 11, 10.8, 400}, method3xBaseline, ""},
 		{"flat", []float64{10, 10, 10.5, 11, 10.8, 12}, "", "stays within 3x"},
 		{"two levels past", []float64{10, 10, 10.5, 11, 10.8, 200, 600}, MethodHinge, ""},
 	} {

@@ -34,7 +34,7 @@ func (a *analyzer) residualBootstrap(x, y []float64, fitted func(float64) float6
 		return out
 	}
 	n := len(x)
-	if n < MinIntervalLevels {
+	if n < minIntervalLevels {
 		a.warnOnce(bootstrapFewLevels(n))
 		return out
 	}

@@ -7,10 +7,10 @@ import (
 	"slices"
 )
 
-// MinRateIntervalLevels is the least number of valid levels with a completion rate for the
+// minRateIntervalLevels is the least number of valid levels with a completion rate for the
 // capacity's bootstrap interval: two residual degrees of freedom after the one-parameter
 // model min(arrival rate, capacity).
-const MinRateIntervalLevels = 3
+const minRateIntervalLevels = 3
 
 // capacity estimates the maximum sustainable rate (DESIGN §4.15). The valid levels, by the
 // arrival rate their windows realised (x), are split where their sustainable verdicts
@@ -39,7 +39,7 @@ func (r *rater) capacity() {
 		r.capByCompletion()
 		return
 	}
-	r.rr.CapacityRule = CapacityRuleSplit
+	r.rr.CapacityRule = capacityRuleSplit
 	if f == len(r.pts) {
 		r.capacityAtLeast()
 		return
@@ -266,7 +266,7 @@ func (r *rater) capacityInterval(f int, u []point, mu, lo, hi float64) ([2]Float
 	switch {
 	case B <= 0 || !finite(mu) || len(us) == 0:
 		return bracket, "the clamp itself (no bootstrap)"
-	case len(used) < MinRateIntervalLevels:
+	case len(used) < minRateIntervalLevels:
 		r.warn(rateBootstrapFew(len(used)))
 		return bracket, "the clamp itself (too few levels for a bootstrap)"
 	}

@@ -57,7 +57,7 @@ func TestAnalyzeBlowupOverAHugeRange(t *testing.T) {
 	}
 }
 
-// FitRampWeighted recovers an exact ramp (as FitRamp does, fit_test.go), and on the wide
+// fitRampWeighted recovers an exact ramp (as FitRamp does, fit_test.go), and on the wide
 // sweep where the unweighted fit puts the breakpoint at the first point it finds the flat part.
 func TestFitRampWeighted(t *testing.T) {
 	x := []float64{1, 2, 4, 8, 16, 24, 32, 48, 64}
@@ -65,7 +65,7 @@ func TestFitRampWeighted(t *testing.T) {
 	for i := range x {
 		y[i] = 200 + 40*math.Max(0, x[i]-20.5)
 	}
-	r, err := FitRampWeighted(x, y)
+	r, err := fitRampWeighted(x, y)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,16 +77,16 @@ func TestFitRampWeighted(t *testing.T) {
 	// breakpoint at 1.
 	wx := []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536}
 	wy := []float64{1000, 1000, 1000, 1100, 1500, 5000, 20000, 80000, 300000}
-	r, err = FitRampWeighted(wx, wy)
+	r, err = fitRampWeighted(wx, wy)
 	if err != nil || r.Breakpoint < 64 || r.Breakpoint > 256 || math.Abs(r.Base/1000-1) > 0.05 {
 		t.Errorf("weighted ramp %+v (err %v), want a breakpoint in [64, 256] and a base within 5%% of 1000 ms", r, err)
 	}
-	if _, err := FitRampWeighted([]float64{1, 2, 4}, []float64{10, 0, 30}); err == nil {
+	if _, err := fitRampWeighted([]float64{1, 2, 4}, []float64{10, 0, 30}); err == nil {
 		t.Error("a zero TTFT: want an error (the weights need y > 0)")
 	}
 	// A point without a concurrency is left out of the fit and of its R² alike.
-	with, err1 := FitRampWeighted([]float64{1, 2, 4, math.NaN(), 8, 16}, []float64{10, 10.2, 10.1, 0, 30, 70})
-	without, err2 := FitRampWeighted([]float64{1, 2, 4, 8, 16}, []float64{10, 10.2, 10.1, 30, 70})
+	with, err1 := fitRampWeighted([]float64{1, 2, 4, math.NaN(), 8, 16}, []float64{10, 10.2, 10.1, 0, 30, 70})
+	without, err2 := fitRampWeighted([]float64{1, 2, 4, 8, 16}, []float64{10, 10.2, 10.1, 30, 70})
 	if err1 != nil || err2 != nil || with != without {
 		t.Errorf("NaN-x point: %+v (%v), without it %+v (%v); want the same fit", with, err1, without, err2)
 	}

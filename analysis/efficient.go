@@ -92,13 +92,13 @@ func (a *analyzer) intervals(x, y []float64, plateau Float, eff bool) (breaks, e
 	case MethodBatch:
 		a.bootstrapUSL(x, y, gain, lo, hi, "")
 		return a.bootstrapCurve(x, y, gain, lo, hi, a.batch.At, bpName, effName, func(ys []float64) (func(float64) float64, float64, error) {
-			b, err := FitBatch(x, ys)
+			b, err := fitBatch(x, ys)
 			return b.At, float64(b.Limit), err
 		})
 	case MethodHinge:
 		a.bootstrapUSL(x, y, gain, lo, hi, "")
 		return a.bootstrapCurve(x, y, gain, lo, hi, a.hinge.At, bpName, effName, func(ys []float64) (func(float64) float64, float64, error) {
-			h, err := FitHinge(x, ys)
+			h, err := fitHinge(x, ys)
 			return h.At, float64(h.Breakpoint), err
 		})
 	}

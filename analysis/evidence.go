@@ -14,10 +14,10 @@ import (
 // per-level server metrics and the server's own limit on requests run at once, compared with
 // the fitted slot limit and the knee. (The evidence quoted beside the knee is in knee.go.)
 
-// MaxLimitOff is the largest relative difference between the server's limit on requests run
+// maxLimitOff is the largest relative difference between the server's limit on requests run
 // at once and the batch model's slot limit S, or the headline knee, that passes without a
 // warning: |estimate − limit| ≤ MaxLimitOff × limit.
-const MaxLimitOff = 0.25
+const maxLimitOff = 0.25
 
 // Thresholds of a running count capped by the server (observedLimit).
 const (
@@ -222,7 +222,7 @@ func (a *analyzer) checkServerLimit() {
 	l := float64(lim.Slots)
 	for _, e := range ests {
 		v := float64(e.v)
-		if !e.v.OK() || !(v > 0) || math.Abs(v-l) <= MaxLimitOff*l {
+		if !e.v.OK() || !(v > 0) || math.Abs(v-l) <= maxLimitOff*l {
 			continue
 		}
 		if v < l && v >= top*(1-1e-9) {

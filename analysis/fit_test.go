@@ -36,9 +36,9 @@ func TestKneedle(t *testing.T) {
 	}{
 		{"readme -1/(x+0.1)+5", xf, yf, KneedleOptions{Curve: Concave, Direction: Increasing}, 0.2222, false, 1e-3},
 		{"concave increasing", x10, []float64{0, 60, 80, 85, 90, 95, 96, 97, 98, 99}, KneedleOptions{Curve: Concave, Direction: Increasing}, 2, false, 0},
-		{"concave decreasing", x10, []float64{99, 98, 97, 96, 95, 90, 85, 80, 60, 0}, KneedleOptions{Curve: Concave, Direction: Decreasing}, 7, false, 0},
-		{"convex increasing", x10, []float64{1, 2, 3, 4, 5, 10, 15, 20, 40, 100}, KneedleOptions{Curve: Convex, Direction: Increasing}, 7, false, 0},
-		{"convex decreasing", x10, []float64{100, 40, 20, 15, 10, 5, 4, 3, 2, 1}, KneedleOptions{Curve: Convex, Direction: Decreasing}, 2, false, 0},
+		{"concave decreasing", x10, []float64{99, 98, 97, 96, 95, 90, 85, 80, 60, 0}, KneedleOptions{Curve: Concave, Direction: decreasing}, 7, false, 0},
+		{"convex increasing", x10, []float64{1, 2, 3, 4, 5, 10, 15, 20, 40, 100}, KneedleOptions{Curve: convex, Direction: Increasing}, 7, false, 0},
+		{"convex decreasing", x10, []float64{100, 40, 20, 15, 10, 5, 4, 3, 2, 1}, KneedleOptions{Curve: convex, Direction: decreasing}, 2, false, 0},
 		{"all ones", x10, ones, KneedleOptions{}, 0, true, 0},
 		{"straight line", x10, x10, KneedleOptions{}, 0, true, 0},
 		{"two points", []float64{1, 2}, []float64{1, 2}, KneedleOptions{}, 0, true, 0},
@@ -149,7 +149,7 @@ func TestFitHinge(t *testing.T) {
 	for i := range x {
 		y[i] = 5 + 3*math.Min(x[i], 6.3)
 	}
-	h, err := FitHinge(x, y)
+	h, err := fitHinge(x, y)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,11 +162,11 @@ func TestFitHinge(t *testing.T) {
 	for i := range x {
 		y[i] = 100 * math.Min(x[i], 24)
 	}
-	h, _ = FitHinge(x, y[:len(x)])
+	h, _ = fitHinge(x, y[:len(x)])
 	if !scalar.EqualWithinAbsOrRel(float64(h.Breakpoint), 24, 1e-9, 1e-9) {
 		t.Errorf("geometric hinge breakpoint %v, want 24", h.Breakpoint)
 	}
-	if _, err := FitHinge([]float64{1, 1, 1}, []float64{1, 2, 3}); err == nil {
+	if _, err := fitHinge([]float64{1, 1, 1}, []float64{1, 2, 3}); err == nil {
 		t.Error("one distinct x: no error")
 	}
 }
@@ -178,7 +178,7 @@ func TestFitRamp(t *testing.T) {
 	for i := range x {
 		y[i] = 200 + 40*math.Max(0, x[i]-20.5)
 	}
-	r, err := FitRamp(x, y)
+	r, err := fitRamp(x, y)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,9 +8,9 @@ import (
 
 // Gate verdicts.
 const (
-	GateOK        = "ok"
+	gateOK        = "ok"
 	GateRegressed = "regressed"
-	GateUnknown   = "unknown"
+	gateUnknown   = "unknown"
 )
 
 // GateCheck compares one headline figure of a run with a baseline's (higher is better for
@@ -60,14 +60,14 @@ func Gate(base, run *Result, maxDrop float64) []GateCheck {
 	var out []GateCheck
 	for _, m := range metrics {
 		b, r := fb[m], fr[m]
-		c := GateCheck{Metric: m, Base: b.v, Run: r.v, BaseAtLeast: b.atLeast, RunAtLeast: r.atLeast, Change: NaN(), Verdict: GateUnknown}
+		c := GateCheck{Metric: m, Base: b.v, Run: r.v, BaseAtLeast: b.atLeast, RunAtLeast: r.atLeast, Change: NaN(), Verdict: gateUnknown}
 		switch {
 		case !b.v.OK():
 			c.Why = "not computed in the baseline"
 		case !r.v.OK():
 			c.Why = "not computed in the run"
 		case b.v <= 0:
-			c.Verdict, c.Why = GateOK, "the baseline had none: "+b.note
+			c.Verdict, c.Why = gateOK, "the baseline had none: "+b.note
 		default:
 			c.Change = Float((float64(r.v) - float64(b.v)) / float64(b.v))
 			floor := float64(b.v) * (1 - maxDrop)
@@ -81,7 +81,7 @@ func Gate(base, run *Result, maxDrop float64) []GateCheck {
 			case b.atLeast:
 				c.Why = fmt.Sprintf("the baseline only shows ≥ %s (%s): it may have held more", b.v.Format(), b.note)
 			default:
-				c.Verdict = GateOK
+				c.Verdict = gateOK
 			}
 		}
 		out = append(out, c)
@@ -126,7 +126,7 @@ func gateFigures(r *Result) map[string]gateFigure {
 	switch k := r.Knee; {
 	case k != nil && k.Concurrency.OK():
 		f["knee_concurrency"], f["knee_tps"] = gateFigure{v: k.Concurrency}, gateFigure{v: k.TPS}
-	case valid >= MinFitLevels:
+	case valid >= minFitLevels:
 		f["knee_concurrency"] = bound(Float(top), "no knee within the levels run")
 		f["knee_tps"] = bound(r.Throughput.MaxTPS, "no knee within the levels run")
 	default:

@@ -41,7 +41,7 @@ func TestGate(t *testing.T) {
 		run := gateResult(2184, 21.84, 2002, 91, 2184, 34.58, 28.21, false)
 		checks := Gate(base, run, 0.10)
 		for _, c := range checks {
-			if c.Verdict != GateOK {
+			if c.Verdict != gateOK {
 				t.Errorf("%s: %s (%s), want ok", c.Metric, c.Verdict, c.Why)
 			}
 		}
@@ -53,7 +53,7 @@ func TestGate(t *testing.T) {
 		// Only the SLO point falls by 11%: 100 → 89.
 		run := gateResult(2400, 24, 2200, 89, 2400, 38, 31, false)
 		v := verdicts(Gate(base, run, 0.10))
-		for m, want := range map[string]string{"slo_concurrency": GateRegressed, "max_tps": GateOK, "knee_concurrency": GateOK, "slo_tps": GateOK} {
+		for m, want := range map[string]string{"slo_concurrency": GateRegressed, "max_tps": gateOK, "knee_concurrency": gateOK, "slo_tps": gateOK} {
 			if v[m] != want {
 				t.Errorf("%s: %s, want %s", m, v[m], want)
 			}
@@ -65,7 +65,7 @@ func TestGate(t *testing.T) {
 	t.Run("improvement", func(t *testing.T) {
 		run := gateResult(3000, 40, 2900, 200, 3000, 60, 50, false)
 		for _, c := range Gate(base, run, 0.10) {
-			if c.Verdict != GateOK || !(c.Change > 0) {
+			if c.Verdict != gateOK || !(c.Change > 0) {
 				t.Errorf("%s: %s, change %v; want ok and positive", c.Metric, c.Verdict, c.Change)
 			}
 		}
@@ -74,18 +74,18 @@ func TestGate(t *testing.T) {
 		// The run meets the SLOs at every level up to 64: "≥ 64" is below the floor 90 of an
 		// exact 100, so nothing is known; "≥ 128" is above it, so it holds.
 		v := verdicts(Gate(base, gateResult(2400, 24, 2200, 64, 2400, 38, 31, true), 0.10))
-		if v["slo_concurrency"] != GateUnknown {
+		if v["slo_concurrency"] != gateUnknown {
 			t.Errorf("run ≥ 64 vs 100: %s, want unknown", v["slo_concurrency"])
 		}
 		v = verdicts(Gate(base, gateResult(2400, 24, 2200, 128, 2400, 38, 31, true), 0.10))
-		if v["slo_concurrency"] != GateOK {
+		if v["slo_concurrency"] != gateOK {
 			t.Errorf("run ≥ 128 vs 100: %s, want ok", v["slo_concurrency"])
 		}
 		// An SLO point capped by an excluded level's breach, between 64 and 128 (DESIGN §4.7):
 		// at least 64 is below the floor 90, nothing is known (not a 36% regression).
 		capped := gateResult(2400, 24, 2200, 64, 2400, 38, 31, false)
 		capped.SLO.Bound, capped.SLO.Bracket = "between", []Float{64, 128}
-		if v := verdicts(Gate(base, capped, 0.10)); v["slo_concurrency"] != GateUnknown {
+		if v := verdicts(Gate(base, capped, 0.10)); v["slo_concurrency"] != gateUnknown {
 			t.Errorf("run between 64 and 128 vs 100: %s, want unknown", v["slo_concurrency"])
 		}
 		// A baseline "≥ 100" held at least 100: a run at 80 has regressed, one at 95 may have.
@@ -93,7 +93,7 @@ func TestGate(t *testing.T) {
 		if v := verdicts(Gate(bb, gateResult(2400, 24, 2200, 80, 2400, 38, 31, false), 0.10)); v["slo_concurrency"] != GateRegressed {
 			t.Errorf("run 80 vs baseline ≥ 100: %s, want regressed", v["slo_concurrency"])
 		}
-		if v := verdicts(Gate(bb, gateResult(2400, 24, 2200, 95, 2400, 38, 31, false), 0.10)); v["slo_concurrency"] != GateUnknown {
+		if v := verdicts(Gate(bb, gateResult(2400, 24, 2200, 95, 2400, 38, 31, false), 0.10)); v["slo_concurrency"] != gateUnknown {
 			t.Errorf("run 95 vs baseline ≥ 100: %s, want unknown", v["slo_concurrency"])
 		}
 	})
@@ -105,12 +105,12 @@ func TestGate(t *testing.T) {
 		checks := Gate(base, run, 0.10)
 		v := verdicts(checks)
 		for _, m := range []string{"knee_concurrency", "knee_tps", "ttft_blowup_concurrency"} {
-			if v[m] != GateOK {
+			if v[m] != gateOK {
 				t.Errorf("%s: %s, want ok (a lower bound above the floor)", m, v[m])
 			}
 		}
 		// A goodput the run did not count stays unknown.
-		if v["slo_goodput_qps"] != GateUnknown {
+		if v["slo_goodput_qps"] != gateUnknown {
 			t.Errorf("goodput not counted: %s, want unknown", v["slo_goodput_qps"])
 		}
 		// The other way round, the baseline had no knee or blow-up up to 128 and the run has
@@ -135,7 +135,7 @@ func TestGate(t *testing.T) {
 				t.Errorf("%s: %s, want regressed", m, v[m])
 			}
 		}
-		if v["slo_concurrency"] != GateUnknown {
+		if v["slo_concurrency"] != gateUnknown {
 			t.Errorf("slo_concurrency: %s, want unknown (not checked)", v["slo_concurrency"])
 		}
 		// The first level already misses the SLO: the SLO point is 0, regressed.

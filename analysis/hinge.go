@@ -5,14 +5,14 @@ import (
 	"math"
 )
 
-// FitHinge fits the continuous linear-then-flat model y = a + b·min(x, c) by least squares.
+// fitHinge fits the continuous linear-then-flat model y = a + b·min(x, c) by least squares.
 // The breakpoint c is searched continuously over [min x, max x]: on each segment between
 // consecutive distinct x the model is a free line on the left points and a constant on the
 // right ones, whose unconstrained least-squares solution is optimal when the line meets the
 // constant inside the segment (Hudson 1966); otherwise the optimum lies at a data point, all
 // of which are evaluated. It returns the breakpoint c, the plateau a + b·c, the slope b and
 // R². At least 3 finite points with 2 distinct x are needed (else an error wrapping ErrFit).
-func FitHinge(x, y []float64) (Hinge, error) {
+func fitHinge(x, y []float64) (Hinge, error) {
 	bad := Hinge{Breakpoint: NaN(), PlateauTPS: NaN(), Slope: NaN(), R2: NaN()}
 	a, b, c, sse, err := fitTwoPhase(x, y, false, nil)
 	if err != nil {
@@ -39,11 +39,11 @@ type Ramp struct {
 	R2 float64
 }
 
-// FitRamp fits the continuous flat-then-linear model y = a + b·max(0, x − c) by least
+// fitRamp fits the continuous flat-then-linear model y = a + b·max(0, x − c) by least
 // squares with the breakpoint searched continuously over [min x, max x], as FitHinge does
 // (the left points share a constant, the right ones a line). It is used for the TTFT
 // blow-up: queueing makes TTFT grow linearly with concurrency past saturation.
-func FitRamp(x, y []float64) (Ramp, error) {
+func fitRamp(x, y []float64) (Ramp, error) {
 	a, b, c, sse, err := fitTwoPhase(x, y, true, nil)
 	if err != nil {
 		return Ramp{math.NaN(), math.NaN(), math.NaN(), math.NaN()}, fmt.Errorf("ramp: %w", err)
@@ -51,7 +51,7 @@ func FitRamp(x, y []float64) (Ramp, error) {
 	return Ramp{Breakpoint: c, Base: a, Slope: b, R2: rSquared(y, sse)}, nil
 }
 
-// FitRampWeighted is FitRamp by weighted least squares with weights y^−1.5. TTFT spans
+// fitRampWeighted is FitRamp by weighted least squares with weights y^−1.5. TTFT spans
 // orders of magnitude over a sweep and its noise grows with it, so an unweighted fit lets the
 // largest levels place the breakpoint alone (1 … 65536 users put it anywhere from 1 to 511
 // for a true 256). Weights y^−2 (least squares on relative error) fix that but overweight
@@ -62,16 +62,16 @@ func FitRamp(x, y []float64) (Ramp, error) {
 // p95 8%), 3.4–4.0% with the level at S removed (as unweighted; y^−2: 50%), and 1 … 65536
 // users give 254 for S = 256. R2 is the weighted R², 1 − Σw(y − ŷ)² ÷ Σw(y − ȳ_w)². Every y
 // must be > 0 (else an error wrapping ErrFit).
-func FitRampWeighted(x, y []float64) (Ramp, error) {
+func fitRampWeighted(x, y []float64) (Ramp, error) {
 	bad := Ramp{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
 	if len(x) != len(y) {
-		return bad, fmt.Errorf("ramp: %d x but %d y: %w", len(x), len(y), ErrFit)
+		return bad, fmt.Errorf("ramp: %d x but %d y: %w", len(x), len(y), errFit)
 	}
 	// The fit uses the finite points only; so must the weighted R².
 	x, y = finiteSorted(x, y)
 	for i := range y {
 		if !(y[i] > 0) {
-			return bad, fmt.Errorf("ramp: point (%g, %g): the weights need y > 0: %w", x[i], y[i], ErrFit)
+			return bad, fmt.Errorf("ramp: point (%g, %g): the weights need y > 0: %w", x[i], y[i], errFit)
 		}
 	}
 	w := func(y float64) float64 { return math.Pow(y, -1.5) }
@@ -87,11 +87,11 @@ func FitRampWeighted(x, y []float64) (Ramp, error) {
 // weighted SSE.
 func fitTwoPhase(x, y []float64, ramp bool, weight func(y float64) float64) (a, b, c, sse float64, err error) {
 	if len(x) != len(y) {
-		return 0, 0, 0, 0, fmt.Errorf("%d x but %d y: %w", len(x), len(y), ErrFit)
+		return 0, 0, 0, 0, fmt.Errorf("%d x but %d y: %w", len(x), len(y), errFit)
 	}
 	xs, ys := finiteSorted(x, y)
 	if len(xs) < 3 || xs[0] == xs[len(xs)-1] {
-		return 0, 0, 0, 0, fmt.Errorf("%d usable points with %d distinct x, need 3 and 2: %w", len(xs), countDistinct(xs), ErrFit)
+		return 0, 0, 0, 0, fmt.Errorf("%d usable points with %d distinct x, need 3 and 2: %w", len(xs), countDistinct(xs), errFit)
 	}
 	// Unit weights keep the unweighted arithmetic exact: multiplying by 1 changes no bit.
 	ws := make([]float64, len(ys))
@@ -101,7 +101,7 @@ func fitTwoPhase(x, y []float64, ramp bool, weight func(y float64) float64) (a, 
 			ws[i] = weight(ys[i])
 		}
 		if !finite(ws[i]) || ws[i] < 0 {
-			return 0, 0, 0, 0, fmt.Errorf("point (%g, %g) has weight %g: %w", xs[i], ys[i], ws[i], ErrFit)
+			return 0, 0, 0, 0, fmt.Errorf("point (%g, %g) has weight %g: %w", xs[i], ys[i], ws[i], errFit)
 		}
 	}
 	feature := func(xi, c float64) float64 {
@@ -170,7 +170,7 @@ func fitTwoPhase(x, y []float64, ramp bool, weight func(y float64) float64) (a, 
 		}
 	}
 	if math.IsInf(best, 0) {
-		return 0, 0, 0, 0, fmt.Errorf("no breakpoint fits: %w", ErrFit)
+		return 0, 0, 0, 0, fmt.Errorf("no breakpoint fits: %w", errFit)
 	}
 	return a, b, c, best, nil
 }

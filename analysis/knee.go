@@ -12,7 +12,7 @@ import (
 // (RulePlateauOnset), else the marginal-gain point (RuleMarginalGain); each with its
 // bootstrap interval, the other methods' estimates and the warnings when they disagree.
 func (a *analyzer) knee() {
-	if len(a.fit) < MinFitLevels {
+	if len(a.fit) < minFitLevels {
 		return
 	}
 	x, y := a.xy()
@@ -51,12 +51,12 @@ func (a *analyzer) knee() {
 
 // chooseCurve sets the curve the headline knee is read from and its method: the
 // best-fitting (highest R², all three have three parameters) of the USL (when R² ≥
-// USLMinR2), the batch model and the hinge, ties in that order, except that the hinge wins
+// uslMinR2), the batch model and the hinge, ties in that order, except that the hinge wins
 // over a fitted batch model only when it fits clearly better (hingeBetter). It reports false
 // when none was fitted.
 func (a *analyzer) chooseCurve() bool {
 	bestR2 := math.Inf(-1)
-	if a.usl != nil && float64(a.usl.R2) >= USLMinR2 {
+	if a.usl != nil && float64(a.usl.R2) >= uslMinR2 {
 		u := *a.usl
 		a.curve, a.curveMethod, bestR2 = u.At, MethodUSL, float64(u.R2)
 	}
@@ -87,12 +87,12 @@ func rankR2(v Float) float64 {
 // breakpoint, meets the plateau early (0.6–0.95·S on the simulator).
 func hingeBetter(h, b Float) bool {
 	u := func(v Float) float64 { return math.Max(1-rankR2(v), 1e-8) }
-	return u(h) < HingeMargin*u(b)
+	return u(h) < hingeMargin*u(b)
 }
 
 // plateauRule decides the rule of the headline knee: it returns the breakpoint of the curve
 // (the batch model's S, the hinge breakpoint) when the curve is a sharp-knee fit with R² ≥
-// SharpMinR2, at least MinRiseLevels valid levels below the breakpoint and MinPlateauLevels
+// sharpMinR2, at least MinRiseLevels valid levels below the breakpoint and MinPlateauLevels
 // above it, by more than RefineTolerance, and the plateau was measured flat: the measured
 // throughput grows less than knee_gain per doubling across the plateau levels (from the level
 // at the corner, within RefineTolerance of the breakpoint, when only one lies beyond). Else it
@@ -138,14 +138,14 @@ func (a *analyzer) plateauRule(x, y []float64) (Float, string) {
 		fail = "its breakpoint is undefined"
 	case a.curveMethod == MethodHinge && !(a.hinge.Slope > 0):
 		fail = fmt.Sprintf("its slope %s is not positive: throughput does not rise to the breakpoint", a.hinge.Slope.Format())
-	case rankR2(r2) < SharpMinR2:
-		fail = fmt.Sprintf("it fits with R² %s only (< %g)", fmtR2(r2), SharpMinR2)
-	case below < MinRiseLevels:
+	case rankR2(r2) < sharpMinR2:
+		fail = fmt.Sprintf("it fits with R² %s only (< %g)", fmtR2(r2), sharpMinR2)
+	case below < minRiseLevels:
 		fail = fmt.Sprintf("%d valid level(s) lie more than %.0f%% below its %s %.3g (< %d): the rise to it was not measured",
-			below, RefineTolerance*100, name, float64(bp), MinRiseLevels)
-	case above < MinPlateauLevels:
+			below, RefineTolerance*100, name, float64(bp), minRiseLevels)
+	case above < minPlateauLevels:
 		fail = fmt.Sprintf("%d valid level(s) lie more than %.0f%% above its %s %.3g (< %d): its plateau was not measured",
-			above, RefineTolerance*100, name, float64(bp), MinPlateauLevels)
+			above, RefineTolerance*100, name, float64(bp), minPlateauLevels)
 	case first < 0:
 		fail = fmt.Sprintf("only one valid level lies more than %.0f%% above its %s %.3g and none within %.0f%% of it: that the plateau stays flat was not measured",
 			RefineTolerance*100, name, float64(bp), RefineTolerance*100)

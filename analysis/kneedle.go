@@ -17,9 +17,9 @@ type Direction string
 // Kneedle curve shapes (the kneed package's curve and direction arguments).
 const (
 	Concave    Curve     = "concave"
-	Convex     Curve     = "convex"
+	convex     Curve     = "convex"
 	Increasing Direction = "increasing"
-	Decreasing Direction = "decreasing"
+	decreasing Direction = "decreasing"
 )
 
 // KneedleOptions configures LocateKnee; the zero value is kneed's defaults for a concave
@@ -73,10 +73,10 @@ func LocateKnee(x, y []float64, o KneedleOptions) (res KneedleResult, ok bool, e
 	if o.Direction == "" {
 		o.Direction = Increasing
 	}
-	if o.Curve != Concave && o.Curve != Convex {
+	if o.Curve != Concave && o.Curve != convex {
 		return res, false, fmt.Errorf("kneedle: curve %q: want concave or convex", o.Curve)
 	}
-	if o.Direction != Increasing && o.Direction != Decreasing {
+	if o.Direction != Increasing && o.Direction != decreasing {
 		return res, false, fmt.Errorf("kneedle: direction %q: want increasing or decreasing", o.Direction)
 	}
 	if len(x) != len(y) {
@@ -98,14 +98,14 @@ func LocateKnee(x, y []float64, o KneedleOptions) (res KneedleResult, ok bool, e
 	}
 	// Convert elbows to knees (kneed's transform_y).
 	switch {
-	case o.Direction == Decreasing && o.Curve == Concave:
+	case o.Direction == decreasing && o.Curve == Concave:
 		slices.Reverse(yn)
-	case o.Direction == Decreasing && o.Curve == Convex:
+	case o.Direction == decreasing && o.Curve == convex:
 		m := slices.Max(yn)
 		for i := range yn {
 			yn[i] = m - yn[i]
 		}
-	case o.Direction == Increasing && o.Curve == Convex:
+	case o.Direction == Increasing && o.Curve == convex:
 		m := slices.Max(yn)
 		for i := range yn {
 			yn[i] = m - yn[i]
@@ -152,7 +152,7 @@ func LocateKnee(x, y []float64, o KneedleOptions) (res KneedleResult, ok bool, e
 		}
 		if yd[i+1] < threshold {
 			idx := thresholdIndex
-			if (o.Curve == Convex && o.Direction == Increasing) || (o.Curve == Concave && o.Direction == Decreasing) {
+			if (o.Curve == convex && o.Direction == Increasing) || (o.Curve == Concave && o.Direction == decreasing) {
 				idx = n - 1 - thresholdIndex
 			}
 			knee := xs[idx]

@@ -102,7 +102,7 @@ func kneeGap(k, lo, hi float64) warning {
 // bootstrapFewLevels: n valid levels are too few for a bootstrap interval.
 func bootstrapFewLevels(n int) warning {
 	return newWarning(warnBootstrapFewLevels, "", "bootstrap: %d valid levels leave %d residual degree(s) of freedom after a %d-parameter fit: no 95%% interval; measure at least %d levels",
-		n, n-fitParams, fitParams, MinIntervalLevels)
+		n, n-fitParams, fitParams, minIntervalLevels)
 }
 
 // bootstrapFewValues: only got of b resamples gave a value of what (the knee, the efficient
@@ -126,7 +126,7 @@ func blowupNone(stat string, baseMS, top float64) warning {
 		stat = "p50"
 	}
 	return newWarning(warnBlowupNone, "", "no TTFT blow-up: TTFT %s stays within %gx of the first level's %.0f ms up to concurrency %g. Next: extend the sweep past %g (%s): queueing past saturation blows TTFT up",
-		stat, BlowupFactor, baseMS, top, top, beyond(top))
+		stat, blowupFactor, baseMS, top, top, beyond(top))
 }
 
 // blowupUnsupported: TTFT (its statistic stat; "" is p50) rose from firstMS to lastMS up to
@@ -136,7 +136,7 @@ func blowupUnsupported(stat string, firstMS, lastMS, top float64) warning {
 		stat = "p50"
 	}
 	return newWarning(warnBlowupUnsupported, "", "no TTFT blow-up claimed: TTFT %s rises from %.3g ms to %.3g ms (%.1fx) up to concurrency %g, short of a blow-up (at least %d levels past it and a %gx rise over the flat part). Next: extend the sweep past %g (%s) to see whether it keeps rising",
-		stat, firstMS, lastMS, lastMS/firstMS, top, BlowupMinPast, BlowupMinRise, top, beyond(top))
+		stat, firstMS, lastMS, lastMS/firstMS, top, blowupMinPast, blowupMinRise, top, beyond(top))
 }
 
 // blowupGap: the measured TTFT only brackets the blow-up, between lastFlat and firstHigh;
@@ -154,7 +154,7 @@ func blowupGap(base, lastFlat, firstHigh, fitAt float64) warning {
 // 1 − OverloadDrop of it from concurrency from.
 func overloadDetected(dropPct, peakTPS, peakC, from float64) warning {
 	return newWarning(warnOverload, "", "overload: throughput falls %.0f%% past its peak of %.0f tokens/s at concurrency %g (below %.0f%% of the peak from concurrency %g)",
-		dropPct, peakTPS, peakC, (1-OverloadDrop)*100, from)
+		dropPct, peakTPS, peakC, (1-overloadDrop)*100, from)
 }
 
 // overloadNoise: the dropPct fall from concurrency from to to may be noise, for the reason
@@ -189,5 +189,5 @@ func serverLimitDisagree(what string, v float64, lim *ServerLimit) warning {
 		why = "throughput stops growing before the server's slots are full: another resource binds first (compute, memory bandwidth, the KV cache, a prefill budget)"
 	}
 	return newWarning(warnServerLimit, what, "server evidence: the %s at concurrency %.3g is %.0f%% %s the server's limit of %s requests at once (%s), more than %.0f%% apart: %s",
-		what, v, math.Abs(v/l-1)*100, map[bool]string{true: "below", false: "above"}[v < l], fconcurrency(l), lim.Describe(), MaxLimitOff*100, why)
+		what, v, math.Abs(v/l-1)*100, map[bool]string{true: "below", false: "above"}[v < l], fconcurrency(l), lim.Describe(), maxLimitOff*100, why)
 }

@@ -8,10 +8,10 @@ import (
 	"github.com/kneecap/kneecap/record"
 )
 
-// MaxLengthOff is the largest relative difference between a level's mean prompt (or fixed
+// maxLengthOff is the largest relative difference between a level's mean prompt (or fixed
 // output) length as the server counted it and the length requested that passes without a
 // warning (DESIGN §4.14).
-const MaxLengthOff = 0.05
+const maxLengthOff = 0.05
 
 // summarizeLengths sets lv.InputTokens, lv.OutputTokens and lv.FixedOutput (DESIGN §4.14) from
 // the successful requests sent in [w0, w1):
@@ -114,7 +114,7 @@ func FormatTokens(v Float) string {
 // lengthOff reports whether t's mean is more than MaxLengthOff from its request.
 func lengthOff(t TokenLengths) bool {
 	d := t.LengthOff()
-	return d.OK() && math.Abs(float64(d)) > MaxLengthOff
+	return d.OK() && math.Abs(float64(d)) > maxLengthOff
 }
 
 // LengthsOff reports whether the server counted the level's prompts, or its outputs when they

@@ -56,9 +56,9 @@ func noValidLevels(next string) warning {
 // excluded ones (nextAfterExclusions, "" when none was excluded).
 func tooFewLevels(n int, next string) warning {
 	if next == "" {
-		next = fmt.Sprintf("Next: sweep more levels (at least %d, e.g. --levels 1,2,4,8,16,32)", MinFitLevels)
+		next = fmt.Sprintf("Next: sweep more levels (at least %d, e.g. --levels 1,2,4,8,16,32)", minFitLevels)
 	}
-	return newWarning(warnTooFewLevels, "", "too few valid levels (%d < %d): no throughput fits, no knee and no TTFT hinge fit. %s", n, MinFitLevels, next)
+	return newWarning(warnTooFewLevels, "", "too few valid levels (%d < %d): no throughput fits, no knee and no TTFT hinge fit. %s", n, minFitLevels, next)
 }
 
 // exclusionSteps maps a reason a level is excluded (a prefix of its "invalid: " note) to the
@@ -140,8 +140,8 @@ func nextAfterExclusions(levels []Level) string {
 func zeroThroughput(zero []string, remain int) warning {
 	w := newWarning(warnZeroThroughput, "", "throughput fits: the valid level(s) at concurrency %s with 0 output tokens/s are left out of the %s, %s and %s fits and the knee (the models need positive throughput)",
 		strings.Join(zero, ", "), MethodUSL.Label(), MethodBatch.Label(), MethodHinge.Label())
-	if remain < MinFitLevels {
-		w.text += fmt.Sprintf("; %d level(s) remain, too few (< %d): no throughput fits and no knee", remain, MinFitLevels)
+	if remain < minFitLevels {
+		w.text += fmt.Sprintf("; %d level(s) remain, too few (< %d): no throughput fits and no knee", remain, minFitLevels)
 	}
 	return w
 }
@@ -150,14 +150,14 @@ func zeroThroughput(zero []string, remain int) warning {
 // length requested.
 func promptLengthOff(levels []*Level) warning {
 	return newWarning(warnPromptLengthOff, "", "prompt length: the server counted prompts more than %.0f%% off the length requested at %s: its tokenizer or chat template counts them otherwise, so those levels measured another workload than the one asked for",
-		MaxLengthOff*100, lengthsAt(levels, func(l *Level) TokenLengths { return l.InputTokens }))
+		maxLengthOff*100, lengthsAt(levels, func(l *Level) TokenLengths { return l.InputTokens }))
 }
 
 // outputLengthIgnored: with fixed_output, the outputs of levels were more than MaxLengthOff
 // from the max_tokens requested with ignore_eos and min_tokens.
 func outputLengthIgnored(levels []*Level) warning {
 	return newWarning(warnOutputLengthIgnored, "", "output length: fixed_output asked for exactly max_tokens (with ignore_eos and min_tokens), but the outputs were more than %.0f%% off it at %s: the server ignores those parameters (an OpenAI-style API, Ollama), so outputs end where the model stops and those levels measured another workload than the one asked for",
-		MaxLengthOff*100, lengthsAt(levels, func(l *Level) TokenLengths { return l.OutputTokens }))
+		maxLengthOff*100, lengthsAt(levels, func(l *Level) TokenLengths { return l.OutputTokens }))
 }
 
 // lengthsAt lists each level's concurrency and its length distribution against the request:

@@ -21,9 +21,9 @@ const (
 	// MethodKneedle is Kneedle on the throughput curve (LocateKnee); its estimate in
 	// Knee.Others is the knee it finds.
 	MethodKneedle Method = "kneedle"
-	// Method3xBaseline is the fallback TTFT blow-up: the first level whose TTFT p50 exceeds
-	// BlowupFactor times the first level's.
-	Method3xBaseline Method = "3x_baseline"
+	// method3xBaseline is the fallback TTFT blow-up: the first level whose TTFT p50 exceeds
+	// blowupFactor times the first level's.
+	method3xBaseline Method = "3x_baseline"
 )
 
 // kneeMethods are the methods whose estimates Knee.Others may hold, in the order Analyze

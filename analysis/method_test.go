@@ -15,7 +15,7 @@ func TestMethodLabels(t *testing.T) {
 		{MethodBatch, "batch", "batch-model slot limit"},
 		{MethodHinge, "hinge", "hinge breakpoint"},
 		{MethodKneedle, "Kneedle", "Kneedle"},
-		{Method3xBaseline, "3x_baseline", "3x_baseline"},
+		{method3xBaseline, "3x_baseline", "3x_baseline"},
 		{Method("newer"), "newer", "newer"},
 	}
 	for _, tt := range tests {
@@ -48,7 +48,7 @@ func TestMethodJSON(t *testing.T) {
 	if back.Method != MethodBatch || back.Rule != RulePlateauOnset || back.Others[MethodUSL] != 66 {
 		t.Errorf("read back %+v", back)
 	}
-	b, err = json.Marshal(Blowup{Concurrency: 31, Method: Method3xBaseline, BaselineMS: 12, SlopeMSPerUser: NaN()})
+	b, err = json.Marshal(Blowup{Concurrency: 31, Method: method3xBaseline, BaselineMS: 12, SlopeMSPerUser: NaN()})
 	if err != nil {
 		t.Fatal(err)
 	}

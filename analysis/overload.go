@@ -22,7 +22,7 @@ func (a *analyzer) overload() {
 		if pk > 0 && (pk-p.tps)/pk > drop {
 			drop, low = (pk-p.tps)/pk, p
 		}
-		if !a.res.Overload.Detected && p.tps < (1-OverloadDrop)*pk {
+		if !a.res.Overload.Detected && p.tps < (1-overloadDrop)*pk {
 			a.res.Overload.Detected = true
 			a.res.Overload.FromConcurrency = Float(p.x)
 		}

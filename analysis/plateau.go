@@ -8,9 +8,9 @@ import (
 
 // The capacity rules of an arrival-rate run (RateResult.CapacityRule, DESIGN §4.15).
 const (
-	// CapacityRuleSplit: between the sustained and the unsustained levels, from the
+	// capacityRuleSplit: between the sustained and the unsustained levels, from the
 	// completion rate of the latter.
-	CapacityRuleSplit = "sustainable_split"
+	capacityRuleSplit = "sustainable_split"
 	// CapacityRulePlateau: the onset of the plateau of output TPS over the offered rate, for a
 	// table that cannot say which levels were sustained.
 	CapacityRulePlateau = "tps_plateau"
@@ -49,7 +49,7 @@ func (r *rater) plateauCapacity() bool {
 			x, y = append(x, float64(p.lv.OfferedRPS)), append(y, p.tps)
 		}
 	}
-	h, err := FitHinge(x, y)
+	h, err := fitHinge(x, y)
 	if err != nil {
 		return false
 	}
@@ -66,7 +66,7 @@ func (r *rater) plateauCapacity() bool {
 			above, last = above+1, i
 		}
 	}
-	if !(h.Slope > 0) || rankR2(h.R2) < SharpMinR2 || below < MinRiseLevels || above < 2 ||
+	if !(h.Slope > 0) || rankR2(h.R2) < sharpMinR2 || below < minRiseLevels || above < 2 ||
 		!(perDoubling(x[first], y[first], x[last], y[last]) < r.opts.KneeGain) {
 		return false
 	}
@@ -116,7 +116,7 @@ func (r *rater) tokensEvidence(c float64) string {
 		return ""
 	}
 	before, end := mean(rise), past[len(past)-1]
-	if end < (1-MaxRateDeficit)*before {
+	if end < (1-maxRateDeficit)*before {
 		return fmt.Sprintf("; supporting it, the output tokens per request fall from %s below the onset to %s at the largest rate (%.0f%% fewer): the server shortened its answers past capacity",
 			Float(before).Format(), Float(end).Format(), 100*(1-end/before))
 	}

@@ -11,12 +11,12 @@ import (
 
 // Stop-rule thresholds (DESIGN §3).
 const (
-	// PlateauGain is the largest relative TPS gain per step that counts as no gain.
-	PlateauGain = 0.05
-	// PlateauTTFT is the TTFT p50 growth over the first level that confirms saturation.
-	PlateauTTFT = 3.0
-	// OverloadFraction: TPS below this share of the best level is overload.
-	OverloadFraction = 0.90
+	// plateauGain is the largest relative TPS gain per step that counts as no gain.
+	plateauGain = 0.05
+	// plateauTTFT is the TTFT p50 growth over the first level that confirms saturation.
+	plateauTTFT = 3.0
+	// overloadFraction: TPS below this share of the best level is overload.
+	overloadFraction = 0.90
 )
 
 // StopRules applies a sweep's stop rules (DESIGN §3) to the levels finished so far; it
@@ -58,7 +58,7 @@ func (s StopRules) Decide(levels []record.Level) string {
 				best = &sums[i]
 			}
 		}
-		if tps, top := num(last.OutputTPS), num(best.OutputTPS); tps < OverloadFraction*top {
+		if tps, top := num(last.OutputTPS), num(best.OutputTPS); tps < overloadFraction*top {
 			return fmt.Sprintf("overload: %.0f tokens/s at concurrency %d is %.0f%% below the best, %.0f tokens/s at %d",
 				tps, last.Concurrency, 100*(1-tps/top), top, best.Concurrency)
 		}
@@ -66,10 +66,10 @@ func (s StopRules) Decide(levels []record.Level) string {
 	if s.Rules.Plateau && len(sums) >= 3 {
 		a, b, c := &sums[len(sums)-3], &sums[len(sums)-2], last
 		first := msDuration(sums[0].TTFT.P50)
-		flat := num(b.OutputTPS) < (1+PlateauGain)*num(a.OutputTPS) && num(c.OutputTPS) < (1+PlateauGain)*num(b.OutputTPS)
-		if ttft := msDuration(c.TTFT.P50); flat && first > 0 && float64(ttft) >= PlateauTTFT*float64(first) {
+		flat := num(b.OutputTPS) < (1+plateauGain)*num(a.OutputTPS) && num(c.OutputTPS) < (1+plateauGain)*num(b.OutputTPS)
+		if ttft := msDuration(c.TTFT.P50); flat && first > 0 && float64(ttft) >= plateauTTFT*float64(first) {
 			return fmt.Sprintf("plateau: throughput gained < %.0f%% from concurrency %d to %d and %d, TTFT p50 %s is %.1f× the first level's",
-				100*PlateauGain, a.Concurrency, b.Concurrency, c.Concurrency, ttft.Round(time.Millisecond),
+				100*plateauGain, a.Concurrency, b.Concurrency, c.Concurrency, ttft.Round(time.Millisecond),
 				float64(ttft)/float64(first))
 		}
 	}

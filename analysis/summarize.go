@@ -157,7 +157,7 @@ func (s *scratch) summarize(run *record.LevelRun, records []record.Record, opts 
 	summarizeLengths(&lv, records, w0, w1, opts.Lengths)
 	summarizeUsage(&lv, records, w0, w1)
 	summarizePrefixCache(&lv, run, records, func(r *record.Record) bool { return record.CompletedInWindow(r, w0, w1) })
-	lv.Turns = Turns(records, w0, w1)
+	lv.Turns = turns(records, w0, w1)
 	validity(&lv, run, opts, sent.ok > 0)
 	return lv
 }
@@ -412,8 +412,8 @@ func (s *scratch) addChunkGaps(st *sentStats, r *record.Record) {
 //     steps over the window; the level is unsustainable (queueTrend.unsustainable) when its
 //     completions fall short of its realised arrivals — the completion rate
 //     (Level.CompletionRate) below (1 − MinBacklogGrowth) × realized_rps by more than
-//     ShortfallNoise × √(realized × T) requests over the window, and fewer than (1 −
-//     MinBacklogGrowth) of the window's arrivals ended in it — while a queue grows: the
+//     shortfallNoise × √(realized × T) requests over the window, and fewer than (1 −
+//     minBacklogGrowth) of the window's arrivals ended in it — while a queue grows: the
 //     backlog (client side) or the server's waiting count (run.Server's waiting trend), by
 //     more than MinBacklogGrowth × realized_rps per second and BacklogNoise × its noise over
 //     the window.

@@ -11,29 +11,29 @@ import (
 
 // Thresholds of an arrival-rate level (DESIGN §4.15).
 const (
-	// MinBacklogGrowth is the share of the realised arrival rate by which the queue must grow,
+	// minBacklogGrowth is the share of the realised arrival rate by which the queue must grow,
 	// and the completions fall short of the arrivals, for a level to be unsustainable.
-	MinBacklogGrowth = 0.02
-	// BacklogNoise is how many times its noise a queue's growth over the window must exceed
+	minBacklogGrowth = 0.02
+	// backlogNoise is how many times its noise a queue's growth over the window must exceed
 	// for it to count as growing: a stable queue wanders, and a window catches it on the way
 	// up as often as on the way down. The client-side backlog's noise is the largest of the
 	// samples' residual standard deviation around the trend line, √(2 × their mean) (the
 	// standard deviation of the difference of two Poisson counts of that mean: a stable
 	// backlog's start and end) and one request; the server's waiting count's is the largest
 	// of its samples' residual standard deviation and one request.
-	BacklogNoise = 3.0
-	// ShortfallNoise is how many times the noise of a Poisson count of the window's arrivals,
+	backlogNoise = 3.0
+	// shortfallNoise is how many times the noise of a Poisson count of the window's arrivals,
 	// √(realised × window), the completions over the window must fall short of those arrivals
 	// for a level to be unsustainable: a stable queue that a burst of arrivals filled late in
 	// the window falls short of them by about that much. Measured on discrete-step models of
 	// a 4-slot server of 0.72 s requests and of the demo engine (analysis/arrivalsim_test.go, 40
 	// seeds per rate, DESIGN §4.15): 1 called a few levels at 0.9–0.95 × capacity
 	// unsustainable, 1.25 none, 2 found half as many at 1.2 × with 10 s windows.
-	ShortfallNoise = 1.25
-	// MaxRateDeficit is the shortfall of a table level's completion rate (qps) below its
+	shortfallNoise = 1.25
+	// maxRateDeficit is the shortfall of a table level's completion rate (qps) below its
 	// offered rate (rate_rps) from which it is unsustainable, when the table does not say
 	// (no sustainable column and no backlog measured).
-	MaxRateDeficit = 0.05
+	maxRateDeficit = 0.05
 	// MaxRateOff is the relative difference between the achieved and the offered rate beyond
 	// which a level is flagged (as is three times the relative noise of a Poisson count of
 	// its arrivals, 3 ÷ √(offered × window), when that is larger).
@@ -59,7 +59,7 @@ func (r *rater) recheckSustainable(lv *Level) {
 		return
 	}
 	x, q := float64(lv.ArrivalRate()), completionRate(lv)
-	if !finite(q) || !(q < (1-MaxRateDeficit)*x) {
+	if !finite(q) || !(q < (1-maxRateDeficit)*x) {
 		return
 	}
 	what := "offered"
@@ -68,7 +68,7 @@ func (r *rater) recheckSustainable(lv *Level) {
 	}
 	lv.Sustainable = false
 	lv.Notes = append(slices.Clip(lv.Notes), fmt.Sprintf("unsustainable: its completion rate %s requests/s is %.0f%% below the %s %s (more than %.0f%%; no backlog measured); kept as a point above capacity",
-		Float(q).Format(), 100*(1-q/x), what, Float(x).Format(), MaxRateDeficit*100))
+		Float(q).Format(), 100*(1-q/x), what, Float(x).Format(), maxRateDeficit*100))
 }
 
 // rateOff reports whether a level's achieved rate is more than max(MaxRateOff, 3 ÷
@@ -209,21 +209,21 @@ type queueTrend struct {
 // unsustainable (the rule of summarizeRate), or "".
 func (q queueTrend) unsustainable(arrived, t, done float64) string {
 	b := q.backlog
-	if !(arrived > 0) || !(float64(b.endings) < (1-MinBacklogGrowth)*float64(b.arrivals)) {
+	if !(arrived > 0) || !(float64(b.endings) < (1-minBacklogGrowth)*float64(b.arrivals)) {
 		return ""
 	}
 	// Completions short of the realised arrivals by more than a burst of arrivals late in the
 	// window leaves a stable queue: ShortfallNoise × the Poisson noise of their count.
 	short := (arrived - done) * t
-	if finite(done) && !(done < (1-MinBacklogGrowth)*arrived && short > ShortfallNoise*math.Sqrt(arrived*t)) {
+	if finite(done) && !(done < (1-minBacklogGrowth)*arrived && short > shortfallNoise*math.Sqrt(arrived*t)) {
 		return ""
 	}
 	var grew []string
-	if b.slope > MinBacklogGrowth*arrived && b.slope*t > BacklogNoise*b.noise() {
+	if b.slope > minBacklogGrowth*arrived && b.slope*t > backlogNoise*b.noise() {
 		grew = append(grew, fmt.Sprintf("the backlog grew %s requests/s (%.0f requests over the window, against a noise of %.1f)",
 			Float(b.slope).Format(), b.slope*t, b.noise()))
 	}
-	if w := q.waiting; w.ok && w.slope > MinBacklogGrowth*arrived && w.slope*t > BacklogNoise*math.Max(w.resid, 1) {
+	if w := q.waiting; w.ok && w.slope > minBacklogGrowth*arrived && w.slope*t > backlogNoise*math.Max(w.resid, 1) {
 		grew = append(grew, fmt.Sprintf("the server's waiting count grew %s requests/s (%.0f over the window, against a noise of %.1f)",
 			Float(w.slope).Format(), w.slope*t, math.Max(w.resid, 1)))
 	}

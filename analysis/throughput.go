@@ -23,7 +23,7 @@ func geometric(x []float64) bool {
 }
 
 func (a *analyzer) throughput() {
-	if len(a.fit) < MinFitLevels {
+	if len(a.fit) < minFitLevels {
 		return
 	}
 	x, y := a.xy()
@@ -35,12 +35,12 @@ func (a *analyzer) throughput() {
 			a.warn(uslNoPeak(u.Kappa))
 		}
 	}
-	if b, err := FitBatch(x, y); err != nil {
+	if b, err := fitBatch(x, y); err != nil {
 		a.warn(fitFailed(MethodBatch, err))
 	} else {
 		a.batch = &b
 	}
-	if h, err := FitHinge(x, y); err != nil {
+	if h, err := fitHinge(x, y); err != nil {
 		a.warn(fitFailed(MethodHinge, err))
 	} else {
 		a.hinge = &h

@@ -31,11 +31,11 @@ type TurnStats struct {
 	TTFTP95 Float `json:"ttft_p95_ms"`
 }
 
-// Turns summarises the session turns of records by turn index, over the requests sent in
+// turns summarises the session turns of records by turn index, over the requests sent in
 // [w0, w1): one TurnStats for every turn index below TurnRows that has a successful or failed
 // request, in order, then one for all later turns; nil when no record is a session's
 // (Record.Turn 0). The percentiles of a row without a successful request are NaN.
-func Turns(records []record.Record, w0, w1 int64) []TurnStats {
+func turns(records []record.Record, w0, w1 int64) []TurnStats {
 	type acc struct {
 		prompt, ttft []float64
 		errors       int

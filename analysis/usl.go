@@ -9,8 +9,8 @@ import (
 	"gonum.org/v1/gonum/optimize"
 )
 
-// ErrFit is returned (wrapped) when a model cannot be fitted to the data.
-var ErrFit = errors.New("analysis: cannot fit")
+// errFit is returned (wrapped) when a model cannot be fitted to the data.
+var errFit = errors.New("analysis: cannot fit")
 
 // uslAt returns X(N) = λN / (1 + σ(N−1) + κN(N−1)).
 func uslAt(sigma, kappa, lambda, n float64) float64 {
@@ -38,17 +38,17 @@ func fitUSL(n, x []float64, starts [][2]float64) (USL, error) {
 	bad := USL{Sigma: NaN(), Kappa: NaN(), Lambda: NaN(), R2: NaN(), PeakConcurrency: NaN(), PeakTPS: NaN(),
 		PeakConcurrencyInterval: [2]Float{NaN(), NaN()}}
 	if len(n) != len(x) {
-		return bad, fmt.Errorf("usl: %d concurrencies but %d throughputs: %w", len(n), len(x), ErrFit)
+		return bad, fmt.Errorf("usl: %d concurrencies but %d throughputs: %w", len(n), len(x), errFit)
 	}
 	distinct := map[float64]bool{}
 	for i := range n {
 		if !finite(n[i]) || !finite(x[i]) || n[i] <= 0 || x[i] <= 0 {
-			return bad, fmt.Errorf("usl: point %d (%g, %g) is not positive and finite: %w", i, n[i], x[i], ErrFit)
+			return bad, fmt.Errorf("usl: point %d (%g, %g) is not positive and finite: %w", i, n[i], x[i], errFit)
 		}
 		distinct[n[i]] = true
 	}
 	if len(distinct) < 3 {
-		return bad, fmt.Errorf("usl: %d distinct concurrencies, need 3: %w", len(distinct), ErrFit)
+		return bad, fmt.Errorf("usl: %d distinct concurrencies, need 3: %w", len(distinct), errFit)
 	}
 	sse := func(sigma, kappa float64) (float64, float64) {
 		return scaleFit(x, func(i int) float64 { return uslAt(sigma, kappa, 1, n[i]) })
@@ -88,7 +88,7 @@ func fitUSL(n, x []float64, starts [][2]float64) (USL, error) {
 		}
 	}
 	if math.IsInf(best, 0) || math.IsNaN(best) {
-		return bad, fmt.Errorf("usl: optimisation failed: %w", ErrFit)
+		return bad, fmt.Errorf("usl: optimisation failed: %w", errFit)
 	}
 	_, lambda := sse(bs, bk)
 	u := USL{Sigma: Float(bs), Kappa: Float(bk), Lambda: Float(lambda), PeakConcurrency: NaN(), PeakTPS: NaN(),

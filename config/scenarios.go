@@ -36,9 +36,9 @@ type Scenario struct {
 	Levels       *sweep.LevelsSpec        `yaml:"levels,omitempty"`
 }
 
-// GridFiles are the files of a grid's results directory besides the scenarios'
+// gridFiles are the files of a grid's results directory besides the scenarios'
 // subdirectories; a scenario may not be named like one.
-var GridFiles = []string{"config.yaml", "scenarios.json", "report.md", "report.html", "pareto.png", "pareto.svg",
+var gridFiles = []string{"config.yaml", "scenarios.json", "report.md", "report.html", "pareto.png", "pareto.svg",
 	"levels.json", "records.jsonl", "analysis.json", "summary.csv", "compare.md", "compare.html", "compare.json",
 	"compare_throughput.png", "compare_throughput.svg", "compare_latency.png", "compare_latency.svg"}
 
@@ -206,7 +206,7 @@ func (v *validation) scenario(i int, sc Scenario, base map[string]bool) {
 }
 
 func isGridFile(name string) bool {
-	for _, f := range GridFiles {
+	for _, f := range gridFiles {
 		if strings.EqualFold(f, name) {
 			return true
 		}

@@ -15,9 +15,9 @@ import (
 	"github.com/kneecap/kneecap/sim"
 )
 
-// MaxRetryExcluded bounds sweep.retry_excluded: the k-th retry runs 2^k windows, so four
+// maxRetryExcluded bounds sweep.retry_excluded: the k-th retry runs 2^k windows, so four
 // already run a level sixteen times as long.
-const MaxRetryExcluded = 4
+const maxRetryExcluded = 4
 
 // Validate reports every problem of the configuration at once (errors.Join), one line each,
 // naming FILE:LINE when the config was read from a file (or the flag that set the value).
@@ -195,8 +195,8 @@ func (v *validation) sweep() {
 	if !(s.ClientTolerance > 0 && s.ClientTolerance < 1) {
 		v.bad("sweep.client_tolerance", "is %g: must be in (0, 1) (a fraction of each number: 0.01 = 1%%)", s.ClientTolerance)
 	}
-	if s.RetryExcluded < 0 || s.RetryExcluded > MaxRetryExcluded {
-		v.bad("sweep.retry_excluded", "is %d: must be in [0, %d] (each retry doubles the window; 0 = never)", s.RetryExcluded, MaxRetryExcluded)
+	if s.RetryExcluded < 0 || s.RetryExcluded > maxRetryExcluded {
+		v.bad("sweep.retry_excluded", "is %d: must be in [0, %d] (each retry doubles the window; 0 = never)", s.RetryExcluded, maxRetryExcluded)
 	}
 	v.rate("sweep.stop.max_error_rate", s.Stop.MaxErrorRate)
 	v.nonNegative("sweep.stop.stop_ttft", s.Stop.StopTTFT)

@@ -43,12 +43,12 @@ func rateOf(res *analysis.Result) *analysis.RateResult {
 	return res.Rate
 }
 
-// RateThroughput draws the completion rate (requests/s) against the arrival rate: the
+// rateThroughput draws the completion rate (requests/s) against the arrival rate: the
 // sustainable levels on the line y = x (every request that arrived completed), the unsustainable
 // ones below it (points above capacity), the excluded ones hollow; the capacity
 // (rate.capacity_rps) with its 95% interval shaded, or "capacity ≥ x" when every level
 // sustained its rate; and the SLO point (rate.slo_rps).
-func RateThroughput(res *analysis.Result) (*Figure, error) {
+func rateThroughput(res *analysis.Result) (*Figure, error) {
 	return plotOf(rateThroughputChart(res))
 }
 
@@ -159,18 +159,18 @@ func (b *builder) scatter(name string, c color.Color, glyph draw.GlyphDrawer, ra
 	return nil
 }
 
-// RateTTFT draws TTFT p50, p95 and p99 against the arrival rate, measured from each request's
+// rateTTFT draws TTFT p50, p95 and p99 against the arrival rate, measured from each request's
 // scheduled arrival (the user's view; from the send time for a level without it), beside TTFT
 // p95 from the send time (the server's view), with every TTFT SLO, the TTFT blow-up rate and
 // the capacity. The y axis turns logarithmic when the values span more than 100×.
-func RateTTFT(res *analysis.Result) (*Figure, error) {
+func rateTTFT(res *analysis.Result) (*Figure, error) {
 	return plotOf(rateLatencyChart(res, "Time to first token vs arrival rate", "TTFT (ms)", (*analysis.Level).UserTTFT,
 		func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }, "TTFT", sloObjectives(res, "ttft")))
 }
 
-// RateE2E draws E2E p50, p95 and p99 against the arrival rate, from the scheduled arrival (as
-// RateTTFT), beside E2E p95 from the send time, with every E2E SLO and the capacity.
-func RateE2E(res *analysis.Result) (*Figure, error) {
+// rateE2E draws E2E p50, p95 and p99 against the arrival rate, from the scheduled arrival (as
+// rateTTFT), beside E2E p95 from the send time, with every E2E SLO and the capacity.
+func rateE2E(res *analysis.Result) (*Figure, error) {
 	return plotOf(rateLatencyChart(res, "End-to-end latency vs arrival rate", "E2E (ms)", (*analysis.Level).UserE2E,
 		func(l *analysis.Level) analysis.Float { return l.E2E.P95 }, "E2E", sloObjectives(res, "e2e")))
 }
@@ -214,9 +214,9 @@ func rateLatencyChart(res *analysis.Result, kind, ylabel string, user func(*anal
 	return b.finishExcluded(hadInvalid)
 }
 
-// RateLag draws the schedule lag (send − scheduled) p50 and p99 against the arrival rate,
+// rateLag draws the schedule lag (send − scheduled) p50 and p99 against the arrival rate,
 // with the 1 ms limit of the lag p99 of a sustainable level (DESIGN §4.15) and the capacity.
-func RateLag(res *analysis.Result) (*Figure, error) {
+func rateLag(res *analysis.Result) (*Figure, error) {
 	return plotOf(rateLagChart(res))
 }
 
@@ -239,8 +239,8 @@ func rateLagChart(res *analysis.Result) (*builder, error) {
 	return b.finishExcluded(hadInvalid)
 }
 
-// RateDashboard is the 2×2 grid of RateThroughput, RateTTFT, RateE2E and RateLag, meant for
-// DashboardWidth × DashboardHeight.
-func RateDashboard(res *analysis.Result) (*Grid, error) {
-	return dashboard(res, RateThroughput, RateTTFT, RateE2E, RateLag)
+// rateDashboard is the 2×2 grid of RateThroughput, RateTTFT, RateE2E and RateLag, meant for
+// dashboardWidth × DashboardHeight.
+func rateDashboard(res *analysis.Result) (*Grid, error) {
+	return dashboard(res, rateThroughput, rateTTFT, rateE2E, rateLag)
 }

@@ -39,9 +39,9 @@ const (
 	// the PNG 1344 × 960 px at PNGDPI).
 	Width  = 7 * vg.Inch
 	Height = 5 * vg.Inch
-	// DashboardWidth and DashboardHeight are the size of the 2×2 dashboard.
-	DashboardWidth  = 2 * Width
-	DashboardHeight = 2 * Height
+	// dashboardWidth and DashboardHeight are the size of the 2×2 dashboard.
+	dashboardWidth  = 2 * Width
+	dashboardHeight = 2 * Height
 )
 
 // Colours, from the Tableau 10 palette (colour-blind friendlier than pure primaries).

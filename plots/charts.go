@@ -16,14 +16,14 @@ import (
 
 const xLabelConcurrency = "concurrency (requests in flight, log2 scale)"
 
-// Throughput draws output tokens/s against concurrency on a log2 axis: measured levels with
+// throughput draws output tokens/s against concurrency on a log2 axis: measured levels with
 // their 95% confidence bars (output_tps_ci95), the fitted USL curve and, when the headline
 // knee was read from another model (batch, hinge), that model's curve, the knee (labelled
 // with its method and rule) with its 95% interval shaded, the efficient point when it is not
 // the knee (the plateau-onset rule), the maximum measured TPS, and the SLO limit (slo.max_concurrency); when
 // every valid level meets the SLOs (slo.limit empty) that line is grey and says the SLO holds
 // up to the last level (≥ N) instead.
-func Throughput(res *analysis.Result) (*Figure, error) {
+func throughput(res *analysis.Result) (*Figure, error) {
 	return plotOf(throughputChart(res))
 }
 
@@ -230,10 +230,10 @@ func (b *builder) addLatencies(ls []analysis.Level, x func(*analysis.Level) anal
 	return drawn, hadInvalid, nil
 }
 
-// TTFT draws time to first token p50, p95 and p99 against concurrency (log2 axis), each TTFT
+// ttft draws time to first token p50, p95 and p99 against concurrency (log2 axis), each TTFT
 // SLO (labelled with its percentile), and the TTFT blow-up (where queueing makes TTFT grow linearly). The y axis turns
 // logarithmic when the values span more than 100×.
-func TTFT(res *analysis.Result) (*Figure, error) {
+func ttft(res *analysis.Result) (*Figure, error) {
 	return plotOf(ttftChart(res))
 }
 
@@ -265,11 +265,11 @@ func ttftChart(res *analysis.Result) (*builder, error) {
 	return b.finishExcluded(hadInvalid)
 }
 
-// TPOT draws time per output token p50 and p95, TPOT = (E2E − TTFT) ÷ (N_out − 1), and the
+// tpot draws time per output token p50 and p95, TPOT = (E2E − TTFT) ÷ (N_out − 1), and the
 // inter-token latency p99 (purple, dotted) against concurrency (log2 axis), with each TPOT and
 // ITL SLO labelled as its metric's alone, so that ITL p99 above a TPOT line does not read as a
 // breach; the series of an SLO's percentile the chart lacks (TPOT p99, ITL p50) is added.
-func TPOT(res *analysis.Result) (*Figure, error) {
+func tpot(res *analysis.Result) (*Figure, error) {
 	return plotOf(tpotChart(res))
 }
 
@@ -294,9 +294,9 @@ func tpotChart(res *analysis.Result) (*builder, error) {
 	return b.finishExcluded(hadInvalid)
 }
 
-// QPS draws completed requests per second, and goodput (requests meeting every SLO) where
+// qps draws completed requests per second, and goodput (requests meeting every SLO) where
 // computed, against concurrency (log2 axis).
-func QPS(res *analysis.Result) (*Figure, error) {
+func qps(res *analysis.Result) (*Figure, error) {
 	return plotOf(qpsChart(res))
 }
 
@@ -316,11 +316,11 @@ func qpsChart(res *analysis.Result) (*builder, error) {
 	return b.finishExcluded(hadInvalid)
 }
 
-// LatencyVsThroughput draws E2E p50 and p95 and TTFT p95 against output tokens/s, each point
+// latencyVsThroughput draws E2E p50 and p95 and TTFT p95 against output tokens/s, each point
 // labelled with its concurrency, with each E2E SLO (and E2E p99 for a p99 one), the operating
 // point (maximum of output TPS ÷ mean E2E) circled and the knee's throughput marked. The y axis turns logarithmic when the values span
 // more than 100×.
-func LatencyVsThroughput(res *analysis.Result) (*Figure, error) {
+func latencyVsThroughput(res *analysis.Result) (*Figure, error) {
 	return plotOf(latencyVsThroughputChart(res))
 }
 

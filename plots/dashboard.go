@@ -77,7 +77,7 @@ func dashboard(res *analysis.Result, charts ...func(*analysis.Result) (*Figure, 
 }
 
 // Dashboard is the 2×2 grid of Throughput, TTFT, TPOT and LatencyVsThroughput, meant for
-// DashboardWidth × DashboardHeight.
+// dashboardWidth × DashboardHeight.
 func Dashboard(res *analysis.Result) (*Grid, error) {
-	return dashboard(res, Throughput, TTFT, TPOT, LatencyVsThroughput)
+	return dashboard(res, throughput, ttft, tpot, latencyVsThroughput)
 }

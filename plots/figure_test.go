@@ -18,7 +18,7 @@ import (
 // TestSVGFontFallback: every SVG text names Liberation Sans, then generic fallbacks ending in
 // sans-serif, so a browser without the font still draws sans-serif text.
 func TestSVGFontFallback(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range names() {
 		svg, err := Render(mustBuild(t, name), Width, Height, "svg")
 		if err != nil {
 			t.Fatal(err)
@@ -43,7 +43,7 @@ func TestDashboardOneSubtitle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		svg, err := Render(g, DashboardWidth, DashboardHeight, "svg")
+		svg, err := Render(g, dashboardWidth, dashboardHeight, "svg")
 		if err != nil {
 			t.Fatal(err)
 		}

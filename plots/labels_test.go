@@ -73,7 +73,7 @@ func TestLabelsApart(t *testing.T) {
 		runs[f.Name] = f.Result()
 	}
 	for name, r := range runs {
-		f, err := LatencyVsThroughput(r)
+		f, err := latencyVsThroughput(r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestLabelsApart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := draw.New(vgsvg.New(DashboardWidth, DashboardHeight))
+		c := draw.New(vgsvg.New(dashboardWidth, dashboardHeight))
 		g.Draw(c)
 		lat := g.Figures[1][1]
 		checkPlaced(t, name+"/dashboard", lat, lat.dataCanvas(tile(g, c, 1, 1)))
@@ -119,7 +119,7 @@ func TestPlaceCrowd(t *testing.T) {
 		l.OutputTPS, l.E2E.P95, l.E2E.P50, l.TTFT.P95 = 1000, 100, 100, 100
 	}
 	r.Levels[0].OutputTPS = 10 // a second point, so the axes have a range
-	f, err := LatencyVsThroughput(r)
+	f, err := latencyVsThroughput(r)
 	if err != nil {
 		t.Fatal(err)
 	}

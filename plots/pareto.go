@@ -29,9 +29,9 @@ type ParetoPoint struct {
 	Valid bool
 }
 
-// ParetoPoints returns the levels of res that have both a TPOT p50 and an output TPS as Pareto
+// paretoPoints returns the levels of res that have both a TPOT p50 and an output TPS as Pareto
 // points, in concurrency order; gpus < 1 counts as 1 (plan.gpus_per_replica).
-func ParetoPoints(res *analysis.Result, gpus int) []ParetoPoint {
+func paretoPoints(res *analysis.Result, gpus int) []ParetoPoint {
 	if res == nil {
 		return nil
 	}
@@ -47,10 +47,10 @@ func ParetoPoints(res *analysis.Result, gpus int) []ParetoPoint {
 	return out
 }
 
-// ParetoFrontier returns the non-dominated valid points of pts: those that no other valid
+// paretoFrontier returns the non-dominated valid points of pts: those that no other valid
 // point matches or beats on both per-user and per-GPU throughput while beating it on one.
 // They are returned by per-user throughput ascending (so per-GPU descending), the line drawn.
-func ParetoFrontier(pts []ParetoPoint) []ParetoPoint {
+func paretoFrontier(pts []ParetoPoint) []ParetoPoint {
 	var out []ParetoPoint
 	for i, p := range pts {
 		if !p.Valid {
@@ -105,14 +105,14 @@ func faint(c color.Color) color.Color {
 	return color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 0x50}
 }
 
-// Pareto is the Pareto chart of a scenario grid (DESIGN §5.1): per scenario (runs[i], named
+// pareto is the Pareto chart of a scenario grid (DESIGN §5.1): per scenario (runs[i], named
 // labels[i]), its levels on the plane of output tokens/s per user (x) against output tokens/s
 // per GPU (y), its Pareto frontier joined by a line (filled markers), its dominated levels as
 // faint markers and its invalid levels hollow, its frontier's points labelled "N=c" (placed
 // apart, labelPlacer), and its knee a large triangle at the knee's TPS per GPU and the speed
 // per user interpolated at its concurrency (a knee outside the valid levels is named in the
 // legend, not drawn). gpus is plan.gpus_per_replica (< 1 counts as 1).
-func Pareto(runs []*analysis.Result, labels []string, gpus int) (*Figure, error) {
+func pareto(runs []*analysis.Result, labels []string, gpus int) (*Figure, error) {
 	return plotOf(paretoChart(runs, labels, gpus))
 }
 
@@ -131,7 +131,7 @@ func paretoChart(runs []*analysis.Result, labels []string, gpus int) (*builder, 
 		if r == nil {
 			return nil, fmt.Errorf("plots: pareto: scenario %q is nil", labels[i])
 		}
-		pts := ParetoPoints(r, gpus)
+		pts := paretoPoints(r, gpus)
 		drawn = drawn || len(pts) > 0
 		d, inv, err := b.paretoScenario(labels[i], runColor(i), pts)
 		if err != nil {
@@ -188,7 +188,7 @@ func (b *builder) paretoKnee(name string, c color.Color, k *analysis.Knee, pts [
 // paretoScenario draws one scenario's frontier (line and filled markers, in the legend),
 // dominated valid points (faint) and invalid points (hollow), and queues the "N=c" labels.
 func (b *builder) paretoScenario(name string, c color.Color, pts []ParetoPoint) (dominated, invalid bool, err error) {
-	front := ParetoFrontier(pts)
+	front := paretoFrontier(pts)
 	onFront := map[int]bool{}
 	var fxy plotter.XYs
 	for _, p := range front {
@@ -243,7 +243,7 @@ func compareTitleOr(kind string, runs []*analysis.Result) string {
 // RenderPareto renders the Pareto chart (Pareto) at Width × Height as PNG (at PNGDPI) and
 // SVG, named ParetoName. It writes no file.
 func RenderPareto(runs []*analysis.Result, labels []string, gpus int) ([]File, error) {
-	f, err := Pareto(runs, labels, gpus)
+	f, err := pareto(runs, labels, gpus)
 	if err != nil {
 		return nil, err
 	}

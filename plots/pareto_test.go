@@ -23,13 +23,13 @@ func TestParetoFrontier(t *testing.T) {
 		{Concurrency: 64, PerUser: 20, PerGPU: 450, Valid: true},
 	}
 	var got []int
-	for _, p := range ParetoFrontier(pts) {
+	for _, p := range paretoFrontier(pts) {
 		got = append(got, p.Concurrency)
 	}
 	if want := []int{64, 8, 2, 1}; !reflect.DeepEqual(got, want) {
 		t.Errorf("frontier = %v, want %v", got, want)
 	}
-	if f := ParetoFrontier(nil); len(f) != 0 {
+	if f := paretoFrontier(nil); len(f) != 0 {
 		t.Errorf("frontier of nothing = %v", f)
 	}
 }
@@ -39,7 +39,7 @@ func TestParetoPoints(t *testing.T) {
 	r := analysistest.Saturating()
 	l := sortedLevels(r)[0]
 	for _, g := range []int{0, 1, 4} {
-		p := ParetoPoints(r, g)[0]
+		p := paretoPoints(r, g)[0]
 		wantY := float64(l.OutputTPS) / float64(max(g, 1))
 		if p.Concurrency != l.Concurrency || p.PerUser != 1000/float64(l.TPOT.P50) || p.PerGPU != wantY {
 			t.Errorf("gpus %d: point %+v, want x %g y %g", g, p, 1000/float64(l.TPOT.P50), wantY)
@@ -52,7 +52,7 @@ func TestParetoPoints(t *testing.T) {
 func TestParetoRenders(t *testing.T) {
 	runs := []*analysis.Result{analysistest.Saturating(), slower(analysistest.Saturating(), 0.5, 2), analysistest.TwentyLevels()}
 	labels := []string{"512-128", "2048-256", "128-1024"}
-	f, err := Pareto(runs, labels, 1)
+	f, err := pareto(runs, labels, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,10 +75,10 @@ func TestParetoRenders(t *testing.T) {
 			t.Errorf("SVG lacks %q", s)
 		}
 	}
-	if _, err := Pareto([]*analysis.Result{analysistest.NoData()}, []string{"x"}, 1); err != nil {
+	if _, err := pareto([]*analysis.Result{analysistest.NoData()}, []string{"x"}, 1); err != nil {
 		t.Errorf("no data: %v", err)
 	}
-	if _, err := Pareto(runs, labels[:2], 1); err == nil {
+	if _, err := pareto(runs, labels[:2], 1); err == nil {
 		t.Error("Pareto took 2 labels for 3 scenarios")
 	}
 }

@@ -53,7 +53,7 @@ func checkSVG(t *testing.T, b []byte) {
 
 func TestChartsRenderEveryFixture(t *testing.T) {
 	for _, f := range analysistest.Fixtures() {
-		for _, name := range Names() {
+		for _, name := range names() {
 			t.Run(f.Name+"/"+name, func(t *testing.T) {
 				c, err := Build(name, f.Result())
 				if err != nil {
@@ -211,7 +211,7 @@ func TestLegendClearOfData(t *testing.T) {
 			checkLegendClear(t, f.Name+"/"+name, b)
 		}
 	}
-	p, err := Throughput(analysistest.Saturating())
+	p, err := throughput(analysistest.Saturating())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func mustBuild(t *testing.T, name string) Chart {
 // pixel by pixel with a tolerance (anti-aliasing may differ across platforms). Regenerate
 // with `go test ./plots -update` and look at the images before committing them.
 func TestGolden(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range names() {
 		t.Run(name, func(t *testing.T) {
 			c := mustBuild(t, name)
 			w, h := testW, testH
@@ -369,14 +369,14 @@ func TestRenderAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != len(Formats())*len(Names()) {
-		t.Fatalf("rendered %d files, want %d", len(files), len(Formats())*len(Names()))
+	if len(files) != len(formats())*len(names()) {
+		t.Fatalf("rendered %d files, want %d", len(files), len(formats())*len(names()))
 	}
-	for i, name := range Names() {
-		for j, format := range Formats() {
-			f := files[len(Formats())*i+j]
+	for i, name := range names() {
+		for j, format := range formats() {
+			f := files[len(formats())*i+j]
 			if f.Name != name || f.Format != format || f.FileName() != name+"."+format {
-				t.Errorf("files[%d] = %s (%s, %s), want %s.%s", len(Formats())*i+j, f.FileName(), f.Name, f.Format, name, format)
+				t.Errorf("files[%d] = %s (%s, %s), want %s.%s", len(formats())*i+j, f.FileName(), f.Name, f.Format, name, format)
 			}
 		}
 	}
@@ -385,7 +385,7 @@ func TestRenderAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := Render(c, DashboardWidth, DashboardHeight, "svg")
+	want, err := Render(c, dashboardWidth, dashboardHeight, "svg")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -567,7 +567,7 @@ func checkGolden(t *testing.T, path string, got []byte, format string) {
 // throughputSVG renders res's throughput chart as SVG text.
 func throughputSVG(t *testing.T, res *analysis.Result) string {
 	t.Helper()
-	p, err := Throughput(res)
+	p, err := throughput(res)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,16 +11,16 @@ import (
 	"github.com/kneecap/kneecap/record"
 )
 
-// Names returns the base names of the charts RenderAll renders, in order (DESIGN §5).
-func Names() []string {
+// names returns the base names of the charts RenderAll renders, in order (DESIGN §5).
+func names() []string {
 	return []string{"throughput", "ttft", "tpot", "latency_vs_throughput", "qps", "dashboard"}
 }
 
-// CompareNames returns the base names of the overlay charts RenderCompare renders, in order.
-func CompareNames() []string { return []string{"compare_throughput", "compare_latency"} }
+// compareNames returns the base names of the overlay charts RenderCompare renders, in order.
+func compareNames() []string { return []string{"compare_throughput", "compare_latency"} }
 
-// Formats returns the formats RenderAll and RenderCompare render every chart in, in order.
-func Formats() []string { return []string{"png", "svg"} }
+// formats returns the formats RenderAll and RenderCompare render every chart in, in order.
+func formats() []string { return []string{"png", "svg"} }
 
 // Build returns the chart called name (one of NamesFor(res.Mode)) for res; "dashboard" is
 // the rate dashboard for an arrival-rate run.
@@ -28,28 +28,28 @@ func Build(name string, res *analysis.Result) (Chart, error) {
 	rate := res != nil && res.Mode.IsRate()
 	switch name {
 	case "rate_throughput":
-		return RateThroughput(res)
+		return rateThroughput(res)
 	case "rate_ttft":
-		return RateTTFT(res)
+		return rateTTFT(res)
 	case "rate_e2e":
-		return RateE2E(res)
+		return rateE2E(res)
 	case "rate_lag":
-		return RateLag(res)
+		return rateLag(res)
 	case "dashboard":
 		if rate {
-			return RateDashboard(res)
+			return rateDashboard(res)
 		}
 		return Dashboard(res)
 	case "throughput":
-		return Throughput(res)
+		return throughput(res)
 	case "ttft":
-		return TTFT(res)
+		return ttft(res)
 	case "tpot":
-		return TPOT(res)
+		return tpot(res)
 	case "latency_vs_throughput":
-		return LatencyVsThroughput(res)
+		return latencyVsThroughput(res)
 	case "qps":
-		return QPS(res)
+		return qps(res)
 	}
 	return nil, fmt.Errorf("plots: unknown chart %q", name)
 }
@@ -57,7 +57,7 @@ func Build(name string, res *analysis.Result) (Chart, error) {
 // size returns the file size of the chart called name.
 func size(name string) (w, h vg.Length) {
 	if name == "dashboard" {
-		return DashboardWidth, DashboardHeight
+		return dashboardWidth, dashboardHeight
 	}
 	return Width, Height
 }
@@ -125,7 +125,7 @@ func RenderAll(res *analysis.Result) ([]File, error) {
 // is CompareThroughput's or CompareLatency's; one rendering it names the chart ("NAME: …").
 func RenderCompare(runs []*analysis.Result, labels []string) ([]File, error) {
 	var files []File
-	for _, name := range CompareNames() {
+	for _, name := range compareNames() {
 		build := CompareLatency
 		if name == "compare_throughput" {
 			build = CompareThroughput
@@ -146,7 +146,7 @@ func RenderCompare(runs []*analysis.Result, labels []string) ([]File, error) {
 // renderFormats renders c, the chart called name, at w × h in every format of Formats().
 func renderFormats(name string, c Chart, w, h vg.Length) ([]File, error) {
 	var files []File
-	for _, format := range Formats() {
+	for _, format := range formats() {
 		b, err := Render(c, w, h, format)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
@@ -166,5 +166,5 @@ func NamesFor(m record.Mode) []string {
 	if m.IsRate() {
 		return append([]string(nil), rateNames...)
 	}
-	return Names()
+	return names()
 }

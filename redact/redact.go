@@ -103,9 +103,9 @@ func Userinfo(s string) string {
 // or a space): the value runs to the next '&', '#', space or quote.
 var queryParam = regexp.MustCompile(`(^|[?&;\s])([A-Za-z0-9_.\-]+)=([^&#\s"'<>]*)`)
 
-// Query replaces the value of every name=value pair in free text s whose name SecretKey
+// query replaces the value of every name=value pair in free text s whose name SecretKey
 // reports by Value ("…/v1?api_key=sk-1&model=m" becomes "…/v1?api_key=REDACTED&model=m").
-func Query(s string) string {
+func query(s string) string {
 	if !strings.Contains(s, "=") {
 		return s
 	}
@@ -121,7 +121,7 @@ func Query(s string) string {
 // Text is the one redaction of free text (an error message, a server's body, a line printed):
 // every form of each secret (see Secrets) is replaced by Marker, then the userinfo of every
 // URL and the value of every secret-looking query parameter by Value. Secrets shorter than
-// MinSecret bytes are ignored.
+// minSecret bytes are ignored.
 func Text(s string, secrets ...string) string {
 	return NewSecrets(secrets...).Text(s)
 }

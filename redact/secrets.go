@@ -10,9 +10,9 @@ import (
 	"strings"
 )
 
-// MinSecret is the shortest secret Secrets looks for, in bytes: replacing a shorter string
+// minSecret is the shortest secret Secrets looks for, in bytes: replacing a shorter string
 // everywhere would garble every message, and a secret that short is no secret.
-const MinSecret = 4
+const minSecret = 4
 
 // minCore is the shortest base64 core (see Secrets) searched for, in characters: a shorter
 // one would match ordinary text.
@@ -33,18 +33,18 @@ type Secrets struct {
 }
 
 // NewSecrets returns the set of the given secrets; empty ones and those shorter than
-// MinSecret are ignored.
+// minSecret are ignored.
 func NewSecrets(values ...string) *Secrets {
 	s := &Secrets{}
 	seen := map[string]bool{}
 	add := func(dst *[]string, f string) {
-		if len(f) >= MinSecret && !seen[f] {
+		if len(f) >= minSecret && !seen[f] {
 			seen[f] = true
 			*dst = append(*dst, f)
 		}
 	}
 	for _, v := range values {
-		if len(v) < MinSecret {
+		if len(v) < minSecret {
 			continue
 		}
 		s.values = append(s.values, v)
@@ -123,7 +123,7 @@ func (s *Secrets) Text(text string) string {
 			text = replaceRuns(text, c)
 		}
 	}
-	return Query(Userinfo(text))
+	return query(Userinfo(text))
 }
 
 // replaceRuns replaces every run of base64 characters that holds core by Marker.

@@ -40,8 +40,8 @@ const (
 	ServerInfoFile = "server_info.json"
 	// AnalysisFile is the analysis (schema kneecap.analysis/v1).
 	AnalysisFile = "analysis.json"
-	// SummaryFile is the level-summary CSV, which `kneecap analyze` reads back.
-	SummaryFile = "summary.csv"
+	// summaryFile is the level-summary CSV, which `kneecap analyze` reads back.
+	summaryFile = "summary.csv"
 	// ReportFile and ReportHTMLFile are the Markdown report and the self-contained HTML one.
 	ReportFile     = "report.md"
 	ReportHTMLFile = "report.html"
@@ -60,15 +60,15 @@ const (
 // its messages.
 const (
 	DirPerm  = 0o700
-	FilePerm = 0o600
+	filePerm = 0o600
 )
 
-// LevelsSchema is the schema tag of levels.json.
-const LevelsSchema = "kneecap.levels/v1"
+// levelsSchema is the schema tag of levels.json.
+const levelsSchema = "kneecap.levels/v1"
 
-// MaxRecordLine is the longest records.jsonl line Read accepts, in bytes (a record
+// maxRecordLine is the longest records.jsonl line Read accepts, in bytes (a record
 // with per-chunk offsets of a 100k-token answer is about 1 MB).
-const MaxRecordLine = 16 << 20
+const maxRecordLine = 16 << 20
 
 // levelsDoc is the JSON document levels.json.
 type levelsDoc struct {
@@ -127,7 +127,7 @@ func Create(dir string, cfg config.Config, endpoint string, start time.Time) (*D
 	d := &Dir{
 		path: dir,
 		doc: levelsDoc{
-			Schema:   LevelsSchema,
+			Schema:   levelsSchema,
 			Name:     cfg.Name,
 			Model:    cfg.Target.Model,
 			Endpoint: redact.URL(endpoint),
@@ -151,7 +151,7 @@ func Create(dir string, cfg config.Config, endpoint string, start time.Time) (*D
 	if err := d.writeLevels(); err != nil {
 		return nil, fmt.Errorf("create results dir %s: %w", dir, err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, RecordsFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, FilePerm)
+	f, err := os.OpenFile(filepath.Join(dir, RecordsFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, filePerm)
 	if err != nil {
 		return nil, fmt.Errorf("create results dir %s: %w", dir, err)
 	}
@@ -222,7 +222,7 @@ func (d *Dir) ServerMetrics() (io.Writer, error) {
 	if d.metrics != nil {
 		return d.metrics, nil
 	}
-	f, err := os.OpenFile(filepath.Join(d.path, ServerMetricsFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, FilePerm)
+	f, err := os.OpenFile(filepath.Join(d.path, ServerMetricsFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, filePerm)
 	if err != nil {
 		return nil, fmt.Errorf("results %s: %w", d.path, err)
 	}

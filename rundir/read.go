@@ -98,8 +98,8 @@ func readHead(dir string, resume bool) (*Run, int, error) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return nil, 0, fmt.Errorf("read results %s: %s: %w", dir, lp, err)
 	}
-	if doc.Schema != LevelsSchema {
-		return nil, 0, fmt.Errorf("read results %s: %s: schema %q, want %q", dir, lp, doc.Schema, LevelsSchema)
+	if doc.Schema != levelsSchema {
+		return nil, 0, fmt.Errorf("read results %s: %s: schema %q, want %q", dir, lp, doc.Schema, levelsSchema)
 	}
 	res := &Run{
 		Dir:        dir,
@@ -171,9 +171,9 @@ func readRecords(r *bufio.Reader, path string, levels []record.Level, dropped *D
 		firstDrop = -1 // the first line of an unlisted level
 	)
 	for {
-		buf, err = readLine(r, buf[:0], MaxRecordLine)
+		buf, err = readLine(r, buf[:0], maxRecordLine)
 		if errors.Is(err, errLineTooLong) {
-			return 0, fmt.Errorf("%s:%d: line longer than %d bytes", path, line+1, MaxRecordLine)
+			return 0, fmt.Errorf("%s:%d: line longer than %d bytes", path, line+1, maxRecordLine)
 		}
 		if errors.Is(err, io.EOF) {
 			if len(bytes.TrimSpace(buf)) > 0 {
@@ -347,7 +347,7 @@ func ReadServerMetrics(path string) ([]server.MetricSample, error) {
 		line int
 	)
 	for {
-		buf, err = readLine(br, buf[:0], MaxRecordLine)
+		buf, err = readLine(br, buf[:0], maxRecordLine)
 		if errors.Is(err, io.EOF) {
 			return out, nil
 		}

@@ -35,7 +35,7 @@ func Resume(dir string) (*Dir, *Run, error) {
 		return nil, nil, fmt.Errorf("resume %s: %s: the levels run so far cannot be analyzed with the next ones", dir, why)
 	}
 	rp := filepath.Join(dir, RecordsFile)
-	f, err := os.OpenFile(rp, os.O_WRONLY|os.O_CREATE, FilePerm)
+	f, err := os.OpenFile(rp, os.O_WRONLY|os.O_CREATE, filePerm)
 	if err != nil {
 		return nil, nil, fmt.Errorf("resume %s: %w", dir, err)
 	}
@@ -55,7 +55,7 @@ func Resume(dir string) (*Dir, *Run, error) {
 		path:    dir,
 		records: f,
 		doc: levelsDoc{
-			Schema:   LevelsSchema,
+			Schema:   levelsSchema,
 			Name:     res.Config.Name,
 			Model:    res.Config.Target.Model,
 			Endpoint: res.Endpoint,

@@ -132,7 +132,7 @@ func TestResultsRoundTrip(t *testing.T) {
 			t.Errorf("levels.json lacks key %q", k)
 		}
 	}
-	if doc["schema"] != LevelsSchema {
+	if doc["schema"] != levelsSchema {
 		t.Errorf("schema = %v", doc["schema"])
 	}
 }

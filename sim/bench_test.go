@@ -17,7 +17,7 @@ import (
 // with 256 slots and ~100 µs steps (step_per_seq 1 ns: a zero would keep the preset's
 // 250 µs); it reports streamed tokens per second.
 func BenchmarkServer(b *testing.B) {
-	srv, url := newTestServer(b, Config{MaxNumSeqs: 256, StepBase: 100 * time.Microsecond, StepPerSeq: time.Nanosecond, PrefillTPS: 1e9, OutputDist: OutputFixed})
+	srv, url := newTestServer(b, Config{MaxNumSeqs: 256, StepBase: 100 * time.Microsecond, StepPerSeq: time.Nanosecond, PrefillTPS: 1e9, OutputDist: outputFixed})
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512}}
 	body := `{"prompt":"a b c","max_tokens":16,"stream":true}`
 	b.SetParallelism(128) // 128 × GOMAXPROCS concurrent streams

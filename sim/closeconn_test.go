@@ -234,7 +234,7 @@ func TestCloseAfterStreamShutdown(t *testing.T) {
 // request gets it long before the abandoned one's 5,000 steps), and a disconnect fault cuts
 // the stream without its terminator.
 func TestCloseAfterStreamClientLeaves(t *testing.T) {
-	_, url := newTestServer(t, Config{MaxNumSeqs: 1, StepBase: time.Millisecond, OutputDist: OutputFixed, OutputTokens: 5000,
+	_, url := newTestServer(t, Config{MaxNumSeqs: 1, StepBase: time.Millisecond, OutputDist: outputFixed, OutputTokens: 5000,
 		CloseAfterStream: true})
 	c := newClient(url)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -6,24 +6,24 @@ import "time"
 type Mode string
 
 const (
-	// ModeBatching is the continuous-batching engine: max_num_seqs decode slots, a KV budget,
+	// modeBatching is the continuous-batching engine: max_num_seqs decode slots, a KV budget,
 	// an FCFS waiting queue and a step time that grows with the batch.
-	ModeBatching Mode = "batching"
-	// ModeFixed gives every request the configured TTFT and ITL, with unlimited capacity unless
+	modeBatching Mode = "batching"
+	// modeFixed gives every request the configured TTFT and ITL, with unlimited capacity unless
 	// FixedSlots limits it.
-	ModeFixed Mode = "fixed"
+	modeFixed Mode = "fixed"
 )
 
 // Compute selects how the batching engine spends a step's time.
 type Compute string
 
 const (
-	// ComputeSleep waits out each step on a timer: the engine costs almost no CPU, as a GPU
+	// computeSleep waits out each step on a timer: the engine costs almost no CPU, as a GPU
 	// server's host process.
-	ComputeSleep Compute = "sleep"
-	// ComputeSpin burns each step on one CPU thread, as a CPU inference engine (llama.cpp on
+	computeSleep Compute = "sleep"
+	// computeSpin burns each step on one CPU thread, as a CPU inference engine (llama.cpp on
 	// CPU) does, so the engine competes with its clients for the machine's cores.
-	ComputeSpin Compute = "spin"
+	computeSpin Compute = "spin"
 )
 
 // Config is the simulated engine's configuration: the `simulator:` section of a kneecap config

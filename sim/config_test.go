@@ -9,7 +9,7 @@ import (
 )
 
 func TestProfiles(t *testing.T) {
-	for _, name := range Profiles() {
+	for _, name := range profiles() {
 		c, err := Resolve(Config{Profile: name})
 		if err != nil {
 			t.Fatalf("Resolve(%s): %v", name, err)
@@ -32,7 +32,7 @@ func TestProfiles(t *testing.T) {
 	seed, _ := Profile("seed-article")
 	// The article's worked example: E2E = 0.3 s + 99 × 0.05 s = 5.25 s.
 	e2e := seed.TTFT + time.Duration(seed.OutputTokens-1)*seed.ITL
-	if e2e != 5250*time.Millisecond || seed.Mode != ModeFixed || seed.OutputDist != OutputFixed {
+	if e2e != 5250*time.Millisecond || seed.Mode != modeFixed || seed.OutputDist != outputFixed {
 		t.Errorf("seed-article E2E = %v mode %s dist %s, want 5.25s fixed fixed", e2e, seed.Mode, seed.OutputDist)
 	}
 	if _, err := Profile("nope"); err == nil {
@@ -46,7 +46,7 @@ func TestResolveOverlay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Mode != ModeFixed || c.ITL != 7*time.Millisecond || c.TTFT != 300*time.Millisecond || c.MaxNumSeqs != 3 || !c.Preemption {
+	if c.Mode != modeFixed || c.ITL != 7*time.Millisecond || c.TTFT != 300*time.Millisecond || c.MaxNumSeqs != 3 || !c.Preemption {
 		t.Errorf("overlay wrong: %+v", c)
 	}
 	if c.Faults.StallDuration != defaultStallDuration {
@@ -91,11 +91,11 @@ func TestValidateReportsAll(t *testing.T) {
 // only); fixed_slots limits fixed mode only; both show in the banner, and the ground-truth
 // helpers follow the slots (4 slots, 100 ms + 31 × 20 ms = 0.72 s: 5.56 requests/s).
 func TestComputeAndFixedSlotsConfig(t *testing.T) {
-	spin, err := Resolve(Config{Compute: ComputeSpin, MaxNumSeqs: 4})
-	if err != nil || spin.Compute != ComputeSpin || !strings.Contains(spin.String(), "compute=spin") {
+	spin, err := Resolve(Config{Compute: computeSpin, MaxNumSeqs: 4})
+	if err != nil || spin.Compute != computeSpin || !strings.Contains(spin.String(), "compute=spin") {
 		t.Errorf("spin: %v, %q", err, spin.String())
 	}
-	if demo, _ := Resolve(Config{}); demo.Compute != ComputeSleep {
+	if demo, _ := Resolve(Config{}); demo.Compute != computeSleep {
 		t.Errorf("default compute %q, want sleep", demo.Compute)
 	}
 	fixed, err := Resolve(Config{Profile: ProfileFixed, TTFT: 100 * time.Millisecond, ITL: 20 * time.Millisecond, FixedSlots: 4})
@@ -119,7 +119,7 @@ func TestComputeAndFixedSlotsConfig(t *testing.T) {
 		want string
 	}{
 		{Config{Compute: "fast"}, `sim: compute: "fast" is not sleep or spin`},
-		{Config{Profile: ProfileFixed, Compute: ComputeSpin}, "sim: compute: spin needs batching mode"},
+		{Config{Profile: ProfileFixed, Compute: computeSpin}, "sim: compute: spin needs batching mode"},
 		{Config{Profile: ProfileFixed, FixedSlots: -1}, "sim: fixed_slots: -1 must be ≥ 0"},
 		{Config{FixedSlots: 4}, "sim: fixed_slots: 4 applies to fixed mode only"},
 	} {

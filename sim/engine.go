@@ -210,7 +210,7 @@ func (e *engine) publish() {
 // burns each step on its own OS thread; idle, it blocks either way.
 func (e *engine) run() {
 	wait := e.sleepUntil
-	if e.cfg.Compute == ComputeSpin {
+	if e.cfg.Compute == computeSpin {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		e.spin.open()

@@ -78,7 +78,7 @@ func closedLoop(t testing.TB, cfg Config, c, prompt, out, warm, steps int) loopR
 // S ÷ t(S) beyond, when prefill is negligible; and the queue wait (c − S) ÷ S × N × t(S).
 func TestGroundTruthThroughput(t *testing.T) {
 	cfg := Config{MaxNumSeqs: 8, StepBase: 2 * time.Millisecond, StepPerSeq: 500 * time.Microsecond,
-		PrefillTPS: 1e15, OutputDist: OutputFixed}
+		PrefillTPS: 1e15, OutputDist: outputFixed}
 	rc, _ := Resolve(cfg)
 	const out = 100
 	for _, c := range []int{1, 2, 4, 8, 16, 32} {
@@ -103,7 +103,7 @@ func TestGroundTruthThroughput(t *testing.T) {
 // TestPrefillSlowsSteps checks the prefill term: mean step = t(c) + (c ÷ N) × P ÷ prefill_tps.
 func TestPrefillSlowsSteps(t *testing.T) {
 	cfg := Config{MaxNumSeqs: 8, StepBase: 2 * time.Millisecond, StepPerSeq: 500 * time.Microsecond,
-		PrefillTPS: 100000, OutputDist: OutputFixed}
+		PrefillTPS: 100000, OutputDist: outputFixed}
 	rc, _ := Resolve(cfg)
 	const c, p, out = 4, 1000, 100
 	res := closedLoop(t, cfg, c, p, out, 500, 5000)
@@ -117,7 +117,7 @@ func TestPrefillSlowsSteps(t *testing.T) {
 // overload falls below the best level; without preemption (reservation) it stays flat.
 func TestPreemptionThroughputFalls(t *testing.T) {
 	base := Config{MaxNumSeqs: 32, StepBase: 2 * time.Millisecond, StepPerSeq: 250 * time.Microsecond,
-		PrefillTPS: 4000, OutputDist: OutputFixed, KVCacheTokens: 3000}
+		PrefillTPS: 4000, OutputDist: outputFixed, KVCacheTokens: 3000}
 	// Each request needs at most 50 + 400 = 450 KV tokens, so 6 fit at full length; slow
 	// prefill makes recomputing an evicted request's prompt + generated tokens expensive.
 	const p, out = 50, 400

@@ -111,7 +111,7 @@ func TestStallRate(t *testing.T) {
 // TestQueueLimit429: with one slot and queue_limit_429 = 1, the request that would make the
 // waiting queue longer than 2 is refused with 429.
 func TestQueueLimit429(t *testing.T) {
-	srv, url := newTestServer(t, Config{MaxNumSeqs: 1, StepBase: time.Millisecond, OutputDist: OutputFixed, OutputTokens: 5000,
+	srv, url := newTestServer(t, Config{MaxNumSeqs: 1, StepBase: time.Millisecond, OutputDist: outputFixed, OutputTokens: 5000,
 		Faults: Faults{QueueLimit429: 1}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -142,7 +142,7 @@ func TestQueueLimit429(t *testing.T) {
 // TestDisconnectFreesSlot: a client that leaves mid-stream frees its slot; the next request
 // gets it long before the abandoned one would have finished (5,000 steps).
 func TestDisconnectFreesSlot(t *testing.T) {
-	srv, url := newTestServer(t, Config{MaxNumSeqs: 1, StepBase: time.Millisecond, OutputDist: OutputFixed, OutputTokens: 5000})
+	srv, url := newTestServer(t, Config{MaxNumSeqs: 1, StepBase: time.Millisecond, OutputDist: outputFixed, OutputTokens: 5000})
 	c := newClient(url)
 	ctx, cancel := context.WithCancel(context.Background())
 	req := chatReq(5000, true)

@@ -185,7 +185,7 @@ func TestPrefixHitStepTime(t *testing.T) {
 // prompt and by L.
 func TestPrefixHitTTFT(t *testing.T) {
 	const p, prompt, hit = 10000.0, 2000, 1600
-	srv, url := newTestServer(t, Config{PrefixCaching: true, StepBase: 5 * time.Millisecond, PrefillTPS: p, OutputDist: OutputFixed})
+	srv, url := newTestServer(t, Config{PrefixCaching: true, StepBase: 5 * time.Millisecond, PrefillTPS: p, OutputDist: outputFixed})
 	c := newClient(url)
 	send := func(text string) (time.Duration, int) {
 		req := openai.ChatCompletionRequest{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: text}},
@@ -289,7 +289,7 @@ func TestPrefixChatConversation(t *testing.T) {
 		for _, stream := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/stream=%v", tc.name, stream), func(t *testing.T) {
 				_, url := newTestServer(t, Config{PrefixCaching: true, StepBase: time.Millisecond, ChatTemplateTokens: tmpl,
-					OutputTokens: nout, OutputDist: OutputFixed, ReasoningTokens: tc.reasoning,
+					OutputTokens: nout, OutputDist: outputFixed, ReasoningTokens: tc.reasoning,
 					Faults: Faults{UsagePromptTokens: ptr[int64](3)}})
 				c := newClient(url)
 				u1 := openai.ChatCompletionMessage{Role: "user", Content: words("u", 0, nu1)}
@@ -297,9 +297,9 @@ func TestPrefixChatConversation(t *testing.T) {
 				if cached(u) != 0 || u.PromptTokens != 3 {
 					t.Errorf("first turn usage %+v, want cached 0 and the lie 3", u)
 				}
-				if CountTokens(reasoning) != tc.reasoning || CountTokens(content) != nout-tc.reasoning {
+				if countTokens(reasoning) != tc.reasoning || countTokens(content) != nout-tc.reasoning {
 					t.Errorf("first turn: %d reasoning and %d content tokens, want %d and %d",
-						CountTokens(reasoning), CountTokens(content), tc.reasoning, nout-tc.reasoning)
+						countTokens(reasoning), countTokens(content), tc.reasoning, nout-tc.reasoning)
 				}
 				a1 := openai.ChatCompletionMessage{Role: "assistant", Content: content}
 				if tc.keep {
@@ -433,7 +433,7 @@ func TestPrefixPreemptionLooksUpAgain(t *testing.T) {
 func TestLongChatHistory(t *testing.T) {
 	const msgs, per, tmpl = 400, 100, 5
 	srv, url := newTestServer(t, Config{PrefixCaching: true, StepBase: time.Millisecond, PrefillTPS: 1e8, ChatTemplateTokens: tmpl,
-		KVCacheTokens: 50000, MaxModelLen: 50000, OutputTokens: 8, OutputDist: OutputFixed})
+		KVCacheTokens: 50000, MaxModelLen: 50000, OutputTokens: 8, OutputDist: outputFixed})
 	hist := make([]openai.ChatCompletionMessage, msgs)
 	for i := range hist {
 		hist[i] = openai.ChatCompletionMessage{Role: []string{"user", "assistant"}[i%2], Content: words(fmt.Sprintf("m%c", 'a'+i%26), i*per, per)}

@@ -12,8 +12,8 @@ import (
 const (
 	// OutputGeometric ends a sequence after each token with probability 1/OutputTokens.
 	OutputGeometric = "geometric"
-	// OutputFixed generates exactly OutputTokens tokens.
-	OutputFixed = "fixed"
+	// outputFixed generates exactly OutputTokens tokens.
+	outputFixed = "fixed"
 )
 
 // Profile names (Config.Profile).
@@ -32,8 +32,8 @@ const defaultBlockSize = 16
 // defaultStallDuration is the stall length when stall_rate is set without stall_duration.
 const defaultStallDuration = time.Second
 
-// Profiles lists the preset names accepted by Profile.
-func Profiles() []string {
+// profiles lists the preset names accepted by Profile.
+func profiles() []string {
 	return []string{ProfileDemo, ProfileFixed, ProfileSeedArticle}
 }
 
@@ -42,10 +42,10 @@ func Profiles() []string {
 func demoConfig() Config {
 	return Config{
 		Profile:          ProfileDemo,
-		Mode:             ModeBatching,
+		Mode:             modeBatching,
 		Model:            DefaultModel,
 		MaxNumSeqs:       32,
-		Compute:          ComputeSleep,
+		Compute:          computeSleep,
 		KVCacheTokens:    0,
 		PrefillTPS:       50000,
 		MaxBatchedTokens: 8192,
@@ -56,7 +56,7 @@ func demoConfig() Config {
 		OutputTokens:     128,
 		OutputDist:       OutputGeometric,
 		TokensPerChunk:   1,
-		Tokenizer:        TokenizerWords,
+		Tokenizer:        tokenizerWords,
 		BlockSize:        defaultBlockSize,
 		Seed:             1,
 	}
@@ -78,14 +78,14 @@ func Profile(name string) (Config, error) {
 	case ProfileDemo, "":
 		return c, nil
 	case ProfileFixed, ProfileSeedArticle:
-		c.Profile, c.Mode, c.OutputDist = name, ModeFixed, OutputFixed
+		c.Profile, c.Mode, c.OutputDist = name, modeFixed, outputFixed
 		c.TTFT, c.ITL = 300*time.Millisecond, 20*time.Millisecond
 		if name == ProfileSeedArticle {
 			c.ITL, c.OutputTokens = 50*time.Millisecond, 100
 		}
 		return c, nil
 	}
-	return Config{}, fmt.Errorf("sim: unknown profile %q (want one of %s)", name, strings.Join(Profiles(), ", "))
+	return Config{}, fmt.Errorf("sim: unknown profile %q (want one of %s)", name, strings.Join(profiles(), ", "))
 }
 
 // Resolve returns the configuration the engine runs: the preset named by c.Profile (demo when
@@ -188,10 +188,10 @@ func (c Config) Validate() error {
 	switch c.Profile {
 	case "", ProfileDemo, ProfileFixed, ProfileSeedArticle:
 	default:
-		bad("profile", "unknown profile %q (want one of %s)", c.Profile, strings.Join(Profiles(), ", "))
+		bad("profile", "unknown profile %q (want one of %s)", c.Profile, strings.Join(profiles(), ", "))
 	}
 	switch c.Mode {
-	case ModeBatching, ModeFixed:
+	case modeBatching, modeFixed:
 	default:
 		bad("mode", "%q is not batching or fixed", c.Mode)
 	}
@@ -200,9 +200,9 @@ func (c Config) Validate() error {
 	}
 	atLeast1("max_num_seqs", c.MaxNumSeqs)
 	switch c.Compute {
-	case ComputeSleep:
-	case ComputeSpin:
-		if c.Mode == ModeFixed {
+	case computeSleep:
+	case computeSpin:
+		if c.Mode == modeFixed {
 			bad("compute", "spin needs batching mode: fixed mode has no engine steps to burn (its timers stand for a server's own clock)")
 		}
 	default:
@@ -220,27 +220,27 @@ func (c Config) Validate() error {
 	nonNegativeDur("step_base", c.StepBase)
 	nonNegativeDur("step_per_seq", c.StepPerSeq)
 	nonNegativeDur("step_per_kv_token", c.StepPerKVToken)
-	if c.Mode == ModeBatching && c.StepBase+c.StepPerSeq <= 0 {
+	if c.Mode == modeBatching && c.StepBase+c.StepPerSeq <= 0 {
 		bad("step_base", "step_base + step_per_seq must be positive in batching mode")
 	}
 	nonNegativeDur("ttft", c.TTFT)
-	if c.ITL < 0 || (c.Mode == ModeFixed && c.ITL == 0) {
+	if c.ITL < 0 || (c.Mode == modeFixed && c.ITL == 0) {
 		bad("itl", "%v must be positive", c.ITL)
 	}
 	if c.FixedSlots < 0 {
 		bad("fixed_slots", "%d must be ≥ 0 (0 = unlimited)", c.FixedSlots)
-	} else if c.FixedSlots > 0 && c.Mode != ModeFixed {
+	} else if c.FixedSlots > 0 && c.Mode != modeFixed {
 		bad("fixed_slots", "%d applies to fixed mode only: batching mode's slots are max_num_seqs", c.FixedSlots)
 	}
 	atLeast1("output_tokens", c.OutputTokens)
 	switch c.OutputDist {
-	case OutputGeometric, OutputFixed:
+	case OutputGeometric, outputFixed:
 	default:
 		bad("output_dist", "%q is not geometric or fixed", c.OutputDist)
 	}
 	atLeast1("tokens_per_chunk", c.TokensPerChunk)
 	switch c.Tokenizer {
-	case TokenizerWords, TokenizerSubword:
+	case tokenizerWords, TokenizerSubword:
 	default:
 		bad("tokenizer", "%q is not words or subword", c.Tokenizer)
 	}
@@ -281,7 +281,7 @@ func (c Config) IdealTPS(concurrency int) float64 {
 	if concurrency <= 0 {
 		return 0
 	}
-	if c.Mode == ModeFixed {
+	if c.Mode == modeFixed {
 		if c.ITL <= 0 {
 			return 0
 		}
@@ -316,7 +316,7 @@ func (c Config) FixedCapacity(n int) float64 {
 
 // String describes the engine in one line, for logs and the `kneecap sim` banner.
 func (c Config) String() string {
-	if c.Mode == ModeFixed {
+	if c.Mode == modeFixed {
 		slots := "unlimited"
 		if c.FixedSlots > 0 {
 			slots = fmt.Sprint(c.FixedSlots)
@@ -345,7 +345,7 @@ func (c Config) String() string {
 // chat_template_tokens=40 close_after_stream"), or "".
 func (c Config) realString() string {
 	var b strings.Builder
-	if c.Tokenizer != "" && c.Tokenizer != TokenizerWords {
+	if c.Tokenizer != "" && c.Tokenizer != tokenizerWords {
 		fmt.Fprintf(&b, " tokenizer=%s", c.Tokenizer)
 	}
 	if c.ChatTemplateTokens != 0 {
@@ -357,7 +357,7 @@ func (c Config) realString() string {
 	if c.CloseAfterStream {
 		b.WriteString(" close_after_stream")
 	}
-	if c.PrefixCaching && c.Mode == ModeBatching {
+	if c.PrefixCaching && c.Mode == modeBatching {
 		fmt.Fprintf(&b, " prefix_caching(block_size=%d blocks=%d)", c.BlockSize, c.PrefixCacheCapacity())
 	}
 	return b.String()

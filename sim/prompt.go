@@ -46,7 +46,7 @@ func (c *Config) promptIDs(g *genRequest, kind apiKind) ([]int, error) {
 // max_model_len, and in batching mode the KV capacity when smaller; 0 = unlimited.
 func (c *Config) contextLimit() int {
 	limit := c.MaxModelLen
-	if c.Mode == ModeBatching && c.KVCacheTokens > 0 && (limit == 0 || c.KVCacheTokens < limit) {
+	if c.Mode == modeBatching && c.KVCacheTokens > 0 && (limit == 0 || c.KVCacheTokens < limit) {
 		limit = c.KVCacheTokens
 	}
 	return limit

@@ -44,7 +44,7 @@ func readReasoning(t *testing.T, url string, req openai.ChatCompletionRequest) r
 			continue
 		}
 		d := resp.Choices[0].Delta
-		r, a := CountTokens(d.ReasoningContent), CountTokens(d.Content)
+		r, a := countTokens(d.ReasoningContent), countTokens(d.Content)
 		if strings.Contains(d.ReasoningContent, "tok") || strings.Contains(d.Content, "hmm") {
 			t.Errorf("answer and reasoning text mixed up: %+v", d)
 		}

@@ -60,7 +60,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	})
-	if rc.Mode == ModeBatching {
+	if rc.Mode == modeBatching {
 		s.eng = newEngine(rc, s.stop)
 		go func() {
 			defer close(s.engDone)
@@ -84,7 +84,7 @@ func (s *Server) version(w http.ResponseWriter, _ *http.Request) {
 		"chat_template_tokens": s.cfg.ChatTemplateTokens, "tokens_per_chunk": s.cfg.TokensPerChunk,
 		"compute": s.cfg.Compute}
 	switch {
-	case s.cfg.Mode == ModeBatching:
+	case s.cfg.Mode == modeBatching:
 		body["max_num_seqs"] = s.cfg.MaxNumSeqs
 	case s.cfg.FixedSlots > 0:
 		body["max_num_seqs"] = s.cfg.FixedSlots

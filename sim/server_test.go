@@ -92,7 +92,7 @@ func chatStream(ctx context.Context, c *openai.Client, req openai.ChatCompletion
 		}
 		if ch.Delta.Content != "" {
 			tr.chunks = append(tr.chunks, now)
-			tr.tokens += CountTokens(ch.Delta.Content)
+			tr.tokens += countTokens(ch.Delta.Content)
 		}
 		if ch.FinishReason != "" {
 			tr.finish = string(ch.FinishReason)
@@ -151,7 +151,7 @@ func TestCompletionStreamDecodes(t *testing.T) {
 		}
 		for _, c := range resp.Choices {
 			chunks++
-			words += CountTokens(c.Text)
+			words += countTokens(c.Text)
 			if c.FinishReason != "" {
 				finish = c.FinishReason
 			}
@@ -166,7 +166,7 @@ func TestCompletionStreamDecodes(t *testing.T) {
 }
 
 func TestNonStream(t *testing.T) {
-	for _, mode := range []Mode{ModeBatching, ModeFixed} {
+	for _, mode := range []Mode{modeBatching, modeFixed} {
 		_, url := newTestServer(t, Config{Mode: mode, StepBase: time.Millisecond, TTFT: time.Millisecond, ITL: time.Millisecond})
 		c := newClient(url)
 		req := chatReq(4, false)
@@ -175,14 +175,14 @@ func TestNonStream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if CountTokens(resp.Choices[0].Message.Content) != 4 || resp.Usage.CompletionTokens != 4 || resp.Choices[0].FinishReason != "length" {
+		if countTokens(resp.Choices[0].Message.Content) != 4 || resp.Usage.CompletionTokens != 4 || resp.Choices[0].FinishReason != "length" {
 			t.Errorf("%s chat: %+v", mode, resp)
 		}
 		cr, err := c.CreateCompletion(context.Background(), openai.CompletionRequest{Model: DefaultModel, Prompt: "x y", MaxTokens: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if CountTokens(cr.Choices[0].Text) != 3 || cr.Usage.PromptTokens != 2 {
+		if countTokens(cr.Choices[0].Text) != 3 || cr.Usage.PromptTokens != 2 {
 			t.Errorf("%s completion: %+v", mode, cr)
 		}
 	}
@@ -195,9 +195,9 @@ func TestNonStream(t *testing.T) {
 // stale); the batching engine's ordering (publish before a reader can see its last token) is
 // guarded only loosely here: the old window there was microseconds wide.
 func TestStatsCurrentWhenClientDone(t *testing.T) {
-	for _, mode := range []Mode{ModeBatching, ModeFixed} {
+	for _, mode := range []Mode{modeBatching, modeFixed} {
 		srv, url := newTestServer(t, Config{Mode: mode, StepBase: time.Millisecond, TTFT: time.Millisecond, ITL: time.Millisecond,
-			OutputDist: OutputFixed, OutputTokens: 1000})
+			OutputDist: outputFixed, OutputTokens: 1000})
 		c := newClient(url)
 		var want int64
 		for i := range 20 {
@@ -304,7 +304,7 @@ func runStreams(t *testing.T, ctx context.Context, c *openai.Client, n, maxToken
 // the mean inter-chunk gap is t(c) (package doc ground truth).
 func TestBatchingGap(t *testing.T) {
 	cfg := Config{MaxNumSeqs: 8, StepBase: 3 * time.Millisecond, StepPerSeq: 500 * time.Microsecond, PrefillTPS: 1e9,
-		OutputDist: OutputFixed, OutputTokens: 1000} // max_tokens decides every length
+		OutputDist: outputFixed, OutputTokens: 1000} // max_tokens decides every length
 	srv, url := newTestServer(t, cfg)
 	rc := srv.Config()
 	c := newClient(url)
@@ -335,7 +335,7 @@ func TestBatchingGap(t *testing.T) {
 func TestBatchingQueue(t *testing.T) {
 	const s = 4
 	srv, url := newTestServer(t, Config{MaxNumSeqs: s, StepBase: 2 * time.Millisecond, StepPerSeq: 500 * time.Microsecond, PrefillTPS: 1e9,
-		OutputDist: OutputFixed, OutputTokens: 1000})
+		OutputDist: outputFixed, OutputTokens: 1000})
 	c := newClient(url)
 	ctx := context.Background()
 	// nA: the A requests run ~0.5 s, far longer than sending the B requests takes on a loaded

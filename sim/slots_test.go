@@ -54,7 +54,7 @@ func TestFixedSlots(t *testing.T) {
 						tr.first = now
 					}
 					tr.last = now
-					tr.tokens += CountTokens(resp.Choices[0].Delta.Content)
+					tr.tokens += countTokens(resp.Choices[0].Delta.Content)
 				}
 			}
 		})

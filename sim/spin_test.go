@@ -17,8 +17,8 @@ func TestComputeSpin(t *testing.T) {
 	// The acceptance engine of issue 22: t(4) = 8 ms + 4 × 2 ms = 16 ms, 250 tokens/s at c = 4;
 	// its slow steps leave the clients little to do, so that the test measures the engine.
 	const c, out = 4, 10
-	srv, url := newTestServer(t, Config{Compute: ComputeSpin, MaxNumSeqs: c, StepBase: 8 * time.Millisecond,
-		StepPerSeq: 2 * time.Millisecond, PrefillTPS: 1e9, OutputDist: OutputFixed, OutputTokens: 1000})
+	srv, url := newTestServer(t, Config{Compute: computeSpin, MaxNumSeqs: c, StepBase: 8 * time.Millisecond,
+		StepPerSeq: 2 * time.Millisecond, PrefillTPS: 1e9, OutputDist: outputFixed, OutputTokens: 1000})
 	st0, st1, wall := loopWindow(t, srv, url, c, out)
 	spinWall, cpu, queued := st1.SpinWall-st0.SpinWall, st1.SpinCPU-st0.SpinCPU, st1.SpinQueued-st0.SpinQueued
 	tps := float64(st1.GenerationTokens-st0.GenerationTokens) / wall.Seconds()

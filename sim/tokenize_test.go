@@ -58,7 +58,7 @@ func TestSubwordPromptTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cr.Usage.PromptTokens != 9 || CountSubwordTokens(cr.Choices[0].Text) != 4 {
+	if cr.Usage.PromptTokens != 9 || countSubwordTokens(cr.Choices[0].Text) != 4 {
 		t.Errorf("completion usage %+v text %q, want prompt 9 and 4 tokens of text", cr.Usage, cr.Choices[0].Text)
 	}
 
@@ -118,7 +118,7 @@ func TestWordsTokenize(t *testing.T) {
 func TestSubwordLimitsAndKV(t *testing.T) {
 	const kv = 1000
 	srv, url := newTestServer(t, Config{StepBase: 2 * time.Millisecond, Tokenizer: TokenizerSubword, KVCacheTokens: kv,
-		MaxModelLen: 100, OutputDist: OutputFixed, OutputTokens: 1000})
+		MaxModelLen: 100, OutputDist: outputFixed, OutputTokens: 1000})
 	prompt := strings.Repeat("abcdefgh ", 30) // 30 words, 60 tokens
 	for _, tc := range []struct {
 		maxTokens, want int
@@ -151,7 +151,7 @@ func TestSubwordLimitsAndKV(t *testing.T) {
 // ⌈60 ÷ 10⌉ = 6 under the subword rule (the step that completes prefill yields the only token).
 func TestSubwordPrefill(t *testing.T) {
 	prompt := strings.Repeat("abcdefgh ", 30)
-	for tk, want := range map[Tokenizer]int64{TokenizerWords: 3, TokenizerSubword: 6} {
+	for tk, want := range map[Tokenizer]int64{tokenizerWords: 3, TokenizerSubword: 6} {
 		srv, url := newTestServer(t, Config{StepBase: time.Millisecond, Tokenizer: tk, MaxBatchedTokens: 10})
 		if code, b := rawPost(t, url, "/v1/completions", fmt.Sprintf(`{"prompt":%q,"max_tokens":1}`, prompt)); code != 200 {
 			t.Fatalf("%s: %d %s", tk, code, b)

@@ -11,8 +11,8 @@ import (
 type Tokenizer string
 
 const (
-	// TokenizerWords counts one token per whitespace-separated word (CountTokens).
-	TokenizerWords Tokenizer = "words"
+	// tokenizerWords counts one token per whitespace-separated word (CountTokens).
+	tokenizerWords Tokenizer = "words"
 	// TokenizerSubword counts ⌈n ÷ 4⌉ tokens for a whitespace-separated word of n bytes
 	// (CountSubwordTokens), as a sub-word tokenizer splits long words into pieces.
 	TokenizerSubword Tokenizer = "subword"
@@ -21,21 +21,21 @@ const (
 // subwordBytes is the length in bytes of one sub-word piece.
 const subwordBytes = 4
 
-// Tokenizers lists the accepted Tokenizer names.
-func Tokenizers() []Tokenizer { return []Tokenizer{TokenizerWords, TokenizerSubword} }
+// tokenizers lists the accepted Tokenizer names.
+func tokenizers() []Tokenizer { return []Tokenizer{tokenizerWords, TokenizerSubword} }
 
 // Count returns the number of tokens in text under rule t; an unknown or empty rule counts as
-// TokenizerWords.
+// tokenizerWords.
 func (t Tokenizer) Count(text string) int {
 	if t == TokenizerSubword {
-		return CountSubwordTokens(text)
+		return countSubwordTokens(text)
 	}
-	return CountTokens(text)
+	return countTokens(text)
 }
 
-// CountTokens is the simulator's words rule: one token per whitespace-separated word
+// countTokens is the simulator's words rule: one token per whitespace-separated word
 // (strings.Fields), counted without allocating.
-func CountTokens(text string) int {
+func countTokens(text string) int {
 	n := 0
 	inWord := false
 	for _, r := range text {
@@ -51,11 +51,11 @@ func CountTokens(text string) int {
 	return n
 }
 
-// CountSubwordTokens is the simulator's subword rule: a whitespace-separated word
+// countSubwordTokens is the simulator's subword rule: a whitespace-separated word
 // (strings.Fields) of n bytes counts ⌈n ÷ 4⌉ tokens, counted without allocating. kneecap's
 // synthetic pseudo-words of 4–8 bytes count 1 or 2 tokens each; an output token's text "tok "
 // counts 1.
-func CountSubwordTokens(text string) int {
+func countSubwordTokens(text string) int {
 	n := 0
 	eachWord(text, func(w string) { n += (len(w) + subwordBytes - 1) / subwordBytes })
 	return n

@@ -14,7 +14,7 @@ func TestCountTokens(t *testing.T) {
 	}{
 		{"", 0}, {"   ", 0}, {"hello", 1}, {" hello  world\n", 2}, {"a\u00a0b\u3000c", 3}, {"tok tok tok ", 3},
 	} {
-		if got := CountTokens(tc.in); got != tc.want {
+		if got := countTokens(tc.in); got != tc.want {
 			t.Errorf("CountTokens(%q) = %d, want %d", tc.in, got, tc.want)
 		}
 	}
@@ -29,13 +29,13 @@ func TestCountSubwordTokens(t *testing.T) {
 		{"", 0}, {"  \n", 0}, {"a", 1}, {"abcd", 1}, {"abcde", 2}, {"abcdefgh", 2}, {"abcdefghi", 3},
 		{"tok tok tok ", 3}, {"hmm ", 1}, {" be  brief\t", 3}, {"é", 1}, {"ééé", 2}, // é is 2 bytes
 	} {
-		if got := CountSubwordTokens(tc.in); got != tc.want {
+		if got := countSubwordTokens(tc.in); got != tc.want {
 			t.Errorf("CountSubwordTokens(%q) = %d, want %d", tc.in, got, tc.want)
 		}
 		if got := TokenizerSubword.Count(tc.in); got != tc.want {
 			t.Errorf("TokenizerSubword.Count(%q) = %d, want %d", tc.in, got, tc.want)
 		}
-		if got, want := TokenizerWords.Count(tc.in), len(strings.Fields(tc.in)); got != want {
+		if got, want := tokenizerWords.Count(tc.in), len(strings.Fields(tc.in)); got != want {
 			t.Errorf("TokenizerWords.Count(%q) = %d, want %d", tc.in, got, want)
 		}
 	}
@@ -50,17 +50,17 @@ func FuzzCountTokens(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		fields := strings.Fields(s)
-		if got, want := CountTokens(s), len(fields); got != want {
+		if got, want := countTokens(s), len(fields); got != want {
 			t.Fatalf("CountTokens(%q) = %d, strings.Fields gives %d", s, got, want)
 		}
 		want := 0
 		for _, w := range fields {
 			want += (len(w) + 3) / 4
 		}
-		if got := CountSubwordTokens(s); got != want {
+		if got := countSubwordTokens(s); got != want {
 			t.Fatalf("CountSubwordTokens(%q) = %d, Σ ⌈len ÷ 4⌉ over strings.Fields gives %d", s, got, want)
 		}
-		for _, tk := range Tokenizers() {
+		for _, tk := range tokenizers() {
 			ids := tk.appendIDs(nil, s)
 			if len(ids) != tk.Count(s) {
 				t.Fatalf("%s: %d ids for %d tokens of %q", tk, len(ids), tk.Count(s), s)
@@ -99,7 +99,7 @@ func TestGeometricLength(t *testing.T) {
 	if outputLength(OutputGeometric, mean, 1, 7) != outputLength(OutputGeometric, mean, 1, 7) {
 		t.Error("draw not deterministic")
 	}
-	if outputLength(OutputFixed, 100, 1, 3) != 100 {
+	if outputLength(outputFixed, 100, 1, 3) != 100 {
 		t.Error("fixed distribution is not fixed")
 	}
 }
@@ -118,7 +118,7 @@ func FuzzPromptCount(f *testing.F) {
 			return
 		}
 		g := genRequest{Messages: tr.Messages, Prompt: tr.Prompt}
-		for _, tk := range Tokenizers() {
+		for _, tk := range tokenizers() {
 			for _, kind := range []apiKind{apiChat, apiCompletions} {
 				c := Config{Tokenizer: tk, ChatTemplateTokens: 3}
 				n, errN := c.promptTokens(&g, kind)

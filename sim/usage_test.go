@@ -62,7 +62,7 @@ func TestUsageFaults(t *testing.T) {
 				if err := json.Unmarshal(b, &ans); err != nil || code != 200 || len(ans.Choices) != 1 {
 					t.Fatalf("%s: %d %v %s", path, code, err, b)
 				}
-				if got := CountTokens(ans.Choices[0].Text + ans.Choices[0].Message.Content); got != out {
+				if got := countTokens(ans.Choices[0].Text + ans.Choices[0].Message.Content); got != out {
 					t.Errorf("%s: content %d tokens, want the true %d", path, got, out)
 				}
 				want := &usageOut{PromptTokens: tc.wantPrompt, CompletionTokens: tc.wantCo, TotalTokens: tc.wantPrompt + tc.wantCo}
@@ -107,7 +107,7 @@ func TestUsageFaultsConfig(t *testing.T) {
 // TestMinTokens: min_tokens raises a shorter natural length (finish "stop"), is capped by
 // max_tokens (finish "length"), and a negative one is a 400.
 func TestMinTokens(t *testing.T) {
-	_, url := newTestServer(t, Config{StepBase: time.Millisecond, OutputDist: OutputFixed, OutputTokens: 5})
+	_, url := newTestServer(t, Config{StepBase: time.Millisecond, OutputDist: outputFixed, OutputTokens: 5})
 	for _, tc := range []struct {
 		body, finish string
 		want         int64
@@ -129,8 +129,8 @@ func TestMinTokens(t *testing.T) {
 		if err := json.Unmarshal(b, &ans); err != nil || code != 200 || len(ans.Choices) != 1 {
 			t.Fatalf("%s: %d %v %s", tc.body, code, err, b)
 		}
-		if c := ans.Choices[0]; ans.Usage.CompletionTokens != tc.want || int64(CountTokens(c.Text)) != tc.want || c.FinishReason != tc.finish {
-			t.Errorf("%s: %d tokens (text %d) finish %q; want %d, %q", tc.body, ans.Usage.CompletionTokens, CountTokens(c.Text), c.FinishReason, tc.want, tc.finish)
+		if c := ans.Choices[0]; ans.Usage.CompletionTokens != tc.want || int64(countTokens(c.Text)) != tc.want || c.FinishReason != tc.finish {
+			t.Errorf("%s: %d tokens (text %d) finish %q; want %d, %q", tc.body, ans.Usage.CompletionTokens, countTokens(c.Text), c.FinishReason, tc.want, tc.finish)
 		}
 	}
 	if code, _ := rawPost(t, url, "/v1/completions", `{"prompt":"a","min_tokens":-1}`); code != 400 {

@@ -89,9 +89,9 @@ func csvLengths() []csvScalar {
 func WriteCSV(w io.Writer, levels []analysis.Level) error {
 	cw := csv.NewWriter(w)
 	rate := analysis.ModeOf(levels).IsRate()
-	header := CSVColumns()
+	header := csvColumns()
 	if rate {
-		header = RateCSVColumns()
+		header = rateCSVColumns()
 	}
 	if err := cw.Write(header); err != nil {
 		return fmt.Errorf("write csv: %w", err)
@@ -214,7 +214,7 @@ func readCSVHeader(cr *csv.Reader, name string) (*csvHeader, error) {
 	}
 	line, _ := cr.FieldPos(0)
 	known := map[string]bool{}
-	for _, c := range append(CSVColumns(), rateOnlyColumns()...) {
+	for _, c := range append(csvColumns(), rateOnlyColumns()...) {
 		known[c] = true
 	}
 	h := &csvHeader{name: name, line: line, cols: make([]string, len(header)), seen: map[string]bool{},
@@ -222,7 +222,7 @@ func readCSVHeader(cr *csv.Reader, name string) (*csvHeader, error) {
 	for i, c := range header {
 		c = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(c, "\ufeff")))
 		if !known[c] {
-			return nil, fmt.Errorf("%s:%d: column %q: unknown column (known: %s)", name, line, c, strings.Join(CSVColumns(), ", "))
+			return nil, fmt.Errorf("%s:%d: column %q: unknown column (known: %s)", name, line, c, strings.Join(csvColumns(), ", "))
 		}
 		if h.seen[c] {
 			return nil, fmt.Errorf("%s:%d: column %q: repeated", name, line, c)

@@ -35,13 +35,13 @@ func rateOnlyColumns() []string {
 	return append(cols, rateLateColumns...)
 }
 
-// RateCSVColumns returns the columns WriteCSV writes for arrival-rate levels, in order:
+// rateCSVColumns returns the columns WriteCSV writes for arrival-rate levels, in order:
 // rate_rps (the offered rate, requests/s) in place of concurrency, the other columns of
-// CSVColumns before the prefix-cache ones, then achieved_rps, sustainable, backlog_growth_rps
+// csvColumns before the prefix-cache ones, then achieved_rps, sustainable, backlog_growth_rps
 // and the schedule_lag_*, ttft_scheduled_* and e2e_scheduled_* statistics in ms
 // (analysis.RateLevel), then the prefix-cache columns, then realized_rps (the window's
 // arrivals ÷ its length), then imprecise and latency_rising. ReadCSV accepts any subset that includes rate_rps and output_tps.
-func RateCSVColumns() []string {
+func rateCSVColumns() []string {
 	rate := rateOnlyColumns()
 	early := rate[:len(rate)-len(rateLateColumns)]
 	return slices.Concat(early[:1], baseColumns()[1:], early[1:], prefixColumns, rateLateColumns, verdictColumns)
@@ -164,10 +164,10 @@ func (h *csvHeader) rateCell(lv *analysis.Level, col, cell string, fail func(str
 	return true, nil
 }
 
-// LevelKey names a level of a level-summary table by the column that identifies it:
+// levelKey names a level of a level-summary table by the column that identifies it:
 // "concurrency 8", or "rate_rps 2.5" for an arrival-rate level (for checks across rows, such
 // as two rows of one level).
-func LevelKey(l *analysis.Level) string {
+func levelKey(l *analysis.Level) string {
 	if l.RateLevel != nil {
 		return "rate_rps " + strconv.FormatFloat(float64(l.OfferedRPS), 'g', -1, 64)
 	}
@@ -227,9 +227,9 @@ func verdictCells(l *analysis.Level) []string {
 	return []string{strconv.FormatBool(l.Imprecise), strconv.FormatBool(l.LatencyRising)}
 }
 
-// CSVColumns returns the columns WriteCSV writes, in order. ReadCSV accepts any subset that
+// csvColumns returns the columns WriteCSV writes, in order. ReadCSV accepts any subset that
 // includes concurrency and output_tps.
-func CSVColumns() []string {
+func csvColumns() []string {
 	return slices.Concat(baseColumns(), prefixColumns, verdictColumns)
 }
 

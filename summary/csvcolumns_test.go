@@ -49,7 +49,7 @@ func TestRateCSVRoundTrip(t *testing.T) {
 	}
 	header, _, _ := strings.Cut(buf.String(), "\n")
 	if !strings.HasPrefix(header, "rate_rps,output_tps,") || strings.Contains(","+header+",", ",concurrency,") ||
-		!strings.HasSuffix(header, "e2e_scheduled_p99_ms,prefix_cache_hit_rate,prefix_cache_source,realized_rps,imprecise,latency_rising") || header != strings.Join(RateCSVColumns(), ",") {
+		!strings.HasSuffix(header, "e2e_scheduled_p99_ms,prefix_cache_hit_rate,prefix_cache_source,realized_rps,imprecise,latency_rising") || header != strings.Join(rateCSVColumns(), ",") {
 		t.Errorf("header %q", header)
 	}
 	out, err := ReadCSV(bytes.NewReader(buf.Bytes()), "rates.csv")
@@ -127,7 +127,7 @@ func TestLevelKey(t *testing.T) {
 	c, r := newLevel(), newLevel()
 	c.Concurrency = 8
 	r.RateLevel = analysis.NewRateLevel(2.5)
-	if LevelKey(&c) != "concurrency 8" || LevelKey(&r) != "rate_rps 2.5" {
-		t.Errorf("keys %q, %q", LevelKey(&c), LevelKey(&r))
+	if levelKey(&c) != "concurrency 8" || levelKey(&r) != "rate_rps 2.5" {
+		t.Errorf("keys %q, %q", levelKey(&c), levelKey(&r))
 	}
 }

@@ -17,14 +17,14 @@ const CSVFile = "summary.csv"
 type Kind int
 
 const (
-	// ResultsDir is a results directory with its records (records.jsonl), or one that
+	// resultsDir is a results directory with its records (records.jsonl), or one that
 	// measured no level: its levels are summarized from the records.
-	ResultsDir Kind = iota + 1
+	resultsDir Kind = iota + 1
 	// ResultsSummary is a results directory without records.jsonl (examples/sample-run, or a
 	// run whose records were deleted): its levels are read from its summary.csv.
 	ResultsSummary
-	// VLLMBench is a directory of vLLM bench serve result JSON files (ReadVLLMBench).
-	VLLMBench
+	// vllmBench is a directory of vLLM bench serve result JSON files (ReadVLLMBench).
+	vllmBench
 	// CSV is a level-summary CSV file (ReadCSV).
 	CSV
 )
@@ -64,7 +64,7 @@ type Input struct {
 // InPlace reports whether the analysis of the input may be written into Path itself: only
 // for a results directory with its records, whose analysis.json and summary.csv are
 // recomputed from them.
-func (in *Input) InPlace() bool { return in.Kind == ResultsDir }
+func (in *Input) InPlace() bool { return in.Kind == resultsDir }
 
 // Levels returns the level summaries under opts. A results directory's records are
 // summarized with opts (analysis.Summarize: the SLOs decide goodput, the maximum error rate
@@ -119,11 +119,11 @@ func Load(path string, inPlace bool) (*Input, error) {
 	case st.IsDir() && isResultsDir(path):
 		return loadResultsDir(path, inPlace)
 	case st.IsDir():
-		levels, meta, warnings, err := ReadVLLMBench(path)
+		levels, meta, warnings, err := readVLLMBench(path)
 		if err != nil {
 			return nil, fmt.Errorf("%s is neither a results directory (no levels.json) nor vLLM bench results: %w", path, err)
 		}
-		return &Input{Kind: VLLMBench, Path: path, Meta: meta, Options: analysis.DefaultOptions(), Warnings: warnings, levels: levels}, nil
+		return &Input{Kind: vllmBench, Path: path, Meta: meta, Options: analysis.DefaultOptions(), Warnings: warnings, levels: levels}, nil
 	default:
 		levels, err := readCSVFile(path)
 		if err != nil {

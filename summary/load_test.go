@@ -47,7 +47,7 @@ func TestLoadVLLM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.Kind != VLLMBench || in.InPlace() || in.Meta.Model != "meta-llama/Llama-3.1-8B-Instruct" || len(in.Levels(in.Options)) != 6 {
+	if in.Kind != vllmBench || in.InPlace() || in.Meta.Model != "meta-llama/Llama-3.1-8B-Instruct" || len(in.Levels(in.Options)) != 6 {
 		t.Errorf("kind %v, in place %v, meta %+v", in.Kind, in.InPlace(), in.Meta)
 	}
 	empty := t.TempDir()

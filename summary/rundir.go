@@ -88,7 +88,7 @@ func FromResults(res *rundir.Run) *Input {
 	}
 	return &Input{
 		Warnings: warnings,
-		Kind:     ResultsDir,
+		Kind:     resultsDir,
 		Path:     res.Dir,
 		Meta:     runMeta(res),
 		Options:  res.Config.AnalysisOptions(),

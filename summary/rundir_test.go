@@ -86,7 +86,7 @@ func TestLoadResultsDir(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if in.Kind != ResultsDir || !in.InPlace() || in.Path != dir {
+		if in.Kind != resultsDir || !in.InPlace() || in.Path != dir {
 			t.Errorf("kind %v, in place %v, path %s; want ResultsDir, in place, %s", in.Kind, in.InPlace(), in.Path, dir)
 		}
 		if m := in.Meta; m.Name != "ground-truth" || m.Model != "sim" || m.Source != dir || m.Date != "2026-01-02T03:04:05Z" ||
@@ -185,7 +185,7 @@ func TestLoadResultsSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.Kind != ResultsDir || !in.InPlace() || len(in.Levels(in.Options)) != 0 {
+	if in.Kind != resultsDir || !in.InPlace() || len(in.Levels(in.Options)) != 0 {
 		t.Errorf("no levels: kind %v, in place %v", in.Kind, in.InPlace())
 	}
 }

@@ -18,7 +18,7 @@ import (
 // maxVLLMFile bounds one vLLM result file (detailed results with per-request lists included).
 const maxVLLMFile = 256 << 20
 
-// ReadVLLMBench reads a directory of vLLM `vllm bench serve` (benchmarks/benchmark_serving.py)
+// readVLLMBench reads a directory of vLLM `vllm bench serve` (benchmarks/benchmark_serving.py)
 // result JSON files (--save-result), one per --max-concurrency, into levels sorted by
 // concurrency. Keys used: max_concurrency; completed, failed (or the errors list),
 // num_prompts; duration; request_throughput; output_throughput; total_input_tokens; and for
@@ -38,7 +38,7 @@ const maxVLLMFile = 256 << 20
 // a warning naming it among the returned warnings. A result file without max_concurrency
 // (unlimited), two files with the same one, or a directory with no result file is an error
 // naming the file.
-func ReadVLLMBench(dir string) ([]analysis.Level, analysis.Meta, []string, error) {
+func readVLLMBench(dir string) ([]analysis.Level, analysis.Meta, []string, error) {
 	meta := analysis.Meta{Source: "vLLM bench serve: " + dir}
 	entries, err := os.ReadDir(dir)
 	if err != nil {

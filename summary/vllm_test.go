@@ -17,7 +17,7 @@ import (
 // ttft,tpot,itl,e2el and --metric-percentiles 95,99) generated from the simulator's ground
 // truth with S = 8; the 32-user file lists one failed request in "errors".
 func TestReadVLLMBench(t *testing.T) {
-	levels, meta, _, err := ReadVLLMBench(filepath.Join("testdata", "vllm"))
+	levels, meta, _, err := readVLLMBench(filepath.Join("testdata", "vllm"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,29 +42,29 @@ func TestReadVLLMBench(t *testing.T) {
 
 func TestReadVLLMBenchErrors(t *testing.T) {
 	dir := t.TempDir()
-	if _, _, _, err := ReadVLLMBench(dir); err == nil || !strings.Contains(err.Error(), "no vLLM result") {
+	if _, _, _, err := readVLLMBench(dir); err == nil || !strings.Contains(err.Error(), "no vLLM result") {
 		t.Errorf("empty dir: %v", err)
 	}
 	bad := filepath.Join(dir, "a.json")
 	os.WriteFile(bad, []byte(`{"max_concurrency": null, "output_throughput": 3}`), 0o644)
-	if _, _, _, err := ReadVLLMBench(dir); err == nil || !strings.Contains(err.Error(), "a.json") || !strings.Contains(err.Error(), "max_concurrency") {
+	if _, _, _, err := readVLLMBench(dir); err == nil || !strings.Contains(err.Error(), "a.json") || !strings.Contains(err.Error(), "max_concurrency") {
 		t.Errorf("null max_concurrency: %v", err)
 	}
 	os.WriteFile(bad, []byte(`{"max_concurrency": 4}`), 0o644)
-	if _, _, _, err := ReadVLLMBench(dir); err == nil || !strings.Contains(err.Error(), "output_throughput") {
+	if _, _, _, err := readVLLMBench(dir); err == nil || !strings.Contains(err.Error(), "output_throughput") {
 		t.Errorf("no output_throughput: %v", err)
 	}
 	os.WriteFile(bad, []byte(`{"max_concurrency": 4, "output_throughput": 3}`), 0o644)
 	os.WriteFile(filepath.Join(dir, "b.json"), []byte(`{"max_concurrency": 4, "output_throughput": 3}`), 0o644)
-	if _, _, _, err := ReadVLLMBench(dir); err == nil || !strings.Contains(err.Error(), "already") {
+	if _, _, _, err := readVLLMBench(dir); err == nil || !strings.Contains(err.Error(), "already") {
 		t.Errorf("duplicate: %v", err)
 	}
 	os.WriteFile(filepath.Join(dir, "b.json"), []byte(`{not json`), 0o644)
 	os.Remove(bad)
-	if _, _, _, err := ReadVLLMBench(dir); err == nil || !strings.Contains(err.Error(), "no vLLM result") || !strings.Contains(err.Error(), "skipped 1") {
+	if _, _, _, err := readVLLMBench(dir); err == nil || !strings.Contains(err.Error(), "no vLLM result") || !strings.Contains(err.Error(), "skipped 1") {
 		t.Errorf("only a stray file: %v", err)
 	}
-	if _, _, _, err := ReadVLLMBench(filepath.Join(dir, "missing")); err == nil {
+	if _, _, _, err := readVLLMBench(filepath.Join(dir, "missing")); err == nil {
 		t.Error("missing dir: no error")
 	}
 }
@@ -87,7 +87,7 @@ func TestReadVLLMBenchPerRequest(t *testing.T) {
 		"itls": [[0.005, 0.005], [0.005, 0.005], [0.010, 0.010], [0.005, 0.005], [0.005, 0.005], []],
 		"output_lens": [3, 3, 3, 3, 3, 0],
 		"errors": ["", "", "", "", "", "connection reset"]}`)
-	levels, _, _, err := ReadVLLMBench(dir)
+	levels, _, _, err := readVLLMBench(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestReadVLLMBenchPerRequest(t *testing.T) {
 
 	// Lists whose lengths disagree are ignored, with a note; the aggregates stand.
 	write(head + `"ttfts": [0.010, 0.020], "itls": [[0.005]], "output_lens": [2, 2]}`)
-	if levels, _, _, err = ReadVLLMBench(dir); err != nil {
+	if levels, _, _, err = readVLLMBench(dir); err != nil {
 		t.Fatal(err)
 	}
 	l = levels[0]
