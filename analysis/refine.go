@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-
-	"github.com/kneecap/kneecap/record"
 )
 
 // RefineTolerance is how close (relatively) a measured level must be to an answer for the
@@ -92,24 +90,6 @@ func refinePoint(v float64, lo, hi int) (int, bool) {
 	}
 	n = min(max(n, lo+1), hi-1)
 	return n, lo < n && n < hi
-}
-
-// RefineRate chooses the next rate level an arrival-rate sweep adds after its planned ones
-// (sweep.refine); it implements sweep.RateRefiner as Refine does sweep.Refiner: it returns
-// the offered rate (requests/s) and why, 0 and "" when every answer lies close enough to a
-// level run, or 0 and the reason when an added level broke the error-rate or stop_ttft rule.
-func (r Refiner) RefineRate(levels []record.Level) (float64, string) {
-	if why := r.addedBreach(levels); why != "" {
-		return 0, why
-	}
-	attempted := make([]float64, 0, len(levels))
-	for _, l := range levels {
-		if l.Run.OfferedRPS > 0 {
-			attempted = append(attempted, l.Run.OfferedRPS)
-		}
-	}
-	res := Analyze(Summarize(levels, r.opts), Meta{}, r.opts)
-	return RateRefinement(&res, attempted)
 }
 
 // RateRefinement is Refinement on the rate axis: the answers of an arrival-rate run read

@@ -50,7 +50,7 @@ func (p *Plan) validateRates() []error {
 		if p.Trace != nil {
 			errs = append(errs, errors.New("trace: a trace replay is a rate sweep: it needs Rates (its time scales × the trace's mean rate)"))
 		}
-		return errs // Arrival and RateRefiner are not used on a concurrency sweep
+		return errs // Arrival is not used on a concurrency sweep
 	}
 	if err := p.Arrival.Validate(); err != nil {
 		errs = append(errs, err)

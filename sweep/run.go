@@ -261,25 +261,21 @@ type controller struct {
 // refining reports whether the sweep adds levels after its planned ones.
 func (r *controller) refining() bool {
 	p := r.plan
-	has := p.Refiner != nil
-	if len(p.Rates) > 0 {
-		has = p.RateRefiner != nil
-	}
-	return has && p.Refine > 0 && p.Schedule == nil
+	return p.Refiner != nil && p.Refine > 0 && p.Schedule == nil
 }
 
 // refine asks the plan's refiner for the next added level: its concurrency (a rate level's
 // cap) and offered rate (0 on a concurrency sweep), c ≤ 0 to stop adding, and why.
 func (r *controller) refine() (c int, rps float64, why string) {
 	p := r.plan
-	if len(p.Rates) == 0 {
-		c, why = p.Refiner.Refine(r.levels)
-		return c, 0, why
-	}
-	if rps, why = p.RateRefiner.RefineRate(r.levels); !positive(rps) {
+	x, why := p.Refiner.Refine(r.levels)
+	switch {
+	case !positive(x):
 		return 0, 0, why
+	case len(p.Rates) == 0:
+		return int(x), 0, why
 	}
-	return p.rateCap(), rps, why
+	return p.rateCap(), x, why
 }
 
 // planned runs the planned levels until the Judge stops them (or an interrupt, the budget or

@@ -274,14 +274,17 @@ type announcingRefiner struct {
 }
 
 // Refine implements sweep.Refiner.
-func (r announcingRefiner) Refine(levels []record.Level) (int, string) {
-	c, why := r.Refiner.Refine(levels)
-	if c <= 0 && why != "" {
+func (r announcingRefiner) Refine(levels []record.Level) (float64, string) {
+	x, why := r.Refiner.Refine(levels)
+	switch {
+	case x <= 0 && why != "":
 		r.prog.stopAdding(why)
-	} else {
-		r.prog.adding(c, why)
+	case r.prog.proto.RateMode():
+		r.prog.addingRate(x, why)
+	default:
+		r.prog.adding(int(x), why)
 	}
-	return c, why
+	return x, why
 }
 
 // extendedNote says why a level's window ran well past the configured duration (more than

@@ -187,7 +187,7 @@ func (s *sweepPrep) ratePlan(plan *sweep.Plan, prog *progress) {
 		plan.Protocol.Stop.Budget = max(b-s.probeElapsed, time.Nanosecond)
 	}
 	if cfg.Sweep.Refine > 0 {
-		plan.RateRefiner = announcingRateRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), prog}
+		plan.Refiner = announcingRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), prog}
 		plan.Refine = cfg.Sweep.Refine
 	}
 }
@@ -210,22 +210,4 @@ func (s *sweepPrep) levelName(i int) string {
 		return strconv.FormatFloat(s.rates[i], 'g', -1, 64) + " requests/s"
 	}
 	return "concurrency " + strconv.Itoa(s.levels[i])
-}
-
-// announcingRateRefiner is the rate sweep's refiner (analysis.Refiner.RefineRate) that says on
-// the console which rate it adds and why, or why it adds none.
-type announcingRateRefiner struct {
-	sweep.RateRefiner
-	prog *progress
-}
-
-// RefineRate implements sweep.RateRefiner.
-func (r announcingRateRefiner) RefineRate(levels []record.Level) (float64, string) {
-	rps, why := r.RateRefiner.RefineRate(levels)
-	if rps <= 0 && why != "" {
-		r.prog.stopAdding(why)
-	} else {
-		r.prog.addingRate(rps, why)
-	}
-	return rps, why
 }

@@ -147,7 +147,7 @@ func TestRefinerStopsOnFailedAddedLevel(t *testing.T) {
 	r1, c1 := level(1, 4, "test", record.StatusError)
 	c, why := r.Refine([]record.Level{{Run: r0, Records: c0}, {Run: r1, Records: c1}})
 	if c != 0 || !strings.Contains(why, "added level concurrency 4 had error rate 100.0%, above max_error_rate 5.0%") {
-		t.Errorf("Refine = %d, %q; want 0 and the error-rate rule", c, why)
+		t.Errorf("Refine = %g, %q; want 0 and the error-rate rule", c, why)
 	}
 	if !strings.Contains(buf.String(), "kneecap: no more levels added: added level concurrency 4") {
 		t.Errorf("progress output %q", buf.String())
@@ -155,6 +155,6 @@ func TestRefinerStopsOnFailedAddedLevel(t *testing.T) {
 	// The same failure on a planned level: the refiner analyzes (no valid level: no answer,
 	// nothing to add) but gives no reason to stop.
 	if c, why := r.Refine([]record.Level{{Run: r0, Records: c0}}); c != 0 || why != "" {
-		t.Errorf("planned failure: Refine = %d, %q; want 0 and no reason", c, why)
+		t.Errorf("planned failure: Refine = %g, %q; want 0 and no reason", c, why)
 	}
 }
