@@ -22,7 +22,7 @@ func (l *level) newSchedule() *schedule {
 	if rs.trace != nil {
 		gaps = rs.trace.Gaps(rs.scale)
 	}
-	return &schedule{at: rs.begun, gaps: gaps}
+	return &schedule{at: l.begun, gaps: gaps}
 }
 
 // next returns the next arrival's due time.
@@ -81,8 +81,12 @@ func (l *level) realizedGate() func(k int) bool {
 
 // realizedShortNote notes, when a rate level's window ends at w1 with its realised rate
 // still not RealizedWithin the offered (it reached max_duration first), that it
-// did; the analysis says by how much (DESIGN §4.15).
+// did; the analysis says by how much (DESIGN §4.15). A level without a realizedGate (a closed
+// loop's, a trace replay's) gets none.
 func (l *level) realizedShortNote(w1 int64) {
+	if l.rate == nil {
+		return
+	}
 	c := l.rate.count
 	if c == nil || w1 <= c.w0 {
 		return

@@ -14,8 +14,8 @@ import (
 // timer: lateness never accumulates), takes a free slot of the c = max_concurrency slots (a
 // buffered channel of slot ids; FIFO when full, the arrivals behind keeping their scheduled
 // times: no coordinated omission) and starts the request on its own goroutine, which records
-// into its slot's mailbox as a closed-loop worker does into its own. The controller (runner.go)
-// is the closed loop's: collect, horizon, window, drain.
+// into its slot's mailbox as a closed-loop worker does into its own. The level's lifecycle
+// (runner.go) is the closed loop's: collect, horizon, window, drain.
 
 // rateSilentArrivals is how many of a rate level's first arrivals must all time out, none of
 // the level's requests answered, for the server to be declared silent (dead.go); fewer when
@@ -32,7 +32,6 @@ type rateState struct {
 	trace *workload.Trace
 	scale float64
 	slots chan int
-	begun time.Time // the level's start: t_0 of the schedule (clk.unix(begun) = start)
 
 	arrivals int           // scheduled so far (sent or cancelled)
 	waited   int           // arrivals that found every slot taken
@@ -46,19 +45,16 @@ type rateState struct {
 	count *arrivalCount
 }
 
-// initRate makes l an arrival-rate level offering rps requests/s with c slots.
-func (l *level) initRate(p *Plan, rps float64) {
-	l.rate = &rateState{rps: rps, arrival: p.Arrival, slots: make(chan int, l.c)}
+// initRate makes l an arrival-rate level offering rps requests/s, arrival's gaps apart, with
+// c slots.
+func (l *level) initRate(arrival Arrival, rps float64) {
+	l.rate = &rateState{rps: rps, arrival: arrival, slots: make(chan int, l.c)}
 	for s := range l.c {
 		l.rate.slots <- s
 	}
 	l.warmNeed = 1
 	l.silentN = int64(min(l.c, rateSilentArrivals))
 	l.run.OfferedRPS = rps
-	if p.Trace != nil {
-		l.rate.trace, l.rate.scale = p.Trace, p.Trace.Scale(rps)
-		l.run.TimeScale = l.rate.scale
-	}
 	// One mailbox more than slots: the dispatcher's, for the arrivals cancelled unsent.
 	l.boxes = append(l.boxes, &mailbox{})
 }
@@ -231,14 +227,8 @@ func (l *level) issue(slot, seq int, at time.Time, wait time.Duration) {
 	default:
 	}
 	sched := l.clk.unix(at)
-	issue := l.clk.now()
-	rec := record.Record{Level: l.index, Concurrency: l.c, Worker: slot, Seq: seq, Sent: issue, Scheduled: sched, SlotWait: wait}
-	box.mu.Lock()
-	box.since = issue
-	box.mu.Unlock()
-	l.inflight.Add(1)
-	l.client.Do(l.reqCtx, &req, &rec)
-	l.inflight.Add(-1)
+	rec := record.Record{Level: l.index, Concurrency: l.c, Worker: slot, Seq: seq, Sent: l.clk.now(), Scheduled: sched, SlotWait: wait}
+	l.do(box, &req, &rec)
 	box.mu.Lock()
 	box.recs = append(box.recs, rec)
 	box.since = 0
