@@ -9,8 +9,8 @@ import (
 // Refiner chooses the levels a sweep adds after its planned ones (sweep.refine), on either load
 // axis; it implements sweep.Refiner. It summarizes and analyzes every level so far as the
 // run's analysis will (without bootstrap intervals, which move no answer) and asks Refinement
-// (RateRefinement) where an answer — the SLO limit, the knee or the capacity, the TTFT
-// blow-up — lies farthest from a measured level.
+// where an answer — the SLO limit, the knee or the capacity, the TTFT blow-up — lies farthest
+// from a measured level.
 type Refiner struct {
 	opts  Options
 	rules StopRules
@@ -22,31 +22,25 @@ func NewRefiner(opts Options, rules record.StopRules) Refiner {
 	return Refiner{opts: opts, rules: StopRules{Rules: rules}}
 }
 
-// Refine returns the x of the next level to add — a concurrency on a closed loop
-// (Refinement), an offered rate in requests/s on an open loop (RateRefinement) — and why, or
-// 0 and "" when every answer lies close enough to a level run; it implements sweep.Refiner.
-// An added level that broke the error-rate or stop_ttft rule stops the adding (0 and the
-// reason): the server changed, or broke, since the planned levels, and more load would only
-// repeat the failure.
+// Refine returns the x of the next level to add — a concurrency on a closed loop, an offered
+// rate in requests/s on an open loop (Refinement) — and why, or 0 and "" when every answer
+// lies close enough to a level run; it implements sweep.Refiner. An added level that broke
+// the error-rate or stop_ttft rule stops the adding (0 and the reason): the server changed,
+// or broke, since the planned levels, and more load would only repeat the failure.
 func (r Refiner) Refine(levels []record.Level) (float64, string) {
 	if why := r.addedBreach(levels); why != "" {
 		return 0, why
 	}
-	var concurrencies []int
-	var rates []float64
+	attempted := make([]float64, len(levels))
 	for i := range levels {
-		if run := &levels[i].Run; run.Mode().IsRate() {
-			rates = append(rates, run.OfferedRPS)
-		} else {
-			concurrencies = append(concurrencies, run.Concurrency)
+		run := &levels[i].Run
+		attempted[i] = float64(run.Concurrency)
+		if run.Mode().IsRate() {
+			attempted[i] = run.OfferedRPS
 		}
 	}
 	res := Analyze(Summarize(levels, r.opts), Meta{}, r.opts)
-	if len(rates) > 0 {
-		return RateRefinement(&res, rates)
-	}
-	c, why := Refinement(&res, concurrencies)
-	return float64(c), why
+	return Refinement(&res, attempted)
 }
 
 // addedBreach returns why adding must stop when the last level is an added one, or a retry run
