@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/workload"
 )
 
 // The arrival-rate (open-loop) level (DESIGN §3.9): one dispatcher goroutine per level draws
@@ -22,16 +21,19 @@ import (
 // the cap is lower.
 const rateSilentArrivals = 4
 
-// rateState is a rate level's part of level: the offered rate, the slots, and the
-// dispatcher's account of the arrivals that had to wait for one. The dispatcher alone writes
-// the account; the controller reads it after every goroutine of the level has returned.
+// rateState is a rate level's part of level: the offered rate, the schedule's gaps, the
+// slots, and the dispatcher's account of the arrivals that had to wait for one. The
+// dispatcher alone writes the account; the controller reads it after every goroutine of the
+// level has returned.
 type rateState struct {
-	rps     float64
-	arrival Arrival
-	// trace and scale: a trace replay's window and time scale (nil: Arrival's gaps).
-	trace *workload.Trace
-	scale float64
-	slots chan int
+	rps float64
+	// gaps returns a new generator of the gaps between the level's arrivals, the same
+	// sequence each time (schedule): the arrival process's at rps, or a trace replay's.
+	gaps func() func() time.Duration
+	// realize says that the window must realise the offered rate (realizedGate): not on a
+	// trace replay, whose window is a whole number of passes of the recorded traffic.
+	realize bool
+	slots   chan int
 
 	arrivals int           // scheduled so far (sent or cancelled)
 	waited   int           // arrivals that found every slot taken
@@ -48,7 +50,9 @@ type rateState struct {
 // initRate makes l an arrival-rate level offering rps requests/s, arrival's gaps apart, with
 // c slots.
 func (l *level) initRate(arrival Arrival, rps float64) {
-	l.rate = &rateState{rps: rps, arrival: arrival, slots: make(chan int, l.c)}
+	index := l.index
+	gaps := func() func() time.Duration { return arrival.Gaps(rps, index) }
+	l.rate = &rateState{rps: rps, gaps: gaps, realize: true, slots: make(chan int, l.c)}
 	for s := range l.c {
 		l.rate.slots <- s
 	}

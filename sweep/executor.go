@@ -203,7 +203,8 @@ func (t traceReplay) newLevel(ctx context.Context, p *Plan, client record.Client
 	if passNote != "" {
 		l.notes = append(l.notes, passNote)
 	}
-	l.rate.trace, l.rate.scale = t.trace, scale
+	l.rate.gaps = func() func() time.Duration { return t.trace.Gaps(scale) }
+	l.rate.realize = false
 	l.run.TimeScale = scale
 	return l
 }

@@ -17,12 +17,7 @@ type schedule struct {
 
 // newSchedule returns the schedule of the rate level l from its start.
 func (l *level) newSchedule() *schedule {
-	rs := l.rate
-	gaps := rs.arrival.Gaps(rs.rps, l.index)
-	if rs.trace != nil {
-		gaps = rs.trace.Gaps(rs.scale)
-	}
-	return &schedule{at: l.begun, gaps: gaps}
+	return &schedule{at: l.begun, gaps: l.rate.gaps()}
 }
 
 // next returns the next arrival's due time.
@@ -68,7 +63,7 @@ func (c *arrivalCount) realized(w1 int64) float64 {
 // (RealizedWithin). A trace level,
 // whose window is a whole number of passes of the recorded traffic, has none (nil).
 func (l *level) realizedGate() func(k int) bool {
-	if l.rate == nil || l.rate.trace != nil {
+	if l.rate == nil || !l.rate.realize {
 		return nil
 	}
 	c := l.newArrivalCount(l.run.W0)
