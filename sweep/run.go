@@ -121,7 +121,9 @@ func (p Plan) Validate() error {
 }
 
 // Run executes plan against client, level by level, handing each finished level to sink
-// (DESIGN §3, closed loop).
+// (DESIGN §3). The plan's executor (executor.go) issues each level's requests: the closed loop
+// described here, or, with Rates, the open loop or the trace replay of DESIGN §3.9, over the
+// same lifecycle.
 //
 // A level with concurrency c runs exactly c workers, each sending plan.Workload's next
 // request, reading its stream to the end, recording it and (after ThinkTime) sending the
