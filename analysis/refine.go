@@ -4,172 +4,128 @@ import (
 	"fmt"
 	"math"
 	"slices"
-
-	"github.com/kneecap/kneecap/record"
 )
 
 // RefineTolerance is how close (relatively) a measured level must be to an answer for the
 // answer to need no added level: 5%, finer than any sweep's level spacing worth adding to.
 const RefineTolerance = 0.05
 
-// Refinement chooses the next level a sweep adds after its planned ones (sweep.refine). The
-// answers a capacity review quotes are read between measured levels: the SLO limit
-// (interpolated on log concurrency between the first failing level and the valid one below),
-// the headline knee, the TTFT blow-up and the efficient point when it is not the knee (read
-// from fitted curves). Each lies in a bracket
-// [lo, hi] of attempted concurrencies; the answer farthest (on log concurrency) from both
-// ends of its bracket gets a level at its estimate, rounded, and kept within the middle half
-// of the bracket on log concurrency, so that every added level at least quarters the
+// Refinement chooses the next level a sweep adds after its planned ones (sweep.refine), on
+// res's axis. The answers a capacity review quotes are read between measured levels. On the
+// concurrency axis: the SLO limit (interpolated on log concurrency between the first failing
+// level and the valid one below), the headline knee, the TTFT blow-up and the efficient point
+// when it is not the knee (read from fitted curves). On the rate axis: the SLO limit (slo_rps,
+// between the last passing and the first failing level), the capacity (between the largest
+// sustained and the smallest unsustained offered rate; not when it is only a bound) and the
+// TTFT blow-up rate. Each lies in a bracket (lo, hi) of attempted levels; the answer farthest
+// (on log x) from both ends of its bracket gets a level at its estimate, kept within the
+// middle half of the bracket on log x, so that every added level at least quarters the
 // bracket's log width even when the estimate sits near one end (the SLO limit's bracket then
-// closes as in bisection). An answer needs no level when an attempted level lies within
-// RefineTolerance of it, when no integer lies strictly inside its bracket, or when it lies
-// outside the attempted range (no extrapolation: the planned levels bound the search).
-// Ties go to the SLO limit, then the knee, then the blow-up, then the efficient point.
+// closes as in bisection): a concurrency rounded to a whole number strictly inside the
+// bracket, a rate rounded to 3 significant figures (refinePoint). An answer needs no level
+// when an attempted level lies within RefineTolerance of it, when no level can lie strictly
+// inside its bracket (no integer, on the concurrency axis), or when it lies outside the
+// attempted range (no extrapolation: the planned levels bound the search). Ties go to the
+// SLO limit, then the knee (the capacity), then the blow-up, then the efficient point.
 //
-// attempted holds the concurrency of every level run so far, valid or not: a level that
-// came out invalid is not proposed again, and it still bounds brackets and counts as near an
-// answer (a level added at an answer that came out not steady ends the search there; the
-// report shows it invalid). It returns 0 when no answer needs a level, else
-// the concurrency and why, for example "SLO limit ≈ 41.3 lies between levels 32 and 64".
-func Refinement(res *Result, attempted []int) (concurrency int, why string) {
+// attempted holds the x (concurrency, or offered rate) of every level run so far, valid or
+// not: a level that came out invalid is not proposed again, and it still bounds brackets and
+// counts as near an answer (a level added at an answer that came out not steady ends the
+// search there; the report shows it invalid). It returns 0 when no answer needs a level, else
+// the level's x and why, for example "SLO limit ≈ 41.3 lies between levels 32 and 64" or
+// "capacity ≈ 41.2 requests/s lies between levels 35.4 and 48.1".
+func Refinement(res *Result, attempted []float64) (x float64, why string) {
 	if res == nil || len(attempted) == 0 {
 		return 0, ""
 	}
-	cs := slices.Clone(attempted)
-	slices.Sort(cs)
-	cs = slices.Compact(cs)
-	type answer struct {
-		name string
-		v    Float
-	}
-	var answers []answer
-	if res.SLO.Limit != "" {
-		// The limit lies between a passing and a failing level only when some level fails.
-		answers = append(answers, answer{"SLO limit", res.SLO.MaxConcurrency})
-	}
-	if res.Knee != nil {
-		answers = append(answers, answer{"knee", res.Knee.Concurrency})
-	}
-	if res.TTFTBlowup != nil {
-		answers = append(answers, answer{"TTFT blow-up", res.TTFTBlowup.Concurrency})
-	}
-	if e := res.EfficientPoint; e != nil && (res.Knee == nil || res.Knee.Rule == RulePlateauOnset) {
-		// Under the marginal-gain rule the efficient point is the knee itself.
-		answers = append(answers, answer{"efficient point", e.Concurrency})
-	}
+	axis := res.Axis()
+	xs := slices.Clone(attempted)
+	slices.Sort(xs)
+	xs = slices.Compact(xs)
 	best := 0.0
-	for _, a := range answers {
+	for _, a := range refineAnswers(res, axis) {
 		v := float64(a.v)
-		if !a.v.OK() || v <= float64(cs[0]) || v >= float64(cs[len(cs)-1]) {
+		if !a.v.OK() || v <= xs[0] || v >= xs[len(xs)-1] {
 			continue
 		}
-		i, _ := slices.BinarySearch(cs, int(math.Ceil(v))) // first cs[i] ≥ v; v is inside the range
-		lo, hi := cs[i-1], cs[i]
-		gap := min(math.Log(v/float64(lo)), math.Log(float64(hi)/v))
-		if gap <= math.Log1p(RefineTolerance) || gap <= best {
-			continue
-		}
-		n, ok := refinePoint(v, lo, hi)
-		if !ok {
-			continue
-		}
-		best = gap
-		concurrency = n
-		why = fmt.Sprintf("%s ≈ %s lies between levels %d and %d", a.name, a.v.Format(), lo, hi)
-	}
-	return concurrency, why
-}
-
-// refinePoint is the level to add for an estimate v inside the bracket (lo, hi): v rounded,
-// kept within the middle half of the bracket on log concurrency and strictly inside it.
-func refinePoint(v float64, lo, hi int) (int, bool) {
-	r := float64(hi) / float64(lo)
-	from := int(math.Ceil(float64(lo) * math.Pow(r, 0.25)))
-	to := int(math.Floor(float64(lo) * math.Pow(r, 0.75)))
-	n := int(math.Round(v))
-	if from <= to {
-		n = min(max(n, from), to)
-	}
-	n = min(max(n, lo+1), hi-1)
-	return n, lo < n && n < hi
-}
-
-// RefineRate chooses the next rate level an arrival-rate sweep adds after its planned ones
-// (sweep.refine); it implements sweep.RateRefiner as Refine does sweep.Refiner: it returns
-// the offered rate (requests/s) and why, 0 and "" when every answer lies close enough to a
-// level run, or 0 and the reason when an added level broke the error-rate or stop_ttft rule.
-func (r Refiner) RefineRate(levels []record.Level) (float64, string) {
-	if why := r.addedBreach(levels); why != "" {
-		return 0, why
-	}
-	attempted := make([]float64, 0, len(levels))
-	for _, l := range levels {
-		if l.Run.OfferedRPS > 0 {
-			attempted = append(attempted, l.Run.OfferedRPS)
-		}
-	}
-	res := Analyze(Summarize(levels, r.opts), Meta{}, r.opts)
-	return RateRefinement(&res, attempted)
-}
-
-// RateRefinement is Refinement on the rate axis: the answers of an arrival-rate run read
-// between measured levels are the SLO limit (slo_rps, between the last passing and the first
-// failing level), the capacity (between the largest sustained and the smallest unsustained
-// offered rate; not when it is only a bound) and the TTFT blow-up rate. Each lies in a bracket
-// (lo, hi) of attempted offered rates; the answer farthest on log rate from both ends of its
-// bracket gets a level at its estimate, kept within the middle half of the bracket on log rate
-// (so every added level at least quarters the bracket) and rounded to 3 significant figures.
-// An answer needs no level when an attempted rate lies within RefineTolerance of it or when it
-// lies outside the attempted range. Ties go to the SLO limit, then the capacity, then the
-// blow-up. It returns 0 and "" when no answer needs a level, else the rate and why, for
-// example "capacity ≈ 41.2 requests/s lies between levels 35.4 and 48.1".
-func RateRefinement(res *Result, attempted []float64) (rps float64, why string) {
-	if res == nil || res.Rate == nil || len(attempted) == 0 {
-		return 0, ""
-	}
-	rs := slices.Clone(attempted)
-	slices.Sort(rs)
-	rs = slices.Compact(rs)
-	rr := res.Rate
-	type answer struct {
-		name string
-		v    Float
-	}
-	var answers []answer
-	if res.SLO.Limit != "" {
-		answers = append(answers, answer{"SLO limit", rr.SLORPS})
-	}
-	if rr.CapacityBound == "" {
-		answers = append(answers, answer{"capacity", rr.CapacityRPS})
-	}
-	answers = append(answers, answer{"TTFT blow-up", rr.TTFTBlowupRPS})
-	best := 0.0
-	for _, a := range answers {
-		v := float64(a.v)
-		if !a.v.OK() || v <= rs[0] || v >= rs[len(rs)-1] {
-			continue
-		}
-		i, _ := slices.BinarySearch(rs, v) // first rs[i] ≥ v; v is inside the range
-		lo, hi := rs[i-1], rs[i]
+		i, _ := slices.BinarySearch(xs, v) // first xs[i] ≥ v; v is inside the range
+		lo, hi := xs[i-1], xs[i]
 		gap := min(math.Log(v/lo), math.Log(hi/v))
 		if gap <= math.Log1p(RefineTolerance) || gap <= best {
 			continue
 		}
-		p := rateRefinePoint(v, lo, hi)
-		if !(lo < p && p < hi) {
+		p, ok := refinePoint(axis, v, lo, hi)
+		if !ok {
 			continue
 		}
-		best, rps = gap, p
-		why = fmt.Sprintf("%s ≈ %s requests/s lies between levels %s and %s", a.name, formatRPS(a.v), formatRPS(Float(lo)), formatRPS(Float(hi)))
+		best, x = gap, p
+		if axis.IsRate() {
+			why = fmt.Sprintf("%s ≈ %s requests/s lies between levels %s and %s", a.name, formatRPS(a.v), formatRPS(Float(lo)), formatRPS(Float(hi)))
+		} else {
+			why = fmt.Sprintf("%s ≈ %s lies between levels %d and %d", a.name, a.v.Format(), int(lo), int(hi))
+		}
 	}
-	return rps, why
+	return x, why
 }
 
-// rateRefinePoint is the rate to add for an estimate v inside the bracket (lo, hi): v kept
-// within the middle half of the bracket on log rate, rounded to 3 significant figures.
-func rateRefinePoint(v, lo, hi float64) float64 {
+// refineAnswer is an answer Refinement may add a level at: its name and estimate.
+type refineAnswer struct {
+	name string
+	v    Float
+}
+
+// refineAnswers are res's answers read between levels on axis, in the order ties go to.
+func refineAnswers(res *Result, axis Axis) []refineAnswer {
+	var answers []refineAnswer
+	if axis.IsRate() {
+		rr := res.Rate
+		if rr == nil {
+			return nil
+		}
+		if res.SLO.Limit != "" {
+			answers = append(answers, refineAnswer{"SLO limit", rr.SLORPS})
+		}
+		if rr.CapacityBound == "" {
+			answers = append(answers, refineAnswer{"capacity", rr.CapacityRPS})
+		}
+		return append(answers, refineAnswer{"TTFT blow-up", rr.TTFTBlowupRPS})
+	}
+	if res.SLO.Limit != "" {
+		// The limit lies between a passing and a failing level only when some level fails.
+		answers = append(answers, refineAnswer{"SLO limit", res.SLO.MaxConcurrency})
+	}
+	if res.Knee != nil {
+		answers = append(answers, refineAnswer{"knee", res.Knee.Concurrency})
+	}
+	if res.TTFTBlowup != nil {
+		answers = append(answers, refineAnswer{"TTFT blow-up", res.TTFTBlowup.Concurrency})
+	}
+	if e := res.EfficientPoint; e != nil && (res.Knee == nil || res.Knee.Rule == RulePlateauOnset) {
+		// Under the marginal-gain rule the efficient point is the knee itself.
+		answers = append(answers, refineAnswer{"efficient point", e.Concurrency})
+	}
+	return answers
+}
+
+// refinePoint is the level to add for an estimate v inside the bracket (lo, hi) on axis: v
+// kept within the middle half of the bracket on log x, then a concurrency rounded (and kept
+// strictly inside the bracket), a rate rounded to 3 significant figures; ok is false when
+// the point is not strictly inside the bracket.
+func refinePoint(axis Axis, v, lo, hi float64) (p float64, ok bool) {
 	r := hi / lo
-	v = min(max(v, lo*math.Pow(r, 0.25)), lo*math.Pow(r, 0.75))
-	p := math.Pow(10, 2-math.Floor(math.Log10(v)))
-	return math.Round(v*p) / p
+	if axis.IsRate() {
+		v = min(max(v, lo*math.Pow(r, 0.25)), lo*math.Pow(r, 0.75))
+		s := math.Pow(10, 2-math.Floor(math.Log10(v)))
+		p = math.Round(v*s) / s
+		return p, lo < p && p < hi
+	}
+	l, h := int(lo), int(hi)
+	from := int(math.Ceil(lo * math.Pow(r, 0.25)))
+	to := int(math.Floor(lo * math.Pow(r, 0.75)))
+	n := int(math.Round(v))
+	if from <= to {
+		n = min(max(n, from), to)
+	}
+	n = min(max(n, l+1), h-1)
+	return float64(n), l < n && n < h
 }

@@ -94,15 +94,24 @@ func TestRefinementRule(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, why := Refinement(&tc.res, tc.attempted)
-			if c != tc.want || why != tc.wantWhy {
-				t.Errorf("Refinement = %d, %q; want %d, %q", c, why, tc.want, tc.wantWhy)
+			c, why := Refinement(&tc.res, levelXs(tc.attempted))
+			if c != float64(tc.want) || why != tc.wantWhy {
+				t.Errorf("Refinement = %g, %q; want %d, %q", c, why, tc.want, tc.wantWhy)
 			}
 		})
 	}
-	if c, _ := Refinement(nil, geo); c != 0 {
-		t.Errorf("nil result: %d", c)
+	if c, _ := Refinement(nil, levelXs(geo)); c != 0 {
+		t.Errorf("nil result: %g", c)
 	}
+}
+
+// levelXs returns concurrencies as the x of their levels.
+func levelXs(cs []int) []float64 {
+	xs := make([]float64, len(cs))
+	for i, c := range cs {
+		xs[i] = float64(c)
+	}
+	return xs
 }
 
 // TestRefinementConverges runs the refinement loop on the ground-truth curve (S = 24, demo
@@ -123,10 +132,11 @@ func TestRefinementConverges(t *testing.T) {
 	for ; ; added++ {
 		r := Analyze(levels, Meta{}, opts)
 		res = &r
-		c, why := Refinement(res, attempted)
-		if c == 0 {
+		x, why := Refinement(res, levelXs(attempted))
+		if x == 0 {
 			break
 		}
+		c := int(x)
 		if slices.Contains(attempted, c) || c < 1 || c > 128 {
 			t.Fatalf("added level %d (%s): attempted already or outside 1–128", c, why)
 		}

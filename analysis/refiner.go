@@ -6,10 +6,11 @@ import (
 	"github.com/kneecap/kneecap/record"
 )
 
-// Refiner chooses the levels a sweep adds after its planned ones (sweep.refine); it implements
-// sweep.Refiner. It summarizes and analyzes every level so far as the run's analysis will
-// (without bootstrap intervals, which move no answer) and asks Refinement where an answer —
-// the SLO limit, the knee, the TTFT blow-up — lies farthest from a measured level.
+// Refiner chooses the levels a sweep adds after its planned ones (sweep.refine), on either load
+// axis; it implements sweep.Refiner. It summarizes and analyzes every level so far as the
+// run's analysis will (without bootstrap intervals, which move no answer) and asks Refinement
+// where an answer — the SLO limit, the knee or the capacity, the TTFT blow-up — lies farthest
+// from a measured level.
 type Refiner struct {
 	opts  Options
 	rules StopRules
@@ -21,17 +22,22 @@ func NewRefiner(opts Options, rules record.StopRules) Refiner {
 	return Refiner{opts: opts, rules: StopRules{Rules: rules}}
 }
 
-// Refine returns the concurrency of the next level to add and why, or 0 and "" when every
-// answer lies close enough to a level run. An added level that broke the error-rate or
-// stop_ttft rule stops the adding (0 and the reason): the server changed, or broke, since the
-// planned levels, and more load would only repeat the failure.
-func (r Refiner) Refine(levels []record.Level) (int, string) {
+// Refine returns the x of the next level to add — a concurrency on a closed loop, an offered
+// rate in requests/s on an open loop (Refinement) — and why, or 0 and "" when every answer
+// lies close enough to a level run; it implements sweep.Refiner. An added level that broke
+// the error-rate or stop_ttft rule stops the adding (0 and the reason): the server changed,
+// or broke, since the planned levels, and more load would only repeat the failure.
+func (r Refiner) Refine(levels []record.Level) (float64, string) {
 	if why := r.addedBreach(levels); why != "" {
 		return 0, why
 	}
-	attempted := make([]int, len(levels))
-	for i, l := range levels {
-		attempted[i] = l.Run.Concurrency
+	attempted := make([]float64, len(levels))
+	for i := range levels {
+		run := &levels[i].Run
+		attempted[i] = float64(run.Concurrency)
+		if run.Mode().IsRate() {
+			attempted[i] = run.OfferedRPS
+		}
 	}
 	res := Analyze(Summarize(levels, r.opts), Meta{}, r.opts)
 	return Refinement(&res, attempted)

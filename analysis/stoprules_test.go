@@ -72,7 +72,7 @@ func TestRefineRate(t *testing.T) {
 	r := NewRefiner(opts, record.StopRules{MaxErrorRate: 0.05})
 	var added []float64
 	for len(added) < 4 {
-		rps, why := r.RefineRate(levels)
+		rps, why := r.Refine(levels)
 		if rps == 0 {
 			if why != "" {
 				t.Fatalf("adding stopped: %s", why)
@@ -121,8 +121,8 @@ func TestRefineRateStopsOnBreach(t *testing.T) {
 	for i := range last.Records {
 		last.Records[i].Status, last.Records[i].ErrorClass = record.StatusError, record.ErrHTTP5xx
 	}
-	rps, why := NewRefiner(DefaultOptions(), record.StopRules{MaxErrorRate: 0.05}).RefineRate(levels)
+	rps, why := NewRefiner(DefaultOptions(), record.StopRules{MaxErrorRate: 0.05}).Refine(levels)
 	if rps != 0 || why != "added level 20 requests/s had error rate 100.0%, above max_error_rate 5.0%" {
-		t.Errorf("RefineRate = %g, %q", rps, why)
+		t.Errorf("Refine = %g, %q", rps, why)
 	}
 }

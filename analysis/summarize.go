@@ -75,7 +75,7 @@ func (o Options) withDefaults() Options {
 // succeeded, achieved < 0.95 × target, error rate > MaxErrorRate, it was not steady,
 // Little's-law error > 10%, it was interrupted, or the client was bound.
 //
-// An arrival-rate level (LevelRun.OfferedRPS > 0) is summarized by summarizeRate instead:
+// An arrival-rate level (LevelRun.Mode().IsRate()) is summarized by summarizeRate instead:
 // its latency population is the window's arrivals, and it carries RateLevel (DESIGN §1,
 // §4.15).
 func Summarize(levels []record.Level, opts Options) []Level {
@@ -84,7 +84,7 @@ func Summarize(levels []record.Level, opts Options) []Level {
 	out := make([]Level, len(levels))
 	rerun := supersededBy(levels)
 	for i := range levels {
-		if levels[i].Run.OfferedRPS > 0 {
+		if levels[i].Run.Mode().IsRate() {
 			out[i] = s.summarizeRate(&levels[i].Run, levels[i].Records, opts)
 		} else {
 			out[i] = s.summarize(&levels[i].Run, levels[i].Records, opts)
@@ -392,7 +392,7 @@ func (s *scratch) addChunkGaps(st *sentStats, r *record.Record) {
 	}
 }
 
-// summarizeRate summarizes an arrival-rate level (run.OfferedRPS > 0) from its records
+// summarizeRate summarizes an arrival-rate level (run.Mode().IsRate()) from its records
 // (DESIGN §1, §4.15). Per level, with window [W0, W1) and T = W1 − W0:
 //   - the latency population is the window's arrivals, the requests whose scheduled time
 //     (Record.Scheduled; the send time for a record without one) lies in the window,

@@ -33,3 +33,12 @@ func (m Mode) Of() Mode {
 // IsRate reports whether m is the open loop (ModeRate): the one way the packages past the
 // load generator ask whether a run is an arrival-rate run.
 func (m Mode) IsRate() bool { return m == ModeRate }
+
+// Mode returns the mode the level was run in: ModeRate when it offered an arrival rate
+// (OfferedRPS > 0: an open-loop level, a trace replay's too), else ModeConcurrency.
+func (r *LevelRun) Mode() Mode {
+	if r.OfferedRPS > 0 {
+		return ModeRate
+	}
+	return ModeConcurrency
+}

@@ -5,8 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
-
-	"github.com/kneecap/kneecap/record"
 )
 
 // The arrival process of an arrival-rate (open-loop) level (DESIGN §3.9): the gaps between
@@ -123,13 +121,4 @@ func gamma(rng *rand.Rand, k float64) float64 {
 			return d * v * boost
 		}
 	}
-}
-
-// RateRefiner chooses the rate levels added after the planned ones (sweep.refine on a rate
-// sweep). cmd wires it to the analysis package.
-type RateRefiner interface {
-	// RefineRate returns the offered rate (requests/s) of the next level to add and why (the
-	// text of LevelRun.Refine), or 0 and a reason to stop adding ("" when every answer is
-	// close enough to a level already run).
-	RefineRate(levels []record.Level) (rps float64, why string)
 }

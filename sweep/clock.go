@@ -12,7 +12,7 @@ import (
 // workers' records just collected), the clock's own wake time, every worker's first
 // completion — and the clock answers from the level's state. Two clocks exist: freeClock, one
 // process deciding for itself, and scheduledClock, one shard of Plan.Schedule on fixed
-// wall-clock times. A mode with another load pattern (arrival rate) plugs in its own.
+// wall-clock times. Every executor's levels (executor.go) keep the same clocks.
 type levelClock interface {
 	// wake returns when the clock must be asked during phase even if nothing else happens
 	// (the zero time: not before the next tick or worker event), as seen at now.
@@ -80,7 +80,7 @@ func (c *freeClock) warmupEnd(l *level, ev event) (int64, bool) {
 		return l.clk.unix(ev.now), true
 	}
 	if !c.capAt.IsZero() && !ev.now.Before(c.capAt) {
-		if l.rate != nil {
+		if l.run.Mode().IsRate() {
 			l.note("warmup capped at warmup_max (%s): no request had completed", c.warmupMax)
 		} else {
 			l.note("warmup capped at warmup_max (%s): %d of %d workers had completed a request",
@@ -100,9 +100,7 @@ func (c *freeClock) windowEnd(l *level, ev event) (int64, bool) {
 		return l.run.W0 + l.slice*int64(k), true
 	}
 	if end := l.longestEnd(); l.clk.unix(ev.now) >= end {
-		if l.rate != nil {
-			l.realizedShortNote(end)
-		}
+		l.realizedShortNote(end)
 		return end, true
 	}
 	return 0, false

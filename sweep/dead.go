@@ -116,7 +116,7 @@ func (h *health) add(r *record.Record) {
 func (l *level) dead() (levelEnd, string) {
 	h := &l.health
 	who, first := "every worker's requests", "every worker's first request"
-	if l.rate != nil {
+	if l.run.Mode().IsRate() {
 		who, first = "every request", fmt.Sprintf("the level's first %d arrivals", l.silentN)
 	}
 	if h.downSince != 0 && time.Duration(l.clk.now()-h.downSince) >= l.unreachableAfter {

@@ -1,10 +1,10 @@
 // Package sweep measures an inference endpoint level by level: the level plans and protocol it
 // runs (its sections of the configuration file, which package config reads and checks), the
-// workload, the closed-loop level runner and the sweep controller, the preflight, the
-// server-metrics scraper and the server's identification. It defines the Client interface
-// (implemented by sweep/openai, the only importer of go-openai), the Record (the line format
-// of records.jsonl) and the LevelRun (of levels.json): the contract between measuring and
-// analyzing, so every number can be recomputed offline. Package rundir writes and reads them.
+// sweep controller and the one level lifecycle — warmup, window, drain, stop, refine — over
+// which three executors issue the requests: the closed loop (workers), the open loop (an
+// arrival schedule) and the trace replay (a trace's schedule, scaled). It sends through a
+// record.Client (sweep/openai's) and records into package record's Record and LevelRun, the
+// contract between measuring and analyzing.
 //
 // A level with concurrency c runs exactly c workers (DESIGN §3). Warmup lasts until the warmup
 // time has passed and every worker has completed one request; the measurement window [W0, W1)

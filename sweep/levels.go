@@ -28,86 +28,39 @@ type LevelsSpec struct {
 // UnmarshalYAML decodes a levels list ([1, 2, 4]) or a progression mapping ({start, max,
 // factor} or {start, max, step}). A mapping replaces the whole spec.
 func (l *LevelsSpec) UnmarshalYAML(n *yaml.Node) error {
-	bad := func(line int, format string, args ...any) error {
-		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: sweep.levels: %s", line, fmt.Sprintf(format, args...))}}
-	}
-	switch n.Kind {
-	case yaml.SequenceNode:
-		list := make([]int, 0, len(n.Content))
-		var errs []string
-		for _, item := range n.Content {
+	var out LevelsSpec
+	fields := map[string]any{"start": &out.Start, "max": &out.Max, "factor": &out.Factor, "step": &out.Step}
+	list, err := decodeSpec(n, "sweep.levels", "an integer concurrency",
+		"want a list such as [1, 2, 4] or a mapping such as {start: 1, max: 256, factor: 2}",
+		func(item *yaml.Node) (int, bool) {
 			v, err := strconv.Atoi(item.Value)
-			if item.Kind != yaml.ScalarNode || item.Tag != "!!int" || err != nil {
-				errs = append(errs, fmt.Sprintf("line %d: sweep.levels: %q is not an integer concurrency", item.Line, item.Value))
-				continue
-			}
-			list = append(list, v)
-		}
-		if len(errs) > 0 {
-			return &yaml.TypeError{Errors: errs}
-		}
-		*l = LevelsSpec{List: list}
-		return nil
-	case yaml.MappingNode:
-		var out LevelsSpec
-		var errs []string
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			var err error
-			switch k.Value {
-			case "start":
-				err = v.Decode(&out.Start)
-			case "max":
-				err = v.Decode(&out.Max)
-			case "factor":
-				err = v.Decode(&out.Factor)
-			case "step":
-				err = v.Decode(&out.Step)
-			default:
-				errs = append(errs, fmt.Sprintf("line %d: sweep.levels: field %s not found (want start, max, factor or step)", k.Line, k.Value))
-				continue
-			}
-			if err != nil {
-				errs = append(errs, fmt.Sprintf("line %d: sweep.levels.%s: %q is not a number", v.Line, k.Value, v.Value))
-			}
-		}
-		if len(errs) > 0 {
-			return &yaml.TypeError{Errors: errs}
-		}
-		*l = out
-		return nil
-	default:
-		return bad(n.Line, "want a list such as [1, 2, 4] or a mapping such as {start: 1, max: 256, factor: 2}")
+			return v, item.Kind == yaml.ScalarNode && item.Tag == "!!int" && err == nil
+		},
+		func(key string, v *yaml.Node) (known, ok bool) {
+			dst, known := fields[key]
+			return known, known && v.Decode(dst) == nil
+		})
+	if err != nil {
+		return err
 	}
+	out.List = list
+	*l = out
+	return nil
 }
 
 // MarshalYAML writes the list form when List is set, else the progression mapping.
 func (l LevelsSpec) MarshalYAML() (any, error) {
 	if len(l.List) > 0 {
-		n := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
-		for _, v := range l.List {
-			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(v)})
-		}
-		return n, nil
+		return flowList(l.List, "!!int", strconv.Itoa), nil
 	}
-	type prog struct {
-		Start  int     `yaml:"start"`
-		Max    int     `yaml:"max"`
-		Factor float64 `yaml:"factor,omitempty"`
-		Step   int     `yaml:"step,omitempty"`
-	}
-	return prog{Start: l.Start, Max: l.Max, Factor: l.Factor, Step: l.Step}, nil
+	return progression[int]{Start: l.Start, Max: l.Max, Factor: l.Factor, Step: l.Step}, nil
 }
 
 // String formats the spec as it is written in YAML: "[1, 2, 4]", "1..256 ×2" or "8..64 +8".
 func (l LevelsSpec) String() string {
 	switch {
 	case len(l.List) > 0:
-		parts := make([]string, len(l.List))
-		for i, v := range l.List {
-			parts[i] = strconv.Itoa(v)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
+		return listString(l.List, strconv.Itoa)
 	case l.Step > 0:
 		return fmt.Sprintf("%d..%d +%d", l.Start, l.Max, l.Step)
 	default:
@@ -226,6 +179,81 @@ type RatesSpec struct {
 	Auto bool
 }
 
+// UnmarshalYAML decodes sweep.rates: a list of requests/s ([1, 2.5, 4]), a progression mapping
+// ({start, max, factor} or {start, max, step}) or auto. A value replaces the whole spec.
+func (s *RatesSpec) UnmarshalYAML(n *yaml.Node) error {
+	const what, want = "sweep.rates", "want auto, a list such as [1, 2, 4] or a mapping such as {start: 1, max: 32, factor: 2}"
+	if n.Kind == yaml.ScalarNode {
+		if n.Value != "auto" {
+			return specError(n.Line, what, "%q: %s", n.Value, want)
+		}
+		*s = RatesSpec{Auto: true}
+		return nil
+	}
+	num := func(v *yaml.Node) (float64, bool) {
+		if v.Kind != yaml.ScalarNode || (v.Tag != "!!int" && v.Tag != "!!float") {
+			return 0, false
+		}
+		f, err := strconv.ParseFloat(v.Value, 64)
+		return f, err == nil
+	}
+	var out RatesSpec
+	fields := map[string]*float64{"start": &out.Start, "max": &out.Max, "factor": &out.Factor, "step": &out.Step}
+	list, err := decodeSpec(n, what, "a rate in requests/s", want, num, func(key string, v *yaml.Node) (known, ok bool) {
+		dst, known := fields[key]
+		if !known {
+			return false, false
+		}
+		f, ok := num(v)
+		if ok {
+			*dst = f
+		}
+		return true, ok
+	})
+	if err != nil {
+		return err
+	}
+	out.List = list
+	*s = out
+	return nil
+}
+
+// MarshalYAML writes auto, the list form, the progression mapping, or nothing for no rates.
+func (s RatesSpec) MarshalYAML() (any, error) {
+	switch {
+	case s.Auto:
+		return "auto", nil
+	case len(s.List) > 0:
+		return flowList(s.List, "!!float", formatRate), nil
+	case s.IsZero():
+		return nil, nil
+	}
+	return progression[float64]{Start: s.Start, Max: s.Max, Factor: s.Factor, Step: s.Step}, nil
+}
+
+// String formats the spec as it is written: "auto", "[1, 2.5, 4]", "1..32 ×2" or "2..20 +2".
+func (s RatesSpec) String() string {
+	g := formatRate
+	switch {
+	case s.Auto:
+		return "auto"
+	case len(s.List) > 0:
+		return listString(s.List, g)
+	case s.Step > 0:
+		return fmt.Sprintf("%s..%s +%s", g(s.Start), g(s.Max), g(s.Step))
+	default:
+		return fmt.Sprintf("%s..%s ×%s", g(s.Start), g(s.Max), g(s.Factor))
+	}
+}
+
+// IsZero reports whether no rates are given.
+func (s RatesSpec) IsZero() bool {
+	return len(s.List) == 0 && s.Start == 0 && s.Max == 0 && s.Factor == 0 && s.Step == 0 && !s.Auto
+}
+
+// formatRate writes a rate as the YAML and the messages do: 2.5, 1e-05.
+func formatRate(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
 // Validate reports what makes s unusable; an Auto spec (alone) is valid.
 func (s RatesSpec) Validate() error {
 	if s.Auto {
@@ -257,7 +285,7 @@ func positive(v float64) bool { return v > 0 && !math.IsInf(v, 1) }
 // Offered rates are within [MinRate, MaxRate] requests/s: below about 1e-8 requests/s an
 // arrival gap overflows time.Duration, and the upper bound bounds what a level can owe when
 // issuing stops with every slot taken — the arrivals due meanwhile, each recorded cancelled
-// (ratework.go flush), at most MaxRate × the wait for the stop.
+// (dispatch.go flush), at most MaxRate × the wait for the stop.
 const (
 	MinRate = 1e-3
 	MaxRate = 1e5
@@ -355,4 +383,77 @@ func PlanRates(maxQPS float64) []float64 {
 func roundSig(v float64, n int) float64 {
 	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', n, 64), 64)
 	return r
+}
+
+// The YAML of a levels or rates spec (what, as "sweep.levels"): a list or a progression
+// mapping.
+
+// specError is the error of a spec at line: what, then the message.
+func specError(line int, what, format string, args ...any) error {
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %s: %s", line, what, fmt.Sprintf(format, args...))}}
+}
+
+// decodeSpec decodes n, the spec what: a sequence into the list it returns, each item read by
+// item (one it cannot read is said not to be itemWant), or a progression mapping (the list
+// nil), each field read by field, which reports whether key is one (start, max, factor, step)
+// and v a number for it. Any other node is an error saying want. Every item or field that
+// cannot be read is reported at once, with its line.
+func decodeSpec[T any](n *yaml.Node, what, itemWant, want string, item func(*yaml.Node) (T, bool),
+	field func(key string, v *yaml.Node) (known, ok bool)) ([]T, error) {
+	var list []T
+	var errs []string
+	switch n.Kind {
+	case yaml.SequenceNode:
+		list = make([]T, 0, len(n.Content))
+		for _, it := range n.Content {
+			v, ok := item(it)
+			if !ok {
+				errs = append(errs, fmt.Sprintf("line %d: %s: %q is not %s", it.Line, what, it.Value, itemWant))
+				continue
+			}
+			list = append(list, v)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			switch known, ok := field(k.Value, v); {
+			case !known:
+				errs = append(errs, fmt.Sprintf("line %d: %s: field %s not found (want start, max, factor or step)", k.Line, what, k.Value))
+			case !ok:
+				errs = append(errs, fmt.Sprintf("line %d: %s.%s: %q is not a number", v.Line, what, k.Value, v.Value))
+			}
+		}
+	default:
+		return nil, specError(n.Line, what, "%s", want)
+	}
+	if len(errs) > 0 {
+		return nil, &yaml.TypeError{Errors: errs}
+	}
+	return list, nil
+}
+
+// progression is the YAML mapping of a progression of levels (int) or rates (float64).
+type progression[T int | float64] struct {
+	Start  T       `yaml:"start"`
+	Max    T       `yaml:"max"`
+	Factor float64 `yaml:"factor,omitempty"`
+	Step   T       `yaml:"step,omitempty"`
+}
+
+// flowList is list as a YAML flow sequence ([1, 2, 4]) of scalars tagged tag.
+func flowList[T any](list []T, tag string, format func(T) string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+	for _, v := range list {
+		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: format(v)})
+	}
+	return n
+}
+
+// listString formats list as the YAML writes it: "[1, 2.5, 4]".
+func listString[T any](list []T, format func(T) string) string {
+	parts := make([]string, len(list))
+	for i, v := range list {
+		parts[i] = format(v)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }

@@ -53,7 +53,7 @@ func MergeLevel(parts []record.LevelRun, records []record.Record, proto Protocol
 	notes = append(notes, mergeServer(&run, parts, server)...)
 	notes = append(notes, finishWindow(&run, records, proto, slice, end)...)
 	if cs := m.client; cs != nil && run.W1 > run.W0 {
-		selfcheck.JudgeClient(cs, records, run.W0, run.W1, run.OfferedRPS > 0, proto.ClientTolerance)
+		selfcheck.JudgeClient(cs, records, run.W0, run.W1, run.Mode().IsRate(), proto.ClientTolerance)
 		if len(m.boundWhy) > 0 {
 			why := m.boundWhy
 			if cs.Reason != "" {

@@ -17,12 +17,7 @@ type schedule struct {
 
 // newSchedule returns the schedule of the rate level l from its start.
 func (l *level) newSchedule() *schedule {
-	rs := l.rate
-	gaps := rs.arrival.Gaps(rs.rps, l.index)
-	if rs.trace != nil {
-		gaps = rs.trace.Gaps(rs.scale)
-	}
-	return &schedule{at: rs.begun, gaps: gaps}
+	return &schedule{at: l.begun, gaps: l.rate.gaps()}
 }
 
 // next returns the next arrival's due time.
@@ -68,7 +63,7 @@ func (c *arrivalCount) realized(w1 int64) float64 {
 // (RealizedWithin). A trace level,
 // whose window is a whole number of passes of the recorded traffic, has none (nil).
 func (l *level) realizedGate() func(k int) bool {
-	if l.rate == nil || l.rate.trace != nil {
+	if l.rate == nil || !l.rate.realize {
 		return nil
 	}
 	c := l.newArrivalCount(l.run.W0)
@@ -81,8 +76,12 @@ func (l *level) realizedGate() func(k int) bool {
 
 // realizedShortNote notes, when a rate level's window ends at w1 with its realised rate
 // still not RealizedWithin the offered (it reached max_duration first), that it
-// did; the analysis says by how much (DESIGN §4.15).
+// did; the analysis says by how much (DESIGN §4.15). A level without a realizedGate (a closed
+// loop's, a trace replay's) gets none.
 func (l *level) realizedShortNote(w1 int64) {
+	if l.rate == nil {
+		return
+	}
 	c := l.rate.count
 	if c == nil || w1 <= c.w0 {
 		return

@@ -18,7 +18,7 @@ type listRefiner struct {
 	calls [][]int
 }
 
-func (r *listRefiner) Refine(levels []record.Level) (int, string) {
+func (r *listRefiner) Refine(levels []record.Level) (float64, string) {
 	var seen []int
 	for i, l := range levels {
 		run := l.Run
@@ -29,7 +29,7 @@ func (r *listRefiner) Refine(levels []record.Level) (int, string) {
 	}
 	r.calls = append(r.calls, seen)
 	if n := len(r.calls) - 1; n < len(r.add) {
-		return r.add[n], fmt.Sprintf("test: add %d", r.add[n])
+		return float64(r.add[n]), fmt.Sprintf("test: add %d", r.add[n])
 	}
 	return 0, ""
 }
@@ -171,7 +171,7 @@ func TestRefineNotAfterInterrupt(t *testing.T) {
 // failRefiner adds one level, then stops adding with a reason.
 type failRefiner struct{ calls int }
 
-func (r *failRefiner) Refine([]record.Level) (int, string) {
+func (r *failRefiner) Refine([]record.Level) (float64, string) {
 	r.calls++
 	if r.calls == 1 {
 		return 2, "test: add 2"

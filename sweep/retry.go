@@ -27,7 +27,7 @@ func RetryWhy(l *record.Level, proto Protocol) string {
 	if cs := run.Client; cs != nil && cs.Bound {
 		return "client-bound: " + cs.Reason
 	}
-	if run.Steady || run.Imprecise || run.OfferedRPS > 0 || run.NotSteadyReason == "" {
+	if run.Steady || run.Imprecise || run.Mode().IsRate() || run.NotSteadyReason == "" {
 		return ""
 	}
 	return "not steady: " + run.NotSteadyReason
@@ -104,13 +104,14 @@ func (r *controller) retryExcluded() string {
 		prev := r.levels[i].Run
 		scale := 2 * max(prev.WindowScale, 1)
 		need := p.Protocol.Cooldown + p.Protocol.Warmup + p.Protocol.Duration*time.Duration(scale)
-		name := levelName(prev.Concurrency, prev.OfferedRPS)
+		x := runX(&prev)
+		name := r.ex.name(x)
 		if b := p.Protocol.Stop.Budget; b > 0 && time.Now().Add(need).Sub(r.budgetFrom) > b {
 			r.noRetry = true
 			return fmt.Sprintf("stop.budget leaves no time to run %s again", name)
 		}
 		index := prev.Index
-		ask := levelAsk{index: len(r.levels), c: prev.Concurrency, rps: prev.OfferedRPS, retryOf: &index, retryWhy: why, scale: scale}
+		ask := levelAsk{index: len(r.levels), x: x, retryOf: &index, retryWhy: why, scale: scale}
 		if r.out.StopReason = r.level(ask, len(r.out.Levels) == 0); r.out.StopReason != "" {
 			if r.out.StopReason == StopBudget {
 				r.out.StopReason, r.noRetry = "", true

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/selfcheck"
 	"github.com/kneecap/kneecap/workload"
 )
 
@@ -62,7 +63,7 @@ func (p Plan) Validate() error {
 		}
 	}
 	errs = append(errs, p.validateRates()...)
-	if n := p.planLen(); p.StartIndex < 0 || p.StartIndex > n {
+	if n := len(p.plannedX()); p.StartIndex < 0 || p.StartIndex > n {
 		bad("start index %d outside [0, %d]", p.StartIndex, n)
 	}
 	if p.Workload == nil {
@@ -120,7 +121,9 @@ func (p Plan) Validate() error {
 }
 
 // Run executes plan against client, level by level, handing each finished level to sink
-// (DESIGN §3, closed loop).
+// (DESIGN §3). The plan's executor (executor.go) issues each level's requests: the closed loop
+// described here, or, with Rates, the open loop or the trace replay of DESIGN §3.9, over the
+// same lifecycle.
 //
 // A level with concurrency c runs exactly c workers, each sending plan.Workload's next
 // request, reading its stream to the end, recording it and (after ThinkTime) sending the
@@ -190,7 +193,7 @@ func Run(ctx, interrupt context.Context, plan Plan, client record.Client, sink S
 	if interrupt == nil {
 		interrupt = context.Background()
 	}
-	r := &controller{ctx: ctx, interrupt: interrupt, plan: &plan, client: client, sink: sink, start: time.Now()}
+	r := &controller{ctx: ctx, interrupt: interrupt, plan: &plan, ex: plan.executor(), client: client, sink: sink, start: time.Now()}
 	r.sig = levelSignals{ctx: ctx.Done(), interrupt: interrupt.Done()}
 	// On a schedule the budget counts from the agreed start, so every shard stops alike.
 	r.budgetFrom = r.start
@@ -245,6 +248,7 @@ func Run(ctx, interrupt context.Context, plan Plan, client record.Client, sink S
 type controller struct {
 	ctx, interrupt context.Context
 	plan           *Plan
+	ex             executor // issues the requests of every level
 	client         record.Client
 	sink           Sink
 	sig            levelSignals
@@ -261,25 +265,15 @@ type controller struct {
 // refining reports whether the sweep adds levels after its planned ones.
 func (r *controller) refining() bool {
 	p := r.plan
-	has := p.Refiner != nil
-	if len(p.Rates) > 0 {
-		has = p.RateRefiner != nil
-	}
-	return has && p.Refine > 0 && p.Schedule == nil
+	return p.Refiner != nil && p.Refine > 0 && p.Schedule == nil
 }
 
-// refine asks the plan's refiner for the next added level: its concurrency (a rate level's
-// cap) and offered rate (0 on a concurrency sweep), c ≤ 0 to stop adding, and why.
-func (r *controller) refine() (c int, rps float64, why string) {
-	p := r.plan
-	if len(p.Rates) == 0 {
-		c, why = p.Refiner.Refine(r.levels)
-		return c, 0, why
+// refine asks the plan's refiner for the next added level: its x, 0 to stop adding, and why.
+func (r *controller) refine() (x float64, why string) {
+	if x, why = r.plan.Refiner.Refine(r.levels); !positive(x) {
+		return 0, why
 	}
-	if rps, why = p.RateRefiner.RefineRate(r.levels); !positive(rps) {
-		return 0, 0, why
-	}
-	return p.rateCap(), rps, why
+	return x, why
 }
 
 // planned runs the planned levels until the Judge stops them (or an interrupt, the budget or
@@ -294,9 +288,9 @@ func (r *controller) planned() (judged string) {
 			judged = p.Judge.Decide(done)
 		}
 	}
-	for i := p.StartIndex; r.added == 0 && !r.retried() && judged == "" && i < p.planLen(); i++ {
-		c, rps := p.levelAt(i)
-		if r.out.StopReason = r.level(levelAsk{index: i, c: c, rps: rps}, i == p.StartIndex); r.out.StopReason != "" {
+	xs := p.plannedX()
+	for i := p.StartIndex; r.added == 0 && !r.retried() && judged == "" && i < len(xs); i++ {
+		if r.out.StopReason = r.level(levelAsk{index: i, x: xs[i]}, i == p.StartIndex); r.out.StopReason != "" {
 			break
 		}
 		if p.Judge != nil && p.Schedule == nil {
@@ -321,16 +315,16 @@ func (r *controller) addLevels() (notAdded string) {
 		if budget > 0 && time.Now().Add(need).Sub(r.budgetFrom) > budget {
 			return "stop.budget leaves no time for an added level"
 		}
-		c, rps, why := r.refine()
-		if c <= 0 {
+		x, why := r.refine()
+		if x <= 0 {
 			return why
 		}
-		r.out.StopReason = r.level(levelAsk{index: len(r.levels), c: c, rps: rps, why: why}, first)
+		r.out.StopReason = r.level(levelAsk{index: len(r.levels), x: x, why: why}, first)
 		first = false
 		if r.out.StopReason == StopBudget {
 			// The budget cut the added level short: the sweep itself was complete.
 			r.out.StopReason = ""
-			return fmt.Sprintf("stop.budget cut the added level at %s short", levelName(c, rps))
+			return fmt.Sprintf("stop.budget cut the added level at %s short", r.ex.name(x))
 		}
 		if r.out.StopReason == "" {
 			// An added level excluded for steadiness or lateness is run again too; a retry
@@ -341,20 +335,20 @@ func (r *controller) addLevels() (notAdded string) {
 	return ""
 }
 
-// levelAsk is one level to run: its index, concurrency c (a rate level's cap) and offered rate
-// rps (0: closed loop); why an added level was added; for a retry, the index of the level it
-// reruns, why, and the factor of its window.
+// levelAsk is one level to run: its index and x (a concurrency or an offered rate); why an
+// added level was added; for a retry, the index of the level it reruns, why, and the factor
+// of its window.
 type levelAsk struct {
-	index, c int
-	rps      float64
+	index    int
+	x        float64
 	why      string
 	retryOf  *int
 	retryWhy string
 	scale    int
 }
 
-// level runs one level (after the cooldown, or at its scheduled time) — concurrency c, or rps
-// > 0 requests/s with at most c in flight — and returns a reason to stop the sweep, or "".
+// level runs one level (after the cooldown, or at its scheduled time) at ask.x and returns a
+// reason to stop the sweep, or "".
 func (r *controller) level(ask levelAsk, first bool) string {
 	p := r.plan
 	if ask.scale > 1 {
@@ -363,7 +357,7 @@ func (r *controller) level(ask levelAsk, first bool) string {
 		q.Protocol.MaxDuration *= time.Duration(ask.scale)
 		p = &q
 	}
-	index, c, rps := ask.index, ask.c, ask.rps
+	index, name := ask.index, r.ex.name(ask.x)
 	sched := p.Schedule
 	cool := time.Duration(0)
 	if !first {
@@ -386,10 +380,10 @@ func (r *controller) level(ask levelAsk, first bool) string {
 		// The other shards started this level long ago (this process was late to start,
 		// or stopped): joining now would load the server with a part of the level's
 		// workers during the others' window.
-		return fmt.Sprintf("%s: level %d (concurrency %d) was due at %s, %s ago", StopScheduleMissed,
-			index+1, c, levelAt.UTC().Format(time.RFC3339Nano), late.Round(time.Millisecond))
+		return fmt.Sprintf("%s: level %d (%s) was due at %s, %s ago", StopScheduleMissed,
+			index+1, name, levelAt.UTC().Format(time.RFC3339Nano), late.Round(time.Millisecond))
 	}
-	run, records, end, down := runLevel(r.ctx, r.sig, p, r.client, index, c, rps)
+	run, records, end, down := runLevel(r.ctx, r.sig, p, r.client, r.ex, index, ask.x)
 	run.Refine = ask.why
 	if ask.retryOf != nil {
 		run.RetryOf, run.Retry, run.WindowScale = ask.retryOf, ask.retryWhy, ask.scale
@@ -399,7 +393,7 @@ func (r *controller) level(ask levelAsk, first bool) string {
 	r.out.Levels = append(r.out.Levels, run)
 	r.levels = append(r.levels, record.Level{Run: run, Records: records})
 	if err := r.sink.LevelDone(r.levels[len(r.levels)-1]); err != nil {
-		r.sinkErr = fmt.Errorf("sweep: level %d (%s): %w", index, levelName(c, rps), err)
+		r.sinkErr = fmt.Errorf("sweep: level %d (%s): %w", index, name, err)
 		return "error: " + err.Error()
 	}
 	if p.Observer != nil {
@@ -412,10 +406,10 @@ func (r *controller) level(ask levelAsk, first bool) string {
 		return StopBudget
 	case endUnreachable:
 		r.out.Unreachable = true
-		return fmt.Sprintf("%s: at %s %s", StopUnreachable, levelName(c, rps), down)
+		return fmt.Sprintf("%s: at %s %s", StopUnreachable, name, down)
 	case endSilent:
 		r.out.Silent = true
-		return fmt.Sprintf("%s: at %s %s", StopSilent, levelName(c, rps), down)
+		return fmt.Sprintf("%s: at %s %s", StopSilent, name, down)
 	}
 	return ""
 }
@@ -451,4 +445,33 @@ func wait(ctx, interrupt context.Context, d time.Duration) string {
 	case <-interrupt.Done():
 		return StopInterrupted
 	}
+}
+
+// validateRates reports the problems of a rate sweep's settings: rates within [MinRate,
+// MaxRate], the arrival process, the cap within [0, MaxProcessWorkers], and no Schedule
+// (sharding a rate sweep is not supported yet: Validate refuses it).
+func (p *Plan) validateRates() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	for i, v := range p.Rates {
+		if why := rateProblem(v); why != "" {
+			bad("level %d: rate %v %s", i, v, why)
+		}
+	}
+	if p.MaxConcurrency < 0 || p.MaxConcurrency > selfcheck.MaxProcessWorkers {
+		bad("max_concurrency %d outside [0, %d]", p.MaxConcurrency, selfcheck.MaxProcessWorkers)
+	}
+	if len(p.Rates) == 0 {
+		if p.Trace != nil {
+			errs = append(errs, errors.New("trace: a trace replay is a rate sweep: it needs Rates (its time scales × the trace's mean rate)"))
+		}
+		return errs // Arrival is not used on a concurrency sweep
+	}
+	if err := p.Arrival.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if p.Schedule != nil {
+		errs = append(errs, errors.New("schedule: a rate sweep cannot be sharded (run it from one process)"))
+	}
+	return errs
 }

@@ -12,9 +12,10 @@ import (
 	"github.com/kneecap/kneecap/workload"
 )
 
-// The level runner (DESIGN §3): c closed-loop workers, or an arrival-rate level's dispatcher
-// (ratework.go), and the controller that collects their records, watches the window and ends
-// the phases when the level's clock (clock.go) says so.
+// The level runner (DESIGN §3): the one level lifecycle of every executor (executor.go) — the
+// closed loop's workers, an open loop's or a trace replay's dispatcher (dispatch.go) — and the
+// controller that collects their records, watches the window and ends the phases when the
+// level's clock (clock.go) says so.
 
 // liveEvery is the period of Observer.Live calls.
 const liveEvery = 500 * time.Millisecond
@@ -57,7 +58,7 @@ type mailbox struct {
 }
 
 // level is one level being run: c closed-loop workers (or, for a shard, workers first …
-// first+n-1 of them) and the controller's view of them.
+// first+n-1 of them), or an open loop's c slots, and the controller's view of them.
 type level struct {
 	index, c int
 	first, n int           // the workers this process runs
@@ -82,7 +83,9 @@ type level struct {
 	// level's first arrivals) must time out unanswered for the server to be silent (dead.go).
 	warmNeed, silentN int64
 	warm              chan struct{} // closed when firstDone reaches warmNeed
-	// rate is an arrival-rate level's state (ratework.go); nil on a closed-loop level.
+	// begun is the level's start, WarmupStart (an open loop's schedule counts from it).
+	begun time.Time
+	// rate is an open-loop level's state (dispatch.go); nil on a closed-loop level.
 	rate      *rateState
 	cuts      sessionCuts   // conversations the context limit ended (sessionrun.go)
 	stop      chan struct{} // closed: stop issuing
@@ -117,27 +120,14 @@ type levelSignals struct {
 	ctx, interrupt, budget <-chan struct{}
 }
 
-// runLevel runs level index with concurrency c — or, rps > 0, offering rps requests/s with
-// at most c in flight — and returns its LevelRun, every record of the level (phases
-// assigned), how it ended and, when the server did not answer (end.dead()), the level's
-// account of why.
-func runLevel(ctx context.Context, sig levelSignals, p *Plan, client record.Client, index, c int, rps float64) (record.LevelRun, []record.Record, levelEnd, string) {
-	var passNote string
-	if rps > 0 && p.Trace != nil { // a trace level measures whole passes
-		q := *p
-		q.Protocol, passNote = traceLevelProtocol(p.Trace, p.Protocol, p.Trace.Scale(rps))
-		p = &q
-	}
-	l := newLevel(ctx, p, client, index, c)
-	if passNote != "" {
-		l.notes = append(l.notes, passNote)
-	}
-	if rps > 0 {
-		l.initRate(p, rps)
-	}
+// runLevel runs level index at x, its requests issued by ex, and returns its LevelRun, every
+// record of the level (phases assigned), how it ended and, when the server did not answer
+// (end.dead()), the level's account of why.
+func runLevel(ctx context.Context, sig levelSignals, p *Plan, client record.Client, ex executor, index int, x float64) (record.LevelRun, []record.Record, levelEnd, string) {
+	l := ex.newLevel(ctx, p, client, index, x)
 	defer l.cancelReq()
 	defer l.tick.Stop()
-	l.begin()
+	l.begin(ex)
 	l.clock = newLevelClock(p, index, time.Now())
 
 	end := l.warmup(sig)
@@ -147,7 +137,7 @@ func runLevel(ctx context.Context, sig levelSignals, p *Plan, client record.Clie
 		// The window exists before this collect, so records that ended after W0 (while the
 		// client was sampled) count in the controller's slices and completions too.
 		l.win = newWindow(l.run.W0, l.slice, record.MinSlices, l.kmax)
-		l.win.rate = l.rate != nil
+		l.win.rate = l.run.Mode().IsRate()
 		l.collect()
 		end = l.measure(sig)
 	}
@@ -223,25 +213,16 @@ func newLevel(ctx context.Context, p *Plan, client record.Client, index, c int) 
 	return l
 }
 
-// begin starts the level: WarmupStart, the observer's LevelStarted and the workers (or the
-// dispatcher of a rate level, whose schedule starts at WarmupStart).
-func (l *level) begin() {
-	begun := time.Now()
-	l.start = l.clk.unix(begun)
+// begin starts the level: WarmupStart, the observer's LevelStarted and ex's issuing (the
+// workers, or the dispatcher of an open loop, whose schedule starts at WarmupStart).
+func (l *level) begin(ex executor) {
+	l.begun = time.Now()
+	l.start = l.clk.unix(l.begun)
 	l.run.WarmupStart = l.start
 	if l.obs != nil {
 		l.obs.LevelStarted(l.index, l.c)
 	}
-	if l.rate != nil {
-		l.rate.begun = begun
-		l.wg.Add(1)
-		go l.dispatch()
-	} else {
-		l.wg.Add(l.n)
-		for w := l.first; w < l.first+l.n; w++ {
-			go l.work(w)
-		}
-	}
+	ex.start(l)
 	go func() { l.wg.Wait(); close(l.done) }()
 	l.lastLive = time.Now()
 }
@@ -401,7 +382,7 @@ func (l *level) finish(end levelEnd, timedOut bool, cs *record.ClientStats) []re
 	}
 	l.notes = append(l.notes, verdict...)
 	if cs != nil {
-		selfcheck.JudgeClient(cs, records, run.W0, run.W1, l.rate != nil, l.proto.ClientTolerance)
+		selfcheck.JudgeClient(cs, records, run.W0, run.W1, run.Mode().IsRate(), l.proto.ClientTolerance)
 		run.Client = cs
 		if cs.Bound {
 			l.notes = append(l.notes, selfcheck.ClientBoundNote(cs))
@@ -422,94 +403,16 @@ func (l *level) note(format string, args ...any) {
 	l.notes = append(l.notes, fmt.Sprintf(format, args...))
 }
 
-// pause waits d (nothing when d ≤ 0) and reports false when the level stopped issuing or was
-// cancelled meanwhile.
-func (l *level) pause(d time.Duration) bool {
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-l.stop:
-		return false
-	case <-l.reqCtx.Done():
-		return false
-	}
-}
-
-// work is worker w's closed loop: send, read to the end, record, think, repeat until stop.
-func (l *level) work(w int) {
-	defer l.wg.Done()
-	box := l.boxes[w-l.first]
-	// Stagger the first requests evenly over the warmup: c loops started together stay
-	// phase-locked under a steady server (every completion arrives in bursts of c), which
-	// biases counts over a window that is not a multiple of the cycle.
-	d := time.Duration(int64(l.stagger) * int64(w) / int64(l.c))
-	if !l.staggerFrom.IsZero() {
-		d = time.Until(l.staggerFrom.Add(d))
-	}
-	if !l.pause(d) {
-		return
-	}
-	refused := 0 // consecutive connect errors: they back off (dead.go)
-	sess := newSession(l.workload, l.index, w, &l.cuts)
-	var pause time.Duration // the pause before the next request (Record.Pause)
-	for seq := 0; ; seq++ {
-		select {
-		case <-l.stop:
-			return
-		case <-l.reqCtx.Done():
-			return
-		default:
-		}
-		var req record.Request
-		if sess != nil {
-			req = sess.next()
-		} else {
-			req = l.workload.Next(l.index, w, seq)
-		}
-		issue := l.clk.now()
-		rec := record.Record{Level: l.index, Concurrency: l.c, Worker: w, Seq: seq, Sent: issue, Pause: pause}
-		if sess != nil {
-			rec.Session, rec.Turn = sess.id, sess.turn+1
-		}
-		box.mu.Lock()
-		box.since = issue
-		box.mu.Unlock()
-		l.inflight.Add(1)
-		l.client.Do(l.reqCtx, &req, &rec)
-		l.inflight.Add(-1)
-		if rec.ErrorClass == record.ErrConnect {
-			refused++
-		} else {
-			refused = 0
-		}
-		box.mu.Lock()
-		box.recs = append(box.recs, rec)
-		box.since = 0
-		switch refused {
-		case 0:
-			box.downSince = 0
-		case 1:
-			box.downSince = rec.Done()
-		}
-		box.mu.Unlock()
-		l.health.ended(&rec, seq == 0)
-		if seq == 0 && l.firstDone.Add(1) == l.warmNeed {
-			close(l.warm)
-		}
-		think := l.think
-		if sess != nil {
-			think = sess.ended(&req, &rec, think)
-		}
-		pause = think + connectBackoff(refused)
-		if !l.pause(pause) {
-			return
-		}
-	}
+// do sends req from box (a worker's, or the slot's of an arrival), rec's Sent its issue time,
+// and records its stream in rec: box's since is the issue time meanwhile, and the request
+// counts in flight.
+func (l *level) do(box *mailbox, req *record.Request, rec *record.Record) {
+	box.mu.Lock()
+	box.since = rec.Sent
+	box.mu.Unlock()
+	l.inflight.Add(1)
+	l.client.Do(l.reqCtx, req, rec)
+	l.inflight.Add(-1)
 }
 
 // collect moves the workers' records to the controller and updates the horizon — the
@@ -540,7 +443,7 @@ func (l *level) collect() {
 	}
 	l.horizon = h
 	switch {
-	case l.rate != nil:
+	case l.run.Mode().IsRate():
 		l.health.downSince = l.health.rateDown.Load()
 	case allDown:
 		l.health.downSince = down

@@ -60,14 +60,16 @@ type Judge interface {
 }
 
 // Refiner chooses the levels added after the planned ones (sweep.refine): each where an
-// answer the analysis reads between two measured levels (the SLO limit, the knee, the TTFT
-// blow-up) is farthest from a measurement. cmd wires it to the analysis package.
+// answer the analysis reads between two measured levels (the SLO limit, the knee or the
+// capacity, the TTFT blow-up) is farthest from a measurement. cmd wires it to the analysis
+// package.
 type Refiner interface {
-	// Refine returns the concurrency of the next level to add and why (the text of
+	// Refine returns the x of the next level to add — a concurrency (a whole number) on a
+	// closed loop, an offered rate in requests/s on an open loop — and why (the text of
 	// LevelRun.Refine). It returns 0 when no level is to be added: with why "" when every
 	// answer lies close enough to a level already run, with why the reason when adding must
 	// stop (an added level failed: errors, TTFT past stop_ttft).
-	Refine(levels []record.Level) (concurrency int, why string)
+	Refine(levels []record.Level) (x float64, why string)
 }
 
 // Plan is everything Run needs besides the client and the sink.
@@ -83,9 +85,6 @@ type Plan struct {
 	// MaxConcurrency caps the requests in flight at a rate level (0: DefaultMaxConcurrency);
 	// an arrival that finds the cap full waits client-side, its wait part of Sent − Scheduled.
 	MaxConcurrency int
-	// RateRefiner, with Refine > 0 and Rates, adds up to Refine rate levels after the planned
-	// ones, as Refiner does for concurrency levels.
-	RateRefiner RateRefiner
 	// Trace, with Rates, makes the rate sweep a trace replay (DESIGN §3.9): a level offering
 	// r requests/s replays the trace's window at time scale r ÷ its mean rate (arrival k at
 	// its recorded time ÷ the scale, the window looped), instead of drawing Arrival's gaps.
@@ -106,7 +105,8 @@ type Plan struct {
 	// Judge makes stop decisions; nil applies only the budget.
 	Judge Judge
 	// Refiner, with Refine > 0, adds up to Refine levels after the planned ones (the
-	// planned levels all run, or the Judge stopped them). Not with Schedule.
+	// planned levels all run, or the Judge stopped them), concurrencies or rates as the
+	// planned levels are. Not with Schedule.
 	Refiner Refiner
 	Refine  int
 	// Observer receives progress; may be nil.

@@ -33,7 +33,7 @@ func finishWindow(run *record.LevelRun, records []record.Record, proto Protocol,
 			done.Add(r.OutputTokens, r.E2E)
 		}
 	}
-	rate := run.OfferedRPS > 0
+	rate := run.Mode().IsRate()
 	run.CITarget = proto.CITarget
 	if !rate {
 		run.CITarget = record.CITarget(proto.CITarget, n, done)
@@ -95,7 +95,7 @@ func notSteadyReason(run *record.LevelRun, end levelEnd, ok, few, short bool, ok
 		return "interrupted"
 	case end.dead():
 		return "the server did not answer"
-	case !ok && run.OfferedRPS > 0:
+	case !ok && run.Mode().IsRate():
 		return fmt.Sprintf("the steady-state test failed (no material trend; a change of at most %.1f%% across the window)", 100*proto.CITarget)
 	case !ok:
 		return fmt.Sprintf("the steady-state test failed (target CI half-width %.1f%%, no material trend)", 100*run.CITarget)
@@ -111,7 +111,7 @@ func notSteadyReason(run *record.LevelRun, end levelEnd, ok, few, short bool, ok
 // statistics (ok false), an imprecise level kept, a CI target widened for its requests (done).
 func precisionNotes(run *record.LevelRun, win int64, ok bool, done record.CompletionStats, proto Protocol) []string {
 	var notes []string
-	rate := run.OfferedRPS > 0
+	rate := run.Mode().IsRate()
 	if ci := run.CIHalfWidth; !ok && ci > 0 {
 		target := run.CITarget
 		if rate {

@@ -159,7 +159,7 @@ func (p *progress) LevelFinished(l record.Level) {
 	lv := analysis.Summarize([]record.Level{l}, analysis.DefaultOptions())[0]
 	if p.table == nil {
 		lengths := lv.InputTokens.Mean.OK() || lv.OutputTokens.Mean.OK()
-		t := report.NewLevelTable(run.OfferedRPS > 0, p.wide, lengths)
+		t := report.NewLevelTable(run.Mode().IsRate(), p.wide, lengths)
 		if (p.hit || lv.PrefixHitRate().OK()) && (p.wide || run.OfferedRPS == 0) {
 			t = t.WithPrefixCache() // as the final table (report.consoleHit)
 		}
@@ -180,21 +180,38 @@ func (p *progress) LevelFinished(l record.Level) {
 
 // Adding announces the next added level (sweep.refine), or that none is needed (c = 0).
 func (p *progress) Adding(c int, why string) {
+	p.announce(c > 0, fmt.Sprintf("concurrency %d", c), fmt.Sprintf("(SLO limit, knee, TTFT blow-up) lies within %.0f%% of a level already run, next to one with no integer between, or outside the range run",
+		100*analysis.RefineTolerance), why)
+}
+
+// AddingRate announces the next added rate level (sweep.refine), or that none is needed.
+func (p *progress) AddingRate(rps float64, why string) {
+	rate := fmt.Sprintf("%.4g", rps)
+	if rps > 0 {
+		p.mu.Lock()
+		p.nextRate = rate
+		p.mu.Unlock()
+	}
+	p.announce(rps > 0, rate+" requests/s", "(SLO limit, capacity, TTFT blow-up) lies within 5% of a rate already run, or outside the range run", why)
+}
+
+// announce says the level the refiner adds next and why (add), or that it adds none because
+// each answer found lies where none says.
+func (p *progress) announce(add bool, level, none, why string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()
-	if c <= 0 {
+	if !add {
 		p.noMore = true
 		what := "no level added"
 		if p.added > 0 {
 			what = "no further level needed"
 		}
-		fmt.Fprintf(p.w, "kneecap: %s: each answer found (SLO limit, knee, TTFT blow-up) lies within %.0f%% of a level already run, next to one with no integer between, or outside the range run\n",
-			what, 100*analysis.RefineTolerance)
+		fmt.Fprintf(p.w, "kneecap: %s: each answer found %s\n", what, none)
 		return
 	}
 	p.next = true
-	fmt.Fprintf(p.w, "kneecap: adding concurrency %d (%d of at most %d): %s\n", c, p.added+1, p.refine, why)
+	fmt.Fprintf(p.w, "kneecap: adding %s (%d of at most %d): %s\n", level, p.added+1, p.refine, why)
 }
 
 // StopAdding says why no further level is added (an added level failed).
@@ -241,4 +258,16 @@ func (p *progress) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()
+}
+
+// describeRate names a rate level at the start of its status line: "level 3/8  12.5 req/s".
+func (p *progress) describeRate(index int) string {
+	if p.current {
+		return fmt.Sprintf("added %d/%d  %s req/s", p.added, p.refine, p.nextRate)
+	}
+	rate := "?"
+	if index < len(p.rates) {
+		rate = fmt.Sprintf("%.4g", p.rates[index])
+	}
+	return fmt.Sprintf("level %d/%d  %s req/s", index+1, len(p.rates), rate)
 }

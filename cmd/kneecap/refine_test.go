@@ -85,8 +85,12 @@ slo: {ttft_p95: 200ms, tpot_p95: 50ms}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, why := analysis.Refinement(final, append(planned, added...)); c != 0 && len(added) < refine {
-		t.Errorf("after %d added levels the analysis still asks for %d (%s)", len(added), c, why)
+	var attempted []float64
+	for _, c := range append(planned, added...) {
+		attempted = append(attempted, float64(c))
+	}
+	if c, why := analysis.Refinement(final, attempted); c != 0 && len(added) < refine {
+		t.Errorf("after %d added levels the analysis still asks for %g (%s)", len(added), c, why)
 	}
 	var marked int
 	invalid := false

@@ -237,7 +237,7 @@ func addedNote(out sweep.Outcome) string {
 	var added, retried []string
 	for _, l := range out.Levels {
 		name := strconv.Itoa(l.Concurrency)
-		if l.OfferedRPS > 0 { // a rate level's concurrency is its cap
+		if l.Mode().IsRate() { // a rate level's concurrency is its cap
 			name = strconv.FormatFloat(l.OfferedRPS, 'g', 3, 64) + " requests/s"
 		}
 		switch {

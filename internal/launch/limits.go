@@ -128,13 +128,14 @@ type limitedRefiner struct {
 }
 
 // Refine implements sweep.Refiner.
-func (r limitedRefiner) Refine(levels []record.Level) (int, string) {
-	c, why := r.Refiner.Refine(levels)
-	if c <= 0 {
-		return c, why
+func (r limitedRefiner) Refine(levels []record.Level) (float64, string) {
+	x, why := r.Refiner.Refine(levels)
+	if x <= 0 {
+		return x, why
 	}
+	c := int(x)
 	if err := selfcheck.ReadLimits().Check(c, c, r.cost); err != nil {
 		return 0, strings.TrimPrefix(strings.Join(limitLines(err), "; "), "sweep: ")
 	}
-	return c, why
+	return x, why
 }

@@ -45,7 +45,7 @@ func (s *Sweep) Plan(display Display) sweep.Plan {
 		s.ratePlan(&plan, display)
 	} else if cfg.Sweep.Refine > 0 {
 		refiner := limitedRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), s.streamCost()}
-		plan.Refiner = announcingRefiner{refiner, display}
+		plan.Refiner = announcingRefiner{refiner, display, false}
 		plan.Refine = cfg.Sweep.Refine
 	}
 	if s.done == nil {
@@ -97,7 +97,7 @@ func (s *Sweep) ratePlan(plan *sweep.Plan, display Display) {
 		plan.Protocol.Stop.Budget = max(b-s.probeElapsed, time.Nanosecond)
 	}
 	if cfg.Sweep.Refine > 0 {
-		plan.RateRefiner = announcingRateRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), display}
+		plan.Refiner = announcingRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), display, true}
 		plan.Refine = cfg.Sweep.Refine
 	}
 }
@@ -138,37 +138,24 @@ func expectsPrefixCache(cfg *config.Config, w workload.Workload) bool {
 }
 
 // announcingRefiner is the sweep's refiner (analysis.Refiner) that says on the display which
-// level it adds and why, or why it adds none.
+// level it adds and why — a concurrency, or a rate on an arrival-rate sweep — or why it adds
+// none.
 type announcingRefiner struct {
 	sweep.Refiner
 	display Display
+	rate    bool
 }
 
 // Refine implements sweep.Refiner.
-func (r announcingRefiner) Refine(levels []record.Level) (int, string) {
-	c, why := r.Refiner.Refine(levels)
-	if c <= 0 && why != "" {
+func (r announcingRefiner) Refine(levels []record.Level) (float64, string) {
+	x, why := r.Refiner.Refine(levels)
+	switch {
+	case x <= 0 && why != "":
 		r.display.StopAdding(why)
-	} else {
-		r.display.Adding(c, why)
+	case r.rate:
+		r.display.AddingRate(x, why)
+	default:
+		r.display.Adding(int(x), why)
 	}
-	return c, why
-}
-
-// announcingRateRefiner is the rate sweep's refiner (analysis.Refiner.RefineRate) that says on
-// the display which rate it adds and why, or why it adds none.
-type announcingRateRefiner struct {
-	sweep.RateRefiner
-	display Display
-}
-
-// RefineRate implements sweep.RateRefiner.
-func (r announcingRateRefiner) RefineRate(levels []record.Level) (float64, string) {
-	rps, why := r.RateRefiner.RefineRate(levels)
-	if rps <= 0 && why != "" {
-		r.display.StopAdding(why)
-	} else {
-		r.display.AddingRate(rps, why)
-	}
-	return rps, why
+	return x, why
 }

@@ -26,7 +26,7 @@ func (d *stopDisplay) StopAdding(why string)      { d.stopped = why }
 func TestRefinerStopsOnFailedAddedLevel(t *testing.T) {
 	cfg := config.Default()
 	d := &stopDisplay{}
-	r := announcingRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), d}
+	r := announcingRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), d, false}
 	const w0, w1 = int64(1_000_000_000), int64(2_000_000_000)
 	level := func(index, c int, refine string, status record.Status) (record.LevelRun, []record.Record) {
 		run := record.LevelRun{Index: index, Concurrency: c, W0: w0, W1: w1, Steady: true, Refine: refine}
@@ -41,7 +41,7 @@ func TestRefinerStopsOnFailedAddedLevel(t *testing.T) {
 	r1, c1 := level(1, 4, "test", record.StatusError)
 	c, why := r.Refine([]record.Level{{Run: r0, Records: c0}, {Run: r1, Records: c1}})
 	if c != 0 || !strings.Contains(why, "added level concurrency 4 had error rate 100.0%, above max_error_rate 5.0%") {
-		t.Errorf("Refine = %d, %q; want 0 and the error-rate rule", c, why)
+		t.Errorf("Refine = %g, %q; want 0 and the error-rate rule", c, why)
 	}
 	if !strings.HasPrefix(d.stopped, "added level concurrency 4") {
 		t.Errorf("the display was told %q", d.stopped)
@@ -49,6 +49,6 @@ func TestRefinerStopsOnFailedAddedLevel(t *testing.T) {
 	// The same failure on a planned level: the refiner analyzes (no valid level: no answer,
 	// nothing to add) but gives no reason to stop.
 	if c, why := r.Refine([]record.Level{{Run: r0, Records: c0}}); c != 0 || why != "" {
-		t.Errorf("planned failure: Refine = %d, %q; want 0 and no reason", c, why)
+		t.Errorf("planned failure: Refine = %g, %q; want 0 and no reason", c, why)
 	}
 }

@@ -90,55 +90,17 @@ func (s *scanner) ws() {
 // object scans an object, calling field for each key with s positioned at the value; field
 // must consume the value and report success.
 func (s *scanner) object(field func(key []byte) bool) bool {
-	if s.i >= len(s.b) || s.b[s.i] != '{' {
-		return false
-	}
-	s.depth++
-	if s.depth > maxScanDepth {
-		return false
-	}
-	s.i++
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
-		s.depth--
-		return true
-	}
-	for {
-		s.ws()
-		key, plain, ok := s.str()
-		if !ok || !plain {
-			return false
-		}
-		s.ws()
-		if s.i >= len(s.b) || s.b[s.i] != ':' {
-			return false
-		}
-		s.i++
-		s.ws()
-		if !field(key[1 : len(key)-1]) {
-			return false
-		}
-		s.ws()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			s.depth--
-			return true
-		default:
-			return false
-		}
-	}
+	return s.container('{', '}', field, nil)
 }
 
 // array scans an array, calling elem with s positioned at each element.
-func (s *scanner) array(elem func() bool) bool {
-	if s.i >= len(s.b) || s.b[s.i] != '[' {
+func (s *scanner) array(elem func() bool) bool { return s.container('[', ']', nil, elem) }
+
+// container scans an object (open '{', close '}': each member's key read and handed to field,
+// s at its value) or an array ('[' and ']': elem called with s at each element); field or
+// elem must consume the value and report success.
+func (s *scanner) container(open, close byte, field func(key []byte) bool, elem func() bool) bool {
+	if s.i >= len(s.b) || s.b[s.i] != open {
 		return false
 	}
 	s.depth++
@@ -147,14 +109,28 @@ func (s *scanner) array(elem func() bool) bool {
 	}
 	s.i++
 	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
+	if s.i < len(s.b) && s.b[s.i] == close {
 		s.i++
 		s.depth--
 		return true
 	}
 	for {
 		s.ws()
-		if !elem() {
+		if field != nil {
+			key, plain, ok := s.str()
+			if !ok || !plain {
+				return false
+			}
+			s.ws()
+			if s.i >= len(s.b) || s.b[s.i] != ':' {
+				return false
+			}
+			s.i++
+			s.ws()
+			if !field(key[1 : len(key)-1]) {
+				return false
+			}
+		} else if !elem() {
 			return false
 		}
 		s.ws()
@@ -164,7 +140,7 @@ func (s *scanner) array(elem func() bool) bool {
 		switch s.b[s.i] {
 		case ',':
 			s.i++
-		case ']':
+		case close:
 			s.i++
 			s.depth--
 			return true

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
-	"github.com/kneecap/kneecap/workload"
 )
 
 // The arrival-rate (open-loop) level (DESIGN §3.9): one dispatcher goroutine per level draws
@@ -14,25 +13,27 @@ import (
 // timer: lateness never accumulates), takes a free slot of the c = max_concurrency slots (a
 // buffered channel of slot ids; FIFO when full, the arrivals behind keeping their scheduled
 // times: no coordinated omission) and starts the request on its own goroutine, which records
-// into its slot's mailbox as a closed-loop worker does into its own. The controller (runner.go)
-// is the closed loop's: collect, horizon, window, drain.
+// into its slot's mailbox as a closed-loop worker does into its own. The level's lifecycle
+// (runner.go) is the closed loop's: collect, horizon, window, drain.
 
 // rateSilentArrivals is how many of a rate level's first arrivals must all time out, none of
 // the level's requests answered, for the server to be declared silent (dead.go); fewer when
 // the cap is lower.
 const rateSilentArrivals = 4
 
-// rateState is a rate level's part of level: the offered rate, the slots, and the
-// dispatcher's account of the arrivals that had to wait for one. The dispatcher alone writes
-// the account; the controller reads it after every goroutine of the level has returned.
+// rateState is a rate level's part of level: the offered rate, the schedule's gaps, the
+// slots, and the dispatcher's account of the arrivals that had to wait for one. The
+// dispatcher alone writes the account; the controller reads it after every goroutine of the
+// level has returned.
 type rateState struct {
-	rps     float64
-	arrival Arrival
-	// trace and scale: a trace replay's window and time scale (nil: Arrival's gaps).
-	trace *workload.Trace
-	scale float64
-	slots chan int
-	begun time.Time // the level's start: t_0 of the schedule (clk.unix(begun) = start)
+	rps float64
+	// gaps returns a new generator of the gaps between the level's arrivals, the same
+	// sequence each time (schedule): the arrival process's at rps, or a trace replay's.
+	gaps func() func() time.Duration
+	// realize says that the window must realise the offered rate (realizedGate): not on a
+	// trace replay, whose window is a whole number of passes of the recorded traffic.
+	realize bool
+	slots   chan int
 
 	arrivals int           // scheduled so far (sent or cancelled)
 	waited   int           // arrivals that found every slot taken
@@ -46,19 +47,18 @@ type rateState struct {
 	count *arrivalCount
 }
 
-// initRate makes l an arrival-rate level offering rps requests/s with c slots.
-func (l *level) initRate(p *Plan, rps float64) {
-	l.rate = &rateState{rps: rps, arrival: p.Arrival, slots: make(chan int, l.c)}
+// initRate makes l an arrival-rate level offering rps requests/s, arrival's gaps apart, with
+// c slots.
+func (l *level) initRate(arrival Arrival, rps float64) {
+	index := l.index
+	gaps := func() func() time.Duration { return arrival.Gaps(rps, index) }
+	l.rate = &rateState{rps: rps, gaps: gaps, realize: true, slots: make(chan int, l.c)}
 	for s := range l.c {
 		l.rate.slots <- s
 	}
 	l.warmNeed = 1
 	l.silentN = int64(min(l.c, rateSilentArrivals))
 	l.run.OfferedRPS = rps
-	if p.Trace != nil {
-		l.rate.trace, l.rate.scale = p.Trace, p.Trace.Scale(rps)
-		l.run.TimeScale = l.rate.scale
-	}
 	// One mailbox more than slots: the dispatcher's, for the arrivals cancelled unsent.
 	l.boxes = append(l.boxes, &mailbox{})
 }
@@ -231,14 +231,8 @@ func (l *level) issue(slot, seq int, at time.Time, wait time.Duration) {
 	default:
 	}
 	sched := l.clk.unix(at)
-	issue := l.clk.now()
-	rec := record.Record{Level: l.index, Concurrency: l.c, Worker: slot, Seq: seq, Sent: issue, Scheduled: sched, SlotWait: wait}
-	box.mu.Lock()
-	box.since = issue
-	box.mu.Unlock()
-	l.inflight.Add(1)
-	l.client.Do(l.reqCtx, &req, &rec)
-	l.inflight.Add(-1)
+	rec := record.Record{Level: l.index, Concurrency: l.c, Worker: slot, Seq: seq, Sent: l.clk.now(), Scheduled: sched, SlotWait: wait}
+	l.do(box, &req, &rec)
 	box.mu.Lock()
 	box.recs = append(box.recs, rec)
 	box.since = 0
