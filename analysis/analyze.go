@@ -23,7 +23,7 @@ const (
 	// headline knee its breakpoint (RulePlateauOnset): below it the levels scatter by more
 	// than a fifth of their spread around the fit (√0.05 ≈ 0.22), too much to place a corner.
 	sharpMinR2 = 0.95
-	// minRiseLevels and MinPlateauLevels are the least numbers of valid levels below and above
+	// minRiseLevels and minPlateauLevels are the least numbers of valid levels below and above
 	// a sharp fit's breakpoint (by more than RefineTolerance) for it to be the headline knee:
 	// as many as each side has parameters, the rise two (α and β, or the hinge's intercept and
 	// slope) and the plateau one (its height). That the plateau stays flat is measured too

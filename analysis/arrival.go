@@ -120,14 +120,14 @@ type RateResult struct {
 	CapacityBracket []Float `json:"capacity_bracket,omitempty"`
 	// CapacityReason says how the capacity was read, as the reports print it.
 	CapacityReason string `json:"capacity_reason,omitempty"`
-	// CapacityRule names the rule that read it: CapacityRuleSplit (between the sustained and
+	// CapacityRule names the rule that read it: capacityRuleSplit (between the sustained and
 	// the unsustained levels) or CapacityRulePlateau (a table's plateau of output TPS); empty
 	// when there is no capacity.
 	CapacityRule string `json:"capacity_rule,omitempty"`
 	// TTFTBlowupRPS is the (realised) arrival rate past which TTFT grows (queueing), in
 	// requests/s.
 	TTFTBlowupRPS Float `json:"ttft_blowup_rps"`
-	// TTFTBlowupMethod is MethodHinge (the fitted ramp) or Method3xBaseline.
+	// TTFTBlowupMethod is MethodHinge (the fitted ramp) or method3xBaseline.
 	TTFTBlowupMethod Method `json:"ttft_blowup_method,omitempty"`
 	// TTFTBlowupStat names the TTFT statistic the blow-up was found on: p50, else mean, else
 	// p90, else p95, the first that two valid levels report.

@@ -125,7 +125,7 @@ func rateBlowupOneLevel(x float64, stat string) warning {
 	return newWarning(warnRateBlowupOneLevel, "", "no TTFT blow-up rate: only one valid level (%s requests/s) has a TTFT %s: nothing to compare it with. Next: sweep more rates (--rates auto plans eight)", frps(x), stat)
 }
 
-// rateBlowupNone: TTFT (its statistic stat) stays within BlowupFactor of the first level's
+// rateBlowupNone: TTFT (its statistic stat) stays within blowupFactor of the first level's
 // baseMS up to top requests/s.
 func rateBlowupNone(stat string, baseMS, top float64) warning {
 	return newWarning(warnRateBlowupNone, "", "no TTFT blow-up rate: TTFT %s stays within %gx of the first level's %.0f ms up to %s requests/s. Next: extend the sweep to higher rates (%s)", stat, blowupFactor, baseMS, frps(top), moreRates(top))

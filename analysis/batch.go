@@ -42,7 +42,7 @@ func (b Batch) At(n float64) float64 {
 // linear in 1/α (closed form); (log r, S) are first scanned on a grid (S at every measured
 // concurrency and midpoint, r log-spaced and r = 0, linear below S), then refined by
 // Nelder–Mead (gonum/optimize) from the two best grid points. Points need
-// n > 0 and x > 0, finite; fewer than 3 distinct n are an error wrapping ErrFit.
+// n > 0 and x > 0, finite; fewer than 3 distinct n are an error wrapping errFit.
 func fitBatch(n, x []float64) (Batch, error) {
 	bad := Batch{NaN(), NaN(), NaN(), NaN(), NaN()}
 	if len(n) != len(x) {

@@ -47,8 +47,8 @@ func (a *analyzer) blowup() {
 }
 
 // A TTFT blow-up is claimed only on a rise the levels support (DESIGN §4.4): the TTFT at the
-// largest level at least BlowupMinRise × the flat part's (the fitted baseline, or the first
-// level's for the fallback) and, for a fitted ramp, at least BlowupMinPast levels past the
+// largest level at least blowupMinRise × the flat part's (the fitted baseline, or the first
+// level's for the fallback) and, for a fitted ramp, at least blowupMinPast levels past the
 // breakpoint with a TTFT above twice the baseline (a slope needs two points on it). Prefill
 // contention alone raises TTFT a few times over a sweep; queueing raises it by orders of
 // magnitude.
@@ -70,7 +70,7 @@ func rampSupported(x, y []float64, at, base float64) bool {
 	return past >= blowupMinPast && base > 0 && y[len(y)-1] >= blowupMinRise*base
 }
 
-// blowupThin reports whether TTFT rose past BlowupFactor × its first level's without a
+// blowupThin reports whether TTFT rose past blowupFactor × its first level's without a
 // supported ramp: the "no blow-up" warning must then not say it stayed within that factor.
 func blowupThin(y []float64) bool {
 	for _, v := range y {
@@ -125,12 +125,12 @@ func ttftSeries(levels []*Level, xs []float64, of func(*Level) Latency) (stat st
 }
 
 // fitBlowupRamp fits the flat-then-linear ramp of the TTFT blow-up to (x, y), ascending x
-// (DESIGN §4.4): weighted by TTFT^−1.5 first (FitRampWeighted: TTFT spans orders of magnitude
+// (DESIGN §4.4): weighted by TTFT^−1.5 first (fitRampWeighted: TTFT spans orders of magnitude
 // over a sweep and its noise grows with it, so an unweighted fit lets the largest levels
 // place the breakpoint), unweighted when the weighted fit is no ramp. A fit is accepted when
 // its slope and base are positive, its breakpoint lies below the largest x, R² ≥ 0.8 and it
 // grows at least half its base past the breakpoint, and the ramp is supported
-// (rampSupported); ok is false with fewer than MinFitLevels points or no accepted fit.
+// (rampSupported); ok is false with fewer than minFitLevels points or no accepted fit.
 func fitBlowupRamp(x, y []float64) (Ramp, bool) {
 	if len(x) < minFitLevels {
 		return Ramp{}, false
@@ -144,8 +144,8 @@ func fitBlowupRamp(x, y []float64) (Ramp, bool) {
 	return Ramp{}, false
 }
 
-// blowupByFactor returns the index of the first y above BlowupFactor × y[0] (the fallback
-// blow-up, a measurement rather than a fit) when the last y is at least BlowupMinRise ×
+// blowupByFactor returns the index of the first y above blowupFactor × y[0] (the fallback
+// blow-up, a measurement rather than a fit) when the last y is at least blowupMinRise ×
 // y[0], or −1.
 func blowupByFactor(y []float64) int {
 	if !(y[len(y)-1] >= blowupMinRise*y[0]) {

@@ -21,7 +21,7 @@ import (
 // residuals are used. Every model
 // here has fitParams parameters, so the residuals are rescaled by √(n ÷ (n − fitParams))
 // first (Davison and Hinkley 1997, §6.2.3: raw residuals are smaller than the errors they
-// stand for), and with fewer than MinIntervalLevels points there is no interval (a warning
+// stand for), and with fewer than minIntervalLevels points there is no interval (a warning
 // says so): a three-parameter curve through four points leaves one residual and a bootstrap
 // of it claims a precision the levels do not have.
 func (a *analyzer) residualBootstrap(x, y []float64, fitted func(float64) float64, names []string, refit func(ys []float64) []float64) [][2]Float {

@@ -234,7 +234,7 @@ func meanOf(ps []point, get func(point) float64) float64 {
 // The interval is at least ± ciFloor, the unsustainable levels' own 95% CI: a saturated
 // replica completes requests so regularly that the residuals there are nearly 0, and a
 // percentile interval of them would claim more than one window can resolve.
-// With fewer than MinRateIntervalLevels such levels, or Bootstrap 0, the interval is [lo, hi]
+// With fewer than minRateIntervalLevels such levels, or Bootstrap 0, the interval is [lo, hi]
 // itself, the clamp of the estimate (at_most: [null, x_F]), its lower end at most the
 // estimate less ciFloor. It returns the interval and how
 // it was found.

@@ -11,9 +11,9 @@
 //
 //   - the Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)) (Gunther 1993),
 //     fitted by bounded nonlinear least squares (FitUSL);
-//   - a continuous linear-then-flat hinge y = a + b·min(x, c) (FitHinge), and the
+//   - a continuous linear-then-flat hinge y = a + b·min(x, c) (fitHinge), and the
 //     flat-then-linear hinge y = a + b·max(0, x − c) used for the TTFT blow-up (weighted by
-//     y^−1.5 in FitRampWeighted, unweighted by FitRamp as the fallback), all with the
+//     y^−1.5 in fitRampWeighted, unweighted by fitRamp as the fallback), all with the
 //     breakpoint solved exactly per segment (Hudson 1966);
 //   - Kneedle (Satopää, Albrecht, Irwin and Raghavan 2011), matching the Python kneed
 //     package (LocateKnee; named after kneed's KneeLocator, since Kneedle is the result type).
@@ -27,7 +27,7 @@
 // R type 7), so numbers compare 1:1 with vLLM, SGLang and genai-bench.
 //
 // Knee.Method, Blowup.Method and the keys of Knee.Others are Methods (MethodUSL, MethodBatch,
-// MethodHinge, MethodKneedle, Method3xBaseline), each with one display Label that reports,
+// MethodHinge, MethodKneedle, method3xBaseline), each with one display Label that reports,
 // charts and warnings print. Gate checks one run against a baseline, CompareGate several (the
 // regression gate of kneecap compare, compare.json).
 //

@@ -57,7 +57,7 @@ func TestAnalyzeBlowupOverAHugeRange(t *testing.T) {
 	}
 }
 
-// fitRampWeighted recovers an exact ramp (as FitRamp does, fit_test.go), and on the wide
+// fitRampWeighted recovers an exact ramp (as fitRamp does, fit_test.go), and on the wide
 // sweep where the unweighted fit puts the breakpoint at the first point it finds the flat part.
 func TestFitRampWeighted(t *testing.T) {
 	x := []float64{1, 2, 4, 8, 16, 24, 32, 48, 64}
@@ -73,7 +73,7 @@ func TestFitRampWeighted(t *testing.T) {
 		!scalar.EqualWithinAbsOrRel(r.Slope, 40, 1e-9, 1e-9) || !scalar.EqualWithinAbsOrRel(r.R2, 1, 1e-9, 1e-9) {
 		t.Errorf("ramp = %+v, want breakpoint 20.5, base 200, slope 40, R² 1", r)
 	}
-	// TTFT p50 (ms) flat at 1000 up to ~150 users, then +4.6 ms per user; FitRamp puts the
+	// TTFT p50 (ms) flat at 1000 up to ~150 users, then +4.6 ms per user; fitRamp puts the
 	// breakpoint at 1.
 	wx := []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536}
 	wy := []float64{1000, 1000, 1000, 1100, 1500, 5000, 20000, 80000, 300000}

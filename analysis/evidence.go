@@ -16,7 +16,7 @@ import (
 
 // maxLimitOff is the largest relative difference between the server's limit on requests run
 // at once and the batch model's slot limit S, or the headline knee, that passes without a
-// warning: |estimate − limit| ≤ MaxLimitOff × limit.
+// warning: |estimate − limit| ≤ maxLimitOff × limit.
 const maxLimitOff = 0.25
 
 // Thresholds of a running count capped by the server (observedLimit).
@@ -193,7 +193,7 @@ func observedLimit(lim *ServerLimit, levels []Level) {
 }
 
 // checkServerLimit compares the server's limit on requests run at once (serverLimitOf) with
-// the fit: the batch model's slot limit S and the headline knee. Each more than MaxLimitOff
+// the fit: the batch model's slot limit S and the headline knee. Each more than maxLimitOff
 // from the limit is a warning naming both. An estimate below the limit counts only when it
 // is a plateau the sweep measured: S at the largest valid level is where the fit ran out of
 // levels. It sets the result's ServerLimit. This is the one place the fit meets the

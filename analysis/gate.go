@@ -28,7 +28,7 @@ type GateCheck struct {
 	RunAtLeast  bool  `json:"run_at_least,omitempty"`
 	// Change is (Run − Base) ÷ Base; null when either is unknown.
 	Change Float `json:"change"`
-	// Verdict is GateOK, GateRegressed or GateUnknown; Why explains an unknown.
+	// Verdict is gateOK, GateRegressed or gateUnknown; Why explains an unknown.
 	Verdict string `json:"verdict"`
 	Why     string `json:"why,omitempty"`
 }
@@ -39,7 +39,7 @@ type GateCheck struct {
 // fraction, such as 0.10) below the baseline's.
 //
 // A figure a result lacks is read for what its absence means: no valid level is 0 for every
-// figure (a dead run fails the gate); no knee with at least MinFitLevels valid levels, or no
+// figure (a dead run fails the gate); no knee with at least minFitLevels valid levels, or no
 // TTFT blow-up with two, means none within the levels run, a lower bound "≥ the largest valid
 // level" (a knee's TPS then ≥ the maximum TPS); an SLO missed from the first valid level is
 // 0; every valid level meeting the SLOs is a lower bound "≥ the largest". A lower bound

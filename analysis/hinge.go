@@ -11,7 +11,7 @@ import (
 // right ones, whose unconstrained least-squares solution is optimal when the line meets the
 // constant inside the segment (Hudson 1966); otherwise the optimum lies at a data point, all
 // of which are evaluated. It returns the breakpoint c, the plateau a + b·c, the slope b and
-// R². At least 3 finite points with 2 distinct x are needed (else an error wrapping ErrFit).
+// R². At least 3 finite points with 2 distinct x are needed (else an error wrapping errFit).
 func fitHinge(x, y []float64) (Hinge, error) {
 	bad := Hinge{Breakpoint: NaN(), PlateauTPS: NaN(), Slope: NaN(), R2: NaN()}
 	a, b, c, sse, err := fitTwoPhase(x, y, false, nil)
@@ -40,7 +40,7 @@ type Ramp struct {
 }
 
 // fitRamp fits the continuous flat-then-linear model y = a + b·max(0, x − c) by least
-// squares with the breakpoint searched continuously over [min x, max x], as FitHinge does
+// squares with the breakpoint searched continuously over [min x, max x], as fitHinge does
 // (the left points share a constant, the right ones a line). It is used for the TTFT
 // blow-up: queueing makes TTFT grow linearly with concurrency past saturation.
 func fitRamp(x, y []float64) (Ramp, error) {
@@ -51,7 +51,7 @@ func fitRamp(x, y []float64) (Ramp, error) {
 	return Ramp{Breakpoint: c, Base: a, Slope: b, R2: rSquared(y, sse)}, nil
 }
 
-// fitRampWeighted is FitRamp by weighted least squares with weights y^−1.5. TTFT spans
+// fitRampWeighted is fitRamp by weighted least squares with weights y^−1.5. TTFT spans
 // orders of magnitude over a sweep and its noise grows with it, so an unweighted fit lets the
 // largest levels place the breakpoint alone (1 … 65536 users put it anywhere from 1 to 511
 // for a true 256). Weights y^−2 (least squares on relative error) fix that but overweight
@@ -61,7 +61,7 @@ func fitRamp(x, y []float64) (Ramp, error) {
 // of 2.5% noise each) the median error is 0.2–0.5% with every level (unweighted 1.8–2.0%,
 // p95 8%), 3.4–4.0% with the level at S removed (as unweighted; y^−2: 50%), and 1 … 65536
 // users give 254 for S = 256. R2 is the weighted R², 1 − Σw(y − ŷ)² ÷ Σw(y − ȳ_w)². Every y
-// must be > 0 (else an error wrapping ErrFit).
+// must be > 0 (else an error wrapping errFit).
 func fitRampWeighted(x, y []float64) (Ramp, error) {
 	bad := Ramp{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
 	if len(x) != len(y) {

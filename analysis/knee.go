@@ -80,7 +80,7 @@ func rankR2(v Float) float64 {
 }
 
 // hingeBetter reports whether the hinge (R² h) fits clearly better than the batch model (R²
-// b): its unexplained share 1 − R² below HingeMargin times the batch model's, each floored at
+// b): its unexplained share 1 − R² below hingeMargin times the batch model's, each floored at
 // 1e-8 (a residual RMS of 0.01% of the throughputs' spread, below any measurement's noise,
 // so that two exact fits tie). Both models are sharp knees; the batch model's rise is the
 // physics of a batching step, and the hinge's straight line, on a rise that bends before its
@@ -92,7 +92,7 @@ func hingeBetter(h, b Float) bool {
 
 // plateauRule decides the rule of the headline knee: it returns the breakpoint of the curve
 // (the batch model's S, the hinge breakpoint) when the curve is a sharp-knee fit with R² ≥
-// sharpMinR2, at least MinRiseLevels valid levels below the breakpoint and MinPlateauLevels
+// sharpMinR2, at least minRiseLevels valid levels below the breakpoint and minPlateauLevels
 // above it, by more than RefineTolerance, and the plateau was measured flat: the measured
 // throughput grows less than knee_gain per doubling across the plateau levels (from the level
 // at the corner, within RefineTolerance of the breakpoint, when only one lies beyond). Else it

@@ -119,7 +119,7 @@ func blowupOneLevel(c float64) warning {
 	return newWarning(warnBlowupOneLevel, "", "no TTFT blow-up: only one valid level (concurrency %g) has a TTFT p50: nothing to compare it with. Next: sweep more levels (--levels 1,2,4,…)", c)
 }
 
-// blowupNone: TTFT (its statistic stat; "" is p50) stays within BlowupFactor of the first
+// blowupNone: TTFT (its statistic stat; "" is p50) stays within blowupFactor of the first
 // level's baseMS up to top.
 func blowupNone(stat string, baseMS, top float64) warning {
 	if stat == "" {
@@ -151,7 +151,7 @@ func blowupGap(base, lastFlat, firstHigh, fitAt float64) warning {
 }
 
 // overloadDetected: throughput falls dropPct past its peak peakTPS at peakC, below
-// 1 − OverloadDrop of it from concurrency from.
+// 1 − overloadDrop of it from concurrency from.
 func overloadDetected(dropPct, peakTPS, peakC, from float64) warning {
 	return newWarning(warnOverload, "", "overload: throughput falls %.0f%% past its peak of %.0f tokens/s at concurrency %g (below %.0f%% of the peak from concurrency %g)",
 		dropPct, peakTPS, peakC, (1-overloadDrop)*100, from)
@@ -181,7 +181,7 @@ func operatingBeyond(last float64) warning {
 }
 
 // serverLimitDisagree: the estimate named what (the batch-model slot limit, the headline
-// knee) at v is more than MaxLimitOff from the server's limit lim.
+// knee) at v is more than maxLimitOff from the server's limit lim.
 func serverLimitDisagree(what string, v float64, lim *ServerLimit) warning {
 	l := float64(lim.Slots)
 	why := "the server runs no more than that at once, so throughput growing past it is not more requests decoded together: the fit does not describe this server"

@@ -111,21 +111,21 @@ func FormatTokens(v Float) string {
 	return strconv.FormatFloat(f, 'f', 1, 64)
 }
 
-// lengthOff reports whether t's mean is more than MaxLengthOff from its request.
+// lengthOff reports whether t's mean is more than maxLengthOff from its request.
 func lengthOff(t TokenLengths) bool {
 	d := t.LengthOff()
 	return d.OK() && math.Abs(float64(d)) > maxLengthOff
 }
 
 // LengthsOff reports whether the server counted the level's prompts, or its outputs when they
-// were of fixed length, more than MaxLengthOff from the length requested (the level ran
+// were of fixed length, more than maxLengthOff from the length requested (the level ran
 // another workload than the one asked for, and a warning names it).
 func (l *Level) LengthsOff() (prompt, output bool) {
 	return lengthOff(l.InputTokens), l.FixedOutput && lengthOff(l.OutputTokens)
 }
 
 // lengths warns about the levels whose prompts, or fixed-length outputs, the server counted
-// more than MaxLengthOff from the length requested: one warning for the prompts and one for
+// more than maxLengthOff from the length requested: one warning for the prompts and one for
 // the outputs, each naming every such level. Outputs without fixed_output are capped by
 // max_tokens, not asked to reach it, and are not compared.
 func (a *analyzer) lengths() {

@@ -146,14 +146,14 @@ func zeroThroughput(zero []string, remain int) warning {
 	return w
 }
 
-// promptLengthOff: the server counted the prompts of levels more than MaxLengthOff from the
+// promptLengthOff: the server counted the prompts of levels more than maxLengthOff from the
 // length requested.
 func promptLengthOff(levels []*Level) warning {
 	return newWarning(warnPromptLengthOff, "", "prompt length: the server counted prompts more than %.0f%% off the length requested at %s: its tokenizer or chat template counts them otherwise, so those levels measured another workload than the one asked for",
 		maxLengthOff*100, lengthsAt(levels, func(l *Level) TokenLengths { return l.InputTokens }))
 }
 
-// outputLengthIgnored: with fixed_output, the outputs of levels were more than MaxLengthOff
+// outputLengthIgnored: with fixed_output, the outputs of levels were more than maxLengthOff
 // from the max_tokens requested with ignore_eos and min_tokens.
 func outputLengthIgnored(levels []*Level) warning {
 	return newWarning(warnOutputLengthIgnored, "", "output length: fixed_output asked for exactly max_tokens (with ignore_eos and min_tokens), but the outputs were more than %.0f%% off it at %s: the server ignores those parameters (an OpenAI-style API, Ollama), so outputs end where the model stops and those levels measured another workload than the one asked for",

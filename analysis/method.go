@@ -11,12 +11,12 @@ const (
 	// MethodUSL is the Universal Scalability Law fit (FitUSL); its estimate in Knee.Others is
 	// the peak N*.
 	MethodUSL Method = "usl"
-	// MethodBatch is the batch-limited Amdahl fit (FitBatch); its estimate in Knee.Others is
+	// MethodBatch is the batch-limited Amdahl fit (fitBatch); its estimate in Knee.Others is
 	// the slot limit S.
 	MethodBatch Method = "batch"
-	// MethodHinge is a hinge fit: linear-then-flat on throughput (FitHinge, its estimate in
+	// MethodHinge is a hinge fit: linear-then-flat on throughput (fitHinge, its estimate in
 	// Knee.Others is the breakpoint), flat-then-linear on TTFT p50 for the blow-up
-	// (FitRampWeighted, FitRamp).
+	// (fitRampWeighted, fitRamp).
 	MethodHinge Method = "hinge"
 	// MethodKneedle is Kneedle on the throughput curve (LocateKnee); its estimate in
 	// Knee.Others is the knee it finds.

@@ -33,9 +33,9 @@ func (r *rater) verdictless() bool {
 
 // plateauCapacity reads the capacity of a table every level of which counted as sustainable
 // and that cannot say otherwise (verdictless) from the plateau of its output TPS over the
-// offered rate (DESIGN §4.15): the continuous hinge y = a + b·min(x, c) (FitHinge), accepted
-// as the closed loop's plateau rule accepts a sharp knee — slope > 0, R² ≥ SharpMinR2, at
-// least MinRiseLevels levels more than RefineTolerance below c and two more than it above,
+// offered rate (DESIGN §4.15): the continuous hinge y = a + b·min(x, c) (fitHinge), accepted
+// as the closed loop's plateau rule accepts a sharp knee — slope > 0, R² ≥ sharpMinR2, at
+// least minRiseLevels levels more than RefineTolerance below c and two more than it above,
 // the measured TPS growing less than knee_gain per doubling across those — gives capacity_rps
 // = c, capacity_tps = the plateau a + b·c, and as interval and bracket the plateau's onset:
 // [the last rate below c, the first at or above it]. The levels past c are marked

@@ -355,7 +355,7 @@ type EfficientPoint struct {
 // Blowup is where TTFT starts growing linearly with concurrency (queueing).
 type Blowup struct {
 	Concurrency Float `json:"concurrency"`
-	// Method is MethodHinge (the fitted ramp) or Method3xBaseline (the fallback).
+	// Method is MethodHinge (the fitted ramp) or method3xBaseline (the fallback).
 	Method Method `json:"method"`
 	// BaselineMS is the flat TTFT p50 before the blow-up.
 	BaselineMS Float `json:"baseline_ms"`

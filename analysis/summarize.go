@@ -411,11 +411,11 @@ func (s *scratch) addChunkGaps(st *sentStats, r *record.Record) {
 //     requests ended by t (every record of the level), sampled at backlogSamples + 1 equal
 //     steps over the window; the level is unsustainable (queueTrend.unsustainable) when its
 //     completions fall short of its realised arrivals — the completion rate
-//     (Level.CompletionRate) below (1 − MinBacklogGrowth) × realized_rps by more than
+//     (Level.CompletionRate) below (1 − minBacklogGrowth) × realized_rps by more than
 //     shortfallNoise × √(realized × T) requests over the window, and fewer than (1 −
 //     minBacklogGrowth) of the window's arrivals ended in it — while a queue grows: the
 //     backlog (client side) or the server's waiting count (run.Server's waiting trend), by
-//     more than MinBacklogGrowth × realized_rps per second and BacklogNoise × its noise over
+//     more than minBacklogGrowth × realized_rps per second and backlogNoise × its noise over
 //     the window.
 //
 // It is invalid (with a note each) when its window is empty, no arrival succeeded, the error

@@ -52,7 +52,7 @@ const (
 func completionRate(lv *Level) float64 { return float64(lv.CompletionRate()) }
 
 // recheckSustainable marks unsustainable a level marked sustainable whose backlog was not
-// measured (a table) when its completion rate falls more than MaxRateDeficit below its
+// measured (a table) when its completion rate falls more than maxRateDeficit below its
 // arrival rate (Level.ArrivalRate: realised, else offered; completionRate), with a note.
 func (r *rater) recheckSustainable(lv *Level) {
 	if !lv.Sustainable || lv.BacklogGrowthRPS.OK() {
@@ -213,7 +213,7 @@ func (q queueTrend) unsustainable(arrived, t, done float64) string {
 		return ""
 	}
 	// Completions short of the realised arrivals by more than a burst of arrivals late in the
-	// window leaves a stable queue: ShortfallNoise × the Poisson noise of their count.
+	// window leaves a stable queue: shortfallNoise × the Poisson noise of their count.
 	short := (arrived - done) * t
 	if finite(done) && !(done < (1-minBacklogGrowth)*arrived && short > shortfallNoise*math.Sqrt(arrived*t)) {
 		return ""

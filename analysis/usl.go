@@ -29,7 +29,7 @@ func uslAt(sigma, kappa, lambda, n float64) float64 {
 //
 // It returns R² = 1 − SSE/SST, the peak N* = √((1−σ)/κ) and X(N*) (NaN when κ = 0 or σ ≥ 1).
 // PeakConcurrencyInterval is left NaN (Analyze bootstraps it). Points need n > 0 and x > 0,
-// finite; fewer than 3 distinct n are an error wrapping ErrFit.
+// finite; fewer than 3 distinct n are an error wrapping errFit.
 func FitUSL(n, x []float64) (USL, error) { return fitUSL(n, x, nil) }
 
 // fitUSL is FitUSL with the Nelder–Mead starts given (nil: the quadratic start and three

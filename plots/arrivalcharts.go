@@ -239,8 +239,8 @@ func rateLagChart(res *analysis.Result) (*builder, error) {
 	return b.finishExcluded(hadInvalid)
 }
 
-// rateDashboard is the 2×2 grid of RateThroughput, RateTTFT, RateE2E and RateLag, meant for
-// dashboardWidth × DashboardHeight.
+// rateDashboard is the 2×2 grid of rateThroughput, rateTTFT, rateE2E and rateLag, meant for
+// dashboardWidth × dashboardHeight.
 func rateDashboard(res *analysis.Result) (*Grid, error) {
 	return dashboard(res, rateThroughput, rateTTFT, rateE2E, rateLag)
 }

@@ -39,7 +39,7 @@ const (
 	// the PNG 1344 × 960 px at PNGDPI).
 	Width  = 7 * vg.Inch
 	Height = 5 * vg.Inch
-	// dashboardWidth and DashboardHeight are the size of the 2×2 dashboard.
+	// dashboardWidth and dashboardHeight are the size of the 2×2 dashboard.
 	dashboardWidth  = 2 * Width
 	dashboardHeight = 2 * Height
 )

@@ -76,8 +76,8 @@ func dashboard(res *analysis.Result, charts ...func(*analysis.Result) (*Figure, 
 	return &Grid{Figures: [][]*Figure{{fs[0], fs[1]}, {fs[2], fs[3]}}, Subtitle: subtitle(meta(res)), Pad: vg.Points(6)}, nil
 }
 
-// Dashboard is the 2×2 grid of Throughput, TTFT, TPOT and LatencyVsThroughput, meant for
-// dashboardWidth × DashboardHeight.
+// Dashboard is the 2×2 grid of Throughput, TTFT, TPOT and latencyVsThroughput, meant for
+// dashboardWidth × dashboardHeight.
 func Dashboard(res *analysis.Result) (*Grid, error) {
 	return dashboard(res, throughput, ttft, tpot, latencyVsThroughput)
 }

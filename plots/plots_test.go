@@ -403,7 +403,7 @@ func TestRenderAll(t *testing.T) {
 	}
 }
 
-// TestRenderCompare: the two overlays of CompareNames() in every format, in order; a build
+// TestRenderCompare: the two overlays of compareNames() in every format, in order; a build
 // error is the chart function's.
 func TestRenderCompare(t *testing.T) {
 	if testing.Short() {

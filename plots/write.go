@@ -77,7 +77,7 @@ func Render(c Chart, w, h vg.Length, format string) ([]byte, error) {
 
 // File is one rendered chart held in memory, ready to be saved as FileName() or embedded.
 type File struct {
-	// Name is the chart's base name: one of Names() or CompareNames().
+	// Name is the chart's base name: one of Names() or compareNames().
 	Name string
 	// Format is "png" or "svg".
 	Format string
@@ -95,7 +95,7 @@ func (f File) WriteTo(w io.Writer) (int64, error) {
 }
 
 // RenderAll renders every chart of NamesFor(res.Mode) for res at its default size (Width ×
-// Height, the dashboard DashboardWidth × DashboardHeight) in every format of Formats(): in
+// Height, the dashboard dashboardWidth × dashboardHeight) in every format of Formats(): in
 // that order, PNG before SVG for each chart. It writes no file: the caller saves or embeds them.
 // An error names the chart ("plots: NAME: …") when rendering fails.
 func RenderAll(res *analysis.Result) ([]File, error) {
@@ -119,7 +119,7 @@ func RenderAll(res *analysis.Result) ([]File, error) {
 	return files, nil
 }
 
-// RenderCompare renders the overlay charts of CompareNames() — CompareThroughput and
+// RenderCompare renders the overlay charts of compareNames() — CompareThroughput and
 // CompareLatency of runs, labelled labels — at Width × Height in every format of Formats(),
 // in that order, PNG before SVG for each chart. It writes no file. An error building a chart
 // is CompareThroughput's or CompareLatency's; one rendering it names the chart ("NAME: …").

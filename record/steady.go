@@ -62,7 +62,7 @@ func steadyTest(sliceTPS []float64, ciTarget float64, withCI bool) (ciHalfWidthR
 }
 
 // SteadyAt is the steady-state verdict of d: defined, no trend larger than driftTarget
-// across the window (Trending) and, unless rate (SteadyRate), a CI half-width within
+// across the window (Trending) and, unless rate (steadyRate), a CI half-width within
 // ciTarget. The CI target may be wider than ci_target (CITarget: what the window's requests
 // can resolve); a drift's materiality is ci_target's whatever the noise.
 func (d Steadiness) SteadyAt(driftTarget, ciTarget float64, rate bool) bool {

@@ -53,7 +53,7 @@ func TestSecretsEveryForm(t *testing.T) {
 }
 
 // TestSecretsLeavesTextAlone: text without a secret or a URL is returned as it is, and a
-// secret below MinSecret is not searched for.
+// secret below minSecret is not searched for.
 func TestSecretsLeavesTextAlone(t *testing.T) {
 	for _, msg := range []string{
 		"openai: stream: error, status code: 500, message: engine crashed",

@@ -7,7 +7,7 @@ import (
 )
 
 // WriteFileAtomic writes data to a temporary file in path's directory, fsyncs it and renames it
-// over path, so readers see the old or the new file, never a mix. The file is FilePerm
+// over path, so readers see the old or the new file, never a mix. The file is filePerm
 // (0600) less the umask: os.CreateTemp's mode, kept.
 func WriteFileAtomic(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")

@@ -55,7 +55,7 @@ const (
 	ScenariosFile = "scenarios.json"
 )
 
-// DirPerm and FilePerm are the modes of a results directory and of its files, less the
+// DirPerm and filePerm are the modes of a results directory and of its files, less the
 // umask: only their owner reads them, as they may hold prompts, the server's details and
 // its messages.
 const (

@@ -13,7 +13,7 @@ import (
 	"github.com/kneecap/kneecap/record"
 )
 
-// TestPermissions: a results directory is DirPerm (0700) and its files FilePerm (0600) less
+// TestPermissions: a results directory is DirPerm (0700) and its files filePerm (0600) less
 // the umask: 0700/0600 under the usual 022 and under 077, and under 0400 (owner read off)
 // 0300/0200, which shows no explicit chmod overrides the umask. Not parallel: the umask is
 // the process's.

@@ -18,7 +18,7 @@ import (
 // token (docs/performance.md).
 const loadGCPercent = 50
 
-// SetLoadGC sets the garbage collector to LoadGCPercent for a sweep unless the GOGC
+// SetLoadGC sets the garbage collector to loadGCPercent for a sweep unless the GOGC
 // environment variable is set (the user's choice wins). It returns the function that
 // restores the previous setting. Call it from main, not from a library path: the setting is
 // process-wide.

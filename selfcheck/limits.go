@@ -19,12 +19,12 @@ import (
 // ("fatal error: out of memory").
 
 // MaxProcessWorkers is the most workers one process runs at a level: 100,000 streams, ≈ 6 GiB
-// of client memory at StreamBytes each and far past what one process's CPU carries (4,096 on
+// of client memory at streamBytes each and far past what one process's CPU carries (4,096 on
 // two cores, DESIGN §8). A larger level is split over processes with shards.
 const MaxProcessWorkers = 100_000
 
 // streamBytes is the client memory one in-flight stream is estimated to cost, besides its
-// chunk offsets (ChunkBytes): the load benchmark measured 54.5 KiB a stream (slope of peak RSS
+// chunk offsets (chunkBytes): the load benchmark measured 54.5 KiB a stream (slope of peak RSS
 // over 256–4,096 streams) and 55.6–59.6 KiB on average at 1,024–4,096 (docs/performance.md),
 // rounded up to 64 KiB.
 const streamBytes = 64 << 10
@@ -72,9 +72,9 @@ type StreamCost struct {
 	Sim bool
 }
 
-// CostOf returns the cost of one worker: StreamBytes, plus ChunkBytes for each chunk offset a
+// CostOf returns the cost of one worker: streamBytes, plus chunkBytes for each chunk offset a
 // stream of outputTokens tokens keeps when recordChunks (MaxRecordedChunks when outputTokens
-// is unknown, ≤ 0), plus SimStreamBytes and a second descriptor when inProcessSim.
+// is unknown, ≤ 0), plus simStreamBytes and a second descriptor when inProcessSim.
 func CostOf(inProcessSim, recordChunks bool, outputTokens float64) StreamCost {
 	c := StreamCost{Descriptors: 1, Bytes: streamBytes}
 	if recordChunks {
@@ -108,7 +108,7 @@ func ReadLimits() Limits {
 
 // Check returns nil when a level of concurrency, whose workers run in this process, fits in
 // l at cost per worker, else the errors.Join of one single-line error for each limit it
-// exceeds (each wrapping ErrClientLimit), naming the limit and the fix: more than
+// exceeds (each wrapping errClientLimit), naming the limit and the fix: more than
 // MaxProcessWorkers workers (alone: the other limits are then moot), more descriptors than
 // the soft RLIMIT_NOFILE (those of the workers and the process's own: the ones open now and
 // reserveDescriptors), more memory than is available.

@@ -15,7 +15,7 @@ import (
 // wait are machine-wide guesses.
 
 // Read-lag thresholds: a level whose read-lag data covers at least ReadLagCoverageMin of its
-// chunks is client-bound iff its read-lag p99 exceeds max(ReadLagFloor, ReadLagITLShare × its
+// chunks is client-bound iff its read-lag p99 exceeds max(readLagFloor, readLagITLShare × its
 // ITL p50). The values are bench/load's (docs/performance.md, "Read lag"): against a server of
 // TTFT 100 ms and ITL 20 ms, TTFT p50's error stayed under 1% up to a read-lag p99 of 4.1 ms and
 // passed it at 13.4 ms, TPOT p50's stayed under 0.2% up to 31 ms; 4 ms is 20% of that ITL.
@@ -30,7 +30,7 @@ const (
 // spans at most 1.5× its lower bound; lags of 2^20 µs (1.05 s) or more share the last.
 const readLagBuckets = 40
 
-// readLagBucket returns the bucket (0 … ReadLagBuckets − 1) of a lag of us microseconds.
+// readLagBucket returns the bucket (0 … readLagBuckets − 1) of a lag of us microseconds.
 func readLagBucket(us int64) int {
 	if us < 2 {
 		return 0

@@ -59,8 +59,8 @@
 //
 // # Tokens
 //
-// Prompt tokens: the rule Config.Tokenizer names — words (CountTokens: one token per
-// whitespace-separated word, strings.Fields) or subword (CountSubwordTokens: ⌈n ÷ 4⌉ tokens
+// Prompt tokens: the rule Config.Tokenizer names — words (countTokens: one token per
+// whitespace-separated word, strings.Fields) or subword (countSubwordTokens: ⌈n ÷ 4⌉ tokens
 // for a word of n bytes) — across all message contents (chat; text parts of array contents)
 // or the prompt (completions; a token-id array counts its length), plus chat_template_tokens
 // for a chat request. That one count (Config.promptTokens) is usage.prompt_tokens, the

@@ -11,10 +11,10 @@ import (
 type Tokenizer string
 
 const (
-	// tokenizerWords counts one token per whitespace-separated word (CountTokens).
+	// tokenizerWords counts one token per whitespace-separated word (countTokens).
 	tokenizerWords Tokenizer = "words"
 	// TokenizerSubword counts ⌈n ÷ 4⌉ tokens for a whitespace-separated word of n bytes
-	// (CountSubwordTokens), as a sub-word tokenizer splits long words into pieces.
+	// (countSubwordTokens), as a sub-word tokenizer splits long words into pieces.
 	TokenizerSubword Tokenizer = "subword"
 )
 
@@ -133,7 +133,7 @@ func uniform(seed int64, seq, salt uint64) float64 {
 }
 
 // outputLength draws the natural output length (before max_tokens) of request seq: exactly
-// mean for OutputFixed; for OutputGeometric the number of tokens until an end-of-sequence
+// mean for outputFixed; for OutputGeometric the number of tokens until an end-of-sequence
 // token that appears after each token with probability p = 1/mean, so P(n) = (1−p)^(n−1)·p,
 // n ≥ 1, with mean 1/p = mean (inverse-CDF draw n = ⌈ln U ÷ ln(1−p)⌉).
 func outputLength(dist string, mean int, seed int64, seq uint64) int {

@@ -73,7 +73,7 @@ func csvLengths() []csvScalar {
 	return out
 }
 
-// WriteCSV writes levels as a level-summary CSV (DESIGN §4): a header row of CSVColumns —
+// WriteCSV writes levels as a level-summary CSV (DESIGN §4): a header row of csvColumns —
 // concurrency, output_tps, qps, the *_ms latency statistics (mean, p50, p90, p95, p99 of
 // TTFT, TPOT, ITL and E2E), error_rate, requests and the validity columns — and one row per
 // level, then refine (why the level was added after the planned ones; empty for planned
@@ -83,7 +83,7 @@ func csvLengths() []csvScalar {
 // Numbers are written in the shortest form that reads back exactly, so WriteCSV then ReadCSV
 // round-trips.
 //
-// Arrival-rate levels (analysis.ModeOf) are written with the columns of RateCSVColumns
+// Arrival-rate levels (analysis.ModeOf) are written with the columns of rateCSVColumns
 // instead: rate_rps in place of concurrency, and the rate columns at the end (realized_rps
 // after the prefix-cache ones).
 func WriteCSV(w io.Writer, levels []analysis.Level) error {
@@ -129,7 +129,7 @@ func csvNum(f analysis.Float) string {
 	return strconv.FormatFloat(float64(f), 'g', -1, 64)
 }
 
-// csvRow is the row of CSVColumns for l.
+// csvRow is the row of csvColumns for l.
 func csvRow(l *analysis.Level, scalars, lengths []csvScalar) []string {
 	row := []string{strconv.Itoa(l.Concurrency)}
 	for _, s := range scalars {
@@ -149,8 +149,8 @@ func csvRow(l *analysis.Level, scalars, lengths []csvScalar) []string {
 }
 
 // ReadCSV reads a level-summary CSV (DESIGN §4) named name (used in errors). The first row is
-// the header; concurrency (or rate_rps, for arrival-rate levels: RateCSVColumns) and
-// output_tps are required, every other column of CSVColumns (or RateCSVColumns) is optional,
+// the header; concurrency (or rate_rps, for arrival-rate levels: rateCSVColumns) and
+// output_tps are required, every other column of csvColumns (or rateCSVColumns) is optional,
 // and columns may come in any order. Lines starting with # are comments. Empty
 // cells are "not measured" (null). Levels are valid and steady unless a valid or steady
 // column says false, and their outputs of fixed length when fixed_output says true. Errors

@@ -55,7 +55,7 @@ func rateLateCells(l *analysis.Level) []string {
 	return []string{csvNum(l.RealizedRPS)}
 }
 
-// rateRow turns row, l's row of CSVColumns, into its row of RateCSVColumns.
+// rateRow turns row, l's row of csvColumns, into its row of rateCSVColumns.
 func rateRow(l *analysis.Level, row []string) []string {
 	rl := l.RateLevel
 	if rl == nil {
@@ -233,7 +233,7 @@ func csvColumns() []string {
 	return slices.Concat(baseColumns(), prefixColumns, verdictColumns)
 }
 
-// baseColumns are the columns of CSVColumns before the prefix-cache ones.
+// baseColumns are the columns of csvColumns before the prefix-cache ones.
 func baseColumns() []string {
 	cols := []string{"concurrency"}
 	for _, s := range csvScalars() {

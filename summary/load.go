@@ -23,7 +23,7 @@ const (
 	// ResultsSummary is a results directory without records.jsonl (examples/sample-run, or a
 	// run whose records were deleted): its levels are read from its summary.csv.
 	ResultsSummary
-	// vllmBench is a directory of vLLM bench serve result JSON files (ReadVLLMBench).
+	// vllmBench is a directory of vLLM bench serve result JSON files (readVLLMBench).
 	vllmBench
 	// CSV is a level-summary CSV file (ReadCSV).
 	CSV
@@ -88,13 +88,13 @@ func (in *Input) Analyze(opts analysis.Options) *analysis.Result {
 
 // Load reads the level summaries at path, which is one of
 //
-//   - a results directory (it has levels.json) with records.jsonl: Kind ResultsDir; Levels
+//   - a results directory (it has levels.json) with records.jsonl: Kind resultsDir; Levels
 //     summarizes the records, Meta and Options come from levels.json and config.yaml;
 //   - a results directory without its records (no records.jsonl, or one that holds no record
 //     of the levels levels.json lists: empty, or replaced): Kind ResultsSummary, read from
-//     its summary.csv, with Meta and Options as for ResultsDir and Why saying what is
-//     missing; one that measured no level is read as a ResultsDir;
-//   - any other directory: vLLM bench results (ReadVLLMBench), Kind VLLMBench;
+//     its summary.csv, with Meta and Options as for resultsDir and Why saying what is
+//     missing; one that measured no level is read as a resultsDir;
+//   - any other directory: vLLM bench results (readVLLMBench), Kind vllmBench;
 //   - a file: a level-summary CSV (ReadCSV), Kind CSV.
 //
 // inPlace says that the caller means to write the analysis into path itself (it was given no

@@ -79,7 +79,7 @@ func loadResultsSummary(dir string, inPlace bool, why string) (*Input, error) {
 }
 
 // FromResults returns the input of a results directory already read with rundir.Read
-// (kneecap sweep analyzes its own directory at its end): Kind ResultsDir, Levels summarizes
+// (kneecap sweep analyzes its own directory at its end): Kind resultsDir, Levels summarizes
 // its records per level, Meta describes the run and Options are its config's.
 func FromResults(res *rundir.Run) *Input {
 	var warnings []string

@@ -28,7 +28,7 @@ type Schedule struct {
 const scheduleSlack = time.Second
 
 // Period is the time between the starts of two levels: warmup + the longest window +
-// drain_timeout + cooldown + ScheduleSlack.
+// drain_timeout + cooldown + scheduleSlack.
 func (s *Schedule) Period(p Protocol) time.Duration {
 	return p.Warmup + scheduledWindow(p) + p.DrainTimeout + p.Cooldown + scheduleSlack
 }

@@ -5,7 +5,7 @@ package workload
 const historyBytesPerToken = 8
 
 // SessionBytes is what a worker's conversation adds to its cost (workload.sessions): twice
-// the nominal history of its last turn, n·U + (n − 1)·O tokens of HistoryBytesPerToken (the
+// the nominal history of its last turn, n·U + (n − 1)·O tokens of historyBytesPerToken (the
 // history kept, and its copy in the request's body); 0 without sessions or for a dataset's
 // conversations, whose lengths are not known before. The server's context limit bounds the
 // history (a conversation ends before a turn that would exceed it).

@@ -113,7 +113,7 @@ func wordPrefixes(cfg WorkloadConfig, pool []string) []string {
 }
 
 // prefixHeadWords is the number of table words that make a sized prefix unique to its index:
-// the base-128 digits of a bijective 21-bit mix of it (MaxSharedPrefixes < 2²¹).
+// the base-128 digits of a bijective 21-bit mix of it (maxSharedPrefixes < 2²¹).
 const prefixHeadWords = 3
 
 // prefixHead returns the 21-bit head of prefix j: a bijection of j mod 2²¹.

@@ -25,7 +25,7 @@ import (
 const defaultBlockTokens = 512
 
 // maxTimeScale bounds a time scale (sweep.time_scales, --time-scale) from above, and
-// 1/MaxTimeScale from below.
+// 1/maxTimeScale from below.
 const maxTimeScale = 1e4
 
 // TraceConfig is workload.trace: the trace a rate sweep replays.
@@ -37,7 +37,7 @@ type TraceConfig struct {
 	// Window is the slice replayed, "START-END", durations from the trace's first arrival
 	// ("10m-20m", "30s-", "-5m"); empty is the whole trace.
 	Window string `yaml:"window,omitempty"`
-	// BlockTokens is the tokens of one hash_ids block (Mooncake); 0 means DefaultBlockTokens.
+	// BlockTokens is the tokens of one hash_ids block (Mooncake); 0 means defaultBlockTokens.
 	BlockTokens int `yaml:"block_tokens,omitempty"`
 }
 
@@ -262,7 +262,7 @@ func (t *Trace) Gaps(s float64) func() time.Duration {
 	}
 }
 
-// ValidateTimeScales reports time scales outside [1/MaxTimeScale, MaxTimeScale] or not
+// ValidateTimeScales reports time scales outside [1/maxTimeScale, maxTimeScale] or not
 // finite, scales that do not strictly increase (as sweep.rates must), and an empty list; key
 // names them.
 func ValidateTimeScales(key string, scales []float64) []error {

@@ -103,10 +103,10 @@ func ParseTrace(r io.Reader, name string, format record.TraceFormat) (*TraceFile
 	return parseTrace(r, name, format, traceSink{})
 }
 
-// ParseTraceIn is ParseTrace keeping only the window (ParseTraceWindow's "START-END") of the
+// ParseTraceIn is ParseTrace keeping only the window (parseTraceWindow's "START-END") of the
 // trace: the rows outside it are read, checked and counted (Total, Last) but not kept, so a
 // window of a large trace takes the memory of the window. The file's arrivals must be in
-// time order: else it returns an error for which TraceUnordered is true (parse it whole with
+// time order: else it returns an error for which traceUnordered is true (parse it whole with
 // ParseTrace).
 func ParseTraceIn(r io.Reader, name string, format record.TraceFormat, window string) (*TraceFile, error) {
 	start, end, err := parseTraceWindow(window)
