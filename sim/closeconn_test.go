@@ -108,11 +108,15 @@ func TestCloseAfterStreamWire(t *testing.T) {
 
 // lateEOFConn is a client connection that reports the server's close only once the client has
 // written again: the race llama-server's clients lose (the pooled connection is reused before
-// the transport has read the FIN) made certain.
+// the transport has read the FIN) made certain. "Again" is since the last data it read, so a
+// transport whose reader reaches the FIN only after the next request was written (a busy
+// machine schedules it late) gets the EOF at once instead of waiting for a write that never
+// comes.
 type lateEOFConn struct {
 	net.Conn
 	mu     sync.Mutex
 	wrote  chan struct{} // closed by the next Write
+	fresh  bool          // written since the last data read
 	closed chan struct{}
 	once   sync.Once
 }
@@ -122,11 +126,14 @@ func newLateEOFConn(c net.Conn) *lateEOFConn {
 }
 
 func (c *lateEOFConn) Read(p []byte) (int, error) {
-	c.mu.Lock()
-	w := c.wrote
-	c.mu.Unlock()
 	n, err := c.Conn.Read(p)
-	if n == 0 && err != nil {
+	c.mu.Lock()
+	w, fresh := c.wrote, c.fresh
+	if n > 0 {
+		c.fresh = false
+	}
+	c.mu.Unlock()
+	if n == 0 && err != nil && !fresh {
 		select {
 		case <-w:
 		case <-c.closed:
@@ -139,7 +146,7 @@ func (c *lateEOFConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
 	c.mu.Lock()
 	close(c.wrote)
-	c.wrote = make(chan struct{})
+	c.wrote, c.fresh = make(chan struct{}), true
 	c.mu.Unlock()
 	return n, err
 }
