@@ -1,5 +1,11 @@
 package analysis
 
+import (
+	"time"
+
+	"github.com/kneecap/kneecap/record"
+)
+
 // RateLevel is what an arrival-rate (open-loop) level measures beside the numbers every level
 // has (DESIGN §1, §4.15). Level embeds it as a pointer, nil on a closed-loop level, so its
 // keys sit flat in levels[] of analysis.json and a closed-loop level has none of them.
@@ -159,3 +165,81 @@ func newRateResult() *RateResult {
 	return &RateResult{CapacityRPS: n, CapacityInterval: [2]Float{n, n}, CapacityTPS: n, TTFTBlowupRPS: n,
 		TTFTBlowupBaselineMS: n, TTFTBlowupSlope: n, SLORPS: n, SLOTPS: n, SLOGoodputRPS: n, MaxTPSRPS: n}
 }
+
+// arrivals tallies what an arrival-rate level measures beside the numbers every level has
+// (RateLevel; DESIGN §1, §4.15). Per level, with window [w0, w1) and T = w1 − w0:
+//   - the latency population is the window's arrivals (population): requests, errors, the
+//     TTFT, TPOT, ITL and E2E statistics (from the send time), token lengths and usage cover
+//     them, as do ttft_scheduled_ms and e2e_scheduled_ms (TTFT + lag and E2E + lag, from the
+//     scheduled time) and schedule_lag_ms (Sent − ConnWait − Scheduled, over every arrival
+//     whatever its status);
+//   - realized_rps = the window's arrivals ÷ T (the rate the schedule's draw realised, the
+//     level's place on the rate axis), with a note when it is not record.RealizedWithin the
+//     offered rate; achieved_rps = requests sent in the window ÷ T;
+//   - goodput counts the requests completed in the window whose TTFT + lag, E2E + lag and
+//     TPOT meet the SLO;
+//   - backlog_growth_rps is the least-squares slope of the backlog B(t) = arrivals by t −
+//     requests ended by t (every record of the level), sampled at backlogSamples + 1 equal
+//     steps over the window; the level is unsustainable (queueTrend.unsustainable) when its
+//     completions fall short of its realised arrivals — the completion rate
+//     (Level.CompletionRate) below (1 − minBacklogGrowth) × realized_rps by more than
+//     shortfallNoise × √(realized × T) requests over the window, and fewer than (1 −
+//     minBacklogGrowth) of the window's arrivals ended in it — while a queue grows: the
+//     backlog (client side) or the server's waiting count (run.Server's waiting trend), by
+//     more than minBacklogGrowth × realized_rps per second and backlogNoise × its noise over
+//     the window.
+//
+// Its validity differs (validity): no achieved-concurrency check, since an open loop has no
+// target concurrency, and steadiness and Little's law only while sustainable, since a growing
+// backlog is the finding of an unsustainable level.
+type arrivals struct {
+	w0, w1                    int64
+	sent                      int       // requests sent in the window
+	lags, ttftSched, e2eSched []float64 // over the window's arrivals, in milliseconds
+}
+
+// add tallies r, any record of the level.
+func (a *arrivals) add(r *record.Record) {
+	if record.SentInWindow(r, a.w0, a.w1) {
+		a.sent++
+	}
+	if !record.ArrivedInWindow(r, a.w0, a.w1) {
+		return
+	}
+	lag := r.Lag()
+	a.lags = append(a.lags, ms(r.StartLag()))
+	if r.OK() {
+		if r.TTFT > 0 {
+			a.ttftSched = append(a.ttftSched, ms(r.TTFT+lag))
+		}
+		a.e2eSched = append(a.e2eSched, ms(r.E2E+lag))
+	}
+}
+
+// finish sets lv.RateLevel's measurements from the tallies, the window's totals win, the
+// arrivals' sums pop and every record of the level, and notes an unsustainable level.
+func (a *arrivals) finish(lv *Level, run *record.LevelRun, win *record.WindowTotals, pop *sentStats, records []record.Record) {
+	rl := lv.RateLevel
+	if c := pop.classes[string(record.ErrCancelled)]; c > 0 {
+		// The client's cancellations (queued unsent when issuing stopped, or in flight at
+		// drain_timeout) are the backlog an unsustainable level leaves, not the server's
+		// errors: error_classes counts them, the error rate does not.
+		lv.ErrorRate = Float(float64(pop.errors-c) / float64(pop.requests))
+	}
+	rl.AchievedRPS = Float(win.PerSecond(float64(a.sent)))
+	rl.RealizedRPS = Float(win.PerSecond(float64(pop.requests)))
+	rl.ScheduleLag, rl.TTFTScheduled, rl.E2EScheduled = LatencyOf(a.lags), LatencyOf(a.ttftSched), LatencyOf(a.e2eSched)
+	if n := realizedNote(run.OfferedRPS, float64(rl.RealizedRPS), float64(lv.WindowS)); n != "" {
+		lv.Notes = append(lv.Notes, n)
+	}
+	b := backlogOf(records, a.w0, a.w1)
+	rl.BacklogGrowthRPS = Float(b.slope)
+	q := queueTrend{backlog: b, waiting: waitingTrendOf(run.Server)}
+	if why := q.unsustainable(float64(rl.RealizedRPS), record.WindowSeconds(a.w0, a.w1), completionRate(lv)); why != "" {
+		rl.Sustainable = false
+		lv.Notes = append(lv.Notes, "unsustainable: "+why+"; kept as a point above capacity")
+	}
+}
+
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }

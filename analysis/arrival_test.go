@@ -105,7 +105,7 @@ func TestRateGeometricPlan(t *testing.T) {
 	}
 }
 
-// TestRateSustainableRule measures the rule of summarizeRate (DESIGN §4.15) on the engine
+// TestRateSustainableRule measures the sustainability rule of Summarize (DESIGN §4.15) on the engine
 // models, 20 seeds a rate, each window extended as the live clock does (up to 6 × until the
 // realised rate is within 5% of the offered) and the server's waiting count scraped every
 // second: no level at 0.5–0.9 × capacity is called unsustainable, on the demo engine

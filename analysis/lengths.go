@@ -14,7 +14,8 @@ import (
 const maxLengthOff = 0.05
 
 // summarizeLengths sets lv.InputTokens, lv.OutputTokens and lv.FixedOutput (DESIGN §4.14) from
-// the successful requests sent in [w0, w1):
+// the successful requests of the level's latency population (inPop: sent in the window on a
+// closed loop, arrived in it on an open one):
 //   - requested: the mean of Record.RequestedPromptTokens (RequestedOutputTokens, max_tokens as
 //     sent) over those that carry it; records from before those fields take the workload's
 //     nominal lengths from req (0: unknown, null);
@@ -22,12 +23,12 @@ const maxLengthOff = 0.05
 //     usage reported (promptCounted; null when it reported none: a record's PromptTokens is
 //     then the workload's own count, which would only repeat the request), and N_out
 //     (Record.OutputTokens: usage.completion_tokens, else the content chunks).
-func summarizeLengths(lv *Level, records []record.Record, w0, w1 int64, req RequestedLengths) {
+func summarizeLengths(lv *Level, records []record.Record, inPop func(*record.Record) bool, req RequestedLengths) {
 	var in, out []float64
 	var reqIn, reqOut requestedMean
 	for i := range records {
 		r := &records[i]
-		if !r.OK() || !record.SentInWindow(r, w0, w1) {
+		if !r.OK() || !inPop(r) {
 			continue
 		}
 		if promptCounted(r) {

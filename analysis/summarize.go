@@ -75,20 +75,16 @@ func (o Options) withDefaults() Options {
 // succeeded, achieved < 0.95 × target, error rate > MaxErrorRate, it was not steady,
 // Little's-law error > 10%, it was interrupted, or the client was bound.
 //
-// An arrival-rate level (LevelRun.Mode().IsRate()) is summarized by summarizeRate instead:
-// its latency population is the window's arrivals, and it carries RateLevel (DESIGN §1,
-// §4.15).
+// An arrival-rate level (LevelRun.Mode().IsRate()) is summarized the same way over another
+// latency population, the window's arrivals (population), and carries RateLevel: what its
+// arrivals measure beside (arrivals; DESIGN §1, §4.15).
 func Summarize(levels []record.Level, opts Options) []Level {
 	opts = opts.withDefaults()
 	var s scratch
 	out := make([]Level, len(levels))
 	rerun := supersededBy(levels)
 	for i := range levels {
-		if levels[i].Run.Mode().IsRate() {
-			out[i] = s.summarizeRate(&levels[i].Run, levels[i].Records, opts)
-		} else {
-			out[i] = s.summarize(&levels[i].Run, levels[i].Records, opts)
-		}
+		out[i] = s.summarize(&levels[i].Run, levels[i].Records, opts)
 		out[i].Retry = levels[i].Run.Retry
 		if k, ok := rerun[levels[i].Run.Index]; ok {
 			out[i].Superseded, out[i].Valid = true, false
@@ -133,33 +129,67 @@ type scratch struct {
 
 func (s *scratch) summarize(run *record.LevelRun, records []record.Record, opts Options) Level {
 	lv := emptyLevel(run)
+	var open *arrivals // the open loop's own tallies; nil on a closed loop
+	if run.Mode().IsRate() {
+		lv.RateLevel = NewRateLevel(run.OfferedRPS)
+		lv.RateLevel.TimeScale = Float(run.TimeScale)
+		open = &arrivals{w0: run.W0, w1: run.W1}
+	}
 	win := s.begin(&lv, run, opts)
 	if win == nil {
 		return lv
 	}
 	w0, w1 := run.W0, run.W1
+	in := population(run)
+	// The prefix-cache hit rate's requests: those completed in the window, or on an open
+	// loop the successful ones among the window's arrivals.
+	cached := func(r *record.Record) bool { return record.CompletedInWindow(r, w0, w1) }
 
 	// One pass over every record of the level: the window's totals (every record, whatever
-	// its phase or status), goodput (successful requests completed in the window) and the
-	// latency population (requests sent in the window).
+	// its phase or status), goodput (successful requests completed in the window, their
+	// latencies from the scheduled arrival on an open loop) and the latency population.
 	good := goodput{slo: opts.SLO.requestLimits(), w0: w0, w1: w1}
-	var sent sentStats
+	var pop sentStats
 	for i := range records {
 		r := &records[i]
 		win.Add(r)
-		good.add(r, 0)
-		if record.SentInWindow(r, w0, w1) {
-			s.addSent(&sent, r)
+		if open == nil {
+			good.add(r, 0)
+		} else {
+			good.add(r, r.Lag())
+			open.add(r)
+		}
+		if in(r) {
+			s.addSent(&pop, r)
 		}
 	}
-
-	s.fill(&lv, win, &sent, good)
-	summarizeLengths(&lv, records, w0, w1, opts.Lengths)
-	summarizeUsage(&lv, records, w0, w1)
-	summarizePrefixCache(&lv, run, records, func(r *record.Record) bool { return record.CompletedInWindow(r, w0, w1) })
-	lv.Turns = turns(records, w0, w1)
-	validity(&lv, run, opts, sent.ok > 0)
+	s.fill(&lv, win, &pop, good)
+	if open != nil {
+		open.finish(&lv, run, win, &pop, records)
+		cached = func(r *record.Record) bool { return r.OK() && in(r) }
+	}
+	summarizeLengths(&lv, records, in, opts.Lengths)
+	summarizeUsage(&lv, records, in)
+	summarizePrefixCache(&lv, run, records, cached)
+	lv.Turns = turns(records, in)
+	validity(&lv, run, opts, pop.ok > 0)
 	return lv
+}
+
+// population returns the test of run's latency population (DESIGN §1): the requests sent in
+// the window [W0, W1) on a closed loop; on an open loop the window's arrivals, the requests
+// scheduled in it (Record.Arrival) whenever they were sent.
+func population(run *record.LevelRun) func(*record.Record) bool {
+	if run.Mode().IsRate() {
+		w0, w1 := run.W0, run.W1
+		return func(r *record.Record) bool { return record.ArrivedInWindow(r, w0, w1) }
+	}
+	return sentIn(run.W0, run.W1)
+}
+
+// sentIn returns the test of a request sent in [w0, w1).
+func sentIn(w0, w1 int64) func(*record.Record) bool {
+	return func(r *record.Record) bool { return record.SentInWindow(r, w0, w1) }
 }
 
 // begin starts lv's summary over run's window [W0, W1): on an empty window it notes it and
@@ -390,101 +420,6 @@ func (s *scratch) addChunkGaps(st *sentStats, r *record.Record) {
 		mean := float64(max(tail.SumUS, 0)) / float64(tail.Count) / 1e3
 		s.itl = append(s.itl, weighted{mean / k, float64(tail.Count) * k})
 	}
-}
-
-// summarizeRate summarizes an arrival-rate level (run.Mode().IsRate()) from its records
-// (DESIGN §1, §4.15). Per level, with window [W0, W1) and T = W1 − W0:
-//   - the latency population is the window's arrivals, the requests whose scheduled time
-//     (Record.Scheduled; the send time for a record without one) lies in the window,
-//     whenever they were sent: requests, errors and the TTFT, TPOT, ITL and E2E statistics
-//     (from the send time) cover them, as do ttft_scheduled_ms and e2e_scheduled_ms (TTFT +
-//     lag and E2E + lag, from the scheduled time) and schedule_lag_ms (Sent − Scheduled, over
-//     every arrival whatever its status); token lengths and usage too;
-//   - realized_rps = the window's arrivals ÷ T (the rate the schedule's draw realised, the
-//     level's place on the rate axis), with a note when it is not record.RealizedWithin the
-//     offered rate; achieved_rps = requests sent in the window ÷ T;
-//   - output TPS, its CI, QPS (the completion rate), input TPS, achieved concurrency and
-//     Little's law are the closed loop's window metrics;
-//   - goodput counts the requests completed in the window whose TTFT + lag, E2E + lag and
-//     TPOT meet the SLO;
-//   - backlog_growth_rps is the least-squares slope of the backlog B(t) = arrivals by t −
-//     requests ended by t (every record of the level), sampled at backlogSamples + 1 equal
-//     steps over the window; the level is unsustainable (queueTrend.unsustainable) when its
-//     completions fall short of its realised arrivals — the completion rate
-//     (Level.CompletionRate) below (1 − minBacklogGrowth) × realized_rps by more than
-//     shortfallNoise × √(realized × T) requests over the window, and fewer than (1 −
-//     minBacklogGrowth) of the window's arrivals ended in it — while a queue grows: the
-//     backlog (client side) or the server's waiting count (run.Server's waiting trend), by
-//     more than minBacklogGrowth × realized_rps per second and backlogNoise × its noise over
-//     the window.
-//
-// It is invalid (with a note each) when its window is empty, no arrival succeeded, the error
-// rate exceeds MaxErrorRate, it was interrupted or client-bound, and — only while sustainable,
-// since a growing backlog is the finding of an unsustainable level — when it was not steady
-// or its Little's-law error exceeds 10%. There is no achieved-concurrency check: an open loop
-// has no target concurrency.
-func (s *scratch) summarizeRate(run *record.LevelRun, records []record.Record, opts Options) Level {
-	lv := emptyLevel(run)
-	rl := NewRateLevel(run.OfferedRPS)
-	rl.TimeScale = Float(run.TimeScale)
-	lv.RateLevel = rl
-	win := s.begin(&lv, run, opts)
-	if win == nil {
-		return lv
-	}
-	w0, w1 := run.W0, run.W1
-	var lags, ttftSched, e2eSched []float64
-	good := goodput{slo: opts.SLO.requestLimits(), w0: w0, w1: w1}
-	var arrived sentStats
-	var pop []record.Record // the window's arrivals
-	sent := 0
-	for i := range records {
-		r := &records[i]
-		win.Add(r)
-		if record.SentInWindow(r, w0, w1) {
-			sent++
-		}
-		lag := r.Lag()
-		good.add(r, lag)
-		if !record.ArrivedInWindow(r, w0, w1) {
-			continue
-		}
-		pop = append(pop, *r)
-		s.addSent(&arrived, r)
-		lags = append(lags, float64(r.StartLag())/1e6)
-		if r.OK() {
-			if r.TTFT > 0 {
-				ttftSched = append(ttftSched, float64(r.TTFT+lag)/1e6)
-			}
-			e2eSched = append(e2eSched, float64(r.E2E+lag)/1e6)
-		}
-	}
-	s.fill(&lv, win, &arrived, good)
-	if c := arrived.classes[string(record.ErrCancelled)]; c > 0 {
-		// The client's cancellations (queued unsent when issuing stopped, or in flight at
-		// drain_timeout) are the backlog an unsustainable level leaves, not the server's
-		// errors: error_classes counts them, the error rate does not.
-		lv.ErrorRate = Float(float64(arrived.errors-c) / float64(arrived.requests))
-	}
-	rl.AchievedRPS = Float(win.PerSecond(float64(sent)))
-	rl.RealizedRPS = Float(win.PerSecond(float64(arrived.requests)))
-	rl.ScheduleLag, rl.TTFTScheduled, rl.E2EScheduled = LatencyOf(lags), LatencyOf(ttftSched), LatencyOf(e2eSched)
-	if n := realizedNote(run.OfferedRPS, float64(rl.RealizedRPS), float64(lv.WindowS)); n != "" {
-		lv.Notes = append(lv.Notes, n)
-	}
-	b := backlogOf(records, w0, w1)
-	rl.BacklogGrowthRPS = Float(b.slope)
-	q := queueTrend{backlog: b, waiting: waitingTrendOf(run.Server)}
-	if why := q.unsustainable(float64(rl.RealizedRPS), record.WindowSeconds(w0, w1), float64(lv.CompletionRate())); why != "" {
-		rl.Sustainable = false
-		lv.Notes = append(lv.Notes, "unsustainable: "+why+"; kept as a point above capacity")
-	}
-	// Lengths and usage over the window's arrivals: every record of pop passes the bounds.
-	summarizeLengths(&lv, pop, math.MinInt64, math.MaxInt64, opts.Lengths)
-	summarizeUsage(&lv, pop, math.MinInt64, math.MaxInt64)
-	summarizePrefixCache(&lv, run, pop, (*record.Record).OK)
-	validity(&lv, run, opts, arrived.ok > 0)
-	return lv
 }
 
 // shifted returns a copy of r with its TTFT and E2E measured from the scheduled time (lag

@@ -206,7 +206,7 @@ type queueTrend struct {
 
 // unsustainable returns why the queues of a level whose window of t seconds realised
 // arrived requests/s, and which completed done requests/s (NaN: unknown), show it
-// unsustainable (the rule of summarizeRate), or "".
+// unsustainable (the rule of arrivals.finish), or "".
 func (q queueTrend) unsustainable(arrived, t, done float64) string {
 	b := q.backlog
 	if !(arrived > 0) || !(float64(b.endings) < (1-minBacklogGrowth)*float64(b.arrivals)) {

@@ -31,11 +31,11 @@ type TurnStats struct {
 	TTFTP95 Float `json:"ttft_p95_ms"`
 }
 
-// turns summarises the session turns of records by turn index, over the requests sent in
-// [w0, w1): one TurnStats for every turn index below TurnRows that has a successful or failed
+// turns summarises the session turns of records by turn index, over the requests of the
+// latency population (in): one TurnStats for every turn index below TurnRows that has a successful or failed
 // request, in order, then one for all later turns; nil when no record is a session's
 // (Record.Turn 0). The percentiles of a row without a successful request are NaN.
-func turns(records []record.Record, w0, w1 int64) []TurnStats {
+func turns(records []record.Record, in func(*record.Record) bool) []TurnStats {
 	type acc struct {
 		prompt, ttft []float64
 		errors       int
@@ -43,7 +43,7 @@ func turns(records []record.Record, w0, w1 int64) []TurnStats {
 	var by []acc
 	for i := range records {
 		r := &records[i]
-		if r.Turn <= 0 || r.Status == record.StatusCancelled || !record.SentInWindow(r, w0, w1) {
+		if r.Turn <= 0 || r.Status == record.StatusCancelled || !in(r) {
 			continue
 		}
 		k := min(r.Turn, TurnRows)

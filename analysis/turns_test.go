@@ -36,14 +36,14 @@ func TestTurns(t *testing.T) {
 		{Turn: 4, Errors: 1, PromptTokensP50: NaN(), TTFTP50: NaN(), TTFTP95: NaN()},
 		{Turn: 10, AndLater: true, Requests: 2, Errors: 1, PromptTokensP50: 850, TTFTP50: 40, TTFTP95: 49},
 	}
-	got := turns(recs, w0, w1)
+	got := turns(recs, sentIn(w0, w1))
 	if fmt.Sprint(got) != fmt.Sprint(want) { // NaN ≠ NaN: compared as printed
 		t.Errorf("Turns = %+v, want %+v", got, want)
 	}
 	if l := got[3].Label(); l != "10+" || got[0].Label() != "1" {
 		t.Errorf("labels %q %q", got[0].Label(), l)
 	}
-	if got := turns(recs[7:8], w0, w1); got != nil {
+	if got := turns(recs[7:8], sentIn(w0, w1)); got != nil {
 		t.Errorf("no sessions: %+v", got)
 	}
 }

@@ -50,14 +50,14 @@ func (u *usageCounts) add(r *record.Record) {
 }
 
 // summarizeUsage sets lv's TTFA, MeanReasoningTokens, UsageDisbelieved and Retried from the
-// records sent in [w0, w1), and notes the requests whose usage was not believed or that were
+// records of the latency population (in), and notes the requests whose usage was not believed or that were
 // retried. TTFA covers the successful requests whose answer time is known (their TTFT when no
 // reasoning came first) and stays null unless one of them reasoned first; the mean reasoning
 // tokens are over the successful requests whose usage reports them.
-func summarizeUsage(lv *Level, records []record.Record, w0, w1 int64) {
+func summarizeUsage(lv *Level, records []record.Record, in func(*record.Record) bool) {
 	var u usageCounts
 	for i := range records {
-		if r := &records[i]; record.SentInWindow(r, w0, w1) {
+		if r := &records[i]; in(r) {
 			u.add(r)
 		}
 	}
