@@ -140,50 +140,105 @@ func (a *analyzer) warn(w warning) { a.warnings.add(w) }
 // warnOnce adds w unless a warning of its kind and subject is already there.
 func (a *analyzer) warnOnce(w warning) { a.warnings.addOnce(w) }
 
+// collect gathers the levels the answers read, on either axis: it rechecks every level (on an
+// open loop its sustainability first, recheckSustainable), warns of those dropped or excluded,
+// sorts the valid ones along the axis into a.pts (a level is placed at the rate its window
+// realised: two close offered rates may realise in the other order), every level that was not
+// client-bound into a.all, and sets the maximum TPS. On a closed loop the levels of positive
+// TPS are the points of the throughput fits (a.fit); on an open loop it flags the levels that
+// did not keep their schedule (offSchedule) and says which latencies the answers read
+// (RateResult.LatencyFrom).
 func (a *analyzer) collect() {
+	ax := a.res.Axis()
 	var disbelieved []*Level
-	defer func() {
-		if len(disbelieved) > 0 {
-			a.warn(usageDisbelieved(disbelieved))
-		}
-	}()
+	var off offSchedule
 	for i := range a.res.Levels {
 		lv := &a.res.Levels[i]
 		if lv.Superseded {
 			continue // its retry stands for it
 		}
-		c, tps := a.res.Axis().X(lv), float64(lv.OutputTPS)
-		if lv.Concurrency <= 0 || !finite(tps) || tps < 0 {
-			a.warn(levelDropped(lv.Concurrency, tps))
+		if ax.IsRate() && !lv.IsRate() {
+			a.warn(rateClosedLevel(lv.Concurrency))
+			continue
+		}
+		x, tps := ax.X(lv), float64(lv.OutputTPS)
+		if !placed(ax, lv) {
+			a.warn(levelDropped(ax, lv))
 			continue
 		}
 		if lv.UsageDisbelieved > 0 {
 			disbelieved = append(disbelieved, lv)
 		}
+		p := point{x: x, y: completionRate(lv), tps: tps, lv: lv}
 		if !lv.ClientBound {
-			a.all = append(a.all, point{x: c, tps: tps, lv: lv})
+			a.all = append(a.all, p)
 		}
+		recheckSustainable(lv)
 		if lv.Valid {
 			a.recheck(lv)
 		}
 		if !lv.Valid {
-			a.warn(levelExcluded(lv.Concurrency, lv.Notes))
+			a.warn(levelExcluded(ax, lv))
 			continue
 		}
 		if lv.Imprecise {
 			a.warn(levelImprecise(lv))
 		}
-		a.pts = append(a.pts, point{x: c, tps: tps, lv: lv})
+		off.add(lv)
+		a.pts = append(a.pts, p)
 	}
-	byC := func(p, q point) int { return cmp.Compare(p.x, q.x) }
-	slices.SortStableFunc(a.pts, byC)
-	slices.SortStableFunc(a.all, byC)
+	byX := func(p, q point) int { return cmp.Compare(p.x, q.x) }
+	slices.SortStableFunc(a.pts, byX)
+	slices.SortStableFunc(a.all, byX)
+	if len(disbelieved) > 0 {
+		a.warn(usageDisbelieved(disbelieved))
+	}
+	off.warn(a)
+	a.maxTPS()
+	if ax.IsRate() {
+		a.res.Rate.LatencyFrom = latencyFrom(a.pts)
+	}
+	if len(a.pts) == 0 {
+		a.warn(noValidLevels(nextAfterExclusions(a.res.Levels)))
+	} else if !ax.IsRate() {
+		a.fitPoints()
+	}
+}
+
+// placed reports whether lv has a place on the axis (a concurrency, an offered rate above
+// 0) and an output TPS that is not negative or infinite; a closed loop, whose knee is read
+// from TPS, needs it measured (an open loop's capacity is read from its completion rate).
+func placed(ax Axis, lv *Level) bool {
+	tps := float64(lv.OutputTPS)
+	if tps < 0 || math.IsInf(tps, 0) {
+		return false
+	}
+	if ax.IsRate() {
+		x := float64(lv.OfferedRPS)
+		return x > 0 && finite(x)
+	}
+	return lv.Concurrency > 0 && finite(tps)
+}
+
+// maxTPS sets the maximum output TPS over the valid levels and where on the axis it was
+// measured.
+func (a *analyzer) maxTPS() {
 	for _, p := range a.pts {
-		if !a.res.Throughput.MaxTPS.OK() || p.tps > float64(a.res.Throughput.MaxTPS) {
-			a.res.Throughput.MaxTPS = Float(p.tps)
+		if !finite(p.tps) || a.res.Throughput.MaxTPS.OK() && p.tps <= float64(a.res.Throughput.MaxTPS) {
+			continue
+		}
+		a.res.Throughput.MaxTPS = Float(p.tps)
+		if a.res.Rate != nil {
+			a.res.Rate.MaxTPSRPS = p.lv.OfferedRPS
+		} else {
 			a.res.Throughput.MaxTPSConcurrency = p.lv.Concurrency
 		}
 	}
+}
+
+// fitPoints sets a.fit, the valid levels of positive TPS, and warns when there are too few
+// for the fits or when some were left out for their zero TPS.
+func (a *analyzer) fitPoints() {
 	var zero []string
 	for _, p := range a.pts {
 		if p.tps > 0 {
@@ -192,9 +247,7 @@ func (a *analyzer) collect() {
 			zero = append(zero, fmt.Sprint(p.lv.Concurrency))
 		}
 	}
-	if len(a.pts) == 0 {
-		a.warn(noValidLevels(nextAfterExclusions(a.res.Levels)))
-	} else if len(a.pts) < minFitLevels {
+	if len(a.pts) < minFitLevels {
 		a.warn(tooFewLevels(len(a.pts), nextAfterExclusions(a.res.Levels)))
 	} else if len(zero) > 0 {
 		// A collapsed level (no output at all) is data for overload, but the usl and batch
@@ -223,7 +276,7 @@ type rater struct {
 // analyzeRate is Analyze's steps on an open loop (DESIGN §4.15).
 func (a *analyzer) analyzeRate() {
 	r := &rater{analyzer: a, rr: a.res.Rate}
-	r.collect()
+	a.collect()
 	a.lengths()
 	r.capacity()
 	r.blowup()
@@ -232,66 +285,12 @@ func (a *analyzer) analyzeRate() {
 	r.plan()
 }
 
-// collect rechecks every rate level, gathers the valid ones into r.pts, sets the maximum TPS
-// and says which latencies the answers read (RateResult.LatencyFrom).
-func (r *rater) collect() {
-	var offRate, realizedOff, lagged, disbelieved []*Level
-	for i := range r.res.Levels {
-		lv := &r.res.Levels[i]
-		if !lv.IsRate() {
-			r.warn(rateClosedLevel(lv.Concurrency))
-			continue
-		}
-		if lv.UsageDisbelieved > 0 {
-			disbelieved = append(disbelieved, lv)
-		}
-		x, tps := float64(lv.OfferedRPS), float64(lv.OutputTPS)
-		if !(x > 0) || !finite(x) || tps < 0 || math.IsInf(tps, 0) {
-			r.warn(rateLevelDropped(x, tps))
-			continue
-		}
-		r.recheckSustainable(lv)
-		if lv.Valid {
-			r.recheck(lv)
-		}
-		if !lv.Valid {
-			r.warn(rateLevelExcluded(x, lv.Notes))
-			continue
-		}
-		if rateOff(lv) {
-			offRate = append(offRate, lv)
-		}
-		if realizedAstray(lv) {
-			realizedOff = append(realizedOff, lv)
-		}
-		if lagTooLong(lv) {
-			lagged = append(lagged, lv)
-		}
-		r.pts = append(r.pts, point{x: r.res.Axis().X(lv), y: completionRate(lv), tps: tps, lv: lv})
-	}
-	// A level is placed at the rate its window realised (DESIGN §4.15): two close offered
-	// rates may realise in the other order.
-	slices.SortStableFunc(r.pts, func(p, q point) int { return cmp.Compare(p.x, q.x) })
-	if len(disbelieved) > 0 {
-		r.warn(usageDisbelieved(disbelieved))
-	}
-	if len(offRate) > 0 {
-		r.warn(rateAchievedOff(offRate))
-	}
-	if len(realizedOff) > 0 {
-		r.warn(rateRealizedOff(realizedOff))
-	}
-	if len(lagged) > 0 {
-		r.warn(rateLagged(lagged))
-	}
-	if len(r.pts) == 0 {
-		r.warn(noValidLevels(nextAfterExclusions(r.res.Levels)))
-	}
+// latencyFrom says which latencies the answers of an open loop read
+// (RateResult.LatencyFrom): "scheduled" when every valid level has them from the scheduled
+// arrival, "sent" when none has, else "mixed".
+func latencyFrom(pts []point) string {
 	sched, sent := 0, 0
-	for _, p := range r.pts {
-		if p.tps >= 0 && finite(p.tps) && (!r.res.Throughput.MaxTPS.OK() || p.tps > float64(r.res.Throughput.MaxTPS)) {
-			r.res.Throughput.MaxTPS, r.rr.MaxTPSRPS = Float(p.tps), p.lv.OfferedRPS
-		}
+	for _, p := range pts {
 		if hasLatency(p.lv.TTFTScheduled) || hasLatency(p.lv.E2EScheduled) {
 			sched++
 		} else {
@@ -300,10 +299,9 @@ func (r *rater) collect() {
 	}
 	switch {
 	case sent == 0:
-		r.rr.LatencyFrom = "scheduled"
+		return "scheduled"
 	case sched == 0:
-		r.rr.LatencyFrom = "sent"
-	default:
-		r.rr.LatencyFrom = "mixed"
+		return "sent"
 	}
+	return "mixed"
 }

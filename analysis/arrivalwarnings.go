@@ -11,8 +11,6 @@ import (
 // those of the other *warnings.go files; their kinds are numbered apart from the closed loop's.
 const (
 	warnRateClosedLevel warnKind = 1000 + iota
-	warnRateLevelDropped
-	warnRateLevelExcluded
 	warnRateAchievedOff
 	warnRateLagged
 	warnRateCapacityBeyond
@@ -38,20 +36,6 @@ func frps(v float64) string { return Float(v).Format() }
 // an arrival-rate run.
 func rateClosedLevel(c int) warning {
 	return newWarning(warnRateClosedLevel, fmt.Sprint(c), "level concurrency %d: dropped: a closed-loop level among the levels of an arrival-rate run (it has no offered rate)", c)
-}
-
-// rateLevelDropped: a rate level with no usable offered rate or output TPS.
-func rateLevelDropped(x, tps float64) warning {
-	return newWarning(warnRateLevelDropped, frps(x), "level offered %s requests/s: dropped: the offered rate must be > 0 and output TPS finite and ≥ 0 (output TPS %s)", frps(x), Float(tps).Format())
-}
-
-// rateLevelExcluded: an invalid rate level, with its notes.
-func rateLevelExcluded(x float64, notes []string) warning {
-	why := "invalid"
-	if len(notes) > 0 {
-		why = strings.Join(notes, "; ")
-	}
-	return newWarning(warnRateLevelExcluded, frps(x), "level offered %s requests/s excluded from the analysis: %s", frps(x), why)
 }
 
 // rateList names each level by its offered rate with detail(l): "10 (…), 20 (…)".

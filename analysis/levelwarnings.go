@@ -10,9 +10,14 @@ import (
 // The warnings about the levels themselves: dropped, excluded or imprecise levels, too few
 // of them, and the lengths and usage the server reported for them.
 
-// levelDropped: a level with no usable concurrency or output TPS. A null TPS is "not
-// measured": the warning says so rather than print NaN.
-func levelDropped(concurrency int, tps float64) warning {
+// levelDropped: a level with no place on the axis ax (concurrency, offered rate) or no usable
+// output TPS (placed). A null TPS is "not measured": the warning says so rather than print NaN.
+func levelDropped(ax Axis, lv *Level) warning {
+	if ax.IsRate() {
+		x := frps(float64(lv.OfferedRPS))
+		return newWarning(warnLevelDropped, x, "level offered %s requests/s: dropped: the offered rate must be > 0 and output TPS finite and ≥ 0 (output TPS %s)", x, lv.OutputTPS.Format())
+	}
+	tps := float64(lv.OutputTPS)
 	got := fmt.Sprintf("%g", tps)
 	switch {
 	case math.IsNaN(tps):
@@ -20,17 +25,21 @@ func levelDropped(concurrency int, tps float64) warning {
 	case math.IsInf(tps, 0):
 		got = "infinite"
 	}
-	return newWarning(warnLevelDropped, fmt.Sprint(concurrency),
-		"level concurrency %d: dropped: concurrency must be > 0 and output TPS finite and ≥ 0 (output TPS %s)", concurrency, got)
+	return newWarning(warnLevelDropped, fmt.Sprint(lv.Concurrency),
+		"level concurrency %d: dropped: concurrency must be > 0 and output TPS finite and ≥ 0 (output TPS %s)", lv.Concurrency, got)
 }
 
-// levelExcluded: an invalid level, with its notes.
-func levelExcluded(concurrency int, notes []string) warning {
+// levelExcluded: an invalid level, with its notes, named by its place on the axis ax.
+func levelExcluded(ax Axis, lv *Level) warning {
 	why := "invalid"
-	if len(notes) > 0 {
-		why = strings.Join(notes, "; ")
+	if len(lv.Notes) > 0 {
+		why = strings.Join(lv.Notes, "; ")
 	}
-	return newWarning(warnLevelExcluded, fmt.Sprint(concurrency), "level concurrency %d excluded from fits: %s", concurrency, why)
+	if ax.IsRate() {
+		x := frps(float64(lv.OfferedRPS))
+		return newWarning(warnLevelExcluded, x, "level offered %s requests/s excluded from the analysis: %s", x, why)
+	}
+	return newWarning(warnLevelExcluded, fmt.Sprint(lv.Concurrency), "level concurrency %d excluded from fits: %s", lv.Concurrency, why)
 }
 
 // levelImprecise: a level kept although not steady by max_duration, with no material trend

@@ -53,9 +53,10 @@ func completionRate(lv *Level) float64 { return float64(lv.CompletionRate()) }
 
 // recheckSustainable marks unsustainable a level marked sustainable whose backlog was not
 // measured (a table) when its completion rate falls more than maxRateDeficit below its
-// arrival rate (Level.ArrivalRate: realised, else offered; completionRate), with a note.
-func (r *rater) recheckSustainable(lv *Level) {
-	if !lv.Sustainable || lv.BacklogGrowthRPS.OK() {
+// arrival rate (Level.ArrivalRate: realised, else offered; completionRate), with a note. A
+// closed-loop level has no sustainability to recheck.
+func recheckSustainable(lv *Level) {
+	if lv.RateLevel == nil || !lv.Sustainable || lv.BacklogGrowthRPS.OK() {
 		return
 	}
 	x, q := float64(lv.ArrivalRate()), completionRate(lv)
@@ -69,6 +70,43 @@ func (r *rater) recheckSustainable(lv *Level) {
 	lv.Sustainable = false
 	lv.Notes = append(slices.Clip(lv.Notes), fmt.Sprintf("unsustainable: its completion rate %s requests/s is %.0f%% below the %s %s (more than %.0f%%; no backlog measured); kept as a point above capacity",
 		Float(q).Format(), 100*(1-q/x), what, Float(x).Format(), maxRateDeficit*100))
+}
+
+// offSchedule gathers the valid open-loop levels that did not keep their schedule, for one
+// warning each kind.
+type offSchedule struct {
+	rate     []*Level // achieved rate off the offered (rateOff)
+	realized []*Level // realised rate astray from the offered (realizedAstray)
+	lagged   []*Level // schedule lag too long (lagTooLong)
+}
+
+// add files lv, a valid level, where it belongs; a closed-loop level has no schedule.
+func (o *offSchedule) add(lv *Level) {
+	if !lv.IsRate() {
+		return
+	}
+	if rateOff(lv) {
+		o.rate = append(o.rate, lv)
+	}
+	if realizedAstray(lv) {
+		o.realized = append(o.realized, lv)
+	}
+	if lagTooLong(lv) {
+		o.lagged = append(o.lagged, lv)
+	}
+}
+
+// warn gives a's warnings of the levels filed.
+func (o *offSchedule) warn(a *analyzer) {
+	if len(o.rate) > 0 {
+		a.warn(rateAchievedOff(o.rate))
+	}
+	if len(o.realized) > 0 {
+		a.warn(rateRealizedOff(o.realized))
+	}
+	if len(o.lagged) > 0 {
+		a.warn(rateLagged(o.lagged))
+	}
 }
 
 // rateOff reports whether a level's achieved rate is more than max(MaxRateOff, 3 ÷
