@@ -6,44 +6,76 @@ import (
 	"slices"
 )
 
-// blowup finds the TTFT blow-up (DESIGN §4.4) on the valid levels and the excluded ones whose
-// latency was still rising (risingLevels): evidence of queueing, their TTFT a lower bound of
-// where it was heading.
+// blowup finds the TTFT blow-up (DESIGN §4.4) on either axis: on (x, TTFT) of the valid
+// levels (on an open loop sustainable or not, TTFT from the scheduled arrival where a level
+// has it, Level.UserTTFT) and the excluded closed-loop levels whose latency was still rising
+// (risingLevels): evidence of queueing, their TTFT a lower bound of where it was heading. Its
+// statistic is the first of p50, mean, p90, p95 that two levels report (ttftSeries).
 func (a *analyzer) blowup() {
-	var lvs []*Level
-	var cs []float64
+	words := blowupWordsOf(a.res.Axis())
 	pts := append(slices.Clone(a.pts), a.risingLevels()...)
 	slices.SortStableFunc(pts, func(p, q point) int { return cmp.Compare(p.x, q.x) })
-	for _, p := range pts {
-		lvs, cs = append(lvs, p.lv), append(cs, p.x)
+	lvs, xs := make([]*Level, len(pts)), make([]float64, len(pts))
+	for i, p := range pts {
+		lvs[i], xs[i] = p.lv, p.x
 	}
-	stat, x, y := ttftSeries(lvs, cs, func(l *Level) Latency { return l.TTFT })
+	stat, x, y := ttftSeries(lvs, xs, (*Level).UserTTFT)
 	switch len(x) {
 	case 0:
-		a.warn(fixed(warnBlowupNoTTFT))
+		if len(pts) > 0 || a.res.Rate == nil {
+			a.warn(words.noTTFT)
+		}
 		return
 	case 1:
-		a.warn(blowupOneLevel(x[0]))
+		a.warn(words.oneLevel(x[0], stat))
 		return
 	}
-	if stat == "p50" {
-		stat = "" // the statistic of every closed-loop analysis.json before the key
+	if rr := a.res.Rate; rr != nil {
+		rr.TTFTBlowupStat = stat // named even when no blow-up is found
 	}
+	var b Blowup
 	if r, ok := fitBlowupRamp(x, y); ok {
-		a.res.TTFTBlowup = &Blowup{Concurrency: Float(r.Breakpoint), Method: MethodHinge, BaselineMS: Float(r.Base), SlopeMSPerUser: Float(r.Slope), Stat: stat}
-		a.blowupGap(x, y, r.Base, r.Breakpoint)
+		b = Blowup{Concurrency: Float(r.Breakpoint), Method: MethodHinge, BaselineMS: Float(r.Base), SlopeMSPerUser: Float(r.Slope), Stat: stat}
+	} else if i := blowupByFactor(y); i >= 0 {
+		b = Blowup{Concurrency: Float(x[i]), Method: method3xBaseline, BaselineMS: Float(y[0]), SlopeMSPerUser: NaN(), Stat: stat}
+	} else {
+		if blowupThin(y) {
+			a.warn(words.unsupported(stat, y[0], y[len(y)-1], x[len(x)-1]))
+		} else {
+			a.warn(words.none(stat, y[0], x[len(x)-1]))
+		}
 		return
 	}
-	if i := blowupByFactor(y); i >= 0 {
-		a.res.TTFTBlowup = &Blowup{Concurrency: Float(x[i]), Method: method3xBaseline, BaselineMS: Float(y[0]), SlopeMSPerUser: NaN(), Stat: stat}
-		a.blowupGap(x, y, y[0], math.NaN())
+	if rr := a.res.Rate; rr != nil {
+		rr.TTFTBlowupRPS, rr.TTFTBlowupMethod = b.Concurrency, b.Method
+		rr.TTFTBlowupBaselineMS, rr.TTFTBlowupSlope = b.BaselineMS, b.SlopeMSPerUser
 		return
 	}
-	if blowupThin(y) {
-		a.warn(blowupUnsupported(stat, y[0], y[len(y)-1], x[len(x)-1]))
-		return
+	if b.Stat == "p50" {
+		b.Stat = "" // the statistic of every closed-loop analysis.json before the key
 	}
-	a.warn(blowupNone(stat, y[0], x[len(x)-1]))
+	a.res.TTFTBlowup = &b
+	fitAt := math.NaN()
+	if b.Method == MethodHinge {
+		fitAt = float64(b.Concurrency)
+	}
+	a.blowupGap(x, y, float64(b.BaselineMS), fitAt)
+}
+
+// blowupWords are the warnings of the TTFT blow-up on one axis.
+type blowupWords struct {
+	noTTFT      warning
+	oneLevel    func(x float64, stat string) warning
+	none        func(stat string, baseMS, top float64) warning
+	unsupported func(stat string, firstMS, lastMS, top float64) warning
+}
+
+// blowupWordsOf returns the blow-up's warnings on ax.
+func blowupWordsOf(ax Axis) blowupWords {
+	if ax.IsRate() {
+		return blowupWords{fixed(warnRateBlowupNoTTFT), rateBlowupOneLevel, rateBlowupNone, rateBlowupUnsupported}
+	}
+	return blowupWords{fixed(warnBlowupNoTTFT), blowupOneLevel, blowupNone, blowupUnsupported}
 }
 
 // A TTFT blow-up is claimed only on a rise the levels support (DESIGN §4.4): the TTFT at the
@@ -174,42 +206,4 @@ func (a *analyzer) blowupGap(x, y []float64, base, fitAt float64) {
 	if finite(lastFlat) && finite(firstHigh) && firstHigh > maxLevelGap*lastFlat {
 		a.warn(blowupGap(base, lastFlat, firstHigh, fitAt))
 	}
-}
-
-// blowup finds the TTFT blow-up on the rate axis (DESIGN §4.15): the closed loop's rule
-// (§4.4) on (offered rate, TTFT) of the valid levels, sustainable or not, TTFT from the
-// scheduled arrival where a level has it, its statistic the first of p50, mean, p90, p95 that
-// two levels report.
-func (r *rater) blowup() {
-	var lvs []*Level
-	var xs []float64
-	for _, p := range r.pts {
-		lvs, xs = append(lvs, p.lv), append(xs, p.x)
-	}
-	stat, x, y := ttftSeries(lvs, xs, (*Level).UserTTFT)
-	switch len(x) {
-	case 0:
-		if len(r.pts) > 0 {
-			r.warn(fixed(warnRateBlowupNoTTFT))
-		}
-		return
-	case 1:
-		r.warn(rateBlowupOneLevel(x[0], stat))
-		return
-	}
-	r.rr.TTFTBlowupStat = stat
-	if ramp, ok := fitBlowupRamp(x, y); ok {
-		r.rr.TTFTBlowupRPS, r.rr.TTFTBlowupMethod = Float(ramp.Breakpoint), MethodHinge
-		r.rr.TTFTBlowupBaselineMS, r.rr.TTFTBlowupSlope = Float(ramp.Base), Float(ramp.Slope)
-		return
-	}
-	if i := blowupByFactor(y); i >= 0 {
-		r.rr.TTFTBlowupRPS, r.rr.TTFTBlowupMethod, r.rr.TTFTBlowupBaselineMS = Float(x[i]), method3xBaseline, Float(y[0])
-		return
-	}
-	if blowupThin(y) {
-		r.warn(rateBlowupUnsupported(stat, y[0], y[len(y)-1], x[len(x)-1]))
-		return
-	}
-	r.warn(rateBlowupNone(stat, y[0], x[len(x)-1]))
 }

@@ -114,9 +114,9 @@ func bootstrapFewValues(what string, got, b int) warning {
 	return newWarning(warnBootstrapFewValues, what, "bootstrap: only %d of %d resamples gave a value of the %s: no interval", got, b, what)
 }
 
-// blowupOneLevel: only the level at concurrency c has a TTFT p50.
-func blowupOneLevel(c float64) warning {
-	return newWarning(warnBlowupOneLevel, "", "no TTFT blow-up: only one valid level (concurrency %g) has a TTFT p50: nothing to compare it with. Next: sweep more levels (--levels 1,2,4,…)", c)
+// blowupOneLevel: only the level at concurrency c has a TTFT (its statistic stat).
+func blowupOneLevel(c float64, stat string) warning {
+	return newWarning(warnBlowupOneLevel, "", "no TTFT blow-up: only one valid level (concurrency %g) has a TTFT %s: nothing to compare it with. Next: sweep more levels (--levels 1,2,4,…)", c, stat)
 }
 
 // blowupNone: TTFT (its statistic stat; "" is p50) stays within blowupFactor of the first
