@@ -111,7 +111,7 @@ func (a *analyzer) analyzeConcurrency() {
 	a.overload()
 	a.operatingPoint()
 	a.slo()
-	a.capacity()
+	a.plan()
 }
 
 type analyzer struct {
@@ -282,7 +282,7 @@ func (a *analyzer) analyzeRate() {
 	r.blowup()
 	r.slo()
 	r.trace()
-	r.plan()
+	a.plan()
 }
 
 // latencyFrom says which latencies the answers of an open loop read

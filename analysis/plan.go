@@ -24,44 +24,90 @@ func (a *analyzer) interpLog(c float64, get func(*Level) float64) float64 {
 	return get(a.pts[len(a.pts)-1].lv)
 }
 
-// capacity is the capacity plan of a closed-loop run (DESIGN §4.8): replicas at the SLO
-// point, the knee and the efficient point for the plan's targets, GPUs, cost per hour and $
-// per 1M output tokens.
-func (a *analyzer) capacity() {
+// plan is the capacity plan (DESIGN §4.8, §4.15): for the plan's targets — concurrent users
+// U (a closed loop only), requests/s Q, output tokens/s P — the replicas that meet every target
+// at each place the run answers (planPoints): max(⌈U ÷ x⌉, ⌈Q ÷ qps(x)⌉, ⌈P ÷ tps(x)⌉) for a
+// replica run there, with the $ per 1M output tokens; GPUs and cost per hour from the replicas
+// at the SLO point. On an open loop a concurrent-users target has no meaning and is ignored
+// with a warning, and the knee's and the efficient point's figures are null.
+func (a *analyzer) plan() {
 	p := a.opts.Plan
-	if p.ConcurrentUsers <= 0 && !(p.QPS > 0) && !(p.OutputTPS > 0) {
+	users := max(p.ConcurrentUsers, 0)
+	if a.res.Rate != nil && users > 0 {
+		a.warn(rateUsersIgnored(users))
+		users = 0
+	}
+	if users == 0 && !(p.QPS > 0) && !(p.OutputTPS > 0) {
 		if p.ReplicaCostPerHour > 0 {
 			a.warn(fixed(warnCapacityNoTarget))
 		}
 		return
 	}
-	capc := newCapacity(p)
-	capc.ConcurrentUsers = max(p.ConcurrentUsers, 0)
-	qpsOf := func(l *Level) float64 { return float64(l.QPS) }
-	// at returns the replicas and the $ per 1M output tokens of a replica run at concurrency
-	// c, serving tps output tokens/s.
-	at := func(c Float, tps Float) (Float, Float) {
-		x := float64(c)
-		return replicasFor([2]float64{float64(capc.ConcurrentUsers), x}, [2]float64{capc.QPS, a.interpLog(x, qpsOf)},
-			[2]float64{capc.OutputTPS, float64(tps)}), p.costPerM(float64(tps))
+	c := newCapacity(p)
+	c.ConcurrentUsers = users
+	for _, at := range a.planPoints(c) {
+		if !at.x.OK() {
+			if at.unknown != nil {
+				a.warn(*at.unknown)
+			}
+			continue
+		}
+		*at.replicas = replicasFor([2]float64{float64(users), at.users}, [2]float64{c.QPS, at.qps}, [2]float64{c.OutputTPS, float64(at.tps)})
+		*at.cost = p.costPerM(float64(at.tps))
+		if at.what != "" {
+			a.pastBreach(at.what, float64(at.x))
+		}
 	}
-	if c := a.res.SLO.MaxConcurrency; finite(float64(c)) {
-		capc.ReplicasAtSLO, capc.CostPerMTokens = at(c, a.res.SLO.TPS)
-	} else {
-		a.warn(fixed(warnCapacityNoSLO))
+	c.costs(p)
+	a.res.Capacity = c
+}
+
+// planPoint is a place on the axis the plan sizes replicas at: x on the axis (null: not
+// found, unknown's warning given when set), the concurrent users, requests/s and output
+// tokens/s a replica serves there, and where its replicas and $ per 1M tokens go; what names
+// it for the warning of a replica run past an SLO breach ("" for none).
+type planPoint struct {
+	x, tps         Float
+	users, qps     float64
+	replicas, cost *Float
+	what           string
+	unknown        *warning
+}
+
+// planPoints returns the places the plan of c sizes replicas at: on a closed loop the SLO
+// point, the knee and the efficient point, a replica's requests/s there interpolated on log
+// concurrency over the levels' QPS; on an open loop the SLO point and the capacity, a replica
+// serving the rate there.
+func (a *analyzer) planPoints(c *Capacity) []planPoint {
+	noSLO := fixed(warnCapacityNoSLO)
+	if rr := a.res.Rate; rr != nil {
+		c.ReplicasAtCapacity, c.CostPerMTokensAtCapacity = NaN(), NaN()
+		unknown := fixed(warnRateCapacityUnknown)
+		return []planPoint{
+			{x: rr.SLORPS, tps: rr.SLOTPS, qps: float64(rr.SLORPS), replicas: &c.ReplicasAtSLO, cost: &c.CostPerMTokens, unknown: &noSLO},
+			{x: rr.CapacityRPS, tps: rr.CapacityTPS, qps: float64(rr.CapacityRPS), replicas: &c.ReplicasAtCapacity, cost: &c.CostPerMTokensAtCapacity, unknown: &unknown},
+		}
 	}
+	closed := func(x, tps Float) planPoint {
+		return planPoint{x: x, tps: tps, users: float64(x), qps: a.interpLog(float64(x), func(l *Level) float64 { return float64(l.QPS) })}
+	}
+	slo := closed(a.res.SLO.MaxConcurrency, a.res.SLO.TPS)
+	slo.replicas, slo.cost, slo.unknown = &c.ReplicasAtSLO, &c.CostPerMTokens, &noSLO
+	pts := []planPoint{slo}
 	if k := a.res.Knee; k != nil {
-		capc.ReplicasAtKnee, capc.CostPerMTokensAtKnee = at(k.Concurrency, k.TPS)
-		a.pastBreach("the knee", float64(k.Concurrency))
+		at := closed(k.Concurrency, k.TPS)
+		at.replicas, at.cost, at.what = &c.ReplicasAtKnee, &c.CostPerMTokensAtKnee, "the knee"
+		pts = append(pts, at)
 	} else {
-		a.warn(fixed(warnCapacityNoKnee))
+		noKnee := fixed(warnCapacityNoKnee)
+		pts = append(pts, planPoint{x: NaN(), unknown: &noKnee})
 	}
 	if e := a.res.EfficientPoint; e != nil {
-		capc.ReplicasAtEfficientPoint, capc.CostPerMTokensAtEfficientPoint = at(e.Concurrency, e.TPS)
-		a.pastBreach("the efficient point", float64(e.Concurrency))
+		at := closed(e.Concurrency, e.TPS)
+		at.replicas, at.cost, at.what = &c.ReplicasAtEfficientPoint, &c.CostPerMTokensAtEfficientPoint, "the efficient point"
+		pts = append(pts, at)
 	}
-	capc.costs(p)
-	a.res.Capacity = capc
+	return pts
 }
 
 // newCapacity returns the plan of p's requests/s and output tokens/s targets with every figure
@@ -118,40 +164,4 @@ func (a *analyzer) pastBreach(what string, c float64) {
 	if a.breachAt > 0 && finite(c) && c > a.breachAt {
 		a.warn(capacityPastBreach(what, c, a.breachAt))
 	}
-}
-
-// plan is the capacity plan of an arrival-rate run (DESIGN §4.15): with a target of
-// requests/s Q and/or output tokens/s P, replicas at the SLO point = max(⌈Q ÷ slo_rps⌉,
-// ⌈P ÷ slo_tps⌉) and at capacity = max(⌈Q ÷ capacity_rps⌉, ⌈P ÷ capacity_tps⌉); GPUs, cost
-// per hour and $ per 1M output tokens as in the closed loop (§4.8). A concurrent-users
-// target has no meaning on an open loop and is ignored with a warning; the knee's and the
-// efficient point's figures are null.
-func (r *rater) plan() {
-	p := r.opts.Plan
-	if p.ConcurrentUsers > 0 {
-		r.warn(rateUsersIgnored(p.ConcurrentUsers))
-	}
-	if !(p.QPS > 0) && !(p.OutputTPS > 0) {
-		if p.ReplicaCostPerHour > 0 {
-			r.warn(fixed(warnCapacityNoTarget))
-		}
-		return
-	}
-	c := newCapacity(p)
-	c.ReplicasAtCapacity, c.CostPerMTokensAtCapacity = NaN(), NaN()
-	replicas := func(rps, tps float64) Float { return replicasFor([2]float64{c.QPS, rps}, [2]float64{c.OutputTPS, tps}) }
-	if r.rr.SLORPS.OK() {
-		c.ReplicasAtSLO = replicas(float64(r.rr.SLORPS), float64(r.rr.SLOTPS))
-		c.CostPerMTokens = p.costPerM(float64(r.rr.SLOTPS))
-	} else {
-		r.warn(fixed(warnCapacityNoSLO))
-	}
-	if r.rr.CapacityRPS.OK() {
-		c.ReplicasAtCapacity = replicas(float64(r.rr.CapacityRPS), float64(r.rr.CapacityTPS))
-		c.CostPerMTokensAtCapacity = p.costPerM(float64(r.rr.CapacityTPS))
-	} else {
-		r.warn(fixed(warnRateCapacityUnknown))
-	}
-	c.costs(p)
-	r.res.Capacity = c
 }
