@@ -91,27 +91,43 @@ func Analyze(levels []Level, meta Meta, opts Options) Result {
 	a := &analyzer{opts: opts, res: &res}
 	if mode.IsRate() {
 		res.Rate = newRateResult()
-		a.analyzeRate()
-	} else {
-		a.analyzeConcurrency()
 	}
+	a.analyze()
 	res.Warnings = a.warnings.texts()
 	return res
 }
 
-// analyzeConcurrency is Analyze's steps on a closed loop.
-func (a *analyzer) analyzeConcurrency() {
+// analyze is Analyze's steps, one list on either axis (the steps read the run's axis). What
+// belongs to one loop only: its saturation answer (saturation), a closed loop's overload and
+// operating point, an open loop's trace answer.
+func (a *analyzer) analyze() {
 	a.collect()
 	a.lengths()
+	a.saturation()
+	a.blowup()
+	if a.res.Rate == nil {
+		a.overload()
+		a.operatingPoint()
+	}
+	a.slo()
+	if a.res.Rate != nil {
+		a.rater().trace()
+	}
+	a.plan()
+}
+
+// saturation reads where the replica saturates: on a closed loop the throughput fits, the
+// knee and what bounds it (DESIGN §4.2, §4.3); on an open loop the capacity, the largest
+// sustainable rate (§4.15).
+func (a *analyzer) saturation() {
+	if a.res.Rate != nil {
+		a.rater().capacity()
+		return
+	}
 	a.throughput()
 	a.knee()
 	a.kneeOverload()
 	a.checkServerLimit()
-	a.blowup()
-	a.overload()
-	a.operatingPoint()
-	a.slo()
-	a.plan()
 }
 
 type analyzer struct {
@@ -130,6 +146,9 @@ type analyzer struct {
 	// breachAt is the smallest concurrency that measured an SLO breach, valid level or an
 	// excluded one that caps the SLO point (sloCapped); 0 when none did.
 	breachAt float64
+	// passing is the number of leading levels the SLO point was read from that meet every
+	// SLO (slo sets it).
+	passing int
 	// warnings become the result's, in order.
 	warnings warnings
 }
@@ -265,25 +284,15 @@ func (a *analyzer) xy() (x, y []float64) {
 	return x, y
 }
 
-// rater analyzes the levels of an arrival-rate run (DESIGN §4.15).
+// rater reads the answers only an arrival-rate run has (DESIGN §4.15): the capacity and a
+// trace replay's answer.
 type rater struct {
 	*analyzer
 	rr *RateResult
-	// passing is the number of leading pts that meet the SLO (slo sets it).
-	passing int
 }
 
-// analyzeRate is Analyze's steps on an open loop (DESIGN §4.15).
-func (a *analyzer) analyzeRate() {
-	r := &rater{analyzer: a, rr: a.res.Rate}
-	a.collect()
-	a.lengths()
-	r.capacity()
-	r.blowup()
-	r.slo()
-	r.trace()
-	a.plan()
-}
+// rater returns the analyzer of an open loop's own answers (a.res.Rate set).
+func (a *analyzer) rater() *rater { return &rater{analyzer: a, rr: a.res.Rate} }
 
 // latencyFrom says which latencies the answers of an open loop read
 // (RateResult.LatencyFrom): "scheduled" when every valid level has them from the scheduled

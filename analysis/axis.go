@@ -3,6 +3,7 @@ package analysis
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/kneecap/kneecap/record"
@@ -40,6 +41,16 @@ func (a Axis) X(l *Level) float64 {
 		return float64(l.ArrivalRate())
 	}
 	return float64(l.Concurrency)
+}
+
+// Between returns the place a fraction t of the way from x0 to x1 on the axis: on log
+// concurrency (the throughput and latency of a closed loop change by doublings), linearly in
+// the rate on an open loop.
+func (a Axis) Between(x0, x1, t float64) float64 {
+	if a.rate {
+		return x0 + t*(x1-x0)
+	}
+	return math.Exp(math.Log(x0) + t*(math.Log(x1)-math.Log(x0)))
 }
 
 // At names the place x (formatted) on the axis as the answers do: "concurrency 8", "2.5

@@ -1,5 +1,8 @@
 package analysis
 
+// operatingPoint is the valid level of highest power, output TPS ÷ mean E2E in seconds (E2E
+// p50 where a table has no mean), DESIGN §4.6; it warns when that is the largest level (the
+// best may lie beyond) or when none has an E2E.
 func (a *analyzer) operatingPoint() {
 	var best *OperatingPoint
 	median := false

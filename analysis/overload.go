@@ -4,6 +4,9 @@ import (
 	"math"
 )
 
+// overload finds where throughput falls past its peak by more than overloadDrop over every
+// level that was not client-bound (a.all), valid or not (DESIGN §4.5), and warns when the
+// drop is within the levels' noise.
 func (a *analyzer) overload() {
 	if len(a.all) < 2 {
 		return

@@ -16,25 +16,26 @@ type sloMetric struct {
 	get  func(*Level) float64
 }
 
-// slo finds the SLO point: the largest concurrency meeting every SLO, interpolated on log
-// concurrency between the last passing valid level and the first failing one (sloPoints: an
-// imprecise level too thin for the SLOs' percentiles takes no part), or capped by an excluded
-// level's breach below it (sloCapped).
+// slo finds the SLO point on either axis (DESIGN §4.7, §4.15): the largest x meeting every
+// SLO, read on the latencies a user waited (TTFT and E2E from the scheduled arrival where a
+// level has them: userLatencyOf). A level passes when every checked percentile is within its
+// threshold and, on an open loop, it is sustainable (an unsustainable level's latencies grow
+// without bound, whatever its window showed: sloMiss). The point is interpolated between the
+// last passing valid level and the first failing one (sloBetween; sloPoints: an imprecise
+// level too thin for the SLOs' percentiles takes no part), or capped by an excluded
+// closed-loop level's breach below it (sloCapped).
 func (a *analyzer) slo() {
-	metrics := a.sloMetrics(sentLatency)
+	metrics := a.sloMetrics(userLatencyOf)
 	pts := a.sloPoints(metrics)
 	if !a.sloReady(len(pts), metrics) {
 		return
 	}
-	passes := func(l *Level) bool { return missed(l, metrics) == "" }
-	fail := -1
-	for i, p := range pts {
-		if !passes(p.lv) {
-			fail = i
-			break
-		}
-	}
-	if fail >= 0 {
+	passes := func(l *Level) bool { return sloMiss(l, metrics) == "" }
+	fail := slices.IndexFunc(pts, func(p point) bool { return !passes(p.lv) })
+	a.passing = fail
+	if fail < 0 {
+		a.passing = len(pts)
+	} else {
 		a.breachAt = pts[fail].x
 	}
 	if b := a.excludedBreach(pts, metrics, passes); b != nil && (fail < 0 || b.x < pts[fail].x) {
@@ -42,23 +43,48 @@ func (a *analyzer) slo() {
 		a.sloCapped(pts, b)
 		return
 	}
-	if fail < 0 {
-		a.res.SLO.Bound = "at_least"
-	}
 	a.sloClientEffects(pts, metrics, fail)
 	switch fail {
 	case -1:
 		last := pts[len(pts)-1]
-		a.res.SLO.MaxConcurrency, a.res.SLO.TPS = Float(last.x), Float(last.tps)
-		a.sloGoodput(last)
-		a.warn(sloBeyond(last.x))
+		a.sloAt(last.x, last.tps, last)
+		if a.res.Rate != nil {
+			a.warn(rateSLOBeyond(last.x))
+		} else {
+			a.res.SLO.Bound = "at_least"
+			a.warn(sloBeyond(last.x))
+		}
 	case 0:
 		first := pts[0]
-		a.res.SLO.Limit = missed(first.lv, metrics)
-		a.warn(sloFirstMisses(first.x, a.res.SLO.Limit))
+		a.res.SLO.Limit = sloMiss(first.lv, metrics)
+		if a.res.Rate != nil {
+			a.warn(rateSLOFirstMisses(first.x, a.res.SLO.Limit))
+		} else {
+			a.warn(sloFirstMisses(first.x, a.res.SLO.Limit))
+		}
 	default:
 		a.sloBetween(metrics, pts[fail-1], pts[fail])
 	}
+}
+
+// sloMiss returns the name of the first SLO of metrics that l misses, "capacity" when it
+// meets them all but is an unsustainable open-loop level, "" when it passes.
+func sloMiss(l *Level, metrics []sloMetric) string {
+	if m := missed(l, metrics); m != "" || !l.IsRate() || l.Sustainable {
+		return m
+	}
+	return "capacity"
+}
+
+// sloAt sets the SLO point at x on the axis with tps output tokens/s there, and its goodput
+// from good, the last level meeting every SLO (sloGoodput).
+func (a *analyzer) sloAt(x, tps float64, good point) {
+	if rr := a.res.Rate; rr != nil {
+		rr.SLORPS, rr.SLOTPS = Float(x), Float(tps)
+	} else {
+		a.res.SLO.MaxConcurrency, a.res.SLO.TPS = Float(x), Float(tps)
+	}
+	a.sloGoodput(good, x)
 }
 
 // sloPoints are the valid levels the SLO point is read from: every one but an imprecise level
@@ -174,39 +200,63 @@ func (a *analyzer) sloMetric(o Objective, lat func(*Level, string) Latency) (slo
 }
 
 // sloBetween interpolates the SLO point between the passing level L and the failing level F
-// just above it: the binding SLO is the one whose threshold is crossed first on log
-// concurrency.
+// just above it: at the fraction t of the way from L to F where the first SLO that F misses
+// crosses its threshold (crossAt; t = 1 with limit "capacity" when F misses by its
+// sustainability alone), on log concurrency on a closed loop and linearly in the rate on an
+// open one (Axis.Between), its TPS interpolated linearly in t. On an open loop the point is
+// never above the capacity: an interpolated point past capacity_rps is put at the capacity
+// (limit "capacity"; its TPS the capacity's). The goodput is L's (sloGoodput), not
+// interpolated towards F, most of whose requests miss the SLO by construction.
 func (a *analyzer) sloBetween(metrics []sloMetric, L, F point) {
-	bestT := math.Inf(1)
+	t, limit := 1.0, "capacity"
 	for _, m := range metrics {
-		t, crossed := crossAt(m, L, F)
-		if crossed && t < bestT {
-			bestT, a.res.SLO.Limit = t, m.name
+		if ct, crossed := crossAt(m, L, F); crossed && (ct < t || limit == "capacity") {
+			t, limit = ct, m.name
 		}
 	}
 	if L.x == F.x {
-		bestT = 0
+		t = 0
 	}
-	lc := math.Log(L.x) + bestT*(math.Log(F.x)-math.Log(L.x))
-	a.res.SLO.MaxConcurrency = Float(math.Exp(lc))
-	a.res.SLO.Bracket = []Float{Float(L.x), Float(F.x)}
-	a.res.SLO.TPS = Float(L.tps + bestT*(F.tps-L.tps))
-	a.res.SLO.GoodputQPS = NaN()
-	if lq, lg, fq := float64(L.lv.QPS), float64(L.lv.GoodputQPS), float64(F.lv.QPS); !(lq > 0) || !finite(lg) || !finite(fq) {
+	x, tps := a.res.Axis().Between(L.x, F.x, t), L.tps+t*(F.tps-L.tps)
+	bracket := []Float{Float(L.x), Float(F.x)}
+	if rr := a.res.Rate; rr != nil {
+		if c := float64(rr.CapacityRPS); finite(c) && rr.CapacityBound != "at_least" && x > c {
+			// Past capacity no rate is sustained, whatever a window showed: the point is
+			// the capacity, even below L when L, taken for sustainable, lay above it.
+			x, tps, limit = c, float64(rr.CapacityTPS), "capacity"
+		}
+		rr.SLOBracket = bracket
+	} else {
+		a.res.SLO.Bracket = bracket
+	}
+	a.res.SLO.Limit = limit
+	if lq, lg := float64(L.lv.QPS), float64(L.lv.GoodputQPS); !(lq > 0) || !finite(lg) || a.res.Rate == nil && !finite(float64(F.lv.QPS)) {
+		a.sloAt(x, tps, point{x: x})
 		a.warn(fixed(warnSLOGoodputUnknown))
 		return
 	}
-	a.sloGoodput(L)
+	a.sloAt(x, tps, L)
 }
 
-// sloGoodput sets the goodput at the SLO point to the goodput measured at p, the last level
-// meeting every SLO (DESIGN §4.7), when it was counted under these SLOs (goodShare).
-func (a *analyzer) sloGoodput(p point) {
-	if share := a.goodShare(p); finite(share) {
-		a.res.SLO.GoodputQPS, a.res.SLO.GoodputConcurrency = p.lv.GoodputQPS, p.lv.Concurrency
+// sloGoodput sets the goodput at the SLO point x from p, the last level meeting every SLO
+// (DESIGN §4.7), when it was counted under these SLOs (goodShare): on a closed loop the
+// goodput measured at p; on an open loop, where below capacity the completion rate is the
+// offered rate, x times p's good share. A point p without a level leaves it null.
+func (a *analyzer) sloGoodput(p point, x float64) {
+	share := math.NaN()
+	if p.lv != nil {
+		share = a.goodShare(p)
+	}
+	if rr := a.res.Rate; rr != nil {
+		if finite(share) {
+			rr.SLOGoodputRPS = Float(x * share)
+		}
 		return
 	}
 	a.res.SLO.GoodputQPS = NaN()
+	if finite(share) {
+		a.res.SLO.GoodputQPS, a.res.SLO.GoodputConcurrency = p.lv.GoodputQPS, p.lv.Concurrency
+	}
 }
 
 // goodShare returns a passing level's goodput ÷ QPS, or NaN when its goodput cannot have been
@@ -245,16 +295,11 @@ func (a *analyzer) sloClientEffects(pts []point, metrics []sloMetric, fail int) 
 	for _, p := range at {
 		for _, m := range metrics {
 			if e, ok := p.lv.ClientEffect[m.name]; ok && e > p.lv.ClientTolerance {
-				a.warn(sloClientEffect(p.x, m.name, e, p.lv.ClientTolerance))
+				a.warn(sloClientEffect(a.res.Axis(), p.x, m.name, e, p.lv.ClientTolerance))
 			}
 		}
 	}
 }
-
-// rateSLOMetrics sets the result's thresholds from the options and returns the SLOs some
-// valid level reports, read from the user's side: TTFT and E2E from the scheduled arrival
-// where a level has them (UserTTFT, UserE2E), TPOT as measured.
-func (r *rater) rateSLOMetrics() []sloMetric { return r.sloMetrics(userLatencyOf) }
 
 // sentLatency returns l's latency distribution of metric (ttft, tpot, itl, e2e) from the send
 // time.
@@ -270,73 +315,4 @@ func userLatencyOf(l *Level, metric string) Latency {
 		return l.UserE2E()
 	}
 	return sentLatency(l, metric)
-}
-
-// slo finds the SLO point on the rate axis (DESIGN §4.15): the largest offered rate meeting
-// every SLO. A level passes when it is sustainable (an unsustainable level's latencies grow
-// without bound, whatever its window showed) and every checked p95 is within its threshold.
-// Between the last passing level L and the first failing F the point is interpolated
-// linearly in the offered rate, t = (threshold − v_L) ÷ (v_F − v_L) for each SLO F fails,
-// the smallest t binding; and it is never above the capacity: F failing by its
-// sustainability alone, or an interpolated point past capacity_rps, puts it at the capacity
-// (slo.limit "capacity"; slo_tps is then capacity_tps).
-func (r *rater) slo() {
-	metrics := r.rateSLOMetrics()
-	if !r.sloReady(len(r.pts), metrics) {
-		return
-	}
-	failing := func(l *Level) string {
-		if m := missed(l, metrics); m != "" || l.Sustainable {
-			return m
-		}
-		return "capacity"
-	}
-	fail := slices.IndexFunc(r.pts, func(p point) bool { return failing(p.lv) != "" })
-	r.passing = fail
-	if fail < 0 {
-		r.passing = len(r.pts)
-	}
-	switch fail {
-	case -1:
-		last := r.pts[len(r.pts)-1]
-		r.rr.SLORPS, r.rr.SLOTPS = Float(last.x), Float(last.tps)
-		r.rr.SLOGoodputRPS = Float(last.x * r.goodShare(last))
-		r.warn(rateSLOBeyond(last.x))
-	case 0:
-		r.res.SLO.Limit = failing(r.pts[0].lv)
-		r.warn(rateSLOFirstMisses(r.pts[0].x, r.res.SLO.Limit))
-	default:
-		r.sloBetween(metrics, r.pts[fail-1], r.pts[fail])
-	}
-}
-
-// sloBetween interpolates the SLO point between the passing level L and the failing level F
-// just above it (see slo), and the TPS and goodput there.
-func (r *rater) sloBetween(metrics []sloMetric, L, F point) {
-	bestT, limit := 1.0, "capacity"
-	for _, m := range metrics {
-		if t, crossed := crossAt(m, L, F); crossed && (t < bestT || limit == "capacity") {
-			bestT, limit = t, m.name
-		}
-	}
-	x := L.x + bestT*(F.x-L.x)
-	r.rr.SLOTPS = Float(L.tps + bestT*(F.tps-L.tps))
-	if c := float64(r.rr.CapacityRPS); finite(c) && r.rr.CapacityBound != "at_least" && x > c {
-		// Past capacity no rate is sustained, whatever a window showed: the point is the
-		// capacity, even below L when L, taken for sustainable, lay above it.
-		x, limit = c, "capacity"
-		r.rr.SLOTPS = r.rr.CapacityTPS
-	}
-	r.res.SLO.Limit = limit
-	r.rr.SLORPS = Float(x)
-	r.rr.SLOBracket = []Float{Float(L.x), Float(F.x)}
-	// Below capacity the completion rate is the offered rate; goodput is that at L's good
-	// share (not interpolated towards F, most of whose requests miss the SLO by construction).
-	if !finite(float64(L.lv.GoodputQPS)) || !(float64(L.lv.QPS) > 0) {
-		r.warn(fixed(warnSLOGoodputUnknown))
-		return
-	}
-	if share := r.goodShare(L); finite(share) {
-		r.rr.SLOGoodputRPS = Float(x * share)
-	}
 }

@@ -20,15 +20,16 @@ type sloBreach struct {
 	value, thr float64
 }
 
-// excludedBreach returns the excluded level of smallest concurrency whose measured latency
+// excludedBreach returns the excluded closed-loop level of smallest concurrency whose measured latency
 // breaches one of metrics — enough requests for its percentile, and a breach the client's
 // lateness cannot explain (breachStands) — and above which no level of pts meets every SLO
 // (passes); nil when there is none. A breach contradicted by a valid level above it that
-// passes is not used, with a warning.
+// passes is not used, with a warning. (An open loop keeps its unsustainable levels valid: its
+// excluded levels are not evidence of where the SLO breaks.)
 func (a *analyzer) excludedBreach(pts []point, metrics []sloMetric, passes func(*Level) bool) *sloBreach {
 	for i := range a.res.Levels {
 		lv := &a.res.Levels[i]
-		if lv.Valid || lv.Superseded || lv.Concurrency <= 0 {
+		if lv.Valid || lv.Superseded || lv.IsRate() || lv.Concurrency <= 0 {
 			continue
 		}
 		b := a.breachOf(lv, metrics)
@@ -96,7 +97,7 @@ func (a *analyzer) sloCapped(pts []point, b *sloBreach) {
 	}
 	s.MaxConcurrency, s.TPS, s.Bound = Float(L.x), Float(L.tps), "between"
 	s.Bracket = []Float{Float(L.x), Float(b.x)}
-	a.sloGoodput(*L)
+	a.sloGoodput(*L, L.x)
 	a.warn(sloCappedByExcluded(L.x, b.x, s.Evidence))
 }
 

@@ -57,11 +57,12 @@ func sloBreachContradicted(at float64, name string, above float64) warning {
 		at, name, above)
 }
 
-// sloClientEffect: the SLO's number name at the level at concurrency c may have been moved
+// sloClientEffect: the SLO's number name at the level at x on the axis ax may have been moved
 // by the client by the fraction e, above the tolerance.
-func sloClientEffect(c float64, name string, e, tolerance float64) warning {
-	return newWarning(warnSLOClientEffect, fmt.Sprintf("%g %s", c, name), "slo: at concurrency %g the client's lateness may have moved %s by %.1f%% (> tolerance %.1f%%): the SLO point is that uncertain there. Next: a machine of its own for kneecap, or an SLO on p95",
-		c, name, 100*e, 100*tolerance)
+func sloClientEffect(ax Axis, x float64, name string, e, tolerance float64) warning {
+	at := ax.At(fmt.Sprintf("%g", x))
+	return newWarning(warnSLOClientEffect, at+" "+name, "slo: at %s the client's lateness may have moved %s by %.1f%% (> tolerance %.1f%%): the SLO point is that uncertain there. Next: a machine of its own for kneecap, or an SLO on p95",
+		at, name, 100*e, 100*tolerance)
 }
 
 // sloThinLevel: the imprecise level at concurrency c has ok successful requests, fewer than
