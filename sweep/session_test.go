@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/workload"
 )
 
@@ -145,8 +146,7 @@ func TestSessionsDatasetSized(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := workload.WorkloadConfig{Dataset: path, Seed: 1, Sessions: &workload.SessionsConfig{}}
-	c := &subwordCounter{template: templateTokens}
-	w, sz := sizeWorkload(t, cfg, workload.SizingOptions{Method: record.SizingTokenize, Endpoint: &workload.Counter{TokenCounter: c, Source: "fake", Templated: true}})
+	w, sz := sizeWorkload(t, cfg, workload.SizingOptions{Method: record.SizingTokenize, Endpoint: &workload.Counter{TokenCounter: serverTokens, Source: "fake", Templated: true}})
 	if sz.Exact || sz.TokensPerWord != 2 || sz.OverheadTokens != templateTokens {
 		t.Fatalf("sizing %+v: want not exact, 2 tokens a word, overhead 40", sz)
 	}
@@ -170,17 +170,9 @@ func TestSessionsDatasetSized(t *testing.T) {
 // templateTokens is the chat template of the tests' server (simulator.chat_template_tokens).
 const templateTokens = 40
 
-// subwordCounter counts as the server does: the simulator's subword rule (⌈n ÷ 4⌉ tokens for
-// a word of n bytes), plus the template.
-type subwordCounter struct{ template int }
-
-func (c *subwordCounter) CountTokens(_ context.Context, text string) (int, error) {
-	n := c.template
-	for _, w := range strings.Fields(text) {
-		n += (len(w) + 3) / 4
-	}
-	return n, nil
-}
+// serverTokens counts as the tests' server does (simulator.tokenizer: subword,
+// chat_template_tokens: templateTokens): the simulator's own count of a chat prompt.
+var serverTokens = sim.TokenCounter{Tokenizer: sim.TokenizerSubword, TemplateTokens: templateTokens}
 
 // sizeWorkload builds cfg's workload for the chat API and sizes its prompts by opts.
 func sizeWorkload(t *testing.T, cfg workload.WorkloadConfig, opts workload.SizingOptions) (workload.Workload, record.PromptSizing) {
