@@ -65,6 +65,7 @@
 // or the prompt (completions; a token-id array counts its length), plus chat_template_tokens
 // for a chat request. That one count (Config.promptTokens) is usage.prompt_tokens, the
 // /tokenize count, the context-limit check, the KV the request holds and its prefill work.
+// TokenCounter gives it for a chat request of one message, for tests that size prompts.
 // Each output token is the word "tok " in the content, one token under either rule, so
 // output counts the same way.
 //

@@ -102,6 +102,30 @@ func TestSubwordPromptTokens(t *testing.T) {
 	}
 }
 
+// TestTokenCounter: under either rule, with and without a chat template, TokenCounter counts
+// a text as the usage.prompt_tokens the simulator reports for a chat request whose one
+// message is that text.
+func TestTokenCounter(t *testing.T) {
+	texts := []string{"one", "a bb ccccc dddddddd eeeeeeeee", " be  brief\t\nnow ", "ééé a\u00a0b\u3000c"}
+	for _, tk := range tokenizers() {
+		for _, template := range []int{0, 40} {
+			_, url := newTestServer(t, Config{StepBase: time.Millisecond, Tokenizer: tk, ChatTemplateTokens: template})
+			c, counter := newClient(url), TokenCounter{Tokenizer: tk, TemplateTokens: template}
+			for _, text := range texts {
+				r, err := c.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{Model: DefaultModel, MaxTokens: 1,
+					Messages: []openai.ChatCompletionMessage{{Role: "user", Content: text}}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := counter.CountTokens(context.Background(), text)
+				if err != nil || got != r.Usage.PromptTokens {
+					t.Errorf("%s, template %d, %q: counted %d (%v), usage.prompt_tokens %d", tk, template, text, got, err, r.Usage.PromptTokens)
+				}
+			}
+		}
+	}
+}
+
 // TestWordsTokenize: the default rule counts words, with no template unless configured, and
 // /tokenize agrees with usage; max_model_len is 0 when unlimited.
 func TestWordsTokenize(t *testing.T) {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"math"
 	"unicode"
 )
@@ -31,6 +32,27 @@ func (t Tokenizer) Count(text string) int {
 		return countSubwordTokens(text)
 	}
 	return countTokens(text)
+}
+
+// TokenCounter counts a text's tokens as the simulator counts a chat request whose one
+// message is that text: Tokenizer's count of the text plus TemplateTokens, the count
+// Config.promptTokens gives (usage.prompt_tokens, POST /tokenize) when Config.Tokenizer is
+// Tokenizer and Config.ChatTemplateTokens is TemplateTokens. TemplateTokens 0 counts a
+// completion's prompt. Its method set is workload.TokenCounter's, so tests size prompts in
+// the simulator's tokens with it; it is safe for concurrent use.
+type TokenCounter struct {
+	// Tokenizer is the token rule (Config.Tokenizer).
+	Tokenizer Tokenizer
+	// TemplateTokens is what the chat template adds, in tokens (Config.ChatTemplateTokens).
+	TemplateTokens int
+}
+
+// Count returns the tokens of a chat request whose one message is text.
+func (c TokenCounter) Count(text string) int { return c.TemplateTokens + c.Tokenizer.Count(text) }
+
+// CountTokens returns Count(text) and no error.
+func (c TokenCounter) CountTokens(_ context.Context, text string) (int, error) {
+	return c.Count(text), nil
 }
 
 // countTokens is the simulator's words rule: one token per whitespace-separated word

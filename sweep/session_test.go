@@ -10,11 +10,12 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/workload"
 )
 
-// sessionsConfig is a synthetic sessions workload in words: turns uniform in [1, 5], user
-// messages of 30 words, 12 output tokens a turn.
+// sessionsConfig is a synthetic sessions workload: turns uniform in [1, 5], user messages of
+// 30 tokens, 12 output tokens a turn.
 func sessionsConfig() workload.WorkloadConfig {
 	return workload.WorkloadConfig{
 		InputTokens: workload.Dist{Dist: workload.DistFixed, Mean: 64}, OutputTokens: workload.Dist{Dist: workload.DistFixed, Mean: 16},
@@ -26,20 +27,17 @@ func sessionsConfig() workload.WorkloadConfig {
 	}
 }
 
-// TestSessionHistory drives a worker's session state as the runner does: turn k's history is
-// the earlier user messages and the replies the client kept, in order; its requested length
-// is the overhead, the history's user tokens and reply tokens and its own message; records
-// carry one session id per conversation and turns from 1; the turn think time passes within
-// a conversation, the workload's after it; a failed turn ends its conversation.
+// TestSessionHistory drives a worker's session state as the runner does, the workload sized
+// for the tests' server (a 40-token template): turn k's history is the earlier user messages
+// and the replies the client kept, in order; its requested length is the overhead, the
+// history's user tokens and reply tokens and its own message; records carry one session id
+// per conversation and turns from 1; the turn think time passes within a conversation, the
+// workload's after it; a failed turn ends its conversation.
 func TestSessionHistory(t *testing.T) {
 	cfg := sessionsConfig()
 	cfg.Sessions.Turns = workload.Dist{Dist: workload.DistFixed, Mean: 3}
-	w, err := workload.NewWorkload(cfg, record.APIChat)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, _ := sizeWorkload(t, cfg, serverSizing())
 	src := w.(*workload.Sessions)
-	src.TemplateTokens = 40 // as a sizing would set it
 	s := newSession(w, 1, 2, &sessionCuts{})
 	const think = 5 * time.Millisecond
 	ids := map[string]bool{}
@@ -90,12 +88,7 @@ func TestSessionHistory(t *testing.T) {
 func TestSessionContextLimit(t *testing.T) {
 	cfg := sessionsConfig()
 	cfg.Sessions.Turns = workload.Dist{Dist: workload.DistFixed, Mean: 5}
-	w, err := workload.NewWorkload(cfg, record.APIChat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := w.(*workload.Sessions)
-	src.TemplateTokens = 40
+	w, _ := sizeWorkload(t, cfg, serverSizing()) // the template: 40 tokens
 	// Turn k asks 40 + (k−1)·(30 + 12) + 30 + 12 = 40 + 42k: turn 3 166, turn 4 208.
 	lim := workload.WithMaxModelLen(w, 200)
 	if lim.(workload.Conversations).MaxModelLen() != 200 || workload.WithMaxModelLen(lim, 300).(workload.Conversations).MaxModelLen() != 200 {
@@ -145,8 +138,7 @@ func TestSessionsDatasetSized(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := workload.WorkloadConfig{Dataset: path, Seed: 1, Sessions: &workload.SessionsConfig{}}
-	c := &subwordCounter{template: templateTokens}
-	w, sz := sizeWorkload(t, cfg, workload.SizingOptions{Method: record.SizingTokenize, Endpoint: &workload.Counter{TokenCounter: c, Source: "fake", Templated: true}})
+	w, sz := sizeWorkload(t, cfg, serverSizing())
 	if sz.Exact || sz.TokensPerWord != 2 || sz.OverheadTokens != templateTokens {
 		t.Fatalf("sizing %+v: want not exact, 2 tokens a word, overhead 40", sz)
 	}
@@ -170,16 +162,14 @@ func TestSessionsDatasetSized(t *testing.T) {
 // templateTokens is the chat template of the tests' server (simulator.chat_template_tokens).
 const templateTokens = 40
 
-// subwordCounter counts as the server does: the simulator's subword rule (⌈n ÷ 4⌉ tokens for
-// a word of n bytes), plus the template.
-type subwordCounter struct{ template int }
+// serverTokens counts as the tests' server does (simulator.tokenizer: subword,
+// chat_template_tokens: templateTokens): the simulator's own count of a chat prompt.
+var serverTokens = sim.TokenCounter{Tokenizer: sim.TokenizerSubword, TemplateTokens: templateTokens}
 
-func (c *subwordCounter) CountTokens(_ context.Context, text string) (int, error) {
-	n := c.template
-	for _, w := range strings.Fields(text) {
-		n += (len(w) + 3) / 4
-	}
-	return n, nil
+// serverSizing sizes prompts with the tests' server's tokenize endpoint (vLLM's messages
+// form: its counts include the template).
+func serverSizing() workload.SizingOptions {
+	return workload.SizingOptions{Method: record.SizingTokenize, Endpoint: &workload.Counter{TokenCounter: serverTokens, Source: "fake", Templated: true}}
 }
 
 // sizeWorkload builds cfg's workload for the chat API and sizes its prompts by opts.

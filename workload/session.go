@@ -111,12 +111,12 @@ type Sessions struct {
 	seed           int64
 	fixed          bool
 	turns          sampler
-	User           sampler
+	user           sampler
 	out            sampler
 	words          *Synthetic
-	Sized          *sizedSynthetic
+	sized          *sizedSynthetic
 	ds             *Dataset
-	TemplateTokens int
+	templateTokens int
 	maxLen         int
 }
 
@@ -144,7 +144,7 @@ func newSessions(cfg WorkloadConfig, api record.API) (*Sessions, error) {
 		sc.OutputTokens = cfg.OutputTokens
 	}
 	s.cfg = sc
-	s.turns, s.User, s.out = newSampler(sc.Turns), newSampler(sc.UserTokens), newSampler(sc.OutputTokens)
+	s.turns, s.user, s.out = newSampler(sc.Turns), newSampler(sc.UserTokens), newSampler(sc.OutputTokens)
 	inner := cfg
 	inner.InputTokens, inner.OutputTokens, inner.PrefixCache, inner.Sessions = sc.UserTokens, sc.OutputTokens, false, nil
 	syn, err := newSynthetic(inner, api)
@@ -168,11 +168,11 @@ func (s *Sessions) size(ctx context.Context, opts SizingOptions) (Workload, reco
 	out := *s
 	switch w := w.(type) {
 	case *sizedSynthetic:
-		out.Sized = w
-		out.TemplateTokens = max(0, int(math.Round(sz.OverheadTokens)))
+		out.sized = w
+		out.templateTokens = max(0, int(math.Round(sz.OverheadTokens)))
 	case *Dataset:
 		out.ds = w
-		out.TemplateTokens = max(0, int(math.Round(sz.OverheadTokens)))
+		out.templateTokens = max(0, int(math.Round(sz.OverheadTokens)))
 	}
 	if sz.MaxModelLen > 0 {
 		out.maxLen = sz.MaxModelLen
@@ -206,17 +206,17 @@ func ContextWarning(w Workload) string {
 		return ""
 	}
 	n, u, o := s.cfg.Turns.Nominal(), s.cfg.UserTokens.Nominal(), s.cfg.OutputTokens.Nominal()
-	need := float64(s.TemplateTokens) + n*(u+o)
+	need := float64(s.templateTokens) + n*(u+o)
 	if !(need > float64(s.maxLen)) {
 		return ""
 	}
 	return fmt.Sprintf("workload.sessions: a conversation of %.4g turns (%.4g user + %.4g output tokens each, template %d) reaches %.0f tokens, "+
 		"more than max_model_len %d: conversations end before the turn whose history + max_tokens would exceed it (each level notes how many)",
-		n, u, o, s.TemplateTokens, need, s.maxLen)
+		n, u, o, s.templateTokens, need, s.maxLen)
 }
 
 // Overhead implements Conversations.
-func (s *Sessions) Overhead() int { return s.TemplateTokens }
+func (s *Sessions) Overhead() int { return s.templateTokens }
 
 // TurnThink implements Conversations.
 func (s *Sessions) TurnThink() time.Duration { return s.cfg.ThinkTime }
@@ -224,7 +224,7 @@ func (s *Sessions) TurnThink() time.Duration { return s.cfg.ThinkTime }
 // Next returns the first turn of conversation seq, alone (a probe; a rate level's request).
 func (s *Sessions) Next(level, worker, seq int) record.Request {
 	req := s.Turn(level, worker, seq, 0)
-	req.PromptTokens += s.TemplateTokens
+	req.PromptTokens += s.templateTokens
 	return req
 }
 
@@ -255,10 +255,10 @@ func (s *Sessions) Turn(level, worker, conv, turn int) record.Request {
 	if s.ds != nil {
 		return s.ds.turn(s.ds.pick(level, worker, conv), turn, r)
 	}
-	u, o := s.User.Draw(r), s.out.Draw(r)
+	u, o := s.user.Draw(r), s.out.Draw(r)
 	req := record.Request{MaxTokens: o, IgnoreEOS: s.fixed}
-	if s.Sized != nil {
-		req.Prompt, req.PromptTokens = s.Sized.message(r, level, worker, conv, turn, u)
+	if s.sized != nil {
+		req.Prompt, req.PromptTokens = s.sized.message(r, level, worker, conv, turn, u)
 	} else {
 		req.Prompt, req.PromptTokens = s.words.message(r, level, worker, conv, turn, u), u
 	}
@@ -306,7 +306,7 @@ func (z *sizedSynthetic) message(r *rand.Rand, level, worker, conv, turn, n int)
 	}
 	// Unique for 2¹⁸ conversations of up to 1024 turns per worker and level (messageHead;
 	// every later prefix is the conversation's).
-	z.fill(&p, z.MessageHead(level, worker, conv, turn), messageHeadWords, a, off, r)
+	z.fill(&p, z.messageHead(level, worker, conv, turn), messageHeadWords, a, off, r)
 	if !z.exact {
 		p.tokens = n
 	}

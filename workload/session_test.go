@@ -82,22 +82,21 @@ func TestSessionsValidate(t *testing.T) {
 func TestSessionsSized(t *testing.T) {
 	cfg := sessionsConfig()
 	cfg.Sessions.UserTokens = Dist{Dist: DistUniform, Min: 1, Max: 600}
-	c := &subwordCounter{Template: templateTokens}
-	w, sz := size(t, cfg, SizingOptions{Method: record.SizingTokenize, Endpoint: &Counter{TokenCounter: c, Source: "fake", Templated: true}})
+	w, sz := size(t, cfg, SizingOptions{Method: record.SizingTokenize, Endpoint: &Counter{TokenCounter: serverTokens, Source: "fake", Templated: true}})
 	s := w.(*Sessions)
-	if !sz.Exact || s.Overhead() != templateTokens || s.Sized == nil {
+	if !sz.Exact || s.Overhead() != templateTokens || s.sized == nil {
 		t.Fatalf("sizing %+v, overhead %d", sz, s.Overhead())
 	}
 	for conv := range 200 {
 		for k, tr := range s.Conversation(0, conv%3, conv) {
-			u := s.User.Draw(turnRand(cfg.Seed, 0, conv%3, conv, k+1))
-			if got := subword(tr.Prompt); got != u || tr.PromptTokens != u {
+			u := s.user.Draw(turnRand(cfg.Seed, 0, conv%3, conv, k+1))
+			if got := ruleTokens.Count(tr.Prompt); got != u || tr.PromptTokens != u {
 				t.Fatalf("conversation %d turn %d: drawn %d, PromptTokens %d, the server counts %d", conv, k+1, u, tr.PromptTokens, got)
 			}
 		}
 	}
-	if r := s.Next(0, 0, 0); r.PromptTokens != templateTokens+subword(r.Prompt) {
-		t.Errorf("Next: PromptTokens %d, server %d", r.PromptTokens, templateTokens+subword(r.Prompt))
+	if r := s.Next(0, 0, 0); r.PromptTokens != serverTokens.Count(r.Prompt) {
+		t.Errorf("Next: PromptTokens %d, server %d", r.PromptTokens, serverTokens.Count(r.Prompt))
 	}
 	// Message heads stay unique past 2¹¹ conversations (the bound of the prompts' seq
 	// packing): 2¹⁸ conversations of 1024 turns per worker and level.
@@ -105,7 +104,7 @@ func TestSessionsSized(t *testing.T) {
 	for _, conv := range []int{0, 1, 2047, 2048, 4096, 1<<18 - 1} {
 		for _, turn := range []int{0, 1, 1023} {
 			for worker := range 3 {
-				h := s.Sized.MessageHead(4, worker, conv, turn)
+				h := s.sized.messageHead(4, worker, conv, turn)
 				if heads[h] {
 					t.Fatalf("message head of worker %d conversation %d turn %d repeats", worker, conv, turn)
 				}

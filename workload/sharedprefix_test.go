@@ -29,14 +29,14 @@ func TestSizedSharedPrefixExact(t *testing.T) {
 	const k, l, n = 8, 256, 512
 	cfg := synthCfg(Dist{Dist: DistUniform, Min: templateTokens + l + 7*2, Max: 2 * n}) // 7 head words of up to 2 tokens
 	cfg.SharedPrefix = SharedPrefix{Count: k, Tokens: l}
-	w, _ := size(t, cfg, SizingOptions{Method: record.SizingTokenize, Endpoint: &Counter{TokenCounter: &subwordCounter{Template: templateTokens}, Templated: true}})
+	w, _ := size(t, cfg, SizingOptions{Method: record.SizingTokenize, Endpoint: &Counter{TokenCounter: serverTokens, Templated: true}})
 	z := w.(*sizedSynthetic)
 	if len(z.prefixes) != k {
 		t.Fatalf("%d prefixes, want %d", len(z.prefixes), k)
 	}
 	seen := map[string]int{}
 	for j, p := range z.prefixes {
-		if got := subword(z.first + p); got != l || z.prefixLen[j]+z.firstCost != l {
+		if got := ruleTokens.Count(z.first + p); got != l || z.prefixLen[j]+z.firstCost != l {
 			t.Errorf("prefix %d counts %d tokens (recorded %d + first word %d), want %d", j, got, z.prefixLen[j], z.firstCost, l)
 		}
 		if i, dup := seen[p]; dup {
@@ -54,7 +54,7 @@ func TestSizedSharedPrefixExact(t *testing.T) {
 		}
 		count[j]++
 		want := z.in.Draw(requestRand(cfg.Seed, 1, seq%7, seq))
-		if got := templateTokens + subword(req.Prompt); got != want || req.PromptTokens != want {
+		if got := serverTokens.Count(req.Prompt); got != want || req.PromptTokens != want {
 			t.Fatalf("seq %d: the server counts %d, PromptTokens %d, drawn %d", seq, got, req.PromptTokens, want)
 		}
 		if again := w.Next(1, seq%7, seq); again.Prompt != req.Prompt || again.PromptTokens != req.PromptTokens {
@@ -78,7 +78,7 @@ func TestSizedSharedPrefixUsage(t *testing.T) {
 	w, _ := size(t, cfg, SizingOptions{Method: record.SizingUsage, Client: &usageClient{template: templateTokens}})
 	z := w.(*sizedSynthetic)
 	for j, p := range z.prefixes {
-		if got := subword(z.first + p); math.Abs(float64(got-256)) > 0.05*256 {
+		if got := ruleTokens.Count(z.first + p); math.Abs(float64(got-256)) > 0.05*256 {
 			t.Errorf("prefix %d counts %d tokens, want 256 ± 5%%", j, got)
 		}
 	}
@@ -87,7 +87,7 @@ func TestSizedSharedPrefixUsage(t *testing.T) {
 		if prefixOf(req.Prompt, z.first, z.prefixes) < 0 {
 			t.Fatalf("seq %d: no prefix", seq)
 		}
-		if got := templateTokens + subword(req.Prompt); math.Abs(float64(got-512)) > 0.03*512+5 {
+		if got := serverTokens.Count(req.Prompt); math.Abs(float64(got-512)) > 0.03*512+5 {
 			t.Fatalf("seq %d: %d tokens, want 512", seq, got)
 		}
 	}
@@ -163,7 +163,7 @@ func TestSharedPrefixValidate(t *testing.T) {
 // short for the request's, is a sizing error naming the key and the numbers (exact: the
 // subword rule's words cost 1 or 2 tokens, the first word 1, the template 40; usage: words).
 func TestSharedPrefixTooShort(t *testing.T) {
-	exact := SizingOptions{Method: record.SizingTokenize, Endpoint: &Counter{TokenCounter: &subwordCounter{Template: templateTokens}, Templated: true}}
+	exact := SizingOptions{Method: record.SizingTokenize, Endpoint: &Counter{TokenCounter: serverTokens, Templated: true}}
 	usage := SizingOptions{Method: record.SizingUsage, Client: &usageClient{template: templateTokens}}
 	for _, tc := range []struct {
 		name string

@@ -150,10 +150,10 @@ func (z *sizedSynthetic) head(level, worker, seq int) uint64 {
 // 56 bits, (level, worker, conversation, turn) packed in 12, 16, 18 and 10 bits.
 const messageHeadWords = 8
 
-// MessageHead returns the 56-bit head of a session's user message: a bijection of the packed
+// messageHead returns the 56-bit head of a session's user message: a bijection of the packed
 // (level, worker, conv, turn), unique for 2¹⁸ conversations of up to 1024 turns per worker
 // and level.
-func (z *sizedSynthetic) MessageHead(level, worker, conv, turn int) uint64 {
+func (z *sizedSynthetic) messageHead(level, worker, conv, turn int) uint64 {
 	v := (uint64(level)&0xfff)<<44 | (uint64(worker)&0xffff)<<28 | (uint64(conv)&0x3ffff)<<10 | uint64(turn)&0x3ff
 	return mixHead(v, z.seedMix, 1<<56-1)
 }

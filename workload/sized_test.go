@@ -14,31 +14,29 @@ import (
 	"testing"
 
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/sim"
 )
-
-// subword is the simulator's subword rule (simulator.tokenizer: subword): ⌈n ÷ 4⌉ tokens for a
-// whitespace-separated word of n bytes.
-func subword(text string) int {
-	n := 0
-	for _, w := range strings.Fields(text) {
-		n += (len(w) + 3) / 4
-	}
-	return n
-}
 
 // templateTokens is the chat template of the tests' server (simulator.chat_template_tokens).
 const templateTokens = 40
 
-// subwordCounter counts as the server does: the subword rule, plus the template when it
-// counts chat messages (a vLLM messages form); calls counts its calls.
-type subwordCounter struct {
-	Template int
-	calls    atomic.Int64
+// serverTokens counts as the tests' server does (simulator.tokenizer: subword,
+// chat_template_tokens: templateTokens): the simulator's own count of a chat prompt.
+var serverTokens = sim.TokenCounter{Tokenizer: sim.TokenizerSubword, TemplateTokens: templateTokens}
+
+// ruleTokens counts by the server's rule without the template: a tokenizer file's count, or
+// a part of a prompt's.
+var ruleTokens = sim.TokenCounter{Tokenizer: sim.TokenizerSubword}
+
+// countingCounter is a simulator's count that counts its calls.
+type countingCounter struct {
+	sim.TokenCounter
+	calls atomic.Int64
 }
 
-func (c *subwordCounter) CountTokens(_ context.Context, text string) (int, error) {
+func (c *countingCounter) CountTokens(ctx context.Context, text string) (int, error) {
 	c.calls.Add(1)
-	return c.Template + subword(text), nil
+	return c.TokenCounter.CountTokens(ctx, text)
 }
 
 // usageClient answers every request with the usage the server would report: the template
@@ -57,7 +55,7 @@ func (c *usageClient) Do(_ context.Context, req *record.Request, rec *record.Rec
 	case c.lie != 0:
 		rec.PromptTokens = c.lie
 	case !c.omit:
-		rec.PromptTokens = c.template + subword(req.Prompt)
+		rec.PromptTokens = sim.TokenCounter{Tokenizer: sim.TokenizerSubword, TemplateTokens: c.template}.Count(req.Prompt)
 	}
 }
 
@@ -91,7 +89,7 @@ func TestSizedPromptsHaveTheRequestedLength(t *testing.T) {
 	cfg := synthCfg(Dist{Dist: DistUniform, Min: 1, Max: 1500})
 	for _, pc := range []bool{false, true} {
 		cfg.PrefixCache = pc
-		c := &subwordCounter{Template: templateTokens}
+		c := &countingCounter{TokenCounter: serverTokens}
 		w, sz := size(t, cfg, SizingOptions{Method: record.SizingTokenize, Endpoint: &Counter{TokenCounter: c, Source: "fake", Templated: true}})
 		z := w.(*sizedSynthetic)
 		if !sz.Exact || sz.OverheadTokens != templateTokens || sz.ResidualTokens != 0 || sz.MinPromptTokens != templateTokens+1 {
@@ -103,7 +101,7 @@ func TestSizedPromptsHaveTheRequestedLength(t *testing.T) {
 		for seq := range 1000 {
 			req := z.Next(1, seq%5, seq)
 			n := z.in.Draw(requestRand(cfg.Seed, 1, seq%5, seq))
-			got := templateTokens + subword(req.Prompt)
+			got := serverTokens.Count(req.Prompt)
 			want := max(n, sz.MinPromptTokens)
 			if got != req.PromptTokens || req.PromptTokens != want {
 				t.Fatalf("prefix_cache %v, seq %d: drawn %d, PromptTokens %d, the server counts %d", pc, seq, n, req.PromptTokens, got)
@@ -119,9 +117,8 @@ func TestSizedPromptsHaveTheRequestedLength(t *testing.T) {
 // many requests (without prefix_cache), so no prefix cache can share more than the template
 // and the first word; and requests are deterministic.
 func TestSizedHeadIsUnique(t *testing.T) {
-	c := &subwordCounter{Template: templateTokens}
 	w, _ := size(t, synthCfg(Dist{Dist: DistFixed, Mean: 256}), SizingOptions{Method: record.SizingTokenize,
-		Endpoint: &Counter{TokenCounter: c, Templated: true}})
+		Endpoint: &Counter{TokenCounter: serverTokens, Templated: true}})
 	seen := map[string]string{}
 	for level := range 3 {
 		for worker := range 40 {
@@ -139,7 +136,7 @@ func TestSizedHeadIsUnique(t *testing.T) {
 	// Deterministic in (seed, level, worker, seq): a second sizing, asked concurrently,
 	// builds the same requests.
 	w2, _ := size(t, synthCfg(Dist{Dist: DistFixed, Mean: 256}), SizingOptions{Method: record.SizingTokenize,
-		Endpoint: &Counter{TokenCounter: &subwordCounter{Template: templateTokens}, Templated: true}})
+		Endpoint: &Counter{TokenCounter: serverTokens, Templated: true}})
 	got := make([]record.Request, 64)
 	var wg sync.WaitGroup
 	for g := range 4 {
@@ -162,13 +159,13 @@ func TestSizedHeadIsUnique(t *testing.T) {
 func TestSizedPrefixCacheSharesHalf(t *testing.T) {
 	cfg := synthCfg(Dist{Dist: DistFixed, Mean: 600})
 	cfg.PrefixCache = true
-	w, _ := size(t, cfg, SizingOptions{Method: record.SizingTokenize, Endpoint: &Counter{TokenCounter: &subwordCounter{Template: templateTokens}, Templated: true}})
+	w, _ := size(t, cfg, SizingOptions{Method: record.SizingTokenize, Endpoint: &Counter{TokenCounter: serverTokens, Templated: true}})
 	a, b := w.Next(0, 0, 0).Prompt, w.Next(2, 7, 9).Prompt
 	n := 0
 	for n < len(a) && n < len(b) && a[n] == b[n] {
 		n++
 	}
-	if shared := templateTokens + subword(a[:n]); shared < 300-8 || shared > 300 || a == b {
+	if shared := serverTokens.Count(a[:n]); shared < 300-8 || shared > 300 || a == b {
 		t.Errorf("the prompts share %d tokens (template included), want ≈ 300 of 600", shared)
 	}
 }
@@ -180,15 +177,15 @@ func TestSizedTemplateFromUsage(t *testing.T) {
 	cfg := synthCfg(Dist{Dist: DistFixed, Mean: 512})
 	client := &usageClient{template: templateTokens}
 	w, sz := size(t, cfg, SizingOptions{Method: record.SizingTokenizer, Client: client,
-		Tokenizer: &Counter{TokenCounter: &subwordCounter{}, Source: "tokenizer x.json"}})
-	if req := w.Next(0, 1, 2); templateTokens+subword(req.Prompt) != 512 || req.PromptTokens != 512 {
-		t.Errorf("prompt counts %d, PromptTokens %d, want 512", templateTokens+subword(req.Prompt), req.PromptTokens)
+		Tokenizer: &Counter{TokenCounter: ruleTokens, Source: "tokenizer x.json"}})
+	if req := w.Next(0, 1, 2); serverTokens.Count(req.Prompt) != 512 || req.PromptTokens != 512 {
+		t.Errorf("prompt counts %d, PromptTokens %d, want 512", serverTokens.Count(req.Prompt), req.PromptTokens)
 	}
 	if client.calls.Load() != 2 || sz.OverheadTokens != templateTokens || len(sz.Notes) != 0 {
 		t.Errorf("%d usage probes, sizing %+v", client.calls.Load(), sz)
 	}
 	_, sz = size(t, cfg, SizingOptions{Method: record.SizingTokenizer, Client: &usageClient{omit: true},
-		Tokenizer: &Counter{TokenCounter: &subwordCounter{}, Source: "tokenizer x.json"}})
+		Tokenizer: &Counter{TokenCounter: ruleTokens, Source: "tokenizer x.json"}})
 	if len(sz.Notes) != 1 || !strings.Contains(sz.Notes[0], "chat template is not counted") {
 		t.Errorf("without usage: notes %q", sz.Notes)
 	}
@@ -222,7 +219,7 @@ func TestUsageCalibration(t *testing.T) {
 		}
 		tableMean := 0.0
 		for _, w := range z.words {
-			tableMean += float64(subword(w)) / tableSize
+			tableMean += float64(ruleTokens.Count(w)) / tableSize
 		}
 		if math.Abs(sz.TokensPerWord-tableMean) > 1e-9 || math.Abs(sz.OverheadTokens+sz.TokensPerWord-(templateTokens+1)) > 1e-9 {
 			t.Fatalf("mean %g: fit %.4f + %.4f × words, want tokens per word %.4f and %d for the first word", mean, sz.OverheadTokens, sz.TokensPerWord, tableMean, templateTokens+1)
@@ -230,7 +227,7 @@ func TestUsageCalibration(t *testing.T) {
 		var got []float64
 		for seq := range 1000 {
 			req := w.Next(0, seq%8, seq)
-			n := float64(templateTokens + subword(req.Prompt))
+			n := float64(serverTokens.Count(req.Prompt))
 			if math.Abs(n-mean) > 0.03*mean+5 || req.PromptTokens != int(mean) {
 				t.Fatalf("mean %g, seq %d: %g tokens (PromptTokens %d)", mean, seq, n, req.PromptTokens)
 			}
@@ -249,8 +246,8 @@ func TestUsageCalibration(t *testing.T) {
 // with a note; an explicit method that cannot run is an error.
 func TestSizingFallsBack(t *testing.T) {
 	cfg := synthCfg(Dist{Dist: DistFixed, Mean: 100})
-	ep := &Counter{TokenCounter: &subwordCounter{Template: templateTokens}, Source: "endpoint", Templated: true}
-	tk := &Counter{TokenCounter: &subwordCounter{}, Source: "file"}
+	ep := &Counter{TokenCounter: serverTokens, Source: "endpoint", Templated: true}
+	tk := &Counter{TokenCounter: ruleTokens, Source: "file"}
 	for _, tt := range []struct {
 		name string
 		opts SizingOptions
@@ -300,21 +297,20 @@ func TestSizedDataset(t *testing.T) {
 	}
 	for _, n := range []int{50, 1000} {
 		cfg := WorkloadConfig{Dataset: write(fmt.Sprint(n, ".jsonl"), n), Seed: 1}
-		c := &subwordCounter{Template: templateTokens}
-		w, sz := size(t, cfg, SizingOptions{Method: record.SizingTokenize, Endpoint: &Counter{TokenCounter: c, Templated: true}})
+		w, sz := size(t, cfg, SizingOptions{Method: record.SizingTokenize, Endpoint: &Counter{TokenCounter: serverTokens, Templated: true}})
 		d := w.(*Dataset)
 		if sz.Entries != n || sz.Counted != min(n, datasetCounted) || sz.Exact != (n <= datasetCounted) {
 			t.Fatalf("%d entries: sizing %+v", n, sz)
 		}
 		worst := 0
 		for _, e := range d.entries {
-			worst = max(worst, abs(e.promptTokens-templateTokens-subword(e.prompt)))
+			worst = max(worst, abs(e.promptTokens-serverTokens.Count(e.prompt)))
 		}
 		// The fit misses by a word's cost at most: ≤ 2 tokens either way.
 		if n <= datasetCounted && worst != 0 || worst > 2 {
 			t.Errorf("%d entries: an entry's count is off by %d tokens", n, worst)
 		}
-		if req := w.Next(0, 0, 0); req.PromptTokens != templateTokens+subword(req.Prompt) && n <= datasetCounted {
+		if req := w.Next(0, 0, 0); req.PromptTokens != serverTokens.Count(req.Prompt) && n <= datasetCounted {
 			t.Errorf("request PromptTokens %d for %q", req.PromptTokens, req.Prompt)
 		}
 	}
@@ -322,10 +318,10 @@ func TestSizedDataset(t *testing.T) {
 
 // lumpyCounter counts one token more for a text of more than 100 words: a counter whose
 // whole prompts do not count the sum of their words.
-type lumpyCounter struct{ subwordCounter }
+type lumpyCounter struct{ sim.TokenCounter }
 
 func (c *lumpyCounter) CountTokens(ctx context.Context, text string) (int, error) {
-	n, _ := c.subwordCounter.CountTokens(ctx, text)
+	n, _ := c.TokenCounter.CountTokens(ctx, text)
 	if len(strings.Fields(text)) > 100 {
 		n++
 	}
@@ -335,7 +331,7 @@ func (c *lumpyCounter) CountTokens(ctx context.Context, text string) (int, error
 // TestSizedCorrectsWholePrompts: when whole prompts count otherwise than the sum of their
 // words' costs, the verification says by how much, corrects the overhead, and notes it.
 func TestSizedCorrectsWholePrompts(t *testing.T) {
-	c := &lumpyCounter{subwordCounter{Template: templateTokens}}
+	c := &lumpyCounter{serverTokens}
 	w, sz := size(t, synthCfg(Dist{Dist: DistFixed, Mean: 512}), SizingOptions{Method: record.SizingTokenize,
 		Endpoint: &Counter{TokenCounter: c, Templated: true}})
 	if sz.ResidualTokens != 1 || len(sz.Notes) != 1 || !strings.Contains(sz.Notes[0], "+1 tokens") {
@@ -353,7 +349,7 @@ func TestSizedCorrectsWholePrompts(t *testing.T) {
 // template needs no usage: no probe request, no note.
 func TestSizedCompletions(t *testing.T) {
 	_, sz := size(t, synthCfg(Dist{Dist: DistFixed, Mean: 300}), SizingOptions{Method: record.SizingTokenizer, API: record.APICompletions,
-		Tokenizer: &Counter{TokenCounter: &subwordCounter{}, Source: "file"}})
+		Tokenizer: &Counter{TokenCounter: ruleTokens, Source: "file"}})
 	if len(sz.Notes) != 0 || sz.OverheadTokens != 0 || sz.MinPromptTokens != 1 {
 		t.Errorf("sizing %+v", sz)
 	}
@@ -370,9 +366,9 @@ func TestSizingDisbelievesUsage(t *testing.T) {
 			t.Errorf("usage %d: sizing %+v", lie, sz)
 		}
 		w, sz := size(t, cfg, SizingOptions{Client: &usageClient{lie: lie},
-			Tokenizer: &Counter{TokenCounter: &subwordCounter{Template: templateTokens}, Source: "file"}})
-		if req := w.Next(0, 0, 0); sz.Method != record.SizingTokenizer || req.PromptTokens != 512 || templateTokens+subword(req.Prompt) != 512 {
-			t.Errorf("usage %d, tokenizer: sizing %+v, prompt of %d tokens", lie, sz, templateTokens+subword(req.Prompt))
+			Tokenizer: &Counter{TokenCounter: serverTokens, Source: "file"}})
+		if req := w.Next(0, 0, 0); sz.Method != record.SizingTokenizer || req.PromptTokens != 512 || serverTokens.Count(req.Prompt) != 512 {
+			t.Errorf("usage %d, tokenizer: sizing %+v, prompt of %d tokens", lie, sz, serverTokens.Count(req.Prompt))
 		}
 	}
 }

@@ -178,7 +178,7 @@ func BenchmarkSyntheticNext(b *testing.B) {
 	}
 	bench("words", s)
 	for _, opts := range []SizingOptions{
-		{Method: record.SizingTokenize, Endpoint: &Counter{TokenCounter: &subwordCounter{Template: templateTokens}, Templated: true}},
+		{Method: record.SizingTokenize, Endpoint: &Counter{TokenCounter: serverTokens, Templated: true}},
 		{Method: record.SizingUsage, Client: &usageClient{template: templateTokens}},
 	} {
 		opts.API = record.APIChat

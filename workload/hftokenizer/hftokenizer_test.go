@@ -9,17 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/workload/hftokenizer/hftest"
 )
-
-// subwordCount is the simulator's subword rule: ⌈n ÷ 4⌉ tokens for a word of n bytes.
-func subwordCount(text string) int {
-	n := 0
-	for _, w := range strings.Fields(text) {
-		n += (len(w) + 3) / 4
-	}
-	return n
-}
 
 // pseudoWords draws n words as workload.Synthetic builds them: 2–4 syllables.
 func pseudoWords(r *rand.Rand, n int) []string {
@@ -61,7 +53,7 @@ func TestSubwordFixtureCountsLikeTheSimulator(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := subwordCount(text); got != want {
+		if want := sim.TokenizerSubword.Count(text); got != want {
 			t.Fatalf("text %d (%d words): %d tokens, the subword rule %d", i, len(words), got, want)
 		}
 	}
@@ -102,7 +94,7 @@ func TestLookaheadPatternIsAdapted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := subwordCount(text); got != want {
+	if want := sim.TokenizerSubword.Count(text); got != want {
 		t.Errorf("%d tokens, want %d", got, want)
 	}
 }
