@@ -40,7 +40,7 @@ func runGrid(ctx context.Context, e *env, fl *sweepFlags, cfg config.Config) err
 // rewritten. A scenario that has run but whose configuration in DIR/config.yaml no longer
 // matches its own is refused (exit 2).
 func resumeGrid(ctx context.Context, e *env, fl *sweepFlags) error {
-	if err := checkResumeFlags(fl); err != nil {
+	if err := checkResumeFlags(e, fl); err != nil {
 		return err
 	}
 	if fl.format != "text" {
@@ -111,13 +111,16 @@ func warnOverridden(e *env, fl *sweepFlags, cfg config.Config) {
 }
 
 // checkResumeFlags refuses the flags --resume does not take (only --url and --header may
-// change: resumeOverrides).
-func checkResumeFlags(fl *sweepFlags) error {
+// change: resumeOverrides) and reads the URL of --url env (resolveURL).
+func checkResumeFlags(e *env, fl *sweepFlags) error {
 	for _, name := range append(append([]string{"c", "o", "model", "api", "levels", "warmup", "duration", "max-duration",
 		"min-requests", "input-tokens", "output-tokens", "name", "shard", "start-at", "refine", "retry-excluded"}, rateFlagNames...), traceFlagNames...) {
 		if fl.set[name] {
 			return cmdUsageError("sweep", "sweep: --resume takes the configuration from %s; %s cannot change it", fl.resume, dashes(name))
 		}
+	}
+	if err := fl.resolveURL(e); err != nil {
+		return cmdUsageError("sweep", "sweep: %v", err)
 	}
 	return nil
 }
@@ -126,10 +129,7 @@ func checkResumeFlags(fl *sweepFlags) error {
 // change it: --url (an in-process simulator gets a new port anyway) and --header (secret
 // headers are REDACTED in config.yaml).
 func (fl *sweepFlags) resumeOverrides(cfg *config.Config) {
-	if fl.set["url"] {
-		cfg.Target.URL = fl.url
-		cfg.Override("target.url", "--url")
-	}
+	fl.applyURL(cfg)
 	fl.headers.apply(cfg)
 }
 

@@ -160,7 +160,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 // or launch.Reopen of --resume DIR.
 func prepareSweep(e *env, fl *sweepFlags) (*launch.Sweep, error) {
 	if fl.resume != "" {
-		if err := checkResumeFlags(fl); err != nil {
+		if err := checkResumeFlags(e, fl); err != nil {
 			return nil, err
 		}
 		return launch.Reopen(e.launch(), fl.resume, fl.resumeOverrides)

@@ -90,22 +90,9 @@ func (f flagSetter) dur(flagName, key string, dst *time.Duration, v time.Duratio
 // applyTargetFlags applies the target's flags (--url, --model, --api, keys and headers, the
 // metrics URL) and --dataset and --name.
 func applyTargetFlags(e *env, cfg *config.Config, fl *sweepFlags) error {
-	var flagErr error
-	if fl.url == urlFromEnv {
-		fl.url, fl.urlFromEnv = e.getenv("OPENAI_BASE_URL"), true
-		if fl.url == "" {
-			flagErr = errors.New("--url env: OPENAI_BASE_URL is not set")
-		}
-	}
+	flagErr := fl.resolveURL(e)
 	set := flagSetter{cfg, fl}
-	if fl.set["url"] && fl.url != "" {
-		origin := "--url"
-		if fl.urlFromEnv {
-			origin = "OPENAI_BASE_URL (--url env)"
-		}
-		cfg.Target.URL = fl.url
-		cfg.Override("target.url", origin)
-	}
+	fl.applyURL(cfg)
 	set.str("model", "target.model", &cfg.Target.Model, fl.model)
 	set.str("api-key-env", "target.api_key_env", &cfg.Target.APIKeyEnv, fl.apiKeyEnv)
 	fl.headers.apply(cfg)
@@ -184,6 +171,32 @@ func applyRunFlags(cfg *config.Config, fl *sweepFlags) error {
 
 // urlFromEnv is the --url value that reads the URL from OPENAI_BASE_URL.
 const urlFromEnv = "env"
+
+// applyURL sets target.url from --url when it gives one, naming where the URL came from.
+func (fl *sweepFlags) applyURL(cfg *config.Config) {
+	if !fl.set["url"] || fl.url == "" {
+		return
+	}
+	origin := "--url"
+	if fl.urlFromEnv {
+		origin = "OPENAI_BASE_URL (--url env)"
+	}
+	cfg.Target.URL = fl.url
+	cfg.Override("target.url", origin)
+}
+
+// resolveURL replaces --url env by OPENAI_BASE_URL's value (fl.urlFromEnv set); the
+// variable unset is an error.
+func (fl *sweepFlags) resolveURL(e *env) error {
+	if fl.url != urlFromEnv {
+		return nil
+	}
+	fl.url, fl.urlFromEnv = e.getenv("OPENAI_BASE_URL"), true
+	if fl.url == "" {
+		return errors.New("--url env: OPENAI_BASE_URL is not set")
+	}
+	return nil
+}
 
 // configProblems prints every configuration problem on its own line, prefixed with the
 // command, and returns exit 2 (launch.ConfigProblems).

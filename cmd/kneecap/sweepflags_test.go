@@ -64,6 +64,33 @@ func TestSweepIgnoresEnvBaseURL(t *testing.T) {
 	}
 }
 
+// --resume DIR --url env reads OPENAI_BASE_URL as a fresh sweep does: the resumed run's target
+// is the variable's URL, not the literal "env"; the variable unset is a usage error.
+func TestResumeURLFromEnv(t *testing.T) {
+	e, _, _ := testEnv()
+	e.getenv = func(k string) string { return map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}[k] }
+	fl, err := parseSweepFlags(e, []string{"--resume", t.TempDir(), "--url", "env"})
+	if err == nil {
+		err = checkResumeFlags(e, fl)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg config.Config
+	fl.resumeOverrides(&cfg)
+	if cfg.Target.URL != "http://127.0.0.1:1/v1" {
+		t.Errorf("resumed target.url %q, want OPENAI_BASE_URL's", cfg.Target.URL)
+	}
+	e, _, _ = testEnv()
+	fl, err = parseSweepFlags(e, []string{"--resume", t.TempDir(), "--url", "env"})
+	if err == nil {
+		err = checkResumeFlags(e, fl)
+	}
+	if code := exitCode(err); code != exitUsage || !strings.Contains(errString(err), "OPENAI_BASE_URL is not set") {
+		t.Errorf("--resume --url env without the variable: exit %d, %v", code, err)
+	}
+}
+
 // --api-key-env, --server-metrics-url and --dataset set their keys.
 func TestSweepTargetFlags(t *testing.T) {
 	cfg, _ := sweepConfigOf(t, nil, "--url", "http://127.0.0.1:1/v1", "--model", "m", "--api-key-env", "MY_KEY",
