@@ -16,16 +16,16 @@ import (
 // into its slot's mailbox as a closed-loop worker does into its own. The level's lifecycle
 // (runner.go) is the closed loop's: collect, horizon, window, drain.
 
-// rateSilentArrivals is how many of a rate level's first arrivals must all time out, none of
+// openSilentArrivals is how many of a rate level's first arrivals must all time out, none of
 // the level's requests answered, for the server to be declared silent (dead.go); fewer when
 // the cap is lower.
-const rateSilentArrivals = 4
+const openSilentArrivals = 4
 
-// rateState is a rate level's part of level: the offered rate, the schedule's gaps, the
+// scheduleState is a rate level's part of level: the offered rate, the schedule's gaps, the
 // slots, and the dispatcher's account of the arrivals that had to wait for one. The
 // dispatcher alone writes the account; the controller reads it after every goroutine of the
 // level has returned.
-type rateState struct {
+type scheduleState struct {
 	rps float64
 	// gaps returns a new generator of the gaps between the level's arrivals, the same
 	// sequence each time (schedule): the arrival process's at rps, or a trace replay's.
@@ -47,17 +47,17 @@ type rateState struct {
 	count *arrivalCount
 }
 
-// initRate makes l an arrival-rate level offering rps requests/s, arrival's gaps apart, with
+// initSchedule makes l an arrival-rate level offering rps requests/s, arrival's gaps apart, with
 // c slots.
-func (l *level) initRate(arrival Arrival, rps float64) {
+func (l *level) initSchedule(arrival Arrival, rps float64) {
 	index := l.index
 	gaps := func() func() time.Duration { return arrival.Gaps(rps, index) }
-	l.rate = &rateState{rps: rps, gaps: gaps, realize: true, slots: make(chan int, l.c)}
+	l.sched = &scheduleState{rps: rps, gaps: gaps, realize: true, slots: make(chan int, l.c)}
 	for s := range l.c {
-		l.rate.slots <- s
+		l.sched.slots <- s
 	}
 	l.warmNeed = 1
-	l.silentN = int64(min(l.c, rateSilentArrivals))
+	l.silentN = int64(min(l.c, openSilentArrivals))
 	l.run.OfferedRPS = rps
 	// One mailbox more than slots: the dispatcher's, for the arrivals cancelled unsent.
 	l.boxes = append(l.boxes, &mailbox{})
@@ -93,7 +93,7 @@ func (l *level) dispatch() {
 // send starts arrival seq, scheduled at at, in slot, and accounts for its wait (waited: it
 // found every slot taken, or queued behind one that did).
 func (l *level) send(slot, seq int, at time.Time, waited bool) {
-	rs := l.rate
+	rs := l.sched
 	rs.arrivals++
 	var wait time.Duration
 	if waited {
@@ -146,12 +146,12 @@ func (l *level) sleepUntil(t *time.Timer, at time.Time) bool {
 // issuing stopped during the wait.
 func (l *level) takeSlot(behind bool) (slot int, waited, ok bool) {
 	select {
-	case s := <-l.rate.slots:
+	case s := <-l.sched.slots:
 		return s, behind, true
 	default:
 	}
 	select {
-	case s := <-l.rate.slots:
+	case s := <-l.sched.slots:
 		return s, true, true
 	case <-l.stop:
 	case <-l.reqCtx.Done():
@@ -166,7 +166,7 @@ func (l *level) takeSlot(behind bool) (slot int, waited, ok bool) {
 // cancelled records are at most rate × the time the dispatcher waited for a slot, no more
 // than the level would have sent uncapped over that time, and the rate is at most MaxRate.
 func (l *level) flush(seq int, sch *schedule) {
-	rs := l.rate
+	rs := l.sched
 	now := time.Now()
 	select {
 	case <-l.stop:
@@ -224,8 +224,8 @@ func (l *level) issue(slot, seq int, at time.Time, wait time.Duration) {
 	select {
 	case <-l.stop:
 		if l.stopped.Before(at) {
-			l.rate.notDue.Add(1)
-			l.rate.slots <- slot
+			l.sched.notDue.Add(1)
+			l.sched.slots <- slot
 			return
 		}
 	default:
@@ -242,12 +242,12 @@ func (l *level) issue(slot, seq int, at time.Time, wait time.Duration) {
 	if l.firstDone.Add(1) == l.warmNeed {
 		close(l.warm)
 	}
-	l.rate.slots <- slot
+	l.sched.slots <- slot
 }
 
 // notes are the rate level's notes: arrivals that had to wait for one of the c slots, and
 // arrivals due when issuing stopped that were never sent (records, the level's).
-func (rs *rateState) notes(c int, records []record.Record) []string {
+func (rs *scheduleState) notes(c int, records []record.Record) []string {
 	var out []string
 	if rs.waited > 0 {
 		out = append(out, fmt.Sprintf("max_concurrency %d reached: %d of %d arrivals waited client-side (longest %s)",

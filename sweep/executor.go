@@ -177,7 +177,7 @@ func (openLoop) name(x float64) string { return strconv.FormatFloat(x, 'g', -1, 
 
 func (o openLoop) newLevel(ctx context.Context, p *Plan, client record.Client, index int, x float64) *level {
 	l := newLevel(ctx, p, client, index, o.cap)
-	l.initRate(o.arrival, x)
+	l.initSchedule(o.arrival, x)
 	return l
 }
 
@@ -203,8 +203,8 @@ func (t traceReplay) newLevel(ctx context.Context, p *Plan, client record.Client
 	if passNote != "" {
 		l.notes = append(l.notes, passNote)
 	}
-	l.rate.gaps = func() func() time.Duration { return t.trace.Gaps(scale) }
-	l.rate.realize = false
+	l.sched.gaps = func() func() time.Duration { return t.trace.Gaps(scale) }
+	l.sched.realize = false
 	l.run.TimeScale = scale
 	return l
 }

@@ -17,7 +17,7 @@ type schedule struct {
 
 // newSchedule returns the schedule of the rate level l from its start.
 func (l *level) newSchedule() *schedule {
-	return &schedule{at: l.begun, gaps: l.rate.gaps()}
+	return &schedule{at: l.begun, gaps: l.sched.gaps()}
 }
 
 // next returns the next arrival's due time.
@@ -63,14 +63,14 @@ func (c *arrivalCount) realized(w1 int64) float64 {
 // (RealizedWithin). A trace level,
 // whose window is a whole number of passes of the recorded traffic, has none (nil).
 func (l *level) realizedGate() func(k int) bool {
-	if l.rate == nil || !l.rate.realize {
+	if l.sched == nil || !l.sched.realize {
 		return nil
 	}
 	c := l.newArrivalCount(l.run.W0)
-	l.rate.count = c
+	l.sched.count = c
 	return func(k int) bool {
 		w1 := l.run.W0 + l.slice*int64(k)
-		return record.RealizedWithin(c.realized(w1), l.rate.rps, record.WindowSeconds(l.run.W0, w1))
+		return record.RealizedWithin(c.realized(w1), l.sched.rps, record.WindowSeconds(l.run.W0, w1))
 	}
 }
 
@@ -79,15 +79,15 @@ func (l *level) realizedGate() func(k int) bool {
 // did; the analysis says by how much (DESIGN §4.15). A level without a realizedGate (a closed
 // loop's, a trace replay's) gets none.
 func (l *level) realizedShortNote(w1 int64) {
-	if l.rate == nil {
+	if l.sched == nil {
 		return
 	}
-	c := l.rate.count
+	c := l.sched.count
 	if c == nil || w1 <= c.w0 {
 		return
 	}
-	if got := c.realized(w1); !record.RealizedWithin(got, l.rate.rps, record.WindowSeconds(c.w0, w1)) {
+	if got := c.realized(w1); !record.RealizedWithin(got, l.sched.rps, record.WindowSeconds(c.w0, w1)) {
 		l.note("the window reached max_duration (%s) with the realised arrival rate %.3g requests/s, %+.1f%% off the offered %.3g (more than %.0f%%)",
-			l.proto.MaxDuration, got, 100*(got/l.rate.rps-1), l.rate.rps, 100*record.MaxRealizedOff)
+			l.proto.MaxDuration, got, 100*(got/l.sched.rps-1), l.sched.rps, 100*record.MaxRealizedOff)
 	}
 }

@@ -15,7 +15,7 @@ func TestArrivalCount(t *testing.T) {
 	base := time.Unix(1_000_000, 0)
 	for _, a := range []Arrival{{Seed: 3}, {Process: ArrivalGamma, Burstiness: 0.2, Seed: 5}} {
 		l := &level{index: 2, clk: unixClock{base: base}, begun: base}
-		l.initRate(a, 50)
+		l.initSchedule(a, 50)
 		w0 := base.UnixNano() + int64(700*time.Millisecond)
 		c := l.newArrivalCount(w0)
 		var due []int64 // the reference: every arrival of the first 5 s

@@ -85,8 +85,8 @@ type level struct {
 	warm              chan struct{} // closed when firstDone reaches warmNeed
 	// begun is the level's start, WarmupStart (an open loop's schedule counts from it).
 	begun time.Time
-	// rate is an open-loop level's state (dispatch.go); nil on a closed-loop level.
-	rate      *rateState
+	// sched is an open-loop level's schedule state (dispatch.go); nil on a closed-loop level.
+	sched     *scheduleState
 	cuts      sessionCuts   // conversations the context limit ended (sessionrun.go)
 	stop      chan struct{} // closed: stop issuing
 	stopped   time.Time     // when stop was closed (read once it is)
@@ -367,8 +367,8 @@ func (l *level) finish(end levelEnd, timedOut bool, cs *record.ClientStats) []re
 	if timedOut && run.Cancelled > 0 {
 		l.note("%d requests still in flight %s were cancelled", run.Cancelled, l.cancelledAt)
 	}
-	if l.rate != nil {
-		l.notes = append(l.notes, l.rate.notes(l.c, records)...)
+	if l.sched != nil {
+		l.notes = append(l.notes, l.sched.notes(l.c, records)...)
 	}
 	if n := l.cuts.note(); n != "" {
 		l.notes = append(l.notes, n)
