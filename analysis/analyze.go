@@ -133,9 +133,9 @@ func (a *analyzer) saturation() {
 type analyzer struct {
 	opts Options
 	res  *Result
-	// pts are the usable valid levels sorted by concurrency; fit are those of them with a
-	// positive TPS, the points of the throughput fits; all are every level with a finite TPS
-	// that is not client-bound, sorted by concurrency.
+	// pts are the usable valid levels sorted along the axis; fit are those of them with a
+	// positive TPS, the points of a closed loop's throughput fits; all are every placed level
+	// (placed) that is not client-bound, sorted along the axis.
 	pts, fit, all []point
 	usl           *USL
 	hinge         *Hinge
@@ -143,8 +143,9 @@ type analyzer struct {
 	// curve is the model the headline knee is read from, curveMethod its method.
 	curve       func(float64) float64
 	curveMethod Method
-	// breachAt is the smallest concurrency that measured an SLO breach, valid level or an
-	// excluded one that caps the SLO point (sloCapped); 0 when none did.
+	// breachAt is the smallest x that measured an SLO breach, valid level or an excluded
+	// closed-loop one that caps the SLO point (sloCapped); 0 when none did. The plan warns of
+	// a closed loop's replicas run past it (pastBreach).
 	breachAt float64
 	// passing is the number of leading levels the SLO point was read from that meet every
 	// SLO (slo sets it).
@@ -200,7 +201,7 @@ func (a *analyzer) collect() {
 			a.warn(levelExcluded(ax, lv))
 			continue
 		}
-		if lv.Imprecise {
+		if lv.Imprecise && !ax.IsRate() { // kept as imprecise: a closed loop's rule (§4.1)
 			a.warn(levelImprecise(lv))
 		}
 		off.add(lv)
@@ -209,9 +210,6 @@ func (a *analyzer) collect() {
 	byX := func(p, q point) int { return cmp.Compare(p.x, q.x) }
 	slices.SortStableFunc(a.pts, byX)
 	slices.SortStableFunc(a.all, byX)
-	if len(disbelieved) > 0 {
-		a.warn(usageDisbelieved(disbelieved))
-	}
 	off.warn(a)
 	a.maxTPS()
 	if ax.IsRate() {
@@ -221,6 +219,9 @@ func (a *analyzer) collect() {
 		a.warn(noValidLevels(nextAfterExclusions(a.res.Levels)))
 	} else if !ax.IsRate() {
 		a.fitPoints()
+	}
+	if len(disbelieved) > 0 {
+		a.warn(usageDisbelieved(disbelieved))
 	}
 }
 

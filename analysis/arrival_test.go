@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -453,6 +454,34 @@ func TestAnalyzeRateLevels(t *testing.T) {
 			}
 			tc.check(t, res)
 		})
+	}
+}
+
+// TestRateIgnoresClosedLevel: a closed-loop level among a rate run's levels — invalid, its
+// TTFT still rising and breaching the SLO — is dropped with a warning and is no evidence on
+// the rate axis: the blow-up and the SLO point are those of the rate levels alone (the closed
+// loop's rising-level and excluded-breach rules, DESIGN §4.4 and §4.7, do not apply).
+func TestRateIgnoresClosedLevel(t *testing.T) {
+	rates := []Level{rateLevel(2, 2, 50, true), rateLevel(4, 4, 50, true), rateLevel(8, 8, 60, true),
+		rateLevel(12, 10, 900, false), rateLevel(16, 10, 3000, false)}
+	closed := Level{Concurrency: 1, OutputTPS: 100, Valid: false, LatencyRising: true, Requests: 200,
+		Notes: []string{"invalid: not steady"}, TTFT: Latency{Mean: 5000, P50: 5000, P90: 5000, P95: 5000, P99: 5000},
+		TPOT: NoLatency(), ITL: NoLatency(), E2E: NoLatency(), ErrorRate: 0, QPS: 1, GoodputQPS: 1}
+	opts := DefaultOptions()
+	opts.SLO = SLO{TTFTP95: 300 * time.Millisecond}
+	want := Analyze(rates, Meta{}, opts)
+	got := Analyze(append(slices.Clone(rates), closed), Meta{}, opts)
+	if !want.Rate.TTFTBlowupRPS.OK() || !want.Rate.SLORPS.OK() {
+		t.Fatalf("the rate levels alone: blow-up %v, SLO point %v; want both found", want.Rate.TTFTBlowupRPS, want.Rate.SLORPS)
+	}
+	if got.Rate.TTFTBlowupRPS != want.Rate.TTFTBlowupRPS || got.Rate.SLORPS != want.Rate.SLORPS || got.SLO.Limit != want.SLO.Limit ||
+		got.SLO.Bound != "" || got.SLO.MaxConcurrency.OK() {
+		t.Errorf("with a closed-loop level: blow-up %v, SLO point %v (%s, bound %q, max_concurrency %v); want %v, %v (%s) as without it",
+			got.Rate.TTFTBlowupRPS, got.Rate.SLORPS, got.SLO.Limit, got.SLO.Bound, got.SLO.MaxConcurrency,
+			want.Rate.TTFTBlowupRPS, want.Rate.SLORPS, want.SLO.Limit)
+	}
+	if w := strings.Join(got.Warnings, "\n"); !strings.Contains(w, "a closed-loop level among the levels of an arrival-rate run") || strings.Contains(w, "excluded level") {
+		t.Errorf("warnings %q: want the closed level dropped, no excluded-level evidence", got.Warnings)
 	}
 }
 

@@ -6,14 +6,17 @@ import "strings"
 // data (DESIGN §4.3, §4.4): a queue was still growing there, so the server was past its knee,
 // and the TTFT they measured is a lower bound of where it was heading.
 
-// risingLevels returns the excluded closed-loop levels whose TTFT was still rising across the
+// risingLevels returns a closed loop's excluded levels whose TTFT was still rising across the
 // window (Level.LatencyRising) and whose latencies the client cannot have made
 // (latencyTrusted), as points, by concurrency.
 func (a *analyzer) risingLevels() []point {
+	if a.res.Axis().IsRate() {
+		return nil // an open loop keeps its unsustainable levels valid: no excluded evidence
+	}
 	var out []point
 	for i := range a.res.Levels {
 		lv := &a.res.Levels[i]
-		if lv.Valid || lv.Superseded || lv.IsRate() || !lv.LatencyRising || lv.Concurrency <= 0 || !a.latencyTrusted(lv) {
+		if lv.Valid || lv.Superseded || !lv.LatencyRising || lv.Concurrency <= 0 || !a.latencyTrusted(lv) {
 			continue
 		}
 		out = append(out, point{x: float64(lv.Concurrency), tps: float64(lv.OutputTPS), lv: lv})

@@ -98,7 +98,7 @@ func (a *analyzer) sloPoints(metrics []sloMetric) []point {
 	}
 	var out []point
 	for _, p := range a.pts {
-		if ok := p.lv.Requests - p.lv.Errors; p.lv.Imprecise && ok < need {
+		if ok := p.lv.Requests - p.lv.Errors; p.lv.Imprecise && !p.lv.IsRate() && ok < need {
 			a.warn(sloThinLevel(p.x, ok, need))
 			continue
 		}
@@ -214,8 +214,8 @@ func (a *analyzer) sloBetween(metrics []sloMetric, L, F point) {
 			t, limit = ct, m.name
 		}
 	}
-	if L.x == F.x {
-		t = 0
+	if L.x == F.x && !a.res.Axis().IsRate() {
+		t = 0 // no log-concurrency step to interpolate on
 	}
 	x, tps := a.res.Axis().Between(L.x, F.x, t), L.tps+t*(F.tps-L.tps)
 	bracket := []Float{Float(L.x), Float(F.x)}

@@ -20,16 +20,19 @@ type sloBreach struct {
 	value, thr float64
 }
 
-// excludedBreach returns the excluded closed-loop level of smallest concurrency whose measured latency
+// excludedBreach returns a closed loop's excluded level of smallest concurrency whose measured latency
 // breaches one of metrics — enough requests for its percentile, and a breach the client's
 // lateness cannot explain (breachStands) — and above which no level of pts meets every SLO
 // (passes); nil when there is none. A breach contradicted by a valid level above it that
-// passes is not used, with a warning. (An open loop keeps its unsustainable levels valid: its
-// excluded levels are not evidence of where the SLO breaks.)
+// passes is not used, with a warning. An open loop has none: it keeps its unsustainable
+// levels valid, and its excluded levels are not evidence of where the SLO breaks.
 func (a *analyzer) excludedBreach(pts []point, metrics []sloMetric, passes func(*Level) bool) *sloBreach {
+	if a.res.Axis().IsRate() {
+		return nil
+	}
 	for i := range a.res.Levels {
 		lv := &a.res.Levels[i]
-		if lv.Valid || lv.Superseded || lv.IsRate() || lv.Concurrency <= 0 {
+		if lv.Valid || lv.Superseded || lv.Concurrency <= 0 {
 			continue
 		}
 		b := a.breachOf(lv, metrics)

@@ -61,6 +61,9 @@ func sloBreachContradicted(at float64, name string, above float64) warning {
 // by the client by the fraction e, above the tolerance.
 func sloClientEffect(ax Axis, x float64, name string, e, tolerance float64) warning {
 	at := ax.At(fmt.Sprintf("%g", x))
+	if ax.IsRate() {
+		at = ax.At(frps(x))
+	}
 	return newWarning(warnSLOClientEffect, at+" "+name, "slo: at %s the client's lateness may have moved %s by %.1f%% (> tolerance %.1f%%): the SLO point is that uncertain there. Next: a machine of its own for kneecap, or an SLO on p95",
 		at, name, 100*e, 100*tolerance)
 }
