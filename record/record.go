@@ -345,6 +345,9 @@ type LevelRun struct {
 	Client *ClientStats `json:"client,omitempty"`
 	// Server summarises scraped server metrics during the window (may be nil).
 	Server *ServerStats `json:"server,omitempty"`
+	// GPU is what the GPUs serving the target measured during the window (DESIGN §3.10);
+	// nil when no GPU telemetry was read.
+	GPU *GPUStats `json:"gpu,omitempty"`
 	// Shard is set when the level was run by one shard of a sharded sweep: the records are
 	// that shard's workers only, until `kneecap merge` combines the shards.
 	Shard *ShardPart `json:"shard,omitempty"`
