@@ -184,6 +184,9 @@ type Level struct {
 	Turns []TurnStats `json:"turns,omitempty"`
 	// Server summarises server metrics during the window, when scraped.
 	Server *ServerEvidence `json:"server,omitempty"`
+	// GPU is what the GPUs serving the target drew over the window and the energy per token
+	// (DESIGN §4.16); nil (absent) without GPU telemetry.
+	GPU *LevelGPU `json:"gpu,omitempty"`
 	// PrefixCache is the prefix-cache hit rate of the window, from the server's metrics or
 	// the requests' usage; nil (absent) when neither measured it.
 	PrefixCache *PrefixCache `json:"prefix_cache,omitempty"`
@@ -250,6 +253,9 @@ type Meta struct {
 	// PromptSizing is how the sweep sized its prompts in the server's tokens (DESIGN §3.6),
 	// when recorded.
 	PromptSizing *record.PromptSizing `json:"prompt_sizing,omitempty"`
+	// GPUIdle is the GPUs' idle reading before the first level (DESIGN §3.10, §4.16): the
+	// power above which a level's energy is its load's. Nil without GPU telemetry.
+	GPUIdle *record.GPUStats `json:"gpu_idle,omitempty"`
 	// Trace is the trace a trace replay replayed (DESIGN §3.9), when it was one.
 	Trace *record.TraceInfo `json:"trace,omitempty"`
 }
@@ -462,6 +468,14 @@ type Capacity struct {
 	// sustainable rate with no headroom, and $ per 1M output tokens there.
 	ReplicasAtCapacity       Float `json:"replicas_at_capacity,omitzero"`
 	CostPerMTokensAtCapacity Float `json:"cost_per_m_output_tokens_at_capacity,omitzero"`
+	// The plan's energy (DESIGN §4.16; absent without GPU telemetry): the GPU power of one
+	// replica run at the SLO point (interpolated over the levels' total GPU power) and of the
+	// fleet of ReplicasAtSLO replicas, in W and kW; the energy per 1M output tokens there, in
+	// kWh; and its cost at Plan.EnergyCostPerKWh in $ (absent without a price).
+	PowerPerReplicaW     Float `json:"power_per_replica_w,omitzero"`
+	FleetPowerKW         Float `json:"fleet_power_kw,omitzero"`
+	KWhPerMOutputTokens  Float `json:"kwh_per_m_output_tokens,omitzero"`
+	EnergyCostPerMTokens Float `json:"energy_cost_per_m_output_tokens,omitzero"`
 }
 
 // Result is the analysis of a sweep: the content of analysis.json.
@@ -488,8 +502,11 @@ type Result struct {
 	Rate *RateResult `json:"rate,omitempty"`
 	// Trace is the answer of a trace replay (DESIGN §4.15): the largest time scale of the
 	// recorded traffic that meets the SLO; nil when the run did not replay a trace.
-	Trace    *TraceResult `json:"trace,omitempty"`
-	Warnings []string     `json:"warnings"`
+	Trace *TraceResult `json:"trace,omitempty"`
+	// Energy places energy per output token on the curve (DESIGN §4.16): the energy-optimal
+	// load and J/token at the knee, the SLO point and max TPS; nil without GPU telemetry.
+	Energy   *Energy  `json:"energy,omitempty"`
+	Warnings []string `json:"warnings"`
 }
 
 // Plan is a capacity plan's target load and cost: concurrent users, requests/s or output
@@ -501,6 +518,9 @@ type Plan struct {
 	OutputTPS          float64 `yaml:"output_tps"`
 	ReplicaCostPerHour float64 `yaml:"replica_cost_per_hour"`
 	GPUsPerReplica     int     `yaml:"gpus_per_replica"`
+	// EnergyCostPerKWh is the price of electricity in $ per kWh, for the energy cost of the
+	// plan's output tokens (DESIGN §4.16); 0: not priced.
+	EnergyCostPerKWh float64 `yaml:"energy_cost_per_kwh"`
 }
 
 // Options configures Analyze.

@@ -86,6 +86,9 @@ type levelsDoc struct {
 	Server  *record.ServerInfo `json:"server_info,omitempty"`
 	// PromptSizing is how the prompts were sized in the server's tokens (DESIGN §3.6).
 	PromptSizing *record.PromptSizing `json:"prompt_sizing,omitempty"`
+	// GPUIdle is the GPUs' idle reading before the first level (DESIGN §3.10); nil without
+	// GPU telemetry.
+	GPUIdle *record.GPUStats `json:"gpu_idle,omitempty"`
 	// Trace is the trace a trace replay replayed (DESIGN §3.9).
 	Trace  *record.TraceInfo `json:"trace,omitempty"`
 	Levels []record.LevelRun `json:"levels"`
@@ -314,6 +317,13 @@ func (d *Dir) SetPromptSizing(p *record.PromptSizing) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.doc.PromptSizing = p
+}
+
+// SetGPUIdle records in levels.json (at its next write) the GPUs' idle reading.
+func (d *Dir) SetGPUIdle(g *record.GPUStats) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.doc.GPUIdle = g
 }
 
 // SetTrace records in levels.json the trace a trace replay replays, and rewrites it now: a

@@ -54,6 +54,7 @@ func Merge(parts []*Run) (*Run, []string, error) {
 		Server:   first.Server,
 
 		PromptSizing: first.PromptSizing,
+		GPUIdle:      first.GPUIdle,
 	}
 	var warnings []string
 	for _, p := range ordered[1:] {

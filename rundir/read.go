@@ -43,6 +43,8 @@ type Run struct {
 	// PromptSizing is how the prompts were sized in the server's tokens (nil before it was
 	// recorded).
 	PromptSizing *record.PromptSizing
+	// GPUIdle is the GPUs' idle reading before the first level (nil: no GPU telemetry).
+	GPUIdle *record.GPUStats
 	// Trace is the trace a trace replay replayed (nil: not one).
 	Trace *record.TraceInfo
 	// Dropped counts the lines of records.jsonl that Read left out.
@@ -112,6 +114,7 @@ func readHead(dir string, resume bool) (*Run, int, error) {
 		Server:     doc.Server,
 
 		PromptSizing: doc.PromptSizing,
+		GPUIdle:      doc.GPUIdle,
 		Trace:        doc.Trace,
 	}
 	if res.Start, err = time.Parse(time.RFC3339Nano, doc.Start); err != nil {

@@ -65,6 +65,7 @@ func Resume(dir string) (*Dir, *Run, error) {
 			Levels:   res.Runs(),
 
 			PromptSizing: res.PromptSizing,
+			GPUIdle:      res.GPUIdle,
 			Trace:        res.Trace,
 		},
 	}

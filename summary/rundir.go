@@ -110,6 +110,7 @@ func runMeta(res *rundir.Run) analysis.Meta {
 		Server:         res.Server,
 		Kneecap:        res.Kneecap,
 		PromptSizing:   res.PromptSizing,
+		GPUIdle:        res.GPUIdle,
 		Trace:          res.Trace,
 	}
 	if !res.Start.IsZero() {
