@@ -99,10 +99,25 @@ type Config struct {
 	// PrefixCacheBlocks is the capacity of the LRU of cached blocks; 0 = the default,
 	// KVCacheTokens ÷ BlockSize when the KV cache is limited, else 65,536 (PrefixCacheCapacity).
 	PrefixCacheBlocks int `yaml:"prefix_cache_blocks" json:"prefix_cache_blocks,omitempty"`
+	// GPUs is the number of simulated GPUs of the replica whose DCGM exporter families /metrics
+	// serves (DESIGN §6, GPU power); 0, the default, serves none. At most 64.
+	GPUs int `yaml:"gpus,omitempty" json:"gpus,omitempty"`
+	// Power is the power model of each simulated GPU; unset (both 0) with GPUs > 0 it is
+	// DefaultIdleW and DefaultMaxW. Unused when GPUs is 0.
+	Power Power `yaml:"power,omitempty" json:"power,omitzero"`
 	// Faults configures fault injection.
 	Faults Faults `yaml:"faults" json:"faults"`
 	// Seed seeds every random choice of the engine.
 	Seed int64 `yaml:"seed" json:"seed"`
+}
+
+// Power is a simulated GPU's power model: it draws IdleW with nothing running and rises
+// linearly with the running count to MaxW with every slot busy (DESIGN §6, GPU power).
+type Power struct {
+	// IdleW is the power drawn with no request running, in W (≥ 0).
+	IdleW float64 `yaml:"idle_w" json:"idle_w"`
+	// MaxW is the power drawn with every slot running, in W (≥ IdleW).
+	MaxW float64 `yaml:"max_w" json:"max_w"`
 }
 
 // Faults configures fault injection. Rates are probabilities per request in [0, 1].

@@ -88,7 +88,8 @@
 // "add_generation_prompt"} → {"count", "max_model_len", "tokens"}; the ids are FNV-1a hashes
 // of the tokens' texts, max_model_len the context limit, 0 = unlimited). GET /v1/models, GET
 // /health, GET /version and GET /metrics (Prometheus text, vLLM series names labelled
-// model_name; the KV usage gauges only with a finite kv_cache_tokens). An unknown model is
+// model_name; the KV usage gauges only with a finite kv_cache_tokens; with gpus, the DCGM
+// exporter's families, below). An unknown model is
 // 404, malformed JSON and prompt + max_tokens >
 // max_model_len are 400, all with the OpenAI error body {"error": {"message", "type",
 // "param", "code"}}.
@@ -113,4 +114,17 @@
 // token position, for stall_duration (default 1 s). Usage faults apply to every request:
 // usage_prompt_tokens and usage_completion_tokens replace the counts usage reports (total =
 // their sum), omit_usage reports no usage; the content stays true.
+//
+// # GPU power
+//
+// gpus N (default 0, none) makes the simulator a tensor-parallel replica of N identical GPUs
+// whose DCGM exporter families /metrics serves as dcgm-exporter renders them (labels gpu,
+// UUID, pci_bus_id, device, modelName, Hostname): DCGM_FI_DEV_POWER_USAGE
+// P(r) = idle_w + (max_w − idle_w) × r ÷ S in W, where r is the running count
+// vllm:num_requests_running reports clamped to [0, S] and S is PowerSlots (max_num_seqs, or
+// fixed_slots in fixed mode when limited); DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION, the exact
+// integral of P since the server started in mJ (r is metered at each of its changes, not
+// sampled at scrapes); DCGM_FI_DEV_GPU_UTIL 100 while r > 0; DCGM_FI_PROF_SM_ACTIVE r ÷ S;
+// DCGM_FI_DEV_FB_USED and DCGM_FI_DEV_SM_CLOCK constant. power defaults to idle 100 W, max
+// 700 W.
 package sim

@@ -117,6 +117,8 @@ type engine struct {
 	// request exactly once, wherever it is between the handler and the waiting queue.
 	inbox int
 	taken int // enqueued since the last publish; engine goroutine only
+	// busy meters the published running count over time for the GPUs' power (GPUs > 0).
+	busy busyMeter
 
 	waiting   []*request // FCFS; head first
 	running   []*request // admission order, oldest first
@@ -135,12 +137,15 @@ type engine struct {
 	spin spinner // compute spin: the step burner and what it measured
 }
 
-func newEngine(cfg Config, stop <-chan struct{}) *engine {
+// newEngine returns an engine for cfg; origin is the server's start, the origin of its busy
+// meter.
+func newEngine(cfg Config, stop <-chan struct{}, origin time.Time) *engine {
 	e := &engine{
 		cfg:    cfg,
 		submit: make(chan *request, submitBuffer),
 		stop:   stop,
 		stats:  Stats{KVCacheTokens: cfg.KVCacheTokens},
+		busy:   newBusyMeter(origin, cfg.PowerSlots()),
 	}
 	if cfg.PrefixCaching {
 		e.prefix = newPrefixCache(cfg.PrefixCacheCapacity())
@@ -182,9 +187,21 @@ func (e *engine) withdraw() {
 	e.mu.Unlock()
 }
 
-// publish copies the engine state into the stats snapshot.
+// busyAt reads the busy meter now.
+func (e *engine) busyAt() busyReading {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.busy.read(time.Now())
+}
+
+// publish copies the engine state into the stats snapshot. With GPUs it meters a change of
+// the running count as it is published, so the power integral follows exactly the count that
+// vllm:num_requests_running reports; the clock is read only at a change.
 func (e *engine) publish() {
 	e.mu.Lock()
+	if n := len(e.running); e.cfg.GPUs > 0 && n != e.stats.Running {
+		e.busy.set(n, time.Now())
+	}
 	e.stats = Stats{
 		Running:           len(e.running),
 		Waiting:           len(e.waiting),

@@ -24,7 +24,7 @@ func closedLoop(t testing.TB, cfg Config, c, prompt, out, warm, steps int) loopR
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEngine(rc, nil)
+	e := newEngine(rc, nil, time.Now())
 	var seq uint64
 	var now time.Duration
 	sent := map[*request]time.Duration{}
@@ -153,7 +153,7 @@ func TestFCFSAndChunkedPrefill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEngine(rc, nil)
+	e := newEngine(rc, nil, time.Now())
 	big := newRequest(1, 2500, 5)  // reserves 2505
 	huge := newRequest(2, 7600, 5) // does not fit beside big
 	small := newRequest(3, 10, 5)  // would fit, but must not skip huge
@@ -189,7 +189,7 @@ func BenchmarkStep(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := newEngine(rc, nil)
+	e := newEngine(rc, nil, time.Now())
 	for i := range 256 {
 		e.enqueue(newRequest(uint64(i+1), 100, math.MaxInt32))
 	}
@@ -212,7 +212,7 @@ func TestSnapshotCountsEveryHandover(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := make(chan struct{})
-	e := newEngine(rc, stop)
+	e := newEngine(rc, stop, time.Now())
 	wantWaiting := func(stage string, n int) {
 		t.Helper()
 		if st := e.snapshot(); st.Waiting != n {
@@ -234,7 +234,7 @@ func TestSnapshotCountsEveryHandover(t *testing.T) {
 		t.Errorf("inbox %d after publish, want 0", e.inbox)
 	}
 	// An offer that cannot be delivered (the engine stopped) is withdrawn.
-	full := newEngine(rc, stop)
+	full := newEngine(rc, stop, time.Now())
 	full.submit = make(chan *request) // nobody receives
 	close(stop)
 	if err := full.offer(ctx, stop, newRequest(9, 10, 10)); err != errStopped {

@@ -281,7 +281,7 @@ func (f *fixedSource) start(context.Context) error {
 	if q := f.s.fixedSlots; q != nil {
 		f.ticket = q.take()
 	} else {
-		f.s.fixedRunning.Add(1)
+		f.s.fixedAdd(1)
 	}
 	return nil
 }
@@ -337,7 +337,7 @@ func (f *fixedSource) free() {
 	if f.ticket != nil {
 		f.s.fixedSlots.drop(f.ticket)
 	} else {
-		f.s.fixedRunning.Add(-1)
+		f.s.fixedAdd(-1)
 	}
 }
 

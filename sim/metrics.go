@@ -12,7 +12,8 @@ import (
 const metricsContentType = "text/plain; version=0.0.4; charset=utf-8"
 
 // metrics serves the vLLM-named series in Prometheus text format, each labelled
-// model_name="<model>" as vLLM does.
+// model_name="<model>" as vLLM does, then, with GPUs, the DCGM exporter's families of the
+// simulated GPUs (gpuFamilies).
 func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
 	st := s.Stats()
 	label := []*dto.LabelPair{{Name: ptr("model_name"), Value: ptr(s.cfg.Model)}}
@@ -42,6 +43,9 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
 		counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.", st.PrefixQueryTokens),
 		counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.", st.PrefixHitTokens),
 	)
+	if s.cfg.GPUs > 0 {
+		fams = append(fams, s.gpuFamilies()...)
+	}
 	var buf bytes.Buffer
 	for _, f := range fams {
 		if _, err := expfmt.MetricFamilyToText(&buf, f); err != nil {

@@ -144,7 +144,7 @@ func TestPrefixHitStepTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEngine(rc, nil)
+	e := newEngine(rc, nil, time.Now())
 	ids := make([]int, prompt)
 	for i := range ids {
 		ids[i] = i
@@ -377,7 +377,7 @@ func TestPrefixPreemptionLooksUpAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEngine(rc, nil)
+	e := newEngine(rc, nil, time.Now())
 	pp := newPrefixPrompt(rc.Tokenizer.appendIDs(nil, words("p", 0, 40)), rc.BlockSize)
 	reqs := []*request{newRequest(1, 40, 40), newRequest(2, 40, 40)}
 	for _, r := range reqs {

@@ -122,6 +122,9 @@ func Resolve(c Config) (Config, error) {
 	over(&r.PrefixCaching, c.PrefixCaching)
 	over(&r.BlockSize, c.BlockSize)
 	over(&r.PrefixCacheBlocks, c.PrefixCacheBlocks)
+	over(&r.GPUs, c.GPUs)
+	over(&r.Power.IdleW, c.Power.IdleW)
+	over(&r.Power.MaxW, c.Power.MaxW)
 	over(&r.Faults.ErrorRate, c.Faults.ErrorRate)
 	over(&r.Faults.DisconnectRate, c.Faults.DisconnectRate)
 	over(&r.Faults.QueueLimit429, c.Faults.QueueLimit429)
@@ -149,6 +152,9 @@ func (c *Config) fillDefaults() {
 	}
 	if c.Model == "" {
 		c.Model = DefaultModel
+	}
+	if c.GPUs > 0 && c.Power == (Power{}) {
+		c.Power = Power{IdleW: DefaultIdleW, MaxW: DefaultMaxW}
 	}
 }
 
@@ -248,6 +254,15 @@ func (c Config) Validate() error {
 	nonNegative("reasoning_tokens", c.ReasoningTokens, "no reasoning")
 	atLeast1("block_size", c.BlockSize)
 	nonNegative("prefix_cache_blocks", c.PrefixCacheBlocks, "kv_cache_tokens ÷ block_size, or 65536 with an unlimited cache")
+	if c.GPUs < 0 || c.GPUs > maxGPUs {
+		bad("gpus", "%d must be in [0, %d] (0 = no GPU telemetry)", c.GPUs, maxGPUs)
+	}
+	if !(c.Power.IdleW >= 0) || math.IsInf(c.Power.IdleW, 0) {
+		bad("power.idle_w", "%g must be a finite number of watts ≥ 0", c.Power.IdleW)
+	}
+	if !(c.Power.MaxW >= c.Power.IdleW) || math.IsInf(c.Power.MaxW, 0) {
+		bad("power.max_w", "%g must be a finite number of watts ≥ power.idle_w (%g)", c.Power.MaxW, c.Power.IdleW)
+	}
 	rate := func(name string, v float64) {
 		if !(v >= 0 && v <= 1) {
 			bad("faults."+name, "%g is not a probability in [0, 1]", v)
@@ -342,7 +357,8 @@ func (c Config) String() string {
 }
 
 // realString names the real-engine behaviours that differ from the defaults (" tokenizer=subword
-// chat_template_tokens=40 close_after_stream"), or "".
+// chat_template_tokens=40 close_after_stream") and the simulated GPUs (" gpus=1
+// power=120–700W (÷32 slots)"), or "".
 func (c Config) realString() string {
 	var b strings.Builder
 	if c.Tokenizer != "" && c.Tokenizer != tokenizerWords {
@@ -359,6 +375,9 @@ func (c Config) realString() string {
 	}
 	if c.PrefixCaching && c.Mode == modeBatching {
 		fmt.Fprintf(&b, " prefix_caching(block_size=%d blocks=%d)", c.BlockSize, c.PrefixCacheCapacity())
+	}
+	if c.GPUs > 0 {
+		fmt.Fprintf(&b, " gpus=%d power=%g–%gW (÷%d slots)", c.GPUs, c.Power.IdleW, c.Power.MaxW, c.PowerSlots())
 	}
 	return b.String()
 }

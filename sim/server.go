@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
 )
 
 // maxBodyBytes bounds a request body.
@@ -35,6 +37,10 @@ type Server struct {
 	fixedRunning atomic.Int64 // requests in flight with unlimited slots
 	fixedPrompt  atomic.Int64
 	fixedGen     atomic.Int64
+	fixedMu      sync.Mutex // with GPUs, orders fixedRunning's changes and guards fixedBusy
+	fixedBusy    busyMeter  // fixedRunning over time (unlimited slots, GPUs > 0)
+
+	gpuLabels [][]*dto.LabelPair // each simulated GPU's DCGM labels; none without GPUs
 }
 
 // NewServer resolves cfg (see Resolve) and starts the engine goroutine.
@@ -43,11 +49,14 @@ func NewServer(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sim: new server: %w", err)
 	}
+	now := time.Now()
 	s := &Server{
-		cfg:     rc,
-		created: time.Now().Unix(),
-		stop:    make(chan struct{}),
-		engDone: make(chan struct{}),
+		cfg:       rc,
+		created:   now.Unix(),
+		stop:      make(chan struct{}),
+		engDone:   make(chan struct{}),
+		fixedBusy: newBusyMeter(now, rc.PowerSlots()),
+		gpuLabels: gpuLabels(rc.GPUs),
 	}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, apiChat) })
@@ -61,14 +70,14 @@ func NewServer(cfg Config) (*Server, error) {
 		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	})
 	if rc.Mode == modeBatching {
-		s.eng = newEngine(rc, s.stop)
+		s.eng = newEngine(rc, s.stop, now)
 		go func() {
 			defer close(s.engDone)
 			s.eng.run()
 		}()
 	} else {
 		if rc.FixedSlots > 0 {
-			s.fixedSlots = newSlotQueue(rc.FixedSlots)
+			s.fixedSlots = newSlotQueue(rc.FixedSlots, rc.GPUs > 0, now)
 		}
 		close(s.engDone)
 	}

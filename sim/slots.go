@@ -14,6 +14,8 @@ type slotQueue struct {
 	slots   int
 	held    int
 	waiting []*slotTicket // FCFS; head first
+	metered bool          // busy follows held (the server has GPUs)
+	busy    busyMeter     // held over time, for the GPUs' power
 }
 
 // slotTicket is one request's claim on a slot.
@@ -23,7 +25,25 @@ type slotTicket struct {
 	holds   bool          // the slot is the request's (under mu)
 }
 
-func newSlotQueue(slots int) *slotQueue { return &slotQueue{slots: slots} }
+// newSlotQueue returns a queue of slots slots; metered meters the slots held over time from
+// origin, the server's start (for the GPUs' power).
+func newSlotQueue(slots int, metered bool, origin time.Time) *slotQueue {
+	return &slotQueue{slots: slots, metered: metered, busy: newBusyMeter(origin, slots)}
+}
+
+// meter records a change of held in the busy meter (under mu).
+func (q *slotQueue) meter() {
+	if q.metered {
+		q.busy.set(q.held, time.Now())
+	}
+}
+
+// busyAt reads the busy meter now.
+func (q *slotQueue) busyAt() busyReading {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.busy.read(time.Now())
+}
 
 // take claims a slot: granted at once when one is free, else queued behind earlier claims.
 func (q *slotQueue) take() *slotTicket {
@@ -32,6 +52,7 @@ func (q *slotQueue) take() *slotTicket {
 	defer q.mu.Unlock()
 	if q.held < q.slots {
 		q.held++
+		q.meter()
 		tk.holds = true
 		close(tk.granted)
 		return tk
@@ -54,6 +75,7 @@ func (q *slotQueue) drop(tk *slotTicket) {
 	tk.holds = false
 	if len(q.waiting) == 0 {
 		q.held--
+		q.meter()
 		return
 	}
 	next := q.waiting[0]

@@ -146,12 +146,16 @@ const (
 // uniform is a deterministic uniform draw in [0, 1) from (seed, request sequence, salt):
 // SplitMix64 (Steele, Lea and Flood 2014) over the mixed inputs.
 func uniform(seed int64, seq, salt uint64) float64 {
-	x := uint64(seed)*0x9e3779b97f4a7c15 ^ seq*0xbf58476d1ce4e5b9 ^ salt*0x94d049bb133111eb
+	x := mix64(uint64(seed)*0x9e3779b97f4a7c15 ^ seq*0xbf58476d1ce4e5b9 ^ salt*0x94d049bb133111eb)
+	return float64(x>>11) / (1 << 53)
+}
+
+// mix64 is one SplitMix64 step: x advanced by the golden-ratio increment, then finalised.
+func mix64(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	x ^= x >> 31
-	return float64(x>>11) / (1 << 53)
+	return x ^ x>>31
 }
 
 // outputLength draws the natural output length (before max_tokens) of request seq: exactly
