@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"strconv"
+	"strings"
 
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/internal/exit"
@@ -43,6 +45,9 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 	prefixCaching := fs.Bool("prefix-caching", false, "cache prompt and output KV blocks by prefix hash (vLLM's enable_prefix_caching; batching mode)")
 	blockSize := fs.Int("block-size", 0, "tokens per KV block, the unit of prefix caching (default 16)")
 	prefixBlocks := fs.Int("prefix-cache-blocks", 0, "prefix-cache capacity in blocks (0 = kv-cache-tokens ÷ block-size, or 65536 with an unlimited cache)")
+	gpus := fs.Int("gpus", 0, "simulated GPUs whose DCGM exporter families /metrics serves (0 = none)")
+	var power sim.Power
+	fs.Var(&powerValue{&power}, "power", fmt.Sprintf("each simulated GPU's power `IDLE_W:MAX_W` in watts, drawn with none and with every slot running (default %g:%g)", sim.DefaultIdleW, sim.DefaultMaxW))
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -60,6 +65,14 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["profile"] {
 		cfg.Profile = *profile
+	}
+	// No profile sets gpus or power, so setting them before Resolve is exact, zero included,
+	// and lets Resolve fill the default power of GPUs that --power leaves unset.
+	if set["gpus"] {
+		cfg.GPUs = *gpus
+	}
+	if set["power"] {
+		cfg.Power = power
 	}
 	rc, err := sim.Resolve(cfg)
 	if err != nil {
@@ -142,4 +155,25 @@ func loadSimConfig(e *env, path string) (sim.Config, error) {
 		return sim.Config{}, configProblems(e, "sim", err)
 	}
 	return c.Simulator, nil
+}
+
+// powerValue is the --power flag: IDLE_W:MAX_W, two numbers of watts ("120:700").
+type powerValue struct{ p *sim.Power }
+
+func (v *powerValue) Set(s string) error {
+	idle, maxW, ok := strings.Cut(s, ":")
+	i, err1 := strconv.ParseFloat(strings.TrimSpace(idle), 64)
+	m, err2 := strconv.ParseFloat(strings.TrimSpace(maxW), 64)
+	if !ok || err1 != nil || err2 != nil {
+		return fmt.Errorf("%q is not IDLE_W:MAX_W, two numbers of watts such as 120:700", s)
+	}
+	*v.p = sim.Power{IdleW: i, MaxW: m}
+	return nil
+}
+
+func (v *powerValue) String() string {
+	if v == nil || v.p == nil || *v.p == (sim.Power{}) {
+		return ""
+	}
+	return fmt.Sprintf("%g:%g", v.p.IdleW, v.p.MaxW)
 }
