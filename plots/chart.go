@@ -421,23 +421,31 @@ func ysOf(xy plotter.XYs) []float64 {
 // vline draws a vertical line at x from the bottom of the axis to the top of the data (so it
 // stays clear of the legend above the data).
 func (b *builder) vline(x float64, name string, c color.Color, dash []vg.Length) {
+	if thumb := b.guide(x, c, dash); thumb != nil {
+		b.legend(name, thumb)
+	}
+}
+
+// guide draws vline's line without a legend entry and returns the line's legend thumbnail,
+// nil when x cannot be drawn.
+func (b *builder) guide(x float64, c color.Color, dash []vg.Length) *plotter.Line {
 	if !finite(x) || b.logX && x <= 0 {
-		return
+		return nil
 	}
 	b.xOnly = append(b.xOnly, x)
 	thumb := &plotter.Line{LineStyle: draw.LineStyle{Color: c, Width: vg.Points(1.5), Dashes: dash}}
-	b.legend(name, thumb)
 	d := &deferred{}
 	b.p.Add(d)
 	b.decorate = append(b.decorate, func(r ranges) error {
 		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: r.ymin}, {X: x, Y: r.dataTop}})
 		if err != nil {
-			return fmt.Errorf("plots: %s: %w", name, err)
+			return fmt.Errorf("plots: vertical line at %g: %w", x, err)
 		}
 		l.LineStyle = thumb.LineStyle
 		d.p = l
 		return nil
 	})
+	return thumb
 }
 
 // deferred is a plotter added in drawing order whose content is known only once the axis

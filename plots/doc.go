@@ -1,5 +1,6 @@
 // Package plots draws the charts of a kneecap run (DESIGN §5) with gonum.org/v1/plot:
 // throughput, TTFT, TPOT, latency against throughput, QPS, a 2×2 dashboard of the first four,
+// the energy per output token and GPU power of a run with GPU telemetry (efficiency),
 // and overlays comparing several runs.
 //
 // Every chart function takes an *analysis.Result and returns a Chart that writes itself as PNG

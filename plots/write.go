@@ -22,11 +22,13 @@ func compareNames() []string { return []string{"compare_throughput", "compare_la
 // formats returns the formats RenderAll and RenderCompare render every chart in, in order.
 func formats() []string { return []string{"png", "svg"} }
 
-// Build returns the chart called name (one of NamesFor(res.Mode)) for res; "dashboard" is
-// the rate dashboard for an arrival-rate run.
+// Build returns the chart called name (one of NamesFor(res.Mode), or "efficiency") for res;
+// "dashboard" is the rate dashboard for an arrival-rate run.
 func Build(name string, res *analysis.Result) (Chart, error) {
 	rate := res != nil && res.Mode.IsRate()
 	switch name {
+	case efficiencyName:
+		return efficiency(res)
 	case "rate_throughput":
 		return rateThroughput(res)
 	case "rate_ttft":
@@ -56,8 +58,11 @@ func Build(name string, res *analysis.Result) (Chart, error) {
 
 // size returns the file size of the chart called name.
 func size(name string) (w, h vg.Length) {
-	if name == "dashboard" {
+	switch name {
+	case "dashboard":
 		return dashboardWidth, dashboardHeight
+	case efficiencyName:
+		return Width, efficiencyHeight
 	}
 	return Width, Height
 }
@@ -77,7 +82,7 @@ func Render(c Chart, w, h vg.Length, format string) ([]byte, error) {
 
 // File is one rendered chart held in memory, ready to be saved as FileName() or embedded.
 type File struct {
-	// Name is the chart's base name: one of Names() or compareNames().
+	// Name is the chart's base name: one of NamesFor(mode), "efficiency" or compareNames().
 	Name string
 	// Format is "png" or "svg".
 	Format string
@@ -94,17 +99,23 @@ func (f File) WriteTo(w io.Writer) (int64, error) {
 	return int64(n), err
 }
 
-// RenderAll renders every chart of NamesFor(res.Mode) for res at its default size (Width ×
-// Height, the dashboard dashboardWidth × dashboardHeight) in every format of Formats(): in
-// that order, PNG before SVG for each chart. It writes no file: the caller saves or embeds them.
-// An error names the chart ("plots: NAME: …") when rendering fails.
+// RenderAll renders every chart of NamesFor(res.Mode) for res, then "efficiency" when res
+// has energy answers (res.Energy), at its default size (Width × Height, the dashboard
+// dashboardWidth × dashboardHeight, the efficiency chart Width × efficiencyHeight) in every
+// format of Formats(): in that order, PNG before SVG for each chart. It writes no file: the
+// caller saves or embeds them. An error names the chart ("plots: NAME: …") when rendering
+// fails.
 func RenderAll(res *analysis.Result) ([]File, error) {
 	var files []File
 	mode := record.ModeConcurrency
 	if res != nil {
 		mode = res.Mode
 	}
-	for _, name := range NamesFor(mode) {
+	all := NamesFor(mode)
+	if res != nil && res.Energy != nil {
+		all = append(all, efficiencyName)
+	}
+	for _, name := range all {
 		c, err := Build(name, res)
 		if err != nil {
 			return nil, err

@@ -39,6 +39,7 @@ func rateAnswer(res *analysis.Result) []string {
 	if c := res.Capacity; c != nil {
 		s = append(s, planSentenceRate(c, res.SLO, rr))
 	}
+	s = append(s, energySentences(res)...)
 	if t := latencyFromSentence(rr); t != "" {
 		s = append(s, t)
 	}

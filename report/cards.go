@@ -16,7 +16,8 @@ type card struct {
 // cards are the figures report.html opens with, before the answer: maximum TPS, the knee with
 // its interval, the SLO point, the TTFT blow-up and, when a plan was set, the replicas; on an
 // arrival-rate run the capacity with its interval, maximum TPS, SLO point and blow-up rate,
-// and the replicas (DESIGN §5.2). A figure not computed reads "—" with why in Detail.
+// and the replicas; then, with GPU telemetry, energy per output token and the plan's power
+// (energyCards) (DESIGN §5.2). A figure not computed reads "—" with why in Detail.
 func cards(res *analysis.Result) []card {
 	rate := res.Mode.IsRate()
 	var cs []card
@@ -28,7 +29,7 @@ func cards(res *analysis.Result) []card {
 	if c := res.Capacity; c != nil {
 		cs = append(cs, replicasCard(c, rate))
 	}
-	return cs
+	return append(cs, energyCards(res)...)
 }
 
 // maxTPSCard is the largest output throughput of a valid level; at says where it was measured.

@@ -10,7 +10,8 @@ import (
 )
 
 // compareTable is the side-by-side table of several runs: knee with its interval, method and
-// rule, the efficient point, maximum TPS, SLO point and TTFT blow-up per run.
+// rule, the efficient point, maximum TPS, SLO point and TTFT blow-up per run, and J/token when
+// some run read GPU telemetry (withCompareEnergy).
 func compareTable(runs []*analysis.Result, labels []string) table {
 	if len(runs) > 0 && runs[0].Mode.IsRate() {
 		return rateCompareTable(runs, labels)
@@ -47,7 +48,7 @@ func compareTable(runs []*analysis.Result, labels []string) table {
 		t.Rows = append(t.Rows, []string{labels[i], model, kneeCell(r.Knee), kneeTPS, efficientCell(r.EfficientPoint), maxTPS, sloPoint(r.SLO),
 			fnum(r.SLO.TPS), limit, blow, fmt.Sprint(len(r.Warnings))})
 	}
-	return t
+	return withCompareEnergy(t, runs)
 }
 
 // checkCompare validates the arguments of the comparison writer op (analysis.Comparable).
@@ -166,7 +167,7 @@ func rateCompareTable(runs []*analysis.Result, labels []string) table {
 		t.Rows = append(t.Rows, []string{labels[i], model, capCell, fnum(rr.CapacityTPS), slo, frate(rr.SLOGoodputRPS), limit, blow, maxTPS,
 			fmt.Sprint(len(r.Warnings))})
 	}
-	return t
+	return withCompareEnergy(t, runs)
 }
 
 // capacityCell is the capacity of an arrival-rate run with its bound and 95% interval:

@@ -31,7 +31,8 @@ const compareConsoleNote = "(N = concurrency; TPS = output tokens/s; --wide for 
 const rateCompareConsoleNote = "(rates in requests/s; TPS = output tokens/s; --wide for every column)"
 
 // CompareConsoleWith writes the side-by-side table of several runs, then the regression gate
-// when gate is not nil: every column when o.Wide, else the columns that fit ConsoleWidth.
+// when gate is not nil: every column when o.Wide, else the columns that fit ConsoleWidth and,
+// when some run read GPU telemetry, each run's J/token in a table of its own.
 func CompareConsoleWith(w io.Writer, runs []*analysis.Result, labels []string, gate *analysis.GateReport, o CompareConsoleOptions) error {
 	if err := checkCompare("compare console", runs, labels); err != nil {
 		return err
@@ -64,6 +65,9 @@ func CompareConsoleWith(w io.Writer, runs []*analysis.Result, labels []string, g
 				note = rateCompareConsoleNote
 			}
 			fmt.Fprintln(w, note)
+			if err := writeCompareEnergy(w, runs, labels); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

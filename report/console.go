@@ -74,6 +74,9 @@ func consoleLevels(w io.Writer, res *analysis.Result, o ConsoleOptions, p func(f
 	if consoleHit(res, o.Wide) {
 		t = t.WithPrefixCache()
 	}
+	if consoleEnergy(res, o.Wide) {
+		t = t.WithEnergy()
+	}
 	t.fit(levels)
 	fmt.Fprint(w, t.Header())
 	for i := range levels {
@@ -125,6 +128,9 @@ func consoleNote(res *analysis.Result, wide bool) string {
 	}
 	if wide {
 		s += "; read lag = kernel receive → client timestamp, ms (- without timestamps)"
+	}
+	if consoleEnergy(res, wide) {
+		s += "; J/tok = the GPUs' energy per output token, GPU W = their mean total power"
 	}
 	s += "; ✗ = excluded from fits"
 	if res.Trace != nil {

@@ -4,7 +4,8 @@
 // compare.html for kneecap compare.
 //
 // Every report opens with the answer — the maximum throughput, the knee with its interval, the
-// TTFT blow-up, the SLO point, the operating point and the capacity plan — then the level
+// TTFT blow-up, the SLO point, the operating point, the capacity plan and, with GPU telemetry,
+// energy per output token (energy.go) — then the level
 // table, the method notes with the formulas of DESIGN §1 beside the metrics, the validity
 // checks per level (including the identities E2E ≈ TTFT + TPOT × (N_out − 1),
 // QPS ≈ concurrency ÷ mean E2E and output TPS ≈ QPS × mean N_out with their measured error),

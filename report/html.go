@@ -12,7 +12,7 @@ import (
 
 // chartOrder is the order charts appear in report.html; names not listed follow, sorted.
 var chartOrder = []string{"throughput", "ttft", "tpot", "latency_vs_throughput", "qps", "rate_throughput", "rate_ttft", "rate_e2e", "rate_lag",
-	"compare_throughput", "compare_latency"}
+	"efficiency", "compare_throughput", "compare_latency"}
 
 // HTML writes report.html: the content of the Markdown report in one self-contained page with
 // CSS only (no script, no external assets), opening with figure cards (DESIGN §5.2). svgs
@@ -53,6 +53,10 @@ func reportSections(res *analysis.Result) []section {
 	if l, why := turnsLevel(res); l != nil {
 		t := turnsTable(l)
 		ss = append(ss, section{ID: "turns", Title: "By turn", Table: &t, Note: turnsNote(l, why)})
+	}
+	if res.Energy != nil {
+		t := energyTable(res)
+		ss = append(ss, section{ID: "energy", Title: "Energy", Table: &t, Note: energyNote})
 	}
 	if fits := fitNotes(res); len(fits) > 0 {
 		ss = append(ss, section{ID: "fits", Title: "Fitted models", Items: fits})

@@ -65,6 +65,9 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 		mdSection(bw, "By turn", turnsTable(l), turnsNote(l, why))
 	}
 
+	if res.Energy != nil {
+		mdSection(bw, "Energy", energyTable(res), energyNote)
+	}
 	if fits := fitNotes(res); len(fits) > 0 {
 		fmt.Fprint(bw, "## Fitted models\n\n")
 		for _, f := range fits {

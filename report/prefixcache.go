@@ -21,17 +21,14 @@ func hasPrefixCache(res *analysis.Result) bool {
 }
 
 // withPrefixCache inserts the prefix-cache hit rate after the column named after ("—" where a
-// level has none), when some level has one; the rows are sortedLevels' (a table whose rows are
+// level has none), when some level has one; the rows are rowLevels' (a table whose rows are
 // not is left as it is).
 func withPrefixCache(t table, res *analysis.Result, after string) table {
 	at := slices.Index(t.Header, after) + 1
 	if !hasPrefixCache(res) || at == 0 {
 		return t
 	}
-	levels := sortedLevels(res)
-	if res.Mode.IsRate() {
-		levels = slices.DeleteFunc(levels, func(l analysis.Level) bool { return !l.IsRate() })
-	}
+	levels := rowLevels(res)
 	if len(levels) != len(t.Rows) {
 		return t
 	}

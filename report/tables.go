@@ -42,7 +42,17 @@ func levelTable(res *analysis.Result) table {
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	return withLengths(withPrefixCache(t, res, "TTFT p99 (ms)"), res, "ISL (tokens)", "OSL (tokens)", " ≠ ")
+	return withEnergy(withLengths(withPrefixCache(t, res, "TTFT p99 (ms)"), res, "ISL (tokens)", "OSL (tokens)", " ≠ "), res)
+}
+
+// rowLevels returns the levels of res in the order of its level table's rows: sortedLevels,
+// only the arrival-rate levels on an arrival-rate run.
+func rowLevels(res *analysis.Result) []analysis.Level {
+	levels := sortedLevels(res)
+	if res.Mode.IsRate() {
+		levels = slices.DeleteFunc(levels, func(l analysis.Level) bool { return !l.IsRate() })
+	}
+	return levels
 }
 
 // reasoned reports whether some level's requests reasoned before they answered: its TTFA
@@ -177,7 +187,7 @@ func rateLevelTable(res *analysis.Result) table {
 			strconv.Itoa(l.Requests), errorsCell(&l), fnum(l.OutputTPS), fnum(ttft.P50), fnum(ttft.P95), fnum(ttft.P99), fnum(l.TTFT.P95),
 			fnum(l.TPOT.P95), fnum(e2e.P50), fnum(e2e.P95), fnum(l.ScheduleLag.P50), fnum(l.ScheduleLag.P99), validCell(&l)})
 	}
-	return withLengths(withPrefixCache(t, res, "TTFT p99 (ms)"), res, "ISL (tokens)", "OSL (tokens)", " ≠ ")
+	return withEnergy(withLengths(withPrefixCache(t, res, "TTFT p99 (ms)"), res, "ISL (tokens)", "OSL (tokens)", " ≠ "), res)
 }
 
 // rateLevelsNote is the note under the level table of an arrival-rate run.

@@ -79,7 +79,8 @@ func sortedLevels(res *analysis.Result) []analysis.Level {
 
 // Answer returns the answer of a run as sentences, in order: maximum throughput, knee (with
 // its rule), efficient point (when it is not the knee), TTFT blow-up, overload, SLO point,
-// operating point and capacity plan. Every report opens with
+// operating point, capacity plan and, with GPU telemetry, energy per output token. Every
+// report opens with
 // them. An arrival-rate run's answer names its mode first, then its capacity with the rule
 // it was read by, the maximum TPS, the unsustained levels, the TTFT blow-up rate, the SLO
 // point on the rate axis, the capacity plan and which latencies were read (DESIGN §4.15).
@@ -117,6 +118,7 @@ func Answer(res *analysis.Result) []string {
 	if c := res.Capacity; c != nil {
 		s = append(s, capacitySentence(c, res.SLO, res.EfficientPoint != nil && res.Knee != nil && res.Knee.Rule == analysis.RulePlateauOnset))
 	}
+	s = append(s, energySentences(res)...)
 	if t := addedSentence(res); t != "" {
 		s = append(s, t)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/analysis/analysistest"
 )
 
 // compareRun is a hand-made analysis of an 8-level sweep 1…128 whose throughput saturates at
@@ -265,5 +266,38 @@ func TestCompareRegressionGate(t *testing.T) {
 		if err := run(context.Background(), e, append([]string{"compare", base, slower, "-o", out}, args...)); err != nil {
 			t.Errorf("compare %v: %v, want exit 0", args, err)
 		}
+	}
+}
+
+// TestCompareEnergyPerRun: kneecap compare of two runs with GPU telemetry, as on two GPU types
+// (the energy fixture, and a copy at 0.15 J/token at its lowest), prints each run's J/token on
+// stdout and in compare.md, read back from their analysis.json.
+func TestCompareEnergyPerRun(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	a, b := filepath.Join(tmp, "h100"), filepath.Join(tmp, "b200")
+	writeRun(t, a, analysistest.WithEnergy())
+	rb := analysistest.WithEnergy()
+	rb.Meta.Name = "b200"
+	rb.Energy.Optimal.X, rb.Energy.Optimal.JPerOutputToken, rb.Energy.AtSLOPoint.JPerOutputToken = 16, 0.15, 0.2
+	writeRun(t, b, rb)
+	out := filepath.Join(tmp, "cmp")
+	e, stdout, _ := compareEnv()
+	if err := run(context.Background(), e, []string{"compare", a, b, "-o", out}); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "compare.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, doc := range map[string]string{"stdout": stdout.String(), "compare.md": string(md)} {
+		for _, want := range []string{"llama8b-sim", "0.196", "10.3", "0.263", "b200", "0.15", "0.2"} {
+			if !strings.Contains(doc, want) {
+				t.Errorf("%s lacks %q:\n%s", what, want, doc)
+			}
+		}
+	}
+	if !strings.Contains(stdout.String(), "J/tok min") || !strings.Contains(string(md), "| 0.15 @ 16 (8.90–12.1) | 0.2 |") {
+		t.Errorf("no J/token per run:\n%s\n%s", stdout.String(), md)
 	}
 }

@@ -163,6 +163,9 @@ func (p *progress) LevelFinished(l record.Level) {
 		if (p.hit || lv.PrefixHitRate().OK()) && (p.wide || run.OfferedRPS == 0) {
 			t = t.WithPrefixCache() // as the final table (report.consoleHit)
 		}
+		if p.wide && (run.GPU != nil || lv.GPU != nil) {
+			t = t.WithEnergy() // as the final --wide table (report.consoleEnergy)
+		}
 		p.table = &t
 		fmt.Fprint(p.w, t.Header())
 	}

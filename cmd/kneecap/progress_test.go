@@ -219,3 +219,27 @@ func TestProgressHitColumn(t *testing.T) {
 		t.Errorf("live table without the hit column:\n%s", buf.String())
 	}
 }
+
+// TestProgressEnergyColumns: with --wide the live table has the final table's J/tok and GPU W
+// columns when its first level read GPU telemetry, and not without it.
+func TestProgressEnergyColumns(t *testing.T) {
+	for _, gpu := range []bool{false, true} {
+		var buf bytes.Buffer
+		p := newProgress(&buf, false, []int{1}, config.Default().Sweep)
+		p.wide = true
+		run, recs := synthLevel(0, 1, 100, 10*time.Millisecond, 0)
+		if gpu {
+			run.GPU = &record.GPUStats{Source: record.GPUFromDCGM, Samples: 3, PowerMeanW: 300, PowerP95W: 310}
+		}
+		l := record.Level{Run: run, Records: recs}
+		p.LevelFinished(l)
+		lv := analysis.Summarize([]record.Level{l}, analysis.DefaultOptions())[0]
+		tab := report.NewLevelTable(false, true, lv.InputTokens.Mean.OK() || lv.OutputTokens.Mean.OK())
+		if gpu {
+			tab = tab.WithEnergy()
+		}
+		if out := buf.String(); !strings.HasPrefix(out, tab.Header()) || strings.Contains(out, "J/tok") != gpu {
+			t.Errorf("GPU telemetry %v: live table\n%s\nwant the header\n%s", gpu, out, tab.Header())
+		}
+	}
+}

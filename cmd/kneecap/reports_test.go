@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kneecap/kneecap/analysis/analysistest"
 )
 
 // The files of an analyzed run (charts, report.md, report.html) and the console summary,
@@ -50,5 +52,41 @@ func TestWriteReports(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
 	if len(left) > 0 {
 		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// TestWriteReportsEnergy: a run with energy answers gets efficiency.png and .svg, embedded in
+// report.md and inlined in report.html; one without (TestWriteReports' run) gets neither.
+func TestWriteReportsEnergy(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("renders full-size charts")
+	}
+	for _, energy := range []bool{true, false} {
+		dir := t.TempDir()
+		e, _, _ := compareEnv()
+		res := analysistest.WithEnergy()
+		if !energy {
+			res = analysistest.Saturating()
+		}
+		if err := writeReports(e, res, dir); err != nil {
+			t.Fatal(err)
+		}
+		for _, ext := range []string{".png", ".svg"} {
+			if _, err := os.Stat(filepath.Join(dir, "efficiency"+ext)); (err == nil) != energy {
+				t.Errorf("energy %v: efficiency%s: %v", energy, ext, err)
+			}
+		}
+		md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(md), "![efficiency](efficiency.png)") != energy || strings.Contains(string(html), `id="chart-efficiency"`) != energy {
+			t.Errorf("energy %v: report.md or report.html embeds the efficiency chart: %v", energy, !energy)
+		}
 	}
 }
