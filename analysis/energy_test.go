@@ -86,7 +86,7 @@ func near(got Float, want, rel float64) bool {
 // near the closed form's b* with an interval that contains it, J per output token at the
 // knee, the SLO point and max TPS interpolated between the levels around them, the levels'
 // J per output token above idle, and the warning of an SLO point far above the optimum. (Over
-// seeds 1–60 the optimum lies within 3% of b* every time and its interval covers b* 52 times:
+// seeds 1–60 the optimum lies within 3.5% of b* every time and its interval covers b* 52 times:
 // a residual bootstrap of five levels covers less than its 95%, as the knee's does, DESIGN
 // §4.3; seeds 1–5 are among those it covers.)
 func TestEnergyClosedLoop(t *testing.T) {

@@ -3,6 +3,8 @@ package analysis
 import (
 	"math"
 	"slices"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // The energy-optimal load (DESIGN §4.16): where on the load axis J per output token is
@@ -99,9 +101,9 @@ func (e energyCurve) lowest(lo, hi float64) float64 {
 	return best
 }
 
-// fitEnergyCurve fits the energyCurve to (x, y) by least squares, the normal equations of its
-// three terms solved by Cramer's rule; false with fewer than three distinct positive x or a
-// singular system.
+// fitEnergyCurve fits the energyCurve to (x, y) by linear least squares in its three terms
+// (gonum's QR solve, as quadraticStart fits the USL's start); false with fewer than three
+// distinct positive x or a singular system.
 func fitEnergyCurve(x, y []float64) (energyCurve, bool) {
 	if len(x) < 3 || len(x) != len(y) {
 		return energyCurve{}, false
@@ -116,36 +118,18 @@ func fitEnergyCurve(x, y []float64) (energyCurve, bool) {
 		m += v
 	}
 	m /= float64(len(x))
-	var G [3][3]float64
-	var t [3]float64
+	A := mat.NewDense(len(x), 3, nil)
 	for i, xi := range x {
 		v := xi / m
-		phi := [3]float64{1 / v, 1, v}
-		for j := range phi {
-			t[j] += phi[j] * y[i]
-			for k := range phi {
-				G[j][k] += phi[j] * phi[k]
-			}
-		}
+		A.SetRow(i, []float64{1 / v, 1, v})
 	}
-	d := det3(G)
-	if !finite(d) || math.Abs(d) <= 1e-12*G[0][0]*G[1][1]*G[2][2] {
+	var coef mat.VecDense
+	if err := coef.SolveVec(A, mat.NewVecDense(len(y), slices.Clone(y))); err != nil {
 		return energyCurve{}, false
 	}
-	var c [3]float64
-	for j := range c {
-		Gj := G
-		for i := range Gj {
-			Gj[i][j] = t[i]
-		}
-		c[j] = det3(Gj) / d
+	e := energyCurve{m: m, a: coef.AtVec(0), b: coef.AtVec(1), c: coef.AtVec(2)}
+	if !finite(e.a) || !finite(e.b) || !finite(e.c) {
+		return energyCurve{}, false
 	}
-	return energyCurve{m: m, a: c[0], b: c[1], c: c[2]}, true
-}
-
-// det3 returns the determinant of a 3×3 matrix.
-func det3(A [3][3]float64) float64 {
-	return A[0][0]*(A[1][1]*A[2][2]-A[1][2]*A[2][1]) -
-		A[0][1]*(A[1][0]*A[2][2]-A[1][2]*A[2][0]) +
-		A[0][2]*(A[1][0]*A[2][1]-A[1][1]*A[2][0])
+	return e, true
 }
