@@ -324,3 +324,60 @@ func TestSummarizeGPU(t *testing.T) {
 		t.Errorf("J/token %v (want 3000/13), J/request %v (1500), tokens/J %v (13/3000)", g.JPerOutputToken, g.JPerRequest, g.OutputTokensPerJoule)
 	}
 }
+
+// TestEnergyDegenerate: few or unusable GPU figures give null answers and warnings, never a
+// panic: one level with energy is the optimum itself; fewer than five give no interval (a
+// warning when resamples were asked for); levels whose every figure is null leave every point
+// null.
+func TestEnergyDegenerate(t *testing.T) {
+	noBoot := DefaultOptions()
+	noBoot.Bootstrap = 0
+	cases := []struct {
+		name  string
+		keep  []int // the levels of energyLevels (1 … 256) that keep their energy
+		opts  Options
+		check func(t *testing.T, r Result)
+	}{
+		{"one level", []int{4}, DefaultOptions(), func(t *testing.T, r Result) {
+			if o := r.Energy.Optimal; o.X != 16 || o.Interval != nil || !near(o.JPerOutputToken, 265*0.018/16, 1e-9) {
+				t.Errorf("optimum %+v, want level 16 (0.298 J) without an interval", o)
+			}
+		}},
+		{"four levels", []int{1, 2, 3, 4}, DefaultOptions(), func(t *testing.T, r Result) {
+			if r.Energy.Optimal.Interval != nil || !hasWarning(r, "energy: 4 valid levels with a J per output token: no 95% interval") {
+				t.Errorf("optimum %+v, warnings %q", r.Energy.Optimal, r.Warnings)
+			}
+		}},
+		{"no resamples", []int{0, 1, 2, 3, 4, 5, 6}, noBoot, func(t *testing.T, r Result) {
+			if r.Energy.Optimal.Interval != nil || hasWarning(r, "no 95% interval of the energy-optimal load") || !r.Energy.Optimal.X.OK() {
+				t.Errorf("optimum %+v, warnings %q", r.Energy.Optimal, r.Warnings)
+			}
+		}},
+		{"none measured", nil, DefaultOptions(), func(t *testing.T, r Result) {
+			e := r.Energy
+			for _, p := range []EnergyPoint{e.Optimal, e.AtKnee, e.AtSLOPoint, e.AtMaxTPS} {
+				if p.JPerOutputToken.OK() || p.PowerW.OK() {
+					t.Errorf("point %+v, want null figures", p)
+				}
+			}
+			if n := strings.Count(strings.Join(r.Warnings, "\n"), "GPU energy not measured: 1 reading in the window"); n != 9 {
+				t.Errorf("%d warnings of unmeasured energy, want 9: %q", n, r.Warnings)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			levels := energyLevels(0, 1)
+			for i := range levels {
+				if !slices.Contains(tc.keep, i) {
+					withPower(&levels[i], 300, 1)
+				}
+			}
+			r := Analyze(levels, Meta{}, tc.opts)
+			if r.Energy == nil || r.Energy.IdleW.OK() {
+				t.Fatalf("energy %+v, want one without an idle reading", r.Energy)
+			}
+			tc.check(t, r)
+		})
+	}
+}

@@ -21,9 +21,13 @@ func gpuEnergyUnmeasured(lv *Level) warning {
 	if lv.IsRate() {
 		x = "offered " + frps(float64(lv.OfferedRPS)) + " requests/s"
 	}
+	readings := "readings"
+	if lv.GPU.Samples == 1 {
+		readings = "reading"
+	}
 	return newWarning(warnGPUEnergyUnmeasured, x,
-		"level %s: GPU energy not measured: %d readings in the window; next: a shorter gpu_metrics.interval or a longer window",
-		x, lv.GPU.Samples)
+		"level %s: GPU energy not measured: %d %s in the window; next: a shorter gpu_metrics.interval or a longer window",
+		x, lv.GPU.Samples, readings)
 }
 
 // energyFewLevels: n valid levels with energy around the lowest J per output token, too few for
