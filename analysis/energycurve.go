@@ -99,8 +99,8 @@ func noEnergyPoint(x float64) EnergyPoint {
 
 // energyAt returns J per output token and the GPUs' mean power at x, interpolated along the
 // axis between the levels of pts around it (interpAt), clamped to their range as the plan's
-// figures are: beyond it, the nearest level's (an open loop's capacity lies past its last
-// sustained level). Null figures where x is not finite or no level has energy.
+// figures are: beyond it, the nearest level's. Null figures where x is not finite or no level
+// has energy.
 func (a *analyzer) energyAt(pts []point, x float64) EnergyPoint {
 	out := noEnergyPoint(x)
 	if len(pts) == 0 || !finite(x) {
