@@ -99,7 +99,8 @@ func Analyze(levels []Level, meta Meta, opts Options) Result {
 
 // analyze is Analyze's steps, one list on either axis (the steps read the run's axis). What
 // belongs to one loop only: its saturation answer (saturation), a closed loop's overload and
-// operating point, an open loop's trace answer.
+// operating point, an open loop's trace answer. Energy per token (energy) reads the knee, the
+// SLO point and max TPS and goes before the plan, which sizes its power.
 func (a *analyzer) analyze() {
 	a.collect()
 	a.lengths()
@@ -113,6 +114,7 @@ func (a *analyzer) analyze() {
 	if a.res.Rate != nil {
 		a.rater().trace()
 	}
+	a.energy()
 	a.plan()
 }
 

@@ -53,6 +53,15 @@ func (a Axis) Between(x0, x1, t float64) float64 {
 	return math.Exp(math.Log(x0) + t*(math.Log(x1)-math.Log(x0)))
 }
 
+// Frac returns where x lies between x0 and x1 on the axis, the inverse of Between: (log x −
+// log x0) ÷ (log x1 − log x0) on a closed loop, (x − x0) ÷ (x1 − x0) on an open one.
+func (a Axis) Frac(x0, x1, x float64) float64 {
+	if a.rate {
+		return (x - x0) / (x1 - x0)
+	}
+	return (math.Log(x) - math.Log(x0)) / (math.Log(x1) - math.Log(x0))
+}
+
 // At names the place x (formatted) on the axis as the answers do: "concurrency 8", "2.5
 // requests/s".
 func (a Axis) At(x string) string {

@@ -26,6 +26,11 @@
 // Percentiles everywhere use linear interpolation between closest ranks (numpy's default,
 // R type 7), so numbers compare 1:1 with vLLM, SGLang and genai-bench.
 //
+// With GPU telemetry, Summarize gives each level its power and energy per output token and
+// Analyze places energy on the curve (Result.Energy, DESIGN §4.16): the energy-optimal load,
+// the minimum of J(x) = a/x + b + c·x fitted near the lowest level, with the same residual
+// bootstrap interval, and J per output token at the knee, the SLO point and max TPS.
+//
 // Knee.Method, Blowup.Method and the keys of Knee.Others are Methods (MethodUSL, MethodBatch,
 // MethodHinge, MethodKneedle, method3xBaseline), each with one display Label that reports,
 // charts and warnings print. Gate checks one run against a baseline, CompareGate several (the

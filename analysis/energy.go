@@ -5,6 +5,9 @@ package analysis
 // LevelGPU is a level's GPU figures over its window (levels[].gpu), from its
 // record.GPUStats and its output tokens in the window. A figure not measured is null.
 type LevelGPU struct {
+	// Source names the telemetry (record.GPUFromDCGM, record.GPUFromNvidiaSMI; "" for a
+	// level read from a level-summary CSV).
+	Source string `json:"source,omitempty"`
 	// GPUs is the number of GPUs counted; Samples the readings in the window.
 	GPUs    int `json:"gpus"`
 	Samples int `json:"samples"`

@@ -5,31 +5,39 @@ import "math"
 // interpLog interpolates get over the valid levels linearly in log concurrency at c (clamped
 // to the measured range).
 func (a *analyzer) interpLog(c float64, get func(*Level) float64) float64 {
-	if len(a.pts) == 0 || !finite(c) || c <= 0 {
+	return interpAt(Axis{}, a.pts, c, get)
+}
+
+// interpAt interpolates get over pts (sorted along the axis ax) at x, between the two points
+// around it as ax.Frac places x between them (log concurrency, linear rate), clamped to the
+// points' range; NaN without points or a positive finite x.
+func interpAt(ax Axis, pts []point, x float64, get func(*Level) float64) float64 {
+	if len(pts) == 0 || !finite(x) || x <= 0 {
 		return math.NaN()
 	}
-	if c <= a.pts[0].x {
-		return get(a.pts[0].lv)
+	if x <= pts[0].x {
+		return get(pts[0].lv)
 	}
-	for i := 1; i < len(a.pts); i++ {
-		L, F := a.pts[i-1], a.pts[i]
-		if c <= F.x {
+	for i := 1; i < len(pts); i++ {
+		L, F := pts[i-1], pts[i]
+		if x <= F.x {
 			if F.x == L.x {
 				return get(F.lv)
 			}
-			t := (math.Log(c) - math.Log(L.x)) / (math.Log(F.x) - math.Log(L.x))
+			t := ax.Frac(L.x, F.x, x)
 			return get(L.lv) + t*(get(F.lv)-get(L.lv))
 		}
 	}
-	return get(a.pts[len(a.pts)-1].lv)
+	return get(pts[len(pts)-1].lv)
 }
 
 // plan is the capacity plan (DESIGN §4.8, §4.15): for the plan's targets — concurrent users
 // U (a closed loop only), requests/s Q, output tokens/s P — the replicas that meet every target
 // at each place the run answers (planPoints): max(⌈U ÷ x⌉, ⌈Q ÷ qps(x)⌉, ⌈P ÷ tps(x)⌉) for a
 // replica run there, with the $ per 1M output tokens; GPUs and cost per hour from the replicas
-// at the SLO point. On an open loop a concurrent-users target has no meaning and is ignored
-// with a warning, and the knee's and the efficient point's figures are null.
+// at the SLO point; with GPU telemetry, the power and energy of that plan (planEnergy). On an
+// open loop a concurrent-users target has no meaning and is ignored with a warning, and the
+// knee's and the efficient point's figures are null.
 func (a *analyzer) plan() {
 	p := a.opts.Plan
 	users := max(p.ConcurrentUsers, 0)
@@ -59,6 +67,7 @@ func (a *analyzer) plan() {
 		}
 	}
 	c.costs(p)
+	a.planEnergy(c)
 	a.res.Capacity = c
 }
 

@@ -65,7 +65,11 @@ func (o Options) withDefaults() Options {
 //   - achieved concurrency = Σ |[t_send, t_send+E2E) ∩ [W0, W1)| ÷ T over every record;
 //   - Little's-law error = |QPS × mean E2E − achieved| ÷ achieved;
 //   - goodput counts requests completed in the window whose TTFT, TPOT and E2E each meet the
-//     SLO (per request) ÷ T, and their output tokens ÷ T.
+//     SLO (per request) ÷ T, and their output tokens ÷ T;
+//   - GPU figures (Level.GPU, DESIGN §4.16), where the sweep read GPU telemetry
+//     (LevelRun.GPU): power, energy E, J per output token E ÷ (output TPS × T), J per
+//     request E ÷ (QPS × T), output tokens per joule; null with fewer than 3 readings
+//     (levelGPU). The energy above idle needs the run's idle reading: Analyze adds it.
 //
 // The window metrics are sweep's definitions (record.WindowTotals over record.TokensInWindow,
 // record.BusyInWindow and record.CompletedInWindow; record.SentInWindow for the latency
@@ -168,6 +172,7 @@ func (s *scratch) summarize(run *record.LevelRun, records []record.Record, opts 
 		open.finish(&lv, run, win, &pop, records)
 		cached = func(r *record.Record) bool { return r.OK() && in(r) }
 	}
+	lv.GPU = levelGPU(run.GPU, &lv)
 	summarizeLengths(&lv, records, in, opts.Lengths)
 	summarizeUsage(&lv, records, in)
 	summarizePrefixCache(&lv, run, records, cached)

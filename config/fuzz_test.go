@@ -16,6 +16,7 @@ func FuzzConfigValidate(f *testing.F) {
 		"sweep: {levels: {start: 1, max: 1000000, factor: 1.0000001}}\n",
 		"simulator: {max_num_seqs: -1, faults: {error_rate: 2}}\nname: ../x\n",
 		"slo: {ttft_p95: 1h}\nplan: {qps: .nan, replica_cost_per_hour: -1}\n",
+		"plan: {energy_cost_per_kwh: .nan}\n",
 	} {
 		f.Add(s)
 	}

@@ -229,7 +229,8 @@ func (v *validation) analysis() {
 	for _, f := range []struct {
 		key string
 		v   float64
-	}{{"plan.qps", p.QPS}, {"plan.output_tps", p.OutputTPS}, {"plan.replica_cost_per_hour", p.ReplicaCostPerHour}} {
+	}{{"plan.qps", p.QPS}, {"plan.output_tps", p.OutputTPS}, {"plan.replica_cost_per_hour", p.ReplicaCostPerHour},
+		{"plan.energy_cost_per_kwh", p.EnergyCostPerKWh}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
 			v.bad(f.key, "is %g: must be ≥ 0", f.v)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -85,13 +86,19 @@ func csvLengths() []csvScalar {
 //
 // Arrival-rate levels (analysis.ModeOf) are written with the columns of rateCSVColumns
 // instead: rate_rps in place of concurrency, and the rate columns at the end (realized_rps
-// after the prefix-cache ones).
+// after the prefix-cache ones). When some level has GPU figures (analysis.Level GPU, DESIGN
+// §4.16) the GPU columns (gpuColumns) follow every other column of either table; without
+// them they are not written, and a run without GPU telemetry keeps its columns.
 func WriteCSV(w io.Writer, levels []analysis.Level) error {
 	cw := csv.NewWriter(w)
 	rate := analysis.ModeOf(levels).IsRate()
 	header := csvColumns()
 	if rate {
 		header = rateCSVColumns()
+	}
+	gpu := withGPU(levels)
+	if gpu {
+		header = append(header, gpuColumnNames()...)
 	}
 	if err := cw.Write(header); err != nil {
 		return fmt.Errorf("write csv: %w", err)
@@ -110,6 +117,9 @@ func WriteCSV(w io.Writer, levels []analysis.Level) error {
 			row = append(row, rateLateCells(&levels[i])...)
 		}
 		row = append(row, verdictCells(&levels[i])...)
+		if gpu {
+			row = append(row, gpuCells(&levels[i])...)
+		}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write csv: %w", err)
 		}
@@ -150,8 +160,8 @@ func csvRow(l *analysis.Level, scalars, lengths []csvScalar) []string {
 
 // ReadCSV reads a level-summary CSV (DESIGN §4) named name (used in errors). The first row is
 // the header; concurrency (or rate_rps, for arrival-rate levels: rateCSVColumns) and
-// output_tps are required, every other column of csvColumns (or rateCSVColumns) is optional,
-// and columns may come in any order. Lines starting with # are comments. Empty
+// output_tps are required, every other column of csvColumns (or rateCSVColumns) and the GPU
+// columns (gpuColumns) is optional, and columns may come in any order. Lines starting with # are comments. Empty
 // cells are "not measured" (null). Levels are valid and steady unless a valid or steady
 // column says false, and their outputs of fixed length when fixed_output says true. Errors
 // name name:line and the column: an unknown or repeated column, a
@@ -214,7 +224,7 @@ func readCSVHeader(cr *csv.Reader, name string) (*csvHeader, error) {
 	}
 	line, _ := cr.FieldPos(0)
 	known := map[string]bool{}
-	for _, c := range append(csvColumns(), rateOnlyColumns()...) {
+	for _, c := range slices.Concat(csvColumns(), rateOnlyColumns(), gpuColumnNames()) {
 		known[c] = true
 	}
 	h := &csvHeader{name: name, line: line, cols: make([]string, len(header)), seen: map[string]bool{},
@@ -222,7 +232,7 @@ func readCSVHeader(cr *csv.Reader, name string) (*csvHeader, error) {
 	for i, c := range header {
 		c = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(c, "\ufeff")))
 		if !known[c] {
-			return nil, fmt.Errorf("%s:%d: column %q: unknown column (known: %s)", name, line, c, strings.Join(csvColumns(), ", "))
+			return nil, fmt.Errorf("%s:%d: column %q: unknown column (known: %s)", name, line, c, strings.Join(append(csvColumns(), gpuColumnNames()...), ", "))
 		}
 		if h.seen[c] {
 			return nil, fmt.Errorf("%s:%d: column %q: repeated", name, line, c)
@@ -275,6 +285,9 @@ func (h *csvHeader) cell(lv *analysis.Level, col, cell string, line int) error {
 		return err
 	}
 	if ok, err := prefixCell(lv, col, cell, fail); ok {
+		return err
+	}
+	if ok, err := gpuCell(lv, col, cell, fail); ok {
 		return err
 	}
 	switch col {

@@ -58,14 +58,7 @@ func TestCSVRoundTrip(t *testing.T) {
 	// evidence (issue 22: the verdict columns).
 	in[0].Steady, in[0].Imprecise = false, true
 	in[1].LatencyRising = true
-	var buf bytes.Buffer
-	if err := WriteCSV(&buf, in); err != nil {
-		t.Fatal(err)
-	}
-	out, err := ReadCSV(bytes.NewReader(buf.Bytes()), "levels.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, out := roundTrip(t, in)
 	if len(out) != len(in) {
 		t.Fatalf("%d levels, want %d", len(out), len(in))
 	}

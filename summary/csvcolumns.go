@@ -132,12 +132,10 @@ func (h *csvHeader) rateCell(lv *analysis.Level, col, cell string, fail func(str
 		}
 		return true, nil
 	}
-	v, err := strconv.ParseFloat(cell, 64)
+	v, err := parseFinite(cell, fail)
 	switch {
 	case err != nil:
-		return true, fail("%q is not a number", cell)
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return true, fail("%q is not finite", cell)
+		return true, err
 	case col == "rate_rps" && !(v > 0):
 		return true, fail("%q: the offered rate must be positive (requests/s)", cell)
 	case v < 0 && col != "backlog_growth_rps":

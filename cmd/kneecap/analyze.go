@@ -18,7 +18,8 @@ import (
 
 const analyzeUsage = "PATH [-o DIR] [--format text|json] [--slo METRIC:PCT:D]... [--slo-ttft-p95 D] [--slo-tpot-p95 D] [--slo-e2e-p95 D]\n" +
 	"                       [--knee-gain F] [--bootstrap N] [--plan-users N] [--plan-qps F]\n" +
-	"                       [--plan-output-tps F] [--replica-cost-per-hour F] [--gpus-per-replica N]\n\n" +
+	"                       [--plan-output-tps F] [--replica-cost-per-hour F] [--gpus-per-replica N]\n" +
+	"                       [--energy-cost-per-kwh F]\n\n" +
 	"PATH is a results directory (with levels.json), a level-summary CSV, or a directory of\n" +
 	"vLLM `bench serve` result JSON files. Writes DIR/analysis.json, DIR/summary.csv, the charts\n" +
 	"and report.md / report.html. DIR defaults to PATH for a results directory. A results\n" +
@@ -27,7 +28,8 @@ const analyzeUsage = "PATH [-o DIR] [--format text|json] [--slo METRIC:PCT:D]...
 	"report and Pareto chart rewritten.\n\n" +
 	"The --plan flags set the capacity plan (the config's plan:) without a new sweep: the\n" +
 	"replicas needed for that load at the SLO point and at the knee, and with a replica's cost,\n" +
-	"$/hour and $ per 1M output tokens."
+	"$/hour and $ per 1M output tokens; with GPU telemetry, its power, kWh per 1M output tokens\n" +
+	"and, with an electricity price, their cost."
 
 // cmdAnalyze implements `kneecap analyze`: it reproduces every number of a run offline from
 // its files (or analyzes a level-summary CSV or vLLM bench results) and writes analysis.json,
@@ -125,6 +127,7 @@ type analyzeFlags struct {
 	boot           int
 	users, gpus    int
 	qps, tps, cost float64
+	energyCost     float64
 	set            map[string]bool // the flags given on the command line
 }
 
@@ -138,6 +141,7 @@ func (f *analyzeFlags) register(fl *flag.FlagSet) {
 	fl.Float64Var(&f.tps, "plan-output-tps", 0, "capacity plan: output tokens/s to serve (overrides plan.output_tps)")
 	fl.Float64Var(&f.cost, "replica-cost-per-hour", 0, "capacity plan: $ per replica-hour (overrides plan.replica_cost_per_hour)")
 	fl.IntVar(&f.gpus, "gpus-per-replica", 0, "capacity plan: GPUs per replica `N` (overrides plan.gpus_per_replica)")
+	fl.Float64Var(&f.energyCost, "energy-cost-per-kwh", 0, "capacity plan: $ per kWh of electricity (overrides plan.energy_cost_per_kwh)")
 }
 
 // check returns a usage error for a flag value out of range.
@@ -152,7 +156,7 @@ func (f *analyzeFlags) check() error {
 		name string
 		v    float64
 	}{{"plan-users", float64(f.users)}, {"plan-qps", f.qps}, {"plan-output-tps", f.tps},
-		{"replica-cost-per-hour", f.cost}, {"gpus-per-replica", float64(f.gpus)}} {
+		{"replica-cost-per-hour", f.cost}, {"gpus-per-replica", float64(f.gpus)}, {"energy-cost-per-kwh", f.energyCost}} {
 		if !(p.v >= 0) || math.IsInf(p.v, 0) {
 			return cmdUsageError("analyze", "analyze: --%s %g: must be a number ≥ 0", p.name, p.v)
 		}
@@ -181,6 +185,9 @@ func (f *analyzeFlags) apply(o analysis.Options) analysis.Options {
 	}
 	if f.set["gpus-per-replica"] {
 		o.Plan.GPUsPerReplica = f.gpus
+	}
+	if f.set["energy-cost-per-kwh"] {
+		o.Plan.EnergyCostPerKWh = f.energyCost
 	}
 	o.Bootstrap = f.boot
 	return o

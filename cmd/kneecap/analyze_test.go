@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"os"
@@ -137,25 +138,56 @@ func TestAnalyzeVLLMDir(t *testing.T) {
 	}
 }
 
+// analyzeCSV writes body as a level-summary CSV, analyzes it into a directory of its own with
+// --bootstrap 0 and args, and returns its analysis.json, the CSV's and the directory's paths
+// and the console.
+func analyzeCSV(t *testing.T, body string, args ...string) (m map[string]any, csv, out string, stdout *bytes.Buffer) {
+	t.Helper()
+	csv = filepath.Join(t.TempDir(), "levels.csv")
+	if err := os.WriteFile(csv, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = filepath.Join(t.TempDir(), "out")
+	e, stdout, stderr := analyzeEnv()
+	if err := run(context.Background(), e, append([]string{"analyze", csv, "-o", out, "--bootstrap", "0"}, args...)); err != nil {
+		t.Fatalf("analyze: %v\n%s", err, stderr)
+	}
+	return readJSON(t, filepath.Join(out, "analysis.json")), csv, out, stdout
+}
+
+// --energy-cost-per-kwh prices the plan's energy (DESIGN §4.16) from a level-summary CSV with
+// the GPU columns. Reference: arithmetic on the CSV below: the SLO holds to 64 and fails at
+// 128, both levels at 0.35 J per output token (700 W ÷ 2000 tokens/s), so the SLO point's is
+// 0.35 J: 0.35 × 10⁶ ÷ 3.6·10⁶ = 0.0972 kWh per 1M output tokens, $0.00972 at $0.10 per kWh.
+func TestAnalyzeEnergyCostFlag(t *testing.T) {
+	t.Parallel()
+	body := "concurrency,output_tps,qps,ttft_p95_ms,gpu_power_mean_w,j_per_output_token\n" +
+		"1,100,1,20,150,1.5\n4,380,3.8,22,250,0.6578947368421053\n16,1300,13,30,500,0.38461538461538464\n" +
+		"64,2000,20,900,700,0.35\n128,2000,20,3000,700,0.35\n"
+	m, csv, out, _ := analyzeCSV(t, body, "--plan-users", "1000", "--energy-cost-per-kwh", "0.1")
+	kwh, _ := dig(m, "capacity", "kwh_per_m_output_tokens")
+	cost, _ := dig(m, "capacity", "energy_cost_per_m_output_tokens")
+	power, _ := dig(m, "capacity", "power_per_replica_w")
+	k, _ := kwh.(float64)
+	c, _ := cost.(float64)
+	if math.Abs(k-0.35/3.6) > 1e-9 || math.Abs(c-0.035/3.6) > 1e-9 || power != 700.0 {
+		t.Errorf("capacity: %v kWh, $%v per 1M output tokens, %v W per replica; want 0.0972, 0.00972, 700", kwh, cost, power)
+	}
+	e, _, _ := analyzeEnv()
+	err := run(context.Background(), e, []string{"analyze", csv, "-o", out, "--energy-cost-per-kwh", "-1"})
+	if exitCode(err) != exitUsage || !strings.Contains(errString(err), "energy-cost-per-kwh") {
+		t.Errorf("--energy-cost-per-kwh -1: exit %d (%v), want %d naming the flag", exitCode(err), err, exitUsage)
+	}
+}
+
 // The --plan flags give a capacity plan without a new sweep. Reference: arithmetic on
 // the CSV below: the SLO (TTFT p95 ≤ 2 s) holds to 64 (QPS 20, the last passing level) and
 // fails at 128, so the point lies at or below 128; 1,000 users need ⌈1000 ÷ N_slo⌉ replicas
 // with N_slo in [64, 128): 8 to 16; 8 GPUs each; $2.50 per replica-hour.
 func TestAnalyzePlanFlags(t *testing.T) {
 	t.Parallel()
-	csv := filepath.Join(t.TempDir(), "levels.csv")
 	body := "concurrency,output_tps,qps,ttft_p95_ms\n1,100,1,20\n4,380,3.8,22\n16,1300,13,30\n64,2000,20,900\n128,2000,20,3000\n"
-	if err := os.WriteFile(csv, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "out")
-	e, stdout, stderr := analyzeEnv()
-	err := run(context.Background(), e, []string{"analyze", csv, "-o", out, "--bootstrap", "0",
-		"--plan-users", "1000", "--replica-cost-per-hour", "2.5", "--gpus-per-replica", "8"})
-	if err != nil {
-		t.Fatalf("analyze: %v\n%s", err, stderr)
-	}
-	m := readJSON(t, filepath.Join(out, "analysis.json"))
+	m, csv, out, stdout := analyzeCSV(t, body, "--plan-users", "1000", "--replica-cost-per-hour", "2.5", "--gpus-per-replica", "8")
 	nslo, _ := dig(m, "slo", "max_concurrency")
 	reps, _ := dig(m, "capacity", "replicas_at_slo")
 	gpus, _ := dig(m, "capacity", "gpus")
