@@ -101,6 +101,34 @@ func TestSweepGPUTelemetry(t *testing.T) {
 	}
 }
 
+// With no GPU source configured, the DCGM families of the server's metrics are read from the
+// scrape itself (here the fake exporter stands for a server whose /metrics carries them, as
+// the simulator's will with simulator.gpus): the console names them, and every level and the
+// idle reading carry the exporter's figures, at the scrape's interval.
+func TestSweepGPUFromServerMetrics(t *testing.T) {
+	srv := fakeDCGMExporter(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	cfg := strings.Replace(gpuSweepConfig, "gpu_metrics: {interval: 50ms}", "server_metrics: {interval: 50ms}", 1)
+	r := runCmd(nil, "sweep", "-c", writeTestConfig(t, cfg), "-o", dir, "--server-metrics-url", srv.URL+"/metrics")
+	if r.err != nil {
+		t.Fatalf("sweep: %v\nstderr:\n%s", r.err, r.stderr)
+	}
+	want := "kneecap: GPU telemetry: 1 GPU: 0 NVIDIA H100 80GB HBM3 on node-7, from the DCGM families in the server's metrics at " + srv.URL + "/metrics\n"
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+	}
+	res, err := rundir.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.GPUIdle == nil || res.GPUIdle.PowerMeanW != exporterPowerW {
+		t.Errorf("gpu_idle %+v, want 300 W", res.GPUIdle)
+	}
+	for _, l := range res.Levels {
+		checkLevelGPU(t, l.Run)
+	}
+}
+
 // checkLevelGPU checks a level's GPU figures against the fake exporter's GPU.
 func checkLevelGPU(t *testing.T, run record.LevelRun) {
 	t.Helper()
