@@ -35,6 +35,8 @@ type Config struct {
 	SLO analysis.SLO `yaml:"slo"`
 	// ServerMetrics configures scraping of the server's Prometheus endpoint.
 	ServerMetrics server.ServerMetricsConfig `yaml:"server_metrics"`
+	// GPUMetrics configures GPU telemetry: the DCGM exporter or nvidia-smi (DESIGN §3.10).
+	GPUMetrics server.GPUMetricsConfig `yaml:"gpu_metrics"`
 	// Analysis holds analysis options.
 	Analysis AnalysisConfig `yaml:"analysis"`
 	// Plan is the optional capacity plan.
@@ -197,6 +199,7 @@ func Default() Config {
 		},
 		SLO:           analysis.SLO{TTFTP95: 2 * time.Second, TPOTP95: 50 * time.Millisecond},
 		ServerMetrics: server.ServerMetricsConfig{Interval: time.Second},
+		GPUMetrics:    server.GPUMetricsConfig{Interval: time.Second},
 		Analysis:      AnalysisConfig{KneeGain: 0.10},
 		Plan:          analysis.Plan{GPUsPerReplica: 1},
 	}

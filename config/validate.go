@@ -30,6 +30,7 @@ func (c Config) Validate() error {
 	v.workload()
 	v.sweep()
 	v.analysis()
+	v.gpuMetrics()
 	v.shard()
 	v.scenarios()
 	sortProblems(v.errs)

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -68,10 +67,9 @@ type Scraper struct {
 	samples []MetricSample
 	errors  int
 	lastErr error
+	gpu     *GPUSampler // fed the DCGM families of each scrape (FeedGPU), or nil
 
-	wmu    sync.Mutex // guards out and outErr, and serialises writes to out
-	out    io.Writer  // Record's writer, or nil
-	outErr error      // the first write error to out; recording stops there
+	lines jsonLines // Record's writer of server_metrics.jsonl
 }
 
 // NewScraper returns a Scraper for cfg (URL and Interval; Interval ≤ 0 means 1 s). hc nil
@@ -90,123 +88,122 @@ func NewScraper(cfg ServerMetricsConfig, hc *http.Client) (*Scraper, error) {
 	if hc == nil {
 		hc = &http.Client{Timeout: max(cfg.Interval, 2*time.Second)}
 	}
-	return &Scraper{url: cfg.URL, shown: redact.URL(cfg.URL), interval: cfg.Interval, hc: hc}, nil
+	return &Scraper{url: cfg.URL, shown: redact.URL(cfg.URL), interval: cfg.Interval, hc: hc,
+		lines: jsonLines{what: "server metrics"}}, nil
 }
 
 // Run scrapes now and then every interval until ctx is done; it returns nil then.
 func (s *Scraper) Run(ctx context.Context) error {
-	t := time.NewTicker(s.interval)
-	defer t.Stop()
-	for {
+	runEvery(ctx, s.interval, func(ctx context.Context) {
 		if _, err := s.Scrape(ctx); err != nil && ctx.Err() == nil {
 			s.mu.Lock()
 			s.errors++
 			s.lastErr = err
 			s.mu.Unlock()
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	})
+	return nil
 }
 
 // Start runs Run in a goroutine until ctx is done or stop is called; stop waits for it and
 // reports the scrapes that failed (the last error names the URL without credentials) and any
 // error writing the samples recorded (Record).
 func (s *Scraper) Start(ctx context.Context) (stop func() error) {
-	sctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = s.Run(sctx) // nil when sctx is done; failed scrapes are counted
-	}()
+	end := startLoop(ctx, func(ctx context.Context) { _ = s.Run(ctx) }) // failed scrapes are counted
 	return func() error {
-		cancel()
-		<-done
-		var errs []error
-		if n, last := s.Errors(); n > 0 {
-			errs = append(errs, fmt.Errorf("%d of %d scrapes failed, last: %w", n, n+len(s.Samples()), last))
-		}
-		return errors.Join(append(errs, s.RecordErr())...)
+		end()
+		n, last := s.Errors()
+		return loopErr("scrapes", n, len(s.Samples()), last, s.RecordErr())
 	}
 }
 
-// Scrape fetches and parses the endpoint once and, on success, appends the sample.
+// Scrape fetches and parses the endpoint once and, on success, appends the sample (and feeds
+// the GPU sampler the DCGM families it holds, FeedGPU).
 func (s *Scraper) Scrape(ctx context.Context) (MetricSample, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
+	t0 := time.Now()
+	fams, err := getFamilies(ctx, s.hc, s.url, s.shown)
 	if err != nil {
-		return MetricSample{}, fmt.Errorf("sweep: scrape: %w", err)
+		return MetricSample{}, fmt.Errorf("sweep: %w", err)
+	}
+	sample := sampleOf(fams)
+	sample.TUnixNS = t0.Add(time.Since(t0) / 2).UnixNano()
+	s.mu.Lock()
+	s.samples = append(s.samples, sample)
+	g := s.gpu
+	s.mu.Unlock()
+	s.lines.write(&sample)
+	if g != nil {
+		g.add(GPUSample{TUnixNS: sample.TUnixNS, GPUs: dcgmGPUs(fams, g.match)})
+	}
+	return sample, nil
+}
+
+// FeedGPU makes every later scrape give g the readings of the DCGM families it holds (the
+// GPUs g's Match selects): g is then sampled at the scrape's interval, by the same request.
+func (s *Scraper) FeedGPU(g *GPUSampler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gpu = g
+}
+
+// getFamilies GETs the Prometheus text at u with hc and parses it; shown is u without
+// credentials, for errors.
+func getFamilies(ctx context.Context, hc *http.Client, u, shown string) (map[string]*dto.MetricFamily, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("scrape: %w", err)
 	}
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
-	t0 := time.Now()
-	resp, err := s.hc.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
-		// *url.Error quotes the URL with its query (which may hold a token): name s.shown.
+		// *url.Error quotes the URL with its query (which may hold a token): name shown.
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return MetricSample{}, fmt.Errorf("sweep: scrape %s: %w", s.shown, err)
+		return nil, fmt.Errorf("scrape %s: %w", shown, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return MetricSample{}, fmt.Errorf("sweep: scrape %s: status %s", s.shown, resp.Status)
+		return nil, fmt.Errorf("scrape %s: status %s", shown, resp.Status)
 	}
-	sample, err := parseMetrics(io.LimitReader(resp.Body, maxMetricsBody))
+	fams, err := parseFamilies(io.LimitReader(resp.Body, maxMetricsBody))
 	if err != nil {
-		return MetricSample{}, fmt.Errorf("sweep: scrape %s: %w", s.shown, err)
+		return nil, fmt.Errorf("scrape %s: %w", shown, err)
 	}
-	sample.TUnixNS = t0.Add(time.Since(t0) / 2).UnixNano()
-	s.mu.Lock()
-	s.samples = append(s.samples, sample)
-	s.mu.Unlock()
-	s.record(&sample)
-	return sample, nil
-}
-
-// record appends sample to Record's writer as one JSON line. It holds s.wmu, not s.mu, so
-// that a slow disk never blocks Summarize; s.wmu keeps the lines whole and in order.
-func (s *Scraper) record(sample *MetricSample) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if s.out == nil || s.outErr != nil {
-		return
-	}
-	b, err := json.Marshal(sample)
-	if err == nil {
-		_, err = s.out.Write(append(b, '\n'))
-	}
-	if err != nil {
-		s.outErr = fmt.Errorf("sweep: write server metrics: %w", err)
-	}
+	return fams, nil
 }
 
 // Record writes every later sample to w, one JSON object per line (server_metrics.jsonl), as
 // it is taken: a sweep killed mid-way keeps the samples it had. The first write error ends
 // the recording (scraping goes on) and is returned by RecordErr.
-func (s *Scraper) Record(w io.Writer) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.out = w
-}
+func (s *Scraper) Record(w io.Writer) { s.lines.set(w) }
 
 // RecordErr returns the write error that ended Record's recording, or nil.
-func (s *Scraper) RecordErr() error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	return s.outErr
+func (s *Scraper) RecordErr() error { return s.lines.Err() }
+
+// parseMetrics parses Prometheus text exposition and extracts the kept series; TUnixNS is
+// left 0.
+func parseMetrics(r io.Reader) (MetricSample, error) {
+	fams, err := parseFamilies(r)
+	if err != nil {
+		return MetricSample{}, err
+	}
+	return sampleOf(fams), nil
 }
 
-// parseMetrics parses Prometheus text exposition (metric names may contain ':') and extracts
-// the kept series; TUnixNS is left 0.
-func parseMetrics(r io.Reader) (MetricSample, error) {
+// parseFamilies parses Prometheus text exposition (metric names may contain ':').
+func parseFamilies(r io.Reader) (map[string]*dto.MetricFamily, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(r)
 	if err != nil {
-		return MetricSample{}, fmt.Errorf("parse metrics: %w", err)
+		return nil, fmt.Errorf("parse metrics: %w", err)
 	}
+	return fams, nil
+}
+
+// sampleOf extracts the kept series of fams; TUnixNS is left 0.
+func sampleOf(fams map[string]*dto.MetricFamily) MetricSample {
 	var m MetricSample
 	m.Running = pick(fams, record.RunningSeries, &m.series)
 	m.Waiting = pick(fams, record.WaitingSeries, &m.series)
@@ -215,7 +212,7 @@ func parseMetrics(r io.Reader) (MetricSample, error) {
 	m.PrefixCacheHits = pick(fams, record.PrefixHitSeries, &m.series)
 	m.PrefixCacheQueries = pick(fams, record.PrefixQuerySeries, &m.series)
 	m.PrefixCacheHitRate = pick(fams, record.PrefixRateSeries, &m.series)
-	return m, nil
+	return m
 }
 
 // pick returns the sum over label sets of the first family of names present.

@@ -27,7 +27,7 @@ import (
 // among those the controller could have tested, else at the end of the load period. The
 // verdict, slice TPS and notes are then computed from the union as for one process. Client
 // diagnostics take the worst shard (the level is client-bound when any shard was); server
-// metrics come from the lowest-numbered shard that scraped them.
+// metrics and GPU telemetry come from the lowest-numbered shard that read them (mergeGPU).
 func MergeLevel(parts []record.LevelRun, records []record.Record, proto Protocol, server func(shard int, w0, w1 int64) (*record.ServerStats, error)) (record.LevelRun, error) {
 	m, err := mergeParts(parts)
 	run := m.run
@@ -51,6 +51,7 @@ func MergeLevel(parts []record.LevelRun, records []record.Record, proto Protocol
 	}
 	record.SetPhases(records, run.W0, run.W1)
 	notes = append(notes, mergeServer(&run, parts, server)...)
+	notes = append(notes, mergeGPU(&run, parts)...)
 	notes = append(notes, finishWindow(&run, records, proto, slice, end)...)
 	if cs := m.client; cs != nil && run.W1 > run.W0 {
 		selfcheck.JudgeClient(cs, records, run.W0, run.W1, run.Mode().IsRate(), proto.ClientTolerance)

@@ -72,6 +72,7 @@ type level struct {
 	client      record.Client
 	obs         Observer
 	scraper     WindowSummarizer
+	gpu         GPUSummarizer
 	clk         unixClock
 	clock       levelClock
 
@@ -173,7 +174,7 @@ func newLevel(ctx context.Context, p *Plan, client record.Client, index, c int) 
 	proto := p.Protocol
 	l := &level{
 		index: index, c: c, first: 0, n: c, proto: proto, think: p.ThinkTime, workload: p.Workload,
-		client: client, obs: p.Observer, scraper: p.Scraper,
+		client: client, obs: p.Observer, scraper: p.Scraper, gpu: p.GPU,
 		// Anchored per level: phase boundaries stay within microseconds of the client's
 		// wall-clock send times even if the wall clock is slewed during a long sweep.
 		clk:     unixClock{base: time.Now()},
@@ -393,6 +394,10 @@ func (l *level) finish(end levelEnd, timedOut bool, cs *record.ClientStats) []re
 	}
 	if l.scraper != nil && run.W1 > run.W0 {
 		run.Server = l.scraper.Summarize(run.W0, run.W1)
+	}
+	if l.gpu != nil && run.W1 > run.W0 {
+		run.GPU = l.gpu.SummarizeGPU(run.W0, run.W1)
+		l.notes = append(l.notes, gpuNote(run.GPU)...)
 	}
 	run.Notes = l.notes
 	return records

@@ -113,6 +113,8 @@ type Plan struct {
 	Observer Observer
 	// Scraper, when non-nil, summarises server metrics per window into LevelRun.Server.
 	Scraper WindowSummarizer
+	// GPU, when non-nil, summarises GPU telemetry per window into LevelRun.GPU (DESIGN §3.10).
+	GPU GPUSummarizer
 	// Schedule, when non-nil, runs the levels on a fixed wall-clock schedule as one shard of a
 	// sharded sweep (see Schedule): Judge is not consulted and MaxDuration, WarmupMax and the
 	// steady-state extension do not apply.
@@ -125,4 +127,11 @@ type Plan struct {
 // WindowSummarizer summarises server metrics over a window [w0, w1) of Unix nanoseconds.
 type WindowSummarizer interface {
 	Summarize(w0, w1 int64) *record.ServerStats
+}
+
+// GPUSummarizer summarises the GPUs serving the target over a window [w0, w1) of Unix
+// nanoseconds (server.GPUSampler); nil when no reading falls in it. It may wait, briefly and
+// bounded, for the reading that closes the window.
+type GPUSummarizer interface {
+	SummarizeGPU(w0, w1 int64) *record.GPUStats
 }

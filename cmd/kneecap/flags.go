@@ -15,6 +15,7 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/redact"
 )
 
 // cmdUsageError is a usage error of the command line of cmd ("" for kneecap itself): main
@@ -246,4 +247,24 @@ func (f *sloFlags) apply(slo analysis.SLO, set map[string]bool) analysis.SLO {
 		slo.E2EP95 = f.e2e
 	}
 	return slo
+}
+
+// stringList is a repeatable string flag: each use appends its value.
+type stringList []string
+
+func (l *stringList) Set(s string) error {
+	*l = append(*l, s)
+	return nil
+}
+
+// String lists the values given without their credentials (a URL may hold a token).
+func (l *stringList) String() string {
+	if l == nil {
+		return ""
+	}
+	var out []string
+	for _, s := range *l {
+		out = append(out, redact.URL(s))
+	}
+	return strings.Join(out, ",")
 }

@@ -21,6 +21,7 @@ import (
 
 const sweepUsage = `[-c FILE] [-o DIR] [--url URL|env] [--model M] [--api chat|completions]
                      [--api-key-env NAME] [--header NAME:VALUE]... [--server-metrics-url URL|off]
+                     [--gpu-metrics-url URL|off]... [--gpu-metrics dcgm|nvidia-smi|off]
                      [--dataset FILE] [--format text|json]
                      [--levels 1,2,4,...] [--warmup D] [--duration D] [--min-requests N]
                      [--max-duration D] [--input-tokens N] [--output-tokens N] [--name NAME]
@@ -68,6 +69,8 @@ type sweepFlags struct {
 	apiKeyEnv, metricsURL, dataset, format             string
 	urlFromEnv                                         bool // --url env: url is OPENAI_BASE_URL
 	headers                                            headerList
+	gpuURLs                                            stringList
+	gpuSource                                          string
 	warmup, duration, maxDuration                      time.Duration
 	minRequests, inputTokens, outputTokens, refine     int
 	retryExcluded                                      int
@@ -90,6 +93,8 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 	fs.Var(&fl.headers, "header", "HTTP header `NAME:VALUE` sent on every request to the target's origin, repeatable (adds to target.headers); "+
 		"values of secret-looking names (Authorization, *-Key, *Token*, Cookie, …) are redacted everywhere")
 	fs.StringVar(&fl.metricsURL, "server-metrics-url", "", "the server's Prometheus `URL` (server_metrics.url; default: /metrics at the target's host when it answers; off to disable)")
+	fs.Var(&fl.gpuURLs, "gpu-metrics-url", "a DCGM exporter's Prometheus `URL`, repeatable (gpu_metrics.urls; default: DCGM families in the server's metrics, else :9400/metrics at the target's host when it answers; off to disable)")
+	fs.StringVar(&fl.gpuSource, "gpu-metrics", "", "GPU telemetry `source`: dcgm, nvidia-smi (run on this machine, the GPU host) or off (gpu_metrics.source)")
 	fs.StringVar(&fl.dataset, "dataset", "", "replay prompts from `FILE`: ShareGPT JSON/JSONL or JSONL of {prompt, max_tokens} (workload.dataset)")
 	fs.StringVar(&fl.levels, "levels", "", "concurrency levels, a `list` such as 1,2,4,8")
 	// These flags default to 0 and override the configuration only when given, so the usage
@@ -198,6 +203,11 @@ func runSweep(ctx context.Context, e *env, fl *sweepFlags, s *launch.Sweep) (err
 	if err != nil {
 		return err
 	}
+	stopGPU, err := s.StartGPU(ctx, t, &plan)
+	if err != nil {
+		_ = stopScraper()
+		return err
+	}
 	fmt.Fprintf(e.stderr, "kneecap: sweeping %s (model %s), %s, results in %s\n",
 		redact.URL(t.Endpoint), s.Cfg.Target.Model, s.What(plan), s.Dir.Path())
 	restoreGC := selfcheck.SetLoadGC()
@@ -206,6 +216,9 @@ func runSweep(ctx context.Context, e *env, fl *sweepFlags, s *launch.Sweep) (err
 	prog.Close()
 	if err := stopScraper(); err != nil {
 		fmt.Fprintf(e.stderr, "kneecap: server metrics: %v\n", err)
+	}
+	if err := stopGPU(); err != nil {
+		fmt.Fprintf(e.stderr, "kneecap: GPU telemetry: %v\n", err)
 	}
 	if err := s.Dir.Close(); err != nil && runErr == nil {
 		runErr = err

@@ -97,6 +97,11 @@ func applyTargetFlags(e *env, cfg *config.Config, fl *sweepFlags) error {
 	set.str("api-key-env", "target.api_key_env", &cfg.Target.APIKeyEnv, fl.apiKeyEnv)
 	fl.headers.apply(cfg)
 	set.str("server-metrics-url", "server_metrics.url", &cfg.ServerMetrics.URL, fl.metricsURL)
+	set.str("gpu-metrics", "gpu_metrics.source", &cfg.GPUMetrics.Source, fl.gpuSource)
+	if fl.set["gpu-metrics-url"] {
+		cfg.GPUMetrics.URLs = []string(fl.gpuURLs)
+		cfg.Override("gpu_metrics.urls", "--gpu-metrics-url")
+	}
 	set.str("dataset", "workload.dataset", &cfg.Workload.Dataset, fl.dataset)
 	set.str("name", "name", &cfg.Name, fl.name)
 	if fl.set["api"] {

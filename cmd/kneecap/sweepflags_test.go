@@ -99,3 +99,37 @@ func TestSweepTargetFlags(t *testing.T) {
 		t.Errorf("api_key_env %q server_metrics.url %q dataset %q", cfg.Target.APIKeyEnv, cfg.ServerMetrics.URL, cfg.Workload.Dataset)
 	}
 }
+
+// --gpu-metrics-url is repeatable and sets gpu_metrics.urls; --gpu-metrics sets its source; the
+// two together with nvidia-smi, or a source not known, are configuration problems naming the key.
+func TestSweepGPUFlags(t *testing.T) {
+	cfg, _ := sweepConfigOf(t, nil, "--url", "http://127.0.0.1:1/v1", "--model", "m",
+		"--gpu-metrics-url", "http://node-7:9400/metrics", "--gpu-metrics-url", "http://node-8:9400/metrics")
+	if got := strings.Join(cfg.GPUMetrics.URLs, " "); got != "http://node-7:9400/metrics http://node-8:9400/metrics" {
+		t.Errorf("gpu_metrics.urls %q", got)
+	}
+	cfg, _ = sweepConfigOf(t, nil, "--url", "http://127.0.0.1:1/v1", "--model", "m", "--gpu-metrics", "off")
+	if !cfg.GPUMetrics.Off() {
+		t.Errorf("--gpu-metrics off: gpu_metrics %+v", cfg.GPUMetrics)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--gpu-metrics", "nvidia-smi", "--gpu-metrics-url", "http://node-7:9400/metrics"}, "gpu_metrics.urls: nvidia-smi"},
+		{[]string{"--gpu-metrics", "rocm-smi"}, "gpu_metrics.source: \"rocm-smi\""},
+		{[]string{"--gpu-metrics-url", "node-7:9400"}, "gpu_metrics.urls"},
+	} {
+		e, _, errb := testEnv()
+		fl, err := parseSweepFlags(e, append([]string{"--url", "http://127.0.0.1:1/v1", "--model", "m"}, tc.args...))
+		if err == nil {
+			var cfg config.Config
+			if cfg, err = sweepConfig(e, fl); err == nil {
+				err = cfg.Validate() // launch.New's check
+			}
+		}
+		if err == nil || !strings.Contains(errb.String()+err.Error(), tc.want) {
+			t.Errorf("%q: %v\n%s\nwant a problem naming %q", tc.args, err, errb, tc.want)
+		}
+	}
+}

@@ -87,7 +87,7 @@ func (t *Target) StartScraper(ctx context.Context, dir *rundir.Dir, plan *sweep.
 		return nil, err
 	}
 	s.Record(w)
-	plan.Scraper = s
+	plan.Scraper, t.scraper = s, s
 	return s.Start(ctx), nil
 }
 

@@ -60,3 +60,16 @@ func TestProbeMetrics(t *testing.T) {
 		}
 	}
 }
+
+func TestExporterURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://127.0.0.1:8000/v1":          "http://127.0.0.1:9400/metrics",
+		"https://user:key@gpu.example/v1?x": "http://gpu.example:9400/metrics",
+		"http://[::1]:8000/v1":              "http://[::1]:9400/metrics",
+		"not a url":                         "",
+	} {
+		if got := exporterURL(in); got != want {
+			t.Errorf("exporterURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -27,6 +27,12 @@ type Target struct {
 	scrape server.ServerMetricsConfig
 	// stopSim stops the in-process simulator (nil for an endpoint).
 	stopSim func() error
+	// scraper scrapes scrape once StartScraper has started it (nil before, or without).
+	scraper *server.Scraper
+	// gpu samples the GPUs serving the target, found at launch (findGPU; nil: none); gpuFed
+	// says the server metrics scrape feeds it.
+	gpu    *server.GPUSampler
+	gpuFed bool
 }
 
 // Close closes the client's connections and stops the simulator.
@@ -43,10 +49,10 @@ func (t *Target) Close() {
 func (t *Target) Client() record.Client { return t.client }
 
 // Start starts the target and gets the sweep ready for its first level: the target
-// (startTarget) and its preflight, the server metrics found at its host, the prompts sized in
-// its tokens, the results directory opened with the sizing and what the server says it is
-// (tool is kneecap's version, recorded beside it), a sessions workload's context limit, and
-// the rates of --rates auto (its probe shown by newProgress).
+// (startTarget) and its preflight, the server metrics found at its host, the GPU telemetry
+// (findGPU), the prompts sized in its tokens, the results directory opened with the sizing
+// and what the server says it is (tool is kneecap's version, recorded beside it), a sessions
+// workload's context limit, and the rates of --rates auto (its probe shown by newProgress).
 func (s *Sweep) Start(ctx context.Context, tool string, newProgress NewProgress) (*Target, error) {
 	t, err := s.startTarget()
 	if err != nil {
@@ -64,6 +70,9 @@ func (s *Sweep) start(ctx context.Context, t *Target, tool string, newProgress N
 		return err
 	}
 	t.findMetrics(ctx, s.Log)
+	if err := s.findGPU(ctx, t); err != nil {
+		return err
+	}
 	if err := s.sizePrompts(ctx, t); err != nil {
 		return err
 	}
