@@ -34,9 +34,10 @@ const (
 	exporterProbeTimeout = time.Second
 	// exporterPort is the DCGM exporter's default listening port (DCGM_EXPORTER_LISTEN :9400).
 	exporterPort = "9400"
-	// idleReadings is how many readings the idle reading spans: two intervals, 2 s at the
-	// default interval.
-	idleReadings = 3
+	// idleReadings is how many readings the idle reading spans: three intervals, 3 s at the
+	// default interval, so that its window [first, last) holds the three readings the
+	// analysis needs of any window's GPU figures (analysis' minGPUSamples).
+	idleReadings = 4
 )
 
 // findGPU finds the GPU telemetry of gpu_metrics (t.gpu, nil for none) and says in one line
@@ -210,7 +211,7 @@ func (s *Sweep) idleGPU(ctx context.Context, g *server.GPUSampler) {
 	fmt.Fprintf(s.Log, "kneecap: GPU idle: %s\n", idleLine(idle))
 }
 
-// idleLine describes the idle reading: "118.0 W (mean of 2 readings), 236.0 J (counter)".
+// idleLine describes the idle reading: "118.0 W (mean of 3 readings), 354.0 J (counter)".
 func idleLine(st *record.GPUStats) string {
 	line := fmt.Sprintf("%.1f W (mean of %d readings)", st.PowerMeanW, st.Samples)
 	if st.EnergyJ != nil {

@@ -61,7 +61,7 @@ func TestFindGPU(t *testing.T) {
 
 // The idle reading is not taken again on a resumed run that has one, nor on a shard other
 // than 0, nor on shard 0 when the first level starts too soon (the Sweep has no results
-// directory here: reaching it would panic). The bound is 4 intervals + 2 s: 6 s at 1 s.
+// directory here: reaching it would panic). The bound is 5 intervals + 2 s: 7 s at 1 s.
 func TestIdleGPUSkipped(t *testing.T) {
 	g, err := server.NewGPUSampler(server.GPUSamplerOptions{Fed: "http://x/metrics"})
 	if err != nil {
@@ -75,7 +75,7 @@ func TestIdleGPUSkipped(t *testing.T) {
 		{"resumed", Sweep{done: &rundir.Run{GPUIdle: &record.GPUStats{}}}, ""},
 		{"shard 1", Sweep{Cfg: config.Config{Shard: config.ShardConfig{Index: 1, Count: 2}}}, ""},
 		{"shard 0 too soon", Sweep{Cfg: config.Config{Shard: config.ShardConfig{Index: 0, Count: 2, StartAt: "2020-01-01T00:00:00Z"}}},
-			"no idle reading (the first level starts in less than 6s)"},
+			"no idle reading (the first level starts in less than 7s)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var log bytes.Buffer
