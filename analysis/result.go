@@ -256,6 +256,12 @@ type Meta struct {
 	// GPUIdle is the GPUs' idle reading before the first level (DESIGN §3.10, §4.16): the
 	// power above which a level's energy is its load's. Nil without GPU telemetry.
 	GPUIdle *record.GPUStats `json:"gpu_idle,omitempty"`
+	// GPUs are the GPUs the telemetry counted (the first level's that has GPU figures, else
+	// the idle reading's), and GPUMatch the gpu_metrics.match filter that selected them
+	// ("Hostname=node-7, gpu=0|1"; "" for every GPU of the source): the report states them
+	// (DESIGN §3.10). Absent without GPU telemetry.
+	GPUs     []record.GPU `json:"gpus,omitempty"`
+	GPUMatch string       `json:"gpu_match,omitempty"`
 	// Trace is the trace a trace replay replayed (DESIGN §3.9), when it was one.
 	Trace *record.TraceInfo `json:"trace,omitempty"`
 }

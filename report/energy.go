@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -122,7 +123,8 @@ func pointText(res *analysis.Result, p analysis.EnergyPoint) string {
 func placeText(res *analysis.Result, p analysis.EnergyPoint) string {
 	t := "at " + place(res, p.X)
 	if iv := p.Interval; iv != nil && iv[0].OK() && iv[1].OK() {
-		t += fmt.Sprintf(" (95%% interval %s–%s)", fnum(iv[0]), fnum(iv[1]))
+		lo, hi := fspan(iv[0], iv[1])
+		t += fmt.Sprintf(" (95%% interval %s–%s)", lo, hi)
 	}
 	return t
 }
@@ -150,6 +152,41 @@ func gpusCounted(e *analysis.Energy) string {
 	}
 	if e.Source != "" {
 		t += " (" + e.Source + ")"
+	}
+	return t
+}
+
+// gpusNamed names the GPUs counted, grouped by model and host, and the gpu_metrics.match
+// filter that selected them: ": 8 × NVIDIA H100 80GB HBM3 on node-7 (gpu 0, 1, …), selected
+// by gpu_metrics.match Hostname=node-7"; "" when the run names none.
+func gpusNamed(m analysis.Meta) string {
+	type group struct {
+		model, host string
+		ids         []string
+	}
+	var groups []*group
+	for _, g := range m.GPUs {
+		i := slices.IndexFunc(groups, func(x *group) bool { return x.model == g.Model && x.host == g.Host })
+		if i < 0 {
+			groups = append(groups, &group{model: g.Model, host: g.Host})
+			i = len(groups) - 1
+		}
+		groups[i].ids = append(groups[i].ids, g.Index)
+	}
+	var parts []string
+	for _, g := range groups {
+		t := fmt.Sprintf("%d × %s", len(g.ids), cmp.Or(g.model, "GPU"))
+		if g.host != "" {
+			t += " on " + g.host
+		}
+		parts = append(parts, t+" (gpu "+strings.Join(g.ids, ", ")+")")
+	}
+	t := ""
+	if len(parts) > 0 {
+		t = ": " + strings.Join(parts, "; ")
+	}
+	if m.GPUMatch != "" {
+		t += ", selected by gpu_metrics.match " + m.GPUMatch
 	}
 	return t
 }
@@ -256,7 +293,7 @@ func energyTable(res *analysis.Result) table {
 	e := res.Energy
 	t := table{Header: []string{"figure", "value"}, Class: "text"}
 	add := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
-	add("GPUs counted", gpusCounted(e))
+	add("GPUs counted", gpusCounted(e)+gpusNamed(res.Meta))
 	if e.IdleW.OK() {
 		add("idle power", fnum(e.IdleW)+" W")
 	}

@@ -18,6 +18,17 @@ const dash = "—"
 // fnum formats v with about three significant digits: 2667, 22.6, 4.25, or "—".
 func fnum(v analysis.Float) string { return v.Format() }
 
+// fspan formats the ends of an interval as fnum does, with more significant digits (up to
+// six) where that would print a narrow interval's ends alike ("10.07–10.08", not
+// "10.1–10.1").
+func fspan(lo, hi analysis.Float) (string, string) {
+	a, b := fnum(lo), fnum(hi)
+	for d := 4; a == b && d <= 6 && lo != hi && lo.OK() && hi.OK(); d++ {
+		a, b = strconv.FormatFloat(float64(lo), 'g', d, 64), strconv.FormatFloat(float64(hi), 'g', d, 64)
+	}
+	return a, b
+}
+
 // fint formats v rounded to an integer, or "—".
 func fint(v analysis.Float) string {
 	if !v.OK() {

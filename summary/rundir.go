@@ -4,11 +4,14 @@ package summary
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/rundir"
 )
 
@@ -116,5 +119,39 @@ func runMeta(res *rundir.Run) analysis.Meta {
 	if !res.Start.IsZero() {
 		meta.Date = res.Start.UTC().Format(time.RFC3339)
 	}
+	meta.GPUs, meta.GPUMatch = gpusCounted(res)
 	return meta
+}
+
+// gpusCounted returns the GPUs res's telemetry counted — those of its first level with GPU
+// figures, else of its idle reading; none without telemetry — and the gpu_metrics.match
+// filter that selected them, "label=regexp" pairs in label order.
+func gpusCounted(res *rundir.Run) ([]record.GPU, string) {
+	var gpus []record.GPU
+	for _, l := range res.Levels {
+		if g := l.Run.GPU; g != nil && len(g.GPUs) > 0 {
+			gpus = gpuNames(g)
+			break
+		}
+	}
+	if gpus == nil && res.GPUIdle != nil {
+		gpus = gpuNames(res.GPUIdle)
+	}
+	if gpus == nil {
+		return nil, ""
+	}
+	var match []string
+	for _, k := range slices.Sorted(maps.Keys(res.Config.GPUMetrics.Match)) {
+		match = append(match, k+"="+res.Config.GPUMetrics.Match[k])
+	}
+	return gpus, strings.Join(match, ", ")
+}
+
+// gpuNames returns the GPUs of st.
+func gpuNames(st *record.GPUStats) []record.GPU {
+	out := make([]record.GPU, len(st.GPUs))
+	for i, g := range st.GPUs {
+		out[i] = g.GPU
+	}
+	return out
 }
