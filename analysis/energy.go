@@ -27,9 +27,9 @@ type LevelGPU struct {
 	JPerOutputTokenAboveIdle Float `json:"j_per_output_token_above_idle"`
 	JPerRequest              Float `json:"j_per_request"`
 	OutputTokensPerJoule     Float `json:"output_tokens_per_joule"`
-	// UtilPct is the mean GPU utilisation in percent; SMActive the mean SM activity, a
+	// UtilPct is the mean GPU utilisation in percent (util); SMActive the mean SM activity, a
 	// fraction (DCGM profiling metrics only).
-	UtilPct  Float `json:"util_pct"`
+	UtilPct  Float `json:"util"`
 	SMActive Float `json:"sm_active"`
 }
 

@@ -194,8 +194,8 @@ func TestEnergyTooFewReadings(t *testing.T) {
 		t.Errorf("level 8 with 2 readings: %+v, want null figures", *g)
 	}
 	for _, want := range []string{
-		"level concurrency 8: GPU energy not measured: 2 readings in the window; next: a shorter gpu_metrics.interval or a longer window",
-		"level concurrency 32: GPU energy not measured: 20 readings in the window; next: a shorter gpu_metrics.interval or a longer window",
+		"level concurrency 8: GPU energy not measured: 2 distinct readings in the window; next: a shorter gpu_metrics.interval or a longer window (the DCGM exporter refreshes every 30 s unless started with -c 1000)",
+		"level concurrency 32: GPU energy not measured: 20 distinct readings in the window; next: a shorter gpu_metrics.interval or a longer window (the DCGM exporter refreshes every 30 s unless started with -c 1000)",
 	} {
 		if !slices.Contains(r.Warnings, want) {
 			t.Errorf("warnings %q lack %q", r.Warnings, want)
@@ -240,7 +240,7 @@ func TestEnergyJSON(t *testing.T) {
 	for _, key := range []string{
 		`"gpu":{"source":"dcgm","gpus":1,"samples":20,"power_w":{"mean":`, `"power_per_gpu_w":{"mean":`, `"energy_j":`,
 		`"energy_source":"counter"`, `"j_per_output_token":`, `"j_per_output_token_above_idle":`, `"j_per_request":`,
-		`"output_tokens_per_joule":`, `"util_pct":`, `"sm_active":null`,
+		`"output_tokens_per_joule":`, `"util":`, `"sm_active":null`,
 		`"energy":{"source":"dcgm","gpus":1,"idle_w":120,"optimal":{"x":`, `"interval":[`, `"at_knee":{"x":`,
 		`"at_slo_point":{"x":`, `"at_max_tps":{"x":`, `"power_w":`,
 		`"power_per_replica_w":`, `"fleet_power_kw":`, `"kwh_per_m_output_tokens":`, `"energy_cost_per_m_output_tokens":`,
@@ -360,7 +360,7 @@ func TestEnergyDegenerate(t *testing.T) {
 					t.Errorf("point %+v, want null figures", p)
 				}
 			}
-			if n := strings.Count(strings.Join(r.Warnings, "\n"), "GPU energy not measured: 1 reading in the window"); n != 9 {
+			if n := strings.Count(strings.Join(r.Warnings, "\n"), "GPU energy not measured: 1 distinct reading in the window"); n != 9 {
 				t.Errorf("%d warnings of unmeasured energy, want 9: %q", n, r.Warnings)
 			}
 		}},

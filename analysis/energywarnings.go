@@ -26,7 +26,7 @@ func gpuEnergyUnmeasured(lv *Level) warning {
 		readings = "reading"
 	}
 	return newWarning(warnGPUEnergyUnmeasured, x,
-		"level %s: GPU energy not measured: %d %s in the window; next: a shorter gpu_metrics.interval or a longer window",
+		"level %s: GPU energy not measured: %d distinct %s in the window; next: a shorter gpu_metrics.interval or a longer window (the DCGM exporter refreshes every 30 s unless started with -c 1000)",
 		x, lv.GPU.Samples, readings)
 }
 

@@ -9,28 +9,10 @@ import (
 	"github.com/kneecap/kneecap/analysis/analysistest"
 )
 
-// renderedNames returns the base names of the charts RenderAll renders for res, in order.
-func renderedNames(t *testing.T, res *analysis.Result) []string {
-	t.Helper()
-	files, err := RenderAll(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, f := range files {
-		if f.Format == "svg" {
-			names = append(names, f.Name)
-		}
-	}
-	return names
-}
-
 // TestEfficiencyWrittenWithEnergy: RenderAll renders the efficiency chart, last, for a run
-// with energy answers (closed loop and arrival rate), and not for the same runs without.
+// with energy answers (closed loop and arrival rate), and not for the same runs without
+// (chartsOf, the list RenderAll renders; TestRenderAll renders it).
 func TestEfficiencyWrittenWithEnergy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("renders full-size charts")
-	}
 	for _, f := range []struct {
 		name         string
 		with, simple func() *analysis.Result
@@ -39,11 +21,11 @@ func TestEfficiencyWrittenWithEnergy(t *testing.T) {
 		{"rate", analysistest.RateWithEnergy, analysistest.Rate},
 	} {
 		with := f.with()
-		if got, want := renderedNames(t, with), append(NamesFor(with.Mode), "efficiency"); !slices.Equal(got, want) {
-			t.Errorf("%s with energy: rendered %v, want %v", f.name, got, want)
+		if got, want := chartsOf(with), append(NamesFor(with.Mode), "efficiency"); !slices.Equal(got, want) {
+			t.Errorf("%s with energy: renders %v, want %v", f.name, got, want)
 		}
-		if got := renderedNames(t, f.simple()); slices.Contains(got, "efficiency") {
-			t.Errorf("%s without energy: rendered %v, with an efficiency chart", f.name, got)
+		if got := chartsOf(f.simple()); slices.Contains(got, "efficiency") {
+			t.Errorf("%s without energy: renders %v, with an efficiency chart", f.name, got)
 		}
 	}
 }

@@ -107,15 +107,7 @@ func (f File) WriteTo(w io.Writer) (int64, error) {
 // fails.
 func RenderAll(res *analysis.Result) ([]File, error) {
 	var files []File
-	mode := record.ModeConcurrency
-	if res != nil {
-		mode = res.Mode
-	}
-	all := NamesFor(mode)
-	if res != nil && res.Energy != nil {
-		all = append(all, efficiencyName)
-	}
-	for _, name := range all {
+	for _, name := range chartsOf(res) {
 		c, err := Build(name, res)
 		if err != nil {
 			return nil, err
@@ -128,6 +120,20 @@ func RenderAll(res *analysis.Result) ([]File, error) {
 		files = append(files, rendered...)
 	}
 	return files, nil
+}
+
+// chartsOf returns the charts RenderAll renders for res, in order: NamesFor its mode, then the
+// efficiency chart when it has energy answers.
+func chartsOf(res *analysis.Result) []string {
+	mode := record.ModeConcurrency
+	if res != nil {
+		mode = res.Mode
+	}
+	all := NamesFor(mode)
+	if res != nil && res.Energy != nil {
+		all = append(all, efficiencyName)
+	}
+	return all
 }
 
 // RenderCompare renders the overlay charts of compareNames() — CompareThroughput and

@@ -176,8 +176,8 @@ func dcgmGPUs(fams map[string]*dto.MetricFamily, m GPUMatch) []GPUValue {
 		}
 		for _, metric := range fam.GetMetric() {
 			labels := labelMap(metric)
-			g := GPUValue{GPU: record.GPU{Index: labels["gpu"], UUID: labels["UUID"], Model: labels["modelName"],
-				Host: labels["Hostname"], Pod: labels["pod"], Namespace: labels["namespace"]}}
+			g := GPUValue{GPU: clipGPU(record.GPU{Index: labels["gpu"], UUID: labels["UUID"], Model: labels["modelName"],
+				Host: labels["Hostname"], Pod: labels["pod"], Namespace: labels["namespace"]})}
 			v, ok := metricValue(metric)
 			if (g.UUID == "" && g.Index == "") || !ok || !m.matches(labels) {
 				continue
@@ -245,6 +245,13 @@ func sortGPUs(gs []GPUValue) {
 	slices.SortStableFunc(gs, func(a, b GPUValue) int { return compareGPU(a.GPU, b.GPU) })
 }
 
+// clipGPU returns g with every label clipped as any server-given text is (clip: no control
+// characters, at most 64 characters): the console, the reports and levels.json print them.
+func clipGPU(g record.GPU) record.GPU {
+	return record.GPU{Index: clip(g.Index), UUID: clip(g.UUID), Model: clip(g.Model), Host: clip(g.Host),
+		Pod: clip(g.Pod), Namespace: clip(g.Namespace)}
+}
+
 // compareGPU orders two GPUs by host, index and UUID.
 func compareGPU(a, b record.GPU) int {
 	if c := strings.Compare(a.Host, b.Host); c != 0 {
@@ -253,7 +260,7 @@ func compareGPU(a, b record.GPU) int {
 	ai, aerr := strconv.Atoi(a.Index)
 	bi, berr := strconv.Atoi(b.Index)
 	if aerr == nil && berr == nil && ai != bi {
-		return ai - bi
+		return cmp.Compare(ai, bi)
 	}
 	if c := strings.Compare(a.Index, b.Index); c != 0 {
 		return c

@@ -177,3 +177,24 @@ func deref(v *float64) string {
 	}
 	return strconv.FormatFloat(*v, 'g', -1, 64)
 }
+
+// Labels an exporter gives are clipped like any server-given text (no control characters,
+// at most 64 characters), and GPUs with huge indices still sort by index.
+func TestDCGMLabelsClipped(t *testing.T) {
+	long := strings.Repeat("h", 200)
+	text := "DCGM_FI_DEV_POWER_USAGE{gpu=\"9223372036854775807\",UUID=\"GPU-a\",modelName=\"H100\\u001b[2J\",Hostname=\"" + long + "\"} 300\n" +
+		"DCGM_FI_DEV_POWER_USAGE{gpu=\"-9223372036854775808\",UUID=\"GPU-b\",modelName=\"H100\",Hostname=\"" + long + "\"} 300\n"
+	text = strings.ReplaceAll(text, `\u001b`, "\x1b")
+	gs, err := ParseDCGM(strings.NewReader(text), GPUMatch{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gs) != 2 || gs[0].UUID != "GPU-b" {
+		t.Fatalf("GPUs %+v, want GPU-b (the smaller index) first", gs)
+	}
+	for _, g := range gs {
+		if strings.ContainsRune(g.Model, 0x1b) || len([]rune(g.Host)) > 64 {
+			t.Errorf("GPU %q: model %q, host of %d characters; want clipped", g.UUID, g.Model, len([]rune(g.Host)))
+		}
+	}
+}

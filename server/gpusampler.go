@@ -35,6 +35,7 @@ type GPUSampler struct {
 	errors  int
 	lastErr error
 	added   chan struct{} // closed (and replaced) when a reading is kept
+	stale   int           // readings dropped as repeats of the last one kept (stale)
 
 	lines jsonLines // Record's writer of gpu_metrics.jsonl
 }
@@ -168,12 +169,18 @@ func (s *GPUSampler) Read(ctx context.Context) (GPUSample, error) {
 	return sample, err
 }
 
-// add keeps a reading that holds a GPU, wakes the waiters and records it.
+// add keeps a reading that holds a GPU and is not a repeat (stale), wakes the waiters and
+// records it.
 func (s *GPUSampler) add(sample GPUSample) {
 	if len(sample.GPUs) == 0 {
 		return
 	}
 	s.mu.Lock()
+	if n := len(s.samples); n > 0 && stale(&s.samples[n-1], &sample) {
+		s.stale++
+		s.mu.Unlock()
+		return
+	}
 	s.samples = append(s.samples, sample)
 	close(s.added)
 	s.added = make(chan struct{})
@@ -266,4 +273,30 @@ func (s *GPUSampler) Idle(ctx context.Context, n int) *record.GPUStats {
 		return nil
 	}
 	return s.SummarizeGPU(got[0].TUnixNS, got[len(got)-1].TUnixNS)
+}
+
+// stale reports whether next repeats last: the same GPUs, each with an energy counter that
+// did not move. The DCGM exporter refreshes its values every collect interval (its -c
+// option, 30 s by default) and serves the cached ones in between; a reading that repeats
+// them, stamped with its own fetch time, would flatten the counter's interpolation and
+// inflate the readings count. A GPU's counter only stands still when no time passed for
+// it (a source without a counter, nvidia-smi, is never stale).
+func stale(last, next *GPUSample) bool {
+	if len(last.GPUs) != len(next.GPUs) {
+		return false
+	}
+	for i, g := range next.GPUs {
+		l := last.GPUs[i]
+		if g.key() != l.key() || g.EnergyMJ == nil || l.EnergyMJ == nil || *g.EnergyMJ != *l.EnergyMJ {
+			return false
+		}
+	}
+	return true
+}
+
+// Stale returns the number of readings dropped as repeats of the last one kept (stale).
+func (s *GPUSampler) Stale() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stale
 }

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // fakeExporter serves DCGM text at /metrics over loopback HTTP: one GPU at 200 W whose energy
@@ -116,5 +118,26 @@ func TestScraperFeedsGPU(t *testing.T) {
 	}
 	if deref(m.Running) != "3" {
 		t.Errorf("running %s, want 3", deref(m.Running))
+	}
+}
+
+// A reading whose GPUs' energy counters did not move since the last kept one repeats the
+// DCGM exporter's cached values (it refreshes every -c ms, 30 s by default): it is dropped
+// and counted, not kept with its own fetch time; a moved counter, or a source without one,
+// is kept.
+func TestGPUSamplerDropsStaleReadings(t *testing.T) {
+	s, err := NewGPUSampler(GPUSamplerOptions{Fed: "http://x/metrics"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := func(mj, w float64) GPUValue {
+		return GPUValue{GPU: record.GPU{Index: "0", UUID: "GPU-1"}, EnergyMJ: &mj, PowerW: &w}
+	}
+	noCounter := GPUValue{GPU: record.GPU{Index: "0", UUID: "GPU-1"}}
+	for i, g := range []GPUValue{v(1000, 300), v(1000, 300), v(1000, 310), v(4000, 300), noCounter, noCounter} {
+		s.add(GPUSample{TUnixNS: int64(i+1) * 1e9, GPUs: []GPUValue{g}})
+	}
+	if got, stale := len(s.Samples()), s.Stale(); got != 4 || stale != 2 {
+		t.Errorf("kept %d readings, dropped %d; want 4 kept (1000, 4000 and both without a counter), 2 stale", got, stale)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"math"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -70,7 +71,7 @@ func parseNvidiaSMI(out []byte, host string, m GPUMatch) ([]GPUValue, error) {
 		for i := range row {
 			row[i] = strings.TrimSpace(row[i])
 		}
-		g := GPUValue{GPU: record.GPU{Index: row[0], UUID: row[1], Model: row[2], Host: host}}
+		g := GPUValue{GPU: clipGPU(record.GPU{Index: row[0], UUID: row[1], Model: row[2], Host: host})}
 		labels := map[string]string{"gpu": g.Index, "UUID": g.UUID, "modelName": g.Model, "Hostname": host}
 		if !m.matches(labels) {
 			continue
@@ -85,10 +86,11 @@ func parseNvidiaSMI(out []byte, host string, m GPUMatch) ([]GPUValue, error) {
 	return gs, nil
 }
 
-// smiNumber parses one of nvidia-smi's numbers; nil for "[N/A]" and the like.
+// smiNumber parses one of nvidia-smi's numbers; nil for "[N/A]" and the like, and for a
+// value that is not finite (ParseFloat reads "NaN" and "Inf").
 func smiNumber(s string) *float64 {
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return nil
 	}
 	return &v
