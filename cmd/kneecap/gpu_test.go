@@ -151,6 +151,7 @@ func TestSweepEnergy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var misses []string
 	checked := 0
 	for i, lv := range res.Levels {
 		lr := run.Levels[i].Run
@@ -159,22 +160,32 @@ func TestSweepEnergy(t *testing.T) {
 			continue
 		}
 		want := model.GPUPowerW(lr.Server.MeanRunning) / float64(lv.OutputTPS)
-		got := float64(lv.GPU.JPerOutputToken)
-		if math.Abs(got/want-1) > 0.03 {
-			t.Errorf("level %d: %.4f J per output token, want %.4f (±3%%) at mean running %.2f and %.0f tokens/s",
-				lv.Concurrency, got, want, lr.Server.MeanRunning, float64(lv.OutputTPS))
+		if got := float64(lv.GPU.JPerOutputToken); math.Abs(got/want-1) > 0.03 {
+			misses = append(misses, fmt.Sprintf("level %d: %.4f J per output token, want %.4f (±3%%) at mean running %.2f and %.0f tokens/s",
+				lv.Concurrency, got, want, lr.Server.MeanRunning, float64(lv.OutputTPS)))
 		}
 		checked++
 	}
 	if checked < 3 {
-		t.Errorf("%d levels checked, want at least 3", checked)
+		misses = append(misses, fmt.Sprintf("%d levels checked, want at least 3", checked))
 	}
 	e := res.Energy
-	if e == nil || !e.Optimal.X.OK() || e.Optimal.Interval == nil || !e.IdleW.OK() {
-		t.Fatalf("energy %+v: want the optimum with its interval and the idle power", e)
+	switch {
+	case e == nil || !e.Optimal.X.OK() || !e.IdleW.OK():
+		t.Fatalf("energy %+v: want the optimum and the idle power", e)
+	case e.Optimal.Interval == nil:
+		misses = append(misses, "the energy optimum has no interval")
+	case !(e.Optimal.Interval[0] <= e.Optimal.X && e.Optimal.X <= e.Optimal.Interval[1]):
+		misses = append(misses, fmt.Sprintf("optimum %v outside its interval %v", e.Optimal.X, *e.Optimal.Interval))
 	}
-	if lo, hi := float64(e.Optimal.Interval[0]), float64(e.Optimal.Interval[1]); !(lo <= float64(e.Optimal.X) && float64(e.Optimal.X) <= hi) {
-		t.Errorf("optimum %v outside its interval [%v, %v]", e.Optimal.X, lo, hi)
+	// The engine is exact: a miss the client self-check explains (levels excluded or kept as
+	// imprecise on a starved client, which also leaves too few for the interval; a busy
+	// machine that thins the running count's samples) is inconclusive, not a failure.
+	if why := starved(readJSON(t, filepath.Join(dir, "analysis.json"))); len(misses) > 0 && why != "" {
+		t.Skipf("inconclusive, %s: %s", why, strings.Join(misses, "; "))
+	}
+	for _, m := range misses {
+		t.Error(m)
 	}
 	for _, f := range []string{"efficiency.png", "efficiency.svg"} {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
