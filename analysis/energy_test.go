@@ -381,3 +381,22 @@ func TestEnergyDegenerate(t *testing.T) {
 		})
 	}
 }
+
+// TestEnergyOptimumBetweenNeighbours: where the fitted curve puts its lowest point away from
+// the best level's neighbours (here one level measured far less than the model, a
+// spike the curve a/x + b + c·x cannot follow), the optimum is the best level, without an
+// interval: on a curve with one lowest point it lies between them.
+func TestEnergyOptimumBetweenNeighbours(t *testing.T) {
+	for _, spike := range []int{1, 7} { // concurrency 2 and 128: fits that miss without the rule
+		levels := energyLevels(0, 1)
+		withPower(&levels[spike], 1, 20) // 1 W: the lowest J per output token by far
+		e := Analyze(levels, idleMeta(), DefaultOptions()).Energy
+		if e == nil {
+			t.Fatal("no energy")
+		}
+		lo, hi := float64(levels[max(spike-1, 0)].Concurrency), float64(levels[spike+1].Concurrency)
+		if x := float64(e.Optimal.X); !(x >= lo && x <= hi) {
+			t.Errorf("spike at concurrency %d: optimum at %v, want between %v and %v", levels[spike].Concurrency, x, lo, hi)
+		}
+	}
+}

@@ -17,8 +17,10 @@ import (
 // of cands around the lowest J per output token (all of them when fewer) is lowest at x* on
 // their range (√(a/c) when a, c > 0 and it lies inside, else an end of the range); its J per
 // output token and power are interpolated between the levels of all around it as at the knee
-// (energyAt). With fewer than three candidates, or where the curve cannot be fitted, x* is the
-// candidate of lowest J per output token. Its interval is the residual bootstrap's
+// (energyAt). With fewer than three candidates, or where the curve cannot be fitted (a
+// warning says there is no interval), or where x* lies outside the best candidate's neighbours
+// (on a curve with one lowest point it lies between them: the fit misplaced it), x* is the
+// candidate of lowest J per output token, without an interval. Its interval is the residual bootstrap's
 // (residualBootstrap) of x* on the same levels.
 func (a *analyzer) energyOptimum(all, pts []point) EnergyPoint {
 	if len(pts) == 0 {
@@ -39,9 +41,19 @@ func (a *analyzer) energyOptimum(all, pts []point) EnergyPoint {
 	}
 	curve, ok := fitEnergyCurve(x, y)
 	if !ok {
+		if a.opts.Bootstrap > 0 {
+			a.warnOnce(energyFewLevels(len(x)))
+		}
 		return a.energyAt(all, pts[best].x)
 	}
-	out := a.energyAt(all, curve.lowest(x[0], x[len(x)-1]))
+	xs := curve.lowest(x[0], x[len(x)-1])
+	if nb, na := pts[max(best-1, 0)].x, pts[min(best+1, len(pts)-1)].x; xs < nb || xs > na {
+		// On a curve with one lowest point it lies between the best level's neighbours; the
+		// fit put it elsewhere, where the levels measured more: the best level is the
+		// optimum, without an interval.
+		return a.energyAt(all, pts[best].x)
+	}
+	out := a.energyAt(all, xs)
 	if iv, ok := a.optimumInterval(x, y, curve); ok {
 		out.Interval = &iv
 	}
