@@ -249,10 +249,10 @@ func (s *GPUSampler) wait(ctx context.Context, since int64, n int) []GPUSample {
 }
 
 // SummarizeGPU summarises the readings of the window [w0, w1) (SummarizeGPU) with the
-// sampler's source. It first waits, at most two intervals and a second, for a reading at or
-// after w1, which the energy of the window's end is interpolated from.
-func (s *GPUSampler) SummarizeGPU(w0, w1 int64) *record.GPUStats {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*s.interval+time.Second)
+// sampler's source. It first waits, at most two intervals and a second and no longer than ctx,
+// for a reading at or after w1, which the energy of the window's end is interpolated from.
+func (s *GPUSampler) SummarizeGPU(ctx context.Context, w0, w1 int64) *record.GPUStats {
+	ctx, cancel := context.WithTimeout(ctx, 2*s.interval+time.Second)
 	defer cancel()
 	s.wait(ctx, w1, 1)
 	s.mu.Lock()
@@ -272,7 +272,7 @@ func (s *GPUSampler) Idle(ctx context.Context, n int) *record.GPUStats {
 	if len(got) < 2 {
 		return nil
 	}
-	return s.SummarizeGPU(got[0].TUnixNS, got[len(got)-1].TUnixNS)
+	return s.SummarizeGPU(ctx, got[0].TUnixNS, got[len(got)-1].TUnixNS)
 }
 
 // stale reports whether next repeats last: the same GPUs, each with an energy counter that

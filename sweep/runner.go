@@ -396,7 +396,12 @@ func (l *level) finish(end levelEnd, timedOut bool, cs *record.ClientStats) []re
 		run.Server = l.scraper.Summarize(run.W0, run.W1)
 	}
 	if l.gpu != nil && run.W1 > run.W0 {
-		run.GPU = l.gpu.SummarizeGPU(run.W0, run.W1)
+		wait, cancel := context.WithCancel(context.Background())
+		if end != endNormal {
+			cancel() // a level ended early (an interrupt, the budget) does not wait for a reading
+		}
+		run.GPU = l.gpu.SummarizeGPU(wait, run.W0, run.W1)
+		cancel()
 		l.notes = append(l.notes, gpuNote(run.GPU)...)
 	}
 	run.Notes = l.notes

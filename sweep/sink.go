@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"context"
 	"time"
 
 	"github.com/kneecap/kneecap/record"
@@ -130,8 +131,8 @@ type WindowSummarizer interface {
 }
 
 // GPUSummarizer summarises the GPUs serving the target over a window [w0, w1) of Unix
-// nanoseconds (server.GPUSampler); nil when no reading falls in it. It may wait, briefly and
-// bounded, for the reading that closes the window.
+// nanoseconds (server.GPUSampler); nil when no reading falls in it. It may wait, briefly,
+// bounded and no longer than ctx, for the reading that closes the window.
 type GPUSummarizer interface {
-	SummarizeGPU(w0, w1 int64) *record.GPUStats
+	SummarizeGPU(ctx context.Context, w0, w1 int64) *record.GPUStats
 }
