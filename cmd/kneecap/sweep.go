@@ -199,13 +199,8 @@ func runSweep(ctx context.Context, e *env, fl *sweepFlags, s *launch.Sweep) (err
 	prog := e.display(s.Levels, s.Cfg.Sweep, s.ExpectsPrefixCache())
 	prog.added, prog.refine, prog.rates = s.Resume.Added, s.Cfg.Sweep.Refine, s.Rates
 	plan := s.Plan(prog)
-	stopScraper, err := t.StartScraper(ctx, s.Dir, &plan)
+	stopTelemetry, err := s.StartTelemetry(ctx, t, &plan)
 	if err != nil {
-		return err
-	}
-	stopGPU, err := s.StartGPU(ctx, t, &plan)
-	if err != nil {
-		_ = stopScraper()
 		return err
 	}
 	fmt.Fprintf(e.stderr, "kneecap: sweeping %s (model %s), %s, results in %s\n",
@@ -214,11 +209,8 @@ func runSweep(ctx context.Context, e *env, fl *sweepFlags, s *launch.Sweep) (err
 	out, runErr := sweep.Run(ctx, e.interrupt, plan, t.Client(), s.Dir)
 	restoreGC()
 	prog.Close()
-	if err := stopScraper(); err != nil {
-		fmt.Fprintf(e.stderr, "kneecap: server metrics: %v\n", err)
-	}
-	if err := stopGPU(); err != nil {
-		fmt.Fprintf(e.stderr, "kneecap: GPU telemetry: %v\n", err)
+	if err := stopTelemetry(); err != nil {
+		fmt.Fprintf(e.stderr, "kneecap: %s\n", strings.ReplaceAll(err.Error(), "\n", "\nkneecap: "))
 	}
 	if err := s.Dir.Close(); err != nil && runErr == nil {
 		runErr = err

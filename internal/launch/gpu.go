@@ -149,11 +149,36 @@ func exporterURL(endpoint string) string {
 	return (&url.URL{Scheme: "http", Host: net.JoinHostPort(u.Hostname(), exporterPort), Path: "/metrics"}).String()
 }
 
-// StartGPU starts the GPU telemetry findGPU found for the whole sweep: each reading is
+// StartTelemetry starts what the sweep reads beside its requests for the whole sweep: the
+// server's metrics (Target.startScraper) and the GPU telemetry (startGPU). stop ends both and
+// returns their errors, each named ("server metrics: …", "GPU telemetry: …"), one a line.
+func (s *Sweep) StartTelemetry(ctx context.Context, t *Target, plan *sweep.Plan) (stop func() error, err error) {
+	stopScraper, err := t.startScraper(ctx, s.Dir, plan)
+	if err != nil {
+		return nil, err
+	}
+	stopGPU, err := s.startGPU(ctx, t, plan)
+	if err != nil {
+		_ = stopScraper()
+		return nil, err
+	}
+	return func() error {
+		var errs []error
+		if err := stopScraper(); err != nil {
+			errs = append(errs, fmt.Errorf("server metrics: %w", err))
+		}
+		if err := stopGPU(); err != nil {
+			errs = append(errs, fmt.Errorf("GPU telemetry: %w", err))
+		}
+		return errors.Join(errs...)
+	}, nil
+}
+
+// startGPU starts the GPU telemetry findGPU found for the whole sweep: each reading is
 // appended to the results directory's gpu_metrics.jsonl as it is taken, plan summarises them
 // per level window (LevelRun.GPU), and the idle reading is taken now (idleGPU). stop ends it
 // and reports failed reads and write errors; without GPU telemetry it does nothing.
-func (s *Sweep) StartGPU(ctx context.Context, t *Target, plan *sweep.Plan) (stop func() error, err error) {
+func (s *Sweep) startGPU(ctx context.Context, t *Target, plan *sweep.Plan) (stop func() error, err error) {
 	g := t.gpu
 	if g == nil {
 		return func() error { return nil }, nil

@@ -69,11 +69,11 @@ func maxTokensPerChunk(declared int, info *record.ServerInfo, done *rundir.Run) 
 	return 4 * declared
 }
 
-// StartScraper starts scraping the server's Prometheus metrics for the whole sweep when the
+// startScraper starts scraping the server's Prometheus metrics for the whole sweep when the
 // target has a metrics URL: each sample is appended to dir's server_metrics.jsonl as it is
 // taken, and plan summarizes them per window. stop ends the scraping and reports failed
 // scrapes and write errors (a no-op without a URL).
-func (t *Target) StartScraper(ctx context.Context, dir *rundir.Dir, plan *sweep.Plan) (stop func() error, err error) {
+func (t *Target) startScraper(ctx context.Context, dir *rundir.Dir, plan *sweep.Plan) (stop func() error, err error) {
 	sc := t.scrape
 	if sc.URL == "" || sc.URL == metricsOff {
 		return func() error { return nil }, nil

@@ -27,7 +27,7 @@ type Target struct {
 	scrape server.ServerMetricsConfig
 	// stopSim stops the in-process simulator (nil for an endpoint).
 	stopSim func() error
-	// scraper scrapes scrape once StartScraper has started it (nil before, or without).
+	// scraper scrapes scrape once startScraper has started it (nil before, or without).
 	scraper *server.Scraper
 	// gpu samples the GPUs serving the target, found at launch (findGPU; nil: none); gpuFed
 	// says the server metrics scrape feeds it.
