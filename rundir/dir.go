@@ -33,6 +33,9 @@ const (
 	LevelsFile = "levels.json"
 	// RecordsFile holds one record.Record per line, every request of every listed level.
 	RecordsFile = "records.jsonl"
+	// GPUMetricsFile holds one GPU reading per line (server.GPUSample), appended as taken
+	// (DESIGN §3.10).
+	GPUMetricsFile = "gpu_metrics.jsonl"
 	// ServerMetricsFile holds one scrape of the server's metrics per line.
 	ServerMetricsFile = "server_metrics.jsonl"
 	// ServerInfoFile is what the server said about itself: the bodies of the info endpoints

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -84,7 +85,7 @@ func Merge(parts []*Run) (*Run, []string, error) {
 		}
 	}
 	var errs []error
-	server := serverMetrics(ordered)
+	rec := sweep.Recordings{Server: serverMetrics(ordered), GPU: gpuMetrics(ordered)}
 	for j := range common {
 		runs := make([]record.LevelRun, n)
 		var records []record.Record
@@ -92,7 +93,7 @@ func Merge(parts []*Run) (*Run, []string, error) {
 			runs[i] = p.Levels[j].Run
 			records = append(records, p.Levels[j].Records...)
 		}
-		run, err := sweep.MergeLevel(runs, records, cfg.Sweep, server)
+		run, err := sweep.MergeLevel(runs, records, cfg.Sweep, rec)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -176,6 +177,25 @@ func serverMetrics(ordered []*Run) func(shard int, w0, w1 int64) (*record.Server
 			samples[shard] = s
 		}
 		return server.SummarizeSamples(s, w0, w1), nil
+	}
+}
+
+// gpuMetrics returns a function that summarises a shard's GPU readings (its GPUMetricsFile,
+// read once) over a window, for sweep.MergeLevel; nil and no error when the shard recorded
+// none.
+func gpuMetrics(ordered []*Run) func(shard int, w0, w1 int64) (*record.GPUStats, error) {
+	readings := map[int][]server.GPUSample{}
+	return func(shard int, w0, w1 int64) (*record.GPUStats, error) {
+		s, ok := readings[shard]
+		if !ok {
+			var err error
+			s, err = ReadGPUMetrics(filepath.Join(ordered[shard].Dir, GPUMetricsFile))
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, err
+			}
+			readings[shard] = s
+		}
+		return server.SummarizeGPU(s, w0, w1), nil
 	}
 }
 

@@ -338,6 +338,18 @@ func readLine(r *bufio.Reader, buf []byte, limit int) ([]byte, error) {
 // taken (the series each value came from are not recorded in the file). A corrupt line is an
 // error naming FILE:LINE; a last line without its newline (cut by a kill) is dropped.
 func ReadServerMetrics(path string) ([]server.MetricSample, error) {
+	return readJSONLines[server.MetricSample](path)
+}
+
+// ReadGPUMetrics reads a gpu_metrics.jsonl file (GPUMetricsFile): one GPU reading per line, in
+// the order taken, as ReadServerMetrics reads its file.
+func ReadGPUMetrics(path string) ([]server.GPUSample, error) {
+	return readJSONLines[server.GPUSample](path)
+}
+
+// readJSONLines reads a file of one JSON value per line, in order. A corrupt line is an error
+// naming FILE:LINE; a last line without its newline (cut by a kill) is dropped.
+func readJSONLines[T any](path string) ([]T, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -345,7 +357,7 @@ func ReadServerMetrics(path string) ([]server.MetricSample, error) {
 	defer f.Close()
 	br := bufio.NewReader(f)
 	var (
-		out  []server.MetricSample
+		out  []T
 		buf  []byte
 		line int
 	)
@@ -362,7 +374,7 @@ func ReadServerMetrics(path string) ([]server.MetricSample, error) {
 		if len(body) == 0 {
 			continue
 		}
-		var m server.MetricSample
+		var m T
 		if err := json.Unmarshal(body, &m); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}

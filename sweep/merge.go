@@ -28,7 +28,7 @@ import (
 // verdict, slice TPS and notes are then computed from the union as for one process. Client
 // diagnostics take the worst shard (the level is client-bound when any shard was); server
 // metrics and GPU telemetry come from the lowest-numbered shard that read them (mergeGPU).
-func MergeLevel(parts []record.LevelRun, records []record.Record, proto Protocol, server func(shard int, w0, w1 int64) (*record.ServerStats, error)) (record.LevelRun, error) {
+func MergeLevel(parts []record.LevelRun, records []record.Record, proto Protocol, rec Recordings) (record.LevelRun, error) {
 	m, err := mergeParts(parts)
 	run := m.run
 	if err != nil {
@@ -50,8 +50,8 @@ func MergeLevel(parts []record.LevelRun, records []record.Record, proto Protocol
 		chooseWindowEnd(&run, records, proto, slice)
 	}
 	record.SetPhases(records, run.W0, run.W1)
-	notes = append(notes, mergeServer(&run, parts, server)...)
-	notes = append(notes, mergeGPU(&run, parts)...)
+	notes = append(notes, mergeServer(&run, parts, rec.Server)...)
+	notes = append(notes, mergeGPU(&run, parts, rec.GPU)...)
 	notes = append(notes, finishWindow(&run, records, proto, slice, end)...)
 	if cs := m.client; cs != nil && run.W1 > run.W0 {
 		selfcheck.JudgeClient(cs, records, run.W0, run.W1, run.Mode().IsRate(), proto.ClientTolerance)
@@ -191,6 +191,14 @@ func chooseWindowEnd(run *record.LevelRun, records []record.Record, proto Protoc
 	if k := win.decide(horizon, proto.MinRequests, proto.CITarget); k > 0 {
 		run.W1 = run.W0 + slice*int64(k)
 	}
+}
+
+// Recordings re-read what a shard recorded beside its requests over another window (the merged
+// one): its server metrics (server_metrics.jsonl) and its GPU readings (gpu_metrics.jsonl),
+// summarised as during the sweep; nil and no error when the shard recorded none.
+type Recordings struct {
+	Server func(shard int, w0, w1 int64) (*record.ServerStats, error)
+	GPU    func(shard int, w0, w1 int64) (*record.GPUStats, error)
 }
 
 // mergeServer sets run.Server from the lowest-numbered shard that scraped server metrics,

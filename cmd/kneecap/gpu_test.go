@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kneecap/kneecap/internal/launch"
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/rundir"
 )
@@ -87,11 +86,11 @@ func TestSweepGPUTelemetry(t *testing.T) {
 	for _, l := range res.Levels {
 		checkLevelGPU(t, l.Run)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, launch.GPUMetricsFile))
+	b, err := os.ReadFile(filepath.Join(dir, rundir.GPUMetricsFile))
 	if err != nil || strings.Count(string(b), "\n") < 10 {
-		t.Errorf("%s: %d bytes, %v; want a line per reading", launch.GPUMetricsFile, len(b), err)
+		t.Errorf("%s: %d bytes, %v; want a line per reading", rundir.GPUMetricsFile, len(b), err)
 	}
-	for _, f := range []string{launch.GPUMetricsFile, rundir.LevelsFile, rundir.ConfigFile} {
+	for _, f := range []string{rundir.GPUMetricsFile, rundir.LevelsFile, rundir.ConfigFile} {
 		if b, _ := os.ReadFile(filepath.Join(dir, f)); strings.Contains(string(b), "hunter2") {
 			t.Errorf("%s holds the URL's token", f)
 		}
@@ -232,7 +231,7 @@ func TestSweepWithoutGPUTelemetry(t *testing.T) {
 	if res.GPUIdle != nil {
 		t.Errorf("gpu_idle %+v, want none", res.GPUIdle)
 	}
-	if _, err := os.Stat(filepath.Join(dir, launch.GPUMetricsFile)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("%s written without GPU telemetry (%v)", launch.GPUMetricsFile, err)
+	if _, err := os.Stat(filepath.Join(dir, rundir.GPUMetricsFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s written without GPU telemetry (%v)", rundir.GPUMetricsFile, err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/kneecap/kneecap/internal/exit"
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/redact"
+	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/server"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -22,9 +23,6 @@ import (
 // GPU telemetry (DESIGN §3.10): which source is read, found once at launch; the sampler
 // started for the sweep with its readings in gpu_metrics.jsonl; the idle reading before the
 // first level.
-
-// GPUMetricsFile holds one GPU reading per line (server.GPUSample), appended as taken.
-const GPUMetricsFile = "gpu_metrics.jsonl"
 
 const (
 	// gpuProbeTimeout bounds the launch's read of a configured source (nvidia-smi, a URL
@@ -183,7 +181,7 @@ func (s *Sweep) startGPU(ctx context.Context, t *Target, plan *sweep.Plan) (stop
 	if g == nil {
 		return func() error { return nil }, nil
 	}
-	path := filepath.Join(s.Dir.Path(), GPUMetricsFile)
+	path := filepath.Join(s.Dir.Path(), rundir.GPUMetricsFile)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("results %s: %w", s.Dir.Path(), err)
