@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"fmt"
 	"math"
 )
 
@@ -17,10 +16,7 @@ const (
 // gpuEnergyUnmeasured: a level with GPU telemetry whose energy is null: too few readings in
 // its window (fewer than minGPUSamples), or none that bracket it.
 func gpuEnergyUnmeasured(lv *Level) warning {
-	x := fmt.Sprintf("concurrency %d", lv.Concurrency)
-	if lv.IsRate() {
-		x = "offered " + frps(float64(lv.OfferedRPS)) + " requests/s"
-	}
+	x := levelSubject(lv)
 	readings := "readings"
 	if lv.GPU.Samples == 1 {
 		readings = "reading"

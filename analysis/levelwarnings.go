@@ -14,8 +14,7 @@ import (
 // output TPS (placed). A null TPS is "not measured": the warning says so rather than print NaN.
 func levelDropped(ax Axis, lv *Level) warning {
 	if ax.IsRate() {
-		x := frps(float64(lv.OfferedRPS))
-		return newWarning(warnLevelDropped, x, "level offered %s requests/s: dropped: the offered rate must be > 0 and output TPS finite and ≥ 0 (output TPS %s)", x, lv.OutputTPS.Format())
+		return newWarning(warnLevelDropped, frps(float64(lv.OfferedRPS)), "level %s: dropped: the offered rate must be > 0 and output TPS finite and ≥ 0 (output TPS %s)", levelSubject(lv), lv.OutputTPS.Format())
 	}
 	tps := float64(lv.OutputTPS)
 	got := fmt.Sprintf("%g", tps)
@@ -26,7 +25,17 @@ func levelDropped(ax Axis, lv *Level) warning {
 		got = "infinite"
 	}
 	return newWarning(warnLevelDropped, fmt.Sprint(lv.Concurrency),
-		"level concurrency %d: dropped: concurrency must be > 0 and output TPS finite and ≥ 0 (output TPS %s)", lv.Concurrency, got)
+		"level %s: dropped: concurrency must be > 0 and output TPS finite and ≥ 0 (output TPS %s)", levelSubject(lv), got)
+}
+
+// levelSubject names lv by its place on its axis, as the warnings about a level do:
+// "concurrency 8", "offered 2.50 requests/s" (frps, the warnings' format of a rate; the stop
+// reasons name a level by levelName).
+func levelSubject(lv *Level) string {
+	if lv.IsRate() {
+		return "offered " + frps(float64(lv.OfferedRPS)) + " requests/s"
+	}
+	return fmt.Sprintf("concurrency %d", lv.Concurrency)
 }
 
 // levelExcluded: an invalid level, with its notes, named by its place on the axis ax.
@@ -36,10 +45,9 @@ func levelExcluded(ax Axis, lv *Level) warning {
 		why = strings.Join(lv.Notes, "; ")
 	}
 	if ax.IsRate() {
-		x := frps(float64(lv.OfferedRPS))
-		return newWarning(warnLevelExcluded, x, "level offered %s requests/s excluded from the analysis: %s", x, why)
+		return newWarning(warnLevelExcluded, frps(float64(lv.OfferedRPS)), "level %s excluded from the analysis: %s", levelSubject(lv), why)
 	}
-	return newWarning(warnLevelExcluded, fmt.Sprint(lv.Concurrency), "level concurrency %d excluded from fits: %s", lv.Concurrency, why)
+	return newWarning(warnLevelExcluded, fmt.Sprint(lv.Concurrency), "level %s excluded from fits: %s", levelSubject(lv), why)
 }
 
 // levelImprecise: a level kept although not steady by max_duration, with no material trend

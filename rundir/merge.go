@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -85,7 +84,10 @@ func Merge(parts []*Run) (*Run, []string, error) {
 		}
 	}
 	var errs []error
-	rec := sweep.Recordings{Server: serverMetrics(ordered), GPU: gpuMetrics(ordered)}
+	rec := sweep.Recordings{
+		Server: rereader(ordered, ServerMetricsFile, ReadServerMetrics, server.SummarizeSamples),
+		GPU:    rereader(ordered, GPUMetricsFile, ReadGPUMetrics, server.SummarizeGPU),
+	}
 	for j := range common {
 		runs := make([]record.LevelRun, n)
 		var records []record.Record
@@ -162,40 +164,22 @@ func orderShards(parts []*Run) ([]*Run, error) {
 	return ordered, nil
 }
 
-// serverMetrics returns the function sweep.MergeLevel summarises a shard's server metrics with
-// over the merged window: from the shard's server_metrics.jsonl (the shard summarised its
-// whole load period), each file read once.
-func serverMetrics(ordered []*Run) func(shard int, w0, w1 int64) (*record.ServerStats, error) {
-	samples := map[int][]server.MetricSample{}
-	return func(shard int, w0, w1 int64) (*record.ServerStats, error) {
-		s, ok := samples[shard]
+// rereader returns the function sweep.MergeLevel summarises one of a shard's recordings with
+// over the merged window (the shard summarised its own window): the file name in the shard's
+// directory, read once with read, summarised with summarize. A shard recorded the file
+// whenever its levels carry the figures it summarises, so a missing file is an error.
+func rereader[T, S any](ordered []*Run, name string, read func(string) ([]T, error), summarize func([]T, int64, int64) *S) func(shard int, w0, w1 int64) (*S, error) {
+	done := map[int][]T{}
+	return func(shard int, w0, w1 int64) (*S, error) {
+		v, ok := done[shard]
 		if !ok {
 			var err error
-			if s, err = ReadServerMetrics(filepath.Join(ordered[shard].Dir, ServerMetricsFile)); err != nil {
+			if v, err = read(filepath.Join(ordered[shard].Dir, name)); err != nil {
 				return nil, err
 			}
-			samples[shard] = s
+			done[shard] = v
 		}
-		return server.SummarizeSamples(s, w0, w1), nil
-	}
-}
-
-// gpuMetrics returns a function that summarises a shard's GPU readings (its GPUMetricsFile,
-// read once) over a window, for sweep.MergeLevel; nil and no error when the shard recorded
-// none.
-func gpuMetrics(ordered []*Run) func(shard int, w0, w1 int64) (*record.GPUStats, error) {
-	readings := map[int][]server.GPUSample{}
-	return func(shard int, w0, w1 int64) (*record.GPUStats, error) {
-		s, ok := readings[shard]
-		if !ok {
-			var err error
-			s, err = ReadGPUMetrics(filepath.Join(ordered[shard].Dir, GPUMetricsFile))
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return nil, err
-			}
-			readings[shard] = s
-		}
-		return server.SummarizeGPU(s, w0, w1), nil
+		return summarize(v, w0, w1), nil
 	}
 }
 
