@@ -2,6 +2,7 @@ package record
 
 import (
 	"context"
+	"time"
 )
 
 // API selects the OpenAI endpoint.
@@ -11,7 +12,13 @@ type API string
 const (
 	APIChat        API = "chat"        // POST /v1/chat/completions
 	APICompletions API = "completions" // POST /v1/completions
+	APIResponses   API = "responses"   // POST /v1/responses (the OpenAI Responses API)
+	APIMessages    API = "messages"    // POST /v1/messages (the Anthropic Messages API)
+	APIEmbeddings  API = "embeddings"  // POST /v1/embeddings (not streamed)
 )
+
+// Streams reports whether the API answers with a token stream (every one but embeddings).
+func (a API) Streams() bool { return a != APIEmbeddings }
 
 // Request is one generation request produced by the workload.
 type Request struct {
@@ -34,6 +41,22 @@ type Request struct {
 	KeepReply bool
 	// Reply is the answer content the server streamed, when KeepReply.
 	Reply string
+	// Model is the model the request names (workload.models: a base model or a LoRA
+	// adapter); "" sends the target's model.
+	Model string
+	// Inputs are an embeddings request's inputs (workload.batch of them), each sized as a
+	// prompt; PromptTokens is then their sum. nil for the streaming APIs.
+	Inputs []string
+	// Cancel closes the stream early, as a user who leaves mid-answer does
+	// (workload.cancel); nil reads it to its end.
+	Cancel *Cancel
+}
+
+// Cancel says when the client closes a stream early: after AfterTokens content chunks, or
+// After from t_send, whichever comes first (0: that rule is off).
+type Cancel struct {
+	AfterTokens int
+	After       time.Duration
 }
 
 // Client sends streaming requests to an OpenAI-compatible endpoint. Implementations live

@@ -42,6 +42,9 @@ const (
 	// ErrClient: the load generator's own limit failed the request (too many open files, no
 	// memory): never blamed on the server.
 	ErrClient ErrorClass = "client"
+	// ErrUserCancel: the workload closed the stream early on purpose (workload.cancel), as a
+	// user who leaves mid-answer; Status is cancelled, and it is no error: its tokens count.
+	ErrUserCancel ErrorClass = "user_cancel"
 )
 
 // TokensSource says where Record.OutputTokens came from.
@@ -192,6 +195,12 @@ type Record struct {
 	// FirstGather counts the content chunks after the first that arrived with the first's
 	// kernel timestamp (delivered by the same read): the kernel's clock cannot order them.
 	FirstGather int `json:"first_gather,omitempty"`
+	// Model is the model the request named when the workload mixes models
+	// (workload.models); empty when it named the target's one model.
+	Model string `json:"model,omitempty"`
+	// Inputs is the number of inputs an embeddings request carried (workload.batch); 0 for
+	// the streaming APIs.
+	Inputs int `json:"inputs,omitempty"`
 }
 
 // Record clocks and send stamps (Record.Clock, Record.SendStamp; DESIGN §3.3).
@@ -255,6 +264,12 @@ func (r *Record) StartLag() time.Duration {
 
 // OK reports whether the request succeeded.
 func (r *Record) OK() bool { return r.Status == StatusOK }
+
+// UserCancelled reports whether the workload closed the stream early on purpose
+// (workload.cancel): not an error, its tokens count toward throughput.
+func (r *Record) UserCancelled() bool {
+	return r.Status == StatusCancelled && r.ErrorClass == ErrUserCancel
+}
 
 // Level is one finished level of a sweep: how it ran and every request it sent (warmup,
 // measure and drain phases). It is what the controller hands to the Sink, the Judge and the
