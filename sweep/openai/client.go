@@ -243,7 +243,7 @@ func (c *Client) Do(ctx context.Context, req *record.Request, rec *record.Record
 	switch c.api {
 	case record.APICompletions:
 		cr := goopenai.CompletionRequest{
-			Model:         c.opts.Model,
+			Model:         c.model(req),
 			Prompt:        req.Prompt,
 			MaxTokens:     req.MaxTokens,
 			StreamOptions: &goopenai.StreamOptions{IncludeUsage: true},
@@ -254,7 +254,7 @@ func (c *Client) Do(ctx context.Context, req *record.Request, rec *record.Record
 		}
 	default:
 		cr := goopenai.ChatCompletionRequest{
-			Model:         c.opts.Model,
+			Model:         c.model(req),
 			Messages:      chatMessages(req),
 			MaxTokens:     req.MaxTokens,
 			StreamOptions: &goopenai.StreamOptions{IncludeUsage: true},
@@ -289,6 +289,14 @@ func (c *Client) Do(ctx context.Context, req *record.Request, rec *record.Record
 	end := requestEnd{rec: rec, tSend: tSend}
 	done := c.read(ctx, reqCtx, st.body, st, tSend, req, &end)
 	c.finish(st.body, st, cancel, done, &end)
+}
+
+// model is the model req names: its own (workload.models), else the target's.
+func (c *Client) model(req *record.Request) string {
+	if req.Model != "" {
+		return req.Model
+	}
+	return c.opts.Model
 }
 
 // read consumes the stream and fills end.rec. It takes no locks; its allocations are the Chunks
