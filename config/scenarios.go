@@ -45,6 +45,25 @@ var gridFiles = []string{"config.yaml", "scenarios.json", "report.md", "report.h
 // scenarioNameRE is a filesystem-safe scenario name.
 var scenarioNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
+// CheckName checks a scenario's name wherever it is read: from a configuration, or from a
+// results directory (config.yaml, scenarios.json) that was edited or came from someone else.
+// The name becomes one element of a path under the grid's directory, so it must be 1–64
+// letters, digits, '.', '_' or '-', starting with a letter or digit (no separator, no "..",
+// no control character), and not the name of one of the grid's own files. The error quotes
+// the name escaped.
+func CheckName(name string) error {
+	switch {
+	case !scenarioNameRE.MatchString(name):
+		if len(name) > 80 {
+			name = name[:80] + "…"
+		}
+		return fmt.Errorf("%q: must be 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit (it names the scenario's subdirectory)", name)
+	case isGridFile(name):
+		return fmt.Errorf("%q: is the name of one of the grid's own files", name)
+	}
+	return nil
+}
+
 // Grid reports whether the configuration is a scenario grid.
 func (c Config) Grid() bool { return len(c.Scenarios) > 0 }
 
@@ -156,10 +175,8 @@ func (v *validation) scenarios() {
 		switch {
 		case sc.Name == "":
 			v.badAt(nameKey, []string{nameKey, fmt.Sprintf("scenarios[%d]", i)}, "missing: every scenario needs a name (it names its subdirectory)")
-		case !scenarioNameRE.MatchString(sc.Name):
-			v.bad(nameKey, "%q: must be 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit (it names the scenario's subdirectory)", sc.Name)
-		case isGridFile(sc.Name):
-			v.bad(nameKey, "%q: is the name of one of the grid's own files", sc.Name)
+		case CheckName(sc.Name) != nil:
+			v.bad(nameKey, "%v", CheckName(sc.Name))
 		default:
 			if j, dup := seen[sc.Name]; dup {
 				v.bad(nameKey, "%q: also the name of scenario %d (line %s): names must be unique", sc.Name, j+1, lineOf(c.where(scenarioKey(j, "name"))))

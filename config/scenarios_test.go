@@ -112,3 +112,25 @@ func TestScenarioCoversWorkload(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckName: a name read from a results directory that becomes a path element is refused
+// when it could leave the directory, hide, or carry a control character; the error quotes it
+// escaped and clipped.
+func TestCheckName(t *testing.T) {
+	for _, name := range []string{"a", "A-1.b_c", strings.Repeat("x", 64)} {
+		if err := CheckName(name); err != nil {
+			t.Errorf("CheckName(%q) = %v, want nil", name, err)
+		}
+	}
+	for _, name := range []string{"", ".", "..", "../../x", "a/b", `a\b`, "/abs", ".hidden", "a\x1b[31m", "a b",
+		"a\x00", strings.Repeat("x", 65), "scenarios.json", "config.yaml"} {
+		err := CheckName(name)
+		if err == nil {
+			t.Errorf("CheckName(%q) = nil, want an error", name)
+			continue
+		}
+		if msg := err.Error(); strings.ContainsAny(msg, "\x1b\x00") || len(msg) > 300 {
+			t.Errorf("CheckName(%q): error carries the raw name or is too long: %q", name, msg)
+		}
+	}
+}

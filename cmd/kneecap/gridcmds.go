@@ -25,6 +25,9 @@ func analyzeGrid(ctx context.Context, e *env, dir string, af *analyzeFlags) erro
 	if !cfg.Grid() {
 		return usageError("analyze: %s: its config.yaml has no scenarios", dir)
 	}
+	if err := grid.CheckNames(dir, cfg); err != nil {
+		return fmt.Errorf("analyze: %w", err)
+	}
 	for _, sc := range cfg.Scenarios {
 		if err := ctx.Err(); err != nil {
 			return err

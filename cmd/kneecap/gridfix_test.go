@@ -114,6 +114,45 @@ func TestGridFixtures(t *testing.T) {
 	if md, _ := os.ReadFile(filepath.Join(gated, "compare.md")); !strings.Contains(string(md), "scenario a is only in grid (fails the gate)") {
 		t.Error("compare.md does not say that the missing scenario fails the gate")
 	}
+	gridNamesStayInside(t, base, dir, other)
+}
+
+// gridNamesStayInside: grids whose config.yaml or scenarios.json were edited (or came from
+// someone else) to name a scenario "../victim" are refused by analyze and compare with exit
+// 2 naming the file and the entry, and nothing is written outside the directories given.
+func gridNamesStayInside(t *testing.T, base, dir, other string) {
+	t.Helper()
+	victim := filepath.Join(base, "victim") // ../victim from base/grid and from base/cmp2
+	edit := func(path, from, to string) {
+		b, err := os.ReadFile(path)
+		if err != nil || !strings.Contains(string(b), from) {
+			t.Fatalf("%s: %v, or no %q in it", path, err, from)
+		}
+		if err := os.WriteFile(path, []byte(strings.Replace(string(b), from, to, 1)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfgFile := filepath.Join(dir, rundir.ConfigFile)
+	orig, err := os.ReadFile(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(cfgFile, "name: b\n", "name: ../victim\n")
+	r := runCmd(nil, "analyze", dir, "--bootstrap", "0")
+	if msg := errString(r.err); exitCode(r.err) != exitUsage || !strings.Contains(msg, cfgFile+": scenario 2: \"../victim\"") {
+		t.Errorf("analyze of a grid naming ../victim: exit %d, %v; want 2 naming config.yaml's scenario 2", exitCode(r.err), r.err)
+	}
+	if err := os.WriteFile(cfgFile, orig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	edit(filepath.Join(other, rundir.ScenariosFile), `"name":"b"`, `"name":"../victim"`)
+	r = runCmd(nil, "compare", dir, other, "-o", filepath.Join(base, "cmp2"))
+	if msg := errString(r.err); exitCode(r.err) != exitUsage || !strings.Contains(msg, "scenarios.json: scenario 1: \"../victim\"") {
+		t.Errorf("compare with a grid naming ../victim: exit %d, %v; want 2 naming scenarios.json's scenario 1", exitCode(r.err), r.err)
+	}
+	if _, err := os.Stat(victim); !os.IsNotExist(err) {
+		t.Errorf("%s was written: %v", victim, err)
+	}
 }
 
 // copyGrid copies the grid in dir to to without scenario skip: its scenarios.json (the shape

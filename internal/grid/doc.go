@@ -235,7 +235,29 @@ func ReadDoc(dir string) (Doc, error) {
 	if err := json.Unmarshal(b, &doc); err != nil || doc.Schema != schema {
 		return doc, exit.Usagef("compare: %s: not a scenarios.json of kneecap (schema %q, want %q)", filepath.Join(dir, rundir.ScenariosFile), doc.Schema, schema)
 	}
+	for i, e := range doc.Scenarios {
+		err := config.CheckName(e.Name)
+		if err == nil && e.Dir != "" {
+			err = config.CheckName(e.Dir)
+		}
+		if err != nil {
+			return doc, exit.Usagef("compare: %s: scenario %d: %w", filepath.Join(dir, rundir.ScenariosFile), i+1, err)
+		}
+	}
 	return doc, nil
+}
+
+// CheckNames checks the scenario names of a grid's config.yaml in dir (config.CheckName)
+// before a reader of the grid joins them to a path: an edited or foreign results directory
+// must not make kneecap write outside it. The error is a usage error naming the file and
+// the scenario.
+func CheckNames(dir string, cfg config.Config) error {
+	for i, sc := range cfg.Scenarios {
+		if err := config.CheckName(sc.Name); err != nil {
+			return exit.Usagef("%s: scenario %d: %w", filepath.Join(dir, rundir.ConfigFile), i+1, err)
+		}
+	}
+	return nil
 }
 
 // writeDoc writes scenarios.json of the scenarios scs (nil: every scenario not run).
