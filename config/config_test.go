@@ -124,13 +124,27 @@ func TestLoadConfigProgressions(t *testing.T) {
 	}
 }
 
-func TestLoadConfigEmptyFile(t *testing.T) {
-	c, err := Load(writeConfig(t, "# nothing here\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Sweep.Duration != Default().Sweep.Duration {
-		t.Errorf("empty file should give defaults, got %+v", c.Sweep)
+// TestLoadConfigShapes: a file of comments only, a second YAML document, bytes that are not
+// UTF-8 and a value of a flow mapping each name the file, the line and the problem (issue 26);
+// the flow mapping's wrong value is blamed on its key on every read, not on a key beside it.
+func TestLoadConfigShapes(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"comments only", "# nothing here\n\n", ": the configuration is empty (no keys, only comments or blank lines)"},
+		{"null document", "~\n", ": the configuration is empty"},
+		{"two documents", "name: a\n---\nname: b\n", ":3: a second YAML document"},
+		{"not UTF-8", "name: a\nsweep:\n  seed: 1\xff\n", ":3: byte 0xff at column 10 is not UTF-8"},
+		{"flow mapping", "target: {url: http://h/v1, model: m, request_timeout: abc, ttft_timeout: 1s}\n",
+			":1: target.request_timeout: cannot unmarshal !!str `abc` into a duration"},
+		{"extra_body scalar", "target:\n  extra_body: \"x\"\n", ":2: target.extra_body: cannot unmarshal !!str `x` into a mapping of keys"},
+	} {
+		p := writeConfig(t, tc.yaml)
+		for range 8 { // map order must not choose the key
+			_, err := Load(p)
+			if err == nil || !strings.Contains(err.Error(), p+tc.want) {
+				t.Errorf("%s: %v; want %q", tc.name, err, p+tc.want)
+				break
+			}
+		}
 	}
 }
 
@@ -149,7 +163,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"duration without unit", "sweep:\n  warmup: 2s\n  duration: 30\n",
 			[]string{`:3: sweep.duration: duration needs a unit: write "30s"`}},
 		{"bad duration string", "target:\n  request_timeout: soon\n",
-			[]string{":2: target.request_timeout: cannot unmarshal !!str `soon` into time.Duration"}},
+			[]string{":2: target.request_timeout: cannot unmarshal !!str `soon` into a duration"}},
 		{"negative ttft timeout", "target:\n  ttft_timeout: -1s\n",
 			[]string{":2: target.ttft_timeout: is -1s: must be ≥ 0"}},
 		{"stall timeout without unit", "target:\n  stall_timeout: 30\n",

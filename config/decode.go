@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -208,28 +209,23 @@ func parseConfig(file string, data []byte) (Config, error) {
 	src := &source{file: file, lines: map[string]int{}}
 	c.src = src
 
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		if m := lineRE.FindStringSubmatch(msg); m != nil {
-			return c, fmt.Errorf("%s:%s: %s", file, m[1], m[2]) // FILE:LINE like every other problem
-		}
-		return c, fmt.Errorf("%s: %s", file, msg)
+	root, err := oneDocument(file, data)
+	if err != nil {
+		return c, err
 	}
-	if root.Kind == 0 || len(root.Content) == 0 {
-		return c, nil // empty file: defaults
+	if root.Kind == 0 || len(root.Content) == 0 || (root.Content[0].Kind == yaml.ScalarNode && root.Content[0].Tag == "!!null") {
+		// A file of comments (or a typo'd path to an empty one) would otherwise run the
+		// built-in demo without a word.
+		return c, fmt.Errorf("%s: the configuration is empty (no keys, only comments or blank lines): give at least target.url and target.model (see examples/), or leave out -c to run the demo", file)
 	}
 	doc := root.Content[0]
 	if doc.Kind != yaml.MappingNode {
-		if doc.Kind == yaml.ScalarNode && doc.Tag == "!!null" {
-			return c, nil
-		}
 		return c, fmt.Errorf("%s:%d: the configuration must be a mapping of keys", file, doc.Line)
 	}
 
 	var errs []error
 	durLines := map[int]bool{}
-	w := walker{file: file, lines: src.lines, durLines: durLines, errs: &errs}
+	w := walker{file: file, lines: src.lines, durLines: durLines, errs: &errs, scalars: map[int][]scalarAt{}}
 	w.walk(doc, reflect.TypeOf(Config{}), "")
 
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -250,7 +246,11 @@ func parseConfig(file string, data []byte) (Config, error) {
 			if durLines[n] && strings.Contains(m[2], "time.Duration") {
 				continue // already reported as "duration needs a unit"
 			}
-			errs = append(errs, typeProblem(fmt.Sprintf("%s:%d", file, n), lineKeys[n], m[2]))
+			key := lineKeys[n]
+			if k, ok := valueKey(w.scalars[n], m[2]); ok {
+				key = k // several keys on the line (a flow mapping): the one holding the value
+			}
+			errs = append(errs, typeProblem(fmt.Sprintf("%s:%d", file, n), key, m[2]))
 		}
 	}
 	if len(errs) == 0 {
@@ -258,6 +258,52 @@ func parseConfig(file string, data []byte) (Config, error) {
 	}
 	sortProblems(errs)
 	return c, &keyProblems{errs: errs}
+}
+
+// oneDocument parses data (the contents of file) as one YAML document: a file that is not
+// UTF-8 is refused at the line and column of its first bad byte (yaml.v3 names neither), and a
+// second document ("---") at its line, since kneecap reads one configuration per file and
+// would otherwise ignore the rest.
+func oneDocument(file string, data []byte) (yaml.Node, error) {
+	var root yaml.Node
+	if !utf8.Valid(data) {
+		i := 0
+		for i < len(data) {
+			r, n := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			i += n
+		}
+		line := 1 + bytes.Count(data[:i], []byte("\n"))
+		col := 1 + utf8.RuneCount(data[bytes.LastIndexByte(data[:i], '\n')+1:i])
+		return root, fmt.Errorf("%s:%d: byte 0x%02x at column %d is not UTF-8: save the file as UTF-8", file, line, data[i], col)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
+		return root, yamlProblem(file, err)
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == nil:
+		line := next.Line
+		if len(next.Content) > 0 {
+			line = next.Content[0].Line
+		}
+		return root, fmt.Errorf("%s:%d: a second YAML document (after a \"---\" line): a configuration file holds one; split it into two files", file, line)
+	case !errors.Is(err, io.EOF):
+		return root, yamlProblem(file, err)
+	}
+	return root, nil
+}
+
+// yamlProblem is a yaml.v3 syntax error at FILE:LINE, like every other problem.
+func yamlProblem(file string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if m := lineRE.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("%s:%s: %s", file, m[1], m[2])
+	}
+	return fmt.Errorf("%s: %s", file, msg)
 }
 
 // unknownFieldRE and intoTypeRE match yaml.v3's messages for an unknown key and for a value of
@@ -291,6 +337,16 @@ func typeProblem(where, key, msg string) *Error {
 	if m := intoTypeRE.FindStringSubmatch(msg); m != nil {
 		if t, ok := sectionTypes()[m[2]]; ok {
 			msg = m[1] + kindName(t)
+		}
+	}
+	if head, goType, ok := strings.Cut(msg, " into "); ok && strings.Contains(head, "cannot unmarshal") {
+		switch {
+		case strings.HasPrefix(goType, "map["):
+			msg = head + " into a mapping of keys" // extra_body, headers: not Go's type name
+		case strings.HasPrefix(goType, "[]"):
+			msg = head + " into a list"
+		case goType == "time.Duration":
+			msg = head + " into a duration (a number and its unit: 500ms, 30s, 2m)"
 		}
 	}
 	e := &Error{Where: where, Msg: msg}
@@ -416,11 +472,12 @@ func namesKey(msg string) bool {
 	return ok && strings.Contains(k, ".") && !strings.ContainsAny(k, " `")
 }
 
-// invert maps each line to the deepest key path on it.
+// invert maps each line to the deepest key path on it (of keys as deep, the first by name).
 func invert(lines map[string]int) map[int]string {
 	out := map[int]string{}
 	for k, l := range lines {
-		if cur, ok := out[l]; !ok || strings.Count(k, ".") > strings.Count(cur, ".") {
+		cur, ok := out[l]
+		if d, dc := strings.Count(k, "."), strings.Count(cur, "."); !ok || d > dc || (d == dc && k < cur) {
 			out[l] = k
 		}
 	}
@@ -451,6 +508,32 @@ type walker struct {
 	lines    map[string]int
 	durLines map[int]bool
 	errs     *[]error
+	// scalars are the keys with a scalar value, by the value's line, in document order.
+	scalars map[int][]scalarAt
+}
+
+// scalarAt is a key and its scalar value, as written.
+type scalarAt struct{ key, value string }
+
+// valueRE matches the value yaml.v3 quotes in a decode message: the whole value, or its first
+// 7 bytes and "..." when it is longer than 10 (yaml.v3 decode.go, terror).
+var valueRE = regexp.MustCompile("`([^`]*)`")
+
+// valueKey is the key among keys (those of one line) whose value the decode message msg
+// quotes: the first in document order, so that a flow mapping such as `target: {url: …,
+// request_timeout: abc}` names the key that is wrong on every run.
+func valueKey(keys []scalarAt, msg string) (string, bool) {
+	m := valueRE.FindStringSubmatch(msg)
+	if m == nil {
+		return "", false
+	}
+	want, cut := strings.CutSuffix(m[1], "...")
+	for _, k := range keys {
+		if k.value == want || (cut && len(k.value) > 10 && strings.HasPrefix(k.value, want)) {
+			return k.key, true
+		}
+	}
+	return "", false
 }
 
 func (w walker) walk(n *yaml.Node, t reflect.Type, prefix string) {
@@ -499,6 +582,9 @@ func (w walker) walk(n *yaml.Node, t reflect.Type, prefix string) {
 				key = prefix + "." + k.Value
 			}
 			w.lines[key] = k.Line
+			if v.Kind == yaml.ScalarNode {
+				w.scalars[v.Line] = append(w.scalars[v.Line], scalarAt{key, v.Value})
+			}
 			if ft, ok := fields[k.Value]; ok {
 				w.walk(v, ft, key)
 			}
