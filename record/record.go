@@ -201,7 +201,15 @@ type Record struct {
 	// Inputs is the number of inputs an embeddings request carried (workload.batch); 0 for
 	// the streaming APIs.
 	Inputs int `json:"inputs,omitempty"`
+	// RetryAfter is the wait the server asked for with a Retry-After header on a 429 or 503
+	// answer (capped at MaxRetryAfter); the worker's next request waits at least that long
+	// (DESIGN §3.2). 0 when the answer had none.
+	RetryAfter time.Duration `json:"retry_after_ns,omitempty"`
 }
+
+// MaxRetryAfter caps the Retry-After a worker honours: a longer one (a day, an HTTP date far
+// ahead) would idle the level, whose window ends it anyway.
+const MaxRetryAfter = time.Minute
 
 // Record clocks and send stamps (Record.Clock, Record.SendStamp; DESIGN §3.3).
 const (

@@ -128,6 +128,9 @@ type Faults struct {
 	DisconnectRate float64 `yaml:"disconnect_rate" json:"disconnect_rate"`
 	// QueueLimit429 answers HTTP 429 when the waiting queue is longer than this; 0 disables.
 	QueueLimit429 int `yaml:"queue_limit_429" json:"queue_limit_429"`
+	// RetryAfter is the Retry-After the injected 429 answers (QueueLimit429) carry, in whole
+	// seconds rounded up, as a gateway's rate limiter sends it; 0 sends none (vLLM sends none).
+	RetryAfter time.Duration `yaml:"retry_after" json:"retry_after_ns,omitempty"`
 	// StallRate is the share of requests that stall once mid-stream for StallDuration.
 	StallRate float64 `yaml:"stall_rate" json:"stall_rate"`
 	// StallDuration is how long a stall lasts.

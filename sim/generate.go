@@ -134,6 +134,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) 
 		return
 	}
 	if f.QueueLimit429 > 0 && s.Stats().Waiting > f.QueueLimit429 {
+		if f.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.FormatInt(int64((f.RetryAfter+time.Second-1)/time.Second), 10))
+		}
 		writeError(w, http.StatusTooManyRequests, "RateLimitError", fmt.Sprintf("injected fault: waiting queue longer than %d", f.QueueLimit429))
 		return
 	}

@@ -128,6 +128,7 @@ func Resolve(c Config) (Config, error) {
 	over(&r.Faults.ErrorRate, c.Faults.ErrorRate)
 	over(&r.Faults.DisconnectRate, c.Faults.DisconnectRate)
 	over(&r.Faults.QueueLimit429, c.Faults.QueueLimit429)
+	over(&r.Faults.RetryAfter, c.Faults.RetryAfter)
 	over(&r.Faults.StallRate, c.Faults.StallRate)
 	over(&r.Faults.StallDuration, c.Faults.StallDuration)
 	if c.Faults.UsagePromptTokens != nil {
@@ -272,6 +273,9 @@ func (c Config) Validate() error {
 	rate("disconnect_rate", c.Faults.DisconnectRate)
 	rate("stall_rate", c.Faults.StallRate)
 	nonNegative("faults.queue_limit_429", c.Faults.QueueLimit429, "disabled")
+	if c.Faults.RetryAfter < 0 {
+		bad("faults.retry_after", "%v must be ≥ 0 (0 = no Retry-After)", c.Faults.RetryAfter)
+	}
 	if c.Faults.StallDuration < 0 || (c.Faults.StallRate > 0 && c.Faults.StallDuration == 0) {
 		bad("faults.stall_duration", "%v must be positive when stall_rate is set", c.Faults.StallDuration)
 	}
@@ -388,6 +392,9 @@ func (c Config) faultString() string {
 	if f.ErrorRate != 0 || f.DisconnectRate != 0 || f.QueueLimit429 != 0 || f.StallRate != 0 || f.StallDuration != 0 {
 		parts = append(parts, fmt.Sprintf("error_rate=%g disconnect_rate=%g queue_limit_429=%d stall_rate=%g stall_duration=%v",
 			f.ErrorRate, f.DisconnectRate, f.QueueLimit429, f.StallRate, f.StallDuration))
+	}
+	if f.RetryAfter > 0 {
+		parts = append(parts, fmt.Sprintf("retry_after=%v", f.RetryAfter))
 	}
 	if f.UsagePromptTokens != nil {
 		parts = append(parts, fmt.Sprintf("usage_prompt_tokens=%d", *f.UsagePromptTokens))

@@ -9,16 +9,16 @@ import (
 	"github.com/kneecap/kneecap/record"
 )
 
-// A server that stops answering (DESIGN §3.2): a worker whose requests fail to connect backs
-// off; a level none of whose workers can reach the server, or whose warmup got no answer at
+// A server that stops answering (DESIGN §3.2): a worker whose requests fail backs off; a level none of whose workers can reach the server, or whose warmup got no answer at
 // all, ends at once and stops the sweep, instead of filling records.jsonl with failures or
 // waiting out warmup_max, max_duration and drain_timeout.
 
-// Backoff of a worker's consecutive connect errors: base doubling per error up to the cap,
-// jittered (connectBackoff).
+// Backoff of a worker's consecutive failed requests: base doubling per failure up to the cap,
+// jittered (failureBackoff). The base bounds a closed-loop worker at a server that fails every
+// request at once (a 500, a 429, an empty 200, a refused connection) to 1/base requests/s.
 const (
-	connectBackoffBase = 10 * time.Millisecond
-	connectBackoffMax  = time.Second
+	failureBackoffBase = 100 * time.Millisecond
+	failureBackoffMax  = time.Second
 )
 
 // DefaultUnreachableAfter is Plan.UnreachableAfter's default: how long every worker of a
@@ -38,18 +38,18 @@ const (
 	StopSilent = "no answer"
 )
 
-// connectBackoff is a worker's pause after its n-th consecutive connect error (0 for n ≤ 0):
-// 10 ms doubling to 1 s, drawn uniformly from [½, 1] of that so that the workers of a level do
-// not retry in step.
-func connectBackoff(n int) time.Duration {
+// failureBackoff is a worker's pause after its n-th consecutive failed request (0 for n ≤ 0):
+// 100 ms doubling to 1 s, drawn uniformly from [1, 1.5] of that so that the workers of a level
+// do not retry in step and none sends more than 10 requests/s to a failing server.
+func failureBackoff(n int) time.Duration {
 	if n <= 0 {
 		return 0
 	}
-	d := connectBackoffMax
+	d := failureBackoffMax
 	if n <= 30 {
-		d = min(connectBackoffBase<<(n-1), connectBackoffMax)
+		d = min(failureBackoffBase<<(n-1), failureBackoffMax)
 	}
-	return d/2 + rand.N(d/2+1)
+	return d + rand.N(d/2+1)
 }
 
 // health is the account of whether the level's server answers. The workers keep the

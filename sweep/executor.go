@@ -113,7 +113,8 @@ func (l *level) work(w int) {
 	if !l.pause(d) {
 		return
 	}
-	refused := 0 // consecutive connect errors: they back off (dead.go)
+	refused := 0 // consecutive connect errors: the server may be down (dead.go)
+	failed := 0  // consecutive failed requests: they back off (failureBackoff)
 	sess := newSession(l.workload, l.index, w, &l.cuts)
 	var pause time.Duration // the pause before the next request (Record.Pause)
 	for seq := 0; ; seq++ {
@@ -158,7 +159,14 @@ func (l *level) work(w int) {
 		if sess != nil {
 			think = sess.ended(&req, &rec, think)
 		}
-		pause = think + connectBackoff(refused)
+		if rec.Status == record.StatusError {
+			failed++
+		} else {
+			failed = 0
+		}
+		// A failure backs off (a server that fails at once is not hammered), at least as long
+		// as its Retry-After asked; Pause records it on the next request.
+		pause = think + max(failureBackoff(failed), rec.RetryAfter)
 		if !l.pause(pause) {
 			return
 		}

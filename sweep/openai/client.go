@@ -233,6 +233,7 @@ func (c *Client) Do(ctx context.Context, req *record.Request, rec *record.Record
 	rec.Clock, rec.SendStamp, rec.FirstGather = "", "", 0
 	rec.ClientSent, rec.ClientTTFT, rec.ClientE2E = 0, 0, 0
 	rec.End, rec.Setup, rec.Dialed = 0, 0, false
+	rec.RetryAfter = 0
 
 	// go-openai opens the stream; the adapter reads it (sseBody.next) and closes it. The
 	// stream value go-openai returns, with its own line reader, is dropped at once.
@@ -570,6 +571,7 @@ func (c *Client) readChunks(s *sseBody, tSend time.Time, sr *streamRead) error {
 // fail records err, classified; streaming reports whether the response had started.
 func (c *Client) fail(ctx, reqCtx context.Context, st *reqState, rec *record.Record, err error, streaming bool) {
 	rec.Status = record.StatusError
+	rec.RetryAfter = st.retryAfter
 	switch cause := context.Cause(reqCtx); {
 	case ctx.Err() != nil:
 		rec.Status, rec.ErrorClass = record.StatusCancelled, record.ErrCancelled

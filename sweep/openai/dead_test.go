@@ -75,8 +75,8 @@ func TestFaultDeadServer(t *testing.T) {
 			connect++
 		}
 	}
-	// Backoff from 10 ms doubling (jittered down to half): about 7 attempts a worker in
-	// UnreachableAfter, 10 a worker with the controller's tick and a slow machine.
+	// Backoff from 100 ms doubling (jittered up to 1.5×): about 3 attempts a worker in
+	// UnreachableAfter, a few more with the controller's tick and a slow machine.
 	if connect == 0 || connect > 4*15 {
 		t.Errorf("%d connect records from 4 workers, want 1 … 60 (backoff)", connect)
 	}

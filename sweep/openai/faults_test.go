@@ -224,7 +224,7 @@ func TestFaultSweepKeepsRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	plan := sweep.Plan{
-		Levels: []int{2, 4},
+		Levels: []int{4, 8}, // enough workers to play every fault while failures back off
 		Protocol: sweep.Protocol{
 			Warmup:       50 * time.Millisecond,
 			WarmupMax:    5 * time.Second,
@@ -262,6 +262,7 @@ func TestFaultSweepKeepsRunning(t *testing.T) {
 		got[r.ErrorClass]++
 		checkFailure(t, r, r.ErrorClass)
 	}
+	t.Logf("%d requests served", total)
 	if len(sink.recs) != total {
 		t.Errorf("%d records for %d requests served", len(sink.recs), total)
 	}

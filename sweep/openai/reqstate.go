@@ -24,8 +24,9 @@ type reqState struct {
 	sentBytes  int // of the request body, as sent
 	wireBytes  int // of the whole request, about (body, headers, request line)
 	body       *sseBody
-	w          watch // the request's deadlines
-	streamed   int   // content chunks read, for the messages of a failure
+	w          watch         // the request's deadlines
+	streamed   int           // content chunks read, for the messages of a failure
+	retryAfter time.Duration // the answer's Retry-After, on a 429 or 503 (retryAfter)
 	// clock is the kernel clock of the last attempt's connection (stampConn), nil when it has
 	// none; mark the clock's mark of the request's start (connClock.beginRequest).
 	clock connClock

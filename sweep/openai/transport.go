@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/kneecap/kneecap/redact"
 )
@@ -59,6 +60,9 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if st != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
+		st.retryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	stream := req.Header.Get("Accept") == "text/event-stream"
 	if stream && resp.StatusCode >= 300 && resp.StatusCode < 400 {
