@@ -3,9 +3,11 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -92,6 +94,11 @@ func (v *validation) target() {
 		v.bad("target.tokens_per_chunk", "is %d: must be ≥ 0 (0 = as the server says, else unknown)", t.TokensPerChunk)
 	}
 	v.headers(t.Headers)
+	for _, k := range slices.Sorted(maps.Keys(t.ExtraBody)) {
+		if by, ok := measuredBodyKeys[k]; ok {
+			v.bad("target.extra_body."+k, "kneecap sets %s from %s: extra_body would replace it in every request and the records would describe another request; remove it", k, by)
+		}
+	}
 	if t.TLS.CAFile != "" {
 		if err := readable(t.TLS.CAFile); err != nil {
 			v.bad("target.tls.ca_file", "%v", err)
@@ -100,6 +107,22 @@ func (v *validation) target() {
 	if t.URL == "" {
 		v.simulator()
 	}
+}
+
+// measuredBodyKeys are the request body's fields that kneecap sets, with where it takes each
+// from: target.extra_body is merged over the body (openai's mergeBody), so one of these there
+// would change what is sent without the records knowing.
+var measuredBodyKeys = map[string]string{
+	"model":                 "target.model (or workload.models)",
+	"messages":              "the workload",
+	"prompt":                "the workload",
+	"input":                 "the workload",
+	"stream":                "kneecap itself (it measures streams)",
+	"stream_options":        "kneecap itself (the usage it reads)",
+	"max_tokens":            "workload.output_tokens",
+	"max_completion_tokens": "workload.output_tokens",
+	"max_output_tokens":     "workload.output_tokens",
+	"n":                     "kneecap itself (one answer a request: n > 1 would count several as one)",
 }
 
 // SimulatorProblems reports every problem of the simulator: section (errors.Join), one line

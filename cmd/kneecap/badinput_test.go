@@ -66,6 +66,8 @@ func badInputs(t *testing.T, tmp string) []badInput {
 		{"not UTF-8", "name: caf\xe9\n", nil, []string{"$CFG:1: byte 0xe9 at column 10 is not UTF-8"}},
 		{"flow mapping", "target: {url: http://127.0.0.1:1/v1, model: m, request_timeout: abc}\n", nil,
 			[]string{"$CFG:1: target.request_timeout: cannot unmarshal !!str `abc` into a duration"}},
+		{"extra_body overriding the model", "target:\n  url: http://127.0.0.1:1/v1\n  model: m\n  extra_body:\n    model: other\n", nil,
+			[]string{"$CFG:5: target.extra_body.model: kneecap sets model from target.model"}},
 		{"extra_body not a mapping", "target:\n  extra_body: x\n", nil, []string{"$CFG:2: target.extra_body: && into a mapping of keys"}},
 		{"unknown key", "sweep:\n  duraton: 5s\n", nil, []string{"$CFG:2: sweep.duraton: unknown key (sweep takes levels, warmup"}},
 		{"unknown nested key", "target:\n  tls:\n    ca_flie: x\n", nil, []string{"$CFG:3: target.tls.ca_flie: unknown key (target.tls takes ca_file, insecure_skip_verify)"}},
