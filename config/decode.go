@@ -512,6 +512,16 @@ type walker struct {
 	scalars map[int][]scalarAt
 }
 
+// isInt reports whether t is an integer kind other than time.Duration (its own rule).
+func isInt(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return t != durationType
+	}
+	return false
+}
+
 // scalarAt is a key and its scalar value, as written.
 type scalarAt struct{ key, value string }
 
@@ -544,6 +554,12 @@ func (w walker) walk(n *yaml.Node, t reflect.Type, prefix string) {
 		n = n.Alias
 	}
 	switch {
+	case isInt(t) && n.Kind == yaml.ScalarNode && n.Tag == "!!float":
+		// yaml.v3 truncates a float into an integer key (2.5 becomes 2) without a word.
+		if f, err := strconv.ParseFloat(n.Value, 64); err != nil || f != math.Trunc(f) {
+			*w.errs = append(*w.errs, &Error{Where: fmt.Sprintf("%s:%d", w.file, n.Line), Key: prefix,
+				Msg: fmt.Sprintf("is %s: must be a whole number", n.Value)})
+		}
 	case t == durationType:
 		if n.Kind == yaml.ScalarNode && (n.Tag == "!!int" || n.Tag == "!!float") {
 			w.durLines[n.Line] = true

@@ -90,6 +90,9 @@ func (v *validation) target() {
 	v.positive("target.request_timeout", t.RequestTimeout)
 	v.nonNegative("target.ttft_timeout", t.TTFTTimeout)
 	v.nonNegative("target.stall_timeout", t.StallTimeout)
+	v.atMost("target.request_timeout", t.RequestTimeout, maxPhase)
+	v.atMost("target.ttft_timeout", t.TTFTTimeout, maxPhase)
+	v.atMost("target.stall_timeout", t.StallTimeout, maxPhase)
 	if t.TokensPerChunk < 0 {
 		v.bad("target.tokens_per_chunk", "is %d: must be ≥ 0 (0 = as the server says, else unknown)", t.TokensPerChunk)
 	}
@@ -225,6 +228,32 @@ func (v *validation) sweep() {
 	v.rate("sweep.stop.max_error_rate", s.Stop.MaxErrorRate)
 	v.nonNegative("sweep.stop.stop_ttft", s.Stop.StopTTFT)
 	v.nonNegative("sweep.stop.budget", s.Stop.Budget)
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"sweep.warmup", s.Warmup}, {"sweep.warmup_max", s.WarmupMax}, {"sweep.duration", s.Duration},
+		{"sweep.max_duration", s.MaxDuration}, {"sweep.drain_timeout", s.DrainTimeout}, {"sweep.cooldown", s.Cooldown},
+		{"sweep.stop.stop_ttft", s.Stop.StopTTFT}} {
+		if (d.key == "sweep.warmup_max" && s.Warmup > maxPhase) || (d.key == "sweep.max_duration" && s.Duration > maxPhase) {
+			continue // derived from the other, already named
+		}
+		v.atMost(d.key, d.v, maxPhase)
+	}
+	v.atMost("sweep.stop.budget", s.Stop.Budget, maxBudget)
+}
+
+// Upper bounds of the durations a sweep waits for: a phase or a timeout of more than a day, or
+// a budget of more than a week, is a typo (87600h) that would leave kneecap waiting for years.
+const (
+	maxPhase  = 24 * time.Hour
+	maxBudget = 7 * 24 * time.Hour
+)
+
+// atMost reports d above limit.
+func (v *validation) atMost(key string, d, limit time.Duration) {
+	if d > limit {
+		v.bad(key, "is %v: must be ≤ %v", d, limit)
+	}
 }
 
 // analysis checks slo:, server_metrics:, analysis:, plan: and output:.
@@ -285,8 +314,10 @@ func (v *validation) shard() {
 	}
 	if sh.StartAt == "" {
 		v.badAt("shard.start_at", []string{"shard.start_at", "shard.count"}, "missing: the shards start the first level at this agreed time (RFC 3339)")
-	} else if _, err := sh.Start(); err != nil {
+	} else if at, err := sh.Start(); err != nil {
 		v.bad("shard.start_at", "%q: not an RFC 3339 time such as 2026-11-30T10:00:00Z", sh.StartAt)
+	} else if ahead := time.Until(at); ahead > maxPhase {
+		v.bad("shard.start_at", "%s is %v ahead: must be within %v (each shard would wait until then)", sh.StartAt, ahead.Round(time.Hour), maxPhase)
 	}
 	if v.c.Target.URL == "" {
 		v.badAt("target.url", []string{"target.url", "shard.count"}, "missing: a sharded sweep loads one server from several machines, so it needs target.url (not the built-in simulator)")

@@ -77,6 +77,8 @@ func (v *validation) rateKeys() {
 		v.bad("sweep.arrival", "%q: must be poisson, gamma or constant", s.Arrival)
 	}
 	switch b := s.Burstiness; {
+	case b == 0 && v.c.given("sweep.burstiness"):
+		v.bad("sweep.burstiness", "is 0: must be > 0 (the gamma shape; 1 = Poisson, < 1 burstier; leave it out for 1)")
 	case b == 0:
 	case !(b > 0) || math.IsInf(b, 0):
 		v.bad("sweep.burstiness", "is %g: must be > 0 (the gamma shape; 1 = Poisson, < 1 burstier)", b)

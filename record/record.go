@@ -47,6 +47,12 @@ const (
 	ErrUserCancel ErrorClass = "user_cancel"
 )
 
+// MaxTokens is the largest token count kneecap asks for or believes, for a prompt or an
+// output: no served model's context holds more (the largest, Llama 4 Scout's, is 10M). A
+// length asked above it is refused before anything is allocated; usage above it is not
+// believed.
+const MaxTokens = 10_000_000
+
 // TokensSource says where Record.OutputTokens came from.
 type TokensSource string
 

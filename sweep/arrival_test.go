@@ -120,7 +120,7 @@ func TestRatesSpec(t *testing.T) {
 		{s: RatesSpec{List: []float64{math.Inf(1)}}, bad: "must be > 0"},
 		{s: RatesSpec{Start: 2, Max: 1, Factor: 2}, bad: "below start"},
 		{s: RatesSpec{Start: 1, Max: 4, Factor: 1}, bad: "must be > 1"},
-		{s: RatesSpec{Start: 1, Max: 1e5, Step: 1e-3}, bad: "more than 1000 rates"},
+		{s: RatesSpec{Start: 1, Max: 1e5, Step: 1e-3}, bad: "more than 100 rates"},
 		// Rates outside [MinRate, MaxRate]: a gap of 1e-9 requests/s overflows time.Duration.
 		{s: RatesSpec{List: []float64{1e-9, 1}}, bad: "rate 1 is 1e-09: must be within [0.001, 100000] requests/s"},
 		{s: RatesSpec{List: []float64{1, 2e5}}, bad: "rate 2 is 200000: must be within [0.001, 100000]"},

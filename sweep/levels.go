@@ -10,8 +10,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// maxLevels bounds the number of levels a progression may expand to.
-const maxLevels = 1000
+// maxLevels bounds the number of levels (or rates) a plan may have: 100 levels of the default
+// 30 s window already run for most of an hour, and a list or a progression of more is a typo
+// (a step of 1 to 1,000) rather than a plan.
+const maxLevels = 100
 
 // LevelsSpec is the sweep plan: an explicit list, or a geometric or linear progression.
 type LevelsSpec struct {
@@ -82,6 +84,9 @@ func (l LevelsSpec) Expand() ([]int, error) {
 		if l.Start != 0 || l.Max != 0 || l.Factor != 0 || l.Step != 0 {
 			return nil, errors.New("give a list or a progression, not both")
 		}
+		if len(l.List) > maxLevels {
+			return nil, fmt.Errorf("%d levels: at most %d (a sweep of more runs for hours; choose fewer)", len(l.List), maxLevels)
+		}
 		for i, v := range l.List {
 			if v < 1 {
 				return nil, fmt.Errorf("level %d is %d: concurrency must be ≥ 1", i+1, v)
@@ -112,7 +117,7 @@ func (l LevelsSpec) Expand() ([]int, error) {
 			return nil
 		}
 		if len(out) == maxLevels {
-			return fmt.Errorf("more than %d levels: raise factor or step, or lower max", maxLevels)
+			return fmt.Errorf("more than %d levels (a sweep of more runs for hours): raise factor or step, or lower max", maxLevels)
 		}
 		out = append(out, v)
 		return nil
@@ -309,7 +314,7 @@ func (s RatesSpec) expand() ([]float64, error) {
 			return nil, errors.New("give a list or a progression, not both")
 		}
 		if len(s.List) > maxLevels {
-			return nil, fmt.Errorf("more than %d rates", maxLevels)
+			return nil, fmt.Errorf("%d rates: at most %d (a sweep of more runs for hours; choose fewer)", len(s.List), maxLevels)
 		}
 		for i, v := range s.List {
 			if why := rateProblem(v); why != "" {

@@ -30,7 +30,7 @@ func TestExpand(t *testing.T) {
 		{LevelsSpec{Start: 1, Max: 8, Factor: 0.5}, nil, "must be > 1"},
 		{LevelsSpec{Start: 1, Max: 8, Factor: 2, Step: 1}, nil, "not both"},
 		{LevelsSpec{Start: 1, Max: 8, Step: -1}, nil, "step is -1"},
-		{LevelsSpec{Start: 1, Max: 100000, Step: 1}, nil, "more than 1000 levels"},
+		{LevelsSpec{Start: 1, Max: 100000, Step: 1}, nil, "more than 100 levels"},
 	} {
 		got, err := tc.spec.Expand()
 		if tc.err != "" {

@@ -143,8 +143,8 @@ func (d *Dataset) add(rec *datasetRecord, where string) error {
 	case rec.Prompt != nil:
 		e.prompt = *rec.Prompt
 		if rec.MaxTokens != nil {
-			if *rec.MaxTokens < 0 {
-				return fmt.Errorf("sweep: dataset %s: max_tokens %d < 0", where, *rec.MaxTokens)
+			if *rec.MaxTokens < 0 || *rec.MaxTokens > record.MaxTokens {
+				return fmt.Errorf("sweep: dataset %s: max_tokens %d: want a token count in [0, %d]", where, *rec.MaxTokens, record.MaxTokens)
 			}
 			e.outputTokens = *rec.MaxTokens
 		}

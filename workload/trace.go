@@ -262,13 +262,19 @@ func (t *Trace) Gaps(s float64) func() time.Duration {
 	}
 }
 
+// maxTimeScales bounds the levels of a trace replay, as sweep bounds levels and rates.
+const maxTimeScales = 100
+
 // ValidateTimeScales reports time scales outside [1/maxTimeScale, maxTimeScale] or not
-// finite, scales that do not strictly increase (as sweep.rates must), and an empty list; key
-// names them.
+// finite, scales that do not strictly increase (as sweep.rates must), more than maxTimeScales
+// and an empty list; key names them.
 func ValidateTimeScales(key string, scales []float64) []error {
 	var errs []error
 	if len(scales) == 0 {
 		return []error{fmt.Errorf("%s: empty: give the time scales to replay the trace at, such as [1, 2, 4]", key)}
+	}
+	if len(scales) > maxTimeScales {
+		return []error{fmt.Errorf("%s: %d time scales: at most %d (a sweep of more runs for hours; choose fewer)", key, len(scales), maxTimeScales)}
 	}
 	for i, s := range scales {
 		if !(s >= 1/maxTimeScale && s <= maxTimeScale) {

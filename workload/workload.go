@@ -84,6 +84,14 @@ func (d Dist) Validate(key, unit string) []error {
 		bad(".dist", "%q: must be fixed, uniform, normal or lognormal", d.Dist)
 		return errs
 	}
+	for _, f := range []struct {
+		field string
+		v     float64
+	}{{".mean", d.Mean}, {".min", d.Min}, {".max", d.Max}} {
+		if f.v > record.MaxTokens {
+			bad(f.field, "is %g: must be ≤ %d %ss (no model's context holds more)", f.v, record.MaxTokens, unit)
+		}
+	}
 	if d.Dist == DistUniform {
 		if !(d.Min >= 1) || d.Max < d.Min {
 			bad("", "uniform needs 1 ≤ min ≤ max (min %g, max %g)", d.Min, d.Max)

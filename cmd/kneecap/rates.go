@@ -97,20 +97,12 @@ func parseRates(v string) (sweep.RatesSpec, error) {
 	if strings.TrimSpace(v) == "auto" {
 		return sweep.RatesSpec{Auto: true}, nil
 	}
-	var list []float64
-	for _, f := range strings.Split(v, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
+	list, err := parseList(v, "1,2,4 or auto", func(f string) (float64, error) {
 		x, err := strconv.ParseFloat(f, 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return sweep.RatesSpec{}, fmt.Errorf("%q is not a rate in requests/s (want a list such as 1,2,4 or auto)", f)
+			return 0, fmt.Errorf("%q is not a rate in requests/s (want a list such as 1,2,4 or auto)", f)
 		}
-		list = append(list, x)
-	}
-	if len(list) == 0 {
-		return sweep.RatesSpec{}, errors.New("empty list (want a list such as 1,2,4 or auto)")
-	}
-	return sweep.RatesSpec{List: list}, nil
+		return x, nil
+	})
+	return sweep.RatesSpec{List: list}, err
 }

@@ -211,22 +211,13 @@ func configProblems(e *env, cmd string, err error) error {
 
 // parseLevels parses "1,2,4,8".
 func parseLevels(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
+	return parseList(s, "1,2,4,8", func(f string) (int, error) {
 		v, err := strconv.Atoi(f)
 		if err != nil {
-			return nil, fmt.Errorf("%q is not an integer", f)
+			return 0, fmt.Errorf("%q is not an integer", f)
 		}
-		out = append(out, v)
-	}
-	if len(out) == 0 {
-		return nil, errors.New("empty list")
-	}
-	return out, nil
+		return v, nil
+	})
 }
 
 // parseShard parses "I/N" with 0 ≤ I < N.

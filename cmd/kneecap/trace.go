@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -63,19 +62,11 @@ func applyTraceFlags(cfg *config.Config, f *traceFlags, set map[string]bool) err
 
 // parseTimeScales parses --time-scale: a list of factors such as "0.5,1,2,4".
 func parseTimeScales(v string) ([]float64, error) {
-	var list []float64
-	for _, f := range strings.Split(v, ",") {
-		if f = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(f), "x")); f == "" {
-			continue
-		}
-		x, err := strconv.ParseFloat(f, 64)
+	return parseList(v, "0.5,1,2,4", func(f string) (float64, error) {
+		x, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(f, "x")), 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, fmt.Errorf("%q is not a time scale (want a list such as 0.5,1,2,4)", f)
+			return 0, fmt.Errorf("%q is not a time scale (want a list such as 0.5,1,2,4)", f)
 		}
-		list = append(list, x)
-	}
-	if len(list) == 0 {
-		return nil, errors.New("empty list (want a list such as 0.5,1,2,4)")
-	}
-	return list, nil
+		return x, nil
+	})
 }

@@ -16,7 +16,7 @@ const (
 	DefaultMaxTokensPerChunk = 64
 	// MaxPlausibleTokens is the largest token count believed for a prompt or an output:
 	// beyond the context of any model served today.
-	MaxPlausibleTokens = 10_000_000
+	MaxPlausibleTokens = record.MaxTokens
 	// MaxTemplateTokens is the most tokens a chat template may add to a prompt: a reported
 	// prompt_tokens above the request's bytes (its JSON body: the prompt and whatever
 	// extra_body adds) plus this is not believed (a token of text covers at least one byte).
