@@ -278,6 +278,21 @@ func TestAnalyzeDeterministic(t *testing.T) {
 	}
 }
 
+// TestAnalyzeStops: a closed Options.Stop (an interrupt) ends the bootstrap before its first
+// resample, however many were asked for: no interval, and the knee itself still computed.
+func TestAnalyzeStops(t *testing.T) {
+	levels := groundTruth(16, geometricLevels(128), 0.03, 9)
+	opts := DefaultOptions()
+	opts.Bootstrap = 100_000_000 // hours without the stop
+	stop := make(chan struct{})
+	close(stop)
+	opts.Stop = stop
+	r := Analyze(levels, Meta{}, opts)
+	if r.Knee == nil || !r.Knee.Concurrency.OK() || r.Knee.Interval[0].OK() {
+		t.Errorf("knee %+v: want the knee without an interval", r.Knee)
+	}
+}
+
 // Levels marked valid by an importer (CSV, vLLM bench) are held to the thresholds their own
 // fields show (DESIGN §4): an error rate above MaxErrorRate or a level that was not steady is
 // excluded from the fits, and the caller's levels and notes are left untouched.

@@ -24,6 +24,16 @@ import (
 // stand for), and with fewer than minIntervalLevels points there is no interval (a warning
 // says so): a three-parameter curve through four points leaves one residual and a bootstrap
 // of it claims a precision the levels do not have.
+// stopped reports whether stop (Options.Stop) is closed.
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
+}
+
 func (a *analyzer) residualBootstrap(x, y []float64, fitted func(float64) float64, names []string, refit func(ys []float64) []float64) [][2]Float {
 	out := make([][2]Float, len(names))
 	for i := range out {
@@ -57,6 +67,9 @@ func (a *analyzer) residualBootstrap(x, y []float64, fitted func(float64) float6
 	vals := make([][]float64, len(names))
 	refits := 0
 	for range B {
+		if stopped(a.opts.Stop) {
+			return out
+		}
 		for i := range ys {
 			r := res[rng.IntN(len(res))]
 			if relative {

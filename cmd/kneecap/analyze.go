@@ -96,7 +96,7 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	res := in.Analyze(af.apply(in.Options))
+	res := in.Analyze(af.apply(in.Options, ctx.Done()))
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -144,13 +144,21 @@ func (f *analyzeFlags) register(fl *flag.FlagSet) {
 	fl.Float64Var(&f.energyCost, "energy-cost-per-kwh", 0, "capacity plan: $ per kWh of electricity (overrides plan.energy_cost_per_kwh)")
 }
 
+// maxBootstrap bounds --bootstrap: each resample refits every model, so 10⁹ of them ran for
+// hours (and ignored Ctrl-C while they did).
+const maxBootstrap = 100_000
+
 // check returns a usage error for a flag value out of range.
 func (f *analyzeFlags) check() error {
-	if f.gain < 0 || f.gain >= 1 {
+	if !(f.gain >= 0 && f.gain < 1) { // NaN too
 		return cmdUsageError("analyze", "analyze: --knee-gain %g: want a fraction in (0, 1)", f.gain)
 	}
 	if f.slo.negative() || f.boot < 0 {
 		return cmdUsageError("analyze", "analyze: SLOs and --bootstrap must not be negative")
+	}
+	if f.boot > maxBootstrap {
+		return cmdUsageError("analyze", "analyze: --bootstrap %d: at most %d resamples (the default %d gives the knee's interval to a few percent)",
+			f.boot, maxBootstrap, analysis.DefaultOptions().Bootstrap)
 	}
 	for _, p := range []struct {
 		name string
@@ -164,9 +172,11 @@ func (f *analyzeFlags) check() error {
 	return nil
 }
 
-// apply returns o with the flags given on the command line applied, and the bootstrap count
-// always (its default is analysis.DefaultOptions's).
-func (f *analyzeFlags) apply(o analysis.Options) analysis.Options {
+// apply returns o with the flags given on the command line applied, the bootstrap count always
+// (its default is analysis.DefaultOptions's), and stop (an interrupt: ctx.Done) ending the
+// bootstrap.
+func (f *analyzeFlags) apply(o analysis.Options, stop <-chan struct{}) analysis.Options {
+	o.Stop = stop
 	o.SLO = f.slo.apply(o.SLO, f.set)
 	if f.set["knee-gain"] && f.gain > 0 {
 		o.KneeGain = f.gain

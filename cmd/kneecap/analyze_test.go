@@ -96,6 +96,8 @@ func TestAnalyzeUsageErrors(t *testing.T) {
 		{"no path", nil, []string{"want one PATH"}},
 		{"csv without -o", []string{filepath.Join(td, "plateau.csv")}, []string{"-o DIR is required"}},
 		{"bad knee gain", []string{filepath.Join(td, "plateau.csv"), "--knee-gain", "2", "-o", "OUT"}, []string{"knee-gain"}},
+		{"knee gain NaN", []string{filepath.Join(td, "plateau.csv"), "--knee-gain", "NaN", "-o", "OUT"}, []string{"--knee-gain NaN"}},
+		{"a billion resamples", []string{filepath.Join(td, "plateau.csv"), "--bootstrap", "1000000000", "-o", "OUT"}, []string{"--bootstrap 1000000000: at most 100000"}},
 		{"bad flag", []string{"--frobnicate"}, []string{"frobnicate"}},
 		{"empty dir", []string{td + "/../analyze_empty_dir_missing"}, []string{"no such file"}},
 	}

@@ -41,7 +41,10 @@ func analyzeGrid(ctx context.Context, e *env, dir string, af *analyzeFlags) erro
 		if err != nil {
 			return withCode(exitUsage, fmt.Errorf("analyze: scenario %s: %w", sc.Name, err))
 		}
-		res := in.Analyze(af.apply(in.Options))
+		res := in.Analyze(af.apply(in.Options, ctx.Done()))
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := writeAnalysis(sub, res); err != nil {
 			return err
 		}
