@@ -194,6 +194,10 @@ func NewTrace(tf *TraceFile, c TraceConfig) (*Trace, error) {
 		t.pass = min(t.pass, end-start)
 		note = fmt.Sprintf("the window's end %v is past the trace's last arrival (%v): a pass ends with the data, %v after the window's start", end, fileLast.Round(time.Millisecond), t.pass.Round(time.Millisecond))
 	}
+	if tf.Unordered > 0 {
+		note = strings.TrimPrefix(note+fmt.Sprintf("; its arrivals are not in time order (%d earlier than one before them, the first at line %d): replayed sorted by arrival",
+			tf.Unordered, tf.UnorderedLine), "; ")
+	}
 	t.Info = record.TraceInfo{File: c.File, Format: tf.Format, Window: c.Window, Requests: n, Skipped: tf.Skipped,
 		SkipReason: tf.SkipReason, DurationS: t.pass.Seconds(), MeanRPS: float64(n) / t.pass.Seconds(), Note: note}
 	t.info()

@@ -167,3 +167,34 @@ func FuzzParseTrace(f *testing.F) {
 		}
 	})
 }
+
+// TestTraceUnorderedNoted: a trace whose arrivals are not in time order is replayed sorted,
+// and its Info.Note says so, with the count and the first line out of order (issue 26: it was
+// sorted without a word).
+func TestTraceUnorderedNoted(t *testing.T) {
+	text := `{"timestamp": 100, "input_length": 5, "output_length": 3}
+{"timestamp": 0, "input_length": 5, "output_length": 3}
+{"timestamp": 50, "input_length": 5, "output_length": 3}
+`
+	tf, err := workload.ParseTrace(strings.NewReader(text), "t.jsonl", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := workload.NewTrace(tf, workload.TraceConfig{File: "t.jsonl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "not in time order (2 earlier than one before them, the first at line 2): replayed sorted by arrival"; !strings.Contains(tr.Info.Note, want) {
+		t.Errorf("note %q, want it to say %q", tr.Info.Note, want)
+	}
+	if tf.Entries[0].At != 0 || tf.Entries[1].At != 50*time.Millisecond || tf.Entries[2].At != 100*time.Millisecond {
+		t.Errorf("entries not sorted: %+v", tf.Entries)
+	}
+	sorted := "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 3}\n{\"timestamp\": 50, \"input_length\": 5, \"output_length\": 3}\n"
+	tf, _ = workload.ParseTrace(strings.NewReader(sorted), "s.jsonl", "")
+	if tr, err := workload.NewTrace(tf, workload.TraceConfig{File: "s.jsonl"}); err != nil {
+		t.Fatal(err)
+	} else if tr.Info.Note != "" {
+		t.Errorf("a sorted trace has a note: %q", tr.Info.Note)
+	}
+}

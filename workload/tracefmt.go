@@ -55,6 +55,9 @@ type TraceFile struct {
 	// holds all of them unless the file was parsed with a window (ParseTraceIn).
 	Total int
 	Last  time.Duration
+	// Unordered counts the arrivals earlier than one before them (the entries are sorted),
+	// and UnorderedLine is the line of the first.
+	Unordered, UnorderedLine int
 }
 
 // errTraceUnordered is ParseTraceIn's error for a file whose arrivals are not in time order:
@@ -83,6 +86,9 @@ func (k *traceSink) add(e TraceEntry) error {
 			return errTraceUnordered
 		}
 		k.ordered = false
+		if tf.Unordered++; tf.Unordered == 1 {
+			tf.UnorderedLine = int(e.Line)
+		}
 	}
 	tf.Total++
 	k.last = max(k.last, e.At)
