@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -111,7 +112,7 @@ func skippedNote(warnings []string) string {
 // readVLLMFile reads one vLLM result file.
 func readVLLMFile(path string) (analysis.Level, analysis.Meta, error) {
 	var meta analysis.Meta
-	raw, err := decodeVLLMFile(path)
+	raw, nonFinite, err := decodeVLLMFile(path)
 	if err != nil {
 		return analysis.Level{}, meta, err
 	}
@@ -164,6 +165,9 @@ func readVLLMFile(path string) (analysis.Level, analysis.Meta, error) {
 	case n > 0:
 		lv.Notes = append(lv.Notes, fmt.Sprintf("TTFT, TPOT, ITL and E2E recomputed from the per-request lists of %d successful requests (type-7 percentiles; ITL pools vLLM's gaps between chunks, not split per token)", n))
 	}
+	if nonFinite > 0 {
+		lv.Notes = append(lv.Notes, fmt.Sprintf("%d values of the file were NaN or Infinity (as Python's json writes them): read as missing", nonFinite))
+	}
 	lv.Notes = append(lv.Notes, "imported from vLLM bench serve: measured over the whole run (no warmup or drain exclusion), open loop capped at max_concurrency")
 	meta.Model = v.str("model_id")
 	meta.Name = v.str("backend")
@@ -178,27 +182,32 @@ func readVLLMFile(path string) (analysis.Level, analysis.Meta, error) {
 }
 
 // decodeVLLMFile reads path as one JSON object of a vLLM result: a notVLLMError when it is
-// not a JSON object or has none of vllmKeys, another error when it cannot be read.
-func decodeVLLMFile(path string) (map[string]json.RawMessage, error) {
+// not a JSON object or has none of vllmKeys, another error when it cannot be read. Python's
+// NaN and Infinity are read as null (missing), and nonFinite counts them.
+func decodeVLLMFile(path string) (raw map[string]json.RawMessage, nonFinite int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read vllm bench: %w", err)
+		return nil, 0, fmt.Errorf("read vllm bench: %w", err)
 	}
 	defer f.Close()
-	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(&limitedReader{r: f, n: maxVLLMFile})
+	b, err := io.ReadAll(&limitedReader{r: f, n: maxVLLMFile})
+	if err != nil {
+		return nil, 0, fmt.Errorf("read vllm bench: %s: %w", path, err)
+	}
+	b, nonFinite = pythonNumbers(b)
+	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&raw); err != nil {
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &se) || errors.As(err, &te) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, &notVLLMError{path, "not a JSON object (" + err.Error() + ")"}
+			return nil, 0, &notVLLMError{path, "not a JSON object (" + err.Error() + ")"}
 		}
-		return nil, fmt.Errorf("read vllm bench: %s: %w", path, err)
+		return nil, 0, fmt.Errorf("read vllm bench: %s: %w", path, err)
 	}
 	if !isVLLMResult(raw) {
-		return nil, &notVLLMError{path, "it has none of the keys " + strings.Join(vllmKeys, ", ")}
+		return nil, 0, &notVLLMError{path, "it has none of the keys " + strings.Join(vllmKeys, ", ")}
 	}
-	return raw, nil
+	return raw, nonFinite, nil
 }
 
 // vllmFields reads the fields of one decoded vLLM result.
