@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kneecap/kneecap/config"
@@ -110,12 +112,22 @@ func warnOverridden(e *env, fl *sweepFlags, cfg config.Config) {
 	}
 }
 
-// checkResumeFlags refuses the flags --resume does not take (only --url and --header may
-// change: resumeOverrides) and reads the URL of --url env (resolveURL).
+// resumeFlags are the flags --resume takes: those resumeOverrides applies (--url: an
+// in-process simulator gets a new port anyway; --header: secret headers are REDACTED in
+// config.yaml) and those of the console. Any other would change the run it continues, or be
+// ignored without a word.
+var resumeFlags = map[string]bool{"resume": true, "url": true, "header": true, "format": true, "wide": true}
+
+// checkResumeFlags refuses every flag --resume does not take (resumeFlags), naming the first
+// by name, and reads the URL of --url env (resolveURL).
 func checkResumeFlags(e *env, fl *sweepFlags) error {
-	for _, name := range append(append([]string{"c", "o", "model", "api", "levels", "warmup", "duration", "max-duration",
-		"min-requests", "input-tokens", "output-tokens", "name", "shard", "start-at", "refine", "retry-excluded"}, rateFlagNames...), traceFlagNames...) {
-		if fl.set[name] {
+	for _, name := range slices.Sorted(maps.Keys(fl.set)) {
+		switch {
+		case resumeFlags[name]:
+		case strings.HasPrefix(name, "slo"):
+			return cmdUsageError("sweep", "sweep: --resume takes the configuration from %s; %s cannot change it (judge the finished run by other SLOs with kneecap analyze %s %s …)",
+				fl.resume, dashes(name), fl.resume, dashes(name))
+		default:
 			return cmdUsageError("sweep", "sweep: --resume takes the configuration from %s; %s cannot change it", fl.resume, dashes(name))
 		}
 	}

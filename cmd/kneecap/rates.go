@@ -20,10 +20,6 @@ type rateFlags struct {
 	maxConcurrency             int
 }
 
-// rateFlagNames are the flags of rateFlags, which --resume refuses like the other
-// configuration flags.
-var rateFlagNames = []string{"mode", "rates", "from", "arrival", "burstiness", "max-concurrency"}
-
 // define defines the rate flags on fs.
 func (r *rateFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&r.mode, "mode", "", "`mode`: concurrency (closed loop, levels of clients) or rate (open loop, offered requests/s) (sweep.mode; default concurrency)")

@@ -75,6 +75,9 @@ func TestSweepBadFlags(t *testing.T) {
 		{[]string{"sweep", "extra"}, "unexpected argument"},
 		{[]string{"sweep", "--resume", "/x", "--levels", "1"}, "--resume takes the configuration"},
 		{[]string{"sweep", "--resume", "/x", "--refine", "1"}, "--resume takes the configuration"},
+		{[]string{"sweep", "--resume", "/x", "--dataset", "d.jsonl"}, "--dataset cannot change it"},
+		{[]string{"sweep", "--resume", "/x", "--gpu-metrics", "off"}, "--gpu-metrics cannot change it"},
+		{[]string{"sweep", "--resume", "/x", "--slo-ttft-p95", "1s"}, "kneecap analyze /x --slo-ttft-p95"},
 		{[]string{"sweep", "--refine", "-1"}, "--refine: sweep.refine: is -1: must be ≥ 0"},
 	} {
 		e, _, stderr := testEnv()

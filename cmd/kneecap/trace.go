@@ -16,10 +16,6 @@ type traceFlags struct {
 	file, scales, window string
 }
 
-// traceFlagNames are the flags of traceFlags, which --resume refuses like the other
-// configuration flags.
-var traceFlagNames = []string{"trace", "time-scale", "trace-window"}
-
 // define defines the trace flags on fs.
 func (f *traceFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.file, "trace", "", "replay the recorded trace `FILE` open loop: Mooncake JSONL, BurstGPT or Azure LLM inference CSV (workload.trace.file); implies --mode rate")
