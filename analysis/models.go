@@ -138,10 +138,10 @@ func modelSlower(slow, fast string, levels []*Level) warning {
 		clipName(slow), mixRatio, clipName(fast), levelsAt(levels, values))
 }
 
-// clipName clips a model name to 64 bytes for a warning's text.
+// clipName clips a model name to 64 characters for a warning's text.
 func clipName(s string) string {
-	if len(s) <= 64 {
-		return s
+	if r := []rune(s); len(r) > 64 {
+		return string(r[:63]) + "…"
 	}
-	return s[:61] + "..."
+	return s
 }

@@ -12,16 +12,22 @@ import (
 // The "By turn" section of a run with multi-turn sessions (workload.sessions): TTFT and the
 // history's length by turn index, at one level (DESIGN §5.2).
 
-// turnsLevel returns the level the by-turn section shows and why it was chosen: the level
-// with turns nearest the knee, else the highest steady one, else the highest; nil when no
-// level has turns (no sessions).
+// turnsLevel returns the level the by-turn section shows and why it was chosen (nearKnee);
+// nil when no level has turns (no sessions).
 func turnsLevel(res *analysis.Result) (*analysis.Level, string) {
+	return nearKnee(res, func(l *analysis.Level) bool { return len(l.Turns) > 0 })
+}
+
+// nearKnee returns, among the levels of res that has accepts, the one a section about one
+// level shows and why: the valid one nearest the knee, else the highest steady one, else the
+// highest; nil when has accepts none.
+func nearKnee(res *analysis.Result, has func(*analysis.Level) bool) (*analysis.Level, string) {
 	var near, steady, top *analysis.Level
 	d := math.Inf(1)
 	k := res.Knee
 	for i := range res.Levels {
 		l := &res.Levels[i]
-		if len(l.Turns) == 0 {
+		if !has(l) {
 			continue
 		}
 		if k != nil && k.Concurrency.OK() && l.Valid {
