@@ -28,13 +28,16 @@ func mixed(res *analysis.Result) bool {
 }
 
 // modelsTable is the by-model table: one row per model of each level in the level table's
-// order, an excluded level marked.
+// order, an excluded level and one run again marked.
 func modelsTable(res *analysis.Result) table {
 	t := table{Header: []string{keyHeader(res), "model", "requests", "share", "TTFT p50 (ms)", "TTFT p95 (ms)",
 		"TPOT p50 (ms)", "TPOT p95 (ms)", "E2E p95 (ms)", "output TPS"}}
 	for _, l := range rowLevels(res) {
 		key := levelKey(&l)
-		if !l.Valid {
+		switch {
+		case l.Superseded:
+			key += " (rerun)" // its retry, another row, stands for it
+		case !l.Valid:
 			key += " (excluded)"
 		}
 		for _, m := range l.ByModel {
