@@ -7,9 +7,10 @@ import (
 	"github.com/kneecap/kneecap/record"
 )
 
-// Model mixes (workload.models, DESIGN §4.17): a level whose requests named models is also
-// summarised per model, each model's records summarised by the level's own code (level) over
-// the same window and population, so a model's numbers mean what the level's mean.
+// Model mixes (workload.models, DESIGN §3.6; by_model in §4.12, the warning in §4.11): a level
+// whose requests named models is also summarised per model, each model's records summarised
+// by the level's own code (level) over the same window and population, so a model's numbers
+// mean what the level's mean.
 
 // ModelStats summarises one model's requests of a level (Level.ByModel).
 type ModelStats struct {
