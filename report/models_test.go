@@ -1,13 +1,11 @@
 package report_test
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/analysis/analysistest"
-	"github.com/kneecap/kneecap/report"
 )
 
 // withModels is the saturating fixture (knee 32.6) as a run that mixes three models, shares
@@ -38,34 +36,19 @@ func withModels() *analysis.Result {
 // Markdown and HTML (an excluded one marked), the level nearest the knee (32) on the console
 // — with the model names escaped; a run without a mix shows none.
 func TestByModelSection(t *testing.T) {
-	res := withModels()
-	var md, page, con bytes.Buffer
-	if err := report.Markdown(&md, res, nil); err != nil {
-		t.Fatal(err)
-	}
-	mustContain(t, "report.md", md.String(), "## By model",
+	docs := renderAll(t, withModels())
+	mustContain(t, "report.md", docs["report.md"], "## By model",
 		"| concurrency | model | requests | share | TTFT p50 (ms) | TTFT p95 (ms) | TPOT p50 (ms) | TPOT p95 (ms) | E2E p95 (ms) | output TPS |",
 		"| 1 | base |", "| 128 (excluded) | sql-lora |", "&lt;b&gt;x&lt;/b&gt;")
-	mustNotContain(t, "report.md", md.String(), "<b>x</b>")
-	if err := report.HTML(&page, res, nil); err != nil {
-		t.Fatal(err)
-	}
-	mustContain(t, "report.html", page.String(), `id="models"`, "By model", "<td>sql-lora</td>")
-	mustNotContain(t, "report.html", page.String(), "<b>x</b>")
-	if err := report.Console(&con, res); err != nil {
-		t.Fatal(err)
-	}
-	mustContain(t, "console", con.String(), "By model (concurrency 32, the level nearest the knee):", "sql-lora", "29.9%")
-	mustNotContain(t, "console", con.String(), "\x1b")
+	mustNotContain(t, "report.md", docs["report.md"], "<b>x</b>")
+	mustContain(t, "report.html", docs["report.html"], `id="models"`, "By model", "<td>sql-lora</td>")
+	mustNotContain(t, "report.html", docs["report.html"], "<b>x</b>")
+	mustContain(t, "console", docs["console"], "By model (concurrency 32, the level nearest the knee):", "sql-lora", "29.9%")
+	mustNotContain(t, "console", docs["console"], "\x1b")
 
-	plain := analysistest.Saturating()
-	for _, render := range []func() string{
-		func() string { var b bytes.Buffer; _ = report.Markdown(&b, plain, nil); return b.String() },
-		func() string { var b bytes.Buffer; _ = report.HTML(&b, plain, nil); return b.String() },
-		func() string { var b bytes.Buffer; _ = report.Console(&b, plain); return b.String() },
-	} {
-		if strings.Contains(render(), "By model") {
-			t.Error("a run without a mix shows a by-model section")
+	for format, doc := range renderAll(t, analysistest.Saturating()) {
+		if strings.Contains(doc, "By model") {
+			t.Errorf("%s: a run without a mix shows a by-model section", format)
 		}
 	}
 }
