@@ -45,23 +45,28 @@ const mixRatio = 2
 // sorted by model name; nil when no record names a model (no mix: the key is absent). total
 // is the level's Requests, the shares' denominator.
 func (s *scratch) byModel(run *record.LevelRun, records []record.Record, opts Options, total int) []ModelStats {
-	groups := map[string][]record.Record{}
+	seen := map[string]bool{}
+	var names []string
 	for i := range records {
-		if m := records[i].Model; m != "" {
-			groups[m] = append(groups[m], records[i])
+		if m := records[i].Model; m != "" && !seen[m] {
+			seen[m] = true
+			names = append(names, m)
 		}
 	}
-	if len(groups) == 0 {
+	if len(names) == 0 {
 		return nil
-	}
-	names := make([]string, 0, len(groups))
-	for m := range groups {
-		names = append(names, m)
 	}
 	slices.Sort(names)
 	out := make([]ModelStats, 0, len(names))
+	var subset []record.Record // one model's records at a time: the copy is at most the largest model's
 	for _, m := range names {
-		lv := s.level(run, groups[m], opts)
+		subset = subset[:0]
+		for i := range records {
+			if records[i].Model == m {
+				subset = append(subset, records[i])
+			}
+		}
+		lv := s.level(run, subset, opts)
 		st := ModelStats{Model: m, Requests: lv.Requests, Errors: lv.Errors, Share: NaN(),
 			TTFTP50: lv.TTFT.P50, TTFTP95: lv.TTFT.P95, TPOTP50: lv.TPOT.P50, TPOTP95: lv.TPOT.P95,
 			E2EP95: lv.E2E.P95, OutputTPS: lv.OutputTPS}

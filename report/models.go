@@ -71,7 +71,7 @@ func consoleModels(w io.Writer, res *analysis.Result, p func(first, hang, s stri
 		return
 	}
 	fmt.Fprintln(w)
-	p("", "  ", fmt.Sprintf("By model (%s %s, %s):", keyHeader(res), levelKey(l), why))
+	p("", "  ", fmt.Sprintf("By model (%s, %s):", res.Axis().At(levelKey(l)), why))
 	fmt.Fprintf(w, "  %-20s  %8s  %6s  %9s  %9s  %9s  %9s  %9s\n", "model", "requests", "share", "TTFT p50", "TTFT p95", "TPOT p50", "TPOT p95", "out TPS")
 	for _, m := range l.ByModel {
 		fmt.Fprintf(w, "  %-20s  %8d  %6s  %9s  %9s  %9s  %9s  %9s\n", consoleName(m.Model, 20), m.Requests, fpct(m.Share),

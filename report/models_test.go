@@ -34,7 +34,8 @@ func withModels() *analysis.Result {
 
 // TestByModelSection: reports of a mixed run show the by-model table — every level in
 // Markdown and HTML (an excluded one marked), the level nearest the knee (32) on the console
-// — with the model names escaped; a run without a mix shows none.
+// — with the model names escaped; on an arrival-rate run the console's level is the one
+// nearest the capacity; a run without a mix shows none.
 func TestByModelSection(t *testing.T) {
 	docs := renderAll(t, withModels())
 	mustContain(t, "report.md", docs["report.md"], "## By model",
@@ -46,6 +47,11 @@ func TestByModelSection(t *testing.T) {
 	mustContain(t, "console", docs["console"], "By model (concurrency 32, the level nearest the knee):", "sql-lora", "29.9%")
 	mustNotContain(t, "console", docs["console"], "\x1b")
 
+	rate := analysistest.Rate()
+	for i := range rate.Levels {
+		rate.Levels[i].ByModel = []analysis.ModelStats{{Model: "base", Requests: 10, Share: 1, TTFTP95: 5}}
+	}
+	mustContain(t, "console of a rate run", renderAll(t, rate)["console"], "By model (", " requests/s, the level nearest the capacity):")
 	for format, doc := range renderAll(t, analysistest.Saturating()) {
 		if strings.Contains(doc, "By model") {
 			t.Errorf("%s: a run without a mix shows a by-model section", format)
