@@ -6,6 +6,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -140,4 +141,34 @@ func modelCounts(t *testing.T, path string) (map[string]int, int) {
 		t.Fatal(err)
 	}
 	return counts, n
+}
+
+// TestSimAdaptersFlag: `kneecap sim --adapters` serves LoRA adapters (the banner names them,
+// slowdowns as ×k); a bad slowdown is a problem naming the key and, in a file, its
+// FILE:LINE, and an unparsable flag a usage error, exit 2 either way.
+func TestSimAdaptersFlag(t *testing.T) {
+	e, stderr := simEnv()
+	if err := run(context.Background(), e, []string{"sim", "--addr", "127.0.0.1:0", "--adapters", "sql-lora:3,chat-lora"}); err != nil {
+		t.Fatalf("sim: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr.String(), "adapters=sql-lora×3,chat-lora") {
+		t.Errorf("banner lacks the adapters:\n%s", stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-c", writeTestConfig(t, "simulator:\n  adapters: [{name: x, slowdown: 0.5}]\n")}, ".yaml:2: simulator.adapters: entry 0 (x): slowdown 0.5 must be a finite number ≥ 1"},
+		{[]string{"--adapters", "a,a"}, `sim: adapters: entry 1: "a" is served already`},
+		{[]string{"--adapters", "a:fast"}, `--adapters: "a:fast": slowdown "fast" is not a number`},
+	} {
+		e, stderr := simEnv()
+		err := run(context.Background(), e, append([]string{"sim", "--addr", "127.0.0.1:0"}, tc.args...))
+		if code := exitCode(err); code != exitUsage {
+			t.Errorf("%v: exit %d (%v), want %d\n%s", tc.args, code, err, exitUsage, stderr)
+		}
+		if out := strings.Join(outputLines(stderr.String(), err), "\n"); !strings.Contains(out, tc.want) {
+			t.Errorf("%v: output lacks %q:\n%s", tc.args, tc.want, out)
+		}
+	}
 }
