@@ -39,6 +39,20 @@ func (c Config) served(model string) (float64, bool) {
 	return 0, false
 }
 
+// prefixRoot is the parent hash of the first KV block of a request for model (prefix
+// caching): hashRoot for the base model, a hash of the adapter's name under it for an adapter,
+// so that no two models share a cached block (vLLM adds the LoRA to each block's hash).
+func (c Config) prefixRoot(model string) uint64 {
+	if model == "" || model == c.Model {
+		return hashRoot
+	}
+	ids := make([]int, len(model))
+	for i := range len(model) {
+		ids[i] = int(model[i])
+	}
+	return blockHash(hashRoot, ids)
+}
+
 // Models returns the names of the models c serves: the base model, then its adapters.
 func (c Config) Models() []string {
 	out := []string{c.Model}

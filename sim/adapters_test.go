@@ -197,3 +197,42 @@ func TestAdaptersConfig(t *testing.T) {
 		t.Errorf("WithModels: serves %v, want %s and x", m, DefaultModel)
 	}
 }
+
+// TestAdapterPrefixCacheApart: with prefix caching, a prompt the base model has cached is
+// not a hit for an adapter (each model hashes its blocks from a root of its own, as vLLM keys
+// blocks by LoRA), and is for the base model again: 48 words are 3 full blocks of 16, of
+// which the first 2 are hits the second time (the last token is always computed, as vLLM
+// does, so the block holding it is not a hit: 32 tokens).
+func TestAdapterPrefixCacheApart(t *testing.T) {
+	cfg := adapterConfig()
+	cfg.PrefixCaching, cfg.PrefillTPS = true, 1e6
+	_, url := newTestServer(t, cfg)
+	prompt := strings.TrimSpace(strings.Repeat("alpha beta gamma delta ", 12)) // 48 words
+	cached := func(model string) int {
+		t.Helper()
+		code, body := rawPost(t, url, "/v1/completions", `{"model": "`+model+`", "max_tokens": 1, "prompt": "`+prompt+`"}`)
+		var out struct {
+			Usage struct {
+				Details *struct {
+					Cached int `json:"cached_tokens"`
+				} `json:"prompt_tokens_details"`
+			} `json:"usage"`
+		}
+		if err := json.Unmarshal(body, &out); code != http.StatusOK || err != nil || out.Usage.Details == nil {
+			t.Fatalf("%s: %d %s (%v)", model, code, body, err)
+		}
+		return out.Usage.Details.Cached
+	}
+	if got := cached(DefaultModel); got != 0 {
+		t.Errorf("first base request: %d cached tokens, want 0", got)
+	}
+	if got := cached("sql-lora"); got != 0 {
+		t.Errorf("adapter after the base: %d cached tokens, want 0 (its own blocks)", got)
+	}
+	if got := cached(DefaultModel); got != 32 {
+		t.Errorf("base again: %d cached tokens, want 32", got)
+	}
+	if got := cached("sql-lora"); got != 32 {
+		t.Errorf("adapter again: %d cached tokens, want 32", got)
+	}
+}

@@ -196,7 +196,7 @@ func (s *Server) prompt(g *genRequest, kind apiKind) (int, *prefixPrompt, error)
 	if err != nil {
 		return 0, nil, err
 	}
-	return len(ids), newPrefixPrompt(ids, s.cfg.BlockSize), nil
+	return len(ids), rootedPrefixPrompt(ids, s.cfg.BlockSize, s.cfg.prefixRoot(g.Model)), nil
 }
 
 // midpoint draws a token position in [1, n−1] where a fault strikes (0 when n < 2).

@@ -148,9 +148,10 @@ func (s *Sweep) startTarget() (*Target, error) {
 }
 
 // preflight checks the target before the sweep (server.RunPreflight): a model it does not
-// serve (target.model or one of workload.models) is exit 2, an unreachable or failing endpoint exit 3, with one line naming the URL and
-// the cause. A plan whose smallest level cannot complete min_requests in max_duration at the
-// probe's pace is warned about (windowWarning).
+// serve (target.model or one of workload.models) is exit 2, an unreachable or failing
+// endpoint exit 3, with one line naming the URL and the cause. A plan whose smallest level
+// cannot complete min_requests in max_duration at the probe's pace is warned about
+// (windowWarning).
 func (s *Sweep) preflight(ctx context.Context, t *Target) error {
 	model := s.Cfg.Target.Model
 	pf, err := server.RunPreflight(ctx, t.client, model, server.PreflightTimeout, workload.ModelNames(s.Cfg.Workload.Models)...)
