@@ -162,13 +162,6 @@ func TestSimAdaptersFlag(t *testing.T) {
 		{[]string{"--adapters", "a,a"}, `sim: adapters: entry 1: "a" is served already`},
 		{[]string{"--adapters", "a:fast"}, `--adapters: "a:fast": slowdown "fast" is not a number`},
 	} {
-		e, stderr := simEnv()
-		err := run(context.Background(), e, append([]string{"sim", "--addr", "127.0.0.1:0"}, tc.args...))
-		if code := exitCode(err); code != exitUsage {
-			t.Errorf("%v: exit %d (%v), want %d\n%s", tc.args, code, err, exitUsage, stderr)
-		}
-		if out := strings.Join(outputLines(stderr.String(), err), "\n"); !strings.Contains(out, tc.want) {
-			t.Errorf("%v: output lacks %q:\n%s", tc.args, tc.want, out)
-		}
+		wantSimUsage(t, tc.args, tc.want)
 	}
 }
