@@ -17,14 +17,16 @@ import (
 )
 
 // TestSweepModelMix: a mix of kneecap-sim (the base model, weight 0.5), sql-lora (0.3,
-// slowdown 3 in simulator.adapters) and chat-lora (0.2, served by the simulator because the
-// workload names it, slowdown 1). Every record names its model; over the run's N ≥ 2,800
+// slowdown 4 in simulator.adapters) and chat-lora (0.2, served by the simulator because the
+// workload names it, slowdown 1). Every record names its model; over the run's N ≥ 2,600
 // requests each model's share is within 3 points of its weight, more than 3 binomial
-// standard deviations (σ = √(0.25 ÷ 2,800) = 0.95 points at 0.5, the largest); each level's
+// standard deviations (σ = √(0.25 ÷ 2,600) = 0.98 points at 0.5, the largest); each level's
 // by_model shares are within 4 σ of the level's own count. At concurrency 1 the engine runs
 // one request at a time with a negligible prefill, so a base request's TTFT is one step of
-// 5 ms and sql-lora's three (sim/adapters.go): 3× the base's, less the client's and HTTP's
-// few hundred µs on both; the warning names sql-lora against another model. The request count
+// 5 ms and sql-lora's four (sim/adapters.go): 4× the base's, above the warning's 2× while the
+// client adds less than 10 ms to both (a few hundred µs on a quiet machine; slowdown 3 left
+// too little room on a busy one, where the client's lateness reached 5 ms at p95); the warning
+// names sql-lora against another model. The request count
 // and that ratio depend on the client's pace: on a machine that starved the client (fewer
 // requests, its lateness in every TTFT) the test is inconclusive and skips.
 func TestSweepModelMix(t *testing.T) {
@@ -40,11 +42,11 @@ func TestSweepModelMix(t *testing.T) {
 sweep:
   levels: [1, 32]
   warmup: 100ms
-  duration: 1800ms
+  duration: 2s
   min_requests: 80
   max_duration: 2500ms
   retry_excluded: 0
-simulator: {step_base: 5ms, step_per_seq: 1us, prefill_tps: 1000000, adapters: [{name: sql-lora, slowdown: 3}]}
+simulator: {step_base: 5ms, step_per_seq: 1us, prefill_tps: 1000000, adapters: [{name: sql-lora, slowdown: 4}]}
 `)
 	dir := filepath.Join(t.TempDir(), "run")
 	r := runCmd(nil, "sweep", "-c", cfg, "-o", dir)
@@ -55,8 +57,8 @@ simulator: {step_base: 5ms, step_per_seq: 1us, prefill_tps: 1000000, adapters: [
 	weights := map[string]float64{"kneecap-sim": 0.5, "sql-lora": 0.3, "chat-lora": 0.2}
 	counts, n := modelCounts(t, filepath.Join(dir, "records.jsonl"))
 	t.Logf("%d requests: %v", n, counts)
-	if n < 2800 {
-		msg := fmt.Sprintf("%d requests in the run, want ≥ 2,800 for 3 points to be > 3 σ", n)
+	if n < 2600 {
+		msg := fmt.Sprintf("%d requests in the run, want ≥ 2,600 for 3 points to be > 3 σ", n)
 		if why := starved(m); why != "" {
 			t.Skipf("%s; inconclusive: %s", msg, why)
 		}
