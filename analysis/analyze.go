@@ -104,6 +104,7 @@ func Analyze(levels []Level, meta Meta, opts Options) Result {
 func (a *analyzer) analyze() {
 	a.collect()
 	a.lengths()
+	a.models()
 	a.saturation()
 	a.blowup()
 	if a.res.Rate == nil {

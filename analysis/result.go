@@ -182,6 +182,9 @@ type Level struct {
 	// Turns summarises a sessions workload's requests by turn index (TTFT as the history
 	// grows); absent when the level had no sessions.
 	Turns []TurnStats `json:"turns,omitempty"`
+	// ByModel summarises the level's requests per model (workload.models), by model name;
+	// absent when no request named a model.
+	ByModel []ModelStats `json:"by_model,omitempty"`
 	// Server summarises server metrics during the window, when scraped.
 	Server *ServerEvidence `json:"server,omitempty"`
 	// GPU is what the GPUs serving the target drew over the window and the energy per token

@@ -131,7 +131,16 @@ type scratch struct {
 	clock           clockTally // the latency population's clocks
 }
 
+// summarize summarises one level's records (level) and, when they name models, each model's
+// (byModel).
 func (s *scratch) summarize(run *record.LevelRun, records []record.Record, opts Options) Level {
+	lv := s.level(run, records, opts)
+	lv.ByModel = s.byModel(run, records, opts, lv.Requests)
+	return lv
+}
+
+// level summarises records, those of run or a subset of them, over run's window.
+func (s *scratch) level(run *record.LevelRun, records []record.Record, opts Options) Level {
 	lv := emptyLevel(run)
 	var open *arrivals // the open loop's own tallies; nil on a closed loop
 	if run.Mode().IsRate() {

@@ -68,6 +68,7 @@ const (
 	warnOutputLengthIgnored
 	warnServerLimit
 	warnUsageDisbelieved
+	warnModelSlower
 )
 
 // warning is one warning: its kind and subject (what it is about, when one kind can be

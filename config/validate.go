@@ -80,8 +80,8 @@ func (v *validation) target() {
 		if err := checkBaseURL(t.URL); err != nil {
 			v.bad("target.url", "%v", err)
 		}
-		if t.Model == "" {
-			v.badAt("target.model", []string{"target.model", "target.url"}, "missing: a model is required when target.url is set")
+		if t.Model == "" && len(v.c.Workload.Models) == 0 {
+			v.badAt("target.model", []string{"target.model", "target.url"}, "missing: a model is required when target.url is set (or workload.models)")
 		}
 	}
 	if t.API != record.APIChat && t.API != record.APICompletions {

@@ -53,6 +53,7 @@ func ConsoleWith(w io.Writer, res *analysis.Result, o ConsoleOptions) error {
 	if len(res.Levels) > 0 {
 		consoleLevels(bw, res, o, p)
 		consoleTurns(bw, res, p)
+		consoleModels(bw, res, p)
 	} else {
 		fmt.Fprintln(bw, "  no levels measured")
 	}

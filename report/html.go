@@ -54,6 +54,10 @@ func reportSections(res *analysis.Result) []section {
 		t := turnsTable(l)
 		ss = append(ss, section{ID: "turns", Title: "By turn", Table: &t, Note: turnsNote(l, why)})
 	}
+	if mixed(res) {
+		t := modelsTable(res)
+		ss = append(ss, section{ID: "models", Title: "By model", Table: &t, Note: modelsNote})
+	}
 	if res.Energy != nil {
 		t := energyTable(res)
 		ss = append(ss, section{ID: "energy", Title: "Energy", Table: &t, Note: energyNote})

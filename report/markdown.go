@@ -64,6 +64,9 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 	if l, why := turnsLevel(res); l != nil {
 		mdSection(bw, "By turn", turnsTable(l), turnsNote(l, why))
 	}
+	if mixed(res) {
+		mdSection(bw, "By model", modelsTable(res), modelsNote)
+	}
 
 	if res.Energy != nil {
 		mdSection(bw, "Energy", energyTable(res), energyNote)

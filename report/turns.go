@@ -12,33 +12,48 @@ import (
 // The "By turn" section of a run with multi-turn sessions (workload.sessions): TTFT and the
 // history's length by turn index, at one level (DESIGN §5.2).
 
-// turnsLevel returns the level the by-turn section shows and why it was chosen: the level
-// with turns nearest the knee, else the highest steady one, else the highest; nil when no
-// level has turns (no sessions).
+// turnsLevel returns the level the by-turn section shows and why it was chosen (nearKnee);
+// nil when no level has turns (no sessions).
 func turnsLevel(res *analysis.Result) (*analysis.Level, string) {
+	return nearKnee(res, func(l *analysis.Level) bool { return len(l.Turns) > 0 })
+}
+
+// nearKnee returns, among the levels of res that has accepts, the one a section about one
+// level shows and why: the valid one nearest the knee (on an arrival-rate run, the capacity)
+// along the load axis, else the highest steady one, else the highest; nil when has accepts
+// none.
+func nearKnee(res *analysis.Result, has func(*analysis.Level) bool) (*analysis.Level, string) {
+	ax := res.Axis()
+	target, what := analysis.NaN(), "knee"
+	switch {
+	case ax.IsRate() && res.Rate != nil:
+		target, what = res.Rate.CapacityRPS, "capacity"
+	case !ax.IsRate() && res.Knee != nil:
+		target = res.Knee.Concurrency
+	}
 	var near, steady, top *analysis.Level
 	d := math.Inf(1)
-	k := res.Knee
 	for i := range res.Levels {
 		l := &res.Levels[i]
-		if len(l.Turns) == 0 {
+		if !has(l) {
 			continue
 		}
-		if k != nil && k.Concurrency.OK() && l.Valid {
-			if e := math.Abs(float64(l.Concurrency) - float64(k.Concurrency)); e < d {
+		x := ax.X(l)
+		if target.OK() && l.Valid {
+			if e := math.Abs(x - float64(target)); e < d {
 				near, d = l, e
 			}
 		}
-		if l.Steady && (steady == nil || l.Concurrency > steady.Concurrency) {
+		if l.Steady && (steady == nil || x > ax.X(steady)) {
 			steady = l
 		}
-		if top == nil || l.Concurrency > top.Concurrency {
+		if top == nil || x > ax.X(top) {
 			top = l
 		}
 	}
 	switch {
 	case near != nil:
-		return near, "the level nearest the knee"
+		return near, "the level nearest the " + what
 	case steady != nil:
 		return steady, "the highest steady level"
 	case top != nil:

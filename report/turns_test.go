@@ -48,14 +48,9 @@ func TestByTurnSection(t *testing.T) {
 	}
 	mustContain(t, "console", con.String(), "By turn (concurrency 32, the level nearest the knee):", "1248", " 10+ ")
 
-	plain := analysistest.Saturating()
-	for _, render := range []func() string{
-		func() string { var b bytes.Buffer; _ = report.Markdown(&b, plain, nil); return b.String() },
-		func() string { var b bytes.Buffer; _ = report.HTML(&b, plain, nil); return b.String() },
-		func() string { var b bytes.Buffer; _ = report.Console(&b, plain); return b.String() },
-	} {
-		if strings.Contains(render(), "By turn") {
-			t.Error("a run without sessions shows a by-turn section")
+	for format, doc := range renderAll(t, analysistest.Saturating()) {
+		if strings.Contains(doc, "By turn") {
+			t.Errorf("%s: a run without sessions shows a by-turn section", format)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,14 +27,29 @@ type Preflight struct {
 }
 
 // ModelNotServedError is the preflight's answer for an endpoint whose GET /v1/models lists
-// other models than the one configured (a configuration error).
+// other models than the ones configured (a configuration error).
 type ModelNotServedError struct {
-	Model  string
-	Served []string
+	// Model is the first model configured that is not served, Missing every one (Model
+	// first), Served what the endpoint lists.
+	Model   string
+	Missing []string
+	Served  []string
 }
 
 func (e *ModelNotServedError) Error() string {
+	if len(e.Missing) > 1 {
+		return fmt.Sprintf("does not serve models %s; it serves: %s", quoted(e.Missing), strings.Join(e.Served, ", "))
+	}
 	return fmt.Sprintf("does not serve model %q; it serves: %s", e.Model, strings.Join(e.Served, ", "))
+}
+
+// quoted joins names, each quoted, with commas.
+func quoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }
 
 // UnreachableError is the preflight's answer for an endpoint that did not answer the probe
@@ -45,15 +61,24 @@ type UnreachableError struct {
 func (e *UnreachableError) Error() string { return e.Cause }
 
 // RunPreflight checks the endpoint behind client before the sweep, within timeout: GET
-// /v1/models must list model when the server answers it, and one tiny streaming request must
-// succeed. It returns a *ModelNotServedError or an *UnreachableError, so that a bad endpoint is
-// one clear line within seconds, not a sweep full of errors.
-func RunPreflight(ctx context.Context, client record.Client, model string, timeout time.Duration) (Preflight, error) {
+// /v1/models must list model and each of mix (the models of workload.models) when the server
+// answers it, and one tiny streaming request must succeed. It returns a *ModelNotServedError
+// or an *UnreachableError, so that a bad endpoint is one clear line within seconds, not a
+// sweep full of errors.
+func RunPreflight(ctx context.Context, client record.Client, model string, timeout time.Duration, mix ...string) (Preflight, error) {
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	models, merr := client.Models(pctx)
-	if merr == nil && len(models) > 0 && !slices.Contains(models, model) {
-		return Preflight{}, &ModelNotServedError{Model: model, Served: models}
+	if merr == nil && len(models) > 0 {
+		var missing []string
+		for _, m := range append([]string{model}, mix...) {
+			if !slices.Contains(models, m) && !slices.Contains(missing, m) {
+				missing = append(missing, m)
+			}
+		}
+		if len(missing) > 0 {
+			return Preflight{}, &ModelNotServedError{Model: missing[0], Missing: missing, Served: models}
+		}
 	}
 	if merr != nil && pctx.Err() != nil {
 		return Preflight{}, &UnreachableError{Cause: fmt.Sprintf("no answer within %s (%v)", timeout, merr)}

@@ -105,6 +105,9 @@ type Config struct {
 	// Power is the power model of each simulated GPU; unset (both 0) with GPUs > 0 it is
 	// DefaultIdleW and DefaultMaxW. Unused when GPUs is 0.
 	Power Power `yaml:"power,omitempty" json:"power,omitzero"`
+	// Adapters are the LoRA adapters served beside Model, each a model name of its own whose
+	// requests cost Slowdown times as much (adapters.go); none by default.
+	Adapters []Adapter `yaml:"adapters,omitempty" json:"adapters,omitempty"`
 	// Faults configures fault injection.
 	Faults Faults `yaml:"faults" json:"faults"`
 	// Seed seeds every random choice of the engine.

@@ -24,6 +24,9 @@ type request struct {
 	prompt int
 	// target is the number of output tokens the request will generate.
 	target int
+	// slowdown is the cost of the request's model relative to the base model's (1 for the
+	// base, an adapter's Slowdown; adapters.go).
+	slowdown float64
 
 	// generated is the number of tokens generated so far; written by the engine only.
 	generated atomic.Int64
@@ -41,16 +44,31 @@ type request struct {
 	cached atomic.Int64
 
 	// Engine-goroutine state.
-	prefillLeft   int  // tokens still to prefill (prompt, plus generated tokens on recompute)
-	kvAlloc       int  // KV tokens allocated against the capacity
-	kvActive      int  // KV tokens holding attention state (prefilled + generated)
-	promptCounted bool // prompt tokens added to the prompt-token counter
-	looked        bool // looked up in the prefix cache once (cached is set)
-	finished      bool // produced its last token in the current step
+	prefillLeft   int     // tokens still to prefill (prompt, plus generated tokens on recompute)
+	kvAlloc       int     // KV tokens allocated against the capacity
+	kvActive      int     // KV tokens holding attention state (prefilled + generated)
+	promptCounted bool    // prompt tokens added to the prompt-token counter
+	looked        bool    // looked up in the prefix cache once (cached is set)
+	finished      bool    // produced its last token in the current step
+	credit        float64 // tokens earned towards the next one (slowdown > 1: 1 ÷ slowdown a step)
 }
 
 func newRequest(seq uint64, prompt, target int) *request {
-	return &request{seq: seq, prompt: prompt, target: target, notify: make(chan struct{}, 1)}
+	return &request{seq: seq, prompt: prompt, target: target, slowdown: 1, notify: make(chan struct{}, 1)}
+}
+
+// earn adds a decoding step's credit to r and reports whether r produces a token in it: every
+// step for the base model, every slowdown-th step (on average) for an adapter's request.
+func (r *request) earn() bool {
+	if r.slowdown <= 1 {
+		return true
+	}
+	r.credit += 1 / r.slowdown
+	if r.credit < 1-1e-9 {
+		return false
+	}
+	r.credit--
+	return true
 }
 
 // signal wakes the request's reader without blocking.
@@ -321,7 +339,8 @@ func (e *engine) begin() time.Duration {
 	e.preempt()
 	e.admit()
 	budget := e.cfg.MaxBatchedTokens
-	prefilled := 0
+	prefilled := 0.0 // prompt tokens prefilled in the step, each weighted by its slowdown
+	seqs := 0        // sequences decoding in the step, producing a token or not
 	e.producers = e.producers[:0]
 	for _, r := range e.running {
 		if r.prefillLeft > 0 {
@@ -333,16 +352,20 @@ func (e *engine) begin() time.Duration {
 			r.kvActive += n
 			e.kvActive += n
 			budget -= n
-			prefilled += n
+			prefilled += float64(n) * r.slowdown
 			if r.prefillLeft > 0 {
 				continue
 			}
 		}
+		seqs++
+		if !r.earn() {
+			continue
+		}
 		e.producers = append(e.producers, r)
 	}
-	d := e.cfg.StepTime(len(e.producers), e.kvActive)
+	d := e.cfg.StepTime(seqs, e.kvActive)
 	if prefilled > 0 {
-		d += time.Duration(float64(prefilled) / e.cfg.PrefillTPS * float64(time.Second))
+		d += time.Duration(prefilled / e.cfg.PrefillTPS * float64(time.Second))
 	}
 	e.steps++
 	return d

@@ -56,6 +56,8 @@ type plan struct {
 	created      int64
 	arrived      time.Time     // when the handler started; fixed mode's TTFT counts from here, or from admission to a slot
 	prefix       *prefixPrompt // prefix-caching state; nil when caching is off or in fixed mode
+	model        string        // the model served: the request's, or the base model when it names none
+	slowdown     float64       // the cost of the model's tokens relative to the base model's (adapters.go)
 }
 
 // badRequest writes a 400 BadRequestError.
@@ -73,10 +75,10 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	return true
 }
 
-// servesModel reports whether the server serves model ("" names none); when it does not, it
-// answers 404 as vLLM does.
+// servesModel reports whether the server serves model ("" names none), the base model or an
+// adapter; when it does not, it answers 404 as vLLM does.
 func (s *Server) servesModel(w http.ResponseWriter, model string) bool {
-	if model != "" && model != s.cfg.Model {
+	if _, ok := s.cfg.served(model); model != "" && !ok {
 		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", model))
 		return false
 	}
@@ -142,7 +144,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) 
 	}
 
 	p := plan{seq: seq, kind: kind, prompt: prompt, stream: g.Stream, created: arrived.Unix(), arrived: arrived, disconnectAt: -1, stallAt: -1,
-		prefix: prefix}
+		prefix: prefix, model: s.cfg.Model, slowdown: 1}
+	if g.Model != "" {
+		p.model = g.Model
+		p.slowdown, _ = s.cfg.served(g.Model)
+	}
 	p.includeUsage = g.StreamOptions != nil && g.StreamOptions.IncludeUsage
 	n := outputLength(s.cfg.OutputDist, s.cfg.OutputTokens, s.cfg.Seed, seq)
 	if g.IgnoreEOS || (capTok > 0 && g.MinTokens >= capTok) {
@@ -193,7 +199,7 @@ func (s *Server) prompt(g *genRequest, kind apiKind) (int, *prefixPrompt, error)
 	if err != nil {
 		return 0, nil, err
 	}
-	return len(ids), newPrefixPrompt(ids, s.cfg.BlockSize), nil
+	return len(ids), rootedPrefixPrompt(ids, s.cfg.BlockSize, s.cfg.prefixRoot(g.Model)), nil
 }
 
 // midpoint draws a token position in [1, n−1] where a fault strikes (0 when n < 2).
@@ -217,9 +223,10 @@ type source interface {
 func (s *Server) newSource(p *plan) source {
 	if s.eng == nil {
 		s.fixedPrompt.Add(int64(p.prompt))
-		return &fixedSource{s: s, began: p.arrived, n: p.outputTokens}
+		return &fixedSource{s: s, began: p.arrived, n: p.outputTokens, ttft: scaled(s.cfg.TTFT, p.slowdown), itl: scaled(s.cfg.ITL, p.slowdown)}
 	}
 	req := newRequest(p.seq, p.prompt, p.outputTokens)
+	req.slowdown = p.slowdown
 	if p.prefix != nil {
 		req.blocks = p.prefix.hashes
 		p.prefix.req = req
@@ -268,6 +275,8 @@ type fixedSource struct {
 	s       *Server
 	began   time.Time
 	n       int
+	ttft    time.Duration // the configured TTFT and ITL times the model's slowdown
+	itl     time.Duration
 	timer   *time.Timer
 	ticket  *slotTicket // the claim on a slot; nil with unlimited slots
 	started bool        // start ran
@@ -310,8 +319,7 @@ func (f *fixedSource) await(ctx context.Context, need int) (int, error) {
 	if err := f.admitted(ctx); err != nil {
 		return 0, err
 	}
-	cfg := f.s.cfg
-	due := f.began.Add(cfg.TTFT + time.Duration(need-1)*cfg.ITL)
+	due := f.began.Add(f.ttft + time.Duration(need-1)*f.itl)
 	if d := time.Until(due); d > 0 {
 		if f.timer == nil {
 			f.timer = time.NewTimer(d)
@@ -322,8 +330,8 @@ func (f *fixedSource) await(ctx context.Context, need int) (int, error) {
 			return 0, err
 		}
 	}
-	el := time.Since(f.began) - cfg.TTFT
-	avail := min(f.n, max(need, int(el/cfg.ITL)+1))
+	el := time.Since(f.began) - f.ttft
+	avail := min(f.n, max(need, int(el/f.itl)+1))
 	if avail == f.n {
 		f.free() // the last token is due: the request is done with its slot
 	}
@@ -394,7 +402,7 @@ func (s *Server) plainResponse(ctx context.Context, w http.ResponseWriter, p *pl
 		Model   string      `json:"model"`
 		Choices []choiceOut `json:"choices"`
 		Usage   *usageOut   `json:"usage,omitempty"`
-	}{Created: p.created, Model: s.cfg.Model, Usage: s.cfg.reportedUsage(p, n)}
+	}{Created: p.created, Model: p.model, Usage: s.cfg.reportedUsage(p, n)}
 	if p.kind == apiChat {
 		body.ID, body.Object = "chatcmpl-"+strconv.FormatUint(p.seq, 16), "chat.completion"
 		ch.Message = &messageOut{Role: "assistant", Content: text}
@@ -409,4 +417,12 @@ func (s *Server) plainResponse(ctx context.Context, w http.ResponseWriter, p *pl
 	src.release() // finished before the client reads the answer (see streamResponse)
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(body)
+}
+
+// scaled returns d times k (k ≥ 1: an adapter's slowdown), d itself for k ≤ 1.
+func scaled(d time.Duration, k float64) time.Duration {
+	if k <= 1 {
+		return d
+	}
+	return time.Duration(float64(d) * k)
 }

@@ -52,11 +52,19 @@ func appendBlockHashes(dst []uint64, ids []int, size, from int, parent uint64) [
 type prefixPrompt struct {
 	ids    []int
 	hashes []uint64
+	root   uint64   // the parent hash of the first block (hashRoot, or an adapter's)
 	req    *request // set by newSource
 }
 
 func newPrefixPrompt(ids []int, size int) *prefixPrompt {
-	return &prefixPrompt{ids: ids, hashes: appendBlockHashes(nil, ids, size, 0, hashRoot)}
+	return rootedPrefixPrompt(ids, size, hashRoot)
+}
+
+// rootedPrefixPrompt is newPrefixPrompt with root the parent of its first block: a LoRA
+// adapter's requests hash from a root of their own (Config.prefixRoot), so they share no
+// cached block with the base model's or another adapter's, as vLLM keys its blocks by adapter.
+func rootedPrefixPrompt(ids []int, size int, root uint64) *prefixPrompt {
+	return &prefixPrompt{ids: ids, root: root, hashes: appendBlockHashes(nil, ids, size, 0, root)}
 }
 
 // outputHashes returns the hashes of every full block of the prompt followed by the output
@@ -68,7 +76,7 @@ func (p *prefixPrompt) outputHashes(size, reasoning, answer int) []uint64 {
 	n := (len(tail) + reasoning + answer) / size * size // ids in full blocks after the prompt's
 	out := make([]uint64, full, full+n/size)
 	copy(out, p.hashes)
-	parent := hashRoot
+	parent := p.root
 	if full > 0 {
 		parent = p.hashes[full-1]
 	}

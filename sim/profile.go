@@ -139,6 +139,9 @@ func Resolve(c Config) (Config, error) {
 	}
 	over(&r.Faults.OmitUsage, c.Faults.OmitUsage)
 	over(&r.Seed, c.Seed)
+	if len(c.Adapters) > 0 {
+		r.Adapters = append([]Adapter(nil), c.Adapters...)
+	}
 	r.fillDefaults()
 	if err := r.Validate(); err != nil {
 		return Config{}, err
@@ -205,6 +208,7 @@ func (c Config) Validate() error {
 	if strings.TrimSpace(c.Model) == "" {
 		bad("model", "must not be empty")
 	}
+	c.validateAdapters(bad)
 	atLeast1("max_num_seqs", c.MaxNumSeqs)
 	switch c.Compute {
 	case computeSleep:
@@ -341,7 +345,7 @@ func (c Config) String() string {
 			slots = fmt.Sprint(c.FixedSlots)
 		}
 		return fmt.Sprintf("fixed engine: model=%s ttft=%v itl=%v slots=%s output_tokens=%d (%s) tokens_per_chunk=%d seed=%d%s",
-			c.Model, c.TTFT, c.ITL, slots, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.realString()+c.faultString())
+			c.Model, c.TTFT, c.ITL, slots, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.realString()+c.adaptersString()+c.faultString())
 	}
 	kv := "unlimited"
 	if c.KVCacheTokens > 0 {
@@ -357,7 +361,7 @@ func (c Config) String() string {
 	}
 	return fmt.Sprintf("batching engine: model=%s max_num_seqs=%d compute=%s step=%s (t(%d)=%v, plateau %.0f tok/s from c=%d) prefill=%.0f tok/s chunk=%d kv=%s preemption=%t max_model_len=%s output_tokens=%d (%s) tokens_per_chunk=%d seed=%d%s",
 		c.Model, c.MaxNumSeqs, c.Compute, step, c.MaxNumSeqs, c.StepTime(c.MaxNumSeqs, 0), c.IdealTPS(c.MaxNumSeqs), c.MaxNumSeqs,
-		c.PrefillTPS, c.MaxBatchedTokens, kv, c.Preemption, mml, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.realString()+c.faultString())
+		c.PrefillTPS, c.MaxBatchedTokens, kv, c.Preemption, mml, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.realString()+c.adaptersString()+c.faultString())
 }
 
 // realString names the real-engine behaviours that differ from the defaults (" tokenizer=subword

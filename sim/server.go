@@ -190,27 +190,12 @@ func writeError(w http.ResponseWriter, status int, typ, msg string) {
 	_ = json.NewEncoder(w).Encode(errorBody{Error: apiError{Message: msg, Type: typ, Code: status}})
 }
 
-type modelCard struct {
-	ID          string  `json:"id"`
-	Object      string  `json:"object"`
-	Created     int64   `json:"created"`
-	OwnedBy     string  `json:"owned_by"`
-	Root        string  `json:"root"`
-	Parent      *string `json:"parent"`
-	MaxModelLen *int    `json:"max_model_len,omitempty"`
-}
-
 func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
-	card := modelCard{ID: s.cfg.Model, Object: "model", Created: s.created, OwnedBy: "kneecap", Root: s.cfg.Model}
-	if s.cfg.MaxModelLen > 0 {
-		l := s.cfg.MaxModelLen
-		card.MaxModelLen = &l
-	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(struct {
 		Object string      `json:"object"`
 		Data   []modelCard `json:"data"`
-	}{"list", []modelCard{card}})
+	}{"list", s.modelCards()})
 }
 
 // sleepCtx waits d, or until ctx is done or the server stops; it reports whether the full

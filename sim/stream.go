@@ -166,7 +166,7 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, p *plan,
 	ctx, sink, end := s.openStream(w, r)
 	complete := false
 	defer func() { end(complete) }() // also when a disconnect fault aborts the handler
-	cw := newChunkWriter(sink, p, s.cfg.Model)
+	cw := newChunkWriter(sink, p, p.model)
 	if p.kind == apiChat {
 		if cw.role() != nil {
 			return

@@ -414,9 +414,10 @@ func (l *level) note(format string, args ...any) {
 }
 
 // do sends req from box (a worker's, or the slot's of an arrival), rec's Sent its issue time,
-// and records its stream in rec: box's since is the issue time meanwhile, and the request
-// counts in flight.
+// and records its stream in rec, and the model it asked (workload.models): box's since is the
+// issue time meanwhile, and the request counts in flight.
 func (l *level) do(box *mailbox, req *record.Request, rec *record.Record) {
+	rec.Model = req.Model
 	box.mu.Lock()
 	box.since = rec.Sent
 	box.mu.Unlock()

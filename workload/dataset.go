@@ -292,5 +292,5 @@ func (d *Dataset) Next(level, worker, seq int) record.Request {
 	if d.drawOut {
 		req.MaxTokens = d.out.Draw(r)
 	}
-	return req
+	return d.cfg.withModel(req, level, worker, seq)
 }

@@ -118,6 +118,7 @@ type Sessions struct {
 	ds             *Dataset
 	templateTokens int
 	maxLen         int
+	models         []ModelWeight // workload.models: one draw per conversation
 }
 
 var _ Conversations = (*Sessions)(nil)
@@ -128,7 +129,7 @@ func newSessions(cfg WorkloadConfig, api record.API) (*Sessions, error) {
 		return nil, errors.New("sweep: workload.sessions: needs target.api chat (a conversation is a list of messages)")
 	}
 	sc := *cfg.Sessions
-	s := &Sessions{cfg: sc, seed: cfg.Seed, fixed: cfg.FixedOutput}
+	s := &Sessions{cfg: sc, seed: cfg.Seed, fixed: cfg.FixedOutput, models: cfg.Models}
 	if cfg.Dataset != "" {
 		ds, err := LoadDataset(cfg, api)
 		if err != nil {
@@ -249,14 +250,18 @@ func (s *Sessions) Turns(level, worker, conv int) int {
 	return min(s.turns.Draw(turnRand(s.seed, level, worker, conv, 0)), maxTurns)
 }
 
-// Turn implements Conversations.
+// Turn implements Conversations. Every turn of a conversation asks the model drawn for the
+// conversation (workload.models).
 func (s *Sessions) Turn(level, worker, conv, turn int) record.Request {
 	r := turnRand(s.seed, level, worker, conv, turn+1)
+	model := PickModel(s.models, s.seed, level, worker, conv)
 	if s.ds != nil {
-		return s.ds.turn(s.ds.pick(level, worker, conv), turn, r)
+		req := s.ds.turn(s.ds.pick(level, worker, conv), turn, r)
+		req.Model = model
+		return req
 	}
 	u, o := s.user.Draw(r), s.out.Draw(r)
-	req := record.Request{MaxTokens: o, IgnoreEOS: s.fixed}
+	req := record.Request{MaxTokens: o, IgnoreEOS: s.fixed, Model: model}
 	if s.sized != nil {
 		req.Prompt, req.PromptTokens = s.sized.message(r, level, worker, conv, turn, u)
 	} else {

@@ -221,7 +221,8 @@ func (z *sizedSynthetic) Next(level, worker, seq int) record.Request {
 	if !z.exact {
 		tokens = max(n, z.base)
 	}
-	return record.Request{Prompt: p.b.String(), PromptTokens: tokens, MaxTokens: out, IgnoreEOS: z.cfg.FixedOutput}
+	req := record.Request{Prompt: p.b.String(), PromptTokens: tokens, MaxTokens: out, IgnoreEOS: z.cfg.FixedOutput}
+	return z.cfg.withModel(req, level, worker, seq)
 }
 
 // putShared adds the shared words of a prompt of n tokens: as many as fill its first half.

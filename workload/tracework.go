@@ -91,7 +91,8 @@ func (w *TraceWorkload) Next(level, _, seq int) record.Request {
 	if !z.exact {
 		tokens = max(int(e.InputTokens), z.base)
 	}
-	return record.Request{Prompt: p.b.String(), PromptTokens: tokens, MaxTokens: int(e.OutputTokens), IgnoreEOS: true}
+	req := record.Request{Prompt: p.b.String(), PromptTokens: tokens, MaxTokens: int(e.OutputTokens), IgnoreEOS: true}
+	return w.syn.cfg.withModel(req, level, 0, seq)
 }
 
 // fill adds about budget tokens to p (exactly, when the words' costs are known): with unique,

@@ -61,6 +61,9 @@ type WorkloadConfig struct {
 	// Sessions makes the workload multi-turn conversations (session.go); nil: single
 	// requests.
 	Sessions *SessionsConfig `yaml:"sessions,omitempty"`
+	// Models mixes the models the requests ask for (models.go): each request's model is
+	// drawn by weight; empty: every request asks target.model.
+	Models []ModelWeight `yaml:"models,omitempty"`
 }
 
 // Distribution names of Dist.Dist.
@@ -145,6 +148,7 @@ func (w WorkloadConfig) Validate() []error {
 		}
 	}
 	errs = append(errs, w.validateSharedPrefix()...)
+	errs = append(errs, validateModels(w.Models)...)
 	switch w.PromptSizing {
 	case "", record.SizingAuto, record.SizingTokenize, record.SizingUsage, record.SizingWords:
 		if w.Tokenizer != "" && w.PromptSizing != "" && w.PromptSizing != record.SizingAuto {
@@ -362,5 +366,5 @@ func (s *Synthetic) Next(level, worker, seq int) record.Request {
 	}
 	req := record.Request{Prompt: b.String(), PromptTokens: n, MaxTokens: out}
 	req.IgnoreEOS = s.cfg.FixedOutput
-	return req
+	return s.cfg.withModel(req, level, worker, seq)
 }

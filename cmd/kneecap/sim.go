@@ -46,6 +46,7 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 	blockSize := fs.Int("block-size", 0, "tokens per KV block, the unit of prefix caching (default 16)")
 	prefixBlocks := fs.Int("prefix-cache-blocks", 0, "prefix-cache capacity in blocks (0 = kv-cache-tokens ÷ block-size, or 65536 with an unlimited cache)")
 	gpus := fs.Int("gpus", 0, "simulated GPUs whose DCGM exporter families /metrics serves (0 = none)")
+	adapters := fs.String("adapters", "", "LoRA adapters served beside the model, `NAME[:SLOWDOWN],...`: each request for one costs SLOWDOWN (≥ 1, default 1) times a base request")
 	var power sim.Power
 	fs.Var(&powerValue{&power}, "power", fmt.Sprintf("each simulated GPU's power `IDLE_W:MAX_W` in watts, drawn with none and with every slot running (default %g:%g)", sim.DefaultIdleW, sim.DefaultMaxW))
 	pos, err := parseArgs(fs, args)
@@ -73,6 +74,11 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 	}
 	if set["power"] {
 		cfg.Power = power
+	}
+	if set["adapters"] {
+		if cfg.Adapters, err = sim.ParseAdapters(*adapters); err != nil {
+			return cmdUsageError("sim", "sim: --adapters: %v", err)
+		}
 	}
 	rc, err := sim.Resolve(cfg)
 	if err != nil {

@@ -50,13 +50,19 @@ func TestSimRealEngineKeys(t *testing.T) {
 		{[]string{"--prefix-caching", "--block-size", "0"}, "sim: block_size: 0 must be at least 1"},
 		{[]string{"-c", writeTestConfig(t, "simulator:\n  prefix_cache_blocks: -1\n")}, ".yaml:2: simulator.prefix_cache_blocks: -1 must be ≥ 0"},
 	} {
-		e, stderr := simEnv()
-		err := run(context.Background(), e, append([]string{"sim", "--addr", "127.0.0.1:0"}, tc.args...))
-		if code := exitCode(err); code != exitUsage {
-			t.Errorf("%v: exit %d (%v), want %d\n%s", tc.args, code, err, exitUsage, stderr)
-		}
-		if out := strings.Join(outputLines(stderr.String(), err), "\n"); !strings.Contains(out, tc.want) {
-			t.Errorf("%v: output lacks %q:\n%s", tc.args, tc.want, out)
-		}
+		wantSimUsage(t, tc.args, tc.want)
+	}
+}
+
+// wantSimUsage runs `kneecap sim` with args and wants exit 2 with want in its output.
+func wantSimUsage(t *testing.T, args []string, want string) {
+	t.Helper()
+	e, stderr := simEnv()
+	err := run(context.Background(), e, append([]string{"sim", "--addr", "127.0.0.1:0"}, args...))
+	if code := exitCode(err); code != exitUsage {
+		t.Errorf("%v: exit %d (%v), want %d\n%s", args, code, err, exitUsage, stderr)
+	}
+	if out := strings.Join(outputLines(stderr.String(), err), "\n"); !strings.Contains(out, want) {
+		t.Errorf("%v: output lacks %q:\n%s", args, want, out)
 	}
 }

@@ -99,6 +99,9 @@ func (s *Sweep) startTarget() (*Target, error) {
 		if err != nil {
 			return nil, exit.Usagef("sweep: simulator: %w", err)
 		}
+		// It serves the models the workload names: those it does not serve already become
+		// adapters of slowdown 1.
+		simCfg = simCfg.WithModels(workload.ModelNames(cfg.Workload.Models))
 		running, err := sim.Start(simCfg, "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("sweep: start simulator: %w", err)
@@ -114,6 +117,9 @@ func (s *Sweep) startTarget() (*Target, error) {
 			t.scrape.URL = strings.TrimSuffix(running.URL, "/v1") + "/metrics"
 		}
 		fmt.Fprintf(s.Log, "kneecap: simulator %s at %s\n", simCfg, t.Endpoint)
+	}
+	if cfg.Target.Model == "" && len(cfg.Workload.Models) > 0 {
+		cfg.Target.Model = cfg.Workload.Models[0].Name // what a request without a model asks
 	}
 	client, err := openai.New(openai.Options{
 		BaseURL:            t.Endpoint,
@@ -142,12 +148,13 @@ func (s *Sweep) startTarget() (*Target, error) {
 }
 
 // preflight checks the target before the sweep (server.RunPreflight): a model it does not
-// serve is exit 2, an unreachable or failing endpoint exit 3, with one line naming the URL and
-// the cause. A plan whose smallest level cannot complete min_requests in max_duration at the
-// probe's pace is warned about (windowWarning).
+// serve (target.model or one of workload.models) is exit 2, an unreachable or failing
+// endpoint exit 3, with one line naming the URL and the cause. A plan whose smallest level
+// cannot complete min_requests in max_duration at the probe's pace is warned about
+// (windowWarning).
 func (s *Sweep) preflight(ctx context.Context, t *Target) error {
 	model := s.Cfg.Target.Model
-	pf, err := server.RunPreflight(ctx, t.client, model, server.PreflightTimeout)
+	pf, err := server.RunPreflight(ctx, t.client, model, server.PreflightTimeout, workload.ModelNames(s.Cfg.Workload.Models)...)
 	var notServed *server.ModelNotServedError
 	switch {
 	case errors.As(err, &notServed):
@@ -158,7 +165,11 @@ func (s *Sweep) preflight(ctx context.Context, t *Target) error {
 	if pf.ModelsErr != nil {
 		fmt.Fprintf(s.Log, "kneecap: warning: GET %s/models failed (%v); the probe request worked, continuing\n", redact.URL(t.Endpoint), pf.ModelsErr)
 	}
-	fmt.Fprintf(s.Log, "kneecap: preflight ok: model %s, probe TTFT %s\n", model, pf.TTFT.Round(100*time.Microsecond))
+	served := "model " + model
+	if mix := s.Cfg.Workload.Models; len(mix) > 0 {
+		served = "models " + strings.Join(workload.ModelNames(mix), ", ") + " (the probe asked " + model + ")"
+	}
+	fmt.Fprintf(s.Log, "kneecap: preflight ok: %s, probe TTFT %s\n", served, pf.TTFT.Round(100*time.Microsecond))
 	_, out := s.Cfg.Workload.NominalLengths()
 	if w := pf.CheckWindow(s.Cfg.Sweep.MinRequests, s.Cfg.Sweep.LongestWindow(), s.Levels, out, workload.MeanThink(s.Cfg.Workload, s.workload)); !w.Fits {
 		fmt.Fprintln(s.Log, windowWarning(w, s.Cfg.Sweep.MinRequests))

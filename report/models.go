@@ -1,0 +1,98 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"unicode"
+
+	"github.com/kneecap/kneecap/analysis"
+)
+
+// The "By model" section of a run that mixes models (workload.models, DESIGN §5.2): each
+// level's requests per model (levels[].by_model). The Markdown and HTML reports show every
+// level, a capacity reviewer reading how each model fares as the load grows; the console
+// shows the level nearest the knee (nearKnee), as its by-turn table does.
+
+// hasModels reports whether a level of res summarises its requests per model.
+func hasModels(l *analysis.Level) bool { return len(l.ByModel) > 0 }
+
+// mixed reports whether some level of res mixes models.
+func mixed(res *analysis.Result) bool {
+	for i := range res.Levels {
+		if hasModels(&res.Levels[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// modelsTable is the by-model table: one row per model of each level in the level table's
+// order, an excluded level and one run again marked.
+func modelsTable(res *analysis.Result) table {
+	t := table{Header: []string{keyHeader(res), "model", "requests", "share", "TTFT p50 (ms)", "TTFT p95 (ms)",
+		"TPOT p50 (ms)", "TPOT p95 (ms)", "E2E p95 (ms)", "output TPS"}}
+	for _, l := range rowLevels(res) {
+		key := levelKey(&l)
+		switch {
+		case l.Superseded:
+			key += " (rerun)" // its retry, another row, stands for it
+		case !l.Valid:
+			key += " (excluded)"
+		}
+		for _, m := range l.ByModel {
+			t.Rows = append(t.Rows, []string{key, m.Model, requestsCell(m), fpct(m.Share), fnum(m.TTFTP50), fnum(m.TTFTP95),
+				fnum(m.TPOTP50), fnum(m.TPOTP95), fnum(m.E2EP95), fnum(m.OutputTPS)})
+		}
+	}
+	return t
+}
+
+// requestsCell is a model's requests, with its errors when it has any: "120", "120 (3 errors)".
+func requestsCell(m analysis.ModelStats) string {
+	if m.Errors > 0 {
+		return fmt.Sprintf("%d (%d errors)", m.Requests, m.Errors)
+	}
+	return strconv.Itoa(m.Requests)
+}
+
+// modelsNote says what the by-model table holds.
+const modelsNote = "Each level's requests by the model they named (workload.models): the requests of the level's latency population " +
+	"(sent inside its measurement window; on an arrival-rate level, its window's arrivals), their share of the level's, " +
+	"and the successful ones' latencies, summarised as the level's are; output TPS is the model's part of the level's. " +
+	"The level's own percentiles pool every model: a slower model (a LoRA adapter) is seen here, and a warning names it " +
+	"when its TTFT p95 is more than twice another's."
+
+// consoleModels writes the by-model table of the console summary at the level nearest the
+// knee, when the run mixes models.
+func consoleModels(w io.Writer, res *analysis.Result, p func(first, hang, s string)) {
+	l, why := nearKnee(res, hasModels)
+	if l == nil {
+		return
+	}
+	fmt.Fprintln(w)
+	p("", "  ", fmt.Sprintf("By model (%s, %s):", res.Axis().At(levelKey(l)), why))
+	fmt.Fprintf(w, "  %-20s  %8s  %6s  %9s  %9s  %9s  %9s  %9s\n", "model", "requests", "share", "TTFT p50", "TTFT p95", "TPOT p50", "TPOT p95", "out TPS")
+	for _, m := range l.ByModel {
+		fmt.Fprintf(w, "  %-20s  %8d  %6s  %9s  %9s  %9s  %9s  %9s\n", consoleName(m.Model, 20), m.Requests, fpct(m.Share),
+			fnum(m.TTFTP50), fnum(m.TTFTP95), fnum(m.TPOTP50), fnum(m.TPOTP95), fnum(m.OutputTPS))
+	}
+	p("  ", "   ", "(latencies in ms; every level's in report.md and analysis.json levels[].by_model)")
+}
+
+// consoleName clips a model name to n characters for a console column and drops control
+// characters, so a name cannot move the terminal's cursor.
+func consoleName(s string, n int) string {
+	out := make([]rune, 0, n)
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			continue
+		}
+		if len(out) == n {
+			out[n-1] = '…'
+			break
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}
