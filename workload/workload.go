@@ -61,6 +61,9 @@ type WorkloadConfig struct {
 	// Sessions makes the workload multi-turn conversations (session.go); nil: single
 	// requests.
 	Sessions *SessionsConfig `yaml:"sessions,omitempty"`
+	// Cancel closes a share of the streams early, as users who leave mid-answer do
+	// (cancel.go); nil: every stream is read to its end.
+	Cancel *CancelConfig `yaml:"cancel,omitempty"`
 }
 
 // Distribution names of Dist.Dist.
@@ -137,6 +140,9 @@ func (w WorkloadConfig) Validate() []error {
 		}
 	}
 	errs = append(errs, w.validateSharedPrefix()...)
+	if w.Cancel != nil {
+		errs = append(errs, w.Cancel.validate(w.Sessions != nil)...)
+	}
 	switch w.PromptSizing {
 	case "", record.SizingAuto, record.SizingTokenize, record.SizingUsage, record.SizingWords:
 		if w.Tokenizer != "" && w.PromptSizing != "" && w.PromptSizing != record.SizingAuto {
