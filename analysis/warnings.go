@@ -68,6 +68,8 @@ const (
 	warnOutputLengthIgnored
 	warnServerLimit
 	warnUsageDisbelieved
+	warnCancelNotFreed
+	warnCancelUnchecked
 )
 
 // warning is one warning: its kind and subject (what it is about, when one kind can be
