@@ -323,6 +323,7 @@ func (c *Client) read(ctx, reqCtx context.Context, s *sseBody, st *reqState,
 		sr.log = newChunkLog(c.opts.MaxRecordedChunks, min(n, maxChunksPrealloc, c.opts.MaxChunks))
 	}
 	err := c.readChunks(s, tSend, &sr)
+	st.left(err, reqCtx)
 	if sr.reply != nil {
 		req.Reply = sr.reply.String()
 	}

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -38,6 +39,16 @@ func leaveAfter(req *record.Request) int {
 		return 0
 	}
 	return req.Cancel.AfterTokens
+}
+
+// left closes the request's connection at once when the user left (err or the request
+// context's cause is errUserCancel): closing the body would leave the close to the
+// transport's read loop, a goroutine that may run after the worker has sent its next request,
+// so that the server would see the new request before the old one's client going.
+func (st *reqState) left(err error, reqCtx context.Context) {
+	if st.conn != nil && (errors.Is(err, errUserCancel) || errors.Is(context.Cause(reqCtx), errUserCancel)) {
+		_ = st.conn.Close()
+	}
 }
 
 // userCancel records, on a request the workload cancelled (err or the request context's
