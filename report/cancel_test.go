@@ -1,13 +1,11 @@
 package report_test
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/analysis/analysistest"
-	"github.com/kneecap/kneecap/report"
 )
 
 // TestReportsUserCancels: a run with user cancels shows the cancelled share per level and the
@@ -15,7 +13,7 @@ import (
 // same run without them shows none of it.
 func TestReportsUserCancels(t *testing.T) {
 	res := analysistest.Saturating()
-	plain := render(t, res)
+	plain := renderAll(t, res)
 	for i := range res.Levels {
 		l := &res.Levels[i]
 		l.Cancelled = &analysis.Cancelled{Count: l.Requests / 5, Share: analysis.Float(float64(l.Requests/5) / float64(l.Requests))}
@@ -23,7 +21,7 @@ func TestReportsUserCancels(t *testing.T) {
 	freed := true
 	res.Cancels = &analysis.CancelResult{Cancelled: 7, SlotsFreed: &freed,
 		Statement: "the server freed the slots of cancelled requests: its running count never exceeded a level's concurrency"}
-	got := render(t, res)
+	got := renderAll(t, res)
 	for name, out := range got {
 		out = strings.Join(strings.Fields(out), " ") // the console wraps its prose
 		if !strings.Contains(out, "the server freed the slots of cancelled requests") || !strings.Contains(out, "Users cancelled 7 of the ") {
@@ -36,23 +34,8 @@ func TestReportsUserCancels(t *testing.T) {
 	if !strings.Contains(got["console"], "User cancels (workload.cancel; not errors):") || !strings.Contains(got["console"], "(20.0%) of ") {
 		t.Errorf("console: no per-level block of cancels:\n%s", got["console"])
 	}
-	if !strings.Contains(got["markdown"], "| errors | cancelled |") {
+	if !strings.Contains(got["report.md"], "| errors | cancelled |") {
 		t.Errorf("report.md: no cancelled column after errors")
 	}
 }
 
-// render writes res to the console, report.md and report.html.
-func render(t *testing.T, res *analysis.Result) map[string]string {
-	t.Helper()
-	var c, m, h bytes.Buffer
-	if err := report.ConsoleWith(&c, res, report.ConsoleOptions{Width: report.ConsoleWidth}); err != nil {
-		t.Fatal(err)
-	}
-	if err := report.Markdown(&m, res, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := report.HTML(&h, res, nil); err != nil {
-		t.Fatal(err)
-	}
-	return map[string]string{"console": c.String(), "markdown": m.String(), "html": h.String()}
-}
