@@ -13,7 +13,8 @@ import (
 // the error classes; the tokens it received count toward output TPS (every record's do); its
 // TTFT joins the TTFT statistics when it had a first token; TPOT, E2E, ITL, QPS, goodput and
 // the mean output length are the completed (ok) requests'. Little's law counts it as a
-// departure (littlesLawError).
+// departure (cancelTally.finish), and a level whose requests the users all left after a
+// first token still had answers (validity's anyOK).
 
 // Cancelled is a level's user cancels: how many of its latency population the workload
 // cancelled, and their share of it.
@@ -118,10 +119,12 @@ func joinInts(xs []int) string {
 }
 
 // cancelTally is what a level's user cancels add to its summary: the count in the latency
-// population, and for Little's law the departures in the window and the E2E of those sent
+// population (and those that had a first token: a level whose every request the users left
+// after one was answered), and for Little's law the departures in the window and the E2E of those sent
 // in it.
 type cancelTally struct {
 	count, departed int
+	answered        int     // of the counted ones, those that had a first token
 	e2eMS           float64 // Σ E2E of the counted ones, in ms
 }
 
@@ -137,6 +140,9 @@ func (c *cancelTally) add(r *record.Record, w0, w1 int64, in bool) bool {
 	if in {
 		c.count++
 		c.e2eMS += float64(r.E2E) / 1e6
+		if r.TTFT > 0 {
+			c.answered++
+		}
 	}
 	return true
 }

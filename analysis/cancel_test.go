@@ -47,6 +47,13 @@ func TestSummarizeUserCancel(t *testing.T) {
 		t.Errorf("Little's-law error %v, want %g", lv.LittlesLawError, want)
 	}
 
+	// A level whose measured requests the users all left after a first token had answers.
+	left := []record.Record{recs[3]}
+	lv = Summarize(record.GroupRecords([]record.LevelRun{run}, left), DefaultOptions())[0]
+	if strings.Contains(strings.Join(lv.Notes, "; "), "no successful request") {
+		t.Errorf("a level of user cancels only: %q, want it not judged without answers", lv.Notes)
+	}
+
 	plain, precs := handLevel()
 	if lv := Summarize(record.GroupRecords([]record.LevelRun{plain}, precs), DefaultOptions())[0]; lv.Cancelled != nil {
 		t.Errorf("a run without cancels has cancelled %+v, want it absent", lv.Cancelled)

@@ -189,7 +189,7 @@ func (s *scratch) summarize(run *record.LevelRun, records []record.Record, opts 
 	summarizeUsage(&lv, records, in)
 	summarizePrefixCache(&lv, run, records, cached)
 	lv.Turns = turns(records, in)
-	validity(&lv, run, opts, pop.ok > 0)
+	validity(&lv, run, opts, pop.ok > 0 || s.cancel.answered > 0)
 	return lv
 }
 
