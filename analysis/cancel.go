@@ -23,6 +23,19 @@ type Cancelled struct {
 	Count int `json:"count"`
 	// Share is Count ÷ Requests (null without requests).
 	Share Float `json:"share"`
+	// MeanOutputTokens is the mean N_out of the requests served, the successful and the
+	// user-cancelled ones (null when unknown, and from a level-summary CSV): the
+	// denominator of the completion rate (Level.CompletionRate).
+	MeanOutputTokens Float `json:"mean_output_tokens"`
+}
+
+// servedOutputTokens is the mean N_out of the level's requests served: with user cancels the
+// completed and the cancelled ones, else the completed ones (MeanOutputTokens).
+func (l *Level) servedOutputTokens() Float {
+	if c := l.Cancelled; c != nil && c.MeanOutputTokens.OK() {
+		return c.MeanOutputTokens
+	}
+	return l.MeanOutputTokens
 }
 
 // CancelResult is a run's statement on its user cancels: whether the server freed the
@@ -58,7 +71,7 @@ func markCancels(out []Level) {
 
 // cancelledOf is the Cancelled of n user cancels among requests.
 func cancelledOf(n, requests int) *Cancelled {
-	c := &Cancelled{Count: n, Share: NaN()}
+	c := &Cancelled{Count: n, Share: NaN(), MeanOutputTokens: NaN()}
 	if requests > 0 {
 		c.Share = Float(float64(n) / float64(requests))
 	}
@@ -126,6 +139,7 @@ type cancelTally struct {
 	count, departed int
 	answered        int     // of the counted ones, those that had a first token
 	e2eMS           float64 // Σ E2E of the counted ones, in ms
+	outputTokens    float64 // Σ N_out of the counted ones
 }
 
 // add tallies r, any record of the level, over the window [w0, w1) with in the latency
@@ -140,6 +154,7 @@ func (c *cancelTally) add(r *record.Record, w0, w1 int64, in bool) bool {
 	if in {
 		c.count++
 		c.e2eMS += float64(r.E2E) / 1e6
+		c.outputTokens += float64(r.OutputTokens)
 		if r.TTFT > 0 {
 			c.answered++
 		}
@@ -147,7 +162,8 @@ func (c *cancelTally) add(r *record.Record, w0, w1 int64, in bool) bool {
 	return true
 }
 
-// finish sets lv's Cancelled and its Little's-law error with the user cancels as departures
+// finish sets lv's Cancelled (with the mean N_out of the requests served) and its
+// Little's-law error with the user cancels as departures
 // too: λ counts
 // the completed and the cancelled requests that left in the window, W their mean E2E over
 // the population (ok ones in s.e2e).
@@ -157,6 +173,13 @@ func (c *cancelTally) finish(lv *Level, s *scratch, windowS float64) {
 		return
 	}
 	lv.Cancelled = cancelledOf(c.count, lv.Requests)
+	ok := lv.Requests - lv.Errors - c.count
+	switch {
+	case ok == 0:
+		lv.Cancelled.MeanOutputTokens = Float(c.outputTokens / float64(c.count))
+	case lv.MeanOutputTokens.OK():
+		lv.Cancelled.MeanOutputTokens = Float((float64(lv.MeanOutputTokens)*float64(ok) + c.outputTokens) / float64(ok+c.count))
+	}
 	if !(n > 0) || !(windowS > 0) {
 		return
 	}

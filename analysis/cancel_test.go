@@ -32,6 +32,10 @@ func TestSummarizeUserCancel(t *testing.T) {
 	if lv.Requests != 3 || lv.Cancelled == nil || lv.Cancelled.Count != 1 || math.Abs(float64(lv.Cancelled.Share)-1.0/3) > 1e-12 {
 		t.Fatalf("requests %d cancelled %+v, want 1 of 3", lv.Requests, lv.Cancelled)
 	}
+	// Served: the ok ones' 6 and 4 tokens and the cancel's 2: a mean of 4.
+	if lv.Cancelled.MeanOutputTokens != 4 || lv.MeanOutputTokens != 5 {
+		t.Errorf("mean output tokens served %v, completed %v: want 4 and 5", lv.Cancelled.MeanOutputTokens, lv.MeanOutputTokens)
+	}
 	// Tokens in [10, 20) s: 6 (warmup record) + 6 + 1 + the cancel's 2 = 15, over 10 s.
 	if got := float64(lv.OutputTPS); math.Abs(got-1.5) > 1e-9 {
 		t.Errorf("output TPS %g, want 1.5", got)

@@ -45,7 +45,7 @@ func cancelCell(lv *analysis.Level, col, cell string, fail func(string, ...any) 
 		return true, fail("%q: a share is a fraction in [0, 1]", cell)
 	}
 	if lv.Cancelled == nil {
-		lv.Cancelled = &analysis.Cancelled{Share: analysis.NaN()}
+		lv.Cancelled = &analysis.Cancelled{Share: analysis.NaN(), MeanOutputTokens: analysis.NaN()}
 	}
 	if col == "cancelled" {
 		lv.Cancelled.Count = int(v)
