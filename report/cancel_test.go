@@ -38,4 +38,3 @@ func TestReportsUserCancels(t *testing.T) {
 		t.Errorf("report.md: no cancelled column after errors")
 	}
 }
-
