@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	openai "github.com/sashabaranov/go-openai"
 )
 
 // TestAbortFreesRunningSlot: a client that closes its stream mid-answer leaves the running
@@ -28,15 +30,7 @@ func TestAbortFreesRunningSlot(t *testing.T) {
 		t.Cleanup(func() { st.Close() })
 	}
 	waitRunning(t, url, 3)
-	for got := 0; got < 3; {
-		resp, err := leaver.Recv()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(resp.Choices) > 0 && resp.Choices[0].Delta.Content != "" {
-			got++
-		}
-	}
+	recvContent(t, leaver, 3)
 	waiter, err := c.CreateChatCompletionStream(context.Background(), chatReq(5000, true))
 	if err != nil {
 		t.Fatal(err)
@@ -62,5 +56,19 @@ func TestAbortFreesRunningSlot(t *testing.T) {
 	}
 	if _, err := waiter.Recv(); err != nil {
 		t.Errorf("the admitted request: %v", err)
+	}
+}
+
+// recvContent reads st until n chunks with content have come.
+func recvContent(t *testing.T, st *openai.ChatCompletionStream, n int) {
+	t.Helper()
+	for got := 0; got < n; {
+		resp, err := st.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Choices) > 0 && resp.Choices[0].Delta.Content != "" {
+			got++
+		}
 	}
 }
