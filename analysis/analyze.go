@@ -117,6 +117,7 @@ func (a *analyzer) analyze() {
 	}
 	a.energy()
 	a.plan()
+	a.cancels()
 }
 
 // saturation reads where the replica saturates: on a closed loop the throughput fits, the

@@ -79,9 +79,11 @@ func (l *Level) UserE2E() Latency {
 // model (DESIGN §4.15): its output TPS ÷ its mean output tokens, else its QPS; NaN when
 // neither is known. The tokens of a window flow smoothly where the completions of a saturated
 // batch come in bursts (slots admitted together finish together), so the first is the
-// steadier count of the requests served: capacity = X ÷ mean N_out.
+// steadier count of the requests served: capacity = X ÷ mean N_out. With user cancels the
+// requests served are the completed and the cancelled ones, whose tokens X counts too
+// (servedOutputTokens).
 func (l *Level) CompletionRate() Float {
-	if t, n := l.OutputTPS, l.MeanOutputTokens; t.OK() && n.OK() && n > 0 && t >= 0 {
+	if t, n := l.OutputTPS, l.servedOutputTokens(); t.OK() && n.OK() && n > 0 && t >= 0 {
 		return t / n
 	}
 	if l.QPS.OK() && l.QPS >= 0 {

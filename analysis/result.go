@@ -95,6 +95,9 @@ type Level struct {
 	ErrorRate Float `json:"error_rate"`
 	// ErrorClasses counts failures by class.
 	ErrorClasses map[string]int `json:"error_classes,omitempty"`
+	// Cancelled is the user cancels among Requests (workload.cancel; cancel.go), not errors;
+	// nil (absent) when the run cancels none.
+	Cancelled *Cancelled `json:"cancelled,omitempty"`
 	// OutputTPS is output tokens whose chunk arrived inside the window ÷ window length.
 	OutputTPS Float `json:"output_tps"`
 	// OutputTPSCI95 is the half-width of the 95% confidence interval of OutputTPS.
@@ -514,8 +517,10 @@ type Result struct {
 	Trace *TraceResult `json:"trace,omitempty"`
 	// Energy places energy per output token on the curve (DESIGN §4.16): the energy-optimal
 	// load and J/token at the knee, the SLO point and max TPS; nil without GPU telemetry.
-	Energy   *Energy  `json:"energy,omitempty"`
-	Warnings []string `json:"warnings"`
+	Energy *Energy `json:"energy,omitempty"`
+	// Cancels is the run's statement on its user cancels (cancel.go); nil without them.
+	Cancels  *CancelResult `json:"cancels,omitempty"`
+	Warnings []string      `json:"warnings"`
 }
 
 // Plan is a capacity plan's target load and cost: concurrent users, requests/s or output

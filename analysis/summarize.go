@@ -95,6 +95,7 @@ func Summarize(levels []record.Level, opts Options) []Level {
 			out[i].Notes = append(out[i].Notes, fmt.Sprintf("superseded: run again as level %d, which stands for it", k))
 		}
 	}
+	markCancels(out)
 	return out
 }
 
@@ -129,6 +130,7 @@ type scratch struct {
 	ttftKernel      []float64 // Record.TTFTKernel of the TTFT population, where stamped
 	itl             []weighted
 	clock           clockTally // the latency population's clocks
+	cancel          cancelTally
 }
 
 // summarize summarises one level's records (level) and, when they name models, each model's
@@ -172,11 +174,21 @@ func (s *scratch) level(run *record.LevelRun, records []record.Record, opts Opti
 			good.add(r, r.Lag())
 			open.add(r)
 		}
-		if in(r) {
+		sent := in(r)
+		if s.cancel.add(r, w0, w1, sent) {
+			if sent {
+				pop.requests++
+				pop.promptTokens += float64(r.PromptTokens)
+				s.addTTFT(r)
+			}
+			continue
+		}
+		if sent {
 			s.addSent(&pop, r)
 		}
 	}
 	s.fill(&lv, win, &pop, good)
+	s.cancel.finish(&lv, s, float64(lv.WindowS))
 	if open != nil {
 		open.finish(&lv, run, win, &pop, records)
 		cached = func(r *record.Record) bool { return r.OK() && in(r) }
@@ -186,7 +198,7 @@ func (s *scratch) level(run *record.LevelRun, records []record.Record, opts Opti
 	summarizeUsage(&lv, records, in)
 	summarizePrefixCache(&lv, run, records, cached)
 	lv.Turns = turns(records, in)
-	validity(&lv, run, opts, pop.ok > 0)
+	validity(&lv, run, opts, pop.ok > 0 || s.cancel.answered > 0)
 	return lv
 }
 
@@ -220,6 +232,7 @@ func (s *scratch) begin(lv *Level, run *record.LevelRun, opts Options) *record.W
 	s.ttft, s.tpot, s.e2e, s.itl = s.ttft[:0], s.tpot[:0], s.e2e[:0], s.itl[:0]
 	s.ttftKernel = s.ttftKernel[:0]
 	s.clock.reset()
+	s.cancel = cancelTally{}
 	return record.NewWindowTotals(w0, w1, min(max(run.Slices, minSlices), maxSlices))
 }
 
@@ -377,12 +390,7 @@ func (s *scratch) addSent(st *sentStats, r *record.Record) {
 	st.ok++
 	st.okOutputTokens += float64(nOut)
 	s.clock.add(r)
-	if r.TTFT > 0 {
-		s.ttft = append(s.ttft, float64(r.TTFT)/1e6)
-		if r.TTFTKernel > 0 {
-			s.ttftKernel = append(s.ttftKernel, float64(r.TTFTKernel)/1e6)
-		}
-	}
+	s.addTTFT(r)
 	s.e2e = append(s.e2e, float64(r.E2E)/1e6)
 	if nOut > 1 && r.TTFT > 0 && r.E2E >= r.TTFT {
 		s.tpot = append(s.tpot, float64(r.E2E-r.TTFT)/1e6/float64(nOut-1))
@@ -398,6 +406,16 @@ func (s *scratch) addSent(st *sentStats, r *record.Record) {
 		}
 		mean := float64(r.ITL.SumUS) / float64(r.ITL.Count) / 1e3
 		s.itl = append(s.itl, weighted{mean / k, float64(r.ITL.Count) * k})
+	}
+}
+
+// addTTFT adds r's TTFT, when it had a first token, to the TTFT population.
+func (s *scratch) addTTFT(r *record.Record) {
+	if r.TTFT > 0 {
+		s.ttft = append(s.ttft, float64(r.TTFT)/1e6)
+		if r.TTFTKernel > 0 {
+			s.ttftKernel = append(s.ttftKernel, float64(r.TTFTKernel)/1e6)
+		}
 	}
 }
 

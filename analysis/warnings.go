@@ -69,6 +69,8 @@ const (
 	warnServerLimit
 	warnUsageDisbelieved
 	warnModelSlower
+	warnCancelNotFreed
+	warnCancelUnchecked
 )
 
 // warning is one warning: its kind and subject (what it is about, when one kind can be

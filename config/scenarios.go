@@ -34,6 +34,7 @@ type Scenario struct {
 	Sessions     *workload.SessionsConfig `yaml:"sessions,omitempty"`
 	SharedPrefix *workload.SharedPrefix   `yaml:"shared_prefix,omitempty"`
 	Models       *[]workload.ModelWeight  `yaml:"models,omitempty"`
+	Cancel       *workload.CancelConfig   `yaml:"cancel,omitempty"`
 	Levels       *sweep.LevelsSpec        `yaml:"levels,omitempty"`
 }
 

@@ -109,6 +109,7 @@ func consoleLevels(w io.Writer, res *analysis.Result, o ConsoleOptions, p func(f
 			p("  ", "    ", fmt.Sprintf("concurrency %d: %s", l.Concurrency, errorClasses(l.ErrorClasses)))
 		}
 	}
+	consoleCancels(w, res, p)
 }
 
 // consoleNote explains the level table's columns.

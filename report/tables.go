@@ -42,7 +42,7 @@ func levelTable(res *analysis.Result) table {
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	return withEnergy(withLengths(withPrefixCache(t, res, "TTFT p99 (ms)"), res, "ISL (tokens)", "OSL (tokens)", " ≠ "), res)
+	return withCancelled(withEnergy(withLengths(withPrefixCache(t, res, "TTFT p99 (ms)"), res, "ISL (tokens)", "OSL (tokens)", " ≠ "), res), res)
 }
 
 // rowLevels returns the levels of res in the order of its level table's rows: sortedLevels,
@@ -187,7 +187,7 @@ func rateLevelTable(res *analysis.Result) table {
 			strconv.Itoa(l.Requests), errorsCell(&l), fnum(l.OutputTPS), fnum(ttft.P50), fnum(ttft.P95), fnum(ttft.P99), fnum(l.TTFT.P95),
 			fnum(l.TPOT.P95), fnum(e2e.P50), fnum(e2e.P95), fnum(l.ScheduleLag.P50), fnum(l.ScheduleLag.P99), validCell(&l)})
 	}
-	return withEnergy(withLengths(withPrefixCache(t, res, "TTFT p99 (ms)"), res, "ISL (tokens)", "OSL (tokens)", " ≠ "), res)
+	return withCancelled(withEnergy(withLengths(withPrefixCache(t, res, "TTFT p99 (ms)"), res, "ISL (tokens)", "OSL (tokens)", " ≠ "), res), res)
 }
 
 // rateLevelsNote is the note under the level table of an arrival-rate run.

@@ -97,7 +97,7 @@ func sortedLevels(res *analysis.Result) []analysis.Level {
 // point on the rate axis, the capacity plan and which latencies were read (DESIGN §4.15).
 func Answer(res *analysis.Result) []string {
 	if res.Mode.IsRate() {
-		return rateAnswer(res)
+		return appendNonEmpty(rateAnswer(res), cancelSentence(res))
 	}
 	var s []string
 	th := res.Throughput
@@ -136,7 +136,15 @@ func Answer(res *analysis.Result) []string {
 	if t := reasoningSentence(res); t != "" {
 		s = append(s, t)
 	}
-	return s
+	return appendNonEmpty(s, cancelSentence(res))
+}
+
+// appendNonEmpty appends t to s unless it is "".
+func appendNonEmpty(s []string, t string) []string {
+	if t == "" {
+		return s
+	}
+	return append(s, t)
 }
 
 // reasoningSentence says which TTFT the report uses when requests reasoned before they

@@ -36,6 +36,10 @@ type request struct {
 	// gone is set by the handler when its client has left; the engine then frees the request
 	// at its next step.
 	gone atomic.Bool
+	// left is the Done channel of the handler's context (nil: none), closed when its client
+	// disconnects: the engine reads it too, so that a client that left frees its slot at the
+	// next step even before its handler has run again to set gone.
+	left <-chan struct{}
 	// blocks are the hashes of the prompt's full KV blocks (prefix caching; nil when off),
 	// computed by the handler before submission.
 	blocks []uint64
@@ -69,6 +73,20 @@ func (r *request) earn() bool {
 	}
 	r.credit--
 	return true
+}
+
+// hasLeft reports whether the request's client has gone: its handler said so, or its
+// context is done.
+func (r *request) hasLeft() bool {
+	if r.gone.Load() {
+		return true
+	}
+	select {
+	case <-r.left:
+		return true
+	default:
+		return false
+	}
 }
 
 // signal wakes the request's reader without blocking.
@@ -433,7 +451,7 @@ func (e *engine) release(r *request) {
 func (e *engine) reap() {
 	kept := e.running[:0]
 	for _, r := range e.running {
-		if r.gone.Load() {
+		if r.hasLeft() {
 			e.release(r)
 			continue
 		}
@@ -443,7 +461,7 @@ func (e *engine) reap() {
 	e.running = kept
 	w := e.waiting[:0]
 	for _, r := range e.waiting {
-		if !r.gone.Load() {
+		if !r.hasLeft() {
 			w = append(w, r)
 		}
 	}

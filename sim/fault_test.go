@@ -150,15 +150,7 @@ func TestDisconnectFreesSlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for got := 0; got < 3; {
-		resp, err := st.Recv()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(resp.Choices) > 0 && resp.Choices[0].Delta.Content != "" {
-			got++
-		}
-	}
+	recvContent(t, st, 3)
 	cancel()
 	st.Close()
 	start := time.Now()

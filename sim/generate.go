@@ -245,6 +245,7 @@ func (e *engineSource) start(ctx context.Context) error {
 	if e.submitted {
 		return nil
 	}
+	e.req.left = ctx.Done() // set before the engine can see the request
 	if err := e.s.eng.offer(ctx, e.s.stop, e.req); err != nil {
 		return err
 	}

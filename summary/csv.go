@@ -88,7 +88,8 @@ func csvLengths() []csvScalar {
 // instead: rate_rps in place of concurrency, and the rate columns at the end (realized_rps
 // after the prefix-cache ones). When some level has GPU figures (analysis.Level GPU, DESIGN
 // §4.16) the GPU columns (gpuColumns) follow every other column of either table; without
-// them they are not written, and a run without GPU telemetry keeps its columns.
+// them they are not written, and a run without GPU telemetry keeps its columns. The user
+// cancels' columns (cancelColumns) come last, likewise only in a run that cancels.
 func WriteCSV(w io.Writer, levels []analysis.Level) error {
 	cw := csv.NewWriter(w)
 	rate := analysis.ModeOf(levels).IsRate()
@@ -96,9 +97,12 @@ func WriteCSV(w io.Writer, levels []analysis.Level) error {
 	if rate {
 		header = rateCSVColumns()
 	}
-	gpu := withGPU(levels)
+	gpu, cancels := withGPU(levels), withCancels(levels)
 	if gpu {
 		header = append(header, gpuColumnNames()...)
+	}
+	if cancels {
+		header = append(header, cancelColumns...)
 	}
 	if err := cw.Write(header); err != nil {
 		return fmt.Errorf("write csv: %w", err)
@@ -119,6 +123,9 @@ func WriteCSV(w io.Writer, levels []analysis.Level) error {
 		row = append(row, verdictCells(&levels[i])...)
 		if gpu {
 			row = append(row, gpuCells(&levels[i])...)
+		}
+		if cancels {
+			row = append(row, cancelCells(&levels[i])...)
 		}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write csv: %w", err)
@@ -224,7 +231,7 @@ func readCSVHeader(cr *csv.Reader, name string) (*csvHeader, error) {
 	}
 	line, _ := cr.FieldPos(0)
 	known := map[string]bool{}
-	for _, c := range slices.Concat(csvColumns(), rateOnlyColumns(), gpuColumnNames()) {
+	for _, c := range slices.Concat(csvColumns(), rateOnlyColumns(), gpuColumnNames(), cancelColumns) {
 		known[c] = true
 	}
 	h := &csvHeader{name: name, line: line, cols: make([]string, len(header)), seen: map[string]bool{},
@@ -288,6 +295,9 @@ func (h *csvHeader) cell(lv *analysis.Level, col, cell string, line int) error {
 		return err
 	}
 	if ok, err := gpuCell(lv, col, cell, fail); ok {
+		return err
+	}
+	if ok, err := cancelCell(lv, col, cell, fail); ok {
 		return err
 	}
 	switch col {

@@ -76,7 +76,7 @@ type health struct {
 // of the first requests that silence counts (a worker's first; a rate level's first arrivals).
 func (h *health) ended(r *record.Record, first bool) {
 	switch {
-	case r.OK():
+	case r.OK(), r.UserCancelled() && r.TTFT > 0: // a user's cancel after a token: answered
 		if !h.answered.Load() {
 			h.answered.Store(true)
 		}

@@ -46,7 +46,7 @@ func failedLikeServer(l *record.Level, stop record.StopRules) bool {
 			continue
 		}
 		sent++
-		if !r.OK() {
+		if !r.OK() && !r.UserCancelled() { // a user's cancel is no failure
 			failed++
 		} else if r.TTFT > 0 {
 			ttft = append(ttft, float64(r.TTFT))

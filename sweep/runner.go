@@ -361,7 +361,7 @@ func (l *level) finish(end levelEnd, timedOut bool, cs *record.ClientStats) []re
 	records := l.all
 	record.SetPhases(records, run.W0, run.W1)
 	for i := range records {
-		if records[i].Status == record.StatusCancelled {
+		if records[i].Status == record.StatusCancelled && !records[i].UserCancelled() {
 			run.Cancelled++
 		}
 	}

@@ -64,6 +64,9 @@ type WorkloadConfig struct {
 	// Models mixes the models the requests ask for (models.go): each request's model is
 	// drawn by weight; empty: every request asks target.model.
 	Models []ModelWeight `yaml:"models,omitempty"`
+	// Cancel closes a share of the streams early, as users who leave mid-answer do
+	// (cancel.go); nil: every stream is read to its end.
+	Cancel *CancelConfig `yaml:"cancel,omitempty"`
 }
 
 // Distribution names of Dist.Dist.
@@ -149,6 +152,9 @@ func (w WorkloadConfig) Validate() []error {
 	}
 	errs = append(errs, w.validateSharedPrefix()...)
 	errs = append(errs, validateModels(w.Models)...)
+	if w.Cancel != nil {
+		errs = append(errs, w.Cancel.validate(w.Sessions != nil)...)
+	}
 	switch w.PromptSizing {
 	case "", record.SizingAuto, record.SizingTokenize, record.SizingUsage, record.SizingWords:
 		if w.Tokenizer != "" && w.PromptSizing != "" && w.PromptSizing != record.SizingAuto {

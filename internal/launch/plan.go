@@ -32,7 +32,7 @@ func (s *Sweep) Plan(display Display) sweep.Plan {
 	plan := sweep.Plan{
 		Levels:    s.Levels,
 		Protocol:  cfg.Sweep,
-		Workload:  s.workload,
+		Workload:  s.sent(),
 		ThinkTime: cfg.Workload.ThinkTime,
 		Judge:     analysis.StopRules{Rules: cfg.Sweep.Stop},
 		Observer:  display,
@@ -159,3 +159,7 @@ func (r announcingRefiner) Refine(levels []record.Level) (float64, string) {
 	}
 	return x, why
 }
+
+// sent is the workload the sweep's levels send: the sized workload with workload.cancel
+// applied (the pilot request of --rates auto is never cancelled).
+func (s *Sweep) sent() workload.Workload { return workload.WithCancel(s.workload, s.Cfg.Workload) }

@@ -69,7 +69,7 @@ func (s *Sweep) runProbe(ctx context.Context, t *Target, newProgress NewProgress
 		return nil, err
 	}
 	levels := probeLevels(s.Cfg.Sweep.InFlightCap())
-	plan := sweep.Plan{Levels: levels, Protocol: probeProtocol(s.Cfg.Sweep, e2e), Workload: s.workload,
+	plan := sweep.Plan{Levels: levels, Protocol: probeProtocol(s.Cfg.Sweep, e2e), Workload: s.sent(),
 		ThinkTime: s.Cfg.Workload.ThinkTime}
 	plan.Judge = analysis.StopRules{Rules: plan.Protocol.Stop}
 	fmt.Fprintf(s.Log, "kneecap: --rates auto: probing the max QPS closed-loop at concurrency %v (windows of %s: one request took %s; stops when throughput does)\n",

@@ -210,6 +210,7 @@ func (c *Client) Do(ctx context.Context, req *record.Request, rec *record.Record
 	st := &reqState{maxTokens: req.MaxTokens, ignoreEOS: req.IgnoreEOS}
 	start := time.Now()
 	reqCtx, cancel := context.WithCancelCause(ctx)
+	st.w.leave(req.Cancel)
 	st.w.arm(start, c.opts.RequestTimeout, c.opts.TTFTTimeout, c.opts.StallTimeout, cancel)
 	reqCtx = context.WithValue(reqCtx, stateKey{}, st)
 	reqCtx = httptrace.WithClientTrace(reqCtx, &httptrace.ClientTrace{
@@ -275,6 +276,7 @@ func (c *Client) Do(ctx context.Context, req *record.Request, rec *record.Record
 		err = errNoEventBody
 	}
 	tSend := st.sendTime(start)
+	st.w.sent(tSend.Sub(start))
 	rec.Sent = tSend.UnixNano()
 	rec.ConnWait = st.connWait()
 	rec.Retried = st.retried
@@ -309,7 +311,8 @@ func (c *Client) model(req *record.Request) string {
 func (c *Client) read(ctx, reqCtx context.Context, s *sseBody, st *reqState,
 	tSend time.Time, req *record.Request, end *requestEnd) (done bool) {
 	rec := end.rec
-	sr := streamRead{w: &st.w, off: tSend.Sub(st.w.start), arrival: st.arrival(), clock: st.clock, mark: st.mark}
+	sr := streamRead{w: &st.w, off: tSend.Sub(st.w.start), arrival: st.arrival(), clock: st.clock, mark: st.mark,
+		leaveAfter: leaveAfter(req)}
 	if req.KeepReply {
 		sr.reply = new(strings.Builder)
 	}
@@ -321,6 +324,7 @@ func (c *Client) read(ctx, reqCtx context.Context, s *sseBody, st *reqState,
 		sr.log = newChunkLog(c.opts.MaxRecordedChunks, min(n, maxChunksPrealloc, c.opts.MaxChunks))
 	}
 	err := c.readChunks(s, tSend, &sr)
+	st.left(err, reqCtx)
 	if sr.reply != nil {
 		req.Reply = sr.reply.String()
 	}
@@ -437,6 +441,7 @@ func (e *requestEnd) set(last int64) {
 type streamRead struct {
 	w                   *watch        // the request's deadlines, told of every event
 	off                 time.Duration // t_send − the watch's start
+	leaveAfter          int           // content chunks after which the user leaves (0: never)
 	sc                  streamCounts
 	first, answer, last time.Duration
 	answered            bool
@@ -565,6 +570,9 @@ func (c *Client) readChunks(s *sseBody, tSend time.Time, sr *streamRead) error {
 		}
 		sr.last, sr.cLast = at, now
 		sr.log.add(at.Microseconds())
+		if sr.sc.chunks == sr.leaveAfter {
+			return errUserCancel // workload.cancel's token rule: the stream is closed unread
+		}
 	}
 }
 
@@ -576,6 +584,8 @@ func (c *Client) fail(ctx, reqCtx context.Context, st *reqState, rec *record.Rec
 	case ctx.Err() != nil:
 		rec.Status, rec.ErrorClass = record.StatusCancelled, record.ErrCancelled
 		err = context.Cause(ctx)
+	case userCancel(rec, err, cause):
+		return
 	case errors.Is(cause, errRequestTimeout):
 		rec.ErrorClass = record.ErrTimeout
 		err = fmt.Errorf("%w after %v: %w", errRequestTimeout, c.opts.RequestTimeout, err)

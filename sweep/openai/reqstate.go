@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"net"
 	"net/http/httptrace"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,8 @@ type reqState struct {
 	// none; mark the clock's mark of the request's start (connClock.beginRequest).
 	clock connClock
 	mark  int64
+	// conn is the last attempt's connection, closed at once when the user leaves (leave.go).
+	conn net.Conn
 }
 
 func (st *reqState) getConn(string) {
@@ -43,7 +46,7 @@ func (st *reqState) getConn(string) {
 }
 
 func (st *reqState) gotConn(info httptrace.GotConnInfo) {
-	st.gotAt, st.reused = time.Now(), info.Reused
+	st.gotAt, st.reused, st.conn = time.Now(), info.Reused, info.Conn
 	if st.clock = clockOf(info.Conn); st.clock != nil {
 		st.mark = st.clock.beginRequest(st.wireBytes)
 	}

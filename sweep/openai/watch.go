@@ -21,8 +21,8 @@ var (
 )
 
 // watch enforces one request's deadlines: request_timeout from its start, ttft_timeout until
-// its first content chunk, stall_timeout between stream events after that, and the drain's
-// bound after [DONE]. It costs one timer per request, re-armed only when it fires (at most
+// its first content chunk, stall_timeout between stream events after that, the drain's
+// bound after [DONE], and the user's cancel (workload.cancel's after; leave.go). It costs one timer per request, re-armed only when it fires (at most
 // once per stall_timeout), never per chunk: the reading goroutine publishes its progress with
 // one atomic store per event (event), and the timer's callback (fire) compares it with the
 // deadlines and cancels the request's context with the cause.
@@ -36,6 +36,9 @@ type watch struct {
 	t                     *time.Timer  // nil when every deadline is off
 	draining, over        bool
 	requestAt, drainUntil time.Duration // offsets from start
+	// user is the deadline of workload.cancel's duration rule (offset from start, 0 = off),
+	// userAfter the rule's After (leave.go); user is guarded by mu once armed.
+	user, userAfter time.Duration
 }
 
 // arm starts the watch of a request started at start whose context cancel ends; with every
@@ -71,6 +74,9 @@ func (w *watch) next(now time.Duration) time.Duration {
 	if w.request > 0 {
 		at(w.request)
 	}
+	if w.user > 0 {
+		at(w.user)
+	}
 	switch first := w.first.Load(); {
 	case first == 0 && w.ttft > 0:
 		at(w.ttft)
@@ -103,6 +109,8 @@ func (w *watch) fire() {
 		}
 	case w.request > 0 && now >= w.request:
 		cause = errRequestTimeout
+	case w.user > 0 && now >= w.user:
+		cause = errUserCancel
 	case first == 0 && w.ttft > 0 && now >= w.ttft:
 		cause = errTTFTTimeout
 	case first != 0 && w.stall > 0 && now >= time.Duration(w.last.Load())+w.stall:

@@ -1,0 +1,63 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/kneecap/kneecap/record"
+)
+
+// errUserCancel: the workload closed the stream on purpose (workload.cancel), as a user who
+// leaves mid-answer does; the record is cancelled with class user_cancel, not an error.
+var errUserCancel = errors.New("openai: the user left (workload.cancel)")
+
+// leave arms the duration rule of req's cancel, if any: the request's context is cancelled
+// after After (from start, until sent moves it to after the send). Call it before arm: the
+// watch's timer then fires for it as for its other deadlines, with no timer of its own.
+func (w *watch) leave(c *record.Cancel) {
+	if c != nil && c.After > 0 {
+		w.userAfter, w.user = c.After, c.After
+	}
+}
+
+// sent moves the duration rule's deadline to After from t_send, off after the watch's start:
+// later, never earlier, so the armed timer finds it when it fires and re-arms for it.
+func (w *watch) sent(off time.Duration) {
+	if w.userAfter <= 0 {
+		return
+	}
+	w.mu.Lock()
+	w.user = w.userAfter + off
+	w.mu.Unlock()
+}
+
+// leaveAfter is the token rule of req's cancel: the stream is closed once that many content
+// chunks have arrived (0: never).
+func leaveAfter(req *record.Request) int {
+	if req.Cancel == nil {
+		return 0
+	}
+	return req.Cancel.AfterTokens
+}
+
+// left closes the request's connection at once when the user left (err or the request
+// context's cause is errUserCancel): closing the body would leave the close to the
+// transport's read loop, a goroutine that may run after the worker has sent its next request,
+// so that the server would see the new request before the old one's client going.
+func (st *reqState) left(err error, reqCtx context.Context) {
+	if st.conn != nil && (errors.Is(err, errUserCancel) || errors.Is(context.Cause(reqCtx), errUserCancel)) {
+		_ = st.conn.Close()
+	}
+}
+
+// userCancel records, on a request the workload cancelled (err or the request context's
+// cause is errUserCancel), what it received as the user's cancel: not an error, so no error
+// text. It reports whether it did.
+func userCancel(rec *record.Record, err, cause error) bool {
+	if !errors.Is(err, errUserCancel) && !errors.Is(cause, errUserCancel) {
+		return false
+	}
+	rec.Status, rec.ErrorClass, rec.Error = record.StatusCancelled, record.ErrUserCancel, ""
+	return true
+}

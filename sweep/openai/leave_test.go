@@ -1,0 +1,115 @@
+package openai
+
+import (
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/sim"
+)
+
+// startEngine serves the simulator's batching engine (one token per sequence a step, one
+// token a chunk) over loopback and returns it with its URL.
+func startEngine(t *testing.T) (*sim.Server, string) {
+	t.Helper()
+	cfg, err := sim.Profile(sim.ProfileDemo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxNumSeqs, cfg.StepBase, cfg.StepPerSeq, cfg.TokensPerChunk = 4, 2*time.Millisecond, 0, 1
+	s, err := sim.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	t.Cleanup(func() { srv.Close(); s.Close() })
+	return s, srv.URL
+}
+
+// awaitIdle waits, at most 10 s, until the simulator runs no request; it returns its stats.
+func awaitIdle(t *testing.T, s *sim.Server) sim.Stats {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := s.Stats()
+		if st.Running == 0 && st.Waiting == 0 {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the simulator still runs %d requests (%d waiting): the client's leaving did not free them", st.Running, st.Waiting)
+		}
+		time.Sleep(time.Millisecond) // polling the server's state: no order to wait for
+	}
+}
+
+// checkUserCancel checks the record of a request the user left: cancelled with class
+// user_cancel and no error text, its N_out the content chunks it received, its E2E the last
+// one's arrival.
+func checkUserCancel(t *testing.T, rec *record.Record) {
+	t.Helper()
+	if rec.Status != record.StatusCancelled || rec.ErrorClass != record.ErrUserCancel || rec.Error != "" || !rec.UserCancelled() {
+		t.Fatalf("record %s/%s %q, want cancelled/user_cancel with no error text", rec.Status, rec.ErrorClass, rec.Error)
+	}
+	if rec.OutputTokens != len(rec.Chunks) || rec.TokensSource != record.TokensFromChunks {
+		t.Errorf("output tokens %d (%s), want the %d chunks received", rec.OutputTokens, rec.TokensSource, len(rec.Chunks))
+	}
+	if n := len(rec.Chunks); n > 0 && (rec.TTFT <= 0 || rec.E2E.Microseconds() != rec.Chunks[n-1]) {
+		t.Errorf("TTFT %v E2E %v, want E2E at the last chunk's %d µs", rec.TTFT, rec.E2E, rec.Chunks[n-1])
+	}
+}
+
+// TestUserCancelAfterTokens: a request cancelled after 8 content chunks keeps exactly those 8
+// as its output; the simulator sees the client leave, frees the slot and generates no more
+// than the cancelled request was granted while it ran; the connection is closed, not
+// pooled, so the next request dials.
+func TestUserCancelAfterTokens(t *testing.T) {
+	s, url := startEngine(t)
+	c := newClient(t, url, func(o *Options) { o.Model = sim.DefaultModel })
+	const n, maxTokens = 8, 2000 // 2000 steps of 2 ms: 4 s the slot would stay busy
+	rec := do(t, c, record.Request{Prompt: "one two three", PromptTokens: 3, MaxTokens: maxTokens, IgnoreEOS: true,
+		Cancel: &record.Cancel{AfterTokens: n}})
+	checkUserCancel(t, &rec)
+	if rec.OutputTokens != n {
+		t.Errorf("output tokens %d, want %d", rec.OutputTokens, n)
+	}
+	st := awaitIdle(t, s)
+	if st.GenerationTokens >= maxTokens {
+		t.Errorf("the simulator generated %d tokens, the whole request: it never freed the slot", st.GenerationTokens)
+	}
+	next := do(t, c, record.Request{Prompt: "one two three", PromptTokens: 3, MaxTokens: 4, IgnoreEOS: true})
+	if !next.OK() || !next.Dialed {
+		t.Errorf("next request %s, dialed %v: want ok on a new connection (the cancelled one closed)", next.Status, next.Dialed)
+	}
+}
+
+// TestUserCancelAfterDuration: a request cancelled 60 ms after its send, long before its
+// 2000 tokens (4 s) end, is a user cancel with the chunks it had, and frees the slot.
+func TestUserCancelAfterDuration(t *testing.T) {
+	s, url := startEngine(t)
+	c := newClient(t, url, func(o *Options) { o.Model = sim.DefaultModel; o.StallTimeout = 5 * time.Second })
+	const maxTokens = 2000
+	rec := do(t, c, record.Request{Prompt: "one two three", PromptTokens: 3, MaxTokens: maxTokens, IgnoreEOS: true,
+		Cancel: &record.Cancel{After: 60 * time.Millisecond}})
+	checkUserCancel(t, &rec)
+	if rec.OutputTokens <= 0 || rec.OutputTokens >= maxTokens {
+		t.Errorf("output tokens %d, want some of the %d", rec.OutputTokens, maxTokens)
+	}
+	if st := awaitIdle(t, s); st.GenerationTokens >= maxTokens {
+		t.Errorf("the simulator generated %d tokens: it never freed the slot", st.GenerationTokens)
+	}
+}
+
+// TestUserCancelAfterTheEnd: a stream that ends before its cancel point is an ordinary
+// successful request.
+func TestUserCancelAfterTheEnd(t *testing.T) {
+	_, url := startEngine(t)
+	c := newClient(t, url, func(o *Options) { o.Model = sim.DefaultModel })
+	for _, cancel := range []record.Cancel{{AfterTokens: 11}, {After: time.Hour}} {
+		rec := do(t, c, record.Request{Prompt: "one two three", PromptTokens: 3, MaxTokens: 10, IgnoreEOS: true, Cancel: &cancel})
+		if !rec.OK() || rec.OutputTokens != 10 || rec.TokensSource != record.TokensFromUsage {
+			t.Errorf("cancel %+v: %s %s, %d tokens (%s); want ok with the 10 of its usage", cancel, rec.Status, rec.Error,
+				rec.OutputTokens, rec.TokensSource)
+		}
+	}
+}
