@@ -422,11 +422,15 @@ func ReadAnalysis(p string) (*analysis.Result, string, error) {
 		}
 		return nil, "", fmt.Errorf("%s is not %s (it is not JSON)", p, what)
 	}
+	// The schema first: another file of kneecap's (levels.json) shares keys of other types.
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	if err := json.Unmarshal(b, &head); err == nil && head.Schema != analysis.Schema {
+		return nil, "", fmt.Errorf("%s is not an analysis.json of kneecap (schema %q, want %q)", file, head.Schema, analysis.Schema)
+	}
 	if err := json.Unmarshal(b, &res); err != nil {
 		return nil, "", fmt.Errorf("%s: not a valid analysis.json: %w", file, err)
-	}
-	if res.Schema != analysis.Schema {
-		return nil, "", fmt.Errorf("%s is not an analysis.json of kneecap (schema %q, want %q)", file, res.Schema, analysis.Schema)
 	}
 	label := res.Meta.Name
 	if label == "" {
