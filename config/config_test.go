@@ -522,3 +522,18 @@ func TestConfigSecrets(t *testing.T) {
 		t.Errorf("Secrets = %q", got)
 	}
 }
+
+// TestUnitHintInTheKeysUnit: a bare number for a duration is hinted in the unit nearest the
+// key's default (issue 26: a TTFT SLO of 500 suggested 500s); a key whose default is 0 is
+// hinted in seconds.
+func TestUnitHintInTheKeysUnit(t *testing.T) {
+	for _, tc := range []struct{ v, key, want string }{
+		{"500", "slo.ttft_p95", `"500ms"`}, {"50", "slo.tpot_p95", `"50ms"`}, {"20", "slo.e2e_p95", `"20s"`},
+		{"5", "sweep.warmup", `"5s"`}, {"3", "sweep.max_duration", `"3m"`}, {"2", "sweep.cooldown", `"2s"`},
+		{"5", "no.such_key", `"5s"`},
+	} {
+		if got := unitProblemAt(tc.v, tc.key); !strings.Contains(got, "write "+tc.want) {
+			t.Errorf("%s: %s: %q, want it to suggest %s", tc.key, tc.v, got, tc.want)
+		}
+	}
+}

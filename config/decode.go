@@ -281,7 +281,7 @@ func oneDocument(file string, data []byte) (yaml.Node, error) {
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
-		return root, yamlProblem(file, err)
+		return root, yamlProblem(file, data, err)
 	}
 	var next yaml.Node
 	switch err := dec.Decode(&next); {
@@ -292,18 +292,37 @@ func oneDocument(file string, data []byte) (yaml.Node, error) {
 		}
 		return root, fmt.Errorf("%s:%d: a second YAML document (after a \"---\" line): a configuration file holds one; split it into two files", file, line)
 	case !errors.Is(err, io.EOF):
-		return root, yamlProblem(file, err)
+		return root, yamlProblem(file, data, err)
 	}
 	return root, nil
 }
 
-// yamlProblem is a yaml.v3 syntax error at FILE:LINE, like every other problem.
-func yamlProblem(file string, err error) error {
+// yamlProblem is a yaml.v3 syntax error at FILE:LINE, like every other problem. yaml.v3 gives
+// a parser's error (parserHints) the 0-based line of the construct it was in, or of the
+// problem, where a scanner's gets the 1-based one (yaml.v3 yaml.go, parser.fail): the line is
+// made 1-based, and the message says what the parser missed in the file's words.
+func yamlProblem(file string, data []byte, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if m := lineRE.FindStringSubmatch(msg); m != nil {
-		return fmt.Errorf("%s:%s: %s", file, m[1], m[2])
+	m := lineRE.FindStringSubmatch(msg)
+	if m == nil {
+		return fmt.Errorf("%s: %s", file, msg)
 	}
-	return fmt.Errorf("%s: %s", file, msg)
+	line, text := m[1], m[2]
+	if hint, ok := parserHints[text]; ok {
+		n, _ := strconv.Atoi(line)
+		last := bytes.Count(bytes.TrimRight(data, "\n"), []byte("\n")) + 1 // the file's last line
+		line, text = strconv.Itoa(min(n+1, last)), text+": "+hint
+	}
+	return fmt.Errorf("%s:%s: %s", file, line, text)
+}
+
+// parserHints are yaml.v3's parser errors (parserc.go) and what they mean in a file.
+var parserHints = map[string]string{
+	"did not find expected ',' or '}'":    "a {…} mapping from here on is not closed, or an item lacks its comma",
+	"did not find expected ',' or ']'":    "a […] list from here on is not closed, or an item lacks its comma",
+	"did not find expected key":           "a key from here on is indented less or more than the keys beside it",
+	"did not find expected '-' indicator": "an item of the list from here on is not indented like the others",
+	"did not find expected node content":  "a value is missing from here on",
 }
 
 // unknownFieldRE and intoTypeRE match yaml.v3's messages for an unknown key and for a value of
@@ -566,7 +585,7 @@ func (w walker) walk(n *yaml.Node, t reflect.Type, prefix string) {
 			*w.errs = append(*w.errs, &Error{
 				Where: fmt.Sprintf("%s:%d", w.file, n.Line),
 				Key:   prefix,
-				Msg:   unitProblem(n.Value),
+				Msg:   unitProblemAt(n.Value, prefix),
 			})
 		}
 	case t == reflect.TypeOf(sweep.LevelsSpec{}) || t == reflect.TypeOf(sweep.RatesSpec{}):

@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +24,63 @@ func ParseDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q is not a duration such as 5s, 250ms or 1m30s", s)
 	}
 	return d, nil
+}
+
+// unitProblemAt is the problem of key's duration given as the bare number v, suggesting the
+// unit that puts v nearest key's default (in ratio): slo.tpot_p95: 50 reads 50ms (default
+// 50ms), slo.ttft_p95: 500 reads 500ms (default 2s), sweep.warmup: 5 reads 5s. Without a
+// default (0, or not found) it suggests seconds.
+func unitProblemAt(v, key string) string {
+	def, ok := defaultDuration(key)
+	x, err := strconv.ParseFloat(v, 64)
+	if !ok || def <= 0 || err != nil || !(x > 0) {
+		return unitProblem(v)
+	}
+	best, bestDist := "s", math.Inf(1)
+	for _, u := range []struct {
+		name string
+		d    time.Duration
+	}{{"ms", time.Millisecond}, {"s", time.Second}, {"m", time.Minute}} {
+		if dist := math.Abs(math.Log(x * float64(u.d) / float64(def))); dist < bestDist {
+			best, bestDist = u.name, dist
+		}
+	}
+	return fmt.Sprintf("duration needs a unit: write %q, not %s", v+best, v)
+}
+
+// defaultDuration is the default of the duration at key (a dotted path of yaml names).
+func defaultDuration(key string) (time.Duration, bool) {
+	v := reflect.ValueOf(Default())
+	for _, name := range strings.Split(key, ".") {
+		for v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return 0, false
+			}
+			v = v.Elem()
+		}
+		if v.Kind() != reflect.Struct {
+			return 0, false
+		}
+		f, ok := fieldByYAML(v.Type(), name)
+		if !ok {
+			return 0, false
+		}
+		v = v.FieldByIndex(f.Index)
+	}
+	d, ok := v.Interface().(time.Duration)
+	return d, ok
+}
+
+// fieldByYAML is t's field whose yaml name is name.
+func fieldByYAML(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if f.IsExported() && (tag == name || (tag == "" && strings.ToLower(f.Name) == name)) {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 // unitProblem is the problem of a duration given as the bare number v.

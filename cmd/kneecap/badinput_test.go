@@ -58,7 +58,7 @@ func badInputs(t *testing.T, tmp string) []badInput {
 	writeIn(t, someoneElse, "thesis.tex", "x")
 	tests := []badInput{
 		{"malformed YAML", "name: x\nsweep:\n  warmup: 5s\n   duration: 1s\n", nil, []string{"$CFG:4: mapping values are not allowed"}},
-		{"unclosed list", "sweep:\n  levels: [1, 2\n", nil, []string{"$CFG:1: did not find expected ','"}},
+		{"unclosed list", "sweep:\n  levels: [1, 2\n", nil, []string{"$CFG:2: did not find expected ',' or ']': a […] list from here on is not closed"}},
 		{"tab indentation", "sweep:\n\twarmup: 5s\n", nil, []string{"$CFG:2: found character that cannot start any token"}},
 		{"not a mapping", "- 1\n- 2\n", nil, []string{"$CFG:1: the configuration must be a mapping"}},
 		{"comments only", "# to do\n", nil, []string{"$CFG: the configuration is empty && leave out -c to run the demo"}},
