@@ -73,10 +73,8 @@ func compareGrids(ctx context.Context, e *env, out string, dirs []string, maxDro
 			return err
 		}
 	}
-	la, lb := rundir.BaseName(dirs[0]), rundir.BaseName(dirs[1])
-	if la == lb {
-		lb += "#2"
-	}
+	ls := uniqueLabels([]string{rundir.BaseName(dirs[0]), rundir.BaseName(dirs[1])}, dirs)
+	la, lb := ls[0], ls[1]
 	gate := maxDrop >= 0
 	inB := map[string]grid.Entry{}
 	for _, s := range docs[1].Scenarios {
