@@ -26,7 +26,8 @@ demo: build
 	./$(BIN) sweep -o runs/demo.new
 	rm -rf runs/demo && mv runs/demo.new runs/demo
 	./$(BIN) analyze runs/demo >/dev/null
-	@echo "results: runs/demo"
+	@echo "results: runs/demo (runs/demo.new, named above, was moved there)"
+	@echo "report: runs/demo/report.html"
 
 # bench: benchmarks of the hot paths and the end-to-end load benchmark.
 # The load benchmark (bench/load) serves `kneecap sim --profile fixed` from $(BIN) as a separate
