@@ -385,6 +385,14 @@ type Blowup struct {
 	Stat string `json:"ttft_stat,omitempty"`
 }
 
+// Statistic is the TTFT statistic the blow-up was found on: Stat, p50 when it names none.
+func (b *Blowup) Statistic() string {
+	if b.Stat == "" {
+		return "p50"
+	}
+	return b.Stat
+}
+
 // Overload reports throughput falling past its peak.
 type Overload struct {
 	Detected        bool  `json:"detected"`

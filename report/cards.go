@@ -120,7 +120,7 @@ func blowupCard(res *analysis.Result) card {
 	}
 	var det []string
 	if b.BaselineMS.OK() {
-		det = append(det, "baseline p50 "+fnum(b.BaselineMS)+" ms")
+		det = append(det, "baseline "+b.Statistic()+" "+fnum(b.BaselineMS)+" ms")
 	}
 	if b.SlopeMSPerUser.OK() {
 		det = append(det, "then +"+fnum(b.SlopeMSPerUser)+" ms per request")

@@ -115,7 +115,7 @@ func Answer(res *analysis.Result) []string {
 	s = append(s, kneeSentences(res)...)
 	if b := res.TTFTBlowup; b != nil && b.Concurrency.OK() {
 		ax := res.Axis()
-		s = append(s, blowupSentence("TTFT", ax.At(fconc(b.Concurrency)), b.Method, "baseline p50", b.BaselineMS, b.SlopeMSPerUser, ax.Per())+".")
+		s = append(s, blowupSentence("TTFT", ax.At(fconc(b.Concurrency)), b.Method, "baseline "+b.Statistic(), b.BaselineMS, b.SlopeMSPerUser, ax.Per())+".")
 	} else {
 		s = append(s, noBlowup)
 	}
