@@ -24,8 +24,15 @@ type reqState struct {
 	sentBytes  int // of the request body, as sent
 	wireBytes  int // of the whole request, about (body, headers, request line)
 	body       *sseBody
-	w          watch // the request's deadlines
-	streamed   int   // content chunks read, for the messages of a failure
+	// whole marks an answer that is one JSON body, not a stream (embeddings): the doer reads
+	// a 2xx one whole into raw (readWhole), its last byte at bodyAt; reading is set once it
+	// starts to (a failure then broke a response that had begun).
+	whole    bool
+	reading  bool
+	raw      []byte
+	bodyAt   time.Time
+	w        watch // the request's deadlines
+	streamed int   // content chunks read, for the messages of a failure
 	// clock is the kernel clock of the last attempt's connection (stampConn), nil when it has
 	// none; mark the clock's mark of the request's start (connClock.beginRequest).
 	clock connClock
