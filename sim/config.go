@@ -105,6 +105,9 @@ type Config struct {
 	// Power is the power model of each simulated GPU; unset (both 0) with GPUs > 0 it is
 	// DefaultIdleW and DefaultMaxW. Unused when GPUs is 0.
 	Power Power `yaml:"power,omitempty" json:"power,omitzero"`
+	// Embed is the embedding engine of POST /v1/embeddings (its zero fields take the
+	// defaults); the streaming APIs never use it.
+	Embed Embed `yaml:"embed,omitempty" json:"embed,omitzero"`
 	// Faults configures fault injection.
 	Faults Faults `yaml:"faults" json:"faults"`
 	// Seed seeds every random choice of the engine.

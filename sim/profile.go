@@ -125,6 +125,10 @@ func Resolve(c Config) (Config, error) {
 	over(&r.GPUs, c.GPUs)
 	over(&r.Power.IdleW, c.Power.IdleW)
 	over(&r.Power.MaxW, c.Power.MaxW)
+	over(&r.Embed.Batch, c.Embed.Batch)
+	over(&r.Embed.StepBase, c.Embed.StepBase)
+	over(&r.Embed.PerToken, c.Embed.PerToken)
+	over(&r.Embed.Dimension, c.Embed.Dimension)
 	over(&r.Faults.ErrorRate, c.Faults.ErrorRate)
 	over(&r.Faults.DisconnectRate, c.Faults.DisconnectRate)
 	over(&r.Faults.QueueLimit429, c.Faults.QueueLimit429)
@@ -278,6 +282,7 @@ func (c Config) Validate() error {
 	if c.Faults.OmitUsage && (c.Faults.UsagePromptTokens != nil || c.Faults.UsageCompletionTokens != nil) {
 		bad("faults.omit_usage", "omits the usage that faults.usage_prompt_tokens or faults.usage_completion_tokens would report: set one or the other")
 	}
+	errs = append(errs, c.Embed.validate())
 	return errors.Join(errs...)
 }
 

@@ -21,6 +21,7 @@ const maxBodyBytes = 32 << 20
 type Server struct {
 	cfg     Config
 	eng     *engine // nil in fixed mode
+	embed   *embedEngine
 	mux     *http.ServeMux
 	created int64 // Unix seconds, for /v1/models
 	seq     atomic.Uint64
@@ -61,6 +62,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, apiChat) })
 	s.mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, apiCompletions) })
+	s.mux.HandleFunc("POST /v1/embeddings", s.embeddings)
 	s.mux.HandleFunc("GET /v1/models", s.models)
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	s.mux.HandleFunc("GET /metrics", s.metrics)
@@ -69,6 +71,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	})
+	s.embed = newEmbedEngine(rc.Embed, s.stop)
 	if rc.Mode == modeBatching {
 		s.eng = newEngine(rc, s.stop, now)
 		go func() {
@@ -126,7 +129,7 @@ func (s *Server) Stats() Stats {
 }
 
 // ServeHTTP serves the OpenAI-compatible API: POST /v1/chat/completions, POST
-// /v1/completions, GET /v1/models, GET /health and GET /metrics. After Close it answers 503.
+// /v1/completions, POST /v1/embeddings, GET /v1/models, GET /health and GET /metrics. After Close it answers 503.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if s.closed {
@@ -150,6 +153,7 @@ func (s *Server) Close() error {
 		close(s.stop)
 	})
 	<-s.engDone
+	<-s.embed.done
 	s.handlers.Wait()
 	return nil
 }
