@@ -61,6 +61,9 @@ type WorkloadConfig struct {
 	// Sessions makes the workload multi-turn conversations (session.go); nil: single
 	// requests.
 	Sessions *SessionsConfig `yaml:"sessions,omitempty"`
+	// Batch is the number of inputs of each embeddings request (target.api embeddings, each
+	// input drawn and sized as a prompt; batch.go); 0 means 1.
+	Batch int `yaml:"batch,omitempty"`
 }
 
 // Distribution names of Dist.Dist.
@@ -137,6 +140,7 @@ func (w WorkloadConfig) Validate() []error {
 		}
 	}
 	errs = append(errs, w.validateSharedPrefix()...)
+	errs = append(errs, w.validateBatch()...)
 	switch w.PromptSizing {
 	case "", record.SizingAuto, record.SizingTokenize, record.SizingUsage, record.SizingWords:
 		if w.Tokenizer != "" && w.PromptSizing != "" && w.PromptSizing != record.SizingAuto {
