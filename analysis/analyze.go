@@ -88,7 +88,7 @@ func Analyze(levels []Level, meta Meta, opts Options) Result {
 	// Along the axis, whatever order the levels ran in (levels added by sweep.refine run
 	// after the planned ones): analysis.json, summary.csv and the warnings read in order.
 	SortLevels(res.Levels)
-	a := &analyzer{opts: opts, res: &res}
+	a := &analyzer{opts: opts, res: &res, ys: yardstickOf(opts.API)}
 	if mode.IsRate() {
 		res.Rate = newRateResult()
 	}
@@ -135,6 +135,8 @@ func (a *analyzer) saturation() {
 type analyzer struct {
 	opts Options
 	res  *Result
+	// ys is what the run's levels are measured by (its API's throughput and latency).
+	ys yardstick
 	// pts are the usable valid levels sorted along the axis; fit are those of them with a
 	// positive TPS, the points of a closed loop's throughput fits; all are every placed level
 	// (placed) that is not client-bound, sorted along the axis.
@@ -183,8 +185,8 @@ func (a *analyzer) collect() {
 			a.warn(rateClosedLevel(lv.Concurrency))
 			continue
 		}
-		x, tps := ax.X(lv), float64(lv.OutputTPS)
-		if !placed(ax, lv) {
+		x, tps := ax.X(lv), float64(a.ys.tps(lv))
+		if !placed(ax, tps, lv) {
 			a.warn(levelDropped(ax, lv))
 			continue
 		}
@@ -228,10 +230,10 @@ func (a *analyzer) collect() {
 }
 
 // placed reports whether lv has a place on the axis (a concurrency, an offered rate above
-// 0) and an output TPS that is not negative or infinite; a closed loop, whose knee is read
-// from TPS, needs it measured (an open loop's capacity is read from its completion rate).
-func placed(ax Axis, lv *Level) bool {
-	tps := float64(lv.OutputTPS)
+// 0) and a throughput tps (the run's yardstick's) that is not negative or infinite; a closed
+// loop, whose knee is read from it, needs it measured (an open loop's capacity is read from
+// its completion rate).
+func placed(ax Axis, tps float64, lv *Level) bool {
 	if tps < 0 || math.IsInf(tps, 0) {
 		return false
 	}

@@ -265,6 +265,15 @@ func (r *Record) StartLag() time.Duration {
 // OK reports whether the request succeeded.
 func (r *Record) OK() bool { return r.Status == StatusOK }
 
+// Waited is the latency a request is watched by for a queue that grows (DESIGN §4.18): its
+// TTFT, or, for an embeddings request (Inputs > 0), whose answer arrives whole, its E2E.
+func (r *Record) Waited() time.Duration {
+	if r.Inputs > 0 {
+		return r.E2E
+	}
+	return r.TTFT
+}
+
 // UserCancelled reports whether the workload closed the stream early on purpose
 // (workload.cancel): not an error, its tokens count toward throughput.
 func (r *Record) UserCancelled() bool {

@@ -428,6 +428,9 @@ func ReadAnalysis(p string) (*analysis.Result, string, error) {
 	if res.Schema != analysis.Schema {
 		return nil, "", fmt.Errorf("%s is not an analysis.json of kneecap (schema %q, want %q)", file, res.Schema, analysis.Schema)
 	}
+	if !res.Meta.API.Streams() {
+		analysis.MarkWholeAnswers(res.Levels)
+	}
 	label := res.Meta.Name
 	if label == "" {
 		label = BaseName(dir)

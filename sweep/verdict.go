@@ -141,15 +141,15 @@ const minImpreciseCompletions = 3
 const latencyRiseMin = 0.10
 
 // latencyTrend sets run's TTFT trend from the successful requests sent in its window: the OLS
-// slope of their TTFT on their send time, as a change across the window relative to the mean,
+// slope of their TTFT (an embeddings request's E2E, Record.Waited) on their send time, as a change across the window relative to the mean,
 // its p-value, and whether it rose materially (LatencyRising).
 func latencyTrend(run *record.LevelRun, records []record.Record) {
 	var x, y []float64
 	for i := range records {
 		r := &records[i]
-		if r.OK() && r.TTFT > 0 && record.SentInWindow(r, run.W0, run.W1) {
+		if w := r.Waited(); r.OK() && w > 0 && record.SentInWindow(r, run.W0, run.W1) {
 			x = append(x, float64(r.Sent-run.W0)/1e9)
-			y = append(y, float64(r.TTFT)/1e6)
+			y = append(y, float64(w)/1e6)
 		}
 	}
 	if len(x) < 3 || floats.Max(x) == floats.Min(x) {
