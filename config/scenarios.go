@@ -33,6 +33,7 @@ type Scenario struct {
 	Tokenizer    *string                  `yaml:"tokenizer,omitempty"`
 	Sessions     *workload.SessionsConfig `yaml:"sessions,omitempty"`
 	SharedPrefix *workload.SharedPrefix   `yaml:"shared_prefix,omitempty"`
+	Batch        *int                     `yaml:"batch,omitempty"`
 	Levels       *sweep.LevelsSpec        `yaml:"levels,omitempty"`
 }
 
