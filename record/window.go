@@ -68,7 +68,7 @@ func TokensInWindow(rec *Record, w0, w1 int64, slices []float64) float64 {
 		if !rec.OK() {
 			return 0
 		}
-		return sp.even(float64(rec.Done()-w0), 0, rec.PromptTokens, 1)
+		return sp.even(float64(rec.Done()-w0), 0, rec.Yield(), 1)
 	}
 	nOut := rec.OutputTokens
 	if c := len(rec.Chunks); c > 0 {
