@@ -66,6 +66,9 @@ type point struct {
 // plan; the result's Mode is record.ModeRate and its answer is Rate.
 func Analyze(levels []Level, meta Meta, opts Options) Result {
 	opts = opts.withDefaults()
+	if !opts.API.Streams() && meta.API == "" {
+		meta.API = opts.API // the reports read the run's yardstick from its meta
+	}
 	mode := ModeOf(levels)
 	res := Result{
 		Schema:     Schema,
@@ -158,11 +161,11 @@ type analyzer struct {
 	warnings warnings
 }
 
-// warn adds w.
-func (a *analyzer) warn(w warning) { a.warnings.add(w) }
+// warn adds w, in the words of the run's yardstick.
+func (a *analyzer) warn(w warning) { a.warnings.add(a.ys.say(w)) }
 
 // warnOnce adds w unless a warning of its kind and subject is already there.
-func (a *analyzer) warnOnce(w warning) { a.warnings.addOnce(w) }
+func (a *analyzer) warnOnce(w warning) { a.warnings.addOnce(a.ys.say(w)) }
 
 // collect gathers the levels the answers read, on either axis: it rechecks every level (on an
 // open loop its sustainability first, recheckSustainable), warns of those dropped or excluded,

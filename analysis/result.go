@@ -275,7 +275,7 @@ type Meta struct {
 	Trace *record.TraceInfo `json:"trace,omitempty"`
 	// API is the API the run sent (target.api) when it is not one of the token streams of
 	// chat or completions: embeddings (its levels are measured by input tokens/s and
-	// latency, DESIGN §4.18).
+	// latency, DESIGN §4.17).
 	API record.API `json:"api,omitempty"`
 }
 

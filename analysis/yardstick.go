@@ -3,12 +3,13 @@ package analysis
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/kneecap/kneecap/record"
 )
 
 // yardstick is what a run's analysis measures its levels by, chosen once per run from its
-// API (DESIGN §4.18): the throughput the fits, the knee, the plateau and overload read, and
+// API (DESIGN §4.17): the throughput the fits, the knee, the plateau and overload read, and
 // the latency the blow-up watches. A token stream's are output tokens/s and TTFT; an
 // embeddings run's, whose answers are whole (no first token, no output), input tokens/s
 // and E2E latency. Every step reads them through the yardstick, never a level's fields.
@@ -32,11 +33,21 @@ func yardstickOf(api record.API) yardstick {
 	return yardstick{tps: func(l *Level) Float { return l.OutputTPS }, latency: (*Level).UserTTFT, latencyName: "TTFT"}
 }
 
+// say returns w in the words of the yardstick: an embeddings run has no TTFT, so the TTFT
+// its warnings name (the blow-up, a latency still rising, the plateau's confirmation) is
+// the latency it watched instead.
+func (ys yardstick) say(w warning) warning {
+	if ys.whole {
+		w.text = strings.ReplaceAll(w.text, "TTFT", "latency")
+	}
+	return w
+}
+
 // streamMetrics are the latencies only a token stream has: absent from an embeddings
 // level, and no SLO of an embeddings run.
 var streamMetrics = []string{"ttft", "tpot", "itl"}
 
-// wholeAnswers makes lv an embeddings level (DESIGN §4.18): the window's tokens are the
+// wholeAnswers makes lv an embeddings level (DESIGN §4.17): the window's tokens are the
 // input tokens its answers embedded (record.TokensInWindow), so they are its input TPS and
 // its output TPS is 0; inputs is the inputs of the requests that succeeded in the window;
 // TTFT, TPOT, ITL and TTFA do not apply and are absent from analysis.json.
@@ -102,4 +113,20 @@ func (s SLO) WithoutStream() SLO {
 		_ = s.Set(o)
 	}
 	return s
+}
+
+// Whole reports an embeddings run (Meta.API): its levels are measured by input tokens/s and
+// latency, and have no TTFT, TPOT or ITL.
+func (r *Result) Whole() bool { return !r.Meta.API.Streams() }
+
+// TPS returns l's throughput as r's analysis read it: output tokens/s, or an embeddings
+// run's input tokens/s; TPSCI95 its 95% CI half-width.
+func (r *Result) TPS(l *Level) Float { return yardstickOf(r.Meta.API).tps(l) }
+
+// TPSCI95: see TPS.
+func (r *Result) TPSCI95(l *Level) Float {
+	if r.Whole() {
+		return l.InputTPSCI95
+	}
+	return l.OutputTPSCI95
 }

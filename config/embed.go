@@ -6,7 +6,7 @@ import (
 	"github.com/kneecap/kneecap/record"
 )
 
-// embeddings checks the keys that depend on target.api embeddings (DESIGN §4.18):
+// embeddings checks the keys that depend on target.api embeddings (DESIGN §4.17):
 // workload.batch applies to it only; a conversation (workload.sessions) or a trace replay
 // of generations cannot be embedded; and an SLO set on TTFT, TPOT or ITL cannot be met by an
 // answer that has none. The lengths of output (workload.output_tokens, fixed_output) are

@@ -275,7 +275,7 @@ func (r *Record) Yield() int {
 	return r.OutputTokens
 }
 
-// Waited is the latency a request is watched by for a queue that grows (DESIGN §4.18): its
+// Waited is the latency a request is watched by for a queue that grows (DESIGN §4.17): its
 // TTFT, or, for an embeddings request (Inputs > 0), whose answer arrives whole, its E2E.
 func (r *Record) Waited() time.Duration {
 	if r.Inputs > 0 {

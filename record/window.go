@@ -63,7 +63,7 @@ func TokensInWindow(rec *Record, w0, w1 int64, slices []float64) float64 {
 	sp := spread{span: float64(w1 - w0), slices: slices}
 	sp.sliceNS = sp.span / float64(n)
 	if rec.Inputs > 0 {
-		// An embeddings answer (DESIGN §4.18): its input tokens, all at its arrival, the
+		// An embeddings answer (DESIGN §4.17): its input tokens, all at its arrival, the
 		// work the server did for it, when it succeeded.
 		if !rec.OK() {
 			return 0

@@ -7,12 +7,12 @@ import (
 	"github.com/kneecap/kneecap/analysis"
 )
 
-// An embeddings run (analysis.Meta.API embeddings, DESIGN §4.18) is measured by the input
+// An embeddings run (analysis.Meta.API embeddings, DESIGN §4.17) is measured by the input
 // tokens/s its answers embedded and their latency, request to whole answer: its tables and
 // sentences name those, and leave out TTFT, TPOT, ITL and output tokens, which it has none of.
 
 // whole reports an embeddings run.
-func whole(res *analysis.Result) bool { return !res.Meta.API.Streams() }
+func whole(res *analysis.Result) bool { return res.Whole() }
 
 // throughputWord names the tokens a run's throughput counts: "output", or "input".
 func throughputWord(res *analysis.Result) string {
