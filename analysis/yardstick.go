@@ -33,15 +33,19 @@ func yardstickOf(api record.API) yardstick {
 	return yardstick{tps: func(l *Level) Float { return l.OutputTPS }, latency: (*Level).UserTTFT, latencyName: "TTFT"}
 }
 
-// say returns w in the words of the yardstick: an embeddings run has no TTFT, so the TTFT
-// its warnings name (the blow-up, a latency still rising, the plateau's confirmation) is
-// the latency it watched instead.
+// say returns w in the words of the yardstick: an embeddings run has no TTFT or output, so
+// the TTFT its warnings name (the blow-up, a latency still rising, the plateau's
+// confirmation) is the latency it watched instead, and its output TPS its input TPS.
 func (ys yardstick) say(w warning) warning {
 	if ys.whole {
-		w.text = strings.ReplaceAll(w.text, "TTFT", "latency")
+		w.text = wholeWords.Replace(w.text)
 	}
 	return w
 }
+
+// wholeWords rewrites a warning for an embeddings run: its throughput is input tokens/s and
+// its watched latency E2E.
+var wholeWords = strings.NewReplacer("TTFT", "latency", "output TPS", "input TPS", "output throughput", "input throughput")
 
 // streamMetrics are the latencies only a token stream has: absent from an embeddings
 // level, and no SLO of an embeddings run.

@@ -1,8 +1,6 @@
 package config
 
 import (
-	"strings"
-
 	"github.com/kneecap/kneecap/record"
 )
 
@@ -28,30 +26,25 @@ func (v *validation) embeddings() {
 		v.badAt("workload.trace", []string{"workload.trace", "target.api"},
 			"a trace replays generations (their output lengths with ignore_eos), not embeddings (target.api embeddings): remove one of the two")
 	}
-	if !v.c.setUnder("slo") {
-		return // the default SLO's TTFT and TPOT are left out (AnalysisOptions)
-	}
 	for _, o := range v.c.SLO.StreamObjectives() {
-		v.badAt("slo."+o.Name(), []string{"slo." + o.Name(), "slo", "target.api"},
-			"an embeddings answer (target.api embeddings) arrives whole: it has no TTFT, TPOT or ITL; set its latency instead (--slo e2e:p95:D)")
+		// A flag sets the section (--slo replaces the objectives, --slo-e2e-p95 keeps the
+		// defaults beside its own): an objective there other than the default's is the flag's.
+		key := "slo." + o.Name()
+		if v.c.setHere(key) || v.c.setHere("slo") && o.Max != Default().SLO.Get(o.Metric, o.Percentile) {
+			v.badAt(key, []string{key, "slo", "target.api"},
+				"an embeddings answer (target.api embeddings) arrives whole: it has no TTFT, TPOT or ITL; set its latency instead (--slo e2e:p95:D)")
+		}
 	}
+	// The others are the defaults', left out of the analysis (AnalysisOptions).
 }
 
-// setUnder reports whether the file or a flag set key or a key under it.
-func (c *Config) setUnder(key string) bool {
+// setHere reports whether the file or a flag set key itself (a flag that sets a section, as
+// --slo does, sets its key).
+func (c *Config) setHere(key string) bool {
 	if c.src == nil {
 		return false
 	}
-	under := func(k string) bool { return k == key || strings.HasPrefix(k, key+".") }
-	for k := range c.src.origins {
-		if under(k) {
-			return true
-		}
-	}
-	for k := range c.src.lines {
-		if under(k) {
-			return true
-		}
-	}
-	return false
+	_, flag := c.src.origins[key]
+	_, line := c.src.lines[key]
+	return flag || (line && key != "slo")
 }

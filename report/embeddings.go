@@ -53,12 +53,16 @@ var (
 // column, and no TTFT, TPOT or output-length column.
 func (t LevelTable) WholeAnswers() LevelTable {
 	var out LevelTable
+	ci := slices.ContainsFunc(t.cols, func(c consoleColumn) bool { return c.head == colCI.head })
 	for _, c := range t.cols {
 		switch c.head {
 		case colTPS.head:
-			out.cols = append(out.cols, colInTPS, colInputs)
+			out.cols = append(out.cols, colInTPS)
+			if !ci {
+				out.cols = append(out.cols, colInputs)
+			}
 		case colCI.head:
-			out.cols = append(out.cols, colInCI)
+			out.cols = append(out.cols, colInCI, colInputs)
 		case colE2E95.head:
 			out.cols = append(out.cols, colLat50, colLat95, colLat99)
 		case colTTFT50.head, colTTFT95.head, colTPOT95.head, colCTTFT50.head, colOSL.head:

@@ -84,6 +84,7 @@ func TestEmbeddingsHostile(t *testing.T) {
 		{"cut", ok[:len(ok)/2], 200, true, record.ErrStreamBroken, "read the body"},
 		{"huge", `{"data":[{"embedding":[` + strings.Repeat("0.1,", 1<<12) + `0]}]}`, 200, false, record.ErrBadChunk, "too large"},
 		{"500", `{"error":{"message":"boom","type":"server_error","code":500}}`, 500, false, record.ErrHTTP5xx, "boom"},
+		{"redirect not followed", "", 302, false, record.ErrRedirect, "an embeddings request answered without its embeddings"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
