@@ -136,7 +136,10 @@ func chartsOf(res *analysis.Result) []string {
 		mode = res.Mode
 	}
 	all := NamesFor(mode)
-	if whole(res) && !mode.IsRate() {
+	switch {
+	case whole(res) && mode.IsRate():
+		all = slices.DeleteFunc(all, func(n string) bool { return n == "rate_ttft" }) // no TTFT
+	case whole(res):
 		all = slices.Clone(wholeNames)
 	}
 	if res != nil && res.Energy != nil {
