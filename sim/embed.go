@@ -79,11 +79,13 @@ func (e Embed) EmbedTPS(tokens int) float64 {
 }
 
 // embedJob is one embeddings request in the engine: done closes when its last input's pass
-// ends; gone marks a request whose client left (its inputs still queued are skipped).
+// ends; gone marks a request whose client left (its inputs still queued are skipped). It is
+// waiting until a pass takes its first input, then running until it ends (finished).
 type embedJob struct {
-	left int // inputs not yet embedded, guarded by embedEngine.mu
-	done chan struct{}
-	gone atomic.Bool
+	left              int // inputs not yet embedded, guarded by embedEngine.mu
+	started, finished bool
+	done              chan struct{}
+	gone              atomic.Bool
 }
 
 // embedInput is one queued input.
@@ -100,9 +102,12 @@ type embedEngine struct {
 	cfg   Embed // resolved
 	mu    sync.Mutex
 	queue []embedInput
-	wake  chan struct{} // one slot: work was queued
-	stop  <-chan struct{}
-	done  chan struct{}
+	// running and waiting count the requests (embedJob) a pass has started and those it has
+	// not, for /metrics; guarded by mu.
+	running, waiting int
+	wake             chan struct{} // one slot: work was queued
+	stop             <-chan struct{}
+	done             chan struct{}
 }
 
 // newEmbedEngine starts the engine; it ends when stop closes (done then closes).
@@ -116,6 +121,7 @@ func newEmbedEngine(cfg Embed, stop <-chan struct{}) *embedEngine {
 func (e *embedEngine) submit(tokens []int, now time.Time) *embedJob {
 	j := &embedJob{left: len(tokens), done: make(chan struct{})}
 	e.mu.Lock()
+	e.waiting++
 	for _, n := range tokens {
 		e.queue = append(e.queue, embedInput{job: j, tokens: n, arrived: now})
 	}
@@ -134,9 +140,16 @@ func (e *embedEngine) take(pass []embedInput) []embedInput {
 	defer e.mu.Unlock()
 	i := 0
 	for ; i < len(e.queue) && len(pass) < e.cfg.Batch; i++ {
-		if !e.queue[i].job.gone.Load() {
-			pass = append(pass, e.queue[i])
+		in := e.queue[i]
+		if in.job.gone.Load() {
+			continue
 		}
+		if !in.job.started {
+			in.job.started = true
+			e.waiting--
+			e.running++
+		}
+		pass = append(pass, in)
 	}
 	e.queue = append(e.queue[:0], e.queue[i:]...)
 	return pass
@@ -177,11 +190,40 @@ func (e *embedEngine) run() {
 		e.mu.Lock()
 		for _, in := range pass {
 			if in.job.left--; in.job.left == 0 {
+				e.end(in.job)
 				close(in.job.done)
 			}
 		}
 		e.mu.Unlock()
 	}
+}
+
+// end counts j out of the running or waiting requests, once; the caller holds mu.
+func (e *embedEngine) end(j *embedJob) {
+	if j.finished {
+		return
+	}
+	j.finished = true
+	if j.started {
+		e.running--
+	} else {
+		e.waiting--
+	}
+}
+
+// leave ends j, whose client went away: its inputs still queued are skipped.
+func (e *embedEngine) leave(j *embedJob) {
+	j.gone.Store(true)
+	e.mu.Lock()
+	e.end(j)
+	e.mu.Unlock()
+}
+
+// counts returns the running and waiting embeddings requests.
+func (e *embedEngine) counts() (running, waiting int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.running, e.waiting
 }
 
 // latest returns the later of a and b.
@@ -245,10 +287,10 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	select {
 	case <-job.done:
 	case <-r.Context().Done():
-		job.gone.Store(true)
+		s.embed.leave(job)
 		return
 	case <-s.stop:
-		job.gone.Store(true)
+		s.embed.leave(job)
 		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "server is shutting down")
 		return
 	}

@@ -91,3 +91,29 @@ func TestEmbedTPS(t *testing.T) {
 		t.Fatal("a negative batch was accepted")
 	}
 }
+
+// TestEmbedCounts: a request is waiting until a pass takes its first input, running until
+// its last is embedded or its client leaves, and a request that left is skipped.
+func TestEmbedCounts(t *testing.T) {
+	e := &embedEngine{cfg: Embed{Batch: 2}.resolved(), wake: make(chan struct{}, 1)}
+	now := time.Now()
+	a, b, c := e.submit([]int{3}, now), e.submit([]int{3, 4}, now), e.submit([]int{5}, now)
+	if r, w := e.counts(); r != 0 || w != 3 {
+		t.Fatalf("before a pass: running %d waiting %d, want 0 and 3", r, w)
+	}
+	pass := e.take(nil)
+	if len(pass) != 2 || pass[0].job != a || pass[1].job != b {
+		t.Fatalf("first pass takes %d inputs, want a's and b's first", len(pass))
+	}
+	if r, w := e.counts(); r != 2 || w != 1 {
+		t.Errorf("in the first pass: running %d waiting %d, want 2 and 1", r, w)
+	}
+	e.leave(c)
+	e.leave(a)
+	if r, w := e.counts(); r != 1 || w != 0 {
+		t.Errorf("after a and c left: running %d waiting %d, want 1 and 0", r, w)
+	}
+	if pass = e.take(pass[:0]); len(pass) != 1 || pass[0].job != b || pass[0].tokens != 4 {
+		t.Errorf("second pass: %d inputs, want b's second alone (c left)", len(pass))
+	}
+}

@@ -114,6 +114,15 @@ func (s *Server) Config() Config { return s.cfg }
 
 // Stats returns a snapshot of the engine's state and counters.
 func (s *Server) Stats() Stats {
+	st := s.streamStats()
+	// The embeddings requests (embed.go) are the server's requests too.
+	r, w := s.embed.counts()
+	st.Running, st.Waiting = st.Running+r, st.Waiting+w
+	return st
+}
+
+// streamStats is Stats of the streaming engine (batching or fixed mode).
+func (s *Server) streamStats() Stats {
 	if s.eng != nil {
 		return s.eng.snapshot()
 	}
