@@ -374,3 +374,13 @@ func (s *Server) embedVector(text string) []float64 {
 	}
 	return v
 }
+
+// String describes a configured embedding engine for the server's banner (" embed=…"), ""
+// when every field is the default's.
+func (e Embed) String() string {
+	if e == (Embed{}) {
+		return ""
+	}
+	r := e.resolved()
+	return fmt.Sprintf(" embed=%d inputs a pass of %v + %v×tokens, %d dimensions", r.Batch, r.StepBase, r.PerToken, r.Dimension)
+}
