@@ -62,12 +62,7 @@ func (c *Client) embedResult(ctx, reqCtx context.Context, st *reqState, tSend ti
 		return
 	}
 	rec.PromptTokens = req.PromptTokens
-	if why := implausiblePrompt(n, req, st.sentBytes); why != "" {
-		rec.UsagePromptTokens = int64(n)
-		rec.TokensNote = fmt.Sprintf("prompt_tokens %d not believed: %s; prompt_tokens is the requested %d", n, why, req.PromptTokens)
-	} else {
-		rec.PromptTokens = n
-	}
+	rec.TokensNote = promptUsage(rec, n, req, st.sentBytes)
 	rec.Status, rec.ErrorClass, rec.Error = record.StatusOK, "", ""
 }
 
