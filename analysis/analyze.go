@@ -66,6 +66,9 @@ type point struct {
 // plan; the result's Mode is record.ModeRate and its answer is Rate.
 func Analyze(levels []Level, meta Meta, opts Options) Result {
 	opts = opts.withDefaults()
+	if !opts.API.Streams() && meta.API == "" {
+		meta.API = opts.API // the reports read the run's yardstick from its meta
+	}
 	mode := ModeOf(levels)
 	res := Result{
 		Schema:     Schema,
@@ -88,7 +91,7 @@ func Analyze(levels []Level, meta Meta, opts Options) Result {
 	// Along the axis, whatever order the levels ran in (levels added by sweep.refine run
 	// after the planned ones): analysis.json, summary.csv and the warnings read in order.
 	SortLevels(res.Levels)
-	a := &analyzer{opts: opts, res: &res}
+	a := &analyzer{opts: opts, res: &res, ys: yardstickOf(opts.API)}
 	if mode.IsRate() {
 		res.Rate = newRateResult()
 	}
@@ -137,6 +140,8 @@ func (a *analyzer) saturation() {
 type analyzer struct {
 	opts Options
 	res  *Result
+	// ys is what the run's levels are measured by (its API's throughput and latency).
+	ys yardstick
 	// pts are the usable valid levels sorted along the axis; fit are those of them with a
 	// positive TPS, the points of a closed loop's throughput fits; all are every placed level
 	// (placed) that is not client-bound, sorted along the axis.
@@ -158,11 +163,11 @@ type analyzer struct {
 	warnings warnings
 }
 
-// warn adds w.
-func (a *analyzer) warn(w warning) { a.warnings.add(w) }
+// warn adds w, in the words of the run's yardstick.
+func (a *analyzer) warn(w warning) { a.warnings.add(a.ys.say(w)) }
 
 // warnOnce adds w unless a warning of its kind and subject is already there.
-func (a *analyzer) warnOnce(w warning) { a.warnings.addOnce(w) }
+func (a *analyzer) warnOnce(w warning) { a.warnings.addOnce(a.ys.say(w)) }
 
 // collect gathers the levels the answers read, on either axis: it rechecks every level (on an
 // open loop its sustainability first, recheckSustainable), warns of those dropped or excluded,
@@ -185,8 +190,8 @@ func (a *analyzer) collect() {
 			a.warn(rateClosedLevel(lv.Concurrency))
 			continue
 		}
-		x, tps := ax.X(lv), float64(lv.OutputTPS)
-		if !placed(ax, lv) {
+		x, tps := ax.X(lv), float64(a.ys.tps(lv))
+		if !placed(ax, tps, lv) {
 			a.warn(levelDropped(ax, lv))
 			continue
 		}
@@ -230,10 +235,10 @@ func (a *analyzer) collect() {
 }
 
 // placed reports whether lv has a place on the axis (a concurrency, an offered rate above
-// 0) and an output TPS that is not negative or infinite; a closed loop, whose knee is read
-// from TPS, needs it measured (an open loop's capacity is read from its completion rate).
-func placed(ax Axis, lv *Level) bool {
-	tps := float64(lv.OutputTPS)
+// 0) and a throughput tps (the run's yardstick's) that is not negative or infinite; a closed
+// loop, whose knee is read from it, needs it measured (an open loop's capacity is read from
+// its completion rate).
+func placed(ax Axis, tps float64, lv *Level) bool {
 	if tps < 0 || math.IsInf(tps, 0) {
 		return false
 	}

@@ -10,7 +10,8 @@ import (
 // levels (on an open loop sustainable or not, TTFT from the scheduled arrival where a level
 // has it, Level.UserTTFT) and the excluded closed-loop levels whose latency was still rising
 // (risingLevels): evidence of queueing, their TTFT a lower bound of where it was heading. Its
-// statistic is the first of p50, mean, p90, p95 that two levels report (ttftSeries).
+// statistic is the first of p50, mean, p90, p95 that two levels report (ttftSeries). An
+// embeddings run's blow-up is of its E2E latency (yardstick), read the same way.
 func (a *analyzer) blowup() {
 	words := blowupWordsOf(a.res.Axis())
 	pts := append(slices.Clone(a.pts), a.risingLevels()...)
@@ -19,7 +20,7 @@ func (a *analyzer) blowup() {
 	for i, p := range pts {
 		lvs[i], xs[i] = p.lv, p.x
 	}
-	stat, x, y := ttftSeries(lvs, xs, (*Level).UserTTFT)
+	stat, x, y := ttftSeries(lvs, xs, a.ys.latency)
 	switch len(x) {
 	case 0:
 		if len(pts) > 0 || a.res.Rate == nil {

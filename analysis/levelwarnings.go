@@ -58,9 +58,13 @@ func levelImprecise(lv *Level) warning {
 	if short == "" {
 		short = "short of its CI target or min_requests"
 	}
+	what, tps, ci := "output", lv.OutputTPS, lv.OutputTPSCI95
+	if lv.Whole() {
+		what, tps, ci = "input", lv.InputTPS, lv.InputTPSCI95
+	}
 	return newWarning(warnLevelImprecise, fmt.Sprint(lv.Concurrency),
-		"level concurrency %d kept though imprecise (%s), with no material trend by max_duration: output TPS %s ± %s tokens/s (95%%). Next: a longer sweep.max_duration (--max-duration) measures it closer",
-		lv.Concurrency, short, lv.OutputTPS.Format(), lv.OutputTPSCI95.Format())
+		"level concurrency %d kept though imprecise (%s), with no material trend by max_duration: %s TPS %s ± %s tokens/s (95%%). Next: a longer sweep.max_duration (--max-duration) measures it closer",
+		lv.Concurrency, short, what, tps.Format(), ci.Format())
 }
 
 // noValidLevels: every level was excluded; next says what would measure them

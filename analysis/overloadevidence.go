@@ -19,7 +19,7 @@ func (a *analyzer) risingLevels() []point {
 		if lv.Valid || lv.Superseded || !lv.LatencyRising || lv.Concurrency <= 0 || !a.latencyTrusted(lv) {
 			continue
 		}
-		out = append(out, point{x: float64(lv.Concurrency), tps: float64(lv.OutputTPS), lv: lv})
+		out = append(out, point{x: float64(lv.Concurrency), tps: float64(a.ys.tps(lv)), lv: lv})
 	}
 	return out
 }

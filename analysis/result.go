@@ -104,8 +104,14 @@ type Level struct {
 	OutputTPSCI95 Float `json:"output_tps_ci95"`
 	// QPS is successful requests completed inside the window ÷ window length.
 	QPS Float `json:"qps"`
-	// InputTPS is prompt tokens of requests sent inside the window ÷ window length.
-	InputTPS Float `json:"input_tps"`
+	// InputTPS is prompt tokens of requests sent inside the window ÷ window length; on an
+	// embeddings level, the input tokens embedded inside the window ÷ its length (the
+	// level's throughput, record.TokensInWindow), with the 95% CI half-width InputTPSCI95, and
+	// InputsPerS the inputs of the requests completed inside it ÷ its length (both absent on
+	// a token stream's level).
+	InputTPS     Float `json:"input_tps"`
+	InputTPSCI95 Float `json:"input_tps_ci95,omitempty"`
+	InputsPerS   Float `json:"inputs_per_s,omitempty"`
 	// GoodputQPS is requests completed inside the window meeting every SLO ÷ window length.
 	GoodputQPS Float `json:"goodput_qps"`
 	// GoodputTPS is the output tokens of those requests ÷ window length.
@@ -147,7 +153,8 @@ type Level struct {
 	ReadLag *ReadLag `json:"read_lag,omitempty"`
 	// Valid reports whether the level is used in fits; Notes say why not.
 	Valid bool `json:"valid"`
-	// TTFT, TPOT, ITL and E2E summarise the latencies, in milliseconds.
+	// TTFT, TPOT, ITL and E2E summarise the latencies, in milliseconds; an embeddings level
+	// has no TTFT, TPOT, ITL or TTFA (Level.Whole: their keys are absent).
 	TTFT Latency `json:"ttft_ms"`
 	// TTFTKernel is TTFT as the kernel saw it (Record.TTFTKernel, DESIGN §3.3): over the
 	// requests of the TTFT population whose first content chunk was read with a kernel
@@ -210,6 +217,8 @@ type Level struct {
 	// impreciseWhy is why an imprecise level was not steady (the sweep's reason), for its
 	// warning; "" for an imported level.
 	impreciseWhy string
+	// whole marks an embeddings level (yardstick.go): its answers arrived whole.
+	whole bool
 }
 
 // TokenLengths summarises token lengths: the mean length requested and the mean, median
@@ -270,6 +279,10 @@ type Meta struct {
 	GPUMatch string       `json:"gpu_match,omitempty"`
 	// Trace is the trace a trace replay replayed (DESIGN §3.9), when it was one.
 	Trace *record.TraceInfo `json:"trace,omitempty"`
+	// API is the API the run sent (target.api) when it is not one of the token streams of
+	// chat or completions: embeddings (its levels are measured by input tokens/s and
+	// latency, DESIGN §4.17).
+	API record.API `json:"api,omitempty"`
 }
 
 // USL is a fit of the Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)).
@@ -571,6 +584,9 @@ type Options struct {
 	// a level of target c then keeps c × E2E ÷ (E2E + Think) requests in flight, the achieved
 	// concurrency the validity rule expects (§4.1). 0: c.
 	Think time.Duration
+	// API is the API the run sent (target.api; empty: chat): it picks what the levels are
+	// measured by (yardstickOf).
+	API record.API
 }
 
 // RequestedLengths describes the lengths a sweep's workload asked for (config.AnalysisOptions

@@ -24,6 +24,9 @@ const (
 // with DefaultOptions), so the rules read the numbers the report shows.
 type StopRules struct {
 	Rules record.StopRules
+	// API is the run's API (target.api; empty: chat): overload and plateau read its
+	// yardstick's throughput and latency (an embeddings run's input tokens/s and E2E).
+	API record.API
 }
 
 // Decide returns why the sweep should stop after the last level, or "". Interrupted levels
@@ -43,7 +46,10 @@ func (s StopRules) Decide(levels []record.Level) string {
 	if len(done) == 0 {
 		return ""
 	}
-	sums := Summarize(done, DefaultOptions())
+	opts := DefaultOptions()
+	opts.API = s.API
+	sums := Summarize(done, opts)
+	ys := yardstickOf(s.API)
 	last := &sums[len(sums)-1]
 	if b := s.breach(last); b.rule != "" {
 		return fmt.Sprintf("%s %s at %s is above %s", b.what, b.value, levelName(last), b.rule)
@@ -54,22 +60,22 @@ func (s StopRules) Decide(levels []record.Level) string {
 	if s.Rules.Overload && len(sums) >= 2 {
 		best := &sums[0]
 		for i := range sums[:len(sums)-1] {
-			if num(sums[i].OutputTPS) > num(best.OutputTPS) {
+			if num(ys.tps(&sums[i])) > num(ys.tps(best)) {
 				best = &sums[i]
 			}
 		}
-		if tps, top := num(last.OutputTPS), num(best.OutputTPS); tps < overloadFraction*top {
+		if tps, top := num(ys.tps(last)), num(ys.tps(best)); tps < overloadFraction*top {
 			return fmt.Sprintf("overload: %.0f tokens/s at concurrency %d is %.0f%% below the best, %.0f tokens/s at %d",
 				tps, last.Concurrency, 100*(1-tps/top), top, best.Concurrency)
 		}
 	}
 	if s.Rules.Plateau && len(sums) >= 3 {
 		a, b, c := &sums[len(sums)-3], &sums[len(sums)-2], last
-		first := msDuration(sums[0].TTFT.P50)
-		flat := num(b.OutputTPS) < (1+plateauGain)*num(a.OutputTPS) && num(c.OutputTPS) < (1+plateauGain)*num(b.OutputTPS)
-		if ttft := msDuration(c.TTFT.P50); flat && first > 0 && float64(ttft) >= plateauTTFT*float64(first) {
-			return fmt.Sprintf("plateau: throughput gained < %.0f%% from concurrency %d to %d and %d, TTFT p50 %s is %.1f× the first level's",
-				100*plateauGain, a.Concurrency, b.Concurrency, c.Concurrency, ttft.Round(time.Millisecond),
+		first := msDuration(ys.latency(&sums[0]).P50)
+		flat := num(ys.tps(b)) < (1+plateauGain)*num(ys.tps(a)) && num(ys.tps(c)) < (1+plateauGain)*num(ys.tps(b))
+		if ttft := msDuration(ys.latency(c).P50); flat && first > 0 && float64(ttft) >= plateauTTFT*float64(first) {
+			return fmt.Sprintf("plateau: throughput gained < %.0f%% from concurrency %d to %d and %d, %s p50 %s is %.1f× the first level's",
+				100*plateauGain, a.Concurrency, b.Concurrency, c.Concurrency, ys.latencyName, ttft.Round(time.Millisecond),
 				float64(ttft)/float64(first))
 		}
 	}

@@ -152,6 +152,9 @@ func (s *scratch) level(run *record.LevelRun, records []record.Record, opts Opti
 	}
 	win := s.begin(&lv, run, opts)
 	if win == nil {
+		if !opts.API.Streams() {
+			wholeAnswers(&lv, nil, 0)
+		}
 		return lv
 	}
 	w0, w1 := run.W0, run.W1
@@ -165,9 +168,13 @@ func (s *scratch) level(run *record.LevelRun, records []record.Record, opts Opti
 	// latencies from the scheduled arrival on an open loop) and the latency population.
 	good := goodput{slo: opts.SLO.requestLimits(), w0: w0, w1: w1}
 	var pop sentStats
+	inputs := 0 // of the requests completed in the window (an embeddings level's inputs/s)
 	for i := range records {
 		r := &records[i]
 		win.Add(r)
+		if record.CompletedInWindow(r, w0, w1) {
+			inputs += r.Inputs
+		}
 		if open == nil {
 			good.add(r, 0)
 		} else {
@@ -199,6 +206,9 @@ func (s *scratch) level(run *record.LevelRun, records []record.Record, opts Opti
 	summarizePrefixCache(&lv, run, records, cached)
 	lv.Turns = turns(records, in)
 	validity(&lv, run, opts, pop.ok > 0 || s.cancel.answered > 0)
+	if !opts.API.Streams() {
+		wholeAnswers(&lv, win, inputs)
+	}
 	return lv
 }
 

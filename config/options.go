@@ -22,5 +22,13 @@ func (c Config) AnalysisOptions() analysis.Options {
 	o.Lengths.FixedOutput = c.Workload.FixedOutput
 	o.Lengths.InputTokens, o.Lengths.OutputTokens = c.Workload.NominalLengths()
 	o.Think = c.Workload.MeanThink()
+	o.API = c.Target.API
+	if !o.API.Streams() {
+		// Validate refuses a TTFT, TPOT or ITL objective set for an embeddings run: these
+		// are the defaults, which do not apply.
+		o.SLO = o.SLO.WithoutStream()
+		// An embedding has no output: the workload's output lengths were not sent.
+		o.Lengths.FixedOutput, o.Lengths.OutputTokens = false, 0
+	}
 	return o
 }

@@ -35,6 +35,7 @@ type Scenario struct {
 	SharedPrefix *workload.SharedPrefix   `yaml:"shared_prefix,omitempty"`
 	Models       *[]workload.ModelWeight  `yaml:"models,omitempty"`
 	Cancel       *workload.CancelConfig   `yaml:"cancel,omitempty"`
+	Batch        *int                     `yaml:"batch,omitempty"`
 	Levels       *sweep.LevelsSpec        `yaml:"levels,omitempty"`
 }
 

@@ -30,6 +30,7 @@ func (c Config) Validate() error {
 	}
 	v.target()
 	v.workload()
+	v.embeddings()
 	v.sweep()
 	v.analysis()
 	v.gpuMetrics()
@@ -84,8 +85,8 @@ func (v *validation) target() {
 			v.badAt("target.model", []string{"target.model", "target.url"}, "missing: a model is required when target.url is set (or workload.models)")
 		}
 	}
-	if t.API != record.APIChat && t.API != record.APICompletions {
-		v.bad("target.api", "%q: must be chat or completions", t.API)
+	if t.API != record.APIChat && t.API != record.APICompletions && t.API != record.APIEmbeddings {
+		v.bad("target.api", "%q: must be chat or completions (token streams), or embeddings", t.API)
 	}
 	v.positive("target.request_timeout", t.RequestTimeout)
 	v.nonNegative("target.ttft_timeout", t.TTFTTimeout)

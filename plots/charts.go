@@ -28,12 +28,14 @@ func throughput(res *analysis.Result) (*Figure, error) {
 }
 
 func throughputChart(res *analysis.Result) (*builder, error) {
-	b := newBuilder(title("Output throughput", meta(res)), xLabelConcurrency, "output throughput (tokens/s)")
+	ct := tpsOf(res)
+	tps, tpsCI, tokens := ct.tps, ct.ci, ct.tokens
+	b := newBuilder(title(ct.title, meta(res)), xLabelConcurrency, tokens+" throughput (tokens/s)")
 	b.logX = true
 	ls := sortedLevels(res)
-	valid, invalid := series(ls, concurrency, outputTPS)
+	valid, invalid := series(ls, concurrency, tps)
 	if len(valid)+len(invalid) == 0 {
-		return b.noData("no data: no level has a measured output throughput")
+		return b.noData("no data: no level has a measured " + tokens + " throughput")
 	}
 	// The knee interval first, so the data draws over it.
 	if k := kneeOf(res); k != nil && k.Concurrency.OK() && k.Concurrency > 0 {
@@ -49,8 +51,8 @@ func throughputChart(res *analysis.Result) (*builder, error) {
 	}
 	for i := range ls {
 		l := &ls[i]
-		if l.Concurrency > 0 && l.OutputTPS.OK() && l.OutputTPSCI95.OK() && l.OutputTPSCI95 > 0 {
-			y, e := float64(l.OutputTPS), float64(l.OutputTPSCI95)
+		if y, e := tps(l), tpsCI(l); l.Concurrency > 0 && y.OK() && e.OK() && e > 0 {
+			y, e := float64(y), float64(e)
 			ci.XYs = append(ci.XYs, plotter.XY{X: float64(l.Concurrency), Y: y})
 			ci.YErrors = append(ci.YErrors, struct{ Low, High float64 }{e, e})
 			b.track([]float64{float64(l.Concurrency), float64(l.Concurrency)}, []float64{y - e, y + e})
@@ -68,7 +70,7 @@ func throughputChart(res *analysis.Result) (*builder, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := b.markAdded(ls, outputTPS); err != nil {
+	if err := b.markAdded(ls, tps); err != nil {
 		return nil, err
 	}
 	var th analysis.Throughput
@@ -238,24 +240,27 @@ func ttft(res *analysis.Result) (*Figure, error) {
 }
 
 func ttftChart(res *analysis.Result) (*builder, error) {
-	b := newBuilder(title("Time to first token", meta(res)), xLabelConcurrency, "TTFT (ms)")
+	return percentileChart(res, "Time to first token", "TTFT", "ttft", func(l *analysis.Level) analysis.Latency { return l.TTFT })
+}
+
+// percentileChart draws the p50, p95 and p99 of a level's latency of (name, metric; of reads
+// it) against concurrency, the SLOs on metric and the run's blow-up (Result.TTFTBlowup, of
+// the latency the run's analysis watched: TTFT, or an embeddings run's E2E).
+func percentileChart(res *analysis.Result, heading, name, metric string, of func(*analysis.Level) analysis.Latency) (*builder, error) {
+	b := newBuilder(title(heading, meta(res)), xLabelConcurrency, name+" (ms)")
 	b.logX, b.autoLogY = true, true
-	objs := sloObjectives(res, "ttft")
-	drawn, hadInvalid, err := b.addLatencies(sortedLevels(res), concurrency, []latencySeries{
-		{"TTFT p50", colBlue, nil, draw.CircleGlyph{}, func(l *analysis.Level) analysis.Float { return l.TTFT.P50 }},
-		{"TTFT p95", colOrange, nil, draw.SquareGlyph{}, func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }},
-		{"TTFT p99", colRed, dashed, draw.TriangleGlyph{}, func(l *analysis.Level) analysis.Float { return l.TTFT.P99 }},
-	})
+	objs := sloObjectives(res, metric)
+	drawn, hadInvalid, err := b.addLatencies(sortedLevels(res), concurrency, percentileSeries(name, of))
 	if err != nil {
 		return nil, err
 	}
 	if !drawn {
-		return b.noData("no data: no level has a TTFT")
+		return b.noData("no data: no level has a " + name)
 	}
 	if res != nil {
 		b.sloLines(objs, nil)
 		if bu := res.TTFTBlowup; bu != nil && bu.Concurrency.OK() && bu.Concurrency > 0 {
-			name := "TTFT blow-up N≈" + fmtNum(float64(bu.Concurrency))
+			name := name + " blow-up N≈" + fmtNum(float64(bu.Concurrency))
 			if bu.Method != "" {
 				name += " (" + bu.Method.Label() + ")"
 			}
@@ -325,31 +330,37 @@ func latencyVsThroughput(res *analysis.Result) (*Figure, error) {
 }
 
 func latencyVsThroughputChart(res *analysis.Result) (*builder, error) {
-	b := newBuilder(title("Latency vs throughput", meta(res)), "output throughput (tokens/s)", "latency (ms)")
+	ct := tpsOf(res)
+	tps, tokens := ct.tps, ct.tokens
+	b := newBuilder(title("Latency vs throughput", meta(res)), tokens+" throughput (tokens/s)", "latency (ms)")
 	b.autoLogY = true
 	ls := sortedLevels(res)
 	objs := sloObjectives(res, "e2e")
-	drawn, hadInvalid, err := b.addLatencies(ls, outputTPS, withObjectiveSeries([]latencySeries{
+	ss := []latencySeries{
 		{"E2E p50", colBlue, nil, draw.CircleGlyph{}, func(l *analysis.Level) analysis.Float { return l.E2E.P50 }},
 		{"E2E p95", colOrange, nil, draw.SquareGlyph{}, func(l *analysis.Level) analysis.Float { return l.E2E.P95 }},
 		{"TTFT p95", colRed, dashed, draw.TriangleGlyph{}, func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }},
-	}, objs))
+	}
+	if whole(res) {
+		ss = ss[:2] // an embeddings answer has no TTFT
+	}
+	drawn, hadInvalid, err := b.addLatencies(ls, tps, withObjectiveSeries(ss, objs))
 	if err != nil {
 		return nil, err
 	}
 	if !drawn {
-		return b.noData("no data: no level has both output throughput and latency")
+		return b.noData("no data: no level has both " + tokens + " throughput and latency")
 	}
 	// Label the E2E p95 points (else E2E p50) with their concurrency.
 	b.addLabels(concurrencyLabels(ls, func(l *analysis.Level) analysis.Float { return l.E2E.P50 }), colGray)
 	b.sloLines(objs, nil)
 	if res != nil {
 		if op := res.OperatingPoint; op != nil && op.Concurrency.OK() {
-			if l := nearestLevel(ls, float64(op.Concurrency)); l != nil && l.OutputTPS.OK() {
+			if l := nearestLevel(ls, float64(op.Concurrency)); l != nil && tps(l).OK() {
 				var pts plotter.XYs
 				for _, y := range []analysis.Float{l.E2E.P50, l.E2E.P95} {
 					if y.OK() {
-						pts = append(pts, plotter.XY{X: float64(l.OutputTPS), Y: float64(y)})
+						pts = append(pts, plotter.XY{X: float64(tps(l)), Y: float64(y)})
 					}
 				}
 				if len(pts) > 0 {

@@ -57,13 +57,14 @@ func compareThroughputChart(runs []*analysis.Result, labels []string) (*builder,
 	if runs[0].Mode.IsRate() {
 		return rateCompareThroughputChart(runs, labels)
 	}
-	b := newBuilder(compareTitle("Output throughput — comparison", runs), xLabelConcurrency, "output throughput (tokens/s)")
+	ct := tpsOf(runs[0]) // each run's own throughput (tpsOf(r)); the first names the axis
+	b := newBuilder(compareTitle(ct.title+" — comparison", runs), xLabelConcurrency, ct.tokens+" throughput (tokens/s)")
 	b.logX = true
 	drawn, hadInvalid := false, false
 	var knees []plot.Plotter // added after every run's line, so no line covers a marker
 	for i, r := range runs {
 		ls := sortedLevels(r)
-		v, inv := series(ls, concurrency, outputTPS)
+		v, inv := series(ls, concurrency, tpsOf(r).tps)
 		drawn = drawn || len(v)+len(inv) > 0
 		hi, err := b.addSeries(labels[i], runColor(i), nil, draw.CircleGlyph{}, v, inv)
 		if err != nil {
@@ -134,12 +135,12 @@ func compareLatencyChart(runs []*analysis.Result, labels []string) (*builder, er
 	if runs[0].Mode.IsRate() {
 		return rateCompareLatencyChart(runs, labels)
 	}
-	b := newBuilder(compareTitle("Latency vs throughput — comparison", runs), "output throughput (tokens/s)", "latency (ms)")
+	b := newBuilder(compareTitle("Latency vs throughput — comparison", runs), tpsOf(runs[0]).tokens+" throughput (tokens/s)", "latency (ms)")
 	b.autoLogY = true
 	drawn, hadInvalid := false, false
 	for i, r := range runs {
 		ls := sortedLevels(r)
-		d, hi, err := b.addLatencies(ls, outputTPS, []latencySeries{
+		d, hi, err := b.addLatencies(ls, tpsOf(r).tps, []latencySeries{
 			{labels[i] + " E2E p95", runColor(i), nil, draw.CircleGlyph{}, func(l *analysis.Level) analysis.Float { return l.E2E.P95 }},
 			{labels[i] + " TTFT p95", runColor(i), dashed, draw.TriangleGlyph{}, func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }},
 		})

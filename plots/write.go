@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 
 	"gonum.org/v1/plot/vg"
 
@@ -41,7 +42,12 @@ func Build(name string, res *analysis.Result) (Chart, error) {
 		if rate {
 			return rateDashboard(res)
 		}
+		if whole(res) {
+			return latencyDashboard(res)
+		}
 		return Dashboard(res)
+	case "latency":
+		return latency(res)
 	case "throughput":
 		return throughput(res)
 	case "ttft":
@@ -130,6 +136,12 @@ func chartsOf(res *analysis.Result) []string {
 		mode = res.Mode
 	}
 	all := NamesFor(mode)
+	switch {
+	case whole(res) && mode.IsRate():
+		all = slices.DeleteFunc(all, func(n string) bool { return n == "rate_ttft" }) // no TTFT
+	case whole(res):
+		all = slices.Clone(wholeNames)
+	}
 	if res != nil && res.Energy != nil {
 		all = append(all, efficiencyName)
 	}

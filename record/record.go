@@ -279,6 +279,25 @@ func (r *Record) StartLag() time.Duration {
 // OK reports whether the request succeeded.
 func (r *Record) OK() bool { return r.Status == StatusOK }
 
+// Yield is the tokens the request brings to the window's throughput (TokensInWindow): its
+// OutputTokens, or, for an embeddings request (Inputs > 0), which has no output, the
+// PromptTokens it embedded.
+func (r *Record) Yield() int {
+	if r.Inputs > 0 {
+		return r.PromptTokens
+	}
+	return r.OutputTokens
+}
+
+// Waited is the latency a request is watched by for a queue that grows (DESIGN §4.17): its
+// TTFT, or, for an embeddings request (Inputs > 0), whose answer arrives whole, its E2E.
+func (r *Record) Waited() time.Duration {
+	if r.Inputs > 0 {
+		return r.E2E
+	}
+	return r.TTFT
+}
+
 // UserCancelled reports whether the workload closed the stream early on purpose
 // (workload.cancel): not an error, its tokens count toward throughput.
 func (r *Record) UserCancelled() bool {

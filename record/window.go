@@ -51,6 +51,8 @@ func BusyInWindow(rec *Record, w0, w1 int64) int64 {
 // not positive). A record without Chunks has its OutputTokens tokens arrive evenly spaced
 // from Sent+TTFT to Sent+E2E (all at Sent+TTFT when there is one or the two coincide); one
 // without content (TTFT 0) has none. Records of every status count: their tokens did arrive.
+// An embeddings record (Inputs > 0) has no output: its tokens are its PromptTokens, all at
+// its answer's arrival (Done), when it succeeded.
 // It returns 0 when slices is empty or the window is.
 func TokensInWindow(rec *Record, w0, w1 int64, slices []float64) float64 {
 	n := len(slices)
@@ -60,6 +62,14 @@ func TokensInWindow(rec *Record, w0, w1 int64, slices []float64) float64 {
 	// Offsets from w0 keep float64 exact to the nanosecond (Unix nanoseconds are not).
 	sp := spread{span: float64(w1 - w0), slices: slices}
 	sp.sliceNS = sp.span / float64(n)
+	if rec.Inputs > 0 {
+		// An embeddings answer (DESIGN §4.17): its input tokens, all at its arrival, the
+		// work the server did for it, when it succeeded.
+		if !rec.OK() {
+			return 0
+		}
+		return sp.even(float64(rec.Done()-w0), 0, rec.Yield(), 1)
+	}
 	nOut := rec.OutputTokens
 	if c := len(rec.Chunks); c > 0 {
 		k := 1.0

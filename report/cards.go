@@ -37,6 +37,9 @@ func maxTPSCard(res *analysis.Result, at string) card {
 	c := card{Label: "Max throughput", Value: dash, Detail: "no valid level"}
 	if th := res.Throughput; th.MaxTPS.OK() {
 		c.Value, c.Unit, c.Detail = fnum(th.MaxTPS), "tokens/s", at
+		if whole(res) {
+			c.Unit = "input tokens/s"
+		}
 	}
 	return c
 }
@@ -108,15 +111,17 @@ func sloNone(slo analysis.SLOResult, names string, found bool) string {
 	return names + ": not checked (see warnings)"
 }
 
-// noBlowupCard is the TTFT blow-up card when none was found.
-func noBlowupCard() card {
-	return card{Label: "TTFT blow-up", Value: dash, Detail: "none detected in the measured range"}
+// noBlowupCard is the blow-up card (label: "TTFT blow-up", an embeddings run's "Latency
+// blow-up") when none was found.
+func noBlowupCard(label string) card {
+	return card{Label: label, Value: dash, Detail: "none detected in the measured range"}
 }
 
 func blowupCard(res *analysis.Result) card {
 	b := res.TTFTBlowup
+	label := upperFirst(latencyWord(res)) + " blow-up"
 	if b == nil || !b.Concurrency.OK() {
-		return noBlowupCard()
+		return noBlowupCard(label)
 	}
 	var det []string
 	if b.BaselineMS.OK() {
@@ -128,7 +133,7 @@ func blowupCard(res *analysis.Result) card {
 	if b.Method != "" {
 		det = append(det, b.Method.Label())
 	}
-	return card{Label: "TTFT blow-up", Value: "N ≈ " + fconc(b.Concurrency), Detail: strings.Join(det, " · ")}
+	return card{Label: label, Value: "N ≈ " + fconc(b.Concurrency), Detail: strings.Join(det, " · ")}
 }
 
 // replicasCard is the capacity plan's replicas at the SLO point, and where else they were
@@ -213,7 +218,7 @@ func sloCardRate(res *analysis.Result, rr *analysis.RateResult) card {
 
 func blowupCardRate(rr *analysis.RateResult) card {
 	if !rr.TTFTBlowupRPS.OK() {
-		return noBlowupCard()
+		return noBlowupCard("TTFT blow-up")
 	}
 	stat := blowupStat(rr)
 	det := []string{"TTFT " + stat}

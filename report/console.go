@@ -72,6 +72,9 @@ func ConsoleWith(w io.Writer, res *analysis.Result, o ConsoleOptions) error {
 func consoleLevels(w io.Writer, res *analysis.Result, o ConsoleOptions, p func(first, hang, s string)) {
 	levels := sortedLevels(res)
 	t := NewLevelTable(res.Mode.IsRate(), o.Wide, hasLengths(res))
+	if whole(res) {
+		t = t.WholeAnswers()
+	}
 	if consoleHit(res, o.Wide) {
 		t = t.WithPrefixCache()
 	}
@@ -116,6 +119,8 @@ func consoleLevels(w io.Writer, res *analysis.Result, o ConsoleOptions, p func(f
 func consoleNote(res *analysis.Result, wide bool) string {
 	var s string
 	switch {
+	case whole(res):
+		s = "(" + wholeConsoleNote
 	case res.Mode.IsRate() && wide:
 		s = "(req/s = offered, ach = sent, done = completed, requests/s; sust = sustainable (backlog growth, req/s); tok/s = output tokens/s; err = errors (rate); latencies in ms, TTFT and E2E from the scheduled arrival; lag = schedule lag"
 	case res.Mode.IsRate():

@@ -58,7 +58,7 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 	} else {
 		mdSection(bw, "Levels", levelTable(res), levelsNote(res))
 	}
-	if hasLengths(res) {
+	if hasLengths(res) && !whole(res) {
 		mdSection(bw, "Token lengths", lengthsTable(res), lengthsNote)
 	}
 	if l, why := turnsLevel(res); l != nil {
@@ -135,6 +135,9 @@ func methodTable(res *analysis.Result) table {
 				t.Rows = append(t.Rows, []string{ttfaNote[0], ttfaNote[1]})
 			}
 		}
+	}
+	if whole(res) {
+		t.Rows = wholeMethodRows(t.Rows)
 	}
 	if s := clientEffectNote(res); s != "" {
 		t.Rows = append([][]string{{"client effect", s + ": the most the load generator's lateness can have moved each number (DESIGN §3.3)"}}, t.Rows...)

@@ -18,6 +18,9 @@ type table struct {
 
 // levelTable is the full level table of report.md and report.html, units in the header.
 func levelTable(res *analysis.Result) table {
+	if whole(res) {
+		return wholeLevelTable(res)
+	}
 	if res.Mode.IsRate() {
 		return rateLevelTable(res)
 	}

@@ -103,28 +103,28 @@ func Answer(res *analysis.Result) []string {
 	th := res.Throughput
 	switch {
 	case th.MaxTPS.OK():
-		s = append(s, fmt.Sprintf("Maximum output throughput is %s tokens/s at concurrency %d.", fnum(th.MaxTPS), th.MaxTPSConcurrency))
+		s = append(s, fmt.Sprintf("Maximum %s throughput is %s tokens/s at concurrency %d.", throughputWord(res), fnum(th.MaxTPS), th.MaxTPSConcurrency))
 	case len(res.Levels) == 0:
 		s = append(s, "No level was measured.")
 	case !anyValid(res.Levels):
 		// The levels have numbers (the table shows them); none may be used.
 		s = append(s, fmt.Sprintf("No level is valid: all %d were excluded from the analysis (see warnings), so there is no maximum throughput, knee or SLO point.", len(res.Levels)))
 	default:
-		s = append(s, "No valid level has a measured output throughput.")
+		s = append(s, "No valid level has a measured "+throughputWord(res)+" throughput.")
 	}
 	s = append(s, kneeSentences(res)...)
 	if b := res.TTFTBlowup; b != nil && b.Concurrency.OK() {
 		ax := res.Axis()
-		s = append(s, blowupSentence("TTFT", ax.At(fconc(b.Concurrency)), b.Method, "baseline "+b.Statistic(), b.BaselineMS, b.SlopeMSPerUser, ax.Per())+".")
+		s = append(s, blowupSentence(upperFirst(latencyWord(res)), ax.At(fconc(b.Concurrency)), b.Method, "baseline "+b.Statistic(), b.BaselineMS, b.SlopeMSPerUser, ax.Per())+".")
 	} else {
-		s = append(s, noBlowup)
+		s = append(s, "No "+latencyWord(res)+" blow-up was detected in the measured range.")
 	}
 	if o := res.Overload; o.Detected {
 		s = append(s, fmt.Sprintf("Overload: throughput falls %s below its peak from concurrency %s.", fpct(o.DropPct/100), fconc(o.FromConcurrency)))
 	}
 	s = append(s, sloSentence(res))
 	if op := res.OperatingPoint; op != nil && op.Concurrency.OK() {
-		s = append(s, fmt.Sprintf("The operating point (maximum of output TPS ÷ mean E2E) is concurrency %s at %s tokens/s.", fconc(op.Concurrency), fnum(op.TPS)))
+		s = append(s, fmt.Sprintf("The operating point (maximum of %s TPS ÷ mean E2E) is concurrency %s at %s tokens/s.", throughputWord(res), fconc(op.Concurrency), fnum(op.TPS)))
 	}
 	if c := res.Capacity; c != nil {
 		s = append(s, capacitySentence(c, res.SLO, res.EfficientPoint != nil && res.Knee != nil && res.Knee.Rule == analysis.RulePlateauOnset))

@@ -432,6 +432,9 @@ func ReadAnalysis(p string) (*analysis.Result, string, error) {
 	if err := json.Unmarshal(b, &res); err != nil {
 		return nil, "", fmt.Errorf("%s: not a valid analysis.json: %w", file, err)
 	}
+	if !res.Meta.API.Streams() {
+		analysis.MarkWholeAnswers(res.Levels)
+	}
 	label := res.Meta.Name
 	if label == "" {
 		label = BaseName(dir)

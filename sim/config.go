@@ -108,6 +108,9 @@ type Config struct {
 	// Adapters are the LoRA adapters served beside Model, each a model name of its own whose
 	// requests cost Slowdown times as much (adapters.go); none by default.
 	Adapters []Adapter `yaml:"adapters,omitempty" json:"adapters,omitempty"`
+	// Embed is the embedding engine of POST /v1/embeddings (its zero fields take the
+	// defaults); the streaming APIs never use it.
+	Embed Embed `yaml:"embed,omitempty" json:"embed,omitzero"`
 	// Faults configures fault injection.
 	Faults Faults `yaml:"faults" json:"faults"`
 	// Seed seeds every random choice of the engine.

@@ -41,6 +41,11 @@
 // rest wait FCFS and get their first token TTFT after getting a slot; a request holds its slot
 // for TTFT + (n − 1) × ITL. Unlimited (0, the default), it never saturates.
 //
+// Embeddings (POST /v1/embeddings, either mode) run on an encoder engine of their own
+// (embed.go): forward passes of at most embed.batch queued inputs, FCFS, each taking
+// embed.step_base + embed.per_token × its input tokens, so inputs of L tokens plateau at
+// Batch·L ÷ (step_base + Batch·L·per_token) input tokens a second (Embed.EmbedTPS).
+//
 // # Ground truth
 //
 // With unlimited KV and negligible prefill, a closed loop of c clients sees in batching mode

@@ -125,6 +125,10 @@ func Resolve(c Config) (Config, error) {
 	over(&r.GPUs, c.GPUs)
 	over(&r.Power.IdleW, c.Power.IdleW)
 	over(&r.Power.MaxW, c.Power.MaxW)
+	over(&r.Embed.Batch, c.Embed.Batch)
+	over(&r.Embed.StepBase, c.Embed.StepBase)
+	over(&r.Embed.PerToken, c.Embed.PerToken)
+	over(&r.Embed.Dimension, c.Embed.Dimension)
 	over(&r.Faults.ErrorRate, c.Faults.ErrorRate)
 	over(&r.Faults.DisconnectRate, c.Faults.DisconnectRate)
 	over(&r.Faults.QueueLimit429, c.Faults.QueueLimit429)
@@ -286,6 +290,7 @@ func (c Config) Validate() error {
 	if c.Faults.OmitUsage && (c.Faults.UsagePromptTokens != nil || c.Faults.UsageCompletionTokens != nil) {
 		bad("faults.omit_usage", "omits the usage that faults.usage_prompt_tokens or faults.usage_completion_tokens would report: set one or the other")
 	}
+	errs = append(errs, c.Embed.validate())
 	return errors.Join(errs...)
 }
 
@@ -345,7 +350,7 @@ func (c Config) String() string {
 			slots = fmt.Sprint(c.FixedSlots)
 		}
 		return fmt.Sprintf("fixed engine: model=%s ttft=%v itl=%v slots=%s output_tokens=%d (%s, when a request sets no max_tokens) tokens_per_chunk=%d seed=%d%s",
-			c.Model, c.TTFT, c.ITL, slots, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.realString()+c.adaptersString()+c.faultString())
+			c.Model, c.TTFT, c.ITL, slots, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.realString()+c.adaptersString()+c.faultString()+c.Embed.String())
 	}
 	kv := "unlimited"
 	if c.KVCacheTokens > 0 {
@@ -361,7 +366,7 @@ func (c Config) String() string {
 	}
 	return fmt.Sprintf("batching engine: model=%s max_num_seqs=%d compute=%s step=%s (t(%d)=%v, plateau %.0f tok/s from c=%d) prefill=%.0f tok/s chunk=%d kv=%s preemption=%t max_model_len=%s output_tokens=%d (%s, when a request sets no max_tokens) tokens_per_chunk=%d seed=%d%s",
 		c.Model, c.MaxNumSeqs, c.Compute, step, c.MaxNumSeqs, c.StepTime(c.MaxNumSeqs, 0), c.IdealTPS(c.MaxNumSeqs), c.MaxNumSeqs,
-		c.PrefillTPS, c.MaxBatchedTokens, kv, c.Preemption, mml, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.realString()+c.adaptersString()+c.faultString())
+		c.PrefillTPS, c.MaxBatchedTokens, kv, c.Preemption, mml, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.realString()+c.adaptersString()+c.faultString()+c.Embed.String())
 }
 
 // realString names the real-engine behaviours that differ from the defaults (" tokenizer=subword

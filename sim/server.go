@@ -21,6 +21,7 @@ const maxBodyBytes = 32 << 20
 type Server struct {
 	cfg     Config
 	eng     *engine // nil in fixed mode
+	embed   *embedEngine
 	mux     *http.ServeMux
 	created int64 // Unix seconds, for /v1/models
 	seq     atomic.Uint64
@@ -61,6 +62,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, apiChat) })
 	s.mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, apiCompletions) })
+	s.mux.HandleFunc("POST /v1/embeddings", s.embeddings)
 	s.mux.HandleFunc("GET /v1/models", s.models)
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	s.mux.HandleFunc("GET /metrics", s.metrics)
@@ -69,6 +71,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	})
+	s.embed = newEmbedEngine(rc.Embed, s.stop)
 	if rc.Mode == modeBatching {
 		s.eng = newEngine(rc, s.stop, now)
 		go func() {
@@ -111,6 +114,15 @@ func (s *Server) Config() Config { return s.cfg }
 
 // Stats returns a snapshot of the engine's state and counters.
 func (s *Server) Stats() Stats {
+	st := s.streamStats()
+	// The embeddings requests (embed.go) are the server's requests too.
+	r, w := s.embed.counts()
+	st.Running, st.Waiting = st.Running+r, st.Waiting+w
+	return st
+}
+
+// streamStats is Stats of the streaming engine (batching or fixed mode).
+func (s *Server) streamStats() Stats {
 	if s.eng != nil {
 		return s.eng.snapshot()
 	}
@@ -126,7 +138,7 @@ func (s *Server) Stats() Stats {
 }
 
 // ServeHTTP serves the OpenAI-compatible API: POST /v1/chat/completions, POST
-// /v1/completions, GET /v1/models, GET /health and GET /metrics. After Close it answers 503.
+// /v1/completions, POST /v1/embeddings, GET /v1/models, GET /health and GET /metrics. After Close it answers 503.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if s.closed {
@@ -150,6 +162,7 @@ func (s *Server) Close() error {
 		close(s.stop)
 	})
 	<-s.engDone
+	<-s.embed.done
 	s.handlers.Wait()
 	return nil
 }

@@ -116,6 +116,9 @@ func runMeta(res *rundir.Run) analysis.Meta {
 		GPUIdle:        res.GPUIdle,
 		Trace:          res.Trace,
 	}
+	if api := res.Config.Target.API; api != record.APIChat && api != record.APICompletions {
+		meta.API = api
+	}
 	if !res.Start.IsZero() {
 		meta.Date = res.Start.UTC().Format(time.RFC3339)
 	}

@@ -66,7 +66,7 @@ func (w *window) add(r *record.Record) {
 	w.ttft = append(w.ttft, float64(r.TTFT))
 	if d := r.Done(); d < w.b.w1 {
 		i := w.b.index(d)
-		w.okStats[i].Add(r.OutputTokens, r.E2E)
+		w.okStats[i].Add(r.Yield(), r.E2E)
 	}
 }
 

@@ -30,7 +30,7 @@ func finishWindow(run *record.LevelRun, records []record.Record, proto Protocol,
 	var done record.CompletionStats
 	for i := range records {
 		if r := &records[i]; record.CompletedInWindow(r, run.W0, run.W1) {
-			done.Add(r.OutputTokens, r.E2E)
+			done.Add(r.Yield(), r.E2E)
 		}
 	}
 	rate := run.Mode().IsRate()
@@ -51,7 +51,7 @@ func finishWindow(run *record.LevelRun, records []record.Record, proto Protocol,
 		ok = true
 	}
 	if latencyTrend(run, records); run.LatencyRising {
-		notes = append(notes, fmt.Sprintf("latency still rising: TTFT %+.0f%% across the window (trend p = %.3g)", 100*run.TTFTTrend, run.TTFTTrendP))
+		notes = append(notes, fmt.Sprintf("latency still rising: %s %+.0f%% across the window (trend p = %.3g)", waitedName(records), 100*run.TTFTTrend, run.TTFTTrendP))
 	}
 	short := win < slice*record.MinSlices
 	few := done.N < proto.MinRequests
@@ -141,15 +141,15 @@ const minImpreciseCompletions = 3
 const latencyRiseMin = 0.10
 
 // latencyTrend sets run's TTFT trend from the successful requests sent in its window: the OLS
-// slope of their TTFT on their send time, as a change across the window relative to the mean,
+// slope of their TTFT (an embeddings request's E2E, Record.Waited) on their send time, as a change across the window relative to the mean,
 // its p-value, and whether it rose materially (LatencyRising).
 func latencyTrend(run *record.LevelRun, records []record.Record) {
 	var x, y []float64
 	for i := range records {
 		r := &records[i]
-		if r.OK() && r.TTFT > 0 && record.SentInWindow(r, run.W0, run.W1) {
+		if w := r.Waited(); r.OK() && w > 0 && record.SentInWindow(r, run.W0, run.W1) {
 			x = append(x, float64(r.Sent-run.W0)/1e9)
-			y = append(y, float64(r.TTFT)/1e6)
+			y = append(y, float64(w)/1e6)
 		}
 	}
 	if len(x) < 3 || floats.Max(x) == floats.Min(x) {
@@ -176,4 +176,13 @@ func notSteadyNote(win int64, ci, p, ciTarget float64, rate bool) string {
 	}
 	return fmt.Sprintf("not steady after %s: 95%% CI half-width %.1f%% of mean TPS (target %.1f%%), trend p = %.3f (needs > %.2f)",
 		d, 100*ci, 100*ciTarget, p, record.TrendAlpha)
+}
+
+// waitedName names the latency latencyTrend watches (record.Record.Waited): "TTFT", or
+// "latency" for embeddings requests, whose answers arrive whole.
+func waitedName(records []record.Record) string {
+	if len(records) > 0 && records[0].Inputs > 0 {
+		return "latency"
+	}
+	return "TTFT"
 }

@@ -79,7 +79,7 @@ func sizeSynthetic(ctx context.Context, s *Synthetic, method string, opts Sizing
 // counter does not count as the server does).
 func templateDelta(ctx context.Context, z *sizedSynthetic, c *Counter, opts SizingOptions) (delta, probes int, notes []string) {
 	unknown := func(why string) []string {
-		if c.Templated || opts.API == record.APICompletions {
+		if c.Templated || opts.API == record.APICompletions || opts.API == record.APIEmbeddings {
 			return nil
 		}
 		return []string{fmt.Sprintf("%s: the chat template is not counted (%s)", c.Source, why)}

@@ -67,6 +67,9 @@ type WorkloadConfig struct {
 	// Cancel closes a share of the streams early, as users who leave mid-answer do
 	// (cancel.go); nil: every stream is read to its end.
 	Cancel *CancelConfig `yaml:"cancel,omitempty"`
+	// Batch is the number of inputs of each embeddings request (target.api embeddings, each
+	// input drawn and sized as a prompt; batch.go); 0 means 1.
+	Batch int `yaml:"batch,omitempty"`
 }
 
 // Distribution names of Dist.Dist.
@@ -155,6 +158,7 @@ func (w WorkloadConfig) Validate() []error {
 	if w.Cancel != nil {
 		errs = append(errs, w.Cancel.validate(w.Sessions != nil)...)
 	}
+	errs = append(errs, w.validateBatch()...)
 	switch w.PromptSizing {
 	case "", record.SizingAuto, record.SizingTokenize, record.SizingUsage, record.SizingWords:
 		if w.Tokenizer != "" && w.PromptSizing != "" && w.PromptSizing != record.SizingAuto {

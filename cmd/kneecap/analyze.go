@@ -96,7 +96,11 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	res := in.Analyze(af.apply(in.Options, ctx.Done()))
+	opts := af.apply(in.Options, ctx.Done())
+	if s := opts.SLO.StreamObjectives(); len(s) > 0 && !opts.API.Streams() {
+		return cmdUsageError("analyze", "analyze: --slo %s:p%d: %s is an embeddings run: its answers arrive whole, with no TTFT, TPOT or ITL; set its latency instead (--slo e2e:p95:D)", s[0].Metric, s[0].Percentile, path)
+	}
+	res := in.Analyze(opts)
 	if err := ctx.Err(); err != nil {
 		return err
 	}

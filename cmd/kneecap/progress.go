@@ -49,6 +49,9 @@ type progress struct {
 	// hit shows the prefix-cache hit column from the first level on
 	// (launch.Sweep.ExpectsPrefixCache), else only when the first level has a hit rate.
 	hit bool
+	// api is the sweep's API (target.api; empty: chat): an embeddings sweep's levels are
+	// summarized and shown by input tokens/s and latency.
+	api record.API
 	// now is the clock of the levels' starts for the sweep's ETA (time.Now).
 	now func() time.Time
 
@@ -156,10 +159,15 @@ func (p *progress) LevelFinished(l record.Level) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()
-	lv := analysis.Summarize([]record.Level{l}, analysis.DefaultOptions())[0]
+	opts := analysis.DefaultOptions()
+	opts.API = p.api
+	lv := analysis.Summarize([]record.Level{l}, opts)[0]
 	if p.table == nil {
 		lengths := lv.InputTokens.Mean.OK() || lv.OutputTokens.Mean.OK()
 		t := report.NewLevelTable(run.Mode().IsRate(), p.wide, lengths)
+		if lv.Whole() {
+			t = t.WholeAnswers()
+		}
 		if (p.hit || lv.PrefixHitRate().OK()) && (p.wide || run.OfferedRPS == 0) {
 			t = t.WithPrefixCache() // as the final table (report.consoleHit)
 		}

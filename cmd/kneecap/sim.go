@@ -47,6 +47,9 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 	prefixBlocks := fs.Int("prefix-cache-blocks", 0, "prefix-cache capacity in blocks (0 = kv-cache-tokens ÷ block-size, or 65536 with an unlimited cache)")
 	gpus := fs.Int("gpus", 0, "simulated GPUs whose DCGM exporter families /metrics serves (0 = none)")
 	adapters := fs.String("adapters", "", "LoRA adapters served beside the model, `NAME[:SLOWDOWN],...`: each request for one costs SLOWDOWN (≥ 1, default 1) times a base request")
+	embedBatch := fs.Int("embed-batch", 0, "inputs one forward pass of the embedding engine embeds (0 = 32)")
+	embedStep := durationFlag(fs, "embed-step-base", 0, "fixed cost of one embedding forward pass (a `duration`; 0 = 1ms)")
+	embedToken := durationFlag(fs, "embed-per-token", 0, "added cost of an embedding forward pass per input token (a `duration`; 0 = 5us)")
 	var power sim.Power
 	fs.Var(&powerValue{&power}, "power", fmt.Sprintf("each simulated GPU's power `IDLE_W:MAX_W` in watts, drawn with none and with every slot running (default %g:%g)", sim.DefaultIdleW, sim.DefaultMaxW))
 	pos, err := parseArgs(fs, args)
@@ -109,6 +112,9 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 		"prefix-caching":       func() { rc.PrefixCaching = *prefixCaching },
 		"block-size":           func() { rc.BlockSize = *blockSize },
 		"prefix-cache-blocks":  func() { rc.PrefixCacheBlocks = *prefixBlocks },
+		"embed-batch":          func() { rc.Embed.Batch = *embedBatch },
+		"embed-step-base":      func() { rc.Embed.StepBase = *embedStep },
+		"embed-per-token":      func() { rc.Embed.PerToken = *embedToken },
 	}
 	for name, f := range apply {
 		if set[name] {

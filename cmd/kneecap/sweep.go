@@ -198,6 +198,7 @@ func runSweep(ctx context.Context, e *env, fl *sweepFlags, s *launch.Sweep) (err
 	defer t.Close()
 	prog := e.display(s.Levels, s.Cfg.Sweep, s.ExpectsPrefixCache())
 	prog.added, prog.refine, prog.rates = s.Resume.Added, s.Cfg.Sweep.Refine, s.Rates
+	prog.api = s.Cfg.Target.API
 	plan := s.Plan(prog)
 	stopTelemetry, err := s.StartTelemetry(ctx, t, &plan)
 	if err != nil {

@@ -195,7 +195,7 @@ func (s *Sweep) plan0() error {
 	}
 	s.Levels = levels
 	if s.done != nil && !(s.Cfg.Sweep.RateMode() && s.Rates == nil) { // else its probe runs again: a fresh start
-		judge := analysis.StopRules{Rules: s.Cfg.Sweep.Stop}
+		judge := analysis.StopRules{Rules: s.Cfg.Sweep.Stop, API: s.Cfg.Target.API}
 		planned := levels
 		if s.Cfg.Sweep.RateMode() {
 			planned = make([]int, len(s.Rates)) // PlanResume counts the planned levels

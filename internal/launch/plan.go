@@ -34,7 +34,7 @@ func (s *Sweep) Plan(display Display) sweep.Plan {
 		Protocol:  cfg.Sweep,
 		Workload:  s.sent(),
 		ThinkTime: cfg.Workload.ThinkTime,
-		Judge:     analysis.StopRules{Rules: cfg.Sweep.Stop},
+		Judge:     analysis.StopRules{Rules: cfg.Sweep.Stop, API: cfg.Target.API},
 		Observer:  display,
 		Schedule:  s.schedule,
 	}

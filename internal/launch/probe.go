@@ -71,7 +71,7 @@ func (s *Sweep) runProbe(ctx context.Context, t *Target, newProgress NewProgress
 	levels := probeLevels(s.Cfg.Sweep.InFlightCap())
 	plan := sweep.Plan{Levels: levels, Protocol: probeProtocol(s.Cfg.Sweep, e2e), Workload: s.sent(),
 		ThinkTime: s.Cfg.Workload.ThinkTime}
-	plan.Judge = analysis.StopRules{Rules: plan.Protocol.Stop}
+	plan.Judge = analysis.StopRules{Rules: plan.Protocol.Stop, API: s.Cfg.Target.API}
 	fmt.Fprintf(s.Log, "kneecap: --rates auto: probing the max QPS closed-loop at concurrency %v (windows of %s: one request took %s; stops when throughput does)\n",
 		levels, config.ShortDuration(plan.Protocol.Duration.Round(time.Millisecond)), config.ShortDuration(e2e.Round(time.Millisecond)))
 	prog := newProgress(levels, plan.Protocol)

@@ -59,7 +59,8 @@ func (s *Sweep) sizePrompts(ctx context.Context, t *Target) error {
 	if err != nil {
 		return exit.Usagef("%w", err)
 	}
-	s.workload, s.sizing = w, &sz
+	// An embeddings request's inputs are prompts sized as these are.
+	s.workload, s.sizing = workload.Batch(w, s.Cfg.Target.API, s.Cfg.Workload.Batch), &sz
 	fmt.Fprintf(s.Log, "kneecap: prompt sizing: %s\n", sz)
 	for _, n := range sz.Notes {
 		fmt.Fprintf(s.Log, "kneecap: warning: prompt sizing: %s\n", n)

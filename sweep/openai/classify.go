@@ -40,7 +40,8 @@ func classify(err error, streaming bool) record.ErrorClass {
 	case errors.As(err, &reqErr):
 		return statusClass(reqErr.HTTPStatusCode)
 	case errors.Is(err, errBadChunk), errors.Is(err, errLineTooLong), errors.Is(err, errNonDataTooLong),
-		errors.Is(err, goopenai.ErrTooManyEmptyStreamMessages), errors.Is(err, errBodyTooLarge):
+		errors.Is(err, goopenai.ErrTooManyEmptyStreamMessages), errors.Is(err, errBodyTooLarge),
+		errors.Is(err, errBadEmbeddings):
 		return record.ErrBadChunk
 	}
 	var netErr net.Error

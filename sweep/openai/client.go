@@ -75,8 +75,8 @@ func New(opts Options) (*Client, error) {
 	if opts.API == "" {
 		opts.API = def.API
 	}
-	if opts.API != record.APIChat && opts.API != record.APICompletions {
-		return nil, fmt.Errorf("openai: new client: unknown api %q (want chat or completions)", opts.API)
+	if opts.API != record.APIChat && opts.API != record.APICompletions && opts.API != record.APIEmbeddings {
+		return nil, fmt.Errorf("openai: new client: unknown api %q (want chat, completions or embeddings)", opts.API)
 	}
 	u, err := url.Parse(opts.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -204,14 +204,21 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-// Do sends req as a streaming request and fills rec (see record.Client). It never returns
-// before the stream has ended or ctx is done.
+// Do sends req as a streaming request and fills rec (see record.Client); an embeddings
+// request goes out on the same lifecycle (deadlines, retry, classification), its answer one
+// JSON body (embedResult). It never returns before the stream or body has ended or ctx is
+// done.
 func (c *Client) Do(ctx context.Context, req *record.Request, rec *record.Record) {
-	st := &reqState{maxTokens: req.MaxTokens, ignoreEOS: req.IgnoreEOS}
+	st := &reqState{maxTokens: req.MaxTokens, ignoreEOS: req.IgnoreEOS, whole: !c.api.Streams()}
 	start := time.Now()
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	st.w.leave(req.Cancel)
-	st.w.arm(start, c.opts.RequestTimeout, c.opts.TTFTTimeout, c.opts.StallTimeout, cancel)
+	stall := c.opts.StallTimeout
+	if st.whole {
+		// One body and no events: ttft_timeout bounds the whole answer (silence).
+		stall = 0
+	}
+	st.w.arm(start, c.opts.RequestTimeout, c.opts.TTFTTimeout, stall, cancel)
 	reqCtx = context.WithValue(reqCtx, stateKey{}, st)
 	reqCtx = httptrace.WithClientTrace(reqCtx, &httptrace.ClientTrace{
 		GetConn:              st.getConn,
@@ -235,6 +242,10 @@ func (c *Client) Do(ctx context.Context, req *record.Request, rec *record.Record
 	rec.ClientSent, rec.ClientTTFT, rec.ClientE2E = 0, 0, 0
 	rec.End, rec.Setup, rec.Dialed = 0, 0, false
 	rec.RetryAfter = 0
+	rec.Inputs = 0
+	if st.whole {
+		rec.Inputs = len(embedInputs(req))
+	}
 
 	// go-openai opens the stream; the adapter reads it (sseBody.next) and closes it. The
 	// stream value go-openai returns, with its own line reader, is dropped at once.
@@ -243,6 +254,8 @@ func (c *Client) Do(ctx context.Context, req *record.Request, rec *record.Record
 		err  error
 	)
 	switch c.api {
+	case record.APIEmbeddings:
+		err = c.sendEmbeddings(reqCtx, req, st)
 	case record.APICompletions:
 		cr := goopenai.CompletionRequest{
 			Model:         c.model(req),
@@ -269,7 +282,7 @@ func (c *Client) Do(ctx context.Context, req *record.Request, rec *record.Record
 			open = cs
 		}
 	}
-	if err == nil && st.body == nil {
+	if err == nil && st.body == nil && !st.whole {
 		// doer.Do gives every 2xx stream response an event body and fails every 3xx one: only
 		// a response that bypassed it would have none.
 		_ = open.Close()
@@ -283,10 +296,17 @@ func (c *Client) Do(ctx context.Context, req *record.Request, rec *record.Record
 	rec.Dialed, rec.Setup = st.dialed(), st.setup()
 	if err != nil {
 		rec.E2E = time.Since(tSend)
-		c.fail(ctx, reqCtx, st, rec, err, false)
+		c.fail(ctx, reqCtx, st, rec, err, st.reading)
 		st.w.stop()
 		cancel(nil)
 		rec.End = time.Since(tSend)
+		return
+	}
+	if st.whole {
+		c.embedResult(ctx, reqCtx, st, tSend, req, rec)
+		st.w.stop()
+		cancel(nil)
+		rec.End = max(time.Since(tSend), rec.E2E)
 		return
 	}
 	end := requestEnd{rec: rec, tSend: tSend}
@@ -596,7 +616,10 @@ func (c *Client) fail(ctx, reqCtx context.Context, st *reqState, rec *record.Rec
 		rec.ErrorClass = classify(err, streaming)
 	}
 	op := "openai: request: "
-	if streaming {
+	switch {
+	case st.whole:
+		op = "openai: embeddings: "
+	case streaming:
 		op = "openai: stream: "
 	}
 	rec.Error = op + c.message(err)
@@ -610,6 +633,8 @@ func (c *Client) silence(cause error, st *reqState) error {
 	switch {
 	case st.gotAt.IsZero():
 		return fmt.Errorf("no connection within ttft_timeout %v", c.opts.TTFTTimeout)
+	case st.whole:
+		return fmt.Errorf("no whole answer within ttft_timeout %v (it bounds an embeddings answer, one body)", c.opts.TTFTTimeout)
 	case !st.firstByte.Load():
 		return fmt.Errorf("no answer within ttft_timeout %v: the server accepted the connection and sent nothing", c.opts.TTFTTimeout)
 	}

@@ -383,7 +383,7 @@ func TestModels(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	for _, o := range []Options{{BaseURL: "localhost:8000"}, {BaseURL: "http://x/v1", API: "embeddings"},
+	for _, o := range []Options{{BaseURL: "localhost:8000"}, {BaseURL: "http://x/v1", API: "rerank"},
 		{BaseURL: "http://x/v1", CAFile: "/nonexistent/ca.pem"},
 		// A YAML mapping with non-string keys has no JSON encoding: a config error at New.
 		{BaseURL: "http://x/v1", ExtraBody: map[string]any{"logit_bias": map[any]any{1: 2}}}} {

@@ -25,6 +25,13 @@ type reqState struct {
 	sentBytes  int // of the request body, as sent
 	wireBytes  int // of the whole request, about (body, headers, request line)
 	body       *sseBody
+	// whole marks an answer that is one JSON body, not a stream (embeddings): the doer reads
+	// a 2xx one whole into raw (readWhole), its last byte at bodyAt; reading is set once it
+	// starts to (a failure then broke a response that had begun).
+	whole      bool
+	reading    bool
+	raw        []byte
+	bodyAt     time.Time
 	w          watch         // the request's deadlines
 	streamed   int           // content chunks read, for the messages of a failure
 	retryAfter time.Duration // the answer's Retry-After, on a 429 or 503 (retryAfter)

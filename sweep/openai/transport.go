@@ -26,7 +26,9 @@ var (
 
 // doer is the HTTPDoer given to go-openai: it merges the extra body into JSON requests,
 // retries once on a fresh connection a request whose reused connection failed before any
-// response byte, and bounds every response body.
+// response byte, and bounds every response body. A measured 2xx answer is handed to the
+// adapter: a stream as an sseBody, a whole JSON body (embeddings) read into the request's
+// state (reqState.readWhole).
 type doer struct {
 	hc *http.Client
 	// fresh sends the retry: its transport keeps no connection, so each request dials one.
@@ -65,7 +67,8 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 		st.retryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	stream := req.Header.Get("Accept") == "text/event-stream"
-	if stream && resp.StatusCode >= 300 && resp.StatusCode < 400 {
+	whole := st != nil && st.whole
+	if (stream || whole) && resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		// A redirect net/http did not follow (300, 304, a 302 without Location …) is its final
 		// answer, and go-openai takes every status below 400 for a success: for a stream
 		// request it is a redirect not followed.
@@ -74,15 +77,25 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 		if l := resp.Header.Get("Location"); l != "" {
 			loc = redact.URL(l)
 		}
-		return nil, &redirectError{code: resp.StatusCode, location: loc, why: "(a stream request answered without a stream)"}
+		why := "(a stream request answered without a stream)"
+		if whole {
+			why = "(an embeddings request answered without its embeddings)"
+		}
+		return nil, &redirectError{code: resp.StatusCode, location: loc, why: why}
 	}
-	if stream && resp.StatusCode >= 200 && resp.StatusCode < 300 {
+	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
+	switch {
+	case whole && ok:
+		if err := st.readWhole(resp, d.opts.MaxBodyBytes); err != nil {
+			return nil, err
+		}
+	case stream && ok:
 		b := newSSEBody(resp.Body, d.opts.MaxLineBytes, d.opts.MaxNonDataBytes)
 		resp.Body = b
 		if st != nil {
 			st.body = b
 		}
-	} else {
+	default:
 		resp.Body = &limitedBody{rc: resp.Body, left: d.opts.MaxBodyBytes}
 	}
 	return resp, nil

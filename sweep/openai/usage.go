@@ -77,11 +77,8 @@ func setTokens(rec *record.Record, sc streamCounts, req *record.Request, perChun
 	}
 	rec.PromptTokens = req.PromptTokens
 	if u.prompt.set {
-		if why := implausiblePrompt(u.prompt.n, req, max(sc.sentBytes, len(req.Prompt))); why != "" {
-			rec.UsagePromptTokens = int64(u.prompt.n)
-			notes = append(notes, fmt.Sprintf("prompt_tokens %d not believed: %s; prompt_tokens is the requested %d", u.prompt.n, why, req.PromptTokens))
-		} else {
-			rec.PromptTokens = u.prompt.n
+		if note := promptUsage(rec, u.prompt.n, req, max(sc.sentBytes, len(req.Prompt))); note != "" {
+			notes = append(notes, note)
 		}
 	}
 	if c := u.cached; c.set {
@@ -121,6 +118,18 @@ func implausibleOutput(u usageCounts, sc streamCounts, maxTokens, perChunk int) 
 	if visible > perChunk*sc.chunks {
 		return fmt.Sprintf("more than %d tokens per content chunk over %d chunks", perChunk, sc.chunks)
 	}
+	return ""
+}
+
+// promptUsage sets rec.PromptTokens to usage.prompt_tokens n of req's request of sent
+// bytes when it is believed (implausiblePrompt), else keeps the requested count, keeps n in
+// UsagePromptTokens and returns the note saying why.
+func promptUsage(rec *record.Record, n int, req *record.Request, sent int) (note string) {
+	if why := implausiblePrompt(n, req, sent); why != "" {
+		rec.UsagePromptTokens = int64(n)
+		return fmt.Sprintf("prompt_tokens %d not believed: %s; prompt_tokens is the requested %d", n, why, req.PromptTokens)
+	}
+	rec.PromptTokens = n
 	return ""
 }
 

@@ -1,0 +1,68 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
+)
+
+// embeddingsResult analyzes three closed-loop embeddings levels of 10 ms answers of 100
+// tokens (2 inputs) each.
+func embeddingsResult(t *testing.T) *analysis.Result {
+	t.Helper()
+	const w0 = int64(1e18)
+	var levels []record.Level
+	for i, c := range []int{1, 2, 4} {
+		run := record.LevelRun{Index: i, Concurrency: c, W0: w0, W1: w0 + int64(time.Second), Steady: true}
+		var recs []record.Record
+		for w := range c {
+			for k := range 100 {
+				recs = append(recs, record.Record{Level: i, Concurrency: c, Worker: w, Seq: k, Phase: record.PhaseMeasure,
+					Sent: w0 + int64(k)*int64(10*time.Millisecond), E2E: 10 * time.Millisecond, PromptTokens: 100, Inputs: 2, Status: record.StatusOK})
+			}
+		}
+		levels = append(levels, record.Level{Run: run, Records: recs})
+	}
+	opts := analysis.DefaultOptions()
+	opts.API = record.APIEmbeddings
+	opts.SLO = analysis.SLO{E2EP95: time.Second}
+	res := analysis.Analyze(analysis.Summarize(levels, opts), analysis.Meta{Name: "embed"}, opts)
+	return &res
+}
+
+// TestEmbeddingsReports: an embeddings run's console and markdown tables show input tokens/s,
+// inputs/s and latency, and no TTFT or TPOT column; its answer names input throughput.
+func TestEmbeddingsReports(t *testing.T) {
+	res := embeddingsResult(t)
+	if !res.Whole() || res.Meta.API != record.APIEmbeddings {
+		t.Fatalf("meta.api %q", res.Meta.API)
+	}
+	var con, md bytes.Buffer
+	if err := ConsoleWith(&con, res, ConsoleOptions{Wide: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Markdown(&md, res, nil); err != nil {
+		t.Fatal(err)
+	}
+	table, _, _ := strings.Cut(con.String()[strings.Index(con.String(), "     N"):], "\n")
+	for _, want := range []string{"in tok/s", "inputs/s", "lat p50", "lat p99", "QPS"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("console table %q lacks %q", table, want)
+		}
+	}
+	if strings.Contains(table, "TTFT") || strings.Contains(table, "TPOT") || strings.Contains(table, "OSL") {
+		t.Errorf("console table %q has a stream's column", table)
+	}
+	// 4 workers × 100 answers of 100 tokens a second, less the answer at the window's end.
+	if !strings.Contains(con.String(), "Maximum input throughput is 39600 tokens/s at concurrency 4") {
+		t.Errorf("console answer:\n%s", con.String())
+	}
+	m := md.String()
+	if !strings.Contains(m, "| concurrency | requests | errors | input TPS (tokens/s) |") || strings.Contains(m, "TTFT p50 (ms)") || strings.Contains(m, "| TTFT |") {
+		t.Errorf("report.md:\n%s", m)
+	}
+}
