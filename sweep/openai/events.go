@@ -48,6 +48,7 @@ type sseBody struct {
 	nonData   int
 	empty     int    // non-data lines since the last data line
 	afterData bool   // the line before was a data line: a blank line now ends its event
+	named     bool   // the line before was an event: line, which names the data line after it
 	acc       []byte // the non-data lines, trimmed and joined (bounded by maxNonData)
 	sawDone   bool
 	err       error // sticky: the error next returned
@@ -78,7 +79,7 @@ func (b *sseBody) next() ([]byte, error) {
 		}
 		t := bytes.TrimSpace(line)
 		if rest, ok := bytes.CutPrefix(t, []byte("data:")); ok {
-			b.empty, b.afterData = 0, true
+			b.empty, b.afterData, b.named = 0, true, false
 			p := bytes.TrimLeft(rest, reSpace)
 			switch {
 			case string(p) == "[DONE]":
@@ -97,6 +98,14 @@ func (b *sseBody) next() ([]byte, error) {
 			continue
 		}
 		b.afterData = false
+		if !b.named && bytes.HasPrefix(t, []byte("event:")) {
+			// The event's name (the Responses and Messages APIs name each event; its data
+			// repeats the name as "type"): one before each data line is the event's, not an
+			// empty message.
+			b.named = true
+			continue
+		}
+		b.named = false
 		if len(t) > 0 {
 			b.nonData += len(line)
 			if b.nonData > b.maxNonData {
@@ -234,6 +243,13 @@ func (b *sseBody) drain(arrival *atomic.Int64) (ended bool, last int64) {
 		b.rerr = err
 	}
 	return errors.Is(b.rerr, io.EOF), last
+}
+
+// ended marks the stream ended by its API's terminal event (an eventDecoder's), as [DONE]
+// does, and returns io.EOF.
+func (b *sseBody) ended() error {
+	b.sawDone, b.err = true, io.EOF
+	return io.EOF
 }
 
 func (b *sseBody) Close() error { return b.rc.Close() }
