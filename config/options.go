@@ -1,6 +1,9 @@
 package config
 
-import "github.com/kneecap/kneecap/analysis"
+import (
+	"github.com/kneecap/kneecap/analysis"
+	"github.com/kneecap/kneecap/record"
+)
 
 // AnalysisOptions returns the analysis options of a run with this configuration (the one
 // place a Config becomes analysis.Options): its SLO (the article's defaults, TTFT p95 ≤ 2 s
@@ -19,7 +22,8 @@ func (c Config) AnalysisOptions() analysis.Options {
 		o.MaxErrorRate = c.Sweep.Stop.MaxErrorRate
 	}
 	o.Plan = c.Plan
-	o.Lengths.FixedOutput = c.Workload.FixedOutput
+	// The Messages API has no ignore_eos: its output lengths are not forced (DESIGN §3.8).
+	o.Lengths.FixedOutput = c.Workload.FixedOutput && c.Target.API != record.APIMessages
 	o.Lengths.InputTokens, o.Lengths.OutputTokens = c.Workload.NominalLengths()
 	o.Think = c.Workload.MeanThink()
 	return o

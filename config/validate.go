@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,8 +83,8 @@ func (v *validation) target() {
 			v.badAt("target.model", []string{"target.model", "target.url"}, "missing: a model is required when target.url is set")
 		}
 	}
-	if t.API != record.APIChat && t.API != record.APICompletions {
-		v.bad("target.api", "%q: must be chat or completions", t.API)
+	if !slices.Contains(streamingAPIs, t.API) {
+		v.bad("target.api", "%q: must be one of %s", t.API, apiNames(streamingAPIs))
 	}
 	v.positive("target.request_timeout", t.RequestTimeout)
 	v.nonNegative("target.ttft_timeout", t.TTFTTimeout)

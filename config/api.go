@@ -1,0 +1,39 @@
+package config
+
+import (
+	"strings"
+
+	"github.com/kneecap/kneecap/record"
+)
+
+// streamingAPIs are the values of target.api (DESIGN §3.8).
+var streamingAPIs = []record.API{record.APIChat, record.APICompletions, record.APIResponses, record.APIMessages}
+
+// apiNames lists apis for an error message: "chat, completions, responses or messages".
+func apiNames(apis []record.API) string {
+	names := make([]string, len(apis))
+	for i, a := range apis {
+		names[i] = string(a)
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// DefaultAPIKeyEnv is target.api_key_env's default for api: ANTHROPIC_API_KEY for the
+// Messages API, whose key goes in x-api-key, else OPENAI_API_KEY.
+func DefaultAPIKeyEnv(api record.API) string {
+	if api == record.APIMessages {
+		return "ANTHROPIC_API_KEY"
+	}
+	return "OPENAI_API_KEY"
+}
+
+// DefaultKeyEnv sets target.api_key_env to its API's default (DefaultAPIKeyEnv) unless the
+// file or a flag set it. Call it once target.api is final (after the flags).
+func (c *Config) DefaultKeyEnv() {
+	if !c.given("target.api_key_env") {
+		c.Target.APIKeyEnv = DefaultAPIKeyEnv(c.Target.API)
+	}
+}
