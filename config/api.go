@@ -6,7 +6,7 @@ import (
 	"github.com/kneecap/kneecap/record"
 )
 
-// streamingAPIs are the values of target.api (DESIGN §3.8).
+// streamingAPIs are the values of target.api (DESIGN §3.11).
 var streamingAPIs = []record.API{record.APIChat, record.APICompletions, record.APIResponses, record.APIMessages}
 
 // apiNames lists apis for an error message: "chat, completions, responses or messages".

@@ -62,7 +62,7 @@ type TargetConfig struct {
 	URL string `yaml:"url"`
 	// Model is the model name sent in every request.
 	Model string `yaml:"model"`
-	// API is chat, completions, responses or messages (DESIGN §3.8).
+	// API is chat, completions, responses or messages (DESIGN §3.11).
 	API record.API `yaml:"api"`
 	// APIKeyEnv names the environment variable holding the API key. The key itself never
 	// appears in a file.

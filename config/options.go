@@ -22,7 +22,7 @@ func (c Config) AnalysisOptions() analysis.Options {
 		o.MaxErrorRate = c.Sweep.Stop.MaxErrorRate
 	}
 	o.Plan = c.Plan
-	// The Messages API has no ignore_eos: its output lengths are not forced (DESIGN §3.8).
+	// The Messages API has no ignore_eos: its output lengths are not forced (DESIGN §3.11).
 	o.Lengths.FixedOutput = c.Workload.FixedOutput && c.Target.API != record.APIMessages
 	o.Lengths.InputTokens, o.Lengths.OutputTokens = c.Workload.NominalLengths()
 	o.Think = c.Workload.MeanThink()

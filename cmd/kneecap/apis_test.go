@@ -45,7 +45,7 @@ sweep:
 // of a chat sweep of the same levels within ±5%, at 16 (a batch of 16 decoding: TPOT ≈ the
 // step 2 ms + 16 × 125 µs) and at 64 (TTFT ≈ the wait for a slot, a request's whole answer
 // at 32). The same engine serves all three (sim/apis.go): only the events differ. The knee of
-// a whole sweep per API is checked by hand (docs/design.md §3.8 gives the numbers). The
+// a whole sweep per API is checked by hand (docs/design.md §3.11 gives the numbers). The
 // three sweeps run at once, each a kneecap process without -race (accuracy_test.go).
 func TestEventAPIsMatchChat(t *testing.T) {
 	if testing.Short() {

@@ -23,6 +23,7 @@ func checkEventDecoder(t *testing.T, body []byte, newDec func() eventDecoder, te
 			continue
 		}
 		p = bytes.TrimLeft(p, reSpace)
+		checkScanEvent(t, p)
 		r, err := dec.decode(p)
 		if err != nil {
 			var apiErr *goopenai.APIError
@@ -50,28 +51,56 @@ func checkEventDecoder(t *testing.T, body []byte, newDec func() eventDecoder, te
 	}
 }
 
-// FuzzResponsesEvents checks the Responses decoder on arbitrary streams (checkEventDecoder),
-// seeded with the recorded streams of the API reference.
+// FuzzResponsesEvents checks the Responses decoder on arbitrary streams (checkEventDecoder)
+// and its scanner against encoding/json (checkScanEvent), seeded with the recorded streams of
+// the API reference.
 func FuzzResponsesEvents(f *testing.F) {
 	for _, name := range []string{"responses_text.sse", "responses_reasoning.sse", "responses_incomplete.sse", "responses_failed.sse", "responses_error.sse"} {
 		f.Add([]byte(readStream(f, name)))
 	}
 	f.Add([]byte(`data: {"type":"response.output_text.delta","delta":"x"}`))
 	f.Add([]byte(`data: {"type":"error","code":429,"message":"slow down"}`))
+	f.Add([]byte(`data: {"TYPE":"response.output_text.delta","delta":"\u00e9","Delta":"b"}`))
+	f.Add([]byte(`data: {"type":"response.output_text.delta","delta":null}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkEventDecoder(t, body, func() eventDecoder { return new(responsesDecoder) }, "response.completed")
 	})
 }
 
-// FuzzMessagesEvents checks the Messages decoder on arbitrary streams (checkEventDecoder),
-// seeded with the recorded streams of the API reference.
+// FuzzMessagesEvents checks the Messages decoder on arbitrary streams (checkEventDecoder)
+// and its scanner against encoding/json (checkScanEvent), seeded with the recorded streams of
+// the API reference.
 func FuzzMessagesEvents(f *testing.F) {
 	for _, name := range []string{"messages_text.sse", "messages_thinking.sse", "messages_error.sse", "messages_cached.sse"} {
 		f.Add([]byte(readStream(f, name)))
 	}
 	f.Add([]byte(strings.Repeat(`data: {"type":"message_start","message":{"usage":{"input_tokens":-1}}}`+"\n", 2)))
 	f.Add([]byte(`data: {"type":"content_block_delta","delta":{"type":"text_delta","text":"x"}}`))
+	f.Add([]byte(`data: {"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","Thinking":"x","text":"y"}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkEventDecoder(t, body, func() eventDecoder { return new(messagesDecoder) }, "message_stop")
 	})
 }
+
+// checkScanEvent checks the decoders' scanners on payload p: whenever one takes it,
+// encoding/json decodes it into the same event (its other fields unset).
+func checkScanEvent(t *testing.T, p []byte) {
+	var fast, slow responsesEvent
+	if scanResponsesDelta(p, &fast) {
+		err := json.Unmarshal(p, &slow)
+		if err != nil || slow.Type != fast.Type || !sameText(slow.Delta, fast.Delta) || slow.Response != nil || slow.Code != nil || slow.Message != "" {
+			t.Fatalf("%q: scanResponsesDelta %+v, encoding/json %+v (%v)", p, fast, slow, err)
+		}
+	}
+	var mf, ms messagesEvent
+	if scanMessagesDelta(p, &mf) {
+		err := json.Unmarshal(p, &ms)
+		if err != nil || ms.Type != mf.Type || ms.Delta.Type != mf.Delta.Type || !sameText(ms.Delta.Text, mf.Delta.Text) ||
+			ms.Delta.Thinking != mf.Delta.Thinking || ms.Message != nil || ms.Usage != nil || ms.Error != nil {
+			t.Fatalf("%q: scanMessagesDelta %+v, encoding/json %+v (%v)", p, mf, ms, err)
+		}
+	}
+}
+
+// sameText reports whether two decoded JSON strings are the same.
+func sameText(a, b jsonText) bool { return a.set == b.set && bytes.Equal(a.raw, b.raw) }

@@ -22,7 +22,7 @@ const AnthropicVersion = "2023-06-01"
 const DefaultMessagesMaxTokens = 4096
 
 // messagesProtocol is the Anthropic Messages API, POST /messages with stream true
-// (https://docs.anthropic.com/en/api/messages-streaming; DESIGN §3.8). Its key goes in
+// (https://docs.anthropic.com/en/api/messages-streaming; DESIGN §3.11). Its key goes in
 // x-api-key with anthropic-version (Options.Header, set by New), not as a bearer token.
 type messagesProtocol struct{}
 
@@ -139,7 +139,8 @@ func (t *deltaType) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// messagesDecoder decodes a Messages stream's events (DESIGN §3.8): text_delta is an answer
+// messagesDecoder decodes a Messages stream's events (DESIGN §3.11), content_block_delta
+// without allocating (scanMessagesDelta), the others with encoding/json: text_delta is an answer
 // chunk, thinking_delta a reasoning chunk; message_start's usage gives the prompt's tokens,
 // message_delta's the output's (cumulative), message_stop ends the stream; error is an
 // error. Events out of order (a delta outside a content block, anything before message_start)
@@ -148,12 +149,16 @@ type messagesDecoder struct {
 	started, inBlock bool
 	// The prompt's counts last reported: input (uncached), cache read, cache written.
 	input, cacheRead, cacheWrite optCount
+	ev                           messagesEvent // the event decoded last, reused: it escapes to encoding/json
 }
 
 func (d *messagesDecoder) decode(payload []byte) (chunkResult, error) {
-	var ev messagesEvent
-	if err := json.Unmarshal(payload, &ev); err != nil {
-		return chunkResult{}, fmt.Errorf("%w: %w: %q", errBadChunk, err, truncate(payload, 120))
+	d.ev = messagesEvent{}
+	ev := &d.ev
+	if !scanMessagesDelta(payload, ev) {
+		if err := json.Unmarshal(payload, ev); err != nil {
+			return chunkResult{}, fmt.Errorf("%w: %w: %q", errBadChunk, err, truncate(payload, 120))
+		}
 	}
 	var r chunkResult
 	if !d.started && ev.Type != msgStart && ev.Type != msgError && ev.Type != msgPing && ev.Type != msgOther {

@@ -14,7 +14,7 @@ import (
 	"github.com/kneecap/kneecap/record"
 )
 
-// protocol is one API's side of a request (DESIGN §3.8): how the request is opened and how
+// protocol is one API's side of a request (DESIGN §3.11): how the request is opened and how
 // its stream's events are decoded. The rest of a request's life (deadlines, clocks, read lag,
 // retries, the stream's end and its failures) is Client.Do's, the same for every API.
 type protocol interface {

@@ -12,7 +12,7 @@ import (
 )
 
 // responsesProtocol is the OpenAI Responses API, POST /responses with stream true
-// (https://platform.openai.com/docs/api-reference/responses-streaming; DESIGN §3.8).
+// (https://platform.openai.com/docs/api-reference/responses-streaming; DESIGN §3.11).
 type responsesProtocol struct{}
 
 // responsesRequest is the body of a Responses request. Input is the prompt, or the
@@ -119,19 +119,24 @@ func (s *jsonText) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// responsesDecoder decodes a Responses stream's events (DESIGN §3.8): output_text deltas are
+// responsesDecoder decodes a Responses stream's events (DESIGN §3.11), the deltas without
+// allocating (scanResponsesDelta), the others with encoding/json: output_text deltas are
 // answer chunks, reasoning_text and reasoning_summary_text deltas reasoning chunks; the usage
 // of response.completed (or response.incomplete, a response cut at max_output_tokens) is the
 // stream's and ends it; response.failed and error are errors. A delta before response.created
 // is a bad chunk.
 type responsesDecoder struct {
 	started bool
+	ev      responsesEvent // the event decoded last, reused: it escapes to encoding/json
 }
 
 func (d *responsesDecoder) decode(payload []byte) (chunkResult, error) {
-	var ev responsesEvent
-	if err := json.Unmarshal(payload, &ev); err != nil {
-		return chunkResult{}, fmt.Errorf("%w: %w: %q", errBadChunk, err, truncate(payload, 120))
+	d.ev = responsesEvent{}
+	ev := &d.ev
+	if !scanResponsesDelta(payload, ev) {
+		if err := json.Unmarshal(payload, ev); err != nil {
+			return chunkResult{}, fmt.Errorf("%w: %w: %q", errBadChunk, err, truncate(payload, 120))
+		}
 	}
 	var r chunkResult
 	switch ev.Type {
