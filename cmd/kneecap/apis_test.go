@@ -8,37 +8,22 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-// apisConfig is the demo engine at twice the speed (demoConfig's), at concurrency 16 (below
-// its 32 slots) and 64 (past them: requests queue for a slot), with answers of 64 tokens
-// that the engine ends on its own (output_dist fixed, output_tokens 64): the Messages API
-// cannot ask for ignore_eos, so the three APIs ask the engine for the same work only when
-// the engine's own length is the requested one.
-const apisConfig = `name: apis
-simulator:
-  profile: demo
-  step_base: 2ms
-  step_per_seq: 125us
-  prefill_tps: 100000
-  output_dist: fixed
-  output_tokens: 64
-workload:
-  input_tokens: {dist: fixed, mean: 128}
-  output_tokens: {dist: fixed, mean: 64}
-  fixed_output: true
-sweep:
-  levels: [16, 64]
-  warmup: 400ms
-  duration: 1s
-  min_requests: 16
-  max_duration: 2500ms
-  drain_timeout: 10s
-  stop: {plateau: false, overload: false}
-`
+// apisConfig is demoConfig (the demo engine at twice the speed) at concurrency 16 (below its
+// 32 slots) and 64 (past them: requests queue for a slot), without added levels, with answers
+// of 64 tokens that the engine ends on its own (output_dist fixed, output_tokens 64): the
+// Messages API cannot ask for ignore_eos, so the three APIs ask the engine for the same work
+// only when the engine's own length is the requested one.
+var apisConfig = strings.NewReplacer(
+	"  prefill_tps: 100000\n", "  prefill_tps: 100000\n  output_dist: fixed\n  output_tokens: 64\n",
+	"  levels: {start: 1, max: 64, factor: 2}\n", "  levels: [16, 64]\n",
+	"  refine: 2\n", "  stop: {plateau: false, overload: false}\n",
+).Replace(demoConfig)
 
 // TestEventAPIsMatchChat is issue 25's acceptance of the Responses and Messages APIs at two
 // levels: swept against the demo engine (apisConfig), each gives the TTFT p50 and TPOT p50
@@ -50,6 +35,9 @@ sweep:
 func TestEventAPIsMatchChat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three two-level sweeps at once, about 10 s")
+	}
+	if !strings.Contains(apisConfig, "levels: [16, 64]") || !strings.Contains(apisConfig, "output_dist: fixed") || strings.Contains(apisConfig, "refine") {
+		t.Fatalf("demoConfig changed: apisConfig is\n%s", apisConfig)
 	}
 	bin := kneecapBinary(t)
 	base := t.TempDir()

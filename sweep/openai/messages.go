@@ -2,7 +2,6 @@ package openai
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -153,12 +152,9 @@ type messagesDecoder struct {
 }
 
 func (d *messagesDecoder) decode(payload []byte) (chunkResult, error) {
-	d.ev = messagesEvent{}
 	ev := &d.ev
-	if !scanMessagesDelta(payload, ev) {
-		if err := json.Unmarshal(payload, ev); err != nil {
-			return chunkResult{}, fmt.Errorf("%w: %w: %q", errBadChunk, err, truncate(payload, 120))
-		}
+	if err := decodeEvent(payload, ev, scanMessagesDelta); err != nil {
+		return chunkResult{}, err
 	}
 	var r chunkResult
 	if !d.started && ev.Type != msgStart && ev.Type != msgError && ev.Type != msgPing && ev.Type != msgOther {

@@ -131,12 +131,9 @@ type responsesDecoder struct {
 }
 
 func (d *responsesDecoder) decode(payload []byte) (chunkResult, error) {
-	d.ev = responsesEvent{}
 	ev := &d.ev
-	if !scanResponsesDelta(payload, ev) {
-		if err := json.Unmarshal(payload, ev); err != nil {
-			return chunkResult{}, fmt.Errorf("%w: %w: %q", errBadChunk, err, truncate(payload, 120))
-		}
+	if err := decodeEvent(payload, ev, scanResponsesDelta); err != nil {
+		return chunkResult{}, err
 	}
 	var r chunkResult
 	switch ev.Type {

@@ -1,11 +1,30 @@
 package openai
 
+import (
+	"encoding/json"
+	"fmt"
+)
+
 // The allocation-free path of the Responses and Messages decoders: their answer and reasoning
 // deltas, the events of every token, scanned as scanChunk scans chat's chunks. On anything
 // else, or anything the scanner does not read exactly as encoding/json would (a key with an
 // escape or a non-ASCII byte, a duplicate key, a value of another type), it declines and the
 // decoder's encoding/json path decides; FuzzResponsesEvents and FuzzMessagesEvents check that
 // both say the same.
+
+// decodeEvent decodes payload into *ev, zeroed first: by scan when it takes the payload,
+// else by encoding/json (a payload it cannot decode is a bad chunk).
+func decodeEvent[E any](payload []byte, ev *E, scan func([]byte, *E) bool) error {
+	var zero E
+	*ev = zero
+	if scan(payload, ev) {
+		return nil
+	}
+	if err := json.Unmarshal(payload, ev); err != nil {
+		return fmt.Errorf("%w: %w: %q", errBadChunk, err, truncate(payload, 120))
+	}
+	return nil
+}
 
 // scanResponsesDelta fills ev from a Responses delta event ({"type": a text or reasoning
 // delta type, "delta": a string, other keys but response, code and message}); ok is false,
@@ -15,8 +34,7 @@ func scanResponsesDelta(b []byte, ev *responsesEvent) (ok bool) {
 	var typ responsesType
 	var delta jsonText
 	sawType, sawDelta := false, false
-	s.ws()
-	if !s.object(func(key []byte) bool {
+	if !s.whole(func(key []byte) bool {
 		switch {
 		case keyIs(key, "type"):
 			return !sawType && s.text(&sawType, typ.UnmarshalJSON)
@@ -27,11 +45,7 @@ func scanResponsesDelta(b []byte, ev *responsesEvent) (ok bool) {
 		}
 		_, good := s.value()
 		return good
-	}) {
-		return false
-	}
-	s.ws()
-	if s.i != len(s.b) || (typ != respTextDelta && typ != respReasoningDelta) {
+	}) || (typ != respTextDelta && typ != respReasoningDelta) {
 		return false
 	}
 	ev.Type, ev.Delta = typ, delta
@@ -48,8 +62,7 @@ func scanMessagesDelta(b []byte, ev *messagesEvent) (ok bool) {
 	var text jsonText
 	var thinking nonEmpty
 	sawType, sawDelta := false, false
-	s.ws()
-	if !s.object(func(key []byte) bool {
+	if !s.whole(func(key []byte) bool {
 		switch {
 		case keyIs(key, "type"):
 			return !sawType && s.text(&sawType, typ.UnmarshalJSON)
@@ -76,16 +89,23 @@ func scanMessagesDelta(b []byte, ev *messagesEvent) (ok bool) {
 		}
 		_, good := s.value()
 		return good
-	}) {
-		return false
-	}
-	s.ws()
-	if s.i != len(s.b) || typ != msgBlockDelta {
+	}) || typ != msgBlockDelta {
 		return false
 	}
 	ev.Type = typ
 	ev.Delta.Type, ev.Delta.Text, ev.Delta.Thinking = dt, text, thinking
 	return true
+}
+
+// whole scans the payload as one object (white space around it), calling field for each key
+// as object does.
+func (s *scanner) whole(field func(key []byte) bool) bool {
+	s.ws()
+	if !s.object(field) {
+		return false
+	}
+	s.ws()
+	return s.i == len(s.b)
 }
 
 // text scans a string value and hands it, quotes included, to set (a field's UnmarshalJSON,
