@@ -1,17 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"math"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 // apisConfig is demoConfig (the demo engine at twice the speed) at concurrency 16 (below its
@@ -31,7 +26,7 @@ var apisConfig = strings.NewReplacer(
 // step 2 ms + 16 × 125 µs) and at 64 (TTFT ≈ the wait for a slot, a request's whole answer
 // at 32). The same engine serves all three (sim/apis.go): only the events differ. The knee of
 // a whole sweep per API is checked by hand (docs/design.md §3.11 gives the numbers). The
-// three sweeps run at once, each a kneecap process without -race (accuracy_test.go).
+// three sweeps run at once, each a kneecap process without -race (accuracySweep.run).
 func TestEventAPIsMatchChat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three two-level sweeps at once, about 10 s")
@@ -40,38 +35,21 @@ func TestEventAPIsMatchChat(t *testing.T) {
 		t.Fatalf("demoConfig changed: apisConfig is\n%s", apisConfig)
 	}
 	bin := kneecapBinary(t)
-	base := t.TempDir()
-	cfg := filepath.Join(base, "apis.yaml")
-	if err := os.WriteFile(cfg, []byte(apisConfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	apis := []string{"chat", "responses", "messages"}
-	runs := make([]struct {
-		m      map[string]any
-		err    error
-		stderr string
-	}, len(apis))
+	runs := make([]accuracySweep, len(apis))
 	var wg sync.WaitGroup
 	for i, api := range apis {
-		wg.Go(func() {
-			dir := filepath.Join(base, api)
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, "sweep", "-c", cfg, "-o", dir, "--api", api)
-			cmd.Env = append(os.Environ(), "OPENAI_BASE_URL=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=")
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			runs[i].err, runs[i].stderr = cmd.Run(), stderr.String()
-		})
+		runs[i].config = apisConfig + "target:\n  api: " + api + "\n"
+		wg.Go(func() { runs[i].run(bin, "apis-"+api) })
 	}
 	wg.Wait()
 	levels := map[string]map[float64][2]float64{} // API → concurrency → TTFT p50, TPOT p50 (ms)
 	var starvedWhy string
 	for i, api := range apis {
 		if runs[i].err != nil {
-			t.Fatalf("--api %s: %v\n%s", api, runs[i].err, runs[i].stderr)
+			t.Fatalf("target.api %s: %v\n%s", api, runs[i].err, runs[i].stderr)
 		}
-		m := readJSON(t, filepath.Join(base, api, "analysis.json"))
+		m := readJSON(t, filepath.Join(runs[i].dir, "analysis.json"))
 		if why := starved(m); why != "" && starvedWhy == "" {
 			starvedWhy = api + ": " + why
 		}

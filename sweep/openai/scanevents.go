@@ -33,19 +33,9 @@ func scanResponsesDelta(b []byte, ev *responsesEvent) (ok bool) {
 	s := scanner{b: b}
 	var typ responsesType
 	var delta jsonText
-	sawType, sawDelta := false, false
-	if !s.whole(func(key []byte) bool {
-		switch {
-		case keyIs(key, "type"):
-			return !sawType && s.text(&sawType, typ.UnmarshalJSON)
-		case keyIs(key, "delta"):
-			return !sawDelta && s.text(&sawDelta, delta.UnmarshalJSON)
-		case keyIs(key, "response"), keyIs(key, "code"), keyIs(key, "message"):
-			return false
-		}
-		_, good := s.value()
-		return good
-	}) || (typ != respTextDelta && typ != respReasoningDelta) {
+	ms := []member{{name: "type", set: typ.UnmarshalJSON}, {name: "delta", set: delta.UnmarshalJSON}}
+	s.ws()
+	if !s.members(ms, "response", "code", "message") || !s.end() || (typ != respTextDelta && typ != respReasoningDelta) {
 		return false
 	}
 	ev.Type, ev.Delta = typ, delta
@@ -61,35 +51,10 @@ func scanMessagesDelta(b []byte, ev *messagesEvent) (ok bool) {
 	var dt deltaType
 	var text jsonText
 	var thinking nonEmpty
-	sawType, sawDelta := false, false
-	if !s.whole(func(key []byte) bool {
-		switch {
-		case keyIs(key, "type"):
-			return !sawType && s.text(&sawType, typ.UnmarshalJSON)
-		case keyIs(key, "delta"):
-			if sawDelta {
-				return false
-			}
-			sawDelta = true
-			var sawT, sawX, sawK bool
-			return s.object(func(key []byte) bool {
-				switch {
-				case keyIs(key, "type"):
-					return !sawT && s.text(&sawT, dt.UnmarshalJSON)
-				case keyIs(key, "text"):
-					return !sawX && s.text(&sawX, text.UnmarshalJSON)
-				case keyIs(key, "thinking"):
-					return !sawK && s.text(&sawK, thinking.UnmarshalJSON)
-				}
-				_, good := s.value()
-				return good
-			})
-		case keyIs(key, "message"), keyIs(key, "usage"), keyIs(key, "error"):
-			return false
-		}
-		_, good := s.value()
-		return good
-	}) || typ != msgBlockDelta {
+	delta := []member{{name: "type", set: dt.UnmarshalJSON}, {name: "text", set: text.UnmarshalJSON}, {name: "thinking", set: thinking.UnmarshalJSON}}
+	ms := []member{{name: "type", set: typ.UnmarshalJSON}, {name: "delta", obj: delta}}
+	s.ws()
+	if !s.members(ms, "message", "usage", "error") || !s.end() || typ != msgBlockDelta {
 		return false
 	}
 	ev.Type = typ
@@ -97,24 +62,47 @@ func scanMessagesDelta(b []byte, ev *messagesEvent) (ok bool) {
 	return true
 }
 
-// whole scans the payload as one object (white space around it), calling field for each key
-// as object does.
-func (s *scanner) whole(field func(key []byte) bool) bool {
-	s.ws()
-	if !s.object(field) {
-		return false
-	}
-	s.ws()
-	return s.i == len(s.b)
+// member is a key an event scanner reads, at most once: a string value, handed with its
+// quotes to set (a field's UnmarshalJSON, which takes any string), or an object of the
+// members obj; a value of another type declines.
+type member struct {
+	name string
+	set  func([]byte) error
+	obj  []member
+	seen bool
 }
 
-// text scans a string value and hands it, quotes included, to set (a field's UnmarshalJSON,
-// which takes any string), marking it seen; a value of another type declines.
-func (s *scanner) text(seen *bool, set func([]byte) error) bool {
-	raw, _, ok := s.str()
-	if !ok {
-		return false
-	}
-	*seen = true
-	return set(raw) == nil
+// members scans an object, reading the keys of ms and skipping the values of the others; a
+// key of refuse, or one of ms twice, declines.
+func (s *scanner) members(ms []member, refuse ...string) bool {
+	return s.object(func(key []byte) bool {
+		for _, r := range refuse {
+			if keyIs(key, r) {
+				return false
+			}
+		}
+		for i := range ms {
+			m := &ms[i]
+			if !keyIs(key, m.name) {
+				continue
+			}
+			if m.seen {
+				return false
+			}
+			m.seen = true
+			if m.obj != nil {
+				return s.members(m.obj)
+			}
+			raw, _, ok := s.str()
+			return ok && m.set(raw) == nil
+		}
+		_, good := s.value()
+		return good
+	})
+}
+
+// end skips white space and reports whether the payload ends there.
+func (s *scanner) end() bool {
+	s.ws()
+	return s.i == len(s.b)
 }
