@@ -1,10 +1,13 @@
 package openai
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -111,12 +114,15 @@ func TestSimulatorEventAPIFaults(t *testing.T) {
 	}
 }
 
-// TestEventAPIHeaders: a Responses request carries the key as a bearer token; a Messages
+// TestEventAPIRequests: a Responses request carries the key as a bearer token; a Messages
 // request carries it as x-api-key with anthropic-version 2023-06-01 and no Authorization
-// (https://docs.anthropic.com/en/api/messages), on the stream and on GET /v1/models alike, and
-// max_tokens (the default when the workload sets none). Headers the user gives are sent as
-// for chat.
-func TestEventAPIHeaders(t *testing.T) {
+// (https://docs.anthropic.com/en/api/messages), on the stream and on GET /v1/models alike.
+// Headers the user gives are sent as for chat. The bodies: Responses {model, input,
+// max_output_tokens, stream, store false} with vLLM's ignore_eos and no min_tokens (its
+// ResponsesRequest has none); Messages {model, max_tokens, messages, stream}, max_tokens the
+// default when the workload sets none, and no ignore_eos or min_tokens (neither Anthropic's
+// nor vLLM's AnthropicMessagesRequest has them).
+func TestEventAPIRequests(t *testing.T) {
 	cfg, err := sim.Profile("fixed")
 	if err != nil {
 		t.Fatal(err)
@@ -128,9 +134,15 @@ func TestEventAPIHeaders(t *testing.T) {
 	}
 	var mu sync.Mutex
 	seen := map[string]http.Header{}
+	var bodies []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
 		mu.Lock()
 		seen[r.Method+" "+r.URL.Path] = r.Header.Clone()
+		if r.Method == http.MethodPost {
+			bodies = append(bodies, string(b))
+		}
 		mu.Unlock()
 		s.ServeHTTP(w, r)
 	}))
@@ -140,8 +152,10 @@ func TestEventAPIHeaders(t *testing.T) {
 			o.API, o.Model, o.APIKey = api, sim.DefaultModel, "sk-test-secret"
 			o.Header = http.Header{"X-Team": {"a"}}
 		})
-		if rec := do(t, c, record.Request{Prompt: "a b", PromptTokens: 2}); rec.Status != record.StatusOK {
-			t.Fatalf("%s: %s %s %s", api, rec.Status, rec.ErrorClass, rec.Error)
+		for _, req := range []record.Request{{Prompt: "a b", PromptTokens: 2, MaxTokens: 5, IgnoreEOS: true}, {Prompt: "a b", PromptTokens: 2}} {
+			if rec := do(t, c, req); rec.Status != record.StatusOK {
+				t.Fatalf("%s: %s %s %s", api, rec.Status, rec.ErrorClass, rec.Error)
+			}
 		}
 		if _, err := c.Models(context.Background()); err != nil {
 			t.Fatalf("%s: models: %v", api, err)
@@ -165,6 +179,18 @@ func TestEventAPIHeaders(t *testing.T) {
 			}
 		}
 		mu.Unlock()
+	}
+	want := []string{
+		`{"model":"M","input":"a b","max_output_tokens":5,"stream":true,"store":false,"ignore_eos":true}`,
+		`{"model":"M","input":"a b","stream":true,"store":false}`,
+		`{"model":"M","max_tokens":5,"messages":[{"role":"user","content":"a b"}],"stream":true}`,
+		`{"model":"M","max_tokens":` + strconv.Itoa(DefaultMessagesMaxTokens) + `,"messages":[{"role":"user","content":"a b"}],"stream":true}`,
+	}
+	for i := range want {
+		want[i] = strings.Replace(want[i], `"M"`, strconv.Quote(sim.DefaultModel), 1)
+	}
+	if !slices.Equal(bodies, want) {
+		t.Errorf("bodies\n%s\nwant\n%s", strings.Join(bodies, "\n"), strings.Join(want, "\n"))
 	}
 	if _, err := New(Options{BaseURL: srv.URL + "/v1", API: record.APIMessages, APIKey: "k", Header: http.Header{"x-api-key": {"hunter2"}}}); err == nil ||
 		!strings.Contains(err.Error(), "X-Api-Key") || strings.Contains(err.Error(), "hunter2") {

@@ -40,7 +40,8 @@ func (messagesProtocol) open(ctx context.Context, c *Client, req *record.Request
 	if n <= 0 {
 		n = DefaultMessagesMaxTokens
 	}
-	return c.postStream(ctx, "/messages", messagesRequest{Model: c.model(req), MaxTokens: n, Messages: turns(req), Stream: true})
+	// The key is Options.Header's x-api-key (messagesHeader), not a bearer token.
+	return c.postStream(ctx, "/messages", messagesRequest{Model: c.model(req), MaxTokens: n, Messages: turns(req), Stream: true}, false)
 }
 
 func (messagesProtocol) events() eventDecoder  { return new(messagesDecoder) }

@@ -109,9 +109,10 @@ func (completionsProtocol) mergesIgnoreEOS() bool { return true }
 
 // postStream POSTs body (JSON) to the base URL's path as a stream request through the client's
 // doer, the HTTPDoer go-openai sends through: the same transport, headers, redirect checks,
-// retry, body limits and event body. A failure status is an error as go-openai makes it
-// (an *goopenai.APIError from an error envelope, else a *goopenai.RequestError).
-func (c *Client) postStream(ctx context.Context, path string, body any) (io.Closer, error) {
+// retry, body limits and event body; bearer sends the API key as go-openai does
+// (Authorization: Bearer). A failure status is an error as go-openai makes it (an
+// *goopenai.APIError from an error envelope, else a *goopenai.RequestError).
+func (c *Client) postStream(ctx context.Context, path string, body any, bearer bool) (io.Closer, error) {
 	raw, err := json.Marshal(body)
 	if err != nil {
 		return nil, fmt.Errorf("openai: encode request: %w", err)
@@ -123,8 +124,7 @@ func (c *Client) postStream(ctx context.Context, path string, body any) (io.Clos
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "text/event-stream")
 	hr.Header.Set("Cache-Control", "no-cache")
-	if c.api != record.APIMessages && c.opts.APIKey != "" {
-		// The Messages API's key goes in x-api-key (Options.Header, see New).
+	if bearer && c.opts.APIKey != "" {
 		hr.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
 	}
 	resp, err := c.doer.Do(hr)
