@@ -24,9 +24,10 @@ import (
 // space of each data line, the line trimmed first; io.EOF after "data: [DONE]" (sawDone) or at
 // the end of the body. Lines that are not data lines are go-openai's "empty messages": more
 // than emptyLimit in a row fail the stream (goopenai.ErrTooManyEmptyStreamMessages), the blank
-// line that ends each event not counted, and their text is kept, as go-openai keeps it, to
-// report a body that ends as a JSON error object (a server answering 200 with
-// {"error": {...}}) as that error. An in-stream error event ("data: {"error": ...}") is a
+// line that ends each event not counted, nor one "event:" line before a data line (the name
+// the Responses and Messages APIs give each event; DESIGN §3.11), and their text is kept, as
+// go-openai keeps it, to report a body that ends as a JSON error object (a server answering
+// 200 with {"error": {...}}) as that error. An in-stream error event ("data: {"error": ...}") is a
 // payload like any other: the chunk decoder makes it an *goopenai.APIError. At the body's
 // end a last line without '\n' is read too: "data: [DONE]" ends the stream, another data line
 // is an event cut off and dropped (go-openai dropped every such line), a non-data line joins
