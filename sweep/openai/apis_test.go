@@ -228,3 +228,20 @@ func TestEventLines(t *testing.T) {
 		})
 	}
 }
+
+// TestMessagesKeyScrubbed: a server that echoes the x-api-key it got in its error (Anthropic's
+// envelope, 401) is classified http_4xx with its message, the key scrubbed from it.
+func TestMessagesKeyScrubbed(t *testing.T) {
+	const key = "sk-ant-secret-123"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key ` + r.Header.Get("X-Api-Key") + `"}}`))
+	}))
+	t.Cleanup(srv.Close)
+	c := newClient(t, srv.URL, func(o *Options) { o.API, o.APIKey = record.APIMessages, key })
+	rec := do(t, c, record.Request{Prompt: "p", PromptTokens: 1})
+	if rec.ErrorClass != record.ErrHTTP4xx || !strings.Contains(rec.Error, "invalid x-api-key") || strings.Contains(rec.Error, key) {
+		t.Fatalf("%s %q: %s", rec.Status, rec.ErrorClass, rec.Error)
+	}
+}
