@@ -37,3 +37,13 @@ func (c *Config) DefaultKeyEnv() {
 		c.Target.APIKeyEnv = DefaultAPIKeyEnv(c.Target.API)
 	}
 }
+
+// UnforcedLengths says why the workload's fixed output lengths (workload.fixed_output) could
+// not be asked for, "" when they could: the Messages API has no ignore_eos (DESIGN §3.11). The
+// sweep prints it and the analysis warns it.
+func (c Config) UnforcedLengths() string {
+	if !c.Workload.FixedOutput || c.Target.API != record.APIMessages {
+		return ""
+	}
+	return "output length: target.api messages has no ignore_eos (neither Anthropic's Messages API nor vLLM's /v1/messages accepts it, nor min_tokens): max_tokens is a cap the model may stop short of, so the output lengths were not forced (fixed_output false)"
+}

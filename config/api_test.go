@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kneecap/kneecap/record"
@@ -49,13 +50,20 @@ func TestDefaultKeyEnv(t *testing.T) {
 }
 
 // TestMessagesLengthsNotForced: the Messages API cannot force output lengths (no ignore_eos),
-// so its analysis does not claim fixed_output; the Responses API's can (vLLM's ignore_eos).
+// so its analysis does not claim fixed_output and UnforcedLengths says why; the Responses
+// API's can (vLLM's ignore_eos); without fixed_output nothing is to be forced.
 func TestMessagesLengthsNotForced(t *testing.T) {
 	c := Default()
-	for api, want := range map[record.API]bool{record.APIChat: true, record.APIResponses: true, record.APIMessages: false} {
-		c.Target.API = api
-		if got := c.AnalysisOptions().Lengths.FixedOutput; got != want {
-			t.Errorf("%s: fixed_output %v, want %v", api, got, want)
+	for _, fixed := range []bool{true, false} {
+		c.Workload.FixedOutput = fixed
+		for api, forced := range map[record.API]bool{record.APIChat: true, record.APIResponses: true, record.APIMessages: false} {
+			c.Target.API = api
+			if got := c.AnalysisOptions().Lengths.FixedOutput; got != (fixed && forced) {
+				t.Errorf("%s, fixed_output %v: analysis fixed_output %v", api, fixed, got)
+			}
+			if why := c.UnforcedLengths(); (why != "") != (fixed && !forced) || (why != "" && !strings.Contains(why, "no ignore_eos")) {
+				t.Errorf("%s, fixed_output %v: UnforcedLengths %q", api, fixed, why)
+			}
 		}
 	}
 }

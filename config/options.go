@@ -1,9 +1,6 @@
 package config
 
-import (
-	"github.com/kneecap/kneecap/analysis"
-	"github.com/kneecap/kneecap/record"
-)
+import "github.com/kneecap/kneecap/analysis"
 
 // AnalysisOptions returns the analysis options of a run with this configuration (the one
 // place a Config becomes analysis.Options): its SLO (the article's defaults, TTFT p95 ≤ 2 s
@@ -22,8 +19,8 @@ func (c Config) AnalysisOptions() analysis.Options {
 		o.MaxErrorRate = c.Sweep.Stop.MaxErrorRate
 	}
 	o.Plan = c.Plan
-	// The Messages API has no ignore_eos: its output lengths are not forced (DESIGN §3.11).
-	o.Lengths.FixedOutput = c.Workload.FixedOutput && c.Target.API != record.APIMessages
+	// The Messages API has no ignore_eos: its output lengths are not forced (UnforcedLengths).
+	o.Lengths.FixedOutput = c.Workload.FixedOutput && c.UnforcedLengths() == ""
 	o.Lengths.InputTokens, o.Lengths.OutputTokens = c.Workload.NominalLengths()
 	o.Think = c.Workload.MeanThink()
 	return o

@@ -50,6 +50,10 @@ func TestEventAPIsMatchChat(t *testing.T) {
 			t.Fatalf("target.api %s: %v\n%s", api, runs[i].err, runs[i].stderr)
 		}
 		m := readJSON(t, filepath.Join(runs[i].dir, "analysis.json"))
+		// The Messages API cannot force the lengths: its analysis warns (config.UnforcedLengths).
+		if warned := strings.Contains(fmt.Sprint(m["warnings"]), "has no ignore_eos"); warned != (api == "messages") {
+			t.Errorf("%s: warns of unforced lengths: %v (warnings %v)", api, warned, m["warnings"])
+		}
 		if why := starved(m); why != "" && starvedWhy == "" {
 			starvedWhy = api + ": " + why
 		}

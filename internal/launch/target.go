@@ -135,8 +135,8 @@ func (s *Sweep) startTarget() (*Target, error) {
 		return nil, exit.Usagef("sweep: %w", err)
 	}
 	t.client = client
-	if cfg.Target.API == record.APIMessages && cfg.Workload.FixedOutput {
-		fmt.Fprintln(s.Log, "kneecap: warning: target.api messages: the Messages API has no ignore_eos (neither Anthropic's nor vLLM's): max_tokens is a cap the model may stop short of, output lengths are not forced (the analysis reports fixed_output false)")
+	if why := cfg.UnforcedLengths(); why != "" {
+		fmt.Fprintln(s.Log, "kneecap: warning: "+why)
 	}
 	if cfg.Target.TLS.InsecureSkipVerify {
 		fmt.Fprintln(s.Log, "kneecap: WARNING: TLS certificate verification is off (target.tls.insecure_skip_verify)")
