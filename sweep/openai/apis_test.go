@@ -25,6 +25,7 @@ func readStream(t testing.TB, name string) string {
 // model, over loopback.
 func serveBody(t testing.TB, body string) *httptest.Server {
 	t.Helper()
+	payload := []byte(body) // once: the benchmarks count every allocation
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			w.Header().Set("Content-Type", "application/json")
@@ -32,7 +33,7 @@ func serveBody(t testing.TB, body string) *httptest.Server {
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write([]byte(body))
+		_, _ = w.Write(payload)
 	}))
 	t.Cleanup(srv.Close)
 	return srv
