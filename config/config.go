@@ -62,7 +62,7 @@ type TargetConfig struct {
 	URL string `yaml:"url"`
 	// Model is the model name sent in every request.
 	Model string `yaml:"model"`
-	// API is chat or completions.
+	// API is chat, completions, responses or messages (DESIGN §3.11).
 	API record.API `yaml:"api"`
 	// APIKeyEnv names the environment variable holding the API key. The key itself never
 	// appears in a file.
@@ -163,7 +163,7 @@ func Default() Config {
 		Name: "",
 		Target: TargetConfig{
 			API:            record.APIChat,
-			APIKeyEnv:      "OPENAI_API_KEY",
+			APIKeyEnv:      DefaultAPIKeyEnv(record.APIChat),
 			RequestTimeout: 10 * time.Minute,
 			TTFTTimeout:    60 * time.Second,
 			StallTimeout:   30 * time.Second,

@@ -19,7 +19,8 @@ func (c Config) AnalysisOptions() analysis.Options {
 		o.MaxErrorRate = c.Sweep.Stop.MaxErrorRate
 	}
 	o.Plan = c.Plan
-	o.Lengths.FixedOutput = c.Workload.FixedOutput
+	// The Messages API has no ignore_eos: its output lengths are not forced (UnforcedLengths).
+	o.Lengths.FixedOutput = c.Workload.FixedOutput && c.UnforcedLengths() == ""
 	o.Lengths.InputTokens, o.Lengths.OutputTokens = c.Workload.NominalLengths()
 	o.Think = c.Workload.MeanThink()
 	o.API = c.Target.API

@@ -85,8 +85,8 @@ func (v *validation) target() {
 			v.badAt("target.model", []string{"target.model", "target.url"}, "missing: a model is required when target.url is set (or workload.models)")
 		}
 	}
-	if t.API != record.APIChat && t.API != record.APICompletions && t.API != record.APIEmbeddings {
-		v.bad("target.api", "%q: must be chat or completions (token streams), or embeddings", t.API)
+	if !slices.Contains(targetAPIs, t.API) {
+		v.bad("target.api", "%q: must be one of %s", t.API, apiNames(targetAPIs))
 	}
 	v.positive("target.request_timeout", t.RequestTimeout)
 	v.nonNegative("target.ttft_timeout", t.TTFTTimeout)

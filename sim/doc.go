@@ -89,7 +89,11 @@
 // and usage {prompt_tokens, completion_tokens, total_tokens}; chat streams open with vLLM's
 // role-only chunk (delta {role: assistant, content: ""}); every chunk is flushed; the first
 // content chunk carries the first token and later ones tokens_per_chunk tokens. POST
-// /tokenize as vLLM serves it ({"model", "prompt"} or {"model", "messages",
+// /v1/responses (OpenAI Responses: input a string or messages, max_output_tokens) and POST
+// /v1/messages (Anthropic Messages: max_tokens required) are the same engine's chat requests
+// streamed as those APIs' named events (apis.go), with the same chunks, reasoning and usage;
+// their error_rate fault is the API's error event after a 200 (response.failed, error), their
+// queue_limit_429 a 429 in the API's error envelope. POST /tokenize as vLLM serves it ({"model", "prompt"} or {"model", "messages",
 // "add_generation_prompt"} → {"count", "max_model_len", "tokens"}; the ids are FNV-1a hashes
 // of the tokens' texts, max_model_len the context limit, 0 = unlimited). GET /v1/models, GET
 // /health, GET /version and GET /metrics (Prometheus text, vLLM series names labelled

@@ -30,6 +30,9 @@ type genRequest struct {
 	MaxCompletionTokens *int            `json:"max_completion_tokens"`
 	MinTokens           int             `json:"min_tokens"`
 	IgnoreEOS           bool            `json:"ignore_eos"`
+	// The Responses API's prompt and output cap (asChat moves them to Messages and MaxTokens).
+	Input           json.RawMessage `json:"input"`
+	MaxOutputTokens *int            `json:"max_output_tokens"`
 }
 
 type streamOptions struct {
@@ -45,6 +48,7 @@ type chatMessage struct {
 type plan struct {
 	seq          uint64
 	kind         apiKind
+	wire         apiKind // the API whose events the stream writes (kind is the engine's: chat for responses and messages)
 	prompt       int
 	outputTokens int
 	reasoning    int    // the first tokens of the output that are reasoning (chat only)
@@ -85,11 +89,16 @@ func (s *Server) servesModel(w http.ResponseWriter, model string) bool {
 	return true
 }
 
-// generate serves /v1/chat/completions and /v1/completions.
+// generate serves /v1/chat/completions, /v1/completions, /v1/responses and /v1/messages.
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) {
 	arrived := time.Now()
 	var g genRequest
 	if !decodeBody(w, r, &g) || !s.servesModel(w, g.Model) {
+		return
+	}
+	wire := kind
+	kind, ok := asChat(w, &g, kind)
+	if !ok {
 		return
 	}
 	prompt, prefix, err := s.prompt(&g, kind)
@@ -132,6 +141,10 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) 
 	seq := s.seq.Add(1)
 	f := s.cfg.Faults
 	if f.ErrorRate > 0 && uniform(s.cfg.Seed, seq, saltError) < f.ErrorRate {
+		if wire != kind {
+			s.injectedStreamError(w, r, wire, "injected fault: internal server error")
+			return
+		}
 		writeError(w, http.StatusInternalServerError, "InternalServerError", "injected fault: internal server error")
 		return
 	}
@@ -139,11 +152,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) 
 		if f.RetryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.FormatInt(int64((f.RetryAfter+time.Second-1)/time.Second), 10))
 		}
-		writeError(w, http.StatusTooManyRequests, "RateLimitError", fmt.Sprintf("injected fault: waiting queue longer than %d", f.QueueLimit429))
+		writeAPIError(w, wire, http.StatusTooManyRequests, "RateLimitError", fmt.Sprintf("injected fault: waiting queue longer than %d", f.QueueLimit429))
 		return
 	}
 
-	p := plan{seq: seq, kind: kind, prompt: prompt, stream: g.Stream, created: arrived.Unix(), arrived: arrived, disconnectAt: -1, stallAt: -1,
+	p := plan{seq: seq, kind: kind, wire: wire, prompt: prompt, stream: g.Stream, created: arrived.Unix(), arrived: arrived, disconnectAt: -1, stallAt: -1,
 		prefix: prefix, model: s.cfg.Model, slowdown: 1}
 	if g.Model != "" {
 		p.model = g.Model

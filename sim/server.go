@@ -63,6 +63,8 @@ func NewServer(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, apiChat) })
 	s.mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, apiCompletions) })
 	s.mux.HandleFunc("POST /v1/embeddings", s.embeddings)
+	s.mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, apiResponses) })
+	s.mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, apiMessages) })
 	s.mux.HandleFunc("GET /v1/models", s.models)
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	s.mux.HandleFunc("GET /metrics", s.metrics)
@@ -138,7 +140,7 @@ func (s *Server) streamStats() Stats {
 }
 
 // ServeHTTP serves the OpenAI-compatible API: POST /v1/chat/completions, POST
-// /v1/completions, POST /v1/embeddings, GET /v1/models, GET /health and GET /metrics. After Close it answers 503.
+// /v1/completions, POST /v1/responses, POST /v1/messages, POST /v1/embeddings, GET /v1/models, GET /health and GET /metrics. After Close it answers 503.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if s.closed {

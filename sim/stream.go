@@ -124,6 +124,14 @@ func appendTokens(b []byte, text string, k int) []byte {
 	return b
 }
 
+// start writes vLLM's first chat chunk, or, for completions, sends the headers.
+func (c *chunkWriter) start() error {
+	if c.p.kind != apiChat {
+		return c.w.Flush()
+	}
+	return c.role()
+}
+
 // role writes vLLM's first chat chunk: delta {role: assistant, content: ""}.
 func (c *chunkWriter) role() error {
 	b := append(c.buf[:0], c.head...)
@@ -153,12 +161,7 @@ func (c *chunkWriter) done(u *usageOut) error {
 	return c.send(b)
 }
 
-func (c *chunkWriter) send(b []byte) error {
-	if _, err := c.w.Write(b); err != nil {
-		return err
-	}
-	return c.w.Flush()
-}
+func (c *chunkWriter) send(b []byte) error { return send(c.w, b) }
 
 // streamResponse streams the request's tokens as server-sent events. The first chunk carries
 // the first token; later chunks carry tokens_per_chunk tokens (the last one the remainder).
@@ -166,12 +169,8 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, p *plan,
 	ctx, sink, end := s.openStream(w, r)
 	complete := false
 	defer func() { end(complete) }() // also when a disconnect fault aborts the handler
-	cw := newChunkWriter(sink, p, p.model)
-	if p.kind == apiChat {
-		if cw.role() != nil {
-			return
-		}
-	} else if err := sink.Flush(); err != nil {
+	cw := s.newStreamWriter(sink, p)
+	if cw.start() != nil {
 		return
 	}
 	k := s.cfg.TokensPerChunk

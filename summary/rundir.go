@@ -89,6 +89,9 @@ func FromResults(res *rundir.Run) *Input {
 	if d := res.Dropped.String(); d != "" {
 		warnings = append(warnings, fmt.Sprintf("%s: %s", filepath.Join(res.Dir, rundir.RecordsFile), d))
 	}
+	if why := res.Config.UnforcedLengths(); why != "" {
+		warnings = append(warnings, why)
+	}
 	return &Input{
 		Warnings: warnings,
 		Kind:     resultsDir,

@@ -19,7 +19,7 @@ import (
 	"github.com/kneecap/kneecap/sweep"
 )
 
-const sweepUsage = `[-c FILE] [-o DIR] [--url URL|env] [--model M] [--api chat|completions]
+const sweepUsage = `[-c FILE] [-o DIR] [--url URL|env] [--model M] [--api chat|completions|responses|messages]
                      [--api-key-env NAME] [--header NAME:VALUE]... [--server-metrics-url URL|off]
                      [--gpu-metrics-url URL|off]... [--gpu-metrics dcgm|nvidia-smi|off]
                      [--dataset FILE] [--format text|json]
@@ -35,7 +35,8 @@ Steps concurrency upward against an OpenAI-compatible streaming endpoint and wri
 directory (default runs/<UTC time>-<name>/). Without --url or target.url it sweeps the
 built-in simulator, and with no file it runs the demo (about 90 s); OPENAI_BASE_URL is the
 target only with --url env.
-The API key is read from the variable named by target.api_key_env (OPENAI_API_KEY).
+The API key is read from the variable named by target.api_key_env (OPENAI_API_KEY;
+ANTHROPIC_API_KEY with --api messages, which sends it as x-api-key).
 
 --rates makes the sweep open-loop: each level offers an arrival rate in requests/s (Poisson
 arrivals by default) whatever the server does, and is measured from each request's scheduled
@@ -88,8 +89,8 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 	fs.StringVar(&fl.out, "o", "", "results `DIR` (default runs/<UTC time>-<name>/)")
 	fs.StringVar(&fl.url, "url", "", "OpenAI base `URL` including /v1, or env for $OPENAI_BASE_URL (default: target.url, else the built-in simulator)")
 	fs.StringVar(&fl.model, "model", "", "model `name` sent in every request")
-	fs.StringVar(&fl.api, "api", "", "`API`: chat or completions")
-	fs.StringVar(&fl.apiKeyEnv, "api-key-env", "", "environment variable `NAME` holding the API key (target.api_key_env; default OPENAI_API_KEY)")
+	fs.StringVar(&fl.api, "api", "", "`API`: chat, completions, responses (OpenAI Responses), messages (Anthropic Messages) or embeddings")
+	fs.StringVar(&fl.apiKeyEnv, "api-key-env", "", "environment variable `NAME` holding the API key (target.api_key_env; default OPENAI_API_KEY, ANTHROPIC_API_KEY for --api messages)")
 	fs.Var(&fl.headers, "header", "HTTP header `NAME:VALUE` sent on every request to the target's origin, repeatable (adds to target.headers); "+
 		"values of secret-looking names (Authorization, *-Key, *Token*, Cookie, …) are redacted everywhere")
 	fs.StringVar(&fl.metricsURL, "server-metrics-url", "", "the server's Prometheus `URL` (server_metrics.url; default: /metrics at the target's host when it answers; off to disable)")

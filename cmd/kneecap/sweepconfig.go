@@ -108,6 +108,7 @@ func applyTargetFlags(e *env, cfg *config.Config, fl *sweepFlags) error {
 		cfg.Target.API = record.API(fl.api)
 		cfg.Override("target.api", "--api")
 	}
+	cfg.DefaultKeyEnv()
 	return flagErr
 }
 

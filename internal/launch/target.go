@@ -141,6 +141,9 @@ func (s *Sweep) startTarget() (*Target, error) {
 		return nil, exit.Usagef("sweep: %w", err)
 	}
 	t.client = client
+	if why := cfg.UnforcedLengths(); why != "" {
+		fmt.Fprintln(s.Log, "kneecap: warning: "+why)
+	}
 	if cfg.Target.TLS.InsecureSkipVerify {
 		fmt.Fprintln(s.Log, "kneecap: WARNING: TLS certificate verification is off (target.tls.insecure_skip_verify)")
 	}

@@ -127,6 +127,9 @@ type chunkResult struct {
 	// 0 from decodeSlow, whose events appendReply decodes whole).
 	reply   []byte
 	replies int
+	// end reports the stream's terminal event (an eventDecoder's: response.completed,
+	// message_stop); chat's stream ends at [DONE] instead.
+	end bool
 }
 
 // content reports a content chunk: one with answer or reasoning content (TTFT, DESIGN §1).

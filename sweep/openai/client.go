@@ -45,7 +45,9 @@ const drainTimeout = 250 * time.Millisecond
 type Client struct {
 	opts      Options
 	api       record.API
+	proto     protocol // the API's side of a request
 	oc        *goopenai.Client
+	doer      *doer // go-openai's HTTPDoer, which the raw protocols send through too
 	transport *http.Transport
 	fresh     *http.Transport // the retries' (see doer)
 	// rt and freshRT are transport and fresh adding Options.Header (headerTransport).
@@ -75,8 +77,9 @@ func New(opts Options) (*Client, error) {
 	if opts.API == "" {
 		opts.API = def.API
 	}
-	if opts.API != record.APIChat && opts.API != record.APICompletions && opts.API != record.APIEmbeddings {
-		return nil, fmt.Errorf("openai: new client: unknown api %q (want chat, completions or embeddings)", opts.API)
+	proto, ok := protocolOf(opts.API)
+	if !ok {
+		return nil, fmt.Errorf("openai: new client: unknown api %q (want chat, completions, responses, messages or embeddings)", opts.API)
 	}
 	u, err := url.Parse(opts.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -87,6 +90,9 @@ func New(opts Options) (*Client, error) {
 			opts.RequestTimeout, opts.TTFTTimeout, opts.StallTimeout)
 	}
 	header, err := canonicalHeader(opts.Header, opts.APIKey)
+	if err == nil && opts.API == record.APIMessages {
+		header, err = messagesHeader(header, opts.APIKey)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("openai: new client: %w", err)
 	}
@@ -145,7 +151,11 @@ func New(opts Options) (*Client, error) {
 		}
 		extra[k] = b
 	}
-	cfg := goopenai.DefaultConfig(opts.APIKey)
+	bearer := opts.APIKey
+	if opts.API == record.APIMessages {
+		bearer = "" // sent as x-api-key (messagesHeader)
+	}
+	cfg := goopenai.DefaultConfig(bearer)
 	cfg.BaseURL = strings.TrimRight(opts.BaseURL, "/")
 	// The retry of a request whose pooled connection the server had closed goes out on a
 	// connection that is dialled for it and closed after it.
@@ -153,12 +163,13 @@ func New(opts Options) (*Client, error) {
 	fresh.DisableKeepAlives = true
 	rt := &headerTransport{base: tr, origin: u, header: opts.Header}
 	freshRT := &headerTransport{base: fresh, origin: u, header: opts.Header}
-	cfg.HTTPClient = &doer{
+	d := &doer{
 		hc:    &http.Client{Transport: rt, CheckRedirect: checkRedirect},
 		fresh: &http.Client{Transport: freshRT, CheckRedirect: checkRedirect},
 		opts:  &opts, extra: extra,
 	}
-	c := &Client{opts: opts, api: opts.API, oc: goopenai.NewClientWithConfig(cfg), transport: tr, fresh: fresh,
+	cfg.HTTPClient = d
+	c := &Client{opts: opts, api: opts.API, proto: proto, oc: goopenai.NewClientWithConfig(cfg), doer: d, transport: tr, fresh: fresh,
 		rt: rt, freshRT: freshRT, extra: extra}
 	c.credentials = credentials(opts.APIKey, opts.Header)
 	c.secrets = redact.NewSecrets(c.credentials...)
@@ -209,7 +220,9 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 // JSON body (embedResult). It never returns before the stream or body has ended or ctx is
 // done.
 func (c *Client) Do(ctx context.Context, req *record.Request, rec *record.Record) {
-	st := &reqState{maxTokens: req.MaxTokens, ignoreEOS: req.IgnoreEOS, whole: !c.api.Streams()}
+	// The doer adds ignore_eos and min_tokens to go-openai's bodies; the other protocols write
+	// what their API accepts themselves.
+	st := &reqState{maxTokens: req.MaxTokens, ignoreEOS: req.IgnoreEOS && c.proto.mergesIgnoreEOS(), whole: !c.api.Streams()}
 	start := time.Now()
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	st.w.leave(req.Cancel)
@@ -247,41 +260,10 @@ func (c *Client) Do(ctx context.Context, req *record.Request, rec *record.Record
 		rec.Inputs = len(embedInputs(req))
 	}
 
-	// go-openai opens the stream; the adapter reads it (sseBody.next) and closes it. The
+	// The API's protocol opens the stream (go-openai for chat and completions, a POST through
+	// the same doer for the others); the adapter reads it (sseBody.next) and closes it. The
 	// stream value go-openai returns, with its own line reader, is dropped at once.
-	var (
-		open io.Closer
-		err  error
-	)
-	switch c.api {
-	case record.APIEmbeddings:
-		err = c.sendEmbeddings(reqCtx, req, st)
-	case record.APICompletions:
-		cr := goopenai.CompletionRequest{
-			Model:         c.model(req),
-			Prompt:        req.Prompt,
-			MaxTokens:     req.MaxTokens,
-			StreamOptions: &goopenai.StreamOptions{IncludeUsage: true},
-		}
-		var cs *goopenai.CompletionStream
-		if cs, err = c.oc.CreateCompletionStream(reqCtx, cr); err == nil {
-			open = cs
-		}
-	default:
-		cr := goopenai.ChatCompletionRequest{
-			Model:         c.model(req),
-			Messages:      chatMessages(req),
-			MaxTokens:     req.MaxTokens,
-			StreamOptions: &goopenai.StreamOptions{IncludeUsage: true},
-		}
-		if c.maxCompletionTokens {
-			cr.MaxTokens, cr.MaxCompletionTokens = 0, req.MaxTokens
-		}
-		var cs *goopenai.ChatCompletionStream
-		if cs, err = c.oc.CreateChatCompletionStream(reqCtx, cr); err == nil {
-			open = cs
-		}
-	}
+	open, err := c.proto.open(reqCtx, c, req)
 	if err == nil && st.body == nil && !st.whole {
 		// doer.Do gives every 2xx stream response an event body and fails every 3xx one: only
 		// a response that bypassed it would have none.
@@ -314,6 +296,14 @@ func (c *Client) Do(ctx context.Context, req *record.Request, rec *record.Record
 	c.finish(st.body, st, cancel, done, &end)
 }
 
+// noEnd is the error of a stream that ended before its API's terminal event.
+func (c *Client) noEnd() error {
+	if c.proto.terminal() == doneTerminal {
+		return errNoDone
+	}
+	return fmt.Errorf("%w: no %s event", errNoTerminal, c.proto.terminal())
+}
+
 // model is the model req names: its own (workload.models), else the target's.
 func (c *Client) model(req *record.Request) string {
 	if req.Model != "" {
@@ -343,7 +333,7 @@ func (c *Client) read(ctx, reqCtx context.Context, s *sseBody, st *reqState,
 		}
 		sr.log = newChunkLog(c.opts.MaxRecordedChunks, min(n, maxChunksPrealloc, c.opts.MaxChunks))
 	}
-	err := c.readChunks(s, tSend, &sr)
+	err := c.readChunks(s, c.proto.events(), tSend, &sr)
 	st.left(err, reqCtx)
 	if sr.reply != nil {
 		req.Reply = sr.reply.String()
@@ -388,9 +378,9 @@ func (c *Client) read(ctx, reqCtx context.Context, s *sseBody, st *reqState,
 		rec.Status, rec.ErrorClass, rec.Error = record.StatusOK, "", ""
 	case done:
 		rec.Status, rec.ErrorClass = record.StatusError, record.ErrEmpty
-		rec.Error = "openai: stream: ended with [DONE] but no content"
+		rec.Error = "openai: stream: ended with " + c.proto.terminal() + " but no content"
 	case errors.Is(err, io.EOF):
-		c.fail(ctx, reqCtx, st, rec, errNoDone, true)
+		c.fail(ctx, reqCtx, st, rec, c.noEnd(), true)
 	default:
 		c.fail(ctx, reqCtx, st, rec, err, true)
 	}
@@ -529,8 +519,10 @@ func (sr *streamRead) startKernel(a int64) {
 }
 
 // readChunks reads the stream's events into sr until the stream ends or fails, and returns
-// why it stopped (io.EOF at its end): the per-chunk path.
-func (c *Client) readChunks(s *sseBody, tSend time.Time, sr *streamRead) error {
+// why it stopped (io.EOF at its end): the per-chunk path. dec decodes the payloads of an API
+// with its own events (nil: chat's and completions', scanChunk); its terminal event ends the
+// stream as [DONE] does.
+func (c *Client) readChunks(s *sseBody, dec eventDecoder, tSend time.Time, sr *streamRead) error {
 	// The decoder of the payloads scanChunk declines (chunkDecoder.decode), allocated when
 	// the first one comes: most streams never need it.
 	var slow *chunkDecoder
@@ -543,17 +535,27 @@ func (c *Client) readChunks(s *sseBody, tSend time.Time, sr *streamRead) error {
 		// compared with the kernel's CLOCK_REALTIME stamp of the read (read lag).
 		t := time.Now()
 		now := t.Sub(tSend)
-		res, ok := scanChunk(line)
-		if !ok {
-			if slow == nil {
-				slow = new(chunkDecoder)
-			}
-			if res, err = slow.decodeSlow(line); err != nil {
+		var res chunkResult
+		if dec != nil {
+			if res, err = dec.decode(line); err != nil {
 				return err
+			}
+		} else {
+			var ok bool
+			if res, ok = scanChunk(line); !ok {
+				if slow == nil {
+					slow = new(chunkDecoder)
+				}
+				if res, err = slow.decodeSlow(line); err != nil {
+					return err
+				}
 			}
 		}
 		sr.w.event(sr.off+now, res.content())
 		sr.sc.usage.merge(res.usage)
+		if res.end {
+			return s.ended()
+		}
 		if !res.content() {
 			continue
 		}

@@ -20,6 +20,23 @@ import (
 // request (DESIGN §7): not JSON, an error object, no usage, or not one embedding per input.
 var errBadEmbeddings = errors.New("bad embeddings response")
 
+// embeddingsProtocol is POST /embeddings through go-openai: one JSON answer, no stream. It
+// opens nothing: the doer reads the answer whole into the request's reqState (readWhole),
+// and Client.Do takes it from there (embedResult).
+type embeddingsProtocol struct{}
+
+func (embeddingsProtocol) open(ctx context.Context, c *Client, req *record.Request) (io.Closer, error) {
+	st, _ := ctx.Value(stateKey{}).(*reqState)
+	if st == nil {
+		return nil, errors.New("openai: embeddings: no request state")
+	}
+	return nil, c.sendEmbeddings(ctx, req, st)
+}
+
+func (embeddingsProtocol) events() eventDecoder  { return nil }
+func (embeddingsProtocol) terminal() string      { return "the whole answer" }
+func (embeddingsProtocol) mergesIgnoreEOS() bool { return false }
+
 // sendEmbeddings sends req's inputs as one embeddings request (POST /v1/embeddings, not
 // streamed) through go-openai. The doer reads a 2xx body whole into st (readWhole), so the
 // answer is decided on those bytes (embedResult), not on go-openai's decode of them: its

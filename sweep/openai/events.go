@@ -24,9 +24,10 @@ import (
 // space of each data line, the line trimmed first; io.EOF after "data: [DONE]" (sawDone) or at
 // the end of the body. Lines that are not data lines are go-openai's "empty messages": more
 // than emptyLimit in a row fail the stream (goopenai.ErrTooManyEmptyStreamMessages), the blank
-// line that ends each event not counted, and their text is kept, as go-openai keeps it, to
-// report a body that ends as a JSON error object (a server answering 200 with
-// {"error": {...}}) as that error. An in-stream error event ("data: {"error": ...}") is a
+// line that ends each event not counted, nor one "event:" line before a data line (the name
+// the Responses and Messages APIs give each event; DESIGN §3.11), and their text is kept, as
+// go-openai keeps it, to report a body that ends as a JSON error object (a server answering
+// 200 with {"error": {...}}) as that error. An in-stream error event ("data: {"error": ...}") is a
 // payload like any other: the chunk decoder makes it an *goopenai.APIError. At the body's
 // end a last line without '\n' is read too: "data: [DONE]" ends the stream, another data line
 // is an event cut off and dropped (go-openai dropped every such line), a non-data line joins
@@ -48,6 +49,7 @@ type sseBody struct {
 	nonData   int
 	empty     int    // non-data lines since the last data line
 	afterData bool   // the line before was a data line: a blank line now ends its event
+	named     bool   // the line before was an event: line, which names the data line after it
 	acc       []byte // the non-data lines, trimmed and joined (bounded by maxNonData)
 	sawDone   bool
 	err       error // sticky: the error next returned
@@ -78,7 +80,7 @@ func (b *sseBody) next() ([]byte, error) {
 		}
 		t := bytes.TrimSpace(line)
 		if rest, ok := bytes.CutPrefix(t, []byte("data:")); ok {
-			b.empty, b.afterData = 0, true
+			b.empty, b.afterData, b.named = 0, true, false
 			p := bytes.TrimLeft(rest, reSpace)
 			switch {
 			case string(p) == "[DONE]":
@@ -97,6 +99,14 @@ func (b *sseBody) next() ([]byte, error) {
 			continue
 		}
 		b.afterData = false
+		if !b.named && bytes.HasPrefix(t, []byte("event:")) {
+			// The event's name (the Responses and Messages APIs name each event; its data
+			// repeats the name as "type"): one before each data line is the event's, not an
+			// empty message.
+			b.named = true
+			continue
+		}
+		b.named = false
 		if len(t) > 0 {
 			b.nonData += len(line)
 			if b.nonData > b.maxNonData {
@@ -234,6 +244,13 @@ func (b *sseBody) drain(arrival *atomic.Int64) (ended bool, last int64) {
 		b.rerr = err
 	}
 	return errors.Is(b.rerr, io.EOF), last
+}
+
+// ended marks the stream ended by its API's terminal event (an eventDecoder's), as [DONE]
+// does, and returns io.EOF.
+func (b *sseBody) ended() error {
+	b.sawDone, b.err = true, io.EOF
+	return io.EOF
 }
 
 func (b *sseBody) Close() error { return b.rc.Close() }

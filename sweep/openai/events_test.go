@@ -249,10 +249,12 @@ func TestSSEBodyNoProgress(t *testing.T) {
 // as go-openai v1.43.0's processLines handles it (stream_reader.go: TrimSpace, `^data:\s*`,
 // "[DONE]", EmptyMessagesLimit, the error accumulator) with the adapter's caps and its
 // documented differences: the blank line after a data line is the event's separator, not an
-// empty message, and a last line without '\n' counts as "[DONE]" or as error text only.
+// empty message, an "event:" line is the name of the data line after it (one in a row: not
+// an empty message, not error text), and a last line without '\n' counts as "[DONE]" or as
+// error text only.
 func referenceEvents(data []byte, maxLine, maxNonData, emptyLimit int) (payloads []string, done bool, err error) {
 	lines := bytes.Split(data, []byte("\n"))
-	nonData, empty, afterData := 0, 0, false
+	nonData, empty, afterData, named := 0, 0, false, false
 	var acc []byte
 	for i, l := range lines {
 		last := i == len(lines)-1
@@ -264,7 +266,7 @@ func referenceEvents(data []byte, maxLine, maxNonData, emptyLimit int) (payloads
 		}
 		t := bytes.TrimSpace(l)
 		if rest, ok := bytes.CutPrefix(t, []byte("data:")); ok {
-			empty, afterData = 0, true
+			empty, afterData, named = 0, true, false
 			p := bytes.TrimLeft(rest, " \t\n\f\r")
 			if string(p) == "[DONE]" {
 				return payloads, true, io.EOF
@@ -279,6 +281,11 @@ func referenceEvents(data []byte, maxLine, maxNonData, emptyLimit int) (payloads
 			continue
 		}
 		afterData = false
+		if !named && bytes.HasPrefix(t, []byte("event:")) {
+			named = true
+			continue
+		}
+		named = false
 		if len(t) > 0 {
 			if nonData += len(l); nonData > maxNonData {
 				return payloads, false, errNonDataTooLong
@@ -333,7 +340,8 @@ var goOpenAIErrorLine = regexp.MustCompile(`^data:\s*{"error":`)
 // it twice: against referenceEvents, which reads the same bytes whole (the same payloads,
 // [DONE] and error; a buffer never larger than a line at the cap, a cap above the initial
 // buffer so that it grows), and against go-openai's own reader for the bodies where the
-// adapter does not differ by design (every line ended by '\n', no error-prefix line, no caps):
+// adapter does not differ by design (every line ended by '\n', no error-prefix line, no
+// "event:" line, which go-openai takes for error text, no caps):
 // the same payloads, ending the same way.
 func FuzzSSEBody(f *testing.F) {
 	for _, s := range streamSeeds {
@@ -367,7 +375,7 @@ func FuzzSSEBody(f *testing.F) {
 			data = append(slices.Clip(data), '\n')
 		}
 		for _, l := range bytes.Split(data, []byte("\n")) {
-			if goOpenAIErrorLine.Match(bytes.TrimSpace(l)) {
+			if t := bytes.TrimSpace(l); goOpenAIErrorLine.Match(t) || bytes.HasPrefix(t, []byte("event:")) {
 				return
 			}
 		}

@@ -13,10 +13,11 @@ type Options struct {
 	BaseURL string
 	// Model is the model name sent in every request.
 	Model string
-	// API selects chat or completions; empty means chat.
+	// API selects chat, completions, responses or messages (DESIGN §3.11); empty means chat.
 	API record.API
-	// APIKey is sent as "Authorization: Bearer <key>" when non-empty. It is never logged and
-	// is scrubbed from every error message.
+	// APIKey is sent as "Authorization: Bearer <key>" when non-empty (for the Messages API as
+	// "x-api-key: <key>" instead, with anthropic-version). It is never logged and is scrubbed
+	// from every error message.
 	APIKey string
 	// Header is sent on every request to the base URL's origin (the API, /models, the
 	// preflight, /tokenize and the server-info probes at its root) and on no request to any

@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/workload"
 )
@@ -134,7 +133,7 @@ func (c *Client) Tokenize(ctx context.Context) (*Tokenize, error) {
 	var tried []string
 	for i := range tokenizeForms {
 		f := &tokenizeForms[i]
-		if f.chat && c.api != record.APIChat {
+		if f.chat && !chatTemplated(c.api) {
 			continue
 		}
 		t.form = f

@@ -21,6 +21,7 @@ var (
 	errBodyTooLarge   = errors.New("openai: response body too large")
 	errBadChunk       = errors.New("openai: bad chunk")
 	errNoDone         = errors.New("openai: stream ended without data: [DONE]")
+	errNoTerminal     = errors.New("openai: stream ended without its terminal event")
 	errNoEventBody    = errors.New("openai: the stream's response has no event body")
 )
 
