@@ -29,7 +29,10 @@ func Resume(dir string) (*Dir, *Run, error) {
 		return nil, nil, fmt.Errorf("resume: %w", err)
 	}
 	if res.StopReason != "" && res.StopReason != sweep.StopInterrupted {
-		return nil, nil, fmt.Errorf("resume %s: %w (%s)", dir, ErrFinished, res.StopReason)
+		// Its analysis or reports may be missing (killed while they were written): say how to
+		// write them without a sweep.
+		return nil, nil, fmt.Errorf("resume %s: %w (%s); to write its analysis and reports again: kneecap analyze %s",
+			dir, ErrFinished, res.StopReason, dir)
 	}
 	if why := res.MissingRecords(); why != "" {
 		return nil, nil, fmt.Errorf("resume %s: %s: the levels run so far cannot be analyzed with the next ones", dir, why)

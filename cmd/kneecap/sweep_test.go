@@ -194,8 +194,9 @@ func TestSweepInterruptAndResume(t *testing.T) {
 	}
 	// A finished run has nothing to resume.
 	e, _, _ := testEnv()
-	if err := run(context.Background(), e, []string{"sweep", "--resume", dir}); exitCode(err) != exitUsage || !errors.Is(err, rundir.ErrFinished) {
-		t.Errorf("resuming a finished run: %v, want exit 2 with rundir.ErrFinished", err)
+	if err := run(context.Background(), e, []string{"sweep", "--resume", dir}); exitCode(err) != exitUsage || !errors.Is(err, rundir.ErrFinished) ||
+		!strings.Contains(err.Error(), "kneecap analyze "+dir) {
+		t.Errorf("resuming a finished run: %v, want exit 2 with rundir.ErrFinished, pointing at kneecap analyze", err)
 	}
 	// The refused resume left the run as it was: still finished, so a second try is refused too.
 	if res, err := rundir.Read(dir); err != nil || res.StopReason != sweep.StopDone || len(res.Levels) != 2 {
