@@ -93,8 +93,11 @@ type levelsDoc struct {
 	// GPU telemetry.
 	GPUIdle *record.GPUStats `json:"gpu_idle,omitempty"`
 	// Trace is the trace a trace replay replayed (DESIGN §3.9).
-	Trace  *record.TraceInfo `json:"trace,omitempty"`
-	Levels []record.LevelRun `json:"levels"`
+	Trace *record.TraceInfo `json:"trace,omitempty"`
+	// Measured is what config.yaml said the run measures when it started (config.Measured):
+	// --resume refuses a config.yaml that now says otherwise. Absent before it was recorded.
+	Measured map[string]string `json:"measured_config,omitempty"`
+	Levels   []record.LevelRun `json:"levels"`
 }
 
 // Dir is a results directory being written. It implements sweep.Sink: every finished level's
@@ -153,6 +156,11 @@ func Create(dir string, cfg config.Config, endpoint string, start time.Time) (*D
 	}
 	if err := WriteFileAtomic(filepath.Join(dir, ConfigFile), buf.Bytes()); err != nil {
 		return nil, fmt.Errorf("create results dir %s: %w", dir, err)
+	}
+	// What --resume will read back (config.Read of the file just written, defaults filled in
+	// as it fills them), not cfg itself.
+	if back, err := config.Read(filepath.Join(dir, ConfigFile)); err == nil {
+		d.doc.Measured = config.Measured(back)
 	}
 	if err := d.writeLevels(); err != nil {
 		return nil, fmt.Errorf("create results dir %s: %w", dir, err)

@@ -47,6 +47,9 @@ type Run struct {
 	GPUIdle *record.GPUStats
 	// Trace is the trace a trace replay replayed (nil: not one).
 	Trace *record.TraceInfo
+	// Measured is what config.yaml said the run measures when it started (nil before it was
+	// recorded): levels.json's measured_config.
+	Measured map[string]string
 	// Dropped counts the lines of records.jsonl that Read left out.
 	Dropped Dropped
 }
@@ -116,6 +119,7 @@ func readHead(dir string, resume bool) (*Run, int, error) {
 		PromptSizing: doc.PromptSizing,
 		GPUIdle:      doc.GPUIdle,
 		Trace:        doc.Trace,
+		Measured:     doc.Measured,
 	}
 	if res.Start, err = time.Parse(time.RFC3339Nano, doc.Start); err != nil {
 		return nil, 0, fmt.Errorf("read results %s: %s: start: %w", dir, lp, err)

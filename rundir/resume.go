@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/sweep"
 )
 
@@ -33,6 +34,12 @@ func Resume(dir string) (*Dir, *Run, error) {
 		// write them without a sweep.
 		return nil, nil, fmt.Errorf("resume %s: %w (%s); to write its analysis and reports again: kneecap analyze %s",
 			dir, ErrFinished, res.StopReason, dir)
+	}
+	if res.Measured != nil {
+		if keys := config.DiffMeasured(res.Measured, config.Measured(res.Config)); len(keys) > 0 {
+			return nil, nil, fmt.Errorf("resume %s: %s now differ from what the run started with (levels.json measured_config): the levels run so far would be analyzed with levels of another workload; restore %s, or start a new run",
+				dir, config.KeyList(keys), filepath.Join(dir, ConfigFile))
+		}
 	}
 	if why := res.MissingRecords(); why != "" {
 		return nil, nil, fmt.Errorf("resume %s: %s: the levels run so far cannot be analyzed with the next ones", dir, why)
@@ -70,6 +77,7 @@ func Resume(dir string) (*Dir, *Run, error) {
 			PromptSizing: res.PromptSizing,
 			GPUIdle:      res.GPUIdle,
 			Trace:        res.Trace,
+			Measured:     res.Measured,
 		},
 	}
 	if err := d.writeLevels(); err != nil {

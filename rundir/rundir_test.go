@@ -15,6 +15,7 @@ import (
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sweep"
+	"gopkg.in/yaml.v3"
 )
 
 // fakeLevel builds a level run and n records of it with distinct values.
@@ -390,5 +391,51 @@ func TestPromptSizingRecorded(t *testing.T) {
 	d.Close()
 	if r, err := Read(dir); err != nil || !reflect.DeepEqual(done.PromptSizing, sz) || !reflect.DeepEqual(r.PromptSizing, sz) {
 		t.Errorf("after resume: %+v, %+v, %v", done.PromptSizing, r.PromptSizing, err)
+	}
+}
+
+// TestResumeRefusesAnotherConfig: a run's config.yaml replaced by one that measures something
+// else (another run's: other prompt lengths) is refused by Resume, naming the keys, before
+// anything is rewritten; the run as written resumes, and keeps its measured_config (issue 26:
+// the resumed levels mixed 128- and 64-token prompts in one analysis).
+func TestResumeRefusesAnotherConfig(t *testing.T) {
+	dir, _ := writeKilledRun(t)
+	p := filepath.Join(dir, ConfigFile)
+	orig, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Read(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Workload.InputTokens.Mean++
+	b, err := yaml.Marshal(cfg.Redacted())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	levels0, _ := os.ReadFile(filepath.Join(dir, LevelsFile))
+	if _, _, err := Resume(dir); err == nil || !strings.Contains(err.Error(), "workload.input_tokens.mean now differ from what the run started with") {
+		t.Fatalf("Resume with another config.yaml: %v, want a refusal naming workload.input_tokens.mean", err)
+	}
+	if levels1, _ := os.ReadFile(filepath.Join(dir, LevelsFile)); !bytes.Equal(levels0, levels1) {
+		t.Error("the refused Resume rewrote levels.json")
+	}
+	if err := os.WriteFile(p, orig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, done, err := Resume(dir)
+	if err != nil {
+		t.Fatalf("Resume of the run as written: %v", err)
+	}
+	defer d.Close()
+	if len(done.Measured) == 0 {
+		t.Error("levels.json has no measured_config")
+	}
+	if again, err := ReadMeta(dir); err != nil || len(again.Measured) != len(done.Measured) {
+		t.Errorf("after Resume, levels.json's measured_config: %v, %d keys, want %d", err, len(again.Measured), len(done.Measured))
 	}
 }
