@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // LoRA adapters (DESIGN §6, adapters): vLLM serves a base model and, with --enable-lora,
@@ -79,8 +80,8 @@ func (c Config) validateAdapters(bad func(field, format string, args ...any)) {
 	seen := map[string]bool{c.Model: true}
 	for i, a := range c.Adapters {
 		switch {
-		case strings.TrimSpace(a.Name) == "" || strings.ContainsAny(a.Name, ", \t\n"):
-			bad("adapters", "entry %d: name %q must be non-empty, without spaces or commas", i, a.Name)
+		case strings.TrimSpace(a.Name) != a.Name || a.Name == "" || strings.ContainsFunc(a.Name, unicode.IsControl):
+			bad("adapters", "entry %d: name %q must be non-empty, without whitespace around it or control characters", i, a.Name)
 		case seen[a.Name]:
 			bad("adapters", "entry %d: %q is served already (the base model or an earlier adapter)", i, a.Name)
 		}
@@ -107,11 +108,16 @@ func (c Config) adaptersString() string {
 }
 
 // ParseAdapters parses the --adapters flag of `kneecap sim`: NAME[:SLOWDOWN] entries
-// separated by commas ("sql-lora:3,chat-lora").
+// separated by commas ("sql-lora:3,chat-lora"). The flag's syntax leaves no room for a name
+// with a space or comma (a configuration's adapters list, or workload.models, has it); the
+// other rules on names are Validate's.
 func ParseAdapters(s string) ([]Adapter, error) {
 	var out []Adapter
 	for _, part := range strings.Split(s, ",") {
 		name, slow, hasSlow := strings.Cut(strings.TrimSpace(part), ":")
+		if strings.ContainsFunc(name, unicode.IsSpace) {
+			return nil, fmt.Errorf("%q: name %q has a space: --adapters names cannot hold spaces or commas", part, name)
+		}
 		a := Adapter{Name: name}
 		if hasSlow {
 			v, err := strconv.ParseFloat(slow, 64)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Output-length distributions (Config.OutputDist).
@@ -211,6 +212,8 @@ func (c Config) Validate() error {
 	}
 	if strings.TrimSpace(c.Model) == "" {
 		bad("model", "must not be empty")
+	} else if strings.ContainsFunc(c.Model, unicode.IsControl) {
+		bad("model", "%q has a control character", c.Model)
 	}
 	c.validateAdapters(bad)
 	atLeast1("max_num_seqs", c.MaxNumSeqs)

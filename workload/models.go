@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode"
 
 	"github.com/kneecap/kneecap/record"
 )
@@ -41,6 +42,8 @@ func validateModels(ms []ModelWeight) []error {
 			errs = append(errs, fmt.Errorf("%s.name: is empty: each entry names a model the target serves", key))
 		case name != m.Name:
 			errs = append(errs, fmt.Errorf("%s.name: %q has whitespace before or after it", key, m.Name))
+		case strings.ContainsFunc(name, unicode.IsControl):
+			errs = append(errs, fmt.Errorf("%s.name: %q has a control character", key, m.Name))
 		case dup:
 			errs = append(errs, fmt.Errorf("%s.name: %q is also workload.models[%d]: give each model once, with its whole weight", key, m.Name, first))
 		default:
