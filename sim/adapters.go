@@ -99,12 +99,22 @@ func (c Config) adaptersString() string {
 	}
 	parts := make([]string, len(c.Adapters))
 	for i, a := range c.Adapters {
-		parts[i] = a.Name
+		parts[i] = bannerName(a.Name)
 		if a.Slowdown > 1 {
 			parts[i] += "×" + strconv.FormatFloat(a.Slowdown, 'g', -1, 64)
 		}
 	}
 	return " adapters=" + strings.Join(parts, ",")
+}
+
+// bannerName writes a model name for the banner: as is when it is a plain token, quoted
+// when it holds a space, a comma, a character the banner uses (=, ×) or one Go would escape
+// (a control character), so that no name blurs the line or moves the terminal's cursor.
+func bannerName(s string) string {
+	if s == "" || strconv.Quote(s) != `"`+s+`"` || strings.ContainsAny(s, " ,=×") {
+		return strconv.Quote(s)
+	}
+	return s
 }
 
 // ParseAdapters parses the --adapters flag of `kneecap sim`: NAME[:SLOWDOWN] entries

@@ -207,6 +207,14 @@ func TestAdaptersConfig(t *testing.T) {
 	if _, err := ParseAdapters("a:fast"); err == nil {
 		t.Error("ParseAdapters(a:fast): no error")
 	}
+	// The banner quotes a name with a space or comma (and escapes control characters), so
+	// each adapter reads apart.
+	if b := (Config{Model: "base", Adapters: []Adapter{{Name: "team a, lora v2", Slowdown: 2}, {Name: "sql-lora"}}}).adaptersString(); b != ` adapters="team a, lora v2"×2,sql-lora` {
+		t.Errorf("banner %q", b)
+	}
+	if b := bannerName("m\x1b[2J"); b != `"m\x1b[2J"` {
+		t.Errorf("bannerName = %s", b)
+	}
 	rc, _ := Resolve(Config{})
 	if m := rc.WithModels([]string{DefaultModel, "x", "x"}).Models(); strings.Join(m, ",") != DefaultModel+",x" {
 		t.Errorf("WithModels: serves %v, want %s and x", m, DefaultModel)

@@ -29,7 +29,7 @@ func TestPreflightModelMix(t *testing.T) {
 	if !errors.As(err, &ns) {
 		t.Fatalf("unserved mix: %v, want a ModelNotServedError", err)
 	}
-	want := `does not serve models "chat-lora", "code-lora"; it serves: ` + sim.DefaultModel + ", sql-lora"
+	want := `does not serve models "chat-lora", "code-lora"; it serves: "` + sim.DefaultModel + `", "sql-lora"`
 	if ns.Model != "chat-lora" || !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q (model %q), want %q", err, ns.Model, want)
 	}
