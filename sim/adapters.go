@@ -54,8 +54,8 @@ func (c Config) prefixRoot(model string) uint64 {
 	return blockHash(hashRoot, ids)
 }
 
-// Models returns the names of the models c serves: the base model, then its adapters.
-func (c Config) Models() []string {
+// models returns the names of the models c serves: the base model, then its adapters.
+func (c Config) models() []string {
 	out := []string{c.Model}
 	for _, a := range c.Adapters {
 		out = append(out, a.Name)

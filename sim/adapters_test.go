@@ -216,7 +216,7 @@ func TestAdaptersConfig(t *testing.T) {
 		t.Errorf("bannerName = %s", b)
 	}
 	rc, _ := Resolve(Config{})
-	if m := rc.WithModels([]string{DefaultModel, "x", "x"}).Models(); strings.Join(m, ",") != DefaultModel+",x" {
+	if m := rc.WithModels([]string{DefaultModel, "x", "x"}).models(); strings.Join(m, ",") != DefaultModel+",x" {
 		t.Errorf("WithModels: serves %v, want %s and x", m, DefaultModel)
 	}
 }
