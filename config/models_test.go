@@ -33,6 +33,10 @@ func TestLoadModels(t *testing.T) {
 			":3: workload.models[0].weight: is -2: must be > 0"},
 		{"workload:\n  models:\n    - {name: ' a', weight: 1}\n",
 			`:3: workload.models[0].name: " a" has whitespace`},
+		{"workload:\n  models:\n    - {name: a, weight: 1}\n    - {name: \"b\\e[2J\", weight: 1}\n",
+			`:4: workload.models[1].name: "b\x1b[2J" has a control character`},
+		{"target:\n  url: http://127.0.0.1:8000/v1\n  model: \"m\\a\"\n",
+			`:3: target.model: "m\a" has a control character`},
 	} {
 		_, err := Load(writeConfig(t, tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/record"
@@ -84,6 +85,9 @@ func (v *validation) target() {
 		if t.Model == "" && len(v.c.Workload.Models) == 0 {
 			v.badAt("target.model", []string{"target.model", "target.url"}, "missing: a model is required when target.url is set (or workload.models)")
 		}
+	}
+	if strings.ContainsFunc(t.Model, unicode.IsControl) {
+		v.bad("target.model", "%q has a control character", t.Model)
 	}
 	if !slices.Contains(targetAPIs, t.API) {
 		v.bad("target.api", "%q: must be one of %s", t.API, apiNames(targetAPIs))

@@ -38,18 +38,37 @@ type ModelNotServedError struct {
 
 func (e *ModelNotServedError) Error() string {
 	if len(e.Missing) > 1 {
-		return fmt.Sprintf("does not serve models %s; it serves: %s", quoted(e.Missing), strings.Join(e.Served, ", "))
+		return fmt.Sprintf("does not serve models %s; it serves: %s", Quoted(e.Missing), servedList(e.Served))
 	}
-	return fmt.Sprintf("does not serve model %q; it serves: %s", e.Model, strings.Join(e.Served, ", "))
+	return fmt.Sprintf("does not serve model %q; it serves: %s", e.Model, servedList(e.Served))
 }
 
-// quoted joins names, each quoted, with commas.
-func quoted(names []string) string {
+// Quoted joins names, each quoted (a model name may hold spaces and commas), with commas.
+func Quoted(names []string) string {
 	q := make([]string, len(names))
 	for i, n := range names {
 		q[i] = strconv.Quote(n)
 	}
 	return strings.Join(q, ", ")
+}
+
+// maxServedListed bounds the served models an error lists.
+const maxServedListed = 20
+
+// servedList lists the model IDs a server's GET /v1/models gave for a console line: each
+// clipped (clip) and quoted, at most maxServedListed of them and how many more, so that what
+// a server sends cannot move the terminal's cursor or fill the screen.
+func servedList(served []string) string {
+	n := min(len(served), maxServedListed)
+	q := make([]string, n)
+	for i, m := range served[:n] {
+		q[i] = clip(m)
+	}
+	out := Quoted(q)
+	if more := len(served) - n; more > 0 {
+		out += fmt.Sprintf(" and %d more", more)
+	}
+	return out
 }
 
 // UnreachableError is the preflight's answer for an endpoint that did not answer the probe

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // LoRA adapters (DESIGN §6, adapters): vLLM serves a base model and, with --enable-lora,
@@ -53,8 +54,8 @@ func (c Config) prefixRoot(model string) uint64 {
 	return blockHash(hashRoot, ids)
 }
 
-// Models returns the names of the models c serves: the base model, then its adapters.
-func (c Config) Models() []string {
+// models returns the names of the models c serves: the base model, then its adapters.
+func (c Config) models() []string {
 	out := []string{c.Model}
 	for _, a := range c.Adapters {
 		out = append(out, a.Name)
@@ -79,8 +80,8 @@ func (c Config) validateAdapters(bad func(field, format string, args ...any)) {
 	seen := map[string]bool{c.Model: true}
 	for i, a := range c.Adapters {
 		switch {
-		case strings.TrimSpace(a.Name) == "" || strings.ContainsAny(a.Name, ", \t\n"):
-			bad("adapters", "entry %d: name %q must be non-empty, without spaces or commas", i, a.Name)
+		case strings.TrimSpace(a.Name) != a.Name || a.Name == "" || strings.ContainsFunc(a.Name, unicode.IsControl):
+			bad("adapters", "entry %d: name %q must be non-empty, without whitespace around it or control characters", i, a.Name)
 		case seen[a.Name]:
 			bad("adapters", "entry %d: %q is served already (the base model or an earlier adapter)", i, a.Name)
 		}
@@ -98,7 +99,7 @@ func (c Config) adaptersString() string {
 	}
 	parts := make([]string, len(c.Adapters))
 	for i, a := range c.Adapters {
-		parts[i] = a.Name
+		parts[i] = bannerName(a.Name)
 		if a.Slowdown > 1 {
 			parts[i] += "×" + strconv.FormatFloat(a.Slowdown, 'g', -1, 64)
 		}
@@ -106,12 +107,27 @@ func (c Config) adaptersString() string {
 	return " adapters=" + strings.Join(parts, ",")
 }
 
+// bannerName writes a model name for the banner: as is when it is a plain token, quoted
+// when it holds a space, a comma, a character the banner uses (=, ×) or one Go would escape
+// (a control character), so that no name blurs the line or moves the terminal's cursor.
+func bannerName(s string) string {
+	if s == "" || strconv.Quote(s) != `"`+s+`"` || strings.ContainsAny(s, " ,=×") {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
 // ParseAdapters parses the --adapters flag of `kneecap sim`: NAME[:SLOWDOWN] entries
-// separated by commas ("sql-lora:3,chat-lora").
+// separated by commas ("sql-lora:3,chat-lora"). The flag's syntax leaves no room for a name
+// with a space or comma (a configuration's adapters list, or workload.models, has it); the
+// other rules on names are Validate's.
 func ParseAdapters(s string) ([]Adapter, error) {
 	var out []Adapter
 	for _, part := range strings.Split(s, ",") {
 		name, slow, hasSlow := strings.Cut(strings.TrimSpace(part), ":")
+		if strings.ContainsFunc(name, unicode.IsSpace) {
+			return nil, fmt.Errorf("%q: name %q has a space: --adapters names cannot hold spaces or commas", part, name)
+		}
 		a := Adapter{Name: name}
 		if hasSlow {
 			v, err := strconv.ParseFloat(slow, 64)

@@ -169,7 +169,9 @@ func TestAdapterSlowdownFixedMode(t *testing.T) {
 }
 
 // TestAdaptersConfig: Resolve refuses an adapter without a name, one named like the base
-// model or twice, and a slowdown below 1; ParseAdapters reads NAME[:SLOWDOWN] lists.
+// model or twice, a name with whitespace around it or a control character, and a slowdown
+// below 1, but takes a name with inner spaces and commas; ParseAdapters reads
+// NAME[:SLOWDOWN] lists and refuses a name with a space.
 func TestAdaptersConfig(t *testing.T) {
 	for _, tc := range []struct {
 		ads  []Adapter
@@ -179,11 +181,24 @@ func TestAdaptersConfig(t *testing.T) {
 		{[]Adapter{{Name: DefaultModel}}, "served already"},
 		{[]Adapter{{Name: "a"}, {Name: "a"}}, "entry 1: \"a\" is served already"},
 		{[]Adapter{{Name: "a", Slowdown: 0.5}}, "slowdown 0.5 must be a finite number ≥ 1"},
+		{[]Adapter{{Name: "a\x1b[2J"}}, `entry 0: name "a\x1b[2J" must be`},
+		{[]Adapter{{Name: " a"}}, `entry 0: name " a" must be`},
 	} {
 		_, err := Resolve(Config{Adapters: tc.ads})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("adapters %+v: error %v, want %q", tc.ads, err, tc.want)
 		}
+	}
+	// A name with a space or comma is a valid model name (workload.models can mix one in);
+	// only the flag's syntax cannot hold it.
+	if _, err := Resolve(Config{Adapters: []Adapter{{Name: "team a, lora v2"}}}); err != nil {
+		t.Errorf("an adapter named with a space and a comma: %v", err)
+	}
+	if _, err := Resolve(Config{Model: "base\x07"}); err == nil || !strings.Contains(err.Error(), `sim: model: "base\a" has a control character`) {
+		t.Errorf("a model with a control character: %v", err)
+	}
+	if _, err := ParseAdapters("team a:2"); err == nil || !strings.Contains(err.Error(), "cannot hold spaces or commas") {
+		t.Errorf("ParseAdapters(team a:2): %v, want the flag's rule", err)
 	}
 	got, err := ParseAdapters("sql-lora:3, chat-lora")
 	if err != nil || len(got) != 2 || got[0] != (Adapter{Name: "sql-lora", Slowdown: 3}) || got[1] != (Adapter{Name: "chat-lora"}) {
@@ -192,8 +207,16 @@ func TestAdaptersConfig(t *testing.T) {
 	if _, err := ParseAdapters("a:fast"); err == nil {
 		t.Error("ParseAdapters(a:fast): no error")
 	}
+	// The banner quotes a name with a space or comma (and escapes control characters), so
+	// each adapter reads apart.
+	if b := (Config{Model: "base", Adapters: []Adapter{{Name: "team a, lora v2", Slowdown: 2}, {Name: "sql-lora"}}}).adaptersString(); b != ` adapters="team a, lora v2"×2,sql-lora` {
+		t.Errorf("banner %q", b)
+	}
+	if b := bannerName("m\x1b[2J"); b != `"m\x1b[2J"` {
+		t.Errorf("bannerName = %s", b)
+	}
 	rc, _ := Resolve(Config{})
-	if m := rc.WithModels([]string{DefaultModel, "x", "x"}).Models(); strings.Join(m, ",") != DefaultModel+",x" {
+	if m := rc.WithModels([]string{DefaultModel, "x", "x"}).models(); strings.Join(m, ",") != DefaultModel+",x" {
 		t.Errorf("WithModels: serves %v, want %s and x", m, DefaultModel)
 	}
 }

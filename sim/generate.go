@@ -106,17 +106,49 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) 
 		badRequest(w, "%v", err)
 		return
 	}
+	capTok, ok := s.outputCap(w, &g, prompt)
+	if !ok {
+		return
+	}
+	seq := s.seq.Add(1)
+	if s.injectedFault(w, r, seq, kind, wire) {
+		return
+	}
+	p := plan{seq: seq, kind: kind, wire: wire, prompt: prompt, stream: g.Stream, created: arrived.Unix(), arrived: arrived, disconnectAt: -1, stallAt: -1,
+		prefix: prefix, model: s.cfg.Model, slowdown: 1}
+	s.planOutput(&p, &g, capTok)
+
+	src := s.newSource(&p)
+	defer src.release()
+	if err := src.start(r.Context()); err != nil {
+		if errors.Is(err, errStopped) {
+			writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "server is shutting down")
+		}
+		return
+	}
+	if p.stream {
+		s.streamResponse(w, r, &p, src)
+		return
+	}
+	s.plainResponse(r.Context(), w, &p, src)
+}
+
+// outputCap checks the request's lengths (max_tokens or max_completion_tokens ≥ 1,
+// min_tokens ≥ 0, the prompt and max_tokens within the context limit) and returns the cap on
+// its output tokens (0 = none: max_tokens, else the context left after the prompt); on a
+// problem it answers 400 as vLLM does and returns false.
+func (s *Server) outputCap(w http.ResponseWriter, g *genRequest, prompt int) (int, bool) {
 	maxTok := g.MaxTokens
 	if maxTok == nil {
 		maxTok = g.MaxCompletionTokens
 	}
 	if maxTok != nil && *maxTok < 1 {
 		badRequest(w, "max_tokens must be at least 1, got %d", *maxTok)
-		return
+		return 0, false
 	}
 	if g.MinTokens < 0 {
 		badRequest(w, "min_tokens must be at least 0, got %d", g.MinTokens)
-		return
+		return 0, false
 	}
 	limit := s.cfg.contextLimit()
 	capTok := 0 // 0 = no cap
@@ -127,37 +159,46 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) 
 		if maxTok != nil && prompt+*maxTok > limit {
 			badRequest(w, "This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
 				limit, prompt+*maxTok, prompt, *maxTok)
-			return
+			return 0, false
 		}
 		if maxTok == nil {
 			if prompt >= limit {
 				badRequest(w, "This model's maximum context length is %d tokens. However, your prompt has %d tokens. Please reduce the length of the prompt.", limit, prompt)
-				return
+				return 0, false
 			}
 			capTok = limit - prompt
 		}
 	}
+	return capTok, true
+}
 
-	seq := s.seq.Add(1)
+// injectedFault answers request seq with an injected fault when one is drawn (faults:
+// error_rate's 500, queue_limit_429's 429) and reports whether it did.
+func (s *Server) injectedFault(w http.ResponseWriter, r *http.Request, seq uint64, kind, wire apiKind) bool {
 	f := s.cfg.Faults
 	if f.ErrorRate > 0 && uniform(s.cfg.Seed, seq, saltError) < f.ErrorRate {
 		if wire != kind {
 			s.injectedStreamError(w, r, wire, "injected fault: internal server error")
-			return
+			return true
 		}
 		writeError(w, http.StatusInternalServerError, "InternalServerError", "injected fault: internal server error")
-		return
+		return true
 	}
 	if f.QueueLimit429 > 0 && s.Stats().Waiting > f.QueueLimit429 {
 		if f.RetryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.FormatInt(int64((f.RetryAfter+time.Second-1)/time.Second), 10))
 		}
 		writeAPIError(w, wire, http.StatusTooManyRequests, "RateLimitError", fmt.Sprintf("injected fault: waiting queue longer than %d", f.QueueLimit429))
-		return
+		return true
 	}
+	return false
+}
 
-	p := plan{seq: seq, kind: kind, wire: wire, prompt: prompt, stream: g.Stream, created: arrived.Unix(), arrived: arrived, disconnectAt: -1, stallAt: -1,
-		prefix: prefix, model: s.cfg.Model, slowdown: 1}
+// planOutput fills in p what the request's output will be: its model and slowdown, its
+// length (drawn, or forced by ignore_eos and min_tokens, capped at capTok) and finish reason,
+// its reasoning tokens, and where a drawn disconnect or stall fault strikes.
+func (s *Server) planOutput(p *plan, g *genRequest, capTok int) {
+	f, seq := s.cfg.Faults, p.seq
 	if g.Model != "" {
 		p.model = g.Model
 		p.slowdown, _ = s.cfg.served(g.Model)
@@ -175,7 +216,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) 
 		n, p.finish = capTok, "length"
 	}
 	p.outputTokens = n
-	if kind == apiChat {
+	if p.kind == apiChat {
 		p.reasoning = min(s.cfg.ReasoningTokens, n)
 	}
 	if f.DisconnectRate > 0 && uniform(s.cfg.Seed, seq, saltDisconnect) < f.DisconnectRate {
@@ -184,20 +225,6 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind apiKind) 
 	if f.StallRate > 0 && uniform(s.cfg.Seed, seq, saltStall) < f.StallRate {
 		p.stallAt = midpoint(s.cfg.Seed, seq, saltStall, n)
 	}
-
-	src := s.newSource(&p)
-	defer src.release()
-	if err := src.start(r.Context()); err != nil {
-		if errors.Is(err, errStopped) {
-			writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "server is shutting down")
-		}
-		return
-	}
-	if p.stream {
-		s.streamResponse(w, r, &p, src)
-		return
-	}
-	s.plainResponse(r.Context(), w, &p, src)
 }
 
 // prompt counts the request's prompt tokens (promptTokens). With prefix caching in batching

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Output-length distributions (Config.OutputDist).
@@ -211,6 +212,8 @@ func (c Config) Validate() error {
 	}
 	if strings.TrimSpace(c.Model) == "" {
 		bad("model", "must not be empty")
+	} else if strings.ContainsFunc(c.Model, unicode.IsControl) {
+		bad("model", "%q has a control character", c.Model)
 	}
 	c.validateAdapters(bad)
 	atLeast1("max_num_seqs", c.MaxNumSeqs)
@@ -350,7 +353,7 @@ func (c Config) String() string {
 			slots = fmt.Sprint(c.FixedSlots)
 		}
 		return fmt.Sprintf("fixed engine: model=%s ttft=%v itl=%v slots=%s output_tokens=%d (%s, when a request sets no max_tokens) tokens_per_chunk=%d seed=%d%s",
-			c.Model, c.TTFT, c.ITL, slots, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.realString()+c.adaptersString()+c.faultString()+c.Embed.String())
+			bannerName(c.Model), c.TTFT, c.ITL, slots, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.realString()+c.adaptersString()+c.faultString()+c.Embed.String())
 	}
 	kv := "unlimited"
 	if c.KVCacheTokens > 0 {
@@ -365,7 +368,7 @@ func (c Config) String() string {
 		step += fmt.Sprintf(" + %v×kv", c.StepPerKVToken)
 	}
 	return fmt.Sprintf("batching engine: model=%s max_num_seqs=%d compute=%s step=%s (t(%d)=%v, plateau %.0f tok/s from c=%d) prefill=%.0f tok/s chunk=%d kv=%s preemption=%t max_model_len=%s output_tokens=%d (%s, when a request sets no max_tokens) tokens_per_chunk=%d seed=%d%s",
-		c.Model, c.MaxNumSeqs, c.Compute, step, c.MaxNumSeqs, c.StepTime(c.MaxNumSeqs, 0), c.IdealTPS(c.MaxNumSeqs), c.MaxNumSeqs,
+		bannerName(c.Model), c.MaxNumSeqs, c.Compute, step, c.MaxNumSeqs, c.StepTime(c.MaxNumSeqs, 0), c.IdealTPS(c.MaxNumSeqs), c.MaxNumSeqs,
 		c.PrefillTPS, c.MaxBatchedTokens, kv, c.Preemption, mml, c.OutputTokens, c.OutputDist, c.TokensPerChunk, c.Seed, c.realString()+c.adaptersString()+c.faultString()+c.Embed.String())
 }
 

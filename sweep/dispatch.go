@@ -165,6 +165,7 @@ func (l *level) takeSlot(behind bool) (slot int, waited, ok bool) {
 // (Sent = now, E2E 0) — a due arrival is never dropped. Later arrivals were not due. The
 // cancelled records are at most rate × the time the dispatcher waited for a slot, no more
 // than the level would have sent uncapped over that time, and the rate is at most MaxRate.
+// Each keeps the model its request would have asked (workload.models).
 func (l *level) flush(seq int, sch *schedule) {
 	rs := l.sched
 	now := time.Now()
@@ -193,7 +194,10 @@ func (l *level) flush(seq int, sch *schedule) {
 			rs.waited++
 			rs.longest = max(rs.longest, now.Sub(at))
 		}
-		recs = append(recs, record.Record{Level: l.index, Concurrency: l.c, Worker: -1, Seq: seq,
+		// The model its request would have asked (issue's draw, (level, 0, seq)): a level's
+		// by_model counts its unsent arrivals too, so that the models add up to the level.
+		model := l.workload.Next(l.index, 0, seq).Model
+		recs = append(recs, record.Record{Level: l.index, Concurrency: l.c, Worker: -1, Seq: seq, Model: model,
 			Scheduled: l.clk.unix(at), Sent: stamp, Status: record.StatusCancelled, ErrorClass: record.ErrCancelled,
 			Error: why})
 	}

@@ -29,7 +29,7 @@ func TestPreflightModelMix(t *testing.T) {
 	if !errors.As(err, &ns) {
 		t.Fatalf("unserved mix: %v, want a ModelNotServedError", err)
 	}
-	want := `does not serve models "chat-lora", "code-lora"; it serves: ` + sim.DefaultModel + ", sql-lora"
+	want := `does not serve models "chat-lora", "code-lora"; it serves: "` + sim.DefaultModel + `", "sql-lora"`
 	if ns.Model != "chat-lora" || !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q (model %q), want %q", err, ns.Model, want)
 	}
@@ -38,7 +38,9 @@ func TestPreflightModelMix(t *testing.T) {
 // TestModelMixRecords: a closed-loop and an arrival-rate sweep of a workload mixing the
 // simulator's base model and its adapters over real loopback HTTP: every record keeps the
 // model its request asked — the workload's draw for its (level, worker, seq), worker 0 on a
-// rate level — and every model is served (no error).
+// rate level — and every model is served (no error); a rate level's arrivals recorded unsent
+// (due when issuing stopped, the cap full) carry the model they would have asked, so that
+// by_model adds up to the level.
 func TestModelMixRecords(t *testing.T) {
 	url, _ := startSim(t, sim.Config{Profile: sim.ProfileFixed, TTFT: 2 * time.Millisecond, ITL: time.Millisecond,
 		Adapters: []sim.Adapter{{Name: "sql-lora", Slowdown: 2}, {Name: "chat-lora"}}})
@@ -54,26 +56,38 @@ func TestModelMixRecords(t *testing.T) {
 	for _, plan := range []sweep.Plan{
 		{Levels: []int{4}, Protocol: proto, Workload: w},
 		{Rates: []float64{100}, Arrival: sweep.Arrival{Seed: 3}, Protocol: proto, Workload: w},
+		// One slot at 1000 requests/s, more than the simulator's ≈ 180/s (3 ms + a token or
+		// two of 1 ms, twice that for sql-lora): arrivals wait for the slot, and those due
+		// when issuing stops are recorded unsent, with the model they would have asked.
+		{Rates: []float64{1000}, Arrival: sweep.Arrival{Seed: 3}, MaxConcurrency: 1, Protocol: proto, Workload: w},
 	} {
 		sink := &memSink{}
 		if _, err := sweep.Run(context.Background(), context.Background(), plan, newClient(t, url, 8), sink); err != nil {
 			t.Fatal(err)
 		}
-		seen := map[string]int{}
+		seen, unsent := map[string]int{}, 0
 		for _, recs := range sink.records {
 			for _, r := range recs {
 				worker := r.Worker
 				if len(plan.Rates) > 0 {
 					worker = 0
 				}
-				if want := w.Next(r.Level, worker, r.Seq).Model; r.Model != want || !r.OK() {
-					t.Fatalf("rates %v: record (%d, %d, %d): model %q (%s %s), want %q", plan.Rates, r.Level, r.Worker, r.Seq, r.Model, r.Status, r.Error, want)
+				if r.Worker < 0 && r.Status == record.StatusCancelled {
+					unsent++
+				} else if !r.OK() {
+					t.Fatalf("rates %v: record (%d, %d, %d): %s %s", plan.Rates, r.Level, r.Worker, r.Seq, r.Status, r.Error)
+				}
+				if want := w.Next(r.Level, worker, r.Seq).Model; r.Model != want {
+					t.Fatalf("rates %v: record (%d, %d, %d, %s): model %q, want %q", plan.Rates, r.Level, r.Worker, r.Seq, r.Status, r.Model, want)
 				}
 				seen[r.Model]++
 			}
 		}
 		if len(seen) != 3 {
 			t.Errorf("rates %v: models %v, want all three", plan.Rates, seen)
+		}
+		if plan.MaxConcurrency == 1 && unsent == 0 {
+			t.Errorf("rates %v through one slot: no arrival recorded unsent", plan.Rates)
 		}
 	}
 }

@@ -41,6 +41,7 @@ type Dataset struct {
 	Skipped int
 
 	cfg     WorkloadConfig
+	models  modelMix
 	api     record.API
 	out     sampler
 	drawOut bool
@@ -78,7 +79,7 @@ func (d *Dataset) Len() int { return len(d.entries) }
 // for JSONL, by file and entry index for a JSON array) or a dataset without usable entries
 // is an error naming the file.
 func LoadDataset(cfg WorkloadConfig, api record.API) (*Dataset, error) {
-	d := &Dataset{Path: cfg.Dataset, cfg: cfg, api: api}
+	d := &Dataset{Path: cfg.Dataset, cfg: cfg, models: cfg.modelMix(), api: api}
 	d.drawOut = cfg.FixedOutput && cfg.OutputTokens != (Dist{})
 	if d.drawOut {
 		if errs := cfg.OutputTokens.Validate("workload.output_tokens", "token"); len(errs) > 0 {
@@ -292,5 +293,5 @@ func (d *Dataset) Next(level, worker, seq int) record.Request {
 	if d.drawOut {
 		req.MaxTokens = d.out.Draw(r)
 	}
-	return d.cfg.withModel(req, level, worker, seq)
+	return d.models.with(req, level, worker, seq)
 }

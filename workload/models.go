@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode"
 
 	"github.com/kneecap/kneecap/record"
 )
@@ -41,6 +42,8 @@ func validateModels(ms []ModelWeight) []error {
 			errs = append(errs, fmt.Errorf("%s.name: is empty: each entry names a model the target serves", key))
 		case name != m.Name:
 			errs = append(errs, fmt.Errorf("%s.name: %q has whitespace before or after it", key, m.Name))
+		case strings.ContainsFunc(name, unicode.IsControl):
+			errs = append(errs, fmt.Errorf("%s.name: %q has a control character", key, m.Name))
 		case dup:
 			errs = append(errs, fmt.Errorf("%s.name: %q is also workload.models[%d]: give each model once, with its whole weight", key, m.Name, first))
 		default:
@@ -53,9 +56,9 @@ func validateModels(ms []ModelWeight) []error {
 	return errs
 }
 
-// Shares returns the mix's weights normalised to sum to 1, in the order of the entries; nil
+// shares returns the mix's weights normalised to sum to 1, in the order of the entries; nil
 // without a mix.
-func Shares(ms []ModelWeight) []float64 {
+func shares(ms []ModelWeight) []float64 {
 	total := 0.0
 	for _, m := range ms {
 		total += m.Weight
@@ -70,31 +73,42 @@ func Shares(ms []ModelWeight) []float64 {
 	return out
 }
 
-// PickModel returns the model of request (level, worker, seq) of a workload seeded by seed
-// that mixes ms (a conversation's: seq is its index), "" without a mix: the entry whose
-// cumulative share first exceeds a uniform draw u in [0, 1) of the request's own stream
-// (splitmix64 of seed, modelSalt, level, worker and seq).
-func PickModel(ms []ModelWeight, seed int64, level, worker, seq int) string {
-	switch len(ms) {
+// modelMix is workload.models ready to draw from, built once with the workload: the names,
+// their cumulative shares and the workload's seed. The zero modelMix draws "" (no mix).
+type modelMix struct {
+	names []string
+	cum   []float64
+	seed  int64
+}
+
+// modelMix returns the mix of w, ready to draw from.
+func (w WorkloadConfig) modelMix() modelMix {
+	m := modelMix{names: ModelNames(w.Models), seed: w.Seed}
+	sum := 0.0
+	for _, s := range shares(w.Models) {
+		sum += s
+		m.cum = append(m.cum, sum)
+	}
+	return m
+}
+
+// pick returns the model of request (level, worker, seq) (a conversation's: seq is its
+// index), "" without a mix: the entry whose cumulative share first exceeds a uniform draw u
+// in [0, 1) of the request's own stream (requestHash under modelSalt).
+func (m modelMix) pick(level, worker, seq int) string {
+	switch len(m.names) {
 	case 0:
 		return ""
 	case 1:
-		return ms[0].Name
+		return m.names[0]
 	}
-	h := splitmix64(uint64(seed) ^ modelSalt)
-	for _, v := range []int{level, worker, seq} {
-		h = splitmix64(h ^ uint64(v))
-	}
-	u := float64(h>>11) / (1 << 53)
-	cum := 0.0
-	shares := Shares(ms)
-	for i, s := range shares {
-		cum += s
-		if u < cum {
-			return ms[i].Name
+	u := float64(requestHash(m.seed^modelSalt, level, worker, seq)>>11) / (1 << 53)
+	for i, c := range m.cum {
+		if u < c {
+			return m.names[i]
 		}
 	}
-	return ms[len(ms)-1].Name // cum short of 1 by rounding
+	return m.names[len(m.names)-1] // cum short of 1 by rounding
 }
 
 // ModelNames returns the names of the mix's entries, in order.
@@ -106,11 +120,11 @@ func ModelNames(ms []ModelWeight) []string {
 	return out
 }
 
-// withModel returns req asking for the model the mix of cfg draws for (level, worker, seq),
-// unless req names one already (a future trace column that names each request's model).
-func (w WorkloadConfig) withModel(req record.Request, level, worker, seq int) record.Request {
+// with returns req asking for the model the mix draws for (level, worker, seq), unless req
+// names one already (a future trace column that names each request's model).
+func (m modelMix) with(req record.Request, level, worker, seq int) record.Request {
 	if req.Model == "" {
-		req.Model = PickModel(w.Models, w.Seed, level, worker, seq)
+		req.Model = m.pick(level, worker, seq)
 	}
 	return req
 }

@@ -16,7 +16,7 @@ var mix3 = []ModelWeight{{Name: "base", Weight: 5}, {Name: "sql-lora", Weight: 3
 // standard deviations, √(p(1 − p) ÷ n), of its normalised weight.
 func checkShares(t *testing.T, counts map[string]int, n int) {
 	t.Helper()
-	for i, p := range Shares(mix3) {
+	for i, p := range shares(mix3) {
 		got := float64(counts[mix3[i].Name]) / float64(n)
 		if sd := math.Sqrt(p * (1 - p) / float64(n)); math.Abs(got-p) > 4*sd {
 			t.Errorf("model %s: share %.4f of %d, want %.2f ± %.4f (4 sd)", mix3[i].Name, got, n, p, 4*sd)
@@ -27,11 +27,11 @@ func checkShares(t *testing.T, counts map[string]int, n int) {
 	}
 }
 
-// TestPickModelSharesAndDeterminism: a synthetic workload's models follow the mix's
+// TestModelSharesAndDeterminism: a synthetic workload's models follow the mix's
 // normalised weights over 20,000 requests (4 sd of a share of 0.5 is 1.4 points), the same
 // (level, worker, seq) always draws the same model, and the mix changes nothing else of the
 // request: its prompt and lengths are those of the workload without a mix.
-func TestPickModelSharesAndDeterminism(t *testing.T) {
+func TestModelSharesAndDeterminism(t *testing.T) {
 	cfg := WorkloadConfig{InputTokens: Dist{Dist: DistUniform, Min: 5, Max: 50}, OutputTokens: Dist{Dist: DistFixed, Mean: 8}, FixedOutput: true, Seed: 11}
 	plain := synth(t, cfg)
 	cfg.Models = mix3
@@ -51,7 +51,7 @@ func TestPickModelSharesAndDeterminism(t *testing.T) {
 		}
 	}
 	checkShares(t, counts, n)
-	if got := PickModel(mix3[:1], 1, 2, 3, 4); got != "base" {
+	if got := (WorkloadConfig{Models: mix3[:1], Seed: 1}.modelMix().pick(2, 3, 4)); got != "base" {
 		t.Errorf("a mix of one: %q, want base", got)
 	}
 }
@@ -106,12 +106,31 @@ func TestTraceDrawsModels(t *testing.T) {
 	}
 	counts := map[string]int{}
 	const n = 4000
+	mix := WorkloadConfig{Models: mix3, Seed: 3}.modelMix()
 	for seq := range n {
 		r := tw.Next(0, 0, seq)
-		if r.Model != PickModel(mix3, 3, 0, 0, seq) {
+		if r.Model != mix.pick(0, 0, seq) {
 			t.Fatalf("arrival %d: model %q, want the mix's draw", seq, r.Model)
 		}
 		counts[r.Model]++
 	}
 	checkShares(t, counts, n)
+}
+
+// TestModelDrawsPinned: the model draws are those of the first release of workload.models
+// (the same seed draws the same models across versions: a resumed sweep and a rerun compare
+// like with like), and a draw allocates nothing (the cumulative shares are computed once,
+// with the workload). The values are the draws of seed 11, level 1, worker 2, seq 0–11 as
+// the mix's first implementation made them.
+func TestModelDrawsPinned(t *testing.T) {
+	mix := WorkloadConfig{Models: mix3, Seed: 11}.modelMix()
+	want := strings.Fields("sql-lora chat-lora base base base sql-lora chat-lora chat-lora sql-lora base sql-lora sql-lora")
+	for seq, w := range want {
+		if got := mix.pick(1, 2, seq); got != w {
+			t.Errorf("seq %d: model %s, want %s", seq, got, w)
+		}
+	}
+	if a := testing.AllocsPerRun(100, func() { mix.pick(1, 2, 3) }); a != 0 {
+		t.Errorf("a draw allocates %v times, want 0", a)
+	}
 }

@@ -118,7 +118,7 @@ type Sessions struct {
 	ds             *Dataset
 	templateTokens int
 	maxLen         int
-	models         []ModelWeight // workload.models: one draw per conversation
+	models         modelMix // workload.models: one draw per conversation
 }
 
 var _ Conversations = (*Sessions)(nil)
@@ -129,7 +129,7 @@ func newSessions(cfg WorkloadConfig, api record.API) (*Sessions, error) {
 		return nil, errors.New("sweep: workload.sessions: needs target.api chat (a conversation is a list of messages)")
 	}
 	sc := *cfg.Sessions
-	s := &Sessions{cfg: sc, seed: cfg.Seed, fixed: cfg.FixedOutput, models: cfg.Models}
+	s := &Sessions{cfg: sc, seed: cfg.Seed, fixed: cfg.FixedOutput, models: cfg.modelMix()}
 	if cfg.Dataset != "" {
 		ds, err := LoadDataset(cfg, api)
 		if err != nil {
@@ -235,10 +235,7 @@ const sessionSalt = 0x73657373696f6e
 // turnRand returns the generator of turn (0 = the conversation's own draws, from 1 the
 // turns') of conversation conv of worker at level.
 func turnRand(seed int64, level, worker, conv, turn int) *rand.Rand {
-	h := splitmix64(uint64(seed) ^ sessionSalt)
-	for _, v := range []int{level, worker, conv, turn} {
-		h = splitmix64(h ^ uint64(v))
-	}
+	h := splitmix64(requestHash(seed^sessionSalt, level, worker, conv) ^ uint64(turn))
 	return rand.New(rand.NewPCG(uint64(seed), h))
 }
 
@@ -254,7 +251,7 @@ func (s *Sessions) Turns(level, worker, conv int) int {
 // conversation (workload.models).
 func (s *Sessions) Turn(level, worker, conv, turn int) record.Request {
 	r := turnRand(s.seed, level, worker, conv, turn+1)
-	model := PickModel(s.models, s.seed, level, worker, conv)
+	model := s.models.pick(level, worker, conv)
 	if s.ds != nil {
 		req := s.ds.turn(s.ds.pick(level, worker, conv), turn, r)
 		req.Model = model

@@ -33,6 +33,7 @@ const mask49 = 1<<49 - 1
 // worker, seq) and reads only immutable state.
 type sizedSynthetic struct {
 	cfg     WorkloadConfig
+	models  modelMix
 	in, out sampler
 	// first is the first word of every prompt; words are the table's words with their
 	// leading space.
@@ -77,7 +78,7 @@ func firstWord(pool []string) string {
 
 // newSized returns the sized form of s, before its costs (exact) or fit (estimated) are set.
 func newSized(s *Synthetic) *sizedSynthetic {
-	z := &sizedSynthetic{cfg: s.cfg, in: s.in, out: s.out, first: firstWord(s.words)}
+	z := &sizedSynthetic{cfg: s.cfg, models: s.cfg.modelMix(), in: s.in, out: s.out, first: firstWord(s.words)}
 	z.seedMix = splitmix64(uint64(s.cfg.Seed) ^ 0x68656164)
 	for i := range z.words {
 		z.words[i] = " " + s.words[i]
@@ -222,7 +223,7 @@ func (z *sizedSynthetic) Next(level, worker, seq int) record.Request {
 		tokens = max(n, z.base)
 	}
 	req := record.Request{Prompt: p.b.String(), PromptTokens: tokens, MaxTokens: out, IgnoreEOS: z.cfg.FixedOutput}
-	return z.cfg.withModel(req, level, worker, seq)
+	return z.models.with(req, level, worker, seq)
 }
 
 // putShared adds the shared words of a prompt of n tokens: as many as fill its first half.

@@ -92,7 +92,7 @@ func (w *TraceWorkload) Next(level, _, seq int) record.Request {
 		tokens = max(int(e.InputTokens), z.base)
 	}
 	req := record.Request{Prompt: p.b.String(), PromptTokens: tokens, MaxTokens: int(e.OutputTokens), IgnoreEOS: true}
-	return w.syn.cfg.withModel(req, level, 0, seq)
+	return w.syn.models.with(req, level, 0, seq)
 }
 
 // fill adds about budget tokens to p (exactly, when the words' costs are known): with unique,

@@ -227,14 +227,20 @@ func splitmix64(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
-// requestRand returns the PCG generator of one request: seeded from the workload seed and
-// (level, worker, seq) through splitmix64, so distinct requests get unrelated streams.
-func requestRand(seed int64, level, worker, seq int) *rand.Rand {
+// requestHash is the 64-bit key of request (level, worker, seq) of a stream seeded by seed:
+// splitmix64 chained over the seed and each number, so distinct requests get unrelated keys.
+// A draw of its own (the model's, a cancel's) salts the seed.
+func requestHash(seed int64, level, worker, seq int) uint64 {
 	h := splitmix64(uint64(seed))
 	h = splitmix64(h ^ uint64(level))
 	h = splitmix64(h ^ uint64(worker))
-	h = splitmix64(h ^ uint64(seq))
-	return rand.New(rand.NewPCG(uint64(seed), h))
+	return splitmix64(h ^ uint64(seq))
+}
+
+// requestRand returns the PCG generator of one request, seeded from the workload seed and
+// the request's key (requestHash).
+func requestRand(seed int64, level, worker, seq int) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(seed), requestHash(seed, level, worker, seq)))
 }
 
 // wordPoolSize is the number of distinct filler words of synthetic prompts.
@@ -257,6 +263,7 @@ const wordPoolSize = 4096
 // reads only immutable state built by NewWorkload.
 type Synthetic struct {
 	cfg    WorkloadConfig
+	models modelMix
 	api    record.API
 	in     sampler
 	out    sampler
@@ -296,7 +303,7 @@ func newSynthetic(cfg WorkloadConfig, api record.API) (*Synthetic, error) {
 	if errs := cfg.Validate(); len(errs) > 0 {
 		return nil, fmt.Errorf("sweep: workload: %w", errors.Join(errs...))
 	}
-	s := &Synthetic{cfg: cfg, api: api, in: newSampler(cfg.InputTokens), out: newSampler(cfg.OutputTokens)}
+	s := &Synthetic{cfg: cfg, models: cfg.modelMix(), api: api, in: newSampler(cfg.InputTokens), out: newSampler(cfg.OutputTokens)}
 	s.words = wordPool(cfg.Seed, wordPoolSize)
 	if cfg.SharedPrefix.Count > 0 {
 		s.prefixes = wordPrefixes(cfg, s.words)
@@ -376,5 +383,5 @@ func (s *Synthetic) Next(level, worker, seq int) record.Request {
 	}
 	req := record.Request{Prompt: b.String(), PromptTokens: n, MaxTokens: out}
 	req.IgnoreEOS = s.cfg.FixedOutput
-	return s.cfg.withModel(req, level, worker, seq)
+	return s.models.with(req, level, worker, seq)
 }

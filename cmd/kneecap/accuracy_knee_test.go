@@ -65,22 +65,22 @@ func TestDemoKneeMatchesSlots(t *testing.T) {
 	t.Logf("demo: sweep and analysis took %s (the group of five, at once)", sw.took.Round(time.Millisecond))
 }
 
-// starved reports why a run proves nothing, or "": levels the client self-check noted on a
-// busy machine, levels flagged client-bound (the client's
-// threads waited for a CPU another process took, or Go's scheduler lagged), excluded from the
-// fits for another reason (not steady, Little's law off) or kept though imprecise (a CI wider
-// than its target by max_duration): the simulated engine is steady
-// by construction, so on a machine shared with other work these too are the client's
-// starvation. Such levels are excluded, as they should be; the knee is then read from fewer
-// levels, or none, and the run is inconclusive either way.
+// starved reports why a run proves nothing, or "": levels excluded for the client (their
+// notes name the self-check's verdict, client-bound: the client's threads waited for a CPU
+// another process took, or Go's scheduler lagged; or its machine-busy note), levels the
+// self-check noted on a busy machine, or kept though imprecise (a CI wider than its target by max_duration). The
+// simulated engine is steady by construction, so these are the client's starvation; a level
+// excluded for another reason alone (not steady, Little's law off, errors) is not, and fails
+// the test that sees it rather than skipping it.
 func starved(m map[string]any) string {
-	w := fmt.Sprint(m["warnings"])
-	switch {
-	case strings.Contains(w, "client-bound"):
-		return "the machine starved the client (client-bound levels)"
-	case strings.Contains(w, "excluded from fits"):
-		return "levels of a steady engine were excluded (a starved client)"
-	case strings.Contains(w, "kept though imprecise"):
+	ws, _ := m["warnings"].([]any)
+	for _, x := range ws {
+		s, _ := x.(string)
+		if why := clientExclusion(s); why != "" {
+			return why
+		}
+	}
+	if strings.Contains(fmt.Sprint(m["warnings"]), "kept though imprecise") {
 		// Kept with its wider interval (DESIGN §4.1), which widens the knee's: the engine is
 		// steady by construction, so the machine was noisy.
 		return "a level of a steady engine was imprecise (a noisy machine)"
@@ -93,6 +93,26 @@ func starved(m map[string]any) string {
 		lm, _ := l.(map[string]any)
 		if strings.Contains(fmt.Sprint(lm["notes"]), "machine busy") {
 			return fmt.Sprintf("the client self-check found the machine busy at concurrency %v", lm["concurrency"])
+		}
+	}
+	return ""
+}
+
+// clientExclusion returns why warning w, a level's exclusion (analysis.levelExcluded: "level
+// … excluded from fits: NOTES", "… excluded from the analysis: NOTES" on a rate axis), was the
+// client's, or "" when w is no exclusion or its notes name no client cause: the self-check's
+// verdict ("client-bound: …") or its note on a busy machine ("machine busy: …").
+func clientExclusion(w string) string {
+	_, notes, ok := strings.Cut(w, " excluded from fits: ")
+	if !ok {
+		_, notes, ok = strings.Cut(w, " excluded from the analysis: ")
+	}
+	if !ok {
+		return ""
+	}
+	for _, cause := range []string{"client-bound", "machine busy"} {
+		if strings.Contains(notes, cause+": ") {
+			return "the machine starved the client (a level excluded, " + cause + ")"
 		}
 	}
 	return ""
@@ -141,4 +161,29 @@ func checkNumber(t *testing.T, m map[string]any, name string, keys []string, wan
 		return
 	}
 	t.Logf("%s at %.2f (%.0f%% of %.2f)", name, f, 100*f/want, want)
+}
+
+// TestStarvedOnlyForTheClient: starved skips a run only for the client's causes, in the
+// analysis's own texts (analysis.levelExcluded over the notes of validity and the client
+// self-check): a level excluded as client-bound or with a machine-busy note, a kept level's
+// machine-busy note, an imprecise level; a level excluded for another reason (not steady) is
+// no excuse.
+func TestStarvedOnlyForTheClient(t *testing.T) {
+	warn := func(w string) map[string]any { return map[string]any{"warnings": []any{w}} }
+	for _, tc := range []struct {
+		m       map[string]any
+		starved bool
+	}{
+		{warn("level concurrency 8 excluded from fits: client-bound: scheduling latency p99 3ms > 1ms"), true},
+		{warn("level offered 2.50 requests/s excluded from the analysis: machine busy: run queue 3 > 2; the client fell behind; not steady (CI half-width 9.0% of mean, trend p = 0.01)"), true},
+		{warn("level concurrency 8 kept though imprecise (short of its CI target), with no material trend by max_duration: …"), true},
+		{map[string]any{"levels": []any{map[string]any{"concurrency": 4.0, "notes": []any{"machine busy: run queue 3 > 2; the client's effect on every number within tolerance"}}}}, true},
+		{warn("level concurrency 8 excluded from fits: not steady (CI half-width 9.0% of mean, trend p = 0.01)"), false},
+		{warn("level concurrency 8 excluded from fits: Little's-law error 12.0% > 10% (QPS × mean E2E vs achieved concurrency)"), false},
+		{map[string]any{}, false},
+	} {
+		if why := starved(tc.m); (why != "") != tc.starved {
+			t.Errorf("starved(%v) = %q, want starved %t", tc.m, why, tc.starved)
+		}
+	}
 }

@@ -18,6 +18,53 @@ import (
 // shuts it down gracefully (streams finish within sim.ShutdownGrace, or at once at a second
 // signal) and returns nil: stopping is a server's normal end (exit 0).
 func cmdSim(ctx context.Context, e *env, args []string) error {
+	f := newSimFlags(e)
+	pos, err := parseArgs(f.fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return cmdUsageError("sim", "sim: unexpected argument %q (sim takes flags only)", pos[0])
+	}
+	rc, err := f.config(e)
+	if err != nil {
+		return err
+	}
+	run, err := sim.Start(rc, *f.addr)
+	if err != nil {
+		return prefixed("sim", err)
+	}
+	fmt.Fprintf(e.stderr, "kneecap sim: serving %s (%s)\n", run.URL, rc)
+	select {
+	case <-e.interrupt.Done():
+	case <-ctx.Done():
+	}
+	// In-flight streams may finish for sim.ShutdownGrace; a second signal (ctx) cuts them at
+	// once. Either way the server stopped as asked: exit 0.
+	sctx, cancel := context.WithTimeout(ctx, sim.ShutdownGrace)
+	defer cancel()
+	if err := run.Shutdown(sctx); err != nil {
+		if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			return prefixed("sim", err)
+		}
+		fmt.Fprintln(e.stderr, "kneecap sim: streams still open were cut")
+	}
+	return nil
+}
+
+// simFlags are the flags of `kneecap sim`: where it listens, the config file, the settings
+// applied before sim.Resolve (profile, gpus, power, adapters) and the engine settings that
+// override the resolved configuration (apply, by flag name).
+type simFlags struct {
+	fs                            *flag.FlagSet
+	addr, file, profile, adapters *string
+	gpus                          *int
+	power                         sim.Power
+	apply                         map[string]func(*sim.Config)
+}
+
+// newSimFlags defines the flags of `kneecap sim`.
+func newSimFlags(e *env) *simFlags {
 	fs := newFlagSet(e, "sim", "[--addr 127.0.0.1:8000] [--profile demo|fixed|seed-article] [-c FILE] [engine flags]")
 	addr := fs.String("addr", "127.0.0.1:8000", "listen address (host:port; port 0 picks a free port)")
 	file := fs.String("c", "", "config `FILE` whose simulator: section configures the engine")
@@ -50,75 +97,76 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 	embedBatch := fs.Int("embed-batch", 0, "inputs one forward pass of the embedding engine embeds (0 = 32)")
 	embedStep := durationFlag(fs, "embed-step-base", 0, "fixed cost of one embedding forward pass (a `duration`; 0 = 1ms)")
 	embedToken := durationFlag(fs, "embed-per-token", 0, "added cost of an embedding forward pass per input token (a `duration`; 0 = 5us)")
-	var power sim.Power
-	fs.Var(&powerValue{&power}, "power", fmt.Sprintf("each simulated GPU's power `IDLE_W:MAX_W` in watts, drawn with none and with every slot running (default %g:%g)", sim.DefaultIdleW, sim.DefaultMaxW))
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return err
+	f := &simFlags{fs: fs, addr: addr, file: file, profile: profile, adapters: adapters, gpus: gpus}
+	fs.Var(&powerValue{&f.power}, "power", fmt.Sprintf("each simulated GPU's power `IDLE_W:MAX_W` in watts, drawn with none and with every slot running (default %g:%g)", sim.DefaultIdleW, sim.DefaultMaxW))
+	// Flags override the file exactly, zero values included (--kv-cache-tokens 0 = unlimited).
+	f.apply = map[string]func(*sim.Config){
+		"mode":                 func(rc *sim.Config) { rc.Mode = sim.Mode(*mode) },
+		"model":                func(rc *sim.Config) { rc.Model = *model },
+		"max-num-seqs":         func(rc *sim.Config) { rc.MaxNumSeqs = *maxSeqs },
+		"compute":              func(rc *sim.Config) { rc.Compute = sim.Compute(*compute) },
+		"step-base":            func(rc *sim.Config) { rc.StepBase = *stepBase },
+		"step-per-seq":         func(rc *sim.Config) { rc.StepPerSeq = *stepPerSeq },
+		"prefill-tps":          func(rc *sim.Config) { rc.PrefillTPS = *prefill },
+		"kv-cache-tokens":      func(rc *sim.Config) { rc.KVCacheTokens = *kv },
+		"max-model-len":        func(rc *sim.Config) { rc.MaxModelLen = *maxLen },
+		"preemption":           func(rc *sim.Config) { rc.Preemption = *preempt },
+		"ttft":                 func(rc *sim.Config) { rc.TTFT = *ttft },
+		"itl":                  func(rc *sim.Config) { rc.ITL = *itl },
+		"fixed-slots":          func(rc *sim.Config) { rc.FixedSlots = *fixedSlots },
+		"output-tokens":        func(rc *sim.Config) { rc.OutputTokens = *outTok },
+		"tokens-per-chunk":     func(rc *sim.Config) { rc.TokensPerChunk = *perChunk },
+		"seed":                 func(rc *sim.Config) { rc.Seed = *seed },
+		"tokenizer":            func(rc *sim.Config) { rc.Tokenizer = sim.Tokenizer(*tokenizer) },
+		"chat-template-tokens": func(rc *sim.Config) { rc.ChatTemplateTokens = *template },
+		"close-after-stream":   func(rc *sim.Config) { rc.CloseAfterStream = *closeAfter },
+		"reasoning-tokens":     func(rc *sim.Config) { rc.ReasoningTokens = *reasoning },
+		"prefix-caching":       func(rc *sim.Config) { rc.PrefixCaching = *prefixCaching },
+		"block-size":           func(rc *sim.Config) { rc.BlockSize = *blockSize },
+		"prefix-cache-blocks":  func(rc *sim.Config) { rc.PrefixCacheBlocks = *prefixBlocks },
+		"embed-batch":          func(rc *sim.Config) { rc.Embed.Batch = *embedBatch },
+		"embed-step-base":      func(rc *sim.Config) { rc.Embed.StepBase = *embedStep },
+		"embed-per-token":      func(rc *sim.Config) { rc.Embed.PerToken = *embedToken },
 	}
-	if len(pos) > 0 {
-		return cmdUsageError("sim", "sim: unexpected argument %q (sim takes flags only)", pos[0])
-	}
+	return f
+}
+
+// config returns the engine the flags and the -c file configure, validated: the file's
+// simulator: section, the flags set before sim.Resolve, then the engine flags set, each
+// problem on its own line (exit 2).
+func (f *simFlags) config(e *env) (sim.Config, error) {
 	var cfg sim.Config
-	if *file != "" {
-		if cfg, err = loadSimConfig(e, *file); err != nil {
-			return err
+	var err error
+	if *f.file != "" {
+		if cfg, err = loadSimConfig(e, *f.file); err != nil {
+			return sim.Config{}, err
 		}
 	}
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	if set["profile"] {
-		cfg.Profile = *profile
+		cfg.Profile = *f.profile
 	}
 	// No profile sets gpus or power, so setting them before Resolve is exact, zero included,
 	// and lets Resolve fill the default power of GPUs that --power leaves unset.
 	if set["gpus"] {
-		cfg.GPUs = *gpus
+		cfg.GPUs = *f.gpus
 	}
 	if set["power"] {
-		cfg.Power = power
+		cfg.Power = f.power
 	}
 	if set["adapters"] {
-		if cfg.Adapters, err = sim.ParseAdapters(*adapters); err != nil {
-			return cmdUsageError("sim", "sim: --adapters: %v", err)
+		if cfg.Adapters, err = sim.ParseAdapters(*f.adapters); err != nil {
+			return sim.Config{}, cmdUsageError("sim", "sim: --adapters: %v", err)
 		}
 	}
 	rc, err := sim.Resolve(cfg)
 	if err != nil {
-		return withCode(exitUsage, prefixed("sim", err))
+		return sim.Config{}, withCode(exitUsage, prefixed("sim", err))
 	}
-	// Flags override the file exactly, zero values included (--kv-cache-tokens 0 = unlimited).
-	apply := map[string]func(){
-		"mode":                 func() { rc.Mode = sim.Mode(*mode) },
-		"model":                func() { rc.Model = *model },
-		"max-num-seqs":         func() { rc.MaxNumSeqs = *maxSeqs },
-		"compute":              func() { rc.Compute = sim.Compute(*compute) },
-		"step-base":            func() { rc.StepBase = *stepBase },
-		"step-per-seq":         func() { rc.StepPerSeq = *stepPerSeq },
-		"prefill-tps":          func() { rc.PrefillTPS = *prefill },
-		"kv-cache-tokens":      func() { rc.KVCacheTokens = *kv },
-		"max-model-len":        func() { rc.MaxModelLen = *maxLen },
-		"preemption":           func() { rc.Preemption = *preempt },
-		"ttft":                 func() { rc.TTFT = *ttft },
-		"itl":                  func() { rc.ITL = *itl },
-		"fixed-slots":          func() { rc.FixedSlots = *fixedSlots },
-		"output-tokens":        func() { rc.OutputTokens = *outTok },
-		"tokens-per-chunk":     func() { rc.TokensPerChunk = *perChunk },
-		"seed":                 func() { rc.Seed = *seed },
-		"tokenizer":            func() { rc.Tokenizer = sim.Tokenizer(*tokenizer) },
-		"chat-template-tokens": func() { rc.ChatTemplateTokens = *template },
-		"close-after-stream":   func() { rc.CloseAfterStream = *closeAfter },
-		"reasoning-tokens":     func() { rc.ReasoningTokens = *reasoning },
-		"prefix-caching":       func() { rc.PrefixCaching = *prefixCaching },
-		"block-size":           func() { rc.BlockSize = *blockSize },
-		"prefix-cache-blocks":  func() { rc.PrefixCacheBlocks = *prefixBlocks },
-		"embed-batch":          func() { rc.Embed.Batch = *embedBatch },
-		"embed-step-base":      func() { rc.Embed.StepBase = *embedStep },
-		"embed-per-token":      func() { rc.Embed.PerToken = *embedToken },
-	}
-	for name, f := range apply {
+	for name, apply := range f.apply {
 		if set[name] {
-			f()
+			apply(&rc)
 		}
 	}
 	if err := rc.Validate(); err != nil {
@@ -126,28 +174,9 @@ func cmdSim(ctx context.Context, e *env, args []string) error {
 		for _, p := range config.Problems(err) {
 			fmt.Fprintf(e.stderr, "kneecap: %s\n", prefixed("sim", errors.New(p)))
 		}
-		return exit.Printed(exitUsage)
+		return sim.Config{}, exit.Printed(exitUsage)
 	}
-	run, err := sim.Start(rc, *addr)
-	if err != nil {
-		return prefixed("sim", err)
-	}
-	fmt.Fprintf(e.stderr, "kneecap sim: serving %s (%s)\n", run.URL, rc)
-	select {
-	case <-e.interrupt.Done():
-	case <-ctx.Done():
-	}
-	// In-flight streams may finish for sim.ShutdownGrace; a second signal (ctx) cuts them at
-	// once. Either way the server stopped as asked: exit 0.
-	sctx, cancel := context.WithTimeout(ctx, sim.ShutdownGrace)
-	defer cancel()
-	if err := run.Shutdown(sctx); err != nil {
-		if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
-			return prefixed("sim", err)
-		}
-		fmt.Fprintln(e.stderr, "kneecap sim: streams still open were cut")
-	}
-	return nil
+	return rc, nil
 }
 
 // loadSimConfig reads the simulator section of a config file with config.Read, so that

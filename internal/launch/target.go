@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -168,9 +169,9 @@ func (s *Sweep) preflight(ctx context.Context, t *Target) error {
 	if pf.ModelsErr != nil {
 		fmt.Fprintf(s.Log, "kneecap: warning: GET %s/models failed (%v); the probe request worked, continuing\n", redact.URL(t.Endpoint), pf.ModelsErr)
 	}
-	served := "model " + model
+	served := "model " + strconv.Quote(model)
 	if mix := s.Cfg.Workload.Models; len(mix) > 0 {
-		served = "models " + strings.Join(workload.ModelNames(mix), ", ") + " (the probe asked " + model + ")"
+		served = "models " + server.Quoted(workload.ModelNames(mix)) + " (the probe asked " + strconv.Quote(model) + ")"
 	}
 	fmt.Fprintf(s.Log, "kneecap: preflight ok: %s, probe TTFT %s\n", served, pf.TTFT.Round(100*time.Microsecond))
 	_, out := s.Cfg.Workload.NominalLengths()

@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"os"
 	"slices"
@@ -220,46 +219,8 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 // JSON body (embedResult). It never returns before the stream or body has ended or ctx is
 // done.
 func (c *Client) Do(ctx context.Context, req *record.Request, rec *record.Record) {
-	// The doer adds ignore_eos and min_tokens to go-openai's bodies; the other protocols write
-	// what their API accepts themselves.
-	st := &reqState{maxTokens: req.MaxTokens, ignoreEOS: req.IgnoreEOS && c.proto.mergesIgnoreEOS(), whole: !c.api.Streams()}
-	start := time.Now()
-	reqCtx, cancel := context.WithCancelCause(ctx)
-	st.w.leave(req.Cancel)
-	stall := c.opts.StallTimeout
-	if st.whole {
-		// One body and no events: ttft_timeout bounds the whole answer (silence).
-		stall = 0
-	}
-	st.w.arm(start, c.opts.RequestTimeout, c.opts.TTFTTimeout, stall, cancel)
-	reqCtx = context.WithValue(reqCtx, stateKey{}, st)
-	reqCtx = httptrace.WithClientTrace(reqCtx, &httptrace.ClientTrace{
-		GetConn:              st.getConn,
-		GotConn:              st.gotConn,
-		GotFirstResponseByte: st.gotFirstByte,
-	})
-
-	rec.PromptTokens = req.PromptTokens
-	rec.OutputTokens = 0
-	rec.TokensSource = ""
-	rec.Chunks, rec.ChunksTail = nil, nil
-	rec.ITL = nil
-	rec.TTFT, rec.E2E, rec.ConnWait = 0, 0, 0
-	rec.RequestedPromptTokens, rec.RequestedOutputTokens = req.PromptTokens, max(req.MaxTokens, 0)
-	rec.TTFA, rec.ReasoningChunks, rec.ReasoningTokens = 0, 0, 0
-	rec.UsageOutputTokens, rec.UsagePromptTokens, rec.TokensNote = 0, 0, ""
-	rec.CachedTokens = nil
-	rec.Retried = false
-	rec.ReadLag, rec.TTFTKernel = nil, 0
-	rec.Clock, rec.SendStamp, rec.FirstGather = "", "", 0
-	rec.ClientSent, rec.ClientTTFT, rec.ClientE2E = 0, 0, 0
-	rec.End, rec.Setup, rec.Dialed = 0, 0, false
-	rec.RetryAfter = 0
-	rec.Inputs = 0
-	if st.whole {
-		rec.Inputs = len(embedInputs(req))
-	}
-
+	st, reqCtx, cancel, start := c.begin(ctx, req)
+	c.resetRecord(rec, req)
 	// The API's protocol opens the stream (go-openai for chat and completions, a POST through
 	// the same doer for the others); the adapter reads it (sseBody.next) and closes it. The
 	// stream value go-openai returns, with its own line reader, is dropped at once.
@@ -270,12 +231,7 @@ func (c *Client) Do(ctx context.Context, req *record.Request, rec *record.Record
 		_ = open.Close()
 		err = errNoEventBody
 	}
-	tSend := st.sendTime(start)
-	st.w.sent(tSend.Sub(start))
-	rec.Sent = tSend.UnixNano()
-	rec.ConnWait = st.connWait()
-	rec.Retried = st.retried
-	rec.Dialed, rec.Setup = st.dialed(), st.setup()
+	tSend := st.recordSent(rec, start)
 	if err != nil {
 		rec.E2E = time.Since(tSend)
 		c.fail(ctx, reqCtx, st, rec, err, st.reading)
@@ -302,14 +258,6 @@ func (c *Client) noEnd() error {
 		return errNoDone
 	}
 	return fmt.Errorf("%w: no %s event", errNoTerminal, c.proto.terminal())
-}
-
-// model is the model req names: its own (workload.models), else the target's.
-func (c *Client) model(req *record.Request) string {
-	if req.Model != "" {
-		return req.Model
-	}
-	return c.opts.Model
 }
 
 // read consumes the stream and fills end.rec. It takes no locks; its allocations are the Chunks
