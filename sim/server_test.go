@@ -570,14 +570,17 @@ func TestFixedMode256(t *testing.T) {
 	// TTFT (one delivery), 10% on the mean gap (averaged over the stream). Later still only
 	// on a machine whose other work held this process back (the client self-check's run-queue
 	// wait, scheduling latency): inconclusive then.
-	late := float64(med)/float64(ttft) > 1.25 || float64(gap)/float64(itl) > 1.10
-	if late && len(busy) > 0 {
+	// A first token held back by the busy machine also makes the mean gap look short: the
+	// stream catches up with the absolute schedule after it.
+	rt, rg := float64(med)/float64(ttft), float64(gap)/float64(itl)
+	off := rt < 0.95 || rt > 1.25 || rg < 0.95 || rg > 1.10
+	if off && len(busy) > 0 {
 		t.Skipf("median TTFT %v, mean ITL %v: inconclusive, the machine was busy (%s)", med, gap, strings.Join(busy, ", "))
 	}
-	if r := float64(med) / float64(ttft); r < 0.95 || r > 1.25 {
+	if rt < 0.95 || rt > 1.25 {
 		t.Errorf("median TTFT %v, want %v within -5%%/+25%%", med, ttft)
 	}
-	if r := float64(gap) / float64(itl); r < 0.95 || r > 1.10 {
+	if rg < 0.95 || rg > 1.10 {
 		t.Errorf("mean ITL %v, want %v within -5%%/+10%%", gap, itl)
 	}
 }
