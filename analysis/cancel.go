@@ -2,8 +2,8 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"slices"
-	"strings"
 
 	"github.com/kneecap/kneecap/record"
 )
@@ -84,7 +84,7 @@ func (a *analyzer) cancels() {
 	var (
 		res      CancelResult
 		checked  bool
-		exceeded []int
+		exceeded []*Level
 		any      bool
 	)
 	for i := range a.res.Levels {
@@ -99,7 +99,7 @@ func (a *analyzer) cancels() {
 		}
 		checked = true
 		if float64(lv.Server.MaxRunning) > float64(lv.Concurrency) {
-			exceeded = append(exceeded, lv.Concurrency)
+			exceeded = append(exceeded, lv)
 		}
 	}
 	if !any {
@@ -108,8 +108,12 @@ func (a *analyzer) cancels() {
 	switch {
 	case len(exceeded) > 0:
 		freed := false
-		res.SlotsFreed, res.Exceeded = &freed, exceeded
-		res.Statement = fmt.Sprintf("the server did not free the slots of cancelled requests at once: its running count exceeded the concurrency at level %s", joinInts(exceeded))
+		res.SlotsFreed = &freed
+		for _, l := range exceeded {
+			res.Exceeded = append(res.Exceeded, l.Concurrency)
+		}
+		res.Statement = fmt.Sprintf("the server did not free the slots of cancelled requests at once: its running count exceeded the concurrency at %s",
+			levelsAt(exceeded, func(l *Level) string { return "max running " + fconcurrency(float64(l.Server.MaxRunning)) }))
 		a.warn(cancelNotFreed(res.Statement))
 	case checked:
 		freed := true
@@ -120,15 +124,6 @@ func (a *analyzer) cancels() {
 		a.warn(cancelUnchecked(res.Statement))
 	}
 	a.res.Cancels = &res
-}
-
-// joinInts joins xs with commas.
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ", ")
 }
 
 // cancelTally is what a level's user cancels add to its summary: the count in the latency
@@ -189,13 +184,5 @@ func (c *cancelTally) finish(lv *Level, s *scratch, windowS float64) {
 	}
 	w := sum / float64(len(s.e2e)+c.count) / 1e3
 	lambda := float64(lv.QPS) + float64(c.departed)/windowS
-	lv.LittlesLawError = Float(abs(lambda*w-n) / n)
-}
-
-// abs is |x|.
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
+	lv.LittlesLawError = Float(math.Abs(lambda*w-n) / n)
 }

@@ -75,7 +75,7 @@ func TestCancelsSlotsFreed(t *testing.T) {
 		warning string
 	}{
 		{"freed", &ServerEvidence{MaxRunning: 1}, ptr(true), ""},
-		{"kept running", &ServerEvidence{MaxRunning: 2}, ptr(false), "did not free the slots"},
+		{"kept running", &ServerEvidence{MaxRunning: 2}, ptr(false), "at concurrency 1 (max running 2)"},
 		{"not scraped", nil, nil, "could not be checked"},
 	} {
 		lvs := Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions())
