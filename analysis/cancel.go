@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/kneecap/kneecap/record"
 )
@@ -40,15 +41,18 @@ func (l *Level) servedOutputTokens() Float {
 
 // CancelResult is a run's statement on its user cancels: whether the server freed the
 // cancelled requests' slots, read from its running count (vllm:num_requests_running and the
-// like, DESIGN §3.7): freed when no closed-loop level with cancels saw more requests running
-// than its concurrency (a request the server kept running after its client left would add to
-// the new ones the client sends in its place).
+// like, DESIGN §3.7). A request the server kept running after its client left adds to the new
+// ones the client sends in its place, so a closed-loop level's running count goes over its
+// concurrency. Only a level whose running count could show it is judged (slotsJudged): below
+// the server's slot limit, or with no request waiting. An excess of one is one scrape's
+// timing (the client's next request arrives before the server drops the left one), so the
+// evidence is an excess of more than one; the scrape summary keeps the largest count only.
 type CancelResult struct {
 	// Cancelled counts the user-cancelled requests in every level's latency population.
 	Cancelled int `json:"cancelled"`
-	// SlotsFreed is true when the server freed the slots, false when a level's running count
-	// exceeded its concurrency, null when it could not be checked (no running count scraped,
-	// or no closed-loop level with cancels).
+	// SlotsFreed is true when no level judged showed the excess, false when one did, null
+	// when no level could be judged (no running count scraped, no closed-loop level with
+	// cancels, or every one at or above the server's slot limit with requests waiting).
 	SlotsFreed *bool `json:"slots_freed"`
 	// Exceeded lists the concurrencies of the levels whose running count exceeded them.
 	Exceeded []int `json:"exceeded,omitempty"`
@@ -78,15 +82,16 @@ func cancelledOf(n, requests int) *Cancelled {
 	return c
 }
 
-// cancels sets the result's statement on user cancels and warns when the server did not
-// free the slots or the run could not tell; a run without user cancels has none.
+// cancels sets the result's statement on user cancels and warns when the server's running
+// count suggests it kept cancelled requests running, or when a run with server metrics could
+// not tell; a run without user cancels has none.
 func (a *analyzer) cancels() {
 	var (
-		res      CancelResult
-		checked  bool
-		exceeded []*Level
-		any      bool
+		res                       CancelResult
+		judged, exceeded          []*Level
+		any, scraped, closed, capped bool
 	)
+	limit := slotLimit(a.res.Meta.Server)
 	for i := range a.res.Levels {
 		lv := &a.res.Levels[i]
 		if lv.Cancelled == nil {
@@ -94,17 +99,26 @@ func (a *analyzer) cancels() {
 		}
 		any = true
 		res.Cancelled += lv.Cancelled.Count
-		if lv.Cancelled.Count == 0 || lv.IsRate() || lv.Superseded || lv.Server == nil || !lv.Server.MaxRunning.OK() {
+		scraped = scraped || lv.Server != nil
+		if lv.Cancelled.Count == 0 || lv.IsRate() || lv.Superseded {
 			continue
 		}
-		checked = true
-		if float64(lv.Server.MaxRunning) > float64(lv.Concurrency) {
-			exceeded = append(exceeded, lv)
+		closed = true
+		switch {
+		case lv.Server == nil || !lv.Server.MaxRunning.OK():
+		case !slotsJudged(lv, limit):
+			capped = true
+		default:
+			judged = append(judged, lv)
+			if float64(lv.Server.MaxRunning) > float64(lv.Concurrency)+1 {
+				exceeded = append(exceeded, lv)
+			}
 		}
 	}
 	if !any {
 		return
 	}
+	maxRunning := func(l *Level) string { return "max running " + fconcurrency(float64(l.Server.MaxRunning)) }
 	switch {
 	case len(exceeded) > 0:
 		freed := false
@@ -112,18 +126,58 @@ func (a *analyzer) cancels() {
 		for _, l := range exceeded {
 			res.Exceeded = append(res.Exceeded, l.Concurrency)
 		}
-		res.Statement = fmt.Sprintf("the server did not free the slots of cancelled requests at once: its running count exceeded the concurrency at %s",
-			levelsAt(exceeded, func(l *Level) string { return "max running " + fconcurrency(float64(l.Server.MaxRunning)) }))
+		res.Statement = fmt.Sprintf("the server's running count exceeded the level's requests by more than one at %s while users cancelled: it may keep generating for clients that left",
+			levelsAt(exceeded, maxRunning))
 		a.warn(cancelNotFreed(res.Statement))
-	case checked:
+	case len(judged) > 0:
 		freed := true
 		res.SlotsFreed = &freed
-		res.Statement = "the server freed the slots of cancelled requests: its running count never exceeded a level's concurrency"
+		res.Statement = fmt.Sprintf("the server's running count stayed within one of the level's requests at %s while users cancelled: it freed their slots",
+			levelsAt(judged, maxRunning))
 	default:
-		res.Statement = "whether the server freed the slots of cancelled requests could not be checked: no running count was scraped from its metrics at a closed-loop level with cancels"
+		res.Statement = "whether the server freed the slots of cancelled requests could not be checked: " + uncheckedWhy(closed, capped)
 		a.warn(cancelUnchecked(res.Statement))
 	}
 	a.res.Cancels = &res
+}
+
+// uncheckedWhy says why no level could be judged: no closed-loop level with cancels (closed),
+// every one at or above the server's slot limit with requests waiting (capped), or no running
+// count scraped.
+func uncheckedWhy(closed, capped bool) string {
+	switch {
+	case !closed:
+		return "no closed-loop level had cancels (an open loop has no fixed number of requests to read the running count against)"
+	case capped:
+		return "every closed-loop level with cancels was at or above the server's slot limit with requests waiting, where the running count cannot go over the level's requests"
+	default:
+		return "no running count was scraped from its metrics at a closed-loop level with cancels"
+	}
+}
+
+// slotsJudged reports whether lv's running count could show a request kept running after its
+// client left: the server runs more requests than lv's concurrency (its slot limit, when it
+// said it, is above it), or none of lv's requests waited (the running count was not capped).
+func slotsJudged(lv *Level, limit int) bool {
+	if limit > 0 && lv.Concurrency < limit {
+		return true
+	}
+	return lv.Server.MaxWaiting.OK() && lv.Server.MaxWaiting == 0
+}
+
+// slotLimit is the most requests the server says it runs at once (vLLM's and the
+// simulator's max_num_seqs, SGLang's max_running_requests, TGI's max_concurrent_requests,
+// llama.cpp's total_slots), or 0 when it does not say.
+func slotLimit(info *record.ServerInfo) int {
+	if info == nil {
+		return 0
+	}
+	for _, k := range []string{"max_num_seqs", "max_running_requests", "max_concurrent_requests", "total_slots"} {
+		if n, err := strconv.Atoi(info.Settings[k]); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 0
 }
 
 // cancelTally is what a level's user cancels add to its summary: the count in the latency

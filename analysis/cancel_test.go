@@ -65,22 +65,33 @@ func TestSummarizeUserCancel(t *testing.T) {
 }
 
 // TestCancelsSlotsFreed: the run's statement reads each closed-loop level's largest running
-// count against its concurrency, and says when it could not.
+// count against its concurrency (1 here) where the count could show an excess: below the
+// server's slot limit or with none waiting. An excess of one is not evidence (one scrape's
+// timing); a level at the limit with requests waiting is not judged, and the statement says
+// why.
 func TestCancelsSlotsFreed(t *testing.T) {
 	run, recs := cancelLevel()
+	limit8 := &record.ServerInfo{Engine: "kneecap-sim", Settings: map[string]string{"max_num_seqs": "8"}}
+	limit1 := &record.ServerInfo{Engine: "kneecap-sim", Settings: map[string]string{"max_num_seqs": "1"}}
 	for _, tc := range []struct {
 		name    string
 		server  *ServerEvidence
+		info    *record.ServerInfo
 		freed   *bool
 		warning string
 	}{
-		{"freed", &ServerEvidence{MaxRunning: 1}, ptr(true), ""},
-		{"kept running", &ServerEvidence{MaxRunning: 2}, ptr(false), "at concurrency 1 (max running 2)"},
-		{"not scraped", nil, nil, "could not be checked"},
+		{"freed", &ServerEvidence{MaxRunning: 1, MaxWaiting: 0}, nil, ptr(true), ""},
+		{"one over", &ServerEvidence{MaxRunning: 2, MaxWaiting: 0}, nil, ptr(true), ""},
+		{"kept running", &ServerEvidence{MaxRunning: 3, MaxWaiting: 0}, nil, ptr(false), "at concurrency 1 (max running 3) while users cancelled: it may keep generating"},
+		{"below the limit, waiting", &ServerEvidence{MaxRunning: 3, MaxWaiting: 2}, limit8, ptr(false), "max running 3"},
+		{"capped, limit unknown", &ServerEvidence{MaxRunning: 1, MaxWaiting: 2}, nil, nil, "at or above the server's slot limit"},
+		{"at the limit", &ServerEvidence{MaxRunning: 1, MaxWaiting: 2}, limit1, nil, "at or above the server's slot limit"},
+		{"waiting unknown", &ServerEvidence{MaxRunning: 1, MaxWaiting: NaN()}, nil, nil, "at or above the server's slot limit"},
+		{"not scraped", nil, nil, nil, "no running count was scraped"},
 	} {
 		lvs := Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions())
 		lvs[0].Server = tc.server
-		res := Analyze(lvs, Meta{}, DefaultOptions())
+		res := Analyze(lvs, Meta{Server: tc.info}, DefaultOptions())
 		c := res.Cancels
 		if c == nil || c.Cancelled != 1 || (c.SlotsFreed == nil) != (tc.freed == nil) ||
 			(c.SlotsFreed != nil && *c.SlotsFreed != *tc.freed) {

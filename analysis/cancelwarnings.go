@@ -1,9 +1,10 @@
 package analysis
 
-// cancelNotFreed warns that the server kept running requests whose users had left
+// cancelNotFreed warns that the server's running count suggests it kept running requests
+// whose users had left
 // (statement: CancelResult.Statement).
 func cancelNotFreed(statement string) warning {
-	return newWarning(warnCancelNotFreed, "", "user cancels: %s; it kept generating for clients that had left, and its throughput includes that lost work", statement)
+	return newWarning(warnCancelNotFreed, "", "user cancels: %s, and its throughput may include that lost work", statement)
 }
 
 // cancelUnchecked warns that the run could not tell whether the server freed the slots of

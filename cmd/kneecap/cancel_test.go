@@ -92,7 +92,7 @@ simulator: {max_num_seqs: 64, step_base: 2ms, step_per_seq: 10us, prefill_tps: 1
 	if len(overfull) > 0 || freed != true {
 		t.Errorf("the simulator did not free the cancelled slots at once: %v; cancels %v", overfull, m["cancels"])
 	}
-	if !strings.Contains(strings.Join(strings.Fields(string(md)), " "), "the server freed the slots of cancelled requests") {
+	if !strings.Contains(strings.Join(strings.Fields(string(md)), " "), "while users cancelled: it freed their slots") {
 		t.Errorf("report.md does not say the server freed the slots")
 	}
 }
