@@ -84,11 +84,12 @@ func cancelledOf(n, requests int) *Cancelled {
 
 // cancels sets the result's statement on user cancels and warns when the server's running
 // count suggests it kept cancelled requests running, or when a run with server metrics could
-// not tell; a run without user cancels has none.
+// not tell (one without them, a level-summary CSV among them, is told in the statement only);
+// a run without user cancels has none.
 func (a *analyzer) cancels() {
 	var (
-		res                       CancelResult
-		judged, exceeded          []*Level
+		res                          CancelResult
+		judged, exceeded             []*Level
 		any, scraped, closed, capped bool
 	)
 	limit := slotLimit(a.res.Meta.Server)
@@ -136,7 +137,9 @@ func (a *analyzer) cancels() {
 			levelsAt(judged, maxRunning))
 	default:
 		res.Statement = "whether the server freed the slots of cancelled requests could not be checked: " + uncheckedWhy(closed, capped)
-		a.warn(cancelUnchecked(res.Statement))
+		if scraped { // a level-summary CSV, or a run without --metrics, carries no running count
+			a.warn(cancelUnchecked(res.Statement))
+		}
 	}
 	a.res.Cancels = &res
 }
@@ -182,8 +185,8 @@ func slotLimit(info *record.ServerInfo) int {
 
 // cancelTally is what a level's user cancels add to its summary: the count in the latency
 // population (and those that had a first token: a level whose every request the users left
-// after one was answered), and for Little's law the departures in the window and the E2E of those sent
-// in it.
+// after one was answered), and for Little's law the departures in the window and the E2E of the
+// counted ones.
 type cancelTally struct {
 	count, departed int
 	answered        int     // of the counted ones, those that had a first token

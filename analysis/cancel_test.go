@@ -87,7 +87,9 @@ func TestCancelsSlotsFreed(t *testing.T) {
 		{"capped, limit unknown", &ServerEvidence{MaxRunning: 1, MaxWaiting: 2}, nil, nil, "at or above the server's slot limit"},
 		{"at the limit", &ServerEvidence{MaxRunning: 1, MaxWaiting: 2}, limit1, nil, "at or above the server's slot limit"},
 		{"waiting unknown", &ServerEvidence{MaxRunning: 1, MaxWaiting: NaN()}, nil, nil, "at or above the server's slot limit"},
-		{"not scraped", nil, nil, nil, "no running count was scraped"},
+		{"running not exposed", &ServerEvidence{MaxRunning: NaN(), MaxWaiting: NaN()}, nil, nil, "no running count was scraped"},
+		// A level-summary CSV carries no server metrics: nothing to warn about.
+		{"no server metrics", nil, nil, nil, ""},
 	} {
 		lvs := Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions())
 		lvs[0].Server = tc.server
