@@ -17,9 +17,9 @@ import (
 // departure (cancelTally.finish), and a level whose requests the users all left after a
 // first token still had answers (validity's anyOK).
 
-// Cancelled is a level's user cancels: how many of its latency population the workload
+// UserCancelled is a level's user cancels: how many of its latency population the workload
 // cancelled, and their share of it.
-type Cancelled struct {
+type UserCancelled struct {
 	// Count is the user-cancelled requests among Level.Requests.
 	Count int `json:"count"`
 	// Share is Count ÷ Requests (null without requests).
@@ -33,7 +33,7 @@ type Cancelled struct {
 // servedOutputTokens is the mean N_out of the level's requests served: with user cancels the
 // completed and the cancelled ones, else the completed ones (MeanOutputTokens).
 func (l *Level) servedOutputTokens() Float {
-	if c := l.Cancelled; c != nil && c.MeanOutputTokens.OK() {
+	if c := l.UserCancelled; c != nil && c.MeanOutputTokens.OK() {
 		return c.MeanOutputTokens
 	}
 	return l.MeanOutputTokens
@@ -48,8 +48,8 @@ func (l *Level) servedOutputTokens() Float {
 // timing (the client's next request arrives before the server drops the left one), so the
 // evidence is an excess of more than one; the scrape summary keeps the largest count only.
 type CancelResult struct {
-	// Cancelled counts the user-cancelled requests in every level's latency population.
-	Cancelled int `json:"cancelled"`
+	// UserCancelled counts the user-cancelled requests in every level's latency population.
+	UserCancelled int `json:"user_cancelled"`
 	// SlotsFreed is true when no level judged showed the excess, false when one did, null
 	// when no level could be judged (no running count scraped, no closed-loop level with
 	// cancels, or every one at or above the server's slot limit with requests waiting).
@@ -60,22 +60,22 @@ type CancelResult struct {
 	Statement string `json:"statement"`
 }
 
-// markCancels gives every level its Cancelled, zero where it had none, when any level of the
+// markCancels gives every level its UserCancelled, zero where it had none, when any level of the
 // run has a user cancel; a run without them keeps the key absent.
 func markCancels(out []Level) {
-	if !slices.ContainsFunc(out, func(lv Level) bool { return lv.Cancelled != nil }) {
+	if !slices.ContainsFunc(out, func(lv Level) bool { return lv.UserCancelled != nil }) {
 		return
 	}
 	for i := range out {
-		if out[i].Cancelled == nil {
-			out[i].Cancelled = cancelledOf(0, out[i].Requests)
+		if out[i].UserCancelled == nil {
+			out[i].UserCancelled = cancelledOf(0, out[i].Requests)
 		}
 	}
 }
 
-// cancelledOf is the Cancelled of n user cancels among requests.
-func cancelledOf(n, requests int) *Cancelled {
-	c := &Cancelled{Count: n, Share: NaN(), MeanOutputTokens: NaN()}
+// cancelledOf is the UserCancelled of n user cancels among requests.
+func cancelledOf(n, requests int) *UserCancelled {
+	c := &UserCancelled{Count: n, Share: NaN(), MeanOutputTokens: NaN()}
 	if requests > 0 {
 		c.Share = Float(float64(n) / float64(requests))
 	}
@@ -95,13 +95,13 @@ func (a *analyzer) cancels() {
 	limit := slotLimit(a.res.Meta.Server)
 	for i := range a.res.Levels {
 		lv := &a.res.Levels[i]
-		if lv.Cancelled == nil {
+		if lv.UserCancelled == nil {
 			continue
 		}
 		any = true
-		res.Cancelled += lv.Cancelled.Count
+		res.UserCancelled += lv.UserCancelled.Count
 		scraped = scraped || lv.Server != nil
-		if lv.Cancelled.Count == 0 || lv.IsRate() || lv.Superseded {
+		if lv.UserCancelled.Count == 0 || lv.IsRate() || lv.Superseded {
 			continue
 		}
 		closed = true
@@ -214,7 +214,7 @@ func (c *cancelTally) add(r *record.Record, w0, w1 int64, in bool) bool {
 	return true
 }
 
-// finish sets lv's Cancelled (with the mean N_out of the requests served) and its
+// finish sets lv's UserCancelled (with the mean N_out of the requests served) and its
 // Little's-law error with the user cancels as departures
 // too: λ counts
 // the completed and the cancelled requests that left in the window, W their mean E2E over
@@ -224,13 +224,13 @@ func (c *cancelTally) finish(lv *Level, s *scratch, windowS float64) {
 	if c.count == 0 {
 		return
 	}
-	lv.Cancelled = cancelledOf(c.count, lv.Requests)
+	lv.UserCancelled = cancelledOf(c.count, lv.Requests)
 	ok := lv.Requests - lv.Errors - c.count
 	switch {
 	case ok == 0:
-		lv.Cancelled.MeanOutputTokens = Float(c.outputTokens / float64(c.count))
+		lv.UserCancelled.MeanOutputTokens = Float(c.outputTokens / float64(c.count))
 	case lv.MeanOutputTokens.OK():
-		lv.Cancelled.MeanOutputTokens = Float((float64(lv.MeanOutputTokens)*float64(ok) + c.outputTokens) / float64(ok+c.count))
+		lv.UserCancelled.MeanOutputTokens = Float((float64(lv.MeanOutputTokens)*float64(ok) + c.outputTokens) / float64(ok+c.count))
 	}
 	if !(n > 0) || !(windowS > 0) {
 		return

@@ -29,12 +29,12 @@ func TestSummarizeUserCancel(t *testing.T) {
 	if lv.Errors != 0 || lv.ErrorRate != 0 || len(lv.ErrorClasses) != 0 {
 		t.Errorf("errors %d rate %v classes %v, want none", lv.Errors, lv.ErrorRate, lv.ErrorClasses)
 	}
-	if lv.Requests != 3 || lv.Cancelled == nil || lv.Cancelled.Count != 1 || math.Abs(float64(lv.Cancelled.Share)-1.0/3) > 1e-12 {
-		t.Fatalf("requests %d cancelled %+v, want 1 of 3", lv.Requests, lv.Cancelled)
+	if lv.Requests != 3 || lv.UserCancelled == nil || lv.UserCancelled.Count != 1 || math.Abs(float64(lv.UserCancelled.Share)-1.0/3) > 1e-12 {
+		t.Fatalf("requests %d cancelled %+v, want 1 of 3", lv.Requests, lv.UserCancelled)
 	}
 	// Served: the ok ones' 6 and 4 tokens and the cancel's 2: a mean of 4.
-	if lv.Cancelled.MeanOutputTokens != 4 || lv.MeanOutputTokens != 5 {
-		t.Errorf("mean output tokens served %v, completed %v: want 4 and 5", lv.Cancelled.MeanOutputTokens, lv.MeanOutputTokens)
+	if lv.UserCancelled.MeanOutputTokens != 4 || lv.MeanOutputTokens != 5 {
+		t.Errorf("mean output tokens served %v, completed %v: want 4 and 5", lv.UserCancelled.MeanOutputTokens, lv.MeanOutputTokens)
 	}
 	// Tokens in [10, 20) s: 6 (warmup record) + 6 + 1 + the cancel's 2 = 15, over 10 s.
 	if got := float64(lv.OutputTPS); math.Abs(got-1.5) > 1e-9 {
@@ -59,8 +59,8 @@ func TestSummarizeUserCancel(t *testing.T) {
 	}
 
 	plain, precs := handLevel()
-	if lv := Summarize(record.GroupRecords([]record.LevelRun{plain}, precs), DefaultOptions())[0]; lv.Cancelled != nil {
-		t.Errorf("a run without cancels has cancelled %+v, want it absent", lv.Cancelled)
+	if lv := Summarize(record.GroupRecords([]record.LevelRun{plain}, precs), DefaultOptions())[0]; lv.UserCancelled != nil {
+		t.Errorf("a run without cancels has cancelled %+v, want it absent", lv.UserCancelled)
 	}
 }
 
@@ -95,7 +95,7 @@ func TestCancelsSlotsFreed(t *testing.T) {
 		lvs[0].Server = tc.server
 		res := Analyze(lvs, Meta{Server: tc.info}, DefaultOptions())
 		c := res.Cancels
-		if c == nil || c.Cancelled != 1 || (c.SlotsFreed == nil) != (tc.freed == nil) ||
+		if c == nil || c.UserCancelled != 1 || (c.SlotsFreed == nil) != (tc.freed == nil) ||
 			(c.SlotsFreed != nil && *c.SlotsFreed != *tc.freed) {
 			t.Errorf("%s: cancels %+v, want slots freed %v", tc.name, c, tc.freed)
 			continue

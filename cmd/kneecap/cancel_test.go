@@ -49,10 +49,10 @@ simulator: {max_num_seqs: 64, step_base: 2ms, step_per_seq: 10us, prefill_tps: 1
 	levels, _ := m["levels"].([]any)
 	for _, l := range levels {
 		lv := l.(map[string]any)
-		c, _ := lv["cancelled"].(map[string]any)
+		c, _ := lv["user_cancelled"].(map[string]any)
 		if c == nil || lv["errors"] != 0.0 || lv["error_rate"] != 0.0 || lv["error_classes"] != nil {
 			t.Errorf("concurrency %v: cancelled %v, errors %v (rate %v, classes %v): want the cancels and no error",
-				lv["concurrency"], lv["cancelled"], lv["errors"], lv["error_rate"], lv["error_classes"])
+				lv["concurrency"], lv["user_cancelled"], lv["errors"], lv["error_rate"], lv["error_classes"])
 			continue
 		}
 		requests += lv["requests"].(float64)
@@ -78,7 +78,7 @@ simulator: {max_num_seqs: 64, step_base: 2ms, step_per_seq: 10us, prefill_tps: 1
 	checkCancelRecords(t, filepath.Join(dir, "records.jsonl"))
 	csv, _ := os.ReadFile(filepath.Join(dir, "summary.csv"))
 	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
-	if head, _, _ := strings.Cut(string(csv), "\n"); !strings.HasSuffix(head, ",cancelled,cancelled_share") {
+	if head, _, _ := strings.Cut(string(csv), "\n"); !strings.HasSuffix(head, ",user_cancelled,user_cancelled_share") {
 		t.Errorf("summary.csv header %q: want the cancel columns last", head)
 	}
 	if !strings.Contains(string(md), "User cancels") && !strings.Contains(string(md), "Users cancelled") {

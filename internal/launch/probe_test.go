@@ -53,7 +53,7 @@ func TestProbeEstimate(t *testing.T) {
 			QPS: analysis.NaN()}
 	}
 	cancelled := func(l analysis.Level, servedOut float64) analysis.Level {
-		l.Cancelled = &analysis.Cancelled{Count: 1, Share: 0.5, MeanOutputTokens: analysis.Float(servedOut)}
+		l.UserCancelled = &analysis.UserCancelled{Count: 1, Share: 0.5, MeanOutputTokens: analysis.Float(servedOut)}
 		return l
 	}
 	nan := math.NaN()
