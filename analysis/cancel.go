@@ -13,7 +13,9 @@ import (
 // on purpose (record.Record.UserCancelled) is no error. It is left out of the error rate and
 // the error classes; the tokens it received count toward output TPS (every record's do); its
 // TTFT joins the TTFT statistics when it had a first token; TPOT, E2E, ITL, QPS, goodput and
-// the mean output length are the completed (ok) requests'. Little's law counts it as a
+// the mean output length are the completed (ok) requests', the survivors'. Those cancelled
+// before a first token are the slowest: more than ttftCensoredMax of them make the level's
+// TTFT percentiles lower bounds (cancelTally.censored). Little's law counts it as a
 // departure (cancelTally.finish), and a level whose requests the users all left after a
 // first token still had answers (validity's anyOK).
 
@@ -24,6 +26,12 @@ type UserCancelled struct {
 	Count int `json:"count"`
 	// Share is Count ÷ Requests (null without requests).
 	Share Float `json:"share"`
+	// BeforeFirstToken is those of Count cancelled before their first token: no TTFT, so the
+	// TTFT statistics leave them out, and they are the slowest (0 from a level-summary CSV).
+	BeforeFirstToken int `json:"before_first_token"`
+	// TTFTLowerBound is set when BeforeFirstToken is more than ttftCensoredMax of the TTFT
+	// population (those with a TTFT and those): the level's TTFT percentiles are lower bounds.
+	TTFTLowerBound bool `json:"ttft_lower_bound,omitempty"`
 	// MeanOutputTokens is the mean N_out of the requests served, the successful and the
 	// user-cancelled ones (null when unknown, and from a level-summary CSV): the
 	// denominator of the completion rate (Level.CompletionRate).
@@ -73,6 +81,11 @@ func markCancels(out []Level) {
 	}
 }
 
+// ttftCensoredMax is the share of a level's TTFT population that may leave before a first
+// token with its TTFT percentiles still read as measured: above it the p95 may be one of the
+// requests whose TTFT is not known (DESIGN §1).
+const ttftCensoredMax = 0.05
+
 // cancelledOf is the UserCancelled of n user cancels among requests.
 func cancelledOf(n, requests int) *UserCancelled {
 	c := &UserCancelled{Count: n, Share: NaN(), MeanOutputTokens: NaN()}
@@ -89,7 +102,7 @@ func cancelledOf(n, requests int) *UserCancelled {
 func (a *analyzer) cancels() {
 	var (
 		res                          CancelResult
-		judged, exceeded             []*Level
+		judged, exceeded, censored   []*Level
 		any, scraped, closed, capped bool
 	)
 	limit := slotLimit(a.res.Meta.Server)
@@ -100,6 +113,9 @@ func (a *analyzer) cancels() {
 		}
 		any = true
 		res.UserCancelled += lv.UserCancelled.Count
+		if lv.UserCancelled.TTFTLowerBound && !lv.Superseded {
+			censored = append(censored, lv)
+		}
 		scraped = scraped || lv.Server != nil
 		if lv.UserCancelled.Count == 0 || lv.IsRate() || lv.Superseded {
 			continue
@@ -118,6 +134,11 @@ func (a *analyzer) cancels() {
 	}
 	if !any {
 		return
+	}
+	if len(censored) > 0 {
+		a.warn(cancelTTFTLowerBound(levelsAt(censored, func(l *Level) string {
+			return fmt.Sprintf("%d of %d requests", l.UserCancelled.BeforeFirstToken, l.Requests)
+		})))
 	}
 	maxRunning := func(l *Level) string { return "max running " + fconcurrency(float64(l.Server.MaxRunning)) }
 	switch {
@@ -225,6 +246,7 @@ func (c *cancelTally) finish(lv *Level, s *scratch, windowS float64) {
 		return
 	}
 	lv.UserCancelled = cancelledOf(c.count, lv.Requests)
+	c.censored(lv, len(s.ttft))
 	ok := lv.Requests - lv.Errors - c.count
 	switch {
 	case ok == 0:
@@ -242,4 +264,17 @@ func (c *cancelTally) finish(lv *Level, s *scratch, windowS float64) {
 	w := sum / float64(len(s.e2e)+c.count) / 1e3
 	lambda := float64(lv.QPS) + float64(c.departed)/windowS
 	lv.LittlesLawError = Float(math.Abs(lambda*w-n) / n)
+}
+
+// censored sets lv's count of user cancels before a first token and, when they are more than
+// ttftCensoredMax of the TTFT population (timed, the requests with a TTFT, and they), marks
+// its TTFT percentiles as lower bounds with a note.
+func (c *cancelTally) censored(lv *Level, timed int) {
+	b := c.count - c.answered
+	lv.UserCancelled.BeforeFirstToken = b
+	if n := timed + b; b > 0 && float64(b) > ttftCensoredMax*float64(n) {
+		lv.UserCancelled.TTFTLowerBound = true
+		lv.Notes = append(lv.Notes, fmt.Sprintf("TTFT percentiles are lower bounds: users cancelled %d of the %d requests of its TTFT population (%.1f%%) before a first token, the slowest ones, left out",
+			b, n, 100*float64(b)/float64(n)))
+	}
 }

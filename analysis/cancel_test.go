@@ -64,6 +64,42 @@ func TestSummarizeUserCancel(t *testing.T) {
 	}
 }
 
+// TestCancelsBeforeFirstToken: a user cancel before its first token has no TTFT, so the TTFT
+// statistics leave it out; the level counts it (before_first_token), and with more than 5% of
+// its TTFT population so (here 1 of 3) marks its TTFT percentiles as lower bounds, with a note
+// and one run warning naming the level. A cancel after a first token marks nothing.
+func TestCancelsBeforeFirstToken(t *testing.T) {
+	run, recs := cancelLevel()
+	recs[3].TTFT, recs[3].Chunks, recs[3].OutputTokens = 0, nil, 0
+	res := Analyze(Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions()), Meta{}, DefaultOptions())
+	lv := res.Levels[0]
+	if c := lv.UserCancelled; c == nil || c.Count != 1 || c.BeforeFirstToken != 1 || !c.TTFTLowerBound {
+		t.Fatalf("user cancelled %+v, want 1, before the first token, TTFT a lower bound", c)
+	}
+	if lv.TTFT.Mean != 1000 {
+		t.Errorf("TTFT mean %v, want the ok requests' 1000 ms", lv.TTFT.Mean)
+	}
+	if !strings.Contains(strings.Join(lv.Notes, "; "), "TTFT percentiles are lower bounds: users cancelled 1 of the 3 requests") {
+		t.Errorf("notes %q, want the TTFT lower-bound note", lv.Notes)
+	}
+	n := 0
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "TTFT percentiles are lower bounds at concurrency 1 (1 of 3 requests) cancelled before a first token") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("warnings %q, want one naming concurrency 1", res.Warnings)
+	}
+
+	run, recs = cancelLevel()
+	res = Analyze(Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions()), Meta{}, DefaultOptions())
+	if c := res.Levels[0].UserCancelled; c == nil || c.BeforeFirstToken != 0 || c.TTFTLowerBound ||
+		strings.Contains(strings.Join(res.Warnings, "\n"), "lower bounds") {
+		t.Errorf("a cancel after its first token: %+v, warnings %q: want no lower bound", c, res.Warnings)
+	}
+}
+
 // TestCancelsSlotsFreed: the run's statement reads each closed-loop level's largest running
 // count against its concurrency (1 here) where the count could show an excess: below the
 // server's slot limit or with none waiting. An excess of one is not evidence (one scrape's

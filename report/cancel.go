@@ -71,3 +71,12 @@ func consoleCancels(w io.Writer, res *analysis.Result, p func(first, hang, s str
 		p("  ", "    ", fmt.Sprintf("%s: %s of %d requests", key, cancelledCell(&l), l.Requests))
 	}
 }
+
+// ttftCell is a TTFT percentile v of l, "≥ 812" where users cancelled more than 5% of its TTFT
+// population before a first token (analysis.UserCancelled TTFTLowerBound): a lower bound.
+func ttftCell(l *analysis.Level, v analysis.Float) string {
+	if c := l.UserCancelled; c != nil && c.TTFTLowerBound && v.OK() {
+		return "≥ " + fnum(v)
+	}
+	return fnum(v)
+}

@@ -37,4 +37,18 @@ func TestReportsUserCancels(t *testing.T) {
 	if !strings.Contains(got["report.md"], "| errors | user cancels |") {
 		t.Errorf("report.md: no user cancels column after errors")
 	}
+
+	// A level whose users left more than 5% of its TTFT population before a first token
+	// shows its TTFT percentiles as lower bounds, in the tables and on the console.
+	l := &res.Levels[len(res.Levels)-1]
+	if strings.Contains(got["report.md"], "≥ "+l.TTFT.P95.Format()) {
+		t.Errorf("report.md marks a TTFT as a lower bound with no level so marked")
+	}
+	l.UserCancelled.BeforeFirstToken, l.UserCancelled.TTFTLowerBound = l.Requests/5, true
+	got = renderAll(t, res)
+	for _, name := range []string{"report.md", "console"} {
+		if !strings.Contains(got[name], "≥ "+l.TTFT.P95.Format()) {
+			t.Errorf("%s: TTFT p95 %s of concurrency %d not shown as a lower bound", name, l.TTFT.P95.Format(), l.Concurrency)
+		}
+	}
 }
