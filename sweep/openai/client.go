@@ -271,7 +271,6 @@ func (c *Client) Do(ctx context.Context, req *record.Request, rec *record.Record
 		err = errNoEventBody
 	}
 	tSend := st.sendTime(start)
-	st.w.sent(tSend.Sub(start))
 	rec.Sent = tSend.UnixNano()
 	rec.ConnWait = st.connWait()
 	rec.Retried = st.retried
