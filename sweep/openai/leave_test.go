@@ -87,7 +87,8 @@ func TestUserCancelAfterTokens(t *testing.T) {
 }
 
 // TestUserCancelAfterDuration: a request cancelled 60 ms after its send, long before its
-// 2000 tokens (4 s) end, is a user cancel with the chunks it had, and frees the slot.
+// 2000 tokens (4 s) end, is a user cancel with the chunks it had, ends no sooner than 60 ms
+// after its send, and frees the slot.
 func TestUserCancelAfterDuration(t *testing.T) {
 	s, url := startEngine(t)
 	c := newClient(t, url, func(o *Options) { o.Model = sim.DefaultModel; o.StallTimeout = 5 * time.Second })
@@ -97,6 +98,9 @@ func TestUserCancelAfterDuration(t *testing.T) {
 	checkUserCancel(t, &rec)
 	if rec.OutputTokens <= 0 || rec.OutputTokens >= maxTokens {
 		t.Errorf("output tokens %d, want some of the %d", rec.OutputTokens, maxTokens)
+	}
+	if rec.End < 60*time.Millisecond { // a lower bound: the cancel counts from t_send
+		t.Errorf("end %v, want the cancel at least 60 ms after the send", rec.End)
 	}
 	if st := awaitIdle(t, s); st.GenerationTokens >= maxTokens {
 		t.Errorf("the simulator generated %d tokens: it never freed the slot", st.GenerationTokens)
