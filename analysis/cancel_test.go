@@ -29,12 +29,12 @@ func TestSummarizeUserCancel(t *testing.T) {
 	if lv.Errors != 0 || lv.ErrorRate != 0 || len(lv.ErrorClasses) != 0 {
 		t.Errorf("errors %d rate %v classes %v, want none", lv.Errors, lv.ErrorRate, lv.ErrorClasses)
 	}
-	if lv.Requests != 3 || lv.Cancelled == nil || lv.Cancelled.Count != 1 || math.Abs(float64(lv.Cancelled.Share)-1.0/3) > 1e-12 {
-		t.Fatalf("requests %d cancelled %+v, want 1 of 3", lv.Requests, lv.Cancelled)
+	if lv.Requests != 3 || lv.UserCancelled == nil || lv.UserCancelled.Count != 1 || math.Abs(float64(lv.UserCancelled.Share)-1.0/3) > 1e-12 {
+		t.Fatalf("requests %d cancelled %+v, want 1 of 3", lv.Requests, lv.UserCancelled)
 	}
 	// Served: the ok ones' 6 and 4 tokens and the cancel's 2: a mean of 4.
-	if lv.Cancelled.MeanOutputTokens != 4 || lv.MeanOutputTokens != 5 {
-		t.Errorf("mean output tokens served %v, completed %v: want 4 and 5", lv.Cancelled.MeanOutputTokens, lv.MeanOutputTokens)
+	if lv.UserCancelled.MeanOutputTokens != 4 || lv.MeanOutputTokens != 5 {
+		t.Errorf("mean output tokens served %v, completed %v: want 4 and 5", lv.UserCancelled.MeanOutputTokens, lv.MeanOutputTokens)
 	}
 	// Tokens in [10, 20) s: 6 (warmup record) + 6 + 1 + the cancel's 2 = 15, over 10 s.
 	if got := float64(lv.OutputTPS); math.Abs(got-1.5) > 1e-9 {
@@ -59,30 +59,79 @@ func TestSummarizeUserCancel(t *testing.T) {
 	}
 
 	plain, precs := handLevel()
-	if lv := Summarize(record.GroupRecords([]record.LevelRun{plain}, precs), DefaultOptions())[0]; lv.Cancelled != nil {
-		t.Errorf("a run without cancels has cancelled %+v, want it absent", lv.Cancelled)
+	if lv := Summarize(record.GroupRecords([]record.LevelRun{plain}, precs), DefaultOptions())[0]; lv.UserCancelled != nil {
+		t.Errorf("a run without cancels has cancelled %+v, want it absent", lv.UserCancelled)
+	}
+}
+
+// TestCancelsBeforeFirstToken: a user cancel before its first token has no TTFT, so the TTFT
+// statistics leave it out; the level counts it (before_first_token), and with more than 5% of
+// its TTFT population so (here 1 of 3) marks its TTFT percentiles as lower bounds, with a note
+// and one run warning naming the level. A cancel after a first token marks nothing.
+func TestCancelsBeforeFirstToken(t *testing.T) {
+	run, recs := cancelLevel()
+	recs[3].TTFT, recs[3].Chunks, recs[3].OutputTokens = 0, nil, 0
+	res := Analyze(Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions()), Meta{}, DefaultOptions())
+	lv := res.Levels[0]
+	if c := lv.UserCancelled; c == nil || c.Count != 1 || c.BeforeFirstToken != 1 || !c.TTFTLowerBound {
+		t.Fatalf("user cancelled %+v, want 1, before the first token, TTFT a lower bound", c)
+	}
+	if lv.TTFT.Mean != 1000 {
+		t.Errorf("TTFT mean %v, want the ok requests' 1000 ms", lv.TTFT.Mean)
+	}
+	if !strings.Contains(strings.Join(lv.Notes, "; "), "TTFT percentiles are lower bounds: users cancelled 1 of the 3 requests") {
+		t.Errorf("notes %q, want the TTFT lower-bound note", lv.Notes)
+	}
+	n := 0
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "TTFT percentiles are lower bounds at concurrency 1 (1 of 3 requests) cancelled before a first token") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("warnings %q, want one naming concurrency 1", res.Warnings)
+	}
+
+	run, recs = cancelLevel()
+	res = Analyze(Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions()), Meta{}, DefaultOptions())
+	if c := res.Levels[0].UserCancelled; c == nil || c.BeforeFirstToken != 0 || c.TTFTLowerBound ||
+		strings.Contains(strings.Join(res.Warnings, "\n"), "lower bounds") {
+		t.Errorf("a cancel after its first token: %+v, warnings %q: want no lower bound", c, res.Warnings)
 	}
 }
 
 // TestCancelsSlotsFreed: the run's statement reads each closed-loop level's largest running
-// count against its concurrency, and says when it could not.
+// count against its concurrency (1 here) where the count could show an excess: below the
+// server's slot limit or with none waiting. An excess of one is not evidence (one scrape's
+// timing); a level at the limit with requests waiting is not judged, and the statement says
+// why.
 func TestCancelsSlotsFreed(t *testing.T) {
 	run, recs := cancelLevel()
+	limit8 := &record.ServerInfo{Engine: "kneecap-sim", Settings: map[string]string{"max_num_seqs": "8"}}
+	limit1 := &record.ServerInfo{Engine: "kneecap-sim", Settings: map[string]string{"max_num_seqs": "1"}}
 	for _, tc := range []struct {
 		name    string
 		server  *ServerEvidence
+		info    *record.ServerInfo
 		freed   *bool
 		warning string
 	}{
-		{"freed", &ServerEvidence{MaxRunning: 1}, ptr(true), ""},
-		{"kept running", &ServerEvidence{MaxRunning: 2}, ptr(false), "did not free the slots"},
-		{"not scraped", nil, nil, "could not be checked"},
+		{"freed", &ServerEvidence{MaxRunning: 1, MaxWaiting: 0}, nil, ptr(true), ""},
+		{"one over", &ServerEvidence{MaxRunning: 2, MaxWaiting: 0}, nil, ptr(true), ""},
+		{"kept running", &ServerEvidence{MaxRunning: 3, MaxWaiting: 0}, nil, ptr(false), "at concurrency 1 (max running 3) while users cancelled: it may keep generating"},
+		{"below the limit, waiting", &ServerEvidence{MaxRunning: 3, MaxWaiting: 2}, limit8, ptr(false), "max running 3"},
+		{"capped, limit unknown", &ServerEvidence{MaxRunning: 1, MaxWaiting: 2}, nil, nil, "at or above the server's slot limit"},
+		{"at the limit", &ServerEvidence{MaxRunning: 1, MaxWaiting: 2}, limit1, nil, "at or above the server's slot limit"},
+		{"waiting unknown", &ServerEvidence{MaxRunning: 1, MaxWaiting: NaN()}, nil, nil, "at or above the server's slot limit"},
+		{"running not exposed", &ServerEvidence{MaxRunning: NaN(), MaxWaiting: NaN()}, nil, nil, "no running count was scraped"},
+		// A level-summary CSV carries no server metrics: nothing to warn about.
+		{"no server metrics", nil, nil, nil, ""},
 	} {
 		lvs := Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions())
 		lvs[0].Server = tc.server
-		res := Analyze(lvs, Meta{}, DefaultOptions())
+		res := Analyze(lvs, Meta{Server: tc.info}, DefaultOptions())
 		c := res.Cancels
-		if c == nil || c.Cancelled != 1 || (c.SlotsFreed == nil) != (tc.freed == nil) ||
+		if c == nil || c.UserCancelled != 1 || (c.SlotsFreed == nil) != (tc.freed == nil) ||
 			(c.SlotsFreed != nil && *c.SlotsFreed != *tc.freed) {
 			t.Errorf("%s: cancels %+v, want slots freed %v", tc.name, c, tc.freed)
 			continue

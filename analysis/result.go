@@ -95,9 +95,9 @@ type Level struct {
 	ErrorRate Float `json:"error_rate"`
 	// ErrorClasses counts failures by class.
 	ErrorClasses map[string]int `json:"error_classes,omitempty"`
-	// Cancelled is the user cancels among Requests (workload.cancel; cancel.go), not errors;
+	// UserCancelled is the user cancels among Requests (workload.cancel; cancel.go), not errors;
 	// nil (absent) when the run cancels none.
-	Cancelled *Cancelled `json:"cancelled,omitempty"`
+	UserCancelled *UserCancelled `json:"user_cancelled,omitempty"`
 	// OutputTPS is output tokens whose chunk arrived inside the window ÷ window length.
 	OutputTPS Float `json:"output_tps"`
 	// OutputTPSCI95 is the half-width of the 95% confidence interval of OutputTPS.

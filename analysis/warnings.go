@@ -71,6 +71,7 @@ const (
 	warnModelSlower
 	warnCancelNotFreed
 	warnCancelUnchecked
+	warnCancelTTFTLowerBound
 )
 
 // warning is one warning: its kind and subject (what it is about, when one kind can be

@@ -28,7 +28,7 @@ var (
 	colCI     = consoleColumn{"±CI", 5, func(l *analysis.Level) string { return fnum(l.OutputTPSCI95) }}
 	colQPS    = consoleColumn{"QPS", 5, func(l *analysis.Level) string { return fnum(l.QPS) }}
 	colTTFT50 = consoleColumn{"TTFT p50", 8, func(l *analysis.Level) string { return fnum(l.TTFT.P50) }}
-	colTTFT95 = consoleColumn{"TTFT p95", 8, func(l *analysis.Level) string { return fnum(l.TTFT.P95) }}
+	colTTFT95 = consoleColumn{"TTFT p95", 8, func(l *analysis.Level) string { return ttftCell(l, l.TTFT.P95) }}
 	colTPOT95 = consoleColumn{"TPOT p95", 8, func(l *analysis.Level) string { return fnum(l.TPOT.P95) }}
 	colE2E95  = consoleColumn{"E2E p95", 7, func(l *analysis.Level) string { return fnum(l.E2E.P95) }}
 	colISL    = consoleColumn{"ISL", 4, func(l *analysis.Level) string { p, _ := l.LengthsOff(); return lengthCell(l.InputTokens, p, "≠") }}
@@ -42,7 +42,7 @@ var (
 	colSust     = consoleColumn{"sust", 4, sustCell}
 	colSustWide = consoleColumn{"sust", 11, sustainableCell}
 	colUTTFT50  = consoleColumn{"TTFT p50", 8, func(l *analysis.Level) string { return fnum(l.UserTTFT().P50) }}
-	colUTTFT95  = consoleColumn{"TTFT p95", 8, func(l *analysis.Level) string { return fnum(l.UserTTFT().P95) }}
+	colUTTFT95  = consoleColumn{"TTFT p95", 8, func(l *analysis.Level) string { return ttftCell(l, l.UserTTFT().P95) }}
 	colUE2E95   = consoleColumn{"E2E p95", 7, func(l *analysis.Level) string { return fnum(l.UserE2E().P95) }}
 	colLag      = consoleColumn{"lag p99", 7, func(l *analysis.Level) string { return fnum(l.ScheduleLag.P99) }}
 	// colReadLag is the client's read-lag p99 in ms (DESIGN §3.3), "-" without timestamps.

@@ -37,7 +37,7 @@ func levelTable(res *analysis.Result) table {
 		row := []string{
 			concurrencyCell(&l), strconv.Itoa(l.Requests), errorsCell(&l),
 			fnum(l.OutputTPS), fnum(l.OutputTPSCI95), fnum(l.QPS), fnum(l.GoodputQPS),
-			fnum(l.TTFT.P50), fnum(l.TTFT.P95), fnum(l.TTFT.P99), fnum(l.TPOT.P50), fnum(l.TPOT.P95),
+			ttftCell(&l, l.TTFT.P50), ttftCell(&l, l.TTFT.P95), ttftCell(&l, l.TTFT.P99), fnum(l.TPOT.P50), fnum(l.TPOT.P95),
 			fnum(l.ITL.P99), fnum(l.E2E.P50), fnum(l.E2E.P95), validCell(&l),
 		}
 		if ttfa {
@@ -187,7 +187,7 @@ func rateLevelTable(res *analysis.Result) table {
 		}
 		ttft, e2e := l.UserTTFT(), l.UserE2E()
 		t.Rows = append(t.Rows, []string{rateKey(&l), frate(l.RealizedRPS), frate(l.AchievedRPS), frate(l.CompletionRate()), sustainableCell(&l),
-			strconv.Itoa(l.Requests), errorsCell(&l), fnum(l.OutputTPS), fnum(ttft.P50), fnum(ttft.P95), fnum(ttft.P99), fnum(l.TTFT.P95),
+			strconv.Itoa(l.Requests), errorsCell(&l), fnum(l.OutputTPS), ttftCell(&l, ttft.P50), ttftCell(&l, ttft.P95), ttftCell(&l, ttft.P99), ttftCell(&l, l.TTFT.P95),
 			fnum(l.TPOT.P95), fnum(e2e.P50), fnum(e2e.P95), fnum(l.ScheduleLag.P50), fnum(l.ScheduleLag.P99), validCell(&l)})
 	}
 	return withCancelled(withEnergy(withLengths(withPrefixCache(t, res, "TTFT p99 (ms)"), res, "ISL (tokens)", "OSL (tokens)", " ≠ "), res), res)

@@ -43,13 +43,18 @@ func TestProbeProtocolSizesWindows(t *testing.T) {
 }
 
 // TestProbeEstimate: with a valid level the max QPS is the best valid level's completion
-// rate; with none valid (too few completions in the windows) it is estimated as output TPS ÷
-// mean output tokens (the nominal length when none completed), and Estimate says so; a probe
+// rate; with none valid (too few completions in the windows) it is estimated as the best
+// level's completion rate, output TPS ÷ the mean output tokens of the requests served (user
+// cancels among them; the nominal length when none completed), and Estimate says so; a probe
 // that streamed nothing is an error.
 func TestProbeEstimate(t *testing.T) {
 	lv := func(c int, valid bool, tps, meanOut float64) analysis.Level {
 		return analysis.Level{Concurrency: c, Valid: valid, OutputTPS: analysis.Float(tps), MeanOutputTokens: analysis.Float(meanOut),
 			QPS: analysis.NaN()}
+	}
+	cancelled := func(l analysis.Level, servedOut float64) analysis.Level {
+		l.UserCancelled = &analysis.UserCancelled{Count: 1, Share: 0.5, MeanOutputTokens: analysis.Float(servedOut)}
+		return l
 	}
 	nan := math.NaN()
 	for _, tt := range []struct {
@@ -60,7 +65,10 @@ func TestProbeEstimate(t *testing.T) {
 		estimate string
 	}{
 		{"valid levels", []analysis.Level{lv(1, true, 100, 100), lv(2, true, 300, 100), lv(4, false, 900, 100)}, 3, 2, ""},
-		{"none valid", []analysis.Level{lv(1, false, 40, 80), lv(2, false, 160, 80), lv(4, false, 120, 80)}, 2, 2, "its mean output tokens"},
+		{"none valid", []analysis.Level{lv(1, false, 40, 80), lv(2, false, 160, 80), lv(4, false, 120, 80)}, 2, 2, "its completion rate"},
+		// User cancels are served: 160 tokens/s over the served requests' mean of 40 is 4/s
+		// (over the completed ones' 80 it would be 2/s).
+		{"none valid, cancels", []analysis.Level{lv(1, false, 40, 80), cancelled(lv(2, false, 160, 80), 40)}, 4, 2, "user cancels counted as served"},
 		{"none completed", []analysis.Level{lv(1, false, 20, nan), lv(2, false, 50, nan)}, 0.1, 2, "nominal output tokens (none of its requests completed)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -74,18 +74,24 @@ func probeOf(levels []analysis.Level, nominalOut float64) (*Probe, error) {
 	return p, nil
 }
 
-// estimate sets MaxQPS from the level of the largest output TPS ÷ mean output tokens (its
-// own, else nominalOut), valid or not, and says so in Estimate.
+// estimate sets MaxQPS from the level of the largest completion rate (output TPS ÷ the mean
+// output tokens of the requests served, user cancels among them: analysis.Level
+// CompletionRate, as a valid level's), else of output TPS ÷ nominalOut where none of its
+// requests was served, valid or not, and says so in Estimate.
 func (p *Probe) estimate(nominalOut float64) {
 	for i := range p.Levels {
 		lv := &p.Levels[i]
-		n, what := float64(lv.MeanOutputTokens), "its mean output tokens"
-		if !lv.MeanOutputTokens.OK() || !(n > 0) {
-			n, what = nominalOut, "the workload's nominal output tokens (none of its requests completed)"
+		q, what := float64(lv.CompletionRate()), "its completion rate (output TPS ÷ its mean output tokens, user cancels counted as served)"
+		if !lv.CompletionRate().OK() || !(q > 0) {
+			t := float64(lv.OutputTPS)
+			if !lv.OutputTPS.OK() || !(t > 0) || !(nominalOut > 0) {
+				continue
+			}
+			q, what = t/nominalOut, fmt.Sprintf("its output TPS %.4g ÷ %.4g, the workload's nominal output tokens (none of its requests completed)", t, nominalOut)
 		}
-		if t := float64(lv.OutputTPS); lv.OutputTPS.OK() && t > 0 && n > 0 && t/n > p.MaxQPS {
-			p.MaxQPS, p.MaxQPSConcurrency = t/n, lv.Concurrency
-			p.Estimate = fmt.Sprintf("no level was valid: estimated as concurrency %d's output TPS %.4g ÷ %.4g, %s", lv.Concurrency, t, n, what)
+		if q > p.MaxQPS {
+			p.MaxQPS, p.MaxQPSConcurrency = q, lv.Concurrency
+			p.Estimate = fmt.Sprintf("no level was valid: estimated as concurrency %d's %.4g requests/s, %s", lv.Concurrency, q, what)
 		}
 	}
 }

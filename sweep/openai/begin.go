@@ -63,12 +63,11 @@ func (c *Client) resetRecord(rec *record.Record, req *record.Request) {
 	}
 }
 
-// recordSent notes in rec how request st went out: when it was sent (sendTime, also told to
-// the watch), the connection's wait, setup and dial, and whether it was retried; it returns
-// the send time.
+// recordSent notes in rec how request st went out: when it was sent (sendTime; the watch
+// learnt it at GotConn), the connection's wait, setup and dial, and whether it was retried; it
+// returns the send time.
 func (st *reqState) recordSent(rec *record.Record, start time.Time) time.Time {
 	tSend := st.sendTime(start)
-	st.w.sent(tSend.Sub(start))
 	rec.Sent = tSend.UnixNano()
 	rec.ConnWait = st.connWait()
 	rec.Retried = st.retried

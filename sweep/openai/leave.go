@@ -12,24 +12,35 @@ import (
 // leaves mid-answer does; the record is cancelled with class user_cancel, not an error.
 var errUserCancel = errors.New("openai: the user left (workload.cancel)")
 
-// leave arms the duration rule of req's cancel, if any: the request's context is cancelled
-// after After (from start, until sent moves it to after the send). Call it before arm: the
-// watch's timer then fires for it as for its other deadlines, with no timer of its own.
+// leave readies the duration rule of req's cancel, if any: the request's context is cancelled
+// After from t_send (sent, at GotConn), so that a wait for a pooled connection does not count
+// toward it; a gateway that holds the response headers does, as the user's wait. Call it
+// before arm.
 func (w *watch) leave(c *record.Cancel) {
 	if c != nil && c.After > 0 {
-		w.userAfter, w.user = c.After, c.After
+		w.userAfter = c.After
 	}
 }
 
-// sent moves the duration rule's deadline to After from t_send, off after the watch's start:
-// later, never earlier, so the armed timer finds it when it fires and re-arms for it.
+// sent arms the duration rule's deadline, After from t_send, off after the watch's start (a
+// retry's later connection moves it later): it re-arms the watch's timer for it, or starts one
+// when no other deadline is on.
 func (w *watch) sent(off time.Duration) {
 	if w.userAfter <= 0 {
 		return
 	}
 	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.over || w.draining {
+		return
+	}
 	w.user = w.userAfter + off
-	w.mu.Unlock()
+	d := w.next(time.Since(w.start))
+	if w.t == nil {
+		w.t = time.AfterFunc(d, w.fire)
+		return
+	}
+	w.t.Reset(d)
 }
 
 // leaveAfter is the token rule of req's cancel: the stream is closed once that many content

@@ -1,7 +1,10 @@
 package openai
 
 import (
+	"io"
+	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,7 +87,8 @@ func TestUserCancelAfterTokens(t *testing.T) {
 }
 
 // TestUserCancelAfterDuration: a request cancelled 60 ms after its send, long before its
-// 2000 tokens (4 s) end, is a user cancel with the chunks it had, and frees the slot.
+// 2000 tokens (4 s) end, is a user cancel with the chunks it had, ends no sooner than 60 ms
+// after its send, and frees the slot.
 func TestUserCancelAfterDuration(t *testing.T) {
 	s, url := startEngine(t)
 	c := newClient(t, url, func(o *Options) { o.Model = sim.DefaultModel; o.StallTimeout = 5 * time.Second })
@@ -94,6 +98,9 @@ func TestUserCancelAfterDuration(t *testing.T) {
 	checkUserCancel(t, &rec)
 	if rec.OutputTokens <= 0 || rec.OutputTokens >= maxTokens {
 		t.Errorf("output tokens %d, want some of the %d", rec.OutputTokens, maxTokens)
+	}
+	if rec.End < 60*time.Millisecond { // a lower bound: the cancel counts from t_send
+		t.Errorf("end %v, want the cancel at least 60 ms after the send", rec.End)
 	}
 	if st := awaitIdle(t, s); st.GenerationTokens >= maxTokens {
 		t.Errorf("the simulator generated %d tokens: it never freed the slot", st.GenerationTokens)
@@ -111,5 +118,54 @@ func TestUserCancelAfterTheEnd(t *testing.T) {
 			t.Errorf("cancel %+v: %s %s, %d tokens (%s); want ok with the 10 of its usage", cancel, rec.Status, rec.Error,
 				rec.OutputTokens, rec.TokensSource)
 		}
+	}
+}
+
+// TestUserCancelAfterFromSend: the duration rule counts from t_send (GotConn), not from the
+// request's start. With one connection to the host, a request that waits 3 × After for it
+// behind another (held by the server until a timer of 3 × After releases it) still gets its
+// connection, then leaves After later while the server holds its response headers: a user
+// cancel with TTFT 0 and no tokens, not an error, whose End (from t_send) is at least After.
+// Lower bounds only: a slow machine makes every wait longer.
+func TestUserCancelAfterFromSend(t *testing.T) {
+	const after = 50 * time.Millisecond
+	first, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		isFirst := false
+		once.Do(func() { isFirst = true })
+		if !isFirst {
+			_, _ = io.Copy(io.Discard, r.Body) // the server sees the client go once the body is read
+			<-r.Context().Done()               // hold the headers until the client leaves
+			return
+		}
+		close(first)
+		<-release
+		s := newSSE(w)
+		s.data(contentChunk("a"))
+		s.data(usageChunk(2, 1))
+		s.data("[DONE]")
+	}))
+	t.Cleanup(srv.Close)
+	c := newClient(t, srv.URL, nil)
+	c.transport.MaxConnsPerHost = 1
+
+	held := make(chan record.Record, 1)
+	go func() { held <- do(t, c, record.Request{Prompt: "hi there", PromptTokens: 2, MaxTokens: 1}) }()
+	<-first // the one connection is taken
+	timer := time.AfterFunc(3*after, func() { close(release) })
+	defer timer.Stop()
+	rec := do(t, c, record.Request{Prompt: "hi there", PromptTokens: 2, MaxTokens: 100, Cancel: &record.Cancel{After: after}})
+	if h := <-held; !h.OK() {
+		t.Errorf("the request that held the connection: %s %s", h.Status, h.Error)
+	}
+	if rec.Status != record.StatusCancelled || rec.ErrorClass != record.ErrUserCancel || rec.Error != "" {
+		t.Fatalf("record %s/%s %q, want cancelled/user_cancel with no error text", rec.Status, rec.ErrorClass, rec.Error)
+	}
+	if rec.TTFT != 0 || rec.OutputTokens != 0 || len(rec.Chunks) != 0 {
+		t.Errorf("TTFT %v, %d tokens, %d chunks: want none before the headers", rec.TTFT, rec.OutputTokens, len(rec.Chunks))
+	}
+	if rec.ConnWait < 2*after || rec.End < after {
+		t.Errorf("conn wait %v, end %v: want the pool wait (≥ %v) before the send and the cancel ≥ %v after it", rec.ConnWait, rec.End, 2*after, after)
 	}
 }

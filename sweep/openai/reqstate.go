@@ -54,6 +54,7 @@ func (st *reqState) getConn(string) {
 
 func (st *reqState) gotConn(info httptrace.GotConnInfo) {
 	st.gotAt, st.reused, st.conn = time.Now(), info.Reused, info.Conn
+	st.w.sent(st.gotAt.Sub(st.w.start)) // t_send: the user's cancel clock starts (leave.go)
 	if st.clock = clockOf(info.Conn); st.clock != nil {
 		st.mark = st.clock.beginRequest(st.wireBytes)
 	}
