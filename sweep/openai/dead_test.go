@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/selfcheck"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
 )
@@ -127,7 +128,9 @@ func TestFaultDoneOpenSweep(t *testing.T) {
 	_, srv := startHostile(t, func(int64) fault { return faultDoneOpen })
 	cl := newClient(t, srv.URL, func(o *Options) { o.Model = sim.DefaultModel })
 	sink := &memSink{}
+	s0 := selfcheck.SampleClient()
 	out, err := sweep.Run(context.Background(), nil, shortPlan(t, []int{2, 4}), cl, sink)
+	busy := selfcheck.MachineBusy(selfcheck.SampleClient().Since(s0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,6 +149,11 @@ func TestFaultDoneOpenSweep(t *testing.T) {
 			idle++
 		}
 		last[k] = r
+	}
+	if idle > 0 && len(busy) > 0 {
+		// A worker the machine's other work held back is late without waiting for a drain.
+		t.Skipf("%d of %d requests were sent more than %v after the worker's previous one ended: inconclusive, the machine was busy (%s)",
+			idle, len(sink.recs), drainTimeout/2, strings.Join(busy, ", "))
 	}
 	if idle > 0 {
 		t.Errorf("%d of %d requests were sent more than %v after the worker's previous one ended", idle, len(sink.recs), drainTimeout/2)
