@@ -41,7 +41,7 @@ func (messagesProtocol) open(ctx context.Context, c *Client, req *record.Request
 		n = DefaultMessagesMaxTokens
 	}
 	// The key is Options.Header's x-api-key (messagesHeader), not a bearer token.
-	return c.postStream(ctx, "/messages", messagesRequest{Model: c.model(req), MaxTokens: n, Messages: turns(req), Stream: true}, false)
+	return c.postStream(ctx, "/messages", messagesRequest{Model: c.model(req), MaxTokens: n, Messages: turns(req), Stream: true})
 }
 
 func (messagesProtocol) events() eventDecoder  { return new(messagesDecoder) }

@@ -35,7 +35,7 @@ func (responsesProtocol) open(ctx context.Context, c *Client, req *record.Reques
 	if len(req.History) > 0 {
 		body.Input = turns(req)
 	}
-	return c.postStream(ctx, "/responses", body, true)
+	return c.postStream(ctx, "/responses", body)
 }
 
 func (responsesProtocol) events() eventDecoder  { return new(responsesDecoder) }
