@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -133,4 +134,36 @@ func (r *Result) TPSCI95(l *Level) Float {
 		return l.InputTPSCI95
 	}
 	return l.OutputTPSCI95
+}
+
+// SameYardstick returns an error when runs (labelled labels) are not all measured by one
+// yardstick, naming the first run measured otherwise than the first run: an embeddings run's
+// input tokens/s and latency and a token stream's output tokens/s and TTFT are not drawn on
+// one axis or gated against each other.
+func SameYardstick(runs []*Result, labels []string) error {
+	if len(runs) == 0 || runs[0] == nil {
+		return nil
+	}
+	first := runs[0].Whole()
+	for i, r := range runs[1:] {
+		if r == nil || r.Whole() == first || i+1 >= len(labels) {
+			continue
+		}
+		return fmt.Errorf("runs measured by different yardsticks: %s is %s, %s %s; compare embeddings runs only with embeddings runs",
+			labels[0], yardstickNoun(runs[0]), labels[i+1], yardstickNoun(r))
+	}
+	return nil
+}
+
+// yardstickNoun names r's kind of run and its yardstick: "an embeddings run (…)" or "a
+// token-stream run (…)".
+func yardstickNoun(r *Result) string {
+	if r.Whole() {
+		return fmt.Sprintf("an embeddings run (api %s: input tokens/s and latency)", record.APIEmbeddings)
+	}
+	api := r.Meta.API
+	if api == "" {
+		api = record.APIChat
+	}
+	return fmt.Sprintf("a token-stream run (api %s: output tokens/s and TTFT)", api)
 }

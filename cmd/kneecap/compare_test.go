@@ -12,6 +12,7 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/analysis/analysistest"
+	"github.com/kneecap/kneecap/record"
 )
 
 // compareRun is a hand-made analysis of an 8-level sweep 1…128 whose throughput saturates at
@@ -299,5 +300,30 @@ func TestCompareEnergyPerRun(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "J/tok min") || !strings.Contains(string(md), "| 0.15 @ 16 (8.90–12.1) | 0.2 |") {
 		t.Errorf("no J/token per run:\n%s\n%s", stdout.String(), md)
+	}
+}
+
+// TestCompareRefusesMixedYardsticks: an embeddings run beside a chat run is a usage error
+// (exit 2) naming both, before anything is written: input tokens/s and output tokens/s are
+// not drawn on one axis or gated against each other.
+func TestCompareRefusesMixedYardsticks(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	chat, emb := filepath.Join(tmp, "chat"), filepath.Join(tmp, "emb")
+	writeRun(t, chat, compareRun("chat", 32, 2667, 32))
+	r := compareRun("emb", 32, 2667, 32)
+	r.Meta.API = record.APIEmbeddings
+	writeRun(t, emb, r)
+	out := filepath.Join(tmp, "cmp")
+	e, _, _ := compareEnv()
+	err := run(context.Background(), e, []string{"compare", chat, emb, "-o", out})
+	if code := exitCode(err); code != exitUsage {
+		t.Fatalf("exit %d (%v), want %d", code, err, exitUsage)
+	}
+	if msg := errString(err); !strings.Contains(msg, "compare: runs measured by different yardsticks: chat is a token-stream run (api chat: output tokens/s and TTFT), emb an embeddings run") {
+		t.Errorf("error %q", msg)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a refused compare left %s behind", out)
 	}
 }

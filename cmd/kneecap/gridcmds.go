@@ -177,7 +177,7 @@ func gridPair(dirs []string, name string) (runs []*analysis.Result, why string, 
 		}
 		runs = append(runs, res)
 	}
-	if err := analysis.SameMode(runs, []string{dirs[0], dirs[1]}); err != nil {
+	if err := analysis.Comparable(runs, []string{dirs[0], dirs[1]}); err != nil {
 		return nil, fmt.Sprintf("scenario %s: %v", name, err), 1
 	}
 	return runs, "", 0
