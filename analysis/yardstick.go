@@ -89,12 +89,18 @@ func (l Level) MarshalJSON() ([]byte, error) {
 }
 
 // MarkWholeAnswers marks levels read back from an embeddings run's analysis.json (meta.api)
-// as embeddings levels again (Whole): their absent latencies decode as zeros.
+// as embeddings levels again (Whole), and their by_model summaries: their absent latencies
+// decode as zeros.
 func MarkWholeAnswers(levels []Level) {
 	for i := range levels {
 		lv := &levels[i]
 		lv.TTFT, lv.TPOT, lv.ITL, lv.TTFA = NoLatency(), NoLatency(), NoLatency(), NoLatency()
 		lv.whole = true
+		for j := range lv.ByModel {
+			m := &lv.ByModel[j]
+			m.TTFTP50, m.TTFTP95, m.TPOTP50, m.TPOTP95 = NaN(), NaN(), NaN(), NaN()
+			m.whole = true
+		}
 	}
 }
 

@@ -66,3 +66,19 @@ func TestEmbeddingsReports(t *testing.T) {
 		t.Errorf("report.md:\n%s", m)
 	}
 }
+
+// TestEmbeddingsModelsTable: an embeddings run's By model table has its yardstick's columns
+// (latency p50 and p95, input TPS) and each model's values, and no TTFT, TPOT or output TPS.
+func TestEmbeddingsModelsTable(t *testing.T) {
+	res := &analysis.Result{Meta: analysis.Meta{Name: "embed", API: record.APIEmbeddings}}
+	lv := analysis.Level{Concurrency: 8, Valid: true, Requests: 40}
+	lv.ByModel = []analysis.ModelStats{{Model: "base", Requests: 40, Share: 1, E2EP50: 10, E2EP95: 12, InputTPS: 39600}}
+	res.Levels = []analysis.Level{lv}
+	tb := modelsTable(res)
+	if got := strings.Join(tb.Header, "|"); strings.Contains(got, "TTFT") || strings.Contains(got, "TPOT") || !strings.Contains(got, "latency p95 (ms)|input TPS") {
+		t.Errorf("header %q: want latency p50, p95 and input TPS, no stream column", got)
+	}
+	if len(tb.Rows) != 1 || len(tb.Rows[0]) != len(tb.Header) || !strings.Contains(strings.Join(tb.Rows[0], "|"), "|10.0|12.0|39600") {
+		t.Errorf("rows %q", tb.Rows)
+	}
+}
