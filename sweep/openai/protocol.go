@@ -168,3 +168,17 @@ func turns(req *record.Request) []turn {
 	}
 	return append(out, turn{Role: "user", Content: req.Prompt})
 }
+
+// terminalNamer is an eventDecoder whose API has more than one terminal event, which names
+// the one its stream ended with ("" before it): the Responses API's response.completed or
+// response.incomplete.
+type terminalNamer interface{ terminalSeen() string }
+
+// endedWith names the terminal event a stream decoded by dec ended with: the one dec saw
+// where it tells (terminalNamer), else the protocol's only one.
+func (c *Client) endedWith(dec eventDecoder) string {
+	if n, ok := dec.(terminalNamer); ok && n.terminalSeen() != "" {
+		return n.terminalSeen()
+	}
+	return c.proto.terminal()
+}
