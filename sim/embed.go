@@ -105,9 +105,11 @@ type embedEngine struct {
 	// running and waiting count the requests (embedJob) a pass has started and those it has
 	// not, for /metrics; guarded by mu.
 	running, waiting int
-	wake             chan struct{} // one slot: work was queued
-	stop             <-chan struct{}
-	done             chan struct{}
+	// passes counts the forward passes run.
+	passes atomic.Int64
+	wake   chan struct{} // one slot: work was queued
+	stop   <-chan struct{}
+	done   chan struct{}
 }
 
 // newEmbedEngine starts the engine; it ends when stop closes (done then closes).
@@ -172,6 +174,7 @@ func (e *embedEngine) run() {
 				return
 			}
 		}
+		e.passes.Add(1)
 		start, tokens := due, 0
 		for _, in := range pass {
 			start = latest(start, in.arrived)

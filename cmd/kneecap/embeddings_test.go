@@ -59,9 +59,13 @@ simulator:
 	if api, _ := dig(m, "meta", "api"); api != "embeddings" {
 		t.Errorf("meta.api = %v, want embeddings", api)
 	}
-	levels, _ := dig(m, "levels")
-	for _, l := range levels.([]any) {
-		lm := l.(map[string]any)
+	v, _ := dig(m, "levels")
+	levels, ok := v.([]any)
+	if !ok || len(levels) == 0 {
+		t.Fatalf("analysis.json has no levels: %v", v)
+	}
+	for _, l := range levels {
+		lm, _ := l.(map[string]any)
 		for _, k := range []string{"ttft_ms", "tpot_ms", "itl_ms", "ttfa_ms"} {
 			if _, ok := lm[k]; ok {
 				t.Errorf("level %v has %s", lm["concurrency"], k)
@@ -75,8 +79,9 @@ simulator:
 	}
 	want := embedEngine.EmbedTPS(50)
 	checkNumber(t, m, "plateau (max input TPS)", []string{"throughput", "max_tps"}, want, 0.05)
-	for _, l := range levels.([]any) {
-		if lm := l.(map[string]any); lm["concurrency"].(float64) >= 4 && lm["valid"] == true {
+	for _, l := range levels {
+		lm, _ := l.(map[string]any)
+		if c, _ := lm["concurrency"].(float64); c >= 4 && lm["valid"] == true {
 			checkNumber(t, lm, fmt.Sprintf("input TPS at concurrency %v", lm["concurrency"]), []string{"input_tps"}, want, 0.05)
 		}
 	}
@@ -86,7 +91,11 @@ simulator:
 	if err != nil {
 		t.Fatal(err)
 	}
-	levelsTable, _, _ := strings.Cut(string(md[strings.Index(string(md), "## Levels"):]), "\n\n## ")
+	_, levelsTable, found := strings.Cut(string(md), "## Levels")
+	if !found {
+		t.Fatalf("report.md has no Levels section:\n%s", md)
+	}
+	levelsTable, _, _ = strings.Cut(levelsTable, "\n\n## ")
 	for _, want := range []string{"input TPS (tokens/s)", "inputs/s", "latency p95 (ms)"} {
 		if !strings.Contains(levelsTable, want) {
 			t.Errorf("report.md's level table lacks %q:\n%s", want, levelsTable)
