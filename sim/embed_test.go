@@ -83,8 +83,8 @@ func TestEmbeddingsBatchLimit(t *testing.T) {
 // TestEmbedTPS checks the plateau formula: Batch·L ÷ (StepBase + Batch·L·PerToken).
 func TestEmbedTPS(t *testing.T) {
 	e := Embed{Batch: 16, StepBase: 2 * time.Millisecond, PerToken: 10 * time.Microsecond}
-	if got, want := e.EmbedTPS(64), 1024/(0.002+1024*10e-6); math.Abs(got-want) > 1e-6 {
-		t.Fatalf("EmbedTPS %g, want %g", got, want)
+	if got, want := e.embedTPS(64), 1024/(0.002+1024*10e-6); math.Abs(got-want) > 1e-6 {
+		t.Fatalf("embedTPS %g, want %g", got, want)
 	}
 	if err := (Embed{Batch: -1}).validate(); err == nil {
 		t.Fatal("a negative batch was accepted")

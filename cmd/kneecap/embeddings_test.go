@@ -24,7 +24,7 @@ var embedEngine = sim.Embed{Batch: 8, StepBase: 12 * time.Millisecond, PerToken:
 
 // TestSweepEmbeddings: an embeddings sweep of concurrency 1, 4 and 16 finds the engine's
 // plateau, Batch·L ÷ (StepBase + Batch·L·PerToken) = 400 ÷ 20 ms = 20,000 input tokens/s
-// (sim.Embed.EmbedTPS), within ±5% — the best level's input TPS (throughput.max_tps) and the
+// (sim.Embed's plateau), within ±5% — the best level's input TPS (throughput.max_tps) and the
 // input TPS of each level on the plateau (4 and 16: full passes) — with requests/s, inputs/s and
 // latency per level, no TTFT, TPOT or ITL key in any level of analysis.json, and no TTFT
 // table or column in report.md. A starved machine skips it (starved).
@@ -77,7 +77,8 @@ simulator:
 			}
 		}
 	}
-	want := embedEngine.EmbedTPS(50)
+	pass := float64(embedEngine.Batch * 50) // the input tokens of a full pass
+	want := pass / (embedEngine.StepBase.Seconds() + pass*embedEngine.PerToken.Seconds())
 	checkNumber(t, m, "plateau (max input TPS)", []string{"throughput", "max_tps"}, want, 0.05)
 	for _, l := range levels {
 		lm, _ := l.(map[string]any)
