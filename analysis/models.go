@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -50,18 +49,7 @@ func (m ModelStats) Whole() bool { return m.whole }
 // does not have (TTFT, TPOT, output TPS).
 func (m ModelStats) MarshalJSON() ([]byte, error) {
 	type plain ModelStats // without this method
-	if !m.whole {
-		return json.Marshal(plain(m))
-	}
-	// The outer fields shadow the embedded ones of the same keys; nil leaves them out.
-	return json.Marshal(struct {
-		plain
-		TTFTP50   *Float `json:"ttft_p50_ms,omitempty"`
-		TTFTP95   *Float `json:"ttft_p95_ms,omitempty"`
-		TPOTP50   *Float `json:"tpot_p50_ms,omitempty"`
-		TPOTP95   *Float `json:"tpot_p95_ms,omitempty"`
-		OutputTPS *Float `json:"output_tps,omitempty"`
-	}{plain: plain(m)})
+	return marshalWhole(plain(m), m.whole, "ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "tpot_p95_ms", "output_tps")
 }
 
 // latencyP95 is the p95 of the latency m's run's yardstick watches: TTFT on a stream, the

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -75,17 +76,42 @@ func (l *Level) Whole() bool { return l.whole }
 // does not have.
 func (l Level) MarshalJSON() ([]byte, error) {
 	type plain Level // without this method
-	if !l.whole {
-		return json.Marshal(plain(l))
+	return marshalWhole(plain(l), l.whole, "ttft_ms", "tpot_ms", "itl_ms", "ttfa_ms")
+}
+
+// marshalWhole encodes v, a value of a type without MarshalJSON; when whole (an embeddings
+// level or model summary), without the top-level keys of what a whole answer does not have,
+// the others in their order.
+func marshalWhole(v any, whole bool, absent ...string) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil || !whole {
+		return b, err
 	}
-	// The outer fields shadow the embedded ones of the same keys; nil leaves them out.
-	return json.Marshal(struct {
-		plain
-		TTFT *Latency `json:"ttft_ms,omitempty"`
-		TPOT *Latency `json:"tpot_ms,omitempty"`
-		ITL  *Latency `json:"itl_ms,omitempty"`
-		TTFA *Latency `json:"ttfa_ms,omitempty"`
-	}{plain: plain(l)})
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil { // the object's {
+		return nil, err
+	}
+	out := append(make([]byte, 0, len(b)), '{')
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return nil, err
+		}
+		key, _ := k.(string)
+		if slices.Contains(absent, key) {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		kb, _ := json.Marshal(key)
+		out = append(append(append(out, kb...), ':'), val...)
+	}
+	return append(out, '}'), nil
 }
 
 // MarkWholeAnswers marks levels read back from an embeddings run's analysis.json (meta.api)
