@@ -308,20 +308,28 @@ func TestCompareEnergyPerRun(t *testing.T) {
 // not drawn on one axis or gated against each other.
 func TestCompareRefusesMixedYardsticks(t *testing.T) {
 	t.Parallel()
-	tmp := t.TempDir()
-	chat, emb := filepath.Join(tmp, "chat"), filepath.Join(tmp, "emb")
-	writeRun(t, chat, compareRun("chat", 32, 2667, 32))
 	r := compareRun("emb", 32, 2667, 32)
 	r.Meta.API = record.APIEmbeddings
-	writeRun(t, emb, r)
+	compareRefused(t, compareRun("chat", 32, 2667, 32), r,
+		"compare: runs measured by different yardsticks: chat is a token-stream run (api chat: output tokens/s and TTFT), emb an embeddings run")
+}
+
+// compareRefused writes runs a and b (their directories named by their meta.name) and checks
+// that compare refuses them with a usage error (exit 2) containing want, writing nothing.
+func compareRefused(t *testing.T, a, b *analysis.Result, want string) {
+	t.Helper()
+	tmp := t.TempDir()
+	da, db := filepath.Join(tmp, a.Meta.Name), filepath.Join(tmp, b.Meta.Name)
+	writeRun(t, da, a)
+	writeRun(t, db, b)
 	out := filepath.Join(tmp, "cmp")
 	e, _, _ := compareEnv()
-	err := run(context.Background(), e, []string{"compare", chat, emb, "-o", out})
+	err := run(context.Background(), e, []string{"compare", da, db, "-o", out})
 	if code := exitCode(err); code != exitUsage {
 		t.Fatalf("exit %d (%v), want %d", code, err, exitUsage)
 	}
-	if msg := errString(err); !strings.Contains(msg, "compare: runs measured by different yardsticks: chat is a token-stream run (api chat: output tokens/s and TTFT), emb an embeddings run") {
-		t.Errorf("error %q", msg)
+	if msg := errString(err); !strings.Contains(msg, want) {
+		t.Errorf("error %q, want one containing %q", msg, want)
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("a refused compare left %s behind", out)
