@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,5 +81,21 @@ func TestEmbeddingsModelsTable(t *testing.T) {
 	}
 	if len(tb.Rows) != 1 || len(tb.Rows[0]) != len(tb.Header) || !strings.Contains(strings.Join(tb.Rows[0], "|"), "|10.0|12.0|39600") {
 		t.Errorf("rows %q", tb.Rows)
+	}
+}
+
+// TestEmbeddingsEnergyUnit: an embeddings run's energy is per input token (its yardstick's
+// tokens), and the level table's column and the Energy note say so.
+func TestEmbeddingsEnergyUnit(t *testing.T) {
+	res := &analysis.Result{Meta: analysis.Meta{Name: "embed", API: record.APIEmbeddings}}
+	g := analysis.NoLevelGPU()
+	g.JPerOutputToken = 0.01
+	res.Levels = []analysis.Level{{Concurrency: 1, Valid: true, GPU: g}}
+	tb := withEnergy(table{Header: []string{"N", "valid"}, Rows: [][]string{{"1", "yes"}}}, res)
+	if !slices.Contains(tb.Header, "J per input token") {
+		t.Errorf("level table header %q lacks J per input token", tb.Header)
+	}
+	if note := energyNote(res); !strings.HasPrefix(note, "J per input token = the GPUs' energy over a level's window ÷ its input tokens") {
+		t.Errorf("energy note %q", note)
 	}
 }
