@@ -164,7 +164,8 @@ func comparePair(e *env, sub string, runs []*analysis.Result, labels []string, m
 }
 
 // gridPair reads scenario name's analysis in both grids; why says what is missing instead,
-// side which grid lacks it (0 or 1; 1 too for runs of different modes).
+// side which grid lacks it (0 or 1; 1 too for runs of different modes or yardsticks,
+// analysis.Comparable).
 func gridPair(dirs []string, name string) (runs []*analysis.Result, why string, side int) {
 	for i, d := range dirs {
 		sub := filepath.Join(d, name)
