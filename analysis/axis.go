@@ -148,7 +148,8 @@ func SameMode(runs []*Result, labels []string) error {
 }
 
 // Comparable returns an error when runs cannot be compared side by side: labels do not
-// label them one each, a run is nil, or they are not all of one mode (SameMode).
+// label them one each, a run is nil, they are not all of one mode (SameMode) or not all
+// measured by one yardstick (SameYardstick).
 func Comparable(runs []*Result, labels []string) error {
 	if len(labels) != len(runs) {
 		return fmt.Errorf("%d labels for %d runs", len(labels), len(runs))
@@ -158,5 +159,8 @@ func Comparable(runs []*Result, labels []string) error {
 			return fmt.Errorf("run %q is nil", labels[i])
 		}
 	}
-	return SameMode(runs, labels)
+	if err := SameMode(runs, labels); err != nil {
+		return err
+	}
+	return SameYardstick(runs, labels)
 }

@@ -41,7 +41,7 @@ func withPower(lv *Level, powerW float64, samples int) {
 	g := &record.GPUStats{Source: record.GPUFromDCGM, From: "http://gpu:9400/metrics", Samples: samples,
 		GPUs:       []record.GPUReading{{GPU: record.GPU{Index: "0", Model: "H100"}, PowerMeanW: powerW, PowerP95W: powerW, EnergyJ: &e}},
 		PowerMeanW: powerW, PowerP95W: powerW, EnergyJ: &e, EnergySource: record.EnergyFromCounter, UtilPct: &util}
-	lv.GPU = levelGPU(g, lv)
+	lv.GPU = levelGPU(g, lv, yardstickOf(record.APIChat).tps)
 }
 
 // energyLevels returns the closed loop's levels 1 … 256 (groundTruthStep with noise, 1% unless
@@ -408,4 +408,27 @@ func fewResamples() Options {
 	o := DefaultOptions()
 	o.Bootstrap = 50
 	return o
+}
+
+// TestEmbeddingsEnergy: an embeddings level's J per token is per input token, the yardstick's
+// tokens: 4 workers × 99 answers of 100 tokens complete inside the 1 s window (embedRecords),
+// so 400 J over 39,600 input tokens; above an idle of 100 W, (400 − 100) J over them.
+func TestEmbeddingsEnergy(t *testing.T) {
+	const w0 = int64(1e18)
+	e := 400.0
+	run := record.LevelRun{Index: 0, Concurrency: 4, W0: w0, W1: w0 + int64(time.Second), Steady: true,
+		GPU: &record.GPUStats{Source: record.GPUFromNvidiaSMI, From: "nvidia-smi", Samples: 10, PowerMeanW: 400, PowerP95W: 400,
+			EnergyJ: &e, EnergySource: record.EnergyFromPower}}
+	opts := DefaultOptions()
+	opts.API = record.APIEmbeddings
+	lvs := Summarize([]record.Level{{Run: run, Records: embedRecords(4, 200, 10*time.Millisecond, 2, 100, w0)}}, opts)
+	const tokens = 4 * 99 * 100
+	if g := lvs[0].GPU; g == nil || !near(g.JPerOutputToken, e/tokens, 1e-9) || !near(g.OutputTokensPerJoule, tokens/e, 1e-9) {
+		t.Fatalf("gpu %+v: want %g J per input token", g, e/tokens)
+	}
+	meta := Meta{API: record.APIEmbeddings, GPUIdle: &record.GPUStats{Source: record.GPUFromNvidiaSMI, Samples: 10, PowerMeanW: 100, PowerP95W: 100}}
+	res := Analyze(lvs, meta, opts)
+	if got := res.Levels[0].GPU.JPerOutputTokenAboveIdle; !near(got, (e-100)/tokens, 1e-9) {
+		t.Errorf("above idle %v J per input token, want %g", got, (e-100)/tokens)
+	}
 }

@@ -49,7 +49,7 @@ func (a *analyzer) levelEnergy() *Energy {
 		if lv.GPU == nil {
 			continue
 		}
-		aboveIdle(lv, idleW)
+		aboveIdle(lv, idleW, a.ys.tps)
 		if e == nil {
 			e = &Energy{Source: lv.GPU.Source, IdleW: Float(idleW)}
 		}

@@ -16,10 +16,11 @@ const minGPUSamples = 3
 // levelGPU returns lv's GPU figures from g, its window's GPU telemetry (nil without one): with
 // fewer than minGPUSamples readings every figure is null; otherwise the power (total and per
 // GPU: the total ÷ GPUs), utilisation and SM activity, and where g has the window's energy E,
-// J per output token E ÷ (output TPS × window), J per request E ÷ (QPS × window) and output
-// tokens per joule, the inverse of the first. lv's window, TPS and QPS must be filled. The
-// energy above idle needs the run's idle reading (aboveIdle).
-func levelGPU(g *record.GPUStats, lv *Level) *LevelGPU {
+// J per token E ÷ (tps × window), J per request E ÷ (QPS × window) and tokens per joule, the
+// inverse of the first. tps is the run's yardstick's (output tokens/s, or an embeddings run's
+// input tokens/s: its JPerOutputToken is then J per input token). lv's window, TPS and QPS
+// must be filled. The energy above idle needs the run's idle reading (aboveIdle).
+func levelGPU(g *record.GPUStats, lv *Level, tps func(*Level) Float) *LevelGPU {
 	if g == nil {
 		return nil
 	}
@@ -39,7 +40,7 @@ func levelGPU(g *record.GPUStats, lv *Level) *LevelGPU {
 	e := *g.EnergyJ
 	out.EnergyJ, out.EnergySource = Float(e), g.EnergySource
 	window := float64(lv.WindowS)
-	if tokens := float64(lv.OutputTPS) * window; finite(tokens) && tokens > 0 {
+	if tokens := float64(tps(lv)) * window; finite(tokens) && tokens > 0 {
 		out.JPerOutputToken = Float(e / tokens)
 		if e > 0 {
 			out.OutputTokensPerJoule = Float(tokens / e)
@@ -77,11 +78,12 @@ func idlePower(idle *record.GPUStats) float64 {
 	return idle.PowerMeanW
 }
 
-// aboveIdle sets the J per output token above idle of lv's GPU figures, (E − P_idle × window)
-// ÷ (output TPS × window), with idleW the idle reading's total power (Meta.GPUIdle); without
+// aboveIdle sets the J per token above idle of lv's GPU figures, (E − P_idle × window) ÷
+// (tps × window), tps the run's yardstick's (levelGPU), with idleW the idle reading's total
+// power (Meta.GPUIdle); without
 // an idle reading it leaves the figure as it is (null, or a level-summary CSV's cell). It
 // copies lv.GPU first: the levels Analyze was given are not modified.
-func aboveIdle(lv *Level, idleW float64) {
+func aboveIdle(lv *Level, idleW float64, tps func(*Level) Float) {
 	if lv.GPU == nil {
 		return
 	}
@@ -91,7 +93,7 @@ func aboveIdle(lv *Level, idleW float64) {
 		return
 	}
 	window := float64(lv.WindowS)
-	tokens := float64(lv.OutputTPS) * window
+	tokens := float64(tps(lv)) * window
 	if !g.EnergyJ.OK() || !finite(tokens) || !(tokens > 0) {
 		g.JPerOutputTokenAboveIdle = NaN()
 		return

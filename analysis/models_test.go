@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/floats/scalar"
 
@@ -90,5 +91,57 @@ func TestModelSlowerWarning(t *testing.T) {
 		if strings.HasPrefix(w, "model mix:") {
 			t.Errorf("no mix: warning %q", w)
 		}
+	}
+}
+
+// TestByModelEmbeddings: an embeddings level's by_model is measured by its yardstick: each
+// model's input tokens/s (4 workers × 100 tokens × the answers completed inside the 1 s
+// window: 99 for base at 10 ms, 24 for lora at 40 ms, the last ending on the window's
+// edge) and latency p50/p95, without the
+// TTFT, TPOT and output TPS keys; lora's latency p95, 4× base's, is warned of in latency's
+// words.
+func TestByModelEmbeddings(t *testing.T) {
+	const w0 = int64(1e18)
+	base := embedRecords(4, 200, 10*time.Millisecond, 2, 100, w0)
+	lora := embedRecords(4, 50, 40*time.Millisecond, 2, 100, w0)
+	for i := range base {
+		base[i].Model, base[i].Concurrency = "base", 8
+	}
+	for i := range lora {
+		lora[i].Model, lora[i].Concurrency, lora[i].Worker = "lora", 8, lora[i].Worker+4
+	}
+	run := record.LevelRun{Index: 0, Concurrency: 8, W0: w0, W1: w0 + int64(time.Second), Steady: true}
+	opts := DefaultOptions()
+	opts.API = record.APIEmbeddings
+	lv := Summarize([]record.Level{{Run: run, Records: append(base, lora...)}}, opts)[0]
+	if len(lv.ByModel) != 2 {
+		t.Fatalf("by_model %+v, want base and lora", lv.ByModel)
+	}
+	for i, want := range []struct {
+		tps, p50 float64
+	}{{4 * 100 * 99, 10}, {4 * 100 * 24, 40}} {
+		m := lv.ByModel[i]
+		if !scalar.EqualWithinRel(float64(m.InputTPS), want.tps, 1e-9) || float64(m.E2EP50) != want.p50 || float64(m.E2EP95) != want.p50 {
+			t.Errorf("%s: input TPS %v, latency p50 %v p95 %v; want %v, %v ms", m.Model, m.InputTPS, m.E2EP50, m.E2EP95, want.tps, want.p50)
+		}
+	}
+	b, err := json.Marshal(lv.ByModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{`"ttft_p50_ms"`, `"ttft_p95_ms"`, `"tpot_p50_ms"`, `"tpot_p95_ms"`, `"output_tps"`} {
+		if strings.Contains(string(b), k) {
+			t.Errorf("embeddings by_model has %s: %s", k, b)
+		}
+	}
+	for _, k := range []string{`"input_tps"`, `"e2e_p50_ms"`, `"e2e_p95_ms"`} {
+		if !strings.Contains(string(b), k) {
+			t.Errorf("embeddings by_model lacks %s: %s", k, b)
+		}
+	}
+	res := Analyze([]Level{lv}, Meta{API: record.APIEmbeddings}, opts)
+	want := `model mix: model "lora"'s latency p95 is more than 2× model "base"'s at concurrency 8 (40.0 ms vs 10.0 ms)`
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), want) {
+		t.Errorf("warnings %q\nlack %q", res.Warnings, want)
 	}
 }

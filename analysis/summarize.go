@@ -200,7 +200,6 @@ func (s *scratch) level(run *record.LevelRun, records []record.Record, opts Opti
 		open.finish(&lv, run, win, &pop, records)
 		cached = func(r *record.Record) bool { return r.OK() && in(r) }
 	}
-	lv.GPU = levelGPU(run.GPU, &lv)
 	summarizeLengths(&lv, records, in, opts.Lengths)
 	summarizeUsage(&lv, records, in)
 	summarizePrefixCache(&lv, run, records, cached)
@@ -209,6 +208,7 @@ func (s *scratch) level(run *record.LevelRun, records []record.Record, opts Opti
 	if !opts.API.Streams() {
 		wholeAnswers(&lv, win, inputs)
 	}
+	lv.GPU = levelGPU(run.GPU, &lv, yardstickOf(opts.API).tps)
 	return lv
 }
 

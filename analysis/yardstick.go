@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -74,26 +76,57 @@ func (l *Level) Whole() bool { return l.whole }
 // does not have.
 func (l Level) MarshalJSON() ([]byte, error) {
 	type plain Level // without this method
-	if !l.whole {
-		return json.Marshal(plain(l))
+	return marshalWhole(plain(l), l.whole, "ttft_ms", "tpot_ms", "itl_ms", "ttfa_ms")
+}
+
+// marshalWhole encodes v, a value of a type without MarshalJSON; when whole (an embeddings
+// level or model summary), without the top-level keys of what a whole answer does not have,
+// the others in their order.
+func marshalWhole(v any, whole bool, absent ...string) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil || !whole {
+		return b, err
 	}
-	// The outer fields shadow the embedded ones of the same keys; nil leaves them out.
-	return json.Marshal(struct {
-		plain
-		TTFT *Latency `json:"ttft_ms,omitempty"`
-		TPOT *Latency `json:"tpot_ms,omitempty"`
-		ITL  *Latency `json:"itl_ms,omitempty"`
-		TTFA *Latency `json:"ttfa_ms,omitempty"`
-	}{plain: plain(l)})
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil { // the object's {
+		return nil, err
+	}
+	out := append(make([]byte, 0, len(b)), '{')
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return nil, err
+		}
+		key, _ := k.(string)
+		if slices.Contains(absent, key) {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		kb, _ := json.Marshal(key)
+		out = append(append(append(out, kb...), ':'), val...)
+	}
+	return append(out, '}'), nil
 }
 
 // MarkWholeAnswers marks levels read back from an embeddings run's analysis.json (meta.api)
-// as embeddings levels again (Whole): their absent latencies decode as zeros.
+// as embeddings levels again (Whole), and their by_model summaries: their absent latencies
+// decode as zeros.
 func MarkWholeAnswers(levels []Level) {
 	for i := range levels {
 		lv := &levels[i]
 		lv.TTFT, lv.TPOT, lv.ITL, lv.TTFA = NoLatency(), NoLatency(), NoLatency(), NoLatency()
 		lv.whole = true
+		for j := range lv.ByModel {
+			m := &lv.ByModel[j]
+			m.TTFTP50, m.TTFTP95, m.TPOTP50, m.TPOTP95 = NaN(), NaN(), NaN(), NaN()
+			m.whole = true
+		}
 	}
 }
 
@@ -133,4 +166,36 @@ func (r *Result) TPSCI95(l *Level) Float {
 		return l.InputTPSCI95
 	}
 	return l.OutputTPSCI95
+}
+
+// SameYardstick returns an error when runs (labelled labels) are not all measured by one
+// yardstick, naming the first run measured otherwise than the first run: an embeddings run's
+// input tokens/s and latency and a token stream's output tokens/s and TTFT are not drawn on
+// one axis or gated against each other.
+func SameYardstick(runs []*Result, labels []string) error {
+	if len(runs) == 0 || runs[0] == nil {
+		return nil
+	}
+	first := runs[0].Whole()
+	for i, r := range runs[1:] {
+		if r == nil || r.Whole() == first || i+1 >= len(labels) {
+			continue
+		}
+		return fmt.Errorf("runs measured by different yardsticks: %s is %s, %s %s; compare embeddings runs only with embeddings runs",
+			labels[0], yardstickNoun(runs[0]), labels[i+1], yardstickNoun(r))
+	}
+	return nil
+}
+
+// yardstickNoun names r's kind of run and its yardstick: "an embeddings run (…)" or "a
+// token-stream run (…)".
+func yardstickNoun(r *Result) string {
+	if r.Whole() {
+		return fmt.Sprintf("an embeddings run (api %s: input tokens/s and latency)", record.APIEmbeddings)
+	}
+	api := r.Meta.API
+	if api == "" {
+		api = record.APIChat
+	}
+	return fmt.Sprintf("a token-stream run (api %s: output tokens/s and TTFT)", api)
 }

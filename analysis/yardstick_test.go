@@ -74,3 +74,20 @@ func TestStreamObjectives(t *testing.T) {
 		t.Errorf("without stream: %+v", w)
 	}
 }
+
+// TestComparableYardsticks: an embeddings run beside a chat run is refused, naming both and
+// what each is measured by; two embeddings runs, or chat beside responses, compare.
+func TestComparableYardsticks(t *testing.T) {
+	run := func(api record.API) *Result { return &Result{Meta: Meta{API: api}} }
+	err := Comparable([]*Result{run(""), run(record.APIEmbeddings)}, []string{"chat", "emb"})
+	want := "runs measured by different yardsticks: chat is a token-stream run (api chat: output tokens/s and TTFT), " +
+		"emb an embeddings run (api embeddings: input tokens/s and latency); compare embeddings runs only with embeddings runs"
+	if err == nil || err.Error() != want {
+		t.Errorf("chat beside embeddings: %v\nwant %s", err, want)
+	}
+	for _, pair := range [][2]record.API{{record.APIEmbeddings, record.APIEmbeddings}, {record.APIChat, record.APIResponses}} {
+		if err := Comparable([]*Result{run(pair[0]), run(pair[1])}, []string{"a", "b"}); err != nil {
+			t.Errorf("%s beside %s: %v", pair[0], pair[1], err)
+		}
+	}
+}

@@ -5,8 +5,8 @@ import (
 )
 
 // embeddings checks the keys that depend on target.api embeddings (DESIGN §4.17):
-// workload.batch applies to it only; a conversation (workload.sessions) or a trace replay
-// of generations cannot be embedded; and an SLO set on TTFT, TPOT or ITL cannot be met by an
+// workload.batch applies to it only; a conversation (workload.sessions), a trace replay of
+// generations or users who leave mid-stream (workload.cancel) cannot be embedded; and an SLO set on TTFT, TPOT or ITL cannot be met by an
 // answer that has none. The lengths of output (workload.output_tokens, fixed_output) are
 // not sent: an embedding has no output.
 func (v *validation) embeddings() {
@@ -21,6 +21,10 @@ func (v *validation) embeddings() {
 	if wl.Sessions != nil {
 		v.badAt("workload.sessions", []string{"workload.sessions", "target.api"},
 			"an embeddings request (target.api embeddings) has no conversation to continue: remove one of the two")
+	}
+	if wl.Cancel != nil {
+		v.badAt("workload.cancel", []string{"workload.cancel", "target.api"},
+			"an embeddings answer (target.api embeddings) arrives whole, not as a stream a user could leave mid-answer: remove one of the two")
 	}
 	if wl.Trace.Enabled() {
 		v.badAt("workload.trace", []string{"workload.trace", "target.api"},

@@ -32,6 +32,7 @@ func TestEmbeddingsConfig(t *testing.T) {
 		{"negative batch", "target: {api: embeddings}\nworkload:\n  batch: -1\n", ":3: workload.batch: is -1: must be ≥ 1"},
 		{"ttft slo", "target: {api: embeddings}\nslo:\n  ttft_p95: 1s\n", ":3: slo.ttft_p95: an embeddings answer (target.api embeddings) arrives whole"},
 		{"sessions", "target: {api: embeddings}\nworkload:\n  sessions: {turns: {dist: fixed, mean: 2}}\n", ":3: workload.sessions: an embeddings request"},
+		{"cancel", "target: {api: embeddings}\nworkload:\n  cancel:\n    fraction: 0.2\n    after: {dist: fixed, mean: 2s}\n", ":3: workload.cancel: an embeddings answer (target.api embeddings) arrives whole"},
 		{"unknown api", "target: {api: rerank}\n", `:1: target.api: "rerank": must be one of chat, completions, responses, messages or embeddings`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

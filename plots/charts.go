@@ -352,7 +352,7 @@ func latencyVsThroughputChart(res *analysis.Result) (*builder, error) {
 		return b.noData("no data: no level has both " + tokens + " throughput and latency")
 	}
 	// Label the E2E p95 points (else E2E p50) with their concurrency.
-	b.addLabels(concurrencyLabels(ls, func(l *analysis.Level) analysis.Float { return l.E2E.P50 }), colGray)
+	b.addLabels(concurrencyLabels(ls, tps, func(l *analysis.Level) analysis.Float { return l.E2E.P50 }), colGray)
 	b.sloLines(objs, nil)
 	if res != nil {
 		if op := res.OperatingPoint; op != nil && op.Concurrency.OK() {
@@ -432,9 +432,10 @@ func kneeOf(res *analysis.Result) *analysis.Knee {
 	return res.Knee
 }
 
-// concurrencyLabels labels each level's (output TPS, E2E p95) point "N=c", at the fallback
-// latency where E2E p95 is missing; levels without either are skipped.
-func concurrencyLabels(ls []analysis.Level, fallback func(*analysis.Level) analysis.Float) plotter.XYLabels {
+// concurrencyLabels labels each level's (tps, E2E p95) point "N=c", at the fallback latency
+// where E2E p95 is missing; levels without either are skipped. tps is the throughput the
+// points are drawn at (tpsOf: output tokens/s, or an embeddings run's input tokens/s).
+func concurrencyLabels(ls []analysis.Level, tps, fallback func(*analysis.Level) analysis.Float) plotter.XYLabels {
 	var lab plotter.XYLabels
 	for i := range ls {
 		l := &ls[i]
@@ -442,8 +443,8 @@ func concurrencyLabels(ls []analysis.Level, fallback func(*analysis.Level) analy
 		if !y.OK() {
 			y = fallback(l)
 		}
-		if l.OutputTPS.OK() && y.OK() {
-			lab.XYs = append(lab.XYs, plotter.XY{X: float64(l.OutputTPS), Y: float64(y)})
+		if x := tps(l); x.OK() && y.OK() {
+			lab.XYs = append(lab.XYs, plotter.XY{X: float64(x), Y: float64(y)})
 			lab.Labels = append(lab.Labels, fmt.Sprintf("N=%d", l.Concurrency))
 		}
 	}

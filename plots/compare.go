@@ -140,7 +140,8 @@ func compareLatencyChart(runs []*analysis.Result, labels []string) (*builder, er
 	drawn, hadInvalid := false, false
 	for i, r := range runs {
 		ls := sortedLevels(r)
-		d, hi, err := b.addLatencies(ls, tpsOf(r).tps, []latencySeries{
+		tps := tpsOf(r).tps
+		d, hi, err := b.addLatencies(ls, tps, []latencySeries{
 			{labels[i] + " E2E p95", runColor(i), nil, draw.CircleGlyph{}, func(l *analysis.Level) analysis.Float { return l.E2E.P95 }},
 			{labels[i] + " TTFT p95", runColor(i), dashed, draw.TriangleGlyph{}, func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }},
 		})
@@ -148,7 +149,7 @@ func compareLatencyChart(runs []*analysis.Result, labels []string) (*builder, er
 			return nil, err
 		}
 		drawn, hadInvalid = drawn || d, hadInvalid || hi
-		b.addLabels(concurrencyLabels(ls, func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }), runColor(i))
+		b.addLabels(concurrencyLabels(ls, tps, func(l *analysis.Level) analysis.Float { return l.TTFT.P95 }), runColor(i))
 	}
 	if !drawn {
 		return b.noData("no data: no run has both output throughput and latency")

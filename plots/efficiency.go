@@ -66,13 +66,14 @@ func efficiency(res *analysis.Result) (*Grid, error) {
 	return &Grid{Figures: [][]*Figure{{figs[0]}, {figs[1]}}, Subtitle: subtitle(meta(res)), Pad: vg.Points(6)}, nil
 }
 
-// energyChart draws J per output token of each level with GPU figures (and above the idle
-// power, dashed) against the load axis, the energy optimum ringed with its 95% interval
-// shaded, and the knee (or capacity) and the SLO point as vertical lines, each labelled with
-// its J per output token.
+// energyChart draws J per token of each level with GPU figures (and above the idle power,
+// dashed) against the load axis, the energy optimum ringed with its 95% interval shaded, and
+// the knee (or capacity) and the SLO point as vertical lines, each labelled with its J per
+// token. The tokens are the run's yardstick's (tpsOf): output, or an embeddings run's input.
 func energyChart(res *analysis.Result) (*builder, error) {
 	ax := loadAxisOf(res)
-	b := newBuilder(title("Energy per output token", meta(res)), ax.label, "energy per output token (J)")
+	tok := tpsOf(res).tokens
+	b := newBuilder(title("Energy per "+tok+" token", meta(res)), ax.label, "energy per "+tok+" token (J)")
 	b.logX = ax.logX
 	valid, invalid := series(ax.levels, ax.x, gpuFigure(func(g *analysis.LevelGPU) analysis.Float { return g.JPerOutputToken }))
 	if len(valid)+len(invalid) == 0 {
@@ -82,12 +83,12 @@ func energyChart(res *analysis.Result) (*builder, error) {
 	if iv := e.Optimal.Interval; iv != nil && iv[0].OK() && iv[1].OK() && iv[1] > iv[0] {
 		b.shadeX(float64(iv[0]), float64(iv[1]), "energy optimum 95% interval ["+fmtNum(float64(iv[0]))+", "+fmtNum(float64(iv[1]))+"]")
 	}
-	hadInvalid, err := b.addSeries("J per output token (GPU energy ÷ output tokens)", colBlue, nil, draw.CircleGlyph{}, valid, invalid)
+	hadInvalid, err := b.addSeries("J per "+tok+" token (GPU energy ÷ "+tok+" tokens)", colBlue, nil, draw.CircleGlyph{}, valid, invalid)
 	if err != nil {
 		return nil, err
 	}
 	above, aboveInv := series(ax.levels, ax.x, gpuFigure(func(g *analysis.LevelGPU) analysis.Float { return g.JPerOutputTokenAboveIdle }))
-	if _, err := b.addSeries("J per output token above idle power", colOrange, dashed, draw.SquareGlyph{}, above, aboveInv); err != nil {
+	if _, err := b.addSeries("J per "+tok+" token above idle power", colOrange, dashed, draw.SquareGlyph{}, above, aboveInv); err != nil {
 		return nil, err
 	}
 	if err := b.optimumMark(res, e.Optimal); err != nil {

@@ -137,7 +137,7 @@ func consoleNote(res *analysis.Result, wide bool) string {
 		s += "; read lag = kernel receive → client timestamp, ms (- without timestamps)"
 	}
 	if consoleEnergy(res, wide) {
-		s += "; J/tok = the GPUs' energy per output token, GPU W = their mean total power"
+		s += "; J/tok = the GPUs' energy per " + throughputWord(res) + " token, GPU W = their mean total power"
 	}
 	s += "; ✗ = excluded from fits"
 	if res.Trace != nil {

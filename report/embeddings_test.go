@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,5 +65,37 @@ func TestEmbeddingsReports(t *testing.T) {
 	m := md.String()
 	if !strings.Contains(m, "| concurrency | requests | errors | input TPS (tokens/s) |") || strings.Contains(m, "TTFT p50 (ms)") || strings.Contains(m, "| TTFT |") {
 		t.Errorf("report.md:\n%s", m)
+	}
+}
+
+// TestEmbeddingsModelsTable: an embeddings run's By model table has its yardstick's columns
+// (latency p50 and p95, input TPS) and each model's values, and no TTFT, TPOT or output TPS.
+func TestEmbeddingsModelsTable(t *testing.T) {
+	res := &analysis.Result{Meta: analysis.Meta{Name: "embed", API: record.APIEmbeddings}}
+	lv := analysis.Level{Concurrency: 8, Valid: true, Requests: 40}
+	lv.ByModel = []analysis.ModelStats{{Model: "base", Requests: 40, Share: 1, E2EP50: 10, E2EP95: 12, InputTPS: 39600}}
+	res.Levels = []analysis.Level{lv}
+	tb := modelsTable(res)
+	if got := strings.Join(tb.Header, "|"); strings.Contains(got, "TTFT") || strings.Contains(got, "TPOT") || !strings.Contains(got, "latency p95 (ms)|input TPS") {
+		t.Errorf("header %q: want latency p50, p95 and input TPS, no stream column", got)
+	}
+	if len(tb.Rows) != 1 || len(tb.Rows[0]) != len(tb.Header) || !strings.Contains(strings.Join(tb.Rows[0], "|"), "|10.0|12.0|39600") {
+		t.Errorf("rows %q", tb.Rows)
+	}
+}
+
+// TestEmbeddingsEnergyUnit: an embeddings run's energy is per input token (its yardstick's
+// tokens), and the level table's column and the Energy note say so.
+func TestEmbeddingsEnergyUnit(t *testing.T) {
+	res := &analysis.Result{Meta: analysis.Meta{Name: "embed", API: record.APIEmbeddings}}
+	g := analysis.NoLevelGPU()
+	g.JPerOutputToken = 0.01
+	res.Levels = []analysis.Level{{Concurrency: 1, Valid: true, GPU: g}}
+	tb := withEnergy(table{Header: []string{"N", "valid"}, Rows: [][]string{{"1", "yes"}}}, res)
+	if !slices.Contains(tb.Header, "J per input token") {
+		t.Errorf("level table header %q lacks J per input token", tb.Header)
+	}
+	if note := energyNote(res); !strings.HasPrefix(note, "J per input token = the GPUs' energy over a level's window ÷ its input tokens") {
+		t.Errorf("energy note %q", note)
 	}
 }

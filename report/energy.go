@@ -64,7 +64,7 @@ func withEnergy(t table, res *analysis.Result) table {
 		return t
 	}
 	at := len(t.Header) - 1
-	t.Header = slices.Insert(slices.Clone(t.Header), at, "J per output token", "GPU power (W)")
+	t.Header = slices.Insert(slices.Clone(t.Header), at, "J per "+throughputWord(res)+" token", "GPU power (W)")
 	for i := range levels {
 		t.Rows[i] = slices.Insert(slices.Clone(t.Rows[i]), at, jPerToken(&levels[i]), gpuPower(&levels[i]))
 	}
@@ -199,7 +199,7 @@ func energySentences(res *analysis.Result) []string {
 	if e == nil {
 		return nil
 	}
-	t := "Energy per output token, over " + gpusCounted(e) + ": "
+	t := "Energy per " + throughputWord(res) + " token, over " + gpusCounted(e) + ": "
 	if opt := pointText(res, e.Optimal); opt != dash {
 		t += "lowest " + opt
 	} else {
@@ -283,8 +283,12 @@ func energyCards(res *analysis.Result) []card {
 	return cs
 }
 
-// energyNote is the note under the Energy section's table.
-const energyNote = "J per output token = the GPUs' energy over a level's window ÷ its output tokens; above idle, less the idle power over the window. The optimum is the lowest J per output token along the load axis, with a bootstrap 95% interval of its place; the other points are interpolated between the levels around them; the plan's power is that of one replica at the SLO point (DESIGN §4.16)."
+// energyNote is the note under the Energy section's table; the tokens are res's yardstick's
+// (throughputWord: output, or an embeddings run's input).
+func energyNote(res *analysis.Result) string {
+	return fmt.Sprintf("J per %[1]s token = the GPUs' energy over a level's window ÷ its %[1]s tokens; above idle, less the idle power over the window. The optimum is the lowest J per %[1]s token along the load axis, with a bootstrap 95%% interval of its place; the other points are interpolated between the levels around them; the plan's power is that of one replica at the SLO point (DESIGN §4.16).",
+		throughputWord(res))
+}
 
 // energyTable lists the energy answers of res (Energy set): the GPUs counted, the idle power,
 // J per output token and power at the optimum, the knee, the SLO point and max TPS, and the

@@ -60,7 +60,7 @@ func reportSections(res *analysis.Result) []section {
 	}
 	if res.Energy != nil {
 		t := energyTable(res)
-		ss = append(ss, section{ID: "energy", Title: "Energy", Table: &t, Note: energyNote})
+		ss = append(ss, section{ID: "energy", Title: "Energy", Table: &t, Note: energyNote(res)})
 	}
 	if fits := fitNotes(res); len(fits) > 0 {
 		ss = append(ss, section{ID: "fits", Title: "Fitted models", Items: fits})

@@ -69,7 +69,7 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 	}
 
 	if res.Energy != nil {
-		mdSection(bw, "Energy", energyTable(res), energyNote)
+		mdSection(bw, "Energy", energyTable(res), energyNote(res))
 	}
 	if fits := fitNotes(res); len(fits) > 0 {
 		fmt.Fprint(bw, "## Fitted models\n\n")

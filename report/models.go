@@ -28,10 +28,14 @@ func mixed(res *analysis.Result) bool {
 }
 
 // modelsTable is the by-model table: one row per model of each level in the level table's
-// order, an excluded level and one run again marked.
+// order, an excluded level and one run again marked; an embeddings run's (Whole) has its
+// yardstick's columns, latency p50 and p95 and input TPS.
 func modelsTable(res *analysis.Result) table {
 	t := table{Header: []string{keyHeader(res), "model", "requests", "share", "TTFT p50 (ms)", "TTFT p95 (ms)",
 		"TPOT p50 (ms)", "TPOT p95 (ms)", "E2E p95 (ms)", "output TPS"}}
+	if res.Whole() {
+		t.Header = []string{keyHeader(res), "model", "requests", "share", "latency p50 (ms)", "latency p95 (ms)", "input TPS"}
+	}
 	for _, l := range rowLevels(res) {
 		key := levelKey(&l)
 		switch {
@@ -41,8 +45,12 @@ func modelsTable(res *analysis.Result) table {
 			key += " (excluded)"
 		}
 		for _, m := range l.ByModel {
-			t.Rows = append(t.Rows, []string{key, m.Model, requestsCell(m), fpct(m.Share), fnum(m.TTFTP50), fnum(m.TTFTP95),
-				fnum(m.TPOTP50), fnum(m.TPOTP95), fnum(m.E2EP95), fnum(m.OutputTPS)})
+			row := []string{key, m.Model, requestsCell(m), fpct(m.Share), fnum(m.TTFTP50), fnum(m.TTFTP95),
+				fnum(m.TPOTP50), fnum(m.TPOTP95), fnum(m.E2EP95), fnum(m.OutputTPS)}
+			if res.Whole() {
+				row = append(row[:4], fnum(m.E2EP50), fnum(m.E2EP95), fnum(m.InputTPS))
+			}
+			t.Rows = append(t.Rows, row)
 		}
 	}
 	return t
@@ -72,10 +80,18 @@ func consoleModels(w io.Writer, res *analysis.Result, p func(first, hang, s stri
 	}
 	fmt.Fprintln(w)
 	p("", "  ", fmt.Sprintf("By model (%s, %s):", res.Axis().At(levelKey(l)), why))
-	fmt.Fprintf(w, "  %-20s  %8s  %6s  %9s  %9s  %9s  %9s  %9s\n", "model", "requests", "share", "TTFT p50", "TTFT p95", "TPOT p50", "TPOT p95", "out TPS")
-	for _, m := range l.ByModel {
-		fmt.Fprintf(w, "  %-20s  %8d  %6s  %9s  %9s  %9s  %9s  %9s\n", consoleName(m.Model, 20), m.Requests, fpct(m.Share),
-			fnum(m.TTFTP50), fnum(m.TTFTP95), fnum(m.TPOTP50), fnum(m.TPOTP95), fnum(m.OutputTPS))
+	if res.Whole() {
+		fmt.Fprintf(w, "  %-20s  %8s  %6s  %9s  %9s  %9s\n", "model", "requests", "share", "lat p50", "lat p95", "in TPS")
+		for _, m := range l.ByModel {
+			fmt.Fprintf(w, "  %-20s  %8d  %6s  %9s  %9s  %9s\n", consoleName(m.Model, 20), m.Requests, fpct(m.Share),
+				fnum(m.E2EP50), fnum(m.E2EP95), fnum(m.InputTPS))
+		}
+	} else {
+		fmt.Fprintf(w, "  %-20s  %8s  %6s  %9s  %9s  %9s  %9s  %9s\n", "model", "requests", "share", "TTFT p50", "TTFT p95", "TPOT p50", "TPOT p95", "out TPS")
+		for _, m := range l.ByModel {
+			fmt.Fprintf(w, "  %-20s  %8d  %6s  %9s  %9s  %9s  %9s  %9s\n", consoleName(m.Model, 20), m.Requests, fpct(m.Share),
+				fnum(m.TTFTP50), fnum(m.TTFTP95), fnum(m.TPOTP50), fnum(m.TPOTP95), fnum(m.OutputTPS))
+		}
 	}
 	p("  ", "   ", "(latencies in ms; every level's in report.md and analysis.json levels[].by_model)")
 }

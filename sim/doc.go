@@ -44,7 +44,7 @@
 // Embeddings (POST /v1/embeddings, either mode) run on an encoder engine of their own
 // (embed.go): forward passes of at most embed.batch queued inputs, FCFS, each taking
 // embed.step_base + embed.per_token × its input tokens, so inputs of L tokens plateau at
-// Batch·L ÷ (step_base + Batch·L·per_token) input tokens a second (Embed.EmbedTPS).
+// Batch·L ÷ (step_base + Batch·L·per_token) input tokens a second.
 //
 // # Ground truth
 //

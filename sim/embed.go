@@ -27,7 +27,7 @@ const embedBehind = 50 * time.Millisecond
 // Embed is the embedding engine of POST /v1/embeddings: an encoder that runs forward passes
 // over batches of inputs, FCFS, at most Batch inputs a pass, each pass taking StepBase +
 // PerToken × (the pass's input tokens). Saturated with inputs of L tokens it embeds
-// Batch·L ÷ (StepBase + Batch·L·PerToken) input tokens a second (EmbedTPS). Zero fields take
+// Batch·L ÷ (StepBase + Batch·L·PerToken) input tokens a second (embedTPS). Zero fields take
 // the defaults (32 inputs, 1 ms, 5 µs a token, 8 dimensions).
 type Embed struct {
 	// Batch is the most inputs one forward pass embeds.
@@ -70,9 +70,9 @@ func (e Embed) validate() error {
 	return errors.Join(errs...)
 }
 
-// EmbedTPS is the embedding engine's plateau: the input tokens a second it embeds when every
+// embedTPS is the embedding engine's plateau: the input tokens a second it embeds when every
 // pass is full of inputs of tokens tokens each (its ground truth for a sweep of such inputs).
-func (e Embed) EmbedTPS(tokens int) float64 {
+func (e Embed) embedTPS(tokens int) float64 {
 	r := e.resolved()
 	pass := float64(r.Batch * tokens)
 	return pass / (r.StepBase.Seconds() + pass*r.PerToken.Seconds())
@@ -105,9 +105,11 @@ type embedEngine struct {
 	// running and waiting count the requests (embedJob) a pass has started and those it has
 	// not, for /metrics; guarded by mu.
 	running, waiting int
-	wake             chan struct{} // one slot: work was queued
-	stop             <-chan struct{}
-	done             chan struct{}
+	// passes counts the forward passes run.
+	passes atomic.Int64
+	wake   chan struct{} // one slot: work was queued
+	stop   <-chan struct{}
+	done   chan struct{}
 }
 
 // newEmbedEngine starts the engine; it ends when stop closes (done then closes).
@@ -172,6 +174,7 @@ func (e *embedEngine) run() {
 				return
 			}
 		}
+		e.passes.Add(1)
 		start, tokens := due, 0
 		for _, in := range pass {
 			start = latest(start, in.arrived)

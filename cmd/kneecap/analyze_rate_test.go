@@ -119,22 +119,8 @@ func TestAnalyzeRatePlateauCSV(t *testing.T) {
 // (exit 2) naming both and their modes, before anything is written.
 func TestCompareRefusesMixedModes(t *testing.T) {
 	t.Parallel()
-	tmp := t.TempDir()
-	closed, open := filepath.Join(tmp, "closed"), filepath.Join(tmp, "open")
-	writeRun(t, closed, compareRun("closed", 32, 2667, 32))
 	r := analysistest.Rate()
 	r.Meta.Name = "open"
-	writeRun(t, open, r)
-	out := filepath.Join(tmp, "cmp")
-	e, _, _ := compareEnv()
-	err := run(context.Background(), e, []string{"compare", closed, open, "-o", out})
-	if code := exitCode(err); code != exitUsage {
-		t.Fatalf("exit %d (%v), want %d", code, err, exitUsage)
-	}
-	if msg := errString(err); !strings.Contains(msg, "compare: runs of different modes: closed is a closed-loop concurrency sweep (mode concurrency), open an open-loop arrival-rate sweep (mode rate); compare runs of one mode") {
-		t.Errorf("error %q", msg)
-	}
-	if _, err := os.Stat(out); err == nil {
-		t.Errorf("a refused compare left %s behind", out)
-	}
+	compareRefused(t, compareRun("closed", 32, 2667, 32), r,
+		"compare: runs of different modes: closed is a closed-loop concurrency sweep (mode concurrency), open an open-loop arrival-rate sweep (mode rate); compare runs of one mode")
 }

@@ -122,7 +122,7 @@ func readRuns(ctx context.Context, pos []string) ([]*analysis.Result, []string, 
 		labels = append(labels, label)
 	}
 	labels = uniqueLabels(labels, pos)
-	if err := analysis.SameMode(runs, labels); err != nil {
+	if err := analysis.Comparable(runs, labels); err != nil {
 		return nil, nil, usageError("compare: %v", err)
 	}
 	return runs, labels, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/analysis/analysistest"
+	"github.com/kneecap/kneecap/record"
 )
 
 // compareRun is a hand-made analysis of an 8-level sweep 1…128 whose throughput saturates at
@@ -299,5 +300,38 @@ func TestCompareEnergyPerRun(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "J/tok min") || !strings.Contains(string(md), "| 0.15 @ 16 (8.90–12.1) | 0.2 |") {
 		t.Errorf("no J/token per run:\n%s\n%s", stdout.String(), md)
+	}
+}
+
+// TestCompareRefusesMixedYardsticks: an embeddings run beside a chat run is a usage error
+// (exit 2) naming both, before anything is written: input tokens/s and output tokens/s are
+// not drawn on one axis or gated against each other.
+func TestCompareRefusesMixedYardsticks(t *testing.T) {
+	t.Parallel()
+	r := compareRun("emb", 32, 2667, 32)
+	r.Meta.API = record.APIEmbeddings
+	compareRefused(t, compareRun("chat", 32, 2667, 32), r,
+		"compare: runs measured by different yardsticks: chat is a token-stream run (api chat: output tokens/s and TTFT), emb an embeddings run")
+}
+
+// compareRefused writes runs a and b (their directories named by their meta.name) and checks
+// that compare refuses them with a usage error (exit 2) containing want, writing nothing.
+func compareRefused(t *testing.T, a, b *analysis.Result, want string) {
+	t.Helper()
+	tmp := t.TempDir()
+	da, db := filepath.Join(tmp, a.Meta.Name), filepath.Join(tmp, b.Meta.Name)
+	writeRun(t, da, a)
+	writeRun(t, db, b)
+	out := filepath.Join(tmp, "cmp")
+	e, _, _ := compareEnv()
+	err := run(context.Background(), e, []string{"compare", da, db, "-o", out})
+	if code := exitCode(err); code != exitUsage {
+		t.Fatalf("exit %d (%v), want %d", code, err, exitUsage)
+	}
+	if msg := errString(err); !strings.Contains(msg, want) {
+		t.Errorf("error %q, want one containing %q", msg, want)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a refused compare left %s behind", out)
 	}
 }

@@ -24,7 +24,7 @@ var embedEngine = sim.Embed{Batch: 8, StepBase: 12 * time.Millisecond, PerToken:
 
 // TestSweepEmbeddings: an embeddings sweep of concurrency 1, 4 and 16 finds the engine's
 // plateau, Batch·L ÷ (StepBase + Batch·L·PerToken) = 400 ÷ 20 ms = 20,000 input tokens/s
-// (sim.Embed.EmbedTPS), within ±5% — the best level's input TPS (throughput.max_tps) and the
+// (sim.Embed's plateau), within ±5% — the best level's input TPS (throughput.max_tps) and the
 // input TPS of each level on the plateau (4 and 16: full passes) — with requests/s, inputs/s and
 // latency per level, no TTFT, TPOT or ITL key in any level of analysis.json, and no TTFT
 // table or column in report.md. A starved machine skips it (starved).
@@ -59,9 +59,13 @@ simulator:
 	if api, _ := dig(m, "meta", "api"); api != "embeddings" {
 		t.Errorf("meta.api = %v, want embeddings", api)
 	}
-	levels, _ := dig(m, "levels")
-	for _, l := range levels.([]any) {
-		lm := l.(map[string]any)
+	v, _ := dig(m, "levels")
+	levels, ok := v.([]any)
+	if !ok || len(levels) == 0 {
+		t.Fatalf("analysis.json has no levels: %v", v)
+	}
+	for _, l := range levels {
+		lm, _ := l.(map[string]any)
 		for _, k := range []string{"ttft_ms", "tpot_ms", "itl_ms", "ttfa_ms"} {
 			if _, ok := lm[k]; ok {
 				t.Errorf("level %v has %s", lm["concurrency"], k)
@@ -73,10 +77,12 @@ simulator:
 			}
 		}
 	}
-	want := embedEngine.EmbedTPS(50)
+	pass := float64(embedEngine.Batch * 50) // the input tokens of a full pass
+	want := pass / (embedEngine.StepBase.Seconds() + pass*embedEngine.PerToken.Seconds())
 	checkNumber(t, m, "plateau (max input TPS)", []string{"throughput", "max_tps"}, want, 0.05)
-	for _, l := range levels.([]any) {
-		if lm := l.(map[string]any); lm["concurrency"].(float64) >= 4 && lm["valid"] == true {
+	for _, l := range levels {
+		lm, _ := l.(map[string]any)
+		if c, _ := lm["concurrency"].(float64); c >= 4 && lm["valid"] == true {
 			checkNumber(t, lm, fmt.Sprintf("input TPS at concurrency %v", lm["concurrency"]), []string{"input_tps"}, want, 0.05)
 		}
 	}
@@ -86,7 +92,11 @@ simulator:
 	if err != nil {
 		t.Fatal(err)
 	}
-	levelsTable, _, _ := strings.Cut(string(md[strings.Index(string(md), "## Levels"):]), "\n\n## ")
+	_, levelsTable, found := strings.Cut(string(md), "## Levels")
+	if !found {
+		t.Fatalf("report.md has no Levels section:\n%s", md)
+	}
+	levelsTable, _, _ = strings.Cut(levelsTable, "\n\n## ")
 	for _, want := range []string{"input TPS (tokens/s)", "inputs/s", "latency p95 (ms)"} {
 		if !strings.Contains(levelsTable, want) {
 			t.Errorf("report.md's level table lacks %q:\n%s", want, levelsTable)

@@ -164,7 +164,8 @@ func comparePair(e *env, sub string, runs []*analysis.Result, labels []string, m
 }
 
 // gridPair reads scenario name's analysis in both grids; why says what is missing instead,
-// side which grid lacks it (0 or 1; 1 too for runs of different modes).
+// side which grid lacks it (0 or 1; 1 too for runs of different modes or yardsticks,
+// analysis.Comparable).
 func gridPair(dirs []string, name string) (runs []*analysis.Result, why string, side int) {
 	for i, d := range dirs {
 		sub := filepath.Join(d, name)
@@ -177,7 +178,7 @@ func gridPair(dirs []string, name string) (runs []*analysis.Result, why string, 
 		}
 		runs = append(runs, res)
 	}
-	if err := analysis.SameMode(runs, []string{dirs[0], dirs[1]}); err != nil {
+	if err := analysis.Comparable(runs, []string{dirs[0], dirs[1]}); err != nil {
 		return nil, fmt.Sprintf("scenario %s: %v", name, err), 1
 	}
 	return runs, "", 0

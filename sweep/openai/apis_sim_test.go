@@ -171,7 +171,7 @@ func TestEventAPIRequests(t *testing.T) {
 				t.Errorf("%s %s: X-Team %q", api, p, h.Get("X-Team"))
 			}
 			if api == record.APIMessages {
-				if h.Get("X-Api-Key") != "sk-test-secret" || h.Get("Anthropic-Version") != AnthropicVersion || h.Get("Authorization") != "" {
+				if h.Get("X-Api-Key") != "sk-test-secret" || h.Get("Anthropic-Version") != anthropicVersion || h.Get("Authorization") != "" {
 					t.Errorf("%s %s: x-api-key %q anthropic-version %q authorization %q", api, p, h.Get("X-Api-Key"), h.Get("Anthropic-Version"), h.Get("Authorization"))
 				}
 			} else if h.Get("Authorization") != "Bearer sk-test-secret" || h.Get("X-Api-Key") != "" {
@@ -184,7 +184,7 @@ func TestEventAPIRequests(t *testing.T) {
 		`{"model":"M","input":"a b","max_output_tokens":5,"stream":true,"store":false,"ignore_eos":true}`,
 		`{"model":"M","input":"a b","stream":true,"store":false}`,
 		`{"model":"M","max_tokens":5,"messages":[{"role":"user","content":"a b"}],"stream":true}`,
-		`{"model":"M","max_tokens":` + strconv.Itoa(DefaultMessagesMaxTokens) + `,"messages":[{"role":"user","content":"a b"}],"stream":true}`,
+		`{"model":"M","max_tokens":` + strconv.Itoa(defaultMessagesMaxTokens) + `,"messages":[{"role":"user","content":"a b"}],"stream":true}`,
 	}
 	for i := range want {
 		want[i] = strings.Replace(want[i], `"M"`, strconv.Quote(sim.DefaultModel), 1)

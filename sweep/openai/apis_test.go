@@ -106,6 +106,8 @@ func TestRecordedStreams(t *testing.T) {
 			reasoning: 2, reasoningTokens: 32, cached: 4, reply: "Hello! ¿Qué tal?", answerAfterThinking: true}},
 		{"responses_incomplete.sse", record.APIResponses, 12, streamWant{status: ok, out: 2, prompt: 12, source: usage, chunks: 2,
 			cached: 0, reply: "Once upon"}},
+		{"responses_refusal.sse", record.APIResponses, 10, streamWant{status: ok, out: 9, prompt: 10, source: usage, chunks: 2,
+			cached: 0, reply: "I'm sorry, I can't help with that."}},
 		{"responses_failed.sse", record.APIResponses, 5, streamWant{status: record.StatusError, class: record.ErrHTTP5xx,
 			errText: "response.failed: The model failed to generate a response."}},
 		{"responses_error.sse", record.APIResponses, 5, streamWant{status: record.StatusError, class: record.ErrStreamBroken,
@@ -129,9 +131,11 @@ func TestRecordedStreams(t *testing.T) {
 // JSON or a delta out of order (before response.created or message_start, outside a content
 // block: bad_chunk), a line over the cap (bad_chunk); an event after the terminal one is not
 // read (as chat's after [DONE]), a [DONE] is accepted as the end, and event: lines, one per
-// event, are not counted as non-data bytes (a cap below the stream's names).
+// event, are not counted as non-data bytes (a cap below the stream's names). A stream that
+// ends without content is empty, naming the terminal event it ended with.
 func TestEventAPIHostile(t *testing.T) {
 	resp, msgs := readStream(t, "responses_text.sse"), readStream(t, "messages_text.sse")
+	incomplete := readStream(t, "responses_incomplete.sse")
 	cut := func(s, at string) string { return s[:strings.Index(s, at)+len(at)] }
 	drop := func(s, event string) string { // s without the event named event
 		i := strings.Index(s, "event: "+event+"\n")
@@ -173,6 +177,10 @@ func TestEventAPIHostile(t *testing.T) {
 			bad("stream line too long")},
 		{"messages/huge event", strings.Replace(msgs, `"text": "Hello"`, `"text": "`+strings.Repeat("x", 4096)+`"`, 1), record.APIMessages, 25, 2048,
 			bad("stream line too long")},
+		{"responses/incomplete without content", drop(drop(incomplete, "response.output_text.delta"), "response.output_text.delta"), record.APIResponses, 12, 0,
+			streamWant{status: record.StatusError, class: record.ErrEmpty, errText: "ended with response.incomplete but no content"}},
+		{"responses/completed without content", drop(drop(drop(resp, "response.output_text.delta"), "response.output_text.delta"), "response.output_text.delta"),
+			record.APIResponses, 37, 0, streamWant{status: record.StatusError, class: record.ErrEmpty, errText: "ended with response.completed but no content"}},
 		{"responses/delta after response.completed", resp + respDelta, record.APIResponses, 37, 0, okResp},
 		{"messages/delta after message_stop", msgs + msgDelta, record.APIMessages, 25, 0, okMsgs},
 		{"responses/[DONE] after response.completed", resp + "data: [DONE]\n\n", record.APIResponses, 37, 0, okResp},

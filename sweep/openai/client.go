@@ -281,7 +281,8 @@ func (c *Client) read(ctx, reqCtx context.Context, s *sseBody, st *reqState,
 		}
 		sr.log = newChunkLog(c.opts.MaxRecordedChunks, min(n, maxChunksPrealloc, c.opts.MaxChunks))
 	}
-	err := c.readChunks(s, c.proto.events(), tSend, &sr)
+	dec := c.proto.events()
+	err := c.readChunks(s, dec, tSend, &sr)
 	st.left(err, reqCtx)
 	if sr.reply != nil {
 		req.Reply = sr.reply.String()
@@ -326,7 +327,7 @@ func (c *Client) read(ctx, reqCtx context.Context, s *sseBody, st *reqState,
 		rec.Status, rec.ErrorClass, rec.Error = record.StatusOK, "", ""
 	case done:
 		rec.Status, rec.ErrorClass = record.StatusError, record.ErrEmpty
-		rec.Error = "openai: stream: ended with " + c.proto.terminal() + " but no content"
+		rec.Error = "openai: stream: ended with " + c.endedWith(dec) + " but no content"
 	case errors.Is(err, io.EOF):
 		c.fail(ctx, reqCtx, st, rec, c.noEnd(), true)
 	default:

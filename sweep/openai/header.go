@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/redact"
 )
 
@@ -154,4 +155,14 @@ func credentials(apiKey string, h http.Header) []string {
 		}
 	}
 	return out
+}
+
+// authorize sets on req the credential the API's protocol sends beside the header transport's:
+// the API key as "Authorization: Bearer" (as go-openai sends it), and nothing for the Messages
+// API, whose key the transport adds as x-api-key (messagesHeader). Every request kneecap builds
+// itself (stream, /tokenize, server-info probes) sends the key through here.
+func (c *Client) authorize(req *http.Request) {
+	if c.api != record.APIMessages && c.opts.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
+	}
 }

@@ -12,13 +12,13 @@ import (
 	"github.com/kneecap/kneecap/record"
 )
 
-// AnthropicVersion is the anthropic-version header the Messages API is sent with, unless
+// anthropicVersion is the anthropic-version header the Messages API is sent with, unless
 // Options.Header names one.
-const AnthropicVersion = "2023-06-01"
+const anthropicVersion = "2023-06-01"
 
-// DefaultMessagesMaxTokens is the max_tokens of a Messages request whose workload sets none:
+// defaultMessagesMaxTokens is the max_tokens of a Messages request whose workload sets none:
 // the API requires one.
-const DefaultMessagesMaxTokens = 4096
+const defaultMessagesMaxTokens = 4096
 
 // messagesProtocol is the Anthropic Messages API, POST /messages with stream true
 // (https://docs.anthropic.com/en/api/messages-streaming; DESIGN §3.11). Its key goes in
@@ -38,10 +38,10 @@ type messagesRequest struct {
 func (messagesProtocol) open(ctx context.Context, c *Client, req *record.Request) (io.Closer, error) {
 	n := req.MaxTokens
 	if n <= 0 {
-		n = DefaultMessagesMaxTokens
+		n = defaultMessagesMaxTokens
 	}
 	// The key is Options.Header's x-api-key (messagesHeader), not a bearer token.
-	return c.postStream(ctx, "/messages", messagesRequest{Model: c.model(req), MaxTokens: n, Messages: turns(req), Stream: true}, false)
+	return c.postStream(ctx, "/messages", messagesRequest{Model: c.model(req), MaxTokens: n, Messages: turns(req), Stream: true})
 }
 
 func (messagesProtocol) events() eventDecoder  { return new(messagesDecoder) }
@@ -240,7 +240,7 @@ func messagesHeader(h http.Header, apiKey string) (http.Header, error) {
 		out.Set("X-Api-Key", apiKey)
 	}
 	if out.Get("Anthropic-Version") == "" {
-		out.Set("Anthropic-Version", AnthropicVersion)
+		out.Set("Anthropic-Version", anthropicVersion)
 	}
 	return out, nil
 }

@@ -111,10 +111,9 @@ func (completionsProtocol) mergesIgnoreEOS() bool { return true }
 
 // postStream POSTs body (JSON) to the base URL's path as a stream request through the client's
 // doer, the HTTPDoer go-openai sends through: the same transport, headers, redirect checks,
-// retry, body limits and event body; bearer sends the API key as go-openai does
-// (Authorization: Bearer). A failure status is an error as go-openai makes it (an
+// retry, body limits and event body; the key goes as the API sends it (authorize). A failure status is an error as go-openai makes it (an
 // *goopenai.APIError from an error envelope, else a *goopenai.RequestError).
-func (c *Client) postStream(ctx context.Context, path string, body any, bearer bool) (io.Closer, error) {
+func (c *Client) postStream(ctx context.Context, path string, body any) (io.Closer, error) {
 	raw, err := json.Marshal(body)
 	if err != nil {
 		return nil, fmt.Errorf("openai: encode request: %w", err)
@@ -126,9 +125,7 @@ func (c *Client) postStream(ctx context.Context, path string, body any, bearer b
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "text/event-stream")
 	hr.Header.Set("Cache-Control", "no-cache")
-	if bearer && c.opts.APIKey != "" {
-		hr.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
-	}
+	c.authorize(hr)
 	resp, err := c.doer.Do(hr)
 	if err != nil {
 		return nil, err
@@ -170,4 +167,18 @@ func turns(req *record.Request) []turn {
 		out = append(out, turn{Role: m.Role, Content: m.Content})
 	}
 	return append(out, turn{Role: "user", Content: req.Prompt})
+}
+
+// terminalNamer is an eventDecoder whose API has more than one terminal event, which names
+// the one its stream ended with ("" before it): the Responses API's response.completed or
+// response.incomplete.
+type terminalNamer interface{ terminalSeen() string }
+
+// endedWith names the terminal event a stream decoded by dec ended with: the one dec saw
+// where it tells (terminalNamer), else the protocol's only one.
+func (c *Client) endedWith(dec eventDecoder) string {
+	if n, ok := dec.(terminalNamer); ok && n.terminalSeen() != "" {
+		return n.terminalSeen()
+	}
+	return c.proto.terminal()
 }

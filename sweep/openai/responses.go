@@ -35,7 +35,7 @@ func (responsesProtocol) open(ctx context.Context, c *Client, req *record.Reques
 	if len(req.History) > 0 {
 		body.Input = turns(req)
 	}
-	return c.postStream(ctx, "/responses", body, true)
+	return c.postStream(ctx, "/responses", body)
 }
 
 func (responsesProtocol) events() eventDecoder  { return new(responsesDecoder) }
@@ -63,7 +63,7 @@ func (t *responsesType) UnmarshalJSON(b []byte) error {
 	switch string(b) {
 	case `"response.created"`, `"response.in_progress"`:
 		*t = respCreated
-	case `"response.output_text.delta"`:
+	case `"response.output_text.delta"`, `"response.refusal.delta"`:
 		*t = respTextDelta
 	case `"response.reasoning_text.delta"`, `"response.reasoning_summary_text.delta"`:
 		*t = respReasoningDelta
@@ -120,15 +120,22 @@ func (s *jsonText) UnmarshalJSON(b []byte) error {
 }
 
 // responsesDecoder decodes a Responses stream's events (DESIGN §3.11), the deltas without
-// allocating (scanResponsesDelta), the others with encoding/json: output_text deltas are
-// answer chunks, reasoning_text and reasoning_summary_text deltas reasoning chunks; the usage
+// allocating (scanResponsesDelta), the others with encoding/json: output_text and refusal
+// deltas are answer chunks (a refusal is the model's answer), reasoning_text and
+// reasoning_summary_text deltas reasoning chunks; the usage
 // of response.completed (or response.incomplete, a response cut at max_output_tokens) is the
 // stream's and ends it; response.failed and error are errors. A delta before response.created
 // is a bad chunk.
 type responsesDecoder struct {
 	started bool
-	ev      responsesEvent // the event decoded last, reused: it escapes to encoding/json
+	// terminal names the terminal event seen (response.completed or response.incomplete);
+	// "" before it.
+	terminal string
+	ev       responsesEvent // the event decoded last, reused: it escapes to encoding/json
 }
+
+// terminalSeen names the terminal event the stream ended with (terminalNamer).
+func (d *responsesDecoder) terminalSeen() string { return d.terminal }
 
 func (d *responsesDecoder) decode(payload []byte) (chunkResult, error) {
 	ev := &d.ev
@@ -153,6 +160,10 @@ func (d *responsesDecoder) decode(payload []byte) (chunkResult, error) {
 		}
 	case respCompleted, respIncomplete:
 		r.end = true
+		d.terminal = "response.completed"
+		if ev.Type == respIncomplete {
+			d.terminal = "response.incomplete"
+		}
 		if ev.Response != nil && ev.Response.Usage != nil {
 			u := ev.Response.Usage
 			r.usage = usageCounts{completion: u.OutputTokens, prompt: u.InputTokens,

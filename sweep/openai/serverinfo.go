@@ -49,8 +49,8 @@ func (c *Client) ServerInfo(ctx context.Context) map[string][]byte {
 		if err != nil {
 			return 0, nil
 		}
-		if withKey && c.opts.APIKey != "" {
-			req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
+		if withKey {
+			c.authorize(req)
 		}
 		req.Header.Set("Accept", "application/json")
 		resp, err := hc.Do(req)

@@ -210,8 +210,8 @@ func (t *Tokenize) post(ctx context.Context, body []byte, withKey bool) (int, []
 		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json")
-		if withKey && t.c.opts.APIKey != "" {
-			req.Header.Set("Authorization", "Bearer "+t.c.opts.APIKey)
+		if withKey {
+			t.c.authorize(req)
 		}
 		return hc.Do(req)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -145,5 +146,48 @@ func TestTokenizeKey(t *testing.T) {
 	}
 	if _, err := newClient(t, hs.URL, nil).Tokenize(context.Background()); err == nil || !strings.Contains(err.Error(), "HTTP 401") {
 		t.Errorf("without a key: %v", err)
+	}
+}
+
+// TestTokenizeKeyMessages: with the Messages API the retry after a 401 carries the key as
+// x-api-key only (design §3.11: Messages sends no Authorization), never as a bearer token.
+func TestTokenizeKeyMessages(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		auths []string
+		keys  []string
+	)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auths, keys = append(auths, r.Header.Get("Authorization")), append(keys, r.Header.Get("X-Api-Key"))
+		mu.Unlock()
+		if r.Header.Get("X-Api-Key") != "sk-ant" {
+			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
+			return
+		}
+		var body struct {
+			Prompt *string `json:"prompt"`
+		}
+		if json.NewDecoder(r.Body).Decode(&body) != nil || body.Prompt == nil {
+			http.Error(w, `{"error":"field required"}`, http.StatusUnprocessableEntity)
+			return
+		}
+		n := len(strings.Fields(*body.Prompt))
+		fmt.Fprintf(w, `{"count": %d, "max_model_len": 8192, "tokens": %s}`, n, mustJSON(make([]int, n)))
+	}))
+	t.Cleanup(hs.Close)
+	c := newClient(t, hs.URL, func(o *Options) { o.API, o.APIKey = record.APIMessages, "sk-ant" })
+	if _, err := c.Tokenize(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(keys) < 2 || keys[0] != "" || keys[len(keys)-1] != "sk-ant" {
+		t.Errorf("x-api-key per request %q: want none first, then the key after the 401", keys)
+	}
+	for i, a := range auths {
+		if a != "" {
+			t.Errorf("request %d sent Authorization %q; the Messages API sends none", i+1, a)
+		}
 	}
 }
