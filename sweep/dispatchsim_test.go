@@ -56,6 +56,7 @@ func TestRateSimTruth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("about 35 s")
 	}
+	t.Parallel() // mostly waits on the slowed engine; a starved client makes it inconclusive, not wrong
 	url, cfg := startSim(t, simTruthEngine)
 	truth := cfg.IdealTPS(cfg.MaxNumSeqs) / simTruthOut
 	proto := sweep.Protocol{Warmup: time.Second, WarmupMax: 10 * time.Second, Duration: 3 * time.Second,

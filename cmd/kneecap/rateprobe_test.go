@@ -23,6 +23,7 @@ func TestRatesAutoSlowRequests(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a probe and a rate sweep")
 	}
+	t.Parallel() // its 20 s are waits on a slow engine; a starved probe is inconclusive (probeStarved)
 	c, err := sim.Resolve(sim.Config{MaxNumSeqs: 4, StepBase: 25 * time.Millisecond, StepPerSeq: 5 * time.Millisecond, PrefillTPS: 1e6})
 	if err != nil {
 		t.Fatal(err)
