@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -147,4 +149,51 @@ func BaseName(dir string) string {
 		abs = dir
 	}
 	return filepath.Base(abs)
+}
+
+// UniqueLabels returns labels with each label that repeats replaced by where its run is: the
+// last elements of its path (paths[i]: a directory, or a file in one), as many as tell the
+// runs apart (two runs named demo in runs/a and runs/b read "a" and "b"; in x/runs/a and
+// y/runs/a, "x/runs/a" and "y/runs/a"). When no such depth does (the same run twice), a
+// repeated label gains "#2", "#3" ….
+func UniqueLabels(labels, paths []string) []string {
+	out := slices.Clone(labels)
+	count := func(ls []string) map[string]int {
+		n := map[string]int{}
+		for _, l := range ls {
+			n[l]++
+		}
+		return n
+	}
+	dirs := make([][]string, len(paths))
+	for i, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			abs = p
+		}
+		if filepath.Ext(abs) == ".json" {
+			abs = filepath.Dir(abs)
+		}
+		dirs[i] = strings.Split(filepath.ToSlash(abs), "/")
+	}
+	dup := count(out)
+	for depth := 1; depth <= 8; depth++ {
+		next := slices.Clone(out)
+		for i, l := range labels {
+			if dup[l] > 1 {
+				d := dirs[i]
+				next[i] = strings.Join(d[max(0, len(d)-depth):], "/")
+			}
+		}
+		if len(count(next)) == len(next) {
+			return next
+		}
+	}
+	seen := map[string]int{}
+	for i, l := range out {
+		if seen[l]++; seen[l] > 1 {
+			out[i] = l + "#" + strconv.Itoa(seen[l])
+		}
+	}
+	return out
 }

@@ -120,6 +120,7 @@ func bannerName(s string) string {
 // ParseAdapters parses the --adapters flag of `kneecap sim`: NAME[:SLOWDOWN] entries
 // separated by commas ("sql-lora:3,chat-lora"). The flag's syntax leaves no room for a name
 // with a space or comma (a configuration's adapters list, or workload.models, has it); the
+
 // other rules on names are Validate's.
 func ParseAdapters(s string) ([]Adapter, error) {
 	var out []Adapter

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -187,4 +188,15 @@ func (s *Server) gpuFamilies() []*dto.MetricFamily {
 		fam("DCGM_FI_PROF_SM_ACTIVE", "The ratio of cycles an SM has at least 1 warp assigned.", false,
 			float64(b.running)/float64(s.cfg.PowerSlots())),
 	}
+}
+
+// ParsePower parses the --power flag's IDLE_W:MAX_W, two numbers of watts ("120:700").
+func ParsePower(s string) (Power, error) {
+	idle, maxW, ok := strings.Cut(s, ":")
+	i, err1 := strconv.ParseFloat(strings.TrimSpace(idle), 64)
+	m, err2 := strconv.ParseFloat(strings.TrimSpace(maxW), 64)
+	if !ok || err1 != nil || err2 != nil {
+		return Power{}, fmt.Errorf("%q is not IDLE_W:MAX_W, two numbers of watts such as 120:700", s)
+	}
+	return Power{IdleW: i, MaxW: m}, nil
 }

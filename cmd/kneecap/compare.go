@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -105,7 +104,7 @@ func countGrids(pos []string) int {
 	return n
 }
 
-// readRuns reads the runs named by pos (readRun), labels them uniquely (uniqueLabels) and
+// readRuns reads the runs named by pos (readRun), labels them uniquely (rundir.UniqueLabels) and
 // refuses runs of both modes (a usage error naming them).
 func readRuns(ctx context.Context, pos []string) ([]*analysis.Result, []string, error) {
 	runs := make([]*analysis.Result, 0, len(pos))
@@ -121,58 +120,11 @@ func readRuns(ctx context.Context, pos []string) ([]*analysis.Result, []string, 
 		runs = append(runs, res)
 		labels = append(labels, label)
 	}
-	labels = uniqueLabels(labels, pos)
+	labels = rundir.UniqueLabels(labels, pos)
 	if err := analysis.Comparable(runs, labels); err != nil {
 		return nil, nil, usageError("compare: %v", err)
 	}
 	return runs, labels, nil
-}
-
-// uniqueLabels returns labels with each label that repeats replaced by where its run is: the
-// last elements of its path (paths[i]: a directory, or a file in one), as many as tell the
-// runs apart (two runs named demo in runs/a and runs/b read "a" and "b"; in x/runs/a and
-// y/runs/a, "x/runs/a" and "y/runs/a"). When no such depth does (the same run twice), a
-// repeated label gains "#2", "#3" ….
-func uniqueLabels(labels, paths []string) []string {
-	out := slices.Clone(labels)
-	count := func(ls []string) map[string]int {
-		n := map[string]int{}
-		for _, l := range ls {
-			n[l]++
-		}
-		return n
-	}
-	dirs := make([][]string, len(paths))
-	for i, p := range paths {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			abs = p
-		}
-		if filepath.Ext(abs) == ".json" {
-			abs = filepath.Dir(abs)
-		}
-		dirs[i] = strings.Split(filepath.ToSlash(abs), "/")
-	}
-	dup := count(out)
-	for depth := 1; depth <= 8; depth++ {
-		next := slices.Clone(out)
-		for i, l := range labels {
-			if dup[l] > 1 {
-				d := dirs[i]
-				next[i] = strings.Join(d[max(0, len(d)-depth):], "/")
-			}
-		}
-		if len(count(next)) == len(next) {
-			return next
-		}
-	}
-	seen := map[string]int{}
-	for i, l := range out {
-		if seen[l]++; seen[l] > 1 {
-			out[i] = l + "#" + strconv.Itoa(seen[l])
-		}
-	}
-	return out
 }
 
 // writeComparison writes into out the overlay charts, compare.json (with a gate), compare.md

@@ -73,7 +73,7 @@ func compareGrids(ctx context.Context, e *env, out string, dirs []string, maxDro
 			return err
 		}
 	}
-	ls := uniqueLabels([]string{rundir.BaseName(dirs[0]), rundir.BaseName(dirs[1])}, dirs)
+	ls := rundir.UniqueLabels([]string{rundir.BaseName(dirs[0]), rundir.BaseName(dirs[1])}, dirs)
 	la, lb := ls[0], ls[1]
 	gate := maxDrop >= 0
 	inB := map[string]grid.Entry{}

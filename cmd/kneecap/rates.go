@@ -93,7 +93,7 @@ func parseRates(v string) (sweep.RatesSpec, error) {
 	if strings.TrimSpace(v) == "auto" {
 		return sweep.RatesSpec{Auto: true}, nil
 	}
-	list, err := parseList(v, "1,2,4 or auto", func(f string) (float64, error) {
+	list, err := config.ParseList(v, "1,2,4 or auto", func(f string) (float64, error) {
 		x, err := strconv.ParseFloat(f, 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 			return 0, fmt.Errorf("%q is not a rate in requests/s (want a list such as 1,2,4 or auto)", f)

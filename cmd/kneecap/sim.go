@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
-	"strconv"
-	"strings"
 
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/internal/exit"
@@ -202,14 +200,11 @@ func loadSimConfig(e *env, path string) (sim.Config, error) {
 type powerValue struct{ p *sim.Power }
 
 func (v *powerValue) Set(s string) error {
-	idle, maxW, ok := strings.Cut(s, ":")
-	i, err1 := strconv.ParseFloat(strings.TrimSpace(idle), 64)
-	m, err2 := strconv.ParseFloat(strings.TrimSpace(maxW), 64)
-	if !ok || err1 != nil || err2 != nil {
-		return fmt.Errorf("%q is not IDLE_W:MAX_W, two numbers of watts such as 120:700", s)
+	p, err := sim.ParsePower(s)
+	if err == nil {
+		*v.p = p
 	}
-	*v.p = sim.Power{IdleW: i, MaxW: m}
-	return nil
+	return err
 }
 
 func (v *powerValue) String() string {

@@ -212,7 +212,7 @@ func configProblems(e *env, cmd string, err error) error {
 
 // parseLevels parses "1,2,4,8".
 func parseLevels(s string) ([]int, error) {
-	return parseList(s, "1,2,4,8", func(f string) (int, error) {
+	return config.ParseList(s, "1,2,4,8", func(f string) (int, error) {
 		v, err := strconv.Atoi(f)
 		if err != nil {
 			return 0, fmt.Errorf("%q is not an integer", f)

@@ -58,7 +58,7 @@ func applyTraceFlags(cfg *config.Config, f *traceFlags, set map[string]bool) err
 
 // parseTimeScales parses --time-scale: a list of factors such as "0.5,1,2,4".
 func parseTimeScales(v string) ([]float64, error) {
-	return parseList(v, "0.5,1,2,4", func(f string) (float64, error) {
+	return config.ParseList(v, "0.5,1,2,4", func(f string) (float64, error) {
 		x, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(f, "x")), 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 			return 0, fmt.Errorf("%q is not a time scale (want a list such as 0.5,1,2,4)", f)

@@ -1,4 +1,4 @@
-package main
+package rundir
 
 import (
 	"slices"
@@ -17,8 +17,8 @@ func TestUniqueLabels(t *testing.T) {
 		{[]string{"demo", "demo", "x"}, []string{"/x/runs/a", "/y/runs/a", "/z"}, []string{"x/runs/a", "y/runs/a", "x"}},
 		{[]string{"demo", "demo"}, []string{"/r/a", "/r/a"}, []string{"demo", "demo#2"}},
 	} {
-		if got := uniqueLabels(tc.labels, tc.paths); !slices.Equal(got, tc.want) {
-			t.Errorf("uniqueLabels(%q, %q) = %q, want %q", tc.labels, tc.paths, got, tc.want)
+		if got := UniqueLabels(tc.labels, tc.paths); !slices.Equal(got, tc.want) {
+			t.Errorf("UniqueLabels(%q, %q) = %q, want %q", tc.labels, tc.paths, got, tc.want)
 		}
 	}
 }
