@@ -19,13 +19,16 @@ func (b *builder) finish() (*builder, error) {
 		return b, nil
 	}
 	if b.autoLogY && !b.logY {
-		lo := math.Inf(1)
+		lo, zero := math.Inf(1), false
 		for _, y := range b.ys {
-			if finite(y) && y > 0 {
+			switch {
+			case finite(y) && y > 0:
 				lo = math.Min(lo, y)
+			case finite(y):
+				zero = true // a value of 0 (or below) has no place on a log axis
 			}
 		}
-		if finite(lo) && r.dataTop/lo > 100 {
+		if finite(lo) && r.dataTop/lo > 100 && !zero {
 			b.logY, r.ymin = true, lo
 		}
 	}

@@ -91,7 +91,8 @@ type builder struct {
 	decorate []func(r ranges) error
 	// empty is set when there is nothing to draw.
 	empty bool
-	// autoLogY switches the y axis to a log scale when the data span more than 100×.
+	// autoLogY switches the y axis to a log scale when the data span more than 100× and none
+	// is 0 or below (a log axis cannot place it).
 	autoLogY bool
 }
 

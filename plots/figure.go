@@ -159,8 +159,14 @@ func (f *Figure) WriterTo(w, h vg.Length, format string) (io.WriterTo, error) {
 func (f *Figure) Plot() *plot.Plot { return f.p }
 
 // render draws with draw onto a new canvas of w × h in format: PNG at PNGDPI, SVG with a
-// generic font fallback (svgFonts).
-func render(w, h vg.Length, format string, drawTo func(draw.Canvas)) (io.WriterTo, error) {
+// generic font fallback (svgFonts). gonum/plot panics on what it cannot draw (a value ≤ 0 on a
+// log axis): that is an error of the one chart, not a crash of the sweep that measured it.
+func render(w, h vg.Length, format string, drawTo func(draw.Canvas)) (out io.WriterTo, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("plots: the chart could not be drawn: %v", r)
+		}
+	}()
 	switch format {
 	case "png":
 		c := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(PNGDPI))

@@ -1,0 +1,41 @@
+package plots
+
+import (
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/kneecap/kneecap/analysis/analysistest"
+)
+
+// TestZeroLatencyOnSpanningData: a level whose latencies are 0 beside others more than 100×
+// apart (as a busy run gave in TestSecretsNeverWritten) keeps the latency charts on a linear
+// axis, since a log axis cannot place 0: every chart renders. Before, gonum/plot panicked
+// ("Values must be greater than 0 for a log scale") and took the sweep down with it.
+func TestZeroLatencyOnSpanningData(t *testing.T) {
+	res := analysistest.Saturating()
+	for i := range res.Levels {
+		l := &res.Levels[i]
+		l.TTFT.P50, l.TTFT.P95, l.TTFT.P99 = l.TTFT.P50*1000, l.TTFT.P95*1000, l.TTFT.P99*1000
+		l.E2E.P50, l.E2E.P95 = l.E2E.P50*1000, l.E2E.P95*1000
+	}
+	l := &res.Levels[0]
+	l.TTFT.P50, l.TTFT.P95, l.TTFT.P99, l.E2E.P50, l.E2E.P95 = 0, 0, 0, 0, 0
+	files, err := RenderAll(res)
+	if err != nil {
+		t.Fatalf("RenderAll: %v", err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no chart rendered")
+	}
+}
+
+// TestRenderRecovers: a drawing that panics (as gonum/plot does on what it cannot draw) is an
+// error of its chart, not a crash.
+func TestRenderRecovers(t *testing.T) {
+	_, err := render(100, 100, "svg", func(draw.Canvas) { panic("Values must be greater than 0 for a log scale.") })
+	if err == nil || !strings.Contains(err.Error(), "could not be drawn: Values must be greater than 0") {
+		t.Fatalf("render of a panicking drawing: %v, want an error naming the panic", err)
+	}
+}
