@@ -361,19 +361,26 @@ func sectionTypes() map[string]reflect.Type {
 	return out
 }
 
+// yamlName is the key yaml.v3 decodes field f from: its tag's name, else its name in lower
+// case; ok is false for a field it skips (unexported, or tagged "-").
+func yamlName(f reflect.StructField) (name string, ok bool) {
+	name, _, _ = strings.Cut(f.Tag.Get("yaml"), ",")
+	if !f.IsExported() || name == "-" {
+		return "", false
+	}
+	if name == "" {
+		name = strings.ToLower(f.Name)
+	}
+	return name, true
+}
+
 // yamlKeys lists the YAML keys of struct type t in field order.
 func yamlKeys(t reflect.Type) []string {
 	var keys []string
 	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if !f.IsExported() || name == "-" {
-			continue
+		if name, ok := yamlName(t.Field(i)); ok {
+			keys = append(keys, name)
 		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		keys = append(keys, name)
 	}
 	return keys
 }
@@ -497,18 +504,9 @@ func (w walker) walk(n *yaml.Node, t reflect.Type, prefix string) {
 	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
 		fields := map[string]reflect.Type{}
 		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
+			if name, ok := yamlName(t.Field(i)); ok {
+				fields[name] = t.Field(i).Type
 			}
-			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			if name == "-" {
-				continue
-			}
-			if name == "" {
-				name = strings.ToLower(f.Name)
-			}
-			fields[name] = f.Type
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]

@@ -74,10 +74,8 @@ func defaultDuration(key string) (time.Duration, bool) {
 // fieldByYAML is t's field whose yaml name is name.
 func fieldByYAML(t reflect.Type, name string) (reflect.StructField, bool) {
 	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if f.IsExported() && (tag == name || (tag == "" && strings.ToLower(f.Name) == name)) {
-			return f, true
+		if n, ok := yamlName(t.Field(i)); ok && n == name {
+			return t.Field(i), true
 		}
 	}
 	return reflect.StructField{}, false
