@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -185,4 +186,35 @@ func sizeWorkload(t *testing.T, cfg workload.WorkloadConfig, opts workload.Sizin
 		t.Fatal(err)
 	}
 	return sw, sz
+}
+
+// TestSessionHistoryBound: without a known context limit a conversation still ends before a
+// turn whose request would pass record.MaxTokens, so its history cannot outgrow memory; the
+// note says which limit it was.
+func TestSessionHistoryBound(t *testing.T) {
+	t.Parallel()
+	for m, want := range map[int]int{0: record.MaxTokens, 200: 200, 2 * record.MaxTokens: record.MaxTokens} {
+		if got := historyLimit(m); got != want {
+			t.Errorf("historyLimit(%d) = %d, want %d", m, got, want)
+		}
+	}
+	cfg := sessionsConfig()
+	cfg.Sessions.Turns = workload.Dist{Dist: workload.DistFixed, Mean: 5}
+	w, err := workload.NewWorkload(cfg, record.APIChat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cuts := &sessionCuts{}
+	s := newSession(w, 0, 0, cuts)
+	const think = 5 * time.Millisecond
+	req := s.next()
+	// A reply of record.MaxTokens − 30 tokens: turn 2 asks 30 + that + 30 + 12 > the limit.
+	rec := record.Record{Status: record.StatusOK, OutputTokens: record.MaxTokens - 30, TokensSource: record.TokensFromUsage}
+	if pause := s.ended(&req, &rec, think); pause != think || s.n != 0 {
+		t.Errorf("pause %v, turns left %d: want the conversation ended", pause, s.n)
+	}
+	want := fmt.Sprintf("1 conversations ended at turn 2: history + max_tokens would exceed %d tokens, the most kneecap asks (no model's context holds more)", record.MaxTokens)
+	if got := cuts.note(); got != want {
+		t.Errorf("note %q, want %q", got, want)
+	}
 }

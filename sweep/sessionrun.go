@@ -15,7 +15,7 @@ import (
 // session is a closed-loop worker's conversation state (workload.sessions): the conversation
 // it is in, the next turn and the history so far. It is the worker's own, never shared. Each
 // turn is made when it is sent (Conversations.Turn): a conversation of many turns holds only
-// its history, which the server's context limit bounds.
+// its history, which the server's context limit (and record.MaxTokens) bounds.
 type session struct {
 	src           workload.Conversations
 	cuts          *sessionCuts // the level's count of conversations cut by the context limit
@@ -58,8 +58,8 @@ func (s *session) next() record.Request {
 
 // ended takes the outcome of the turn req and returns the pause before the next request: the
 // turn think time within a conversation; think after its last turn, a failed one, or before
-// a turn whose requested prompt and max_tokens would exceed the server's context limit, all
-// of which end it.
+// a turn whose requested prompt and max_tokens would exceed the server's context limit (or
+// record.MaxTokens: historyLimit), all of which end it.
 func (s *session) ended(req *record.Request, rec *record.Record, think time.Duration) time.Duration {
 	if !rec.OK() || s.turn+1 >= s.n {
 		s.end()
@@ -71,12 +71,22 @@ func (s *session) ended(req *record.Request, rec *record.Record, think time.Dura
 	s.tokens += s.msg.PromptTokens + replyTokens(rec)
 	s.turn++
 	s.msg = s.src.Turn(s.level, s.worker, s.conv, s.turn)
-	if m := s.src.MaxModelLen(); m > 0 && s.src.Overhead()+s.tokens+s.msg.PromptTokens+s.msg.MaxTokens > m {
+	if m := historyLimit(s.src.MaxModelLen()); s.src.Overhead()+s.tokens+s.msg.PromptTokens+s.msg.MaxTokens > m {
 		s.cuts.add(s.turn+1, m)
 		s.end()
 		return think
 	}
 	return s.src.TurnThink()
+}
+
+// historyLimit is the most tokens a turn's request may ask (its history, message and
+// max_tokens): the server's context limit m, and never more than record.MaxTokens, so that a
+// conversation's history cannot outgrow memory when the limit is unknown (m 0) or larger.
+func historyLimit(m int) int {
+	if m <= 0 || m > record.MaxTokens {
+		return record.MaxTokens
+	}
+	return m
 }
 
 // end ends the conversation: the next request starts the next one.
@@ -145,5 +155,9 @@ func (c *sessionCuts) note() string {
 		}
 		at = "turns " + strings.Join(parts, ", ")
 	}
-	return fmt.Sprintf("%d conversations ended at %s: history + max_tokens would exceed max_model_len %d", total, at, c.limit)
+	limit := fmt.Sprintf("max_model_len %d", c.limit)
+	if c.limit == record.MaxTokens {
+		limit = fmt.Sprintf("%d tokens, the most kneecap asks (no model's context holds more)", record.MaxTokens)
+	}
+	return fmt.Sprintf("%d conversations ended at %s: history + max_tokens would exceed %s", total, at, limit)
 }

@@ -10,7 +10,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"strings"
 
 	"github.com/kneecap/kneecap/record"
 )
@@ -29,16 +28,21 @@ const maxDatasetLine = 64 << 20
 // first gpt (or assistant) reply after it is the output length. With fixed_output and an
 // output_tokens distribution, the drawn length replaces the dataset's and ignore_eos is sent;
 // with fixed_output alone the dataset's length is forced with ignore_eos; otherwise the
-// dataset's length is only max_tokens. Entries without a prompt, or (unless output lengths
-// are drawn) without an output length, are skipped and counted in Skipped.
+// dataset's length is only max_tokens. Entries without a prompt (none, or an empty one), or
+// (unless output lengths are drawn) without an output length, are skipped and counted in
+// Skipped, the first with its place in SkipReason (SkipWarning). A length past
+// record.MaxTokens (max_tokens, a prompt or reply of more words, a conversation whose history
+// would grow past it) is an error naming the entry (limits.go).
 //
 // Next picks an entry with the PCG generator of (seed, level, worker, seq): deterministic
 // and lock-free.
 type Dataset struct {
 	// Path is the file read.
 	Path string
-	// Skipped counts entries that had no usable prompt or output length.
-	Skipped int
+	// Skipped counts entries that had no usable prompt or output length; SkipReason says why
+	// the first was, and where ("DS:7: an empty prompt").
+	Skipped    int
+	SkipReason string
 
 	cfg     WorkloadConfig
 	models  modelMix
@@ -106,7 +110,11 @@ func LoadDataset(cfg WorkloadConfig, api record.API) (*Dataset, error) {
 		return nil, err
 	}
 	if len(d.entries) == 0 {
-		return nil, fmt.Errorf("sweep: dataset %s: no usable entries (%d skipped)", cfg.Dataset, d.Skipped)
+		why := ""
+		if d.SkipReason != "" {
+			why = ": the first " + d.SkipReason
+		}
+		return nil, fmt.Errorf("sweep: dataset %s: no usable entries (%d skipped%s)", cfg.Dataset, d.Skipped, why)
 	}
 	return d, nil
 }
@@ -133,8 +141,8 @@ type datasetRecord struct {
 		From  string `json:"from"`
 		Value string `json:"value"`
 	} `json:"conversations"`
-	Prompt    *string `json:"prompt"`
-	MaxTokens *int    `json:"max_tokens"`
+	Prompt    *string      `json:"prompt"`
+	MaxTokens *json.Number `json:"max_tokens"`
 }
 
 // add converts rec into an entry; where names it in errors.
@@ -144,10 +152,11 @@ func (d *Dataset) add(rec *datasetRecord, where string) error {
 	case rec.Prompt != nil:
 		e.prompt = *rec.Prompt
 		if rec.MaxTokens != nil {
-			if *rec.MaxTokens < 0 || *rec.MaxTokens > record.MaxTokens {
-				return fmt.Errorf("sweep: dataset %s: max_tokens %d: want a token count in [0, %d]", where, *rec.MaxTokens, record.MaxTokens)
+			n, err := tokenField("max_tokens", *rec.MaxTokens, 0)
+			if err != nil {
+				return fmt.Errorf("sweep: dataset %s: %w", where, err)
 			}
-			e.outputTokens = *rec.MaxTokens
+			e.outputTokens = n
 		}
 	case rec.Conversations != nil:
 		human := -1
@@ -161,7 +170,7 @@ func (d *Dataset) add(rec *datasetRecord, where string) error {
 			e.prompt = rec.Conversations[human].Value
 			for _, t := range rec.Conversations[human+1:] {
 				if isReply(t.From) {
-					e.outputTokens = len(strings.Fields(t.Value))
+					e.outputTokens = wordCount(t.Value)
 					break
 				}
 			}
@@ -172,14 +181,72 @@ func (d *Dataset) add(rec *datasetRecord, where string) error {
 	default:
 		return fmt.Errorf("sweep: dataset %s: neither \"conversations\" nor \"prompt\"", where)
 	}
-	e.words = len(strings.Fields(e.prompt))
+	e.words = wordCount(e.prompt)
 	e.promptTokens = e.words
-	if e.promptTokens == 0 || (e.outputTokens == 0 && !d.drawOut) {
-		d.Skipped++
-		return nil
+	if err := e.checkSize(); err != "" {
+		return fmt.Errorf("sweep: dataset %s: %s", where, err)
 	}
-	d.entries = append(d.entries, e)
+	switch {
+	case e.promptTokens == 0 && rec.Prompt == nil && !hasHuman(rec):
+		d.skip(where, "a conversation without a human (or user) turn")
+	case e.promptTokens == 0:
+		d.skip(where, "an empty prompt")
+	case e.outputTokens == 0 && !d.drawOut:
+		d.skip(where, "no output length (max_tokens, or the words of a gpt reply)")
+	default:
+		d.entries = append(d.entries, e)
+	}
 	return nil
+}
+
+// hasHuman reports a ShareGPT conversation with a human (or user) turn.
+func hasHuman(rec *datasetRecord) bool {
+	for _, t := range rec.Conversations {
+		if t.From == "human" || t.From == "user" {
+			return true
+		}
+	}
+	return false
+}
+
+// skip counts an entry left out, keeping the first reason with its place (where).
+func (d *Dataset) skip(where, why string) {
+	if d.Skipped++; d.Skipped == 1 {
+		d.SkipReason = where + ": " + why
+	}
+}
+
+// checkSize returns the problem of an entry with a length past record.MaxTokens (its prompt
+// or reply in words, each counted a token; a conversation's history over all its turns), ""
+// when it has none.
+func (e *datasetEntry) checkSize() string {
+	if p := tooLong("the prompt's length in words", float64(e.words)); p != "" {
+		return p
+	}
+	if p := tooLong("the reply's length in words (the output length)", float64(e.outputTokens)); p != "" {
+		return p
+	}
+	history := 0.0
+	for _, t := range e.turns {
+		history += float64(t.words) + float64(t.outputTokens)
+	}
+	if p := tooLong(fmt.Sprintf("the conversation's history over its %d turns, in words", len(e.turns)), history); p != "" {
+		return p
+	}
+	return ""
+}
+
+// SkipWarning says how many entries of a dataset workload (or its conversations) were left
+// out, and the first with its reason; "" when none was, or w reads no dataset.
+func SkipWarning(w Workload) string {
+	d, ok := w.(*Dataset)
+	if s, isSessions := w.(*Sessions); isSessions {
+		d, ok = s.ds, s.ds != nil
+	}
+	if !ok || d.Skipped == 0 {
+		return ""
+	}
+	return fmt.Sprintf("dataset %s: %d of %d entries left out, the first %s", d.Path, d.Skipped, d.Skipped+len(d.entries), d.SkipReason)
 }
 
 // isReply reports a ShareGPT speaker of the model's replies.
@@ -195,13 +262,13 @@ func (d *Dataset) turnsOf(rec *datasetRecord) []datasetTurn {
 		if conv[i].From != "human" && conv[i].From != "user" {
 			continue
 		}
-		t := datasetTurn{prompt: conv[i].Value, words: len(strings.Fields(conv[i].Value))}
+		t := datasetTurn{prompt: conv[i].Value, words: wordCount(conv[i].Value)}
 		for _, r := range conv[i+1:] {
 			if r.From == "human" || r.From == "user" {
 				break
 			}
 			if isReply(r.From) {
-				t.outputTokens = len(strings.Fields(r.Value))
+				t.outputTokens = wordCount(r.Value)
 				break
 			}
 		}

@@ -21,11 +21,9 @@ import (
 // The trace formats a trace replay reads (DESIGN §3.9): pure parsing, no I/O beyond the
 // reader.
 
-// maxTraceLine caps one line of a trace file, in bytes, and maxTraceTokens a recorded length.
-const (
-	maxTraceLine   = 16 << 20
-	maxTraceTokens = 1 << 24
-)
+// maxTraceLine caps one line of a trace file, in bytes; a recorded length is at most
+// record.MaxTokens (tokenField).
+const maxTraceLine = 16 << 20
 
 // TraceEntry is one request of a trace.
 type TraceEntry struct {
@@ -200,10 +198,10 @@ func detectTrace(br *bufio.Reader, name string) (record.TraceFormat, error) {
 
 // mooncakeLine is one line of a Mooncake trace.
 type mooncakeLine struct {
-	Timestamp    *float64 `json:"timestamp"`
-	InputLength  *int     `json:"input_length"`
-	OutputLength *int     `json:"output_length"`
-	HashIDs      []int64  `json:"hash_ids"`
+	Timestamp    *float64     `json:"timestamp"`
+	InputLength  *json.Number `json:"input_length"`
+	OutputLength *json.Number `json:"output_length"`
+	HashIDs      []int64      `json:"hash_ids"`
 }
 
 // parseMooncake reads Mooncake JSONL: every line needs timestamp (ms, ≥ 0), input_length ≥ 1
@@ -228,16 +226,21 @@ func parseMooncake(br *bufio.Reader, name string, k *traceSink) error {
 			return fmt.Errorf("%s:%d: a Mooncake line needs timestamp, input_length and output_length", name, line)
 		case !(*m.Timestamp >= 0) || math.IsInf(*m.Timestamp, 0) || *m.Timestamp > 1e12:
 			return fmt.Errorf("%s:%d: timestamp %v: want milliseconds ≥ 0", name, line, *m.Timestamp)
-		case *m.InputLength < 1 || *m.InputLength > maxTraceTokens:
-			return fmt.Errorf("%s:%d: input_length %d: want a token count in [1, %d]", name, line, *m.InputLength, maxTraceTokens)
-		case *m.OutputLength < 0 || *m.OutputLength > maxTraceTokens:
-			return fmt.Errorf("%s:%d: output_length %d: want a token count in [0, %d]", name, line, *m.OutputLength, maxTraceTokens)
-		case *m.OutputLength == 0:
+		}
+		in, err := tokenField("input_length", *m.InputLength, 1)
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		out, err := tokenField("output_length", *m.OutputLength, 0)
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		if out == 0 {
 			tf.skip("output_length 0")
 			continue
 		}
-		if err := k.add(TraceEntry{At: time.Duration(math.Round(*m.Timestamp * 1e6)), InputTokens: int32(*m.InputLength),
-			OutputTokens: int32(*m.OutputLength), HashIDs: m.HashIDs, Line: int32(line)}); err != nil {
+		if err := k.add(TraceEntry{At: time.Duration(math.Round(*m.Timestamp * 1e6)), InputTokens: int32(in),
+			OutputTokens: int32(out), HashIDs: m.HashIDs, Line: int32(line)}); err != nil {
 			return err
 		}
 	}
@@ -342,11 +345,11 @@ func parseTraceCSV(br *bufio.Reader, name string, format record.TraceFormat, k *
 	return nil
 }
 
-// traceCount parses a token count ≥ 0 of column name; bad says what is wrong.
+// traceCount parses a token count ≥ 0 of column name (tokenField); bad says what is wrong.
 func traceCount(v, name string) (n int32, bad string) {
-	c, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || c < 0 || c > maxTraceTokens {
-		return 0, fmt.Sprintf("%s %q: want a token count in [0, %d]", name, v, maxTraceTokens)
+	c, err := tokenField(name, json.Number(strings.TrimSpace(v)), 0)
+	if err != nil {
+		return 0, err.Error()
 	}
 	return int32(c), ""
 }

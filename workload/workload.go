@@ -149,6 +149,9 @@ func (w WorkloadConfig) Validate() []error {
 	}
 	if w.Sessions != nil {
 		errs = append(errs, w.Sessions.validate(w.Dataset != "")...)
+		if err := w.historyProblem(); err != nil {
+			errs = append(errs, err)
+		}
 		if w.PrefixCache {
 			errs = append(errs, errors.New("workload.sessions: cannot go with workload.prefix_cache: true (a conversation's turns share its own history; its user messages are unique): remove one of the two"))
 		}

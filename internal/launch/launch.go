@@ -222,6 +222,9 @@ func (s *Sweep) plan0() error {
 	if err != nil {
 		return exit.Usagef("%w", err)
 	}
+	if w := workload.SkipWarning(s.workload); w != "" {
+		fmt.Fprintln(s.Log, "kneecap: warning: "+w)
+	}
 	return s.loadTokenizer()
 }
 

@@ -127,6 +127,7 @@ func (s *Sweep) startTarget() (*Target, error) {
 		Model:              cfg.Target.Model,
 		API:                cfg.Target.API,
 		APIKey:             s.apiKey(),
+		KeyFrom:            s.keyFrom(),
 		Header:             cfg.Target.HTTPHeader(),
 		ExtraBody:          cfg.Target.ExtraBody,
 		RequestTimeout:     cfg.Target.RequestTimeout,
@@ -142,6 +143,7 @@ func (s *Sweep) startTarget() (*Target, error) {
 		return nil, exit.Usagef("sweep: %w", err)
 	}
 	t.client = client
+	s.warnKeyEnv()
 	if why := cfg.UnforcedLengths(); why != "" {
 		fmt.Fprintln(s.Log, "kneecap: warning: "+why)
 	}

@@ -3,7 +3,6 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 
 	goopenai "github.com/sashabaranov/go-openai"
 )
@@ -12,10 +11,11 @@ import (
 // allocating the string.
 type nonEmpty bool
 
-// UnmarshalJSON implements json.Unmarshaler: true for any string other than "".
+// UnmarshalJSON implements json.Unmarshaler: true for any string other than "", false for
+// null; any other value is an error (notString).
 func (p *nonEmpty) UnmarshalJSON(b []byte) error {
 	*p = len(b) > 2 && b[0] == '"'
-	return nil
+	return notString(b)
 }
 
 // isError records whether a JSON string field equals "error".
@@ -164,7 +164,7 @@ func (d *chunkDecoder) decodeSlow(line []byte) (chunkResult, error) {
 	d.usage = wireUsage{}
 	d.c.Usage = &d.usage
 	if err := json.Unmarshal(line, &d.c); err != nil {
-		return chunkResult{}, fmt.Errorf("%w: %w: %q", errBadChunk, err, truncate(line, 120))
+		return chunkResult{}, badChunk(err, line)
 	}
 	if bool(d.c.Object) || (len(d.c.Error) > 0 && !bytes.Equal(d.c.Error, []byte("null"))) {
 		return chunkResult{}, streamError(line, d.c.Error)

@@ -41,7 +41,7 @@ func classify(err error, streaming bool) record.ErrorClass {
 		return statusClass(reqErr.HTTPStatusCode)
 	case errors.Is(err, errBadChunk), errors.Is(err, errLineTooLong), errors.Is(err, errNonDataTooLong),
 		errors.Is(err, goopenai.ErrTooManyEmptyStreamMessages), errors.Is(err, errBodyTooLarge),
-		errors.Is(err, errBadEmbeddings):
+		errors.Is(err, errBadEmbeddings), errors.Is(err, errNotStream):
 		return record.ErrBadChunk
 	}
 	var netErr net.Error

@@ -51,6 +51,8 @@ type sseBody struct {
 	afterData bool   // the line before was a data line: a blank line now ends its event
 	named     bool   // the line before was an event: line, which names the data line after it
 	acc       []byte // the non-data lines, trimmed and joined (bounded by maxNonData)
+	sawData   bool   // a data line was read
+	ctype     string // the response's Content-Type (notStream)
 	sawDone   bool
 	err       error // sticky: the error next returned
 }
@@ -80,7 +82,7 @@ func (b *sseBody) next() ([]byte, error) {
 		}
 		t := bytes.TrimSpace(line)
 		if rest, ok := bytes.CutPrefix(t, []byte("data:")); ok {
-			b.empty, b.afterData, b.named = 0, true, false
+			b.empty, b.afterData, b.named, b.sawData = 0, true, false, true
 			p := bytes.TrimLeft(rest, reSpace)
 			switch {
 			case string(p) == "[DONE]":
@@ -127,12 +129,17 @@ const reSpace = " \t\n\f\r"
 
 // end is the error of a body that stopped at err (io.EOF: it ended) before [DONE]: the JSON
 // error object its non-data lines spell, when they spell one (go-openai's ErrorAccumulator),
-// else err.
+// else, for a body that ended without a data line, why it was no stream (notStream), else err.
 func (b *sseBody) end(err error) error {
 	if len(b.acc) > 0 {
 		var er goopenai.ErrorResponse
 		if json.Unmarshal(b.acc, &er) == nil && er.Error != nil {
 			return fmt.Errorf("error, %w", er.Error)
+		}
+	}
+	if err == io.EOF {
+		if why := b.notStream(); why != nil {
+			return why
 		}
 	}
 	return err

@@ -41,6 +41,8 @@ func TestSSEBodyPayloads(t *testing.T) {
 		want     []string
 		done     bool
 		apiErr   string // the message of the *goopenai.APIError that ends the stream
+		// notStream: the body ends with errNotStream (one JSON body, not a stream)
+		notStream bool
 	}{
 		{name: "events", in: "data: a\n\ndata: b\n\ndata: [DONE]\n\n", want: []string{"a", "b"}, done: true},
 		{name: "crlf", in: "data: a\r\n\r\ndata: [DONE]\r\n\r\n", want: []string{"a"}, done: true},
@@ -55,7 +57,7 @@ func TestSSEBodyPayloads(t *testing.T) {
 		{name: "error body unterminated", in: "{\"error\":{\"message\":\"boom\"}}", apiErr: "boom"},
 		// go-openai's accumulator joins the trimmed lines: a pretty-printed object still parses.
 		{name: "pretty error body", in: "{\n  \"error\": {\n    \"message\": \"boom\"\n  }\n}\n", apiErr: "boom"},
-		{name: "json answer", in: "{\"choices\":[{\"message\":{\"content\":\"a\"}}]}"},
+		{name: "json answer", in: "{\"choices\":[{\"message\":{\"content\":\"a\"}}]}", notStream: true},
 		{name: "empty", in: ""},
 	}
 	for _, tt := range tests {
@@ -67,6 +69,10 @@ func TestSSEBodyPayloads(t *testing.T) {
 			case tt.apiErr != "":
 				if !errors.As(err, &apiErr) || apiErr.Message != tt.apiErr {
 					t.Fatalf("%s step %d: error %v, want the API error %q", tt.name, step, err, tt.apiErr)
+				}
+			case tt.notStream:
+				if !errors.Is(err, errNotStream) {
+					t.Fatalf("%s step %d: error %v, want errNotStream", tt.name, step, err)
 				}
 			case err != io.EOF:
 				t.Fatalf("%s step %d: error %v, want io.EOF", tt.name, step, err)

@@ -19,6 +19,10 @@ type Options struct {
 	// "x-api-key: <key>" instead, with anthropic-version). It is never logged and is scrubbed
 	// from every error message.
 	APIKey string
+	// KeyFrom names where APIKey comes from, never the key ("$OPENAI_API_KEY (target.api_key_env's
+	// default for api chat)"), for the message of a 401 or 403 (authHint); "" when no
+	// variable is read.
+	KeyFrom string
 	// Header is sent on every request to the base URL's origin (the API, /models, the
 	// preflight, /tokenize and the server-info probes at its root) and on no request to any
 	// other origin; New refuses a header CheckHeader refuses, and Authorization beside

@@ -110,13 +110,14 @@ type jsonText struct {
 	set bool
 }
 
-// UnmarshalJSON implements json.Unmarshaler: the bytes are the payload's, not a copy.
+// UnmarshalJSON implements json.Unmarshaler: the bytes are the payload's, not a copy; a
+// value neither a string nor null is an error (notString).
 func (s *jsonText) UnmarshalJSON(b []byte) error {
 	*s = jsonText{}
 	if len(b) > 2 && b[0] == '"' {
 		*s = jsonText{raw: b, set: true}
 	}
-	return nil
+	return notString(b)
 }
 
 // responsesDecoder decodes a Responses stream's events (DESIGN §3.11), the deltas without

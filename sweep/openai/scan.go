@@ -16,8 +16,9 @@ import (
 // {prompt_tokens, completion_tokens, completion_tokens_details {reasoning_tokens},
 // prompt_tokens_details {cached_tokens}}, choices[]
 // {text, delta {content, reasoning_content, reasoning}}. Like the reflective decoder, the
-// content fields count when they are non-empty strings (whatever their type otherwise) and
-// the last of duplicate keys wins.
+// content fields count when they are non-empty strings, null counts as empty, and the last of
+// duplicate keys wins; a content field of another type declines (the reflective decoder fails
+// it, naming the field: notString).
 func scanChunk(b []byte) (chunkResult, bool) {
 	s := scanner{b: b}
 	var (
@@ -278,6 +279,9 @@ func (s *scanner) value() ([]byte, bool) {
 // nonEmptyString reports whether v is a string other than "", the nonEmpty rule.
 func nonEmptyString(v []byte) bool { return len(v) > 2 && v[0] == '"' }
 
+// textValue reports whether v may be a text field's value: a string or null (notString).
+func textValue(v []byte) bool { return len(v) > 0 && (v[0] == '"' || v[0] == 'n') }
+
 // choices scans the choices array (or null) and sets r.answer when a choice carries
 // non-empty text or delta content, r.reasoning when one carries non-empty delta reasoning
 // content.
@@ -297,7 +301,7 @@ func (s *scanner) choices(r *chunkResult) bool {
 				v, good := s.value()
 				text = nonEmptyString(v)
 				tv = v
-				return good
+				return good && textValue(v)
 			case keyIs(key, "delta"):
 				if sawDelta {
 					return false // duplicates merge in encoding/json
@@ -317,8 +321,10 @@ func (s *scanner) choices(r *chunkResult) bool {
 						rc = nonEmptyString(v)
 					case keyIs(key, "reasoning"):
 						rs = nonEmptyString(v)
+					default:
+						return good
 					}
-					return good
+					return good && textValue(v)
 				})
 				answer, reasoning = c, rc || rs
 				return good

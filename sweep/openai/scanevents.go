@@ -2,7 +2,6 @@ package openai
 
 import (
 	"encoding/json"
-	"fmt"
 )
 
 // The allocation-free path of the Responses and Messages decoders: their answer and reasoning
@@ -21,7 +20,7 @@ func decodeEvent[E any](payload []byte, ev *E, scan func([]byte, *E) bool) error
 		return nil
 	}
 	if err := json.Unmarshal(payload, ev); err != nil {
-		return fmt.Errorf("%w: %w: %q", errBadChunk, err, truncate(payload, 120))
+		return badChunk(err, payload)
 	}
 	return nil
 }

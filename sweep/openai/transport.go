@@ -46,6 +46,11 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+	stream := req.Header.Get("Accept") == "text/event-stream"
+	whole := st != nil && st.whole
+	if stream || whole {
+		req.Header["Accept-Encoding"] = identity // notstream.go
+	}
 	if st != nil {
 		st.sentBytes = int(req.ContentLength)
 		st.wireBytes = wireBytes(req, d.opts.Header)
@@ -67,8 +72,6 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	if st != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
 		st.retryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
-	stream := req.Header.Get("Accept") == "text/event-stream"
-	whole := st != nil && st.whole
 	if (stream || whole) && resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		// A redirect net/http did not follow (300, 304, a 302 without Location …) is its final
 		// answer, and go-openai takes every status below 400 for a success: for a stream
@@ -85,6 +88,10 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 		return nil, &redirectError{code: resp.StatusCode, location: loc, why: why}
 	}
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
+	if err := encodedBody(resp); err != nil && ok && (stream || whole) {
+		_ = resp.Body.Close()
+		return nil, err
+	}
 	switch {
 	case whole && ok:
 		if err := st.readWhole(resp, d.opts.MaxBodyBytes); err != nil {
@@ -92,6 +99,7 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 		}
 	case stream && ok:
 		b := newSSEBody(resp.Body, d.opts.MaxLineBytes, d.opts.MaxNonDataBytes)
+		b.ctype = resp.Header.Get("Content-Type")
 		resp.Body = b
 		if st != nil {
 			st.body = b

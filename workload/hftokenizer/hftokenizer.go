@@ -64,6 +64,12 @@ func Load(path string) (*Tokenizer, error) {
 	if len(data) > maxFileBytes {
 		return nil, fmt.Errorf("tokenizer: %s: larger than %d bytes", path, maxFileBytes)
 	}
+	return load(path, data)
+}
+
+// load builds the tokenizer of data, the content of the file at path (which names it in
+// errors).
+func load(path string, data []byte) (*Tokenizer, error) {
 	t := &Tokenizer{path: path}
 	doc, err := adapt(data)
 	if err != nil {
