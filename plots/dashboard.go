@@ -43,8 +43,9 @@ func (g *Grid) Draw(c draw.Canvas) {
 	if g.Subtitle != "" {
 		sty := sansStyle(titleSize, color.Black)
 		sty.XAlign, sty.YAlign = text.XCenter, text.YTop
-		c.FillText(sty, vg.Point{X: c.Center().X, Y: c.Max.Y - g.Pad}, g.Subtitle)
-		c.Max.Y -= sty.Height(g.Subtitle) + 2*g.Pad
+		sub := wrapTitle(g.Subtitle, sty, c.Size().X-2*g.Pad)
+		c.FillText(sty, vg.Point{X: c.Center().X, Y: c.Max.Y - g.Pad}, sub)
+		c.Max.Y -= sty.Height(sub) + 2*g.Pad
 	}
 	t := draw.Tiles{Rows: len(g.Figures), Cols: len(g.Figures[0]),
 		PadTop: g.Pad, PadBottom: g.Pad, PadLeft: g.Pad, PadRight: g.Pad, PadX: 2 * g.Pad, PadY: 2 * g.Pad}
@@ -52,7 +53,7 @@ func (g *Grid) Draw(c draw.Canvas) {
 		// The tallest legend of the row sets every one's, so the row's x axes line up.
 		var h vg.Length
 		for j, f := range row {
-			_, fh := legendLayout(f.entries, t.At(c, j, i).Size().X)
+			_, fh := f.layoutLegend(t.At(c, j, i))
 			h = max(h, fh)
 		}
 		for j, f := range row {

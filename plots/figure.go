@@ -83,8 +83,9 @@ var (
 )
 
 // legendLayout splits entries into columns that fit width w: as many as fit (at most 3),
-// filled top to bottom; h is the strip's height.
-func legendLayout(entries []legendEntry, w vg.Length) (cols [][]legendEntry, h vg.Length) {
+// filled top to bottom; h is the strip's height. In one column, an entry wider than textW
+// (the room right of its thumbnail) continues on lines of its own (wrapEntries).
+func legendLayout(entries []legendEntry, w, textW vg.Length) (cols [][]legendEntry, h vg.Length) {
 	if len(entries) == 0 {
 		return nil, 0
 	}
@@ -95,11 +96,22 @@ func legendLayout(entries []legendEntry, w vg.Length) (cols [][]legendEntry, h v
 	}
 	colW := legendThumb + sty.Width(" ") + wText + legendColGap
 	n := max(1, min(3, int(w/colW), len(entries)))
+	if n == 1 && wText > textW {
+		entries = wrapEntries(entries, sty, textW)
+	}
 	rows := (len(entries) + n - 1) / n
 	for i := 0; i < len(entries); i += rows {
 		cols = append(cols, entries[i:min(i+rows, len(entries))])
 	}
 	return cols, vg.Length(rows)*rowHeight(sty) + 2*legendPad
+}
+
+// layoutLegend is legendLayout of f's entries drawn in c: the strip spans c's width, its
+// text the room from the data area's left edge, past the thumbnail, to c's right edge.
+func (f *Figure) layoutLegend(c draw.Canvas) (cols [][]legendEntry, h vg.Length) {
+	sty := sansStyle(legendSize, color.Black)
+	textW := c.Max.X - f.p.DataCanvas(c).Min.X - legendThumb - sty.Width(" ")
+	return legendLayout(f.entries, c.Size().X, textW)
 }
 
 // rowHeight is the height of one legend entry (text and spacing).
@@ -109,7 +121,8 @@ func rowHeight(sty text.Style) vg.Length { return sty.Height("Xg") * 1.25 }
 func (f *Figure) Draw(c draw.Canvas) {
 	c.SetColor(color.White)
 	c.Fill(c.Rectangle.Path())
-	cols, h := legendLayout(f.entries, c.Size().X)
+	defer f.fitTitle(c)()
+	cols, h := f.layoutLegend(c)
 	h = max(h, f.minLegend)
 	pc := c
 	pc.Min.Y += h
@@ -138,12 +151,13 @@ func (f *Figure) Draw(c draw.Canvas) {
 
 // legendRect returns the rectangle the legend strip takes in c.
 func (f *Figure) legendRect(c draw.Canvas) vg.Rectangle {
-	_, h := legendLayout(f.entries, c.Size().X)
+	_, h := f.layoutLegend(c)
 	return vg.Rectangle{Min: c.Min, Max: vg.Point{X: c.Max.X, Y: c.Min.Y + max(h, f.minLegend)}}
 }
 
 // dataCanvas returns the canvas the plot's data are drawn in when f is drawn in c.
 func (f *Figure) dataCanvas(c draw.Canvas) draw.Canvas {
+	defer f.fitTitle(c)()
 	pc := c
 	pc.Min.Y += f.legendRect(c).Size().Y
 	return f.p.DataCanvas(pc)

@@ -155,11 +155,7 @@ func chartsOf(res *analysis.Result) []string {
 func RenderCompare(runs []*analysis.Result, labels []string) ([]File, error) {
 	var files []File
 	for _, name := range compareNames() {
-		build := CompareLatency
-		if name == "compare_throughput" {
-			build = CompareThroughput
-		}
-		c, err := build(runs, labels)
+		c, err := compareBuild(name)(runs, labels)
 		if err != nil {
 			return nil, err
 		}
@@ -170,6 +166,15 @@ func RenderCompare(runs []*analysis.Result, labels []string) ([]File, error) {
 		files = append(files, rendered...)
 	}
 	return files, nil
+}
+
+// compareBuild returns the function that builds the overlay chart called name, one of
+// compareNames().
+func compareBuild(name string) func([]*analysis.Result, []string) (*Figure, error) {
+	if name == "compare_throughput" {
+		return CompareThroughput
+	}
+	return CompareLatency
 }
 
 // renderFormats renders c, the chart called name, at w × h in every format of Formats().

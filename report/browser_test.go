@@ -39,11 +39,19 @@ func chromium() string {
 	return ""
 }
 
-// layout is what the harness measures of one page in an iframe of one width.
+// layout is what the harness measures of one page in an iframe of one width. Charts are the
+// SVG charts drawn (a rendering hidden by the page's media query is not); ChartsOutside those
+// whose box reaches past the viewport, FiguresCropped the figures whose content is wider than
+// they are, TextsOutside the chart texts reaching past their chart's box by more than a
+// quarter of their size (a text's box holds the font's ascent and descent, beyond its ink;
+// TextOutside the first of them), MinChartTextPx the smallest chart text drawn, in CSS px.
 type layout struct {
 	Width, ScrollWidth, ClientWidth   int
 	Cards, CardsOutside, FirstCardTop int
 	Tables, TablesUnwrapped, Charts   int
+	ChartsOutside, FiguresCropped     int
+	TextsOutside                      int
+	TextOutside                       string
 	MinChartTextPx                    float64
 }
 
@@ -58,12 +66,16 @@ func harness(page string) string {
 		ids = append(ids, `'`+id+`'`)
 	}
 	return `<!DOCTYPE html><html><body><pre id="out"></pre>` + strings.Join(frames, "") + `<script>
-function measure(f){var d=f.contentDocument,de=d.documentElement,w=f.contentWindow;
-var r={Width:+f.width,ScrollWidth:de.scrollWidth,ClientWidth:de.clientWidth,Cards:0,CardsOutside:0,FirstCardTop:-1,Tables:0,TablesUnwrapped:0,Charts:0,MinChartTextPx:0};
-d.querySelectorAll('.card').forEach(function(c){var b=c.getBoundingClientRect();if(r.Cards++===0)r.FirstCardTop=Math.round(b.top);if(b.left<0||b.right>de.clientWidth+0.5)r.CardsOutside++;});
+function outside(b,o,tol){return b.left<o.left-tol||b.right>o.right+tol||b.top<o.top-tol||b.bottom>o.bottom+tol;}
+function measure(f){var d=f.contentDocument,de=d.documentElement,w=f.contentWindow,cw=de.clientWidth;
+var r={Width:+f.width,ScrollWidth:de.scrollWidth,ClientWidth:cw,Cards:0,CardsOutside:0,FirstCardTop:-1,Tables:0,TablesUnwrapped:0,Charts:0,ChartsOutside:0,FiguresCropped:0,TextsOutside:0,TextOutside:'',MinChartTextPx:0};
+d.querySelectorAll('.card').forEach(function(c){var b=c.getBoundingClientRect();if(r.Cards++===0)r.FirstCardTop=Math.round(b.top);if(b.left<0||b.right>cw+0.5)r.CardsOutside++;});
 d.querySelectorAll('table').forEach(function(t){r.Tables++;var p=t.parentElement;if(!p.classList.contains('scroll'))r.TablesUnwrapped++;});
-var min=Infinity;d.querySelectorAll('figure svg').forEach(function(s){r.Charts++;var k=s.getBoundingClientRect().width/s.viewBox.baseVal.width;
-s.querySelectorAll('text').forEach(function(t){min=Math.min(min,parseFloat(w.getComputedStyle(t).fontSize)*k);});});
+d.querySelectorAll('figure').forEach(function(g){if(g.scrollWidth>g.clientWidth)r.FiguresCropped++;});
+var min=Infinity,page={left:0,right:cw,top:-1e9,bottom:1e9};d.querySelectorAll('figure svg').forEach(function(s){var b=s.getBoundingClientRect();if(b.width===0)return;
+r.Charts++;if(outside(b,page,0.5))r.ChartsOutside++;var k=b.width/s.viewBox.baseVal.width;
+s.querySelectorAll('text').forEach(function(t){var px=parseFloat(w.getComputedStyle(t).fontSize)*k;min=Math.min(min,px);
+if(outside(t.getBoundingClientRect(),b,px/4)&&r.TextsOutside++===0)r.TextOutside=t.textContent;});});
 r.MinChartTextPx=min===Infinity?0:min;return r;}
 var done=[],ids=[` + strings.Join(ids, ",") + `];
 ids.forEach(function(id){var f=document.getElementById(id);f.addEventListener('load',function(){done.push(measure(f));
@@ -72,7 +84,7 @@ if(done.length===ids.length)document.getElementById('out').textContent='RESULT '
 }
 
 // svgCharts renders res's charts (the dashboard left out, as report.html does) as SVG at the
-// size kneecap writes them.
+// size kneecap writes them, and their narrow renderings, as kneecap inlines them.
 func svgCharts(t *testing.T, res *analysis.Result) map[string][]byte {
 	t.Helper()
 	svgs := map[string][]byte{}
@@ -88,10 +100,22 @@ func svgCharts(t *testing.T, res *analysis.Result) map[string][]byte {
 			t.Fatal(err)
 		}
 	}
+	narrow, err := plots.RenderNarrow(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addNarrow(svgs, narrow)
 	return svgs
 }
 
-// compareCharts renders the two overlay charts of runs as SVG.
+// addNarrow adds the narrow renderings to svgs under their names + report.NarrowSuffix.
+func addNarrow(svgs map[string][]byte, narrow []plots.File) {
+	for _, f := range narrow {
+		svgs[f.Name+report.NarrowSuffix] = f.Data
+	}
+}
+
+// compareCharts renders the two overlay charts of runs as SVG, and their narrow renderings.
 func compareCharts(t *testing.T, runs []*analysis.Result, labels []string) map[string][]byte {
 	t.Helper()
 	svgs := map[string][]byte{}
@@ -105,6 +129,11 @@ func compareCharts(t *testing.T, runs []*analysis.Result, labels []string) map[s
 			t.Fatal(err)
 		}
 	}
+	narrow, err := plots.RenderCompareNarrow(runs, labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addNarrow(svgs, narrow)
 	return svgs
 }
 
@@ -132,15 +161,16 @@ func browserPages(t *testing.T) []browserPage {
 	return []browserPage{{"report", closed.Bytes(), 5, 5}, {"rate", rate.Bytes(), 5, 4}, {"compare", cmp.Bytes(), 9, 2}}
 }
 
-// minChartTextPx is the smallest chart text, in CSS px, accepted as readable: gonum/plot's
-// 8 pt point labels at a chart width of 504 × 1.06 px.
+// minChartTextPx is the smallest chart text, in CSS px, accepted as readable: the 8 pt point
+// labels of a chart drawn at 1.06 px a point (the default 504 pt rendering in a 535 px column).
 const minChartTextPx = 8.5
 
-// TestBrowserLayout loads report.html (closed loop and arrival rate, with their charts) and
-// compare.html in headless Chromium at 1,400 and 390 px and checks what a reader would see:
-// no horizontal page scroll, the figure cards on the first screen and inside the page, every
-// table in its own scroll container, every chart drawn with its smallest text at least
-// minChartTextPx. It screenshots each page at both widths into $KNEECAP_SCREENSHOTS (`make
+// TestBrowserLayout loads report.html (closed loop and arrival rate, with their charts and
+// narrow renderings) and compare.html in headless Chromium at 1,400 and 390 px and checks what
+// a reader would see: no horizontal page scroll, the figure cards on the first screen and
+// inside the page, every table in its own scroll container, every chart whole — its box inside
+// the viewport, its figure not cropping it, every text of it (title, axes, legend, knee
+// label) inside its box — and its smallest text at least minChartTextPx. It screenshots each page at both widths into $KNEECAP_SCREENSHOTS (`make
 // screenshots`), else a temporary directory. Skipped when no Chromium is installed.
 func TestBrowserLayout(t *testing.T) {
 	bin := chromium()
@@ -205,6 +235,12 @@ func checkLayout(t *testing.T, p browserPage, l layout) {
 	}
 	if l.Charts != p.charts || l.MinChartTextPx < minChartTextPx {
 		t.Errorf("%s at %d px: %d charts (want %d), smallest chart text %.2f px (want ≥ %.1f)", p.name, l.Width, l.Charts, p.charts, l.MinChartTextPx, minChartTextPx)
+	}
+	if l.ChartsOutside > 0 || l.FiguresCropped > 0 {
+		t.Errorf("%s at %d px: %d charts reach past the %d px viewport, %d figures crop theirs", p.name, l.Width, l.ChartsOutside, l.ClientWidth, l.FiguresCropped)
+	}
+	if l.TextsOutside > 0 {
+		t.Errorf("%s at %d px: %d chart texts reach past their chart, the first %q", p.name, l.Width, l.TextsOutside, l.TextOutside)
 	}
 }
 

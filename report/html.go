@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
 )
@@ -81,14 +82,20 @@ func reportSections(res *analysis.Result) []section {
 	return ss
 }
 
-// chart is one inlined SVG chart and its name.
+// NarrowSuffix ends the key, in the svgs map of HTML and CompareHTML, of a chart's narrow
+// rendering (plots.RenderNarrow): "throughput" + NarrowSuffix is shown in place of
+// "throughput" on a viewport up to narrowMaxWidth (a phone), where the default rendering's
+// text would shrink below legibility. A narrow rendering without its chart is ignored.
+const NarrowSuffix = ".narrow"
+
+// chart is one inlined SVG chart, its name and its narrow rendering ("" when none).
 type chart struct {
-	Name string
-	SVG  template.HTML
+	Name        string
+	SVG, Narrow template.HTML
 }
 
 // inlineCharts orders the charts by chartOrder, leaves out a dashboard whose charts are
-// present, and checks every SVG (inlineSVG).
+// present, pairs each with its narrow rendering, and checks every SVG (inlineSVG).
 func inlineCharts(svgs map[string][]byte) ([]chart, error) {
 	var names []string
 	seen := map[string]bool{}
@@ -100,7 +107,7 @@ func inlineCharts(svgs map[string][]byte) ([]chart, error) {
 	}
 	var rest []string
 	for n := range svgs {
-		if !seen[n] && !(n == "dashboard" && (seen["throughput"] || seen["rate_throughput"])) {
+		if !seen[n] && !strings.HasSuffix(n, NarrowSuffix) && !(n == "dashboard" && (seen["throughput"] || seen["rate_throughput"])) {
 			rest = append(rest, n)
 		}
 	}
@@ -108,11 +115,17 @@ func inlineCharts(svgs map[string][]byte) ([]chart, error) {
 	names = append(names, rest...)
 	var charts []chart
 	for _, n := range names {
-		svg, err := inlineSVG(svgs[n])
-		if err != nil {
+		c := chart{Name: n}
+		var err error
+		if c.SVG, err = inlineSVG(svgs[n]); err != nil {
 			return nil, fmt.Errorf("chart %s: %w", n, err)
 		}
-		charts = append(charts, chart{Name: n, SVG: svg})
+		if b, ok := svgs[n+NarrowSuffix]; ok {
+			if c.Narrow, err = inlineSVG(b); err != nil {
+				return nil, fmt.Errorf("chart %s, narrow: %w", n, err)
+			}
+		}
+		charts = append(charts, c)
 	}
 	return charts, nil
 }

@@ -50,8 +50,11 @@ func writePage(w io.Writer, op string, p page) error {
 
 // pageCSS lays the page out without script: cards in a wrapping grid, charts in one column
 // and two from 75rem, every table in its own horizontal scroll container so the page never
-// scrolls sideways. Below 40rem a chart keeps 560 px (its 504-unit viewBox at 1.11 px a unit:
-// 8 pt point labels 8.9 px, 9 pt legend and ticks 10 px) and scrolls inside its figure.
+// scrolls sideways. A chart scales to its column (width 100%, height from its viewBox), never
+// wider than the page. Up to 36rem (a phone) a chart that has a narrow rendering shows it
+// instead, at most 28rem wide: its 288-unit viewBox at a 358 px column (a 390 px viewport)
+// is 1.24 px a unit, 8 pt point labels 9.9 px, where the 504-unit default would draw them at
+// 5.7 px; from 36rem the default is at least 544 px, 1.08 px a unit, 8 pt labels 8.6 px.
 const pageCSS = `*{box-sizing:border-box}
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans",Arial,sans-serif;margin:1.5rem auto;max-width:90rem;padding:0 1rem;color:#222;line-height:1.45}
 h1{font-size:1.6rem;margin:0 0 .3rem;overflow-wrap:anywhere}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}
@@ -64,7 +67,8 @@ p,li{overflow-wrap:anywhere}.sub{color:#555;margin:.1rem 0}
 .answer{font-size:1.02rem;background:#f6f8fa;border-left:4px solid #1f77b4;padding:.8rem 1rem;max-width:68rem}
 nav.toc ol{display:flex;flex-wrap:wrap;gap:.2rem 1.2rem;list-style:none;padding:0;margin:.5rem 0}
 .charts{display:grid;grid-template-columns:minmax(0,1fr);gap:1rem}@media (min-width:75rem){.charts{grid-template-columns:repeat(2,minmax(0,1fr))}}
-figure{margin:0;overflow-x:auto}figure svg{display:block;width:100%;height:auto}@media (max-width:40rem){figure svg{min-width:560px}}
+figure{margin:0}figure svg{display:block;width:100%;max-width:100%;height:auto}figure .narrow{display:none}
+@media (max-width:36rem){figure .wide{display:none}figure .narrow{display:block;max-width:28rem;margin:0 auto}}
 .scroll{overflow-x:auto;max-width:100%;margin:.5rem 0}
 table{border-collapse:collapse;font-size:.85rem}th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right;vertical-align:top}
 th{background:#f6f8fa}table:not(.text) td{white-space:nowrap}table.text td,table.text th{text-align:left}table.text td{min-width:8rem}
@@ -93,7 +97,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 {{range .Lead}}{{template "section" .}}{{end}}
 {{if .Charts}}<h2 id="charts">Charts</h2>
 <div class="charts">{{range .Charts}}
-<figure id="chart-{{.Name}}">{{.SVG}}</figure>{{end}}
+<figure id="chart-{{.Name}}">{{if .Narrow}}<div class="wide">{{.SVG}}</div><div class="narrow">{{.Narrow}}</div>{{else}}{{.SVG}}{{end}}</figure>{{end}}
 </div>{{end}}
 {{range .Sections}}{{template "section" .}}{{end}}
 </body>

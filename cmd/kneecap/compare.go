@@ -147,6 +147,13 @@ func writeComparison(e *env, out string, runs []*analysis.Result, labels []strin
 			svgs[c.Name] = c.Data
 		}
 	}
+	narrow, err := plots.RenderCompareNarrow(runs, labels)
+	if err != nil {
+		return err
+	}
+	for _, c := range narrow {
+		svgs[c.Name+report.NarrowSuffix] = c.Data
+	}
 	if gate != nil {
 		for _, w := range gate.Warnings {
 			fmt.Fprintf(e.stderr, "kneecap compare: warning: %s\n", w)

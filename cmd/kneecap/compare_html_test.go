@@ -26,7 +26,8 @@ func TestCompareWritesHTML(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(page)
-	for _, want := range []string{`<figure id="chart-compare_throughput"><svg`, `<figure id="chart-compare_latency"><svg`,
+	for _, want := range []string{`<figure id="chart-compare_throughput"><div class="wide"><svg`, `<figure id="chart-compare_latency"><div class="wide"><svg`,
+		`<div class="narrow"><svg width="288pt" height="396pt"`,
 		"<td>45.2 (36.2–56.5, USL)</td>", `<section id="run1">`, `<section id="run2">`, `<div class="label">Knee</div><div class="value">N ≈ 11.3</div>`} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("compare.html lacks %q", want)

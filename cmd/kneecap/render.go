@@ -33,7 +33,8 @@ func writeAnalysis(dir string, res *analysis.Result) error {
 }
 
 // writeReports renders the charts of res and saves them into outDir (every chart as PNG and
-// SVG), writes report.md and the self-contained report.html, with the SVGs inlined, there
+// SVG), writes report.md and the self-contained report.html, with the SVGs and their narrow
+// renderings (shown on a phone) inlined, there
 // (each file atomically: temporary file, then rename), and prints the console summary to
 // e.stdout.
 func writeReports(e *env, res *analysis.Result, outDir string) error {
@@ -53,6 +54,14 @@ func writeReports(e *env, res *analysis.Result, outDir string) error {
 		case c.Format == "svg":
 			svgs[c.Name] = c.Data
 		}
+	}
+	// report.html shows each chart's narrow rendering on a phone; it is no file of its own.
+	narrow, err := plots.RenderNarrow(res)
+	if err != nil {
+		return fmt.Errorf("render: charts: %w", err)
+	}
+	for _, c := range narrow {
+		svgs[c.Name+report.NarrowSuffix] = c.Data
 	}
 	// The dashboard leads the Markdown report: one image that answers at a glance.
 	if _, ok := svgs["dashboard"]; ok {

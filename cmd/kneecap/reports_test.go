@@ -43,8 +43,11 @@ func TestWriteReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(html), "<svg"); n != 5 {
-		t.Errorf("report.html inlines %d svgs, want 5", n)
+	if n, narrow := strings.Count(string(html), "<svg"), strings.Count(string(html), `<div class="narrow"><svg`); n != 10 || narrow != 5 {
+		t.Errorf("report.html inlines %d svgs, %d of them narrow; want 5 charts and their narrow renderings", n, narrow)
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "*narrow*")); len(files) > 0 {
+		t.Errorf("narrow renderings written as files: %v", files)
 	}
 	if !strings.Contains(stdout.String(), "Maximum output throughput is 3000 tokens/s at concurrency 32") {
 		t.Errorf("console summary lacks the answer:\n%s", stdout)

@@ -44,6 +44,11 @@ func Write(dir string, cfg config.Config, faults map[string]Fault) (string, []re
 			svgs[f.Name] = f.Data
 		}
 	}
+	narrow, err := plots.RenderParetoNarrow(runs, labels, cfg.Plan.GPUsPerReplica)
+	if err != nil {
+		return "", nil, fmt.Errorf("grid: %w", err)
+	}
+	svgs[narrow.Name+report.NarrowSuffix] = narrow.Data // shown on a phone; no file of its own
 	title := strings.TrimSpace("kneecap scenario grid " + cfg.Name)
 	var md, page bytes.Buffer
 	if err := report.GridMarkdown(&md, title, scs, []string{plots.ParetoName + ".png"}); err != nil {
