@@ -176,6 +176,9 @@ func (p *progress) LevelFinished(l record.Level) {
 		if p.wide && (run.GPU != nil || lv.GPU != nil) {
 			t = t.WithEnergy() // as the final --wide table (report.consoleEnergy)
 		}
+		if p.tty {
+			t = t.Fit(p.width()) // whole columns on continuation lines, as the final table's
+		}
 		p.table = &t
 		fmt.Fprint(p.w, t.Header())
 	}
