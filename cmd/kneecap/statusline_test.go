@@ -79,7 +79,10 @@ func TestStatusLineWholeFields(t *testing.T) {
 			full = append(full, f.text)
 		}
 		var wider []string
-		for width := 200; width >= 40; width-- {
+		// Past the full line's length every width shows it whole: 200, then each width from
+		// one past it down to 40.
+		n := len([]rune(joinFields(p.statusFields(tc.s))))
+		for width := 200; width >= 40; width = min(width-1, n+1) {
 			line := fitFields(p.statusFields(tc.s), width)
 			if n := len([]rune(line)); n >= width || n == 0 {
 				t.Fatalf("%s, width %d: status line of %d characters: %q", tc.name, width, n, line)
