@@ -55,6 +55,9 @@ type progress struct {
 	noMore        bool
 	// probe: the levels are the --rates auto probe's.
 	probe bool
+	// ran holds the loads (concurrency, or offered rate) of the levels finished: a level
+	// started again at one of them, not added, is a retry.
+	ran map[float64]bool
 }
 
 var _ launch.Display = (*progress)(nil)
@@ -161,6 +164,10 @@ func (p *progress) LevelFinished(l record.Level) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()
+	if p.ran == nil {
+		p.ran = map[float64]bool{}
+	}
+	p.ran[levelLoad(run.Concurrency, run.OfferedRPS)] = true
 	opts := analysis.DefaultOptions()
 	opts.API = p.api
 	lv := analysis.Summarize([]record.Level{l}, opts)[0]

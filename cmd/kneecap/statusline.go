@@ -116,29 +116,38 @@ func (p *progress) statusFields(s sweep.LiveStats) []statusField {
 }
 
 // levelName names the running level and its load: "level 2/8" and "c=4"; "added 1/2", a
-// level the refiner added; "retry", a level run again past the planned ones; "probe", a
-// level of the --rates auto probe; a rate level's load is its offered rate, "12.5 req/s".
+// level the refiner added; "retry", a level run again at the load of one finished; "probe",
+// a level of the --rates auto probe; a rate level's load is its offered rate, "12.5 req/s".
 func (p *progress) levelName(s sweep.LiveStats) (name, load string) {
+	rps := s.OfferedRPS
+	if p.rates != nil && rps == 0 && !p.current && s.Index < len(p.rates) {
+		rps = p.rates[s.Index] // LevelStarted's line, before the level's first live numbers
+	}
 	name = fmt.Sprintf("level %d/%d", s.Index+1, p.planned())
 	switch {
 	case p.probe:
 		name = "probe"
 	case p.current:
 		name = fmt.Sprintf("added %d/%d", p.added, p.refine)
-	case s.Index >= p.planned():
-		name = "retry"
+	case s.Index >= p.planned() || p.ran[levelLoad(s.Concurrency, rps)]:
+		name = "retry" // also after the stop rules ended the planned levels early
 	}
-	if p.rates == nil {
+	switch {
+	case p.rates == nil:
 		return name, fmt.Sprintf("c=%d", s.Concurrency)
-	}
-	rps := s.OfferedRPS
-	if rps == 0 && !p.current && s.Index < len(p.rates) {
-		rps = p.rates[s.Index] // LevelStarted's line, before the level's first live numbers
-	}
-	if rps == 0 {
+	case rps == 0:
 		return name, ""
 	}
 	return name, fmt.Sprintf("%.4g req/s", rps)
+}
+
+// levelLoad is a level's load, the key of progress.ran: its offered rate on a rate level,
+// else its concurrency.
+func levelLoad(concurrency int, offeredRPS float64) float64 {
+	if offeredRPS > 0 {
+		return offeredRPS
+	}
+	return float64(concurrency)
 }
 
 // durationText formats a latency with three significant digits and its unit: "0.85ms",

@@ -154,6 +154,43 @@ func TestStatusLineNoRateBeforeCompletion(t *testing.T) {
 	}
 }
 
+// TestStatusLineRetry: a level run again at the load of a finished one is named a retry, also
+// when the stop rules ended the planned levels early (its index is then a planned one's); a
+// rate level's retry shows its offered rate.
+func TestStatusLineRetry(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		rates []float64
+		run   record.LevelRun
+		live  sweep.LiveStats
+		want  string
+	}{
+		{"concurrency", nil, record.LevelRun{Index: 1, Concurrency: 4},
+			sweep.LiveStats{Index: 3, Concurrency: 4, Phase: record.PhaseWarmup}, "retry  c=4  warmup"},
+		{"rate", []float64{5, 10, 20, 40}, record.LevelRun{Index: 1, Concurrency: 4096, OfferedRPS: 10},
+			sweep.LiveStats{Index: 2, Concurrency: 4096, OfferedRPS: 10, Phase: record.PhaseWarmup}, "retry  10 req/s  warmup"},
+	} {
+		var buf bytes.Buffer
+		p := newProgress(&buf, true, []int{1, 4, 16, 64}, config.Default().Sweep)
+		p.rates = tc.rates
+		run, recs := synthLevel(tc.run.Index, tc.run.Concurrency, 100, 10*time.Millisecond, 0)
+		run.OfferedRPS = tc.run.OfferedRPS
+		p.LevelFinished(record.Level{Run: run, Records: recs})
+		if line := fitFields(p.statusFields(tc.live), 200); !strings.HasPrefix(line, tc.want) {
+			t.Errorf("%s: status line %q, want it to start %q", tc.name, line, tc.want)
+		}
+		next := tc.live
+		next.Concurrency, next.OfferedRPS = 64, 0
+		if tc.rates != nil {
+			next.Concurrency, next.OfferedRPS = 4096, 20
+		}
+		if line := fitFields(p.statusFields(next), 200); !strings.HasPrefix(line, "level ") {
+			t.Errorf("%s: a planned level's status line %q, want it to start \"level \"", tc.name, line)
+		}
+	}
+}
+
 // TestDurationText: latencies keep three significant digits and their unit, seconds from 1 s.
 func TestDurationText(t *testing.T) {
 	t.Parallel()
