@@ -53,7 +53,7 @@ func ConsoleWith(w io.Writer, res *analysis.Result, o ConsoleOptions) error {
 	if len(res.Levels) > 0 {
 		consoleLevels(bw, res, o, p)
 		consoleTurns(bw, res, p)
-		consoleModels(bw, res, p)
+		consoleModels(bw, res, o.Width, p)
 	} else {
 		fmt.Fprintln(bw, "  no levels measured")
 	}
@@ -71,17 +71,7 @@ func ConsoleWith(w io.Writer, res *analysis.Result, o ConsoleOptions) error {
 // consoleLevels writes the level table, the notes on its columns and the errors by class.
 func consoleLevels(w io.Writer, res *analysis.Result, o ConsoleOptions, p func(first, hang, s string)) {
 	levels := sortedLevels(res)
-	t := NewLevelTable(res.Mode.IsRate(), o.Wide, hasLengths(res))
-	if whole(res) {
-		t = t.WholeAnswers()
-	}
-	if consoleHit(res, o.Wide) {
-		t = t.WithPrefixCache()
-	}
-	if consoleEnergy(res, o.Wide) {
-		t = t.WithEnergy()
-	}
-	t.fit(levels)
+	t := consoleTable(res, levels, o)
 	fmt.Fprint(w, t.Header())
 	for i := range levels {
 		fmt.Fprint(w, t.Row(&levels[i]))

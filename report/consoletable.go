@@ -128,6 +128,17 @@ func sustCell(l *analysis.Level) string {
 type LevelTable struct {
 	cols   []consoleColumn
 	widths []int
+	// width is the terminal's width the lines are kept within (Fit); 0: no limit.
+	width int
+}
+
+// Fit returns t with its lines kept within a terminal of width columns (0: no limit, a file or
+// a pipe): a row too long goes on in continuation lines, indented past the key column, each
+// holding whole columns, in the same places for the header and every row, so no cell is cut
+// and each stays under its header. Call it after the columns are chosen.
+func (t LevelTable) Fit(width int) LevelTable {
+	t.width = width
+	return t
 }
 
 // NewLevelTable returns the level table of an arrival-rate run (rate) or a closed-loop one:
@@ -139,6 +150,24 @@ func NewLevelTable(rate, wide, lengths bool) LevelTable {
 		t.widths = append(t.widths, max(c.width, utf8.RuneCountInString(c.head)))
 	}
 	return t
+}
+
+// consoleTable is the console summary's level table of res, whose levels are levels: the
+// columns of o.Wide (with the prefix-cache and energy columns where the run has them), each
+// as wide as its widest cell, within o.Width.
+func consoleTable(res *analysis.Result, levels []analysis.Level, o ConsoleOptions) LevelTable {
+	t := NewLevelTable(res.Mode.IsRate(), o.Wide, hasLengths(res))
+	if whole(res) {
+		t = t.WholeAnswers()
+	}
+	if consoleHit(res, o.Wide) {
+		t = t.WithPrefixCache()
+	}
+	if consoleEnergy(res, o.Wide) {
+		t = t.WithEnergy()
+	}
+	t.fit(levels)
+	return t.Fit(o.Width)
 }
 
 // fit widens the columns to the cells of levels (the final table knows them all).
@@ -168,13 +197,36 @@ func (t LevelTable) Row(l *analysis.Level) string {
 	return t.line(cells)
 }
 
-// line right-aligns cells in the columns, two spaces apart after a two-space indent.
+// line right-aligns cells in the columns, two spaces apart after a two-space indent, within
+// t.width (columnLines).
 func (t LevelTable) line(cells []string) string {
+	return columnLines(cells, t.widths, 0, t.width)
+}
+
+// columnLines lays out cells in columns of widths, two spaces apart after a two-space indent,
+// right-aligned (the first left ones left-aligned), ending in a newline. Within width columns
+// (0: no limit) a line that would pass it goes on in continuation lines indented past the
+// first column, each holding whole columns (one at least): where a column goes depends on
+// widths alone, so a header and its rows break alike, and a cell longer than its column is
+// never cut, only longer.
+func columnLines(cells []string, widths []int, left, width int) string {
 	var b strings.Builder
+	pos, onLine := 0, 0 // the line's nominal length (widths, not cells) and its columns
 	for i, s := range cells {
+		if width > 0 && onLine > 0 && pos+2+widths[i] > width {
+			b.WriteByte('\n')
+			pos, onLine = 2+widths[0], 0
+			b.WriteString(strings.Repeat(" ", pos))
+		}
+		pad := strings.Repeat(" ", max(0, widths[i]-utf8.RuneCountInString(s)))
 		b.WriteString("  ")
-		b.WriteString(strings.Repeat(" ", max(0, t.widths[i]-utf8.RuneCountInString(s))))
-		b.WriteString(s)
+		if i < left {
+			b.WriteString(s + pad)
+		} else {
+			b.WriteString(pad + s)
+		}
+		pos += 2 + widths[i]
+		onLine++
 	}
 	b.WriteByte('\n')
 	return b.String()

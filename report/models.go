@@ -72,26 +72,30 @@ const modelsNote = "Each level's requests by the model they named (workload.mode
 	"when its TTFT p95 is more than twice another's."
 
 // consoleModels writes the by-model table of the console summary at the level nearest the
-// knee, when the run mixes models.
-func consoleModels(w io.Writer, res *analysis.Result, p func(first, hang, s string)) {
+// knee, when the run mixes models, its lines within width (columnLines; 0: no limit).
+func consoleModels(w io.Writer, res *analysis.Result, width int, p func(first, hang, s string)) {
 	l, why := nearKnee(res, hasModels)
 	if l == nil {
 		return
 	}
 	fmt.Fprintln(w)
 	p("", "  ", fmt.Sprintf("By model (%s, %s):", res.Axis().At(levelKey(l)), why))
+	widths := []int{20, 8, 6, 9, 9, 9, 9, 9}
+	head := []string{"model", "requests", "share", "TTFT p50", "TTFT p95", "TPOT p50", "TPOT p95", "out TPS"}
+	row := func(m analysis.ModelStats) []string {
+		return []string{consoleName(m.Model, 20), strconv.Itoa(m.Requests), fpct(m.Share),
+			fnum(m.TTFTP50), fnum(m.TTFTP95), fnum(m.TPOTP50), fnum(m.TPOTP95), fnum(m.OutputTPS)}
+	}
 	if res.Whole() {
-		fmt.Fprintf(w, "  %-20s  %8s  %6s  %9s  %9s  %9s\n", "model", "requests", "share", "lat p50", "lat p95", "in TPS")
-		for _, m := range l.ByModel {
-			fmt.Fprintf(w, "  %-20s  %8d  %6s  %9s  %9s  %9s\n", consoleName(m.Model, 20), m.Requests, fpct(m.Share),
-				fnum(m.E2EP50), fnum(m.E2EP95), fnum(m.InputTPS))
+		widths, head = widths[:6], []string{"model", "requests", "share", "lat p50", "lat p95", "in TPS"}
+		row = func(m analysis.ModelStats) []string {
+			return []string{consoleName(m.Model, 20), strconv.Itoa(m.Requests), fpct(m.Share),
+				fnum(m.E2EP50), fnum(m.E2EP95), fnum(m.InputTPS)}
 		}
-	} else {
-		fmt.Fprintf(w, "  %-20s  %8s  %6s  %9s  %9s  %9s  %9s  %9s\n", "model", "requests", "share", "TTFT p50", "TTFT p95", "TPOT p50", "TPOT p95", "out TPS")
-		for _, m := range l.ByModel {
-			fmt.Fprintf(w, "  %-20s  %8d  %6s  %9s  %9s  %9s  %9s  %9s\n", consoleName(m.Model, 20), m.Requests, fpct(m.Share),
-				fnum(m.TTFTP50), fnum(m.TTFTP95), fnum(m.TPOTP50), fnum(m.TPOTP95), fnum(m.OutputTPS))
-		}
+	}
+	fmt.Fprint(w, columnLines(head, widths, 1, width))
+	for _, m := range l.ByModel {
+		fmt.Fprint(w, columnLines(row(m), widths, 1, width))
 	}
 	p("  ", "   ", "(latencies in ms; every level's in report.md and analysis.json levels[].by_model)")
 }

@@ -62,12 +62,14 @@ func TestRateSchedule(t *testing.T) {
 	url := fastSim(t)
 	const rps = 200.0
 	a := sweep.Arrival{Seed: 11}
-	plan := sweep.Plan{Rates: []float64{rps}, Arrival: a, Protocol: shortProtocol(), Workload: fixedWorkload{out: 20}}
+	obs := &observer{}
+	plan := sweep.Plan{Rates: []float64{rps}, Arrival: a, Protocol: shortProtocol(), Workload: fixedWorkload{out: 20}, Observer: obs}
 	run, recs, out := rateRun(t, url, plan, 256)
 	if out.StopReason != sweep.StopDone {
 		t.Fatalf("stop %q", out.StopReason)
 	}
 	checkSchedule(t, run, recs, a, rps)
+	checkLiveRate(t, obs, rps)
 	if run.OfferedRPS != rps || run.Concurrency != sweep.DefaultMaxConcurrency || run.Cancelled != 0 {
 		t.Errorf("run: offered %v concurrency %d cancelled %d", run.OfferedRPS, run.Concurrency, run.Cancelled)
 	}
@@ -83,6 +85,32 @@ func TestRateSchedule(t *testing.T) {
 	// the test only logs it: the benchmark measures the lag (docs/performance.md).
 	t.Logf("%d arrivals, window %v, schedule lag p50 %.3f ms p99 %.3f ms max %.3f ms, notes %q", len(recs), run.Window(),
 		record.Percentile(lags, 50), record.Percentile(lags, 99), lags[len(lags)-1], run.Notes)
+}
+
+// checkLiveRate: a rate level's live numbers name its offered rate, and once a request has
+// completed in the window the live output rate is not 0 (where the controller sent live
+// numbers then) (tokens flow while about rps × 240 ms
+// requests are in flight, the oldest holding the exact slices' horizon back).
+func checkLiveRate(t *testing.T, obs *observer, rps float64) {
+	t.Helper()
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	n := 0
+	for _, l := range obs.live {
+		if l.OfferedRPS != rps {
+			t.Errorf("live stats %+v: offered rate %v, want %v", l, l.OfferedRPS, rps)
+		}
+		if l.Phase != record.PhaseMeasure || l.Completed == 0 {
+			continue
+		}
+		n++
+		if !(l.OutputTPS > 0) {
+			t.Errorf("live stats %+v: %d completed in the window, live output rate %v", l, l.Completed, l.OutputTPS)
+		}
+	}
+	if n == 0 { // a starved controller (2 cores under -race) may send none in a 1 s window
+		t.Log("no live numbers after a completion in the window: the live rate was not checked")
+	}
 }
 
 // TestRateCap: with max_concurrency 2 against the fixed engine (240 ms a request: 8.3

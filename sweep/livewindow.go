@@ -39,6 +39,8 @@ type window struct {
 	tok        []float64
 	okStats    []record.CompletionStats // the successful completions ending in each slice
 	completed  int                      // successful completions at or after w0
+	yield      float64                  // their tokens (record.Record.Yield)
+	e2e        int64                    // the sum of their E2E (ns)
 	ttft       []float64                // TTFT (ns) of successful completions at or after w0
 	nextK      int                      // next candidate window length in slices
 	rate       bool                     // an arrival-rate level's window: SteadyRate decides it
@@ -63,6 +65,8 @@ func (w *window) add(r *record.Record) {
 		return
 	}
 	w.completed++
+	w.yield += float64(r.Yield())
+	w.e2e += int64(r.E2E)
 	w.ttft = append(w.ttft, float64(r.TTFT))
 	if d := r.Done(); d < w.b.w1 {
 		i := w.b.index(d)
@@ -104,15 +108,21 @@ func (w *window) decide(horizon int64, minRequests int, ciTarget float64) int {
 	return 0
 }
 
-// liveTPS returns tokens/s over the full slices below horizon: exact, if a little behind.
-func (w *window) liveTPS(horizon int64) float64 {
-	k := int(min(int64(w.kmax), (horizon-w.w0)/w.slice))
-	if k <= 0 {
+// liveTPS returns the tokens of the requests completed in the window so far ÷ the time since
+// it opened (now, Unix ns), at least their mean E2E (their tokens took that long to stream): a
+// request's tokens count when it completes, so the live rate is there while long streams are
+// in flight, and in a steady level it is the rate that flows (the tokens streamed before the
+// window by the requests completing early in it stand for those still in flight at now). The
+// exact rate of the slices waits for the oldest request in flight (the horizon), which on a
+// loaded rate level is held near the level's start: it would read 0 while tokens flow. 0
+// before the first completion.
+func (w *window) liveTPS(now int64) float64 {
+	if w.completed == 0 {
 		return 0
 	}
-	var sum float64
-	for _, v := range w.tok[:k] {
-		sum += v
+	span := max(now-w.w0, w.e2e/int64(w.completed))
+	if span <= 0 {
+		return 0
 	}
-	return sum / record.WindowSeconds(w.w0, w.w0+int64(k)*w.slice)
+	return w.yield / record.WindowSeconds(0, span)
 }

@@ -476,16 +476,18 @@ func (l *level) live(phase record.Phase) {
 	if l.obs == nil {
 		return
 	}
+	now := l.clk.now()
 	s := LiveStats{
 		Index:       l.index,
 		Concurrency: l.c,
+		OfferedRPS:  l.run.OfferedRPS,
 		Phase:       phase,
-		Elapsed:     time.Duration(l.clk.now() - l.start),
+		Elapsed:     time.Duration(now - l.start),
 		InFlight:    int(l.inflight.Load()),
 	}
 	if l.win != nil {
 		s.Completed = l.win.completed
-		s.OutputTPS = l.win.liveTPS(l.horizon)
+		s.OutputTPS = l.win.liveTPS(now)
 		s.TTFTP50 = record.DurationPercentile(l.win.ttft, 50)
 	}
 	l.obs.Live(s)

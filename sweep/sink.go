@@ -38,6 +38,8 @@ type Observer interface {
 type LiveStats struct {
 	Index       int
 	Concurrency int
+	// OfferedRPS is a rate level's offered rate, requests/s (0 on a closed loop).
+	OfferedRPS float64
 	// Phase is the phase the level is in.
 	Phase record.Phase
 	// Elapsed is the time since the level started.
@@ -46,7 +48,8 @@ type LiveStats struct {
 	Completed int
 	// InFlight is the number of requests in flight.
 	InFlight int
-	// OutputTPS is output tokens/s over the measurement window so far (0 during warmup).
+	// OutputTPS is the output tokens/s of the requests completed in the measurement window
+	// so far, counted as they complete (0 during warmup and before the first completion).
 	OutputTPS float64
 	// TTFTP50 is the median TTFT of requests completed in the window so far.
 	TTFTP50 time.Duration

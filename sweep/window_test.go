@@ -222,8 +222,44 @@ func TestWindowDecideWaitsForHorizon(t *testing.T) {
 	if k := w.decide(w0+12*slice, 11, 0.05); k != 11 {
 		t.Fatalf("decided k = %d, want 11", k)
 	}
-	if got := w.liveTPS(w0 + 5*slice + 3*ms); math.Abs(got-1000) > 1e-9 {
-		t.Errorf("live TPS = %v, want 1000 (10 tokens per 10 ms, full slices only)", got)
+}
+
+// TestLiveTPSWhileInFlight: the live rate counts a request's tokens when it completes, so it
+// shows the rate that flows while an older request is still in flight (the horizon, which the
+// exact slices wait for, held at the window's start): 0 before the first completion, then the
+// completed tokens ÷ the time since the window opened, at least their mean E2E; a failed
+// request adds nothing.
+func TestLiveTPSWhileInFlight(t *testing.T) {
+	t.Parallel()
+	const w0 = int64(1e12)
+	w := newWindow(w0, 10*ms, 10, 12)
+	if got := w.liveTPS(w0 + 50*ms); got != 0 {
+		t.Errorf("live TPS before any completion = %v, want 0", got)
+	}
+	// Requests of 40 tokens streamed over 60 ms, one completing every 20 ms from w0 + 20 ms.
+	const tokens, every, e2e = 40, 20 * ms, 60 * ms
+	add := func(i int64) {
+		done := w0 + (i+1)*every
+		w.add(&record.Record{Sent: done - e2e, TTFT: 10 * time.Millisecond, E2E: time.Duration(e2e),
+			OutputTokens: tokens, Status: record.StatusOK})
+	}
+	add(0)
+	// 20 ms after the window opened, one request of 60 ms: its tokens over its E2E.
+	if got, want := w.liveTPS(w0+every), tokens/(float64(e2e)/1e9); math.Abs(got-want) > 1e-9*want {
+		t.Errorf("live TPS after one completion = %v, want %v (its tokens over its E2E)", got, want)
+	}
+	const n = 5
+	for i := int64(1); i < n; i++ {
+		add(i)
+	}
+	w.add(&record.Record{Sent: w0, E2E: 5 * time.Millisecond, OutputTokens: tokens, Status: record.StatusError})
+	now := w0 + n*every
+	want := float64(n*tokens) / (float64(n*every) / 1e9) // 2,000 tokens/s
+	if got := w.liveTPS(now); math.Abs(got-want) > 1e-9*want {
+		t.Errorf("live TPS = %v, want %v (%d completions of %d tokens in %d ms)", got, want, n, tokens, n*every/ms)
+	}
+	if k := w.decide(w0, 0, 0.05); k != 0 {
+		t.Errorf("decided k = %d with the horizon at the window's start", k)
 	}
 }
 

@@ -14,24 +14,10 @@ import (
 	"github.com/kneecap/kneecap/sweep"
 )
 
-// ms formats a duration in milliseconds with three significant digits.
-func ms(d time.Duration) string {
-	v := float64(d) / 1e6
-	switch {
-	case v == 0:
-		return "-"
-	case v < 10:
-		return fmt.Sprintf("%.2fms", v)
-	case v < 100:
-		return fmt.Sprintf("%.1fms", v)
-	default:
-		return fmt.Sprintf("%.0fms", v)
-	}
-}
-
 // progress is the sweep's Observer. On a terminal, one status line for the running level,
-// redrawn in place (erased, then written, cut to the terminal's width so it never wraps):
-// its phase and time, the whole sweep's progress and ETA, the live output TPS and TTFT p50.
+// redrawn in place (erased, then written, its fields left out whole to fit the terminal's
+// width so it never wraps, statusline.go): its phase and time, the whole sweep's progress and
+// ETA, the live output TPS and TTFT p50.
 // On a terminal or not, a row of the level table (report.LevelTable, the columns of the
 // final summary) when each level ends. Everything goes to w (stderr); stdout is kept for
 // results.
@@ -67,8 +53,11 @@ type progress struct {
 	added         int
 	next, current bool
 	noMore        bool
-	// nextRate is the added rate level's offered rate, as announced.
-	nextRate string
+	// probe: the levels are the --rates auto probe's.
+	probe bool
+	// ran holds the loads (concurrency, or offered rate) of the levels finished: a level
+	// started again at one of them, not added, is a retry.
+	ran map[float64]bool
 }
 
 var _ launch.Display = (*progress)(nil)
@@ -80,6 +69,40 @@ func (e *env) display(levels []int, proto sweep.Protocol, hit bool) *progress {
 	p := newProgress(e.stderr, e.stderrTTY, levels, proto)
 	p.width, p.wide, p.hit = e.columns, e.wide, hit
 	return p
+}
+
+// probeDisplay returns the display of the --rates auto probe of s (probeFirst).
+func (e *env) probeDisplay(s *launch.Sweep, levels []int, proto sweep.Protocol) *progress {
+	p := e.display(levels, proto, s.ExpectsPrefixCache())
+	p.probeFirst(s.Cfg.Sweep)
+	return p
+}
+
+// sweepDisplay returns the display of sweep s; probe is its --rates auto probe's display (nil
+// when none ran), whose progress it goes on from (goOnFrom).
+func (e *env) sweepDisplay(s *launch.Sweep, probe *progress) *progress {
+	p := e.display(s.Levels, s.Cfg.Sweep, s.ExpectsPrefixCache())
+	p.added, p.refine, p.rates = s.Resume.Added, s.Cfg.Sweep.Refine, s.Rates
+	p.api = s.Cfg.Target.API
+	p.goOnFrom(probe, s.Cfg.Sweep)
+	return p
+}
+
+// probeFirst makes p the display of the --rates auto probe of a rate sweep of protocol sw:
+// its progress counts the rate levels that follow it, the rates --rates auto plans (as many
+// as sweep.PlanRates's factors) and those refine may add, each after its cooldown.
+func (p *progress) probeFirst(sw sweep.Protocol) {
+	p.probe = true
+	n := len(sweep.PlanRates(1)) + sw.Refine
+	p.eta.later = time.Duration(n) * (sw.Cooldown + sw.Warmup + sw.Duration)
+}
+
+// goOnFrom makes p's progress, of levels of protocol sw, go on from the probe's display (nil:
+// none ran): one progress from the probe's start to the sweep's end, which never goes back.
+func (p *progress) goOnFrom(probe *progress, sw sweep.Protocol) {
+	if probe != nil {
+		p.eta = probe.eta.then(sw.Warmup, sw.Duration, sw.Cooldown)
+	}
 }
 
 // newProgress returns the progress display for a sweep of levels with protocol proto, 80
@@ -130,27 +153,9 @@ func (p *progress) draw(s sweep.LiveStats) {
 	if !p.tty {
 		return
 	}
-	line := fitLine(p.describe(s), p.width())
+	line := fitFields(p.statusFields(s), p.width())
 	fmt.Fprint(p.w, clearLine+line)
 	p.status = line
-}
-
-// describe is the status line: "level 2/8  c=4  measure 3.2s · sweep 45%, ETA 1m02s ·
-// 761.8 tok/s, TTFT p50 12.0ms, 17 done".
-func (p *progress) describe(s sweep.LiveStats) string {
-	frac, left := p.eta.at(s.Elapsed)
-	d := fmt.Sprintf("level %d/%d  c=%d", s.Index+1, p.planned(), s.Concurrency)
-	if p.current {
-		d = fmt.Sprintf("added %d/%d  c=%d", p.added, p.refine, s.Concurrency)
-	}
-	if p.rates != nil {
-		d = p.describeRate(s.Index)
-	}
-	d += fmt.Sprintf("  %s %s · sweep %.0f%%, ETA %s", s.Phase, etaString(s.Elapsed), 100*frac, etaString(left))
-	if s.Phase != record.PhaseWarmup {
-		d += fmt.Sprintf(" · %.1f tok/s, TTFT p50 %s, %d done", s.OutputTPS, ms(s.TTFTP50), s.Completed)
-	}
-	return d
 }
 
 // LevelFinished erases the status line and writes the level's table row.
@@ -159,6 +164,10 @@ func (p *progress) LevelFinished(l record.Level) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()
+	if p.ran == nil {
+		p.ran = map[float64]bool{}
+	}
+	p.ran[levelLoad(run.Concurrency, run.OfferedRPS)] = true
 	opts := analysis.DefaultOptions()
 	opts.API = p.api
 	lv := analysis.Summarize([]record.Level{l}, opts)[0]
@@ -173,6 +182,9 @@ func (p *progress) LevelFinished(l record.Level) {
 		}
 		if p.wide && (run.GPU != nil || lv.GPU != nil) {
 			t = t.WithEnergy() // as the final --wide table (report.consoleEnergy)
+		}
+		if p.tty {
+			t = t.Fit(p.width()) // whole columns on continuation lines, as the final table's
 		}
 		p.table = &t
 		fmt.Fprint(p.w, t.Header())
@@ -198,11 +210,6 @@ func (p *progress) Adding(c int, why string) {
 // AddingRate announces the next added rate level (sweep.refine), or that none is needed.
 func (p *progress) AddingRate(rps float64, why string) {
 	rate := fmt.Sprintf("%.4g", rps)
-	if rps > 0 {
-		p.mu.Lock()
-		p.nextRate = rate
-		p.mu.Unlock()
-	}
 	p.announce(rps > 0, rate+" requests/s", "(SLO limit, capacity, TTFT blow-up) lies within 5% of a rate already run, or outside the range run", why)
 }
 
@@ -269,16 +276,4 @@ func (p *progress) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()
-}
-
-// describeRate names a rate level at the start of its status line: "level 3/8  12.5 req/s".
-func (p *progress) describeRate(index int) string {
-	if p.current {
-		return fmt.Sprintf("added %d/%d  %s req/s", p.added, p.refine, p.nextRate)
-	}
-	rate := "?"
-	if index < len(p.rates) {
-		rate = fmt.Sprintf("%.4g", p.rates[index])
-	}
-	return fmt.Sprintf("level %d/%d  %s req/s", index+1, len(p.rates), rate)
 }

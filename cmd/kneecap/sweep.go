@@ -190,16 +190,16 @@ func runSweep(ctx context.Context, e *env, fl *sweepFlags, s *launch.Sweep) (err
 	e = forFormat(e, fl.format)
 	s.Env = e.launch()
 	bi, ok := debug.ReadBuildInfo()
+	var probe *progress
 	t, err := s.Start(ctx, version(bi, ok), func(levels []int, proto sweep.Protocol) launch.Progress {
-		return e.display(levels, proto, s.ExpectsPrefixCache())
+		probe = e.probeDisplay(s, levels, proto)
+		return probe
 	})
 	if err != nil {
 		return err
 	}
 	defer t.Close()
-	prog := e.display(s.Levels, s.Cfg.Sweep, s.ExpectsPrefixCache())
-	prog.added, prog.refine, prog.rates = s.Resume.Added, s.Cfg.Sweep.Refine, s.Rates
-	prog.api = s.Cfg.Target.API
+	prog := e.sweepDisplay(s, probe)
 	plan := s.Plan(prog)
 	stopTelemetry, err := s.StartTelemetry(ctx, t, &plan)
 	if err != nil {

@@ -35,17 +35,6 @@ func (e *env) columns() int {
 	return defaultColumns
 }
 
-// fitLine cuts s to fewer than width characters (width − 1: a line that fills the last column
-// leaves some terminals' cursor on the next line), so a status line never wraps.
-func fitLine(s string, width int) string {
-	limit := max(1, width-1)
-	if utf8.RuneCountInString(s) <= limit {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:limit])
-}
-
 // clearLine returns the cursor to the start of the line and erases it (CR, then EL: erase to
 // the end of the line).
 const clearLine = "\r\x1b[K"

@@ -9,7 +9,7 @@ import (
 // level not yet finished lasts warmup + duration (its window longer only once it runs longer:
 // an extended window), with the cooldown before each level still to start. The fraction shown
 // never goes backwards (it is the largest computed so far) and stays below 100% while a level
-// runs.
+// runs. With --rates auto it is one estimate for the probe's levels and the rate levels after.
 type sweepETA struct {
 	// level is a level's planned length (warmup + duration); cooldown the pause before a level.
 	level, cooldown time.Duration
@@ -19,6 +19,9 @@ type sweepETA struct {
 	// after is the number of levels still to start after the running one (planned levels and
 	// the most sweep.refine may add).
 	after int
+	// later is the planned time of what follows these levels: the rate levels, while the
+	// --rates auto probe runs.
+	later time.Duration
 	// shown is the largest fraction returned.
 	shown float64
 }
@@ -26,6 +29,14 @@ type sweepETA struct {
 // newSweepETA returns the estimate for levels of protocol warmup, duration and cooldown.
 func newSweepETA(warmup, duration, cooldown time.Duration) *sweepETA {
 	return &sweepETA{level: warmup + duration, cooldown: cooldown}
+}
+
+// then returns s for the levels that follow the --rates auto probe, of warmup, duration and
+// cooldown: one estimate from the probe's start to the sweep's end, whose fraction goes on
+// from the probe's.
+func (s *sweepETA) then(warmup, duration, cooldown time.Duration) *sweepETA {
+	s.level, s.cooldown, s.later = warmup+duration, cooldown, 0
+	return s
 }
 
 // started records that a level started at now with after levels still to come after it.
@@ -39,9 +50,9 @@ func (s *sweepETA) started(now time.Time, after int) {
 
 // at returns the fraction of the sweep done with the running level elapsed into (the levels
 // before it took what they took), and the time left: the running level's planned rest plus
-// the later levels' lengths and cooldowns.
+// the later levels' lengths and cooldowns, and what follows them (later).
 func (s *sweepETA) at(elapsed time.Duration) (float64, time.Duration) {
-	left := max(0, s.level-elapsed) + time.Duration(s.after)*(s.cooldown+s.level)
+	left := max(0, s.level-elapsed) + time.Duration(s.after)*(s.cooldown+s.level) + s.later
 	done := max(0, s.levelStart.Sub(s.start)+elapsed)
 	f := 1.0
 	if done+left > 0 {
