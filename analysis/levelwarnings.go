@@ -38,16 +38,68 @@ func levelSubject(lv *Level) string {
 	return fmt.Sprintf("concurrency %d", lv.Concurrency)
 }
 
-// levelExcluded: an invalid level, with its notes, named by its place on the axis ax.
+// levelExcluded: an invalid level, with its notes (exclusionWhy), named by its place on the
+// axis ax.
 func levelExcluded(ax Axis, lv *Level) warning {
 	why := "invalid"
 	if len(lv.Notes) > 0 {
-		why = strings.Join(lv.Notes, "; ")
+		why = exclusionWhy(lv.Notes)
 	}
 	if ax.IsRate() {
 		return newWarning(warnLevelExcluded, frps(float64(lv.OfferedRPS)), "level %s excluded from the analysis: %s", levelSubject(lv), why)
 	}
 	return newWarning(warnLevelExcluded, fmt.Sprint(lv.Concurrency), "level %s excluded from fits: %s", levelSubject(lv), why)
+}
+
+// exclusionWhy joins an excluded level's notes with "; ", each reason once: the sweep's note
+// on a verdict ("sweep: not steady after 5s: 95% CI half-width …") stands for the "invalid: "
+// note of the same reason ("invalid: not steady: the steady-state test failed …; CI
+// half-width …"), and an invalid note whose detail another note already gives ("not steady:
+// the server did not answer" after "ended after 3s of measurement: the server did not
+// answer") keeps its reason only. The notes themselves (levels[].notes) are unchanged.
+func exclusionWhy(notes []string) string {
+	var sweepNotes, out []string
+	for _, n := range notes {
+		if t, ok := strings.CutPrefix(n, "sweep: "); ok {
+			sweepNotes = append(sweepNotes, t)
+		}
+	}
+	for _, n := range notes {
+		r, ok := strings.CutPrefix(n, "invalid: ")
+		if !ok {
+			out = append(out, n)
+			continue
+		}
+		label, detail := reasonLabel(r)
+		repeated := false
+		for _, sn := range sweepNotes {
+			switch {
+			case strings.HasPrefix(sn, label):
+				repeated = true // the sweep's note states this reason with its figures
+			case detail != "" && strings.Contains(sn, detail):
+				r = label // the other note gives the detail
+			}
+		}
+		if !repeated {
+			out = append(out, "invalid: "+r)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// reasonLabel splits an invalid note's reason into its label, the words before the first
+// colon or parenthesis ("not steady"), and the first clause of the detail after a colon ("the
+// server did not answer"); a reason without either is all label.
+func reasonLabel(r string) (label, detail string) {
+	if i := strings.Index(r, " ("); i > 0 && !strings.Contains(r[:i], ": ") {
+		return r[:i], ""
+	}
+	label, detail, ok := strings.Cut(r, ": ")
+	if !ok {
+		return r, ""
+	}
+	detail, _, _ = strings.Cut(detail, ";")
+	return label, strings.TrimSpace(detail)
 }
 
 // levelImprecise: a level kept although not steady by max_duration, with no material trend

@@ -1,0 +1,53 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/record"
+)
+
+// TestExcludedReasonOnce: a level the sweep found not steady carries the sweep's note and the
+// analysis's own "invalid: not steady" note (levels[].notes keeps both); the warning that
+// excludes it names the reason once (issue 26: "sweep: not steady …; invalid: not steady …").
+func TestExcludedReasonOnce(t *testing.T) {
+	t.Parallel()
+	const c, n = 4, 40
+	var recs []record.Record
+	for w := range c {
+		for s := range n {
+			recs = append(recs, record.Record{Concurrency: c, Worker: w, Seq: s, Sent: int64(s)*sec + int64(w)*sec/c, TTFT: 100 * time.Millisecond,
+				E2E: time.Second, Chunks: us(0.1, 0.4, 0.7, 1.0), OutputTokens: 4, PromptTokens: 10, Status: record.StatusOK})
+		}
+	}
+	for _, tc := range []struct {
+		name, reason, note, once string
+	}{
+		{"test failed", "the steady-state test failed (target CI half-width 5.0%, no material trend)",
+			"not steady after 20s: 95% CI half-width 6.2% of mean TPS (target 5.0%), trend p = 0.012 (needs > 0.05)", "not steady"},
+		{"server silent", "the server did not answer", "ended after 20s of measurement: the server did not answer", "the server did not answer"},
+	} {
+		run := record.LevelRun{Concurrency: c, W0: 5 * sec, W1: 25 * sec, NotSteadyReason: tc.reason, Notes: []string{tc.note}, CIHalfWidth: 0.062, TrendP: 0.012}
+		lv := Summarize(record.GroupRecords([]record.LevelRun{run}, recs), DefaultOptions())[0]
+		if got := strings.Count(strings.Join(lv.Notes, "; "), tc.once); got != 2 {
+			t.Fatalf("%s: the notes %q say %q %d times, want 2 (the sweep's and the analysis's)", tc.name, lv.Notes, tc.once, got)
+		}
+		res := Analyze([]Level{lv}, Meta{}, DefaultOptions())
+		var w string
+		for _, s := range res.Warnings {
+			if strings.Contains(s, "excluded from fits") {
+				w = s
+			}
+		}
+		if got := strings.Count(w, tc.once); got != 1 {
+			t.Errorf("%s: the warning says %q %d times, want once: %q", tc.name, tc.once, got, w)
+		}
+		if !strings.Contains(w, tc.note) {
+			t.Errorf("%s: the warning %q lost the sweep's note %q", tc.name, w, tc.note)
+		}
+		if got := strings.Join(res.Levels[0].Notes, "; "); strings.Count(got, tc.once) != 2 {
+			t.Errorf("%s: levels[].notes changed: %q", tc.name, got)
+		}
+	}
+}
