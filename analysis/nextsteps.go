@@ -69,7 +69,9 @@ func nextOf(text string) string {
 	return strings.TrimSuffix(next, ".")
 }
 
-// noteNext records w's next step for each answer it is about that has none yet.
+// noteNext records w's next step for each answer it is about that has none yet; an unset SLO's
+// step (set one) replaces whatever the levels' exclusion gave: no level would find an SLO
+// point that was never set.
 func (ws *warnings) noteNext(w warning) {
 	next := nextOf(w.text)
 	if next == "" {
@@ -79,7 +81,7 @@ func (ws *warnings) noteNext(w warning) {
 		if ws.next == nil {
 			ws.next = map[string]string{}
 		}
-		if _, ok := ws.next[a]; !ok {
+		if _, ok := ws.next[a]; !ok || w.kind == warnSLOUnset {
 			ws.next[a] = next
 		}
 	}
