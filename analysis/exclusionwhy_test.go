@@ -51,3 +51,39 @@ func TestExcludedReasonOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestExclusionWhyDemoNotes: the notes of two levels a demo sweep on a busy machine excluded
+// (a retried client-bound level, and one also kept as imprecise before Little's law excluded
+// it): the warning gives the client effect, imprecise and not steady once each, the retry's note
+// keeping only the reason of the run it repeated, and loses no other reason.
+func TestExclusionWhyDemoNotes(t *testing.T) {
+	t.Parallel()
+	const clk = " (latencies on the kernel's clock: chunks late reads gathered, late sends; the load from the client's turnaround or lateness)"
+	for _, tc := range []struct {
+		notes      []string
+		once, kept []string
+	}{
+		{[]string{"sweep: run again with 2× the window (duration 6s, max_duration 12s): level 3 was excluded, client-bound: client effect on ITL p50 1.7% > tolerance 1.0%" + clk,
+			"sweep: client-bound: client effect on ITL p50 1.6% > tolerance 1.0%" + clk + "; the numbers may describe the load generator, not the server",
+			"invalid: client-bound: client effect on ITL p50 1.6% > tolerance 1.0%" + clk},
+			[]string{"client effect on", "kernel's clock"}, []string{"level 3 was excluded, client-bound;", "ITL p50 1.6%"}},
+		{[]string{"sweep: not steady after 12s: 95% CI half-width 31.2% of mean TPS (target 10.6%), trend p = 0.285 (needs > 0.05)",
+			"sweep: imprecise, not drifting: no material trend by max_duration; its numbers stand with the CI they reached (TPS ±31.2%, 128 completions)",
+			"sweep: machine busy: run-queue wait 98% of the window > 20% (the machine is busy with other work); the client fell behind",
+			"imprecise (kept): no material trend by max_duration, but the steady-state test failed (target CI half-width 10.6%, no material trend); TPS CI half-width 31.2% of mean (target 10.6%)",
+			"invalid: Little's-law error 12.7% > 10% (QPS × mean E2E vs achieved concurrency)"},
+			[]string{"imprecise", "not steady", "no material trend by max_duration"}, []string{"machine busy", "invalid: Little's-law error 12.7%"}},
+	} {
+		why := exclusionWhy(tc.notes)
+		for _, s := range tc.once {
+			if n := strings.Count(why, s); n != 1 {
+				t.Errorf("%q says %q %d times, want once", why, s, n)
+			}
+		}
+		for _, s := range tc.kept {
+			if !strings.Contains(why, s) {
+				t.Errorf("%q lost %q", why, s)
+			}
+		}
+	}
+}

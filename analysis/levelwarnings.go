@@ -52,11 +52,13 @@ func levelExcluded(ax Axis, lv *Level) warning {
 }
 
 // exclusionWhy joins an excluded level's notes with "; ", each reason once: the sweep's note
-// on a verdict ("sweep: not steady after 5s: 95% CI half-width …") stands for the "invalid: "
+// on a verdict ("sweep: not steady after 5s: 95% CI half-width …") stands for the analysis's
 // note of the same reason ("invalid: not steady: the steady-state test failed …; CI
-// half-width …"), and an invalid note whose detail another note already gives ("not steady:
-// the server did not answer" after "ended after 3s of measurement: the server did not
-// answer") keeps its reason only. The notes themselves (levels[].notes) are unchanged.
+// half-width …", "imprecise (kept): …"); an invalid note whose detail another note already
+// gives ("not steady: the server did not answer" after "ended after 3s of measurement: the
+// server did not answer") keeps its reason only; and a retry's note names the reason the run
+// it repeats was excluded for without its detail when the level's own note states it. The
+// notes themselves (levels[].notes) are unchanged.
 func exclusionWhy(notes []string) string {
 	var sweepNotes, out []string
 	for _, n := range notes {
@@ -64,25 +66,42 @@ func exclusionWhy(notes []string) string {
 			sweepNotes = append(sweepNotes, t)
 		}
 	}
+	stated := func(label, except string) bool {
+		if label == "" {
+			return false
+		}
+		for _, sn := range sweepNotes {
+			if sn != except && strings.HasPrefix(sn, label) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, n := range notes {
-		r, ok := strings.CutPrefix(n, "invalid: ")
-		if !ok {
+		if t, ok := strings.CutPrefix(n, "sweep: "); ok {
+			if head, why, ok := strings.Cut(t, " was excluded, "); ok && strings.HasPrefix(t, "run again with ") {
+				if label, _ := reasonLabel(why); stated(label, t) {
+					n = "sweep: " + head + " was excluded, " + label
+				}
+			}
 			out = append(out, n)
 			continue
 		}
+		r, invalid := strings.CutPrefix(n, "invalid: ")
 		label, detail := reasonLabel(r)
-		repeated := false
+		if stated(label, "") {
+			continue // the sweep's note states this reason with its figures
+		}
+		if !invalid {
+			out = append(out, n)
+			continue
+		}
 		for _, sn := range sweepNotes {
-			switch {
-			case strings.HasPrefix(sn, label):
-				repeated = true // the sweep's note states this reason with its figures
-			case detail != "" && strings.Contains(sn, detail):
+			if detail != "" && strings.Contains(sn, detail) {
 				r = label // the other note gives the detail
 			}
 		}
-		if !repeated {
-			out = append(out, "invalid: "+r)
-		}
+		out = append(out, "invalid: "+r)
 	}
 	return strings.Join(out, "; ")
 }
