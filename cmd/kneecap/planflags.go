@@ -77,14 +77,12 @@ func (f *planFlags) apply(p analysis.Plan, set map[string]bool) analysis.Plan {
 }
 
 // applyConfig sets cfg's plan: keys from the flags given (set), recording each override so
-// that Validate names the flag for a bad value; the error names a flag whose value is not a
-// number ≥ 0.
-func (f *planFlags) applyConfig(cfg *config.Config, set map[string]bool) error {
+// that Validate names the flag for a bad value.
+func (f *planFlags) applyConfig(cfg *config.Config, set map[string]bool) {
 	cfg.Plan = f.apply(cfg.Plan, set)
 	for _, fl := range f.each() {
 		if set[fl.name] {
 			cfg.Override(fl.key, "--"+fl.name)
 		}
 	}
-	return f.bad()
 }

@@ -159,7 +159,7 @@ func applyRunFlags(cfg *config.Config, fl *sweepFlags) error {
 		cfg.SLO = fl.slo.apply(cfg.SLO, fl.set)
 		cfg.Override("slo", "--slo")
 	}
-	flagErr = errors.Join(flagErr, fl.plan.applyConfig(cfg, fl.set))
+	fl.plan.applyConfig(cfg, fl.set)
 	if fl.set["o"] {
 		cfg.Output.Dir = fl.out
 		cfg.Override("output.dir", "-o")

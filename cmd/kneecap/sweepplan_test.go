@@ -48,12 +48,8 @@ func TestSweepPlanFlags(t *testing.T) {
 	if line, _ = headline(); !strings.Contains(line, "no demand given; next: pass --plan-users N") {
 		t.Errorf("no plan: %q, want the flags that give a demand", line)
 	}
-	e, _, errb := testEnv()
-	fl, err := parseSweepFlags(e, []string{"--plan-users", "-3"})
-	if err == nil {
-		_, err = sweepConfig(e, fl)
-	}
-	if err == nil || !strings.Contains(err.Error()+errb.String(), "--plan-users") {
-		t.Errorf("--plan-users -3: error %v, stderr %q; want one naming --plan-users", err, errb)
+	cfg, _ := sweepConfigOf(t, nil, "--plan-users", "-3")
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "--plan-users: plan.concurrent_users: is -3") {
+		t.Errorf("--plan-users -3: %v, want an error naming the flag and its key", err)
 	}
 }
