@@ -183,7 +183,7 @@ func sloLine(res *analysis.Result) answerLine {
 		det = append(det, "met at every valid level")
 		l.Next = nextStep(res, analysis.AnswerSLO)
 	case slo.Bound == "between" && len(slo.Bracket) == 2:
-		l.Value = fmt.Sprintf("%s–%s", fconc(slo.Bracket[0]), fconc(slo.Bracket[1]))
+		l.Value = fmt.Sprintf("≥ %s, < %s", fconc(slo.Bracket[0]), fconc(slo.Bracket[1]))
 		det = append(det, limitName(slo.Limit)+" breached at an excluded level")
 		l.Next = nextStep(res, analysis.AnswerSLO)
 	default:
