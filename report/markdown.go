@@ -39,10 +39,7 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 	if p := provenance(res.Meta); p != "" {
 		fmt.Fprintf(bw, "%s\n\n", mdText(p))
 	}
-	for _, l := range answerLines(res) {
-		fmt.Fprintf(bw, "- **%s:** %s\n", mdText(l.Label), mdText(l.text()))
-	}
-	fmt.Fprintln(bw)
+	mdHeadline(bw, res)
 	para := mdText(strings.Join(Answer(res), " "))
 	if n := len(res.Warnings); n > 0 {
 		var refs []string
@@ -96,6 +93,15 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 	}
 	mdList(bw, "## Warnings\n\n", "[^%d]: %s\n", res.Warnings)
 	return flush(bw, "markdown")
+}
+
+// mdHeadline writes res's headline as a list, one answer an item (answerLines), then a
+// blank line.
+func mdHeadline(w io.Writer, res *analysis.Result) {
+	for _, l := range answerLines(res) {
+		fmt.Fprintf(w, "- **%s:** %s\n", mdText(l.Label), mdText(l.text()))
+	}
+	fmt.Fprintln(w)
 }
 
 // mdSection writes a section of the report: its heading, table t and the note under it.
