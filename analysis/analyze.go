@@ -97,6 +97,7 @@ func Analyze(levels []Level, meta Meta, opts Options) Result {
 	}
 	a.analyze()
 	res.Warnings = a.warnings.texts()
+	res.NextSteps = a.nextSteps()
 	return res
 }
 

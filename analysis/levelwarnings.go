@@ -38,16 +38,87 @@ func levelSubject(lv *Level) string {
 	return fmt.Sprintf("concurrency %d", lv.Concurrency)
 }
 
-// levelExcluded: an invalid level, with its notes, named by its place on the axis ax.
+// levelExcluded: an invalid level, with its notes (exclusionWhy), named by its place on the
+// axis ax.
 func levelExcluded(ax Axis, lv *Level) warning {
 	why := "invalid"
 	if len(lv.Notes) > 0 {
-		why = strings.Join(lv.Notes, "; ")
+		why = exclusionWhy(lv.Notes)
 	}
 	if ax.IsRate() {
 		return newWarning(warnLevelExcluded, frps(float64(lv.OfferedRPS)), "level %s excluded from the analysis: %s", levelSubject(lv), why)
 	}
 	return newWarning(warnLevelExcluded, fmt.Sprint(lv.Concurrency), "level %s excluded from fits: %s", levelSubject(lv), why)
+}
+
+// exclusionWhy joins an excluded level's notes with "; ", each reason once: the sweep's note
+// on a verdict ("sweep: not steady after 5s: 95% CI half-width …") stands for the analysis's
+// note of the same reason ("invalid: not steady: the steady-state test failed …; CI
+// half-width …", "imprecise (kept): …"); an invalid note whose detail another note already
+// gives ("not steady: the server did not answer" after "ended after 3s of measurement: the
+// server did not answer") keeps its reason only; and a retry's note names the reason the run
+// it repeats was excluded for without its detail when the level's own note states it. The
+// notes themselves (levels[].notes) are unchanged.
+func exclusionWhy(notes []string) string {
+	var sweepNotes, out []string
+	for _, n := range notes {
+		if t, ok := strings.CutPrefix(n, "sweep: "); ok {
+			sweepNotes = append(sweepNotes, t)
+		}
+	}
+	stated := func(label, except string) bool {
+		if label == "" {
+			return false
+		}
+		for _, sn := range sweepNotes {
+			if sn != except && strings.HasPrefix(sn, label) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, n := range notes {
+		if t, ok := strings.CutPrefix(n, "sweep: "); ok {
+			if head, why, ok := strings.Cut(t, " was excluded, "); ok && strings.HasPrefix(t, "run again with ") {
+				if label, _ := reasonLabel(why); stated(label, t) {
+					n = "sweep: " + head + " was excluded, " + label
+				}
+			}
+			out = append(out, n)
+			continue
+		}
+		r, invalid := strings.CutPrefix(n, "invalid: ")
+		label, detail := reasonLabel(r)
+		if stated(label, "") {
+			continue // the sweep's note states this reason with its figures
+		}
+		if !invalid {
+			out = append(out, n)
+			continue
+		}
+		for _, sn := range sweepNotes {
+			if detail != "" && strings.Contains(sn, detail) {
+				r = label // the other note gives the detail
+			}
+		}
+		out = append(out, "invalid: "+r)
+	}
+	return strings.Join(out, "; ")
+}
+
+// reasonLabel splits an invalid note's reason into its label, the words before the first
+// colon or parenthesis ("not steady"), and the first clause of the detail after a colon ("the
+// server did not answer"); a reason without either is all label.
+func reasonLabel(r string) (label, detail string) {
+	if i := strings.Index(r, " ("); i > 0 && !strings.Contains(r[:i], ": ") {
+		return r[:i], ""
+	}
+	label, detail, ok := strings.Cut(r, ": ")
+	if !ok {
+		return r, ""
+	}
+	detail, _, _ = strings.Cut(detail, ";")
+	return label, strings.TrimSpace(detail)
 }
 
 // levelImprecise: a level kept although not steady by max_duration, with no material trend

@@ -539,8 +539,12 @@ type Result struct {
 	// load and J/token at the knee, the SLO point and max TPS; nil without GPU telemetry.
 	Energy *Energy `json:"energy,omitempty"`
 	// Cancels is the run's statement on its user cancels (cancel.go); nil without them.
-	Cancels  *CancelResult `json:"cancels,omitempty"`
-	Warnings []string      `json:"warnings"`
+	Cancels *CancelResult `json:"cancels,omitempty"`
+	// NextSteps gives, for each answer the run leaves open or bounds only (its keys: Answer…
+	// constants), the next step that would find it: what to run or change (nextsteps.go);
+	// absent when every answer was found.
+	NextSteps map[string]string `json:"next_steps,omitempty"`
+	Warnings  []string          `json:"warnings"`
 }
 
 // Plan is a capacity plan's target load and cost: concurrent users, requests/s or output

@@ -145,10 +145,15 @@ func fconcurrency(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) 
 // warnings collects the warnings of one analysis in order.
 type warnings struct {
 	list []warning
+	// next holds the next step of each answer some warning left open (noteNext).
+	next map[string]string
 }
 
-// add appends w.
-func (ws *warnings) add(w warning) { ws.list = append(ws.list, w) }
+// add appends w and notes its next step.
+func (ws *warnings) add(w warning) {
+	ws.list = append(ws.list, w)
+	ws.noteNext(w)
+}
 
 // addOnce appends w unless a warning of its kind and subject is already there.
 func (ws *warnings) addOnce(w warning) {

@@ -47,8 +47,12 @@ func TestRateAnswer(t *testing.T) {
 	for _, f := range analysistest.RateFixtures() {
 		t.Run(f.Name, func(t *testing.T) {
 			res := f.Result()
-			first := report.Answer(res)[0]
-			if first != "Open-loop arrival-rate sweep (mode rate): "+want[f.Name] {
+			first, head := report.Answer(res)[0], "Open-loop arrival-rate sweep (mode rate): "+want[f.Name]
+			if r := res.Rate.CapacityReason; r != "" && res.Rate.CapacityRPS.OK() {
+				// The rule states the capacity: the first sentence names the mode, then the rule.
+				head = "Open-loop arrival-rate sweep (mode rate). Capacity rule: " + r + "."
+			}
+			if first != head {
 				t.Errorf("first sentence %q", first)
 			}
 			var c, m, h bytes.Buffer

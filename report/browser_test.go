@@ -158,7 +158,7 @@ func browserPages(t *testing.T) []browserPage {
 	if err := report.CompareHTML(&cmp, runs, labels, compareCharts(t, runs, labels), nil); err != nil {
 		t.Fatal(err)
 	}
-	return []browserPage{{"report", closed.Bytes(), 5, 5}, {"rate", rate.Bytes(), 5, 4}, {"compare", cmp.Bytes(), 9, 2}}
+	return []browserPage{{"report", closed.Bytes(), 6, 5}, {"rate", rate.Bytes(), 5, 4}, {"compare", cmp.Bytes(), 12, 2}}
 }
 
 // minChartTextPx is the smallest chart text, in CSS px, accepted as readable: the 8 pt point

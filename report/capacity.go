@@ -23,11 +23,12 @@ func rateAnswer(res *analysis.Result) []string {
 			SLORPS: analysis.NaN(), SLOTPS: analysis.NaN(), SLOGoodputRPS: analysis.NaN(), MaxTPSRPS: analysis.NaN()}
 	}
 	s := []string{capacitySentenceRate(res, rr)}
+	if rr.CapacityReason != "" && rr.CapacityRPS.OK() {
+		// The rule states the capacity, its bracket and interval: said once, there.
+		s = []string{"Open-loop arrival-rate sweep (mode rate). Capacity rule: " + rr.CapacityReason + "."}
+	}
 	if tr := res.Trace; tr != nil && tr.Answer != "" {
 		s = append(s, "Trace replay: "+tr.Answer)
-	}
-	if rr.CapacityReason != "" {
-		s = append(s, "Capacity rule: "+rr.CapacityReason+".")
 	}
 	if th := res.Throughput; th.MaxTPS.OK() {
 		s = append(s, fmt.Sprintf("Maximum output throughput is %s tokens/s, at %s requests/s offered.", fnum(th.MaxTPS), frate(rr.MaxTPSRPS)))
@@ -46,7 +47,8 @@ func rateAnswer(res *analysis.Result) []string {
 	return s
 }
 
-// capacitySentenceRate is the first sentence of an arrival-rate report: the mode, then the
+// capacitySentenceRate is the first sentence of an arrival-rate report without a capacity
+// rule (no capacity, or an analysis.json from before capacity_reason): the mode, then the
 // capacity.
 func capacitySentenceRate(res *analysis.Result, rr *analysis.RateResult) string {
 	head := "Open-loop arrival-rate sweep (mode rate): "

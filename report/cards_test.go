@@ -5,12 +5,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/analysis/analysistest"
 	"github.com/kneecap/kneecap/report"
 )
 
-// TestCards: report.html of every fixture opens with 4–6 figure cards, the fifth (replicas)
-// exactly when a capacity plan was set, before the answer; none shows NaN.
+// TestCards: report.html of every fixture opens with one figure card per headline line — max
+// TPS, knee, the efficient point below a plateau-onset knee, SLO point, blow-up and replicas;
+// an arrival-rate run's capacity, max TPS, SLO point, blow-up and replicas — before the
+// answer; none shows NaN.
 func TestCards(t *testing.T) {
 	for _, f := range append(analysistest.Fixtures(), analysistest.RateFixtures()...) {
 		res := f.Result()
@@ -24,9 +27,9 @@ func TestCards(t *testing.T) {
 			}
 			doc := b.String()
 			n := strings.Count(doc, `<div class="card">`)
-			want := 4
-			if res.Capacity != nil {
-				want = 5
+			want := 5
+			if k := res.Knee; k != nil && k.Rule == analysis.RulePlateauOnset {
+				want = 6
 			}
 			if n != want {
 				t.Errorf("%d cards, want %d", n, want)

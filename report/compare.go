@@ -124,6 +124,7 @@ func Compare(w io.Writer, runs []*analysis.Result, labels []string, charts []str
 		if s := subtitle(r.Meta); s != "" {
 			fmt.Fprintf(bw, "%s\n\n", mdText(s))
 		}
+		mdHeadline(bw, r)
 		fmt.Fprintf(bw, "%s\n\n", mdText(strings.Join(Answer(r), " ")))
 		mdList(bw, "Warnings:\n\n", "%d. %s\n", r.Warnings)
 	}

@@ -29,8 +29,9 @@ func Console(w io.Writer, res *analysis.Result) error {
 	return ConsoleWith(w, res, ConsoleOptions{})
 }
 
-// ConsoleWith writes the console summary: the answer first, one sentence a paragraph, then the
-// level table (LevelTable), then the warnings numbered; prose wrapped to o.Width.
+// ConsoleWith writes the console summary: the headline first, one line an answer
+// (answerLines), then the method text, one sentence a paragraph, then the level table
+// (LevelTable), then the warnings numbered; prose wrapped to o.Width.
 func ConsoleWith(w io.Writer, res *analysis.Result, o ConsoleOptions) error {
 	if res == nil {
 		return fmt.Errorf("report: console: nil result")
@@ -45,6 +46,8 @@ func ConsoleWith(w io.Writer, res *analysis.Result, o ConsoleOptions) error {
 		head += " · " + s
 	}
 	p("", "  ", head)
+	fmt.Fprintln(bw)
+	consoleHeadline(res, p)
 	fmt.Fprintln(bw)
 	for _, s := range Answer(res) {
 		p("  ", "    ", s)
@@ -66,6 +69,19 @@ func ConsoleWith(w io.Writer, res *analysis.Result, o ConsoleOptions) error {
 		}
 	}
 	return flush(bw, "console")
+}
+
+// consoleHeadline writes the headline through p, one answer a line, its label in a column.
+func consoleHeadline(res *analysis.Result, p func(first, hang, s string)) {
+	lines := answerLines(res)
+	w := 0
+	for _, l := range lines {
+		w = max(w, utf8.RuneCountInString(l.Label))
+	}
+	for _, l := range lines {
+		label := l.Label + strings.Repeat(" ", w-utf8.RuneCountInString(l.Label))
+		p("  "+label+"  ", strings.Repeat(" ", w+4), l.text())
+	}
 }
 
 // consoleLevels writes the level table, the notes on its columns and the errors by class.

@@ -121,6 +121,7 @@ func GridMarkdown(w io.Writer, title string, scs []GridScenario, charts []string
 			fmt.Fprintf(bw, "%s: no analysis.\n\n", mdText(s.Status))
 			continue
 		}
+		mdHeadline(bw, s.Result)
 		fmt.Fprintf(bw, "%s\n\n", mdText(strings.Join(Answer(s.Result), " ")))
 		fmt.Fprintf(bw, "Its own report: [%s/report.md](%s/report.md)\n\n", mdText(s.Name), mdURL(s.Name))
 	}

@@ -10,7 +10,8 @@ import (
 	"github.com/kneecap/kneecap/analysis"
 )
 
-// Markdown writes report.md: the answer in one paragraph, the charts (charts are image paths
+// Markdown writes report.md: the headline, one line an answer (answerLines), then the method
+// text in one paragraph, the charts (charts are image paths
 // relative to the report, embedded in order), the level table with units, the fitted models,
 // the method notes with the formulas of DESIGN §1, the validity checks per level with the
 // identities' measured error, the server metrics per level when they were scraped, and the
@@ -38,6 +39,7 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 	if p := provenance(res.Meta); p != "" {
 		fmt.Fprintf(bw, "%s\n\n", mdText(p))
 	}
+	mdHeadline(bw, res)
 	para := mdText(strings.Join(Answer(res), " "))
 	if n := len(res.Warnings); n > 0 {
 		var refs []string
@@ -91,6 +93,15 @@ func Markdown(w io.Writer, res *analysis.Result, charts []string) error {
 	}
 	mdList(bw, "## Warnings\n\n", "[^%d]: %s\n", res.Warnings)
 	return flush(bw, "markdown")
+}
+
+// mdHeadline writes res's headline as a list, one answer an item (answerLines), then a
+// blank line.
+func mdHeadline(w io.Writer, res *analysis.Result) {
+	for _, l := range answerLines(res) {
+		fmt.Fprintf(w, "- **%s:** %s\n", mdText(l.Label), mdText(l.text()))
+	}
+	fmt.Fprintln(w)
 }
 
 // mdSection writes a section of the report: its heading, table t and the note under it.

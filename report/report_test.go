@@ -77,7 +77,7 @@ func TestConsole(t *testing.T) {
 	mustContain(t, "console", out, res.Warnings...)
 	mustContain(t, "console", out, "1. "+res.Warnings[0], "2. "+res.Warnings[1])
 	// The answer comes before the table, the table before the warnings.
-	if i, j, k := strings.Index(out, "Maximum output"), strings.Index(out, "TTFT p95"), strings.Index(out, "Warnings:"); !(i < j && j < k) {
+	if i, j, k := strings.Index(out, "Maximum output"), strings.Index(out, "TTFT p95  TPOT p95"), strings.Index(out, "Warnings:"); !(i < j && j < k) {
 		t.Errorf("console order: answer at %d, table at %d, warnings at %d", i, j, k)
 	}
 	// One table row per level.

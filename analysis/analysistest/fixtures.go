@@ -153,6 +153,8 @@ func WithServer() *analysis.Result {
 func OneLevel() *analysis.Result {
 	r := Base([]int{8})
 	r.Warnings = []string{"too few levels (1) to fit a throughput model"}
+	r.NextSteps = map[string]string{analysis.AnswerKnee: "sweep more levels (at least 3, e.g. --levels 1,2,4,8,16,32)",
+		analysis.AnswerTTFTBlowup: "sweep more levels (at least 3, e.g. --levels 1,2,4,8,16,32)", analysis.AnswerSLO: "extend the sweep past 8 (add 16 and 32 to --levels)"}
 	return r
 }
 
@@ -160,6 +162,8 @@ func OneLevel() *analysis.Result {
 func TwoLevels() *analysis.Result {
 	r := Base([]int{1, 2})
 	r.Warnings = []string{"too few levels (2) to fit a throughput model"}
+	r.NextSteps = map[string]string{analysis.AnswerKnee: "sweep more levels (at least 3, e.g. --levels 1,2,4,8,16,32)",
+		analysis.AnswerTTFTBlowup: "sweep more levels (at least 3, e.g. --levels 1,2,4,8,16,32)", analysis.AnswerSLO: "extend the sweep past 2 (add 4 and 8 to --levels)"}
 	return r
 }
 
@@ -186,6 +190,10 @@ func AllInvalid() *analysis.Result {
 	r.Levels[2].OutputTPS, r.Levels[2].OutputTPSCI95 = analysis.NaN(), analysis.NaN()
 	r.Levels[2].TTFT, r.Levels[2].TPOT, r.Levels[2].ITL, r.Levels[2].E2E = analysis.NoLatency(), analysis.NoLatency(), analysis.NoLatency(), analysis.NoLatency()
 	r.Warnings = []string{"no valid level: nothing fitted"}
+	r.NextSteps = map[string]string{}
+	for _, a := range []string{analysis.AnswerMaxTPS, analysis.AnswerKnee, analysis.AnswerTTFTBlowup, analysis.AnswerSLO} {
+		r.NextSteps[a] = "the client kept fewer requests in flight than asked: see the levels' notes"
+	}
 	return r
 }
 
@@ -196,6 +204,10 @@ func NoData() *analysis.Result {
 		GoodputQPS: analysis.NaN(), ErrorRate: 1, Requests: 10, Errors: 10,
 		TTFT: analysis.NoLatency(), TPOT: analysis.NoLatency(), ITL: analysis.NoLatency(), E2E: analysis.NoLatency()}}
 	r.Warnings = []string{"every request failed at concurrency 4 (connect)"}
+	r.NextSteps = map[string]string{}
+	for _, a := range []string{analysis.AnswerMaxTPS, analysis.AnswerKnee, analysis.AnswerTTFTBlowup, analysis.AnswerSLO} {
+		r.NextSteps[a] = "no request succeeded: check the server (error_classes)"
+	}
 	return r
 }
 
@@ -213,6 +225,8 @@ func ErrorsHeavy() *analysis.Result {
 	r.Levels[3].TTFT, r.Levels[3].TPOT, r.Levels[3].E2E = analysis.NoLatency(), analysis.NoLatency(), analysis.NoLatency()
 	r.Levels[3].InputTokens, r.Levels[3].OutputTokens = analysis.NoTokenLengths(), analysis.NoTokenLengths()
 	r.Warnings = []string{"error rate 33% at concurrency 16 (http_429)", "error rate 33% at concurrency 64 (http_429)", "no knee: too few valid levels"}
+	r.NextSteps = map[string]string{analysis.AnswerKnee: "lower the concurrency, or see error_classes for what the server refused",
+		analysis.AnswerTTFTBlowup: "lower the concurrency, or see error_classes for what the server refused", analysis.AnswerSLO: "see why the levels were excluded (the warnings above)"}
 	return r
 }
 

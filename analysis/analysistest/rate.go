@@ -112,6 +112,8 @@ func RateBeyond() *analysis.Result {
 	r.Throughput.MaxTPS = 2607
 	r.Capacity.ReplicasAtCapacity, r.Capacity.CostPerMTokensAtCapacity = 10, 0.426
 	r.Warnings = []string{"capacity: every valid level sustained its offered rate: the capacity lies beyond 22.0 requests/s (a lower bound); extend the sweep to higher rates"}
+	r.NextSteps = map[string]string{analysis.AnswerCapacity: "extend the sweep to higher rates (add 44.0 and 88.0 to --rates)",
+		analysis.AnswerSLO: "extend the sweep to higher rates (add 44.0 and 88.0 to --rates)"}
 	return r
 }
 
@@ -128,6 +130,9 @@ func RateOverloaded() *analysis.Result {
 	r.Capacity.ReplicasAtSLO, r.Capacity.GPUs, r.Capacity.CostPerHour, r.Capacity.CostPerMTokens = analysis.NaN(), analysis.NaN(), analysis.NaN(), analysis.NaN()
 	r.Warnings = []string{"capacity: even the first valid level (26.0 requests/s) was not sustained: the capacity is below it (at most; the unsustainable levels completed 20.9 requests/s); measure lower rates",
 		"slo: even the first valid level (26.0 requests/s) misses ttft_p95: no SLO point"}
+	r.NextSteps = map[string]string{analysis.AnswerCapacity: "measure lower rates (add 6.50 and 13.0 to --rates)",
+		analysis.AnswerSLO: "measure lower rates (add 6.50 and 13.0 to --rates)", analysis.AnswerTTFTBlowup: "extend the sweep to higher rates (add 64.0 and 128 to --rates)",
+		analysis.AnswerReplicas: "measure lower rates (add 6.50 and 13.0 to --rates)"}
 	return r
 }
 
@@ -152,6 +157,10 @@ func RateNoData() *analysis.Result {
 	r.Capacity = nil
 	r.SLO.Limit = ""
 	r.Warnings = []string{"no valid levels: nothing to analyze"}
+	r.NextSteps = map[string]string{}
+	for _, a := range []string{analysis.AnswerMaxTPS, analysis.AnswerCapacity, analysis.AnswerTTFTBlowup, analysis.AnswerSLO} {
+		r.NextSteps[a] = "see why each level was excluded (its notes)"
+	}
 	return r
 }
 

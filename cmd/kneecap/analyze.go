@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,13 +125,11 @@ func samePath(a, b string) bool {
 
 // analyzeFlags are the flags of `kneecap analyze` that override the run's analysis options.
 type analyzeFlags struct {
-	slo            sloFlags
-	gain           float64
-	boot           int
-	users, gpus    int
-	qps, tps, cost float64
-	energyCost     float64
-	set            map[string]bool // the flags given on the command line
+	slo  sloFlags
+	gain float64
+	boot int
+	plan planFlags
+	set  map[string]bool // the flags given on the command line
 }
 
 // register defines the flags on fl.
@@ -140,12 +137,7 @@ func (f *analyzeFlags) register(fl *flag.FlagSet) {
 	f.slo.register(fl, "the run's config")
 	fl.Float64Var(&f.gain, "knee-gain", 0, "throughput gain per doubling below which the efficient point (and a smooth curve's knee) is reached (default 0.10 or the run's config)")
 	fl.IntVar(&f.boot, "bootstrap", analysis.DefaultOptions().Bootstrap, "bootstrap resamples for the knee interval (0 = none)")
-	fl.IntVar(&f.users, "plan-users", 0, "capacity plan: concurrent users `N` to serve (overrides plan.concurrent_users)")
-	fl.Float64Var(&f.qps, "plan-qps", 0, "capacity plan: requests/s to serve (overrides plan.qps)")
-	fl.Float64Var(&f.tps, "plan-output-tps", 0, "capacity plan: output tokens/s to serve (overrides plan.output_tps)")
-	fl.Float64Var(&f.cost, "replica-cost-per-hour", 0, "capacity plan: $ per replica-hour (overrides plan.replica_cost_per_hour)")
-	fl.IntVar(&f.gpus, "gpus-per-replica", 0, "capacity plan: GPUs per replica `N` (overrides plan.gpus_per_replica)")
-	fl.Float64Var(&f.energyCost, "energy-cost-per-kwh", 0, "capacity plan: $ per kWh of electricity (overrides plan.energy_cost_per_kwh)")
+	f.plan.register(fl)
 }
 
 // maxBootstrap bounds --bootstrap: each resample refits every model, so 10⁹ of them ran for
@@ -164,16 +156,7 @@ func (f *analyzeFlags) check() error {
 		return cmdUsageError("analyze", "analyze: --bootstrap %d: at most %d resamples (the default %d gives the knee's interval to a few percent)",
 			f.boot, maxBootstrap, analysis.DefaultOptions().Bootstrap)
 	}
-	for _, p := range []struct {
-		name string
-		v    float64
-	}{{"plan-users", float64(f.users)}, {"plan-qps", f.qps}, {"plan-output-tps", f.tps},
-		{"replica-cost-per-hour", f.cost}, {"gpus-per-replica", float64(f.gpus)}, {"energy-cost-per-kwh", f.energyCost}} {
-		if !(p.v >= 0) || math.IsInf(p.v, 0) {
-			return cmdUsageError("analyze", "analyze: --%s %g: must be a number ≥ 0", p.name, p.v)
-		}
-	}
-	return nil
+	return f.plan.check("analyze")
 }
 
 // apply returns o with the flags given on the command line applied, the bootstrap count always
@@ -185,24 +168,7 @@ func (f *analyzeFlags) apply(o analysis.Options, stop <-chan struct{}) analysis.
 	if f.set["knee-gain"] && f.gain > 0 {
 		o.KneeGain = f.gain
 	}
-	if f.set["plan-users"] {
-		o.Plan.ConcurrentUsers = f.users
-	}
-	if f.set["plan-qps"] {
-		o.Plan.QPS = f.qps
-	}
-	if f.set["plan-output-tps"] {
-		o.Plan.OutputTPS = f.tps
-	}
-	if f.set["replica-cost-per-hour"] {
-		o.Plan.ReplicaCostPerHour = f.cost
-	}
-	if f.set["gpus-per-replica"] {
-		o.Plan.GPUsPerReplica = f.gpus
-	}
-	if f.set["energy-cost-per-kwh"] {
-		o.Plan.EnergyCostPerKWh = f.energyCost
-	}
+	o.Plan = f.plan.apply(o.Plan, f.set)
 	o.Bootstrap = f.boot
 	return o
 }

@@ -63,8 +63,9 @@ func TestAnalyzeRateCSV(t *testing.T) {
 		t.Error("a closed-loop throughput chart was written for an arrival-rate run")
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
-	if !strings.Contains(string(md), "Open-loop arrival-rate sweep (mode rate): the maximum sustainable rate (capacity) is 10.0 requests/s") {
-		t.Errorf("report.md does not open with the mode and the capacity:\n%.600s", md)
+	// The headline's capacity line, then the method text: the mode and the capacity's rule.
+	if i, j := strings.Index(string(md), "- **Capacity:** 10.0 req/s"), strings.Index(string(md), "Open-loop arrival-rate sweep (mode rate). Capacity rule: "); i < 0 || j < i {
+		t.Errorf("report.md does not open with the capacity, then the mode and the capacity's rule:\n%.600s", md)
 	}
 	if !strings.Contains(stdout.String(), "Open-loop arrival-rate sweep (mode rate)") {
 		t.Errorf("console:\n%s", stdout)

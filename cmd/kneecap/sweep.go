@@ -30,6 +30,8 @@ const sweepUsage = `[-c FILE] [-o DIR] [--url URL|env] [--model M] [--api chat|c
                      [--arrival poisson|gamma|constant] [--burstiness B] [--max-concurrency N]
                      [--trace FILE [--time-scale 0.5,1,2,...] [--trace-window START-END]]
                      [--slo METRIC:PCT:D]... [--slo-ttft-p95 D] [--slo-tpot-p95 D] [--slo-e2e-p95 D]
+                     [--plan-users N] [--plan-qps F] [--plan-output-tps F]
+                     [--replica-cost-per-hour F] [--gpus-per-replica N] [--energy-cost-per-kwh F]
 
 Steps concurrency upward against an OpenAI-compatible streaming endpoint and writes a results
 directory (default runs/<UTC time>-<name>/). Without --url or target.url it sweeps the
@@ -78,6 +80,7 @@ type sweepFlags struct {
 	rate                                               rateFlags
 	trace                                              traceFlags
 	slo                                                sloFlags
+	plan                                               planFlags
 	set                                                map[string]bool
 }
 
@@ -120,6 +123,7 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 	fs.StringVar(&fl.shard, "shard", "", "run shard `I/N` of a sweep that N processes run together (shard.index, shard.count)")
 	fs.StringVar(&fl.startAt, "start-at", "", "agreed RFC 3339 `TIME` at which every shard starts level 1 (shard.start_at)")
 	fl.slo.register(fs, "the config file's slo:")
+	fl.plan.register(fs)
 	fs.StringVar(&fl.format, "format", "text", "stdout `format`: text (the console summary) or json (analysis.json once analyzed; everything else on stderr)")
 	fl.rate.define(fs)
 	fl.trace.define(fs)

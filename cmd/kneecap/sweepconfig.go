@@ -112,7 +112,8 @@ func applyTargetFlags(e *env, cfg *config.Config, fl *sweepFlags) error {
 	return flagErr
 }
 
-// applyRunFlags applies the levels, protocol, workload-length, SLO, output and shard flags.
+// applyRunFlags applies the levels, protocol, workload-length, SLO, plan, output and shard
+// flags.
 func applyRunFlags(cfg *config.Config, fl *sweepFlags) error {
 	var flagErr error
 	set := flagSetter{cfg, fl}
@@ -158,6 +159,7 @@ func applyRunFlags(cfg *config.Config, fl *sweepFlags) error {
 		cfg.SLO = fl.slo.apply(cfg.SLO, fl.set)
 		cfg.Override("slo", "--slo")
 	}
+	fl.plan.applyConfig(cfg, fl.set)
 	if fl.set["o"] {
 		cfg.Output.Dir = fl.out
 		cfg.Override("output.dir", "-o")

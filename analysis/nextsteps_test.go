@@ -1,0 +1,22 @@
+package analysis
+
+import "testing"
+
+// TestNextOf: a warning's next step is the clause after "Next: ", up to a colon outside
+// parentheses that explains it, without a full stop; none for "Next: none: …" or no "Next:".
+func TestNextOf(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ text, want string }{
+		{"no TTFT blow-up: TTFT p50 stays within 3x of the first level's 12 ms up to concurrency 64. Next: extend the sweep past 64 (add 128 and 256 to --levels): queueing past saturation blows TTFT up",
+			"extend the sweep past 64 (add 128 and 256 to --levels)"},
+		{"slo: no usable SLO: no SLO point. Next: set one (slo.ttft_p95, tpot_p95, e2e_p95 or another metric_pNN in the configuration, or --slo ttft:p99:2s)",
+			"set one (slo.ttft_p95, tpot_p95, e2e_p95 or another metric_pNN in the configuration, or --slo ttft:p99:2s)"},
+		{"knee at or below the smallest valid level (concurrency 1): one doubling already adds < 10%. Next: none: one request at a time already takes the server's throughput", ""},
+		{"no valid levels: nothing to analyze. Next: see why each level was excluded (its notes).", "see why each level was excluded (its notes)"},
+		{"capacity: no capacity: replicas at capacity are unknown", ""},
+	} {
+		if got := nextOf(tc.text); got != tc.want {
+			t.Errorf("nextOf(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+	}
+}
