@@ -53,11 +53,11 @@ func (o Options) withDefaults() Options {
 //     from its histogram, each bucket at its midpoint (within 3.1%, a level note says so);
 //     without chunk offsets, each request's ITL summary contributes its mean gap (an
 //     approximation the level's notes mention);
-//   - output TPS counts, over every record of the level whatever its phase or status, the
-//     tokens of chunks that arrived inside the window (k per chunk; a ChunksTail's chunks
-//     evenly spaced after the last kept offset, ending at the last chunk's; without chunk
-//     offsets the N_out tokens are spread evenly from TTFT to E2E), ÷ T
-//     (record.TokensInWindow);
+//   - output TPS counts, over every record of the level whatever its phase, the tokens of
+//     chunks that arrived inside the window (k per chunk; a ChunksTail's chunks evenly spaced
+//     after the last kept offset, ending at the last chunk's; without chunk offsets the N_out
+//     tokens are spread evenly from TTFT to E2E), ÷ T (record.TokensInWindow); a failed
+//     request's count none (record.Record.CountsTokens);
 //   - QPS = successful requests with t_send + E2E in the window ÷ T; input TPS = prompt
 //     tokens of requests sent inside the window ÷ T;
 //   - the 95% CI half-width of output TPS comes from batch means over max(10, Slices) equal
