@@ -11,7 +11,7 @@ package record
 // and a level where every request failed has no throughput.
 func (r *Record) CountsTokens() bool {
 	switch r.Status {
-	case StatusOK:
+	case StatusOK, "": // "": a record built without a status (tests, hand-made fixtures)
 		return true
 	case StatusCancelled:
 		return r.ErrorClass == ErrCancelled || r.ErrorClass == ErrUserCancel || r.ErrorClass == ""
