@@ -35,13 +35,13 @@ const (
 	// because disbelieving a true count costs more (output TPS from chunks that carry several
 	// tokens each) than believing a modest lie.
 	DefaultTokensPerChunk = 64
-	// MaxTemplateTokens is the most tokens a chat template may add to a prompt: a reported
+	// maxTemplateTokens is the most tokens a chat template may add to a prompt: a reported
 	// prompt_tokens above the request's bytes (its JSON body: the prompt and whatever
 	// extra_body adds) plus this is not believed (a token of text covers at least one byte).
-	MaxTemplateTokens = 1024
-	// MinPromptFraction is the least fraction of the requested prompt length a reported
+	maxTemplateTokens = 1024
+	// minPromptFraction is the least fraction of the requested prompt length a reported
 	// prompt_tokens may be.
-	MinPromptFraction = 0.25
+	minPromptFraction = 0.25
 )
 
 // TokensPerChunkBound returns the most tokens one content chunk may carry from a server that
@@ -148,17 +148,17 @@ func implausiblePrompt(n int, s Stream) string {
 		return "negative"
 	case n > MaxTokens:
 		return fmt.Sprintf("more than %d (absurd)", MaxTokens)
-	case s.SentBytes > 0 && n > s.SentBytes+MaxTemplateTokens:
-		return fmt.Sprintf("more than the request's %d bytes plus %d tokens of chat template (a token covers at least one byte)", s.SentBytes, MaxTemplateTokens)
-	case float64(n) < MinPromptFraction*float64(s.RequestedPrompt):
-		return fmt.Sprintf("less than %.0f%% of the %d tokens requested", MinPromptFraction*100, s.RequestedPrompt)
+	case s.SentBytes > 0 && n > s.SentBytes+maxTemplateTokens:
+		return fmt.Sprintf("more than the request's %d bytes plus %d tokens of chat template (a token covers at least one byte)", s.SentBytes, maxTemplateTokens)
+	case float64(n) < minPromptFraction*float64(s.RequestedPrompt):
+		return fmt.Sprintf("less than %.0f%% of the %d tokens requested", minPromptFraction*100, s.RequestedPrompt)
 	}
 	return ""
 }
 
 // Recheck holds the usage of r, a record read back from records.jsonl, to the rules of
 // DESIGN §7 (Believe), perChunk the most tokens one content chunk may carry: what arrived is
-// what r keeps — its content chunks (ContentChunks), the max_tokens it sent, the prompt length
+// what r keeps — its content chunks (contentChunks), the max_tokens it sent, the prompt length
 // it asked for; an output count that is not its chunk count is taken for the server's, as is
 // a prompt count that is not the requested one. The request's bytes are not kept, so the
 // byte rule of the prompt does not apply. A live record passes unchanged (the client applied
@@ -167,7 +167,7 @@ func implausiblePrompt(n int, s Stream) string {
 func (r *Record) Recheck(perChunk int) string {
 	s := Stream{MaxTokens: r.RequestedOutputTokens, RequestedPrompt: r.RequestedPromptTokens,
 		ReasoningChunks: r.ReasoningChunks, PerChunk: perChunk}
-	s.Chunks, s.ChunksKnown = r.ContentChunks()
+	s.Chunks, s.ChunksKnown = r.contentChunks()
 	src := r.TokensSource
 	if r.Inputs == 0 && src != TokensFromUsage && r.OutputTokens != s.Chunks {
 		r.TokensSource = TokensFromUsage // a count the chunks do not show: the server's
@@ -180,10 +180,10 @@ func (r *Record) Recheck(perChunk int) string {
 	return note
 }
 
-// ContentChunks returns the content chunks of r and whether their number is known: those its
+// contentChunks returns the content chunks of r and whether their number is known: those its
 // Chunks and ChunksTail count, else those its ITL summary does (its gaps + 1); without either,
 // none when it had no first token (known), else one, its first (not known).
-func (r *Record) ContentChunks() (n int, known bool) {
+func (r *Record) contentChunks() (n int, known bool) {
 	switch {
 	case len(r.Chunks) > 0:
 		return ChunkCount(r), true
