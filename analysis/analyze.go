@@ -105,23 +105,23 @@ func Analyze(levels []Level, meta Meta, opts Options) Result {
 // belongs to one loop only: its saturation answer (saturation), a closed loop's overload and
 // operating point, an open loop's trace answer. Energy per token (energy) reads the knee, the
 // SLO point and max TPS and goes before the plan, which sizes its power.
+// An interrupt (Options.Stop) ends it before its next step.
 func (a *analyzer) analyze() {
-	a.collect()
-	a.lengths()
-	a.models()
-	a.saturation()
-	a.blowup()
+	steps := []func(){a.collect, a.lengths, a.models, a.saturation, a.blowup}
 	if a.res.Rate == nil {
-		a.overload()
-		a.operatingPoint()
+		steps = append(steps, a.overload, a.operatingPoint)
 	}
-	a.slo()
+	steps = append(steps, a.slo)
 	if a.res.Rate != nil {
-		a.rater().trace()
+		steps = append(steps, func() { a.rater().trace() })
 	}
-	a.energy()
-	a.plan()
-	a.cancels()
+	steps = append(steps, a.energy, a.plan, a.cancels)
+	for _, step := range steps {
+		if a.stopped() {
+			return
+		}
+		step()
+	}
 }
 
 // saturation reads where the replica saturates: on a closed loop the throughput fits, the
@@ -132,10 +132,12 @@ func (a *analyzer) saturation() {
 		a.rater().capacity()
 		return
 	}
-	a.throughput()
-	a.knee()
-	a.kneeOverload()
-	a.checkServerLimit()
+	for _, step := range []func(){a.throughput, a.knee, a.kneeOverload, a.checkServerLimit} {
+		if a.stopped() {
+			return
+		}
+		step()
+	}
 }
 
 type analyzer struct {

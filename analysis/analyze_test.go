@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // groundTruth builds levels from the simulator's ground truth (DESIGN §6): with S decode
@@ -278,9 +280,12 @@ func TestAnalyzeDeterministic(t *testing.T) {
 	}
 }
 
-// TestAnalyzeStops: a closed Options.Stop (an interrupt) ends the bootstrap before its first
-// resample, however many were asked for: no interval, and the knee itself still computed.
+// TestAnalyzeStops: a closed Options.Stop (an interrupt) ends Analyze before its next step,
+// however many resamples were asked for: no fit, no knee, no answer (the caller discards the
+// result); and it ends a bootstrap already running before its next resample, and Summarize
+// before its next level.
 func TestAnalyzeStops(t *testing.T) {
+	t.Parallel()
 	levels := groundTruth(16, geometricLevels(128), 0.03, 9)
 	opts := DefaultOptions()
 	opts.Bootstrap = 100_000_000 // hours without the stop
@@ -288,8 +293,21 @@ func TestAnalyzeStops(t *testing.T) {
 	close(stop)
 	opts.Stop = stop
 	r := Analyze(levels, Meta{}, opts)
-	if r.Knee == nil || !r.Knee.Concurrency.OK() || r.Knee.Interval[0].OK() {
-		t.Errorf("knee %+v: want the knee without an interval", r.Knee)
+	if r.Knee != nil || r.Throughput.USL != nil || r.Throughput.Hinge != nil || r.Throughput.MaxTPS.OK() {
+		t.Errorf("knee %+v, USL %+v, hinge %+v, max TPS %v: want none after the stop", r.Knee, r.Throughput.USL, r.Throughput.Hinge, r.Throughput.MaxTPS)
+	}
+	a := &analyzer{opts: opts, res: &Result{}}
+	x, y := []float64{1, 2, 4, 8, 16}, []float64{10, 20, 40, 70, 80}
+	refits := 0
+	iv := a.residualBootstrap(x, y, func(float64) float64 { return 40 }, []string{"x"}, func([]float64) []float64 {
+		refits++
+		return []float64{1}
+	})
+	if refits != 0 || iv[0][0].OK() {
+		t.Errorf("bootstrap after the stop: %d refits, interval %v; want none", refits, iv[0])
+	}
+	if got := Summarize([]record.Level{{Run: record.LevelRun{Concurrency: 1, W0: 0, W1: 1e9}}}, opts); len(got) != 0 {
+		t.Errorf("Summarize after the stop: %d levels, want 0", len(got))
 	}
 }
 

@@ -34,6 +34,10 @@ func stopped(stop <-chan struct{}) bool {
 	}
 }
 
+// stopped reports whether the analysis was interrupted (Options.Stop): its steps, fits and
+// resamples end at once, and the caller discards the result.
+func (a *analyzer) stopped() bool { return stopped(a.opts.Stop) }
+
 func (a *analyzer) residualBootstrap(x, y []float64, fitted func(float64) float64, names []string, refit func(ys []float64) []float64) [][2]Float {
 	out := make([][2]Float, len(names))
 	for i := range out {
@@ -67,7 +71,7 @@ func (a *analyzer) residualBootstrap(x, y []float64, fitted func(float64) float6
 	vals := make([][]float64, len(names))
 	refits := 0
 	for range B {
-		if stopped(a.opts.Stop) {
+		if a.stopped() {
 			return out
 		}
 		for i := range ys {

@@ -11,7 +11,8 @@ import (
 
 // Users who cancel (workload.cancel, DESIGN §1, §4.19): a request the workload closed early
 // on purpose (record.Record.UserCancelled) is no error. It is left out of the error rate and
-// the error classes; the tokens it received count toward output TPS (every record's do); its
+// the error classes; the tokens it received count toward output TPS (as a cancelled or successful request's do,
+// record.Record.CountsTokens); its
 // TTFT joins the TTFT statistics when it had a first token; TPOT, E2E, ITL, QPS, goodput and
 // the mean output length are the completed (ok) requests', the survivors'. Those cancelled
 // before a first token are the slowest: more than ttftCensoredMax of them make the level's

@@ -289,6 +289,9 @@ func (r *rater) capacityInterval(f int, u []point, mu, lo, hi float64) ([2]Float
 	draw := func(o obs) float64 { return math.Max(o.yhat+res[rng.IntN(len(res))]*sd(o), 0) }
 	vals := make([]float64, 0, B)
 	for range B {
+		if r.stopped() {
+			return bracket, "the clamp itself (interrupted)"
+		}
 		sum := 0.0
 		for _, o := range us {
 			sum += draw(o)

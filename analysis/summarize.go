@@ -42,7 +42,9 @@ func (o Options) withDefaults() Options {
 }
 
 // Summarize computes the summary of every level from its records (DESIGN §1), in the order
-// given. Zero fields of opts take their defaults (MaxErrorRate 5%); opts.SLO defines goodput.
+// given. Zero fields of opts take their defaults (MaxErrorRate 5%); opts.SLO defines goodput;
+// opts.Stop, once closed, ends it before the next level (the levels summarized so far are
+// returned, for the caller to discard).
 //
 // Per level, with window [W0, W1) and T = W1 − W0:
 //   - latency statistics (TTFT, TPOT, ITL, E2E) cover successful requests sent inside the
@@ -53,11 +55,11 @@ func (o Options) withDefaults() Options {
 //     from its histogram, each bucket at its midpoint (within 3.1%, a level note says so);
 //     without chunk offsets, each request's ITL summary contributes its mean gap (an
 //     approximation the level's notes mention);
-//   - output TPS counts, over every record of the level whatever its phase or status, the
-//     tokens of chunks that arrived inside the window (k per chunk; a ChunksTail's chunks
-//     evenly spaced after the last kept offset, ending at the last chunk's; without chunk
-//     offsets the N_out tokens are spread evenly from TTFT to E2E), ÷ T
-//     (record.TokensInWindow);
+//   - output TPS counts, over every record of the level whatever its phase, the tokens of
+//     chunks that arrived inside the window (k per chunk; a ChunksTail's chunks evenly spaced
+//     after the last kept offset, ending at the last chunk's; without chunk offsets the N_out
+//     tokens are spread evenly from TTFT to E2E), ÷ T (record.TokensInWindow); a failed
+//     request's count none (record.Record.CountsTokens);
 //   - QPS = successful requests with t_send + E2E in the window ÷ T; input TPS = prompt
 //     tokens of requests sent inside the window ÷ T;
 //   - the 95% CI half-width of output TPS comes from batch means over max(10, Slices) equal
@@ -88,6 +90,9 @@ func Summarize(levels []record.Level, opts Options) []Level {
 	out := make([]Level, len(levels))
 	rerun := supersededBy(levels)
 	for i := range levels {
+		if stopped(opts.Stop) {
+			return out[:i] // interrupted: the caller discards the result
+		}
 		out[i] = s.summarize(&levels[i].Run, levels[i].Records, opts)
 		out[i].Retry = levels[i].Run.Retry
 		if k, ok := rerun[levels[i].Run.Index]; ok {

@@ -27,6 +27,8 @@ func (a *analyzer) throughput() {
 		return
 	}
 	x, y := a.xy()
+	// Each fit takes milliseconds (a sweep has at most 100 levels); an interrupt ends the
+	// sequence between them.
 	if u, err := FitUSL(x, y); err != nil {
 		a.warn(fitFailed(MethodUSL, err))
 	} else {
@@ -35,15 +37,24 @@ func (a *analyzer) throughput() {
 			a.warn(uslNoPeak(u.Kappa))
 		}
 	}
+	if a.stopped() {
+		return
+	}
 	if b, err := fitBatch(x, y); err != nil {
 		a.warn(fitFailed(MethodBatch, err))
 	} else {
 		a.batch = &b
 	}
+	if a.stopped() {
+		return
+	}
 	if h, err := fitHinge(x, y); err != nil {
 		a.warn(fitFailed(MethodHinge, err))
 	} else {
 		a.hinge = &h
+	}
+	if a.stopped() {
+		return
 	}
 	kx := x
 	// The plan's spacing decides the axis: levels added between doublings (sweep.refine)

@@ -68,6 +68,7 @@ const (
 	warnOutputLengthIgnored
 	warnServerLimit
 	warnUsageDisbelieved
+	warnUsageRechecked
 	warnModelSlower
 	warnCancelNotFreed
 	warnCancelUnchecked

@@ -2,6 +2,7 @@ package plots
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -112,8 +113,17 @@ func (f File) WriteTo(w io.Writer) (int64, error) {
 // caller saves or embeds them. An error names the chart ("plots: NAME: …") when rendering
 // fails.
 func RenderAll(res *analysis.Result) ([]File, error) {
+	return RenderAllContext(context.Background(), res)
+}
+
+// RenderAllContext is RenderAll that an interrupt ends: once ctx is done it stops before the
+// next chart (the one in progress finishes) and returns ctx's error and no files.
+func RenderAllContext(ctx context.Context, res *analysis.Result) ([]File, error) {
 	var files []File
 	for _, name := range chartsOf(res) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		c, err := Build(name, res)
 		if err != nil {
 			return nil, err
@@ -153,8 +163,17 @@ func chartsOf(res *analysis.Result) []string {
 // in that order, PNG before SVG for each chart. It writes no file. An error building a chart
 // is CompareThroughput's or CompareLatency's; one rendering it names the chart ("NAME: …").
 func RenderCompare(runs []*analysis.Result, labels []string) ([]File, error) {
+	return RenderCompareContext(context.Background(), runs, labels)
+}
+
+// RenderCompareContext is RenderCompare that an interrupt ends: once ctx is done it stops
+// before the next chart (the one in progress finishes) and returns ctx's error and no files.
+func RenderCompareContext(ctx context.Context, runs []*analysis.Result, labels []string) ([]File, error) {
 	var files []File
 	for _, name := range compareNames() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		c, err := compareBuild(name)(runs, labels)
 		if err != nil {
 			return nil, err

@@ -279,8 +279,8 @@ func (r *Record) StartLag() time.Duration {
 // OK reports whether the request succeeded.
 func (r *Record) OK() bool { return r.Status == StatusOK }
 
-// Yield is the tokens the request brings to the window's throughput (TokensInWindow): its
-// OutputTokens, or, for an embeddings request (Inputs > 0), which has no output, the
+// Yield is the tokens the request brings to the window's throughput (TokensInWindow) when
+// it CountsTokens: its OutputTokens, or, for an embeddings request (Inputs > 0), which has no output, the
 // PromptTokens it embedded.
 func (r *Record) Yield() int {
 	if r.Inputs > 0 {

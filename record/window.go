@@ -50,13 +50,15 @@ func BusyInWindow(rec *Record, w0, w1 int64) int64 {
 // (from 1) at the last kept offset + j × SumUS ÷ n (all at the last kept offset when SumUS is
 // not positive). A record without Chunks has its OutputTokens tokens arrive evenly spaced
 // from Sent+TTFT to Sent+E2E (all at Sent+TTFT when there is one or the two coincide); one
-// without content (TTFT 0) has none. Records of every status count: their tokens did arrive.
-// An embeddings record (Inputs > 0) has no output: its tokens are its PromptTokens, all at
-// its answer's arrival (Done), when it succeeded.
+// without content (TTFT 0) has none. Only the records that CountsTokens count: a failed
+// request's tokens are not believed, whatever arrived before it failed; a cancelled one's
+// (at the drain, or by its user) did arrive and count. An embeddings record (Inputs > 0) has
+// no output: its tokens are its PromptTokens, all at its answer's arrival (Done), when it
+// succeeded.
 // It returns 0 when slices is empty or the window is.
 func TokensInWindow(rec *Record, w0, w1 int64, slices []float64) float64 {
 	n := len(slices)
-	if n == 0 || w1 <= w0 {
+	if n == 0 || w1 <= w0 || !rec.CountsTokens() {
 		return 0
 	}
 	// Offsets from w0 keep float64 exact to the nanosecond (Unix nanoseconds are not).
@@ -159,7 +161,8 @@ func WindowSeconds(w0, w1 int64) float64 { return float64(w1-w0) / 1e9 }
 
 // WindowTotals are the sums over a level's records that the metrics of the window [W0, W1)
 // divide by its length (DESIGN §1). Add accumulates one record; every record of the level
-// counts, whatever its phase or status, as each per-record definition says.
+// is added, whatever its phase, and counts as each per-record definition says (a failed
+// request's tokens none, Record.CountsTokens).
 type WindowTotals struct {
 	// W0 and W1 bound the window (Unix nanoseconds).
 	W0, W1 int64
@@ -254,8 +257,8 @@ func completions(records []Record, w0, w1 int64) int {
 }
 
 // SliceTokens returns the output tokens that arrived in each of n equal slices of the window
-// [w0, w1) (Unix nanoseconds), from every record (including ones sent before w0 or finishing
-// after w1). It returns nil when n < 1 or the window is empty.
+// [w0, w1) (Unix nanoseconds), from every record that CountsTokens (including ones sent
+// before w0 or finishing after w1). It returns nil when n < 1 or the window is empty.
 func SliceTokens(records []Record, w0, w1 int64, n int) []float64 {
 	if n < 1 || w1 <= w0 {
 		return nil
@@ -279,7 +282,7 @@ func SliceTPS(records []Record, w0, w1 int64, n int) []float64 {
 }
 
 // WindowOutputTokens returns the output tokens that arrived inside [w0, w1), from every
-// record.
+// record that CountsTokens.
 func WindowOutputTokens(records []Record, w0, w1 int64) float64 {
 	return totals(records, w0, w1, 1).OutputTokens
 }

@@ -2,6 +2,7 @@ package rundir
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -32,8 +33,9 @@ import (
 // naming the directories. Levels that only some shards finished (one was interrupted or
 // stopped early) are left out, with a warning each; a level that any shard ran interrupted is
 // kept and marked interrupted, so the analysis treats it as invalid. The result's Config has
-// no shard section, and its Shards counts the parts.
-func Merge(parts []*Run) (*Run, []string, error) {
+// no shard section, and its Shards counts the parts. Once ctx is done (an interrupt) it stops
+// before the next level and returns ctx's error.
+func Merge(ctx context.Context, parts []*Run) (*Run, []string, error) {
 	ordered, err := orderShards(parts)
 	if err != nil {
 		return nil, nil, err
@@ -89,6 +91,9 @@ func Merge(parts []*Run) (*Run, []string, error) {
 		GPU:    rereader(ordered, GPUMetricsFile, ReadGPUMetrics, server.SummarizeGPU),
 	}
 	for j := range common {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		runs := make([]record.LevelRun, n)
 		var records []record.Record
 		for i, p := range ordered {

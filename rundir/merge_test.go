@@ -169,7 +169,7 @@ func TestShardedSweepMerges(t *testing.T) {
 		t.Errorf("shard 0 at concurrency 1 has no worker, yet no note says so: %q", parts[0].Levels[0].Run.Notes)
 	}
 
-	merged, warnings, err := rundir.Merge(parts)
+	merged, warnings, err := rundir.Merge(context.Background(), parts)
 	if err != nil || len(warnings) > 0 {
 		t.Fatalf("merge: %v, warnings %q", err, warnings)
 	}
@@ -296,7 +296,7 @@ func TestMergeRejects(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := rundir.Merge(tc.parts())
+			_, _, err := rundir.Merge(context.Background(), tc.parts())
 			if err == nil {
 				t.Fatal("merged, want an error")
 			}
@@ -316,12 +316,12 @@ func TestMergePromptSizing(t *testing.T) {
 	a := &record.PromptSizing{Method: record.SizingTokenize, Exact: true, TokensPerWord: 1.64, OverheadTokens: 40}
 	b := *a
 	p[0].PromptSizing, p[1].PromptSizing = a, &b
-	merged, warnings, err := rundir.Merge(p)
+	merged, warnings, err := rundir.Merge(context.Background(), p)
 	if err != nil || len(warnings) != 0 || merged.PromptSizing != a {
 		t.Fatalf("alike: sizing %+v, warnings %q, %v", merged.PromptSizing, warnings, err)
 	}
 	b.TokensPerWord = 1.5
-	_, warnings, err = rundir.Merge(p)
+	_, warnings, err = rundir.Merge(context.Background(), p)
 	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "shard 1/2 sized its prompts as tokenize") {
 		t.Errorf("unlike: warnings %q, %v", warnings, err)
 	}
@@ -334,7 +334,7 @@ func TestMergePartial(t *testing.T) {
 	parts[1].Levels = parts[1].Levels[:2]
 	parts[1].Levels[1].Run.Interrupted = true
 	parts[1].StopReason = sweep.StopInterrupted
-	merged, warnings, err := rundir.Merge(parts)
+	merged, warnings, err := rundir.Merge(context.Background(), parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +397,7 @@ func TestMergeChoosesWindow(t *testing.T) {
 		proto := shardProtocol()
 		proto.MinRequests = minReq
 		parts := streamParts(2, c, proto, 60*time.Millisecond)
-		merged, _, err := rundir.Merge(parts)
+		merged, _, err := rundir.Merge(context.Background(), parts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -448,7 +448,7 @@ func TestMergeChoosesWindow(t *testing.T) {
 	// boundary, 300 ms later.
 	proto := shardProtocol()
 	parts := streamParts(2, c, proto, 200*time.Millisecond)
-	merged, _, err := rundir.Merge(parts)
+	merged, _, err := rundir.Merge(context.Background(), parts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,11 +83,16 @@ func loadResultsSummary(dir string, inPlace bool, why string) (*Input, error) {
 
 // FromResults returns the input of a results directory already read with rundir.Read
 // (kneecap sweep analyzes its own directory at its end): Kind resultsDir, Levels summarizes
-// its records per level, Meta describes the run and Options are its config's.
+// its records per level, Meta describes the run and Options are its config's. The records
+// are first held to the usage rules of the live sweep (analysis.RecheckUsage, DESIGN §7),
+// those that fail them changed in place and warned of.
 func FromResults(res *rundir.Run) *Input {
 	var warnings []string
 	if d := res.Dropped.String(); d != "" {
 		warnings = append(warnings, fmt.Sprintf("%s: %s", filepath.Join(res.Dir, rundir.RecordsFile), d))
+	}
+	if w := analysis.RecheckUsage(res.Levels, tokensPerChunkBound(res)); w != "" {
+		warnings = append(warnings, w)
 	}
 	if why := res.Config.UnforcedLengths(); why != "" {
 		warnings = append(warnings, why)
@@ -102,6 +107,17 @@ func FromResults(res *rundir.Run) *Input {
 			return analysis.Summarize(res.Levels, opts)
 		},
 	}
+}
+
+// tokensPerChunkBound is the most tokens one content chunk of res may carry, as the sweep
+// bounded it (DESIGN §7): from the tokens per chunk its config declares, else its server's
+// info.
+func tokensPerChunkBound(res *rundir.Run) int {
+	declared := res.Config.Target.TokensPerChunk
+	if declared <= 0 {
+		declared = res.Server.TokensPerChunk()
+	}
+	return record.TokensPerChunkBound(declared)
 }
 
 // runMeta describes a results directory's run for the reports.

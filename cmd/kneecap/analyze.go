@@ -35,6 +35,8 @@ const analyzeUsage = "PATH [-o DIR] [--format text|json] [--slo METRIC:PCT:D]...
 // summary.csv and the reports. A missing PATH or a malformed input file is a usage error
 // (exit 2) naming the file, and for a CSV the line and the column.
 func cmdAnalyze(ctx context.Context, e *env, args []string) error {
+	ctx, release := untilInterrupt(ctx, e)
+	defer release()
 	fl := newFlagSet(e, "analyze", analyzeUsage)
 	outDir := fl.String("o", "", "output `DIR` (default: PATH for a results directory; required otherwise)")
 	format := formatFlag(fl)
@@ -92,7 +94,7 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 	if in.Kind == summary.ResultsSummary {
 		fmt.Fprintf(e.stderr, "kneecap: analyze: %s: analyzing its summary.csv\n", in.Why)
 	}
-	if err := ctx.Err(); err != nil {
+	if err := interruptError(ctx, "analyze", nothingWritten); err != nil {
 		return err
 	}
 	opts := af.apply(in.Options, ctx.Done())
@@ -100,7 +102,16 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 		return cmdUsageError("analyze", "analyze: --slo %s:p%d: %s is an embeddings run: its answers arrive whole, with no TTFT, TPOT or ITL; set its latency instead (--slo e2e:p95:D)", s[0].Metric, s[0].Percentile, path)
 	}
 	res := in.Analyze(opts)
-	if err := ctx.Err(); err != nil {
+	if err := interruptError(ctx, "analyze", nothingWritten); err != nil {
+		return err
+	}
+	// Everything is computed and rendered before the first file is written: an interrupt
+	// leaves the directory as it was.
+	rep, err := renderReports(ctx, res)
+	if err := interruptError(ctx, "analyze", nothingWritten); err != nil {
+		return err
+	}
+	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(*outDir, rundir.DirPerm); err != nil {
@@ -109,7 +120,7 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 	if err := writeAnalysis(*outDir, res); err != nil {
 		return err
 	}
-	if err := writeReports(e, res, *outDir); err != nil {
+	if err := rep.write(e, *outDir); err != nil {
 		return err
 	}
 	return printAnalysis(out, *format, *outDir)

@@ -41,6 +41,8 @@ const compareUsage = "RUN... -o DIR [--max-regression PCT]\n\n" +
 // Fewer than two runs, a run without a readable analysis.json, or runs of both modes
 // (closed loop and arrival rate) is a usage error (exit 2) naming them.
 func cmdCompare(ctx context.Context, e *env, args []string) error {
+	ctx, release := untilInterrupt(ctx, e)
+	defer release()
 	fset := newFlagSet(e, "compare", compareUsage)
 	out := fset.String("o", "", "output `DIR` for compare.md, compare.html and the overlay charts (required)")
 	maxReg := fset.String("max-regression", "", "exit 4 when a headline figure falls more than `PCT` (10% or 0.1) below the first run's")
@@ -76,18 +78,21 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := interruptError(ctx, "compare", nothingWritten); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(*out, rundir.DirPerm); err != nil {
 		return usageError("compare: -o: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return err
 	}
 	var gate *analysis.GateReport
 	if maxDrop >= 0 {
 		g := analysis.CompareGate(runs, labels, maxDrop)
 		gate = &g
 	}
-	if err := writeComparison(e, *out, runs, labels, gate); err != nil {
+	if err := writeComparison(ctx, e, *out, runs, labels, gate); err != nil {
+		if exitCode(err) == exitInterrupted {
+			return err
+		}
 		return fmt.Errorf("compare: %w", err)
 	}
 	return gateVerdict(gate, labels, *maxReg)
@@ -110,7 +115,7 @@ func readRuns(ctx context.Context, pos []string) ([]*analysis.Result, []string, 
 	runs := make([]*analysis.Result, 0, len(pos))
 	labels := make([]string, 0, len(pos))
 	for _, p := range pos {
-		if err := ctx.Err(); err != nil {
+		if err := interruptError(ctx, "compare", nothingWritten); err != nil {
 			return nil, nil, err
 		}
 		res, label, err := readRun(p)
@@ -129,12 +134,14 @@ func readRuns(ctx context.Context, pos []string) ([]*analysis.Result, []string, 
 
 // writeComparison writes into out the overlay charts, compare.json (with a gate), compare.md
 // and compare.html, prints the gate's warnings to stderr and the comparison tables to stdout.
-func writeComparison(e *env, out string, runs []*analysis.Result, labels []string, gate *analysis.GateReport) error {
-	overlays, err := plots.RenderCompare(runs, labels)
-	if err != nil {
+// Everything is rendered in memory first: once ctx is done (an interrupt) it stops between
+// charts and returns before writing any file, with exit 130.
+func writeComparison(ctx context.Context, e *env, out string, runs []*analysis.Result, labels []string, gate *analysis.GateReport) error {
+	overlays, err := plots.RenderCompareContext(ctx, runs, labels)
+	if err := interruptError(ctx, "compare", nothingWritten+" in "+out); err != nil {
 		return err
 	}
-	if err := saveCharts(out, overlays); err != nil {
+	if err != nil {
 		return err
 	}
 	var charts []string
@@ -154,27 +161,37 @@ func writeComparison(e *env, out string, runs []*analysis.Result, labels []strin
 	for _, c := range narrow {
 		svgs[c.Name+report.NarrowSuffix] = c.Data
 	}
+	var gateJSON []byte
 	if gate != nil {
-		for _, w := range gate.Warnings {
-			fmt.Fprintf(e.stderr, "kneecap compare: warning: %s\n", w)
-		}
 		b, err := json.MarshalIndent(gate.JSON(), "", "  ")
 		if err != nil {
 			return err
 		}
-		if err := rundir.WriteFileAtomic(filepath.Join(out, rundir.CompareJSONFile), append(b, '\n')); err != nil {
-			return err
-		}
+		gateJSON = append(b, '\n')
 	}
 	var md bytes.Buffer
 	if err := report.Compare(&md, runs, labels, charts, gate); err != nil {
 		return err
 	}
-	if err := rundir.WriteFileAtomic(filepath.Join(out, rundir.CompareOutput), md.Bytes()); err != nil {
-		return err
-	}
 	var page bytes.Buffer
 	if err := report.CompareHTML(&page, runs, labels, svgs, gate); err != nil {
+		return err
+	}
+	if err := interruptError(ctx, "compare", nothingWritten+" in "+out); err != nil {
+		return err
+	}
+	if err := saveCharts(out, overlays); err != nil {
+		return err
+	}
+	if gate != nil {
+		for _, w := range gate.Warnings {
+			fmt.Fprintf(e.stderr, "kneecap compare: warning: %s\n", w)
+		}
+		if err := rundir.WriteFileAtomic(filepath.Join(out, rundir.CompareJSONFile), gateJSON); err != nil {
+			return err
+		}
+	}
+	if err := rundir.WriteFileAtomic(filepath.Join(out, rundir.CompareOutput), md.Bytes()); err != nil {
 		return err
 	}
 	if err := rundir.WriteFileAtomic(filepath.Join(out, rundir.CompareHTMLFile), page.Bytes()); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
@@ -28,8 +29,9 @@ func analyzeGrid(ctx context.Context, e *env, dir string, af *analyzeFlags) erro
 	if err := grid.CheckNames(dir, cfg); err != nil {
 		return fmt.Errorf("analyze: %w", err)
 	}
+	var done []string // the scenarios re-analyzed, for an interrupt's message
 	for _, sc := range cfg.Scenarios {
-		if err := ctx.Err(); err != nil {
+		if err := interruptError(ctx, "analyze", gridLeft(done)); err != nil {
 			return err
 		}
 		sub := filepath.Join(dir, sc.Name)
@@ -42,18 +44,32 @@ func analyzeGrid(ctx context.Context, e *env, dir string, af *analyzeFlags) erro
 			return withCode(exitUsage, fmt.Errorf("analyze: scenario %s: %w", sc.Name, err))
 		}
 		res := in.Analyze(af.apply(in.Options, ctx.Done()))
-		if err := ctx.Err(); err != nil {
+		rep, err := renderReports(ctx, res)
+		if err := interruptError(ctx, "analyze", gridLeft(done)); err != nil {
+			return err
+		}
+		if err != nil {
 			return err
 		}
 		if err := writeAnalysis(sub, res); err != nil {
 			return err
 		}
-		if err := writeReports(e.quiet(), res, sub); err != nil {
+		if err := rep.write(e.quiet(), sub); err != nil {
 			return err
 		}
+		done = append(done, sc.Name)
 		fmt.Fprintf(e.stderr, "kneecap: analyze: scenario %s: %s\n", sc.Name, filepath.Join(sub, rundir.ReportHTMLFile))
 	}
 	return writeGrid(e, dir, cfg, grid.PriorReasons(dir))
+}
+
+// gridLeft says what an interrupted re-analysis of a grid left: the scenarios it rewrote
+// (whole, each file atomically) and the grid's files untouched.
+func gridLeft(done []string) string {
+	if len(done) == 0 {
+		return nothingWritten
+	}
+	return fmt.Sprintf("scenarios %s re-analyzed, the others and the grid's combined files as they were", strings.Join(done, ", "))
 }
 
 // compareGrids compares two scenario grids scenario by scenario (DESIGN §5.8): each scenario
@@ -101,10 +117,10 @@ func compareGrids(ctx context.Context, e *env, out string, dirs []string, maxDro
 			cmp.Miss(why, gate && side == 1)
 			continue
 		}
-		if err := ctx.Err(); err != nil {
+		n, err := comparePair(ctx, e, filepath.Join(out, s.Name), runs, []string{la, lb}, maxDrop, maxReg)
+		if exitCode(err) == exitInterrupted {
 			return err
 		}
-		n, err := comparePair(e, filepath.Join(out, s.Name), runs, []string{la, lb}, maxDrop, maxReg)
 		if err != nil && exitCode(err) != exitRegressed {
 			return fmt.Errorf("compare: scenario %s: %w", s.Name, err)
 		}
@@ -126,7 +142,10 @@ func compareGrids(ctx context.Context, e *env, out string, dirs []string, maxDro
 	if len(all) == 0 {
 		return usageError("compare: %s and %s have no analyzed scenario in common", dirs[0], dirs[1])
 	}
-	if err := writeComparison(e, out, all, allLabels, nil); err != nil {
+	if err := writeComparison(ctx, e, out, all, allLabels, nil); err != nil {
+		if exitCode(err) == exitInterrupted {
+			return err
+		}
 		return fmt.Errorf("compare: %w", err)
 	}
 	if err := cmp.Write(out, gate); err != nil {
@@ -144,8 +163,9 @@ func compareGrids(ctx context.Context, e *env, out string, dirs []string, maxDro
 }
 
 // comparePair writes the comparison of one scenario's two runs into sub (with the gate when
-// maxDrop ≥ 0) and returns its number of regressions and gateVerdict's error.
-func comparePair(e *env, sub string, runs []*analysis.Result, labels []string, maxDrop float64, maxReg string) (int, error) {
+// maxDrop ≥ 0) and returns its number of regressions and gateVerdict's error; an interrupt
+// (ctx) ends it before anything is written, with exit 130.
+func comparePair(ctx context.Context, e *env, sub string, runs []*analysis.Result, labels []string, maxDrop float64, maxReg string) (int, error) {
 	var gate *analysis.GateReport
 	if maxDrop >= 0 {
 		g := analysis.CompareGate(runs, labels, maxDrop)
@@ -154,7 +174,7 @@ func comparePair(e *env, sub string, runs []*analysis.Result, labels []string, m
 	if err := os.MkdirAll(sub, rundir.DirPerm); err != nil {
 		return 0, usageError("compare: -o: %w", err)
 	}
-	if err := writeComparison(e.quiet(), sub, runs, labels, gate); err != nil {
+	if err := writeComparison(ctx, e.quiet(), sub, runs, labels, gate); err != nil {
 		return 0, err
 	}
 	if gate == nil {

@@ -129,11 +129,15 @@ func main() {
 }
 
 // interruptMessage is the line main prints at the first SIGINT/SIGTERM. A sweep stops
-// issuing and drains, and a second signal cancels the requests in flight; `kneecap sim` is a
-// server, for which a signal is the normal way to stop (exit 0).
+// issuing and drains, and a second signal cancels the requests in flight; analyze, compare
+// and merge end at once; `kneecap sim` is a server, for which a signal is the normal way to
+// stop (exit 0).
 func interruptMessage(args []string) string {
 	if len(args) > 0 && args[0] == "sim" {
 		return "kneecap sim: stopping"
+	}
+	if len(args) > 0 && (args[0] == "analyze" || args[0] == "compare" || args[0] == "merge") {
+		return "kneecap: interrupted: stopping" // nothing in flight: they end at once
 	}
 	return "kneecap: interrupted: stopping (interrupt again to cancel in-flight requests)"
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,6 +24,8 @@ const mergeUsage = "SHARD_DIR... -o DIR\n\n" +
 // different sweeps, or an unreadable directory is a usage error (exit 2) naming the
 // directories; DIR must not hold a run.
 func cmdMerge(ctx context.Context, e *env, args []string) error {
+	ctx, release := untilInterrupt(ctx, e)
+	defer release()
 	fset := newFlagSet(e, "merge", mergeUsage)
 	out := fset.String("o", "", "results `DIR` for the merged sweep (required)")
 	pos, err := parseArgs(fset, args)
@@ -42,15 +43,9 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 			return usageError("merge: %w", err)
 		}
 	}
-	interrupted := func() error {
-		if ctx.Err() != nil || e.interrupt.Err() != nil {
-			return withCode(exitInterrupted, errors.New("merge interrupted: nothing written"))
-		}
-		return nil
-	}
 	parts := make([]*rundir.Run, 0, len(pos))
 	for _, p := range pos {
-		if err := interrupted(); err != nil {
+		if err := interruptError(ctx, "merge", nothingWritten); err != nil {
 			return err
 		}
 		res, err := rundir.Read(p)
@@ -65,7 +60,10 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 		}
 		parts = append(parts, res)
 	}
-	merged, warnings, err := rundir.Merge(parts)
+	merged, warnings, err := rundir.Merge(ctx, parts)
+	if err := interruptError(ctx, "merge", nothingWritten); err != nil {
+		return err
+	}
 	if err != nil {
 		for _, p := range config.Problems(err) {
 			fmt.Fprintf(e.stderr, "kneecap: merge: %s\n", strings.TrimPrefix(p, "merge: "))
@@ -75,9 +73,6 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 	for _, w := range warnings {
 		fmt.Fprintf(e.stderr, "kneecap: merge: warning: %s\n", w)
 	}
-	if err := interrupted(); err != nil {
-		return err
-	}
 	if _, err := rundir.CheckWritable(*out, "choose another -o"); err != nil {
 		return usageError("merge: %w", err)
 	}
@@ -86,5 +81,10 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, "kneecap: merged %d shards (%d levels, %d requests) into %s\n",
 		merged.Shards, len(merged.Levels), len(merged.Records()), *out)
-	return afterSweep(e, *out)
+	err = afterSweep(ctx, e, *out)
+	left := fmt.Sprintf("%s holds the merged run; its analysis and reports were not written (kneecap analyze %s writes them)", *out, *out)
+	if ierr := interruptError(ctx, "merge", left); ierr != nil {
+		return ierr
+	}
+	return err
 }

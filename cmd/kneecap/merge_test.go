@@ -215,6 +215,25 @@ func checkMergeRefusals(t *testing.T, out string, dirs []string, tmp string) {
 	if _, err := os.Stat(filepath.Join(tmp, "cut")); err == nil {
 		t.Error("an interrupted merge created its output directory")
 	}
+	// An interrupt once the merged run is written, during its analysis: exit 130 at once, the
+	// merged run whole, and no analysis or report half-written (kneecap analyze writes them).
+	ictx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	e, _, stderr := testEnv()
+	e.interrupt, e.stderr = ictx, cancelOn{w: stderr, sub: "kneecap: merged ", cancel: cancel}
+	late := filepath.Join(tmp, "late")
+	if err := run(context.Background(), e, []string{"merge", dirs[0], dirs[1], "-o", late}); exitCode(err) != exitInterrupted ||
+		!strings.Contains(errString(err), "holds the merged run; its analysis and reports were not written") {
+		t.Errorf("merge interrupted during its analysis: exit %d (%v), want %d", exitCode(err), err, exitInterrupted)
+	}
+	if res, err := rundir.Read(late); err != nil || len(res.Levels) == 0 {
+		t.Errorf("the merged run interrupted during its analysis: %v", err)
+	}
+	for _, f := range []string{rundir.AnalysisFile, rundir.ReportHTMLFile, "throughput.svg"} {
+		if _, err := os.Stat(filepath.Join(late, f)); err == nil {
+			t.Errorf("merge interrupted during its analysis wrote %s", f)
+		}
+	}
 	// Nor can one process resume the merged sweep.
 	e, _, _ = testEnv()
 	if err := run(context.Background(), e, []string{"sweep", "--resume", out}); exitCode(err) != exitUsage || !strings.Contains(errString(err), "merges 2 shards") {

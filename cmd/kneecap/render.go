@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -33,17 +34,35 @@ func writeAnalysis(dir string, res *analysis.Result) error {
 }
 
 // writeReports renders the charts of res and saves them into outDir (every chart as PNG and
-// SVG), writes report.md and the self-contained report.html, with the SVGs and their narrow
-// renderings (shown on a phone) inlined, there
-// (each file atomically: temporary file, then rename), and prints the console summary to
-// e.stdout.
+// SVG), writes report.md and the self-contained report.html there (each file atomically:
+// temporary file, then rename), and prints the console summary to e.stdout. Nothing interrupts it (a sweep writes what it measured); analyze renders with
+// renderReports under its interrupt.
 func writeReports(e *env, res *analysis.Result, outDir string) error {
-	charts, err := plots.RenderAll(res)
+	r, err := renderReports(context.Background(), res)
 	if err != nil {
-		return fmt.Errorf("render: charts: %w", err)
+		return err
 	}
-	if err := saveCharts(outDir, charts); err != nil {
-		return fmt.Errorf("render: charts: %w", err)
+	return r.write(e, outDir)
+}
+
+// reports are the charts and reports of a run rendered in memory (renderReports), written
+// together by write.
+type reports struct {
+	res      *analysis.Result
+	charts   []plots.File
+	md, html []byte
+}
+
+// renderReports renders the charts of res (every chart as PNG and SVG), report.md and the
+// self-contained report.html, with the SVGs and their narrow renderings inlined, in memory. Once ctx is done (an
+// interrupt) it stops between charts and returns ctx's error.
+func renderReports(ctx context.Context, res *analysis.Result) (*reports, error) {
+	charts, err := plots.RenderAllContext(ctx, res)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("render: charts: %w", err)
 	}
 	var pngs []string
 	svgs := map[string][]byte{}
@@ -58,7 +77,7 @@ func writeReports(e *env, res *analysis.Result, outDir string) error {
 	// report.html shows each chart's narrow rendering on a phone; it is no file of its own.
 	narrow, err := plots.RenderNarrow(res)
 	if err != nil {
-		return fmt.Errorf("render: charts: %w", err)
+		return nil, fmt.Errorf("render: charts: %w", err)
 	}
 	for _, c := range narrow {
 		svgs[c.Name+report.NarrowSuffix] = c.Data
@@ -69,23 +88,32 @@ func writeReports(e *env, res *analysis.Result, outDir string) error {
 	}
 	var md bytes.Buffer
 	if err := report.Markdown(&md, res, pngs); err != nil {
-		return fmt.Errorf("render: %w", err)
-	}
-	if err := rundir.WriteFileAtomic(filepath.Join(outDir, rundir.ReportFile), md.Bytes()); err != nil {
-		return fmt.Errorf("render: %w", err)
+		return nil, fmt.Errorf("render: %w", err)
 	}
 	var html bytes.Buffer
 	if err := report.HTML(&html, res, svgs); err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	return &reports{res: res, charts: charts, md: md.Bytes(), html: html.Bytes()}, nil
+}
+
+// write saves the charts, report.md and report.html into outDir, each atomically, and prints
+// the console summary to e.stdout.
+func (r *reports) write(e *env, outDir string) error {
+	if err := saveCharts(outDir, r.charts); err != nil {
+		return fmt.Errorf("render: charts: %w", err)
+	}
+	if err := rundir.WriteFileAtomic(filepath.Join(outDir, rundir.ReportFile), r.md); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
-	if err := rundir.WriteFileAtomic(filepath.Join(outDir, rundir.ReportHTMLFile), html.Bytes()); err != nil {
+	if err := rundir.WriteFileAtomic(filepath.Join(outDir, rundir.ReportHTMLFile), r.html); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
 	opts := report.ConsoleOptions{Wide: e.wide}
 	if e.stdoutTTY {
 		opts.Width = e.columns() // prose wrapped to the terminal; files and pipes get one line a sentence
 	}
-	if err := report.ConsoleWith(e.stdout, res, opts); err != nil {
+	if err := report.ConsoleWith(e.stdout, r.res, opts); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
 	fmt.Fprintf(e.stdout, "\nreport: %s\n", filepath.Join(outDir, rundir.ReportHTMLFile))

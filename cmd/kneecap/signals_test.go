@@ -7,8 +7,10 @@ package main
 // directory (never a sleep for synchronisation) and send real signals.
 
 import (
+	"bufio"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -240,4 +242,58 @@ func countServerSamples(t *testing.T, dir string, before int64) int {
 		}
 	}
 	return n
+}
+
+// TestSIGINTEndsAnalyze: the real binary, a real SIGINT once analyze has read its input
+// (--bootstrap 100000: minutes of resampling on two cores): exit 130 within the deadline,
+// "nothing written", no output directory (before: it ran on through SIGINT and SIGTERM).
+func TestSIGINTEndsAnalyze(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "analysis")
+	cmd := kneecapCommand(t, "analyze", filepath.Join("..", "..", "examples", "sample-run"), "-o", out, "--bootstrap", "100000")
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		select {
+		case <-done:
+		default:
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	var stderr strings.Builder
+	lines := bufio.NewScanner(pipe)
+	for lines.Scan() { // ends at the process's exit at the latest
+		stderr.WriteString(lines.Text() + "\n")
+		if strings.Contains(lines.Text(), "analyzing its summary.csv") {
+			break
+		}
+	}
+	if err := syscall.Kill(cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for lines.Scan() {
+			stderr.WriteString(lines.Text() + "\n")
+		}
+		_ = cmd.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(deadline):
+		t.Fatalf("analyze did not exit within %v of SIGINT", deadline)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || !strings.Contains(stderr.String(), "analyze interrupted: nothing written") {
+		t.Errorf("exit %d, want %d, nothing written\nstderr:\n%s", code, exitInterrupted, stderr.String())
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("an interrupted analyze created %s", out)
+	}
 }

@@ -229,7 +229,7 @@ func runSweep(ctx context.Context, e *env, fl *sweepFlags, s *launch.Sweep) (err
 		return shardDone(e, s.Cfg.Shard, out, s.Dir.Path())
 	}
 	// Also after a hard stop (ctx cancelled): what was measured is analyzed and written.
-	if err := afterSweep(e, s.Dir.Path()); err != nil {
+	if err := afterSweep(context.Background(), e, s.Dir.Path()); err != nil { // it writes what was measured
 		return err
 	}
 	if err := printAnalysis(stdout, fl.format, s.Dir.Path()); err != nil {
@@ -286,18 +286,29 @@ func shardDone(e *env, shard config.ShardConfig, out sweep.Outcome, dir string) 
 // afterSweep runs once the sweep has ended (also after an interrupt): it reads the results
 // directory back, analyzes it exactly as `kneecap analyze DIR` would, and writes
 // analysis.json, summary.csv, the charts and the reports into it, then prints the answer.
-func afterSweep(e *env, dirPath string) error {
+// Once ctx is done (merge's interrupt) it stops before writing any of them and returns ctx's
+// error.
+func afterSweep(ctx context.Context, e *env, dirPath string) error {
 	res, err := rundir.Read(dirPath)
 	if err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
 	fmt.Fprintf(e.stdout, "%s: model %s at %s, %d levels, stopped: %s\n\n",
 		strings.TrimSpace("kneecap sweep "+res.Config.Name), res.Config.Target.Model, res.Endpoint, len(res.Levels), res.StopReason)
-	result := summary.FromResults(res).Analyze(res.Config.AnalysisOptions())
+	opts := res.Config.AnalysisOptions()
+	opts.Stop = ctx.Done()
+	result := summary.FromResults(res).Analyze(opts)
+	rep, err := renderReports(ctx, result)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		return err
+	}
 	if err := writeAnalysis(dirPath, result); err != nil {
 		return err
 	}
-	if err := writeReports(e, result, dirPath); err != nil {
+	if err := rep.write(e, dirPath); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "results: %s\n", dirPath)

@@ -58,7 +58,7 @@ func (s *Sweep) recordServer(ctx context.Context, t *Target, tool string) (*reco
 
 // maxTokensPerChunk is the bound of tokens in one content chunk that usage is checked
 // against (DESIGN §7): 4 × the tokens per chunk the configuration declares, else the server's
-// info (what a resumed run recorded first), else 0 (the client's default).
+// info (what a resumed run recorded first), else the default (record.TokensPerChunkBound).
 func maxTokensPerChunk(declared int, info *record.ServerInfo, done *rundir.Run) int {
 	if declared <= 0 && done != nil && done.Server != nil {
 		declared = done.Server.TokensPerChunk()
@@ -66,7 +66,7 @@ func maxTokensPerChunk(declared int, info *record.ServerInfo, done *rundir.Run) 
 	if declared <= 0 {
 		declared = info.TokensPerChunk()
 	}
-	return 4 * declared
+	return record.TokensPerChunkBound(declared)
 }
 
 // startScraper starts scraping the server's Prometheus metrics for the whole sweep when the

@@ -11,8 +11,8 @@ import (
 )
 
 // TestMaxTokensPerChunk: usage is checked against 4 × the tokens per chunk the configuration
-// declares, else the server's info (the first a resumed run recorded), else the client's
-// default (0 here).
+// declares, else the server's info (the first a resumed run recorded), else the default
+// (record.DefaultTokensPerChunk).
 func TestMaxTokensPerChunk(t *testing.T) {
 	sglang := &record.ServerInfo{Engine: "SGLang", Settings: map[string]string{"stream_interval": "2"}}
 	resumed := &rundir.Run{Server: &record.ServerInfo{Engine: "SGLang", Settings: map[string]string{"stream_interval": "3"}}}
@@ -25,7 +25,7 @@ func TestMaxTokensPerChunk(t *testing.T) {
 		{0, sglang, nil, 8},
 		{5, sglang, nil, 20},
 		{0, sglang, resumed, 12},
-		{0, nil, nil, 0},
+		{0, nil, nil, record.DefaultTokensPerChunk},
 	} {
 		if got := maxTokensPerChunk(tc.declared, tc.info, tc.done); got != tc.want {
 			t.Errorf("maxTokensPerChunk(%d, %v, %v) = %d, want %d", tc.declared, tc.info, tc.done, got, tc.want)

@@ -117,6 +117,12 @@ func TestUsagePlausibility(t *testing.T) {
 			if rec.RequestedPromptTokens != 4 || rec.RequestedOutputTokens != tt.maxTokens {
 				t.Errorf("requested %d/%d, want 4/%d", rec.RequestedPromptTokens, rec.RequestedOutputTokens, tt.maxTokens)
 			}
+			// One set of rules: the record read back by analyze passes them unchanged.
+			again := rec
+			if note := again.Recheck(DefaultMaxTokensPerChunk); note != "" || again.OutputTokens != rec.OutputTokens ||
+				again.TokensSource != rec.TokensSource || again.PromptTokens != rec.PromptTokens || again.ReasoningTokens != rec.ReasoningTokens {
+				t.Errorf("read back: %q, out %d (%s) prompt %d reasoning %d", note, again.OutputTokens, again.TokensSource, again.PromptTokens, again.ReasoningTokens)
+			}
 		})
 	}
 }
