@@ -50,7 +50,8 @@ func BusyInWindow(rec *Record, w0, w1 int64) int64 {
 // (from 1) at the last kept offset + j × SumUS ÷ n (all at the last kept offset when SumUS is
 // not positive). A record without Chunks has its OutputTokens tokens arrive evenly spaced
 // from Sent+TTFT to Sent+E2E (all at Sent+TTFT when there is one or the two coincide); one
-// without content (TTFT 0) has none. Records of every status count: their tokens did arrive.
+// without content (TTFT 0) has none. Records of every status count: their tokens did arrive;
+// but for a stream cut as overlong, whose tokens are not believed (Record.TokensBelieved).
 // An embeddings record (Inputs > 0) has no output: its tokens are its PromptTokens, all at
 // its answer's arrival (Done), when it succeeded.
 // It returns 0 when slices is empty or the window is.
@@ -60,6 +61,9 @@ func TokensInWindow(rec *Record, w0, w1 int64, slices []float64) float64 {
 		return 0
 	}
 	// Offsets from w0 keep float64 exact to the nanosecond (Unix nanoseconds are not).
+	if !rec.TokensBelieved() {
+		return 0
+	}
 	sp := spread{span: float64(w1 - w0), slices: slices}
 	sp.sliceNS = sp.span / float64(n)
 	if rec.Inputs > 0 {
