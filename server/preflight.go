@@ -80,6 +80,8 @@ type UnreachableError struct {
 	// no complete answer in time (a timeout, or the preflight's own bound) or streamed past
 	// its max_tokens (overlong): one a sweep can measure and record (DESIGN §3.1).
 	Hung bool
+	// Waited reports that the preflight's own bound ran out (timeout, or ctx's deadline).
+	Waited bool
 }
 
 func (e *UnreachableError) Error() string { return e.Cause }
@@ -105,7 +107,7 @@ func RunPreflight(ctx context.Context, client record.Client, model string, timeo
 		}
 	}
 	if merr != nil && pctx.Err() != nil {
-		return Preflight{}, &UnreachableError{Cause: fmt.Sprintf("no answer within %s (%v)", timeout, merr)}
+		return Preflight{}, &UnreachableError{Cause: fmt.Sprintf("no answer within %s (%v)", timeout, merr), Waited: true}
 	}
 	req := record.Request{Prompt: "Reply with one word: ok", PromptTokens: 6, MaxTokens: 2}
 	var rec record.Record
@@ -125,9 +127,10 @@ func RunPreflight(ctx context.Context, client record.Client, model string, timeo
 			cause = string(rec.ErrorClass) + ": " + cause
 		}
 		// Cut by timeout's bound or ctx's deadline (the answer budget), not an interrupt.
-		hung := rec.ErrorClass == record.ErrTimeout || rec.ErrorClass == record.ErrOverlong ||
-			rec.Status == record.StatusCancelled && pctx.Err() != nil && !errors.Is(ctx.Err(), context.Canceled)
-		return Preflight{}, &UnreachableError{Cause: strings.ReplaceAll(cause, "\n", " "), Hung: hung && merr == nil && len(models) > 0}
+		waited := rec.Status == record.StatusCancelled && pctx.Err() != nil && !errors.Is(ctx.Err(), context.Canceled)
+		hung := waited || rec.ErrorClass == record.ErrTimeout || rec.ErrorClass == record.ErrOverlong
+		return Preflight{}, &UnreachableError{Cause: strings.ReplaceAll(cause, "\n", " "),
+			Hung: hung && merr == nil && len(models) > 0, Waited: waited}
 	}
 	return Preflight{TTFT: rec.TTFT, E2E: rec.E2E, OutputTokens: rec.OutputTokens, ModelsErr: merr}, nil
 }

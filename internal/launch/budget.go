@@ -32,7 +32,7 @@ func (s *Sweep) probesContext(ctx context.Context) (context.Context, context.Can
 }
 
 // preflightTimeout is the preflight's bound: timeout, or what is left of the waits before the
-// first level when that is less, and the name of the bound for a message.
+// first level when that is less, and how a message names the bound and the budget.
 func (s *Sweep) preflightTimeout(timeout time.Duration) (time.Duration, string) {
 	b := s.budget
 	if b == nil {
@@ -41,7 +41,7 @@ func (s *Sweep) preflightTimeout(timeout time.Duration) (time.Duration, string) 
 	if left := time.Until(b.Probes()); left < timeout {
 		return max(left, 0), fmt.Sprintf(" (half of %s)", b)
 	}
-	return timeout, ""
+	return timeout, fmt.Sprintf(" (the preflight's bound, within %s)", b)
 }
 
 // levelBudget is the answer budget the sweep's first level carries: none on a shard, whose

@@ -176,8 +176,10 @@ func (s *Sweep) preflight(ctx context.Context, t *Target) error {
 		fmt.Fprintf(s.Log, "kneecap: warning: preflight: %s lists the model but the probe request failed (%v): sweeping anyway to record it\n",
 			redact.URL(t.Endpoint), err)
 		return nil
-	case err != nil:
+	case errors.As(err, &down) && down.Waited:
 		return exit.With(exit.Unreachable, fmt.Errorf("sweep: preflight: %s: %v%s", redact.URL(t.Endpoint), err, bound))
+	case err != nil:
+		return exit.With(exit.Unreachable, fmt.Errorf("sweep: preflight: %s: %v", redact.URL(t.Endpoint), err))
 	}
 	t.client.SetPace(pf.Pace())
 	if pf.ModelsErr != nil {
