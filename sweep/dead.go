@@ -25,6 +25,11 @@ const (
 // level may fail to connect before the server is declared unreachable.
 const DefaultUnreachableAfter = 10 * time.Second
 
+// budgetDrain bounds the drain of a level the answer budget ended: its requests' own watches
+// cut every one of them at the budget's deadline, so the drain waits for their records
+// (classified timeout) rather than cancelling them.
+const budgetDrain = time.Second
+
 // InterruptDrainTimeout bounds the drain once an interrupt has come (during the load or the
 // drain itself), whatever drain_timeout says: the operator wants the sweep to stop.
 const InterruptDrainTimeout = 5 * time.Second
@@ -141,6 +146,7 @@ func (l *level) dead() (levelEnd, string) {
 		return endSilent, fmt.Sprintf("%s timed out and none was answered (%s)", first, *h.firstTimeout.Load())
 	}
 	if b := l.budget; b != nil && b.Spent(time.Now()) {
+		l.budgetSpent = true
 		return endSilent, fmt.Sprintf("no request was answered within %s: the preflight, the prompt sizing and this level waited %s for a first token",
 			b, time.Since(b.Start).Round(100*time.Millisecond))
 	}

@@ -114,8 +114,9 @@ type level struct {
 	unreachableAfter time.Duration
 	deadWhy          string
 	// budget is the sweep's answer budget on its first level (nil on the others, or none):
-	// every request carries it until one answers.
-	budget *record.AnswerBudget
+	// every request carries it until one answers; budgetSpent says it ended the level.
+	budget      *record.AnswerBudget
+	budgetSpent bool
 	// cancelledAt says when the drain cancels what is still in flight, for the level's note.
 	cancelledAt string
 }
@@ -164,6 +165,9 @@ func runLevel(ctx context.Context, sig levelSignals, p *Plan, client record.Clie
 	if end.dead() {
 		l.note("%s", l.deadWhy)
 		deadline, l.cancelledAt = now, "when the level ended"
+		if l.budgetSpent {
+			deadline = now.Add(budgetDrain)
+		}
 	}
 	timedOut := l.drain(deadline, sig.interrupt)
 	records := l.finish(end, timedOut, cs)
