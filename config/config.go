@@ -75,6 +75,9 @@ type TargetConfig struct {
 	// StallTimeout bounds the gap between two chunks of a stream after its first token;
 	// 0 = off. A request it ends is class timeout.
 	StallTimeout time.Duration `yaml:"stall_timeout"`
+	// AnswerBudget bounds every wait before the server first answers (DESIGN §3.6): the
+	// preflight, the prompt sizing and the first level share it; 0 = off.
+	AnswerBudget time.Duration `yaml:"answer_budget"`
 	// ExtraBody is merged into every request's JSON body.
 	ExtraBody map[string]any `yaml:"extra_body"`
 	// Headers are HTTP headers (name: value) sent on every request to the target's origin
@@ -150,9 +153,13 @@ func (s ShardConfig) Start() (time.Time, error) {
 // String formats the shard as "i/N".
 func (s ShardConfig) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 
+// DefaultAnswerBudget is target.answer_budget's default: a server that never answers ends the
+// sweep within it.
+const DefaultAnswerBudget = 90 * time.Second
+
 // Default returns the configuration every file is decoded over (DESIGN §9): chat API,
 // key from OPENAI_API_KEY, 10 min request timeout, 60 s to the first token, 30 s of stall
-// between chunks, 512 input / 128 output tokens (fixed, with
+// between chunks, 90 s for the server to first answer, 512 input / 128 output tokens (fixed, with
 // ignore_eos) sized in the server's tokens (prompt_sizing auto), levels 1, 2, 4 … 256 (a rate
 // sweep: Poisson arrivals, at most 4,096 requests in flight), every stop rule on (a rate sweep
 // stops after 2 levels that did not sustain their rate), SLO TTFT p95 ≤ 2 s and TPOT p95 ≤ 50 ms, knee gain 10%, server metrics every
@@ -167,6 +174,7 @@ func Default() Config {
 			RequestTimeout: 10 * time.Minute,
 			TTFTTimeout:    60 * time.Second,
 			StallTimeout:   30 * time.Second,
+			AnswerBudget:   DefaultAnswerBudget,
 		},
 		Simulator: sim.Config{Profile: "demo"},
 		Workload: workload.WorkloadConfig{

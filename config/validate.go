@@ -98,6 +98,8 @@ func (v *validation) target() {
 	v.atMost("target.request_timeout", t.RequestTimeout, maxPhase)
 	v.atMost("target.ttft_timeout", t.TTFTTimeout, maxPhase)
 	v.atMost("target.stall_timeout", t.StallTimeout, maxPhase)
+	v.nonNegative("target.answer_budget", t.AnswerBudget)
+	v.atMost("target.answer_budget", t.AnswerBudget, maxPhase)
 	if t.TokensPerChunk < 0 {
 		v.bad("target.tokens_per_chunk", "is %d: must be ≥ 0 (0 = as the server says, else unknown)", t.TokensPerChunk)
 	}

@@ -50,6 +50,10 @@ type Request struct {
 	// Cancel closes the stream early, as a user who leaves mid-answer does
 	// (workload.cancel); nil reads it to its end.
 	Cancel *Cancel
+	// Budget is the sweep's answer budget, carried by the first level's requests (nil: none):
+	// a request that has streamed no content at its Deadline, while no request carrying it
+	// has, is cut (class timeout), and its first content chunk answers it.
+	Budget *AnswerBudget
 }
 
 // Cancel says when the client closes a stream early: after AfterTokens content chunks, or

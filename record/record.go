@@ -45,6 +45,10 @@ const (
 	// ErrUserCancel: the workload closed the stream early on purpose (workload.cancel), as a
 	// user who leaves mid-answer; Status is cancelled, and it is no error: its tokens count.
 	ErrUserCancel ErrorClass = "user_cancel"
+	// ErrOverlong: the stream ran past its bound — more content chunks than its max_tokens
+	// (an honest server sends at most one a token), or longer than its max_tokens at the
+	// preflight's pace allow — and was cut; its tokens are not believed (a failure: CountsTokens).
+	ErrOverlong ErrorClass = "overlong"
 )
 
 // MaxTokens is the largest token count kneecap asks for or believes, for a prompt or an

@@ -51,10 +51,10 @@ func BusyInWindow(rec *Record, w0, w1 int64) int64 {
 // not positive). A record without Chunks has its OutputTokens tokens arrive evenly spaced
 // from Sent+TTFT to Sent+E2E (all at Sent+TTFT when there is one or the two coincide); one
 // without content (TTFT 0) has none. Only the records that CountsTokens count: a failed
-// request's tokens are not believed, whatever arrived before it failed; a cancelled one's
-// (at the drain, or by its user) did arrive and count. An embeddings record (Inputs > 0) has
-// no output: its tokens are its PromptTokens, all at its answer's arrival (Done), when it
-// succeeded.
+// request's tokens are not believed, whatever arrived before it failed (a stream cut as
+// overlong among them); a cancelled one's (at the drain, or by its user) did arrive and count.
+// An embeddings record (Inputs > 0) has no output: its tokens are its PromptTokens, all at its
+// answer's arrival (Done), when it succeeded.
 // It returns 0 when slices is empty or the window is.
 func TokensInWindow(rec *Record, w0, w1 int64, slices []float64) float64 {
 	n := len(slices)

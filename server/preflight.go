@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -75,6 +76,12 @@ func servedList(served []string) string {
 // request, or answered it with a failure: Cause says why, on one line.
 type UnreachableError struct {
 	Cause string
+	// Hung reports a server that listed every model configured and took the probe but gave
+	// no complete answer in time (a timeout, or the preflight's own bound) or streamed past
+	// its max_tokens (overlong): one a sweep can measure and record (DESIGN §3.1).
+	Hung bool
+	// Waited reports that the preflight's own bound ran out (timeout, or ctx's deadline).
+	Waited bool
 }
 
 func (e *UnreachableError) Error() string { return e.Cause }
@@ -100,7 +107,7 @@ func RunPreflight(ctx context.Context, client record.Client, model string, timeo
 		}
 	}
 	if merr != nil && pctx.Err() != nil {
-		return Preflight{}, &UnreachableError{Cause: fmt.Sprintf("no answer within %s (%v)", timeout, merr)}
+		return Preflight{}, &UnreachableError{Cause: fmt.Sprintf("no answer within %s (%v)", timeout, merr), Waited: true}
 	}
 	req := record.Request{Prompt: "Reply with one word: ok", PromptTokens: 6, MaxTokens: 2}
 	var rec record.Record
@@ -119,7 +126,11 @@ func RunPreflight(ctx context.Context, client record.Client, model string, timeo
 		if rec.ErrorClass != "" {
 			cause = string(rec.ErrorClass) + ": " + cause
 		}
-		return Preflight{}, &UnreachableError{Cause: strings.ReplaceAll(cause, "\n", " ")}
+		// Cut by timeout's bound or ctx's deadline (the answer budget), not an interrupt.
+		waited := rec.Status == record.StatusCancelled && pctx.Err() != nil && !errors.Is(ctx.Err(), context.Canceled)
+		hung := waited || rec.ErrorClass == record.ErrTimeout || rec.ErrorClass == record.ErrOverlong
+		return Preflight{}, &UnreachableError{Cause: strings.ReplaceAll(cause, "\n", " "),
+			Hung: hung && merr == nil && len(models) > 0, Waited: waited}
 	}
 	return Preflight{TTFT: rec.TTFT, E2E: rec.E2E, OutputTokens: rec.OutputTokens, ModelsErr: merr}, nil
 }
@@ -132,8 +143,19 @@ func (p Preflight) RequestE2E(outputTokens float64) time.Duration {
 	if p.OutputTokens < 2 || !(outputTokens > 1) || p.E2E < p.TTFT {
 		return p.E2E
 	}
-	perToken := float64(p.E2E-p.TTFT) / float64(p.OutputTokens-1)
-	return p.TTFT + time.Duration(perToken*(outputTokens-1))
+	return p.TTFT + time.Duration(p.perToken()*(outputTokens-1))
+}
+
+// perToken is the probe's time per output token, (E2E − TTFT) ÷ (N_out − 1), in nanoseconds.
+func (p Preflight) perToken() float64 { return float64(p.E2E-p.TTFT) / float64(p.OutputTokens-1) }
+
+// Pace is the probe's time per output token after its first (perToken); 0 when it had a single
+// token. It bounds each stream's time (DESIGN §3.6).
+func (p Preflight) Pace() time.Duration {
+	if p.OutputTokens < 2 || p.E2E < p.TTFT {
+		return 0
+	}
+	return time.Duration(p.perToken())
 }
 
 // WindowCheck is the preflight's sanity check of a plan (DESIGN §3.1): can its smallest level

@@ -25,6 +25,11 @@ const (
 // level may fail to connect before the server is declared unreachable.
 const DefaultUnreachableAfter = 10 * time.Second
 
+// budgetDrain bounds the drain of a level the answer budget ended: its requests' own watches
+// cut every one of them at the budget's deadline, so the drain waits for their records
+// (classified timeout) rather than cancelling them.
+const budgetDrain = time.Second
+
 // InterruptDrainTimeout bounds the drain once an interrupt has come (during the load or the
 // drain itself), whatever drain_timeout says: the operator wants the sweep to stop.
 const InterruptDrainTimeout = 5 * time.Second
@@ -34,8 +39,12 @@ const InterruptDrainTimeout = 5 * time.Second
 const (
 	// StopUnreachable: no request of a level could connect for Plan.UnreachableAfter.
 	StopUnreachable = "server unreachable"
-	// StopSilent: every worker's first request of a level timed out and none was answered.
+	// StopSilent: every worker's first request of a level timed out and none was answered,
+	// or the answer budget ran out on the first level before any was (DESIGN §3.6).
 	StopSilent = "no answer"
+	// StopOverlong: every worker's first request of a level streamed past its max_tokens
+	// (class overlong) and none was answered within it: the server ignores max_tokens.
+	StopOverlong = "overlong streams"
 )
 
 // failureBackoff is a worker's pause after its n-th consecutive failed request (0 for n ≤ 0):
@@ -60,6 +69,10 @@ type health struct {
 	answered      atomic.Bool            // a request of the level succeeded
 	firstTimeouts atomic.Int64           // workers whose first request (seq 0) timed out
 	firstTimeout  atomic.Pointer[string] // the message of the first of them
+	// firstOverlongs counts the workers whose first request streamed past its max_tokens,
+	// firstOverlong the message of the first of them.
+	firstOverlongs atomic.Int64
+	firstOverlong  atomic.Pointer[string]
 	// rateDown is, on a rate level, the end (Unix ns) of the first connect error of the
 	// level's current run of them, 0 when none: the level's health is the level's, not a
 	// slot's, since each arrival may take a slot that never sent a request (rateEnded).
@@ -84,6 +97,10 @@ func (h *health) ended(r *record.Record, first bool) {
 		msg := r.Error
 		h.firstTimeout.CompareAndSwap(nil, &msg)
 		h.firstTimeouts.Add(1)
+	case r.ErrorClass == record.ErrOverlong && first:
+		msg := r.Error
+		h.firstOverlong.CompareAndSwap(nil, &msg)
+		h.firstOverlongs.Add(1)
 	}
 }
 
@@ -112,7 +129,9 @@ func (h *health) add(r *record.Record) {
 // level's account of why: unreachable when no worker's request has connected for
 // unreachableAfter, silent when every worker's first request (a rate level's first silentN
 // arrivals) timed out and none of the level's requests succeeded — in warmup or after it:
-// a rate level's warmup ends at its first completed request, which may be the first timeout.
+// a rate level's warmup ends at its first completed request, which may be the first timeout —
+// or when the answer budget ran out on the first level before any request answered; overlong
+// when every worker's first request streamed past its max_tokens and none succeeded.
 func (l *level) dead() (levelEnd, string) {
 	h := &l.health
 	who, first := "every worker's requests", "every worker's first request"
@@ -125,6 +144,16 @@ func (l *level) dead() (levelEnd, string) {
 	}
 	if l.silentN > 0 && h.firstTimeouts.Load() >= l.silentN && !h.answered.Load() {
 		return endSilent, fmt.Sprintf("%s timed out and none was answered (%s)", first, *h.firstTimeout.Load())
+	}
+	if b := l.budget; b != nil && b.Spent(time.Now()) {
+		l.budgetSpent = true
+		return endSilent, fmt.Sprintf("no request was answered within %s: the preflight, the prompt sizing and this level waited %s for a first token",
+			b, time.Since(b.Start).Round(100*time.Millisecond))
+	}
+	if l.silentN > 0 && h.firstOverlongs.Load() >= l.silentN && !h.answered.Load() {
+		return endOverlong, fmt.Sprintf("%s streamed past max_tokens and none ended within it (%s). "+
+			"Make the server honour max_tokens (a proxy in front of it may drop the field; target.extra_body can send the one it reads, such as max_completion_tokens), then run again",
+			first, *h.firstOverlong.Load())
 	}
 	return endNormal, ""
 }

@@ -38,8 +38,9 @@ type Outcome struct {
 	// Unreachable reports a stop because no request of a level could connect for
 	// Plan.UnreachableAfter (StopUnreachable); Silent one because every worker's first
 	// request of a level timed out unanswered (StopSilent). The level that found it is the
-	// last of Levels.
-	Unreachable, Silent bool
+	// last of Levels. Overlong reports a stop because every worker's first request of a level
+	// streamed past its max_tokens (StopOverlong).
+	Unreachable, Silent, Overlong bool
 }
 
 // Validate reports every problem of the plan at once (nil when it can run).
@@ -383,7 +384,11 @@ func (r *controller) level(ask levelAsk, first bool) string {
 		return fmt.Sprintf("%s: level %d (%s) was due at %s, %s ago", StopScheduleMissed,
 			index+1, name, levelAt.UTC().Format(time.RFC3339Nano), late.Round(time.Millisecond))
 	}
-	run, records, end, down := runLevel(r.ctx, r.sig, p, r.client, r.ex, index, ask.x)
+	budget := p.AnswerBudget
+	if len(r.out.Levels) > 0 {
+		budget = nil // the first level run has had it
+	}
+	run, records, end, down := runLevel(r.ctx, r.sig, p, r.client, r.ex, index, ask.x, budget)
 	run.Refine = ask.why
 	if ask.retryOf != nil {
 		run.RetryOf, run.Retry, run.WindowScale = ask.retryOf, ask.retryWhy, ask.scale
@@ -410,6 +415,9 @@ func (r *controller) level(ask levelAsk, first bool) string {
 	case endSilent:
 		r.out.Silent = true
 		return fmt.Sprintf("%s: at %s %s", StopSilent, name, down)
+	case endOverlong:
+		r.out.Overlong = true
+		return fmt.Sprintf("%s: at %s %s", StopOverlong, name, down)
 	}
 	return ""
 }

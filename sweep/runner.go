@@ -30,11 +30,12 @@ const (
 	endBudget                      // the sweep's time budget ran out
 	endUnreachable                 // no worker could connect for unreachableAfter (dead.go)
 	endSilent                      // every worker's first request timed out unanswered (dead.go)
+	endOverlong                    // every worker's first request streamed past its max_tokens (dead.go)
 )
 
 // dead reports an end because the server does not answer: in-flight requests are cancelled
 // at once and the sweep stops.
-func (e levelEnd) dead() bool { return e == endUnreachable || e == endSilent }
+func (e levelEnd) dead() bool { return e == endUnreachable || e == endSilent || e == endOverlong }
 
 // unixClock returns Unix nanoseconds derived from the monotonic clock from base on, so that
 // intervals between readings are immune to wall-clock steps.
@@ -112,6 +113,10 @@ type level struct {
 	health           health
 	unreachableAfter time.Duration
 	deadWhy          string
+	// budget is the sweep's answer budget on its first level (nil on the others, or none):
+	// every request carries it until one answers; budgetSpent says it ended the level.
+	budget      *record.AnswerBudget
+	budgetSpent bool
 	// cancelledAt says when the drain cancels what is still in flight, for the level's note.
 	cancelledAt string
 }
@@ -124,8 +129,10 @@ type levelSignals struct {
 // runLevel runs level index at x, its requests issued by ex, and returns its LevelRun, every
 // record of the level (phases assigned), how it ended and, when the server did not answer
 // (end.dead()), the level's account of why.
-func runLevel(ctx context.Context, sig levelSignals, p *Plan, client record.Client, ex executor, index int, x float64) (record.LevelRun, []record.Record, levelEnd, string) {
+func runLevel(ctx context.Context, sig levelSignals, p *Plan, client record.Client, ex executor, index int, x float64,
+	budget *record.AnswerBudget) (record.LevelRun, []record.Record, levelEnd, string) {
 	l := ex.newLevel(ctx, p, client, index, x)
+	l.budget = budget
 	defer l.cancelReq()
 	defer l.tick.Stop()
 	l.begin(ex)
@@ -158,6 +165,9 @@ func runLevel(ctx context.Context, sig levelSignals, p *Plan, client record.Clie
 	if end.dead() {
 		l.note("%s", l.deadWhy)
 		deadline, l.cancelledAt = now, "when the level ended"
+		if l.budgetSpent {
+			deadline = now.Add(budgetDrain)
+		}
 	}
 	timedOut := l.drain(deadline, sig.interrupt)
 	records := l.finish(end, timedOut, cs)
@@ -422,7 +432,11 @@ func (l *level) do(box *mailbox, req *record.Request, rec *record.Record) {
 	box.since = rec.Sent
 	box.mu.Unlock()
 	l.inflight.Add(1)
+	req.Budget = l.budget
 	l.client.Do(l.reqCtx, req, rec)
+	if l.budget != nil && rec.OK() {
+		l.budget.Answer() // an embeddings answer has no content chunk
+	}
 	l.inflight.Add(-1)
 }
 

@@ -126,6 +126,10 @@ type Plan struct {
 	// UnreachableAfter is how long every worker of a level may fail to connect before the
 	// level ends and the sweep stops (StopUnreachable); 0 means DefaultUnreachableAfter.
 	UnreachableAfter time.Duration
+	// AnswerBudget, when non-nil, is the answer budget of the sweep's first level (DESIGN
+	// §3.6): its requests carry it, and the level ends and the sweep stops (StopSilent) when it
+	// runs out before a request of the level has answered.
+	AnswerBudget *record.AnswerBudget
 }
 
 // WindowSummarizer summarises server metrics over a window [w0, w1) of Unix nanoseconds.

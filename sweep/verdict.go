@@ -80,6 +80,8 @@ func endNotes(run *record.LevelRun, win int64, end levelEnd) []string {
 		return []string{fmt.Sprintf("cut by the time budget after %s of measurement", d)}
 	case endUnreachable, endSilent:
 		return []string{fmt.Sprintf("ended after %s of measurement: the server did not answer", d)}
+	case endOverlong:
+		return []string{fmt.Sprintf("ended after %s of measurement: the server ignores max_tokens", d)}
 	}
 	return nil
 }
@@ -93,6 +95,8 @@ func notSteadyReason(run *record.LevelRun, end levelEnd, ok, few, short bool, ok
 		return ""
 	case run.Interrupted:
 		return "interrupted"
+	case end == endOverlong:
+		return "the server ignores max_tokens"
 	case end.dead():
 		return "the server did not answer"
 	case !ok && run.Mode().IsRate():

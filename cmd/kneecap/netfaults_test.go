@@ -78,15 +78,16 @@ func (ns *netServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // TestSweepSilentServer sweeps levels 1 and 4 of a server that answers the preflight and then
 // reads every request and never answers, with every setting at its default but a 2 s
-// ttft_timeout (and prompts sized in words: the sizing probes would wait too): the sweep
-// stops at the first level when its worker's first request times out, exit 1, with a
-// sentence naming the silence; what was measured is written and analyzed.
+// target.answer_budget: the prompt sizing's usage probe waits half of it, the first level's
+// worker's first request is cut at nine tenths of it, and the sweep stops there, exit 1, with
+// a sentence naming the budget; what was measured is written and analyzed. Before the budget,
+// the sizing probe and the level each waited ttft_timeout (a minute).
 func TestSweepSilentServer(t *testing.T) {
 	t.Parallel()
-	const ttft = 2 * time.Second
+	const budget = 2 * time.Second
 	ns := startNetServer(t, 1, true)
-	cfg := writeTestConfig(t, fmt.Sprintf("target: {url: %s/v1, model: %s, ttft_timeout: %s}\nworkload: {prompt_sizing: words}\n",
-		ns.srv.URL, sim.DefaultModel, ttft))
+	cfg := writeTestConfig(t, fmt.Sprintf("target: {url: %s/v1, model: %s, answer_budget: %s}\n",
+		ns.srv.URL, sim.DefaultModel, budget))
 	dir := filepath.Join(t.TempDir(), "run")
 	e, _, stderr := testEnv()
 	start := time.Now()
@@ -95,13 +96,12 @@ func TestSweepSilentServer(t *testing.T) {
 	if code := exitCode(err); code != exitFailure {
 		t.Fatalf("exit %d (%v), want %d\n%s", code, err, exitFailure, stderr)
 	}
-	// The preflight and the server-info probe take well under a second here; the level
-	// ends at its first request's ttft_timeout.
-	if el > ttft+5*time.Second {
-		t.Errorf("the sweep took %v, want ≤ ttft_timeout %v + 5 s", el, ttft)
+	if el > budget+5*time.Second {
+		t.Errorf("the sweep took %v, want ≤ target.answer_budget %v + 5 s", el, budget)
 	}
 	want := "no answer: at concurrency 1 every worker's first request timed out and none was answered " +
-		"(openai: request: no answer within ttft_timeout 2s: the server accepted the connection and sent nothing)"
+		"(openai: request: no answer within target.answer_budget 2s (no request of the first level answered; its deadline at 1.8s of it): " +
+		"the server accepted the connection and sent nothing)"
 	if !strings.Contains(err.Error(), want) || !strings.Contains(stderr.String(), "stopped after") {
 		t.Errorf("error %q, want it to contain %q\n%s", err, want, stderr)
 	}

@@ -70,6 +70,8 @@ type Sweep struct {
 	sizing    *record.PromptSizing
 	// probeElapsed is the time the probe took, which the rate sweep's budget counts.
 	probeElapsed time.Duration
+	// budget is target.answer_budget from Start (nil: off; budget.go).
+	budget *record.AnswerBudget
 	// done is what a resumed run had done (nil otherwise).
 	done *rundir.Run
 	// outDir and created are the reserved path of a new results directory and whether it did

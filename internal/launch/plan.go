@@ -37,6 +37,8 @@ func (s *Sweep) Plan(display Display) sweep.Plan {
 		Judge:     analysis.StopRules{Rules: cfg.Sweep.Stop, API: cfg.Target.API},
 		Observer:  display,
 		Schedule:  s.schedule,
+
+		AnswerBudget: s.levelBudget(),
 	}
 	if s.schedule != nil {
 		plan.Judge = nil // the shards cannot agree on stop rules other than the budget

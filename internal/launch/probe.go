@@ -70,7 +70,7 @@ func (s *Sweep) runProbe(ctx context.Context, t *Target, newProgress NewProgress
 	}
 	levels := probeLevels(s.Cfg.Sweep.InFlightCap())
 	plan := sweep.Plan{Levels: levels, Protocol: probeProtocol(s.Cfg.Sweep, e2e), Workload: s.sent(),
-		ThinkTime: s.Cfg.Workload.ThinkTime}
+		ThinkTime: s.Cfg.Workload.ThinkTime, AnswerBudget: s.levelBudget()}
 	plan.Judge = analysis.StopRules{Rules: plan.Protocol.Stop, API: s.Cfg.Target.API}
 	fmt.Fprintf(s.Log, "kneecap: --rates auto: probing the max QPS closed-loop at concurrency %v (windows of %s: one request took %s; stops when throughput does)\n",
 		levels, config.ShortDuration(plan.Protocol.Duration.Round(time.Millisecond)), config.ShortDuration(e2e.Round(time.Millisecond)))
@@ -100,6 +100,7 @@ func (s *Sweep) pilot(ctx context.Context, t *Target) (time.Duration, error) {
 	defer cancel()
 	defer context.AfterFunc(s.Interrupt, cancel)()
 	req := s.workload.Next(0, 0, 0)
+	req.Budget = s.levelBudget() // the first request that measures: its token answers the budget
 	var rec record.Record
 	t.client.Do(pctx, &req, &rec)
 	switch {
@@ -121,7 +122,7 @@ func probeFailed(out sweep.Outcome, err error) error {
 		return exit.With(exit.Interrupted, errors.New("sweep interrupted during the --rates auto probe: no rate level was run"))
 	case out.Unreachable:
 		return exit.With(exit.Unreachable, fmt.Errorf("sweep: --rates auto: probe: %s", out.StopReason))
-	case out.Silent:
+	case out.Silent, out.Overlong:
 		return exit.With(exit.Failure, fmt.Errorf("sweep: --rates auto: probe: %s", out.StopReason))
 	}
 	return nil

@@ -55,6 +55,7 @@ func (t *Target) Client() record.Client { return t.client }
 // and what the server says it is (tool is kneecap's version, recorded beside it), a sessions
 // workload's context limit, and the rates of --rates auto (its probe shown by newProgress).
 func (s *Sweep) Start(ctx context.Context, tool string, newProgress NewProgress) (*Target, error) {
+	s.startBudget()
 	t, err := s.startTarget()
 	if err != nil {
 		return nil, err
@@ -67,21 +68,23 @@ func (s *Sweep) Start(ctx context.Context, tool string, newProgress NewProgress)
 }
 
 func (s *Sweep) start(ctx context.Context, t *Target, tool string, newProgress NewProgress) error {
-	if err := s.preflight(ctx, t); err != nil {
+	pre, cancel := s.probesContext(ctx) // the waits before the first level (budget.go)
+	defer cancel()
+	if err := s.preflight(pre, t); err != nil {
 		return err
 	}
-	t.findMetrics(ctx, s.Log)
-	if err := s.findGPU(ctx, t); err != nil {
+	t.findMetrics(pre, s.Log)
+	if err := s.findGPU(pre, t); err != nil {
 		return err
 	}
-	if err := s.sizePrompts(ctx, t); err != nil {
+	if err := s.sizePrompts(pre, t); err != nil {
 		return err
 	}
 	if err := s.openDir(t.Endpoint); err != nil {
 		return err
 	}
 	s.recordSizing()
-	info, err := s.recordServer(ctx, t, tool)
+	info, err := s.recordServer(pre, t, tool)
 	if err != nil {
 		return err
 	}
@@ -160,14 +163,27 @@ func (s *Sweep) startTarget() (*Target, error) {
 // (windowWarning).
 func (s *Sweep) preflight(ctx context.Context, t *Target) error {
 	model := s.Cfg.Target.Model
-	pf, err := server.RunPreflight(ctx, t.client, model, server.PreflightTimeout, workload.ModelNames(s.Cfg.Workload.Models)...)
-	var notServed *server.ModelNotServedError
+	timeout, bound := s.preflightTimeout(server.PreflightTimeout)
+	pf, err := server.RunPreflight(ctx, t.client, model, timeout, workload.ModelNames(s.Cfg.Workload.Models)...)
+	var (
+		notServed *server.ModelNotServedError
+		down      *server.UnreachableError
+	)
 	switch {
 	case errors.As(err, &notServed):
 		return exit.Usagef("sweep: preflight: %s %v", redact.URL(t.Endpoint), err)
+	case errors.As(err, &down) && down.Hung:
+		// The server is there and serves the model: the sweep measures and records its failure
+		// within what is left of the answer budget (DESIGN §3.1).
+		fmt.Fprintf(s.Log, "kneecap: warning: preflight: %s lists the model but the probe request failed (%v): sweeping anyway to record it\n",
+			redact.URL(t.Endpoint), err)
+		return nil
+	case errors.As(err, &down) && down.Waited:
+		return exit.With(exit.Unreachable, fmt.Errorf("sweep: preflight: %s: %v%s", redact.URL(t.Endpoint), err, bound))
 	case err != nil:
 		return exit.With(exit.Unreachable, fmt.Errorf("sweep: preflight: %s: %v", redact.URL(t.Endpoint), err))
 	}
+	t.client.SetPace(pf.Pace())
 	if pf.ModelsErr != nil {
 		fmt.Fprintf(s.Log, "kneecap: warning: GET %s/models failed (%v); the probe request worked, continuing\n", redact.URL(t.Endpoint), pf.ModelsErr)
 	}
@@ -203,12 +219,13 @@ func windowWarning(w server.WindowCheck, minRequests int) string {
 // ServerDown is the error of a sweep that stopped because its server stopped answering, after
 // everything measured was written to dir: exit 3 when no request could connect (as the
 // preflight's unreachable target), 1 when the server took the requests and answered none
-// within target.ttft_timeout or target.stall_timeout; nil for any other stop.
+// within target.ttft_timeout, target.stall_timeout or target.answer_budget, or ignored their
+// max_tokens; nil for any other stop.
 func ServerDown(out sweep.Outcome, dir string) error {
 	switch {
 	case out.Unreachable:
 		return exit.With(exit.Unreachable, fmt.Errorf("sweep: %s (results so far in %s)", out.StopReason, dir))
-	case out.Silent:
+	case out.Silent, out.Overlong:
 		return exit.With(exit.Failure, fmt.Errorf("sweep: %s (results so far in %s)", out.StopReason, dir))
 	}
 	return nil

@@ -12,7 +12,8 @@ import (
 // request's values, and what the send itself told (recordSent).
 
 // begin starts request req under ctx: its state (reqState), its deadlines armed from now
-// (request_timeout, ttft_timeout, stall_timeout and the request's own cancel), and the
+// (request_timeout, ttft_timeout, stall_timeout, the answer budget, the stream's time bound
+// and the request's own cancel), and the
 // context it is sent under (reqCtx, carrying the state and the connection trace), cancelled
 // through cancel.
 func (c *Client) begin(ctx context.Context, req *record.Request) (*reqState, context.Context, context.CancelCauseFunc, time.Time) {
@@ -26,6 +27,12 @@ func (c *Client) begin(ctx context.Context, req *record.Request) (*reqState, con
 	if st.whole {
 		// One body and no events: ttft_timeout bounds the whole answer (silence).
 		stall = 0
+	}
+	if b := req.Budget; b != nil {
+		st.w.budget, st.w.budgetAt = b, b.Deadline().Sub(start)
+	}
+	if !st.whole {
+		st.w.long = c.streamBound(req)
 	}
 	st.w.arm(start, c.opts.RequestTimeout, c.opts.TTFTTimeout, stall, cancel)
 	reqCtx = context.WithValue(reqCtx, stateKey{}, st)

@@ -65,6 +65,9 @@ type Client struct {
 	// it.
 	openBodies atomic.Bool
 	drains     sync.WaitGroup
+	// pace is the preflight's time a token (SetPace; 0: unknown), which bounds each stream's
+	// time (overlong.go).
+	pace time.Duration
 }
 
 var _ record.Client = (*Client)(nil)
@@ -271,6 +274,7 @@ func (c *Client) read(ctx, reqCtx context.Context, s *sseBody, st *reqState,
 	rec := end.rec
 	sr := streamRead{w: &st.w, off: tSend.Sub(st.w.start), arrival: st.arrival(), clock: st.clock, mark: st.mark,
 		leaveAfter: leaveAfter(req)}
+	sr.maxChunks, sr.capTokens = c.chunkCap(req)
 	if req.KeepReply {
 		sr.reply = new(strings.Builder)
 	}
@@ -398,9 +402,13 @@ func (e *requestEnd) set(last int64) {
 // content chunk, its inter-chunk gaps and, when recorded, the content chunks' offsets, on
 // the record's clock (the kernel's when kernel, else the client's).
 type streamRead struct {
-	w                   *watch        // the request's deadlines, told of every event
-	off                 time.Duration // t_send − the watch's start
-	leaveAfter          int           // content chunks after which the user leaves (0: never)
+	w          *watch        // the request's deadlines, told of every event
+	off        time.Duration // t_send − the watch's start
+	leaveAfter int           // content chunks after which the user leaves (0: never)
+	// maxChunks is the content chunks the stream may send (chunkCap); capTokens says its
+	// max_tokens set it (more are overlong, else bad_chunk).
+	maxChunks           int
+	capTokens           bool
 	sc                  streamCounts
 	first, answer, last time.Duration
 	answered            bool
@@ -508,10 +516,10 @@ func (c *Client) readChunks(s *sseBody, dec eventDecoder, tSend time.Time, sr *s
 		if !res.content() {
 			continue
 		}
-		if sr.sc.chunks >= c.opts.MaxChunks {
+		if sr.sc.chunks >= sr.maxChunks {
 			// The chunk past the cap is not counted: the record's chunks and N_out stay those
 			// kept.
-			return fmt.Errorf("%w: more than %d content chunks", errBadChunk, c.opts.MaxChunks)
+			return sr.pastCap()
 		}
 		sr.sc.chunks++
 		if sr.reply != nil && res.answer {
@@ -557,6 +565,14 @@ func (c *Client) fail(ctx, reqCtx context.Context, st *reqState, rec *record.Rec
 		err = context.Cause(ctx)
 	case userCancel(rec, err, cause):
 		return
+	case errors.Is(cause, errOverlong):
+		rec.ErrorClass = record.ErrOverlong
+		err = c.overlong(st)
+	case errors.Is(err, errOverlongChunks):
+		rec.ErrorClass = record.ErrOverlong
+	case errors.Is(cause, errAnswerBudget):
+		rec.ErrorClass = record.ErrTimeout
+		err = c.silence(cause, st)
 	case errors.Is(cause, errRequestTimeout):
 		rec.ErrorClass = record.ErrTimeout
 		err = fmt.Errorf("%w after %v: %w", errRequestTimeout, c.opts.RequestTimeout, err)
@@ -581,13 +597,18 @@ func (c *Client) silence(cause error, st *reqState) error {
 	if errors.Is(cause, errStallTimeout) {
 		return fmt.Errorf("stalled: no chunk for stall_timeout %v after %d content chunks", c.opts.StallTimeout, st.streamed)
 	}
+	wait := fmt.Sprintf("ttft_timeout %v", c.opts.TTFTTimeout)
+	if errors.Is(cause, errAnswerBudget) {
+		wait = fmt.Sprintf("%s (no request of the first level answered; its deadline at %v of it)",
+			st.w.budget, st.w.budget.Deadline().Sub(st.w.budget.Start))
+	}
 	switch {
 	case st.gotAt.IsZero():
-		return fmt.Errorf("no connection within ttft_timeout %v", c.opts.TTFTTimeout)
+		return fmt.Errorf("no connection within %s", wait)
 	case st.whole:
-		return fmt.Errorf("no whole answer within ttft_timeout %v (it bounds an embeddings answer, one body)", c.opts.TTFTTimeout)
+		return fmt.Errorf("no whole answer within %s (it bounds an embeddings answer, one body)", wait)
 	case !st.firstByte.Load():
-		return fmt.Errorf("no answer within ttft_timeout %v: the server accepted the connection and sent nothing", c.opts.TTFTTimeout)
+		return fmt.Errorf("no answer within %s: the server accepted the connection and sent nothing", wait)
 	}
-	return fmt.Errorf("no token within ttft_timeout %v: the response began and streamed no content", c.opts.TTFTTimeout)
+	return fmt.Errorf("no token within %s: the response began and streamed no content", wait)
 }

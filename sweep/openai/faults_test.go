@@ -43,7 +43,7 @@ var faultClass = map[fault]record.ErrorClass{
 	faultBadJSON:     record.ErrBadChunk,
 	faultStreamError: record.ErrHTTP5xx, // the error object's code is 500
 	faultHugeLine:    record.ErrBadChunk,
-	faultEndless:     record.ErrTimeout,
+	faultEndless:     record.ErrOverlong, // past max_tokens content chunks
 	faultSilent:      record.ErrTimeout,
 	faultTrickle:     record.ErrTimeout,
 	faultEmpty:       record.ErrEmpty,
@@ -66,7 +66,7 @@ var faultClass = map[fault]record.ErrorClass{
 }
 
 var designClasses = []record.ErrorClass{record.ErrConnect, record.ErrTimeout, record.ErrHTTP4xx, record.ErrHTTP429,
-	record.ErrHTTP5xx, record.ErrStreamBroken, record.ErrBadChunk, record.ErrEmpty, record.ErrRedirect}
+	record.ErrHTTP5xx, record.ErrStreamBroken, record.ErrBadChunk, record.ErrEmpty, record.ErrRedirect, record.ErrOverlong}
 
 // checkFailure asserts the invariants of every failed record: an error status, a DESIGN §7
 // class, a one-line bounded message, and an end no later than request_timeout + slack.

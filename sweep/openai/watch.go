@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // Cancellation causes of a request the client ends itself.
@@ -18,11 +20,17 @@ var (
 	errStallTimeout = errors.New("openai: stall timeout")
 	// errDrainTimeout: the body did not end within drainTimeout of "data: [DONE]".
 	errDrainTimeout = errors.New("openai: drain timeout")
+	// errAnswerBudget: no content chunk by the answer budget's deadline, and no other request
+	// carrying the budget had one either (record.AnswerBudget).
+	errAnswerBudget = errors.New("openai: answer budget")
+	// errOverlong: the stream ran past its time bound after its first content chunk (overlong.go).
+	errOverlong = errors.New("openai: overlong")
 )
 
-// watch enforces one request's deadlines: request_timeout from its start, ttft_timeout until
-// its first content chunk, stall_timeout between stream events after that, the drain's
-// bound after [DONE], and the user's cancel (workload.cancel's after; leave.go). It costs one timer per request, re-armed only when it fires (at most
+// watch enforces one request's deadlines: request_timeout from its start, ttft_timeout and the
+// answer budget's deadline until its first content chunk, stall_timeout between stream events
+// and the stream's time bound (overlong.go) after that, the drain's bound after [DONE], and
+// the user's cancel (workload.cancel's after; leave.go). It costs one timer per request, re-armed only when it fires (at most
 // once per stall_timeout), never per chunk: the reading goroutine publishes its progress with
 // one atomic store per event (event), and the timer's callback (fire) compares it with the
 // deadlines and cancels the request's context with the cause.
@@ -39,6 +47,12 @@ type watch struct {
 	// user is the deadline of workload.cancel's duration rule (offset from start, 0 = off),
 	// userAfter the rule's After (leave.go); user is guarded by mu once armed.
 	user, userAfter time.Duration
+	// budget is the request's answer budget (nil: none), budgetAt its deadline (offset from
+	// start); long the stream's time bound after its first content chunk (0 = off). Set
+	// before arm.
+	budget   *record.AnswerBudget
+	budgetAt time.Duration
+	long     time.Duration
 }
 
 // arm starts the watch of a request started at start whose context cancel ends; with every
@@ -59,7 +73,16 @@ func (w *watch) event(since time.Duration, content bool) {
 	w.last.Store(int64(since))
 	if content && w.first.Load() == 0 {
 		w.first.Store(int64(since) + 1)
+		if w.budget != nil {
+			w.budget.Answer()
+		}
 	}
+}
+
+// unanswered reports whether the answer budget may still cut the request: it has one, no
+// content chunk yet, and no request carrying it has answered.
+func (w *watch) unanswered(first int64) bool {
+	return w.budget != nil && first == 0 && !w.budget.Answered()
 }
 
 // next returns how long after now (an offset from start) the watch must look again, or a
@@ -84,6 +107,14 @@ func (w *watch) next(now time.Duration) time.Duration {
 		at(now + w.stall) // no ttft_timeout: look again, the stall clock starts at the first token
 	case w.stall > 0:
 		at(time.Duration(w.last.Load()) + w.stall)
+	}
+	switch first := w.first.Load(); {
+	case w.unanswered(first):
+		at(max(w.budgetAt, 0)) // a deadline passed at the send cuts at once
+	case w.long > 0 && first == 0:
+		at(now + w.long) // look again: the bound counts from the first content chunk
+	case w.long > 0:
+		at(time.Duration(first-1) + w.long)
 	}
 	if due < 0 {
 		return due
@@ -111,6 +142,10 @@ func (w *watch) fire() {
 		cause = errRequestTimeout
 	case w.user > 0 && now >= w.user:
 		cause = errUserCancel
+	case w.unanswered(first) && now >= w.budgetAt:
+		cause = errAnswerBudget
+	case first != 0 && w.long > 0 && now >= time.Duration(first-1)+w.long:
+		cause = errOverlong
 	case first == 0 && w.ttft > 0 && now >= w.ttft:
 		cause = errTTFTTimeout
 	case first != 0 && w.stall > 0 && now >= time.Duration(w.last.Load())+w.stall:

@@ -1,0 +1,145 @@
+package launch
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/internal/exit"
+	"github.com/kneecap/kneecap/workload"
+)
+
+// budgetServer lists model m on /v1/models unless modelsSilent, answers a request for 2 tokens
+// (the preflight's probe) when probeOK, and otherwise holds completions silent, or streams
+// content without end when endless.
+func budgetServer(t *testing.T, modelsSilent, probeOK, endless bool) string {
+	t.Helper()
+	release := make(chan struct{})
+	chunk := `data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"z"}}]}` + "\n\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		wait := func() {
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+		}
+		if r.URL.Path == "/v1/models" {
+			if modelsSilent {
+				wait()
+				return
+			}
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model"}]}`)
+			return
+		}
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		if probeOK && strings.Contains(string(body), `"max_tokens":2`) {
+			fmt.Fprint(w, chunk, chunk, "data: [DONE]\n\n")
+			return
+		}
+		if !endless {
+			wait()
+			return
+		}
+		for r.Context().Err() == nil {
+			if _, err := io.WriteString(w, chunk); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(func() { close(release); srv.CloseClientConnections(); srv.Close() })
+	return srv.URL + "/v1"
+}
+
+// budgetSweep is a sweep of url with an answer budget of 1 s, its console on log.
+func budgetSweep(t *testing.T, url string, log io.Writer) (*Sweep, *Target) {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Target.URL, cfg.Target.Model, cfg.Target.AnswerBudget = url, "m", time.Second
+	cfg.Workload.PromptSizing = "" // auto: the tokenize endpoint (404 here), then usage probes
+	s := &Sweep{Env: Env{Log: log, Getenv: func(string) string { return "" }}, Cfg: cfg, Levels: []int{1}}
+	s.startBudget()
+	tg, err := s.startTarget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tg.Close)
+	return s, tg
+}
+
+// TestAnswerBudgetPreflight: with target.answer_budget 1 s, the preflight waits at most half of
+// it. A server silent even on /v1/models is exit 3, the message naming the budget; one that
+// lists the model but never answers the probe, or streams past its max_tokens, is measured by
+// the sweep instead (a warning, no error), so that its failure gets records and a report.
+func TestAnswerBudgetPreflight(t *testing.T) {
+	for _, c := range []struct {
+		name                  string
+		modelsSilent, endless bool
+		code                  int
+		want                  string
+	}{
+		{"nothing answers", true, false, exit.Unreachable, "(half of target.answer_budget 1s)"},
+		{"the probe hangs", false, false, 0, "lists the model but the probe request failed"},
+		{"the probe never ends", false, true, 0, "overlong: openai: stream: overlong: more content chunks than max_tokens 2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var log bytes.Buffer
+			s, tg := budgetSweep(t, budgetServer(t, c.modelsSilent, false, c.endless), &log)
+			pre, cancel := s.probesContext(context.Background())
+			defer cancel()
+			start := time.Now()
+			err := s.preflight(pre, tg)
+			if el := time.Since(start); el > 500*time.Millisecond+2*time.Second {
+				t.Errorf("the preflight took %v, want about half the budget (500ms)", el)
+			}
+			got := log.String()
+			if err != nil {
+				got = err.Error()
+			}
+			if exit.Code(err) != c.code || !strings.Contains(got, c.want) {
+				t.Errorf("exit %d, %q: want exit %d naming %q", exit.Code(err), got, c.code, c.want)
+			}
+		})
+	}
+}
+
+// TestAnswerBudgetSizing: a server that answers the preflight's probe but no other request holds
+// the prompt sizing's usage probe until half the budget: the sizing falls back to words with a
+// note naming the budget (before, it waited a minute).
+func TestAnswerBudgetSizing(t *testing.T) {
+	t.Parallel()
+	var log bytes.Buffer
+	s, tg := budgetSweep(t, budgetServer(t, false, true, false), &log)
+	var err error
+	if s.workload, err = workload.NewWorkload(s.Cfg.Workload, s.Cfg.Target.API); err != nil {
+		t.Fatal(err)
+	}
+	pre, cancel := s.probesContext(context.Background())
+	defer cancel()
+	if err := s.preflight(pre, tg); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := s.sizePrompts(pre, tg); err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 500*time.Millisecond+2*time.Second {
+		t.Errorf("the sizing took %v, want at most half the budget (500ms)", el)
+	}
+	want := "usage: probe request of 1 words: cancelled: openai: request: target.answer_budget 1s: the waits before the first level end at half of it (500ms)"
+	if !strings.Contains(log.String(), want) || s.sizing == nil || s.sizing.Method != "words" {
+		t.Errorf("sizing %v, log:\n%s\nwant words, noting %q", s.sizing, log.String(), want)
+	}
+}

@@ -1,0 +1,199 @@
+package sweep_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/sim"
+	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/sweep/openai"
+)
+
+// hostileServer serves every request with serve after reading it; its handlers end when the
+// test does.
+func hostileServer(t *testing.T, serve func(w http.ResponseWriter, done <-chan struct{})) string {
+	t.Helper()
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		done := make(chan struct{})
+		go func() {
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+			close(done)
+		}()
+		serve(w, done)
+	}))
+	t.Cleanup(func() { close(release); srv.CloseClientConnections(); srv.Close() })
+	return srv.URL
+}
+
+// sseStart sends 200 and the event-stream headers.
+func sseStart(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
+}
+
+// contentEvent is one chat content chunk event.
+const contentEvent = `data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"z"}}]}` + "\n\n"
+
+// budgetClient is a client of url whose own waits (ttft_timeout a minute) are far beyond the
+// tests' answer budgets.
+func budgetClient(t *testing.T, url string) *openai.Client {
+	t.Helper()
+	o := openai.DefaultOptions()
+	o.BaseURL, o.Model, o.API = url, sim.DefaultModel, record.APIChat
+	o.RequestTimeout, o.TTFTTimeout, o.MaxConns = time.Minute, time.Minute, 16
+	c, err := openai.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// TestAnswerBudgetEndsTheSweep runs a closed-loop sweep of levels 2 and 4 with an answer
+// budget of 600 ms (its deadline at 540 ms) against servers that never stream a token — one
+// silent, one that sends the headers and nothing more, one that drips a byte every 100 ms —
+// with ttft_timeout a minute: the first level ends at the budget's deadline, the sweep stops
+// as silent, and each worker's first request is recorded, class timeout, naming the budget
+// and what had arrived. Before the budget, each waited out ttft_timeout.
+func TestAnswerBudgetEndsTheSweep(t *testing.T) {
+	const budget = 600 * time.Millisecond
+	for _, c := range []struct {
+		name, saw string
+		serve     func(w http.ResponseWriter, done <-chan struct{})
+	}{
+		{"silent", "the server accepted the connection and sent nothing", func(w http.ResponseWriter, done <-chan struct{}) { <-done }},
+		{"headers", "the response began and streamed no content", func(w http.ResponseWriter, done <-chan struct{}) {
+			sseStart(w)
+			<-done
+		}},
+		{"drip", "the response began and streamed no content", func(w http.ResponseWriter, done <-chan struct{}) {
+			sseStart(w)
+			tk := time.NewTicker(100 * time.Millisecond)
+			defer tk.Stop()
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				case <-tk.C:
+					w.Write([]byte{contentEvent[i%len(contentEvent)]})
+					w.(http.Flusher).Flush()
+				}
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			url := hostileServer(t, c.serve)
+			start := time.Now()
+			plan := sweep.Plan{Levels: []int{2, 4}, Protocol: shortProtocol(), Workload: fixedWorkload{out: 4},
+				AnswerBudget: record.NewAnswerBudget(start, budget)}
+			sink := &memSink{}
+			out, err := sweep.Run(context.Background(), context.Background(), plan, budgetClient(t, url), sink)
+			if err != nil {
+				t.Fatal(err)
+			}
+			el := time.Since(start)
+			if el < budget*9/10 || el > budget+2*time.Second {
+				t.Errorf("the sweep took %v, want from the budget's deadline %v to the budget %v + 2 s", el, budget*9/10, budget)
+			}
+			if !out.Silent || !strings.HasPrefix(out.StopReason, "no answer: at concurrency 2 ") || len(sink.runs) != 1 {
+				t.Fatalf("silent %v, stop %q, %d levels: want the sweep stopped silent at its first level", out.Silent, out.StopReason, len(sink.runs))
+			}
+			firsts := 0
+			for _, r := range sink.records[0] {
+				if r.Seq != 0 {
+					continue
+				}
+				firsts++
+				if r.ErrorClass != record.ErrTimeout || !strings.Contains(r.Error, "target.answer_budget 600ms") || !strings.Contains(r.Error, c.saw) {
+					t.Errorf("worker %d's first request: %q (%s), want timeout naming the budget and %q", r.Worker, r.ErrorClass, r.Error, c.saw)
+				}
+			}
+			if firsts != 2 {
+				t.Errorf("%d first requests recorded, want 2", firsts)
+			}
+		})
+	}
+}
+
+// TestAnswerBudgetAnswered runs a level of 2 against the simulator with a budget of 200 ms (its
+// deadline at 180 ms) and a level that lasts longer: a request answers it, so nothing is cut.
+func TestAnswerBudgetAnswered(t *testing.T) {
+	t.Parallel()
+	url, _ := startSim(t, sim.Config{Profile: sim.ProfileFixed, TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
+	b := record.NewAnswerBudget(time.Now(), 200*time.Millisecond)
+	proto := shortProtocol()
+	proto.Warmup, proto.Duration, proto.MaxDuration = 100*time.Millisecond, 300*time.Millisecond, 300*time.Millisecond
+	plan := sweep.Plan{Levels: []int{2}, Protocol: proto, Workload: fixedWorkload{out: 4}, AnswerBudget: b}
+	sink := &memSink{}
+	out, err := sweep.Run(context.Background(), context.Background(), plan, budgetClient(t, url), sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Silent || len(sink.runs) != 1 || !b.Answered() {
+		t.Fatalf("silent %v, stop %q, %d levels, answered %v: want the level run, the budget answered", out.Silent, out.StopReason, len(sink.runs), b.Answered())
+	}
+	for i, recs := range sink.records {
+		for _, r := range recs {
+			if !r.OK() {
+				t.Errorf("level %d: %s %q (%s)", i, r.Status, r.ErrorClass, r.Error)
+			}
+		}
+	}
+}
+
+// TestOverlongStopsTheSweep runs levels 2 and 4 against a server that ignores max_tokens and
+// streams content chunks without end: every worker's first request is cut after max_tokens
+// chunks as overlong, the sweep stops at the first level saying so and what to do, and no
+// overlong token counts.
+func TestOverlongStopsTheSweep(t *testing.T) {
+	t.Parallel()
+	url := hostileServer(t, func(w http.ResponseWriter, done <-chan struct{}) {
+		sseStart(w)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if _, err := io.WriteString(w, contentEvent); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+	})
+	plan := sweep.Plan{Levels: []int{2, 4}, Protocol: shortProtocol(), Workload: fixedWorkload{out: 4}}
+	sink := &memSink{}
+	out, err := sweep.Run(context.Background(), context.Background(), plan, budgetClient(t, url), sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "overlong streams: at concurrency 2 every worker's first request streamed past max_tokens"
+	if !out.Overlong || !strings.HasPrefix(out.StopReason, want) || !strings.Contains(out.StopReason, "target.extra_body") || len(sink.runs) != 1 {
+		t.Fatalf("overlong %v, stop %q, %d levels: want the sweep stopped at its first level, %q", out.Overlong, out.StopReason, len(sink.runs), want)
+	}
+	run := sink.runs[0]
+	if run.Steady || !hasNote(run, "the server ignores max_tokens") {
+		t.Errorf("level steady %v, notes %q: want not steady, noting that the server ignores max_tokens", run.Steady, run.Notes)
+	}
+	for _, r := range sink.records[0] {
+		if r.ErrorClass != record.ErrOverlong && r.Status != record.StatusCancelled {
+			t.Errorf("worker %d seq %d: %q (%s), want overlong", r.Worker, r.Seq, r.ErrorClass, r.Error)
+		}
+	}
+	if tok := record.WindowOutputTokens(sink.records[0], run.WarmupStart, run.DrainEnd); tok != 0 {
+		t.Errorf("%g overlong tokens counted, want 0", tok)
+	}
+}
