@@ -31,6 +31,20 @@ func defaultAPIKeyEnv(api record.API) string {
 	return "OPENAI_API_KEY"
 }
 
+// isEnvName reports whether name is an environment variable's name: [A-Za-z_][A-Za-z0-9_]*.
+// Anything else given for target.api_key_env is most likely the key itself (sk-proj-…).
+func isEnvName(name string) bool {
+	for i, r := range name {
+		switch {
+		case r == '_', 'A' <= r && r <= 'Z', 'a' <= r && r <= 'z':
+		case '0' <= r && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return name != ""
+}
+
 // DefaultKeyEnv sets target.api_key_env to its API's default (defaultAPIKeyEnv) unless the
 // file or a flag set it. Call it once target.api is final (after the flags).
 func (c *Config) DefaultKeyEnv() {

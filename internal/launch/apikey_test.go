@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -79,5 +81,28 @@ func TestPreflightDiagnostics(t *testing.T) {
 				t.Errorf("warned before the preflight %v, want %v:\n%s", got, tc.warn, warned)
 			}
 		})
+	}
+}
+
+// TestKeyForKeyEnvRefused: a key given by mistake as --api-key-env's variable name is refused
+// (exit 2) before the results directory exists, so it reaches neither config.yaml nor the
+// console, the warning of an unset variable included.
+func TestKeyForKeyEnvRefused(t *testing.T) {
+	t.Parallel()
+	const key = "sk-proj-SECRET-0003"
+	cfg := config.Default()
+	cfg.Target.URL, cfg.Target.Model, cfg.Target.APIKeyEnv = "http://127.0.0.1:1/v1", "m", key
+	cfg.Override("target.api_key_env", "--api-key-env")
+	cfg.Output.Dir = filepath.Join(t.TempDir(), "run")
+	var stderr bytes.Buffer
+	_, err := New(Env{Log: &stderr, Getenv: func(string) string { return "" }}, cfg, "")
+	if exit.Code(err) != exit.Usage {
+		t.Fatalf("exit %d (%v), want %d", exit.Code(err), err, exit.Usage)
+	}
+	if out := stderr.String(); !strings.Contains(out, "--api-key-env: target.api_key_env: not an environment variable's name") || strings.Contains(out+err.Error(), key) {
+		t.Errorf("stderr %q, error %v: want the refusal without the key", out, err)
+	}
+	if _, err := os.Stat(cfg.Output.Dir); !os.IsNotExist(err) {
+		t.Errorf("results directory: %v, want none", err)
 	}
 }
