@@ -44,8 +44,8 @@ func TestDefaultKeyEnv(t *testing.T) {
 			}
 		})
 	}
-	if got := defaultAPIKeyEnv(record.APIMessages); got != "ANTHROPIC_API_KEY" {
-		t.Errorf("defaultAPIKeyEnv(messages) = %q", got)
+	if got := DefaultAPIKeyEnv(record.APIMessages); got != "ANTHROPIC_API_KEY" {
+		t.Errorf("DefaultAPIKeyEnv(messages) = %q", got)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/redact"
 )
 
@@ -36,10 +37,11 @@ func (s *Sweep) keyFrom() string {
 
 // warnKeyEnv warns, before the preflight, of a variable the user named for the API key
 // (--api-key-env or target.api_key_env) that is unset or empty: no key will be sent. The
-// default variable is not warned of: a server without authentication needs none.
+// API's default variable is not warned of, even named (the examples name OPENAI_API_KEY): a
+// server without authentication needs none.
 func (s *Sweep) warnKeyEnv() {
 	cfg := &s.Cfg
-	if s.apiKey() != "" || cfg.Target.APIKeyEnv == "" || cfg.Target.URL == "" || cfg.Origin(keyEnvKey) == "" {
+	if s.apiKey() != "" || cfg.Target.APIKeyEnv == "" || cfg.Target.URL == "" || cfg.Target.APIKeyEnv == config.DefaultAPIKeyEnv(cfg.Target.API) {
 		return
 	}
 	fmt.Fprintf(s.Log, "kneecap: warning: %s is unset or empty: no API key will be sent to %s (export it, or give --api-key-env '' to send none on purpose)\n",
