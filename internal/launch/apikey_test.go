@@ -41,7 +41,7 @@ func TestPreflightDiagnostics(t *testing.T) {
 		want      []string
 		warn      bool
 	}{
-		{"no /v1", srv.URL, nil, "", []string{"http_4xx", "status code: 404", "the server has no path POST /chat/completions: did you mean " + srv.URL + "/v1?"}, false},
+		{"no /v1", srv.URL, nil, "", []string{"http_4xx", "status code: 404", "404 for POST /chat/completions: did you mean " + srv.URL + "/v1?"}, false},
 		{"default variable unset", srv.URL + "/v1", nil, "",
 			[]string{"no API key was sent: $OPENAI_API_KEY (target.api_key_env's default for api chat) is unset or empty"}, false},
 		{"default variable named", srv.URL + "/v1", nil, "OPENAI_API_KEY",
