@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"unicode"
 
 	"github.com/kneecap/kneecap/record"
@@ -15,12 +16,21 @@ import (
 // and the limit, before anything of that size is allocated (DESIGN §7).
 
 // tooLong is the problem of a length n (tokens, or words counted as tokens) of what,
-// past record.MaxTokens; "" otherwise.
+// past record.MaxTokens; "" otherwise, NaN included (the configuration's checks name it).
 func tooLong(what string, n float64) string {
-	if n <= record.MaxTokens {
+	if !(n > record.MaxTokens) {
 		return ""
 	}
-	return fmt.Sprintf("%s is %.4g: must be ≤ %d tokens (no model's context holds more)", what, n, record.MaxTokens)
+	return fmt.Sprintf("%s is %s: must be ≤ %d tokens (no model's context holds more)", what, number(n), record.MaxTokens)
+}
+
+// number writes n for a message: every digit below 10¹⁵ (10000001, not 1e+07, which reads as
+// the limit itself), else in four significant digits with an exponent.
+func number(n float64) string {
+	if math.Abs(n) < 1e15 {
+		return strconv.FormatFloat(n, 'f', -1, 64)
+	}
+	return fmt.Sprintf("%.4g", n)
 }
 
 // tokenField reads the token count of field name from a JSON number v: an integer in

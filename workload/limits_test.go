@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -59,11 +60,11 @@ func TestDatasetEntrySizes(t *testing.T) {
 		want string
 	}{
 		{datasetEntry{words: record.MaxTokens, outputTokens: record.MaxTokens}, ""},
-		{datasetEntry{words: record.MaxTokens + 1}, "the prompt's length in words is 1e+07: must be ≤ 10000000"},
-		{datasetEntry{words: 3, outputTokens: record.MaxTokens + 1}, "the reply's length in words (the output length) is 1e+07"},
+		{datasetEntry{words: record.MaxTokens + 1}, "the prompt's length in words is 10000001: must be ≤ 10000000"},
+		{datasetEntry{words: 3, outputTokens: record.MaxTokens + 1}, "the reply's length in words (the output length) is 10000001:"},
 		{datasetEntry{words: 3, turns: []datasetTurn{{words: half, outputTokens: half}}}, ""},
 		{datasetEntry{words: 3, turns: []datasetTurn{{words: half, outputTokens: half}, {words: 1, outputTokens: 0}}},
-			"the conversation's history over its 2 turns, in words is 1e+07: must be ≤ 10000000"},
+			"the conversation's history over its 2 turns, in words is 10000001: must be ≤ 10000000"},
 	} {
 		if got := tc.e.checkSize(); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%+v: %q, want %q", tc.e.words, got, tc.want)
@@ -109,13 +110,31 @@ func TestSessionHistoryLimit(t *testing.T) {
 	cfg.Sessions.UserTokens = Dist{Dist: DistFixed, Mean: 8000}
 	cfg.Sessions.OutputTokens = Dist{Dist: DistFixed, Mean: 2001}
 	errs := cfg.Validate()
-	want := "workload.sessions.turns: a conversation of 1000 turns of 8000 user + 2001 output tokens (its last request) is 1e+07: must be ≤ 10000000 tokens"
+	want := "workload.sessions.turns: a conversation of 1000 turns of 8000 user + 2001 output tokens (its last request) is 10001000: must be ≤ 10000000 tokens"
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), want) {
 		t.Errorf("errors %v, want one with %q", errs, want)
 	}
 	cfg.Sessions.OutputTokens.Mean = 2000
 	if errs := cfg.Validate(); len(errs) != 0 {
 		t.Errorf("at the limit: %v", errs)
+	}
+	// A length the sessions' own checks refuse (NaN, past the limit) is named once, by them.
+	for _, mean := range []float64{math.NaN(), 2e7} {
+		cfg.Sessions.OutputTokens.Mean = mean
+		errs := cfg.Validate()
+		if len(errs) != 1 || strings.Contains(errs[0].Error(), "its last request") {
+			t.Errorf("output tokens %v: errors %v, want one, the sessions' own", mean, errs)
+		}
+	}
+}
+
+// TestNumber: a length in a message has every digit below 10¹⁵, an exponent past it.
+func TestNumber(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[float64]string{10000001: "10000001", 2.5: "2.5", 999999999999999: "999999999999999", 1e15: "1e+15", 1e300: "1e+300"} {
+		if got := number(n); got != want {
+			t.Errorf("number(%v) = %q, want %q", n, got, want)
+		}
 	}
 }
 
