@@ -141,8 +141,8 @@ type datasetRecord struct {
 		From  string `json:"from"`
 		Value string `json:"value"`
 	} `json:"conversations"`
-	Prompt    *string      `json:"prompt"`
-	MaxTokens *json.Number `json:"max_tokens"`
+	Prompt    *string    `json:"prompt"`
+	MaxTokens *jsonCount `json:"max_tokens"`
 }
 
 // add converts rec into an entry; where names it in errors.
@@ -152,7 +152,7 @@ func (d *Dataset) add(rec *datasetRecord, where string) error {
 	case rec.Prompt != nil:
 		e.prompt = *rec.Prompt
 		if rec.MaxTokens != nil {
-			n, err := tokenField("max_tokens", *rec.MaxTokens, 0)
+			n, err := tokenField("max_tokens", string(*rec.MaxTokens), 0)
 			if err != nil {
 				return fmt.Errorf("sweep: dataset %s: %w", where, err)
 			}

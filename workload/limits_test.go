@@ -49,6 +49,41 @@ func TestInputSizesRefused(t *testing.T) {
 	}
 }
 
+// TestTokenField: a count is an integer, or one written with an exponent (read so that its
+// size is what is refused); another float's spelling (5.0, 0x1p3, 1_0, Inf) is none, as it
+// was none for the integer fields these counts had. A JSON string ("5") is no count either.
+func TestTokenField(t *testing.T) {
+	t.Parallel()
+	want := func(v string) string { return "n " + v + ": want a token count in [1, 10000000]" }
+	for v, tc := range map[string]struct {
+		n   int
+		err string
+	}{
+		"7": {7, ""}, "1e3": {1000, ""}, "2E2": {200, ""}, "10000000": {record.MaxTokens, ""},
+		"0": {0, want("0")}, "-3": {0, want("-3")}, "5.0": {0, want("5.0")}, "2.5e0": {0, want("2.5e0")}, "1.5": {0, want("1.5")},
+		"0x1p3": {0, `n "0x1p3": want`}, "1_0": {0, `n "1_0": want`}, "Inf": {0, `n "Inf": want`}, "": {0, `n "": want`},
+		"10000001": {0, "n is 10000001: must be ≤ 10000000 tokens"}, "1e12": {0, "n is 1e12: must be ≤"},
+		"1e999": {0, "n is 1e999: must be ≤"}, "99999999999999999999": {0, "n is 99999999999999999999: must be ≤"},
+	} {
+		n, err := tokenField("n", v, 1)
+		if n != tc.n || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("tokenField(%q) = %d, %v; want %d, %q", v, n, err, tc.n, tc.err)
+		}
+	}
+	for _, body := range []string{`{"prompt": "a", "max_tokens": "5"}`, `{"prompt": "a", "max_tokens": 5.0}`} {
+		_, err := LoadDataset(WorkloadConfig{Dataset: writeFile(t, "ds.jsonl", body), Seed: 1}, record.APIChat)
+		if err == nil || !strings.Contains(err.Error(), "max_tokens") {
+			t.Errorf("%s: error %v, want one naming max_tokens", body, err)
+		}
+	}
+	for _, cell := range []string{"0x1p3", "1_0", "5.0"} {
+		_, err := LoadTrace(TraceConfig{File: writeFile(t, "tr.csv", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n0,m,"+cell+",5,0,x\n")})
+		if err == nil || !strings.Contains(err.Error(), "Request tokens") {
+			t.Errorf("Request tokens %s: error %v, want one naming it", cell, err)
+		}
+	}
+}
+
 // TestDatasetEntrySizes: a prompt or reply of more words than record.MaxTokens, or a
 // conversation whose history over its turns would pass it, is refused (checkSize, run on
 // every entry before it is kept).
