@@ -22,20 +22,35 @@ func apiNames(apis []record.API) string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
-// defaultAPIKeyEnv is target.api_key_env's default for api: ANTHROPIC_API_KEY for the
-// Messages API, whose key goes in x-api-key, else OPENAI_API_KEY.
-func defaultAPIKeyEnv(api record.API) string {
+// DefaultAPIKeyEnv is target.api_key_env's default for api: ANTHROPIC_API_KEY for the
+// Messages API, whose key goes in x-api-key, else OPENAI_API_KEY. The sweep does not warn of
+// it unset, whoever named it.
+func DefaultAPIKeyEnv(api record.API) string {
 	if api == record.APIMessages {
 		return "ANTHROPIC_API_KEY"
 	}
 	return "OPENAI_API_KEY"
 }
 
-// DefaultKeyEnv sets target.api_key_env to its API's default (defaultAPIKeyEnv) unless the
+// isEnvName reports whether name is an environment variable's name: [A-Za-z_][A-Za-z0-9_]*.
+// Anything else given for target.api_key_env is most likely the key itself (sk-proj-…).
+func isEnvName(name string) bool {
+	for i, r := range name {
+		switch {
+		case r == '_', 'A' <= r && r <= 'Z', 'a' <= r && r <= 'z':
+		case '0' <= r && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return name != ""
+}
+
+// DefaultKeyEnv sets target.api_key_env to its API's default (DefaultAPIKeyEnv) unless the
 // file or a flag set it. Call it once target.api is final (after the flags).
 func (c *Config) DefaultKeyEnv() {
 	if !c.given("target.api_key_env") {
-		c.Target.APIKeyEnv = defaultAPIKeyEnv(c.Target.API)
+		c.Target.APIKeyEnv = DefaultAPIKeyEnv(c.Target.API)
 	}
 }
 

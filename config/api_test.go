@@ -44,8 +44,8 @@ func TestDefaultKeyEnv(t *testing.T) {
 			}
 		})
 	}
-	if got := defaultAPIKeyEnv(record.APIMessages); got != "ANTHROPIC_API_KEY" {
-		t.Errorf("defaultAPIKeyEnv(messages) = %q", got)
+	if got := DefaultAPIKeyEnv(record.APIMessages); got != "ANTHROPIC_API_KEY" {
+		t.Errorf("DefaultAPIKeyEnv(messages) = %q", got)
 	}
 }
 
@@ -65,5 +65,40 @@ func TestMessagesLengthsNotForced(t *testing.T) {
 				t.Errorf("%s, fixed_output %v: UnforcedLengths %q", api, fixed, why)
 			}
 		}
+	}
+}
+
+// TestKeyEnvName: a target.api_key_env that is not a variable's name (a key given by
+// mistake) is refused at its FILE:LINE or flag, without the value in the message; a name is
+// accepted, and so is "" (no key).
+func TestKeyEnvName(t *testing.T) {
+	t.Parallel()
+	const key = "sk-proj-abc123XYZ"
+	const msg = "target.api_key_env: not an environment variable's name (a key? give the variable's name)"
+	for _, tc := range []struct {
+		value, want string
+	}{
+		{key, ":3: " + msg},
+		{"1KEY", ":3: " + msg},
+		{"MY KEY", ":3: " + msg},
+		{"_MY_KEY2", ""},
+		{"", ""},
+	} {
+		yaml := "target:\n  url: http://127.0.0.1:8000/v1\n  api_key_env: '" + tc.value + "'\n  model: m\n"
+		_, err := Load(writeConfig(t, yaml))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%q: %v", tc.value, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%q: error %v, want %q", tc.value, err, tc.want)
+		case err != nil && strings.Contains(err.Error(), tc.value):
+			t.Errorf("%q: the error quotes the value: %v", tc.value, err)
+		}
+	}
+	c := Default()
+	c.Target.URL, c.Target.Model, c.Target.APIKeyEnv = "http://127.0.0.1:8000/v1", "m", key
+	c.Override("target.api_key_env", "--api-key-env")
+	if err := c.Validate(); err == nil || err.Error() != "--api-key-env: "+msg {
+		t.Errorf("flag: error %v, want %q", err, "--api-key-env: "+msg)
 	}
 }

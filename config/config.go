@@ -170,7 +170,7 @@ func Default() Config {
 		Name: "",
 		Target: TargetConfig{
 			API:            record.APIChat,
-			APIKeyEnv:      defaultAPIKeyEnv(record.APIChat),
+			APIKeyEnv:      DefaultAPIKeyEnv(record.APIChat),
 			RequestTimeout: 10 * time.Minute,
 			TTFTTimeout:    60 * time.Second,
 			StallTimeout:   30 * time.Second,

@@ -92,6 +92,10 @@ func (v *validation) target() {
 	if !slices.Contains(targetAPIs, t.API) {
 		v.bad("target.api", "%q: must be one of %s", t.API, apiNames(targetAPIs))
 	}
+	if t.APIKeyEnv != "" && !isEnvName(t.APIKeyEnv) {
+		// Not quoted: a key given by mistake for the variable's name would be printed.
+		v.bad("target.api_key_env", "not an environment variable's name (a key? give the variable's name)")
+	}
 	v.positive("target.request_timeout", t.RequestTimeout)
 	v.nonNegative("target.ttft_timeout", t.TTFTTimeout)
 	v.nonNegative("target.stall_timeout", t.StallTimeout)

@@ -141,27 +141,27 @@ type datasetRecord struct {
 		From  string `json:"from"`
 		Value string `json:"value"`
 	} `json:"conversations"`
-	Prompt    *string      `json:"prompt"`
-	MaxTokens *json.Number `json:"max_tokens"`
+	Prompt    *string    `json:"prompt"`
+	MaxTokens *jsonCount `json:"max_tokens"`
 }
 
 // add converts rec into an entry; where names it in errors.
 func (d *Dataset) add(rec *datasetRecord, where string) error {
 	var e datasetEntry
+	human := -1 // the conversation's first human turn
 	switch {
 	case rec.Prompt != nil:
 		e.prompt = *rec.Prompt
 		if rec.MaxTokens != nil {
-			n, err := tokenField("max_tokens", *rec.MaxTokens, 0)
+			n, err := tokenField("max_tokens", string(*rec.MaxTokens), 0)
 			if err != nil {
 				return fmt.Errorf("sweep: dataset %s: %w", where, err)
 			}
 			e.outputTokens = n
 		}
 	case rec.Conversations != nil:
-		human := -1
 		for i, t := range rec.Conversations {
-			if t.From == "human" || t.From == "user" {
+			if isHuman(t.From) {
 				human = i
 				break
 			}
@@ -187,7 +187,7 @@ func (d *Dataset) add(rec *datasetRecord, where string) error {
 		return fmt.Errorf("sweep: dataset %s: %s", where, err)
 	}
 	switch {
-	case e.promptTokens == 0 && rec.Prompt == nil && !hasHuman(rec):
+	case rec.Prompt == nil && human < 0:
 		d.skip(where, "a conversation without a human (or user) turn")
 	case e.promptTokens == 0:
 		d.skip(where, "an empty prompt")
@@ -197,16 +197,6 @@ func (d *Dataset) add(rec *datasetRecord, where string) error {
 		d.entries = append(d.entries, e)
 	}
 	return nil
-}
-
-// hasHuman reports a ShareGPT conversation with a human (or user) turn.
-func hasHuman(rec *datasetRecord) bool {
-	for _, t := range rec.Conversations {
-		if t.From == "human" || t.From == "user" {
-			return true
-		}
-	}
-	return false
 }
 
 // skip counts an entry left out, keeping the first reason with its place (where).
@@ -249,6 +239,9 @@ func SkipWarning(w Workload) string {
 	return fmt.Sprintf("dataset %s: %d of %d entries left out, the first %s", d.Path, d.Skipped, d.Skipped+len(d.entries), d.SkipReason)
 }
 
+// isHuman reports a ShareGPT speaker of the user's turns.
+func isHuman(from string) bool { return from == "human" || from == "user" }
+
 // isReply reports a ShareGPT speaker of the model's replies.
 func isReply(from string) bool { return from == "gpt" || from == "assistant" || from == "chatgpt" }
 
@@ -259,12 +252,12 @@ func (d *Dataset) turnsOf(rec *datasetRecord) []datasetTurn {
 	var turns []datasetTurn
 	conv := rec.Conversations
 	for i := 0; i < len(conv); i++ {
-		if conv[i].From != "human" && conv[i].From != "user" {
+		if !isHuman(conv[i].From) {
 			continue
 		}
 		t := datasetTurn{prompt: conv[i].Value, words: wordCount(conv[i].Value)}
 		for _, r := range conv[i+1:] {
-			if r.From == "human" || r.From == "user" {
+			if isHuman(r.From) {
 				break
 			}
 			if isReply(r.From) {

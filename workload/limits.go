@@ -2,8 +2,12 @@ package workload
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"reflect"
+	"strconv"
+	"strings"
 	"unicode"
 
 	"github.com/kneecap/kneecap/record"
@@ -15,29 +19,77 @@ import (
 // and the limit, before anything of that size is allocated (DESIGN §7).
 
 // tooLong is the problem of a length n (tokens, or words counted as tokens) of what,
-// past record.MaxTokens; "" otherwise.
+// past record.MaxTokens; "" otherwise, NaN included (the configuration's checks name it).
 func tooLong(what string, n float64) string {
-	if n <= record.MaxTokens {
+	if !(n > record.MaxTokens) {
 		return ""
 	}
-	return fmt.Sprintf("%s is %.4g: must be ≤ %d tokens (no model's context holds more)", what, n, record.MaxTokens)
+	return fmt.Sprintf("%s is %s: must be ≤ %d tokens (no model's context holds more)", what, number(n), record.MaxTokens)
 }
 
-// tokenField reads the token count of field name from a JSON number v: an integer in
-// [least, record.MaxTokens]; else an error naming the field, the value as written and the
-// limit. A number JSON spells with an exponent (1e12) is read too, so that it is refused for
-// its size, not for its spelling.
-func tokenField(name string, v json.Number, least int) (int, error) {
-	f, err := v.Float64()
-	switch {
-	case err != nil || math.IsInf(f, 0):
-		return 0, fmt.Errorf("%s %q: want a token count in [%d, %d]", name, string(v), least, record.MaxTokens)
-	case f > record.MaxTokens:
-		return 0, fmt.Errorf("%s is %s: must be ≤ %d tokens (no model's context holds more)", name, v, record.MaxTokens)
-	case f < float64(least) || f != math.Trunc(f):
-		return 0, fmt.Errorf("%s %s: want a token count in [%d, %d]", name, v, least, record.MaxTokens)
+// number writes n for a message: every digit below 10¹⁵ (10000001, not 1e+07, which reads as
+// the limit itself), else in four significant digits with an exponent.
+func number(n float64) string {
+	if math.Abs(n) < 1e15 {
+		return strconv.FormatFloat(n, 'f', -1, 64)
 	}
-	return int(f), nil
+	return fmt.Sprintf("%.4g", n)
+}
+
+// tokenField reads the token count of field name from v, as a trace's CSV cell or a JSON
+// number (jsonCount) writes it: an integer in [least, record.MaxTokens]; else an error naming
+// the field, the value as written and the limit. An integer with an exponent (1e12) is read
+// too, so that it is refused for its size, not for its spelling; no other spelling of a float
+// (5.0, 0x1p3, 1_0, Inf) is a count.
+func tokenField(name, v string, least int) (int, error) {
+	n, err := strconv.Atoi(v)
+	big := errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(v, "-")
+	if err != nil && !big && strings.ContainsAny(v, "eE") && !strings.ContainsAny(v, "xX_nN") {
+		f, ferr := strconv.ParseFloat(v, 64) // past float64's range: ±Inf and ErrRange
+		switch {
+		case (ferr == nil || errors.Is(ferr, strconv.ErrRange)) && f > record.MaxTokens:
+			big = true
+		case ferr == nil && f == math.Trunc(f):
+			n, err = int(f), nil
+		}
+	}
+	switch {
+	case big || err == nil && n > record.MaxTokens:
+		return 0, fmt.Errorf("%s is %s: must be ≤ %d tokens (no model's context holds more)", name, asWritten(v), record.MaxTokens)
+	case err != nil || n < least:
+		return 0, fmt.Errorf("%s %s: want a token count in [%d, %d]", name, asWritten(v), least, record.MaxTokens)
+	}
+	return n, nil
+}
+
+// asWritten is a value v read from a file for a message: as it is when it has only a
+// number's characters, else quoted and cut at 40 bytes.
+func asWritten(v string) string {
+	if v != "" && strings.Trim(v, "0123456789.eE+-") == "" {
+		return v
+	}
+	if len(v) > 40 {
+		v = v[:40] + "…"
+	}
+	return strconv.Quote(v)
+}
+
+// jsonCount is a token count of a JSON input (a dataset's max_tokens, a Mooncake trace's
+// lengths) as the file writes the number, for tokenField; a value of another type (a string,
+// "5") is refused as an int field refuses it.
+type jsonCount string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *jsonCount) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && (b[0] == '-' || '0' <= b[0] && b[0] <= '9') {
+		*c = jsonCount(b)
+		return nil
+	}
+	if string(b) == "null" {
+		return nil
+	}
+	kind := map[byte]string{'"': "string", '{': "object", '[': "array", 't': "bool", 'f': "bool"}[b[0]]
+	return &json.UnmarshalTypeError{Value: kind, Type: reflect.TypeFor[int]()}
 }
 
 // wordCount is len(strings.Fields(s)) without building the fields: a dataset's prompt or reply

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -48,6 +49,41 @@ func TestInputSizesRefused(t *testing.T) {
 	}
 }
 
+// TestTokenField: a count is an integer, or one written with an exponent (read so that its
+// size is what is refused); another float's spelling (5.0, 0x1p3, 1_0, Inf) is none, as it
+// was none for the integer fields these counts had. A JSON string ("5") is no count either.
+func TestTokenField(t *testing.T) {
+	t.Parallel()
+	want := func(v string) string { return "n " + v + ": want a token count in [1, 10000000]" }
+	for v, tc := range map[string]struct {
+		n   int
+		err string
+	}{
+		"7": {7, ""}, "1e3": {1000, ""}, "2E2": {200, ""}, "10000000": {record.MaxTokens, ""},
+		"0": {0, want("0")}, "-3": {0, want("-3")}, "5.0": {0, want("5.0")}, "2.5e0": {0, want("2.5e0")}, "1.5": {0, want("1.5")},
+		"0x1p3": {0, `n "0x1p3": want`}, "1_0": {0, `n "1_0": want`}, "Inf": {0, `n "Inf": want`}, "": {0, `n "": want`},
+		"10000001": {0, "n is 10000001: must be ≤ 10000000 tokens"}, "1e12": {0, "n is 1e12: must be ≤"},
+		"1e999": {0, "n is 1e999: must be ≤"}, "99999999999999999999": {0, "n is 99999999999999999999: must be ≤"},
+	} {
+		n, err := tokenField("n", v, 1)
+		if n != tc.n || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("tokenField(%q) = %d, %v; want %d, %q", v, n, err, tc.n, tc.err)
+		}
+	}
+	for _, body := range []string{`{"prompt": "a", "max_tokens": "5"}`, `{"prompt": "a", "max_tokens": 5.0}`} {
+		_, err := LoadDataset(WorkloadConfig{Dataset: writeFile(t, "ds.jsonl", body), Seed: 1}, record.APIChat)
+		if err == nil || !strings.Contains(err.Error(), "max_tokens") {
+			t.Errorf("%s: error %v, want one naming max_tokens", body, err)
+		}
+	}
+	for _, cell := range []string{"0x1p3", "1_0", "5.0"} {
+		_, err := LoadTrace(TraceConfig{File: writeFile(t, "tr.csv", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n0,m,"+cell+",5,0,x\n")})
+		if err == nil || !strings.Contains(err.Error(), "Request tokens") {
+			t.Errorf("Request tokens %s: error %v, want one naming it", cell, err)
+		}
+	}
+}
+
 // TestDatasetEntrySizes: a prompt or reply of more words than record.MaxTokens, or a
 // conversation whose history over its turns would pass it, is refused (checkSize, run on
 // every entry before it is kept).
@@ -59,11 +95,11 @@ func TestDatasetEntrySizes(t *testing.T) {
 		want string
 	}{
 		{datasetEntry{words: record.MaxTokens, outputTokens: record.MaxTokens}, ""},
-		{datasetEntry{words: record.MaxTokens + 1}, "the prompt's length in words is 1e+07: must be ≤ 10000000"},
-		{datasetEntry{words: 3, outputTokens: record.MaxTokens + 1}, "the reply's length in words (the output length) is 1e+07"},
+		{datasetEntry{words: record.MaxTokens + 1}, "the prompt's length in words is 10000001: must be ≤ 10000000"},
+		{datasetEntry{words: 3, outputTokens: record.MaxTokens + 1}, "the reply's length in words (the output length) is 10000001:"},
 		{datasetEntry{words: 3, turns: []datasetTurn{{words: half, outputTokens: half}}}, ""},
 		{datasetEntry{words: 3, turns: []datasetTurn{{words: half, outputTokens: half}, {words: 1, outputTokens: 0}}},
-			"the conversation's history over its 2 turns, in words is 1e+07: must be ≤ 10000000"},
+			"the conversation's history over its 2 turns, in words is 10000001: must be ≤ 10000000"},
 	} {
 		if got := tc.e.checkSize(); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%+v: %q, want %q", tc.e.words, got, tc.want)
@@ -109,13 +145,31 @@ func TestSessionHistoryLimit(t *testing.T) {
 	cfg.Sessions.UserTokens = Dist{Dist: DistFixed, Mean: 8000}
 	cfg.Sessions.OutputTokens = Dist{Dist: DistFixed, Mean: 2001}
 	errs := cfg.Validate()
-	want := "workload.sessions.turns: a conversation of 1000 turns of 8000 user + 2001 output tokens (its last request) is 1e+07: must be ≤ 10000000 tokens"
+	want := "workload.sessions.turns: a conversation of 1000 turns of 8000 user + 2001 output tokens (its last request) is 10001000: must be ≤ 10000000 tokens"
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), want) {
 		t.Errorf("errors %v, want one with %q", errs, want)
 	}
 	cfg.Sessions.OutputTokens.Mean = 2000
 	if errs := cfg.Validate(); len(errs) != 0 {
 		t.Errorf("at the limit: %v", errs)
+	}
+	// A length the sessions' own checks refuse (NaN, past the limit) is named once, by them.
+	for _, mean := range []float64{math.NaN(), 2e7} {
+		cfg.Sessions.OutputTokens.Mean = mean
+		errs := cfg.Validate()
+		if len(errs) != 1 || strings.Contains(errs[0].Error(), "its last request") {
+			t.Errorf("output tokens %v: errors %v, want one, the sessions' own", mean, errs)
+		}
+	}
+}
+
+// TestNumber: a length in a message has every digit below 10¹⁵, an exponent past it.
+func TestNumber(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[float64]string{10000001: "10000001", 2.5: "2.5", 999999999999999: "999999999999999", 1e15: "1e+15", 1e300: "1e+300"} {
+		if got := number(n); got != want {
+			t.Errorf("number(%v) = %q, want %q", n, got, want)
+		}
 	}
 }
 

@@ -47,7 +47,7 @@ func (w WorkloadConfig) historyProblem() error {
 	if !ok {
 		return nil
 	}
-	p := tooLong(fmt.Sprintf("a conversation of %.4g turns of %.4g user + %.4g output tokens (its last request)", n, u, o), n*(u+o))
+	p := tooLong(fmt.Sprintf("a conversation of %s turns of %s user + %s output tokens (its last request)", number(n), number(u), number(o)), n*(u+o))
 	if p == "" {
 		return nil
 	}

@@ -198,10 +198,10 @@ func detectTrace(br *bufio.Reader, name string) (record.TraceFormat, error) {
 
 // mooncakeLine is one line of a Mooncake trace.
 type mooncakeLine struct {
-	Timestamp    *float64     `json:"timestamp"`
-	InputLength  *json.Number `json:"input_length"`
-	OutputLength *json.Number `json:"output_length"`
-	HashIDs      []int64      `json:"hash_ids"`
+	Timestamp    *float64   `json:"timestamp"`
+	InputLength  *jsonCount `json:"input_length"`
+	OutputLength *jsonCount `json:"output_length"`
+	HashIDs      []int64    `json:"hash_ids"`
 }
 
 // parseMooncake reads Mooncake JSONL: every line needs timestamp (ms, ≥ 0), input_length ≥ 1
@@ -227,11 +227,11 @@ func parseMooncake(br *bufio.Reader, name string, k *traceSink) error {
 		case !(*m.Timestamp >= 0) || math.IsInf(*m.Timestamp, 0) || *m.Timestamp > 1e12:
 			return fmt.Errorf("%s:%d: timestamp %v: want milliseconds ≥ 0", name, line, *m.Timestamp)
 		}
-		in, err := tokenField("input_length", *m.InputLength, 1)
+		in, err := tokenField("input_length", string(*m.InputLength), 1)
 		if err != nil {
 			return fmt.Errorf("%s:%d: %w", name, line, err)
 		}
-		out, err := tokenField("output_length", *m.OutputLength, 0)
+		out, err := tokenField("output_length", string(*m.OutputLength), 0)
 		if err != nil {
 			return fmt.Errorf("%s:%d: %w", name, line, err)
 		}
@@ -347,7 +347,7 @@ func parseTraceCSV(br *bufio.Reader, name string, format record.TraceFormat, k *
 
 // traceCount parses a token count ≥ 0 of column name (tokenField); bad says what is wrong.
 func traceCount(v, name string) (n int32, bad string) {
-	c, err := tokenField(name, json.Number(strings.TrimSpace(v)), 0)
+	c, err := tokenField(name, strings.TrimSpace(v), 0)
 	if err != nil {
 		return 0, err.Error()
 	}

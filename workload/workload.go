@@ -148,8 +148,9 @@ func (w WorkloadConfig) Validate() []error {
 		errs = append(errs, fmt.Errorf("workload.think_time: is %v: must be ≥ 0", w.ThinkTime))
 	}
 	if w.Sessions != nil {
-		errs = append(errs, w.Sessions.validate(w.Dataset != "")...)
-		if err := w.historyProblem(); err != nil {
+		if serrs := w.Sessions.validate(w.Dataset != ""); len(serrs) > 0 {
+			errs = append(errs, serrs...) // the history's length is of lengths refused already
+		} else if err := w.historyProblem(); err != nil {
 			errs = append(errs, err)
 		}
 		if w.PrefixCache {

@@ -231,15 +231,6 @@ func ServerDown(out sweep.Outcome, dir string) error {
 	return nil
 }
 
-// apiKey is the API key the client sends: the variable target.api_key_env names, for an
-// endpoint (the simulator takes none).
-func (s *Sweep) apiKey() string {
-	if s.Cfg.Target.APIKeyEnv == "" || s.Cfg.Target.URL == "" {
-		return ""
-	}
-	return s.Getenv(s.Cfg.Target.APIKeyEnv)
-}
-
 // checkHeaderAuth refuses an Authorization header beside an API key (key): both
 // authenticate, and the header would silently replace the key (or the key the header).
 func checkHeaderAuth(key string, cfg config.Config) error {

@@ -96,7 +96,7 @@ func checkScanEvent(t *testing.T, p []byte) {
 	if scanMessagesDelta(p, &mf) {
 		err := json.Unmarshal(p, &ms)
 		if err != nil || ms.Type != mf.Type || ms.Delta.Type != mf.Delta.Type || !sameText(ms.Delta.Text, mf.Delta.Text) ||
-			ms.Delta.Thinking != mf.Delta.Thinking || ms.Message != nil || ms.Usage != nil || ms.Error != nil {
+			!sameText(ms.Delta.Thinking, mf.Delta.Thinking) || ms.Message != nil || ms.Usage != nil || ms.Error != nil {
 			t.Fatalf("%q: scanMessagesDelta %+v, encoding/json %+v (%v)", p, mf, ms, err)
 		}
 	}

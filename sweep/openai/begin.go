@@ -19,7 +19,7 @@ import (
 func (c *Client) begin(ctx context.Context, req *record.Request) (*reqState, context.Context, context.CancelCauseFunc, time.Time) {
 	// The doer adds ignore_eos and min_tokens to go-openai's bodies; the other protocols write
 	// what their API accepts themselves.
-	st := &reqState{maxTokens: req.MaxTokens, ignoreEOS: req.IgnoreEOS && c.proto.mergesIgnoreEOS(), whole: !c.api.Streams()}
+	st := &reqState{maxTokens: req.MaxTokens, model: req.Model, ignoreEOS: req.IgnoreEOS && c.proto.mergesIgnoreEOS(), whole: !c.api.Streams()}
 	start := time.Now()
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	st.w.leave(req.Cancel)

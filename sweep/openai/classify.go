@@ -22,23 +22,19 @@ func classify(err error, streaming bool) record.ErrorClass {
 		return record.ErrClient
 	}
 	var apiErr *goopenai.APIError
-	var reqErr *goopenai.RequestError
-	switch {
+	switch status := statusOf(err); {
 	case errors.Is(err, errRedirect):
 		return record.ErrRedirect
 	case errors.Is(err, errNoEventBody):
 		return record.ErrStreamBroken
+	case status > 0:
+		return statusClass(status)
 	case errors.As(err, &apiErr):
-		if apiErr.HTTPStatusCode > 0 {
-			return statusClass(apiErr.HTTPStatusCode)
-		}
 		// An error event inside a 200 stream: use its code when it is an HTTP status.
 		if code := codeOf(apiErr.Code); code >= 400 {
 			return statusClass(code)
 		}
 		return record.ErrStreamBroken
-	case errors.As(err, &reqErr):
-		return statusClass(reqErr.HTTPStatusCode)
 	case errors.Is(err, errBadChunk), errors.Is(err, errLineTooLong), errors.Is(err, errNonDataTooLong),
 		errors.Is(err, goopenai.ErrTooManyEmptyStreamMessages), errors.Is(err, errBodyTooLarge),
 		errors.Is(err, errBadEmbeddings), errors.Is(err, errNotStream):

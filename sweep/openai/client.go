@@ -589,7 +589,7 @@ func (c *Client) fail(ctx, reqCtx context.Context, st *reqState, rec *record.Rec
 	case streaming:
 		op = "openai: stream: "
 	}
-	rec.Error = op + c.message(err) + c.hint(err)
+	rec.Error = op + c.message(err) + c.hint(err, st.model)
 }
 
 // silence says what a request ended by ttft_timeout or stall_timeout (cause) had seen.

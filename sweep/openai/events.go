@@ -112,13 +112,13 @@ func (b *sseBody) next() ([]byte, error) {
 		if len(t) > 0 {
 			b.nonData += len(line)
 			if b.nonData > b.maxNonData {
-				b.err = fmt.Errorf("%w: over %d bytes", errNonDataTooLong, b.maxNonData)
+				b.err = b.overLimit(fmt.Errorf("%w: over %d bytes", errNonDataTooLong, b.maxNonData))
 				break
 			}
 			b.acc = append(b.acc, t...)
 		}
 		if b.empty++; b.empty > b.emptyLimit {
-			b.err = goopenai.ErrTooManyEmptyStreamMessages
+			b.err = b.overLimit(goopenai.ErrTooManyEmptyStreamMessages)
 		}
 	}
 	return nil, b.err
@@ -141,6 +141,16 @@ func (b *sseBody) end(err error) error {
 		if why := b.notStream(); why != nil {
 			return why
 		}
+	}
+	return err
+}
+
+// overLimit is the error of a body that passed a bound on its non-data lines (err): why it
+// is no stream, for a body without a data line that is none (notStream: an HTML page, a JSON
+// body of over sseEmptyLimit lines), else err.
+func (b *sseBody) overLimit(err error) error {
+	if why := b.notStream(); why != nil {
+		return why
 	}
 	return err
 }

@@ -14,8 +14,8 @@ import (
 )
 
 // The message of a request the server refused at its door says what to check (DESIGN §7): a
-// 404 of the API's path, what the URL lacks (its /v1); a 401 or 403, whether a key was sent
-// and from where (never the key).
+// 404, the path it answered and the base URL likely meant (its /v1); a 401 or 403, whether a
+// key was sent and from where (never the key).
 
 // apiPaths are the paths each API posts to under the base URL.
 var apiPaths = map[record.API]string{
@@ -38,58 +38,62 @@ func statusOf(err error) int {
 }
 
 // hint is what the message of err adds, "; …", for an answer of 401, 403 (authHint) or 404
-// (pathHint); "" otherwise.
-func (c *Client) hint(err error) string {
+// (pathHint; model is the model the request named, "" for the target's); "" otherwise.
+func (c *Client) hint(err error, model string) string {
 	switch statusOf(err) {
 	case 401, 403:
 		return "; " + c.authHint()
 	case 404:
-		if h := c.pathHint(err); h != "" {
+		if h := c.pathHint(err, model); h != "" {
 			return "; " + h
 		}
 	}
 	return ""
 }
 
-// pathHint says that the server has no such path: POST BASE_PATH/chat/completions (the
-// API's), and suggests the base URL with /v1 when its path does not end in /v1 (suggestV1). A
-// 404 whose message quotes the model is the model's (vLLM and OpenAI: "The model `m` does not
-// exist.", Ollama: "model \"m\" not found"): "".
-func (c *Client) pathHint(err error) string {
+// pathHint names the request a 404 answered, POST BASE_PATH/chat/completions (the API's path
+// under the base URL), and suggests the base URL that ends in /v1 where one is likely meant
+// (suggestV1), else asks whether the server serves the API. A 404 whose message quotes the
+// model (the request's, model, or the target's) is the model's (vLLM and OpenAI: "The model
+// `m` does not exist.", Ollama: "model \"m\" not found"): "".
+func (c *Client) pathHint(err error, model string) string {
 	msg := err.Error()
-	for _, q := range [...]string{"`", `"`, `\"`, "'"} {
-		if m := c.opts.Model; m != "" && strings.Contains(msg, q+m+q) {
-			return ""
+	for _, m := range [...]string{model, c.opts.Model} {
+		for _, q := range [...]string{"`", `"`, `\"`, "'"} {
+			if m != "" && strings.Contains(msg, q+m+q) {
+				return ""
+			}
 		}
 	}
 	u, perr := url.Parse(c.opts.BaseURL)
 	if perr != nil {
 		return ""
 	}
-	path := strings.TrimRight(u.Path, "/") + apiPaths[c.api]
-	h := "the server has no path POST " + path
+	h := "404 for POST " + strings.TrimRight(u.Path, "/") + apiPaths[c.api]
 	if s := suggestV1(c.opts.BaseURL); s != "" {
 		return h + ": did you mean " + s + "? (target.url, --url: the base URL ends in /v1)"
 	}
-	return h + " (is " + string(c.api) + " an API it serves? target.api, --api)"
+	return h + " (is " + string(c.api) + " an API it serves, under this base URL? target.api, --api, target.url)"
 }
 
-// suggestV1 returns base with its path ending in /v1, without userinfo or query: its path up
-// to a /v1 segment (".../v1/chat/completions" given as the base), else with /v1 appended; ""
-// when it already ends in /v1, or is not a URL.
+// suggestV1 returns the base URL a 404 suggests, without userinfo or query: base with /v1
+// when its path is empty or "/"; its path cut after a /v1 segment (any case) when an API's
+// path follows it (".../v1/chat/completions" given as the base); else "" (a gateway's own
+// path such as /v1beta/openai or /api/v2 may be right as it is), or when base is not a URL.
 func suggestV1(base string) string {
 	u, err := url.Parse(base)
 	if err != nil || u.Host == "" {
 		return ""
 	}
 	p := strings.TrimRight(u.Path, "/")
-	switch i := strings.Index(p+"/", "/v1/"); {
-	case strings.HasSuffix(p, "/v1"):
-		return ""
-	case i >= 0:
+	if p != "" {
+		i := strings.LastIndex(strings.ToLower(p), "/v1/")
+		if i < 0 || !slices.Contains(slices.Collect(maps.Values(apiPaths)), p[i+3:]) {
+			return ""
+		}
 		p = p[:i+3]
-	default:
-		p += "/v1"
+	} else {
+		p = "/v1"
 	}
 	return redact.URL((&url.URL{Scheme: u.Scheme, Host: u.Host, Path: p}).String())
 }

@@ -107,7 +107,7 @@ type messagesEvent struct {
 	Delta struct {
 		Type     deltaType `json:"type"`
 		Text     jsonText  `json:"text"`
-		Thinking nonEmpty  `json:"thinking"`
+		Thinking jsonText  `json:"thinking"`
 	} `json:"delta"`
 	Usage *messagesUsage `json:"usage"`
 	Error *struct {
@@ -180,12 +180,18 @@ func (d *messagesDecoder) decode(payload []byte) (chunkResult, error) {
 		}
 		switch ev.Delta.Type {
 		case deltaText:
+			if err := ev.Delta.Text.stringField("delta.text", payload); err != nil {
+				return r, err
+			}
 			r.answer = ev.Delta.Text.set
 			if r.answer {
 				r.reply, r.replies = ev.Delta.Text.raw, 1
 			}
 		case deltaThinking:
-			r.reasoning = bool(ev.Delta.Thinking)
+			if err := ev.Delta.Thinking.stringField("delta.thinking", payload); err != nil {
+				return r, err
+			}
+			r.reasoning = ev.Delta.Thinking.set
 		}
 	case msgDelta:
 		if ev.Usage != nil {

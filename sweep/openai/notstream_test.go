@@ -51,6 +51,12 @@ func TestNotAStream(t *testing.T) {
 			record.ErrBadChunk, "one JSON body (Content-Type text/event-stream), not a stream"},
 		{"an HTML page", "text/html; charset=utf-8", "", "<html><body>Sign in</body></html>\n",
 			record.ErrBadChunk, "a body of Content-Type text/html, not text/event-stream, and no data line"},
+		// Bodies the limits on non-data lines end before their end: 400 lines of JSON (over
+		// sseEmptyLimit), a page of 6 lines over MaxNonDataBytes (1 MiB by default).
+		{"a long JSON body", "application/json", "", "{\n" + strings.Repeat("  \"k\": 1,\n", 400) + "  \"z\": 1\n}\n",
+			record.ErrBadChunk, "the server answered with one JSON body (Content-Type application/json), not a stream"},
+		{"a long HTML page", "text/html", "", "<html><body>\n" + strings.Repeat("<p>"+strings.Repeat("x", 200_000)+"</p>\n", 6) + "</body></html>\n",
+			record.ErrBadChunk, "a body of Content-Type text/html, not text/event-stream, and no data line"},
 		{"stream without DONE", "text/event-stream", "", sse(roleChunk(), contentChunk("hi")),
 			record.ErrStreamBroken, "openai: stream: openai: stream ended without data: [DONE]"},
 		{"null content", "text/event-stream", "", sse(`{"choices":[{"delta":{"content":null}}]}`, "[DONE]"),

@@ -16,6 +16,7 @@ type stateKey struct{}
 type reqState struct {
 	maxTokens  int
 	ignoreEOS  bool
+	model      string    // the model the request named (workload.models), "" for the target's
 	firstGetAt time.Time // the first attempt's GetConn (a retry's set-up counts from it)
 	getAt      time.Time
 	gotAt      time.Time

@@ -103,21 +103,36 @@ type responsesEvent struct {
 	Message string          `json:"message"`
 }
 
-// jsonText is a JSON string value kept as it was sent (with its quotes; valid until the next
-// payload), for keepReply; set reports a non-empty string.
+// jsonText is a JSON text field's value kept as it was sent (valid until the next payload):
+// raw is a string with its quotes, for keepReply, or a value of another type; set reports a
+// non-empty string. Only the events whose text is a token (a Responses text or reasoning
+// delta, a Messages text_delta or thinking_delta) require a string (stringField): the same key
+// of another event (response.mcp_call_arguments.delta: {"a": 1}) may hold anything.
 type jsonText struct {
 	raw []byte
 	set bool
 }
 
-// UnmarshalJSON implements json.Unmarshaler: the bytes are the payload's, not a copy; a
-// value neither a string nor null is an error (notString).
+// UnmarshalJSON implements json.Unmarshaler: the bytes are the payload's, not a copy; null
+// leaves s empty. It never fails: a value neither a string nor null is kept in raw, for
+// stringField to refuse where a string is required.
 func (s *jsonText) UnmarshalJSON(b []byte) error {
 	*s = jsonText{}
-	if len(b) > 2 && b[0] == '"' {
-		*s = jsonText{raw: b, set: true}
+	if string(b) != "null" && !(len(b) == 2 && b[0] == '"') {
+		*s = jsonText{raw: b, set: len(b) > 2 && b[0] == '"'}
 	}
-	return notString(b)
+	return nil
+}
+
+// stringField returns nil when s is a string or null, else the bad chunk of payload naming
+// field ("field delta: a number, not a string").
+func (s jsonText) stringField(field string, payload []byte) error {
+	err := notString(s.raw)
+	if err == nil {
+		return nil
+	}
+	err.(*json.UnmarshalTypeError).Field = field
+	return badChunk(err, payload)
 }
 
 // responsesDecoder decodes a Responses stream's events (DESIGN §3.11), the deltas without
@@ -150,6 +165,9 @@ func (d *responsesDecoder) decode(payload []byte) (chunkResult, error) {
 	case respTextDelta, respReasoningDelta:
 		if !d.started {
 			return r, fmt.Errorf("%w: a delta before response.created: %q", errBadChunk, truncate(payload, 120))
+		}
+		if err := ev.Delta.stringField("delta", payload); err != nil {
+			return r, err
 		}
 		if ev.Type == respTextDelta {
 			r.answer = ev.Delta.set

@@ -49,7 +49,7 @@ func scanMessagesDelta(b []byte, ev *messagesEvent) (ok bool) {
 	var typ messagesType
 	var dt deltaType
 	var text jsonText
-	var thinking nonEmpty
+	var thinking jsonText
 	delta := []member{{name: "type", set: dt.UnmarshalJSON}, {name: "text", set: text.UnmarshalJSON}, {name: "thinking", set: thinking.UnmarshalJSON}}
 	ms := []member{{name: "type", set: typ.UnmarshalJSON}, {name: "delta", obj: delta}}
 	s.ws()

@@ -88,9 +88,12 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 		return nil, &redirectError{code: resp.StatusCode, location: loc, why: why}
 	}
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
-	if err := encodedBody(resp); err != nil && ok && (stream || whole) {
-		_ = resp.Body.Close()
-		return nil, err
+	if ok && (stream || whole) {
+		// Only a success's body is read as the answer (an error's is read as a message).
+		if err := encodedBody(resp); err != nil {
+			_ = resp.Body.Close()
+			return nil, err
+		}
 	}
 	switch {
 	case whole && ok:
