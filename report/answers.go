@@ -153,7 +153,20 @@ func kneeLine(res *analysis.Result) answerLine {
 	if k.Rule != "" {
 		det = append(det, k.Rule.Label())
 	}
-	return answerLine{Label: "Knee", Of: "concurrency", Value: "≈ " + fconc(k.Concurrency), Interval: interval95(k.Interval), Detail: strings.Join(det, ", ")}
+	return atBottom(res, analysis.AnswerKnee, answerLine{Label: "Knee", Of: "concurrency", Value: "≈ " + fconc(k.Concurrency),
+		Interval: interval95(k.Interval), Detail: strings.Join(det, ", ")})
+}
+
+// atBottom is l, the line of a marginal-gain point (answer: the knee or the efficient point)
+// found, as a bound with its next step when the analysis gives that answer one: a point found
+// and still left open is at or below the smallest valid level (analysis.kneeAtBottom), so its
+// value is "≤" that level and the step measures lower ones.
+func atBottom(res *analysis.Result, answer string, l answerLine) answerLine {
+	if next := res.NextSteps[answer]; next != "" {
+		l.Value = "≤ " + strings.TrimPrefix(l.Value, "≈ ")
+		l.Next = next
+	}
+	return l
 }
 
 // efficientLine is the efficient point below a plateau-onset knee.
@@ -166,7 +179,8 @@ func efficientLine(res *analysis.Result) answerLine {
 	if e.TPS.OK() {
 		det = fnum(e.TPS) + " tokens/s, " + det
 	}
-	return answerLine{Label: "Efficient point", Of: "concurrency", Value: "≈ " + fconc(e.Concurrency), Interval: interval95(e.Interval), Detail: det}
+	return atBottom(res, analysis.AnswerEfficientPoint, answerLine{Label: "Efficient point", Of: "concurrency", Value: "≈ " + fconc(e.Concurrency),
+		Interval: interval95(e.Interval), Detail: det})
 }
 
 // sloLine is the SLO point on the concurrency axis, what binds it and the TPS there.

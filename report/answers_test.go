@@ -143,3 +143,21 @@ func TestMissingAnswersEndWithNextStep(t *testing.T) {
 		}
 	}
 }
+
+// TestKneeAtBottomIsABound: a knee found at the smallest valid level (levels 64 … 512 of a
+// server that saturates at 32: flat from the first) reads as a bound, "≤ 64", with the step
+// that measures lower levels, not "≈ 64" alone.
+func TestKneeAtBottomIsABound(t *testing.T) {
+	t.Parallel()
+	opts := analysis.DefaultOptions()
+	opts.Bootstrap = 0
+	res := analysis.Analyze(analysistest.Base([]int{64, 128, 256, 512}).Levels, analysis.Meta{Name: "flat"}, opts)
+	lines, _ := headline(t, &res)
+	next := res.NextSteps[analysis.AnswerKnee]
+	if next == "" || !strings.Contains(next, "--levels") {
+		t.Fatalf("next step of the knee %q, want one that adds levels (warnings %q)", next, res.Warnings)
+	}
+	if text := lines["Knee"]; !strings.HasPrefix(text, "concurrency ≤ 64;") || !strings.HasSuffix(text, "; next: "+next) {
+		t.Errorf("knee: %q, want \"concurrency ≤ 64; …; next: %s\"", text, next)
+	}
+}
