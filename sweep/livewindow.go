@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"math"
+	"time"
 
 	"github.com/kneecap/kneecap/record"
 )
@@ -41,7 +42,7 @@ type window struct {
 	completed  int                      // successful completions at or after w0
 	yield      float64                  // their tokens (record.Record.Yield)
 	e2e        int64                    // the sum of their E2E (ns)
-	ttft       []float64                // TTFT (ns) of successful completions at or after w0
+	ttft       []float64                // the user's TTFT (ns) of successful completions at or after w0 (liveTTFT)
 	nextK      int                      // next candidate window length in slices
 	rate       bool                     // an arrival-rate level's window: SteadyRate decides it
 	// accept, when set, is a further condition on a candidate window of k slices (a rate
@@ -67,7 +68,7 @@ func (w *window) add(r *record.Record) {
 	w.completed++
 	w.yield += float64(r.Yield())
 	w.e2e += int64(r.E2E)
-	w.ttft = append(w.ttft, float64(r.TTFT))
+	w.ttft = append(w.ttft, float64(r.TTFT+r.Lag()))
 	if d := r.Done(); d < w.b.w1 {
 		i := w.b.index(d)
 		w.okStats[i].Add(r.Yield(), r.E2E)
@@ -123,4 +124,12 @@ func (w *window) liveTPS(now int64) float64 {
 		return 0
 	}
 	return w.yield / record.WindowSeconds(0, max(now-w.w0, int64(liveEvery)))
+}
+
+// liveTTFT returns the median TTFT of the requests completed in the window so far as a user
+// waited it: from the scheduled arrival on a rate level (TTFT + Record.Lag), as the rate
+// table's TTFT is (analysis.Level.UserTTFT), from the send on a closed loop; 0 before the
+// first completion.
+func (w *window) liveTTFT() time.Duration {
+	return record.DurationPercentile(w.ttft, 50)
 }

@@ -495,7 +495,7 @@ func (l *level) live(phase record.Phase) {
 	if l.win != nil {
 		s.Completed = l.win.completed
 		s.OutputTPS = l.win.liveTPS(now)
-		s.TTFTP50 = record.DurationPercentile(l.win.ttft, 50)
+		s.TTFTP50 = l.win.liveTTFT()
 	}
 	l.obs.Live(s)
 }

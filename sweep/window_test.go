@@ -274,6 +274,31 @@ func TestLiveTPSWhileInFlight(t *testing.T) {
 	}
 }
 
+// TestLiveTTFTFromArrival: the live TTFT of a rate level's request is from its scheduled
+// arrival (TTFT + the lag before its send), as the rate table's is; a closed-loop request's
+// (no schedule) from its send.
+func TestLiveTTFTFromArrival(t *testing.T) {
+	t.Parallel()
+	const w0 = int64(1e12)
+	const ttft, lag = 10 * time.Millisecond, 50 * time.Millisecond
+	for _, c := range []struct {
+		name string
+		lag  time.Duration // Sent − Scheduled; 0: no schedule
+		want time.Duration
+	}{{"rate level", lag, ttft + lag}, {"closed loop", 0, ttft}} {
+		w := newWindow(w0, 100*ms, 10, 12)
+		sent := w0 + 20*ms
+		r := record.Record{Sent: sent, TTFT: ttft, E2E: 100 * time.Millisecond, OutputTokens: 10, Status: record.StatusOK}
+		if c.lag > 0 {
+			r.Scheduled = sent - int64(c.lag)
+		}
+		w.add(&r)
+		if got := w.liveTTFT(); got != c.want {
+			t.Errorf("%s: live TTFT %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 // TestPerRecordDefinitions: the boundaries of the per-record window definitions. A window is
 // half-open: a request sent (or completed) at w0 is in it, one at w1 is not.
 func TestPerRecordDefinitions(t *testing.T) {
