@@ -269,17 +269,17 @@ func replicasLine(res *analysis.Result) answerLine {
 
 // rateAnswerLines are the lines of an arrival-rate run but the replicas.
 func rateAnswerLines(res *analysis.Result) []answerLine {
-	rr := res.Rate
-	if rr == nil {
-		rr = noRateResult()
-	}
+	rr := rateResult(res)
 	return []answerLine{capacityLine(res, rr), maxTPSLine(res, "at "+frate(rr.MaxTPSRPS)+" req/s offered"), sloLineRate(res, rr), blowupLineRate(res, rr)}
 }
 
-// noRateResult is the rate answer of an arrival-rate analysis.json without one: nothing found.
-func noRateResult() *analysis.RateResult {
-	return &analysis.RateResult{CapacityRPS: analysis.NaN(), CapacityTPS: analysis.NaN(), TTFTBlowupRPS: analysis.NaN(),
-		SLORPS: analysis.NaN(), SLOTPS: analysis.NaN(), SLOGoodputRPS: analysis.NaN(), MaxTPSRPS: analysis.NaN()}
+// rateResult is res's rate answer, or one with nothing found (analysis.NewRateResult) for an
+// arrival-rate analysis.json without one.
+func rateResult(res *analysis.Result) *analysis.RateResult {
+	if res.Rate != nil {
+		return res.Rate
+	}
+	return analysis.NewRateResult()
 }
 
 // capacityLine is the maximum sustainable rate with its interval (a lower bound has none).
