@@ -128,13 +128,27 @@ func maxTPSLine(res *analysis.Result, at string) answerLine {
 	if whole(res) {
 		l.Unit = "input tokens/s"
 	}
-	for _, lv := range res.Levels {
-		if lv.Valid && lv.OutputTPS == th.MaxTPS && lv.OutputTPSCI95.OK() && lv.OutputTPSCI95 > 0 && !whole(res) {
-			l.Interval = interval95([2]analysis.Float{th.MaxTPS - lv.OutputTPSCI95, th.MaxTPS + lv.OutputTPSCI95})
-			break
-		}
+	if lv := maxTPSLevel(res); lv != nil && lv.OutputTPSCI95.OK() && lv.OutputTPSCI95 > 0 && !whole(res) {
+		l.Interval = interval95([2]analysis.Float{th.MaxTPS - lv.OutputTPSCI95, th.MaxTPS + lv.OutputTPSCI95})
 	}
 	return l
+}
+
+// maxTPSLevel is the valid level the maximum TPS was measured at, by its place on the axis
+// (throughput.max_tps_concurrency, or rate.max_tps_rps on an arrival-rate run), or nil.
+func maxTPSLevel(res *analysis.Result) *analysis.Level {
+	rate := res.Mode.IsRate()
+	for i := range res.Levels {
+		lv := &res.Levels[i]
+		switch {
+		case !lv.Valid:
+		case rate && lv.IsRate() && lv.OfferedRPS == rateResult(res).MaxTPSRPS:
+			return lv
+		case !rate && !lv.IsRate() && lv.Concurrency == res.Throughput.MaxTPSConcurrency:
+			return lv
+		}
+	}
+	return nil
 }
 
 // kneeLine is the headline knee with its interval, throughput, fit and rule.

@@ -161,3 +161,21 @@ func TestKneeAtBottomIsABound(t *testing.T) {
 		t.Errorf("knee: %q, want \"concurrency ≤ 64; …; next: %s\"", text, next)
 	}
 }
+
+// TestHeadlineIntervalsByPlace: the maximum TPS's interval comes from the level at its place on
+// the axis (max_tps_concurrency), not from a level of an equal TPS (an analysis.json whose
+// max_tps was rounded apart from its level's); a narrow capacity interval shows its ends apart
+// ("10.07–10.08", not "10.1–10.1").
+func TestHeadlineIntervalsByPlace(t *testing.T) {
+	t.Parallel()
+	res := analysistest.Saturating()
+	res.Throughput.MaxTPS += 1e-9
+	if lines, _ := headline(t, res); !strings.Contains(lines["Max throughput"], "(95% interval ") {
+		t.Errorf("max TPS rounded apart from its level's: %q, want its level's 95%% interval", lines["Max throughput"])
+	}
+	rate := analysistest.Rate()
+	rate.Rate.CapacityRPS, rate.Rate.CapacityInterval = 10.075, [2]analysis.Float{10.07, 10.08}
+	if lines, _ := headline(t, rate); !strings.Contains(lines["Capacity"], "(95% interval 10.07–10.08)") {
+		t.Errorf("narrow capacity interval: %q, want 10.07–10.08", lines["Capacity"])
+	}
+}

@@ -99,7 +99,8 @@ func rateInterval(iv [2]analysis.Float) string {
 	lo, hi := iv[0], iv[1]
 	switch {
 	case lo.OK() && hi.OK():
-		return fmt.Sprintf(" (95%% interval %s–%s)", frate(lo), frate(hi))
+		a, b := fspan(lo, hi)
+		return fmt.Sprintf(" (95%% interval %s–%s)", a, b)
 	case hi.OK():
 		return fmt.Sprintf(" (95%% interval up to %s)", frate(hi))
 	case lo.OK():

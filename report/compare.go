@@ -178,7 +178,8 @@ func capacityCell(rr *analysis.RateResult) string {
 		c += " (below every level)"
 	}
 	if iv := rr.CapacityInterval; iv[0].OK() && iv[1].OK() {
-		c += fmt.Sprintf(" (%s–%s)", frate(iv[0]), frate(iv[1]))
+		lo, hi := fspan(iv[0], iv[1])
+		c += fmt.Sprintf(" (%s–%s)", lo, hi)
 	}
 	return c
 }
