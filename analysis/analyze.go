@@ -93,7 +93,7 @@ func Analyze(levels []Level, meta Meta, opts Options) Result {
 	SortLevels(res.Levels)
 	a := &analyzer{opts: opts, res: &res, ys: yardstickOf(opts.API)}
 	if mode.IsRate() {
-		res.Rate = newRateResult()
+		res.Rate = NewRateResult()
 	}
 	a.analyze()
 	res.Warnings = a.warnings.texts()

@@ -161,8 +161,9 @@ type RateResult struct {
 	MaxTPSRPS Float `json:"max_tps_rps"`
 }
 
-// newRateResult returns a RateResult with every value null.
-func newRateResult() *RateResult {
+// NewRateResult returns a RateResult with every value null: the rate answer of an arrival-rate
+// run before it is computed, and the reports' stand-in for an analysis.json without one.
+func NewRateResult() *RateResult {
 	n := NaN()
 	return &RateResult{CapacityRPS: n, CapacityInterval: [2]Float{n, n}, CapacityTPS: n, TTFTBlowupRPS: n,
 		TTFTBlowupBaselineMS: n, TTFTBlowupSlope: n, SLORPS: n, SLOTPS: n, SLOGoodputRPS: n, MaxTPSRPS: n}

@@ -46,23 +46,23 @@ func doublingKnee(X func(float64) float64, lo, hi, gain float64) (float64, strin
 // onset (NaN under the marginal-gain rule, when this point is the knee): the warnings name
 // the point accordingly.
 func (a *analyzer) efficientPoint(x []float64, plateau Float) *EfficientPoint {
-	noun := "knee"
+	answer := AnswerKnee
 	if plateau.OK() {
-		noun = "efficient point"
+		answer = AnswerEfficientPoint
 	}
 	gain := a.opts.KneeGain
 	lo, hi := x[0], x[len(x)-1]/2
 	if hi < lo {
-		a.warn(kneeSpan(noun, x[0], x[len(x)-1]))
+		a.warn(kneeSpan(answer, x[0], x[len(x)-1]))
 		return nil
 	}
 	k, status := doublingKnee(a.curve, lo, hi, gain)
 	switch status {
 	case "none":
-		a.warn(kneeBeyond(noun, (a.curve(x[len(x)-1])/a.curve(hi)-1)*100, x[len(x)-1], gain))
+		a.warn(kneeBeyond(answer, (a.curve(x[len(x)-1])/a.curve(hi)-1)*100, x[len(x)-1], gain))
 		return nil
 	case "below":
-		a.warn(kneeAtBottom(noun, lo, gain))
+		a.warn(kneeAtBottom(answer, lo, gain))
 	}
 	return &EfficientPoint{Concurrency: Float(k), TPS: Float(a.curve(k)), Interval: [2]Float{NaN(), NaN()},
 		Method: a.curveMethod, Gain: Float(gain)}

@@ -55,7 +55,8 @@ func TestExcludedReasonOnce(t *testing.T) {
 // TestExclusionWhyDemoNotes: the notes of two levels a demo sweep on a busy machine excluded
 // (a retried client-bound level, and one also kept as imprecise before Little's law excluded
 // it): the warning gives the client effect, imprecise and not steady once each, the retry's note
-// keeping only the reason of the run it repeated, and loses no other reason.
+// keeping only the reason of the run it repeated, and loses no other reason; a client-bound
+// note on TTFT stays beside the sweep's client-bound note on ITL (another cause).
 func TestExclusionWhyDemoNotes(t *testing.T) {
 	t.Parallel()
 	const clk = " (latencies on the kernel's clock: chunks late reads gathered, late sends; the load from the client's turnaround or lateness)"
@@ -73,6 +74,10 @@ func TestExclusionWhyDemoNotes(t *testing.T) {
 			"imprecise (kept): no material trend by max_duration, but the steady-state test failed (target CI half-width 10.6%, no material trend); TPS CI half-width 31.2% of mean (target 10.6%)",
 			"invalid: Little's-law error 12.7% > 10% (QPS × mean E2E vs achieved concurrency)"},
 			[]string{"imprecise", "not steady", "no material trend by max_duration"}, []string{"machine busy", "invalid: Little's-law error 12.7%"}},
+		// The same label with another cause: the TTFT's note stays beside the sweep's ITL one.
+		{[]string{"sweep: client-bound: client effect on ITL p50 1.6% > tolerance 1.0%" + clk + "; the numbers may describe the load generator, not the server",
+			"invalid: client-bound: client effect on TTFT p50 3.0% > tolerance 1.0%" + clk},
+			[]string{"ITL p50 1.6%", "TTFT p50 3.0%"}, []string{"invalid: client-bound: client effect on TTFT p50 3.0%"}},
 	} {
 		why := exclusionWhy(tc.notes)
 		for _, s := range tc.once {

@@ -36,28 +36,34 @@ func noKneeModel() warning {
 }
 
 // kneeSpan: the valid levels from lo to hi span less than one doubling, so there is no
-// marginal-gain point; what names it ("knee" when it would be the headline, else "efficient
-// point").
-func kneeSpan(what string, lo, hi float64) warning {
-	return newWarning(warnKneeSpan, "", "no %s: the valid levels span less than one doubling (%g to %g). Next: sweep levels several doublings apart (--levels 1,2,4,8,…)", what, lo, hi)
+// marginal-gain point; answer says which it would have been (AnswerKnee when it would be the
+// headline, else AnswerEfficientPoint).
+func kneeSpan(answer string, lo, hi float64) warning {
+	w := newWarning(warnKneeSpan, "", "no %s: the valid levels span less than one doubling (%g to %g). Next: sweep levels several doublings apart (--levels 1,2,4,8,…)", pointName(answer), lo, hi)
+	w.answer = answer
+	return w
 }
 
 // kneeBeyond: throughput still grows growPct per doubling at the largest valid level top, so
-// there is no marginal-gain point (what names it, as for kneeSpan).
-func kneeBeyond(what string, growPct, top, gain float64) warning {
-	return newWarning(warnKneeBeyond, "", "no %s: throughput still grows %.0f%% per doubling at concurrency %g (the largest valid level, knee_gain %.0f%%). Next: extend the sweep past %g (%s)",
-		what, growPct, top, gain*100, top, beyond(top))
+// there is no marginal-gain point (answer as for kneeSpan).
+func kneeBeyond(answer string, growPct, top, gain float64) warning {
+	w := newWarning(warnKneeBeyond, "", "no %s: throughput still grows %.0f%% per doubling at concurrency %g (the largest valid level, knee_gain %.0f%%). Next: extend the sweep past %g (%s)",
+		pointName(answer), growPct, top, gain*100, top, beyond(top))
+	w.answer = answer
+	return w
 }
 
 // kneeAtBottom: one doubling from the smallest valid level lo already adds less than gain
-// (what names the marginal-gain point, as for kneeSpan).
-func kneeAtBottom(what string, lo, gain float64) warning {
+// (answer, the marginal-gain point, as for kneeSpan).
+func kneeAtBottom(answer string, lo, gain float64) warning {
 	next := fmt.Sprintf("measure lower concurrencies (add %s to --levels)", lowerLevels(lo))
 	if lo <= 1 {
 		next = "none: one request at a time already takes the server's throughput (it does not batch)"
 	}
-	return newWarning(warnKneeAtBottom, "", "%s at or below the smallest valid level (concurrency %g): one doubling already adds < %.0f%%. Next: %s",
-		what, lo, gain*100, next)
+	w := newWarning(warnKneeAtBottom, "", "%s at or below the smallest valid level (concurrency %g): one doubling already adds < %.0f%%. Next: %s",
+		pointName(answer), lo, gain*100, next)
+	w.answer = answer
+	return w
 }
 
 // kneeNoPlateau: the best fit, of method m, is a sharp-knee model but its breakpoint cannot be

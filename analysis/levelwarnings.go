@@ -54,7 +54,9 @@ func levelExcluded(ax Axis, lv *Level) warning {
 // exclusionWhy joins an excluded level's notes with "; ", each reason once: the sweep's note
 // on a verdict ("sweep: not steady after 5s: 95% CI half-width …") stands for the analysis's
 // note of the same reason ("invalid: not steady: the steady-state test failed …; CI
-// half-width …", "imprecise (kept): …"); an invalid note whose detail another note already
+// half-width …", "imprecise (kept): …"; statesReason), while a note of the same label but another
+// cause stays ("invalid: client-bound: client effect on TTFT p50 …" beside the sweep's
+// "client-bound: client effect on ITL p50 …"); an invalid note whose detail another note already
 // gives ("not steady: the server did not answer" after "ended after 3s of measurement: the
 // server did not answer") keeps its reason only; and a retry's note names the reason the run
 // it repeats was excluded for without its detail when the level's own note states it. The
@@ -89,7 +91,7 @@ func exclusionWhy(notes []string) string {
 		}
 		r, invalid := strings.CutPrefix(n, "invalid: ")
 		label, detail := reasonLabel(r)
-		if stated(label, "") {
+		if statesReason(sweepNotes, label, detail) {
 			continue // the sweep's note states this reason with its figures
 		}
 		if !invalid {
@@ -104,6 +106,27 @@ func exclusionWhy(notes []string) string {
 		out = append(out, "invalid: "+r)
 	}
 	return strings.Join(out, "; ")
+}
+
+// statesReason reports whether one of the sweep's notes (without "sweep: ") states the reason
+// label with its first detail clause detail: a note of the same label and detail ("" matches
+// any), or the sweep's verdict on it in its own words ("not steady after 12s: …" for "not
+// steady"). A note of the same label and another detail ("client-bound: client effect on ITL
+// p50 …" for "client-bound: client effect on TTFT p50 …") states another cause.
+func statesReason(sweepNotes []string, label, detail string) bool {
+	if label == "" {
+		return false
+	}
+	for _, sn := range sweepNotes {
+		sl, sd := reasonLabel(sn)
+		switch {
+		case sl == label && (detail == "" || sd == detail):
+			return true
+		case sl != label && strings.HasPrefix(sn, label):
+			return true
+		}
+	}
+	return false
 }
 
 // reasonLabel splits an invalid note's reason into its label, the words before the first

@@ -29,11 +29,7 @@ func answersOf(w warning) []string {
 	case warnNoKneeModel, warnKneeOverload:
 		return []string{AnswerKnee}
 	case warnKneeSpan, warnKneeBeyond, warnKneeAtBottom:
-		// One constructor each for the knee and the efficient point: the text names which.
-		if strings.HasPrefix(w.text, "no efficient point") || strings.HasPrefix(w.text, "efficient point") {
-			return []string{AnswerEfficientPoint}
-		}
-		return []string{AnswerKnee}
+		return []string{w.answer} // the knee or the efficient point: its constructor says which
 	case warnBlowupNoTTFT, warnBlowupOneLevel, warnBlowupNone, warnBlowupUnsupported,
 		warnRateBlowupNoTTFT, warnRateBlowupOneLevel, warnRateBlowupNone, warnRateBlowupUnsupported:
 		return []string{AnswerTTFTBlowup}

@@ -1,6 +1,9 @@
 package analysis
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestNextOf: a warning's next step is the clause after "Next: ", up to a colon outside
 // parentheses that explains it, without a full stop; none for "Next: none: …" or no "Next:".
@@ -17,6 +20,23 @@ func TestNextOf(t *testing.T) {
 	} {
 		if got := nextOf(tc.text); got != tc.want {
 			t.Errorf("nextOf(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+	}
+}
+
+// TestAnswersOfMarginalGainPoint: the warnings of a missing or bounded marginal-gain point
+// leave open the answer their constructor was given, the knee or the efficient point, and
+// name it in their text.
+func TestAnswersOfMarginalGainPoint(t *testing.T) {
+	t.Parallel()
+	for _, answer := range []string{AnswerKnee, AnswerEfficientPoint} {
+		for _, w := range []warning{kneeSpan(answer, 4, 6), kneeBeyond(answer, 30, 64, 0.1), kneeAtBottom(answer, 8, 0.1)} {
+			if got := answersOf(w); len(got) != 1 || got[0] != answer {
+				t.Errorf("%q: answers %q, want %q", w.text, got, answer)
+			}
+			if !strings.Contains(w.text, pointName(answer)) {
+				t.Errorf("%q does not name the %s", w.text, pointName(answer))
+			}
 		}
 	}
 }

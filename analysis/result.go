@@ -22,11 +22,15 @@ func NaN() Float { return Float(math.NaN()) }
 func (f Float) OK() bool { return !math.IsNaN(float64(f)) && !math.IsInf(float64(f), 0) }
 
 // Format formats f as the reports and charts print numbers: no decimals from 100 up, one
-// from 10, two below; three significant digits from a million up and below 0.001; "—" when
-// f is not finite.
+// from 10, two below, the decimals chosen by f rounded to three significant digits (99.96 is
+// "100", not "100.0"; 9.996 "10.0"); three significant digits from a million up and below
+// 0.001; "—" when f is not finite.
 func (f Float) Format() string {
 	v := float64(f)
 	a := math.Abs(v)
+	if f.OK() && a < 1e6 && a >= 1e-3 {
+		a, _ = strconv.ParseFloat(strconv.FormatFloat(a, 'g', 3, 64), 64)
+	}
 	switch {
 	case !f.OK():
 		return "—"

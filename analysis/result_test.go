@@ -13,6 +13,8 @@ func TestFloatFormat(t *testing.T) {
 	}{
 		{2666.67, "2667"}, {100, "100"}, {22.64, "22.6"}, {10, "10.0"}, {4.254, "4.25"}, {0, "0.00"},
 		{-37.5, "-37.5"}, {1.5e6, "1.5e+06"}, {0.0004, "0.0004"}, {math.NaN(), "—"}, {math.Inf(1), "—"},
+		// The decimals go by the number rounded to three significant digits.
+		{99.96, "100"}, {9.996, "10.0"}, {-99.96, "-100"}, {0.9996, "1.00"}, {99.94, "99.9"},
 	} {
 		if got := Float(tc.v).Format(); got != tc.want {
 			t.Errorf("Float(%g).Format() = %q, want %q", tc.v, got, tc.want)

@@ -81,6 +81,9 @@ type warning struct {
 	kind    warnKind
 	subject string
 	text    string
+	// answer is the answer (Answer*) the warning leaves open where its kind alone does not
+	// say: the knee or the efficient point, for the marginal-gain point's warnings.
+	answer string
 }
 
 // newWarning returns the warning of kind about subject, its text format's with args.
@@ -105,6 +108,15 @@ var fixedTexts = map[warnKind]string{
 	warnOperatingMedian:     "operating point: mean E2E missing for some levels; E2E p50 used in its place",
 	warnRateBlowupNoTTFT:    "no TTFT blow-up rate: no valid level has a TTFT (p50, mean, p90 or p95). Next: see why the levels were excluded (the warnings above)",
 	warnRateCapacityUnknown: "capacity: no capacity: replicas at capacity are unknown",
+}
+
+// pointName names the marginal-gain point answer is (AnswerKnee, AnswerEfficientPoint) in a
+// warning's text: "knee" or "efficient point".
+func pointName(answer string) string {
+	if answer == AnswerEfficientPoint {
+		return "efficient point"
+	}
+	return "knee"
 }
 
 // beyond suggests the levels that extend a sweep past top: two more doublings.

@@ -286,7 +286,24 @@ func (v *validation) analysis() {
 	if !(c.Analysis.KneeGain > 0 && c.Analysis.KneeGain < 1) {
 		v.bad("analysis.knee_gain", "is %g: must be in (0, 1)", c.Analysis.KneeGain)
 	}
-	p := c.Plan
+	v.plan()
+	if strings.ContainsFunc(c.Output.Dir, isControl) {
+		v.bad("output.dir", "%q: must not contain control characters", c.Output.Dir)
+	}
+}
+
+// ValidatePlan reports the problems of the configuration's plan: alone (Validate checks them
+// with the rest), naming the flag that set a value (Override): the check of analyze's --plan-*
+// flags.
+func (c Config) ValidatePlan() error {
+	v := &validation{c: &c}
+	v.plan()
+	return errors.Join(v.errs...)
+}
+
+// plan checks plan:: every demand and cost a number ≥ 0.
+func (v *validation) plan() {
+	p := v.c.Plan
 	if p.ConcurrentUsers < 0 {
 		v.bad("plan.concurrent_users", "is %d: must be ≥ 0", p.ConcurrentUsers)
 	}
@@ -301,9 +318,6 @@ func (v *validation) analysis() {
 	}
 	if p.GPUsPerReplica < 0 {
 		v.bad("plan.gpus_per_replica", "is %d: must be ≥ 0", p.GPUsPerReplica)
-	}
-	if strings.ContainsFunc(c.Output.Dir, isControl) {
-		v.bad("output.dir", "%q: must not contain control characters", c.Output.Dir)
 	}
 }
 

@@ -128,13 +128,27 @@ func maxTPSLine(res *analysis.Result, at string) answerLine {
 	if whole(res) {
 		l.Unit = "input tokens/s"
 	}
-	for _, lv := range res.Levels {
-		if lv.Valid && lv.OutputTPS == th.MaxTPS && lv.OutputTPSCI95.OK() && lv.OutputTPSCI95 > 0 && !whole(res) {
-			l.Interval = interval95([2]analysis.Float{th.MaxTPS - lv.OutputTPSCI95, th.MaxTPS + lv.OutputTPSCI95})
-			break
-		}
+	if lv := maxTPSLevel(res); lv != nil && lv.OutputTPSCI95.OK() && lv.OutputTPSCI95 > 0 && !whole(res) {
+		l.Interval = interval95([2]analysis.Float{th.MaxTPS - lv.OutputTPSCI95, th.MaxTPS + lv.OutputTPSCI95})
 	}
 	return l
+}
+
+// maxTPSLevel is the valid level the maximum TPS was measured at, by its place on the axis
+// (throughput.max_tps_concurrency, or rate.max_tps_rps on an arrival-rate run), or nil.
+func maxTPSLevel(res *analysis.Result) *analysis.Level {
+	rate := res.Mode.IsRate()
+	for i := range res.Levels {
+		lv := &res.Levels[i]
+		switch {
+		case !lv.Valid:
+		case rate && lv.IsRate() && lv.OfferedRPS == rateResult(res).MaxTPSRPS:
+			return lv
+		case !rate && !lv.IsRate() && lv.Concurrency == res.Throughput.MaxTPSConcurrency:
+			return lv
+		}
+	}
+	return nil
 }
 
 // kneeLine is the headline knee with its interval, throughput, fit and rule.
@@ -153,7 +167,20 @@ func kneeLine(res *analysis.Result) answerLine {
 	if k.Rule != "" {
 		det = append(det, k.Rule.Label())
 	}
-	return answerLine{Label: "Knee", Of: "concurrency", Value: "≈ " + fconc(k.Concurrency), Interval: interval95(k.Interval), Detail: strings.Join(det, ", ")}
+	return atBottom(res, analysis.AnswerKnee, answerLine{Label: "Knee", Of: "concurrency", Value: "≈ " + fconc(k.Concurrency),
+		Interval: interval95(k.Interval), Detail: strings.Join(det, ", ")})
+}
+
+// atBottom is l, the line of a marginal-gain point (answer: the knee or the efficient point)
+// found, as a bound with its next step when the analysis gives that answer one: a point found
+// and still left open is at or below the smallest valid level (analysis.kneeAtBottom), so its
+// value is "≤" that level and the step measures lower ones.
+func atBottom(res *analysis.Result, answer string, l answerLine) answerLine {
+	if next := res.NextSteps[answer]; next != "" {
+		l.Value = "≤ " + strings.TrimPrefix(l.Value, "≈ ")
+		l.Next = next
+	}
+	return l
 }
 
 // efficientLine is the efficient point below a plateau-onset knee.
@@ -166,7 +193,8 @@ func efficientLine(res *analysis.Result) answerLine {
 	if e.TPS.OK() {
 		det = fnum(e.TPS) + " tokens/s, " + det
 	}
-	return answerLine{Label: "Efficient point", Of: "concurrency", Value: "≈ " + fconc(e.Concurrency), Interval: interval95(e.Interval), Detail: det}
+	return atBottom(res, analysis.AnswerEfficientPoint, answerLine{Label: "Efficient point", Of: "concurrency", Value: "≈ " + fconc(e.Concurrency),
+		Interval: interval95(e.Interval), Detail: det})
 }
 
 // sloLine is the SLO point on the concurrency axis, what binds it and the TPS there.
@@ -255,17 +283,17 @@ func replicasLine(res *analysis.Result) answerLine {
 
 // rateAnswerLines are the lines of an arrival-rate run but the replicas.
 func rateAnswerLines(res *analysis.Result) []answerLine {
-	rr := res.Rate
-	if rr == nil {
-		rr = noRateResult()
-	}
+	rr := rateResult(res)
 	return []answerLine{capacityLine(res, rr), maxTPSLine(res, "at "+frate(rr.MaxTPSRPS)+" req/s offered"), sloLineRate(res, rr), blowupLineRate(res, rr)}
 }
 
-// noRateResult is the rate answer of an arrival-rate analysis.json without one: nothing found.
-func noRateResult() *analysis.RateResult {
-	return &analysis.RateResult{CapacityRPS: analysis.NaN(), CapacityTPS: analysis.NaN(), TTFTBlowupRPS: analysis.NaN(),
-		SLORPS: analysis.NaN(), SLOTPS: analysis.NaN(), SLOGoodputRPS: analysis.NaN(), MaxTPSRPS: analysis.NaN()}
+// rateResult is res's rate answer, or one with nothing found (analysis.NewRateResult) for an
+// arrival-rate analysis.json without one.
+func rateResult(res *analysis.Result) *analysis.RateResult {
+	if res.Rate != nil {
+		return res.Rate
+	}
+	return analysis.NewRateResult()
 }
 
 // capacityLine is the maximum sustainable rate with its interval (a lower bound has none).

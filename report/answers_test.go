@@ -143,3 +143,39 @@ func TestMissingAnswersEndWithNextStep(t *testing.T) {
 		}
 	}
 }
+
+// TestKneeAtBottomIsABound: a knee found at the smallest valid level (levels 64 … 512 of a
+// server that saturates at 32: flat from the first) reads as a bound, "≤ 64", with the step
+// that measures lower levels, not "≈ 64" alone.
+func TestKneeAtBottomIsABound(t *testing.T) {
+	t.Parallel()
+	opts := analysis.DefaultOptions()
+	opts.Bootstrap = 0
+	res := analysis.Analyze(analysistest.Base([]int{64, 128, 256, 512}).Levels, analysis.Meta{Name: "flat"}, opts)
+	lines, _ := headline(t, &res)
+	next := res.NextSteps[analysis.AnswerKnee]
+	if next == "" || !strings.Contains(next, "--levels") {
+		t.Fatalf("next step of the knee %q, want one that adds levels (warnings %q)", next, res.Warnings)
+	}
+	if text := lines["Knee"]; !strings.HasPrefix(text, "concurrency ≤ 64;") || !strings.HasSuffix(text, "; next: "+next) {
+		t.Errorf("knee: %q, want \"concurrency ≤ 64; …; next: %s\"", text, next)
+	}
+}
+
+// TestHeadlineIntervalsByPlace: the maximum TPS's interval comes from the level at its place on
+// the axis (max_tps_concurrency), not from a level of an equal TPS (an analysis.json whose
+// max_tps was rounded apart from its level's); a narrow capacity interval shows its ends apart
+// ("10.07–10.08", not "10.1–10.1").
+func TestHeadlineIntervalsByPlace(t *testing.T) {
+	t.Parallel()
+	res := analysistest.Saturating()
+	res.Throughput.MaxTPS += 1e-9
+	if lines, _ := headline(t, res); !strings.Contains(lines["Max throughput"], "(95% interval ") {
+		t.Errorf("max TPS rounded apart from its level's: %q, want its level's 95%% interval", lines["Max throughput"])
+	}
+	rate := analysistest.Rate()
+	rate.Rate.CapacityRPS, rate.Rate.CapacityInterval = 10.075, [2]analysis.Float{10.07, 10.08}
+	if lines, _ := headline(t, rate); !strings.Contains(lines["Capacity"], "(95% interval 10.07–10.08)") {
+		t.Errorf("narrow capacity interval: %q, want 10.07–10.08", lines["Capacity"])
+	}
+}

@@ -17,11 +17,7 @@ func frate(v analysis.Float) string { return fnum(v) }
 
 // rateAnswer is Answer for an arrival-rate run.
 func rateAnswer(res *analysis.Result) []string {
-	rr := res.Rate
-	if rr == nil {
-		rr = &analysis.RateResult{CapacityRPS: analysis.NaN(), CapacityTPS: analysis.NaN(), TTFTBlowupRPS: analysis.NaN(),
-			SLORPS: analysis.NaN(), SLOTPS: analysis.NaN(), SLOGoodputRPS: analysis.NaN(), MaxTPSRPS: analysis.NaN()}
-	}
+	rr := rateResult(res)
 	s := []string{capacitySentenceRate(res, rr)}
 	if rr.CapacityReason != "" && rr.CapacityRPS.OK() {
 		// The rule states the capacity, its bracket and interval: said once, there.
@@ -103,7 +99,8 @@ func rateInterval(iv [2]analysis.Float) string {
 	lo, hi := iv[0], iv[1]
 	switch {
 	case lo.OK() && hi.OK():
-		return fmt.Sprintf(" (95%% interval %s–%s)", frate(lo), frate(hi))
+		a, b := fspan(lo, hi)
+		return fmt.Sprintf(" (95%% interval %s–%s)", a, b)
 	case hi.OK():
 		return fmt.Sprintf(" (95%% interval up to %s)", frate(hi))
 	case lo.OK():

@@ -137,11 +137,7 @@ func rateCompareTable(runs []*analysis.Result, labels []string) table {
 	t := table{Header: []string{"run", "model", "capacity (req/s, 95% interval)", "capacity TPS (tokens/s)", "SLO point (req/s)",
 		"goodput at SLO (req/s)", "binding SLO", "TTFT blow-up (req/s)", "max TPS (tokens/s) @ req/s", "warnings"}}
 	for i, r := range runs {
-		rr := r.Rate
-		if rr == nil {
-			rr = &analysis.RateResult{CapacityRPS: analysis.NaN(), CapacityTPS: analysis.NaN(), SLORPS: analysis.NaN(),
-				SLOGoodputRPS: analysis.NaN(), TTFTBlowupRPS: analysis.NaN(), MaxTPSRPS: analysis.NaN()}
-		}
+		rr := rateResult(r)
 		capCell := capacityCell(rr)
 		slo := floorConc(rr.SLORPS)
 		limit := limitName(r.SLO.Limit)
@@ -182,7 +178,8 @@ func capacityCell(rr *analysis.RateResult) string {
 		c += " (below every level)"
 	}
 	if iv := rr.CapacityInterval; iv[0].OK() && iv[1].OK() {
-		c += fmt.Sprintf(" (%s–%s)", frate(iv[0]), frate(iv[1]))
+		lo, hi := fspan(iv[0], iv[1])
+		c += fmt.Sprintf(" (%s–%s)", lo, hi)
 	}
 	return c
 }

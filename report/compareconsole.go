@@ -99,10 +99,7 @@ func compareConsoleTable(runs []*analysis.Result, labels []string) table {
 func rateCompareConsoleTable(runs []*analysis.Result, labels []string) table {
 	t := table{Header: []string{"run", "capacity (95%)", "SLO", "goodput", "binds", "blow-up", "max TPS", "warn"}}
 	for i, r := range runs {
-		rr := r.Rate
-		if rr == nil {
-			rr = &analysis.RateResult{CapacityRPS: analysis.NaN(), SLORPS: analysis.NaN(), SLOGoodputRPS: analysis.NaN(), TTFTBlowupRPS: analysis.NaN()}
-		}
+		rr := rateResult(r)
 		slo := floorConc(rr.SLORPS)
 		beyond := rr.SLORPS.OK() && r.SLO.Limit == ""
 		if beyond {

@@ -3,7 +3,8 @@ package report
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/rivo/uniseg"
 
 	"github.com/kneecap/kneecap/analysis"
 )
@@ -147,7 +148,7 @@ func (t LevelTable) Fit(width int) LevelTable {
 func NewLevelTable(rate, wide, lengths bool) LevelTable {
 	t := LevelTable{cols: consoleColumns(rate, wide, lengths)}
 	for _, c := range t.cols {
-		t.widths = append(t.widths, max(c.width, utf8.RuneCountInString(c.head)))
+		t.widths = append(t.widths, max(c.width, displayWidth(c.head)))
 	}
 	return t
 }
@@ -174,7 +175,7 @@ func consoleTable(res *analysis.Result, levels []analysis.Level, o ConsoleOption
 func (t LevelTable) fit(levels []analysis.Level) {
 	for i := range levels {
 		for j, c := range t.cols {
-			t.widths[j] = max(t.widths[j], utf8.RuneCountInString(c.cell(&levels[i])))
+			t.widths[j] = max(t.widths[j], displayWidth(c.cell(&levels[i])))
 		}
 	}
 }
@@ -204,30 +205,44 @@ func (t LevelTable) line(cells []string) string {
 }
 
 // columnLines lays out cells in columns of widths, two spaces apart after a two-space indent,
-// right-aligned (the first left ones left-aligned), ending in a newline. Within width columns
+// right-aligned (the first left ones left-aligned), ending in a newline; widths and cells are
+// in terminal columns (displayWidth), so a wide character counts two. Within width columns
 // (0: no limit) a line that would pass it goes on in continuation lines indented past the
-// first column, each holding whole columns (one at least): where a column goes depends on
-// widths alone, so a header and its rows break alike, and a cell longer than its column is
-// never cut, only longer.
+// first column (or by two spaces alone where a column would not fit after that indent), each
+// holding whole columns (one at least). Where a column goes depends on widths alone while each
+// cell fits its column, so a header and its rows break alike; a cell longer than its column is
+// never cut, only longer, and breaks the line by its own width, so no line passes width but a
+// single column that cannot fit on any.
 func columnLines(cells []string, widths []int, left, width int) string {
 	var b strings.Builder
-	pos, onLine := 0, 0 // the line's nominal length (widths, not cells) and its columns
+	pos, onLine := 0, 0 // the line's length in columns and its columns
 	for i, s := range cells {
-		if width > 0 && onLine > 0 && pos+2+widths[i] > width {
+		sw := displayWidth(s)
+		w := max(widths[i], sw)
+		if width > 0 && onLine > 0 && pos+2+w > width {
 			b.WriteByte('\n')
 			pos, onLine = 2+widths[0], 0
+			if pos+2+w > width {
+				pos = 0
+			}
 			b.WriteString(strings.Repeat(" ", pos))
 		}
-		pad := strings.Repeat(" ", max(0, widths[i]-utf8.RuneCountInString(s)))
+		pad := strings.Repeat(" ", w-sw)
 		b.WriteString("  ")
 		if i < left {
 			b.WriteString(s + pad)
 		} else {
 			b.WriteString(pad + s)
 		}
-		pos += 2 + widths[i]
+		pos += 2 + w
 		onLine++
 	}
 	b.WriteByte('\n')
 	return b.String()
+}
+
+// displayWidth is the number of terminal columns s takes: two for a wide (East Asian)
+// character, none for a combining mark, one for the rest.
+func displayWidth(s string) int {
+	return uniseg.StringWidth(s)
 }

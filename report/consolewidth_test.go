@@ -14,7 +14,7 @@ import (
 	"github.com/kneecap/kneecap/analysis/analysistest"
 )
 
-// TestLevelTableWidths: for every fixture, default and --wide, at widths from 200 down to 40
+// TestLevelTableWidths: for every fixture, default and --wide, at widths from 200 down to 20
 // columns (tableWidths), no line of the level table is longer than the terminal; every column's header is
 // whole on one of the header's lines, and each row has as many lines as the header, with every
 // cell whole and right-aligned under its column's header (a column moves to a continuation
@@ -67,15 +67,15 @@ func TestLevelTableWidths(t *testing.T) {
 }
 
 // tableWidths are the terminal widths the test lays res's table out in, widest first: 200,
-// 120, 100, 80, 60, 40, and those around the table's one-line width and its half, where the
+// 120, 100, 80, 60, 40, 30, 20, and those around the table's one-line width and its half, where the
 // breaks move.
 func tableWidths(res *analysis.Result, levels []analysis.Level, wide bool) []int {
 	n := utf8.RuneCountInString(strings.TrimSuffix(consoleTable(res, levels, ConsoleOptions{Wide: wide}).Header(), "\n"))
-	ws := []int{200, 120, 100, 80, 60, 40, n + 1, n, n - 1, n / 2, n/2 - 1}
+	ws := []int{200, 120, 100, 80, 60, 40, 30, 20, n + 1, n, n - 1, n / 2, n/2 - 1}
 	slices.Sort(ws)
 	slices.Reverse(ws)
 	ws = slices.Compact(ws)
-	return slices.DeleteFunc(ws, func(w int) bool { return w < 40 || w > 200 })
+	return slices.DeleteFunc(ws, func(w int) bool { return w < 20 || w > 200 })
 }
 
 // checkTableLines splits a table line (with its newline) into its terminal lines, each no
@@ -87,8 +87,8 @@ func checkTableLines(t *testing.T, name, s string, width int) []string {
 	}
 	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 	for _, l := range lines {
-		if n := utf8.RuneCountInString(l); n > width {
-			t.Errorf("%s: a line of %d characters: %q", name, n, l)
+		if n := displayWidth(l); n > width {
+			t.Errorf("%s: a line of %d columns: %q", name, n, l)
 		}
 	}
 	return lines
@@ -122,8 +122,9 @@ func headerEnds(t *testing.T, name string, tab LevelTable, head []string) []colu
 }
 
 // TestColumnLinesBreakWhole: a line breaks between whole columns only, where the columns'
-// widths put it, continuation lines indented past the first column; a cell longer than its
-// column stays whole; width 0 keeps one line.
+// widths (or a longer cell's) put it, continuation lines indented past the first column, or
+// by two spaces where a column would not fit after that; a cell longer than its column stays
+// whole; widths are terminal columns, a wide character two; width 0 keeps one line.
 func TestColumnLinesBreakWhole(t *testing.T) {
 	t.Parallel()
 	widths := []int{4, 6, 6, 6}
@@ -134,11 +135,14 @@ func TestColumnLinesBreakWhole(t *testing.T) {
 		want  string
 	}{
 		{0, "     1   123.4  12345678     yes\n"},
-		// The nominal line (the widths) is 30: the longer cell makes it 32, not a break.
-		{30, "     1   123.4  12345678     yes\n"},
+		// The nominal line (the widths) is 30; the longer cell makes it 32, so 30 breaks.
+		{32, "     1   123.4  12345678     yes\n"},
+		{30, "     1   123.4  12345678\n" + sp(" ", 11) + "yes\n"},
 		{29, "     1   123.4  12345678\n" + sp(" ", 11) + "yes\n"},
 		{16, "     1   123.4\n" + sp(" ", 8) + "12345678\n" + sp(" ", 11) + "yes\n"},
-		{5, "     1\n" + sp(" ", 9) + "123.4\n" + sp(" ", 8) + "12345678\n" + sp(" ", 11) + "yes\n"},
+		// 12345678 does not fit after the 6-column indent: it goes after two spaces.
+		{14, "     1   123.4\n" + sp(" ", 2) + "12345678\n" + sp(" ", 11) + "yes\n"},
+		{5, "     1\n" + sp(" ", 3) + "123.4\n" + sp(" ", 2) + "12345678\n" + sp(" ", 5) + "yes\n"},
 	} {
 		if got := columnLines(cells, widths, 0, c.width); got != c.want {
 			t.Errorf("width %d:\n%s\nwant\n%s", c.width, got, c.want)
@@ -146,5 +150,32 @@ func TestColumnLinesBreakWhole(t *testing.T) {
 	}
 	if got, want := columnLines([]string{"m", "12"}, []int{3, 4}, 1, 0), "  m      12\n"; got != want {
 		t.Errorf("left-aligned first column: %q, want %q", got, want)
+	}
+	// 模型 is four columns wide: it fills its column; 模型名称 (eight) passes it and breaks the line.
+	if got, want := columnLines([]string{"模型", "1.5"}, []int{4, 6}, 1, 14), "  模型     1.5\n"; got != want {
+		t.Errorf("wide characters: %q, want %q", got, want)
+	}
+	if got, want := columnLines([]string{"模型名称", "1.5"}, []int{4, 6}, 1, 14), "  模型名称\n"+sp(" ", 11)+"1.5\n"; got != want {
+		t.Errorf("a wide cell past its column: %q, want %q", got, want)
+	}
+}
+
+// TestConsoleModelsWidths: the console's by-model table keeps within the terminal from 80
+// columns down to 20 with a model name of twenty wide characters (forty columns), clipped by
+// its width in columns with "…".
+func TestConsoleModelsWidths(t *testing.T) {
+	t.Parallel()
+	res := analysistest.Saturating()
+	long := strings.Repeat("模", 20)
+	for i := range res.Levels {
+		res.Levels[i].ByModel = []analysis.ModelStats{{Model: long, Requests: 10, Share: 1, TTFTP50: 12.5, OutputTPS: 1234}}
+	}
+	for _, width := range []int{80, 60, 40, 30, 24, 20} {
+		var b strings.Builder
+		consoleModels(&b, res, width, func(first, hang, s string) {})
+		checkTableLines(t, fmt.Sprintf("by model, width %d", width), strings.TrimPrefix(b.String(), "\n"), width)
+		if clipped := strings.Repeat("模", (modelColumn(width)-1)/2) + "…"; !strings.Contains(b.String(), clipped) {
+			t.Errorf("width %d: no %q in\n%s", width, clipped, b.String())
+		}
 	}
 }

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"unicode"
+
+	"github.com/rivo/uniseg"
 
 	"github.com/kneecap/kneecap/analysis"
 )
@@ -80,16 +83,17 @@ func consoleModels(w io.Writer, res *analysis.Result, width int, p func(first, h
 	}
 	fmt.Fprintln(w)
 	p("", "  ", fmt.Sprintf("By model (%s, %s):", res.Axis().At(levelKey(l)), why))
-	widths := []int{20, 8, 6, 9, 9, 9, 9, 9}
+	name := modelColumn(width)
+	widths := []int{name, 8, 6, 9, 9, 9, 9, 9}
 	head := []string{"model", "requests", "share", "TTFT p50", "TTFT p95", "TPOT p50", "TPOT p95", "out TPS"}
 	row := func(m analysis.ModelStats) []string {
-		return []string{consoleName(m.Model, 20), strconv.Itoa(m.Requests), fpct(m.Share),
+		return []string{consoleName(m.Model, name), strconv.Itoa(m.Requests), fpct(m.Share),
 			fnum(m.TTFTP50), fnum(m.TTFTP95), fnum(m.TPOTP50), fnum(m.TPOTP95), fnum(m.OutputTPS)}
 	}
 	if res.Whole() {
 		widths, head = widths[:6], []string{"model", "requests", "share", "lat p50", "lat p95", "in TPS"}
 		row = func(m analysis.ModelStats) []string {
-			return []string{consoleName(m.Model, 20), strconv.Itoa(m.Requests), fpct(m.Share),
+			return []string{consoleName(m.Model, name), strconv.Itoa(m.Requests), fpct(m.Share),
 				fnum(m.E2EP50), fnum(m.E2EP95), fnum(m.InputTPS)}
 		}
 	}
@@ -100,19 +104,43 @@ func consoleModels(w io.Writer, res *analysis.Result, width int, p func(first, h
 	p("  ", "   ", "(latencies in ms; every level's in report.md and analysis.json levels[].by_model)")
 }
 
-// consoleName clips a model name to n characters for a console column and drops control
-// characters, so a name cannot move the terminal's cursor.
+// modelColumn is the width of the console's model column in a terminal of width columns (0:
+// no limit): 20, less where the two-space indent and 20 would pass the terminal, 8 at least.
+func modelColumn(width int) int {
+	if width <= 0 {
+		return 20
+	}
+	return max(8, min(20, width-2))
+}
+
+// consoleName clips a model name to n terminal columns (displayWidth: a wide character counts
+// two) for a console column, ending a clipped one in "…", and drops control characters, so a
+// name cannot move the terminal's cursor.
 func consoleName(s string, n int) string {
-	out := make([]rune, 0, n)
-	for _, r := range s {
-		if unicode.IsControl(r) {
+	var clusters []string
+	total := 0
+	for state := -1; s != ""; {
+		var c string
+		var w int
+		c, s, w, state = uniseg.FirstGraphemeClusterInString(s, state)
+		if strings.ContainsFunc(c, unicode.IsControl) {
 			continue
 		}
-		if len(out) == n {
-			out[n-1] = '…'
+		clusters = append(clusters, c)
+		total += w
+	}
+	if total <= n {
+		return strings.Join(clusters, "")
+	}
+	var b strings.Builder
+	w := 0
+	for _, c := range clusters {
+		cw := displayWidth(c)
+		if w+cw > n-1 {
 			break
 		}
-		out = append(out, r)
+		b.WriteString(c)
+		w += cw
 	}
-	return string(out)
+	return b.String() + "…"
 }

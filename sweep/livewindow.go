@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"math"
+	"time"
 
 	"github.com/kneecap/kneecap/record"
 )
@@ -41,7 +42,7 @@ type window struct {
 	completed  int                      // successful completions at or after w0
 	yield      float64                  // their tokens (record.Record.Yield)
 	e2e        int64                    // the sum of their E2E (ns)
-	ttft       []float64                // TTFT (ns) of successful completions at or after w0
+	ttft       []float64                // the user's TTFT (ns) of successful completions at or after w0 (liveTTFT)
 	nextK      int                      // next candidate window length in slices
 	rate       bool                     // an arrival-rate level's window: SteadyRate decides it
 	// accept, when set, is a further condition on a candidate window of k slices (a rate
@@ -67,7 +68,7 @@ func (w *window) add(r *record.Record) {
 	w.completed++
 	w.yield += float64(r.Yield())
 	w.e2e += int64(r.E2E)
-	w.ttft = append(w.ttft, float64(r.TTFT))
+	w.ttft = append(w.ttft, float64(r.TTFT+r.Lag()))
 	if d := r.Done(); d < w.b.w1 {
 		i := w.b.index(d)
 		w.okStats[i].Add(r.Yield(), r.E2E)
@@ -109,20 +110,26 @@ func (w *window) decide(horizon int64, minRequests int, ciTarget float64) int {
 }
 
 // liveTPS returns the tokens of the requests completed in the window so far ÷ the time since
-// it opened (now, Unix ns), at least their mean E2E (their tokens took that long to stream): a
-// request's tokens count when it completes, so the live rate is there while long streams are
-// in flight, and in a steady level it is the rate that flows (the tokens streamed before the
-// window by the requests completing early in it stand for those still in flight at now). The
-// exact rate of the slices waits for the oldest request in flight (the horizon), which on a
-// loaded rate level is held near the level's start: it would read 0 while tokens flow. 0
-// before the first completion.
+// it opened (now, Unix ns), at least the status line's redraw interval (liveEvery, so that two
+// early completions cannot read as a burst): a request's tokens count when it completes, so
+// the live rate is there while long streams are in flight, and in a steady level it is the
+// rate that flows from the first completions on (the tokens streamed before the window by the
+// requests completing early in it stand for those still in flight at now), however long each
+// stream takes. The exact rate of the slices waits for the oldest request in flight (the
+// horizon), which on a loaded rate level is held near the level's start: it would read 0
+// while tokens flow. 0 (not shown) before the second completion: one request's tokens over
+// the time since the window opened say nothing of the rate.
 func (w *window) liveTPS(now int64) float64 {
-	if w.completed == 0 {
+	if w.completed < 2 {
 		return 0
 	}
-	span := max(now-w.w0, w.e2e/int64(w.completed))
-	if span <= 0 {
-		return 0
-	}
-	return w.yield / record.WindowSeconds(0, span)
+	return w.yield / record.WindowSeconds(0, max(now-w.w0, int64(liveEvery)))
+}
+
+// liveTTFT returns the median TTFT of the requests completed in the window so far as a user
+// waited it: from the scheduled arrival on a rate level (TTFT + Record.Lag), as the rate
+// table's TTFT is (analysis.Level.UserTTFT), from the send on a closed loop; 0 before the
+// first completion.
+func (w *window) liveTTFT() time.Duration {
+	return record.DurationPercentile(w.ttft, 50)
 }

@@ -260,7 +260,8 @@ func (l *level) warmup(sig levelSignals) levelEnd {
 }
 
 // measure runs the measurement until the clock ends the window or a signal ends the level
-// (W1 is then that moment, at most the longest window's end), and sets W1. A window that
+// (W1 is then that moment, at most the longest window's end), sets W1 and, when the window
+// ended normally, sends its live numbers. A window that
 // ends while every worker is failing to connect is held open, its W1 kept, with the workers
 // still trying, until one connects again or the server is declared unreachable (dead.go):
 // the stop rules are not handed a level whose server just died (not on a schedule, whose
@@ -286,6 +287,12 @@ func (l *level) measure(sig levelSignals) levelEnd {
 		}
 	}
 	l.run.W1 = w1
+	if end == endNormal {
+		// The window's last live numbers: an observer sees at least one sample of every
+		// window however few ticks the controller got (a starved machine).
+		l.lastLive = time.Now()
+		l.live(record.PhaseMeasure)
+	}
 	return end
 }
 
@@ -502,7 +509,7 @@ func (l *level) live(phase record.Phase) {
 	if l.win != nil {
 		s.Completed = l.win.completed
 		s.OutputTPS = l.win.liveTPS(now)
-		s.TTFTP50 = record.DurationPercentile(l.win.ttft, 50)
+		s.TTFTP50 = l.win.liveTTFT()
 	}
 	l.obs.Live(s)
 }

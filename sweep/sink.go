@@ -51,7 +51,8 @@ type LiveStats struct {
 	// OutputTPS is the output tokens/s of the requests completed in the measurement window
 	// so far, counted as they complete (0 during warmup and before the first completion).
 	OutputTPS float64
-	// TTFTP50 is the median TTFT of requests completed in the window so far.
+	// TTFTP50 is the median TTFT of requests completed in the window so far, on a rate level
+	// from their scheduled arrival (as the rate table's TTFT), else from the send.
 	TTFTP50 time.Duration
 }
 

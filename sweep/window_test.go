@@ -225,42 +225,77 @@ func TestWindowDecideWaitsForHorizon(t *testing.T) {
 	}
 }
 
-// TestLiveTPSWhileInFlight: the live rate counts a request's tokens when it completes, so it
-// shows the rate that flows while an older request is still in flight (the horizon, which the
-// exact slices wait for, held at the window's start): 0 before the first completion, then the
-// completed tokens ÷ the time since the window opened, at least their mean E2E; a failed
-// request adds nothing.
+// TestLiveTPSWhileInFlight: the live output rate is the tokens of the requests completed in the
+// window over the time since it opened (each check here past the redraw interval, liveEvery,
+// its least), the rate that flows however long each stream takes, while the exact slices wait
+// for the horizon; none before the second completion.
 func TestLiveTPSWhileInFlight(t *testing.T) {
 	t.Parallel()
 	const w0 = int64(1e12)
-	w := newWindow(w0, 10*ms, 10, 12)
-	if got := w.liveTPS(w0 + 50*ms); got != 0 {
-		t.Errorf("live TPS before any completion = %v, want 0", got)
+	for _, c := range []struct {
+		name       string
+		every, e2e int64 // one completion every `every` ns from w0 + every, each streamed over e2e
+	}{
+		{"1.8 s streams, one every 600 ms", 600 * ms, 1800 * ms},
+		// Ten seconds in, 30 s streams completing one a second: the rate is the 10 that
+		// completed over 10 s, not over their 30 s E2E (a third).
+		{"30 s streams, one a second", 1000 * ms, 30000 * ms},
+	} {
+		w := newWindow(w0, 100*ms, 10, 12)
+		if got := w.liveTPS(w0 + 50*ms); got != 0 {
+			t.Errorf("%s: live TPS before any completion = %v, want 0", c.name, got)
+		}
+		const tokens = 40
+		add := func(i int64) {
+			done := w0 + (i+1)*c.every
+			w.add(&record.Record{Sent: done - c.e2e, TTFT: 10 * time.Millisecond, E2E: time.Duration(c.e2e),
+				OutputTokens: tokens, Status: record.StatusOK})
+		}
+		flowing := tokens / (float64(c.every) / 1e9) // the tokens/s that flow
+		add(0)
+		if got := w.liveTPS(w0 + c.every); got != 0 {
+			t.Errorf("%s: live TPS after one completion = %v, want 0 (none shown)", c.name, got)
+		}
+		add(1)
+		if got := w.liveTPS(w0 + 2*c.every); math.Abs(got-flowing) > 1e-9*flowing {
+			t.Errorf("%s: live TPS after two completions = %v, want %v", c.name, got, flowing)
+		}
+		const n = 10
+		for i := int64(2); i < n; i++ {
+			add(i)
+		}
+		w.add(&record.Record{Sent: w0, E2E: 5 * time.Millisecond, OutputTokens: tokens, Status: record.StatusError})
+		if got := w.liveTPS(w0 + n*c.every); math.Abs(got-flowing) > 1e-9*flowing {
+			t.Errorf("%s: live TPS = %v, want %v (%d completions of %d tokens in %d ms)", c.name, got, flowing, n, tokens, n*c.every/ms)
+		}
+		if k := w.decide(w0, 0, 0.05); k != 0 {
+			t.Errorf("%s: decided k = %d with the horizon at the window's start", c.name, k)
+		}
 	}
-	// Requests of 40 tokens streamed over 60 ms, one completing every 20 ms from w0 + 20 ms.
-	const tokens, every, e2e = 40, 20 * ms, 60 * ms
-	add := func(i int64) {
-		done := w0 + (i+1)*every
-		w.add(&record.Record{Sent: done - e2e, TTFT: 10 * time.Millisecond, E2E: time.Duration(e2e),
-			OutputTokens: tokens, Status: record.StatusOK})
-	}
-	add(0)
-	// 20 ms after the window opened, one request of 60 ms: its tokens over its E2E.
-	if got, want := w.liveTPS(w0+every), tokens/(float64(e2e)/1e9); math.Abs(got-want) > 1e-9*want {
-		t.Errorf("live TPS after one completion = %v, want %v (its tokens over its E2E)", got, want)
-	}
-	const n = 5
-	for i := int64(1); i < n; i++ {
-		add(i)
-	}
-	w.add(&record.Record{Sent: w0, E2E: 5 * time.Millisecond, OutputTokens: tokens, Status: record.StatusError})
-	now := w0 + n*every
-	want := float64(n*tokens) / (float64(n*every) / 1e9) // 2,000 tokens/s
-	if got := w.liveTPS(now); math.Abs(got-want) > 1e-9*want {
-		t.Errorf("live TPS = %v, want %v (%d completions of %d tokens in %d ms)", got, want, n, tokens, n*every/ms)
-	}
-	if k := w.decide(w0, 0, 0.05); k != 0 {
-		t.Errorf("decided k = %d with the horizon at the window's start", k)
+}
+
+// TestLiveTTFTFromArrival: the live TTFT of a rate level's request is from its scheduled
+// arrival (TTFT + the lag before its send), as the rate table's is; a closed-loop request's
+// (no schedule) from its send.
+func TestLiveTTFTFromArrival(t *testing.T) {
+	t.Parallel()
+	const w0 = int64(1e12)
+	const ttft, lag = 10 * time.Millisecond, 50 * time.Millisecond
+	for _, c := range []struct {
+		name string
+		lag  time.Duration // Sent − Scheduled; 0: no schedule
+		want time.Duration
+	}{{"rate level", lag, ttft + lag}, {"closed loop", 0, ttft}} {
+		w := newWindow(w0, 100*ms, 10, 12)
+		sent := w0 + 20*ms
+		r := record.Record{Sent: sent, TTFT: ttft, E2E: 100 * time.Millisecond, OutputTokens: 10, Status: record.StatusOK}
+		if c.lag > 0 {
+			r.Scheduled = sent - int64(c.lag)
+		}
+		w.add(&r)
+		if got := w.liveTTFT(); got != c.want {
+			t.Errorf("%s: live TTFT %v, want %v", c.name, got, c.want)
+		}
 	}
 }
 

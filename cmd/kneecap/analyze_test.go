@@ -208,8 +208,9 @@ func TestAnalyzePlanFlags(t *testing.T) {
 	for _, bad := range [][]string{{"--plan-qps", "-1"}, {"--plan-users", "-5"}, {"--replica-cost-per-hour", "NaN"}} {
 		e, _, _ := analyzeEnv()
 		err := run(context.Background(), e, append([]string{"analyze", csv, "-o", out}, bad...))
-		if exitCode(err) != exitUsage || !strings.Contains(errString(err), bad[0]) {
-			t.Errorf("%v: exit %d (%v), want %d naming the flag", bad, exitCode(err), err, exitUsage)
+		// The config's plan validation, as sweep's: the flag, its key, "must be ≥ 0".
+		if exitCode(err) != exitUsage || !strings.Contains(errString(err), bad[0]+": plan.") || !strings.Contains(errString(err), "must be ≥ 0") {
+			t.Errorf("%v: exit %d (%v), want %d naming the flag and its key", bad, exitCode(err), err, exitUsage)
 		}
 	}
 }

@@ -119,13 +119,16 @@ func warnOverridden(e *env, fl *sweepFlags, cfg config.Config) {
 var resumeFlags = map[string]bool{"resume": true, "url": true, "header": true, "format": true, "wide": true}
 
 // checkResumeFlags refuses every flag --resume does not take (resumeFlags), naming the first
-// by name, and reads the URL of --url env (resolveURL).
+// by name (an --slo* or --plan-* flag with the analyze command that takes it), and reads the URL of --url env (resolveURL).
 func checkResumeFlags(e *env, fl *sweepFlags) error {
 	for _, name := range slices.Sorted(maps.Keys(fl.set)) {
 		switch {
 		case resumeFlags[name]:
 		case strings.HasPrefix(name, "slo"):
 			return cmdUsageError("sweep", "sweep: --resume takes the configuration from %s; %s cannot change it (judge the finished run by other SLOs with kneecap analyze %s %s …)",
+				fl.resume, dashes(name), fl.resume, dashes(name))
+		case isPlanFlag(name):
+			return cmdUsageError("sweep", "sweep: --resume takes the configuration from %s; %s cannot change it (count the finished run's replicas for a demand with kneecap analyze %s %s …)",
 				fl.resume, dashes(name), fl.resume, dashes(name))
 		default:
 			return cmdUsageError("sweep", "sweep: --resume takes the configuration from %s; %s cannot change it", fl.resume, dashes(name))
@@ -135,6 +138,13 @@ func checkResumeFlags(e *env, fl *sweepFlags) error {
 		return cmdUsageError("sweep", "sweep: %v", err)
 	}
 	return nil
+}
+
+// isPlanFlag reports whether name is one of the --plan-* flags (planFlags), which analyze
+// takes too.
+func isPlanFlag(name string) bool {
+	var f planFlags
+	return slices.ContainsFunc(f.each(), func(p planFlag) bool { return p.name == name })
 }
 
 // resumeOverrides applies to the configuration of a resumed run (or grid) the flags that may

@@ -2,8 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"math"
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
@@ -28,39 +26,35 @@ func (f *planFlags) register(fl *flag.FlagSet) {
 	fl.Float64Var(&f.energyCost, "energy-cost-per-kwh", 0, "capacity plan: $ per kWh of electricity (overrides plan.energy_cost_per_kwh)")
 }
 
-// planFlag is one --plan-* flag: its name, the config key it overrides, its value as a
-// number, and how it sets a plan.
+// planFlag is one --plan-* flag: its name, the config key it overrides and how it sets a plan.
 type planFlag struct {
 	name, key string
-	v         float64
 	set       func(*analysis.Plan)
 }
 
-// each lists the flags with their keys and values.
+// each lists the flags with their keys.
 func (f *planFlags) each() []planFlag {
 	return []planFlag{
-		{"plan-users", "plan.concurrent_users", float64(f.users), func(p *analysis.Plan) { p.ConcurrentUsers = f.users }},
-		{"plan-qps", "plan.qps", f.qps, func(p *analysis.Plan) { p.QPS = f.qps }},
-		{"plan-output-tps", "plan.output_tps", f.tps, func(p *analysis.Plan) { p.OutputTPS = f.tps }},
-		{"replica-cost-per-hour", "plan.replica_cost_per_hour", f.cost, func(p *analysis.Plan) { p.ReplicaCostPerHour = f.cost }},
-		{"gpus-per-replica", "plan.gpus_per_replica", float64(f.gpus), func(p *analysis.Plan) { p.GPUsPerReplica = f.gpus }},
-		{"energy-cost-per-kwh", "plan.energy_cost_per_kwh", f.energyCost, func(p *analysis.Plan) { p.EnergyCostPerKWh = f.energyCost }},
+		{"plan-users", "plan.concurrent_users", func(p *analysis.Plan) { p.ConcurrentUsers = f.users }},
+		{"plan-qps", "plan.qps", func(p *analysis.Plan) { p.QPS = f.qps }},
+		{"plan-output-tps", "plan.output_tps", func(p *analysis.Plan) { p.OutputTPS = f.tps }},
+		{"replica-cost-per-hour", "plan.replica_cost_per_hour", func(p *analysis.Plan) { p.ReplicaCostPerHour = f.cost }},
+		{"gpus-per-replica", "plan.gpus_per_replica", func(p *analysis.Plan) { p.GPUsPerReplica = f.gpus }},
+		{"energy-cost-per-kwh", "plan.energy_cost_per_kwh", func(p *analysis.Plan) { p.EnergyCostPerKWh = f.energyCost }},
 	}
 }
 
-// bad returns an error naming the first flag whose value is not a number ≥ 0, or nil.
-func (f *planFlags) bad() error {
-	for _, p := range f.each() {
-		if !(p.v >= 0) || math.IsInf(p.v, 0) {
-			return fmt.Errorf("--%s %g: must be a number ≥ 0", p.name, p.v)
-		}
-	}
-	return nil
-}
-
-// check returns a usage error of cmd for a flag value that is not a number ≥ 0.
+// check returns a usage error of cmd for a flag value that is not a number ≥ 0: the config's
+// plan validation (config.Config.ValidatePlan) of the flags' values, naming each flag, as a
+// sweep's config validation names it.
 func (f *planFlags) check(cmd string) error {
-	if err := f.bad(); err != nil {
+	var c config.Config
+	all := map[string]bool{}
+	for _, fl := range f.each() {
+		all[fl.name] = true
+	}
+	f.applyConfig(&c, all)
+	if err := c.ValidatePlan(); err != nil {
 		return cmdUsageError(cmd, "%s: %v", cmd, err)
 	}
 	return nil

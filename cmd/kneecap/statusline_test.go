@@ -199,7 +199,9 @@ func TestDurationText(t *testing.T) {
 		want string
 	}{
 		{850 * time.Microsecond, "0.85ms"},
+		{9996 * time.Microsecond, "10.0ms"},
 		{14100 * time.Microsecond, "14.1ms"},
+		{99960 * time.Microsecond, "100ms"},
 		{512 * time.Millisecond, "512ms"},
 		{999600 * time.Microsecond, "1.00s"},
 		{2566 * time.Millisecond, "2.57s"},
