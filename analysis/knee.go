@@ -138,6 +138,8 @@ func (a *analyzer) plateauRule(x, y []float64) (Float, string) {
 		fail = "its breakpoint is undefined"
 	case a.curveMethod == MethodHinge && !(a.hinge.Slope > 0):
 		fail = fmt.Sprintf("its slope %s is not positive: throughput does not rise to the breakpoint", a.hinge.Slope.Format())
+	case !r2.OK():
+		fail = "its R² is undefined"
 	case rankR2(r2) < sharpMinR2:
 		fail = fmt.Sprintf("it fits with R² %s only (< %g)", fmtR2(r2), sharpMinR2)
 	case below < minRiseLevels:

@@ -77,3 +77,17 @@ func TestNoAnswerHasNextStep(t *testing.T) {
 		}
 	}
 }
+
+// TestKneeUndefinedR2: a curve already flat at its first level (the saturating fixture from
+// concurrency 64) leaves the batch model's R² undefined; the warning says so instead of "fits
+// with R² — only (< 0.95)", which reads as a number that is missing.
+func TestKneeUndefinedR2(t *testing.T) {
+	t.Parallel()
+	opts := analysis.DefaultOptions()
+	opts.Bootstrap = 0
+	res := analysis.Analyze(analysistest.Base([]int{64, 128, 256, 512}).Levels, analysis.Meta{Name: "flat"}, opts)
+	ws := strings.Join(res.Warnings, "\n")
+	if strings.Contains(ws, "R² — only") || !strings.Contains(ws, "its R² is undefined") {
+		t.Errorf("warnings %q: want the undefined R² named, not printed as —", ws)
+	}
+}
