@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"bytes"
 	"fmt"
 	"image/color"
 	"slices"
@@ -15,46 +16,55 @@ import (
 	"github.com/kneecap/kneecap/analysis/analysistest"
 )
 
-// TestRenderNarrow: the narrow renderings are the charts of RenderAll less the dashboard, in
-// its order, SVG of NarrowWidth × NarrowHeight (the efficiency chart taller in proportion); the
-// comparison's are its two overlays; a grid's, its Pareto chart.
+// TestRenderNarrow: RenderAll, RenderCompare and RenderPareto follow each chart's PNG and SVG
+// with its narrow SVG, marked Narrow, at NarrowWidth × NarrowHeight (the efficiency chart
+// taller in proportion) — every chart's but the dashboard's; SVGs keys the SVGs by name and the
+// narrow ones by name + the suffix it is given, and leaves the PNGs out.
 func TestRenderNarrow(t *testing.T) {
 	t.Parallel()
 	res := analysistest.RateWithEnergy() // a dashboard left out, the efficiency chart taller
-	files, err := RenderNarrow(res)
+	all, err := RenderAll(res)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var got []string
-	for _, f := range files {
-		got = append(got, f.Name)
-		checkViewBox(t, f)
-	}
-	want := slices.DeleteFunc(chartsOf(res), func(n string) bool { return n == "dashboard" })
-	if !slices.Equal(got, want) {
-		t.Errorf("narrow charts %v, want %v", got, want)
 	}
 	runs, labels := []*analysis.Result{analysistest.Saturating(), analysistest.TwentyLevels()}, []string{"h100", "a100"}
-	files, err = RenderCompareNarrow(runs, labels)
+	cmp, err := RenderCompare(runs, labels)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pf, err := RenderParetoNarrow(runs, labels, 1)
+	par, err := RenderPareto(runs, labels, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pf.Name != ParetoName {
-		t.Errorf("narrow Pareto chart named %q, want %q", pf.Name, ParetoName)
-	}
-	checkViewBox(t, pf)
-	if len(files) != len(compareNames()) {
-		t.Fatalf("%d narrow overlays, want %v", len(files), compareNames())
-	}
-	for i, f := range files {
-		if f.Name != compareNames()[i] {
-			t.Errorf("narrow overlay %d is %s, want %s", i, f.Name, compareNames()[i])
+	for _, set := range []struct {
+		files []File
+		names []string
+	}{{all, chartsOf(res)}, {cmp, compareNames()}, {par, []string{ParetoName}}} {
+		var got, want []string
+		for _, n := range set.names {
+			want = append(want, n+".png", n+".svg")
+			if n != "dashboard" {
+				want = append(want, n+" narrow")
+			}
 		}
-		checkViewBox(t, f)
+		svgs := SVGs(set.files, "~n")
+		for _, f := range set.files {
+			name, key := f.FileName(), f.Name
+			if f.Narrow {
+				name, key = f.Name+" narrow", f.Name+"~n"
+				checkViewBox(t, f)
+			}
+			got = append(got, name)
+			if b, ok := svgs[key]; f.Format == "svg" && (!ok || !bytes.Equal(b, f.Data)) {
+				t.Errorf("SVGs[%q] is not %s", key, name)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("rendered %v, want %v", got, want)
+		}
+		if n := len(want) - len(set.names); len(svgs) != n {
+			t.Errorf("SVGs holds %d renderings, want the %d SVGs", len(svgs), n)
+		}
 	}
 }
 

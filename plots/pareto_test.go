@@ -61,7 +61,7 @@ func TestParetoRenders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 2 || files[0].FileName() != "pareto.png" || files[1].FileName() != "pareto.svg" {
+	if len(files) != 3 || files[0].FileName() != "pareto.png" || files[1].FileName() != "pareto.svg" || !files[2].Narrow {
 		t.Fatalf("files = %v", files)
 	}
 	if !bytes.HasPrefix(files[0].Data, []byte("\x89PNG")) || !bytes.Contains(files[1].Data, []byte("<svg")) {

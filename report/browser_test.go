@@ -83,58 +83,25 @@ if(done.length===ids.length)document.getElementById('out').textContent='RESULT '
 </script></body></html>`
 }
 
-// svgCharts renders res's charts (the dashboard left out, as report.html does) as SVG at the
-// size kneecap writes them, and their narrow renderings, as kneecap inlines them.
+// svgCharts renders res's charts as kneecap inlines them in report.html: the SVGs of
+// RenderAll, each chart's default and narrow rendering.
 func svgCharts(t *testing.T, res *analysis.Result) map[string][]byte {
 	t.Helper()
-	svgs := map[string][]byte{}
-	for _, name := range plots.NamesFor(res.Mode) {
-		if name == "dashboard" {
-			continue
-		}
-		c, err := plots.Build(name, res)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if svgs[name], err = plots.Render(c, plots.Width, plots.Height, "svg"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	narrow, err := plots.RenderNarrow(res)
+	files, err := plots.RenderAll(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addNarrow(svgs, narrow)
-	return svgs
+	return plots.SVGs(files, report.NarrowSuffix)
 }
 
-// addNarrow adds the narrow renderings to svgs under their names + report.NarrowSuffix.
-func addNarrow(svgs map[string][]byte, narrow []plots.File) {
-	for _, f := range narrow {
-		svgs[f.Name+report.NarrowSuffix] = f.Data
-	}
-}
-
-// compareCharts renders the two overlay charts of runs as SVG, and their narrow renderings.
+// compareCharts renders the two overlay charts of runs as compare.html inlines them.
 func compareCharts(t *testing.T, runs []*analysis.Result, labels []string) map[string][]byte {
 	t.Helper()
-	svgs := map[string][]byte{}
-	for name, build := range map[string]func([]*analysis.Result, []string) (*plots.Figure, error){
-		"compare_throughput": plots.CompareThroughput, "compare_latency": plots.CompareLatency} {
-		c, err := build(runs, labels)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if svgs[name], err = plots.Render(c, plots.Width, plots.Height, "svg"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	narrow, err := plots.RenderCompareNarrow(runs, labels)
+	files, err := plots.RenderCompare(runs, labels)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addNarrow(svgs, narrow)
-	return svgs
+	return plots.SVGs(files, report.NarrowSuffix)
 }
 
 // browserPage is one page checked in Chromium, with how many cards and charts it shows.

@@ -138,22 +138,12 @@ func writeComparison(e *env, out string, runs []*analysis.Result, labels []strin
 		return err
 	}
 	var charts []string
-	svgs := map[string][]byte{}
 	for _, c := range overlays {
-		switch c.Format {
-		case "png":
+		if c.Format == "png" {
 			charts = append(charts, c.FileName())
-		case "svg":
-			svgs[c.Name] = c.Data
 		}
 	}
-	narrow, err := plots.RenderCompareNarrow(runs, labels)
-	if err != nil {
-		return err
-	}
-	for _, c := range narrow {
-		svgs[c.Name+report.NarrowSuffix] = c.Data
-	}
+	svgs := plots.SVGs(overlays, report.NarrowSuffix)
 	if gate != nil {
 		for _, w := range gate.Warnings {
 			fmt.Fprintf(e.stderr, "kneecap compare: warning: %s\n", w)

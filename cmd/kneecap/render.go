@@ -46,23 +46,12 @@ func writeReports(e *env, res *analysis.Result, outDir string) error {
 		return fmt.Errorf("render: charts: %w", err)
 	}
 	var pngs []string
-	svgs := map[string][]byte{}
 	for _, c := range charts {
-		switch {
-		case c.Format == "png" && c.Name != "dashboard":
+		if c.Format == "png" && c.Name != "dashboard" {
 			pngs = append(pngs, c.FileName())
-		case c.Format == "svg":
-			svgs[c.Name] = c.Data
 		}
 	}
-	// report.html shows each chart's narrow rendering on a phone; it is no file of its own.
-	narrow, err := plots.RenderNarrow(res)
-	if err != nil {
-		return fmt.Errorf("render: charts: %w", err)
-	}
-	for _, c := range narrow {
-		svgs[c.Name+report.NarrowSuffix] = c.Data
-	}
+	svgs := plots.SVGs(charts, report.NarrowSuffix)
 	// The dashboard leads the Markdown report: one image that answers at a glance.
 	if _, ok := svgs["dashboard"]; ok {
 		pngs = append([]string{"dashboard.png"}, pngs...)
@@ -95,6 +84,9 @@ func writeReports(e *env, res *analysis.Result, outDir string) error {
 // saveCharts writes every rendered chart into dir as its FileName, each atomically.
 func saveCharts(dir string, charts []plots.File) error {
 	for _, c := range charts {
+		if c.Narrow {
+			continue // inlined in report.html only
+		}
 		if err := rundir.WriteFileAtomic(filepath.Join(dir, c.FileName()), c.Data); err != nil {
 			return err
 		}
