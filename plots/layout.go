@@ -16,7 +16,7 @@ import (
 const titleSep = " · "
 
 // wrapTitle breaks every line of a title that is wider than w in style sty at titleSep,
-// putting on each line as many parts as fit (at least one). Lines that fit are kept, so a
+// putting on each line as many parts as fit, a part wider than w itself broken (joinFitting). Lines that fit are kept, so a
 // chart at its default size draws the title it always did; a narrow one keeps its subtitle
 // inside the image rather than cropped at both edges.
 func wrapTitle(title string, sty text.Style, w vg.Length) string {
@@ -40,9 +40,10 @@ func (f *Figure) fitTitle(c draw.Canvas) (restore func()) {
 	return func() { f.p.Title.Text = t }
 }
 
-// wrapEntries breaks the name of every entry wider than w in style sty at spaces: the entry
-// keeps its thumbnails and the first line, and each further line is an entry without a
-// thumbnail, so the legend of a narrow chart stays inside it. A word wider than w stays whole.
+// wrapEntries breaks the name of every entry wider than w in style sty at spaces, a word wider
+// than w itself broken (joinFitting): the entry keeps its thumbnails and the first line, and
+// each further line is an entry without a thumbnail, so the legend of a narrow chart stays
+// inside it.
 func wrapEntries(entries []legendEntry, sty text.Style, w vg.Length) []legendEntry {
 	var out []legendEntry
 	for _, e := range entries {
@@ -59,21 +60,56 @@ func wrapEntries(entries []legendEntry, sty text.Style, w vg.Length) []legendEnt
 	return out
 }
 
-// joinFitting joins parts with sep into lines no wider than w in sty, as many parts a line
-// as fit (at least one).
+// breakAfter are the characters a part too wide for its line breaks after: those of a model
+// name ("org/Model-3.1-70B"), a URL and a time.
+const breakAfter = "/-:"
+
+// joinFitting joins parts with sep into lines no wider than w in sty, as many parts a line as
+// fit. A part wider than w breaks after the characters of breakAfter, as many pieces a line as
+// fit, and a piece still wider between its characters: no line is wider than w unless one
+// character is, and joining the pieces of a part gives it back.
 func joinFitting(parts []string, sep string, sty text.Style, w vg.Length) []string {
 	var lines []string
 	cur := ""
 	for _, part := range parts {
-		switch {
-		case cur == "":
-			cur = part
-		case sty.Width(cur+sep+part) <= w:
-			cur += sep + part
-		default:
-			lines = append(lines, cur)
-			cur = part
+		glue := sep
+		for _, piece := range pieces(part, sty, w) {
+			switch {
+			case cur == "":
+				cur = piece
+			case sty.Width(cur+glue+piece) <= w:
+				cur += glue + piece
+			default:
+				lines = append(lines, cur)
+				cur = piece
+			}
+			glue = ""
 		}
 	}
 	return append(lines, cur)
+}
+
+// pieces returns part whole when it fits w in sty; else part cut after each character of
+// breakAfter, a piece still wider than w cut into its characters.
+func pieces(part string, sty text.Style, w vg.Length) []string {
+	if sty.Width(part) <= w {
+		return []string{part}
+	}
+	var out []string
+	for rest := part; rest != ""; {
+		n := len(rest)
+		if i := strings.IndexAny(rest, breakAfter); i >= 0 {
+			n = i + 1
+		}
+		piece := rest[:n]
+		rest = rest[n:]
+		if sty.Width(piece) <= w {
+			out = append(out, piece)
+			continue
+		}
+		for _, r := range piece {
+			out = append(out, string(r))
+		}
+	}
+	return out
 }

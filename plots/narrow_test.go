@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
@@ -78,15 +80,24 @@ func checkViewBox(t *testing.T, f File) {
 	}
 }
 
-// TestNarrowChartsFit lays every chart of report.html and compare.html out at its narrow size
-// and checks that nothing reaches past the image: each title line fits the width (the
-// subtitle breaks at " · "), each legend line the room beside its thumbnail (a long entry
-// continues on lines of its own), the legend leaves the data area at least half the height,
-// and the point labels stay inside the data area, apart.
-func TestNarrowChartsFit(t *testing.T) {
-	t.Parallel()
+// longModel is a model name wider, in the 12 pt title, than the 288 pt of a narrow chart: it
+// has no space, and breaks after its "/" and "-".
+const longModel = "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8-dynamic"
+
+// withModel returns res with its model called model.
+func withModel(res *analysis.Result, model string) *analysis.Result {
+	res.Meta.Model = model
+	return res
+}
+
+// narrowFigures returns the charts report.html, compare.html and a grid's report.html show at
+// the narrow size, by a name for errors, for the fixtures and for runs of longModel (in the
+// title, and as the comparison's and the Pareto chart's labels, in their legends).
+func narrowFigures(t *testing.T) map[string]*Figure {
+	t.Helper()
 	figs := map[string]*Figure{}
-	for _, res := range []*analysis.Result{analysistest.Saturating(), analysistest.Rate()} {
+	for _, res := range []*analysis.Result{analysistest.Saturating(), analysistest.Rate(),
+		withModel(analysistest.Saturating(), longModel)} {
 		for _, name := range NamesFor(res.Mode) {
 			if name == "dashboard" {
 				continue
@@ -95,18 +106,42 @@ func TestNarrowChartsFit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			figs[res.Meta.Name+"/"+name] = c.(*Figure)
+			figs[res.Meta.Model+"/"+res.Meta.Name+"/"+name] = c.(*Figure)
 		}
 	}
 	for name, c := range compareCharts(t) {
 		figs[name] = c.(*Figure)
 	}
-	runs := []*analysis.Result{analysistest.Saturating(), slower(analysistest.Saturating(), 0.5, 2), analysistest.TwentyLevels()}
-	p, err := pareto(runs, []string{"512-128", "2048-256", "128-1024"}, 1)
-	if err != nil {
-		t.Fatal(err)
+	long := []*analysis.Result{withModel(analysistest.Saturating(), longModel), withModel(analysistest.TwentyLevels(), longModel)}
+	longLabels := []string{longModel, longModel + "-v2"}
+	for name, build := range map[string]func([]*analysis.Result, []string) (*Figure, error){
+		"long/compare_throughput": CompareThroughput, "long/compare_latency": CompareLatency} {
+		f, err := build(long, longLabels)
+		if err != nil {
+			t.Fatal(err)
+		}
+		figs[name] = f
 	}
-	figs["pareto"] = p
+	runs := []*analysis.Result{analysistest.Saturating(), slower(analysistest.Saturating(), 0.5, 2), analysistest.TwentyLevels()}
+	for name, labels := range map[string][]string{"pareto": {"512-128", "2048-256", "128-1024"},
+		"long/pareto": {longModel, longModel + "-v2", longModel + "-v3"}} {
+		p, err := pareto(runs, labels, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		figs[name] = p
+	}
+	return figs
+}
+
+// TestNarrowChartsFit lays every chart of report.html and compare.html out at its narrow size
+// and checks that nothing reaches past the image: each title line fits the width (the
+// subtitle breaks at " · ", a model name at "/" and "-"), each legend line the room beside its
+// thumbnail (a long entry continues on lines of its own), the legend leaves the data area at
+// least half the height, and the point labels stay inside the data area, apart.
+func TestNarrowChartsFit(t *testing.T) {
+	t.Parallel()
+	figs := narrowFigures(t)
 	for name, f := range figs {
 		c := draw.New(vgsvg.New(NarrowWidth, NarrowHeight))
 		restore := f.fitTitle(c)
@@ -150,7 +185,35 @@ func TestWrapTitle(t *testing.T) {
 	if got := wrapTitle(title, sty, room); got != want {
 		t.Errorf("at %.0f pt: %q, want %q", room.Points(), got, want)
 	}
-	if got := wrapTitle("a-very-long-model-name", sty, vg.Points(10)); got != "a-very-long-model-name" {
-		t.Errorf("an unbreakable line became %q", got)
+	long := "Output throughput\n" + longModel + " · 2025-03-14 09:26 UTC"
+	room = sty.Width("neuralmagic/Meta-Llama-3.1-70B-") + vg.Points(1)
+	want = "Output throughput\nneuralmagic/Meta-Llama-3.1-70B-\nInstruct-FP8-dynamic\n2025-03-14 09:26 UTC"
+	if got := wrapTitle(long, sty, room); got != want {
+		t.Errorf("a long model at %.0f pt: %q, want %q", room.Points(), got, want)
+	}
+	room = sty.Width("abcdef") + vg.Points(1)
+	if got, want := wrapTitle("abcdefghijklm", sty, room), "abcdef\nghijkl\nm"; got != want {
+		t.Errorf("a word without a break at %.0f pt: %q, want %q", room.Points(), got, want)
+	}
+}
+
+// TestWrapEntries: a legend entry too wide breaks at spaces, a word too wide after "/" and "-",
+// and each further line is an entry without thumbnails.
+func TestWrapEntries(t *testing.T) {
+	t.Parallel()
+	sty := sansStyle(legendSize, color.Black)
+	thumb := &plotter.Line{}
+	room := sty.Width("neuralmagic/Meta-Llama-3.1-") + vg.Points(1)
+	got := wrapEntries([]legendEntry{{name: longModel + " E2E p95", thumbs: []plot.Thumbnailer{thumb}}}, sty, room)
+	want := []string{"neuralmagic/Meta-Llama-3.1-", "70B-Instruct-FP8-dynamic", "E2E p95"}
+	var names []string
+	for i, e := range got {
+		names = append(names, e.name)
+		if (len(e.thumbs) > 0) != (i == 0) {
+			t.Errorf("line %d %q has %d thumbnails", i, e.name, len(e.thumbs))
+		}
+	}
+	if !slices.Equal(names, want) {
+		t.Errorf("at %.0f pt: %q, want %q", room.Points(), names, want)
 	}
 }
