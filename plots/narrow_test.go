@@ -16,6 +16,7 @@ import (
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/analysis/analysistest"
+	"github.com/kneecap/kneecap/record"
 )
 
 // TestRenderNarrow: RenderAll, RenderCompare and RenderPareto follow each chart's PNG and SVG
@@ -90,37 +91,47 @@ func withModel(res *analysis.Result, model string) *analysis.Result {
 	return res
 }
 
-// narrowFigures returns the charts report.html, compare.html and a grid's report.html show at
-// the narrow size, by a name for errors, for the fixtures and for runs of longModel (in the
-// title, and as the comparison's and the Pareto chart's labels, in their legends).
-func narrowFigures(t *testing.T) map[string]*Figure {
+// narrowChart is a chart report.html, compare.html or a grid's report.html shows at its
+// narrow size, and its base name (which sets that size, narrowSize).
+type narrowChart struct {
+	c    Chart
+	name string
+}
+
+// narrowCharts returns the charts shown at the narrow size, by a name for errors: every chart
+// but the dashboard that RenderAll renders for a closed-loop, an arrival-rate, an energy and an
+// embeddings run and for a run of longModel (in the title), the overlays and the Pareto chart,
+// also of runs labelled longModel (in their legends).
+func narrowCharts(t *testing.T) map[string]narrowChart {
 	t.Helper()
-	figs := map[string]*Figure{}
-	for _, res := range []*analysis.Result{analysistest.Saturating(), analysistest.Rate(),
-		withModel(analysistest.Saturating(), longModel)} {
-		for _, name := range NamesFor(res.Mode) {
-			if name == "dashboard" {
+	emb := analysistest.Saturating()
+	emb.Meta.API = record.APIEmbeddings
+	charts := map[string]narrowChart{}
+	for _, res := range []*analysis.Result{analysistest.Saturating(), analysistest.Rate(), analysistest.WithEnergy(),
+		analysistest.RateWithEnergy(), emb, withModel(analysistest.Saturating(), longModel)} {
+		for _, name := range chartsOf(res) {
+			if name == "dashboard" || (res.Energy != nil && name != efficiencyName) { // the rest checked without energy
 				continue
 			}
 			c, err := Build(name, res)
 			if err != nil {
 				t.Fatal(err)
 			}
-			figs[res.Meta.Model+"/"+res.Meta.Name+"/"+name] = c.(*Figure)
+			charts[fmt.Sprintf("%s/%s/%v/%s", res.Meta.Model, res.Meta.API, res.Energy != nil, name)] = narrowChart{c, name}
 		}
 	}
 	for name, c := range compareCharts(t) {
-		figs[name] = c.(*Figure)
+		charts[name] = narrowChart{c, name}
 	}
 	long := []*analysis.Result{withModel(analysistest.Saturating(), longModel), withModel(analysistest.TwentyLevels(), longModel)}
 	longLabels := []string{longModel, longModel + "-v2"}
 	for name, build := range map[string]func([]*analysis.Result, []string) (*Figure, error){
-		"long/compare_throughput": CompareThroughput, "long/compare_latency": CompareLatency} {
+		"compare_throughput": CompareThroughput, "compare_latency": CompareLatency} {
 		f, err := build(long, longLabels)
 		if err != nil {
 			t.Fatal(err)
 		}
-		figs[name] = f
+		charts["long/"+name] = narrowChart{f, name}
 	}
 	runs := []*analysis.Result{analysistest.Saturating(), slower(analysistest.Saturating(), 0.5, 2), analysistest.TwentyLevels()}
 	for name, labels := range map[string][]string{"pareto": {"512-128", "2048-256", "128-1024"},
@@ -129,45 +140,70 @@ func narrowFigures(t *testing.T) map[string]*Figure {
 		if err != nil {
 			t.Fatal(err)
 		}
-		figs[name] = p
+		charts[name] = narrowChart{p, ParetoName}
 	}
-	return figs
+	return charts
 }
 
 // TestNarrowChartsFit lays every chart of report.html and compare.html out at its narrow size
 // and checks that nothing reaches past the image: each title line fits the width (the
 // subtitle breaks at " · ", a model name at "/" and "-"), each legend line the room beside its
 // thumbnail (a long entry continues on lines of its own), the legend leaves the data area at
-// least half the height, and the point labels stay inside the data area, apart.
+// least half the height, and the point labels stay inside the data area, apart. The two
+// panels of the efficiency chart are checked each in its tile, under the grid's subtitle.
 func TestNarrowChartsFit(t *testing.T) {
 	t.Parallel()
-	figs := narrowFigures(t)
-	for name, f := range figs {
-		c := draw.New(vgsvg.New(NarrowWidth, NarrowHeight))
-		restore := f.fitTitle(c)
-		room := NarrowWidth - 2*f.p.Title.Padding
-		for _, line := range strings.Split(f.p.Title.Text, "\n") {
-			if w := f.p.Title.TextStyle.Width(line); w > room {
-				t.Errorf("%s: title line %q is %.0f pt, wider than the %.0f pt between the margins", name, line, w.Points(), room.Points())
-			}
-		}
-		restore()
-		sty := sansStyle(legendSize, color.Black)
-		textW := c.Max.X - f.p.DataCanvas(c).Min.X - legendThumb - sty.Width(" ")
-		cols, h := f.layoutLegend(c)
-		for _, col := range cols {
-			for _, e := range col {
-				if w := sty.Width(e.name); w > textW {
-					t.Errorf("%s: legend line %q is %.0f pt, wider than the %.0f pt beside its thumbnail", name, e.name, w.Points(), textW.Points())
+	for key, nc := range narrowCharts(t) {
+		w, h := narrowSize(nc.name)
+		c := draw.New(vgsvg.New(w, h))
+		switch ch := nc.c.(type) {
+		case *Figure:
+			checkNarrowFigure(t, key, ch, c)
+		case *Grid:
+			sub, sty, cells := ch.layout(c)
+			for _, line := range strings.Split(sub, "\n") {
+				if lw := sty.Width(line); lw > w-2*ch.Pad {
+					t.Errorf("%s: subtitle line %q is %.0f pt, wider than the %.0f pt between the margins", key, line, lw.Points(), (w - 2*ch.Pad).Points())
 				}
 			}
+			for i, row := range ch.Figures {
+				for j, f := range row {
+					checkNarrowFigure(t, fmt.Sprintf("%s[%d][%d]", key, i, j), f, cells[i][j])
+				}
+			}
+		default:
+			t.Fatalf("%s: a %T", key, ch)
 		}
-		if h > NarrowHeight/2 {
-			t.Errorf("%s: legend %.0f pt high, more than half of %.0f pt", name, h.Points(), NarrowHeight.Points())
+	}
+}
+
+// checkNarrowFigure checks the layout of f drawn in c (TestNarrowChartsFit).
+func checkNarrowFigure(t *testing.T, name string, f *Figure, c draw.Canvas) {
+	t.Helper()
+	restore := f.fitTitle(c)
+	room := c.Size().X - 2*f.p.Title.Padding
+	for _, line := range strings.Split(f.p.Title.Text, "\n") {
+		if w := f.p.Title.TextStyle.Width(line); w > room {
+			t.Errorf("%s: title line %q is %.0f pt, wider than the %.0f pt between the margins", name, line, w.Points(), room.Points())
 		}
-		if f.labels != nil {
-			checkLabels(t, name, f, NarrowWidth, NarrowHeight)
+	}
+	restore()
+	sty := sansStyle(legendSize, color.Black)
+	textW := c.Max.X - f.p.DataCanvas(c).Min.X - legendThumb - sty.Width(" ")
+	cols, h := f.layoutLegend(c)
+	for _, col := range cols {
+		for _, e := range col {
+			if w := sty.Width(e.name); w > textW {
+				t.Errorf("%s: legend line %q is %.0f pt, wider than the %.0f pt beside its thumbnail", name, e.name, w.Points(), textW.Points())
+			}
 		}
+	}
+	if h > c.Size().Y/2 {
+		t.Errorf("%s: legend %.0f pt high, more than half of %.0f pt", name, h.Points(), c.Size().Y.Points())
+	}
+	if f.labels != nil {
+		f.Draw(c)
+		checkPlaced(t, name, f, f.dataCanvas(c))
 	}
 }
 

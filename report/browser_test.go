@@ -112,9 +112,13 @@ type browserPage struct {
 }
 
 func browserPages(t *testing.T) []browserPage {
-	var closed, rate, cmp bytes.Buffer
+	var closed, energy, rate, cmp bytes.Buffer
 	sat := analysistest.Saturating()
 	if err := report.HTML(&closed, sat, svgCharts(t, sat)); err != nil {
+		t.Fatal(err)
+	}
+	en := analysistest.WithEnergy() // the efficiency chart, two panels under one subtitle
+	if err := report.HTML(&energy, en, svgCharts(t, en)); err != nil {
 		t.Fatal(err)
 	}
 	rr := analysistest.Rate()
@@ -126,15 +130,16 @@ func browserPages(t *testing.T) []browserPage {
 	if err := report.CompareHTML(&cmp, runs, labels, compareCharts(t, runs, labels), nil); err != nil {
 		t.Fatal(err)
 	}
-	return []browserPage{{"report", closed.Bytes(), 6, 5}, {"rate", rate.Bytes(), 5, 4}, {"compare", cmp.Bytes(), 12, 2}}
+	return []browserPage{{"report", closed.Bytes(), 6, 5}, {"energy", energy.Bytes(), 8, 6}, {"rate", rate.Bytes(), 5, 4},
+		{"compare", cmp.Bytes(), 12, 2}}
 }
 
 // minChartTextPx is the smallest chart text, in CSS px, accepted as readable: the 8 pt point
 // labels of a chart drawn at 1.06 px a point (the default 504 pt rendering in a 535 px column).
 const minChartTextPx = 8.5
 
-// TestBrowserLayout loads report.html (closed loop and arrival rate, with their charts and
-// narrow renderings) and compare.html in headless Chromium at 1,400 and 390 px and checks what
+// TestBrowserLayout loads report.html (closed loop, closed loop with energy, arrival rate of a
+// long model name, with their charts and narrow renderings) and compare.html in headless Chromium at 1,400 and 390 px and checks what
 // a reader would see: no horizontal page scroll, the figure cards on the first screen and
 // inside the page, every table in its own scroll container, every chart whole — its box inside
 // the viewport, its figure not cropping it, every text of it (title, axes, legend, knee
