@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,9 +23,25 @@ import (
 	"github.com/kneecap/kneecap/report"
 )
 
-// browserWidths are the viewport widths, in CSS px, report.html is checked at: a laptop and a
-// phone.
+// browserWidths are the viewport widths, in CSS px, report.html is checked and screenshot at: a
+// laptop and a phone. It is also checked, not screenshot, at the narrowest width that shows
+// the default charts (breakpointPx + 1), where they are drawn smallest.
 var browserWidths = []int{1400, 390}
+
+// breakpointPx returns the width, in CSS px (16 a rem), up to which page shows the narrow
+// renderings: the max-width of its media query.
+func breakpointPx(t *testing.T, page []byte) int {
+	t.Helper()
+	m := regexp.MustCompile(`@media \(max-width:([0-9.]+)rem\)\{figure \.wide\{display:none\}`).FindSubmatch(page)
+	if m == nil {
+		t.Fatal("the page has no media query that shows the narrow renderings")
+	}
+	rem, err := strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(rem * 16)
+}
 
 // chromium finds a headless Chromium: $KNEECAP_CHROMIUM, else the usual names on PATH; ""
 // when there is none.
@@ -55,12 +73,12 @@ type layout struct {
 	MinChartTextPx                    float64
 }
 
-// harness loads page in an iframe per width and writes the layouts as "RESULT [json]" into
+// harness loads page in an iframe of each of widths and writes the layouts as "RESULT [json]" into
 // its own DOM, for chromium --dump-dom. The iframes are same-origin (one loopback server), so
 // the script can read their documents; report.html itself has no script.
-func harness(page string) string {
+func harness(page string, widths []int) string {
 	var frames, ids []string
-	for _, w := range browserWidths {
+	for _, w := range widths {
 		id := "f" + strconv.Itoa(w)
 		frames = append(frames, `<iframe id="`+id+`" width="`+strconv.Itoa(w)+`" height="900"></iframe>`)
 		ids = append(ids, `'`+id+`'`)
@@ -104,11 +122,13 @@ func compareCharts(t *testing.T, runs []*analysis.Result, labels []string) map[s
 	return plots.SVGs(files, report.NarrowSuffix)
 }
 
-// browserPage is one page checked in Chromium, with how many cards and charts it shows.
+// browserPage is one page checked in Chromium, with how many cards and charts it shows and
+// the widths it is checked at (browserWidths and breakpointPx + 1).
 type browserPage struct {
 	name          string
 	html          []byte
 	cards, charts int
+	widths        []int
 }
 
 func browserPages(t *testing.T) []browserPage {
@@ -130,8 +150,12 @@ func browserPages(t *testing.T) []browserPage {
 	if err := report.CompareHTML(&cmp, runs, labels, compareCharts(t, runs, labels), nil); err != nil {
 		t.Fatal(err)
 	}
-	return []browserPage{{"report", closed.Bytes(), 6, 5}, {"energy", energy.Bytes(), 8, 6}, {"rate", rate.Bytes(), 5, 4},
-		{"compare", cmp.Bytes(), 12, 2}}
+	pages := []browserPage{{"report", closed.Bytes(), 6, 5, nil}, {"energy", energy.Bytes(), 8, 6, nil},
+		{"rate", rate.Bytes(), 5, 4, nil}, {"compare", cmp.Bytes(), 12, 2, nil}}
+	for i := range pages {
+		pages[i].widths = append(slices.Clone(browserWidths), breakpointPx(t, pages[i].html)+1)
+	}
+	return pages
 }
 
 // minChartTextPx is the smallest chart text, in CSS px, accepted as readable: the 8 pt point
@@ -139,12 +163,14 @@ func browserPages(t *testing.T) []browserPage {
 const minChartTextPx = 8.5
 
 // TestBrowserLayout loads report.html (closed loop, closed loop with energy, arrival rate of a
-// long model name, with their charts and narrow renderings) and compare.html in headless Chromium at 1,400 and 390 px and checks what
-// a reader would see: no horizontal page scroll, the figure cards on the first screen and
+// long model name, with their charts and narrow renderings) and compare.html in headless
+// Chromium at 1,400 and 390 px and one px above the page's breakpoint, and checks what a reader
+// would see: no horizontal page scroll, the figure cards on the first screen and
 // inside the page, every table in its own scroll container, every chart whole — its box inside
 // the viewport, its figure not cropping it, every text of it (title, axes, legend, knee
-// label) inside its box — and its smallest text at least minChartTextPx. It screenshots each page at both widths into $KNEECAP_SCREENSHOTS (`make
-// screenshots`), else a temporary directory. Skipped when no Chromium is installed.
+// label) inside its box — and its smallest text at least minChartTextPx. It screenshots each
+// page at browserWidths into $KNEECAP_SCREENSHOTS (`make screenshots`), else a temporary
+// directory. Skipped when no Chromium is installed.
 func TestBrowserLayout(t *testing.T) {
 	bin := chromium()
 	if bin == "" {
@@ -160,7 +186,7 @@ func TestBrowserLayout(t *testing.T) {
 	pages := browserPages(t)
 	for _, p := range pages {
 		write(t, filepath.Join(dir, p.name+".html"), p.html)
-		write(t, filepath.Join(dir, "harness-"+p.name+".html"), []byte(harness(p.name+".html")))
+		write(t, filepath.Join(dir, "harness-"+p.name+".html"), []byte(harness(p.name+".html", p.widths)))
 	}
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
 	t.Cleanup(srv.Close)
@@ -177,8 +203,8 @@ func TestBrowserLayout(t *testing.T) {
 			if err := json.Unmarshal([]byte(js), &ls); err != nil {
 				t.Fatalf("harness result %q: %v", js, err)
 			}
-			if len(ls) != len(browserWidths) {
-				t.Fatalf("%d layouts, want %d", len(ls), len(browserWidths))
+			if len(ls) != len(p.widths) {
+				t.Fatalf("%d layouts, want %d", len(ls), len(p.widths))
 			}
 			for _, l := range ls {
 				checkLayout(t, p, l)
@@ -206,6 +232,7 @@ func checkLayout(t *testing.T, p browserPage, l layout) {
 	if l.Tables == 0 || l.TablesUnwrapped > 0 {
 		t.Errorf("%s at %d px: %d tables, %d not in a scroll container", p.name, l.Width, l.Tables, l.TablesUnwrapped)
 	}
+	t.Logf("%s at %d px: smallest chart text %.2f px", p.name, l.Width, l.MinChartTextPx)
 	if l.Charts != p.charts || l.MinChartTextPx < minChartTextPx {
 		t.Errorf("%s at %d px: %d charts (want %d), smallest chart text %.2f px (want ≥ %.1f)", p.name, l.Width, l.Charts, p.charts, l.MinChartTextPx, minChartTextPx)
 	}
