@@ -22,7 +22,9 @@ import (
 // TestRenderNarrow: RenderAll, RenderCompare and RenderPareto follow each chart's PNG and SVG
 // with its narrow SVG, marked Narrow, at NarrowWidth × NarrowHeight (the efficiency chart
 // taller in proportion) — every chart's but the dashboard's; SVGs keys the SVGs by name and the
-// narrow ones by name + the suffix it is given, and leaves the PNGs out.
+// narrow ones by name + the suffix it is given, and leaves the PNGs out. No SVG has an id
+// attribute: report.html inlines a chart twice, and an id (a clip path's, a gradient's) would
+// be duplicated, its references resolved to the copy the page hides.
 func TestRenderNarrow(t *testing.T) {
 	t.Parallel()
 	res := analysistest.RateWithEnergy() // a dashboard left out, the efficiency chart taller
@@ -58,6 +60,9 @@ func TestRenderNarrow(t *testing.T) {
 				checkViewBox(t, f)
 			}
 			got = append(got, name)
+			if f.Format == "svg" && bytes.Contains(f.Data, []byte(" id=")) {
+				t.Errorf("%s has an id, which the two copies report.html inlines would both carry", name)
+			}
 			if b, ok := svgs[key]; f.Format == "svg" && (!ok || !bytes.Equal(b, f.Data)) {
 				t.Errorf("SVGs[%q] is not %s", key, name)
 			}

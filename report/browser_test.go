@@ -62,13 +62,14 @@ func chromium() string {
 // whose box reaches past the viewport, FiguresCropped the figures whose content is wider than
 // they are, TextsOutside the chart texts reaching past their chart's box by more than a
 // quarter of their size (a text's box holds the font's ascent and descent, beyond its ink;
-// TextOutside the first of them), MinChartTextPx the smallest chart text drawn, in CSS px.
+// TextOutside the first of them), MinChartTextPx the smallest chart text drawn, in CSS px;
+// DuplicateIDs the elements whose id an earlier one has (a chart is inlined twice).
 type layout struct {
 	Width, ScrollWidth, ClientWidth   int
 	Cards, CardsOutside, FirstCardTop int
 	Tables, TablesUnwrapped, Charts   int
 	ChartsOutside, FiguresCropped     int
-	TextsOutside                      int
+	TextsOutside, DuplicateIDs        int
 	TextOutside                       string
 	MinChartTextPx                    float64
 }
@@ -86,7 +87,8 @@ func harness(page string, widths []int) string {
 	return `<!DOCTYPE html><html><body><pre id="out"></pre>` + strings.Join(frames, "") + `<script>
 function outside(b,o,tol){return b.left<o.left-tol||b.right>o.right+tol||b.top<o.top-tol||b.bottom>o.bottom+tol;}
 function measure(f){var d=f.contentDocument,de=d.documentElement,w=f.contentWindow,cw=de.clientWidth;
-var r={Width:+f.width,ScrollWidth:de.scrollWidth,ClientWidth:cw,Cards:0,CardsOutside:0,FirstCardTop:-1,Tables:0,TablesUnwrapped:0,Charts:0,ChartsOutside:0,FiguresCropped:0,TextsOutside:0,TextOutside:'',MinChartTextPx:0};
+var r={Width:+f.width,ScrollWidth:de.scrollWidth,ClientWidth:cw,Cards:0,CardsOutside:0,FirstCardTop:-1,Tables:0,TablesUnwrapped:0,Charts:0,ChartsOutside:0,FiguresCropped:0,TextsOutside:0,TextOutside:'',MinChartTextPx:0,DuplicateIDs:0};
+var ids={};d.querySelectorAll('[id]').forEach(function(e){if(ids[e.id])r.DuplicateIDs++;ids[e.id]=true;});
 d.querySelectorAll('.card').forEach(function(c){var b=c.getBoundingClientRect();if(r.Cards++===0)r.FirstCardTop=Math.round(b.top);if(b.left<0||b.right>cw+0.5)r.CardsOutside++;});
 d.querySelectorAll('table').forEach(function(t){r.Tables++;var p=t.parentElement;if(!p.classList.contains('scroll'))r.TablesUnwrapped++;});
 d.querySelectorAll('figure').forEach(function(g){if(g.scrollWidth>g.clientWidth)r.FiguresCropped++;});
@@ -238,6 +240,9 @@ func checkLayout(t *testing.T, p browserPage, l layout) {
 	}
 	if l.ChartsOutside > 0 || l.FiguresCropped > 0 {
 		t.Errorf("%s at %d px: %d charts reach past the %d px viewport, %d figures crop theirs", p.name, l.Width, l.ChartsOutside, l.ClientWidth, l.FiguresCropped)
+	}
+	if l.DuplicateIDs > 0 {
+		t.Errorf("%s at %d px: %d elements repeat an id", p.name, l.Width, l.DuplicateIDs)
 	}
 	if l.TextsOutside > 0 {
 		t.Errorf("%s at %d px: %d chart texts reach past their chart, the first %q", p.name, l.Width, l.TextsOutside, l.TextOutside)
