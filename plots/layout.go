@@ -3,6 +3,7 @@ package plots
 import (
 	"strings"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -32,12 +33,13 @@ func wrapTitle(title string, sty text.Style, w vg.Length) string {
 	return strings.Join(out, "\n")
 }
 
-// fitTitle breaks the lines of f's title that are wider than c (wrapTitle) until the returned
-// function restores it: a narrow rendering keeps its subtitle inside the image.
-func (f *Figure) fitTitle(c draw.Canvas) (restore func()) {
-	t := f.p.Title.Text
-	f.p.Title.Text = wrapTitle(t, f.p.Title.TextStyle, c.Size().X-2*f.p.Title.Padding)
-	return func() { f.p.Title.Text = t }
+// fitted returns a copy of f's plot whose title lines wider than c are broken (wrapTitle), for
+// drawing f in c: a narrow rendering keeps its subtitle inside the image. f itself is left as
+// it is, so drawing it at one size changes nothing of another.
+func (f *Figure) fitted(c draw.Canvas) *plot.Plot {
+	p := *f.p
+	p.Title.Text = wrapTitle(p.Title.Text, p.Title.TextStyle, c.Size().X-2*p.Title.Padding)
+	return &p
 }
 
 // wrapEntries breaks the name of every entry wider than w in style sty at spaces, a word wider

@@ -185,14 +185,13 @@ func TestNarrowChartsFit(t *testing.T) {
 // checkNarrowFigure checks the layout of f drawn in c (TestNarrowChartsFit).
 func checkNarrowFigure(t *testing.T, name string, f *Figure, c draw.Canvas) {
 	t.Helper()
-	restore := f.fitTitle(c)
-	room := c.Size().X - 2*f.p.Title.Padding
-	for _, line := range strings.Split(f.p.Title.Text, "\n") {
-		if w := f.p.Title.TextStyle.Width(line); w > room {
+	p := f.fitted(c)
+	room := c.Size().X - 2*p.Title.Padding
+	for _, line := range strings.Split(p.Title.Text, "\n") {
+		if w := p.Title.TextStyle.Width(line); w > room {
 			t.Errorf("%s: title line %q is %.0f pt, wider than the %.0f pt between the margins", name, line, w.Points(), room.Points())
 		}
 	}
-	restore()
 	sty := sansStyle(legendSize, color.Black)
 	textW := c.Max.X - f.p.DataCanvas(c).Min.X - legendThumb - sty.Width(" ")
 	cols, h := f.layoutLegend(c)
@@ -256,5 +255,39 @@ func TestWrapEntries(t *testing.T) {
 	}
 	if !slices.Equal(names, want) {
 		t.Errorf("at %.0f pt: %q, want %q", room.Points(), names, want)
+	}
+}
+
+// titleSpy is a plotter that records, when drawn, its figure's own title and that of the plot
+// it is drawn in.
+type titleSpy struct {
+	f          *Figure
+	own, drawn string
+}
+
+// Plot implements plot.Plotter.
+func (s *titleSpy) Plot(_ draw.Canvas, p *plot.Plot) { s.own, s.drawn = s.f.p.Title.Text, p.Title.Text }
+
+// TestFittedTitleLeavesFigure: a chart drawn narrow draws its title broken to the width, and
+// the figure's own title stays as it is while it is drawn, not only after: nothing a drawing
+// does to fit one size is shared with the next.
+func TestFittedTitleLeavesFigure(t *testing.T) {
+	t.Parallel()
+	c, err := Build("throughput", withModel(analysistest.Saturating(), longModel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := c.(*Figure)
+	title := f.p.Title.Text
+	spy := &titleSpy{f: f}
+	f.p.Add(spy)
+	if _, err := Render(f, NarrowWidth, NarrowHeight, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	if spy.own != title || f.p.Title.Text != title {
+		t.Errorf("the figure's title was %q while drawn, %q after; want %q throughout", spy.own, f.p.Title.Text, title)
+	}
+	if want := wrapTitle(title, f.p.Title.TextStyle, NarrowWidth-2*f.p.Title.Padding); spy.drawn != want || want == title {
+		t.Errorf("drawn with the title %q, want it broken to the width: %q", spy.drawn, want)
 	}
 }
