@@ -1,9 +1,9 @@
 package plots
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -19,59 +19,53 @@ import (
 	"github.com/kneecap/kneecap/record"
 )
 
-// TestRenderNarrow: RenderAll, RenderCompare and RenderPareto follow each chart's PNG and SVG
-// with its narrow SVG, marked Narrow, at NarrowWidth × NarrowHeight (the efficiency chart
-// taller in proportion) — every chart's but the dashboard's; SVGs keys the SVGs by name and the
-// narrow ones by name + the suffix it is given, and leaves the PNGs out. No SVG has an id
-// attribute: report.html inlines a chart twice, and an id (a clip path's, a gradient's) would
-// be duplicated, its references resolved to the copy the page hides.
-func TestRenderNarrow(t *testing.T) {
+// sizeSpy is a Chart that records the sizes and formats it is rendered at, and writes them.
+type sizeSpy struct{ got []string }
+
+// WriterTo implements Chart.
+func (s *sizeSpy) WriterTo(w, h vg.Length, format string) (io.WriterTo, error) {
+	r := fmt.Sprintf("%s %gx%g", format, w.Points(), h.Points())
+	s.got = append(s.got, r)
+	return strings.NewReader(r), nil
+}
+
+// TestRenderFormats: renderFormats draws the chart it is given at its default size in every
+// format, then — but for the dashboard — as SVG at its narrow size (the efficiency chart taller
+// in proportion), the one chart each time, that File marked Narrow.
+func TestRenderFormats(t *testing.T) {
 	t.Parallel()
-	res := analysistest.RateWithEnergy() // a dashboard left out, the efficiency chart taller
-	all, err := RenderAll(res)
-	if err != nil {
-		t.Fatal(err)
+	at := func(format string, w, h vg.Length) string {
+		return fmt.Sprintf("%s %gx%g", format, w.Points(), h.Points())
 	}
-	runs, labels := []*analysis.Result{analysistest.Saturating(), analysistest.TwentyLevels()}, []string{"h100", "a100"}
-	cmp, err := RenderCompare(runs, labels)
-	if err != nil {
-		t.Fatal(err)
-	}
-	par, err := RenderPareto(runs, labels, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, set := range []struct {
-		files []File
-		names []string
-	}{{all, chartsOf(res)}, {cmp, compareNames()}, {par, []string{ParetoName}}} {
-		var got, want []string
-		for _, n := range set.names {
-			want = append(want, n+".png", n+".svg")
-			if n != "dashboard" {
-				want = append(want, n+" narrow")
-			}
+	for _, tc := range []struct {
+		name string
+		w, h vg.Length
+		want []string
+	}{
+		{"throughput", Width, Height, []string{at("png", Width, Height), at("svg", Width, Height),
+			at("svg", NarrowWidth, NarrowHeight) + " narrow"}},
+		{efficiencyName, Width, efficiencyHeight, []string{at("png", Width, efficiencyHeight), at("svg", Width, efficiencyHeight),
+			at("svg", NarrowWidth, NarrowHeight*efficiencyHeight/Height) + " narrow"}},
+		{"dashboard", dashboardWidth, dashboardHeight, []string{at("png", dashboardWidth, dashboardHeight), at("svg", dashboardWidth, dashboardHeight)}},
+	} {
+		c := &sizeSpy{}
+		files, err := renderFormats(tc.name, c, tc.w, tc.h)
+		if err != nil {
+			t.Fatal(err)
 		}
-		svgs := SVGs(set.files, "~n")
-		for _, f := range set.files {
-			name, key := f.FileName(), f.Name
+		var got []string
+		for i, f := range files {
+			d := string(f.Data)
+			if f.Format+" " != d[:len(f.Format)+1] || f.Name != tc.name || d != c.got[i] {
+				t.Errorf("%s: file %d is %s %q, drawn %q", tc.name, i, f.FileName(), d, c.got[i])
+			}
 			if f.Narrow {
-				name, key = f.Name+" narrow", f.Name+"~n"
-				checkViewBox(t, f)
+				d += " narrow"
 			}
-			got = append(got, name)
-			if f.Format == "svg" && bytes.Contains(f.Data, []byte(" id=")) {
-				t.Errorf("%s has an id, which the two copies report.html inlines would both carry", name)
-			}
-			if b, ok := svgs[key]; f.Format == "svg" && (!ok || !bytes.Equal(b, f.Data)) {
-				t.Errorf("SVGs[%q] is not %s", key, name)
-			}
+			got = append(got, d)
 		}
-		if !slices.Equal(got, want) {
-			t.Errorf("rendered %v, want %v", got, want)
-		}
-		if n := len(want) - len(set.names); len(svgs) != n {
-			t.Errorf("SVGs holds %d renderings, want the %d SVGs", len(svgs), n)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: rendered %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

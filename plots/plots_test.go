@@ -360,7 +360,7 @@ func pixDiff(a, b image.Image, x, y int) uint32 {
 }
 
 // TestRenderAll: every chart of Names() in every format, in order, each as Render draws it at
-// the default size (its narrow rendering after it, TestRenderNarrow); File writes itself
+// the default size (its narrow rendering after it, TestRenderFormats); File writes itself
 // (io.WriterTo) and names its file NAME.FORMAT.
 func TestRenderAll(t *testing.T) {
 	if testing.Short() {
