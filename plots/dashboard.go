@@ -40,27 +40,42 @@ func (g *Grid) WriterTo(w, h vg.Length, format string) (io.WriterTo, error) {
 func (g *Grid) Draw(c draw.Canvas) {
 	c.SetColor(color.White)
 	c.Fill(c.Rectangle.Path())
-	if g.Subtitle != "" {
-		sty := sansStyle(titleSize, color.Black)
-		sty.XAlign, sty.YAlign = text.XCenter, text.YTop
-		sub := wrapTitle(g.Subtitle, sty, c.Size().X-2*g.Pad)
+	sub, sty, cells := g.layout(c)
+	if sub != "" {
 		c.FillText(sty, vg.Point{X: c.Center().X, Y: c.Max.Y - g.Pad}, sub)
+	}
+	for i, row := range g.Figures {
+		// The tallest legend of the row sets every one's, so the row's x axes line up.
+		var h vg.Length
+		for j, f := range row {
+			_, fh := f.layoutLegend(cells[i][j])
+			h = max(h, fh)
+		}
+		for j, f := range row {
+			f.minLegend = h
+			f.Draw(cells[i][j])
+		}
+	}
+}
+
+// layout returns the subtitle as drawn in c (broken to its width, wrapTitle), its style, and
+// the canvas of each figure below it, by row.
+func (g *Grid) layout(c draw.Canvas) (sub string, sty text.Style, cells [][]draw.Canvas) {
+	if g.Subtitle != "" {
+		sty = sansStyle(titleSize, color.Black)
+		sty.XAlign, sty.YAlign = text.XCenter, text.YTop
+		sub = wrapTitle(g.Subtitle, sty, c.Size().X-2*g.Pad)
 		c.Max.Y -= sty.Height(sub) + 2*g.Pad
 	}
 	t := draw.Tiles{Rows: len(g.Figures), Cols: len(g.Figures[0]),
 		PadTop: g.Pad, PadBottom: g.Pad, PadLeft: g.Pad, PadRight: g.Pad, PadX: 2 * g.Pad, PadY: 2 * g.Pad}
 	for i, row := range g.Figures {
-		// The tallest legend of the row sets every one's, so the row's x axes line up.
-		var h vg.Length
-		for j, f := range row {
-			_, fh := f.layoutLegend(t.At(c, j, i))
-			h = max(h, fh)
-		}
-		for j, f := range row {
-			f.minLegend = h
-			f.Draw(t.At(c, j, i))
+		cells = append(cells, nil)
+		for j := range row {
+			cells[i] = append(cells[i], t.At(c, j, i))
 		}
 	}
+	return sub, sty, cells
 }
 
 // dashboard lays out four figures 2 × 2 under res's subtitle, each titled by its kind.

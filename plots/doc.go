@@ -7,8 +7,10 @@
 // or SVG. Values that were not computed (analysis.Float NaN, which is null in analysis.json) are
 // skipped, never handed to a plotter. Levels the analysis excluded from its fits (Level.Valid
 // false) are drawn with hollow glyphs. A chart with nothing to draw still renders, with a
-// "no data" note, so a report can always embed it. RenderAll and RenderCompare return every
-// chart rendered in memory (File, an io.WriterTo); plots writes no file, the caller saves them.
+// "no data" note, so a report can always embed it. RenderAll, RenderCompare and RenderPareto
+// return every chart rendered in memory (File, an io.WriterTo), each at its default size and,
+// for report.html on a phone, narrow (File.Narrow); plots writes no file, the caller saves
+// the default ones and inlines the SVGs (SVGs).
 //
 // Concurrency axes use a base-2 logarithmic scale with ticks at powers of two, because sweeps
 // double concurrency; the throughput knee is "one more doubling adds less than knee_gain".

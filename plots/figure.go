@@ -121,17 +121,17 @@ func rowHeight(sty text.Style) vg.Length { return sty.Height("Xg") * 1.25 }
 func (f *Figure) Draw(c draw.Canvas) {
 	c.SetColor(color.White)
 	c.Fill(c.Rectangle.Path())
-	defer f.fitTitle(c)()
+	p := f.fitted(c)
 	cols, h := f.layoutLegend(c)
 	h = max(h, f.minLegend)
 	pc := c
 	pc.Min.Y += h
-	f.p.Draw(pc)
+	p.Draw(pc)
 	if len(cols) == 0 {
 		return
 	}
 	// Columns start under the data area's left edge and share its width.
-	dc := f.p.DataCanvas(pc)
+	dc := p.DataCanvas(pc)
 	x0, w := dc.Min.X, c.Max.X-dc.Min.X
 	colW := w / vg.Length(len(cols))
 	sty := sansStyle(legendSize, color.Black)
@@ -157,10 +157,9 @@ func (f *Figure) legendRect(c draw.Canvas) vg.Rectangle {
 
 // dataCanvas returns the canvas the plot's data are drawn in when f is drawn in c.
 func (f *Figure) dataCanvas(c draw.Canvas) draw.Canvas {
-	defer f.fitTitle(c)()
 	pc := c
 	pc.Min.Y += f.legendRect(c).Size().Y
-	return f.p.DataCanvas(pc)
+	return f.fitted(c).DataCanvas(pc)
 }
 
 // WriterTo renders the figure as an image of w × h in format "png" or "svg"; it

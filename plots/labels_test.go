@@ -103,11 +103,8 @@ func TestLabelsApart(t *testing.T) {
 
 // tile returns the canvas Grid.Draw gives the figure at row i, column j of g drawn in c.
 func tile(g *Grid, c draw.Canvas, i, j int) draw.Canvas {
-	sty := sansStyle(titleSize, nil)
-	c.Max.Y -= sty.Height(g.Subtitle) + 2*g.Pad
-	t := draw.Tiles{Rows: len(g.Figures), Cols: len(g.Figures[0]),
-		PadTop: g.Pad, PadBottom: g.Pad, PadLeft: g.Pad, PadRight: g.Pad, PadX: 2 * g.Pad, PadY: 2 * g.Pad}
-	return t.At(c, j, i)
+	_, _, cells := g.layout(c)
+	return cells[i][j]
 }
 
 // TestPlaceCrowd: ten labels on one point take the free places around it, then farther

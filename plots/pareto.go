@@ -241,7 +241,7 @@ func compareTitleOr(kind string, runs []*analysis.Result) string {
 }
 
 // RenderPareto renders the Pareto chart (Pareto) at Width × Height as PNG (at PNGDPI) and
-// SVG, named ParetoName. It writes no file.
+// SVG, and as narrow SVG (renderFormats), named ParetoName. It writes no file.
 func RenderPareto(runs []*analysis.Result, labels []string, gpus int) ([]File, error) {
 	f, err := pareto(runs, labels, gpus)
 	if err != nil {

@@ -47,8 +47,9 @@ func TestParetoPoints(t *testing.T) {
 	}
 }
 
-// TestParetoRenders: three scenarios render as PNG (at PNGDPI: 2 × 672 × 480 px) and SVG, their
-// "N=c" labels placed apart, clear of the markers, inside the data area.
+// TestParetoRenders: three scenarios render as PNG (at PNGDPI: 2 × 672 × 480 px), SVG and narrow
+// SVG (keyed by SVGs for report.html, without ids), their "N=c" labels placed apart, clear of
+// the markers, inside the data area.
 func TestParetoRenders(t *testing.T) {
 	runs := []*analysis.Result{analysistest.Saturating(), slower(analysistest.Saturating(), 0.5, 2), analysistest.TwentyLevels()}
 	labels := []string{"512-128", "2048-256", "128-1024"}
@@ -61,8 +62,20 @@ func TestParetoRenders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 2 || files[0].FileName() != "pareto.png" || files[1].FileName() != "pareto.svg" {
+	if len(files) != 3 || files[0].FileName() != "pareto.png" || files[1].FileName() != "pareto.svg" || !files[2].Narrow {
 		t.Fatalf("files = %v", files)
+	}
+	checkViewBox(t, files[2])
+	svgs := SVGs(files, "~n")
+	if len(svgs) != 2 || !bytes.Equal(svgs[ParetoName], files[1].Data) || !bytes.Equal(svgs[ParetoName+"~n"], files[2].Data) {
+		t.Errorf("SVGs keys %d renderings, want the SVG by its name and the narrow one by its name + the suffix", len(svgs))
+	}
+	// report.html inlines a chart twice: an id (a clip path's, a gradient's) would be
+	// duplicated, its references resolved to the copy the page hides.
+	for _, f := range files[1:] {
+		if bytes.Contains(f.Data, []byte(" id=")) {
+			t.Errorf("the SVG (narrow %v) has an id, which both inlined copies would carry", f.Narrow)
+		}
 	}
 	if !bytes.HasPrefix(files[0].Data, []byte("\x89PNG")) || !bytes.Contains(files[1].Data, []byte("<svg")) {
 		t.Error("not a PNG and an SVG")

@@ -95,9 +95,14 @@ type File struct {
 	Format string
 	// Data is the encoded image.
 	Data []byte
+	// Narrow marks a chart's narrow rendering, SVG at NarrowWidth × NarrowHeight, which
+	// report.html shows on a phone in place of the SVG of the default size: it is inlined
+	// (SVGs), never saved as a file of its own.
+	Narrow bool
 }
 
-// FileName returns the chart's file name, Name.Format (such as "throughput.svg").
+// FileName returns the chart's file name, Name.Format (such as "throughput.svg"); a Narrow
+// rendering has none of its own.
 func (f File) FileName() string { return f.Name + "." + f.Format }
 
 // WriteTo writes the encoded image to w; File is an io.WriterTo, as gonum/plot's writers are.
@@ -109,8 +114,9 @@ func (f File) WriteTo(w io.Writer) (int64, error) {
 // RenderAll renders every chart of NamesFor(res.Mode) for res, then "efficiency" when res
 // has energy answers (res.Energy), at its default size (Width × Height, the dashboard
 // dashboardWidth × dashboardHeight, the efficiency chart Width × efficiencyHeight) in every
-// format of Formats(): in that order, PNG before SVG for each chart. It writes no file: the
-// caller saves or embeds them. An error names the chart ("plots: NAME: …") when rendering
+// format of Formats(), then — but for the dashboard — as narrow SVG (renderFormats): in that
+// order, PNG, SVG and the narrow SVG for each chart. It writes no file: the caller saves or
+// embeds them. An error names the chart ("plots: NAME: …") when rendering
 // fails.
 func RenderAll(res *analysis.Result) ([]File, error) {
 	return RenderAllContext(context.Background(), res)
@@ -159,9 +165,10 @@ func chartsOf(res *analysis.Result) []string {
 }
 
 // RenderCompare renders the overlay charts of compareNames() — CompareThroughput and
-// CompareLatency of runs, labelled labels — at Width × Height in every format of Formats(),
-// in that order, PNG before SVG for each chart. It writes no file. An error building a chart
-// is CompareThroughput's or CompareLatency's; one rendering it names the chart ("NAME: …").
+// CompareLatency of runs, labelled labels — at Width × Height in every format of Formats()
+// and as narrow SVG (renderFormats), in that order, PNG, SVG and narrow SVG for each chart. It
+// writes no file. An error building a chart is CompareThroughput's or CompareLatency's; one
+// rendering it names the chart ("NAME: …").
 func RenderCompare(runs []*analysis.Result, labels []string) ([]File, error) {
 	return RenderCompareContext(context.Background(), runs, labels)
 }
@@ -170,11 +177,12 @@ func RenderCompare(runs []*analysis.Result, labels []string) ([]File, error) {
 // before the next chart (the one in progress finishes) and returns ctx's error and no files.
 func RenderCompareContext(ctx context.Context, runs []*analysis.Result, labels []string) ([]File, error) {
 	var files []File
-	for _, name := range compareNames() {
+	for i, build := range []func([]*analysis.Result, []string) (*Figure, error){CompareThroughput, CompareLatency} {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		c, err := compareBuild(name)(runs, labels)
+		name := compareNames()[i]
+		c, err := build(runs, labels)
 		if err != nil {
 			return nil, err
 		}
@@ -187,16 +195,9 @@ func RenderCompareContext(ctx context.Context, runs []*analysis.Result, labels [
 	return files, nil
 }
 
-// compareBuild returns the function that builds the overlay chart called name, one of
-// compareNames().
-func compareBuild(name string) func([]*analysis.Result, []string) (*Figure, error) {
-	if name == "compare_throughput" {
-		return CompareThroughput
-	}
-	return CompareLatency
-}
-
-// renderFormats renders c, the chart called name, at w × h in every format of Formats().
+// renderFormats renders c, the chart called name, at w × h in every format of Formats(),
+// then — but for the dashboard, which report.html does not show — as SVG at its narrow size
+// (narrowSize), a File marked Narrow: the one chart, built once, drawn at both sizes.
 func renderFormats(name string, c Chart, w, h vg.Length) ([]File, error) {
 	var files []File
 	for _, format := range formats() {
@@ -206,7 +207,32 @@ func renderFormats(name string, c Chart, w, h vg.Length) ([]File, error) {
 		}
 		files = append(files, File{Name: name, Format: format, Data: b})
 	}
-	return files, nil
+	if name == "dashboard" {
+		return files, nil
+	}
+	nw, nh := narrowSize(name)
+	b, err := Render(c, nw, nh, "svg")
+	if err != nil {
+		return nil, fmt.Errorf("%s, narrow: %w", name, err)
+	}
+	return append(files, File{Name: name, Format: "svg", Data: b, Narrow: true}), nil
+}
+
+// SVGs returns the SVG renderings among files keyed as report.HTML, CompareHTML and GridHTML
+// take them: by chart name, a Narrow rendering by its name + narrowSuffix
+// (report.NarrowSuffix).
+func SVGs(files []File, narrowSuffix string) map[string][]byte {
+	svgs := map[string][]byte{}
+	for _, f := range files {
+		switch {
+		case f.Format != "svg":
+		case f.Narrow:
+			svgs[f.Name+narrowSuffix] = f.Data
+		default:
+			svgs[f.Name] = f.Data
+		}
+	}
+	return svgs
 }
 
 // rateNames are the charts RenderAll renders for an arrival-rate run, in order.

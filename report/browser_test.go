@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,9 +23,25 @@ import (
 	"github.com/kneecap/kneecap/report"
 )
 
-// browserWidths are the viewport widths, in CSS px, report.html is checked at: a laptop and a
-// phone.
+// browserWidths are the viewport widths, in CSS px, report.html is checked and screenshot at: a
+// laptop and a phone. It is also checked, not screenshot, at the narrowest width that shows
+// the default charts (breakpointPx + 1), where they are drawn smallest.
 var browserWidths = []int{1400, 390}
+
+// breakpointPx returns the width, in CSS px (16 a rem), up to which page shows the narrow
+// renderings: the max-width of its media query.
+func breakpointPx(t *testing.T, page []byte) int {
+	t.Helper()
+	m := regexp.MustCompile(`@media \(max-width:([0-9.]+)rem\)\{figure \.wide\{display:none\}`).FindSubmatch(page)
+	if m == nil {
+		t.Fatal("the page has no media query that shows the narrow renderings")
+	}
+	rem, err := strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(rem * 16)
+}
 
 // chromium finds a headless Chromium: $KNEECAP_CHROMIUM, else the usual names on PATH; ""
 // when there is none.
@@ -44,23 +62,24 @@ func chromium() string {
 // whose box reaches past the viewport, FiguresCropped the figures whose content is wider than
 // they are, TextsOutside the chart texts reaching past their chart's box by more than a
 // quarter of their size (a text's box holds the font's ascent and descent, beyond its ink;
-// TextOutside the first of them), MinChartTextPx the smallest chart text drawn, in CSS px.
+// TextOutside the first of them), MinChartTextPx the smallest chart text drawn, in CSS px;
+// DuplicateIDs the elements whose id an earlier one has (a chart is inlined twice).
 type layout struct {
 	Width, ScrollWidth, ClientWidth   int
 	Cards, CardsOutside, FirstCardTop int
 	Tables, TablesUnwrapped, Charts   int
 	ChartsOutside, FiguresCropped     int
-	TextsOutside                      int
+	TextsOutside, DuplicateIDs        int
 	TextOutside                       string
 	MinChartTextPx                    float64
 }
 
-// harness loads page in an iframe per width and writes the layouts as "RESULT [json]" into
+// harness loads page in an iframe of each of widths and writes the layouts as "RESULT [json]" into
 // its own DOM, for chromium --dump-dom. The iframes are same-origin (one loopback server), so
 // the script can read their documents; report.html itself has no script.
-func harness(page string) string {
+func harness(page string, widths []int) string {
 	var frames, ids []string
-	for _, w := range browserWidths {
+	for _, w := range widths {
 		id := "f" + strconv.Itoa(w)
 		frames = append(frames, `<iframe id="`+id+`" width="`+strconv.Itoa(w)+`" height="900"></iframe>`)
 		ids = append(ids, `'`+id+`'`)
@@ -68,7 +87,8 @@ func harness(page string) string {
 	return `<!DOCTYPE html><html><body><pre id="out"></pre>` + strings.Join(frames, "") + `<script>
 function outside(b,o,tol){return b.left<o.left-tol||b.right>o.right+tol||b.top<o.top-tol||b.bottom>o.bottom+tol;}
 function measure(f){var d=f.contentDocument,de=d.documentElement,w=f.contentWindow,cw=de.clientWidth;
-var r={Width:+f.width,ScrollWidth:de.scrollWidth,ClientWidth:cw,Cards:0,CardsOutside:0,FirstCardTop:-1,Tables:0,TablesUnwrapped:0,Charts:0,ChartsOutside:0,FiguresCropped:0,TextsOutside:0,TextOutside:'',MinChartTextPx:0};
+var r={Width:+f.width,ScrollWidth:de.scrollWidth,ClientWidth:cw,Cards:0,CardsOutside:0,FirstCardTop:-1,Tables:0,TablesUnwrapped:0,Charts:0,ChartsOutside:0,FiguresCropped:0,TextsOutside:0,TextOutside:'',MinChartTextPx:0,DuplicateIDs:0};
+var ids={};d.querySelectorAll('[id]').forEach(function(e){if(ids[e.id])r.DuplicateIDs++;ids[e.id]=true;});
 d.querySelectorAll('.card').forEach(function(c){var b=c.getBoundingClientRect();if(r.Cards++===0)r.FirstCardTop=Math.round(b.top);if(b.left<0||b.right>cw+0.5)r.CardsOutside++;});
 d.querySelectorAll('table').forEach(function(t){r.Tables++;var p=t.parentElement;if(!p.classList.contains('scroll'))r.TablesUnwrapped++;});
 d.querySelectorAll('figure').forEach(function(g){if(g.scrollWidth>g.clientWidth)r.FiguresCropped++;});
@@ -83,74 +103,48 @@ if(done.length===ids.length)document.getElementById('out').textContent='RESULT '
 </script></body></html>`
 }
 
-// svgCharts renders res's charts (the dashboard left out, as report.html does) as SVG at the
-// size kneecap writes them, and their narrow renderings, as kneecap inlines them.
+// svgCharts renders res's charts as kneecap inlines them in report.html: the SVGs of
+// RenderAll, each chart's default and narrow rendering.
 func svgCharts(t *testing.T, res *analysis.Result) map[string][]byte {
 	t.Helper()
-	svgs := map[string][]byte{}
-	for _, name := range plots.NamesFor(res.Mode) {
-		if name == "dashboard" {
-			continue
-		}
-		c, err := plots.Build(name, res)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if svgs[name], err = plots.Render(c, plots.Width, plots.Height, "svg"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	narrow, err := plots.RenderNarrow(res)
+	files, err := plots.RenderAll(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addNarrow(svgs, narrow)
-	return svgs
+	return plots.SVGs(files, report.NarrowSuffix)
 }
 
-// addNarrow adds the narrow renderings to svgs under their names + report.NarrowSuffix.
-func addNarrow(svgs map[string][]byte, narrow []plots.File) {
-	for _, f := range narrow {
-		svgs[f.Name+report.NarrowSuffix] = f.Data
-	}
-}
-
-// compareCharts renders the two overlay charts of runs as SVG, and their narrow renderings.
+// compareCharts renders the two overlay charts of runs as compare.html inlines them.
 func compareCharts(t *testing.T, runs []*analysis.Result, labels []string) map[string][]byte {
 	t.Helper()
-	svgs := map[string][]byte{}
-	for name, build := range map[string]func([]*analysis.Result, []string) (*plots.Figure, error){
-		"compare_throughput": plots.CompareThroughput, "compare_latency": plots.CompareLatency} {
-		c, err := build(runs, labels)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if svgs[name], err = plots.Render(c, plots.Width, plots.Height, "svg"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	narrow, err := plots.RenderCompareNarrow(runs, labels)
+	files, err := plots.RenderCompare(runs, labels)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addNarrow(svgs, narrow)
-	return svgs
+	return plots.SVGs(files, report.NarrowSuffix)
 }
 
-// browserPage is one page checked in Chromium, with how many cards and charts it shows.
+// browserPage is one page checked in Chromium, with how many cards and charts it shows and
+// the widths it is checked at (browserWidths and breakpointPx + 1).
 type browserPage struct {
 	name          string
 	html          []byte
 	cards, charts int
+	widths        []int
 }
 
 func browserPages(t *testing.T) []browserPage {
-	var closed, rate, cmp bytes.Buffer
+	var closed, energy, rate, cmp bytes.Buffer
 	sat := analysistest.Saturating()
 	if err := report.HTML(&closed, sat, svgCharts(t, sat)); err != nil {
 		t.Fatal(err)
 	}
+	en := analysistest.WithEnergy() // the efficiency chart, two panels under one subtitle
+	if err := report.HTML(&energy, en, svgCharts(t, en)); err != nil {
+		t.Fatal(err)
+	}
 	rr := analysistest.Rate()
+	rr.Meta.Model = "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8-dynamic" // no space; breaks at "/", "-"
 	if err := report.HTML(&rate, rr, svgCharts(t, rr)); err != nil {
 		t.Fatal(err)
 	}
@@ -158,20 +152,27 @@ func browserPages(t *testing.T) []browserPage {
 	if err := report.CompareHTML(&cmp, runs, labels, compareCharts(t, runs, labels), nil); err != nil {
 		t.Fatal(err)
 	}
-	return []browserPage{{"report", closed.Bytes(), 6, 5}, {"rate", rate.Bytes(), 5, 4}, {"compare", cmp.Bytes(), 12, 2}}
+	pages := []browserPage{{"report", closed.Bytes(), 6, 5, nil}, {"energy", energy.Bytes(), 8, 6, nil},
+		{"rate", rate.Bytes(), 5, 4, nil}, {"compare", cmp.Bytes(), 12, 2, nil}}
+	for i := range pages {
+		pages[i].widths = append(slices.Clone(browserWidths), breakpointPx(t, pages[i].html)+1)
+	}
+	return pages
 }
 
 // minChartTextPx is the smallest chart text, in CSS px, accepted as readable: the 8 pt point
 // labels of a chart drawn at 1.06 px a point (the default 504 pt rendering in a 535 px column).
 const minChartTextPx = 8.5
 
-// TestBrowserLayout loads report.html (closed loop and arrival rate, with their charts and
-// narrow renderings) and compare.html in headless Chromium at 1,400 and 390 px and checks what
-// a reader would see: no horizontal page scroll, the figure cards on the first screen and
+// TestBrowserLayout loads report.html (closed loop, closed loop with energy, arrival rate of a
+// long model name, with their charts and narrow renderings) and compare.html in headless
+// Chromium at 1,400 and 390 px and one px above the page's breakpoint, and checks what a reader
+// would see: no horizontal page scroll, the figure cards on the first screen and
 // inside the page, every table in its own scroll container, every chart whole — its box inside
 // the viewport, its figure not cropping it, every text of it (title, axes, legend, knee
-// label) inside its box — and its smallest text at least minChartTextPx. It screenshots each page at both widths into $KNEECAP_SCREENSHOTS (`make
-// screenshots`), else a temporary directory. Skipped when no Chromium is installed.
+// label) inside its box — and its smallest text at least minChartTextPx. It screenshots each
+// page at browserWidths into $KNEECAP_SCREENSHOTS (`make screenshots`), else a temporary
+// directory. Skipped when no Chromium is installed.
 func TestBrowserLayout(t *testing.T) {
 	bin := chromium()
 	if bin == "" {
@@ -187,7 +188,7 @@ func TestBrowserLayout(t *testing.T) {
 	pages := browserPages(t)
 	for _, p := range pages {
 		write(t, filepath.Join(dir, p.name+".html"), p.html)
-		write(t, filepath.Join(dir, "harness-"+p.name+".html"), []byte(harness(p.name+".html")))
+		write(t, filepath.Join(dir, "harness-"+p.name+".html"), []byte(harness(p.name+".html", p.widths)))
 	}
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
 	t.Cleanup(srv.Close)
@@ -204,8 +205,8 @@ func TestBrowserLayout(t *testing.T) {
 			if err := json.Unmarshal([]byte(js), &ls); err != nil {
 				t.Fatalf("harness result %q: %v", js, err)
 			}
-			if len(ls) != len(browserWidths) {
-				t.Fatalf("%d layouts, want %d", len(ls), len(browserWidths))
+			if len(ls) != len(p.widths) {
+				t.Fatalf("%d layouts, want %d", len(ls), len(p.widths))
 			}
 			for _, l := range ls {
 				checkLayout(t, p, l)
@@ -233,11 +234,15 @@ func checkLayout(t *testing.T, p browserPage, l layout) {
 	if l.Tables == 0 || l.TablesUnwrapped > 0 {
 		t.Errorf("%s at %d px: %d tables, %d not in a scroll container", p.name, l.Width, l.Tables, l.TablesUnwrapped)
 	}
+	t.Logf("%s at %d px: smallest chart text %.2f px", p.name, l.Width, l.MinChartTextPx)
 	if l.Charts != p.charts || l.MinChartTextPx < minChartTextPx {
 		t.Errorf("%s at %d px: %d charts (want %d), smallest chart text %.2f px (want ≥ %.1f)", p.name, l.Width, l.Charts, p.charts, l.MinChartTextPx, minChartTextPx)
 	}
 	if l.ChartsOutside > 0 || l.FiguresCropped > 0 {
 		t.Errorf("%s at %d px: %d charts reach past the %d px viewport, %d figures crop theirs", p.name, l.Width, l.ChartsOutside, l.ClientWidth, l.FiguresCropped)
+	}
+	if l.DuplicateIDs > 0 {
+		t.Errorf("%s at %d px: %d elements repeat an id", p.name, l.Width, l.DuplicateIDs)
 	}
 	if l.TextsOutside > 0 {
 		t.Errorf("%s at %d px: %d chart texts reach past their chart, the first %q", p.name, l.Width, l.TextsOutside, l.TextOutside)

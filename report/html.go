@@ -82,10 +82,11 @@ func reportSections(res *analysis.Result) []section {
 	return ss
 }
 
-// NarrowSuffix ends the key, in the svgs map of HTML and CompareHTML, of a chart's narrow
-// rendering (plots.RenderNarrow): "throughput" + NarrowSuffix is shown in place of
-// "throughput" on a viewport up to narrowMaxWidth (a phone), where the default rendering's
-// text would shrink below legibility. A narrow rendering without its chart is ignored.
+// NarrowSuffix ends the key, in the svgs map of HTML, CompareHTML and GridHTML, of a chart's
+// narrow rendering (a plots.File marked Narrow; plots.SVGs keys them): "throughput" +
+// NarrowSuffix is shown in place of "throughput" on a viewport up to pageCSS's breakpoint (a
+// phone), where the default rendering's text would shrink below legibility. A narrow
+// rendering without its chart is ignored.
 const NarrowSuffix = ".narrow"
 
 // chart is one inlined SVG chart, its name and its narrow rendering ("" when none).

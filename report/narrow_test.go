@@ -29,7 +29,7 @@ func TestHTMLNarrowCharts(t *testing.T) {
 	mustContain(t, "report.html", doc,
 		`<figure id="chart-throughput"><div class="wide"><svg xmlns="http://www.w3.org/2000/svg"><text>wide tps</text></svg></div><div class="narrow"><svg xmlns="http://www.w3.org/2000/svg"><text>narrow tps</text></svg></div></figure>`,
 		`<figure id="chart-ttft"><svg xmlns="http://www.w3.org/2000/svg"><text>wide ttft</text></svg></figure>`,
-		`@media (max-width:36rem){figure .wide{display:none}figure .narrow{display:block;`)
+		`@media (max-width:37.5rem){figure .wide{display:none}figure .narrow{display:block;`)
 	if strings.Contains(doc, "orphan") || strings.Contains(doc, "chart-qps") {
 		t.Error("a narrow rendering without its chart is inlined")
 	}

@@ -51,10 +51,13 @@ func writePage(w io.Writer, op string, p page) error {
 // pageCSS lays the page out without script: cards in a wrapping grid, charts in one column
 // and two from 75rem, every table in its own horizontal scroll container so the page never
 // scrolls sideways. A chart scales to its column (width 100%, height from its viewBox), never
-// wider than the page. Up to 36rem (a phone) a chart that has a narrow rendering shows it
-// instead, at most 28rem wide: its 288-unit viewBox at a 358 px column (a 390 px viewport)
-// is 1.24 px a unit, 8 pt point labels 9.9 px, where the 504-unit default would draw them at
-// 5.7 px; from 36rem the default is at least 544 px, 1.08 px a unit, 8 pt labels 8.6 px.
+// wider than the page. Up to 37.5rem (600 px, a phone) a chart that has a narrow rendering
+// shows it instead, at most 28rem wide. The breakpoint is measured against the viewport with
+// its scrollbar (15 px in desktop Chromium, none on a phone): headless Chromium draws the
+// smallest chart text, the 8 pt point labels, at 9.53 px at 390 px (the 288-unit viewBox in
+// a 343 px column, 1.19 px a unit; 9.9 px without a scrollbar) where the 504-unit default
+// would draw them at 5.4 px, and at 601 px the default at 8.79 px (a 554 px column); at 36rem
+// the default at 577 px drew them at 8.41 px, below minChartTextPx (report.TestBrowserLayout).
 const pageCSS = `*{box-sizing:border-box}
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans",Arial,sans-serif;margin:1.5rem auto;max-width:90rem;padding:0 1rem;color:#222;line-height:1.45}
 h1{font-size:1.6rem;margin:0 0 .3rem;overflow-wrap:anywhere}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}
@@ -68,7 +71,7 @@ p,li{overflow-wrap:anywhere}.sub{color:#555;margin:.1rem 0}
 nav.toc ol{display:flex;flex-wrap:wrap;gap:.2rem 1.2rem;list-style:none;padding:0;margin:.5rem 0}
 .charts{display:grid;grid-template-columns:minmax(0,1fr);gap:1rem}@media (min-width:75rem){.charts{grid-template-columns:repeat(2,minmax(0,1fr))}}
 figure{margin:0}figure svg{display:block;width:100%;max-width:100%;height:auto}figure .narrow{display:none}
-@media (max-width:36rem){figure .wide{display:none}figure .narrow{display:block;max-width:28rem;margin:0 auto}}
+@media (max-width:37.5rem){figure .wide{display:none}figure .narrow{display:block;max-width:28rem;margin:0 auto}}
 .scroll{overflow-x:auto;max-width:100%;margin:.5rem 0}
 table{border-collapse:collapse;font-size:.85rem}th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right;vertical-align:top}
 th{background:#f6f8fa}table:not(.text) td{white-space:nowrap}table.text td,table.text th{text-align:left}table.text td{min-width:8rem}

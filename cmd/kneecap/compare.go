@@ -145,22 +145,12 @@ func writeComparison(ctx context.Context, e *env, out string, runs []*analysis.R
 		return err
 	}
 	var charts []string
-	svgs := map[string][]byte{}
 	for _, c := range overlays {
-		switch c.Format {
-		case "png":
+		if c.Format == "png" {
 			charts = append(charts, c.FileName())
-		case "svg":
-			svgs[c.Name] = c.Data
 		}
 	}
-	narrow, err := plots.RenderCompareNarrow(runs, labels)
-	if err != nil {
-		return err
-	}
-	for _, c := range narrow {
-		svgs[c.Name+report.NarrowSuffix] = c.Data
-	}
+	svgs := plots.SVGs(overlays, report.NarrowSuffix)
 	var gateJSON []byte
 	if gate != nil {
 		b, err := json.MarshalIndent(gate.JSON(), "", "  ")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -208,6 +209,12 @@ func checkGridFiles(t *testing.T, dir, stdout string) {
 	}
 	if !strings.Contains(string(html), "<svg") || strings.Contains(string(html), "<script") || !strings.Contains(string(md), "pareto.png") {
 		t.Error("combined report: the Pareto chart is not inlined (HTML) or linked (Markdown), or the page has a script")
+	}
+	if !strings.Contains(string(html), `<div class="narrow"><svg width="288pt"`) {
+		t.Error("combined report: the Pareto chart's narrow rendering, shown on a phone, is not inlined")
+	}
+	if svg, _ := os.ReadFile(filepath.Join(dir, "pareto.svg")); bytes.Contains(svg, []byte(`width="288pt"`)) {
+		t.Error("pareto.svg is the narrow rendering, not the 7 in chart")
 	}
 	i := strings.Index(stdout, "kneecap scenario grid g:")
 	if i < 0 {

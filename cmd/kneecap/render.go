@@ -35,8 +35,9 @@ func writeAnalysis(dir string, res *analysis.Result) error {
 
 // writeReports renders the charts of res and saves them into outDir (every chart as PNG and
 // SVG), writes report.md and the self-contained report.html there (each file atomically:
-// temporary file, then rename), and prints the console summary to e.stdout. Nothing interrupts it (a sweep writes what it measured); analyze renders with
-// renderReports under its interrupt.
+// temporary file, then rename), and prints the console summary to e.stdout. Nothing
+// interrupts it (a sweep writes what it measured); analyze renders with renderReports under
+// its interrupt.
 func writeReports(e *env, res *analysis.Result, outDir string) error {
 	r, err := renderReports(context.Background(), res)
 	if err != nil {
@@ -54,8 +55,8 @@ type reports struct {
 }
 
 // renderReports renders the charts of res (every chart as PNG and SVG), report.md and the
-// self-contained report.html, with the SVGs and their narrow renderings inlined, in memory. Once ctx is done (an
-// interrupt) it stops between charts and returns ctx's error.
+// self-contained report.html, with the SVGs and their narrow renderings inlined, in memory.
+// Once ctx is done (an interrupt) it stops between charts and returns ctx's error.
 func renderReports(ctx context.Context, res *analysis.Result) (*reports, error) {
 	charts, err := plots.RenderAllContext(ctx, res)
 	if err != nil {
@@ -65,23 +66,12 @@ func renderReports(ctx context.Context, res *analysis.Result) (*reports, error) 
 		return nil, fmt.Errorf("render: charts: %w", err)
 	}
 	var pngs []string
-	svgs := map[string][]byte{}
 	for _, c := range charts {
-		switch {
-		case c.Format == "png" && c.Name != "dashboard":
+		if c.Format == "png" && c.Name != "dashboard" {
 			pngs = append(pngs, c.FileName())
-		case c.Format == "svg":
-			svgs[c.Name] = c.Data
 		}
 	}
-	// report.html shows each chart's narrow rendering on a phone; it is no file of its own.
-	narrow, err := plots.RenderNarrow(res)
-	if err != nil {
-		return nil, fmt.Errorf("render: charts: %w", err)
-	}
-	for _, c := range narrow {
-		svgs[c.Name+report.NarrowSuffix] = c.Data
-	}
+	svgs := plots.SVGs(charts, report.NarrowSuffix)
 	// The dashboard leads the Markdown report: one image that answers at a glance.
 	if _, ok := svgs["dashboard"]; ok {
 		pngs = append([]string{"dashboard.png"}, pngs...)
@@ -123,6 +113,9 @@ func (r *reports) write(e *env, outDir string) error {
 // saveCharts writes every rendered chart into dir as its FileName, each atomically.
 func saveCharts(dir string, charts []plots.File) error {
 	for _, c := range charts {
+		if c.Narrow {
+			continue // inlined in report.html only
+		}
 		if err := rundir.WriteFileAtomic(filepath.Join(dir, c.FileName()), c.Data); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,8 +28,12 @@ func TestWriteReports(t *testing.T) {
 	}
 	for _, n := range []string{"throughput", "ttft", "tpot", "latency_vs_throughput", "qps", "dashboard"} {
 		for _, ext := range []string{".png", ".svg"} {
-			if _, err := os.Stat(filepath.Join(dir, n+ext)); err != nil {
+			b, err := os.ReadFile(filepath.Join(dir, n+ext))
+			if err != nil {
 				t.Error(err)
+			}
+			if bytes.Contains(b, []byte(`width="288pt"`)) {
+				t.Errorf("%s%s is the narrow rendering, not the 7 in chart", n, ext)
 			}
 		}
 	}

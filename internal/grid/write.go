@@ -35,20 +35,15 @@ func Write(dir string, cfg config.Config, faults map[string]Fault) (string, []re
 	if err != nil {
 		return "", nil, fmt.Errorf("grid: %w", err)
 	}
-	svgs := map[string][]byte{}
 	for _, f := range files {
+		if f.Narrow {
+			continue // shown in report.html on a phone; no file of its own
+		}
 		if err := rundir.WriteFileAtomic(filepath.Join(dir, f.FileName()), f.Data); err != nil {
 			return "", nil, fmt.Errorf("grid: %w", err)
 		}
-		if f.Format == "svg" {
-			svgs[f.Name] = f.Data
-		}
 	}
-	narrow, err := plots.RenderParetoNarrow(runs, labels, cfg.Plan.GPUsPerReplica)
-	if err != nil {
-		return "", nil, fmt.Errorf("grid: %w", err)
-	}
-	svgs[narrow.Name+report.NarrowSuffix] = narrow.Data // shown on a phone; no file of its own
+	svgs := plots.SVGs(files, report.NarrowSuffix)
 	title := strings.TrimSpace("kneecap scenario grid " + cfg.Name)
 	var md, page bytes.Buffer
 	if err := report.GridMarkdown(&md, title, scs, []string{plots.ParetoName + ".png"}); err != nil {
