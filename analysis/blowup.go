@@ -56,6 +56,9 @@ func (a *analyzer) blowup() {
 		b.Stat = "" // the statistic of every closed-loop analysis.json before the key
 	}
 	a.res.TTFTBlowup = &b
+	if b.Method == MethodHinge && float64(b.Concurrency) <= x[0] && x[0] > 1 {
+		a.warn(blowupAtBottom(b.Stat, x[0]))
+	}
 	fitAt := math.NaN()
 	if b.Method == MethodHinge {
 		fitAt = float64(b.Concurrency)

@@ -145,6 +145,17 @@ func blowupUnsupported(stat string, firstMS, lastMS, top float64) warning {
 		stat, firstMS, lastMS, lastMS/firstMS, top, blowupMinPast, blowupMinRise, top, beyond(top))
 }
 
+// blowupAtBottom: the fit puts the TTFT blow-up at or below the smallest level lo, where TTFT
+// (statistic stat) already rises: its flat baseline was not measured, so the blow-up is a
+// bound, not a point.
+func blowupAtBottom(stat string, lo float64) warning {
+	if stat == "" {
+		stat = "p50"
+	}
+	return newWarning(warnBlowupAtBottom, "", "TTFT blow-up at or below the smallest level (concurrency %g): TTFT %s already rises from there, so its flat baseline was not measured. Next: measure lower concurrencies (add %s to --levels)",
+		lo, stat, lowerLevels(lo))
+}
+
 // blowupGap: the measured TTFT only brackets the blow-up, between lastFlat and firstHigh;
 // fitAt is where the fit puts it (NaN for the fallback, which has no fit).
 func blowupGap(base, lastFlat, firstHigh, fitAt float64) warning {

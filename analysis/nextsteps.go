@@ -30,7 +30,7 @@ func answersOf(w warning) []string {
 		return []string{AnswerKnee}
 	case warnKneeSpan, warnKneeBeyond, warnKneeAtBottom:
 		return []string{w.answer} // the knee or the efficient point: its constructor says which
-	case warnBlowupNoTTFT, warnBlowupOneLevel, warnBlowupNone, warnBlowupUnsupported,
+	case warnBlowupNoTTFT, warnBlowupOneLevel, warnBlowupNone, warnBlowupUnsupported, warnBlowupAtBottom,
 		warnRateBlowupNoTTFT, warnRateBlowupOneLevel, warnRateBlowupNone, warnRateBlowupUnsupported:
 		return []string{AnswerTTFTBlowup}
 	case warnSLOUnset, warnSLONoLevel, warnSLONoMetric, warnSLOBeyond, warnSLOFirstMisses, warnSLOCapped,

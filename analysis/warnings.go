@@ -40,6 +40,7 @@ const (
 	warnBlowupNone
 	warnBlowupGap
 	warnBlowupUnsupported
+	warnBlowupAtBottom
 	warnOverload
 	warnOverloadNoise
 	warnNoOperatingPoint

@@ -171,10 +171,11 @@ func kneeLine(res *analysis.Result) answerLine {
 		Interval: interval95(k.Interval), Detail: strings.Join(det, ", ")})
 }
 
-// atBottom is l, the line of a marginal-gain point (answer: the knee or the efficient point)
-// found, as a bound with its next step when the analysis gives that answer one: a point found
-// and still left open is at or below the smallest valid level (analysis.kneeAtBottom), so its
-// value is "≤" that level and the step measures lower ones.
+// atBottom is l, the line of an answer found — a marginal-gain point (the knee or the
+// efficient point) or the TTFT blow-up — as a bound with its next step when the analysis gives
+// that answer one: a point found and still left open is at or below the smallest valid level
+// (analysis.kneeAtBottom, analysis.blowupAtBottom), so its value is "≤" and the step measures
+// lower ones.
 func atBottom(res *analysis.Result, answer string, l answerLine) answerLine {
 	if next := res.NextSteps[answer]; next != "" {
 		l.Value = "≤ " + strings.TrimPrefix(l.Value, "≈ ")
@@ -241,7 +242,7 @@ func blowupLine(res *analysis.Result) answerLine {
 	if b.Method != "" {
 		det = append(det, b.Method.Label())
 	}
-	return answerLine{Label: label, Of: "concurrency", Value: "≈ " + fconc(b.Concurrency), Detail: strings.Join(det, ", ")}
+	return atBottom(res, analysis.AnswerTTFTBlowup, answerLine{Label: label, Of: "concurrency", Value: "≈ " + fconc(b.Concurrency), Detail: strings.Join(det, ", ")})
 }
 
 // replicasLine is the capacity plan's replicas at the SLO point, and where else they were

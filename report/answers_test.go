@@ -179,3 +179,21 @@ func TestHeadlineIntervalsByPlace(t *testing.T) {
 		t.Errorf("narrow capacity interval: %q, want 10.07–10.08", lines["Capacity"])
 	}
 }
+
+// TestBlowupAtBottomIsABound: levels 64 to 512 of the saturating fixture, where TTFT already
+// rises from the first level, put the hinge's blow-up at concurrency 64: the headline gives
+// it as "≤ 64" with the step that measures lower levels, not as a point.
+func TestBlowupAtBottomIsABound(t *testing.T) {
+	t.Parallel()
+	opts := analysis.DefaultOptions()
+	opts.Bootstrap = 0
+	res := analysis.Analyze(analysistest.Base([]int{64, 128, 256, 512}).Levels, analysis.Meta{Name: "flat"}, opts)
+	lines, _ := headline(t, &res)
+	next := res.NextSteps[analysis.AnswerTTFTBlowup]
+	if !strings.Contains(next, "add 16 and 32 to --levels") {
+		t.Fatalf("next step of the blow-up %q, want one that adds levels (warnings %q)", next, res.Warnings)
+	}
+	if text := lines["TTFT blow-up"]; !strings.HasPrefix(text, "concurrency ≤ 64;") || !strings.HasSuffix(text, "; next: "+next) {
+		t.Errorf("TTFT blow-up: %q, want \"concurrency ≤ 64; …; next: %s\"", text, next)
+	}
+}
