@@ -163,7 +163,9 @@ func implausiblePrompt(n int, s Stream) string {
 // a prompt count that is not the requested one. The request's bytes are not kept, so the
 // byte rule of the prompt does not apply. A live record passes unchanged (the client applied
 // the same rules, with its bytes); an edited one, or one from a kneecap before a rule, may
-// not. It returns the notes added ("" when everything was believed).
+// not. It returns the notes added ("" when everything was believed); TokensNote stays what the
+// file says (the live client's notes, which blame the server), the caller reports the notes
+// returned (analysis.RecheckUsage), so a record is not warned of twice.
 func (r *Record) Recheck(perChunk int) string {
 	s := Stream{MaxTokens: r.RequestedOutputTokens, RequestedPrompt: r.RequestedPromptTokens,
 		ReasoningChunks: r.ReasoningChunks, PerChunk: perChunk}
@@ -173,7 +175,9 @@ func (r *Record) Recheck(perChunk int) string {
 		r.TokensSource = TokensFromUsage // a count the chunks do not show: the server's
 	}
 	promptUsage := r.UsagePromptTokens == 0 && r.PromptTokens != r.RequestedPromptTokens
+	live := r.TokensNote
 	note := r.Believe(s, promptUsage)
+	r.TokensNote = live
 	if r.TokensSource == TokensFromUsage {
 		r.TokensSource = src // believed: as it was
 	}

@@ -97,7 +97,7 @@ func TestRecheck(t *testing.T) {
 		if r.OutputTokens != tc.out || r.PromptTokens != tc.prompt || r.TokensSource != tc.src {
 			t.Errorf("%s: out %d (%s) prompt %d, want %d (%s) %d", tc.name, r.OutputTokens, r.TokensSource, r.PromptTokens, tc.out, tc.src, tc.prompt)
 		}
-		if (note == "") != (tc.note == "") || !strings.Contains(note, tc.note) || !strings.Contains(r.TokensNote, note) {
+		if (note == "") != (tc.note == "") || !strings.Contains(note, tc.note) || r.TokensNote != tc.rec.TokensNote {
 			t.Errorf("%s: note %q (record's %q), want one containing %q", tc.name, note, r.TokensNote, tc.note)
 		}
 	}
