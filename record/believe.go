@@ -55,6 +55,20 @@ func TokensPerChunkBound(declared int) int {
 	return 4 * declared
 }
 
+// ChunkBound returns the bound of tokens in one content chunk that a sweep checks usage
+// against (TokensPerChunkBound): of the tokens per chunk its configuration declares
+// (target.tokens_per_chunk), else of those its server's info says (info: what the run recorded,
+// may be nil), else the default. A sharded sweep (sharded) does not use the info: only its
+// shard 0 reads it, and every shard holds its records to the one bound. The live sweep and
+// `kneecap analyze` of a levels.json without the bound (LevelRun.TokensPerChunkBound) both
+// take it from here.
+func ChunkBound(declared int, info *ServerInfo, sharded bool) int {
+	if declared <= 0 && !sharded {
+		declared = info.TokensPerChunk()
+	}
+	return TokensPerChunkBound(declared)
+}
+
 // Stream is what arrived of a request, which bounds the usage its server could report.
 type Stream struct {
 	// Chunks is the content chunks that arrived (reasoning and answer), ReasoningChunks those

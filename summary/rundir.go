@@ -110,14 +110,11 @@ func FromResults(res *rundir.Run) *Input {
 }
 
 // tokensPerChunkBound is the most tokens one content chunk of res may carry, as the sweep
-// bounded it (DESIGN §7): from the tokens per chunk its config declares, else its server's
-// info.
+// bounded it (record.ChunkBound, DESIGN §7), for the levels whose levels.json entry does not
+// say: from the tokens per chunk its config declares, else its server's info unless sharded.
 func tokensPerChunkBound(res *rundir.Run) int {
-	declared := res.Config.Target.TokensPerChunk
-	if declared <= 0 {
-		declared = res.Server.TokensPerChunk()
-	}
-	return record.TokensPerChunkBound(declared)
+	sharded := res.Shards > 1 || res.Config.Shard.Sharded()
+	return record.ChunkBound(res.Config.Target.TokensPerChunk, res.Server, sharded)
 }
 
 // runMeta describes a results directory's run for the reports.
