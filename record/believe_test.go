@@ -27,6 +27,8 @@ func TestFailuresCountNoTokens(t *testing.T) {
 		{StatusError, ErrBadChunk, 0},
 		{StatusError, "overlong", 0},
 		{StatusCancelled, "overlong", 0}, // a class not listed is a failure, whatever its status
+		{"", "", 0},                      // no status (rundir refuses one read back): not believed
+		{"fine", "", 0},                  // an unknown status
 	} {
 		rec := Record{Sent: w0, Status: tc.status, ErrorClass: tc.class, Chunks: chunks, OutputTokens: 8,
 			TTFT: 100 * time.Millisecond, E2E: 400 * time.Millisecond}

@@ -22,6 +22,12 @@ const (
 	StatusCancelled Status = "cancelled"
 )
 
+// Known reports whether s is one of the outcomes a record may have: a record read back without
+// one, or with another, is refused (its tokens would count or not by accident).
+func (s Status) Known() bool {
+	return s == StatusOK || s == StatusError || s == StatusCancelled
+}
+
 // ErrorClass classifies a failed request (DESIGN §7); it is Record.ErrorClass.
 type ErrorClass string
 

@@ -201,6 +201,10 @@ func readRecords(r *bufio.Reader, path string, levels []record.Level, dropped *D
 		if err := json.Unmarshal(body, &rec); err != nil {
 			return 0, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
+		if !rec.Status.Known() {
+			return 0, fmt.Errorf("%s:%d: status %q, want %q, %q or %q", path, line, rec.Status,
+				record.StatusOK, record.StatusError, record.StatusCancelled)
+		}
 		i, listed := pos[rec.Level]
 		switch {
 		case !listed:

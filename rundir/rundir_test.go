@@ -226,6 +226,32 @@ func TestReadCorruptLine(t *testing.T) {
 	}
 }
 
+// TestReadStatus: a record whose status is missing or unknown (an edited records.jsonl) is
+// refused, naming its line: whether its tokens count would otherwise be an accident.
+func TestReadStatus(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, from, to, want string }{
+		{"missing", `,"status":"ok"`, ``, `status "", want "ok", "error" or "cancelled"`},
+		{"unknown", `"status":"ok"`, `"status":"fine"`, `status "fine"`},
+	} {
+		dir, _ := writeKilledRun(t)
+		p := filepath.Join(dir, RecordsFile)
+		b, _ := os.ReadFile(p)
+		lines := strings.SplitAfter(string(b), "\n")
+		if !strings.Contains(lines[1], tc.from) {
+			t.Fatalf("%s: line 2 %q has no %s", tc.name, lines[1], tc.from)
+		}
+		lines[1] = strings.Replace(lines[1], tc.from, tc.to, 1)
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Read(dir)
+		if err == nil || !strings.Contains(err.Error(), RecordsFile+":2: "+tc.want) {
+			t.Errorf("%s: Read = %v, want an error naming %s:2: %s", tc.name, err, RecordsFile, tc.want)
+		}
+	}
+}
+
 func TestResume(t *testing.T) {
 	dir, keep := writeKilledRun(t)
 	d, done, err := Resume(dir)
