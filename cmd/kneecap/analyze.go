@@ -105,22 +105,7 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 	if err := interruptError(ctx, "analyze", nothingWritten); err != nil {
 		return err
 	}
-	// Everything is computed and rendered before the first file is written: an interrupt
-	// leaves the directory as it was.
-	rep, err := renderReports(ctx, res)
-	if err := interruptError(ctx, "analyze", nothingWritten); err != nil {
-		return err
-	}
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(*outDir, rundir.DirPerm); err != nil {
-		return usageError("analyze: -o: %w", err)
-	}
-	if err := writeAnalysis(*outDir, res); err != nil {
-		return err
-	}
-	if err := rep.write(e, *outDir); err != nil {
+	if err := writeResults(ctx, e, *outDir, res, "analyze", nothingWritten); err != nil {
 		return err
 	}
 	return printAnalysis(out, *format, *outDir)
