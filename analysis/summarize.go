@@ -43,8 +43,8 @@ func (o Options) withDefaults() Options {
 
 // Summarize computes the summary of every level from its records (DESIGN §1), in the order
 // given. Zero fields of opts take their defaults (MaxErrorRate 5%); opts.SLO defines goodput;
-// opts.Stop, once closed, ends it before the next level (the levels summarized so far are
-// returned, for the caller to discard).
+// opts.Stop, once closed, ends it before the next level, and it returns nil: a caller that
+// passes a Stop checks for it; one that passes none gets a Level for each of levels.
 //
 // Per level, with window [W0, W1) and T = W1 − W0:
 //   - latency statistics (TTFT, TPOT, ITL, E2E) cover successful requests sent inside the
@@ -91,7 +91,7 @@ func Summarize(levels []record.Level, opts Options) []Level {
 	rerun := supersededBy(levels)
 	for i := range levels {
 		if stopped(opts.Stop) {
-			return out[:i] // interrupted: the caller discards the result
+			return nil // interrupted: nothing half summarized
 		}
 		out[i] = s.summarize(&levels[i].Run, levels[i].Records, opts)
 		out[i].Retry = levels[i].Run.Retry
