@@ -190,7 +190,7 @@ func (s *scratch) level(run *record.LevelRun, records []record.Record, opts Opti
 		if s.cancel.add(r, w0, w1, sent) {
 			if sent {
 				pop.requests++
-				pop.promptTokens += float64(r.PromptTokens)
+				pop.addPrompt(r)
 				s.addTTFT(r)
 			}
 			continue
@@ -377,18 +377,27 @@ func (g *goodput) add(r *record.Record, lag time.Duration) {
 // sentStats are the sums over the requests sent in the window.
 type sentStats struct {
 	requests, errors, ok int
-	promptTokens         float64
+	promptTokens         float64 // of the ones whose tokens count (addPrompt)
 	okOutputTokens       float64 // output tokens of the successful ones
 	approxITL            bool    // some ITL came from a per-request summary
 	tails                int     // requests whose chunks past the kept offsets have a tail summary
 	classes              map[string]int
 }
 
+// addPrompt counts the prompt tokens of r, a request sent in the window, toward input TPS when
+// its tokens count (record.Record.CountsTokens, DESIGN §1): a failed request gives no
+// throughput, input or output.
+func (st *sentStats) addPrompt(r *record.Record) {
+	if r.CountsTokens() {
+		st.promptTokens += float64(r.PromptTokens)
+	}
+}
+
 // addSent counts r, a request sent in the window, in st; a successful one joins the latency
 // population (TTFT, TPOT, E2E and ITL in milliseconds).
 func (s *scratch) addSent(st *sentStats, r *record.Record) {
 	st.requests++
-	st.promptTokens += float64(r.PromptTokens)
+	st.addPrompt(r)
 	if !r.OK() {
 		st.errors++
 		c := string(r.ErrorClass)

@@ -11,9 +11,10 @@ import (
 // CountsTokens reports whether r's tokens count toward throughput (TokensInWindow, DESIGN
 // §1): those of a request that succeeded, or that was cancelled with what it had received so
 // far, at the drain or an interrupt (ErrCancelled) or by its user (ErrUserCancel, as a user
-// who leaves mid-answer). A failure of any class counts none, whatever it received first: a
-// stream that broke, timed out, was answered in error or ran past its bound is not believed,
-// and a level where every request failed has no throughput.
+// who leaves mid-answer). Every other record counts none, whatever it received first: a failure
+// of any class (StatusError; whichever classes there are), a cancelled record of another class
+// or a status that is none of these is not believed, and a level where every request failed
+// has no throughput, input or output.
 func (r *Record) CountsTokens() bool {
 	switch r.Status {
 	case StatusOK:
