@@ -3,6 +3,7 @@ package rundir
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -249,6 +250,21 @@ func TestReadStatus(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), RecordsFile+":2: "+tc.want) {
 			t.Errorf("%s: Read = %v, want an error naming %s:2: %s", tc.name, err, RecordsFile, tc.want)
 		}
+	}
+}
+
+// TestReadContext: reading records.jsonl ends with the context's error once it is done (an
+// interrupt), looking every checkEvery lines, so a huge file does not hold a command up.
+func TestReadContext(t *testing.T) {
+	t.Parallel()
+	dir, keep := writeKilledRun(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	if r, err := ReadContext(ctx, dir); err != nil || len(r.Records()) != len(keep) {
+		t.Fatalf("ReadContext before the interrupt: %v", err)
+	}
+	cancel()
+	if _, err := ReadContext(ctx, dir); !errors.Is(err, context.Canceled) {
+		t.Errorf("ReadContext after the interrupt = %v, want context.Canceled", err)
 	}
 }
 

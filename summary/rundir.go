@@ -3,6 +3,7 @@ package summary
 // This file is the one place summary reads a results directory (package rundir).
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -18,14 +19,14 @@ import (
 // isResultsDir reports whether dir is a results directory: it has levels.json.
 func isResultsDir(dir string) bool { return exists(filepath.Join(dir, rundir.LevelsFile)) }
 
-// loadResultsDir reads the results directory dir: its records, or without them (no
-// records.jsonl, or one holding no record of the levels listed) its summary.csv (refused
-// when inPlace, see Load).
-func loadResultsDir(dir string, inPlace bool) (*Input, error) {
+// loadResultsDir reads the results directory dir: its records (until ctx is done,
+// rundir.ReadContext), or without them (no records.jsonl, or one holding no record of the
+// levels listed) its summary.csv (refused when inPlace, see Load).
+func loadResultsDir(ctx context.Context, dir string, inPlace bool) (*Input, error) {
 	if !exists(filepath.Join(dir, rundir.RecordsFile)) {
 		return loadResultsSummary(dir, inPlace, "has no "+rundir.RecordsFile)
 	}
-	run, err := rundir.Read(dir)
+	run, err := rundir.ReadContext(ctx, dir)
 	if err == nil {
 		err = rundir.CheckNotShard(run)
 	}

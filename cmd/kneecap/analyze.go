@@ -77,7 +77,10 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 			return usageError("analyze: -o: %w", err)
 		}
 	}
-	in, err := summary.Load(path, *outDir == "" || samePath(*outDir, path))
+	in, err := summary.LoadContext(ctx, path, *outDir == "" || samePath(*outDir, path))
+	if err := interruptError(ctx, "analyze", nothingWritten); err != nil {
+		return err
+	}
 	switch {
 	case errors.Is(err, summary.ErrInPlace):
 		why := strings.TrimSuffix(err.Error(), ": "+summary.ErrInPlace.Error())

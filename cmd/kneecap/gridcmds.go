@@ -39,7 +39,10 @@ func analyzeGrid(ctx context.Context, e *env, dir string, af *analyzeFlags) erro
 			fmt.Fprintf(e.stderr, "kneecap: analyze: scenario %s has not run: left out\n", sc.Name)
 			continue
 		}
-		in, err := summary.Load(sub, true)
+		in, err := summary.LoadContext(ctx, sub, true)
+		if err := interruptError(ctx, "analyze", gridLeft(done)); err != nil {
+			return err
+		}
 		if err != nil {
 			return withCode(exitUsage, fmt.Errorf("analyze: scenario %s: %w", sc.Name, err))
 		}

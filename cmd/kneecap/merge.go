@@ -48,7 +48,10 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 		if err := interruptError(ctx, "merge", nothingWritten); err != nil {
 			return err
 		}
-		res, err := rundir.Read(p)
+		res, err := rundir.ReadContext(ctx, p)
+		if err := interruptError(ctx, "merge", nothingWritten); err != nil {
+			return err
+		}
 		if err != nil {
 			return usageError("merge: %w", err)
 		}

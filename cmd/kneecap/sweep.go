@@ -295,16 +295,19 @@ func shardDone(e *env, shard config.ShardConfig, out sweep.Outcome, dir string) 
 // it, then prints the answer. An interrupt (ctx done) stops it before it writes any of them,
 // with exit 130 and a message that says the records are written and how to write the rest.
 func afterSweep(ctx context.Context, e *env, cmd, dirPath string) error {
-	res, err := rundir.Read(dirPath)
+	left := fmt.Sprintf("the records are written to %s; its analysis and reports are not (kneecap analyze %s writes them)", dirPath, dirPath)
+	res, err := rundir.ReadContext(ctx, dirPath)
+	if err := interruptError(ctx, cmd, left); err != nil {
+		return err
+	}
 	if err != nil {
-		return fmt.Errorf("sweep: %w", err)
+		return fmt.Errorf("%s: %w", cmd, err)
 	}
 	fmt.Fprintf(e.stdout, "%s: model %s at %s, %d levels, stopped: %s\n\n",
 		strings.TrimSpace("kneecap sweep "+res.Config.Name), res.Config.Target.Model, res.Endpoint, len(res.Levels), res.StopReason)
 	opts := res.Config.AnalysisOptions()
 	opts.Stop = ctx.Done()
 	result := summary.FromResults(res).Analyze(opts)
-	left := fmt.Sprintf("the records are written to %s; its analysis and reports are not (kneecap analyze %s writes them)", dirPath, dirPath)
 	if err := writeResults(ctx, e, dirPath, result, cmd, left); err != nil {
 		return err
 	}
