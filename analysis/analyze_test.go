@@ -306,8 +306,14 @@ func TestAnalyzeStops(t *testing.T) {
 	if refits != 0 || iv[0][0].OK() {
 		t.Errorf("bootstrap after the stop: %d refits, interval %v; want none", refits, iv[0])
 	}
-	if got := Summarize([]record.Level{{Run: record.LevelRun{Concurrency: 1, W0: 0, W1: 1e9}}}, opts); len(got) != 0 {
-		t.Errorf("Summarize after the stop: %d levels, want 0", len(got))
+	// Stopped, Summarize returns nil (before: the levels so far, a prefix a caller could take
+	// for the whole); not stopped, a Level for each.
+	one := []record.Level{{Run: record.LevelRun{Concurrency: 1, W0: 0, W1: 1e9}}}
+	if got := Summarize(one, opts); got != nil {
+		t.Errorf("Summarize after the stop: %d levels (%v), want nil", len(got), got)
+	}
+	if got := Summarize(one, DefaultOptions()); len(got) != 1 {
+		t.Errorf("Summarize without a stop: %d levels, want 1", len(got))
 	}
 }
 

@@ -21,9 +21,9 @@ type Options struct {
 	Bootstrap int
 	// Seed seeds the bootstrap, so results are deterministic.
 	Seed uint64
-	// Stop, when closed (an interrupt), ends Summarize before its next level and Analyze
-	// before its next step, fit or bootstrap resample: the caller discards the result. nil
-	// never stops.
+	// Stop, when closed (an interrupt), ends Summarize before its next level (it returns nil)
+	// and Analyze before its next step, fit or bootstrap resample: the caller discards the
+	// result. nil never stops.
 	Stop <-chan struct{}
 	// Lengths is what the workload asked for, for Summarize: whether outputs were of fixed
 	// length, and the lengths of records that do not carry theirs.

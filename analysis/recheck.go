@@ -7,8 +7,9 @@ import "github.com/kneecap/kneecap/record"
 // are summarized, so an edited records.jsonl, or one written by a kneecap before a rule, is not
 // believed where the sweep would not have believed it.
 
-// RecheckUsage holds every record of levels to the usage rules (record.Record.Recheck), perChunk
-// the most tokens one content chunk may carry (record.TokensPerChunkBound), changing in place
+// RecheckUsage holds every record of levels to the usage rules (record.Record.Recheck), with the
+// most tokens one content chunk may carry that the sweep held the level to
+// (LevelRun.TokensPerChunkBound), else perChunk (record.ChunkBound), changing in place
 // the records that fail them: their tokens then come from their chunks, their prompt tokens
 // from the requested length. It returns the warning that names how many failed and the first
 // of them, "" when none did.
@@ -17,9 +18,13 @@ func RecheckUsage(levels []record.Level, perChunk int) string {
 	var first *record.Record
 	var firstNote string
 	for i := range levels {
+		bound := levels[i].Run.TokensPerChunkBound
+		if bound <= 0 {
+			bound = perChunk // a levels.json from before the key
+		}
 		for j := range levels[i].Records {
 			r := &levels[i].Records[j]
-			if note := r.Recheck(perChunk); note != "" {
+			if note := r.Recheck(bound); note != "" {
 				n++
 				if first == nil {
 					first, firstNote = r, note

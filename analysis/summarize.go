@@ -43,8 +43,8 @@ func (o Options) withDefaults() Options {
 
 // Summarize computes the summary of every level from its records (DESIGN §1), in the order
 // given. Zero fields of opts take their defaults (MaxErrorRate 5%); opts.SLO defines goodput;
-// opts.Stop, once closed, ends it before the next level (the levels summarized so far are
-// returned, for the caller to discard).
+// opts.Stop, once closed, ends it before the next level, and it returns nil: a caller that
+// passes a Stop checks for it; one that passes none gets a Level for each of levels.
 //
 // Per level, with window [W0, W1) and T = W1 − W0:
 //   - latency statistics (TTFT, TPOT, ITL, E2E) cover successful requests sent inside the
@@ -91,7 +91,7 @@ func Summarize(levels []record.Level, opts Options) []Level {
 	rerun := supersededBy(levels)
 	for i := range levels {
 		if stopped(opts.Stop) {
-			return out[:i] // interrupted: the caller discards the result
+			return nil // interrupted: nothing half summarized
 		}
 		out[i] = s.summarize(&levels[i].Run, levels[i].Records, opts)
 		out[i].Retry = levels[i].Run.Retry
@@ -190,7 +190,7 @@ func (s *scratch) level(run *record.LevelRun, records []record.Record, opts Opti
 		if s.cancel.add(r, w0, w1, sent) {
 			if sent {
 				pop.requests++
-				pop.promptTokens += float64(r.PromptTokens)
+				pop.addPrompt(r)
 				s.addTTFT(r)
 			}
 			continue
@@ -377,18 +377,27 @@ func (g *goodput) add(r *record.Record, lag time.Duration) {
 // sentStats are the sums over the requests sent in the window.
 type sentStats struct {
 	requests, errors, ok int
-	promptTokens         float64
+	promptTokens         float64 // of the ones whose tokens count (addPrompt)
 	okOutputTokens       float64 // output tokens of the successful ones
 	approxITL            bool    // some ITL came from a per-request summary
 	tails                int     // requests whose chunks past the kept offsets have a tail summary
 	classes              map[string]int
 }
 
+// addPrompt counts the prompt tokens of r, a request sent in the window, toward input TPS when
+// its tokens count (record.Record.CountsTokens, DESIGN §1): a failed request gives no
+// throughput, input or output.
+func (st *sentStats) addPrompt(r *record.Record) {
+	if r.CountsTokens() {
+		st.promptTokens += float64(r.PromptTokens)
+	}
+}
+
 // addSent counts r, a request sent in the window, in st; a successful one joins the latency
 // population (TTFT, TPOT, E2E and ITL in milliseconds).
 func (s *scratch) addSent(st *sentStats, r *record.Record) {
 	st.requests++
-	st.promptTokens += float64(r.PromptTokens)
+	st.addPrompt(r)
 	if !r.OK() {
 		st.errors++
 		c := string(r.ErrorClass)

@@ -64,7 +64,7 @@ func TestSummarizeHandMade(t *testing.T) {
 	check("window_s", lv.WindowS, 10, 1e-12)
 	check("output_tps (6+6+1 tokens / 10 s)", lv.OutputTPS, 1.3, 1e-12)
 	check("qps (2 completions / 10 s)", lv.QPS, 0.2, 1e-12)
-	check("input_tps (600 / 10 s)", lv.InputTPS, 60, 1e-12)
+	check("input_tps ((100+200) / 10 s: the failure's 300 count none)", lv.InputTPS, 30, 1e-12)
 	check("achieved ((1+4+2+0.1) s / 10 s)", lv.AchievedConcurrency, 0.71, 1e-12)
 	check("error_rate", lv.ErrorRate, 1.0/3, 1e-12)
 	check("ttft mean ms", lv.TTFT.Mean, 1000, 1e-12)

@@ -11,12 +11,13 @@ import (
 // CountsTokens reports whether r's tokens count toward throughput (TokensInWindow, DESIGN
 // §1): those of a request that succeeded, or that was cancelled with what it had received so
 // far, at the drain or an interrupt (ErrCancelled) or by its user (ErrUserCancel, as a user
-// who leaves mid-answer). A failure of any class counts none, whatever it received first: a
-// stream that broke, timed out, was answered in error or ran past its bound is not believed,
-// and a level where every request failed has no throughput.
+// who leaves mid-answer). Every other record counts none, whatever it received first: a failure
+// of any class (StatusError; whichever classes there are), a cancelled record of another class
+// or a status that is none of these is not believed, and a level where every request failed
+// has no throughput, input or output.
 func (r *Record) CountsTokens() bool {
 	switch r.Status {
-	case StatusOK, "": // "": a record built without a status (tests, hand-made fixtures)
+	case StatusOK:
 		return true
 	case StatusCancelled:
 		return r.ErrorClass == ErrCancelled || r.ErrorClass == ErrUserCancel || r.ErrorClass == ""
@@ -53,6 +54,20 @@ func TokensPerChunkBound(declared int) int {
 		return DefaultTokensPerChunk
 	}
 	return 4 * declared
+}
+
+// ChunkBound returns the bound of tokens in one content chunk that a sweep checks usage
+// against (TokensPerChunkBound): of the tokens per chunk its configuration declares
+// (target.tokens_per_chunk), else of those its server's info says (info: what the run recorded,
+// may be nil), else the default. A sharded sweep (sharded) does not use the info: only its
+// shard 0 reads it, and every shard holds its records to the one bound. The live sweep and
+// `kneecap analyze` of a levels.json without the bound (LevelRun.TokensPerChunkBound) both
+// take it from here.
+func ChunkBound(declared int, info *ServerInfo, sharded bool) int {
+	if declared <= 0 && !sharded {
+		declared = info.TokensPerChunk()
+	}
+	return TokensPerChunkBound(declared)
 }
 
 // Stream is what arrived of a request, which bounds the usage its server could report.
@@ -163,7 +178,9 @@ func implausiblePrompt(n int, s Stream) string {
 // a prompt count that is not the requested one. The request's bytes are not kept, so the
 // byte rule of the prompt does not apply. A live record passes unchanged (the client applied
 // the same rules, with its bytes); an edited one, or one from a kneecap before a rule, may
-// not. It returns the notes added ("" when everything was believed).
+// not. It returns the notes added ("" when everything was believed); TokensNote stays what the
+// file says (the live client's notes, which blame the server), the caller reports the notes
+// returned (analysis.RecheckUsage), so a record is not warned of twice.
 func (r *Record) Recheck(perChunk int) string {
 	s := Stream{MaxTokens: r.RequestedOutputTokens, RequestedPrompt: r.RequestedPromptTokens,
 		ReasoningChunks: r.ReasoningChunks, PerChunk: perChunk}
@@ -173,7 +190,9 @@ func (r *Record) Recheck(perChunk int) string {
 		r.TokensSource = TokensFromUsage // a count the chunks do not show: the server's
 	}
 	promptUsage := r.UsagePromptTokens == 0 && r.PromptTokens != r.RequestedPromptTokens
+	live := r.TokensNote
 	note := r.Believe(s, promptUsage)
+	r.TokensNote = live
 	if r.TokensSource == TokensFromUsage {
 		r.TokensSource = src // believed: as it was
 	}

@@ -27,6 +27,8 @@ func TestFailuresCountNoTokens(t *testing.T) {
 		{StatusError, ErrBadChunk, 0},
 		{StatusError, "overlong", 0},
 		{StatusCancelled, "overlong", 0}, // a class not listed is a failure, whatever its status
+		{"", "", 0},                      // no status (rundir refuses one read back): not believed
+		{"fine", "", 0},                  // an unknown status
 	} {
 		rec := Record{Sent: w0, Status: tc.status, ErrorClass: tc.class, Chunks: chunks, OutputTokens: 8,
 			TTFT: 100 * time.Millisecond, E2E: 400 * time.Millisecond}
@@ -97,7 +99,7 @@ func TestRecheck(t *testing.T) {
 		if r.OutputTokens != tc.out || r.PromptTokens != tc.prompt || r.TokensSource != tc.src {
 			t.Errorf("%s: out %d (%s) prompt %d, want %d (%s) %d", tc.name, r.OutputTokens, r.TokensSource, r.PromptTokens, tc.out, tc.src, tc.prompt)
 		}
-		if (note == "") != (tc.note == "") || !strings.Contains(note, tc.note) || !strings.Contains(r.TokensNote, note) {
+		if (note == "") != (tc.note == "") || !strings.Contains(note, tc.note) || r.TokensNote != tc.rec.TokensNote {
 			t.Errorf("%s: note %q (record's %q), want one containing %q", tc.name, note, r.TokensNote, tc.note)
 		}
 	}

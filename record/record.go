@@ -22,6 +22,12 @@ const (
 	StatusCancelled Status = "cancelled"
 )
 
+// Known reports whether s is one of the outcomes a record may have: a record read back without
+// one, or with another, is refused (its tokens would count or not by accident).
+func (s Status) Known() bool {
+	return s == StatusOK || s == StatusError || s == StatusCancelled
+}
+
 // ErrorClass classifies a failed request (DESIGN §7); it is Record.ErrorClass.
 type ErrorClass string
 
@@ -403,6 +409,10 @@ type LevelRun struct {
 	// Shard is set when the level was run by one shard of a sharded sweep: the records are
 	// that shard's workers only, until `kneecap merge` combines the shards.
 	Shard *ShardPart `json:"shard,omitempty"`
+	// TokensPerChunkBound is the most tokens one content chunk was believed to carry when the
+	// sweep checked the level's usage (ChunkBound, DESIGN §7), which `kneecap analyze` holds
+	// its records to again; 0 in a levels.json from before the key.
+	TokensPerChunkBound int `json:"tokens_per_chunk_bound,omitempty"`
 	// Refine, on a level added after the planned ones (sweep.refine), says why it was added
 	// and where: "SLO limit ≈ 41.3 between measured 32 and 64".
 	Refine string `json:"refine,omitempty"`

@@ -114,6 +114,9 @@ type Dir struct {
 	closed  bool
 	// secrets are removed from what the Dir writes (SetSecrets).
 	secrets *redact.Secrets
+	// perChunk is the usage bound the sweep checks its records against
+	// (SetTokensPerChunkBound), recorded with each level; 0: not set.
+	perChunk int
 }
 
 var _ sweep.Sink = (*Dir)(nil)
@@ -211,6 +214,9 @@ func (d *Dir) LevelDone(l record.Level) error {
 	}
 	if err := d.records.Sync(); err != nil {
 		return fmt.Errorf("results %s: sync %s: %w", d.path, RecordsFile, err)
+	}
+	if run.TokensPerChunkBound == 0 {
+		run.TokensPerChunkBound = d.perChunk
 	}
 	d.doc.Levels = append(d.doc.Levels, run)
 	if err := d.writeLevels(); err != nil {
@@ -321,6 +327,16 @@ func (d *Dir) SetSecrets(s *redact.Secrets) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.secrets = s
+}
+
+// SetTokensPerChunkBound records n, the most tokens one content chunk is believed to carry
+// (record.ChunkBound), with each level LevelDone writes from now on that does not carry its
+// own (LevelRun.TokensPerChunkBound), so that `kneecap analyze` holds the records to the bound
+// the sweep held them to.
+func (d *Dir) SetTokensPerChunkBound(n int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.perChunk = n
 }
 
 // SetPromptSizing records in levels.json (at its next write) how the prompts were sized.

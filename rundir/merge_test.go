@@ -2,8 +2,10 @@ package rundir_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -324,6 +326,41 @@ func TestMergePromptSizing(t *testing.T) {
 	_, warnings, err = rundir.Merge(context.Background(), p)
 	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "shard 1/2 sized its prompts as tokenize") {
 		t.Errorf("unlike: warnings %q, %v", warnings, err)
+	}
+}
+
+// TestMergeChunkBound: a merged level keeps the tokens-per-chunk bound its shards' usage was
+// checked against (levels.json tokens_per_chunk_bound), the most generous when a kneecap before
+// one bound for every shard bounded them apart, and a level's records written by a Dir carry
+// the bound it was given.
+func TestMergeChunkBound(t *testing.T) {
+	t.Parallel()
+	p := shardParts(2, []int{4})
+	p[0].Levels[0].Run.TokensPerChunkBound, p[1].Levels[0].Run.TokensPerChunkBound = 4, record.DefaultTokensPerChunk
+	merged, _, err := rundir.Merge(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := merged.Levels[0].Run.TokensPerChunkBound; got != record.DefaultTokensPerChunk {
+		t.Errorf("merged bound %d, want the shards' largest %d", got, record.DefaultTokensPerChunk)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	d, err := rundir.Create(dir, config.Default(), "http://gpu:8000/v1", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.SetTokensPerChunkBound(12)
+	lv := p[0].Levels[0]
+	lv.Run.TokensPerChunkBound, lv.Run.Shard = 0, nil
+	if err := errors.Join(d.LevelDone(lv), d.Close()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := rundir.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Levels[0].Run.TokensPerChunkBound; got != 12 {
+		t.Errorf("level written with bound 12 reads back %d", got)
 	}
 }
 

@@ -3,6 +3,7 @@ package rundir
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,9 +76,19 @@ func (r *Run) Records() []record.Record {
 // is dropped, and so is a last line without its newline and a record of another run (see
 // Dropped, which counts them). A corrupt line is an error naming records.jsonl:LINE.
 func Read(dir string) (*Run, error) {
-	r, _, err := readRun(dir, false)
+	return ReadContext(context.Background(), dir)
+}
+
+// ReadContext is Read, ended with ctx's error once ctx is done (an interrupt): it looks every
+// checkEvery lines of records.jsonl, so that a huge one does not hold a command up.
+func ReadContext(ctx context.Context, dir string) (*Run, error) {
+	r, _, err := readRun(ctx, dir, false)
 	return r, err
 }
+
+// checkEvery is how many lines of records.jsonl readRecords reads between two looks at its
+// context: a few milliseconds of reading.
+const checkEvery = 4096
 
 // ReadMeta reads a results directory's config.yaml and levels.json but not its records (every
 // level's Records is nil): enough to describe a run whose records.jsonl is gone, as in a
@@ -140,7 +151,7 @@ func readHead(dir string, resume bool) (*Run, int, error) {
 // readRun also returns the byte offset of records.jsonl where the listed levels' records end.
 // With resume, trailing interrupted levels are dropped too (they are run again), and level
 // indices must run 0, 1, 2, … so the sweep can continue at the next one.
-func readRun(dir string, resume bool) (*Run, int64, error) {
+func readRun(ctx context.Context, dir string, resume bool) (*Run, int64, error) {
 	res, listedLevels, err := readHead(dir, resume)
 	if err != nil {
 		return nil, 0, err
@@ -154,7 +165,7 @@ func readRun(dir string, resume bool) (*Run, int64, error) {
 		return nil, 0, fmt.Errorf("read results %s: %w", dir, err)
 	}
 	defer f.Close()
-	end, err := readRecords(bufio.NewReaderSize(f, 1<<20), rp, res.Levels, &res.Dropped)
+	end, err := readRecords(ctx, bufio.NewReaderSize(f, 1<<20), rp, res.Levels, &res.Dropped)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read results %s: %w", dir, err)
 	}
@@ -165,8 +176,9 @@ func readRun(dir string, resume bool) (*Run, int64, error) {
 // levels it belongs to, counts the lines it leaves out in dropped, and returns the byte offset
 // where the listed levels' records end. Records of a level not in levels (half-written when
 // the run was killed) must all follow the listed ones; a partial last line is dropped, and so
-// is a record that does not belong to its level (foreign).
-func readRecords(r *bufio.Reader, path string, levels []record.Level, dropped *Dropped) (end int64, err error) {
+// is a record that does not belong to its level (foreign). Once ctx is done it returns its
+// error (it looks every checkEvery lines).
+func readRecords(ctx context.Context, r *bufio.Reader, path string, levels []record.Level, dropped *Dropped) (end int64, err error) {
 	pos := make(map[int]int, len(levels))
 	for i, l := range levels {
 		pos[l.Run.Index] = i
@@ -178,6 +190,9 @@ func readRecords(r *bufio.Reader, path string, levels []record.Level, dropped *D
 		firstDrop = -1 // the first line of an unlisted level
 	)
 	for {
+		if line%checkEvery == 0 && ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
 		buf, err = readLine(r, buf[:0], maxRecordLine)
 		if errors.Is(err, errLineTooLong) {
 			return 0, fmt.Errorf("%s:%d: line longer than %d bytes", path, line+1, maxRecordLine)
@@ -200,6 +215,10 @@ func readRecords(r *bufio.Reader, path string, levels []record.Level, dropped *D
 		var rec record.Record
 		if err := json.Unmarshal(body, &rec); err != nil {
 			return 0, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		if !rec.Status.Known() {
+			return 0, fmt.Errorf("%s:%d: status %q, want %q, %q or %q", path, line, rec.Status,
+				record.StatusOK, record.StatusError, record.StatusCancelled)
 		}
 		i, listed := pos[rec.Level]
 		switch {

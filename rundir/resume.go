@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +26,7 @@ var ErrFinished = errors.New("the run already finished: nothing to resume")
 // directory is left untouched: rewriting it first would erase the stop reason and let a second
 // --resume continue a finished run.
 func Resume(dir string) (*Dir, *Run, error) {
-	res, end, err := readRun(dir, true)
+	res, end, err := readRun(context.Background(), dir, true)
 	if err != nil {
 		return nil, nil, fmt.Errorf("resume: %w", err)
 	}

@@ -3,6 +3,7 @@ package rundir
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -223,6 +224,47 @@ func TestReadCorruptLine(t *testing.T) {
 	_, err := Read(dir)
 	if err == nil || !strings.Contains(err.Error(), RecordsFile+":3:") {
 		t.Errorf("Read = %v, want an error naming %s:3", err, RecordsFile)
+	}
+}
+
+// TestReadStatus: a record whose status is missing or unknown (an edited records.jsonl) is
+// refused, naming its line: whether its tokens count would otherwise be an accident.
+func TestReadStatus(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, from, to, want string }{
+		{"missing", `,"status":"ok"`, ``, `status "", want "ok", "error" or "cancelled"`},
+		{"unknown", `"status":"ok"`, `"status":"fine"`, `status "fine"`},
+	} {
+		dir, _ := writeKilledRun(t)
+		p := filepath.Join(dir, RecordsFile)
+		b, _ := os.ReadFile(p)
+		lines := strings.SplitAfter(string(b), "\n")
+		if !strings.Contains(lines[1], tc.from) {
+			t.Fatalf("%s: line 2 %q has no %s", tc.name, lines[1], tc.from)
+		}
+		lines[1] = strings.Replace(lines[1], tc.from, tc.to, 1)
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Read(dir)
+		if err == nil || !strings.Contains(err.Error(), RecordsFile+":2: "+tc.want) {
+			t.Errorf("%s: Read = %v, want an error naming %s:2: %s", tc.name, err, RecordsFile, tc.want)
+		}
+	}
+}
+
+// TestReadContext: reading records.jsonl ends with the context's error once it is done (an
+// interrupt), looking every checkEvery lines, so a huge file does not hold a command up.
+func TestReadContext(t *testing.T) {
+	t.Parallel()
+	dir, keep := writeKilledRun(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	if r, err := ReadContext(ctx, dir); err != nil || len(r.Records()) != len(keep) {
+		t.Fatalf("ReadContext before the interrupt: %v", err)
+	}
+	cancel()
+	if _, err := ReadContext(ctx, dir); !errors.Is(err, context.Canceled) {
+		t.Errorf("ReadContext after the interrupt = %v, want context.Canceled", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -108,6 +109,12 @@ func (in *Input) Analyze(opts analysis.Options) *analysis.Result {
 // summary.csv, a directory that is neither a results directory nor vLLM bench results, and
 // a malformed CSV, with its line and column.
 func Load(path string, inPlace bool) (*Input, error) {
+	return LoadContext(context.Background(), path, inPlace)
+}
+
+// LoadContext is Load, ended with ctx's error once ctx is done (an interrupt) while it reads a
+// results directory's records (rundir.ReadContext).
+func LoadContext(ctx context.Context, path string, inPlace bool) (*Input, error) {
 	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &notExistError{path}
@@ -117,7 +124,7 @@ func Load(path string, inPlace bool) (*Input, error) {
 	}
 	switch {
 	case st.IsDir() && isResultsDir(path):
-		return loadResultsDir(path, inPlace)
+		return loadResultsDir(ctx, path, inPlace)
 	case st.IsDir():
 		levels, meta, warnings, err := readVLLMBench(path)
 		if err != nil {

@@ -3,6 +3,7 @@ package summary
 // This file is the one place summary reads a results directory (package rundir).
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -18,14 +19,14 @@ import (
 // isResultsDir reports whether dir is a results directory: it has levels.json.
 func isResultsDir(dir string) bool { return exists(filepath.Join(dir, rundir.LevelsFile)) }
 
-// loadResultsDir reads the results directory dir: its records, or without them (no
-// records.jsonl, or one holding no record of the levels listed) its summary.csv (refused
-// when inPlace, see Load).
-func loadResultsDir(dir string, inPlace bool) (*Input, error) {
+// loadResultsDir reads the results directory dir: its records (until ctx is done,
+// rundir.ReadContext), or without them (no records.jsonl, or one holding no record of the
+// levels listed) its summary.csv (refused when inPlace, see Load).
+func loadResultsDir(ctx context.Context, dir string, inPlace bool) (*Input, error) {
 	if !exists(filepath.Join(dir, rundir.RecordsFile)) {
 		return loadResultsSummary(dir, inPlace, "has no "+rundir.RecordsFile)
 	}
-	run, err := rundir.Read(dir)
+	run, err := rundir.ReadContext(ctx, dir)
 	if err == nil {
 		err = rundir.CheckNotShard(run)
 	}
@@ -110,14 +111,11 @@ func FromResults(res *rundir.Run) *Input {
 }
 
 // tokensPerChunkBound is the most tokens one content chunk of res may carry, as the sweep
-// bounded it (DESIGN §7): from the tokens per chunk its config declares, else its server's
-// info.
+// bounded it (record.ChunkBound, DESIGN §7), for the levels whose levels.json entry does not
+// say: from the tokens per chunk its config declares, else its server's info unless sharded.
 func tokensPerChunkBound(res *rundir.Run) int {
-	declared := res.Config.Target.TokensPerChunk
-	if declared <= 0 {
-		declared = res.Server.TokensPerChunk()
-	}
-	return record.TokensPerChunkBound(declared)
+	sharded := res.Shards > 1 || res.Config.Shard.Sharded()
+	return record.ChunkBound(res.Config.Target.TokensPerChunk, res.Server, sharded)
 }
 
 // runMeta describes a results directory's run for the reports.

@@ -110,6 +110,9 @@ func mergeParts(parts []record.LevelRun) (mergedParts, error) {
 		}
 		next += p.Shard.Workers
 		m.interrupted = m.interrupted || p.Interrupted
+		// One bound for every shard (record.ChunkBound); shards from a kneecap that bounded
+		// them apart keep the most generous, which disbelieves nothing a shard believed.
+		run.TokensPerChunkBound = max(run.TokensPerChunkBound, p.TokensPerChunkBound)
 		run.WarmupStart = min(run.WarmupStart, p.WarmupStart)
 		run.DrainEnd = max(run.DrainEnd, p.DrainEnd)
 		run.W0 = max(run.W0, p.W0)

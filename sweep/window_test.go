@@ -73,7 +73,7 @@ func TestTokensInWindowCases(t *testing.T) {
 	const w0 = int64(1_700_000_000_000_000_000) // a Unix time: float64 is not exact here
 	one := make([]float64, 1)
 	// 3 tokens at w0+10, +20, +30 ms.
-	spread := record.Record{Sent: w0, TTFT: 10 * time.Millisecond, E2E: 30 * time.Millisecond, OutputTokens: 3}
+	spread := record.Record{Sent: w0, TTFT: 10 * time.Millisecond, E2E: 30 * time.Millisecond, OutputTokens: 3, Status: record.StatusOK}
 	for _, c := range []struct {
 		lo, hi int64 // ms from w0
 		want   float64
@@ -84,19 +84,19 @@ func TestTokensInWindowCases(t *testing.T) {
 		}
 	}
 	// One token, or TTFT = E2E: everything at TTFT.
-	single := record.Record{Sent: w0, TTFT: 10 * time.Millisecond, E2E: 10 * time.Millisecond, OutputTokens: 4}
+	single := record.Record{Sent: w0, TTFT: 10 * time.Millisecond, E2E: 10 * time.Millisecond, OutputTokens: 4, Status: record.StatusOK}
 	two := make([]float64, 2)
 	if got := record.TokensInWindow(&single, w0, w0+40*ms, two); got != 4 || two[0] != 4 || two[1] != 0 {
 		t.Errorf("single instant: %v tokens, slices %v; want 4 in the first", got, two)
 	}
 	// Chunks without a token count (usage missing, imported data): one per chunk.
-	noCount := record.Record{Sent: w0, Chunks: []int64{1_000, 2_000, 3_000}, TTFT: time.Millisecond, E2E: 3 * time.Millisecond}
+	noCount := record.Record{Sent: w0, Chunks: []int64{1_000, 2_000, 3_000}, TTFT: time.Millisecond, E2E: 3 * time.Millisecond, Status: record.StatusOK}
 	clear(one)
 	if got := record.TokensInWindow(&noCount, w0, w0+10*ms, one); got != 3 {
 		t.Errorf("chunks, OutputTokens 0: %v tokens, want 3", got)
 	}
 	// Offsets that do not ascend are skipped or counted where they fall, never misplaced.
-	unsorted := record.Record{Sent: w0, Chunks: []int64{30_000, 5_000, 12_000, 50_000}, OutputTokens: 4}
+	unsorted := record.Record{Sent: w0, Chunks: []int64{30_000, 5_000, 12_000, 50_000}, OutputTokens: 4, Status: record.StatusOK}
 	clear(two)
 	got := record.TokensInWindow(&unsorted, w0+10*ms, w0+40*ms, two)
 	if got > 2 || two[0]+two[1] != got || two[0] > 1 || two[1] > 1 {
@@ -123,8 +123,8 @@ func TestSliceBoundsUneven(t *testing.T) {
 			off += rng.Int64N(50)
 			ch[j] = off
 		}
-		recs = append(recs, record.Record{Sent: sent, Chunks: ch, OutputTokens: 3 * n, TTFT: time.Duration(ch[0]) * time.Microsecond, E2E: time.Duration(off) * time.Microsecond})
-		recs = append(recs, record.Record{Sent: sent, TTFT: time.Duration(rng.Int64N(100_000)), E2E: time.Duration(100_000 + rng.Int64N(900_000)), OutputTokens: 1 + rng.IntN(50)})
+		recs = append(recs, record.Record{Sent: sent, Chunks: ch, OutputTokens: 3 * n, TTFT: time.Duration(ch[0]) * time.Microsecond, E2E: time.Duration(off) * time.Microsecond, Status: record.StatusOK})
+		recs = append(recs, record.Record{Sent: sent, TTFT: time.Duration(rng.Int64N(100_000)), E2E: time.Duration(100_000 + rng.Int64N(900_000)), OutputTokens: 1 + rng.IntN(50), Status: record.StatusOK})
 	}
 	whole := record.WindowOutputTokens(recs, w0, w1)
 	var sum float64
@@ -195,7 +195,7 @@ func BenchmarkSliceTokens(b *testing.B) {
 		for j := range ch {
 			ch[j] = int64(50_000 + 10_000*j)
 		}
-		recs[i] = record.Record{Sent: w0 + int64(i)*ms, Chunks: ch, OutputTokens: 128, TTFT: 50 * time.Millisecond, E2E: 1320 * time.Millisecond}
+		recs[i] = record.Record{Sent: w0 + int64(i)*ms, Chunks: ch, OutputTokens: 128, TTFT: 50 * time.Millisecond, E2E: 1320 * time.Millisecond, Status: record.StatusOK}
 	}
 	for b.Loop() {
 		record.SliceTokens(recs, w0+100*ms, w0+1100*ms, 10)

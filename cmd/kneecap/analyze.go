@@ -77,7 +77,10 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 			return usageError("analyze: -o: %w", err)
 		}
 	}
-	in, err := summary.Load(path, *outDir == "" || samePath(*outDir, path))
+	in, err := summary.LoadContext(ctx, path, *outDir == "" || samePath(*outDir, path))
+	if err := interruptError(ctx, "analyze", nothingWritten); err != nil {
+		return err
+	}
 	switch {
 	case errors.Is(err, summary.ErrInPlace):
 		why := strings.TrimSuffix(err.Error(), ": "+summary.ErrInPlace.Error())
@@ -105,22 +108,7 @@ func cmdAnalyze(ctx context.Context, e *env, args []string) error {
 	if err := interruptError(ctx, "analyze", nothingWritten); err != nil {
 		return err
 	}
-	// Everything is computed and rendered before the first file is written: an interrupt
-	// leaves the directory as it was.
-	rep, err := renderReports(ctx, res)
-	if err := interruptError(ctx, "analyze", nothingWritten); err != nil {
-		return err
-	}
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(*outDir, rundir.DirPerm); err != nil {
-		return usageError("analyze: -o: %w", err)
-	}
-	if err := writeAnalysis(*outDir, res); err != nil {
-		return err
-	}
-	if err := rep.write(e, *outDir); err != nil {
+	if err := writeResults(ctx, e, *outDir, res, "analyze", nothingWritten); err != nil {
 		return err
 	}
 	return printAnalysis(out, *format, *outDir)

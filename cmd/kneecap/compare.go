@@ -81,9 +81,6 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 	if err := interruptError(ctx, "compare", nothingWritten); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(*out, rundir.DirPerm); err != nil {
-		return usageError("compare: -o: %w", err)
-	}
 	var gate *analysis.GateReport
 	if maxDrop >= 0 {
 		g := analysis.CompareGate(runs, labels, maxDrop)
@@ -169,6 +166,9 @@ func writeComparison(ctx context.Context, e *env, out string, runs []*analysis.R
 	}
 	if err := interruptError(ctx, "compare", nothingWritten+" in "+out); err != nil {
 		return err
+	}
+	if err := os.MkdirAll(out, rundir.DirPerm); err != nil { // rendered: now the files
+		return usageError("compare: -o: %w", err)
 	}
 	if err := saveCharts(out, overlays); err != nil {
 		return err

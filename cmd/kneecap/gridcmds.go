@@ -39,22 +39,15 @@ func analyzeGrid(ctx context.Context, e *env, dir string, af *analyzeFlags) erro
 			fmt.Fprintf(e.stderr, "kneecap: analyze: scenario %s has not run: left out\n", sc.Name)
 			continue
 		}
-		in, err := summary.Load(sub, true)
-		if err != nil {
-			return withCode(exitUsage, fmt.Errorf("analyze: scenario %s: %w", sc.Name, err))
-		}
-		res := in.Analyze(af.apply(in.Options, ctx.Done()))
-		rep, err := renderReports(ctx, res)
+		in, err := summary.LoadContext(ctx, sub, true)
 		if err := interruptError(ctx, "analyze", gridLeft(done)); err != nil {
 			return err
 		}
 		if err != nil {
-			return err
+			return withCode(exitUsage, fmt.Errorf("analyze: scenario %s: %w", sc.Name, err))
 		}
-		if err := writeAnalysis(sub, res); err != nil {
-			return err
-		}
-		if err := rep.write(e.quiet(), sub); err != nil {
+		res := in.Analyze(af.apply(in.Options, ctx.Done()))
+		if err := writeResults(ctx, e.quiet(), sub, res, "analyze", gridLeft(done)); err != nil {
 			return err
 		}
 		done = append(done, sc.Name)
@@ -170,9 +163,6 @@ func comparePair(ctx context.Context, e *env, sub string, runs []*analysis.Resul
 	if maxDrop >= 0 {
 		g := analysis.CompareGate(runs, labels, maxDrop)
 		gate = &g
-	}
-	if err := os.MkdirAll(sub, rundir.DirPerm); err != nil {
-		return 0, usageError("compare: -o: %w", err)
 	}
 	if err := writeComparison(ctx, e.quiet(), sub, runs, labels, gate); err != nil {
 		return 0, err

@@ -9,13 +9,14 @@ import (
 // interrupt (DESIGN §7): their long computations (summaries, fits, bootstrap, charts, the
 // shards' merge) stop at their next step, and nothing is written after it.
 
-// untilInterrupt returns ctx, done also at the first interrupt (e.interrupt), and the function
-// that releases it.
+// untilInterrupt returns ctx, done also at the first interrupt (e.interrupt) and carrying it for
+// interruptError, and the function that releases it.
 func untilInterrupt(ctx context.Context, e *env) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
 	if e.interrupt == nil {
 		return ctx, cancel
 	}
+	ctx = context.WithValue(ctx, interruptKey{}, e.interrupt)
 	release := context.AfterFunc(e.interrupt, cancel)
 	if e.interrupt.Err() != nil {
 		cancel() // AfterFunc calls it in a goroutine of its own: done now, not soon
@@ -23,10 +24,19 @@ func untilInterrupt(ctx context.Context, e *env) (context.Context, context.Cance
 	return ctx, func() { release(); cancel() }
 }
 
-// interruptError returns, once ctx is done, the error that ends command cmd with exit 130 and says
-// what it left (left: "nothing written"); else nil.
+// interruptKey is the key of the interrupt untilInterrupt's context carries.
+type interruptKey struct{}
+
+// interruptError returns, once ctx is done or the interrupt it carries (untilInterrupt) is, the
+// error that ends command cmd with exit 130 and says what it left (left: "nothing written");
+// else nil. The interrupt is read itself: ctx is cancelled by a goroutine of its own, perhaps
+// not yet when an interrupt has just arrived, and nothing may be written after one.
 func interruptError(ctx context.Context, cmd, left string) error {
-	if ctx.Err() == nil {
+	interrupted := ctx.Err() != nil
+	if in, ok := ctx.Value(interruptKey{}).(context.Context); ok && in.Err() != nil {
+		interrupted = true
+	}
+	if !interrupted {
 		return nil
 	}
 	return withCode(exitInterrupted, fmt.Errorf("%s interrupted: %s", cmd, left))

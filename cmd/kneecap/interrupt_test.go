@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/analysis/analysistest"
+	"github.com/kneecap/kneecap/rundir"
 )
 
 // cancelOn is a writer that cancels the interrupt once a line containing sub is written to it:
@@ -63,5 +65,57 @@ func TestInterruptEndsAnalyzeAndCompare(t *testing.T) {
 	}
 	if _, err := os.Stat(cmp); err == nil {
 		t.Errorf("an interrupted compare created %s", cmp)
+	}
+}
+
+// TestInterruptWhileRendering: an interrupt that arrives while a comparison renders ends it
+// with exit 130 and nothing written — no -o directory either — even before the goroutine of
+// untilInterrupt has cancelled the command's context (ctx here carries the interrupt and is
+// never cancelled: that moment, held). Before, the files were written, and -o was created
+// before the rendering, left empty by an interrupt that said "nothing written".
+func TestInterruptWhileRendering(t *testing.T) {
+	t.Parallel()
+	ictx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ctx := context.WithValue(context.Background(), interruptKey{}, ictx)
+	runs := []*analysis.Result{analysistest.Saturating(), analysistest.Saturating()}
+	sub := filepath.Join(t.TempDir(), "cmp", "scenario")
+	e, _, _ := testEnv()
+	_, err := comparePair(ctx, e, sub, runs, []string{"a", "b"}, -1, "")
+	if exitCode(err) != exitInterrupted || !strings.Contains(errString(err), "compare interrupted: nothing written") {
+		t.Errorf("compare interrupted while rendering: exit %d (%v), want %d, nothing written", exitCode(err), err, exitInterrupted)
+	}
+	if _, err := os.Stat(filepath.Dir(sub)); err == nil {
+		t.Errorf("an interrupted compare created %s", filepath.Dir(sub))
+	}
+}
+
+// TestSecondSignalStopsSweepAnalysis: after an interrupted sweep, its analysis stops at the
+// second signal (the command's context) with exit 130, saying the records are written and
+// that kneecap analyze writes the rest, and writes no analysis or report (before: the
+// analysis ignored every signal, however long a --bootstrap made it).
+func TestSecondSignalStopsSweepAnalysis(t *testing.T) {
+	t.Parallel()
+	cfg := writeTestConfig(t, interruptedSweepConfig)
+	dir := filepath.Join(t.TempDir(), "run")
+	e, stdout, stderr := testEnv()
+	soft, cancelSoft := context.WithCancel(context.Background())
+	cancelSoft() // the first signal: before the first level
+	hard, cancelHard := context.WithCancel(context.Background())
+	defer cancelHard()
+	e.interrupt = soft
+	e.stdout = cancelOn{w: stdout, sub: "levels, stopped: ", cancel: cancelHard} // the second: as the analysis starts
+	err := run(hard, e, []string{"sweep", "-c", cfg, "-o", dir})
+	want := "sweep interrupted: the records are written to " + dir + "; its analysis and reports are not (kneecap analyze " + dir + " writes them)"
+	if exitCode(err) != exitInterrupted || !strings.Contains(errString(err), want) {
+		t.Errorf("sweep interrupted twice: exit %d (%v), want %d, %q\nstderr:\n%s", exitCode(err), err, exitInterrupted, want, stderr)
+	}
+	if _, err := rundir.Read(dir); err != nil {
+		t.Errorf("the records of the interrupted sweep: %v", err)
+	}
+	for _, f := range []string{rundir.AnalysisFile, rundir.ReportHTMLFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("the sweep's analysis stopped by a second signal wrote %s", f)
+		}
 	}
 }

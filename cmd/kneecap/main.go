@@ -107,6 +107,9 @@ func main() {
 		cancelSoft()
 		<-sigs
 		cancelHard()
+		// A third signal ends the process (Go's default): whatever still runs after the
+		// second (a sweep's analysis of what it measured after a hard stop) is not waited for.
+		signal.Stop(sigs)
 	}()
 	e := &env{
 		stdout:    os.Stdout,

@@ -48,7 +48,10 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 		if err := interruptError(ctx, "merge", nothingWritten); err != nil {
 			return err
 		}
-		res, err := rundir.Read(p)
+		res, err := rundir.ReadContext(ctx, p)
+		if err := interruptError(ctx, "merge", nothingWritten); err != nil {
+			return err
+		}
 		if err != nil {
 			return usageError("merge: %w", err)
 		}
@@ -81,10 +84,5 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, "kneecap: merged %d shards (%d levels, %d requests) into %s\n",
 		merged.Shards, len(merged.Levels), len(merged.Records()), *out)
-	err = afterSweep(ctx, e, *out)
-	left := fmt.Sprintf("%s holds the merged run; its analysis and reports were not written (kneecap analyze %s writes them)", *out, *out)
-	if ierr := interruptError(ctx, "merge", left); ierr != nil {
-		return ierr
-	}
-	return err
+	return afterSweep(ctx, e, "merge", *out)
 }

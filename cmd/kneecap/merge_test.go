@@ -223,7 +223,7 @@ func checkMergeRefusals(t *testing.T, out string, dirs []string, tmp string) {
 	e.interrupt, e.stderr = ictx, cancelOn{w: stderr, sub: "kneecap: merged ", cancel: cancel}
 	late := filepath.Join(tmp, "late")
 	if err := run(context.Background(), e, []string{"merge", dirs[0], dirs[1], "-o", late}); exitCode(err) != exitInterrupted ||
-		!strings.Contains(errString(err), "holds the merged run; its analysis and reports were not written") {
+		!strings.Contains(errString(err), "merge interrupted: the records are written to "+late+"; its analysis and reports are not (kneecap analyze "+late+" writes them)") {
 		t.Errorf("merge interrupted during its analysis: exit %d (%v), want %d", exitCode(err), err, exitInterrupted)
 	}
 	if res, err := rundir.Read(late); err != nil || len(res.Levels) == 0 {
@@ -233,6 +233,16 @@ func checkMergeRefusals(t *testing.T, out string, dirs []string, tmp string) {
 		if _, err := os.Stat(filepath.Join(late, f)); err == nil {
 			t.Errorf("merge interrupted during its analysis wrote %s", f)
 		}
+	}
+	// An interrupt once everything is written: the merge succeeded (before: exit 130, "its
+	// analysis and reports were not written").
+	ictx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	e, stdout, _ := testEnv()
+	done := filepath.Join(tmp, "done")
+	e.interrupt, e.stdout = ictx, cancelOn{w: stdout, sub: "results: " + done, cancel: cancel}
+	if err := run(context.Background(), e, []string{"merge", dirs[0], dirs[1], "-o", done}); err != nil || ictx.Err() == nil {
+		t.Errorf("merge interrupted after writing everything: %v (interrupted: %v), want success", err, ictx.Err() != nil)
 	}
 	// Nor can one process resume the merged sweep.
 	e, _, _ = testEnv()

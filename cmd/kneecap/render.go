@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/kneecap/kneecap/analysis"
@@ -33,17 +34,27 @@ func writeAnalysis(dir string, res *analysis.Result) error {
 	return nil
 }
 
-// writeReports renders the charts of res and saves them into outDir (every chart as PNG and
-// SVG), writes report.md and the self-contained report.html there (each file atomically:
-// temporary file, then rename), and prints the console summary to e.stdout. Nothing
-// interrupts it (a sweep writes what it measured); analyze renders with renderReports under
-// its interrupt.
-func writeReports(e *env, res *analysis.Result, outDir string) error {
-	r, err := renderReports(context.Background(), res)
+// writeResults renders the charts and reports of res (renderReports), then writes into outDir
+// (created if need be) analysis.json, summary.csv, every chart as PNG and SVG, report.md and the
+// self-contained report.html (each file atomically: temporary file, then rename), and prints
+// the console summary to e.stdout. Everything is rendered before the first file is written: an
+// interrupt (ctx, interruptError) while rendering ends command cmd with exit 130, saying what
+// it left (left), and outDir as it was.
+func writeResults(ctx context.Context, e *env, outDir string, res *analysis.Result, cmd, left string) error {
+	rep, err := renderReports(ctx, res)
+	if err := interruptError(ctx, cmd, left); err != nil {
+		return err
+	}
 	if err != nil {
 		return err
 	}
-	return r.write(e, outDir)
+	if err := os.MkdirAll(outDir, rundir.DirPerm); err != nil {
+		return usageError("%s: -o: %w", cmd, err)
+	}
+	if err := writeAnalysis(outDir, res); err != nil {
+		return err
+	}
+	return rep.write(e, outDir)
 }
 
 // reports are the charts and reports of a run rendered in memory (renderReports), written

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,7 +24,7 @@ func TestWriteReports(t *testing.T) {
 	dir := t.TempDir()
 	e, stdout, _ := compareEnv()
 	res := compareRun("r", 32, 3000, 22)
-	if err := writeReports(e, res, dir); err != nil {
+	if err := writeResults(context.Background(), e, dir, res, "analyze", nothingWritten); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []string{"throughput", "ttft", "tpot", "latency_vs_throughput", "qps", "dashboard"} {
@@ -77,7 +78,7 @@ func TestWriteReportsEnergy(t *testing.T) {
 		if !energy {
 			res = analysistest.Saturating()
 		}
-		if err := writeReports(e, res, dir); err != nil {
+		if err := writeResults(context.Background(), e, dir, res, "analyze", nothingWritten); err != nil {
 			t.Fatal(err)
 		}
 		for _, ext := range []string{".png", ".svg"} {

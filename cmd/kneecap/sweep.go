@@ -228,8 +228,14 @@ func runSweep(ctx context.Context, e *env, fl *sweepFlags, s *launch.Sweep) (err
 	if s.Cfg.Shard.Sharded() {
 		return shardDone(e, s.Cfg.Shard, out, s.Dir.Path())
 	}
-	// Also after a hard stop (ctx cancelled): what was measured is analyzed and written.
-	if err := afterSweep(context.Background(), e, s.Dir.Path()); err != nil { // it writes what was measured
+	// Also after an interrupt: what was measured is analyzed and written, until the next signal
+	// (ctx: the second) stops the analysis; after a hard stop (ctx already done) it runs on,
+	// and a third signal ends the process (main).
+	actx := ctx
+	if ctx.Err() != nil {
+		actx = context.WithoutCancel(ctx)
+	}
+	if err := afterSweep(actx, e, "sweep", s.Dir.Path()); err != nil {
 		return err
 	}
 	if err := printAnalysis(stdout, fl.format, s.Dir.Path()); err != nil {
@@ -283,32 +289,26 @@ func shardDone(e *env, shard config.ShardConfig, out sweep.Outcome, dir string) 
 	return launch.ServerDown(out, dir)
 }
 
-// afterSweep runs once the sweep has ended (also after an interrupt): it reads the results
-// directory back, analyzes it exactly as `kneecap analyze DIR` would, and writes
-// analysis.json, summary.csv, the charts and the reports into it, then prints the answer.
-// Once ctx is done (merge's interrupt) it stops before writing any of them and returns ctx's
-// error.
-func afterSweep(ctx context.Context, e *env, dirPath string) error {
-	res, err := rundir.Read(dirPath)
+// afterSweep runs once command cmd (sweep, merge) has written its records into dirPath (also
+// after an interrupt): it reads the results directory back, analyzes it exactly as `kneecap
+// analyze DIR` would, and writes analysis.json, summary.csv, the charts and the reports into
+// it, then prints the answer. An interrupt (ctx done) stops it before it writes any of them,
+// with exit 130 and a message that says the records are written and how to write the rest.
+func afterSweep(ctx context.Context, e *env, cmd, dirPath string) error {
+	left := fmt.Sprintf("the records are written to %s; its analysis and reports are not (kneecap analyze %s writes them)", dirPath, dirPath)
+	res, err := rundir.ReadContext(ctx, dirPath)
+	if err := interruptError(ctx, cmd, left); err != nil {
+		return err
+	}
 	if err != nil {
-		return fmt.Errorf("sweep: %w", err)
+		return fmt.Errorf("%s: %w", cmd, err)
 	}
 	fmt.Fprintf(e.stdout, "%s: model %s at %s, %d levels, stopped: %s\n\n",
 		strings.TrimSpace("kneecap sweep "+res.Config.Name), res.Config.Target.Model, res.Endpoint, len(res.Levels), res.StopReason)
 	opts := res.Config.AnalysisOptions()
 	opts.Stop = ctx.Done()
 	result := summary.FromResults(res).Analyze(opts)
-	rep, err := renderReports(ctx, result)
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if err != nil {
-		return err
-	}
-	if err := writeAnalysis(dirPath, result); err != nil {
-		return err
-	}
-	if err := rep.write(e, dirPath); err != nil {
+	if err := writeResults(ctx, e, dirPath, result, cmd, left); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "results: %s\n", dirPath)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/internal/exit"
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/redact"
@@ -30,7 +31,9 @@ func (s *Sweep) recordServer(ctx context.Context, t *Target, tool string) (*reco
 		bodies = client.ServerInfo(ctx)
 	}
 	info := server.IdentifyServer(bodies)
-	client.SetMaxTokensPerChunk(maxTokensPerChunk(cfg.Target.TokensPerChunk, info, done))
+	bound := maxTokensPerChunk(cfg, info, done)
+	client.SetMaxTokensPerChunk(bound)
+	s.Dir.SetTokensPerChunkBound(bound)
 	if done != nil && (done.Kneecap != "" || done.Server != nil) {
 		if was, now := done.Server.String(), info.String(); was != now && len(bodies) > 0 {
 			fmt.Fprintf(s.Log, "kneecap: warning: the server now says %q; the levels so far measured %q (levels.json keeps the first)\n", now, was)
@@ -57,16 +60,13 @@ func (s *Sweep) recordServer(ctx context.Context, t *Target, tool string) (*reco
 }
 
 // maxTokensPerChunk is the bound of tokens in one content chunk that usage is checked
-// against (DESIGN §7): 4 × the tokens per chunk the configuration declares, else the server's
-// info (what a resumed run recorded first), else the default (record.TokensPerChunkBound).
-func maxTokensPerChunk(declared int, info *record.ServerInfo, done *rundir.Run) int {
-	if declared <= 0 && done != nil && done.Server != nil {
-		declared = done.Server.TokensPerChunk()
+// against (record.ChunkBound, DESIGN §7), with the server's info info, or the info a resumed
+// run (done) recorded first.
+func maxTokensPerChunk(cfg config.Config, info *record.ServerInfo, done *rundir.Run) int {
+	if done != nil && done.Server != nil {
+		info = done.Server
 	}
-	if declared <= 0 {
-		declared = info.TokensPerChunk()
-	}
-	return record.TokensPerChunkBound(declared)
+	return record.ChunkBound(cfg.Target.TokensPerChunk, info, cfg.Shard.Sharded())
 }
 
 // startScraper starts scraping the server's Prometheus metrics for the whole sweep when the

@@ -6,29 +6,35 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/rundir"
 )
 
 // TestMaxTokensPerChunk: usage is checked against 4 × the tokens per chunk the configuration
 // declares, else the server's info (the first a resumed run recorded), else the default
-// (record.DefaultTokensPerChunk).
+// (record.DefaultTokensPerChunk); a shard of a sharded sweep does not use the info (only shard
+// 0 reads it), so every shard has one bound.
 func TestMaxTokensPerChunk(t *testing.T) {
 	sglang := &record.ServerInfo{Engine: "SGLang", Settings: map[string]string{"stream_interval": "2"}}
 	resumed := &rundir.Run{Server: &record.ServerInfo{Engine: "SGLang", Settings: map[string]string{"stream_interval": "3"}}}
 	for _, tc := range []struct {
-		declared int
-		info     *record.ServerInfo
-		done     *rundir.Run
-		want     int
+		declared, shards int
+		info             *record.ServerInfo
+		done             *rundir.Run
+		want             int
 	}{
-		{0, sglang, nil, 8},
-		{5, sglang, nil, 20},
-		{0, sglang, resumed, 12},
-		{0, nil, nil, record.DefaultTokensPerChunk},
+		{0, 0, sglang, nil, 8},
+		{5, 0, sglang, nil, 20},
+		{0, 0, sglang, resumed, 12},
+		{0, 0, nil, nil, record.DefaultTokensPerChunk},
+		{0, 2, sglang, nil, record.DefaultTokensPerChunk},
+		{5, 2, sglang, nil, 20},
 	} {
-		if got := maxTokensPerChunk(tc.declared, tc.info, tc.done); got != tc.want {
-			t.Errorf("maxTokensPerChunk(%d, %v, %v) = %d, want %d", tc.declared, tc.info, tc.done, got, tc.want)
+		var cfg config.Config
+		cfg.Target.TokensPerChunk, cfg.Shard.Count = tc.declared, tc.shards
+		if got := maxTokensPerChunk(cfg, tc.info, tc.done); got != tc.want {
+			t.Errorf("maxTokensPerChunk(%d, %d shards, %v, %v) = %d, want %d", tc.declared, tc.shards, tc.info, tc.done, got, tc.want)
 		}
 	}
 }

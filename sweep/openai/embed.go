@@ -79,7 +79,7 @@ func (c *Client) embedResult(ctx, reqCtx context.Context, st *reqState, tSend ti
 		return
 	}
 	rec.PromptTokens = req.PromptTokens
-	rec.TokensNote = promptUsage(rec, n, req, st.sentBytes)
+	promptUsage(rec, n, req, st.sentBytes) // its note is appended to rec.TokensNote
 	rec.Status, rec.ErrorClass, rec.Error = record.StatusOK, "", ""
 }
 

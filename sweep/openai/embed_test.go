@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"context"
 
 	"encoding/json"
 	"net/http"
@@ -181,4 +182,19 @@ func FuzzDecodeEmbeddings(f *testing.F) {
 			t.Fatalf("accepted %q for %d inputs", body, inputs)
 		}
 	})
+}
+
+// TestEmbedResultKeepsNotes: an embeddings answer whose prompt_tokens is not believed appends
+// its note to the record's TokensNote (record.Record.Believe) and keeps any note before it
+// (before: the note was assigned over them).
+func TestEmbedResultKeepsNotes(t *testing.T) {
+	t.Parallel()
+	req := &record.Request{Prompt: "hello", PromptTokens: 100}
+	st := &reqState{raw: []byte(`{"data":[{"index":0,"embedding":[0.1]}],"usage":{"prompt_tokens":10}}`), sentBytes: 64}
+	rec := &record.Record{TokensNote: "earlier"}
+	var c Client
+	c.embedResult(context.Background(), context.Background(), st, time.Now(), req, rec)
+	if rec.PromptTokens != 100 || !strings.HasPrefix(rec.TokensNote, "earlier; prompt_tokens 10 not believed") {
+		t.Errorf("prompt %d, note %q; want the requested 100 and the earlier note, then why", rec.PromptTokens, rec.TokensNote)
+	}
 }
