@@ -87,21 +87,26 @@ type health struct {
 
 // ended accounts, in the worker's goroutine, for the end of request r, first reporting one
 // of the first requests that silence counts (a worker's first; a rate level's first arrivals).
+// A timeout after a content chunk (a stall, the stream's time bound) is no silence: the server
+// answered, slowly.
 func (h *health) ended(r *record.Record, first bool) {
 	switch {
 	case r.OK(), r.UserCancelled() && r.TTFT > 0: // a user's cancel after a token: answered
 		if !h.answered.Load() {
 			h.answered.Store(true)
 		}
-	case r.ErrorClass == record.ErrTimeout && first:
-		msg := r.Error
-		h.firstTimeout.CompareAndSwap(nil, &msg)
-		h.firstTimeouts.Add(1)
+	case r.ErrorClass == record.ErrTimeout && first && r.TTFT == 0:
+		countFirst(&h.firstTimeouts, &h.firstTimeout, r)
 	case r.ErrorClass == record.ErrOverlong && first:
-		msg := r.Error
-		h.firstOverlong.CompareAndSwap(nil, &msg)
-		h.firstOverlongs.Add(1)
+		countFirst(&h.firstOverlongs, &h.firstOverlong, r)
 	}
+}
+
+// countFirst counts r in n, keeping the message of the first so counted in msg.
+func countFirst(n *atomic.Int64, msg *atomic.Pointer[string], r *record.Record) {
+	m := r.Error
+	msg.CompareAndSwap(nil, &m)
+	n.Add(1)
 }
 
 // rateEnded accounts, in an arrival's goroutine, for the end of a rate level's request r in

@@ -65,8 +65,9 @@ type Client struct {
 	openBodies atomic.Bool
 	drains     sync.WaitGroup
 	// pace is the preflight's time a token (SetPace; 0: unknown), which bounds each stream's
-	// time (overlong.go).
-	pace time.Duration
+	// time (overlong.go); boundSlack the least slack of that bound (minBoundSlack; tests
+	// shorten it).
+	pace, boundSlack time.Duration
 }
 
 var _ record.Client = (*Client)(nil)
@@ -170,7 +171,7 @@ func New(opts Options) (*Client, error) {
 		opts:  &opts, extra: extra,
 	}
 	cfg.HTTPClient = d
-	c := &Client{opts: opts, api: opts.API, proto: proto, oc: goopenai.NewClientWithConfig(cfg), doer: d, transport: tr, fresh: fresh,
+	c := &Client{opts: opts, boundSlack: minBoundSlack, api: opts.API, proto: proto, oc: goopenai.NewClientWithConfig(cfg), doer: d, transport: tr, fresh: fresh,
 		rt: rt, freshRT: freshRT, extra: extra}
 	c.credentials = credentials(opts.APIKey, opts.Header)
 	c.secrets = redact.NewSecrets(c.credentials...)
@@ -406,9 +407,9 @@ func (c *Client) fail(ctx, reqCtx context.Context, st *reqState, rec *record.Rec
 		err = context.Cause(ctx)
 	case userCancel(rec, err, cause):
 		return
-	case errors.Is(cause, errOverlong):
-		rec.ErrorClass = record.ErrOverlong
-		err = c.overlong(st)
+	case errors.Is(cause, errStreamBound):
+		rec.ErrorClass = record.ErrTimeout
+		err = c.pastBound(st)
 	case errors.Is(err, errOverlongChunks):
 		rec.ErrorClass = record.ErrOverlong
 	case errors.Is(cause, errAnswerBudget):
@@ -436,7 +437,7 @@ func (c *Client) fail(ctx, reqCtx context.Context, st *reqState, rec *record.Rec
 // silence says what a request ended by ttft_timeout or stall_timeout (cause) had seen.
 func (c *Client) silence(cause error, st *reqState) error {
 	if errors.Is(cause, errStallTimeout) {
-		return fmt.Errorf("stalled: no chunk for stall_timeout %v after %d content chunks", c.opts.StallTimeout, st.streamed)
+		return fmt.Errorf("stalled: no content chunk for stall_timeout %v after %d content chunks (other events do not count)", c.opts.StallTimeout, st.streamed)
 	}
 	wait := fmt.Sprintf("ttft_timeout %v", c.opts.TTFTTimeout)
 	if errors.Is(cause, errAnswerBudget) {
