@@ -442,7 +442,7 @@ func (c *Client) silence(cause error, st *reqState) error {
 	wait := fmt.Sprintf("ttft_timeout %v", c.opts.TTFTTimeout)
 	if errors.Is(cause, errAnswerBudget) {
 		wait = fmt.Sprintf("%s (no request of the first level answered; its deadline at %v of it)",
-			st.w.budget, st.w.budget.Deadline().Sub(st.w.budget.Start))
+			st.w.budget, st.w.budget.Deadline().Sub(st.w.budget.From()))
 	}
 	switch {
 	case st.gotAt.IsZero():
