@@ -154,6 +154,27 @@ func TestAnswerBudgetAnswered(t *testing.T) {
 	}
 }
 
+// TestAnswerBudgetErrorAnswers: a server that answers every request at once with a 500 has
+// answered the budget: the first level is judged by the error-rate rule, which names the class,
+// not ended at the budget's deadline as silent.
+func TestAnswerBudgetErrorAnswers(t *testing.T) {
+	t.Parallel()
+	url := hostileServer(t, func(w http.ResponseWriter, _ <-chan struct{}) {
+		http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusInternalServerError)
+	})
+	b := record.NewAnswerBudget(time.Now(), 600*time.Millisecond)
+	proto := shortProtocol()
+	proto.Warmup, proto.Duration, proto.MaxDuration = 100*time.Millisecond, 700*time.Millisecond, 700*time.Millisecond
+	plan := sweep.Plan{Levels: []int{2}, Protocol: proto, Workload: fixedWorkload{out: 4}, AnswerBudget: b}
+	out, err := sweep.Run(context.Background(), context.Background(), plan, budgetClient(t, url), &memSink{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Silent || !b.Answered() || strings.HasPrefix(out.StopReason, sweep.StopSilent) {
+		t.Errorf("silent %v, answered %v, stop %q: want the 500s to answer the budget", out.Silent, b.Answered(), out.StopReason)
+	}
+}
+
 // TestOverlongStopsTheSweep runs levels 2 and 4 against a server that ignores max_tokens and
 // streams content chunks without end: every worker's first request is cut after max_tokens
 // chunks as overlong, the sweep stops at the first level saying so and what to do, and no
