@@ -128,12 +128,13 @@ func TestAnswerBudgetEndsTheSweep(t *testing.T) {
 	}
 }
 
-// TestAnswerBudgetAnswered runs a level of 2 against the simulator with a budget of 200 ms (its
-// deadline at 180 ms) and a level that lasts longer: a request answers it, so nothing is cut.
+// TestAnswerBudgetAnswered runs a level of 2 against the simulator with a budget of 2 s (its
+// deadline at 1.8 s, far beyond the simulator's 5 ms TTFT on a busy machine) and a level that
+// lasts 400 ms: a request answers it, so nothing is cut.
 func TestAnswerBudgetAnswered(t *testing.T) {
 	t.Parallel()
 	url, _ := startSim(t, sim.Config{Profile: sim.ProfileFixed, TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
-	b := record.NewAnswerBudget(time.Now(), 200*time.Millisecond)
+	b := record.NewAnswerBudget(time.Now(), 2*time.Second)
 	proto := shortProtocol()
 	proto.Warmup, proto.Duration, proto.MaxDuration = 100*time.Millisecond, 300*time.Millisecond, 300*time.Millisecond
 	plan := sweep.Plan{Levels: []int{2}, Protocol: proto, Workload: fixedWorkload{out: 4}, AnswerBudget: b}

@@ -47,6 +47,18 @@ const (
 	StopOverlong = "overlong streams"
 )
 
+// budgetSpent is the account of a first level that the answer budget b ended: what waited for
+// a first token, for how long, and what to do about a server only slow to answer.
+func budgetSpent(b *record.AnswerBudget) string {
+	who, since := "the preflight, the prompt sizing and this level", b.Start
+	if from := b.From(); from.After(b.Start) {
+		who, since = "this level (after the server's last answer, to the preflight or the prompt sizing)", from
+	}
+	return fmt.Sprintf("no request was answered within %s: %s waited %s for a first token; "+
+		"if the server is only slow to its first token, raise target.answer_budget (0 = off)",
+		b, who, time.Since(since).Round(100*time.Millisecond))
+}
+
 // failureBackoff is a worker's pause after its n-th consecutive failed request (0 for n ≤ 0):
 // 100 ms doubling to 1 s, drawn uniformly from [1, 1.5] of that so that the workers of a level
 // do not retry in step and none sends more than 10 requests/s to a failing server.
@@ -152,8 +164,7 @@ func (l *level) dead() (levelEnd, string) {
 	}
 	if b := l.budget; b != nil && b.Spent(time.Now()) {
 		l.budgetSpent = true
-		return endSilent, fmt.Sprintf("no request was answered within %s: the preflight, the prompt sizing and this level waited %s for a first token",
-			b, time.Since(b.Start).Round(100*time.Millisecond))
+		return endSilent, budgetSpent(b)
 	}
 	if l.silentN > 0 && h.firstOverlongs.Load() >= l.silentN && !h.answered.Load() {
 		return endOverlong, fmt.Sprintf("%s streamed past max_tokens and none ended within it (%s). "+

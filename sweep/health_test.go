@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -29,5 +30,21 @@ func TestHealthSilence(t *testing.T) {
 	}
 	if got := *h.firstTimeout.Load(); got != "openai: stream: timeout" {
 		t.Errorf("first timeout's message %q", got)
+	}
+}
+
+// TestBudgetSpentMessage: the budget's stop says what waited — the preflight too when the
+// server never answered, this level alone after an answer before it — and what to do about a
+// server that is only slow.
+func TestBudgetSpentMessage(t *testing.T) {
+	t.Parallel()
+	b := record.NewAnswerBudget(time.Now().Add(-time.Minute), 10*time.Second)
+	const raise = "if the server is only slow to its first token, raise target.answer_budget (0 = off)"
+	if got := budgetSpent(b); !strings.Contains(got, "the preflight, the prompt sizing and this level waited 1m0") || !strings.HasSuffix(got, raise) {
+		t.Errorf("never answered: %q", got)
+	}
+	b.Heard(time.Now().Add(-30 * time.Second))
+	if got := budgetSpent(b); !strings.Contains(got, "this level (after the server's last answer, to the preflight or the prompt sizing) waited 30") || !strings.HasSuffix(got, raise) {
+		t.Errorf("answered before: %q", got)
 	}
 }
