@@ -70,6 +70,10 @@ func (b *AnswerBudget) Answer() {
 // Answered reports whether the server has answered a request that carries the budget.
 func (b *AnswerBudget) Answered() bool { return b.answered.Load() }
 
+// Unheard reports whether the server has answered nothing at all: no wait before the first
+// level (Heard), no request that carries the budget (Answer).
+func (b *AnswerBudget) Unheard() bool { return !b.Answered() && b.heard.Load() == 0 }
+
 // Spent reports whether the budget ran out at now with no answer.
 func (b *AnswerBudget) Spent(now time.Time) bool {
 	return !b.Answered() && !now.Before(b.Deadline())

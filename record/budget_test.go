@@ -14,6 +14,9 @@ func TestAnswerBudgetHeard(t *testing.T) {
 	if b.Probes() != start.Add(5*time.Second) || b.Deadline() != start.Add(9*time.Second) {
 		t.Fatalf("probes %v deadline %v, want 5s and 9s from the start", b.Probes().Sub(start), b.Deadline().Sub(start))
 	}
+	if !b.Unheard() {
+		t.Error("a new budget has heard an answer")
+	}
 	b.Heard(start.Add(20 * time.Second))
 	b.Heard(start.Add(time.Second))
 	if got := b.Deadline().Sub(start); got != 29*time.Second {
@@ -21,6 +24,9 @@ func TestAnswerBudgetHeard(t *testing.T) {
 	}
 	if b.Spent(start.Add(28*time.Second)) || !b.Spent(start.Add(29*time.Second)) {
 		t.Error("the budget is spent before its deadline after the answer, or not at it")
+	}
+	if b.Unheard() {
+		t.Error("a budget that heard an answer is unheard")
 	}
 }
 

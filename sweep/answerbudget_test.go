@@ -108,7 +108,7 @@ func TestAnswerBudgetEndsTheSweep(t *testing.T) {
 			if el < budget*9/10 || el > budget+2*time.Second {
 				t.Errorf("the sweep took %v, want from the budget's deadline %v to the budget %v + 2 s", el, budget*9/10, budget)
 			}
-			if !out.Silent || !strings.HasPrefix(out.StopReason, "no answer: at concurrency 2 ") || len(sink.runs) != 1 {
+			if !out.Silent || !out.NeverAnswered || !strings.HasPrefix(out.StopReason, "no answer: at concurrency 2 ") || len(sink.runs) != 1 {
 				t.Fatalf("silent %v, stop %q, %d levels: want the sweep stopped silent at its first level", out.Silent, out.StopReason, len(sink.runs))
 			}
 			firsts := 0

@@ -229,16 +229,28 @@ func windowWarning(w server.WindowCheck, minRequests int) string {
 // everything measured was written to dir: exit 3 when no request could connect (as the
 // preflight's unreachable target), 1 when the server took the requests and answered none
 // within target.ttft_timeout, target.stall_timeout or target.answer_budget, or ignored their
-// max_tokens; nil for any other stop.
+// max_tokens; nil for any other stop. A silent server that answered nothing at all
+// (sweep.Outcome.NeverAnswered) is a NeverAnsweredError, which stops a grid.
 func ServerDown(out sweep.Outcome, dir string) error {
 	switch {
 	case out.Unreachable:
 		return exit.With(exit.Unreachable, fmt.Errorf("sweep: %s (results so far in %s)", out.StopReason, dir))
+	case out.NeverAnswered:
+		return exit.With(exit.Failure, &NeverAnsweredError{fmt.Errorf("sweep: %s (results so far in %s)", out.StopReason, dir)})
 	case out.Silent, out.Overlong:
 		return exit.With(exit.Failure, fmt.Errorf("sweep: %s (results so far in %s)", out.StopReason, dir))
 	}
 	return nil
 }
+
+// NeverAnsweredError is ServerDown's error of a server that took the requests and answered
+// nothing at all until the answer budget ran out: a grid stops at it, since each of its
+// scenarios would wait out the budget alike.
+type NeverAnsweredError struct{ Err error }
+
+func (e *NeverAnsweredError) Error() string { return e.Err.Error() }
+
+func (e *NeverAnsweredError) Unwrap() error { return e.Err }
 
 // apiKey is the API key the client sends: the variable target.api_key_env names, for an
 // endpoint (the simulator takes none).
