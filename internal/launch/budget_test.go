@@ -182,3 +182,28 @@ func TestAnswerBudgetHungSizing(t *testing.T) {
 		t.Errorf("sizing %v, log:\n%s\nwant words, noting %q", s.sizing, log.String(), want)
 	}
 }
+
+// TestPilotAnswersBudget: the --rates auto pilot's success answers the budget, an embeddings
+// pilot's too, which streams no content chunk (before, it left the budget armed for the probe's
+// levels).
+func TestPilotAnswersBudget(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	cfg.Target.API, cfg.Target.AnswerBudget = record.APIEmbeddings, time.Minute
+	s := &Sweep{Env: Env{Log: io.Discard, Getenv: func(string) string { return "" }, Interrupt: context.Background()}, Cfg: cfg, Levels: []int{1}}
+	s.startBudget()
+	tg, err := s.startTarget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tg.Close)
+	if s.workload, err = workload.NewWorkload(s.Cfg.Workload, s.Cfg.Target.API); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pilot(context.Background(), tg); err != nil {
+		t.Fatal(err)
+	}
+	if !s.budget.Answered() {
+		t.Error("the pilot's answer did not answer the budget")
+	}
+}

@@ -109,6 +109,9 @@ func (s *Sweep) pilot(ctx context.Context, t *Target) (time.Duration, error) {
 	case !rec.OK():
 		return 0, exit.With(exit.Failure, fmt.Errorf("sweep: --rates auto: probe: the pilot request failed: %s %s", rec.Status, rec.Error))
 	}
+	if req.Budget != nil {
+		req.Budget.Answer() // an embeddings pilot streams no content chunk
+	}
 	return rec.E2E, nil
 }
 
