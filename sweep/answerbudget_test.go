@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -173,6 +174,54 @@ func TestAnswerBudgetErrorAnswers(t *testing.T) {
 	}
 	if out.Silent || !b.Answered() || strings.HasPrefix(out.StopReason, sweep.StopSilent) {
 		t.Errorf("silent %v, answered %v, stop %q: want the 500s to answer the budget", out.Silent, b.Answered(), out.StopReason)
+	}
+}
+
+// levelCount counts the levels started (sweep.Observer).
+type levelCount struct{ started atomic.Int64 }
+
+func (c *levelCount) LevelStarted(int, int)        { c.started.Add(1) }
+func (c *levelCount) Live(sweep.LiveStats)         {}
+func (c *levelCount) LevelFinished(l record.Level) {}
+
+// TestAnswerBudgetFirstLevelOnly: a first level that ends unanswered before the budget's
+// deadline (every stream broken) leaves the budget to no later level: the second level's
+// requests, whose first token comes after the deadline, are not cut.
+func TestAnswerBudgetFirstLevelOnly(t *testing.T) {
+	t.Parallel()
+	b := record.NewAnswerBudget(time.Now(), 800*time.Millisecond)
+	levels := &levelCount{}
+	url := hostileServer(t, func(w http.ResponseWriter, done <-chan struct{}) {
+		sseStart(w)
+		if levels.started.Load() <= 1 {
+			w.Write([]byte("data: {")) // the stream breaks: no answer
+			return
+		}
+		select {
+		case <-done:
+			return
+		case <-time.After(time.Until(b.Deadline()) + 50*time.Millisecond):
+		}
+		w.Write([]byte(contentEvent + "data: [DONE]\n\n"))
+	})
+	proto := shortProtocol()
+	proto.Warmup, proto.Duration, proto.MaxDuration = 50*time.Millisecond, 150*time.Millisecond, 150*time.Millisecond
+	plan := sweep.Plan{Levels: []int{1, 2}, Protocol: proto, Workload: fixedWorkload{out: 1}, AnswerBudget: b, Observer: levels}
+	sink := &memSink{}
+	out, err := sweep.Run(context.Background(), context.Background(), plan, budgetClient(t, url), sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.records) != 2 || out.Silent {
+		t.Fatalf("%d levels, silent %v, stop %q: want both levels run", len(sink.records), out.Silent, out.StopReason)
+	}
+	for _, r := range sink.records[1] {
+		if strings.Contains(r.Error, "answer_budget") {
+			t.Errorf("the second level's request was cut by the budget: %s", r.Error)
+		}
+	}
+	if b.Answered() {
+		t.Error("the second level answered the budget it does not carry")
 	}
 }
 

@@ -117,6 +117,44 @@ func TestSweepSilentServer(t *testing.T) {
 	}
 }
 
+// TestSweepHungPreflight sweeps a server that lists the model and never answers a request, the
+// preflight's probe included, with a 1 s target.answer_budget: the preflight warns and goes on,
+// the sizing sends nothing, and the first level's requests are cut at the budget's deadline:
+// exit 1 with records.jsonl, the analysis and report.md, within the budget and the writing.
+func TestSweepHungPreflight(t *testing.T) {
+	t.Parallel()
+	const budget = time.Second
+	ns := startNetServer(t, 0, true)
+	cfg := writeTestConfig(t, fmt.Sprintf("target: {url: %s/v1, model: %s, answer_budget: %s}\n",
+		ns.srv.URL, sim.DefaultModel, budget))
+	dir := filepath.Join(t.TempDir(), "run")
+	e, _, stderr := testEnv()
+	start := time.Now()
+	err := run(context.Background(), e, []string{"sweep", "-c", cfg, "--levels", "1,4", "-o", dir})
+	el := time.Since(start)
+	if code := exitCode(err); code != exitFailure || !strings.Contains(err.Error(), "no answer: at concurrency 1 ") {
+		t.Fatalf("exit %d (%v), want %d, no answer\n%s", code, err, exitFailure, stderr)
+	}
+	if el > budget+5*time.Second {
+		t.Errorf("the sweep took %v, want ≤ target.answer_budget %v + 5 s", el, budget)
+	}
+	for _, want := range []string{"lists the model but the probe request failed", "the server did not answer the preflight's probe: prompts are sized in words"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr does not say %q\n%s", want, stderr)
+		}
+	}
+	res, rerr := rundir.Read(dir)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if len(res.Levels) != 1 || len(res.Levels[0].Records) == 0 || res.Levels[0].Records[0].ErrorClass != record.ErrTimeout {
+		t.Fatalf("%d levels: want the first level with its timed-out records", len(res.Levels))
+	}
+	if _, serr := os.Stat(filepath.Join(dir, "report.md")); serr != nil {
+		t.Errorf("no report written: %v", serr)
+	}
+}
+
 // TestSweepDeadServer kills the server during the first level: the workers back off their
 // connect errors, the level ends 10 s (the default) after the last of them started failing,
 // and the sweep stops with exit 3 naming the unreachable server, after writing and analyzing
