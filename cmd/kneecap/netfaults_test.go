@@ -155,6 +155,37 @@ func TestSweepHungPreflight(t *testing.T) {
 	}
 }
 
+// TestSweepRatesAutoSilent: --rates auto against a server that answers the preflight and then
+// never answers, with a 1 s target.answer_budget: the probe's pilot request is cut at the
+// budget's deadline, and the sweep ends exit 1 with probe.json holding the pilot's record, the
+// stop reason in levels.json, the analysis and report.md (before: config.yaml and levels.json
+// alone, no record, no report).
+func TestSweepRatesAutoSilent(t *testing.T) {
+	t.Parallel()
+	ns := startNetServer(t, 1, true)
+	cfg := writeTestConfig(t, fmt.Sprintf("target: {url: %s/v1, model: %s, answer_budget: 1s}\n", ns.srv.URL, sim.DefaultModel))
+	dir := filepath.Join(t.TempDir(), "run")
+	e, _, stderr := testEnv()
+	err := run(context.Background(), e, []string{"sweep", "-c", cfg, "--rates", "auto", "-o", dir})
+	if code := exitCode(err); code != exitFailure || !strings.Contains(err.Error(), "the pilot request failed") {
+		t.Fatalf("exit %d (%v), want %d, the pilot failed\n%s", code, err, exitFailure, stderr)
+	}
+	res, rerr := rundir.Read(dir)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if want := "--rates auto probe: the pilot request failed: timeout"; res.StopReason != want {
+		t.Errorf("stop reason %q, want %q", res.StopReason, want)
+	}
+	b, perr := os.ReadFile(filepath.Join(dir, rundir.ProbeFile))
+	if perr != nil || !strings.Contains(string(b), `"pilot"`) || !strings.Contains(string(b), "target.answer_budget 1s") {
+		t.Errorf("probe.json (%v) does not hold the pilot's record:\n%s", perr, b)
+	}
+	if _, serr := os.Stat(filepath.Join(dir, "report.md")); serr != nil {
+		t.Errorf("no report written: %v", serr)
+	}
+}
+
 // TestSweepDeadServer kills the server during the first level: the workers back off their
 // connect errors, the level ends 10 s (the default) after the last of them started failing,
 // and the sweep stops with exit 3 naming the unreachable server, after writing and analyzing

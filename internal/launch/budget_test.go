@@ -200,7 +200,7 @@ func TestPilotAnswersBudget(t *testing.T) {
 	if s.workload, err = workload.NewWorkload(s.Cfg.Workload, s.Cfg.Target.API); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.pilot(context.Background(), tg); err != nil {
+	if _, _, err := s.pilot(context.Background(), tg); err != nil {
 		t.Fatal(err)
 	}
 	if !s.budget.Answered() {
