@@ -6,17 +6,22 @@ import (
 	"time"
 )
 
-// AnswerBudget is target.answer_budget (DESIGN §3.6): one deadline for every wait of a sweep
-// before its server first answers — the preflight, the prompt sizing and the first level, until
-// a request of that level streams its first content chunk. The waits before the first level end
-// at half of it (Probes), the first level's unanswered requests are cut at nine tenths of it
-// (Deadline), and the last tenth is left to write the records, the analysis and the report, so
-// that a server that never answers ends the sweep within the budget. It is safe for concurrent
-// use.
+// AnswerBudget is target.answer_budget (DESIGN §3.6): how long every wait of a sweep before its
+// server first answers may go without an answer — the preflight, the prompt sizing and the
+// first level, until a request of that level streams its first content chunk. Its clock starts
+// at Start and starts again at each answer before the first level (Heard: the preflight's
+// probe, a sizing probe), so that a slow but answering server keeps the whole allowance for
+// its first level while a server that never answers ends the sweep within the budget. Each wait
+// before the first level ends at half of it from the last answer (Probes), the first level's
+// unanswered requests are cut at nine tenths of it (Deadline), and the last tenth is left to
+// write the records, the analysis and the report. It is safe for concurrent use.
 type AnswerBudget struct {
 	// Budget is target.answer_budget; Start when the sweep began to wait (before the preflight).
 	Budget time.Duration
 	Start  time.Time
+	// heard is the offset from Start of the latest answer before the first level (Heard; 0:
+	// none), kept as an offset so that the deadlines stay on the monotonic clock.
+	heard atomic.Int64
 	// answered is set by the first content chunk of a request that carries the budget.
 	answered atomic.Bool
 }
@@ -30,12 +35,30 @@ func NewAnswerBudget(start time.Time, budget time.Duration) *AnswerBudget {
 	return &AnswerBudget{Budget: budget, Start: start}
 }
 
-// Probes is when the waits before the first level end: half the budget from Start.
-func (b *AnswerBudget) Probes() time.Time { return b.Start.Add(b.Budget / 2) }
+// Heard records that the server answered a wait before the first level at now: the budget's
+// clock starts again from there.
+func (b *AnswerBudget) Heard(now time.Time) {
+	n := int64(now.Sub(b.Start))
+	for {
+		was := b.heard.Load()
+		if n <= was || b.heard.CompareAndSwap(was, n) {
+			return
+		}
+	}
+}
+
+// From is when the budget's clock last started: the latest answer Heard, else Start.
+func (b *AnswerBudget) From() time.Time {
+	return b.Start.Add(time.Duration(b.heard.Load()))
+}
+
+// Probes is when a wait before the first level that begins now ends: half the budget from
+// From.
+func (b *AnswerBudget) Probes() time.Time { return b.From().Add(b.Budget / 2) }
 
 // Deadline is when the first level's requests that have streamed no content are cut, and the
-// level ends, if none of them has answered: nine tenths of the budget from Start.
-func (b *AnswerBudget) Deadline() time.Time { return b.Start.Add(b.Budget / 10 * 9) }
+// level ends, if none of them has answered: nine tenths of the budget from From.
+func (b *AnswerBudget) Deadline() time.Time { return b.From().Add(b.Budget / 10 * 9) }
 
 // Answer records that the server answered: the budget no longer cuts anything.
 func (b *AnswerBudget) Answer() {
@@ -47,9 +70,24 @@ func (b *AnswerBudget) Answer() {
 // Answered reports whether the server has answered a request that carries the budget.
 func (b *AnswerBudget) Answered() bool { return b.answered.Load() }
 
+// Unheard reports whether the server has answered nothing at all: no wait before the first
+// level (Heard), no request that carries the budget (Answer).
+func (b *AnswerBudget) Unheard() bool { return !b.Answered() && b.heard.Load() == 0 }
+
 // Spent reports whether the budget ran out at now with no answer.
 func (b *AnswerBudget) Spent(now time.Time) bool {
 	return !b.Answered() && !now.Before(b.Deadline())
+}
+
+// Answers reports whether r is an answer of the server for the budget (Heard, Answer): it
+// succeeded, or it ended with a complete answer that is an error (empty, http_4xx, http_429,
+// http_5xx), which the stop rules then judge instead of the budget's silence.
+func Answers(r *Record) bool {
+	switch r.ErrorClass {
+	case ErrEmpty, ErrHTTP4xx, ErrHTTP429, ErrHTTP5xx:
+		return true
+	}
+	return r.OK()
 }
 
 // String names the budget for a message: "target.answer_budget 1m30s".

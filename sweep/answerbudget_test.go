@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,7 +109,7 @@ func TestAnswerBudgetEndsTheSweep(t *testing.T) {
 			if el < budget*9/10 || el > budget+2*time.Second {
 				t.Errorf("the sweep took %v, want from the budget's deadline %v to the budget %v + 2 s", el, budget*9/10, budget)
 			}
-			if !out.Silent || !strings.HasPrefix(out.StopReason, "no answer: at concurrency 2 ") || len(sink.runs) != 1 {
+			if !out.Silent || !out.NeverAnswered || !strings.HasPrefix(out.StopReason, "no answer: at concurrency 2 ") || len(sink.runs) != 1 {
 				t.Fatalf("silent %v, stop %q, %d levels: want the sweep stopped silent at its first level", out.Silent, out.StopReason, len(sink.runs))
 			}
 			firsts := 0
@@ -128,12 +129,13 @@ func TestAnswerBudgetEndsTheSweep(t *testing.T) {
 	}
 }
 
-// TestAnswerBudgetAnswered runs a level of 2 against the simulator with a budget of 200 ms (its
-// deadline at 180 ms) and a level that lasts longer: a request answers it, so nothing is cut.
+// TestAnswerBudgetAnswered runs a level of 2 against the simulator with a budget of 2 s (its
+// deadline at 1.8 s, far beyond the simulator's 5 ms TTFT on a busy machine) and a level that
+// lasts 400 ms: a request answers it, so nothing is cut.
 func TestAnswerBudgetAnswered(t *testing.T) {
 	t.Parallel()
 	url, _ := startSim(t, sim.Config{Profile: sim.ProfileFixed, TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
-	b := record.NewAnswerBudget(time.Now(), 200*time.Millisecond)
+	b := record.NewAnswerBudget(time.Now(), 2*time.Second)
 	proto := shortProtocol()
 	proto.Warmup, proto.Duration, proto.MaxDuration = 100*time.Millisecond, 300*time.Millisecond, 300*time.Millisecond
 	plan := sweep.Plan{Levels: []int{2}, Protocol: proto, Workload: fixedWorkload{out: 4}, AnswerBudget: b}
@@ -151,6 +153,75 @@ func TestAnswerBudgetAnswered(t *testing.T) {
 				t.Errorf("level %d: %s %q (%s)", i, r.Status, r.ErrorClass, r.Error)
 			}
 		}
+	}
+}
+
+// TestAnswerBudgetErrorAnswers: a server that answers every request at once with a 500 has
+// answered the budget: the first level is judged by the error-rate rule, which names the class,
+// not ended at the budget's deadline as silent.
+func TestAnswerBudgetErrorAnswers(t *testing.T) {
+	t.Parallel()
+	url := hostileServer(t, func(w http.ResponseWriter, _ <-chan struct{}) {
+		http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusInternalServerError)
+	})
+	b := record.NewAnswerBudget(time.Now(), 600*time.Millisecond)
+	proto := shortProtocol()
+	proto.Warmup, proto.Duration, proto.MaxDuration = 100*time.Millisecond, 700*time.Millisecond, 700*time.Millisecond
+	plan := sweep.Plan{Levels: []int{2}, Protocol: proto, Workload: fixedWorkload{out: 4}, AnswerBudget: b}
+	out, err := sweep.Run(context.Background(), context.Background(), plan, budgetClient(t, url), &memSink{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Silent || !b.Answered() || strings.HasPrefix(out.StopReason, sweep.StopSilent) {
+		t.Errorf("silent %v, answered %v, stop %q: want the 500s to answer the budget", out.Silent, b.Answered(), out.StopReason)
+	}
+}
+
+// levelCount counts the levels started (sweep.Observer).
+type levelCount struct{ started atomic.Int64 }
+
+func (c *levelCount) LevelStarted(int, int)        { c.started.Add(1) }
+func (c *levelCount) Live(sweep.LiveStats)         {}
+func (c *levelCount) LevelFinished(l record.Level) {}
+
+// TestAnswerBudgetFirstLevelOnly: a first level that ends unanswered before the budget's
+// deadline (every stream broken) leaves the budget to no later level: the second level's
+// requests, whose first token comes after the deadline, are not cut.
+func TestAnswerBudgetFirstLevelOnly(t *testing.T) {
+	t.Parallel()
+	b := record.NewAnswerBudget(time.Now(), 800*time.Millisecond)
+	levels := &levelCount{}
+	url := hostileServer(t, func(w http.ResponseWriter, done <-chan struct{}) {
+		sseStart(w)
+		if levels.started.Load() <= 1 {
+			w.Write([]byte("data: {")) // the stream breaks: no answer
+			return
+		}
+		select {
+		case <-done:
+			return
+		case <-time.After(time.Until(b.Deadline()) + 50*time.Millisecond):
+		}
+		w.Write([]byte(contentEvent + "data: [DONE]\n\n"))
+	})
+	proto := shortProtocol()
+	proto.Warmup, proto.Duration, proto.MaxDuration = 50*time.Millisecond, 150*time.Millisecond, 150*time.Millisecond
+	plan := sweep.Plan{Levels: []int{1, 2}, Protocol: proto, Workload: fixedWorkload{out: 1}, AnswerBudget: b, Observer: levels}
+	sink := &memSink{}
+	out, err := sweep.Run(context.Background(), context.Background(), plan, budgetClient(t, url), sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.records) != 2 || out.Silent {
+		t.Fatalf("%d levels, silent %v, stop %q: want both levels run", len(sink.records), out.Silent, out.StopReason)
+	}
+	for _, r := range sink.records[1] {
+		if strings.Contains(r.Error, "answer_budget") {
+			t.Errorf("the second level's request was cut by the budget: %s", r.Error)
+		}
+	}
+	if b.Answered() {
+		t.Error("the second level answered the budget it does not carry")
 	}
 }
 

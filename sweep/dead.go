@@ -47,6 +47,18 @@ const (
 	StopOverlong = "overlong streams"
 )
 
+// budgetSpent is the account of a first level that the answer budget b ended: what waited for
+// a first token, for how long, and what to do about a server only slow to answer.
+func budgetSpent(b *record.AnswerBudget) string {
+	who, since := "the preflight, the prompt sizing and this level", b.Start
+	if from := b.From(); from.After(b.Start) {
+		who, since = "this level (after the server's last answer, to the preflight or the prompt sizing)", from
+	}
+	return fmt.Sprintf("no request was answered within %s: %s waited %s for a first token; "+
+		"if the server is only slow to its first token, raise target.answer_budget (0 = off)",
+		b, who, time.Since(since).Round(100*time.Millisecond))
+}
+
 // failureBackoff is a worker's pause after its n-th consecutive failed request (0 for n ≤ 0):
 // 100 ms doubling to 1 s, drawn uniformly from [1, 1.5] of that so that the workers of a level
 // do not retry in step and none sends more than 10 requests/s to a failing server.
@@ -87,21 +99,26 @@ type health struct {
 
 // ended accounts, in the worker's goroutine, for the end of request r, first reporting one
 // of the first requests that silence counts (a worker's first; a rate level's first arrivals).
+// A timeout after a content chunk (a stall, the stream's time bound) is no silence: the server
+// answered, slowly.
 func (h *health) ended(r *record.Record, first bool) {
 	switch {
 	case r.OK(), r.UserCancelled() && r.TTFT > 0: // a user's cancel after a token: answered
 		if !h.answered.Load() {
 			h.answered.Store(true)
 		}
-	case r.ErrorClass == record.ErrTimeout && first:
-		msg := r.Error
-		h.firstTimeout.CompareAndSwap(nil, &msg)
-		h.firstTimeouts.Add(1)
+	case r.ErrorClass == record.ErrTimeout && first && r.TTFT == 0:
+		countFirst(&h.firstTimeouts, &h.firstTimeout, r)
 	case r.ErrorClass == record.ErrOverlong && first:
-		msg := r.Error
-		h.firstOverlong.CompareAndSwap(nil, &msg)
-		h.firstOverlongs.Add(1)
+		countFirst(&h.firstOverlongs, &h.firstOverlong, r)
 	}
+}
+
+// countFirst counts r in n, keeping the message of the first so counted in msg.
+func countFirst(n *atomic.Int64, msg *atomic.Pointer[string], r *record.Record) {
+	m := r.Error
+	msg.CompareAndSwap(nil, &m)
+	n.Add(1)
 }
 
 // rateEnded accounts, in an arrival's goroutine, for the end of a rate level's request r in
@@ -147,8 +164,7 @@ func (l *level) dead() (levelEnd, string) {
 	}
 	if b := l.budget; b != nil && b.Spent(time.Now()) {
 		l.budgetSpent = true
-		return endSilent, fmt.Sprintf("no request was answered within %s: the preflight, the prompt sizing and this level waited %s for a first token",
-			b, time.Since(b.Start).Round(100*time.Millisecond))
+		return endSilent, budgetSpent(b)
 	}
 	if l.silentN > 0 && h.firstOverlongs.Load() >= l.silentN && !h.answered.Load() {
 		return endOverlong, fmt.Sprintf("%s streamed past max_tokens and none ended within it (%s). "+

@@ -41,6 +41,10 @@ type Outcome struct {
 	// last of Levels. Overlong reports a stop because every worker's first request of a level
 	// streamed past its max_tokens (StopOverlong).
 	Unreachable, Silent, Overlong bool
+	// NeverAnswered reports a Silent stop at the first level while its answer budget had
+	// heard no answer at all (record.AnswerBudget.Unheard): neither the preflight's probe,
+	// nor the prompt sizing, nor any request of the level was answered.
+	NeverAnswered bool
 }
 
 // Validate reports every problem of the plan at once (nil when it can run).
@@ -414,6 +418,7 @@ func (r *controller) level(ask levelAsk, first bool) string {
 		return fmt.Sprintf("%s: at %s %s", StopUnreachable, name, down)
 	case endSilent:
 		r.out.Silent = true
+		r.out.NeverAnswered = budget != nil && budget.Unheard()
 		return fmt.Sprintf("%s: at %s %s", StopSilent, name, down)
 	case endOverlong:
 		r.out.Overlong = true

@@ -441,8 +441,10 @@ func (l *level) do(box *mailbox, req *record.Request, rec *record.Record) {
 	l.inflight.Add(1)
 	req.Budget = l.budget
 	l.client.Do(l.reqCtx, req, rec)
-	if l.budget != nil && rec.OK() {
-		l.budget.Answer() // an embeddings answer has no content chunk
+	if l.budget != nil && record.Answers(rec) {
+		// An embeddings answer has no content chunk; a complete error answer (a 429, a 500)
+		// is the error-rate rule's to judge, not the budget's silence.
+		l.budget.Answer()
 	}
 	l.inflight.Add(-1)
 }

@@ -57,7 +57,9 @@ func resumeGrid(ctx context.Context, e *env, fl *sweepFlags) error {
 }
 
 // runScenarios runs the scenarios of the grid in dir (grid.Run), each with runSweep, then
-// writes the grid's combined files and prints its table of knees.
+// writes the grid's combined files and prints its table of knees. A failed scenario lets the
+// next one run; an interrupt, an unreachable server or one that answered nothing at all
+// stops the grid.
 func runScenarios(ctx context.Context, e *env, fl *sweepFlags, dir string, cfg config.Config) error {
 	out, err := grid.Run(ctx, e.launch(), dir, cfg, fl.resumeOverrides, func(s *launch.Sweep) error {
 		return runSweep(ctx, e, fl, s)

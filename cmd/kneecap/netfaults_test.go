@@ -4,6 +4,7 @@ package main
 // docs/reliability.md tabulates these tests.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -76,16 +77,13 @@ func (ns *netServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// TestSweepSilentServer sweeps levels 1 and 4 of a server that answers the preflight and then
-// reads every request and never answers, with every setting at its default but a 2 s
-// target.answer_budget: the prompt sizing's usage probe waits half of it, the first level's
-// worker's first request is cut at nine tenths of it, and the sweep stops there, exit 1, with
-// a sentence naming the budget; what was measured is written and analyzed. Before the budget,
-// the sizing probe and the level each waited ttft_timeout (a minute).
-func TestSweepSilentServer(t *testing.T) {
-	t.Parallel()
-	const budget = 2 * time.Second
-	ns := startNetServer(t, 1, true)
+// sweepSilent sweeps levels 1 and 4 of a netServer that answers its first answer requests and
+// then reads every request and never answers, with target.answer_budget budget and every other
+// setting at its default; it wants exit 1 within the budget and 5 s, and returns the results
+// directory, stderr and the error.
+func sweepSilent(t *testing.T, answer int64, budget time.Duration) (string, *bytes.Buffer, error) {
+	t.Helper()
+	ns := startNetServer(t, answer, true)
 	cfg := writeTestConfig(t, fmt.Sprintf("target: {url: %s/v1, model: %s, answer_budget: %s}\n",
 		ns.srv.URL, sim.DefaultModel, budget))
 	dir := filepath.Join(t.TempDir(), "run")
@@ -99,6 +97,19 @@ func TestSweepSilentServer(t *testing.T) {
 	if el > budget+5*time.Second {
 		t.Errorf("the sweep took %v, want ≤ target.answer_budget %v + 5 s", el, budget)
 	}
+	return dir, stderr, err
+}
+
+// TestSweepSilentServer sweeps levels 1 and 4 of a server that answers the preflight and then
+// reads every request and never answers, with every setting at its default but a 2 s
+// target.answer_budget: the prompt sizing's usage probe waits half of it, the first level's
+// worker's first request is cut at nine tenths of it, and the sweep stops there, exit 1, with
+// a sentence naming the budget; what was measured is written and analyzed. Before the budget,
+// the sizing probe and the level each waited ttft_timeout (a minute).
+func TestSweepSilentServer(t *testing.T) {
+	t.Parallel()
+	const budget = 2 * time.Second
+	dir, stderr, err := sweepSilent(t, 1, budget)
 	want := "no answer: at concurrency 1 every worker's first request timed out and none was answered " +
 		"(openai: request: no answer within target.answer_budget 2s (no request of the first level answered; its deadline at 1.8s of it): " +
 		"the server accepted the connection and sent nothing)"
@@ -114,6 +125,64 @@ func TestSweepSilentServer(t *testing.T) {
 	}
 	if _, serr := os.Stat(filepath.Join(dir, "analysis.json")); serr != nil {
 		t.Errorf("no analysis written: %v", serr)
+	}
+}
+
+// TestSweepHungPreflight sweeps a server that lists the model and never answers a request, the
+// preflight's probe included, with a 1 s target.answer_budget: the preflight warns and goes on,
+// the sizing sends nothing, and the first level's requests are cut at the budget's deadline:
+// exit 1 with records.jsonl, the analysis and report.md, within the budget and the writing.
+func TestSweepHungPreflight(t *testing.T) {
+	t.Parallel()
+	dir, stderr, err := sweepSilent(t, 0, time.Second)
+	if !strings.Contains(err.Error(), "no answer: at concurrency 1 ") {
+		t.Fatalf("%v, want no answer", err)
+	}
+	for _, want := range []string{"lists the model but the probe request failed", "the server did not answer the preflight's probe: prompts are sized in words"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr does not say %q\n%s", want, stderr)
+		}
+	}
+	res, rerr := rundir.Read(dir)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if len(res.Levels) != 1 || len(res.Levels[0].Records) == 0 || res.Levels[0].Records[0].ErrorClass != record.ErrTimeout {
+		t.Fatalf("%d levels: want the first level with its timed-out records", len(res.Levels))
+	}
+	if _, serr := os.Stat(filepath.Join(dir, "report.md")); serr != nil {
+		t.Errorf("no report written: %v", serr)
+	}
+}
+
+// TestSweepRatesAutoSilent: --rates auto against a server that answers the preflight and then
+// never answers, with a 1 s target.answer_budget: the probe's pilot request is cut at the
+// budget's deadline, and the sweep ends exit 1 with probe.json holding the pilot's record, the
+// stop reason in levels.json, the analysis and report.md (before: config.yaml and levels.json
+// alone, no record, no report).
+func TestSweepRatesAutoSilent(t *testing.T) {
+	t.Parallel()
+	ns := startNetServer(t, 1, true)
+	cfg := writeTestConfig(t, fmt.Sprintf("target: {url: %s/v1, model: %s, answer_budget: 1s}\n", ns.srv.URL, sim.DefaultModel))
+	dir := filepath.Join(t.TempDir(), "run")
+	e, _, stderr := testEnv()
+	err := run(context.Background(), e, []string{"sweep", "-c", cfg, "--rates", "auto", "-o", dir})
+	if code := exitCode(err); code != exitFailure || !strings.Contains(err.Error(), "the pilot request failed") {
+		t.Fatalf("exit %d (%v), want %d, the pilot failed\n%s", code, err, exitFailure, stderr)
+	}
+	res, rerr := rundir.Read(dir)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if want := "--rates auto probe: the pilot request failed: timeout"; res.StopReason != want {
+		t.Errorf("stop reason %q, want %q", res.StopReason, want)
+	}
+	b, perr := os.ReadFile(filepath.Join(dir, rundir.ProbeFile))
+	if perr != nil || !strings.Contains(string(b), `"pilot"`) || !strings.Contains(string(b), "target.answer_budget 1s") {
+		t.Errorf("probe.json (%v) does not hold the pilot's record:\n%s", perr, b)
+	}
+	if _, serr := os.Stat(filepath.Join(dir, "report.md")); serr != nil {
+		t.Errorf("no report written: %v", serr)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"runtime/debug"
@@ -199,6 +200,16 @@ func runSweep(ctx context.Context, e *env, fl *sweepFlags, s *launch.Sweep) (err
 		probe = e.probeDisplay(s, levels, proto)
 		return probe
 	})
+	if stop := (*launch.ProbeStoppedError)(nil); errors.As(err, &stop) {
+		// The --rates auto probe stopped: its directory is reported as any failed sweep's.
+		if aerr := afterSweep(ctx, e, "sweep", s.Dir.Path()); aerr != nil {
+			return aerr
+		}
+		if perr := printAnalysis(stdout, fl.format, s.Dir.Path()); perr != nil {
+			return perr
+		}
+		return fmt.Errorf("%w (results so far in %s)", err, s.Dir.Path())
+	}
 	if err != nil {
 		return err
 	}

@@ -75,7 +75,9 @@ type Outcome struct {
 // refused is refused before anything is sent; override is applied to a resumed scenario's
 // configuration, as to the grid's). scenarios.json is rewritten after each scenario. A
 // scenario that fails is recorded (failed, and why) and the next one runs; an interrupt (exit
-// 130) or a server that cannot be reached (exit 3) stops the grid. The error is the
+// 130), a server that cannot be reached (exit 3) or one that answered nothing at all until the
+// answer budget ran out (exit 1, launch.NeverAnsweredError: every scenario would wait it out)
+// stops the grid. The error is the
 // preparation's; the grid's own comes from Outcome.Err once its combined files are written.
 func Run(ctx context.Context, env launch.Env, dir string, cfg config.Config, override func(*config.Config), sweep func(*launch.Sweep) error) (Outcome, error) {
 	preps, err := prepare(env, override, dir, cfg)
@@ -126,9 +128,11 @@ func (o Outcome) Err(dir string, cfg config.Config, werr error) error {
 
 // outcome classifies what scenario name's sweep returned (err; interrupted: an interrupt
 // came): nil to carry on (err nil, or a failure of this scenario alone, recorded in faults and
-// printed on log), or the error that stops the grid (an interrupt, an unreachable server).
+// printed on log), or the error that stops the grid (an interrupt, an unreachable server, a
+// server that answered nothing at all: launch.NeverAnsweredError).
 func outcome(log io.Writer, err error, interrupted bool, name string, faults map[string]Fault) error {
 	code := exit.Code(err)
+	var silent *launch.NeverAnsweredError
 	switch {
 	case err == nil && !interrupted:
 		return nil
@@ -137,6 +141,9 @@ func outcome(log io.Writer, err error, interrupted bool, name string, faults map
 	case code == exit.Unreachable:
 		faults[name] = Fault{Unreachable, reasonOf(err)}
 		return exit.With(exit.Unreachable, &stopError{name: name, err: err})
+	case errors.As(err, &silent):
+		faults[name] = Fault{Failed, reasonOf(err)}
+		return exit.With(exit.Failure, &stopError{name: name, err: err})
 	}
 	faults[name] = Fault{Failed, reasonOf(err)}
 	fmt.Fprintf(log, "kneecap: scenario %s failed: %s; on with the next\n", name, reasonOf(err))

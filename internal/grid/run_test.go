@@ -10,12 +10,14 @@ import (
 
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/internal/exit"
+	"github.com/kneecap/kneecap/internal/launch"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
 )
 
 // TestOutcomes: what a scenario's sweep returned decides whether the grid carries on (a
-// failure of its own, recorded with why), or stops (an interrupt, an unreachable server); the
+// failure of its own, recorded with why), or stops (an interrupt, an unreachable server, a
+// server that answered nothing at all); the
 // --resume hint only while a scenario is left.
 func TestOutcomes(t *testing.T) {
 	var log bytes.Buffer
@@ -34,6 +36,16 @@ func TestOutcomes(t *testing.T) {
 	down := outcome(&log, exit.With(exit.Unreachable, errors.New("sweep: server unreachable: at N=4")), false, "down", faults)
 	if exit.Code(down) != exit.Unreachable || faults["down"].status != Unreachable {
 		t.Errorf("an unreachable server: %v (exit %d), %+v; want exit 3, unreachable", down, exit.Code(down), faults["down"])
+	}
+	// A server that answered nothing at all stops the grid (before: each scenario waited out
+	// the answer budget); a server silent after answering is the scenario's failure.
+	never := launch.ServerDown(sweep.Outcome{Silent: true, NeverAnswered: true, StopReason: "no answer: at concurrency 1 …"}, "d")
+	if err := outcome(&log, never, false, "silent", faults); exit.Code(err) != exit.Failure || faults["silent"].status != Failed {
+		t.Errorf("a server that never answered: %v (exit %d), %+v; want the grid stopped, exit 1", err, exit.Code(err), faults["silent"])
+	}
+	late := launch.ServerDown(sweep.Outcome{Silent: true, StopReason: "no answer: at concurrency 8 …"}, "d")
+	if err := outcome(&log, late, false, "late", faults); err != nil {
+		t.Errorf("a server silent after answering: %v, want the grid carried on", err)
 	}
 	stop := outcome(&log, nil, true, "last", faults)
 	if exit.Code(stop) != exit.Interrupted {

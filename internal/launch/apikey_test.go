@@ -66,7 +66,7 @@ func TestPreflightDiagnostics(t *testing.T) {
 			}
 			defer tg.Close()
 			warned := stderr.String()
-			err = s.preflight(context.Background(), tg)
+			_, err = s.preflight(context.Background(), tg)
 			if exit.Code(err) != exit.Unreachable {
 				t.Fatalf("exit %d (%v), want %d", exit.Code(err), err, exit.Unreachable)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/internal/exit"
+	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/workload"
 )
 
@@ -100,7 +101,7 @@ func TestAnswerBudgetPreflight(t *testing.T) {
 			pre, cancel := s.probesContext(context.Background())
 			defer cancel()
 			start := time.Now()
-			err := s.preflight(pre, tg)
+			_, err := s.preflight(pre, tg)
 			if el := time.Since(start); el > 500*time.Millisecond+2*time.Second {
 				t.Errorf("the preflight took %v, want about half the budget (500ms)", el)
 			}
@@ -116,8 +117,8 @@ func TestAnswerBudgetPreflight(t *testing.T) {
 }
 
 // TestAnswerBudgetSizing: a server that answers the preflight's probe but no other request holds
-// the prompt sizing's usage probe until half the budget: the sizing falls back to words with a
-// note naming the budget (before, it waited a minute).
+// the prompt sizing's usage probe until half the budget after that answer: the sizing falls back
+// to words with a note naming the budget (before, it waited a minute).
 func TestAnswerBudgetSizing(t *testing.T) {
 	t.Parallel()
 	var log bytes.Buffer
@@ -128,18 +129,81 @@ func TestAnswerBudgetSizing(t *testing.T) {
 	}
 	pre, cancel := s.probesContext(context.Background())
 	defer cancel()
-	if err := s.preflight(pre, tg); err != nil {
+	if _, err := s.preflight(pre, tg); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if err := s.sizePrompts(pre, tg); err != nil {
+	if err := s.sizePrompts(context.Background(), tg, false); err != nil {
 		t.Fatal(err)
 	}
 	if el := time.Since(start); el > 500*time.Millisecond+2*time.Second {
 		t.Errorf("the sizing took %v, want at most half the budget (500ms)", el)
 	}
-	want := "usage: probe request of 1 words: cancelled: openai: request: target.answer_budget 1s: the waits before the first level end at half of it (500ms)"
+	want := "usage: probe request of 1 words: cancelled: openai: request: target.answer_budget 1s: a wait before the first level ends at half of it (500ms) without an answer"
 	if !strings.Contains(log.String(), want) || s.sizing == nil || s.sizing.Method != "words" {
 		t.Errorf("sizing %v, log:\n%s\nwant words, noting %q", s.sizing, log.String(), want)
+	}
+}
+
+// TestAnswerBudgetHeard: a preflight that answers starts the budget's clock again, however
+// long it took: the first level then has the whole budget (before, a slow preflight and
+// sizing spent it, and the first level of a slow server was cut as silent).
+func TestAnswerBudgetHeard(t *testing.T) {
+	t.Parallel()
+	s, tg := budgetSweep(t, budgetServer(t, false, true, false), io.Discard)
+	// A budget of 10 s begun 4 s ago (as if the waits before had taken that long): 1 s left to
+	// the preflight, the first level's deadline 5 s away until the server answers.
+	s.budget = record.NewAnswerBudget(time.Now().Add(-4*time.Second), 10*time.Second)
+	if _, err := s.preflight(context.Background(), tg); err != nil {
+		t.Fatal(err)
+	}
+	if b := s.budget; time.Until(b.Deadline()) <= 6*time.Second {
+		t.Errorf("after the preflight's answer the first level's deadline is %v away, want about %v", time.Until(b.Deadline()), b.Budget/10*9)
+	}
+}
+
+// TestAnswerBudgetHungSizing: after a preflight whose probe hung, prompts are sized in words
+// with a note and no probe is sent, even with prompt_sizing usage (before: the usage probes
+// waited out the budget's half and the sweep ended exit 2 with no records).
+func TestAnswerBudgetHungSizing(t *testing.T) {
+	t.Parallel()
+	var log bytes.Buffer
+	s, tg := budgetSweep(t, budgetServer(t, false, false, false), &log)
+	s.Cfg.Workload.PromptSizing = "usage"
+	var err error
+	if s.workload, err = workload.NewWorkload(s.Cfg.Workload, s.Cfg.Target.API); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.sizePrompts(context.Background(), tg, true); err != nil {
+		t.Fatal(err)
+	}
+	want := "the server did not answer the preflight's probe: prompts are sized in words"
+	if s.sizing == nil || s.sizing.Method != "words" || !strings.Contains(log.String(), want) {
+		t.Errorf("sizing %v, log:\n%s\nwant words, noting %q", s.sizing, log.String(), want)
+	}
+}
+
+// TestPilotAnswersBudget: the --rates auto pilot's success answers the budget, an embeddings
+// pilot's too, which streams no content chunk (before, it left the budget armed for the probe's
+// levels).
+func TestPilotAnswersBudget(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	cfg.Target.API, cfg.Target.AnswerBudget = record.APIEmbeddings, time.Minute
+	s := &Sweep{Env: Env{Log: io.Discard, Getenv: func(string) string { return "" }, Interrupt: context.Background()}, Cfg: cfg, Levels: []int{1}}
+	s.startBudget()
+	tg, err := s.startTarget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tg.Close)
+	if s.workload, err = workload.NewWorkload(s.Cfg.Workload, s.Cfg.Target.API); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.pilot(context.Background(), tg); err != nil {
+		t.Fatal(err)
+	}
+	if !s.budget.Answered() {
+		t.Error("the pilot's answer did not answer the budget")
 	}
 }

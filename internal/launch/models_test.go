@@ -24,7 +24,7 @@ func TestModelMixNamesServed(t *testing.T) {
 		t.Fatalf("start the simulator: %v", err)
 	}
 	defer tg.Close()
-	if err := s.preflight(context.Background(), tg); err != nil {
+	if _, err := s.preflight(context.Background(), tg); err != nil {
 		t.Fatalf("preflight: %v\n%s", err, stderr.String())
 	}
 	// The console quotes the names, so that the comma inside one reads as part of it.

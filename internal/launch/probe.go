@@ -41,6 +41,9 @@ type Probe struct {
 	// StopReason is why the probe stopped; Levels its levels.
 	StopReason string           `json:"stop_reason,omitempty"`
 	Levels     []analysis.Level `json:"levels"`
+	// Pilot is the pilot request's record when it failed and stopped the probe (nil
+	// otherwise).
+	Pilot *record.Record `json:"pilot,omitempty"`
 }
 
 // Progress is the console display of a sweep the launch runs itself (the probe's): its
@@ -64,7 +67,10 @@ func (m *memSink) Finish(string) error            { return nil }
 // of probeLevels. An interrupt during it is exit 130 with nothing measured of the rate
 // sweep; a server that stopped connecting exit 3; a probe that found no max QPS exit 1.
 func (s *Sweep) runProbe(ctx context.Context, t *Target, newProgress NewProgress) (*Probe, error) {
-	e2e, err := s.pilot(ctx, t)
+	e2e, pilot, err := s.pilot(ctx, t)
+	if pilot != nil {
+		return nil, s.probeStopped(&Probe{StopReason: "the pilot request failed: " + string(pilot.ErrorClass), Pilot: pilot}, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -80,8 +86,11 @@ func (s *Sweep) runProbe(ctx context.Context, t *Target, newProgress NewProgress
 	out, err := sweep.Run(ctx, s.Interrupt, plan, t.client, sink)
 	prog.Close()
 	s.probeElapsed = out.Elapsed
-	if err := probeFailed(out, err); err != nil {
-		return nil, err
+	if perr := probeFailed(out, err); perr != nil {
+		if err != nil || out.Interrupted {
+			return nil, perr
+		}
+		return nil, s.probeStopped(&Probe{StopReason: out.StopReason, Levels: analysis.Summarize(sink.levels, s.Cfg.AnalysisOptions())}, perr)
 	}
 	_, nominal := s.Cfg.Workload.NominalLengths()
 	p, err := probeOf(analysis.Summarize(sink.levels, s.Cfg.AnalysisOptions()), nominal)
@@ -94,8 +103,8 @@ func (s *Sweep) runProbe(ctx context.Context, t *Target, newProgress NewProgress
 
 // pilot sends one request of the workload alone and returns its E2E, the pace the probe's
 // windows are sized to; an interrupt cancels it (exit 130), and a request that fails is exit
-// 1 (the preflight has reached the server).
-func (s *Sweep) pilot(ctx context.Context, t *Target) (time.Duration, error) {
+// 1 (the preflight has reached the server), its record returned.
+func (s *Sweep) pilot(ctx context.Context, t *Target) (time.Duration, *record.Record, error) {
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.Interrupt, cancel)()
@@ -105,11 +114,40 @@ func (s *Sweep) pilot(ctx context.Context, t *Target) (time.Duration, error) {
 	t.client.Do(pctx, &req, &rec)
 	switch {
 	case pctx.Err() != nil:
-		return 0, exit.With(exit.Interrupted, errors.New("sweep interrupted during the --rates auto probe: no rate level was run"))
+		return 0, nil, exit.With(exit.Interrupted, errors.New("sweep interrupted during the --rates auto probe: no rate level was run"))
 	case !rec.OK():
-		return 0, exit.With(exit.Failure, fmt.Errorf("sweep: --rates auto: probe: the pilot request failed: %s %s", rec.Status, rec.Error))
+		return 0, &rec, exit.With(exit.Failure, fmt.Errorf("sweep: --rates auto: probe: the pilot request failed: %s %s", rec.Status, rec.Error))
 	}
-	return rec.E2E, nil
+	if req.Budget != nil {
+		req.Budget.Answer() // an embeddings pilot streams no content chunk
+	}
+	return rec.E2E, nil, nil
+}
+
+// ProbeStoppedError is the error of a --rates auto probe that stopped before it planned the
+// rates (its pilot request failed, its server stopped connecting or answering), once its
+// results directory records why (probe.json, levels.json's stop reason): the caller analyzes
+// and reports it as any failed sweep's. Err keeps the exit code.
+type ProbeStoppedError struct{ Err error }
+
+func (e *ProbeStoppedError) Error() string { return e.Err.Error() }
+
+func (e *ProbeStoppedError) Unwrap() error { return e.Err }
+
+// probeStopped records the probe p that stopped with err: probe.json, and "--rates auto
+// probe: " and p's stop reason as the sweep's in levels.json; it returns err as a
+// ProbeStoppedError (or the error of the writing).
+func (s *Sweep) probeStopped(p *Probe, err error) error {
+	if p.Pilot != nil && s.Secrets != nil {
+		p.Pilot.Error = s.Secrets.Text(p.Pilot.Error)
+	}
+	if werr := s.writeProbeFile(p); werr != nil {
+		return werr
+	}
+	if werr := s.Dir.Finish("--rates auto probe: " + p.StopReason); werr != nil {
+		return fmt.Errorf("sweep: %w", werr)
+	}
+	return &ProbeStoppedError{Err: err}
 }
 
 // probeFailed is the error of a probe sweep that did not finish: an error of the sweep (exit
@@ -124,6 +162,18 @@ func probeFailed(out sweep.Outcome, err error) error {
 		return exit.With(exit.Unreachable, fmt.Errorf("sweep: --rates auto: probe: %s", out.StopReason))
 	case out.Silent, out.Overlong:
 		return exit.With(exit.Failure, fmt.Errorf("sweep: --rates auto: probe: %s", out.StopReason))
+	}
+	return nil
+}
+
+// writeProbeFile writes p to the results directory's probe.json.
+func (s *Sweep) writeProbeFile(p *Probe) error {
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := rundir.WriteFileAtomic(filepath.Join(s.Dir.Path(), rundir.ProbeFile), append(b, '\n')); err != nil {
+		return fmt.Errorf("sweep: %w", err)
 	}
 	return nil
 }
@@ -186,12 +236,8 @@ func ReadProbe(dir string) (*Probe, error) {
 
 // writeProbe writes probe.json into the results directory and says the max QPS and the rates.
 func (s *Sweep) writeProbe(p *Probe) error {
-	b, err := json.MarshalIndent(p, "", "  ")
-	if err != nil {
+	if err := s.writeProbeFile(p); err != nil {
 		return err
-	}
-	if err := rundir.WriteFileAtomic(filepath.Join(s.Dir.Path(), rundir.ProbeFile), append(b, '\n')); err != nil {
-		return fmt.Errorf("sweep: %w", err)
 	}
 	from := "the probe"
 	if p.From != "" {

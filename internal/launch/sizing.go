@@ -30,14 +30,20 @@ func (s *Sweep) loadTokenizer() error {
 // the workload by it (DESIGN §3.6): workload.prompt_sizing picks the method (auto: the
 // tokenizer file, else the server's tokenize endpoint, else usage calibration, else words
 // with a warning). The result is printed once; an explicit method the target cannot serve is
-// exit 2.
-func (s *Sweep) sizePrompts(ctx context.Context, t *Target) error {
+// exit 2. After a preflight whose probe hung (hung), prompts are sized in words with a note:
+// the server's probes would only spend the answer budget of the first level. Each probe the
+// server answers starts the answer budget's clock again; each waits under its own share of it
+// (budgetClient, budgetCounter).
+func (s *Sweep) sizePrompts(ctx context.Context, t *Target, hung bool) error {
 	wl := s.Cfg.Workload
 	method := wl.PromptSizing
 	if method == "" {
 		method = record.SizingAuto
 	}
-	opts := workload.SizingOptions{Method: method, API: s.Cfg.Target.API, Client: t.client}
+	if hung {
+		method = record.SizingWords
+	}
+	opts := workload.SizingOptions{Method: method, API: s.Cfg.Target.API, Client: budgetClient{t.client, s}}
 	if s.tokenizer != nil {
 		opts.Tokenizer = &workload.Counter{TokenCounter: s.tokenizer, Source: "tokenizer " + s.tokenizer.Path()}
 		if len(s.tokenizer.Dropped) > 0 {
@@ -47,10 +53,14 @@ func (s *Sweep) sizePrompts(ctx context.Context, t *Target) error {
 	}
 	// auto uses a tokenizer file when there is one: the endpoint is not probed then.
 	if method == record.SizingTokenize || method == record.SizingAuto && s.tokenizer == nil {
-		ep, err := t.client.Tokenize(ctx)
+		pre, cancel := s.probesContext(ctx)
+		ep, err := t.client.Tokenize(pre)
+		cancel()
 		switch {
 		case err == nil:
+			s.heard()
 			opts.Endpoint = ep.Counter()
+			opts.Endpoint.TokenCounter = budgetCounter{ep, s}
 		case method == record.SizingTokenize:
 			return exit.Usagef("sweep: prompt sizing tokenize: %v", err)
 		}
@@ -58,6 +68,9 @@ func (s *Sweep) sizePrompts(ctx context.Context, t *Target) error {
 	w, sz, err := workload.SizePrompts(ctx, s.workload, opts)
 	if err != nil {
 		return exit.Usagef("%w", err)
+	}
+	if hung {
+		sz.Notes = append(sz.Notes, "the server did not answer the preflight's probe: prompts are sized in words (one token a word), its tokens not asked")
 	}
 	// An embeddings request's inputs are prompts sized as these are.
 	s.workload, s.sizing = workload.Batch(w, s.Cfg.Target.API, s.Cfg.Workload.Batch), &sz

@@ -68,23 +68,30 @@ func (s *Sweep) Start(ctx context.Context, tool string, newProgress NewProgress)
 }
 
 func (s *Sweep) start(ctx context.Context, t *Target, tool string, newProgress NewProgress) error {
-	pre, cancel := s.probesContext(ctx) // the waits before the first level (budget.go)
-	defer cancel()
-	if err := s.preflight(pre, t); err != nil {
+	// Each wait before the first level has its own share of the answer budget (budget.go).
+	pre, cancel := s.probesContext(ctx)
+	hung, err := s.preflight(pre, t)
+	cancel()
+	if err != nil {
 		return err
 	}
+	pre, cancel = s.probesContext(ctx)
 	t.findMetrics(pre, s.Log)
-	if err := s.findGPU(pre, t); err != nil {
+	err = s.findGPU(pre, t)
+	cancel()
+	if err != nil {
 		return err
 	}
-	if err := s.sizePrompts(pre, t); err != nil {
+	if err := s.sizePrompts(ctx, t, hung); err != nil {
 		return err
 	}
 	if err := s.openDir(t.Endpoint); err != nil {
 		return err
 	}
 	s.recordSizing()
-	info, err := s.recordServer(pre, t, tool)
+	// Not under the budget: the server's info has its own short bound (ServerInfoTimeout),
+	// and a budget spent by the waits before must not lose it.
+	info, err := s.recordServer(ctx, t, tool)
 	if err != nil {
 		return err
 	}
@@ -160,8 +167,9 @@ func (s *Sweep) startTarget() (*Target, error) {
 // serve (target.model or one of workload.models) is exit 2, an unreachable or failing
 // endpoint exit 3, with one line naming the URL and the cause. A plan whose smallest level
 // cannot complete min_requests in max_duration at the probe's pace is warned about
-// (windowWarning).
-func (s *Sweep) preflight(ctx context.Context, t *Target) error {
+// (windowWarning). A target that lists the model but whose probe request failed is measured
+// anyway (hung), as is one that answered (which the answer budget hears).
+func (s *Sweep) preflight(ctx context.Context, t *Target) (hung bool, err error) {
 	model := s.Cfg.Target.Model
 	timeout, bound := s.preflightTimeout(server.PreflightTimeout)
 	pf, err := server.RunPreflight(ctx, t.client, model, timeout, workload.ModelNames(s.Cfg.Workload.Models)...)
@@ -171,18 +179,19 @@ func (s *Sweep) preflight(ctx context.Context, t *Target) error {
 	)
 	switch {
 	case errors.As(err, &notServed):
-		return exit.Usagef("sweep: preflight: %s %v", redact.URL(t.Endpoint), err)
+		return false, exit.Usagef("sweep: preflight: %s %v", redact.URL(t.Endpoint), err)
 	case errors.As(err, &down) && down.Hung:
 		// The server is there and serves the model: the sweep measures and records its failure
 		// within what is left of the answer budget (DESIGN §3.1).
 		fmt.Fprintf(s.Log, "kneecap: warning: preflight: %s lists the model but the probe request failed (%v): sweeping anyway to record it\n",
 			redact.URL(t.Endpoint), err)
-		return nil
+		return true, nil
 	case errors.As(err, &down) && down.Waited:
-		return exit.With(exit.Unreachable, fmt.Errorf("sweep: preflight: %s: %v%s", redact.URL(t.Endpoint), err, bound))
+		return false, exit.With(exit.Unreachable, fmt.Errorf("sweep: preflight: %s: %v%s", redact.URL(t.Endpoint), err, bound))
 	case err != nil:
-		return exit.With(exit.Unreachable, fmt.Errorf("sweep: preflight: %s: %v", redact.URL(t.Endpoint), err))
+		return false, exit.With(exit.Unreachable, fmt.Errorf("sweep: preflight: %s: %v", redact.URL(t.Endpoint), err))
 	}
+	s.heard()
 	t.client.SetPace(pf.Pace())
 	if pf.ModelsErr != nil {
 		fmt.Fprintf(s.Log, "kneecap: warning: GET %s/models failed (%v); the probe request worked, continuing\n", redact.URL(t.Endpoint), pf.ModelsErr)
@@ -196,7 +205,7 @@ func (s *Sweep) preflight(ctx context.Context, t *Target) error {
 	if w := pf.CheckWindow(s.Cfg.Sweep.MinRequests, s.Cfg.Sweep.LongestWindow(), s.Levels, out, workload.MeanThink(s.Cfg.Workload, s.workload)); !w.Fits {
 		fmt.Fprintln(s.Log, windowWarning(w, s.Cfg.Sweep.MinRequests))
 	}
-	return nil
+	return false, nil
 }
 
 // windowWarning says that the plan's smallest level cannot complete minRequests requests in
@@ -220,16 +229,28 @@ func windowWarning(w server.WindowCheck, minRequests int) string {
 // everything measured was written to dir: exit 3 when no request could connect (as the
 // preflight's unreachable target), 1 when the server took the requests and answered none
 // within target.ttft_timeout, target.stall_timeout or target.answer_budget, or ignored their
-// max_tokens; nil for any other stop.
+// max_tokens; nil for any other stop. A silent server that answered nothing at all
+// (sweep.Outcome.NeverAnswered) is a NeverAnsweredError, which stops a grid.
 func ServerDown(out sweep.Outcome, dir string) error {
 	switch {
 	case out.Unreachable:
 		return exit.With(exit.Unreachable, fmt.Errorf("sweep: %s (results so far in %s)", out.StopReason, dir))
+	case out.NeverAnswered:
+		return exit.With(exit.Failure, &NeverAnsweredError{fmt.Errorf("sweep: %s (results so far in %s)", out.StopReason, dir)})
 	case out.Silent, out.Overlong:
 		return exit.With(exit.Failure, fmt.Errorf("sweep: %s (results so far in %s)", out.StopReason, dir))
 	}
 	return nil
 }
+
+// NeverAnsweredError is ServerDown's error of a server that took the requests and answered
+// nothing at all until the answer budget ran out: a grid stops at it, since each of its
+// scenarios would wait out the budget alike.
+type NeverAnsweredError struct{ Err error }
+
+func (e *NeverAnsweredError) Error() string { return e.Err.Error() }
+
+func (e *NeverAnsweredError) Unwrap() error { return e.Err }
 
 // checkHeaderAuth refuses an Authorization header beside an API key (key): both
 // authenticate, and the header would silently replace the key (or the key the header).

@@ -32,7 +32,7 @@ func TestPreflightWindowWarning(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer tg.Close()
-		if err := s.preflight(context.Background(), tg); err != nil {
+		if _, err := s.preflight(context.Background(), tg); err != nil {
 			t.Fatalf("preflight: %v\n%s", err, stderr.String())
 		}
 		return stderr.String()

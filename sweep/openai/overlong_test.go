@@ -66,11 +66,9 @@ func TestOverlongEndless(t *testing.T) {
 	}
 }
 
-// TestOverlongTimeBound: with the preflight's pace known, a stream that keeps sending
-// non-content events after its first token (no stall, never past max_tokens chunks) is cut at
-// its time bound as overlong; without a pace, request_timeout ends it (class timeout).
-func TestOverlongTimeBound(t *testing.T) {
-	t.Parallel()
+// keepaliveAfter serves one content chunk, then a role chunk (no content) every 5 ms until the
+// client goes.
+func keepaliveAfter(t *testing.T) string {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s := newSSE(w)
 		s.data(contentChunk("a"))
@@ -87,27 +85,60 @@ func TestOverlongTimeBound(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	const ttft = 100 * time.Millisecond // no stall_timeout: a busy machine's late tick must not stall it
+	return srv.URL
+}
+
+// TestStreamTimeBound: with the preflight's pace known, a stream that keeps sending
+// non-content events after its first token (never past max_tokens chunks) is cut at its time
+// bound, class timeout (a slow server is not proven to ignore max_tokens), its message naming
+// the bound; without a pace, request_timeout ends it.
+func TestStreamTimeBound(t *testing.T) {
+	t.Parallel()
+	url := keepaliveAfter(t)
+	const ttft = 100 * time.Millisecond // no stall_timeout: the keepalives would stall it
 	for _, pace := range []time.Duration{0, time.Millisecond} {
-		cl := newClient(t, srv.URL, func(o *Options) { o.RequestTimeout, o.TTFTTimeout = 700*time.Millisecond, ttft })
+		cl := newClient(t, url, func(o *Options) { o.RequestTimeout, o.TTFTTimeout = 700*time.Millisecond, ttft })
 		cl.SetPace(pace)
+		cl.boundSlack = 0
 		start := time.Now()
 		rec := do(t, cl, record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 1})
 		el := time.Since(start)
 		if pace == 0 {
-			if rec.ErrorClass != record.ErrTimeout {
-				t.Errorf("no pace: %q (%s), want timeout", rec.ErrorClass, rec.Error)
+			if rec.ErrorClass != record.ErrTimeout || strings.Contains(rec.Error, "stream bound") {
+				t.Errorf("no pace: %q (%s), want request_timeout's timeout", rec.ErrorClass, rec.Error)
 			}
 			continue
 		}
 		// 1 token at 20 × the 10 ms floor, plus ttft_timeout.
 		bound := overlongFactor*minPace + ttft
-		if rec.ErrorClass != record.ErrOverlong || !strings.Contains(rec.Error, "still streaming "+bound.String()) {
-			t.Errorf("pace %v: %q (%s), want overlong naming %v", pace, rec.ErrorClass, rec.Error, bound)
+		if rec.ErrorClass != record.ErrTimeout || !strings.Contains(rec.Error, "stream bound: still streaming "+bound.String()) {
+			t.Errorf("pace %v: %q (%s), want timeout naming the stream bound %v", pace, rec.ErrorClass, rec.Error, bound)
 		}
 		if el < bound {
 			t.Errorf("cut after %v, before its bound %v", el, bound)
 		}
+	}
+}
+
+// TestStreamBoundSlack: with ttft_timeout and stall_timeout off, a stream's time bound still
+// adds minBoundSlack to its tokens' time, so that a max_tokens 1 request is not cut at 200 ms.
+func TestStreamBoundSlack(t *testing.T) {
+	t.Parallel()
+	cl := newClient(t, "http://127.0.0.1:1", func(o *Options) { o.TTFTTimeout, o.StallTimeout = 0, 0 })
+	cl.SetPace(time.Millisecond)
+	if got, want := cl.streamBound(&record.Request{MaxTokens: 1}), overlongFactor*minPace+minBoundSlack; got != want {
+		t.Errorf("bound %v, want %v", got, want)
+	}
+}
+
+// TestStallKeepalives: after the first token, events without content (keepalives, role or
+// usage chunks) do not hold off stall_timeout.
+func TestStallKeepalives(t *testing.T) {
+	t.Parallel()
+	cl := newClient(t, keepaliveAfter(t), func(o *Options) { o.RequestTimeout, o.StallTimeout = 30*time.Second, 100*time.Millisecond })
+	rec := do(t, cl, record.Request{Prompt: "x", PromptTokens: 1, MaxTokens: 4})
+	if rec.ErrorClass != record.ErrTimeout || !strings.Contains(rec.Error, "no content chunk for stall_timeout") {
+		t.Errorf("%q (%s), want a stall timeout", rec.ErrorClass, rec.Error)
 	}
 }
 

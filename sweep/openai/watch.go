@@ -16,19 +16,21 @@ var (
 	errRequestTimeout = errors.New("openai: request timeout")
 	// errTTFTTimeout: no content chunk within Options.TTFTTimeout of the send.
 	errTTFTTimeout = errors.New("openai: ttft timeout")
-	// errStallTimeout: no stream event for Options.StallTimeout after the first content chunk.
+	// errStallTimeout: no content chunk for Options.StallTimeout after the first one (other
+	// events — keepalives, role or usage chunks — do not hold it off).
 	errStallTimeout = errors.New("openai: stall timeout")
 	// errDrainTimeout: the body did not end within drainTimeout of "data: [DONE]".
 	errDrainTimeout = errors.New("openai: drain timeout")
 	// errAnswerBudget: no content chunk by the answer budget's deadline, and no other request
 	// carrying the budget had one either (record.AnswerBudget).
 	errAnswerBudget = errors.New("openai: answer budget")
-	// errOverlong: the stream ran past its time bound after its first content chunk (overlong.go).
-	errOverlong = errors.New("openai: overlong")
+	// errStreamBound: the stream ran past its time bound after its first content chunk
+	// (overlong.go).
+	errStreamBound = errors.New("openai: stream bound")
 )
 
 // watch enforces one request's deadlines: request_timeout from its start, ttft_timeout and the
-// answer budget's deadline until its first content chunk, stall_timeout between stream events
+// answer budget's deadline until its first content chunk, stall_timeout between content chunks
 // and the stream's time bound (overlong.go) after that, the drain's bound after [DONE], and
 // the user's cancel (workload.cancel's after; leave.go). It costs one timer per request, re-armed only when it fires (at most
 // once per stall_timeout), never per chunk: the reading goroutine publishes its progress with
@@ -39,7 +41,7 @@ type watch struct {
 	request, ttft, stall  time.Duration // 0 = off
 	cancel                context.CancelCauseFunc
 	first                 atomic.Int64 // offset from start of the first content chunk + 1; 0 = none yet
-	last                  atomic.Int64 // offset from start of the latest stream event
+	last                  atomic.Int64 // offset from start of the latest content chunk
 	mu                    sync.Mutex   // guards t, draining and over against fire
 	t                     *time.Timer  // nil when every deadline is off
 	draining, over        bool
@@ -69,9 +71,14 @@ func (w *watch) arm(start time.Time, request, ttft, stall time.Duration, cancel 
 }
 
 // event records a stream event at offset since (from start); content marks a content chunk.
+// Only a content chunk restarts the stall clock: a server that sends keepalives and no tokens
+// has stalled.
 func (w *watch) event(since time.Duration, content bool) {
+	if !content {
+		return
+	}
 	w.last.Store(int64(since))
-	if content && w.first.Load() == 0 {
+	if w.first.Load() == 0 {
 		w.first.Store(int64(since) + 1)
 		if w.budget != nil {
 			w.budget.Answer()
@@ -145,7 +152,7 @@ func (w *watch) fire() {
 	case w.unanswered(first) && now >= w.budgetAt:
 		cause = errAnswerBudget
 	case first != 0 && w.long > 0 && now >= time.Duration(first-1)+w.long:
-		cause = errOverlong
+		cause = errStreamBound
 	case first == 0 && w.ttft > 0 && now >= w.ttft:
 		cause = errTTFTTimeout
 	case first != 0 && w.stall > 0 && now >= time.Duration(w.last.Load())+w.stall:
