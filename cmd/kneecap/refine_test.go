@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/kneecap/kneecap/analysis"
-	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/rundir"
 )
 
@@ -133,14 +132,4 @@ slo: {ttft_p95: 200ms, tpot_p95: 50ms}
 		blowup = final.TTFTBlowup.Concurrency.Format()
 	}
 	t.Logf("added %v; knee %s, blow-up %s, SLO limit %s", added, knee, blowup, slo)
-}
-
-// TestProgressStopAdding: the display says why no further level is added (the refiner's
-// reason; launch.TestRefinerStopsOnFailedAddedLevel).
-func TestProgressStopAdding(t *testing.T) {
-	var buf strings.Builder
-	newProgress(&buf, false, []int{1, 2}, config.Default().Sweep).StopAdding("added level concurrency 4 had error rate 100.0%")
-	if want := "kneecap: no more levels added: added level concurrency 4 had error rate 100.0%\n"; buf.String() != want {
-		t.Errorf("progress output %q, want %q", buf.String(), want)
-	}
 }

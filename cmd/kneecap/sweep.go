@@ -13,6 +13,7 @@ import (
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/internal/grid"
 	"github.com/kneecap/kneecap/internal/launch"
+	"github.com/kneecap/kneecap/internal/live"
 	"github.com/kneecap/kneecap/redact"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/selfcheck"
@@ -195,9 +196,9 @@ func runSweep(ctx context.Context, e *env, fl *sweepFlags, s *launch.Sweep) (err
 	e = forFormat(e, fl.format)
 	s.Env = e.launch()
 	bi, ok := debug.ReadBuildInfo()
-	var probe *progress
+	var probe *live.Display
 	t, err := s.Start(ctx, version(bi, ok), func(levels []int, proto sweep.Protocol) launch.Progress {
-		probe = e.probeDisplay(s, levels, proto)
+		probe = live.Probe(e.terminal(), s, levels, proto)
 		return probe
 	})
 	if stop := (*launch.ProbeStoppedError)(nil); errors.As(err, &stop) {
@@ -214,7 +215,7 @@ func runSweep(ctx context.Context, e *env, fl *sweepFlags, s *launch.Sweep) (err
 		return err
 	}
 	defer t.Close()
-	prog := e.sweepDisplay(s, probe)
+	prog := live.Sweep(e.terminal(), s, probe)
 	plan := s.Plan(prog)
 	stopTelemetry, err := s.StartTelemetry(ctx, t, &plan)
 	if err != nil {
@@ -235,7 +236,7 @@ func runSweep(ctx context.Context, e *env, fl *sweepFlags, s *launch.Sweep) (err
 	if runErr != nil {
 		return fmt.Errorf("%w (results so far in %s)", prefixed("sweep", runErr), s.Dir.Path())
 	}
-	fmt.Fprintf(e.stderr, "kneecap: stopped after %s: %s%s\n", out.Elapsed.Round(100*time.Millisecond), out.StopReason, addedNote(out))
+	prog.Stopped(out)
 	if s.Cfg.Shard.Sharded() {
 		return shardDone(e, s.Cfg.Shard, out, s.Dir.Path())
 	}
@@ -256,34 +257,6 @@ func runSweep(ctx context.Context, e *env, fl *sweepFlags, s *launch.Sweep) (err
 		return withCode(exitInterrupted, fmt.Errorf("sweep interrupted: results written to %s (continue with --resume %s)", s.Dir.Path(), s.Dir.Path()))
 	}
 	return launch.ServerDown(out, s.Dir.Path())
-}
-
-// addedNote lists the levels a sweep ran again and added (an interrupted one is run again on
-// --resume): "; then retried 64; then added 25, 102" (on a rate sweep, "; then added 20.7
-// requests/s").
-func addedNote(out sweep.Outcome) string {
-	var added, retried []string
-	for _, l := range out.Levels {
-		name := strconv.Itoa(l.Concurrency)
-		if l.Mode().IsRate() { // a rate level's concurrency is its cap
-			name = strconv.FormatFloat(l.OfferedRPS, 'g', 3, 64) + " requests/s"
-		}
-		switch {
-		case l.Interrupted:
-		case l.RetryOf != nil:
-			retried = append(retried, name)
-		case l.Refine != "":
-			added = append(added, name)
-		}
-	}
-	var s string
-	if len(retried) > 0 {
-		s += "; then retried " + strings.Join(retried, ", ")
-	}
-	if len(added) > 0 {
-		s += "; then added " + strings.Join(added, ", ")
-	}
-	return s
 }
 
 // shardDone ends a shard's sweep: its levels hold a part of the load each, so only the merge of

@@ -7,11 +7,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kneecap/kneecap/internal/live"
 	"github.com/kneecap/kneecap/report"
 )
-
-// defaultColumns is the terminal width assumed when neither the terminal nor COLUMNS says.
-const defaultColumns = 80
 
 // wideUsage is the --wide flag's usage, the same on sweep and analyze.
 const wideUsage = "show every column of the level tables (the default columns fit 80)"
@@ -32,12 +30,13 @@ func (e *env) columns() int {
 	if n, err := strconv.Atoi(strings.TrimSpace(e.getenv("COLUMNS"))); err == nil && n > 0 {
 		return n
 	}
-	return defaultColumns
+	return live.DefaultColumns
 }
 
-// clearLine returns the cursor to the start of the line and erases it (CR, then EL: erase to
-// the end of the line).
-const clearLine = "\r\x1b[K"
+// terminal is e's stderr as the sweep's live display writes to it.
+func (e *env) terminal() live.Terminal {
+	return live.Terminal{W: e.stderr, TTY: e.stderrTTY, Width: e.columns, Wide: e.wide}
+}
 
 // lineWrapper is stderr on a terminal: a line longer than the terminal is word-wrapped (its
 // indent kept, continuation lines indented two more), so messages do not break mid-word at

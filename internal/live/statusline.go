@@ -1,4 +1,4 @@
-package main
+package live
 
 import (
 	"fmt"
@@ -88,7 +88,7 @@ func joinFields(fields []statusField) string {
 // statusFields are the status line's fields for s: "level 2/8", "c=4" (a rate level's "12.5
 // req/s"), "measure 3s"; "sweep 45%", "ETA 1m02s"; and after the warmup "761 tok/s", "TTFT
 // p50 12.0ms" once a request completed in the window, and "17 done". p.mu is held.
-func (p *progress) statusFields(s sweep.LiveStats) []statusField {
+func (p *Display) statusFields(s sweep.LiveStats) []statusField {
 	frac, left := p.eta.at(s.Elapsed)
 	name, load := p.levelName(s)
 	var out []statusField
@@ -118,7 +118,7 @@ func (p *progress) statusFields(s sweep.LiveStats) []statusField {
 // levelName names the running level and its load: "level 2/8" and "c=4"; "added 1/2", a
 // level the refiner added; "retry", a level run again at the load of one finished; "probe",
 // a level of the --rates auto probe; a rate level's load is its offered rate, "12.5 req/s".
-func (p *progress) levelName(s sweep.LiveStats) (name, load string) {
+func (p *Display) levelName(s sweep.LiveStats) (name, load string) {
 	rps := s.OfferedRPS
 	if p.rates != nil && rps == 0 && !p.current && s.Index < len(p.rates) {
 		rps = p.rates[s.Index] // LevelStarted's line, before the level's first live numbers
@@ -141,7 +141,7 @@ func (p *progress) levelName(s sweep.LiveStats) (name, load string) {
 	return name, fmt.Sprintf("%.4g req/s", rps)
 }
 
-// levelLoad is a level's load, the key of progress.ran: its offered rate on a rate level,
+// levelLoad is a level's load, the key of Display.ran: its offered rate on a rate level,
 // else its concurrency.
 func levelLoad(concurrency int, offeredRPS float64) float64 {
 	if offeredRPS > 0 {

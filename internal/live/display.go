@@ -1,8 +1,14 @@
-package main
+// Package live is a sweep's live display on stderr: on a terminal, one status line for the
+// running level, redrawn in place (statusline.go) with the whole sweep's progress and ETA
+// (eta.go); on a terminal or not, a row of the level table (report.LevelTable, the columns of
+// the final summary) when each level ends, the levels the refiner adds, and the line that
+// says where the sweep stopped.
+package live
 
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,17 +20,34 @@ import (
 	"github.com/kneecap/kneecap/sweep"
 )
 
-// progress is the sweep's Observer. On a terminal, one status line for the running level,
+// DefaultColumns is the terminal width assumed when neither the terminal nor COLUMNS says.
+const DefaultColumns = 80
+
+// clearLine returns the cursor to the start of the line and erases it (CR, then EL: erase to
+// the end of the line).
+const clearLine = "\r\x1b[K"
+
+// Terminal is where a display writes: stderr, whether it is a terminal, its width in columns
+// (read at each redraw, so a resized window is followed) and --wide.
+type Terminal struct {
+	W     io.Writer
+	TTY   bool
+	Width func() int
+	// Wide is --wide: every column of the level table.
+	Wide bool
+}
+
+// Display is the sweep's Observer. On a terminal, one status line for the running level,
 // redrawn in place (erased, then written, its fields left out whole to fit the terminal's
 // width so it never wraps, statusline.go): its phase and time, the whole sweep's progress and
 // ETA, the live output TPS and TTFT p50.
 // On a terminal or not, a row of the level table (report.LevelTable, the columns of the
 // final summary) when each level ends. Everything goes to w (stderr); stdout is kept for
 // results.
-type progress struct {
+type Display struct {
 	w   io.Writer
 	tty bool
-	// width returns the terminal's width in columns (env.columns), read at each redraw.
+	// width returns the terminal's width in columns (Terminal.Width), read at each redraw.
 	width func() int
 	// wide is --wide: every column of the level table.
 	wide   bool
@@ -60,28 +83,28 @@ type progress struct {
 	ran map[float64]bool
 }
 
-var _ launch.Display = (*progress)(nil)
+var _ launch.Display = (*Display)(nil)
 
-// display returns the progress display of a sweep of levels with protocol proto on e's
-// stderr; hit shows the prefix-cache hit column from the first level on
-// (launch.Sweep.ExpectsPrefixCache).
-func (e *env) display(levels []int, proto sweep.Protocol, hit bool) *progress {
-	p := newProgress(e.stderr, e.stderrTTY, levels, proto)
-	p.width, p.wide, p.hit = e.columns, e.wide, hit
+// display returns the display of a sweep of levels with protocol proto on t; hit shows the
+// prefix-cache hit column from the first level on (launch.Sweep.ExpectsPrefixCache).
+func display(t Terminal, levels []int, proto sweep.Protocol, hit bool) *Display {
+	p := newDisplay(t.W, t.TTY, levels, proto)
+	p.width, p.wide, p.hit = t.Width, t.Wide, hit
 	return p
 }
 
-// probeDisplay returns the display of the --rates auto probe of s (probeFirst).
-func (e *env) probeDisplay(s *launch.Sweep, levels []int, proto sweep.Protocol) *progress {
-	p := e.display(levels, proto, s.ExpectsPrefixCache())
+// Probe returns the display on t of the --rates auto probe of s, of levels with protocol
+// proto (probeFirst).
+func Probe(t Terminal, s *launch.Sweep, levels []int, proto sweep.Protocol) *Display {
+	p := display(t, levels, proto, s.ExpectsPrefixCache())
 	p.probeFirst(s.Cfg.Sweep)
 	return p
 }
 
-// sweepDisplay returns the display of sweep s; probe is its --rates auto probe's display (nil
+// Sweep returns the display on t of sweep s; probe is its --rates auto probe's display (nil
 // when none ran), whose progress it goes on from (goOnFrom).
-func (e *env) sweepDisplay(s *launch.Sweep, probe *progress) *progress {
-	p := e.display(s.Levels, s.Cfg.Sweep, s.ExpectsPrefixCache())
+func Sweep(t Terminal, s *launch.Sweep, probe *Display) *Display {
+	p := display(t, s.Levels, s.Cfg.Sweep, s.ExpectsPrefixCache())
 	p.added, p.refine, p.rates = s.Resume.Added, s.Cfg.Sweep.Refine, s.Rates
 	p.api = s.Cfg.Target.API
 	p.goOnFrom(probe, s.Cfg.Sweep)
@@ -91,7 +114,7 @@ func (e *env) sweepDisplay(s *launch.Sweep, probe *progress) *progress {
 // probeFirst makes p the display of the --rates auto probe of a rate sweep of protocol sw:
 // its progress counts the rate levels that follow it, the rates --rates auto plans (as many
 // as sweep.PlanRates's factors) and those refine may add, each after its cooldown.
-func (p *progress) probeFirst(sw sweep.Protocol) {
+func (p *Display) probeFirst(sw sweep.Protocol) {
 	p.probe = true
 	n := len(sweep.PlanRates(1)) + sw.Refine
 	p.eta.later = time.Duration(n) * (sw.Cooldown + sw.Warmup + sw.Duration)
@@ -99,22 +122,22 @@ func (p *progress) probeFirst(sw sweep.Protocol) {
 
 // goOnFrom makes p's progress, of levels of protocol sw, go on from the probe's display (nil:
 // none ran): one progress from the probe's start to the sweep's end, which never goes back.
-func (p *progress) goOnFrom(probe *progress, sw sweep.Protocol) {
+func (p *Display) goOnFrom(probe *Display, sw sweep.Protocol) {
 	if probe != nil {
 		p.eta = probe.eta.then(sw.Warmup, sw.Duration, sw.Cooldown)
 	}
 }
 
-// newProgress returns the progress display for a sweep of levels with protocol proto, 80
-// columns wide until width is set.
-func newProgress(w io.Writer, tty bool, levels []int, proto sweep.Protocol) *progress {
-	return &progress{w: w, tty: tty, levels: levels, proto: proto, now: time.Now,
-		width: func() int { return defaultColumns },
+// newDisplay returns the display for a sweep of levels with protocol proto, DefaultColumns
+// wide until width is set.
+func newDisplay(w io.Writer, tty bool, levels []int, proto sweep.Protocol) *Display {
+	return &Display{w: w, tty: tty, levels: levels, proto: proto, now: time.Now,
+		width: func() int { return DefaultColumns },
 		eta:   newSweepETA(proto.Warmup, proto.Duration, proto.Cooldown)}
 }
 
 // planned is the number of planned levels (concurrencies or rates).
-func (p *progress) planned() int {
+func (p *Display) planned() int {
 	if p.rates != nil {
 		return len(p.rates)
 	}
@@ -122,7 +145,7 @@ func (p *progress) planned() int {
 }
 
 // LevelStarted shows the level's status line (on a terminal).
-func (p *progress) LevelStarted(index, concurrency int) {
+func (p *Display) LevelStarted(index, concurrency int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.current = p.next
@@ -142,14 +165,14 @@ func (p *progress) LevelStarted(index, concurrency int) {
 }
 
 // Live redraws the status line with the live numbers.
-func (p *progress) Live(s sweep.LiveStats) {
+func (p *Display) Live(s sweep.LiveStats) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.draw(s)
 }
 
 // draw erases the status line and writes s's, on a terminal. p.mu is held.
-func (p *progress) draw(s sweep.LiveStats) {
+func (p *Display) draw(s sweep.LiveStats) {
 	if !p.tty {
 		return
 	}
@@ -159,7 +182,7 @@ func (p *progress) draw(s sweep.LiveStats) {
 }
 
 // LevelFinished erases the status line and writes the level's table row.
-func (p *progress) LevelFinished(l record.Level) {
+func (p *Display) LevelFinished(l record.Level) {
 	run := l.Run
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -202,20 +225,20 @@ func (p *progress) LevelFinished(l record.Level) {
 }
 
 // Adding announces the next added level (sweep.refine), or that none is needed (c = 0).
-func (p *progress) Adding(c int, why string) {
+func (p *Display) Adding(c int, why string) {
 	p.announce(c > 0, fmt.Sprintf("concurrency %d", c), fmt.Sprintf("(SLO limit, knee, TTFT blow-up) lies within %.0f%% of a level already run, next to one with no integer between, or outside the range run",
 		100*analysis.RefineTolerance), why)
 }
 
 // AddingRate announces the next added rate level (sweep.refine), or that none is needed.
-func (p *progress) AddingRate(rps float64, why string) {
+func (p *Display) AddingRate(rps float64, why string) {
 	rate := fmt.Sprintf("%.4g", rps)
 	p.announce(rps > 0, rate+" requests/s", "(SLO limit, capacity, TTFT blow-up) lies within 5% of a rate already run, or outside the range run", why)
 }
 
 // announce says the level the refiner adds next and why (add), or that it adds none because
 // each answer found lies where none says.
-func (p *progress) announce(add bool, level, none, why string) {
+func (p *Display) announce(add bool, level, none, why string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()
@@ -233,7 +256,7 @@ func (p *progress) announce(add bool, level, none, why string) {
 }
 
 // StopAdding says why no further level is added (an added level failed).
-func (p *progress) StopAdding(why string) {
+func (p *Display) StopAdding(why string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()
@@ -263,7 +286,7 @@ func extendedNote(run record.LevelRun, proto sweep.Protocol) string {
 }
 
 // clear erases the status line, if one is shown. p.mu is held.
-func (p *progress) clear() {
+func (p *Display) clear() {
 	if p.status == "" {
 		return
 	}
@@ -272,8 +295,44 @@ func (p *progress) clear() {
 }
 
 // Close erases a status line left by an interrupted level.
-func (p *progress) Close() {
+func (p *Display) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()
+}
+
+// Stopped says where the sweep of outcome out stopped and why, and the levels it ran again
+// and added: "kneecap: stopped after 1m02.3s: REASON; then retried 64; then added 25, 102".
+func (p *Display) Stopped(out sweep.Outcome) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "kneecap: stopped after %s: %s%s\n", out.Elapsed.Round(100*time.Millisecond), out.StopReason, addedNote(out))
+}
+
+// addedNote lists the levels a sweep ran again and added (an interrupted one is run again on
+// --resume): "; then retried 64; then added 25, 102" (on a rate sweep, "; then added 20.7
+// requests/s").
+func addedNote(out sweep.Outcome) string {
+	var added, retried []string
+	for _, l := range out.Levels {
+		name := strconv.Itoa(l.Concurrency)
+		if l.Mode().IsRate() { // a rate level's concurrency is its cap
+			name = strconv.FormatFloat(l.OfferedRPS, 'g', 3, 64) + " requests/s"
+		}
+		switch {
+		case l.Interrupted:
+		case l.RetryOf != nil:
+			retried = append(retried, name)
+		case l.Refine != "":
+			added = append(added, name)
+		}
+	}
+	var s string
+	if len(retried) > 0 {
+		s += "; then retried " + strings.Join(retried, ", ")
+	}
+	if len(added) > 0 {
+		s += "; then added " + strings.Join(added, ", ")
+	}
+	return s
 }

@@ -1,4 +1,4 @@
-package main
+package live
 
 // The stop rules and the progress table of a sweep, on hand-made levels.
 
@@ -71,7 +71,7 @@ func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 func TestProgressTTY(t *testing.T) {
 	var buf bytes.Buffer
 	proto := config.Default().Sweep
-	p := newProgress(&buf, true, []int{1, 2}, proto)
+	p := newDisplay(&buf, true, []int{1, 2}, proto)
 	p.width = func() int { return 200 }
 	p.LevelStarted(0, 1)
 	p.Live(sweep.LiveStats{Index: 0, Concurrency: 1, Phase: record.PhaseMeasure, Elapsed: 7 * time.Second, OutputTPS: 123.4, TTFTP50: 42 * time.Millisecond, Completed: 7})
@@ -86,7 +86,7 @@ func TestProgressTTY(t *testing.T) {
 	}
 	// Without a terminal: no status line, only the table.
 	buf.Reset()
-	p = newProgress(&buf, false, []int{1, 2}, proto)
+	p = newDisplay(&buf, false, []int{1, 2}, proto)
 	p.LevelStarted(0, 1)
 	p.Live(sweep.LiveStats{Index: 0, Concurrency: 1, Phase: record.PhaseMeasure, OutputTPS: 1})
 	p.LevelFinished(record.Level{Run: run, Records: recs})
@@ -100,7 +100,7 @@ func TestProgressTTY(t *testing.T) {
 func TestProgressFitsWidth(t *testing.T) {
 	for _, width := range []int{20, 40, 80, 200} {
 		var buf bytes.Buffer
-		p := newProgress(&buf, true, []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}, config.Default().Sweep)
+		p := newDisplay(&buf, true, []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}, config.Default().Sweep)
 		p.width = func() int { return width }
 		p.rates = []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 1234.5}
 		p.LevelStarted(9, 512)
@@ -125,7 +125,7 @@ func TestProgressETA(t *testing.T) {
 	proto.Warmup, proto.Duration, proto.Cooldown, proto.Refine = 2*time.Second, 8*time.Second, time.Second, 1
 	clk := &fakeClock{t: time.Unix(1e9, 0)}
 	var buf bytes.Buffer
-	p := newProgress(&buf, true, []int{1, 2, 4}, proto)
+	p := newDisplay(&buf, true, []int{1, 2, 4}, proto)
 	p.now, p.refine = clk.now, proto.Refine
 	frac := func(el time.Duration) (float64, time.Duration) { return p.eta.at(el) }
 
@@ -172,7 +172,7 @@ func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 func TestProgressTableMatchesFinal(t *testing.T) {
 	for _, rate := range []bool{false, true} {
 		var buf bytes.Buffer
-		p := newProgress(&buf, false, []int{1}, config.Default().Sweep)
+		p := newDisplay(&buf, false, []int{1}, config.Default().Sweep)
 		run, recs := synthLevel(0, 1, 100, 10*time.Millisecond, 0)
 		if rate {
 			run.OfferedRPS = 2
@@ -192,7 +192,7 @@ func TestProgressExtendedWindow(t *testing.T) {
 	var buf bytes.Buffer
 	proto := config.Default().Sweep
 	proto.Duration, proto.MaxDuration, proto.MinRequests = 6*time.Second, time.Minute, 100
-	p := newProgress(&buf, false, []int{1}, proto)
+	p := newDisplay(&buf, false, []int{1}, proto)
 	run, recs := synthLevel(0, 1, 100, 10*time.Millisecond, 0)
 	run.W1 = run.W0 + int64(55800*time.Millisecond)
 	p.LevelFinished(record.Level{Run: run, Records: recs})
@@ -211,7 +211,7 @@ func TestProgressExtendedWindow(t *testing.T) {
 // shows the hit column from its first level, "—" while that level measured none.
 func TestProgressHitColumn(t *testing.T) {
 	var buf bytes.Buffer
-	p := newProgress(&buf, false, []int{1}, config.Default().Sweep)
+	p := newDisplay(&buf, false, []int{1}, config.Default().Sweep)
 	p.hit = true
 	run, recs := synthLevel(0, 1, 100, 10*time.Millisecond, 0)
 	p.LevelFinished(record.Level{Run: run, Records: recs})
@@ -225,7 +225,7 @@ func TestProgressHitColumn(t *testing.T) {
 func TestProgressEnergyColumns(t *testing.T) {
 	for _, gpu := range []bool{false, true} {
 		var buf bytes.Buffer
-		p := newProgress(&buf, false, []int{1}, config.Default().Sweep)
+		p := newDisplay(&buf, false, []int{1}, config.Default().Sweep)
 		p.wide = true
 		run, recs := synthLevel(0, 1, 100, 10*time.Millisecond, 0)
 		if gpu {
@@ -241,5 +241,32 @@ func TestProgressEnergyColumns(t *testing.T) {
 		if out := buf.String(); !strings.HasPrefix(out, tab.Header()) || strings.Contains(out, "J/tok") != gpu {
 			t.Errorf("GPU telemetry %v: live table\n%s\nwant the header\n%s", gpu, out, tab.Header())
 		}
+	}
+}
+
+// TestProgressStopAdding: the display says why no further level is added (the refiner's
+// reason; launch.TestRefinerStopsOnFailedAddedLevel).
+func TestProgressStopAdding(t *testing.T) {
+	var buf strings.Builder
+	newDisplay(&buf, false, []int{1, 2}, config.Default().Sweep).StopAdding("added level concurrency 4 had error rate 100.0%")
+	if want := "kneecap: no more levels added: added level concurrency 4 had error rate 100.0%\n"; buf.String() != want {
+		t.Errorf("progress output %q, want %q", buf.String(), want)
+	}
+}
+
+// TestStoppedNamesRetriedAndAdded: the end line gives the elapsed time and the stop reason,
+// then the levels run again and added (a rate level by its offered rate), not the planned or
+// interrupted ones.
+func TestStoppedNamesRetriedAndAdded(t *testing.T) {
+	t.Parallel()
+	first := 0
+	out := sweep.Outcome{StopReason: "plateau", Elapsed: 62340 * time.Millisecond, Levels: []record.LevelRun{
+		{Concurrency: 4}, {Concurrency: 64, RetryOf: &first}, {Concurrency: 25, Refine: "knee"},
+		{Concurrency: 512, OfferedRPS: 20.7, Refine: "capacity"}, {Concurrency: 102, Refine: "slo", Interrupted: true},
+	}}
+	var buf strings.Builder
+	newDisplay(&buf, false, []int{4}, config.Default().Sweep).Stopped(out)
+	if want := "kneecap: stopped after 1m2.3s: plateau; then retried 64; then added 25, 20.7 requests/s\n"; buf.String() != want {
+		t.Errorf("end line %q, want %q", buf.String(), want)
 	}
 }

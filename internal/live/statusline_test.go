@@ -1,4 +1,4 @@
-package main
+package live
 
 // The status line at every width: fields left out whole, never a number cut or without its
 // unit; the rate-mode line with its TTFT and live rate at 80 columns; the --rates auto probe
@@ -29,7 +29,7 @@ var statusSeparators = regexp.MustCompile(`  | · |, `)
 // statusCase is a status line to fit: a display and its live numbers.
 type statusCase struct {
 	name  string
-	setup func(p *progress)
+	setup func(p *Display)
 	s     sweep.LiveStats
 }
 
@@ -40,7 +40,7 @@ func statusCases() []statusCase {
 		OutputTPS: 123456.7, TTFTP50: 12345 * time.Millisecond, Completed: 1234567}
 	small := sweep.LiveStats{Index: 1, Concurrency: 4, Phase: record.PhaseMeasure, Elapsed: 7 * time.Second,
 		OutputTPS: 639.3, TTFTP50: 14100 * time.Microsecond, Completed: 123}
-	rate := func(p *progress) { p.rates = []float64{5, 12.5, 20, 40, 80, 160, 320, 640, 1280, 1234.5} }
+	rate := func(p *Display) { p.rates = []float64{5, 12.5, 20, 40, 80, 160, 320, 640, 1280, 1234.5} }
 	bigRate := big
 	bigRate.OfferedRPS = 1234.5
 	smallRate := small
@@ -56,9 +56,9 @@ func statusCases() []statusCase {
 		{"concurrency", nil, small},
 		{"rate large", rate, bigRate},
 		{"rate", rate, smallRate},
-		{"added rate", func(p *progress) { rate(p); p.current, p.added, p.refine = true, 1, 2 }, added},
+		{"added rate", func(p *Display) { rate(p); p.current, p.added, p.refine = true, 1, 2 }, added},
 		{"retry", nil, retry},
-		{"probe", func(p *progress) { p.probe = true }, small},
+		{"probe", func(p *Display) { p.probe = true }, small},
 		{"warmup", rate, warm},
 	}
 }
@@ -70,7 +70,7 @@ func statusCases() []statusCase {
 func TestStatusLineWholeFields(t *testing.T) {
 	t.Parallel()
 	for _, tc := range statusCases() {
-		p := newProgress(&bytes.Buffer{}, true, []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}, config.Default().Sweep)
+		p := newDisplay(&bytes.Buffer{}, true, []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}, config.Default().Sweep)
 		if tc.setup != nil {
 			tc.setup(p)
 		}
@@ -127,7 +127,7 @@ func TestStatusLineAt80(t *testing.T) {
 		if !slices.Contains([]string{"concurrency", "rate", "added rate", "retry", "probe"}, tc.name) {
 			continue
 		}
-		p := newProgress(&bytes.Buffer{}, true, []int{1, 4, 16}, config.Default().Sweep)
+		p := newDisplay(&bytes.Buffer{}, true, []int{1, 4, 16}, config.Default().Sweep)
 		if tc.setup != nil {
 			tc.setup(p)
 		}
@@ -147,7 +147,7 @@ func TestStatusLineAt80(t *testing.T) {
 // shows no output rate or TTFT (not "0.0 tok/s" while tokens may be flowing), only "0 done".
 func TestStatusLineNoRateBeforeCompletion(t *testing.T) {
 	t.Parallel()
-	p := newProgress(&bytes.Buffer{}, true, []int{1, 4}, config.Default().Sweep)
+	p := newDisplay(&bytes.Buffer{}, true, []int{1, 4}, config.Default().Sweep)
 	line := fitFields(p.statusFields(sweep.LiveStats{Index: 1, Concurrency: 4, Phase: record.PhaseMeasure, Elapsed: 3 * time.Second}), 200)
 	if strings.Contains(line, "tok/s") || strings.Contains(line, "TTFT") || !strings.HasSuffix(line, "0 done") {
 		t.Errorf("status line before any completion: %q", line)
@@ -172,7 +172,7 @@ func TestStatusLineRetry(t *testing.T) {
 			sweep.LiveStats{Index: 2, Concurrency: 4096, OfferedRPS: 10, Phase: record.PhaseWarmup}, "retry  10 req/s  warmup"},
 	} {
 		var buf bytes.Buffer
-		p := newProgress(&buf, true, []int{1, 4, 16, 64}, config.Default().Sweep)
+		p := newDisplay(&buf, true, []int{1, 4, 16, 64}, config.Default().Sweep)
 		p.rates = tc.rates
 		run, recs := synthLevel(tc.run.Index, tc.run.Concurrency, 100, 10*time.Millisecond, 0)
 		run.OfferedRPS = tc.run.OfferedRPS
@@ -225,7 +225,7 @@ func TestProbeThenRatesOneProgress(t *testing.T) {
 	probeProto.Warmup, probeProto.Duration, probeProto.Cooldown = time.Second, 2*time.Second, 0
 	clk := &fakeClock{t: time.Unix(1e9, 0)}
 	var buf bytes.Buffer
-	level := func(p *progress, i, c int, rps float64, d time.Duration) {
+	level := func(p *Display, i, c int, rps float64, d time.Duration) {
 		p.LevelStarted(i, c)
 		for el := time.Duration(0); el <= d; el += 500 * time.Millisecond {
 			p.Live(sweep.LiveStats{Index: i, Concurrency: c, OfferedRPS: rps, Phase: record.PhaseMeasure, Elapsed: el,
@@ -234,7 +234,7 @@ func TestProbeThenRatesOneProgress(t *testing.T) {
 		}
 		p.LevelFinished(record.Level{Run: record.LevelRun{Index: i, Concurrency: c, OfferedRPS: rps}})
 	}
-	probe := newProgress(&buf, true, []int{1, 2, 4, 8}, probeProto)
+	probe := newDisplay(&buf, true, []int{1, 2, 4, 8}, probeProto)
 	probe.now, probe.width = clk.now, func() int { return 200 }
 	probe.probeFirst(sw)
 	for i, c := range []int{1, 2, 4} { // the plateau rule stops the probe after 4
@@ -242,7 +242,7 @@ func TestProbeThenRatesOneProgress(t *testing.T) {
 	}
 	probe.Close()
 	probeEnd := len(progressFractions(t, buf.String()))
-	rates := newProgress(&buf, true, nil, sw)
+	rates := newDisplay(&buf, true, nil, sw)
 	rates.now, rates.width, rates.rates = clk.now, func() int { return 200 }, sweep.PlanRates(10)
 	rates.goOnFrom(probe, sw)
 	for i, r := range rates.rates {
