@@ -82,6 +82,9 @@ type UnreachableError struct {
 	Hung bool
 	// Waited reports that the preflight's own bound ran out (timeout, or ctx's deadline).
 	Waited bool
+	// Silence, when Waited, says what the request cut by the bound got from a server that
+	// accepted its connection (preflighthang.go); "" when none accepted it.
+	Silence string
 }
 
 func (e *UnreachableError) Error() string { return e.Cause }
@@ -94,7 +97,8 @@ func (e *UnreachableError) Error() string { return e.Cause }
 func RunPreflight(ctx context.Context, client record.Client, model string, timeout time.Duration, mix ...string) (Preflight, error) {
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	models, merr := client.Models(pctx)
+	var mh, ph heard // what GET /models and the probe got (preflighthang.go)
+	models, merr := client.Models(mh.traced(pctx))
 	if merr == nil && len(models) > 0 {
 		var missing []string
 		for _, m := range append([]string{model}, mix...) {
@@ -107,11 +111,15 @@ func RunPreflight(ctx context.Context, client record.Client, model string, timeo
 		}
 	}
 	if merr != nil && pctx.Err() != nil {
-		return Preflight{}, &UnreachableError{Cause: fmt.Sprintf("no answer within %s (%v)", timeout, merr), Waited: true}
+		e := &UnreachableError{Cause: fmt.Sprintf("no answer within %s (%v)", timeout, merr), Waited: true}
+		if s := mh.silence("GET /models", timeout, 0); s != "" && !errors.Is(ctx.Err(), context.Canceled) {
+			e.Silence = s + " (the completion probe was not sent)"
+		}
+		return Preflight{}, e
 	}
 	req := record.Request{Prompt: "Reply with one word: ok", PromptTokens: 6, MaxTokens: 2}
 	var rec record.Record
-	client.Do(pctx, &req, &rec)
+	client.Do(ph.traced(pctx), &req, &rec)
 	if !rec.OK() {
 		cause := rec.Error
 		if cause == "" {
@@ -129,8 +137,12 @@ func RunPreflight(ctx context.Context, client record.Client, model string, timeo
 		// Cut by timeout's bound or ctx's deadline (the answer budget), not an interrupt.
 		waited := rec.Status == record.StatusCancelled && pctx.Err() != nil && !errors.Is(ctx.Err(), context.Canceled)
 		hung := waited || rec.ErrorClass == record.ErrTimeout || rec.ErrorClass == record.ErrOverlong
-		return Preflight{}, &UnreachableError{Cause: strings.ReplaceAll(cause, "\n", " "),
+		e := &UnreachableError{Cause: strings.ReplaceAll(cause, "\n", " "),
 			Hung: hung && merr == nil && len(models) > 0, Waited: waited}
+		if waited {
+			e.Silence = ph.silence("the completion probe", timeout, rec.OutputTokens)
+		}
+		return Preflight{}, e
 	}
 	return Preflight{TTFT: rec.TTFT, E2E: rec.E2E, OutputTokens: rec.OutputTokens, ModelsErr: merr}, nil
 }

@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -21,8 +20,9 @@ import (
 
 // TestSweepSilentListener runs `kneecap sweep --url … --levels 1,4` with every default
 // against a port that accepts connections and never sends a byte: exit 3 within the
-// preflight's 10 s (the acceptance bound is 90 s) with a sentence naming the silence, and
-// no results directory.
+// preflight's 10 s (the acceptance bound is 90 s) with a sentence naming the silence, and a
+// results directory that says so (DESIGN §3.1): no levels, no records (GET /v1/models hung,
+// so no completion request was sent), the stop reason and the report.
 func TestSweepSilentListener(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -63,8 +63,19 @@ func TestSweepSilentListener(t *testing.T) {
 	if want := "sweep: preflight: " + url + ": no answer within 10s"; !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %q, want it to start %q", err, want)
 	}
-	if _, serr := os.Stat(dir); !errors.Is(serr, os.ErrNotExist) {
-		t.Errorf("a failed preflight left %s behind (%v)", dir, serr)
+	if want := " (results so far in " + dir + ")"; !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("error %q, want it to end %q", err, want)
+	}
+	res, err := rundir.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "preflight: the server accepted the connection and answered nothing within 10s: GET /models sent nothing (the completion probe was not sent)"
+	if res.StopReason != want || len(res.Levels) != 0 || res.Dropped.Lines() != 0 {
+		t.Errorf("stop reason %q, %d levels, %v: want %q, none", res.StopReason, len(res.Levels), res.Dropped, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, rundir.ReportFile)); err != nil || !strings.Contains(string(b), want) {
+		t.Errorf("%s: %v, want it to name %q", rundir.ReportFile, err, want)
 	}
 }
 

@@ -202,7 +202,8 @@ func runSweep(ctx context.Context, e *env, fl *sweepFlags, s *launch.Sweep) (err
 		return probe
 	})
 	if stop := (*launch.ProbeStoppedError)(nil); errors.As(err, &stop) {
-		// The --rates auto probe stopped: its directory is reported as any failed sweep's.
+		// The --rates auto probe stopped, or the preflight hung: the directory is reported as
+		// any failed sweep's.
 		if aerr := afterSweep(ctx, e, "sweep", s.Dir.Path()); aerr != nil {
 			return aerr
 		}

@@ -3,10 +3,13 @@ package launch
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +17,7 @@ import (
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/internal/exit"
 	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/workload"
 )
 
@@ -69,7 +73,9 @@ func budgetSweep(t *testing.T, url string, log io.Writer) (*Sweep, *Target) {
 	cfg := config.Default()
 	cfg.Target.URL, cfg.Target.Model, cfg.Target.AnswerBudget = url, "m", time.Second
 	cfg.Workload.PromptSizing = "" // auto: the tokenize endpoint (404 here), then usage probes
-	s := &Sweep{Env: Env{Log: log, Getenv: func(string) string { return "" }}, Cfg: cfg, Levels: []int{1}}
+	s := &Sweep{Env: Env{Log: log, Getenv: func(string) string { return "" }}, Cfg: cfg, Levels: []int{1},
+		outDir: filepath.Join(t.TempDir(), "run")}
+	t.Cleanup(s.Release)
 	s.startBudget()
 	tg, err := s.startTarget()
 	if err != nil {
@@ -80,7 +86,8 @@ func budgetSweep(t *testing.T, url string, log io.Writer) (*Sweep, *Target) {
 }
 
 // TestAnswerBudgetPreflight: with target.answer_budget 1 s, the preflight waits at most half of
-// it. A server silent even on /v1/models is exit 3, the message naming the budget; one that
+// it. A server silent even on /v1/models is exit 3, the message naming the budget, with its
+// results directory saying why it stopped (preflightHung); one that
 // lists the model but never answers the probe, or streams past its max_tokens, is measured by
 // the sweep instead (a warning, no error), so that its failure gets records and a report.
 func TestAnswerBudgetPreflight(t *testing.T) {
@@ -111,6 +118,19 @@ func TestAnswerBudgetPreflight(t *testing.T) {
 			}
 			if exit.Code(err) != c.code || !strings.Contains(got, c.want) {
 				t.Errorf("exit %d, %q: want exit %d naming %q", exit.Code(err), got, c.code, c.want)
+			}
+			if !c.modelsSilent {
+				return
+			}
+			var stop *ProbeStoppedError
+			if !errors.As(err, &stop) {
+				t.Fatalf("%v: want a ProbeStoppedError, its directory written", err)
+			}
+			res, rerr := rundir.ReadMeta(s.Dir.Path())
+			// Within what is left of half the budget: 500ms less the time since the budget began.
+			want := regexp.MustCompile(`^preflight: the server accepted the connection and answered nothing within (4\d\d|500)ms: GET /models sent nothing \(the completion probe was not sent\)$`)
+			if rerr != nil || !want.MatchString(res.StopReason) || len(res.Levels) != 0 {
+				t.Errorf("results: %v, stop reason %q, %d levels: want it to match %s, none", rerr, res.StopReason, len(res.Levels), want)
 			}
 		})
 	}

@@ -125,9 +125,10 @@ func (s *Sweep) pilot(ctx context.Context, t *Target) (time.Duration, *record.Re
 }
 
 // ProbeStoppedError is the error of a --rates auto probe that stopped before it planned the
-// rates (its pilot request failed, its server stopped connecting or answering), once its
-// results directory records why (probe.json, levels.json's stop reason): the caller analyzes
-// and reports it as any failed sweep's. Err keeps the exit code.
+// rates (its pilot request failed, its server stopped connecting or answering), or of a
+// preflight that hung (preflightHung), once its results directory records why (probe.json,
+// levels.json's stop reason): the caller analyzes and reports it as any failed sweep's. Err
+// keeps the exit code.
 type ProbeStoppedError struct{ Err error }
 
 func (e *ProbeStoppedError) Error() string { return e.Err.Error() }

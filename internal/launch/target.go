@@ -165,7 +165,9 @@ func (s *Sweep) startTarget() (*Target, error) {
 
 // preflight checks the target before the sweep (server.RunPreflight): a model it does not
 // serve (target.model or one of workload.models) is exit 2, an unreachable or failing
-// endpoint exit 3, with one line naming the URL and the cause. A plan whose smallest level
+// endpoint exit 3, with one line naming the URL and the cause; one that accepted the
+// connection and answered nothing within the bound also gets its results directory
+// (preflightHung). A plan whose smallest level
 // cannot complete min_requests in max_duration at the probe's pace is warned about
 // (windowWarning). A target that lists the model but whose probe request failed is measured
 // anyway (hung), as is one that answered (which the answer budget hears).
@@ -187,7 +189,11 @@ func (s *Sweep) preflight(ctx context.Context, t *Target) (hung bool, err error)
 			redact.URL(t.Endpoint), err)
 		return true, nil
 	case errors.As(err, &down) && down.Waited:
-		return false, exit.With(exit.Unreachable, fmt.Errorf("sweep: preflight: %s: %v%s", redact.URL(t.Endpoint), err, bound))
+		err := exit.With(exit.Unreachable, fmt.Errorf("sweep: preflight: %s: %v%s", redact.URL(t.Endpoint), err, bound))
+		if down.Silence != "" {
+			return false, s.preflightHung(t, down.Silence, err)
+		}
+		return false, err
 	case err != nil:
 		return false, exit.With(exit.Unreachable, fmt.Errorf("sweep: preflight: %s: %v", redact.URL(t.Endpoint), err))
 	}
