@@ -44,7 +44,7 @@ func (h *heard) silence(what string, timeout time.Duration, tokens int) string {
 		}
 		answered = "gave no complete answer"
 	case h.firstByte.Load():
-		saw = "sent its response headers and then no answer"
+		saw = "sent its response headers and then no complete answer"
 	}
 	return fmt.Sprintf("the server accepted the connection and %s within %s: %s %s", answered, timeout.Round(time.Millisecond), what, saw)
 }

@@ -55,7 +55,7 @@ func TestPreflightHang(t *testing.T) {
 		name, url, want string
 	}{
 		{"silent listener", silentListener(t), fmt.Sprintf("the server accepted the connection and answered nothing within %v: GET /models sent nothing (the completion probe was not sent)", bound)},
-		{"headers only", held(0), fmt.Sprintf("the server accepted the connection and answered nothing within %v: the completion probe sent its response headers and then no answer", bound)},
+		{"headers only", held(0), fmt.Sprintf("the server accepted the connection and answered nothing within %v: the completion probe sent its response headers and then no complete answer", bound)},
 		{"one token", held(1), fmt.Sprintf("the server accepted the connection and gave no complete answer within %v: the completion probe streamed 1 token and did not finish", bound)},
 		{"refused", refused(), ""},
 	} {
