@@ -13,8 +13,8 @@ import (
 
 // TestSuggestV1: the base URL a 404 suggests ends in /v1: appended to an empty path, or cut
 // after a /v1 segment (any case) that an API's path follows; none when the path is anything
-// else (a gateway's own, an Azure deployment's) or ends in /v1 already; never with userinfo
-// or a query.
+// else (a gateway's own, an Azure deployment's, the endpoint itself without /v1) or ends in
+// /v1 already; never with userinfo or a query.
 func TestSuggestV1(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
@@ -31,6 +31,7 @@ func TestSuggestV1(t *testing.T) {
 		"https://gw.example/api/v2":                       "",
 		"https://x.openai.azure.com/openai/deployments/d": "",
 		"https://gw.example/api/v1/x":                     "",
+		"http://host:8000/chat/completions":               "", // the endpoint without /v1: a gateway's path for all it shows
 		"not a url":                                       "",
 	} {
 		if got := suggestV1(in); got != want {
