@@ -24,21 +24,23 @@ func (f Float) OK() bool { return !math.IsNaN(float64(f)) && !math.IsInf(float64
 // Format formats f as the reports and charts print numbers: no decimals from 100 up, one
 // from 10, two below, the decimals chosen by f rounded to three significant digits (99.96 is
 // "100", not "100.0"; 9.996 "10.0"); three significant digits from a million up and below
-// 0.001; "—" when f is not finite.
+// 0.01 (so a small non-zero value is never "0.00"); "—" when f is not finite. The million
+// and 0.01 cutoffs go by f itself, not rounded: 999600 is "999600", not "1e+06".
 func (f Float) Format() string {
 	v := float64(f)
 	a := math.Abs(v)
-	if f.OK() && a < 1e6 && a >= 1e-3 {
-		a, _ = strconv.ParseFloat(strconv.FormatFloat(a, 'g', 3, 64), 64)
+	r := a
+	if f.OK() && a >= 1e-2 && a < 100 {
+		r, _ = strconv.ParseFloat(strconv.FormatFloat(a, 'g', 3, 64), 64)
 	}
 	switch {
 	case !f.OK():
 		return "—"
-	case a >= 1e6 || a != 0 && a < 1e-3:
+	case a >= 1e6 || a != 0 && a < 1e-2:
 		return strconv.FormatFloat(v, 'g', 3, 64)
-	case a >= 100:
+	case r >= 100:
 		return strconv.FormatFloat(v, 'f', 0, 64)
-	case a >= 10:
+	case r >= 10:
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	default:
 		return strconv.FormatFloat(v, 'f', 2, 64)

@@ -62,7 +62,8 @@ func TestParetoRenders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 3 || files[0].FileName() != "pareto.png" || files[1].FileName() != "pareto.svg" || !files[2].Narrow {
+	if len(files) != 3 || files[0].FileName() != "pareto.png" || files[1].FileName() != "pareto.svg" || !files[2].Narrow ||
+		files[2].FileName() != "pareto.narrow.svg" {
 		t.Fatalf("files = %v", files)
 	}
 	checkViewBox(t, files[2])

@@ -97,13 +97,19 @@ type File struct {
 	Data []byte
 	// Narrow marks a chart's narrow rendering, SVG at NarrowWidth × NarrowHeight, which
 	// report.html shows on a phone in place of the SVG of the default size: it is inlined
-	// (SVGs), never saved as a file of its own.
+	// (SVGs); the commands save none as a file of its own.
 	Narrow bool
 }
 
-// FileName returns the chart's file name, Name.Format (such as "throughput.svg"); a Narrow
-// rendering has none of its own.
-func (f File) FileName() string { return f.Name + "." + f.Format }
+// FileName returns the chart's file name, Name.Format (such as "throughput.svg"), and
+// Name.narrow.Format for a Narrow rendering ("throughput.narrow.svg"), so that it never
+// names the default-size file.
+func (f File) FileName() string {
+	if f.Narrow {
+		return f.Name + ".narrow." + f.Format
+	}
+	return f.Name + "." + f.Format
+}
 
 // WriteTo writes the encoded image to w; File is an io.WriterTo, as gonum/plot's writers are.
 func (f File) WriteTo(w io.Writer) (int64, error) {

@@ -3,8 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/kneecap/kneecap/analysis"
 )
@@ -37,7 +35,6 @@ func CompareConsoleWith(w io.Writer, runs []*analysis.Result, labels []string, g
 	if err := checkCompare("compare console", runs, labels); err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	tables := []table{compareTable(runs, labels)}
 	if !o.Wide {
 		tables[0] = compareConsoleTable(runs, labels)
@@ -50,14 +47,10 @@ func CompareConsoleWith(w io.Writer, runs []*analysis.Result, labels []string, g
 	}
 	for i, t := range tables {
 		if i > 0 {
-			fmt.Fprintf(tw, "\nregression gate: each run against %s, allowed fall %s\n", labels[0], fpct(analysis.Float(gate.MaxDrop)))
+			fmt.Fprintf(w, "\nregression gate: each run against %s, allowed fall %s\n", labels[0], fpct(analysis.Float(gate.MaxDrop)))
 		}
-		fmt.Fprintln(tw, strings.Join(t.Header, "\t"))
-		for _, r := range t.Rows {
-			fmt.Fprintln(tw, strings.Join(r, "\t"))
-		}
-		if err := tw.Flush(); err != nil {
-			return fmt.Errorf("report: compare console: %w", err)
+		if err := writeAligned(w, t, "compare console"); err != nil {
+			return err
 		}
 		if i == 0 && !o.Wide {
 			note := compareConsoleNote

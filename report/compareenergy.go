@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/kneecap/kneecap/analysis"
 )
@@ -101,14 +99,9 @@ func writeCompareEnergy(w io.Writer, runs []*analysis.Result, labels []string) e
 		return nil
 	}
 	t := compareEnergyConsoleTable(runs, labels)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, strings.Join(t.Header, "\t"))
-	for _, r := range t.Rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
-	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("report: compare console: %w", err)
+	fmt.Fprintln(w)
+	if err := writeAligned(w, t, "compare console"); err != nil {
+		return err
 	}
 	_, err := fmt.Fprintln(w, compareEnergyConsoleNote(runs[0].Mode.IsRate()))
 	return err

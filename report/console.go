@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/kneecap/kneecap/analysis"
 )
@@ -76,10 +75,10 @@ func consoleHeadline(res *analysis.Result, p func(first, hang, s string)) {
 	lines := answerLines(res)
 	w := 0
 	for _, l := range lines {
-		w = max(w, utf8.RuneCountInString(l.Label))
+		w = max(w, displayWidth(l.Label))
 	}
 	for _, l := range lines {
-		label := l.Label + strings.Repeat(" ", w-utf8.RuneCountInString(l.Label))
+		label := l.Label + strings.Repeat(" ", w-displayWidth(l.Label))
 		p("  "+label+"  ", strings.Repeat(" ", w+4), l.text())
 	}
 }
@@ -161,18 +160,19 @@ func consoleNote(res *analysis.Result, wide bool) string {
 	return s + ")"
 }
 
-// Wrap breaks s at spaces into lines of at most width characters, the first starting with
-// first and the others with hang, each ending in a newline; width ≤ 0 keeps one line. A word
-// longer than a line stays whole on its own line.
+// Wrap breaks s at spaces into lines of at most width terminal columns (displayWidth: a wide
+// character counts two), the first starting with first and the others with hang, each ending
+// in a newline; width ≤ 0 keeps one line. A word longer than a line stays whole on its own
+// line.
 func Wrap(s string, width int, first, hang string) string {
 	var b strings.Builder
-	line, n := first, utf8.RuneCountInString(first)
+	line, n := first, displayWidth(first)
 	empty := true
 	for _, word := range strings.Fields(s) {
-		wn := utf8.RuneCountInString(word)
+		wn := displayWidth(word)
 		if !empty && width > 0 && n+1+wn > width {
 			b.WriteString(line + "\n")
-			line, n, empty = hang, utf8.RuneCountInString(hang), true
+			line, n, empty = hang, displayWidth(hang), true
 		}
 		if !empty {
 			line += " "

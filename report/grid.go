@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/kneecap/kneecap/analysis"
 )
@@ -64,19 +63,18 @@ func gridFigures(r *analysis.Result) (kneeN, kneeTPS, maxTPS, blow string) {
 // 9), knee N, knee TPS, SLO point N, max TPS, TTFT blow-up N and a short status (done,
 // partial, not run, down, failed; the reports say what went wrong).
 func GridConsole(w io.Writer, title string, scs []GridScenario) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, title)
-	fmt.Fprintln(tw, strings.Join([]string{"scenario", "shape", "knee N", "knee TPS", "SLO N", "max TPS", "blow-up N", "status"}, "\t"))
+	fmt.Fprintln(w, title)
+	t := table{Header: []string{"scenario", "shape", "knee N", "knee TPS", "SLO N", "max TPS", "blow-up N", "status"}}
 	for _, s := range scs {
 		row := []string{cut(s.Name, 12), cut(s.Shape, 9), dash, dash, dash, dash, dash, consoleStatus(s.Status)}
 		if r := s.Result; r != nil {
 			row[2], row[3], row[5], row[6] = gridFigures(r)
 			row[4] = sloPoint(r.SLO)
 		}
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
+		t.Rows = append(t.Rows, row)
 	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("report: grid console: %w", err)
+	if err := writeAligned(w, t, "grid console"); err != nil {
+		return err
 	}
 	_, err := fmt.Fprintln(w, "(shape = prompt/output tokens; N = concurrency; TPS = output tokens/s)")
 	return err

@@ -41,7 +41,6 @@ type window struct {
 	okStats    []record.CompletionStats // the successful completions ending in each slice
 	completed  int                      // successful completions at or after w0
 	yield      float64                  // their tokens (record.Record.Yield)
-	e2e        int64                    // the sum of their E2E (ns)
 	ttft       []float64                // the user's TTFT (ns) of successful completions at or after w0 (liveTTFT)
 	nextK      int                      // next candidate window length in slices
 	rate       bool                     // an arrival-rate level's window: SteadyRate decides it
@@ -67,7 +66,6 @@ func (w *window) add(r *record.Record) {
 	}
 	w.completed++
 	w.yield += float64(r.Yield())
-	w.e2e += int64(r.E2E)
 	w.ttft = append(w.ttft, float64(r.TTFT+r.Lag()))
 	if d := r.Done(); d < w.b.w1 {
 		i := w.b.index(d)

@@ -49,7 +49,8 @@ type LiveStats struct {
 	// InFlight is the number of requests in flight.
 	InFlight int
 	// OutputTPS is the output tokens/s of the requests completed in the measurement window
-	// so far, counted as they complete (0 during warmup and before the first completion).
+	// so far, counted as they complete (0 during warmup and before the second completion:
+	// one request's tokens say nothing of the rate).
 	OutputTPS float64
 	// TTFTP50 is the median TTFT of requests completed in the window so far, on a rate level
 	// from their scheduled arrival (as the rate table's TTFT), else from the send.

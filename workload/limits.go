@@ -37,14 +37,15 @@ func number(n float64) string {
 }
 
 // tokenField reads the token count of field name from v, as a trace's CSV cell or a JSON
-// number (jsonCount) writes it: an integer in [least, record.MaxTokens]; else an error naming
-// the field, the value as written and the limit. An integer with an exponent (1e12) is read
-// too, so that it is refused for its size, not for its spelling; no other spelling of a float
-// (5.0, 0x1p3, 1_0, Inf) is a count.
+// number (jsonCount) writes it: a whole number in [least, record.MaxTokens], in any decimal
+// spelling whose value is whole (472, 472.0 as a trace re-saved through pandas writes it,
+// 5.0e0, 1e3); else an error naming the field, the value as written and the limit. A
+// fraction (472.5) and what is no decimal number (0x1p3, 1_0, Inf, "") are refused; a count
+// too big is refused for its size, however it is spelled (1e12).
 func tokenField(name, v string, least int) (int, error) {
 	n, err := strconv.Atoi(v)
 	big := errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(v, "-")
-	if err != nil && !big && strings.ContainsAny(v, "eE") && !strings.ContainsAny(v, "xX_nN") {
+	if err != nil && !big && v != "" && strings.Trim(v, "0123456789.eE+-") == "" {
 		f, ferr := strconv.ParseFloat(v, 64) // past float64's range: ±Inf and ErrRange
 		switch {
 		case (ferr == nil || errors.Is(ferr, strconv.ErrRange)) && f > record.MaxTokens:
@@ -57,7 +58,7 @@ func tokenField(name, v string, least int) (int, error) {
 	case big || err == nil && n > record.MaxTokens:
 		return 0, fmt.Errorf("%s is %s: must be ≤ %d tokens (no model's context holds more)", name, asWritten(v), record.MaxTokens)
 	case err != nil || n < least:
-		return 0, fmt.Errorf("%s %s: want a token count in [%d, %d]", name, asWritten(v), least, record.MaxTokens)
+		return 0, fmt.Errorf("%s %s: want a whole number of tokens in [%d, %d]", name, asWritten(v), least, record.MaxTokens)
 	}
 	return n, nil
 }

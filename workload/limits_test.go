@@ -24,7 +24,7 @@ func TestInputSizesRefused(t *testing.T) {
 			"ds.jsonl:2: max_tokens is 1000000000000: " + limit},
 		{"dataset max_tokens 1e12", "ds.jsonl", `{"prompt": "a b", "max_tokens": 1e12}`, "ds.jsonl:1: max_tokens is 1e12: " + limit},
 		{"dataset max_tokens past the limit by one", "ds.jsonl", `{"prompt": "a b", "max_tokens": ` + over + `}`, "max_tokens is " + over + ": " + limit},
-		{"dataset max_tokens 2.5", "ds.jsonl", `{"prompt": "a b", "max_tokens": 2.5}`, "ds.jsonl:1: max_tokens 2.5: want a token count in [0, 10000000]"},
+		{"dataset max_tokens 2.5", "ds.jsonl", `{"prompt": "a b", "max_tokens": 2.5}`, "ds.jsonl:1: max_tokens 2.5: want a whole number of tokens in [0, 10000000]"},
 		{"Mooncake input 1e12", "tr.jsonl", `{"timestamp": 0, "input_length": 1e12, "output_length": 3}`, "tr.jsonl:1: input_length is 1e12: " + limit},
 		{"Mooncake output", "tr.jsonl", `{"timestamp": 0, "input_length": 5, "output_length": 3}` + "\n" + `{"timestamp": 1, "input_length": 5, "output_length": 16000000}`,
 			"tr.jsonl:2: output_length is 16000000: " + limit},
@@ -49,19 +49,23 @@ func TestInputSizesRefused(t *testing.T) {
 	}
 }
 
-// TestTokenField: a count is an integer, or one written with an exponent (read so that its
-// size is what is refused); another float's spelling (5.0, 0x1p3, 1_0, Inf) is none, as it
-// was none for the integer fields these counts had. A JSON string ("5") is no count either.
+// TestTokenField: a count is any decimal spelling of a whole number (472.0 from a trace
+// re-saved through pandas, 5.0e0, 1e3; a big one is refused for its size); a fraction
+// (472.5) or what is no decimal number (0x1p3, 1_0, Inf) is none, and neither is a JSON
+// string ("5").
 func TestTokenField(t *testing.T) {
 	t.Parallel()
-	want := func(v string) string { return "n " + v + ": want a token count in [1, 10000000]" }
+	want := func(v string) string { return "n " + v + ": want a whole number of tokens in [1, 10000000]" }
 	for v, tc := range map[string]struct {
 		n   int
 		err string
 	}{
 		"7": {7, ""}, "1e3": {1000, ""}, "2E2": {200, ""}, "10000000": {record.MaxTokens, ""},
-		"0": {0, want("0")}, "-3": {0, want("-3")}, "5.0": {0, want("5.0")}, "2.5e0": {0, want("2.5e0")}, "1.5": {0, want("1.5")},
+		"472.0": {472, ""}, "5.0e0": {5, ""}, "50e-1": {5, ""}, "2.5e1": {25, ""}, "1e7": {record.MaxTokens, ""},
+		"0": {0, want("0")}, "-3": {0, want("-3")}, "-3.0": {0, want("-3.0")}, "472.5": {0, want("472.5")},
+		"2.5e0": {0, want("2.5e0")}, "1.5": {0, want("1.5")}, "-1e999": {0, want("-1e999")}, ".": {0, want(".")},
 		"0x1p3": {0, `n "0x1p3": want`}, "1_0": {0, `n "1_0": want`}, "Inf": {0, `n "Inf": want`}, "": {0, `n "": want`},
+		"NaN":      {0, `n "NaN": want`},
 		"10000001": {0, "n is 10000001: must be ≤ 10000000 tokens"}, "1e12": {0, "n is 1e12: must be ≤"},
 		"1e999": {0, "n is 1e999: must be ≤"}, "99999999999999999999": {0, "n is 99999999999999999999: must be ≤"},
 	} {
@@ -70,17 +74,22 @@ func TestTokenField(t *testing.T) {
 			t.Errorf("tokenField(%q) = %d, %v; want %d, %q", v, n, err, tc.n, tc.err)
 		}
 	}
-	for _, body := range []string{`{"prompt": "a", "max_tokens": "5"}`, `{"prompt": "a", "max_tokens": 5.0}`} {
+	for _, body := range []string{`{"prompt": "a", "max_tokens": "5"}`, `{"prompt": "a", "max_tokens": 5.5}`} {
 		_, err := LoadDataset(WorkloadConfig{Dataset: writeFile(t, "ds.jsonl", body), Seed: 1}, record.APIChat)
 		if err == nil || !strings.Contains(err.Error(), "max_tokens") {
 			t.Errorf("%s: error %v, want one naming max_tokens", body, err)
 		}
 	}
-	for _, cell := range []string{"0x1p3", "1_0", "5.0"} {
+	for _, cell := range []string{"0x1p3", "1_0", "472.5"} {
 		_, err := LoadTrace(TraceConfig{File: writeFile(t, "tr.csv", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n0,m,"+cell+",5,0,x\n")})
 		if err == nil || !strings.Contains(err.Error(), "Request tokens") {
 			t.Errorf("Request tokens %s: error %v, want one naming it", cell, err)
 		}
+	}
+	// A trace re-saved through pandas writes its counts as floats: 472.0 is 472.
+	tr, err := LoadTrace(TraceConfig{File: writeFile(t, "tr.csv", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n0,m,472.0,5.0,477.0,x\n1,m,3,2,5,x\n")})
+	if err != nil || len(tr.entries) != 2 || tr.entries[0].InputTokens != 472 || tr.entries[0].OutputTokens != 5 {
+		t.Errorf("trace of 472.0 and 5.0 tokens: %+v, %v; want the first of 472 and 5", tr, err)
 	}
 }
 

@@ -130,7 +130,7 @@ func checkResumeFlags(e *env, fl *sweepFlags) error {
 			return cmdUsageError("sweep", "sweep: --resume takes the configuration from %s; %s cannot change it (judge the finished run by other SLOs with kneecap analyze %s %s …)",
 				fl.resume, dashes(name), fl.resume, dashes(name))
 		case isPlanFlag(name):
-			return cmdUsageError("sweep", "sweep: --resume takes the configuration from %s; %s cannot change it (count the finished run's replicas for a demand with kneecap analyze %s %s …)",
+			return cmdUsageError("sweep", "sweep: --resume takes the configuration from %s; %s cannot change it (plan the finished run with kneecap analyze %s %s …)",
 				fl.resume, dashes(name), fl.resume, dashes(name))
 		default:
 			return cmdUsageError("sweep", "sweep: --resume takes the configuration from %s; %s cannot change it", fl.resume, dashes(name))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"strings"
 
 	"github.com/kneecap/kneecap/analysis"
 	"github.com/kneecap/kneecap/config"
@@ -46,7 +47,8 @@ func (f *planFlags) each() []planFlag {
 
 // check returns a usage error of cmd for a flag value that is not a number ≥ 0: the config's
 // plan validation (config.Config.ValidatePlan) of the flags' values, naming each flag, as a
-// sweep's config validation names it.
+// sweep's config validation names it; several bad flags give a line each, each starting
+// with cmd.
 func (f *planFlags) check(cmd string) error {
 	var c config.Config
 	all := map[string]bool{}
@@ -55,7 +57,8 @@ func (f *planFlags) check(cmd string) error {
 	}
 	f.applyConfig(&c, all)
 	if err := c.ValidatePlan(); err != nil {
-		return cmdUsageError(cmd, "%s: %v", cmd, err)
+		lines := strings.Split(err.Error(), "\n")
+		return cmdUsageError(cmd, "%s: %s", cmd, strings.Join(lines, "\n"+cmd+": "))
 	}
 	return nil
 }

@@ -78,7 +78,8 @@ func TestSweepBadFlags(t *testing.T) {
 		{[]string{"sweep", "--resume", "/x", "--dataset", "d.jsonl"}, "--dataset cannot change it"},
 		{[]string{"sweep", "--resume", "/x", "--gpu-metrics", "off"}, "--gpu-metrics cannot change it"},
 		{[]string{"sweep", "--resume", "/x", "--slo-ttft-p95", "1s"}, "kneecap analyze /x --slo-ttft-p95"},
-		{[]string{"sweep", "--resume", "/x", "--plan-users", "100"}, "kneecap analyze /x --plan-users"},
+		{[]string{"sweep", "--resume", "/x", "--plan-users", "100"}, "(plan the finished run with kneecap analyze /x --plan-users"},
+		{[]string{"sweep", "--resume", "/x", "--replica-cost-per-hour", "2"}, "(plan the finished run with kneecap analyze /x --replica-cost-per-hour"},
 		{[]string{"sweep", "--resume", "/x", "--energy-cost-per-kwh", "0.2"}, "kneecap analyze /x --energy-cost-per-kwh"},
 		{[]string{"sweep", "--refine", "-1"}, "--refine: sweep.refine: is -1: must be ≥ 0"},
 	} {

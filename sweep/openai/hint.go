@@ -55,10 +55,13 @@ func (c *Client) hint(err error, model string) string {
 // under the base URL), and suggests the base URL that ends in /v1 where one is likely meant
 // (suggestV1), else asks whether the server serves the API. A 404 whose message quotes the
 // model (the request's, model, or the target's) is the model's (vLLM and OpenAI: "The model
-// `m` does not exist.", Ollama: "model \"m\" not found"): "".
+// `m` does not exist.", Ollama: "model \"m\" not found", Anthropic: "model: m" unquoted): "".
 func (c *Client) pathHint(err error, model string) string {
 	msg := err.Error()
 	for _, m := range [...]string{model, c.opts.Model} {
+		if m != "" && strings.Contains(msg, "model: "+m) {
+			return ""
+		}
 		for _, q := range [...]string{"`", `"`, `\"`, "'"} {
 			if m != "" && strings.Contains(msg, q+m+q) {
 				return ""

@@ -13,8 +13,8 @@ import (
 
 // TestSuggestV1: the base URL a 404 suggests ends in /v1: appended to an empty path, or cut
 // after a /v1 segment (any case) that an API's path follows; none when the path is anything
-// else (a gateway's own, an Azure deployment's) or ends in /v1 already; never with userinfo
-// or a query.
+// else (a gateway's own, an Azure deployment's, the endpoint itself without /v1) or ends in
+// /v1 already; never with userinfo or a query.
 func TestSuggestV1(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
@@ -31,6 +31,7 @@ func TestSuggestV1(t *testing.T) {
 		"https://gw.example/api/v2":                       "",
 		"https://x.openai.azure.com/openai/deployments/d": "",
 		"https://gw.example/api/v1/x":                     "",
+		"http://host:8000/chat/completions":               "", // the endpoint without /v1: a gateway's path for all it shows
 		"not a url":                                       "",
 	} {
 		if got := suggestV1(in); got != want {
@@ -41,8 +42,9 @@ func TestSuggestV1(t *testing.T) {
 
 // TestStatusHints: a request refused with 404 names the path it posted to and, when the base
 // URL likely lacks its /v1, suggests the URL with it (a 404 naming the model, the target's or
-// the request's own, is the model's, without the hint); one refused with 401 or 403 says whether a key was sent and
-// where it came from, by name — never the key.
+// the request's own, quoted or after Anthropic's "model: ", is the model's, without the
+// hint); one refused with 401 or 403 says whether a key was sent and where it came from, by
+// name — never the key.
 func TestStatusHints(t *testing.T) {
 	t.Parallel()
 	const key = "sk-hint-SECRET-0001"
@@ -54,6 +56,9 @@ func TestStatusHints(t *testing.T) {
 		case strings.HasPrefix(r.URL.Path, "/nokey/"):
 			w.WriteHeader(403)
 			io.WriteString(w, "forbidden")
+		case r.URL.Path == "/anthropic/v1/messages":
+			w.WriteHeader(404)
+			io.WriteString(w, `{"type":"error","error":{"type":"not_found_error","message":"model: m"}}`)
 		case r.URL.Path == "/v1/chat/completions":
 			w.WriteHeader(404)
 			io.WriteString(w, `{"error":{"message":"The model `+"`m`"+` does not exist.","type":"NotFoundError","code":404}}`)
@@ -78,6 +83,8 @@ func TestStatusHints(t *testing.T) {
 		{"a gateway's path", srv.URL + "/v1beta/openai", nil,
 			"; 404 for POST /v1beta/openai/chat/completions (is chat an API it serves", "did you mean"},
 		{"the model's 404", srv.URL + "/v1", nil, "does not exist.", "404 for"},
+		// Anthropic names the model unquoted.
+		{"Anthropic's model 404", srv.URL + "/anthropic/v1", func(o *Options) { o.API = record.APIMessages }, "model: m", "404 for"},
 		{"no key", srv.URL + "/nokey/v1", func(o *Options) { o.KeyFrom = "$OPENAI_API_KEY (target.api_key_env's default for api chat)" },
 			"; no API key was sent: $OPENAI_API_KEY (target.api_key_env's default for api chat) is unset or empty (set it, or name another variable with --api-key-env)", ""},
 		{"no variable", srv.URL + "/nokey/v1", nil, "; no API key was sent (target.api_key_env is empty; --api-key-env NAME reads one)", ""},
