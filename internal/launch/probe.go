@@ -69,6 +69,11 @@ func (m *memSink) Finish(string) error            { return nil }
 func (s *Sweep) runProbe(ctx context.Context, t *Target, newProgress NewProgress) (*Probe, error) {
 	e2e, pilot, err := s.pilot(ctx, t)
 	if pilot != nil {
+		if pilot.ErrorClass == record.ErrTimeout && s.budget != nil && s.budget.Unheard() {
+			// A server that answered nothing at all: a grid stops here, since each of its
+			// scenarios would wait out the budget alike (ServerDown).
+			err = exit.With(exit.Failure, &NeverAnsweredError{err})
+		}
 		return nil, s.probeStopped(&Probe{StopReason: "the pilot request failed: " + string(pilot.ErrorClass), Pilot: pilot}, err)
 	}
 	if err != nil {

@@ -102,3 +102,28 @@ func TestProbeLevelsFailStopped(t *testing.T) {
 		t.Errorf("resume: %v, want it finished by the probe's stop, pointing at kneecap analyze", rerr)
 	}
 }
+
+// TestSilentPilotNeverAnswered: a --rates auto pilot cut by the answer budget of a server that
+// answered nothing at all is a NeverAnsweredError, which stops a grid (before: a stopped probe
+// alone, and each scenario of a rate grid waited out the budget); once the server has answered
+// something (the preflight), it is a stopped probe alone.
+func TestSilentPilotNeverAnswered(t *testing.T) {
+	t.Parallel()
+	for _, heard := range []bool{false, true} {
+		t.Run(fmt.Sprintf("heard %v", heard), func(t *testing.T) {
+			t.Parallel()
+			s, tg, _ := probeSweep(t, budgetServer(t, false, false, false))
+			s.budget = record.NewAnswerBudget(time.Now(), 200*time.Millisecond)
+			if heard {
+				s.budget.Heard(time.Now())
+			}
+			_, err := s.runProbe(context.Background(), tg, func([]int, sweep.Protocol) Progress { return nopProgress{} })
+			s.Dir.Close()
+			var stop *ProbeStoppedError
+			var never *NeverAnsweredError
+			if !errors.As(err, &stop) || exit.Code(err) != exit.Failure || errors.As(err, &never) != !heard {
+				t.Errorf("%v (exit %d), want a stopped probe, exit 1, never answered %v", err, exit.Code(err), !heard)
+			}
+		})
+	}
+}
