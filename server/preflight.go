@@ -82,6 +82,8 @@ type UnreachableError struct {
 	Hung bool
 	// Waited reports that the preflight's own bound ran out (timeout, or ctx's deadline).
 	Waited bool
+	// Class is the probe request's error class ("" when it was not sent).
+	Class record.ErrorClass
 }
 
 func (e *UnreachableError) Error() string { return e.Cause }
@@ -130,7 +132,7 @@ func RunPreflight(ctx context.Context, client record.Client, model string, timeo
 		waited := rec.Status == record.StatusCancelled && pctx.Err() != nil && !errors.Is(ctx.Err(), context.Canceled)
 		hung := waited || rec.ErrorClass == record.ErrTimeout || rec.ErrorClass == record.ErrOverlong
 		return Preflight{}, &UnreachableError{Cause: strings.ReplaceAll(cause, "\n", " "),
-			Hung: hung && merr == nil && len(models) > 0, Waited: waited}
+			Hung: hung && merr == nil && len(models) > 0, Waited: waited, Class: rec.ErrorClass}
 	}
 	return Preflight{TTFT: rec.TTFT, E2E: rec.E2E, OutputTokens: rec.OutputTokens, ModelsErr: merr}, nil
 }
