@@ -72,8 +72,9 @@ type TargetConfig struct {
 	// TTFTTimeout bounds the time from the send to a request's first token (content or
 	// reasoning chunk); 0 = off. A request it ends is class timeout.
 	TTFTTimeout time.Duration `yaml:"ttft_timeout"`
-	// StallTimeout bounds the gap between two content chunks of a stream after its first
-	// token (other events do not count); 0 = off. A request it ends is class timeout.
+	// StallTimeout bounds the gap between two content chunks (or parts of a tool call) of a
+	// stream after its first token (other events do not count); 0 = off. A request it ends is
+	// class timeout.
 	StallTimeout time.Duration `yaml:"stall_timeout"`
 	// AnswerBudget bounds every wait before the server first answers (DESIGN §3.6): the
 	// preflight, the prompt sizing and the first level share it, and each answer before the

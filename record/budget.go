@@ -79,15 +79,22 @@ func (b *AnswerBudget) Spent(now time.Time) bool {
 	return !b.Answered() && !now.Before(b.Deadline())
 }
 
-// Answers reports whether r is an answer of the server for the budget (Heard, Answer): it
-// succeeded, or it ended with a complete answer that is an error (empty, http_4xx, http_429,
-// http_5xx), which the stop rules then judge instead of the budget's silence.
+// Answers reports whether r is an answer of the server for the budget (Heard, Answer): the
+// server sent a response, whatever it said. It succeeded, or it failed by what the server
+// sent (http_4xx, http_429, http_5xx, redirect, empty, bad_chunk, overlong, stream_broken),
+// which the stop rules then judge instead of the budget's silence; only a request that heard
+// nothing is no answer: timeout, connect, cancelled, client. A stream_broken record does not
+// say whether the response's headers had arrived, so it counts as an answer: a server that
+// cuts every connection fails fast, and the error rate stops it.
 func Answers(r *Record) bool {
-	switch r.ErrorClass {
-	case ErrEmpty, ErrHTTP4xx, ErrHTTP429, ErrHTTP5xx:
+	if r.OK() {
 		return true
 	}
-	return r.OK()
+	switch r.ErrorClass {
+	case ErrTimeout, ErrConnect, ErrCancelled, ErrClient, "":
+		return false
+	}
+	return true
 }
 
 // String names the budget for a message: "target.answer_budget 1m30s".

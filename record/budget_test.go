@@ -30,12 +30,14 @@ func TestAnswerBudgetHeard(t *testing.T) {
 	}
 }
 
-// TestAnswers: a success and a complete error answer answer the budget; a timeout, a connect
-// error and a broken stream do not.
+// TestAnswers: a success and any failure by what the server sent (an HTTP error, a redirect,
+// a bad chunk, a broken stream) answer the budget; a timeout, a connect error, a cancel and
+// the client's own failure do not.
 func TestAnswers(t *testing.T) {
 	t.Parallel()
 	for class, want := range map[ErrorClass]bool{ErrHTTP5xx: true, ErrHTTP429: true, ErrHTTP4xx: true, ErrEmpty: true,
-		ErrTimeout: false, ErrConnect: false, ErrStreamBroken: false} {
+		ErrBadChunk: true, ErrRedirect: true, ErrOverlong: true, ErrStreamBroken: true, ErrUserCancel: true,
+		ErrTimeout: false, ErrConnect: false, ErrCancelled: false, ErrClient: false, "": false} {
 		if got := Answers(&Record{Status: StatusError, ErrorClass: class}); got != want {
 			t.Errorf("%s answers: %v, want %v", class, got, want)
 		}

@@ -196,6 +196,13 @@ func (d *Dir) LevelDone(l record.Level) error {
 	if d.closed {
 		return fmt.Errorf("results %s: level %d: directory closed", d.path, run.Index)
 	}
+	for i := range records {
+		// Refused before anything is written: reading it back would refuse the file.
+		if err := checkStatus(records[i].Status); err != nil {
+			return fmt.Errorf("results %s: level %d: record %d (worker %d, seq %d): %w; nothing of the level written",
+				d.path, run.Index, i, records[i].Worker, records[i].Seq, err)
+		}
+	}
 	w := bufio.NewWriterSize(d.records, 256<<10)
 	enc := json.NewEncoder(w)
 	for i := range records {
@@ -224,6 +231,16 @@ func (d *Dir) LevelDone(l record.Level) error {
 		return fmt.Errorf("results %s: %w", d.path, err)
 	}
 	return nil
+}
+
+// checkStatus refuses a record's status other than ok, error and cancelled, on write
+// (LevelDone) and on read (records.jsonl:LINE): such a record's tokens would count or not by
+// accident.
+func checkStatus(s record.Status) error {
+	if s.Known() {
+		return nil
+	}
+	return fmt.Errorf("status %q, want %q, %q or %q", s, record.StatusOK, record.StatusError, record.StatusCancelled)
 }
 
 // Finish records why the sweep stopped in levels.json.

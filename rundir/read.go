@@ -216,9 +216,8 @@ func readRecords(ctx context.Context, r *bufio.Reader, path string, levels []rec
 		if err := json.Unmarshal(body, &rec); err != nil {
 			return 0, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
-		if !rec.Status.Known() {
-			return 0, fmt.Errorf("%s:%d: status %q, want %q, %q or %q", path, line, rec.Status,
-				record.StatusOK, record.StatusError, record.StatusCancelled)
+		if err := checkStatus(rec.Status); err != nil {
+			return 0, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 		i, listed := pos[rec.Level]
 		switch {

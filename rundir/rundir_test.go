@@ -253,6 +253,33 @@ func TestReadStatus(t *testing.T) {
 	}
 }
 
+// TestLevelDoneStatus: a level with a record of unknown status is refused on write too, naming
+// the record and the status as reading it back would, and nothing of it is written: the
+// directory reads back with the levels before it.
+func TestLevelDoneStatus(t *testing.T) {
+	t.Parallel()
+	dir, cfg := newTestDir(t)
+	d, err := Create(dir, cfg, "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, rr := fakeLevel(0, 1, 4)
+	if err := d.LevelDone(record.Level{Run: run, Records: rr}); err != nil {
+		t.Fatal(err)
+	}
+	run, rr = fakeLevel(1, 2, 4)
+	rr[2].Status = "fine"
+	err = d.LevelDone(record.Level{Run: run, Records: rr})
+	d.Close()
+	if err == nil || !strings.Contains(err.Error(), `level 1: record 2 (worker `) || !strings.Contains(err.Error(), `status "fine", want "ok", "error" or "cancelled"`) {
+		t.Errorf("LevelDone = %v, want the record's unknown status refused", err)
+	}
+	res, rerr := Read(dir)
+	if rerr != nil || len(res.Levels) != 1 || len(res.Records()) != 4 {
+		t.Fatalf("Read = %v: want the first level alone", rerr)
+	}
+}
+
 // TestReadContext: reading records.jsonl ends with the context's error once it is done (an
 // interrupt), looking every checkEvery lines, so a huge file does not hold a command up.
 func TestReadContext(t *testing.T) {

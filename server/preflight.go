@@ -85,6 +85,8 @@ type UnreachableError struct {
 	// Silence, when Waited, says what the request cut by the bound got from a server that
 	// accepted its connection (preflighthang.go); "" when none accepted it.
 	Silence string
+	// Class is the probe request's error class ("" when it was not sent).
+	Class record.ErrorClass
 }
 
 func (e *UnreachableError) Error() string { return e.Cause }
@@ -138,7 +140,7 @@ func RunPreflight(ctx context.Context, client record.Client, model string, timeo
 		waited := rec.Status == record.StatusCancelled && pctx.Err() != nil && !errors.Is(ctx.Err(), context.Canceled)
 		hung := waited || rec.ErrorClass == record.ErrTimeout || rec.ErrorClass == record.ErrOverlong
 		e := &UnreachableError{Cause: strings.ReplaceAll(cause, "\n", " "),
-			Hung: hung && merr == nil && len(models) > 0, Waited: waited}
+			Hung: hung && merr == nil && len(models) > 0, Waited: waited, Class: rec.ErrorClass}
 		if waited {
 			e.Silence = ph.silence("the completion probe", timeout, rec.OutputTokens)
 		}

@@ -156,24 +156,46 @@ func TestAnswerBudgetAnswered(t *testing.T) {
 	}
 }
 
-// TestAnswerBudgetErrorAnswers: a server that answers every request at once with a 500 has
-// answered the budget: the first level is judged by the error-rate rule, which names the class,
-// not ended at the budget's deadline as silent.
+// TestAnswerBudgetErrorAnswers: a server that answers every request at once with an error —
+// a 500, a stream of a bad chunk, a JSON body where a stream belongs, a redirect — has
+// answered the budget: the first level is judged by the error-rate rule, which names the
+// class, not ended at the budget's deadline as silent.
 func TestAnswerBudgetErrorAnswers(t *testing.T) {
 	t.Parallel()
-	url := hostileServer(t, func(w http.ResponseWriter, _ <-chan struct{}) {
-		http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusInternalServerError)
-	})
-	b := record.NewAnswerBudget(time.Now(), 600*time.Millisecond)
-	proto := shortProtocol()
-	proto.Warmup, proto.Duration, proto.MaxDuration = 100*time.Millisecond, 700*time.Millisecond, 700*time.Millisecond
-	plan := sweep.Plan{Levels: []int{2}, Protocol: proto, Workload: fixedWorkload{out: 4}, AnswerBudget: b}
-	out, err := sweep.Run(context.Background(), context.Background(), plan, budgetClient(t, url), &memSink{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Silent || !b.Answered() || strings.HasPrefix(out.StopReason, sweep.StopSilent) {
-		t.Errorf("silent %v, answered %v, stop %q: want the 500s to answer the budget", out.Silent, b.Answered(), out.StopReason)
+	for _, c := range []struct {
+		name  string
+		serve func(w http.ResponseWriter, _ <-chan struct{})
+	}{
+		{"500", func(w http.ResponseWriter, _ <-chan struct{}) {
+			http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusInternalServerError)
+		}},
+		{"bad chunk", func(w http.ResponseWriter, _ <-chan struct{}) {
+			sseStart(w)
+			_, _ = w.Write([]byte(`data: {"choices":[{"delta":{"content":42}}]}` + "\n\n"))
+		}},
+		{"not a stream", func(w http.ResponseWriter, _ <-chan struct{}) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"choices":[{"message":{"content":"hi"}}]}`))
+		}},
+		{"redirect", func(w http.ResponseWriter, _ <-chan struct{}) {
+			http.Redirect(w, &http.Request{Method: http.MethodPost}, "http://elsewhere.invalid/v1/chat/completions", http.StatusFound)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			url := hostileServer(t, c.serve)
+			b := record.NewAnswerBudget(time.Now(), 600*time.Millisecond)
+			proto := shortProtocol()
+			proto.Warmup, proto.Duration, proto.MaxDuration = 100*time.Millisecond, 700*time.Millisecond, 700*time.Millisecond
+			plan := sweep.Plan{Levels: []int{2}, Protocol: proto, Workload: fixedWorkload{out: 4}, AnswerBudget: b}
+			out, err := sweep.Run(context.Background(), context.Background(), plan, budgetClient(t, url), &memSink{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Silent || !b.Answered() || strings.HasPrefix(out.StopReason, sweep.StopSilent) {
+				t.Errorf("silent %v, answered %v, stop %q: want the errors to answer the budget", out.Silent, b.Answered(), out.StopReason)
+			}
+		})
 	}
 }
 
@@ -184,19 +206,36 @@ func (c *levelCount) LevelStarted(int, int)        { c.started.Add(1) }
 func (c *levelCount) Live(sweep.LiveStats)         {}
 func (c *levelCount) LevelFinished(l record.Level) {}
 
+// firstLevelDown fails every request of the first level at once as the client's (no answer:
+// record.Answers: too many open files), which the error-rate rule judges; later levels reach
+// the server.
+type firstLevelDown struct {
+	record.Client
+	levels *levelCount
+}
+
+// Do implements record.Client.
+func (c firstLevelDown) Do(ctx context.Context, req *record.Request, rec *record.Record) {
+	if c.levels.started.Load() > 1 {
+		c.Client.Do(ctx, req, rec)
+		return
+	}
+	rec.Status, rec.ErrorClass, rec.Error = record.StatusError, record.ErrClient, "too many open files"
+	select { // no busy loop
+	case <-ctx.Done():
+	case <-time.After(5 * time.Millisecond):
+	}
+}
+
 // TestAnswerBudgetFirstLevelOnly: a first level that ends unanswered before the budget's
-// deadline (every stream broken) leaves the budget to no later level: the second level's
-// requests, whose first token comes after the deadline, are not cut.
+// deadline (every request the client's failure: firstLevelDown) leaves the budget to no later
+// level: the second level's requests, whose first token comes after the deadline, are not cut.
 func TestAnswerBudgetFirstLevelOnly(t *testing.T) {
 	t.Parallel()
 	b := record.NewAnswerBudget(time.Now(), 800*time.Millisecond)
 	levels := &levelCount{}
 	url := hostileServer(t, func(w http.ResponseWriter, done <-chan struct{}) {
 		sseStart(w)
-		if levels.started.Load() <= 1 {
-			w.Write([]byte("data: {")) // the stream breaks: no answer
-			return
-		}
 		select {
 		case <-done:
 			return
@@ -208,7 +247,7 @@ func TestAnswerBudgetFirstLevelOnly(t *testing.T) {
 	proto.Warmup, proto.Duration, proto.MaxDuration = 50*time.Millisecond, 150*time.Millisecond, 150*time.Millisecond
 	plan := sweep.Plan{Levels: []int{1, 2}, Protocol: proto, Workload: fixedWorkload{out: 1}, AnswerBudget: b, Observer: levels}
 	sink := &memSink{}
-	out, err := sweep.Run(context.Background(), context.Background(), plan, budgetClient(t, url), sink)
+	out, err := sweep.Run(context.Background(), context.Background(), plan, firstLevelDown{budgetClient(t, url), levels}, sink)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,6 +68,9 @@ type Sweep struct {
 	// prompts are sized in the server's tokens, once sizePrompts has run.
 	tokenizer *hftokenizer.Tokenizer
 	sizing    *record.PromptSizing
+	// hungClass is the error class of the preflight's probe that failed but was measured
+	// anyway (preflight's hung): overlong, timeout, cancelled; "" when it succeeded.
+	hungClass record.ErrorClass
 	// probeElapsed is the time the probe took, which the rate sweep's budget counts.
 	probeElapsed time.Duration
 	// budget is target.answer_budget from Start (nil: off; budget.go).

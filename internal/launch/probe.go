@@ -69,6 +69,11 @@ func (m *memSink) Finish(string) error            { return nil }
 func (s *Sweep) runProbe(ctx context.Context, t *Target, newProgress NewProgress) (*Probe, error) {
 	e2e, pilot, err := s.pilot(ctx, t)
 	if pilot != nil {
+		if pilot.ErrorClass == record.ErrTimeout && s.budget != nil && s.budget.Unheard() {
+			// A server that answered nothing at all: a grid stops here, since each of its
+			// scenarios would wait out the budget alike (ServerDown).
+			err = exit.With(exit.Failure, &NeverAnsweredError{err})
+		}
 		return nil, s.probeStopped(&Probe{StopReason: "the pilot request failed: " + string(pilot.ErrorClass), Pilot: pilot}, err)
 	}
 	if err != nil {
@@ -86,16 +91,21 @@ func (s *Sweep) runProbe(ctx context.Context, t *Target, newProgress NewProgress
 	out, err := sweep.Run(ctx, s.Interrupt, plan, t.client, sink)
 	prog.Close()
 	s.probeElapsed = out.Elapsed
-	if perr := probeFailed(out, err); perr != nil {
-		if err != nil || out.Interrupted {
-			return nil, perr
-		}
-		return nil, s.probeStopped(&Probe{StopReason: out.StopReason, Levels: analysis.Summarize(sink.levels, s.Cfg.AnalysisOptions())}, perr)
+	perr := probeFailed(out, err)
+	if err != nil || out.Interrupted {
+		return nil, perr // nothing to report: the probe's sweep broke, or the user stopped it
 	}
+	summary := analysis.Summarize(sink.levels, s.Cfg.AnalysisOptions())
 	_, nominal := s.Cfg.Workload.NominalLengths()
-	p, err := probeOf(analysis.Summarize(sink.levels, s.Cfg.AnalysisOptions()), nominal)
-	if err != nil {
-		return nil, exit.With(exit.Failure, fmt.Errorf("sweep: --rates auto: probe (stopped: %s): %w", out.StopReason, err))
+	var p *Probe
+	if perr == nil {
+		if p, err = probeOf(summary, nominal); err != nil {
+			// Its levels all failed (a burst of 500s stopped it by error rate): no max QPS.
+			perr = exit.With(exit.Failure, fmt.Errorf("sweep: --rates auto: probe (stopped: %s): %w", out.StopReason, err))
+		}
+	}
+	if perr != nil {
+		return nil, s.probeStopped(&Probe{StopReason: out.StopReason, Levels: summary}, perr)
 	}
 	p.StopReason, p.PilotE2EMs, p.WindowS = out.StopReason, float64(e2e)/1e6, plan.Protocol.Duration.Seconds()
 	return p, nil
@@ -125,10 +135,10 @@ func (s *Sweep) pilot(ctx context.Context, t *Target) (time.Duration, *record.Re
 }
 
 // ProbeStoppedError is the error of a --rates auto probe that stopped before it planned the
-// rates (its pilot request failed, its server stopped connecting or answering), or of a
-// preflight that hung (preflightHung), once its results directory records why (probe.json,
-// levels.json's stop reason): the caller analyzes and reports it as any failed sweep's. Err
-// keeps the exit code.
+// rates (its pilot request failed, its server stopped connecting or answering, its levels
+// found no max QPS), or of a preflight that hung (preflightHung), once its results directory
+// records why (probe.json, levels.json's stop reason): the caller analyzes and reports it as
+// any failed sweep's. Err keeps the exit code.
 type ProbeStoppedError struct{ Err error }
 
 func (e *ProbeStoppedError) Error() string { return e.Err.Error() }
@@ -219,7 +229,9 @@ func readAnalysis(dir string) (*analysis.Result, error) {
 }
 
 // ReadProbe reads probe.json of a resumed run of --rates auto, whose rates it planned: nil
-// when there is none (the probe was interrupted or failed).
+// when there is none (the probe was interrupted, or its sweep failed with an error), and the
+// resumed run probes again. A probe that stopped and was reported (probeStopped) wrote a file
+// without rates, but its run is finished: rundir.Resume refuses it before this reads it.
 func ReadProbe(dir string) (*Probe, error) {
 	b, err := os.ReadFile(filepath.Join(dir, rundir.ProbeFile))
 	if errors.Is(err, fs.ErrNotExist) {

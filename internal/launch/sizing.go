@@ -30,8 +30,10 @@ func (s *Sweep) loadTokenizer() error {
 // the workload by it (DESIGN §3.6): workload.prompt_sizing picks the method (auto: the
 // tokenizer file, else the server's tokenize endpoint, else usage calibration, else words
 // with a warning). The result is printed once; an explicit method the target cannot serve is
-// exit 2. After a preflight whose probe hung (hung), prompts are sized in words with a note:
-// the server's probes would only spend the answer budget of the first level. Each probe the
+// exit 2. After a preflight whose probe failed (hung: no answer in time, or a stream past its
+// max_tokens), no probe is sent: the server's probes would only spend the answer budget of
+// the first level. Prompts are then sized with workload.tokenizer when it is set (a local
+// file: the chat template not counted), else in words, with a note saying why. Each probe the
 // server answers starts the answer budget's clock again; each waits under its own share of it
 // (budgetClient, budgetCounter).
 func (s *Sweep) sizePrompts(ctx context.Context, t *Target, hung bool) error {
@@ -40,10 +42,15 @@ func (s *Sweep) sizePrompts(ctx context.Context, t *Target, hung bool) error {
 	if method == "" {
 		method = record.SizingAuto
 	}
-	if hung {
-		method = record.SizingWords
-	}
 	opts := workload.SizingOptions{Method: method, API: s.Cfg.Target.API, Client: budgetClient{t.client, s}}
+	if hung {
+		// loadTokenizer read one only for auto or tokenizer.
+		method, opts.Client = record.SizingWords, nil
+		if s.tokenizer != nil {
+			method = record.SizingTokenizer
+		}
+		opts.Method = method
+	}
 	if s.tokenizer != nil {
 		opts.Tokenizer = &workload.Counter{TokenCounter: s.tokenizer, Source: "tokenizer " + s.tokenizer.Path()}
 		if len(s.tokenizer.Dropped) > 0 {
@@ -70,7 +77,7 @@ func (s *Sweep) sizePrompts(ctx context.Context, t *Target, hung bool) error {
 		return exit.Usagef("%w", err)
 	}
 	if hung {
-		sz.Notes = append(sz.Notes, "the server did not answer the preflight's probe: prompts are sized in words (one token a word), its tokens not asked")
+		sz.Notes = append(sz.Notes, s.hungNote(method))
 	}
 	// An embeddings request's inputs are prompts sized as these are.
 	s.workload, s.sizing = workload.Batch(w, s.Cfg.Target.API, s.Cfg.Workload.Batch), &sz
@@ -79,6 +86,19 @@ func (s *Sweep) sizePrompts(ctx context.Context, t *Target, hung bool) error {
 		fmt.Fprintf(s.Log, "kneecap: warning: prompt sizing: %s\n", n)
 	}
 	return nil
+}
+
+// hungNote says why the prompts were sized by method without asking the server: its preflight
+// probe's failure, by its cause (an overlong probe did answer, too much).
+func (s *Sweep) hungNote(method string) string {
+	why := "the server did not answer the preflight's probe"
+	if s.hungClass == record.ErrOverlong {
+		why = "the preflight's probe streamed past its max_tokens"
+	}
+	if method == record.SizingTokenizer {
+		return why + ": prompts are sized with workload.tokenizer alone, no probe request sent"
+	}
+	return why + ": prompts are sized in words (one token a word), its tokens not asked"
 }
 
 // recordSizing records the sizing in levels.json. A resumed run keeps the sizing its first

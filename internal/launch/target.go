@@ -187,6 +187,7 @@ func (s *Sweep) preflight(ctx context.Context, t *Target) (hung bool, err error)
 		// within what is left of the answer budget (DESIGN §3.1).
 		fmt.Fprintf(s.Log, "kneecap: warning: preflight: %s lists the model but the probe request failed (%v): sweeping anyway to record it\n",
 			redact.URL(t.Endpoint), err)
+		s.hungClass = down.Class
 		return true, nil
 	case errors.As(err, &down) && down.Waited:
 		err := exit.With(exit.Unreachable, fmt.Errorf("sweep: preflight: %s: %v%s", redact.URL(t.Endpoint), err, bound))

@@ -62,6 +62,7 @@ func FuzzResponsesEvents(f *testing.F) {
 	f.Add([]byte(`data: {"type":"error","code":429,"message":"slow down"}`))
 	f.Add([]byte(`data: {"TYPE":"response.output_text.delta","delta":"\u00e9","Delta":"b"}`))
 	f.Add([]byte(`data: {"type":"response.output_text.delta","delta":null}`))
+	f.Add([]byte(`data: {"type":"response.function_call_arguments.delta","delta":"{\"a\""}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkEventDecoder(t, body, func() eventDecoder { return new(responsesDecoder) }, "response.completed")
 	})
@@ -76,6 +77,7 @@ func FuzzMessagesEvents(f *testing.F) {
 	}
 	f.Add([]byte(strings.Repeat(`data: {"type":"message_start","message":{"usage":{"input_tokens":-1}}}`+"\n", 2)))
 	f.Add([]byte(`data: {"type":"content_block_delta","delta":{"type":"text_delta","text":"x"}}`))
+	f.Add([]byte(`data: {"type":"content_block_delta","delta":{"type":"input_json_delta","partial_json":"{\"a"}}`))
 	f.Add([]byte(`data: {"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","Thinking":"x","text":"y"}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkEventDecoder(t, body, func() eventDecoder { return new(messagesDecoder) }, "message_stop")
@@ -96,7 +98,7 @@ func checkScanEvent(t *testing.T, p []byte) {
 	if scanMessagesDelta(p, &mf) {
 		err := json.Unmarshal(p, &ms)
 		if err != nil || ms.Type != mf.Type || ms.Delta.Type != mf.Delta.Type || !sameText(ms.Delta.Text, mf.Delta.Text) ||
-			!sameText(ms.Delta.Thinking, mf.Delta.Thinking) || ms.Message != nil || ms.Usage != nil || ms.Error != nil {
+			!sameText(ms.Delta.Thinking, mf.Delta.Thinking) || !sameText(ms.Delta.Partial, mf.Delta.Partial) || ms.Message != nil || ms.Usage != nil || ms.Error != nil {
 			t.Fatalf("%q: scanMessagesDelta %+v, encoding/json %+v (%v)", p, mf, ms, err)
 		}
 	}

@@ -86,13 +86,14 @@ func BenchmarkClientStream(b *testing.B) {
 }
 
 // BenchmarkDecodeChunk measures the adapter's own decoding of one chat chunk: answer
-// content, reasoning content, and the final usage chunk with prompt_tokens_details and
-// completion_tokens_details.
+// content, reasoning content, the final usage chunk with prompt_tokens_details and
+// completion_tokens_details, and a part of a tool call's arguments.
 func BenchmarkDecodeChunk(b *testing.B) {
 	for _, bc := range []struct{ name, line string }{
 		{"content", contentChunk("tok")},
 		{"reasoning", reasoningChunk("tok")},
 		{"usage", usageDetailsChunk(10, 20, 5)},
+		{"tool", toolChunk(`{\"city\":`)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			line := []byte(bc.line)

@@ -39,10 +39,29 @@ type wireChunk struct {
 type wireChoice struct {
 	Text  nonEmpty `json:"text"`
 	Delta struct {
-		Content          nonEmpty `json:"content"`
-		ReasoningContent nonEmpty `json:"reasoning_content"`
-		Reasoning        nonEmpty `json:"reasoning"`
+		Content          nonEmpty  `json:"content"`
+		ReasoningContent nonEmpty  `json:"reasoning_content"`
+		Reasoning        nonEmpty  `json:"reasoning"`
+		ToolCalls        toolDelta `json:"tool_calls"`
+		FunctionCall     toolDelta `json:"function_call"`
 	} `json:"delta"`
+}
+
+// toolDelta records whether a chat delta's tool_calls (or the older function_call) carries a
+// part of a tool call (toolProgress); it takes any value, like a key the adapter skips.
+type toolDelta bool
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *toolDelta) UnmarshalJSON(b []byte) error {
+	*p = toolDelta(toolProgress(b))
+	return nil
+}
+
+// toolProgress reports whether v, the raw value of a chat delta's tool_calls or
+// function_call, carries a part of a tool call: any value but null and an empty array. Both
+// decoders read the raw value with it, so they agree (FuzzScanChunk).
+func toolProgress(v []byte) bool {
+	return len(v) > 0 && v[0] != 'n' && string(v) != "[]"
 }
 
 type wireUsage struct {
@@ -118,6 +137,11 @@ type chunkResult struct {
 	// reasoning reports a choice with non-empty reasoning content: delta.reasoning_content,
 	// or delta.reasoning as newer vLLM names it.
 	reasoning bool
+	// progress reports a part of a tool call: a chat delta's tool_calls or function_call, a
+	// Responses function_call_arguments delta, a Messages input_json_delta. It is no content
+	// (no TTFT, no answer to the budget) but holds off stall_timeout: a reply may stream a
+	// tool's arguments for long after its first token (watch.event).
+	progress bool
 	// usage holds usage.completion_tokens, prompt_tokens,
 	// completion_tokens_details.reasoning_tokens and prompt_tokens_details.cached_tokens, each
 	// when the event sets it.
@@ -178,6 +202,7 @@ func (d *chunkDecoder) decodeSlow(line []byte) (chunkResult, error) {
 		c := &d.c.Choices[i]
 		r.answer = r.answer || bool(c.Text) || bool(c.Delta.Content)
 		r.reasoning = r.reasoning || bool(c.Delta.ReasoningContent) || bool(c.Delta.Reasoning)
+		r.progress = r.progress || bool(c.Delta.ToolCalls) || bool(c.Delta.FunctionCall)
 	}
 	return r, nil
 }

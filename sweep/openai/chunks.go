@@ -120,7 +120,7 @@ func (c *Client) readChunks(s *sseBody, dec eventDecoder, tSend time.Time, sr *s
 				}
 			}
 		}
-		sr.w.event(sr.off+now, res.content())
+		sr.w.event(sr.off+now, res.content(), res.progress)
 		sr.sc.usage.merge(res.usage)
 		if res.end {
 			return s.ended()

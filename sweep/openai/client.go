@@ -437,7 +437,7 @@ func (c *Client) fail(ctx, reqCtx context.Context, st *reqState, rec *record.Rec
 // silence says what a request ended by ttft_timeout or stall_timeout (cause) had seen.
 func (c *Client) silence(cause error, st *reqState) error {
 	if errors.Is(cause, errStallTimeout) {
-		return fmt.Errorf("stalled: no content chunk for stall_timeout %v after %d content chunks (other events do not count)", c.opts.StallTimeout, st.streamed)
+		return fmt.Errorf("stalled: no content chunk for stall_timeout %v after %d content chunks (parts of a tool call count, other events do not)", c.opts.StallTimeout, st.streamed)
 	}
 	wait := fmt.Sprintf("ttft_timeout %v", c.opts.TTFTTimeout)
 	if errors.Is(cause, errAnswerBudget) {

@@ -42,6 +42,12 @@ func contentChunk(s string) string {
 	return fmt.Sprintf(`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":%q},"finish_reason":null}]}`, s)
 }
 
+// toolChunk is a chat chunk streaming a part args of a tool call's arguments (JSON-escaped).
+func toolChunk(args string) string {
+	return `{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"` +
+		args + `"}}]},"finish_reason":null}]}`
+}
+
 func usageChunk(prompt, completion int) string {
 	return fmt.Sprintf(`{"id":"x","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`,
 		prompt, completion, prompt+completion)

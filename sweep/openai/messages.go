@@ -108,6 +108,7 @@ type messagesEvent struct {
 		Type     deltaType `json:"type"`
 		Text     jsonText  `json:"text"`
 		Thinking jsonText  `json:"thinking"`
+		Partial  jsonText  `json:"partial_json"`
 	} `json:"delta"`
 	Usage *messagesUsage `json:"usage"`
 	Error *struct {
@@ -116,14 +117,16 @@ type messagesEvent struct {
 	} `json:"error"`
 }
 
-// deltaType is a content_block_delta's delta.type: text_delta, thinking_delta, or another
-// (signature_delta, input_json_delta), which carries no token of the answer or its reasoning.
+// deltaType is a content_block_delta's delta.type: text_delta, thinking_delta,
+// input_json_delta (a part of a tool call's arguments: progress, no token), or another
+// (signature_delta), which carries no token of the answer or its reasoning.
 type deltaType uint8
 
 const (
 	deltaOther deltaType = iota
 	deltaText
 	deltaThinking
+	deltaInput
 )
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -133,6 +136,8 @@ func (t *deltaType) UnmarshalJSON(b []byte) error {
 		*t = deltaText
 	case `"thinking_delta"`:
 		*t = deltaThinking
+	case `"input_json_delta"`:
+		*t = deltaInput
 	default:
 		*t = deltaOther
 	}
@@ -192,6 +197,8 @@ func (d *messagesDecoder) decode(payload []byte) (chunkResult, error) {
 				return r, err
 			}
 			r.reasoning = ev.Delta.Thinking.set
+		case deltaInput:
+			r.progress = ev.Delta.Partial.set
 		}
 	case msgDelta:
 		if ev.Usage != nil {

@@ -40,8 +40,8 @@ type Options struct {
 	// TTFTTimeout bounds the time from the send to the first content chunk (a server that
 	// accepts and never answers, or answers and never streams a token); 0 means no limit.
 	TTFTTimeout time.Duration
-	// StallTimeout bounds the gap between two stream events (data lines) once the first
-	// content chunk has arrived; 0 means no limit.
+	// StallTimeout bounds the gap between two content chunks (or parts of a tool call) once
+	// the first content chunk has arrived; 0 means no limit.
 	StallTimeout time.Duration
 	// MaxConns is the largest number of concurrent requests the client must carry (the
 	// sweep's largest level). The transport keeps at least that many idle connections per

@@ -52,6 +52,7 @@ const (
 	respCreated
 	respTextDelta
 	respReasoningDelta
+	respToolDelta
 	respCompleted
 	respIncomplete
 	respFailed
@@ -67,6 +68,8 @@ func (t *responsesType) UnmarshalJSON(b []byte) error {
 		*t = respTextDelta
 	case `"response.reasoning_text.delta"`, `"response.reasoning_summary_text.delta"`:
 		*t = respReasoningDelta
+	case `"response.function_call_arguments.delta"`, `"response.custom_tool_call_input.delta"`:
+		*t = respToolDelta
 	case `"response.completed"`:
 		*t = respCompleted
 	case `"response.incomplete"`:
@@ -177,6 +180,8 @@ func (d *responsesDecoder) decode(payload []byte) (chunkResult, error) {
 		} else {
 			r.reasoning = ev.Delta.set
 		}
+	case respToolDelta:
+		r.progress = ev.Delta.set // a part of a tool call's arguments: progress, no token
 	case respCompleted, respIncomplete:
 		r.end = true
 		d.terminal = "response.completed"

@@ -293,7 +293,7 @@ func (s *scanner) choices(r *chunkResult) bool {
 		if s.isNull() {
 			return true
 		}
-		var text, answer, reasoning, sawDelta bool
+		var text, answer, reasoning, progress, sawDelta bool
 		var tv, cv []byte // the raw text and delta.content, when non-empty
 		ok := s.object(func(key []byte) bool {
 			switch {
@@ -310,10 +310,16 @@ func (s *scanner) choices(r *chunkResult) bool {
 				if s.isNull() {
 					return true
 				}
-				var c, rc, rs bool
+				var c, rc, rs, tc, fc bool
 				good := s.object(func(key []byte) bool {
 					v, good := s.value()
 					switch {
+					case keyIs(key, "tool_calls"):
+						tc = toolProgress(v)
+						return good
+					case keyIs(key, "function_call"):
+						fc = toolProgress(v)
+						return good
 					case keyIs(key, "content"):
 						c = nonEmptyString(v)
 						cv = v
@@ -326,7 +332,7 @@ func (s *scanner) choices(r *chunkResult) bool {
 					}
 					return good && textValue(v)
 				})
-				answer, reasoning = c, rc || rs
+				answer, reasoning, progress = c, rc || rs, tc || fc
 				return good
 			}
 			_, good := s.value()
@@ -334,6 +340,7 @@ func (s *scanner) choices(r *chunkResult) bool {
 		})
 		r.answer = r.answer || text || answer
 		r.reasoning = r.reasoning || reasoning
+		r.progress = r.progress || progress
 		if answer {
 			r.reply, r.replies = cv, r.replies+1
 		}

@@ -9,6 +9,10 @@ import (
 // rules (case-insensitive keys, null for ints, duplicate keys, escapes) decide.
 var scanSeeds = []string{
 	roleChunk(), contentChunk("a"), contentChunk(""), usageChunk(3, 7),
+	// Tool calls (progress): arguments, the older function_call, null, empty, another case.
+	toolChunk(`{\"a\"`), `{"choices":[{"delta":{"function_call":{"arguments":"x"}}}]}`,
+	`{"choices":[{"delta":{"tool_calls":null}}]}`, `{"choices":[{"delta":{"tool_calls":[]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[ ]}}]}`, `{"choices":[{"delta":{"Tool_Calls":[{}],"tool_calls":null}}]}`,
 	// Replies (keepReply): escapes, non-ASCII, invalid UTF-8, several answer strings.
 	`{"choices":[{"delta":{"content":"say \"ok\"\n\u00e9"}}]}`, `{"choices":[{"delta":{"content":"é ☃ 𝄞"}}]}`,
 	"{\"choices\":[{\"delta\":{\"content\":\"a\xff\xfeb\"}}]}", `{"choices":[{"text":"a","delta":{"content":"b"}}]}`,
@@ -95,12 +99,12 @@ func checkScan(t *testing.T, b []byte) bool {
 // decoded is what both decoders must agree on: a chunkResult without the raw reply the
 // scanner adds.
 type decoded struct {
-	answer, reasoning bool
-	usage             usageCounts
+	answer, reasoning, progress bool
+	usage                       usageCounts
 }
 
 // sansReply is r without the raw reply.
-func sansReply(r chunkResult) decoded { return decoded{r.answer, r.reasoning, r.usage} }
+func sansReply(r chunkResult) decoded { return decoded{r.answer, r.reasoning, r.progress, r.usage} }
 
 // FuzzScanChunk is the differential fuzz test of the fast path against encoding/json.
 func FuzzScanChunk(f *testing.F) {

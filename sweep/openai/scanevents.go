@@ -25,8 +25,8 @@ func decodeEvent[E any](payload []byte, ev *E, scan func([]byte, *E) bool) error
 	return nil
 }
 
-// scanResponsesDelta fills ev from a Responses delta event ({"type": a text or reasoning
-// delta type, "delta": a string, other keys but response, code and message}); ok is false,
+// scanResponsesDelta fills ev from a Responses delta event ({"type": a text, reasoning or
+// tool-call arguments delta type, "delta": a string, other keys but response, code and message}); ok is false,
 // and ev left as it was, on any other payload.
 func scanResponsesDelta(b []byte, ev *responsesEvent) (ok bool) {
 	s := scanner{b: b}
@@ -34,7 +34,7 @@ func scanResponsesDelta(b []byte, ev *responsesEvent) (ok bool) {
 	var delta jsonText
 	ms := []member{{name: "type", set: typ.UnmarshalJSON}, {name: "delta", set: delta.UnmarshalJSON}}
 	s.ws()
-	if !s.members(ms, "response", "code", "message") || !s.end() || (typ != respTextDelta && typ != respReasoningDelta) {
+	if !s.members(ms, "response", "code", "message") || !s.end() || (typ != respTextDelta && typ != respReasoningDelta && typ != respToolDelta) {
 		return false
 	}
 	ev.Type, ev.Delta = typ, delta
@@ -42,22 +42,23 @@ func scanResponsesDelta(b []byte, ev *responsesEvent) (ok bool) {
 }
 
 // scanMessagesDelta fills ev from a Messages content_block_delta event ({"type":
-// "content_block_delta", "delta": {"type", "text", "thinking", other keys}, other keys but
+// "content_block_delta", "delta": {"type", "text", "thinking", "partial_json", other keys}, other keys but
 // message, usage and error}); ok is false, and ev left as it was, on any other payload.
 func scanMessagesDelta(b []byte, ev *messagesEvent) (ok bool) {
 	s := scanner{b: b}
 	var typ messagesType
 	var dt deltaType
 	var text jsonText
-	var thinking jsonText
-	delta := []member{{name: "type", set: dt.UnmarshalJSON}, {name: "text", set: text.UnmarshalJSON}, {name: "thinking", set: thinking.UnmarshalJSON}}
+	var thinking, partial jsonText
+	delta := []member{{name: "type", set: dt.UnmarshalJSON}, {name: "text", set: text.UnmarshalJSON}, {name: "thinking", set: thinking.UnmarshalJSON},
+		{name: "partial_json", set: partial.UnmarshalJSON}}
 	ms := []member{{name: "type", set: typ.UnmarshalJSON}, {name: "delta", obj: delta}}
 	s.ws()
 	if !s.members(ms, "message", "usage", "error") || !s.end() || typ != msgBlockDelta {
 		return false
 	}
 	ev.Type = typ
-	ev.Delta.Type, ev.Delta.Text, ev.Delta.Thinking = dt, text, thinking
+	ev.Delta.Type, ev.Delta.Text, ev.Delta.Thinking, ev.Delta.Partial = dt, text, thinking, partial
 	return true
 }
 

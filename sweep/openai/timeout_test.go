@@ -45,7 +45,7 @@ func TestFaultStreamTimeouts(t *testing.T) {
 			"openai: stream: no token within ttft_timeout 300ms: the response began and streamed no content"},
 		{"trickle", hostileURL(faultTrickle), suiteTTFT, "no token within ttft_timeout 300ms"},
 		{"stall", hostileURL(faultStall), suiteStall,
-			"openai: stream: stalled: no content chunk for stall_timeout 300ms after 1 content chunks (other events do not count)"},
+			"openai: stream: stalled: no content chunk for stall_timeout 300ms after 1 content chunks (parts of a tool call count, other events do not)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

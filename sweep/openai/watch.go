@@ -16,8 +16,9 @@ var (
 	errRequestTimeout = errors.New("openai: request timeout")
 	// errTTFTTimeout: no content chunk within Options.TTFTTimeout of the send.
 	errTTFTTimeout = errors.New("openai: ttft timeout")
-	// errStallTimeout: no content chunk for Options.StallTimeout after the first one (other
-	// events — keepalives, role or usage chunks — do not hold it off).
+	// errStallTimeout: no content chunk, nor part of a tool call, for Options.StallTimeout
+	// after the first content chunk (other events — keepalives, role or usage chunks — do not
+	// hold it off).
 	errStallTimeout = errors.New("openai: stall timeout")
 	// errDrainTimeout: the body did not end within drainTimeout of "data: [DONE]".
 	errDrainTimeout = errors.New("openai: drain timeout")
@@ -31,7 +32,7 @@ var (
 
 // watch enforces one request's deadlines: request_timeout from its start, ttft_timeout and the
 // answer budget's deadline until its first content chunk, stall_timeout between content chunks
-// and the stream's time bound (overlong.go) after that, the drain's bound after [DONE], and
+// (or parts of a tool call) and the stream's time bound (overlong.go) after that, the drain's bound after [DONE], and
 // the user's cancel (workload.cancel's after; leave.go). It costs one timer per request, re-armed only when it fires (at most
 // once per stall_timeout), never per chunk: the reading goroutine publishes its progress with
 // one atomic store per event (event), and the timer's callback (fire) compares it with the
@@ -41,7 +42,7 @@ type watch struct {
 	request, ttft, stall  time.Duration // 0 = off
 	cancel                context.CancelCauseFunc
 	first                 atomic.Int64 // offset from start of the first content chunk + 1; 0 = none yet
-	last                  atomic.Int64 // offset from start of the latest content chunk
+	last                  atomic.Int64 // offset from start of the latest content chunk or tool-call part
 	mu                    sync.Mutex   // guards t, draining and over against fire
 	t                     *time.Timer  // nil when every deadline is off
 	draining, over        bool
@@ -70,15 +71,16 @@ func (w *watch) arm(start time.Time, request, ttft, stall time.Duration, cancel 
 	w.mu.Unlock()
 }
 
-// event records a stream event at offset since (from start); content marks a content chunk.
-// Only a content chunk restarts the stall clock: a server that sends keepalives and no tokens
-// has stalled.
-func (w *watch) event(since time.Duration, content bool) {
-	if !content {
+// event records a stream event at offset since (from start); content marks a content chunk,
+// progress a part of a tool call (chunkResult.progress). Only these restart the stall clock: a
+// server that sends keepalives and no tokens has stalled, one that streams a tool's arguments
+// has not. Only a content chunk is the first token (TTFT) and answers the budget.
+func (w *watch) event(since time.Duration, content, progress bool) {
+	if !content && !progress {
 		return
 	}
 	w.last.Store(int64(since))
-	if w.first.Load() == 0 {
+	if content && w.first.Load() == 0 {
 		w.first.Store(int64(since) + 1)
 		if w.budget != nil {
 			w.budget.Answer()
