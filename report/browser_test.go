@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"image/png"
 	"net/http"
 	"net/http/httptest"
@@ -253,6 +254,25 @@ func checkLayout(t *testing.T, p browserPage, l layout) {
 // --no-sandbox) and returns its stdout.
 func runChromium(t *testing.T, bin string, args ...string) []byte {
 	t.Helper()
+	// A browser that crashes (a signal: on a loaded machine Chromium's zygote may fail to
+	// fork) says nothing of the page: it is run once more, and a second crash fails the test.
+	for try := 1; ; try++ {
+		out, stderr, err := chromiumOnce(t, bin, args)
+		var ee *exec.ExitError
+		if err != nil && try == 1 && errors.As(err, &ee) && !ee.Exited() {
+			t.Logf("%s crashed (%v): running it once more", bin, err)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%.2000s", bin, strings.Join(args, " "), err, stderr)
+		}
+		return out
+	}
+}
+
+// chromiumOnce runs headless Chromium once with args, within 2 minutes: its output, its
+// stderr and how it ended.
+func chromiumOnce(t *testing.T, bin string, args []string) ([]byte, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=" + t.TempDir(), "--virtual-time-budget=10000"}
@@ -260,10 +280,7 @@ func runChromium(t *testing.T, bin string, args ...string) []byte {
 	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%.2000s", bin, strings.Join(args, " "), err, stderr.String())
-	}
-	return out
+	return out, stderr.String(), err
 }
 
 // checkScreenshot decodes the PNG Chromium wrote and checks it is as wide as the viewport.
