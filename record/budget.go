@@ -83,7 +83,8 @@ func (b *AnswerBudget) Spent(now time.Time) bool {
 // server sent a response, whatever it said. It succeeded, or it failed by what the server
 // sent (http_4xx, http_429, http_5xx, redirect, empty, bad_chunk, overlong, stream_broken),
 // which the stop rules then judge instead of the budget's silence; only a request that heard
-// nothing is no answer: timeout, connect, cancelled, client. A stream_broken record does not
+// nothing is no answer: timeout, connect, cancelled, client, and a user_cancel before its
+// first token (workload.cancel's duration rule closes it whether the server spoke or not). A stream_broken record does not
 // say whether the response's headers had arrived, so it counts as an answer: a server that
 // cuts every connection fails fast, and the error rate stops it.
 func Answers(r *Record) bool {
@@ -93,6 +94,8 @@ func Answers(r *Record) bool {
 	switch r.ErrorClass {
 	case ErrTimeout, ErrConnect, ErrCancelled, ErrClient, "":
 		return false
+	case ErrUserCancel:
+		return r.TTFT > 0 // closed by its user: an answer only once a token had come
 	}
 	return true
 }

@@ -36,7 +36,7 @@ func TestAnswerBudgetHeard(t *testing.T) {
 func TestAnswers(t *testing.T) {
 	t.Parallel()
 	for class, want := range map[ErrorClass]bool{ErrHTTP5xx: true, ErrHTTP429: true, ErrHTTP4xx: true, ErrEmpty: true,
-		ErrBadChunk: true, ErrRedirect: true, ErrOverlong: true, ErrStreamBroken: true, ErrUserCancel: true,
+		ErrBadChunk: true, ErrRedirect: true, ErrOverlong: true, ErrStreamBroken: true, ErrUserCancel: false,
 		ErrTimeout: false, ErrConnect: false, ErrCancelled: false, ErrClient: false, "": false} {
 		if got := Answers(&Record{Status: StatusError, ErrorClass: class}); got != want {
 			t.Errorf("%s answers: %v, want %v", class, got, want)
@@ -44,5 +44,8 @@ func TestAnswers(t *testing.T) {
 	}
 	if !Answers(&Record{Status: StatusOK}) {
 		t.Error("a success does not answer")
+	}
+	if !Answers(&Record{Status: StatusCancelled, ErrorClass: ErrUserCancel, TTFT: time.Millisecond}) {
+		t.Error("a user cancel after its first token does not answer")
 	}
 }
