@@ -32,11 +32,12 @@ var (
 
 // watch enforces one request's deadlines: request_timeout from its start, ttft_timeout and the
 // answer budget's deadline until its first content chunk, stall_timeout between content chunks
-// (or parts of a tool call) and the stream's time bound (overlong.go) after that, the drain's bound after [DONE], and
-// the user's cancel (workload.cancel's after; leave.go). It costs one timer per request, re-armed only when it fires (at most
-// once per stall_timeout), never per chunk: the reading goroutine publishes its progress with
-// one atomic store per event (event), and the timer's callback (fire) compares it with the
-// deadlines and cancels the request's context with the cause.
+// (or parts of a tool call) and the stream's time bound (overlong.go) after that, the drain's
+// bound after [DONE], and the user's cancel (workload.cancel's after; leave.go). It costs one
+// timer per request, re-armed only when it fires (at most once per stall_timeout), never per
+// chunk: the reading goroutine publishes its progress with one atomic store per event
+// (event), and the timer's callback (fire) compares it with the deadlines and cancels the
+// request's context with the cause.
 type watch struct {
 	start                 time.Time
 	request, ttft, stall  time.Duration // 0 = off
