@@ -409,6 +409,9 @@ type LevelRun struct {
 	// Shard is set when the level was run by one shard of a sharded sweep: the records are
 	// that shard's workers only, until `kneecap merge` combines the shards.
 	Shard *ShardPart `json:"shard,omitempty"`
+	// Clock is the shard's reading of its clock against the sweep's reference clock before
+	// the level (DESIGN §8); nil when not a shard, or from a kneecap before the key.
+	Clock *ClockOffset `json:"clock,omitempty"`
 	// TokensPerChunkBound is the most tokens one content chunk was believed to carry when the
 	// sweep checked the level's usage (ChunkBound, DESIGN §7), which `kneecap analyze` holds
 	// its records to again; 0 in a levels.json from before the key.
