@@ -138,6 +138,12 @@ type ShardConfig struct {
 	// StartAt is the agreed start of the first level, RFC 3339 (for example
 	// 2026-11-30T10:00:00Z).
 	StartAt string `yaml:"start_at"`
+	// ServeClock is the address (host:port) on which this process serves its clock to the
+	// other shards (--serve-clock); empty: it serves none.
+	ServeClock string `yaml:"serve_clock"`
+	// ClockServer is the address (host:port) of the clock this shard measures its own against
+	// before every level (--clock-server); empty: it trusts its clock (NTP).
+	ClockServer string `yaml:"clock_server"`
 }
 
 // Sharded reports whether the configuration is one shard of a sharded sweep.
