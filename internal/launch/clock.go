@@ -73,8 +73,9 @@ func (s *Sweep) closeClock() {
 }
 
 // readClock is the sharded sweep's Schedule.Clock: against shard.clock_server when one is
-// given (Cristian's method, clocksync.Read, until ctx ends), else nothing measured (Server
-// ""); with the kernel's NTP state either way. The first reading is printed.
+// given (Cristian's method, clocksync.Read, until ctx ends); else nothing measured (Server
+// ""), and a process that serves its clock is the reference the others measure against
+// (offset 0); with the kernel's NTP state either way. The first reading is printed.
 func (s *Sweep) readClock(ctx context.Context) record.ClockOffset {
 	c := s.clock
 	skew := s.schedule.Skew
@@ -87,6 +88,8 @@ func (s *Sweep) readClock(ctx context.Context) record.ClockOffset {
 			opts.Self = c.srv.ID
 		}
 		r, _ = clocksync.Read(ctx, addr, opts) // the error is r.Error
+	} else if c.srv != nil {
+		r = record.ClockOffset{Reference: true, At: time.Now().Add(skew).UnixNano()}
 	}
 	r.NTP = clocksync.NTP()
 	c.first.Do(func() { fmt.Fprintln(s.Log, "kneecap: "+clockLine(r, c.served)) })

@@ -56,7 +56,8 @@ func readFirst(t *testing.T, cfg config.Config, skew time.Duration) (*Sweep, rec
 // against shard 0's. Shard 0 finds itself the reference (offset 0); shard 1, whose clock
 // reads 50 ms ahead (Schedule.Skew), measures +50 ms within its uncertainty (Cristian's bound:
 // both clocks are this machine's), and each prints its first reading once. A shard without a
-// clock server reports only the kernel's NTP state. Release stops serving (the port is free).
+// clock server reports only the kernel's NTP state, and is the reference when it serves its
+// clock (the others measure against it). Release stops serving (the port is free).
 func TestShardClock(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -78,6 +79,10 @@ func TestShardClock(t *testing.T) {
 	}
 	if !strings.Contains(log1, "kneecap: clock: +50.") || !strings.Contains(log1, " ms against "+addr+"; serves 127.0.0.1:") {
 		t.Errorf("shard 1's console %q: want its offset against %s", log1, addr)
+	}
+	_, r3, log3 := readFirst(t, shardConfig(t, 0, "127.0.0.1:0", ""), 0)
+	if !r3.Reference || r3.Server != "" || r3.Offset != 0 || r3.At == 0 || !strings.Contains(log3, "kneecap: clock: reference (serves 127.0.0.1:") {
+		t.Errorf("a shard that serves and measures none: %+v, console %q; want the reference", r3, log3)
 	}
 	_, r2, log2 := readFirst(t, shardConfig(t, 1, "", ""), 0)
 	if r2.Server != "" || r2.Offset != 0 || r2.Exchanges != 0 || r2.NTP == nil && clockNTPExpected {
