@@ -110,9 +110,9 @@ func TestReadReference(t *testing.T) {
 }
 
 // TestReadServerStartsLater: the serving shard may start after the others; a reading begun
-// before its server listens connects once it does (200 ms later), within the context.
+// before its server listens connects once it does (200 ms later), within the context. Not
+// parallel: no other test's listener takes the port meanwhile.
 func TestReadServerStartsLater(t *testing.T) {
-	t.Parallel()
 	addr := freeAddr(t)
 	srv := NewServer()
 	srvCtx, stop := context.WithCancel(context.Background())
@@ -145,11 +145,12 @@ func TestReadServerStartsLater(t *testing.T) {
 	}
 }
 
-// TestReadNothingListens: where nothing listens, Read retries until its context ends, then
-// fails naming the address and the last failure, with the reading's Error saying the same.
+// TestReadNothingListens: where nothing listens (port 1: no test can listen there), Read
+// retries until its context ends, then fails naming the address and the last failure, with
+// the reading's Error saying the same.
 func TestReadNothingListens(t *testing.T) {
 	t.Parallel()
-	addr := freeAddr(t)
+	const addr = "127.0.0.1:1"
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 	defer cancel()
 	got, err := Read(ctx, addr, DefaultOptions())

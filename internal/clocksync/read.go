@@ -1,6 +1,7 @@
 package clocksync
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -64,6 +65,7 @@ func Read(ctx context.Context, addr string, opts Options) (record.ClockOffset, e
 // read dials addr until it answers or ctx ends, then measures on that connection.
 func read(ctx context.Context, addr string, opts Options) (record.ClockOffset, error) {
 	backoff := 10 * time.Millisecond
+	var last error // the last attempt's failure
 	for attempt := 1; ; attempt++ {
 		d := net.Dialer{Timeout: opts.DialTimeout}
 		conn, err := d.DialContext(ctx, "tcp", addr)
@@ -76,13 +78,15 @@ func read(ctx context.Context, addr string, opts Options) (record.ClockOffset, e
 			err = xerr
 		}
 		if ctx.Err() != nil {
-			return record.ClockOffset{}, noReading(attempt, err)
+			// This attempt was likely cut short by ctx: the one before says more.
+			return record.ClockOffset{}, noReading(attempt, cmp.Or(last, err))
 		}
+		last = err
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return record.ClockOffset{}, noReading(attempt, err)
+			return record.ClockOffset{}, noReading(attempt, last)
 		case <-t.C:
 		}
 		backoff = min(2*backoff, opts.MaxBackoff)
