@@ -41,13 +41,17 @@ func TestShardClockConfig(t *testing.T) {
 		{"a URL", shardedYAML("  clock_server: http://10.0.0.5:7070\n"), `:5: shard.clock_server: "http://10.0.0.5:7070": not a host:port`},
 		{"whitespace", shardedYAML("  clock_server: \"a b:7070\"\n"), `:5: shard.clock_server: "a b:7070": the host holds whitespace`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p := writeConfig(t, tc.yaml)
-			_, err := Load(p)
-			probs := Problems(err)
-			if len(probs) != 1 || !strings.HasPrefix(probs[0], p+tc.want) {
-				t.Errorf("problems %q, want one starting %q", probs, p+tc.want)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { oneProblem(t, tc.yaml, tc.want) })
+	}
+}
+
+// oneProblem loads a configuration file of text and checks that it has exactly one problem,
+// which starts with the file's path and then want (":LINE: key: …").
+func oneProblem(t *testing.T, text, want string) {
+	t.Helper()
+	p := writeConfig(t, text)
+	_, err := Load(p)
+	if probs := Problems(err); len(probs) != 1 || !strings.HasPrefix(probs[0], p+want) {
+		t.Errorf("problems %q, want one starting %q", probs, p+want)
 	}
 }
