@@ -129,7 +129,7 @@ type OutputConfig struct {
 // load runs from start + warmup for max_duration, and requests still in flight drain_timeout
 // later are cancelled. The merge then picks each level's window as one process would have
 // (see Schedule). The shards' clocks must agree (NTP keeps them within milliseconds, small
-// next to a window of seconds).
+// next to a window of seconds), or be measured against one shard's (ServeClock, ClockServer).
 type ShardConfig struct {
 	// Index is this shard's number, 0 ≤ Index < Count.
 	Index int `yaml:"index"`
