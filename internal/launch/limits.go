@@ -17,11 +17,13 @@ import (
 // own, the memory its streams are estimated to take): one line per limit exceeded, exit 2.
 //
 // A rate sweep's levels run up to sweep.max_concurrency requests at once: when the user left
-// it at its default, it is lowered to what the limits allow (fitDefaultCap), and a refusal
-// names it, not sweep.levels or --shard (rateLimitLine).
+// it at its default, it is lowered to what the limits allow (fitDefaultCap; not on a shard,
+// whose cap the other shards share), and a refusal names it, not sweep.levels or --shard
+// (rateLimitLine). A shard carries its part of the cap (largestLevel).
 func (s *Sweep) checkLimits() error {
 	rate := s.Cfg.Sweep.RateMode()
-	if rate && !s.Cfg.Given("sweep.max_concurrency") {
+	// The shards must agree on the cap: a shard's default is not fitted to its machine.
+	if rate && !s.Cfg.Given("sweep.max_concurrency") && !s.Cfg.Shard.Sharded() {
 		s.fitDefaultCap()
 	}
 	c, workers := s.largestLevel()
