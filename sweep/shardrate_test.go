@@ -11,7 +11,6 @@ import (
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep"
-	"github.com/kneecap/kneecap/workload"
 )
 
 // runOnShards runs plan as shards processes' worth of sweep.Run, concurrently, each with its
@@ -135,18 +134,7 @@ func TestShardedRateSchedule(t *testing.T) {
 func TestShardedTraceSchedule(t *testing.T) {
 	t.Parallel()
 	url, _ := startSim(t, sim.Config{Profile: sim.ProfileFixed, TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
-	tf, err := workload.ParseTrace(strings.NewReader(traceSample()), "sample.jsonl", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := workload.NewTrace(tf, workload.TraceConfig{File: "sample.jsonl", BlockTokens: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := workload.NewTraceWorkload(workload.WorkloadConfig{Seed: 3}, record.APIChat, tr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, w := sampleTrace(t, record.APIChat)
 	proto := sweep.Protocol{Warmup: 300 * time.Millisecond, Duration: 400 * time.Millisecond, MaxDuration: 400 * time.Millisecond,
 		MinRequests: 1, CITarget: 1, DrainTimeout: 300 * time.Millisecond}
 	const c = 8
