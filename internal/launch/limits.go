@@ -72,7 +72,7 @@ func (s *Sweep) fitDefaultCap() {
 
 // rateLimitLine rewrites a line of selfcheck.Limits.Check about a rate sweep's cap on requests
 // in flight, capacity c: it names sweep.max_concurrency and --max-concurrency, which set it,
-// instead of a concurrency sweep's sweep.levels and --shard (a rate sweep is not sharded).
+// instead of a concurrency sweep's sweep.levels and --shard (the key that sets the cap).
 func rateLimitLine(line string, c int) string {
 	return strings.NewReplacer(
 		fmt.Sprintf("concurrency %d ", c), fmt.Sprintf("max_concurrency %d (a rate level's cap on requests in flight) ", c),
