@@ -14,11 +14,11 @@ import (
 )
 
 // runOnShards runs plan as shards processes' worth of sweep.Run, concurrently, each with its
-// own client against url, on one Schedule that starts 200 ms from now (hooks, when set, sets
+// own client against url, on one Schedule that starts 300 ms from now (hooks, when set, sets
 // each shard's clock hooks). It returns the schedule and each shard's sink.
 func runOnShards(t *testing.T, url string, plan sweep.Plan, shards int, hooks func(*sweep.Schedule)) (sweep.Schedule, []*memSink) {
 	t.Helper()
-	sched := sweep.Schedule{Start: time.Now().Add(200 * time.Millisecond), Shards: shards}
+	sched := sweep.Schedule{Start: time.Now().Add(300 * time.Millisecond), Shards: shards}
 	sinks := make([]*memSink, shards)
 	var wg sync.WaitGroup
 	for i := range shards {
@@ -106,11 +106,11 @@ func checkShardedLevel(t *testing.T, sinks []*memSink, li, c int, want []int64) 
 // TestShardedRateSchedule runs a Poisson rate level (100 requests/s, a cap of 16) as two shards
 // on one Schedule against the fixed-mode simulator: the shards' records are the one-process
 // schedule split by index (checkShardedLevel), shard 0 in slots 0 … 7 and shard 1 in 8 … 15,
-// and the arrivals before W1 number about rate × (warmup + window) = 80.
+// and the arrivals before W1 number about rate × (warmup + window) = 110.
 func TestShardedRateSchedule(t *testing.T) {
 	t.Parallel()
 	url := fastSim(t)
-	proto := sweep.Protocol{Warmup: 300 * time.Millisecond, Duration: 500 * time.Millisecond, MinRequests: 1,
+	proto := sweep.Protocol{Warmup: 600 * time.Millisecond, Duration: 500 * time.Millisecond, MinRequests: 1,
 		CITarget: 1, DrainTimeout: 300 * time.Millisecond}
 	const rate, c = 100, 16
 	arrival := sweep.Arrival{Seed: 11}
@@ -122,8 +122,8 @@ func TestShardedRateSchedule(t *testing.T) {
 	}
 	want := replay(sched.LevelStart(proto, 0).UnixNano(), arrival.Gaps(rate, 0), w1)
 	checkShardedLevel(t, sinks, 0, c, want)
-	if len(want) < 40 || len(want) > 160 {
-		t.Errorf("%d arrivals before W1, want about 80", len(want))
+	if len(want) < 70 || len(want) > 150 {
+		t.Errorf("%d arrivals before W1, want about 110", len(want))
 	}
 }
 
@@ -135,7 +135,7 @@ func TestShardedTraceSchedule(t *testing.T) {
 	t.Parallel()
 	url, _ := startSim(t, sim.Config{Profile: sim.ProfileFixed, TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
 	tr, w := sampleTrace(t, record.APIChat)
-	proto := sweep.Protocol{Warmup: 300 * time.Millisecond, Duration: 400 * time.Millisecond, MaxDuration: 400 * time.Millisecond,
+	proto := sweep.Protocol{Warmup: 600 * time.Millisecond, Duration: 400 * time.Millisecond, MaxDuration: 400 * time.Millisecond,
 		MinRequests: 1, CITarget: 1, DrainTimeout: 300 * time.Millisecond}
 	const c = 8
 	plan := sweep.Plan{Rates: []float64{tr.Rate(4)}, Trace: tr, MaxConcurrency: c, Protocol: proto, Workload: w}
@@ -167,7 +167,7 @@ func TestShardedTraceSchedule(t *testing.T) {
 func TestShardClockOffset(t *testing.T) {
 	t.Parallel()
 	url := fastSim(t)
-	proto := sweep.Protocol{Warmup: 200 * time.Millisecond, Duration: 200 * time.Millisecond, MinRequests: 1,
+	proto := sweep.Protocol{Warmup: 400 * time.Millisecond, Duration: 200 * time.Millisecond, MinRequests: 1,
 		CITarget: 1, DrainTimeout: 100 * time.Millisecond}
 	const rate, c = 100, 64 // no arrival waits for a slot: its lag is the machine's alone
 	const skew, offset = 50 * time.Millisecond, 50 * time.Millisecond
@@ -224,7 +224,7 @@ func TestShardClockOffset(t *testing.T) {
 func TestShardClockClosedLoop(t *testing.T) {
 	t.Parallel()
 	url := fastSim(t)
-	proto := sweep.Protocol{Warmup: 200 * time.Millisecond, Duration: 200 * time.Millisecond, MinRequests: 1,
+	proto := sweep.Protocol{Warmup: 600 * time.Millisecond, Duration: 200 * time.Millisecond, MinRequests: 1,
 		CITarget: 1, DrainTimeout: 200 * time.Millisecond}
 	const skew = 30 * time.Millisecond
 	plan := sweep.Plan{Levels: []int{4}, Protocol: proto, Workload: fixedWorkload{out: 2}}
