@@ -84,5 +84,8 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, "kneecap: merged %d shards (%d levels, %d requests) into %s\n",
 		merged.Shards, len(merged.Levels), len(merged.Records()), *out)
+	if merged.Clocks != "" {
+		fmt.Fprintf(e.stderr, "kneecap: merge: %s\n", merged.Clocks)
+	}
 	return afterSweep(ctx, e, "merge", *out)
 }
