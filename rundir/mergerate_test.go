@@ -1,0 +1,233 @@
+package rundir_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/rundir"
+	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
+)
+
+// rateGen describes a sharded rate (or trace) sweep whose shards' results are built, without
+// running it, by the rules of one global schedule (DESIGN §8): shard i of n records arrivals
+// k ≡ i (mod n), Seq k, in its slots of the cap, Scheduled = the level's start + Σ gaps +
+// its clock offset, sent a fixed lag later and answered after e2e.
+type rateGen struct {
+	shards int
+	rates  []float64 // one level each (a trace level: the trace's rate at scale)
+	e2e    time.Duration
+	// offset is shard i's clock − the reference clock at level k: its records' times are
+	// that much later. reading is what it recorded of it (nil: a measured reading of offset
+	// against shard 0's clock server, ±100 µs).
+	offset  func(shard, level int) int64
+	reading func(shard, level int, offset int64) *record.ClockOffset
+	// trace, when set, makes it a trace replay at time scale scale.
+	trace *workload.Trace
+	scale float64
+}
+
+// rateProtocol: a rate sweep with a 500 ms warmup, a window of 1 s to 2 s (100 ms slices)
+// and a 400 ms drain, at most 16 in flight.
+func rateProtocol() sweep.Protocol {
+	return sweep.Protocol{
+		Mode: record.ModeRate, Arrival: sweep.ArrivalPoisson, ArrivalSeed: 7, MaxConcurrency: 16,
+		Warmup: 500 * time.Millisecond, Duration: time.Second, MaxDuration: 2 * time.Second,
+		MinRequests: 10, CITarget: 0.05, DrainTimeout: 400 * time.Millisecond,
+	}
+}
+
+var genStart = time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+
+// shardLag is shard i's schedule lag in rateGen's records.
+func shardLag(i int) time.Duration { return time.Duration(1+2*i) * 100 * time.Microsecond }
+
+// schedule returns level k's scheduled arrival times on the reference clock, those due
+// before the end of the load.
+func (g rateGen) schedule(proto sweep.Protocol, k int) []int64 {
+	sched := sweep.Schedule{Start: genStart}
+	start := sched.LevelStart(proto, k).UnixNano()
+	end := start + int64(proto.Warmup+proto.MaxDuration)
+	gaps := proto.ArrivalOf(1).Gaps(g.rates[k], k)
+	if g.trace != nil {
+		gaps = g.trace.Gaps(g.scale)
+	}
+	var out []int64
+	for t := start + int64(gaps()); t < end; t += int64(gaps()) {
+		out = append(out, t)
+	}
+	return out
+}
+
+// parts builds the shards' results.
+func (g rateGen) parts(t *testing.T) []*rundir.Run {
+	t.Helper()
+	proto := rateProtocol()
+	sched := sweep.Schedule{Start: genStart}
+	c := proto.MaxConcurrency
+	parts := make([]*rundir.Run, g.shards)
+	for i := range g.shards {
+		cfg := config.Default()
+		cfg.Target.URL, cfg.Target.Model = "http://gpu:8000/v1", "m"
+		cfg.Sweep = proto
+		cfg.Workload.Seed = 1
+		cfg.Shard = config.ShardConfig{Index: i, Count: g.shards, StartAt: genStart.Format(time.RFC3339)}
+		res := &rundir.Run{Dir: fmt.Sprintf("runs/s%d", i), Config: cfg, Start: genStart, StopReason: sweep.StopBudget}
+		if g.trace != nil {
+			res.Config.Workload.Trace = workload.TraceConfig{File: g.trace.Info.Path}
+			res.Config.Sweep.TimeScales = []float64{g.scale}
+			res.Trace = &g.trace.Info
+		}
+		parts[i] = res
+	}
+	for k, rate := range g.rates {
+		start := sched.LevelStart(proto, k).UnixNano()
+		w0 := start + int64(proto.Warmup)
+		w1 := w0 + int64(proto.MaxDuration)
+		for i, res := range parts {
+			off := int64(0)
+			if g.offset != nil {
+				off = g.offset(i, k)
+			}
+			reading := &record.ClockOffset{Server: "shard0:7070", Reference: i == 0, Offset: off, RTT: 200_000, Uncertainty: 100_000, Exchanges: 8}
+			if g.reading != nil {
+				reading = g.reading(i, k, off)
+			}
+			first, n := sweep.Workers(c, i, g.shards)
+			run := record.LevelRun{Index: k, Concurrency: c, OfferedRPS: rate, WarmupStart: start + off, W0: w0 + off, W1: w1 + off,
+				DrainEnd: w1 + int64(proto.DrainTimeout) + off, TokensPerChunkBound: 1, Clock: reading,
+				Shard: &record.ShardPart{Index: i, Count: g.shards, FirstWorker: first, Workers: n}}
+			if g.trace != nil {
+				run.TimeScale = g.scale
+			}
+			res.Levels = append(res.Levels, record.Level{Run: run})
+		}
+		for seq, at := range g.schedule(proto, k) {
+			i := seq % g.shards
+			first, n := sweep.Workers(c, i, g.shards)
+			off := parts[i].Levels[k].Run.W0 - w0
+			chunks := make([]int64, 20)
+			for j := range chunks {
+				chunks[j] = int64(50*time.Millisecond/time.Microsecond) + int64(j)*int64(g.e2e-50*time.Millisecond)/19/1000
+			}
+			l := &parts[i].Levels[k]
+			l.Records = append(l.Records, record.Record{
+				Level: k, Concurrency: c, Worker: first + seq/g.shards%n, Seq: seq,
+				Scheduled: at + off, Sent: at + off + int64(shardLag(i)),
+				TTFT: 50 * time.Millisecond, E2E: g.e2e, Chunks: chunks, OutputTokens: 20, Status: record.StatusOK,
+			})
+		}
+	}
+	return parts
+}
+
+// TestMergeRateShards merges two shards of a rate sweep, shard 1's clock 50 ms ahead (its
+// reading says so): the merged records are on the reference clock, exactly the replayed
+// schedule, every arrival once; the send times fit the Poisson process; each shard's lag and
+// offset are reported; the window starts at the scheduled end of warmup (a request had
+// completed) and ends, in whole slices, where its realised rate is within 5% of the offered;
+// and the console's clock line names the offset applied.
+func TestMergeRateShards(t *testing.T) {
+	t.Parallel()
+	g := rateGen{shards: 2, rates: []float64{20, 50}, e2e: 240 * time.Millisecond,
+		offset: func(shard, _ int) int64 { return int64(shard) * int64(50*time.Millisecond) }}
+	parts := g.parts(t)
+	merged, warnings, err := rundir.Merge(context.Background(), parts)
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("merge: %v, warnings %q", err, warnings)
+	}
+	if want := `clock offsets applied: shard 0/2 +0.000 ms, shard 1/2 +50.000 ms; largest uncertainty ±0.100 ms`; merged.Clocks != want {
+		t.Errorf("clock line %q, want %q", merged.Clocks, want)
+	}
+	proto := rateProtocol()
+	for k, l := range merged.Levels {
+		run := l.Run
+		sched := g.schedule(proto, k)
+		if len(l.Records) != len(sched) {
+			t.Fatalf("level %d: %d records, want the schedule's %d arrivals", k, len(l.Records), len(sched))
+		}
+		first := int64(math.MaxInt64)
+		for _, r := range l.Records {
+			if r.Scheduled != sched[r.Seq] || time.Duration(r.Sent-r.Scheduled) != shardLag(r.Seq%2) {
+				t.Fatalf("level %d arrival %d: scheduled %d, sent %v later; want %d and %v (shard %d's offset removed)",
+					k, r.Seq, r.Scheduled, time.Duration(r.Sent-r.Scheduled), sched[r.Seq], shardLag(r.Seq%2), r.Seq%2)
+			}
+			first = min(first, r.Done())
+		}
+		if run.OfferedRPS != g.rates[k] || run.Shard != nil || run.Clock != nil {
+			t.Errorf("level %d: offered %v, shard %+v, clock %+v", k, run.OfferedRPS, run.Shard, run.Clock)
+		}
+		fit := run.Arrivals
+		if fit == nil || fit.Process != "poisson" || fit.Count != len(sched)-1 || fit.ExpectedCV != 1 || fit.KSP == nil || *fit.KSP < 0.01 {
+			t.Errorf("level %d: arrivals %+v, want %d Poisson gaps that fit", k, fit, len(sched)-1)
+		}
+		if len(run.Shards) != 2 {
+			t.Fatalf("level %d: shards %+v", k, run.Shards)
+		}
+		for i, s := range run.Shards {
+			want := record.ShardLag{Index: i, Requests: (len(sched) + 1 - i) / 2, LagP50: shardLag(i), LagP99: shardLag(i),
+				ClockOffset: int64(i) * int64(50*time.Millisecond), ClockUncertainty: 100_000}
+			if s != want {
+				t.Errorf("level %d shard %d: %+v, want %+v", k, i, s, want)
+			}
+		}
+		w0 := sweep.Schedule{Start: genStart}
+		w0at := w0.LevelStart(proto, k).Add(proto.Warmup).UnixNano()
+		if first > w0at || run.W0 != w0at {
+			t.Errorf("level %d: window starts %v after the scheduled end of warmup (first completion %v before it), want 0",
+				k, time.Duration(run.W0-w0at), time.Duration(w0at-first))
+		}
+		// The one-process window: the first candidate of whole slices, below the horizon, with
+		// min_requests completions, steady by the rate test, that realises the offered rate. At
+		// these rates and seeds the gate matters: without it the window would end sooner.
+		want, ungated := oneProcessWindow(run, l.Records, sched, proto, true), oneProcessWindow(run, l.Records, sched, proto, false)
+		if run.W1 != want || want == ungated {
+			t.Errorf("level %d: window [W0, +%v), want +%v (not +%v: the window must realise the rate)",
+				k, time.Duration(run.W1-run.W0), time.Duration(want-run.W0), time.Duration(ungated-run.W0))
+		}
+	}
+}
+
+// oneProcessWindow is the end of the window one process chooses for a rate level whose
+// window starts at run.W0 and loads the server until run.W0 + max_duration, computed from the
+// public steady-state test (DESIGN §3.2, §3.9): the first window of k ≥ MinSlices slices
+// ending before the oldest request in flight at the longest window's end, with min_requests
+// completions, no material trend (record.SteadyDetails, the CI not judged) and, when gate,
+// its arrivals (sched) realising the offered rate (record.RealizedWithin); else the longest.
+func oneProcessWindow(run record.LevelRun, recs []record.Record, sched []int64, proto sweep.Protocol, gate bool) int64 {
+	slice := int64(proto.Duration / record.MinSlices)
+	w0, wmax := run.W0, run.W0+int64(proto.MaxDuration)
+	horizon := wmax
+	for _, r := range recs {
+		if r.Sent < wmax && r.Done() > wmax {
+			horizon = min(horizon, r.Sent)
+		}
+	}
+	for k := int64(record.MinSlices); w0+k*slice <= min(horizon, wmax); k++ {
+		w1 := w0 + k*slice
+		arrived, done := 0, 0
+		for _, at := range sched {
+			if at >= w0 && at < w1 {
+				arrived++
+			}
+		}
+		for i := range recs {
+			if record.CompletedInWindow(&recs[i], w0, w1) {
+				done++
+			}
+		}
+		s := record.WindowSeconds(w0, w1)
+		if done < proto.MinRequests || gate && !record.RealizedWithin(float64(arrived)/s, run.OfferedRPS, s) {
+			continue
+		}
+		if record.SteadyDetails(record.SliceTPS(recs, w0, w1, int(k))).SteadyAt(proto.CITarget, proto.CITarget, true) {
+			return w1
+		}
+	}
+	return wmax
+}
