@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -230,4 +233,143 @@ func oneProcessWindow(run record.LevelRun, recs []record.Record, sched []int64, 
 		}
 	}
 	return wmax
+}
+
+// TestMergeRateClocks: the merge warns of a clock reading uncertain by more than 1 ms, of a
+// shard whose offsets drift by more than 1 ms over the sweep and of a reading that failed,
+// naming the shard, level and server; without a clock server it says it trusts the shards'
+// clocks and what each kernel said. A shard whose records are off the schedule by its
+// clock's skew, its reading not saying so, is refused, as are shards that offered different
+// rates at one level.
+func TestMergeRateClocks(t *testing.T) {
+	t.Parallel()
+	const ms = int64(time.Millisecond)
+	skew := func(shard, level int) int64 { return int64(shard) * 50 * ms }
+	measured := func(unc int64, errText string) func(shard, level int, off int64) *record.ClockOffset {
+		return func(shard, level int, off int64) *record.ClockOffset {
+			c := &record.ClockOffset{Server: "shard0:7070", Reference: shard == 0, Offset: off, RTT: 200_000, Uncertainty: 100_000, Exchanges: 8}
+			if shard == 1 && level == 1 {
+				c.Uncertainty, c.Error = unc, errText
+			}
+			return c
+		}
+	}
+	ntp := func(shard, level int, off int64) *record.ClockOffset {
+		states := []*record.NTPState{{Synced: true, EstError: 500_000}, {Synced: false}}
+		return &record.ClockOffset{Offset: 0, NTP: states[shard]}
+	}
+	for _, tc := range []struct {
+		name    string
+		gen     rateGen
+		edit    func(parts []*rundir.Run)
+		warning string // the start of the only warning, or the error when refused
+		refused bool
+	}{
+		{name: "uncertain", gen: rateGen{offset: skew, reading: measured(1_400_000, "")},
+			warning: `shard 1/2, level 2: clock offset +50.000 ms against "shard0:7070" is uncertain by ±1.400 ms, more than 1.000 ms`},
+		{name: "failed", gen: rateGen{offset: skew, reading: measured(0, "read udp: i/o timeout")},
+			warning: `shard 1/2, level 2: clock reading against "shard0:7070" failed ("read udp: i/o timeout"): the level ran on the previous offset, +50.000 ms`},
+		{name: "drift", gen: rateGen{offset: func(shard, level int) int64 { return int64(shard) * (50*ms + int64(level)*3*ms/2) }},
+			warning: `shard 1/2: its clock offset against "shard0:7070" drifted 1.500 ms over the sweep (+50.000 ms at level 1, +51.500 ms at level 2), more than 1.000 ms`},
+		{name: "no clock server", gen: rateGen{reading: ntp},
+			warning: "no shard measured its clock against a clock server (--clock-server): the merge trusts the shards' clocks to agree (NTP); the kernels said: shard 0/2 synchronised, estimated error 0.500 ms, shard 1/2 unsynchronised"},
+		{name: "skew not measured", gen: rateGen{offset: skew, reading: ntp}, refused: true,
+			warning: "merge: level 1 (20 requests/s): shard 1/2's window [1796551200550000000, 1796551202550000000) differs from shard 0/2's [1796551200500000000, 1796551202500000000): not one schedule"},
+		{name: "rates differ", edit: func(p []*rundir.Run) { p[1].Levels[1].Run.OfferedRPS = 60 }, refused: true,
+			warning: "merge: level 2 (50 requests/s): shard 1/2 has level 2 (60 requests/s) here: not one schedule"},
+	} {
+		g := tc.gen
+		g.shards, g.rates, g.e2e = 2, []float64{20, 50}, 240*time.Millisecond
+		parts := g.parts(t)
+		if tc.edit != nil {
+			tc.edit(parts)
+		}
+		merged, warnings, err := rundir.Merge(context.Background(), parts)
+		switch {
+		case tc.refused && (err == nil || !strings.Contains(err.Error(), tc.warning)):
+			t.Errorf("%s: merged (%v), want refused with %q", tc.name, err, tc.warning)
+		case tc.refused:
+		case err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case len(warnings) != 1 || !strings.HasPrefix(warnings[0], tc.warning):
+			t.Errorf("%s: warnings %q, want one starting %q", tc.name, warnings, tc.warning)
+		case len(merged.Levels) != 2:
+			t.Errorf("%s: %d levels merged", tc.name, len(merged.Levels))
+		}
+	}
+}
+
+// TestMergeRateWarmup: a rate level whose first request completes after the scheduled end of
+// warmup (900 ms answers, a 500 ms warmup) starts its window at the first slice boundary after
+// that completion, as one process ends its warmup at the first completion — not each worker's.
+func TestMergeRateWarmup(t *testing.T) {
+	t.Parallel()
+	g := rateGen{shards: 2, rates: []float64{20}, e2e: 900 * time.Millisecond}
+	merged, warnings, err := rundir.Merge(context.Background(), g.parts(t))
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("merge: %v, warnings %q", err, warnings)
+	}
+	proto := rateProtocol()
+	slice := int64(proto.Duration / record.MinSlices)
+	sched := sweep.Schedule{Start: genStart}
+	w0 := sched.LevelStart(proto, 0).Add(proto.Warmup).UnixNano()
+	first := g.schedule(proto, 0)[0] + int64(shardLag(0)+g.e2e) // arrival 0, shard 0's
+	want := w0 + (first-w0+slice-1)/slice*slice
+	if run := merged.Levels[0].Run; run.W0 != want || !hasNote(run, "no request had completed by then") {
+		t.Errorf("window starts %v after the scheduled end of warmup, want %v (first completion +%v); notes %q",
+			time.Duration(run.W0-w0), time.Duration(want-w0), time.Duration(first-w0), run.Notes)
+	}
+}
+
+// writeTrace writes a Mooncake trace of n requests 40 ms apart (25 requests/s) and reads it.
+func writeTrace(t *testing.T, n int) *workload.Trace {
+	t.Helper()
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": 64, "output_length": 20, "hash_ids": []}`+"\n", 40*i+i%3*7)
+	}
+	f := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := os.WriteFile(f, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := workload.LoadTrace(workload.TraceConfig{File: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// TestMergeTraceShards merges two shards of a trace replay at time scale 2, shard 1's clock
+// 20 ms ahead: the requests are the trace's schedule once each, no distribution is fitted
+// (the gaps are the trace's), each shard's part is reported and the window stays the shards'
+// (whole passes). A record off the trace's schedule by a nanosecond is refused; a trace that
+// can no longer be read leaves the scheduled times unchecked, with a warning.
+func TestMergeTraceShards(t *testing.T) {
+	t.Parallel()
+	tr := writeTrace(t, 30)
+	g := rateGen{shards: 2, rates: []float64{tr.Rate(2)}, e2e: 240 * time.Millisecond, trace: tr, scale: 2,
+		offset: func(shard, _ int) int64 { return int64(shard) * int64(20*time.Millisecond) }}
+	parts := g.parts(t)
+	merged, warnings, err := rundir.Merge(context.Background(), parts)
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("merge: %v, warnings %q", err, warnings)
+	}
+	run := merged.Levels[0].Run
+	sched := g.schedule(rateProtocol(), 0)
+	if n := len(merged.Levels[0].Records); n != len(sched) || run.TimeScale != 2 || run.Arrivals != nil || len(run.Shards) != 2 ||
+		run.Shards[0].Requests+run.Shards[1].Requests != n || run.W0 != parts[0].Levels[0].Run.W0 || run.W1 != parts[0].Levels[0].Run.W1 {
+		t.Errorf("merged %d records of %d, scale %v, arrivals %+v, shards %+v, window [%d, %d) (shards' [%d, %d))", n, len(sched),
+			run.TimeScale, run.Arrivals, run.Shards, run.W0, run.W1, parts[0].Levels[0].Run.W0, parts[0].Levels[0].Run.W1)
+	}
+	parts[1].Levels[0].Records[3].Scheduled++
+	if _, _, err := rundir.Merge(context.Background(), parts); err == nil || !strings.Contains(err.Error(), "level 1 (time scale 2): shard 1/2's arrival 7 is scheduled at") {
+		t.Errorf("a record off the trace's schedule merged: %v", err)
+	}
+	if err := os.Remove(tr.Info.Path); err != nil {
+		t.Fatal(err)
+	}
+	_, warnings, err = rundir.Merge(context.Background(), parts)
+	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "the trace levels' scheduled times are not checked (only their arrival indices)") {
+		t.Errorf("trace gone: %v, warnings %q", err, warnings)
+	}
 }

@@ -188,3 +188,34 @@ func TestCheckSchedule(t *testing.T) {
 		}
 	}
 }
+
+// TestShardLags: each shard's sent arrivals, their schedule lag's p50 and p99 and its clock
+// reading; a shard whose p99 is more than twice the others' and a millisecond above is
+// warned of, a shard as late as the others is not.
+func TestShardLags(t *testing.T) {
+	t.Parallel()
+	lagged := func(lags ...time.Duration) []record.Record {
+		var out []record.Record
+		for i, l := range lags {
+			out = append(out, record.Record{Seq: i, Worker: 0, Scheduled: 1e18, Sent: 1e18 + int64(l)})
+		}
+		return append(out, record.Record{Worker: -1, Scheduled: 1e18, Sent: 2e18}) // cancelled unsent
+	}
+	ms := time.Millisecond
+	parts := []record.LevelRun{{Index: 0, OfferedRPS: 10}, {Clock: &record.ClockOffset{Offset: 5e6, Uncertainty: 2e5}}, {}}
+	lags := shardLags(parts, [][]record.Record{lagged(ms, ms, 2*ms), lagged(ms, 2*ms, 2*ms), lagged(ms, ms, 9*ms)})
+	want := []record.ShardLag{
+		{Index: 0, Requests: 3, LagP50: ms, LagP99: 1980 * time.Microsecond},
+		{Index: 1, Requests: 3, LagP50: 2 * ms, LagP99: 2 * ms, ClockOffset: 5e6, ClockUncertainty: 2e5},
+		{Index: 2, Requests: 3, LagP50: ms, LagP99: 8840 * time.Microsecond},
+	}
+	for i := range want {
+		if lags[i] != want[i] {
+			t.Errorf("shard %d: %+v, want %+v", i, lags[i], want[i])
+		}
+	}
+	w := lagWarnings(&parts[0], lags)
+	if len(w) != 1 || !strings.HasPrefix(w[0], "level 1 (10 requests/s): shard 2/3's schedule lag p99 8.84ms is far above the other shards' (1.99ms)") {
+		t.Errorf("warnings %q, want one of shard 2/3", w)
+	}
+}
