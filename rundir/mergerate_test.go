@@ -373,3 +373,31 @@ func TestMergeTraceShards(t *testing.T) {
 		t.Errorf("trace gone: %v, warnings %q", err, warnings)
 	}
 }
+
+// TestMergeShiftsClosedLoop: a closed-loop shard's times are moved onto the reference clock
+// too: shard 1, its clock 30 ms ahead and measured so, merges with shard 0 (the windows agree
+// once shifted), and its records come back 30 ms earlier.
+func TestMergeShiftsClosedLoop(t *testing.T) {
+	t.Parallel()
+	const off = int64(30 * time.Millisecond)
+	parts := shardParts(2, []int{4})
+	want := parts[1].Levels[0].Records[0].Sent
+	l := &parts[1].Levels[0]
+	l.Run.Shift(off)
+	l.Run.Clock = &record.ClockOffset{Server: "shard0:7070", Offset: off, Uncertainty: 50_000}
+	for i := range l.Records {
+		l.Records[i].Shift(off)
+	}
+	merged, warnings, err := rundir.Merge(context.Background(), parts)
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("merge: %v, warnings %q", err, warnings)
+	}
+	for _, r := range merged.Levels[0].Records {
+		if r.Worker >= 2 && r.Sent != want {
+			t.Errorf("shard 1's worker %d sent at %+v of the reference clock, want %d", r.Worker, time.Duration(r.Sent-want), want)
+		}
+	}
+	if !strings.Contains(merged.Clocks, "shard 1/2 +30.000 ms") {
+		t.Errorf("clock line %q", merged.Clocks)
+	}
+}
