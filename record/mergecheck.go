@@ -1,6 +1,9 @@
 package record
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // ArrivalFit is how a merged arrival-rate level's send times fit the arrival process it asked
 // for (levels.json "arrivals", on a level `kneecap merge` joined from shards; DESIGN §8): the
@@ -37,4 +40,32 @@ type ShardLag struct {
 	// reference clock) and ClockUncertainty that reading's uncertainty; both 0 without one.
 	ClockOffset      int64 `json:"clock_offset_ns"`
 	ClockUncertainty int64 `json:"clock_uncertainty_ns"`
+}
+
+// ClockSummary is the one line a merged sweep gives on its shards' clocks (the console and
+// the report's subtitle): the range of the offsets its rate and trace levels' shards were
+// shifted by, and the largest uncertainty of those readings — "clock offsets −0.210 … +50.000
+// ms applied, largest uncertainty ±0.100 ms". "" when no level records a shard's offset or
+// uncertainty (no merge, a closed loop, or no clock server).
+func ClockSummary(runs []LevelRun) string {
+	var lo, hi, unc int64
+	first, measured := true, false
+	for _, r := range runs {
+		for _, s := range r.Shards {
+			if first {
+				lo, hi, first = s.ClockOffset, s.ClockOffset, false
+			}
+			lo, hi, unc = min(lo, s.ClockOffset), max(hi, s.ClockOffset), max(unc, s.ClockUncertainty)
+			measured = measured || s.ClockOffset != 0 || s.ClockUncertainty != 0
+		}
+	}
+	if !measured {
+		return ""
+	}
+	ms := func(ns int64) string { return fmt.Sprintf("%+.3f", float64(ns)/1e6) }
+	span := ms(lo) + " … " + ms(hi)
+	if lo == hi {
+		span = ms(lo)
+	}
+	return fmt.Sprintf("clock offsets %s ms applied, largest uncertainty ±%.3f ms", span, float64(unc)/1e6)
 }

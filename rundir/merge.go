@@ -97,7 +97,6 @@ func Merge(ctx context.Context, parts []*Run) (*Run, []string, error) {
 		shardRuns[i] = p.Runs()[:common]
 	}
 	warnings = append(warnings, clockWarnings(shardRuns)...)
-	out.Clocks = clockLine(shardRuns)
 	for j := range common {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -132,6 +131,7 @@ func Merge(ctx context.Context, parts []*Run) (*Run, []string, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, nil, err
 	}
+	out.Clocks = record.ClockSummary(out.Runs())
 	var why []string
 	out.StopReason, why = stopReason(ordered)
 	return out, append(warnings, why...), nil

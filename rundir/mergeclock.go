@@ -104,46 +104,6 @@ func ntpText(runs []record.LevelRun) string {
 	return fmt.Sprintf("synchronised, estimated error %s", durText(worst.EstError))
 }
 
-// clockLine is the merge's one line on the clocks of the levels it merged (levels[i] shard
-// i's): the offsets applied (each shard's range) and the largest uncertainty; "" when no
-// shard measured against a clock server.
-func clockLine(levels [][]record.LevelRun) string {
-	var parts []string
-	var worst int64
-	for i, runs := range levels {
-		var lo, hi int64
-		seen := false
-		for _, l := range runs {
-			c := l.Clock
-			if c == nil || c.Server == "" {
-				continue
-			}
-			if !seen || c.Offset < lo {
-				lo = c.Offset
-			}
-			if !seen || c.Offset > hi {
-				hi = c.Offset
-			}
-			seen = true
-			if c.Error == "" {
-				worst = max(worst, c.Uncertainty)
-			}
-		}
-		switch {
-		case !seen:
-			continue
-		case lo == hi:
-			parts = append(parts, fmt.Sprintf("shard %d/%d %s", i, len(levels), offsetText(lo)))
-		default:
-			parts = append(parts, fmt.Sprintf("shard %d/%d %s … %s", i, len(levels), offsetText(lo), offsetText(hi)))
-		}
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("clock offsets applied: %s; largest uncertainty ±%s", strings.Join(parts, ", "), durText(worst))
-}
-
 // offsetText formats a clock offset in milliseconds with its sign: "+50.012 ms".
 func offsetText(ns int64) string { return fmt.Sprintf("%+.3f ms", float64(ns)/1e6) }
 

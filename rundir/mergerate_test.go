@@ -144,7 +144,7 @@ func TestMergeRateShards(t *testing.T) {
 	if err != nil || len(warnings) > 0 {
 		t.Fatalf("merge: %v, warnings %q", err, warnings)
 	}
-	if want := `clock offsets applied: shard 0/2 +0.000 ms, shard 1/2 +50.000 ms; largest uncertainty ±0.100 ms`; merged.Clocks != want {
+	if want := `clock offsets +0.000 … +50.000 ms applied, largest uncertainty ±0.100 ms`; merged.Clocks != want {
 		t.Errorf("clock line %q, want %q", merged.Clocks, want)
 	}
 	proto := rateProtocol()
@@ -396,8 +396,5 @@ func TestMergeShiftsClosedLoop(t *testing.T) {
 		if r.Worker >= 2 && r.Sent != want {
 			t.Errorf("shard 1's worker %d sent at %+v of the reference clock, want %d", r.Worker, time.Duration(r.Sent-want), want)
 		}
-	}
-	if !strings.Contains(merged.Clocks, "shard 1/2 +30.000 ms") {
-		t.Errorf("clock line %q", merged.Clocks)
 	}
 }
