@@ -36,6 +36,10 @@ func sentAt(a Arrival, rate float64, n int, lag func(k int) int64) []record.Reco
 	for k := range recs {
 		t += int64(g())
 		recs[k] = record.Record{Seq: k, Scheduled: t, Sent: t + lag(k)}
+		if k%3 == 0 {
+			recs[k].ConnWait = 15 * time.Millisecond
+			recs[k].Sent += int64(recs[k].ConnWait)
+		}
 	}
 	return recs
 }
@@ -44,7 +48,8 @@ func sentAt(a Arrival, rate float64, n int, lag func(k int) int64) []record.Reco
 // it — CV near the process's (1 Poisson, 1/√shape gamma) and KS not rejected at 1% — while a
 // burstier process's times (gamma of shape 1/4, CV 2) are rejected as Poisson, and the
 // constant process gets its CV only. A send lag of 0–60 µs at 50 requests/s (20 ms gaps)
-// leaves the fit alone.
+// leaves the fit alone, and so does a 15 ms dial before every third send (ConnWait: the
+// network's, not the schedule's).
 func TestFitArrivals(t *testing.T) {
 	t.Parallel()
 	jitter := func(k int) int64 { return int64(k%7) * 10_000 }
