@@ -97,7 +97,7 @@ func ntpText(runs []record.LevelRun) string {
 	}
 	switch {
 	case worst == nil:
-		return "nothing (no kernel clock state)"
+		return "no NTP state"
 	case !worst.Synced:
 		return "unsynchronised"
 	}
