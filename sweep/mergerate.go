@@ -202,9 +202,15 @@ func shardLags(parts []record.LevelRun, records [][]record.Record) []record.Shar
 	return out
 }
 
+// lagFar is how far above the other shards' a shard's p99 schedule lag must be, besides
+// twice theirs, to be warned of: a scheduling hiccup of a few milliseconds is the p99 of a
+// short level on any busy machine; a machine that falls behind its part of the schedule
+// lags by tens.
+const lagFar = 5 * time.Millisecond
+
 // lagWarnings warns of each shard whose p99 schedule lag is far above the others': more
-// than twice the median of the other shards' p99 and more than a millisecond above it (its
-// machine fell behind its part of the schedule).
+// than twice the median of the other shards' p99 and more than lagFar above it (its machine
+// fell behind its part of the schedule).
 func lagWarnings(run *record.LevelRun, lags []record.ShardLag) []string {
 	var out []string
 	for i, s := range lags {
@@ -219,7 +225,7 @@ func lagWarnings(run *record.LevelRun, lags []record.ShardLag) []string {
 		}
 		sort.Float64s(others)
 		ref := time.Duration(record.Percentile(others, 50))
-		if s.LagP99 > 2*ref && s.LagP99-ref > time.Millisecond {
+		if s.LagP99 > 2*ref && s.LagP99-ref > lagFar {
 			out = append(out, fmt.Sprintf("%s: shard %d/%d's schedule lag p99 %s is far above the other shards' (%s): its machine fell behind its part of the schedule",
 				levelName(run), i, len(lags), s.LagP99.Round(10*time.Microsecond), ref.Round(10*time.Microsecond)))
 		}
