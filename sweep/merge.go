@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -46,54 +47,29 @@ func MergeLevel(parts []record.LevelRun, records [][]record.Record, proto Protoc
 	for _, r := range records {
 		all = append(all, r...)
 	}
-	var notes, warnings []string
+	var warnings []string
 	rate := run.Mode().IsRate()
 	if rate {
-		var start int64
-		if replay != nil && replay.Schedule != nil {
-			start = replay.Schedule.LevelStart(proto, run.Index).UnixNano()
-		}
-		if err := checkSchedule(&run, parts, records, start, run.W1, replay.gaps(&run), m.interrupted); err != nil {
+		if warnings, err = rateFindings(&run, parts, records, all, proto, replay, m.interrupted); err != nil {
 			return record.Level{}, nil, err
 		}
-		if run.TimeScale == 0 && replay != nil {
-			run.Arrivals = fitArrivals(all, replay.Arrival, run.OfferedRPS)
-		}
-		run.Shards = shardLags(parts, records)
-		warnings = append(warnings, lagWarnings(&run, run.Shards)...)
-		if w := fitWarning(&run, run.Arrivals); w != "" {
-			warnings = append(warnings, w)
-		}
-		notes = append(notes, warnings...)
 	}
+	notes := slices.Clone(warnings)
 	sort.SliceStable(all, func(a, b int) bool { return all[a].Sent < all[b].Sent })
 	if run.Cancelled > 0 {
 		notes = append(notes, fmt.Sprintf("%d requests still in flight at the scheduled end of the drain were cancelled", run.Cancelled))
 	}
-	end := endNormal
 	if run.TimeScale > 0 && run.W1 > run.W0 {
 		// A trace level's window is its whole passes (traceLevelProtocol): its slices are
 		// tenths of it, as one process's.
 		proto.Duration, proto.MaxDuration = time.Duration(run.W1-run.W0), time.Duration(run.W1-run.W0)
 	}
 	slice := int64(proto.Duration) / record.MinSlices
-	switch {
-	case m.interrupted:
+	end := endNormal
+	if m.interrupted {
 		end = endInterrupt
-	case rate:
-		if note := startAfterFirstCompletion(&run, all, slice); note != "" {
-			notes = append(notes, note)
-		}
-		if run.TimeScale == 0 {
-			if note := chooseRateWindowEnd(&run, all, proto, slice); note != "" {
-				notes = append(notes, note)
-			}
-		}
-	default:
-		if note := startAfterFirstRequests(&run, all, slice); note != "" {
-			notes = append(notes, note)
-		}
-		chooseWindowEnd(&run, all, proto, slice, nil)
+	} else {
+		notes = append(notes, chooseWindow(&run, all, proto, slice)...)
 	}
 	record.SetPhases(all, run.W0, run.W1)
 	notes = append(notes, mergeServer(&run, parts, rec.Server)...)
@@ -118,6 +94,54 @@ func MergeLevel(parts []record.LevelRun, records [][]record.Record, proto Protoc
 	}
 	run.Notes = notes
 	return record.Level{Run: run, Records: all}, warnings, nil
+}
+
+// rateFindings checks that a rate or trace level's records (records[i] shard i's, all their
+// union) are one schedule (checkSchedule, replayed from the level's scheduled start) and
+// records in run how the merged send times fit the arrival process (a rate level's,
+// fitArrivals) and each shard's part (shardLags); it returns the warnings on them.
+func rateFindings(run *record.LevelRun, parts []record.LevelRun, records [][]record.Record, all []record.Record, proto Protocol, replay *Replay, interrupted bool) ([]string, error) {
+	var start int64
+	if replay != nil && replay.Schedule != nil {
+		start = replay.Schedule.LevelStart(proto, run.Index).UnixNano()
+	}
+	if err := checkSchedule(run, parts, records, start, run.W1, replay.gaps(run), interrupted); err != nil {
+		return nil, err
+	}
+	if run.TimeScale == 0 && replay != nil {
+		run.Arrivals = fitArrivals(all, replay.Arrival, run.OfferedRPS)
+	}
+	run.Shards = shardLags(parts, records)
+	warnings := lagWarnings(run, run.Shards)
+	if w := fitWarning(run, run.Arrivals); w != "" {
+		warnings = append(warnings, w)
+	}
+	return warnings, nil
+}
+
+// chooseWindow chooses the window of a level every shard ran to its end (records sorted by
+// send time) as one process would, and returns the notes on how: a closed loop's warmup ends
+// when every worker has completed a request, a rate or trace level's at its first completion;
+// a closed loop's or rate level's window ends as the controller decides (a rate level's must
+// also realise the offered rate), a trace level's stays its whole passes.
+func chooseWindow(run *record.LevelRun, records []record.Record, proto Protocol, slice int64) []string {
+	var notes []string
+	add := func(note string) {
+		if note != "" {
+			notes = append(notes, note)
+		}
+	}
+	switch {
+	case run.TimeScale > 0:
+		add(startAfterFirstCompletion(run, records, slice))
+	case run.Mode().IsRate():
+		add(startAfterFirstCompletion(run, records, slice))
+		add(chooseRateWindowEnd(run, records, proto, slice))
+	default:
+		add(startAfterFirstRequests(run, records, slice))
+		chooseWindowEnd(run, records, proto, slice, nil)
+	}
+	return notes
 }
 
 // mergedParts is what the shards' parts of a level say together.
