@@ -129,7 +129,7 @@ type OutputConfig struct {
 // load runs from start + warmup for max_duration, and requests still in flight drain_timeout
 // later are cancelled. The merge then picks each level's window as one process would have
 // (see Schedule). The shards' clocks must agree (NTP keeps them within milliseconds, small
-// next to a window of seconds).
+// next to a window of seconds), or be measured against one shard's (ServeClock, ClockServer).
 type ShardConfig struct {
 	// Index is this shard's number, 0 ≤ Index < Count.
 	Index int `yaml:"index"`
@@ -138,6 +138,12 @@ type ShardConfig struct {
 	// StartAt is the agreed start of the first level, RFC 3339 (for example
 	// 2026-11-30T10:00:00Z).
 	StartAt string `yaml:"start_at"`
+	// ServeClock is the address (host:port) on which this process serves its clock to the
+	// other shards (--serve-clock); empty: it serves none.
+	ServeClock string `yaml:"serve_clock"`
+	// ClockServer is the address (host:port) of the clock this shard measures its own against
+	// before every level (--clock-server); empty: it trusts its clock (NTP).
+	ClockServer string `yaml:"clock_server"`
 }
 
 // Sharded reports whether the configuration is one shard of a sharded sweep.

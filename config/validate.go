@@ -36,6 +36,7 @@ func (c Config) Validate() error {
 	v.analysis()
 	v.gpuMetrics()
 	v.shard()
+	v.shardClock()
 	v.scenarios()
 	sortProblems(v.errs)
 	return errors.Join(v.errs...)

@@ -9,7 +9,7 @@ type ClockOffset struct {
 	// empty when the shard measured against none.
 	Server string `json:"server,omitempty"`
 	// Reference is set when this process is the clock the others measure against (it serves
-	// it, and measured itself): its Offset is 0 by definition.
+	// it, and measured itself or measured none): its Offset is 0 by definition.
 	Reference bool `json:"reference,omitempty"`
 	// At is when the kept exchange was sent, on this process's clock (Unix ns).
 	At int64 `json:"measured_unix_ns,omitempty"`

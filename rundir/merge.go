@@ -248,12 +248,14 @@ func shardLevels(parts []*Run) []string {
 }
 
 // configDiff names the sections (top-level keys) of two shards' configurations that differ
-// in what loads the server, ignoring shard.index and output.dir, which differ between shards
-// by design, and slo, analysis and plan, which only the analysis of the merge uses (the
-// first shard's). start_at is compared as an instant.
+// in what loads the server, ignoring shard.index, output.dir and the clock's addresses
+// (shard.serve_clock, shard.clock_server), which differ between shards by design, and slo,
+// analysis and plan, which only the analysis of the merge uses (the first shard's).
+// start_at is compared as an instant.
 func configDiff(a, b config.Config) []string {
 	for _, c := range []*config.Config{&a, &b} {
 		c.Shard.Index, c.Output.Dir = 0, ""
+		c.Shard.ServeClock, c.Shard.ClockServer = "", ""
 		var zero config.Config
 		c.SLO, c.Analysis, c.Plan = zero.SLO, zero.Analysis, zero.Plan
 		if t, err := c.Shard.Start(); err == nil {

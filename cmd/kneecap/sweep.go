@@ -27,7 +27,8 @@ const sweepUsage = `[-c FILE] [-o DIR] [--url URL|env] [--model M] [--api chat|c
                      [--dataset FILE] [--format text|json]
                      [--levels 1,2,4,...] [--warmup D] [--duration D] [--min-requests N]
                      [--max-duration D] [--input-tokens N] [--output-tokens N] [--name NAME]
-                     [--refine N] [--resume DIR] [--shard I/N --start-at TIME]
+                     [--refine N] [--resume DIR]
+                     [--shard I/N --start-at TIME [--serve-clock ADDR] [--clock-server ADDR]]
                      [--mode rate|concurrency] [--rates 1,2,4,...|auto [--from DIR]]
                      [--arrival poisson|gamma|constant] [--burstiness B] [--max-concurrency N]
                      [--trace FILE [--time-scale 0.5,1,2,...] [--trace-window START-END]]
@@ -65,12 +66,14 @@ Pareto chart into DIR; --resume DIR skips the scenarios that finished.
 Past one machine, N processes load one server together: each runs with --shard I/N (I = 0 …
 N-1, such as a Kubernetes Indexed Job's $(JOB_COMPLETION_INDEX)) and the same --start-at, runs
 its part of every level's workers on a fixed schedule, and writes its own directory; then
-kneecap merge SHARD_DIR... -o DIR analyzes the whole sweep.`
+kneecap merge SHARD_DIR... -o DIR analyzes the whole sweep. One shard serves its clock
+(--serve-clock ADDR) and every shard measures its own against it before each level
+(--clock-server ADDR), so that the merge puts every shard's times on that one clock.`
 
 // sweepFlags are the flags of `kneecap sweep`.
 type sweepFlags struct {
 	config, out, url, model, api, levels, resume, name string
-	shard, startAt                                     string
+	shard, startAt, serveClock, clockServer            string
 	apiKeyEnv, metricsURL, dataset, format             string
 	urlFromEnv                                         bool // --url env: url is OPENAI_BASE_URL
 	headers                                            headerList
@@ -124,6 +127,8 @@ func parseSweepFlags(e *env, args []string) (*sweepFlags, error) {
 	fs.StringVar(&fl.resume, "resume", "", "continue the interrupted run in `DIR` after its last finished level")
 	fs.StringVar(&fl.shard, "shard", "", "run shard `I/N` of a sweep that N processes run together (shard.index, shard.count)")
 	fs.StringVar(&fl.startAt, "start-at", "", "agreed RFC 3339 `TIME` at which every shard starts level 1 (shard.start_at)")
+	fs.StringVar(&fl.serveClock, "serve-clock", "", "serve this process's clock to the other shards on `ADDR` (host:port; shard.serve_clock)")
+	fs.StringVar(&fl.clockServer, "clock-server", "", "measure this shard's clock before every level against the one served at `ADDR` (host:port; shard.clock_server)")
 	fl.slo.register(fs, "the config file's slo:")
 	fl.plan.register(fs)
 	fs.StringVar(&fl.format, "format", "text", "stdout `format`: text (the console summary) or json (analysis.json once analyzed; everything else on stderr)")

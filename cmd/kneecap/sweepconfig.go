@@ -174,6 +174,8 @@ func applyRunFlags(cfg *config.Config, fl *sweepFlags) error {
 		}
 	}
 	set.str("start-at", "shard.start_at", &cfg.Shard.StartAt, fl.startAt)
+	set.str("serve-clock", "shard.serve_clock", &cfg.Shard.ServeClock, fl.serveClock)
+	set.str("clock-server", "shard.clock_server", &cfg.Shard.ClockServer, fl.clockServer)
 	return flagErr
 }
 

@@ -63,6 +63,8 @@ type Sweep struct {
 	// trace is a trace replay's trace (nil: none); its rates are time scales × its mean rate.
 	trace    *workload.Trace
 	schedule *sweep.Schedule
+	// clock serves and reads a shard's clock (clock.go); nil when not sharded.
+	clock    *shardClock
 	workload workload.Workload
 	// tokenizer is workload.tokenizer, read (nil: not set or not used); sizing is how the
 	// prompts are sized in the server's tokens, once sizePrompts has run.
@@ -160,6 +162,10 @@ func (s *Sweep) ready() error {
 			return exit.Usagef("sweep: results directory: %w", err)
 		}
 	}
+	if err := s.listenClock(); err != nil {
+		s.Release()
+		return err
+	}
 	return nil
 }
 
@@ -216,6 +222,7 @@ func (s *Sweep) plan0() error {
 				sh, sh.StartAt, late.Round(time.Second))
 		}
 		s.schedule = &sweep.Schedule{Start: at, Shard: sh.Index, Shards: sh.Count}
+		s.schedule.Clock = s.readClock
 	}
 	// The workload (a dataset is read here) before anything is created: a bad dataset is a
 	// usage error that leaves nothing behind.
@@ -250,9 +257,11 @@ func (s *Sweep) openDir(endpoint string) error {
 	return s.setTrace(dir)
 }
 
-// Release closes the results directory, or removes the reserved one when nothing was written
-// into it (a refused or unreachable target leaves no empty directory behind).
+// Release stops serving a shard's clock, and closes the results directory, or removes the
+// reserved one when nothing was written into it (a refused or unreachable target leaves no
+// empty directory behind).
 func (s *Sweep) Release() {
+	s.closeClock()
 	switch {
 	case s.Dir != nil:
 		s.Dir.Close()
