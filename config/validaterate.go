@@ -67,8 +67,9 @@ func (v *validation) trace() bool {
 	return true
 }
 
-// rateKeys checks the keys every rate sweep shares: arrival, burstiness, max_concurrency,
-// stop.max_unsustainable, and no sharding.
+// rateKeys checks the keys every rate sweep shares: arrival, burstiness, max_concurrency (on
+// a sharded sweep the global cap: at least one slot, at most MaxProcessWorkers, on every
+// shard), stop.max_unsustainable.
 func (v *validation) rateKeys() {
 	s := v.c.Sweep
 	switch s.Arrival {
@@ -85,17 +86,21 @@ func (v *validation) rateKeys() {
 	case s.Arrival != sweep.ArrivalGamma:
 		v.badAt("sweep.burstiness", []string{"sweep.burstiness", "sweep.arrival"}, "is %g: only arrival gamma has a burstiness (arrival is %s)", b, cmp.Or(s.Arrival, sweep.ArrivalPoisson))
 	}
-	switch m := s.MaxConcurrency; {
+	shards := max(v.c.Shard.Count, 1)
+	switch m, c := s.MaxConcurrency, s.InFlightCap(); {
 	case m < 0:
 		v.bad("sweep.max_concurrency", "is %d: must be ≥ 1 (0 = %d)", m, sweep.DefaultMaxConcurrency)
-	case m > selfcheck.MaxProcessWorkers:
+	case shards == 1 && m > selfcheck.MaxProcessWorkers:
 		v.bad("sweep.max_concurrency", "is %d: must be ≤ %d, the most requests in flight one process carries", m, selfcheck.MaxProcessWorkers)
+	case (c+shards-1)/shards > selfcheck.MaxProcessWorkers:
+		v.badAt("sweep.max_concurrency", []string{"sweep.max_concurrency", "shard.count"}, "is %d: over shard.count %d, a shard carries up to %d requests in flight, more than the %d one process carries: must be ≤ %d",
+			m, shards, (c+shards-1)/shards, selfcheck.MaxProcessWorkers, shards*selfcheck.MaxProcessWorkers)
+	case c < shards:
+		v.badAt("sweep.max_concurrency", []string{"sweep.max_concurrency", "shard.count"}, "is %d: less than shard.count %d; the cap is the sweep's, max_concurrency ÷ shard.count on each shard, and every shard needs at least 1: must be ≥ %d",
+			c, shards, shards)
 	}
 	if s.Stop.MaxUnsustainable < 0 {
 		v.bad("sweep.stop.max_unsustainable", "is %d: must be ≥ 0 (0 = never stop for it)", s.Stop.MaxUnsustainable)
-	}
-	if s.RateMode() && v.c.Shard.Sharded() {
-		v.badAt("sweep.mode", []string{"sweep.mode", "shard.count"}, "rate: an arrival-rate sweep cannot be sharded yet; run it from one process")
 	}
 }
 

@@ -34,12 +34,13 @@ type event struct {
 	timer bool      // the clock's wake time has come
 }
 
-// newLevelClock returns the clock of level index of p, whose workers started at start: the
-// scheduled clock of p.Schedule's shard, else the free-running clock.
-func newLevelClock(p *Plan, index int, start time.Time) levelClock {
-	proto := p.Protocol
-	if s := p.Schedule; s != nil {
-		w0 := s.LevelStart(proto, index).Add(proto.Warmup)
+// newLevelClock returns the clock of a level measured by proto (a trace level's: whole
+// passes, traceLevelProtocol), whose workers started at start: the scheduled clock of a
+// shard's level scheduled at at (on this machine's clock), else (at zero) the free-running
+// clock.
+func newLevelClock(proto Protocol, at, start time.Time) levelClock {
+	if !at.IsZero() {
+		w0 := at.Add(proto.Warmup)
 		w1 := w0.Add(scheduledWindow(proto))
 		return &scheduledClock{w0At: w0, w1At: w1, drainBy: w1.Add(proto.DrainTimeout), drainTimeout: proto.DrainTimeout}
 	}
@@ -134,7 +135,11 @@ func (c *scheduledClock) warmupEnd(l *level, ev event) (int64, bool) {
 	if !ev.timer {
 		return 0, false
 	}
-	if k := l.firstDone.Load(); k < int64(l.n) {
+	switch k := l.firstDone.Load(); {
+	case k >= l.warmNeed:
+	case l.sched != nil:
+		l.note(warmupLateNote + ", none of this shard's requests had completed")
+	default:
 		l.note(warmupLateNote+", %d of this shard's %d workers had not completed a request", int64(l.n)-k, l.n)
 	}
 	return c.w0At.UnixNano(), true

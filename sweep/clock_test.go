@@ -31,7 +31,7 @@ func TestFreeClockWarmup(t *testing.T) {
 	proto := clockProtocol()
 	start := time.Now()
 	at := func(d time.Duration) event { return event{now: start.Add(d)} }
-	c := newLevelClock(&Plan{Protocol: proto}, 0, start)
+	c := newLevelClock(proto, time.Time{}, start)
 	if _, ok := c.(*freeClock); !ok {
 		t.Fatalf("clock %T without a schedule, want the free-running clock", c)
 	}
@@ -69,7 +69,7 @@ func TestFreeClockWarmup(t *testing.T) {
 	}
 
 	proto.WarmupMax = 0
-	c = newLevelClock(&Plan{Protocol: proto}, 0, start)
+	c = newLevelClock(proto, time.Time{}, start)
 	if w := c.wake(record.PhaseWarmup, start.Add(proto.Warmup)); !w.IsZero() {
 		t.Errorf("no warmup_max: wake after warmup %v, want none", w)
 	}
@@ -84,7 +84,7 @@ func TestFreeClockWarmup(t *testing.T) {
 func TestFreeClockWindow(t *testing.T) {
 	proto := clockProtocol()
 	start := time.Now()
-	c := newLevelClock(&Plan{Protocol: proto}, 0, start)
+	c := newLevelClock(proto, time.Time{}, start)
 	l := clockLevel(proto, 1, 1, start)
 	l.run.W0 = l.clk.unix(start.Add(proto.Warmup))
 	l.win = newWindow(l.run.W0, l.slice, record.MinSlices, l.kmax)
@@ -132,7 +132,7 @@ func TestScheduledClock(t *testing.T) {
 	levelAt := sched.LevelStart(proto, 1)
 	w0At := levelAt.Add(proto.Warmup)
 	w1At := w0At.Add(scheduledWindow(proto))
-	c := newLevelClock(&Plan{Protocol: proto, Schedule: sched}, 1, time.Now())
+	c := newLevelClock(proto, levelAt, time.Now())
 	if _, ok := c.(*scheduledClock); !ok {
 		t.Fatalf("clock %T with a schedule, want the scheduled clock", c)
 	}

@@ -34,6 +34,11 @@ type scheduleState struct {
 	// trace replay, whose window is a whole number of passes of the recorded traffic.
 	realize bool
 	slots   chan int
+	// until is when a shard's level stops scheduling arrivals: its scheduled W1 (the zero
+	// time: when issuing stops). The shards then send every arrival due before it, and
+	// none after, whatever moment each stops issuing at: arrivals 0 … K−1 of the one
+	// schedule, t_k < W1, are the level's.
+	until time.Time
 
 	arrivals int           // scheduled so far (sent or cancelled)
 	waited   int           // arrivals that found every slot taken
@@ -48,23 +53,33 @@ type scheduleState struct {
 }
 
 // initSchedule makes l an arrival-rate level offering rps requests/s, arrival's gaps apart, with
-// c slots.
+// the slots first … first+n−1 of c (a shard's part of the cap: newLevel).
 func (l *level) initSchedule(arrival Arrival, rps float64) {
 	index := l.index
 	gaps := func() func() time.Duration { return arrival.Gaps(rps, index) }
-	l.sched = &scheduleState{rps: rps, gaps: gaps, realize: true, slots: make(chan int, l.c)}
-	for s := range l.c {
+	l.sched = &scheduleState{rps: rps, gaps: gaps, realize: true, slots: make(chan int, l.n)}
+	for s := l.first; s < l.first+l.n; s++ {
 		l.sched.slots <- s
 	}
 	l.warmNeed = 1
-	l.silentN = int64(min(l.c, openSilentArrivals))
+	l.silentN = int64(min(l.n, openSilentArrivals))
 	l.run.OfferedRPS = rps
 	// One mailbox more than slots: the dispatcher's, for the arrivals cancelled unsent.
 	l.boxes = append(l.boxes, &mailbox{})
 }
 
+// ownOrdinal returns which of this process's arrivals arrival seq is (from 0): seq itself,
+// or on a shard of n, seq ÷ n (it sends seq, seq+n, …).
+func (l *level) ownOrdinal(seq int) int {
+	if sh := l.run.Shard; sh != nil && sh.Count > 0 {
+		return seq / sh.Count
+	}
+	return seq
+}
+
 // dispatch is a rate level's dispatcher: it schedules arrival after arrival until issuing
-// stops, then settles the arrivals due by that moment (flush).
+// stops (or, on a Schedule, the arrivals due before its until), then settles the arrivals due
+// by that moment (flush).
 func (l *level) dispatch() {
 	defer l.wg.Done()
 	sch := l.newSchedule()
@@ -72,8 +87,11 @@ func (l *level) dispatch() {
 	t.Stop()
 	defer t.Stop()
 	var freed time.Time // when the dispatcher last got a slot after a wait
-	for seq := 0; ; seq++ {
-		at := sch.next()
+	for {
+		seq, at := sch.next()
+		if l.sched.past(at) {
+			return
+		}
 		if !l.sleepUntil(t, at.Add(-issueLead)) {
 			l.flush(seq, sch)
 			return
@@ -159,8 +177,13 @@ func (l *level) takeSlot(behind bool) (slot int, waited, ok bool) {
 	return -1, true, false
 }
 
+// past reports whether an arrival due at at is past the schedule's until: not the level's.
+func (rs *scheduleState) past(at time.Time) bool {
+	return !rs.until.IsZero() && !at.Before(rs.until)
+}
+
 // flush settles, once issuing has stopped, arrival seq (due at sch.at) and those after it
-// that were due by now: each is sent when a slot is free (the dispatcher was only late: it
+// (this shard's only, on a Schedule) that were due by now: each is sent when a slot is free (the dispatcher was only late: it
 // belongs to the drain) and the level's requests are not cancelled, else recorded cancelled
 // (Sent = now, E2E 0) — a due arrival is never dropped. Later arrivals were not due. The
 // cancelled records are at most rate × the time the dispatcher waited for a slot, no more
@@ -180,7 +203,7 @@ func (l *level) flush(seq int, sch *schedule) {
 		why = "the level's requests were cancelled before it was sent"
 	}
 	var recs []record.Record
-	for at := sch.at; !at.After(now); seq, at = seq+1, sch.next() {
+	for at := sch.at; !at.After(now) && !rs.past(at); seq, at = sch.next() {
 		if l.reqCtx.Err() == nil {
 			select {
 			case s := <-rs.slots:
@@ -204,7 +227,7 @@ func (l *level) flush(seq int, sch *schedule) {
 	if len(recs) == 0 {
 		return
 	}
-	box := l.boxes[l.c]
+	box := l.boxes[l.n]
 	box.mu.Lock()
 	box.recs = append(box.recs, recs...)
 	box.mu.Unlock()
@@ -219,7 +242,7 @@ func (l *level) flush(seq int, sch *schedule) {
 // stays start + Σ gaps exactly).
 func (l *level) issue(slot, seq int, at time.Time, wait time.Duration) {
 	defer l.wg.Done()
-	box := l.boxes[slot]
+	box := l.boxes[slot-l.first]
 	// The request is the arrival's, whatever slot it runs in: (level, 0, seq).
 	req := l.workload.Next(l.index, 0, seq)
 	if d := time.Until(at); d > 0 {
@@ -242,20 +265,21 @@ func (l *level) issue(slot, seq int, at time.Time, wait time.Duration) {
 	box.since = 0
 	box.mu.Unlock()
 	l.health.rateEnded(&rec)
-	l.health.ended(&rec, seq < int(l.silentN))
+	l.health.ended(&rec, l.ownOrdinal(seq) < int(l.silentN))
 	if l.firstDone.Add(1) == l.warmNeed {
 		close(l.warm)
 	}
 	l.sched.slots <- slot
 }
 
-// notes are the rate level's notes: arrivals that had to wait for one of the c slots, and
-// arrivals due when issuing stopped that were never sent (records, the level's).
-func (rs *scheduleState) notes(c int, records []record.Record) []string {
+// notes are the rate level's notes: arrivals that had to wait for a slot when every slot of
+// limit (capName) was taken, and arrivals due when issuing stopped that were never sent
+// (records, the level's).
+func (rs *scheduleState) notes(limit string, records []record.Record) []string {
 	var out []string
 	if rs.waited > 0 {
-		out = append(out, fmt.Sprintf("max_concurrency %d reached: %d of %d arrivals waited client-side (longest %s)",
-			c, rs.waited, rs.arrivals-int(rs.notDue.Load()), rs.longest.Round(time.Microsecond)))
+		out = append(out, fmt.Sprintf("%s reached: %d of %d arrivals waited client-side (longest %s)",
+			limit, rs.waited, rs.arrivals-int(rs.notDue.Load()), rs.longest.Round(time.Microsecond)))
 	}
 	unsent := 0
 	for i := range records {
@@ -267,4 +291,13 @@ func (rs *scheduleState) notes(c int, records []record.Record) []string {
 		out = append(out, fmt.Sprintf("%d arrivals due when issuing stopped were never sent: recorded cancelled", unsent))
 	}
 	return out
+}
+
+// capName names the cap on l's requests in flight for its notes: "max_concurrency 64", or on
+// a shard "this shard's 32 slots (max_concurrency 64 ÷ 2 shards)".
+func (l *level) capName() string {
+	if sh := l.run.Shard; sh != nil {
+		return fmt.Sprintf("this shard's %d slots (max_concurrency %d ÷ %d shards)", l.n, l.c, sh.Count)
+	}
+	return fmt.Sprintf("max_concurrency %d", l.c)
 }

@@ -194,7 +194,15 @@ func TestRateValidate(t *testing.T) {
 		{"cap high", func(p *sweep.Plan) { p.MaxConcurrency = selfcheck.MaxProcessWorkers + 1 }, "outside [0, 100000]"},
 		{"arrival", func(p *sweep.Plan) { p.Arrival.Process = "x" }, `unknown process "x"`},
 		{"start", func(p *sweep.Plan) { p.StartIndex = 3 }, "start index 3 outside [0, 2]"},
-		{"schedule", func(p *sweep.Plan) { p.Schedule = &sweep.Schedule{Shards: 2, Start: time.Now()} }, "cannot be sharded"},
+		{"shard", func(p *sweep.Plan) { p.Schedule, p.MaxConcurrency = &sweep.Schedule{Shards: 2, Start: time.Now()}, 2 }, ""},
+		{"shard cap", func(p *sweep.Plan) { p.Schedule, p.MaxConcurrency = &sweep.Schedule{Shards: 2, Start: time.Now()}, 1 }, "less than the 2 shards"},
+		{"shard cap high", func(p *sweep.Plan) {
+			p.Schedule = &sweep.Schedule{Shard: 1, Shards: 2, Start: time.Now()}
+			p.MaxConcurrency = 2*selfcheck.MaxProcessWorkers + 2 // shard 1's slots: MaxProcessWorkers + 1
+		}, "this shard's 100001 slots"},
+		{"shard cap fits", func(p *sweep.Plan) {
+			p.Schedule, p.MaxConcurrency = &sweep.Schedule{Shard: 1, Shards: 2, Start: time.Now()}, 2*selfcheck.MaxProcessWorkers
+		}, ""},
 	} {
 		p := base
 		c.edit(&p)

@@ -20,8 +20,11 @@
 // and workers keep issuing until then, so the window is fully loaded to its end.
 //
 // A sharded sweep (Plan.Schedule, DESIGN §8) runs each level on a fixed wall-clock schedule
-// and only this process's part of its workers; rundir.Merge combines the shards' results and
-// chooses each window as above, from the union of their records.
+// and only this process's part of its workers — of a rate level, the arrivals of the one
+// global schedule whose index is its own modulo the shards, in its part of the slots — on
+// its clock as read against the reference clock before the level (Schedule.Clock);
+// rundir.Merge combines the shards' results and chooses each window as above, from the union
+// of their records.
 //
 // sweep never imports the analysis package: stop decisions come through the Judge and Refiner
 // interfaces, which analysis implements and the command wires in.

@@ -107,8 +107,8 @@ func (l *level) work(w int) {
 	// phase-locked under a steady server (every completion arrives in bursts of c), which
 	// biases counts over a window that is not a multiple of the cycle.
 	d := time.Duration(int64(l.stagger) * int64(w) / int64(l.c))
-	if !l.staggerFrom.IsZero() {
-		d = time.Until(l.staggerFrom.Add(d))
+	if !l.scheduledAt.IsZero() {
+		d = time.Until(l.scheduledAt.Add(d))
 	}
 	if !l.pause(d) {
 		return

@@ -10,21 +10,36 @@ import (
 // schedule is a rate level's arrival times: arrival k is due at the level's start + the sum
 // of the first k + 1 gaps, an absolute time. The dispatcher walks one; the controller
 // replays another to count a window's arrivals (arrivalCount): the gaps depend only on the
-// arrival process, the rate and the level, so both give the same times.
+// arrival process, the rate and the level, so both give the same times. A shard's
+// dispatcher walks the one global schedule and takes only its own arrivals (DESIGN §8).
 type schedule struct {
 	at   time.Time
+	k    int // the index of the arrival due at at: −1 before the first
 	gaps func() time.Duration
+	// shard and shards: next returns only the arrivals k ≡ shard (mod shards).
+	shard, shards int
 }
 
-// newSchedule returns the schedule of the rate level l from its start.
+// newSchedule returns the schedule of the rate level l from its start — on a Schedule, its
+// scheduled start, with this shard's arrivals only; else its WarmupStart, every arrival.
 func (l *level) newSchedule() *schedule {
-	return &schedule{at: l.begun, gaps: l.sched.gaps()}
+	s := &schedule{at: l.begun, k: -1, gaps: l.sched.gaps(), shards: 1}
+	if !l.scheduledAt.IsZero() {
+		s.at = l.scheduledAt
+		s.shard, s.shards = l.run.Shard.Index, l.run.Shard.Count
+	}
+	return s
 }
 
-// next returns the next arrival's due time.
-func (s *schedule) next() time.Time {
-	s.at = s.at.Add(s.gaps())
-	return s.at
+// next returns the next arrival's index and due time.
+func (s *schedule) next() (int, time.Time) {
+	for {
+		s.at = s.at.Add(s.gaps())
+		s.k++
+		if s.k%s.shards == s.shard {
+			return s.k, s.at
+		}
+	}
 }
 
 // arrivalCount counts the arrivals a rate level's schedule draws from w0 on, by replaying it:
@@ -40,18 +55,24 @@ type arrivalCount struct {
 // newArrivalCount returns the count of l's arrivals from w0 (Unix ns, l's clock).
 func (l *level) newArrivalCount(w0 int64) *arrivalCount {
 	c := &arrivalCount{sch: l.newSchedule(), clk: l.clk, w0: w0}
-	c.next = c.clk.unix(c.sch.next())
+	c.next = c.unixNext()
 	return c
 }
 
 // below returns the arrivals in [w0, t); t must not decrease from one call to the next.
 func (c *arrivalCount) below(t int64) int {
-	for ; c.next < t; c.next = c.clk.unix(c.sch.next()) {
+	for ; c.next < t; c.next = c.unixNext() {
 		if c.next >= c.w0 {
 			c.n++
 		}
 	}
 	return c.n
+}
+
+// unixNext returns the time of the schedule's next arrival (Unix ns).
+func (c *arrivalCount) unixNext() int64 {
+	_, at := c.sch.next()
+	return c.clk.unix(at)
 }
 
 // realized returns the realised rate of the window [w0, w1): its arrivals ÷ its length.

@@ -153,10 +153,11 @@ func (p Plan) Validate() error {
 // After issuing stops, in-flight requests finish until DrainTimeout and are then cancelled
 // (LevelRun.Cancelled). After each level: sink.LevelDone, Observer.LevelFinished, then
 // plan.Judge.Decide over plan.Done and every level so far. With plan.Schedule (one shard of a
-// sharded sweep) each level instead waits for its scheduled start, runs the shard's workers
-// for the scheduled warmup and the longest window, and drains until its scheduled end; the
-// Judge is not consulted, and a level more than half a warmup late stops the sweep
-// (StopScheduleMissed). Stop.Budget (0 = none) bounds the
+// sharded sweep) each level instead reads the shard's clock (Schedule.Clock: shardclock.go),
+// waits for its scheduled start, runs the shard's workers (a rate level: its arrivals of the
+// one schedule, in its slots) for the scheduled warmup and the longest window, and drains
+// until its scheduled end; the Judge is not consulted, and a level more than half a warmup
+// late stops the sweep (StopScheduleMissed). Stop.Budget (0 = none) bounds the
 // sweep: a level that cannot fit its warmup and duration is not started, and the running
 // level is cut at the budget (StopBudget).
 //
@@ -265,6 +266,9 @@ type controller struct {
 	noRetry bool // the budget refused a retry: no more are tried
 	out     Outcome
 	sinkErr error
+
+	// clockOffset is the offset of this shard's clock the last level ran on (shardPlan).
+	clockOffset time.Duration
 }
 
 // refining reports whether the sweep adds levels after its planned ones.
@@ -363,6 +367,10 @@ func (r *controller) level(ask levelAsk, first bool) string {
 		p = &q
 	}
 	index, name := ask.index, r.ex.name(ask.x)
+	var clock *record.ClockOffset
+	if p.Schedule != nil {
+		p, clock = r.shardPlan(p, index) // the level's instants on this machine's clock
+	}
 	sched := p.Schedule
 	cool := time.Duration(0)
 	if !first {
@@ -370,12 +378,14 @@ func (r *controller) level(ask levelAsk, first bool) string {
 	}
 	levelAt := time.Now().Add(cool)
 	loadEnd := levelAt.Add(p.Protocol.Warmup + p.Protocol.Duration)
+	budgetFrom := r.budgetFrom
 	if sched != nil {
 		levelAt = sched.LevelStart(p.Protocol, index)
 		loadEnd = sched.LevelEnd(p.Protocol, index).Add(-p.Protocol.DrainTimeout)
 		cool = time.Until(levelAt)
+		budgetFrom = sched.Start
 	}
-	if b := p.Protocol.Stop.Budget; b > 0 && loadEnd.Sub(r.budgetFrom) > b {
+	if b := p.Protocol.Stop.Budget; b > 0 && loadEnd.Sub(budgetFrom) > b {
 		return StopBudget
 	}
 	if reason := wait(r.ctx, r.interrupt, cool); reason != "" {
@@ -393,6 +403,10 @@ func (r *controller) level(ask levelAsk, first bool) string {
 		budget = nil // the first level run has had it
 	}
 	run, records, end, down := runLevel(r.ctx, r.sig, p, r.client, r.ex, index, ask.x, budget)
+	if sched != nil {
+		run.Clock = clock
+		skewed(&run, records, sched.Skew)
+	}
 	run.Refine = ask.why
 	if ask.retryOf != nil {
 		run.RetryOf, run.Retry, run.WindowScale = ask.retryOf, ask.retryWhy, ask.scale
@@ -461,8 +475,8 @@ func wait(ctx, interrupt context.Context, d time.Duration) string {
 }
 
 // validateRates reports the problems of a rate sweep's settings: rates within [MinRate,
-// MaxRate], the arrival process, the cap within [0, MaxProcessWorkers], and no Schedule
-// (sharding a rate sweep is not supported yet: Validate refuses it).
+// MaxRate], the arrival process, the cap ≥ 0 with at most MaxProcessWorkers slots in this
+// process, and on a Schedule at least one slot on every shard (the cap ≥ the shards).
 func (p *Plan) validateRates() []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -471,8 +485,18 @@ func (p *Plan) validateRates() []error {
 			bad("level %d: rate %v %s", i, v, why)
 		}
 	}
-	if p.MaxConcurrency < 0 || p.MaxConcurrency > selfcheck.MaxProcessWorkers {
+	slots, shards := p.MaxConcurrency, 1
+	if s := p.Schedule; s != nil && s.Shards > 0 && s.Shard >= 0 && s.Shard < s.Shards {
+		_, slots = Workers(inFlightCap(p.MaxConcurrency), s.Shard, s.Shards)
+		shards = s.Shards
+	}
+	switch {
+	case p.MaxConcurrency < 0 || shards == 1 && slots > selfcheck.MaxProcessWorkers:
 		bad("max_concurrency %d outside [0, %d]", p.MaxConcurrency, selfcheck.MaxProcessWorkers)
+	case slots > selfcheck.MaxProcessWorkers:
+		bad("max_concurrency %d: this shard's %d slots are more than the %d one process runs", p.MaxConcurrency, slots, selfcheck.MaxProcessWorkers)
+	case len(p.Rates) > 0 && inFlightCap(p.MaxConcurrency) < shards:
+		bad("max_concurrency %d is less than the %d shards: every shard needs a slot", p.MaxConcurrency, shards)
 	}
 	if len(p.Rates) == 0 {
 		if p.Trace != nil {
@@ -482,9 +506,6 @@ func (p *Plan) validateRates() []error {
 	}
 	if err := p.Arrival.Validate(); err != nil {
 		errs = append(errs, err)
-	}
-	if p.Schedule != nil {
-		errs = append(errs, errors.New("schedule: a rate sweep cannot be sharded (run it from one process)"))
 	}
 	return errs
 }

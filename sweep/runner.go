@@ -64,9 +64,12 @@ type level struct {
 	index, c int
 	first, n int           // the workers this process runs
 	stagger  time.Duration // first requests are spread over [0, stagger)
-	// staggerFrom is the scheduled start of a shard's level: the spread counts from it, so a
-	// shard that starts a little late still has every worker in the same place as the others.
-	staggerFrom time.Time
+	// scheduledAt is the scheduled start of a shard's level on this machine's clock (zero
+	// when not on a Schedule; set by runLevel): the closed loop's spread counts from it, so a
+	// shard that starts a little late still has every worker in the same place as the
+	// others; an open loop's arrivals are due from it; its scheduled clock's phases end
+	// after it.
+	scheduledAt time.Time
 	proto       Protocol
 	think       time.Duration
 	workload    workload.Workload
@@ -135,8 +138,17 @@ func runLevel(ctx context.Context, sig levelSignals, p *Plan, client record.Clie
 	l.budget = budget
 	defer l.cancelReq()
 	defer l.tick.Stop()
+	if s := p.Schedule; s != nil {
+		// The plan's protocol places the level (a trace level's own protocol measures it). A
+		// wall-clock time without a monotonic reading: every instant derived from it is
+		// exact in Unix ns (l.clk.unix), an arrival's Scheduled start + Σ gaps.
+		l.scheduledAt = s.LevelStart(p.Protocol, index).Round(0)
+		if l.sched != nil {
+			l.sched.until = l.scheduledAt.Add(l.proto.Warmup + scheduledWindow(l.proto)) // W1
+		}
+	}
 	l.begin(ex)
-	l.clock = newLevelClock(p, index, time.Now())
+	l.clock = newLevelClock(l.proto, l.scheduledAt, time.Now())
 
 	end := l.warmup(sig)
 	var cpu0 selfcheck.ClientSample
@@ -206,7 +218,6 @@ func newLevel(ctx context.Context, p *Plan, client record.Client, index, c int) 
 		// A shard's warmup cannot be extended, so the first requests are spread over its
 		// first half only: every worker completes one by W0 when E2E ≤ warmup ÷ 2.
 		l.stagger = proto.Warmup / 2
-		l.staggerFrom = s.LevelStart(proto, index)
 		l.run.Shard = &record.ShardPart{Index: s.Shard, Count: s.Shards, FirstWorker: l.first, Workers: l.n}
 		if l.n == 0 {
 			close(l.warm) // a shard with no worker at this level (c < shards) only keeps time
@@ -386,7 +397,7 @@ func (l *level) finish(end levelEnd, timedOut bool, cs *record.ClientStats) []re
 		l.note("%d requests still in flight %s were cancelled", run.Cancelled, l.cancelledAt)
 	}
 	if l.sched != nil {
-		l.notes = append(l.notes, l.sched.notes(l.c, records)...)
+		l.notes = append(l.notes, l.sched.notes(l.capName(), records)...)
 	}
 	if n := l.cuts.note(); n != "" {
 		l.notes = append(l.notes, n)

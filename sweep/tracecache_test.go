@@ -9,7 +9,6 @@ import (
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/sim"
 	"github.com/kneecap/kneecap/sweep/openai"
-	"github.com/kneecap/kneecap/workload"
 )
 
 // TestTracePrefixCache replays traceSample's 30 requests one at a time (the completions API:
@@ -37,15 +36,7 @@ func TestTracePrefixCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(client.Close)
-	tf, _ := workload.ParseTrace(strings.NewReader(traceSample()), "sample.jsonl", "")
-	tr, err := workload.NewTrace(tf, workload.TraceConfig{File: "sample.jsonl", BlockTokens: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := workload.NewTraceWorkload(workload.WorkloadConfig{Seed: 3}, record.APICompletions, tr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, w := sampleTrace(t, record.APICompletions)
 	var seen [][]string
 	var ids [][]int64
 	var wantHit, wantQuery int64

@@ -32,6 +32,25 @@ func traceSample() string {
 	return b.String()
 }
 
+// sampleTrace returns traceSample as a trace of 2-token blocks and its workload for api (seed
+// 3).
+func sampleTrace(t *testing.T, api record.API) (*workload.Trace, *workload.TraceWorkload) {
+	t.Helper()
+	tf, err := workload.ParseTrace(strings.NewReader(traceSample()), "sample.jsonl", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := workload.NewTrace(tf, workload.TraceConfig{File: "sample.jsonl", BlockTokens: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := workload.NewTraceWorkload(workload.WorkloadConfig{Seed: 3}, api, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, w
+}
+
 // TestTraceReplay runs a trace sweep at time scales 4 and 8 against the fixed-mode
 // simulator (TTFT 5 ms, ITL 1 ms: far below capacity) and checks every level's records: each
 // arrival k is the trace's request k mod 30 of pass k div 30, scheduled (pass × 1.5 s + its
@@ -42,20 +61,9 @@ func traceSample() string {
 // level's do not.
 func TestTraceReplay(t *testing.T) {
 	url, _ := startSim(t, sim.Config{Profile: sim.ProfileFixed, TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
-	tf, err := workload.ParseTrace(strings.NewReader(traceSample()), "sample.jsonl", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := workload.NewTrace(tf, workload.TraceConfig{File: "sample.jsonl", BlockTokens: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, w := sampleTrace(t, record.APIChat)
 	if tr.Pass() != 1500*time.Millisecond || tr.Info.MeanRPS != 20 {
 		t.Fatalf("pass %v, mean %v requests/s: want 1.5 s, 20", tr.Pass(), tr.Info.MeanRPS)
-	}
-	w, err := workload.NewTraceWorkload(workload.WorkloadConfig{Seed: 3}, record.APIChat, tr)
-	if err != nil {
-		t.Fatal(err)
 	}
 	scales := []float64{4, 8}
 	proto := sweep.Protocol{Warmup: 100 * time.Millisecond, WarmupMax: 5 * time.Second, Duration: 400 * time.Millisecond,

@@ -323,9 +323,6 @@ func checkShardConfig(objs k8sObjects, job k8sJob, i, n int, dir string) []strin
 		return []string{err.Error()}
 	}
 	args = setArg(args, "c", file)
-	if !clockFlagsKnown() { // until issue 27's clock is merged; checkClock checks them
-		args = dropArgs(args, "serve-clock", "clock-server")
-	}
 	e, _, errb := testEnv()
 	fl, err := parseSweepFlags(e, args)
 	if err != nil {
@@ -339,8 +336,6 @@ func checkShardConfig(objs k8sObjects, job k8sJob, i, n int, dir string) []strin
 	} else if errb.Len() == 0 {
 		lines = []string{err.Error()}
 	}
-	// Refused until issue 27's schedule is merged; this line goes then.
-	lines = slices.DeleteFunc(lines, func(l string) bool { return strings.Contains(l, "cannot be sharded yet") })
 	var problems []string
 	for _, l := range lines {
 		if l != "" {

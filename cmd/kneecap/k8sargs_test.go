@@ -61,24 +61,3 @@ func setArg(args []string, name, v string) []string {
 	}
 	return out
 }
-
-// dropArgs returns args without the flags names and their values (-name V).
-func dropArgs(args []string, names ...string) []string {
-	var out []string
-	for k := 0; k < len(args); k++ {
-		if strings.HasPrefix(args[k], "-") && slices.Contains(names, strings.TrimLeft(args[k], "-")) {
-			k++
-			continue
-		}
-		out = append(out, args[k])
-	}
-	return out
-}
-
-// clockFlagsKnown reports whether `kneecap sweep` has --serve-clock and --clock-server
-// (issue 27's clock, from another branch until it is merged).
-func clockFlagsKnown() bool {
-	e, _, _ := testEnv()
-	_, err := parseSweepFlags(e, []string{"--serve-clock", ":7070", "--clock-server", "localhost:7070"})
-	return err == nil
-}

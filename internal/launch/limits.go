@@ -17,11 +17,13 @@ import (
 // own, the memory its streams are estimated to take): one line per limit exceeded, exit 2.
 //
 // A rate sweep's levels run up to sweep.max_concurrency requests at once: when the user left
-// it at its default, it is lowered to what the limits allow (fitDefaultCap), and a refusal
-// names it, not sweep.levels or --shard (rateLimitLine).
+// it at its default, it is lowered to what the limits allow (fitDefaultCap; not on a shard,
+// whose cap the other shards share), and a refusal names it, not sweep.levels or --shard
+// (rateLimitLine). A shard carries its part of the cap (largestLevel).
 func (s *Sweep) checkLimits() error {
 	rate := s.Cfg.Sweep.RateMode()
-	if rate && !s.Cfg.Given("sweep.max_concurrency") {
+	// The shards must agree on the cap: a shard's default is not fitted to its machine.
+	if rate && !s.Cfg.Given("sweep.max_concurrency") && !s.Cfg.Shard.Sharded() {
 		s.fitDefaultCap()
 	}
 	c, workers := s.largestLevel()
@@ -70,7 +72,7 @@ func (s *Sweep) fitDefaultCap() {
 
 // rateLimitLine rewrites a line of selfcheck.Limits.Check about a rate sweep's cap on requests
 // in flight, capacity c: it names sweep.max_concurrency and --max-concurrency, which set it,
-// instead of a concurrency sweep's sweep.levels and --shard (a rate sweep is not sharded).
+// instead of a concurrency sweep's sweep.levels and --shard (the key that sets the cap).
 func rateLimitLine(line string, c int) string {
 	return strings.NewReplacer(
 		fmt.Sprintf("concurrency %d ", c), fmt.Sprintf("max_concurrency %d (a rate level's cap on requests in flight) ", c),

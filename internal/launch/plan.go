@@ -40,12 +40,14 @@ func (s *Sweep) Plan(display Display) sweep.Plan {
 
 		AnswerBudget: s.levelBudget(),
 	}
-	if s.schedule != nil {
-		plan.Judge = nil // the shards cannot agree on stop rules other than the budget
-		fmt.Fprintln(s.Log, "kneecap: "+s.schedule.Describe(cfg.Sweep, len(s.Levels), cfg.Shard.String()))
-	} else if cfg.Sweep.RateMode() {
+	if cfg.Sweep.RateMode() {
 		s.ratePlan(&plan, display)
-	} else if cfg.Sweep.Refine > 0 {
+	}
+	if s.schedule != nil {
+		plan.Judge = nil                   // the shards cannot agree on stop rules other than the budget
+		plan.Refiner, plan.Refine = nil, 0 // nor on added levels (config refuses sweep.refine)
+		fmt.Fprintln(s.Log, "kneecap: "+s.schedule.Describe(cfg.Sweep, len(s.planned()), cfg.Shard.String()))
+	} else if !cfg.Sweep.RateMode() && cfg.Sweep.Refine > 0 {
 		refiner := limitedRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), s.streamCost()}
 		plan.Refiner = announcingRefiner{refiner, display, false}
 		plan.Refine = cfg.Sweep.Refine

@@ -22,6 +22,8 @@ func (s *Sweep) planRates() ([]int, error) {
 	}
 	levels := []int{sw.InFlightCap()}
 	switch {
+	case sw.Rates.Auto && s.from == "" && s.Cfg.Shard.Sharded():
+		return nil, errShardAuto(s.Cfg.Shard.String())
 	case !sw.Rates.Auto:
 		rates, err := sw.Rates.Rates()
 		s.Rates = rates
@@ -45,6 +47,12 @@ func (s *Sweep) planRates() ([]int, error) {
 		s.probe, s.Rates = p, p.Rates
 	}
 	return levels, nil
+}
+
+// errShardAuto refuses --rates auto without --from on shard: each shard's own probe would
+// plan other rates, and the shards must run the same levels (exit 2).
+func errShardAuto(shard string) error {
+	return exit.Usagef("sweep: shard %s: --rates auto (sweep.rates: auto) probes the server, and each shard's probe would plan other rates: probe first (a rate sweep without --shard, or --rates auto's probe), then pass the same --rates R1,R2,… (or --rates auto --from DIR) to every shard", shard)
 }
 
 // autoRates runs the --rates auto probe when the rates are not known yet (its progress shown by

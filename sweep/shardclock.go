@@ -1,0 +1,58 @@
+package sweep
+
+import (
+	"context"
+	"time"
+
+	"github.com/kneecap/kneecap/record"
+)
+
+// A shard's clock (DESIGN §8): the shards of a sweep agree on each level's start on the
+// reference clock (Schedule.LevelStart). Before every level a shard reads its clock against it
+// (Schedule.Clock) and runs the level at that start + the offset it read, on its own clock;
+// Schedule.Skew, a test hook, makes the process a machine whose clock reads Skew ahead.
+
+// clockLead is how long before a level's start on this machine the clock reading must end:
+// the level then starts on time.
+const clockLead = 100 * time.Millisecond
+
+// shardPlan returns the plan that runs level index of p (on a Schedule) on this machine's
+// clock, and the clock reading taken for it (nil without Schedule.Clock). The reading is taken
+// with a context that ends clockLead before the level's start on this machine (at once when
+// that has passed); a reading without an Error sets the offset, one with an Error keeps the
+// previous one (0 before any) and records it as its Offset. The returned plan's Schedule
+// starts at Start + offset − Skew on the machine: every instant of the level derived from it —
+// its start, warmup, window, drain, the missed-schedule check, the budget — is so moved alike.
+func (r *controller) shardPlan(p *Plan, index int) (*Plan, *record.ClockOffset) {
+	s := *p.Schedule
+	var reading *record.ClockOffset
+	if s.Clock != nil {
+		at := s.LevelStart(p.Protocol, index).Add(r.clockOffset - s.Skew)
+		ctx, cancel := context.WithDeadline(r.ctx, at.Add(-clockLead))
+		c := s.Clock(ctx)
+		cancel()
+		if c.Error == "" {
+			r.clockOffset = time.Duration(c.Offset)
+		} else {
+			c.Offset = int64(r.clockOffset)
+		}
+		reading = &c
+	}
+	s.Start = s.Start.Add(r.clockOffset - s.Skew)
+	q := *p
+	q.Schedule = &s
+	return &q, reading
+}
+
+// skewed moves a level's phase boundaries and records, as this process measured them on the
+// machine's clock, onto the clock it plays (Schedule.Skew later): once, as they are handed
+// over.
+func skewed(run *record.LevelRun, records []record.Record, skew time.Duration) {
+	if skew == 0 {
+		return
+	}
+	run.Shift(int64(skew))
+	for i := range records {
+		records[i].Shift(int64(skew))
+	}
+}
