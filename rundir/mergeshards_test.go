@@ -1,0 +1,102 @@
+package rundir_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/record"
+	"github.com/kneecap/kneecap/rundir"
+	"github.com/kneecap/kneecap/sweep"
+)
+
+// TestMergeRealRateShards runs a Poisson rate level (100 requests/s, a cap of 16) as two
+// shards of one Schedule against the simulator, shard 1 playing a machine whose clock reads
+// 50 ms ahead (Schedule.Skew) and whose reading says so (a stand-in for the clock exchange,
+// which the clock server's tests measure), and merges them: the merged records are the
+// one-process schedule on the reference clock, every arrival due before the end of the load
+// once; shard 1's offset is reported and applied; the window starts at the scheduled end of
+// warmup; the send times are fitted.
+func TestMergeRealRateShards(t *testing.T) {
+	t.Parallel()
+	url := fastSim(t)
+	proto := sweep.Protocol{Warmup: 300 * time.Millisecond, Duration: 500 * time.Millisecond, MaxDuration: 500 * time.Millisecond,
+		MinRequests: 1, CITarget: 0.05, DrainTimeout: 300 * time.Millisecond, ArrivalSeed: 5, MaxConcurrency: 16, Mode: record.ModeRate}
+	const rate, skew = 100, 50 * time.Millisecond
+	arrival := proto.ArrivalOf(1)
+	start := time.Now().Add(200 * time.Millisecond)
+	parts := make([]*rundir.Run, 2)
+	var wg sync.WaitGroup
+	for i := range parts {
+		s := &sweep.Schedule{Start: start, Shard: i, Shards: 2, Skew: time.Duration(i) * skew}
+		s.Clock = func(context.Context) record.ClockOffset {
+			return record.ClockOffset{Server: "shard0:7070", Reference: i == 0, Offset: int64(s.Skew), RTT: 200_000, Uncertainty: 100_000, Exchanges: 4}
+		}
+		plan := sweep.Plan{Rates: []float64{rate}, Arrival: arrival, MaxConcurrency: proto.MaxConcurrency, Protocol: proto,
+			Workload: fixedWorkload{out: 2}, Schedule: s}
+		sink, client := &memSink{}, newClient(t, url, 16)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := sweep.Run(context.Background(), context.Background(), plan, client, sink)
+			if err != nil {
+				t.Errorf("shard %d: %v", i, err)
+			}
+			cfg := config.Default()
+			cfg.Sweep = proto
+			cfg.Workload.Seed = 1
+			cfg.Shard = config.ShardConfig{Index: i, Count: 2, StartAt: start.UTC().Format(time.RFC3339Nano)}
+			parts[i] = &rundir.Run{Dir: fmt.Sprintf("shard%d", i), Config: cfg, Start: start, Levels: sink.levels, StopReason: out.StopReason}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	merged, warnings, err := rundir.Merge(context.Background(), parts)
+	if err != nil {
+		t.Fatalf("merge: %v", err)
+	}
+	for _, w := range warnings {
+		if !strings.Contains(w, "do not fit poisson arrivals") { // a loaded machine's sends may not
+			t.Errorf("warning: %s", w)
+		}
+	}
+	sched := sweep.Schedule{Start: start}
+	levelAt := sched.LevelStart(proto, 0).UnixNano()
+	w0, w1 := levelAt+int64(proto.Warmup), levelAt+int64(proto.Warmup+proto.MaxDuration)
+	gaps := arrival.Gaps(rate, 0)
+	var want []int64
+	for at := levelAt + int64(gaps()); at < w1; at += int64(gaps()) {
+		want = append(want, at)
+	}
+	l := merged.Levels[0]
+	sent := 0
+	for _, r := range l.Records {
+		if r.Seq >= len(want) || r.Scheduled != want[r.Seq] {
+			t.Fatalf("arrival %d scheduled at %d on the reference clock, not the schedule's", r.Seq, r.Scheduled)
+		}
+		if r.Worker >= 0 {
+			sent++
+		}
+	}
+	run := l.Run
+	if len(l.Records) != len(want) || run.W0 != w0 || run.OfferedRPS != rate {
+		t.Errorf("%d records of %d arrivals, W0 %+d ns from the schedule's, offered %v", len(l.Records), len(want), run.W0-w0, run.OfferedRPS)
+	}
+	if len(run.Shards) != 2 || run.Shards[1].ClockOffset != int64(skew) || run.Shards[0].Requests+run.Shards[1].Requests != sent {
+		t.Errorf("shards %+v, want shard 1's offset %v and %d sent between them", run.Shards, skew, sent)
+	}
+	if run.Arrivals == nil || run.Arrivals.Count != sent-1 || run.Arrivals.KSP == nil {
+		t.Errorf("arrivals %+v, want %d gaps tested", run.Arrivals, sent-1)
+	} else {
+		t.Logf("%d arrivals: CV %.3f, KS D %.3f p %.3g; shards %+v", sent, run.Arrivals.CV, *run.Arrivals.KSD, *run.Arrivals.KSP, run.Shards)
+	}
+	if !strings.Contains(merged.Clocks, "+50.000 ms") {
+		t.Errorf("clock line %q", merged.Clocks)
+	}
+}
