@@ -62,8 +62,11 @@ func TestMergeRealRateShards(t *testing.T) {
 		t.Fatalf("merge: %v", err)
 	}
 	for _, w := range warnings {
-		if !strings.Contains(w, "do not fit poisson arrivals") { // a loaded machine's sends may not
+		// A loaded machine may send late: the fit and the lag may be warned of, nothing else.
+		if !strings.Contains(w, "do not fit poisson arrivals") && !strings.Contains(w, "far above the other shards'") {
 			t.Errorf("warning: %s", w)
+		} else {
+			t.Log(w)
 		}
 	}
 	sched := sweep.Schedule{Start: start}
