@@ -2,25 +2,28 @@ package rundir_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/kneecap/kneecap/config"
+	"github.com/kneecap/kneecap/internal/clocksync"
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/sweep"
 )
 
 // TestMergeRealRateShards runs a Poisson rate level (100 requests/s, a cap of 16) as two
-// shards of one Schedule against the simulator, shard 1 playing a machine whose clock reads
-// 50 ms ahead (Schedule.Skew) and whose reading says so (a stand-in for the clock exchange,
-// which the clock server's tests measure), and merges them: the merged records are the
-// one-process schedule on the reference clock, every arrival due before the end of the load
-// once; shard 1's offset is reported and applied; the window starts at the scheduled end of
-// warmup; the send times are fitted.
+// shards of one Schedule against the simulator, shard 0 serving its clock on loopback and
+// both reading it before the level (clocksync), shard 1 playing a machine whose clock reads
+// 50 ms ahead (Schedule.Skew), and merges them: shard 1's offset is measured within 1 ms of
+// the skew and applied, so that the merged records are the one-process schedule on the
+// reference clock, every arrival due before the end of the load once, at its time to the
+// nanosecond; the window starts at the scheduled end of warmup; the send times are fitted.
 func TestMergeRealRateShards(t *testing.T) {
 	t.Parallel()
 	url := fastSim(t)
@@ -28,13 +31,20 @@ func TestMergeRealRateShards(t *testing.T) {
 		MinRequests: 1, CITarget: 0.05, DrainTimeout: 300 * time.Millisecond, ArrivalSeed: 5, MaxConcurrency: 16, Mode: record.ModeRate}
 	const rate, skew = 100, 50 * time.Millisecond
 	arrival := proto.ArrivalOf(1)
+	srv, addr := clockServer(t)
 	start := time.Now().Add(200 * time.Millisecond)
 	parts := make([]*rundir.Run, 2)
 	var wg sync.WaitGroup
 	for i := range parts {
 		s := &sweep.Schedule{Start: start, Shard: i, Shards: 2, Skew: time.Duration(i) * skew}
-		s.Clock = func(context.Context) record.ClockOffset {
-			return record.ClockOffset{Server: "shard0:7070", Reference: i == 0, Offset: int64(s.Skew), RTT: 200_000, Uncertainty: 100_000, Exchanges: 4}
+		opts := clocksync.DefaultOptions()
+		opts.Now = func() time.Time { return time.Now().Add(s.Skew) }
+		if i == 0 {
+			opts.Self = srv.ID // shard 0 serves the clock: the reference
+		}
+		s.Clock = func(ctx context.Context) record.ClockOffset {
+			r, _ := clocksync.Read(ctx, addr, opts)
+			return r
 		}
 		plan := sweep.Plan{Rates: []float64{rate}, Arrival: arrival, MaxConcurrency: proto.MaxConcurrency, Protocol: proto,
 			Workload: fixedWorkload{out: 2}, Schedule: s}
@@ -91,15 +101,38 @@ func TestMergeRealRateShards(t *testing.T) {
 	if len(l.Records) != len(want) || run.W0 != w0 || run.OfferedRPS != rate {
 		t.Errorf("%d records of %d arrivals, W0 %+d ns from the schedule's, offered %v", len(l.Records), len(want), run.W0-w0, run.OfferedRPS)
 	}
-	if len(run.Shards) != 2 || run.Shards[1].ClockOffset != int64(skew) || run.Shards[0].Requests+run.Shards[1].Requests != sent {
-		t.Errorf("shards %+v, want shard 1's offset %v and %d sent between them", run.Shards, skew, sent)
+	// The skew measured within a millisecond (the acceptance), within the reading's
+	// own uncertainty of it.
+	if sh := run.Shards; len(sh) != 2 || sh[0].ClockOffset != 0 || sh[0].Requests+sh[1].Requests != sent ||
+		time.Duration(max(sh[1].ClockOffset-int64(skew), int64(skew)-sh[1].ClockOffset)) > min(time.Millisecond, time.Duration(sh[1].ClockUncertainty)) {
+		t.Errorf("shards %+v, want shard 1's offset %v measured within 1 ms and its uncertainty, and %d sent between them", sh, skew, sent)
 	}
 	if run.Arrivals == nil || run.Arrivals.Count != sent-1 || run.Arrivals.KSP == nil {
 		t.Errorf("arrivals %+v, want %d gaps tested", run.Arrivals, sent-1)
 	} else {
 		t.Logf("%d arrivals: CV %.3f, KS D %.3f p %.3g; shards %+v", sent, run.Arrivals.CV, *run.Arrivals.KSD, *run.Arrivals.KSP, run.Shards)
 	}
-	if !strings.Contains(merged.Clocks, "+50.000 ms") {
+	if !strings.Contains(merged.Clocks, "clock offsets +0.000 … +50.0") {
 		t.Errorf("clock line %q", merged.Clocks)
 	}
+}
+
+// clockServer serves this process's clock on a loopback port until the test ends.
+func clockServer(t *testing.T) (*clocksync.Server, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := clocksync.NewServer()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("clock server: %v", err)
+		}
+	})
+	return srv, ln.Addr().String()
 }
