@@ -58,10 +58,10 @@ func levelName(run *record.LevelRun) string {
 // checkSchedule checks that the shards' records (records[i] shard i's, on the reference
 // clock) are one schedule: every arrival index on shard index mod N, once, in a slot of that
 // shard (or −1: cancelled unsent), at the replayed schedule's time in integer nanoseconds
-// (start + Σ gaps), and — unless interrupted — every index scheduled before loadEnd (the
-// common end of the shards' load, when every shard was still issuing) present. gaps nil
-// checks the indices alone, counting as due those before the last record scheduled before
-// loadEnd.
+// (start + Σ gaps) and inside the level (before its part's DrainEnd), and — unless
+// interrupted — every index scheduled before loadEnd (the common end of the shards' load,
+// when every shard was still issuing) present. gaps nil checks the indices alone, counting
+// as due those up to the last recorded one scheduled before loadEnd.
 func checkSchedule(run *record.LevelRun, parts []record.LevelRun, records [][]record.Record, start, loadEnd int64, gaps func() time.Duration, interrupted bool) error {
 	n := len(parts)
 	name := "merge: " + levelName(run)
@@ -79,8 +79,11 @@ func checkSchedule(run *record.LevelRun, parts []record.LevelRun, records [][]re
 				return fmt.Errorf("%s: shard %d/%d recorded arrival %d, which is shard %d/%d's (index mod %d): not one schedule", name, i, n, k, ((k%n)+n)%n, n, n)
 			case r.Worker != -1 && (r.Worker < first || r.Worker >= first+count):
 				return fmt.Errorf("%s: shard %d/%d sent arrival %d in slot %d, outside its slots %d…%d: not one schedule", name, i, n, k, r.Worker, first, first+count-1)
-			case r.Scheduled == 0:
-				return fmt.Errorf("%s: shard %d/%d's arrival %d has no scheduled time: not one schedule", name, i, n, k)
+			case r.Scheduled < start || r.Scheduled >= parts[i].DrainEnd:
+				// Every arrival is due after the level's start and before its drain ends:
+				// this also bounds the replay below.
+				return fmt.Errorf("%s: shard %d/%d's arrival %d is scheduled at %d, outside the level [%d, %d): not one schedule",
+					name, i, n, k, r.Scheduled, start, parts[i].DrainEnd)
 			}
 			if o, dup := owner[k]; dup {
 				return fmt.Errorf("%s: arrival %d recorded twice (shards %d/%d and %d/%d): not one schedule", name, k, o, n, i, n)
@@ -94,14 +97,19 @@ func checkSchedule(run *record.LevelRun, parts []record.LevelRun, records [][]re
 	}
 	due := last + 1
 	if gaps != nil {
+		// Replay the schedule to the arrival after the last recorded: each recorded one must
+		// be at its time, and every one before loadEnd is due.
 		due = 0
 		t := start
-		for k := 0; k <= last || t < loadEnd; k++ {
+		for k := 0; k <= last+1; k++ {
 			t += int64(gaps())
 			if t < loadEnd {
 				due = k + 1
 			}
-			if t > latest && t >= loadEnd && k < last {
+			if k > last {
+				break
+			}
+			if t > latest && k < last {
 				// The schedule is past every recorded time: arrival last cannot be on it.
 				return fmt.Errorf("%s: shard %d/%d's arrival %d is scheduled at %d, before the schedule's arrival %d (%d): not one schedule",
 					name, owner[last], n, last, at[last], k, t)

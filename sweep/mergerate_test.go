@@ -98,7 +98,7 @@ func scheduleShards(a Arrival, n int, start, end int64) ([]record.LevelRun, [][]
 	recs := make([][]record.Record, n)
 	for i := range n {
 		first, count := Workers(c, i, n)
-		parts[i] = record.LevelRun{Index: 2, Concurrency: c, OfferedRPS: rate, W1: end,
+		parts[i] = record.LevelRun{Index: 2, Concurrency: c, OfferedRPS: rate, W1: end, DrainEnd: end + int64(time.Second),
 			Shard: &record.ShardPart{Index: i, Count: n, FirstWorker: first, Workers: count}}
 	}
 	g := a.Gaps(rate, 2)
@@ -117,7 +117,7 @@ func scheduleShards(a Arrival, n int, start, end int64) ([]record.LevelRun, [][]
 // TestCheckSchedule: the shards' records of a rate level are one schedule when every
 // arrival due before the end of the load is there once, on its shard, at the replayed time;
 // a repeated index, one on the wrong shard or in another shard's slot, a time a nanosecond
-// off, or a missing index is refused, naming the shard, the level and the index. An index
+// off or outside the level, or a missing index is refused, naming the shard, the level and the index. An index
 // missing from an interrupted level, or due only after the load's end, is not.
 func TestCheckSchedule(t *testing.T) {
 	t.Parallel()
@@ -173,10 +173,22 @@ func TestCheckSchedule(t *testing.T) {
 			r[0][7].Scheduled++
 			return r
 		}, "shard 0/2's arrival 14 is scheduled at", false},
+		{"after the level", func(r [][]record.Record) [][]record.Record {
+			r[1][3].Scheduled = end + int64(time.Hour)
+			return r
+		}, "shard 1/2's arrival 7 is scheduled at 1000003603000000000, outside the level [1000000000000000000, 1000000004000000000)", false},
 		{"missing", func(r [][]record.Record) [][]record.Record {
 			r[1] = append(r[1][:4], r[1][5:]...)
 			return r
 		}, "arrival 9 (shard 1/2's) is missing", false},
+		{"the last missing", func(r [][]record.Record) [][]record.Record {
+			i := 0 // the shard of the last arrival
+			if r[1][len(r[1])-1].Seq > r[0][len(r[0])-1].Seq {
+				i = 1
+			}
+			r[i] = r[i][:len(r[i])-1]
+			return r
+		}, "is missing, though every shard ran the level to its end", false},
 		{"missing, interrupted", func(r [][]record.Record) [][]record.Record {
 			r[1] = append(r[1][:4], r[1][5:]...)
 			return r
