@@ -3,14 +3,11 @@ package rundir_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/internal/clocksync"
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/rundir"
@@ -33,9 +30,7 @@ func TestMergeRealRateShards(t *testing.T) {
 	arrival := proto.ArrivalOf(1)
 	srv, addr := clockServer(t)
 	start := time.Now().Add(200 * time.Millisecond)
-	parts := make([]*rundir.Run, 2)
-	var wg sync.WaitGroup
-	for i := range parts {
+	parts := runShardPlans(t, url, 2, proto, start, func(i int) sweep.Plan {
 		s := &sweep.Schedule{Start: start, Shard: i, Shards: 2, Skew: time.Duration(i) * skew}
 		opts := clocksync.DefaultOptions()
 		opts.Now = func() time.Time { return time.Now().Add(s.Skew) }
@@ -46,27 +41,9 @@ func TestMergeRealRateShards(t *testing.T) {
 			r, _ := clocksync.Read(ctx, addr, opts)
 			return r
 		}
-		plan := sweep.Plan{Rates: []float64{rate}, Arrival: arrival, MaxConcurrency: proto.MaxConcurrency, Protocol: proto,
+		return sweep.Plan{Rates: []float64{rate}, Arrival: arrival, MaxConcurrency: proto.MaxConcurrency, Protocol: proto,
 			Workload: fixedWorkload{out: 2}, Schedule: s}
-		sink, client := &memSink{}, newClient(t, url, 16)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out, err := sweep.Run(context.Background(), context.Background(), plan, client, sink)
-			if err != nil {
-				t.Errorf("shard %d: %v", i, err)
-			}
-			cfg := config.Default()
-			cfg.Sweep = proto
-			cfg.Workload.Seed = 1
-			cfg.Shard = config.ShardConfig{Index: i, Count: 2, StartAt: start.UTC().Format(time.RFC3339Nano)}
-			parts[i] = &rundir.Run{Dir: fmt.Sprintf("shard%d", i), Config: cfg, Start: start, Levels: sink.levels, StopReason: out.StopReason}
-		}()
-	}
-	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
-	}
+	})
 	merged, warnings, err := rundir.Merge(context.Background(), parts)
 	if err != nil {
 		t.Fatalf("merge: %v", err)
