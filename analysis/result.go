@@ -265,6 +265,9 @@ type Meta struct {
 	// LoadGenerators is the number of kneecap processes whose load was merged (`kneecap
 	// merge` of a sharded sweep); 0 for one process.
 	LoadGenerators int `json:"load_generators,omitempty"`
+	// Clocks is a merged rate sweep's line on its shards' clocks (record.ClockSummary): the
+	// offsets applied and the largest uncertainty; "" otherwise.
+	Clocks string `json:"clocks,omitempty"`
 	// Server is what the server under test said it is (engine, version, limits), when it
 	// answered an info endpoint before the sweep.
 	Server *record.ServerInfo `json:"server_info,omitempty"`

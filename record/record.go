@@ -434,6 +434,11 @@ type LevelRun struct {
 	// TimeScale is a trace replay's time scale at this level (DESIGN §3.9): its arrivals are
 	// the trace's times ÷ it (2 = twice the recorded traffic); 0 when not a trace replay.
 	TimeScale float64 `json:"time_scale,omitempty"`
+	// Arrivals and Shards, on an arrival-rate or trace level that `kneecap merge` joined from
+	// shards, are how the merged send times fit the arrival process (nil on a trace level,
+	// whose gaps are the trace's) and each shard's part (DESIGN §8).
+	Arrivals *ArrivalFit `json:"arrivals,omitempty"`
+	Shards   []ShardLag  `json:"shards,omitempty"`
 	// Notes are warnings about this level (for example "not steady").
 	Notes []string `json:"notes,omitempty"`
 }

@@ -427,7 +427,11 @@ func subtitle(m analysis.Meta) string {
 		}
 	}
 	if m.LoadGenerators > 1 {
-		parts = append(parts, fmt.Sprintf("load from %d kneecap processes", m.LoadGenerators))
+		load := fmt.Sprintf("load from %d kneecap processes", m.LoadGenerators)
+		if m.Clocks != "" {
+			load += " (" + m.Clocks + ")"
+		}
+		parts = append(parts, load)
 	}
 	return strings.Join(parts, " · ")
 }

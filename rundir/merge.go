@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/server"
 	"github.com/kneecap/kneecap/sweep"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // Merge combines the results of every shard of one sharded sweep (config.ShardConfig) into the
@@ -86,30 +88,50 @@ func Merge(ctx context.Context, parts []*Run) (*Run, []string, error) {
 		}
 	}
 	var errs []error
-	rec := sweep.Recordings{
-		Server: rereader(ordered, ServerMetricsFile, ReadServerMetrics, server.SummarizeSamples),
-		GPU:    rereader(ordered, GPUMetricsFile, ReadGPUMetrics, server.SummarizeGPU),
+	srv := rereader(ordered, ServerMetricsFile, ReadServerMetrics, server.SummarizeSamples)
+	gpu := rereader(ordered, GPUMetricsFile, ReadGPUMetrics, server.SummarizeGPU)
+	replay, unchecked := mergeReplay(ordered, common)
+	warnings = append(warnings, unchecked...)
+	shardRuns := make([][]record.LevelRun, n)
+	for i, p := range ordered {
+		shardRuns[i] = p.Runs()[:common]
 	}
+	warnings = append(warnings, clockWarnings(shardRuns)...)
 	for j := range common {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
 		runs := make([]record.LevelRun, n)
-		var records []record.Record
+		records := make([][]record.Record, n)
 		for i, p := range ordered {
 			runs[i] = p.Levels[j].Run
-			records = append(records, p.Levels[j].Records...)
+			records[i] = slices.Clone(p.Levels[j].Records)
+			shiftOntoReference(&runs[i], records[i])
 		}
-		run, err := sweep.MergeLevel(runs, records, cfg.Sweep, rec)
+		// A shard's recordings are on its own clock: the merged window is asked of them
+		// shifted back by the offset its level ran on.
+		offset := func(i int) int64 {
+			if c := runs[i].Clock; c != nil {
+				return c.Offset
+			}
+			return 0
+		}
+		rec := sweep.Recordings{
+			Server: func(i int, w0, w1 int64) (*record.ServerStats, error) { return srv(i, w0+offset(i), w1+offset(i)) },
+			GPU:    func(i int, w0, w1 int64) (*record.GPUStats, error) { return gpu(i, w0+offset(i), w1+offset(i)) },
+		}
+		level, why, err := sweep.MergeLevel(runs, records, cfg.Sweep, rec, replay)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		out.Levels = append(out.Levels, record.Level{Run: run, Records: records})
+		warnings = append(warnings, why...)
+		out.Levels = append(out.Levels, level)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, nil, err
 	}
+	out.Clocks = record.ClockSummary(out.Runs())
 	var why []string
 	out.StopReason, why = stopReason(ordered)
 	return out, append(warnings, why...), nil
@@ -333,4 +355,32 @@ func sizingText(p *record.PromptSizing) string {
 		return "unrecorded"
 	}
 	return p.String()
+}
+
+// mergeReplay is what the merge replays the global schedule of the shards' rate and trace
+// levels from (sweep.Replay): the agreed start, the arrival process, and the trace, read
+// again from the configured file when one of the first common levels replays it. A trace
+// that does not read, or is not the one the shards replayed (its SHA-256), leaves the trace
+// levels' scheduled times unchecked, with a warning.
+func mergeReplay(ordered []*Run, common int) (*sweep.Replay, []string) {
+	first := ordered[0]
+	cfg := first.Config
+	start, err := cfg.Shard.Start()
+	if err != nil {
+		return nil, []string{fmt.Sprintf("%s: %v: the rate levels' scheduled times are not checked", first.Dir, err)}
+	}
+	r := &sweep.Replay{Schedule: &sweep.Schedule{Start: start, Shards: len(ordered)}, Arrival: cfg.Sweep.ArrivalOf(cfg.Workload.Seed)}
+	if !slices.ContainsFunc(first.Levels[:common], func(l record.Level) bool { return l.Run.TimeScale > 0 }) {
+		return r, nil
+	}
+	t, err := workload.LoadTrace(cfg.Workload.Trace)
+	switch {
+	case err != nil:
+		return r, []string{fmt.Sprintf("the trace levels' scheduled times are not checked (only their arrival indices): %v", err)}
+	case first.Trace != nil && first.Trace.SHA256 != "" && t.Info.SHA256 != first.Trace.SHA256:
+		return r, []string{fmt.Sprintf("the trace levels' scheduled times are not checked (only their arrival indices): %s is not the trace the shards replayed (SHA-256 %s, not %s)",
+			t.Info.Path, t.Info.SHA256, first.Trace.SHA256)}
+	}
+	r.Trace = t
+	return r, nil
 }

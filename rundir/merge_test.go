@@ -92,20 +92,30 @@ func shardProtocol() sweep.Protocol {
 func runShards(t *testing.T, url string, levels []int, shards int, proto sweep.Protocol) []*rundir.Run {
 	t.Helper()
 	start := time.Now().Add(300 * time.Millisecond)
+	return runShardPlans(t, url, shards, proto, start, func(i int) sweep.Plan {
+		return sweep.Plan{
+			Levels: levels, Protocol: proto, Workload: fixedWorkload{out: 20},
+			Judge:    &stopAfter{n: 1}, // a shard never consults its judge: every level runs
+			Schedule: &sweep.Schedule{Start: start, Shard: i, Shards: shards},
+		}
+	})
+}
+
+// runShardPlans runs shard i's plan(i) for every shard, concurrently, each with its own client
+// (8 connections) against url, and returns each shard's results as a results directory would
+// hold them, its configuration proto's with the shard section of start.
+func runShardPlans(t *testing.T, url string, shards int, proto sweep.Protocol, start time.Time, plan func(i int) sweep.Plan) []*rundir.Run {
+	t.Helper()
 	parts := make([]*rundir.Run, shards)
 	var wg sync.WaitGroup
 	for i := range shards {
 		sink := &memSink{}
 		client := newClient(t, url, 8)
-		plan := sweep.Plan{
-			Levels: levels, Protocol: proto, Workload: fixedWorkload{out: 20},
-			Judge:    &stopAfter{n: 1}, // a shard never consults its judge: every level runs
-			Schedule: &sweep.Schedule{Start: start, Shard: i, Shards: shards},
-		}
+		p := plan(i)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, err := sweep.Run(context.Background(), context.Background(), plan, client, sink)
+			out, err := sweep.Run(context.Background(), context.Background(), p, client, sink)
 			if err != nil {
 				t.Errorf("shard %d: %v", i, err)
 			}

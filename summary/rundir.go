@@ -127,6 +127,7 @@ func runMeta(res *rundir.Run) analysis.Meta {
 		Source:         res.Dir,
 		StopReason:     res.StopReason,
 		LoadGenerators: res.Shards,
+		Clocks:         record.ClockSummary(res.Runs()),
 		Server:         res.Server,
 		Kneecap:        res.Kneecap,
 		PromptSizing:   res.PromptSizing,

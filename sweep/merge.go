@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -11,50 +12,71 @@ import (
 )
 
 // MergeLevel merges the shards' parts of one level of a sharded sweep (parts in shard order,
-// one LevelRun each, as its shard ran it on the Schedule) with the union of their records,
-// which it sorts by send time, into the level one process would have run with every worker.
+// one LevelRun each, as its shard ran it on the Schedule; records[i] shard i's records, both
+// on the reference clock: shifted by −ClockOffset.Offset) into the level one process would
+// have run with every worker, its records the union of the shards', sorted by send time, each
+// in the phase of the merged window.
 // server summarises shard i's server metrics over a window [w0, w1); it is called only when
-// the merged window differs from the shard's.
+// the merged window differs from the shard's. replay replays a rate or trace level's global
+// schedule (nil: its scheduled times are not checked). The warnings are the level's
+// findings the merge must tell (they are in its notes too).
 //
-// The parts must be one level of one schedule: the same index and concurrency, worker ranges
-// that continue each other in shard order and cover the concurrency, and the same window on
-// every shard that ran it to its end; anything else is an error. A level that any shard ran
-// interrupted stays interrupted, with the common part of the shards' windows. Otherwise the
-// window is chosen as the one-process controller chooses it: it starts at the scheduled end
-// of warmup, or at the first slice boundary after the last worker's first completion when
-// some worker had not completed a request by then (one process extends its warmup until
-// every worker has), and ends at the shortest steady window with min_requests completions
-// among those the controller could have tested, else at the end of the load period. The
-// verdict, slice TPS and notes are then computed from the union as for one process. Client
+// The parts must be one level of one schedule: the same index and concurrency (and offered
+// rate and time scale), worker ranges that continue each other in shard order and cover the
+// concurrency, and the same window on every shard that ran it to its end; a rate or trace
+// level's records must be one schedule (checkSchedule); anything else is an error. A level
+// that any shard ran interrupted stays interrupted, with the common part of the shards'
+// windows. Otherwise the window is chosen as the one-process controller chooses it. A
+// closed-loop level's starts at the scheduled end of warmup, or at the first slice boundary
+// after the last worker's first completion when some worker had not completed a request by
+// then (one process extends its warmup until every worker has), and ends at the shortest
+// steady window with min_requests completions among those the controller could have tested,
+// else at the end of the load period. A rate level's starts at its first completion instead
+// (startAfterFirstCompletion) and its window must also realise the offered rate
+// (chooseRateWindowEnd); a trace level's window stays the shards' whole passes. The verdict,
+// slice TPS and notes are then computed from the union as for one process. Client
 // diagnostics take the worst shard (the level is client-bound when any shard was); server
 // metrics and GPU telemetry come from the lowest-numbered shard that read them (mergeGPU).
-func MergeLevel(parts []record.LevelRun, records []record.Record, proto Protocol, rec Recordings) (record.LevelRun, error) {
+func MergeLevel(parts []record.LevelRun, records [][]record.Record, proto Protocol, rec Recordings, replay *Replay) (record.Level, []string, error) {
 	m, err := mergeParts(parts)
 	run := m.run
 	if err != nil {
-		return run, err
+		return record.Level{}, nil, err
 	}
-	sort.SliceStable(records, func(a, b int) bool { return records[a].Sent < records[b].Sent })
-	var notes []string
+	var all []record.Record
+	for _, r := range records {
+		all = append(all, r...)
+	}
+	var warnings []string
+	rate := run.Mode().IsRate()
+	if rate {
+		if warnings, err = rateFindings(&run, parts, records, all, proto, replay, m.interrupted); err != nil {
+			return record.Level{}, nil, err
+		}
+	}
+	notes := slices.Clone(warnings)
+	sort.SliceStable(all, func(a, b int) bool { return all[a].Sent < all[b].Sent })
 	if run.Cancelled > 0 {
 		notes = append(notes, fmt.Sprintf("%d requests still in flight at the scheduled end of the drain were cancelled", run.Cancelled))
 	}
-	end := endNormal
+	if run.TimeScale > 0 && run.W1 > run.W0 {
+		// A trace level's window is its whole passes (traceLevelProtocol): its slices are
+		// tenths of it, as one process's.
+		proto.Duration, proto.MaxDuration = time.Duration(run.W1-run.W0), time.Duration(run.W1-run.W0)
+	}
 	slice := int64(proto.Duration) / record.MinSlices
+	end := endNormal
 	if m.interrupted {
 		end = endInterrupt
 	} else {
-		if note := startAfterFirstRequests(&run, records, slice); note != "" {
-			notes = append(notes, note)
-		}
-		chooseWindowEnd(&run, records, proto, slice)
+		notes = append(notes, chooseWindow(&run, all, proto, slice)...)
 	}
-	record.SetPhases(records, run.W0, run.W1)
+	record.SetPhases(all, run.W0, run.W1)
 	notes = append(notes, mergeServer(&run, parts, rec.Server)...)
 	notes = append(notes, mergeGPU(&run, parts, rec.GPU)...)
-	notes = append(notes, finishWindow(&run, records, proto, slice, end)...)
+	notes = append(notes, finishWindow(&run, all, proto, slice, end)...)
 	if cs := m.client; cs != nil && run.W1 > run.W0 {
-		selfcheck.JudgeClient(cs, records, run.W0, run.W1, run.Mode().IsRate(), proto.ClientTolerance)
+		selfcheck.JudgeClient(cs, all, run.W0, run.W1, rate, proto.ClientTolerance)
 		if len(m.boundWhy) > 0 {
 			why := m.boundWhy
 			if cs.Reason != "" {
@@ -71,7 +93,55 @@ func MergeLevel(parts []record.LevelRun, records []record.Record, proto Protocol
 		}
 	}
 	run.Notes = notes
-	return run, nil
+	return record.Level{Run: run, Records: all}, warnings, nil
+}
+
+// rateFindings checks that a rate or trace level's records (records[i] shard i's, all their
+// union) are one schedule (checkSchedule, replayed from the level's scheduled start) and
+// records in run how the merged send times fit the arrival process (a rate level's,
+// fitArrivals) and each shard's part (shardLags); it returns the warnings on them.
+func rateFindings(run *record.LevelRun, parts []record.LevelRun, records [][]record.Record, all []record.Record, proto Protocol, replay *Replay, interrupted bool) ([]string, error) {
+	var start int64
+	if replay != nil && replay.Schedule != nil {
+		start = replay.Schedule.LevelStart(proto, run.Index).UnixNano()
+	}
+	if err := checkSchedule(run, parts, records, start, run.W1, replay.gaps(run), interrupted); err != nil {
+		return nil, err
+	}
+	if run.TimeScale == 0 && replay != nil {
+		run.Arrivals = fitArrivals(all, replay.Arrival, run.OfferedRPS)
+	}
+	run.Shards = shardLags(parts, records)
+	warnings := lagWarnings(run, run.Shards)
+	if w := fitWarning(run, run.Arrivals); w != "" {
+		warnings = append(warnings, w)
+	}
+	return warnings, nil
+}
+
+// chooseWindow chooses the window of a level every shard ran to its end (records sorted by
+// send time) as one process would, and returns the notes on how: a closed loop's warmup ends
+// when every worker has completed a request, a rate or trace level's at its first completion;
+// a closed loop's or rate level's window ends as the controller decides (a rate level's must
+// also realise the offered rate), a trace level's stays its whole passes.
+func chooseWindow(run *record.LevelRun, records []record.Record, proto Protocol, slice int64) []string {
+	var notes []string
+	add := func(note string) {
+		if note != "" {
+			notes = append(notes, note)
+		}
+	}
+	switch {
+	case run.TimeScale > 0:
+		add(startAfterFirstCompletion(run, records, slice))
+	case run.Mode().IsRate():
+		add(startAfterFirstCompletion(run, records, slice))
+		add(chooseRateWindowEnd(run, records, proto, slice))
+	default:
+		add(startAfterFirstRequests(run, records, slice))
+		chooseWindowEnd(run, records, proto, slice, nil)
+	}
+	return notes
 }
 
 // mergedParts is what the shards' parts of a level say together.
@@ -94,9 +164,9 @@ func mergeParts(parts []record.LevelRun) (mergedParts, error) {
 			break
 		}
 	}
-	name := fmt.Sprintf("merge: level %d (concurrency %d)", p0.Index+1, p0.Concurrency)
+	name := "merge: " + levelName(&p0)
 	m := mergedParts{run: record.LevelRun{
-		Index: p0.Index, Concurrency: p0.Concurrency,
+		Index: p0.Index, Concurrency: p0.Concurrency, OfferedRPS: p0.OfferedRPS, TimeScale: p0.TimeScale,
 		WarmupStart: p0.WarmupStart, W0: p0.W0, W1: p0.W1, DrainEnd: p0.DrainEnd,
 	}}
 	run := &m.run
@@ -104,6 +174,9 @@ func mergeParts(parts []record.LevelRun) (mergedParts, error) {
 	for i, p := range parts {
 		if p.Index != p0.Index || p.Concurrency != p0.Concurrency {
 			return m, fmt.Errorf("%s: shard %d/%d has level %d at concurrency %d here", name, i, len(parts), p.Index+1, p.Concurrency)
+		}
+		if p.OfferedRPS != p0.OfferedRPS || p.TimeScale != p0.TimeScale {
+			return m, fmt.Errorf("%s: shard %d/%d has %s here: not one schedule", name, i, len(parts), levelName(&p))
 		}
 		if p.Shard == nil || p.Shard.Index != i || p.Shard.FirstWorker != next {
 			return m, fmt.Errorf("%s: shard %d/%d's part does not continue the workers at %d", name, i, len(parts), next)
@@ -173,13 +246,14 @@ func startAfterFirstRequests(run *record.LevelRun, records []record.Record, slic
 
 // chooseWindowEnd ends the window as the one-process controller decides: the shards loaded
 // the server for the longest window, and W1 becomes the end of the shortest steady one with
-// min_requests completions among the windows the controller could have tested, those ending
-// before the oldest request in flight when its longest window ended (its horizon then). When
-// none is, or the load period holds fewer than MinSlices slices, W1 stays.
-func chooseWindowEnd(run *record.LevelRun, records []record.Record, proto Protocol, slice int64) {
+// min_requests completions (and meeting gate, when set) among the windows the controller
+// could have tested, those ending before the oldest request in flight when its longest
+// window ended (its horizon then); it reports whether one was. When none is, or the load
+// period holds fewer than MinSlices slices, W1 stays.
+func chooseWindowEnd(run *record.LevelRun, records []record.Record, proto Protocol, slice int64, gate func(k int) bool) bool {
 	kmax := int((run.W1 - run.W0) / slice)
 	if kmax < record.MinSlices {
-		return
+		return false
 	}
 	horizon := run.W1
 	for i := range records {
@@ -188,12 +262,15 @@ func chooseWindowEnd(run *record.LevelRun, records []record.Record, proto Protoc
 		}
 	}
 	win := newWindow(run.W0, slice, record.MinSlices, kmax)
+	win.rate, win.accept = run.Mode().IsRate(), gate
 	for i := range records {
 		win.add(&records[i])
 	}
 	if k := win.decide(horizon, proto.MinRequests, proto.CITarget); k > 0 {
 		run.W1 = run.W0 + slice*int64(k)
+		return true
 	}
+	return false
 }
 
 // Recordings re-read what a shard recorded beside its requests over another window (the merged

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/kneecap/kneecap/record"
@@ -108,7 +109,13 @@ func (l *level) realizedShortNote(w1 int64) {
 		return
 	}
 	if got := c.realized(w1); !record.RealizedWithin(got, l.sched.rps, record.WindowSeconds(c.w0, w1)) {
-		l.note("the window reached max_duration (%s) with the realised arrival rate %.3g requests/s, %+.1f%% off the offered %.3g (more than %.0f%%)",
-			l.proto.MaxDuration, got, 100*(got/l.sched.rps-1), l.sched.rps, 100*record.MaxRealizedOff)
+		l.notes = append(l.notes, realizedShortText(l.proto.MaxDuration, got, l.sched.rps))
 	}
+}
+
+// realizedShortText is the note of a rate level whose window reached max_duration realising
+// got requests/s of the offered rps, not RealizedWithin it.
+func realizedShortText(maxDuration time.Duration, got, rps float64) string {
+	return fmt.Sprintf("the window reached max_duration (%s) with the realised arrival rate %.3g requests/s, %+.1f%% off the offered %.3g (more than %.0f%%)",
+		maxDuration, got, 100*(got/rps-1), rps, 100*record.MaxRealizedOff)
 }

@@ -15,7 +15,9 @@ import (
 const mergeUsage = "SHARD_DIR... -o DIR\n\n" +
 	"Merges the results directories of every shard of a sharded sweep (kneecap sweep --shard I/N\n" +
 	"--start-at TIME; see docs/sharding.md) into one results directory DIR, as if one process\n" +
-	"had run every worker: each level's records are the union of the shards', its window and\n" +
+	"had run every worker (a rate or trace level: sent every arrival of its one schedule, each\n" +
+	"shard's times moved onto the reference clock and checked against the schedule): each\n" +
+	"level's records are the union of the shards', its window and\n" +
 	"steady-state verdict are chosen again as one process would, and DIR gets the analysis,\n" +
 	"charts and reports of `kneecap sweep`. Every shard must be given once; levels that not\n" +
 	"every shard finished are left out, with a warning."
@@ -84,5 +86,8 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, "kneecap: merged %d shards (%d levels, %d requests) into %s\n",
 		merged.Shards, len(merged.Levels), len(merged.Records()), *out)
+	if merged.Clocks != "" {
+		fmt.Fprintf(e.stderr, "kneecap: merge: %s\n", merged.Clocks)
+	}
 	return afterSweep(ctx, e, "merge", *out)
 }

@@ -1,0 +1,238 @@
+package sweep
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kneecap/kneecap/record"
+)
+
+// TestKolmogorovQ: the Kolmogorov distribution's survival function at its tabulated points —
+// the asymptotic critical values of √n·D at 10%, 5% and 1% (1.224, 1.358, 1.628; Stephens
+// 1970, Table 1A) and its median 0.8276 — on both sides of the series' switch at 1.18.
+func TestKolmogorovQ(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ lambda, want float64 }{
+		{0, 1}, {0.8276, 0.5}, {1.2239, 0.10}, {1.3581, 0.05}, {1.6276, 0.01}, {3, 3.05e-8},
+	} {
+		if got := kolmogorovQ(tc.lambda); math.Abs(got-tc.want) > 2e-4*max(tc.want, 0.01) && math.Abs(got/tc.want-1) > 0.01 {
+			t.Errorf("Q_KS(%g) = %.6g, want %.6g", tc.lambda, got, tc.want)
+		}
+	}
+	// Continuous across the switch.
+	if a, b := kolmogorovQ(1.18-1e-9), kolmogorovQ(1.18+1e-9); math.Abs(a-b) > 1e-8 {
+		t.Errorf("Q_KS jumps at 1.18: %.12g, %.12g", a, b)
+	}
+}
+
+// sentAt returns n send times (ns) from 0 with the gaps of a's schedule at rate, each sent
+// lag(k) after its scheduled time, as records of sent arrivals.
+func sentAt(a Arrival, rate float64, n int, lag func(k int) int64) []record.Record {
+	g := a.Gaps(rate, 0)
+	recs := make([]record.Record, n)
+	var t int64
+	for k := range recs {
+		t += int64(g())
+		recs[k] = record.Record{Seq: k, Scheduled: t, Sent: t + lag(k)}
+		if k%3 == 0 {
+			recs[k].ConnWait = 15 * time.Millisecond
+			recs[k].Sent += int64(recs[k].ConnWait)
+		}
+	}
+	return recs
+}
+
+// TestFitArrivals: the merged send times of a schedule drawn from the process asked for fit
+// it — CV near the process's (1 Poisson, 1/√shape gamma) and KS not rejected at 1% — while a
+// burstier process's times (gamma of shape 1/4, CV 2) are rejected as Poisson, and the
+// constant process gets its CV only. A send lag of 0–60 µs at 50 requests/s (20 ms gaps)
+// leaves the fit alone, and so does a 15 ms dial before every third send (ConnWait: the
+// network's, not the schedule's).
+func TestFitArrivals(t *testing.T) {
+	t.Parallel()
+	jitter := func(k int) int64 { return int64(k%7) * 10_000 }
+	const rate, n = 50, 2000
+	for _, tc := range []struct {
+		name   string
+		drawn  Arrival
+		tested Arrival
+		cv     float64
+		reject bool
+	}{
+		{"poisson", Arrival{Seed: 3}, Arrival{Seed: 3}, 1, false},
+		{"gamma 4", Arrival{Process: ArrivalGamma, Burstiness: 4, Seed: 3}, Arrival{Process: ArrivalGamma, Burstiness: 4}, 0.5, false},
+		{"gamma 1/4 as poisson", Arrival{Process: ArrivalGamma, Burstiness: 0.25, Seed: 3}, Arrival{}, 2, true},
+	} {
+		fit := fitArrivals(sentAt(tc.drawn, rate, n, jitter), tc.tested, rate)
+		if fit == nil || fit.Count != n-1 || fit.KSP == nil {
+			t.Fatalf("%s: fit %+v, want %d gaps with a KS test", tc.name, fit, n-1)
+		}
+		// The CV of n gaps has a standard error of about CV/√(2n) (Poisson: 1/√(2n) = 1.6%);
+		// gamma 1/4's is wider (heavy tail): 15% of it.
+		if math.Abs(fit.CV/tc.cv-1) > 0.15 {
+			t.Errorf("%s: CV %.3f, want about %.3f", tc.name, fit.CV, tc.cv)
+		}
+		if rejected := *fit.KSP < ksAlpha; rejected != tc.reject {
+			t.Errorf("%s: KS D %.4f p %.3g: rejected %v, want %v", tc.name, *fit.KSD, *fit.KSP, rejected, tc.reject)
+		}
+		run := record.LevelRun{Index: 0, OfferedRPS: rate}
+		if w := fitWarning(&run, fit); (w != "") != tc.reject || tc.reject && !strings.Contains(w, "do not fit poisson arrivals") {
+			t.Errorf("%s: warning %q", tc.name, w)
+		}
+	}
+	fit := fitArrivals(sentAt(Arrival{Process: ArrivalConstant}, rate, n, jitter), Arrival{Process: ArrivalConstant}, rate)
+	if fit == nil || fit.KSP != nil || fit.ExpectedCV != 0 || fit.CV > 0.01 {
+		t.Errorf("constant: fit %+v, want a CV near 0 and no KS test", fit)
+	}
+}
+
+// scheduleShards builds the records of n shards of a rate level (index 2, rate 40/s, 8
+// slots) from the rules of the global schedule: arrival k, due at start + Σ gaps, on shard
+// k mod n, in one of its slots, those due before end sent. It returns the shards' parts and
+// records.
+func scheduleShards(a Arrival, n int, start, end int64) ([]record.LevelRun, [][]record.Record) {
+	const c, rate = 8, 40.0
+	parts := make([]record.LevelRun, n)
+	recs := make([][]record.Record, n)
+	for i := range n {
+		first, count := Workers(c, i, n)
+		parts[i] = record.LevelRun{Index: 2, Concurrency: c, OfferedRPS: rate, W1: end, DrainEnd: end + int64(time.Second),
+			Shard: &record.ShardPart{Index: i, Count: n, FirstWorker: first, Workers: count}}
+	}
+	g := a.Gaps(rate, 2)
+	t := start
+	for k := 0; ; k++ {
+		if t += int64(g()); t >= end {
+			break
+		}
+		i := k % n
+		first, count := Workers(c, i, n)
+		recs[i] = append(recs[i], record.Record{Level: 2, Seq: k, Worker: first + k/n%count, Scheduled: t, Sent: t + 1000})
+	}
+	return parts, recs
+}
+
+// TestCheckSchedule: the shards' records of a rate level are one schedule when every
+// arrival due before the end of the load is there once, on its shard, at the replayed time;
+// a repeated index, one on the wrong shard or in another shard's slot, a time a nanosecond
+// off or outside the level, or a missing index is refused, naming the shard, the level and the index. An index
+// missing from an interrupted level, or due only after the load's end, is not.
+func TestCheckSchedule(t *testing.T) {
+	t.Parallel()
+	a := Arrival{Seed: 9}
+	const start, end = int64(1e18), int64(1e18 + 3e9)
+	gaps := func() func() time.Duration { return a.Gaps(40, 2) }
+	check := func(parts []record.LevelRun, recs [][]record.Record, interrupted bool) error {
+		return checkSchedule(&parts[0], parts, recs, start, end, gaps(), interrupted)
+	}
+	parts, recs := scheduleShards(a, 2, start, end)
+	if len(recs[0]) < 40 || len(recs[1]) < 40 {
+		t.Fatalf("%d and %d arrivals, want about 60 each", len(recs[0]), len(recs[1]))
+	}
+	if err := check(parts, recs, false); err != nil {
+		t.Fatalf("one schedule refused: %v", err)
+	}
+	// Without the schedule's gaps the indices are still checked.
+	if err := checkSchedule(&parts[0], parts, recs, start, end, nil, false); err != nil {
+		t.Fatalf("indices refused: %v", err)
+	}
+	// An arrival due after the load's end, sent by a shard that stopped late, is one of the
+	// schedule's too (the arrival before it, the other shard's, is not missing).
+	lateParts, late := scheduleShards(a, 2, start, end+int64(200*time.Millisecond))
+	for i := range lateParts {
+		lateParts[i].W1 = end
+	}
+	for len(late[0]) > 0 && late[0][len(late[0])-1].Scheduled >= end { // shard 0 stopped on time
+		late[0] = late[0][:len(late[0])-1]
+	}
+	if err := check(lateParts, late, false); err != nil {
+		t.Errorf("arrivals after the load's end refused: %v", err)
+	}
+	for _, tc := range []struct {
+		name  string
+		edit  func(recs [][]record.Record) [][]record.Record
+		want  string
+		inter bool
+	}{
+		{"repeated", func(r [][]record.Record) [][]record.Record {
+			r[1] = append(r[1], r[1][5])
+			return r
+		}, "arrival 11 recorded twice (shards 1/2 and 1/2)", false},
+		{"wrong shard", func(r [][]record.Record) [][]record.Record {
+			r[1] = append(r[1], r[0][3])
+			r[0] = append(r[0][:3], r[0][4:]...)
+			return r
+		}, "shard 1/2 recorded arrival 6, which is shard 0/2's", false},
+		{"other shard's slot", func(r [][]record.Record) [][]record.Record {
+			r[1][2].Worker = 0
+			return r
+		}, "shard 1/2 sent arrival 5 in slot 0, outside its slots 4…7", false},
+		{"a nanosecond off", func(r [][]record.Record) [][]record.Record {
+			r[0][7].Scheduled++
+			return r
+		}, "shard 0/2's arrival 14 is scheduled at", false},
+		{"after the level", func(r [][]record.Record) [][]record.Record {
+			r[1][3].Scheduled = end + int64(time.Hour)
+			return r
+		}, "shard 1/2's arrival 7 is scheduled at 1000003603000000000, outside the level [1000000000000000000, 1000000004000000000)", false},
+		{"missing", func(r [][]record.Record) [][]record.Record {
+			r[1] = append(r[1][:4], r[1][5:]...)
+			return r
+		}, "arrival 9 (shard 1/2's) is missing", false},
+		{"the last missing", func(r [][]record.Record) [][]record.Record {
+			i := 0 // the shard of the last arrival
+			if r[1][len(r[1])-1].Seq > r[0][len(r[0])-1].Seq {
+				i = 1
+			}
+			r[i] = r[i][:len(r[i])-1]
+			return r
+		}, "is missing, though every shard ran the level to its end", false},
+		{"missing, interrupted", func(r [][]record.Record) [][]record.Record {
+			r[1] = append(r[1][:4], r[1][5:]...)
+			return r
+		}, "", true},
+	} {
+		parts, recs := scheduleShards(a, 2, start, end)
+		err := check(parts, tc.edit(recs), tc.inter)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) ||
+			!strings.Contains(err.Error(), "level 3 (40 requests/s)") || !strings.Contains(err.Error(), "not one schedule")):
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestShardLags: each shard's sent arrivals, their schedule lag's p50 and p99 and its clock
+// reading; a shard whose p99 is more than twice the others' and 5 ms above is warned of, a
+// shard as late as the others, or late by a scheduling hiccup (3 ms), is not.
+func TestShardLags(t *testing.T) {
+	t.Parallel()
+	lagged := func(lags ...time.Duration) []record.Record {
+		var out []record.Record
+		for i, l := range lags {
+			out = append(out, record.Record{Seq: i, Worker: 0, Scheduled: 1e18, Sent: 1e18 + int64(l)})
+		}
+		return append(out, record.Record{Worker: -1, Scheduled: 1e18, Sent: 2e18}) // cancelled unsent
+	}
+	ms := time.Millisecond
+	parts := []record.LevelRun{{Index: 0, OfferedRPS: 10}, {Clock: &record.ClockOffset{Offset: 5e6, Uncertainty: 2e5}}, {}}
+	lags := shardLags(parts, [][]record.Record{lagged(ms, ms, 2*ms), lagged(ms, 2*ms, 3*ms), lagged(ms, ms, 9*ms)})
+	want := []record.ShardLag{
+		{Index: 0, Requests: 3, LagP50: ms, LagP99: 1980 * time.Microsecond},
+		{Index: 1, Requests: 3, LagP50: 2 * ms, LagP99: 2980 * time.Microsecond, ClockOffset: 5e6, ClockUncertainty: 2e5},
+		{Index: 2, Requests: 3, LagP50: ms, LagP99: 8840 * time.Microsecond},
+	}
+	for i := range want {
+		if lags[i] != want[i] {
+			t.Errorf("shard %d: %+v, want %+v", i, lags[i], want[i])
+		}
+	}
+	w := lagWarnings(&parts[0], lags)
+	if len(w) != 1 || !strings.HasPrefix(w[0], "level 1 (10 requests/s): shard 2/3's schedule lag p99 8.84ms is far above the other shards' (2.48ms)") {
+		t.Errorf("warnings %q, want one of shard 2/3", w)
+	}
+}
