@@ -19,7 +19,7 @@ const clockLead = 100 * time.Millisecond
 // shardPlan returns the plan that runs level index of p (on a Schedule) on this machine's
 // clock, and the clock reading taken for it (nil without Schedule.Clock). The reading is taken
 // with a context that ends clockLead before the level's start on this machine (at once when
-// that has passed); a reading without an Error sets the offset, one with an Error keeps the
+// that has passed), or at the first interrupt (the wait that follows then stops); a reading without an Error sets the offset, one with an Error keeps the
 // previous one (0 before any) and records it as its Offset. The returned plan's Schedule
 // starts at Start + offset − Skew on the machine: every instant of the level derived from it —
 // its start, warmup, window, drain, the missed-schedule check, the budget — is so moved alike.
@@ -29,7 +29,9 @@ func (r *controller) shardPlan(p *Plan, index int) (*Plan, *record.ClockOffset) 
 	if s.Clock != nil {
 		at := s.LevelStart(p.Protocol, index).Add(r.clockOffset - s.Skew)
 		ctx, cancel := context.WithDeadline(r.ctx, at.Add(-clockLead))
+		stop := context.AfterFunc(r.interrupt, cancel) // the first interrupt ends it too
 		c := s.Clock(ctx)
+		stop()
 		cancel()
 		if c.Error == "" {
 			r.clockOffset = time.Duration(c.Offset)
