@@ -16,6 +16,21 @@ import (
 // the level then starts on time.
 const clockLead = 100 * time.Millisecond
 
+// scheduledStart readies level index of p, on a Schedule, and waits for its start: the
+// budget first — it does not depend on the offset, the load's end and the budget's start
+// (start_at) moving with it alike — so that a level it refuses takes no reading; then the
+// plan on this machine's clock and its reading (shardPlan), and the wait for the level's
+// start there. It returns what levelStart does.
+func (r *controller) scheduledStart(p *Plan, index int) (*Plan, *record.ClockOffset, time.Time, string) {
+	s, pr := p.Schedule, p.Protocol
+	if b := pr.Stop.Budget; b > 0 && s.LevelEnd(pr, index).Add(-pr.DrainTimeout).Sub(s.Start) > b {
+		return p, nil, time.Time{}, StopBudget
+	}
+	p, clock := r.shardPlan(p, index)
+	at := p.Schedule.LevelStart(p.Protocol, index)
+	return p, clock, at, wait(r.ctx, r.interrupt, time.Until(at))
+}
+
 // shardPlan returns the plan that runs level index of p (on a Schedule) on this machine's
 // clock, and the clock reading taken for it (nil without Schedule.Clock). The reading is taken
 // with a context that ends clockLead before the level's start on this machine (at once when

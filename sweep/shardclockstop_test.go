@@ -36,3 +36,21 @@ func TestShardClockInterrupt(t *testing.T) {
 		t.Errorf("%d levels ran, want none", len(sink.runs))
 	}
 }
+
+// TestShardClockNotReadPastBudget: a level the budget refuses takes no clock reading (which
+// may retry an unreachable server until shortly before the level): the budget does not
+// depend on the offset. Level 0's load ends warmup + duration after start_at, past a budget
+// of half that.
+func TestShardClockNotReadPastBudget(t *testing.T) {
+	t.Parallel()
+	readings := 0
+	sched := sweep.Schedule{Start: time.Now().Add(time.Second), Shards: 2,
+		Clock: func(context.Context) record.ClockOffset { readings++; return record.ClockOffset{} }}
+	proto := shortProtocol()
+	proto.Stop.Budget = (proto.Warmup + proto.Duration) / 2
+	plan := sweep.Plan{Levels: []int{2}, Protocol: proto, Workload: fixedWorkload{out: 2}, Schedule: &sched}
+	out, err := sweep.Run(context.Background(), context.Background(), plan, newClient(t, "http://127.0.0.1:1", 1), &memSink{})
+	if err != nil || out.StopReason != sweep.StopBudget || readings != 0 {
+		t.Errorf("%v, stop %q, %d readings: want the budget's stop and none", err, out.StopReason, readings)
+	}
+}
