@@ -23,16 +23,19 @@ type Schedule struct {
 	// Shard and Shards say which part of each level's workers this process runs.
 	Shard, Shards int
 	// Clock, when set, reads this process's clock against the sweep's reference clock. The
-	// runner calls it before every level with a context that ends shortly before the level's
-	// start, records what it returns in the level (LevelRun.Clock), and runs the level on the
-	// reference clock: at LevelStart + Offset on its own (a reading with an Error keeps the
-	// previous Offset, 0 before any).
+	// runner calls it before every level, at most clockWindow (5 s) before the level, with a
+	// context that ends shortly before the level's start, records what it returns in the
+	// level (LevelRun.Clock), and runs the level on the reference clock: at LevelStart +
+	// Offset on its own (a reading with an Error keeps the previous Offset, 0 before any).
 	Clock func(ctx context.Context) record.ClockOffset
 	// Skew is a test hook, set by no flag or configuration key: this process behaves as a
 	// machine whose clock reads Skew ahead of the real one. Every time it records (records,
 	// phase boundaries) is Skew later, and the schedule's instants, read on that clock, are
 	// Skew earlier on the machine's.
 	Skew time.Duration
+	// readWindow, a test hook, replaces clockWindow (when not 0): how long before its
+	// deadline a clock reading starts at the earliest.
+	readWindow time.Duration
 }
 
 // scheduleSlack is added to every level of a schedule after its drain, for writing the level's

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -26,23 +27,39 @@ func (r *controller) scheduledStart(p *Plan, index int) (*Plan, *record.ClockOff
 	if b := pr.Stop.Budget; b > 0 && s.LevelEnd(pr, index).Add(-pr.DrainTimeout).Sub(s.Start) > b {
 		return p, nil, time.Time{}, StopBudget
 	}
-	p, clock := r.shardPlan(p, index)
+	p, clock, why := r.shardPlan(p, index)
+	if why != "" {
+		return p, nil, time.Time{}, why
+	}
 	at := p.Schedule.LevelStart(p.Protocol, index)
 	return p, clock, at, wait(r.ctx, r.interrupt, time.Until(at))
 }
 
+// clockWindow is how long before its deadline a reading starts at the earliest: a reading
+// taken long before its level (level 1's, when start_at is minutes or hours away) would run
+// the level on a stale offset — a crystal's 10–50 ppm drift 3–15 ms in 5 minutes, 0.25 µs in
+// 5 s — while 5 s leave time for the retries of a clock server that starts late (1 s to
+// connect, at most 200 ms between attempts).
+const clockWindow = 5 * time.Second
+
 // shardPlan returns the plan that runs level index of p (on a Schedule) on this machine's
-// clock, and the clock reading taken for it (nil without Schedule.Clock). The reading is taken
-// with a context that ends clockLead before the level's start on this machine (at once when
-// that has passed), or at the first interrupt (the wait that follows then stops); a reading without an Error sets the offset, one with an Error keeps the
-// previous one (0 before any) and records it as its Offset. The returned plan's Schedule
-// starts at Start + offset − Skew on the machine: every instant of the level derived from it —
-// its start, warmup, window, drain, the missed-schedule check, the budget — is so moved alike.
-func (r *controller) shardPlan(p *Plan, index int) (*Plan, *record.ClockOffset) {
+// clock, and the clock reading taken for it (nil without Schedule.Clock), or a reason to stop
+// (an interrupt). The reading is taken with a context that ends clockLead before the level's
+// start on this machine (at once when that has passed), or at the first interrupt (the wait
+// that follows then stops), after waiting until clockWindow before that deadline; a reading
+// without an Error sets the offset, one with an Error keeps the previous one (0 before any)
+// and records it as its Offset. The returned plan's Schedule starts at Start + offset − Skew
+// on the machine: every instant of the level derived from it — its start, warmup, window,
+// drain, the missed-schedule check, the budget — is so moved alike.
+func (r *controller) shardPlan(p *Plan, index int) (*Plan, *record.ClockOffset, string) {
 	s := *p.Schedule
 	var reading *record.ClockOffset
 	if s.Clock != nil {
 		at := s.LevelStart(p.Protocol, index).Add(r.clockOffset - s.Skew)
+		from := cmp.Or(s.readWindow, clockWindow)
+		if why := wait(r.ctx, r.interrupt, time.Until(at.Add(-clockLead-from))); why != "" {
+			return p, nil, why
+		}
 		ctx, cancel := context.WithDeadline(r.ctx, at.Add(-clockLead))
 		stop := context.AfterFunc(r.interrupt, cancel) // the first interrupt ends it too
 		c := s.Clock(ctx)
@@ -58,7 +75,7 @@ func (r *controller) shardPlan(p *Plan, index int) (*Plan, *record.ClockOffset) 
 	s.Start = s.Start.Add(r.clockOffset - s.Skew)
 	q := *p
 	q.Schedule = &s
-	return &q, reading
+	return &q, reading, ""
 }
 
 // skewed moves a level's phase boundaries and records, as this process measured them on the
