@@ -43,3 +43,33 @@ func shortProtocolInternal() Protocol {
 	return Protocol{Warmup: 240 * time.Millisecond, Duration: time.Second, MaxDuration: time.Second,
 		MinRequests: 1, CITarget: 0.05, DrainTimeout: time.Second}
 }
+
+// TestShardPlanOffset: the level runs at LevelStart + offset − Skew on the machine, the offset
+// being the last reading without an Error: a reading with one keeps the previous offset (0
+// before any) and records it as its Offset. Each reading is due clockLead before the level's
+// start on the machine as the offset so far puts it. Level 0's schedule has passed: no wait.
+func TestShardPlanOffset(t *testing.T) {
+	const skew, offset = 50 * time.Millisecond, 20 * time.Millisecond
+	c := &clockScript{readings: []record.ClockOffset{
+		{Server: "ref:1", Error: "no reading in time", Offset: 7},
+		{Server: "ref:1", Offset: int64(offset)},
+		{Server: "ref:1", Error: "no reading in time", Offset: 12345},
+	}}
+	s := &Schedule{Start: time.Now().Add(-time.Hour), Shards: 2, Skew: skew, Clock: c.read}
+	p := &Plan{Protocol: shortProtocolInternal(), Schedule: s}
+	r := &controller{ctx: context.Background(), interrupt: context.Background()}
+	ran := []time.Duration{0, 0, offset}       // the offset each reading is asked with
+	want := []time.Duration{0, offset, offset} // the offset each level runs on
+	for k := range c.readings {
+		q, got, why := r.shardPlan(p, k)
+		if why != "" || got == nil || got.Offset != int64(want[k]) || got.Error != c.readings[k].Error {
+			t.Fatalf("level %d: %q, reading %+v: want offset %v, error %q", k, why, got, want[k], c.readings[k].Error)
+		}
+		if start := s.Start.Add(want[k] - skew); !q.Schedule.Start.Equal(start) {
+			t.Errorf("level %d: starts %v, want %v (Start + offset − Skew)", k, q.Schedule.Start.Sub(s.Start), want[k]-skew)
+		}
+		if due := s.LevelStart(p.Protocol, k).Add(ran[k] - skew - clockLead); !c.deadline[k].Equal(due) {
+			t.Errorf("level %d: reading due %v, want %v", k, c.deadline[k], due)
+		}
+	}
+}

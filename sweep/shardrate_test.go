@@ -156,16 +156,15 @@ func TestShardedTraceSchedule(t *testing.T) {
 	}
 }
 
-// TestShardClockOffset runs two rate levels on a shard whose clock reads 50 ms ahead
-// (Schedule.Skew) and whose Clock reads an offset of 20 ms before level 0 (the reference then
-// reads 30 ms ahead of the machine), then fails before level 1. Each reading is asked to end
-// 100 ms before the level's start on the machine — LevelStart + the offset so far − Skew —
-// and recorded in the level; the levels run at LevelStart + 20 ms on the shard's clock
-// (LevelStart − 30 ms on the machine's; level 1 on the offset kept from level 0): their phase
-// boundaries and every record's Scheduled are exactly the schedule's + 20 ms, and the
-// records' lag behind schedule (Sent − Scheduled) is never negative and at its least small:
-// the machine sent on time (a start moved by Skew − offset instead of offset − Skew would
-// send 60 ms off; a Sent not shifted with its Scheduled, 50 ms).
+// TestShardClockOffset runs a rate level on a shard whose clock reads 50 ms ahead
+// (Schedule.Skew) and whose Clock reads an offset of 20 ms (the reference then reads 30 ms
+// ahead of the machine). The reading is asked to end 100 ms before the level's start on the
+// machine — LevelStart − Skew — and recorded in the level; the level runs at LevelStart +
+// 20 ms on the shard's clock (LevelStart − 30 ms on the machine's): its phase boundaries and
+// every record's Scheduled are exactly the schedule's + 20 ms, and the records' lag behind
+// schedule (Sent − Scheduled) is never negative and at its least small: the machine sent on
+// time (a start moved by Skew − offset instead of offset − Skew would send 60 ms off; a Sent
+// not shifted with its Scheduled, 50 ms). A reading with an Error: TestShardPlanOffset.
 func TestShardClockOffset(t *testing.T) {
 	t.Parallel()
 	url := fastSim(t)
@@ -174,48 +173,40 @@ func TestShardClockOffset(t *testing.T) {
 	const rate, c = 100, 64 // no arrival waits for a slot: its lag is the machine's alone
 	const skew, offset = 50 * time.Millisecond, 20 * time.Millisecond
 	arrival := sweep.Arrival{Seed: 4}
-	var deadlines []time.Time
-	readings := []record.ClockOffset{{Server: "ref:1", Offset: int64(offset), RTT: 200e3}, {Server: "ref:1", Offset: 12345, Error: "no answer"}}
-	plan := sweep.Plan{Rates: []float64{rate, rate}, Arrival: arrival, MaxConcurrency: c, Protocol: proto, Workload: fixedWorkload{out: 2}}
+	var deadline time.Time
+	reading := record.ClockOffset{Server: "ref:1", Offset: int64(offset), RTT: 200e3}
+	plan := sweep.Plan{Rates: []float64{rate}, Arrival: arrival, MaxConcurrency: c, Protocol: proto, Workload: fixedWorkload{out: 2}}
 	sched, sinks := runOnShards(t, url, plan, 1, func(s *sweep.Schedule) {
 		s.Skew = skew
 		s.Clock = func(ctx context.Context) record.ClockOffset {
-			d, _ := ctx.Deadline()
-			deadlines = append(deadlines, d)
-			return readings[len(deadlines)-1]
+			deadline, _ = ctx.Deadline()
+			return reading
 		}
 	})
-	if len(deadlines) != 2 || len(sinks[0].runs) != 2 {
-		t.Fatalf("%d readings, %d levels: want 2 of each", len(deadlines), len(sinks[0].runs))
+	run := sinks[0].runs[0]
+	if want := sched.LevelStart(proto, 0).Add(-skew - 100*time.Millisecond); !deadline.Equal(want) {
+		t.Errorf("reading due by %v, want %v", deadline, want)
 	}
-	ran := []time.Duration{0, offset} // the offset each level's reading was asked with
-	for k, run := range sinks[0].runs {
-		if want := sched.LevelStart(proto, k).Add(ran[k] - skew - 100*time.Millisecond); !deadlines[k].Equal(want) {
-			t.Errorf("level %d: reading due by %v, want %v", k, deadlines[k], want)
+	if run.Clock == nil || *run.Clock != reading {
+		t.Errorf("clock %+v, want %+v", run.Clock, reading)
+	}
+	start := sched.LevelStart(proto, 0).Add(offset).UnixNano()
+	if run.W0 != start+int64(proto.Warmup) || run.W1 != run.W0+int64(proto.Duration) {
+		t.Errorf("window [%d, %d), want [%d, %d)", run.W0, run.W1, start+int64(proto.Warmup), start+int64(proto.Warmup+proto.Duration))
+	}
+	recs := checkShardedLevel(t, sinks, 0, c, replay(start, arrival.Gaps(rate, 0), run.W1))
+	var lags []time.Duration
+	for _, r := range recs {
+		if r.Worker >= 0 {
+			lags = append(lags, time.Duration(r.Sent-r.Scheduled))
 		}
-		wantClock := readings[k]
-		wantClock.Offset = int64(offset) // a reading with an Error keeps the previous offset
-		if run.Clock == nil || *run.Clock != wantClock {
-			t.Errorf("level %d: clock %+v, want %+v", k, run.Clock, wantClock)
-		}
-		start := sched.LevelStart(proto, k).Add(offset).UnixNano()
-		if run.W0 != start+int64(proto.Warmup) || run.W1 != run.W0+int64(proto.Duration) {
-			t.Errorf("level %d: window [%d, %d), want [%d, %d)", k, run.W0, run.W1, start+int64(proto.Warmup), start+int64(proto.Warmup+proto.Duration))
-		}
-		recs := checkShardedLevel(t, sinks, k, c, replay(start, arrival.Gaps(rate, k), run.W1))
-		var lags []time.Duration
-		for _, r := range recs {
-			if r.Worker >= 0 {
-				lags = append(lags, time.Duration(r.Sent-r.Scheduled))
-			}
-		}
-		// Sent and Scheduled are on one clock: none was sent before its time, and the first
-		// on time was (a wrong start or an unshifted Sent would be 50–60 ms off either way;
-		// a loaded machine delays some arrivals, not all).
-		slices.Sort(lags)
-		if len(lags) == 0 || lags[0] < -time.Millisecond || lags[0] > 25*time.Millisecond {
-			t.Errorf("level %d: %d sent, lags %v: want none below −1 ms and the least under 25 ms", k, len(lags), lags)
-		}
+	}
+	// Sent and Scheduled are on one clock: none was sent before its time, and the first on
+	// time was (a wrong start or an unshifted Sent would be 50–60 ms off either way; a loaded
+	// machine delays some arrivals, not all).
+	slices.Sort(lags)
+	if len(lags) == 0 || lags[0] < -time.Millisecond || lags[0] > 25*time.Millisecond {
+		t.Errorf("%d sent, lags %v: want none below −1 ms and the least under 25 ms", len(lags), lags)
 	}
 }
 
