@@ -478,7 +478,8 @@ func wait(ctx, interrupt context.Context, d time.Duration) string {
 
 // validateRates reports the problems of a rate sweep's settings: rates within [MinRate,
 // MaxRate], the arrival process, the cap ≥ 0 with at most MaxProcessWorkers slots in this
-// process, and on a Schedule at least one slot on every shard (the cap ≥ the shards).
+// process, and on a Schedule at least one slot on every shard (the cap ≥ the shards) and a
+// trace's every pass within the scheduled window (TraceProblem).
 func (p *Plan) validateRates() []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -508,6 +509,11 @@ func (p *Plan) validateRates() []error {
 	}
 	if err := p.Arrival.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if p.Trace != nil && p.Schedule != nil && p.Protocol.Duration >= record.MinSlices {
+		if err := TraceProblem(p.Trace, p.Protocol, p.Rates); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errs
 }
