@@ -3,6 +3,7 @@ package sweep
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/kneecap/kneecap/record"
@@ -47,8 +48,9 @@ const clockWindow = 5 * time.Second
 // (an interrupt). The reading is taken with a context that ends clockLead before the level's
 // start on this machine (at once when that has passed), or at the first interrupt (the wait
 // that follows then stops), after waiting until clockWindow before that deadline; a reading
-// without an Error sets the offset, one with an Error keeps the previous one (0 before any)
-// and records it as its Offset. The returned plan's Schedule starts at Start + offset − Skew
+// without an Error sets the offset, one with an Error — or with an offset beyond
+// record.MaxClockOffset, which gets one — keeps the previous one (0 before any) and records
+// it as its Offset. The returned plan's Schedule starts at Start + offset − Skew
 // on the machine: every instant of the level derived from it — its start, warmup, window,
 // drain, the missed-schedule check, the budget — is so moved alike.
 func (r *controller) shardPlan(p *Plan, index int) (*Plan, *record.ClockOffset, string) {
@@ -65,6 +67,9 @@ func (r *controller) shardPlan(p *Plan, index int) (*Plan, *record.ClockOffset, 
 		c := s.Clock(ctx)
 		stop()
 		cancel()
+		if d := time.Duration(c.Offset); c.Error == "" && (d > record.MaxClockOffset || d < -record.MaxClockOffset) {
+			c.Error = fmt.Sprintf("offset %v: more than the %v a shard's clock may be off", d, record.MaxClockOffset)
+		}
 		if c.Error == "" {
 			r.clockOffset = time.Duration(c.Offset)
 		} else {

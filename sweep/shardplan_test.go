@@ -46,7 +46,8 @@ func shortProtocolInternal() Protocol {
 
 // TestShardPlanOffset: the level runs at LevelStart + offset − Skew on the machine, the offset
 // being the last reading without an Error: a reading with one keeps the previous offset (0
-// before any) and records it as its Offset. Each reading is due clockLead before the level's
+// before any) and records it as its Offset; so does one beyond record.MaxClockOffset, which
+// is given an Error naming it. Each reading is due clockLead before the level's
 // start on the machine as the offset so far puts it. Level 0's schedule has passed: no wait.
 func TestShardPlanOffset(t *testing.T) {
 	const skew, offset = 50 * time.Millisecond, 20 * time.Millisecond
@@ -54,16 +55,19 @@ func TestShardPlanOffset(t *testing.T) {
 		{Server: "ref:1", Error: "no reading in time", Offset: 7},
 		{Server: "ref:1", Offset: int64(offset)},
 		{Server: "ref:1", Error: "no reading in time", Offset: 12345},
+		{Server: "ref:1", Offset: int64(-record.MaxClockOffset - time.Nanosecond)},
 	}}
 	s := &Schedule{Start: time.Now().Add(-time.Hour), Shards: 2, Skew: skew, Clock: c.read}
 	p := &Plan{Protocol: shortProtocolInternal(), Schedule: s}
 	r := &controller{ctx: context.Background(), interrupt: context.Background()}
-	ran := []time.Duration{0, 0, offset}       // the offset each reading is asked with
-	want := []time.Duration{0, offset, offset} // the offset each level runs on
+	ran := []time.Duration{0, 0, offset, offset}       // the offset each reading is asked with
+	want := []time.Duration{0, offset, offset, offset} // the offset each level runs on
+	wantErr := []string{c.readings[0].Error, "", c.readings[2].Error,
+		"offset -1h0m0.000000001s: more than the 1h0m0s a shard's clock may be off"}
 	for k := range c.readings {
 		q, got, why := r.shardPlan(p, k)
-		if why != "" || got == nil || got.Offset != int64(want[k]) || got.Error != c.readings[k].Error {
-			t.Fatalf("level %d: %q, reading %+v: want offset %v, error %q", k, why, got, want[k], c.readings[k].Error)
+		if why != "" || got == nil || got.Offset != int64(want[k]) || got.Error != wantErr[k] {
+			t.Fatalf("level %d: %q, reading %+v: want offset %v, error %q", k, why, got, want[k], wantErr[k])
 		}
 		if start := s.Start.Add(want[k] - skew); !q.Schedule.Start.Equal(start) {
 			t.Errorf("level %d: starts %v, want %v (Start + offset − Skew)", k, q.Schedule.Start.Sub(s.Start), want[k]-skew)

@@ -130,6 +130,8 @@ func TestClockLine(t *testing.T) {
 	}{
 		{record.ClockOffset{Server: "h:1", Offset: 420_000, Uncertainty: 30_000}, "", "clock: +0.42 ms ± 0.03 ms against h:1"},
 		{record.ClockOffset{Server: "h:1", Offset: -1_250_000, Uncertainty: 5_000}, "[::]:2", "clock: -1.25 ms ± 0.01 ms against h:1; serves [::]:2"},
+		{record.ClockOffset{Server: "h:1", Offset: 1_000_000_000, Uncertainty: 5_000}, "", "clock: +1000.00 ms ± 0.01 ms against h:1"},
+		{record.ClockOffset{Server: "h:1", Offset: -3_200_000_000, Uncertainty: 5_000}, ":3", "warning: clock: -3200.00 ms ± 0.01 ms against h:1: the clocks differ by more than 1s (is NTP or chrony running on both machines?); the levels run on it; serves :3"},
 		{record.ClockOffset{Server: "h:1", Reference: true}, "[::]:1", "clock: reference (serves [::]:1)"},
 		{record.ClockOffset{NTP: &record.NTPState{Synced: true, EstError: 500_000}}, "", "clock: not measured (no --clock-server): trusting NTP (synced, est. error 0.5 ms)"},
 		{record.ClockOffset{NTP: &record.NTPState{EstError: 16e9}}, "", "clock: not measured (no --clock-server): trusting NTP (the kernel says the clock is not synced)"},
