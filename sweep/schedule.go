@@ -96,7 +96,7 @@ func (s *Schedule) LastLevel(p Protocol, n int) int {
 // Describe says, for the console, when shard (such as "0/2") runs the n levels of p: the
 // first level's start, the period, and the end of the last level the budget admits; on a
 // rate sweep, which arrivals of each level's one schedule the shard sends and its cap on
-// requests in flight; with a Clock, that each level runs on the reference clock.
+// requests in flight (ClockPlan says which clock it runs on).
 func (s *Schedule) Describe(p Protocol, n int, shard string) string {
 	last := s.LastLevel(p, n)
 	out := fmt.Sprintf("shard %s: level 1 starts at %s, then one level every %s (warmup + max_duration + drain_timeout + cooldown + %s); level %d, the last to run, ends by %s. Stop rules other than stop.budget are not applied: the shards cannot agree on them.",
@@ -107,9 +107,6 @@ func (s *Schedule) Describe(p Protocol, n int, shard string) string {
 		_, count := Workers(c, s.Shard, s.Shards)
 		out += fmt.Sprintf(" Each level is one arrival schedule for the %d shards: this shard sends arrivals %d, %d, %d, … of it, at most %d in flight (max_concurrency %d ÷ %d).",
 			s.Shards, s.Shard, s.Shard+s.Shards, s.Shard+2*s.Shards, count, c, s.Shards)
-	}
-	if s.Clock != nil {
-		out += fmt.Sprintf(" Before each level it reads its clock against the reference clock (stopping %s before the level) and runs the level at its agreed start + the offset read, on this machine's clock.", clockLead)
 	}
 	return out
 }

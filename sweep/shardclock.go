@@ -18,6 +18,17 @@ import (
 // the level then starts on time.
 const clockLead = 100 * time.Millisecond
 
+// ClockPlan says, for the console after Schedule.Describe, which clock a shard runs its
+// levels on: with a clock server (server, shard.clock_server), the offset it reads before each
+// level; without one, its own clock, trusted to agree with the others'.
+func ClockPlan(server string) string {
+	if server == "" {
+		return "It trusts this machine's clock (NTP; no --clock-server): each level runs at its agreed start on it."
+	}
+	return fmt.Sprintf("Before each level it reads its clock against the clock server %s (from at most %s before the level, stopping %s before it) and runs the level at its agreed start + the offset read, on this machine's clock.",
+		server, clockWindow, clockLead)
+}
+
 // scheduledStart readies level index of p, on a Schedule, and waits for its start: the
 // budget first — it does not depend on the offset, the load's end and the budget's start
 // (start_at) moving with it alike — so that a level it refuses takes no reading; then the

@@ -244,22 +244,27 @@ func TestShardClockClosedLoop(t *testing.T) {
 }
 
 // TestDescribeRateShard: a rate shard's schedule line says which arrivals it sends and its part
-// of the cap, and, with a Clock, that each level runs on the clock it reads; a closed-loop
-// shard's says neither.
+// of the cap; a closed-loop shard's does not; neither says which clock it runs on (ClockPlan
+// does, with the clock server or without one).
 func TestDescribeRateShard(t *testing.T) {
+	t.Parallel()
 	s := sweep.Schedule{Start: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC), Shard: 1, Shards: 3,
 		Clock: func(context.Context) record.ClockOffset { return record.ClockOffset{} }}
 	proto := shortProtocol()
 	proto.Mode, proto.MaxConcurrency = record.ModeRate, 64
 	got := s.Describe(proto, 2, "1/3")
-	for _, want := range []string{"this shard sends arrivals 1, 4, 7, … of it, at most 21 in flight (max_concurrency 64 ÷ 3)",
-		"reads its clock against the reference clock (stopping 100ms before the level) and runs the level at its agreed start + the offset read"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("%s\nwant %q", got, want)
-		}
+	if want := "this shard sends arrivals 1, 4, 7, … of it, at most 21 in flight (max_concurrency 64 ÷ 3)"; !strings.Contains(got, want) || strings.Contains(got, "clock") {
+		t.Errorf("%s\nwant %q, and no clock", got, want)
 	}
-	s.Clock = nil
 	if got := s.Describe(shortProtocol(), 2, "1/3"); strings.Contains(got, "arrivals") || strings.Contains(got, "clock") {
-		t.Errorf("closed loop without a clock: %s", got)
+		t.Errorf("closed loop: %s", got)
+	}
+	for server, want := range map[string]string{
+		"h:7070": "Before each level it reads its clock against the clock server h:7070 (from at most 5s before the level, stopping 100ms before it) and runs the level at its agreed start + the offset read",
+		"":       "It trusts this machine's clock (NTP; no --clock-server): each level runs at its agreed start on it.",
+	} {
+		if got := sweep.ClockPlan(server); !strings.HasPrefix(got, want) {
+			t.Errorf("ClockPlan(%q) = %q, want %q", server, got, want)
+		}
 	}
 }
