@@ -23,7 +23,8 @@ type shardClock struct {
 	served string
 	srv    *clocksync.Server
 	// skew is the schedule's Skew (a test hook) as of the last reading, which the served
-	// clock adds as this process's readings do.
+	// clock adds as this process's readings do: from the first reading on (before it, the
+	// server serves the machine's clock unskewed; no test reads it earlier).
 	skew atomic.Int64
 	stop context.CancelFunc
 	done chan error

@@ -18,6 +18,7 @@ import (
 // plans from DIR, so every shard's are the same. Without --from it is refused (exit 2),
 // saying to probe first and pass the same rates to every shard.
 func TestShardAutoRates(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("..", "..", "examples", "sample-run")
 	cfg := config.Default()
 	cfg.Sweep.Mode, cfg.Sweep.Rates = record.ModeRate, sweep.RatesSpec{Auto: true}
@@ -42,6 +43,7 @@ func TestShardAutoRates(t *testing.T) {
 // cap) on the schedule, with neither Judge nor Refiner, and says on the console which arrivals
 // it sends and its part of the cap.
 func TestShardRatePlan(t *testing.T) {
+	t.Parallel()
 	cfg := config.Default()
 	cfg.Sweep.Mode, cfg.Sweep.Rates, cfg.Sweep.MaxConcurrency = record.ModeRate, sweep.RatesSpec{List: []float64{1, 2}}, 9
 	cfg.Shard = config.ShardConfig{Index: 1, Count: 2, StartAt: "2026-11-30T10:00:00Z"}
