@@ -23,6 +23,7 @@ func shardedRate(sweep string) string {
 // sweep's cap, max_concurrency ÷ shard.count on each shard, which must be at least 1 and at
 // most selfcheck.MaxProcessWorkers (FILE:LINE, key, value, limit).
 func TestShardedRateConfig(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, sweep, want string }{
 		{"rates", "  mode: rate\n  rates: [1, 2]\n  max_concurrency: 64\n", ""},
 		{"default cap", "  mode: rate\n  rates: [1, 2]\n", ""},

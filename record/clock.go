@@ -1,5 +1,15 @@
 package record
 
+import "time"
+
+// MaxClockOffset is the largest offset a clock reading may find (DESIGN §8). NTP keeps
+// machines within milliseconds and an unsynchronised one drifts by seconds a day, so a
+// difference of an hour or more is a clock set wrong (a time zone taken for UTC, a VM
+// restored from a snapshot) or a server that is not the sweep's reference, and a level
+// scheduled on it would wait hours, or miss its slot, on every shard that read it. A reading
+// beyond it is an error: the level runs on the previous offset.
+const MaxClockOffset = time.Hour
+
 // ClockOffset is one reading of a shard's clock against the sweep's reference clock, taken
 // before a level (LevelRun.Clock; DESIGN §8): Cristian's method, the exchange with the
 // smallest round trip of several. A shard without a clock server records only its kernel's

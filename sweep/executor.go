@@ -3,7 +3,6 @@ package sweep
 import (
 	"context"
 	"fmt"
-	"math"
 	"strconv"
 	"time"
 
@@ -206,7 +205,7 @@ func (t traceReplay) newLevel(ctx context.Context, p *Plan, client record.Client
 	scale := t.trace.Scale(x)
 	q := *p
 	var passNote string
-	q.Protocol, passNote = traceLevelProtocol(t.trace, p.Protocol, scale)
+	q.Protocol, passNote = traceLevelProtocol(t.trace, p.Protocol, scale, p.Schedule != nil)
 	l := t.openLoop.newLevel(ctx, &q, client, index, x)
 	if passNote != "" {
 		l.notes = append(l.notes, passNote)
@@ -219,16 +218,21 @@ func (t traceReplay) newLevel(ctx context.Context, p *Plan, client record.Client
 
 // traceLevelProtocol is the protocol of a trace level at scale s: its window a whole number of
 // passes P = Pass ÷ s, the fewest that reach duration, ⌈duration ÷ P⌉ × P, and at most
-// max_duration (fewer passes when more would pass it); duration and max_duration are both
-// set to it (the window does not grow while the steady-state test fails: a trace level is
-// judged by its backlog, DESIGN §3.9). A pass longer than max_duration makes the window one
-// pass, and note says so.
-func traceLevelProtocol(t *workload.Trace, p Protocol, s float64) (q Protocol, note string) {
-	pass := time.Duration(math.Round(float64(t.Pass()) / s))
+// max_duration (fewer passes when more would pass it) — on a Schedule (scheduled), at most the
+// scheduled window, max_duration in whole slices, so that the level ends within its slot;
+// duration and max_duration are both set to it (the window does not grow while the
+// steady-state test fails: a trace level is judged by its backlog, DESIGN §3.9). A pass longer
+// than that limit makes the window one pass, and note says so (a Schedule refuses it:
+// TraceProblem).
+func traceLevelProtocol(t *workload.Trace, p Protocol, s float64, scheduled bool) (q Protocol, note string) {
+	pass := tracePass(t, s)
 	if pass <= 0 {
 		return p, ""
 	}
 	limit := max(p.MaxDuration, p.Duration)
+	if scheduled {
+		limit = scheduledWindow(p)
+	}
 	k := max(1, (p.Duration+pass-1)/pass)
 	if k*pass > limit {
 		k = max(1, limit/pass)

@@ -344,6 +344,27 @@ func (r *controller) addLevels() (notAdded string) {
 	return ""
 }
 
+// levelStart readies level index of p and waits for its start: on a Schedule, at its
+// scheduled time on this machine's clock (scheduledStart, which also returns the plan moved
+// there and the clock reading); else after the cooldown (none before the first level). It
+// returns when the level starts, or a reason to stop instead: the budget, which refuses a
+// level whose load would end past it, or an interrupt.
+func (r *controller) levelStart(p *Plan, index int, first bool) (*Plan, *record.ClockOffset, time.Time, string) {
+	if p.Schedule != nil {
+		return r.scheduledStart(p, index)
+	}
+	cool := time.Duration(0)
+	if !first {
+		cool = p.Protocol.Cooldown
+	}
+	levelAt := time.Now().Add(cool)
+	loadEnd := levelAt.Add(p.Protocol.Warmup + p.Protocol.Duration)
+	if b := p.Protocol.Stop.Budget; b > 0 && loadEnd.Sub(r.budgetFrom) > b {
+		return p, nil, levelAt, StopBudget
+	}
+	return p, nil, levelAt, wait(r.ctx, r.interrupt, cool)
+}
+
 // levelAsk is one level to run: its index and x (a concurrency or an offered rate); why an
 // added level was added; for a retry, the index of the level it reruns, why, and the factor
 // of its window.
@@ -367,30 +388,11 @@ func (r *controller) level(ask levelAsk, first bool) string {
 		p = &q
 	}
 	index, name := ask.index, r.ex.name(ask.x)
-	var clock *record.ClockOffset
-	if p.Schedule != nil {
-		p, clock = r.shardPlan(p, index) // the level's instants on this machine's clock
-	}
-	sched := p.Schedule
-	cool := time.Duration(0)
-	if !first {
-		cool = p.Protocol.Cooldown
-	}
-	levelAt := time.Now().Add(cool)
-	loadEnd := levelAt.Add(p.Protocol.Warmup + p.Protocol.Duration)
-	budgetFrom := r.budgetFrom
-	if sched != nil {
-		levelAt = sched.LevelStart(p.Protocol, index)
-		loadEnd = sched.LevelEnd(p.Protocol, index).Add(-p.Protocol.DrainTimeout)
-		cool = time.Until(levelAt)
-		budgetFrom = sched.Start
-	}
-	if b := p.Protocol.Stop.Budget; b > 0 && loadEnd.Sub(budgetFrom) > b {
-		return StopBudget
-	}
-	if reason := wait(r.ctx, r.interrupt, cool); reason != "" {
+	p, clock, levelAt, reason := r.levelStart(p, index, first)
+	if reason != "" {
 		return reason
 	}
+	sched := p.Schedule
 	if late := time.Since(levelAt); sched != nil && late > p.Protocol.Warmup/2 {
 		// The other shards started this level long ago (this process was late to start,
 		// or stopped): joining now would load the server with a part of the level's
@@ -476,7 +478,8 @@ func wait(ctx, interrupt context.Context, d time.Duration) string {
 
 // validateRates reports the problems of a rate sweep's settings: rates within [MinRate,
 // MaxRate], the arrival process, the cap ≥ 0 with at most MaxProcessWorkers slots in this
-// process, and on a Schedule at least one slot on every shard (the cap ≥ the shards).
+// process, and on a Schedule at least one slot on every shard (the cap ≥ the shards) and a
+// trace's every pass within the scheduled window (TraceProblem).
 func (p *Plan) validateRates() []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -506,6 +509,11 @@ func (p *Plan) validateRates() []error {
 	}
 	if err := p.Arrival.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if p.Trace != nil && p.Schedule != nil && p.Protocol.Duration >= record.MinSlices {
+		if err := TraceProblem(p.Trace, p.Protocol, p.Rates); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errs
 }

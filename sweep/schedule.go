@@ -23,16 +23,19 @@ type Schedule struct {
 	// Shard and Shards say which part of each level's workers this process runs.
 	Shard, Shards int
 	// Clock, when set, reads this process's clock against the sweep's reference clock. The
-	// runner calls it before every level with a context that ends shortly before the level's
-	// start, records what it returns in the level (LevelRun.Clock), and runs the level on the
-	// reference clock: at LevelStart + Offset on its own (a reading with an Error keeps the
-	// previous Offset, 0 before any).
+	// runner calls it before every level, at most clockWindow (5 s) before the level, with a
+	// context that ends shortly before the level's start, records what it returns in the
+	// level (LevelRun.Clock), and runs the level on the reference clock: at LevelStart +
+	// Offset on its own (a reading with an Error keeps the previous Offset, 0 before any).
 	Clock func(ctx context.Context) record.ClockOffset
 	// Skew is a test hook, set by no flag or configuration key: this process behaves as a
 	// machine whose clock reads Skew ahead of the real one. Every time it records (records,
 	// phase boundaries) is Skew later, and the schedule's instants, read on that clock, are
 	// Skew earlier on the machine's.
 	Skew time.Duration
+	// readWindow, a test hook, replaces clockWindow (when not 0): how long before its
+	// deadline a clock reading starts at the earliest.
+	readWindow time.Duration
 }
 
 // scheduleSlack is added to every level of a schedule after its drain, for writing the level's
@@ -93,7 +96,7 @@ func (s *Schedule) LastLevel(p Protocol, n int) int {
 // Describe says, for the console, when shard (such as "0/2") runs the n levels of p: the
 // first level's start, the period, and the end of the last level the budget admits; on a
 // rate sweep, which arrivals of each level's one schedule the shard sends and its cap on
-// requests in flight; with a Clock, that each level runs on the reference clock.
+// requests in flight (ClockPlan says which clock it runs on).
 func (s *Schedule) Describe(p Protocol, n int, shard string) string {
 	last := s.LastLevel(p, n)
 	out := fmt.Sprintf("shard %s: level 1 starts at %s, then one level every %s (warmup + max_duration + drain_timeout + cooldown + %s); level %d, the last to run, ends by %s. Stop rules other than stop.budget are not applied: the shards cannot agree on them.",
@@ -104,9 +107,6 @@ func (s *Schedule) Describe(p Protocol, n int, shard string) string {
 		_, count := Workers(c, s.Shard, s.Shards)
 		out += fmt.Sprintf(" Each level is one arrival schedule for the %d shards: this shard sends arrivals %d, %d, %d, … of it, at most %d in flight (max_concurrency %d ÷ %d).",
 			s.Shards, s.Shard, s.Shard+s.Shards, s.Shard+2*s.Shards, count, c, s.Shards)
-	}
-	if s.Clock != nil {
-		out += fmt.Sprintf(" Before each level it reads its clock against the reference clock (stopping %s before the level) and runs the level at its agreed start + the offset read, on this machine's clock.", clockLead)
 	}
 	return out
 }

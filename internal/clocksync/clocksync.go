@@ -35,6 +35,9 @@ const (
 // errNotExchange is a frame that is not the clock exchange of this version.
 var errNotExchange = errors.New("not kneecap's clock exchange (version 1)")
 
+// errFarOff is a server whose clock is more than record.MaxClockOffset from this one's.
+var errFarOff = errors.New("its clock is too far from this one's")
+
 // putHeader writes the magic, the version and kind into the frame's first headerSize bytes.
 func putHeader(b []byte, kind byte) {
 	copy(b, magic)

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kneecap/kneecap/record"
 )
 
 // serve starts srv on a loopback port for the test's life and returns its address.
@@ -88,10 +91,10 @@ func TestReadSkewed(t *testing.T) {
 func TestReadReference(t *testing.T) {
 	t.Parallel()
 	srv := NewServer()
-	srv.Now = skewed(time.Hour)
+	srv.Now = skewed(30 * time.Minute)
 	addr := serve(t, srv)
 	opts := DefaultOptions()
-	opts.Now = skewed(time.Hour)
+	opts.Now = skewed(30 * time.Minute)
 	opts.Self = srv.ID
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -104,8 +107,8 @@ func TestReadReference(t *testing.T) {
 	}
 	opts.Self = srv.ID + 1
 	opts.Now = time.Now
-	if got, err = Read(ctx, addr, opts); err != nil || got.Reference || got.Offset > -59*time.Minute.Nanoseconds() {
-		t.Errorf("another process's reading %+v, %v: want no reference, offset about −1 h", got, err)
+	if got, err = Read(ctx, addr, opts); err != nil || got.Reference || got.Offset > -29*time.Minute.Nanoseconds() {
+		t.Errorf("another process's reading %+v, %v: want no reference, offset about −30 min", got, err)
 	}
 }
 
@@ -195,4 +198,46 @@ func TestReadNotAClockServer(t *testing.T) {
 	if !errors.Is(err, errNotExchange) || ctx.Err() != nil {
 		t.Errorf("error %v (context %v): want %v at once", err, ctx.Err(), errNotExchange)
 	}
+}
+
+// TestReadFarOff: a server whose clock reads more than record.MaxClockOffset from this one's
+// — the Unix epoch, the largest int64 (where offset arithmetic would overflow), an hour and
+// a second ahead — gives no offset: the reading fails at once, naming the difference and the
+// limit. An hour less a second is measured.
+func TestReadFarOff(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		now  func() time.Time
+		ok   bool
+	}{
+		{"epoch", func() time.Time { return time.Unix(0, 0) }, false},
+		{"max int64", func() time.Time { return time.Unix(0, math.MaxInt64) }, false},
+		{"1h1s ahead", skewed(record.MaxClockOffset + time.Second), false},
+		{"1h1s behind", skewed(-record.MaxClockOffset - time.Second), false},
+		{"59m59s ahead", skewed(record.MaxClockOffset - time.Second), true},
+	} {
+		srv := NewServer()
+		srv.Now = tc.now
+		addr := serve(t, srv)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		r, err := Read(ctx, addr, DefaultOptions())
+		late := ctx.Err()
+		cancel()
+		switch {
+		case tc.ok && (err != nil || abs(r.Offset+int64(record.MaxClockOffset-time.Second)) > int64(time.Millisecond)):
+			t.Errorf("%s: %v, offset %d: want −%v within 1 ms", tc.name, err, r.Offset, record.MaxClockOffset-time.Second)
+		case !tc.ok && (!errors.Is(err, errFarOff) || late != nil || r.Offset != 0 || r.Error == "" ||
+			!strings.Contains(r.Error, "more than the 1h0m0s a shard's clock may be off")):
+			t.Errorf("%s: %v (context %v), reading %+v: want %v at once, no offset", tc.name, err, late, r, errFarOff)
+		}
+	}
+}
+
+// abs is |v|.
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
 }

@@ -16,6 +16,11 @@ func NTP() *record.NTPState {
 	if err != nil {
 		return nil
 	}
+	return ntpState(state, tx)
+}
+
+// ntpState is NTP's account of what adjtimex(2) returned: its state and tx.
+func ntpState(state int, tx unix.Timex) *record.NTPState {
 	return &record.NTPState{
 		Synced:   state != unix.TIME_ERROR && tx.Status&unix.STA_UNSYNC == 0,
 		EstError: int64(tx.Esterror) * 1000,

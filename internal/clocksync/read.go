@@ -95,7 +95,8 @@ func read(ctx context.Context, addr string, opts Options) (record.ClockOffset, e
 
 // measure makes opts.Exchanges exchanges on conn and keeps the one with the smallest round
 // trip. A failure after an exchange has succeeded ends the reading with what it has; one
-// before may be retried on a new connection (retry), unless the server is no clock server.
+// before may be retried on a new connection (retry), unless the server is no clock server or
+// its clock is more than record.MaxClockOffset off, which ends the reading at once.
 func measure(ctx context.Context, conn net.Conn, opts Options) (best record.ClockOffset, retry bool, err error) {
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
@@ -103,7 +104,7 @@ func measure(ctx context.Context, conn net.Conn, opts Options) (best record.Cloc
 	for i := range opts.Exchanges {
 		x, xid, err := exchange(ctx, conn, uint64(i)+1, opts)
 		switch {
-		case errors.Is(err, errNotExchange):
+		case errors.Is(err, errNotExchange), errors.Is(err, errFarOff):
 			return record.ClockOffset{}, false, err
 		case err != nil && best.Exchanges > 0:
 			return best, false, nil
@@ -154,6 +155,11 @@ func exchange(ctx context.Context, conn net.Conn, nonce uint64, opts Options) (r
 		return record.ClockOffset{}, 0, fmt.Errorf("the answer is not to the request sent: %w", errNotExchange)
 	}
 	server := int64(binary.BigEndian.Uint64(a[serverOffset:]))
+	if limit := int64(record.MaxClockOffset); server < sent-limit || server > sent+limit {
+		// Compared so that nothing overflows: sent is a time of this century, server any int64.
+		return record.ClockOffset{}, 0, fmt.Errorf("%w (it reads %+.4g s from this one, more than the %v a shard's clock may be off: is NTP or chrony running on both machines? is this the sweep's clock server?)",
+			errFarOff, (float64(server)-float64(sent))/1e9, record.MaxClockOffset)
+	}
 	return record.ClockOffset{
 		At:          sent,
 		Offset:      sent + rtt/2 - server,

@@ -54,12 +54,12 @@ func NewServer() *Server {
 // connection and returns nil once every connection's goroutine has returned; an error of
 // ln other than its closing is returned, after the same clean-up.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	var wg sync.WaitGroup
+	defer wg.Wait() // deferred first, so run last: after cancel has closed every connection
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
-	var wg sync.WaitGroup
-	defer wg.Wait()
 	slots := make(chan struct{}, s.maxConns())
 	var pause time.Duration
 	for {

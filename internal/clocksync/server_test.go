@@ -173,3 +173,39 @@ func validRequests(data []byte) int {
 	}
 	return n
 }
+
+// TestServeListenerClosedElsewhere: when its listener is closed by another (ctx still live),
+// Serve closes its open connections before it waits for them, then returns the listener's
+// error: a connection idle under a 1 h Idle does not hold it (before, it did, for as long).
+func TestServeListenerClosedElsewhere(t *testing.T) {
+	t.Parallel()
+	srv := NewServer()
+	srv.Idle = time.Hour
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background(), ln) }()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	req := request(1)
+	c.Write(req[:]) // answered: the connection is served, and now idle
+	c.SetReadDeadline(time.Now().Add(readTimeout))
+	if _, err := io.ReadFull(c, make([]byte, answerSize)); err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Errorf("Serve: %v, want the listener's closing", err)
+		}
+	case <-time.After(readTimeout):
+		t.Fatalf("Serve still waits %v after its listener closed, an idle connection open", readTimeout)
+	}
+	closedByServer(t, c, "a connection open when the listener closed")
+}

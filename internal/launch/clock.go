@@ -23,7 +23,8 @@ type shardClock struct {
 	served string
 	srv    *clocksync.Server
 	// skew is the schedule's Skew (a test hook) as of the last reading, which the served
-	// clock adds as this process's readings do.
+	// clock adds as this process's readings do: from the first reading on (before it, the
+	// server serves the machine's clock unskewed; no test reads it earlier).
 	skew atomic.Int64
 	stop context.CancelFunc
 	done chan error
@@ -96,6 +97,11 @@ func (s *Sweep) readClock(ctx context.Context) record.ClockOffset {
 	return r
 }
 
+// farClock is the offset past which the first reading is a warning: synchronised machines
+// agree to milliseconds, so a second is a clock no daemon steers (record.MaxClockOffset
+// bounds what is used at all).
+const farClock = time.Second
+
 // clockLine says in one line what reading r found; served is the address this process serves
 // its clock on ("" none).
 func clockLine(r record.ClockOffset, served string) string {
@@ -108,6 +114,9 @@ func clockLine(r record.ClockOffset, served string) string {
 		return "clock: reference (serves " + served + ")"
 	case r.Error != "":
 		return "warning: clock: not measured: " + r.Error + ": level 1 runs on this machine's clock (offset 0)" + also
+	case r.Server != "" && (r.Offset > int64(farClock) || r.Offset < -int64(farClock)):
+		return fmt.Sprintf("warning: clock: %+.2f ms ± %.2f ms against %s: the clocks differ by more than %v (is NTP or chrony running on both machines?); the levels run on it%s",
+			ms(r.Offset), ms(r.Uncertainty), r.Server, farClock, also)
 	case r.Server != "":
 		return fmt.Sprintf("clock: %+.2f ms ± %.2f ms against %s%s", ms(r.Offset), ms(r.Uncertainty), r.Server, also)
 	}

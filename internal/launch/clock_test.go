@@ -31,8 +31,9 @@ func shardConfig(t *testing.T, i int, serve, server string) config.Config {
 }
 
 // readFirst makes the sweep of cfg ready and takes its schedule's first clock reading, as the
-// runner does before level 1; it returns the reading and the console.
-func readFirst(t *testing.T, cfg config.Config, skew time.Duration) (*Sweep, record.ClockOffset, string) {
+// runner does before level 1; it returns the reading and the console. With self, the sweep
+// measures against the clock it serves (on the port it was given, 0: any).
+func readFirst(t *testing.T, cfg config.Config, skew time.Duration, self bool) (*Sweep, record.ClockOffset, string) {
 	t.Helper()
 	var log bytes.Buffer
 	s, err := New(Env{Log: &log, Getenv: func(string) string { return "" }}, cfg, "")
@@ -40,6 +41,9 @@ func readFirst(t *testing.T, cfg config.Config, skew time.Duration) (*Sweep, rec
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Release)
+	if self {
+		s.Cfg.Shard.ClockServer = s.clock.served
+	}
 	plan := s.Plan(nil)
 	if plan.Schedule == nil || plan.Schedule.Clock == nil {
 		t.Fatalf("a sharded sweep's plan has no Schedule.Clock: %+v", plan.Schedule)
@@ -59,13 +63,9 @@ func readFirst(t *testing.T, cfg config.Config, skew time.Duration) (*Sweep, rec
 // clock server reports only the kernel's NTP state, and is the reference when it serves its
 // clock (the others measure against it). Release stops serving (the port is free).
 func TestShardClock(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	s0, r0, log0 := readFirst(t, shardConfig(t, 0, addr, addr), 0)
+	t.Parallel()
+	s0, r0, log0 := readFirst(t, shardConfig(t, 0, "127.0.0.1:0", ""), 0, true)
+	addr := s0.clock.served
 	if !r0.Reference || r0.Offset != 0 || r0.Server != addr || r0.Error != "" {
 		t.Errorf("shard 0's reading %+v: want the reference against %s", r0, addr)
 	}
@@ -73,18 +73,18 @@ func TestShardClock(t *testing.T) {
 		t.Errorf("shard 0's console %q: want one line %q", log0, want)
 	}
 	const skew = 50 * time.Millisecond
-	_, r1, log1 := readFirst(t, shardConfig(t, 1, "127.0.0.1:0", addr), skew)
+	_, r1, log1 := readFirst(t, shardConfig(t, 1, "127.0.0.1:0", addr), skew, false)
 	if d := r1.Offset - skew.Nanoseconds(); r1.Reference || r1.Error != "" || d < -r1.Uncertainty-1000 || d > r1.Uncertainty+1000 || r1.Uncertainty > time.Millisecond.Nanoseconds() {
 		t.Errorf("shard 1's reading %+v: want offset %v within its uncertainty (< 1 ms)", r1, skew)
 	}
 	if !strings.Contains(log1, "kneecap: clock: +50.") || !strings.Contains(log1, " ms against "+addr+"; serves 127.0.0.1:") {
 		t.Errorf("shard 1's console %q: want its offset against %s", log1, addr)
 	}
-	_, r3, log3 := readFirst(t, shardConfig(t, 0, "127.0.0.1:0", ""), 0)
+	_, r3, log3 := readFirst(t, shardConfig(t, 0, "127.0.0.1:0", ""), 0, false)
 	if !r3.Reference || r3.Server != "" || r3.Offset != 0 || r3.At == 0 || !strings.Contains(log3, "kneecap: clock: reference (serves 127.0.0.1:") {
 		t.Errorf("a shard that serves and measures none: %+v, console %q; want the reference", r3, log3)
 	}
-	_, r2, log2 := readFirst(t, shardConfig(t, 1, "", ""), 0)
+	_, r2, log2 := readFirst(t, shardConfig(t, 1, "", ""), 0, false)
 	if r2.Server != "" || r2.Offset != 0 || r2.Exchanges != 0 || r2.NTP == nil && clockNTPExpected {
 		t.Errorf("a shard without a clock server: %+v, want only the NTP state", r2)
 	}
@@ -130,6 +130,8 @@ func TestClockLine(t *testing.T) {
 	}{
 		{record.ClockOffset{Server: "h:1", Offset: 420_000, Uncertainty: 30_000}, "", "clock: +0.42 ms ± 0.03 ms against h:1"},
 		{record.ClockOffset{Server: "h:1", Offset: -1_250_000, Uncertainty: 5_000}, "[::]:2", "clock: -1.25 ms ± 0.01 ms against h:1; serves [::]:2"},
+		{record.ClockOffset{Server: "h:1", Offset: 1_000_000_000, Uncertainty: 5_000}, "", "clock: +1000.00 ms ± 0.01 ms against h:1"},
+		{record.ClockOffset{Server: "h:1", Offset: -3_200_000_000, Uncertainty: 5_000}, ":3", "warning: clock: -3200.00 ms ± 0.01 ms against h:1: the clocks differ by more than 1s (is NTP or chrony running on both machines?); the levels run on it; serves :3"},
 		{record.ClockOffset{Server: "h:1", Reference: true}, "[::]:1", "clock: reference (serves [::]:1)"},
 		{record.ClockOffset{NTP: &record.NTPState{Synced: true, EstError: 500_000}}, "", "clock: not measured (no --clock-server): trusting NTP (synced, est. error 0.5 ms)"},
 		{record.ClockOffset{NTP: &record.NTPState{EstError: 16e9}}, "", "clock: not measured (no --clock-server): trusting NTP (the kernel says the clock is not synced)"},

@@ -223,6 +223,11 @@ func (s *Sweep) plan0() error {
 		}
 		s.schedule = &sweep.Schedule{Start: at, Shard: sh.Index, Shards: sh.Count}
 		s.schedule.Clock = s.readClock
+		if s.trace != nil {
+			if err := sweep.TraceProblem(s.trace, s.Cfg.Sweep, s.Rates); err != nil {
+				return exit.Usagef("sweep: shard %s: %w", sh, err)
+			}
+		}
 	}
 	// The workload (a dataset is read here) before anything is created: a bad dataset is a
 	// usage error that leaves nothing behind.

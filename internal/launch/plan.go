@@ -46,7 +46,8 @@ func (s *Sweep) Plan(display Display) sweep.Plan {
 	if s.schedule != nil {
 		plan.Judge = nil                   // the shards cannot agree on stop rules other than the budget
 		plan.Refiner, plan.Refine = nil, 0 // nor on added levels (config refuses sweep.refine)
-		fmt.Fprintln(s.Log, "kneecap: "+s.schedule.Describe(cfg.Sweep, len(s.planned()), cfg.Shard.String()))
+		fmt.Fprintln(s.Log, "kneecap: "+s.schedule.Describe(cfg.Sweep, len(s.planned()), cfg.Shard.String())+
+			" "+sweep.ClockPlan(cfg.Shard.ClockServer))
 	} else if !cfg.Sweep.RateMode() && cfg.Sweep.Refine > 0 {
 		refiner := limitedRefiner{analysis.NewRefiner(cfg.AnalysisOptions(), cfg.Sweep.Stop), s.streamCost()}
 		plan.Refiner = announcingRefiner{refiner, display, false}
