@@ -120,7 +120,7 @@ func Merge(ctx context.Context, parts []*Run) (*Run, []string, error) {
 			Server: func(i int, w0, w1 int64) (*record.ServerStats, error) { return srv(i, w0+offset(i), w1+offset(i)) },
 			GPU:    func(i int, w0, w1 int64) (*record.GPUStats, error) { return gpu(i, w0+offset(i), w1+offset(i)) },
 		}
-		level, why, err := sweep.MergeLevel(runs, records, cfg.Sweep, rec, replay)
+		level, why, err := sweep.MergeLevel(ctx, runs, records, cfg.Sweep, rec, replay)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -50,12 +50,27 @@ var genStart = time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
 // shardLag is shard i's schedule lag in rateGen's records.
 func shardLag(i int) time.Duration { return time.Duration(1+2*i) * 100 * time.Microsecond }
 
+// window is how long a level loads the server after warmup: the rate protocol's longest
+// window, or a trace level's whole passes, the fewest that reach duration (at most
+// max_duration), as a trace shard measures them (sweep's traceLevelProtocol).
+func (g rateGen) window(proto sweep.Protocol) time.Duration {
+	if g.trace == nil {
+		return proto.MaxDuration
+	}
+	pass := time.Duration(math.Round(float64(g.trace.Pass()) / g.scale))
+	k := max(1, (proto.Duration+pass-1)/pass)
+	if k*pass > proto.MaxDuration {
+		k = max(1, proto.MaxDuration/pass)
+	}
+	return k * pass
+}
+
 // schedule returns level k's scheduled arrival times on the reference clock, those due
 // before the end of the load.
 func (g rateGen) schedule(proto sweep.Protocol, k int) []int64 {
 	sched := sweep.Schedule{Start: genStart}
 	start := sched.LevelStart(proto, k).UnixNano()
-	end := start + int64(proto.Warmup+proto.MaxDuration)
+	end := start + int64(proto.Warmup+g.window(proto))
 	gaps := proto.ArrivalOf(1).Gaps(g.rates[k], k)
 	if g.trace != nil {
 		gaps = g.trace.Gaps(g.scale)
@@ -91,7 +106,7 @@ func (g rateGen) parts(t *testing.T) []*rundir.Run {
 	for k, rate := range g.rates {
 		start := sched.LevelStart(proto, k).UnixNano()
 		w0 := start + int64(proto.Warmup)
-		w1 := w0 + int64(proto.MaxDuration)
+		w1 := w0 + int64(g.window(proto))
 		for i, res := range parts {
 			off := int64(0)
 			if g.offset != nil {

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/selfcheck"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // MergeLevel merges the shards' parts of one level of a sharded sweep (parts in shard order,
@@ -37,11 +39,16 @@ import (
 // slice TPS and notes are then computed from the union as for one process. Client
 // diagnostics take the worst shard (the level is client-bound when any shard was); server
 // metrics and GPU telemetry come from the lowest-numbered shard that read them (mergeGPU).
-func MergeLevel(parts []record.LevelRun, records [][]record.Record, proto Protocol, rec Recordings, replay *Replay) (record.Level, []string, error) {
+func MergeLevel(ctx context.Context, parts []record.LevelRun, records [][]record.Record, proto Protocol, rec Recordings, replay *Replay) (record.Level, []string, error) {
 	m, err := mergeParts(parts)
 	run := m.run
 	if err != nil {
 		return record.Level{}, nil, err
+	}
+	if w := scheduledWindow(proto); run.TimeScale == 0 && run.W1-run.W0 > int64(w) {
+		// One schedule's window is at most max_duration: a longer one is not the sweep's
+		// (and would size the window's slices by what the files say).
+		return record.Level{}, nil, fmt.Errorf("merge: %s: the shards' window [%d, %d) is longer than the schedule's %v: not one schedule", levelName(&run), run.W0, run.W1, w)
 	}
 	var all []record.Record
 	for _, r := range records {
@@ -50,7 +57,7 @@ func MergeLevel(parts []record.LevelRun, records [][]record.Record, proto Protoc
 	var warnings []string
 	rate := run.Mode().IsRate()
 	if rate {
-		if warnings, err = rateFindings(&run, parts, records, all, proto, replay, m.interrupted); err != nil {
+		if warnings, err = rateFindings(ctx, &run, parts, records, all, proto, replay, m.interrupted); err != nil {
 			return record.Level{}, nil, err
 		}
 	}
@@ -99,13 +106,17 @@ func MergeLevel(parts []record.LevelRun, records [][]record.Record, proto Protoc
 // rateFindings checks that a rate or trace level's records (records[i] shard i's, all their
 // union) are one schedule (checkSchedule, replayed from the level's scheduled start) and
 // records in run how the merged send times fit the arrival process (a rate level's,
-// fitArrivals) and each shard's part (shardLags); it returns the warnings on them.
-func rateFindings(run *record.LevelRun, parts []record.LevelRun, records [][]record.Record, all []record.Record, proto Protocol, replay *Replay, interrupted bool) ([]string, error) {
-	var start int64
-	if replay != nil && replay.Schedule != nil {
-		start = replay.Schedule.LevelStart(proto, run.Index).UnixNano()
+// fitArrivals) and each shard's part (shardLags); it returns the warnings on them. A rate or
+// time scale kneecap would not run is refused before anything is replayed.
+func rateFindings(ctx context.Context, run *record.LevelRun, parts []record.LevelRun, records [][]record.Record, all []record.Record, proto Protocol, replay *Replay, interrupted bool) ([]string, error) {
+	if run.TimeScale > 0 {
+		if errs := workload.ValidateTimeScales("time scale", []float64{run.TimeScale}); len(errs) > 0 {
+			return nil, fmt.Errorf("merge: level %d: %v: not one schedule", run.Index+1, errs[0])
+		}
+	} else if why := rateProblem(run.OfferedRPS); why != "" {
+		return nil, fmt.Errorf("merge: level %d: offered rate %g %s: not one schedule", run.Index+1, run.OfferedRPS, why)
 	}
-	if err := checkSchedule(run, parts, records, start, run.W1, replay.gaps(run), interrupted); err != nil {
+	if err := checkSchedule(ctx, run, parts, records, spanOf(run, proto, replay), replay.gaps(run), interrupted); err != nil {
 		return nil, err
 	}
 	if run.TimeScale == 0 && replay != nil {
@@ -117,6 +128,27 @@ func rateFindings(run *record.LevelRun, parts []record.LevelRun, records [][]rec
 		warnings = append(warnings, w)
 	}
 	return warnings, nil
+}
+
+// spanOf is where rate or trace level run's arrivals lie on the reference clock (levelSpan):
+// from its scheduled start to the end of its drain, by the protocol (a trace level's: whole
+// passes of replay's trace). Without a schedule, or a trace level without its trace, nothing
+// is replayed, and the span is [0, the latest of the shards' drain ends).
+func spanOf(run *record.LevelRun, proto Protocol, replay *Replay) levelSpan {
+	span := levelSpan{end: run.DrainEnd, loadEnd: run.W1}
+	if replay == nil || replay.Schedule == nil {
+		return span
+	}
+	span.start = replay.Schedule.LevelStart(proto, run.Index).UnixNano()
+	q := proto
+	if run.TimeScale > 0 {
+		if replay.Trace == nil {
+			return span
+		}
+		q, _ = traceLevelProtocol(replay.Trace, proto, run.TimeScale)
+	}
+	span.end = span.start + int64(q.Warmup+scheduledWindow(q)+q.DrainTimeout)
+	return span
 }
 
 // chooseWindow chooses the window of a level every shard ran to its end (records sorted by

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
@@ -55,14 +56,23 @@ func levelName(run *record.LevelRun) string {
 	return fmt.Sprintf("level %d (concurrency %d)", run.Index+1, run.Concurrency)
 }
 
+// levelSpan is where a merged rate or trace level's arrivals lie on the reference clock:
+// its scheduled start, the end of its drain (no arrival is scheduled after it) and loadEnd,
+// the common end of the shards' load, when every shard was still issuing.
+type levelSpan struct{ start, end, loadEnd int64 }
+
+// replayCheckEvery is how many arrivals checkSchedule replays between looks at its context.
+const replayCheckEvery = 1 << 12
+
 // checkSchedule checks that the shards' records (records[i] shard i's, on the reference
 // clock) are one schedule: every arrival index on shard index mod N, once, in a slot of that
 // shard (or −1: cancelled unsent), at the replayed schedule's time in integer nanoseconds
-// (start + Σ gaps) and inside the level (before its part's DrainEnd), and — unless
-// interrupted — every index scheduled before loadEnd (the common end of the shards' load,
-// when every shard was still issuing) present. gaps nil checks the indices alone, counting
-// as due those up to the last recorded one scheduled before loadEnd.
-func checkSchedule(run *record.LevelRun, parts []record.LevelRun, records [][]record.Record, start, loadEnd int64, gaps func() time.Duration, interrupted bool) error {
+// (start + Σ gaps) and inside the level's span, and — unless interrupted — every index
+// scheduled before span.loadEnd present. gaps nil checks the indices alone, counting as due
+// those up to the last recorded one scheduled before loadEnd. A shard's indices are i, i+N,
+// …: one at N × (its records + 1) or beyond cannot be its, which bounds the replay by the
+// files' size whatever their times say; the replay stops with ctx's error once ctx is done.
+func checkSchedule(ctx context.Context, run *record.LevelRun, parts []record.LevelRun, records [][]record.Record, span levelSpan, gaps func() time.Duration, interrupted bool) error {
 	n := len(parts)
 	name := "merge: " + levelName(run)
 	owner := map[int]int{} // arrival index → shard
@@ -77,20 +87,21 @@ func checkSchedule(run *record.LevelRun, parts []record.LevelRun, records [][]re
 			switch {
 			case k < 0 || k%n != i:
 				return fmt.Errorf("%s: shard %d/%d recorded arrival %d, which is shard %d/%d's (index mod %d): not one schedule", name, i, n, k, ((k%n)+n)%n, n, n)
+			case k >= n*(len(recs)+1):
+				return fmt.Errorf("%s: shard %d/%d recorded arrival %d among %d records: its indices (%d, %d, …) cannot reach it: not one schedule", name, i, n, k, len(recs), i, i+n)
 			case r.Worker != -1 && (r.Worker < first || r.Worker >= first+count):
 				return fmt.Errorf("%s: shard %d/%d sent arrival %d in slot %d, outside its slots %d…%d: not one schedule", name, i, n, k, r.Worker, first, first+count-1)
-			case r.Scheduled < start || r.Scheduled >= parts[i].DrainEnd:
-				// Every arrival is due after the level's start and before its drain ends:
-				// this also bounds the replay below.
+			case r.Scheduled < span.start || r.Scheduled >= span.end:
+				// Every arrival is due after the level's start and before its drain ends.
 				return fmt.Errorf("%s: shard %d/%d's arrival %d is scheduled at %d, outside the level [%d, %d): not one schedule",
-					name, i, n, k, r.Scheduled, start, parts[i].DrainEnd)
+					name, i, n, k, r.Scheduled, span.start, span.end)
 			}
 			if o, dup := owner[k]; dup {
 				return fmt.Errorf("%s: arrival %d recorded twice (shards %d/%d and %d/%d): not one schedule", name, k, o, n, i, n)
 			}
 			owner[k], at[k] = i, r.Scheduled
 			latest = max(latest, r.Scheduled)
-			if gaps != nil || r.Scheduled < loadEnd {
+			if gaps != nil || r.Scheduled < span.loadEnd {
 				last = max(last, k)
 			}
 		}
@@ -100,10 +111,15 @@ func checkSchedule(run *record.LevelRun, parts []record.LevelRun, records [][]re
 		// Replay the schedule to the arrival after the last recorded: each recorded one must
 		// be at its time, and every one before loadEnd is due.
 		due = 0
-		t := start
+		t := span.start
 		for k := 0; k <= last+1; k++ {
+			if k%replayCheckEvery == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
 			t += int64(gaps())
-			if t < loadEnd {
+			if t < span.loadEnd {
 				due = k + 1
 			}
 			if k > last {

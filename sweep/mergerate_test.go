@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"context"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -124,8 +126,9 @@ func TestCheckSchedule(t *testing.T) {
 	a := Arrival{Seed: 9}
 	const start, end = int64(1e18), int64(1e18 + 3e9)
 	gaps := func() func() time.Duration { return a.Gaps(40, 2) }
+	span := levelSpan{start: start, end: end + int64(time.Second), loadEnd: end}
 	check := func(parts []record.LevelRun, recs [][]record.Record, interrupted bool) error {
-		return checkSchedule(&parts[0], parts, recs, start, end, gaps(), interrupted)
+		return checkSchedule(context.Background(), &parts[0], parts, recs, span, gaps(), interrupted)
 	}
 	parts, recs := scheduleShards(a, 2, start, end)
 	if len(recs[0]) < 40 || len(recs[1]) < 40 {
@@ -135,7 +138,7 @@ func TestCheckSchedule(t *testing.T) {
 		t.Fatalf("one schedule refused: %v", err)
 	}
 	// Without the schedule's gaps the indices are still checked.
-	if err := checkSchedule(&parts[0], parts, recs, start, end, nil, false); err != nil {
+	if err := checkSchedule(context.Background(), &parts[0], parts, recs, span, nil, false); err != nil {
 		t.Fatalf("indices refused: %v", err)
 	}
 	// An arrival due after the load's end, sent by a shard that stopped late, is one of the
@@ -202,6 +205,52 @@ func TestCheckSchedule(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) ||
 			!strings.Contains(err.Error(), "level 3 (40 requests/s)") || !strings.Contains(err.Error(), "not one schedule")):
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestCheckScheduleHostile: a shard file cannot make the replay run longer than its records
+// warrant. An index beyond N × (the shard's records + 1) is refused before anything is
+// replayed — even on an interrupted level whose gaps are 0 ns, where the replay would
+// otherwise run to it — a rate or time scale kneecap does not run is refused, and a
+// cancelled context stops the replay.
+func TestCheckScheduleHostile(t *testing.T) {
+	t.Parallel()
+	const start, end = int64(1e18), int64(1e18 + 3e9)
+	span := levelSpan{start: start, end: end + int64(time.Second), loadEnd: end}
+	zero := func() time.Duration { return 0 }
+	parts, recs := scheduleShards(Arrival{Seed: 9}, 2, start, end)
+	for _, r := range recs { // every time the schedule's: its gaps are 0 ns
+		for j := range r {
+			r[j].Scheduled = start
+		}
+	}
+	recs[1] = append(recs[1], record.Record{Level: 2, Seq: 1e12 + 1, Worker: 4, Scheduled: start})
+	err := checkSchedule(context.Background(), &parts[0], parts, recs, span, zero, true)
+	if err == nil || !strings.Contains(err.Error(), "shard 1/2 recorded arrival 1000000000001 among") {
+		t.Errorf("a huge index: %v, want it refused", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	parts, recs = scheduleShards(Arrival{Seed: 9}, 2, start, end)
+	a := Arrival{Seed: 9}
+	if err := checkSchedule(ctx, &parts[0], parts, recs, span, a.Gaps(40, 2), false); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v, want %v", err, context.Canceled)
+	}
+	for _, tc := range []struct {
+		rate, scale float64
+		want        string
+	}{
+		{1e12, 0, "offered rate 1e+12 must be within"},
+		{math.NaN(), 0, "offered rate NaN must be > 0"},
+		{40, 1e9, "a time scale must be in"},
+	} {
+		parts, recs := scheduleShards(Arrival{Seed: 9}, 2, start, end)
+		run := parts[0]
+		run.OfferedRPS, run.TimeScale = tc.rate, tc.scale
+		_, err := rateFindings(context.Background(), &run, parts, recs, nil, Protocol{}, &Replay{Arrival: a}, false)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("rate %g, scale %g: %v, want %q", tc.rate, tc.scale, err, tc.want)
 		}
 	}
 }
