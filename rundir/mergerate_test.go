@@ -376,6 +376,19 @@ func TestMergeTraceShards(t *testing.T) {
 		t.Errorf("merged %d records of %d, scale %v, arrivals %+v, shards %+v, window [%d, %d) (shards' [%d, %d))", n, len(sched),
 			run.TimeScale, run.Arrivals, run.Shards, run.W0, run.W1, parts[0].Levels[0].Run.W0, parts[0].Levels[0].Run.W1)
 	}
+	// Answers slower than the warmup: one process would have started the passes at the first
+	// completion; the shards' passes stay, whole, with a note.
+	slow := g
+	slow.e2e = 900 * time.Millisecond
+	slowParts := slow.parts(t)
+	merged, warnings, err = rundir.Merge(context.Background(), slowParts)
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("slow: merge: %v, warnings %q", err, warnings)
+	}
+	if run, p := merged.Levels[0].Run, slowParts[0].Levels[0].Run; run.W0 != p.W0 || run.W1 != p.W1 || !run.Steady ||
+		!hasNote(run, "preceded the first completion") {
+		t.Errorf("slow: window [%d, %d), shards' [%d, %d), steady %v, notes %q", run.W0, run.W1, p.W0, p.W1, run.Steady, run.Notes)
+	}
 	parts[1].Levels[0].Records[3].Scheduled++
 	if _, _, err := rundir.Merge(context.Background(), parts); err == nil || !strings.Contains(err.Error(), "level 1 (time scale 2): shard 1/2's arrival 7 is scheduled at") {
 		t.Errorf("a record off the trace's schedule merged: %v", err)

@@ -35,7 +35,8 @@ import (
 // steady window with min_requests completions among those the controller could have tested,
 // else at the end of the load period. A rate level's starts at its first completion instead
 // (startAfterFirstCompletion) and its window must also realise the offered rate
-// (chooseRateWindowEnd); a trace level's window stays the shards' whole passes. The verdict,
+// (chooseRateWindowEnd); a trace level's window stays the shards' whole passes (noted when
+// they began before the first completion). The verdict,
 // slice TPS and notes are then computed from the union as for one process. Client
 // diagnostics take the worst shard (the level is client-bound when any shard was); server
 // metrics and GPU telemetry come from the lowest-numbered shard that read them (mergeGPU).
@@ -153,9 +154,10 @@ func spanOf(run *record.LevelRun, proto Protocol, replay *Replay) levelSpan {
 
 // chooseWindow chooses the window of a level every shard ran to its end (records sorted by
 // send time) as one process would, and returns the notes on how: a closed loop's warmup ends
-// when every worker has completed a request, a rate or trace level's at its first completion;
-// a closed loop's or rate level's window ends as the controller decides (a rate level's must
-// also realise the offered rate), a trace level's stays its whole passes.
+// when every worker has completed a request, a rate level's at its first completion; a closed
+// loop's or rate level's window ends as the controller decides (a rate level's must also
+// realise the offered rate); a trace level's stays its whole passes, with a note when they
+// began before its first completion.
 func chooseWindow(run *record.LevelRun, records []record.Record, proto Protocol, slice int64) []string {
 	var notes []string
 	add := func(note string) {
@@ -165,7 +167,7 @@ func chooseWindow(run *record.LevelRun, records []record.Record, proto Protocol,
 	}
 	switch {
 	case run.TimeScale > 0:
-		add(startAfterFirstCompletion(run, records, slice))
+		add(passesNote(run, records))
 	case run.Mode().IsRate():
 		add(startAfterFirstCompletion(run, records, slice))
 		add(chooseRateWindowEnd(run, records, proto, slice))

@@ -257,17 +257,24 @@ func lagWarnings(run *record.LevelRun, lags []record.ShardLag) []string {
 	return out
 }
 
-// startAfterFirstCompletion moves a rate or trace level's W0 to the first slice boundary
-// after its first completed request (whatever its status) when none had completed by the
-// scheduled W0, and returns a note saying so (else ""). One process's rate level ends its
-// warmup at the first completion; a shard cannot know of the others'.
-func startAfterFirstCompletion(run *record.LevelRun, records []record.Record, slice int64) string {
+// firstCompletion is when the first of records' sent requests completed (whatever its
+// status), or MaxInt64 when none was sent.
+func firstCompletion(records []record.Record) int64 {
 	first := int64(math.MaxInt64)
 	for i := range records {
 		if r := &records[i]; r.Worker >= 0 {
 			first = min(first, r.Done())
 		}
 	}
+	return first
+}
+
+// startAfterFirstCompletion moves a rate level's W0 to the first slice boundary after its
+// first completed request (whatever its status) when none had completed by the scheduled W0,
+// and returns a note saying so (else ""). One process's rate level ends its warmup at the
+// first completion; a shard cannot know of the others'.
+func startAfterFirstCompletion(run *record.LevelRun, records []record.Record, slice int64) string {
+	first := firstCompletion(records)
 	if first <= run.W0 || first == math.MaxInt64 {
 		return ""
 	}
@@ -276,6 +283,19 @@ func startAfterFirstCompletion(run *record.LevelRun, records []record.Record, sl
 		time.Duration(w0-run.W0))
 	run.W0 = w0
 	return note
+}
+
+// passesNote notes that a trace level's window, the shards' whole passes, began before its
+// first completion ("" when a request had completed by W0). One process would have started
+// its passes then; the shards' passes were fixed by the schedule, and a part of them would
+// not be whole passes, so the window stays.
+func passesNote(run *record.LevelRun, records []record.Record) string {
+	first := firstCompletion(records)
+	if first <= run.W0 || first == math.MaxInt64 {
+		return ""
+	}
+	return fmt.Sprintf("the window's first %s preceded the first completion (one process would have started its passes then; the shards' passes cannot move)",
+		time.Duration(min(first, run.W1)-run.W0).Round(time.Millisecond))
 }
 
 // chooseRateWindowEnd ends a rate level's window as the one-process controller decides (its
