@@ -153,7 +153,7 @@ func checkSchedule(ctx context.Context, run *record.LevelRun, parts []record.Lev
 // gap distribution (ksTest). A send time is taken less the connection's set-up (Sent −
 // ConnWait: when the client started the request, as its StartLag counts): a dial's round
 // trips are the network's, not the shards' keeping of the schedule. Nil with fewer than 3
-// sent arrivals.
+// sent arrivals, or when they were all sent in the same nanosecond.
 func fitArrivals(records []record.Record, a Arrival, rate float64) *record.ArrivalFit {
 	var sent []int64
 	for i := range records {
@@ -170,6 +170,11 @@ func fitArrivals(records []record.Record, a Arrival, rate float64) *record.Arriv
 		gaps[i] = float64(sent[i+1]-sent[i]) / 1e9
 	}
 	mean, sd := stat.MeanStdDev(gaps, nil)
+	if !(mean > 0) || math.IsNaN(sd) {
+		// Every send in one nanosecond (only a garbled file): no CV, and a NaN would stop
+		// levels.json from being written.
+		return nil
+	}
 	fit := &record.ArrivalFit{Process: string(a.process()), Count: len(gaps), CV: sd / mean}
 	var cdf func(float64) float64
 	switch a.process() {
@@ -183,8 +188,9 @@ func fitArrivals(records []record.Record, a Arrival, rate float64) *record.Arriv
 		fit.ExpectedCV = 1
 		cdf = distuv.Exponential{Rate: rate}.CDF
 	}
-	d, p := ksTest(gaps, cdf)
-	fit.KSD, fit.KSP = &d, &p
+	if d, p := ksTest(gaps, cdf); !math.IsNaN(d) && !math.IsNaN(p) {
+		fit.KSD, fit.KSP = &d, &p
+	}
 	return fit
 }
 

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -87,6 +88,23 @@ func TestFitArrivals(t *testing.T) {
 	fit := fitArrivals(sentAt(Arrival{Process: ArrivalConstant}, rate, n, jitter), Arrival{Process: ArrivalConstant}, rate)
 	if fit == nil || fit.KSP != nil || fit.ExpectedCV != 0 || fit.CV > 0.01 {
 		t.Errorf("constant: fit %+v, want a CV near 0 and no KS test", fit)
+	}
+}
+
+// TestFitArrivalsSameInstant: sends all in one nanosecond (only a garbled file) have no CV:
+// no fit, rather than a NaN that levels.json cannot encode.
+func TestFitArrivalsSameInstant(t *testing.T) {
+	t.Parallel()
+	recs := make([]record.Record, 4)
+	for i := range recs {
+		recs[i] = record.Record{Seq: i, Worker: i, Scheduled: 1e18, Sent: 1e18 + 5}
+	}
+	fit := fitArrivals(recs, Arrival{}, 40)
+	if fit != nil {
+		t.Errorf("fit %+v, want none", fit)
+	}
+	if _, err := json.Marshal(record.LevelRun{OfferedRPS: 40, Arrivals: fit}); err != nil {
+		t.Errorf("levels.json: %v", err)
 	}
 }
 
