@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,11 @@ type rateGen struct {
 	// trace, when set, makes it a trace replay at time scale scale.
 	trace *workload.Trace
 	scale float64
+	// wait is arrival seq's wait for a slot (Record.SlotWait; nil: none waited); the last
+	// unsent arrivals of each level were due when issuing stopped, every slot taken, and were
+	// never sent: recorded cancelled, Worker −1, at the end of the load.
+	wait   func(seq int) time.Duration
+	unsent int
 }
 
 // rateProtocol: a rate sweep with a 500 ms warmup, a window of 1 s to 2 s (100 ms slices)
@@ -125,7 +131,8 @@ func (g rateGen) parts(t *testing.T) []*rundir.Run {
 			}
 			res.Levels = append(res.Levels, record.Level{Run: run})
 		}
-		for seq, at := range g.schedule(proto, k) {
+		sched := g.schedule(proto, k)
+		for seq, at := range sched {
 			i := seq % g.shards
 			first, n := sweep.Workers(c, i, g.shards)
 			off := parts[i].Levels[k].Run.W0 - w0
@@ -134,7 +141,16 @@ func (g rateGen) parts(t *testing.T) []*rundir.Run {
 				chunks[j] = int64(50*time.Millisecond/time.Microsecond) + int64(j)*int64(g.e2e-50*time.Millisecond)/19/1000
 			}
 			l := &parts[i].Levels[k]
-			l.Records = append(l.Records, record.Record{
+			if seq >= len(sched)-g.unsent {
+				l.Records = append(l.Records, record.Record{Level: k, Concurrency: c, Worker: -1, Seq: seq, Scheduled: at + off,
+					Sent: w1 + off, Status: record.StatusCancelled, ErrorClass: record.ErrCancelled, Error: "issuing stopped before a slot was free"})
+				continue
+			}
+			var wait time.Duration
+			if g.wait != nil {
+				wait = g.wait(seq)
+			}
+			l.Records = append(l.Records, record.Record{SlotWait: wait,
 				Level: k, Concurrency: c, Worker: first + seq/g.shards%n, Seq: seq,
 				Scheduled: at + off, Sent: at + off + int64(shardLag(i)),
 				TTFT: 50 * time.Millisecond, E2E: g.e2e, Chunks: chunks, OutputTokens: 20, Status: record.StatusOK,
@@ -208,6 +224,56 @@ func TestMergeRateShards(t *testing.T) {
 			t.Errorf("level %d: window [W0, +%v), want +%v (not +%v: the window must realise the rate)",
 				k, time.Duration(run.W1-run.W0), time.Duration(want-run.W0), time.Duration(ungated-run.W0))
 		}
+	}
+}
+
+// TestMergeRateNotes: a merged rate level says, as one process would, that max_concurrency
+// held arrivals back — every arrival that waited for a slot on either shard, the longest wait,
+// out of all the level's arrivals — and how many arrivals were never sent (Worker −1, recorded
+// cancelled: they waited from their time to the end of the load), and those are not counted
+// as a shard's sent requests.
+func TestMergeRateNotes(t *testing.T) {
+	t.Parallel()
+	wait := func(seq int) time.Duration {
+		if seq%3 == 0 {
+			return time.Duration(seq%7+1) * time.Millisecond
+		}
+		return 0
+	}
+	g := rateGen{shards: 2, rates: []float64{20}, e2e: 240 * time.Millisecond, wait: wait, unsent: 2}
+	merged, warnings, err := rundir.Merge(context.Background(), g.parts(t))
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("merge: %v, warnings %q", err, warnings)
+	}
+	proto := rateProtocol()
+	sched := g.schedule(proto, 0)
+	loadEnd := sweep.Schedule{Start: genStart}
+	end := loadEnd.LevelStart(proto, 0).Add(proto.Warmup + proto.MaxDuration).UnixNano()
+	waited, longest, sent := 0, time.Duration(0), [2]int{}
+	for seq, at := range sched {
+		switch {
+		case seq >= len(sched)-g.unsent:
+			waited++
+			longest = max(longest, time.Duration(end-at))
+		case wait(seq) > 0:
+			waited++
+			longest = max(longest, wait(seq))
+			fallthrough
+		default:
+			sent[seq%2]++
+		}
+	}
+	run := merged.Levels[0].Run
+	for _, want := range []string{
+		fmt.Sprintf("max_concurrency 16 reached: %d of %d arrivals waited client-side (longest %s)", waited, len(sched), longest.Round(time.Microsecond)),
+		"2 arrivals due when issuing stopped were never sent: recorded cancelled",
+	} {
+		if !slices.Contains(run.Notes, want) {
+			t.Errorf("notes %q, want %q", run.Notes, want)
+		}
+	}
+	if len(run.Shards) != 2 || run.Shards[0].Requests != sent[0] || run.Shards[1].Requests != sent[1] {
+		t.Errorf("shards %+v, want %v sent", run.Shards, sent)
 	}
 }
 

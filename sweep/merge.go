@@ -63,6 +63,10 @@ func MergeLevel(ctx context.Context, parts []record.LevelRun, records [][]record
 		}
 	}
 	notes := slices.Clone(warnings)
+	if rate {
+		notes = append(notes, mergedRateNotes(&run, all)...)
+		notes = append(notes, replay.passNote(&run, proto)...)
+	}
 	sort.SliceStable(all, func(a, b int) bool { return all[a].Sent < all[b].Sent })
 	if run.Cancelled > 0 {
 		notes = append(notes, fmt.Sprintf("%d requests still in flight at the scheduled end of the drain were cancelled", run.Cancelled))

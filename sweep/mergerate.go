@@ -44,6 +44,18 @@ func (r *Replay) gaps(run *record.LevelRun) func() time.Duration {
 	return r.Arrival.Gaps(run.OfferedRPS, run.Index)
 }
 
+// passNote is a trace level's note that one pass of the trace is longer than max_duration
+// (the level measures one pass; traceLevelProtocol), as each shard noted it.
+func (r *Replay) passNote(run *record.LevelRun, proto Protocol) []string {
+	if r == nil || r.Trace == nil || !(run.TimeScale > 0) {
+		return nil
+	}
+	if _, note := traceLevelProtocol(r.Trace, proto, run.TimeScale); note != "" {
+		return []string{note}
+	}
+	return nil
+}
+
 // levelName names a merged level in errors and warnings: "level 2 (8 requests/s)", "level 1
 // (time scale 2)", "level 3 (concurrency 16)".
 func levelName(run *record.LevelRun) string {
@@ -261,6 +273,25 @@ func lagWarnings(run *record.LevelRun, lags []record.ShardLag) []string {
 		}
 	}
 	return out
+}
+
+// mergedRateNotes are a merged rate or trace level's notes on its cap and unsent arrivals,
+// worded as one process's (rateNotes, the cap "max_concurrency c") from the union of the
+// shards' records: an arrival waited when it has a SlotWait, or when it was never sent
+// because issuing stopped while every slot was taken (from its scheduled time to the stop).
+func mergedRateNotes(run *record.LevelRun, records []record.Record) []string {
+	waited, longest := 0, time.Duration(0)
+	for i := range records {
+		switch r := &records[i]; {
+		case r.Worker >= 0 && r.SlotWait > 0:
+			waited++
+			longest = max(longest, r.SlotWait)
+		case r.Worker < 0 && r.Error == unsentNoSlot:
+			waited++
+			longest = max(longest, time.Duration(r.Sent-r.Scheduled))
+		}
+	}
+	return rateNotes(fmt.Sprintf("max_concurrency %d", run.Concurrency), waited, len(records), longest, records)
 }
 
 // firstCompletion is when the first of records' sent requests completed (whatever its
