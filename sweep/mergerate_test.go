@@ -139,7 +139,8 @@ func TestFitArrivalsSameInstant(t *testing.T) {
 
 // scheduleShards builds the records of n shards of a rate level (index 2, rate 40/s, 8
 // slots) from the rules of the global schedule: arrival k, due at start + Σ gaps, on shard
-// k mod n, in one of its slots, those due before end sent. It returns the shards' parts and
+// k mod n, in one of its slots, those due before end sent but the last shard's last two,
+// never sent (Worker −1). It returns the shards' parts and
 // records.
 func scheduleShards(a Arrival, n int, start, end int64) ([]record.LevelRun, [][]record.Record) {
 	const c, rate = 8, 40.0
@@ -159,6 +160,12 @@ func scheduleShards(a Arrival, n int, start, end int64) ([]record.LevelRun, [][]
 		i := k % n
 		first, count := Workers(c, i, n)
 		recs[i] = append(recs[i], record.Record{Level: 2, Seq: k, Worker: first + k/n%count, Scheduled: t, Sent: t + 1000})
+	}
+	// The last shard's last two arrivals were due when issuing stopped, every slot taken:
+	// recorded cancelled, unsent (Worker −1), at the stop.
+	last := recs[n-1]
+	for j := max(0, len(last)-2); j < len(last); j++ {
+		last[j].Worker, last[j].Sent, last[j].Status = -1, end, record.StatusCancelled
 	}
 	return parts, recs
 }
