@@ -492,3 +492,46 @@ func TestMergeShiftsClosedLoop(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeServerWindowOffset: the server metrics of a merged level whose window is not the
+// shard's are re-read over the merged window on the shard's own clock, the reference window
+// + its offset. Shard 1 (50 ms ahead) scraped every 10 ms; its samples read 1 running inside
+// that window and 100 outside, so a window shifted the wrong way (2 × 50 ms off) would
+// include 100s.
+func TestMergeServerWindowOffset(t *testing.T) {
+	t.Parallel()
+	const off = int64(50 * time.Millisecond)
+	g := rateGen{shards: 2, rates: []float64{20}, e2e: 240 * time.Millisecond,
+		offset: func(shard, _ int) int64 { return int64(shard) * off }}
+	parts := g.parts(t)
+	plain, _, err := rundir.Merge(context.Background(), parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w0, w1 := plain.Levels[0].Run.W0, plain.Levels[0].Run.W1
+	if shard := parts[1].Levels[0].Run; w1+off == shard.W1 {
+		t.Fatalf("merged window [%d, %d) is shard 1's: nothing to re-read", w0, w1)
+	}
+	var b strings.Builder
+	in := 0
+	for at := parts[1].Levels[0].Run.WarmupStart; at < parts[1].Levels[0].Run.DrainEnd; at += int64(10 * time.Millisecond) {
+		running := 100
+		if at >= w0+off && at < w1+off {
+			running = 1
+			in++
+		}
+		fmt.Fprintf(&b, "{\"t_unix_ns\": %d, \"running\": %d}\n", at, running)
+	}
+	parts[1].Dir = t.TempDir()
+	if err := os.WriteFile(filepath.Join(parts[1].Dir, rundir.ServerMetricsFile), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parts[1].Levels[0].Run.Server = &record.ServerStats{Samples: 1, MaxRunning: 100}
+	merged, warnings, err := rundir.Merge(context.Background(), parts)
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("merge: %v, warnings %q", err, warnings)
+	}
+	if st := merged.Levels[0].Run.Server; st == nil || st.Samples != in || st.MaxRunning != 1 {
+		t.Errorf("server %+v, want the %d samples in the merged window, 1 running", st, in)
+	}
+}
