@@ -210,12 +210,15 @@ func fitArrivals(records []record.Record, a Arrival, rate float64) *record.Arriv
 // arrival process asked for (a warning: the shards did not send one schedule's times).
 const ksAlpha = 0.01
 
-// fitWarning warns when fit's KS test rejects the process at ksAlpha ("" otherwise).
+// fitWarning warns when fit's KS test rejects the process at ksAlpha ("" otherwise): the
+// sends bunched. It cannot blame the clocks: a shard schedules on the offset it measured and
+// the merge shifts it back by that offset, so an error in it cancels out of the merged times
+// (and a Poisson process shifted by a constant stays Poisson).
 func fitWarning(run *record.LevelRun, fit *record.ArrivalFit) string {
 	if fit == nil || fit.KSP == nil || !(*fit.KSP < ksAlpha) {
 		return ""
 	}
-	return fmt.Sprintf("%s: the merged send times do not fit %s arrivals: Kolmogorov–Smirnov D = %.3g over %d gaps, p = %.2g < %g (CV %.3f, expected %.3f): the shards' sends were not the schedule's (lag, max_concurrency or clocks)",
+	return fmt.Sprintf("%s: the merged send times do not fit %s arrivals: Kolmogorov–Smirnov D = %.3g over %d gaps, p = %.2g < %g (CV %.3f, expected %.3f): the shards' sends bunched (a shard fell behind its schedule, or max_concurrency held arrivals back)",
 		levelName(run), fit.Process, *fit.KSD, fit.Count, *fit.KSP, ksAlpha, fit.CV, fit.ExpectedCV)
 }
 
