@@ -470,7 +470,8 @@ func TestMergeTraceShards(t *testing.T) {
 
 // TestMergeShiftsClosedLoop: a closed-loop shard's times are moved onto the reference clock
 // too: shard 1, its clock 30 ms ahead and measured so, merges with shard 0 (the windows agree
-// once shifted), and its records come back 30 ms earlier.
+// once shifted), its records come back 30 ms earlier, and the level's shards and the clock
+// line state the offset applied.
 func TestMergeShiftsClosedLoop(t *testing.T) {
 	t.Parallel()
 	const off = int64(30 * time.Millisecond)
@@ -485,6 +486,12 @@ func TestMergeShiftsClosedLoop(t *testing.T) {
 	merged, warnings, err := rundir.Merge(context.Background(), parts)
 	if err != nil || len(warnings) > 0 {
 		t.Fatalf("merge: %v, warnings %q", err, warnings)
+	}
+	if want := "clock offsets +0.000 … +30.000 ms applied, largest uncertainty ±0.050 ms"; merged.Clocks != want {
+		t.Errorf("clock line %q, want %q", merged.Clocks, want)
+	}
+	if s := merged.Levels[0].Run.Shards; len(s) != 2 || s[1].ClockOffset != off || s[0].Requests+s[1].Requests != len(merged.Levels[0].Records) {
+		t.Errorf("shards %+v, want shard 1's offset 30 ms and every request", s)
 	}
 	for _, r := range merged.Levels[0].Records {
 		if r.Worker >= 2 && r.Sent != want {

@@ -57,7 +57,10 @@ func MergeLevel(ctx context.Context, parts []record.LevelRun, records [][]record
 	}
 	var warnings []string
 	rate := run.Mode().IsRate()
-	if rate {
+	if !rate {
+		// No schedule to lag behind: each shard's requests and the offset applied to them.
+		run.Shards = shardLags(parts, records)
+	} else {
 		if warnings, err = rateFindings(ctx, &run, parts, records, all, proto, replay, m.interrupted); err != nil {
 			return record.Level{}, nil, err
 		}
