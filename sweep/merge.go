@@ -278,9 +278,16 @@ func startAfterFirstRequests(run *record.LevelRun, records []record.Record, slic
 	if late == 0 {
 		return ""
 	}
-	w0 := min(run.W0+(last-run.W0+slice-1)/slice*slice, run.W1)
-	note := fmt.Sprintf("window starts %s after the scheduled end of warmup: %d of %d workers had not completed a request by then (one process extends its warmup until every worker has)",
-		time.Duration(w0-run.W0), late, run.Concurrency)
+	return startWindowAfter(run, last, slice, fmt.Sprintf("%d of %d workers had not completed a request by then (one process extends its warmup until every worker has)",
+		late, run.Concurrency))
+}
+
+// startWindowAfter moves run's W0 to the first slice boundary at or after t (at most W1),
+// the moment one process's warmup would have ended, and returns the note saying so: "window
+// starts … after the scheduled end of warmup: " and why.
+func startWindowAfter(run *record.LevelRun, t, slice int64, why string) string {
+	w0 := min(run.W0+(t-run.W0+slice-1)/slice*slice, run.W1)
+	note := fmt.Sprintf("window starts %s after the scheduled end of warmup: %s", time.Duration(w0-run.W0), why)
 	run.W0 = w0
 	return note
 }

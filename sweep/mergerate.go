@@ -318,11 +318,7 @@ func startAfterFirstCompletion(run *record.LevelRun, records []record.Record, sl
 	if first <= run.W0 || first == math.MaxInt64 {
 		return ""
 	}
-	w0 := min(run.W0+(first-run.W0+slice-1)/slice*slice, run.W1)
-	note := fmt.Sprintf("window starts %s after the scheduled end of warmup: no request had completed by then (one process ends a rate level's warmup at its first completion)",
-		time.Duration(w0-run.W0))
-	run.W0 = w0
-	return note
+	return startWindowAfter(run, first, slice, "no request had completed by then (one process ends a rate level's warmup at its first completion)")
 }
 
 // passesNote notes that a trace level's window, the shards' whole passes, began before its
@@ -357,15 +353,8 @@ func chooseRateWindowEnd(run *record.LevelRun, records []record.Record, proto Pr
 		hi := sort.Search(len(arrivals), func(i int) bool { return arrivals[i] >= w1 })
 		return float64(hi-lo) / record.WindowSeconds(run.W0, w1)
 	}
-	gate := func(k int) bool {
-		w1 := run.W0 + slice*int64(k)
-		return record.RealizedWithin(realized(w1), run.OfferedRPS, record.WindowSeconds(run.W0, w1))
-	}
-	if chooseWindowEnd(run, records, proto, slice, gate) || run.W1 <= run.W0 {
+	if chooseWindowEnd(run, records, proto, slice, realizedGateOf(realized, run.W0, slice, run.OfferedRPS)) {
 		return ""
 	}
-	if got := realized(run.W1); !record.RealizedWithin(got, run.OfferedRPS, record.WindowSeconds(run.W0, run.W1)) {
-		return realizedShortText(proto.MaxDuration, got, run.OfferedRPS)
-	}
-	return ""
+	return realizedShort(realized, run.W0, run.W1, proto.MaxDuration, run.OfferedRPS)
 }
