@@ -73,8 +73,8 @@ func Merge(ctx context.Context, parts []*Run) (*Run, []string, error) {
 	}
 	for _, p := range ordered {
 		for _, l := range p.Levels[common:] {
-			warnings = append(warnings, fmt.Sprintf("level %d (concurrency %d) left out: shard %s finished it, but not every shard did",
-				l.Run.Index+1, l.Run.Concurrency, p.Config.Shard))
+			warnings = append(warnings, fmt.Sprintf("%s left out: shard %s finished it, but not every shard did",
+				sweep.LevelName(&l.Run), p.Config.Shard))
 		}
 	}
 	var errs []error

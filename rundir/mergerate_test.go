@@ -455,6 +455,15 @@ func TestMergeTraceShards(t *testing.T) {
 		!hasNote(run, "preceded the first completion") {
 		t.Errorf("slow: window [%d, %d), shards' [%d, %d), steady %v, notes %q", run.W0, run.W1, p.W0, p.W1, run.Steady, run.Notes)
 	}
+	// A level only one shard finished is left out, named by its time scale.
+	more := g
+	more.rates = append(slices.Clone(g.rates), g.rates[0])
+	moreParts := more.parts(t)
+	moreParts[1].Levels = moreParts[1].Levels[:1]
+	if _, warnings, err := rundir.Merge(context.Background(), moreParts); err != nil || len(warnings) != 1 ||
+		!strings.HasPrefix(warnings[0], "level 2 (time scale 2) left out: shard 0/2 finished it") {
+		t.Errorf("partial: %v, warnings %q", err, warnings)
+	}
 	parts[1].Levels[0].Records[3].Scheduled++
 	if _, _, err := rundir.Merge(context.Background(), parts); err == nil || !strings.Contains(err.Error(), "level 1 (time scale 2): shard 1/2's arrival 7 is scheduled at") {
 		t.Errorf("a record off the trace's schedule merged: %v", err)

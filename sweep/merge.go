@@ -49,7 +49,7 @@ func MergeLevel(ctx context.Context, parts []record.LevelRun, records [][]record
 	if w := scheduledWindow(proto); run.TimeScale == 0 && run.W1-run.W0 > int64(w) {
 		// One schedule's window is at most max_duration: a longer one is not the sweep's
 		// (and would size the window's slices by what the files say).
-		return record.Level{}, nil, fmt.Errorf("merge: %s: the shards' window [%d, %d) is longer than the schedule's %v: not one schedule", levelName(&run), run.W0, run.W1, w)
+		return record.Level{}, nil, fmt.Errorf("merge: %s: the shards' window [%d, %d) is longer than the schedule's %v: not one schedule", LevelName(&run), run.W0, run.W1, w)
 	}
 	var all []record.Record
 	for _, r := range records {
@@ -205,7 +205,7 @@ func mergeParts(parts []record.LevelRun) (mergedParts, error) {
 			break
 		}
 	}
-	name := "merge: " + levelName(&p0)
+	name := "merge: " + LevelName(&p0)
 	m := mergedParts{run: record.LevelRun{
 		Index: p0.Index, Concurrency: p0.Concurrency, OfferedRPS: p0.OfferedRPS, TimeScale: p0.TimeScale,
 		WarmupStart: p0.WarmupStart, W0: p0.W0, W1: p0.W1, DrainEnd: p0.DrainEnd,
@@ -217,7 +217,7 @@ func mergeParts(parts []record.LevelRun) (mergedParts, error) {
 			return m, fmt.Errorf("%s: shard %d/%d has level %d at concurrency %d here", name, i, len(parts), p.Index+1, p.Concurrency)
 		}
 		if p.OfferedRPS != p0.OfferedRPS || p.TimeScale != p0.TimeScale {
-			return m, fmt.Errorf("%s: shard %d/%d has %s here: not one schedule", name, i, len(parts), levelName(&p))
+			return m, fmt.Errorf("%s: shard %d/%d has %s here: not one schedule", name, i, len(parts), LevelName(&p))
 		}
 		if p.Shard == nil || p.Shard.Index != i || p.Shard.FirstWorker != next {
 			return m, fmt.Errorf("%s: shard %d/%d's part does not continue the workers at %d", name, i, len(parts), next)

@@ -56,9 +56,9 @@ func (r *Replay) passNote(run *record.LevelRun, proto Protocol) []string {
 	return nil
 }
 
-// levelName names a merged level in errors and warnings: "level 2 (8 requests/s)", "level 1
+// LevelName names a merged level in errors and warnings: "level 2 (8 requests/s)", "level 1
 // (time scale 2)", "level 3 (concurrency 16)".
-func levelName(run *record.LevelRun) string {
+func LevelName(run *record.LevelRun) string {
 	switch {
 	case run.TimeScale > 0:
 		return fmt.Sprintf("level %d (time scale %g)", run.Index+1, run.TimeScale)
@@ -86,7 +86,7 @@ const replayCheckEvery = 1 << 12
 // files' size whatever their times say; the replay stops with ctx's error once ctx is done.
 func checkSchedule(ctx context.Context, run *record.LevelRun, parts []record.LevelRun, records [][]record.Record, span levelSpan, gaps func() time.Duration, interrupted bool) error {
 	n := len(parts)
-	name := "merge: " + levelName(run)
+	name := "merge: " + LevelName(run)
 	owner := map[int]int{} // arrival index → shard
 	at := map[int]int64{}  // arrival index → Scheduled
 	last := -1             // the largest index checked against the schedule (due, without gaps)
@@ -219,7 +219,7 @@ func fitWarning(run *record.LevelRun, fit *record.ArrivalFit) string {
 		return ""
 	}
 	return fmt.Sprintf("%s: the merged send times do not fit %s arrivals: Kolmogorov–Smirnov D = %.3g over %d gaps, p = %.2g < %g (CV %.3f, expected %.3f): the shards' sends bunched (a shard fell behind its schedule, or max_concurrency held arrivals back)",
-		levelName(run), fit.Process, *fit.KSD, fit.Count, *fit.KSP, ksAlpha, fit.CV, fit.ExpectedCV)
+		LevelName(run), fit.Process, *fit.KSD, fit.Count, *fit.KSP, ksAlpha, fit.CV, fit.ExpectedCV)
 }
 
 // shardLags is each shard's part of a merged rate or trace level: its sent arrivals, their
@@ -272,7 +272,7 @@ func lagWarnings(run *record.LevelRun, lags []record.ShardLag) []string {
 		ref := time.Duration(record.Percentile(others, 50))
 		if s.LagP99 > 2*ref && s.LagP99-ref > lagFar {
 			out = append(out, fmt.Sprintf("%s: shard %d/%d's schedule lag p99 %s is far above the other shards' (%s): its machine fell behind its part of the schedule",
-				levelName(run), i, len(lags), s.LagP99.Round(10*time.Microsecond), ref.Round(10*time.Microsecond)))
+				LevelName(run), i, len(lags), s.LagP99.Round(10*time.Microsecond), ref.Round(10*time.Microsecond)))
 		}
 	}
 	return out
