@@ -508,4 +508,16 @@ func TestMergeChoosesWindow(t *testing.T) {
 			t.Errorf("worker %d's first request is in the window", r.Worker)
 		}
 	}
+	// warmup_max 700 ms (100 ms after the scheduled window start) caps the wait, as one
+	// process caps its warmup: by then workers 0, 1 and 2 had completed a request.
+	proto.WarmupMax = 700 * time.Millisecond
+	parts = streamParts(2, c, proto, 200*time.Millisecond)
+	if merged, _, err = rundir.Merge(context.Background(), parts); err != nil {
+		t.Fatal(err)
+	}
+	run = merged.Levels[0].Run
+	if shift := time.Duration(run.W0 - parts[0].Levels[0].Run.W0); shift != 100*time.Millisecond ||
+		!hasNote(run, "window starts 100ms after the scheduled end of warmup: warmup capped at warmup_max (700ms): 3 of 4 workers had completed a request") {
+		t.Errorf("warmup_max: window starts %v after the scheduled one, notes %q: want 100ms and a note", shift, run.Notes)
+	}
 }

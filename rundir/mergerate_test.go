@@ -382,7 +382,8 @@ func TestMergeRateClocks(t *testing.T) {
 
 // TestMergeRateWarmup: a rate level whose first request completes after the scheduled end of
 // warmup (900 ms answers, a 500 ms warmup) starts its window at the first slice boundary after
-// that completion, as one process ends its warmup at the first completion — not each worker's.
+// that completion, as one process ends its warmup at the first completion — not each worker's
+// — or at warmup_max.
 func TestMergeRateWarmup(t *testing.T) {
 	t.Parallel()
 	g := rateGen{shards: 2, rates: []float64{20}, e2e: 900 * time.Millisecond}
@@ -399,6 +400,18 @@ func TestMergeRateWarmup(t *testing.T) {
 	if run := merged.Levels[0].Run; run.W0 != want || !hasNote(run, "no request had completed by then") {
 		t.Errorf("window starts %v after the scheduled end of warmup, want %v (first completion +%v); notes %q",
 			time.Duration(run.W0-w0), time.Duration(want-w0), time.Duration(first-w0), run.Notes)
+	}
+	// With warmup_max 700 ms one process would have ended its warmup then: 200 ms after
+	// the scheduled end of warmup (two slices), with the controller's note.
+	parts := g.parts(t)
+	for _, p := range parts {
+		p.Config.Sweep.WarmupMax = 700 * time.Millisecond
+	}
+	if merged, _, err = rundir.Merge(context.Background(), parts); err != nil {
+		t.Fatal(err)
+	}
+	if run := merged.Levels[0].Run; run.W0 != w0+2*slice || !hasNote(run, "warmup capped at warmup_max (700ms): no request had completed") {
+		t.Errorf("warmup_max: window starts %v after the scheduled end of warmup, want 200ms; notes %q", time.Duration(run.W0-w0), run.Notes)
 	}
 }
 

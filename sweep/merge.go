@@ -176,10 +176,10 @@ func chooseWindow(run *record.LevelRun, records []record.Record, proto Protocol,
 	case run.TimeScale > 0:
 		add(passesNote(run, records))
 	case run.Mode().IsRate():
-		add(startAfterFirstCompletion(run, records, slice))
+		add(startAfterFirstCompletion(run, records, slice, proto.WarmupMax))
 		add(chooseRateWindowEnd(run, records, proto, slice))
 	default:
-		add(startAfterFirstRequests(run, records, slice))
+		add(startAfterFirstRequests(run, records, slice, proto.WarmupMax))
 		chooseWindowEnd(run, records, proto, slice, nil)
 	}
 	return notes
@@ -260,8 +260,9 @@ func mergeParts(parts []record.LevelRun) (mergedParts, error) {
 // startAfterFirstRequests moves W0 to the first slice boundary after the last worker's first
 // completion (its first request, whatever its status) when some worker had not completed a
 // request by the scheduled W0, and returns a note saying so (else ""). One process ends its
-// warmup only when every worker has completed a request; a shard cannot wait for the others.
-func startAfterFirstRequests(run *record.LevelRun, records []record.Record, slice int64) string {
+// warmup only when every worker has completed a request, or at warmup_max (warmupMax > 0)
+// from the level's start; a shard cannot wait for the others.
+func startAfterFirstRequests(run *record.LevelRun, records []record.Record, slice int64, warmupMax time.Duration) string {
 	first := map[int]int64{}
 	for i := range records {
 		if r := &records[i]; r.Seq == 0 {
@@ -277,6 +278,15 @@ func startAfterFirstRequests(run *record.LevelRun, records []record.Record, slic
 	}
 	if late == 0 {
 		return ""
+	}
+	if capAt := max(run.WarmupStart+int64(warmupMax), run.W0); warmupMax > 0 && last > capAt {
+		done := 0
+		for _, d := range first {
+			if d <= capAt {
+				done++
+			}
+		}
+		return startWindowAfter(run, capAt, slice, fmt.Sprintf("warmup capped at warmup_max (%s): %d of %d workers had completed a request", warmupMax, done, run.Concurrency))
 	}
 	return startWindowAfter(run, last, slice, fmt.Sprintf("%d of %d workers had not completed a request by then (one process extends its warmup until every worker has)",
 		late, run.Concurrency))

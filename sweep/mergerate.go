@@ -312,11 +312,15 @@ func firstCompletion(records []record.Record) int64 {
 // startAfterFirstCompletion moves a rate level's W0 to the first slice boundary after its
 // first completed request (whatever its status) when none had completed by the scheduled W0,
 // and returns a note saying so (else ""). One process's rate level ends its warmup at the
-// first completion; a shard cannot know of the others'.
-func startAfterFirstCompletion(run *record.LevelRun, records []record.Record, slice int64) string {
+// first completion, or at warmup_max (warmupMax > 0) from the level's start; a shard cannot
+// know of the others'.
+func startAfterFirstCompletion(run *record.LevelRun, records []record.Record, slice int64, warmupMax time.Duration) string {
 	first := firstCompletion(records)
 	if first <= run.W0 || first == math.MaxInt64 {
 		return ""
+	}
+	if capAt := max(run.WarmupStart+int64(warmupMax), run.W0); warmupMax > 0 && first > capAt {
+		return startWindowAfter(run, capAt, slice, fmt.Sprintf("warmup capped at warmup_max (%s): no request had completed", warmupMax))
 	}
 	return startWindowAfter(run, first, slice, "no request had completed by then (one process ends a rate level's warmup at its first completion)")
 }
