@@ -18,10 +18,12 @@ import (
 // on the reference clock: shifted by −ClockOffset.Offset) into the level one process would
 // have run with every worker, its records the union of the shards', sorted by send time, each
 // in the phase of the merged window.
-// server summarises shard i's server metrics over a window [w0, w1); it is called only when
-// the merged window differs from the shard's. replay replays a rate or trace level's global
-// schedule (nil: its scheduled times are not checked). The warnings are the level's
-// findings the merge must tell (they are in its notes too).
+//
+// rec re-reads shard i's server metrics and GPU readings over a window [w0, w1) on the
+// reference clock; it is called only when the merged window differs from the shard's. ctx
+// ends the schedule's replay early (its error is returned). replay replays a rate or trace
+// level's global schedule (nil: its scheduled times are not checked). The warnings are the
+// level's findings the merge must tell (they are in its notes too).
 //
 // The parts must be one level of one schedule: the same index and concurrency (and offered
 // rate and time scale), worker ranges that continue each other in shard order and cover the
@@ -61,7 +63,7 @@ func MergeLevel(ctx context.Context, parts []record.LevelRun, records [][]record
 		// No schedule to lag behind: each shard's requests and the offset applied to them.
 		run.Shards = shardLags(parts, records)
 	} else {
-		if warnings, err = rateFindings(ctx, &run, parts, records, all, proto, replay, m.interrupted); err != nil {
+		if warnings, err = rateFindings(ctx, &run, parts, records, proto, replay, m.interrupted); err != nil {
 			return record.Level{}, nil, err
 		}
 	}
@@ -111,12 +113,12 @@ func MergeLevel(ctx context.Context, parts []record.LevelRun, records [][]record
 	return record.Level{Run: run, Records: all}, warnings, nil
 }
 
-// rateFindings checks that a rate or trace level's records (records[i] shard i's, all their
-// union) are one schedule (checkSchedule, replayed from the level's scheduled start) and
+// rateFindings checks that a rate or trace level's records (records[i] shard i's) are one
+// schedule (checkSchedule, replayed from the level's scheduled start) and
 // records in run how the merged send times fit the arrival process (a rate level's,
 // fitArrivals) and each shard's part (shardLags); it returns the warnings on them. A rate or
 // time scale kneecap would not run is refused before anything is replayed.
-func rateFindings(ctx context.Context, run *record.LevelRun, parts []record.LevelRun, records [][]record.Record, all []record.Record, proto Protocol, replay *Replay, interrupted bool) ([]string, error) {
+func rateFindings(ctx context.Context, run *record.LevelRun, parts []record.LevelRun, records [][]record.Record, proto Protocol, replay *Replay, interrupted bool) ([]string, error) {
 	if run.TimeScale > 0 {
 		if errs := workload.ValidateTimeScales("time scale", []float64{run.TimeScale}); len(errs) > 0 {
 			return nil, fmt.Errorf("merge: level %d: %v: not one schedule", run.Index+1, errs[0])
@@ -128,7 +130,7 @@ func rateFindings(ctx context.Context, run *record.LevelRun, parts []record.Leve
 		return nil, err
 	}
 	if run.TimeScale == 0 && replay != nil {
-		run.Arrivals = fitArrivals(all, replay.Arrival, run.OfferedRPS)
+		run.Arrivals = fitArrivals(slices.Concat(records...), replay.Arrival, run.OfferedRPS)
 	}
 	run.Shards = shardLags(parts, records)
 	warnings := lagWarnings(run, run.Shards)

@@ -303,7 +303,7 @@ func TestCheckScheduleHostile(t *testing.T) {
 		parts, recs := scheduleShards(Arrival{Seed: 9}, 2, start, end)
 		run := parts[0]
 		run.OfferedRPS, run.TimeScale = tc.rate, tc.scale
-		_, err := rateFindings(context.Background(), &run, parts, recs, nil, Protocol{}, &Replay{Arrival: a}, false)
+		_, err := rateFindings(context.Background(), &run, parts, recs, Protocol{}, &Replay{Arrival: a}, false)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("rate %g, scale %g: %v, want %q", tc.rate, tc.scale, err, tc.want)
 		}
