@@ -34,8 +34,10 @@ import (
 // shard.index and output.dir, and levels on the same schedule; anything else is an error
 // naming the directories. Levels that only some shards finished (one was interrupted or
 // stopped early) are left out, with a warning each; a level that any shard ran interrupted is
-// kept and marked interrupted, so the analysis treats it as invalid. The result's Config has
-// no shard section, and its Shards counts the parts. Once ctx is done (an interrupt) it stops
+// kept and marked interrupted, so the analysis treats it as invalid. A level whose shards
+// ended their windows at different moments (sweep.ErrEndedApart: a server's death) is left
+// out with a warning too; none left is an error. The result's Config has no shard section,
+// and its Shards counts the parts. Once ctx is done (an interrupt) it stops
 // before the next level and returns ctx's error.
 func Merge(ctx context.Context, parts []*Run) (*Run, []string, error) {
 	ordered, err := orderShards(parts)
@@ -94,6 +96,10 @@ func Merge(ctx context.Context, parts []*Run) (*Run, []string, error) {
 			return nil, nil, err
 		}
 		level, why, err := mergeLevel(ctx, ordered, j, cfg.Sweep, files, replay)
+		if errors.Is(err, sweep.ErrEndedApart) { // a server's death: the other levels stand
+			warnings = append(warnings, strings.TrimPrefix(err.Error(), "merge: ")+": left out")
+			continue
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -103,6 +109,9 @@ func Merge(ctx context.Context, parts []*Run) (*Run, []string, error) {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, nil, err
+	}
+	if len(out.Levels) == 0 {
+		return nil, nil, fmt.Errorf("merge: no level could be merged: %s", strings.Join(warnings, "; "))
 	}
 	out.Clocks = record.ClockSummary(out.Runs())
 	var why []string

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -234,6 +235,9 @@ func mergeParts(parts []record.LevelRun) (mergedParts, error) {
 		run.W0 = max(run.W0, p.W0)
 		run.W1 = min(run.W1, p.W1)
 		run.Cancelled += p.Cancelled
+		if r := parts[max(ref, 0)]; !p.Interrupted && p.W0 == r.W0 && p.W1 != r.W1 {
+			return m, endedApart(name, parts, i, ref)
+		}
 		if r := parts[max(ref, 0)]; !p.Interrupted && (p.W0 != r.W0 || p.W1 != r.W1) {
 			return m, fmt.Errorf("%s: shard %d/%d's window [%d, %d) differs from shard %d/%d's [%d, %d): not one schedule",
 				name, i, len(parts), p.W0, p.W1, ref, len(parts), r.W0, r.W1)
@@ -257,6 +261,27 @@ func mergeParts(parts []record.LevelRun) (mergedParts, error) {
 	}
 	run.W1 = max(run.W1, run.W0)
 	return m, nil
+}
+
+// ErrEndedApart is MergeLevel's error for a level whose shards ended their windows at
+// different moments, though none was interrupted: one ended it early, the server having
+// stopped answering (or ignored max_tokens), and each shard saw that at its own moment. Its
+// parts cannot be joined; the merge leaves the level out with a warning.
+var ErrEndedApart = errors.New("the shards ended the level at different moments")
+
+// endedApart is ErrEndedApart for parts i and ref (the same W0, not the same W1), naming the
+// one that ended first and why it was not steady.
+func endedApart(name string, parts []record.LevelRun, i, ref int) error {
+	early, other := i, ref
+	if parts[ref].W1 < parts[i].W1 {
+		early, other = ref, i
+	}
+	why := parts[early].NotSteadyReason
+	if why == "" {
+		why = "no reason recorded"
+	}
+	return fmt.Errorf("%s: shard %d/%d ended its window %s before shard %d/%d (%s): %w", name, early, len(parts),
+		time.Duration(parts[other].W1-parts[early].W1), other, len(parts), why, ErrEndedApart)
 }
 
 // startAfterFirstRequests moves W0 to the first slice boundary after the last worker's first
