@@ -43,10 +43,10 @@ type ShardLag struct {
 }
 
 // ClockSummary is the one line a merged sweep gives on its shards' clocks (the console and
-// the report's subtitle): the range of the offsets its rate and trace levels' shards were
-// shifted by, and the largest uncertainty of those readings — "clock offsets −0.210 … +50.000
-// ms applied, largest uncertainty ±0.100 ms". "" when no level records a shard's offset or
-// uncertainty (no merge, a closed loop, or no clock server).
+// the report's subtitle): the range of the offsets its levels' shards were shifted by, and
+// the largest uncertainty of those readings — "clock offsets −0.210 … +50.000 ms applied,
+// largest uncertainty ±0.100 ms". "" when no level records a shard's offset or uncertainty
+// (no merge, or no clock server).
 func ClockSummary(runs []LevelRun) string {
 	var lo, hi, unc int64
 	first, measured := true, false

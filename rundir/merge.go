@@ -34,8 +34,10 @@ import (
 // shard.index and output.dir, and levels on the same schedule; anything else is an error
 // naming the directories. Levels that only some shards finished (one was interrupted or
 // stopped early) are left out, with a warning each; a level that any shard ran interrupted is
-// kept and marked interrupted, so the analysis treats it as invalid. The result's Config has
-// no shard section, and its Shards counts the parts. Once ctx is done (an interrupt) it stops
+// kept and marked interrupted, so the analysis treats it as invalid. A level whose shards
+// ended their windows at different moments (sweep.ErrEndedApart: a server's death) is left
+// out with a warning too; none left is an error. The result's Config has no shard section,
+// and its Shards counts the parts. Once ctx is done (an interrupt) it stops
 // before the next level and returns ctx's error.
 func Merge(ctx context.Context, parts []*Run) (*Run, []string, error) {
 	ordered, err := orderShards(parts)
@@ -60,17 +62,7 @@ func Merge(ctx context.Context, parts []*Run) (*Run, []string, error) {
 		PromptSizing: first.PromptSizing,
 		GPUIdle:      first.GPUIdle,
 	}
-	var warnings []string
-	for _, p := range ordered[1:] {
-		if p.Kneecap != first.Kneecap {
-			warnings = append(warnings, fmt.Sprintf("shard %s ran kneecap %q, shard %s %q: the load generators differ",
-				p.Config.Shard, p.Kneecap, first.Config.Shard, first.Kneecap))
-		}
-		if a, b := sizingText(p.PromptSizing), sizingText(first.PromptSizing); a != b {
-			warnings = append(warnings, fmt.Sprintf("shard %s sized its prompts as %s, shard %s as %s: their requests differ",
-				p.Config.Shard, a, first.Config.Shard, b))
-		}
-	}
+	warnings := generatorWarnings(ordered)
 	common := len(first.Levels)
 	for _, p := range ordered {
 		common = min(common, len(p.Levels))
@@ -83,13 +75,15 @@ func Merge(ctx context.Context, parts []*Run) (*Run, []string, error) {
 	}
 	for _, p := range ordered {
 		for _, l := range p.Levels[common:] {
-			warnings = append(warnings, fmt.Sprintf("level %d (concurrency %d) left out: shard %s finished it, but not every shard did",
-				l.Run.Index+1, l.Run.Concurrency, p.Config.Shard))
+			warnings = append(warnings, fmt.Sprintf("%s left out: shard %s finished it, but not every shard did",
+				sweep.LevelName(&l.Run), p.Config.Shard))
 		}
 	}
 	var errs []error
-	srv := rereader(ordered, ServerMetricsFile, ReadServerMetrics, server.SummarizeSamples)
-	gpu := rereader(ordered, GPUMetricsFile, ReadGPUMetrics, server.SummarizeGPU)
+	files := sweep.Recordings{ // on each shard's own clock
+		Server: rereader(ordered, ServerMetricsFile, ReadServerMetrics, server.SummarizeSamples),
+		GPU:    rereader(ordered, GPUMetricsFile, ReadGPUMetrics, server.SummarizeGPU),
+	}
 	replay, unchecked := mergeReplay(ordered, common)
 	warnings = append(warnings, unchecked...)
 	shardRuns := make([][]record.LevelRun, n)
@@ -101,26 +95,11 @@ func Merge(ctx context.Context, parts []*Run) (*Run, []string, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		runs := make([]record.LevelRun, n)
-		records := make([][]record.Record, n)
-		for i, p := range ordered {
-			runs[i] = p.Levels[j].Run
-			records[i] = slices.Clone(p.Levels[j].Records)
-			shiftOntoReference(&runs[i], records[i])
+		level, why, err := mergeLevel(ctx, ordered, j, cfg.Sweep, files, replay)
+		if errors.Is(err, sweep.ErrEndedApart) { // a server's death: the other levels stand
+			warnings = append(warnings, strings.TrimPrefix(err.Error(), "merge: ")+": left out")
+			continue
 		}
-		// A shard's recordings are on its own clock: the merged window is asked of them
-		// shifted back by the offset its level ran on.
-		offset := func(i int) int64 {
-			if c := runs[i].Clock; c != nil {
-				return c.Offset
-			}
-			return 0
-		}
-		rec := sweep.Recordings{
-			Server: func(i int, w0, w1 int64) (*record.ServerStats, error) { return srv(i, w0+offset(i), w1+offset(i)) },
-			GPU:    func(i int, w0, w1 int64) (*record.GPUStats, error) { return gpu(i, w0+offset(i), w1+offset(i)) },
-		}
-		level, why, err := sweep.MergeLevel(runs, records, cfg.Sweep, rec, replay)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -131,10 +110,57 @@ func Merge(ctx context.Context, parts []*Run) (*Run, []string, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, nil, err
 	}
+	if len(out.Levels) == 0 {
+		return nil, nil, fmt.Errorf("merge: no level could be merged: %s", strings.Join(warnings, "; "))
+	}
 	out.Clocks = record.ClockSummary(out.Runs())
 	var why []string
 	out.StopReason, why = stopReason(ordered)
 	return out, append(warnings, why...), nil
+}
+
+// generatorWarnings warns of each shard (ordered, in shard order) whose kneecap or prompt
+// sizing differs from shard 0's: its requests may not be the others'.
+func generatorWarnings(ordered []*Run) []string {
+	var warnings []string
+	first := ordered[0]
+	for _, p := range ordered[1:] {
+		if p.Kneecap != first.Kneecap {
+			warnings = append(warnings, fmt.Sprintf("shard %s ran kneecap %q, shard %s %q: the load generators differ",
+				p.Config.Shard, p.Kneecap, first.Config.Shard, first.Kneecap))
+		}
+		if a, b := sizingText(p.PromptSizing), sizingText(first.PromptSizing); a != b {
+			warnings = append(warnings, fmt.Sprintf("shard %s sized its prompts as %s, shard %s as %s: their requests differ",
+				p.Config.Shard, a, first.Config.Shard, b))
+		}
+	}
+	return warnings
+}
+
+// mergeLevel merges level j of the shards (ordered, in shard order; sweep.MergeLevel) once
+// their records and level times are moved onto the reference clock (shiftOntoReference).
+// files re-reads a shard's server metrics and GPU readings on its own clock: the merged
+// window is asked of them shifted back by the offset its level ran on.
+func mergeLevel(ctx context.Context, ordered []*Run, j int, proto sweep.Protocol, files sweep.Recordings, replay *sweep.Replay) (record.Level, []string, error) {
+	n := len(ordered)
+	runs := make([]record.LevelRun, n)
+	records := make([][]record.Record, n)
+	offset := make([]int64, n)
+	for i, p := range ordered {
+		runs[i] = p.Levels[j].Run
+		records[i] = slices.Clone(p.Levels[j].Records)
+		shiftOntoReference(&runs[i], records[i])
+		if c := runs[i].Clock; c != nil {
+			offset[i] = c.Offset
+		}
+	}
+	rec := sweep.Recordings{
+		Server: func(i int, w0, w1 int64) (*record.ServerStats, error) {
+			return files.Server(i, w0+offset[i], w1+offset[i])
+		},
+		GPU: func(i int, w0, w1 int64) (*record.GPUStats, error) { return files.GPU(i, w0+offset[i], w1+offset[i]) },
+	}
+	return sweep.MergeLevel(ctx, runs, records, proto, rec, replay)
 }
 
 // orderShards checks that parts are every shard of one sweep exactly once, with the same

@@ -376,6 +376,41 @@ func TestMergeChunkBound(t *testing.T) {
 
 // TestMergePartial: a level that one shard did not finish is left out with a warning; a
 // level one shard ran interrupted is kept, interrupted (invalid for the analysis).
+// onlyLevel is p with level j alone.
+func onlyLevel(p *rundir.Run, j int) *rundir.Run {
+	q := *p
+	q.Levels = p.Levels[j : j+1]
+	return &q
+}
+
+// TestMergeEndedApart: a level whose shards ended their windows at different moments (the
+// server stopped answering, and each shard saw it when its own requests failed) is left out
+// with a warning naming the shard that ended first and why; the levels before it merge.
+func TestMergeEndedApart(t *testing.T) {
+	parts := shardParts(2, []int{2, 4})
+	l := &parts[1].Levels[1].Run
+	l.W1 -= int64(300 * time.Millisecond)
+	l.Steady, l.NotSteadyReason = false, "the server stopped answering"
+	merged, warnings, err := rundir.Merge(context.Background(), parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "level 2 (concurrency 4): shard 1/2 ended its window 300ms before shard 0/2 (the server stopped answering): the shards ended the level at different moments: left out"
+	if len(merged.Levels) != 1 || len(warnings) != 1 || warnings[0] != want {
+		t.Errorf("%d levels, warnings %q: want 1 and %q", len(merged.Levels), warnings, want)
+	}
+	// With no other level, nothing is left to merge.
+	if _, _, err := rundir.Merge(context.Background(), []*rundir.Run{onlyLevel(parts[0], 1), onlyLevel(parts[1], 1)}); err == nil ||
+		!strings.Contains(err.Error(), "no level could be merged: level 2 (concurrency 4): shard 1/2 ended its window") {
+		t.Errorf("only the level ended apart: %v", err)
+	}
+	// A window that starts elsewhere is still not one schedule.
+	parts[1].Levels[1].Run.W0 += int64(time.Millisecond)
+	if _, _, err := rundir.Merge(context.Background(), parts); err == nil || !strings.Contains(err.Error(), "not one schedule") {
+		t.Errorf("a moved window start merged: %v", err)
+	}
+}
+
 func TestMergePartial(t *testing.T) {
 	parts := shardParts(2, []int{2, 4, 8})
 	parts[1].Levels = parts[1].Levels[:2]
@@ -507,5 +542,17 @@ func TestMergeChoosesWindow(t *testing.T) {
 		if r.Seq == 0 && r.Phase == record.PhaseMeasure {
 			t.Errorf("worker %d's first request is in the window", r.Worker)
 		}
+	}
+	// warmup_max 700 ms (100 ms after the scheduled window start) caps the wait, as one
+	// process caps its warmup: by then workers 0, 1 and 2 had completed a request.
+	proto.WarmupMax = 700 * time.Millisecond
+	parts = streamParts(2, c, proto, 200*time.Millisecond)
+	if merged, _, err = rundir.Merge(context.Background(), parts); err != nil {
+		t.Fatal(err)
+	}
+	run = merged.Levels[0].Run
+	if shift := time.Duration(run.W0 - parts[0].Levels[0].Run.W0); shift != 100*time.Millisecond ||
+		!hasNote(run, "window starts 100ms after the scheduled end of warmup: warmup capped at warmup_max (700ms): 3 of 4 workers had completed a request") {
+		t.Errorf("warmup_max: window starts %v after the scheduled one, notes %q: want 100ms and a note", shift, run.Notes)
 	}
 }

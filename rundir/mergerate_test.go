@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,11 @@ type rateGen struct {
 	// trace, when set, makes it a trace replay at time scale scale.
 	trace *workload.Trace
 	scale float64
+	// wait is arrival seq's wait for a slot (Record.SlotWait; nil: none waited); the last
+	// unsent arrivals of each level were due when issuing stopped, every slot taken, and were
+	// never sent: recorded cancelled, Worker −1, at the end of the load.
+	wait   func(seq int) time.Duration
+	unsent int
 }
 
 // rateProtocol: a rate sweep with a 500 ms warmup, a window of 1 s to 2 s (100 ms slices)
@@ -50,12 +56,27 @@ var genStart = time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
 // shardLag is shard i's schedule lag in rateGen's records.
 func shardLag(i int) time.Duration { return time.Duration(1+2*i) * 100 * time.Microsecond }
 
+// window is how long a level loads the server after warmup: the rate protocol's longest
+// window, or a trace level's whole passes, the fewest that reach duration (at most
+// max_duration), as a trace shard measures them (sweep's traceLevelProtocol).
+func (g rateGen) window(proto sweep.Protocol) time.Duration {
+	if g.trace == nil {
+		return proto.MaxDuration
+	}
+	pass := time.Duration(math.Round(float64(g.trace.Pass()) / g.scale))
+	k := max(1, (proto.Duration+pass-1)/pass)
+	if k*pass > proto.MaxDuration {
+		k = max(1, proto.MaxDuration/pass)
+	}
+	return k * pass
+}
+
 // schedule returns level k's scheduled arrival times on the reference clock, those due
 // before the end of the load.
 func (g rateGen) schedule(proto sweep.Protocol, k int) []int64 {
 	sched := sweep.Schedule{Start: genStart}
 	start := sched.LevelStart(proto, k).UnixNano()
-	end := start + int64(proto.Warmup+proto.MaxDuration)
+	end := start + int64(proto.Warmup+g.window(proto))
 	gaps := proto.ArrivalOf(1).Gaps(g.rates[k], k)
 	if g.trace != nil {
 		gaps = g.trace.Gaps(g.scale)
@@ -91,7 +112,7 @@ func (g rateGen) parts(t *testing.T) []*rundir.Run {
 	for k, rate := range g.rates {
 		start := sched.LevelStart(proto, k).UnixNano()
 		w0 := start + int64(proto.Warmup)
-		w1 := w0 + int64(proto.MaxDuration)
+		w1 := w0 + int64(g.window(proto))
 		for i, res := range parts {
 			off := int64(0)
 			if g.offset != nil {
@@ -110,7 +131,8 @@ func (g rateGen) parts(t *testing.T) []*rundir.Run {
 			}
 			res.Levels = append(res.Levels, record.Level{Run: run})
 		}
-		for seq, at := range g.schedule(proto, k) {
+		sched := g.schedule(proto, k)
+		for seq, at := range sched {
 			i := seq % g.shards
 			first, n := sweep.Workers(c, i, g.shards)
 			off := parts[i].Levels[k].Run.W0 - w0
@@ -119,7 +141,16 @@ func (g rateGen) parts(t *testing.T) []*rundir.Run {
 				chunks[j] = int64(50*time.Millisecond/time.Microsecond) + int64(j)*int64(g.e2e-50*time.Millisecond)/19/1000
 			}
 			l := &parts[i].Levels[k]
-			l.Records = append(l.Records, record.Record{
+			if seq >= len(sched)-g.unsent {
+				l.Records = append(l.Records, record.Record{Level: k, Concurrency: c, Worker: -1, Seq: seq, Scheduled: at + off,
+					Sent: w1 + off, Status: record.StatusCancelled, ErrorClass: record.ErrCancelled, Error: "issuing stopped before a slot was free"})
+				continue
+			}
+			var wait time.Duration
+			if g.wait != nil {
+				wait = g.wait(seq)
+			}
+			l.Records = append(l.Records, record.Record{SlotWait: wait,
 				Level: k, Concurrency: c, Worker: first + seq/g.shards%n, Seq: seq,
 				Scheduled: at + off, Sent: at + off + int64(shardLag(i)),
 				TTFT: 50 * time.Millisecond, E2E: g.e2e, Chunks: chunks, OutputTokens: 20, Status: record.StatusOK,
@@ -193,6 +224,56 @@ func TestMergeRateShards(t *testing.T) {
 			t.Errorf("level %d: window [W0, +%v), want +%v (not +%v: the window must realise the rate)",
 				k, time.Duration(run.W1-run.W0), time.Duration(want-run.W0), time.Duration(ungated-run.W0))
 		}
+	}
+}
+
+// TestMergeRateNotes: a merged rate level says, as one process would, that max_concurrency
+// held arrivals back — every arrival that waited for a slot on either shard, the longest wait,
+// out of all the level's arrivals — and how many arrivals were never sent (Worker −1, recorded
+// cancelled: they waited from their time to the end of the load), and those are not counted
+// as a shard's sent requests.
+func TestMergeRateNotes(t *testing.T) {
+	t.Parallel()
+	wait := func(seq int) time.Duration {
+		if seq%3 == 0 {
+			return time.Duration(seq%7+1) * time.Millisecond
+		}
+		return 0
+	}
+	g := rateGen{shards: 2, rates: []float64{20}, e2e: 240 * time.Millisecond, wait: wait, unsent: 2}
+	merged, warnings, err := rundir.Merge(context.Background(), g.parts(t))
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("merge: %v, warnings %q", err, warnings)
+	}
+	proto := rateProtocol()
+	sched := g.schedule(proto, 0)
+	loadEnd := sweep.Schedule{Start: genStart}
+	end := loadEnd.LevelStart(proto, 0).Add(proto.Warmup + proto.MaxDuration).UnixNano()
+	waited, longest, sent := 0, time.Duration(0), [2]int{}
+	for seq, at := range sched {
+		switch {
+		case seq >= len(sched)-g.unsent:
+			waited++
+			longest = max(longest, time.Duration(end-at))
+		case wait(seq) > 0:
+			waited++
+			longest = max(longest, wait(seq))
+			fallthrough
+		default:
+			sent[seq%2]++
+		}
+	}
+	run := merged.Levels[0].Run
+	for _, want := range []string{
+		fmt.Sprintf("max_concurrency 16 reached: %d of %d arrivals waited client-side (longest %s)", waited, len(sched), longest.Round(time.Microsecond)),
+		"2 arrivals due when issuing stopped were never sent: recorded cancelled",
+	} {
+		if !slices.Contains(run.Notes, want) {
+			t.Errorf("notes %q, want %q", run.Notes, want)
+		}
+	}
+	if len(run.Shards) != 2 || run.Shards[0].Requests != sent[0] || run.Shards[1].Requests != sent[1] {
+		t.Errorf("shards %+v, want %v sent", run.Shards, sent)
 	}
 }
 
@@ -301,7 +382,8 @@ func TestMergeRateClocks(t *testing.T) {
 
 // TestMergeRateWarmup: a rate level whose first request completes after the scheduled end of
 // warmup (900 ms answers, a 500 ms warmup) starts its window at the first slice boundary after
-// that completion, as one process ends its warmup at the first completion — not each worker's.
+// that completion, as one process ends its warmup at the first completion — not each worker's
+// — or at warmup_max.
 func TestMergeRateWarmup(t *testing.T) {
 	t.Parallel()
 	g := rateGen{shards: 2, rates: []float64{20}, e2e: 900 * time.Millisecond}
@@ -318,6 +400,18 @@ func TestMergeRateWarmup(t *testing.T) {
 	if run := merged.Levels[0].Run; run.W0 != want || !hasNote(run, "no request had completed by then") {
 		t.Errorf("window starts %v after the scheduled end of warmup, want %v (first completion +%v); notes %q",
 			time.Duration(run.W0-w0), time.Duration(want-w0), time.Duration(first-w0), run.Notes)
+	}
+	// With warmup_max 700 ms one process would have ended its warmup then: 200 ms after
+	// the scheduled end of warmup (two slices), with the controller's note.
+	parts := g.parts(t)
+	for _, p := range parts {
+		p.Config.Sweep.WarmupMax = 700 * time.Millisecond
+	}
+	if merged, _, err = rundir.Merge(context.Background(), parts); err != nil {
+		t.Fatal(err)
+	}
+	if run := merged.Levels[0].Run; run.W0 != w0+2*slice || !hasNote(run, "warmup capped at warmup_max (700ms): no request had completed") {
+		t.Errorf("warmup_max: window starts %v after the scheduled end of warmup, want 200ms; notes %q", time.Duration(run.W0-w0), run.Notes)
 	}
 }
 
@@ -361,6 +455,28 @@ func TestMergeTraceShards(t *testing.T) {
 		t.Errorf("merged %d records of %d, scale %v, arrivals %+v, shards %+v, window [%d, %d) (shards' [%d, %d))", n, len(sched),
 			run.TimeScale, run.Arrivals, run.Shards, run.W0, run.W1, parts[0].Levels[0].Run.W0, parts[0].Levels[0].Run.W1)
 	}
+	// Answers slower than the warmup: one process would have started the passes at the first
+	// completion; the shards' passes stay, whole, with a note.
+	slow := g
+	slow.e2e = 900 * time.Millisecond
+	slowParts := slow.parts(t)
+	merged, warnings, err = rundir.Merge(context.Background(), slowParts)
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("slow: merge: %v, warnings %q", err, warnings)
+	}
+	if run, p := merged.Levels[0].Run, slowParts[0].Levels[0].Run; run.W0 != p.W0 || run.W1 != p.W1 || !run.Steady ||
+		!hasNote(run, "preceded the first completion") {
+		t.Errorf("slow: window [%d, %d), shards' [%d, %d), steady %v, notes %q", run.W0, run.W1, p.W0, p.W1, run.Steady, run.Notes)
+	}
+	// A level only one shard finished is left out, named by its time scale.
+	more := g
+	more.rates = append(slices.Clone(g.rates), g.rates[0])
+	moreParts := more.parts(t)
+	moreParts[1].Levels = moreParts[1].Levels[:1]
+	if _, warnings, err := rundir.Merge(context.Background(), moreParts); err != nil || len(warnings) != 1 ||
+		!strings.HasPrefix(warnings[0], "level 2 (time scale 2) left out: shard 0/2 finished it") {
+		t.Errorf("partial: %v, warnings %q", err, warnings)
+	}
 	parts[1].Levels[0].Records[3].Scheduled++
 	if _, _, err := rundir.Merge(context.Background(), parts); err == nil || !strings.Contains(err.Error(), "level 1 (time scale 2): shard 1/2's arrival 7 is scheduled at") {
 		t.Errorf("a record off the trace's schedule merged: %v", err)
@@ -376,7 +492,8 @@ func TestMergeTraceShards(t *testing.T) {
 
 // TestMergeShiftsClosedLoop: a closed-loop shard's times are moved onto the reference clock
 // too: shard 1, its clock 30 ms ahead and measured so, merges with shard 0 (the windows agree
-// once shifted), and its records come back 30 ms earlier.
+// once shifted), its records come back 30 ms earlier, and the level's shards and the clock
+// line state the offset applied.
 func TestMergeShiftsClosedLoop(t *testing.T) {
 	t.Parallel()
 	const off = int64(30 * time.Millisecond)
@@ -392,9 +509,58 @@ func TestMergeShiftsClosedLoop(t *testing.T) {
 	if err != nil || len(warnings) > 0 {
 		t.Fatalf("merge: %v, warnings %q", err, warnings)
 	}
+	if want := "clock offsets +0.000 … +30.000 ms applied, largest uncertainty ±0.050 ms"; merged.Clocks != want {
+		t.Errorf("clock line %q, want %q", merged.Clocks, want)
+	}
+	if s := merged.Levels[0].Run.Shards; len(s) != 2 || s[1].ClockOffset != off || s[0].Requests+s[1].Requests != len(merged.Levels[0].Records) {
+		t.Errorf("shards %+v, want shard 1's offset 30 ms and every request", s)
+	}
 	for _, r := range merged.Levels[0].Records {
 		if r.Worker >= 2 && r.Sent != want {
 			t.Errorf("shard 1's worker %d sent at %+v of the reference clock, want %d", r.Worker, time.Duration(r.Sent-want), want)
 		}
+	}
+}
+
+// TestMergeServerWindowOffset: the server metrics of a merged level whose window is not the
+// shard's are re-read over the merged window on the shard's own clock, the reference window
+// + its offset. Shard 1 (50 ms ahead) scraped every 10 ms; its samples read 1 running inside
+// that window and 100 outside, so a window shifted the wrong way (2 × 50 ms off) would
+// include 100s.
+func TestMergeServerWindowOffset(t *testing.T) {
+	t.Parallel()
+	const off = int64(50 * time.Millisecond)
+	g := rateGen{shards: 2, rates: []float64{20}, e2e: 240 * time.Millisecond,
+		offset: func(shard, _ int) int64 { return int64(shard) * off }}
+	parts := g.parts(t)
+	plain, _, err := rundir.Merge(context.Background(), parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w0, w1 := plain.Levels[0].Run.W0, plain.Levels[0].Run.W1
+	if shard := parts[1].Levels[0].Run; w1+off == shard.W1 {
+		t.Fatalf("merged window [%d, %d) is shard 1's: nothing to re-read", w0, w1)
+	}
+	var b strings.Builder
+	in := 0
+	for at := parts[1].Levels[0].Run.WarmupStart; at < parts[1].Levels[0].Run.DrainEnd; at += int64(10 * time.Millisecond) {
+		running := 100
+		if at >= w0+off && at < w1+off {
+			running = 1
+			in++
+		}
+		fmt.Fprintf(&b, "{\"t_unix_ns\": %d, \"running\": %d}\n", at, running)
+	}
+	parts[1].Dir = t.TempDir()
+	if err := os.WriteFile(filepath.Join(parts[1].Dir, rundir.ServerMetricsFile), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parts[1].Levels[0].Run.Server = &record.ServerStats{Samples: 1, MaxRunning: 100}
+	merged, warnings, err := rundir.Merge(context.Background(), parts)
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("merge: %v, warnings %q", err, warnings)
+	}
+	if st := merged.Levels[0].Run.Server; st == nil || st.Samples != in || st.MaxRunning != 1 {
+		t.Errorf("server %+v, want the %d samples in the merged window, 1 running", st, in)
 	}
 }

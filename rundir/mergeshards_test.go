@@ -29,7 +29,11 @@ func TestMergeRealRateShards(t *testing.T) {
 	const rate, skew = 100, 50 * time.Millisecond
 	arrival := proto.ArrivalOf(1)
 	srv, addr := clockServer(t)
-	start := time.Now().Add(200 * time.Millisecond)
+	// Shard 1 reads its clock from 100 ms (the clock's lead) + skew before its start on the
+	// reference clock: the start leaves it 350 ms for the clients, goroutines and 8
+	// exchanges to set up, which a loaded 2-core machine under -race needs (at 200 ms a
+	// 60 ms stall failed the reading).
+	start := time.Now().Add(500 * time.Millisecond)
 	parts := runShardPlans(t, url, 2, proto, start, func(i int) sweep.Plan {
 		s := &sweep.Schedule{Start: start, Shard: i, Shards: 2, Skew: time.Duration(i) * skew}
 		opts := clocksync.DefaultOptions()

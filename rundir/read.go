@@ -37,8 +37,8 @@ type Run struct {
 	StopReason string
 	// Shards is the number of shards merged into this run (0: not a merge).
 	Shards int
-	// Clocks is Merge's line on the clock offsets it applied to its rate and trace levels'
-	// shards (record.ClockSummary; "" when none measured against a clock server). A results
+	// Clocks is Merge's line on the clock offsets it applied to its levels' shards
+	// (record.ClockSummary; "" when none measured against a clock server). A results
 	// directory read back has it in its levels' shards.
 	Clocks string
 	// Kneecap is the version of kneecap that ran the sweep ("" before it was recorded).

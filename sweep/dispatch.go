@@ -198,7 +198,7 @@ func (l *level) flush(seq int, sch *schedule) {
 	default:
 	}
 	stamp := l.clk.unix(now)
-	why := "issuing stopped before a slot was free"
+	why := unsentNoSlot
 	if l.reqCtx.Err() != nil {
 		why = "the level's requests were cancelled before it was sent"
 	}
@@ -276,10 +276,17 @@ func (l *level) issue(slot, seq int, at time.Time, wait time.Duration) {
 // limit (capName) was taken, and arrivals due when issuing stopped that were never sent
 // (records, the level's).
 func (rs *scheduleState) notes(limit string, records []record.Record) []string {
+	return rateNotes(limit, rs.waited, rs.arrivals-int(rs.notDue.Load()), rs.longest, records)
+}
+
+// rateNotes words a rate level's notes on its cap (limit) and its unsent arrivals: waited
+// of arrivals waited client-side for a slot, the longest for longest; records' Worker −1
+// were due when issuing stopped and never sent.
+func rateNotes(limit string, waited, arrivals int, longest time.Duration, records []record.Record) []string {
 	var out []string
-	if rs.waited > 0 {
+	if waited > 0 {
 		out = append(out, fmt.Sprintf("%s reached: %d of %d arrivals waited client-side (longest %s)",
-			limit, rs.waited, rs.arrivals-int(rs.notDue.Load()), rs.longest.Round(time.Microsecond)))
+			limit, waited, arrivals, longest.Round(time.Microsecond)))
 	}
 	unsent := 0
 	for i := range records {
@@ -292,6 +299,10 @@ func (rs *scheduleState) notes(limit string, records []record.Record) []string {
 	}
 	return out
 }
+
+// unsentNoSlot is the Error of an arrival never sent because issuing stopped while every
+// slot was taken (it waited for one until then).
+const unsentNoSlot = "issuing stopped before a slot was free"
 
 // capName names the cap on l's requests in flight for its notes: "max_concurrency 64", or on
 // a shard "this shard's 32 slots (max_concurrency 64 ÷ 2 shards)".

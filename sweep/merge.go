@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/kneecap/kneecap/record"
 	"github.com/kneecap/kneecap/selfcheck"
+	"github.com/kneecap/kneecap/workload"
 )
 
 // MergeLevel merges the shards' parts of one level of a sharded sweep (parts in shard order,
@@ -16,10 +19,12 @@ import (
 // on the reference clock: shifted by −ClockOffset.Offset) into the level one process would
 // have run with every worker, its records the union of the shards', sorted by send time, each
 // in the phase of the merged window.
-// server summarises shard i's server metrics over a window [w0, w1); it is called only when
-// the merged window differs from the shard's. replay replays a rate or trace level's global
-// schedule (nil: its scheduled times are not checked). The warnings are the level's
-// findings the merge must tell (they are in its notes too).
+//
+// rec re-reads shard i's server metrics and GPU readings over a window [w0, w1) on the
+// reference clock; it is called only when the merged window differs from the shard's. ctx
+// ends the schedule's replay early (its error is returned). replay replays a rate or trace
+// level's global schedule (nil: its scheduled times are not checked). The warnings are the
+// level's findings the merge must tell (they are in its notes too).
 //
 // The parts must be one level of one schedule: the same index and concurrency (and offered
 // rate and time scale), worker ranges that continue each other in shard order and cover the
@@ -33,15 +38,21 @@ import (
 // steady window with min_requests completions among those the controller could have tested,
 // else at the end of the load period. A rate level's starts at its first completion instead
 // (startAfterFirstCompletion) and its window must also realise the offered rate
-// (chooseRateWindowEnd); a trace level's window stays the shards' whole passes. The verdict,
+// (chooseRateWindowEnd); a trace level's window stays the shards' whole passes (noted when
+// they began before the first completion). The verdict,
 // slice TPS and notes are then computed from the union as for one process. Client
 // diagnostics take the worst shard (the level is client-bound when any shard was); server
 // metrics and GPU telemetry come from the lowest-numbered shard that read them (mergeGPU).
-func MergeLevel(parts []record.LevelRun, records [][]record.Record, proto Protocol, rec Recordings, replay *Replay) (record.Level, []string, error) {
+func MergeLevel(ctx context.Context, parts []record.LevelRun, records [][]record.Record, proto Protocol, rec Recordings, replay *Replay) (record.Level, []string, error) {
 	m, err := mergeParts(parts)
 	run := m.run
 	if err != nil {
 		return record.Level{}, nil, err
+	}
+	if w := scheduledWindow(proto); run.TimeScale == 0 && run.W1-run.W0 > int64(w) {
+		// One schedule's window is at most max_duration: a longer one is not the sweep's
+		// (and would size the window's slices by what the files say).
+		return record.Level{}, nil, fmt.Errorf("merge: %s: the shards' window [%d, %d) is longer than the schedule's %v: not one schedule", LevelName(&run), run.W0, run.W1, w)
 	}
 	var all []record.Record
 	for _, r := range records {
@@ -49,12 +60,19 @@ func MergeLevel(parts []record.LevelRun, records [][]record.Record, proto Protoc
 	}
 	var warnings []string
 	rate := run.Mode().IsRate()
-	if rate {
-		if warnings, err = rateFindings(&run, parts, records, all, proto, replay, m.interrupted); err != nil {
+	if !rate {
+		// No schedule to lag behind: each shard's requests and the offset applied to them.
+		run.Shards = shardLags(parts, records)
+	} else {
+		if warnings, err = rateFindings(ctx, &run, parts, records, proto, replay, m.interrupted); err != nil {
 			return record.Level{}, nil, err
 		}
 	}
 	notes := slices.Clone(warnings)
+	if rate {
+		notes = append(notes, mergedRateNotes(&run, all)...)
+		notes = append(notes, replay.passNote(&run, proto)...)
+	}
 	sort.SliceStable(all, func(a, b int) bool { return all[a].Sent < all[b].Sent })
 	if run.Cancelled > 0 {
 		notes = append(notes, fmt.Sprintf("%d requests still in flight at the scheduled end of the drain were cancelled", run.Cancelled))
@@ -96,20 +114,24 @@ func MergeLevel(parts []record.LevelRun, records [][]record.Record, proto Protoc
 	return record.Level{Run: run, Records: all}, warnings, nil
 }
 
-// rateFindings checks that a rate or trace level's records (records[i] shard i's, all their
-// union) are one schedule (checkSchedule, replayed from the level's scheduled start) and
+// rateFindings checks that a rate or trace level's records (records[i] shard i's) are one
+// schedule (checkSchedule, replayed from the level's scheduled start) and
 // records in run how the merged send times fit the arrival process (a rate level's,
-// fitArrivals) and each shard's part (shardLags); it returns the warnings on them.
-func rateFindings(run *record.LevelRun, parts []record.LevelRun, records [][]record.Record, all []record.Record, proto Protocol, replay *Replay, interrupted bool) ([]string, error) {
-	var start int64
-	if replay != nil && replay.Schedule != nil {
-		start = replay.Schedule.LevelStart(proto, run.Index).UnixNano()
+// fitArrivals) and each shard's part (shardLags); it returns the warnings on them. A rate or
+// time scale kneecap would not run is refused before anything is replayed.
+func rateFindings(ctx context.Context, run *record.LevelRun, parts []record.LevelRun, records [][]record.Record, proto Protocol, replay *Replay, interrupted bool) ([]string, error) {
+	if run.TimeScale > 0 {
+		if errs := workload.ValidateTimeScales("time scale", []float64{run.TimeScale}); len(errs) > 0 {
+			return nil, fmt.Errorf("merge: level %d: %v: not one schedule", run.Index+1, errs[0])
+		}
+	} else if why := rateProblem(run.OfferedRPS); why != "" {
+		return nil, fmt.Errorf("merge: level %d: offered rate %g %s: not one schedule", run.Index+1, run.OfferedRPS, why)
 	}
-	if err := checkSchedule(run, parts, records, start, run.W1, replay.gaps(run), interrupted); err != nil {
+	if err := checkSchedule(ctx, run, parts, records, spanOf(run, proto, replay), replay.gaps(run), interrupted); err != nil {
 		return nil, err
 	}
 	if run.TimeScale == 0 && replay != nil {
-		run.Arrivals = fitArrivals(all, replay.Arrival, run.OfferedRPS)
+		run.Arrivals = fitArrivals(slices.Concat(records...), replay.Arrival, run.OfferedRPS)
 	}
 	run.Shards = shardLags(parts, records)
 	warnings := lagWarnings(run, run.Shards)
@@ -119,11 +141,33 @@ func rateFindings(run *record.LevelRun, parts []record.LevelRun, records [][]rec
 	return warnings, nil
 }
 
+// spanOf is where rate or trace level run's arrivals lie on the reference clock (levelSpan):
+// from its scheduled start to the end of its drain, by the protocol (a trace level's: whole
+// passes of replay's trace). Without a schedule, or a trace level without its trace, nothing
+// is replayed, and the span is [0, the latest of the shards' drain ends).
+func spanOf(run *record.LevelRun, proto Protocol, replay *Replay) levelSpan {
+	span := levelSpan{end: run.DrainEnd, loadEnd: run.W1}
+	if replay == nil || replay.Schedule == nil {
+		return span
+	}
+	span.start = replay.Schedule.LevelStart(proto, run.Index).UnixNano()
+	q := proto
+	if run.TimeScale > 0 {
+		if replay.Trace == nil {
+			return span
+		}
+		q, _ = traceLevelProtocol(replay.Trace, proto, run.TimeScale, true)
+	}
+	span.end = span.start + int64(q.Warmup+scheduledWindow(q)+q.DrainTimeout)
+	return span
+}
+
 // chooseWindow chooses the window of a level every shard ran to its end (records sorted by
 // send time) as one process would, and returns the notes on how: a closed loop's warmup ends
-// when every worker has completed a request, a rate or trace level's at its first completion;
-// a closed loop's or rate level's window ends as the controller decides (a rate level's must
-// also realise the offered rate), a trace level's stays its whole passes.
+// when every worker has completed a request, a rate level's at its first completion; a closed
+// loop's or rate level's window ends as the controller decides (a rate level's must also
+// realise the offered rate); a trace level's stays its whole passes, with a note when they
+// began before its first completion.
 func chooseWindow(run *record.LevelRun, records []record.Record, proto Protocol, slice int64) []string {
 	var notes []string
 	add := func(note string) {
@@ -133,12 +177,12 @@ func chooseWindow(run *record.LevelRun, records []record.Record, proto Protocol,
 	}
 	switch {
 	case run.TimeScale > 0:
-		add(startAfterFirstCompletion(run, records, slice))
+		add(passesNote(run, records))
 	case run.Mode().IsRate():
-		add(startAfterFirstCompletion(run, records, slice))
+		add(startAfterFirstCompletion(run, records, slice, proto.WarmupMax))
 		add(chooseRateWindowEnd(run, records, proto, slice))
 	default:
-		add(startAfterFirstRequests(run, records, slice))
+		add(startAfterFirstRequests(run, records, slice, proto.WarmupMax))
 		chooseWindowEnd(run, records, proto, slice, nil)
 	}
 	return notes
@@ -164,7 +208,7 @@ func mergeParts(parts []record.LevelRun) (mergedParts, error) {
 			break
 		}
 	}
-	name := "merge: " + levelName(&p0)
+	name := "merge: " + LevelName(&p0)
 	m := mergedParts{run: record.LevelRun{
 		Index: p0.Index, Concurrency: p0.Concurrency, OfferedRPS: p0.OfferedRPS, TimeScale: p0.TimeScale,
 		WarmupStart: p0.WarmupStart, W0: p0.W0, W1: p0.W1, DrainEnd: p0.DrainEnd,
@@ -176,7 +220,7 @@ func mergeParts(parts []record.LevelRun) (mergedParts, error) {
 			return m, fmt.Errorf("%s: shard %d/%d has level %d at concurrency %d here", name, i, len(parts), p.Index+1, p.Concurrency)
 		}
 		if p.OfferedRPS != p0.OfferedRPS || p.TimeScale != p0.TimeScale {
-			return m, fmt.Errorf("%s: shard %d/%d has %s here: not one schedule", name, i, len(parts), levelName(&p))
+			return m, fmt.Errorf("%s: shard %d/%d has %s here: not one schedule", name, i, len(parts), LevelName(&p))
 		}
 		if p.Shard == nil || p.Shard.Index != i || p.Shard.FirstWorker != next {
 			return m, fmt.Errorf("%s: shard %d/%d's part does not continue the workers at %d", name, i, len(parts), next)
@@ -191,6 +235,9 @@ func mergeParts(parts []record.LevelRun) (mergedParts, error) {
 		run.W0 = max(run.W0, p.W0)
 		run.W1 = min(run.W1, p.W1)
 		run.Cancelled += p.Cancelled
+		if r := parts[max(ref, 0)]; !p.Interrupted && p.W0 == r.W0 && p.W1 != r.W1 {
+			return m, endedApart(name, parts, i, ref)
+		}
 		if r := parts[max(ref, 0)]; !p.Interrupted && (p.W0 != r.W0 || p.W1 != r.W1) {
 			return m, fmt.Errorf("%s: shard %d/%d's window [%d, %d) differs from shard %d/%d's [%d, %d): not one schedule",
 				name, i, len(parts), p.W0, p.W1, ref, len(parts), r.W0, r.W1)
@@ -216,11 +263,33 @@ func mergeParts(parts []record.LevelRun) (mergedParts, error) {
 	return m, nil
 }
 
+// ErrEndedApart is MergeLevel's error for a level whose shards ended their windows at
+// different moments, though none was interrupted: one ended it early, the server having
+// stopped answering (or ignored max_tokens), and each shard saw that at its own moment. Its
+// parts cannot be joined; the merge leaves the level out with a warning.
+var ErrEndedApart = errors.New("the shards ended the level at different moments")
+
+// endedApart is ErrEndedApart for parts i and ref (the same W0, not the same W1), naming the
+// one that ended first and why it was not steady.
+func endedApart(name string, parts []record.LevelRun, i, ref int) error {
+	early, other := i, ref
+	if parts[ref].W1 < parts[i].W1 {
+		early, other = ref, i
+	}
+	why := parts[early].NotSteadyReason
+	if why == "" {
+		why = "no reason recorded"
+	}
+	return fmt.Errorf("%s: shard %d/%d ended its window %s before shard %d/%d (%s): %w", name, early, len(parts),
+		time.Duration(parts[other].W1-parts[early].W1), other, len(parts), why, ErrEndedApart)
+}
+
 // startAfterFirstRequests moves W0 to the first slice boundary after the last worker's first
 // completion (its first request, whatever its status) when some worker had not completed a
 // request by the scheduled W0, and returns a note saying so (else ""). One process ends its
-// warmup only when every worker has completed a request; a shard cannot wait for the others.
-func startAfterFirstRequests(run *record.LevelRun, records []record.Record, slice int64) string {
+// warmup only when every worker has completed a request, or at warmup_max (warmupMax > 0)
+// from the level's start; a shard cannot wait for the others.
+func startAfterFirstRequests(run *record.LevelRun, records []record.Record, slice int64, warmupMax time.Duration) string {
 	first := map[int]int64{}
 	for i := range records {
 		if r := &records[i]; r.Seq == 0 {
@@ -237,9 +306,25 @@ func startAfterFirstRequests(run *record.LevelRun, records []record.Record, slic
 	if late == 0 {
 		return ""
 	}
-	w0 := min(run.W0+(last-run.W0+slice-1)/slice*slice, run.W1)
-	note := fmt.Sprintf("window starts %s after the scheduled end of warmup: %d of %d workers had not completed a request by then (one process extends its warmup until every worker has)",
-		time.Duration(w0-run.W0), late, run.Concurrency)
+	if capAt := max(run.WarmupStart+int64(warmupMax), run.W0); warmupMax > 0 && last > capAt {
+		done := 0
+		for _, d := range first {
+			if d <= capAt {
+				done++
+			}
+		}
+		return startWindowAfter(run, capAt, slice, fmt.Sprintf("warmup capped at warmup_max (%s): %d of %d workers had completed a request", warmupMax, done, run.Concurrency))
+	}
+	return startWindowAfter(run, last, slice, fmt.Sprintf("%d of %d workers had not completed a request by then (one process extends its warmup until every worker has)",
+		late, run.Concurrency))
+}
+
+// startWindowAfter moves run's W0 to the first slice boundary at or after t (at most W1),
+// the moment one process's warmup would have ended, and returns the note saying so: "window
+// starts … after the scheduled end of warmup: " and why.
+func startWindowAfter(run *record.LevelRun, t, slice int64, why string) string {
+	w0 := min(run.W0+(t-run.W0+slice-1)/slice*slice, run.W1)
+	note := fmt.Sprintf("window starts %s after the scheduled end of warmup: %s", time.Duration(w0-run.W0), why)
 	run.W0 = w0
 	return note
 }

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
@@ -43,9 +44,21 @@ func (r *Replay) gaps(run *record.LevelRun) func() time.Duration {
 	return r.Arrival.Gaps(run.OfferedRPS, run.Index)
 }
 
-// levelName names a merged level in errors and warnings: "level 2 (8 requests/s)", "level 1
+// passNote is a trace level's note that one pass of the trace is longer than max_duration
+// (the level measures one pass; traceLevelProtocol), as each shard noted it.
+func (r *Replay) passNote(run *record.LevelRun, proto Protocol) []string {
+	if r == nil || r.Trace == nil || !(run.TimeScale > 0) {
+		return nil
+	}
+	if _, note := traceLevelProtocol(r.Trace, proto, run.TimeScale, true); note != "" {
+		return []string{note}
+	}
+	return nil
+}
+
+// LevelName names a merged level in errors and warnings: "level 2 (8 requests/s)", "level 1
 // (time scale 2)", "level 3 (concurrency 16)".
-func levelName(run *record.LevelRun) string {
+func LevelName(run *record.LevelRun) string {
 	switch {
 	case run.TimeScale > 0:
 		return fmt.Sprintf("level %d (time scale %g)", run.Index+1, run.TimeScale)
@@ -55,16 +68,25 @@ func levelName(run *record.LevelRun) string {
 	return fmt.Sprintf("level %d (concurrency %d)", run.Index+1, run.Concurrency)
 }
 
+// levelSpan is where a merged rate or trace level's arrivals lie on the reference clock:
+// its scheduled start, the end of its drain (no arrival is scheduled after it) and loadEnd,
+// the common end of the shards' load, when every shard was still issuing.
+type levelSpan struct{ start, end, loadEnd int64 }
+
+// replayCheckEvery is how many arrivals checkSchedule replays between looks at its context.
+const replayCheckEvery = 1 << 12
+
 // checkSchedule checks that the shards' records (records[i] shard i's, on the reference
 // clock) are one schedule: every arrival index on shard index mod N, once, in a slot of that
 // shard (or −1: cancelled unsent), at the replayed schedule's time in integer nanoseconds
-// (start + Σ gaps) and inside the level (before its part's DrainEnd), and — unless
-// interrupted — every index scheduled before loadEnd (the common end of the shards' load,
-// when every shard was still issuing) present. gaps nil checks the indices alone, counting
-// as due those up to the last recorded one scheduled before loadEnd.
-func checkSchedule(run *record.LevelRun, parts []record.LevelRun, records [][]record.Record, start, loadEnd int64, gaps func() time.Duration, interrupted bool) error {
+// (start + Σ gaps) and inside the level's span, and — unless interrupted — every index
+// scheduled before span.loadEnd present. gaps nil checks the indices alone, counting as due
+// those up to the last recorded one scheduled before loadEnd. A shard's indices are i, i+N,
+// …: one at N × (its records + 1) or beyond cannot be its, which bounds the replay by the
+// files' size whatever their times say; the replay stops with ctx's error once ctx is done.
+func checkSchedule(ctx context.Context, run *record.LevelRun, parts []record.LevelRun, records [][]record.Record, span levelSpan, gaps func() time.Duration, interrupted bool) error {
 	n := len(parts)
-	name := "merge: " + levelName(run)
+	name := "merge: " + LevelName(run)
 	owner := map[int]int{} // arrival index → shard
 	at := map[int]int64{}  // arrival index → Scheduled
 	last := -1             // the largest index checked against the schedule (due, without gaps)
@@ -77,20 +99,21 @@ func checkSchedule(run *record.LevelRun, parts []record.LevelRun, records [][]re
 			switch {
 			case k < 0 || k%n != i:
 				return fmt.Errorf("%s: shard %d/%d recorded arrival %d, which is shard %d/%d's (index mod %d): not one schedule", name, i, n, k, ((k%n)+n)%n, n, n)
+			case k >= n*(len(recs)+1):
+				return fmt.Errorf("%s: shard %d/%d recorded arrival %d among %d records: its indices (%d, %d, …) cannot reach it: not one schedule", name, i, n, k, len(recs), i, i+n)
 			case r.Worker != -1 && (r.Worker < first || r.Worker >= first+count):
 				return fmt.Errorf("%s: shard %d/%d sent arrival %d in slot %d, outside its slots %d…%d: not one schedule", name, i, n, k, r.Worker, first, first+count-1)
-			case r.Scheduled < start || r.Scheduled >= parts[i].DrainEnd:
-				// Every arrival is due after the level's start and before its drain ends:
-				// this also bounds the replay below.
+			case r.Scheduled < span.start || r.Scheduled >= span.end:
+				// Every arrival is due after the level's start and before its drain ends.
 				return fmt.Errorf("%s: shard %d/%d's arrival %d is scheduled at %d, outside the level [%d, %d): not one schedule",
-					name, i, n, k, r.Scheduled, start, parts[i].DrainEnd)
+					name, i, n, k, r.Scheduled, span.start, span.end)
 			}
 			if o, dup := owner[k]; dup {
 				return fmt.Errorf("%s: arrival %d recorded twice (shards %d/%d and %d/%d): not one schedule", name, k, o, n, i, n)
 			}
 			owner[k], at[k] = i, r.Scheduled
 			latest = max(latest, r.Scheduled)
-			if gaps != nil || r.Scheduled < loadEnd {
+			if gaps != nil || r.Scheduled < span.loadEnd {
 				last = max(last, k)
 			}
 		}
@@ -100,10 +123,15 @@ func checkSchedule(run *record.LevelRun, parts []record.LevelRun, records [][]re
 		// Replay the schedule to the arrival after the last recorded: each recorded one must
 		// be at its time, and every one before loadEnd is due.
 		due = 0
-		t := start
+		t := span.start
 		for k := 0; k <= last+1; k++ {
+			if k%replayCheckEvery == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
 			t += int64(gaps())
-			if t < loadEnd {
+			if t < span.loadEnd {
 				due = k + 1
 			}
 			if k > last {
@@ -137,7 +165,7 @@ func checkSchedule(run *record.LevelRun, parts []record.LevelRun, records [][]re
 // gap distribution (ksTest). A send time is taken less the connection's set-up (Sent −
 // ConnWait: when the client started the request, as its StartLag counts): a dial's round
 // trips are the network's, not the shards' keeping of the schedule. Nil with fewer than 3
-// sent arrivals.
+// sent arrivals, or when they were all sent in the same nanosecond.
 func fitArrivals(records []record.Record, a Arrival, rate float64) *record.ArrivalFit {
 	var sent []int64
 	for i := range records {
@@ -154,6 +182,11 @@ func fitArrivals(records []record.Record, a Arrival, rate float64) *record.Arriv
 		gaps[i] = float64(sent[i+1]-sent[i]) / 1e9
 	}
 	mean, sd := stat.MeanStdDev(gaps, nil)
+	if !(mean > 0) || math.IsNaN(sd) {
+		// Every send in one nanosecond (only a garbled file): no CV, and a NaN would stop
+		// levels.json from being written.
+		return nil
+	}
 	fit := &record.ArrivalFit{Process: string(a.process()), Count: len(gaps), CV: sd / mean}
 	var cdf func(float64) float64
 	switch a.process() {
@@ -167,8 +200,9 @@ func fitArrivals(records []record.Record, a Arrival, rate float64) *record.Arriv
 		fit.ExpectedCV = 1
 		cdf = distuv.Exponential{Rate: rate}.CDF
 	}
-	d, p := ksTest(gaps, cdf)
-	fit.KSD, fit.KSP = &d, &p
+	if d, p := ksTest(gaps, cdf); !math.IsNaN(d) && !math.IsNaN(p) {
+		fit.KSD, fit.KSP = &d, &p
+	}
 	return fit
 }
 
@@ -176,13 +210,16 @@ func fitArrivals(records []record.Record, a Arrival, rate float64) *record.Arriv
 // arrival process asked for (a warning: the shards did not send one schedule's times).
 const ksAlpha = 0.01
 
-// fitWarning warns when fit's KS test rejects the process at ksAlpha ("" otherwise).
+// fitWarning warns when fit's KS test rejects the process at ksAlpha ("" otherwise): the
+// sends bunched. It cannot blame the clocks: a shard schedules on the offset it measured and
+// the merge shifts it back by that offset, so an error in it cancels out of the merged times
+// (and a Poisson process shifted by a constant stays Poisson).
 func fitWarning(run *record.LevelRun, fit *record.ArrivalFit) string {
 	if fit == nil || fit.KSP == nil || !(*fit.KSP < ksAlpha) {
 		return ""
 	}
-	return fmt.Sprintf("%s: the merged send times do not fit %s arrivals: Kolmogorov–Smirnov D = %.3g over %d gaps, p = %.2g < %g (CV %.3f, expected %.3f): the shards' sends were not the schedule's (lag, max_concurrency or clocks)",
-		levelName(run), fit.Process, *fit.KSD, fit.Count, *fit.KSP, ksAlpha, fit.CV, fit.ExpectedCV)
+	return fmt.Sprintf("%s: the merged send times do not fit %s arrivals: Kolmogorov–Smirnov D = %.3g over %d gaps, p = %.2g < %g (CV %.3f, expected %.3f): the shards' sends bunched (a shard fell behind its schedule, or max_concurrency held arrivals back)",
+		LevelName(run), fit.Process, *fit.KSD, fit.Count, *fit.KSP, ksAlpha, fit.CV, fit.ExpectedCV)
 }
 
 // shardLags is each shard's part of a merged rate or trace level: its sent arrivals, their
@@ -235,31 +272,70 @@ func lagWarnings(run *record.LevelRun, lags []record.ShardLag) []string {
 		ref := time.Duration(record.Percentile(others, 50))
 		if s.LagP99 > 2*ref && s.LagP99-ref > lagFar {
 			out = append(out, fmt.Sprintf("%s: shard %d/%d's schedule lag p99 %s is far above the other shards' (%s): its machine fell behind its part of the schedule",
-				levelName(run), i, len(lags), s.LagP99.Round(10*time.Microsecond), ref.Round(10*time.Microsecond)))
+				LevelName(run), i, len(lags), s.LagP99.Round(10*time.Microsecond), ref.Round(10*time.Microsecond)))
 		}
 	}
 	return out
 }
 
-// startAfterFirstCompletion moves a rate or trace level's W0 to the first slice boundary
-// after its first completed request (whatever its status) when none had completed by the
-// scheduled W0, and returns a note saying so (else ""). One process's rate level ends its
-// warmup at the first completion; a shard cannot know of the others'.
-func startAfterFirstCompletion(run *record.LevelRun, records []record.Record, slice int64) string {
+// mergedRateNotes are a merged rate or trace level's notes on its cap and unsent arrivals,
+// worded as one process's (rateNotes, the cap "max_concurrency c") from the union of the
+// shards' records: an arrival waited when it has a SlotWait, or when it was never sent
+// because issuing stopped while every slot was taken (from its scheduled time to the stop).
+func mergedRateNotes(run *record.LevelRun, records []record.Record) []string {
+	waited, longest := 0, time.Duration(0)
+	for i := range records {
+		switch r := &records[i]; {
+		case r.Worker >= 0 && r.SlotWait > 0:
+			waited++
+			longest = max(longest, r.SlotWait)
+		case r.Worker < 0 && r.Error == unsentNoSlot:
+			waited++
+			longest = max(longest, time.Duration(r.Sent-r.Scheduled))
+		}
+	}
+	return rateNotes(fmt.Sprintf("max_concurrency %d", run.Concurrency), waited, len(records), longest, records)
+}
+
+// firstCompletion is when the first of records' sent requests completed (whatever its
+// status), or MaxInt64 when none was sent.
+func firstCompletion(records []record.Record) int64 {
 	first := int64(math.MaxInt64)
 	for i := range records {
 		if r := &records[i]; r.Worker >= 0 {
 			first = min(first, r.Done())
 		}
 	}
+	return first
+}
+
+// startAfterFirstCompletion moves a rate level's W0 to the first slice boundary after its
+// first completed request (whatever its status) when none had completed by the scheduled W0,
+// and returns a note saying so (else ""). One process's rate level ends its warmup at the
+// first completion, or at warmup_max (warmupMax > 0) from the level's start; a shard cannot
+// know of the others'.
+func startAfterFirstCompletion(run *record.LevelRun, records []record.Record, slice int64, warmupMax time.Duration) string {
+	first := firstCompletion(records)
 	if first <= run.W0 || first == math.MaxInt64 {
 		return ""
 	}
-	w0 := min(run.W0+(first-run.W0+slice-1)/slice*slice, run.W1)
-	note := fmt.Sprintf("window starts %s after the scheduled end of warmup: no request had completed by then (one process ends a rate level's warmup at its first completion)",
-		time.Duration(w0-run.W0))
-	run.W0 = w0
-	return note
+	if capAt := max(run.WarmupStart+int64(warmupMax), run.W0); warmupMax > 0 && first > capAt {
+		return startWindowAfter(run, capAt, slice, fmt.Sprintf("warmup capped at warmup_max (%s): no request had completed", warmupMax))
+	}
+	return startWindowAfter(run, first, slice, "no request had completed by then (one process ends a rate level's warmup at its first completion)")
+}
+
+// passesNote notes that a trace level's window, the shards' whole passes, began before its
+// first completion ("" when a request had completed by W0). One process would have started
+// its passes then; the shards' passes were fixed by the schedule, and a part of them would
+// not be whole passes, so the window stays.
+func passesNote(run *record.LevelRun, records []record.Record) string {
+	first := firstCompletion(records)
+	if first <= run.W0 || first == math.MaxInt64 {
+		return ""
+	}
+	return fmt.Sprintf("the window's first %s preceded the first completion (one process would have started its passes then; the shards' passes cannot move)",
+		time.Duration(min(first, run.W1)-run.W0).Round(time.Millisecond))
 }
 
 // chooseRateWindowEnd ends a rate level's window as the one-process controller decides (its
@@ -281,15 +357,8 @@ func chooseRateWindowEnd(run *record.LevelRun, records []record.Record, proto Pr
 		hi := sort.Search(len(arrivals), func(i int) bool { return arrivals[i] >= w1 })
 		return float64(hi-lo) / record.WindowSeconds(run.W0, w1)
 	}
-	gate := func(k int) bool {
-		w1 := run.W0 + slice*int64(k)
-		return record.RealizedWithin(realized(w1), run.OfferedRPS, record.WindowSeconds(run.W0, w1))
-	}
-	if chooseWindowEnd(run, records, proto, slice, gate) || run.W1 <= run.W0 {
+	if chooseWindowEnd(run, records, proto, slice, realizedGateOf(realized, run.W0, slice, run.OfferedRPS)) {
 		return ""
 	}
-	if got := realized(run.W1); !record.RealizedWithin(got, run.OfferedRPS, record.WindowSeconds(run.W0, run.W1)) {
-		return realizedShortText(proto.MaxDuration, got, run.OfferedRPS)
-	}
-	return ""
+	return realizedShort(realized, run.W0, run.W1, proto.MaxDuration, run.OfferedRPS)
 }

@@ -1,6 +1,9 @@
 package sweep
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -44,6 +47,35 @@ func sentAt(a Arrival, rate float64, n int, lag func(k int) int64) []record.Reco
 	return recs
 }
 
+// TestKSTest: the statistic D and its p-value against the uniform CDF, references computed by
+// hand from Numerical Recipes, 3rd ed., §14.3.3 (D = max over i of i+1/n − F(x_i) and
+// F(x_i) − i/n) and §6.14 (Q_KS), with Stephens' factor √n + 0.12 + 0.11/√n (Stephens
+// 1970): without it the p-values would be 0.4413, 0.9500 and 0.2700. {0.5, 0.8, 0.9}'s D is
+// its D⁻ (its D⁺ is 0.1); {0.1, 0.4, 0.7}'s its D⁺; x_i = max(0, i/100 − 0.09) has D = 0.1
+// over 100.
+func TestKSTest(t *testing.T) {
+	t.Parallel()
+	uniform := func(x float64) float64 { return min(1, max(0, x)) }
+	hundred := make([]float64, 100)
+	for i := range hundred {
+		hundred[i] = max(0, float64(i)/100-0.09)
+	}
+	for _, tc := range []struct {
+		x    []float64
+		d, p float64
+	}{
+		{[]float64{0.9, 0.5, 0.8}, 0.5, 0.3180},
+		{[]float64{0.1, 0.4, 0.7}, 0.3, 0.8959},
+		{hundred, 0.1, 0.2562},
+	} {
+		n := len(tc.x)
+		d, p := ksTest(tc.x, uniform)
+		if math.Abs(d-tc.d) > 1e-12 || math.Abs(p-tc.p) > 1e-4 {
+			t.Errorf("n %d: D %.6f p %.6f, want D %.6f p %.4f", n, d, p, tc.d, tc.p)
+		}
+	}
+}
+
 // TestFitArrivals: the merged send times of a schedule drawn from the process asked for fit
 // it — CV near the process's (1 Poisson, 1/√shape gamma) and KS not rejected at 1% — while a
 // burstier process's times (gamma of shape 1/4, CV 2) are rejected as Poisson, and the
@@ -78,7 +110,8 @@ func TestFitArrivals(t *testing.T) {
 			t.Errorf("%s: KS D %.4f p %.3g: rejected %v, want %v", tc.name, *fit.KSD, *fit.KSP, rejected, tc.reject)
 		}
 		run := record.LevelRun{Index: 0, OfferedRPS: rate}
-		if w := fitWarning(&run, fit); (w != "") != tc.reject || tc.reject && !strings.Contains(w, "do not fit poisson arrivals") {
+		if w := fitWarning(&run, fit); (w != "") != tc.reject || tc.reject && (!strings.Contains(w, "do not fit poisson arrivals") ||
+			!strings.Contains(w, "sends bunched") || strings.Contains(w, "clock")) {
 			t.Errorf("%s: warning %q", tc.name, w)
 		}
 	}
@@ -88,9 +121,27 @@ func TestFitArrivals(t *testing.T) {
 	}
 }
 
+// TestFitArrivalsSameInstant: sends all in one nanosecond (only a garbled file) have no CV:
+// no fit, rather than a NaN that levels.json cannot encode.
+func TestFitArrivalsSameInstant(t *testing.T) {
+	t.Parallel()
+	recs := make([]record.Record, 4)
+	for i := range recs {
+		recs[i] = record.Record{Seq: i, Worker: i, Scheduled: 1e18, Sent: 1e18 + 5}
+	}
+	fit := fitArrivals(recs, Arrival{}, 40)
+	if fit != nil {
+		t.Errorf("fit %+v, want none", fit)
+	}
+	if _, err := json.Marshal(record.LevelRun{OfferedRPS: 40, Arrivals: fit}); err != nil {
+		t.Errorf("levels.json: %v", err)
+	}
+}
+
 // scheduleShards builds the records of n shards of a rate level (index 2, rate 40/s, 8
 // slots) from the rules of the global schedule: arrival k, due at start + Σ gaps, on shard
-// k mod n, in one of its slots, those due before end sent. It returns the shards' parts and
+// k mod n, in one of its slots, those due before end sent but the last shard's last two,
+// never sent (Worker −1). It returns the shards' parts and
 // records.
 func scheduleShards(a Arrival, n int, start, end int64) ([]record.LevelRun, [][]record.Record) {
 	const c, rate = 8, 40.0
@@ -111,6 +162,12 @@ func scheduleShards(a Arrival, n int, start, end int64) ([]record.LevelRun, [][]
 		first, count := Workers(c, i, n)
 		recs[i] = append(recs[i], record.Record{Level: 2, Seq: k, Worker: first + k/n%count, Scheduled: t, Sent: t + 1000})
 	}
+	// The last shard's last two arrivals were due when issuing stopped, every slot taken:
+	// recorded cancelled, unsent (Worker −1), at the stop.
+	last := recs[n-1]
+	for j := max(0, len(last)-2); j < len(last); j++ {
+		last[j].Worker, last[j].Sent, last[j].Status = -1, end, record.StatusCancelled
+	}
 	return parts, recs
 }
 
@@ -124,8 +181,9 @@ func TestCheckSchedule(t *testing.T) {
 	a := Arrival{Seed: 9}
 	const start, end = int64(1e18), int64(1e18 + 3e9)
 	gaps := func() func() time.Duration { return a.Gaps(40, 2) }
+	span := levelSpan{start: start, end: end + int64(time.Second), loadEnd: end}
 	check := func(parts []record.LevelRun, recs [][]record.Record, interrupted bool) error {
-		return checkSchedule(&parts[0], parts, recs, start, end, gaps(), interrupted)
+		return checkSchedule(context.Background(), &parts[0], parts, recs, span, gaps(), interrupted)
 	}
 	parts, recs := scheduleShards(a, 2, start, end)
 	if len(recs[0]) < 40 || len(recs[1]) < 40 {
@@ -135,7 +193,7 @@ func TestCheckSchedule(t *testing.T) {
 		t.Fatalf("one schedule refused: %v", err)
 	}
 	// Without the schedule's gaps the indices are still checked.
-	if err := checkSchedule(&parts[0], parts, recs, start, end, nil, false); err != nil {
+	if err := checkSchedule(context.Background(), &parts[0], parts, recs, span, nil, false); err != nil {
 		t.Fatalf("indices refused: %v", err)
 	}
 	// An arrival due after the load's end, sent by a shard that stopped late, is one of the
@@ -202,6 +260,52 @@ func TestCheckSchedule(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) ||
 			!strings.Contains(err.Error(), "level 3 (40 requests/s)") || !strings.Contains(err.Error(), "not one schedule")):
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestCheckScheduleHostile: a shard file cannot make the replay run longer than its records
+// warrant. An index beyond N × (the shard's records + 1) is refused before anything is
+// replayed — even on an interrupted level whose gaps are 0 ns, where the replay would
+// otherwise run to it — a rate or time scale kneecap does not run is refused, and a
+// cancelled context stops the replay.
+func TestCheckScheduleHostile(t *testing.T) {
+	t.Parallel()
+	const start, end = int64(1e18), int64(1e18 + 3e9)
+	span := levelSpan{start: start, end: end + int64(time.Second), loadEnd: end}
+	zero := func() time.Duration { return 0 }
+	parts, recs := scheduleShards(Arrival{Seed: 9}, 2, start, end)
+	for _, r := range recs { // every time the schedule's: its gaps are 0 ns
+		for j := range r {
+			r[j].Scheduled = start
+		}
+	}
+	recs[1] = append(recs[1], record.Record{Level: 2, Seq: 1e12 + 1, Worker: 4, Scheduled: start})
+	err := checkSchedule(context.Background(), &parts[0], parts, recs, span, zero, true)
+	if err == nil || !strings.Contains(err.Error(), "shard 1/2 recorded arrival 1000000000001 among") {
+		t.Errorf("a huge index: %v, want it refused", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	parts, recs = scheduleShards(Arrival{Seed: 9}, 2, start, end)
+	a := Arrival{Seed: 9}
+	if err := checkSchedule(ctx, &parts[0], parts, recs, span, a.Gaps(40, 2), false); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v, want %v", err, context.Canceled)
+	}
+	for _, tc := range []struct {
+		rate, scale float64
+		want        string
+	}{
+		{1e12, 0, "offered rate 1e+12 must be within"},
+		{math.NaN(), 0, "offered rate NaN must be > 0"},
+		{40, 1e9, "a time scale must be in"},
+	} {
+		parts, recs := scheduleShards(Arrival{Seed: 9}, 2, start, end)
+		run := parts[0]
+		run.OfferedRPS, run.TimeScale = tc.rate, tc.scale
+		_, err := rateFindings(context.Background(), &run, parts, recs, Protocol{}, &Replay{Arrival: a}, false)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("rate %g, scale %g: %v, want %q", tc.rate, tc.scale, err, tc.want)
 		}
 	}
 }

@@ -90,9 +90,17 @@ func (l *level) realizedGate() func(k int) bool {
 	}
 	c := l.newArrivalCount(l.run.W0)
 	l.sched.count = c
+	return realizedGateOf(c.realized, l.run.W0, l.slice, l.sched.rps)
+}
+
+// realizedGateOf is the realised-rate condition on a candidate window [w0, w0 + k slices) of
+// a rate level offering rps requests/s, its realised rate realized(w1) (its arrivals ÷ its
+// length): within MaxRealizedOff of rps (RealizedWithin). The controller counts the
+// schedule's arrivals (arrivalCount), a merge the merged records' scheduled times.
+func realizedGateOf(realized func(w1 int64) float64, w0, slice int64, rps float64) func(k int) bool {
 	return func(k int) bool {
-		w1 := l.run.W0 + l.slice*int64(k)
-		return record.RealizedWithin(c.realized(w1), l.sched.rps, record.WindowSeconds(l.run.W0, w1))
+		w1 := w0 + slice*int64(k)
+		return record.RealizedWithin(realized(w1), rps, record.WindowSeconds(w0, w1))
 	}
 }
 
@@ -104,13 +112,24 @@ func (l *level) realizedShortNote(w1 int64) {
 	if l.sched == nil {
 		return
 	}
-	c := l.sched.count
-	if c == nil || w1 <= c.w0 {
-		return
+	if c := l.sched.count; c != nil {
+		if note := realizedShort(c.realized, c.w0, w1, l.proto.MaxDuration, l.sched.rps); note != "" {
+			l.notes = append(l.notes, note)
+		}
 	}
-	if got := c.realized(w1); !record.RealizedWithin(got, l.sched.rps, record.WindowSeconds(c.w0, w1)) {
-		l.notes = append(l.notes, realizedShortText(l.proto.MaxDuration, got, l.sched.rps))
+}
+
+// realizedShort is the note of a rate level whose window [w0, w1) did not realise the
+// offered rps (realized as in realizedGateOf): realizedShortText; "" when it did, or the
+// window is empty.
+func realizedShort(realized func(w1 int64) float64, w0, w1 int64, maxDuration time.Duration, rps float64) string {
+	if w1 <= w0 {
+		return ""
 	}
+	if got := realized(w1); !record.RealizedWithin(got, rps, record.WindowSeconds(w0, w1)) {
+		return realizedShortText(maxDuration, got, rps)
+	}
+	return ""
 }
 
 // realizedShortText is the note of a rate level whose window reached max_duration realising

@@ -17,10 +17,10 @@ const mergeUsage = "SHARD_DIR... -o DIR\n\n" +
 	"--start-at TIME; see docs/sharding.md) into one results directory DIR, as if one process\n" +
 	"had run every worker (a rate or trace level: sent every arrival of its one schedule, each\n" +
 	"shard's times moved onto the reference clock and checked against the schedule): each\n" +
-	"level's records are the union of the shards', its window and\n" +
-	"steady-state verdict are chosen again as one process would, and DIR gets the analysis,\n" +
-	"charts and reports of `kneecap sweep`. Every shard must be given once; levels that not\n" +
-	"every shard finished are left out, with a warning."
+	"level's records are the union of the shards', its window and steady-state verdict are\n" +
+	"chosen again as one process would, and DIR gets the analysis, charts and reports of\n" +
+	"`kneecap sweep`. Every shard must be given once; levels that not every shard finished\n" +
+	"are left out, with a warning."
 
 // cmdMerge runs `kneecap merge SHARD_DIR... -o DIR`. A missing or duplicate shard, shards of
 // different sweeps, or an unreadable directory is a usage error (exit 2) naming the
