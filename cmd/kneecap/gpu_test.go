@@ -62,6 +62,7 @@ gpu_metrics: {interval: 50ms}
 // Once the simulator serves DCGM families (simulator.gpus, simulator.power), this test can
 // read its /metrics instead of the fake exporter, with J/token derived from idle_w and max_w.
 func TestSweepGPUTelemetry(t *testing.T) {
+	t.Parallel()
 	srv := fakeDCGMExporter(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	r := runCmd(nil, "sweep", "-c", writeTestConfig(t, gpuSweepConfig), "-o", dir,
