@@ -22,6 +22,7 @@ import (
 // ended at max_duration: either way the drain ends InterruptDrainTimeout after the interrupt,
 // cancelling what is in flight, and the sweep stops as interrupted.
 func TestInterruptBoundsTheDrain(t *testing.T) {
+	t.Parallel() // 5 s of waiting in each subtest
 	for _, phase := range []record.Phase{record.PhaseMeasure, record.PhaseDrain} {
 		t.Run(string(phase), func(t *testing.T) {
 			t.Parallel()

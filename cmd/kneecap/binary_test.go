@@ -8,9 +8,12 @@ package main
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -35,6 +38,8 @@ func TestMain(m *testing.M) {
 	// rasterizing was most of this package's time: an analysis with its charts took 3 s at
 	// 96 dpi, 0.3 s at 12.
 	plots.PNGDPI = 12
+	flag.Parse()
+	moreParallel()
 	var err error
 	if testRoot, err = os.MkdirTemp("", "kneecap-test"); err != nil {
 		panic(err)
@@ -42,6 +47,27 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(testRoot)
 	os.Exit(code)
+}
+
+// testParallel is how many of this package's parallel tests run at once unless -parallel
+// says otherwise: one more than go test's default, GOMAXPROCS. They wait on sweeps' windows,
+// timeouts and subprocesses: under -race on two cores the package used a third of the CPUs'
+// time (140 s of CPU in 212 s; TestSweepDeadServer 0.9 s in 12.5 s), so two at once left them
+// idle for most of the parallel phase (three took it from 106–116 s to 75–90 s). Four at once
+// starved the clients of tests that count what their sweeps measured
+// (TestFaultSweepStopsOnErrorRate saw no 429 in its window). Tests whose numbers are the
+// assertion are not parallel.
+func testParallel() int { return runtime.GOMAXPROCS(0) + 1 }
+
+// moreParallel sets -test.parallel to testParallel when the command line did not set it.
+func moreParallel() {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		if err := flag.Set("test.parallel", strconv.Itoa(testParallel())); err != nil {
+			panic(err)
+		}
+	}
 }
 
 // sharedDir returns a new directory under testRoot for a run that several tests share.

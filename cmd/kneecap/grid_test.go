@@ -14,7 +14,6 @@ import (
 
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/internal/grid"
-	"github.com/kneecap/kneecap/plots"
 	"github.com/kneecap/kneecap/rundir"
 )
 
@@ -95,11 +94,7 @@ const gridSingle = 0
 // in-process again, a third `--resume DIR` skips all three (finished). Analyzing and
 // comparing grids, and what --resume refuses: TestGridFixtures.
 func TestScenarioGrid(t *testing.T) {
-	// Not parallel: no other test runs while it lowers the PNGs' density (restored after);
-	// at 12 dpi a scenario's analysis and charts take 0.3 s under -race instead of 3 s (the
-	// plots tests check the PNGs themselves).
-	defer func(dpi int) { plots.PNGDPI = dpi }(plots.PNGDPI)
-	plots.PNGDPI = 12
+	// Not parallel: its knees are the assertion. TestMain lowers the PNGs' density.
 	bin := kneecapBinary(t)
 	base := t.TempDir()
 	gridCfg, single := writeGridConfigs(t, base)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/kneecap/kneecap/config"
 	"github.com/kneecap/kneecap/internal/grid"
-	"github.com/kneecap/kneecap/plots"
 	"github.com/kneecap/kneecap/rundir"
 	"github.com/kneecap/kneecap/workload"
 )
@@ -23,8 +22,7 @@ import (
 // baseline scenario the candidate lacks fails the gate (exit 4, in compare.json and
 // compare.md), a shape that differs warned about.
 func TestGridFixtures(t *testing.T) {
-	defer func(dpi int) { plots.PNGDPI = dpi }(plots.PNGDPI)
-	plots.PNGDPI = 12 // not parallel: see TestScenarioGrid
+	t.Parallel()
 	base := t.TempDir()
 	dir := filepath.Join(base, "grid")
 	cfg := config.Default()

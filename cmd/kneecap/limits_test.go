@@ -97,6 +97,7 @@ const childEnd = "--- end of kneecap's stderr ---\n"
 // and the fix, exit 2, before any request reaches the server and without a results
 // directory; a plan that fits runs under the same limit.
 func TestSweepClientLimits(t *testing.T) {
+	t.Parallel()
 	srv, sent := countingServer(t)
 	url := srv.URL + "/v1"
 	for _, tc := range []struct {

@@ -15,6 +15,7 @@ import (
 // --shard), exit 2, nothing sent and no results directory; left at its default (4,096), the
 // cap is lowered to what the limit allows, the console says so, and the sweep runs.
 func TestRateClientLimits(t *testing.T) {
+	t.Parallel()
 	srv, sent := countingServer(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	code, stderr := runLimited(t, 300, "sweep", "--url", srv.URL+"/v1", "--model", "m", "--rates", "1", "--max-concurrency", "8000", "-o", dir)

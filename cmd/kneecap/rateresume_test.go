@@ -30,6 +30,7 @@ func TestResumeAfterInterruptedProbe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a probe and a rate sweep")
 	}
+	t.Parallel()
 	cfg := writeTestConfig(t, `name: resumeprobe
 sweep: {warmup: 50ms, duration: 200ms, min_requests: 3, max_duration: 400ms, ci_target: 0.3, stop: {max_unsustainable: 1}, retry_excluded: 0}
 simulator: {max_num_seqs: 4, step_base: 2ms, step_per_seq: 1ms, prefill_tps: 1000000}

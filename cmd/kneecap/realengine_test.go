@@ -34,6 +34,7 @@ simulator: {profile: fixed, ttft: 2ms, itl: 500us, ` + simulator + `}
 // connection closed after every stream), a sweep 1, 2, 4, 8 has no error at any level;
 // requests that met a closed pooled connection count as retried, not as errors.
 func TestSweepCloseAfterStream(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	r := runCmd(nil, "sweep", "-c", writeTestConfig(t, realEngineConfig("1, 2, 4, 8", "close_after_stream: true")), "-o", dir)
 	if r.err != nil {
@@ -56,6 +57,7 @@ func TestSweepCloseAfterStream(t *testing.T) {
 // naming each level, and TPS from the chunks: at most the simulator's ceiling of concurrency ÷
 // (TTFT + 7·ITL) × 8 tokens ≤ 2 ÷ 5.5 ms × 8 ≈ 2,900 tokens/s, not 1e13.
 func TestSweepUsageLie(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	r := runCmd(nil, "sweep", "-c", writeTestConfig(t, realEngineConfig("1, 2", "faults: {usage_completion_tokens: 1000000000000}")), "-o", dir)
 	if r.err != nil {

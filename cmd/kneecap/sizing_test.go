@@ -39,6 +39,7 @@ target: {server_info: false}
 // method, kneecap's prompts before sizing, gives 512 words: about 40 + 512 × 1.67 ≈ 900
 // tokens.)
 func TestPromptLengthsInServerTokens(t *testing.T) {
+	t.Parallel()
 	tok := filepath.Join(t.TempDir(), "tokenizer.json")
 	if err := hftest.WriteSubwordTokenizer(tok); err != nil {
 		t.Fatal(err)

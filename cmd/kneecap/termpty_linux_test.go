@@ -125,6 +125,7 @@ func screen(t *testing.T, out []byte, width int) (lines []string, wraps int) {
 // TestSweepFitsTerminal: a closed-loop and an arrival-rate sweep of the built-in simulator at
 // 80 columns leave no wrapped line and no status line, and print their tables' rows.
 func TestSweepFitsTerminal(t *testing.T) {
+	t.Parallel()
 	short := []string{"--warmup", "300ms", "--duration", "1s", "--min-requests", "5", "--max-duration", "2s", "--refine", "0"}
 	for _, tc := range []struct {
 		name  string
