@@ -14,11 +14,12 @@ import (
 )
 
 // runOnShards runs plan as shards processes' worth of sweep.Run, concurrently, each with its
-// own client against url, on one Schedule that starts 300 ms from now (hooks, when set, sets
-// each shard's clock hooks). It returns the schedule and each shard's sink.
+// own client against url, on one Schedule that starts 600 ms from now (hooks, when set, sets
+// each shard's clock hooks): room for a loaded machine to start every shard, since one more
+// than half a warmup late stops. It returns the schedule and each shard's sink.
 func runOnShards(t *testing.T, url string, plan sweep.Plan, shards int, hooks func(*sweep.Schedule)) (sweep.Schedule, []*memSink) {
 	t.Helper()
-	sched := sweep.Schedule{Start: time.Now().Add(300 * time.Millisecond), Shards: shards}
+	sched := sweep.Schedule{Start: time.Now().Add(600 * time.Millisecond), Shards: shards}
 	sinks := make([]*memSink, shards)
 	var wg sync.WaitGroup
 	for i := range shards {

@@ -55,8 +55,10 @@ func TestMain(m *testing.M) {
 // time (140 s of CPU in 212 s; TestSweepDeadServer 0.9 s in 12.5 s), so two at once left them
 // idle for most of the parallel phase (three took it from 106–116 s to 75–90 s). Four at once
 // starved the clients of tests that count what their sweeps measured
-// (TestFaultSweepStopsOnErrorRate saw no 429 in its window). Tests whose numbers are the
-// assertion are not parallel.
+// (TestFaultSweepStopsOnErrorRate saw no 429 in its window; it is now sequential). A test
+// whose numbers are the assertion is not parallel, or skips when its client was starved
+// (TestSweepEmbeddings, TestRatesAutoSlowRequests), or holds a bound load cannot break
+// (TestSweepUsageLie's ceiling, TestShardedSweepCLI's 3 s lead on its schedule).
 func testParallel() int { return runtime.GOMAXPROCS(0) + 1 }
 
 // moreParallel sets -test.parallel to testParallel when the command line did not set it.
