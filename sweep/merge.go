@@ -235,10 +235,10 @@ func mergeParts(parts []record.LevelRun) (mergedParts, error) {
 		run.W0 = max(run.W0, p.W0)
 		run.W1 = min(run.W1, p.W1)
 		run.Cancelled += p.Cancelled
-		if r := parts[max(ref, 0)]; !p.Interrupted && p.W0 == r.W0 && p.W1 != r.W1 {
-			return m, endedApart(name, parts, i, ref)
-		}
 		if r := parts[max(ref, 0)]; !p.Interrupted && (p.W0 != r.W0 || p.W1 != r.W1) {
+			if err := endedApart(name, parts, i, ref); err != nil {
+				return m, err
+			}
 			return m, fmt.Errorf("%s: shard %d/%d's window [%d, %d) differs from shard %d/%d's [%d, %d): not one schedule",
 				name, i, len(parts), p.W0, p.W1, ref, len(parts), r.W0, r.W1)
 		}
@@ -269,19 +269,22 @@ func mergeParts(parts []record.LevelRun) (mergedParts, error) {
 // parts cannot be joined; the merge leaves the level out with a warning.
 var ErrEndedApart = errors.New("the shards ended the level at different moments")
 
-// endedApart is ErrEndedApart for parts i and ref (the same W0, not the same W1), naming the
-// one that ended first and why it was not steady.
+// endedApart is ErrEndedApart for parts i and ref, whose windows differ, naming the one that
+// ended first and why, when that one recorded the server's death (deadReason) and its window
+// is an early end of the other's: the same start and an earlier end (the server died in its
+// window), or W0 = W1 after its level began and before the other's end (in its warmup,
+// whose end is then the moment it ended). Else nil: the windows are not one schedule.
 func endedApart(name string, parts []record.LevelRun, i, ref int) error {
 	early, other := i, ref
 	if parts[ref].W1 < parts[i].W1 {
 		early, other = ref, i
 	}
-	why := parts[early].NotSteadyReason
-	if why == "" {
-		why = "no reason recorded"
+	e, o := &parts[early], &parts[other]
+	if !deadReason(e.NotSteadyReason) || e.W1 >= o.W1 || e.W1 < e.WarmupStart || (e.W0 != o.W0 && e.W0 != e.W1) {
+		return nil
 	}
 	return fmt.Errorf("%s: shard %d/%d ended its window %s before shard %d/%d (%s): %w", name, early, len(parts),
-		time.Duration(parts[other].W1-parts[early].W1), other, len(parts), why, ErrEndedApart)
+		time.Duration(o.W1-e.W1), other, len(parts), e.NotSteadyReason, ErrEndedApart)
 }
 
 // startAfterFirstRequests moves W0 to the first slice boundary after the last worker's first
