@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -338,5 +339,55 @@ func TestShardLags(t *testing.T) {
 	w := lagWarnings(&parts[0], lags)
 	if len(w) != 1 || !strings.HasPrefix(w[0], "level 1 (10 requests/s): shard 2/3's schedule lag p99 8.84ms is far above the other shards' (2.48ms)") {
 		t.Errorf("warnings %q, want one of shard 2/3", w)
+	}
+}
+
+// TestMergeEndedApartChecked: a rate level whose shard 1 recorded the server's death and
+// ended its window 500 ms early is left out (ErrEndedApart) only when the parts are otherwise
+// one schedule: an arrival a nanosecond off the replayed schedule, a window longer than
+// max_duration or one ending after the schedule's end (by more than half a warmup) is refused
+// as "not one schedule" instead. Before, any other difference in W1 was taken for a death.
+func TestMergeEndedApartChecked(t *testing.T) {
+	t.Parallel()
+	const start = int64(1e18) // level 3's scheduled start
+	proto := Protocol{Warmup: time.Second, Duration: 2 * time.Second, MaxDuration: 2 * time.Second,
+		DrainTimeout: time.Second, MinRequests: 1, CITarget: 0.05}
+	sched := &Schedule{Shards: 2}
+	sched.Start = time.Unix(0, start).Add(-2 * sched.Period(proto))
+	a := Arrival{Seed: 9}
+	w0, w1 := start+int64(proto.Warmup), start+int64(proto.Warmup+proto.MaxDuration)
+	ms := int64(time.Millisecond)
+	for _, tc := range []struct {
+		name string
+		edit func(parts []record.LevelRun, recs [][]record.Record)
+		want string // "": left out as ended apart
+	}{
+		{"ended apart", func([]record.LevelRun, [][]record.Record) {}, ""},
+		{"a nanosecond off", func(_ []record.LevelRun, r [][]record.Record) { r[0][7].Scheduled++ }, "the schedule's is"},
+		{"a window of an hour", func(p []record.LevelRun, _ [][]record.Record) { p[0].W1 = p[0].W0 + int64(time.Hour) }, "shard 0/2's window [" + fmt.Sprint(w0) + ", "},
+		{"both windows an hour", func(p []record.LevelRun, _ [][]record.Record) {
+			p[0].W1 = p[0].W0 + int64(time.Hour)
+			p[1].W1, p[1].NotSteadyReason = p[1].W0+int64(time.Hour), ""
+		}, "is longer than the schedule's 2s"},
+		{"a window after the schedule's", func(p []record.LevelRun, _ [][]record.Record) {
+			p[1].W0, p[1].W1 = w1, w1
+			p[0].W0, p[0].W1 = w1-ms, w1+int64(proto.Warmup)
+		}, fmt.Sprintf("shard 0/2's window ends at %d, after the schedule's end %d", w1+int64(proto.Warmup), w1)},
+	} {
+		parts, recs := scheduleShards(a, 2, start, w1)
+		for i := range parts {
+			parts[i].WarmupStart, parts[i].W0 = start, w0
+		}
+		parts[1].W1 -= 500 * ms
+		parts[1].NotSteadyReason = reasonSilent
+		tc.edit(parts, recs)
+		_, _, err := MergeLevel(context.Background(), parts, recs, proto, Recordings{}, &Replay{Schedule: sched, Arrival: a})
+		switch {
+		case tc.want == "" && !errors.Is(err, ErrEndedApart):
+			t.Errorf("%s: %v, want %v", tc.name, err, ErrEndedApart)
+		case tc.want != "" && (err == nil || errors.Is(err, ErrEndedApart) || !strings.Contains(err.Error(), tc.want) ||
+			!strings.Contains(err.Error(), "not one schedule")):
+			t.Errorf("%s: %v, want %q, not one schedule", tc.name, err, tc.want)
+		}
 	}
 }
