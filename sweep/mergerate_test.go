@@ -268,7 +268,8 @@ func TestCheckSchedule(t *testing.T) {
 // TestCheckScheduleHostile: a shard file cannot make the replay run longer than its records
 // warrant. An index beyond N × (the shard's records + 1) is refused before anything is
 // replayed — even on an interrupted level whose gaps are 0 ns, where the replay would
-// otherwise run to it — a rate or time scale kneecap does not run is refused, and a
+// otherwise run to it — a rate or time scale kneecap does not run is refused, the level's
+// span and window are bounded by the schedule, not the files (checkSpanAndWindow), and a
 // cancelled context stops the replay.
 func TestCheckScheduleHostile(t *testing.T) {
 	t.Parallel()
@@ -293,6 +294,7 @@ func TestCheckScheduleHostile(t *testing.T) {
 	if err := checkSchedule(ctx, &parts[0], parts, recs, span, a.Gaps(40, 2), false); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v, want %v", err, context.Canceled)
 	}
+	checkSpanAndWindow(t)
 	for _, tc := range []struct {
 		rate, scale float64
 		want        string
@@ -308,6 +310,43 @@ func TestCheckScheduleHostile(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("rate %g, scale %g: %v, want %q", tc.rate, tc.scale, err, tc.want)
 		}
+	}
+}
+
+// checkSpanAndWindow is TestCheckScheduleHostile's bounds from the schedule, not the files:
+// a level's span ends at its scheduled start + warmup + the longest window + drain_timeout
+// whatever drain end the files claim (an arrival scheduled there is refused, not replayed to),
+// and a part's window longer than max_duration is refused before the merged window's slices
+// are sized by it.
+func checkSpanAndWindow(t *testing.T) {
+	t.Helper()
+	const start = int64(1e18) // level 3's scheduled start
+	proto := Protocol{Warmup: time.Second, Duration: 2 * time.Second, MaxDuration: 2 * time.Second,
+		DrainTimeout: time.Second, MinRequests: 1, CITarget: 0.05}
+	sched := &Schedule{Shards: 2}
+	sched.Start = time.Unix(0, start).Add(-2 * sched.Period(proto))
+	a := Arrival{Seed: 9}
+	w0, w1 := start+int64(proto.Warmup), start+int64(proto.Warmup+proto.MaxDuration)
+	spanEnd := w1 + int64(proto.DrainTimeout)
+	parts, recs := scheduleShards(a, 2, start, w1)
+	for i := range parts {
+		parts[i].WarmupStart, parts[i].W0, parts[i].DrainEnd = start, w0, math.MaxInt64
+	}
+	last := recs[1][len(recs[1])-1]
+	recs[1] = append(recs[1], record.Record{Level: 2, Seq: last.Seq + 2, Worker: -1, Scheduled: spanEnd})
+	run := parts[0]
+	run.DrainEnd = math.MaxInt64
+	_, err := rateFindings(context.Background(), &run, parts, recs, proto, &Replay{Schedule: sched, Arrival: a}, true)
+	if want := fmt.Sprintf("is scheduled at %d, outside the level [%d, %d)", spanEnd, start, spanEnd); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("an arrival at the scheduled drain's end, the files' at MaxInt64: %v, want %q", err, want)
+	}
+	parts, recs = scheduleShards(a, 2, start, w1)
+	for i := range parts {
+		parts[i].WarmupStart, parts[i].W0, parts[i].W1 = start, w0, w0+int64(time.Hour)
+	}
+	_, _, err = MergeLevel(context.Background(), parts, recs, proto, Recordings{}, &Replay{Schedule: sched, Arrival: a})
+	if want := fmt.Sprintf("shard 0/2's window [%d, %d) is longer than the schedule's 2s: not one schedule", w0, w0+int64(time.Hour)); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a window of an hour: %v, want %q", err, want)
 	}
 }
 
