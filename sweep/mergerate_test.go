@@ -275,7 +275,13 @@ func TestCheckScheduleHostile(t *testing.T) {
 	t.Parallel()
 	const start, end = int64(1e18), int64(1e18 + 3e9)
 	span := levelSpan{start: start, end: end + int64(time.Second), loadEnd: end}
-	zero := func() time.Duration { return 0 }
+	calls := 0
+	zero := func() time.Duration { // 0 ns, and a failure, not a hang, should the bound go
+		if calls++; calls > 1e6 {
+			t.Fatalf("the replay ran past %d arrivals: the index bound did not hold", calls-1)
+		}
+		return 0
+	}
 	parts, recs := scheduleShards(Arrival{Seed: 9}, 2, start, end)
 	for _, r := range recs { // every time the schedule's: its gaps are 0 ns
 		for j := range r {
