@@ -319,6 +319,18 @@ func TestCheckScheduleHostile(t *testing.T) {
 	}
 }
 
+// scheduledLevel3 is a protocol (warmup 1 s, window 2 s, drain 1 s) and the replay of a
+// 2-shard Schedule (arrival seed 9) on which level 3, scheduleShards' level, starts at
+// start, 1e18 ns.
+func scheduledLevel3() (proto Protocol, replay *Replay, start int64) {
+	start = int64(1e18)
+	proto = Protocol{Warmup: time.Second, Duration: 2 * time.Second, MaxDuration: 2 * time.Second,
+		DrainTimeout: time.Second, MinRequests: 1, CITarget: 0.05}
+	sched := &Schedule{Shards: 2}
+	sched.Start = time.Unix(0, start).Add(-2 * sched.Period(proto))
+	return proto, &Replay{Schedule: sched, Arrival: Arrival{Seed: 9}}, start
+}
+
 // checkSpanAndWindow is TestCheckScheduleHostile's bounds from the schedule, not the files:
 // a level's span ends at its scheduled start + warmup + the longest window + drain_timeout
 // whatever drain end the files claim (an arrival scheduled there is refused, not replayed to),
@@ -326,12 +338,8 @@ func TestCheckScheduleHostile(t *testing.T) {
 // are sized by it.
 func checkSpanAndWindow(t *testing.T) {
 	t.Helper()
-	const start = int64(1e18) // level 3's scheduled start
-	proto := Protocol{Warmup: time.Second, Duration: 2 * time.Second, MaxDuration: 2 * time.Second,
-		DrainTimeout: time.Second, MinRequests: 1, CITarget: 0.05}
-	sched := &Schedule{Shards: 2}
-	sched.Start = time.Unix(0, start).Add(-2 * sched.Period(proto))
-	a := Arrival{Seed: 9}
+	proto, replay, start := scheduledLevel3()
+	a := replay.Arrival
 	w0, w1 := start+int64(proto.Warmup), start+int64(proto.Warmup+proto.MaxDuration)
 	spanEnd := w1 + int64(proto.DrainTimeout)
 	parts, recs := scheduleShards(a, 2, start, w1)
@@ -342,7 +350,7 @@ func checkSpanAndWindow(t *testing.T) {
 	recs[1] = append(recs[1], record.Record{Level: 2, Seq: last.Seq + 2, Worker: -1, Scheduled: spanEnd})
 	run := parts[0]
 	run.DrainEnd = math.MaxInt64
-	_, err := rateFindings(context.Background(), &run, parts, recs, proto, &Replay{Schedule: sched, Arrival: a}, true)
+	_, err := rateFindings(context.Background(), &run, parts, recs, proto, replay, true)
 	if want := fmt.Sprintf("is scheduled at %d, outside the level [%d, %d)", spanEnd, start, spanEnd); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("an arrival at the scheduled drain's end, the files' at MaxInt64: %v, want %q", err, want)
 	}
@@ -350,7 +358,7 @@ func checkSpanAndWindow(t *testing.T) {
 	for i := range parts {
 		parts[i].WarmupStart, parts[i].W0, parts[i].W1 = start, w0, w0+int64(time.Hour)
 	}
-	_, _, err = MergeLevel(context.Background(), parts, recs, proto, Recordings{}, &Replay{Schedule: sched, Arrival: a})
+	_, _, err = MergeLevel(context.Background(), parts, recs, proto, Recordings{}, replay)
 	if want := fmt.Sprintf("shard 0/2's window [%d, %d) is longer than the schedule's 2s: not one schedule", w0, w0+int64(time.Hour)); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("a window of an hour: %v, want %q", err, want)
 	}
@@ -394,12 +402,8 @@ func TestShardLags(t *testing.T) {
 // as "not one schedule" instead. Before, any other difference in W1 was taken for a death.
 func TestMergeEndedApartChecked(t *testing.T) {
 	t.Parallel()
-	const start = int64(1e18) // level 3's scheduled start
-	proto := Protocol{Warmup: time.Second, Duration: 2 * time.Second, MaxDuration: 2 * time.Second,
-		DrainTimeout: time.Second, MinRequests: 1, CITarget: 0.05}
-	sched := &Schedule{Shards: 2}
-	sched.Start = time.Unix(0, start).Add(-2 * sched.Period(proto))
-	a := Arrival{Seed: 9}
+	proto, replay, start := scheduledLevel3()
+	a := replay.Arrival
 	w0, w1 := start+int64(proto.Warmup), start+int64(proto.Warmup+proto.MaxDuration)
 	ms := int64(time.Millisecond)
 	for _, tc := range []struct {
@@ -426,7 +430,7 @@ func TestMergeEndedApartChecked(t *testing.T) {
 		parts[1].W1 -= 500 * ms
 		parts[1].NotSteadyReason = reasonSilent
 		tc.edit(parts, recs)
-		_, _, err := MergeLevel(context.Background(), parts, recs, proto, Recordings{}, &Replay{Schedule: sched, Arrival: a})
+		_, _, err := MergeLevel(context.Background(), parts, recs, proto, Recordings{}, replay)
 		switch {
 		case tc.want == "" && !errors.Is(err, ErrEndedApart):
 			t.Errorf("%s: %v, want %v", tc.name, err, ErrEndedApart)
