@@ -385,17 +385,20 @@ func onlyLevel(p *rundir.Run, j int) *rundir.Run {
 
 // TestMergeEndedApart: a level whose shards ended their windows at different moments (the
 // server stopped answering, and each shard saw it when its own requests failed) is left out
-// with a warning naming the shard that ended first and why; the levels before it merge.
+// with a warning naming the shard that ended first and why; the levels before it merge. So
+// is one a shard ended in its warmup (W0 = W1 then, at its own moment). A shard's window that
+// ends early, or starts elsewhere, with no recorded death of the server is not one schedule.
 func TestMergeEndedApart(t *testing.T) {
+	t.Parallel()
 	parts := shardParts(2, []int{2, 4})
 	l := &parts[1].Levels[1].Run
 	l.W1 -= int64(300 * time.Millisecond)
-	l.Steady, l.NotSteadyReason = false, "the server stopped answering"
+	l.Steady, l.NotSteadyReason = false, "the server did not answer"
 	merged, warnings, err := rundir.Merge(context.Background(), parts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "level 2 (concurrency 4): shard 1/2 ended its window 300ms before shard 0/2 (the server stopped answering): the shards ended the level at different moments: left out"
+	want := "level 2 (concurrency 4): shard 1/2 ended its window 300ms before shard 0/2 (the server did not answer): the shards ended the level at different moments: left out"
 	if len(merged.Levels) != 1 || len(warnings) != 1 || warnings[0] != want {
 		t.Errorf("%d levels, warnings %q: want 1 and %q", len(merged.Levels), warnings, want)
 	}
@@ -404,10 +407,40 @@ func TestMergeEndedApart(t *testing.T) {
 		!strings.Contains(err.Error(), "no level could be merged: level 2 (concurrency 4): shard 1/2 ended its window") {
 		t.Errorf("only the level ended apart: %v", err)
 	}
-	// A window that starts elsewhere is still not one schedule.
-	parts[1].Levels[1].Run.W0 += int64(time.Millisecond)
-	if _, _, err := rundir.Merge(context.Background(), parts); err == nil || !strings.Contains(err.Error(), "not one schedule") {
-		t.Errorf("a moved window start merged: %v", err)
+	ms := int64(time.Millisecond)
+	for _, tc := range []struct {
+		name    string
+		edit    func(l *record.LevelRun)
+		leftOut bool // left out as ended apart, else refused as not one schedule
+	}{
+		{"died in the warmup", func(l *record.LevelRun) {
+			l.W0 -= 100 * ms
+			l.W1, l.NotSteadyReason = l.W0, "the server ignores max_tokens"
+		}, true},
+		{"ended early, no death recorded", func(l *record.LevelRun) {
+			l.W1 -= 300 * ms
+			l.NotSteadyReason = "one shard's part of the level: kneecap merge judges the whole"
+		}, false},
+		{"warmup window, no death recorded", func(l *record.LevelRun) { l.W0 -= 100 * ms; l.W1 = l.W0 }, false},
+		{"a moved window start", func(l *record.LevelRun) {
+			l.W0 += ms
+			l.W1 -= 300 * ms
+			l.NotSteadyReason = "the server did not answer"
+		}, false},
+		{"ended before its level began", func(l *record.LevelRun) {
+			l.W0, l.W1, l.NotSteadyReason = l.WarmupStart-ms, l.WarmupStart-ms, "the server did not answer"
+		}, false},
+	} {
+		parts := shardParts(2, []int{2, 4})
+		tc.edit(&parts[1].Levels[1].Run)
+		merged, warnings, err := rundir.Merge(context.Background(), parts)
+		switch {
+		case tc.leftOut && (err != nil || len(merged.Levels) != 1 || len(warnings) != 1 ||
+			!strings.HasPrefix(warnings[0], "level 2 (concurrency 4): shard 1/2 ended its window 2.1s before shard 0/2 (the server ignores max_tokens)")):
+			t.Errorf("%s: %v, warnings %q: want level 2 left out, shard 1/2 named", tc.name, err, warnings)
+		case !tc.leftOut && (err == nil || !strings.Contains(err.Error(), "not one schedule")):
+			t.Errorf("%s: %v, want not one schedule", tc.name, err)
+		}
 	}
 }
 

@@ -207,3 +207,34 @@ func TestRateSilentServer(t *testing.T) {
 		}
 	}
 }
+
+// TestShardedSilentServer: shard 0 of 2 on a Schedule offers its part of 20 requests/s to a
+// server that never answers (ttft_timeout 300 ms): the level ends silent, and its part keeps
+// the reason, "the server did not answer", for the merge to tell that the shard ended the
+// level early (sweep.ErrEndedApart), not "one shard's part of the level" as a part the merge
+// judges whole. Before, the reason was overwritten and such a level refused the whole merge.
+func TestShardedSilentServer(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(func() { close(release); srv.CloseClientConnections(); srv.Close() })
+	sched := sweep.Schedule{Start: time.Now().Add(600 * time.Millisecond), Shards: 2}
+	plan := sweep.Plan{Rates: []float64{20, 40}, MaxConcurrency: 8, Protocol: shortProtocol(), Workload: fixedWorkload{out: 4}, Schedule: &sched}
+	sink := &memSink{}
+	out, err := sweep.Run(context.Background(), context.Background(), plan, faultClient(t, srv.URL, 64), sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Silent || len(sink.runs) != 1 {
+		t.Fatalf("silent %v, stop %q, %d levels: want silent after the first", out.Silent, out.StopReason, len(sink.runs))
+	}
+	if run := sink.runs[0]; run.Steady || run.NotSteadyReason != "the server did not answer" {
+		t.Errorf("steady %v, reason %q: want the server's silence", run.Steady, run.NotSteadyReason)
+	}
+}

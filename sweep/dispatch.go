@@ -185,10 +185,11 @@ func (rs *scheduleState) past(at time.Time) bool {
 // flush settles, once issuing has stopped, arrival seq (due at sch.at) and those after it
 // (this shard's only, on a Schedule) that were due by now: each is sent when a slot is free
 // (the dispatcher was only late: it belongs to the drain) and the level's requests are not
-// cancelled, else recorded cancelled (Sent = now, E2E 0) — a due arrival is never dropped. Later arrivals were not due. The
-// cancelled records are at most rate × the time the dispatcher waited for a slot, no more
-// than the level would have sent uncapped over that time, and the rate is at most MaxRate.
-// Each keeps the model its request would have asked (workload.models).
+// cancelled, else recorded cancelled (Sent = now, E2E 0) — a due arrival is never dropped.
+// Later arrivals were not due. The cancelled records are at most rate × the time the
+// dispatcher waited for a slot, no more than the level would have sent uncapped over that
+// time, and the rate is at most MaxRate. Each keeps the model its request would have asked
+// (workload.models).
 func (l *level) flush(seq int, sch *schedule) {
 	rs := l.sched
 	now := time.Now()

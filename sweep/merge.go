@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,22 +45,23 @@ import (
 // diagnostics take the worst shard (the level is client-bound when any shard was); server
 // metrics and GPU telemetry come from the lowest-numbered shard that read them (mergeGPU).
 func MergeLevel(ctx context.Context, parts []record.LevelRun, records [][]record.Record, proto Protocol, rec Recordings, replay *Replay) (record.Level, []string, error) {
+	if err := checkWindows(parts, proto); err != nil {
+		return record.Level{}, nil, err
+	}
 	m, err := mergeParts(parts)
 	run := m.run
 	if err != nil {
 		return record.Level{}, nil, err
 	}
-	if w := scheduledWindow(proto); run.TimeScale == 0 && run.W1-run.W0 > int64(w) {
-		// One schedule's window is at most max_duration: a longer one is not the sweep's
-		// (and would size the window's slices by what the files say).
-		return record.Level{}, nil, fmt.Errorf("merge: %s: the shards' window [%d, %d) is longer than the schedule's %v: not one schedule", LevelName(&run), run.W0, run.W1, w)
+	rate := run.Mode().IsRate()
+	if m.apart != nil {
+		return record.Level{}, nil, checkApart(ctx, &run, parts, records, proto, replay, m.apart)
 	}
 	var all []record.Record
 	for _, r := range records {
 		all = append(all, r...)
 	}
 	var warnings []string
-	rate := run.Mode().IsRate()
 	if !rate {
 		// No schedule to lag behind: each shard's requests and the offset applied to them.
 		run.Shards = shardLags(parts, records)
@@ -112,6 +114,45 @@ func MergeLevel(ctx context.Context, parts []record.LevelRun, records [][]record
 	}
 	run.Notes = notes
 	return record.Level{Run: run, Records: all}, warnings, nil
+}
+
+// checkWindows refuses a rate or closed-loop level's part whose window is longer than the
+// schedule's (max_duration): it is not the sweep's, and would size the merged window's
+// slices by what the file says. A trace level's window is its whole passes, unbounded here.
+func checkWindows(parts []record.LevelRun, proto Protocol) error {
+	w := scheduledWindow(proto)
+	for i, p := range parts {
+		if p.TimeScale == 0 && p.W1-p.W0 > int64(w) {
+			return fmt.Errorf("merge: %s: shard %d/%d's window [%d, %d) is longer than the schedule's %v: not one schedule",
+				LevelName(&p), i, len(parts), p.W0, p.W1, w)
+		}
+	}
+	return nil
+}
+
+// checkApart returns apart (ErrEndedApart's) for a level whose shards ended it apart only
+// when its parts are otherwise one schedule: a rate or trace level's records are
+// (checkSchedule, as for an interrupted level: the early shard's later arrivals are not due),
+// and no part's window ends later than the schedule's end of a rate or closed-loop level's
+// window (by more than half a warmup: a shard that starts later stops). Else a garbled file
+// would be taken for the server's death; the schedule's error is returned instead.
+func checkApart(ctx context.Context, run *record.LevelRun, parts []record.LevelRun, records [][]record.Record, proto Protocol, replay *Replay, apart error) error {
+	if run.Mode().IsRate() {
+		if _, err := rateFindings(ctx, run, parts, records, proto, replay, true); err != nil {
+			return err
+		}
+	}
+	if replay == nil || replay.Schedule == nil || run.TimeScale > 0 {
+		return apart
+	}
+	end := replay.Schedule.LevelStart(proto, run.Index).Add(proto.Warmup + scheduledWindow(proto)).UnixNano()
+	for i, p := range parts {
+		if p.W1 > end+int64(proto.Warmup/2) {
+			return fmt.Errorf("merge: %s: shard %d/%d's window ends at %d, after the schedule's end %d: not one schedule",
+				LevelName(run), i, len(parts), p.W1, end)
+		}
+	}
+	return apart
 }
 
 // rateFindings checks that a rate or trace level's records (records[i] shard i's) are one
@@ -196,6 +237,7 @@ type mergedParts struct {
 	interrupted bool                // some shard ran the level interrupted
 	client      *record.ClientStats // the worst shard's CPU, scheduling and run-queue figures
 	boundWhy    []string            // "shard i/n: reason" of every client-bound shard
+	apart       error               // ErrEndedApart's (endedApart) when the shards ended the level apart
 }
 
 // mergeParts checks that parts are one level of one schedule and combines them.
@@ -235,10 +277,11 @@ func mergeParts(parts []record.LevelRun) (mergedParts, error) {
 		run.W0 = max(run.W0, p.W0)
 		run.W1 = min(run.W1, p.W1)
 		run.Cancelled += p.Cancelled
-		if r := parts[max(ref, 0)]; !p.Interrupted && p.W0 == r.W0 && p.W1 != r.W1 {
-			return m, endedApart(name, parts, i, ref)
-		}
 		if r := parts[max(ref, 0)]; !p.Interrupted && (p.W0 != r.W0 || p.W1 != r.W1) {
+			if err := endedApart(name, parts, i, ref); err != nil {
+				m.apart = cmp.Or(m.apart, err)
+				continue
+			}
 			return m, fmt.Errorf("%s: shard %d/%d's window [%d, %d) differs from shard %d/%d's [%d, %d): not one schedule",
 				name, i, len(parts), p.W0, p.W1, ref, len(parts), r.W0, r.W1)
 		}
@@ -269,19 +312,22 @@ func mergeParts(parts []record.LevelRun) (mergedParts, error) {
 // parts cannot be joined; the merge leaves the level out with a warning.
 var ErrEndedApart = errors.New("the shards ended the level at different moments")
 
-// endedApart is ErrEndedApart for parts i and ref (the same W0, not the same W1), naming the
-// one that ended first and why it was not steady.
+// endedApart is ErrEndedApart for parts i and ref, whose windows differ, naming the one that
+// ended first and why, when that one recorded the server's death (deadReason) and its window
+// is an early end of the other's: the same start and an earlier end (the server died in its
+// window), or W0 = W1 after its level began and before the other's end (in its warmup,
+// whose end is then the moment it ended). Else nil: the windows are not one schedule.
 func endedApart(name string, parts []record.LevelRun, i, ref int) error {
 	early, other := i, ref
 	if parts[ref].W1 < parts[i].W1 {
 		early, other = ref, i
 	}
-	why := parts[early].NotSteadyReason
-	if why == "" {
-		why = "no reason recorded"
+	e, o := &parts[early], &parts[other]
+	if !deadReason(e.NotSteadyReason) || e.W1 >= o.W1 || e.W1 < e.WarmupStart || (e.W0 != o.W0 && e.W0 != e.W1) {
+		return nil
 	}
 	return fmt.Errorf("%s: shard %d/%d ended its window %s before shard %d/%d (%s): %w", name, early, len(parts),
-		time.Duration(parts[other].W1-parts[early].W1), other, len(parts), why, ErrEndedApart)
+		time.Duration(o.W1-e.W1), other, len(parts), e.NotSteadyReason, ErrEndedApart)
 }
 
 // startAfterFirstRequests moves W0 to the first slice boundary after the last worker's first

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -267,13 +268,20 @@ func TestCheckSchedule(t *testing.T) {
 // TestCheckScheduleHostile: a shard file cannot make the replay run longer than its records
 // warrant. An index beyond N × (the shard's records + 1) is refused before anything is
 // replayed — even on an interrupted level whose gaps are 0 ns, where the replay would
-// otherwise run to it — a rate or time scale kneecap does not run is refused, and a
+// otherwise run to it — a rate or time scale kneecap does not run is refused, the level's
+// span and window are bounded by the schedule, not the files (checkSpanAndWindow), and a
 // cancelled context stops the replay.
 func TestCheckScheduleHostile(t *testing.T) {
 	t.Parallel()
 	const start, end = int64(1e18), int64(1e18 + 3e9)
 	span := levelSpan{start: start, end: end + int64(time.Second), loadEnd: end}
-	zero := func() time.Duration { return 0 }
+	calls := 0
+	zero := func() time.Duration { // 0 ns, and a failure, not a hang, should the bound go
+		if calls++; calls > 1e6 {
+			t.Fatalf("the replay ran past %d arrivals: the index bound did not hold", calls-1)
+		}
+		return 0
+	}
 	parts, recs := scheduleShards(Arrival{Seed: 9}, 2, start, end)
 	for _, r := range recs { // every time the schedule's: its gaps are 0 ns
 		for j := range r {
@@ -292,6 +300,7 @@ func TestCheckScheduleHostile(t *testing.T) {
 	if err := checkSchedule(ctx, &parts[0], parts, recs, span, a.Gaps(40, 2), false); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v, want %v", err, context.Canceled)
 	}
+	checkSpanAndWindow(t)
 	for _, tc := range []struct {
 		rate, scale float64
 		want        string
@@ -307,6 +316,51 @@ func TestCheckScheduleHostile(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("rate %g, scale %g: %v, want %q", tc.rate, tc.scale, err, tc.want)
 		}
+	}
+}
+
+// scheduledLevel3 is a protocol (warmup 1 s, window 2 s, drain 1 s) and the replay of a
+// 2-shard Schedule (arrival seed 9) on which level 3, scheduleShards' level, starts at
+// start, 1e18 ns.
+func scheduledLevel3() (proto Protocol, replay *Replay, start int64) {
+	start = int64(1e18)
+	proto = Protocol{Warmup: time.Second, Duration: 2 * time.Second, MaxDuration: 2 * time.Second,
+		DrainTimeout: time.Second, MinRequests: 1, CITarget: 0.05}
+	sched := &Schedule{Shards: 2}
+	sched.Start = time.Unix(0, start).Add(-2 * sched.Period(proto))
+	return proto, &Replay{Schedule: sched, Arrival: Arrival{Seed: 9}}, start
+}
+
+// checkSpanAndWindow is TestCheckScheduleHostile's bounds from the schedule, not the files:
+// a level's span ends at its scheduled start + warmup + the longest window + drain_timeout
+// whatever drain end the files claim (an arrival scheduled there is refused, not replayed to),
+// and a part's window longer than max_duration is refused before the merged window's slices
+// are sized by it.
+func checkSpanAndWindow(t *testing.T) {
+	t.Helper()
+	proto, replay, start := scheduledLevel3()
+	a := replay.Arrival
+	w0, w1 := start+int64(proto.Warmup), start+int64(proto.Warmup+proto.MaxDuration)
+	spanEnd := w1 + int64(proto.DrainTimeout)
+	parts, recs := scheduleShards(a, 2, start, w1)
+	for i := range parts {
+		parts[i].WarmupStart, parts[i].W0, parts[i].DrainEnd = start, w0, math.MaxInt64
+	}
+	last := recs[1][len(recs[1])-1]
+	recs[1] = append(recs[1], record.Record{Level: 2, Seq: last.Seq + 2, Worker: -1, Scheduled: spanEnd})
+	run := parts[0]
+	run.DrainEnd = math.MaxInt64
+	_, err := rateFindings(context.Background(), &run, parts, recs, proto, replay, true)
+	if want := fmt.Sprintf("is scheduled at %d, outside the level [%d, %d)", spanEnd, start, spanEnd); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("an arrival at the scheduled drain's end, the files' at MaxInt64: %v, want %q", err, want)
+	}
+	parts, recs = scheduleShards(a, 2, start, w1)
+	for i := range parts {
+		parts[i].WarmupStart, parts[i].W0, parts[i].W1 = start, w0, w0+int64(time.Hour)
+	}
+	_, _, err = MergeLevel(context.Background(), parts, recs, proto, Recordings{}, replay)
+	if want := fmt.Sprintf("shard 0/2's window [%d, %d) is longer than the schedule's 2s: not one schedule", w0, w0+int64(time.Hour)); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a window of an hour: %v, want %q", err, want)
 	}
 }
 
@@ -338,5 +392,51 @@ func TestShardLags(t *testing.T) {
 	w := lagWarnings(&parts[0], lags)
 	if len(w) != 1 || !strings.HasPrefix(w[0], "level 1 (10 requests/s): shard 2/3's schedule lag p99 8.84ms is far above the other shards' (2.48ms)") {
 		t.Errorf("warnings %q, want one of shard 2/3", w)
+	}
+}
+
+// TestMergeEndedApartChecked: a rate level whose shard 1 recorded the server's death and
+// ended its window 500 ms early is left out (ErrEndedApart) only when the parts are otherwise
+// one schedule: an arrival a nanosecond off the replayed schedule, a window longer than
+// max_duration or one ending after the schedule's end (by more than half a warmup) is refused
+// as "not one schedule" instead. Before, any other difference in W1 was taken for a death.
+func TestMergeEndedApartChecked(t *testing.T) {
+	t.Parallel()
+	proto, replay, start := scheduledLevel3()
+	a := replay.Arrival
+	w0, w1 := start+int64(proto.Warmup), start+int64(proto.Warmup+proto.MaxDuration)
+	ms := int64(time.Millisecond)
+	for _, tc := range []struct {
+		name string
+		edit func(parts []record.LevelRun, recs [][]record.Record)
+		want string // "": left out as ended apart
+	}{
+		{"ended apart", func([]record.LevelRun, [][]record.Record) {}, ""},
+		{"a nanosecond off", func(_ []record.LevelRun, r [][]record.Record) { r[0][7].Scheduled++ }, "the schedule's is"},
+		{"a window of an hour", func(p []record.LevelRun, _ [][]record.Record) { p[0].W1 = p[0].W0 + int64(time.Hour) }, "shard 0/2's window [" + fmt.Sprint(w0) + ", "},
+		{"both windows an hour", func(p []record.LevelRun, _ [][]record.Record) {
+			p[0].W1 = p[0].W0 + int64(time.Hour)
+			p[1].W1, p[1].NotSteadyReason = p[1].W0+int64(time.Hour), ""
+		}, "is longer than the schedule's 2s"},
+		{"a window after the schedule's", func(p []record.LevelRun, _ [][]record.Record) {
+			p[1].W0, p[1].W1 = w1, w1
+			p[0].W0, p[0].W1 = w1-ms, w1+int64(proto.Warmup)
+		}, fmt.Sprintf("shard 0/2's window ends at %d, after the schedule's end %d", w1+int64(proto.Warmup), w1)},
+	} {
+		parts, recs := scheduleShards(a, 2, start, w1)
+		for i := range parts {
+			parts[i].WarmupStart, parts[i].W0 = start, w0
+		}
+		parts[1].W1 -= 500 * ms
+		parts[1].NotSteadyReason = reasonSilent
+		tc.edit(parts, recs)
+		_, _, err := MergeLevel(context.Background(), parts, recs, proto, Recordings{}, replay)
+		switch {
+		case tc.want == "" && !errors.Is(err, ErrEndedApart):
+			t.Errorf("%s: %v, want %v", tc.name, err, ErrEndedApart)
+		case tc.want != "" && (err == nil || errors.Is(err, ErrEndedApart) || !strings.Contains(err.Error(), tc.want) ||
+			!strings.Contains(err.Error(), "not one schedule")):
+			t.Errorf("%s: %v, want %q, not one schedule", tc.name, err, tc.want)
+		}
 	}
 }

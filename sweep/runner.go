@@ -405,9 +405,12 @@ func (l *level) finish(end levelEnd, timedOut bool, cs *record.ClientStats) []re
 	verdict := finishWindow(run, records, l.proto, l.slice, end)
 	if run.Shard != nil && !run.Interrupted {
 		// A shard holds a part of the level: steadiness and min_requests are judged on the
-		// union of the shards' records by MergeLevel, so this part's verdict is not given.
+		// union of the shards' records by MergeLevel, so this part's verdict is not given. The
+		// server's death is the part's own: its reason stays, for the merge (endedApart).
 		run.Steady, run.Imprecise, verdict = false, false, nil
-		run.NotSteadyReason = "one shard's part of the level: kneecap merge judges the whole"
+		if !end.dead() {
+			run.NotSteadyReason = "one shard's part of the level: kneecap merge judges the whole"
+		}
 	}
 	l.notes = append(l.notes, verdict...)
 	if cs != nil {

@@ -86,6 +86,16 @@ func endNotes(run *record.LevelRun, win int64, end levelEnd) []string {
 	return nil
 }
 
+// The reasons a level that the server's death ended is not steady (notSteadyReason). A
+// shard's part keeps them: the merge tells by them that the part ended early (endedApart).
+const (
+	reasonSilent   = "the server did not answer"
+	reasonOverlong = "the server ignores max_tokens"
+)
+
+// deadReason reports whether reason is one of a level that the server's death ended.
+func deadReason(reason string) bool { return reason == reasonSilent || reason == reasonOverlong }
+
 // notSteadyReason says why run is not steady ("" when it is): interrupted, the server silent,
 // the steady-state test failed (ok false), fewer than min_requests completions (few, okDone
 // of them) or a window shorter than duration (short).
@@ -96,9 +106,9 @@ func notSteadyReason(run *record.LevelRun, end levelEnd, ok, few, short bool, ok
 	case run.Interrupted:
 		return "interrupted"
 	case end == endOverlong:
-		return "the server ignores max_tokens"
+		return reasonOverlong
 	case end.dead():
-		return "the server did not answer"
+		return reasonSilent
 	case !ok && run.Mode().IsRate():
 		return fmt.Sprintf("the steady-state test failed (no material trend; a change of at most %.1f%% across the window)", 100*proto.CITarget)
 	case !ok:
