@@ -57,10 +57,7 @@ func MergeLevel(ctx context.Context, parts []record.LevelRun, records [][]record
 	if m.apart != nil {
 		return record.Level{}, nil, checkApart(ctx, &run, parts, records, proto, replay, m.apart)
 	}
-	var all []record.Record
-	for _, r := range records {
-		all = append(all, r...)
-	}
+	all := slices.Concat(records...)
 	var warnings []string
 	if !rate {
 		// No schedule to lag behind: each shard's requests and the offset applied to them.
@@ -172,7 +169,7 @@ func rateFindings(ctx context.Context, run *record.LevelRun, parts []record.Leve
 		return nil, err
 	}
 	if run.TimeScale == 0 && replay != nil {
-		run.Arrivals = fitArrivals(slices.Concat(records...), replay.Arrival, run.OfferedRPS)
+		run.Arrivals = fitArrivals(records, replay.Arrival, run.OfferedRPS)
 	}
 	run.Shards = shardLags(parts, records)
 	warnings := lagWarnings(run, run.Shards)

@@ -159,18 +159,20 @@ func checkSchedule(ctx context.Context, run *record.LevelRun, parts []record.Lev
 	return nil
 }
 
-// fitArrivals measures how the merged send times of a rate level's sent arrivals (records on
-// the reference clock; Worker ≥ 0) fit the arrival process a at rate requests/s: the gaps'
+// fitArrivals measures how the merged send times of a rate level's sent arrivals (shards[i]
+// shard i's records, on the reference clock; Worker ≥ 0) fit the arrival process a at rate requests/s: the gaps'
 // CV and, but for the constant process, the one-sample Kolmogorov–Smirnov test against its
 // gap distribution (ksTest). A send time is taken less the connection's set-up (Sent −
 // ConnWait: when the client started the request, as its StartLag counts): a dial's round
 // trips are the network's, not the shards' keeping of the schedule. Nil with fewer than 3
 // sent arrivals, or when they were all sent in the same nanosecond.
-func fitArrivals(records []record.Record, a Arrival, rate float64) *record.ArrivalFit {
+func fitArrivals(shards [][]record.Record, a Arrival, rate float64) *record.ArrivalFit {
 	var sent []int64
-	for i := range records {
-		if r := &records[i]; r.Worker >= 0 {
-			sent = append(sent, r.Sent-int64(r.ConnWait))
+	for _, records := range shards {
+		for i := range records {
+			if r := &records[i]; r.Worker >= 0 {
+				sent = append(sent, r.Sent-int64(r.ConnWait))
+			}
 		}
 	}
 	if len(sent) < 3 {

@@ -98,7 +98,7 @@ func TestFitArrivals(t *testing.T) {
 		{"gamma 4", Arrival{Process: ArrivalGamma, Burstiness: 4, Seed: 3}, Arrival{Process: ArrivalGamma, Burstiness: 4}, 0.5, false},
 		{"gamma 1/4 as poisson", Arrival{Process: ArrivalGamma, Burstiness: 0.25, Seed: 3}, Arrival{}, 2, true},
 	} {
-		fit := fitArrivals(sentAt(tc.drawn, rate, n, jitter), tc.tested, rate)
+		fit := fitArrivals([][]record.Record{sentAt(tc.drawn, rate, n, jitter)}, tc.tested, rate)
 		if fit == nil || fit.Count != n-1 || fit.KSP == nil {
 			t.Fatalf("%s: fit %+v, want %d gaps with a KS test", tc.name, fit, n-1)
 		}
@@ -116,7 +116,7 @@ func TestFitArrivals(t *testing.T) {
 			t.Errorf("%s: warning %q", tc.name, w)
 		}
 	}
-	fit := fitArrivals(sentAt(Arrival{Process: ArrivalConstant}, rate, n, jitter), Arrival{Process: ArrivalConstant}, rate)
+	fit := fitArrivals([][]record.Record{sentAt(Arrival{Process: ArrivalConstant}, rate, n, jitter)}, Arrival{Process: ArrivalConstant}, rate)
 	if fit == nil || fit.KSP != nil || fit.ExpectedCV != 0 || fit.CV > 0.01 {
 		t.Errorf("constant: fit %+v, want a CV near 0 and no KS test", fit)
 	}
@@ -130,7 +130,7 @@ func TestFitArrivalsSameInstant(t *testing.T) {
 	for i := range recs {
 		recs[i] = record.Record{Seq: i, Worker: i, Scheduled: 1e18, Sent: 1e18 + 5}
 	}
-	fit := fitArrivals(recs, Arrival{}, 40)
+	fit := fitArrivals([][]record.Record{recs}, Arrival{}, 40)
 	if fit != nil {
 		t.Errorf("fit %+v, want none", fit)
 	}
